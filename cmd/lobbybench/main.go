@@ -1,0 +1,130 @@
+// Command lobbybench load-tests and conformance-checks game lobby servers.
+//
+// This package only parses flags and wires the library packages together;
+// everything it runs lives in engine/, conformance/, reference-server/ and
+// reports/.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Exit codes, stable for CI (documented in the README).
+const (
+	exitOK          = 0 // all good
+	exitFailed      = 1 // violations or conformance failures
+	exitUsage       = 2 // invalid usage, flags or scenario
+	exitUnreachable = 3 // target unreachable
+	exitThreshold   = 4 // a threshold or regression gate breached
+	exitInterrupted = 5 // interrupted by a signal or deadline
+)
+
+// env is the state a command runs with, injected so whole commands can be
+// tested in-process (k6's habit).
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+// command is one subcommand: its flag set, one-line summary and the function
+// that runs it with the arguments left after flag parsing.
+type command struct {
+	summary string
+	usage   string
+	flags   func(fs *flag.FlagSet) func(ctx context.Context, e *env, args []string) int
+}
+
+var commands = map[string]command{}
+
+func register(name string, c command) { commands[name] = c }
+
+const mainUsage = `lobbybench: load-testing and conformance harness for game lobby servers.
+
+Usage:
+  lobbybench <command> [flags] [args]
+
+Commands:
+%s
+Run 'lobbybench <command> --help' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runMain(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func usageText() string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-9s %s\n", n, commands[n].summary)
+	}
+	return fmt.Sprintf(mainUsage, b.String())
+}
+
+// runMain dispatches to a subcommand and returns the process exit code.
+func runMain(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usageText())
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(e.stdout, usageText())
+		return exitOK
+	case "-version", "--version":
+		args = []string{"version"}
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "lobbybench: unknown command %q (run 'lobbybench --help')\n", args[0])
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("lobbybench "+args[0], flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	run := c.flags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printCommandHelp(e.stdout, args[0], c, fs)
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "lobbybench %s: %v (run 'lobbybench %s --help')\n", args[0], err, args[0])
+		return exitUsage
+	}
+	return run(ctx, e, fs.Args())
+}
+
+func printCommandHelp(w io.Writer, name string, c command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "%s\n\n%s\n", c.summary, strings.TrimSpace(c.usage))
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+// usageErr prints a one-line usage error for a command and returns exitUsage.
+func usageErr(e *env, cmd string, format string, a ...any) int {
+	fmt.Fprintf(e.stderr, "lobbybench %s: %s\n", cmd, fmt.Sprintf(format, a...))
+	return exitUsage
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the whole command line in-process and returns its exit code
+// and output streams.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code := runMain(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+// dispatchCase is one command line and what it must produce.
+type dispatchCase struct {
+	name    string
+	args    []string
+	code    int
+	stdout  string // substring expected on stdout
+	stderr  string // substring expected on stderr
+	oneLine bool   // stderr must be exactly one line
+}
+
+func TestDispatch(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		stdout  string // substring expected on stdout
+		stderr  string // substring expected on stderr
+		oneLine bool   // stderr must be exactly one line
+	}{
+		{"no args prints usage", nil, exitUsage, "", "Commands:", false},
+		{"help", []string{"--help"}, exitOK, "Commands:", "", false},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`, true},
+		{"version", []string{"version"}, exitOK, "lobbybench ", "", false},
+		{"--version alias", []string{"--version"}, exitOK, "lobbybench ", "", false},
+		{"version extra arg", []string{"version", "x"}, exitUsage, "", "unexpected argument", true},
+		{"unknown flag", []string{"version", "--nope"}, exitUsage, "", "flag provided but not defined: -nope", true},
+	}
+	for _, cmd := range []string{"run", "conform", "serve", "report", "version"} {
+		tests = append(tests, dispatchCase{cmd + " --help", []string{cmd, "--help"}, exitOK, "Usage: lobbybench " + cmd, "", false})
+		tests = append(tests, dispatchCase{cmd + " unknown flag", []string{cmd, "--definitely-not-a-flag"}, exitUsage, "", "-definitely-not-a-flag", true})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.code, errs)
+			}
+			if !strings.Contains(out, tt.stdout) {
+				t.Errorf("stdout %q does not contain %q", out, tt.stdout)
+			}
+			if !strings.Contains(errs, tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", errs, tt.stderr)
+			}
+			if tt.oneLine && strings.Count(errs, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", errs)
+			}
+		})
+	}
+}

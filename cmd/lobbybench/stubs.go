@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+)
+
+// notYet registers a subcommand whose implementation has not landed yet. It
+// exists so the command line is stable; it says so plainly and exits 2.
+func notYet(name, summary, usage string) {
+	register(name, command{
+		summary: summary,
+		usage:   usage,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			return func(_ context.Context, e *env, _ []string) int {
+				fmt.Fprintf(e.stderr, "lobbybench %s: not implemented yet\n", name)
+				return exitUsage
+			}
+		},
+	})
+}
+
+func init() {
+	notYet("run", "run a YAML scenario of simulated clients against a lobby",
+		"Usage: lobbybench run [flags] SCENARIO.yaml")
+	notYet("conform", "run the numbered conformance suite against a lobby server",
+		"Usage: lobbybench conform --target HOST:PORT [flags]")
+	notYet("serve", "run the bundled reference lobby and game-instance server",
+		"Usage: lobbybench serve [flags]")
+	notYet("report", "render, merge and compare JSON results",
+		"Usage: lobbybench report html|junit|compare|merge [flags] FILE...")
+}
