@@ -1,0 +1,85 @@
+package udplobby
+
+// RuleID names a decode rule. The ids are stable: the conformance suite and
+// the load engine report violations by them, and users grep for them.
+type RuleID string
+
+// Framing rules, common to the lobby and the instances (PROTOCOLS.md §1.1).
+const (
+	RuleShort           RuleID = "U-SHORT"          // datagram shorter than header + CRC
+	RuleLength          RuleID = "U-LENGTH"         // datagram length ≠ header + payloadSize + 4
+	RuleCRC             RuleID = "U-CRC"            // CRC-32/IEEE trailer does not match header+payload
+	RuleMagic           RuleID = "U-MAGIC"          // rtype17 magic is not A3 5F C8 1D
+	RuleVersion         RuleID = "U-VERSION"        // rtype17 version bits 0-6 are not 1
+	RuleCompressed      RuleID = "U-COMPRESSED"     // rtype17 LZ4 flag set: compressed payloads are unsupported
+	RuleOriginalSize    RuleID = "U-ORIGINAL-SIZE"  // originalSize ≠ payloadSize on an uncompressed packet
+	RulePacketType      RuleID = "U-PACKET-TYPE"    // packetType is neither 0x01 nor 0x02
+	RuleDirection       RuleID = "U-DIRECTION"      // packetType is not the direction the receiver expects
+	RuleTypeUnknown     RuleID = "U-TYPE-UNKNOWN"   // messageType is not a lobby message (0x40-0x46)
+	RuleTypeDirection   RuleID = "U-TYPE-DIRECTION" // lobby message carried with the other packetType
+	RulePayloadSize     RuleID = "U-PAYLOAD-SIZE"   // payloadSize wrong for the lobby message type
+	RuleRoomListCount   RuleID = "U-ROOMLIST-COUNT" // roomCount disagrees with payloadSize (2 + 11n); see Error.Diagnosis
+	RuleRoomID          RuleID = "U-ROOM-ID"        // roomId 0 in a lobby reply or room list entry
+	RuleRoomPort        RuleID = "U-ROOM-PORT"      // port 0 in a lobby reply or room list entry
+	RuleRoomState       RuleID = "U-ROOM-STATE"     // room state not 0-3 (Waiting, Countdown, Playing, Finished)
+	RuleRoomPlayers     RuleID = "U-ROOM-PLAYERS"   // room list entry has playerCount > maxPlayers
+	RuleInstTypeUnknown RuleID = "I-TYPE-UNKNOWN"   // messageType is not a game-instance message (PROTOCOLS.md §2)
+	RuleInstDirection   RuleID = "I-TYPE-DIRECTION" // instance message carried with the other packetType
+	RuleInstPayload     RuleID = "I-PAYLOAD-SIZE"   // payloadSize wrong for the instance message type
+)
+
+// RuleInfo describes one rule for listings (e.g. `lobbybench conformance
+// --dryrun`) and reports.
+type RuleInfo struct {
+	ID      RuleID
+	Section string // PROTOCOLS.md section
+	Summary string // one line
+}
+
+// Rules lists every rule this package can report, in the order the decoder
+// checks them.
+var Rules = []RuleInfo{
+	{RuleShort, "1.1", "datagram shorter than header + CRC"},
+	{RuleMagic, "1.1", "rtype17 magic is not A3 5F C8 1D"},
+	{RuleVersion, "1.1", "rtype17 version (bits 0-6) is not 1"},
+	{RuleLength, "1.1", "datagram length is not header + payloadSize + 4"},
+	{RuleCRC, "1.1", "CRC-32/IEEE over header+payload does not match the big-endian trailer"},
+	{RuleCompressed, "1.1", "rtype17 LZ4-compressed payload: unsupported, not decoded"},
+	{RuleOriginalSize, "1.1", "originalSize differs from payloadSize on an uncompressed packet"},
+	{RulePacketType, "1.1", "packetType is neither 0x01 (client→server) nor 0x02 (server→client)"},
+	{RuleDirection, "1.1", "packetType is not the direction the receiver expects"},
+	{RuleTypeUnknown, "1.2", "messageType is not a lobby message (0x40-0x46)"},
+	{RuleTypeDirection, "1.2", "lobby request carried as server→client, or reply as client→server"},
+	{RulePayloadSize, "1.2", "payloadSize is wrong for the lobby message type"},
+	{RuleRoomListCount, "1.3", "ROOM_LIST roomCount disagrees with payloadSize = 2 + 11×roomCount"},
+	{RuleRoomID, "1.2", "roomId 0 in ROOM_CREATED, JOIN_SUCCESS or a room list entry"},
+	{RuleRoomPort, "1.3", "port 0 in ROOM_CREATED, JOIN_SUCCESS or a room list entry"},
+	{RuleRoomState, "1.2", "room state is not 0-3 (Waiting, Countdown, Playing, Finished)"},
+	{RuleRoomPlayers, "1.2", "room list entry has playerCount > maxPlayers"},
+	{RuleInstTypeUnknown, "2", "messageType is not a game-instance message"},
+	{RuleInstDirection, "2", "instance request carried as server→client, or reply as client→server"},
+	{RuleInstPayload, "2", "payloadSize is wrong for the instance message type"},
+}
+
+// Describe returns the one-line summary of id, or "" if id is not a rule of
+// this package.
+func (id RuleID) Describe() string {
+	for _, r := range Rules {
+		if r.ID == id {
+			return r.Summary
+		}
+	}
+	return ""
+}
+
+// Diagnoses of a LOBBY_ROOM_LIST that fails the canonical layout
+// (Error.Diagnosis, with RuleRoomListCount). PROTOCOLS.md §1.3.
+const (
+	// DiagSeed001 : the payload fits seed 001's layout, u32 roomCount and
+	// 15-byte entries (u32 roomId, u16 port, u8 state, u32 playerCount,
+	// u32 maxPlayers).
+	DiagSeed001 = "seed-001-layout"
+	// DiagPadded13 : the payload fits 2 + 13×roomCount, i.e. entries padded
+	// to the "13 bytes per room" seed 003's prose states.
+	DiagPadded13 = "padded-13"
+)
