@@ -1,0 +1,468 @@
+package metrics
+
+import (
+	"encoding/hex"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// Kind tells whether a Key names a scenario step or a protocol message type.
+type Kind uint8
+
+// Key kinds.
+const (
+	KindStep Kind = iota
+	KindMessage
+)
+
+// Key identifies a registered step or message type. Keys are small integers
+// so the hot path indexes a slice instead of hashing a string.
+type Key int32
+
+// Collector owns the recorders of one run, their live counters and the
+// run-wide findings; Snapshot merges everything into a reports.Run. All
+// methods are safe for concurrent use.
+type Collector struct {
+	start time.Time
+
+	mu        sync.Mutex // guards everything below
+	names     []string
+	kinds     []Kind
+	byName    [2]map[string]Key
+	recorders []*Recorder
+	seconds   map[int64]*second
+	rateLimit []reports.RateLimitFinding
+	malformed map[string]*reports.MalformedFinding
+	malOrder  []string
+	last      time.Time // latest completion seen by a flush
+}
+
+type second struct {
+	requests, errors int64
+	h                *hdrhistogram.Histogram
+}
+
+// NewCollector returns a Collector whose time series counts seconds from
+// start (the run's start, used for offsets).
+func NewCollector(start time.Time) *Collector {
+	return &Collector{
+		start:     start,
+		byName:    [2]map[string]Key{{}, {}},
+		seconds:   map[int64]*second{},
+		malformed: map[string]*reports.MalformedFinding{},
+	}
+}
+
+// Start returns the run start given to NewCollector.
+func (c *Collector) Start() time.Time { return c.start }
+
+// Step registers (or finds) the step called name and returns its Key.
+func (c *Collector) Step(name string) Key { return c.key(KindStep, name) }
+
+// Message registers (or finds) the message type called name and returns its
+// Key. Message and step names live in separate name spaces.
+func (c *Collector) Message(name string) Key { return c.key(KindMessage, name) }
+
+func (c *Collector) key(kind Kind, name string) Key {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k, ok := c.byName[kind][name]; ok {
+		return k
+	}
+	k := Key(len(c.names))
+	c.names = append(c.names, name)
+	c.kinds = append(c.kinds, kind)
+	c.byName[kind][name] = k
+	return k
+}
+
+// NewRecorder returns a Recorder feeding c. Make one per worker goroutine
+// (or per shard of clients): each holds two full-precision histograms per
+// key it sees (about 150 KiB each), so do not make one per simulated client.
+func (c *Collector) NewRecorder() *Recorder {
+	r := &Recorder{c: c, cur: -1, curHist: reports.NewSecondHistogram(), violations: map[string]*reports.Violation{}}
+	c.mu.Lock()
+	c.recorders = append(c.recorders, r)
+	c.mu.Unlock()
+	return r
+}
+
+// Live is a point-in-time sum of the live counters, for progress display.
+type Live struct {
+	Requests, Successes, Failures, Retries, Dropped, Violations int64
+	SessionsStarted, SessionsFinished                           int64
+}
+
+// Live sums the recorders' atomic counters without stopping them. The
+// figures are each exact but not mutually consistent to the sample.
+func (c *Collector) Live() Live {
+	c.mu.Lock()
+	rs := c.recorders
+	c.mu.Unlock()
+	var l Live
+	for _, r := range rs {
+		l.Successes += r.live.successes.Load()
+		l.Failures += r.live.failures.Load()
+		l.Retries += r.live.retries.Load()
+		l.Dropped += r.live.dropped.Load()
+		l.Violations += r.live.violations.Load()
+		l.SessionsStarted += r.live.sessionsStarted.Load()
+		l.SessionsFinished += r.live.sessionsFinished.Load()
+	}
+	l.Requests = l.Successes + l.Failures
+	return l
+}
+
+// AddRateLimit records a rate-limit finding (computed by the engine).
+func (c *Collector) AddRateLimit(f reports.RateLimitFinding) {
+	c.mu.Lock()
+	c.rateLimit = append(c.rateLimit, f)
+	c.mu.Unlock()
+}
+
+// AddMalformed adds to the finding for malformed packets of kind: sent
+// packets, replies received where silence was expected, and liveness
+// probes made and answered afterwards.
+func (c *Collector) AddMalformed(kind string, sent, unexpectedReplies, livenessChecks, livenessKept int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.malformed[kind]
+	if m == nil {
+		m = &reports.MalformedFinding{Kind: kind}
+		c.malformed[kind] = m
+		c.malOrder = append(c.malOrder, kind)
+	}
+	m.Sent += sent
+	m.UnexpectedReplies += unexpectedReplies
+	m.LivenessChecks += livenessChecks
+	m.LivenessKept += livenessKept
+}
+
+// liveCounters are read by Collector.Live while the owner writes them.
+type liveCounters struct {
+	successes, failures, retries, dropped, violations atomic.Int64
+	sessionsStarted, sessionsFinished                 atomic.Int64
+}
+
+// keyStats is what a Recorder keeps per key.
+type keyStats struct {
+	used              bool
+	successes         int64
+	failures          int64
+	retries, dropped  int64
+	reasons           map[string]int64
+	corrected, uncorr *hdrhistogram.Histogram
+	clamped           int64
+}
+
+// Recorder is the hot-path sink of one worker. Its methods are safe for
+// concurrent use, but they take the Recorder's own mutex, so it is cheapest
+// when one goroutine (or a few) owns it: there is no lock shared by all
+// recorders. Snapshot takes each recorder's mutex briefly.
+type Recorder struct {
+	c    *Collector
+	live liveCounters
+
+	mu         sync.Mutex
+	keys       []keyStats
+	cur        int64 // second of curHist, -1 before the first sample
+	curReq     int64
+	curErr     int64
+	curHist    *hdrhistogram.Histogram
+	violations map[string]*reports.Violation
+	violOrder  []string
+	last       time.Time
+}
+
+// stats returns the stats of k, growing the table if k is new to r. Callers
+// hold r.mu.
+func (r *Recorder) stats(k Key) *keyStats {
+	if int(k) >= len(r.keys) {
+		grown := make([]keyStats, int(k)+1)
+		copy(grown, r.keys)
+		r.keys = grown
+	}
+	s := &r.keys[k]
+	if !s.used {
+		s.used = true
+		s.reasons = map[string]int64{}
+		s.corrected = reports.NewLatencyHistogram()
+		s.uncorr = reports.NewLatencyHistogram()
+	}
+	return s
+}
+
+// secondOf returns the time-series second of t, clamped at 0.
+func (r *Recorder) secondOf(t time.Time) int64 {
+	return max(int64(t.Sub(r.c.start)/time.Second), 0)
+}
+
+func toUS(d time.Duration) int64 {
+	us := int64(d / time.Microsecond)
+	if us < 0 {
+		return 0
+	}
+	return us
+}
+
+// Record records one successful request of key k: intended is when the
+// schedule wanted it sent, sent when it actually left, done when the reply
+// arrived. The corrected histogram gets done-intended, the uncorrected one
+// done-sent (both in µs, clamped to [0, reports.HighestUS]). It does not
+// allocate once k has been seen by this recorder.
+func (r *Recorder) Record(k Key, intended, sent, done time.Time) {
+	corr := toUS(done.Sub(intended))
+	unc := toUS(done.Sub(sent))
+	sec := r.secondOf(done)
+	r.mu.Lock()
+	s := r.stats(k)
+	s.successes++
+	corr = min(corr, reports.HighestUS)
+	unc = min(unc, reports.HighestUS)
+	_ = s.corrected.RecordValue(corr)
+	_ = s.uncorr.RecordValue(unc)
+	r.tick(sec, done)
+	r.curReq++
+	_ = r.curHist.RecordValue(corr)
+	r.mu.Unlock()
+	r.live.successes.Add(1)
+}
+
+// Fail records one failed request of key k for reason (see reports.Reason*)
+// completed at done. Failures do not enter the latency histograms.
+func (r *Recorder) Fail(k Key, reason string, done time.Time) {
+	sec := r.secondOf(done)
+	r.mu.Lock()
+	s := r.stats(k)
+	s.failures++
+	s.reasons[reason]++
+	r.tick(sec, done)
+	r.curReq++
+	r.curErr++
+	r.mu.Unlock()
+	r.live.failures.Add(1)
+}
+
+// Retry counts one retransmission of a request of key k (first sends are
+// counted by Record and Fail).
+func (r *Recorder) Retry(k Key) {
+	r.mu.Lock()
+	r.stats(k).retries++
+	r.mu.Unlock()
+	r.live.retries.Add(1)
+}
+
+// Dropped counts one start of key k the schedule could not keep.
+func (r *Recorder) Dropped(k Key) {
+	r.mu.Lock()
+	r.stats(k).dropped++
+	r.mu.Unlock()
+	r.live.dropped.Add(1)
+}
+
+// SessionStarted counts one simulated client session started.
+func (r *Recorder) SessionStarted() { r.live.sessionsStarted.Add(1) }
+
+// SessionFinished counts one simulated client session finished.
+func (r *Recorder) SessionFinished() { r.live.sessionsFinished.Add(1) }
+
+// Violation counts one breach of rule (e.g. "U-CRC") observed at. The first
+// reports.MaxViolationSamples per rule and recorder keep hex copies of packet
+// and of the request that caused it (nil if unsolicited), and detail.
+func (r *Recorder) Violation(rule string, at time.Time, packet, request []byte, detail string) {
+	r.mu.Lock()
+	v := r.violations[rule]
+	if v == nil {
+		v = &reports.Violation{Rule: rule, Samples: []reports.ViolationSample{}}
+		r.violations[rule] = v
+		r.violOrder = append(r.violOrder, rule)
+	}
+	v.Count++
+	if len(v.Samples) < reports.MaxViolationSamples {
+		v.Samples = append(v.Samples, reports.ViolationSample{
+			OffsetNS: at.Sub(r.c.start),
+			Packet:   hex.EncodeToString(packet),
+			Request:  hex.EncodeToString(request),
+			Detail:   detail,
+		})
+	}
+	r.mu.Unlock()
+	r.live.violations.Add(1)
+}
+
+// tick moves the per-second accumulator to sec, flushing the previous
+// second into the collector. Callers hold r.mu.
+func (r *Recorder) tick(sec int64, done time.Time) {
+	if done.After(r.last) {
+		r.last = done
+	}
+	if sec == r.cur {
+		return
+	}
+	if r.cur >= 0 {
+		r.flushSecond()
+	}
+	r.cur = sec
+}
+
+// flushSecond moves the current second into the collector. Callers hold
+// r.mu; it takes c.mu (lock order: recorder, then collector).
+func (r *Recorder) flushSecond() {
+	if r.curReq == 0 {
+		return
+	}
+	c := r.c
+	c.mu.Lock()
+	s := c.seconds[r.cur]
+	if s == nil {
+		s = &second{h: reports.NewSecondHistogram()}
+		c.seconds[r.cur] = s
+	}
+	s.requests += r.curReq
+	s.errors += r.curErr
+	s.h.Merge(r.curHist)
+	if r.last.After(c.last) {
+		c.last = r.last
+	}
+	c.mu.Unlock()
+	r.curReq, r.curErr = 0, 0
+	r.curHist.Reset()
+}
+
+// Snapshot merges all recorders into a run result. It may be called while
+// recording goes on (each recorder is locked only while it is copied) and
+// any number of times. Scenario, Target and Thresholds are left for the
+// caller to fill.
+func (c *Collector) Snapshot() (*reports.Run, error) {
+	c.mu.Lock()
+	rs := append([]*Recorder(nil), c.recorders...)
+	names := append([]string(nil), c.names...)
+	kinds := append([]Kind(nil), c.kinds...)
+	c.mu.Unlock()
+
+	type agg struct {
+		s        reports.Series
+		corr, un *hdrhistogram.Histogram
+		used     bool
+	}
+	aggs := make([]agg, len(names))
+	for i := range aggs {
+		aggs[i] = agg{s: reports.Series{Name: names[i], FailuresByReason: map[string]int64{}},
+			corr: reports.NewLatencyHistogram(), un: reports.NewLatencyHistogram()}
+	}
+	run := reports.NewRun()
+	run.StartedAt = c.start
+	viol := map[string]*reports.Violation{}
+	var violOrder []string
+	for _, r := range rs {
+		r.mu.Lock()
+		r.flushSecond()
+		for k := range r.keys {
+			s := &r.keys[k]
+			if !s.used {
+				continue
+			}
+			a := &aggs[k]
+			a.used = true
+			a.s.Successes += s.successes
+			a.s.Failures += s.failures
+			a.s.Retries += s.retries
+			a.s.Dropped += s.dropped
+			for reason, n := range s.reasons {
+				a.s.FailuresByReason[reason] += n
+			}
+			a.corr.Merge(s.corrected)
+			a.un.Merge(s.uncorr)
+		}
+		for _, rule := range r.violOrder {
+			v := r.violations[rule]
+			acc := viol[rule]
+			if acc == nil {
+				acc = &reports.Violation{Rule: rule, Samples: []reports.ViolationSample{}}
+				viol[rule] = acc
+				violOrder = append(violOrder, rule)
+			}
+			acc.Count += v.Count
+			for _, smp := range v.Samples {
+				if len(acc.Samples) < reports.MaxViolationSamples {
+					acc.Samples = append(acc.Samples, smp)
+				}
+			}
+		}
+		r.mu.Unlock()
+		run.Totals.SessionsStarted += r.live.sessionsStarted.Load()
+		run.Totals.SessionsFinished += r.live.sessionsFinished.Load()
+	}
+
+	run.Steps, run.Messages = []reports.Series{}, []reports.Series{}
+	t := &run.Totals
+	for i := range aggs {
+		a := &aggs[i]
+		if !a.used {
+			continue
+		}
+		var err error
+		if a.s.Latency, err = reports.NewLatency(a.corr); err != nil {
+			return nil, err
+		}
+		if a.s.Uncorrected, err = reports.NewLatency(a.un); err != nil {
+			return nil, err
+		}
+		a.s.Requests = a.s.Successes + a.s.Failures
+		if kinds[i] == KindMessage {
+			run.Messages = append(run.Messages, a.s)
+			continue
+		}
+		run.Steps = append(run.Steps, a.s)
+		t.Requests += a.s.Requests
+		t.Successes += a.s.Successes
+		t.Failures += a.s.Failures
+		t.Retries += a.s.Retries
+		t.Dropped += a.s.Dropped
+		for reason, n := range a.s.FailuresByReason {
+			t.FailuresByReason[reason] += n
+		}
+	}
+	// Steps and messages come out in registration order, whichever
+	// recorder saw a key first.
+
+	run.Violations = make([]reports.Violation, 0, len(violOrder))
+	sort.Strings(violOrder)
+	for _, rule := range violOrder {
+		run.Violations = append(run.Violations, *viol[rule])
+		t.Violations += viol[rule].Count
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	secs := make([]int64, 0, len(c.seconds))
+	for s := range c.seconds {
+		secs = append(secs, s)
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
+	run.TimeSeries = make([]reports.Point, 0, len(secs))
+	for _, s := range secs {
+		v := c.seconds[s]
+		p, err := reports.NewPoint(s, v.requests, v.errors, v.h)
+		if err != nil {
+			return nil, err
+		}
+		run.TimeSeries = append(run.TimeSeries, p)
+	}
+	if c.last.After(c.start) {
+		run.DurationNS = c.last.Sub(c.start)
+	}
+	run.RateLimits = append([]reports.RateLimitFinding{}, c.rateLimit...)
+	run.Malformed = make([]reports.MalformedFinding, 0, len(c.malOrder))
+	for _, k := range c.malOrder {
+		run.Malformed = append(run.Malformed, *c.malformed[k])
+	}
+	run.Thresholds = []reports.ThresholdResult{}
+	return run, nil
+}

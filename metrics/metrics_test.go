@@ -1,0 +1,229 @@
+package metrics
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+func TestRecordCorrectedAndUncorrected(t *testing.T) {
+	tests := []struct {
+		name                string
+		intended, sent, done time.Duration
+		wantCorr, wantUnc   int64 // µs, exact for values < 2048
+	}{
+		// on schedule: both figures equal
+		{"on time", 0, 0, 1000 * time.Microsecond, 1000, 1000},
+		// sent 500µs late: corrected includes the wait, uncorrected not
+		{"late send", 0, 500 * time.Microsecond, 1500 * time.Microsecond, 1500, 1000},
+		// clock oddity: done before sent clamps at 0
+		{"negative", time.Millisecond, time.Millisecond, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCollector(t0)
+			k := c.Step("join")
+			r := c.NewRecorder()
+			r.Record(k, at(tt.intended), at(tt.sent), at(tt.done))
+			run, err := c.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := run.Steps[0]
+			if s.Latency.MaxUS != tt.wantCorr || s.Uncorrected.MaxUS != tt.wantUnc {
+				t.Errorf("corrected %d uncorrected %d, want %d %d", s.Latency.MaxUS, s.Uncorrected.MaxUS, tt.wantCorr, tt.wantUnc)
+			}
+			if s.Successes != 1 || s.Requests != 1 || run.Totals.Requests != 1 {
+				t.Errorf("counts %+v totals %+v", s, run.Totals)
+			}
+		})
+	}
+}
+
+func TestClampAboveRange(t *testing.T) {
+	c := NewCollector(t0)
+	k := c.Step("slow")
+	r := c.NewRecorder()
+	r.Record(k, t0, t0, at(time.Hour))
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Steps[0].Latency; got.Count != 1 || got.MaxUS < reports.HighestUS*999/1000 {
+		t.Errorf("clamped latency = %+v, want one value near %d", got, reports.HighestUS)
+	}
+}
+
+func TestCountsAndOrder(t *testing.T) {
+	c := NewCollector(t0)
+	list, join := c.Step("list_rooms"), c.Step("join")
+	msg := c.Message("JoinReply")
+	if c.Step("join") != join {
+		t.Fatal("Step is not idempotent")
+	}
+	if c.Message("join") == join {
+		t.Fatal("message and step names share a name space")
+	}
+	r1, r2 := c.NewRecorder(), c.NewRecorder()
+	// r2 sees join before list_rooms; output order must stay registration order.
+	r2.Record(join, t0, t0, at(time.Millisecond))
+	r2.Fail(join, reports.ReasonJoinDeny, at(1500*time.Millisecond))
+	r1.Record(list, t0, t0, at(2*time.Millisecond))
+	r1.Fail(list, reports.ReasonTimeout, at(2*time.Second))
+	r1.Fail(join, reports.ReasonTimeout, at(2*time.Second))
+	r1.Retry(join)
+	r1.Retry(join)
+	r2.Dropped(list)
+	r1.Record(msg, t0, t0, at(time.Millisecond))
+	r1.SessionStarted()
+	r2.SessionStarted()
+	r2.SessionFinished()
+	for i := 0; i < 5; i++ {
+		r1.Violation("U-CRC", at(time.Second), []byte{0xde, 0xad, byte(i)}, []byte{1}, "bad crc")
+	}
+	r2.Violation("U-CRC", at(time.Second), []byte{0xbe, 0xef}, nil, "")
+	r2.Violation("A-LEN", at(time.Second), []byte{0}, nil, "")
+
+	live := c.Live()
+	wantLive := Live{Requests: 6, Successes: 3, Failures: 3, Retries: 2, Dropped: 1, Violations: 7, SessionsStarted: 2, SessionsFinished: 1}
+	if live != wantLive {
+		t.Errorf("Live = %+v, want %+v", live, wantLive)
+	}
+
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Steps) != 2 || run.Steps[0].Name != "list_rooms" || run.Steps[1].Name != "join" {
+		t.Fatalf("steps = %+v", run.Steps)
+	}
+	if len(run.Messages) != 1 || run.Messages[0].Name != "JoinReply" {
+		t.Fatalf("messages = %+v", run.Messages)
+	}
+	j := run.Steps[1]
+	if j.Successes != 1 || j.Failures != 2 || j.Retries != 2 || j.FailuresByReason[reports.ReasonTimeout] != 1 || j.FailuresByReason[reports.ReasonJoinDeny] != 1 {
+		t.Errorf("join = %+v", j)
+	}
+	tot := run.Totals
+	if tot.Requests != 5 || tot.Successes != 2 || tot.Failures != 3 || tot.Dropped != 1 || tot.Retries != 2 ||
+		tot.SessionsStarted != 2 || tot.SessionsFinished != 1 || tot.Violations != 7 || tot.FailuresByReason[reports.ReasonTimeout] != 2 {
+		t.Errorf("totals = %+v", tot)
+	}
+	if len(run.Violations) != 2 || run.Violations[0].Rule != "A-LEN" || run.Violations[1].Rule != "U-CRC" {
+		t.Fatalf("violations = %+v", run.Violations)
+	}
+	crc := run.Violations[1]
+	if crc.Count != 6 || len(crc.Samples) != reports.MaxViolationSamples || crc.Samples[0].Packet != "dead00" || crc.Samples[0].Request != "01" || crc.Samples[0].OffsetNS != time.Second {
+		t.Errorf("U-CRC = %+v", crc)
+	}
+	// seconds: 0 has 3 successes + 0 errors (list, join, msg); 1 has join deny; 2 has two timeouts
+	want := []struct{ sec, req, errs int64 }{{0, 3, 0}, {1, 1, 1}, {2, 2, 2}}
+	if len(run.TimeSeries) != len(want) {
+		t.Fatalf("time series = %+v", run.TimeSeries)
+	}
+	for i, w := range want {
+		p := run.TimeSeries[i]
+		if p.Second != w.sec || p.Requests != w.req || p.Errors != w.errs {
+			t.Errorf("point %d = %+v, want %+v", i, p, w)
+		}
+	}
+	if run.TimeSeries[0].P99US != 2000 && run.TimeSeries[0].P99US != 2007 {
+		// 2 significant digits: 2000 µs lands in a 16 µs bucket
+		t.Errorf("second 0 p99 = %d, want ~2000", run.TimeSeries[0].P99US)
+	}
+	if run.DurationNS != 2*time.Second {
+		t.Errorf("duration = %v", run.DurationNS)
+	}
+}
+
+func TestFindings(t *testing.T) {
+	c := NewCollector(t0)
+	c.AddMalformed("bad_crc", 10, 1, 10, 9)
+	c.AddMalformed("truncated", 5, 0, 5, 5)
+	c.AddMalformed("bad_crc", 2, 0, 2, 2)
+	c.AddRateLimit(reports.RateLimitFinding{Source: "127.0.0.2", ObservedLimitPerSec: 100})
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []reports.MalformedFinding{{Kind: "bad_crc", Sent: 12, UnexpectedReplies: 1, LivenessChecks: 12, LivenessKept: 11}, {Kind: "truncated", Sent: 5, LivenessChecks: 5, LivenessKept: 5}}
+	if len(run.Malformed) != 2 || run.Malformed[0] != want[0] || run.Malformed[1] != want[1] {
+		t.Errorf("malformed = %+v", run.Malformed)
+	}
+	if len(run.RateLimits) != 1 || run.RateLimits[0].Source != "127.0.0.2" {
+		t.Errorf("rate limits = %+v", run.RateLimits)
+	}
+}
+
+// TestConcurrentSnapshot records from several goroutines while snapshots and
+// Live run, then checks nothing was lost (run with -race).
+func TestConcurrentSnapshot(t *testing.T) {
+	c := NewCollector(t0)
+	k := c.Step("ping")
+	const workers, per = 4, 5000
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = c.Live()
+				if _, err := c.Snapshot(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		r := c.NewRecorder()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				d := time.Duration(i) * time.Millisecond
+				r.Record(k, at(d), at(d), at(d+time.Duration(i%1000)*time.Microsecond))
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Steps[0].Latency.Count; got != workers*per {
+		t.Errorf("count = %d, want %d", got, workers*per)
+	}
+	var sum int64
+	for _, p := range run.TimeSeries {
+		sum += p.Requests
+	}
+	if sum != workers*per {
+		t.Errorf("time series sums to %d, want %d", sum, workers*per)
+	}
+}
+
+func TestRecordDoesNotAllocate(t *testing.T) {
+	c := NewCollector(t0)
+	k := c.Step("ping")
+	r := c.NewRecorder()
+	r.Record(k, t0, t0, t0)
+	r.Fail(k, reports.ReasonTimeout, t0)
+	now := t0
+	allocs := testing.AllocsPerRun(1000, func() {
+		r.Record(k, now, now, now.Add(300*time.Microsecond))
+		r.Fail(k, reports.ReasonTimeout, now)
+	})
+	if allocs != 0 {
+		t.Errorf("Record+Fail allocate %.1f times per call", allocs)
+	}
+}
