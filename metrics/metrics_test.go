@@ -14,9 +14,9 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 
 func TestRecordCorrectedAndUncorrected(t *testing.T) {
 	tests := []struct {
-		name                string
+		name                 string
 		intended, sent, done time.Duration
-		wantCorr, wantUnc   int64 // µs, exact for values < 2048
+		wantCorr, wantUnc    int64 // µs, exact for values < 2048
 	}{
 		// on schedule: both figures equal
 		{"on time", 0, 0, 1000 * time.Microsecond, 1000, 1000},
