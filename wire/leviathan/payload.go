@@ -389,10 +389,14 @@ func (p JoinGame) Append(b []byte) []byte { return appendStr(b, p.Options) }
 func (Echo) Append(b []byte) []byte { return b }
 
 // Append appends the wire bytes of p.
-func (p ServerAllow) Append(b []byte) []byte { return appendStr(append(b, byte(p.Accepted)), p.Message) }
+func (p ServerAllow) Append(b []byte) []byte {
+	return appendStr(append(b, byte(p.Accepted)), p.Message)
+}
 
 // Append appends the wire bytes of p.
-func (p ServerDisallow) Append(b []byte) []byte { return append(appendStr(b, p.Message), byte(p.Reason)) }
+func (p ServerDisallow) Append(b []byte) []byte {
+	return append(appendStr(b, p.Message), byte(p.Reason))
+}
 
 // Append appends the wire bytes of p.
 func (p StartWorldReceive) Append(b []byte) []byte {
