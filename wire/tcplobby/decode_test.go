@@ -146,7 +146,7 @@ func TestErrorMsgReading(t *testing.T) {
 	}{
 		{[]byte{0x1F, 3}, 3, ""},
 		{append([]byte{0x1F, 4}, "Not all players ready"...), 4, "Not all players ready"},
-		{append([]byte{0x1F, 1}, "Room full\x00"...), 1, "Room full"},       // C-style terminator
+		{append([]byte{0x1F, 1}, "Room full\x00"...), 1, "Room full"},         // C-style terminator
 		{append([]byte{0x1F, 1}, "Room full\x00\x00\x00"...), 1, "Room full"}, // char[] buffer
 		{append([]byte{0x1F, 0x42}, "héllo ✓"...), 0x42, "héllo ✓"},           // uncommon code, UTF-8
 	}
@@ -176,10 +176,10 @@ func TestMakeName(t *testing.T) {
 		{strings.Repeat("a", 31), strings.Repeat("a", 31)},
 		{strings.Repeat("a", 32), strings.Repeat("a", 31)}, // NUL always kept
 		{strings.Repeat("a", 100), strings.Repeat("a", 31)},
-		{strings.Repeat("a", 30) + "é", strings.Repeat("a", 30)},    // 2-byte rune would end at 32
+		{strings.Repeat("a", 30) + "é", strings.Repeat("a", 30)},       // 2-byte rune would end at 32
 		{strings.Repeat("a", 29) + "é", strings.Repeat("a", 29) + "é"}, // fits exactly in 31
-		{strings.Repeat("a", 29) + "✓", strings.Repeat("a", 29)},    // 3-byte rune split
-		{strings.Repeat("a", 28) + "🚀", strings.Repeat("a", 28)},    // 4-byte rune split
+		{strings.Repeat("a", 29) + "✓", strings.Repeat("a", 29)},       // 3-byte rune split
+		{strings.Repeat("a", 28) + "🚀", strings.Repeat("a", 28)},       // 4-byte rune split
 		{strings.Repeat("a", 27) + "🚀", strings.Repeat("a", 27) + "🚀"},
 		{"ab\x00cd", "ab"},
 	}

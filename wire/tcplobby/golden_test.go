@@ -93,7 +93,10 @@ func TestAppendixASizes(t *testing.T) {
 	if n := len(Marshal(&GameStart{})) - 1; n != 219 {
 		t.Errorf("GameStartInfo %d bytes, want 219", n)
 	}
-	for _, c := range []struct{ m Message; want int }{
+	for _, c := range []struct {
+		m    Message
+		want int
+	}{
 		{&ListRoomsAck{}, 2}, {&JoinRoomAck{}, 11}, {&RoomUpdate{}, 2},
 	} {
 		if n := len(Marshal(c.m)); n != c.want {
