@@ -1,0 +1,524 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Impair is the impairment of one direction of a client's UDP traffic.
+// Probabilities are fractions in [0,1]; every datagram is delayed by
+// Delay ± a uniform Jitter.
+type Impair struct {
+	Drop, Duplicate, Reorder float64
+	Delay, Jitter            time.Duration
+}
+
+// IsZero reports whether the direction is untouched.
+func (i Impair) IsZero() bool { return i == Impair{} }
+
+// Impairment is client-side network impairment, applied separately to
+// outgoing (Out) and incoming (In) datagrams, drawn from a generator seeded
+// with Seed (the scenario seed unless impairment.seed is set).
+type Impairment struct {
+	In, Out Impair
+	Seed    int64
+}
+
+// IsZero reports whether no impairment applies.
+func (i Impairment) IsZero() bool { return i.In.IsZero() && i.Out.IsZero() }
+
+// stepSpec says where a step kind is valid and which parameters it takes.
+type stepSpec struct {
+	protos    []Protocol // nil: every protocol
+	request   bool       // takes timeout/retries/retry_interval
+	wait      bool       // takes timeout only (default DefaultWaitTimeout)
+	params    []string
+	shorthand string // parameter a scalar value sets
+}
+
+var (
+	udpOnly = []Protocol{UDPLobby}
+	tcpOnly = []Protocol{TCPLobby}
+	levOnly = []Protocol{Leviathan}
+)
+
+var stepSpecs = map[StepKind]stepSpec{
+	ListRooms:     {protos: udpOnly, request: true},
+	CreateRoom:    {protos: udpOnly, request: true},
+	Join:          {protos: []Protocol{UDPLobby, TCPLobby}, request: true, params: []string{"room"}, shorthand: "room"},
+	Hello:         {protos: udpOnly, request: true},
+	InstanceJoin:  {protos: udpOnly, request: true},
+	Ready:         {protos: []Protocol{UDPLobby, TCPLobby}, request: true},
+	Ping:          {protos: udpOnly, request: true, params: []string{"count", "interval"}, shorthand: "count"},
+	WaitGameStart: {protos: []Protocol{UDPLobby, TCPLobby}, wait: true, shorthand: "timeout"},
+	Leave:         {protos: udpOnly, params: []string{"reason"}},
+	Disconnect:    {protos: []Protocol{UDPLobby, TCPLobby}},
+	Connect:       {protos: []Protocol{TCPLobby, Leviathan}, request: true, params: []string{"name"}},
+	List:          {protos: tcpOnly, request: true},
+	Create:        {protos: tcpOnly, request: true, params: []string{"name"}, shorthand: "name"},
+	Start:         {protos: tcpOnly, request: true},
+	WaitCountdown: {protos: tcpOnly, wait: true, shorthand: "timeout"},
+	JoinServer:    {protos: levOnly, request: true},
+	JoinGame:      {protos: levOnly, request: true, params: []string{"options"}},
+	Echo:          {protos: levOnly, request: true, params: []string{"count", "interval"}, shorthand: "count"},
+	Status:        {protos: levOnly, request: true},
+	Close:         {protos: levOnly},
+	Think:         {params: []string{"fixed", "uniform", "exponential", "normal"}, shorthand: "fixed"},
+	Barrier:       {wait: true, params: []string{"n"}, shorthand: "n"},
+	Malformed:     {params: []string{"kinds", "count", "share", "to", "silence", "interval"}, shorthand: "count"},
+	RateProbe:     {request: true, params: []string{"from", "to", "over", "request", "loss"}},
+}
+
+// StepKinds returns the step kinds valid for p, sorted.
+func StepKinds(p Protocol) []StepKind {
+	var out []StepKind
+	for k, s := range stepSpecs {
+		if s.protos == nil || slices.Contains(s.protos, p) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func allKinds() []string {
+	var out []string
+	for k := range stepSpecs {
+		out = append(out, string(k))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func kindNames(ks []StepKind) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// MalformedKinds lists the malformed kinds valid for p.
+func MalformedKinds(p Protocol) []MalformedKind {
+	switch p {
+	case TCPLobby:
+		return []MalformedKind{WrongLength, UnknownType, RandomBytes}
+	case Leviathan:
+		return []MalformedKind{Truncated, UnknownType, RandomBytes}
+	}
+	return []MalformedKind{BadCRC, Truncated, WrongLength, UnknownType, WrongDirection, RandomBytes}
+}
+
+// defaultListStep is the request a malformed mix or a rate probe sends.
+func defaultListStep(p Protocol) StepKind {
+	switch p {
+	case TCPLobby:
+		return List
+	case Leviathan:
+		return Echo
+	}
+	return ListRooms
+}
+
+var flowKeys = []string{"name", "weight", "group_size", "steps"}
+
+func (d *decoder) flows(n *yaml.Node, proto Protocol, defaults RequestPolicy) []Flow {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		d.errf(n, "flows must be a list of flows, got %s", describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.errf(n, "flows is empty: give at least one flow")
+	}
+	var out []Flow
+	names := map[string]int{}
+	for i, fn := range n.Content {
+		what := fmt.Sprintf("flows[%d]", i)
+		f, ok := d.mapping(fn, what, flowKeys)
+		if !ok {
+			continue
+		}
+		fl := Flow{Weight: 1, GroupSize: 1, Line: resolve(fn).Line}
+		if v := f.get("name"); v != nil {
+			if s, ok := d.str(v, what+".name"); ok {
+				if prev, dup := names[s]; dup {
+					d.errf(v, "flow name %q is used twice (first at line %d)", s, prev)
+				}
+				names[s] = v.Line
+				fl.Name = s
+				what = fmt.Sprintf("flow %q", s)
+			}
+		} else {
+			fl.Name = fmt.Sprintf("flow%d", i+1)
+		}
+		if v := f.get("weight"); v != nil {
+			if w, ok := d.number(v, what+" weight"); ok {
+				if w <= 0 {
+					d.errf(v, "%s: weight must be above 0, got %v", what, w)
+				}
+				fl.Weight = w
+			}
+		}
+		if v := f.get("group_size"); v != nil {
+			if g, ok := d.integer(v, what+" group_size", 1, 1000); ok {
+				fl.GroupSize = int(g)
+			}
+		}
+		if v := f.get("steps"); v != nil {
+			fl.Steps = d.steps(v, what, proto, defaults, fl.GroupSize)
+		} else {
+			d.errf(fn, "%s: missing \"steps\"", what)
+		}
+		out = append(out, fl)
+	}
+	return out
+}
+
+func (d *decoder) steps(n *yaml.Node, flow string, proto Protocol, defaults RequestPolicy, groupSize int) []Step {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		d.errf(n, "%s: steps must be a list, got %s", flow, describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.errf(n, "%s: steps is empty", flow)
+	}
+	var out []Step
+	created := false
+	for _, sn := range n.Content {
+		st, ok := d.step(sn, flow, proto, defaults, groupSize)
+		if !ok {
+			continue
+		}
+		if st.Kind == Join && st.Room.Kind == RoomCreated && !created {
+			d.errAt(st.Line, "%s: join room: created needs a create_room/create step earlier in the flow", flow)
+		}
+		if st.Kind == CreateRoom || st.Kind == Create {
+			created = true
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults RequestPolicy, groupSize int) (Step, bool) {
+	sn = resolve(sn)
+	var kindNode, params *yaml.Node
+	switch {
+	case sn == nil:
+		d.errf(sn, "%s: empty step", flow)
+		return Step{}, false
+	case sn.Kind == yaml.ScalarNode:
+		kindNode = sn
+	case sn.Kind == yaml.MappingNode && len(sn.Content) == 2:
+		kindNode, params = resolve(sn.Content[0]), sn.Content[1]
+	case sn.Kind == yaml.MappingNode:
+		d.errf(sn, "%s: a step is one key (its kind) with its parameters under it; found %d keys", flow, len(sn.Content)/2)
+		return Step{}, false
+	default:
+		d.errf(sn, "%s: a step must be a kind (e.g. list_rooms) or {kind: parameters}, got %s", flow, describe(sn))
+		return Step{}, false
+	}
+	kind := StepKind(kindNode.Value)
+	spec, known := stepSpecs[kind]
+	if kindNode.Kind != yaml.ScalarNode || !known {
+		d.errf(kindNode, "%s: unknown step %q%s", flow, kindNode.Value, suggest(kindNode.Value, allKinds()))
+		return Step{}, false
+	}
+	if proto != "" && spec.protos != nil && !slices.Contains(spec.protos, proto) {
+		d.errf(kindNode, "%s: step %q is not a %s step (%s steps: %s)", flow, kind, proto, proto, kindNames(StepKinds(proto)))
+		return Step{}, false
+	}
+	st := Step{Kind: kind, Label: string(kind), Only: All, Line: kindNode.Line, Policy: defaults}
+	what := fmt.Sprintf("%s: %s", flow, kind)
+	if spec.wait {
+		st.Policy = RequestPolicy{Timeout: DefaultWaitTimeout}
+	}
+	if !spec.request && !spec.wait {
+		st.Policy = RequestPolicy{}
+	}
+	keys := append([]string{"label", "only"}, spec.params...)
+	if spec.request {
+		keys = append(keys, policyKeys...)
+	} else if spec.wait {
+		keys = append(keys, "timeout")
+	}
+	var f fields
+	pn := resolve(params)
+	switch {
+	case pn == nil || (pn.Kind == yaml.ScalarNode && pn.Tag == "!!null"):
+		f = fields{vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, node: kindNode}
+	case pn.Kind == yaml.ScalarNode || (pn.Kind == yaml.SequenceNode && kind == Think):
+		if spec.shorthand == "" {
+			d.errf(pn, "%s takes no single value; give parameters as a mapping (%s)", what, strings.Join(keys, ", "))
+			return st, false
+		}
+		f = fields{vals: map[string]*yaml.Node{spec.shorthand: pn}, keys: map[string]*yaml.Node{spec.shorthand: pn}, node: pn}
+	default:
+		var ok bool
+		if f, ok = d.mapping(pn, string(kind)+" step", keys); !ok {
+			return st, false
+		}
+	}
+	if v := f.get("label"); v != nil {
+		if s, ok := d.str(v, what+" label"); ok {
+			if !metricWordRE.MatchString(s) {
+				d.errf(v, "%s: label %q must be letters, digits and _ (it names metrics)", what, s)
+			} else {
+				st.Label = s
+			}
+		}
+	}
+	if v := f.get("only"); v != nil {
+		if s, ok := d.oneOf(v, what+" only", []string{string(All), string(Leader), string(Members)}); ok {
+			st.Only = Membership(s)
+			if st.Only != All && groupSize < 2 {
+				d.errf(v, "%s: only: %s needs group_size of 2 or more on the flow", what, s)
+			}
+		}
+	}
+	if spec.request {
+		st.Policy = d.policyFields(f, what, st.Policy)
+	} else if spec.wait {
+		if v := f.get("timeout"); v != nil {
+			if t, ok := d.duration(v, what+" timeout"); ok {
+				if t == 0 {
+					d.errf(v, "%s: timeout must be above 0", what)
+				}
+				st.Policy.Timeout = t
+			}
+		}
+	}
+	switch kind {
+	case Join:
+		st.Room = RoomRef{Kind: RoomRandomWaiting}
+		if v := f.get("room"); v != nil {
+			if s, ok := d.scalar(v, what+" room"); ok {
+				switch s {
+				case string(RoomRandomWaiting), string(RoomCreated):
+					st.Room.Kind = RoomRefKind(s)
+				default:
+					id, err := strconv.ParseUint(s, 10, 32)
+					if err != nil || id == 0 {
+						d.errf(v, "%s: room must be a room id 1-4294967295, random-waiting or created, got %q%s", what, s,
+							suggest(s, []string{string(RoomRandomWaiting), string(RoomCreated)}))
+					}
+					st.Room = RoomRef{Kind: RoomID, ID: uint32(id)}
+				}
+			}
+		}
+	case Ping, Echo:
+		st.Count, st.Interval = 1, 100*time.Millisecond
+		d.countInterval(f, what, &st)
+	case Create, Connect:
+		if v := f.get("name"); v != nil {
+			if s, ok := d.str(v, what+" name"); ok {
+				if len(s) > 31 {
+					d.errf(v, "%s: name is %d bytes; the TCP lobby allows 31", what, len(s))
+				}
+				st.Name = s
+			}
+		}
+	case JoinGame:
+		if v := f.get("options"); v != nil {
+			st.Options, _ = d.str(v, what+" options")
+		}
+	case Leave:
+		if v := f.get("reason"); v != nil {
+			r, _ := d.integer(v, what+" reason", 0, 255)
+			st.Reason = uint8(r)
+		}
+	case Think:
+		st.Think = d.think(f, what)
+	case Barrier:
+		st.BarrierN = groupSize
+		if v := f.get("n"); v != nil {
+			if nv, ok := d.integer(v, what+" n", 1, 1000); ok {
+				st.BarrierN = int(nv)
+				if int(nv) > groupSize {
+					d.errf(v, "%s: n is %d but the flow's group_size is %d: the barrier could never open", what, nv, groupSize)
+				}
+			}
+		}
+		if groupSize < 2 {
+			d.errf(kindNode, "%s: a barrier needs group_size of 2 or more on the flow", what)
+		}
+	case Malformed:
+		st.Count, st.Interval = 1, 0
+		d.countInterval(f, what, &st)
+		st.Malformed = d.malformed(f, what, proto, &st)
+	case RateProbe:
+		st.Probe = d.rateProbe(f, what, proto)
+	}
+	return st, true
+}
+
+func (d *decoder) countInterval(f fields, what string, st *Step) {
+	if v := f.get("count"); v != nil {
+		if c, ok := d.integer(v, what+" count", 1, 1_000_000); ok {
+			st.Count = int(c)
+		}
+	}
+	if v := f.get("interval"); v != nil {
+		if iv, ok := d.duration(v, what+" interval"); ok {
+			st.Interval = iv
+		}
+	}
+}
+
+func (d *decoder) think(f fields, what string) ThinkTime {
+	var t ThinkTime
+	var set []string
+	for _, k := range []string{"fixed", "uniform", "exponential", "normal"} {
+		if f.keys[k] != nil {
+			set = append(set, k)
+		}
+	}
+	if len(set) != 1 {
+		d.errf(f.node, "%s: give exactly one of fixed, uniform, exponential, normal (got %d)", what, len(set))
+		return t
+	}
+	v := f.get(set[0])
+	t.Dist = Distribution(set[0])
+	switch t.Dist {
+	case Fixed:
+		t.A, _ = d.duration(v, what+" fixed")
+	case Exponential:
+		t.A, _ = d.duration(v, what+" exponential mean")
+	case Uniform:
+		vn := resolve(v)
+		if vn == nil || vn.Kind != yaml.SequenceNode || len(vn.Content) != 2 {
+			d.errf(v, "%s: uniform must be [min, max], e.g. [100ms, 500ms]", what)
+			return t
+		}
+		a, ok1 := d.duration(vn.Content[0], what+" uniform min")
+		b, ok2 := d.duration(vn.Content[1], what+" uniform max")
+		if ok1 && ok2 && a > b {
+			d.errf(v, "%s: uniform min %s is above max %s", what, a, b)
+		}
+		t.A, t.B = a, b
+	case Normal:
+		g, ok := d.mapping(v, what+" normal", []string{"mean", "stddev"})
+		if !ok {
+			return t
+		}
+		if m := g.get("mean"); m != nil {
+			t.A, _ = d.duration(m, what+" normal mean")
+		} else {
+			d.errf(v, "%s: normal needs mean", what)
+		}
+		if s := g.get("stddev"); s != nil {
+			t.B, _ = d.duration(s, what+" normal stddev")
+		} else {
+			d.errf(v, "%s: normal needs stddev", what)
+		}
+	}
+	return t
+}
+
+func (d *decoder) malformed(f fields, what string, proto Protocol, st *Step) MalformedSpec {
+	m := MalformedSpec{Share: 1, To: "lobby", Silence: time.Second}
+	allowed := MalformedKinds(proto)
+	names := make([]string, len(allowed))
+	for i, k := range allowed {
+		names[i] = string(k)
+	}
+	if v := f.get("kinds"); v != nil {
+		vn := resolve(v)
+		items := []*yaml.Node{vn}
+		if vn != nil && vn.Kind == yaml.SequenceNode {
+			items = vn.Content
+			if len(items) == 0 {
+				d.errf(v, "%s: kinds is empty", what)
+			}
+		}
+		for _, it := range items {
+			if s, ok := d.oneOf(it, what+" kinds", names); ok {
+				if !slices.Contains(m.Kinds, MalformedKind(s)) {
+					m.Kinds = append(m.Kinds, MalformedKind(s))
+				}
+			}
+		}
+	} else {
+		m.Kinds = allowed
+	}
+	if v := f.get("share"); v != nil {
+		if s, ok := d.percent(v, what+" share"); ok {
+			if s == 0 {
+				d.errf(v, "%s: share must be above 0%%", what)
+			}
+			m.Share = s
+		}
+	}
+	if v := f.get("to"); v != nil {
+		if s, ok := d.oneOf(v, what+" to", []string{"lobby", "instance"}); ok {
+			if s == "instance" && proto != UDPLobby {
+				d.errf(v, "%s: to: instance applies to udp-lobby only", what)
+			}
+			m.To = s
+		}
+	}
+	if v := f.get("silence"); v != nil {
+		if s, ok := d.duration(v, what+" silence"); ok {
+			m.Silence = s
+		}
+	}
+	return m
+}
+
+func (d *decoder) rateProbe(f fields, what string, proto Protocol) RateProbeSpec {
+	r := RateProbeSpec{Request: defaultListStep(proto), Loss: 0.01}
+	need := func(k string) *yaml.Node {
+		v := f.get(k)
+		if v == nil {
+			d.errf(f.node, "%s: missing %q", what, k)
+		}
+		return v
+	}
+	if v := need("from"); v != nil {
+		r.From, _ = d.rate(v, what+" from")
+	}
+	if v := need("to"); v != nil {
+		if t, ok := d.rate(v, what+" to"); ok {
+			r.To = t
+			if t <= r.From {
+				d.errf(v, "%s: to (%s) must be above from (%s)", what, FormatRate(t), FormatRate(r.From))
+			}
+			if t > 1_000_000 {
+				d.errf(v, "%s: to is over 1000000/s", what)
+			}
+		}
+	}
+	if v := need("over"); v != nil {
+		if o, ok := d.duration(v, what+" over"); ok {
+			if o == 0 {
+				d.errf(v, "%s: over must be above 0", what)
+			}
+			r.Over = o
+		}
+	}
+	if v := f.get("request"); v != nil {
+		reqs := []string{string(defaultListStep(proto))}
+		if proto == UDPLobby {
+			reqs = append(reqs, string(CreateRoom), string(Join))
+		}
+		if s, ok := d.oneOf(v, what+" request", reqs); ok {
+			r.Request = StepKind(s)
+		}
+	}
+	if v := f.get("loss"); v != nil {
+		if l, ok := d.percent(v, what+" loss"); ok {
+			if l == 0 {
+				d.errf(v, "%s: loss must be above 0%%", what)
+			}
+			r.Loss = l
+		}
+	}
+	return r
+}

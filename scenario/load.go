@@ -1,0 +1,725 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads and validates the scenario at path. On any problem it returns
+// Errors listing all of them as "file:line: message".
+func Load(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// maxFileSize bounds what Parse accepts; scenarios are small.
+const maxFileSize = 1 << 20
+
+// Parse validates the YAML scenario in data; file names it in messages.
+// It returns a valid Plan, or nil and Errors listing every problem.
+func Parse(file string, data []byte) (plan *Plan, err error) {
+	d := &decoder{file: file}
+	if len(data) > maxFileSize {
+		d.errAt(0, "file is %d bytes; a scenario is at most %d", len(data), maxFileSize)
+		return nil, d.errs
+	}
+	defer func() {
+		// yaml.v3 can panic on pathological input; never let it escape.
+		if r := recover(); r != nil {
+			plan, err = nil, Errors{{File: file, Msg: fmt.Sprintf("cannot parse YAML: %v", r)}}
+		}
+	}()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		d.yamlError(err)
+		return nil, d.errs
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		d.errAt(0, "empty scenario")
+		return nil, d.errs
+	}
+	p := d.plan(doc.Content[0])
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	return p, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+func (d *decoder) yamlError(err error) {
+	var te *yaml.TypeError
+	msgs := []string{err.Error()}
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	for _, m := range msgs {
+		if g := yamlLineRE.FindStringSubmatch(m); g != nil {
+			line, _ := strconv.Atoi(g[1])
+			d.errAt(line, "YAML syntax: %s", g[2])
+			continue
+		}
+		d.errAt(0, "YAML syntax: %s", strings.TrimPrefix(m, "yaml: "))
+	}
+}
+
+type decoder struct {
+	file string
+	errs Errors
+}
+
+func (d *decoder) errAt(line int, format string, args ...any) {
+	d.errs = append(d.errs, Error{File: d.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) errf(n *yaml.Node, format string, args ...any) {
+	line, col := 0, 0
+	if n != nil {
+		line, col = n.Line, n.Column
+	}
+	d.errs = append(d.errs, Error{File: d.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// fields is a decoded mapping: values and key nodes by key.
+type fields struct {
+	vals map[string]*yaml.Node
+	keys map[string]*yaml.Node
+	node *yaml.Node
+}
+
+func (f fields) get(k string) *yaml.Node { return f.vals[k] }
+
+// mapping checks that n is a mapping whose keys are all in known; it reports
+// unknown and duplicate keys and returns what it found.
+func (d *decoder) mapping(n *yaml.Node, what string, known []string) (fields, bool) {
+	f := fields{vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, node: n}
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.errf(n, "%s must be a mapping (key: value), got %s", what, describe(n))
+		return f, false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.errf(k, "%s: keys must be plain words", what)
+			continue
+		}
+		if k.Value == "<<" {
+			d.errf(k, "%s: YAML merge keys (<<) are not supported", what)
+			continue
+		}
+		if !slices.Contains(known, k.Value) {
+			d.errf(k, "unknown key %q in %s%s", k.Value, what, suggest(k.Value, known))
+			continue
+		}
+		if prev, dup := f.keys[k.Value]; dup {
+			d.errf(k, "duplicate key %q in %s (first at line %d)", k.Value, what, prev.Line)
+			continue
+		}
+		f.keys[k.Value], f.vals[k.Value] = k, v
+	}
+	return f, true
+}
+
+func describe(n *yaml.Node) string {
+	n = resolve(n)
+	if n == nil {
+		return "nothing"
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an unsupported node"
+}
+
+func (d *decoder) scalar(n *yaml.Node, what string) (string, bool) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.errf(n, "%s must be a single value, got %s", what, describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (d *decoder) str(n *yaml.Node, what string) (string, bool) {
+	return d.scalar(n, what)
+}
+
+func (d *decoder) integer(n *yaml.Node, what string, lo, hi int64) (int64, bool) {
+	s, ok := d.scalar(n, what)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		d.errf(n, "%s must be a whole number, got %q", what, s)
+		return 0, false
+	}
+	if v < lo || v > hi {
+		d.errf(n, "%s must be between %d and %d, got %d", what, lo, hi, v)
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) number(n *yaml.Node, what string) (float64, bool) {
+	s, ok := d.scalar(n, what)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		d.errf(n, "%s must be a number, got %q", what, s)
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
+	s, ok := d.scalar(n, what)
+	if !ok {
+		return 0, false
+	}
+	v, err := ParseDuration(s)
+	if err != nil {
+		d.errf(n, "%s: %v", what, err)
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) rate(n *yaml.Node, what string) (float64, bool) {
+	s, ok := d.scalar(n, what)
+	if !ok {
+		return 0, false
+	}
+	v, err := ParseRate(s)
+	if err != nil {
+		d.errf(n, "%s: %v", what, err)
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) percent(n *yaml.Node, what string) (float64, bool) {
+	s, ok := d.scalar(n, what)
+	if !ok {
+		return 0, false
+	}
+	v, err := ParsePercent(s)
+	if err != nil {
+		d.errf(n, "%s: %v", what, err)
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) oneOf(n *yaml.Node, what string, allowed []string) (string, bool) {
+	s, ok := d.scalar(n, what)
+	if !ok {
+		return "", false
+	}
+	if !slices.Contains(allowed, s) {
+		d.errf(n, "%s: unknown value %q (want one of %s)%s", what, s, strings.Join(allowed, ", "), suggest(s, allowed))
+		return "", false
+	}
+	return s, true
+}
+
+var topKeys = []string{"name", "description", "target", "protocol", "header_profile", "instance_ports",
+	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds"}
+
+func (d *decoder) plan(root *yaml.Node) *Plan {
+	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1, HeaderProfile: ""}
+	f, ok := d.mapping(root, "the scenario", topKeys)
+	if !ok {
+		return p
+	}
+	if n := f.get("name"); n != nil {
+		p.Name, _ = d.str(n, "name")
+	}
+	if n := f.get("description"); n != nil {
+		p.Description, _ = d.str(n, "description")
+	}
+	if n := f.get("protocol"); n != nil {
+		s, _ := d.oneOf(n, "protocol", []string{string(UDPLobby), string(TCPLobby), string(Leviathan)})
+		p.Protocol = Protocol(s)
+	} else {
+		d.errf(root, "missing key \"protocol\" (udp-lobby, tcp-lobby or leviathan)")
+	}
+	if n := f.get("target"); n != nil {
+		if s, ok := d.str(n, "target"); ok {
+			if err := checkHostPort(s); err != nil {
+				d.errf(n, "target: %v", err)
+			} else {
+				p.Target = s
+			}
+		}
+	}
+	if n := f.get("header_profile"); n != nil {
+		if p.Protocol != UDPLobby && p.Protocol != "" {
+			d.errf(f.keys["header_profile"], "header_profile applies to udp-lobby only, not %s", p.Protocol)
+		} else {
+			p.HeaderProfile, _ = d.oneOf(n, "header_profile", []string{"spec", "rtype17", "auto"})
+		}
+	}
+	if p.Protocol == UDPLobby && p.HeaderProfile == "" {
+		p.HeaderProfile = "spec"
+	}
+	if n := f.get("instance_ports"); n != nil {
+		if p.Protocol != UDPLobby && p.Protocol != "" {
+			d.errf(f.keys["instance_ports"], "instance_ports applies to udp-lobby only, not %s", p.Protocol)
+		} else if s, ok := d.str(n, "instance_ports"); ok {
+			r, err := ParsePortRange(s)
+			if err != nil {
+				d.errf(n, "instance_ports: %v", err)
+			}
+			p.InstancePorts = r
+		}
+	}
+	if n := f.get("seed"); n != nil {
+		p.Seed, _ = d.integer(n, "seed", math.MinInt64, math.MaxInt64)
+	}
+	if n := f.get("defaults"); n != nil {
+		p.Defaults = d.policy(n, "defaults", DefaultPolicy, true)
+	}
+	if n := f.get("load"); n != nil {
+		p.Load = d.load(n)
+	} else {
+		d.errf(root, "missing key \"load\"")
+	}
+	if n := f.get("impairment"); n != nil {
+		if p.Protocol != "" && !p.Protocol.UDP() {
+			d.errf(f.keys["impairment"], "impairment applies to UDP protocols (udp-lobby, leviathan), not %s", p.Protocol)
+		} else {
+			p.Impairment = d.impairment(n, p.Seed)
+		}
+	}
+	if n := f.get("source_addrs"); n != nil {
+		p.SourceAddrs = d.sourceAddrs(n, p.Target)
+	}
+	if n := f.get("socket_buffer"); n != nil {
+		if s, ok := d.scalar(n, "socket_buffer"); ok {
+			v, err := ParseSize(s)
+			switch {
+			case err != nil:
+				d.errf(n, "socket_buffer: %v", err)
+			case v < 1024 || v > 1<<30:
+				d.errf(n, "socket_buffer: %s is outside 1KiB-1GiB", s)
+			default:
+				p.SocketBuffer = v
+			}
+		}
+	}
+	if n := f.get("flows"); n != nil {
+		p.Flows = d.flows(n, p.Protocol, p.Defaults)
+	} else {
+		d.errf(root, "missing key \"flows\"")
+	}
+	if n := f.get("thresholds"); n != nil {
+		p.Thresholds = d.thresholds(n, KnownMetrics(p))
+	}
+	return p
+}
+
+func checkHostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", s)
+	}
+	if host == "" {
+		return fmt.Errorf("%q has no host (want e.g. 127.0.0.1:8080)", s)
+	}
+	pn, err := strconv.Atoi(port)
+	if err != nil || pn < 1 || pn > 65535 {
+		return fmt.Errorf("%q: port %q is not 1-65535", s, port)
+	}
+	return nil
+}
+
+// ParsePortRange parses "8081-8180" or a single port "8081".
+func ParsePortRange(s string) (PortRange, error) {
+	a, b, isRange := strings.Cut(strings.TrimSpace(s), "-")
+	if !isRange {
+		b = a
+	}
+	lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 16)
+	hi, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 16)
+	if err1 != nil || err2 != nil || lo == 0 || hi == 0 {
+		return PortRange{}, fmt.Errorf("%q is not a port range (want e.g. 8081-8180)", s)
+	}
+	if lo > hi {
+		return PortRange{}, fmt.Errorf("%q: first port is above the last", s)
+	}
+	return PortRange{First: uint16(lo), Last: uint16(hi)}, nil
+}
+
+var policyKeys = []string{"timeout", "retries", "retry_interval"}
+
+func (d *decoder) policy(n *yaml.Node, what string, base RequestPolicy, strict bool) RequestPolicy {
+	f, ok := d.mapping(n, what, policyKeys)
+	if !ok {
+		return base
+	}
+	return d.policyFields(f, what, base)
+}
+
+func (d *decoder) policyFields(f fields, what string, base RequestPolicy) RequestPolicy {
+	p := base
+	if n := f.get("timeout"); n != nil {
+		if v, ok := d.duration(n, what+".timeout"); ok {
+			if v == 0 {
+				d.errf(n, "%s.timeout must be above 0", what)
+			} else {
+				p.Timeout = v
+			}
+		}
+	}
+	if n := f.get("retries"); n != nil {
+		if v, ok := d.integer(n, what+".retries", 0, 100); ok {
+			p.Retries = int(v)
+		}
+	}
+	if n := f.get("retry_interval"); n != nil {
+		if v, ok := d.duration(n, what+".retry_interval"); ok {
+			p.RetryInterval = v
+		}
+	}
+	return p
+}
+
+var loadKeys = []string{"model", "rate", "clients", "start_rate", "start_clients", "stages", "duration", "max_clients"}
+
+// DefaultMaxClients caps concurrent sessions of an open model unless set.
+const DefaultMaxClients = 1000
+
+// maxDuration bounds any run so a typo cannot start a week-long test.
+const maxDuration = 24 * time.Hour
+
+func (d *decoder) load(n *yaml.Node) LoadShape {
+	var l LoadShape
+	f, ok := d.mapping(n, "load", loadKeys)
+	if !ok {
+		return l
+	}
+	// The model is given, or inferred from the keys used.
+	openKeys, closedKeys := []string{"rate", "start_rate"}, []string{"clients", "start_clients"}
+	hasAny := func(keys []string) *yaml.Node {
+		for _, k := range keys {
+			if f.keys[k] != nil {
+				return f.keys[k]
+			}
+		}
+		return nil
+	}
+	if m := f.get("model"); m != nil {
+		s, _ := d.oneOf(m, "load.model", []string{string(Open), string(Closed)})
+		l.Model = LoadModel(s)
+	}
+	stages := resolve(f.get("stages"))
+	stageKey := func(key string) *yaml.Node {
+		if stages == nil || stages.Kind != yaml.SequenceNode {
+			return nil
+		}
+		for _, s := range stages.Content {
+			if s = resolve(s); s.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(s.Content); i += 2 {
+					if s.Content[i].Value == key {
+						return s.Content[i]
+					}
+				}
+			}
+		}
+		return nil
+	}
+	if l.Model == "" {
+		o, c := hasAny(openKeys), hasAny(closedKeys)
+		if o == nil {
+			o = stageKey("rate")
+		}
+		if c == nil {
+			c = stageKey("clients")
+		}
+		switch {
+		case o != nil && c != nil:
+			d.errf(c, "load mixes open-model keys (rate, line %d) and closed-model keys (clients); set load.model", o.Line)
+			return l
+		case o != nil:
+			l.Model = Open
+		case c != nil:
+			l.Model = Closed
+		default:
+			if f.get("model") == nil {
+				d.errf(f.node, "load: give rate or stages of {rate, for} (open model), or clients or stages of {clients, for} (closed model)")
+			}
+			return l
+		}
+	}
+	targetKey, startKey, wrongKeys := "rate", "start_rate", closedKeys
+	if l.Model == Closed {
+		targetKey, startKey, wrongKeys = "clients", "start_clients", openKeys
+	}
+	for _, k := range wrongKeys {
+		if kn := f.keys[k]; kn != nil {
+			d.errf(kn, "load.%s does not apply to the %s model (use %s)", k, l.Model, targetKey)
+		}
+	}
+	value := func(n *yaml.Node, what string) (float64, bool) {
+		if l.Model == Open {
+			return d.rate(n, what)
+		}
+		v, ok := d.integer(n, what, 0, 1_000_000)
+		return float64(v), ok
+	}
+	if n := f.get(startKey); n != nil {
+		l.Start, _ = value(n, "load."+startKey)
+	}
+	var stagesTotal time.Duration
+	if n := f.get(targetKey); n != nil {
+		if stages != nil {
+			d.errf(f.keys[targetKey], "load: give either %s (constant) or stages, not both", targetKey)
+		}
+		if v, ok := value(n, "load."+targetKey); ok {
+			l.Start = v
+			l.Stages = nil
+		}
+	}
+	if stages != nil {
+		if stages.Kind != yaml.SequenceNode {
+			d.errf(stages, "load.stages must be a list of {%s, for}, got %s", targetKey, describe(stages))
+		} else if len(stages.Content) == 0 {
+			d.errf(stages, "load.stages is empty")
+		}
+		if stages.Kind == yaml.SequenceNode {
+			for i, sn := range stages.Content {
+				what := fmt.Sprintf("load.stages[%d]", i)
+				sf, ok := d.mapping(sn, what, []string{targetKey, "for"})
+				if !ok {
+					continue
+				}
+				var st Stage
+				if n := sf.get(targetKey); n != nil {
+					st.Target, _ = value(n, what+"."+targetKey)
+				} else {
+					d.errf(sn, "%s: missing %q", what, targetKey)
+				}
+				if n := sf.get("for"); n != nil {
+					st.For, _ = d.duration(n, what+".for")
+				} else {
+					d.errf(sn, "%s: missing \"for\" (e.g. for: 10s)", what)
+				}
+				stagesTotal += st.For
+				l.Stages = append(l.Stages, st)
+			}
+		}
+	}
+	l.Duration = stagesTotal
+	if n := f.get("duration"); n != nil {
+		if v, ok := d.duration(n, "load.duration"); ok {
+			l.Duration = v
+		}
+	}
+	if l.Duration <= 0 {
+		d.errf(f.node, "load: the run has no length (set load.duration, or stages with for)")
+	} else if l.Duration > maxDuration {
+		d.errf(f.node, "load: the run lasts %s, over the %s limit", l.Duration, maxDuration)
+	}
+	peak := l.Start
+	for _, s := range l.Stages {
+		peak = math.Max(peak, s.Target)
+	}
+	if l.Model == Open && peak > 1_000_000 {
+		d.errf(f.node, "load: peak rate %s is over 1000000/s", FormatRate(peak))
+	}
+	if n := f.get("max_clients"); n != nil {
+		if v, ok := d.integer(n, "load.max_clients", 1, 1_000_000); ok {
+			l.MaxClients = int(v)
+			if l.Model == Closed && peak > float64(v) {
+				d.errf(n, "load.max_clients %d is below the peak of %d clients the stages ask for", v, int(peak))
+			}
+		}
+	}
+	if l.MaxClients == 0 {
+		l.MaxClients = DefaultMaxClients
+		if l.Model == Closed {
+			l.MaxClients = max(1, int(peak))
+		}
+	}
+	return l
+}
+
+var impairKeys = []string{"drop", "delay", "jitter", "duplicate", "reorder"}
+
+func (d *decoder) impairment(n *yaml.Node, seed int64) Impairment {
+	im := Impairment{Seed: seed}
+	keys := append(append([]string{}, impairKeys...), "in", "out", "seed")
+	f, ok := d.mapping(n, "impairment", keys)
+	if !ok {
+		return im
+	}
+	if s := f.get("seed"); s != nil {
+		im.Seed, _ = d.integer(s, "impairment.seed", math.MinInt64, math.MaxInt64)
+	}
+	both := d.impairDir(f, "impairment")
+	im.In, im.Out = both, both
+	if s := f.get("in"); s != nil {
+		if g, ok := d.mapping(s, "impairment.in", impairKeys); ok {
+			im.In = d.impairDir(g, "impairment.in")
+		}
+	}
+	if s := f.get("out"); s != nil {
+		if g, ok := d.mapping(s, "impairment.out", impairKeys); ok {
+			im.Out = d.impairDir(g, "impairment.out")
+		}
+	}
+	for _, k := range impairKeys {
+		if f.keys[k] != nil && (f.keys["in"] != nil || f.keys["out"] != nil) {
+			d.errf(f.keys[k], "impairment: give %s either for both directions or under in:/out:, not both", k)
+		}
+	}
+	return im
+}
+
+func (d *decoder) impairDir(f fields, what string) Impair {
+	var im Impair
+	if n := f.get("drop"); n != nil {
+		im.Drop, _ = d.percent(n, what+".drop")
+	}
+	if n := f.get("duplicate"); n != nil {
+		im.Duplicate, _ = d.percent(n, what+".duplicate")
+	}
+	if n := f.get("reorder"); n != nil {
+		im.Reorder, _ = d.percent(n, what+".reorder")
+	}
+	if n := f.get("delay"); n != nil {
+		im.Delay, _ = d.duration(n, what+".delay")
+	}
+	if n := f.get("jitter"); n != nil {
+		im.Jitter, _ = d.duration(n, what+".jitter")
+	}
+	if im.Delay > 10*time.Second || im.Jitter > 10*time.Second {
+		d.errf(f.node, "%s: delay and jitter must be at most 10s", what)
+	}
+	return im
+}
+
+// maxSourceAddrs bounds the source address pool.
+const maxSourceAddrs = 1 << 16
+
+func (d *decoder) sourceAddrs(n *yaml.Node, target string) []netip.Addr {
+	n = resolve(n)
+	var items []*yaml.Node
+	switch {
+	case n != nil && n.Kind == yaml.SequenceNode:
+		items = n.Content
+	case n != nil && n.Kind == yaml.ScalarNode:
+		items = []*yaml.Node{n}
+	default:
+		d.errf(n, "source_addrs must be an address, a range a-b, or a list of them, got %s", describe(n))
+		return nil
+	}
+	loopTarget := target == ""
+	if !loopTarget {
+		host, _, _ := net.SplitHostPort(target)
+		if a, err := netip.ParseAddr(host); err == nil {
+			loopTarget = a.IsLoopback()
+		} else {
+			loopTarget = host == "localhost"
+		}
+	}
+	var out []netip.Addr
+	seen := map[netip.Addr]bool{}
+	for _, it := range items {
+		s, ok := d.scalar(it, "source_addrs entry")
+		if !ok {
+			continue
+		}
+		for _, part := range strings.Split(s, ",") {
+			addrs, err := ParseAddrRange(strings.TrimSpace(part), maxSourceAddrs-len(out))
+			if err != nil {
+				d.errf(it, "source_addrs: %v", err)
+				continue
+			}
+			for _, a := range addrs {
+				if loopTarget && !a.IsLoopback() {
+					d.errf(it, "source_addrs: %s is not a loopback address, but the target is loopback (use 127.0.0.0/8)", a)
+					break
+				}
+				if !seen[a] {
+					seen[a] = true
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ParseAddrRange parses "127.0.0.2", or an inclusive range
+// "127.0.0.2-127.0.0.254" of addresses of one family, into at most limit
+// addresses.
+func ParseAddrRange(s string, limit int) ([]netip.Addr, error) {
+	a, b, isRange := strings.Cut(s, "-")
+	lo, err := netip.ParseAddr(strings.TrimSpace(a))
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an IP address", a)
+	}
+	if !isRange {
+		return []netip.Addr{lo.Unmap()}, nil
+	}
+	hi, err := netip.ParseAddr(strings.TrimSpace(b))
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an IP address", b)
+	}
+	lo, hi = lo.Unmap(), hi.Unmap()
+	if lo.Is4() != hi.Is4() {
+		return nil, fmt.Errorf("range %q mixes IPv4 and IPv6", s)
+	}
+	if hi.Less(lo) {
+		return nil, fmt.Errorf("range %q: first address is above the last", s)
+	}
+	var out []netip.Addr
+	for x := lo; ; x = x.Next() {
+		if len(out) >= limit {
+			return nil, fmt.Errorf("range %q has more than %d addresses", s, limit)
+		}
+		out = append(out, x)
+		if x == hi {
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,140 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Overrides are command-line changes applied to a loaded Plan. Zero fields
+// leave the plan alone.
+type Overrides struct {
+	Target   string        // --target host:port
+	Duration time.Duration // --duration: cut the stages or hold the last target longer
+	Rate     RateOverride  // --rate 2x | --rate 800/s (open model)
+	Clients  int           // --clients N: closed model: scale so the peak is N; open model: max_clients
+	Seed     *int64        // --seed
+}
+
+// RateOverride is a parsed --rate value: either a Scale factor ("2x",
+// "0.5x") or an Absolute peak in sessions per second ("800/s"). The shape
+// of the stages is kept in both cases.
+type RateOverride struct {
+	Scale    float64
+	Absolute float64
+}
+
+// IsZero reports whether no --rate was given.
+func (r RateOverride) IsZero() bool { return r.Scale == 0 && r.Absolute == 0 }
+
+// ParseRateOverride parses "2x", "0.5x" or "800/s".
+func ParseRateOverride(s string) (RateOverride, error) {
+	s = strings.TrimSpace(s)
+	if x, ok := strings.CutSuffix(s, "x"); ok {
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return RateOverride{}, fmt.Errorf("--rate %q: a scale must be a positive number followed by x, e.g. 2x", s)
+		}
+		return RateOverride{Scale: f}, nil
+	}
+	r, err := ParseRate(s)
+	if err != nil {
+		return RateOverride{}, fmt.Errorf("--rate: %v (or a scale like 2x)", err)
+	}
+	if r <= 0 {
+		return RateOverride{}, fmt.Errorf("--rate %q must be above 0", s)
+	}
+	return RateOverride{Absolute: r}, nil
+}
+
+// String renders the override as the flag would take it.
+func (r RateOverride) String() string {
+	if r.Scale != 0 {
+		return strconv.FormatFloat(r.Scale, 'g', -1, 64) + "x"
+	}
+	if r.Absolute != 0 {
+		return FormatRate(r.Absolute)
+	}
+	return ""
+}
+
+// Set implements flag.Value.
+func (r *RateOverride) Set(s string) error {
+	v, err := ParseRateOverride(s)
+	if err == nil {
+		*r = v
+	}
+	return err
+}
+
+// Apply changes the plan in place. It returns an error (and changes
+// nothing) when an override does not fit the plan.
+func (p *Plan) Apply(o Overrides) error {
+	q := *p
+	q.Load.Stages = append([]Stage(nil), p.Load.Stages...)
+	if o.Target != "" {
+		if err := checkHostPort(o.Target); err != nil {
+			return fmt.Errorf("--target: %v", err)
+		}
+		q.Target = o.Target
+	}
+	if o.Duration != 0 {
+		if o.Duration < 0 || o.Duration > maxDuration {
+			return fmt.Errorf("--duration %s is outside (0, %s]", o.Duration, maxDuration)
+		}
+		q.Load.Duration = o.Duration
+	}
+	peak := q.Load.Start
+	for _, s := range q.Load.Stages {
+		peak = math.Max(peak, s.Target)
+	}
+	scale := func(f float64) {
+		q.Load.Start *= f
+		for i := range q.Load.Stages {
+			q.Load.Stages[i].Target *= f
+		}
+	}
+	if !o.Rate.IsZero() {
+		if q.Load.Model != Open {
+			return fmt.Errorf("--rate applies to an open-model scenario; %s is closed (use --clients)", q.Name)
+		}
+		f := o.Rate.Scale
+		if o.Rate.Absolute != 0 {
+			if peak == 0 {
+				return fmt.Errorf("--rate %s: the scenario's rate is 0 everywhere, nothing to scale", o.Rate)
+			}
+			f = o.Rate.Absolute / peak
+		}
+		if peak*f > 1_000_000 {
+			return fmt.Errorf("--rate %s: peak would be %s, over 1000000/s", o.Rate, FormatRate(peak*f))
+		}
+		scale(f)
+	}
+	if o.Clients != 0 {
+		if o.Clients < 0 || o.Clients > 1_000_000 {
+			return fmt.Errorf("--clients %d is outside 1-1000000", o.Clients)
+		}
+		if q.Load.Model == Closed {
+			if peak == 0 {
+				return fmt.Errorf("--clients %d: the scenario has 0 clients everywhere, nothing to scale", o.Clients)
+			}
+			f := float64(o.Clients) / peak
+			scale(f)
+			q.Load.Start = math.Round(q.Load.Start)
+			for i := range q.Load.Stages {
+				q.Load.Stages[i].Target = math.Round(q.Load.Stages[i].Target)
+			}
+		}
+		q.Load.MaxClients = o.Clients
+	}
+	if o.Seed != nil {
+		if p.Impairment.Seed == p.Seed {
+			q.Impairment.Seed = *o.Seed
+		}
+		q.Seed = *o.Seed
+	}
+	*p = q
+	return nil
+}

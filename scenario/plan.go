@@ -1,0 +1,301 @@
+package scenario
+
+import (
+	"math"
+	"math/rand/v2"
+	"net/netip"
+	"time"
+)
+
+// Protocol is the wire protocol a scenario speaks.
+type Protocol string
+
+// The protocols a scenario can target.
+const (
+	UDPLobby  Protocol = "udp-lobby"
+	TCPLobby  Protocol = "tcp-lobby"
+	Leviathan Protocol = "leviathan"
+)
+
+// Protocols lists every Protocol, in documentation order.
+var Protocols = []Protocol{UDPLobby, TCPLobby, Leviathan}
+
+// UDP reports whether the protocol runs over UDP (and so accepts impairment).
+func (p Protocol) UDP() bool { return p == UDPLobby || p == Leviathan }
+
+// Plan is a validated scenario: everything the engine needs, with defaults
+// filled in and units resolved. A Plan returned by Parse or Load is valid;
+// the engine never has to re-check it.
+type Plan struct {
+	File        string // path the scenario came from, for messages
+	Name        string // defaults to the file's base name without extension
+	Description string
+
+	// Target is "host:port"; empty means start the embedded reference server
+	// on free loopback ports.
+	Target        string
+	Protocol      Protocol
+	HeaderProfile string    // udp-lobby: "spec" (default), "rtype17" or "auto"
+	InstancePorts PortRange // udp-lobby: the range instance ports must fall in; zero = unknown
+
+	Seed       int64 // seeds every random choice (flow pick, think times, impairment)
+	Load       LoadShape
+	Defaults   RequestPolicy // per-request defaults; steps hold their effective policy
+	Flows      []Flow
+	Impairment Impairment // udp-lobby and leviathan only; zero = none
+
+	SourceAddrs  []netip.Addr // local addresses to bind clients to, round-robin; empty = OS choice
+	SocketBuffer int64        // SO_RCVBUF/SO_SNDBUF bytes; 0 = OS default
+
+	Thresholds []Threshold
+}
+
+// PortRange is an inclusive range of ports; the zero value means "not given".
+type PortRange struct{ First, Last uint16 }
+
+// IsZero reports whether no range was given.
+func (r PortRange) IsZero() bool { return r.First == 0 && r.Last == 0 }
+
+// Contains reports whether port lies in the range.
+func (r PortRange) Contains(port uint16) bool { return port >= r.First && port <= r.Last }
+
+// LoadModel is how clients are started.
+type LoadModel string
+
+// The two load models.
+const (
+	// Open starts new client sessions at a target arrival rate (per second),
+	// whatever the server's speed: Profile.Pace schedules the arrivals.
+	Open LoadModel = "open"
+	// Closed keeps a target number of concurrent clients alive, each running
+	// its flow again as soon as it ends: Profile.Clients gives the target.
+	Closed LoadModel = "closed"
+)
+
+// LoadShape is the load shape. Stages ramp linearly from the previous stage's
+// target (Start for the first) to their own Target over For. After the last
+// stage the last target holds until Duration; stages past Duration are cut.
+type LoadShape struct {
+	Model      LoadModel
+	Start      float64 // target at elapsed 0: sessions/s (open) or clients (closed)
+	Stages     []Stage
+	Duration   time.Duration // > 0
+	MaxClients int           // cap on concurrent sessions; open-model arrivals over it count as dropped_starts
+}
+
+// Stage ramps the target to Target over For. Target is sessions per second
+// (open model) or concurrent clients (closed model).
+type Stage struct {
+	Target float64
+	For    time.Duration
+}
+
+// Profile returns the pure schedule of this load.
+func (l LoadShape) Profile() Profile { return NewProfile(l.Start, l.Stages, l.Duration) }
+
+// RequestPolicy is how one request is sent: wait Timeout for its reply, and
+// on a timeout re-send it up to Retries more times, RetryInterval apart
+// (seed 003: 5 s, 3 retries, 1 s apart). Retries apply to UDP requests; TCP
+// and Leviathan steps use the timeout only (their transports resend).
+type RequestPolicy struct {
+	Timeout       time.Duration
+	Retries       int
+	RetryInterval time.Duration
+}
+
+// DefaultPolicy is the request policy when a scenario sets none (seed 003).
+var DefaultPolicy = RequestPolicy{Timeout: 5 * time.Second, Retries: 3, RetryInterval: time.Second}
+
+// DefaultWaitTimeout is the timeout of wait_* and barrier steps unless set.
+const DefaultWaitTimeout = 30 * time.Second
+
+// Flow is one kind of client session. Each arriving client picks a flow with
+// probability Weight/sum(weights) and runs its Steps in order.
+type Flow struct {
+	Name   string
+	Weight float64 // > 0
+	// GroupSize groups the flow's clients, in arrival order, into groups of
+	// this many clients that share a room: member 0 is the group's leader.
+	// 1 (the default) means every client is alone.
+	GroupSize int
+	Steps     []Step
+	Line      int
+}
+
+// Membership restricts a step to some members of a group.
+type Membership string
+
+// Who runs a step within a group.
+const (
+	All     Membership = "all"     // every client (the default)
+	Leader  Membership = "leader"  // member 0 of the group only
+	Members Membership = "members" // every member but the leader
+)
+
+// Runs reports whether group member index idx (0 = leader) runs a step with
+// this membership.
+func (m Membership) Runs(idx int) bool {
+	switch m {
+	case Leader:
+		return idx == 0
+	case Members:
+		return idx != 0
+	}
+	return true
+}
+
+// StepKind names a step.
+type StepKind string
+
+// Step kinds. See FORMAT.md for what each does on the wire.
+const (
+	// udp-lobby
+	ListRooms     StepKind = "list_rooms"
+	CreateRoom    StepKind = "create_room"
+	Join          StepKind = "join" // also tcp-lobby
+	Hello         StepKind = "hello"
+	InstanceJoin  StepKind = "instance_join"
+	Ready         StepKind = "ready" // also tcp-lobby
+	Ping          StepKind = "ping"
+	WaitGameStart StepKind = "wait_game_start" // also tcp-lobby
+	Leave         StepKind = "leave"
+	Disconnect    StepKind = "disconnect" // also tcp-lobby
+	// tcp-lobby
+	Connect       StepKind = "connect" // also leviathan
+	List          StepKind = "list"
+	Create        StepKind = "create"
+	Start         StepKind = "start"
+	WaitCountdown StepKind = "wait_countdown"
+	// leviathan
+	JoinServer StepKind = "join_server"
+	JoinGame   StepKind = "join_game"
+	Echo       StepKind = "echo"
+	Status     StepKind = "status"
+	Close      StepKind = "close"
+	// every protocol
+	Think     StepKind = "think"
+	Barrier   StepKind = "barrier"
+	Malformed StepKind = "malformed"
+	RateProbe StepKind = "rate_probe"
+)
+
+// Step is one action of a flow. Only the fields of its Kind are set.
+type Step struct {
+	Kind  StepKind
+	Label string // metric name prefix; defaults to Kind
+	Only  Membership
+	Line  int
+
+	Policy RequestPolicy // request steps: effective policy; wait/barrier steps: Timeout only
+
+	Room     RoomRef       // join
+	Name     string        // tcp create: room name; connect: player/user name
+	Options  string        // leviathan join_game options
+	Reason   uint8         // udp leave: CLIENT_DISCONNECT reason
+	Count    int           // ping, echo: how many; malformed: packets sent
+	Interval time.Duration // ping, echo, malformed: gap between sends
+
+	Think     ThinkTime     // think
+	BarrierN  int           // barrier: clients of the group that must arrive
+	Malformed MalformedSpec // malformed
+	Probe     RateProbeSpec // rate_probe
+}
+
+// RoomRefKind says which room a join targets.
+type RoomRefKind string
+
+// How a join chooses its room.
+const (
+	RoomID            RoomRefKind = "id"             // a fixed room id
+	RoomRandomWaiting RoomRefKind = "random-waiting" // list rooms, pick a random Waiting room with space
+	RoomCreated       RoomRefKind = "created"        // the room this client's group created (waits for it)
+)
+
+// RoomRef is the room a join step targets.
+type RoomRef struct {
+	Kind RoomRefKind
+	ID   uint32 // Kind == RoomID
+}
+
+// Distribution is the shape of a think time.
+type Distribution string
+
+// Think-time distributions.
+const (
+	Fixed       Distribution = "fixed"
+	Uniform     Distribution = "uniform"
+	Exponential Distribution = "exponential"
+	Normal      Distribution = "normal"
+)
+
+// ThinkTime is a random pause. Fixed uses A; Uniform draws from [A, B];
+// Exponential has mean A; Normal has mean A and standard deviation B.
+type ThinkTime struct {
+	Dist Distribution
+	A, B time.Duration
+}
+
+// maxThink caps any drawn think time so a long tail cannot stall a run.
+const maxThink = time.Hour
+
+// Sample draws one pause using r. Results are clamped to [0, 1h].
+func (t ThinkTime) Sample(r *rand.Rand) time.Duration {
+	var d float64
+	switch t.Dist {
+	case Fixed:
+		return t.A
+	case Uniform:
+		d = float64(t.A) + r.Float64()*float64(t.B-t.A)
+	case Exponential:
+		d = r.ExpFloat64() * float64(t.A)
+	case Normal:
+		d = float64(t.A) + r.NormFloat64()*float64(t.B)
+	default:
+		return 0
+	}
+	if d < 0 || math.IsNaN(d) {
+		return 0
+	}
+	if d > float64(maxThink) {
+		return maxThink
+	}
+	return time.Duration(d)
+}
+
+// MalformedKind is a way to break a packet.
+type MalformedKind string
+
+// Malformed packet kinds.
+const (
+	BadCRC         MalformedKind = "bad_crc"         // udp-lobby: CRC flipped
+	Truncated      MalformedKind = "truncated"       // cut short of its header
+	WrongLength    MalformedKind = "wrong_length"    // payloadSize (or TCP length) disagrees with the datagram/frame
+	UnknownType    MalformedKind = "unknown_type"    // message type nobody defines
+	WrongDirection MalformedKind = "wrong_direction" // udp-lobby: packetType 0x02 (server→client) sent to the server
+	RandomBytes    MalformedKind = "random"          // random bytes of random length
+)
+
+// MalformedSpec is what a malformed step sends: Count packets, Interval
+// apart, of which a Share (0<Share≤1) are malformed — kinds chosen
+// uniformly from Kinds — and the rest valid list requests. To is "lobby" or
+// "instance" (udp-lobby; the room from an earlier join). UDP servers must
+// stay silent to every malformed packet for Silence after it (a reply is a
+// violation) while answering the valid ones; a TCP server must answer
+// ERROR_MSG and close (PROTOCOLS.md §3).
+type MalformedSpec struct {
+	Kinds   []MalformedKind
+	Share   float64
+	To      string
+	Silence time.Duration
+}
+
+// RateProbeSpec ramps one client's request rate linearly From→To (per
+// second) over Over, sending Request steps, and records the first rate at
+// which the loss (no reply within the timeout, or an explicit refusal)
+// over a one-second window exceeds Loss: metric "<label>.limit".
+type RateProbeSpec struct {
+	From, To float64
+	Over     time.Duration
+	Request  StepKind
+	Loss     float64
+}

@@ -1,0 +1,245 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Unit is the kind of quantity a metric holds. Values are canonical:
+// seconds for latencies, fractions (0.01 = 1%) for ratios, plain numbers
+// for counts, events per second for rates.
+type Unit string
+
+// Metric units.
+const (
+	Latency Unit = "latency" // seconds; thresholds must say "20ms"
+	Ratio   Unit = "ratio"   // fraction; thresholds say "1%" (or a plain 0..1 fraction)
+	Count   Unit = "count"   // plain number
+	Rate    Unit = "rate"    // per second; thresholds say "500/s"
+)
+
+// StepStats are the per-step metric suffixes: "<label>.<suffix>".
+var StepStats = map[string]Unit{
+	"p50": Latency, "p90": Latency, "p99": Latency, "p999": Latency, "max": Latency, "min": Latency, "mean": Latency,
+	"count": Count, "errors": Count, "error_rate": Ratio, "timeouts": Count, "retries": Count,
+}
+
+// GlobalMetrics are the run-wide metrics every engine reports.
+var GlobalMetrics = map[string]Unit{
+	"requests":           Count, // requests sent (first sends, not retries)
+	"retries":            Count, // re-sends after a timeout
+	"timeouts":           Count, // requests that got no reply after every retry
+	"errors.count":       Count, // failed steps of any kind
+	"errors.rate":        Ratio, // errors.count / requests
+	"violations":         Count, // protocol violations (conformance rules broken)
+	"dropped_starts":     Count, // open model: arrivals not started (max_clients reached or engine behind)
+	"sessions.started":   Count,
+	"sessions.completed": Count,
+	"sessions.failed":    Count,
+	"clients.max":        Count, // peak concurrent clients
+	"throughput":         Rate,  // successful requests per second over the run
+}
+
+// Extra per-step metrics for some step kinds.
+var kindStats = map[StepKind]map[string]Unit{
+	RateProbe: {"limit": Rate},                   // first rate where loss exceeded the step's loss
+	Malformed: {"replies": Count, "sent": Count}, // replies to malformed packets (should be 0 on UDP)
+}
+
+// KnownMetrics returns every metric name a threshold on p may use, with
+// its unit: the global metrics, and for each step label in the flows the
+// step statistics.
+func KnownMetrics(p *Plan) map[string]Unit {
+	m := make(map[string]Unit, len(GlobalMetrics))
+	for k, u := range GlobalMetrics {
+		m[k] = u
+	}
+	for _, f := range p.Flows {
+		for _, s := range f.Steps {
+			for suf, u := range StepStats {
+				m[s.Label+"."+suf] = u
+			}
+			for suf, u := range kindStats[s.Kind] {
+				m[s.Label+"."+suf] = u
+			}
+		}
+	}
+	return m
+}
+
+// Op is a threshold comparison.
+type Op string
+
+// Comparisons, longest first for parsing.
+var ops = []Op{"<=", ">=", "==", "!=", "<", ">"}
+
+// Threshold is a parsed "metric op value" pass condition, e.g.
+// "join.p99 < 20ms" is {Metric: "join.p99", Op: "<", Value: 0.020, Unit: Latency}.
+type Threshold struct {
+	Source string // as written
+	Metric string
+	Op     Op
+	Value  float64 // canonical units (see Unit)
+	Unit   Unit
+	Line   int
+}
+
+// String returns the threshold as written.
+func (t Threshold) String() string { return t.Source }
+
+// Holds reports whether value satisfies the threshold.
+func (t Threshold) Holds(v float64) bool {
+	if math.IsNaN(v) {
+		return false
+	}
+	switch t.Op {
+	case "<":
+		return v < t.Value
+	case "<=":
+		return v <= t.Value
+	case ">":
+		return v > t.Value
+	case ">=":
+		return v >= t.Value
+	case "==":
+		return v == t.Value
+	case "!=":
+		return v != t.Value
+	}
+	return false
+}
+
+var metricWordRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var metricRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$`)
+
+// ParseThreshold parses "metric op value" and checks the metric against
+// known (name → unit) and the value's unit against the metric's.
+func ParseThreshold(s string, known map[string]Unit) (Threshold, error) {
+	t := Threshold{Source: strings.TrimSpace(s)}
+	idx, op := -1, Op("")
+	for _, o := range ops {
+		if i := strings.Index(s, string(o)); i >= 0 && (idx < 0 || i < idx) {
+			idx, op = i, o
+		}
+	}
+	if idx < 0 {
+		return t, fmt.Errorf("threshold %q has no comparison (want e.g. \"join.p99 < 20ms\"; ops: < <= > >= == !=)", t.Source)
+	}
+	t.Op = op
+	t.Metric = strings.TrimSpace(s[:idx])
+	val := strings.TrimSpace(s[idx+len(op):])
+	if !metricRE.MatchString(t.Metric) {
+		return t, fmt.Errorf("threshold %q: %q is not a metric name", t.Source, t.Metric)
+	}
+	unit, ok := known[t.Metric]
+	if !ok {
+		names := make([]string, 0, len(known))
+		for k := range known {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		return t, fmt.Errorf("threshold %q: unknown metric %q%s", t.Source, t.Metric, suggest(t.Metric, names))
+	}
+	t.Unit = unit
+	if val == "" {
+		return t, fmt.Errorf("threshold %q has no value after %s", t.Source, op)
+	}
+	v, err := parseValue(val, unit)
+	if err != nil {
+		return t, fmt.Errorf("threshold %q: %s is a %s: %v", t.Source, t.Metric, unit, err)
+	}
+	t.Value = v
+	return t, nil
+}
+
+func parseValue(s string, u Unit) (float64, error) {
+	switch u {
+	case Latency:
+		if _, err := strconv.ParseFloat(s, 64); err == nil && s != "0" {
+			return 0, fmt.Errorf("give a unit, e.g. %sms", s)
+		}
+		d, err := parseSignedDuration(s)
+		return d.Seconds(), err
+	case Ratio:
+		if strings.HasSuffix(s, "%") {
+			return ParsePercent(s)
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < 0 || f > 1 {
+			return 0, fmt.Errorf("want a percentage like 1%% (or a fraction 0-1), got %q", s)
+		}
+		return f, nil
+	case Rate:
+		return ParseRate(s)
+	default:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("want a plain number, got %q", s)
+		}
+		return f, nil
+	}
+}
+
+func parseSignedDuration(s string) (time.Duration, error) {
+	d, err := ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	return d, nil
+}
+
+func (d *decoder) thresholds(n *yaml.Node, known map[string]Unit) []Threshold {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		d.errf(n, "thresholds must be a list of \"metric op value\" strings, got %s", describe(n))
+		return nil
+	}
+	var out []Threshold
+	for _, it := range n.Content {
+		s, ok := d.scalar(it, "threshold")
+		if !ok {
+			continue
+		}
+		t, err := ParseThreshold(s, known)
+		if err != nil {
+			d.errf(it, "%v", err)
+			continue
+		}
+		t.Line = it.Line
+		out = append(out, t)
+	}
+	return out
+}
+
+// Result is one threshold's verdict.
+type Result struct {
+	Threshold Threshold
+	Value     float64 // the metric's value (canonical units); NaN if Missing
+	Missing   bool    // the run reported no value: counts as a failure
+	Pass      bool
+}
+
+// Evaluate checks every threshold against the metrics lookup returns
+// (canonical units, see Unit). A metric lookup cannot find fails its
+// threshold: a threshold never passes silently. ok is true when all pass.
+func Evaluate(ts []Threshold, lookup func(metric string) (float64, bool)) (results []Result, ok bool) {
+	ok = true
+	for _, t := range ts {
+		r := Result{Threshold: t, Value: math.NaN()}
+		if v, found := lookup(t.Metric); found {
+			r.Value, r.Pass = v, t.Holds(v)
+		} else {
+			r.Missing = true
+		}
+		ok = ok && r.Pass
+		results = append(results, r)
+	}
+	return results, ok
+}
