@@ -8,12 +8,12 @@ import (
 
 // Pieces of hex used by the error table.
 const (
-	lnHdr      = "4c6e 000003e9 00000000"              // Ln, PKT_ID 1001, StartAck 0
-	reqConnect = "28 00000001 0000 0000002a"           // Request #1 Connect 42
-	resNone    = "12 00000002 001c 00000000"           // Response #2 None to 0
-	reqIdent   = "28 00000003 0003 deadbeef"           // Request Identification: no known payload
-	resInvalid = "12 00000003 0008 00000000 00"        // Response InvalidRequest: no known payload
-	resAllow   = "12 00000002 000a 00000001 00 %s"     // ServerAllow, string follows
+	lnHdr      = "4c6e 000003e9 00000000"          // Ln, PKT_ID 1001, StartAck 0
+	reqConnect = "28 00000001 0000 0000002a"       // Request #1 Connect 42
+	resNone    = "12 00000002 001c 00000000"       // Response #2 None to 0
+	reqIdent   = "28 00000003 0003 deadbeef"       // Request Identification: no known payload
+	resInvalid = "12 00000003 0008 00000000 00"    // Response InvalidRequest: no known payload
+	resAllow   = "12 00000002 000a 00000001 00 %s" // ServerAllow, string follows
 	statusBody = "00000001 41 %s 00 01 00000000 00000000 00000000 00000000"
 )
 
