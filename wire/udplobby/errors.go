@@ -39,6 +39,18 @@ func (e *Error) Error() string {
 	switch e.Rule {
 	case RuleCRC:
 		d = append(d, fmt.Sprintf("got %08x, want %08x", e.Got, e.Want))
+	case RuleShort, RuleLength:
+		d = append(d, fmt.Sprintf("length %d, want %d", e.Got, e.Want))
+	case RulePayloadSize, RuleInstPayload:
+		if e.Want >= 0 {
+			d = append(d, fmt.Sprintf("payloadSize %d, want %d", e.Got, e.Want))
+		} else {
+			d = append(d, fmt.Sprintf("payloadSize %d", e.Got))
+		}
+	case RuleRoomListCount:
+		d = append(d, fmt.Sprintf("roomCount %d needs payloadSize %d, got %d", e.Got, 2+RoomEntryLen*e.Got, e.Header.PayloadSize))
+	case RuleRoomPlayers:
+		d = append(d, fmt.Sprintf("playerCount %d, maxPlayers %d", e.Got, e.Want))
 	case RuleMagic:
 		d = append(d, fmt.Sprintf("got %08x", e.Got))
 	case RulePacketType, RuleDirection, RuleTypeUnknown, RuleInstTypeUnknown, RuleTypeDirection, RuleInstDirection:
