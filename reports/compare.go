@@ -1,0 +1,250 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Gate metrics: what a Gate limits.
+const (
+	// GateP50IncreasePct limits a step's p50 increase, in percent of base.
+	GateP50IncreasePct = "p50_increase_pct"
+	// GateP99IncreasePct limits a step's p99 increase, in percent of base.
+	GateP99IncreasePct = "p99_increase_pct"
+	// GateErrorRateIncreasePP limits a step's (and the run's) error-rate
+	// increase, in percentage points.
+	GateErrorRateIncreasePP = "error_rate_increase_pp"
+	// GateNewViolations limits how many rules may be violated in new that
+	// were not in base.
+	GateNewViolations = "new_violations"
+	// GateNewlyFailingCases limits how many conform cases may fail in new
+	// that did not fail in base (CompareConform only).
+	GateNewlyFailingCases = "newly_failing_cases"
+)
+
+// Gate is one regression limit: the comparison breaks it when a value of
+// Metric is strictly greater than Max.
+type Gate struct {
+	Metric string  `json:"metric"`
+	Max    float64 `json:"max"`
+}
+
+// DefaultGates are the limits used when the user gives none: p99 may grow by
+// 10%, error rate by 0.5 percentage points, and no new violated rule.
+func DefaultGates() []Gate {
+	return []Gate{
+		{Metric: GateP99IncreasePct, Max: 10},
+		{Metric: GateErrorRateIncreasePP, Max: 0.5},
+		{Metric: GateNewViolations, Max: 0},
+		{Metric: GateNewlyFailingCases, Max: 0},
+	}
+}
+
+// StepDelta is the change of one step between two runs. A step missing from
+// one side, or without latency samples on one side, has zero figures there
+// and zero latency changes (HasLatency false), and is not latency-gated.
+type StepDelta struct {
+	Name              string  `json:"name"`
+	InBase            bool    `json:"in_base"`
+	InNew             bool    `json:"in_new"`
+	HasLatency        bool    `json:"has_latency"`
+	BaseP50US         int64   `json:"base_p50_us"`
+	NewP50US          int64   `json:"new_p50_us"`
+	P50ChangePct      float64 `json:"p50_change_pct"`
+	BaseP99US         int64   `json:"base_p99_us"`
+	NewP99US          int64   `json:"new_p99_us"`
+	P99ChangePct      float64 `json:"p99_change_pct"`
+	BaseErrorRate     float64 `json:"base_error_rate"`
+	NewErrorRate      float64 `json:"new_error_rate"`
+	ErrorRateChangePP float64 `json:"error_rate_change_pp"`
+}
+
+// Breach is one gate broken by one subject (a step name, "run", a rule or a
+// case id).
+type Breach struct {
+	Gate    Gate    `json:"gate"`
+	Subject string  `json:"subject"`
+	Value   float64 `json:"value"`
+}
+
+// String describes the breach for humans.
+func (b Breach) String() string {
+	return fmt.Sprintf("%s: %s = %.4g > %.4g", b.Subject, b.Gate.Metric, b.Value, b.Gate.Max)
+}
+
+// Comparison is the result of Compare.
+type Comparison struct {
+	Steps []StepDelta `json:"steps"`
+	// Run is the run-wide error-rate delta (Name "run"; latency fields zero).
+	Run StepDelta `json:"run"`
+	// NewViolations are rules violated in new and not in base.
+	NewViolations []string `json:"new_violations"`
+	Breaches      []Breach `json:"breaches"`
+}
+
+// OK reports whether no gate broke.
+func (c *Comparison) OK() bool { return len(c.Breaches) == 0 }
+
+// pctChange returns the change from base to new in percent of base. A base
+// below the histogram resolution (0 µs) is taken as LowestUS, so the result
+// stays finite (JSON cannot hold Inf).
+func pctChange(base, new int64) float64 {
+	return float64(new-base) / float64(max(base, LowestUS)) * 100
+}
+
+// Compare computes per-step regression deltas of new against base (steps
+// matched by name; latency of steps absent from either side is not gated)
+// and checks gates. Gates on conform-only metrics are ignored.
+func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
+	if base == nil || new == nil {
+		return nil, fmt.Errorf("reports: compare needs two runs")
+	}
+	c := &Comparison{Steps: []StepDelta{}, NewViolations: []string{}, Breaches: []Breach{}}
+	baseSteps := map[string]Series{}
+	for _, s := range base.Steps {
+		baseSteps[s.Name] = s
+	}
+	seen := map[string]bool{}
+	add := func(b, n Series, inBase, inNew bool) {
+		d := StepDelta{
+			Name: n.Name, InBase: inBase, InNew: inNew,
+			BaseP50US: b.Latency.P50US, NewP50US: n.Latency.P50US,
+			BaseP99US: b.Latency.P99US, NewP99US: n.Latency.P99US,
+			BaseErrorRate: b.ErrorRate(), NewErrorRate: n.ErrorRate(),
+		}
+		if d.Name == "" {
+			d.Name = b.Name
+		}
+		if inBase && inNew && b.Latency.Count > 0 && n.Latency.Count > 0 {
+			d.HasLatency = true
+			d.P50ChangePct = pctChange(d.BaseP50US, d.NewP50US)
+			d.P99ChangePct = pctChange(d.BaseP99US, d.NewP99US)
+		}
+		d.ErrorRateChangePP = (d.NewErrorRate - d.BaseErrorRate) * 100
+		c.Steps = append(c.Steps, d)
+	}
+	for _, n := range new.Steps {
+		b, ok := baseSteps[n.Name]
+		seen[n.Name] = true
+		add(b, n, ok, true)
+	}
+	for _, b := range base.Steps {
+		if !seen[b.Name] {
+			add(b, Series{}, true, false)
+		}
+	}
+	c.Run = StepDelta{Name: "run", InBase: true, InNew: true,
+		BaseErrorRate: base.Totals.ErrorRate(), NewErrorRate: new.Totals.ErrorRate()}
+	c.Run.ErrorRateChangePP = (c.Run.NewErrorRate - c.Run.BaseErrorRate) * 100
+
+	baseRules := map[string]bool{}
+	for _, v := range base.Violations {
+		if v.Count > 0 {
+			baseRules[v.Rule] = true
+		}
+	}
+	for _, v := range new.Violations {
+		if v.Count > 0 && !baseRules[v.Rule] {
+			c.NewViolations = append(c.NewViolations, v.Rule)
+		}
+	}
+	sort.Strings(c.NewViolations)
+
+	for _, g := range gates {
+		check := func(subject string, v float64) {
+			if v > g.Max {
+				c.Breaches = append(c.Breaches, Breach{Gate: g, Subject: subject, Value: v})
+			}
+		}
+		switch g.Metric {
+		case GateP50IncreasePct, GateP99IncreasePct:
+			for _, d := range c.Steps {
+				if !d.HasLatency {
+					continue
+				}
+				if g.Metric == GateP50IncreasePct {
+					check(d.Name, d.P50ChangePct)
+				} else {
+					check(d.Name, d.P99ChangePct)
+				}
+			}
+		case GateErrorRateIncreasePP:
+			for _, d := range c.Steps {
+				check(d.Name, d.ErrorRateChangePP)
+			}
+			check("run", c.Run.ErrorRateChangePP)
+		case GateNewViolations:
+			if float64(len(c.NewViolations)) > g.Max {
+				for _, r := range c.NewViolations {
+					c.Breaches = append(c.Breaches, Breach{Gate: g, Subject: r, Value: float64(len(c.NewViolations))})
+				}
+			}
+		case GateNewlyFailingCases:
+		default:
+			return nil, fmt.Errorf("reports: unknown gate metric %q", g.Metric)
+		}
+	}
+	return c, nil
+}
+
+// CaseChange is a conform case whose verdict changed.
+type CaseChange struct {
+	ID          string `json:"id"`
+	BaseVerdict string `json:"base_verdict"` // "" when the case is new
+	NewVerdict  string `json:"new_verdict"`
+}
+
+// ConformComparison is the result of CompareConform.
+type ConformComparison struct {
+	// NewlyFailing are cases failing in new that were absent or not
+	// failing in base; Fixed the reverse; Changed every verdict change.
+	NewlyFailing []CaseChange `json:"newly_failing"`
+	Fixed        []CaseChange `json:"fixed"`
+	Changed      []CaseChange `json:"changed"`
+	Breaches     []Breach     `json:"breaches"`
+}
+
+// OK reports whether no gate broke.
+func (c *ConformComparison) OK() bool { return len(c.Breaches) == 0 }
+
+// CompareConform lists verdict changes of new against base (cases matched by
+// id, in new's order) and checks GateNewlyFailingCases; other gates are
+// ignored.
+func CompareConform(base, new *Conform, gates []Gate) (*ConformComparison, error) {
+	if base == nil || new == nil {
+		return nil, fmt.Errorf("reports: compare needs two conform results")
+	}
+	c := &ConformComparison{NewlyFailing: []CaseChange{}, Fixed: []CaseChange{}, Changed: []CaseChange{}, Breaches: []Breach{}}
+	bv := map[string]string{}
+	for _, k := range base.Cases {
+		bv[k.ID] = k.Verdict
+	}
+	for _, k := range new.Cases {
+		old, ok := bv[k.ID]
+		if ok && old == k.Verdict {
+			continue
+		}
+		ch := CaseChange{ID: k.ID, BaseVerdict: old, NewVerdict: k.Verdict}
+		c.Changed = append(c.Changed, ch)
+		switch {
+		case k.Verdict == VerdictFail:
+			c.NewlyFailing = append(c.NewlyFailing, ch)
+		case old == VerdictFail:
+			c.Fixed = append(c.Fixed, ch)
+		}
+	}
+	for _, g := range gates {
+		switch g.Metric {
+		case GateNewlyFailingCases:
+			if n := float64(len(c.NewlyFailing)); n > g.Max {
+				for _, ch := range c.NewlyFailing {
+					c.Breaches = append(c.Breaches, Breach{Gate: g, Subject: ch.ID, Value: n})
+				}
+			}
+		case GateP50IncreasePct, GateP99IncreasePct, GateErrorRateIncreasePP, GateNewViolations:
+		default:
+			return nil, fmt.Errorf("reports: unknown gate metric %q", g.Metric)
+		}
+	}
+	return c, nil
+}

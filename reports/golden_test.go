@@ -1,0 +1,76 @@
+package reports
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file (go test -update to accept):\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	run := sampleRun(t)
+	empty := NewRun()
+	empty.StartedAt = fixedStart
+	base := sampleRun(t)
+	worse := sampleRun(t)
+	worse.Steps[1].Latency = latencyOf(t, ramp(1000, 1300, 45)...)
+	worse.Steps[1].Failures, worse.Steps[1].Requests = 9, 54
+	worse.Violations = append(worse.Violations, Violation{Rule: "U-LEN", Count: 1})
+	cmp, err := Compare(base, worse, DefaultGates())
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := Compare(base, base, DefaultGates())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := sampleConform()
+	emptyConf := NewConform()
+
+	tests := []struct {
+		file   string
+		render func(*bytes.Buffer) error
+	}{
+		{"run.json", func(b *bytes.Buffer) error { return WriteJSON(b, run) }},
+		{"conform.json", func(b *bytes.Buffer) error { return WriteJSON(b, conf) }},
+		{"run_table.txt", func(b *bytes.Buffer) error { return WriteRunTable(b, run) }},
+		{"run_table_empty.txt", func(b *bytes.Buffer) error { return WriteRunTable(b, empty) }},
+		{"compare_table.txt", func(b *bytes.Buffer) error { return WriteCompareTable(b, cmp) }},
+		{"compare_table_same.txt", func(b *bytes.Buffer) error { return WriteCompareTable(b, same) }},
+		{"run_junit.xml", func(b *bytes.Buffer) error { return WriteRunJUnit(b, run) }},
+		{"run_junit_empty.xml", func(b *bytes.Buffer) error { return WriteRunJUnit(b, empty) }},
+		{"conform_junit.xml", func(b *bytes.Buffer) error { return WriteConformJUnit(b, conf) }},
+		{"conform.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, conf) }},
+		{"conform_empty.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, emptyConf) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.render(&b); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.file, b.Bytes())
+		})
+	}
+}

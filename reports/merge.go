@@ -1,0 +1,217 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Merge combines the results of the shards of one sharded run exactly:
+// histograms are merged with hdrhistogram's Merge and their percentiles
+// recomputed, counters summed, time-series points aligned by their second
+// offset, violations merged per rule (samples kept in shard order up to
+// MaxViolationSamples), malformed findings summed per kind and rate-limit
+// findings concatenated. Steps and messages are matched by name, keeping the
+// first shard's order. Thresholds are dropped: evaluate them again on the
+// merged result. Inputs are not modified.
+func Merge(runs ...*Run) (*Run, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("reports: merge of no runs")
+	}
+	out := NewRun()
+	out.Shards = 0
+	out.Scenario, out.Target = runs[0].Scenario, runs[0].Target
+	var end time.Time
+	steps, msgs := newSeriesMerger(), newSeriesMerger()
+	points := map[int64]*pointAcc{}
+	viol := map[string]*Violation{}
+	var violOrder []string
+	mal := map[string]*MalformedFinding{}
+	var malOrder []string
+	for i, r := range runs {
+		if r == nil {
+			return nil, fmt.Errorf("reports: merge: run %d is nil", i)
+		}
+		if r.Kind != KindRun || r.SchemaVersion != SchemaVersion {
+			return nil, fmt.Errorf("reports: merge: run %d is kind %q version %d, want %q version %d", i, r.Kind, r.SchemaVersion, KindRun, SchemaVersion)
+		}
+		if out.StartedAt.IsZero() || (!r.StartedAt.IsZero() && r.StartedAt.Before(out.StartedAt)) {
+			out.StartedAt = r.StartedAt
+		}
+		if e := r.StartedAt.Add(r.DurationNS); e.After(end) {
+			end = e
+		}
+		out.Shards += max(r.Shards, 1)
+		t := &out.Totals
+		t.Requests += r.Totals.Requests
+		t.Successes += r.Totals.Successes
+		t.Failures += r.Totals.Failures
+		t.Retries += r.Totals.Retries
+		t.Dropped += r.Totals.Dropped
+		t.Violations += r.Totals.Violations
+		t.SessionsStarted += r.Totals.SessionsStarted
+		t.SessionsFinished += r.Totals.SessionsFinished
+		addReasons(t.FailuresByReason, r.Totals.FailuresByReason)
+		if err := steps.add(r.Steps); err != nil {
+			return nil, fmt.Errorf("reports: merge run %d: %w", i, err)
+		}
+		if err := msgs.add(r.Messages); err != nil {
+			return nil, fmt.Errorf("reports: merge run %d: %w", i, err)
+		}
+		for _, p := range r.TimeSeries {
+			acc := points[p.Second]
+			if acc == nil {
+				acc = &pointAcc{h: NewSecondHistogram()}
+				points[p.Second] = acc
+			}
+			acc.requests += p.Requests
+			acc.errors += p.Errors
+			h, err := p.Histogram()
+			if err != nil {
+				return nil, fmt.Errorf("reports: merge run %d second %d: %w", i, p.Second, err)
+			}
+			if d := acc.h.Merge(h); d != 0 {
+				return nil, fmt.Errorf("reports: merge run %d second %d: %d values out of range", i, p.Second, d)
+			}
+		}
+		for _, v := range r.Violations {
+			acc := viol[v.Rule]
+			if acc == nil {
+				acc = &Violation{Rule: v.Rule, Samples: []ViolationSample{}}
+				viol[v.Rule] = acc
+				violOrder = append(violOrder, v.Rule)
+			}
+			acc.Count += v.Count
+			for _, s := range v.Samples {
+				if len(acc.Samples) < MaxViolationSamples {
+					acc.Samples = append(acc.Samples, s)
+				}
+			}
+		}
+		for _, m := range r.Malformed {
+			acc := mal[m.Kind]
+			if acc == nil {
+				acc = &MalformedFinding{Kind: m.Kind}
+				mal[m.Kind] = acc
+				malOrder = append(malOrder, m.Kind)
+			}
+			acc.Sent += m.Sent
+			acc.UnexpectedReplies += m.UnexpectedReplies
+			acc.LivenessChecks += m.LivenessChecks
+			acc.LivenessKept += m.LivenessKept
+		}
+		out.RateLimits = append(out.RateLimits, r.RateLimits...)
+	}
+	if !out.StartedAt.IsZero() {
+		out.DurationNS = end.Sub(out.StartedAt)
+	}
+	var err error
+	if out.Steps, err = steps.result(); err != nil {
+		return nil, err
+	}
+	if out.Messages, err = msgs.result(); err != nil {
+		return nil, err
+	}
+	secs := make([]int64, 0, len(points))
+	for s := range points {
+		secs = append(secs, s)
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
+	out.TimeSeries = make([]Point, 0, len(secs))
+	for _, s := range secs {
+		acc := points[s]
+		p, err := NewPoint(s, acc.requests, acc.errors, acc.h)
+		if err != nil {
+			return nil, err
+		}
+		out.TimeSeries = append(out.TimeSeries, p)
+	}
+	out.Violations = make([]Violation, 0, len(violOrder))
+	for _, k := range violOrder {
+		out.Violations = append(out.Violations, *viol[k])
+	}
+	out.Malformed = make([]MalformedFinding, 0, len(malOrder))
+	for _, k := range malOrder {
+		out.Malformed = append(out.Malformed, *mal[k])
+	}
+	if out.RateLimits == nil {
+		out.RateLimits = []RateLimitFinding{}
+	}
+	out.Thresholds = []ThresholdResult{}
+	return out, nil
+}
+
+type pointAcc struct {
+	requests, errors int64
+	h                *hdrhistogram.Histogram
+}
+
+func addReasons(dst, src map[string]int64) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
+
+type seriesAcc struct {
+	s        Series
+	lat, unc *hdrhistogram.Histogram
+}
+
+type seriesMerger struct {
+	byName map[string]*seriesAcc
+	order  []string
+}
+
+func newSeriesMerger() *seriesMerger { return &seriesMerger{byName: map[string]*seriesAcc{}} }
+
+func (m *seriesMerger) add(in []Series) error {
+	for _, s := range in {
+		acc := m.byName[s.Name]
+		if acc == nil {
+			acc = &seriesAcc{
+				s:   Series{Name: s.Name, FailuresByReason: map[string]int64{}},
+				lat: NewLatencyHistogram(), unc: NewLatencyHistogram(),
+			}
+			m.byName[s.Name] = acc
+			m.order = append(m.order, s.Name)
+		}
+		acc.s.Requests += s.Requests
+		acc.s.Successes += s.Successes
+		acc.s.Failures += s.Failures
+		acc.s.Retries += s.Retries
+		acc.s.Dropped += s.Dropped
+		addReasons(acc.s.FailuresByReason, s.FailuresByReason)
+		for _, p := range []struct {
+			dst *hdrhistogram.Histogram
+			src Latency
+		}{{acc.lat, s.Latency}, {acc.unc, s.Uncorrected}} {
+			h, err := p.src.Histogram()
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
+			}
+			if d := p.dst.Merge(h); d != 0 {
+				return fmt.Errorf("%s: %d values out of range", s.Name, d)
+			}
+		}
+	}
+	return nil
+}
+
+func (m *seriesMerger) result() ([]Series, error) {
+	out := make([]Series, 0, len(m.order))
+	for _, name := range m.order {
+		acc := m.byName[name]
+		var err error
+		if acc.s.Latency, err = NewLatency(acc.lat); err != nil {
+			return nil, err
+		}
+		if acc.s.Uncorrected, err = NewLatency(acc.unc); err != nil {
+			return nil, err
+		}
+		out = append(out, acc.s)
+	}
+	return out, nil
+}

@@ -1,0 +1,355 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// SchemaVersion is the version of the JSON documents written by this package.
+// It is bumped when a field changes meaning or is removed; adding a field does
+// not bump it. Readers reject documents with a higher version.
+const SchemaVersion = 1
+
+// Document kinds, stored in the "kind" field of every top-level document.
+const (
+	KindRun     = "run"
+	KindConform = "conform"
+)
+
+// Failure reasons used by the engine. Reasons are free strings; these are the
+// names the engine and the threshold evaluator agree on.
+const (
+	ReasonTimeout     = "timeout"
+	ReasonJoinFailed  = "join_failed"
+	ReasonJoinDeny    = "join_deny"
+	ReasonViolation   = "violation"
+	ReasonConnRefused = "conn_refused"
+	ReasonConnReset   = "conn_reset"
+)
+
+// Run is the result of one `lobbybench run` (or the exact merge of several
+// shards of one). All latencies are in microseconds.
+type Run struct {
+	SchemaVersion int       `json:"schema_version"`
+	Kind          string    `json:"kind"` // always KindRun
+	Scenario      string    `json:"scenario,omitempty"`
+	Target        string    `json:"target,omitempty"`
+	StartedAt     time.Time `json:"started_at"`
+	// DurationNS is the wall time from start to the last recorded sample.
+	DurationNS time.Duration `json:"duration_ns"`
+	// Shards is how many recorded runs were merged into this one (1 if none).
+	Shards int `json:"shards"`
+
+	Totals Totals `json:"totals"`
+	// Steps holds one entry per scenario step (list_rooms, join, ...), in the
+	// order the engine registered them.
+	Steps []Series `json:"steps"`
+	// Messages holds one entry per protocol message type, measured request to
+	// reply.
+	Messages   []Series           `json:"messages"`
+	Violations []Violation        `json:"violations"`
+	TimeSeries []Point            `json:"time_series"`
+	RateLimits []RateLimitFinding `json:"rate_limits"`
+	Malformed  []MalformedFinding `json:"malformed"`
+	// Thresholds is filled by the threshold evaluator after Snapshot or
+	// Merge; Merge drops the shards' results since they no longer hold.
+	Thresholds []ThresholdResult `json:"thresholds"`
+}
+
+// Totals are run-wide counters; each equals the sum over Steps except
+// Sessions*, which are counted per simulated client.
+type Totals struct {
+	Requests         int64            `json:"requests"` // successes + failures
+	Successes        int64            `json:"successes"`
+	Failures         int64            `json:"failures"`
+	FailuresByReason map[string]int64 `json:"failures_by_reason"`
+	Retries          int64            `json:"retries"`
+	Dropped          int64            `json:"dropped"`
+	Violations       int64            `json:"violations"`
+	SessionsStarted  int64            `json:"sessions_started"`
+	SessionsFinished int64            `json:"sessions_finished"`
+}
+
+// ErrorRate is Failures/Requests, 0 when there were no requests.
+func (t Totals) ErrorRate() float64 { return rate(t.Failures, t.Requests) }
+
+// Series is the record of one step or one message type.
+type Series struct {
+	Name string `json:"name"`
+	// Requests counts first sends that completed (success or failure);
+	// Retries counts retransmissions of those, apart.
+	Requests         int64            `json:"requests"`
+	Successes        int64            `json:"successes"`
+	Failures         int64            `json:"failures"`
+	FailuresByReason map[string]int64 `json:"failures_by_reason"`
+	Retries          int64            `json:"retries"`
+	// Dropped counts starts the schedule could not keep (generator saturated).
+	Dropped int64 `json:"dropped"`
+	// Latency is measured from the intended send time (coordinated-omission
+	// corrected, as wrk2); Uncorrected from the actual send time.
+	Latency     Latency `json:"latency"`
+	Uncorrected Latency `json:"uncorrected"`
+}
+
+// ErrorRate is Failures/Requests, 0 when there were no requests.
+func (s Series) ErrorRate() float64 { return rate(s.Failures, s.Requests) }
+
+func rate(n, d int64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+// Latency is a latency distribution in microseconds: precomputed figures for
+// readers plus the full histogram for merging.
+type Latency struct {
+	Count  int64   `json:"count"`
+	MinUS  int64   `json:"min_us"`
+	MeanUS float64 `json:"mean_us"`
+	P50US  int64   `json:"p50_us"`
+	P90US  int64   `json:"p90_us"`
+	P99US  int64   `json:"p99_us"`
+	P999US int64   `json:"p999_us"`
+	MaxUS  int64   `json:"max_us"`
+	// Hist is the HdrHistogram V2 compressed encoding, base64
+	// (hdrhistogram.Histogram.Encode); empty when Count is 0.
+	Hist string `json:"hist,omitempty"`
+}
+
+// Violation counts breaches of one protocol rule.
+type Violation struct {
+	Rule  string `json:"rule"` // e.g. "U-CRC"
+	Count int64  `json:"count"`
+	// Samples are the first MaxViolationSamples occurrences.
+	Samples []ViolationSample `json:"samples"`
+}
+
+// MaxViolationSamples bounds Violation.Samples.
+const MaxViolationSamples = 3
+
+// ViolationSample is one offending packet and the request that caused it,
+// both hex-encoded; Request is empty when unsolicited.
+type ViolationSample struct {
+	OffsetNS time.Duration `json:"offset_ns"` // since run start
+	Packet   string        `json:"packet"`
+	Request  string        `json:"request,omitempty"`
+	Detail   string        `json:"detail,omitempty"`
+}
+
+// Point is one second of the run's time series. Requests and Errors count
+// completions (by completion time) in [Second, Second+1) since start.
+type Point struct {
+	Second   int64 `json:"second"`
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	P50US    int64 `json:"p50_us"`
+	P99US    int64 `json:"p99_us"`
+	// Hist is this second's corrected latencies at 2 significant digits
+	// (see NewSecondHistogram), kept so shards merge exactly.
+	Hist string `json:"hist,omitempty"`
+}
+
+// RateLimitFinding is what the engine learned about the server's rate limit
+// for one source (address or client group).
+type RateLimitFinding struct {
+	Source string `json:"source"`
+	// ObservedLimitPerSec is the highest sustained accepted rate before the
+	// server began refusing or dropping; 0 if no limit was hit.
+	ObservedLimitPerSec float64 `json:"observed_limit_per_sec"`
+	Sent                int64   `json:"sent"`
+	Accepted            int64   `json:"accepted"`
+	Limited             int64   `json:"limited"`
+	// OtherSourcesP99Before/After are other sources' p99 latency before and
+	// while this source was limited: the collateral effect.
+	OtherSourcesP99BeforeUS int64  `json:"other_sources_p99_before_us"`
+	OtherSourcesP99AfterUS  int64  `json:"other_sources_p99_after_us"`
+	OtherSourcesErrors      int64  `json:"other_sources_errors"`
+	Note                    string `json:"note,omitempty"`
+}
+
+// MalformedFinding sums the malformed packets of one kind the engine sent.
+type MalformedFinding struct {
+	Kind string `json:"kind"` // e.g. "bad_crc", "truncated"
+	Sent int64  `json:"sent"`
+	// UnexpectedReplies counts replies received where silence was expected.
+	UnexpectedReplies int64 `json:"unexpected_replies"`
+	// LivenessChecks counts probes after the malformed packet;
+	// LivenessKept how many found the server still answering.
+	LivenessChecks int64 `json:"liveness_checks"`
+	LivenessKept   int64 `json:"liveness_kept"`
+}
+
+// ThresholdResult is one evaluated threshold (for example "join p99 < 50ms").
+type ThresholdResult struct {
+	Name     string  `json:"name"`           // as written in the scenario
+	Metric   string  `json:"metric"`         // e.g. "p99_us", "error_rate"
+	Step     string  `json:"step,omitempty"` // empty for run-wide
+	Op       string  `json:"op"`             // "<", "<=", ">", ">="
+	Limit    float64 `json:"limit"`
+	Observed float64 `json:"observed"`
+	Pass     bool    `json:"pass"`
+}
+
+// Conform is the result of one `lobbybench conform`.
+type Conform struct {
+	SchemaVersion int           `json:"schema_version"`
+	Kind          string        `json:"kind"` // always KindConform
+	Protocol      string        `json:"protocol,omitempty"`
+	Target        string        `json:"target,omitempty"`
+	Strict        bool          `json:"strict"`
+	StartedAt     time.Time     `json:"started_at"`
+	DurationNS    time.Duration `json:"duration_ns"`
+	Cases         []Case        `json:"cases"`
+}
+
+// Levels of a requirement.
+const (
+	LevelMust   = "must"
+	LevelShould = "should"
+	LevelInfo   = "info"
+)
+
+// Verdicts of a case.
+const (
+	VerdictPass = "pass"
+	VerdictFail = "fail"
+	VerdictWarn = "warn"
+	VerdictInfo = "info"
+	VerdictSkip = "skip"
+)
+
+// Case is one conformance check.
+type Case struct {
+	ID          string        `json:"id"` // e.g. "udp/5/2"
+	Section     string        `json:"section"`
+	Description string        `json:"description"`
+	Requirement string        `json:"requirement"` // quoted spec text
+	Level       string        `json:"level"`
+	Verdict     string        `json:"verdict"`
+	Expected    string        `json:"expected,omitempty"`
+	Actual      string        `json:"actual,omitempty"`
+	DurationNS  time.Duration `json:"duration_ns"`
+	Wire        []WireEntry   `json:"wire,omitempty"`
+}
+
+// Wire directions.
+const (
+	DirSent = "sent"
+	DirRecv = "recv"
+)
+
+// WireEntry is one datagram or frame of a case's exchange.
+type WireEntry struct {
+	Dir      string        `json:"dir"`
+	OffsetNS time.Duration `json:"offset_ns"` // since the case started
+	Hex      string        `json:"hex"`
+}
+
+// Summary counts cases by verdict.
+type Summary struct {
+	Total, Pass, Fail, Warn, Info, Skip int
+}
+
+// Summary counts c's cases by verdict.
+func (c *Conform) Summary() Summary {
+	var s Summary
+	for _, k := range c.Cases {
+		s.Total++
+		switch k.Verdict {
+		case VerdictPass:
+			s.Pass++
+		case VerdictFail:
+			s.Fail++
+		case VerdictWarn:
+			s.Warn++
+		case VerdictInfo:
+			s.Info++
+		case VerdictSkip:
+			s.Skip++
+		}
+	}
+	return s
+}
+
+// NewRun returns an empty Run with the header fields set.
+func NewRun() *Run {
+	return &Run{SchemaVersion: SchemaVersion, Kind: KindRun, Shards: 1,
+		Totals: Totals{FailuresByReason: map[string]int64{}}}
+}
+
+// NewConform returns an empty Conform with the header fields set.
+func NewConform() *Conform {
+	return &Conform{SchemaVersion: SchemaVersion, Kind: KindConform}
+}
+
+// WriteJSON writes v (a *Run or *Conform) as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+type header struct {
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"`
+}
+
+// Read decodes a run or conform document and returns a *Run or *Conform. It
+// rejects unknown kinds and versions newer than SchemaVersion.
+func Read(r io.Reader) (any, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var h header
+	if err := json.Unmarshal(data, &h); err != nil {
+		return nil, fmt.Errorf("reports: not a lobbybench result: %w", err)
+	}
+	if h.SchemaVersion < 1 || h.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("reports: schema_version %d not supported (this build reads 1..%d)", h.SchemaVersion, SchemaVersion)
+	}
+	switch h.Kind {
+	case KindRun:
+		var v Run
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("reports: run document: %w", err)
+		}
+		return &v, nil
+	case KindConform:
+		var v Conform
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("reports: conform document: %w", err)
+		}
+		return &v, nil
+	}
+	return nil, fmt.Errorf("reports: unknown kind %q (want %q or %q)", h.Kind, KindRun, KindConform)
+}
+
+// ReadRun is Read that requires a run document.
+func ReadRun(r io.Reader) (*Run, error) {
+	v, err := Read(r)
+	if err != nil {
+		return nil, err
+	}
+	run, ok := v.(*Run)
+	if !ok {
+		return nil, fmt.Errorf("reports: got a %s document, want %s", KindConform, KindRun)
+	}
+	return run, nil
+}
+
+// ReadConform is Read that requires a conform document.
+func ReadConform(r io.Reader) (*Conform, error) {
+	v, err := Read(r)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := v.(*Conform)
+	if !ok {
+		return nil, fmt.Errorf("reports: got a %s document, want %s", KindRun, KindConform)
+	}
+	return c, nil
+}

@@ -1,0 +1,234 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// fmtUS formats microseconds for humans: "850µs", "12.35ms", "1.50s".
+func fmtUS(us int64) string {
+	switch {
+	case us < 1000:
+		return strconv.FormatInt(us, 10) + "µs"
+	case us < 1_000_000:
+		return strconv.FormatFloat(float64(us)/1e3, 'f', 2, 64) + "ms"
+	default:
+		return strconv.FormatFloat(float64(us)/1e6, 'f', 2, 64) + "s"
+	}
+}
+
+func fmtPct(r float64) string { return strconv.FormatFloat(r*100, 'f', 2, 64) + "%" }
+
+func fmtSigned(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64) + unit
+	if v > 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func renderTable(w io.Writer, header []string, rows [][]string) error {
+	// Auto-format would turn "p99.9" into "P 99 . 9"; it must be switched
+	// off before WithHeader, which formats the header when applied.
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeader(header))
+	if err := t.Bulk(rows); err != nil {
+		return err
+	}
+	return t.Render()
+}
+
+func sortedReasons(m map[string]int64) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// WriteRunTable writes a terminal summary of run: totals, a latency table
+// per step and per message type (corrected figures, uncorrected p99 beside
+// them), failures by reason, violated rules, findings and thresholds.
+func WriteRunTable(w io.Writer, run *Run) error {
+	ew := &errWriter{w: w}
+	secs := run.DurationNS.Seconds()
+	rps := 0.0
+	if secs > 0 {
+		rps = float64(run.Totals.Requests) / secs
+	}
+	t := run.Totals
+	fmt.Fprintf(ew, "Run %s against %s: %s, %d shard(s)\n", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), run.Shards)
+	fmt.Fprintf(ew, "Requests %d (%.1f/s), ok %d, failed %d (%s), retries %d, dropped starts %d, violations %d, sessions %d started / %d finished\n\n",
+		t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Retries, t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
+	if ew.err != nil {
+		return ew.err
+	}
+	header := []string{"STEP", "REQS", "OK", "FAIL", "ERR%", "RETRY", "DROP", "p50", "p90", "p99", "p99.9", "MAX", "p99 uncorr"}
+	for _, part := range []struct {
+		title string
+		rows  []Series
+	}{{"Steps", run.Steps}, {"Messages", run.Messages}} {
+		if len(part.rows) == 0 {
+			continue
+		}
+		h := append([]string(nil), header...)
+		h[0] = strings.ToUpper(strings.TrimSuffix(part.title, "s"))
+		var rows [][]string
+		for _, s := range part.rows {
+			l := s.Latency
+			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), fmtPct(s.ErrorRate()),
+				itoa(s.Retries), itoa(s.Dropped), fmtUS(l.P50US), fmtUS(l.P90US), fmtUS(l.P99US), fmtUS(l.P999US), fmtUS(l.MaxUS), fmtUS(s.Uncorrected.P99US)})
+		}
+		fmt.Fprintf(ew, "%s (latency from intended send time):\n", part.title)
+		if ew.err != nil {
+			return ew.err
+		}
+		if err := renderTable(w, h, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+	if len(t.FailuresByReason) > 0 {
+		var rows [][]string
+		for _, k := range sortedReasons(t.FailuresByReason) {
+			rows = append(rows, []string{k, itoa(t.FailuresByReason[k])})
+		}
+		fmt.Fprintln(ew, "Failures by reason:")
+		if err := renderTable(w, []string{"REASON", "COUNT"}, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+	if len(run.Violations) > 0 {
+		var rows [][]string
+		for _, v := range run.Violations {
+			sample := ""
+			if len(v.Samples) > 0 {
+				sample = truncHex(v.Samples[0].Packet, 32)
+			}
+			rows = append(rows, []string{v.Rule, itoa(v.Count), sample})
+		}
+		fmt.Fprintln(ew, "Protocol violations:")
+		if err := renderTable(w, []string{"RULE", "COUNT", "FIRST PACKET"}, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+	if len(run.Malformed) > 0 {
+		var rows [][]string
+		for _, m := range run.Malformed {
+			rows = append(rows, []string{m.Kind, itoa(m.Sent), itoa(m.UnexpectedReplies), fmt.Sprintf("%d/%d", m.LivenessKept, m.LivenessChecks)})
+		}
+		fmt.Fprintln(ew, "Malformed packets:")
+		if err := renderTable(w, []string{"KIND", "SENT", "UNEXPECTED REPLIES", "LIVENESS KEPT"}, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+	if len(run.RateLimits) > 0 {
+		var rows [][]string
+		for _, r := range run.RateLimits {
+			rows = append(rows, []string{r.Source, strconv.FormatFloat(r.ObservedLimitPerSec, 'f', 1, 64), itoa(r.Sent), itoa(r.Accepted), itoa(r.Limited),
+				fmtUS(r.OtherSourcesP99BeforeUS) + " -> " + fmtUS(r.OtherSourcesP99AfterUS), itoa(r.OtherSourcesErrors)})
+		}
+		fmt.Fprintln(ew, "Rate limits:")
+		if err := renderTable(w, []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(ew)
+	}
+	if len(run.Thresholds) > 0 {
+		var rows [][]string
+		for _, th := range run.Thresholds {
+			rows = append(rows, []string{th.Name, passFail(th.Pass), fmtFloat(th.Observed), th.Op + " " + fmtFloat(th.Limit)})
+		}
+		fmt.Fprintln(ew, "Thresholds:")
+		if err := renderTable(w, []string{"THRESHOLD", "RESULT", "OBSERVED", "LIMIT"}, rows); err != nil {
+			return err
+		}
+	}
+	return ew.err
+}
+
+// WriteCompareTable writes the per-step deltas of c and the broken gates.
+func WriteCompareTable(w io.Writer, c *Comparison) error {
+	ew := &errWriter{w: w}
+	var rows [][]string
+	for _, d := range append(append([]StepDelta(nil), c.Steps...), c.Run) {
+		p50, p99 := "-", "-"
+		if d.HasLatency {
+			p50 = fmtUS(d.BaseP50US) + " -> " + fmtUS(d.NewP50US) + " (" + fmtSigned(d.P50ChangePct, "%") + ")"
+			p99 = fmtUS(d.BaseP99US) + " -> " + fmtUS(d.NewP99US) + " (" + fmtSigned(d.P99ChangePct, "%") + ")"
+		}
+		name := d.Name
+		switch {
+		case !d.InBase:
+			name += " (new)"
+		case !d.InNew:
+			name += " (gone)"
+		}
+		rows = append(rows, []string{name, p50, p99, fmtPct(d.BaseErrorRate) + " -> " + fmtPct(d.NewErrorRate) + " (" + fmtSigned(d.ErrorRateChangePP, "pp") + ")"})
+	}
+	if err := renderTable(w, []string{"STEP", "p50", "p99", "ERROR RATE"}, rows); err != nil {
+		return err
+	}
+	if len(c.NewViolations) > 0 {
+		fmt.Fprintf(ew, "New violated rules: %s\n", strings.Join(c.NewViolations, ", "))
+	}
+	if c.OK() {
+		fmt.Fprintln(ew, "Gates: all passed")
+	} else {
+		fmt.Fprintf(ew, "Gates: %d broken\n", len(c.Breaches))
+		for _, b := range c.Breaches {
+			fmt.Fprintf(ew, "  FAIL %s\n", b)
+		}
+	}
+	return ew.err
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "FAIL"
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncHex(h string, n int) string {
+	if len(h) <= n {
+		return h
+	}
+	return h[:n] + "…"
+}
+
+// errWriter keeps the first write error so renderers check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
