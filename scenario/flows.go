@@ -259,7 +259,11 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 			d.errf(pn, "%s takes no single value; give parameters as a mapping (%s)", what, strings.Join(keys, ", "))
 			return st, false
 		}
-		f = fields{vals: map[string]*yaml.Node{spec.shorthand: pn}, keys: map[string]*yaml.Node{spec.shorthand: pn}, node: pn}
+		key := spec.shorthand
+		if pn.Kind == yaml.SequenceNode {
+			key = "uniform" // think: [100ms, 500ms]
+		}
+		f = fields{vals: map[string]*yaml.Node{key: pn}, keys: map[string]*yaml.Node{key: pn}, node: pn}
 	default:
 		var ok bool
 		if f, ok = d.mapping(pn, string(kind)+" step", keys); !ok {
@@ -341,13 +345,13 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 		if v := f.get("n"); v != nil {
 			if nv, ok := d.integer(v, what+" n", 1, 1000); ok {
 				st.BarrierN = int(nv)
-				if int(nv) > groupSize {
+				if int(nv) > groupSize && groupSize >= 2 {
 					d.errf(v, "%s: n is %d but the flow's group_size is %d: the barrier could never open", what, nv, groupSize)
 				}
 			}
 		}
 		if groupSize < 2 {
-			d.errf(kindNode, "%s: a barrier needs group_size of 2 or more on the flow", what)
+			d.errf(kindNode, "%s needs group_size of 2 or more on the flow", what)
 		}
 	case Malformed:
 		st.Count, st.Interval = 1, 0

@@ -547,12 +547,16 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 		}
 	}
 	l.Duration = stagesTotal
+	durationOK := true
 	if n := f.get("duration"); n != nil {
-		if v, ok := d.duration(n, "load.duration"); ok {
+		var v time.Duration
+		if v, durationOK = d.duration(n, "load.duration"); durationOK {
 			l.Duration = v
 		}
 	}
-	if l.Duration <= 0 {
+	if !durationOK {
+		// already reported
+	} else if l.Duration <= 0 {
 		d.errf(f.node, "load: the run has no length (set load.duration, or stages with for)")
 	} else if l.Duration > maxDuration {
 		d.errf(f.node, "load: the run lasts %s, over the %s limit", l.Duration, maxDuration)
@@ -593,28 +597,24 @@ func (d *decoder) impairment(n *yaml.Node, seed int64) Impairment {
 	if s := f.get("seed"); s != nil {
 		im.Seed, _ = d.integer(s, "impairment.seed", math.MinInt64, math.MaxInt64)
 	}
-	both := d.impairDir(f, "impairment")
+	both := d.impairDir(f, "impairment", Impair{})
 	im.In, im.Out = both, both
 	if s := f.get("in"); s != nil {
 		if g, ok := d.mapping(s, "impairment.in", impairKeys); ok {
-			im.In = d.impairDir(g, "impairment.in")
+			im.In = d.impairDir(g, "impairment.in", both)
 		}
 	}
 	if s := f.get("out"); s != nil {
 		if g, ok := d.mapping(s, "impairment.out", impairKeys); ok {
-			im.Out = d.impairDir(g, "impairment.out")
-		}
-	}
-	for _, k := range impairKeys {
-		if f.keys[k] != nil && (f.keys["in"] != nil || f.keys["out"] != nil) {
-			d.errf(f.keys[k], "impairment: give %s either for both directions or under in:/out:, not both", k)
+			im.Out = d.impairDir(g, "impairment.out", both)
 		}
 	}
 	return im
 }
 
-func (d *decoder) impairDir(f fields, what string) Impair {
-	var im Impair
+// impairDir reads one direction's keys over base (the keys given for both).
+func (d *decoder) impairDir(f fields, what string, base Impair) Impair {
+	im := base
 	if n := f.get("drop"); n != nil {
 		im.Drop, _ = d.percent(n, what+".drop")
 	}

@@ -1,0 +1,78 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestApply(t *testing.T) {
+	open := `protocol: udp-lobby
+load: {start_rate: 10/s, stages: [{rate: 100/s, for: 10s}], max_clients: 50}
+flows: [{steps: [list_rooms]}]
+`
+	closed := `protocol: udp-lobby
+load: {start_clients: 2, stages: [{clients: 10, for: 10s}]}
+flows: [{steps: [list_rooms]}]
+`
+	seven := int64(7)
+	tests := []struct {
+		name    string
+		yaml    string
+		o       Overrides
+		check   func(*Plan) bool
+		wantErr string
+	}{
+		{"nothing", open, Overrides{}, func(p *Plan) bool { return p.Load.Stages[0].Target == 100 }, ""},
+		{"target", open, Overrides{Target: "127.0.0.1:9"}, func(p *Plan) bool { return p.Target == "127.0.0.1:9" }, ""},
+		{"bad target", open, Overrides{Target: "nope"}, nil, "--target"},
+		{"duration", open, Overrides{Duration: 3 * time.Second}, func(p *Plan) bool { return p.Load.Duration == 3*time.Second }, ""},
+		{"rate scale", open, Overrides{Rate: RateOverride{Scale: 2}}, func(p *Plan) bool { return p.Load.Start == 20 && p.Load.Stages[0].Target == 200 }, ""},
+		{"rate absolute keeps shape", open, Overrides{Rate: RateOverride{Absolute: 50}}, func(p *Plan) bool { return p.Load.Start == 5 && p.Load.Stages[0].Target == 50 }, ""},
+		{"rate on closed", closed, Overrides{Rate: RateOverride{Scale: 2}}, nil, "use --clients"},
+		{"clients on closed", closed, Overrides{Clients: 20}, func(p *Plan) bool {
+			return p.Load.Start == 4 && p.Load.Stages[0].Target == 20 && p.Load.MaxClients == 20
+		}, ""},
+		{"clients on open caps", open, Overrides{Clients: 7}, func(p *Plan) bool { return p.Load.MaxClients == 7 && p.Load.Stages[0].Target == 100 }, ""},
+		{"seed", open, Overrides{Seed: &seven}, func(p *Plan) bool { return p.Seed == 7 }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Parse("s.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := p.Load.Stages[0].Target
+			err = p.Apply(tt.o)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if p.Load.Stages[0].Target != before {
+					t.Error("a failed Apply changed the plan")
+				}
+				return
+			}
+			if err != nil || !tt.check(p) {
+				t.Errorf("Apply: %v, plan load %+v target %q seed %d", err, p.Load, p.Target, p.Seed)
+			}
+		})
+	}
+}
+
+func TestParseRateOverride(t *testing.T) {
+	for in, want := range map[string]RateOverride{"2x": {Scale: 2}, "0.5x": {Scale: 0.5}, "800/s": {Absolute: 800}, "60/m": {Absolute: 1}} {
+		if got, err := ParseRateOverride(in); err != nil || got != want {
+			t.Errorf("ParseRateOverride(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"0x", "-1x", "x", "800", "0/s", "fast"} {
+		if _, err := ParseRateOverride(bad); err == nil {
+			t.Errorf("ParseRateOverride(%q) accepted", bad)
+		}
+	}
+	var r RateOverride
+	if err := r.Set("3x"); err != nil || r.String() != "3x" {
+		t.Errorf("Set/String = %v %q", err, r.String())
+	}
+}

@@ -1,0 +1,121 @@
+package scenario
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// TestInvalidGolden loads every testdata/invalid/*.yaml, which must fail, and
+// compares the full list of "file:line: message" errors with its .golden.
+func TestInvalidGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/invalid/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no invalid scenarios: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			p, err := Load(f)
+			if err == nil {
+				t.Fatalf("loaded %+v, want errors", p)
+			}
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("error is %T, want Errors", err)
+			}
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("errors differ from %s:\n--- got\n%s--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+// minimal is a valid scenario that rows of TestValidation break one key at a time.
+const minimal = `protocol: udp-lobby
+load: {rate: 10/s, duration: 2s}
+flows:
+  - name: f
+    group_size: 2
+    steps:
+      - create_room: {only: leader}
+      - join: {room: created}
+`
+
+// TestValidation checks single problems: each row's YAML must give exactly
+// the listed messages.
+func TestValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // "line: message" fragments, one per expected error
+	}{
+		{"valid", minimal, nil},
+		{"unknown top key suggests", minimal + "thresholdz: []\n", []string{`9: unknown key "thresholdz" in the scenario (did you mean "thresholds"?)`}},
+		{"unknown key far from any", minimal + "zzzzzzzz: 1\n", []string{`9: unknown key "zzzzzzzz" in the scenario` + "\n"}},
+		{"duplicate key", minimal + "protocol: tcp-lobby\n", []string{`9: duplicate key "protocol" in the scenario (first at line 1)`}},
+		{"weight zero", strings.Replace(minimal, "group_size: 2", "group_size: 2\n    weight: 0", 1), []string{`6: flow "f": weight must be above 0, got 0`}},
+		{"weight not a number", strings.Replace(minimal, "group_size: 2", "group_size: 2\n    weight: heavy", 1), []string{`6: flow "f" weight must be a number, got "heavy"`}},
+		{"barrier too big", minimal + "      - barrier: 3\n", []string{`9: flow "f": barrier: n is 3 but the flow's group_size is 2: the barrier could never open`}},
+		{"barrier without group", strings.Replace(minimal, "    group_size: 2\n", "", 1) + "      - barrier\n", []string{
+			`6: flow "f": create_room: only: leader needs group_size of 2 or more on the flow`,
+			`8: flow "f": barrier needs group_size of 2 or more on the flow`}},
+		{"negative for", strings.Replace(minimal, "{rate: 10/s, duration: 2s}", "{stages: [{rate: 10/s, for: -1s}], duration: 2s}", 1), []string{`2: load.stages[0].for: negative duration "-1s"`}},
+		{"duration without unit", strings.Replace(minimal, "duration: 2s", "duration: 2", 1), []string{`2: load.duration: duration "2" has no unit (want e.g. 2s or 2ms)`}},
+		{"rate without period", strings.Replace(minimal, "rate: 10/s", "rate: 10", 1), []string{`2: load.rate: rate "10" has no period (want e.g. 10/s)`}},
+		{"step for other protocol", minimal + "      - echo\n", []string{`9: flow "f": step "echo" is not a udp-lobby step`}},
+		{"unknown step", minimal + "      - pingg\n", []string{`9: flow "f": unknown step "pingg" (did you mean "ping"?)`}},
+		{"unknown step param", minimal + "      - ping: {cont: 3}\n", []string{`9: unknown key "cont" in ping step (did you mean "count"?)`}},
+		{"join created first", strings.Replace(minimal, "      - create_room: {only: leader}\n", "", 1) + "      - create_room\n", []string{`7: flow "f": join room: created needs a create_room/create step earlier in the flow`}},
+		{"room id zero", minimal + "      - join: 0\n", []string{`9: flow "f": join: room must be a room id 1-4294967295, random-waiting or created, got "0"`}},
+		{"threshold unknown metric", minimal + "thresholds: [list_rooms.p99 < 1s]\n", []string{`9: threshold "list_rooms.p99 < 1s": unknown metric "list_rooms.p99"`}},
+		{"threshold unit", minimal + "thresholds: [join.p99 < 20]\n", []string{`9: threshold "join.p99 < 20": join.p99 is a latency: give a unit, e.g. 20ms`}},
+		{"threshold ok", minimal + "thresholds: [join.p99 < 20ms, join.count >= 5, errors.rate < 1%, violations == 0]\n", nil},
+		{"source not loopback", minimal + "source_addrs: 192.168.1.1\n", []string{`9: source_addrs: 192.168.1.1 is not a loopback address`}},
+		{"source non-loopback target ok", minimal + "target: 10.1.2.3:8080\nsource_addrs: 10.1.2.4-10.1.2.5\n", nil},
+		{"socket buffer", minimal + "socket_buffer: 12\n", []string{`9: socket_buffer: 12 is outside 1KiB-1GiB`}},
+		{"percent without sign", minimal + "impairment: {drop: 5}\n", []string{`9: impairment.drop: percentage "5" has no % sign (want e.g. 5%)`}},
+		{"closed over max", strings.Replace(minimal, "{rate: 10/s, duration: 2s}", "{clients: 10, duration: 2s, max_clients: 5}", 1), []string{`2: load.max_clients 5 is below the peak of 10 clients`}},
+		{"wrong type for steps", strings.Replace(minimal, "    steps:\n      - create_room: {only: leader}\n      - join: {room: created}\n", "    steps: list_rooms\n", 1), []string{`6: flow "f": steps must be a list, got "list_rooms"`}},
+		{"step with two keys", minimal + "      - {ping: 2, think: 1s}\n", []string{`9: flow "f": a step is one key (its kind) with its parameters under it; found 2 keys`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(tt.yaml))
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected errors:\n%v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.want)
+			}
+			es := err.(Errors)
+			if len(es) != len(tt.want) {
+				t.Errorf("got %d errors, want %d:\n%v", len(es), len(tt.want), err)
+			}
+			got := err.Error() + "\n"
+			for _, w := range tt.want {
+				if !strings.Contains(got, "s.yaml:"+w) {
+					t.Errorf("missing %q in:\n%s", "s.yaml:"+w, got)
+				}
+			}
+		})
+	}
+}
