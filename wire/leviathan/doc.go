@@ -63,5 +63,6 @@
 // Packet.EmbeddedAckOnly spots the engine's Ln-in-front-of-La defect).
 // Strict mode also enforces the StrictOnly rules (ack byte count 1..4, no
 // trailing zero ack byte, La Count 1..4, no trailing bytes, CheckValue 42,
-// MessageNumber != 0, bool 0/1, unknown kinds/types as errors).
+// MessageNumber != 0, bool 0/1, enum values defined, unknown kinds/types as
+// errors).
 package leviathan

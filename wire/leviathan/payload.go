@@ -15,7 +15,23 @@ const (
 	fU8
 	fBool
 	fStr
+	fAccepted // u8 AcceptedType, at most AcceptDone
+	fReason   // u8 DisallowReason, at most DisallowServerCustom
+	fStatus   // u8 ServerStatusCode, at most StatusRestart
 )
+
+// enumMax is the largest defined value of an enum field.
+func (f field) enumMax() (uint8, string) {
+	switch f {
+	case fAccepted:
+		return uint8(AcceptDone), "AcceptedType"
+	case fReason:
+		return uint8(DisallowServerCustom), "DisallowReason"
+	case fStatus:
+		return uint8(StatusRestart), "ServerStatus Status"
+	}
+	return 255, ""
+}
 
 // Payload shapes of the messages in LEVIATHAN.md's table. A nil shape with
 // ok=false means the type's payload is unknown, so decoding cannot find the
@@ -28,10 +44,10 @@ var (
 	shapeAuthRes     = []field{fI32, fU64}
 	shapeJoinServer  = []field{fI32}
 	shapeJoinGame    = []field{fStr}
-	shapeAllow       = []field{fU8, fStr}
-	shapeDisallow    = []field{fStr, fU8}
+	shapeAllow       = []field{fAccepted, fStr}
+	shapeDisallow    = []field{fStr, fReason}
 	shapeStartWorld  = []field{fI32, fI32, fStr}
-	shapeServerState = []field{fStr, fBool, fU8, fU8, fI32, fI32, fI32, fI32}
+	shapeServerState = []field{fStr, fBool, fU8, fStatus, fI32, fI32, fI32, fI32}
 )
 
 func requestShape(t RequestType) ([]field, bool) {
@@ -92,6 +108,11 @@ func payloadLen(b []byte, off int, shape []field, strict bool) (int, *Error) {
 		case fU64:
 			p += 8
 		case fU8:
+			p++
+		case fAccepted, fReason, fStatus:
+			if max, name := f.enumMax(); p < len(b) && strict && b[p] > max {
+				return 0, errf(RuleEnum, p, "%s %d is not defined", name, b[p])
+			}
 			p++
 		case fBool:
 			if p < len(b) && strict && b[p] > 1 {

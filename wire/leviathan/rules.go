@@ -21,6 +21,7 @@ const (
 	RuleMsgNumberZero Rule = "L-MSG-NUM-ZERO"
 	RuleStringLength  Rule = "L-STR-LEN"
 	RuleBool          Rule = "L-BOOL"
+	RuleEnum          Rule = "L-ENUM"
 	RuleCheckValue    Rule = "L-CHECK-VALUE"
 	RulePayload       Rule = "L-PAYLOAD"
 	RuleTrailing      Rule = "L-TRAILING"
@@ -53,6 +54,7 @@ var Rules = []RuleInfo{
 	{RuleMsgNumberZero, true, "MessageNumber starts at 1, so it is not 0"},
 	{RuleStringLength, false, "a string's u32 length fits in the rest of the datagram"},
 	{RuleBool, true, "a bool byte is 0 or 1"},
+	{RuleEnum, true, "AcceptedType, DisallowReason and ServerStatus Status hold a defined value"},
 	{RuleCheckValue, true, "Connect carries CheckValue 42 (the engine ignores other values)"},
 	{RulePayload, false, "a payload decoded on its own has exactly the bytes of its shape"},
 	{RuleTrailing, true, "no bytes follow the last message or the La ids (the engine ignores them)"},
