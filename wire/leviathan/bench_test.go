@@ -5,13 +5,15 @@ import "testing"
 // The hot path: an Ln packet acking a few ids and carrying one small message.
 var benchAckIDs = []uint32{1001, 1002, 1004, 1009}
 
+var allowMsg = []byte("Allowed, ID: 1001")
+
 func BenchmarkEncodeLn(b *testing.B) {
 	buf := make([]byte, 0, 128)
 	b.ReportAllocs()
 	for b.Loop() {
 		f, _ := PackAcks(benchAckIDs, AckEngine)
 		buf = AppendNormalHeader(buf[:0], 1005, f.Start, f.Bytes(), 1)
-		buf = AppendResponse(buf, 3, 2, Connect{CheckValue})
+		buf = Connect{CheckValue}.Append(AppendResponseHeader(buf, 3, ResConnect, 2))
 	}
 	b.SetBytes(int64(len(buf)))
 }
@@ -102,7 +104,11 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		"encode Ln": func() {
 			f, _ := PackAcks(benchAckIDs, AckEngine)
 			buf = AppendNormalHeader(buf[:0], 1005, f.Start, f.Bytes(), 1)
-			buf = AppendResponse(buf, 3, 2, Connect{CheckValue})
+			buf = Connect{CheckValue}.Append(AppendResponseHeader(buf, 3, ResConnect, 2))
+		},
+		"encode Ln string payload": func() {
+			buf = AppendNormalHeader(buf[:0], 1005, 1001, []byte{1}, 1)
+			buf = ServerAllow{AcceptConnectAccepted, allowMsg}.Append(AppendResponseHeader(buf, 3, ResServerAllow, 2))
 		},
 		"decode Ln": func() {
 			if Decode(&p, dgram, Strict) != nil {

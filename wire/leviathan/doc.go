@@ -45,9 +45,12 @@
 // Hot path, no allocation:
 //
 //	b = leviathan.AppendNormalHeader(b[:0], id, f.Start, f.Bytes(), 1)
-//	b = leviathan.AppendRequest(b, msgNum, leviathan.Connect{CheckValue: leviathan.CheckValue})
+//	b = leviathan.AppendRequestHeader(b, msgNum, leviathan.ReqConnect)
+//	b = leviathan.Connect{CheckValue: leviathan.CheckValue}.Append(b)
 //
-// or AppendPacket for a whole *Packet, AppendAckOnly for an La packet.
+// AppendRequest/AppendResponse are shorter but take an interface, so a
+// payload bigger than a word (anything with a string) is boxed: one
+// allocation. Or AppendPacket for a whole *Packet, AppendAckOnly for an La packet.
 // The Append* header functions write what they are given, so conformance
 // tests can build invalid packets.
 //

@@ -323,12 +323,15 @@ func AppendResponseHeader(b []byte, number uint32, t ResponseType, responseTo ui
 	return appendU32(b, responseTo)
 }
 
-// AppendRequest appends a complete request message.
+// AppendRequest appends a complete request message. Passing p as an
+// interface boxes it (one allocation for payloads with strings); the hot
+// path is AppendRequestHeader followed by p.Append.
 func AppendRequest(b []byte, number uint32, p RequestPayload) []byte {
 	return p.Append(AppendRequestHeader(b, number, p.RequestType()))
 }
 
-// AppendResponse appends a complete response message.
+// AppendResponse appends a complete response message. Like AppendRequest it
+// boxes p; the hot path is AppendResponseHeader followed by p.Append.
 func AppendResponse(b []byte, number, responseTo uint32, p ResponsePayload) []byte {
 	return p.Append(AppendResponseHeader(b, number, p.ResponseType(), responseTo))
 }

@@ -597,7 +597,8 @@ func (p ServerAllow) PlayerID() (int, bool) {
 }
 
 // DecodeRequestPayload decodes the payload of a request of type t into its
-// typed form (allocating; hot paths use the concrete Decode methods).
+// typed form, a pointer such as *Connect (allocating; hot paths use the
+// concrete Decode methods).
 func DecodeRequestPayload(t RequestType, b []byte) (RequestPayload, error) {
 	var p interface {
 		RequestPayload
@@ -626,7 +627,8 @@ func DecodeRequestPayload(t RequestType, b []byte) (RequestPayload, error) {
 }
 
 // DecodeResponsePayload decodes the payload of a response of type t into its
-// typed form (allocating; hot paths use the concrete Decode methods).
+// typed form, a pointer such as *Connect (allocating; hot paths use the
+// concrete Decode methods).
 func DecodeResponsePayload(t ResponseType, b []byte) (ResponsePayload, error) {
 	var p interface {
 		ResponsePayload
