@@ -1,6 +1,7 @@
 package tcplobby
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -223,5 +224,43 @@ func TestRulesTable(t *testing.T) {
 	}
 	if len(seen) != 16 {
 		t.Errorf("Rules has %d entries, constants 16", len(seen))
+	}
+}
+
+func TestRuleLevels(t *testing.T) {
+	for _, r := range Rules {
+		if r.Level != LevelFail && r.Level != LevelWarn {
+			t.Errorf("%s: level %q", r.ID, r.Level)
+		}
+	}
+	if r, ok := LookupRule(RuleStringPadding); !ok || r.Level != LevelWarn {
+		t.Errorf("padding rule %+v %v", r, ok)
+	}
+	if r, ok := LookupRule(RuleBool); !ok || r.Level != LevelFail {
+		t.Errorf("bool rule %+v %v", r, ok)
+	}
+	if _, ok := LookupRule("T-NOPE"); ok {
+		t.Error("unknown rule found")
+	}
+}
+
+func TestDecoderReuse(t *testing.T) {
+	d := NewDecoder(Options{})
+	var ps [][]byte
+	for _, s := range samples() {
+		ps = append(ps, Marshal(s.msg))
+	}
+	for i, s := range samples() {
+		m, err := d.Decode(ps[i])
+		if err != nil || m.Type() != s.msg.Type() || !bytes.Equal(Marshal(m), ps[i]) {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+	}
+	if _, err := d.Decode([]byte{0x55}); RuleOf(err) != RuleTypeUnknown {
+		t.Fatalf("unknown: %v", err)
+	}
+	p := ps[len(ps)-5] // a non-ERROR_MSG frame
+	if a := testing.AllocsPerRun(100, func() { _, _ = d.Decode(p) }); a != 0 {
+		t.Fatalf("%v allocs", a)
 	}
 }

@@ -31,8 +31,10 @@
 // sticky. A stream ending inside a frame gives RuleFrameTruncated wrapping
 // io.ErrUnexpectedEOF.
 //
-// Decode (allocates the message) and DecodeOpts are the convenience forms;
-// New(t) returns an empty message of a type.
+// A Decoder (NewDecoder(opts)) keeps one reused message per type and decodes
+// any payload with zero allocations: m, err := dec.Decode(p), then a type
+// switch on m. Decode (allocates the message) and DecodeOpts are the
+// convenience forms; New(t) returns an empty message of a type.
 //
 // # Writing frames
 //
@@ -62,8 +64,9 @@
 // Options.Lenient accepts all of those; sizes and counts are always enforced.
 // Options.Pedantic also rejects non-zero bytes after a string's NUL
 // (RuleStringPadding; the seed only says "should"). Every error is an *Error
-// with a stable Rule id (see Rules in rules.go); RuleOf(err) extracts it and
-// errors.Is(err, &Error{Rule: id}) matches it.
+// with a stable Rule id (see Rules in rules.go, each with a one-line
+// description and a LevelFail/LevelWarn level; LookupRule finds one);
+// RuleOf(err) extracts it and errors.Is(err, &Error{Rule: id}) matches it.
 //
 // # ERROR_MSG
 //

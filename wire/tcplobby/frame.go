@@ -109,3 +109,34 @@ func (fw *FrameWriter) WritePayload(p []byte) error {
 	_, err := fw.w.Write(fw.buf)
 	return err
 }
+
+// Decoder decodes payloads into one reused message per type, so a
+// connection's read loop decodes without allocating (ERROR_MSG's text
+// excepted). The message returned by Decode is valid until the next Decode of
+// the same type. A Decoder is not safe for concurrent use.
+type Decoder struct {
+	Opts Options
+	msgs [256]Message
+}
+
+// NewDecoder returns a Decoder using opts.
+func NewDecoder(opts Options) *Decoder {
+	d := &Decoder{Opts: opts}
+	for _, t := range Types {
+		d.msgs[t] = New(t)
+	}
+	return d
+}
+
+// Decode checks and decodes payload p into the reused message of its type.
+func (d *Decoder) Decode(p []byte) (Message, error) {
+	t, err := CheckSize(p)
+	if err != nil {
+		return nil, err
+	}
+	m := d.msgs[t]
+	if err := m.DecodeOpts(p, d.Opts); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -42,31 +42,49 @@ const (
 	RuleErrorText = "T-ERROR-TEXT"
 )
 
+// Levels of a rule, as in PROTOCOLS.md: a broken MUST is a fail, a broken
+// SHOULD a warn.
+const (
+	LevelFail = "fail"
+	LevelWarn = "warn"
+)
+
 // RuleInfo describes one rule id.
 type RuleInfo struct {
-	ID   string
-	Desc string
+	ID    string
+	Level string // LevelFail or LevelWarn
+	Desc  string
+}
+
+// LookupRule returns the RuleInfo of id.
+func LookupRule(id string) (RuleInfo, bool) {
+	for _, r := range Rules {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return RuleInfo{}, false
 }
 
 // Rules lists every rule id of this package with a one-line description, in
 // the order a frame is checked.
 var Rules = []RuleInfo{
-	{RuleFrameEmpty, "frame length prefix is 0 (no type byte)"},
-	{RuleFrameTooLarge, "frame length prefix exceeds the maximum frame size (default 4096)"},
-	{RuleFrameTruncated, "stream ended inside a length prefix or payload"},
-	{RuleTypeUnknown, "first payload byte is not a packet type of seed 004 §2.3"},
-	{RuleTypeMismatch, "payload decoded as a message of a different type"},
-	{RuleSizeFixed, "payload length differs from the fixed size of Appendix A"},
-	{RuleSizeCount, "list payload length is not header + count × entry size"},
-	{RuleSizeError, "ERROR_MSG shorter than its 2-byte header"},
-	{RuleCountRooms, "RoomCount exceeds MAX_ROOMS (16)"},
-	{RuleCountPlayers, "PlayerCount exceeds MAX_PLAYERS (4)"},
-	{RuleStringUnterminated, "char[N] string has no terminating NUL"},
-	{RuleStringPadding, "bytes after a string's NUL are not zero-filled (pedantic, seed §8.3 'should')"},
-	{RuleBool, "bool byte is neither 0 nor 1"},
-	{RuleJoinStatus, "JOIN_ROOM_ACK Status outside 0x00-0x03"},
-	{RulePlayerNumber, "occupied PlayerInfo slot Number outside 1-4"},
-	{RuleErrorText, "ERROR_MSG message is not UTF-8 or has data after a NUL"},
+	{RuleFrameEmpty, LevelFail, "frame length prefix is 0 (no type byte)"},
+	{RuleFrameTooLarge, LevelFail, "frame length prefix exceeds the maximum frame size (default 4096)"},
+	{RuleFrameTruncated, LevelFail, "stream ended inside a length prefix or payload"},
+	{RuleTypeUnknown, LevelFail, "first payload byte is not a packet type of seed 004 §2.3"},
+	{RuleTypeMismatch, LevelFail, "payload decoded as a message of a different type"},
+	{RuleSizeFixed, LevelFail, "payload length differs from the fixed size of Appendix A"},
+	{RuleSizeCount, LevelFail, "list payload length is not header + count × entry size"},
+	{RuleSizeError, LevelFail, "ERROR_MSG shorter than its 2-byte header"},
+	{RuleCountRooms, LevelFail, "RoomCount exceeds MAX_ROOMS (16)"},
+	{RuleCountPlayers, LevelFail, "PlayerCount exceeds MAX_PLAYERS (4)"},
+	{RuleStringUnterminated, LevelFail, "char[N] string has no terminating NUL"},
+	{RuleStringPadding, LevelWarn, "bytes after a string's NUL are not zero-filled (pedantic, seed §8.3 'should')"},
+	{RuleBool, LevelFail, "bool byte is neither 0 nor 1"},
+	{RuleJoinStatus, LevelFail, "JOIN_ROOM_ACK Status outside 0x00-0x03"},
+	{RulePlayerNumber, LevelFail, "occupied PlayerInfo slot Number outside 1-4"},
+	{RuleErrorText, LevelFail, "ERROR_MSG message is not UTF-8 or has data after a NUL"},
 }
 
 // Error is the typed error of every decode and framing failure. Rule is one
