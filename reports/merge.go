@@ -23,7 +23,6 @@ func Merge(runs ...*Run) (*Run, error) {
 	}
 	out := NewRun()
 	out.Shards = 0
-	out.Scenario, out.Target = runs[0].Scenario, runs[0].Target
 	var end time.Time
 	steps, msgs := newSeriesMerger(), newSeriesMerger()
 	points := map[int64]*pointAcc{}
@@ -37,6 +36,9 @@ func Merge(runs ...*Run) (*Run, error) {
 		}
 		if r.Kind != KindRun || r.SchemaVersion != SchemaVersion {
 			return nil, fmt.Errorf("reports: merge: run %d is kind %q version %d, want %q version %d", i, r.Kind, r.SchemaVersion, KindRun, SchemaVersion)
+		}
+		if i == 0 {
+			out.Scenario, out.Target = r.Scenario, r.Target
 		}
 		if out.StartedAt.IsZero() || (!r.StartedAt.IsZero() && r.StartedAt.Before(out.StartedAt)) {
 			out.StartedAt = r.StartedAt
