@@ -299,3 +299,15 @@ func TestStrings(t *testing.T) {
 		t.Fatal("enum values drifted from LEVIATHAN.md")
 	}
 }
+
+func TestDecodeErrorKeepsPrefix(t *testing.T) {
+	// MessageCount 2 but only one message: the first stays visible.
+	var p Packet
+	err := Decode(&p, unhex(t, "4c6e 000003e9 000003e9 01 01 02"+reqConnect), Lenient)
+	if !errors.Is(err, &Error{Rule: RuleMsgTruncated}) {
+		t.Fatalf("got %v", err)
+	}
+	if p.ID != 1001 || !p.HasAck(1001, AckEngine) || len(p.Messages) != 1 || p.Messages[0].RequestType() != ReqConnect {
+		t.Fatalf("prefix lost: %+v", p)
+	}
+}

@@ -138,7 +138,9 @@ const (
 // *Error. In Lenient mode a message of unknown kind or type stops decoding
 // and is reported in dst.Stopped, not as an error; trailing bytes are kept
 // in dst.Trailing. String lengths are bounded by the bytes left; nothing is
-// allocated from a length read off the wire.
+// allocated from a length read off the wire. On error dst keeps what was
+// decoded before the failing field (header, acks, earlier messages), which
+// is what the engine would already have acted on.
 func Decode(dst *Packet, b []byte, mode Mode) error {
 	strict := mode == Strict
 	*dst = Packet{Messages: dst.Messages[:0], AckIDs: dst.AckIDs[:0]}
@@ -336,7 +338,9 @@ func AppendResponse(b []byte, number, responseTo uint32, p ResponsePayload) []by
 	return p.Append(AppendResponseHeader(b, number, p.ResponseType(), responseTo))
 }
 
-// AppendMessage appends m (header and raw payload).
+// AppendMessage appends m (header and raw payload). A Kind other than
+// KindResponse gets a request-shaped header with m.Kind as its first byte,
+// so bad kinds can be produced for conformance tests.
 func AppendMessage(b []byte, m *Message) []byte {
 	if m.Kind == KindResponse {
 		b = AppendResponseHeader(b, m.Number, ResponseType(m.Type), m.ResponseTo)
