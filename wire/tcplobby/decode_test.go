@@ -3,6 +3,7 @@ package tcplobby
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -262,5 +263,32 @@ func TestDecoderReuse(t *testing.T) {
 	p := ps[len(ps)-5] // a non-ERROR_MSG frame
 	if a := testing.AllocsPerRun(100, func() { _, _ = d.Decode(p) }); a != 0 {
 		t.Fatalf("%v allocs", a)
+	}
+}
+
+// TestEveryDecoderChecksSize calls each type's DecodeOpts directly (not via
+// Decode, which checks first) with a payload one byte too long and an empty one.
+func TestEveryDecoderChecksSize(t *testing.T) {
+	for _, s := range samples() {
+		p := append(Marshal(s.msg), 0xEE)
+		err := New(s.msg.Type()).DecodeOpts(p, Options{})
+		switch RuleOf(err) {
+		case RuleSizeFixed, RuleSizeCount:
+		default:
+			if s.msg.Type() != TypeErrorMsg { // the rest of the frame is text
+				t.Errorf("%s: too long: %v", s.name, err)
+			}
+		}
+		if err := New(s.msg.Type()).DecodeOpts(nil, Options{}); RuleOf(err) != RuleFrameEmpty {
+			t.Errorf("%s: empty: %v", s.name, err)
+		}
+	}
+}
+
+func TestRuleOfWrapped(t *testing.T) {
+	_, err := Decode([]byte{0x42})
+	w := fmt.Errorf("conn 7: %w", err)
+	if RuleOf(w) != RuleTypeUnknown || RuleOf(errors.New("x")) != "" || RuleOf(nil) != "" {
+		t.Fatalf("RuleOf(%v) = %q", w, RuleOf(w))
 	}
 }
