@@ -1,0 +1,481 @@
+package tcp
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
+
+type roomState uint8
+
+const (
+	stateWaiting   roomState = iota // players join, toggle ready
+	stateCountdown                  // COUNTDOWN ticks running; joins refused
+	statePlaying                    // GAME_START sent; joins refused
+)
+
+// room is one lobby room. Guarded by Server.mu.
+type room struct {
+	id        uint32
+	name      tcplobby.Name
+	members   []*member // join order; members[0] is the host
+	state     roomState
+	gen       uint64 // bumped on every countdown start/cancel; stale timers see a mismatch
+	remaining int    // COUNTDOWN value last sent
+	timer     *time.Timer
+	removed   bool
+}
+
+// member is one player of a room.
+type member struct {
+	c    *conn
+	info tcplobby.PlayerInfo
+}
+
+func (r *room) stopTimer() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+}
+
+// handle dispatches one well-framed payload p. It reports whether the
+// reader should keep reading.
+func (s *Server) handle(c *conn, p []byte) bool {
+	t, err := tcplobby.CheckSize(p)
+	s.mu.Lock()
+	defer s.unlock()
+	if c.closed {
+		return false
+	}
+	if err != nil {
+		why := errWrongSize
+		if tcplobby.RuleOf(err) == tcplobby.RuleTypeUnknown {
+			why = errTypeUnknown
+		}
+		return s.badFrameLocked(c, why, err.Error())
+	}
+	o := tcplobby.Options{Lenient: true} // names are normalised, not rejected (seed §8.3)
+	switch t {
+	case tcplobby.TypeListRoomsReq:
+		s.listLocked(c)
+	case tcplobby.TypeConnectReq:
+		var m tcplobby.ConnectReq
+		if err := m.DecodeOpts(p, o); err != nil {
+			return s.badFrameLocked(c, errWrongSize, err.Error())
+		}
+		s.connectLocked(c, &m)
+	case tcplobby.TypeCreateRoomReq:
+		var m tcplobby.CreateRoomReq
+		if err := m.DecodeOpts(p, o); err != nil {
+			return s.badFrameLocked(c, errWrongSize, err.Error())
+		}
+		s.createLocked(c, &m)
+	case tcplobby.TypeJoinRoomReq:
+		var m tcplobby.JoinRoomReq
+		if err := m.DecodeOpts(p, o); err != nil {
+			return s.badFrameLocked(c, errWrongSize, err.Error())
+		}
+		s.joinLocked(c, &m)
+	case tcplobby.TypeReadyReq:
+		s.readyLocked(c)
+	case tcplobby.TypeStartReq:
+		s.startLocked(c)
+	case tcplobby.TypeDisconnect:
+		s.dropLocked(c, closeDisconnect, nil, true)
+		return false
+	default:
+		return s.badFrameLocked(c, errWrongDirection,
+			fmt.Sprintf("%v is a server-to-client message", t))
+	}
+	return true
+}
+
+// badFrameLocked answers ERROR_MSG and closes (PROTOCOLS.md §3).
+func (s *Server) badFrameLocked(c *conn, why reason, text string) bool {
+	s.st.errors[why].Add(1)
+	s.dropLocked(c, closeBadFrame, errorFrame(tcplobby.ErrCodeServerError, text), true)
+	return false
+}
+
+// refuseLocked answers ERROR_MSG code and keeps the connection.
+func (s *Server) refuseLocked(c *conn, why reason, code tcplobby.ErrorCode, text string) {
+	s.st.errors[why].Add(1)
+	s.sendLocked(c, errorFrame(code, text))
+}
+
+func (s *Server) listLocked(c *conn) {
+	var m tcplobby.ListRoomsAck
+	for _, r := range s.rooms {
+		if int(m.Count) == len(m.Rooms) {
+			break
+		}
+		m.Rooms[m.Count] = tcplobby.RoomInfo{
+			ID:          r.id,
+			Name:        r.name,
+			PlayerCount: uint8(len(r.members)),
+			MaxPlayers:  uint8(s.cfg.MaxPlayers),
+			InGame:      r.state != stateWaiting,
+		}
+		m.Count++
+	}
+	s.sendLocked(c, frame(&m))
+}
+
+func (s *Server) connectLocked(c *conn, m *tcplobby.ConnectReq) {
+	name, ok := cleanName(m.PlayerName)
+	if !ok {
+		s.st.errors[errInvalidName].Add(1)
+		s.sendLocked(c, frame(&tcplobby.ConnectAck{}))
+		return
+	}
+	c.name = name
+	if c.hash == 0 {
+		c.hash = nonZeroRand()
+	}
+	s.sendLocked(c, frame(&tcplobby.ConnectAck{Success: true, PlayerHash: c.hash}))
+}
+
+func (s *Server) createLocked(c *conn, m *tcplobby.CreateRoomReq) {
+	name, ok := cleanName(m.PlayerName)
+	if !ok {
+		s.refuseLocked(c, errInvalidName, tcplobby.ErrCodeInvalidName, "invalid player name: empty")
+		return
+	}
+	roomName, _ := cleanName(m.RoomName)
+	s.leaveLocked(c) // a player is in one room at a time
+	if len(s.rooms) >= s.cfg.MaxRooms {
+		s.st.errors[errRoomsExhausted].Add(1)
+		s.sendLocked(c, frame(&tcplobby.CreateRoomAck{})) // RoomID 0 = failed
+		return
+	}
+	r := &room{id: s.newRoomIDLocked(), name: roomName}
+	s.rooms = append(s.rooms, r)
+	s.st.roomsCreated.Add(1)
+	mb := s.addMemberLocked(r, c, name)
+	s.sendLocked(c, frame(&tcplobby.CreateRoomAck{RoomID: r.id, PlayerHash: mb.info.Hash}))
+	s.broadcastLocked(r, frame(roomUpdate(r)), nil)
+}
+
+func (s *Server) joinLocked(c *conn, m *tcplobby.JoinRoomReq) {
+	name, ok := cleanName(m.PlayerName)
+	if !ok {
+		s.refuseLocked(c, errInvalidName, tcplobby.ErrCodeInvalidName, "invalid player name: empty")
+		return
+	}
+	var r *room
+	if m.RoomID != 0 {
+		for _, x := range s.rooms {
+			if x.id == m.RoomID {
+				r = x
+				break
+			}
+		}
+	}
+	fail := func(why reason, st tcplobby.JoinStatus) {
+		s.st.errors[why].Add(1)
+		s.sendLocked(c, frame(&tcplobby.JoinRoomAck{Status: st}))
+	}
+	switch {
+	case r == nil:
+		fail(errRoomNotFound, tcplobby.JoinRoomNotFound)
+		return
+	case r == c.room:
+		// Already a member: answer with the current room, change nothing.
+		s.sendLocked(c, frame(joinAck(r, c.member.info.Hash)))
+		return
+	case r.state != stateWaiting:
+		fail(errRoomInGame, tcplobby.JoinRoomInGame)
+		return
+	case len(r.members) >= s.cfg.MaxPlayers:
+		fail(errRoomFull, tcplobby.JoinRoomFull)
+		return
+	}
+	s.leaveLocked(c)
+	mb := s.addMemberLocked(r, c, name)
+	s.sendLocked(c, frame(joinAck(r, mb.info.Hash)))
+	s.broadcastLocked(r, frame(&tcplobby.PlayerJoin{Player: mb.info}), c)
+	s.broadcastLocked(r, frame(roomUpdate(r)), nil)
+}
+
+func (s *Server) readyLocked(c *conn) {
+	r := c.room
+	if r == nil {
+		s.refuseLocked(c, errNotInRoom, tcplobby.ErrCodeRoomNotFound, "not in a room")
+		return
+	}
+	if r.state == statePlaying {
+		s.st.errors[errIgnored].Add(1)
+		return
+	}
+	mb := c.member
+	mb.info.Ready = !mb.info.Ready
+	if r.state == stateCountdown && !mb.info.Ready {
+		s.cancelLocked(r) // START needs everyone ready until GAME_START
+	}
+	s.broadcastLocked(r, frame(&tcplobby.PlayerReady{PlayerHash: mb.info.Hash, Ready: mb.info.Ready}), nil)
+	s.broadcastLocked(r, frame(roomUpdate(r)), nil)
+}
+
+func (s *Server) startLocked(c *conn) {
+	r := c.room
+	switch {
+	case r == nil:
+		s.refuseLocked(c, errNotInRoom, tcplobby.ErrCodeRoomNotFound, "not in a room")
+		return
+	case r.members[0].c != c:
+		s.refuseLocked(c, errNotHost, tcplobby.ErrCodeNotHost, "only the host can start the game")
+		return
+	case r.state != stateWaiting:
+		s.st.errors[errIgnored].Add(1) // already counting down or playing
+		return
+	}
+	for _, mb := range r.members {
+		if !mb.info.Ready {
+			s.refuseLocked(c, errNotAllReady, tcplobby.ErrCodeNotAllReady, "not all players are ready")
+			return
+		}
+	}
+	s.st.countdowns.Add(1)
+	r.state = stateCountdown
+	r.gen++
+	r.remaining = s.cfg.CountdownFrom
+	s.broadcastLocked(r, frame(&tcplobby.Countdown{Seconds: uint8(r.remaining)}), nil)
+	s.armLocked(r)
+}
+
+// armLocked schedules r's next countdown step.
+func (s *Server) armLocked(r *room) {
+	gen := r.gen
+	r.timer = time.AfterFunc(s.cfg.CountdownInterval, func() { s.tick(r, gen) })
+}
+
+// tick is one countdown step: the next COUNTDOWN, or after the last one the
+// instance allocation and GAME_START.
+func (s *Server) tick(r *room, gen uint64) {
+	s.mu.Lock()
+	if s.closed || r.removed || r.gen != gen || r.state != stateCountdown {
+		s.mu.Unlock()
+		return
+	}
+	r.timer = nil
+	r.remaining--
+	if r.remaining > 0 {
+		s.broadcastLocked(r, frame(&tcplobby.Countdown{Seconds: uint8(r.remaining)}), nil)
+		s.armLocked(r)
+		s.unlock()
+		return
+	}
+	n := len(r.members)
+	s.mu.Unlock()
+
+	// The pool may bind a socket: never call it under mu. Membership cannot
+	// change meanwhile without bumping gen (joins are refused, a leave or an
+	// un-ready cancels).
+	addr, err := s.cfg.Pool.Allocate(n)
+	if err == nil {
+		err = checkGameAddr(addr)
+	}
+
+	s.mu.Lock()
+	defer s.unlock()
+	if s.closed || r.removed || r.gen != gen || r.state != stateCountdown {
+		if err == nil {
+			if rel, ok := s.cfg.Pool.(Releaser); ok {
+				rel.Release(addr)
+			}
+		}
+		return
+	}
+	if err != nil {
+		s.st.errors[errPool].Add(1)
+		s.log.Warn("tcp game instance allocation failed", "room", r.id, "players", n, "err", err)
+		s.cancelLocked(r)
+		s.broadcastLocked(r, errorFrame(tcplobby.ErrCodeServerError, "no game instance available: "+err.Error()), nil)
+		return
+	}
+	r.state = statePlaying
+	s.st.games.Add(1)
+	gs := gameStart(r, addr)
+	var shared []byte
+	if !addr.Addr().IsUnspecified() {
+		shared = frame(gs)
+	}
+	for _, mb := range r.members {
+		f := shared
+		if f == nil {
+			// The instance listens on every interface: announce the address
+			// this client reached us on.
+			gs.ServerIP = tcplobby.MakeIP(localIP(mb.c.nc).String())
+			f = frame(gs)
+		}
+		s.sendLocked(mb.c, f)
+	}
+}
+
+// cancelLocked stops r's countdown (if any) and returns it to waiting.
+func (s *Server) cancelLocked(r *room) {
+	if r.state != stateCountdown {
+		return
+	}
+	r.stopTimer()
+	r.state = stateWaiting
+	r.gen++
+	s.st.cancelled.Add(1)
+}
+
+// leaveLocked removes c from its room: PLAYER_LEFT and ROOM_UPDATE to the
+// remaining members, host handed to the next player in join order, a
+// countdown cancelled, an empty room removed.
+func (s *Server) leaveLocked(c *conn) {
+	r := c.room
+	if r == nil {
+		return
+	}
+	hash := c.member.info.Hash
+	r.members = slices.DeleteFunc(r.members, func(mb *member) bool { return mb.c == c })
+	c.room, c.member = nil, nil
+	if len(r.members) == 0 {
+		r.stopTimer()
+		r.removed = true
+		s.rooms = slices.DeleteFunc(s.rooms, func(x *room) bool { return x == r })
+		s.st.roomsRemoved.Add(1)
+		return
+	}
+	s.cancelLocked(r)
+	if s.closed {
+		return // everyone is being disconnected: no news to send
+	}
+	s.broadcastLocked(r, frame(&tcplobby.PlayerLeft{PlayerHash: hash}), nil)
+	s.broadcastLocked(r, frame(roomUpdate(r)), nil)
+}
+
+// addMemberLocked seats c in r at the lowest free slot with a hash unique
+// in the room (the CONNECT_REQ hash when it is).
+func (s *Server) addMemberLocked(r *room, c *conn, name tcplobby.Name) *member {
+	var used [tcplobby.MaxPlayers + 1]bool
+	for _, mb := range r.members {
+		used[mb.info.Number] = true
+	}
+	slot := uint8(1)
+	for used[slot] {
+		slot++
+	}
+	hash := c.hash
+	for hash == 0 || r.hasHash(hash) {
+		hash = nonZeroRand()
+	}
+	mb := &member{c: c, info: tcplobby.PlayerInfo{Number: slot, Hash: hash, Name: name}}
+	r.members = append(r.members, mb)
+	c.room, c.member = r, mb
+	return mb
+}
+
+func (r *room) hasHash(h uint64) bool {
+	for _, mb := range r.members {
+		if mb.info.Hash == h {
+			return true
+		}
+	}
+	return false
+}
+
+// broadcastLocked queues the same frame f to every member of r except skip.
+func (s *Server) broadcastLocked(r *room, f []byte, skip *conn) {
+	for _, mb := range r.members {
+		if mb.c != skip {
+			s.sendLocked(mb.c, f)
+		}
+	}
+}
+
+// newRoomIDLocked returns a non-zero id not in use, increasing.
+func (s *Server) newRoomIDLocked() uint32 {
+	for {
+		s.lastRoom++
+		if s.lastRoom == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(s.rooms, func(r *room) bool { return r.id == s.lastRoom }) {
+			return s.lastRoom
+		}
+	}
+}
+
+func roomUpdate(r *room) *tcplobby.RoomUpdate {
+	m := &tcplobby.RoomUpdate{Count: uint8(len(r.members))}
+	for i, mb := range r.members {
+		m.Players[i] = mb.info
+	}
+	return m
+}
+
+func joinAck(r *room, hash uint64) *tcplobby.JoinRoomAck {
+	m := &tcplobby.JoinRoomAck{Status: tcplobby.JoinSuccess, PlayerHash: hash, Count: uint8(len(r.members))}
+	for i, mb := range r.members {
+		m.Players[i] = mb.info
+	}
+	return m
+}
+
+// spawn holds the spawn position of each slot (1-4): left edge, spread
+// vertically, as an R-Type-like game expects.
+var spawn = [tcplobby.MaxPlayers][2]float32{{100, 150}, {100, 300}, {100, 450}, {100, 600}}
+
+func gameStart(r *room, addr netip.AddrPort) *tcplobby.GameStart {
+	m := &tcplobby.GameStart{
+		ServerIP:    tcplobby.MakeIP(addr.Addr().Unmap().WithZone("").String()),
+		UDPPort:     addr.Port(),
+		PlayerCount: uint8(len(r.members)),
+	}
+	for i, mb := range r.members {
+		m.Players[i] = mb.info
+		m.Spawn[i] = spawn[mb.info.Number-1]
+	}
+	return m
+}
+
+// checkGameAddr rejects what GAME_START cannot carry.
+func checkGameAddr(a netip.AddrPort) error {
+	if !a.IsValid() || a.Port() == 0 {
+		return fmt.Errorf("pool returned invalid address %v", a)
+	}
+	if s := a.Addr().Unmap().WithZone("").String(); len(s) >= tcplobby.IPSize {
+		return fmt.Errorf("address %s does not fit GameStartInfo.ServerIP char[%d]", s, tcplobby.IPSize)
+	}
+	return nil
+}
+
+// localIP returns the local address of nc, unmapped.
+func localIP(nc net.Conn) netip.Addr {
+	if a, ok := nc.LocalAddr().(*net.TCPAddr); ok {
+		return a.AddrPort().Addr().Unmap().WithZone("")
+	}
+	return netip.IPv4Unspecified()
+}
+
+// cleanName normalises a char[32] name (seed 004 §8.3): the bytes before the
+// first NUL, an unterminated name truncated to 31 bytes on a rune boundary,
+// zero padding. ok is false for an empty name.
+func cleanName(n tcplobby.Name) (tcplobby.Name, bool) {
+	i := bytes.IndexByte(n[:], 0)
+	if i < 0 {
+		i = len(n)
+	}
+	out := tcplobby.MakeName(string(n[:i]))
+	return out, out[0] != 0
+}
+
+func nonZeroRand() uint64 {
+	for {
+		if h := rand.Uint64(); h != 0 {
+			return h
+		}
+	}
+}
