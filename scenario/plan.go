@@ -299,3 +299,28 @@ type RateProbeSpec struct {
 	Request  StepKind
 	Loss     float64
 }
+
+// NewRand returns the deterministic generator for one stream of a run
+// seeded with seed: the engine uses stream 0 for flow choice and stream
+// 1+clientIndex for each client's think times, so a run is reproducible
+// whatever the goroutine scheduling.
+func NewRand(seed int64, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), stream))
+}
+
+// PickFlow returns the index of the flow a new session runs, choosing
+// with probability weight/sum(weights) from u, a uniform number in [0,1).
+func (p *Plan) PickFlow(u float64) int {
+	total := 0.0
+	for _, f := range p.Flows {
+		total += f.Weight
+	}
+	x := u * total
+	for i, f := range p.Flows {
+		if x < f.Weight {
+			return i
+		}
+		x -= f.Weight
+	}
+	return len(p.Flows) - 1
+}

@@ -20,7 +20,7 @@ func TestParseThreshold(t *testing.T) {
 		wantErr string
 	}{
 		{"join.p99 < 20ms", "join.p99", "<", 0.020, ""},
-		{"join.p99<=1.5s", "join.p99", "<=", 1.5, ""},  // no spaces, two-char op
+		{"join.p99<=1.5s", "join.p99", "<=", 1.5, ""}, // no spaces, two-char op
 		{"join.count > 100", "join.count", ">", 100, ""},
 		{"join.count >= 1e3", "join.count", ">=", 1000, ""},
 		{"errors.rate < 1%", "errors.rate", "<", 0.01, ""},

@@ -15,9 +15,9 @@ func TestParseDuration(t *testing.T) {
 		{"10s", 10 * time.Second, ""},
 		{"250ms", 250 * time.Millisecond, ""},
 		{"1m30s", 90 * time.Second, ""},
-		{"0", 0, ""},             // zero needs no unit
+		{"0", 0, ""}, // zero needs no unit
 		{"0s", 0, ""},
-		{"10", 0, "has no unit"},  // ambiguous bare number
+		{"10", 0, "has no unit"}, // ambiguous bare number
 		{"-1s", 0, "negative"},
 		{"soon", 0, "invalid duration"},
 		{"", 0, "empty"},
@@ -44,8 +44,8 @@ func TestParseRate(t *testing.T) {
 	}{
 		{"500/s", 500, ""},
 		{"500/1s", 500, ""},
-		{"30/m", 0.5, ""},       // per minute
-		{"10/100ms", 100, ""},   // per 100ms
+		{"30/m", 0.5, ""},     // per minute
+		{"10/100ms", 100, ""}, // per 100ms
 		{"2.5/s", 2.5, ""},
 		{"0/s", 0, ""},
 		{"3600/h", 1, ""},
@@ -79,9 +79,9 @@ func TestParseSize(t *testing.T) {
 		{"4MiB", 4 << 20, ""},
 		{"256KiB", 256 << 10, ""},
 		{"1GiB", 1 << 30, ""},
-		{"1MB", 1_000_000, ""},  // decimal
+		{"1MB", 1_000_000, ""}, // decimal
 		{"2KB", 2000, ""},
-		{"4M", 4 << 20, ""},     // bare M is binary
+		{"4M", 4 << 20, ""}, // bare M is binary
 		{"65536", 65536, ""},
 		{"100B", 100, ""},
 		{"1.5KiB", 1536, ""},
