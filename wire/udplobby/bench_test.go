@@ -28,8 +28,11 @@ func TestZeroAllocs(t *testing.T) {
 			"AppendJoinSuccess": func() { buf = AppendJoinSuccess(buf[:0], p, 1, 5, 8085) },
 			"AppendPing":        func() { buf = AppendPing(buf[:0], p, 1, 5) },
 			"AppendRoomList":    func() { buf, _ = AppendRoomList(buf[:0], p, 1, rooms) },
-			"Append":            func() { mm := Message{Header: Header{Type: LobbyJoinSuccess}, RoomID: 1, Port: 2}; buf, _ = Append(buf[:0], p, &mm) },
-			"Append(list)":      func() { m.Type = LobbyRoomList; buf, _ = Append(buf[:0], p, &m) },
+			"Append": func() {
+				mm := Message{Header: Header{Type: LobbyJoinSuccess}, RoomID: 1, Port: 2}
+				buf, _ = Append(buf[:0], p, &mm)
+			},
+			"Append(list)": func() { m.Type = LobbyRoomList; buf, _ = Append(buf[:0], p, &m) },
 		}
 		if err := dec.Decode(list, &m); err != nil {
 			t.Fatal(err)

@@ -172,27 +172,27 @@ func decodeList(h Header, hl int, pl []byte, m *Message, sizeRule RuleID) error 
 		e.Diagnosis = diagnoseList(pl)
 		return withHeader(e, h)
 	}
-	m.Rooms = RoomList{raw: pl[2:len(pl):len(pl)]}
-	for i := 0; i < count; i++ {
+	entries := pl[2:len(pl):len(pl)]
+	for i := 0; len(entries)-i*RoomEntryLen >= RoomEntryLen; i++ {
+		e := entries[i*RoomEntryLen : (i+1)*RoomEntryLen]
 		off := hl + 2 + i*RoomEntryLen
-		r := m.Rooms.At(i)
-		var e *Error
+		var err *Error
 		switch {
-		case r.ID == 0:
-			e = newError(RuleRoomID, off, 0, -1)
-		case r.Port == 0:
-			e = newError(RuleRoomPort, off+8, 0, -1)
-		case !r.State.Valid():
-			e = newError(RuleRoomState, off+10, int64(r.State), -1)
-		case r.Players > r.MaxPlayers:
-			e = newError(RuleRoomPlayers, off+4, int64(r.Players), int64(r.MaxPlayers))
+		case e[0]|e[1]|e[2]|e[3] == 0:
+			err = newError(RuleRoomID, off, 0, -1)
+		case e[8]|e[9] == 0:
+			err = newError(RuleRoomPort, off+8, 0, -1)
+		case !RoomState(e[10]).Valid():
+			err = newError(RuleRoomState, off+10, int64(e[10]), -1)
+		case binary.BigEndian.Uint16(e[4:]) > binary.BigEndian.Uint16(e[6:]):
+			err = newError(RuleRoomPlayers, off+4, int64(binary.BigEndian.Uint16(e[4:])), int64(binary.BigEndian.Uint16(e[6:])))
 		}
-		if e != nil {
-			e.Index = i
-			m.Rooms = RoomList{}
-			return withHeader(e, h)
+		if err != nil {
+			err.Index = i
+			return withHeader(err, h)
 		}
 	}
+	m.Rooms = RoomList{raw: entries}
 	return nil
 }
 

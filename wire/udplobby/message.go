@@ -3,6 +3,7 @@ package udplobby
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // PacketType is the header's direction byte.
@@ -271,8 +272,19 @@ func (l RoomList) At(i int) Room {
 
 // AppendRooms appends every room to dst and returns the extended slice.
 func (l RoomList) AppendRooms(dst []Room) []Room {
-	for i := 0; i < l.Len(); i++ {
-		dst = append(dst, l.At(i))
+	n := len(dst)
+	dst = slices.Grow(dst, l.Len())[:n+l.Len()]
+	out := dst[n:]
+	raw := l.raw
+	for i := range out {
+		e := raw[i*RoomEntryLen : i*RoomEntryLen+RoomEntryLen]
+		out[i] = Room{
+			ID:         binary.BigEndian.Uint32(e[0:4]),
+			Players:    binary.BigEndian.Uint16(e[4:6]),
+			MaxPlayers: binary.BigEndian.Uint16(e[6:8]),
+			Port:       binary.BigEndian.Uint16(e[8:10]),
+			State:      RoomState(e[10]),
+		}
 	}
 	return dst
 }

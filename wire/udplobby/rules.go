@@ -75,11 +75,11 @@ func (id RuleID) Describe() string {
 // Diagnoses of a LOBBY_ROOM_LIST that fails the canonical layout
 // (Error.Diagnosis, with RuleRoomListCount). PROTOCOLS.md §1.3.
 const (
-	// DiagSeed001 : the payload fits seed 001's layout, u32 roomCount and
+	// DiagSeed001 means the payload fits seed 001's layout, u32 roomCount and
 	// 15-byte entries (u32 roomId, u16 port, u8 state, u32 playerCount,
 	// u32 maxPlayers).
 	DiagSeed001 = "seed-001-layout"
-	// DiagPadded13 : the payload fits 2 + 13×roomCount, i.e. entries padded
+	// DiagPadded13 means the payload fits 2 + 13×roomCount, i.e. entries padded
 	// to the "13 bytes per room" seed 003's prose states.
 	DiagPadded13 = "padded-13"
 )
