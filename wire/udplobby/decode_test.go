@@ -3,6 +3,7 @@ package udplobby
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -291,5 +292,22 @@ func TestRulesTable(t *testing.T) {
 	}
 	if RuleID("X-NOPE").Describe() != "" {
 		t.Error("Describe of an unknown id is not empty")
+	}
+}
+
+func TestRuleOf(t *testing.T) {
+	var m Message
+	err := Decoder{}.Decode([]byte{1, 2, 3}, &m)
+	if got := RuleOf(err); got != RuleShort {
+		t.Errorf("RuleOf(%v) = %q, want %s", err, got, RuleShort)
+	}
+	if got := RuleOf(fmt.Errorf("wrapped: %w", err)); got != RuleShort {
+		t.Errorf("RuleOf(wrapped) = %q", got)
+	}
+	if got := RuleOf(nil); got != "" {
+		t.Errorf("RuleOf(nil) = %q", got)
+	}
+	if got := RuleOf(errors.New("x")); got != "" {
+		t.Errorf("RuleOf(other) = %q", got)
 	}
 }

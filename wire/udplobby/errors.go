@@ -1,6 +1,7 @@
 package udplobby
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -87,4 +88,15 @@ func (e *Error) Error() string {
 	b.WriteString(strings.Join(d, "; "))
 	b.WriteString(")")
 	return b.String()
+}
+
+// RuleOf returns the rule a decode error names, or "" when err is nil or
+// not an *Error (e.g. an invalid profile). It lets a caller count
+// violations by id without errors.As boilerplate.
+func RuleOf(err error) RuleID {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Rule
+	}
+	return ""
 }
