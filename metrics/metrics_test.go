@@ -227,3 +227,56 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 		t.Errorf("Record+Fail allocate %.1f times per call", allocs)
 	}
 }
+
+// TestShardedSnapshotsMergeExactly records the same samples into one
+// collector and split across two, and checks reports.Merge of the two
+// snapshots equals the single snapshot.
+func TestShardedSnapshotsMergeExactly(t *testing.T) {
+	one := NewCollector(t0)
+	shards := []*Collector{NewCollector(t0), NewCollector(t0)}
+	ko := one.Step("join")
+	ro := one.NewRecorder()
+	rs := []*Recorder{shards[0].NewRecorder(), shards[1].NewRecorder()}
+	ks := []Key{shards[0].Step("join"), shards[1].Step("join")}
+	for i := 0; i < 20000; i++ {
+		d := time.Duration(i) * 150 * time.Microsecond
+		lat := time.Duration((i*7919)%50000) * time.Microsecond
+		intended, sent, done := at(d), at(d+lat/3), at(d+lat)
+		ro.Record(ko, intended, sent, done)
+		rs[i%2].Record(ks[i%2], intended, sent, done)
+		if i%97 == 0 {
+			ro.Fail(ko, reports.ReasonTimeout, done)
+			rs[i%2].Fail(ks[i%2], reports.ReasonTimeout, done)
+		}
+	}
+	want, err := one.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*reports.Run
+	for _, c := range shards {
+		s, err := c.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, s)
+	}
+	got, err := reports.Merge(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Steps[0].Latency != want.Steps[0].Latency || got.Steps[0].Uncorrected != want.Steps[0].Uncorrected {
+		t.Errorf("merged latency\n%+v\nwant\n%+v", got.Steps[0].Latency, want.Steps[0].Latency)
+	}
+	if got.Totals.Requests != want.Totals.Requests || got.Totals.Failures != want.Totals.Failures {
+		t.Errorf("totals %+v want %+v", got.Totals, want.Totals)
+	}
+	if len(got.TimeSeries) != len(want.TimeSeries) {
+		t.Fatalf("%d points, want %d", len(got.TimeSeries), len(want.TimeSeries))
+	}
+	for i := range got.TimeSeries {
+		if got.TimeSeries[i] != want.TimeSeries[i] {
+			t.Errorf("point %d = %+v, want %+v", i, got.TimeSeries[i], want.TimeSeries[i])
+		}
+	}
+}
