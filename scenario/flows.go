@@ -287,6 +287,9 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 			}
 		}
 	}
+	if kind == RateProbe {
+		st.Policy.Retries = 0 // a probe measures loss: re-sending would hide it
+	}
 	if spec.request {
 		st.Policy = d.policyFields(f, what, st.Policy)
 	} else if spec.wait {

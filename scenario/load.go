@@ -134,6 +134,10 @@ func (d *decoder) mapping(n *yaml.Node, what string, known []string) (fields, bo
 			continue
 		}
 		if !slices.Contains(known, k.Value) {
+			if where, ok := movedKeys[what][k.Value]; ok {
+				d.errf(k, "unknown key %q in %s: it belongs under %s", k.Value, what, where)
+				continue
+			}
 			d.errf(k, "unknown key %q in %s%s", k.Value, what, suggest(k.Value, known))
 			continue
 		}
@@ -257,6 +261,16 @@ func (d *decoder) oneOf(n *yaml.Node, what string, allowed []string) (string, bo
 		return "", false
 	}
 	return s, true
+}
+
+// movedKeys names, for keys commonly put in the wrong mapping, where they go.
+var movedKeys = map[string]map[string]string{
+	"the scenario": {
+		"max_clients": "load:", "duration": "load:", "stages": "load:", "rate": "load:", "clients": "load:",
+		"timeout": "defaults:", "retries": "defaults:", "retry_interval": "defaults:",
+		"steps": "a flow (flows: [{name: ..., steps: [...]}])", "drop": "impairment:", "delay": "impairment:",
+	},
+	"load": {"timeout": "defaults:", "seed": "the top level", "flows": "the top level"},
 }
 
 var topKeys = []string{"name", "description", "target", "protocol", "header_profile", "instance_ports",

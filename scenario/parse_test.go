@@ -105,7 +105,7 @@ func TestParseEveryKey(t *testing.T) {
 			{Kind: Think, Label: "think", Only: All, Line: 46, Think: ThinkTime{Dist: Normal, A: time.Second, B: 100 * ms}},
 			{Kind: Malformed, Label: "malformed", Only: All, Line: 47, Count: 4, Interval: 5 * ms,
 				Malformed: MalformedSpec{Kinds: []MalformedKind{Truncated}, Share: 0.25, To: "instance", Silence: 200 * ms}},
-			{Kind: RateProbe, Label: "rate_probe", Only: All, Line: 48, Policy: def,
+			{Kind: RateProbe, Label: "rate_probe", Only: All, Line: 48, Policy: RequestPolicy{Timeout: 2 * time.Second, RetryInterval: 250 * time.Millisecond},
 				Probe: RateProbeSpec{From: 10, To: 100, Over: 2 * time.Second, Request: CreateRoom, Loss: 0.02}},
 			{Kind: Leave, Label: "leave", Only: All, Line: 49, Reason: 3},
 			{Kind: Disconnect, Label: "disconnect", Only: All, Line: 50},

@@ -68,6 +68,7 @@ func TestValidation(t *testing.T) {
 		{"valid", minimal, nil},
 		{"unknown top key suggests", minimal + "thresholdz: []\n", []string{`9: unknown key "thresholdz" in the scenario (did you mean "thresholds"?)`}},
 		{"unknown key far from any", minimal + "zzzzzzzz: 1\n", []string{`9: unknown key "zzzzzzzz" in the scenario` + "\n"}},
+		{"key in the wrong place", minimal + "max_clients: 5\n", []string{`9: unknown key "max_clients" in the scenario: it belongs under load:`}},
 		{"duplicate key", minimal + "protocol: tcp-lobby\n", []string{`9: duplicate key "protocol" in the scenario (first at line 1)`}},
 		{"weight zero", strings.Replace(minimal, "group_size: 2", "group_size: 2\n    weight: 0", 1), []string{`6: flow "f": weight must be above 0, got 0`}},
 		{"weight not a number", strings.Replace(minimal, "group_size: 2", "group_size: 2\n    weight: heavy", 1), []string{`6: flow "f" weight must be a number, got "heavy"`}},
