@@ -1,0 +1,220 @@
+package udp
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// RateKey says what the lobby's rate limiter counts requests by.
+type RateKey uint8
+
+const (
+	// RateKeyIP gives every client IP one bucket (the seed's advice).
+	RateKeyIP RateKey = iota
+	// RateKeyIPPort gives every client endpoint (IP and port) one bucket.
+	RateKeyIPPort
+)
+
+// String returns "ip" or "ip:port".
+func (k RateKey) String() string {
+	if k == RateKeyIPPort {
+		return "ip:port"
+	}
+	return "ip"
+}
+
+// Set implements flag.Value ("ip" or "ip:port").
+func (k *RateKey) Set(s string) error {
+	switch s {
+	case "ip":
+		*k = RateKeyIP
+	case "ip:port":
+		*k = RateKeyIPPort
+	default:
+		return fmt.Errorf("unknown rate key %q (want ip or ip:port)", s)
+	}
+	return nil
+}
+
+// Config configures a UDP lobby and its game instances. Start from
+// DefaultConfig; zero durations and counts are invalid except where noted.
+type Config struct {
+	// Addr is the lobby's listen address (default ":8080"); port 0 picks a
+	// free port. Instances bind to the same host.
+	Addr string
+	// BasePort is the first port of the instance pool (default 8081); the
+	// pool is BasePort .. BasePort+MaxInstances-1 and a freed port is
+	// reused. 0 lets the OS pick a free port for every instance.
+	BasePort int
+	// AdvertiseAddr is the address handed to TCP lobby players for the
+	// instances (Allocate). Unset, it is the lobby's host, or 127.0.0.1
+	// when the lobby listens on every address.
+	AdvertiseAddr netip.Addr
+	// MaxInstances caps live game instances (rooms); default 100.
+	MaxInstances int
+	// MaxPlayers is a room's capacity (default 4).
+	MaxPlayers int
+	// Profile is the header profile of every datagram (default spec).
+	Profile udplobby.Profile
+	// CleanupInterval is how often empty and finished instances are looked
+	// for; one is removed once it has been empty or finished for a whole
+	// interval (default 30s).
+	CleanupInterval time.Duration
+	// IdleTimeout drops an instance player silent for that long (default 30s).
+	IdleTimeout time.Duration
+	// SessionTimeout forgets a lobby session (last sequence, cached reply)
+	// idle for that long (default 30s: longer than a client's 3 retries).
+	SessionTimeout time.Duration
+	// MaxSessions bounds the lobby's session table (default 65536).
+	MaxSessions int
+	// SeatHold is how long a lobby JOIN_SUCCESS reserves a seat for a
+	// player who has not yet joined the instance (default 5s).
+	SeatHold time.Duration
+	// CountdownInterval is the time between COUNTDOWN_TICK 3, 2, 1 and
+	// GAME_START (default 1s).
+	CountdownInterval time.Duration
+	// GameLength ends a game (GAME_END, room Finished) that long after
+	// GAME_START; 0 means games never end (default 0).
+	GameLength time.Duration
+	// RateLimit is the lobby requests per second allowed per RateKey; 0
+	// disables rate limiting (default 0: load tests from one loopback IP
+	// would otherwise measure the limiter).
+	RateLimit float64
+	// RateBurst is the bucket size (default 2×RateLimit, at least 1).
+	RateBurst int
+	// RateKey is ip (default) or ip:port.
+	RateKey RateKey
+	// MaxRateKeys bounds the rate limiter's table (default 65536).
+	MaxRateKeys int
+	// SocketBuffer is SO_RCVBUF/SO_SNDBUF of the lobby socket in bytes
+	// (default 4 MiB; as root the limit in rmem_max is bypassed). 0 keeps
+	// the OS default; instance sockets always keep it.
+	SocketBuffer int
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the documented defaults (seed 001: lobby 8080,
+// instances from 8081, at most 100).
+func DefaultConfig() Config {
+	return Config{
+		Addr:              ":8080",
+		BasePort:          8081,
+		MaxInstances:      100,
+		MaxPlayers:        4,
+		Profile:           udplobby.ProfileSpec,
+		CleanupInterval:   30 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		SessionTimeout:    30 * time.Second,
+		MaxSessions:       65536,
+		SeatHold:          5 * time.Second,
+		CountdownInterval: time.Second,
+		RateKey:           RateKeyIP,
+		MaxRateKeys:       65536,
+		SocketBuffer:      4 << 20,
+	}
+}
+
+// maxListRooms keeps a LOBBY_ROOM_LIST within one IPv4 UDP datagram
+// (65507 bytes) under the larger rtype17 header.
+const maxListRooms = (65507 - 17 - 4 - 2) / udplobby.RoomEntryLen
+
+// Validate reports every problem of c at once, each naming its field.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if _, err := resolveHost(c.Addr); err != nil {
+		bad("Addr: %v", err)
+	}
+	if c.MaxInstances < 1 || c.MaxInstances > maxListRooms {
+		bad("MaxInstances: %d not in 1..%d", c.MaxInstances, maxListRooms)
+	}
+	if c.BasePort < 0 || c.BasePort > 65535 {
+		bad("BasePort: %d not in 0..65535", c.BasePort)
+	} else if c.BasePort > 0 && c.BasePort+c.MaxInstances-1 > 65535 {
+		bad("BasePort: %d + MaxInstances %d runs past port 65535", c.BasePort, c.MaxInstances)
+	}
+	if c.MaxPlayers < 1 || c.MaxPlayers > 1024 {
+		bad("MaxPlayers: %d not in 1..1024", c.MaxPlayers)
+	}
+	if !c.Profile.Valid() {
+		bad("Profile: invalid header profile %d", c.Profile)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"CleanupInterval", c.CleanupInterval},
+		{"IdleTimeout", c.IdleTimeout},
+		{"SessionTimeout", c.SessionTimeout},
+		{"SeatHold", c.SeatHold},
+		{"CountdownInterval", c.CountdownInterval},
+	} {
+		if d.v <= 0 {
+			bad("%s: must be > 0, got %v", d.name, d.v)
+		}
+	}
+	if c.GameLength < 0 {
+		bad("GameLength: must be >= 0, got %v", c.GameLength)
+	}
+	if c.MaxSessions < 1 {
+		bad("MaxSessions: must be >= 1, got %d", c.MaxSessions)
+	}
+	if c.RateLimit < 0 {
+		bad("RateLimit: must be >= 0, got %v", c.RateLimit)
+	}
+	if c.RateBurst < 0 {
+		bad("RateBurst: must be >= 0, got %d", c.RateBurst)
+	}
+	if c.RateKey > RateKeyIPPort {
+		bad("RateKey: invalid %d", c.RateKey)
+	}
+	if c.RateLimit > 0 && c.MaxRateKeys < 1 {
+		bad("MaxRateKeys: must be >= 1, got %d", c.MaxRateKeys)
+	}
+	if c.SocketBuffer < 0 {
+		bad("SocketBuffer: must be >= 0, got %d", c.SocketBuffer)
+	}
+	if c.AdvertiseAddr.IsValid() && c.AdvertiseAddr.IsUnspecified() {
+		bad("AdvertiseAddr: %v is not an address clients can reach", c.AdvertiseAddr)
+	}
+	return errors.Join(errs...)
+}
+
+// burst returns the effective bucket size.
+func (c *Config) burst() int {
+	if c.RateBurst > 0 {
+		return c.RateBurst
+	}
+	return max(1, int(2*c.RateLimit))
+}
+
+// resolveHost returns the IP of a "host:port" listen address (the zero
+// Addr for an empty host).
+func resolveHost(addr string) (netip.Addr, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return netip.Addr{}, fmt.Errorf("bad port %q", port)
+	}
+	if host == "" {
+		return netip.Addr{}, nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		if host == "localhost" {
+			return netip.AddrFrom4([4]byte{127, 0, 0, 1}), nil
+		}
+		return netip.Addr{}, fmt.Errorf("host %q is not an IP address", host)
+	}
+	return ip.Unmap(), nil
+}

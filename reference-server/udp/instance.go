@@ -1,0 +1,370 @@
+package udp
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// Reasons carried by SERVER_DISCONNECT (PROTOCOLS.md §2 leaves them open).
+const (
+	DisconnectTimeout  = 1 // the player was silent for IdleTimeout
+	DisconnectShutdown = 2 // the instance is closing (cleanup or server shutdown)
+)
+
+// countdownFrom is the first COUNTDOWN_TICK value (3, 2, 1, then GAME_START).
+const countdownFrom = 3
+
+// instance is one game room: its own UDP socket and read loop. Every field
+// below conn is guarded by Server.mu.
+type instance struct {
+	s    *Server
+	id   uint32
+	port uint16
+	slot int // pool slot, -1 when the OS chose the port
+	conn *net.UDPConn
+	max  int
+
+	state      udplobby.RoomState
+	players    []player
+	holds      []hold // oldest first
+	nextPlayer uint32
+	seq        uint16 // sequence of server-initiated messages
+	idleSince  int64  // ns when it became empty or finished; 0 while in use
+	gen        uint32 // bumped to cancel pending countdown/game timers
+	left       int    // countdown ticks still to send
+	timer      *time.Timer
+	closed     bool
+	bcast      []byte // broadcast buffer
+}
+
+type player struct {
+	ep       netip.AddrPort
+	id       uint32
+	ready    bool
+	lastSeen int64
+}
+
+// hold is a seat reserved by a lobby JOIN_SUCCESS (or Allocate) for a
+// player who has not joined the instance yet.
+type hold struct {
+	ip      netip.Addr // the lobby client's IP; zero for Allocate
+	expires int64
+}
+
+func newInstance(s *Server, id uint32, conn *net.UDPConn, slot, maxPlayers int) *instance {
+	return &instance{
+		s:       s,
+		id:      id,
+		port:    conn.LocalAddr().(*net.UDPAddr).AddrPort().Port(),
+		slot:    slot,
+		conn:    conn,
+		max:     maxPlayers,
+		players: make([]player, 0, min(maxPlayers, 16)),
+		holds:   make([]hold, 0, min(maxPlayers, 16)),
+		bcast:   make([]byte, 0, 64),
+	}
+}
+
+func (in *instance) empty() bool { return len(in.players) == 0 && len(in.holds) == 0 }
+
+func (in *instance) joinable() bool {
+	return in.state == udplobby.Waiting || in.state == udplobby.Countdown
+}
+
+func (in *instance) player(ep netip.AddrPort) *player {
+	for i := range in.players {
+		if in.players[i].ep == ep {
+			return &in.players[i]
+		}
+	}
+	return nil
+}
+
+// readLoop serves the instance socket until it is closed.
+func (in *instance) readLoop() {
+	s := in.s
+	defer s.wg.Done()
+	defer func() {
+		// The socket is really closed (port free) only once this read has
+		// returned, so the pool slot is released here, not in shutdown.
+		s.mu.Lock()
+		if in.slot >= 0 {
+			s.slots[in.slot] = false
+		}
+		s.mu.Unlock()
+	}()
+	buf := make([]byte, 2048) // instance datagrams are tiny; longer ones fail U-LENGTH
+	out := make([]byte, 0, 64)
+	var m udplobby.Message
+	for {
+		n, from, err := in.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		if err := s.idec.Decode(buf[:n], &m); err != nil {
+			s.dropErr(err)
+			continue
+		}
+		s.c.requests[m.Type].Add(1)
+		now := s.now()
+		s.mu.Lock()
+		if in.closed {
+			s.mu.Unlock()
+			return
+		}
+		out = in.handle(&m, from, now, out[:0])
+		s.mu.Unlock()
+		if len(out) > 0 {
+			s.send(in.conn, out, from)
+		}
+	}
+}
+
+// handle applies one well-formed client message and returns the reply to
+// send (empty for none). Called with Server.mu held.
+func (in *instance) handle(m *udplobby.Message, from netip.AddrPort, now int64, out []byte) []byte {
+	p := in.player(from)
+	if p != nil {
+		p.lastSeen = now
+	}
+	prof := in.s.cfg.Profile
+	switch m.Type {
+	case udplobby.ClientHello:
+		out, _ = udplobby.AppendEmpty(out, prof, udplobby.ServerHello, m.Seq)
+	case udplobby.ClientPing:
+		out = udplobby.AppendPong(out, prof, m.Seq, m.Value)
+	case udplobby.ClientJoinRequest:
+		t := udplobby.ServerJoinAccept
+		if p == nil && !in.admit(from, now) {
+			t = udplobby.ServerJoinDeny
+			in.s.c.fail(FailDeny)
+		}
+		out, _ = udplobby.AppendEmpty(out, prof, t, m.Seq)
+	case udplobby.ClientReady:
+		if p == nil {
+			in.s.c.drops[dropNotJoined].Add(1)
+			break
+		}
+		if !p.ready {
+			p.ready = true
+			in.maybeStart()
+		}
+	case udplobby.ClientDisconnect:
+		if p == nil {
+			in.s.c.drops[dropNotJoined].Add(1)
+			break
+		}
+		in.remove(p.id, now)
+	}
+	return out
+}
+
+// admit adds from as a player if a seat is free or held, and reports
+// whether it did. A held seat from the same IP is taken first; when the
+// room is full only because of holds, the oldest hold is taken (the lobby
+// never handed out more seats than the room has, so this cannot
+// oversubscribe, and a client whose lobby and instance sockets differ in
+// IP still gets its seat).
+func (in *instance) admit(from netip.AddrPort, now int64) bool {
+	if !in.joinable() {
+		return false
+	}
+	in.expireHolds(now)
+	switch h := in.holdFor(from.Addr()); {
+	case h >= 0:
+		in.dropHold(h)
+	case len(in.players)+len(in.holds) < in.max:
+	case len(in.holds) > 0:
+		in.dropHold(0)
+	default:
+		return false
+	}
+	in.nextPlayer++
+	in.players = append(in.players, player{ep: from, id: in.nextPlayer, lastSeen: now})
+	in.idleSince = 0
+	in.s.invalidate()
+	return true
+}
+
+func (in *instance) holdFor(ip netip.Addr) int {
+	for i, h := range in.holds {
+		if h.ip == ip {
+			return i
+		}
+	}
+	return -1
+}
+
+func (in *instance) dropHold(i int) {
+	in.holds = append(in.holds[:i], in.holds[i+1:]...)
+}
+
+// expireHolds releases seats whose holder never reached the instance.
+func (in *instance) expireHolds(now int64) {
+	n := 0
+	for _, h := range in.holds {
+		if h.expires > now {
+			in.holds[n] = h
+			n++
+		}
+	}
+	if n == len(in.holds) {
+		return
+	}
+	in.holds = in.holds[:n]
+	in.s.invalidate()
+	in.settle(now)
+	in.maybeStart()
+}
+
+// dropIdle disconnects players silent for IdleTimeout.
+func (in *instance) dropIdle(now int64) {
+	limit := now - int64(in.s.cfg.IdleTimeout)
+	for i := 0; i < len(in.players); {
+		p := in.players[i]
+		if p.lastSeen >= limit {
+			i++
+			continue
+		}
+		in.bcast, _ = udplobby.Append(in.bcast[:0], in.s.cfg.Profile, &udplobby.Message{
+			Header: udplobby.Header{Type: udplobby.ServerDisconnect, Seq: in.nextSeq()}, Value: DisconnectTimeout})
+		in.s.send(in.conn, in.bcast, p.ep)
+		in.remove(p.id, now)
+	}
+}
+
+// remove takes player id out of the room, tells the others, and cancels a
+// countdown nobody is left for.
+func (in *instance) remove(id uint32, now int64) {
+	for i := range in.players {
+		if in.players[i].id == id {
+			in.players = append(in.players[:i], in.players[i+1:]...)
+			break
+		}
+	}
+	in.s.invalidate()
+	in.broadcast(udplobby.ServerPlayerDisconnected, id)
+	in.settle(now)
+	in.maybeStart()
+}
+
+// settle records when the room became empty, and cancels a countdown when
+// no player is left.
+func (in *instance) settle(now int64) {
+	if len(in.players) == 0 && in.state == udplobby.Countdown {
+		in.cancelTimer()
+		in.state = udplobby.Waiting
+		in.s.invalidate()
+	}
+	if in.empty() && in.idleSince == 0 {
+		in.idleSince = now
+	}
+}
+
+// maybeStart starts the countdown when every joined player is ready and no
+// held seat is still awaited.
+func (in *instance) maybeStart() {
+	if in.state != udplobby.Waiting || len(in.players) == 0 || len(in.holds) > 0 {
+		return
+	}
+	for _, p := range in.players {
+		if !p.ready {
+			return
+		}
+	}
+	in.state = udplobby.Countdown
+	in.s.invalidate()
+	in.broadcast(udplobby.ServerAllReady, 0)
+	in.broadcast(udplobby.ServerCountdownTick, countdownFrom)
+	in.left = countdownFrom - 1
+	in.schedule(in.s.cfg.CountdownInterval)
+}
+
+func (in *instance) schedule(d time.Duration) {
+	in.cancelTimer()
+	gen := in.gen
+	in.timer = time.AfterFunc(d, func() { in.onTimer(gen) })
+}
+
+func (in *instance) cancelTimer() {
+	in.gen++
+	if in.timer != nil {
+		in.timer.Stop()
+		in.timer = nil
+	}
+}
+
+// onTimer advances the countdown (ticks, then GAME_START) or ends the game.
+func (in *instance) onTimer(gen uint32) {
+	s := in.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in.closed || gen != in.gen {
+		return
+	}
+	switch in.state {
+	case udplobby.Countdown:
+		if in.left > 0 {
+			in.broadcast(udplobby.ServerCountdownTick, uint32(in.left))
+			in.left--
+			in.schedule(s.cfg.CountdownInterval)
+			return
+		}
+		in.state = udplobby.Playing
+		s.invalidate()
+		in.broadcast(udplobby.ServerGameStart, 0)
+		s.c.games.Add(1)
+		s.log.Debug("udp instance: game started", "room", in.id, "players", len(in.players))
+		if s.cfg.GameLength > 0 {
+			in.schedule(s.cfg.GameLength)
+		}
+	case udplobby.Playing:
+		var winner uint32
+		if len(in.players) > 0 {
+			winner = in.players[0].id
+		}
+		in.broadcast(udplobby.ServerGameEnd, winner)
+		in.state = udplobby.Finished
+		in.idleSince = s.now()
+		s.invalidate()
+	}
+}
+
+func (in *instance) nextSeq() uint16 {
+	in.seq++
+	return in.seq
+}
+
+// broadcast sends a server-initiated message to every player.
+func (in *instance) broadcast(t udplobby.MsgType, v uint32) {
+	m := udplobby.Message{Header: udplobby.Header{Type: t, Seq: in.nextSeq()}, Value: v}
+	var err error
+	in.bcast, err = udplobby.Append(in.bcast[:0], in.s.cfg.Profile, &m)
+	if err != nil {
+		return
+	}
+	for _, p := range in.players {
+		in.s.send(in.conn, in.bcast, p.ep)
+	}
+}
+
+// shutdown tells the players and closes the socket and timers; the caller
+// removes the room. Called with Server.mu held.
+func (in *instance) shutdown(reason uint32) {
+	if in.closed {
+		return
+	}
+	in.broadcast(udplobby.ServerDisconnect, reason)
+	in.cancelTimer()
+	in.closed = true
+	in.conn.Close()
+	in.s.c.destroyed.Add(1)
+	in.s.log.Debug("udp instance closed", "room", in.id, "port", in.port)
+}

@@ -1,0 +1,135 @@
+package udp
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// lobbyLoop serves the lobby socket: one goroutine, one reused read buffer
+// and one reused reply buffer.
+func (s *Server) lobbyLoop() {
+	defer s.wg.Done()
+	buf := make([]byte, 65536)
+	out := make([]byte, 0, 2048)
+	for {
+		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		out = s.handleLobby(buf[:n], from, s.now(), out[:0])
+		if len(out) > 0 {
+			s.send(s.conn, out, from)
+		}
+	}
+}
+
+// dropErr counts a datagram that failed to decode under its rule id.
+func (s *Server) dropErr(err error) {
+	if e, ok := err.(*udplobby.Error); ok {
+		s.c.drop(e.Rule)
+		return
+	}
+	s.c.drop("")
+}
+
+// handleLobby answers one lobby datagram received from `from` at now,
+// appending the reply to out; it returns out unchanged (empty) when the
+// datagram is dropped. Only the lobby read loop calls it (it owns the
+// session table). LIST and JOIN do not allocate.
+func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []byte) []byte {
+	var m udplobby.Message
+	if err := s.ldec.Decode(pkt, &m); err != nil {
+		s.dropErr(err) // malformed: silent (CRC is checked before anything is read)
+		return out
+	}
+	s.c.requests[m.Type].Add(1)
+	if s.limiter != nil {
+		key := from
+		if s.cfg.RateKey == RateKeyIP {
+			key = netip.AddrPortFrom(from.Addr(), 0)
+		}
+		if !s.limiter.Allow(key, now) {
+			s.c.drops[dropRateLimited].Add(1)
+			return out
+		}
+	}
+	if now-s.sessions.lastSweep >= s.sessions.ttl {
+		s.sessions.sweep(now)
+	}
+	sess, ok := s.sessions.get(from, now)
+	if ok && sess.n > 0 && sess.seq == m.Seq && sess.typ == m.Type {
+		// A retry of the CREATE or JOIN just answered: same answer, no new
+		// room or seat.
+		sess.lastSeen = now
+		s.sessions.put(from, sess, now)
+		s.c.replayed.Add(1)
+		return append(out, sess.reply[:sess.n]...)
+	}
+	sess = session{lastSeen: now, seq: m.Seq}
+	p := s.cfg.Profile
+	switch m.Type {
+	case udplobby.LobbyListRooms:
+		l := s.roomList()
+		out, _ = udplobby.Append(out, p, &udplobby.Message{
+			Header: udplobby.Header{Type: udplobby.LobbyRoomList, Seq: m.Seq}, Rooms: *l})
+	case udplobby.LobbyCreateRoom:
+		if in, reason := s.newInstance(0, now); in != nil {
+			out = udplobby.AppendRoomCreated(out, p, m.Seq, in.id, in.port)
+		} else {
+			s.c.fail(reason)
+			out = udplobby.AppendJoinFailed(out, p, m.Seq)
+		}
+		sess.cache(m.Type, out)
+	case udplobby.LobbyJoinRoom:
+		if port, reason := s.join(m.RoomID, from.Addr(), now); reason == "" {
+			out = udplobby.AppendJoinSuccess(out, p, m.Seq, m.RoomID, port)
+		} else {
+			s.c.fail(reason)
+			out = udplobby.AppendJoinFailed(out, p, m.Seq)
+		}
+		sess.cache(m.Type, out)
+	}
+	s.sessions.put(from, sess, now)
+	s.nSessions.Store(int64(len(s.sessions.m)))
+	return out
+}
+
+// cache remembers reply as the answer to a request of type t.
+func (ss *session) cache(t udplobby.MsgType, reply []byte) {
+	if len(reply) > len(ss.reply) {
+		return
+	}
+	ss.typ = t
+	ss.n = uint8(copy(ss.reply[:], reply))
+}
+
+// join reserves a seat in room id for a client at ip and returns the
+// room's port, or the JOIN_FAILED reason.
+func (s *Server) join(id uint32, ip netip.Addr, now int64) (uint16, string) {
+	if id == 0 {
+		return 0, FailRoomZero
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.rooms[id]
+	if in == nil {
+		return 0, FailMissing
+	}
+	if !in.joinable() {
+		return 0, FailState
+	}
+	in.expireHolds(now)
+	if len(in.players)+len(in.holds) >= in.max {
+		return 0, FailFull
+	}
+	in.holds = append(in.holds, hold{ip: ip, expires: now + int64(s.cfg.SeatHold)})
+	in.idleSince = 0
+	s.invalidate()
+	return in.port, ""
+}

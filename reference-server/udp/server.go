@@ -1,0 +1,353 @@
+package udp
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reference-server/ratelimit"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// Server is a running UDP lobby with its pool of game instances.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	epoch time.Time
+	conn  *net.UDPConn
+	addr  netip.AddrPort
+	host  netip.Addr // instances bind here (zero: every address)
+	adv   netip.Addr // address Allocate hands out
+	typeOff int // offset of the messageType byte in a header
+	ldec  udplobby.Decoder
+	idec  udplobby.Decoder
+	c     counters
+
+	limiter   *ratelimit.Limiter[netip.AddrPort]
+	sessions  sessionTable // owned by the lobby read loop
+	nSessions atomic.Int64
+
+	mu       sync.Mutex
+	rooms    map[uint32]*instance
+	reserved int    // instances being bound, counted against MaxInstances
+	slots    []bool // BasePort > 0: pool slot i (port BasePort+i) in use
+	nextID   uint32
+	closed   bool
+	list     atomic.Pointer[udplobby.RoomList] // cached room list; nil when stale
+	scratch  []udplobby.Room                   // list rebuild buffer, under mu
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// Listen validates cfg, binds the lobby socket and starts the lobby read
+// loop and the janitor (idle players, seat holds, cleanup). Instances are
+// bound on demand. Close stops everything.
+func Listen(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("udp: invalid config: %w", err)
+	}
+	host, _ := resolveHost(cfg.Addr)
+	_, port, _ := net.SplitHostPort(cfg.Addr)
+	laddr, err := net.ResolveUDPAddr("udp", net.JoinHostPort(hostString(host), port))
+	if err != nil {
+		return nil, fmt.Errorf("udp: lobby address %q: %w", cfg.Addr, err)
+	}
+	conn, err := net.ListenUDP("udp", laddr)
+	if err != nil {
+		return nil, fmt.Errorf("udp: lobby: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.SocketBuffer > 0 {
+		if err := setBuffers(conn, cfg.SocketBuffer); err != nil {
+			log.Warn("udp lobby: socket buffer", "bytes", cfg.SocketBuffer, "err", err)
+		}
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      log,
+		epoch:    time.Now(),
+		conn:     conn,
+		addr:     conn.LocalAddr().(*net.UDPAddr).AddrPort(),
+		host:     host,
+		typeOff:  1,
+		adv:      cfg.AdvertiseAddr,
+		ldec:     udplobby.Decoder{Profile: cfg.Profile, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelLobby},
+		idec:     udplobby.Decoder{Profile: cfg.Profile, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelInstance},
+		sessions: newSessionTable(cfg.MaxSessions, int64(cfg.SessionTimeout)),
+		rooms:    make(map[uint32]*instance),
+		stop:     make(chan struct{}),
+	}
+	if !s.adv.IsValid() {
+		s.adv = host
+		if !host.IsValid() || host.IsUnspecified() {
+			s.adv = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		}
+	}
+	if cfg.Profile == udplobby.ProfileRType17 {
+		s.typeOff = 6
+	}
+	if cfg.BasePort > 0 {
+		s.slots = make([]bool, cfg.MaxInstances)
+	}
+	if cfg.RateLimit > 0 {
+		s.limiter, err = ratelimit.New[netip.AddrPort](cfg.RateLimit, cfg.burst(), cfg.MaxRateKeys)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("udp: %w", err)
+		}
+	}
+	s.wg.Add(2)
+	go s.lobbyLoop()
+	go s.janitor()
+	log.Info("udp lobby listening", "addr", s.addr.String(), "base_port", cfg.BasePort,
+		"max_instances", cfg.MaxInstances, "header", cfg.Profile.String())
+	return s, nil
+}
+
+func hostString(a netip.Addr) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
+// Addr returns the lobby's bound address (with the chosen port when the
+// configured one was 0).
+func (s *Server) Addr() netip.AddrPort { return s.addr }
+
+// Config returns the configuration the server runs with.
+func (s *Server) Config() Config { return s.cfg }
+
+// now is the server's monotonic clock in nanoseconds.
+func (s *Server) now() int64 { return int64(time.Since(s.epoch)) }
+
+// Stats returns a snapshot of the counters and gauges.
+func (s *Server) Stats() Stats {
+	var st Stats
+	s.c.snapshot(&st)
+	s.mu.Lock()
+	st.Rooms = len(s.rooms)
+	st.Instances = len(s.rooms)
+	for _, in := range s.rooms {
+		st.Players += len(in.players)
+		st.HeldSeats += len(in.holds)
+	}
+	s.mu.Unlock()
+	st.Sessions = int(s.nSessions.Load())
+	st.RateKeys = s.limiter.Len()
+	return st
+}
+
+// Rooms returns the rooms as the lobby lists them, sorted by id.
+func (s *Server) Rooms() []udplobby.Room {
+	l := s.roomList()
+	return l.AppendRooms(nil)
+}
+
+// Close stops the lobby and every instance (players get SERVER_DISCONNECT
+// with reason DisconnectShutdown) and waits for their goroutines. It is
+// safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		s.conn.Close()
+		s.mu.Lock()
+		s.closed = true
+		for id, in := range s.rooms {
+			in.shutdown(DisconnectShutdown)
+			delete(s.rooms, id)
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+		s.log.Info("udp lobby stopped", "addr", s.addr.String())
+	})
+	return nil
+}
+
+// Allocate creates a game instance for a room started by the TCP lobby,
+// holding n seats for its players, and returns the address they send
+// CLIENT_HELLO to. The instance is an ordinary room: listed by the lobby,
+// joined through the instance handshake, cleaned up when empty. It
+// satisfies the TCP lobby's InstancePool.
+func (s *Server) Allocate(n int) (netip.AddrPort, error) {
+	if n < 1 || n > 0xFFFF {
+		return netip.AddrPort{}, fmt.Errorf("udp: allocate: %d players", n)
+	}
+	in, reason := s.newInstance(n, s.now())
+	if in == nil {
+		return netip.AddrPort{}, fmt.Errorf("udp: allocate: no instance (%s)", reason)
+	}
+	return netip.AddrPortFrom(s.adv, in.port), nil
+}
+
+var errClosed = errors.New("udp: server closed")
+
+// newInstance binds a new instance with holds seats reserved and registers
+// its room. On failure it returns nil and the JOIN_FAILED reason.
+func (s *Server) newInstance(holds int, now int64) (*instance, string) {
+	s.mu.Lock()
+	if s.closed || len(s.rooms)+s.reserved >= s.cfg.MaxInstances {
+		s.mu.Unlock()
+		return nil, FailMaxInstances
+	}
+	s.reserved++
+	s.mu.Unlock()
+
+	conn, slot, err := s.bindInstance()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reserved--
+	if err != nil {
+		s.log.Warn("udp instance: bind failed", "err", err)
+		return nil, FailBind
+	}
+	if s.closed {
+		conn.Close()
+		return nil, FailMaxInstances
+	}
+	s.nextID++
+	if s.nextID == 0 {
+		s.nextID = 1
+	}
+	in := newInstance(s, s.nextID, conn, slot, max(s.cfg.MaxPlayers, holds))
+	for range holds {
+		in.holds = append(in.holds, hold{expires: now + int64(s.cfg.SeatHold)})
+	}
+	if holds == 0 {
+		in.idleSince = now
+	}
+	s.rooms[in.id] = in
+	s.invalidate()
+	s.c.created.Add(1)
+	s.wg.Add(1)
+	go in.readLoop()
+	s.log.Debug("udp instance created", "room", in.id, "port", in.port, "held", holds)
+	return in, ""
+}
+
+// bindInstance binds an instance socket: the lowest free pool port that
+// binds, or an OS-chosen port when BasePort is 0. slot is -1 for the latter.
+func (s *Server) bindInstance() (*net.UDPConn, int, error) {
+	ip := net.IP(nil)
+	if s.host.IsValid() {
+		ip = net.IP(s.host.AsSlice())
+	}
+	if s.slots == nil {
+		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		return c, -1, err
+	}
+	var lastErr error = errClosed
+	for i := range s.slots {
+		s.mu.Lock()
+		free := !s.slots[i]
+		if free {
+			s.slots[i] = true
+		}
+		s.mu.Unlock()
+		if !free {
+			continue
+		}
+		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip, Port: s.cfg.BasePort + i})
+		if err == nil {
+			return c, i, nil
+		}
+		lastErr = err
+		s.mu.Lock()
+		s.slots[i] = false
+		s.mu.Unlock()
+	}
+	return nil, -1, lastErr
+}
+
+// invalidate marks the cached room list stale. Called with mu held after
+// any change a list shows (rooms, player counts, held seats, states).
+func (s *Server) invalidate() { s.list.Store(nil) }
+
+// roomList returns the cached room list, rebuilding it if stale. The
+// returned list is immutable.
+func (s *Server) roomList() *udplobby.RoomList {
+	if l := s.list.Load(); l != nil {
+		return l
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.list.Load(); l != nil {
+		return l
+	}
+	rooms := s.scratch[:0]
+	for _, in := range s.rooms {
+		rooms = append(rooms, udplobby.Room{
+			ID:         in.id,
+			Players:    uint16(len(in.players) + len(in.holds)),
+			MaxPlayers: uint16(in.max),
+			Port:       in.port,
+			State:      in.state,
+		})
+	}
+	sort.Slice(rooms, func(i, j int) bool { return rooms[i].ID < rooms[j].ID })
+	s.scratch = rooms
+	l := udplobby.MakeRoomList(make([]byte, 0, len(rooms)*udplobby.RoomEntryLen), rooms)
+	s.list.Store(&l)
+	return &l
+}
+
+// janitor expires seat holds, drops idle players and removes instances
+// that have been empty or finished for a cleanup interval.
+func (s *Server) janitor() {
+	defer s.wg.Done()
+	period := min(s.cfg.CleanupInterval, s.cfg.IdleTimeout/2, s.cfg.SeatHold/2, time.Second)
+	period = max(period, 5*time.Millisecond)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	lastCleanup := s.now()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		now := s.now()
+		cleanup := now-lastCleanup >= int64(s.cfg.CleanupInterval)
+		if cleanup {
+			lastCleanup = now
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		for id, in := range s.rooms {
+			in.expireHolds(now)
+			in.dropIdle(now)
+			if cleanup && in.idleSince > 0 && now-in.idleSince >= int64(s.cfg.CleanupInterval) &&
+				(in.state == udplobby.Finished || in.empty()) {
+				in.shutdown(DisconnectShutdown)
+				delete(s.rooms, id)
+				s.invalidate()
+			}
+		}
+		s.mu.Unlock()
+		s.limiter.Sweep(now)
+	}
+}
+
+// send writes b to ep on c, counting the reply by its message type.
+func (s *Server) send(c *net.UDPConn, b []byte, ep netip.AddrPort) {
+	if _, err := c.WriteToUDPAddrPort(b, ep); err != nil {
+		s.c.sendErrs.Add(1)
+		return
+	}
+	s.c.replies[b[s.typeOff]].Add(1)
+}
