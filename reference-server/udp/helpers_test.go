@@ -181,4 +181,3 @@ func eventually(t testing.TB, what string, cond func() bool) {
 func at(port uint16) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)
 }
-

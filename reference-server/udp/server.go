@@ -17,17 +17,17 @@ import (
 
 // Server is a running UDP lobby with its pool of game instances.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	epoch time.Time
-	conn  *net.UDPConn
-	addr  netip.AddrPort
-	host  netip.Addr // instances bind here (zero: every address)
-	adv   netip.Addr // address Allocate hands out
-	typeOff int // offset of the messageType byte in a header
-	ldec  udplobby.Decoder
-	idec  udplobby.Decoder
-	c     counters
+	cfg     Config
+	log     *slog.Logger
+	epoch   time.Time
+	conn    *net.UDPConn
+	addr    netip.AddrPort
+	host    netip.Addr // instances bind here (zero: every address)
+	adv     netip.Addr // address Allocate hands out
+	typeOff int        // offset of the messageType byte in a header
+	ldec    udplobby.Decoder
+	idec    udplobby.Decoder
+	c       counters
 
 	limiter   *ratelimit.Limiter[netip.AddrPort]
 	sessions  sessionTable // owned by the lobby read loop
