@@ -229,10 +229,12 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 	spec, known := stepSpecs[kind]
 	if kindNode.Kind != yaml.ScalarNode || !known {
 		d.errf(kindNode, "%s: unknown step %q%s", flow, kindNode.Value, suggest(kindNode.Value, allKinds()))
+		d.reject(kindNode.Value)
 		return Step{}, false
 	}
 	if proto != "" && spec.protos != nil && !slices.Contains(spec.protos, proto) {
 		d.errf(kindNode, "%s: step %q is not a %s step (%s steps: %s)", flow, kind, proto, proto, kindNames(StepKinds(proto)))
+		d.reject(kindNode.Value)
 		return Step{}, false
 	}
 	st := Step{Kind: kind, Label: string(kind), Only: All, Line: kindNode.Line, Policy: defaults}

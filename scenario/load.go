@@ -84,6 +84,16 @@ func (d *decoder) yamlError(err error) {
 type decoder struct {
 	file string
 	errs Errors
+	// rejected holds the kinds of steps already reported as unknown or
+	// wrong for the protocol, so thresholds on them do not repeat the error.
+	rejected map[string]bool
+}
+
+func (d *decoder) reject(kind string) {
+	if d.rejected == nil {
+		d.rejected = map[string]bool{}
+	}
+	d.rejected[kind] = true
 }
 
 func (d *decoder) errAt(line int, format string, args ...any) {

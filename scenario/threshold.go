@@ -208,6 +208,9 @@ func (d *decoder) thresholds(n *yaml.Node, known map[string]Unit) []Threshold {
 			continue
 		}
 		t, err := ParseThreshold(s, known)
+		if _, isKnown := known[t.Metric]; err != nil && !isKnown && d.rejected[strings.SplitN(t.Metric, ".", 2)[0]] {
+			continue // its step was rejected and reported already
+		}
 		if err != nil {
 			d.errf(it, "%v", err)
 			continue

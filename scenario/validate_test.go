@@ -81,6 +81,7 @@ func TestValidation(t *testing.T) {
 		{"rate without period", strings.Replace(minimal, "rate: 10/s", "rate: 10", 1), []string{`2: load.rate: rate "10" has no period (want e.g. 10/s)`}},
 		{"step for other protocol", minimal + "      - echo\n", []string{`9: flow "f": step "echo" is not a udp-lobby step`}},
 		{"unknown step", minimal + "      - pingg\n", []string{`9: flow "f": unknown step "pingg" (did you mean "ping"?)`}},
+		{"threshold on a rejected step is not reported twice", minimal + "      - pingg\nthresholds: [pingg.p99 < 1s]\n", []string{`9: flow "f": unknown step "pingg" (did you mean "ping"?)`}},
 		{"unknown step param", minimal + "      - ping: {cont: 3}\n", []string{`9: unknown key "cont" in ping step (did you mean "count"?)`}},
 		{"join created first", strings.Replace(minimal, "      - create_room: {only: leader}\n", "", 1) + "      - create_room\n", []string{`7: flow "f": join room: created needs a create_room/create step earlier in the flow`}},
 		{"room id zero", minimal + "      - join: 0\n", []string{`9: flow "f": join: room must be a room id 1-4294967295, random-waiting or created, got "0"`}},
@@ -118,5 +119,25 @@ func TestValidation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestErrorsFormat(t *testing.T) {
+	es := Errors{{File: "a.yaml", Line: 3, Msg: "bad"}, {File: "a.yaml", Msg: "empty scenario"}}
+	if got := es.Error(); got != "a.yaml:3: bad\na.yaml: empty scenario" {
+		t.Errorf("Error() = %q", got)
+	}
+	var one Error
+	if !errors.As(error(es), &one) || one.Line != 3 {
+		t.Errorf("errors.As through Unwrap: %+v", one)
+	}
+	if _, err := Parse("big.yaml", make([]byte, maxFileSize+1)); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("oversized file: %v", err)
+	}
+	if _, err := Parse("e.yaml", nil); err == nil || err.Error() != "e.yaml: empty scenario" {
+		t.Errorf("empty file: %v", err)
+	}
+	if _, err := Load("testdata/does-not-exist.yaml"); err == nil {
+		t.Error("missing file loaded")
 	}
 }
