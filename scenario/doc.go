@@ -53,14 +53,16 @@
 // (see the constants and FORMAT.md). Request steps carry their effective
 // RequestPolicy (timeout, retries, retry interval: seed 003 defaults 5s, 3,
 // 1s, overridden by the scenario's defaults and then by the step). A step
-// that fails ends the session (counted in sessions.failed) unless it is a
+// that fails ends the session (its failure is counted on the step) unless it is a
 // malformed or rate_probe step, whose findings are metrics.
 //
-// Metrics: every step reports under its Label ("<label>.p99",
+// Metrics: the engine records each step under its Label (metrics.Collector
+// Step(step.Label)), so the run report's series are named by label. Every
+// step reports under its Label ("<label>.p99",
 // "<label>.count", … see StepStats) plus the GlobalMetrics; KnownMetrics
 // lists the exact set for a plan. Thresholds are checked after the run by
-// Evaluate(plan.Thresholds, lookup), lookup returning values in canonical
-// units (seconds, fractions, counts, per second). A metric the run did not
+// Evaluate(plan.Thresholds, RunMetrics(run)) (or any lookup returning values in canonical
+// units: seconds, fractions, counts, per second). A metric the run did not
 // produce fails its threshold. The shard-merge command re-evaluates merged
 // metrics the same way.
 //

@@ -41,9 +41,7 @@ var GlobalMetrics = map[string]Unit{
 	"violations":         Count, // protocol violations (conformance rules broken)
 	"dropped_starts":     Count, // open model: arrivals not started (max_clients reached or engine behind)
 	"sessions.started":   Count,
-	"sessions.completed": Count,
-	"sessions.failed":    Count,
-	"clients.max":        Count, // peak concurrent clients
+	"sessions.completed": Count, // sessions that ran to their end (failed or not)
 	"throughput":         Rate,  // successful requests per second over the run
 }
 

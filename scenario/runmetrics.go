@@ -1,0 +1,131 @@
+package scenario
+
+import (
+	"math"
+	"strings"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// RunMetrics returns the lookup Evaluate needs for a recorded (or merged)
+// run: it maps every metric name of KnownMetrics to the run's figures in
+// canonical units. Latencies are the coordinated-omission-corrected ones
+// (from the intended send time). A step label the run never recorded, or a
+// ratio over zero requests, is not found — and so fails its threshold.
+func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
+	steps := make(map[string]*reports.Series, len(run.Steps))
+	for i := range run.Steps {
+		steps[run.Steps[i].Name] = &run.Steps[i]
+	}
+	t := run.Totals
+	ratio := func(n, d int64) (float64, bool) {
+		if d == 0 {
+			return 0, false
+		}
+		return float64(n) / float64(d), true
+	}
+	return func(metric string) (float64, bool) {
+		switch metric {
+		case "requests":
+			return float64(t.Requests), true
+		case "retries":
+			return float64(t.Retries), true
+		case "timeouts":
+			return float64(t.FailuresByReason[reports.ReasonTimeout]), true
+		case "errors.count":
+			return float64(t.Failures), true
+		case "errors.rate":
+			return ratio(t.Failures, t.Requests)
+		case "violations":
+			return float64(t.Violations), true
+		case "dropped_starts":
+			return float64(t.Dropped), true
+		case "sessions.started":
+			return float64(t.SessionsStarted), true
+		case "sessions.completed":
+			return float64(t.SessionsFinished), true
+		case "throughput":
+			if run.DurationNS <= 0 {
+				return 0, false
+			}
+			return float64(t.Successes) / run.DurationNS.Seconds(), true
+		}
+		label, stat, ok := strings.Cut(metric, ".")
+		if !ok {
+			return 0, false
+		}
+		switch stat {
+		case "limit": // rate_probe: +Inf when the probe never found a limit
+			if len(run.RateLimits) == 0 {
+				return 0, false
+			}
+			lim := math.Inf(1)
+			for _, f := range run.RateLimits {
+				if f.ObservedLimitPerSec > 0 {
+					lim = math.Min(lim, f.ObservedLimitPerSec)
+				}
+			}
+			return lim, true
+		case "replies", "sent": // malformed: summed over kinds
+			if len(run.Malformed) == 0 {
+				return 0, false
+			}
+			var n int64
+			for _, f := range run.Malformed {
+				if stat == "replies" {
+					n += f.UnexpectedReplies
+				} else {
+					n += f.Sent
+				}
+			}
+			return float64(n), true
+		}
+		s := steps[label]
+		if s == nil {
+			return 0, false
+		}
+		us := func(v int64) (float64, bool) { return float64(v) / 1e6, s.Latency.Count > 0 }
+		switch stat {
+		case "p50":
+			return us(s.Latency.P50US)
+		case "p90":
+			return us(s.Latency.P90US)
+		case "p99":
+			return us(s.Latency.P99US)
+		case "p999":
+			return us(s.Latency.P999US)
+		case "min":
+			return us(s.Latency.MinUS)
+		case "max":
+			return us(s.Latency.MaxUS)
+		case "mean":
+			return s.Latency.MeanUS / 1e6, s.Latency.Count > 0
+		case "count":
+			return float64(s.Requests), true
+		case "errors":
+			return float64(s.Failures), true
+		case "error_rate":
+			return ratio(s.Failures, s.Requests)
+		case "timeouts":
+			return float64(s.FailuresByReason[reports.ReasonTimeout]), true
+		case "retries":
+			return float64(s.Retries), true
+		}
+		return 0, false
+	}
+}
+
+// Report converts a verdict to the run report's form: Step is the step
+// label ("" for a run-wide metric), Metric the statistic ("p99",
+// "error_rate", or the global name such as "errors.rate"), Limit and
+// Observed in canonical units (seconds, fractions, counts, per second).
+func (r Result) Report() reports.ThresholdResult {
+	step, stat := "", r.Threshold.Metric
+	if _, global := GlobalMetrics[stat]; !global {
+		step, stat, _ = strings.Cut(stat, ".")
+	}
+	return reports.ThresholdResult{
+		Name: r.Threshold.Source, Metric: stat, Step: step, Op: string(r.Threshold.Op),
+		Limit: r.Threshold.Value, Observed: r.Value, Pass: r.Pass,
+	}
+}

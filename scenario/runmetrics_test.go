@@ -1,0 +1,88 @@
+package scenario
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+func TestRunMetrics(t *testing.T) {
+	run := &reports.Run{
+		DurationNS: 10 * time.Second,
+		Totals: reports.Totals{Requests: 200, Successes: 190, Failures: 10, Retries: 4, Dropped: 2, Violations: 1,
+			FailuresByReason: map[string]int64{reports.ReasonTimeout: 6}, SessionsStarted: 50, SessionsFinished: 48},
+		Steps: []reports.Series{
+			{Name: "join", Requests: 100, Failures: 5, Retries: 3, FailuresByReason: map[string]int64{reports.ReasonTimeout: 2},
+				Latency: reports.Latency{Count: 95, MinUS: 100, MeanUS: 1500, P50US: 1000, P90US: 2000, P99US: 19000, P999US: 25000, MaxUS: 30000}},
+			{Name: "idle"}, // recorded nothing
+		},
+		RateLimits: []reports.RateLimitFinding{{ObservedLimitPerSec: 120}, {ObservedLimitPerSec: 0}},
+		Malformed:  []reports.MalformedFinding{{Sent: 10, UnexpectedReplies: 1}, {Sent: 5}},
+	}
+	look := RunMetrics(run)
+	tests := []struct {
+		metric string
+		want   float64
+		found  bool
+	}{
+		{"requests", 200, true},
+		{"retries", 4, true},
+		{"timeouts", 6, true},
+		{"errors.count", 10, true},
+		{"errors.rate", 0.05, true},
+		{"violations", 1, true},
+		{"dropped_starts", 2, true},
+		{"sessions.started", 50, true},
+		{"sessions.completed", 48, true},
+		{"throughput", 19, true},
+		{"join.p50", 0.001, true},
+		{"join.p90", 0.002, true},
+		{"join.p99", 0.019, true},
+		{"join.p999", 0.025, true},
+		{"join.min", 0.0001, true},
+		{"join.max", 0.030, true},
+		{"join.mean", 0.0015, true},
+		{"join.count", 100, true},
+		{"join.errors", 5, true},
+		{"join.error_rate", 0.05, true},
+		{"join.timeouts", 2, true},
+		{"join.retries", 3, true},
+		{"rate_probe.limit", 120, true},
+		{"malformed.replies", 1, true},
+		{"malformed.sent", 15, true},
+		{"idle.p99", 0, false},        // no samples: not a silent 0
+		{"idle.error_rate", 0, false}, // 0/0
+		{"idle.count", 0, true},
+		{"ghost.p99", 0, false},
+		{"join.p75", 0, false},
+		{"nonsense", 0, false},
+	}
+	for _, tt := range tests {
+		got, found := look(tt.metric)
+		if found != tt.found || (found && math.Abs(got-tt.want) > 1e-9) {
+			t.Errorf("%s = %v, %v; want %v, %v", tt.metric, got, found, tt.want, tt.found)
+		}
+	}
+	if v, _ := RunMetrics(&reports.Run{RateLimits: []reports.RateLimitFinding{{}}})("rate_probe.limit"); !math.IsInf(v, 1) {
+		t.Errorf("no limit found = %v, want +Inf", v)
+	}
+
+	// End to end: thresholds from a scenario, evaluated on the run, reported.
+	p, err := Parse("s.yaml", []byte(minimal+"thresholds: [join.p99 < 20ms, errors.rate < 1%]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ok := Evaluate(p.Thresholds, look)
+	if ok || !res[0].Pass || res[1].Pass {
+		t.Fatalf("Evaluate = %+v, %v", res, ok)
+	}
+	r0, r1 := res[0].Report(), res[1].Report()
+	if r0.Step != "join" || r0.Metric != "p99" || r0.Op != "<" || r0.Limit != 0.02 || r0.Observed != 0.019 || !r0.Pass || r0.Name != "join.p99 < 20ms" {
+		t.Errorf("Report = %+v", r0)
+	}
+	if r1.Step != "" || r1.Metric != "errors.rate" || r1.Pass {
+		t.Errorf("Report = %+v", r1)
+	}
+}
