@@ -455,6 +455,7 @@ const maxDuration = 24 * time.Hour
 
 func (d *decoder) load(n *yaml.Node) LoadShape {
 	var l LoadShape
+	errsBefore := len(d.errs)
 	f, ok := d.mapping(n, "load", loadKeys)
 	if !ok {
 		return l
@@ -588,6 +589,9 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 	peak := l.Start
 	for _, s := range l.Stages {
 		peak = math.Max(peak, s.Target)
+	}
+	if peak == 0 && len(d.errs) == errsBefore {
+		d.errf(f.node, "load: the %s is 0 throughout: nothing would run (set %s or stages)", map[LoadModel]string{Open: "rate", Closed: "number of clients"}[l.Model], targetKey)
 	}
 	if l.Model == Open && peak > 1_000_000 {
 		d.errf(f.node, "load: peak rate %s is over 1000000/s", FormatRate(peak))

@@ -136,6 +136,17 @@ func (p Profile) due(k float64) (float64, bool) {
 	return 0, false
 }
 
+// Due returns the intended start time of open-model arrival k (0-based),
+// or false when the schedule ends before it. Latency measured from Due(k)
+// rather than from the actual send is free of coordinated omission (wrk2).
+func (p Profile) Due(k uint64) (time.Duration, bool) {
+	t, ok := p.due(float64(k))
+	if !ok {
+		return 0, false
+	}
+	return time.Duration(t * float64(time.Second)), true
+}
+
 // Pacer decides when the next hit is due (vegeta's interface): given the
 // time elapsed since the start and the number of hits already sent, it
 // returns how long to wait before the next one, or stop = true when the

@@ -129,6 +129,18 @@ func TestPaceCount(t *testing.T) {
 	}
 }
 
+func TestDue(t *testing.T) {
+	p := NewProfile(0, []Stage{{100, 10 * s}}, 10*s) // hit k due at sqrt(k/5) s
+	for k, want := range map[uint64]time.Duration{0: 0, 5: s, 20: 2 * s, 320: 8 * s} {
+		if got, ok := p.Due(k); !ok || (got-want).Abs() > time.Microsecond {
+			t.Errorf("Due(%d) = %v, %v; want %v", k, got, ok, want)
+		}
+	}
+	if _, ok := p.Due(500); ok {
+		t.Error("Due(500) is at the end of the run, want false")
+	}
+}
+
 func BenchmarkPace(b *testing.B) {
 	p := NewProfile(20, []Stage{{200, 5 * s}, {200, 10 * s}, {0, 2 * s}}, 17*s)
 	for i := 0; b.Loop(); i++ {

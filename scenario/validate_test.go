@@ -79,6 +79,8 @@ func TestValidation(t *testing.T) {
 		{"negative for", strings.Replace(minimal, "{rate: 10/s, duration: 2s}", "{stages: [{rate: 10/s, for: -1s}], duration: 2s}", 1), []string{`2: load.stages[0].for: negative duration "-1s"`}},
 		{"duration without unit", strings.Replace(minimal, "duration: 2s", "duration: 2", 1), []string{`2: load.duration: duration "2" has no unit (want e.g. 2s or 2ms)`}},
 		{"rate without period", strings.Replace(minimal, "rate: 10/s", "rate: 10", 1), []string{`2: load.rate: rate "10" has no period (want e.g. 10/s)`}},
+		{"zero rate throughout", strings.Replace(minimal, "rate: 10/s", "rate: 0/s", 1), []string{`2: load: the rate is 0 throughout: nothing would run (set rate or stages)`}},
+		{"model without load", strings.Replace(minimal, "{rate: 10/s, duration: 2s}", "{model: closed, duration: 2s}", 1), []string{`2: load: the number of clients is 0 throughout`}},
 		{"step for other protocol", minimal + "      - echo\n", []string{`9: flow "f": step "echo" is not a udp-lobby step`}},
 		{"unknown step", minimal + "      - pingg\n", []string{`9: flow "f": unknown step "pingg" (did you mean "ping"?)`}},
 		{"threshold on a rejected step is not reported twice", minimal + "      - pingg\nthresholds: [pingg.p99 < 1s]\n", []string{`9: flow "f": unknown step "pingg" (did you mean "ping"?)`}},
