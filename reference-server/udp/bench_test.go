@@ -1,0 +1,132 @@
+package udp
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// benchServer starts a quiet server with 100 rooms.
+func benchServer(b *testing.B) *Server {
+	cfg := testConfig()
+	cfg.SocketBuffer = 4 << 20
+	s := start(b, cfg)
+	for i := 0; i < 100; i++ {
+		if _, reason := s.newInstance(0, s.now()); reason != "" {
+			b.Fatal(reason)
+		}
+	}
+	return s
+}
+
+// BenchmarkLobbyHandler measures the request handler alone (decode,
+// session, reply encode), without sockets, against 100 rooms. Run with
+// -benchmem: LIST and JOIN must report 0 allocs/op.
+func BenchmarkLobbyHandler(b *testing.B) {
+	for _, kind := range []string{"list", "join"} {
+		b.Run(kind, func(b *testing.B) {
+			s := benchServer(b)
+			p := s.cfg.Profile
+			var reqs [][]byte
+			for i := 0; i < 256; i++ {
+				if kind == "list" {
+					reqs = append(reqs, udplobby.AppendListRooms(nil, p, uint16(i)))
+				} else {
+					reqs = append(reqs, udplobby.AppendJoinRoom(nil, p, uint16(i), uint32(1+i%100)))
+				}
+			}
+			eps := make([]netip.AddrPort, 64)
+			for i := range eps {
+				eps[i] = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(40000+i))
+			}
+			out := make([]byte, 0, 2048)
+			now := s.now()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				out = s.handleLobby(reqs[i&255], eps[i&63], now+int64(i), out[:0])
+				if len(out) == 0 {
+					b.Fatal("no reply")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLobbyLoopback measures request throughput over real loopback
+// sockets: `clients` goroutines, each with its own socket and one request in
+// flight, alternate LIST_ROOMS and JOIN_ROOM against 100 rooms. One op is
+// one request answered; req/s is reported.
+func BenchmarkLobbyLoopback(b *testing.B) {
+	for _, clients := range []int{1, 16, 64} {
+		b.Run(itoa(clients)+"clients", func(b *testing.B) {
+			s := benchServer(b)
+			p := s.cfg.Profile
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			errs := make(chan error, clients)
+			b.ReportAllocs()
+			b.ResetTimer()
+			begin := time.Now()
+			for g := 0; g < clients; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer c.Close()
+					buf := make([]byte, 4096)
+					req := make([]byte, 0, 64)
+					seq := uint16(0)
+					for next.Add(1) <= int64(b.N) {
+						seq++
+						if seq&1 == 0 {
+							req = udplobby.AppendListRooms(req[:0], p, seq)
+						} else {
+							req = udplobby.AppendJoinRoom(req[:0], p, seq, uint32(1+(int(seq)+g)%100))
+						}
+						for {
+							if _, err := c.WriteToUDPAddrPort(req, s.Addr()); err != nil {
+								errs <- err
+								return
+							}
+							c.SetReadDeadline(time.Now().Add(time.Second))
+							n, _, err := c.ReadFromUDPAddrPort(buf)
+							if err != nil { // lost: retry (same seq, so it is replayed, not redone)
+								continue
+							}
+							if n < 4 || buf[2] != byte(seq>>8) || buf[3] != byte(seq) {
+								continue
+							}
+							break
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
+			el := time.Since(begin)
+			b.StopTimer()
+			select {
+			case err := <-errs:
+				b.Fatal(err)
+			default:
+			}
+			b.ReportMetric(float64(b.N)/el.Seconds(), "req/s")
+		})
+	}
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}

@@ -1,0 +1,382 @@
+package udp
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+func roomState(t *testing.T, c *client, id uint32) (udplobby.RoomState, uint16, bool) {
+	t.Helper()
+	for _, r := range c.list() {
+		if r.ID == id {
+			return r.State, r.Players, true
+		}
+	}
+	return 0, 0, false
+}
+
+// TestGameFlow runs the whole flow: lobby create and join, instance
+// handshake, ready, countdown, game start and end, and checks the lobby's
+// list follows the instance.
+func TestGameFlow(t *testing.T) {
+	for _, prof := range []udplobby.Profile{udplobby.ProfileSpec, udplobby.ProfileRType17} {
+		t.Run(prof.String(), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Profile = prof
+			cfg.CountdownInterval = 30 * time.Millisecond
+			cfg.GameLength = 60 * time.Millisecond
+			s := start(t, cfg)
+			lob := dial(t, s.Addr(), prof)
+			id, port := lob.create()
+			if lob.join(id) != port {
+				t.Fatal("join failed")
+			}
+			a := dial(t, at(port), prof) // the creator
+			b := dial(t, at(port), prof) // the joiner (holds the seat)
+			a.expect(udplobby.ServerHello, a.inst(udplobby.ClientHello, 0))
+			if m := a.expect(udplobby.ServerPong, a.inst(udplobby.ClientPing, 0xDEADBEEF)); m.Value != 0xDEADBEEF {
+				t.Fatalf("PONG echoed %#x", m.Value)
+			}
+			a.expect(udplobby.ServerJoinAccept, a.inst(udplobby.ClientJoinRequest, 0))
+			b.expect(udplobby.ServerJoinAccept, b.inst(udplobby.ClientJoinRequest, 0))
+			// A retried JOIN_REQUEST is accepted again without a second seat.
+			b.expect(udplobby.ServerJoinAccept, b.inst(udplobby.ClientJoinRequest, 0))
+			if st, n, _ := roomState(t, lob, id); st != udplobby.Waiting || n != 2 {
+				t.Fatalf("room %v with %d players, want Waiting with 2", st, n)
+			}
+			a.inst(udplobby.ClientReady, 0)
+			a.expectNone(3 * cfg.CountdownInterval) // b is not ready yet
+			b.inst(udplobby.ClientReady, 0)
+			for _, c := range []*client{a, b} {
+				if m := c.reply(); m.Type != udplobby.ServerAllReady {
+					t.Fatalf("got %v, want ALL_READY", m.Type)
+				}
+				if m := c.reply(); m.Type != udplobby.ServerCountdownTick || m.Value != 3 {
+					t.Fatalf("got %v %d, want COUNTDOWN_TICK 3", m.Type, m.Value)
+				}
+			}
+			if st, _, _ := roomState(t, lob, id); st != udplobby.Countdown {
+				t.Fatalf("room %v during countdown", st)
+			}
+			for _, c := range []*client{a, b} {
+				for _, v := range []uint32{2, 1} {
+					if m := c.reply(); m.Type != udplobby.ServerCountdownTick || m.Value != v {
+						t.Fatalf("got %v %d, want COUNTDOWN_TICK %d", m.Type, m.Value, v)
+					}
+				}
+				if m := c.reply(); m.Type != udplobby.ServerGameStart {
+					t.Fatalf("got %v, want GAME_START", m.Type)
+				}
+			}
+			// Too late to join, in the lobby or the instance.
+			late := dial(t, at(port), prof)
+			late.expect(udplobby.ServerJoinDeny, late.inst(udplobby.ClientJoinRequest, 0))
+			for _, c := range []*client{a, b} {
+				m := c.reply()
+				if m.Type != udplobby.ServerGameEnd || m.Value != 1 {
+					t.Fatalf("got %v %d, want GAME_END winner 1", m.Type, m.Value)
+				}
+			}
+			if st, _, _ := roomState(t, lob, id); st != udplobby.Finished {
+				t.Fatalf("room %v after GAME_END", st)
+			}
+			if lob.join(id) != 0 {
+				t.Fatal("joined a Finished room")
+			}
+			if g := s.Stats().GamesStarted; g != 1 {
+				t.Fatalf("GamesStarted %d", g)
+			}
+		})
+	}
+}
+
+func TestNotJoinedAndDisconnect(t *testing.T) {
+	cfg := testConfig()
+	s := start(t, cfg)
+	lob := dial(t, s.Addr(), cfg.Profile)
+	id, port := lob.create()
+	a := dial(t, at(port), cfg.Profile)
+	b := dial(t, at(port), cfg.Profile)
+	stranger := dial(t, at(port), cfg.Profile)
+	stranger.inst(udplobby.ClientReady, 0)
+	stranger.inst(udplobby.ClientDisconnect, 0)
+	stranger.expectNone(50 * time.Millisecond)
+	if d := s.Stats().Drops[DropNotJoined]; d != 2 {
+		t.Fatalf("not-joined drops %d, want 2", d)
+	}
+	a.expect(udplobby.ServerJoinAccept, a.inst(udplobby.ClientJoinRequest, 0))
+	b.expect(udplobby.ServerJoinAccept, b.inst(udplobby.ClientJoinRequest, 0))
+	b.inst(udplobby.ClientReady, 0) // b ready, a not: no countdown
+	a.inst(udplobby.ClientDisconnect, 3)
+	// b is told a (player 1) left, then being the only one and ready, the
+	// countdown starts.
+	if m := b.reply(); m.Type != udplobby.ServerPlayerDisconnected || m.Value != 1 {
+		t.Fatalf("got %v %d, want PLAYER_DISCONNECTED 1", m.Type, m.Value)
+	}
+	if m := b.reply(); m.Type != udplobby.ServerAllReady {
+		t.Fatalf("got %v, want ALL_READY", m.Type)
+	}
+	if _, n, _ := roomState(t, lob, id); n != 1 {
+		t.Fatalf("%d players listed after a DISCONNECT, want 1", n)
+	}
+	// An instance socket rejects lobby messages and malformed datagrams.
+	b.send(udplobby.AppendListRooms(nil, cfg.Profile, 1))
+	eventually(t, "I-TYPE-UNKNOWN drop", func() bool { return s.Stats().Drops[string(udplobby.RuleInstTypeUnknown)] == 1 })
+}
+
+func TestCountdownCancelledWhenEmpty(t *testing.T) {
+	cfg := testConfig()
+	cfg.CountdownInterval = 100 * time.Millisecond
+	s := start(t, cfg)
+	lob := dial(t, s.Addr(), cfg.Profile)
+	id, port := lob.create()
+	a := dial(t, at(port), cfg.Profile)
+	a.expect(udplobby.ServerJoinAccept, a.inst(udplobby.ClientJoinRequest, 0))
+	a.inst(udplobby.ClientReady, 0)
+	a.reply() // ALL_READY
+	a.reply() // TICK 3
+	a.inst(udplobby.ClientDisconnect, 0)
+	eventually(t, "room back to Waiting", func() bool {
+		st, n, _ := roomState(t, lob, id)
+		return st == udplobby.Waiting && n == 0
+	})
+	time.Sleep(4 * cfg.CountdownInterval)
+	if st, _, _ := roomState(t, lob, id); st != udplobby.Waiting || s.Stats().GamesStarted != 0 {
+		t.Fatalf("cancelled countdown went on: %v", st)
+	}
+}
+
+// TestSeatHold: a JOIN_SUCCESS reserves the seat, a storm of joins cannot
+// oversubscribe, the countdown waits for held seats, and an untaken seat is
+// released after SeatHold.
+func TestSeatHold(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPlayers = 3
+	cfg.SeatHold = 300 * time.Millisecond
+	s := start(t, cfg)
+	lob := dial(t, s.Addr(), cfg.Profile)
+	id, port := lob.create()
+	// Creator enters the instance; two lobby joins take the last seats.
+	a := dial(t, at(port), cfg.Profile)
+	a.expect(udplobby.ServerJoinAccept, a.inst(udplobby.ClientJoinRequest, 0))
+	ok := 0
+	for i := 0; i < 10; i++ {
+		if lob.join(id) != 0 {
+			ok++
+		}
+	}
+	if ok != 2 {
+		t.Fatalf("%d of 10 joins succeeded for 2 free seats", ok)
+	}
+	// One holder arrives (same IP: takes its hold); the other never does.
+	b := dial(t, at(port), cfg.Profile)
+	b.expect(udplobby.ServerJoinAccept, b.inst(udplobby.ClientJoinRequest, 0))
+	// Everyone joined is ready, but a seat is still held: no countdown yet.
+	a.inst(udplobby.ClientReady, 0)
+	b.inst(udplobby.ClientReady, 0)
+	a.expectNone(100 * time.Millisecond)
+	if _, n, _ := roomState(t, lob, id); n != 3 {
+		t.Fatalf("listed %d players, want 3 (2 joined + 1 held)", n)
+	}
+	// The hold expires: the seat frees and the countdown starts.
+	if m := a.reply(); m.Type != udplobby.ServerAllReady {
+		t.Fatalf("got %v, want ALL_READY once the hold expired", m.Type)
+	}
+	if st := s.Stats(); st.HeldSeats != 0 || st.Players != 2 {
+		t.Fatalf("held %d players %d after expiry", st.HeldSeats, st.Players)
+	}
+}
+
+func TestFullInstanceDenies(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPlayers = 2
+	s := start(t, cfg)
+	lob := dial(t, s.Addr(), cfg.Profile)
+	_, port := lob.create()
+	for i := 0; i < 2; i++ {
+		c := dial(t, at(port), cfg.Profile)
+		c.expect(udplobby.ServerJoinAccept, c.inst(udplobby.ClientJoinRequest, 0))
+	}
+	c := dial(t, at(port), cfg.Profile)
+	c.expect(udplobby.ServerJoinDeny, c.inst(udplobby.ClientJoinRequest, 0))
+	if s.Stats().Failures[FailDeny] != 1 {
+		t.Fatal("deny not counted")
+	}
+}
+
+func TestIdlePlayerDropped(t *testing.T) {
+	cfg := testConfig()
+	cfg.IdleTimeout = 150 * time.Millisecond
+	s := start(t, cfg)
+	lob := dial(t, s.Addr(), cfg.Profile)
+	id, port := lob.create()
+	a := dial(t, at(port), cfg.Profile) // goes silent
+	b := dial(t, at(port), cfg.Profile) // keeps pinging
+	a.expect(udplobby.ServerJoinAccept, a.inst(udplobby.ClientJoinRequest, 0))
+	b.expect(udplobby.ServerJoinAccept, b.inst(udplobby.ClientJoinRequest, 0))
+	deadline := time.Now().Add(wait)
+	for {
+		b.expect(udplobby.ServerPong, b.inst(udplobby.ClientPing, 1))
+		if raw, ok := a.recv(20 * time.Millisecond); ok {
+			var m udplobby.Message
+			if err := (udplobby.Decoder{}).Decode(raw, &m); err != nil || m.Type != udplobby.ServerDisconnect || m.Value != DisconnectTimeout {
+				t.Fatalf("idle player got % x (%v), want SERVER_DISCONNECT timeout", raw, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle player never dropped")
+		}
+	}
+	if m := b.reply(); m.Type != udplobby.ServerPlayerDisconnected || m.Value != 1 {
+		t.Fatalf("b got %v %d, want PLAYER_DISCONNECTED 1", m.Type, m.Value)
+	}
+	if _, n, _ := roomState(t, lob, id); n != 1 {
+		t.Fatalf("listed %d players, want 1", n)
+	}
+}
+
+// freePortRange finds n consecutive free UDP ports on 127.0.0.1.
+func freePortRange(t *testing.T, n int) int {
+	t.Helper()
+	for base := 20000 + int(time.Now().UnixNano()%20000); base < 60000; base += n {
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
+			if err != nil {
+				ok = false
+				continue
+			}
+			c.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free port range")
+	return 0
+}
+
+func TestCleanupReusesPorts(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxInstances = 3
+	cfg.BasePort = freePortRange(t, 3)
+	cfg.CleanupInterval = 40 * time.Millisecond
+	cfg.GameLength = time.Millisecond
+	s := start(t, cfg)
+	lob := dial(t, s.Addr(), cfg.Profile)
+	var ports []uint16
+	for i := 0; i < 3; i++ {
+		_, p := lob.create()
+		ports = append(ports, p)
+	}
+	for i, p := range ports {
+		if int(p) != cfg.BasePort+i {
+			t.Fatalf("ports %v, want %d.. in order", ports, cfg.BasePort)
+		}
+	}
+	// Room 2 plays a game to Finished (with its player still there); rooms 1
+	// and 3 stay empty. All three go away.
+	c := dial(t, at(ports[1]), cfg.Profile)
+	c.expect(udplobby.ServerJoinAccept, c.inst(udplobby.ClientJoinRequest, 0))
+	c.inst(udplobby.ClientReady, 0)
+	eventually(t, "cleanup", func() bool { return len(lob.list()) == 0 })
+	// The finished room's player is told the instance closed.
+	for {
+		m := c.reply()
+		if m.Type == udplobby.ServerDisconnect {
+			if m.Value != DisconnectShutdown {
+				t.Fatalf("disconnect reason %d", m.Value)
+			}
+			break
+		}
+	}
+	st := s.Stats()
+	if st.InstancesClosed != 3 || st.Instances != 0 {
+		t.Fatalf("closed %d, live %d", st.InstancesClosed, st.Instances)
+	}
+	// Ports are reused, ids are not.
+	id, p := lob.create()
+	if int(p) != cfg.BasePort || id != 4 {
+		t.Fatalf("after cleanup: room %d on port %d, want room 4 on %d", id, p, cfg.BasePort)
+	}
+}
+
+func TestEmptyRoomKeptForAnInterval(t *testing.T) {
+	cfg := testConfig()
+	cfg.CleanupInterval = 200 * time.Millisecond
+	s := start(t, cfg)
+	lob := dial(t, s.Addr(), cfg.Profile)
+	lob.create()
+	// The creator has a cleanup interval to arrive: the room is still
+	// listed right after creation.
+	time.Sleep(50 * time.Millisecond)
+	if len(lob.list()) != 1 {
+		t.Fatal("fresh room cleaned up immediately")
+	}
+	eventually(t, "cleanup", func() bool { return s.Stats().Instances == 0 })
+}
+
+func TestAllocate(t *testing.T) {
+	cfg := testConfig()
+	cfg.SeatHold = 50 * time.Millisecond
+	s := start(t, cfg)
+	ap, err := s.Allocate(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ap.Addr().String() != "127.0.0.1" || ap.Port() == 0 {
+		t.Fatalf("Allocate returned %v", ap)
+	}
+	lob := dial(t, s.Addr(), cfg.Profile)
+	rooms := lob.list()
+	if len(rooms) != 1 || rooms[0].Port != ap.Port() || rooms[0].Players != 2 {
+		t.Fatalf("list after Allocate(2): %v", rooms)
+	}
+	// Both seats are held: the lobby's room is full for others only if
+	// MaxPlayers is 2; with 4, two more may join.
+	if lob.join(rooms[0].ID) == 0 || lob.join(rooms[0].ID) == 0 || lob.join(rooms[0].ID) != 0 {
+		t.Fatal("want exactly 2 lobby joins beside 2 allocated seats")
+	}
+	for _, n := range []int{0, -1} {
+		if _, err := s.Allocate(n); err == nil {
+			t.Errorf("Allocate(%d) succeeded", n)
+		}
+	}
+}
+
+func TestCloseDisconnectsPlayers(t *testing.T) {
+	cfg := testConfig()
+	s, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lob := dial(t, s.Addr(), cfg.Profile)
+	_, port := lob.create()
+	c := dial(t, at(port), cfg.Profile)
+	c.expect(udplobby.ServerJoinAccept, c.inst(udplobby.ClientJoinRequest, 0))
+	s.Close()
+	s.Close() // idempotent
+	if m := c.reply(); m.Type != udplobby.ServerDisconnect || m.Value != DisconnectShutdown {
+		t.Fatalf("got %v %d", m.Type, m.Value)
+	}
+	lob.send(udplobby.AppendListRooms(nil, cfg.Profile, 1))
+	lob.expectNone(50 * time.Millisecond)
+}
+
+func TestStatsText(t *testing.T) {
+	st := Stats{Requests: map[string]uint64{"LOBBY_LIST_ROOMS": 3}, Drops: map[string]uint64{"U-CRC": 1}, Rooms: 2}
+	var b strings.Builder
+	if err := st.WriteText(&b, "udp."); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"udp.requests.LOBBY_LIST_ROOMS 3\n", "udp.drops.U-CRC 1\n", "udp.rooms 2\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+}
