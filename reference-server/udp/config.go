@@ -54,8 +54,9 @@ type Config struct {
 	// reused. 0 lets the OS pick a free port for every instance.
 	BasePort int
 	// AdvertiseAddr is the address handed to TCP lobby players for the
-	// instances (Allocate). Unset, it is the lobby's host, or 127.0.0.1
-	// when the lobby listens on every address.
+	// instances (Allocate). Unset, it is the lobby's host, or 0.0.0.0 when
+	// the lobby listens on every address (the TCP lobby then substitutes
+	// the local address of each client's connection).
 	AdvertiseAddr netip.Addr
 	// MaxInstances caps live game instances (rooms); default 100.
 	MaxInstances int

@@ -2,6 +2,7 @@ package udp
 
 import (
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -347,6 +348,30 @@ func TestAllocate(t *testing.T) {
 			t.Errorf("Allocate(%d) succeeded", n)
 		}
 	}
+	// Release of a room nobody joined closes it at once; one with a player
+	// stays.
+	ap2, _ := s.Allocate(1)
+	p := dial(t, at(ap2.Port()), cfg.Profile)
+	p.expect(udplobby.ServerJoinAccept, p.inst(udplobby.ClientJoinRequest, 0))
+	s.Release(ap2)
+	s.Release(ap)
+	if rooms := lob.list(); len(rooms) != 1 || rooms[0].Port != ap2.Port() {
+		t.Fatalf("after Release: %v", rooms)
+	}
+}
+
+func TestAllocateAdvertise(t *testing.T) {
+	cfg := testConfig()
+	cfg.Addr = ":0"
+	s := start(t, cfg)
+	if ap, err := s.Allocate(1); err != nil || !ap.Addr().IsUnspecified() || !ap.Addr().Is4() {
+		t.Fatalf("lobby on every address: Allocate = %v, %v; want 0.0.0.0:port", ap, err)
+	}
+	cfg.AdvertiseAddr = netip.MustParseAddr("127.0.0.9")
+	s2 := start(t, cfg)
+	if ap, _ := s2.Allocate(1); ap.Addr() != cfg.AdvertiseAddr {
+		t.Fatalf("Allocate = %v, want the advertised address", ap)
+	}
 }
 
 func TestCloseDisconnectsPlayers(t *testing.T) {
@@ -380,3 +405,6 @@ func TestStatsText(t *testing.T) {
 		}
 	}
 }
+
+// An assertion that the UDP server satisfies what the TCP lobby needs is
+// in refserver (it imports both packages).

@@ -89,9 +89,11 @@ func Listen(cfg Config) (*Server, error) {
 		stop:     make(chan struct{}),
 	}
 	if !s.adv.IsValid() {
+		// Unspecified (0.0.0.0) when the lobby listens everywhere: the TCP
+		// lobby replaces it per client by its connection's local address.
 		s.adv = host
 		if !host.IsValid() || host.IsUnspecified() {
-			s.adv = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+			s.adv = netip.IPv4Unspecified()
 		}
 	}
 	if cfg.Profile == udplobby.ProfileRType17 {
@@ -189,6 +191,22 @@ func (s *Server) Allocate(n int) (netip.AddrPort, error) {
 		return netip.AddrPort{}, fmt.Errorf("udp: allocate: no instance (%s)", reason)
 	}
 	return netip.AddrPortFrom(s.adv, in.port), nil
+}
+
+// Release closes an instance Allocate returned if no player has joined it
+// yet: the TCP room it was for was cancelled before GAME_START. It
+// satisfies reference-server/tcp's optional Releaser.
+func (s *Server) Release(addr netip.AddrPort) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, in := range s.rooms {
+		if in.port == addr.Port() && len(in.players) == 0 {
+			in.shutdown(DisconnectShutdown)
+			delete(s.rooms, id)
+			s.invalidate()
+			return
+		}
+	}
 }
 
 var errClosed = errors.New("udp: server closed")
