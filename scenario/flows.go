@@ -268,7 +268,7 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 		f = fields{vals: map[string]*yaml.Node{key: pn}, keys: map[string]*yaml.Node{key: pn}, node: pn}
 	default:
 		var ok bool
-		if f, ok = d.mapping(pn, string(kind)+" step", keys); !ok {
+		if f, ok = d.mapping(pn, fmt.Sprintf("the %s step of %s", kind, flow), keys); !ok {
 			return st, false
 		}
 	}

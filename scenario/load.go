@@ -144,8 +144,8 @@ func (d *decoder) mapping(n *yaml.Node, what string, known []string) (fields, bo
 			continue
 		}
 		if !slices.Contains(known, k.Value) {
-			if where, ok := movedKeys[what][k.Value]; ok {
-				d.errf(k, "unknown key %q in %s: it belongs under %s", k.Value, what, where)
+			if hint, ok := movedKeys[indexRE.ReplaceAllString(what, "")][k.Value]; ok {
+				d.errf(k, "unknown key %q in %s: %s", k.Value, what, hint)
 				continue
 			}
 			d.errf(k, "unknown key %q in %s%s", k.Value, what, suggest(k.Value, known))
@@ -273,15 +273,21 @@ func (d *decoder) oneOf(n *yaml.Node, what string, allowed []string) (string, bo
 	return s, true
 }
 
-// movedKeys names, for keys commonly put in the wrong mapping, where they go.
+// movedKeys says, for keys commonly put in the wrong mapping, where they go.
+// Mapping names have their [index] removed before the lookup.
 var movedKeys = map[string]map[string]string{
 	"the scenario": {
-		"max_clients": "load:", "duration": "load:", "stages": "load:", "rate": "load:", "clients": "load:",
-		"timeout": "defaults:", "retries": "defaults:", "retry_interval": "defaults:",
-		"steps": "a flow (flows: [{name: ..., steps: [...]}])", "drop": "impairment:", "delay": "impairment:",
+		"max_clients": "it belongs under load:", "duration": "it belongs under load:", "stages": "it belongs under load:",
+		"rate": "it belongs under load:", "clients": "it belongs under load:",
+		"timeout": "it belongs under defaults:", "retries": "it belongs under defaults:", "retry_interval": "it belongs under defaults:",
+		"steps": "it belongs in a flow (flows: [{name: ..., steps: [...]}])",
+		"drop": "it belongs under impairment:", "delay": "it belongs under impairment:",
 	},
-	"load": {"timeout": "defaults:", "seed": "the top level", "flows": "the top level"},
+	"load":        {"timeout": "it belongs under defaults:", "seed": "it belongs at the top level", "flows": "it belongs at the top level"},
+	"load.stages": {"rate": "rate is for the open model, this load is closed", "clients": "clients is for the closed model, this load is open"},
 }
+
+var indexRE = regexp.MustCompile(`\[\d+\]`)
 
 var topKeys = []string{"name", "description", "target", "protocol", "header_profile", "instance_ports",
 	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds"}
@@ -536,6 +542,9 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 	if n := f.get(targetKey); n != nil {
 		if stages != nil {
 			d.errf(f.keys[targetKey], "load: give either %s (constant) or stages, not both", targetKey)
+		}
+		if f.keys[startKey] != nil {
+			d.errf(f.keys[startKey], "load: %s ramps into stages; with a constant %s it has no use", startKey, targetKey)
 		}
 		if v, ok := value(n, "load."+targetKey); ok {
 			l.Start = v

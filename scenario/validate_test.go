@@ -84,7 +84,7 @@ func TestValidation(t *testing.T) {
 		{"step for other protocol", minimal + "      - echo\n", []string{`9: flow "f": step "echo" is not a udp-lobby step`}},
 		{"unknown step", minimal + "      - pingg\n", []string{`9: flow "f": unknown step "pingg" (did you mean "ping"?)`}},
 		{"threshold on a rejected step is not reported twice", minimal + "      - pingg\nthresholds: [pingg.p99 < 1s]\n", []string{`9: flow "f": unknown step "pingg" (did you mean "ping"?)`}},
-		{"unknown step param", minimal + "      - ping: {cont: 3}\n", []string{`9: unknown key "cont" in ping step (did you mean "count"?)`}},
+		{"unknown step param", minimal + "      - ping: {cont: 3}\n", []string{`9: unknown key "cont" in the ping step of flow "f" (did you mean "count"?)`}},
 		{"join created first", strings.Replace(minimal, "      - create_room: {only: leader}\n", "", 1) + "      - create_room\n", []string{`7: flow "f": join room: created needs a create_room/create step earlier in the flow`}},
 		{"room id zero", minimal + "      - join: 0\n", []string{`9: flow "f": join: room must be a room id 1-4294967295, random-waiting or created, got "0"`}},
 		{"threshold unknown metric", minimal + "thresholds: [list_rooms.p99 < 1s]\n", []string{`9: threshold "list_rooms.p99 < 1s": unknown metric "list_rooms.p99"`}},
