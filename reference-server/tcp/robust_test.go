@@ -1,0 +1,269 @@
+package tcp
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
+
+func rawFrame(length uint32, body ...byte) []byte {
+	return append(binary.LittleEndian.AppendUint32(nil, length), body...)
+}
+
+// TestBadFrames: ERROR_MSG then an orderly close, and the room is told.
+func TestBadFrames(t *testing.T) {
+	tests := []struct {
+		name   string
+		raw    []byte
+		rule   string // in the ERROR_MSG text
+		reason string // Stats.Errors key
+	}{
+		{"length 0", rawFrame(0), tcplobby.RuleFrameEmpty, "frame-empty"},
+		{"length 4097", rawFrame(4097), tcplobby.RuleFrameTooLarge, "frame-too-large"},
+		{"length 0xffffffff", rawFrame(0xffffffff), tcplobby.RuleFrameTooLarge, "frame-too-large"},
+		// The body is still sent: the server must discard it (linger) so
+		// the client sees the ERROR_MSG and EOF, not a reset.
+		{"length 4097 with its body", rawFrame(4097, make([]byte, 4097)...), tcplobby.RuleFrameTooLarge, "frame-too-large"},
+		{"unknown type 0x08", rawFrame(1, 0x08), tcplobby.RuleTypeUnknown, "type-unknown"},
+		{"unknown type 0xff with payload", rawFrame(3, 0xff, 1, 2), tcplobby.RuleTypeUnknown, "type-unknown"},
+		{"READY_REQ of 2 bytes", rawFrame(2, 0x13, 0), tcplobby.RuleSizeFixed, "wrong-size"},
+		{"CREATE_ROOM_REQ of 64 bytes", rawFrame(64, append([]byte{0x03}, make([]byte, 63)...)...), tcplobby.RuleSizeFixed, "wrong-size"},
+		{"JOIN_ROOM_REQ of 38 bytes", rawFrame(38, append([]byte{0x05}, make([]byte, 37)...)...), tcplobby.RuleSizeFixed, "wrong-size"},
+		{"LIST_ROOMS_ACK sent by a client", rawFrame(2, 0x02, 0), "server-to-client", "wrong-direction"},
+		{"GAME_START sent by a client", rawFrame(220, append([]byte{0x16}, make([]byte, 219)...)...), "server-to-client", "wrong-direction"},
+		{"ROOM_UPDATE with a bad count", rawFrame(2, 0x07, 9), tcplobby.RuleCountPlayers, "wrong-size"},
+		{"truncated frame then EOF", rawFrame(65, 0x03, 'a'), tcplobby.RuleFrameTruncated, "frame-truncated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServer(t, testConfig(nil))
+			cs, hs, _ := newRoom(t, s, 2)
+			cs[1].sendRaw(tt.raw)
+			if strings.Contains(tt.name, "then EOF") {
+				cs[1].nc.(*net.TCPConn).CloseWrite()
+			}
+			e := cs[1].expectError(tcplobby.ErrCodeServerError)
+			if !strings.Contains(e.Text, tt.rule) {
+				t.Errorf("ERROR_MSG text %q does not name %s", e.Text, tt.rule)
+			}
+			cs[1].expectEOF()
+			if pl := cs[0].expect(tcplobby.TypePlayerLeft).(*tcplobby.PlayerLeft); pl.PlayerHash != hs[1] {
+				t.Errorf("PLAYER_LEFT %x", pl.PlayerHash)
+			}
+			cs[0].expect(tcplobby.TypeRoomUpdate)
+			st := s.Stats()
+			if st.Errors[tt.reason] != 1 || st.Closes["bad-frame"] != 1 {
+				t.Errorf("errors %v closes %v", st.Errors, st.Closes)
+			}
+		})
+	}
+}
+
+// TestStuckReader: a member that stops reading is disconnected (queue
+// overflow, or write timeout when the queue is large) while the other
+// members' requests keep being answered, and a member that reads normally
+// in the same room is not disconnected. WriteTimeout is a minute in the
+// overflow case, so a server that waited on the stuck socket would stall
+// the active client past ioTimeout.
+func TestStuckReader(t *testing.T) {
+	tests := []struct {
+		name         string
+		maxQueue     int
+		writeTimeout time.Duration
+		want         string
+	}{
+		{"queue overflow", 8, time.Minute, "queue-overflow"},
+		{"write timeout", 1 << 14, 200 * time.Millisecond, "write-timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(nil)
+			cfg.MaxQueue = tt.maxQueue
+			cfg.WriteTimeout = tt.writeTimeout
+			cfg.SendBuffer = 4096
+			s := startServer(t, cfg)
+			cs, hs, _ := newRoom(t, s, 3)
+			active, stuck, healthy := cs[0], cs[1], cs[2]
+			stuck.nc.(*net.TCPConn).SetReadBuffer(4096)
+
+			// active toggles ready; healthy reads in lockstep, so only the
+			// stuck client falls behind.
+			ready := false
+			leftSeen := map[*client]bool{}
+			for i := 0; !leftSeen[active] || !leftSeen[healthy]; i++ {
+				if i == 200000 {
+					t.Fatal("stuck client never disconnected")
+				}
+				active.send(&tcplobby.ReadyReq{})
+				for _, c := range []*client{active, healthy} {
+					for got := 0; got < 2; {
+						switch m := c.next().(type) {
+						case *tcplobby.PlayerReady:
+							if c == active {
+								ready = m.Ready
+							}
+							got++
+						case *tcplobby.RoomUpdate:
+							got++
+						case *tcplobby.PlayerLeft:
+							if m.PlayerHash != hs[1] {
+								t.Fatalf("PLAYER_LEFT %x, want the stuck client's %x", m.PlayerHash, hs[1])
+							}
+							leftSeen[c] = true
+							c.expect(tcplobby.TypeRoomUpdate)
+						default:
+							t.Fatalf("unexpected %v", m.Type())
+						}
+					}
+				}
+			}
+			if st := s.Stats(); st.Closes[tt.want] != 1 || len(st.Closes) != 1 {
+				t.Fatalf("closes %v, want only %s", st.Closes, tt.want)
+			}
+			// The room is still usable.
+			if !ready {
+				active.send(&tcplobby.ReadyReq{})
+				active.expectSeq(tcplobby.TypePlayerReady, tcplobby.TypeRoomUpdate)
+			}
+			// healthy's ready state is unknown to the test: compare via START.
+			active.send(&tcplobby.StartReq{})
+			active.expectError(tcplobby.ErrCodeNotAllReady)
+		})
+	}
+}
+
+// TestHalfFrameClient: a member stuck inside a frame blocks nothing (the
+// game starts and it even receives GAME_START), and is closed after the
+// idle timeout with ERROR_MSG.
+func TestHalfFrameClient(t *testing.T) {
+	cfg := testConfig(nil)
+	cfg.IdleTimeout = 2 * time.Second
+	s := startServer(t, cfg)
+	cs, _, _ := newRoom(t, s, 4)
+	half := cs[3]
+	readyAll(t, cs)
+	half.sendRaw([]byte{0x41, 0x00}) // two bytes of a length prefix
+	cs[0].send(&tcplobby.StartReq{})
+	for _, c := range cs {
+		c.expectSeq(tcplobby.TypeCountdown, tcplobby.TypeCountdown, tcplobby.TypeCountdown, tcplobby.TypeGameStart)
+	}
+	if e := half.expectError(tcplobby.ErrCodeServerError); e.Text != "idle timeout" {
+		t.Fatalf("text %q", e.Text)
+	}
+	half.expectEOF()
+	if st := s.Stats(); st.Closes["idle-timeout"] < 1 {
+		t.Fatalf("closes %v", st.Closes)
+	}
+}
+
+// TestIdleTimeout: silent connections are closed, talking ones are not.
+func TestIdleTimeout(t *testing.T) {
+	cfg := testConfig(nil)
+	cfg.IdleTimeout = 500 * time.Millisecond
+	s := startServer(t, cfg)
+	silent := dial(t, s)
+	talker := dial(t, s)
+	start := time.Now()
+	for time.Since(start) < 3*cfg.IdleTimeout {
+		talker.send(&tcplobby.ListRoomsReq{})
+		talker.expect(tcplobby.TypeListRoomsAck)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e := silent.expectError(tcplobby.ErrCodeServerError); e.Text != "idle timeout" {
+		t.Fatalf("text %q", e.Text)
+	}
+	silent.expectEOF()
+	talker.send(&tcplobby.ListRoomsReq{})
+	talker.expect(tcplobby.TypeListRoomsAck)
+	if st := s.Stats(); st.Closes["idle-timeout"] != 1 {
+		t.Fatalf("closes %v", st.Closes)
+	}
+}
+
+// TestConnCap: beyond MaxConns a connection gets ERROR_MSG and is closed;
+// a freed slot is usable again.
+func TestConnCap(t *testing.T) {
+	cfg := testConfig(nil)
+	cfg.MaxConns = 2
+	s := startServer(t, cfg)
+	a, b := dial(t, s), dial(t, s)
+	for _, c := range []*client{a, b} { // both registered
+		c.send(&tcplobby.ListRoomsReq{})
+		c.expect(tcplobby.TypeListRoomsAck)
+	}
+	over := dial(t, s)
+	if e := over.expectError(tcplobby.ErrCodeServerError); !strings.Contains(e.Text, "server full") {
+		t.Fatalf("text %q", e.Text)
+	}
+	over.expectEOF()
+	if st := s.Stats(); st.ConnsRejected != 1 || st.ConnsAccepted != 2 {
+		t.Fatalf("rejected %d accepted %d", st.ConnsRejected, st.ConnsAccepted)
+	}
+	a.send(&tcplobby.Disconnect{})
+	a.expectEOF()
+	waitFor(t, "slot freed", func() bool { return s.Stats().ConnsActive == 1 })
+	c := dial(t, s)
+	c.send(&tcplobby.ListRoomsReq{})
+	c.expect(tcplobby.TypeListRoomsAck)
+}
+
+// TestClose: Close tells every client, closes them, and Serve returns nil.
+func TestClose(t *testing.T) {
+	cfg := testConfig(nil)
+	cfg.CountdownInterval = time.Hour
+	s, err := Listen(cfg)
+	if err == nil {
+		t.Fatal("Listen without a Pool succeeded")
+	}
+	cfg.Pool = &fakePool{addr: gameAddr}
+	s, err = Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background()) }()
+	cs, _, _ := newRoom(t, s, 2)
+	readyAll(t, cs)
+	cs[0].send(&tcplobby.StartReq{})
+	for _, c := range cs {
+		c.expect(tcplobby.TypeCountdown)
+	}
+	s.Close()
+	for _, c := range cs {
+		if e := c.expectError(tcplobby.ErrCodeServerError); e.Text != "server shutting down" {
+			t.Fatalf("text %q", e.Text)
+		}
+		c.expectEOF()
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if st := s.Stats(); st.ConnsActive != 0 || st.Closes["shutdown"] != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := net.Dial("tcp", s.Addr().String()); err == nil {
+		t.Fatal("still accepting after Close")
+	}
+	s.Close() // idempotent
+}
+
+func TestConfigValidation(t *testing.T) {
+	bad := DefaultConfig()
+	bad.MaxRooms = 17
+	bad.MaxPlayers = 5
+	bad.MaxQueue = -1
+	_, err := Listen(bad)
+	if err == nil {
+		t.Fatal("invalid config accepted")
+	}
+	for _, want := range []string{"MaxRooms 17", "MaxPlayers 5", "MaxQueue -1", "Pool is nil"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not report %q", err, want)
+		}
+	}
+}
