@@ -281,7 +281,7 @@ var movedKeys = map[string]map[string]string{
 		"rate": "it belongs under load:", "clients": "it belongs under load:",
 		"timeout": "it belongs under defaults:", "retries": "it belongs under defaults:", "retry_interval": "it belongs under defaults:",
 		"steps": "it belongs in a flow (flows: [{name: ..., steps: [...]}])",
-		"drop": "it belongs under impairment:", "delay": "it belongs under impairment:",
+		"drop":  "it belongs under impairment:", "delay": "it belongs under impairment:",
 	},
 	"load":        {"timeout": "it belongs under defaults:", "seed": "it belongs at the top level", "flows": "it belongs at the top level"},
 	"load.stages": {"rate": "rate is for the open model, this load is closed", "clients": "clients is for the closed model, this load is open"},
