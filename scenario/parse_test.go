@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"net/netip"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -192,6 +193,80 @@ func TestPickFlow(t *testing.T) {
 	}{{0, 0}, {0.74, 0}, {0.75, 1}, {0.999999, 1}} {
 		if got := p.PickFlow(c.u); got != c.want {
 			t.Errorf("PickFlow(%v) = %d, want %d", c.u, got, c.want)
+		}
+	}
+}
+
+func TestParseTCPAndLeviathanSteps(t *testing.T) {
+	tcp := `protocol: tcp-lobby
+target: localhost:7777
+load: {clients: 4, duration: 3s}
+flows:
+  - group_size: 4
+    steps:
+      - connect: {name: alice, timeout: 1s}
+      - list
+      - create: host-room
+      - join: {room: created, only: members}
+      - ready
+      - start: {only: leader}
+      - wait_countdown
+      - wait_game_start: {timeout: 9s, label: game_start}
+      - malformed: {kinds: [wrong_length, unknown_type], count: 2}
+      - disconnect
+`
+	p, err := Parse("tcp.yaml", []byte(tcp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := p.Flows[0].Steps
+	if st[0].Name != "alice" || st[0].Policy.Timeout != time.Second || st[2].Name != "host-room" ||
+		st[3].Only != Members || st[5].Only != Leader || st[6].Policy.Timeout != DefaultWaitTimeout ||
+		st[7].Label != "game_start" || st[7].Policy.Timeout != 9*time.Second ||
+		!reflect.DeepEqual(st[8].Malformed.Kinds, []MalformedKind{WrongLength, UnknownType}) || st[8].Count != 2 || st[9].Kind != Disconnect {
+		t.Errorf("tcp steps: %+v", st)
+	}
+	if _, ok := KnownMetrics(p)["game_start.p99"]; !ok {
+		t.Error("label game_start has no metrics")
+	}
+
+	lev := `protocol: leviathan
+load: {rate: 5/s, duration: 2s}
+impairment: {in: {delay: 1ms}}
+flows:
+  - steps:
+      - connect
+      - join_server
+      - join_game: {options: "mode=1"}
+      - echo: 4
+      - status
+      - malformed
+      - rate_probe: {from: 1/s, to: 10/s, over: 1s}
+      - close
+`
+	p, err = Parse("lev.yaml", []byte(lev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = p.Flows[0].Steps
+	if st[2].Options != "mode=1" || st[3].Count != 4 || st[3].Interval != 100*time.Millisecond ||
+		!reflect.DeepEqual(st[5].Malformed.Kinds, MalformedKinds(Leviathan)) || st[5].Malformed.Silence != time.Second ||
+		st[6].Probe.Request != Echo || st[6].Probe.Loss != 0.01 || st[6].Policy.Retries != 0 || st[7].Kind != Close {
+		t.Errorf("leviathan steps: %+v", st)
+	}
+	if p.Impairment.In.Delay != time.Millisecond || !p.Impairment.Out.IsZero() || p.HeaderProfile != "" {
+		t.Errorf("leviathan plan: %+v", p)
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	data, err := os.ReadFile("../scenarios/soak.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Parse("soak.yaml", data); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
