@@ -1,0 +1,78 @@
+package simclient
+
+// Semantic rule ids sessions report besides the wire packages' decode rules
+// (udplobby U-…/I-…, tcplobby T-…). They judge meaning, not bytes: what a
+// well-formed reply says given the request and what came before. The ids
+// are stable; users grep for them.
+const (
+	// UDP lobby (PROTOCOLS.md §1).
+	RuleUSeqEcho      = "U-SEQ-ECHO"        // a lobby reply's sequenceId matches no request this client sent
+	RuleUReplyType    = "U-REPLY-TYPE"      // a lobby reply's type is not a legal answer to the pending request
+	RuleUUnsolicited  = "U-UNSOLICITED"     // a lobby datagram arrived while no request was pending
+	RuleUJoinPort     = "U-JOIN-PORT"       // JOIN_SUCCESS port differs from the port the room was created on
+	RuleUPortRange    = "U-PORT-RANGE"      // an instance port outside the configured instance_ports range
+	RuleUJoinRoom     = "U-JOIN-ROOM"       // JOIN_SUCCESS names another room than the one requested
+	RuleUCreatedList  = "U-CREATED-LISTED"  // a room this client just created is missing from its next list
+	RuleUMalformedAns = "U-MALFORMED-REPLY" // the lobby answered a malformed packet instead of dropping it
+	// Game instance (PROTOCOLS.md §2).
+	RuleISeqEcho      = "I-SEQ-ECHO"        // an instance reply's sequenceId matches no request this client sent
+	RuleIReplyType    = "I-REPLY-TYPE"      // an instance reply is not a legal answer to the pending request
+	RuleIPongEcho     = "I-PONG-ECHO"       // SERVER_PONG does not echo the ping's clientTime
+	RuleICountdown    = "I-COUNTDOWN"       // SERVER_COUNTDOWN_TICK seconds do not decrease
+	RuleIStateOrder   = "I-STATE-ORDER"     // game events out of order (GAME_START before joining, twice, GAME_END before GAME_START …)
+	RuleIMalformedAns = "I-MALFORMED-REPLY" // an instance answered a malformed packet instead of dropping it
+	// TCP lobby (PROTOCOLS.md §3).
+	RuleTReplyType    = "T-REPLY-TYPE"       // a frame that is neither the answer to the pending request nor a legal broadcast
+	RuleTHash         = "T-HASH"             // a player hash of 0 on success, or a hash changed for the same player
+	RuleTRoomList     = "T-ROOM-LIST"        // a RoomInfo with PlayerCount > MaxPlayers, MaxPlayers > 4, or RoomID 0
+	RuleTJoinAck      = "T-JOIN-ACK"         // JOIN_ROOM_ACK SUCCESS without the joiner in its player list, or a failure carrying a hash/players
+	RuleTBroadcast    = "T-BROADCAST"        // a broadcast names a player not in the room, or the sender missed its own PLAYER_READY
+	RuleTCountdown    = "T-COUNTDOWN"        // COUNTDOWN seconds do not decrease, or GAME_START without a countdown
+	RuleTGameStart    = "T-GAME-START"       // GAME_START with port 0, an unparsable IP, or players that are not the room's
+	RuleTDirection    = "T-DIRECTION"        // the server sent a client-to-server message type
+	RuleTMalformedAns = "T-MALFORMED-ANSWER" // a malformed frame was not answered with ERROR_MSG and a close
+)
+
+// RuleInfo describes a semantic rule.
+type RuleInfo struct {
+	ID      string
+	Section string // PROTOCOLS.md section
+	Summary string
+}
+
+// Rules lists the semantic rules sessions report.
+var Rules = []RuleInfo{
+	{RuleUSeqEcho, "1.2", "a lobby reply's sequenceId matches no request this client sent (replies echo the request's sequenceId)"},
+	{RuleUReplyType, "1.2", "a lobby reply is not a legal answer to the request (LIST→ROOM_LIST, CREATE→ROOM_CREATED/JOIN_FAILED, JOIN→JOIN_SUCCESS/JOIN_FAILED)"},
+	{RuleUUnsolicited, "1.2", "a lobby datagram arrived while this client had no request outstanding"},
+	{RuleUJoinPort, "1.2", "JOIN_SUCCESS returned another port than the room's ROOM_CREATED (run-wide room table)"},
+	{RuleUPortRange, "1.3", "an instance port outside the scenario's instance_ports range"},
+	{RuleUJoinRoom, "1.2", "JOIN_SUCCESS names another roomId than the one requested"},
+	{RuleUCreatedList, "1.2", "a room this client created is missing from the list it asked for right after (best effort, within 1 s)"},
+	{RuleUMalformedAns, "1.2", "the lobby replied to a malformed datagram instead of dropping it silently"},
+	{RuleISeqEcho, "2", "an instance reply's sequenceId matches no request this client sent"},
+	{RuleIReplyType, "2", "an instance reply is not a legal answer (HELLO→HELLO, JOIN_REQUEST→JOIN_ACCEPT/JOIN_DENY, PING→PONG)"},
+	{RuleIPongEcho, "2", "SERVER_PONG does not echo the ping's clientTime"},
+	{RuleICountdown, "2", "SERVER_COUNTDOWN_TICK secondsLeft does not strictly decrease"},
+	{RuleIStateOrder, "2", "instance events out of order: ALL_READY/COUNTDOWN/GAME_START before this client joined, GAME_START twice, GAME_END before GAME_START"},
+	{RuleIMalformedAns, "2", "a game instance replied to a malformed datagram instead of dropping it silently"},
+	{RuleTReplyType, "3", "a frame that neither answers the pending request nor is a broadcast legal in the client's state"},
+	{RuleTHash, "3", "player hash 0 on a successful CONNECT/CREATE/JOIN, or a different hash for the same player"},
+	{RuleTRoomList, "3", "a RoomInfo with RoomID 0, MaxPlayers above 4, or PlayerCount above MaxPlayers"},
+	{RuleTJoinAck, "3", "JOIN_ROOM_ACK SUCCESS whose players do not include the joiner, or a failure with a hash or players"},
+	{RuleTBroadcast, "3", "a broadcast about a player not in the room, or READY_REQ not answered by the sender's own PLAYER_READY"},
+	{RuleTCountdown, "3", "COUNTDOWN seconds not strictly decreasing, or GAME_START without any COUNTDOWN"},
+	{RuleTGameStart, "3", "GAME_START with UDP port 0, a ServerIP that is not an IP address, or players that are not the room's"},
+	{RuleTDirection, "3", "the server sent a client-to-server message type (LIST_ROOMS_REQ, CREATE_ROOM_REQ, …)"},
+	{RuleTMalformedAns, "3", "a malformed frame was not answered with ERROR_MSG followed by the server closing the connection"},
+}
+
+// DescribeRule returns the summary of a semantic rule id, or "".
+func DescribeRule(id string) string {
+	for _, r := range Rules {
+		if r.ID == id {
+			return r.Summary
+		}
+	}
+	return ""
+}

@@ -1,0 +1,340 @@
+package simclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// Session is one simulated client playing one flow of the scenario once.
+type Session interface {
+	// Run plays the flow's steps in order. due is when the schedule wanted
+	// the session to start (zero: now); the first request is measured from
+	// it. It returns nil when the flow completed, a *StepError when a step
+	// failed, or the context's error when ctx ended first.
+	Run(ctx context.Context, due time.Time) error
+	// Close releases the session's socket and group place. It is idempotent
+	// and may run concurrently with Run, which then returns promptly.
+	Close() error
+}
+
+// Factory makes the session of client id running flow (a pointer into
+// sh.Plan.Flows), bound to local address src (invalid: the OS chooses). It
+// opens the client's socket or connection; an error means the session
+// could not start (e.g. no free port, connection refused: a *StepError
+// with Reason ReasonConnRefused). Factories must be called in arrival
+// order: each call assigns the session its group place (Shared.Join).
+type Factory func(sh *Shared, id int, flow *scenario.Flow, src netip.Addr) (Session, error)
+
+var (
+	regMu     sync.RWMutex
+	factories = map[string]Factory{}
+)
+
+// Register makes f the factory of protocol (a scenario.Protocol name such as
+// "udp-lobby"). It panics if protocol is registered twice; protocol
+// packages call it from init.
+func Register(protocol string, f Factory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := factories[protocol]; dup {
+		panic("simclient: protocol " + protocol + " registered twice")
+	}
+	factories[protocol] = f
+}
+
+// Lookup returns the factory registered for protocol.
+func Lookup(protocol string) (Factory, bool) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	f, ok := factories[protocol]
+	return f, ok
+}
+
+// Protocols returns the registered protocol names, sorted.
+func Protocols() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]string, 0, len(factories))
+	for p := range factories {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Targets are the resolved server addresses of a run. Only the one of the
+// plan's protocol needs to be valid.
+type Targets struct {
+	UDPLobby  netip.AddrPort
+	TCPLobby  netip.AddrPort
+	Leviathan netip.AddrPort
+}
+
+// DefaultSocketBuffer is SO_RCVBUF/SO_SNDBUF of client sockets when the
+// plan sets none: large, because the default ~208 KiB loses datagrams at
+// thousands of clients.
+const DefaultSocketBuffer = 4 << 20
+
+// Options tune a run's shared machinery. The zero value is sensible.
+type Options struct {
+	// Recorders is how many metrics recorders clients are spread over
+	// (client id % Recorders); 0 means 4 × GOMAXPROCS.
+	Recorders int
+	// SocketBuffer overrides plan.SocketBuffer; 0 uses the plan's, or
+	// DefaultSocketBuffer when the plan sets none; negative leaves the OS
+	// default.
+	SocketBuffer int
+	// Tick is the sweeper's scan period, the resolution of timeouts and of
+	// impairment delays; 0 means 5ms, or 1ms when the plan delays datagrams.
+	Tick time.Duration
+}
+
+// Shared is the per-run state every session of a run shares: the plan, the
+// resolved targets, the metrics recorders and keys, the group registry, the
+// run-wide room table, and the timeout sweeper. Make it with NewShared and
+// Close it after the last session. All methods are safe for concurrent use.
+type Shared struct {
+	Plan      *scenario.Plan
+	Targets   Targets
+	Collector *metrics.Collector
+	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF to set on client sockets, 0
+	// for the OS default.
+	SocketBuffer int
+	Sweeper      *Sweeper
+	Rooms        *RoomTable
+
+	recs     []*metrics.Recorder
+	stepKeys [][]metrics.Key // [flow][step]
+	flowIdx  map[*scenario.Flow]int
+
+	msgMu   sync.RWMutex
+	msgKeys map[string]metrics.Key
+
+	groups []flowGroups
+
+	closed atomic.Bool
+}
+
+type flowGroups struct {
+	next atomic.Int64 // sessions of the flow so far
+	mu   sync.Mutex
+	live map[int64]*Group
+}
+
+// NewShared prepares the shared state of a run of plan against t, recording
+// into c: it registers a step key for every step label and starts the
+// sweeper.
+func NewShared(plan *scenario.Plan, t Targets, c *metrics.Collector, opt Options) (*Shared, error) {
+	if plan == nil || c == nil {
+		return nil, errors.New("simclient: NewShared needs a plan and a collector")
+	}
+	if len(plan.Flows) == 0 {
+		return nil, errors.New("simclient: the plan has no flows")
+	}
+	sh := &Shared{
+		Plan:      plan,
+		Targets:   t,
+		Collector: c,
+		Rooms:     NewRoomTable(),
+		flowIdx:   map[*scenario.Flow]int{},
+		msgKeys:   map[string]metrics.Key{},
+		groups:    make([]flowGroups, len(plan.Flows)),
+	}
+	switch {
+	case opt.SocketBuffer > 0:
+		sh.SocketBuffer = opt.SocketBuffer
+	case opt.SocketBuffer < 0:
+	case plan.SocketBuffer > 0:
+		sh.SocketBuffer = int(min(plan.SocketBuffer, 1<<30))
+	default:
+		sh.SocketBuffer = DefaultSocketBuffer
+	}
+	n := opt.Recorders
+	if n <= 0 {
+		n = 4 * runtime.GOMAXPROCS(0)
+	}
+	sh.recs = make([]*metrics.Recorder, n)
+	for i := range sh.recs {
+		sh.recs[i] = c.NewRecorder()
+	}
+	sh.stepKeys = make([][]metrics.Key, len(plan.Flows))
+	for i := range plan.Flows {
+		f := &plan.Flows[i]
+		sh.flowIdx[f] = i
+		sh.groups[i].live = map[int64]*Group{}
+		sh.stepKeys[i] = make([]metrics.Key, len(f.Steps))
+		for j, st := range f.Steps {
+			sh.stepKeys[i][j] = c.Step(st.Label)
+		}
+	}
+	tick := opt.Tick
+	if tick <= 0 {
+		tick = 5 * time.Millisecond
+		if plan.Impairment.In.Delay > 0 || plan.Impairment.Out.Delay > 0 ||
+			plan.Impairment.In.Jitter > 0 || plan.Impairment.Out.Jitter > 0 {
+			tick = time.Millisecond
+		}
+	}
+	sh.Sweeper = NewSweeper(tick)
+	return sh, nil
+}
+
+// Close stops the sweeper. Sessions still running lose their timeouts, so
+// close them first.
+func (sh *Shared) Close() error {
+	if sh.closed.CompareAndSwap(false, true) {
+		sh.Sweeper.Stop()
+	}
+	return nil
+}
+
+// Recorder returns the metrics recorder of client id.
+func (sh *Shared) Recorder(id int) *metrics.Recorder {
+	if id < 0 {
+		id = -id
+	}
+	return sh.recs[id%len(sh.recs)]
+}
+
+// FlowIndex returns the index of flow in Plan.Flows, or -1 when flow does
+// not point into it.
+func (sh *Shared) FlowIndex(flow *scenario.Flow) int {
+	if i, ok := sh.flowIdx[flow]; ok {
+		return i
+	}
+	return -1
+}
+
+// StepKey returns the metrics key of step s of flow f (its Label).
+func (sh *Shared) StepKey(f, s int) metrics.Key { return sh.stepKeys[f][s] }
+
+// MessageKey returns the metrics key of the message type called name,
+// registering it on first use. Sessions look their keys up once, not per
+// request.
+func (sh *Shared) MessageKey(name string) metrics.Key {
+	sh.msgMu.RLock()
+	k, ok := sh.msgKeys[name]
+	sh.msgMu.RUnlock()
+	if ok {
+		return k
+	}
+	sh.msgMu.Lock()
+	defer sh.msgMu.Unlock()
+	if k, ok := sh.msgKeys[name]; ok {
+		return k
+	}
+	k = sh.Collector.Message(name)
+	sh.msgKeys[name] = k
+	return k
+}
+
+// ThinkRand returns client id's think-time generator:
+// scenario.NewRand(Plan.Seed, 1+id), as scenario/doc.go specifies.
+func (sh *Shared) ThinkRand(id int) *rand.Rand {
+	return scenario.NewRand(sh.Plan.Seed, 1+uint64(id))
+}
+
+// ImpairRand returns client id's impairment generator, seeded with
+// Plan.Impairment.Seed on a stream apart from every think-time stream, so
+// the impairment of a run is reproducible and independent of think times.
+func (sh *Shared) ImpairRand(id int) *rand.Rand {
+	return scenario.NewRand(sh.Plan.Impairment.Seed, 1<<40+uint64(id))
+}
+
+// Member is a session's place in its flow's groups.
+type Member struct {
+	Group *Group
+	Index int // 0 = leader
+}
+
+// Leader reports whether the member is its group's leader.
+func (m Member) Leader() bool { return m.Index == 0 }
+
+// Join gives the next session of flow f its group place: the n-th call for
+// a flow makes member n % GroupSize of group n / GroupSize. Call Leave when
+// the session ends.
+func (sh *Shared) Join(f int) Member {
+	fl := &sh.Plan.Flows[f]
+	size := max(fl.GroupSize, 1)
+	n := sh.groups[f].next.Add(1) - 1
+	gid := n / int64(size)
+	fg := &sh.groups[f]
+	fg.mu.Lock()
+	g := fg.live[gid]
+	if g == nil {
+		g = newGroup(f, gid, size)
+		fg.live[gid] = g
+	}
+	g.joined++
+	fg.mu.Unlock()
+	return Member{Group: g, Index: int(n % int64(size))}
+}
+
+// Leave releases m's place; the group is forgotten when every member of a
+// full group has left. Calling it twice for a member is a bug.
+func (sh *Shared) Leave(m Member) {
+	if m.Group == nil {
+		return
+	}
+	g := m.Group
+	fg := &sh.groups[g.Flow]
+	fg.mu.Lock()
+	g.left++
+	if g.left >= g.Size {
+		delete(fg.live, g.ID)
+	}
+	fg.mu.Unlock()
+}
+
+// StepError is why a session ended early: step Index (Kind, Label) of its
+// flow failed for Reason.
+type StepError struct {
+	Index  int
+	Kind   scenario.StepKind
+	Label  string
+	Reason string // reports.Reason* or another reason name of this package
+	Err    error
+}
+
+// Error returns "step N (label): reason: err".
+func (e *StepError) Error() string {
+	s := fmt.Sprintf("step %d (%s): %s", e.Index+1, e.Label, e.Reason)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the underlying error.
+func (e *StepError) Unwrap() error { return e.Err }
+
+// ReasonOf returns the Reason of a *StepError in err's chain, "" otherwise.
+func ReasonOf(err error) string {
+	var se *StepError
+	if errors.As(err, &se) {
+		return se.Reason
+	}
+	return ""
+}
+
+// Failure reasons sessions use besides the reports.Reason* ones.
+const (
+	ReasonNoRoom    = "no_room"   // join random-waiting: no Waiting room with space listed
+	ReasonRoomFull  = "room_full" // create refused (JOIN_FAILED at the instance limit, TCP RoomID 0)
+	ReasonRefused   = "refused"   // the server answered with an explicit refusal (TCP ERROR_MSG, CONNECT_ACK failure)
+	ReasonClosed    = "closed"    // the server closed the connection / instance sent SERVER_DISCONNECT
+	ReasonNoGroup   = "no_group"  // the group's room was never created (creator failed) or a barrier never filled
+	ReasonSocket    = "socket"    // local socket error (send failed, buffer full …)
+	ReasonCancelled = "cancelled" // the run ended during the step
+)
