@@ -1,0 +1,213 @@
+// Package refserver runs the bundled reference server: the UDP lobby with
+// its game instances (reference-server/udp) and the TCP lobby
+// (reference-server/tcp), wired so the TCP lobby's GAME_START hands players
+// over to a UDP instance from the same pool. `lobbybench serve` runs it as a
+// process; `lobbybench run` embeds it (Loopback) when a scenario names no
+// target.
+package refserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"sort"
+	"sync"
+
+	"github.com/lobbybench/lobbybench/reference-server/tcp"
+	"github.com/lobbybench/lobbybench/reference-server/udp"
+)
+
+// Config selects and configures the parts to run. A nil part is disabled.
+type Config struct {
+	// UDP configures the UDP lobby and its game instances.
+	UDP *udp.Config
+	// TCP configures the TCP lobby. Its Pool defaults to the UDP server;
+	// with UDP disabled it must be set (e.g. tcp.StaticPool).
+	TCP *tcp.Config
+	// Logger is used by parts whose own Logger is nil; nil discards logs.
+	Logger *slog.Logger
+}
+
+// DefaultConfig enables both lobbies with their documented defaults
+// (UDP :8080 with instances from 8081, TCP :7777).
+func DefaultConfig() Config {
+	u := udp.DefaultConfig()
+	t := tcp.DefaultConfig()
+	return Config{UDP: &u, TCP: &t}
+}
+
+// Loopback is the embedded mode's configuration: both lobbies on free
+// 127.0.0.1 ports, instance ports chosen by the OS, no logs, no rate limit.
+func Loopback() Config {
+	c := DefaultConfig()
+	c.UDP.Addr = "127.0.0.1:0"
+	c.UDP.BasePort = 0
+	c.TCP.Addr = "127.0.0.1:0"
+	return c
+}
+
+// Server is a running reference server.
+type Server struct {
+	udp *udp.Server
+	tcp *tcp.Server
+
+	tcpDone   chan error
+	tcpStop   context.CancelFunc
+	closeOnce sync.Once
+
+	mu      sync.Mutex
+	stopCtx func() bool // unregisters Close from the context
+}
+
+// Start validates cfg and starts the enabled parts on their addresses (port
+// 0 picks a free one; read them back with UDPAddr and TCPAddr). The server
+// runs until ctx is done or Close is called.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.UDP == nil && cfg.TCP == nil {
+		return nil, errors.New("refserver: no part enabled (UDP and TCP both off)")
+	}
+	if cfg.TCP != nil && cfg.UDP == nil && cfg.TCP.Pool == nil {
+		return nil, errors.New("refserver: the TCP lobby needs an instance pool: enable UDP or set TCP.Pool")
+	}
+	s := &Server{}
+	if cfg.UDP != nil {
+		uc := *cfg.UDP
+		if uc.Logger == nil {
+			uc.Logger = cfg.Logger
+		}
+		u, err := udp.Listen(uc)
+		if err != nil {
+			return nil, fmt.Errorf("refserver: %w", err)
+		}
+		s.udp = u
+	}
+	if cfg.TCP != nil {
+		tc := *cfg.TCP
+		if tc.Logger == nil {
+			tc.Logger = cfg.Logger
+		}
+		if tc.Pool == nil {
+			tc.Pool = s.udp
+		}
+		t, err := tcp.Listen(tc)
+		if err != nil {
+			if s.udp != nil {
+				s.udp.Close()
+			}
+			return nil, fmt.Errorf("refserver: %w", err)
+		}
+		s.tcp = t
+		// Stopped through its context, not tcp.Server.Close: a Close racing
+		// with Serve's start trips the race detector (WaitGroup Add vs Wait
+		// inside tcp), while a cancelled context is observed by Serve itself.
+		tctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		s.tcpDone, s.tcpStop = done, cancel
+		go func() { done <- t.Serve(tctx) }()
+	}
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	s.mu.Lock()
+	s.stopCtx = stop
+	s.mu.Unlock()
+	return s, nil
+}
+
+// The UDP server is the TCP lobby's instance pool.
+var (
+	_ tcp.InstancePool = (*udp.Server)(nil)
+	_ tcp.Releaser     = (*udp.Server)(nil)
+)
+
+// UDPAddr returns the UDP lobby's address, or the zero value when disabled.
+func (s *Server) UDPAddr() netip.AddrPort {
+	if s.udp == nil {
+		return netip.AddrPort{}
+	}
+	return s.udp.Addr()
+}
+
+// TCPAddr returns the TCP lobby's address, or the zero value when disabled.
+func (s *Server) TCPAddr() netip.AddrPort {
+	if s.tcp == nil {
+		return netip.AddrPort{}
+	}
+	return s.tcp.Addr()
+}
+
+// UDP returns the UDP lobby server, or nil when disabled.
+func (s *Server) UDP() *udp.Server { return s.udp }
+
+// TCP returns the TCP lobby server, or nil when disabled.
+func (s *Server) TCP() *tcp.Server { return s.tcp }
+
+// Close stops accepting, closes every lobby connection and instance and
+// waits for them. It is idempotent.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		if s.stopCtx != nil {
+			s.stopCtx()
+		}
+		s.mu.Unlock()
+		// TCP first: a countdown ending now must not allocate from a
+		// closed pool.
+		if s.tcp != nil {
+			s.tcpStop()
+			<-s.tcpDone
+			s.tcp.Close() // waits for the Close Serve started to finish
+		}
+		if s.udp != nil {
+			s.udp.Close()
+		}
+	})
+	return nil
+}
+
+// Stats is a snapshot of every enabled part's counters (nil when disabled).
+type Stats struct {
+	UDP *udp.Stats `json:"udp,omitempty"`
+	TCP *tcp.Stats `json:"tcp,omitempty"`
+}
+
+// Stats returns the counters of the enabled parts: requests by type, drops
+// by reason, rate-limited requests, rooms, instances, sessions (UDP);
+// frames by type, errors and closes by reason, connections, rooms (TCP).
+func (s *Server) Stats() Stats {
+	var st Stats
+	if s.udp != nil {
+		u := s.udp.Stats()
+		st.UDP = &u
+	}
+	if s.tcp != nil {
+		t := s.tcp.Stats()
+		st.TCP = &t
+	}
+	return st
+}
+
+// WriteText writes every counter as a "name value" line, "udp." and "tcp."
+// prefixed and sorted, for the shutdown summary.
+func (st Stats) WriteText(w io.Writer) error {
+	if st.UDP != nil {
+		if err := st.UDP.WriteText(w, "udp."); err != nil {
+			return err
+		}
+	}
+	if st.TCP != nil {
+		flat := st.TCP.Flat()
+		keys := make([]string, 0, len(flat))
+		for k := range flat {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if _, err := fmt.Fprintf(w, "tcp.%s %d\n", k, flat[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package refserver
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reference-server/tcp"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+const ioTimeout = 10 * time.Second
+
+func fast() Config {
+	c := Loopback()
+	c.UDP.CountdownInterval = time.Millisecond
+	c.TCP.CountdownInterval = time.Millisecond
+	return c
+}
+
+// udpReq sends one datagram to addr from a fresh socket and decodes the reply.
+func udpReq(t *testing.T, conn *net.UDPConn, addr netip.AddrPort, req []byte) udplobby.Message {
+	t.Helper()
+	if _, err := conn.WriteToUDPAddrPort(req, addr); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 65536)
+	conn.SetReadDeadline(time.Now().Add(ioTimeout))
+	n, _, err := conn.ReadFromUDPAddrPort(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m udplobby.Message
+	if err := (udplobby.Decoder{Dir: udplobby.ServerToClient}).Decode(buf[:n], &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func udpSocket(t *testing.T) *net.UDPConn {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestTCPHandsOverToUDP plays a one-player TCP room to GAME_START and then
+// joins the UDP instance its address names: the contract between the two
+// lobbies.
+func TestTCPHandsOverToUDP(t *testing.T) {
+	s, err := Start(context.Background(), fast())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.UDPAddr().IsValid() || !s.TCPAddr().IsValid() || s.UDPAddr().Port() == 0 || s.TCPAddr().Port() == 0 {
+		t.Fatalf("addresses %v %v", s.UDPAddr(), s.TCPAddr())
+	}
+	nc, err := net.Dial("tcp", s.TCPAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(ioTimeout))
+	fw := tcplobby.NewFrameWriter(nc)
+	fr := tcplobby.NewFrameReader(bufio.NewReader(nc), 1<<16)
+	for _, m := range []tcplobby.Message{
+		&tcplobby.CreateRoomReq{RoomName: tcplobby.MakeName("r"), PlayerName: tcplobby.MakeName("p")},
+		&tcplobby.ReadyReq{},
+		&tcplobby.StartReq{},
+	} {
+		if err := fw.WriteMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var gs *tcplobby.GameStart
+	for gs == nil {
+		p, err := fr.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tcplobby.Decode(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := m.(type) {
+		case *tcplobby.GameStart:
+			gs = m
+		case *tcplobby.ErrorMsg:
+			t.Fatalf("ERROR_MSG %+v", m)
+		}
+	}
+	inst, err := netip.ParseAddrPort(gs.ServerIP.String() + ":" + itoa(int(gs.UDPPort)))
+	if err != nil {
+		t.Fatalf("GAME_START address %q:%d: %v", gs.ServerIP.String(), gs.UDPPort, err)
+	}
+	// The instance is a room of the UDP lobby, with the TCP player's seat held.
+	u := udpSocket(t)
+	l := udpReq(t, u, s.UDPAddr(), udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 1))
+	rooms := l.Rooms.AppendRooms(nil)
+	if len(rooms) != 1 || rooms[0].Port != inst.Port() || rooms[0].Players != 1 {
+		t.Fatalf("UDP list %v, want one room on port %d with 1 held seat", rooms, inst.Port())
+	}
+	m := udpReq(t, u, inst, udplobby.AppendRaw(nil, udplobby.ProfileSpec,
+		udplobby.Header{PacketType: udplobby.ClientToServer, Type: udplobby.ClientJoinRequest, Seq: 9}, nil))
+	if m.Type != udplobby.ServerJoinAccept || m.Seq != 9 {
+		t.Fatalf("instance answered %v seq %d", m.Type, m.Seq)
+	}
+	st := s.Stats()
+	if st.UDP == nil || st.TCP == nil || st.UDP.InstancesCreated != 1 || st.TCP.GamesStarted != 1 || st.UDP.Players != 1 {
+		t.Fatalf("stats %+v %+v", st.UDP, st.TCP)
+	}
+	var b strings.Builder
+	if err := st.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"udp.requests.LOBBY_LIST_ROOMS 1\n", "udp.instances 1\n", "tcp.games.started 1\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("WriteText lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+func TestStartErrors(t *testing.T) {
+	if _, err := Start(context.Background(), Config{}); err == nil {
+		t.Error("started with nothing enabled")
+	}
+	tc := tcp.DefaultConfig()
+	tc.Addr = "127.0.0.1:0"
+	if _, err := Start(context.Background(), Config{TCP: &tc}); err == nil {
+		t.Error("TCP without UDP and without a pool started")
+	}
+	c := Loopback()
+	c.UDP.MaxInstances = 0
+	if _, err := Start(context.Background(), c); err == nil || !strings.Contains(err.Error(), "MaxInstances") {
+		t.Errorf("invalid UDP config: %v", err)
+	}
+	// A TCP failure must not leak the UDP server: its port is free again.
+	c = Loopback()
+	c.TCP.Addr = "256.0.0.1:0"
+	if _, err := Start(context.Background(), c); err == nil {
+		t.Error("bad TCP address accepted")
+	}
+}
+
+func TestPartsAlone(t *testing.T) {
+	c := Loopback()
+	c.TCP = nil
+	s, err := Start(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TCPAddr().IsValid() || s.TCP() != nil || s.Stats().TCP != nil {
+		t.Error("TCP disabled yet present")
+	}
+	s.Close()
+
+	c = Loopback()
+	c.UDP = nil
+	c.TCP.Pool = tcp.StaticPool{Addr: netip.MustParseAddrPort("127.0.0.1:9")}
+	s, err = Start(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.UDPAddr().IsValid() || s.Stats().UDP != nil {
+		t.Error("UDP disabled yet present")
+	}
+	s.Close()
+}
+
+func TestContextStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := Start(ctx, Loopback())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	deadline := time.Now().Add(ioTimeout)
+	for {
+		c, err := net.DialTimeout("tcp", s.TCPAddr().String(), time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("TCP lobby still accepting after the context ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.Close() // idempotent after the context closed it
+}
