@@ -1,0 +1,257 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Level is how strongly the documents state a requirement (RFC 2119, with
+// Autobahn's "non-strict" verdicts): a broken Must fails, a broken Should
+// (or a behaviour the documents leave open) warns, Info only informs.
+type Level int
+
+const (
+	// Must: a broken requirement is a failure.
+	Must Level = iota + 1
+	// Should: a broken requirement is a warning (a failure under --strict).
+	Should
+	// Info: the case measures or describes; it never fails.
+	Info
+)
+
+// String returns "MUST", "SHOULD" or "INFO".
+func (l Level) String() string {
+	switch l {
+	case Must:
+		return "MUST"
+	case Should:
+		return "SHOULD"
+	case Info:
+		return "INFO"
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// Stage orders the run. Cases of StageConcurrent run in parallel with each
+// other; the other stages run one case at a time, after the previous stage,
+// in id order.
+type Stage int
+
+const (
+	// StageConcurrent cases are independent of each other: they create their
+	// own rooms and sockets and may run at the same time.
+	StageConcurrent Stage = iota
+	// StageSerial cases change global state (fill the instance limit, flood
+	// the server) and run alone, after the concurrent ones.
+	StageSerial
+	// StageDestructive cases may crash or hang the target (malformed
+	// corpus); they run alone, last. Once one of them reports the target
+	// down (T.TargetDown), every later case is skipped.
+	StageDestructive
+)
+
+// Case is one numbered conformance check, h2spec style: the id is the spec
+// section it checks, Requirement quotes the sentence.
+type Case struct {
+	// ID is "<group>/<section>/<n>", e.g. "udp/5/2" (seed 003 §5, second
+	// case). It must be unique across all protocols.
+	ID string
+	// Protocol is the --protocol the case belongs to ("udp-lobby",
+	// "tcp-lobby", "leviathan").
+	Protocol string
+	// Section names the document section, e.g. "seed 003 §5 LOBBY_ROOM_LIST";
+	// cases are grouped by it in the output.
+	Section string
+	// Desc is a one-line description of what is checked.
+	Desc string
+	// Requirement quotes the sentence of the document the case checks.
+	Requirement string
+	// Rule is the PROTOCOLS.md rule id when there is one (e.g. "U-CRC").
+	Rule  string
+	Level Level
+	Stage Stage
+	// Run performs the check. It returns nil when the requirement holds, a
+	// *VerifyError (Fail, Failf) when it does not, a *SkipError (T.Skip)
+	// when a precondition is not met. Any other error is a harness error
+	// and the case is skipped with it, never failed.
+	Run func(t *T) error
+}
+
+// Protocol is what the runner needs to know about a protocol besides its
+// cases: how to check that the target is alive before anything else.
+type Protocol struct {
+	// Name is the --protocol value, e.g. "udp-lobby".
+	Name string
+	// Transport is "udp" or "tcp": how the target address is resolved.
+	Transport string
+	// Probe checks the target answers at all (and, for the UDP lobby,
+	// settles the header profile). It returns a note for the report (e.g.
+	// "header spec, guessed from the first reply") or an error wrapping
+	// ErrUnreachable.
+	Probe func(ctx context.Context, env *Env) (note string, err error)
+}
+
+var (
+	regMu     sync.Mutex
+	registry  = map[string]*Case{}
+	protocols = map[string]Protocol{}
+)
+
+// Register adds c to the suite. Case files call it from init(). It panics on
+// a duplicate or malformed id, or a case without Run: those are programming
+// errors caught by the package's tests.
+func Register(c *Case) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if c.Run == nil || c.Protocol == "" || c.Level == 0 {
+		panic("conformance: case " + c.ID + " lacks Run, Protocol or Level")
+	}
+	if parts := strings.Split(c.ID, "/"); len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		panic("conformance: case id " + strconv.Quote(c.ID) + " is not group/section/n")
+	}
+	if _, dup := registry[c.ID]; dup {
+		panic("conformance: duplicate case id " + c.ID)
+	}
+	registry[c.ID] = c
+}
+
+// RegisterProtocol adds a protocol (its probe). A protocol file calls it
+// from init(); it panics on a duplicate name.
+func RegisterProtocol(p Protocol) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := protocols[p.Name]; dup {
+		panic("conformance: duplicate protocol " + p.Name)
+	}
+	protocols[p.Name] = p
+}
+
+// Protocols returns the registered protocol names, sorted.
+func Protocols() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	names := make([]string, 0, len(protocols))
+	for n := range protocols {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookupProtocol(name string) (Protocol, bool) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	p, ok := protocols[name]
+	return p, ok
+}
+
+// Cases returns the cases of protocol ("" for all) selected by patterns
+// (see Match; none selects all), in id order.
+func Cases(protocol string, patterns ...string) []*Case {
+	regMu.Lock()
+	var out []*Case
+	for _, c := range registry {
+		if protocol != "" && c.Protocol != protocol {
+			continue
+		}
+		if len(patterns) > 0 && !matchAny(patterns, c.ID) {
+			continue
+		}
+		out = append(out, c)
+	}
+	regMu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return CompareIDs(out[i].ID, out[j].ID) < 0 })
+	return out
+}
+
+func matchAny(patterns []string, id string) bool {
+	for _, p := range patterns {
+		if Match(p, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// Match reports whether case id is selected by pattern. A pattern without
+// glob characters selects by whole segments: "udp/13" selects udp/13/1 and
+// udp/13/10 but not udp/1/3; "udp" selects every udp case. A pattern with
+// glob characters (path.Match syntax, '*' stays within a segment) is matched
+// against the id cut to the pattern's number of segments, so "udp/1*"
+// selects udp/1/2 and udp/13/4, and "*/5/*" every case of a section 5.
+func Match(pattern, id string) bool {
+	pattern = strings.Trim(strings.TrimSpace(pattern), "/")
+	if pattern == "" {
+		return false
+	}
+	pseg := strings.Split(pattern, "/")
+	iseg := strings.Split(id, "/")
+	if len(pseg) > len(iseg) {
+		return false
+	}
+	if strings.ContainsAny(pattern, "*?[") {
+		ok, err := path.Match(pattern, strings.Join(iseg[:len(pseg)], "/"))
+		return err == nil && ok
+	}
+	for i := range pseg {
+		if pseg[i] != iseg[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidPattern reports a syntax error in a --cases pattern.
+func ValidPattern(pattern string) error {
+	if strings.Trim(strings.TrimSpace(pattern), "/") == "" {
+		return fmt.Errorf("empty case pattern")
+	}
+	if _, err := path.Match(pattern, ""); err != nil {
+		return fmt.Errorf("case pattern %q: %v", pattern, err)
+	}
+	return nil
+}
+
+// CompareIDs orders case ids segment by segment, numerically where both
+// segments are numbers (dotted numbers like "5.1" compare part by part), so
+// udp/5/2 < udp/5/10 < udp/13/1.
+func CompareIDs(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if c := compareSeg(as[i], bs[i]); c != 0 {
+			return c
+		}
+	}
+	return len(as) - len(bs)
+}
+
+func compareSeg(a, b string) int {
+	ap, bp := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(ap) && i < len(bp); i++ {
+		an, aerr := strconv.Atoi(ap[i])
+		bn, berr := strconv.Atoi(bp[i])
+		switch {
+		case aerr == nil && berr == nil:
+			if an != bn {
+				if an < bn {
+					return -1
+				}
+				return 1
+			}
+		case aerr == nil: // numbers before names
+			return -1
+		case berr == nil:
+			return 1
+		default:
+			if c := strings.Compare(ap[i], bp[i]); c != 0 {
+				return c
+			}
+		}
+	}
+	return len(ap) - len(bp)
+}

@@ -1,0 +1,276 @@
+package conformance
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// PROTOCOLS.md §2: the game-instance handshake on the port the lobby
+// returned (seed 003 §11: "Client → Instance: CLIENT_HELLO (game
+// protocol)"; the message set is the public implementation's).
+
+const pingTime = 0x5EED1234
+
+func init() {
+	Register(&Case{
+		ID: "inst/2/1", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Desc:        "the port LOBBY_ROOM_CREATED returned answers CLIENT_HELLO with SERVER_HELLO, and keeps answering",
+		Requirement: "If success: Client connects to game instance at specified port; Client → Instance: CLIENT_HELLO (seed 003 §11); HELLO→HELLO (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := instance(t)
+			if err != nil {
+				return err
+			}
+			if e := fx.hello.judge("SERVER_HELLO", udplobby.ServerHello); e != nil {
+				return e
+			}
+			return fx.hello2.judge("SERVER_HELLO to a second CLIENT_HELLO a moment later (the port is stable)", udplobby.ServerHello)
+		},
+	})
+	Register(&Case{
+		ID: "inst/2/2", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Desc:        "CLIENT_JOIN_REQUEST to an instance with a free seat is answered with SERVER_JOIN_ACCEPT",
+		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := instance(t)
+			if err != nil {
+				return err
+			}
+			return fx.join.judge("SERVER_JOIN_ACCEPT", udplobby.ServerJoinAccept)
+		},
+	})
+	Register(&Case{
+		ID: "inst/2/3", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Desc:        "CLIENT_PING is answered with SERVER_PONG echoing clientTime",
+		Requirement: "CLIENT_PING u32 clientTime … SERVER_PONG u32 clientTime (echoed); PING→PONG (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := instance(t)
+			if err != nil {
+				return err
+			}
+			if e := fx.pong.judge("SERVER_PONG", udplobby.ServerPong); e != nil {
+				return e
+			}
+			m := fx.pong.reply
+			if len(m.payload) != 4 || binary.BigEndian.Uint32(m.payload) != pingTime {
+				return Failf(fmt.Sprintf("SERVER_PONG with the 4-byte clientTime %08x", pingTime), "payload % x", m.payload)
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "inst/2/4", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Desc:        "CLIENT_JOIN_REQUEST to a full instance is answered with SERVER_JOIN_DENY",
+		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := fullRoom(t)
+			if err != nil {
+				return err
+			}
+			return extraJoin(t, fx, "full")
+		},
+	})
+	Register(&Case{
+		ID: "inst/2/5", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Desc:        "when every joined player is ready, SERVER_GAME_START reaches every player",
+		Requirement: "When every joined player is ready the instance counts down and sends GAME_START to all (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := playingRoom(t)
+			if err != nil {
+				return err
+			}
+			for i := range fx.players {
+				t.Notef("player %d received %s", i+1, typeList(fx.msgs[i]))
+			}
+			if !fx.started {
+				var missing []string
+				for i, ok := range fx.gotStart {
+					if !ok {
+						missing = append(missing, fmt.Sprint(i+1))
+					}
+				}
+				return Failf(fmt.Sprintf("SERVER_GAME_START to each of the %d ready players within %v", len(fx.players), startWait),
+					"player(s) %s never received it", strings.Join(missing, ", "))
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "inst/2/6", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Desc:        "the lobby's list follows the instance: a room filled through the handshake is listed with playerCount = maxPlayers",
+		Requirement: "the room's state, as the lobby lists it, follows (PROTOCOLS.md §2); RoomInfo playerCount: Current player count (seed 003 §5)",
+		Run: func(t *T) error {
+			fx, err := fullRoom(t)
+			if err != nil {
+				return err
+			}
+			if !fx.hasListed {
+				return Skipf("the room was not found in the list (see udp/5/3)")
+			}
+			if int(fx.listed.Players) != fx.max {
+				return Failf(fmt.Sprintf("room %d listed with playerCount %d", fx.id, fx.max), "playerCount %d of %d after %d players joined the instance", fx.listed.Players, fx.listed.MaxPlayers, len(fx.players))
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "inst/2/7", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Desc:        "the lobby's list follows the instance: a started game is listed as Playing",
+		Requirement: "the room's state, as the lobby lists it, follows (Waiting → Countdown → Playing → Finished) (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := playingRoom(t)
+			if err != nil {
+				return err
+			}
+			if !fx.started {
+				return Skipf("the game never started (see inst/2/5)")
+			}
+			if !fx.hasListed {
+				return Skipf("the room was not found in the list (see udp/5/3)")
+			}
+			if fx.listed.State != udplobby.Playing {
+				return Failf(fmt.Sprintf("room %d listed as Playing after SERVER_GAME_START", fx.id), "listed as %v (polled for 1 s)", fx.listed.State)
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "inst/2/8", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Desc:        "CLIENT_JOIN_REQUEST to an instance whose game started is answered with SERVER_JOIN_DENY",
+		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := playingRoom(t)
+			if err != nil {
+				return err
+			}
+			if !fx.started {
+				return Skipf("the game never started (see inst/2/5)")
+			}
+			return extraJoin(t, fx, "playing")
+		},
+	})
+	Register(&Case{
+		ID: "inst/2/9", Protocol: ProtoUDP, Section: secInstance, Rule: "I-SEQ", Level: Must,
+		Desc:        "instance replies echo the request's sequenceId",
+		Requirement: "Replies echo the request's sequenceId (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := instance(t)
+			if err != nil {
+				return err
+			}
+			var bad []string
+			n := 0
+			for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
+				if c.err != nil {
+					continue
+				}
+				n++
+				if c.reply.seq != c.seq {
+					bad = append(bad, fmt.Sprintf("%v: sent %d, reply %v carries %d", c.req, c.seq, c.reply.typ, c.reply.seq))
+				}
+			}
+			if n == 0 {
+				return Skipf("the instance answered nothing (see inst/2/1)")
+			}
+			if len(bad) > 0 {
+				return Fail("the request's sequenceId in every instance reply", strings.Join(bad, "; "))
+			}
+			return nil
+		},
+	})
+}
+
+func typeList(ts []udplobby.MsgType) string {
+	if len(ts) == 0 {
+		return "nothing"
+	}
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// extraJoin brings one more player to the instance of fx (straight to the
+// instance: the lobby would refuse it) and expects SERVER_JOIN_DENY.
+func extraJoin(t *T, fx *roomFx, why string) error {
+	s, err := t.openUDP()
+	if err != nil {
+		return err
+	}
+	p := newPlayer(t, s, fx.port)
+	defer p.leave()
+	typ, err := p.handshake()
+	if err != nil {
+		if errors.Is(err, errSilence) {
+			return Failf("SERVER_JOIN_DENY", "no reply: %v", err)
+		}
+		return err
+	}
+	if typ != udplobby.ServerJoinDeny {
+		return Failf(fmt.Sprintf("SERVER_JOIN_DENY (room %d is %s with %d of %d players)", fx.id, why, len(fx.players), fx.max), "%v", typ)
+	}
+	return nil
+}
+
+// instCall is one instance request and its outcome.
+type instCall struct {
+	req   udplobby.MsgType
+	seq   uint16
+	reply rawMsg
+	err   error
+}
+
+func (c *instCall) judge(what string, want udplobby.MsgType) error {
+	if c.err != nil {
+		if errors.Is(c.err, errSilence) {
+			return Failf(what, "no reply to %v within the timeout, twice", c.req)
+		}
+		return precondition(c.req.String(), c.err)
+	}
+	if c.reply.typ != want {
+		return Failf(what, "%v", c.reply)
+	}
+	return nil
+}
+
+type instFx struct {
+	port                     uint16
+	hello, hello2, join, pong instCall
+}
+
+// instance creates a room and exchanges HELLO, HELLO again, JOIN_REQUEST
+// and PING with its instance, recording the outcomes for the cases.
+func instance(t *T) (*instFx, error) {
+	v, err := t.Fixture("udp-instance", func(ft *T) (any, error) {
+		_, port, s, err := createRoom(ft)
+		if err != nil {
+			return nil, err
+		}
+		p := newPlayer(ft, s, port)
+		ft.Env.Cleanup(p.leave)
+		fx := &instFx{port: port}
+		do := func(c *instCall, typ udplobby.MsgType, want ...udplobby.MsgType) {
+			c.req = typ
+			c.reply, c.seq, c.err = p.call(typ, want...)
+		}
+		hello := []udplobby.MsgType{udplobby.ServerHello, udplobby.ServerJoinAccept, udplobby.ServerJoinDeny, udplobby.ServerPong}
+		do(&fx.hello, udplobby.ClientHello, hello...)
+		if err := ft.Sleep(50 * time.Millisecond); err != nil {
+			return nil, err
+		}
+		do(&fx.hello2, udplobby.ClientHello, hello...)
+		do(&fx.join, udplobby.ClientJoinRequest, hello...)
+		do(&fx.pong, udplobby.ClientPing, hello...)
+		return fx, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*instFx), nil
+}

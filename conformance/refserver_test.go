@@ -1,0 +1,40 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+)
+
+// startRefUDP starts the reference UDP lobby on a free loopback port.
+func startRefUDP(t *testing.T, edit func(*refudp.Config)) *refudp.Server {
+	t.Helper()
+	cfg := refudp.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.BasePort = 0
+	cfg.CountdownInterval = 100 * time.Millisecond
+	if edit != nil {
+		edit(&cfg)
+	}
+	s, err := refudp.Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestReferenceUDP(t *testing.T) {
+	srv := startRefUDP(t, nil)
+	cfg := Config{Target: srv.Addr().String(), Protocol: ProtoUDP, Header: HeaderAuto}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	WriteText(&b, rep, TextOptions{Verbose: true})
+	t.Log("\n" + b.String())
+}

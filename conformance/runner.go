@@ -1,0 +1,350 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultProtocol      = "udp-lobby"
+	DefaultTimeout       = time.Second
+	DefaultParallel      = 8
+	DefaultFloodRate     = 20000
+	DefaultFloodDuration = 500 * time.Millisecond
+	DefaultMaxFill       = 64
+)
+
+// Config is one conformance run.
+type Config struct {
+	// Target is host:port of the lobby (or Leviathan endpoint). Required.
+	Target string
+	// Protocol is a registered protocol name; "" means DefaultProtocol.
+	Protocol string
+	// Header is the UDP lobby header profile or HeaderAuto.
+	Header HeaderMode
+	// InstancePorts is the target's game-instance port range, if known.
+	InstancePorts PortRange
+	// Patterns select cases (see Match); none selects all.
+	Patterns []string
+	// Strict counts warnings as failures (Report.Failed).
+	Strict bool
+	// Timeout is the wait for one reply; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Sources are the local addresses probes are spread over; nil means
+	// DefaultSources(target).
+	Sources []netip.Addr
+	// SourceRate and SourceBurst pace each source address; 0 means the
+	// defaults.
+	SourceRate, SourceBurst float64
+	// Parallel bounds how many concurrent-stage cases run at once.
+	Parallel int
+	// FloodRate (datagrams/s) and FloodDuration shape the rate-limit
+	// group's flood from one source.
+	FloodRate     int
+	FloodDuration time.Duration
+	// MaxFill bounds the rooms a case creates to reach an instance limit.
+	MaxFill int
+	// OnResult, when set, is called as each case finishes (from the
+	// runner's goroutines, one call at a time).
+	OnResult func(Result)
+}
+
+// Result is the outcome of one case.
+type Result struct {
+	Case     *Case
+	Verdict  Verdict
+	Expected string
+	Actual   string
+	// Notes are the case's observations (T.Notef).
+	Notes    []string
+	Duration time.Duration
+	Wire     []WireEntry
+	// WireElided counts wire entries left out of Wire (log bounds).
+	WireElided int
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Target   string
+	Protocol string
+	// Notes describe the run (e.g. which header profile was guessed).
+	Notes    []string
+	Strict   bool
+	Started  time.Time
+	Duration time.Duration
+	Results  []Result
+}
+
+// Counts is the number of results by verdict.
+type Counts struct {
+	Total, Pass, Fail, Warn, Info, Skip int
+}
+
+// Counts counts r's results by verdict.
+func (r *Report) Counts() Counts {
+	var c Counts
+	for _, x := range r.Results {
+		c.Total++
+		switch x.Verdict {
+		case Pass:
+			c.Pass++
+		case FailVerdict:
+			c.Fail++
+		case Warn:
+			c.Warn++
+		case InfoVerdict:
+			c.Info++
+		case Skip:
+			c.Skip++
+		}
+	}
+	return c
+}
+
+// Failed reports whether the run failed: a failure, or a warning under
+// Strict.
+func (r *Report) Failed() bool {
+	c := r.Counts()
+	return c.Fail > 0 || (r.Strict && c.Warn > 0)
+}
+
+// Result returns the result of case id, if it ran.
+func (r *Report) Result(id string) (Result, bool) {
+	for _, x := range r.Results {
+		if x.Case.ID == id {
+			return x, true
+		}
+	}
+	return Result{}, false
+}
+
+// Validate checks cfg and returns every problem at once (k6's habit).
+func (cfg *Config) Validate() []error {
+	var errs []error
+	if cfg.Target == "" {
+		errs = append(errs, errors.New("target is required (host:port)"))
+	} else if _, _, err := net.SplitHostPort(cfg.Target); err != nil {
+		errs = append(errs, fmt.Errorf("target %q: %v", cfg.Target, err))
+	}
+	if _, ok := lookupProtocol(cfg.protocol()); !ok {
+		errs = append(errs, fmt.Errorf("unknown protocol %q (have %s)", cfg.protocol(), strings.Join(Protocols(), ", ")))
+	}
+	for _, p := range cfg.Patterns {
+		if err := ValidPattern(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if cfg.Timeout < 0 {
+		errs = append(errs, errors.New("timeout must be positive"))
+	}
+	return errs
+}
+
+func (cfg *Config) protocol() string {
+	if cfg.Protocol == "" {
+		return DefaultProtocol
+	}
+	return cfg.Protocol
+}
+
+// Selected returns the cases cfg would run, in id order, without sending
+// anything (--list).
+func (cfg *Config) Selected() []*Case { return Cases(cfg.protocol(), cfg.Patterns...) }
+
+// Run probes the target, then runs the selected cases stage by stage and
+// returns the report. It returns an error wrapping ErrUnreachable when the
+// probe finds no live target (the report then holds no results), and a
+// plain error for an invalid configuration.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	proto, _ := lookupProtocol(cfg.protocol())
+	cases := cfg.Selected()
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("no %s case matches %s", cfg.protocol(), strings.Join(cfg.Patterns, ","))
+	}
+	addr, err := resolve(proto.Transport, cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{
+		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Header: cfg.Header,
+		Timeout: cfg.Timeout, InstancePorts: cfg.InstancePorts,
+		FloodRate: cfg.FloodRate, FloodDuration: cfg.FloodDuration, MaxFill: cfg.MaxFill,
+		fixtures: map[string]*fixture{},
+	}
+	if env.Timeout == 0 {
+		env.Timeout = DefaultTimeout
+	}
+	if env.FloodRate <= 0 {
+		env.FloodRate = DefaultFloodRate
+	}
+	if env.FloodDuration <= 0 {
+		env.FloodDuration = DefaultFloodDuration
+	}
+	if env.MaxFill <= 0 {
+		env.MaxFill = DefaultMaxFill
+	}
+	srcs := cfg.Sources
+	if len(srcs) == 0 {
+		srcs = DefaultSources(addr.Addr())
+	}
+	rate, burst := cfg.SourceRate, cfg.SourceBurst
+	if rate <= 0 {
+		rate = DefaultSourceRate
+	}
+	if burst <= 0 {
+		burst = DefaultSourceBurst
+	}
+	if env.Sources, err = NewSourcePool(srcs, rate, burst); err != nil {
+		return nil, err
+	}
+	rep := &Report{Target: cfg.Target, Protocol: proto.Name, Strict: cfg.Strict, Started: time.Now()}
+	defer func() { rep.Duration = time.Since(rep.Started) }()
+	if proto.Probe != nil {
+		note, err := proto.Probe(ctx, env)
+		if err != nil {
+			return rep, err
+		}
+		if note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+	}
+	defer func() {
+		env.mu.Lock()
+		cl := env.cleanups
+		env.mu.Unlock()
+		for i := len(cl) - 1; i >= 0; i-- {
+			cl[i]()
+		}
+	}()
+
+	par := cfg.Parallel
+	if par <= 0 {
+		par = DefaultParallel
+	}
+	var mu sync.Mutex
+	record := func(r Result) {
+		mu.Lock()
+		rep.Results = append(rep.Results, r)
+		if cfg.OnResult != nil {
+			cfg.OnResult(r)
+		}
+		mu.Unlock()
+	}
+	for _, stage := range []Stage{StageConcurrent, StageSerial, StageDestructive} {
+		var batch []*Case
+		for _, c := range cases {
+			if c.Stage == stage {
+				batch = append(batch, c)
+			}
+		}
+		if stage == StageConcurrent {
+			sem := make(chan struct{}, par)
+			var wg sync.WaitGroup
+			for _, c := range batch {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					record(runCase(ctx, env, c))
+				}()
+			}
+			wg.Wait()
+			continue
+		}
+		for _, c := range batch {
+			record(runCase(ctx, env, c))
+		}
+	}
+	sort.SliceStable(rep.Results, func(i, j int) bool {
+		return CompareIDs(rep.Results[i].Case.ID, rep.Results[j].Case.ID) < 0
+	})
+	return rep, nil
+}
+
+func resolve(transport, target string) (netip.AddrPort, error) {
+	var ap netip.AddrPort
+	switch transport {
+	case "tcp":
+		a, err := net.ResolveTCPAddr("tcp", target)
+		if err != nil {
+			return ap, fmt.Errorf("target %q: %v", target, err)
+		}
+		ap = a.AddrPort()
+	default:
+		a, err := net.ResolveUDPAddr("udp", target)
+		if err != nil {
+			return ap, fmt.Errorf("target %q: %v", target, err)
+		}
+		ap = a.AddrPort()
+	}
+	if ap.Port() == 0 {
+		return ap, fmt.Errorf("target %q: port 0", target)
+	}
+	if !ap.Addr().IsValid() || ap.Addr().IsUnspecified() {
+		ap = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), ap.Port())
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}
+
+func runCase(ctx context.Context, env *Env, c *Case) (res Result) {
+	t := newT(ctx, env, c)
+	start := time.Now()
+	res.Case = c
+	var err error
+	switch {
+	case ctx.Err() != nil:
+		err = Skipf("run interrupted")
+	case env.downReason() != "":
+		err = Skipf("target stopped answering earlier (%s)", env.downReason())
+	default:
+		err = safeRun(t)
+	}
+	res.Verdict, res.Expected, res.Actual = judge(c.Level, err)
+	res.Duration = time.Since(start)
+	t.mu.Lock()
+	res.Notes = append([]string(nil), t.notes...)
+	fl := t.fixtureLogs
+	t.mu.Unlock()
+	seen := map[*wireLog]bool{}
+	for _, l := range fl {
+		if seen[l] || l == nil {
+			continue
+		}
+		seen[l] = true
+		e, n := l.snapshot()
+		for i := range e {
+			if e[i].Note == "" {
+				e[i].Note = "setup"
+			} else {
+				e[i].Note = "setup: " + e[i].Note
+			}
+		}
+		res.Wire = append(res.Wire, e...)
+		res.WireElided += n
+	}
+	e, n := t.wire.snapshot()
+	res.Wire = append(res.Wire, e...)
+	res.WireElided += n
+	return res
+}
+
+func safeRun(t *T) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return t.Case.Run(t)
+}

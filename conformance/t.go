@@ -1,0 +1,313 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Direction of a wire log entry.
+type Direction int
+
+const (
+	// Sent: from the suite to the target.
+	Sent Direction = iota + 1
+	// Received: from the target to the suite.
+	Received
+)
+
+// String returns "sent" or "recv" (the reports package's names).
+func (d Direction) String() string {
+	if d == Sent {
+		return "sent"
+	}
+	return "recv"
+}
+
+// Arrow returns "→" for Sent and "←" for Received.
+func (d Direction) Arrow() string {
+	if d == Sent {
+		return "→"
+	}
+	return "←"
+}
+
+// WireEntry is one datagram or frame (or stream chunk) of a case's
+// exchange, Autobahn's wire log.
+type WireEntry struct {
+	Dir    Direction
+	Offset time.Duration // since the case started
+	Local  string        // the suite's socket, e.g. 127.0.0.3:40112
+	Peer   string        // the target's address
+	Data   []byte
+	Note   string // what the entry is, when the case says (e.g. "truncated at 5")
+}
+
+// Bounds of one case's wire log: a flood or a malformed corpus keeps its
+// first entries and counts the rest.
+const (
+	maxWireEntries = 256
+	maxWireBytes   = 256 << 10
+)
+
+type wireLog struct {
+	mu      sync.Mutex
+	start   time.Time
+	entries []WireEntry
+	bytes   int
+	elided  int
+}
+
+func (w *wireLog) add(e WireEntry) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.entries) >= maxWireEntries || w.bytes+len(e.Data) > maxWireBytes {
+		w.elided++
+		return
+	}
+	e.Offset = time.Since(w.start)
+	e.Data = append([]byte(nil), e.Data...)
+	w.bytes += len(e.Data)
+	w.entries = append(w.entries, e)
+}
+
+func (w *wireLog) snapshot() ([]WireEntry, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]WireEntry(nil), w.entries...), w.elided
+}
+
+// T is the state of one running case, like testing.T: the environment, the
+// wire log and the notes that end up in the result. Its methods are safe
+// for concurrent use by the goroutines of one case.
+type T struct {
+	// Ctx is cancelled when the run is interrupted.
+	Ctx  context.Context
+	Env  *Env
+	Case *Case
+
+	wire  *wireLog
+	mu    sync.Mutex
+	notes []string
+	// fixtureLogs are the wire logs of the fixtures the case used, appended
+	// to its own at the end.
+	fixtureLogs []*wireLog
+}
+
+func newT(ctx context.Context, env *Env, c *Case) *T {
+	return &T{Ctx: ctx, Env: env, Case: c, wire: &wireLog{start: time.Now()}}
+}
+
+// LogSent records bytes sent from local to peer in the case's wire log.
+func (t *T) LogSent(local, peer string, b []byte, note string) {
+	t.wire.add(WireEntry{Dir: Sent, Local: local, Peer: peer, Data: b, Note: note})
+}
+
+// LogRecv records bytes received by local from peer.
+func (t *T) LogRecv(local, peer string, b []byte, note string) {
+	t.wire.add(WireEntry{Dir: Received, Local: local, Peer: peer, Data: b, Note: note})
+}
+
+// Notef adds a line to the case's result: an observation (shown for info
+// and warning verdicts, kept in JSON for all).
+func (t *T) Notef(format string, a ...any) {
+	t.mu.Lock()
+	t.notes = append(t.notes, fmt.Sprintf(format, a...))
+	t.mu.Unlock()
+}
+
+// Skip returns a *SkipError with the formatted reason; a case returns it.
+func (t *T) Skip(format string, a ...any) error { return Skipf(format, a...) }
+
+// TargetDown tells the runner the target stopped answering (a crash or a
+// hang found by a liveness probe): every case after this one is skipped
+// with reason.
+func (t *T) TargetDown(reason string) {
+	t.Env.mu.Lock()
+	if t.Env.down == "" {
+		t.Env.down = t.Case.ID + ": " + reason
+	}
+	t.Env.mu.Unlock()
+}
+
+// Sleep waits d or until the run is interrupted.
+func (t *T) Sleep(d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-t.Ctx.Done():
+		return t.Ctx.Err()
+	}
+}
+
+// Fixture returns the value of the shared setup named key, running f once
+// per run (the first caller runs it; concurrent callers wait). Fixtures let
+// several cases look at one expensive setup (a full room, a started game)
+// without each building its own. The fixture's wire log is appended to the
+// log of every case that uses it. An error from f is turned into a skip for
+// the callers: the case that owns the failed behaviour reports it.
+func (t *T) Fixture(key string, f func(ft *T) (any, error)) (any, error) {
+	env := t.Env
+	env.mu.Lock()
+	fx := env.fixtures[key]
+	if fx == nil {
+		fx = &fixture{}
+		env.fixtures[key] = fx
+	}
+	env.mu.Unlock()
+	fx.once.Do(func() {
+		ft := &T{Ctx: t.Ctx, Env: env, Case: &Case{ID: "fixture/" + key, Protocol: t.Case.Protocol, Level: Info},
+			wire: &wireLog{start: time.Now()}}
+		fx.log = ft.wire
+		fx.val, fx.err = f(ft)
+		fx.notes = ft.notes
+	})
+	t.mu.Lock()
+	t.fixtureLogs = append(t.fixtureLogs, fx.log)
+	t.mu.Unlock()
+	if fx.err != nil {
+		return nil, precondition("setup "+key, fx.err)
+	}
+	return fx.val, nil
+}
+
+type fixture struct {
+	once  sync.Once
+	val   any
+	err   error
+	log   *wireLog
+	notes []string
+}
+
+// Env is what every case of a run shares: the target, the settings, the
+// source addresses and the fixtures.
+type Env struct {
+	// Target is the address as given; Addr is it resolved.
+	Target string
+	Addr   netip.AddrPort
+	// Protocol is the --protocol of the run.
+	Protocol string
+	// Header is the UDP lobby header profile (settled by the probe under
+	// --header auto).
+	Header HeaderMode
+	// Timeout is how long to wait for one reply.
+	Timeout time.Duration
+	// InstancePorts is the target's instance port range, when given.
+	InstancePorts PortRange
+	// Sources hands out paced source addresses.
+	Sources *SourcePool
+	// Flood settings of the rate-limit group.
+	FloodRate     int
+	FloodDuration time.Duration
+	// MaxFill bounds how many rooms a case may create to reach an instance
+	// limit.
+	MaxFill int
+
+	mu       sync.Mutex
+	fixtures map[string]*fixture
+	down     string
+	cleanups []func()
+}
+
+// Cleanup registers f to run at the end of the run (e.g. disconnect the
+// players a fixture kept in a room).
+func (e *Env) Cleanup(f func()) {
+	e.mu.Lock()
+	e.cleanups = append(e.cleanups, f)
+	e.mu.Unlock()
+}
+
+func (e *Env) downReason() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.down
+}
+
+// PortRange is an inclusive range of ports; the zero value means "not
+// given".
+type PortRange struct{ Lo, Hi uint16 }
+
+// IsZero reports whether the range was not given.
+func (r PortRange) IsZero() bool { return r.Lo == 0 && r.Hi == 0 }
+
+// Contains reports whether p lies in the range.
+func (r PortRange) Contains(p uint16) bool { return p >= r.Lo && p <= r.Hi }
+
+// Size returns the number of ports in the range.
+func (r PortRange) Size() int {
+	if r.IsZero() {
+		return 0
+	}
+	return int(r.Hi) - int(r.Lo) + 1
+}
+
+// String returns "LO-HI".
+func (r PortRange) String() string { return fmt.Sprintf("%d-%d", r.Lo, r.Hi) }
+
+// ParsePortRange parses "LO-HI" (or a single port).
+func ParsePortRange(s string) (PortRange, error) {
+	lo, hi, found := strings.Cut(s, "-")
+	if !found {
+		hi = lo
+	}
+	l, err1 := parsePort(lo)
+	h, err2 := parsePort(hi)
+	if err1 != nil || err2 != nil || l == 0 || h < l {
+		return PortRange{}, fmt.Errorf("invalid port range %q (want LO-HI, 1 <= LO <= HI <= 65535)", s)
+	}
+	return PortRange{l, h}, nil
+}
+
+func parsePort(s string) (uint16, error) {
+	var p int
+	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &p); err != nil || p < 0 || p > 65535 {
+		return 0, fmt.Errorf("bad port %q", s)
+	}
+	if fmt.Sprint(p) != strings.TrimSpace(s) {
+		return 0, fmt.Errorf("bad port %q", s)
+	}
+	return uint16(p), nil
+}
+
+// HeaderMode is the --header setting: a fixed profile or auto.
+type HeaderMode int
+
+const (
+	// HeaderSpec is the 8-byte header of seed 003.
+	HeaderSpec HeaderMode = iota
+	// HeaderRType17 is the 17-byte header of the public implementation.
+	HeaderRType17
+	// HeaderAuto guesses from the first reply.
+	HeaderAuto
+)
+
+// ParseHeaderMode parses "spec", "rtype17" or "auto".
+func ParseHeaderMode(s string) (HeaderMode, error) {
+	switch s {
+	case "spec":
+		return HeaderSpec, nil
+	case "rtype17":
+		return HeaderRType17, nil
+	case "auto":
+		return HeaderAuto, nil
+	}
+	return 0, fmt.Errorf("invalid header %q (want spec, rtype17 or auto)", s)
+}
+
+// String returns the flag value.
+func (h HeaderMode) String() string {
+	switch h {
+	case HeaderSpec:
+		return "spec"
+	case HeaderRType17:
+		return "rtype17"
+	case HeaderAuto:
+		return "auto"
+	}
+	return fmt.Sprintf("HeaderMode(%d)", int(h))
+}

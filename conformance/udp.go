@@ -1,0 +1,489 @@
+package conformance
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// Names of the UDP lobby protocol and its document sections.
+const (
+	ProtoUDP = "udp-lobby"
+
+	secPacket      = "seed 003 §3 Packet structure"
+	secListRooms   = "seed 003 §4 LOBBY_LIST_ROOMS"
+	secRoomList    = "seed 003 §5 LOBBY_ROOM_LIST"
+	secCreateRoom  = "seed 003 §6 LOBBY_CREATE_ROOM"
+	secRoomCreated = "seed 003 §7 LOBBY_ROOM_CREATED"
+	secJoinRoom    = "seed 003 §8 LOBBY_JOIN_ROOM"
+	secJoinSuccess = "seed 003 §9 LOBBY_JOIN_SUCCESS"
+	secJoinFailed  = "seed 003 §10 LOBBY_JOIN_FAILED"
+	secSequence    = "seed 003 §12 Sequence numbers"
+	secMalformed   = "seed 003 §13 Error handling"
+	secSecurity    = "seed 003 §14 Security considerations"
+	secInstance    = "PROTOCOLS.md §2 Game instance handshake"
+)
+
+func init() {
+	RegisterProtocol(Protocol{Name: ProtoUDP, Transport: "udp", Probe: probeUDP})
+}
+
+// profile returns the header profile settled for the run.
+func (e *Env) profile() udplobby.Profile {
+	if e.Header == HeaderRType17 {
+		return udplobby.ProfileRType17
+	}
+	return udplobby.ProfileSpec
+}
+
+// seqCounter gives every request of a run its own sequence id, so replies
+// are easy to tell apart in wire logs.
+var seqCounter atomic.Uint32
+
+func nextSeq() uint16 { return uint16(seqCounter.Add(7919)) }
+
+// udpSock is one local UDP socket of a case, bound to a pool address, with
+// every datagram logged in the case's wire log and every send paced.
+type udpSock struct {
+	t     *T
+	c     *net.UDPConn
+	src   netip.Addr
+	local string
+	paced bool
+	buf   []byte
+}
+
+// openUDP opens a socket on the next paced source address.
+func (t *T) openUDP() (*udpSock, error) {
+	a, err := t.Env.Sources.Acquire(t.Ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := t.openUDPOn(a)
+	if err != nil {
+		return nil, err
+	}
+	s.paced = false // the token of Acquire pays for the first send
+	return s, nil
+}
+
+// openUDPOn opens a socket bound to address a (port chosen by the system).
+func (t *T) openUDPOn(a netip.Addr) (*udpSock, error) {
+	la := &net.UDPAddr{IP: a.AsSlice(), Zone: a.Zone()}
+	if !a.IsValid() {
+		la = &net.UDPAddr{}
+	}
+	c, err := net.ListenUDP("udp", la)
+	if err != nil {
+		return nil, fmt.Errorf("bind %v: %w", a, err)
+	}
+	s := &udpSock{t: t, c: c, src: a, local: c.LocalAddr().String(), paced: true, buf: make([]byte, 65536)}
+	context.AfterFunc(t.Ctx, func() { c.SetReadDeadline(time.Now()) })
+	return s, nil
+}
+
+func (s *udpSock) Close() { s.c.Close() }
+
+// send sends b to dst (paced) and logs it.
+func (s *udpSock) send(dst netip.AddrPort, b []byte, note string) error {
+	if s.paced {
+		if err := s.t.Env.Sources.Take(s.t.Ctx, s.src); err != nil {
+			return err
+		}
+	}
+	s.paced = true
+	s.t.LogSent(s.local, dst.String(), b, note)
+	_, err := s.c.WriteToUDPAddrPort(b, dst)
+	return err
+}
+
+// errSilence is what recv returns when nothing arrived in time.
+var errSilence = errors.New("no reply")
+
+// recv waits up to d for one datagram from from (any sender when from is
+// not valid) and returns a copy. Datagrams from other senders are logged
+// and ignored.
+func (s *udpSock) recv(from netip.AddrPort, d time.Duration) ([]byte, error) {
+	deadline := time.Now().Add(d)
+	for {
+		if err := s.c.SetReadDeadline(deadline); err != nil {
+			return nil, err
+		}
+		n, src, err := s.c.ReadFromUDPAddrPort(s.buf)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if s.t.Ctx.Err() != nil {
+					return nil, s.t.Ctx.Err()
+				}
+				return nil, errSilence
+			}
+			return nil, err
+		}
+		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+		b := append([]byte(nil), s.buf[:n]...)
+		if from.IsValid() && src != from {
+			s.t.LogRecv(s.local, src.String(), b, "from an unexpected address, ignored")
+			continue
+		}
+		s.t.LogRecv(s.local, src.String(), b, "")
+		return b, nil
+	}
+}
+
+// drain returns whatever datagrams are already queued on the socket.
+func (s *udpSock) drain() [][]byte {
+	var out [][]byte
+	for {
+		s.c.SetReadDeadline(time.Now())
+		n, src, err := s.c.ReadFromUDPAddrPort(s.buf)
+		if err != nil {
+			return out
+		}
+		b := append([]byte(nil), s.buf[:n]...)
+		s.t.LogRecv(s.local, netip.AddrPortFrom(src.Addr().Unmap(), src.Port()).String(), b, "")
+		out = append(out, b)
+	}
+}
+
+// rawMsg is a datagram read leniently: the header fields under the run's
+// profile, whatever their values, and the payload as the datagram frames it
+// (between header and trailer). Cases that own a framing rule check it on
+// the raw bytes; the others read fields through rawMsg, so a server with a
+// bad CRC or a wrong sequence is reported by those cases alone.
+type rawMsg struct {
+	b       []byte
+	hl      int
+	pt      udplobby.PacketType
+	typ     udplobby.MsgType
+	seq     uint16
+	psize   uint16
+	osize   uint16
+	payload []byte
+}
+
+// parseRaw reads b leniently; ok is false when b is shorter than header +
+// CRC.
+func parseRaw(b []byte, p udplobby.Profile) (m rawMsg, ok bool) {
+	hl := p.HeaderLen()
+	if len(b) < hl+udplobby.CRCLen {
+		return m, false
+	}
+	o := 0
+	if p == udplobby.ProfileRType17 {
+		o = 5
+	}
+	m.b, m.hl = b, hl
+	m.pt = udplobby.PacketType(b[o])
+	m.typ = udplobby.MsgType(b[o+1])
+	m.seq = binary.BigEndian.Uint16(b[o+2:])
+	m.psize = binary.BigEndian.Uint16(b[hl-4:])
+	m.osize = binary.BigEndian.Uint16(b[hl-2:])
+	m.payload = b[hl : len(b)-udplobby.CRCLen]
+	return m, true
+}
+
+func (m rawMsg) String() string {
+	return fmt.Sprintf("%v (%d bytes, payload %d)", m.typ, len(m.b), len(m.payload))
+}
+
+// roomRef reads the u32 roomId, u16 port payload of ROOM_CREATED and
+// JOIN_SUCCESS.
+func (m rawMsg) roomRef() (id uint32, port uint16, ok bool) {
+	if len(m.payload) < 6 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint32(m.payload), binary.BigEndian.Uint16(m.payload[4:]), true
+}
+
+// rooms reads a ROOM_LIST payload in the canonical layout (u16 count, 11
+// bytes per entry) without judging the entries; ok is false when the
+// payload does not have that layout.
+func (m rawMsg) rooms() ([]udplobby.Room, bool) {
+	pl := m.payload
+	if m.typ != udplobby.LobbyRoomList || len(pl) < 2 {
+		return nil, false
+	}
+	n := int(binary.BigEndian.Uint16(pl))
+	if len(pl) != 2+n*udplobby.RoomEntryLen {
+		return nil, false
+	}
+	out := make([]udplobby.Room, n)
+	for i := range out {
+		e := pl[2+i*udplobby.RoomEntryLen:]
+		out[i] = udplobby.Room{
+			ID: binary.BigEndian.Uint32(e), Players: binary.BigEndian.Uint16(e[4:]),
+			MaxPlayers: binary.BigEndian.Uint16(e[6:]), Port: binary.BigEndian.Uint16(e[8:]),
+			State: udplobby.RoomState(e[10]),
+		}
+	}
+	return out, true
+}
+
+// crcDiagnosis names what a reply's CRC trailer is when it is not the
+// big-endian CRC-32/IEEE of header+payload, or "" when it is right.
+func crcDiagnosis(b []byte) string {
+	if len(b) < udplobby.CRCLen {
+		return "no room for a CRC trailer"
+	}
+	end := len(b) - udplobby.CRCLen
+	got := binary.BigEndian.Uint32(b[end:])
+	want := crc32.ChecksumIEEE(b[:end])
+	switch {
+	case got == want:
+		return ""
+	case binary.LittleEndian.Uint32(b[end:]) == want:
+		return fmt.Sprintf("trailer %08x is the right CRC written little-endian (want big-endian %08x)", got, want)
+	case got == crc32.Checksum(b[:end], crc32.MakeTable(crc32.Castagnoli)):
+		return fmt.Sprintf("trailer %08x is CRC-32C (Castagnoli), want CRC-32/IEEE %08x", got, want)
+	case got == 0:
+		return fmt.Sprintf("trailer is zero (no CRC), want %08x", want)
+	}
+	return fmt.Sprintf("trailer %08x, want CRC-32/IEEE %08x over the %d bytes before it", got, want, end)
+}
+
+// exchange is one request to the lobby and its reply.
+type exchange struct {
+	seq   uint16
+	req   []byte
+	reply rawMsg
+	sock  *udpSock // the socket that got the reply; the caller closes it
+}
+
+// lobbyRequest sends the request build(seq) to the lobby from a fresh
+// socket and waits for one reply. On silence it retries once, with the same
+// sequence, from a socket on another source address (a rate limiter may
+// have dropped the first), and only then reports errSilence. The reply is
+// read leniently (rawMsg). The caller must close x.sock.
+func lobbyRequest(t *T, build func(seq uint16) []byte, note string) (*exchange, error) {
+	return lobbyRequestTo(t, t.Env.Addr, build, note)
+}
+
+func lobbyRequestTo(t *T, dst netip.AddrPort, build func(seq uint16) []byte, note string) (*exchange, error) {
+	seq := nextSeq()
+	req := build(seq)
+	var last error
+	for attempt := 0; attempt < 2; attempt++ {
+		s, err := t.openUDP()
+		if err != nil {
+			return nil, err
+		}
+		n := note
+		if attempt > 0 {
+			n += " (retry from another source)"
+		}
+		if err := s.send(dst, req, n); err != nil {
+			s.Close()
+			return nil, err
+		}
+		b, err := s.recv(dst, t.Env.Timeout)
+		if err != nil {
+			s.Close()
+			last = err
+			if errors.Is(err, errSilence) {
+				continue
+			}
+			return nil, err
+		}
+		m, ok := parseRaw(b, t.Env.profile())
+		if !ok {
+			s.Close()
+			return nil, Failf("a reply of at least header + CRC bytes", "%d-byte datagram % x", len(b), b)
+		}
+		return &exchange{seq: seq, req: req, reply: m, sock: s}, nil
+	}
+	return nil, last
+}
+
+// expect checks a lobby exchange's outcome against the wanted reply types
+// and returns the reply, or a VerifyError naming what came instead.
+func expect(x *exchange, err error, what string, want ...udplobby.MsgType) (rawMsg, error) {
+	if err != nil {
+		if errors.Is(err, errSilence) {
+			return rawMsg{}, Failf(what, "no reply within the timeout, twice (from two source addresses)")
+		}
+		return rawMsg{}, err
+	}
+	for _, w := range want {
+		if x.reply.typ == w {
+			return x.reply, nil
+		}
+	}
+	return x.reply, Failf(what, "%v", x.reply)
+}
+
+func buildList(p udplobby.Profile) func(uint16) []byte {
+	return func(seq uint16) []byte { return udplobby.AppendListRooms(nil, p, seq) }
+}
+
+func buildCreate(p udplobby.Profile) func(uint16) []byte {
+	return func(seq uint16) []byte { return udplobby.AppendCreateRoom(nil, p, seq) }
+}
+
+func buildJoin(p udplobby.Profile, id uint32) func(uint16) []byte {
+	return func(seq uint16) []byte { return udplobby.AppendJoinRoom(nil, p, seq, id) }
+}
+
+// listRooms asks for the room list and reads it in the canonical layout.
+// A list that does not parse is a skip for the caller: udp/5/1 owns it.
+func listRooms(t *T) ([]udplobby.Room, error) {
+	x, err := lobbyRequest(t, buildList(t.Env.profile()), "LOBBY_LIST_ROOMS")
+	if x != nil {
+		defer x.sock.Close()
+	}
+	m, err := expect(x, err, "LOBBY_ROOM_LIST", udplobby.LobbyRoomList)
+	if err != nil {
+		return nil, precondition("list rooms", err)
+	}
+	rooms, ok := m.rooms()
+	if !ok {
+		return nil, Skipf("the room list does not have the canonical layout (see udp/5/1)")
+	}
+	return rooms, nil
+}
+
+// createRoom creates a room and returns its id and port. JOIN_FAILED (the
+// instance limit) and other problems are skips for the caller.
+func createRoom(t *T) (id uint32, port uint16, sock *udpSock, err error) {
+	x, err := lobbyRequest(t, buildCreate(t.Env.profile()), "LOBBY_CREATE_ROOM")
+	m, err := expect(x, err, "LOBBY_ROOM_CREATED", udplobby.LobbyRoomCreated)
+	if err != nil {
+		if x != nil {
+			x.sock.Close()
+		}
+		if m.typ == udplobby.LobbyJoinFailed {
+			return 0, 0, nil, Skipf("LOBBY_CREATE_ROOM answered LOBBY_JOIN_FAILED: the server has no free instance")
+		}
+		return 0, 0, nil, precondition("create a room", err)
+	}
+	id, port, ok := m.roomRef()
+	if !ok || id == 0 || port == 0 {
+		x.sock.Close()
+		return 0, 0, nil, Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port (see udp/7/1)")
+	}
+	return id, port, x.sock, nil
+}
+
+func findRoom(rooms []udplobby.Room, id uint32) (udplobby.Room, bool) {
+	for _, r := range rooms {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return udplobby.Room{}, false
+}
+
+// missingRoomID returns a room id that the list does not hold.
+func missingRoomID(rooms []udplobby.Room) uint32 {
+	id := uint32(0x7FFFFFF1)
+	for {
+		if _, ok := findRoom(rooms, id); !ok {
+			return id
+		}
+		id--
+	}
+}
+
+// alive checks the lobby still answers LIST_ROOMS, from two source
+// addresses before concluding it does not. It returns the round-trip time.
+func alive(t *T) (time.Duration, error) {
+	start := time.Now()
+	x, err := lobbyRequest(t, buildList(t.Env.profile()), "liveness probe")
+	if x != nil {
+		x.sock.Close()
+	}
+	if err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// probeUDP checks the lobby answers LIST_ROOMS and settles the header
+// profile under --header auto, by sending the request in both profiles
+// (a lobby drops the one it does not speak: wrong length or CRC) and
+// guessing from the reply.
+func probeUDP(ctx context.Context, env *Env) (string, error) {
+	t := newT(ctx, env, &Case{ID: "probe", Protocol: ProtoUDP, Level: Info})
+	modes := []HeaderMode{env.Header}
+	if env.Header == HeaderAuto {
+		modes = []HeaderMode{HeaderSpec, HeaderRType17}
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		var socks []*udpSock
+		for _, m := range modes {
+			s, err := t.openUDP()
+			if err != nil {
+				return "", err
+			}
+			defer s.Close()
+			p := udplobby.ProfileSpec
+			if m == HeaderRType17 {
+				p = udplobby.ProfileRType17
+			}
+			if err := s.send(env.Addr, udplobby.AppendListRooms(nil, p, nextSeq()), "probe"); err != nil {
+				return "", err
+			}
+			socks = append(socks, s)
+		}
+		deadline := time.Now().Add(env.Timeout)
+		for {
+			for i, s := range socks {
+				b, err := s.recv(env.Addr, 10*time.Millisecond)
+				if err != nil {
+					if errors.Is(err, errSilence) {
+						continue
+					}
+					return "", err
+				}
+				if env.Header != HeaderAuto {
+					return "", nil
+				}
+				if p, ok := udplobby.GuessProfile(b); ok {
+					env.Header = HeaderSpec
+					if p == udplobby.ProfileRType17 {
+						env.Header = HeaderRType17
+					}
+					return fmt.Sprintf("header %s, guessed from the first reply", env.Header), nil
+				}
+				env.Header = modes[i]
+				if len(b) >= 4 && [4]byte(b[:4]) == udplobby.Magic {
+					env.Header = HeaderRType17
+				}
+				return fmt.Sprintf("header %s, assumed (the first reply frames under no profile: % x)", env.Header, b), nil
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if env.Header == HeaderAuto {
+		env.Header = HeaderSpec
+	}
+	return "", fmt.Errorf("%w: %s did not answer LOBBY_LIST_ROOMS (header %s) within %v, twice", ErrUnreachable, env.Target, headerNames(modes), env.Timeout)
+}
+
+func headerNames(m []HeaderMode) string {
+	if len(m) == 2 {
+		return "spec and rtype17"
+	}
+	return m[0].String()
+}
+
+// hexShort formats up to 64 bytes for an Actual line.
+func hexShort(b []byte) string {
+	if len(b) > 64 {
+		return fmt.Sprintf("% x … (%d bytes)", b[:64], len(b))
+	}
+	return fmt.Sprintf("% x", b)
+}

@@ -1,0 +1,68 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// seed 003 §12 Sequence numbers.
+
+func init() {
+	Register(&Case{
+		ID: "udp/12/1", Protocol: ProtoUDP, Section: secSequence, Rule: "U-SEQ", Level: Must,
+		Desc:        "every lobby reply echoes the request's sequenceId (including 0 and 0xFFFF)",
+		Requirement: "// Echo client's sequence in response: auto packet = buildRoomListPacket(rooms, hdr.sequence);",
+		Run:         udpSequenceEcho,
+	})
+}
+
+func udpSequenceEcho(t *T) error {
+	rs, err := replies(t)
+	if err != nil {
+		return err
+	}
+	type probe struct {
+		name string
+		x    *exchange
+	}
+	var probes []probe
+	for _, x := range rs.all() {
+		probes = append(probes, probe{x.name, x.x})
+	}
+	prof := t.Env.profile()
+	for _, seq := range []uint16{0, 0xFFFF} {
+		s, err := t.openUDP()
+		if err != nil {
+			return err
+		}
+		req := udplobby.AppendListRooms(nil, prof, seq)
+		if err := s.send(t.Env.Addr, req, fmt.Sprintf("LOBBY_LIST_ROOMS seq %d", seq)); err != nil {
+			s.Close()
+			return err
+		}
+		b, err := s.recv(t.Env.Addr, t.Env.Timeout)
+		s.Close()
+		if err != nil {
+			continue // a lost reply is udp/4/1's business
+		}
+		if m, ok := parseRaw(b, prof); ok {
+			probes = append(probes, probe{fmt.Sprintf("LOBBY_LIST_ROOMS seq %d", seq), &exchange{seq: seq, req: req, reply: m}})
+		}
+	}
+	if len(probes) == 0 {
+		return Skipf("no lobby reply to look at")
+	}
+	var bad []string
+	for _, p := range probes {
+		if p.x.reply.seq != p.x.seq {
+			bad = append(bad, fmt.Sprintf("%s: sent %d (0x%04x), reply %v carries %d (0x%04x)", p.name, p.x.seq, p.x.seq, p.x.reply.typ, p.x.reply.seq, p.x.reply.seq))
+		}
+	}
+	if len(bad) > 0 {
+		return Fail("the request's sequenceId in every reply", strings.Join(bad, "; "))
+	}
+	t.Notef("%d replies checked", len(probes))
+	return nil
+}

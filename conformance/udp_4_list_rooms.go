@@ -1,0 +1,21 @@
+package conformance
+
+import "github.com/lobbybench/lobbybench/wire/udplobby"
+
+// seed 003 §4 LOBBY_LIST_ROOMS.
+
+func init() {
+	Register(&Case{
+		ID: "udp/4/1", Protocol: ProtoUDP, Section: secListRooms, Level: Must,
+		Desc:        "LOBBY_LIST_ROOMS (12 bytes, empty payload) is answered with LOBBY_ROOM_LIST",
+		Requirement: "1. Client → Lobby: LOBBY_LIST_ROOMS 2. Lobby → Client: LOBBY_ROOM_LIST (with N rooms)",
+		Run: func(t *T) error {
+			rs, err := replies(t)
+			if err != nil {
+				return err
+			}
+			_, err = expect(rs.list, rs.listErr, "LOBBY_ROOM_LIST", udplobby.LobbyRoomList)
+			return err
+		},
+	})
+}

@@ -1,0 +1,24 @@
+package conformance
+
+import "github.com/lobbybench/lobbybench/wire/udplobby"
+
+// seed 003 §8 LOBBY_JOIN_ROOM.
+
+func init() {
+	Register(&Case{
+		ID: "udp/8/1", Protocol: ProtoUDP, Section: secJoinRoom, Level: Must,
+		Desc:        "LOBBY_JOIN_ROOM (16 bytes) of a Waiting room with space is answered with LOBBY_JOIN_SUCCESS",
+		Requirement: "If room exists: Verify room is not full, Verify room is in Waiting or Countdown state, Build LOBBY_JOIN_SUCCESS packet with port (seed 001 §4.3)",
+		Run: func(t *T) error {
+			rs, err := replies(t)
+			if err != nil {
+				return err
+			}
+			if rs.roomID == 0 {
+				return Skipf("no room was created (see udp/6/1)")
+			}
+			_, err = expect(rs.joinOK, rs.joinOKErr, "LOBBY_JOIN_SUCCESS", udplobby.LobbyJoinSuccess)
+			return err
+		},
+	})
+}

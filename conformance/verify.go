@@ -1,0 +1,153 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrUnreachable is wrapped by a Protocol's Probe when the target does not
+// answer at all; the CLI exits 3 on it.
+var ErrUnreachable = errors.New("target unreachable")
+
+// VerifyError is what a case returns when the target breaks the requirement
+// (h2spec's verifiers): what the case expected and what it saw. It drives
+// the terminal output, JSON and JUnit alike.
+type VerifyError struct {
+	Expected string
+	Actual   string
+	// Level, when non-zero, overrides the case's level for this outcome
+	// (e.g. a MUST case whose finding is only a warning in one branch).
+	Level Level
+}
+
+// Error returns "expected …, got …".
+func (e *VerifyError) Error() string {
+	return fmt.Sprintf("expected %s, got %s", e.Expected, e.Actual)
+}
+
+// Fail returns a *VerifyError.
+func Fail(expected, actual string) error {
+	return &VerifyError{Expected: expected, Actual: actual}
+}
+
+// Failf returns a *VerifyError whose Actual is formatted.
+func Failf(expected, format string, a ...any) error {
+	return &VerifyError{Expected: expected, Actual: fmt.Sprintf(format, a...)}
+}
+
+// Warnf returns a *VerifyError that is a warning whatever the case's level.
+func Warnf(expected, format string, a ...any) error {
+	return &VerifyError{Expected: expected, Actual: fmt.Sprintf(format, a...), Level: Should}
+}
+
+// SkipError is what a case returns when a precondition is not met.
+type SkipError struct {
+	Reason string
+}
+
+// Error returns the reason.
+func (e *SkipError) Error() string { return "skipped: " + e.Reason }
+
+// Skipf returns a *SkipError.
+func Skipf(format string, a ...any) error {
+	return &SkipError{Reason: fmt.Sprintf(format, a...)}
+}
+
+// precondition turns an error met while setting up a case (a fixture, a
+// room to join) into a skip, so that a case never fails for a problem that
+// another case owns. A VerifyError's text is kept as the reason.
+func precondition(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var s *SkipError
+	if errors.As(err, &s) {
+		return &SkipError{Reason: what + ": " + s.Reason}
+	}
+	var v *VerifyError
+	if errors.As(err, &v) {
+		return &SkipError{Reason: fmt.Sprintf("%s: expected %s, got %s", what, v.Expected, v.Actual)}
+	}
+	return &SkipError{Reason: what + ": " + err.Error()}
+}
+
+// Verdict is the outcome of one case.
+type Verdict int
+
+const (
+	// Pass: the requirement holds.
+	Pass Verdict = iota + 1
+	// FailVerdict: a MUST is broken.
+	FailVerdict
+	// Warn: a SHOULD is broken, or the behaviour is open.
+	Warn
+	// InfoVerdict: the case informs (a measured figure).
+	InfoVerdict
+	// Skip: a precondition was not met; the reason is in Actual.
+	Skip
+)
+
+// String returns "pass", "fail", "warn", "info" or "skip" (the reports
+// package's verdict names).
+func (v Verdict) String() string {
+	switch v {
+	case Pass:
+		return "pass"
+	case FailVerdict:
+		return "fail"
+	case Warn:
+		return "warn"
+	case InfoVerdict:
+		return "info"
+	case Skip:
+		return "skip"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// Symbol returns the terminal mark: ✔ pass, ✘ fail, ! warn, i info, - skip.
+func (v Verdict) Symbol() string {
+	switch v {
+	case Pass:
+		return "✔"
+	case FailVerdict:
+		return "✘"
+	case Warn:
+		return "!"
+	case InfoVerdict:
+		return "i"
+	case Skip:
+		return "-"
+	}
+	return "?"
+}
+
+// judge turns a case's returned error into a verdict, expected and actual.
+func judge(level Level, err error) (v Verdict, expected, actual string) {
+	if err == nil {
+		if level == Info {
+			return InfoVerdict, "", ""
+		}
+		return Pass, "", ""
+	}
+	var s *SkipError
+	if errors.As(err, &s) {
+		return Skip, "", s.Reason
+	}
+	var ve *VerifyError
+	if errors.As(err, &ve) {
+		l := level
+		if ve.Level != 0 {
+			l = ve.Level
+		}
+		switch l {
+		case Must:
+			return FailVerdict, ve.Expected, ve.Actual
+		case Should:
+			return Warn, ve.Expected, ve.Actual
+		default:
+			return InfoVerdict, ve.Expected, ve.Actual
+		}
+	}
+	return Skip, "", "harness error: " + err.Error()
+}
