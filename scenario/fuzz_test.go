@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,5 +42,8 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		p.Load.Profile().Pace(0, 0)
+		if err := p.Describe(io.Discard); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
