@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// slotStreamBase offsets the random streams of closed-model slots (flow
+// picks) away from the streams the scenario package reserves for flow
+// choice (0) and per-client think times (1+client id).
+const slotStreamBase = 1 << 62
+
+// slot is one closed-model client: it loops sessions while wanted.
+type slot struct {
+	j       int
+	want    atomic.Bool
+	running atomic.Bool
+	rng     *rand.Rand
+	iter    int
+}
+
+// runClosed is the closed-model executor (k6's ramping-vus): it keeps
+// Profile.Clients(elapsed) clients alive, re-reading the target every
+// PollInterval. Each client (slot) runs a flow, then starts over with a
+// newly picked flow; when the target falls, the highest slots stop at the
+// end of their current flow. Slot j picks its flows from its own seeded
+// stream, so a slot's sequence of flows does not depend on scheduling.
+func (x *Execution) runClosed(ctx context.Context) {
+	plan := x.o.Plan
+	prof := plan.Load.Profile()
+	maxClients := plan.Load.MaxClients
+	var slots []*slot // owned slots in increasing j
+	for j := 0; j < maxClients; j++ {
+		if x.o.Shard.Owns(j) {
+			slots = append(slots, &slot{j: j})
+		}
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer func() {
+		for _, s := range slots {
+			s.want.Store(false)
+		}
+	}()
+	for {
+		elapsed := time.Since(x.start)
+		if elapsed >= prof.Duration() {
+			return
+		}
+		n := x.o.Shard.Part(prof.Clients(elapsed, maxClients))
+		for i, s := range slots {
+			want := i < n
+			s.want.Store(want)
+			if want && s.running.CompareAndSwap(false, true) {
+				if s.rng == nil {
+					s.rng = scenario.NewRand(plan.Seed, slotStreamBase+uint64(s.j))
+				}
+				x.wg.Add(1)
+				go x.loop(s)
+			}
+		}
+		next := x.start.Add((elapsed/x.o.PollInterval + 1) * x.o.PollInterval)
+		if end := x.start.Add(prof.Duration()); next.After(end) {
+			next = end
+		}
+		if !sleepUntil(ctx, timer, time.Until(next)) {
+			return
+		}
+	}
+}
+
+// loop runs slot s's sessions back to back while it is wanted.
+func (x *Execution) loop(s *slot) {
+	defer x.wg.Done()
+	plan := x.o.Plan
+	maxClients := plan.Load.MaxClients
+	end := x.start.Add(plan.Load.Duration)
+	for {
+		for s.want.Load() && !x.stopping.Load() && x.sessCtx.Err() == nil && time.Now().Before(end) {
+			f := plan.PickFlow(s.rng.Float64())
+			x.seqMu.Lock()
+			seq := x.seq[f]
+			x.seq[f]++
+			x.seqMu.Unlock()
+			st := Start{ID: s.j + s.iter*maxClients, Slot: s.j, Flow: f, Seq: seq, Source: x.source(s.j), Intended: time.Now()}
+			s.iter++
+			x.addActive()
+			t0 := time.Now()
+			failed := true
+			if sess := x.newSession(st); sess != nil {
+				failed = x.runSession(st, sess)
+			}
+			x.Stats.Active.Add(-1)
+			if failed && time.Since(t0) < time.Millisecond && x.sessCtx.Err() == nil {
+				// A session failing at once (no socket, connection
+				// refused) must not turn the slot into a busy loop.
+				t := time.NewTimer(failBackoff)
+				select {
+				case <-t.C:
+				case <-x.sessCtx.Done():
+					t.Stop()
+				}
+			}
+		}
+		s.running.Store(false)
+		// The controller may have wanted us again between the check and
+		// the store; if so, keep running rather than idle a whole tick.
+		if !s.want.Load() || x.stopping.Load() || !s.running.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+// failBackoff is the pause of a closed-model client after a session that
+// failed within a millisecond of its start.
+const failBackoff = 50 * time.Millisecond

@@ -1,0 +1,333 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// fakeSession sleeps for its length (or until ctx ends), the way a real
+// session waits on the network.
+type fakeSession struct {
+	length time.Duration
+	err    error
+}
+
+func (f *fakeSession) Run(ctx context.Context, _ time.Time) error {
+	t := time.NewTimer(f.length)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return f.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *fakeSession) Close() error { return nil }
+
+// recorder keeps every start and the number of live sessions over time.
+type recorder struct {
+	mu      sync.Mutex
+	starts  []Start
+	dropped []Start
+	reasons map[DropReason]int
+}
+
+func (r *recorder) factory(length time.Duration) NewSession {
+	return func(s Start) (Session, error) {
+		r.mu.Lock()
+		r.starts = append(r.starts, s)
+		r.mu.Unlock()
+		return &fakeSession{length: length}, nil
+	}
+}
+
+func (r *recorder) onDropped(s Start, why DropReason) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reasons == nil {
+		r.reasons = map[DropReason]int{}
+	}
+	r.reasons[why]++
+	r.dropped = append(r.dropped, s)
+}
+
+func openPlan(start float64, stages []scenario.Stage, d time.Duration, maxClients int, flows ...scenario.Flow) *scenario.Plan {
+	if len(flows) == 0 {
+		flows = []scenario.Flow{{Name: "a", Weight: 1, GroupSize: 1}}
+	}
+	return &scenario.Plan{Name: "t", Seed: 7, Flows: flows,
+		Load: scenario.LoadShape{Model: scenario.Open, Start: start, Stages: stages, Duration: d, MaxClients: maxClients}}
+}
+
+func closedPlan(start float64, stages []scenario.Stage, d time.Duration, maxClients int) *scenario.Plan {
+	p := openPlan(start, stages, d, maxClients)
+	p.Load.Model = scenario.Closed
+	return p
+}
+
+func TestOpenExecutor(t *testing.T) {
+	tests := []struct {
+		name        string
+		plan        *scenario.Plan
+		length      time.Duration // of each session
+		wantStarted int
+		wantDropped int
+		// firstHalf is how many arrivals are due in the first half of
+		// the run, -1 to skip.
+		firstHalf int
+	}{
+		// 10/s for 10s: arrivals 0..99, due at k/10 s.
+		{"constant", openPlan(10, nil, 10*time.Second, 1000), 100 * time.Millisecond, 100, 0, 50},
+		// Ramp 0→100/s over 10s: 500 arrivals, 125 in the first 5s.
+		{"ramp", openPlan(0, []scenario.Stage{{Target: 100, For: 10 * time.Second}}, 10*time.Second, 1000), 10 * time.Millisecond, 500, 0, 125},
+		// Step up after a hold: 10/s for 2s then 50/s for 2s = 20 + 100.
+		{"stages", openPlan(10, []scenario.Stage{{Target: 10, For: 2 * time.Second}, {Target: 50, For: 0}, {Target: 50, For: 2 * time.Second}}, 4*time.Second, 1000), time.Millisecond, 120, 0, 20},
+		// 100/s for 1s but only 10 clients that live 2s: 10 start, 90 are
+		// dropped for want of a free client.
+		{"no free client", openPlan(100, nil, time.Second, 10), 2 * time.Second, 10, 90, -1},
+		// Zero rate: nothing starts, the run still ends.
+		{"zero rate", openPlan(0, nil, time.Second, 10), time.Second, 0, 0, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				var r recorder
+				x, intr, err := Execute(context.Background(), Options{Plan: tc.plan, New: r.factory(tc.length), OnDropped: r.onDropped}, nil)
+				if err != nil || intr {
+					t.Fatalf("Execute: %v, interrupted %v", err, intr)
+				}
+				st := x.Stats.Snapshot()
+				if int(st.Started) != tc.wantStarted || len(r.starts) != tc.wantStarted {
+					t.Errorf("started %d (factory saw %d), want %d", st.Started, len(r.starts), tc.wantStarted)
+				}
+				if int(x.Stats.Dropped()) != tc.wantDropped || len(r.dropped) != tc.wantDropped {
+					t.Errorf("dropped %d (hook saw %d), want %d", x.Stats.Dropped(), len(r.dropped), tc.wantDropped)
+				}
+				if st.Completed != st.Started || st.Active != 0 {
+					t.Errorf("completed %d of %d, %d still active", st.Completed, st.Started, st.Active)
+				}
+				if tc.firstHalf >= 0 {
+					half := x.StartTime().Add(tc.plan.Load.Duration / 2)
+					n := 0
+					for i, s := range r.starts {
+						if s.Intended.Before(half) {
+							n++
+						}
+						if s.ID != i {
+							t.Fatalf("start %d has id %d: ids must follow arrival order", i, s.ID)
+						}
+					}
+					if n != tc.firstHalf {
+						t.Errorf("%d arrivals due in the first half, want %d", n, tc.firstHalf)
+					}
+				}
+				if tc.plan.Load.MaxClients > 0 && st.MaxActive > int64(tc.plan.Load.MaxClients) {
+					t.Errorf("peak %d live sessions over max_clients %d", st.MaxActive, tc.plan.Load.MaxClients)
+				}
+			})
+		})
+	}
+}
+
+// TestOpenIntendedTimes checks each arrival's intended start is its due
+// time on the schedule, and that with a prompt generator the session really
+// starts then.
+func TestOpenIntendedTimes(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var late []time.Duration
+		var intended []time.Duration
+		var start time.Time
+		plan := openPlan(4, nil, 2*time.Second, 100)
+		_, _, err := Execute(context.Background(), Options{Plan: plan, New: func(s Start) (Session, error) {
+			mu.Lock()
+			late = append(late, time.Since(s.Intended))
+			intended = append(intended, s.Intended.Sub(start))
+			mu.Unlock()
+			return &fakeSession{length: time.Millisecond}, nil
+		}}, func(x *Execution) { start = x.StartTime() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, 750 * time.Millisecond, time.Second,
+			1250 * time.Millisecond, 1500 * time.Millisecond, 1750 * time.Millisecond}
+		if len(intended) != len(want) {
+			t.Fatalf("intended %v, want %v", intended, want)
+		}
+		for i := range want {
+			if intended[i] != want[i] || late[i] != 0 {
+				t.Errorf("arrival %d: intended +%v (want +%v), started %v late", i, intended[i], want[i], late[i])
+			}
+		}
+	})
+}
+
+// TestOpenGeneratorSaturated makes New slow (5 ms per session) under a
+// schedule of 1000/s: the generator cannot keep up, and arrivals more than
+// MaxLateness late are counted as dropped, not started in a burst.
+func TestOpenGeneratorSaturated(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		var r recorder
+		slow := func(s Start) (Session, error) {
+			time.Sleep(5 * time.Millisecond)
+			return r.factory(time.Millisecond)(s)
+		}
+		plan := openPlan(1000, nil, time.Second, 10000)
+		x, _, err := Execute(context.Background(), Options{Plan: plan, New: slow, OnDropped: r.onDropped, MaxLateness: 50 * time.Millisecond}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := x.Stats.Snapshot()
+		if st.Started+st.DroppedLate != 1000 {
+			t.Errorf("started %d + dropped late %d != 1000 arrivals", st.Started, st.DroppedLate)
+		}
+		// 1 s / 5 ms = 200 sessions can be made; the rest are late.
+		if st.Started < 150 || st.Started > 250 || st.DroppedLate == 0 || r.reasons[DropLate] != int(st.DroppedLate) {
+			t.Errorf("started %d, dropped late %d (hook %v): want ~200 started, the rest dropped", st.Started, st.DroppedLate, r.reasons)
+		}
+		if st.DroppedNoSlot != 0 {
+			t.Errorf("%d dropped for lack of a client with 10000 allowed", st.DroppedNoSlot)
+		}
+	})
+}
+
+func TestClosedExecutor(t *testing.T) {
+	tests := []struct {
+		name    string
+		plan    *scenario.Plan
+		length  time.Duration
+		wantMax int64
+		// minStarted, maxStarted bound the number of sessions.
+		minStarted, maxStarted int64
+	}{
+		// 5 clients × 2s / 100ms sessions = 100 sessions (the last ones
+		// may not start if the run ends exactly at their start).
+		{"constant", closedPlan(5, nil, 2*time.Second, 5), 100 * time.Millisecond, 5, 95, 100},
+		// Ramp 0→10 over 1s then hold 1s: the peak is 10.
+		{"ramp", closedPlan(0, []scenario.Stage{{Target: 10, For: time.Second}, {Target: 10, For: time.Second}}, 2*time.Second, 10), 50 * time.Millisecond, 10, 200, 400},
+		// Long sessions: each client runs one session, cut at the end.
+		{"long sessions", closedPlan(3, nil, time.Second, 3), time.Hour, 3, 3, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				var r recorder
+				x, _, err := Execute(context.Background(), Options{Plan: tc.plan, New: r.factory(tc.length), Grace: 100 * time.Millisecond}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := x.Stats.Snapshot()
+				if st.MaxActive != tc.wantMax {
+					t.Errorf("peak %d clients, want %d", st.MaxActive, tc.wantMax)
+				}
+				if st.Started < tc.minStarted || st.Started > tc.maxStarted {
+					t.Errorf("started %d sessions, want %d-%d", st.Started, tc.minStarted, tc.maxStarted)
+				}
+				if st.Active != 0 || st.Completed+st.Aborted+st.Failed != st.Started {
+					t.Errorf("after the run: %+v", st)
+				}
+				seen := map[int]bool{}
+				for _, s := range r.starts {
+					if seen[s.ID] {
+						t.Fatalf("client id %d used twice", s.ID)
+					}
+					seen[s.ID] = true
+					if s.ID%tc.plan.Load.MaxClients != s.Slot {
+						t.Fatalf("id %d is not slot %d + k·max_clients", s.ID, s.Slot)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestClosedRampFollowsTarget samples the number of live clients during a
+// ramp: it must track Profile.Clients within one poll interval.
+func TestClosedRampFollowsTarget(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		var r recorder
+		plan := closedPlan(0, []scenario.Stage{{Target: 20, For: 2 * time.Second}, {Target: 0, For: 2 * time.Second}}, 4*time.Second, 20)
+		prof := plan.Load.Profile()
+		var x *Execution
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			Execute(context.Background(), Options{Plan: plan, New: r.factory(10 * time.Millisecond)}, func(e *Execution) { x = e })
+		}()
+		for el := 250 * time.Millisecond; el < 4*time.Second; el += 250 * time.Millisecond {
+			time.Sleep(250 * time.Millisecond)
+			synctestWait()
+			a, b, c := prof.Clients(el-DefaultPollInterval, 20), prof.Clients(el, 20), prof.Clients(el+DefaultPollInterval, 20)
+			lo, hi := min(a, b, c), max(a, b, c)
+			if a := int(x.Stats.Active.Load()); a < lo || a > hi {
+				t.Errorf("at %v: %d live clients, want %d-%d", el, a, lo, hi)
+			}
+		}
+		<-done
+	})
+}
+
+func TestSessionFailures(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		boom := errors.New("boom")
+		n := 0
+		var ends []error
+		var mu sync.Mutex
+		newS := func(s Start) (Session, error) {
+			n++
+			switch n % 3 {
+			case 0:
+				return nil, boom
+			case 1:
+				return &fakeSession{length: time.Millisecond, err: boom}, nil
+			}
+			return &fakeSession{length: time.Millisecond}, nil
+		}
+		plan := openPlan(30, nil, time.Second, 100)
+		x, _, err := Execute(context.Background(), Options{Plan: plan, New: newS,
+			OnSessionEnd: func(s Start, err error, ran bool) { mu.Lock(); ends = append(ends, err); mu.Unlock() }}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := x.Stats.Snapshot()
+		if st.Started != 30 || st.Failed != 20 || st.Completed != 10 || len(ends) != 30 {
+			t.Errorf("%+v, %d ends: want 30 started, 20 failed, 10 completed", st, len(ends))
+		}
+	})
+}
+
+// TestInterrupt cancels the run: scheduling stops at once, in-flight
+// sessions get the grace period, then are cancelled and counted aborted.
+func TestInterrupt(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		var r recorder
+		ctx, cancel := context.WithCancel(context.Background())
+		plan := openPlan(10, nil, time.Hour, 100)
+		time.AfterFunc(1050*time.Millisecond, cancel)
+		t0 := time.Now()
+		x, intr, err := Execute(ctx, Options{Plan: plan, New: r.factory(time.Hour), Grace: time.Second}, nil)
+		if err != nil || !intr {
+			t.Fatalf("err %v, interrupted %v", err, intr)
+		}
+		st := x.Stats.Snapshot()
+		if st.Started != 11 || st.Aborted != 11 || st.Failed != 0 {
+			t.Errorf("%+v: want 11 started and aborted", st)
+		}
+		if d := time.Since(t0); d != 2050*time.Millisecond {
+			t.Errorf("took %v, want 1.05s + 1s grace", d)
+		}
+	})
+}
+
+// TestNoFactory is the one configuration error.
+func TestNoFactory(t *testing.T) {
+	if _, _, err := Execute(context.Background(), Options{Plan: openPlan(1, nil, time.Second, 1)}, nil); !errors.Is(err, ErrNoFactory) {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,0 +1,276 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// Session is one simulated client playing one flow once: the shape of
+// simclient.Session, restated here so executors are testable with fakes.
+// Run returns when the flow is over, failed, or ctx is cancelled; due is
+// when the schedule wanted the session to start. Close releases its socket
+// and is called once after Run.
+type Session interface {
+	Run(ctx context.Context, due time.Time) error
+	Close() error
+}
+
+// Start describes one session the engine starts.
+type Start struct {
+	// ID is the client id, unique in the run and equal on every shard:
+	// the global arrival index (open model) or slot + iteration·max_clients
+	// (closed model).
+	ID int
+	// Slot is the closed-model client slot (equal to ID in the open model).
+	Slot int
+	// Flow indexes Plan.Flows; Seq is this session's number among the
+	// sessions of that flow (open model: global arrival order, the same on
+	// every shard; closed model: start order on this shard). Group
+	// membership follows from it: group Seq/GroupSize, member Seq%GroupSize.
+	Flow, Seq int
+	// Source is the local address to bind to (invalid: let the OS choose).
+	Source netip.Addr
+	// Intended is when the schedule wanted the session to start; the
+	// session measures its first request's latency from it.
+	Intended time.Time
+}
+
+// NewSession makes the session for a start (binds its socket). The open
+// model calls it on the scheduling goroutine, in arrival order, because
+// group places are given in call order (simclient.Factory).
+type NewSession func(Start) (Session, error)
+
+// Defaults for Options.
+const (
+	DefaultGrace        = 3 * time.Second
+	DefaultMaxLateness  = time.Second
+	DefaultPollInterval = 100 * time.Millisecond
+)
+
+// Options configure Execute.
+type Options struct {
+	Plan  *scenario.Plan
+	Shard Shard
+	New   NewSession
+	// Sources is the pool of local addresses clients bind to, round-robin
+	// by client id (open model) or slot (closed model); empty = OS choice.
+	Sources []netip.Addr
+	// Grace bounds how long in-flight sessions may run on after the
+	// schedule ends or ctx is cancelled before their context is cancelled
+	// too; the sessions then get the same time again to return.
+	Grace time.Duration
+	// MaxLateness is how late an open-model arrival may start before it is
+	// counted as a dropped start instead (the generator is saturated).
+	MaxLateness time.Duration
+	// PollInterval is how often the closed model re-reads its target.
+	PollInterval time.Duration
+	// OnDropped is called (on the scheduling goroutine) for each
+	// open-model arrival that could not be started.
+	OnDropped func(s Start, why DropReason)
+	// OnSessionStart is called when a session is started (before New);
+	// OnSessionEnd when it ends: err is New's error (ran == false) or
+	// Run's (ran == true), nil when the flow completed or was cut short by
+	// the end of the run (not a failure). Both may be called concurrently.
+	OnSessionStart func(s Start)
+	OnSessionEnd   func(s Start, err error, ran bool)
+}
+
+// DropReason says why an open-model arrival was not started.
+type DropReason string
+
+// Reasons for dropped starts.
+const (
+	DropNoSlot DropReason = "no_free_client" // max_clients sessions were live
+	DropLate   DropReason = "late"           // the generator fell behind by more than MaxLateness
+)
+
+// Stats are the executor's counters. Every field is read atomically, so a
+// progress display may read them during the run.
+type Stats struct {
+	Started, Completed, Failed, Aborted atomic.Int64
+	DroppedNoSlot, DroppedLate          atomic.Int64
+	Active, MaxActive                   atomic.Int64
+}
+
+// Dropped is the number of dropped starts of both kinds.
+func (s *Stats) Dropped() int64 { return s.DroppedNoSlot.Load() + s.DroppedLate.Load() }
+
+// StatsSnapshot is a plain copy of Stats.
+type StatsSnapshot struct {
+	Started, Completed, Failed, Aborted int64
+	DroppedNoSlot, DroppedLate          int64
+	Active, MaxActive                   int64
+}
+
+// Snapshot copies the counters.
+func (s *Stats) Snapshot() StatsSnapshot {
+	return StatsSnapshot{
+		Started: s.Started.Load(), Completed: s.Completed.Load(), Failed: s.Failed.Load(), Aborted: s.Aborted.Load(),
+		DroppedNoSlot: s.DroppedNoSlot.Load(), DroppedLate: s.DroppedLate.Load(),
+		Active: s.Active.Load(), MaxActive: s.MaxActive.Load(),
+	}
+}
+
+// Execution is one run of the plan's executor.
+type Execution struct {
+	o     Options
+	Stats Stats
+	start time.Time
+
+	sessCtx    context.Context
+	cancelSess context.CancelFunc
+	wg         sync.WaitGroup
+	seqMu      sync.Mutex
+	seq        []int // closed model: per-flow start counter
+	stopping   atomic.Bool
+}
+
+// ErrNoFactory is returned when Options.New is nil.
+var ErrNoFactory = errors.New("engine: Options.New is nil")
+
+// Execute runs the plan's load model (open or closed) until the schedule
+// ends or ctx is cancelled, then lets in-flight sessions finish within the
+// grace period, cancels the rest and waits for them. It returns the
+// execution (counters) and whether ctx cancelled the run early.
+func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execution, interrupted bool, err error) {
+	if o.New == nil {
+		return nil, false, ErrNoFactory
+	}
+	if o.Plan == nil {
+		return nil, false, errors.New("engine: Options.Plan is nil")
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.MaxLateness <= 0 {
+		o.MaxLateness = DefaultMaxLateness
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	x = &Execution{o: o, start: time.Now(), seq: make([]int, len(o.Plan.Flows))}
+	// Sessions run under their own context, cancelled only after the grace
+	// period, so Ctrl-C lets in-flight requests end.
+	x.sessCtx, x.cancelSess = context.WithCancel(context.WithoutCancel(ctx))
+	defer x.cancelSess()
+	if started != nil {
+		started(x)
+	}
+	switch o.Plan.Load.Model {
+	case scenario.Closed:
+		x.runClosed(ctx)
+	default:
+		x.runOpen(ctx)
+	}
+	x.stopping.Store(true)
+	interrupted = ctx.Err() != nil
+	x.drain()
+	return x, interrupted, nil
+}
+
+// StartTime is when the execution began (elapsed 0 of the schedule).
+func (x *Execution) StartTime() time.Time { return x.start }
+
+// drain waits up to Grace for sessions to end by themselves, then cancels
+// them and waits up to Grace again.
+func (x *Execution) drain() {
+	done := make(chan struct{})
+	go func() { x.wg.Wait(); close(done) }()
+	t := time.NewTimer(x.o.Grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	x.cancelSess()
+	t.Reset(x.o.Grace)
+	select {
+	case <-done:
+	case <-t.C:
+		// Sessions that ignore cancellation are left behind; their
+		// results are not waited for.
+	}
+}
+
+// source returns the pool address for n.
+func (x *Execution) source(n int) netip.Addr {
+	if len(x.o.Sources) == 0 {
+		return netip.Addr{}
+	}
+	return x.o.Sources[n%len(x.o.Sources)]
+}
+
+// sleepUntil waits until t or ctx is done; it reports false if ctx ended.
+func sleepUntil(ctx context.Context, timer *time.Timer, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer.Reset(d)
+	select {
+	case <-ctx.Done():
+		if !timer.Stop() {
+			<-timer.C
+		}
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// newSession counts a started session and makes it; on failure it counts
+// the session failed and returns nil. The caller has already counted it
+// in Active (and undoes that on failure).
+func (x *Execution) newSession(s Start) Session {
+	x.Stats.Started.Add(1)
+	if x.o.OnSessionStart != nil {
+		x.o.OnSessionStart(s)
+	}
+	sess, err := x.o.New(s)
+	if err != nil {
+		x.Stats.Failed.Add(1)
+		if x.o.OnSessionEnd != nil {
+			x.o.OnSessionEnd(s, err, false)
+		}
+		return nil
+	}
+	return sess
+}
+
+// runSession runs and closes one session made by newSession, keeping the
+// counters, and reports whether it failed.
+func (x *Execution) runSession(s Start, sess Session) (failed bool) {
+	err := sess.Run(x.sessCtx, s.Intended)
+	sess.Close()
+	switch {
+	case err == nil:
+		x.Stats.Completed.Add(1)
+	case x.sessCtx.Err() != nil:
+		x.Stats.Aborted.Add(1)
+		err = nil
+	default:
+		x.Stats.Failed.Add(1)
+		failed = true
+	}
+	if x.o.OnSessionEnd != nil {
+		x.o.OnSessionEnd(s, err, true)
+	}
+	return failed
+}
+
+// addActive counts one more live session and keeps the peak.
+func (x *Execution) addActive() {
+	n := x.Stats.Active.Add(1)
+	for {
+		m := x.Stats.MaxActive.Load()
+		if n <= m || x.Stats.MaxActive.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
