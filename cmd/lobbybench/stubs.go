@@ -26,8 +26,6 @@ func init() {
 		"Usage: lobbybench run [flags] SCENARIO.yaml")
 	notYet("conform", "run the numbered conformance suite against a lobby server",
 		"Usage: lobbybench conform --target HOST:PORT [flags]")
-	notYet("serve", "run the bundled reference lobby and game-instance server",
-		"Usage: lobbybench serve [flags]")
 	notYet("report", "render, merge and compare JSON results",
 		"Usage: lobbybench report html|junit|compare|merge [flags] FILE...")
 }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reference-server/tcp"
+	"github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+const serveUsage = `Usage: lobbybench serve [flags]
+
+Runs the bundled reference server: the UDP lobby (seed 003) with its pool
+of UDP game instances, and the TCP lobby (seed 004) whose GAME_START hands
+players over to an instance from the same pool. A port of 0 picks a free
+one; the chosen addresses are printed on stderr. SIGINT or SIGTERM stops
+it cleanly (exit 0) and prints its counters on stdout.
+
+Rate limiting is off by default: load tests from one loopback IP would
+measure the limiter. Enable it with --rate-limit.`
+
+// serveFlags holds the serve command's flag values.
+type serveFlags struct {
+	udpAddr, tcpAddr, advertise, logLevel string
+	noUDP, noTCP                          bool
+	basePort, maxInstances, maxPlayers    int
+	maxSessions, rateBurst, socketBuffer  int
+	maxConns, maxQueue                    int
+	header                                udplobby.Profile
+	rateKey                               udp.RateKey
+	rateLimit                             float64
+	cleanup, idle, session, seatHold      time.Duration
+	countdown, gameLength                 time.Duration
+	tcpIdle, writeTimeout                 time.Duration
+}
+
+func init() {
+	register("serve", command{
+		summary: "run the bundled reference lobby and game-instance server",
+		usage:   serveUsage,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			u, t := udp.DefaultConfig(), tcp.DefaultConfig()
+			f := &serveFlags{header: u.Profile, rateKey: u.RateKey}
+			fs.StringVar(&f.udpAddr, "udp-addr", u.Addr, "UDP lobby listen `address`")
+			fs.IntVar(&f.basePort, "base-port", u.BasePort, "first `port` of the game-instance pool (0: OS-chosen ports)")
+			fs.IntVar(&f.maxInstances, "max-instances", u.MaxInstances, "maximum live game instances (rooms)")
+			fs.IntVar(&f.maxPlayers, "max-players", u.MaxPlayers, "players per UDP room")
+			fs.Var(&f.header, "header", "UDP header profile: spec or rtype17")
+			fs.DurationVar(&f.cleanup, "cleanup-interval", u.CleanupInterval, "how often empty or finished instances are removed (after being so for one interval)")
+			fs.DurationVar(&f.idle, "idle-timeout", u.IdleTimeout, "drop an instance player silent this long")
+			fs.DurationVar(&f.session, "session-timeout", u.SessionTimeout, "forget a UDP lobby session (retry replay) idle this long")
+			fs.IntVar(&f.maxSessions, "max-sessions", u.MaxSessions, "UDP lobby session table bound")
+			fs.DurationVar(&f.seatHold, "seat-hold", u.SeatHold, "how long a JOIN_SUCCESS reserves its seat")
+			fs.DurationVar(&f.countdown, "countdown-interval", u.CountdownInterval, "time between countdown ticks (UDP instances and TCP lobby)")
+			fs.DurationVar(&f.gameLength, "game-length", u.GameLength, "send GAME_END this long after GAME_START (0: games never end)")
+			fs.Float64Var(&f.rateLimit, "rate-limit", u.RateLimit, "UDP lobby requests per second per rate key (0: off)")
+			fs.IntVar(&f.rateBurst, "rate-burst", u.RateBurst, "rate-limit bucket size (0: twice the rate)")
+			fs.Var(&f.rateKey, "rate-key", "what the rate limit counts by: ip or ip:port")
+			fs.IntVar(&f.socketBuffer, "socket-buffer", u.SocketBuffer, "UDP lobby SO_RCVBUF/SO_SNDBUF `bytes` (0: OS default)")
+			fs.StringVar(&f.advertise, "advertise-addr", "", "IP handed to TCP players for the UDP instances (default: the UDP host, or each client's local address)")
+			fs.StringVar(&f.tcpAddr, "tcp-addr", t.Addr, "TCP lobby listen `address`")
+			fs.IntVar(&f.maxConns, "max-conns", t.MaxConns, "maximum simultaneous TCP connections")
+			fs.DurationVar(&f.tcpIdle, "tcp-idle-timeout", t.IdleTimeout, "close a TCP connection that sends no frame this long (negative: never)")
+			fs.DurationVar(&f.writeTimeout, "write-timeout", t.WriteTimeout, "disconnect a TCP client whose socket accepts nothing this long")
+			fs.IntVar(&f.maxQueue, "max-queue", t.MaxQueue, "outgoing frames queued per TCP connection before it is dropped")
+			fs.BoolVar(&f.noUDP, "no-udp", false, "do not run the UDP lobby (the TCP lobby then has no instances to hand out)")
+			fs.BoolVar(&f.noTCP, "no-tcp", false, "do not run the TCP lobby")
+			fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+			return f.run
+		},
+	})
+}
+
+// config turns the flags into a refserver.Config, or returns a one-line
+// error naming the offending flag.
+func (f *serveFlags) config(e *env) (refserver.Config, error) {
+	var cfg refserver.Config
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return cfg, fmt.Errorf("--log-level: %q is not debug, info, warn or error", f.logLevel)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	if f.noUDP && f.noTCP {
+		return cfg, fmt.Errorf("--no-udp and --no-tcp: nothing left to serve")
+	}
+	if f.noUDP && !f.noTCP {
+		return cfg, fmt.Errorf("--no-udp: the TCP lobby needs the UDP instances for GAME_START; add --no-tcp or drop --no-udp")
+	}
+	checks := []struct {
+		bad  bool
+		flag string
+		msg  string
+	}{
+		{!hostPortOK(f.udpAddr), "udp-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.udpAddr)},
+		{!hostPortOK(f.tcpAddr), "tcp-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.tcpAddr)},
+		{f.basePort < 0 || f.basePort > 65535, "base-port", fmt.Sprintf("%d is not a port (0-65535)", f.basePort)},
+		{f.maxInstances < 1, "max-instances", fmt.Sprintf("%d: must be at least 1", f.maxInstances)},
+		{f.basePort > 0 && f.basePort+f.maxInstances-1 > 65535, "base-port", fmt.Sprintf("%d + %d instances runs past port 65535", f.basePort, f.maxInstances)},
+		{f.maxPlayers < 1 || f.maxPlayers > 1024, "max-players", fmt.Sprintf("%d not in 1-1024", f.maxPlayers)},
+		{f.cleanup <= 0, "cleanup-interval", "must be positive"},
+		{f.idle <= 0, "idle-timeout", "must be positive"},
+		{f.session <= 0, "session-timeout", "must be positive"},
+		{f.maxSessions < 1, "max-sessions", "must be at least 1"},
+		{f.seatHold <= 0, "seat-hold", "must be positive"},
+		{f.countdown <= 0, "countdown-interval", "must be positive"},
+		{f.gameLength < 0, "game-length", "must not be negative"},
+		{f.rateLimit < 0, "rate-limit", "must not be negative"},
+		{f.rateBurst < 0, "rate-burst", "must not be negative"},
+		{f.socketBuffer < 0, "socket-buffer", "must not be negative"},
+		{f.maxConns < 1, "max-conns", "must be at least 1"},
+		{f.writeTimeout <= 0, "write-timeout", "must be positive"},
+		{f.maxQueue < 1, "max-queue", "must be at least 1"},
+	}
+	for _, c := range checks {
+		if c.bad {
+			return cfg, fmt.Errorf("--%s: %s", c.flag, c.msg)
+		}
+	}
+	if !f.noUDP {
+		u := udp.DefaultConfig()
+		u.Addr, u.BasePort, u.MaxInstances, u.MaxPlayers = f.udpAddr, f.basePort, f.maxInstances, f.maxPlayers
+		u.Profile, u.CleanupInterval, u.IdleTimeout = f.header, f.cleanup, f.idle
+		u.SessionTimeout, u.MaxSessions, u.SeatHold = f.session, f.maxSessions, f.seatHold
+		u.CountdownInterval, u.GameLength = f.countdown, f.gameLength
+		u.RateLimit, u.RateBurst, u.RateKey, u.SocketBuffer = f.rateLimit, f.rateBurst, f.rateKey, f.socketBuffer
+		if f.advertise != "" {
+			ip, err := netip.ParseAddr(f.advertise)
+			if err != nil || ip.IsUnspecified() {
+				return cfg, fmt.Errorf("--advertise-addr: %q is not a reachable IP address", f.advertise)
+			}
+			u.AdvertiseAddr = ip.Unmap()
+		}
+		if err := u.Validate(); err != nil {
+			return cfg, fmt.Errorf("invalid UDP settings: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+		cfg.UDP = &u
+	}
+	if !f.noTCP {
+		t := tcp.DefaultConfig()
+		t.Addr, t.MaxConns, t.IdleTimeout = f.tcpAddr, f.maxConns, f.tcpIdle
+		t.WriteTimeout, t.MaxQueue, t.CountdownInterval = f.writeTimeout, f.maxQueue, f.countdown
+		cfg.TCP = &t
+	}
+	return cfg, nil
+}
+
+// hostPortOK reports whether s is HOST:PORT with an empty, IP or
+// "localhost" host.
+func hostPortOK(s string) bool {
+	h, p, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+		return false
+	}
+	if h == "" || h == "localhost" {
+		return true
+	}
+	_, err = netip.ParseAddr(h)
+	return err == nil
+}
+
+func (f *serveFlags) run(ctx context.Context, e *env, args []string) int {
+	if len(args) > 0 {
+		return usageErr(e, "serve", "unexpected argument %q", args[0])
+	}
+	cfg, err := f.config(e)
+	if err != nil {
+		return usageErr(e, "serve", "%v", err)
+	}
+	srv, err := refserver.Start(ctx, cfg)
+	if err != nil {
+		return usageErr(e, "serve", "%v", err)
+	}
+	if a := srv.UDPAddr(); a.IsValid() {
+		pool := "instance ports chosen by the OS"
+		if f.basePort > 0 {
+			pool = fmt.Sprintf("instances on ports %d-%d", f.basePort, f.basePort+f.maxInstances-1)
+		}
+		fmt.Fprintf(e.stderr, "lobbybench serve: udp lobby on %s (%s, header %s)\n", a, pool, f.header)
+	}
+	if a := srv.TCPAddr(); a.IsValid() {
+		fmt.Fprintf(e.stderr, "lobbybench serve: tcp lobby on %s\n", a)
+	}
+	<-ctx.Done()
+	fmt.Fprintln(e.stderr, "lobbybench serve: shutting down")
+	srv.Close()
+	if err := srv.Stats().WriteText(e.stdout); err != nil {
+		return exitFailed
+	}
+	return exitOK
+}
