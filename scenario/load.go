@@ -567,7 +567,7 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 				var st Stage
 				if n := sf.get(targetKey); n != nil {
 					st.Target, _ = value(n, what+"."+targetKey)
-				} else {
+				} else if other := map[string]string{"rate": "clients", "clients": "rate"}[targetKey]; !hasKey(sn, other) {
 					d.errf(sn, "%s: missing %q", what, targetKey)
 				}
 				if n := sf.get("for"); n != nil {
@@ -759,4 +759,18 @@ func ParseAddrRange(s string, limit int) ([]netip.Addr, error) {
 		}
 	}
 	return out, nil
+}
+
+// hasKey reports whether mapping n has key k (whether or not it was accepted).
+func hasKey(n *yaml.Node, k string) bool {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
 }
