@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/netip"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// syncBuffer is a bytes.Buffer safe for a command writing while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var udpLine = regexp.MustCompile(`udp lobby on (\S+)`)
+
+// waitAddr polls out for the "udp lobby on ADDR" line.
+func waitAddr(t *testing.T, out func() string) netip.AddrPort {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := udpLine.FindStringSubmatch(out()); m != nil {
+			return netip.MustParseAddrPort(m[1])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no address line in %q", out())
+	return netip.AddrPort{}
+}
+
+// listRooms sends LOBBY_LIST_ROOMS and returns the number of rooms listed.
+func listRooms(t *testing.T, to netip.AddrPort, p udplobby.Profile) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.WriteToUDPAddrPort(udplobby.AppendListRooms(nil, p, 3), to); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 65536)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, _, err := c.ReadFromUDPAddrPort(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m udplobby.Message
+	if err := (udplobby.Decoder{Profile: p}).Decode(buf[:n], &m); err != nil || m.Type != udplobby.LobbyRoomList || m.Seq != 3 {
+		t.Fatalf("reply %v seq %d err %v", m.Type, m.Seq, err)
+	}
+	return m.Rooms.Len()
+}
+
+func TestServeInProcess(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	code := make(chan int, 1)
+	go func() {
+		code <- runMain(ctx, e, []string{"serve", "--udp-addr", "127.0.0.1:0", "--tcp-addr", "127.0.0.1:0",
+			"--base-port", "0", "--header", "rtype17", "--socket-buffer", "0"})
+	}()
+	addr := waitAddr(t, stderr.String)
+	if n := listRooms(t, addr, udplobby.ProfileRType17); n != 0 {
+		t.Fatalf("%d rooms on a fresh server", n)
+	}
+	if !strings.Contains(stderr.String(), "tcp lobby on 127.0.0.1:") {
+		t.Errorf("no TCP address line: %q", stderr.String())
+	}
+	cancel() // what SIGINT does through main's signal.NotifyContext
+	select {
+	case c := <-code:
+		if c != exitOK {
+			t.Fatalf("exit %d, stderr %q", c, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	for _, want := range []string{"udp.requests.LOBBY_LIST_ROOMS 1\n", "udp.replies.LOBBY_ROOM_LIST 1\n", "tcp.conns.accepted 0\n"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("counters lack %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+func TestServeBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--header", "xml"}, "header"},
+		{[]string{"--rate-key", "mac"}, "rate-key"},
+		{[]string{"--udp-addr", "nope"}, "--udp-addr"},
+		{[]string{"--tcp-addr", "example.com:1"}, "--tcp-addr"},
+		{[]string{"--base-port", "70000"}, "--base-port"},
+		{[]string{"--base-port", "65500"}, "--base-port"},
+		{[]string{"--max-instances", "0"}, "--max-instances"},
+		{[]string{"--max-players", "0"}, "--max-players"},
+		{[]string{"--countdown-interval", "0s"}, "--countdown-interval"},
+		{[]string{"--game-length", "-1s"}, "--game-length"},
+		{[]string{"--rate-limit", "-2"}, "--rate-limit"},
+		{[]string{"--log-level", "loud"}, "--log-level"},
+		{[]string{"--advertise-addr", "0.0.0.0"}, "--advertise-addr"},
+		{[]string{"--no-udp", "--no-tcp"}, "--no-udp"},
+		{[]string{"--no-udp"}, "--no-udp"},
+		{[]string{"extra"}, "unexpected argument"},
+	} {
+		code, _, errs := runCLI(t, append([]string{"serve"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit 2 and one line naming %s", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// TestServeSignal runs the real binary and stops it with SIGTERM: exit 0
+// and counters printed.
+func TestServeSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := t.TempDir() + "/lobbybench"
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--udp-addr", "127.0.0.1:0", "--base-port", "0", "--tcp-addr", "127.0.0.1:0")
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	addr := waitAddr(t, stderr.String)
+	listRooms(t, addr, udplobby.ProfileSpec)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve exited with %v; stderr %q", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve ignored SIGTERM")
+	}
+	if !strings.Contains(stdout.String(), "udp.requests.LOBBY_LIST_ROOMS 1") {
+		t.Errorf("counters not printed: %q", stdout.String())
+	}
+}
