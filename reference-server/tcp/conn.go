@@ -80,7 +80,9 @@ func (s *Server) dropLocked(c *conn, why closeReason, final []byte, graceful boo
 	if !graceful {
 		s.toClose = append(s.toClose, c.nc)
 	}
-	s.log.Debug("tcp conn closing", "remote", c.nc.RemoteAddr().String(), "reason", closeNames[why])
+	if s.debug() {
+		s.log.Debug("tcp conn closing", "remote", c.nc.RemoteAddr().String(), "reason", closeNames[why])
+	}
 }
 
 // writeLoop writes queued frames, batching what is already queued into one
@@ -190,7 +192,9 @@ func (c *conn) readFailed(err error, length uint32) {
 		}
 		s.st.errors[why].Add(1)
 		s.dropLocked(c, closeBadFrame, errorFrame(tcplobby.ErrCodeServerError, err.Error()), true)
-		s.log.Debug("tcp bad frame", "remote", c.nc.RemoteAddr().String(), "rule", rule, "length", length)
+		if s.debug() {
+			s.log.Debug("tcp bad frame", "remote", c.nc.RemoteAddr().String(), "rule", rule, "length", length)
+		}
 	default:
 		s.dropLocked(c, closeReadError, nil, false)
 	}

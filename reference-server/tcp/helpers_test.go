@@ -116,7 +116,7 @@ func dial(t testing.TB, s *Server) *client {
 	}
 	t.Cleanup(func() { nc.Close() })
 	br := bufio.NewReader(nc)
-	return &client{t: t, nc: nc, br: br, fr: tcplobby.NewFrameReader(br, 1<<16), fw: tcplobby.NewFrameWriter(nc)}
+	return &client{t: t, nc: nc, br: br, fr: tcplobby.NewFrameReader(br, tcplobby.DefaultMaxFrame), fw: tcplobby.NewFrameWriter(nc)}
 }
 
 func (c *client) send(m tcplobby.Message) {

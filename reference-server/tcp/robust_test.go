@@ -142,7 +142,7 @@ func TestStuckReader(t *testing.T) {
 // idle timeout with ERROR_MSG.
 func TestHalfFrameClient(t *testing.T) {
 	cfg := testConfig(nil)
-	cfg.IdleTimeout = 2 * time.Second
+	cfg.IdleTimeout = time.Second
 	s := startServer(t, cfg)
 	cs, _, _ := newRoom(t, s, 4)
 	half := cs[3]
@@ -151,6 +151,14 @@ func TestHalfFrameClient(t *testing.T) {
 	cs[0].send(&tcplobby.StartReq{})
 	for _, c := range cs {
 		c.expectSeq(tcplobby.TypeCountdown, tcplobby.TypeCountdown, tcplobby.TypeCountdown, tcplobby.TypeGameStart)
+	}
+	// The others leave before they idle out themselves.
+	for i, c := range cs[:3] {
+		c.send(&tcplobby.Disconnect{})
+		c.expectEOF()
+		for _, o := range cs[i+1:] {
+			o.expectSeq(tcplobby.TypePlayerLeft, tcplobby.TypeRoomUpdate)
+		}
 	}
 	if e := half.expectError(tcplobby.ErrCodeServerError); e.Text != "idle timeout" {
 		t.Fatalf("text %q", e.Text)
@@ -265,5 +273,51 @@ func TestConfigValidation(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not report %q", err, want)
 		}
+	}
+}
+
+func TestStatsFlat(t *testing.T) {
+	s := startServer(t, testConfig(nil))
+	c := dial(t, s)
+	c.send(&tcplobby.StartReq{})
+	c.expectError(tcplobby.ErrCodeRoomNotFound)
+	c.sendRaw(rawFrame(1, 0x42))
+	c.expectError(tcplobby.ErrCodeServerError)
+	c.expectEOF()
+	waitFor(t, "close", func() bool { return s.Stats().ConnsActive == 0 })
+	got := s.Stats().Flat()
+	want := map[string]uint64{
+		"conns.accepted":       1,
+		"frames_in.START_REQ":  1,
+		"frames_in.0x42":       1,
+		"frames_out.ERROR_MSG": 2,
+		"errors.not-in-room":   1,
+		"errors.type-unknown":  1,
+		"closes.bad-frame":     1,
+		"conns.active":         0,
+		"rooms.active":         0,
+		"games.started":        0,
+		"conns.rejected":       0,
+		"rooms.created":        0,
+		"rooms.removed":        0,
+		"games.countdowns":     0,
+		"games.cancelled":      0,
+	}
+	if len(got) != len(want) {
+		t.Errorf("Flat has %d keys, want %d: %v", len(got), len(want), got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d", k, got[k], v)
+		}
+	}
+}
+
+func TestStaticPool(t *testing.T) {
+	if a, err := (StaticPool{Addr: gameAddr}).Allocate(4); err != nil || a != gameAddr {
+		t.Fatalf("Allocate = %v, %v", a, err)
+	}
+	if _, err := (StaticPool{}).Allocate(4); err == nil {
+		t.Fatal("zero StaticPool allocated")
 	}
 }

@@ -159,7 +159,9 @@ func (s *Server) accept(nc net.Conn) {
 	s.mu.Unlock()
 	s.st.connsAccepted.Add(1)
 	s.st.connsActive.Add(1)
-	s.log.Debug("tcp conn open", "remote", nc.RemoteAddr().String())
+	if s.debug() {
+		s.log.Debug("tcp conn open", "remote", nc.RemoteAddr().String())
+	}
 	go c.writeLoop()
 	go c.readLoop()
 }
@@ -191,6 +193,10 @@ func (s *Server) sweep() {
 		s.unlock()
 	}
 }
+
+// debug reports whether Debug logs are wanted, so their arguments are not
+// built for nothing.
+func (s *Server) debug() bool { return s.log.Enabled(context.Background(), slog.LevelDebug) }
 
 // now returns monotonic nanoseconds since the server started.
 func (s *Server) now() int64 { return int64(time.Since(s.epoch)) }
