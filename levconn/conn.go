@@ -1,6 +1,7 @@
 package levconn
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -527,9 +528,38 @@ func (c *Conn) Receive(now time.Time, b []byte) error {
 		for i := range p.Messages {
 			c.deliver(now, &p.Messages[i])
 		}
+		if m, ok := unknownTypeMessage(p); ok {
+			c.deliver(now, &m)
+		}
 	}
 	c.detectLoss(now)
 	return err
+}
+
+// unknownTypeMessage returns the message whose type has no payload shape
+// known to the codec (lenient decoding stopped at it), with the rest of the
+// datagram as its payload: nothing can follow it, since messages carry no
+// length. This is how a Serverstatus request (no shape in wire/leviathan)
+// reaches the endpoint.
+func unknownTypeMessage(p *leviathan.Packet) (leviathan.Message, bool) {
+	if p.Stopped == nil || p.Stopped.Rule != leviathan.RuleMsgType || len(p.Trailing) < 7 {
+		return leviathan.Message{}, false
+	}
+	b := p.Trailing
+	m := leviathan.Message{Kind: leviathan.MessageKind(b[0]), Number: binary.BigEndian.Uint32(b[1:]), Type: binary.BigEndian.Uint16(b[5:])}
+	switch m.Kind {
+	case leviathan.KindRequest:
+		m.Payload = b[7:]
+	case leviathan.KindResponse:
+		if len(b) < 11 {
+			return leviathan.Message{}, false
+		}
+		m.ResponseTo = binary.BigEndian.Uint32(b[7:])
+		m.Payload = b[11:]
+	default:
+		return leviathan.Message{}, false
+	}
+	return m, true
 }
 
 // fit counts the ids an ack field acks under r that we sent and did not.

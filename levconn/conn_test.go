@@ -605,3 +605,16 @@ func FuzzReceive(f *testing.F) {
 		}
 	})
 }
+
+func TestUnknownShapeDelivered(t *testing.T) {
+	c := newConn(t, Config{})
+	dg := leviathan.AppendNormalHeader(nil, 5, 0, nil, 1)
+	dg = leviathan.AppendRequestHeader(dg, 3, leviathan.ReqServerstatus)
+	if err := c.Receive(t0, dg); err != nil {
+		t.Fatal(err)
+	}
+	ev := c.Events()
+	if len(ev) != 1 || ev[0].Kind != EventMessage || ev[0].Msg.RequestType() != leviathan.ReqServerstatus || ev[0].Msg.Number != 3 {
+		t.Fatalf("events %+v", ev)
+	}
+}

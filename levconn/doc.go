@@ -80,5 +80,8 @@
 // decodable Ln or La packet is dropped (Stats.Malformed, error returned).
 // An Ln packet whose header decoded but whose body is bad (truncated ack
 // field or message) still has its id acked and what decoded before the bad
-// field acted on, as the engine's callback decoder does.
+// field acted on, as the engine's callback decoder does. A message whose
+// type has no payload shape in wire/leviathan (lenient decoding stops at
+// it, e.g. a Serverstatus request) is delivered with the rest of the
+// datagram as its payload, so an endpoint can still answer it.
 package levconn
