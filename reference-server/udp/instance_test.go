@@ -406,5 +406,23 @@ func TestStatsText(t *testing.T) {
 	}
 }
 
-// An assertion that the UDP server satisfies what the TCP lobby needs is
-// in refserver (it imports both packages).
+// TestHeldSeatTakenByStranger: when the room is full only because of held
+// seats, an instance JOIN_REQUEST from an IP that holds none takes the
+// oldest hold (the lobby never sold more seats than exist); when it is full
+// of joined players, it is denied.
+func TestHeldSeatTakenByStranger(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPlayers = 1
+	s := start(t, cfg)
+	ap, err := s.Allocate(1) // hold with no IP
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := dial(t, at(ap.Port()), cfg.Profile)
+	a.expect(udplobby.ServerJoinAccept, a.inst(udplobby.ClientJoinRequest, 0))
+	b := dial(t, at(ap.Port()), cfg.Profile)
+	b.expect(udplobby.ServerJoinDeny, b.inst(udplobby.ClientJoinRequest, 0))
+	if st := s.Stats(); st.Players != 1 || st.HeldSeats != 0 {
+		t.Fatalf("players %d held %d", st.Players, st.HeldSeats)
+	}
+}

@@ -1,0 +1,86 @@
+package udp
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// FuzzLobbyHandler feeds arbitrary datagrams to the lobby handler: it must
+// never panic, must answer only well-formed requests, and every answer must
+// be a well-formed reply echoing the request's sequence.
+func FuzzLobbyHandler(f *testing.F) {
+	p := udplobby.ProfileSpec
+	f.Add(udplobby.AppendListRooms(nil, p, 1))
+	f.Add(udplobby.AppendCreateRoom(nil, p, 2))
+	f.Add(udplobby.AppendJoinRoom(nil, p, 3, 1))
+	f.Add(udplobby.AppendJoinRoom(nil, p, 4, 0))
+	f.Add(udplobby.AppendJoinFailed(nil, p, 5))
+	f.Add([]byte{})
+	cfg := testConfig()
+	cfg.MaxInstances = 4
+	s, err := Listen(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { s.Close() })
+	from := netip.MustParseAddrPort("127.0.0.1:9")
+	strict := udplobby.Decoder{Profile: p, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelLobby}
+	f.Fuzz(func(t *testing.T, pkt []byte) {
+		out := s.handleLobby(pkt, from, s.now(), nil)
+		var req udplobby.Message
+		reqErr := strict.Decode(pkt, &req)
+		if reqErr != nil {
+			if len(out) != 0 {
+				t.Fatalf("answered a malformed datagram (%v): % x", reqErr, out)
+			}
+			return
+		}
+		var rep udplobby.Message
+		if err := (udplobby.Decoder{Profile: p, Dir: udplobby.ServerToClient, Channel: udplobby.ChannelLobby}).Decode(out, &rep); err != nil {
+			t.Fatalf("bad reply % x to % x: %v", out, pkt, err)
+		}
+		if rep.Seq != req.Seq {
+			t.Fatalf("reply seq %d, request %d", rep.Seq, req.Seq)
+		}
+	})
+}
+
+// FuzzInstanceHandler does the same for an instance socket's handler.
+func FuzzInstanceHandler(f *testing.F) {
+	p := udplobby.ProfileSpec
+	for _, t := range []udplobby.MsgType{udplobby.ClientHello, udplobby.ClientJoinRequest, udplobby.ClientReady} {
+		b, _ := udplobby.AppendEmpty(nil, p, t, 1)
+		f.Add(b)
+	}
+	f.Add(udplobby.AppendPing(nil, p, 7, 42))
+	cfg := testConfig()
+	cfg.CountdownInterval = 1 << 40 // never fires during the fuzz
+	s, err := Listen(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { s.Close() })
+	in, reason := s.newInstance(0, s.now())
+	if in == nil {
+		f.Fatal(reason)
+	}
+	from := netip.MustParseAddrPort("127.0.0.1:9")
+	f.Fuzz(func(t *testing.T, pkt []byte) {
+		var m udplobby.Message
+		if s.idec.Decode(pkt, &m) != nil {
+			return // the read loop drops it before handle
+		}
+		s.mu.Lock()
+		out := in.handle(&m, from, s.now(), nil)
+		s.mu.Unlock()
+		if len(out) == 0 {
+			return
+		}
+		var rep udplobby.Message
+		if err := (udplobby.Decoder{Profile: p, Dir: udplobby.ServerToClient, Channel: udplobby.ChannelInstance}).Decode(out, &rep); err != nil || rep.Seq != m.Seq {
+			t.Fatalf("bad reply % x (%v) to % x", out, err, pkt)
+		}
+	})
+}
