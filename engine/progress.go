@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+)
+
+// ProgressMode is how a run shows its progress.
+type ProgressMode int
+
+// Progress modes.
+const (
+	// ProgressNone prints nothing (--quiet).
+	ProgressNone ProgressMode = iota
+	// ProgressLines prints one line every LineInterval (non-TTY, CI).
+	ProgressLines
+	// ProgressBar draws a live mpb bar (a terminal).
+	ProgressBar
+)
+
+// DefaultLineInterval is how often ProgressLines prints.
+const DefaultLineInterval = 5 * time.Second
+
+// ProgressSample is what the progress display shows.
+type ProgressSample struct {
+	Elapsed, Total    time.Duration
+	Active            int64 // live clients
+	Started, Finished int64 // sessions
+	Rate              float64
+	Errors, Dropped   int64
+	Violations        int64
+}
+
+// String renders the sample as one status line.
+func (s ProgressSample) String() string {
+	return fmt.Sprintf("%s/%s clients %d sessions %d started %d done %.0f req/s errors %d dropped %d violations %d",
+		s.Elapsed.Truncate(time.Second), s.Total, s.Active, s.Started, s.Finished, s.Rate, s.Errors, s.Dropped, s.Violations)
+}
+
+// startProgress shows samples from sample on w in mode until the returned
+// stop function is called (which prints a final state and waits for the
+// display to finish). sample is called from one goroutine.
+func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every time.Duration, sample func() ProgressSample) (stop func()) {
+	if mode == ProgressNone || w == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	switch mode {
+	case ProgressBar:
+		p := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond))
+		var mu sync.Mutex
+		last := ProgressSample{Total: total}
+		bar := p.AddBar(max(total.Milliseconds(), 1),
+			mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
+				mu.Lock()
+				defer mu.Unlock()
+				return fmt.Sprintf("%s/%s", last.Elapsed.Truncate(time.Second), total)
+			}, decor.WCSyncSpaceR)),
+			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
+				mu.Lock()
+				defer mu.Unlock()
+				return fmt.Sprintf("clients %d  sessions %d/%d  %.0f req/s  errors %d  dropped %d  violations %d",
+					last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations)
+			})),
+		)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				s := sample()
+				mu.Lock()
+				last = s
+				mu.Unlock()
+				bar.SetCurrent(min(s.Elapsed.Milliseconds(), max(total.Milliseconds(), 1)))
+				select {
+				case <-ctx.Done():
+					bar.SetTotal(-1, true)
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		return func() {
+			cancel()
+			wg.Wait()
+			p.Wait()
+		}
+	default:
+		if every <= 0 {
+			every = DefaultLineInterval
+		}
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					fmt.Fprintf(w, "lobbybench: %s\n", sample())
+				}
+			}
+		}()
+		return func() { cancel(); wg.Wait() }
+	}
+}

@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// Config is one run: the plan and how to drive and show it.
+type Config struct {
+	Plan  *scenario.Plan
+	Shard Shard
+	// Grace, MaxLateness, PollInterval: see Options (zero = defaults).
+	Grace, MaxLateness, PollInterval time.Duration
+	// ProbeTimeout bounds the reachability probe (zero = default).
+	ProbeTimeout time.Duration
+	// Progress is where progress goes in Mode (nil or ProgressNone: none);
+	// LineInterval paces ProgressLines.
+	Progress     io.Writer
+	Mode         ProgressMode
+	LineInterval time.Duration
+	// Client tunes the simulated clients (recorders, socket buffers, tick).
+	Client simclient.Options
+	// Embedded configures the reference server started when the plan names
+	// no target; nil means refserver.Loopback().
+	Embedded *refserver.Config
+}
+
+// Info is what the engine adds to a run's result beyond reports.Run: the
+// shard, the session counters, the harness's resource use and the
+// embedded server's counters.
+type Info struct {
+	Shard    string `json:"shard"` // "i/n"
+	Protocol string `json:"protocol"`
+	Model    string `json:"model"`
+	Seed     int64  `json:"seed"`
+	// Embedded is true when the run started its own reference server.
+	Embedded    bool        `json:"embedded"`
+	Interrupted bool        `json:"interrupted"`
+	Sessions    SessionInfo `json:"sessions"`
+	Sources     int         `json:"source_addresses"`
+	Harness     Harness     `json:"harness"`
+	// Server holds the embedded reference server's counters.
+	Server *refserver.Stats `json:"embedded_server,omitempty"`
+}
+
+// SessionInfo counts sessions as the engine saw them.
+type SessionInfo struct {
+	Started       int64 `json:"started"`
+	Completed     int64 `json:"completed"`
+	Failed        int64 `json:"failed"`
+	Aborted       int64 `json:"aborted"` // cut short by the end of the run
+	DroppedNoSlot int64 `json:"dropped_no_free_client"`
+	DroppedLate   int64 `json:"dropped_late"`
+	MaxActive     int64 `json:"max_active"`
+}
+
+// Result is a run's outcome: the reports.Run (what every report reads) with
+// the engine's Info beside it under "engine". Its JSON is a reports run
+// document (reports.ReadRun reads it, ignoring "engine").
+type Result struct {
+	*reports.Run
+	Engine *Info `json:"engine"`
+	// ThresholdsOK is false when a threshold failed (exit 4).
+	ThresholdsOK bool `json:"-"`
+}
+
+// Run executes cfg.Plan: it starts the embedded reference server when the
+// plan names no target, probes the target (an *UnreachableError when it does
+// not answer; nothing else is sent then), runs the load model with live
+// progress, and assembles the result with thresholds evaluated. When ctx is
+// cancelled it stops scheduling, lets in-flight sessions finish within the
+// grace period and still returns the full result, with
+// Engine.Interrupted set. The plan must be valid (scenario.Load).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	plan := cfg.Plan
+	if plan == nil {
+		return nil, errors.New("engine: Config.Plan is nil")
+	}
+	factory, ok := simclient.Lookup(string(plan.Protocol))
+	if !ok {
+		return nil, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", plan.Protocol, simclient.Protocols())
+	}
+	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed}
+
+	// The target: the plan's, or an embedded server.
+	var targets simclient.Targets
+	var addr netip.AddrPort
+	targetName := plan.Target
+	var srv *refserver.Server
+	if plan.Target == "" {
+		var err error
+		srv, addr, err = startEmbedded(plan.Protocol, cfg.Embedded)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Close()
+		info.Embedded = true
+		targetName = "embedded " + addr.String()
+	} else {
+		var err error
+		if addr, err = resolve(plan.Protocol, plan.Target); err != nil {
+			return nil, &UnreachableError{Target: plan.Target, Err: err}
+		}
+	}
+	switch plan.Protocol {
+	case scenario.UDPLobby:
+		targets.UDPLobby = addr
+	case scenario.TCPLobby:
+		targets.TCPLobby = addr
+	case scenario.Leviathan:
+		targets.Leviathan = addr
+	}
+	if err := Probe(ctx, plan.Protocol, plan.HeaderProfile, addr, cfg.ProbeTimeout); err != nil {
+		return nil, err
+	}
+
+	sources := plan.SourceAddrs
+	if len(sources) == 0 && addr.Addr().IsLoopback() && addr.Addr().Is4() {
+		sources = DefaultSources(plan.Load.MaxClients)
+	}
+	info.Sources = len(sources)
+
+	mem := startMemSampler(250 * time.Millisecond)
+	start := time.Now()
+	col := metrics.NewCollector(start)
+	sh, err := simclient.NewShared(plan, targets, col, cfg.Client)
+	if err != nil {
+		mem.Stop()
+		return nil, err
+	}
+	engineRec := col.NewRecorder() // dropped starts, from the scheduling goroutine
+	firstKey := make([]metrics.Key, len(plan.Flows))
+	for i, f := range plan.Flows {
+		if len(f.Steps) > 0 {
+			firstKey[i] = sh.StepKey(i, 0)
+		} else {
+			firstKey[i] = col.Step(f.Name)
+		}
+	}
+	o := Options{
+		Plan: plan, Shard: cfg.Shard, Sources: sources,
+		Grace: cfg.Grace, MaxLateness: cfg.MaxLateness, PollInterval: cfg.PollInterval,
+		New: func(s Start) (Session, error) {
+			sess, err := factory(sh, s.ID, &plan.Flows[s.Flow], s.Source)
+			if err != nil {
+				return nil, err
+			}
+			return sess, nil
+		},
+		// A dropped start counts against the flow's first step: the step
+		// the schedule wanted run and could not.
+		OnDropped:      func(s Start, _ DropReason) { engineRec.Dropped(firstKey[s.Flow]) },
+		OnSessionStart: func(s Start) { sh.Recorder(s.ID).SessionStarted() },
+		OnSessionEnd:   func(s Start, _ error, _ bool) { sh.Recorder(s.ID).SessionFinished() },
+	}
+
+	var x *Execution
+	xready := make(chan struct{})
+	stopProgress := func() {}
+	if cfg.Mode != ProgressNone && cfg.Progress != nil {
+		var lastReq int64
+		lastAt := start
+		stopProgress = startProgress(cfg.Mode, cfg.Progress, plan.Load.Duration, cfg.LineInterval, func() ProgressSample {
+			live := col.Live()
+			now := time.Now()
+			s := ProgressSample{Elapsed: now.Sub(start), Total: plan.Load.Duration, Errors: live.Failures,
+				Dropped: live.Dropped, Violations: live.Violations, Started: live.SessionsStarted, Finished: live.SessionsFinished}
+			if dt := now.Sub(lastAt).Seconds(); dt > 0 {
+				s.Rate = float64(live.Requests-lastReq) / dt
+			}
+			lastReq, lastAt = live.Requests, now
+			select {
+			case <-xready:
+				s.Active = x.Stats.Active.Load()
+			default:
+			}
+			return s
+		})
+	}
+	xr, interrupted, err := Execute(ctx, o, func(e *Execution) { x = e; close(xready) })
+	stopProgress()
+	sh.Close()
+	if err != nil {
+		mem.Stop()
+		return nil, err
+	}
+	info.Interrupted = interrupted
+	st := xr.Stats.Snapshot()
+	info.Sessions = SessionInfo{Started: st.Started, Completed: st.Completed, Failed: st.Failed, Aborted: st.Aborted,
+		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, MaxActive: st.MaxActive}
+	info.Harness = mem.Stop()
+	if srv != nil {
+		s := srv.Stats()
+		info.Server = &s
+	}
+
+	run, err := col.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	run.Scenario = plan.Name
+	run.Target = targetName
+	if run.DurationNS <= 0 {
+		run.DurationNS = time.Since(start)
+	}
+	res := &Result{Run: run, Engine: info}
+	res.ThresholdsOK = EvaluateThresholds(plan, run, info)
+	return res, nil
+}
+
+// startEmbedded starts the reference server on free loopback ports and
+// returns it with the address of the plan's protocol.
+func startEmbedded(proto scenario.Protocol, cfg *refserver.Config) (*refserver.Server, netip.AddrPort, error) {
+	c := refserver.Loopback()
+	if cfg != nil {
+		c = *cfg
+	}
+	switch proto {
+	case scenario.UDPLobby, scenario.TCPLobby:
+	default:
+		return nil, netip.AddrPort{}, fmt.Errorf("engine: no embedded reference server for %s: give the scenario a target (or --target)", proto)
+	}
+	srv, err := refserver.Start(context.Background(), c)
+	if err != nil {
+		return nil, netip.AddrPort{}, fmt.Errorf("engine: embedded reference server: %w", err)
+	}
+	addr := srv.UDPAddr()
+	if proto == scenario.TCPLobby {
+		addr = srv.TCPAddr()
+	}
+	if !addr.IsValid() {
+		srv.Close()
+		return nil, netip.AddrPort{}, fmt.Errorf("engine: embedded reference server has no %s lobby", proto)
+	}
+	return srv, addr, nil
+}
+
+// resolve turns host:port into an address (one DNS lookup, before the run).
+func resolve(proto scenario.Protocol, target string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("bad port %q", port)
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return netip.AddrPortFrom(a.Unmap(), uint16(pn)), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("cannot resolve %q: %v", host, err)
+	}
+	for _, ip := range ips { // prefer IPv4, as the reference server listens there
+		if ip.Unmap().Is4() {
+			return netip.AddrPortFrom(ip.Unmap(), uint16(pn)), nil
+		}
+	}
+	return netip.AddrPortFrom(ips[0], uint16(pn)), nil
+}
+
+// ClientsPerSource is how many clients share one default loopback source
+// address.
+const ClientsPerSource = 100
+
+// DefaultSources is the source pool for a loopback target when the plan
+// gives none: 127.0.0.1, .2, .3 … one address per ClientsPerSource clients
+// (at most 254), so neither the 28k ephemeral ports of one address nor a
+// server's per-IP limits cap a run.
+func DefaultSources(maxClients int) []netip.Addr {
+	n := min(max((maxClients+ClientsPerSource-1)/ClientsPerSource, 1), 254)
+	out := make([]netip.Addr, n)
+	for i := range out {
+		out[i] = netip.AddrFrom4([4]byte{127, 0, 0, byte(1 + i)})
+	}
+	return out
+}
