@@ -273,6 +273,8 @@ func (s *Server) tick(r *room, gen uint64) {
 		return
 	}
 	n := len(r.members)
+	s.allocWG.Add(1) // under mu while open: Close waits for it
+	defer s.allocWG.Done()
 	s.mu.Unlock()
 
 	// The pool may bind a socket: never call it under mu. Membership cannot
@@ -284,15 +286,16 @@ func (s *Server) tick(r *room, gen uint64) {
 	}
 
 	s.mu.Lock()
-	defer s.unlock()
 	if s.closed || r.removed || r.gen != gen || r.state != stateCountdown {
+		s.unlock()
 		if err == nil {
 			if rel, ok := s.cfg.Pool.(Releaser); ok {
-				rel.Release(addr)
+				rel.Release(addr) // outside mu: the pool may close a socket
 			}
 		}
 		return
 	}
+	defer s.unlock()
 	if err != nil {
 		s.st.errors[errPool].Add(1)
 		s.log.Warn("tcp game instance allocation failed", "room", r.id, "players", n, "err", err)

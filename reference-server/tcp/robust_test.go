@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -319,5 +320,60 @@ func TestStaticPool(t *testing.T) {
 	}
 	if _, err := (StaticPool{}).Allocate(4); err == nil {
 		t.Fatal("zero StaticPool allocated")
+	}
+}
+
+// TestCloseRacesServe: Close before, during or right after Serve's start
+// is safe (run with -race) and Serve returns nil.
+func TestCloseRacesServe(t *testing.T) {
+	for i := range 20 {
+		s, err := Listen(testConfig(&fakePool{addr: gameAddr}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		if i%2 == 0 {
+			go func() { served <- s.Serve(context.Background()) }()
+			s.Close()
+		} else {
+			s.Close()
+			go func() { served <- s.Serve(context.Background()) }()
+		}
+		if err := <-served; err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	}
+}
+
+// TestCloseWaitsForPool: Close returns only after an Allocate in flight has
+// returned and its address been released, so the pool can be closed next.
+func TestCloseWaitsForPool(t *testing.T) {
+	gate := make(chan struct{})
+	pool := &fakePool{addr: gameAddr, called: make(chan int, 1), gate: gate, relCh: make(chan netip.AddrPort, 1)}
+	s, err := Listen(testConfig(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(context.Background())
+	cs, _, _ := newRoom(t, s, 1)
+	readyAll(t, cs)
+	cs[0].send(&tcplobby.StartReq{})
+	<-pool.called
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while Allocate was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	<-closed
+	select {
+	case a := <-pool.relCh:
+		if a != gameAddr {
+			t.Fatalf("released %v", a)
+		}
+	default:
+		t.Fatal("address allocated during Close was not released")
 	}
 }

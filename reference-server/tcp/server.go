@@ -37,6 +37,7 @@ type Server struct {
 	closeOnce sync.Once
 	connWG    sync.WaitGroup // connection goroutines
 	loopWG    sync.WaitGroup // accept loop and sweeper
+	allocWG   sync.WaitGroup // countdown ends calling the pool
 }
 
 type doomedConn struct {
@@ -95,14 +96,21 @@ func (s *Server) Serve(ctx context.Context) error {
 	if !s.serving.CompareAndSwap(false, true) {
 		return errors.New("tcp: Serve called twice")
 	}
-	s.loopWG.Add(1)
+	// Add under mu, only while open: Close sets closed under mu before it
+	// waits, so a Close racing with Serve's start is safe.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.loopWG.Add(2)
+	s.mu.Unlock()
 	go func() {
 		defer s.loopWG.Done()
 		s.sweep()
 	}()
 	stop := context.AfterFunc(ctx, func() { s.Close() })
 	defer stop()
-	s.loopWG.Add(1)
 	defer s.loopWG.Done()
 	backoff := time.Duration(0)
 	for {
@@ -203,9 +211,11 @@ func (s *Server) now() int64 { return int64(time.Since(s.epoch)) }
 
 // Close stops accepting, tells every connected client (ERROR_MSG 0x06
 // "server shutting down"), closes every connection and cancels every
-// countdown. It waits for the connection goroutines, at most about
-// WriteTimeout for clients that do not read, then closes what is left. It
-// is idempotent and returns nil.
+// countdown. It waits for the connection goroutines (at most about
+// min(WriteTimeout, 1s) for clients that do not read, then it closes what
+// is left) and for any pool call in flight, so the pool may be closed once
+// it returns. It is idempotent, safe before, during or after Serve, and
+// returns nil.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
@@ -237,6 +247,9 @@ func (s *Server) Close() error {
 			<-waited
 		}
 		s.loopWG.Wait()
+		// No Allocate or Release runs after Close returns: the pool may
+		// be closed next.
+		s.allocWG.Wait()
 		s.log.Info("tcp lobby closed")
 	})
 	return nil
