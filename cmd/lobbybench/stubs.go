@@ -22,8 +22,6 @@ func notYet(name, summary, usage string) {
 }
 
 func init() {
-	notYet("run", "run a YAML scenario of simulated clients against a lobby",
-		"Usage: lobbybench run [flags] SCENARIO.yaml")
 	notYet("conform", "run the numbered conformance suite against a lobby server",
 		"Usage: lobbybench conform --target HOST:PORT [flags]")
 	notYet("report", "render, merge and compare JSON results",

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+const runUsage = `Usage: lobbybench run [flags] SCENARIO.yaml
+
+Drives simulated clients through the scenario's flows against its target
+(or an embedded reference server on free loopback ports when it names
+none), checks every packet against the protocol rules, and prints a summary
+table. A broken scenario is listed as file:line: message, one problem per
+line, and nothing is sent.
+
+Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
+scenario; 3 target unreachable; 4 a threshold breached; 5 interrupted
+(Ctrl-C). When several apply, the first in the order 5, 1, 4 wins. The JSON
+and JUnit files are written in every case where the run started.`
+
+// seedFlag is an optional int64 flag: nil until set.
+type seedFlag struct{ v *int64 }
+
+func (s *seedFlag) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return strconv.FormatInt(*s.v, 10)
+}
+
+func (s *seedFlag) Set(v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", v)
+	}
+	s.v = &n
+	return nil
+}
+
+func init() {
+	register("run", command{
+		summary: "run a YAML scenario of simulated clients against a lobby",
+		usage:   runUsage,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			var (
+				o          scenario.Overrides
+				seed       seedFlag
+				shard      engine.Shard
+				jsonPath   = fs.String("json", "", "write the result as JSON to `FILE`")
+				junitPath  = fs.String("junit", "", "write thresholds and violated rules as JUnit XML to `FILE`")
+				quiet      = fs.Bool("quiet", false, "no progress output")
+				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
+				grace      = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
+			)
+			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
+			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
+			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
+			fs.IntVar(&o.Clients, "clients", 0, "closed model: scale the stages so the peak is `N` clients (open model: max clients)")
+			fs.Var(&seed, "seed", "seed of every random choice (overrides the scenario's)")
+			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
+			return func(ctx context.Context, e *env, args []string) int {
+				if len(args) != 1 {
+					return usageErr(e, "run", "want exactly one SCENARIO.yaml argument, got %d", len(args))
+				}
+				o.Seed = seed.v
+				if *maxClients < 0 {
+					return usageErr(e, "run", "--max-clients %d must be at least 1", *maxClients)
+				}
+				if *grace < 0 {
+					return usageErr(e, "run", "--grace %v must not be negative", *grace)
+				}
+				plan, err := scenario.Load(args[0])
+				if err != nil {
+					var errs scenario.Errors
+					if errors.As(err, &errs) {
+						fmt.Fprintln(e.stderr, errs.Error())
+					} else {
+						fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
+					}
+					return exitUsage
+				}
+				if err := plan.Apply(o); err != nil {
+					return usageErr(e, "run", "%v", err)
+				}
+				if *maxClients > 0 {
+					if plan.Load.Model == scenario.Closed && *maxClients < int(peakOf(plan.Load)) {
+						return usageErr(e, "run", "--max-clients %d is below the scenario's peak of %d clients", *maxClients, int(peakOf(plan.Load)))
+					}
+					plan.Load.MaxClients = *maxClients
+				}
+				// Open the output files first: a bad path is a usage
+				// error, found before anything is sent.
+				jsonF, err := createOut(*jsonPath)
+				if err != nil {
+					return usageErr(e, "run", "--json: %v", err)
+				}
+				defer closeOut(jsonF)
+				junitF, err := createOut(*junitPath)
+				if err != nil {
+					return usageErr(e, "run", "--junit: %v", err)
+				}
+				defer closeOut(junitF)
+
+				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Progress: e.stderr, Mode: progressMode(e, *quiet)}
+				res, err := engine.Run(ctx, cfg)
+				if err != nil {
+					// No run happened: leave no empty result files.
+					removeOut(jsonF)
+					removeOut(junitF)
+					var unreach *engine.UnreachableError
+					if errors.As(err, &unreach) {
+						fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
+						return exitUnreachable
+					}
+					fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
+					return exitUsage
+				}
+				return reportRun(e, res, jsonF, junitF)
+			}
+		},
+	})
+}
+
+// reportRun prints the summary, writes the requested files and picks the
+// exit code.
+func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File) int {
+	code := exitOK
+	if err := reports.WriteRunTable(e.stdout, res.Run); err != nil {
+		fmt.Fprintf(e.stderr, "lobbybench run: writing the table: %v\n", err)
+	}
+	writeEngineSummary(e.stdout, res)
+	if jsonF != nil {
+		if err := reports.WriteJSON(jsonF, res); err != nil {
+			fmt.Fprintf(e.stderr, "lobbybench run: --json: %v\n", err)
+			code = exitUsage
+		}
+	}
+	if junitF != nil {
+		if err := reports.WriteRunJUnit(junitF, res.Run); err != nil {
+			fmt.Fprintf(e.stderr, "lobbybench run: --junit: %v\n", err)
+			code = exitUsage
+		}
+	}
+	if d := res.Engine.Sessions.DroppedNoSlot + res.Engine.Sessions.DroppedLate; d > 0 {
+		fmt.Fprintf(e.stderr, "lobbybench run: warning: %d session starts dropped (%d: max clients live, %d: generator behind): the server got less load than the scenario asked for\n",
+			d, res.Engine.Sessions.DroppedNoSlot, res.Engine.Sessions.DroppedLate)
+	}
+	switch {
+	case res.Engine.Interrupted:
+		fmt.Fprintln(e.stderr, "lobbybench run: interrupted; results cover the run so far")
+		return exitInterrupted
+	case code != exitOK:
+		return code
+	case res.Totals.Violations > 0:
+		return exitFailed
+	case !res.ThresholdsOK:
+		return exitThreshold
+	}
+	return exitOK
+}
+
+// writeEngineSummary prints what the table does not: shard, sessions,
+// harness resources and the embedded server's counters.
+func writeEngineSummary(w io.Writer, res *engine.Result) {
+	in := res.Engine
+	s := in.Sessions
+	fmt.Fprintf(w, "\nRun: %s, %s model, shard %s, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Shard, in.Seed, max(in.Sources, 1))
+	fmt.Fprintf(w, "Sessions: %d started, %d completed, %d failed, %d cut at the end, %d dropped (%d no free client, %d late), peak %d live\n",
+		s.Started, s.Completed, s.Failed, s.Aborted, s.DroppedNoSlot+s.DroppedLate, s.DroppedNoSlot, s.DroppedLate, s.MaxActive)
+	h := in.Harness
+	fmt.Fprintf(w, "Harness: peak RSS %s, peak heap %s, %d goroutines peak, %.1f CPU-s on %d procs",
+		mib(h.PeakRSSBytes), mib(h.PeakHeapBytes), h.PeakGoroutines, h.CPUSeconds, h.GOMAXPROCS)
+	if in.Embedded {
+		fmt.Fprint(w, " (includes the embedded server)")
+	}
+	fmt.Fprintln(w)
+	if in.Server != nil {
+		fmt.Fprintln(w, "Embedded server counters:")
+		in.Server.WriteText(w)
+	}
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func peakOf(l scenario.LoadShape) float64 {
+	p := l.Start
+	for _, s := range l.Stages {
+		p = max(p, s.Target)
+	}
+	return p
+}
+
+// progressMode picks a live bar on a terminal, periodic lines otherwise
+// (CI, pipes), nothing with --quiet.
+func progressMode(e *env, quiet bool) engine.ProgressMode {
+	if quiet {
+		return engine.ProgressNone
+	}
+	if f, ok := e.stderr.(*os.File); ok && e.getenv("CI") == "" && e.getenv("TERM") != "dumb" {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return engine.ProgressBar
+		}
+	}
+	return engine.ProgressLines
+}
+
+func createOut(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return os.Create(path)
+}
+
+func removeOut(f *os.File) {
+	if f != nil {
+		os.Remove(f.Name())
+	}
+}
+
+func closeOut(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}
