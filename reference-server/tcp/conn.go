@@ -151,13 +151,16 @@ func (c *conn) readLoop() {
 		}
 	}
 	s.mu.Lock()
-	graceful := c.graceful
+	graceful, linger := c.graceful, s.cfg.Linger
+	if s.closed {
+		linger = min(linger, 100*time.Millisecond) // shutting down: do not hold Close
+	}
 	s.unlock()
 	if graceful {
 		// Keep reading (and discarding) until the peer closes or Linger
 		// passes, so the ERROR_MSG and FIN the writer sends are not
 		// overtaken by a reset caused by unread input.
-		c.nc.SetReadDeadline(time.Now().Add(s.cfg.Linger))
+		c.nc.SetReadDeadline(time.Now().Add(linger))
 		io.Copy(io.Discard, io.LimitReader(br, 1<<20))
 	}
 	<-c.writerDone

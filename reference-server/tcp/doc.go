@@ -120,4 +120,22 @@
 //
 // Stats counts frames in and out by type, refusals and rejected frames by
 // reason, closed connections by reason, connections and rooms.
+//
+// Close is safe before, during or after Serve; it waits for connection
+// goroutines (bounded) and for any Allocate/Release in flight, so the pool
+// may be closed as soon as it returns.
+//
+// # Limitations
+//
+//   - The idle timeout counts frames received, in every state: the protocol
+//     has no keepalive, so a player waiting silently in a room, or keeping
+//     the TCP connection open during the UDP game, is dropped after
+//     IdleTimeout (default 2 minutes; negative disables).
+//   - One mutex guards the whole lobby. With at most 16 rooms of 4 players
+//     the critical sections are a few microseconds and never touch a
+//     socket; it is not sharded.
+//   - The instance is allocated when the countdown ends, so a pool failure
+//     shows after the 3-2-1 ticks, not at START_REQ.
+//   - Malformed frames are answered with code 0x06 ("server error"), the
+//     nearest of the seed's common codes; the text names the rule.
 package tcp
