@@ -1,0 +1,502 @@
+package leviathan
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lobbybench/lobbybench/levconn"
+	"github.com/lobbybench/lobbybench/reference-server/ratelimit"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
+)
+
+// FirstPlayerID is the id of the first player allowed to join (the
+// engine's "Allowed, ID: 1001").
+const FirstPlayerID = 1001
+
+type handshake uint8
+
+const (
+	hsNew handshake = iota
+	hsConnected
+	hsSecured
+	hsAuthenticated
+)
+
+type peer struct {
+	addr    netip.AddrPort
+	c       *levconn.Conn
+	created time.Time
+	state   handshake
+	player  int // 0: not joined
+	inGame  bool
+	warned  bool // ack-reading mismatch counted
+}
+
+// Server is the reference Leviathan endpoint. Create it with Start, stop it
+// with Close. All methods are safe for concurrent use.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	conn    *net.UDPConn
+	addr    netip.AddrPort
+	epoch   time.Time
+	limiter *ratelimit.Limiter[netip.Addr]
+
+	// mu guards everything below: connections, players, counters. The read
+	// loop and the ticker take it per datagram / per sweep.
+	mu         sync.Mutex
+	peers      map[netip.AddrPort]*peer
+	players    int
+	nextPlayer int
+	accepting  bool
+	st         counters
+	pkt        leviathan.Packet
+	scratch    []byte
+	msgBuf     []byte
+	closed     bool
+
+	done      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// Start validates cfg, binds the UDP socket and starts the read loop and
+// the timer sweep. Addr is valid when it returns; Close stops everything.
+func Start(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	laddr, err := net.ResolveUDPAddr("udp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("leviathan: address %q: %w", cfg.Addr, err)
+	}
+	conn, err := net.ListenUDP("udp", laddr)
+	if err != nil {
+		return nil, fmt.Errorf("leviathan: %w", err)
+	}
+	if cfg.SocketBuffer > 0 {
+		if err := setBuffers(conn, cfg.SocketBuffer); err != nil {
+			cfg.Logger.Warn("leviathan: socket buffer", "bytes", cfg.SocketBuffer, "err", err)
+		}
+	}
+	s := &Server{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		conn:       conn,
+		addr:       conn.LocalAddr().(*net.UDPAddr).AddrPort(),
+		epoch:      time.Now(),
+		peers:      make(map[netip.AddrPort]*peer),
+		nextPlayer: FirstPlayerID,
+		accepting:  !cfg.NotAccepting,
+		st:         counters{drops: map[string]uint64{}},
+		scratch:    make([]byte, 0, 512),
+		msgBuf:     make([]byte, 0, 64),
+		done:       make(chan struct{}),
+	}
+	if cfg.RateLimit > 0 {
+		s.limiter, err = ratelimit.New[netip.Addr](cfg.RateLimit, cfg.burst(), cfg.MaxRateKeys)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("leviathan: %w", err)
+		}
+	}
+	s.wg.Add(2)
+	go s.readLoop()
+	go s.tickLoop()
+	s.log.Info("leviathan endpoint listening", "addr", s.addr.String(), "max_players", cfg.MaxPlayers,
+		"ack_reading", cfg.Conn.AckReading.String())
+	return s, nil
+}
+
+// Addr returns the bound address (with the chosen port when the configured
+// one was 0).
+func (s *Server) Addr() netip.AddrPort { return s.addr }
+
+// Config returns the configuration in use, defaults filled in.
+func (s *Server) Config() Config { return s.cfg }
+
+// SetAccepting switches whether JoinServer may succeed (false: reason
+// ServerNotAcceptingPlayers).
+func (s *Server) SetAccepting(on bool) {
+	s.mu.Lock()
+	s.accepting = on
+	s.mu.Unlock()
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st.snapshot()
+	st.ConnsActive = len(s.peers)
+	st.PlayersActive = s.players
+	return st
+}
+
+// Close sends every connection a CloseConnection response (best effort),
+// closes the socket and waits for the goroutines. It is safe to call more
+// than once.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		now := time.Now()
+		for _, p := range s.peers {
+			if _, e := p.c.SendResponse(now, levconn.None, leviathan.ResCloseConnection, 0, nil); e == nil {
+				s.flush(now, p)
+			}
+			s.dropPeer(p, closeShutdown)
+		}
+		s.mu.Unlock()
+		close(s.done)
+		err = s.conn.Close()
+		s.wg.Wait()
+		s.log.Info("leviathan endpoint closed", "addr", s.addr.String())
+	})
+	return err
+}
+
+func (s *Server) readLoop() {
+	defer s.wg.Done()
+	buf := make([]byte, leviathan.MaxDatagram+1)
+	for {
+		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			select {
+			case <-s.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // e.g. ICMP port unreachable surfaced as ECONNREFUSED
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		now := time.Now()
+		if !s.limiter.Allow(from.Addr(), int64(now.Sub(s.epoch))) {
+			s.mu.Lock()
+			s.st.datagramsIn++
+			s.st.drop("rate-limited")
+			s.mu.Unlock()
+			continue
+		}
+		s.mu.Lock()
+		if !s.closed {
+			s.handle(now, from, buf[:n])
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) tickLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.TickInterval)
+	defer t.Stop()
+	lastSweep := time.Now()
+	for {
+		select {
+		case <-s.done:
+			return
+		case now := <-t.C:
+			now = time.Now()
+			s.mu.Lock()
+			for _, p := range s.peers {
+				if p.state < hsAuthenticated && s.cfg.HandshakeTimeout > 0 && now.Sub(p.created) >= s.cfg.HandshakeTimeout {
+					s.dropPeer(p, closeHandshake)
+					continue
+				}
+				p.c.Tick(now)
+				s.events(now, p)
+				if !p.c.Closed() {
+					s.flush(now, p)
+				}
+			}
+			s.mu.Unlock()
+			if now.Sub(lastSweep) > 10*time.Second {
+				lastSweep = now
+				s.limiter.Sweep(int64(now.Sub(s.epoch)))
+			}
+		}
+	}
+}
+
+func ruleOf(err error) string {
+	var le *leviathan.Error
+	if errors.As(err, &le) {
+		return string(le.Rule)
+	}
+	return "malformed"
+}
+
+// hasConnect reports whether a decoded packet carries a Connect request.
+func hasConnect(p *leviathan.Packet) bool {
+	for i := range p.Messages {
+		if m := &p.Messages[i]; m.Kind == leviathan.KindRequest && m.RequestType() == leviathan.ReqConnect {
+			return true
+		}
+	}
+	return false
+}
+
+// handle processes one datagram under s.mu.
+func (s *Server) handle(now time.Time, from netip.AddrPort, b []byte) {
+	s.st.datagramsIn++
+	p := s.peers[from]
+	if p == nil {
+		if err := leviathan.Decode(&s.pkt, b, leviathan.Lenient); err != nil {
+			s.st.drop(ruleOf(err))
+			return
+		}
+		if s.pkt.Type != leviathan.TypeNormal || !hasConnect(&s.pkt) {
+			s.st.drop("no-connect")
+			return
+		}
+		if len(s.peers) >= s.cfg.MaxConns {
+			s.st.drop("conn-cap")
+			return
+		}
+		c, err := levconn.New(s.cfg.Conn, now)
+		if err != nil { // validated in Start
+			s.st.drop("internal")
+			return
+		}
+		p = &peer{addr: from, c: c, created: now}
+		s.peers[from] = p
+		s.st.connsOpened++
+		s.log.Debug("leviathan conn open", "remote", from.String())
+	}
+	if err := p.c.Receive(now, b); err != nil {
+		s.st.drop(ruleOf(err)) // the decodable prefix was still acted on
+	}
+	s.events(now, p)
+	if !p.c.Closed() {
+		s.flush(now, p)
+	}
+}
+
+func (s *Server) events(now time.Time, p *peer) {
+	for _, e := range p.c.Events() {
+		switch e.Kind {
+		case levconn.EventMessage:
+			s.message(now, p, &e.Msg)
+		case levconn.EventDuplicate:
+			s.st.duplicates++
+		case levconn.EventResent:
+			s.st.resends++
+		case levconn.EventConfirmed:
+			s.st.confirmed++
+		case levconn.EventLost:
+			s.st.lost++
+		case levconn.EventAckReading:
+			if !p.warned {
+				p.warned = true
+				s.st.ackReadingMismatch++
+				s.log.Warn("leviathan: peer acks fit the other ack-bit reading", "remote", p.addr.String(), "detail", e.Detail)
+			}
+		case levconn.EventClosed:
+			r := closeIdle
+			if e.Reason == levconn.CloseCriticalLost {
+				r = closeCritical
+			}
+			s.dropPeer(p, r)
+			return
+		}
+	}
+}
+
+func (s *Server) flush(now time.Time, p *peer) {
+	for dg := p.c.Poll(now); dg != nil; dg = p.c.Poll(now) {
+		if _, err := s.conn.WriteToUDPAddrPort(dg, p.addr); err != nil {
+			s.st.writeErrors++
+			continue
+		}
+		s.st.datagramsOut++
+	}
+}
+
+func (s *Server) dropPeer(p *peer, why closeReason) {
+	if p.player != 0 {
+		s.players--
+		p.player = 0
+	}
+	p.c.Close()
+	if s.peers[p.addr] == p {
+		delete(s.peers, p.addr)
+	}
+	s.st.closes[why]++
+	s.log.Debug("leviathan conn closed", "remote", p.addr.String(), "reason", closeNames[why])
+}
+
+// respond queues a response; payload is appended by the caller into
+// s.scratch.
+func (s *Server) respond(now time.Time, p *peer, rel levconn.Reliability, t leviathan.ResponseType, to uint32, payload []byte) {
+	if _, err := p.c.SendResponse(now, rel, t, to, payload); err != nil {
+		s.st.drop("send-failed")
+		return
+	}
+	s.st.responses[int(t)%len(s.st.responses)]++
+}
+
+func (s *Server) countRequest(t leviathan.RequestType) {
+	i := int(t)
+	if i >= len(s.st.requests)-1 {
+		i = len(s.st.requests) - 1
+	}
+	s.st.requests[i]++
+}
+
+// message acts on one new (non-duplicate) message from p.
+func (s *Server) message(now time.Time, p *peer, m *leviathan.Message) {
+	if m.Kind == leviathan.KindResponse {
+		if m.ResponseType() == leviathan.ResCloseConnection {
+			s.dropPeer(p, closeByPeer)
+		}
+		return // Keepalive, None, Connect replies …: nothing to do
+	}
+	if m.Kind != leviathan.KindRequest {
+		return
+	}
+	t := m.RequestType()
+	b := s.scratch[:0]
+	switch t {
+	case leviathan.ReqConnect:
+		var pl leviathan.Connect
+		if pl.Decode(m.Payload) != nil {
+			s.st.drop("payload")
+			return
+		}
+		if pl.CheckValue != leviathan.CheckValue {
+			s.st.drop("check-value")
+			return
+		}
+		s.countRequest(t)
+		p.state = max(p.state, hsConnected)
+		s.respond(now, p, levconn.Critical, leviathan.ResConnect, m.Number, leviathan.Connect{CheckValue: leviathan.CheckValue}.Append(b))
+		return
+	case leviathan.ReqSecurity:
+		var pl leviathan.SecurityRequest
+		if pl.Decode(m.Payload) != nil {
+			s.st.drop("payload")
+			return
+		}
+		if p.state < hsConnected {
+			s.st.drop("out-of-order")
+			return
+		}
+		s.countRequest(t)
+		p.state = max(p.state, hsSecured)
+		s.respond(now, p, levconn.Critical, leviathan.ResSecurity, m.Number, leviathan.SecurityResponse{SecureType: leviathan.SecureTypeNone}.Append(b))
+		return
+	case leviathan.ReqAuthenticate:
+		var pl leviathan.AuthenticateRequest
+		if pl.Decode(m.Payload) != nil {
+			s.st.drop("payload")
+			return
+		}
+		if p.state < hsSecured {
+			s.st.drop("out-of-order")
+			return
+		}
+		s.countRequest(t)
+		p.state = hsAuthenticated
+		// The engine accepts any credentials and answers UserID 0, token 0.
+		s.respond(now, p, levconn.Critical, leviathan.ResAuthenticate, m.Number, leviathan.AuthenticateResponse{}.Append(b))
+		return
+	}
+	if p.state < hsAuthenticated {
+		s.st.drop("pre-auth")
+		return
+	}
+	switch t {
+	case leviathan.ReqJoinServer:
+		var pl leviathan.JoinServer
+		if pl.Decode(m.Payload) != nil {
+			s.st.drop("payload")
+			return
+		}
+		s.countRequest(t)
+		if r, refused := s.joinRefusal(p); refused {
+			s.st.disallowed[r]++
+			s.respond(now, p, levconn.Critical, leviathan.ResServerDisallow, m.Number,
+				leviathan.ServerDisallow{Message: []byte(disallowText[r]), Reason: r}.Append(b))
+			return
+		}
+		p.player = s.nextPlayer
+		s.nextPlayer++
+		s.players++
+		s.st.playersJoined++
+		msg := strconv.AppendInt(append(s.msgBuf[:0], "Allowed, ID: "...), int64(p.player), 10)
+		s.respond(now, p, levconn.Critical, leviathan.ResServerAllow, m.Number,
+			leviathan.ServerAllow{Accepted: leviathan.AcceptConnectAccepted, Message: msg}.Append(b))
+	case leviathan.ReqJoinGame:
+		var pl leviathan.JoinGame
+		if pl.Decode(m.Payload) != nil {
+			s.st.drop("payload")
+			return
+		}
+		s.countRequest(t)
+		if p.player == 0 {
+			r := leviathan.DisallowNotAuthorized
+			s.st.disallowed[r]++
+			s.respond(now, p, levconn.Critical, leviathan.ResServerDisallow, m.Number,
+				leviathan.ServerDisallow{Message: []byte("join the server first"), Reason: r}.Append(b))
+			return
+		}
+		p.inGame = true
+		s.respond(now, p, levconn.Critical, leviathan.ResServerAllow, m.Number,
+			leviathan.ServerAllow{Accepted: leviathan.AcceptDone, Message: []byte("Joined game")}.Append(b))
+		s.respond(now, p, levconn.Critical, leviathan.ResStartWorldReceive, 0,
+			leviathan.StartWorldReceive{WorldID: 1, WorldType: 0}.Append(s.scratch[:0]))
+	case leviathan.ReqEcho:
+		s.countRequest(t)
+		s.respond(now, p, levconn.None, leviathan.ResNone, 0, nil)
+	case leviathan.ReqServerstatus:
+		s.countRequest(t)
+		st := leviathan.ServerStatus{
+			Name:       []byte(s.cfg.Name),
+			Joinable:   s.accepting && s.players < s.cfg.MaxPlayers,
+			Status:     leviathan.StatusRunning,
+			Players:    int32(s.players),
+			MaxPlayers: int32(s.cfg.MaxPlayers),
+		}
+		s.respond(now, p, levconn.Critical, leviathan.ResServerStatus, m.Number, st.Append(b))
+	default:
+		// Identification, remote console, sync values, …: the engine's
+		// endpoint does not answer these either.
+		s.countRequest(t)
+		s.st.drop("unsupported")
+	}
+}
+
+var disallowText = [...]string{
+	leviathan.DisallowUnauthenticated:             "not authenticated",
+	leviathan.DisallowServerFull:                  "server full",
+	leviathan.DisallowServerNotAcceptingPlayers:   "server not accepting players",
+	leviathan.DisallowServerAlreadyConnectedToYou: "already joined",
+	leviathan.DisallowServerCustom:                "",
+}
+
+// joinRefusal returns the first failing JoinServer check, in the engine's
+// order: not accepting, already joined, full, unauthenticated.
+func (s *Server) joinRefusal(p *peer) (leviathan.DisallowReason, bool) {
+	switch {
+	case !s.accepting:
+		return leviathan.DisallowServerNotAcceptingPlayers, true
+	case p.player != 0:
+		return leviathan.DisallowServerAlreadyConnectedToYou, true
+	case s.players >= s.cfg.MaxPlayers:
+		return leviathan.DisallowServerFull, true
+	case p.state < hsAuthenticated:
+		return leviathan.DisallowUnauthenticated, true
+	}
+	return 0, false
+}
