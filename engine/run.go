@@ -35,6 +35,9 @@ type Config struct {
 	// Embedded configures the reference server started when the plan names
 	// no target; nil means refserver.Loopback().
 	Embedded *refserver.Config
+	// Factory makes the sessions; nil means the simclient factory
+	// registered for the plan's protocol.
+	Factory simclient.Factory
 }
 
 // Info is what the engine adds to a run's result beyond reports.Run: the
@@ -84,13 +87,17 @@ type Result struct {
 // grace period and still returns the full result, with
 // Engine.Interrupted set. The plan must be valid (scenario.Load).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	plan := cfg.Plan
-	if plan == nil {
+	if cfg.Plan == nil {
 		return nil, errors.New("engine: Config.Plan is nil")
 	}
-	factory, ok := simclient.Lookup(string(plan.Protocol))
-	if !ok {
-		return nil, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", plan.Protocol, simclient.Protocols())
+	p := *cfg.Plan // the run may adjust its copy
+	plan := &p
+	factory := cfg.Factory
+	if factory == nil {
+		var ok bool
+		if factory, ok = simclient.Lookup(string(plan.Protocol)); !ok {
+			return nil, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", plan.Protocol, simclient.Protocols())
+		}
 	}
 	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed}
 
@@ -107,6 +114,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		defer srv.Close()
 		info.Embedded = true
+		// The scenario's instance port range describes its real target;
+		// the embedded server's instances take whatever ports are free.
+		plan.InstancePorts = scenario.PortRange{}
 		targetName = "embedded " + addr.String()
 	} else {
 		var err error

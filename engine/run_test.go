@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// pingSession is a fake simulated client: each step "succeeds" after hold,
+// recorded through the run's shared recorder like a real session.
+type pingSession struct {
+	sh   *simclient.Shared
+	id   int
+	flow int
+	hold time.Duration
+}
+
+func (s *pingSession) Run(ctx context.Context, due time.Time) error {
+	if due.IsZero() {
+		due = time.Now()
+	}
+	rec := s.sh.Recorder(s.id)
+	for i := range s.sh.Plan.Flows[s.flow].Steps {
+		sent := time.Now()
+		t := time.NewTimer(s.hold)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		rec.Record(s.sh.StepKey(s.flow, i), due, sent, time.Now())
+		due = time.Now()
+	}
+	return nil
+}
+
+func (s *pingSession) Close() error { return nil }
+
+func fakeFactory(hold time.Duration) simclient.Factory {
+	return func(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (simclient.Session, error) {
+		return &pingSession{sh: sh, id: id, flow: sh.FlowIndex(flow), hold: hold}, nil
+	}
+}
+
+func mustPlan(t *testing.T, yaml string) *scenario.Plan {
+	t.Helper()
+	p, err := scenario.Parse("test.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatalf("scenario: %v", err)
+	}
+	return p
+}
+
+const fakeYAML = `
+protocol: udp-lobby
+seed: 1
+load: {rate: 40/s, duration: 1s, max_clients: 100}
+flows:
+  - name: p
+    steps:
+      - list_rooms
+      - ping: 1
+thresholds:
+  - list_rooms.count == 40
+  - ping.p99 < 1s
+  - sessions.completed == 40
+  - dropped_starts == 0
+  - ping.p50 > 1h
+`
+
+// TestRunEmbedded runs a plan through the whole pipeline (embedded server,
+// probe, executor, recorders, snapshot, thresholds) with fake sessions.
+func TestRunEmbedded(t *testing.T) {
+	plan := mustPlan(t, fakeYAML)
+	res, err := Run(context.Background(), Config{Plan: plan, Factory: fakeFactory(time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Engine.Embedded || res.Engine.Server == nil || res.Engine.Server.UDP == nil {
+		t.Errorf("no embedded server counters: %+v", res.Engine)
+	}
+	if res.Engine.Server.UDP.Requests["LOBBY_LIST_ROOMS"] == 0 {
+		t.Errorf("the probe's LIST is not in the server's counters: %v", res.Engine.Server.UDP.Requests)
+	}
+	if res.Totals.SessionsStarted != 40 || res.Engine.Sessions.Completed != 40 || res.Totals.Requests != 80 {
+		t.Errorf("sessions %d/%d requests %d, want 40/40 and 80", res.Totals.SessionsStarted, res.Engine.Sessions.Completed, res.Totals.Requests)
+	}
+	if res.Engine.Harness.PeakHeapBytes <= 0 || res.Engine.Shard != "0/1" {
+		t.Errorf("engine info %+v", res.Engine)
+	}
+	want := []bool{true, true, true, true, false}
+	if len(res.Thresholds) != len(want) {
+		t.Fatalf("thresholds %+v", res.Thresholds)
+	}
+	for i, w := range want {
+		if res.Thresholds[i].Pass != w {
+			t.Errorf("threshold %q: pass %v, want %v (observed %v)", res.Thresholds[i].Name, res.Thresholds[i].Pass, w, res.Thresholds[i].Observed)
+		}
+	}
+	if res.ThresholdsOK {
+		t.Error("ThresholdsOK with a failing threshold")
+	}
+	// The JSON is a reports run document with the engine info beside it.
+	var buf bytes.Buffer
+	if err := reports.WriteJSON(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := reports.ReadRun(bytes.NewReader(buf.Bytes()))
+	if err != nil || back.Totals.Requests != 80 || len(back.Thresholds) != 5 {
+		t.Fatalf("ReadRun: %v %+v", err, back)
+	}
+	var raw struct {
+		Engine Info `json:"engine"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil || raw.Engine.Sessions.Started != 40 {
+		t.Errorf("engine info in JSON: %v %+v", err, raw.Engine)
+	}
+}
+
+// TestRunInterrupted: cancelling the run still yields the whole result.
+func TestRunInterrupted(t *testing.T) {
+	plan := mustPlan(t, strings.Replace(fakeYAML, "duration: 1s", "duration: 1h", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	res, err := Run(ctx, Config{Plan: plan, Factory: fakeFactory(time.Hour), Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Engine.Interrupted || res.Engine.Sessions.Started == 0 || res.Engine.Sessions.Aborted != res.Engine.Sessions.Started {
+		t.Errorf("interrupted %v, sessions %+v", res.Engine.Interrupted, res.Engine.Sessions)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("took %v to stop", d)
+	}
+}
+
+// TestRunUnreachable: nothing listens on the target's UDP port.
+func TestRunUnreachable(t *testing.T) {
+	plan := mustPlan(t, fakeYAML)
+	plan.Target = "127.0.0.1:9" // discard: nobody listens on loopback
+	_, err := Run(context.Background(), Config{Plan: plan, Factory: fakeFactory(time.Millisecond), ProbeTimeout: time.Second})
+	var ue *UnreachableError
+	if !errors.As(err, &ue) {
+		t.Fatalf("got %v, want an UnreachableError", err)
+	}
+}
+
+func TestDefaultSources(t *testing.T) {
+	tests := []struct {
+		clients int
+		n       int
+		last    string
+	}{
+		{1, 1, "127.0.0.1"},
+		{100, 1, "127.0.0.1"},
+		{101, 2, "127.0.0.2"},
+		{10000, 100, "127.0.0.100"},
+		{1 << 20, 254, "127.0.0.254"},
+	}
+	for _, tc := range tests {
+		got := DefaultSources(tc.clients)
+		if len(got) != tc.n || got[len(got)-1].String() != tc.last {
+			t.Errorf("DefaultSources(%d) = %d addresses ending %v, want %d ending %s", tc.clients, len(got), got[len(got)-1], tc.n, tc.last)
+		}
+	}
+}
