@@ -35,7 +35,8 @@
 //
 // Each room is an instance with its own socket and read loop: CLIENT_HELLO
 // → SERVER_HELLO, CLIENT_JOIN_REQUEST → SERVER_JOIN_ACCEPT (taking a held
-// seat from the same IP first, else a free seat, else the oldest hold) or
+// seat from the same IP first, else one Allocate held, else a free seat,
+// else the oldest hold) or
 // SERVER_JOIN_DENY (full, Playing, Finished), CLIENT_PING → SERVER_PONG
 // (echoing clientTime), CLIENT_READY and CLIENT_DISCONNECT (no reply; the
 // others get SERVER_PLAYER_DISCONNECTED). Replies echo the request's

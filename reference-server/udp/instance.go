@@ -167,7 +167,8 @@ func (in *instance) handle(m *udplobby.Message, from netip.AddrPort, now int64, 
 }
 
 // admit adds from as a player if a seat is free or held, and reports
-// whether it did. A held seat from the same IP is taken first; when the
+// whether it did. A held seat from the same IP is taken first, then one
+// held by Allocate (no IP: the TCP lobby's players), then a free seat; when the
 // room is full only because of holds, the oldest hold is taken (the lobby
 // never handed out more seats than the room has, so this cannot
 // oversubscribe, and a client whose lobby and instance sockets differ in
@@ -177,7 +178,11 @@ func (in *instance) admit(from netip.AddrPort, now int64) bool {
 		return false
 	}
 	in.expireHolds(now)
-	switch h := in.holdFor(from.Addr()); {
+	h := in.holdFor(from.Addr())
+	if h < 0 {
+		h = in.holdFor(netip.Addr{}) // a seat Allocate held for a TCP player
+	}
+	switch {
 	case h >= 0:
 		in.dropHold(h)
 	case len(in.players)+len(in.holds) < in.max:
