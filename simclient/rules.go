@@ -14,6 +14,7 @@ const (
 	RuleUJoinRoom     = "U-JOIN-ROOM"       // JOIN_SUCCESS names another room than the one requested
 	RuleUCreatedList  = "U-CREATED-LISTED"  // a room this client just created is missing from its next list
 	RuleUMalformedAns = "U-MALFORMED-REPLY" // the lobby answered a malformed packet instead of dropping it
+	RuleUReplySource  = "U-REPLY-SOURCE"    // a datagram from an address the client never sent to
 	// Game instance (PROTOCOLS.md §2).
 	RuleISeqEcho      = "I-SEQ-ECHO"        // an instance reply's sequenceId matches no request this client sent
 	RuleIReplyType    = "I-REPLY-TYPE"      // an instance reply is not a legal answer to the pending request
@@ -50,6 +51,7 @@ var Rules = []RuleInfo{
 	{RuleUJoinRoom, "1.2", "JOIN_SUCCESS names another roomId than the one requested"},
 	{RuleUCreatedList, "1.2", "a room this client created is missing from the list it asked for right after (best effort, within 1 s)"},
 	{RuleUMalformedAns, "1.2", "the lobby replied to a malformed datagram instead of dropping it silently"},
+	{RuleUReplySource, "1.1", "a datagram came from an address this client never sent to (replies come from the lobby or the instance port)"},
 	{RuleISeqEcho, "2", "an instance reply's sequenceId matches no request this client sent"},
 	{RuleIReplyType, "2", "an instance reply is not a legal answer (HELLO→HELLO, JOIN_REQUEST→JOIN_ACCEPT/JOIN_DENY, PING→PONG)"},
 	{RuleIPongEcho, "2", "SERVER_PONG does not echo the ping's clientTime"},

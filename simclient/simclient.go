@@ -123,6 +123,8 @@ type Shared struct {
 
 	groups []flowGroups
 
+	values sync.Map
+
 	closed atomic.Bool
 }
 
@@ -338,3 +340,14 @@ const (
 	ReasonSocket    = "socket"    // local socket error (send failed, buffer full …)
 	ReasonCancelled = "cancelled" // the run ended during the step
 )
+
+// Value returns the run-wide value stored under key, creating it with mk
+// on first use. Protocol packages keep their per-run state here (e.g. the
+// UDP header profile guessed from the first reply).
+func (sh *Shared) Value(key any, mk func() any) any {
+	if v, ok := sh.values.Load(key); ok {
+		return v
+	}
+	v, _ := sh.values.LoadOrStore(key, mk())
+	return v
+}

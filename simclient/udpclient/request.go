@@ -1,0 +1,392 @@
+package udpclient
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// reqFail is a failed request; reason names it in the metrics.
+type reqFail struct {
+	reason string
+	err    error
+}
+
+func (e *reqFail) Error() string { return e.reason + ": " + e.err.Error() }
+
+// createdListWindow is how soon after ROOM_CREATED a list must show the room
+// (RuleUCreatedList is best effort: rooms may legitimately vanish later).
+const createdListWindow = time.Second
+
+// encode appends request p (with p.seq) in profile prof.
+func (s *session) encode(dst []byte, p pending, prof udplobby.Profile) []byte {
+	switch p.typ {
+	case udplobby.LobbyListRooms:
+		return udplobby.AppendListRooms(dst, prof, p.seq)
+	case udplobby.LobbyCreateRoom:
+		return udplobby.AppendCreateRoom(dst, prof, p.seq)
+	case udplobby.LobbyJoinRoom:
+		return udplobby.AppendJoinRoom(dst, prof, p.seq, p.roomID)
+	case udplobby.ClientPing:
+		return udplobby.AppendPing(dst, prof, p.seq, p.value)
+	case udplobby.ClientDisconnect:
+		s.msg = udplobby.Message{Header: udplobby.Header{Type: udplobby.ClientDisconnect, Seq: p.seq}, Value: p.value & 0xFF}
+		out, _ := udplobby.Append(dst, prof, &s.msg)
+		return out
+	}
+	out, _ := udplobby.AppendEmpty(dst, prof, p.typ, p.seq)
+	return out
+}
+
+// sendProfile is the header profile of attempt k of a request: the run's
+// profile, or with "auto" before any reply was recognised, spec and
+// rtype17 in turn.
+func (s *session) sendProfile(attempt int) udplobby.Profile {
+	if !s.known {
+		s.syncProfile()
+	}
+	if s.known {
+		return s.profile
+	}
+	if attempt%2 == 1 {
+		return udplobby.ProfileRType17
+	}
+	return udplobby.ProfileSpec
+}
+
+// request sends p with the next sequence id and waits for its reply under
+// pol: timeout, then re-sends with the same sequence id after the retry
+// interval, up to pol.Retries times. It records the request under its
+// message key (success, failure, retries) and returns when it was first
+// sent. The reply's effects (rooms, instance address) are applied by
+// handle.
+func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, error) {
+	key := s.rt.keys[p.typ]
+	s.seq++
+	s.sent++
+	p.seq = s.seq
+	p.active = true
+	s.p = p
+	s.obuf = s.encode(s.obuf[:0], s.p, s.sendProfile(0))
+	s.p.sent = time.Now()
+	defer func() { s.p.active = false }()
+	if err := s.tr.send(p.to, s.obuf); err != nil {
+		s.rec.Fail(key, simclient.ReasonSocket, time.Now())
+		return s.p.sent, &reqFail{reason: simclient.ReasonSocket, err: err}
+	}
+	deadline := s.p.sent.Add(pol.Timeout)
+	var resendAt time.Time
+	for {
+		wait := deadline
+		if !resendAt.IsZero() {
+			wait = resendAt
+		}
+		data, from, err := s.tr.recv(wait)
+		switch {
+		case err == nil:
+			switch s.handle(data, from) {
+			case replyOK:
+				s.rec.Record(key, s.p.intended, s.p.sent, time.Now())
+				return s.p.sent, nil
+			case replyBad:
+				s.rec.Fail(key, reports.ReasonViolation, time.Now())
+				return s.p.sent, &reqFail{reason: reports.ReasonViolation, err: s.badReply}
+			case replyRefused:
+				s.rec.Fail(key, s.refusal.reason, time.Now())
+				return s.p.sent, s.refusal
+			}
+			continue
+		case errors.Is(err, errTimeout):
+			now := time.Now()
+			if !resendAt.IsZero() || pol.RetryInterval <= 0 {
+				if s.p.attempt >= pol.Retries {
+					s.rec.Fail(key, reports.ReasonTimeout, now)
+					return s.p.sent, &reqFail{reason: reports.ReasonTimeout,
+						err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
+				}
+				resendAt = time.Time{}
+				if err := s.resend(); err != nil {
+					s.rec.Fail(key, simclient.ReasonSocket, time.Now())
+					return s.p.sent, &reqFail{reason: simclient.ReasonSocket, err: err}
+				}
+				deadline = time.Now().Add(pol.Timeout)
+				continue
+			}
+			if s.p.attempt >= pol.Retries {
+				s.rec.Fail(key, reports.ReasonTimeout, now)
+				return s.p.sent, &reqFail{reason: reports.ReasonTimeout,
+					err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
+			}
+			resendAt = now.Add(pol.RetryInterval)
+		case errors.Is(err, errTruncated):
+			// The reply did not fit; the buffer has grown: ask again now.
+			if err := s.resend(); err != nil {
+				s.rec.Fail(key, simclient.ReasonSocket, time.Now())
+				return s.p.sent, &reqFail{reason: simclient.ReasonSocket, err: err}
+			}
+		case errors.Is(err, errCancelled):
+			return s.p.sent, errCancelled
+		default:
+			reason := simclient.ReasonSocket
+			if isRefused(err) {
+				reason = reports.ReasonConnRefused
+			}
+			s.rec.Fail(key, reason, time.Now())
+			return s.p.sent, &reqFail{reason: reason, err: err}
+		}
+	}
+}
+
+// resend re-sends the pending request with its sequence id, counting a
+// retry for its message and for the step.
+func (s *session) resend() error {
+	s.p.attempt++
+	s.rec.Retry(s.rt.keys[s.p.typ])
+	if s.curStep >= 0 {
+		s.rec.Retry(s.sh.StepKey(s.fi, s.curStep))
+	}
+	s.obuf = s.encode(s.obuf[:0], s.p, s.sendProfile(s.p.attempt))
+	return s.tr.send(s.p.to, s.obuf)
+}
+
+// verdict is what a received datagram meant for the pending request.
+type verdict uint8
+
+const (
+	replyNone    verdict = iota // not the pending request's reply (event, stale, violation elsewhere)
+	replyOK                     // the pending request's good reply
+	replyBad                    // the pending request's reply, but it broke a rule (s.badReply)
+	replyRefused                // an explicit refusal (JOIN_FAILED, JOIN_DENY: s.refusal)
+)
+
+// handle decodes and judges one received datagram. It applies the effects
+// of a good reply to the pending request and of instance events.
+func (s *session) handle(data []byte, from netip.AddrPort) verdict {
+	var ch udplobby.Channel
+	switch {
+	case from == s.lobby:
+		ch = udplobby.ChannelLobby
+	case s.inst.IsValid() && from == s.inst:
+		ch = udplobby.ChannelInstance
+	default:
+		s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("datagram from %v, which this client never sent to (lobby %v, instance %v)", from, s.lobby, s.inst))
+		return replyNone
+	}
+	if !s.known {
+		s.syncProfile()
+		if !s.known {
+			if p, ok := udplobby.GuessProfile(data); ok {
+				s.rt.profile.CompareAndSwap(-1, int32(p))
+				s.syncProfile()
+			}
+		}
+	}
+	dec := udplobby.Decoder{Profile: s.profile, Dir: udplobby.ServerToClient, Channel: ch}
+	m := &s.msg
+	if err := dec.Decode(data, m); err != nil {
+		return s.decodeFailed(data, err)
+	}
+	if ch == udplobby.ChannelInstance {
+		switch m.Type {
+		case udplobby.ServerAllReady, udplobby.ServerCountdownTick, udplobby.ServerGameStart,
+			udplobby.ServerGameEnd, udplobby.ServerPlayerDisconnected, udplobby.ServerDisconnect:
+			return s.event(data, m)
+		}
+	}
+	if !s.p.active || m.Seq != s.p.seq || s.p.inst != (ch == udplobby.ChannelInstance) {
+		if s.knownSeq(m.Seq) {
+			s.stale++ // a late or duplicated answer to an earlier (retried) request
+			return replyNone
+		}
+		rule := simclient.RuleUSeqEcho
+		if ch == udplobby.ChannelInstance {
+			rule = simclient.RuleISeqEcho
+		}
+		s.violation(rule, data, nil, fmt.Sprintf("%v seq %d: this client sent sequence ids 1-%d", m.Type, m.Seq, s.sent))
+		return replyNone
+	}
+	return s.reply(data, m)
+}
+
+// knownSeq reports whether seq is one this session already used.
+func (s *session) knownSeq(seq uint16) bool {
+	if s.sent >= 1<<16 {
+		return true
+	}
+	d := s.seq - seq // sequence ids used are s.seq-sent+1 … s.seq (mod 2^16)
+	return int(d) < s.sent
+}
+
+// reply judges the answer to the pending request (sequence already matched).
+func (s *session) reply(data []byte, m *udplobby.Message) verdict {
+	p := &s.p
+	legal := false
+	switch p.typ {
+	case udplobby.LobbyListRooms:
+		legal = m.Type == udplobby.LobbyRoomList
+	case udplobby.LobbyCreateRoom, udplobby.LobbyJoinRoom:
+		legal = m.Type == udplobby.LobbyJoinFailed || m.Type == p.typ+1 // ROOM_CREATED, JOIN_SUCCESS
+	case udplobby.ClientHello:
+		legal = m.Type == udplobby.ServerHello
+	case udplobby.ClientJoinRequest:
+		legal = m.Type == udplobby.ServerJoinAccept || m.Type == udplobby.ServerJoinDeny
+	case udplobby.ClientPing:
+		legal = m.Type == udplobby.ServerPong
+	}
+	if !legal {
+		rule := simclient.RuleUReplyType
+		if p.inst {
+			rule = simclient.RuleIReplyType
+		}
+		return s.bad(rule, data, fmt.Sprintf("%v answered with %v", p.typ, m.Type))
+	}
+	switch m.Type {
+	case udplobby.LobbyRoomList:
+		s.rooms = m.Rooms.AppendRooms(s.rooms[:0])
+		for i := range s.rooms {
+			if r := &s.rooms[i]; !s.portOK(r.Port) {
+				return s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last))
+			}
+		}
+		if s.created != 0 && time.Since(s.createdAt) < createdListWindow {
+			found := false
+			for i := range s.rooms {
+				if s.rooms[i].ID == s.created {
+					found = true
+					break
+				}
+			}
+			if !found {
+				s.violation(simclient.RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt).Round(time.Microsecond), len(s.rooms)))
+			}
+			s.created = 0
+		}
+	case udplobby.LobbyRoomCreated:
+		if !s.portOK(m.Port) {
+			return s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("ROOM_CREATED port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last))
+		}
+		s.sh.Rooms.Replace(m.RoomID, m.Port)
+		s.roomID, s.created, s.createdAt = m.RoomID, m.RoomID, time.Now()
+		s.setInstance(m.Port)
+	case udplobby.LobbyJoinSuccess:
+		if m.RoomID != p.roomID {
+			return s.bad(simclient.RuleUJoinRoom, data, fmt.Sprintf("asked to join room %d, JOIN_SUCCESS names room %d", p.roomID, m.RoomID))
+		}
+		if !s.portOK(m.Port) {
+			return s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("JOIN_SUCCESS port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last))
+		}
+		if prev, known := s.sh.Rooms.Observe(m.RoomID, m.Port); known && prev != m.Port {
+			return s.bad(simclient.RuleUJoinPort, data, fmt.Sprintf("room %d was created on port %d, JOIN_SUCCESS says %d", m.RoomID, prev, m.Port))
+		}
+		s.roomID = m.RoomID
+		s.setInstance(m.Port)
+	case udplobby.LobbyJoinFailed:
+		reason := reports.ReasonJoinFailed
+		s.refusal = &reqFail{reason: reason, err: fmt.Errorf("%v answered JOIN_FAILED", p.typ)}
+		return replyRefused
+	case udplobby.ServerJoinDeny:
+		s.refusal = &reqFail{reason: reports.ReasonJoinDeny, err: errors.New("the instance answered SERVER_JOIN_DENY")}
+		return replyRefused
+	case udplobby.ServerJoinAccept:
+		s.instJoined = true
+	case udplobby.ServerPong:
+		if m.Value != p.value {
+			return s.bad(simclient.RuleIPongEcho, data, fmt.Sprintf("PONG clientTime %d, ping sent %d", m.Value, p.value))
+		}
+	}
+	return replyOK
+}
+
+func (s *session) portOK(port uint16) bool {
+	return s.rt.ports.IsZero() || s.rt.ports.Contains(port)
+}
+
+func (s *session) setInstance(port uint16) {
+	inst := netip.AddrPortFrom(s.lobby.Addr(), port)
+	if inst != s.inst {
+		s.inst = inst
+		s.instJoined, s.allReady, s.gameStarted, s.gameEnded, s.kicked = false, false, false, false, false
+		s.lastTick, s.lastEventN = -1, 0
+	}
+}
+
+// bad records a violation by the pending request's reply and makes the
+// request fail with reason "violation".
+func (s *session) bad(rule string, data []byte, detail string) verdict {
+	s.violation(rule, data, s.obuf, detail)
+	s.badReply = fmt.Errorf("%s: %s", rule, detail)
+	return replyBad
+}
+
+// decodeFailed records a datagram the codec rejected. When its header
+// names the pending request's sequence id, the request fails.
+func (s *session) decodeFailed(data []byte, err error) verdict {
+	rule := string(udplobby.RuleOf(err))
+	if rule == "" {
+		rule = "U-DECODE"
+	}
+	var e *udplobby.Error
+	if errors.As(err, &e) && e.HaveHeader && s.p.active && e.Header.Seq == s.p.seq &&
+		e.Header.Type.Channel() != udplobby.ChannelAny && (e.Header.Type.Channel() == udplobby.ChannelInstance) == s.p.inst {
+		return s.bad(rule, data, err.Error())
+	}
+	s.violation(rule, data, nil, err.Error())
+	return replyNone
+}
+
+// event handles an instance's unsolicited message.
+func (s *session) event(data []byte, m *udplobby.Message) verdict {
+	if !s.strictOrder && len(data) <= len(s.lastEvent) && s.lastEventN == len(data) && string(s.lastEvent[:len(data)]) == string(data) {
+		return replyNone // an exact repeat under incoming duplication/reordering
+	}
+	if len(data) <= len(s.lastEvent) {
+		s.lastEventN = copy(s.lastEvent[:], data)
+	}
+	switch m.Type {
+	case udplobby.ServerAllReady:
+		if !s.instJoined {
+			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_ALL_READY before this client was accepted")
+		}
+		s.allReady = true
+	case udplobby.ServerCountdownTick:
+		if !s.instJoined {
+			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_COUNTDOWN_TICK before this client was accepted")
+		}
+		if s.strictOrder && s.lastTick >= 0 && int(m.Value) >= s.lastTick {
+			s.violation(simclient.RuleICountdown, data, nil, fmt.Sprintf("countdown %d after %d", m.Value, s.lastTick))
+		}
+		s.lastTick = int(m.Value)
+	case udplobby.ServerGameStart:
+		switch {
+		case !s.instJoined:
+			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_GAME_START before this client was accepted")
+		case s.gameStarted && s.strictOrder:
+			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_GAME_START twice")
+		}
+		s.gameStarted = true
+	case udplobby.ServerGameEnd:
+		if !s.gameStarted && s.strictOrder {
+			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_GAME_END before SERVER_GAME_START")
+		}
+		s.gameEnded = true
+	case udplobby.ServerDisconnect:
+		s.kicked = true
+		if s.p.active && s.p.inst {
+			s.refusal = &reqFail{reason: simclient.ReasonClosed, err: fmt.Errorf("the instance sent SERVER_DISCONNECT (reason %d)", m.Value)}
+			return replyRefused
+		}
+	}
+	return replyNone
+}
+
+// violation records a breach of rule by packet data; req is the request
+// that caused it (nil if unsolicited).
+func (s *session) violation(rule string, data, req []byte, detail string) {
+	s.rec.Violation(rule, time.Now(), data, req, detail)
+}

@@ -1,0 +1,334 @@
+package udpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// plan parses a scenario whose flows are given as YAML.
+func plan(t testing.TB, extra, flows string) *scenario.Plan {
+	t.Helper()
+	y := "protocol: udp-lobby\nload: {clients: 1, duration: 10s}\n" + extra + "\nflows:\n" + flows
+	p, err := scenario.Parse("test.yaml", []byte(y))
+	if err != nil {
+		t.Fatalf("scenario:\n%s\n%v", y, err)
+	}
+	return p
+}
+
+type result struct {
+	run  *reports.Run
+	errs []error
+}
+
+func (r result) step(t testing.TB, name string) reports.Series {
+	t.Helper()
+	for _, s := range r.run.Steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no step %q in %+v", name, r.run.Steps)
+	return reports.Series{}
+}
+
+func (r result) message(name string) reports.Series {
+	for _, s := range r.run.Messages {
+		if s.Name == name {
+			return s
+		}
+	}
+	return reports.Series{}
+}
+
+func (r result) violations() map[string]int64 {
+	m := map[string]int64{}
+	for _, v := range r.run.Violations {
+		m[v.Rule] = v.Count
+	}
+	return m
+}
+
+// runSessions runs n sessions of flow 0 concurrently against target, as the
+// engine does: factories in arrival order, then Run.
+func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int, opt simclient.Options) result {
+	t.Helper()
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: target}, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	f, ok := simclient.Lookup("udp-lobby")
+	if !ok {
+		t.Fatal("udp-lobby not registered")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		s, err := f(sh, i, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer s.Close()
+			errs[i] = s.Run(ctx, time.Now())
+		}()
+	}
+	wg.Wait()
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result{run: run, errs: errs}
+}
+
+func TestFullMatch(t *testing.T) {
+	for _, prof := range []udplobby.Profile{udplobby.ProfileSpec, udplobby.ProfileRType17} {
+		t.Run(prof.String(), func(t *testing.T) {
+			f := newFakeLobby(t, prof)
+			p := plan(t, "header_profile: "+prof.String(), `
+  - name: match
+    group_size: 4
+    steps:
+      - list_rooms
+      - create_room: {only: leader}
+      - join: {room: created}
+      - hello
+      - instance_join
+      - barrier: {n: 4, timeout: 10s}
+      - ready
+      - ping: {count: 3, interval: 1ms}
+      - wait_game_start: 10s
+      - leave
+`)
+			r := runSessions(t, p, f.addr(), 8, simclient.Options{})
+			for i, err := range r.errs {
+				if err != nil {
+					t.Errorf("session %d: %v", i, err)
+				}
+			}
+			if v := r.violations(); len(v) != 0 {
+				t.Errorf("violations: %v", v)
+			}
+			for name, want := range map[string]int64{"list_rooms": 8, "create_room": 2, "join": 8, "hello": 8, "instance_join": 8,
+				"barrier": 8, "ready": 8, "ping": 24, "wait_game_start": 8, "leave": 8} {
+				if got := r.step(t, name).Successes; got != want {
+					t.Errorf("%s successes = %d, want %d", name, got, want)
+				}
+			}
+			if got := r.message("CLIENT_PING").Successes; got != 24 {
+				t.Errorf("CLIENT_PING successes = %d", got)
+			}
+			if got := f.count(udplobby.LobbyCreateRoom); got != 2 {
+				t.Errorf("server saw %d creates, want 2", got)
+			}
+		})
+	}
+}
+
+func TestMisbehavingLobby(t *testing.T) {
+	fastPolicy := "defaults: {timeout: 50ms, retries: 2, retry_interval: 10ms}"
+	tests := []struct {
+		name      string
+		flow      string
+		setup     func(f *fakeLobby)
+		wantRule  string // a violation that must be counted ("" = none)
+		wantFail  string // the failure reason of the failing step ("" = the session succeeds)
+		failStep  string
+		wantRetry int64 // retries counted on failStep
+	}{
+		{
+			name:  "wrong sequence then silence",
+			flow:  "- list_rooms",
+			setup: func(f *fakeLobby) { f.lobbyHook = seqPlus(100) },
+			wantRule: simclient.RuleUSeqEcho, wantFail: reports.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
+		},
+		{
+			name: "bad CRC on the reply",
+			flow: "- list_rooms",
+			setup: func(f *fakeLobby) {
+				f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte { def[len(def)-1] ^= 0xFF; return def }
+			},
+			wantRule: string(udplobby.RuleCRC), wantFail: reports.ReasonViolation, failStep: "list_rooms",
+		},
+		{
+			name: "wrong reply type",
+			flow: "- list_rooms",
+			setup: func(f *fakeLobby) {
+				f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+					return udplobby.AppendRoomCreated(nil, f.p, m.Seq, 9, 9000)
+				}
+			},
+			wantRule: simclient.RuleUReplyType, wantFail: reports.ReasonViolation, failStep: "list_rooms",
+		},
+		{
+			name:     "join returns another port than the creation",
+			flow:     "- create_room\n      - join: created",
+			setup:    func(f *fakeLobby) { f.joinPort = 1 },
+			wantRule: simclient.RuleUJoinPort, wantFail: reports.ReasonViolation, failStep: "join",
+		},
+		{
+			name:     "port outside instance_ports",
+			flow:     "- create_room",
+			setup:    func(f *fakeLobby) {},
+			wantRule: simclient.RuleUPortRange, wantFail: reports.ReasonViolation, failStep: "create_room",
+		},
+		{
+			name:     "silent server: timeout after retries",
+			flow:     "- list_rooms",
+			setup:    func(f *fakeLobby) { f.silent = true },
+			wantFail: reports.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
+		},
+		{
+			name: "join failed",
+			flow: "- join: 12345",
+			setup: func(f *fakeLobby) {},
+			wantFail: reports.ReasonJoinFailed, failStep: "join",
+		},
+		{
+			name: "instance denies",
+			flow: "- create_room\n      - hello\n      - instance_join",
+			setup: func(f *fakeLobby) {
+				f.instHook = func(f *fakeLobby, r *fakeRoom, m *udplobby.Message, def []byte) []byte {
+					if m.Type == udplobby.ClientJoinRequest {
+						b, _ := udplobby.AppendEmpty(nil, f.p, udplobby.ServerJoinDeny, m.Seq)
+						return b
+					}
+					return def
+				}
+			},
+			wantFail: reports.ReasonJoinDeny, failStep: "instance_join",
+		},
+		{
+			name: "pong does not echo clientTime",
+			flow: "- create_room\n      - ping",
+			setup: func(f *fakeLobby) {
+				f.instHook = func(f *fakeLobby, r *fakeRoom, m *udplobby.Message, def []byte) []byte {
+					return udplobby.AppendPong(nil, f.p, m.Seq, m.Value+1)
+				}
+			},
+			wantRule: simclient.RuleIPongEcho, wantFail: reports.ReasonViolation, failStep: "ping",
+		},
+		{
+			name: "created room missing from the next list",
+			flow: "- create_room\n      - list_rooms",
+			setup: func(f *fakeLobby) {
+				f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+					if m.Type == udplobby.LobbyListRooms {
+						b, _ := udplobby.AppendRoomList(nil, f.p, m.Seq, nil)
+						return b
+					}
+					return def
+				}
+			},
+			wantRule: simclient.RuleUCreatedList,
+		},
+		{
+			name: "late duplicate replies are not violations",
+			flow: "- list_rooms\n      - list_rooms\n      - list_rooms",
+			setup: func(f *fakeLobby) { f.dup = true },
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeLobby(t, udplobby.ProfileSpec, tc.setup)
+			extra := fastPolicy
+			if tc.name == "port outside instance_ports" {
+				extra += "\ninstance_ports: 1-2"
+			}
+			p := plan(t, extra, "  - steps:\n      "+tc.flow+"\n")
+			r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
+			v := r.violations()
+			if tc.wantRule != "" && v[tc.wantRule] == 0 {
+				t.Errorf("violation %s not counted; got %v", tc.wantRule, v)
+			}
+			if tc.wantRule == "" && len(v) != 0 {
+				t.Errorf("unexpected violations %v", v)
+			}
+			err := r.errs[0]
+			if tc.wantFail == "" {
+				if err != nil {
+					t.Fatalf("session failed: %v", err)
+				}
+				return
+			}
+			if got := simclient.ReasonOf(err); got != tc.wantFail {
+				t.Fatalf("failure reason %q (%v), want %q", got, err, tc.wantFail)
+			}
+			var se *simclient.StepError
+			if !errors.As(err, &se) || se.Label != tc.failStep {
+				t.Fatalf("failed step %+v, want %s", se, tc.failStep)
+			}
+			st := r.step(t, tc.failStep)
+			if st.FailuresByReason[tc.wantFail] != 1 {
+				t.Errorf("step failures %v", st.FailuresByReason)
+			}
+			if st.Retries != tc.wantRetry {
+				t.Errorf("step retries = %d, want %d", st.Retries, tc.wantRetry)
+			}
+		})
+	}
+}
+
+// seqPlus answers with the sequence id shifted by d.
+func seqPlus(d uint16) func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+	return func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+		if m.Type != udplobby.LobbyListRooms {
+			return def
+		}
+		b, _ := udplobby.AppendRoomList(nil, f.p, m.Seq+d, nil)
+		return b
+	}
+}
+
+func TestRetriesKeepSequence(t *testing.T) {
+	drops := 2
+	var mu sync.Mutex
+	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) {
+		f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+			mu.Lock()
+			defer mu.Unlock()
+			if drops > 0 {
+				drops--
+				return nil
+			}
+			return def
+		}
+	})
+	p := plan(t, "defaults: {timeout: 30ms, retries: 3, retry_interval: 5ms}", "  - steps: [list_rooms]\n")
+	r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	seqs := f.seqsOf(udplobby.LobbyListRooms)
+	if len(seqs) != 3 || seqs[0] != seqs[1] || seqs[1] != seqs[2] {
+		t.Fatalf("server saw sequence ids %v, want the same id 3 times", seqs)
+	}
+	st := r.step(t, "list_rooms")
+	if st.Successes != 1 || st.Retries != 2 || st.Requests != 1 {
+		t.Fatalf("list_rooms: %d ok, %d retries, %d requests; want 1, 2, 1", st.Successes, st.Retries, st.Requests)
+	}
+	// The corrected latency includes the two timeouts and pauses.
+	if min := 2 * (30 + 5) * time.Millisecond; time.Duration(st.Latency.MaxUS)*time.Microsecond < min {
+		t.Errorf("latency %dµs, want ≥ %s", st.Latency.MaxUS, min)
+	}
+	_ = fmt.Sprint
+	_ = strings.Contains
+}

@@ -1,0 +1,229 @@
+package udpclient
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+var (
+	// errTimeout: the deadline given to recv passed.
+	errTimeout = errors.New("timeout")
+	// errTruncated: a datagram larger than the receive buffer arrived and
+	// was cut; the buffer has grown, the datagram is lost.
+	errTruncated = errors.New("datagram truncated by the receive buffer")
+	// errCancelled: the session's context ended.
+	errCancelled = errors.New("cancelled")
+)
+
+const (
+	initialBuf = 2048     // fits a 180-room list; grows on truncation
+	maxBuf     = 64 << 10 // any datagram of either profile fits
+	msgTrunc   = 0x20     // MSG_TRUNC (Linux); other systems never report it
+)
+
+// transport is one client's UDP socket with the run's sweeper for
+// timeouts and the client-side impairment. It is used by one goroutine
+// (the session's), except cancel and close.
+type transport struct {
+	c     *net.UDPConn
+	sw    *simclient.Sweeper
+	waker *simclient.Waker
+	buf   []byte
+	out   *impairer
+	in    *impairer
+	cur   []byte // held incoming datagram returned by the last recv, recycled at the next
+
+	cancelled atomic.Bool
+	closed    atomic.Bool
+	// truncated counts datagrams lost to the receive buffer's size.
+	truncated int64
+}
+
+func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper) error {
+	la := &net.UDPAddr{}
+	if src.IsValid() {
+		la.IP = src.AsSlice()
+	}
+	c, err := net.ListenUDP("udp", la)
+	if err != nil {
+		return err
+	}
+	_ = simclient.SetBuffers(c, bufSize) // best effort: the OS caps it
+	t.c = c
+	t.sw = sw
+	t.buf = make([]byte, initialBuf)
+	t.waker = sw.Add(func() { _ = c.SetReadDeadline(time.Now()) })
+	return nil
+}
+
+// cancel makes a blocked or later recv return errCancelled.
+func (t *transport) cancel() {
+	t.cancelled.Store(true)
+	if t.c != nil {
+		_ = t.c.SetReadDeadline(time.Now())
+	}
+}
+
+func (t *transport) close() error {
+	if t.c == nil || !t.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	t.sw.Remove(t.waker)
+	return t.c.Close()
+}
+
+// localAddr returns the socket's address.
+func (t *transport) localAddr() netip.AddrPort {
+	if t.c == nil {
+		return netip.AddrPort{}
+	}
+	return t.c.LocalAddr().(*net.UDPAddr).AddrPort()
+}
+
+// send sends b to addr through the outgoing impairment. b may be reused by
+// the caller as soon as send returns.
+func (t *transport) send(to netip.AddrPort, b []byte) error {
+	if t.closed.Load() {
+		return net.ErrClosed
+	}
+	if t.out == nil {
+		_, err := t.c.WriteToUDPAddrPort(b, to)
+		return err
+	}
+	now := time.Now()
+	d := t.out.decide()
+	if d.drop {
+		return nil
+	}
+	for i := 0; i < d.copies; i++ {
+		switch {
+		case i == 0 && d.reorder:
+			t.out.hold(now.Add(max(d.delay, reorderHold)), to, true, b)
+		case d.delay > 0:
+			t.out.hold(now.Add(d.delay), to, false, b)
+		default:
+			if _, err := t.c.WriteToUDPAddrPort(b, to); err != nil {
+				return err
+			}
+		}
+	}
+	if !d.reorder {
+		t.out.overtaken(now.Add(d.delay))
+	}
+	return t.flushOut(now)
+}
+
+// flushOut sends the held outgoing datagrams that are due.
+func (t *transport) flushOut(now time.Time) error {
+	for {
+		h, ok := t.out.pop(now)
+		if !ok {
+			return nil
+		}
+		_, err := t.c.WriteToUDPAddrPort(h.data, h.addr)
+		t.out.recycle(h.data)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// recv returns the next datagram and its source, waiting until deadline
+// (zero: no deadline). The datagram aliases a buffer valid until the next
+// recv. It returns errTimeout once deadline passed, errTruncated when a
+// datagram did not fit (the buffer grew), errCancelled after cancel, and
+// socket errors as they are.
+func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
+	if t.cur != nil {
+		t.in.recycle(t.cur)
+		t.cur = nil
+	}
+	for {
+		if t.cancelled.Load() {
+			return nil, netip.AddrPort{}, errCancelled
+		}
+		now := time.Now()
+		if t.out != nil {
+			if err := t.flushOut(now); err != nil {
+				return nil, netip.AddrPort{}, err
+			}
+		}
+		if h, ok := t.in.pop(now); ok {
+			t.cur = h.data
+			return h.data, h.addr, nil
+		}
+		wake := deadline
+		if n := t.out.next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
+			wake = n
+		}
+		if n := t.in.next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
+			wake = n
+		}
+		if !wake.IsZero() && !now.Before(wake) {
+			if !deadline.IsZero() && !now.Before(deadline) {
+				return nil, netip.AddrPort{}, errTimeout
+			}
+			continue // a held datagram is due
+		}
+		if wake.IsZero() {
+			t.waker.Disarm()
+		} else {
+			t.waker.Arm(wake)
+		}
+		n, _, flags, from, err := t.c.ReadMsgUDPAddrPort(t.buf, nil)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// Woken by the sweeper (maybe for an older arming) or
+				// by cancel: clear the deadline and look at the clock.
+				_ = t.c.SetReadDeadline(time.Time{})
+				continue
+			}
+			return nil, netip.AddrPort{}, err
+		}
+		t.waker.Disarm()
+		if flags&msgTrunc != 0 || n > len(t.buf) {
+			t.truncated++
+			if len(t.buf) < maxBuf {
+				t.buf = make([]byte, maxBuf)
+			}
+			return nil, from, errTruncated
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		data := t.buf[:n]
+		if t.in == nil {
+			return data, from, nil
+		}
+		d := t.in.decide()
+		if d.drop {
+			continue
+		}
+		deliverNow := !d.reorder && d.delay == 0
+		for i := 0; i < d.copies; i++ {
+			switch {
+			case i == 0 && d.reorder:
+				t.in.hold(now.Add(max(d.delay, reorderHold)), from, true, data)
+			case d.delay > 0:
+				t.in.hold(now.Add(d.delay), from, false, data)
+			case i == 1 && deliverNow:
+				t.in.hold(now, from, false, data) // the duplicate follows at once
+			}
+		}
+		if !d.reorder {
+			t.in.overtaken(now.Add(d.delay))
+		}
+		if deliverNow {
+			return data, from, nil
+		}
+	}
+}
+
+// isRefused reports whether err is an ICMP port-unreachable reported on
+// the socket.
+func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
