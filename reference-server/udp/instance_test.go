@@ -24,6 +24,7 @@ func roomState(t *testing.T, c *client, id uint32) (udplobby.RoomState, uint16, 
 // handshake, ready, countdown, game start and end, and checks the lobby's
 // list follows the instance.
 func TestGameFlow(t *testing.T) {
+	t.Parallel()
 	for _, prof := range []udplobby.Profile{udplobby.ProfileSpec, udplobby.ProfileRType17} {
 		t.Run(prof.String(), func(t *testing.T) {
 			cfg := testConfig()
@@ -130,6 +131,7 @@ func TestNotJoinedAndDisconnect(t *testing.T) {
 }
 
 func TestCountdownCancelledWhenEmpty(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	cfg.CountdownInterval = 300 * time.Millisecond // the DISCONNECT must land within 3 of them
 	s := start(t, cfg)
@@ -155,6 +157,7 @@ func TestCountdownCancelledWhenEmpty(t *testing.T) {
 // oversubscribe, the countdown waits for held seats, and an untaken seat is
 // released after SeatHold.
 func TestSeatHold(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	cfg.MaxPlayers = 3
 	cfg.SeatHold = time.Second // long enough for the checks below on a loaded machine
@@ -210,6 +213,7 @@ func TestFullInstanceDenies(t *testing.T) {
 }
 
 func TestIdlePlayerDropped(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	cfg.IdleTimeout = 500 * time.Millisecond // b pings every ~20 ms: far inside it
 	s := start(t, cfg)
@@ -313,6 +317,7 @@ func TestCleanupReusesPorts(t *testing.T) {
 }
 
 func TestEmptyRoomKeptForAnInterval(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	cfg.CleanupInterval = 500 * time.Millisecond
 	s := start(t, cfg)

@@ -211,6 +211,7 @@ func TestDuplicateCreateReplayed(t *testing.T) {
 }
 
 func TestRateLimitPerIP(t *testing.T) {
+	t.Parallel()
 	if l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)}); err != nil {
 		t.Skip("127.0.0.2 not usable:", err)
 	} else {
@@ -239,6 +240,7 @@ func TestRateLimitPerIP(t *testing.T) {
 }
 
 func TestRateLimitPerEndpoint(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	cfg.RateLimit = 0.001
 	cfg.RateBurst = 1
