@@ -31,6 +31,7 @@ measure the limiter. Enable it with --rate-limit.`
 // serveFlags holds the serve command's flag values.
 type serveFlags struct {
 	udpAddr, tcpAddr, advertise, logLevel string
+	instanceAddr                          string
 	noUDP, noTCP                          bool
 	basePort, maxInstances, maxPlayers    int
 	maxSessions, rateBurst, socketBuffer  int
@@ -72,7 +73,8 @@ func init() {
 			fs.DurationVar(&f.tcpIdle, "tcp-idle-timeout", t.IdleTimeout, "close a TCP connection that sends no frame this long (negative: never)")
 			fs.DurationVar(&f.writeTimeout, "write-timeout", t.WriteTimeout, "disconnect a TCP client whose socket accepts nothing this long")
 			fs.IntVar(&f.maxQueue, "max-queue", t.MaxQueue, "outgoing frames queued per TCP connection before it is dropped")
-			fs.BoolVar(&f.noUDP, "no-udp", false, "do not run the UDP lobby (the TCP lobby then has no instances to hand out)")
+			fs.BoolVar(&f.noUDP, "no-udp", false, "do not run the UDP lobby (the TCP lobby then needs --instance-addr)")
+			fs.StringVar(&f.instanceAddr, "instance-addr", "", "with --no-udp: the fixed UDP game `address` (IP:PORT) every TCP GAME_START announces")
 			fs.BoolVar(&f.noTCP, "no-tcp", false, "do not run the TCP lobby")
 			fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 			return f.run
@@ -92,8 +94,19 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 	if f.noUDP && f.noTCP {
 		return cfg, fmt.Errorf("--no-udp and --no-tcp: nothing left to serve")
 	}
-	if f.noUDP && !f.noTCP {
-		return cfg, fmt.Errorf("--no-udp: the TCP lobby needs the UDP instances for GAME_START; add --no-tcp or drop --no-udp")
+	var static netip.AddrPort
+	if f.instanceAddr != "" {
+		if !f.noUDP {
+			return cfg, fmt.Errorf("--instance-addr: only with --no-udp (the UDP lobby's own instances are used otherwise)")
+		}
+		a, err := netip.ParseAddrPort(f.instanceAddr)
+		if err != nil || a.Port() == 0 {
+			return cfg, fmt.Errorf("--instance-addr: %q is not IP:PORT with a non-zero port", f.instanceAddr)
+		}
+		static = a
+	}
+	if f.noUDP && !f.noTCP && !static.IsValid() {
+		return cfg, fmt.Errorf("--no-udp: the TCP lobby needs a game address for GAME_START: add --instance-addr IP:PORT (or --no-tcp)")
 	}
 	checks := []struct {
 		bad  bool
@@ -148,6 +161,9 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		t := tcp.DefaultConfig()
 		t.Addr, t.MaxConns, t.IdleTimeout = f.tcpAddr, f.maxConns, f.tcpIdle
 		t.WriteTimeout, t.MaxQueue, t.CountdownInterval = f.writeTimeout, f.maxQueue, f.countdown
+		if static.IsValid() {
+			t.Pool = tcp.StaticPool{Addr: static}
+		}
 		cfg.TCP = &t
 	}
 	return cfg, nil

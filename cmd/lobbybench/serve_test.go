@@ -127,12 +127,35 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--advertise-addr", "0.0.0.0"}, "--advertise-addr"},
 		{[]string{"--no-udp", "--no-tcp"}, "--no-udp"},
 		{[]string{"--no-udp"}, "--no-udp"},
+		{[]string{"--no-udp", "--instance-addr", "127.0.0.1"}, "--instance-addr"},
+		{[]string{"--instance-addr", "127.0.0.1:9"}, "--instance-addr"},
 		{[]string{"extra"}, "unexpected argument"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"serve"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("serve %v: exit %d, stderr %q; want exit 2 and one line naming %s", tc.args, code, errs, tc.want)
 		}
+	}
+}
+
+func TestServeTCPOnly(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	code := make(chan int, 1)
+	go func() {
+		code <- runMain(ctx, e, []string{"serve", "--no-udp", "--instance-addr", "127.0.0.1:9", "--tcp-addr", "127.0.0.1:0"})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "tcp lobby on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no TCP line: %q", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if c := <-code; c != exitOK || strings.Contains(stdout.String(), "udp.") {
+		t.Fatalf("exit %d, stdout %q", c, stdout.String())
 	}
 }
 
