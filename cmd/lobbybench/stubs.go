@@ -22,8 +22,6 @@ func notYet(name, summary, usage string) {
 }
 
 func init() {
-	notYet("conform", "run the numbered conformance suite against a lobby server",
-		"Usage: lobbybench conform --target HOST:PORT [flags]")
 	notYet("report", "render, merge and compare JSON results",
 		"Usage: lobbybench report html|junit|compare|merge [flags] FILE...")
 }

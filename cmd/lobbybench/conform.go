@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lobbybench/lobbybench/conformance"
+)
+
+const conformUsage = `Usage: lobbybench conform --target HOST:PORT [flags]
+
+Runs the numbered conformance suite against a lobby server and tells, rule
+by rule, where it departs from the spec, with the bytes to prove it. Cases
+are numbered after the document section they check (udp/5/2 is the second
+case of seed 003 §5 LOBBY_ROOM_LIST; inst/… the game-instance handshake of
+PROTOCOLS.md §2; tcp/… the sections of seed 004). A broken MUST fails, a
+broken SHOULD warns (--strict makes warnings fail), informational cases
+only report figures, and a case whose precondition is not met is skipped
+with the reason.
+
+Probes are paced and spread over the --source-addrs pool (127.0.0.1-32 for
+a loopback target), so a server that rate-limits each IP to ~100 requests/s
+gets the same verdicts; silence is retried once from another address before
+it counts.
+
+Exit codes: 0 all passed, 1 a case failed (or warned, with --strict),
+2 usage, 3 target unreachable, 5 interrupted.`
+
+type conformFlags struct {
+	target, protocol, header, instancePorts, cases string
+	jsonOut, junitOut, markdownOut, sources         string
+	list, strict, quiet, verbose                    bool
+	timeout                                         time.Duration
+}
+
+func init() {
+	register("conform", command{
+		summary: "run the numbered conformance suite against a lobby server",
+		usage:   conformUsage,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			f := &conformFlags{}
+			fs.StringVar(&f.target, "target", "", "`host:port` of the lobby to check (required)")
+			fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol, "protocol: "+strings.Join(conformance.Protocols(), ", "))
+			fs.StringVar(&f.header, "header", "auto", "UDP header profile: spec, rtype17 or auto (guess from the first reply and say which)")
+			fs.StringVar(&f.instancePorts, "instance-ports", "", "the target's game-instance port `range` LO-HI (checks ports, lets the suite reach a small instance limit)")
+			fs.StringVar(&f.cases, "cases", "", "comma-separated case `patterns`: an id prefix by whole segments (udp/13) or a glob (udp/1*, */5/*)")
+			fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
+			fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
+			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
+			fs.StringVar(&f.jsonOut, "json", "", "write the results as JSON to `file`")
+			fs.StringVar(&f.junitOut, "junit", "", "write the results as JUnit XML to `file`")
+			fs.StringVar(&f.markdownOut, "markdown", "", "write a Markdown summary to `file`")
+			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread probes over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
+			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
+			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed")
+			return func(ctx context.Context, e *env, args []string) int { return runConform(ctx, e, f, args) }
+		},
+	})
+}
+
+func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int {
+	const cmd = "conform"
+	if len(args) > 0 {
+		return usageErr(e, cmd, "unexpected argument %q", args[0])
+	}
+	cfg := conformance.Config{Target: f.target, Protocol: f.protocol, Strict: f.strict, Timeout: f.timeout}
+	var err error
+	if cfg.Header, err = conformance.ParseHeaderMode(f.header); err != nil {
+		return usageErr(e, cmd, "--header: %v", err)
+	}
+	if f.instancePorts != "" {
+		if cfg.InstancePorts, err = conformance.ParsePortRange(f.instancePorts); err != nil {
+			return usageErr(e, cmd, "--instance-ports: %v", err)
+		}
+	}
+	if f.cases != "" {
+		for _, p := range strings.Split(f.cases, ",") {
+			if err := conformance.ValidPattern(p); err != nil {
+				return usageErr(e, cmd, "--cases: %v", err)
+			}
+			cfg.Patterns = append(cfg.Patterns, strings.TrimSpace(p))
+		}
+	}
+	if f.sources != "" {
+		if cfg.Sources, err = conformance.ParseSources(f.sources); err != nil {
+			return usageErr(e, cmd, "--source-addrs: %v", err)
+		}
+	}
+	if f.timeout <= 0 {
+		return usageErr(e, cmd, "--timeout: must be positive, got %v", f.timeout)
+	}
+	if f.list {
+		if f.target == "" {
+			cfg.Target = "127.0.0.1:1" // listing needs no target
+		}
+		if errs := cfg.Validate(); len(errs) > 0 {
+			return usageErr(e, cmd, "%v", errs[0])
+		}
+		cases := cfg.Selected()
+		if len(cases) == 0 {
+			return usageErr(e, cmd, "--cases: no %s case matches %q", cfg.Protocol, f.cases)
+		}
+		if err := conformance.WriteList(e.stdout, cases); err != nil {
+			return exitFailed
+		}
+		fmt.Fprintf(e.stdout, "\n%d cases\n", len(cases))
+		return exitOK
+	}
+	if f.target == "" {
+		return usageErr(e, cmd, "--target is required (host:port)")
+	}
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return usageErr(e, cmd, "%v", errs[0])
+	}
+	if len(cfg.Selected()) == 0 {
+		return usageErr(e, cmd, "--cases: no %s case matches %q", cfg.Protocol, f.cases)
+	}
+	rep, err := conformance.Run(ctx, cfg)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintf(e.stderr, "lobbybench conform: interrupted\n")
+			return exitInterrupted
+		case errors.Is(err, conformance.ErrUnreachable):
+			fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
+			return exitUnreachable
+		}
+		return usageErr(e, cmd, "%v", err)
+	}
+	conformance.WriteText(e.stdout, rep, conformance.TextOptions{Quiet: f.quiet, Verbose: f.verbose})
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer, *conformance.Report) error
+	}{{f.jsonOut, conformance.WriteJSON}, {f.junitOut, conformance.WriteJUnit}, {f.markdownOut, conformance.WriteMarkdown}} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeConformFile(out.path, func(w io.Writer) error { return out.write(w, rep) }); err != nil {
+			fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
+			return exitFailed
+		}
+	}
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
+	if rep.Failed() {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// writeConformFile creates path and writes to it with write.
+func writeConformFile(path string, write func(io.Writer) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fh.Close()
+}
