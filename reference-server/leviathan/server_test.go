@@ -1,0 +1,453 @@
+package leviathan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/levconn"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+)
+
+// fast are engine timings short enough for loss tests to finish quickly.
+var fast = levconn.Config{LostAfter: 60 * time.Millisecond, AckDelay: 10 * time.Millisecond}
+
+func start(t testing.TB, mod func(*Config)) *Server {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.TickInterval = 5 * time.Millisecond
+	cfg.SocketBuffer = 0
+	cfg.Conn = fast
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+type client struct {
+	t testing.TB
+	d *levconn.Driver
+}
+
+func dial(t testing.TB, s *Server, opt levconn.DriverOptions) *client {
+	t.Helper()
+	if opt.Config == (levconn.Config{}) {
+		opt.Config = fast
+	}
+	d, err := levconn.Dial(s.Addr(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return &client{t, d}
+}
+
+func (c *client) request(t lv.RequestType, payload []byte) uint32 {
+	c.t.Helper()
+	n, err := c.d.SendRequest(levconn.Critical, t, payload)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// reply waits for the next response message (skipping engine events).
+func (c *client) reply(within time.Duration) (lv.Message, error) {
+	deadline := time.Now().Add(within)
+	for {
+		e, err := c.d.Next(context.Background(), deadline)
+		if err != nil {
+			return lv.Message{}, err
+		}
+		if e.Kind == levconn.EventMessage {
+			m := e.Msg
+			m.Payload = append([]byte(nil), m.Payload...)
+			return m, nil
+		}
+	}
+}
+
+func (c *client) expect(rt lv.ResponseType, to uint32) lv.Message {
+	c.t.Helper()
+	m, err := c.reply(5 * time.Second)
+	if err != nil {
+		c.t.Fatalf("waiting for %v to %d: %v", rt, to, err)
+	}
+	if m.Kind != lv.KindResponse || m.ResponseType() != rt || m.ResponseTo != to {
+		c.t.Fatalf("got %v, want Response %v to %d", m, rt, to)
+	}
+	return m
+}
+
+func (c *client) silent(d time.Duration) {
+	c.t.Helper()
+	if m, err := c.reply(d); !errors.Is(err, levconn.ErrTimeout) {
+		c.t.Fatalf("unexpected %v (err %v)", m, err)
+	}
+}
+
+func (c *client) handshake() {
+	c.t.Helper()
+	n := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil))
+	var pc lv.Connect
+	if err := pc.Decode(c.expect(lv.ResConnect, n).Payload); err != nil || pc.CheckValue != 42 {
+		c.t.Fatalf("Connect reply %+v %v", pc, err)
+	}
+	n = c.request(lv.ReqSecurity, lv.SecurityRequest{SecureType: lv.SecureTypeNone}.Append(nil))
+	var ps lv.SecurityResponse
+	if err := ps.Decode(c.expect(lv.ResSecurity, n).Payload); err != nil || ps.SecureType != lv.SecureTypeNone {
+		c.t.Fatalf("Security reply %+v %v", ps, err)
+	}
+	n = c.request(lv.ReqAuthenticate, lv.AuthenticateRequest{UserName: []byte("player")}.Append(nil))
+	c.expect(lv.ResAuthenticate, n)
+}
+
+// joinServer returns the ServerAllow or ServerDisallow payload.
+func (c *client) joinServer() (allow *lv.ServerAllow, deny *lv.ServerDisallow) {
+	c.t.Helper()
+	n := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: lv.ClientMasterServerToken}.Append(nil))
+	m, err := c.reply(5 * time.Second)
+	if err != nil || m.ResponseTo != n {
+		c.t.Fatalf("JoinServer reply %v %v", m, err)
+	}
+	switch m.ResponseType() {
+	case lv.ResServerAllow:
+		allow = &lv.ServerAllow{}
+		if err := allow.Decode(m.Payload); err != nil {
+			c.t.Fatal(err)
+		}
+	case lv.ResServerDisallow:
+		deny = &lv.ServerDisallow{}
+		if err := deny.Decode(m.Payload); err != nil {
+			c.t.Fatal(err)
+		}
+	default:
+		c.t.Fatalf("JoinServer answered by %v", m)
+	}
+	return allow, deny
+}
+
+func TestJoinFlow(t *testing.T) {
+	s := start(t, nil)
+	for i, want := range []int{1001, 1002} {
+		c := dial(t, s, levconn.DriverOptions{})
+		c.handshake()
+		allow, deny := c.joinServer()
+		if deny != nil {
+			t.Fatalf("client %d disallowed: %s (%v)", i, deny.Message, deny.Reason)
+		}
+		if id, ok := allow.PlayerID(); !ok || id != want || allow.Accepted != lv.AcceptConnectAccepted ||
+			string(allow.Message) != fmt.Sprintf("Allowed, ID: %d", want) {
+			t.Fatalf("ServerAllow %+v %q", allow, allow.Message)
+		}
+		n := c.request(lv.ReqJoinGame, lv.JoinGame{}.Append(nil))
+		var a lv.ServerAllow
+		if err := a.Decode(c.expect(lv.ResServerAllow, n).Payload); err != nil || a.Accepted != lv.AcceptDone {
+			t.Fatalf("JoinGame allow %+v %v", a, err)
+		}
+		c.expect(lv.ResStartWorldReceive, 0)
+		c.request(lv.ReqEcho, nil)
+		c.expect(lv.ResNone, 0)
+		n = c.request(lv.ReqServerstatus, nil)
+		var st lv.ServerStatus
+		if err := st.Decode(c.expect(lv.ResServerStatus, n).Payload); err != nil {
+			t.Fatal(err)
+		}
+		if st.Players != int32(i+1) || st.MaxPlayers != 4096 || !st.Joinable || st.Status != lv.StatusRunning {
+			t.Fatalf("status %+v", st)
+		}
+	}
+	st := s.Stats()
+	if st.PlayersActive != 2 || st.ConnsActive != 2 || st.Requests["JoinServer"] != 2 || st.Requests["Echo"] != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestDisallowOrder(t *testing.T) {
+	s := start(t, func(c *Config) { c.MaxPlayers = 1 })
+	a := dial(t, s, levconn.DriverOptions{})
+	a.handshake()
+	if _, deny := a.joinServer(); deny != nil {
+		t.Fatalf("first join refused: %v", deny.Reason)
+	}
+	b := dial(t, s, levconn.DriverOptions{})
+	b.handshake()
+	for _, tc := range []struct {
+		c         *client
+		accepting bool
+		want      lv.DisallowReason
+	}{
+		{b, true, lv.DisallowServerFull},
+		{a, true, lv.DisallowServerAlreadyConnectedToYou},
+		{a, false, lv.DisallowServerNotAcceptingPlayers}, // not accepting is checked first
+		{b, false, lv.DisallowServerNotAcceptingPlayers},
+	} {
+		s.SetAccepting(tc.accepting)
+		_, deny := tc.c.joinServer()
+		if deny == nil || deny.Reason != tc.want {
+			t.Fatalf("accepting %v: disallow %+v, want reason %v", tc.accepting, deny, tc.want)
+		}
+	}
+	if st := s.Stats(); st.Disallowed["ServerFull"] != 1 || st.Disallowed["ServerNotAcceptingPlayers"] != 2 {
+		t.Fatalf("disallowed %v", st.Disallowed)
+	}
+}
+
+func TestPreAuthDropped(t *testing.T) {
+	s := start(t, nil)
+	c := dial(t, s, levconn.DriverOptions{})
+	n := c.request(lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil))
+	c.expect(lv.ResConnect, n)
+	c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
+	c.request(lv.ReqEcho, nil)
+	c.request(lv.ReqAuthenticate, lv.AuthenticateRequest{}.Append(nil)) // before Security
+	c.silent(300 * time.Millisecond)
+	// The dropped requests were still acked: nothing left in flight.
+	if n := c.d.Conn().InFlight(); n != 0 {
+		t.Fatalf("%d requests unacked", n)
+	}
+	st := s.Stats()
+	if st.Drops["pre-auth"] != 2 || st.Drops["out-of-order"] != 1 || st.Requests["JoinServer"] != 0 {
+		t.Fatalf("drops %v requests %v", st.Drops, st.Requests)
+	}
+}
+
+func TestPlayersReleased(t *testing.T) {
+	s := start(t, func(c *Config) {
+		c.MaxPlayers = 1
+		c.Conn.IdleTimeout = 300 * time.Millisecond
+	})
+	a := dial(t, s, levconn.DriverOptions{})
+	a.handshake()
+	a.joinServer()
+	a.d.SendResponse(levconn.None, lv.ResCloseConnection, 0, nil)
+	waitFor(t, "player released on CloseConnection", func() bool { return s.Stats().PlayersActive == 0 })
+
+	b := dial(t, s, levconn.DriverOptions{})
+	b.handshake()
+	if _, deny := b.joinServer(); deny != nil {
+		t.Fatalf("join after release refused: %v", deny.Reason)
+	}
+	b.d.Close() // silent: the idle timeout must release the player
+	waitFor(t, "player released on idle timeout", func() bool { return s.Stats().PlayersActive == 0 })
+	st := s.Stats()
+	if st.Closes["close-connection"] != 1 || st.Closes["idle-timeout"] != 1 {
+		t.Fatalf("closes %v", st.Closes)
+	}
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting: %s", what)
+}
+
+func TestMalformedDropped(t *testing.T) {
+	s := start(t, nil)
+	c := dial(t, s, levconn.DriverOptions{})
+	c.handshake()
+	bad := map[string][]byte{
+		"bad magic":         {0x12, 0x34, 0, 0, 0, 1},
+		"truncated ack":     lv.AppendNormalHeader(nil, 50000, 1001, []byte{1, 2, 3, 4}, 0)[:13],
+		"ack count 0":       lv.AppendNormalHeader(nil, 50001, 1001, nil, 0),
+		"ack count 5":       lv.AppendNormalHeader(nil, 50002, 1001, []byte{1, 0, 0, 0, 1}, 0),
+		"trailing bytes":    append(lv.AppendNormalHeader(nil, 50003, 0, nil, 0), 1, 2, 3),
+		"empty":             {},
+		"truncated message": append(lv.AppendNormalHeader(nil, 50004, 0, nil, 1), 0x28, 0, 0),
+		"La truncated":      {0x4c, 0x61, 2, 0, 0, 3},
+	}
+	for name, b := range bad {
+		if err := c.d.WriteRaw(b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	// Strangers' garbage does not create connections.
+	raw, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(s.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, b := range bad {
+		raw.Write(b)
+	}
+	raw.Write(lv.AppendNormalHeader(nil, 9, 0, nil, 0)) // valid Ln, no Connect
+	c.request(lv.ReqEcho, nil)
+	c.expect(lv.ResNone, 0)
+	st := s.Stats()
+	if st.ConnsActive != 1 || st.Drops["no-connect"] == 0 || st.Drops["L-TYPE"] == 0 {
+		t.Fatalf("conns %d drops %v", st.ConnsActive, st.Drops)
+	}
+}
+
+// TestDuplicateRequest sends the same JoinServer twice, as a network
+// duplicate and as a resend with a new PKT_ID: one ServerAllow only.
+func TestDuplicateRequest(t *testing.T) {
+	s := start(t, nil)
+	c := dial(t, s, levconn.DriverOptions{})
+	c.handshake()
+	// Build the JoinServer datagram by hand with ids far from the driver's.
+	num := c.d.Conn().NextMessageNumber()
+	msg := lv.AppendRequestHeader(nil, num, lv.ReqJoinServer)
+	msg = lv.JoinServer{MasterServerToken: -1}.Append(msg)
+	for _, id := range []uint32{70000, 70000, 70001} {
+		c.d.WriteRaw(append(lv.AppendNormalHeader(nil, id, 0, nil, 1), msg...))
+	}
+	m, err := c.reply(2 * time.Second)
+	if err != nil || m.ResponseType() != lv.ResServerAllow || m.ResponseTo != num {
+		t.Fatalf("reply %v %v", m, err)
+	}
+	c.silent(300 * time.Millisecond)
+	st := s.Stats()
+	if st.Requests["JoinServer"] != 1 || st.Duplicates != 2 || st.Responses["ServerAllow"] != 1 {
+		t.Fatalf("requests %v duplicates %d responses %v", st.Requests, st.Duplicates, st.Responses)
+	}
+}
+
+func TestAckReadingMismatchReported(t *testing.T) {
+	s := start(t, func(c *Config) { c.Conn.AckReading = lv.AckSeedPlusOne })
+	c := dial(t, s, levconn.DriverOptions{})
+	c.handshake() // completes: messages get through, only acks are misread
+	waitFor(t, "mismatch counted", func() bool { return s.Stats().AckReadingMismatch == 1 })
+	if c.d.Conn().Stats().AckFieldsFitOther == 0 {
+		t.Fatalf("client saw no ack field fitting only the other reading: %+v", c.d.Conn().Stats())
+	}
+}
+
+func TestConnCapAndHandshakeTimeout(t *testing.T) {
+	s := start(t, func(c *Config) {
+		c.MaxConns = 1
+		c.HandshakeTimeout = 200 * time.Millisecond
+	})
+	a := dial(t, s, levconn.DriverOptions{})
+	a.request(lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil))
+	a.expect(lv.ResConnect, 1)
+	b := dial(t, s, levconn.DriverOptions{})
+	b.request(lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil))
+	b.silent(100 * time.Millisecond)
+	waitFor(t, "handshake timeout", func() bool { return s.Stats().Closes["handshake-timeout"] == 1 })
+	// b's Connect is resent (Critical) and now gets a connection.
+	b.expect(lv.ResConnect, 1)
+	if st := s.Stats(); st.Drops["conn-cap"] == 0 {
+		t.Fatalf("drops %v", st.Drops)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	s := start(t, func(c *Config) { c.RateLimit = 1; c.RateBurst = 3 })
+	raw, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(s.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for i := 0; i < 20; i++ {
+		raw.Write([]byte{0, 0})
+	}
+	waitFor(t, "rate limited", func() bool { return s.Stats().Drops["rate-limited"] >= 15 })
+}
+
+// TestJoinUnderLoss runs full joins through client-side impairment: every
+// join completes and no request is acted on twice.
+func TestJoinUnderLoss(t *testing.T) {
+	for _, loss := range []float64{0, 0.05, 0.20} {
+		t.Run(fmt.Sprintf("loss=%g", loss), func(t *testing.T) {
+			s := start(t, nil)
+			const n = 20
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			for i := 0; i < n; i++ {
+				imp := levconn.Impair{Drop: loss, Duplicate: 0.02}
+				c := dial(t, s, levconn.DriverOptions{Config: levconn.Config{LostAfter: 60 * time.Millisecond, AckDelay: 10 * time.Millisecond, CriticalTransmissions: 16},
+					In: imp, Out: imp, Rand: rand.New(rand.NewPCG(uint64(i), uint64(loss*1000)))})
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					err := joinAll(c)
+					if err == nil {
+						// Keep running the engine long enough to ack the
+						// last replies, so the server does not resend them.
+						_, err = c.reply(100 * time.Millisecond)
+						if errors.Is(err, levconn.ErrTimeout) {
+							err = nil
+						}
+					}
+					errs <- err
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := s.Stats()
+			for _, r := range []string{"Connect", "Security", "Authenticate", "JoinServer", "JoinGame"} {
+				if st.Requests[r] != n {
+					t.Fatalf("%s acted on %d times for %d clients (requests %v)", r, st.Requests[r], n, st.Requests)
+				}
+			}
+			if st.PlayersActive != n || len(st.Disallowed) != 0 {
+				t.Fatalf("players %d disallowed %v", st.PlayersActive, st.Disallowed)
+			}
+			t.Logf("server resends %d duplicates %d", st.Resends, st.Duplicates)
+		})
+	}
+}
+
+// joinAll is the handshake and join as a goroutine-safe error-returning flow.
+func joinAll(c *client) error {
+	steps := []struct {
+		t  lv.RequestType
+		p  []byte
+		rt lv.ResponseType
+	}{
+		{lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil), lv.ResConnect},
+		{lv.ReqSecurity, lv.SecurityRequest{SecureType: 1}.Append(nil), lv.ResSecurity},
+		{lv.ReqAuthenticate, lv.AuthenticateRequest{UserName: []byte("p")}.Append(nil), lv.ResAuthenticate},
+		{lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil), lv.ResServerAllow},
+		{lv.ReqJoinGame, lv.JoinGame{}.Append(nil), lv.ResServerAllow},
+	}
+	world := false
+	for _, st := range steps {
+		n, err := c.d.SendRequest(levconn.Critical, st.t, st.p)
+		if err != nil {
+			return err
+		}
+		for {
+			m, err := c.reply(10 * time.Second)
+			if err != nil {
+				return fmt.Errorf("%v: %w", st.t, err)
+			}
+			if m.ResponseType() == lv.ResStartWorldReceive && st.t == lv.ReqJoinGame {
+				world = true // may overtake ServerAllow(Done) when that was lost
+				continue
+			}
+			if m.ResponseType() != st.rt || m.ResponseTo != n {
+				return fmt.Errorf("%v answered by %v", st.t, m)
+			}
+			break
+		}
+	}
+	if !world {
+		m, err := c.reply(10 * time.Second)
+		if err != nil || m.ResponseType() != lv.ResStartWorldReceive {
+			return fmt.Errorf("StartWorldReceive: %v %v", m, err)
+		}
+	}
+	return nil
+}
