@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -230,6 +231,7 @@ func TestClose(t *testing.T) {
 		t.Fatal("Listen without a Pool succeeded")
 	}
 	cfg.Pool = &fakePool{addr: gameAddr}
+	before := runtime.NumGoroutine()
 	s, err = Listen(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +261,8 @@ func TestClose(t *testing.T) {
 		t.Fatal("still accepting after Close")
 	}
 	s.Close() // idempotent
+	// Every server goroutine is gone (timers included).
+	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }
 
 func TestConfigValidation(t *testing.T) {
