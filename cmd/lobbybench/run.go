@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/reports"
@@ -184,8 +185,16 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	}
 	fmt.Fprintln(w)
 	if in.Server != nil {
-		fmt.Fprintln(w, "Embedded server counters:")
-		in.Server.WriteText(w)
+		// Only the counters that moved: the zeros are in the JSON.
+		var b strings.Builder
+		in.Server.WriteText(&b)
+		var nz []string
+		for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+			if line != "" && !strings.HasSuffix(line, " 0") {
+				nz = append(nz, line)
+			}
+		}
+		fmt.Fprintf(w, "Embedded server: %s\n", strings.Join(nz, ", "))
 	}
 }
 

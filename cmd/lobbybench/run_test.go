@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// writeScenario writes a scenario file into a temp dir and returns its path.
+func writeScenario(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runCLICtx is runCLI with a context (to interrupt the run).
+func runCLICtx(ctx context.Context, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code := runMain(ctx, e, args)
+	return code, out.String(), errb.String()
+}
+
+// shortRun is a fast udp-lobby scenario against the embedded server.
+const shortRun = `
+protocol: udp-lobby
+seed: 3
+load: {rate: 40/s, duration: 500ms, max_clients: 100}
+flows:
+  - name: room
+    group_size: 2
+    steps:
+      - create_room: {only: leader}
+      - join: {room: created, only: members}
+      - hello
+      - instance_join
+      - ping: {count: 3, interval: 5ms}
+      - leave
+thresholds:
+  - violations == 0
+  - ping.count > 0
+`
+
+func TestRunUsageErrors(t *testing.T) {
+	good := writeScenario(t, shortRun)
+	tests := []struct {
+		name   string
+		args   []string
+		stderr *regexp.Regexp // every stderr line must match
+		want   string         // substring of stderr
+	}{
+		{"no scenario", []string{"run"}, nil, "want exactly one SCENARIO.yaml"},
+		{"missing file", []string{"run", "/nonexistent/x.yaml"}, nil, "no such file"},
+		{"bad shard", []string{"run", "--shard", "3/3", good}, nil, "-shard"},
+		{"bad rate", []string{"run", "--rate", "fast", good}, nil, "-rate"},
+		{"rate on closed", []string{"run", "--rate", "2x", writeScenario(t, strings.Replace(shortRun, "rate: 40/s", "clients: 2", 1))}, nil, "--rate applies to an open-model scenario"},
+		{"bad target", []string{"run", "--target", "nope", good}, nil, "--target"},
+		{"json dir missing", []string{"run", "--json", "/nonexistent/dir/r.json", good}, nil, "--json"},
+		{"negative max clients", []string{"run", "--max-clients", "-1", good}, nil, "--max-clients"},
+		{"broken scenario", []string{"run", writeScenario(t, "protocol: udp-lobby\nlaod: {rate: 1/s}\nflows:\n  - steps: [frobnicate]\n")},
+			regexp.MustCompile(`^.*s\.yaml(:\d+)?: .+$`), `:2: unknown key "laod"`},
+		{"unknown threshold metric", []string{"run", writeScenario(t, shortRun+"  - pign.p99 < 10ms\n")},
+			regexp.MustCompile(`^.*s\.yaml:\d+: .+$`), `unknown metric "pign.p99"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tc.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %q", code, exitUsage, errs)
+			}
+			if !strings.Contains(errs, tc.want) {
+				t.Errorf("stderr %q lacks %q", errs, tc.want)
+			}
+			if out != "" {
+				t.Errorf("stdout %q: nothing should run", out)
+			}
+			if tc.stderr != nil {
+				for _, line := range strings.Split(strings.TrimSpace(errs), "\n") {
+					if !tc.stderr.MatchString(line) {
+						t.Errorf("stderr line %q is not file:line: message", line)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRunEmbedded is a short real run: embedded server, real UDP clients,
+// JSON and JUnit written, exit 0.
+func TestRunEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	js, ju := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
+	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--junit", ju, writeScenario(t, shortRun))
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr %s\nstdout %s", code, errs, out)
+	}
+	if errs != "" {
+		t.Errorf("--quiet run wrote to stderr: %q", errs)
+	}
+	for _, want := range []string{"ping", "Sessions: 20 started, 20 completed", "Harness: peak RSS", "Embedded server:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	f, err := os.Open(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	run, err := reports.ReadRun(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Totals.SessionsStarted != 20 || run.Totals.Failures != 0 || len(run.Thresholds) != 2 {
+		t.Errorf("JSON totals %+v, thresholds %+v", run.Totals, run.Thresholds)
+	}
+	if x, err := os.ReadFile(ju); err != nil || !bytes.Contains(x, []byte("<testsuites")) {
+		t.Errorf("JUnit: %v %.200s", err, x)
+	}
+}
+
+// TestRunInterruptedWritesJSON cancels a long run: exit 5, JSON written
+// with what was measured.
+func TestRunInterruptedWritesJSON(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	long := strings.Replace(shortRun, "duration: 500ms", "duration: 1h", 1)
+	code, _, errs := runCLICtx(ctx, "run", "--quiet", "--grace", "200ms", "--json", js, writeScenario(t, long))
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d; stderr %s", code, exitInterrupted, errs)
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Totals reports.Totals `json:"totals"`
+		Engine struct {
+			Interrupted bool `json:"interrupted"`
+		} `json:"engine"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil || !doc.Engine.Interrupted || doc.Totals.SessionsStarted == 0 {
+		t.Errorf("JSON %v: %+v", err, doc)
+	}
+}
+
+// TestRunUnreachable: a target nobody listens on exits 3 and writes no JSON.
+func TestRunUnreachable(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, _, errs := runCLI(t, "run", "--quiet", "--target", "127.0.0.1:9", "--json", js, writeScenario(t, shortRun))
+	if code != exitUnreachable || !strings.Contains(errs, "unreachable") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(js); !os.IsNotExist(err) {
+		t.Errorf("JSON file left behind: %v", err)
+	}
+}
+
+// TestRunThresholdBreached: a failing threshold exits 4.
+func TestRunThresholdBreached(t *testing.T) {
+	code, out, errs := runCLI(t, "run", "--quiet", writeScenario(t, shortRun+"  - ping.p50 > 1h\n"))
+	if code != exitThreshold {
+		t.Errorf("exit %d, want %d; stderr %s\n%s", code, exitThreshold, errs, out)
+	}
+}
