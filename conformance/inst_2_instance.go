@@ -240,7 +240,7 @@ func (c *instCall) judge(what string, want udplobby.MsgType) error {
 }
 
 type instFx struct {
-	port                     uint16
+	port                      uint16
 	hello, hello2, join, pong instCall
 }
 

@@ -37,4 +37,11 @@ func TestReferenceUDP(t *testing.T) {
 	var b bytes.Buffer
 	WriteText(&b, rep, TextOptions{Verbose: true})
 	t.Log("\n" + b.String())
+	logDurations(t, rep)
+}
+
+func logDurations(t *testing.T, r *Report) {
+	for _, x := range r.Results {
+		t.Logf("%-10s %-5v %v", x.Case.ID, x.Verdict, x.Duration.Round(time.Millisecond))
+	}
 }

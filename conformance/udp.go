@@ -407,9 +407,11 @@ func alive(t *T) (time.Duration, error) {
 }
 
 // probeUDP checks the lobby answers LIST_ROOMS and settles the header
-// profile under --header auto, by sending the request in both profiles
-// (a lobby drops the one it does not speak: wrong length or CRC) and
-// guessing from the reply.
+// profile under --header auto: it sends the request in the spec profile
+// and, only if that is not answered within a fifth of the timeout, in the
+// rtype17 profile too (a lobby drops the one it does not speak: wrong
+// length or CRC, but a fragile server might not), then guesses the profile
+// from the reply. Silence is retried once from other source addresses.
 func probeUDP(ctx context.Context, env *Env) (string, error) {
 	t := newT(ctx, env, &Case{ID: "probe", Protocol: ProtoUDP, Level: Info})
 	modes := []HeaderMode{env.Header}
@@ -418,25 +420,29 @@ func probeUDP(ctx context.Context, env *Env) (string, error) {
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		var socks []*udpSock
-		for _, m := range modes {
-			s, err := t.openUDP()
-			if err != nil {
-				return "", err
-			}
-			defer s.Close()
-			p := udplobby.ProfileSpec
-			if m == HeaderRType17 {
-				p = udplobby.ProfileRType17
-			}
-			if err := s.send(env.Addr, udplobby.AppendListRooms(nil, p, nextSeq()), "probe"); err != nil {
-				return "", err
-			}
-			socks = append(socks, s)
-		}
-		deadline := time.Now().Add(env.Timeout)
+		var sockMode []HeaderMode
+		start := time.Now()
+		deadline := start.Add(env.Timeout)
 		for {
+			if len(socks) < len(modes) && (len(socks) == 0 || time.Since(start) >= env.Timeout/5) {
+				m := modes[len(socks)]
+				s, err := t.openUDP()
+				if err != nil {
+					return "", err
+				}
+				defer s.Close()
+				p := udplobby.ProfileSpec
+				if m == HeaderRType17 {
+					p = udplobby.ProfileRType17
+				}
+				if err := s.send(env.Addr, udplobby.AppendListRooms(nil, p, nextSeq()), "probe"); err != nil {
+					return "", err
+				}
+				socks = append(socks, s)
+				sockMode = append(sockMode, m)
+			}
 			for i, s := range socks {
-				b, err := s.recv(env.Addr, 10*time.Millisecond)
+				b, err := s.recv(env.Addr, 5*time.Millisecond)
 				if err != nil {
 					if errors.Is(err, errSilence) {
 						continue
@@ -453,11 +459,11 @@ func probeUDP(ctx context.Context, env *Env) (string, error) {
 					}
 					return fmt.Sprintf("header %s, guessed from the first reply", env.Header), nil
 				}
-				env.Header = modes[i]
+				env.Header = sockMode[i]
 				if len(b) >= 4 && [4]byte(b[:4]) == udplobby.Magic {
 					env.Header = HeaderRType17
 				}
-				return fmt.Sprintf("header %s, assumed (the first reply frames under no profile: % x)", env.Header, b), nil
+				return fmt.Sprintf("header %s, assumed: the first reply frames under no profile (% x)", env.Header, b), nil
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				break

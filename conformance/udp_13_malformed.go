@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"net/netip"
+	"sync"
 	"strings"
 	"time"
 
@@ -56,24 +58,46 @@ type datagram struct {
 }
 
 func malformedGroup(t *T, corpus []datagram) error {
+	// One reader per socket, blocked until the group is over, so that a
+	// reply arriving at any time before then is seen.
+	got := make([][]byte, len(corpus))
+	var wg sync.WaitGroup
 	socks := make([]*udpSock, 0, len(corpus))
 	defer func() {
 		for _, s := range socks {
 			s.Close()
 		}
 	}()
-	for _, d := range corpus {
+	for i, d := range corpus {
 		s, err := t.openUDP()
 		if err != nil {
 			return err
 		}
 		socks = append(socks, s)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 65536)
+			n, src, err := s.c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			got[i] = append([]byte(nil), buf[:n]...)
+			t.LogRecv(s.local, netip.AddrPortFrom(src.Addr().Unmap(), src.Port()).String(), got[i], "reply to "+d.note)
+		}()
 		if err := s.send(t.Env.Addr, d.b, d.note); err != nil {
 			return fmt.Errorf("send %s: %w", d.note, err)
 		}
 	}
+	stop := func() {
+		for _, s := range socks {
+			s.c.SetReadDeadline(time.Now())
+		}
+		wg.Wait()
+	}
 	rtt, err := alive(t)
 	if err != nil {
+		stop()
 		t.TargetDown(fmt.Sprintf("no answer to LOBBY_LIST_ROOMS after %d malformed datagrams", len(corpus)))
 		return Failf("the lobby still answers LOBBY_LIST_ROOMS after the group",
 			"no reply from two source addresses after %d malformed datagrams: the server crashed or hangs (%v)", len(corpus), err)
@@ -85,20 +109,21 @@ func malformedGroup(t *T, corpus []datagram) error {
 	if grace > t.Env.Timeout {
 		grace = t.Env.Timeout
 	}
-	if err := t.Sleep(grace); err != nil {
+	err = t.Sleep(grace)
+	stop()
+	if err != nil {
 		return err
 	}
 	var bad []string
 	answered := 0
-	for i, s := range socks {
-		got := s.drain()
-		if len(got) == 0 {
+	for i, b := range got {
+		if b == nil {
 			continue
 		}
 		answered++
 		if len(bad) < 8 {
-			m, ok := parseRaw(got[0], t.Env.profile())
-			what := fmt.Sprintf("%d bytes", len(got[0]))
+			m, ok := parseRaw(b, t.Env.profile())
+			what := fmt.Sprintf("%d bytes", len(b))
 			if ok {
 				what = m.typ.String()
 			}

@@ -129,12 +129,10 @@ func runFlood(ft *T) (any, error) {
 	var wg sync.WaitGroup
 	// Reader: count replies by type, and those in the second half.
 	var late int
-	end := start.Add(env.FloodDuration + env.Timeout)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		buf := make([]byte, 65536)
-		s.c.SetReadDeadline(end)
 		logged := 0
 		for {
 			n, _, err := s.c.ReadFromUDPAddrPort(buf)
@@ -188,6 +186,14 @@ func runFlood(ft *T) (any, error) {
 		time.Sleep(time.Millisecond)
 	}
 	fx.dur = time.Since(start)
+	// Replies still queued arrive within a few round trips; then stop the
+	// reader.
+	tail := env.Timeout
+	if tail > 300*time.Millisecond {
+		tail = 300 * time.Millisecond
+	}
+	ft.Sleep(tail)
+	s.c.SetReadDeadline(time.Now())
 	wg.Wait()
 	if fx.dur > 0 {
 		fx.lateRate = float64(late) / (env.FloodDuration.Seconds() / 2)

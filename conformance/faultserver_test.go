@@ -1,0 +1,368 @@
+package conformance
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// faults switches one defect each into the test lobby, so the tests can
+// check that the case meant for a defect catches it and no other case does.
+type faults struct {
+	noCRCCheck        bool // process requests whatever their CRC
+	crcLittleEndian   bool // write reply CRCs little-endian
+	noSeqEcho         bool // replies carry sequence+1 (lobby and instance)
+	replyMalformed    bool // answer JOIN_FAILED to any malformed datagram
+	wrongRoomCount    bool // roomCount field one more than the entries
+	seed001List       bool // ROOM_LIST in seed 001's layout
+	joinFullAllowed   bool // the lobby JOIN skips the full-room check
+	crashOnTruncated  bool // stop answering after a datagram shorter than its header says
+	dupCreateTwoRooms bool // no session replay: a retried CREATE makes a room
+	// rateLimit, when > 0, allows that many lobby requests per second per
+	// source IP (burst rateBurst) and drops the rest.
+	rateLimit float64
+	rateBurst float64
+}
+
+// testLobby is a small, correct (unless faults say otherwise) UDP lobby with
+// game instances, spec header only, for the conformance package's tests.
+type testLobby struct {
+	f          faults
+	conn       *net.UDPConn
+	maxRooms   int
+	maxPlayers int
+	tick       time.Duration
+	// ports are the pre-bound instance sockets, consecutive ports from
+	// portLo; a room takes the next one (never freed in a test).
+	ports  []*net.UDPConn
+	portLo uint16
+
+	mu       sync.Mutex
+	dead     bool
+	nextID   uint32
+	rooms    map[uint32]*testRoom
+	sessions map[netip.AddrPort]session
+	buckets  map[netip.Addr]*bucket
+	wg       sync.WaitGroup
+}
+
+type session struct {
+	seq   uint16
+	typ   udplobby.MsgType
+	reply []byte
+}
+
+type testRoom struct {
+	id      uint32
+	port    uint16
+	conn    *net.UDPConn
+	state   udplobby.RoomState
+	players map[netip.AddrPort]bool // endpoint → ready
+}
+
+func startTestLobby(t *testing.T, f faults, maxRooms int) *testLobby {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadBuffer(4 << 20)
+	l := &testLobby{f: f, conn: c, maxRooms: maxRooms, maxPlayers: 4, tick: 30 * time.Millisecond,
+		rooms: map[uint32]*testRoom{}, sessions: map[netip.AddrPort]session{}, buckets: map[netip.Addr]*bucket{}}
+	l.bindPorts(t)
+	l.wg.Add(1)
+	go l.serve()
+	t.Cleanup(l.close)
+	return l
+}
+
+// bindPorts binds maxRooms consecutive loopback ports for the instances, so
+// the suite can be given the range (--instance-ports).
+func (l *testLobby) bindPorts(t *testing.T) {
+	t.Helper()
+	for try := 0; try < 50; try++ {
+		base := 20000 + (time.Now().Nanosecond()/1000+try*997)%30000
+		var got []*net.UDPConn
+		for i := 0; i < l.maxRooms; i++ {
+			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: base + i})
+			if err != nil {
+				break
+			}
+			got = append(got, c)
+		}
+		if len(got) == l.maxRooms {
+			l.ports, l.portLo = got, uint16(base)
+			return
+		}
+		for _, c := range got {
+			c.Close()
+		}
+	}
+	t.Fatal("no free range of instance ports")
+}
+
+func (l *testLobby) portRange() PortRange {
+	return PortRange{l.portLo, l.portLo + uint16(l.maxRooms) - 1}
+}
+
+func (l *testLobby) addr() netip.AddrPort {
+	return l.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+}
+
+func (l *testLobby) close() {
+	l.conn.Close()
+	l.mu.Lock()
+	for _, c := range l.ports {
+		c.Close()
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+}
+
+// reply finishes a datagram: header seq (echoed unless the fault says
+// otherwise) and the CRC trailer.
+func (l *testLobby) seal(b []byte) []byte {
+	if l.f.noSeqEcho {
+		binary.BigEndian.PutUint16(b[2:], binary.BigEndian.Uint16(b[2:])+1)
+	}
+	end := len(b) - 4
+	c := crc32.ChecksumIEEE(b[:end])
+	if l.f.crcLittleEndian {
+		binary.LittleEndian.PutUint32(b[end:], c)
+	} else {
+		binary.BigEndian.PutUint32(b[end:], c)
+	}
+	return b
+}
+
+func (l *testLobby) serve() {
+	defer l.wg.Done()
+	buf := make([]byte, 65536)
+	for {
+		n, from, err := l.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		if out := l.handle(buf[:n], from); out != nil {
+			l.conn.WriteToUDPAddrPort(out, from)
+		}
+	}
+}
+
+func (l *testLobby) malformed(b []byte) []byte {
+	if !l.f.replyMalformed {
+		return nil
+	}
+	return l.seal(udplobby.AppendJoinFailed(nil, udplobby.ProfileSpec, 0))
+}
+
+func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		return nil
+	}
+	if l.f.rateLimit > 0 {
+		bk := l.buckets[from.Addr()]
+		if bk == nil {
+			bk = &bucket{tokens: l.f.rateBurst, last: time.Now()}
+			l.buckets[from.Addr()] = bk
+		}
+		if bk.take(time.Now(), l.f.rateLimit, l.f.rateBurst) != 0 {
+			return nil
+		}
+	}
+	if len(b) < 12 {
+		if l.f.crashOnTruncated {
+			l.dead = true
+			return nil
+		}
+		return l.malformed(b)
+	}
+	psize := int(binary.BigEndian.Uint16(b[4:]))
+	if len(b) != 8+psize+4 {
+		if l.f.crashOnTruncated && len(b) < 8+psize+4 {
+			l.dead = true
+			return nil
+		}
+		return l.malformed(b)
+	}
+	end := len(b) - 4
+	if !l.f.noCRCCheck && binary.BigEndian.Uint32(b[end:]) != crc32.ChecksumIEEE(b[:end]) {
+		return l.malformed(b)
+	}
+	pt, typ, seq := udplobby.PacketType(b[0]), udplobby.MsgType(b[1]), binary.BigEndian.Uint16(b[2:])
+	if pt != udplobby.ClientToServer || binary.BigEndian.Uint16(b[6:]) != uint16(psize) {
+		return l.malformed(b)
+	}
+	want := map[udplobby.MsgType]int{udplobby.LobbyListRooms: 0, udplobby.LobbyCreateRoom: 0, udplobby.LobbyJoinRoom: 4}
+	if n, ok := want[typ]; !ok || n != psize {
+		return l.malformed(b)
+	}
+	if s, ok := l.sessions[from]; ok && s.seq == seq && s.typ == typ && !(typ == udplobby.LobbyCreateRoom && l.f.dupCreateTwoRooms) {
+		return s.reply
+	}
+	var out []byte
+	p := udplobby.ProfileSpec
+	switch typ {
+	case udplobby.LobbyListRooms:
+		out = l.list(seq)
+	case udplobby.LobbyCreateRoom:
+		if len(l.rooms) >= l.maxRooms {
+			out = udplobby.AppendJoinFailed(nil, p, seq)
+			break
+		}
+		r, err := l.newRoom()
+		if err != nil {
+			out = udplobby.AppendJoinFailed(nil, p, seq)
+			break
+		}
+		out = udplobby.AppendRoomCreated(nil, p, seq, r.id, r.port)
+	case udplobby.LobbyJoinRoom:
+		id := binary.BigEndian.Uint32(b[8:])
+		r := l.rooms[id]
+		switch {
+		case id == 0 || r == nil:
+			out = udplobby.AppendJoinFailed(nil, p, seq)
+		case len(r.players) >= l.maxPlayers && !l.f.joinFullAllowed:
+			out = udplobby.AppendJoinFailed(nil, p, seq)
+		case r.state != udplobby.Waiting && r.state != udplobby.Countdown:
+			out = udplobby.AppendJoinFailed(nil, p, seq)
+		default:
+			out = udplobby.AppendJoinSuccess(nil, p, seq, r.id, r.port)
+		}
+	}
+	out = l.seal(out)
+	l.sessions[from] = session{seq: seq, typ: typ, reply: out}
+	return out
+}
+
+func (l *testLobby) list(seq uint16) []byte {
+	var rooms []udplobby.Room
+	for id := uint32(1); id <= l.nextID; id++ {
+		if r := l.rooms[id]; r != nil {
+			rooms = append(rooms, udplobby.Room{ID: r.id, Players: uint16(len(r.players)), MaxPlayers: uint16(l.maxPlayers), Port: r.port, State: r.state})
+		}
+	}
+	p := udplobby.ProfileSpec
+	if l.f.seed001List {
+		pl := binary.BigEndian.AppendUint32(nil, uint32(len(rooms)))
+		for _, r := range rooms {
+			pl = binary.BigEndian.AppendUint32(pl, r.ID)
+			pl = binary.BigEndian.AppendUint16(pl, r.Port)
+			pl = append(pl, byte(r.State))
+			pl = binary.BigEndian.AppendUint32(pl, uint32(r.Players))
+			pl = binary.BigEndian.AppendUint32(pl, uint32(r.MaxPlayers))
+		}
+		n := uint16(len(pl))
+		return udplobby.AppendRaw(nil, p, udplobby.Header{PacketType: udplobby.ServerToClient, Type: udplobby.LobbyRoomList, Seq: seq, PayloadSize: n, OriginalSize: n}, pl)
+	}
+	b, _ := udplobby.AppendRoomList(nil, p, seq, rooms)
+	if l.f.wrongRoomCount {
+		binary.BigEndian.PutUint16(b[8:], uint16(len(rooms)+1))
+	}
+	return b
+}
+
+func (l *testLobby) newRoom() (*testRoom, error) {
+	if int(l.nextID) >= len(l.ports) {
+		return nil, net.ErrClosed
+	}
+	c := l.ports[l.nextID]
+	l.nextID++
+	r := &testRoom{id: l.nextID, port: uint16(c.LocalAddr().(*net.UDPAddr).Port), conn: c, players: map[netip.AddrPort]bool{}}
+	l.rooms[r.id] = r
+	l.wg.Add(1)
+	go l.serveRoom(r)
+	return r, nil
+}
+
+// serveRoom is a game instance: HELLO, JOIN_REQUEST, READY, PING,
+// DISCONNECT; when every joined player is ready, ALL_READY, three ticks
+// and GAME_START to all.
+func (l *testLobby) serveRoom(r *testRoom) {
+	defer l.wg.Done()
+	buf := make([]byte, 2048)
+	p := udplobby.ProfileSpec
+	send := func(to netip.AddrPort, b []byte) { r.conn.WriteToUDPAddrPort(l.seal(b), to) }
+	for {
+		n, from, err := r.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		var m udplobby.Message
+		if (udplobby.Decoder{Profile: p, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelInstance}).Decode(buf[:n], &m) != nil {
+			continue
+		}
+		l.mu.Lock()
+		switch m.Type {
+		case udplobby.ClientHello:
+			b, _ := udplobby.AppendEmpty(nil, p, udplobby.ServerHello, m.Seq)
+			send(from, b)
+		case udplobby.ClientJoinRequest:
+			typ := udplobby.ServerJoinAccept
+			if _, in := r.players[from]; !in {
+				if len(r.players) >= l.maxPlayers || r.state != udplobby.Waiting {
+					typ = udplobby.ServerJoinDeny
+				} else {
+					r.players[from] = false
+				}
+			}
+			b, _ := udplobby.AppendEmpty(nil, p, typ, m.Seq)
+			send(from, b)
+		case udplobby.ClientPing:
+			send(from, udplobby.AppendPong(nil, p, m.Seq, m.Value))
+		case udplobby.ClientReady:
+			if _, in := r.players[from]; in && r.state == udplobby.Waiting {
+				r.players[from] = true
+				all := true
+				for _, ready := range r.players {
+					all = all && ready
+				}
+				if all {
+					r.state = udplobby.Countdown
+					l.wg.Add(1)
+					go l.countdown(r)
+				}
+			}
+		case udplobby.ClientDisconnect:
+			delete(r.players, from)
+		}
+		l.mu.Unlock()
+	}
+}
+
+func (l *testLobby) countdown(r *testRoom) {
+	defer l.wg.Done()
+	p := udplobby.ProfileSpec
+	bcast := func(b []byte) {
+		for ep := range r.players {
+			r.conn.WriteToUDPAddrPort(l.seal(append([]byte(nil), b...)), ep)
+		}
+	}
+	l.mu.Lock()
+	b, _ := udplobby.AppendEmpty(nil, p, udplobby.ServerAllReady, 0)
+	bcast(b)
+	l.mu.Unlock()
+	for s := 3; s >= 1; s-- {
+		time.Sleep(l.tick)
+		l.mu.Lock()
+		b, _ := udplobby.Append(nil, p, &udplobby.Message{Header: udplobby.Header{Type: udplobby.ServerCountdownTick}, Value: uint32(s)})
+		bcast(b)
+		l.mu.Unlock()
+	}
+	time.Sleep(l.tick)
+	l.mu.Lock()
+	r.state = udplobby.Playing
+	b, _ = udplobby.AppendEmpty(nil, p, udplobby.ServerGameStart, 0)
+	bcast(b)
+	l.mu.Unlock()
+}
