@@ -6,8 +6,8 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"net/netip"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lobbybench/lobbybench/wire/udplobby"

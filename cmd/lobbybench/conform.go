@@ -34,9 +34,9 @@ Exit codes: 0 all passed, 1 a case failed (or warned, with --strict),
 
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
-	jsonOut, junitOut, markdownOut, sources         string
-	list, strict, quiet, verbose                    bool
-	timeout                                         time.Duration
+	jsonOut, junitOut, markdownOut, sources        string
+	list, strict, quiet, verbose                   bool
+	timeout                                        time.Duration
 }
 
 func init() {
