@@ -203,3 +203,14 @@ func TestContextStops(t *testing.T) {
 	}
 	s.Close() // idempotent after the context closed it
 }
+
+// BenchmarkStartClose is the cost the embedded mode adds to a run.
+func BenchmarkStartClose(b *testing.B) {
+	for b.Loop() {
+		s, err := Start(context.Background(), Loopback())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
