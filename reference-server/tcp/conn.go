@@ -208,7 +208,41 @@ func errorFrame(code tcplobby.ErrorCode, text string) []byte {
 	return frame(tcplobby.NewErrorMsg(code, text))
 }
 
-// frame encodes m with its length prefix into a new slice.
+// frame encodes m with its length prefix into a new slice, the only
+// allocation of a reply. The type switch calls concrete methods so that m
+// itself does not escape to the heap: callers build messages on the stack.
 func frame(m tcplobby.Message) []byte {
-	return tcplobby.AppendFrame(make([]byte, 0, tcplobby.HeaderSize+m.Size()), m)
+	switch m := m.(type) {
+	case *tcplobby.ListRoomsAck:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.CreateRoomAck:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.JoinRoomAck:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.RoomUpdate:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.ConnectAck:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.PlayerJoin:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.PlayerReady:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.GameStart:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.PlayerLeft:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.Countdown:
+		return m.AppendPayload(header(m.Size()))
+	case *tcplobby.ErrorMsg:
+		return m.AppendPayload(header(m.Size()))
+	}
+	panic("tcp: frame of a message type the server never sends") // programming error; no m here, so m does not escape
+}
+
+// header returns a frame buffer holding the length prefix of a size-byte
+// payload, with room for the payload.
+func header(size int) []byte {
+	b := make([]byte, tcplobby.HeaderSize, tcplobby.HeaderSize+size)
+	binary.LittleEndian.PutUint32(b, uint32(size))
+	return b
 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
@@ -463,16 +464,24 @@ func localIP(nc net.Conn) netip.Addr {
 	return netip.IPv4Unspecified()
 }
 
-// cleanName normalises a char[32] name (seed 004 §8.3): the bytes before the
-// first NUL, an unterminated name truncated to 31 bytes on a rune boundary,
-// zero padding. ok is false for an empty name.
-func cleanName(n tcplobby.Name) (tcplobby.Name, bool) {
+// cleanName normalises a char[32] name (seed 004 §8.3) as
+// tcplobby.MakeName would, without allocating: the bytes before the first
+// NUL, an unterminated name truncated to 31 bytes on a rune boundary, zero
+// padding. ok is false for an empty name.
+func cleanName(n tcplobby.Name) (out tcplobby.Name, ok bool) {
 	i := bytes.IndexByte(n[:], 0)
 	if i < 0 {
-		i = len(n)
+		i = len(n) - 1
+		j := i
+		for j > 0 && i-j < utf8.UTFMax-1 && !utf8.RuneStart(n[j]) {
+			j--
+		}
+		if utf8.RuneStart(n[j]) {
+			i = j
+		}
 	}
-	out := tcplobby.MakeName(string(n[:i]))
-	return out, out[0] != 0
+	copy(out[:i], n[:i])
+	return out, i > 0
 }
 
 func nonZeroRand() uint64 {
