@@ -1,0 +1,654 @@
+package reports
+
+import (
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed html.tmpl
+var htmlTemplateText string
+
+//go:embed html.css
+var htmlCSS string
+
+var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"us":         fmtUS,
+	"pct":        fmtPct,
+	"num":        itoa,
+	"float":      fmtFloat,
+	"dur":        fmtDur,
+	"offset":     fmtOffset,
+	"reasons":    fmtReasons,
+	"inc":        func(n int) int { return n + 1 },
+	"maxSamples": func() int { return MaxViolationSamples },
+	"utc":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+}).Parse(htmlTemplateText))
+
+// HTMLOptions tune WriteHTML.
+type HTMLOptions struct {
+	// Title is the page title; "lobbybench report" when empty.
+	Title string
+	// Labels name the documents (one per document, e.g. file names or
+	// implementation names); a missing or empty label defaults to the
+	// document's target, scenario or protocol.
+	Labels []string
+}
+
+// WriteHTML writes one self-contained HTML page (inline CSS and SVG, no
+// script, nothing fetched) for docs, each a *Run or *Conform. A run shows
+// its summary, thresholds, per-step HDR percentile curves on a log "nines"
+// axis, the per-second time series, step and message tables, violations
+// with hex dumps of their samples, rate-limit and malformed findings. A
+// conform result shows its cases grouped by spec section with each wire
+// log in a <details> element. With several runs or several conform results
+// the page opens with a side-by-side matrix of them (as Autobahn's
+// implementation matrix), then each document in full.
+func WriteHTML(w io.Writer, opts HTMLOptions, docs ...any) error {
+	page, err := buildPage(opts, docs)
+	if err != nil {
+		return err
+	}
+	return htmlTemplate.Execute(w, page)
+}
+
+// WriteHTMLFile writes the WriteHTML page to path, via a temporary file in
+// the same directory renamed into place, so a reader never sees half a
+// report. It is what `--html FILE` on run and conform calls:
+//
+//	reports.WriteHTMLFile(path, reports.HTMLOptions{}, run)
+func WriteHTMLFile(path string, opts HTMLOptions, docs ...any) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("reports: html: %w", err)
+	}
+	tmp := f.Name()
+	err = WriteHTML(f, opts, docs...)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("reports: html %s: %w", path, err)
+	}
+	return nil
+}
+
+// Page model: everything the template prints is computed here, so the
+// template only lays it out.
+
+type htmlPage struct {
+	Title      string
+	CSS        template.CSS
+	Docs       []*htmlDoc
+	RunMatrix  *runMatrix
+	ConfMatrix *confMatrix
+}
+
+type htmlDoc struct {
+	Anchor  string
+	Label   string
+	Run     *runView
+	Conform *confView
+}
+
+type card struct {
+	Label, Value, Class string
+}
+
+type runView struct {
+	R           *Run
+	Status      string // "pass", "fail" or "" (nothing to judge)
+	StatusText  string
+	Cards       []card
+	Thresholds  []ThresholdResult
+	Combined    template.HTML   // every step's corrected curve (several steps)
+	StepCharts  []template.HTML // per step: corrected and uncorrected
+	MsgChart    template.HTML
+	TimeCharts  []template.HTML
+	Steps       []seriesRow
+	Messages    []seriesRow
+	Reasons     []reasonRow
+	Violations  []violView
+	RateLimits  []RateLimitFinding
+	Malformed   []MalformedFinding
+	ShardsMerge bool
+}
+
+type seriesRow struct {
+	S      Series
+	Colour string
+}
+
+type reasonRow struct {
+	Reason string
+	Count  int64
+}
+
+type violView struct {
+	V       Violation
+	Samples []sampleView
+}
+
+type sampleView struct {
+	S       ViolationSample
+	Packet  string // hex dump
+	Request string
+}
+
+type confView struct {
+	C        *Conform
+	Summary  Summary
+	Bar      []barPart
+	Sections []confSection
+}
+
+type barPart struct {
+	Verdict string
+	Count   int
+	Pct     string
+}
+
+type confSection struct {
+	Name    string
+	Summary Summary
+	Cases   []caseView
+}
+
+type caseView struct {
+	K      Case
+	Anchor string
+	Wire   []wireView
+}
+
+type wireView struct {
+	Arrow, Dir, Offset string
+	Len                int
+	Dump               string
+}
+
+type runMatrix struct {
+	Labels  []matrixHead
+	Rows    []matrixRow
+	Charts  []template.HTML
+	Colours []string
+}
+
+type matrixHead struct {
+	Label, Anchor, Colour string
+}
+
+type matrixRow struct {
+	Name   string
+	Group  bool // a step header row
+	Cells  []matrixCell
+	Anchor string
+}
+
+type matrixCell struct {
+	Text, Class, Link, Title string
+}
+
+type confMatrix struct {
+	Labels   []matrixHead
+	Summary  []Summary
+	Sections []confMatrixSection
+}
+
+type confMatrixSection struct {
+	Name string
+	Rows []confMatrixRow
+}
+
+type confMatrixRow struct {
+	ID, Description, Level string
+	Cells                  []matrixCell
+}
+
+func buildPage(opts HTMLOptions, docs []any) (*htmlPage, error) {
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("reports: html: no documents")
+	}
+	page := &htmlPage{Title: opts.Title, CSS: template.CSS(htmlCSS)}
+	if page.Title == "" {
+		page.Title = "lobbybench report"
+	}
+	var runs []*htmlDoc
+	var confs []*htmlDoc
+	for i, d := range docs {
+		hd := &htmlDoc{Anchor: "d" + strconv.Itoa(i)}
+		if i < len(opts.Labels) {
+			hd.Label = opts.Labels[i]
+		}
+		switch v := d.(type) {
+		case *Run:
+			if v == nil {
+				return nil, fmt.Errorf("reports: html: document %d is a nil run", i)
+			}
+			rv, err := buildRun(v)
+			if err != nil {
+				return nil, fmt.Errorf("reports: html: document %d: %w", i, err)
+			}
+			hd.Run = rv
+			if hd.Label == "" {
+				hd.Label = firstNonEmpty(v.Target, v.Scenario, "run "+strconv.Itoa(i+1))
+			}
+			runs = append(runs, hd)
+		case *Conform:
+			if v == nil {
+				return nil, fmt.Errorf("reports: html: document %d is a nil conform result", i)
+			}
+			hd.Conform = buildConform(v, hd.Anchor)
+			if hd.Label == "" {
+				hd.Label = strings.TrimSpace(firstNonEmpty(v.Protocol, "conform") + " " + v.Target)
+			}
+			confs = append(confs, hd)
+		default:
+			return nil, fmt.Errorf("reports: html: document %d is a %T, want *Run or *Conform", i, d)
+		}
+		page.Docs = append(page.Docs, hd)
+	}
+	if len(runs) > 1 {
+		m, err := buildRunMatrix(runs)
+		if err != nil {
+			return nil, err
+		}
+		page.RunMatrix = m
+	}
+	if len(confs) > 1 {
+		page.ConfMatrix = buildConfMatrix(confs)
+	}
+	return page, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func buildRun(r *Run) (*runView, error) {
+	v := &runView{R: r, Thresholds: r.Thresholds, RateLimits: r.RateLimits, Malformed: r.Malformed, ShardsMerge: r.Shards > 1}
+	t := r.Totals
+	secs := r.DurationNS.Seconds()
+	tput := "-"
+	if secs > 0 {
+		tput = strconv.FormatFloat(float64(t.Requests)/secs, 'f', 1, 64) + "/s"
+	}
+	passed := 0
+	for _, th := range r.Thresholds {
+		if th.Pass {
+			passed++
+		}
+	}
+	errClass := ""
+	if t.Failures > 0 {
+		errClass = "bad"
+	}
+	violClass := ""
+	if t.Violations > 0 {
+		violClass = "bad"
+	}
+	v.Cards = []card{
+		{"requests", itoa(t.Requests), ""},
+		{"throughput", tput, ""},
+		{"error rate", fmtPct(t.ErrorRate()), errClass},
+		{"violations", itoa(t.Violations), violClass},
+		{"retries", itoa(t.Retries), ""},
+		{"dropped starts", itoa(t.Dropped), map[bool]string{true: "warn", false: ""}[t.Dropped > 0]},
+		{"sessions", itoa(t.SessionsStarted) + " / " + itoa(t.SessionsFinished), ""},
+	}
+	switch {
+	case len(r.Thresholds) > 0 && passed < len(r.Thresholds):
+		v.Status, v.StatusText = "fail", fmt.Sprintf("%d of %d thresholds breached", len(r.Thresholds)-passed, len(r.Thresholds))
+	case t.Violations > 0:
+		v.Status, v.StatusText = "fail", fmt.Sprintf("%d protocol violations", t.Violations)
+	case len(r.Thresholds) > 0:
+		v.Status, v.StatusText = "pass", fmt.Sprintf("all %d thresholds passed", len(r.Thresholds))
+	}
+	if len(r.Thresholds) > 0 {
+		v.Cards = append(v.Cards, card{"thresholds", fmt.Sprintf("%d / %d passed", passed, len(r.Thresholds)), map[bool]string{true: "bad", false: "good"}[passed < len(r.Thresholds)]})
+	}
+
+	var combined []histSeries
+	for i, s := range r.Steps {
+		c := colour(i)
+		v.Steps = append(v.Steps, seriesRow{S: s, Colour: c})
+		h, err := s.Latency.Histogram()
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %w", s.Name, err)
+		}
+		u, err := s.Uncorrected.Histogram()
+		if err != nil {
+			return nil, fmt.Errorf("step %s uncorrected: %w", s.Name, err)
+		}
+		combined = append(combined, histSeries{Name: s.Name, Colour: c, Hist: h})
+		v.StepCharts = append(v.StepCharts, percentileChart("Step "+s.Name, []histSeries{
+			{Name: "corrected", Colour: c, Hist: h},
+			{Name: "uncorrected", Colour: c, Dashed: true, Hist: u},
+		}, 470, 300))
+	}
+	if len(combined) > 1 {
+		v.Combined = percentileChart("All steps: latency by percentile (from intended send)", combined, 960, 300+16*float64(len(combined)-1))
+	}
+	var msgs []histSeries
+	for i, s := range r.Messages {
+		c := colour(i + len(r.Steps))
+		v.Messages = append(v.Messages, seriesRow{S: s, Colour: c})
+		h, err := s.Latency.Histogram()
+		if err != nil {
+			return nil, fmt.Errorf("message %s: %w", s.Name, err)
+		}
+		msgs = append(msgs, histSeries{Name: s.Name, Colour: c, Hist: h})
+	}
+	if len(msgs) > 0 {
+		v.MsgChart = percentileChart("Messages: request to reply by percentile", msgs, 960, 284+16*float64(len(msgs)))
+	}
+	v.TimeCharts = timeSeriesCharts(r.TimeSeries, 960)
+	for _, k := range sortedReasons(t.FailuresByReason) {
+		v.Reasons = append(v.Reasons, reasonRow{k, t.FailuresByReason[k]})
+	}
+	for _, vi := range r.Violations {
+		vv := violView{V: vi}
+		for _, s := range vi.Samples {
+			vv.Samples = append(vv.Samples, sampleView{S: s, Packet: hexDump(s.Packet), Request: hexDump(s.Request)})
+		}
+		v.Violations = append(v.Violations, vv)
+	}
+	return v, nil
+}
+
+var verdictOrder = []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip}
+
+func buildConform(c *Conform, docAnchor string) *confView {
+	v := &confView{C: c, Summary: c.Summary()}
+	counts := map[string]int{VerdictPass: v.Summary.Pass, VerdictFail: v.Summary.Fail, VerdictWarn: v.Summary.Warn, VerdictInfo: v.Summary.Info, VerdictSkip: v.Summary.Skip}
+	for _, k := range verdictOrder {
+		if n := counts[k]; n > 0 {
+			v.Bar = append(v.Bar, barPart{Verdict: k, Count: n, Pct: strconv.FormatFloat(100*float64(n)/float64(v.Summary.Total), 'f', 3, 64)})
+		}
+	}
+	idx := map[string]int{}
+	for _, k := range c.Cases {
+		i, ok := idx[k.Section]
+		if !ok {
+			i = len(v.Sections)
+			idx[k.Section] = i
+			v.Sections = append(v.Sections, confSection{Name: k.Section})
+		}
+		sec := &v.Sections[i]
+		cv := caseView{K: k, Anchor: caseAnchor(docAnchor, k.ID)}
+		for _, e := range k.Wire {
+			wv := wireView{Dir: e.Dir, Offset: fmtOffset(e.OffsetNS), Dump: hexDump(e.Hex), Len: len(e.Hex) / 2}
+			switch e.Dir {
+			case DirSent:
+				wv.Arrow = "→"
+			case DirRecv:
+				wv.Arrow = "←"
+			default:
+				wv.Arrow = "?"
+			}
+			cv.Wire = append(cv.Wire, wv)
+		}
+		sec.Cases = append(sec.Cases, cv)
+		one := Conform{Cases: []Case{k}}
+		s1 := one.Summary()
+		sec.Summary.Total += s1.Total
+		sec.Summary.Pass += s1.Pass
+		sec.Summary.Fail += s1.Fail
+		sec.Summary.Warn += s1.Warn
+		sec.Summary.Info += s1.Info
+		sec.Summary.Skip += s1.Skip
+	}
+	return v
+}
+
+// caseAnchor makes an id attribute for a case of one document: letters and
+// digits kept, everything else "-".
+func caseAnchor(doc, id string) string {
+	var b strings.Builder
+	b.WriteString(doc + "-c-")
+	for _, r := range id {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+func buildRunMatrix(docs []*htmlDoc) (*runMatrix, error) {
+	m := &runMatrix{}
+	for i, d := range docs {
+		m.Labels = append(m.Labels, matrixHead{Label: d.Label, Anchor: d.Anchor, Colour: colour(i)})
+	}
+	row := func(name string, f func(r *Run) matrixCell) {
+		mr := matrixRow{Name: name}
+		for _, d := range docs {
+			mr.Cells = append(mr.Cells, f(d.Run.R))
+		}
+		m.Rows = append(m.Rows, mr)
+	}
+	row("requests", func(r *Run) matrixCell { return matrixCell{Text: itoa(r.Totals.Requests)} })
+	row("throughput", func(r *Run) matrixCell {
+		if r.DurationNS <= 0 {
+			return matrixCell{Text: "-"}
+		}
+		return matrixCell{Text: strconv.FormatFloat(float64(r.Totals.Requests)/r.DurationNS.Seconds(), 'f', 1, 64) + "/s"}
+	})
+	row("error rate", func(r *Run) matrixCell { return rateCell(r.Totals.ErrorRate()) })
+	row("violations", func(r *Run) matrixCell {
+		c := matrixCell{Text: itoa(r.Totals.Violations), Class: "good"}
+		if r.Totals.Violations > 0 {
+			c.Class = "bad"
+		}
+		return c
+	})
+	row("thresholds", func(r *Run) matrixCell {
+		if len(r.Thresholds) == 0 {
+			return matrixCell{Text: "-"}
+		}
+		n := 0
+		for _, t := range r.Thresholds {
+			if t.Pass {
+				n++
+			}
+		}
+		c := matrixCell{Text: fmt.Sprintf("%d / %d", n, len(r.Thresholds)), Class: "good"}
+		if n < len(r.Thresholds) {
+			c.Class = "bad"
+		}
+		return c
+	})
+	// Steps: the union in first-seen order.
+	var names []string
+	seen := map[string]bool{}
+	for _, d := range docs {
+		for _, s := range d.Run.R.Steps {
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				names = append(names, s.Name)
+			}
+		}
+	}
+	for _, name := range names {
+		m.Rows = append(m.Rows, matrixRow{Name: "step " + name, Group: true})
+		find := func(r *Run) (Series, bool) {
+			for _, s := range r.Steps {
+				if s.Name == name {
+					return s, true
+				}
+			}
+			return Series{}, false
+		}
+		lat := func(f func(Latency) int64) func(r *Run) matrixCell {
+			return func(r *Run) matrixCell {
+				s, ok := find(r)
+				if !ok || s.Latency.Count == 0 {
+					return matrixCell{Text: "-"}
+				}
+				return matrixCell{Text: fmtUS(f(s.Latency))}
+			}
+		}
+		row("p50", lat(func(l Latency) int64 { return l.P50US }))
+		row("p99", lat(func(l Latency) int64 { return l.P99US }))
+		row("p99.9", lat(func(l Latency) int64 { return l.P999US }))
+		row("error rate", func(r *Run) matrixCell {
+			s, ok := find(r)
+			if !ok {
+				return matrixCell{Text: "-"}
+			}
+			return rateCell(s.ErrorRate())
+		})
+		var hs []histSeries
+		for i, d := range docs {
+			s, _ := find(d.Run.R)
+			h, err := s.Latency.Histogram()
+			if err != nil {
+				return nil, fmt.Errorf("reports: html: %s step %s: %w", d.Label, name, err)
+			}
+			hs = append(hs, histSeries{Name: d.Label, Colour: colour(i), Hist: h})
+		}
+		m.Charts = append(m.Charts, percentileChart("Step "+name+" across runs (from intended send)", hs, 470, 284+16*float64(len(hs))))
+	}
+	return m, nil
+}
+
+func rateCell(r float64) matrixCell {
+	c := matrixCell{Text: fmtPct(r), Class: "good"}
+	if r > 0 {
+		c.Class = "bad"
+	}
+	return c
+}
+
+func buildConfMatrix(docs []*htmlDoc) *confMatrix {
+	m := &confMatrix{}
+	byID := map[string][]*Case{}
+	var ids []string
+	secOf := map[string]string{}
+	first := map[string]Case{}
+	for i, d := range docs {
+		m.Labels = append(m.Labels, matrixHead{Label: d.Label, Anchor: d.Anchor, Colour: colour(i)})
+		m.Summary = append(m.Summary, d.Conform.Summary)
+		for j := range d.Conform.C.Cases {
+			k := &d.Conform.C.Cases[j]
+			if _, ok := byID[k.ID]; !ok {
+				byID[k.ID] = make([]*Case, len(docs))
+				ids = append(ids, k.ID)
+				secOf[k.ID] = k.Section
+				first[k.ID] = *k
+			}
+			if byID[k.ID][i] == nil {
+				byID[k.ID][i] = k
+			}
+		}
+	}
+	secIdx := map[string]int{}
+	for _, id := range ids {
+		s := secOf[id]
+		i, ok := secIdx[s]
+		if !ok {
+			i = len(m.Sections)
+			secIdx[s] = i
+			m.Sections = append(m.Sections, confMatrixSection{Name: s})
+		}
+		k := first[id]
+		row := confMatrixRow{ID: id, Description: k.Description, Level: k.Level}
+		for di, d := range docs {
+			c := byID[id][di]
+			if c == nil {
+				row.Cells = append(row.Cells, matrixCell{Text: "-", Class: "none", Title: "not run"})
+				continue
+			}
+			title := c.Verdict
+			if c.Actual != "" {
+				title += ": " + c.Actual
+			}
+			row.Cells = append(row.Cells, matrixCell{Text: c.Verdict, Class: "v-" + c.Verdict, Link: "#" + caseAnchor(d.Anchor, c.ID), Title: title})
+		}
+		m.Sections[i].Rows = append(m.Sections[i].Rows, row)
+	}
+	return m
+}
+
+// hexDump formats a hex string as a classic dump: offset, 16 bytes in hex,
+// and their printable ASCII. A string that is not valid hex is shown as is,
+// with a note, rather than failing the report.
+func hexDump(h string) string {
+	if h == "" {
+		return ""
+	}
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return h + "  (not valid hex)"
+	}
+	var sb strings.Builder
+	for off := 0; off < len(b); off += 16 {
+		line := b[off:min(off+16, len(b))]
+		fmt.Fprintf(&sb, "%04x  ", off)
+		for i := 0; i < 16; i++ {
+			if i < len(line) {
+				fmt.Fprintf(&sb, "%02x ", line[i])
+			} else {
+				sb.WriteString("   ")
+			}
+			if i == 7 {
+				sb.WriteByte(' ')
+			}
+		}
+		sb.WriteString(" |")
+		for _, c := range line {
+			if c >= 0x20 && c < 0x7f {
+				sb.WriteByte(c)
+			} else {
+				sb.WriteByte('.')
+			}
+		}
+		sb.WriteString("|")
+		if off+16 < len(b) {
+			sb.WriteByte('\n')
+		}
+	}
+	return sb.String()
+}
+
+// fmtDur rounds a duration for display.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	default:
+		return d.String()
+	}
+}
+
+// fmtOffset formats an offset from a start as "+1.5ms".
+func fmtOffset(d time.Duration) string { return "+" + fmtDur(d) }
+
+func fmtReasons(m map[string]int64) string {
+	var parts []string
+	for _, k := range sortedReasons(m) {
+		parts = append(parts, k+" "+itoa(m[k]))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,404 @@
+package reports
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"math"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// This file draws the HTML report's charts as inline SVG, built as text so
+// the page needs no script and no network. Every string that reaches the
+// SVG goes through html.EscapeString.
+
+// palette colours chart series in order; it repeats past its end.
+var palette = []string{"#1f6fb5", "#d1495b", "#2a9d5c", "#e07b00", "#7b4fb0", "#8c564b", "#c2409c", "#138a9e"}
+
+func colour(i int) string { return palette[i%len(palette)] }
+
+// xy is one data point; a NaN Y breaks the line (no data there).
+type xy struct{ X, Y float64 }
+
+// lineSeries is one line of a chart.
+type lineSeries struct {
+	Name   string
+	Colour string
+	Dashed bool
+	Points []xy
+	// Marks are points drawn as dots with a hover title (e.g. p99 = 12ms).
+	Marks []mark
+}
+
+type mark struct {
+	P     xy
+	Title string
+}
+
+// plot maps data coordinates to pixels inside a plot area.
+type plot struct {
+	x0, x1, y0, y1  float64 // data range (both axes linear)
+	left, top, w, h float64 // plot area in px
+}
+
+func (p *plot) px(x float64) float64 {
+	if p.x1 == p.x0 {
+		return p.left
+	}
+	return p.left + (x-p.x0)/(p.x1-p.x0)*p.w
+}
+
+func (p *plot) py(y float64) float64 {
+	if p.y1 == p.y0 {
+		return p.top + p.h
+	}
+	return p.top + p.h - (y-p.y0)/(p.y1-p.y0)*p.h
+}
+
+// f1 formats a pixel coordinate: one decimal, no "-0.0".
+func f1(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	if s == "-0.0" {
+		return "0.0"
+	}
+	return s
+}
+
+// niceStep returns a round step (1, 2, 2.5 or 5 × 10^k) near span/n.
+func niceStep(span float64, n int) float64 {
+	if span <= 0 || n < 1 {
+		return 1
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// niceTicks returns ticks 0, step, ... up to the first tick ≥ max (at least
+// one step), for an axis starting at zero.
+func niceTicks(max float64, n int) []float64 {
+	if !(max > 0) {
+		max = 1
+	}
+	step := niceStep(max, n)
+	var ticks []float64
+	for i := 0; ; i++ {
+		v := float64(i) * step
+		ticks = append(ticks, v)
+		if v >= max || i > 100 {
+			break
+		}
+	}
+	return ticks
+}
+
+// fmtAxisUS formats a microsecond tick compactly: "250µs", "1.5ms", "2s".
+func fmtAxisUS(us float64) string {
+	trim := func(v float64, unit string) string {
+		return strconv.FormatFloat(v, 'f', -1, 64) + unit
+	}
+	switch {
+	case us == 0:
+		return "0"
+	case us < 1000:
+		return trim(math.Round(us*100)/100, "µs")
+	case us < 1e6:
+		return trim(math.Round(us/10)/100, "ms")
+	default:
+		return trim(math.Round(us/1e4)/100, "s")
+	}
+}
+
+// fmtAxisCount formats a count tick: "950", "1.2k", "3.5M".
+func fmtAxisCount(v float64) string {
+	trim := func(v float64, unit string) string {
+		return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + unit
+	}
+	switch {
+	case math.Abs(v) < 1000:
+		return trim(v, "")
+	case math.Abs(v) < 1e6:
+		return trim(v/1e3, "k")
+	default:
+		return trim(v/1e6, "M")
+	}
+}
+
+// nineLabel names the percentile at x nines: 0%, 90%, 99%, 99.9%, ...
+func nineLabel(n int) string {
+	if n <= 0 {
+		return "0%"
+	}
+	if n == 1 {
+		return "90%"
+	}
+	if n == 2 {
+		return "99%"
+	}
+	return "99." + strings.Repeat("9", n-2) + "%"
+}
+
+// ninesX is the position of percentile q (0..100) on the nines axis:
+// -log10(1 - q/100), so 90% is 1, 99% is 2, 99.9% is 3.
+func ninesX(q float64) float64 {
+	if q >= 100 {
+		return math.Inf(1)
+	}
+	return -math.Log10(1 - q/100)
+}
+
+// ninesMax is how many nines a distribution of count values can show: one
+// more than log10(count), so the last plateau (the maximum) is visible,
+// kept within 2..6.
+func ninesMax(count int64) int {
+	if count <= 0 {
+		return 2
+	}
+	n := int(math.Floor(math.Log10(float64(count)))) + 1
+	return min(max(n, 2), 6)
+}
+
+// ninesStep is the x resolution of percentile curves (in nines).
+const ninesStep = 0.025
+
+// percentileCurve samples h along the nines axis from 0 to maxNines at
+// ninesStep, with the value at each percentile exactly as
+// Histogram.ValueAtPercentile reports it (one pass over the counts).
+func percentileCurve(h *hdrhistogram.Histogram, maxNines int) []xy {
+	n := int(math.Round(float64(maxNines)/ninesStep)) + 1
+	qs := make([]float64, n)
+	for i := range qs {
+		x := float64(i) * ninesStep
+		qs[i] = 100 * (1 - math.Pow(10, -x))
+	}
+	vals := h.ValueAtPercentilesSlice(qs)
+	pts := make([]xy, n)
+	for i := range pts {
+		pts[i] = xy{X: float64(i) * ninesStep, Y: float64(vals[i])}
+	}
+	return pts
+}
+
+// histSeries is one distribution for a percentile chart.
+type histSeries struct {
+	Name   string
+	Colour string
+	Dashed bool
+	Hist   *hdrhistogram.Histogram
+}
+
+// percentileChart draws the HDR percentile distribution of each series with
+// a log-scaled "nines" x axis and a linear latency y axis, marking each
+// whole nine with a hoverable dot. Empty series are listed in the legend as
+// "no samples" and not drawn.
+func percentileChart(title string, series []histSeries, width, height float64) template.HTML {
+	maxN := 2
+	maxY := 0.0
+	for _, s := range series {
+		if s.Hist != nil && s.Hist.TotalCount() > 0 {
+			maxN = max(maxN, ninesMax(s.Hist.TotalCount()))
+		}
+	}
+	var lines []lineSeries
+	var legend []string
+	for _, s := range series {
+		if s.Hist == nil || s.Hist.TotalCount() == 0 {
+			legend = append(legend, s.Name+": no samples")
+			lines = append(lines, lineSeries{Name: s.Name, Colour: s.Colour, Dashed: s.Dashed})
+			continue
+		}
+		pts := percentileCurve(s.Hist, maxN)
+		var marks []mark
+		for n := 0; n <= maxN; n++ {
+			p := pts[int(math.Round(float64(n)/ninesStep))]
+			marks = append(marks, mark{P: p, Title: fmt.Sprintf("%s %s = %s", s.Name, nineLabel(n), fmtUS(int64(p.Y)))})
+		}
+		for _, p := range pts {
+			maxY = math.Max(maxY, p.Y)
+		}
+		lines = append(lines, lineSeries{Name: s.Name, Colour: s.Colour, Dashed: s.Dashed, Points: pts, Marks: marks})
+		legend = append(legend, fmt.Sprintf("%s: p50 %s · p99 %s · max %s · n=%d", s.Name,
+			fmtUS(s.Hist.ValueAtPercentile(50)), fmtUS(s.Hist.ValueAtPercentile(99)), fmtUS(s.Hist.Max()), s.Hist.TotalCount()))
+	}
+	yt := niceTicks(maxY, 5)
+	p := &plot{x0: 0, x1: float64(maxN), y0: 0, y1: yt[len(yt)-1]}
+	var xt []tick
+	for n := 0; n <= maxN; n++ {
+		xt = append(xt, tick{float64(n), nineLabel(n)})
+	}
+	var ytk []tick
+	for _, v := range yt {
+		ytk = append(ytk, tick{v, fmtAxisUS(v)})
+	}
+	return drawChart(title, "percentile", "latency", p, xt, ytk, lines, legend, width, height)
+}
+
+type tick struct {
+	V     float64
+	Label string
+}
+
+// drawChart lays out one chart: title, legend (one line per entry, each
+// with its series' swatch), plot area with grid, axes and lines.
+func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lineSeries, legend []string, width, height float64) template.HTML {
+	const lineH = 16.0
+	legendH := lineH * float64(len(legend))
+	p.left, p.top = 62, 30+legendH
+	p.w, p.h = width-p.left-34, height-p.top-38
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">`, f1(width), f1(height), html.EscapeString(title))
+	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text class="ct" x="%s" y="18">%s</text>`, f1(p.left), html.EscapeString(title))
+	for i, l := range legend {
+		y := 30 + lineH*float64(i) + 10
+		ls := lineSeries{Colour: "#999"}
+		if i < len(lines) {
+			ls = lines[i]
+		}
+		dash := ""
+		if ls.Dashed {
+			dash = ` stroke-dasharray="5 3"`
+		}
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5"%s/>`, f1(p.left), f1(y-4), f1(p.left+22), f1(y-4), ls.Colour, dash)
+		fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
+	}
+	// Grid and tick labels.
+	for _, t := range yt {
+		y := p.py(t.V)
+		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(p.left), f1(y), f1(p.left+p.w), f1(y))
+		fmt.Fprintf(&b, `<text class="yt" x="%s" y="%s">%s</text>`, f1(p.left-6), f1(y+4), html.EscapeString(t.Label))
+	}
+	for _, t := range xt {
+		x := p.px(t.V)
+		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x), f1(p.top), f1(x), f1(p.top+p.h))
+		fmt.Fprintf(&b, `<text class="xt" x="%s" y="%s">%s</text>`, f1(x), f1(p.top+p.h+15), html.EscapeString(t.Label))
+	}
+	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(p.left), f1(p.top), f1(p.w), f1(p.h))
+	fmt.Fprintf(&b, `<text class="at" x="%s" y="%s">%s</text>`, f1(p.left+p.w/2), f1(height-4), html.EscapeString(xTitle))
+	fmt.Fprintf(&b, `<text class="at" transform="translate(13 %s) rotate(-90)">%s</text>`, f1(p.top+p.h/2), html.EscapeString(yTitle))
+	for _, l := range lines {
+		d := pathData(p, l.Points)
+		if d == "" {
+			continue
+		}
+		dash := ""
+		if l.Dashed {
+			dash = ` stroke-dasharray="5 3"`
+		}
+		fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="1.8" stroke-linejoin="round"%s><title>%s</title></path>`, d, l.Colour, dash, html.EscapeString(l.Name))
+		for _, m := range l.Marks {
+			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>`, f1(p.px(m.P.X)), f1(p.py(m.P.Y)), l.Colour, html.EscapeString(m.Title))
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// pathData turns points into an SVG path, starting a new subpath after each
+// NaN (a gap) and dropping repeated pixels.
+func pathData(p *plot, pts []xy) string {
+	var b strings.Builder
+	pen := false
+	last := ""
+	for _, pt := range pts {
+		if math.IsNaN(pt.Y) || math.IsInf(pt.Y, 0) {
+			pen = false
+			continue
+		}
+		c := f1(p.px(pt.X)) + " " + f1(p.py(pt.Y))
+		if pen && c == last {
+			continue
+		}
+		if !pen {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString("M" + c)
+			pen = true
+		} else {
+			b.WriteString(" L" + c)
+		}
+		last = c
+	}
+	return b.String()
+}
+
+// timeSeriesCharts draws the run's time series as three charts sharing the
+// x axis (seconds since start): completions per second, corrected latency
+// p50/p99 of each second, and errors per second. Seconds without any
+// completion count as zero requests and have no latency (a gap).
+func timeSeriesCharts(ts []Point, width float64) []template.HTML {
+	if len(ts) == 0 {
+		return nil
+	}
+	last := ts[len(ts)-1].Second
+	first := min(ts[0].Second, 0)
+	by := make(map[int64]Point, len(ts))
+	for _, p := range ts {
+		by[p.Second] = p
+	}
+	var req, errs, p50, p99 []xy
+	maxReq, maxErr, maxLat := 0.0, 0.0, 0.0
+	for s := first; s <= last; s++ {
+		p := by[s]
+		x := float64(s) + 0.5
+		req = append(req, xy{x, float64(p.Requests)})
+		errs = append(errs, xy{x, float64(p.Errors)})
+		maxReq = math.Max(maxReq, float64(p.Requests))
+		maxErr = math.Max(maxErr, float64(p.Errors))
+		if p.Requests-p.Errors > 0 && p.Hist != "" {
+			p50 = append(p50, xy{x, float64(p.P50US)})
+			p99 = append(p99, xy{x, float64(p.P99US)})
+			maxLat = math.Max(maxLat, float64(p.P99US))
+		} else {
+			p50 = append(p50, xy{x, math.NaN()})
+			p99 = append(p99, xy{x, math.NaN()})
+		}
+	}
+	span := float64(last+1) - float64(first)
+	xs := niceStep(span, 8)
+	var xt []tick
+	for v := float64(first); v <= float64(last+1)+1e-9; v += xs {
+		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
+	}
+	mk := func(vals []float64, f func(float64) string) []tick {
+		var t []tick
+		for _, v := range vals {
+			t = append(t, tick{v, f(v)})
+		}
+		return t
+	}
+	yr := niceTicks(maxReq, 4)
+	ye := niceTicks(maxErr, 3)
+	yl := niceTicks(maxLat, 4)
+	x1 := float64(last + 1)
+	mean := func(pts []xy) float64 {
+		var s float64
+		for _, p := range pts {
+			s += p.Y
+		}
+		return s / float64(len(pts))
+	}
+	return []template.HTML{
+		drawChart("Completions per second", "seconds since start", "per second",
+			&plot{x0: float64(first), x1: x1, y1: yr[len(yr)-1]}, xt, mk(yr, fmtAxisCount),
+			[]lineSeries{{Name: "completions/s", Colour: colour(0), Points: req}},
+			[]string{fmt.Sprintf("completions/s (mean %s, peak %s)", fmtAxisCount(mean(req)), fmtAxisCount(maxReq))}, width, 190),
+		drawChart("Latency per second (from intended send)", "seconds since start", "latency",
+			&plot{x0: float64(first), x1: x1, y1: yl[len(yl)-1]}, xt, mk(yl, fmtAxisUS),
+			[]lineSeries{{Name: "p50", Colour: colour(2), Points: p50}, {Name: "p99", Colour: colour(3), Points: p99}},
+			[]string{"p50 of each second", "p99 of each second"}, width, 220),
+		drawChart("Errors per second", "seconds since start", "per second",
+			&plot{x0: float64(first), x1: x1, y1: ye[len(ye)-1]}, xt, mk(ye, fmtAxisCount),
+			[]lineSeries{{Name: "errors/s", Colour: colour(1), Points: errs}},
+			[]string{fmt.Sprintf("errors/s (peak %s)", fmtAxisCount(maxErr))}, width, 170),
+	}
+}

@@ -1,0 +1,420 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// richRun is a longer run with realistic shapes: three steps with
+// log-normal latencies and a tail, 30 seconds of time series with a
+// latency spike and an error burst, and violations. Deterministic.
+func richRun(t testing.TB) *Run {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 11))
+	r := NewRun()
+	r.Scenario = "scenarios/join-storm.yaml"
+	r.Target = "127.0.0.1:7777"
+	r.StartedAt = fixedStart
+	r.DurationNS = 30 * time.Second
+	type stepSpec struct {
+		name     string
+		medianUS float64
+		n        int
+		fails    map[string]int64
+	}
+	specs := []stepSpec{
+		{"list_rooms", 180, 20000, map[string]int64{}},
+		{"create_room", 450, 3000, map[string]int64{ReasonTimeout: 12}},
+		{"join", 900, 9000, map[string]int64{ReasonTimeout: 30, ReasonJoinDeny: 41}},
+	}
+	ts := make([]struct {
+		req, errs int64
+		vals      []int64
+	}, 30)
+	for _, sp := range specs {
+		lat, unc := NewLatencyHistogram(), NewLatencyHistogram()
+		for i := 0; i < sp.n; i++ {
+			v := sp.medianUS * math.Exp(rng.NormFloat64()*0.45)
+			sec := rng.IntN(30)
+			if sec >= 17 && sec <= 19 { // a stall: queueing delay
+				v *= 6
+			}
+			if rng.IntN(1000) == 0 {
+				v *= 40
+			}
+			u := v * (0.7 + 0.2*rng.Float64())
+			if err := lat.RecordValue(int64(v)); err != nil {
+				t.Fatal(err)
+			}
+			if err := unc.RecordValue(int64(u)); err != nil {
+				t.Fatal(err)
+			}
+			ts[sec].req++
+			ts[sec].vals = append(ts[sec].vals, int64(v))
+		}
+		var fails int64
+		for k, n := range sp.fails {
+			fails += n
+			r.Totals.FailuresByReason[k] += n
+			for j := int64(0); j < n; j++ {
+				sec := 17 + rng.IntN(4)
+				ts[sec].req++
+				ts[sec].errs++
+			}
+		}
+		l, err := NewLatency(lat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := NewLatency(unc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Series{Name: sp.name, Requests: int64(sp.n) + fails, Successes: int64(sp.n), Failures: fails,
+			FailuresByReason: sp.fails, Retries: fails / 2, Latency: l, Uncorrected: u}
+		r.Steps = append(r.Steps, s)
+		r.Totals.Requests += s.Requests
+		r.Totals.Successes += s.Successes
+		r.Totals.Failures += s.Failures
+		r.Totals.Retries += s.Retries
+	}
+	for sec, p := range ts {
+		r.TimeSeries = append(r.TimeSeries, pointOf(t, int64(sec), p.req, p.errs, p.vals...))
+	}
+	r.Messages = []Series{
+		{Name: "LIST_ROOMS→ROOM_LIST", Requests: 20000, Successes: 20000, FailuresByReason: map[string]int64{},
+			Latency: r.Steps[0].Uncorrected, Uncorrected: r.Steps[0].Uncorrected},
+		{Name: "JOIN_ROOM→JOIN_SUCCESS", Requests: 9000, Successes: 9000, FailuresByReason: map[string]int64{},
+			Latency: r.Steps[2].Uncorrected, Uncorrected: r.Steps[2].Uncorrected},
+	}
+	r.Totals.Violations = 7
+	r.Totals.SessionsStarted, r.Totals.SessionsFinished = 3000, 2987
+	r.Violations = []Violation{
+		{Rule: "U-CRC", Count: 5, Samples: []ViolationSample{
+			{OffsetNS: 17*time.Second + 250*time.Millisecond, Packet: "4c42010500000000000000000000000000000000aabbccdd", Request: "4c420104000000000000", Detail: "crc 0xaabbccdd != 0x1c2d3e4f"},
+			{OffsetNS: 18 * time.Second, Packet: "4c420105ffff"},
+		}},
+		{Rule: "U-ROOMLIST-COUNT", Count: 2, Samples: []ViolationSample{
+			{OffsetNS: 3 * time.Second, Packet: "4c4201060300476f626c696e2047616d6500", Request: "4c420104", Detail: "count 3 but 1 entry"},
+		}},
+	}
+	r.RateLimits = []RateLimitFinding{{Source: "127.0.0.2", ObservedLimitPerSec: 200, Sent: 3000, Accepted: 2000, Limited: 1000,
+		OtherSourcesP99BeforeUS: 1500, OtherSourcesP99AfterUS: 1650, OtherSourcesErrors: 0, Note: "limit per source address"}}
+	r.Malformed = []MalformedFinding{
+		{Kind: "bad_crc", Sent: 100, LivenessChecks: 100, LivenessKept: 100},
+		{Kind: "truncated", Sent: 100, UnexpectedReplies: 3, LivenessChecks: 100, LivenessKept: 99},
+	}
+	r.Thresholds = []ThresholdResult{
+		{Name: "join.p99 < 20ms", Metric: "p99", Step: "join", Op: "<", Limit: 0.02, Observed: float64(r.Steps[2].Latency.P99US) / 1e6, Pass: true},
+		{Name: "errors.rate < 0.5%", Metric: "errors.rate", Op: "<", Limit: 0.005, Observed: r.Totals.ErrorRate(), Pass: false},
+		{Name: "violations == 0", Metric: "violations", Op: "==", Limit: 0, Observed: 7, Pass: false},
+	}
+	return r
+}
+
+// otherConform is a second implementation's results over an overlapping
+// set of cases, for the matrix.
+func otherConform() *Conform {
+	c := sampleConform()
+	c.Target = "10.0.0.9:7777"
+	c.Protocol = "udplobby"
+	c.Cases = append([]Case(nil), c.Cases...)
+	c.Cases[1].Verdict, c.Cases[1].Actual = VerdictPass, "no reply"
+	c.Cases[0].Verdict, c.Cases[0].Actual = VerdictFail, "Error 7"
+	c.Cases = append(c.Cases[:4], Case{ID: "udp/9/1", Section: "9", Description: "Only here", Level: LevelMust, Verdict: VerdictPass})
+	return c
+}
+
+func htmlOf(t *testing.T, opts HTMLOptions, docs ...any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, opts, docs...); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func htmlCases(t *testing.T) map[string][]byte {
+	run, rich := sampleRun(t), richRun(t)
+	empty := NewRun()
+	empty.StartedAt = fixedStart
+	worse := sampleRun(t)
+	worse.Target = "127.0.0.1:8888"
+	worse.Steps[1].Latency = latencyOf(t, ramp(1000, 1300, 45)...)
+	return map[string][]byte{
+		"run.html":           htmlOf(t, HTMLOptions{}, run),
+		"run_rich.html":      htmlOf(t, HTMLOptions{Title: "join storm"}, rich),
+		"run_empty.html":     htmlOf(t, HTMLOptions{}, empty),
+		"conform.html":       htmlOf(t, HTMLOptions{}, sampleConform()),
+		"conform_empty.html": htmlOf(t, HTMLOptions{}, NewConform()),
+		"matrix.html": htmlOf(t, HTMLOptions{Title: "lobby implementations", Labels: []string{"reference", "", "lobbyd"}},
+			sampleConform(), otherConform(), run, worse),
+	}
+}
+
+func TestHTMLGolden(t *testing.T) {
+	for name, got := range htmlCases(t) {
+		t.Run(name, func(t *testing.T) { golden(t, name, got) })
+	}
+}
+
+// TestHTMLSelfContained checks nothing in a page can make a browser fetch
+// or run anything, and that html/template never had to censor a value.
+func TestHTMLSelfContained(t *testing.T) {
+	forbidden := []string{"<script", "<link", "<img", "<iframe", "<object", "<embed", "src=", "@import", "url(", "http://", "https://", "ZgotmplZ"}
+	for name, page := range htmlCases(t) {
+		for _, f := range forbidden {
+			if i := bytes.Index(bytes.ToLower(page), []byte(f)); i >= 0 {
+				t.Errorf("%s contains %q near %q", name, f, page[max(i-40, 0):min(i+40, len(page))])
+			}
+		}
+	}
+}
+
+var svgRE = regexp.MustCompile(`(?s)<svg .*?</svg>`)
+
+// TestHTMLSVGWellFormed parses every inline chart as XML and checks the
+// page has the charts its documents call for.
+func TestHTMLSVGWellFormed(t *testing.T) {
+	wantCharts := map[string]int{
+		"run.html":           1 + 2 + 3 + 1, // combined, 2 steps, 3 time series, messages
+		"run_rich.html":      1 + 3 + 3 + 1,
+		"run_empty.html":     0,
+		"conform.html":       0,
+		"conform_empty.html": 0,
+		"matrix.html":        2 /* matrix per step */ + 2*7,
+	}
+	for name, page := range htmlCases(t) {
+		svgs := svgRE.FindAll(page, -1)
+		if len(svgs) != wantCharts[name] {
+			t.Errorf("%s: %d charts, want %d", name, len(svgs), wantCharts[name])
+		}
+		for i, s := range svgs {
+			d := xml.NewDecoder(bytes.NewReader(s))
+			d.Strict = true
+			for {
+				_, err := d.Token()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Errorf("%s chart %d is not well-formed XML: %v", name, i, err)
+					break
+				}
+			}
+		}
+	}
+}
+
+var hrefRE = regexp.MustCompile(`href="#([^"]+)"`)
+
+// TestHTMLLinksResolve checks every in-page link (matrix cells, contents)
+// points at an element of the page.
+func TestHTMLLinksResolve(t *testing.T) {
+	for name, page := range htmlCases(t) {
+		links := hrefRE.FindAllSubmatch(page, -1)
+		for _, l := range links {
+			if !bytes.Contains(page, []byte(`id="`+string(l[1])+`"`)) {
+				t.Errorf("%s: link #%s has no target", name, l[1])
+			}
+		}
+		if name == "matrix.html" && len(links) < 10 {
+			t.Errorf("matrix.html has only %d links", len(links))
+		}
+	}
+}
+
+func TestHTMLEscapesUserText(t *testing.T) {
+	r := sampleRun(t)
+	r.Scenario = `<script>alert("s")</script>`
+	r.Steps[0].Name = `<b onmouseover="x">join</b>`
+	r.Violations[0].Samples[0].Detail = `</pre><script>`
+	c := sampleConform()
+	c.Cases[0].Actual = `<img src=x>`
+	page := string(htmlOf(t, HTMLOptions{Title: `T<i>`, Labels: []string{`<L>`}}, r, c))
+	for _, bad := range []string{`<script`, `<b onmouseover`, `<img`, `<i>`, `<L>`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains unescaped %q", bad)
+		}
+	}
+	for _, good := range []string{`&lt;b onmouseover=`, `&lt;script&gt;`, `&lt;img src=x&gt;`} {
+		if !strings.Contains(page, good) {
+			t.Errorf("page lacks escaped %q", good)
+		}
+	}
+}
+
+// TestPercentileCurve checks the plotted curve is the histogram's own
+// percentile function: exact at every sample point, non-decreasing, and
+// reaching the maximum on its last plateau.
+func TestPercentileCurve(t *testing.T) {
+	tests := []struct {
+		name  string
+		vals  []int64
+		nines int
+	}{
+		{"one value", []int64{500}, 2},
+		{"45 values", ramp(1000, 1000, 45), 2},
+		{"1000 values", ramp(100, 7, 1000), 4},
+		{"tail", append(ramp(100, 1, 9999), 250_000), 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := histOf(t, tt.vals...)
+			if got := ninesMax(h.TotalCount()); got != tt.nines {
+				t.Fatalf("ninesMax(%d) = %d, want %d", h.TotalCount(), got, tt.nines)
+			}
+			pts := percentileCurve(h, tt.nines)
+			if len(pts) != int(float64(tt.nines)/ninesStep)+1 {
+				t.Fatalf("%d points", len(pts))
+			}
+			for i, p := range pts {
+				q := 100 * (1 - math.Pow(10, -p.X))
+				if want := h.ValueAtPercentile(q); int64(p.Y) != want {
+					t.Errorf("x=%.3f (p%.4f): %v, want %d", p.X, q, p.Y, want)
+				}
+				if i > 0 && p.Y < pts[i-1].Y {
+					t.Errorf("curve decreases at x=%.3f", p.X)
+				}
+			}
+			if last := pts[len(pts)-1].Y; int64(last) != h.Max() {
+				t.Errorf("curve ends at %v, want max %d", last, h.Max())
+			}
+			if math.Abs(ninesX(99)-2) > 1e-12 || math.Abs(ninesX(99.9)-3) > 1e-9 {
+				t.Errorf("ninesX(99) = %v, ninesX(99.9) = %v", ninesX(99), ninesX(99.9))
+			}
+		})
+	}
+}
+
+func TestNineLabels(t *testing.T) {
+	want := []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"}
+	for n, w := range want {
+		if got := nineLabel(n); got != w {
+			t.Errorf("nineLabel(%d) = %q, want %q", n, got, w)
+		}
+	}
+}
+
+func TestAxisFormats(t *testing.T) {
+	tests := []struct {
+		f    func(float64) string
+		in   float64
+		want string
+	}{
+		{fmtAxisUS, 0, "0"},
+		{fmtAxisUS, 250, "250µs"},
+		{fmtAxisUS, 1500, "1.5ms"},
+		{fmtAxisUS, 20000, "20ms"},
+		{fmtAxisUS, 2_500_000, "2.5s"},
+		{fmtAxisCount, 950, "950"},
+		{fmtAxisCount, 1200, "1.2k"},
+		{fmtAxisCount, 3_500_000, "3.5M"},
+	}
+	for _, tt := range tests {
+		if got := tt.f(tt.in); got != tt.want {
+			t.Errorf("%v → %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		max  float64
+		n    int
+		last float64
+	}{{0, 4, 1}, {7, 4, 8}, {95, 5, 100}, {1234, 4, 1500}, {0.3, 3, 0.3}} {
+		ticks := niceTicks(tt.max, tt.n)
+		if got := ticks[len(ticks)-1]; math.Abs(got-tt.last) > 1e-9 || ticks[0] != 0 {
+			t.Errorf("niceTicks(%v, %d) = %v, want 0 … %v", tt.max, tt.n, ticks, tt.last)
+		}
+	}
+}
+
+func TestHexDump(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"", ""},
+		{"4c42", "0000  4c 42                                             |LB|"},
+		{"000102030405060708090a0b0c0d0e0f41", "0000  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n" +
+			"0010  41                                                |A|"},
+		{"zz", "zz  (not valid hex)"},
+		{"abc", "abc  (not valid hex)"},
+	}
+	for _, tt := range tests {
+		if got := hexDump(tt.in); got != tt.want {
+			t.Errorf("hexDump(%q) =\n%q\nwant\n%q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestWriteHTMLErrors(t *testing.T) {
+	bad := sampleRun(t)
+	bad.Steps[0].Latency.Hist = "not base64!"
+	tests := []struct {
+		name string
+		docs []any
+		want string
+	}{
+		{"none", nil, "no documents"},
+		{"wrong type", []any{"run.json"}, "want *Run or *Conform"},
+		{"nil run", []any{(*Run)(nil)}, "nil run"},
+		{"nil conform", []any{(*Conform)(nil)}, "nil conform"},
+		{"bad histogram", []any{bad}, "list_rooms"},
+		{"bad histogram in matrix", []any{sampleRun(t), bad}, "list_rooms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := WriteHTML(io.Discard, HTMLOptions{}, tt.docs...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWriteHTMLFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	if err := WriteHTMLFile(path, HTMLOptions{}, sampleRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := htmlOf(t, HTMLOptions{}, sampleRun(t)); !bytes.Equal(got, want) {
+		t.Error("file differs from WriteHTML output")
+	}
+	if err := WriteHTMLFile(path, HTMLOptions{}); err == nil {
+		t.Error("no documents: no error")
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 {
+		t.Errorf("directory holds %d entries, want only report.html (temporary file left behind?)", len(ents))
+	}
+	if err := WriteHTMLFile(filepath.Join(dir, "missing", "r.html"), HTMLOptions{}, sampleRun(t)); err == nil {
+		t.Error("missing directory: no error")
+	}
+}
+
+func BenchmarkWriteHTMLRich(b *testing.B) {
+	r := richRun(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteHTML(io.Discard, HTMLOptions{}, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
