@@ -1,0 +1,45 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+)
+
+// WriteConformCompareTable writes the verdict changes of c (newly failing
+// first, then fixed, then other changes) and the broken gates.
+func WriteConformCompareTable(w io.Writer, c *ConformComparison) error {
+	ew := &errWriter{w: w}
+	if len(c.Changed) == 0 {
+		fmt.Fprintln(ew, "No verdict changed.")
+	} else {
+		var rows [][]string
+		add := func(kind string, chs []CaseChange, keep func(CaseChange) bool) {
+			for _, ch := range chs {
+				if keep(ch) {
+					k := kind
+					if ch.BaseVerdict == "" {
+						k += " (new case)"
+					}
+					rows = append(rows, []string{ch.ID, orDash(ch.BaseVerdict), ch.NewVerdict, k})
+				}
+			}
+		}
+		all := func(CaseChange) bool { return true }
+		add("newly failing", c.NewlyFailing, all)
+		add("fixed", c.Fixed, all)
+		add("changed", c.Changed, func(ch CaseChange) bool { return ch.NewVerdict != VerdictFail && ch.BaseVerdict != VerdictFail })
+		if err := renderTable(w, []string{"CASE", "BASE", "NEW", "CHANGE"}, rows); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(ew, "%d newly failing, %d fixed, %d changed\n", len(c.NewlyFailing), len(c.Fixed), len(c.Changed))
+	if c.OK() {
+		fmt.Fprintln(ew, "Gates: all passed")
+	} else {
+		fmt.Fprintf(ew, "Gates: %d broken\n", len(c.Breaches))
+		for _, b := range c.Breaches {
+			fmt.Fprintf(ew, "  FAIL %s\n", b)
+		}
+	}
+	return ew.err
+}
