@@ -290,7 +290,7 @@ var movedKeys = map[string]map[string]string{
 var indexRE = regexp.MustCompile(`\[\d+\]`)
 
 var topKeys = []string{"name", "description", "target", "protocol", "header_profile", "instance_ports",
-	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds"}
+	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "embedded_server"}
 
 func (d *decoder) plan(root *yaml.Node) *Plan {
 	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1, HeaderProfile: ""}
@@ -373,6 +373,9 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 				p.SocketBuffer = v
 			}
 		}
+	}
+	if n := f.get("embedded_server"); n != nil {
+		p.Embedded = d.embedded(n, p.Target)
 	}
 	if n := f.get("flows"); n != nil {
 		p.Flows = d.flows(n, p.Protocol, p.Defaults)

@@ -48,6 +48,10 @@ type Plan struct {
 	SocketBuffer int64        // SO_RCVBUF/SO_SNDBUF bytes; 0 = OS default
 
 	Thresholds []Threshold
+
+	// Embedded configures the in-process reference server used when Target
+	// is empty; it is rejected when a target is given.
+	Embedded EmbeddedServer
 }
 
 // PortRange is an inclusive range of ports; the zero value means "not given".
