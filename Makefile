@@ -26,6 +26,11 @@ vet:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -benchtime $(BENCHTIME) $(PKGS)
 
+# Harness overhead: a bare Go UDP echo pair against lobbybench's ping flow with the same
+# client counts (req/s ratio, p50 difference at one client), then a 10,000-client memory run.
+bench-run:
+	$(GO) run ./engine/benchrun $(BENCHRUN_FLAGS)
+
 # Every fuzz target, each bounded by FUZZTIME. go test -fuzz takes one target per run.
 fuzz:
 	bash .ci/fuzz $(FUZZTIME)
