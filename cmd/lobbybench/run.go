@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -58,6 +59,7 @@ func init() {
 				shard      engine.Shard
 				jsonPath   = fs.String("json", "", "write the result as JSON to `FILE`")
 				junitPath  = fs.String("junit", "", "write thresholds and violated rules as JUnit XML to `FILE`")
+				htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
 				quiet      = fs.Bool("quiet", false, "no progress output")
 				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
 				grace      = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
@@ -110,6 +112,13 @@ func init() {
 					return usageErr(e, "run", "--junit: %v", err)
 				}
 				defer closeOut(junitF)
+				if *htmlPath != "" {
+					if fi, err := os.Stat(filepath.Dir(*htmlPath)); err != nil || !fi.IsDir() {
+						removeOut(jsonF)
+						removeOut(junitF)
+						return usageErr(e, "run", "--html: directory of %q does not exist", *htmlPath)
+					}
+				}
 
 				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Progress: e.stderr, Mode: progressMode(e, *quiet)}
 				res, err := engine.Run(ctx, cfg)
@@ -125,7 +134,7 @@ func init() {
 					fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
 					return exitUsage
 				}
-				return reportRun(e, res, jsonF, junitF)
+				return reportRun(e, res, jsonF, junitF, *htmlPath)
 			}
 		},
 	})
@@ -133,7 +142,7 @@ func init() {
 
 // reportRun prints the summary, writes the requested files and picks the
 // exit code.
-func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File) int {
+func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath string) int {
 	code := exitOK
 	if err := reports.WriteRunTable(e.stdout, res.Run); err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench run: writing the table: %v\n", err)
@@ -148,6 +157,12 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File) int {
 	if junitF != nil {
 		if err := reports.WriteRunJUnit(junitF, res.Run); err != nil {
 			fmt.Fprintf(e.stderr, "lobbybench run: --junit: %v\n", err)
+			code = exitUsage
+		}
+	}
+	if htmlPath != "" {
+		if err := reports.WriteHTMLFile(htmlPath, reports.HTMLOptions{}, res.Run); err != nil {
+			fmt.Fprintf(e.stderr, "lobbybench run: --html: %v\n", err)
 			code = exitUsage
 		}
 	}

@@ -67,6 +67,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"rate on closed", []string{"run", "--rate", "2x", writeScenario(t, strings.Replace(shortRun, "rate: 40/s", "clients: 2", 1))}, nil, "--rate applies to an open-model scenario"},
 		{"bad target", []string{"run", "--target", "nope", good}, nil, "--target"},
 		{"json dir missing", []string{"run", "--json", "/nonexistent/dir/r.json", good}, nil, "--json"},
+		{"html dir missing", []string{"run", "--html", "/nonexistent/dir/r.html", good}, nil, "--html"},
 		{"negative max clients", []string{"run", "--max-clients", "-1", good}, nil, "--max-clients"},
 		{"broken scenario", []string{"run", writeScenario(t, "protocol: udp-lobby\nlaod: {rate: 1/s}\nflows:\n  - steps: [frobnicate]\n")},
 			regexp.MustCompile(`^.*s\.yaml(:\d+)?: .+$`), `:2: unknown key "laod"`},
@@ -100,8 +101,8 @@ func TestRunUsageErrors(t *testing.T) {
 // JSON and JUnit written, exit 0.
 func TestRunEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	js, ju := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
-	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--junit", ju, writeScenario(t, shortRun))
+	js, ju, ht := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
+	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--junit", ju, "--html", ht, writeScenario(t, shortRun))
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr %s\nstdout %s", code, errs, out)
 	}
@@ -127,6 +128,9 @@ func TestRunEmbedded(t *testing.T) {
 	}
 	if x, err := os.ReadFile(ju); err != nil || !bytes.Contains(x, []byte("<testsuites")) {
 		t.Errorf("JUnit: %v %.200s", err, x)
+	}
+	if x, err := os.ReadFile(ht); err != nil || !bytes.Contains(x, []byte("<svg")) {
+		t.Errorf("HTML: %v %.200s", err, x)
 	}
 }
 
