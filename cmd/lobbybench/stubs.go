@@ -22,6 +22,4 @@ func notYet(name, summary, usage string) {
 }
 
 func init() {
-	notYet("report", "render, merge and compare JSON results",
-		"Usage: lobbybench report html|junit|compare|merge [flags] FILE...")
 }

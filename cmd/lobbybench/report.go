@@ -1,0 +1,473 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+const reportUsage = `Usage: lobbybench report <subcommand> [flags] FILE...
+
+Reads the JSON results written by 'run --json' and 'conform --json'.
+
+Subcommands:
+  html RESULT.json... [-o FILE]   one self-contained HTML page; several
+                                  results are shown side by side
+  junit RESULT.json [-o FILE]     JUnit XML for CI
+  compare BASE.json NEW.json      deltas and regression gates (exit 4 when
+                                  a gate is broken)
+  merge SHARD.json... [-o FILE]   exact merge of 'run --shard i/n' results,
+                                  thresholds evaluated again on the merge
+
+Flags may follow the file names. Run 'lobbybench report <subcommand> --help'
+for a subcommand's flags.`
+
+// reportSub is one report subcommand.
+type reportSub struct {
+	summary, usage string
+	flags          func(fs *flag.FlagSet) func(e *env, args []string) int
+}
+
+var reportSubs = map[string]reportSub{
+	"html": {"render results as one self-contained HTML page", reportHTMLUsage, reportHTMLFlags},
+	"junit": {"render a result as JUnit XML", `Usage: lobbybench report junit RESULT.json [-o FILE]
+
+Writes a run result (one testcase per threshold and per violated rule) or a
+conform result (one testcase per case) as JUnit XML, to FILE or stdout.`, reportJUnitFlags},
+	"compare": {"compare two results against regression gates", reportCompareUsage, reportCompareFlags},
+	"merge":   {"merge the shards of one sharded run exactly", reportMergeUsage, reportMergeFlags},
+}
+
+func init() {
+	register("report", command{
+		summary: "render, merge and compare JSON results",
+		usage:   reportUsage,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			return func(_ context.Context, e *env, args []string) int {
+				if len(args) == 0 {
+					return usageErr(e, "report", "want a subcommand: html, junit, compare or merge")
+				}
+				name := args[0]
+				sub, ok := reportSubs[name]
+				if !ok {
+					return usageErr(e, "report", "unknown subcommand %q (want html, junit, compare or merge)", name)
+				}
+				full := "report " + name
+				sfs := flag.NewFlagSet("lobbybench "+full, flag.ContinueOnError)
+				sfs.SetOutput(io.Discard)
+				run := sub.flags(sfs)
+				pos, err := parseInterleaved(sfs, args[1:])
+				if err != nil {
+					if errors.Is(err, flag.ErrHelp) {
+						printCommandHelp(e.stdout, full, command{summary: sub.summary, usage: sub.usage}, sfs)
+						return exitOK
+					}
+					return usageErr(e, full, "%v (run 'lobbybench %s --help')", err, full)
+				}
+				return run(e, pos)
+			}
+		},
+	})
+}
+
+// parseInterleaved parses flags placed before, between or after the
+// positional arguments (`report html a.json b.json -o out.html`), which the
+// flag package alone stops at. Everything after "--" is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if consumed := args[:len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// readResult reads one result file: a *reports.Run or *reports.Conform.
+func readResult(path string) (any, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	v, err := reports.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
+}
+
+// writeOutput renders to stdout when path is "" or "-", otherwise to a
+// temporary file renamed onto path once complete (no half-written result
+// is ever left where CI looks for it).
+func writeOutput(e *env, path string, render func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return render(e.stdout)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	err = render(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+const reportHTMLUsage = `Usage: lobbybench report html RESULT.json... [-o FILE] [--title T] [--labels A,B]
+
+Writes one self-contained HTML page (no scripts, nothing fetched): for a
+run its thresholds, HDR latency percentile curves per step, the per-second
+time series, violations with hex dumps, rate-limit and malformed findings;
+for a conform result its cases by spec section with their wire logs. With
+several results the page opens with a side-by-side matrix (as Autobahn's),
+columns labelled by file name unless --labels says otherwise.`
+
+func reportHTMLFlags(fs *flag.FlagSet) func(*env, []string) int {
+	out := fs.String("o", "", "write to `FILE` (default stdout)")
+	title := fs.String("title", "", "page `title` (default \"lobbybench report\")")
+	labels := fs.String("labels", "", "comma-separated column `names`, one per result (default: file names)")
+	return func(e *env, args []string) int {
+		const cmd = "report html"
+		if len(args) == 0 {
+			return usageErr(e, cmd, "want at least one RESULT.json")
+		}
+		opts := reports.HTMLOptions{Title: *title}
+		if *labels != "" {
+			opts.Labels = strings.Split(*labels, ",")
+			if len(opts.Labels) != len(args) {
+				return usageErr(e, cmd, "--labels has %d names for %d results", len(opts.Labels), len(args))
+			}
+		} else if len(args) > 1 {
+			for _, a := range args {
+				opts.Labels = append(opts.Labels, strings.TrimSuffix(filepath.Base(a), ".json"))
+			}
+		}
+		docs := make([]any, 0, len(args))
+		for _, a := range args {
+			d, err := readResult(a)
+			if err != nil {
+				return usageErr(e, cmd, "%v", err)
+			}
+			docs = append(docs, d)
+		}
+		if err := writeOutput(e, *out, func(w io.Writer) error { return reports.WriteHTML(w, opts, docs...) }); err != nil {
+			return usageErr(e, cmd, "%v", err)
+		}
+		return exitOK
+	}
+}
+
+func reportJUnitFlags(fs *flag.FlagSet) func(*env, []string) int {
+	out := fs.String("o", "", "write to `FILE` (default stdout)")
+	return func(e *env, args []string) int {
+		const cmd = "report junit"
+		if len(args) != 1 {
+			return usageErr(e, cmd, "want exactly one RESULT.json, got %d", len(args))
+		}
+		d, err := readResult(args[0])
+		if err != nil {
+			return usageErr(e, cmd, "%v", err)
+		}
+		err = writeOutput(e, *out, func(w io.Writer) error {
+			if r, ok := d.(*reports.Run); ok {
+				return reports.WriteRunJUnit(w, r)
+			}
+			return reports.WriteConformJUnit(w, d.(*reports.Conform))
+		})
+		if err != nil {
+			return usageErr(e, cmd, "%v", err)
+		}
+		return exitOK
+	}
+}
+
+const reportCompareUsage = `Usage: lobbybench report compare BASE.json NEW.json [gate flags]
+
+Compares NEW against BASE (two runs, or two conform results) and prints a
+table of deltas: per step p50 and p99 (in percent of BASE) and error rate
+(in percentage points), rules violated in NEW only, or for conform results
+the cases whose verdict changed. Exit 4 when a gate is broken, 0 otherwise.
+
+Every gate is on by default with the value shown; 'off' disables one:
+  lobbybench report compare base.json new.json --max-p99-increase 5% \
+      --max-error-rate-increase off --fail-on-new-violations=false`
+
+// pctFlag is a gate limit in percent ("10%" or "10") or "off".
+type pctFlag struct {
+	v    float64
+	on   bool
+	unit string // "%" or "pp"
+}
+
+func (p *pctFlag) String() string {
+	if p == nil || !p.on {
+		return "off"
+	}
+	return strconv.FormatFloat(p.v, 'f', -1, 64) + p.unit
+}
+
+func (p *pctFlag) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "off" {
+		p.on = false
+		return nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, p.unit), 64)
+	if err != nil || v < 0 || v != v {
+		return fmt.Errorf("%q is not a non-negative number of %s (e.g. 10%s) or off", s, map[string]string{"%": "percent", "pp": "percentage points"}[p.unit], p.unit)
+	}
+	p.v, p.on = v, true
+	return nil
+}
+
+func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
+	p99 := &pctFlag{v: 10, on: true, unit: "%"}
+	p50 := &pctFlag{unit: "%"}
+	errRate := &pctFlag{v: 0.5, on: true, unit: "pp"}
+	fs.Var(p99, "max-p99-increase", "largest allowed p99 increase of any step, in `percent` of BASE, or off")
+	fs.Var(p50, "max-p50-increase", "largest allowed p50 increase of any step, in `percent` of BASE, or off")
+	fs.Var(errRate, "max-error-rate-increase", "largest allowed error-rate increase of any step and of the run, in percentage `points` (0.5pp), or off")
+	newViol := fs.Bool("fail-on-new-violations", true, "break when NEW violates a protocol rule BASE did not")
+	newFail := fs.Bool("fail-on-new-failures", true, "conform: break when a case fails in NEW that did not fail in BASE")
+	format := fs.String("format", "table", "output `format`: table or json")
+	return func(e *env, args []string) int {
+		const cmd = "report compare"
+		if len(args) != 2 {
+			return usageErr(e, cmd, "want BASE.json and NEW.json, got %d files", len(args))
+		}
+		if *format != "table" && *format != "json" {
+			return usageErr(e, cmd, "--format %q: want table or json", *format)
+		}
+		var gates []reports.Gate
+		if p99.on {
+			gates = append(gates, reports.Gate{Metric: reports.GateP99IncreasePct, Max: p99.v})
+		}
+		if p50.on {
+			gates = append(gates, reports.Gate{Metric: reports.GateP50IncreasePct, Max: p50.v})
+		}
+		if errRate.on {
+			gates = append(gates, reports.Gate{Metric: reports.GateErrorRateIncreasePP, Max: errRate.v})
+		}
+		if *newViol {
+			gates = append(gates, reports.Gate{Metric: reports.GateNewViolations, Max: 0})
+		}
+		if *newFail {
+			gates = append(gates, reports.Gate{Metric: reports.GateNewlyFailingCases, Max: 0})
+		}
+		base, err := readResult(args[0])
+		if err != nil {
+			return usageErr(e, cmd, "%v", err)
+		}
+		nw, err := readResult(args[1])
+		if err != nil {
+			return usageErr(e, cmd, "%v", err)
+		}
+		var (
+			ok     bool
+			result any
+			table  func(io.Writer) error
+		)
+		switch b := base.(type) {
+		case *reports.Run:
+			n, isRun := nw.(*reports.Run)
+			if !isRun {
+				return usageErr(e, cmd, "%s is a run result but %s is a conform result", args[0], args[1])
+			}
+			c, err := reports.Compare(b, n, gates)
+			if err != nil {
+				return usageErr(e, cmd, "%v", err)
+			}
+			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCompareTable(w, c) }
+		case *reports.Conform:
+			n, isConf := nw.(*reports.Conform)
+			if !isConf {
+				return usageErr(e, cmd, "%s is a conform result but %s is a run result", args[0], args[1])
+			}
+			c, err := reports.CompareConform(b, n, gates)
+			if err != nil {
+				return usageErr(e, cmd, "%v", err)
+			}
+			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteConformCompareTable(w, c) }
+		}
+		if *format == "json" {
+			table = func(w io.Writer) error {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(result)
+			}
+		}
+		if err := table(e.stdout); err != nil {
+			fmt.Fprintf(e.stderr, "lobbybench %s: %v\n", cmd, err)
+			return exitUsage
+		}
+		if !ok {
+			return exitThreshold
+		}
+		return exitOK
+	}
+}
+
+const reportMergeUsage = `Usage: lobbybench report merge SHARD.json... [-o FILE]
+
+Merges the results of 'lobbybench run --shard i/n' exactly: HDR histograms
+merged (so merged percentiles equal those of one run over the same
+samples), counters summed, time series aligned by second. When the shards
+carry threshold results, the thresholds are evaluated again on the merged
+data with the scenario's evaluator. Writes JSON to FILE or stdout and a
+one-line summary to stderr.
+
+Exit codes: 0 merged; 2 unreadable or mismatched input; 4 a threshold
+failed on the merged data (the merged file is still written).`
+
+func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
+	out := fs.String("o", "", "write the merged JSON to `FILE` (default stdout)")
+	return func(e *env, args []string) int {
+		const cmd = "report merge"
+		if len(args) == 0 {
+			return usageErr(e, cmd, "want at least one SHARD.json")
+		}
+		runs := make([]*reports.Run, 0, len(args))
+		for _, a := range args {
+			d, err := readResult(a)
+			if err != nil {
+				return usageErr(e, cmd, "%v", err)
+			}
+			r, ok := d.(*reports.Run)
+			if !ok {
+				return usageErr(e, cmd, "%s is a conform result; only run results merge", a)
+			}
+			runs = append(runs, r)
+		}
+		for i, r := range runs[1:] {
+			if r.Scenario != runs[0].Scenario {
+				fmt.Fprintf(e.stderr, "lobbybench %s: warning: %s is of scenario %q, %s of %q\n", cmd, args[i+1], r.Scenario, args[0], runs[0].Scenario)
+			}
+		}
+		merged, err := reports.Merge(runs...)
+		if err != nil {
+			return usageErr(e, cmd, "%v", err)
+		}
+		ths, srcThresholds, warn, err := shardThresholds(runs, args)
+		if err != nil {
+			return usageErr(e, cmd, "%v", err)
+		}
+		if warn != "" {
+			fmt.Fprintf(e.stderr, "lobbybench %s: warning: %s\n", cmd, warn)
+		}
+		results, thOK := scenario.Evaluate(ths, mergedLookup(merged))
+		merged.Thresholds = make([]reports.ThresholdResult, 0, len(results))
+		for i, r := range results {
+			tr := srcThresholds[i] // keeps the shards' metric/step naming
+			tr.Observed, tr.Pass = r.Value, r.Pass
+			if r.Missing {
+				tr.Observed = 0 // JSON has no NaN; Pass is false
+			}
+			merged.Thresholds = append(merged.Thresholds, tr)
+		}
+		if err := writeOutput(e, *out, func(w io.Writer) error { return reports.WriteJSON(w, merged) }); err != nil {
+			return usageErr(e, cmd, "%v", err)
+		}
+		passed := 0
+		for _, r := range results {
+			if r.Pass {
+				passed++
+			}
+		}
+		fmt.Fprintf(e.stderr, "lobbybench %s: %d shard(s), %d requests, %d failed, %d violations; thresholds %d/%d passed\n", cmd,
+			merged.Shards, merged.Totals.Requests, merged.Totals.Failures, merged.Totals.Violations, passed, len(results))
+		if !thOK {
+			return exitThreshold
+		}
+		return exitOK
+	}
+}
+
+// mergedLookup is the metric lookup for a merged run: the engine's own
+// (engine.MetricLookup, so a merge judges exactly as each shard was
+// judged), falling back to scenario.RunMetrics for the session metrics the
+// engine only knows live (sessions.completed is then the merged
+// sessions_finished count).
+func mergedLookup(run *reports.Run) func(string) (float64, bool) {
+	eng, sc := engine.MetricLookup(run, nil), scenario.RunMetrics(run)
+	return func(m string) (float64, bool) {
+		if v, ok := eng(m); ok {
+			return v, true
+		}
+		return sc(m)
+	}
+}
+
+// shardThresholds rebuilds the scenario thresholds the shards were judged
+// by from their results (every field Evaluate needs is in
+// reports.ThresholdResult, in canonical units), taking the first shard that
+// has any, and returns those results too; warn is set when shards disagree.
+func shardThresholds(runs []*reports.Run, names []string) (ts []scenario.Threshold, src []reports.ThresholdResult, warn string, err error) {
+	first := -1
+	for i, r := range runs {
+		if len(r.Thresholds) > 0 {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil, nil, "", nil
+	}
+	key := func(r *reports.Run) []string {
+		var k []string
+		for _, t := range r.Thresholds {
+			k = append(k, t.Name)
+		}
+		return k
+	}
+	for i, r := range runs {
+		if len(r.Thresholds) > 0 && !slices.Equal(key(r), key(runs[first])) {
+			warn = fmt.Sprintf("%s and %s carry different thresholds; evaluating those of %s", names[first], names[i], names[first])
+			break
+		}
+	}
+	src = runs[first].Thresholds
+	for _, t := range src {
+		switch t.Op {
+		case "<", "<=", ">", ">=", "==", "!=":
+		default:
+			return nil, nil, "", fmt.Errorf("%s: threshold %q has unknown comparison %q", names[first], t.Name, t.Op)
+		}
+		metric := t.Metric
+		if t.Step != "" {
+			metric = t.Step + "." + t.Metric
+		}
+		ts = append(ts, scenario.Threshold{Source: t.Name, Metric: metric, Op: scenario.Op(t.Op), Value: t.Limit})
+	}
+	return ts, src, warn, nil
+}
