@@ -124,6 +124,7 @@ type Shared struct {
 	groups []flowGroups
 
 	values sync.Map
+	others *othersTracker
 
 	closed atomic.Bool
 }
@@ -152,6 +153,7 @@ func NewShared(plan *scenario.Plan, t Targets, c *metrics.Collector, opt Options
 		flowIdx:   map[*scenario.Flow]int{},
 		msgKeys:   map[string]metrics.Key{},
 		groups:    make([]flowGroups, len(plan.Flows)),
+		others:    newOthers(c.Start()),
 	}
 	switch {
 	case opt.SocketBuffer > 0:

@@ -92,7 +92,9 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 		case err == nil:
 			switch s.handle(data, from) {
 			case replyOK:
-				s.rec.Record(key, s.p.intended, s.p.sent, time.Now())
+				now := time.Now()
+				s.rec.Record(key, s.p.intended, s.p.sent, now)
+				s.sh.Observe(s.id, now, now.Sub(s.p.intended), true)
 				return s.p.sent, nil
 			case replyBad:
 				s.rec.Fail(key, reports.ReasonViolation, time.Now())
@@ -107,6 +109,7 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 			if !resendAt.IsZero() || pol.RetryInterval <= 0 {
 				if s.p.attempt >= pol.Retries {
 					s.rec.Fail(key, reports.ReasonTimeout, now)
+					s.sh.Observe(s.id, now, 0, false)
 					return s.p.sent, &reqFail{reason: reports.ReasonTimeout,
 						err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
 				}
@@ -120,6 +123,7 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 			}
 			if s.p.attempt >= pol.Retries {
 				s.rec.Fail(key, reports.ReasonTimeout, now)
+				s.sh.Observe(s.id, now, 0, false)
 				return s.p.sent, &reqFail{reason: reports.ReasonTimeout,
 					err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
 			}

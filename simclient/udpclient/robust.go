@@ -2,9 +2,416 @@ package udpclient
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
 
+	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error { return nil }
-func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error { return nil }
+// flight is one datagram of a burst (malformed mix or rate probe) whose
+// reply, if any, is matched by sequence id.
+type flight struct {
+	sent, intended time.Time
+	kind           int8 // -1: valid request; else index into the malformed kinds
+	outcome        int8 // 0 pending, 1 answered, 2 refused, 3 lost
+	unexpected     bool // a malformed packet that got a reply
+}
+
+const (
+	pendingOutcome = iota
+	answeredOutcome
+	refusedOutcome
+	lostOutcome
+)
+
+// burst tracks the datagrams of a malformed or probe step sent with
+// consecutive sequence ids from first.
+type burst struct {
+	first uint16
+	fl    []flight
+	valid udplobby.MsgType // the valid request type of the burst
+	to    netip.AddrPort
+	inst  bool
+}
+
+// index returns the flight of seq, or nil.
+func (b *burst) index(seq uint16) *flight {
+	i := int(seq - b.first)
+	if i < 0 || i >= len(b.fl) {
+		return nil
+	}
+	return &b.fl[i]
+}
+
+// sendValid sends the burst's valid request with the next sequence id.
+func (s *session) sendValid(b *burst, intended time.Time, roomID uint32) error {
+	s.seq++
+	s.sent++
+	p := pending{typ: b.valid, seq: s.seq, roomID: roomID, value: uint32(s.seq)}
+	s.obuf = s.encode(s.obuf[:0], p, s.sendProfile(0))
+	b.fl = append(b.fl, flight{intended: intended, sent: time.Now(), kind: -1})
+	return s.tr.send(b.to, s.obuf)
+}
+
+// sendMalformed sends one packet of kind k with the next sequence id.
+func (s *session) sendMalformed(b *burst, kind scenario.MalformedKind, k int) error {
+	s.seq++
+	s.sent++
+	s.obuf = s.malformedPacket(s.obuf[:0], b, kind, s.seq)
+	b.fl = append(b.fl, flight{sent: time.Now(), kind: int8(k)})
+	return s.tr.send(b.to, s.obuf)
+}
+
+// malformedPacket builds a packet of kind with the encoder, then breaks it.
+func (s *session) malformedPacket(dst []byte, b *burst, kind scenario.MalformedKind, seq uint16) []byte {
+	prof := s.sendProfile(0)
+	hl := prof.HeaderLen()
+	valid := s.encode(dst, pending{typ: b.valid, seq: seq, value: uint32(seq)}, prof)
+	payload := append([]byte(nil), valid[hl:len(valid)-udplobby.CRCLen]...)
+	h := udplobby.Header{PacketType: udplobby.ClientToServer, Type: b.valid, Seq: seq,
+		PayloadSize: uint16(len(payload)), OriginalSize: uint16(len(payload))}
+	switch kind {
+	case scenario.BadCRC:
+		valid[len(valid)-1] ^= 0x5A
+		return valid
+	case scenario.Truncated:
+		return valid[:hl-1]
+	case scenario.WrongLength:
+		h.PayloadSize += 3
+		h.OriginalSize = h.PayloadSize
+		return udplobby.AppendRaw(dst[:0], prof, h, payload)
+	case scenario.UnknownType:
+		h.Type = 0x7E
+		if b.inst {
+			h.Type = 0x3E
+		}
+		return udplobby.AppendRaw(dst[:0], prof, h, payload)
+	case scenario.WrongDirection:
+		h.PacketType = udplobby.ServerToClient
+		return udplobby.AppendRaw(dst[:0], prof, h, payload)
+	}
+	// random: random bytes of random length, 1-64.
+	n := 1 + s.think.IntN(64)
+	out := dst[:0]
+	for range n {
+		out = append(out, byte(s.think.Uint32()))
+	}
+	return out
+}
+
+// burstRecv reads until deadline, matching replies to the burst's flights;
+// it returns at the deadline (nil) or on a socket error.
+func (s *session) burstRecv(b *burst, deadline time.Time, onAnswer func(f *flight, ok bool)) error {
+	for {
+		data, from, err := s.tr.recv(deadline)
+		switch {
+		case err == nil:
+		case errors.Is(err, errTimeout):
+			return nil
+		case errors.Is(err, errTruncated):
+			continue
+		default:
+			return err
+		}
+		s.burstHandle(b, data, from, onAnswer)
+	}
+}
+
+func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnswer func(f *flight, ok bool)) {
+	if from != b.to {
+		s.handle(data, from) // other traffic: judged as usual
+		return
+	}
+	ch := udplobby.ChannelLobby
+	if b.inst {
+		ch = udplobby.ChannelInstance
+	}
+	dec := udplobby.Decoder{Profile: s.profile, Dir: udplobby.ServerToClient, Channel: ch}
+	m := &s.msg
+	err := dec.Decode(data, m)
+	var seq uint16
+	haveSeq := false
+	if err != nil {
+		var e *udplobby.Error
+		if errors.As(err, &e) && e.HaveHeader {
+			seq, haveSeq = e.Header.Seq, true
+		}
+	} else {
+		seq, haveSeq = m.Seq, true
+		if b.inst {
+			switch m.Type {
+			case udplobby.ServerAllReady, udplobby.ServerCountdownTick, udplobby.ServerGameStart,
+				udplobby.ServerGameEnd, udplobby.ServerPlayerDisconnected, udplobby.ServerDisconnect:
+				s.event(data, m)
+				return
+			}
+		}
+	}
+	var f *flight
+	if haveSeq {
+		f = b.index(seq)
+	}
+	if f == nil {
+		// Not attributable by sequence: blame the last malformed packet
+		// sent, if any, else judge it as an ordinary datagram.
+		for i := len(b.fl) - 1; i >= 0; i-- {
+			if b.fl[i].kind >= 0 {
+				f = &b.fl[i]
+				break
+			}
+		}
+		if f == nil {
+			if err != nil {
+				s.violation(string(udplobby.RuleOf(err)), data, nil, err.Error())
+			} else if !s.knownSeq(seq) {
+				s.violation(simclient.RuleUSeqEcho, data, nil, fmt.Sprintf("%v seq %d matches no request", m.Type, seq))
+			}
+			return
+		}
+	}
+	if f.kind >= 0 {
+		rule := simclient.RuleUMalformedAns
+		if b.inst {
+			rule = simclient.RuleIMalformedAns
+		}
+		if !f.unexpected {
+			f.unexpected = true
+			s.violation(rule, data, nil, fmt.Sprintf("reply %d bytes to a malformed packet", len(data)))
+		}
+		return
+	}
+	if err != nil {
+		s.violation(string(udplobby.RuleOf(err)), data, nil, err.Error())
+		if f.outcome == pendingOutcome {
+			f.outcome = refusedOutcome
+			onAnswer(f, false)
+		}
+		return
+	}
+	if f.outcome != pendingOutcome {
+		return // duplicate
+	}
+	legal := false
+	switch b.valid {
+	case udplobby.LobbyListRooms:
+		legal = m.Type == udplobby.LobbyRoomList
+	case udplobby.LobbyCreateRoom:
+		legal = m.Type == udplobby.LobbyRoomCreated
+	case udplobby.LobbyJoinRoom:
+		legal = m.Type == udplobby.LobbyJoinSuccess
+	case udplobby.ClientPing:
+		legal = m.Type == udplobby.ServerPong
+	}
+	if legal {
+		f.outcome = answeredOutcome
+	} else {
+		f.outcome = refusedOutcome // JOIN_FAILED or another answer: refused
+	}
+	onAnswer(f, legal)
+}
+
+// malformed runs a malformed step (see the package doc).
+func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error {
+	spec := st.Malformed
+	key := s.sh.StepKey(s.fi, i)
+	b := &burst{first: s.seq + 1, valid: udplobby.LobbyListRooms, to: s.lobby}
+	if spec.To == "instance" {
+		if !s.inst.IsValid() {
+			return s.fail(i, st, simclient.ReasonNoRoom, errors.New("malformed to: instance needs a joined room"))
+		}
+		b.valid, b.to, b.inst = udplobby.ClientPing, s.inst, true
+	}
+	if s.disconnect {
+		return s.fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
+	}
+	kinds := spec.Kinds
+	if len(kinds) == 0 {
+		kinds = scenario.MalformedKinds(scenario.UDPLobby)
+	}
+	msgKey := s.rt.keys[b.valid]
+	answered := func(f *flight, ok bool) {
+		now := time.Now()
+		if ok {
+			s.rec.Record(key, f.intended, f.sent, now)
+			s.rec.Record(msgKey, f.intended, f.sent, now)
+		} else {
+			s.rec.Fail(key, simclient.ReasonRefused, now)
+			s.rec.Fail(msgKey, simclient.ReasonRefused, now)
+		}
+	}
+	base := s.next
+	for k := 0; k < st.Count; k++ {
+		due := base.Add(time.Duration(k) * st.Interval)
+		if err := s.burstRecv(b, due, answered); err != nil {
+			return s.stepErr(i, st, err)
+		}
+		if ctx.Err() != nil {
+			return s.fail(i, st, simclient.ReasonCancelled, ctx.Err())
+		}
+		var err error
+		if s.think.Float64() < spec.Share {
+			kind := s.think.IntN(len(kinds))
+			err = s.sendMalformed(b, kinds[kind], kind)
+		} else {
+			err = s.sendValid(b, due, 0)
+		}
+		if err != nil {
+			return s.stepErr(i, st, err)
+		}
+	}
+	// The silence window after the last packet: replies to the valid
+	// requests are welcome, replies to malformed ones are not.
+	if err := s.burstRecv(b, time.Now().Add(spec.Silence), answered); err != nil {
+		return s.stepErr(i, st, err)
+	}
+	now := time.Now()
+	for j := range b.fl {
+		if f := &b.fl[j]; f.kind < 0 && f.outcome == pendingOutcome {
+			f.outcome = lostOutcome
+			s.rec.Fail(key, reports.ReasonTimeout, now)
+			s.rec.Fail(msgKey, reports.ReasonTimeout, now)
+		}
+	}
+	// Liveness: one ordinary request, with the step's policy.
+	p := pending{typ: b.valid, to: b.to, inst: b.inst, intended: time.Now(), value: 1}
+	sent, lerr := s.request(p, st.Policy)
+	kept := int64(0)
+	if lerr == nil {
+		kept = 1
+		s.rec.Record(key, p.intended, sent, time.Now())
+	} else if errors.Is(lerr, errCancelled) {
+		return s.fail(i, st, simclient.ReasonCancelled, lerr)
+	} else {
+		s.rec.Fail(key, reasonOfReq(lerr), time.Now())
+	}
+	sentBy := make([]int64, len(kinds))
+	unexp := make([]int64, len(kinds))
+	for _, f := range b.fl {
+		if f.kind >= 0 {
+			sentBy[f.kind]++
+			if f.unexpected {
+				unexp[f.kind]++
+			}
+		}
+	}
+	for k, kind := range kinds {
+		if sentBy[k] > 0 {
+			s.sh.Collector.AddMalformed(string(kind), sentBy[k], unexp[k], 1, kept)
+		}
+	}
+	s.next = time.Now()
+	return nil
+}
+
+func reasonOfReq(err error) string {
+	var rf *reqFail
+	if errors.As(err, &rf) {
+		return rf.reason
+	}
+	return simclient.ReasonSocket
+}
+
+// rateProbe runs a rate_probe step (see the package doc).
+func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
+	if s.disconnect {
+		return s.fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
+	}
+	spec := st.Probe
+	key := s.sh.StepKey(s.fi, i)
+	b := &burst{first: s.seq + 1, to: s.lobby}
+	var room uint32
+	switch spec.Request {
+	case scenario.CreateRoom:
+		b.valid = udplobby.LobbyCreateRoom
+	case scenario.Join:
+		b.valid = udplobby.LobbyJoinRoom
+		room = s.roomID
+		if room == 0 {
+			if r, ok := s.member.Group.RoomNow(); ok {
+				room = r.ID
+			} else {
+				room = 1
+			}
+		}
+	default:
+		b.valid = udplobby.LobbyListRooms
+	}
+	msgKey := s.rt.keys[b.valid]
+	start := time.Now()
+	pr := simclient.NewProbe(spec, start)
+	total := pr.Total()
+	if total > 1<<16-1 {
+		total = 1<<16 - 1 // sequence ids must stay unambiguous
+	}
+	b.fl = make([]flight, 0, total)
+	answered := func(f *flight, ok bool) {
+		now := time.Now()
+		if ok {
+			s.rec.Record(key, f.intended, f.sent, now)
+			s.rec.Record(msgKey, f.intended, f.sent, now)
+			pr.Outcome(f.intended.Sub(start), simclient.Answered)
+		} else {
+			pr.Outcome(f.intended.Sub(start), simclient.Refused)
+		}
+	}
+	timeout := st.Policy.Timeout
+	oldest := 0
+	expire := func(now time.Time) {
+		for ; oldest < len(b.fl); oldest++ {
+			f := &b.fl[oldest]
+			if f.outcome != pendingOutcome {
+				continue
+			}
+			if now.Sub(f.sent) < timeout {
+				break
+			}
+			f.outcome = lostOutcome
+			pr.Outcome(f.intended.Sub(start), simclient.Lost)
+		}
+	}
+	for k := 0; k < total; k++ {
+		due := start.Add(pr.At(k))
+		for time.Now().Before(due) {
+			wait := due
+			if oldest < len(b.fl) {
+				if exp := b.fl[oldest].sent.Add(timeout); exp.Before(wait) {
+					wait = exp
+				}
+			}
+			if err := s.burstRecv(b, wait, answered); err != nil {
+				return s.stepErr(i, st, err)
+			}
+			expire(time.Now())
+			if ctx.Err() != nil {
+				return s.fail(i, st, simclient.ReasonCancelled, ctx.Err())
+			}
+		}
+		if err := s.sendValid(b, due, room); err != nil {
+			return s.stepErr(i, st, err)
+		}
+	}
+	end := time.Now().Add(timeout)
+	for oldest < len(b.fl) && time.Now().Before(end) {
+		if err := s.burstRecv(b, b.fl[oldest].sent.Add(timeout), answered); err != nil {
+			return s.stepErr(i, st, err)
+		}
+		expire(time.Now())
+	}
+	expire(end.Add(time.Nanosecond))
+	limited, _, _, w := pr.Limit()
+	var eff simclient.OthersEffect
+	eff.BeforeUS, _ = s.sh.OthersP99(start.Add(-5*time.Second), start)
+	if limited {
+		eff.DuringUS, eff.Errors = s.sh.OthersP99(start.Add(time.Duration(w)*time.Second), time.Now())
+	} else {
+		eff.DuringUS, eff.Errors = s.sh.OthersP99(start, time.Now())
+	}
+	s.sh.Collector.AddRateLimit(pr.Finding(st.Label, s.tr.localAddr().String(), eff))
+	s.next = time.Now()
+	return nil
+}

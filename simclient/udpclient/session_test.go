@@ -155,9 +155,9 @@ func TestMisbehavingLobby(t *testing.T) {
 		wantRetry int64 // retries counted on failStep
 	}{
 		{
-			name:  "wrong sequence then silence",
-			flow:  "- list_rooms",
-			setup: func(f *fakeLobby) { f.lobbyHook = seqPlus(100) },
+			name:     "wrong sequence then silence",
+			flow:     "- list_rooms",
+			setup:    func(f *fakeLobby) { f.lobbyHook = seqPlus(100) },
 			wantRule: simclient.RuleUSeqEcho, wantFail: reports.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
 		},
 		{
@@ -197,9 +197,9 @@ func TestMisbehavingLobby(t *testing.T) {
 			wantFail: reports.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
 		},
 		{
-			name: "join failed",
-			flow: "- join: 12345",
-			setup: func(f *fakeLobby) {},
+			name:     "join failed",
+			flow:     "- join: 12345",
+			setup:    func(f *fakeLobby) {},
 			wantFail: reports.ReasonJoinFailed, failStep: "join",
 		},
 		{
@@ -241,8 +241,8 @@ func TestMisbehavingLobby(t *testing.T) {
 			wantRule: simclient.RuleUCreatedList,
 		},
 		{
-			name: "late duplicate replies are not violations",
-			flow: "- list_rooms\n      - list_rooms\n      - list_rooms",
+			name:  "late duplicate replies are not violations",
+			flow:  "- list_rooms\n      - list_rooms\n      - list_rooms",
 			setup: func(f *fakeLobby) { f.dup = true },
 		},
 	}

@@ -1,0 +1,136 @@
+package simclient
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// Probe is the protocol-independent part of a rate_probe step: the send
+// schedule (the rate ramps linearly From→To over Over) and the accounting of
+// outcomes in one-second windows of send time, from which it finds the
+// observed limit. Protocol packages do the I/O: for each k < Total() send at
+// Start+At(k), then report each request's outcome once with Outcome.
+type Probe struct {
+	Spec  scenario.RateProbeSpec
+	Start time.Time
+	win   []probeWindow
+	// Sent, Answered, Refused and Lost count every request of the probe.
+	Sent, Answered, Refused, Lost int64
+}
+
+type probeWindow struct{ sent, answered, refused, lost int64 }
+
+// NewProbe starts the accounting of a probe whose first send is at start.
+func NewProbe(spec scenario.RateProbeSpec, start time.Time) *Probe {
+	n := int(math.Ceil(spec.Over.Seconds())) + 1
+	return &Probe{Spec: spec, Start: start, win: make([]probeWindow, n)}
+}
+
+// Total is the number of requests the schedule sends: the integral of the
+// rate over Over.
+func (p *Probe) Total() int {
+	return int((p.Spec.From + p.Spec.To) / 2 * p.Spec.Over.Seconds())
+}
+
+// At returns when, after Start, request k is due: the instant the integral
+// of the ramp reaches k.
+func (p *Probe) At(k int) time.Duration {
+	over := p.Spec.Over.Seconds()
+	a := (p.Spec.To - p.Spec.From) / (2 * over)
+	b := p.Spec.From
+	var t float64
+	if a <= 0 {
+		if b <= 0 {
+			return p.Spec.Over
+		}
+		t = float64(k) / b
+	} else {
+		t = (-b + math.Sqrt(b*b+4*a*float64(k))) / (2 * a)
+	}
+	return time.Duration(t * float64(time.Second))
+}
+
+// RateAt returns the scheduled rate (per second) at offset d.
+func (p *Probe) RateAt(d time.Duration) float64 {
+	f := min(max(d.Seconds()/p.Spec.Over.Seconds(), 0), 1)
+	return p.Spec.From + (p.Spec.To-p.Spec.From)*f
+}
+
+// Outcomes of one probe request.
+const (
+	Answered = iota
+	Refused  // an explicit refusal (JOIN_FAILED on a list, ERROR_MSG …)
+	Lost     // no reply within the timeout
+)
+
+// Outcome records how the request sent at offset sent (from Start) ended.
+func (p *Probe) Outcome(sent time.Duration, outcome int) {
+	w := int(sent / time.Second)
+	if w < 0 {
+		w = 0
+	}
+	for w >= len(p.win) {
+		p.win = append(p.win, probeWindow{})
+	}
+	pw := &p.win[w]
+	pw.sent++
+	p.Sent++
+	switch outcome {
+	case Answered:
+		pw.answered++
+		p.Answered++
+	case Refused:
+		pw.refused++
+		p.Refused++
+	default:
+		pw.lost++
+		p.Lost++
+	}
+}
+
+// Limit returns the first window whose share of refused or lost requests
+// exceeds Spec.Loss: limited is true, at is the scheduled rate in the middle
+// of that window, accepted the highest answered rate of the windows before
+// it (answers per second), and window its index. Windows with fewer than 5
+// requests are not judged (too few to measure a share).
+func (p *Probe) Limit() (limited bool, at, accepted float64, window int) {
+	for i, w := range p.win {
+		if w.sent < 5 {
+			continue
+		}
+		if float64(w.refused+w.lost) > p.Spec.Loss*float64(w.sent) {
+			return true, p.RateAt(time.Duration(i)*time.Second + time.Second/2), accepted, i
+		}
+		accepted = max(accepted, float64(w.answered))
+	}
+	return false, 0, accepted, -1
+}
+
+// Finding builds the report entry of the probe. source names the step
+// (its label: the engine maps "<label>.limit" to it); addr is the probing
+// socket's address; others is the collateral effect, from
+// Shared.OthersP99 (zero when unknown).
+func (p *Probe) Finding(source, addr string, others OthersEffect) reports.RateLimitFinding {
+	limited, at, accepted, w := p.Limit()
+	f := reports.RateLimitFinding{
+		Source:                  source,
+		Sent:                    p.Sent,
+		Accepted:                p.Answered,
+		Limited:                 p.Refused + p.Lost,
+		OtherSourcesP99BeforeUS: others.BeforeUS,
+		OtherSourcesP99AfterUS:  others.DuringUS,
+		OtherSourcesErrors:      others.Errors,
+	}
+	if limited {
+		f.ObservedLimitPerSec = accepted
+		f.Note = fmt.Sprintf("from %v: more than %.3g%% of requests refused or lost in second %d (offered %.0f/s); %d refused, %d lost",
+			addr, p.Spec.Loss*100, w+1, at, p.Refused, p.Lost)
+	} else {
+		f.Note = fmt.Sprintf("from %v: no limit up to %.0f/s (%d refused, %d lost)", addr, p.Spec.To, p.Refused, p.Lost)
+	}
+	return f
+}

@@ -1,0 +1,131 @@
+package tcpclient
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
+
+var (
+	errTimeout   = errors.New("timeout")
+	errCancelled = errors.New("cancelled")
+)
+
+// frameConn is a TCP connection read as tcplobby frames into one reused
+// buffer. Unlike tcplobby.FrameReader it survives read deadlines (the
+// sweeper's wakes) in the middle of a frame: bytes read stay in the buffer.
+type frameConn struct {
+	c     net.Conn
+	waker *simclient.Waker
+	sw    *simclient.Sweeper
+	buf   []byte
+	r, w  int
+	wbuf  []byte
+	err   error // sticky framing error
+
+	cancelled atomic.Bool
+	closed    atomic.Bool
+}
+
+func dial(src, dst net.Addr, sw *simclient.Sweeper, bufSize int, timeout time.Duration) (*frameConn, error) {
+	d := net.Dialer{Timeout: timeout, LocalAddr: src}
+	c, err := d.Dial("tcp", dst.String())
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		_ = simclient.SetBuffers(tc, bufSize)
+	}
+	fc := &frameConn{c: c, sw: sw, buf: make([]byte, 2*(tcplobby.HeaderSize+tcplobby.DefaultMaxFrame)), wbuf: make([]byte, 0, 256)}
+	fc.waker = sw.Add(func() { _ = c.SetReadDeadline(time.Now()) })
+	return fc, nil
+}
+
+func (f *frameConn) cancel() {
+	f.cancelled.Store(true)
+	_ = f.c.SetReadDeadline(time.Now())
+}
+
+func (f *frameConn) close() error {
+	if !f.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	f.sw.Remove(f.waker)
+	return f.c.Close()
+}
+
+// write sends m as one frame.
+func (f *frameConn) write(m tcplobby.Message) ([]byte, error) {
+	f.wbuf = tcplobby.AppendFrame(f.wbuf[:0], m)
+	_, err := f.c.Write(f.wbuf)
+	return f.wbuf, err
+}
+
+// writeRaw sends b as is (malformed frames).
+func (f *frameConn) writeRaw(b []byte) error {
+	_, err := f.c.Write(b)
+	return err
+}
+
+// next returns the next frame's payload (type byte first), aliasing the
+// buffer until the next call, waiting until deadline (zero: none). Framing
+// errors (*tcplobby.Error) are sticky; errTimeout is not.
+func (f *frameConn) next(deadline time.Time) ([]byte, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	for {
+		if avail := f.w - f.r; avail >= tcplobby.HeaderSize {
+			n := binary.LittleEndian.Uint32(f.buf[f.r:])
+			switch {
+			case n == 0:
+				f.err = &tcplobby.Error{Rule: tcplobby.RuleFrameEmpty, Offset: -1, Msg: "frame length 0"}
+				return nil, f.err
+			case n > tcplobby.DefaultMaxFrame:
+				f.err = &tcplobby.Error{Rule: tcplobby.RuleFrameTooLarge, Offset: -1, Msg: "frame length exceeds 4096"}
+				return nil, f.err
+			}
+			if end := tcplobby.HeaderSize + int(n); avail >= end {
+				p := f.buf[f.r+tcplobby.HeaderSize : f.r+end]
+				f.r += end
+				return p, nil
+			}
+		}
+		if f.r > 0 {
+			f.w = copy(f.buf, f.buf[f.r:f.w])
+			f.r = 0
+		}
+		if f.cancelled.Load() {
+			return nil, errCancelled
+		}
+		if !deadline.IsZero() {
+			if !time.Now().Before(deadline) {
+				return nil, errTimeout
+			}
+			f.waker.Arm(deadline)
+		} else {
+			f.waker.Disarm()
+		}
+		n, err := f.c.Read(f.buf[f.w:])
+		f.w += n
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				_ = f.c.SetReadDeadline(time.Time{})
+				continue
+			}
+			if f.w > f.r && n == 0 {
+				// The stream ended inside a frame.
+				f.err = &tcplobby.Error{Rule: tcplobby.RuleFrameTruncated, Offset: -1, Msg: "stream ended inside a frame", Err: err}
+				return nil, f.err
+			}
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,539 @@
+package tcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
+
+func init() { simclient.Register(string(scenario.TCPLobby), New) }
+
+type runKey struct{}
+
+// runState is what all TCP sessions of a run share: message keys.
+type runState struct {
+	keys [256]metrics.Key
+}
+
+func getRun(sh *simclient.Shared) *runState {
+	return sh.Value(runKey{}, func() any {
+		rt := &runState{}
+		for _, t := range []tcplobby.Type{tcplobby.TypeConnectReq, tcplobby.TypeListRoomsReq, tcplobby.TypeCreateRoomReq,
+			tcplobby.TypeJoinRoomReq, tcplobby.TypeReadyReq, tcplobby.TypeStartReq, tcplobby.TypeDisconnect,
+			tcplobby.TypeCountdown, tcplobby.TypeGameStart} {
+			rt.keys[t] = sh.MessageKey(t.String())
+		}
+		return rt
+	}).(*runState)
+}
+
+// session is one simulated TCP lobby client.
+type session struct {
+	sh     *simclient.Shared
+	rt     *runState
+	id     int
+	flow   *scenario.Flow
+	fi     int
+	member simclient.Member
+	rec    *metrics.Recorder
+	think  *rand.Rand
+	timer  *time.Timer
+	src    netip.Addr
+	dst    netip.AddrPort
+
+	fc  *frameConn
+	dec *tcplobby.Decoder
+	req []byte // the pending request frame, for violation samples
+
+	// protocol state
+	name        tcplobby.Name
+	hash        uint64
+	room        uint32
+	members     map[uint64]bool
+	rooms       []tcplobby.RoomInfo
+	lastCount   int // last COUNTDOWN seconds, -1 none
+	countdowns  int
+	gameStarted bool
+	gameStart   tcplobby.GameStart
+	lastError   *tcplobby.ErrorMsg
+	closedBy    error // the server ended the connection
+
+	// pending request
+	joining   uint32 // room of a pending JOIN_ROOM_REQ
+	sentReady bool   // a READY_REQ is pending
+	pend      tcplobby.Type
+	done      bool
+	refusal   *reqFail
+
+	next      time.Time
+	curStep   int
+	cancelCtx context.Context
+
+	mu        sync.Mutex // guards fc against Close during Run's dial
+	closeOnce sync.Once
+	leaveOnce sync.Once
+	closed    bool
+}
+
+// reqFail is a failed request; reason names it in the metrics.
+type reqFail struct {
+	reason string
+	err    error
+}
+
+func (e *reqFail) Error() string { return e.reason + ": " + e.err.Error() }
+
+// New is the tcp-lobby simclient.Factory. The connection is opened by the
+// first step that needs it.
+func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (simclient.Session, error) {
+	fi := sh.FlowIndex(flow)
+	if fi < 0 {
+		return nil, errors.New("tcpclient: flow is not one of the plan's flows")
+	}
+	if !sh.Targets.TCPLobby.IsValid() {
+		return nil, errors.New("tcpclient: no TCP lobby target")
+	}
+	s := &session{
+		sh:        sh,
+		rt:        getRun(sh),
+		id:        id,
+		flow:      flow,
+		fi:        fi,
+		rec:       sh.Recorder(id),
+		think:     sh.ThinkRand(id),
+		src:       src,
+		dst:       sh.Targets.TCPLobby,
+		dec:       tcplobby.NewDecoder(tcplobby.Options{}),
+		members:   map[uint64]bool{},
+		lastCount: -1,
+		curStep:   -1,
+	}
+	s.name = tcplobby.MakeName(fmt.Sprintf("bot%d", id))
+	s.member = sh.Join(fi)
+	return s, nil
+}
+
+// Close implements simclient.Session.
+func (s *session) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		fc := s.fc
+		s.mu.Unlock()
+		if fc != nil {
+			fc.cancel()
+			err = fc.close()
+		}
+		s.leaveGroup()
+	})
+	return err
+}
+
+func (s *session) leaveGroup() {
+	s.leaveOnce.Do(func() {
+		if s.member.Group != nil {
+			s.member.Group.FailRoom(errors.New("the creator's session ended before creating the room"))
+		}
+		s.sh.Leave(s.member)
+	})
+}
+
+// Run implements simclient.Session.
+func (s *session) Run(ctx context.Context, due time.Time) error {
+	if due.IsZero() {
+		due = time.Now()
+	}
+	s.next = due
+	s.cancelCtx = ctx
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		fc := s.fc
+		s.mu.Unlock()
+		if fc != nil {
+			fc.cancel()
+		}
+	})
+	defer stop()
+	defer s.leaveGroup()
+	for i := range s.flow.Steps {
+		st := &s.flow.Steps[i]
+		if !st.Only.Runs(s.member.Index) {
+			continue
+		}
+		s.curStep = i
+		if err := s.step(ctx, i, st); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *session) fail(i int, st *scenario.Step, reason string, err error) error {
+	s.rec.Fail(s.sh.StepKey(s.fi, i), reason, time.Now())
+	return &simclient.StepError{Index: i, Kind: st.Kind, Label: st.Label, Reason: reason, Err: err}
+}
+
+func (s *session) stepErr(i int, st *scenario.Step, err error) error {
+	var rf *reqFail
+	if errors.As(err, &rf) {
+		return s.fail(i, st, rf.reason, rf.err)
+	}
+	if errors.Is(err, errCancelled) {
+		return s.fail(i, st, simclient.ReasonCancelled, err)
+	}
+	return s.fail(i, st, simclient.ReasonSocket, err)
+}
+
+// connect dials the lobby if the session has no connection yet.
+func (s *session) connect(timeout time.Duration) error {
+	if s.fc != nil {
+		if s.fc.closed.Load() || s.closedBy != nil {
+			return &reqFail{reason: simclient.ReasonClosed, err: errors.New("the connection is closed")}
+		}
+		return nil
+	}
+	var la net.Addr
+	if s.src.IsValid() {
+		la = &net.TCPAddr{IP: s.src.AsSlice()}
+	}
+	fc, err := dial(la, net.TCPAddrFromAddrPort(s.dst), s.sh.Sweeper, s.sh.SocketBuffer, timeout)
+	if err != nil {
+		reason := simclient.ReasonSocket
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
+			reason = reports.ReasonConnRefused
+		case isTimeout(err):
+			reason = reports.ReasonTimeout
+		}
+		return &reqFail{reason: reason, err: err}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		fc.close()
+		return errCancelled
+	}
+	s.fc = fc
+	s.mu.Unlock()
+	if s.cancelCtx != nil && s.cancelCtx.Err() != nil {
+		fc.cancel()
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
+	key := s.sh.StepKey(s.fi, i)
+	switch st.Kind {
+	case scenario.Think:
+		return s.sleepUntil(ctx, i, st, s.next.Add(st.Think.Sample(s.think)))
+	case scenario.Barrier:
+		return s.barrier(ctx, i, st)
+	case scenario.Malformed:
+		return s.malformed(ctx, i, st)
+	case scenario.RateProbe:
+		return s.rateProbe(ctx, i, st)
+	}
+	intended := s.next
+	sent := time.Now()
+	var err error
+	switch st.Kind {
+	case scenario.Connect:
+		sent, err = s.doConnect(st, intended)
+	case scenario.List:
+		sent, err = s.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck, st.Policy, intended)
+	case scenario.Create:
+		sent, err = s.create(st, intended)
+	case scenario.Join:
+		sent, err = s.join(ctx, st, intended)
+	case scenario.Ready:
+		sent, err = s.request(&tcplobby.ReadyReq{}, tcplobby.TypePlayerReady, st.Policy, intended)
+	case scenario.Start:
+		sent, err = s.request(&tcplobby.StartReq{}, tcplobby.TypeCountdown, st.Policy, intended)
+	case scenario.WaitCountdown:
+		err = s.wait(tcplobby.TypeCountdown, st.Policy.Timeout, intended)
+	case scenario.WaitGameStart:
+		err = s.wait(tcplobby.TypeGameStart, st.Policy.Timeout, intended)
+	case scenario.Disconnect:
+		err = s.disconnect(intended)
+	default:
+		return s.fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not a tcp-lobby step", st.Kind))
+	}
+	if err != nil {
+		return s.stepErr(i, st, err)
+	}
+	now := time.Now()
+	s.rec.Record(key, intended, sent, now)
+	s.next = now
+	return nil
+}
+
+func (s *session) sleepUntil(ctx context.Context, i int, st *scenario.Step, t time.Time) error {
+	d := time.Until(t)
+	s.next = t
+	if d <= 0 {
+		return nil
+	}
+	if s.timer == nil {
+		s.timer = time.NewTimer(d)
+	} else {
+		s.timer.Reset(d)
+	}
+	select {
+	case <-s.timer.C:
+		return nil
+	case <-ctx.Done():
+		s.timer.Stop()
+		return s.fail(i, st, simclient.ReasonCancelled, ctx.Err())
+	}
+}
+
+func (s *session) barrier(ctx context.Context, i int, st *scenario.Step) error {
+	start := time.Now()
+	tctx, cancel := context.WithTimeout(ctx, st.Policy.Timeout)
+	defer cancel()
+	if err := s.member.Group.Arrive(tctx, i, st.BarrierN); err != nil {
+		if ctx.Err() != nil {
+			return s.fail(i, st, simclient.ReasonCancelled, err)
+		}
+		return s.fail(i, st, reports.ReasonTimeout, fmt.Errorf("barrier: fewer than %d members of the group arrived within %s", st.BarrierN, st.Policy.Timeout))
+	}
+	now := time.Now()
+	s.rec.Record(s.sh.StepKey(s.fi, i), start, start, now)
+	s.next = now
+	return nil
+}
+
+func (s *session) doConnect(st *scenario.Step, intended time.Time) (time.Time, error) {
+	sent := time.Now()
+	if err := s.connect(st.Policy.Timeout); err != nil {
+		if rf, ok := err.(*reqFail); ok {
+			s.rec.Fail(s.rt.keys[tcplobby.TypeConnectReq], rf.reason, time.Now())
+		}
+		return sent, err
+	}
+	name := s.name
+	if st.Name != "" {
+		name = tcplobby.MakeName(st.Name)
+		s.name = name
+	}
+	_, err := s.requestFrom(&tcplobby.ConnectReq{PlayerName: name}, tcplobby.TypeConnectAck, st.Policy, intended, sent)
+	return sent, err
+}
+
+func (s *session) create(st *scenario.Step, intended time.Time) (time.Time, error) {
+	name := st.Name
+	if name == "" {
+		name = fmt.Sprintf("room%d", s.id)
+	}
+	sent, err := s.request(&tcplobby.CreateRoomReq{RoomName: tcplobby.MakeName(name), PlayerName: s.name}, tcplobby.TypeCreateRoomAck, st.Policy, intended)
+	if g := s.member.Group; g != nil {
+		if err != nil {
+			g.FailRoom(err)
+		} else {
+			g.SetRoom(simclient.Room{ID: s.room})
+		}
+	}
+	return sent, err
+}
+
+func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Time) (time.Time, error) {
+	var room uint32
+	switch st.Room.Kind {
+	case scenario.RoomID:
+		room = st.Room.ID
+	case scenario.RoomCreated:
+		tctx, cancel := context.WithTimeout(ctx, st.Policy.Timeout)
+		r, err := s.member.Group.WaitRoom(tctx)
+		cancel()
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return intended, errCancelled
+			case errors.Is(err, simclient.ErrNoRoom):
+				return intended, &reqFail{reason: simclient.ReasonNoGroup, err: err}
+			}
+			return intended, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", st.Policy.Timeout)}
+		}
+		room = r.ID
+		intended = time.Now()
+	default:
+		if _, err := s.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck, st.Policy, intended); err != nil {
+			return intended, err
+		}
+		var cands []uint32
+		for _, r := range s.rooms {
+			if !r.InGame && r.PlayerCount < r.MaxPlayers {
+				cands = append(cands, r.ID)
+			}
+		}
+		if len(cands) == 0 {
+			return intended, &reqFail{reason: simclient.ReasonNoRoom, err: fmt.Errorf("no open room with space among %d listed", len(s.rooms))}
+		}
+		room = cands[s.think.IntN(len(cands))]
+		intended = time.Now()
+	}
+	s.joining = room
+	return s.request(&tcplobby.JoinRoomReq{RoomID: room, PlayerName: s.name}, tcplobby.TypeJoinRoomAck, st.Policy, intended)
+}
+
+func (s *session) disconnect(intended time.Time) error {
+	key := s.rt.keys[tcplobby.TypeDisconnect]
+	if s.fc == nil {
+		s.rec.Record(key, intended, intended, time.Now())
+		return nil
+	}
+	sent := time.Now()
+	_, err := s.fc.write(&tcplobby.Disconnect{})
+	s.fc.close()
+	s.room, s.members = 0, map[uint64]bool{}
+	if err != nil {
+		s.rec.Fail(key, simclient.ReasonSocket, time.Now())
+		return &reqFail{reason: simclient.ReasonSocket, err: err}
+	}
+	s.rec.Record(key, intended, sent, time.Now())
+	return nil
+}
+
+// request sends m and waits up to pol.Timeout for a frame of type want
+// (judged by handle); it records the request under m's message key.
+func (s *session) request(m tcplobby.Message, want tcplobby.Type, pol scenario.RequestPolicy, intended time.Time) (time.Time, error) {
+	if err := s.connect(pol.Timeout); err != nil {
+		if rf, ok := err.(*reqFail); ok {
+			s.rec.Fail(s.rt.keys[m.Type()], rf.reason, time.Now())
+		}
+		return time.Now(), err
+	}
+	return s.requestFrom(m, want, pol, intended, time.Now())
+}
+
+func (s *session) requestFrom(m tcplobby.Message, want tcplobby.Type, pol scenario.RequestPolicy, intended, sent time.Time) (time.Time, error) {
+	key := s.rt.keys[m.Type()]
+	b, err := s.fc.write(m)
+	s.req = b
+	if err != nil {
+		reason := connReason(err)
+		s.rec.Fail(key, reason, time.Now())
+		return sent, &reqFail{reason: reason, err: err}
+	}
+	s.pend, s.done, s.refusal = want, false, nil
+	s.sentReady = m.Type() == tcplobby.TypeReadyReq
+	defer func() { s.pend = 0 }()
+	deadline := time.Now().Add(pol.Timeout)
+	for !s.done {
+		p, err := s.fc.next(deadline)
+		if err != nil {
+			if errors.Is(err, errTimeout) {
+				s.rec.Fail(key, reports.ReasonTimeout, time.Now())
+				s.sh.Observe(s.id, time.Now(), 0, false)
+				return sent, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("no %v within %s", want, pol.Timeout)}
+			}
+			if errors.Is(err, errCancelled) {
+				return sent, errCancelled
+			}
+			reason := s.readFailed(err)
+			s.rec.Fail(key, reason, time.Now())
+			return sent, &reqFail{reason: reason, err: err}
+		}
+		s.handle(p)
+		if s.refusal != nil {
+			s.rec.Fail(key, s.refusal.reason, time.Now())
+			s.sh.Observe(s.id, time.Now(), 0, false)
+			return sent, s.refusal
+		}
+	}
+	now := time.Now()
+	s.rec.Record(key, intended, sent, now)
+	s.sh.Observe(s.id, now, now.Sub(intended), true)
+	return sent, nil
+}
+
+// connReason names a socket error.
+func connReason(err error) string {
+	switch {
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return reports.ReasonConnReset
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return reports.ReasonConnRefused
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return simclient.ReasonClosed
+	}
+	return simclient.ReasonSocket
+}
+
+// readFailed records a read error: a framing error is a violation, an end
+// of stream the server closing. It returns the failure reason.
+func (s *session) readFailed(err error) string {
+	if rule := tcplobby.RuleOf(err); rule != "" {
+		s.violation(rule, s.fc.buf[s.fc.r:s.fc.w], s.req, err.Error())
+		return reports.ReasonViolation
+	}
+	s.closedBy = err
+	return connReason(err)
+}
+
+// wait waits for a frame of type t (COUNTDOWN or GAME_START), done at once
+// if one was already seen.
+func (s *session) wait(t tcplobby.Type, timeout time.Duration, intended time.Time) error {
+	key := s.rt.keys[t]
+	seen := func() bool {
+		if t == tcplobby.TypeCountdown {
+			return s.countdowns > 0 || s.gameStarted
+		}
+		return s.gameStarted
+	}
+	if s.fc == nil {
+		s.rec.Fail(key, simclient.ReasonClosed, time.Now())
+		return &reqFail{reason: simclient.ReasonClosed, err: errors.New("not connected")}
+	}
+	deadline := time.Now().Add(timeout)
+	for !seen() {
+		p, err := s.fc.next(deadline)
+		if err != nil {
+			if errors.Is(err, errTimeout) {
+				s.rec.Fail(key, reports.ReasonTimeout, time.Now())
+				return &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("no %v within %s", t, timeout)}
+			}
+			if errors.Is(err, errCancelled) {
+				return errCancelled
+			}
+			reason := s.readFailed(err)
+			s.rec.Fail(key, reason, time.Now())
+			return &reqFail{reason: reason, err: err}
+		}
+		s.handle(p)
+		if t == tcplobby.TypeGameStart && s.lastError != nil && !s.gameStarted {
+			e := s.lastError
+			s.lastError = nil
+			s.rec.Fail(key, simclient.ReasonRefused, time.Now())
+			return &reqFail{reason: simclient.ReasonRefused, err: fmt.Errorf("ERROR_MSG 0x%02x %q while waiting for GAME_START", uint8(e.Code), e.Text)}
+		}
+	}
+	s.rec.Record(key, intended, intended, time.Now())
+	return nil
+}
+
+func (s *session) violation(rule string, data, req []byte, detail string) {
+	s.rec.Violation(rule, time.Now(), data, req, detail)
+}

@@ -1,0 +1,359 @@
+package tcpclient
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reference-server/tcp"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
+
+func plan(t testing.TB, extra, flows string) *scenario.Plan {
+	t.Helper()
+	y := "protocol: tcp-lobby\nload: {clients: 1, duration: 10s}\n" + extra + "\nflows:\n" + flows
+	p, err := scenario.Parse("test.yaml", []byte(y))
+	if err != nil {
+		t.Fatalf("scenario:\n%s\n%v", y, err)
+	}
+	return p
+}
+
+type result struct {
+	run  *reports.Run
+	errs []error
+}
+
+func (r result) step(t testing.TB, name string) reports.Series {
+	t.Helper()
+	for _, s := range r.run.Steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no step %q", name)
+	return reports.Series{}
+}
+
+func (r result) violations() map[string]int64 {
+	m := map[string]int64{}
+	for _, v := range r.run.Violations {
+		m[v.Rule] = v.Count
+	}
+	return m
+}
+
+func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int) result {
+	t.Helper()
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, simclient.Targets{TCPLobby: target}, c, simclient.Options{Tick: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	f, ok := simclient.Lookup("tcp-lobby")
+	if !ok {
+		t.Fatal("tcp-lobby not registered")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		s, err := f(sh, i, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer s.Close()
+			errs[i] = s.Run(ctx, time.Time{})
+		}()
+	}
+	wg.Wait()
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result{run: run, errs: errs}
+}
+
+func referenceServer(t testing.TB) netip.AddrPort {
+	t.Helper()
+	cfg := tcp.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.CountdownInterval = 5 * time.Millisecond
+	cfg.Pool = tcp.StaticPool{Addr: netip.MustParseAddrPort("127.0.0.1:9999")}
+	srv, err := tcp.Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); srv.Close(); <-done })
+	return srv.Addr()
+}
+
+func TestFullMatchAgainstReference(t *testing.T) {
+	addr := referenceServer(t)
+	p := plan(t, "", `
+  - name: match
+    group_size: 4
+    steps:
+      - connect
+      - list
+      - create: {only: leader}
+      - join: {room: created, only: members}
+      - barrier: 4
+      - ready
+      - barrier: 4
+      - start: {only: leader}
+      - wait_countdown
+      - wait_game_start
+      - disconnect
+`)
+	r := runSessions(t, p, addr, 8)
+	for i, err := range r.errs {
+		if err != nil {
+			t.Errorf("session %d: %v", i, err)
+		}
+	}
+	if v := r.violations(); len(v) != 0 {
+		t.Errorf("violations against the reference server: %v (%+v)", v, r.run.Violations)
+	}
+	for name, want := range map[string]int64{"connect": 8, "list": 8, "create": 2, "join": 6, "ready": 8, "start": 2,
+		"wait_countdown": 8, "wait_game_start": 8, "disconnect": 8} {
+		if got := r.step(t, name).Successes; got != want {
+			t.Errorf("%s successes = %d, want %d", name, got, want)
+		}
+	}
+}
+
+// script is a fake TCP lobby: for each accepted connection it reads frames
+// and answers each with what reply returns (raw frames, already framed).
+func script(t testing.TB, reply func(req tcplobby.Message) [][]byte) netip.AddrPort {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				fr := tcplobby.NewFrameReader(c, 0)
+				for {
+					p, err := fr.Next()
+					if err != nil {
+						return
+					}
+					m, err := tcplobby.Decode(p)
+					if err != nil {
+						c.Write(tcplobby.AppendFrame(nil, tcplobby.NewErrorMsg(6, err.Error())))
+						return
+					}
+					for _, b := range reply(m) {
+						if b == nil {
+							return // close
+						}
+						c.Write(b)
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).AddrPort()
+}
+
+func frame(m tcplobby.Message) []byte { return tcplobby.AppendFrame(nil, m) }
+
+func TestMisbehavingTCPLobby(t *testing.T) {
+	okConnect := func(req tcplobby.Message) [][]byte {
+		switch req.(type) {
+		case *tcplobby.ConnectReq:
+			return [][]byte{frame(&tcplobby.ConnectAck{Success: true, PlayerHash: 7})}
+		case *tcplobby.ListRoomsReq:
+			return [][]byte{frame(&tcplobby.ListRoomsAck{})}
+		}
+		return nil
+	}
+	tests := []struct {
+		name     string
+		flow     string
+		reply    func(req tcplobby.Message) [][]byte
+		wantRule string
+		wantFail string
+		failStep string
+	}{
+		{
+			name: "connect refused by CONNECT_ACK",
+			flow: "[connect]",
+			reply: func(tcplobby.Message) [][]byte {
+				return [][]byte{frame(&tcplobby.ConnectAck{Success: false})}
+			},
+			wantFail: simclient.ReasonRefused, failStep: "connect",
+		},
+		{
+			name: "hash 0 on success",
+			flow: "[connect]",
+			reply: func(tcplobby.Message) [][]byte {
+				return [][]byte{frame(&tcplobby.ConnectAck{Success: true})}
+			},
+			wantRule: simclient.RuleTHash, wantFail: reports.ReasonViolation, failStep: "connect",
+		},
+		{
+			name: "wrong reply type",
+			flow: "[connect, list]",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.ListRoomsReq); ok {
+					return [][]byte{frame(&tcplobby.CreateRoomAck{RoomID: 1, PlayerHash: 1})}
+				}
+				return okConnect(req)
+			},
+			wantRule: simclient.RuleTReplyType, wantFail: reports.ReasonTimeout, failStep: "list",
+		},
+		{
+			name: "server sends a request type",
+			flow: "[connect]",
+			reply: func(req tcplobby.Message) [][]byte {
+				return append([][]byte{frame(&tcplobby.StartReq{})}, okConnect(req)...)
+			},
+			wantRule: simclient.RuleTDirection,
+		},
+		{
+			name: "broadcast about a stranger",
+			flow: "[connect, {create: r1}, list]",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.CreateRoomReq); ok {
+					return [][]byte{frame(&tcplobby.CreateRoomAck{RoomID: 3, PlayerHash: 7}), frame(&tcplobby.PlayerLeft{PlayerHash: 99})}
+				}
+				return okConnect(req)
+			},
+			wantRule: simclient.RuleTBroadcast,
+		},
+		{
+			name: "countdown going up",
+			flow: "[connect, {create: r1}, ready, start, wait_game_start]",
+			reply: func(req tcplobby.Message) [][]byte {
+				switch req.(type) {
+				case *tcplobby.CreateRoomReq:
+					return [][]byte{frame(&tcplobby.CreateRoomAck{RoomID: 3, PlayerHash: 7})}
+				case *tcplobby.ReadyReq:
+					return [][]byte{frame(&tcplobby.PlayerReady{PlayerHash: 7, Ready: true})}
+				case *tcplobby.StartReq:
+					gs := &tcplobby.GameStart{ServerIP: tcplobby.MakeIP("127.0.0.1"), UDPPort: 4000, PlayerCount: 1}
+					gs.Players[0] = tcplobby.PlayerInfo{Number: 1, Hash: 7, Ready: true}
+					return [][]byte{frame(&tcplobby.Countdown{Seconds: 2}), frame(&tcplobby.Countdown{Seconds: 3}), frame(gs)}
+				}
+				return okConnect(req)
+			},
+			wantRule: simclient.RuleTCountdown,
+		},
+		{
+			name: "join ack without the joiner",
+			flow: "[connect, {join: 5}]",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.JoinRoomReq); ok {
+					a := &tcplobby.JoinRoomAck{Status: tcplobby.JoinSuccess, PlayerHash: 7, Count: 1}
+					a.Players[0] = tcplobby.PlayerInfo{Number: 1, Hash: 8}
+					return [][]byte{frame(a)}
+				}
+				return okConnect(req)
+			},
+			wantRule: simclient.RuleTJoinAck, wantFail: reports.ReasonViolation, failStep: "join",
+		},
+		{
+			name: "join refused",
+			flow: "[connect, {join: 5}]",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.JoinRoomReq); ok {
+					return [][]byte{frame(&tcplobby.JoinRoomAck{Status: tcplobby.JoinRoomNotFound})}
+				}
+				return okConnect(req)
+			},
+			wantFail: reports.ReasonJoinFailed, failStep: "join",
+		},
+		{
+			name: "server closes",
+			flow: "[connect, list]",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.ListRoomsReq); ok {
+					return [][]byte{nil}
+				}
+				return okConnect(req)
+			},
+			wantFail: simclient.ReasonClosed, failStep: "list",
+		},
+		{
+			name: "truncated frame",
+			flow: "[connect, list]",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.ListRoomsReq); ok {
+					return [][]byte{{9, 0, 0, 0, 2}, nil}
+				}
+				return okConnect(req)
+			},
+			wantRule: tcplobby.RuleFrameTruncated, wantFail: reports.ReasonViolation, failStep: "list",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := script(t, tc.reply)
+			p := plan(t, "defaults: {timeout: 200ms}", "  - steps: "+tc.flow+"\n")
+			r := runSessions(t, p, addr, 1)
+			v := r.violations()
+			if tc.wantRule != "" && v[tc.wantRule] == 0 {
+				t.Errorf("violation %s not counted; got %v", tc.wantRule, v)
+			}
+			if tc.wantRule == "" && len(v) != 0 {
+				t.Errorf("unexpected violations %v", v)
+			}
+			err := r.errs[0]
+			if tc.wantFail == "" {
+				if err != nil {
+					t.Fatalf("session failed: %v", err)
+				}
+				return
+			}
+			if got := simclient.ReasonOf(err); got != tc.wantFail {
+				t.Fatalf("failure reason %q (%v), want %q", got, err, tc.wantFail)
+			}
+			var se *simclient.StepError
+			if !errors.As(err, &se) || se.Label != tc.failStep {
+				t.Fatalf("failed step %+v, want %s", se, tc.failStep)
+			}
+		})
+	}
+}
+
+func TestConnRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().(*net.TCPAddr).AddrPort()
+	ln.Close()
+	p := plan(t, "", "  - steps: [connect]\n")
+	r := runSessions(t, p, addr, 1)
+	if got := simclient.ReasonOf(r.errs[0]); got != reports.ReasonConnRefused {
+		t.Fatalf("reason %q (%v), want conn_refused", got, r.errs[0])
+	}
+	if n := r.step(t, "connect").FailuresByReason[reports.ReasonConnRefused]; n != 1 {
+		t.Fatalf("connect conn_refused failures = %d", n)
+	}
+}
