@@ -1,0 +1,335 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+var repStart = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// repRunOf builds a one-step ("join") run result from latency samples (µs)
+// and a failure count, as a shard would write it.
+func repRunOf(t *testing.T, values []int64, fails int64, ths ...reports.ThresholdResult) *reports.Run {
+	t.Helper()
+	h := reports.NewLatencyHistogram()
+	sec := reports.NewSecondHistogram()
+	for _, v := range values {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+		if err := sec.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lat, err := reports.NewLatency(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := reports.NewPoint(0, int64(len(values))+fails, fails, sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reports.NewRun()
+	r.Scenario, r.Target, r.StartedAt, r.DurationNS = "smoke.yaml", "127.0.0.1:7777", repStart, time.Second
+	n := int64(len(values))
+	r.Steps = []reports.Series{{Name: "join", Requests: n + fails, Successes: n, Failures: fails,
+		FailuresByReason: map[string]int64{reports.ReasonTimeout: fails}, Latency: lat, Uncorrected: lat}}
+	r.Messages = []reports.Series{}
+	r.Totals = reports.Totals{Requests: n + fails, Successes: n, Failures: fails,
+		FailuresByReason: map[string]int64{reports.ReasonTimeout: fails}}
+	r.Violations, r.RateLimits, r.Malformed = []reports.Violation{}, []reports.RateLimitFinding{}, []reports.MalformedFinding{}
+	r.TimeSeries = []reports.Point{p}
+	r.Thresholds = append([]reports.ThresholdResult{}, ths...)
+	return r
+}
+
+func repSeq(lo, step int64, n int) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = lo + int64(i)*step
+	}
+	return v
+}
+
+func repWriteDoc(t *testing.T, dir, name string, doc any) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := reports.WriteJSON(f, doc); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func repConformOf(verdicts ...string) *reports.Conform {
+	c := reports.NewConform()
+	c.Protocol, c.Target, c.StartedAt = "udplobby", "127.0.0.1:7777", repStart
+	for i, v := range verdicts {
+		c.Cases = append(c.Cases, reports.Case{ID: "udp/5/" + string(rune('1'+i)), Section: "5", Description: "case",
+			Requirement: "MUST", Level: reports.LevelMust, Verdict: v,
+			Wire: []reports.WireEntry{{Dir: reports.DirSent, Hex: "0100"}}})
+	}
+	return c
+}
+
+// repFixture writes the result files the report tests share.
+type repFixture struct {
+	dir                                      string
+	base, same, slower, conf, confWorse, bad string
+}
+
+func newRepFixture(t *testing.T) repFixture {
+	dir := t.TempDir()
+	base := repRunOf(t, repSeq(1000, 10, 100), 0)
+	slower := repRunOf(t, repSeq(1300, 13, 100), 0) // p99 +30%
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"schema_version": 99, "kind": "run"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return repFixture{
+		dir:       dir,
+		base:      repWriteDoc(t, dir, "base.json", base),
+		same:      repWriteDoc(t, dir, "same.json", base),
+		slower:    repWriteDoc(t, dir, "slower.json", slower),
+		conf:      repWriteDoc(t, dir, "conf.json", repConformOf("pass", "pass", "fail")),
+		confWorse: repWriteDoc(t, dir, "conf2.json", repConformOf("fail", "pass", "pass")),
+		bad:       bad,
+	}
+}
+
+func TestReportCommandLine(t *testing.T) {
+	fx := newRepFixture(t)
+	out := filepath.Join(fx.dir, "out.html")
+	tests := []dispatchCase{
+		{"no subcommand", []string{"report"}, exitUsage, "", "want a subcommand", true},
+		{"unknown subcommand", []string{"report", "pdf"}, exitUsage, "", `unknown subcommand "pdf"`, true},
+		{"html no files", []string{"report", "html"}, exitUsage, "", "at least one", true},
+		{"html missing file", []string{"report", "html", filepath.Join(fx.dir, "nope.json")}, exitUsage, "", "nope.json", true},
+		{"html newer schema", []string{"report", "html", fx.bad}, exitUsage, "", "schema_version 99", true},
+		{"html label count", []string{"report", "html", fx.base, fx.same, "--labels", "a"}, exitUsage, "", "--labels has 1 names for 2 results", true},
+		{"html to stdout", []string{"report", "html", fx.base}, exitOK, "<!DOCTYPE html>", "", false},
+		{"html unknown flag after files", []string{"report", "html", fx.base, "--nope"}, exitUsage, "", "-nope", true},
+		{"html to file", []string{"report", "html", fx.base, fx.slower, "-o", out}, exitOK, "", "", false},
+		{"junit two files", []string{"report", "junit", fx.base, fx.same}, exitUsage, "", "exactly one", true},
+		{"junit run", []string{"report", "junit", fx.base}, exitOK, "<testsuites", "", false},
+		{"compare one file", []string{"report", "compare", fx.base}, exitUsage, "", "want BASE.json and NEW.json", true},
+		{"compare bad gate", []string{"report", "compare", fx.base, fx.same, "--max-p99-increase", "ten"}, exitUsage, "", "max-p99-increase", true},
+		{"compare negative gate", []string{"report", "compare", fx.base, fx.same, "--max-error-rate-increase=-1pp"}, exitUsage, "", "max-error-rate-increase", true},
+		{"compare bad format", []string{"report", "compare", fx.base, fx.same, "--format", "xml"}, exitUsage, "", "--format", true},
+		{"compare mixed kinds", []string{"report", "compare", fx.base, fx.conf}, exitUsage, "", "conform result", true},
+		{"compare same", []string{"report", "compare", fx.base, fx.same}, exitOK, "Gates: all passed", "", false},
+		{"compare slower breaks p99 gate", []string{"report", "compare", fx.base, fx.slower}, exitThreshold, "FAIL join: p99_increase_pct", "", false},
+		{"compare slower, gate at 50%", []string{"report", "compare", fx.base, fx.slower, "--max-p99-increase", "50%"}, exitOK, "Gates: all passed", "", false},
+		{"compare slower, gate off", []string{"report", "compare", "--max-p99-increase=off", fx.base, fx.slower}, exitOK, "Gates: all passed", "", false},
+		{"compare slower, p50 gate", []string{"report", "compare", fx.base, fx.slower, "--max-p99-increase=off", "--max-p50-increase", "20"}, exitThreshold, "p50_increase_pct", "", false},
+		{"compare conform newly failing", []string{"report", "compare", fx.conf, fx.confWorse}, exitThreshold, "newly failing", "", false},
+		{"compare conform gate off", []string{"report", "compare", fx.conf, fx.confWorse, "--fail-on-new-failures=false"}, exitOK, "Gates: all passed", "", false},
+		{"merge conform", []string{"report", "merge", fx.conf}, exitUsage, "", "only run results merge", true},
+		{"merge nothing", []string{"report", "merge"}, exitUsage, "", "at least one", true},
+	}
+	for _, sub := range []string{"html", "junit", "compare", "merge"} {
+		tests = append(tests, dispatchCase{sub + " --help", []string{"report", sub, "--help"}, exitOK, "Usage: lobbybench report " + sub, "", false})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if !strings.Contains(stdout, tt.stdout) {
+				t.Errorf("stdout %q does not contain %q", repTrunc(stdout), tt.stdout)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.stderr)
+			}
+			if tt.oneLine && strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+		})
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Runs side by side", ">base<", ">slower<"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("out.html lacks %q", want)
+		}
+	}
+}
+
+func repTrunc(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+func TestReportJUnitIsXML(t *testing.T) {
+	fx := newRepFixture(t)
+	for _, in := range []string{fx.base, fx.conf} {
+		out := filepath.Join(fx.dir, "junit.xml")
+		if code, _, stderr := runCLI(t, "report", "junit", in, "-o", out); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", in, code, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Tests int `xml:"tests,attr"`
+			Cases []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testsuite>testcase"`
+		}
+		if err := xml.Unmarshal(data, &v); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if in == fx.conf && (v.Tests != 3 || len(v.Cases) != 3) {
+			t.Errorf("conform junit: %d tests, %d cases, want 3", v.Tests, len(v.Cases))
+		}
+	}
+}
+
+func TestReportCompareJSON(t *testing.T) {
+	fx := newRepFixture(t)
+	code, stdout, stderr := runCLI(t, "report", "compare", fx.base, fx.slower, "--format", "json")
+	if code != exitThreshold {
+		t.Fatalf("exit %d, want %d: %s", code, exitThreshold, stderr)
+	}
+	var c reports.Comparison
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if len(c.Steps) != 1 || c.Steps[0].P99ChangePct < 25 || len(c.Breaches) != 1 {
+		t.Errorf("comparison = %+v", c)
+	}
+}
+
+// TestReportMerge splits one set of samples over three shards: the merge
+// must give the percentiles of a single histogram of every sample, and
+// thresholds must be judged on the merged data (each shard passes
+// "errors.count < 10" with 4 errors; the merge has 12 and fails).
+func TestReportMerge(t *testing.T) {
+	dir := t.TempDir()
+	all := repSeq(100, 37, 3000)
+	th := []reports.ThresholdResult{
+		{Name: "errors.count < 10", Metric: "errors.count", Op: "<", Limit: 10, Observed: 4, Pass: true},
+		{Name: "join.p99 < 1s", Metric: "join.p99", Op: "<", Limit: 1, Observed: 0.1, Pass: true},
+		{Name: "sessions.completed >= 0", Metric: "sessions.completed", Op: ">=", Limit: 0, Pass: true},
+	}
+	var paths []string
+	for i := range 3 {
+		var part []int64
+		for j := i; j < len(all); j += 3 {
+			part = append(part, all[j])
+		}
+		paths = append(paths, repWriteDoc(t, dir, "shard-"+string(rune('0'+i))+".json", repRunOf(t, part, 4, th...)))
+	}
+	out := filepath.Join(dir, "merged.json")
+	code, _, stderr := runCLI(t, append(append([]string{"report", "merge"}, paths...), "-o", out)...)
+	if code != exitThreshold {
+		t.Fatalf("exit %d, want %d (errors.count fails on the merge): %s", code, exitThreshold, stderr)
+	}
+	if !strings.Contains(stderr, "3 shard(s), 3012 requests, 12 failed") || !strings.Contains(stderr, "thresholds 2/3 passed") {
+		t.Errorf("summary line: %q", stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := reports.ReadRun(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := reports.NewLatency(repHistOf(t, all))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Steps[0].Latency
+	got.Hist, want.Hist = "", ""
+	if got != want {
+		t.Errorf("merged latency %+v, want single-run %+v", got, want)
+	}
+	if m.Shards != 3 || m.Totals.Failures != 12 || m.TimeSeries[0].Requests != 3012 {
+		t.Errorf("shards %d, failures %d, second 0 requests %d", m.Shards, m.Totals.Failures, m.TimeSeries[0].Requests)
+	}
+	var names []string
+	for _, r := range m.Thresholds {
+		names = append(names, r.Name)
+		if r.Metric != "errors.count" && !r.Pass {
+			t.Errorf("threshold %q failed on the merge: %+v", r.Name, r)
+		}
+		if r.Metric == "errors.count" && (r.Pass || r.Observed != 12) {
+			t.Errorf("errors.count threshold = %+v, want failed with 12 observed", r)
+		}
+	}
+	if !slices.Equal(names, []string{"errors.count < 10", "join.p99 < 1s", "sessions.completed >= 0"}) {
+		t.Errorf("thresholds %v", names)
+	}
+
+	// To stdout, and without thresholds: exit 0.
+	plain := repWriteDoc(t, dir, "plain.json", repRunOf(t, all[:10], 0))
+	code, stdout, stderr := runCLI(t, "report", "merge", plain, plain)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if m, err := reports.ReadRun(strings.NewReader(stdout)); err != nil || m.Totals.Requests != 20 {
+		t.Errorf("stdout merge: %v, %+v", err, m)
+	}
+}
+
+func repHistOf(t *testing.T, values []int64) *hdrhistogram.Histogram {
+	t.Helper()
+	h := reports.NewLatencyHistogram()
+	for _, v := range values {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+func TestParseInterleaved(t *testing.T) {
+	tests := []struct {
+		args []string
+		pos  []string
+		o    string
+	}{
+		{[]string{"a.json"}, []string{"a.json"}, ""},
+		{[]string{"a.json", "-o", "x", "b.json"}, []string{"a.json", "b.json"}, "x"},
+		{[]string{"-o", "x", "a.json", "b.json"}, []string{"a.json", "b.json"}, "x"},
+		{[]string{"a.json", "b.json", "--o=y"}, []string{"a.json", "b.json"}, "y"},
+		{[]string{"a.json", "--", "-o", "z"}, []string{"a.json", "-o", "z"}, ""}, // after --, all positional
+		{nil, nil, ""},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o := fs.String("o", "", "")
+		pos, err := parseInterleaved(fs, tt.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		if !slices.Equal(pos, tt.pos) || *o != tt.o {
+			t.Errorf("%v: pos %v o %q, want %v %q", tt.args, pos, *o, tt.pos, tt.o)
+		}
+	}
+}
