@@ -382,6 +382,14 @@ func (c *Conn) Poll(now time.Time) []byte {
 	return nil
 }
 
+// FlushAcks makes the next Poll calls send every pending ack at once in La
+// packets instead of waiting for AckDelay (e.g. before closing).
+func (c *Conn) FlushAcks() {
+	if len(c.pend) > 0 {
+		c.flushing = true
+	}
+}
+
 // ackDeadline is when pending acks go out in La packets if no Ln packet
 // carries them first.
 func (c *Conn) ackDeadline() time.Time {

@@ -40,6 +40,10 @@ type DriverOptions struct {
 	// from the socket (after Out impairment / before In impairment), e.g.
 	// for a conformance wire log. They must not keep b.
 	OnSend, OnRecv func(b []byte)
+	// OnMalformed, when set, is told about every received datagram the
+	// engine could not fully decode (it still acted on the decodable
+	// prefix, see Conn.Receive), e.g. to record a violation.
+	OnMalformed func(b []byte, err error)
 }
 
 // Driver is the thin socket driver of one client connection: a connected
@@ -297,7 +301,9 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 }
 
 func (d *Driver) receive(now time.Time, b []byte) {
-	d.c.Receive(now, b) // errors are counted in Conn.Stats().Malformed
+	if err := d.c.Receive(now, b); err != nil && d.opt.OnMalformed != nil && !errors.Is(err, ErrClosed) {
+		d.opt.OnMalformed(b, err)
+	}
 	d.queue = append(d.queue, d.c.Events()...)
 	d.flush(now)
 }

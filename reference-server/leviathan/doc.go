@@ -40,8 +40,9 @@
 //     0, ""), the latter with ResponseTo 0; JoinGame before a successful
 //     JoinServer → ServerDisallow NotAuthorized (4) (a choice: the
 //     documents do not say).
-//   - Echo → Response None with ResponseTo 0, sent once (untracked), as the
-//     engine does.
+//   - Echo → Response None with ResponseTo 0, as the engine does, but sent
+//     Critical where the engine sends it untracked: an untracked reply lost
+//     in transit would fail an echo measurement under simulated loss.
 //   - Serverstatus → ServerStatus (Name, Joinable = accepting and not full,
 //     Running, Players, MaxPlayers). The engine never answers it; ours does.
 //   - Response CloseConnection from the client closes the connection and
@@ -49,7 +50,7 @@
 //     sync values, …) are dropped ("unsupported"), as the engine does not
 //     answer them either.
 //
-// Every reply is Critical (up to 5 transmissions until acked) except Echo's.
+// Every reply is Critical (up to 5 transmissions until acked).
 // A player is counted against MaxPlayers from ServerAllow until its
 // connection closes: CloseConnection, the engine's idle timeout (no Ln
 // packet for 180 s by default, Config.Conn.IdleTimeout), or Close. A

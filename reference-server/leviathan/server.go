@@ -52,6 +52,7 @@ type Server struct {
 	// loop and the ticker take it per datagram / per sweep.
 	mu         sync.Mutex
 	peers      map[netip.AddrPort]*peer
+	lingering  map[netip.AddrPort]time.Time // closed by the peer: Ln packets still acked until then
 	players    int
 	nextPlayer int
 	accepting  bool
@@ -93,6 +94,7 @@ func Start(cfg Config) (*Server, error) {
 		addr:       conn.LocalAddr().(*net.UDPAddr).AddrPort(),
 		epoch:      time.Now(),
 		peers:      make(map[netip.AddrPort]*peer),
+		lingering:  make(map[netip.AddrPort]time.Time),
 		nextPlayer: FirstPlayerID,
 		accepting:  !cfg.NotAccepting,
 		st:         counters{drops: map[string]uint64{}},
@@ -220,11 +222,16 @@ func (s *Server) tickLoop() {
 					s.flush(now, p)
 				}
 			}
-			s.mu.Unlock()
-			if now.Sub(lastSweep) > 10*time.Second {
+			if now.Sub(lastSweep) > time.Second {
 				lastSweep = now
+				for k, until := range s.lingering {
+					if now.After(until) {
+						delete(s.lingering, k)
+					}
+				}
 				s.limiter.Sweep(int64(now.Sub(s.epoch)))
 			}
+			s.mu.Unlock()
 		}
 	}
 }
@@ -255,6 +262,18 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, b []byte) {
 		if err := leviathan.Decode(&s.pkt, b, leviathan.Lenient); err != nil {
 			s.st.drop(ruleOf(err))
 			return
+		}
+		if s.pkt.Type == leviathan.TypeNormal && !hasConnect(&s.pkt) {
+			if until, ok := s.lingering[from]; ok && now.Before(until) {
+				// A resend from a peer that closed: ack it statelessly so
+				// its CloseConnection completes.
+				s.scratch, _ = leviathan.AppendAckOnly(s.scratch[:0], []uint32{s.pkt.ID})
+				if _, err := s.conn.WriteToUDPAddrPort(s.scratch, from); err == nil {
+					s.st.datagramsOut++
+				}
+				s.st.drop("after-close")
+				return
+			}
 		}
 		if s.pkt.Type != leviathan.TypeNormal || !hasConnect(&s.pkt) {
 			s.st.drop("no-connect")
@@ -323,6 +342,27 @@ func (s *Server) flush(now time.Time, p *peer) {
 	}
 }
 
+// lingerFor is how long a peer that sent CloseConnection still gets its
+// Ln packets acked; maxLinger bounds that table.
+const (
+	lingerFor = 10 * time.Second
+	maxLinger = 4096
+)
+
+func (s *Server) linger(now time.Time, a netip.AddrPort) {
+	if len(s.lingering) >= maxLinger {
+		for k, until := range s.lingering {
+			if now.After(until) || len(s.lingering) >= maxLinger {
+				delete(s.lingering, k)
+			}
+			if len(s.lingering) < maxLinger/2 {
+				break
+			}
+		}
+	}
+	s.lingering[a] = now.Add(lingerFor)
+}
+
 func (s *Server) dropPeer(p *peer, why closeReason) {
 	if p.player != 0 {
 		s.players--
@@ -358,6 +398,11 @@ func (s *Server) countRequest(t leviathan.RequestType) {
 func (s *Server) message(now time.Time, p *peer, m *leviathan.Message) {
 	if m.Kind == leviathan.KindResponse {
 		if m.ResponseType() == leviathan.ResCloseConnection {
+			// Ack it now (the client may wait for that ack) and keep
+			// acking its resends for a while after the close.
+			p.c.FlushAcks()
+			s.flush(now, p)
+			s.linger(now, p.addr)
 			s.dropPeer(p, closeByPeer)
 		}
 		return // Keepalive, None, Connect replies …: nothing to do
@@ -458,7 +503,10 @@ func (s *Server) message(now time.Time, p *peer, m *leviathan.Message) {
 			leviathan.StartWorldReceive{WorldID: 1, WorldType: 0}.Append(s.scratch[:0]))
 	case leviathan.ReqEcho:
 		s.countRequest(t)
-		s.respond(now, p, levconn.None, leviathan.ResNone, 0, nil)
+		// The engine sends this untracked; we make it Critical so that
+		// echo measurements survive loss (ResponseTo stays 0, so only
+		// the client's ack confirms it).
+		s.respond(now, p, levconn.Critical, leviathan.ResNone, 0, nil)
 	case leviathan.ReqServerstatus:
 		s.countRequest(t)
 		st := leviathan.ServerStatus{

@@ -1,0 +1,139 @@
+package levclient
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lobbybench/lobbybench/levconn"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+)
+
+// RuleMalformedAnswer: the server answered a malformed datagram with a
+// message instead of dropping it.
+const RuleMalformedAnswer = "L-MALFORMED-REPLY"
+
+var defaultKinds = []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes}
+
+// badPacket builds a malformed datagram of kind k. None of them has a
+// decodable Ln header, so a conforming server neither answers nor acks
+// them.
+func (s *session) badPacket(k scenario.MalformedKind) []byte {
+	switch k {
+	case scenario.Truncated:
+		// A valid Echo packet cut inside its Ln header.
+		b := lv.AppendNormalHeader(nil, 0x7fff0000+uint32(s.think.IntN(1<<16)), 0, nil, 1)
+		b = lv.AppendRequestHeader(b, 1, lv.ReqEcho)
+		return b[:2+s.think.IntN(8)]
+	case scenario.UnknownType:
+		// A packet type that is neither Ln nor La.
+		b := lv.AppendNormalHeader(nil, 0x7fff0000, 0, nil, 1)
+		b = lv.AppendRequestHeader(b, 1, lv.ReqEcho)
+		binary.BigEndian.PutUint16(b, 0x4c7a)
+		return b
+	default: // random, never starting with "L"
+		b := make([]byte, 1+s.think.IntN(64))
+		for i := range b {
+			b[i] = byte(s.think.Uint32())
+		}
+		if b[0] == 0x4c {
+			b[0] = 0xff
+		}
+		return b
+	}
+}
+
+// malformed sends Count datagrams, Interval apart, a Share of them
+// malformed and the rest Echo requests; any message from the server within
+// Silence of a malformed one is an unexpected reply (a violation). A final
+// Echo checks the connection survived.
+func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error {
+	spec := st.Malformed
+	kinds := spec.Kinds
+	if len(kinds) == 0 {
+		kinds = defaultKinds
+	}
+	type tally struct{ sent, replies int64 }
+	per := map[scenario.MalformedKind]*tally{}
+	key := s.sh.StepKey(s.fi, i)
+	start := time.Now()
+	count := max(st.Count, 1)
+	for k := 0; k < count; k++ {
+		if k > 0 && st.Interval > 0 {
+			if err := s.sleepUntil(ctx, i, st, start.Add(time.Duration(k)*st.Interval)); err != nil {
+				return err
+			}
+		}
+		if spec.Share < 1 && s.think.Float64() >= spec.Share {
+			if err := s.echoOnce(ctx, st); err != nil {
+				return s.stepErr(i, st, err)
+			}
+			continue
+		}
+		kind := kinds[s.think.IntN(len(kinds))]
+		t := per[kind]
+		if t == nil {
+			t = &tally{}
+			per[kind] = t
+		}
+		b := s.badPacket(kind)
+		if err := s.d.WriteRaw(b); err != nil {
+			return s.fail(i, st, simclient.ReasonSocket, err)
+		}
+		t.sent++
+		deadline := time.Now().Add(spec.Silence)
+		for {
+			m, err := s.next1(ctx, deadline)
+			if err != nil {
+				if errors.Is(err, levconn.ErrTimeout) {
+					break
+				}
+				return s.fail(i, st, reasonOf(ctx, err), err)
+			}
+			t.replies++
+			s.rec.Violation(RuleMalformedAnswer, time.Now(), lv.AppendMessage(nil, m), b,
+				fmt.Sprintf("%v within %s of a malformed (%s) datagram", m, spec.Silence, kind))
+		}
+	}
+	kept := int64(0)
+	err := s.echoOnce(ctx, st)
+	if err == nil {
+		kept = 1
+	}
+	for kind, t := range per {
+		s.sh.Collector.AddMalformed(string(kind), t.sent, t.replies, 1, kept)
+	}
+	if err != nil {
+		return s.stepErr(i, st, err)
+	}
+	now := time.Now()
+	s.rec.Record(key, start, start, now)
+	s.next = now
+	return nil
+}
+
+func (s *session) echoOnce(ctx context.Context, st *scenario.Step) error {
+	timeout := st.Policy.Timeout
+	if timeout <= 0 { // malformed steps take no request keys
+		timeout = scenario.DefaultPolicy.Timeout
+	}
+	_, err := s.request(ctx, timeout, lv.ReqEcho, nil, time.Now(),
+		func(num uint32, m *lv.Message) (verdict, error) {
+			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResNone {
+				return accept, nil
+			}
+			return skip, nil
+		})
+	if err != nil {
+		var rf *reqFail
+		if !errors.As(err, &rf) {
+			err = &reqFail{reports.ReasonTimeout, err}
+		}
+	}
+	return err
+}
