@@ -1,0 +1,343 @@
+package conformance
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
+
+// Names of the TCP lobby protocol (seed 004) and its sections.
+const (
+	ProtoTCP = "tcp-lobby"
+
+	secTCPFraming  = "seed 004 §2.2 Message framing"
+	secTCPRoom     = "seed 004 §5.1 Room management"
+	secTCPConn     = "seed 004 §5.2 Connection management"
+	secTCPReady    = "seed 004 §5.3 Ready state management"
+	secTCPStart    = "seed 004 §5.4 Game start"
+	secTCPFlow     = "seed 004 §6 Connection flow"
+	secTCPErrors   = "seed 004 §7 Error handling"
+	secTCPSizes    = "seed 004 Appendix A Packet size summary"
+	secTCPRobust   = "Robustness (issue 5; not stated by seed 004)"
+	maxTCPFrameLen = 1 << 20 // a length prefix above this is not read
+)
+
+func init() {
+	RegisterProtocol(Protocol{Name: ProtoTCP, Transport: "tcp", Probe: probeTCP})
+}
+
+var tcpNames atomic.Uint32
+
+// tcpClient is one TCP lobby connection of a case; every frame sent and
+// received is logged, every payload received kept in frames.
+type tcpClient struct {
+	t            *T
+	c            *net.TCPConn
+	local, peer  string
+	name         string
+	pending      [][]byte
+	frames       [][]byte
+	hdr          [4]byte
+	closedByPeer bool
+}
+
+// dialTCP connects to the target from the next source address.
+func dialTCP(t *T) (*tcpClient, error) {
+	var last error
+	for attempt := 0; attempt < 2; attempt++ {
+		src, err := t.Env.Sources.Acquire(t.Ctx)
+		if err != nil {
+			return nil, err
+		}
+		d := net.Dialer{Timeout: t.Env.Timeout}
+		if src.IsValid() && !src.IsUnspecified() {
+			d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+		}
+		nc, err := d.DialContext(t.Ctx, "tcp", t.Env.Addr.String())
+		if err != nil {
+			last = err
+			continue
+		}
+		c := &tcpClient{t: t, c: nc.(*net.TCPConn), local: nc.LocalAddr().String(), peer: nc.RemoteAddr().String(),
+			name: fmt.Sprintf("lobbybench-%d", tcpNames.Add(1))}
+		context.AfterFunc(t.Ctx, func() { nc.Close() })
+		return c, nil
+	}
+	return nil, fmt.Errorf("connect to %v: %w", t.Env.Addr, last)
+}
+
+func (c *tcpClient) Close() { c.c.Close() }
+
+// send writes m as one frame.
+func (c *tcpClient) send(m tcplobby.Message, note string) error {
+	return c.sendRaw(tcplobby.AppendFrame(nil, m), note)
+}
+
+// sendRaw writes bytes as they are (a frame, half a frame, garbage).
+func (c *tcpClient) sendRaw(b []byte, note string) error {
+	c.t.LogSent(c.local, c.peer, b, note)
+	c.c.SetWriteDeadline(time.Now().Add(c.t.Env.Timeout))
+	_, err := c.c.Write(b)
+	return err
+}
+
+// errClosed is what read returns when the server ended the stream.
+var errClosed = errors.New("connection closed by the server")
+
+// read reads one frame within d and returns its payload.
+func (c *tcpClient) read(d time.Duration) ([]byte, error) {
+	c.c.SetReadDeadline(time.Now().Add(d))
+	if _, err := io.ReadFull(c.c, c.hdr[:]); err != nil {
+		return nil, c.readErr(err)
+	}
+	n := binary.LittleEndian.Uint32(c.hdr[:])
+	if n > maxTCPFrameLen {
+		c.t.LogRecv(c.local, c.peer, c.hdr[:], "length prefix too large to read")
+		return nil, Failf("a frame of at most 4096 bytes", "length prefix %d (% x)", n, c.hdr[:])
+	}
+	buf := make([]byte, 4+n)
+	copy(buf, c.hdr[:])
+	c.c.SetReadDeadline(time.Now().Add(c.t.Env.Timeout))
+	if _, err := io.ReadFull(c.c, buf[4:]); err != nil {
+		c.t.LogRecv(c.local, c.peer, c.hdr[:], "length prefix; the payload never came")
+		return nil, c.readErr(err)
+	}
+	note := ""
+	if n > 0 {
+		note = tcplobby.Type(buf[4]).String()
+	}
+	c.t.LogRecv(c.local, c.peer, buf, note)
+	p := buf[4:]
+	c.frames = append(c.frames, p)
+	return p, nil
+}
+
+func (c *tcpClient) readErr(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if c.t.Ctx.Err() != nil {
+			return c.t.Ctx.Err()
+		}
+		return errSilence
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isReset(err) {
+		c.closedByPeer = true
+		return errClosed
+	}
+	return err
+}
+
+func isReset(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "read"
+}
+
+// wait returns the first payload (pending first) whose type is one of
+// types, within d; others are kept in pending.
+func (c *tcpClient) wait(d time.Duration, types ...tcplobby.Type) ([]byte, error) {
+	for i, p := range c.pending {
+		if len(p) > 0 && hasTCPType(types, tcplobby.Type(p[0])) {
+			c.pending = append(c.pending[:i:i], c.pending[i+1:]...)
+			return p, nil
+		}
+	}
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, errSilence
+		}
+		p, err := c.read(left)
+		if err != nil {
+			return nil, err
+		}
+		if len(p) > 0 && hasTCPType(types, tcplobby.Type(p[0])) {
+			return p, nil
+		}
+		c.pending = append(c.pending, p)
+	}
+}
+
+// drain reads what arrives within d (a quiet period ends it early).
+func (c *tcpClient) drain(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		p, err := c.read(time.Until(deadline))
+		if err != nil {
+			return
+		}
+		c.pending = append(c.pending, p)
+	}
+}
+
+func hasTCPType(ts []tcplobby.Type, t tcplobby.Type) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// request sends m and waits for a reply of one of types.
+func (c *tcpClient) request(m tcplobby.Message, types ...tcplobby.Type) ([]byte, error) {
+	if err := c.send(m, m.Type().String()); err != nil {
+		return nil, err
+	}
+	return c.wait(c.t.Env.Timeout, types...)
+}
+
+// tcpExpect turns a request's outcome into a reply or a VerifyError.
+func tcpExpect(p []byte, err error, what string) ([]byte, error) {
+	switch {
+	case errors.Is(err, errSilence):
+		return nil, Failf(what, "no reply within the timeout")
+	case errors.Is(err, errClosed):
+		return nil, Failf(what, "the server closed the connection")
+	case err != nil:
+		return nil, err
+	}
+	return p, nil
+}
+
+// decodeAs decodes p leniently into m (sizes and counts checked, field
+// values tolerated), for cases that read fields of a frame whose exact
+// form another case owns.
+func decodeAs(p []byte, m tcplobby.Message) error {
+	return m.DecodeOpts(p, tcplobby.Options{Lenient: true})
+}
+
+func (c *tcpClient) create() (*tcplobby.CreateRoomAck, error) {
+	req := &tcplobby.CreateRoomReq{RoomName: tcplobby.MakeName("room-" + c.name), PlayerName: tcplobby.MakeName(c.name)}
+	p, err := c.request(req, tcplobby.TypeCreateRoomAck)
+	p, err = tcpExpect(p, err, "CREATE_ROOM_ACK")
+	if err != nil {
+		return nil, err
+	}
+	var ack tcplobby.CreateRoomAck
+	if err := decodeAs(p, &ack); err != nil {
+		return nil, Failf("a CREATE_ROOM_ACK of 13 bytes", "%v", err)
+	}
+	return &ack, nil
+}
+
+func (c *tcpClient) join(id uint32) (*tcplobby.JoinRoomAck, []byte, error) {
+	req := &tcplobby.JoinRoomReq{RoomID: id, PlayerName: tcplobby.MakeName(c.name)}
+	p, err := c.request(req, tcplobby.TypeJoinRoomAck)
+	p, err = tcpExpect(p, err, "JOIN_ROOM_ACK")
+	if err != nil {
+		return nil, nil, err
+	}
+	var ack tcplobby.JoinRoomAck
+	if err := decodeAs(p, &ack); err != nil {
+		return nil, p, Failf("a JOIN_ROOM_ACK of 11 + 42 × PlayerCount bytes", "%v", err)
+	}
+	return &ack, p, nil
+}
+
+// newRoom connects a host and creates a room; a RoomID of 0 (no free room)
+// is a skip.
+func newRoom(t *T) (*tcpClient, *tcplobby.CreateRoomAck, error) {
+	h, err := dialTCP(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	ack, err := h.create()
+	if err != nil {
+		h.Close()
+		return nil, nil, precondition("create a room", err)
+	}
+	if ack.RoomID == 0 {
+		h.Close()
+		return nil, nil, Skipf("CREATE_ROOM_ACK RoomID 0: the server has no free room")
+	}
+	return h, ack, nil
+}
+
+// joinRoom connects a client and joins room id; a refusal is a skip.
+func joinRoom(t *T, id uint32) (*tcpClient, *tcplobby.JoinRoomAck, error) {
+	c, err := dialTCP(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	ack, _, err := c.join(id)
+	if err != nil {
+		c.Close()
+		return nil, nil, precondition("join a room", err)
+	}
+	if ack.Status != tcplobby.JoinSuccess {
+		c.Close()
+		return nil, nil, Skipf("JOIN_ROOM_ACK status %v joining room %d", ack.Status, id)
+	}
+	return c, ack, nil
+}
+
+// ready sends READY_REQ and waits for the PLAYER_READY about the sender
+// (hash), which every member including the sender gets.
+func (c *tcpClient) ready(hash uint64) error {
+	if err := c.send(&tcplobby.ReadyReq{}, "READY_REQ"); err != nil {
+		return err
+	}
+	_, err := c.waitFor(c.t.Env.Timeout, func(p []byte) bool {
+		var m tcplobby.PlayerReady
+		return len(p) > 0 && tcplobby.Type(p[0]) == tcplobby.TypePlayerReady && decodeAs(p, &m) == nil && m.PlayerHash == hash
+	})
+	_, err = tcpExpect(nil, err, "PLAYER_READY")
+	return err
+}
+
+// waitFor is wait with a predicate.
+func (c *tcpClient) waitFor(d time.Duration, match func([]byte) bool) ([]byte, error) {
+	for i, p := range c.pending {
+		if match(p) {
+			c.pending = append(c.pending[:i:i], c.pending[i+1:]...)
+			return p, nil
+		}
+	}
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, errSilence
+		}
+		p, err := c.read(left)
+		if err != nil {
+			return nil, err
+		}
+		if match(p) {
+			return p, nil
+		}
+		c.pending = append(c.pending, p)
+	}
+}
+
+// probeTCP checks the lobby accepts a connection and answers
+// LIST_ROOMS_REQ with a frame.
+func probeTCP(ctx context.Context, env *Env) (string, error) {
+	t := newT(ctx, env, &Case{ID: "probe", Protocol: ProtoTCP, Level: Info})
+	var last error
+	for attempt := 0; attempt < 2; attempt++ {
+		c, err := dialTCP(t)
+		if err != nil {
+			last = err
+			continue
+		}
+		_, err = c.request(&tcplobby.ListRoomsReq{}, tcplobby.Types...)
+		c.Close()
+		if err == nil {
+			return "", nil
+		}
+		last = err
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	return "", fmt.Errorf("%w: %s: no answer to LIST_ROOMS_REQ (%v)", ErrUnreachable, env.Target, last)
+}

@@ -1,0 +1,189 @@
+package conformance
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
+
+// Robustness of the TCP lobby: one client must not stall the others. Seed
+// 004 does not state it; issue 5 asks for it, so these are warnings.
+
+func init() {
+	Register(&Case{
+		ID: "tcp/R/1", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should,
+		Desc:        "a client that sent half a frame and stopped does not stall the others",
+		Requirement: "slow-reader and half-frame clients do not stall other clients (issue 5); a slow or stuck client never blocks the others (issue 3)",
+		Run: func(t *T) error {
+			half, err := dialTCP(t)
+			if err != nil {
+				return err
+			}
+			defer half.Close()
+			// JOIN_ROOM_REQ announces 37 bytes; send 5 of them.
+			b := binary.LittleEndian.AppendUint32(nil, tcplobby.SizeJoinRoomReq)
+			b = append(b, byte(tcplobby.TypeJoinRoomReq), 1, 0, 0, 0)
+			if err := half.sendRaw(b, "half a JOIN_ROOM_REQ, then nothing"); err != nil {
+				return err
+			}
+			rtts, lost, err := observe(t, 10, 20*time.Millisecond)
+			if err != nil {
+				return err
+			}
+			return judgeObserver(t, rtts, lost, "while a client sits on half a frame")
+		},
+	})
+	Register(&Case{
+		ID: "tcp/R/2", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StageSerial,
+		Desc:        "a room member that never reads, flooded with broadcasts, does not stall the others",
+		Requirement: "slow-reader and half-frame clients do not stall other clients (issue 5); a client that stops reading is disconnected, not buffered forever (issue 3)",
+		Run:         tcpSlowReader,
+	})
+}
+
+// observe sends n LIST_ROOMS_REQ from a fresh connection, one every gap,
+// and returns the round trips and how many went unanswered.
+func observe(t *T, n int, gap time.Duration) ([]time.Duration, int, error) {
+	o, err := dialTCP(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer o.Close()
+	var rtts []time.Duration
+	lost := 0
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		_, err := o.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
+		switch {
+		case err == nil:
+			rtts = append(rtts, time.Since(start))
+		case errors.Is(err, errSilence):
+			lost++
+		case errors.Is(err, errClosed):
+			return rtts, lost + n - i, nil
+		default:
+			return nil, 0, err
+		}
+		if t.Sleep(gap) != nil {
+			break
+		}
+	}
+	return rtts, lost, nil
+}
+
+func judgeObserver(t *T, rtts []time.Duration, lost int, while string) error {
+	if lost > 0 {
+		return Failf("every LIST_ROOMS_REQ of another client answered "+while,
+			"%d of %d unanswered within %v", lost, lost+len(rtts), t.Env.Timeout)
+	}
+	if len(rtts) == 0 {
+		return Skipf("the observer made no request")
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	t.Notef("another client's LIST round trip %s: median %v, max %v over %d requests", while,
+		rtts[len(rtts)/2].Round(time.Microsecond), rtts[len(rtts)-1].Round(time.Microsecond), len(rtts))
+	return nil
+}
+
+// slowReaderToggles bounds the ready toggles that flood the slow reader
+// (each sends it a PLAYER_READY and a ROOM_UPDATE, ~100 bytes): enough to
+// fill its socket buffers and the server's send buffer several MiB deep.
+// The host toggles in small batches and waits for its own PLAYER_READY
+// echoes before the next, so that it is never the slow client itself.
+const (
+	slowReaderToggles = 40000
+	slowReaderBatch   = 16
+	slowReaderMax     = 3 * time.Second
+)
+
+func tcpSlowReader(t *T) error {
+	host, ack, err := newRoom(t)
+	if err != nil {
+		return err
+	}
+	defer host.Close()
+	slow, err := dialTCP(t)
+	if err != nil {
+		return err
+	}
+	defer slow.Close()
+	slow.c.SetReadBuffer(4096)
+	if _, _, err := slow.join(ack.RoomID); err != nil {
+		return precondition("the slow reader joins", err)
+	}
+	// From here the slow reader reads nothing. A goroutine reads the host's
+	// frames and counts its PLAYER_READY echoes.
+	var echoes atomic.Int64
+	readerDone := make(chan error, 1)
+	host.c.SetReadDeadline(time.Time{})
+	go func() {
+		var hdr [4]byte
+		buf := make([]byte, maxTCPFrameLen)
+		for {
+			if _, err := io.ReadFull(host.c, hdr[:]); err != nil {
+				readerDone <- err
+				return
+			}
+			n := binary.LittleEndian.Uint32(hdr[:])
+			if n > maxTCPFrameLen {
+				readerDone <- fmt.Errorf("length prefix %d", n)
+				return
+			}
+			if _, err := io.ReadFull(host.c, buf[:n]); err != nil {
+				readerDone <- err
+				return
+			}
+			if n > 0 && tcplobby.Type(buf[0]) == tcplobby.TypePlayerReady {
+				echoes.Add(1)
+			}
+		}
+	}()
+	t.LogSent(host.local, host.peer, tcplobby.AppendFrame(nil, &tcplobby.ReadyReq{}),
+		fmt.Sprintf("READY_REQ, repeated up to %d times (toggling) in batches of %d", slowReaderToggles, slowReaderBatch))
+	pumpDone := make(chan struct{})
+	sent := 0
+	var pumpErr error
+	go func() {
+		defer close(pumpDone)
+		var batch []byte
+		for i := 0; i < slowReaderBatch; i++ {
+			batch = tcplobby.AppendFrame(batch, &tcplobby.ReadyReq{})
+		}
+		start := time.Now()
+		for sent < slowReaderToggles && time.Since(start) < slowReaderMax && t.Ctx.Err() == nil {
+			host.c.SetWriteDeadline(time.Now().Add(t.Env.Timeout))
+			if _, err := host.c.Write(batch); err != nil {
+				pumpErr = err
+				return
+			}
+			sent += slowReaderBatch
+			waitStart := time.Now()
+			for echoes.Load() < int64(sent) {
+				if time.Since(waitStart) > t.Env.Timeout {
+					pumpErr = fmt.Errorf("the host's own PLAYER_READY echoes stalled: %d of %d after %v", echoes.Load(), sent, t.Env.Timeout)
+					return
+				}
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	rtts, lost, err := observe(t, 20, 50*time.Millisecond)
+	<-pumpDone
+	host.c.SetReadDeadline(time.Now())
+	<-readerDone
+	if err != nil {
+		return err
+	}
+	t.Notef("%d READY_REQ sent by the host, %d PLAYER_READY echoes read by it", sent, echoes.Load())
+	if pumpErr != nil && !errors.Is(pumpErr, net.ErrClosed) {
+		return Failf("the host keeps being served while another member does not read", "%v", pumpErr)
+	}
+	return judgeObserver(t, rtts, lost, "while a room member does not read")
+}
