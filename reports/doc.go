@@ -37,7 +37,8 @@
 //
 // Each is a func(io.Writer, ...) error:
 //
-//   - WriteRunTable, WriteCompareTable: terminal tables (tablewriter).
+//   - WriteRunTable, WriteCompareTable, WriteConformTable: terminal tables
+//     (tablewriter).
 //   - WriteRunJUnit: one testcase per threshold and per violated rule.
 //   - WriteConformJUnit: one testcase per case; fail is <failure>, skip is
 //     <skipped>, warn and info pass with their text in <system-out>.

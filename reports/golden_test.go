@@ -61,6 +61,7 @@ func TestGolden(t *testing.T) {
 		{"run_junit.xml", func(b *bytes.Buffer) error { return WriteRunJUnit(b, run) }},
 		{"run_junit_empty.xml", func(b *bytes.Buffer) error { return WriteRunJUnit(b, empty) }},
 		{"conform_junit.xml", func(b *bytes.Buffer) error { return WriteConformJUnit(b, conf) }},
+		{"conform_table.txt", func(b *bytes.Buffer) error { return WriteConformTable(b, conf) }},
 		{"conform.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, conf) }},
 		{"conform_empty.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, emptyConf) }},
 	}

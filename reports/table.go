@@ -232,3 +232,26 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	e.err = err
 	return n, err
 }
+
+// WriteConformTable writes a terminal summary of c: one row per case
+// (id, level, verdict, description; expected and actual for failures and
+// warnings) and the counts by verdict.
+func WriteConformTable(w io.Writer, c *Conform) error {
+	ew := &errWriter{w: w}
+	var rows [][]string
+	for _, k := range c.Cases {
+		detail := ""
+		if k.Verdict == VerdictFail || k.Verdict == VerdictWarn {
+			detail = "expected " + k.Expected + ", got " + k.Actual
+		} else if k.Verdict == VerdictSkip || k.Verdict == VerdictInfo {
+			detail = k.Actual
+		}
+		rows = append(rows, []string{k.ID, k.Level, strings.ToUpper(k.Verdict), k.Description, detail})
+	}
+	if err := renderTable(w, []string{"ID", "LEVEL", "VERDICT", "DESCRIPTION", "DETAIL"}, rows); err != nil {
+		return err
+	}
+	s := c.Summary()
+	fmt.Fprintf(ew, "%d cases: %d pass, %d fail, %d warn, %d info, %d skip (%s)\n", s.Total, s.Pass, s.Fail, s.Warn, s.Info, s.Skip, c.DurationNS.Round(time.Millisecond))
+	return ew.err
+}
