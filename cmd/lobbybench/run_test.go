@@ -179,3 +179,22 @@ func TestRunThresholdBreached(t *testing.T) {
 		t.Errorf("exit %d, want %d; stderr %s\n%s", code, exitThreshold, errs, out)
 	}
 }
+
+// TestRunEmbeddedTCP runs a tcp-lobby scenario against the embedded TCP
+// lobby: the same pipeline with the other protocol's clients.
+func TestRunEmbeddedTCP(t *testing.T) {
+	sc := `
+protocol: tcp-lobby
+load: {rate: 20/s, duration: 500ms}
+flows:
+  - name: browse
+    steps: [connect, list, disconnect]
+thresholds:
+  - list.count == 10
+  - errors.count == 0
+`
+	code, out, errs := runCLI(t, "run", "--quiet", writeScenario(t, sc))
+	if code != exitOK || !strings.Contains(out, "tcp-lobby, open model") {
+		t.Errorf("exit %d; stderr %s\n%s", code, errs, out)
+	}
+}
