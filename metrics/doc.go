@@ -44,10 +44,9 @@
 // start: requests, errors and a 2-significant-digit histogram of corrected
 // latency) and hands it to the Collector when a sample falls in another
 // second, so the Collector's lock is taken about once per second per
-// recorder, not per sample. Samples arriving out of order across a second
-// boundary are counted in the later second's bucket of that recorder only
-// if the recorder already moved on; in practice completion times of one
-// worker are monotonic.
+// recorder, not per sample. A sample completing in an earlier second than
+// the previous one still lands in its own second (at the cost of an extra
+// hand-over), so the series is exact whatever the order.
 //
 // # Concurrency and cost
 //
@@ -61,4 +60,15 @@
 // keeps the first of those in recorder-creation order.
 //
 // BenchmarkRecord and BenchmarkRecordParallel measure the hot path.
+//
+// # Limitations
+//
+//   - Latencies are whole microseconds: sub-microsecond replies read as 0.
+//   - Values above 300 s are clamped to 300 s, not dropped or flagged.
+//   - Failed requests have no latency; a threshold on "latency of
+//     timeouts" cannot be expressed.
+//   - Violation samples are the first per recorder, not the first in time
+//     across the run.
+//   - Memory grows with recorders x keys (two 3-digit histograms each) and
+//     with run length (one 2-digit histogram per second in the Collector).
 package metrics
