@@ -280,3 +280,26 @@ func TestShardedSnapshotsMergeExactly(t *testing.T) {
 		}
 	}
 }
+
+func TestOutOfOrderSeconds(t *testing.T) {
+	c := NewCollector(t0)
+	k := c.Step("ping")
+	r := c.NewRecorder()
+	for _, d := range []time.Duration{2500 * time.Millisecond, 1100 * time.Millisecond, 2600 * time.Millisecond, -time.Second} {
+		r.Record(k, at(d), at(d), at(d))
+	}
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the sample before start is counted in second 0
+	want := map[int64]int64{0: 1, 1: 1, 2: 2}
+	if len(run.TimeSeries) != len(want) {
+		t.Fatalf("points %+v", run.TimeSeries)
+	}
+	for _, p := range run.TimeSeries {
+		if want[p.Second] != p.Requests {
+			t.Errorf("second %d has %d requests, want %d", p.Second, p.Requests, want[p.Second])
+		}
+	}
+}
