@@ -353,3 +353,18 @@ func ReadConform(r io.Reader) (*Conform, error) {
 	}
 	return c, nil
 }
+
+// Step returns the step called name, for threshold evaluators.
+func (r *Run) Step(name string) (Series, bool) { return findSeries(r.Steps, name) }
+
+// Message returns the message-type series called name.
+func (r *Run) Message(name string) (Series, bool) { return findSeries(r.Messages, name) }
+
+func findSeries(ss []Series, name string) (Series, bool) {
+	for _, s := range ss {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Series{}, false
+}

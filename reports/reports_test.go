@@ -457,3 +457,25 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestRunLookup(t *testing.T) {
+	r := sampleRun(t)
+	tests := []struct {
+		name    string
+		lookup  func(string) (Series, bool)
+		key     string
+		wantReq int64
+		wantOK  bool
+	}{
+		{"step", r.Step, "join", 50, true},
+		{"missing step", r.Step, "ready", 0, false},
+		{"message", r.Message, "JoinReply", 45, true},
+		{"step name is not a message", r.Message, "join", 0, false},
+	}
+	for _, tt := range tests {
+		s, ok := tt.lookup(tt.key)
+		if ok != tt.wantOK || s.Requests != tt.wantReq {
+			t.Errorf("%s: got %v %d, want %v %d", tt.name, ok, s.Requests, tt.wantOK, tt.wantReq)
+		}
+	}
+}
