@@ -1,6 +1,7 @@
 package udplobby
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -55,6 +56,16 @@ func TestZeroAllocs(t *testing.T) {
 			rbuf = m.Rooms.AppendRooms(rbuf[:0])
 		}); n != 0 {
 			t.Errorf("%v Decode+AppendRooms(100): %v allocs/op", p, n)
+		}
+		// DecodeRule never allocates, even for a malformed datagram (a
+		// server's drop path); Decode's *Error on failure is one allocation.
+		bad := bytes.Clone(list)
+		bad[len(bad)-1] ^= 1
+		for _, b := range [][]byte{nil, list[:5], bad, AppendJoinFailed(nil, p, 1), list} {
+			srv := Decoder{Profile: p, Dir: ClientToServer, Channel: ChannelLobby}
+			if n := testing.AllocsPerRun(100, func() { _ = srv.DecodeRule(b, &m) }); n != 0 {
+				t.Errorf("%v DecodeRule(% x…): %v allocs/op", p, b[:min(len(b), 8)], n)
+			}
 		}
 		if n := testing.AllocsPerRun(100, func() { GuessProfile(list) }); n != 0 {
 			t.Errorf("%v GuessProfile: %v allocs/op", p, n)

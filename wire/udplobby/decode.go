@@ -13,23 +13,65 @@ var errProfile = errors.New("udplobby: invalid header profile")
 // packetType) and returns its header. It does not look at the message type
 // or the payload. Errors are *Error, except for an invalid profile.
 func DecodeHeader(b []byte, p Profile) (Header, error) {
+	h, f := decodeHeader(b, p)
+	if f.rule != "" {
+		return h, f.err()
+	}
+	return h, nil
+}
+
+// ruleBadProfile is what DecodeRule returns for a Decoder whose Profile is
+// invalid; Decode and DecodeHeader return a plain error then.
+const ruleBadProfile RuleID = "invalid-profile"
+
+// fault is a decode failure as a plain value: everything an *Error carries,
+// built without allocating. Decode turns it into an *Error; DecodeRule only
+// returns its rule, so a server's drop path costs no allocation.
+type fault struct {
+	rule       RuleID
+	diag       string
+	h          Header
+	haveHeader bool
+	off, index int
+	got, want  int64
+}
+
+func mkFault(rule RuleID, off int, got, want int64) fault {
+	return fault{rule: rule, off: off, index: -1, got: got, want: want}
+}
+
+func (f fault) withHeader(h Header) fault {
+	f.h, f.haveHeader = h, true
+	return f
+}
+
+// err returns the failure as an *Error (errProfile for an invalid profile).
+func (f *fault) err() error {
+	if f.rule == ruleBadProfile {
+		return errProfile
+	}
+	return &Error{Rule: f.rule, Diagnosis: f.diag, Header: f.h, HaveHeader: f.haveHeader,
+		Offset: f.off, Index: f.index, Got: f.got, Want: f.want}
+}
+
+func decodeHeader(b []byte, p Profile) (Header, fault) {
 	var h Header
 	hl := p.HeaderLen()
 	if hl == 0 {
-		return h, errProfile
+		return h, fault{rule: ruleBadProfile}
 	}
 	if len(b) < hl+CRCLen {
-		return h, newError(RuleShort, -1, int64(len(b)), int64(hl+CRCLen))
+		return h, mkFault(RuleShort, -1, int64(len(b)), int64(hl+CRCLen))
 	}
 	o := 0
 	var version byte
 	if p == ProfileRType17 {
 		if [4]byte(b[0:4]) != Magic {
-			return h, newError(RuleMagic, 0, int64(binary.BigEndian.Uint32(b)), int64(binary.BigEndian.Uint32(Magic[:])))
+			return h, mkFault(RuleMagic, 0, int64(binary.BigEndian.Uint32(b)), int64(binary.BigEndian.Uint32(Magic[:])))
 		}
 		version = b[4]
 		if version&^FlagCompressed != Version {
-			return h, newError(RuleVersion, 4, int64(version&^FlagCompressed), Version)
+			return h, mkFault(RuleVersion, 4, int64(version&^FlagCompressed), Version)
 		}
 		h.Compressed = version&FlagCompressed != 0
 		o = 5
@@ -45,27 +87,22 @@ func DecodeHeader(b []byte, p Profile) (Header, error) {
 	h.PayloadSize = binary.BigEndian.Uint16(b[o:])
 	h.OriginalSize = binary.BigEndian.Uint16(b[o+2:])
 	if want := hl + int(h.PayloadSize) + CRCLen; len(b) != want {
-		return h, withHeader(newError(RuleLength, -1, int64(len(b)), int64(want)), h)
+		return h, mkFault(RuleLength, -1, int64(len(b)), int64(want)).withHeader(h)
 	}
 	end := len(b) - CRCLen
 	if got, want := binary.BigEndian.Uint32(b[end:]), crc32.ChecksumIEEE(b[:end]); got != want {
-		return h, withHeader(newError(RuleCRC, end, int64(got), int64(want)), h)
+		return h, mkFault(RuleCRC, end, int64(got), int64(want)).withHeader(h)
 	}
 	if h.Compressed {
-		return h, withHeader(newError(RuleCompressed, 4, int64(version), Version), h)
+		return h, mkFault(RuleCompressed, 4, int64(version), Version).withHeader(h)
 	}
 	if h.OriginalSize != h.PayloadSize {
-		return h, withHeader(newError(RuleOriginalSize, o+2, int64(h.OriginalSize), int64(h.PayloadSize)), h)
+		return h, mkFault(RuleOriginalSize, o+2, int64(h.OriginalSize), int64(h.PayloadSize)).withHeader(h)
 	}
 	if h.PacketType != ClientToServer && h.PacketType != ServerToClient {
-		return h, withHeader(newError(RulePacketType, p.typeOff()-1, int64(h.PacketType), -1), h)
+		return h, mkFault(RulePacketType, p.typeOff()-1, int64(h.PacketType), -1).withHeader(h)
 	}
-	return h, nil
-}
-
-func withHeader(e *Error, h Header) *Error {
-	e.Header, e.HaveHeader = h, true
-	return e
+	return h, fault{}
 }
 
 // typeOff returns the offset of the messageType byte; packetType precedes it.
@@ -102,16 +139,34 @@ type Decoder struct {
 // 0 are violations only in what a lobby sends (ROOM_CREATED, JOIN_SUCCESS,
 // room list entries).
 func (d Decoder) Decode(b []byte, m *Message) error {
+	if f := d.decode(b, m); f.rule != "" {
+		return f.err()
+	}
+	return nil
+}
+
+// DecodeRule is Decode for a receiver that only counts failures: it applies
+// exactly the same checks in the same order but returns the broken rule's
+// id ("" when b decodes) instead of an *Error, and never allocates, even
+// on failure. A server drops malformed datagrams through it, so a flood of
+// garbage costs no garbage collection. For a Decoder with an invalid
+// Profile it returns the non-rule id "invalid-profile".
+func (d Decoder) DecodeRule(b []byte, m *Message) RuleID {
+	f := d.decode(b, m)
+	return f.rule
+}
+
+func (d Decoder) decode(b []byte, m *Message) fault {
 	*m = Message{}
-	h, err := DecodeHeader(b, d.Profile)
-	if err != nil {
-		return err
+	h, f := decodeHeader(b, d.Profile)
+	if f.rule != "" {
+		return f
 	}
 	m.Header = h
 	hl := d.Profile.HeaderLen()
 	typeOff := d.Profile.typeOff()
 	if d.Dir != 0 && h.PacketType != d.Dir {
-		return withHeader(newError(RuleDirection, typeOff-1, int64(h.PacketType), int64(d.Dir)), h)
+		return mkFault(RuleDirection, typeOff-1, int64(h.PacketType), int64(d.Dir)).withHeader(h)
 	}
 	info := &msgTable[h.Type]
 	if info.kind == 0 || (d.Channel != ChannelAny && info.channel != d.Channel) {
@@ -119,7 +174,7 @@ func (d Decoder) Decode(b []byte, m *Message) error {
 		if d.Channel == ChannelInstance {
 			rule = RuleInstTypeUnknown
 		}
-		return withHeader(newError(rule, typeOff, int64(h.Type), -1), h)
+		return mkFault(rule, typeOff, int64(h.Type), -1).withHeader(h)
 	}
 	lobby := info.channel == ChannelLobby
 	if info.dir != h.PacketType {
@@ -127,7 +182,7 @@ func (d Decoder) Decode(b []byte, m *Message) error {
 		if !lobby {
 			rule = RuleInstDirection
 		}
-		return withHeader(newError(rule, typeOff-1, int64(h.PacketType), int64(info.dir)), h)
+		return mkFault(rule, typeOff-1, int64(h.PacketType), int64(info.dir)).withHeader(h)
 	}
 	pl := b[hl : len(b)-CRCLen]
 	sizeRule := RulePayloadSize
@@ -135,7 +190,7 @@ func (d Decoder) Decode(b []byte, m *Message) error {
 		sizeRule = RuleInstPayload
 	}
 	if n, fixed := h.Type.PayloadLen(); fixed && len(pl) != n {
-		return withHeader(newError(sizeRule, hl-4, int64(len(pl)), int64(n)), h)
+		return mkFault(sizeRule, hl-4, int64(len(pl)), int64(n)).withHeader(h)
 	}
 	switch info.kind {
 	case kindRoomID:
@@ -144,10 +199,10 @@ func (d Decoder) Decode(b []byte, m *Message) error {
 		m.RoomID = binary.BigEndian.Uint32(pl)
 		m.Port = binary.BigEndian.Uint16(pl[4:])
 		if m.RoomID == 0 {
-			return withHeader(newError(RuleRoomID, hl, 0, -1), h)
+			return mkFault(RuleRoomID, hl, 0, -1).withHeader(h)
 		}
 		if m.Port == 0 {
-			return withHeader(newError(RuleRoomPort, hl+4, 0, -1), h)
+			return mkFault(RuleRoomPort, hl+4, 0, -1).withHeader(h)
 		}
 	case kindU32:
 		m.Value = binary.BigEndian.Uint32(pl)
@@ -156,44 +211,44 @@ func (d Decoder) Decode(b []byte, m *Message) error {
 	case kindList:
 		return decodeList(h, hl, pl, m, sizeRule)
 	}
-	return nil
+	return fault{}
 }
 
-func decodeList(h Header, hl int, pl []byte, m *Message, sizeRule RuleID) error {
+func decodeList(h Header, hl int, pl []byte, m *Message, sizeRule RuleID) fault {
 	if len(pl) < 2 {
-		return withHeader(newError(sizeRule, hl-4, int64(len(pl)), -1), h)
+		return mkFault(sizeRule, hl-4, int64(len(pl)), -1).withHeader(h)
 	}
 	count := int(binary.BigEndian.Uint16(pl))
 	if want := 2 + RoomEntryLen*count; len(pl) != want {
-		e := newError(RuleRoomListCount, hl, int64(count), int64((len(pl)-2)/RoomEntryLen))
+		f := mkFault(RuleRoomListCount, hl, int64(count), int64((len(pl)-2)/RoomEntryLen))
 		if (len(pl)-2)%RoomEntryLen != 0 {
-			e.Want = -1
+			f.want = -1
 		}
-		e.Diagnosis = diagnoseList(pl)
-		return withHeader(e, h)
+		f.diag = diagnoseList(pl)
+		return f.withHeader(h)
 	}
 	entries := pl[2:len(pl):len(pl)]
 	for i := 0; len(entries)-i*RoomEntryLen >= RoomEntryLen; i++ {
 		e := entries[i*RoomEntryLen : (i+1)*RoomEntryLen]
 		off := hl + 2 + i*RoomEntryLen
-		var err *Error
+		var f fault
 		switch {
 		case e[0]|e[1]|e[2]|e[3] == 0:
-			err = newError(RuleRoomID, off, 0, -1)
+			f = mkFault(RuleRoomID, off, 0, -1)
 		case e[8]|e[9] == 0:
-			err = newError(RuleRoomPort, off+8, 0, -1)
+			f = mkFault(RuleRoomPort, off+8, 0, -1)
 		case !RoomState(e[10]).Valid():
-			err = newError(RuleRoomState, off+10, int64(e[10]), -1)
+			f = mkFault(RuleRoomState, off+10, int64(e[10]), -1)
 		case binary.BigEndian.Uint16(e[4:]) > binary.BigEndian.Uint16(e[6:]):
-			err = newError(RuleRoomPlayers, off+4, int64(binary.BigEndian.Uint16(e[4:])), int64(binary.BigEndian.Uint16(e[6:])))
+			f = mkFault(RuleRoomPlayers, off+4, int64(binary.BigEndian.Uint16(e[4:])), int64(binary.BigEndian.Uint16(e[6:])))
 		}
-		if err != nil {
-			err.Index = i
-			return withHeader(err, h)
+		if f.rule != "" {
+			f.index = i
+			return f.withHeader(h)
 		}
 	}
 	m.Rooms = RoomList{raw: entries}
-	return nil
+	return fault{}
 }
 
 // diagnoseList names the layout a ROOM_LIST payload that fails the

@@ -28,10 +28,6 @@ type Error struct {
 	Got, Want int64
 }
 
-func newError(rule RuleID, off int, got, want int64) *Error {
-	return &Error{Rule: rule, Offset: off, Index: -1, Got: got, Want: want}
-}
-
 // Error returns "udplobby: RULE: summary (details)".
 func (e *Error) Error() string {
 	var b strings.Builder

@@ -39,6 +39,12 @@ func FuzzDecode(f *testing.F) {
 		var m Message
 		err := d.Decode(b, &m)
 		_, herr := DecodeHeader(b, d.Profile)
+		var mr Message
+		if r := d.DecodeRule(b, &mr); r != RuleOf(err) {
+			t.Fatalf("DecodeRule = %q, Decode's rule %q (%v)", r, RuleOf(err), err)
+		} else if r == "" && !equalMsg(m, mr) {
+			t.Fatalf("DecodeRule decoded %+v, Decode %+v", mr, m)
+		}
 		g, gok := GuessProfile(b)
 		if err != nil {
 			var e *Error
