@@ -105,18 +105,28 @@ func (f *frameConn) next(deadline time.Time) ([]byte, error) {
 		if f.cancelled.Load() {
 			return nil, errCancelled
 		}
-		if !deadline.IsZero() {
-			if !time.Now().Before(deadline) {
-				return nil, errTimeout
-			}
-			f.waker.Arm(deadline)
-		} else {
+		poll := false
+		switch {
+		case deadline.IsZero():
 			f.waker.Disarm()
+		case !time.Now().Before(deadline):
+			// The deadline passed: take what already arrived without
+			// blocking before calling it a timeout.
+			poll = true
+			_ = f.c.SetReadDeadline(time.Unix(1, 0))
+		default:
+			f.waker.Arm(deadline)
 		}
 		n, err := f.c.Read(f.buf[f.w:])
 		f.w += n
+		if poll {
+			_ = f.c.SetReadDeadline(time.Time{})
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if poll && n == 0 {
+					return nil, errTimeout
+				}
 				_ = f.c.SetReadDeadline(time.Time{})
 				continue
 			}

@@ -28,6 +28,9 @@ const (
 	msgTrunc   = 0x20     // MSG_TRUNC (Linux); other systems never report it
 )
 
+// pastDeadline makes a read non-blocking.
+var pastDeadline = time.Unix(1, 0)
+
 // transport is one client's UDP socket with the run's sweeper for
 // timeouts and the client-side impairment. It is used by one goroutine
 // (the session's), except cancel and close.
@@ -166,20 +169,29 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		if n := t.in.next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
 			wake = n
 		}
+		poll := false
 		if !wake.IsZero() && !now.Before(wake) {
-			if !deadline.IsZero() && !now.Before(deadline) {
-				return nil, netip.AddrPort{}, errTimeout
+			if deadline.IsZero() || now.Before(deadline) {
+				continue // a held datagram is due
 			}
-			continue // a held datagram is due
-		}
-		if wake.IsZero() {
+			// The deadline passed: still take what already arrived, with
+			// a non-blocking read, before calling it a timeout.
+			poll = true
+			_ = t.c.SetReadDeadline(pastDeadline)
+		} else if wake.IsZero() {
 			t.waker.Disarm()
 		} else {
 			t.waker.Arm(wake)
 		}
 		n, _, flags, from, err := t.c.ReadMsgUDPAddrPort(t.buf, nil)
+		if poll {
+			_ = t.c.SetReadDeadline(time.Time{})
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if poll {
+					return nil, netip.AddrPort{}, errTimeout
+				}
 				// Woken by the sweeper (maybe for an older arming) or
 				// by cancel: clear the deadline and look at the clock.
 				_ = t.c.SetReadDeadline(time.Time{})
