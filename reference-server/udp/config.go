@@ -94,9 +94,9 @@ type Config struct {
 	RateKey RateKey
 	// MaxRateKeys bounds the rate limiter's table (default 65536).
 	MaxRateKeys int
-	// SocketBuffer is SO_RCVBUF/SO_SNDBUF of the lobby socket in bytes
-	// (default 4 MiB; as root the limit in rmem_max is bypassed). 0 keeps
-	// the OS default; instance sockets always keep it.
+	// SocketBuffer is SO_RCVBUF/SO_SNDBUF of the lobby socket and of every
+	// instance socket, in bytes (default 4 MiB; as root the limit in
+	// rmem_max is bypassed). 0 keeps the OS default.
 	SocketBuffer int
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger

@@ -6,9 +6,12 @@
 // One socket (default :8080), one read loop with a reused buffer. Every
 // datagram is decoded strictly by wire/udplobby (length, CRC first, then
 // direction and type); a malformed one is dropped silently and counted under
-// its rule id (Stats.Drops["U-CRC"], …). Well-formed requests then pass the
+// its rule id (Stats.Drops["U-CRC"], …), without allocating
+// (udplobby.Decoder.DecodeRule). Well-formed requests then pass the
 // optional per-IP (or per-endpoint) token bucket, whose excess is dropped
-// silently and counted as "rate-limited".
+// silently and counted as "rate-limited". IPv4 clients of a dual-stack
+// socket are keyed by their plain IPv4 address. SocketBuffer sets
+// SO_RCVBUF/SO_SNDBUF of the lobby and of every instance socket.
 //
 //   - LIST_ROOMS answers ROOM_LIST from a cached encoding regenerated only
 //     when a room changes; rooms are sorted by id. A room's playerCount is
@@ -26,9 +29,10 @@
 //     takes it in time.
 //
 // Sessions are keyed by client endpoint (last seen, last sequence, and the
-// reply to a CREATE or JOIN): a retry with the same sequence and type from
-// the same endpoint gets the cached reply again instead of a second room or
-// seat (Stats.Replayed). The table is bounded (MaxSessions; expired entries
+// reply to a CREATE or JOIN): a retry with the same sequence, type and
+// roomId from the same endpoint gets the cached reply again instead of a
+// second room or seat (Stats.Replayed); a JOIN of another room under a
+// reused sequence is a new request. The table is bounded (MaxSessions; expired entries
 // swept, then arbitrary eviction), as is the rate limiter's.
 //
 // # Instances
@@ -48,7 +52,17 @@
 // and SERVER_GAME_START CountdownInterval apart (state Countdown, then
 // Playing). With GameLength > 0, SERVER_GAME_END (winningPlayerId: the
 // earliest remaining player) follows and the room is Finished. A countdown
-// is cancelled when its last player leaves. Players silent for IdleTimeout
+// is cancelled when its last player leaves.
+//
+// Server-initiated messages are sent once (UDP may lose them). A player who
+// sends CLIENT_READY while the room is counting down, playing or finished
+// (a duplicate READY, or a first one from a player who joined late) is
+// answered with the last state message the instance broadcast (the current
+// COUNTDOWN_TICK, GAME_START or GAME_END), byte for byte with its original
+// sequence, so a client that deduplicates by sequence sees it once
+// (Stats.StateResent). A client waiting for GAME_START can therefore
+// repeat READY as its retry. PINGs are not used for this: PONG stays the
+// only answer to PING, and nothing is pushed unasked. Players silent for IdleTimeout
 // get SERVER_DISCONNECT (reason DisconnectTimeout) and are removed. An
 // instance empty (no players, no holds) or Finished for a CleanupInterval
 // is closed (players get SERVER_DISCONNECT, reason DisconnectShutdown) and

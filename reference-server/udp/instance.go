@@ -39,6 +39,7 @@ type instance struct {
 	timer      *time.Timer
 	closed     bool
 	bcast      []byte // broadcast buffer
+	last       []byte // the last state message broadcast (ALL_READY, COUNTDOWN_TICK, GAME_START, GAME_END); empty while Waiting
 }
 
 type player struct {
@@ -66,6 +67,7 @@ func newInstance(s *Server, id uint32, conn *net.UDPConn, slot, maxPlayers int) 
 		players: make([]player, 0, min(maxPlayers, 16)),
 		holds:   make([]hold, 0, min(maxPlayers, 16)),
 		bcast:   make([]byte, 0, 64),
+		last:    make([]byte, 0, 64),
 	}
 }
 
@@ -108,23 +110,33 @@ func (in *instance) readLoop() {
 			}
 			continue
 		}
-		if err := s.idec.Decode(buf[:n], &m); err != nil {
-			s.dropErr(err)
-			continue
-		}
-		s.c.requests[m.Type].Add(1)
-		now := s.now()
-		s.mu.Lock()
-		if in.closed {
-			s.mu.Unlock()
+		var open bool
+		if out, open = in.receive(buf[:n], from, &m, out[:0]); !open {
 			return
 		}
-		out = in.handle(&m, from, now, out[:0])
-		s.mu.Unlock()
 		if len(out) > 0 {
 			s.send(in.conn, out, from)
 		}
 	}
+}
+
+// receive handles one datagram from `from`, appending the reply to out (left
+// empty when there is none). open is false once the instance is closed.
+// Malformed datagrams are counted by rule and dropped without allocating.
+func (in *instance) receive(pkt []byte, from netip.AddrPort, m *udplobby.Message, out []byte) (_ []byte, open bool) {
+	s := in.s
+	if rule := s.idec.DecodeRule(pkt, m); rule != "" {
+		s.c.drop(rule)
+		return out, true
+	}
+	s.c.requests[m.Type].Add(1)
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in.closed {
+		return out, false
+	}
+	return in.handle(m, from, now, out), true
 }
 
 // handle applies one well-formed client message and returns the reply to
@@ -150,6 +162,19 @@ func (in *instance) handle(m *udplobby.Message, from netip.AddrPort, now int64, 
 	case udplobby.ClientReady:
 		if p == nil {
 			in.s.c.drops[dropNotJoined].Add(1)
+			break
+		}
+		if in.state != udplobby.Waiting {
+			// Server-initiated messages are sent once and UDP may lose
+			// them: a player who sends READY once the countdown started
+			// (again, or for the first time after joining late) gets the
+			// last state message again, byte for byte with its original
+			// sequence, so a client deduplicating by sequence sees one.
+			p.ready = true
+			if len(in.last) > 0 {
+				out = append(out, in.last...)
+				in.s.c.resent.Add(1)
+			}
 			break
 		}
 		if !p.ready {
@@ -178,7 +203,7 @@ func (in *instance) admit(from netip.AddrPort, now int64) bool {
 		return false
 	}
 	in.expireHolds(now)
-	h := in.holdFor(from.Addr())
+	h := in.holdFor(from.Addr().Unmap())
 	if h < 0 {
 		h = in.holdFor(netip.Addr{}) // a seat Allocate held for a TCP player
 	}
@@ -266,6 +291,7 @@ func (in *instance) settle(now int64) {
 	if len(in.players) == 0 && in.state == udplobby.Countdown {
 		in.cancelTimer()
 		in.state = udplobby.Waiting
+		in.last = in.last[:0]
 		in.s.invalidate()
 	}
 	if in.empty() && in.idleSince == 0 {
@@ -286,8 +312,8 @@ func (in *instance) maybeStart() {
 	}
 	in.state = udplobby.Countdown
 	in.s.invalidate()
-	in.broadcast(udplobby.ServerAllReady, 0)
-	in.broadcast(udplobby.ServerCountdownTick, countdownFrom)
+	in.announce(udplobby.ServerAllReady, 0)
+	in.announce(udplobby.ServerCountdownTick, countdownFrom)
 	in.left = countdownFrom - 1
 	in.schedule(in.s.cfg.CountdownInterval)
 }
@@ -317,14 +343,14 @@ func (in *instance) onTimer(gen uint32) {
 	switch in.state {
 	case udplobby.Countdown:
 		if in.left > 0 {
-			in.broadcast(udplobby.ServerCountdownTick, uint32(in.left))
+			in.announce(udplobby.ServerCountdownTick, uint32(in.left))
 			in.left--
 			in.schedule(s.cfg.CountdownInterval)
 			return
 		}
 		in.state = udplobby.Playing
 		s.invalidate()
-		in.broadcast(udplobby.ServerGameStart, 0)
+		in.announce(udplobby.ServerGameStart, 0)
 		s.c.games.Add(1)
 		s.log.Debug("udp instance: game started", "room", in.id, "players", len(in.players))
 		if s.cfg.GameLength > 0 {
@@ -335,7 +361,7 @@ func (in *instance) onTimer(gen uint32) {
 		if len(in.players) > 0 {
 			winner = in.players[0].id
 		}
-		in.broadcast(udplobby.ServerGameEnd, winner)
+		in.announce(udplobby.ServerGameEnd, winner)
 		in.state = udplobby.Finished
 		in.idleSince = s.now()
 		s.invalidate()
@@ -358,6 +384,13 @@ func (in *instance) broadcast(t udplobby.MsgType, v uint32) {
 	for _, p := range in.players {
 		in.s.send(in.conn, in.bcast, p.ep)
 	}
+}
+
+// announce broadcasts a state message and keeps it, to resend to a player
+// who asks again with CLIENT_READY.
+func (in *instance) announce(t udplobby.MsgType, v uint32) {
+	in.broadcast(t, v)
+	in.last = append(in.last[:0], in.bcast...)
 }
 
 // shutdown tells the players and closes the socket and timers; the caller

@@ -29,30 +29,27 @@ func (s *Server) lobbyLoop() {
 	}
 }
 
-// dropErr counts a datagram that failed to decode under its rule id.
-func (s *Server) dropErr(err error) {
-	if e, ok := err.(*udplobby.Error); ok {
-		s.c.drop(e.Rule)
-		return
-	}
-	s.c.drop("")
-}
-
 // handleLobby answers one lobby datagram received from `from` at now,
 // appending the reply to out; it returns out unchanged (empty) when the
 // datagram is dropped. Only the lobby read loop calls it (it owns the
 // session table). LIST and JOIN do not allocate.
 func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []byte) []byte {
 	var m udplobby.Message
-	if err := s.ldec.Decode(pkt, &m); err != nil {
-		s.dropErr(err) // malformed: silent (CRC is checked before anything is read)
+	if rule := s.ldec.DecodeRule(pkt, &m); rule != "" {
+		// Malformed: silent (CRC is checked before anything is read), and
+		// counted without allocating, so a flood of garbage costs no GC.
+		s.c.drop(rule)
 		return out
 	}
 	s.c.requests[m.Type].Add(1)
+	// An IPv4 client of a dual-stack socket arrives as ::ffff:a.b.c.d; keys
+	// use the plain address so the lobby, the rate limiter and the
+	// instances (seat holds) agree whatever socket family they use.
+	ip := from.Addr().Unmap()
 	if s.limiter != nil {
-		key := from
+		key := netip.AddrPortFrom(ip, from.Port())
 		if s.cfg.RateKey == RateKeyIP {
-			key = netip.AddrPortFrom(from.Addr(), 0)
+			key = netip.AddrPortFrom(ip, 0)
 		}
 		if !s.limiter.Allow(key, now) {
 			s.c.drops[dropRateLimited].Add(1)
@@ -63,15 +60,16 @@ func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []b
 		s.sessions.sweep(now)
 	}
 	sess, ok := s.sessions.get(from, now)
-	if ok && sess.n > 0 && sess.seq == m.Seq && sess.typ == m.Type {
-		// A retry of the CREATE or JOIN just answered: same answer, no new
-		// room or seat.
+	if ok && sess.n > 0 && sess.seq == m.Seq && sess.typ == m.Type && sess.room == m.RoomID {
+		// A retry of the CREATE or JOIN just answered (same sequence, type
+		// and room): same answer, no new room or seat. A JOIN of another
+		// room under a reused sequence is a new request, not a retry.
 		sess.lastSeen = now
 		s.sessions.put(from, sess, now)
 		s.c.replayed.Add(1)
 		return append(out, sess.reply[:sess.n]...)
 	}
-	sess = session{lastSeen: now, seq: m.Seq}
+	sess = session{lastSeen: now, seq: m.Seq, room: m.RoomID}
 	p := s.cfg.Profile
 	switch m.Type {
 	case udplobby.LobbyListRooms:
@@ -87,7 +85,7 @@ func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []b
 		}
 		sess.cache(m.Type, out)
 	case udplobby.LobbyJoinRoom:
-		if port, reason := s.join(m.RoomID, from.Addr(), now); reason == "" {
+		if port, reason := s.join(m.RoomID, ip, now); reason == "" {
 			out = udplobby.AppendJoinSuccess(out, p, m.Seq, m.RoomID, port)
 		} else {
 			s.c.fail(reason)

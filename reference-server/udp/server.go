@@ -148,6 +148,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Unlock()
 	st.Sessions = int(s.nSessions.Load())
 	st.RateKeys = s.limiter.Len()
+	st.RateKeysEvicted = s.limiter.Evicted()
 	return st
 }
 
@@ -264,6 +265,9 @@ func (s *Server) bindInstance() (*net.UDPConn, int, error) {
 	}
 	if s.slots == nil {
 		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		if err == nil {
+			s.tune(c)
+		}
 		return c, -1, err
 	}
 	var lastErr error = errClosed
@@ -279,6 +283,7 @@ func (s *Server) bindInstance() (*net.UDPConn, int, error) {
 		}
 		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip, Port: s.cfg.BasePort + i})
 		if err == nil {
+			s.tune(c)
 			return c, i, nil
 		}
 		lastErr = err
@@ -287,6 +292,18 @@ func (s *Server) bindInstance() (*net.UDPConn, int, error) {
 		s.mu.Unlock()
 	}
 	return nil, -1, lastErr
+}
+
+// tune applies SocketBuffer to an instance socket: a 4-player room is
+// little traffic, but a load test may put hundreds of players behind one
+// instance port's receive queue, and a burst of PINGs must not overflow the
+// OS default (208 KiB on Linux).
+func (s *Server) tune(c *net.UDPConn) {
+	if s.cfg.SocketBuffer > 0 {
+		if err := setBuffers(c, s.cfg.SocketBuffer); err != nil {
+			s.log.Warn("udp instance: socket buffer", "bytes", s.cfg.SocketBuffer, "err", err)
+		}
+	}
 }
 
 // invalidate marks the cached room list stale. Called with mu held after

@@ -18,6 +18,7 @@ const maxCachedReply = 32
 type session struct {
 	lastSeen int64 // ns
 	seq      uint16
+	room     uint32           // roomId of the request (JOIN), so a reused sequence is not taken for a retry
 	typ      udplobby.MsgType // type of the request whose reply is cached; 0 if none
 	n        uint8            // cached reply length
 	reply    [maxCachedReply]byte

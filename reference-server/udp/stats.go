@@ -70,6 +70,7 @@ type counters struct {
 	drops     [64]atomic.Uint64  // by dropNames index
 	failures  [8]atomic.Uint64   // by failNames index
 	replayed  atomic.Uint64
+	resent    atomic.Uint64
 	created   atomic.Uint64
 	destroyed atomic.Uint64
 	games     atomic.Uint64
@@ -100,6 +101,10 @@ type Stats struct {
 	// Replayed counts retried CREATE/JOIN requests answered from the
 	// session's cached reply instead of acting twice.
 	Replayed uint64 `json:"replayed"`
+	// StateResent counts state messages (COUNTDOWN_TICK, GAME_START,
+	// GAME_END) sent again to a player who sent CLIENT_READY once the
+	// countdown had started.
+	StateResent uint64 `json:"state_resent"`
 	// InstancesCreated and InstancesClosed are totals since start;
 	// GamesStarted counts GAME_STARTs.
 	InstancesCreated uint64 `json:"instances_created"`
@@ -114,6 +119,10 @@ type Stats struct {
 	HeldSeats int `json:"held_seats"` // seats reserved by JOIN_SUCCESS, not yet taken
 	Sessions  int `json:"sessions"`
 	RateKeys  int `json:"rate_keys"`
+	// RateKeysEvicted counts rate-limit buckets still in use that were
+	// forgotten because the table was full (MaxRateKeys): non-zero means
+	// the bound is too small for the number of sources.
+	RateKeysEvicted uint64 `json:"rate_keys_evicted"`
 }
 
 func (c *counters) snapshot(st *Stats) {
@@ -141,6 +150,7 @@ func (c *counters) snapshot(st *Stats) {
 	}
 	st.RateLimited = c.drops[dropRateLimited].Load()
 	st.Replayed = c.replayed.Load()
+	st.StateResent = c.resent.Load()
 	st.InstancesCreated = c.created.Load()
 	st.InstancesClosed = c.destroyed.Load()
 	st.GamesStarted = c.games.Load()
@@ -164,6 +174,7 @@ func (st *Stats) WriteText(w io.Writer, prefix string) error {
 	head := len(lines)
 	add("rate_limited", st.RateLimited)
 	add("replayed", st.Replayed)
+	add("state_resent", st.StateResent)
 	add("instances_created", st.InstancesCreated)
 	add("instances_closed", st.InstancesClosed)
 	add("games_started", st.GamesStarted)
@@ -174,6 +185,7 @@ func (st *Stats) WriteText(w io.Writer, prefix string) error {
 	add("held_seats", st.HeldSeats)
 	add("sessions", st.Sessions)
 	add("rate_keys", st.RateKeys)
+	add("rate_keys_evicted", st.RateKeysEvicted)
 	sort.Strings(lines[head:])
 	for _, l := range lines {
 		if _, err := fmt.Fprintln(w, l); err != nil {
