@@ -194,7 +194,7 @@ func Match(pattern, id string) bool {
 	if len(pseg) > len(iseg) {
 		return false
 	}
-	if strings.ContainsAny(pattern, "*?[") {
+	if strings.ContainsAny(pattern, "*?[\\") {
 		ok, err := path.Match(pattern, strings.Join(iseg[:len(pseg)], "/"))
 		return err == nil && ok
 	}
