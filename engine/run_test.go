@@ -175,3 +175,42 @@ func TestDefaultSources(t *testing.T) {
 		}
 	}
 }
+
+// TestRunShardsMerge runs a plan as three shards against one server and
+// merges their results: the merged run has exactly the sessions and
+// requests of the whole run.
+func TestRunShardsMerge(t *testing.T) {
+	yaml := strings.NewReplacer("ping.p50 > 1h", "ping.p50 >= 0s", "rate: 40/s, duration: 1s", "rate: 80/s, duration: 500ms").Replace(fakeYAML)
+	whole, err := Run(context.Background(), Config{Plan: mustPlan(t, yaml), Factory: fakeFactory(time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*reports.Run
+	for i := range 3 {
+		res, err := Run(context.Background(), Config{Plan: mustPlan(t, yaml), Shard: Shard{i, 3}, Factory: fakeFactory(time.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (Shard{i, 3}).String(); res.Engine.Shard != want {
+			t.Errorf("shard recorded as %q", res.Engine.Shard)
+		}
+		parts = append(parts, res.Run)
+	}
+	merged, err := reports.Merge(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Totals.SessionsStarted != whole.Totals.SessionsStarted || merged.Totals.Requests != whole.Totals.Requests || merged.Shards != 3 {
+		t.Errorf("merged %d sessions / %d requests over %d shards, whole run %d / %d",
+			merged.Totals.SessionsStarted, merged.Totals.Requests, merged.Shards, whole.Totals.SessionsStarted, whole.Totals.Requests)
+	}
+	plan := mustPlan(t, yaml)
+	if !EvaluateThresholds(plan, merged, nil) {
+		// sessions.completed is engine-only: missing on a merged run.
+		for _, r := range merged.Thresholds {
+			if !r.Pass && r.Metric != "sessions.completed" {
+				t.Errorf("merged threshold %q failed (observed %v)", r.Name, r.Observed)
+			}
+		}
+	}
+}
