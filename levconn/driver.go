@@ -61,6 +61,10 @@ type Driver struct {
 	qpos   int
 	held   []byte // impaired datagram whose events are queued
 	closed atomic.Bool
+
+	// Truncated counts datagrams lost because they did not fit the
+	// initial receive buffer (which then grew to the largest datagram).
+	Truncated int
 }
 
 // Dial opens a UDP socket connected to peer and a connection engine for it.
@@ -91,7 +95,7 @@ func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
 		opt:  opt,
 		in:   newImpairer(opt.In, opt.Rand),
 		out:  newImpairer(opt.Out, opt.Rand),
-		buf:  make([]byte, 65536),
+		buf:  make([]byte, smallBuf),
 	}, nil
 }
 
@@ -210,6 +214,12 @@ func earliest(ts ...time.Time) time.Time {
 	return d
 }
 
+// smallBuf is the initial receive buffer: lobby datagrams are small, and
+// thousands of sessions with 64 KiB each would cost hundreds of MiB. A
+// datagram that does not fit is lost (counted in Stats.Truncated) and the
+// buffer grows to the largest datagram; the peer's resend then fits.
+const smallBuf = 2048
+
 // maxBlock bounds one blocking read without a Wake owner, so a cancelled
 // context is noticed within it even if its wake-up raced a deadline reset.
 const maxBlock = 250 * time.Millisecond
@@ -272,7 +282,7 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 			}
 			d.sock.SetReadDeadline(wake)
 		}
-		n, err := d.sock.Read(d.buf)
+		n, _, flags, _, err := d.sock.ReadMsgUDPAddrPort(d.buf, nil)
 		if d.opt.Wake != nil {
 			d.opt.Wake(time.Time{})
 		}
@@ -287,6 +297,13 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 				continue
 			}
 			return Event{}, fmt.Errorf("levconn: read: %w", err)
+		}
+		if (msgTrunc != 0 && flags&msgTrunc != 0) || (msgTrunc == 0 && n == len(d.buf)) {
+			if len(d.buf) < leviathan.MaxDatagram+1 {
+				d.Truncated++
+				d.buf = make([]byte, leviathan.MaxDatagram+1)
+				continue
+			}
 		}
 		now = time.Now()
 		if d.opt.OnRecv != nil {

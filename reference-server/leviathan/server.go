@@ -1,6 +1,7 @@
 package leviathan
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,7 +36,8 @@ type peer struct {
 	state   handshake
 	player  int // 0: not joined
 	inGame  bool
-	warned  bool // ack-reading mismatch counted
+	warned  bool   // ack-reading mismatch counted
+	maxID   uint32 // highest PKT_ID received
 }
 
 // Server is the reference Leviathan endpoint. Create it with Start, stop it
@@ -53,6 +55,7 @@ type Server struct {
 	mu         sync.Mutex
 	peers      map[netip.AddrPort]*peer
 	lingering  map[netip.AddrPort]time.Time // closed by the peer: Ln packets still acked until then
+	lingerQ    []lingerEntry                // the same, oldest first
 	players    int
 	nextPlayer int
 	accepting  bool
@@ -224,16 +227,24 @@ func (s *Server) tickLoop() {
 			}
 			if now.Sub(lastSweep) > time.Second {
 				lastSweep = now
-				for k, until := range s.lingering {
-					if now.After(until) {
-						delete(s.lingering, k)
-					}
-				}
+				s.expireLinger(now)
 				s.limiter.Sweep(int64(now.Sub(s.epoch)))
 			}
 			s.mu.Unlock()
 		}
 	}
+}
+
+// restarted reports whether b is the first packet of a new connection
+// (PKT_ID FirstPacketID carrying a Connect request) from the address of
+// p, which has already received later packets.
+func (s *Server) restarted(p *peer, b []byte) bool {
+	first := s.cfg.Conn.FirstPacketID
+	if len(b) < 10 || leviathan.PacketType(binary.BigEndian.Uint16(b)) != leviathan.TypeNormal ||
+		binary.BigEndian.Uint32(b[2:]) != first || p.c.Stats().LnReceived == 0 || p.maxID <= first {
+		return false
+	}
+	return leviathan.Decode(&s.pkt, b, leviathan.Lenient) == nil && hasConnect(&s.pkt)
 }
 
 func ruleOf(err error) string {
@@ -258,6 +269,13 @@ func hasConnect(p *leviathan.Packet) bool {
 func (s *Server) handle(now time.Time, from netip.AddrPort, b []byte) {
 	s.st.datagramsIn++
 	p := s.peers[from]
+	if p != nil && s.restarted(p, b) {
+		// The address now belongs to a new client (a port reused after a
+		// close we never saw): its Connect would be a duplicate
+		// MessageNumber for the old connection and never answered.
+		s.dropPeer(p, closeRestarted)
+		p = nil
+	}
 	if p == nil {
 		if err := leviathan.Decode(&s.pkt, b, leviathan.Lenient); err != nil {
 			s.st.drop(ruleOf(err))
@@ -292,6 +310,9 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, b []byte) {
 		s.peers[from] = p
 		s.st.connsOpened++
 		s.log.Debug("leviathan conn open", "remote", from.String())
+	}
+	if len(b) >= 6 && leviathan.PacketType(binary.BigEndian.Uint16(b)) == leviathan.TypeNormal {
+		p.maxID = max(p.maxID, binary.BigEndian.Uint32(b[2:]))
 	}
 	if err := p.c.Receive(now, b); err != nil {
 		s.st.drop(ruleOf(err)) // the decodable prefix was still acted on
@@ -350,17 +371,37 @@ const (
 )
 
 func (s *Server) linger(now time.Time, a netip.AddrPort) {
-	if len(s.lingering) >= maxLinger {
-		for k, until := range s.lingering {
-			if now.After(until) || len(s.lingering) >= maxLinger {
-				delete(s.lingering, k)
-			}
-			if len(s.lingering) < maxLinger/2 {
-				break
-			}
+	s.expireLinger(now)
+	if len(s.lingerQ) >= maxLinger { // evict the oldest
+		old := s.lingerQ[0]
+		s.lingerQ = s.lingerQ[1:]
+		if s.lingering[old.addr] == old.until {
+			delete(s.lingering, old.addr)
 		}
 	}
-	s.lingering[a] = now.Add(lingerFor)
+	until := now.Add(lingerFor)
+	s.lingering[a] = until
+	s.lingerQ = append(s.lingerQ, lingerEntry{a, until})
+}
+
+// expireLinger forgets lingering peers whose time is up (oldest first).
+func (s *Server) expireLinger(now time.Time) {
+	n := 0
+	for n < len(s.lingerQ) && !now.Before(s.lingerQ[n].until) {
+		e := s.lingerQ[n]
+		if s.lingering[e.addr] == e.until {
+			delete(s.lingering, e.addr)
+		}
+		n++
+	}
+	if n > 0 {
+		s.lingerQ = append(s.lingerQ[:0], s.lingerQ[n:]...)
+	}
+}
+
+type lingerEntry struct {
+	addr  netip.AddrPort
+	until time.Time
 }
 
 func (s *Server) dropPeer(p *peer, why closeReason) {

@@ -451,3 +451,36 @@ func joinAll(c *client) error {
 	}
 	return nil
 }
+
+// TestRestartOnSameAddress: a new client reusing the address of a
+// connection the server never saw close gets a fresh connection.
+func TestRestartOnSameAddress(t *testing.T) {
+	s := start(t, nil)
+	a := dial(t, s, levconn.DriverOptions{})
+	a.handshake()
+	a.joinServer()
+	local := a.d.LocalAddr()
+	a.d.Close() // no CloseConnection
+	// Rebind the exact port with a raw socket (Dial picks port 0).
+	raw, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(local), net.UDPAddrFromAddrPort(s.Addr()))
+	if err != nil {
+		t.Skipf("cannot rebind %v: %v", local, err)
+	}
+	defer raw.Close()
+	c, _ := levconn.New(fast, time.Now())
+	c.SendRequest(time.Now(), levconn.Critical, lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil))
+	raw.Write(c.Poll(time.Now()))
+	raw.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 2048)
+	n, err := raw.Read(buf)
+	if err != nil {
+		t.Fatalf("no answer to the new client's Connect: %v", err)
+	}
+	var p lv.Packet
+	if err := lv.Decode(&p, buf[:n], lv.Lenient); err != nil || len(p.Messages) != 1 || p.Messages[0].ResponseType() != lv.ResConnect || p.Messages[0].ResponseTo != 1 {
+		t.Fatalf("reply %+v %v", p, err)
+	}
+	if st := s.Stats(); st.Closes["restarted"] != 1 || st.PlayersActive != 0 {
+		t.Fatalf("closes %v players %d", st.Closes, st.PlayersActive)
+	}
+}

@@ -11,10 +11,11 @@ const (
 	closeHandshake                    // not authenticated within HandshakeTimeout
 	closeCritical                     // a Critical message lost (Conn.CloseOnCriticalLoss)
 	closeShutdown                     // Server.Close
+	closeRestarted                    // a new client's first Connect from the same address
 	numCloseReasons
 )
 
-var closeNames = [numCloseReasons]string{"close-connection", "idle-timeout", "handshake-timeout", "critical-lost", "shutdown"}
+var closeNames = [numCloseReasons]string{"close-connection", "idle-timeout", "handshake-timeout", "critical-lost", "shutdown", "restarted"}
 
 // counters are guarded by Server.mu (all protocol work happens under it).
 type counters struct {
@@ -59,7 +60,8 @@ type Stats struct {
 	// "send-failed" (the connection's in-flight bound).
 	Drops map[string]uint64
 	// Closes counts ended connections by reason: close-connection,
-	// idle-timeout, handshake-timeout, critical-lost, shutdown.
+	// idle-timeout, handshake-timeout, critical-lost, shutdown, restarted
+	// (a new client's first Connect, PKT_ID 1001, from a known address).
 	Closes map[string]uint64
 	// Resends counts retransmissions, Duplicates suppressed duplicate
 	// messages, Confirmed and Lost tracked responses.
