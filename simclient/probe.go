@@ -94,18 +94,19 @@ func (p *Probe) Outcome(sent time.Duration, outcome int) {
 
 // Limit returns the first window whose share of refused or lost requests
 // exceeds Spec.Loss: limited is true, at is the scheduled rate in the middle
-// of that window, accepted the highest answered rate of the windows before
-// it (answers per second), and window its index. Windows with fewer than 5
+// of that window, accepted the highest answered rate (answers per second)
+// of the windows up to and including it — what the server sustained while
+// it began refusing — and window its index. Windows with fewer than 5
 // requests are not judged (too few to measure a share).
 func (p *Probe) Limit() (limited bool, at, accepted float64, window int) {
 	for i, w := range p.win {
 		if w.sent < 5 {
 			continue
 		}
+		accepted = max(accepted, float64(w.answered))
 		if float64(w.refused+w.lost) > p.Spec.Loss*float64(w.sent) {
 			return true, p.RateAt(time.Duration(i)*time.Second + time.Second/2), accepted, i
 		}
-		accepted = max(accepted, float64(w.answered))
 	}
 	return false, 0, accepted, -1
 }

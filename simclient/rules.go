@@ -8,7 +8,6 @@ const (
 	// UDP lobby (PROTOCOLS.md §1).
 	RuleUSeqEcho      = "U-SEQ-ECHO"        // a lobby reply's sequenceId matches no request this client sent
 	RuleUReplyType    = "U-REPLY-TYPE"      // a lobby reply's type is not a legal answer to the pending request
-	RuleUUnsolicited  = "U-UNSOLICITED"     // a lobby datagram arrived while no request was pending
 	RuleUJoinPort     = "U-JOIN-PORT"       // JOIN_SUCCESS port differs from the port the room was created on
 	RuleUPortRange    = "U-PORT-RANGE"      // an instance port outside the configured instance_ports range
 	RuleUJoinRoom     = "U-JOIN-ROOM"       // JOIN_SUCCESS names another room than the one requested
@@ -45,7 +44,6 @@ type RuleInfo struct {
 var Rules = []RuleInfo{
 	{RuleUSeqEcho, "1.2", "a lobby reply's sequenceId matches no request this client sent (replies echo the request's sequenceId)"},
 	{RuleUReplyType, "1.2", "a lobby reply is not a legal answer to the request (LIST→ROOM_LIST, CREATE→ROOM_CREATED/JOIN_FAILED, JOIN→JOIN_SUCCESS/JOIN_FAILED)"},
-	{RuleUUnsolicited, "1.2", "a lobby datagram arrived while this client had no request outstanding"},
 	{RuleUJoinPort, "1.2", "JOIN_SUCCESS returned another port than the room's ROOM_CREATED (run-wide room table)"},
 	{RuleUPortRange, "1.3", "an instance port outside the scenario's instance_ports range"},
 	{RuleUJoinRoom, "1.2", "JOIN_SUCCESS names another roomId than the one requested"},
@@ -59,12 +57,12 @@ var Rules = []RuleInfo{
 	{RuleIStateOrder, "2", "instance events out of order: ALL_READY/COUNTDOWN/GAME_START before this client joined, GAME_START twice, GAME_END before GAME_START"},
 	{RuleIMalformedAns, "2", "a game instance replied to a malformed datagram instead of dropping it silently"},
 	{RuleTReplyType, "3", "a frame that neither answers the pending request nor is a broadcast legal in the client's state"},
-	{RuleTHash, "3", "player hash 0 on a successful CONNECT/CREATE/JOIN, or a different hash for the same player"},
+	{RuleTHash, "3", "player hash 0 on a successful CONNECT_ACK, CREATE_ROOM_ACK or JOIN_ROOM_ACK"},
 	{RuleTRoomList, "3", "a RoomInfo with RoomID 0, MaxPlayers above 4, or PlayerCount above MaxPlayers"},
 	{RuleTJoinAck, "3", "JOIN_ROOM_ACK SUCCESS whose players do not include the joiner, or a failure with a hash or players"},
 	{RuleTBroadcast, "3", "a broadcast about a player not in the room, or READY_REQ not answered by the sender's own PLAYER_READY"},
 	{RuleTCountdown, "3", "COUNTDOWN seconds not strictly decreasing, or GAME_START without any COUNTDOWN"},
-	{RuleTGameStart, "3", "GAME_START with UDP port 0, a ServerIP that is not an IP address, or players that are not the room's"},
+	{RuleTGameStart, "3", "GAME_START twice, with UDP port 0, a ServerIP that is not an IP address, or players that are not the room's"},
 	{RuleTDirection, "3", "the server sent a client-to-server message type (LIST_ROOMS_REQ, CREATE_ROOM_REQ, …)"},
 	{RuleTMalformedAns, "3", "a malformed frame was not answered with ERROR_MSG followed by the server closing the connection"},
 }

@@ -353,3 +353,15 @@ func (sh *Shared) Value(key any, mk func() any) any {
 	v, _ := sh.values.LoadOrStore(key, mk())
 	return v
 }
+
+// Creates reports whether group member idx runs a room-creating step
+// (create_room, create) of flow: only such a member's failure or early end
+// tells the group that its room will not exist (Group.FailRoom).
+func Creates(flow *scenario.Flow, idx int) bool {
+	for _, st := range flow.Steps {
+		if (st.Kind == scenario.CreateRoom || st.Kind == scenario.Create) && st.Only.Runs(idx) {
+			return true
+		}
+	}
+	return false
+}

@@ -101,6 +101,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	spec := st.Malformed
 	key := s.sh.StepKey(s.fi, i)
 	msgKey := s.rt.keys[tcplobby.TypeListRoomsReq]
+	pol := s.sh.Plan.Defaults // malformed steps take no request keys
 	kinds := spec.Kinds
 	if len(kinds) == 0 {
 		kinds = scenario.MalformedKinds(scenario.TCPLobby)
@@ -109,9 +110,9 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	unexp := make([]int64, len(kinds))
 	valid := func(intended time.Time) {
 		sent := time.Now()
-		c, err := s.probeConn(st.Policy.Timeout)
+		c, err := s.probeConn(pol.Timeout)
 		if err == nil {
-			err = listOn(c, st.Policy.Timeout)
+			err = listOn(c, pol.Timeout)
 			c.Close()
 		}
 		now := time.Now()
@@ -139,7 +140,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 		}
 		kind := s.think.IntN(len(kinds))
 		sentBy[kind]++
-		c, err := s.probeConn(st.Policy.Timeout)
+		c, err := s.probeConn(pol.Timeout)
 		if err != nil {
 			s.rec.Fail(key, connReason(err), time.Now())
 			unexp[kind]++
@@ -156,9 +157,9 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	}
 	// Liveness: a fresh connection must still be served.
 	kept := int64(0)
-	c, err := s.probeConn(st.Policy.Timeout)
+	c, err := s.probeConn(pol.Timeout)
 	if err == nil {
-		if listOn(c, st.Policy.Timeout) == nil {
+		if listOn(c, pol.Timeout) == nil {
 			kept = 1
 		}
 		c.Close()

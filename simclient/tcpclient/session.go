@@ -83,6 +83,7 @@ type session struct {
 	cancelCtx context.Context
 
 	mu        sync.Mutex // guards fc against Close during Run's dial
+	creator   bool       // this member runs a create step of the flow
 	closeOnce sync.Once
 	leaveOnce sync.Once
 	closed    bool
@@ -123,6 +124,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	}
 	s.name = tcplobby.MakeName(fmt.Sprintf("bot%d", id))
 	s.member = sh.Join(fi)
+	s.creator = simclient.Creates(flow, s.member.Index)
 	return s, nil
 }
 
@@ -145,7 +147,7 @@ func (s *session) Close() error {
 
 func (s *session) leaveGroup() {
 	s.leaveOnce.Do(func() {
-		if s.member.Group != nil {
+		if s.member.Group != nil && s.creator {
 			s.member.Group.FailRoom(errors.New("the creator's session ended before creating the room"))
 		}
 		s.sh.Leave(s.member)

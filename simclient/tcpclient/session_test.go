@@ -3,6 +3,7 @@ package tcpclient
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -355,5 +356,76 @@ func TestConnRefused(t *testing.T) {
 	}
 	if n := r.step(t, "connect").FailuresByReason[reports.ReasonConnRefused]; n != 1 {
 		t.Fatalf("connect conn_refused failures = %d", n)
+	}
+}
+
+func TestMalformedAgainstReference(t *testing.T) {
+	addr := referenceServer(t)
+	p := plan(t, "", `  - steps:
+      - malformed: {count: 6, share: 50%, silence: 2s}
+`)
+	r := runSessions(t, p, addr, 1)
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	if v := r.violations(); len(v) != 0 {
+		t.Fatalf("violations %v (%+v)", v, r.run.Violations)
+	}
+	var sent int64
+	for _, m := range r.run.Malformed {
+		sent += m.Sent
+		if m.UnexpectedReplies != 0 || m.LivenessKept != 1 {
+			t.Errorf("%+v", m)
+		}
+	}
+	if valid := r.step(t, "malformed").Successes; sent+valid != 6 || sent == 0 {
+		t.Errorf("%d malformed + %d valid, want 6", sent, valid)
+	}
+}
+
+func TestMalformedIgnored(t *testing.T) {
+	// A server that swallows unknown frames without ERROR_MSG or closing.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(io.Discard, c) }()
+		}
+	}()
+	p := plan(t, "defaults: {timeout: 100ms}", `  - steps:
+      - malformed: {count: 2, kinds: [unknown_type], silence: 50ms}
+`)
+	r := runSessions(t, p, ln.Addr().(*net.TCPAddr).AddrPort(), 1)
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	if got := r.violations()[simclient.RuleTMalformedAns]; got != 2 {
+		t.Fatalf("%s = %d, want 2", simclient.RuleTMalformedAns, got)
+	}
+	if m := r.run.Malformed; len(m) != 1 || m[0].UnexpectedReplies != 2 || m[0].LivenessKept != 0 {
+		t.Fatalf("%+v", m)
+	}
+}
+
+func TestRateProbePipelined(t *testing.T) {
+	addr := referenceServer(t)
+	p := plan(t, "", `  - steps:
+      - connect
+      - rate_probe: {from: 50/s, to: 400/s, over: 1s, timeout: 500ms}
+`)
+	r := runSessions(t, p, addr, 1)
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	fd := r.run.RateLimits[0]
+	if fd.Sent != 225 || fd.Accepted != 225 || fd.ObservedLimitPerSec != 0 {
+		t.Fatalf("finding %+v: the reference TCP lobby has no rate limit", fd)
 	}
 }

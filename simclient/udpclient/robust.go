@@ -277,9 +277,9 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 			s.rec.Fail(msgKey, reports.ReasonTimeout, now)
 		}
 	}
-	// Liveness: one ordinary request, with the step's policy.
+	// Liveness: one ordinary request, with the scenario's default policy.
 	p := pending{typ: b.valid, to: b.to, inst: b.inst, intended: time.Now(), value: 1}
-	sent, lerr := s.request(p, st.Policy)
+	sent, lerr := s.request(p, s.sh.Plan.Defaults)
 	kept := int64(0)
 	if lerr == nil {
 		kept = 1

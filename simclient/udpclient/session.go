@@ -100,6 +100,7 @@ type session struct {
 	badReply error
 	refusal  *reqFail
 
+	creator   bool // this member runs a create step of the flow
 	closeOnce sync.Once
 	leaveOnce sync.Once
 }
@@ -151,6 +152,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	}
 	s.strictOrder = imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0
 	s.member = sh.Join(fi)
+	s.creator = simclient.Creates(flow, s.member.Index)
 	s.syncProfile()
 	return s, nil
 }
@@ -178,8 +180,8 @@ func (s *session) Close() error {
 
 func (s *session) leaveGroup(why error) {
 	s.leaveOnce.Do(func() {
-		if s.member.Group != nil {
-			// A leader that ends without creating must not leave its
+		if s.member.Group != nil && s.creator {
+			// A creator that ends without creating must not leave its
 			// members waiting out their timeouts.
 			s.member.Group.FailRoom(why)
 		}

@@ -1,0 +1,258 @@
+package simclient
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+func testPlan(t testing.TB, flows string) *scenario.Plan {
+	t.Helper()
+	p, err := scenario.Parse("t.yaml", []byte("protocol: udp-lobby\nload: {clients: 1, duration: 1s}\nflows:\n"+flows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSweeperWakesOnlyExpired(t *testing.T) {
+	sw := NewSweeper(time.Millisecond)
+	defer sw.Stop()
+	var woke [3]atomic.Int32
+	ws := make([]*Waker, 3)
+	for i := range ws {
+		ws[i] = sw.Add(func() { woke[i].Add(1) })
+	}
+	ws[0].Arm(time.Now().Add(5 * time.Millisecond))
+	ws[1].Arm(time.Now().Add(time.Hour))
+	ws[2].Arm(time.Now().Add(5 * time.Millisecond))
+	sw.Remove(ws[2])
+	deadline := time.Now().Add(5 * time.Second)
+	for woke[0].Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if woke[0].Load() != 1 || woke[1].Load() != 0 || woke[2].Load() != 0 {
+		t.Fatalf("wakes %d %d %d, want 1 0 0 (armed once, far future, removed)", woke[0].Load(), woke[1].Load(), woke[2].Load())
+	}
+	if ws[0].Armed() {
+		t.Fatal("a fired waker stays armed")
+	}
+}
+
+func TestGroupsFollowArrivalOrder(t *testing.T) {
+	p := testPlan(t, `  - name: a
+    group_size: 3
+    steps: [create_room, {join: created}]
+  - name: b
+    steps: [list_rooms]
+`)
+	sh, err := NewShared(p, Targets{}, metrics.NewCollector(time.Now()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	var ms []Member
+	for range 7 {
+		ms = append(ms, sh.Join(0))
+	}
+	for i, m := range ms {
+		if m.Index != i%3 || m.Group.ID != int64(i/3) {
+			t.Errorf("session %d: member %d of group %d, want %d of %d", i, m.Index, m.Group.ID, i%3, i/3)
+		}
+	}
+	if ms[0].Group != ms[2].Group || ms[2].Group == ms[3].Group {
+		t.Error("groups not shared as expected")
+	}
+	if b := sh.Join(1); b.Index != 0 || b.Group.Size != 1 {
+		t.Errorf("flow without groups: %+v", b)
+	}
+	for _, m := range ms[:3] {
+		sh.Leave(m)
+	}
+	if g := sh.Join(0); g.Group.ID != 2 || g.Index != 1 {
+		t.Errorf("8th session: %+v", g)
+	}
+}
+
+func TestGroupRoomAndBarrier(t *testing.T) {
+	g := newGroup(0, 0, 3)
+	ctx := context.Background()
+	done := make(chan Room)
+	go func() {
+		r, err := g.WaitRoom(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	g.SetRoom(Room{ID: 7, Port: 9000})
+	g.FailRoom(errors.New("late")) // ignored: the room exists
+	if r := <-done; r.ID != 7 {
+		t.Fatalf("room %+v", r)
+	}
+	g2 := newGroup(0, 1, 2)
+	g2.FailRoom(errors.New("creator failed"))
+	if _, err := g2.WaitRoom(ctx); !errors.Is(err, ErrNoRoom) {
+		t.Fatalf("err %v, want ErrNoRoom", err)
+	}
+
+	var wg sync.WaitGroup
+	var passed atomic.Int32
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if g.Arrive(ctx, 4, 3) == nil {
+				passed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if passed.Load() != 3 {
+		t.Fatalf("%d passed the barrier, want 3", passed.Load())
+	}
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if err := g.Arrive(tctx, 5, 3); err == nil {
+		t.Fatal("a barrier of 3 opened for 1")
+	}
+}
+
+func TestProbeSchedule(t *testing.T) {
+	tests := []struct {
+		name     string
+		from, to float64
+		over     time.Duration
+		total    int
+	}{
+		{"ramp 0 to 100/s over 10s", 0, 100, 10 * time.Second, 500},
+		{"ramp 20 to 200/s over 2s", 20, 200, 2 * time.Second, 220},
+	}
+	for _, tc := range tests {
+		p := NewProbe(scenario.RateProbeSpec{From: tc.from, To: tc.to, Over: tc.over, Loss: 0.01}, time.Now())
+		if p.Total() != tc.total {
+			t.Errorf("%s: total %d, want %d", tc.name, p.Total(), tc.total)
+		}
+		prev := time.Duration(-1)
+		for k := 0; k < p.Total(); k++ {
+			at := p.At(k)
+			if at < prev || at > tc.over {
+				t.Fatalf("%s: send %d at %s after %s", tc.name, k, at, prev)
+			}
+			prev = at
+		}
+	}
+	// 0→100/s over 10s: the integral reaches k at sqrt(k/5) s.
+	p := NewProbe(scenario.RateProbeSpec{From: 0, To: 100, Over: 10 * time.Second}, time.Now())
+	if got, want := p.At(125).Seconds(), math.Sqrt(125.0/5); math.Abs(got-want) > 1e-6 {
+		t.Errorf("At(125) = %.6fs, want %.6fs", got, want)
+	}
+}
+
+func TestProbeLimit(t *testing.T) {
+	p := NewProbe(scenario.RateProbeSpec{From: 10, To: 100, Over: 3 * time.Second, Loss: 0.05}, time.Now())
+	add := func(w int, n, ok int) {
+		for i := 0; i < n; i++ {
+			o := Answered
+			if i >= ok {
+				o = Lost
+			}
+			p.Outcome(time.Duration(w)*time.Second+time.Millisecond, o)
+		}
+	}
+	add(0, 30, 30)
+	add(1, 60, 58) // 3.3% loss: under 5%
+	add(2, 90, 50) // 44% loss: the limit
+	limited, at, accepted, w := p.Limit()
+	if !limited || w != 2 || accepted != 58 || at < 80 || at > 90 {
+		t.Fatalf("limit %v at %.1f accepted %.0f window %d; want window 2, accepted 58/s", limited, at, accepted, w)
+	}
+	f := p.Finding("probe", "127.0.0.1:1", OthersEffect{BeforeUS: 10, DuringUS: 20})
+	if f.ObservedLimitPerSec != 58 || f.Sent != 180 || f.Accepted != 138 || f.Limited != 42 || f.OtherSourcesP99AfterUS != 20 {
+		t.Fatalf("%+v", f)
+	}
+}
+
+func TestOthersP99(t *testing.T) {
+	for _, us := range []int64{0, 1, 7, 8, 9, 15, 16, 100, 1000, 123456, 1 << 30} {
+		b := bucketOf(us)
+		if up := bucketUpper(b); up < us || (b > 0 && bucketUpper(b-1) >= us) {
+			t.Errorf("%dµs in bucket %d (upper %d, previous upper %d)", us, b, up, bucketUpper(b-1))
+		}
+	}
+	p := testPlan(t, "  - steps: [list_rooms]\n")
+	c := metrics.NewCollector(time.Now())
+	sh, err := NewShared(p, Targets{}, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	now := c.Start().Add(1500 * time.Millisecond)
+	for i := 0; i < 1000; i++ {
+		d := 100 * time.Microsecond
+		if i >= 980 {
+			d = 50 * time.Millisecond
+		}
+		sh.Observe(i, now, d, true)
+	}
+	sh.Observe(1, now, 0, false)
+	p99, errs := sh.OthersP99(now.Add(-time.Second), now)
+	if p99 < 45000 || p99 > 55000 || errs != 1 {
+		t.Fatalf("p99 %dµs errors %d, want ~50000µs and 1", p99, errs)
+	}
+	if p99, _ := sh.OthersP99(now.Add(10*time.Second), now.Add(11*time.Second)); p99 != 0 {
+		t.Fatalf("an empty range has p99 %d", p99)
+	}
+}
+
+func TestRoomTable(t *testing.T) {
+	rt := NewRoomTable()
+	if _, known := rt.Observe(5, 9000); known {
+		t.Fatal("new room reported known")
+	}
+	if prev, known := rt.Observe(5, 9001); !known || prev != 9000 {
+		t.Fatalf("prev %d known %v", prev, known)
+	}
+	rt.Replace(5, 9002)
+	if p, _ := rt.Port(5); p != 9002 || rt.Len() != 1 {
+		t.Fatalf("port %d len %d", p, rt.Len())
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	Register("test-proto", func(*Shared, int, *scenario.Flow, netip.Addr) (Session, error) { return nil, nil })
+	if _, ok := Lookup("test-proto"); !ok {
+		t.Fatal("not found")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("registering twice did not panic")
+		}
+	}()
+	Register("test-proto", nil)
+}
+
+func TestRulesDescribed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Rules {
+		if seen[r.ID] || r.Summary == "" || DescribeRule(r.ID) != r.Summary {
+			t.Errorf("rule %+v duplicated or undescribed", r)
+		}
+		seen[r.ID] = true
+	}
+	for _, id := range []string{RuleUSeqEcho, RuleUReplyType, RuleUJoinPort, RuleUReplySource, RuleISeqEcho, RuleICountdown,
+		RuleTReplyType, RuleTBroadcast, RuleTMalformedAns, RuleUMalformedAns, RuleIMalformedAns} {
+		if !seen[id] {
+			t.Errorf("rule %s missing from Rules", id)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package udpclient
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+func TestMalformedSilentServer(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec)
+	p := plan(t, "", `  - steps:
+      - malformed: {count: 40, share: 50%, silence: 50ms}
+`)
+	r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	if v := r.violations(); len(v) != 0 {
+		t.Fatalf("violations against a silent-on-malformed server: %v", v)
+	}
+	var sent int64
+	for _, m := range r.run.Malformed {
+		sent += m.Sent
+		if m.UnexpectedReplies != 0 || m.LivenessChecks != 1 || m.LivenessKept != 1 {
+			t.Errorf("%+v", m)
+		}
+	}
+	valid := r.step(t, "malformed").Successes - 1 // minus the liveness probe
+	if sent+valid != 40 || sent < 10 || valid < 10 {
+		t.Errorf("sent %d malformed + %d valid, want 40 in all, both kinds well represented", sent, valid)
+	}
+	if got := int64(f.count(udplobby.LobbyListRooms)); got != valid+1 {
+		t.Errorf("server decoded %d valid lists, want %d: a malformed packet was accepted", got, valid+1)
+	}
+}
+
+func TestMalformedAnswered(t *testing.T) {
+	// A lobby answering everything it can frame, even garbage.
+	f := newFakeLobby(t, udplobby.ProfileSpec)
+	c := f.conn
+	f2 := newFakeLobby(t, udplobby.ProfileSpec)
+	_ = f2
+	echo := newRawResponder(t, func(b []byte) []byte {
+		if len(b) < 12 {
+			return nil
+		}
+		out, _ := udplobby.AppendRoomList(nil, udplobby.ProfileSpec, uint16(b[2])<<8|uint16(b[3]), nil)
+		return out
+	})
+	_ = c
+	p := plan(t, "", `  - steps:
+      - malformed: {count: 10, kinds: [bad_crc, unknown_type], silence: 50ms}
+`)
+	r := runSessions(t, p, echo, 1, simclient.Options{Tick: time.Millisecond})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	if r.violations()[simclient.RuleUMalformedAns] != 10 {
+		t.Fatalf("violations %v, want 10 %s", r.violations(), simclient.RuleUMalformedAns)
+	}
+	var unexp int64
+	for _, m := range r.run.Malformed {
+		unexp += m.UnexpectedReplies
+	}
+	if unexp != 10 {
+		t.Fatalf("unexpected replies %d, want 10 (%+v)", unexp, r.run.Malformed)
+	}
+}
+
+// newRawResponder answers every datagram with reply(datagram), if not nil.
+func newRawResponder(t testing.TB, reply func([]byte) []byte) netip.AddrPort {
+	f := newFakeLobby(t, udplobby.ProfileSpec)
+	f.conn.Close() // reuse only the helper's cleanup; open our own socket
+	e := newEchoServer(t, 0)
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := e.conn.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			if out := reply(buf[:n]); out != nil {
+				e.conn.WriteToUDPAddrPort(out, from)
+			}
+		}
+	}()
+	return e.addr()
+}
+
+func TestRateProbeFindsLimit(t *testing.T) {
+	// The lobby answers at most 50 lists per second (a token bucket of 50/s,
+	// burst 5); the probe ramps 20/s → 200/s over 2s.
+	var tokens atomic.Int64
+	tokens.Store(5)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		tk := time.NewTicker(20 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				if tokens.Add(1) > 5 {
+					tokens.Store(5)
+				}
+			}
+		}
+	}()
+	addr := newRawResponder(t, func(b []byte) []byte {
+		if tokens.Add(-1) < 0 {
+			tokens.Store(0)
+			return nil
+		}
+		out, _ := udplobby.AppendRoomList(nil, udplobby.ProfileSpec, uint16(b[2])<<8|uint16(b[3]), nil)
+		return out
+	})
+	p := plan(t, "", `  - steps:
+      - rate_probe: {from: 20/s, to: 200/s, over: 2s, timeout: 100ms, loss: 5%}
+`)
+	r := runSessions(t, p, addr, 1, simclient.Options{Tick: time.Millisecond})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	if len(r.run.RateLimits) != 1 {
+		t.Fatalf("rate limit findings %+v", r.run.RateLimits)
+	}
+	fd := r.run.RateLimits[0]
+	if fd.Source != "rate_probe" || fd.Sent != 220 || fd.Limited == 0 || fd.Accepted+fd.Limited != fd.Sent {
+		t.Errorf("finding %+v", fd)
+	}
+	if fd.ObservedLimitPerSec < 20 || fd.ObservedLimitPerSec > 80 {
+		t.Errorf("observed limit %.1f/s, want about 50/s (%s)", fd.ObservedLimitPerSec, fd.Note)
+	}
+}
+
+func TestRateProbeNoLimit(t *testing.T) {
+	e := newEchoServer(t, 1)
+	p := plan(t, "", `  - steps:
+      - rate_probe: {from: 10/s, to: 100/s, over: 1s, timeout: 200ms}
+`)
+	r := runSessions(t, p, e.addr(), 1, simclient.Options{Tick: time.Millisecond})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	fd := r.run.RateLimits[0]
+	if fd.ObservedLimitPerSec != 0 || fd.Limited != 0 || fd.Sent != 55 {
+		t.Errorf("finding %+v, want no limit and 55 sent", fd)
+	}
+}
+
+// TestImpairmentStatistics checks the seeded impairer's shares and that a
+// fixed seed reproduces the same decisions.
+func TestImpairmentStatistics(t *testing.T) {
+	cfg := scenario.Impair{Drop: 0.1, Duplicate: 0.05, Reorder: 0.02, Delay: 2 * time.Millisecond, Jitter: time.Millisecond}
+	run := func(seed uint64) (ImpairStats, []decision) {
+		im := newImpairer(cfg, rand.New(rand.NewPCG(seed, 7)))
+		var ds []decision
+		for range 100000 {
+			ds = append(ds, im.decide())
+		}
+		return im.stats, ds
+	}
+	st, a := run(1)
+	_, b := run(1)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("decision %d differs between two runs with the same seed", i)
+		}
+	}
+	share := func(n int64) float64 { return float64(n) / float64(st.Seen) }
+	if s := share(st.Dropped); s < 0.095 || s > 0.105 {
+		t.Errorf("drop share %.4f, want 0.10", s)
+	}
+	kept := float64(st.Seen - st.Dropped)
+	if s := float64(st.Duplicated) / kept; s < 0.045 || s > 0.055 {
+		t.Errorf("duplicate share %.4f, want 0.05", s)
+	}
+	if s := float64(st.Reordered) / kept; s < 0.017 || s > 0.023 {
+		t.Errorf("reorder share %.4f, want 0.02", s)
+	}
+	for _, d := range a {
+		if !d.drop && (d.delay < time.Millisecond || d.delay > 3*time.Millisecond) {
+			t.Fatalf("delay %s outside 2ms ± 1ms", d.delay)
+		}
+	}
+}
+
+// TestImpairedFlow runs a full match through outgoing and incoming loss,
+// duplication, delay and reordering: retries recover the losses and the
+// duplicates are not taken for violations.
+func TestImpairedFlow(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec)
+	p := plan(t, `seed: 3
+defaults: {timeout: 100ms, retries: 8, retry_interval: 5ms}
+impairment: {drop: 10%, duplicate: 10%, delay: 2ms, jitter: 1ms, reorder: 5%}`, `
+  - group_size: 2
+    steps:
+      - create_room: {only: leader}
+      - join: {room: created, timeout: 5s}
+      - hello
+      - instance_join
+      - barrier: 2
+      - ping: {count: 20, interval: 1ms}
+`)
+	r := runSessions(t, p, f.addr(), 4, simclient.Options{})
+	for i, err := range r.errs {
+		if err != nil {
+			t.Errorf("session %d: %v", i, err)
+		}
+	}
+	if v := r.violations(); len(v) != 0 {
+		t.Errorf("violations under impairment: %v", v)
+	}
+	if st := r.step(t, "ping"); st.Successes != 80 || st.Retries == 0 {
+		t.Errorf("ping: %d successes, %d retries; want 80 and some retries", st.Successes, st.Retries)
+	}
+}
+
+func TestAutoProfile(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileRType17)
+	p := plan(t, "header_profile: auto\ndefaults: {timeout: 50ms, retries: 3, retry_interval: 1ms}", "  - steps: [list_rooms, list_rooms]\n")
+	r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	st := r.step(t, "list_rooms")
+	if st.Successes != 2 || st.Retries != 1 {
+		t.Fatalf("list_rooms %d ok %d retries: want 2 and 1 (spec first, then rtype17, then known)", st.Successes, st.Retries)
+	}
+}
