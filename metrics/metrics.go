@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -41,11 +42,75 @@ type Collector struct {
 	malformed map[string]*reports.MalformedFinding
 	malOrder  []string
 	last      time.Time // latest completion seen by a flush
+	// compactedTo: seconds below it have been considered for compaction.
+	compactedTo int64
+	err         error // first internal error, returned by Snapshot
 }
 
+// compactAfter is how many seconds behind the newest flushed second a
+// second's histogram is encoded (reports.NewPoint) and its ~23 KiB of
+// counts freed, so long soaks do not hold one full histogram per second.
+const compactAfter = 10
+
+// second is one second of the time series: h while open, point once
+// compacted (a later flush into it decodes it again).
 type second struct {
 	requests, errors int64
 	h                *hdrhistogram.Histogram
+	point            *reports.Point
+}
+
+// open makes s.h usable, decoding a compacted second. Callers hold c.mu.
+func (c *Collector) open(s *second) {
+	if s.h != nil {
+		return
+	}
+	h, err := s.point.Histogram()
+	if err != nil {
+		// Our own encoding failed to decode: keep counting, report later.
+		if c.err == nil {
+			c.err = fmt.Errorf("metrics: reopen time-series second %d: %w", s.point.Second, err)
+		}
+		h = reports.NewSecondHistogram()
+	}
+	s.h, s.point = h, nil
+}
+
+// compact encodes the seconds older than newest-compactAfter. Callers hold
+// c.mu.
+func (c *Collector) compact(newest int64) {
+	hi := newest - compactAfter
+	if hi <= c.compactedTo {
+		return
+	}
+	visit := func(sec int64, s *second) {
+		if s.h == nil {
+			return
+		}
+		p, err := reports.NewPoint(sec, s.requests, s.errors, s.h)
+		if err != nil {
+			if c.err == nil {
+				c.err = err
+			}
+			return
+		}
+		s.point, s.h = &p, nil
+	}
+	if hi-c.compactedTo > int64(len(c.seconds)) {
+		// a jump (idle stretch or odd clock): walk the map, not the range
+		for sec, s := range c.seconds {
+			if sec < hi {
+				visit(sec, s)
+			}
+		}
+	} else {
+		for sec := c.compactedTo; sec < hi; sec++ {
+			if s := c.seconds[sec]; s != nil {
+				visit(sec, s)
+			}
+		}
+	}
+	c.compactedTo = hi
 }
 
 // NewCollector returns a Collector whose time series counts seconds from
@@ -329,12 +394,14 @@ func (r *Recorder) flushSecond() {
 		s = &second{h: reports.NewSecondHistogram()}
 		c.seconds[r.cur] = s
 	}
+	c.open(s)
 	s.requests += r.curReq
 	s.errors += r.curErr
 	s.h.Merge(r.curHist)
 	if r.last.After(c.last) {
 		c.last = r.last
 	}
+	c.compact(r.cur)
 	c.mu.Unlock()
 	r.curReq, r.curErr = 0, 0
 	r.curHist.Reset()
@@ -446,6 +513,9 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
 	secs := make([]int64, 0, len(c.seconds))
 	for s := range c.seconds {
 		secs = append(secs, s)
@@ -454,6 +524,10 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 	run.TimeSeries = make([]reports.Point, 0, len(secs))
 	for _, s := range secs {
 		v := c.seconds[s]
+		if v.point != nil {
+			run.TimeSeries = append(run.TimeSeries, *v.point)
+			continue
+		}
 		p, err := reports.NewPoint(s, v.requests, v.errors, v.h)
 		if err != nil {
 			return nil, err

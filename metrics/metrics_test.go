@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lobbybench/lobbybench/reports"
 )
 
@@ -300,6 +302,48 @@ func TestOutOfOrderSeconds(t *testing.T) {
 	for _, p := range run.TimeSeries {
 		if want[p.Second] != p.Requests {
 			t.Errorf("second %d has %d requests, want %d", p.Second, p.Requests, want[p.Second])
+		}
+	}
+}
+
+// TestCompactedSecondsStayExact records 30 s so early seconds get encoded,
+// then reopens one with a late sample, and checks every point against an
+// independent per-second histogram.
+func TestCompactedSecondsStayExact(t *testing.T) {
+	c := NewCollector(t0)
+	k := c.Step("ping")
+	r := c.NewRecorder()
+	ref := map[int64]*hdrhistogram.Histogram{}
+	rec := func(d, lat time.Duration) {
+		r.Record(k, at(d), at(d), at(d+lat))
+		sec := int64((d + lat) / time.Second)
+		if ref[sec] == nil {
+			ref[sec] = reports.NewSecondHistogram()
+		}
+		_ = ref[sec].RecordValue(int64(lat / time.Microsecond))
+	}
+	for i := 0; i < 3000; i++ {
+		rec(time.Duration(i)*10*time.Millisecond, time.Duration(100+i%900)*time.Microsecond)
+	}
+	c.mu.Lock()
+	compacted := c.seconds[0].h == nil && c.seconds[0].point != nil
+	c.mu.Unlock()
+	if !compacted {
+		t.Fatal("second 0 was not compacted after 30 s")
+	}
+	rec(2*time.Second, 5*time.Millisecond) // late: reopens second 2
+	rec(31*time.Second, time.Millisecond)
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.TimeSeries) != len(ref) {
+		t.Fatalf("%d points, want %d", len(run.TimeSeries), len(ref))
+	}
+	for _, p := range run.TimeSeries {
+		h := ref[p.Second]
+		if p.Requests != h.TotalCount() || p.P50US != h.ValueAtPercentile(50) || p.P99US != h.ValueAtPercentile(99) {
+			t.Errorf("second %d: %+v, want n=%d p50=%d p99=%d", p.Second, p, h.TotalCount(), h.ValueAtPercentile(50), h.ValueAtPercentile(99))
 		}
 	}
 }
