@@ -53,7 +53,7 @@
 // A Recorder has its own mutex (uncontended when one goroutine owns it) so
 // Snapshot can read it mid-run; there is no lock shared by all recorders on
 // the hot path. Record does not allocate once a key has been seen by the
-// recorder. Each Recorder holds two ~150 KiB histograms per key it has seen:
+// recorder. Each Recorder holds two ~160 KiB histograms per key it has seen:
 // make one per worker or per shard of clients (e.g. clientID % workers), not
 // one per simulated client. Violation samples are bounded: the first
 // reports.MaxViolationSamples per rule per recorder are kept, and Snapshot

@@ -149,7 +149,7 @@ func (c *Collector) key(kind Kind, name string) Key {
 
 // NewRecorder returns a Recorder feeding c. Make one per worker goroutine
 // (or per shard of clients): each holds two full-precision histograms per
-// key it sees (about 150 KiB each), so do not make one per simulated client.
+// key it sees (about 160 KiB each), so do not make one per simulated client.
 func (c *Collector) NewRecorder() *Recorder {
 	r := &Recorder{c: c, cur: -1, curHist: reports.NewSecondHistogram(), violations: map[string]*reports.Violation{}}
 	c.mu.Lock()
