@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+func startConformRef(t *testing.T) *refserver.Server {
+	t.Helper()
+	cfg := refserver.Loopback()
+	cfg.UDP.CountdownInterval = 20 * time.Millisecond
+	cfg.TCP.CountdownInterval = 20 * time.Millisecond
+	s, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// echoServer answers every datagram with itself: reachable, and wrong.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			c.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+	return c.LocalAddr().String()
+}
+
+// deadPort returns a loopback UDP port nothing listens on.
+func deadPort(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := c.LocalAddr().String()
+	c.Close()
+	return addr
+}
+
+func TestConformUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"no target", []string{"conform"}, "--target is required"},
+		{"bad header", []string{"conform", "--target", "127.0.0.1:1", "--header", "nope"}, "--header"},
+		{"bad instance ports", []string{"conform", "--target", "127.0.0.1:1", "--instance-ports", "9-1"}, "--instance-ports"},
+		{"bad pattern", []string{"conform", "--target", "127.0.0.1:1", "--cases", "tcp/["}, "--cases"},
+		{"no case matches", []string{"conform", "--target", "127.0.0.1:1", "--cases", "nothing"}, "no udp-lobby case matches"},
+		{"unknown protocol", []string{"conform", "--target", "127.0.0.1:1", "--protocol", "smtp"}, `unknown protocol "smtp"`},
+		{"bad sources", []string{"conform", "--target", "127.0.0.1:1", "--source-addrs", "x"}, "--source-addrs"},
+		{"bad timeout", []string{"conform", "--target", "127.0.0.1:1", "--timeout", "0s"}, "--timeout"},
+		{"bad target", []string{"conform", "--target", "nope"}, "target"},
+		{"extra argument", []string{"conform", "--target", "127.0.0.1:1", "x"}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errs := runCLI(t, tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, errs)
+			}
+			if !strings.Contains(errs, tt.stderr) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("stderr %q: want one line containing %q", errs, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestConformList(t *testing.T) {
+	code, out, errs := runCLI(t, "conform", "--list")
+	if code != exitOK || !strings.Contains(out, "udp/13/1") || !strings.Contains(out, "inst/2/5") || strings.Contains(out, "tcp/") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, "conform", "--list", "--protocol", "tcp-lobby", "--cases", "tcp/7.1")
+	if code != exitOK || !strings.Contains(out, "tcp/7.1/4") || !strings.Contains(out, "\n4 cases\n") {
+		t.Errorf("exit %d, stdout %q", code, out)
+	}
+}
+
+func TestConformUnreachable(t *testing.T) {
+	code, _, errs := runCLI(t, "conform", "--target", deadPort(t), "--timeout", "50ms")
+	if code != exitUnreachable || !strings.Contains(errs, "unreachable") {
+		t.Errorf("exit %d, want %d (stderr %q)", code, exitUnreachable, errs)
+	}
+}
+
+func TestConformRun(t *testing.T) {
+	srv := startConformRef(t)
+	dir := t.TempDir()
+	j, x, m := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.md")
+	code, out, errs := runCLI(t, "conform", "--target", srv.UDPAddr().String(), "--cases", "udp/4,udp/12,inst/2/1",
+		"--json", j, "--junit", x, "--markdown", m)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "✔ udp/4/1") || !strings.Contains(out, "3 cases in") || !strings.Contains(out, "header spec, guessed") {
+		t.Errorf("stdout %q", out)
+	}
+	fh, err := os.Open(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	c, err := reports.ReadConform(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Summary(); s.Total != 3 || s.Pass != 3 {
+		t.Errorf("JSON summary %+v", s)
+	}
+	for _, p := range []string{x, m} {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), "udp/12/1") {
+			t.Errorf("%s: %v %q", p, err, b)
+		}
+	}
+	// TCP on the same reference server.
+	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.TCPAddr().String(), "--cases", "tcp/2.2,tcp/7.1", "--quiet")
+	if code != exitOK || !strings.Contains(out, "5 cases in") || strings.Contains(out, "✔") {
+		t.Errorf("tcp: exit %d, stdout %q", code, out)
+	}
+}
+
+func TestConformFailureAndStrict(t *testing.T) {
+	code, out, _ := runCLI(t, "conform", "--target", echoServer(t), "--header", "spec", "--cases", "udp/4")
+	if code != exitFailed || !strings.Contains(out, "✘ udp/4/1") || !strings.Contains(out, "wire:") {
+		t.Errorf("echo server: exit %d, stdout %q", code, out)
+	}
+	// The reference server does not rate-limit by default: udp/14/1 warns,
+	// which fails only under --strict.
+	srv := startConformRef(t)
+	args := []string{"conform", "--target", srv.UDPAddr().String(), "--cases", "udp/14/1"}
+	if code, out, _ := runCLI(t, args...); code != exitOK || !strings.Contains(out, "! udp/14/1") {
+		t.Errorf("non-strict: exit %d, stdout %q", code, out)
+	}
+	if code, out, _ := runCLI(t, append(args, "--strict")...); code != exitFailed {
+		t.Errorf("strict: exit %d, stdout %q", code, out)
+	}
+}
