@@ -64,17 +64,20 @@
 //     Probe gets the *Env (Addr, Timeout, Sources…) and returns an error
 //     wrapping ErrUnreachable when nothing answers. The name becomes a
 //     valid --protocol value.
+//
 //  2. In one file per document section (leviathan_3_handshake.go, …),
 //     register the cases: Register(&Case{ID: "lev/3/1", Protocol:
 //     "leviathan", Section: "LEVIATHAN.md §3 Handshake", Requirement:
 //     "<quoted sentence>", Level: Must, Run: …}). Ids must be unique across
 //     all protocols; keep the group prefix per protocol.
+//
 //  3. In Run, open sockets with T.openUDPOn(T.Env.Sources.Acquire(…))
 //     (or your own, logging every datagram with T.LogSent / T.LogRecv),
 //     wait at most T.Env.Timeout per reply, share expensive setups with
 //     T.Fixture, return Fail/Failf/Skipf. Use StageSerial for cases that
 //     change global state and StageDestructive (with T.TargetDown) for
 //     those that may crash the target.
+//
 //  4. Prove it in tests: every case passes against the reference endpoint,
 //     and a faulty endpoint is caught by the intended case only.
 //
