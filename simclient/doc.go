@@ -74,8 +74,9 @@
 // the engine creates sessions) is member n % GroupSize of group
 // n / GroupSize of that flow; member 0 is the leader. A Group carries the
 // room its creator made (SetRoom / WaitRoom: a join with room: created
-// waits, within its timeout, for it; FailRoom wakes the waiters at once
-// when the creator failed) and barriers (Arrive: wait until N members
+// waits for it at most the join's whole request budget, Budget(policy) =
+// timeout × (retries+1) + retry_interval × retries; FailRoom wakes the
+// waiters at once when a member that runs the create step failed or ended) and barriers (Arrive: wait until N members
 // reached the step at this index). A group lives until all its members
 // have closed.
 //

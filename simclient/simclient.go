@@ -365,3 +365,11 @@ func Creates(flow *scenario.Flow, idx int) bool {
 	}
 	return false
 }
+
+// Budget is the longest a request under pol can take: every send's timeout
+// and every pause between them. A join with room: created waits this long
+// for the group's room to exist.
+func Budget(pol scenario.RequestPolicy) time.Duration {
+	n := time.Duration(max(pol.Retries, 0))
+	return pol.Timeout*(n+1) + pol.RetryInterval*n
+}

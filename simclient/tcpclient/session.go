@@ -366,7 +366,7 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 	case scenario.RoomID:
 		room = st.Room.ID
 	case scenario.RoomCreated:
-		tctx, cancel := context.WithTimeout(ctx, st.Policy.Timeout)
+		tctx, cancel := context.WithTimeout(ctx, simclient.Budget(st.Policy))
 		r, err := s.member.Group.WaitRoom(tctx)
 		cancel()
 		if err != nil {
@@ -376,7 +376,7 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 			case errors.Is(err, simclient.ErrNoRoom):
 				return intended, &reqFail{reason: simclient.ReasonNoGroup, err: err}
 			}
-			return intended, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", st.Policy.Timeout)}
+			return intended, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
 		}
 		room = r.ID
 		intended = time.Now()

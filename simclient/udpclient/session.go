@@ -373,7 +373,7 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 			room = r.ID
 			break
 		}
-		tctx, cancel := context.WithTimeout(ctx, st.Policy.Timeout)
+		tctx, cancel := context.WithTimeout(ctx, simclient.Budget(st.Policy))
 		r, err := s.member.Group.WaitRoom(tctx)
 		cancel()
 		if err != nil {
@@ -383,7 +383,7 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 			case errors.Is(err, simclient.ErrNoRoom):
 				return time.Time{}, &reqFail{reason: simclient.ReasonNoGroup, err: err}
 			}
-			return time.Time{}, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", st.Policy.Timeout)}
+			return time.Time{}, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
 		}
 		room = r.ID
 		intended = time.Now() // the wait is the step's, not the request's
