@@ -66,7 +66,7 @@ func init() {
 			fs.Float64Var(&f.rateLimit, "rate-limit", u.RateLimit, "UDP lobby requests per second per rate key (0: off)")
 			fs.IntVar(&f.rateBurst, "rate-burst", u.RateBurst, "rate-limit bucket size (0: twice the rate)")
 			fs.Var(&f.rateKey, "rate-key", "what the rate limit counts by: ip or ip:port")
-			fs.IntVar(&f.socketBuffer, "socket-buffer", u.SocketBuffer, "UDP lobby SO_RCVBUF/SO_SNDBUF `bytes` (0: OS default)")
+			fs.IntVar(&f.socketBuffer, "socket-buffer", u.SocketBuffer, "SO_RCVBUF/SO_SNDBUF `bytes` of the UDP lobby and every instance socket (0: OS default)")
 			fs.StringVar(&f.advertise, "advertise-addr", "", "IP handed to TCP players for the UDP instances (default: the UDP host, or each client's local address)")
 			fs.StringVar(&f.tcpAddr, "tcp-addr", t.Addr, "TCP lobby listen `address`")
 			fs.IntVar(&f.maxConns, "max-conns", t.MaxConns, "maximum simultaneous TCP connections")
