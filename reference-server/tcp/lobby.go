@@ -150,12 +150,20 @@ func (s *Server) createLocked(c *conn, m *tcplobby.CreateRoomReq) {
 		return
 	}
 	roomName, _ := cleanName(m.RoomName)
-	s.leaveLocked(c) // a player is in one room at a time
-	if len(s.rooms) >= s.cfg.MaxRooms {
+	// A player is in one room at a time: creating leaves the current one.
+	// A CREATE refused for lack of rooms changes nothing, so it must not
+	// cost the player the room it is in; leaving counts as freeing a room
+	// only when the player is its last member.
+	freed := 0
+	if c.room != nil && len(c.room.members) == 1 {
+		freed = 1
+	}
+	if len(s.rooms)-freed >= s.cfg.MaxRooms {
 		s.st.errors[errRoomsExhausted].Add(1)
 		s.sendLocked(c, frame(&tcplobby.CreateRoomAck{})) // RoomID 0 = failed
 		return
 	}
+	s.leaveLocked(c)
 	r := &room{id: s.newRoomIDLocked(), name: roomName}
 	s.rooms = append(s.rooms, r)
 	s.st.roomsCreated.Add(1)

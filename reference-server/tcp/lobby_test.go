@@ -274,6 +274,41 @@ func TestMaxRooms(t *testing.T) {
 	}
 }
 
+// TestCreateRefusedKeepsRoom: with every room taken, a member of a shared
+// room asking for a new one gets RoomID 0 and stays where it was (nobody is
+// told it left); the last member of a room may re-create, since leaving
+// frees its room.
+func TestCreateRefusedKeepsRoom(t *testing.T) {
+	s := startServer(t, testConfig(nil))
+	cs, _, id := newRoom(t, s, 2)
+	for range tcplobby.MaxRooms - 1 {
+		if dial(t, s).create("r", "p").RoomID == 0 {
+			t.Fatal("create failed below the limit")
+		}
+	}
+	if ack := cs[1].create("mine", "p2"); ack.RoomID != 0 {
+		t.Fatalf("17th room created: %+v", ack)
+	}
+	cs[0].expectQuiet(30 * time.Millisecond) // no PLAYER_LEFT: cs[1] is still here
+	cs[1].send(&tcplobby.ListRoomsReq{})
+	l := cs[1].expect(tcplobby.TypeListRoomsAck).(*tcplobby.ListRoomsAck)
+	if l.Rooms[0].ID != id || l.Rooms[0].PlayerCount != 2 {
+		t.Fatalf("first room %+v, want id %d with 2 players", l.Rooms[0], id)
+	}
+	// Alone in a room, re-creating is allowed at the limit.
+	solo := dial(t, s)
+	cs[0].send(&tcplobby.Disconnect{})
+	cs[1].expectSeq(tcplobby.TypePlayerLeft, tcplobby.TypeRoomUpdate)
+	ack := cs[1].create("again", "p2")
+	if ack.RoomID == 0 {
+		t.Fatal("the last member of a room could not re-create at the limit")
+	}
+	cs[1].expect(tcplobby.TypeRoomUpdate)
+	if ack := solo.create("x", "p"); ack.RoomID != 0 {
+		t.Fatalf("17th room created: %+v", ack)
+	}
+}
+
 // TestHostLeaves: the next player in join order becomes host, whether the
 // host says DISCONNECT or just drops the socket.
 func TestHostLeaves(t *testing.T) {
