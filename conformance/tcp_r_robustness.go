@@ -66,6 +66,9 @@ func observe(t *T, n int, gap time.Duration) ([]time.Duration, int, error) {
 			rtts = append(rtts, time.Since(start))
 		case errors.Is(err, errSilence):
 			lost++
+			if lost >= 2 {
+				return rtts, lost, nil // stalled: no need to wait out the rest
+			}
 		case errors.Is(err, errClosed):
 			return rtts, lost + n - i, nil
 		default:

@@ -1,0 +1,114 @@
+package conformance
+
+import (
+	"errors"
+
+	"github.com/lobbybench/lobbybench/levconn"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+)
+
+// LEVIATHAN.md handshake: Connect(42) → Security(None) → Authenticate,
+// and nothing else acted on before it completes.
+
+func init() {
+	Register(&Case{
+		ID: "lev/2/1", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		Desc:        "Connect(42) is answered by Response Connect(42) with ResponseTo the request's MessageNumber",
+		Requirement: "Handshake: client sends Connect(42); the server answers Connect(42) and may send its own Connect, which the client answers",
+		Run: func(t *T) error {
+			c, err := t.levDial(levconn.Config{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
+			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
+				return err
+			}
+			var p lv.Connect
+			if err := p.Decode(m.Payload); err != nil || p.CheckValue != lv.CheckValue {
+				return Failf("CheckValue 42", "%v (payload % x)", err, m.Payload)
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "lev/2/2", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		Desc:        "Security(None=1, \"\", \"\") after Connect is answered by Response Security with SecureType None",
+		Requirement: "Then Security(None=1,\"\",\"\") → Security reply",
+		Run: func(t *T) error {
+			c, err := t.levDial(levconn.Config{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
+			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
+				return precondition("Connect (lev/2/1)", err)
+			}
+			n, m, err = c.request(lv.ReqSecurity, lv.SecurityRequest{SecureType: lv.SecureTypeNone}.Append(nil), lv.ResSecurity)
+			if err := expectReply("Security(None)", n, m, err, lv.ResSecurity); err != nil {
+				return err
+			}
+			var p lv.SecurityResponse
+			if err := p.Decode(m.Payload); err != nil || p.SecureType != lv.SecureTypeNone {
+				return Failf("SecureType None (1)", "%+v %v", p, err)
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "lev/2/3", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		Desc:        "Authenticate after Security is answered by Response Authenticate (any credentials accepted)",
+		Requirement: "then Authenticate → Authenticate reply (the engine accepts any credentials)",
+		Run: func(t *T) error {
+			c, err := t.levDial(levconn.Config{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			err = c.handshake()
+			var v *VerifyError
+			if errors.As(err, &v) && v.Expected != "Response Authenticate to #3" {
+				return precondition("Connect/Security (lev/2/1-2)", err)
+			}
+			return err
+		},
+	})
+	Register(&Case{
+		ID: "lev/2/4", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		Desc:        "JoinServer, JoinGame and Echo sent after Connect but before authentication get no reply (acks only)",
+		Requirement: "Before authentication every other message is silently dropped",
+		Run: func(t *T) error {
+			c, err := t.levDial(levconn.Config{})
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
+			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
+				return precondition("Connect (lev/2/1)", err)
+			}
+			for _, r := range []struct {
+				t lv.RequestType
+				p []byte
+			}{
+				{lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil)},
+				{lv.ReqJoinGame, lv.JoinGame{}.Append(nil)},
+				{lv.ReqEcho, nil},
+			} {
+				if _, err := c.d.SendRequest(levconn.Critical, r.t, r.p); err != nil {
+					return err
+				}
+			}
+			m, err = c.await(func(m *lv.Message) bool { return m.Kind == lv.KindResponse }, 2*t.Env.Timeout)
+			if err == nil {
+				return Failf("silence before authentication", "%v", m)
+			}
+			if !errors.Is(err, errSilence) {
+				return err
+			}
+			return nil
+		},
+	})
+}

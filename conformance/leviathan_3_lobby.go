@@ -1,0 +1,252 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lobbybench/lobbybench/levconn"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+)
+
+// LEVIATHAN.md lobby: JoinServer, JoinGame, Echo, Serverstatus, and the
+// replies' ResponseTo (shared session lev-flow), then the refusals.
+
+func init() {
+	Register(&Case{
+		ID: "lev/3/1", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		Desc:        "every reply's ResponseTo is the MessageNumber of the request it answers (0 for Echo's None and StartWorldReceive)",
+		Requirement: "ResponseTo is the MessageNumber of the request answered, or 0",
+		Run: func(t *T) error {
+			f, err := levFlowFixture(t)
+			if err != nil {
+				return err
+			}
+			ours := map[uint32]lv.RequestType{}
+			for rt, n := range f.num {
+				ours[n] = rt
+			}
+			// Handshake requests are numbers 1-3 of the fixture's session.
+			ours[1], ours[2], ours[3] = lv.ReqConnect, lv.ReqSecurity, lv.ReqAuthenticate
+			checked := 0
+			for _, m := range f.msgs {
+				if m.Kind != lv.KindResponse || m.ResponseTo == 0 {
+					continue
+				}
+				if _, ok := ours[m.ResponseTo]; !ok {
+					return Failf("ResponseTo naming one of our requests (1-7) or 0", "%v", m)
+				}
+				checked++
+			}
+			t.Notef("%d replies with a ResponseTo checked", checked)
+			for _, c := range []struct {
+				rt   lv.RequestType
+				want lv.ResponseType
+			}{{lv.ReqJoinServer, lv.ResServerAllow}, {lv.ReqJoinGame, lv.ResServerAllow}} {
+				m, ok := f.reply(c.rt, c.want)
+				if !ok {
+					continue // lev/3/2-3 own a missing reply
+				}
+				if m.ResponseTo != f.num[c.rt] {
+					return Failf(fmt.Sprintf("%v answered with ResponseTo %d", c.rt, f.num[c.rt]), "%v", m)
+				}
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "lev/3/2", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		Desc:        "JoinServer(-1) after authentication is answered by ServerAllow(ConnectAccepted, \"Allowed, ID: N\")",
+		Requirement: "Lobby: JoinServer → ServerAllow(ConnectAccepted, \"Allowed, ID: N\") or ServerDisallow with the first failing reason … ids start at 1001",
+		Run: func(t *T) error {
+			f, err := levFlowFixture(t)
+			if err != nil {
+				return err
+			}
+			if errors.Is(f.errs[lv.ReqJoinServer], errSilence) {
+				return Failf("ServerAllow", "no reply to JoinServer")
+			}
+			m, ok := f.reply(lv.ReqJoinServer, lv.ResServerAllow, lv.ResServerDisallow)
+			if !ok {
+				return Failf("ServerAllow", "no ServerAllow/ServerDisallow answering JoinServer")
+			}
+			if m.ResponseType() == lv.ResServerDisallow {
+				var d lv.ServerDisallow
+				d.Decode(m.Payload)
+				return Skipf("the server refused the join (%v %q): full or not accepting players?", d.Reason, d.Message)
+			}
+			var a lv.ServerAllow
+			if err := a.Decode(m.Payload); err != nil {
+				return Failf("a ServerAllow payload", "%v", err)
+			}
+			id, ok := a.PlayerID()
+			if a.Accepted != lv.AcceptConnectAccepted || !ok || !strings.HasPrefix(string(a.Message), "Allowed, ID: ") {
+				return Failf("ServerAllow(ConnectAccepted, \"Allowed, ID: N\")", "ServerAllow(%v, %q)", a.Accepted, a.Message)
+			}
+			t.Notef("player id %d", id)
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "lev/3/3", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		Desc:        "JoinGame(\"\") after a successful JoinServer is answered by ServerAllow(Done) and StartWorldReceive",
+		Requirement: "Then JoinGame(\"\") → ServerAllow(Done) and StartWorldReceive",
+		Run: func(t *T) error {
+			f, err := levFlowFixture(t)
+			if err != nil {
+				return err
+			}
+			if m, ok := f.reply(lv.ReqJoinServer, lv.ResServerAllow); !ok || m == nil {
+				return Skipf("JoinServer did not succeed (lev/3/2)")
+			}
+			m, ok := f.reply(lv.ReqJoinGame, lv.ResServerAllow, lv.ResServerDisallow)
+			if !ok {
+				return Failf("ServerAllow(Done)", "no reply answering JoinGame")
+			}
+			var a lv.ServerAllow
+			if m.ResponseType() != lv.ResServerAllow || a.Decode(m.Payload) != nil || a.Accepted != lv.AcceptDone {
+				return Failf("ServerAllow(Done)", "%v (payload % x)", m, m.Payload)
+			}
+			if _, ok := f.reply(lv.ReqJoinGame, lv.ResStartWorldReceive); !ok {
+				return Failf("StartWorldReceive", "ServerAllow(Done) without StartWorldReceive")
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "lev/3/4", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		Desc:        "Echo after authentication is answered by Response None with ResponseTo 0",
+		Requirement: "Echo after authentication → Response None with ResponseTo 0",
+		Run: func(t *T) error {
+			f, err := levFlowFixture(t)
+			if err != nil {
+				return err
+			}
+			for _, m := range f.msgs {
+				if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResNone {
+					if m.ResponseTo != 0 && m.ResponseTo != f.num[lv.ReqEcho] {
+						return Failf("ResponseTo 0", "%v", m)
+					}
+					if m.ResponseTo != 0 {
+						return Warnf("ResponseTo 0 (the engine's)", "%v: ResponseTo names the Echo", m)
+					}
+					return nil
+				}
+			}
+			return Failf("Response None", "no Response None after Echo")
+		},
+	})
+	Register(&Case{
+		ID: "lev/3/5", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Should,
+		Desc:        "Serverstatus is answered by ServerStatus (the engine itself never answers it: a warning there)",
+		Requirement: "Identification and Serverstatus requests are never answered (an engine defect); the reference endpoint answers ServerStatus",
+		Run: func(t *T) error {
+			f, err := levFlowFixture(t)
+			if err != nil {
+				return err
+			}
+			m, ok := f.reply(lv.ReqServerstatus, lv.ResServerStatus)
+			if !ok {
+				return Warnf("ServerStatus", "Serverstatus not answered (the engine's known defect)")
+			}
+			var st lv.ServerStatus
+			if err := st.Decode(m.Payload); err != nil {
+				return Failf("a ServerStatus payload", "%v", err)
+			}
+			t.Notef("ServerStatus %q joinable %v status %v players %d/%d", st.Name, st.Joinable, st.Status, st.Players, st.MaxPlayers)
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "lev/3/6", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		Desc:        "a second JoinServer from a joined connection gets ServerDisallow reason ServerAlreadyConnectedToYou (5)",
+		Requirement: "ServerDisallow with the first failing reason among: not accepting players (3), already joined (5), full (2), unauthenticated (0)",
+		Run: func(t *T) error {
+			c, err := t.levAuthed()
+			if err != nil {
+				return err
+			}
+			defer c.close()
+			_, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
+			if err != nil || m.ResponseType() != lv.ResServerAllow {
+				return Skipf("first JoinServer not allowed (%v %v): lev/3/2 owns it", m, err)
+			}
+			n, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
+			return expectDisallow(n, m, err, lv.DisallowServerAlreadyConnectedToYou)
+		},
+	})
+	Register(&Case{
+		ID: "lev/3/7", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must, Stage: StageSerial,
+		Desc:        "JoinServer when the server is full gets ServerDisallow reason ServerFull (2); fills at most MaxFill players as ServerStatus reports them",
+		Requirement: "players counted against a configurable maximum … ServerDisallow with the first failing reason among: … full (2)",
+		Run: func(t *T) error {
+			probe, err := t.levAuthed()
+			if err != nil {
+				return err
+			}
+			defer probe.close()
+			_, m, err := probe.request(lv.ReqServerstatus, nil, lv.ResServerStatus)
+			if err != nil {
+				return Skipf("no ServerStatus to learn the player limit: %v", err)
+			}
+			var st lv.ServerStatus
+			if err := st.Decode(m.Payload); err != nil {
+				return Skipf("ServerStatus undecodable: %v", err)
+			}
+			free := int(st.MaxPlayers - st.Players)
+			limit := max(t.Env.MaxFill, 64)
+			if free < 0 || free > limit {
+				return Skipf("%d free player slots (max %d): more than the %d this case fills", free, st.MaxPlayers, limit)
+			}
+			var clients []*levClient
+			defer func() {
+				for _, c := range clients {
+					c.close()
+				}
+			}()
+			for i := 0; i < free; i++ {
+				c, err := t.levAuthed()
+				if err != nil {
+					return err
+				}
+				clients = append(clients, c)
+				_, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
+				if err != nil || m.ResponseType() != lv.ResServerAllow {
+					return Skipf("filling: join %d of %d not allowed (%v %v)", i+1, free, m, err)
+				}
+			}
+			n, m, err := probe.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
+			return expectDisallow(n, m, err, lv.DisallowServerFull)
+		},
+	})
+}
+
+func expectDisallow(n uint32, m *lv.Message, err error, want lv.DisallowReason) error {
+	exp := fmt.Sprintf("ServerDisallow reason %v (%d)", want, want)
+	if errors.Is(err, errSilence) {
+		return Failf(exp, "no reply to JoinServer #%d", n)
+	}
+	if err != nil {
+		return err
+	}
+	if m.ResponseType() != lv.ResServerDisallow || m.ResponseTo != n {
+		return Failf(exp, "%v", m)
+	}
+	var d lv.ServerDisallow
+	if err := d.Decode(m.Payload); err != nil {
+		return Failf(exp, "undecodable ServerDisallow: %v", err)
+	}
+	if d.Reason != want {
+		return Failf(exp, "reason %v (%d) %q", d.Reason, d.Reason, d.Message)
+	}
+	return nil
+}
+
+// close tells the server the session ends (CloseConnection, acked within a
+// short wait) and closes the socket, so a case leaves no player behind.
+func (c *levClient) close() {
+	c.d.SendResponse(levconn.Critical, lv.ResCloseConnection, 0, nil)
+	c.pump(200 * time.Millisecond)
+	c.Close()
+}

@@ -1,0 +1,54 @@
+package conformance
+
+import (
+	"errors"
+	"time"
+
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+)
+
+// The engine's known defects (LEVIATHAN.md "Engine defects worth
+// detecting"): warnings with an explanation, never failures.
+
+func init() {
+	Register(&Case{
+		ID: "lev/Q/1", Protocol: ProtoLeviathan, Section: secLevQuirks, Level: Should,
+		Desc:        "ack-only datagrams are clean La packets, not the previous Ln packet with the La section appended",
+		Requirement: "its ack-only datagram carries the previous Ln packet's bytes in front of the La section (an engine defect)",
+		Run: func(t *T) error {
+			a, err := levAcksFixture(t)
+			if err != nil {
+				return err
+			}
+			if a.embedded > 0 {
+				return Warnf("clean La packets", "%d ack-only datagrams were an Ln packet followed by an La section: the engine's defect. A peer that reads only the first packet re-reads the stale Ln (a duplicate it must suppress) and may miss the acks", a.embedded)
+			}
+			return nil
+		},
+	})
+	Register(&Case{
+		ID: "lev/Q/2", Protocol: ProtoLeviathan, Section: secLevQuirks, Level: Should,
+		Desc:        "after the client's CloseConnection the connection is released: requests on it are no longer answered",
+		Requirement: "CloseConnection is never actually sent (an engine defect): the engine closes without telling its peer; a server must at least honour the client's CloseConnection",
+		Run: func(t *T) error {
+			c, err := t.levAuthed()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			c.d.SendResponse(0, lv.ResCloseConnection, 0, nil)
+			if err := c.pump(300 * time.Millisecond); err != nil {
+				return err
+			}
+			c.d.SendRequest(2, lv.ReqEcho, nil)
+			m, err := c.await(func(m *lv.Message) bool { return m.Kind == lv.KindResponse }, t.Env.Timeout)
+			if errors.Is(err, errSilence) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return Warnf("no reply after CloseConnection", "%v: the connection outlived the client's CloseConnection", m)
+		},
+	})
+}

@@ -1,0 +1,194 @@
+package conformance
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
+
+// tcpFault is one defect a frame-aware proxy in front of the reference TCP
+// lobby injects into what clients receive.
+type tcpFault struct {
+	// filter rewrites a server→client payload; nil drops the frame.
+	filter func(p []byte) []byte
+	// globalWriteLock serialises every write to every client under one
+	// lock with no deadline, as a naive server does: one client that stops
+	// reading stalls everybody.
+	globalWriteLock bool
+}
+
+// startTCPProxy listens on a free loopback port and relays every
+// connection to upstream, passing client bytes through and server frames
+// through f.
+func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	var writeLock sync.Mutex
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			cc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			uc, err := net.Dial("tcp", upstream)
+			if err != nil {
+				cc.Close()
+				continue
+			}
+			cc.(*net.TCPConn).SetWriteBuffer(16 << 10)
+			mu.Lock()
+			conns = append(conns, cc, uc)
+			mu.Unlock()
+			wg.Add(2)
+			go func() { // client → server, untouched
+				defer wg.Done()
+				io.Copy(uc, cc)
+				uc.(*net.TCPConn).CloseWrite()
+			}()
+			go func() { // server → client, frame by frame
+				defer wg.Done()
+				defer cc.Close()
+				var hdr [4]byte
+				for {
+					if _, err := io.ReadFull(uc, hdr[:]); err != nil {
+						return
+					}
+					p := make([]byte, binary.LittleEndian.Uint32(hdr[:]))
+					if _, err := io.ReadFull(uc, p); err != nil {
+						return
+					}
+					if f.filter != nil {
+						if p = f.filter(p); p == nil {
+							continue
+						}
+					}
+					out := append(binary.LittleEndian.AppendUint32(nil, uint32(len(p))), p...)
+					if f.globalWriteLock {
+						writeLock.Lock()
+					}
+					_, err := cc.Write(out)
+					if f.globalWriteLock {
+						writeLock.Unlock()
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestTCPFaultInjection runs the TCP suite through the proxy: transparent
+// first (every case passes), then with one defect at a time, each caught
+// by the case meant for it and by no other.
+func TestTCPFaultInjection(t *testing.T) {
+	cfg := func(target string) Config { return Config{Target: target, Protocol: ProtoTCP, Timeout: time.Second} }
+	typeIs := func(p []byte, typ tcplobby.Type) bool { return len(p) > 0 && tcplobby.Type(p[0]) == typ }
+	tests := []struct {
+		name    string
+		f       tcpFault
+		caught  []string
+		mayskip []string
+		// warn: the caught cases warn (the decisions accept a substitute).
+		warn bool
+	}{
+		{"transparent proxy", tcpFault{}, nil, nil, false},
+		{"no ERROR_MSG before closing on a bad frame", tcpFault{filter: func(p []byte) []byte {
+			if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeServerError) {
+				return nil
+			}
+			return p
+		}}, []string{"tcp/7.1"}, nil, false},
+		{"non-host START answered 0x04", tcpFault{filter: func(p []byte) []byte {
+			if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeNotHost) {
+				p[1] = byte(tcplobby.ErrCodeNotAllReady)
+			}
+			return p
+		}}, []string{"tcp/5.4/1"}, nil, false},
+		{"PLAYER_JOIN never sent", tcpFault{filter: func(p []byte) []byte {
+			if typeIs(p, tcplobby.TypePlayerJoin) {
+				return nil
+			}
+			return p
+		}}, []string{"tcp/5.3/2"}, nil, true}, // ROOM_UPDATE still sent: a warning
+		{"COUNTDOWN 2 skipped", tcpFault{filter: func(p []byte) []byte {
+			if typeIs(p, tcplobby.TypeCountdown) && len(p) == 2 && p[1] == 2 {
+				return nil
+			}
+			return p
+		}}, []string{"tcp/6.3/1"}, nil, false},
+		{"GAME_START one byte too long", tcpFault{filter: func(p []byte) []byte {
+			if typeIs(p, tcplobby.TypeGameStart) {
+				return append(p, 0)
+			}
+			return p
+		}}, []string{"tcp/A/1", "tcp/6.3/1"}, []string{"tcp/6.3/2"}, false},
+		{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp/R/2"}, nil, false},
+	}
+	reps := make([]*Report, len(tests))
+	errs := make([]error, len(tests))
+	var wg sync.WaitGroup
+	for i, tt := range tests {
+		srv := startRef(t)
+		target := startTCPProxy(t, srv.TCPAddr().String(), tt.f)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			reps[i], errs[i] = Run(ctx, cfg(target))
+		}()
+	}
+	wg.Wait()
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			for _, x := range reps[i].Results {
+				id := x.Case.ID
+				switch {
+				case matchAny(tt.caught, id):
+					want := FailVerdict
+					if x.Case.Level == Should || tt.warn {
+						want = Warn
+					}
+					if x.Verdict != want {
+						t.Errorf("%s is %v, want %v (the case meant for this defect)", id, x.Verdict, want)
+					}
+				case matchAny(tt.mayskip, id) && x.Verdict == Skip:
+				case x.Verdict != Pass:
+					t.Errorf("%s is %v (%s: %s): an unrelated case changed", id, x.Verdict, x.Expected, x.Actual)
+				}
+			}
+			if t.Failed() {
+				logReport(t, reps[i])
+			}
+		})
+	}
+}
