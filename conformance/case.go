@@ -165,8 +165,29 @@ func Cases(protocol string, patterns ...string) []*Case {
 		out = append(out, c)
 	}
 	regMu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return CompareIDs(out[i].ID, out[j].ID) < 0 })
+	sort.Slice(out, func(i, j int) bool { return caseLess(out[i].ID, out[j].ID) })
 	return out
+}
+
+// groupOrder puts the lobby cases before the instance cases they lead to;
+// other groups follow in CompareIDs order.
+var groupOrder = map[string]int{"udp": 1, "inst": 2}
+
+// caseLess orders ids for listing and reports: by group (groupOrder), then
+// CompareIDs.
+func caseLess(a, b string) bool {
+	if ra, rb := groupRank(a), groupRank(b); ra != rb {
+		return ra < rb
+	}
+	return CompareIDs(a, b) < 0
+}
+
+func groupRank(id string) int {
+	g, _, _ := strings.Cut(id, "/")
+	if r, ok := groupOrder[g]; ok {
+		return r
+	}
+	return 100
 }
 
 func matchAny(patterns []string, id string) bool {

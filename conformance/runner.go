@@ -268,7 +268,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	sort.SliceStable(rep.Results, func(i, j int) bool {
-		return CompareIDs(rep.Results[i].Case.ID, rep.Results[j].Case.ID) < 0
+		return caseLess(rep.Results[i].Case.ID, rep.Results[j].Case.ID)
 	})
 	return rep, nil
 }
