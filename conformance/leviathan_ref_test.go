@@ -1,0 +1,90 @@
+package conformance
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/levconn"
+	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+)
+
+func startRefLeviathan(t testing.TB, edit func(*reflev.Config)) *reflev.Server {
+	t.Helper()
+	cfg := reflev.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.MaxPlayers = 8
+	cfg.SocketBuffer = 0
+	if edit != nil {
+		edit(&cfg)
+	}
+	s, err := reflev.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestReferenceLeviathan runs the Leviathan group against the reference
+// endpoint, and against endpoints configured to show one engine-like
+// deviation each: every case passes except those meant to flag the
+// deviation, which warn (or fail), and no other.
+func TestReferenceLeviathan(t *testing.T) {
+	setups := []struct {
+		name string
+		edit func(*reflev.Config)
+		want map[string]Verdict // cases with another verdict than Pass
+	}{
+		{"defaults", nil, nil},
+		{"seed ack reading", func(c *reflev.Config) { c.Conn.AckReading = lv.AckSeedPlusOne }, map[string]Verdict{"lev/4/2": Warn}},
+		{"3 transmissions", func(c *reflev.Config) { c.Conn = levconn.Config{MaxInFlight: 32, CriticalTransmissions: 3} }, map[string]Verdict{"lev/4/4": Warn}},
+		{"not accepting", func(c *reflev.Config) { c.NotAccepting = true }, map[string]Verdict{
+			// JoinServer is refused (reason 3, checked first): the join
+			// cases cannot run and say so.
+			"lev/3/2": Skip, "lev/3/3": Skip, "lev/3/6": Skip, "lev/3/7": Skip,
+		}},
+	}
+	reps := make([]*Report, len(setups))
+	errs := make([]error, len(setups))
+	var wg sync.WaitGroup
+	for i, s := range setups {
+		srv := startRefLeviathan(t, s.edit)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			reps[i], errs[i] = Run(ctx, Config{Target: srv.Addr().String(), Protocol: ProtoLeviathan, Timeout: time.Second})
+		}()
+	}
+	wg.Wait()
+	for i, s := range setups {
+		t.Run(s.name, func(t *testing.T) {
+			rep, err := reps[i], errs[i]
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Results) < 20 {
+				t.Fatalf("%d leviathan cases ran", len(rep.Results))
+			}
+			for _, x := range rep.Results {
+				want, ok := s.want[x.Case.ID]
+				if !ok {
+					want = Pass
+					if x.Case.Level == Info {
+						want = InfoVerdict
+					}
+				}
+				if x.Verdict != want {
+					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.Case.ID, x.Verdict, want, x.Expected, x.Actual)
+				}
+			}
+			if t.Failed() || testing.Verbose() {
+				logReport(t, rep)
+			}
+		})
+	}
+}
