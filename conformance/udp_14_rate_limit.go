@@ -117,7 +117,7 @@ func runFlood(ft *T) (any, error) {
 		return nil, err
 	}
 	defer s.Close()
-	s.c.SetReadBuffer(8 << 20)
+	setReadBuffer(s.c, 8<<20)
 	fx := &floodFx{src: src.String(), rate: env.FloodRate}
 	prof := env.profile()
 	total := int(float64(env.FloodRate) * env.FloodDuration.Seconds())
