@@ -169,7 +169,7 @@ func init() {
 			case len(a.fields) == 0:
 				return Skipf("the server sent no Ln ack field (acks only in La packets)")
 			case seed > 0 && engine == 0:
-				return Warnf("the engine's bit order", "%d ack fields fit only the seed's +1 reading: the server follows seed 002 (set --ack-reading seed+1 to match it)", seed)
+				return Warnf("the engine's bit order", "%d ack fields fit only the seed's +1 reading: the server follows seed 002 (its clients must read acks with the +1; the engine does not)", seed)
 			case neither > 0:
 				return Failf("ack fields naming ids the client sent", "%d ack fields ack ids the client never sent under either reading", neither)
 			}
