@@ -114,6 +114,10 @@ func (f *frameConn) next(deadline time.Time) ([]byte, error) {
 			// blocking before calling it a timeout.
 			poll = true
 			_ = f.c.SetReadDeadline(time.Unix(1, 0))
+		case time.Until(deadline) < f.sw.Tick():
+			// Closer than the sweeper's resolution: our own deadline.
+			poll = true
+			_ = f.c.SetReadDeadline(deadline)
 		default:
 			f.waker.Arm(deadline)
 		}
@@ -124,7 +128,7 @@ func (f *frameConn) next(deadline time.Time) ([]byte, error) {
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				if poll && n == 0 {
+				if poll && n == 0 && !time.Now().Before(deadline) {
 					return nil, errTimeout
 				}
 				_ = f.c.SetReadDeadline(time.Time{})

@@ -239,10 +239,12 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		}
 		return nil
 	}
+	cut := false
 	for k := 0; k < total; k++ {
 		due := start.Add(pr.At(k))
-		if err := read(due); err != nil {
-			return s.fail(i, st, simclient.ReasonCancelled, err)
+		if err := read(due); err != nil || ctx.Err() != nil {
+			cut = true
+			break
 		}
 		if closed {
 			pr.Outcome(due.Sub(start), simclient.Lost)
@@ -256,8 +258,8 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		}
 		q = append(q, out{intended: due, sent: sent})
 	}
-	if err := read(time.Time{}); err != nil {
-		return s.fail(i, st, simclient.ReasonCancelled, err)
+	if !cut && read(time.Time{}) != nil {
+		cut = true
 	}
 	limited, _, _, w := pr.Limit()
 	var eff simclient.OthersEffect
@@ -267,10 +269,17 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		from = start.Add(time.Duration(w) * time.Second)
 	}
 	eff.DuringUS, eff.Errors = s.sh.OthersP99(from, time.Now())
-	s.sh.Collector.AddRateLimit(pr.Finding(st.Label, s.fc.c.LocalAddr().String(), eff))
+	fd := pr.Finding(st.Label, s.fc.c.LocalAddr().String(), eff)
+	if cut {
+		fd.Note += " (cut short by the end of the run)"
+	}
+	s.sh.Collector.AddRateLimit(fd)
 	s.next = time.Now()
 	if closed {
 		s.closedBy = io.EOF
+	}
+	if cut {
+		return s.fail(i, st, simclient.ReasonCancelled, context.Canceled)
 	}
 	return nil
 }

@@ -374,6 +374,9 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 			pr.Outcome(f.intended.Sub(start), simclient.Lost)
 		}
 	}
+	var ioErr error
+	cut := false
+send:
 	for k := 0; k < total; k++ {
 		due := start.Add(pr.At(k))
 		for time.Now().Before(due) {
@@ -384,25 +387,34 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 				}
 			}
 			if err := s.burstRecv(b, wait, answered); err != nil {
-				return s.stepErr(i, st, err)
+				ioErr = err
+				break send
 			}
 			expire(time.Now())
-			if ctx.Err() != nil {
-				return s.fail(i, st, simclient.ReasonCancelled, ctx.Err())
-			}
+		}
+		if ctx.Err() != nil {
+			break
 		}
 		if err := s.sendValid(b, due, room); err != nil {
-			return s.stepErr(i, st, err)
+			ioErr = err
+			break
 		}
 	}
-	end := time.Now().Add(timeout)
-	for oldest < len(b.fl) && time.Now().Before(end) {
-		if err := s.burstRecv(b, b.fl[oldest].sent.Add(timeout), answered); err != nil {
-			return s.stepErr(i, st, err)
+	if ioErr == nil && ctx.Err() == nil {
+		end := time.Now().Add(timeout)
+		for oldest < len(b.fl) && time.Now().Before(end) {
+			if err := s.burstRecv(b, b.fl[oldest].sent.Add(timeout), answered); err != nil {
+				ioErr = err
+				break
+			}
+			expire(time.Now())
 		}
-		expire(time.Now())
+		expire(end.Add(time.Nanosecond))
 	}
-	expire(end.Add(time.Nanosecond))
+	if ctx.Err() != nil || errors.Is(ioErr, errCancelled) {
+		cut = true // the run ended: report what was measured so far
+		ioErr = nil
+	}
 	limited, _, _, w := pr.Limit()
 	var eff simclient.OthersEffect
 	eff.BeforeUS, _ = s.sh.OthersP99(start.Add(-5*time.Second), start)
@@ -411,7 +423,17 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	} else {
 		eff.DuringUS, eff.Errors = s.sh.OthersP99(start, time.Now())
 	}
-	s.sh.Collector.AddRateLimit(pr.Finding(st.Label, s.tr.localAddr().String(), eff))
+	fd := pr.Finding(st.Label, s.tr.localAddr().String(), eff)
+	if cut {
+		fd.Note += " (cut short by the end of the run)"
+	}
+	s.sh.Collector.AddRateLimit(fd)
+	if ioErr != nil {
+		return s.stepErr(i, st, ioErr)
+	}
+	if cut {
+		return s.fail(i, st, simclient.ReasonCancelled, context.Canceled)
+	}
 	s.next = time.Now()
 	return nil
 }

@@ -219,7 +219,10 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 
 // fail records a failed step and returns its error.
 func (s *session) fail(i int, st *scenario.Step, reason string, err error) error {
-	s.rec.Fail(s.sh.StepKey(s.fi, i), reason, time.Now())
+	if reason != simclient.ReasonCancelled {
+		// A step cut by the end of the run is not a failure of the server.
+		s.rec.Fail(s.sh.StepKey(s.fi, i), reason, time.Now())
+	}
 	return &simclient.StepError{Index: i, Kind: st.Kind, Label: st.Label, Reason: reason, Err: err}
 }
 

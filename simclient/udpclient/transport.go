@@ -180,6 +180,12 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			_ = t.c.SetReadDeadline(pastDeadline)
 		} else if wake.IsZero() {
 			t.waker.Disarm()
+		} else if wake.Sub(now) < t.sw.Tick() {
+			// Closer than the sweeper's resolution (rate probes, ping
+			// series, impairment delays): a deadline of our own, cleared
+			// after the read.
+			poll = true
+			_ = t.c.SetReadDeadline(wake)
 		} else {
 			t.waker.Arm(wake)
 		}
@@ -190,7 +196,10 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				if poll {
-					return nil, netip.AddrPort{}, errTimeout
+					if !deadline.IsZero() && !time.Now().Before(deadline) {
+						return nil, netip.AddrPort{}, errTimeout
+					}
+					continue
 				}
 				// Woken by the sweeper (maybe for an older arming) or
 				// by cancel: clear the deadline and look at the clock.
