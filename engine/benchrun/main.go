@@ -30,6 +30,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,8 +56,23 @@ func main() {
 		memDuration = flag.Duration("mem-duration", 10*time.Second, "length of the memory run")
 		memInterval = flag.Duration("mem-interval", time.Second, "ping interval of each client in the memory run")
 		serve       = flag.Int("serve-child", 0, "internal: run a reference server for this many rooms and print its address")
+		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the lobbybench runs to `FILE`")
 	)
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
+			os.Exit(2)
+		}
+		profileLobby = func(start bool) {
+			if start {
+				pprof.StartCPUProfile(f)
+			} else {
+				pprof.StopCPUProfile()
+			}
+		}
+	}
 	if *serve > 0 {
 		serveChild(*serve)
 		return
@@ -122,6 +138,9 @@ func main() {
 		fmt.Println("\nsome figures miss their aim (see above)")
 	}
 }
+
+// profileLobby starts and stops the CPU profile around lobbybench runs.
+var profileLobby = func(bool) {}
 
 func procs() int { return runtimeGOMAXPROCS() }
 
@@ -255,7 +274,9 @@ func lobbyRun(n int, d time.Duration) (float64, time.Duration, error) {
 	emb.TCP = nil
 	emb.UDP.MaxInstances = n/group + 16
 	emb.UDP.MaxPlayers = 4
+	profileLobby(true)
 	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Embedded: &emb, Grace: 200 * time.Millisecond})
+	profileLobby(false)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -278,19 +299,32 @@ func pingP50(res *engine.Result) time.Duration {
 	return 0
 }
 
-// pingRate is the median requests/s of the run's whole seconds after the
-// first (set-up) and before the last (partial); for runs too short for
-// that, all pings over the run.
+// pingRate is the ping step's steady rate: the median number of recorded
+// requests per whole second of the run's middle (after the set-up second,
+// before the partial last one) times the share of recorded requests that
+// are ping-step successes (the time series counts every step and message
+// record, so a ping is counted twice there). Runs too short for that use
+// all pings over the run.
 func pingRate(res *engine.Result) float64 {
+	s := pingSeries(res)
+	if s == nil {
+		return 0
+	}
 	ts := res.TimeSeries
 	if len(ts) >= 3 {
+		var all int64
 		var r []float64
+		for _, p := range ts {
+			all += p.Requests
+		}
 		for _, p := range ts[1 : len(ts)-1] {
 			r = append(r, float64(p.Requests))
 		}
-		return median(r)
+		if all > 0 {
+			return median(r) * float64(s.Successes) / float64(all)
+		}
 	}
-	if s := pingSeries(res); s != nil && res.DurationNS > 0 {
+	if res.DurationNS > 0 {
 		return float64(s.Successes) / res.DurationNS.Seconds()
 	}
 	return 0
