@@ -126,6 +126,10 @@ func init() {
 					// No run happened: leave no empty result files.
 					removeOut(jsonF)
 					removeOut(junitF)
+					if ctx.Err() != nil {
+						fmt.Fprintf(e.stderr, "lobbybench run: interrupted before the run started: %v\n", err)
+						return exitInterrupted
+					}
 					var unreach *engine.UnreachableError
 					if errors.As(err, &unreach) {
 						fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
