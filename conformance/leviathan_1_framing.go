@@ -66,7 +66,11 @@ func init() {
 				return err
 			}
 			var ids []uint32
+			var p lv.Packet
 			for _, b := range f.raw {
+				if lv.Decode(&p, b, lv.Lenient) == nil && p.EmbeddedAckOnly() {
+					continue // a stale Ln in front of an La section: lev/Q/1 owns it
+				}
 				if len(b) >= 6 && lv.PacketType(binary.BigEndian.Uint16(b)) == lv.TypeNormal {
 					ids = append(ids, binary.BigEndian.Uint32(b[2:]))
 				}

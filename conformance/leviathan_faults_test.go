@@ -1,0 +1,224 @@
+package conformance
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/levconn"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+)
+
+// levFaults are deliberate defects of the fake endpoint.
+type levFaults struct {
+	preAuth     bool // answers Echo before authentication
+	dupAnswered bool // acts on duplicate MessageNumbers
+	noResend    bool // sends Critical replies once
+	embeddedLa  bool // the engine's ack-only datagram: previous Ln bytes + La
+	noStatus    bool // never answers Serverstatus (the engine's defect)
+	echoRespond bool // Echo's None names the Echo in ResponseTo
+}
+
+// fakeLev is a small Leviathan endpoint on levconn with switchable faults,
+// so each fault can be shown to be caught by its own case only.
+type fakeLev struct {
+	conn   *net.UDPConn
+	f      levFaults
+	mu     sync.Mutex
+	peers  map[netip.AddrPort]*fakePeer
+	next   int
+	lastLn map[netip.AddrPort][]byte
+}
+
+type fakePeer struct {
+	c      *levconn.Conn
+	state  int // 0 new, 1 connected, 2 secured, 3 authed
+	player int
+}
+
+func startFakeLev(t *testing.T, f levFaults) netip.AddrPort {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fakeLev{conn: c, f: f, peers: map[netip.AddrPort]*fakePeer{}, next: 1001, lastLn: map[netip.AddrPort][]byte{}}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done); c.Close() })
+	go func() {
+		tk := time.NewTicker(10 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tk.C:
+			}
+			now := time.Now()
+			s.mu.Lock()
+			for a, p := range s.peers {
+				p.c.Tick(now)
+				p.c.Events()
+				s.flush(now, a, p)
+			}
+			s.mu.Unlock()
+		}
+	}()
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+			s.mu.Lock()
+			s.handle(time.Now(), from, buf[:n])
+			s.mu.Unlock()
+		}
+	}()
+	return c.LocalAddr().(*net.UDPAddr).AddrPort()
+}
+
+func (s *fakeLev) flush(now time.Time, a netip.AddrPort, p *fakePeer) {
+	for dg := p.c.Poll(now); dg != nil; dg = p.c.Poll(now) {
+		out := dg
+		if lv.PacketType(uint16(dg[0])<<8|uint16(dg[1])) == lv.TypeNormal {
+			s.lastLn[a] = append(s.lastLn[a][:0], dg...)
+		} else if s.f.embeddedLa && len(s.lastLn[a]) > 0 {
+			out = append(append([]byte(nil), s.lastLn[a]...), dg...)
+		}
+		s.conn.WriteToUDPAddrPort(out, a)
+	}
+}
+
+func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
+	p := s.peers[from]
+	if p == nil {
+		cfg := levconn.Config{}
+		if s.f.noResend {
+			cfg.CriticalTransmissions = 1
+		}
+		c, _ := levconn.New(cfg, now)
+		p = &fakePeer{c: c}
+		s.peers[from] = p
+	}
+	p.c.Receive(now, b)
+	for _, e := range p.c.Events() {
+		if e.Kind == levconn.EventDuplicate && s.f.dupAnswered {
+			e.Kind = levconn.EventMessage
+		}
+		if e.Kind != levconn.EventMessage {
+			continue
+		}
+		m := e.Msg
+		reply := func(t lv.ResponseType, to uint32, payload []byte) {
+			p.c.SendResponse(now, levconn.Critical, t, to, payload)
+		}
+		if m.Kind == lv.KindResponse {
+			if m.ResponseType() == lv.ResCloseConnection {
+				p.c.FlushAcks()
+				s.flush(now, from, p)
+				delete(s.peers, from)
+				return
+			}
+			continue
+		}
+		switch m.RequestType() {
+		case lv.ReqConnect:
+			p.state = max(p.state, 1)
+			reply(lv.ResConnect, m.Number, lv.Connect{CheckValue: 42}.Append(nil))
+			continue
+		case lv.ReqSecurity:
+			p.state = max(p.state, 2)
+			reply(lv.ResSecurity, m.Number, lv.SecurityResponse{SecureType: 1}.Append(nil))
+			continue
+		case lv.ReqAuthenticate:
+			p.state = 3
+			reply(lv.ResAuthenticate, m.Number, lv.AuthenticateResponse{}.Append(nil))
+			continue
+		}
+		if p.state < 3 && !(s.f.preAuth && m.RequestType() == lv.ReqEcho) {
+			continue
+		}
+		switch m.RequestType() {
+		case lv.ReqJoinServer:
+			if p.player != 0 {
+				reply(lv.ResServerDisallow, m.Number, lv.ServerDisallow{Message: []byte("already"), Reason: lv.DisallowServerAlreadyConnectedToYou}.Append(nil))
+				continue
+			}
+			p.player = s.next
+			s.next++
+			reply(lv.ResServerAllow, m.Number, lv.ServerAllow{Accepted: lv.AcceptConnectAccepted, Message: []byte("Allowed, ID: 1")}.Append(nil))
+		case lv.ReqJoinGame:
+			reply(lv.ResServerAllow, m.Number, lv.ServerAllow{Accepted: lv.AcceptDone}.Append(nil))
+			reply(lv.ResStartWorldReceive, 0, lv.StartWorldReceive{}.Append(nil))
+		case lv.ReqEcho:
+			to := uint32(0)
+			if s.f.echoRespond {
+				to = m.Number
+			}
+			reply(lv.ResNone, to, nil)
+		case lv.ReqServerstatus:
+			if !s.f.noStatus {
+				reply(lv.ResServerStatus, m.Number, lv.ServerStatus{Name: []byte("fake"), Joinable: true, Status: lv.StatusRunning, MaxPlayers: 1000}.Append(nil))
+			}
+		}
+	}
+	s.flush(now, from, p)
+}
+
+// TestLeviathanFaults: each defect of the fake endpoint is reported by the
+// case that owns it, and every other case passes (or skips where its
+// precondition is the defect).
+func TestLeviathanFaults(t *testing.T) {
+	setups := []struct {
+		name string
+		f    levFaults
+		want map[string]Verdict
+	}{
+		{"clean", levFaults{}, map[string]Verdict{"lev/3/7": Skip}}, // 1000 free slots: too many to fill
+		{"answers before auth", levFaults{preAuth: true}, map[string]Verdict{"lev/2/4": FailVerdict, "lev/3/7": Skip}},
+		{"answers duplicates", levFaults{dupAnswered: true}, map[string]Verdict{"lev/4/5": FailVerdict, "lev/3/7": Skip}},
+		{"never resends", levFaults{noResend: true}, map[string]Verdict{"lev/4/3": FailVerdict, "lev/4/4": Skip, "lev/3/7": Skip}},
+		{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]Verdict{"lev/Q/1": Warn, "lev/3/7": Skip}},
+		{"no ServerStatus", levFaults{noStatus: true}, map[string]Verdict{"lev/3/5": Warn, "lev/3/7": Skip}},
+		{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]Verdict{"lev/3/4": Warn, "lev/3/7": Skip}},
+	}
+	reps := make([]*Report, len(setups))
+	errs := make([]error, len(setups))
+	var wg sync.WaitGroup
+	for i, s := range setups {
+		addr := startFakeLev(t, s.f)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			reps[i], errs[i] = Run(ctx, Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: time.Second})
+		}()
+	}
+	wg.Wait()
+	for i, s := range setups {
+		t.Run(s.name, func(t *testing.T) {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			for _, x := range reps[i].Results {
+				want, ok := s.want[x.Case.ID]
+				if !ok {
+					want = Pass
+				}
+				if x.Verdict != want {
+					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.Case.ID, x.Verdict, want, x.Expected, x.Actual)
+				}
+			}
+			if t.Failed() {
+				logReport(t, reps[i])
+			}
+		})
+	}
+}
