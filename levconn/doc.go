@@ -24,6 +24,18 @@
 // driver for one client connection; the reference endpoint drives many
 // Conns from one socket itself.
 //
+// # Driver
+//
+// Driver runs one Conn over a connected UDP socket on its caller's
+// goroutine: SendRequest/SendResponse queue and write, Next blocks until
+// the connection has an event (running reads, timers, resends and ack
+// flushes meanwhile) or a deadline passes. Wake lets a run-wide sweeper
+// interrupt blocked reads instead of a socket deadline per read; In/Out
+// apply simulated loss, duplication, delay and reordering (Impair);
+// OnSend/OnRecv/OnMalformed observe the wire. Its receive buffer starts at
+// 2 KiB (thousands of sessions) and grows to 64 KiB the first time a
+// datagram is truncated, that datagram being lost (Driver.Truncated).
+//
 // # Behaviour (engine defaults, all configurable in Config)
 //
 //   - Every Ln packet gets the next PKT_ID (first 1001), resends included;
