@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/metrics/prom"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -38,6 +39,10 @@ type Config struct {
 	// Factory makes the sessions; nil means the simclient factory
 	// registered for the plan's protocol.
 	Factory simclient.Factory
+	// MetricsAddr, when set, serves the live counters and latencies in the
+	// Prometheus/OpenMetrics text format at http://MetricsAddr/metrics for
+	// the length of the run.
+	MetricsAddr string
 }
 
 // Info is what the engine adds to a run's result beyond reports.Run: the
@@ -56,6 +61,8 @@ type Info struct {
 	Harness     Harness     `json:"harness"`
 	// Server holds the embedded reference server's counters.
 	Server *refserver.Stats `json:"embedded_server,omitempty"`
+	// MetricsAddr is where the live Prometheus metrics were served.
+	MetricsAddr string `json:"metrics_addr,omitempty"`
 }
 
 // SessionInfo counts sessions as the engine saw them.
@@ -149,6 +156,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		mem.Stop()
 		return nil, err
+	}
+	if cfg.MetricsAddr != "" {
+		mctx, mcancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer mcancel()
+		a, err := prom.Serve(mctx, cfg.MetricsAddr, col)
+		if err != nil {
+			sh.Close()
+			mem.Stop()
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+		info.MetricsAddr = a.String()
+		if cfg.Mode != ProgressNone && cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "lobbybench: live metrics at http://%s/metrics\n", a)
+		}
 	}
 	engineRec := col.NewRecorder() // dropped starts, from the scheduling goroutine
 	firstKey := make([]metrics.Key, len(plan.Flows))

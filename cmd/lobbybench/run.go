@@ -60,6 +60,7 @@ func init() {
 				jsonPath   = fs.String("json", "", "write the result as JSON to `FILE`")
 				junitPath  = fs.String("junit", "", "write thresholds and violated rules as JUnit XML to `FILE`")
 				htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
+				metrics    = fs.String("metrics-addr", "", "serve live Prometheus metrics at http://`ADDR`/metrics during the run")
 				quiet      = fs.Bool("quiet", false, "no progress output")
 				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
 				grace      = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
@@ -120,7 +121,7 @@ func init() {
 					}
 				}
 
-				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Progress: e.stderr, Mode: progressMode(e, *quiet)}
+				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Progress: e.stderr, Mode: progressMode(e, *quiet), MetricsAddr: *metrics}
 				res, err := engine.Run(ctx, cfg)
 				if err != nil {
 					// No run happened: leave no empty result files.

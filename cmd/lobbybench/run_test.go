@@ -68,6 +68,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad target", []string{"run", "--target", "nope", good}, nil, "--target"},
 		{"json dir missing", []string{"run", "--json", "/nonexistent/dir/r.json", good}, nil, "--json"},
 		{"html dir missing", []string{"run", "--html", "/nonexistent/dir/r.html", good}, nil, "--html"},
+		{"bad metrics address", []string{"run", "--quiet", "--metrics-addr", "256.1.1.1:x", good}, nil, "--metrics-addr"},
 		{"negative max clients", []string{"run", "--max-clients", "-1", good}, nil, "--max-clients"},
 		{"broken scenario", []string{"run", writeScenario(t, "protocol: udp-lobby\nlaod: {rate: 1/s}\nflows:\n  - steps: [frobnicate]\n")},
 			regexp.MustCompile(`^.*s\.yaml(:\d+)?: .+$`), `:2: unknown key "laod"`},
@@ -102,7 +103,7 @@ func TestRunUsageErrors(t *testing.T) {
 func TestRunEmbedded(t *testing.T) {
 	dir := t.TempDir()
 	js, ju, ht := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
-	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--junit", ju, "--html", ht, writeScenario(t, shortRun))
+	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--junit", ju, "--html", ht, "--metrics-addr", "127.0.0.1:0", writeScenario(t, shortRun))
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr %s\nstdout %s", code, errs, out)
 	}
