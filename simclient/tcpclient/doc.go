@@ -38,8 +38,8 @@
 // the room's members are tracked from JOIN_ROOM_ACK, ROOM_UPDATE and those
 // broadcasts; COUNTDOWN strictly decreases; GAME_START follows a countdown,
 // carries a parsable IP and a non-zero port, and lists exactly the room's
-// members. Across a group, each member publishes its hash (Group.SetHash)
-// and GAME_START must list every member of the group that joined.
+// members. Each member also publishes its hash to its group
+// (Group.SetHash) for diagnostics.
 //
 // # Robustness steps
 //
@@ -48,6 +48,8 @@
 // server must send ERROR_MSG and close within Silence, else the frame
 // counts as an unexpected reply (T-MALFORMED-ANSWER). Valid packets and the
 // final liveness probe are LIST_ROOMS_REQ on fresh connections.
-// rate_probe ramps LIST_ROOMS_REQ on the session's connection as
-// udpclient does.
+// rate_probe ramps LIST_ROOMS_REQ on the session's connection on
+// simclient.Probe's schedule, pipelined (replies come in order, so each
+// LIST_ROOMS_ACK or ERROR_MSG resolves the oldest outstanding request; a
+// closed connection loses the rest), and reports like udpclient's.
 package tcpclient

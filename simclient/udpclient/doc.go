@@ -72,13 +72,19 @@
 // liveness are added to the Collector (AddMalformed). The valid packets
 // and the probe are requests of the step's label.
 //
-// rate_probe sends Request (list_rooms, create_room or join) at a rate
-// ramped linearly From→To over Over, each with the step's timeout and no
-// retries, in one-second windows. The first window whose share of
-// unanswered or refused requests exceeds Loss gives the observed limit
-// (the rate of the last window under it); sends, answers and refusals go
-// into a reports.RateLimitFinding (AddRateLimit) with source
-// "<local address> (<label>)". Other sources' p99 before and during the
-// limiting come from the run's collector (the step's own latency series
-// excluded) when available.
+// rate_probe sends Request (list_rooms, create_room or join) on the
+// schedule of simclient.Probe: the rate ramps linearly From→To over Over,
+// several requests in flight, each with its own sequence id, the step's
+// timeout and no retry. Outcomes are counted in one-second windows of send
+// time; the first window in which more than Loss of the requests went
+// unanswered or were refused (any answer but the legal one, e.g.
+// JOIN_FAILED) marks the limit, and the finding's observed limit is the
+// highest answered rate up to that window. Answered probe requests are the
+// step's successes (with latency); lost or refused ones are not failures of
+// the run but the finding's Limited count. The finding (source: the step's
+// label, so the engine maps "<label>.limit" to it; the note names the
+// probing address) carries the p99 and errors of every other request of
+// the run before and while the probe was limited, from Shared.OthersP99.
+// A probe cut by the end of the run still reports what it measured.
+
 package udpclient
