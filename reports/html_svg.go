@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -335,21 +336,86 @@ func pathData(p *plot, pts []xy) string {
 // x axis (seconds since start): completions per second, corrected latency
 // p50/p99 of each second, and errors per second. Seconds without any
 // completion count as zero requests and have no latency (a gap).
-func timeSeriesCharts(ts []Point, width float64) []template.HTML {
-	if len(ts) == 0 {
+func timeSeriesCharts(in []Point, width float64) []template.HTML {
+	if len(in) == 0 {
 		return nil
 	}
-	last := ts[len(ts)-1].Second
-	first := min(ts[0].Second, 0)
-	by := make(map[int64]Point, len(ts))
-	for _, p := range ts {
-		by[p.Second] = p
+	d := timeSeriesData(in)
+	first, end, req, errs, p50, p99 := d.first, d.end, d.req, d.errs, d.p50, d.p99
+	maxReq, maxErr, maxLat, meanRate := d.maxReq, d.maxErr, d.maxLat, d.meanRate
+	xs := niceStep(end-first, 8)
+	var xt []tick
+	for i := 0; i <= 100; i++ {
+		v := first + float64(i)*xs
+		if v > end+1e-9 {
+			break
+		}
+		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
 	}
+	mk := func(vals []float64, f func(float64) string) []tick {
+		var t []tick
+		for _, v := range vals {
+			t = append(t, tick{v, f(v)})
+		}
+		return t
+	}
+	yr := niceTicks(maxReq, 4)
+	ye := niceTicks(maxErr, 3)
+	yl := niceTicks(maxLat, 4)
+	x1 := end
+	return []template.HTML{
+		drawChart("Completions per second", "seconds since start", "per second",
+			&plot{x0: first, x1: x1, y1: yr[len(yr)-1]}, xt, mk(yr, fmtAxisCount),
+			[]lineSeries{{Name: "completions/s", Colour: colour(0), Points: req}},
+			[]string{fmt.Sprintf("completions/s (mean %s, peak %s)", fmtAxisCount(meanRate), fmtAxisCount(maxReq))}, width, 190),
+		drawChart("Latency per second (from intended send)", "seconds since start", "latency",
+			&plot{x0: first, x1: x1, y1: yl[len(yl)-1]}, xt, mk(yl, fmtAxisUS),
+			[]lineSeries{{Name: "p50", Colour: colour(2), Points: p50}, {Name: "p99", Colour: colour(3), Points: p99}},
+			[]string{"p50 of each second", "p99 of each second"}, width, 220),
+		drawChart("Errors per second", "seconds since start", "per second",
+			&plot{x0: first, x1: x1, y1: ye[len(ye)-1]}, xt, mk(ye, fmtAxisCount),
+			[]lineSeries{{Name: "errors/s", Colour: colour(1), Points: errs}},
+			[]string{fmt.Sprintf("errors/s (peak %s)", fmtAxisCount(maxErr))}, width, 170),
+	}
+}
+
+// tsData is the time series laid out for charts.
+type tsData struct {
+	first, end                       float64 // x range in seconds
+	req, errs, p50, p99              []xy
+	maxReq, maxErr, maxLat, meanRate float64
+}
+
+// timeSeriesData sorts the points (a copy) by second and turns them into
+// chart lines: a point per recorded second at its middle, and for each run
+// of missing seconds two points of zero rate and a break in the latency
+// lines.
+func timeSeriesData(in []Point) tsData {
+	ts := append([]Point(nil), in...)
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Second < ts[j].Second })
+	first := math.Min(float64(ts[0].Second), 0)
+	last := float64(ts[len(ts)-1].Second)
 	var req, errs, p50, p99 []xy
 	maxReq, maxErr, maxLat := 0.0, 0.0, 0.0
-	for s := first; s <= last; s++ {
-		p := by[s]
-		x := float64(s) + 0.5
+	// A run of seconds without completions is drawn as zero rate and no
+	// latency, with two points per gap (not one per second: the input is
+	// untrusted and its seconds may be far apart).
+	gap := func(from, to float64) { // seconds from+1 … to-1 are missing
+		if to-from <= 1 {
+			return
+		}
+		req = append(req, xy{from + 1.5, 0}, xy{to - 0.5, 0})
+		errs = append(errs, xy{from + 1.5, 0}, xy{to - 0.5, 0})
+		p50 = append(p50, xy{from + 1.5, math.NaN()})
+		p99 = append(p99, xy{from + 1.5, math.NaN()})
+	}
+	gap(first-1, float64(ts[0].Second))
+	for i, p := range ts {
+		sec := float64(p.Second)
+		if i > 0 {
+			gap(float64(ts[i-1].Second), sec)
+		}
+		x := sec + 0.5
 		req = append(req, xy{x, float64(p.Requests)})
 		errs = append(errs, xy{x, float64(p.Errors)})
 		maxReq = math.Max(maxReq, float64(p.Requests))
@@ -363,42 +429,11 @@ func timeSeriesCharts(ts []Point, width float64) []template.HTML {
 			p99 = append(p99, xy{x, math.NaN()})
 		}
 	}
-	span := float64(last+1) - float64(first)
-	xs := niceStep(span, 8)
-	var xt []tick
-	for v := float64(first); v <= float64(last+1)+1e-9; v += xs {
-		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
+	var total float64
+	for _, p := range ts {
+		total += float64(p.Requests)
 	}
-	mk := func(vals []float64, f func(float64) string) []tick {
-		var t []tick
-		for _, v := range vals {
-			t = append(t, tick{v, f(v)})
-		}
-		return t
-	}
-	yr := niceTicks(maxReq, 4)
-	ye := niceTicks(maxErr, 3)
-	yl := niceTicks(maxLat, 4)
-	x1 := float64(last + 1)
-	mean := func(pts []xy) float64 {
-		var s float64
-		for _, p := range pts {
-			s += p.Y
-		}
-		return s / float64(len(pts))
-	}
-	return []template.HTML{
-		drawChart("Completions per second", "seconds since start", "per second",
-			&plot{x0: float64(first), x1: x1, y1: yr[len(yr)-1]}, xt, mk(yr, fmtAxisCount),
-			[]lineSeries{{Name: "completions/s", Colour: colour(0), Points: req}},
-			[]string{fmt.Sprintf("completions/s (mean %s, peak %s)", fmtAxisCount(mean(req)), fmtAxisCount(maxReq))}, width, 190),
-		drawChart("Latency per second (from intended send)", "seconds since start", "latency",
-			&plot{x0: float64(first), x1: x1, y1: yl[len(yl)-1]}, xt, mk(yl, fmtAxisUS),
-			[]lineSeries{{Name: "p50", Colour: colour(2), Points: p50}, {Name: "p99", Colour: colour(3), Points: p99}},
-			[]string{"p50 of each second", "p99 of each second"}, width, 220),
-		drawChart("Errors per second", "seconds since start", "per second",
-			&plot{x0: float64(first), x1: x1, y1: ye[len(ye)-1]}, xt, mk(ye, fmtAxisCount),
-			[]lineSeries{{Name: "errors/s", Colour: colour(1), Points: errs}},
-			[]string{fmt.Sprintf("errors/s (peak %s)", fmtAxisCount(maxErr))}, width, 170),
-	}
+	return tsData{first: first, end: last + 1, req: req, errs: errs, p50: p50, p99: p99,
+		maxReq: maxReq, maxErr: maxErr, maxLat: maxLat,
+		meanRate: total / (last - float64(ts[0].Second) + 1)} // gaps count as seconds of zero
 }

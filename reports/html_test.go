@@ -418,3 +418,59 @@ func BenchmarkWriteHTMLRich(b *testing.B) {
 		}
 	}
 }
+
+// TestTimeSeriesData checks the per-second lines: missing seconds become
+// zero rate and a latency gap, input order does not matter, and far-apart
+// seconds (untrusted input) cost two points, not one per second.
+func TestTimeSeriesData(t *testing.T) {
+	pts := []Point{pointOf(t, 3, 10, 1, 500), pointOf(t, 0, 10, 0, 400)} // unsorted, seconds 1-2 missing
+	d := timeSeriesData(pts)
+	wantReq := []xy{{0.5, 10}, {1.5, 0}, {2.5, 0}, {3.5, 10}}
+	if len(d.req) != len(wantReq) {
+		t.Fatalf("req = %v, want %v", d.req, wantReq)
+	}
+	for i, p := range wantReq {
+		if d.req[i] != p {
+			t.Errorf("req[%d] = %v, want %v", i, d.req[i], p)
+		}
+	}
+	if !math.IsNaN(d.p99[1].Y) || d.p99[0].Y != float64(pts[1].P99US) || d.p99[2].Y != float64(pts[0].P99US) {
+		t.Errorf("p99 = %v, want %d, gap, %d", d.p99, pts[1].P99US, pts[0].P99US)
+	}
+	if d.meanRate != 5 || d.maxReq != 10 || d.maxErr != 1 || d.first != 0 || d.end != 4 {
+		t.Errorf("mean %v max %v/%v range %v-%v", d.meanRate, d.maxReq, d.maxErr, d.first, d.end)
+	}
+	// Starting late: zero from 0 up to the first second.
+	if d := timeSeriesData([]Point{{Second: 5, Requests: 2}}); len(d.req) != 3 || d.req[0] != (xy{0.5, 0}) || d.req[1] != (xy{4.5, 0}) {
+		t.Errorf("late start: %v", d.req)
+	}
+	start := time.Now()
+	far := []Point{{Second: -3, Requests: 1}, {Second: 1 << 40, Requests: 1}, {Second: math.MaxInt64 - 1, Requests: 1}}
+	if d := timeSeriesData(far); len(d.req) > 10 {
+		t.Errorf("far-apart seconds gave %d points", len(d.req))
+	}
+	if charts := timeSeriesCharts(far, 960); len(charts) != 3 || time.Since(start) > 5*time.Second {
+		t.Errorf("%d charts in %v", len(charts), time.Since(start))
+	}
+}
+
+// FuzzWriteHTML feeds arbitrary result documents through Read and the
+// HTML renderer: bad input may be rejected, never panic or hang.
+func FuzzWriteHTML(f *testing.F) {
+	for _, name := range []string{"run.json", "conform.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"schema_version":1,"kind":"run","time_series":[{"second":-9223372036854775808,"requests":-1},{"second":9223372036854775807}],"steps":[{"name":"<x>","latency":{"count":1,"hist":"AAAA"}}]}`))
+	f.Add([]byte(`{"schema_version":1,"kind":"conform","cases":[{"id":"a/b","section":"","verdict":"weird","wire":[{"dir":"x","hex":"zz"}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := Read(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		_ = WriteHTML(io.Discard, HTMLOptions{}, doc, doc)
+	})
+}
