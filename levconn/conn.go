@@ -252,8 +252,9 @@ func (c *Conn) Close() {
 }
 
 // Events returns the events since the previous call and forgets them. The
-// slice (and the payloads of its messages, which alias the datagram given
-// to Receive) is valid until the next call on c.
+// slice is valid until the next Receive, Tick, Poll or Events call (Send*
+// may be called while handling it); the payloads of its messages alias the
+// datagram given to Receive.
 func (c *Conn) Events() []Event {
 	ev := c.ev
 	c.ev = c.ev[:0]
