@@ -25,19 +25,25 @@ func benchServer(b *testing.B) *Server {
 }
 
 // BenchmarkLobbyHandler measures the request handler alone (decode,
-// session, reply encode), without sockets, against 100 rooms. Run with
-// -benchmem: LIST and JOIN must report 0 allocs/op.
+// session, reply encode), without sockets, against 100 rooms, and the drop
+// of a malformed datagram. Run with -benchmem: every case must report 0
+// allocs/op.
 func BenchmarkLobbyHandler(b *testing.B) {
-	for _, kind := range []string{"list", "join"} {
+	for _, kind := range []string{"list", "join", "bad-crc"} {
 		b.Run(kind, func(b *testing.B) {
 			s := benchServer(b)
 			p := s.cfg.Profile
 			var reqs [][]byte
 			for i := 0; i < 256; i++ {
-				if kind == "list" {
+				switch kind {
+				case "list":
 					reqs = append(reqs, udplobby.AppendListRooms(nil, p, uint16(i)))
-				} else {
+				case "join":
 					reqs = append(reqs, udplobby.AppendJoinRoom(nil, p, uint16(i), uint32(1+i%100)))
+				default: // dropped: no reply
+					r := udplobby.AppendJoinRoom(nil, p, uint16(i), uint32(1+i%100))
+					r[len(r)-1] ^= 1
+					reqs = append(reqs, r)
 				}
 			}
 			eps := make([]netip.AddrPort, 64)
@@ -50,8 +56,8 @@ func BenchmarkLobbyHandler(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				out = s.handleLobby(reqs[i&255], eps[i&63], now+int64(i), out[:0])
-				if len(out) == 0 {
-					b.Fatal("no reply")
+				if (len(out) == 0) != (kind == "bad-crc") {
+					b.Fatalf("%s: reply % x", kind, out)
 				}
 			}
 		})
