@@ -1,0 +1,88 @@
+package refserver
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// TestCloseLeavesNothing: with a UDP room joined, a TCP client connected
+// and a countdown timer pending, Close stops both lobbies, frees the
+// instance port and leaves no goroutine behind.
+func TestCloseLeavesNothing(t *testing.T) {
+	before := runtime.NumGoroutine()
+	cfg := Loopback()
+	cfg.UDP.CountdownInterval = time.Hour // a timer still pending at Close
+	s, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc := udpSocket(t)
+	created := udpReq(t, uc, s.UDPAddr(), udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, 1))
+	inst := netip.AddrPortFrom(s.UDPAddr().Addr(), created.Port)
+	udpReq(t, uc, inst, mustEmpty(t, udplobby.ClientJoinRequest, 2))
+	uc.WriteToUDPAddrPort(mustEmpty(t, udplobby.ClientReady, 3), inst)
+	for _, want := range []udplobby.MsgType{udplobby.ServerAllReady, udplobby.ServerCountdownTick} {
+		if m := udpRead(t, uc); m.Type != want {
+			t.Fatalf("got %v, want %v", m.Type, want)
+		}
+	}
+	tc, err := net.Dial("tcp", s.TCPAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	if _, err := tc.Write(tcplobby.AppendFrame(nil, &tcplobby.ListRoomsReq{})); err != nil {
+		t.Fatal(err)
+	}
+
+	s.Close()
+	if m := udpRead(t, uc); m.Type != udplobby.ServerDisconnect {
+		t.Fatalf("player got %v at Close, want SERVER_DISCONNECT", m.Type)
+	}
+	// The instance port is free again.
+	l, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(inst))
+	if err != nil {
+		t.Fatalf("instance port still bound after Close: %v", err)
+	}
+	l.Close()
+	tc.Close()
+	deadline := time.Now().Add(ioTimeout)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func mustEmpty(t *testing.T, typ udplobby.MsgType, seq uint16) []byte {
+	t.Helper()
+	b, err := udplobby.AppendEmpty(nil, udplobby.ProfileSpec, typ, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func udpRead(t *testing.T, c *net.UDPConn) udplobby.Message {
+	t.Helper()
+	buf := make([]byte, 2048)
+	c.SetReadDeadline(time.Now().Add(ioTimeout))
+	n, _, err := c.ReadFromUDPAddrPort(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m udplobby.Message
+	if err := (udplobby.Decoder{Dir: udplobby.ServerToClient}).Decode(buf[:n], &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
