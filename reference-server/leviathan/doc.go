@@ -45,8 +45,14 @@
 //     in transit would fail an echo measurement under simulated loss.
 //   - Serverstatus → ServerStatus (Name, Joinable = accepting and not full,
 //     Running, Players, MaxPlayers). The engine never answers it; ours does.
-//   - Response CloseConnection from the client closes the connection and
-//     releases its player. Other requests (Identification, remote console,
+//   - Response CloseConnection from the client is acked at once (an La
+//     packet), closes the connection and releases its player; for 10 s
+//     after, Ln packets from that address (resends of the close whose ack
+//     was lost) are still acked statelessly, at most 4096 such addresses.
+//     A first packet of a new connection (PKT_ID 1001 with a Connect
+//     request) from the address of a live connection that has seen later
+//     ids replaces it (Closes["restarted"]): a client port reused after a
+//     close the server never received. Other requests (Identification, remote console,
 //     sync values, …) are dropped ("unsupported"), as the engine does not
 //     answer them either.
 //
