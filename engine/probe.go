@@ -40,6 +40,11 @@ func Probe(ctx context.Context, proto scenario.Protocol, profile string, addr ne
 	if timeout <= 0 {
 		timeout = DefaultProbeTimeout
 	}
+	if proto == scenario.Leviathan {
+		// Only a refusal is an answer, and it comes back within a round
+		// trip: waiting longer for silence learns nothing.
+		timeout = min(timeout, 500*time.Millisecond)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fail := func(err error) error { return &UnreachableError{Target: addr.String(), Err: err} }

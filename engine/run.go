@@ -7,12 +7,15 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/metrics/prom"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -60,7 +63,7 @@ type Info struct {
 	Sources     int         `json:"source_addresses"`
 	Harness     Harness     `json:"harness"`
 	// Server holds the embedded reference server's counters.
-	Server *refserver.Stats `json:"embedded_server,omitempty"`
+	Server *EmbeddedStats `json:"embedded_server,omitempty"`
 	// MetricsAddr is where the live Prometheus metrics were served.
 	MetricsAddr string `json:"metrics_addr,omitempty"`
 }
@@ -112,14 +115,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var targets simclient.Targets
 	var addr netip.AddrPort
 	targetName := plan.Target
-	var srv *refserver.Server
+	var srv *embedded
 	if plan.Target == "" {
 		var err error
-		srv, addr, err = startEmbedded(plan.Protocol, cfg.Embedded)
-		if err != nil {
+		if srv, err = startEmbedded(plan.Protocol, cfg.Embedded); err != nil {
 			return nil, err
 		}
-		defer srv.Close()
+		defer srv.close()
+		addr = srv.addr
 		info.Embedded = true
 		// The scenario's instance port range describes its real target;
 		// the embedded server's instances take whatever ports are free.
@@ -233,8 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, MaxActive: st.MaxActive}
 	info.Harness = mem.Stop()
 	if srv != nil {
-		s := srv.Stats()
-		info.Server = &s
+		info.Server = srv.stats()
 	}
 
 	run, err := col.Snapshot()
@@ -251,21 +253,82 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// startEmbedded starts the reference server on free loopback ports and
-// returns it with the address of the plan's protocol.
-func startEmbedded(proto scenario.Protocol, cfg *refserver.Config) (*refserver.Server, netip.AddrPort, error) {
+// embedded is a reference server started in-process for a run.
+type embedded struct {
+	addr  netip.AddrPort
+	stats func() *EmbeddedStats
+	close func()
+}
+
+// EmbeddedStats are the embedded reference server's counters: the lobby
+// servers' (udp, tcp) or the Leviathan endpoint's.
+type EmbeddedStats struct {
+	refserver.Stats
+	Leviathan *leviathan.Stats `json:"leviathan,omitempty"`
+}
+
+// Counters returns every non-zero counter as "name value", sorted within
+// each part, for a one-line summary.
+func (e *EmbeddedStats) Counters() []string {
+	var b strings.Builder
+	e.Stats.WriteText(&b)
+	var out []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		if line != "" && !strings.HasSuffix(line, " 0") {
+			out = append(out, line)
+		}
+	}
+	if l := e.Leviathan; l != nil {
+		add := func(name string, v uint64) {
+			if v != 0 {
+				out = append(out, fmt.Sprintf("leviathan.%s %d", name, v))
+			}
+		}
+		add("datagrams_in", l.DatagramsIn)
+		add("datagrams_out", l.DatagramsOut)
+		add("write_errors", l.WriteErrors)
+		add("conns_opened", l.ConnsOpened)
+		add("players_joined", l.PlayersJoined)
+		add("resends", l.Resends)
+		add("duplicates", l.Duplicates)
+		add("lost", l.Lost)
+		for _, m := range []struct {
+			name string
+			m    map[string]uint64
+		}{{"requests", l.Requests}, {"responses", l.Responses}, {"disallowed", l.Disallowed}, {"drops", l.Drops}, {"closes", l.Closes}} {
+			keys := make([]string, 0, len(m.m))
+			for k := range m.m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				add(m.name+"."+k, m.m[k])
+			}
+		}
+	}
+	return out
+}
+
+// startEmbedded starts the reference server for proto on free loopback
+// ports (cfg overrides the lobby servers' configuration).
+func startEmbedded(proto scenario.Protocol, cfg *refserver.Config) (*embedded, error) {
+	if proto == scenario.Leviathan {
+		c := leviathan.DefaultConfig()
+		c.Addr = "127.0.0.1:0"
+		srv, err := leviathan.Start(c)
+		if err != nil {
+			return nil, fmt.Errorf("engine: embedded Leviathan endpoint: %w", err)
+		}
+		return &embedded{addr: srv.Addr(), close: func() { srv.Close() },
+			stats: func() *EmbeddedStats { st := srv.Stats(); return &EmbeddedStats{Leviathan: &st} }}, nil
+	}
 	c := refserver.Loopback()
 	if cfg != nil {
 		c = *cfg
 	}
-	switch proto {
-	case scenario.UDPLobby, scenario.TCPLobby:
-	default:
-		return nil, netip.AddrPort{}, fmt.Errorf("engine: no embedded reference server for %s: give the scenario a target (or --target)", proto)
-	}
 	srv, err := refserver.Start(context.Background(), c)
 	if err != nil {
-		return nil, netip.AddrPort{}, fmt.Errorf("engine: embedded reference server: %w", err)
+		return nil, fmt.Errorf("engine: embedded reference server: %w", err)
 	}
 	addr := srv.UDPAddr()
 	if proto == scenario.TCPLobby {
@@ -273,9 +336,10 @@ func startEmbedded(proto scenario.Protocol, cfg *refserver.Config) (*refserver.S
 	}
 	if !addr.IsValid() {
 		srv.Close()
-		return nil, netip.AddrPort{}, fmt.Errorf("engine: embedded reference server has no %s lobby", proto)
+		return nil, fmt.Errorf("engine: embedded reference server has no %s lobby", proto)
 	}
-	return srv, addr, nil
+	return &embedded{addr: addr, close: func() { srv.Close() },
+		stats: func() *EmbeddedStats { return &EmbeddedStats{Stats: srv.Stats()} }}, nil
 }
 
 // resolve turns host:port into an address (one DNS lookup, before the run).

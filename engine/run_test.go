@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -212,5 +213,43 @@ func TestRunShardsMerge(t *testing.T) {
 				t.Errorf("merged threshold %q failed (observed %v)", r.Name, r.Observed)
 			}
 		}
+	}
+}
+
+func TestProbe(t *testing.T) {
+	// A TCP listener accepts; a closed TCP port refuses; a closed UDP
+	// port refuses Leviathan's probe datagram.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := ln.Addr().(*net.TCPAddr).AddrPort()
+	ln.Close() // now closed: nobody listens
+	tests := []struct {
+		name   string
+		proto  scenario.Protocol
+		addr   netip.AddrPort
+		reach  bool
+		listen bool
+	}{
+		{"tcp open", scenario.TCPLobby, open, true, true},
+		{"tcp closed", scenario.TCPLobby, open, false, false},
+		{"leviathan closed", scenario.Leviathan, netip.MustParseAddrPort("127.0.0.1:9"), false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.listen {
+				l, err := net.Listen("tcp", tc.addr.String())
+				if err != nil {
+					t.Skipf("port reused meanwhile: %v", err)
+				}
+				defer l.Close()
+			}
+			err := Probe(context.Background(), tc.proto, "", tc.addr, time.Second)
+			var ue *UnreachableError
+			if got := !errors.As(err, &ue); got != tc.reach || (tc.reach && err != nil) {
+				t.Errorf("Probe = %v, want reachable %v", err, tc.reach)
+			}
+		})
 	}
 }

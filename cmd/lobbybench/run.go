@@ -206,15 +206,7 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	fmt.Fprintln(w)
 	if in.Server != nil {
 		// Only the counters that moved: the zeros are in the JSON.
-		var b strings.Builder
-		in.Server.WriteText(&b)
-		var nz []string
-		for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-			if line != "" && !strings.HasSuffix(line, " 0") {
-				nz = append(nz, line)
-			}
-		}
-		fmt.Fprintf(w, "Embedded server: %s\n", strings.Join(nz, ", "))
+		fmt.Fprintf(w, "Embedded server: %s\n", strings.Join(in.Server.Counters(), ", "))
 	}
 }
 
