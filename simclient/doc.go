@@ -90,6 +90,23 @@
 // SetReadDeadline(now)), which makes the blocked read return. The session
 // then checks its own clock (a wake may be stale) and clears the deadline.
 //
+// # Rate probes and collateral damage
+//
+// Probe holds the protocol-independent part of a rate_probe step: the
+// ramp's send schedule (At, Total), outcomes in one-second windows, the
+// limit (Limit) and the reports.RateLimitFinding (Finding; its Source is
+// the step's label). Every session reports each ordinary request's outcome
+// to Shared.Observe, a striped per-second coarse histogram (atomic adds, no
+// lock, ~9 % bucket resolution), so a probe can read with OthersP99 the
+// p99 and errors of everyone else before and while it was limited.
+//
+// # Other helpers
+//
+// SetBuffers sets SO_RCVBUF/SO_SNDBUF (FORCE variants first, as root);
+// Shared.Value keeps a protocol package's per-run state; Budget is a
+// request policy's total time; Creates tells whether a group member runs a
+// create step.
+//
 // # Rules
 //
 // Sessions report wire decode errors under the wire packages' rule ids

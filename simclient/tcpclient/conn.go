@@ -127,6 +127,9 @@ func (f *frameConn) next(deadline time.Time) ([]byte, error) {
 			_ = f.c.SetReadDeadline(time.Time{})
 		}
 		if err != nil {
+			if f.cancelled.Load() {
+				return nil, errCancelled // closed or woken by Close/cancel
+			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				if poll && n == 0 && !time.Now().Before(deadline) {
 					return nil, errTimeout

@@ -429,3 +429,35 @@ func TestRateProbePipelined(t *testing.T) {
 		t.Fatalf("finding %+v: the reference TCP lobby has no rate limit", fd)
 	}
 }
+
+func TestCloseDuringRun(t *testing.T) {
+	addr := script(t, func(tcplobby.Message) [][]byte { return nil }) // never answers
+	p := plan(t, "", "  - steps: [connect]\n")
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, simclient.Targets{TCPLobby: addr}, c, simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	fac, _ := simclient.Lookup("tcp-lobby")
+	s, err := fac(sh, 0, &p.Flows[0], netip.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- s.Run(context.Background(), time.Time{}) }()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	select {
+	case err := <-done:
+		if simclient.ReasonOf(err) != simclient.ReasonCancelled {
+			t.Fatalf("Run returned %v, want a cancelled step", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after Close")
+	}
+	run, _ := c.Snapshot()
+	if run.Totals.Failures != 0 {
+		t.Fatalf("failures %+v", run.Totals)
+	}
+}

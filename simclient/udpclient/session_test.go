@@ -332,3 +332,37 @@ func TestRetriesKeepSequence(t *testing.T) {
 	_ = fmt.Sprint
 	_ = strings.Contains
 }
+
+// TestCloseDuringRun closes a session blocked on a silent server: Run
+// returns promptly and nothing is counted as the server's failure.
+func TestCloseDuringRun(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.silent = true })
+	p := plan(t, "", "  - steps: [list_rooms]\n")
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	fac, _ := simclient.Lookup("udp-lobby")
+	s, err := fac(sh, 0, &p.Flows[0], netip.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- s.Run(context.Background(), time.Time{}) }()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	select {
+	case err := <-done:
+		if simclient.ReasonOf(err) != simclient.ReasonCancelled {
+			t.Fatalf("Run returned %v, want a cancelled step", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after Close")
+	}
+	run, _ := c.Snapshot()
+	if run.Totals.Failures != 0 {
+		t.Fatalf("failures %+v", run.Totals)
+	}
+}

@@ -194,6 +194,9 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			_ = t.c.SetReadDeadline(time.Time{})
 		}
 		if err != nil {
+			if t.cancelled.Load() {
+				return nil, netip.AddrPort{}, errCancelled // closed or woken by Close/cancel
+			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				if poll {
 					if !deadline.IsZero() && !time.Now().Before(deadline) {
