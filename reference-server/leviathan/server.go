@@ -235,13 +235,20 @@ func (s *Server) tickLoop() {
 	}
 }
 
+// restartQuiet is how long a connection must have been silent before a
+// new connection's first packet from its address replaces it: copies of
+// one datagram (network duplicates) arrive much closer together.
+const restartQuiet = 100 * time.Millisecond
+
 // restarted reports whether b is the first packet of a new connection
 // (PKT_ID FirstPacketID carrying a Connect request) from the address of
-// p, which has already received later packets.
-func (s *Server) restarted(p *peer, b []byte) bool {
+// p, which has already received later packets and has been quiet for
+// restartQuiet (so that a late duplicate of p's own first packet is not
+// taken for a new client).
+func (s *Server) restarted(now time.Time, p *peer, b []byte) bool {
 	first := s.cfg.Conn.FirstPacketID
 	if len(b) < 10 || leviathan.PacketType(binary.BigEndian.Uint16(b)) != leviathan.TypeNormal ||
-		binary.BigEndian.Uint32(b[2:]) != first || p.c.Stats().LnReceived == 0 || p.maxID <= first {
+		binary.BigEndian.Uint32(b[2:]) != first || p.maxID <= first || now.Sub(p.c.LastReceived()) < restartQuiet {
 		return false
 	}
 	return leviathan.Decode(&s.pkt, b, leviathan.Lenient) == nil && hasConnect(&s.pkt)
@@ -269,7 +276,7 @@ func hasConnect(p *leviathan.Packet) bool {
 func (s *Server) handle(now time.Time, from netip.AddrPort, b []byte) {
 	s.st.datagramsIn++
 	p := s.peers[from]
-	if p != nil && s.restarted(p, b) {
+	if p != nil && s.restarted(now, p, b) {
 		// The address now belongs to a new client (a port reused after a
 		// close we never saw): its Connect would be a duplicate
 		// MessageNumber for the old connection and never answered.

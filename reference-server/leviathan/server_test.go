@@ -461,6 +461,7 @@ func TestRestartOnSameAddress(t *testing.T) {
 	a.joinServer()
 	local := a.d.LocalAddr()
 	a.d.Close() // no CloseConnection
+	time.Sleep(restartQuiet)
 	// Rebind the exact port with a raw socket (Dial picks port 0).
 	raw, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(local), net.UDPAddrFromAddrPort(s.Addr()))
 	if err != nil {
@@ -482,5 +483,30 @@ func TestRestartOnSameAddress(t *testing.T) {
 	}
 	if st := s.Stats(); st.Closes["restarted"] != 1 || st.PlayersActive != 0 {
 		t.Fatalf("closes %v players %d", st.Closes, st.PlayersActive)
+	}
+}
+
+// TestLateDuplicateIsNotARestart: a late copy of a connection's first
+// datagram (same bytes) does not replace the connection.
+func TestLateDuplicateIsNotARestart(t *testing.T) {
+	s := start(t, nil)
+	c := &client{t: t}
+	var first []byte
+	d, err := levconn.Dial(s.Addr(), levconn.DriverOptions{Config: fast, OnSend: func(b []byte) {
+		if first == nil {
+			first = append([]byte(nil), b...)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c.d = d
+	c.handshake()
+	c.d.WriteRaw(first)
+	c.request(lv.ReqEcho, nil)
+	c.expect(lv.ResNone, 0)
+	if st := s.Stats(); st.Closes["restarted"] != 0 || st.Duplicates != 1 {
+		t.Fatalf("closes %v duplicates %d", st.Closes, st.Duplicates)
 	}
 }
