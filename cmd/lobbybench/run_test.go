@@ -199,3 +199,21 @@ thresholds:
 		t.Errorf("exit %d; stderr %s\n%s", code, errs, out)
 	}
 }
+
+// TestRunEmbeddedLeviathan runs a leviathan scenario against the embedded
+// Leviathan endpoint.
+func TestRunEmbeddedLeviathan(t *testing.T) {
+	sc := `
+protocol: leviathan
+load: {rate: 20/s, duration: 500ms}
+flows:
+  - name: joiner
+    steps: [connect, join_server, close]
+thresholds:
+  - join_server.count == 10
+`
+	code, out, errs := runCLI(t, "run", "--quiet", writeScenario(t, sc))
+	if code != exitOK || !strings.Contains(out, "leviathan, open model") || !strings.Contains(out, "leviathan.players_joined 10") {
+		t.Errorf("exit %d; stderr %s\n%s", code, errs, out)
+	}
+}
