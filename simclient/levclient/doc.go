@@ -39,8 +39,11 @@
 //     Echo requests; a message from the server within Silence of a
 //     malformed datagram is an L-MALFORMED-REPLY violation; a final Echo
 //     checks liveness (Collector.AddMalformed per kind).
-//   - rate_probe is not implemented for leviathan: the step fails with
-//     reason "socket" and says so.
+//   - rate_probe (request echo only): Echo requests sent untracked (so the
+//     engine's resends cannot hide a loss) on the ramp From→To over Over;
+//     replies (Response None, ResponseTo 0) are matched to the oldest
+//     pending Echo; simclient.Probe finds the first one-second window with
+//     more than Loss unanswered within the step's timeout.
 //
 // # What is recorded
 //

@@ -137,3 +137,113 @@ func (s *session) echoOnce(ctx context.Context, st *scenario.Step) error {
 	}
 	return err
 }
+
+// rateProbe ramps Echo requests From→To per second over Over (sent
+// untracked, so the engine's resends do not hide a loss), each answered by
+// the next Response None (the engine's None carries ResponseTo 0, so
+// replies are matched to the oldest pending Echo), and records the first
+// one-second window whose share of Echos unanswered within the step's
+// timeout exceeds Loss (simclient.Probe; Collector.AddRateLimit).
+func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
+	spec := st.Probe
+	if spec.Request != "" && spec.Request != scenario.Echo {
+		return s.fail(i, st, simclient.ReasonSocket, fmt.Errorf("rate_probe request %q: leviathan probes with echo only", spec.Request))
+	}
+	key := s.sh.StepKey(s.fi, i)
+	msgKey := s.rt.req[lv.ReqEcho]
+	timeout := st.Policy.Timeout
+	if timeout <= 0 {
+		timeout = scenario.DefaultPolicy.Timeout
+	}
+	start := time.Now()
+	pr := simclient.NewProbe(spec, start)
+	total := pr.Total()
+	type flight struct{ intended, sent time.Time }
+	fl := make([]flight, 0, min(total, 1<<16))
+	head := 0
+	expire := func(now time.Time) {
+		for head < len(fl) && now.Sub(fl[head].sent) >= timeout {
+			pr.Outcome(fl[head].intended.Sub(start), simclient.Lost)
+			head++
+		}
+	}
+	recvUntil := func(deadline time.Time) error {
+		for {
+			m, err := s.next1(ctx, deadline)
+			if errors.Is(err, levconn.ErrTimeout) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResNone && head < len(fl) {
+				f := fl[head]
+				head++
+				now := time.Now()
+				s.rec.Record(key, f.intended, f.sent, now)
+				s.rec.Record(msgKey, f.intended, f.sent, now)
+				pr.Outcome(f.intended.Sub(start), simclient.Answered)
+			}
+		}
+	}
+	var ioErr error
+send:
+	for k := 0; k < total; k++ {
+		due := start.Add(pr.At(k))
+		for time.Now().Before(due) {
+			wait := due
+			if head < len(fl) {
+				if exp := fl[head].sent.Add(timeout); exp.Before(wait) {
+					wait = exp
+				}
+			}
+			if err := recvUntil(wait); err != nil {
+				ioErr = err
+				break send
+			}
+			expire(time.Now())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		sent := time.Now()
+		if _, err := s.d.SendRequest(levconn.None, lv.ReqEcho, nil); err != nil {
+			ioErr = err
+			break
+		}
+		fl = append(fl, flight{due, sent})
+	}
+	if ioErr == nil && ctx.Err() == nil {
+		end := time.Now().Add(timeout)
+		for head < len(fl) && time.Now().Before(end) {
+			if err := recvUntil(fl[head].sent.Add(timeout)); err != nil {
+				ioErr = err
+				break
+			}
+			expire(time.Now())
+		}
+		expire(end.Add(time.Nanosecond))
+	}
+	cut := ctx.Err() != nil
+	limited, _, _, w := pr.Limit()
+	var eff simclient.OthersEffect
+	eff.BeforeUS, _ = s.sh.OthersP99(start.Add(-5*time.Second), start)
+	if limited {
+		eff.DuringUS, eff.Errors = s.sh.OthersP99(start.Add(time.Duration(w)*time.Second), time.Now())
+	} else {
+		eff.DuringUS, eff.Errors = s.sh.OthersP99(start, time.Now())
+	}
+	fd := pr.Finding(st.Label, s.d.LocalAddr().String(), eff)
+	if cut {
+		fd.Note += " (cut short by the end of the run)"
+	}
+	s.sh.Collector.AddRateLimit(fd)
+	if cut {
+		return s.fail(i, st, simclient.ReasonCancelled, context.Canceled)
+	}
+	if ioErr != nil {
+		return s.fail(i, st, reasonOf(ctx, ioErr), ioErr)
+	}
+	s.next = time.Now()
+	return nil
+}

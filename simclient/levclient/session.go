@@ -272,6 +272,8 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 		sent, err = s.closeConn(ctx, st)
 	case scenario.Malformed:
 		return s.malformed(ctx, i, st)
+	case scenario.RateProbe:
+		return s.rateProbe(ctx, i, st)
 	default:
 		return s.fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not supported by the leviathan client", st.Kind))
 	}

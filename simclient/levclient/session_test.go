@@ -232,3 +232,21 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 	t.Fatalf("timed out waiting: %s", what)
 }
+
+func TestRateProbe(t *testing.T) {
+	s := startServer(t, func(c *refsrv.Config) { c.RateLimit, c.RateBurst = 50, 10 })
+	p := plan(t, "", `      - connect
+      - rate_probe: {from: 20/s, to: 300/s, over: 2s, timeout: 300ms}`)
+	run, errs := runAll(t, p, s, 1)
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if len(run.RateLimits) != 1 {
+		t.Fatalf("findings %+v", run.RateLimits)
+	}
+	f := run.RateLimits[0]
+	if f.ObservedLimitPerSec <= 0 || f.ObservedLimitPerSec > 120 || f.Limited == 0 {
+		t.Fatalf("finding %+v, want a limit near 50/s", f)
+	}
+	t.Logf("%+v", f)
+}
