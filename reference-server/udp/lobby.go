@@ -73,9 +73,8 @@ func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []b
 	p := s.cfg.Profile
 	switch m.Type {
 	case udplobby.LobbyListRooms:
-		l := s.roomList()
 		out, _ = udplobby.Append(out, p, &udplobby.Message{
-			Header: udplobby.Header{Type: udplobby.LobbyRoomList, Seq: m.Seq}, Rooms: *l})
+			Header: udplobby.Header{Type: udplobby.LobbyRoomList, Seq: m.Seq}, Rooms: s.roomList()})
 	case udplobby.LobbyCreateRoom:
 		if in, reason := s.newInstance(0, now); in != nil {
 			out = udplobby.AppendRoomCreated(out, p, m.Seq, in.id, in.port)

@@ -184,3 +184,45 @@ func TestDropPathAllocs(t *testing.T) {
 		t.Fatalf("drops not counted: %v", d)
 	}
 }
+
+// TestListAllocsUnderChurn: LIST answers from a room list rebuilt in place
+// when a JOIN changed a player count, so alternating JOIN and LIST (every
+// LIST after a change) allocates nothing; Rooms() is a separate copy.
+func TestListAllocsUnderChurn(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPlayers = 1024
+	s := start(t, cfg)
+	for range 50 {
+		s.newInstance(0, s.now())
+	}
+	p := cfg.Profile
+	list := udplobby.AppendListRooms(nil, p, 1)
+	out := make([]byte, 0, 2048)
+	i := 0
+	n := testing.AllocsPerRun(300, func() {
+		i++
+		out = s.handleLobby(udplobby.AppendJoinRoom(out[:0], p, uint16(2*i), uint32(1+i%50)), at(uint16(i)), s.now(), out[:0])
+		if decodeOK(t, out).Type != udplobby.LobbyJoinSuccess {
+			t.Fatal("join failed")
+		}
+		out = s.handleLobby(list, at(1), s.now(), out[:0])
+	})
+	if n != 0 {
+		t.Errorf("JOIN+LIST: %v allocs/op", n)
+	}
+	var m udplobby.Message
+	if err := (udplobby.Decoder{Dir: udplobby.ServerToClient}).Decode(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	rooms := m.Rooms.AppendRooms(nil)
+	if got := s.Rooms(); !equalRooms(got, rooms) || len(rooms) != 50 {
+		t.Fatalf("LIST shows %d rooms, Rooms() %d, or they differ", len(rooms), len(got))
+	}
+	total := 0
+	for _, r := range rooms {
+		total += int(r.Players)
+	}
+	if total != 301 { // AllocsPerRun runs the function once more to warm up
+		t.Fatalf("list shows %d players, want 301", total)
+	}
+}

@@ -1,12 +1,13 @@
 package udp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,8 +40,13 @@ type Server struct {
 	slots    []bool // BasePort > 0: pool slot i (port BasePort+i) in use
 	nextID   uint32
 	closed   bool
-	list     atomic.Pointer[udplobby.RoomList] // cached room list; nil when stale
-	scratch  []udplobby.Room                   // list rebuild buffer, under mu
+	stale    atomic.Bool     // the lobby loop's cached room list needs a rebuild
+	scratch  []udplobby.Room // list rebuild buffer, under mu
+
+	// The encoded room list LIST answers from, rebuilt in place (no
+	// allocation) when stale. Owned by the lobby read loop, like sessions.
+	list    udplobby.RoomList
+	listBuf []byte
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -87,7 +93,9 @@ func Listen(cfg Config) (*Server, error) {
 		sessions: newSessionTable(cfg.MaxSessions, int64(cfg.SessionTimeout)),
 		rooms:    make(map[uint32]*instance),
 		stop:     make(chan struct{}),
+		listBuf:  make([]byte, 0, cfg.MaxInstances*udplobby.RoomEntryLen),
 	}
+	s.stale.Store(true)
 	if !s.adv.IsValid() {
 		// Unspecified (0.0.0.0) when the lobby listens everywhere: the TCP
 		// lobby replaces it per client by its connection's local address.
@@ -154,8 +162,9 @@ func (s *Server) Stats() Stats {
 
 // Rooms returns the rooms as the lobby lists them, sorted by id.
 func (s *Server) Rooms() []udplobby.Room {
-	l := s.roomList()
-	return l.AppendRooms(nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.collectRooms())
 }
 
 // Close stops the lobby and every instance (players get SERVER_DISCONNECT
@@ -308,19 +317,28 @@ func (s *Server) tune(c *net.UDPConn) {
 
 // invalidate marks the cached room list stale. Called with mu held after
 // any change a list shows (rooms, player counts, held seats, states).
-func (s *Server) invalidate() { s.list.Store(nil) }
+func (s *Server) invalidate() { s.stale.Store(true) }
 
-// roomList returns the cached room list, rebuilding it if stale. The
-// returned list is immutable.
-func (s *Server) roomList() *udplobby.RoomList {
-	if l := s.list.Load(); l != nil {
-		return l
+// roomList returns the lobby's room list, rebuilding it in place if stale:
+// no allocation, so LIST stays allocation-free even when every other
+// request is a JOIN that changes a player count. Only the lobby read loop
+// calls it (it owns the list, which it reads without mu).
+func (s *Server) roomList() udplobby.RoomList {
+	if s.stale.Load() {
+		s.mu.Lock()
+		// Cleared before reading the rooms: a change made after this
+		// point marks the list stale again.
+		s.stale.Store(false)
+		// listBuf holds MaxInstances entries: it never grows.
+		s.list = udplobby.MakeRoomList(s.listBuf[:0], s.collectRooms())
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l := s.list.Load(); l != nil {
-		return l
-	}
+	return s.list
+}
+
+// collectRooms returns every room's list entry sorted by id, in a scratch
+// slice valid until the next call. Called with mu held.
+func (s *Server) collectRooms() []udplobby.Room {
 	rooms := s.scratch[:0]
 	for _, in := range s.rooms {
 		rooms = append(rooms, udplobby.Room{
@@ -331,11 +349,9 @@ func (s *Server) roomList() *udplobby.RoomList {
 			State:      in.state,
 		})
 	}
-	sort.Slice(rooms, func(i, j int) bool { return rooms[i].ID < rooms[j].ID })
+	slices.SortFunc(rooms, func(a, b udplobby.Room) int { return cmp.Compare(a.ID, b.ID) })
 	s.scratch = rooms
-	l := udplobby.MakeRoomList(make([]byte, 0, len(rooms)*udplobby.RoomEntryLen), rooms)
-	s.list.Store(&l)
-	return &l
+	return rooms
 }
 
 // janitor expires seat holds, drops idle players and removes instances
