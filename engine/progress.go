@@ -55,7 +55,9 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 	wg.Add(1)
 	switch mode {
 	case ProgressBar:
-		p := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond))
+		// Auto refresh even when w is not detected as a terminal: the
+		// caller chose the bar for a terminal already.
+		p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh())
 		var mu sync.Mutex
 		last := ProgressSample{Total: total}
 		bar := p.AddBar(max(total.Milliseconds(), 1),

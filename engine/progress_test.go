@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the progress goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestProgressLines(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		var buf syncBuffer
+		n := 0
+		stop := startProgress(ProgressLines, &buf, 10*time.Second, time.Second, func() ProgressSample {
+			n++
+			return ProgressSample{Elapsed: time.Duration(n) * time.Second, Total: 10 * time.Second, Active: 7, Started: 9, Finished: 2, Rate: 1234.4, Errors: 1, Dropped: 3}
+		})
+		time.Sleep(3500 * time.Millisecond)
+		stop()
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("%d lines in 3.5s at one a second:\n%s", len(lines), buf.String())
+		}
+		want := "lobbybench: 3s/10s clients 7 sessions 9 started 2 done 1234 req/s errors 1 dropped 3 violations 0"
+		if lines[2] != want {
+			t.Errorf("line %q\nwant %q", lines[2], want)
+		}
+	})
+}
+
+func TestProgressNone(t *testing.T) {
+	var buf syncBuffer
+	stop := startProgress(ProgressNone, &buf, time.Second, time.Millisecond, func() ProgressSample { return ProgressSample{} })
+	time.Sleep(10 * time.Millisecond)
+	stop()
+	if buf.String() != "" {
+		t.Errorf("quiet progress wrote %q", buf.String())
+	}
+}
+
+// TestProgressBar draws the mpb bar into a buffer (not a terminal: it
+// renders when it completes) and checks the final state is shown.
+func TestProgressBar(t *testing.T) {
+	var buf syncBuffer
+	stop := startProgress(ProgressBar, &buf, time.Second, 0, func() ProgressSample {
+		return ProgressSample{Elapsed: time.Second, Total: time.Second, Active: 4, Started: 5, Finished: 1, Rate: 10}
+	})
+	time.Sleep(50 * time.Millisecond)
+	stop()
+	if out := buf.String(); !strings.Contains(out, "clients 4") || !strings.Contains(out, "sessions 1/5") {
+		t.Errorf("bar output %q", out)
+	}
+}
