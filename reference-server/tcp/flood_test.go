@@ -133,6 +133,9 @@ func TestFloodWithGoodClients(t *testing.T) {
 		cycles++
 	}
 	<-done
+	if cycles < 3 {
+		t.Fatalf("only %d good cycles", cycles)
+	}
 	mu.Lock()
 	t.Logf("%d good cycles during %d flood connections; stats %+v", cycles, conns, s.Stats())
 	mu.Unlock()

@@ -47,7 +47,9 @@ func FuzzLobbyHandler(f *testing.F) {
 	})
 }
 
-// FuzzInstanceHandler does the same for an instance socket's handler.
+// FuzzInstanceHandler does the same for an instance socket's handler; a
+// CLIENT_READY once the countdown started is answered with the last state
+// message, which keeps its original sequence.
 func FuzzInstanceHandler(f *testing.F) {
 	p := udplobby.ProfileSpec
 	for _, t := range []udplobby.MsgType{udplobby.ClientHello, udplobby.ClientJoinRequest, udplobby.ClientReady} {
@@ -79,8 +81,27 @@ func FuzzInstanceHandler(f *testing.F) {
 			return
 		}
 		var rep udplobby.Message
-		if err := (udplobby.Decoder{Profile: p, Dir: udplobby.ServerToClient, Channel: udplobby.ChannelInstance}).Decode(out, &rep); err != nil || rep.Seq != m.Seq {
+		if err := (udplobby.Decoder{Profile: p, Dir: udplobby.ServerToClient, Channel: udplobby.ChannelInstance}).Decode(out, &rep); err != nil {
 			t.Fatalf("bad reply % x (%v) to % x", out, err, pkt)
+		}
+		if m.Type == udplobby.ClientReady {
+			// The only answer to READY is the last state message again,
+			// byte for byte, with the sequence it was first sent under.
+			s.mu.Lock()
+			last := string(in.last)
+			s.mu.Unlock()
+			switch rep.Type {
+			case udplobby.ServerAllReady, udplobby.ServerCountdownTick, udplobby.ServerGameStart, udplobby.ServerGameEnd:
+			default:
+				t.Fatalf("READY answered with %v", rep.Type)
+			}
+			if string(out) != last {
+				t.Fatalf("READY answered % x, last state message % x", out, last)
+			}
+			return
+		}
+		if rep.Seq != m.Seq {
+			t.Fatalf("reply % x to % x: seq %d, want %d", out, pkt, rep.Seq, m.Seq)
 		}
 	})
 }
