@@ -526,7 +526,7 @@ func buildRunMatrix(docs []*htmlDoc) (*runMatrix, error) {
 			}
 			hs = append(hs, histSeries{Name: d.Label, Colour: colour(i), Hist: h})
 		}
-		m.Charts = append(m.Charts, percentileChart("Step "+name+" across runs (from intended send)", hs, 470, 284+16*float64(len(hs))))
+		m.Charts = append(m.Charts, percentileChart("Step "+name+" across runs (from intended send)", hs, 960, 284+16*float64(len(hs))))
 	}
 	return m, nil
 }
