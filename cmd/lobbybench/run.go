@@ -26,8 +26,8 @@ line, and nothing is sent.
 
 Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
 scenario; 3 target unreachable; 4 a threshold breached; 5 interrupted
-(Ctrl-C). When several apply, the first in the order 5, 1, 4 wins. The JSON
-and JUnit files are written in every case where the run started.`
+(Ctrl-C). When several apply, the first in the order 5, 1, 4 wins. The JSON,
+JUnit and HTML files are written in every case where the run started.`
 
 // seedFlag is an optional int64 flag: nil until set.
 type seedFlag struct{ v *int64 }
@@ -69,7 +69,7 @@ func init() {
 			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
 			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
 			fs.IntVar(&o.Clients, "clients", 0, "closed model: scale the stages so the peak is `N` clients (open model: max clients)")
-			fs.Var(&seed, "seed", "seed of every random choice (overrides the scenario's)")
+			fs.Var(&seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
 			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) != 1 {
