@@ -6,14 +6,16 @@ package simclient
 // are stable; users grep for them.
 const (
 	// UDP lobby (PROTOCOLS.md §1).
-	RuleUSeqEcho      = "U-SEQ-ECHO"        // a lobby reply's sequenceId matches no request this client sent
-	RuleUReplyType    = "U-REPLY-TYPE"      // a lobby reply's type is not a legal answer to the pending request
-	RuleUJoinPort     = "U-JOIN-PORT"       // JOIN_SUCCESS port differs from the port the room was created on
-	RuleUPortRange    = "U-PORT-RANGE"      // an instance port outside the configured instance_ports range
-	RuleUJoinRoom     = "U-JOIN-ROOM"       // JOIN_SUCCESS names another room than the one requested
-	RuleUCreatedList  = "U-CREATED-LISTED"  // a room this client just created is missing from its next list
-	RuleUMalformedAns = "U-MALFORMED-REPLY" // the lobby answered a malformed packet instead of dropping it
-	RuleUReplySource  = "U-REPLY-SOURCE"    // a datagram from an address the client never sent to
+	RuleUSeqEcho         = "U-SEQ-ECHO"          // a lobby reply's sequenceId matches no request this client sent
+	RuleUReplyType       = "U-REPLY-TYPE"        // a lobby reply's type is not a legal answer to the pending request
+	RuleUJoinPort        = "U-JOIN-PORT"         // JOIN_SUCCESS port differs from the port the room was created on
+	RuleUPortRange       = "U-PORT-RANGE"        // an instance port outside the configured instance_ports range
+	RuleUJoinRoom        = "U-JOIN-ROOM"         // JOIN_SUCCESS names another room than the one requested
+	RuleUCreatedList     = "U-CREATED-LISTED"    // a room this client just created is missing from its next list
+	RuleUMalformedAns    = "U-MALFORMED-REPLY"   // the lobby answered a malformed packet instead of dropping it
+	RuleUReplySource     = "U-REPLY-SOURCE"      // a datagram from an address the client never sent to
+	RuleURoomPortChanged = "U-ROOM-PORT-CHANGED" // a room listed twice to the same client with two ports
+	RuleURoomState       = "U-ROOM-STATE-ORDER"  // a room's listed state went back (e.g. Playing, then Waiting)
 	// Game instance (PROTOCOLS.md §2).
 	RuleISeqEcho      = "I-SEQ-ECHO"        // an instance reply's sequenceId matches no request this client sent
 	RuleIReplyType    = "I-REPLY-TYPE"      // an instance reply is not a legal answer to the pending request
@@ -50,6 +52,8 @@ var Rules = []RuleInfo{
 	{RuleUCreatedList, "1.2", "a room this client created is missing from the list it asked for right after (best effort, within 1 s)"},
 	{RuleUMalformedAns, "1.2", "the lobby replied to a malformed datagram instead of dropping it silently"},
 	{RuleUReplySource, "1.1", "a datagram came from an address this client never sent to (replies come from the lobby or the instance port)"},
+	{RuleURoomPortChanged, "1.3", "a room listed to the same client twice with two different ports (a room's port is stable)"},
+	{RuleURoomState, "2", "a room's listed state went back between two lists of the same client (Waiting → Countdown → Playing → Finished)"},
 	{RuleISeqEcho, "2", "an instance reply's sequenceId matches no request this client sent"},
 	{RuleIReplyType, "2", "an instance reply is not a legal answer (HELLO→HELLO, JOIN_REQUEST→JOIN_ACCEPT/JOIN_DENY, PING→PONG)"},
 	{RuleIPongEcho, "2", "SERVER_PONG does not echo the ping's clientTime"},

@@ -64,7 +64,7 @@ func (s *session) handle(p []byte) {
 			return
 		}
 		s.enterRoom(m.RoomID, m.PlayerHash)
-		s.members[m.PlayerHash] = true
+		s.members[m.PlayerHash] = false
 	case *tcplobby.JoinRoomAck:
 		if !s.answer(p, tcplobby.TypeJoinRoomAck) {
 			return
@@ -103,15 +103,18 @@ func (s *session) handle(p []byte) {
 		case m.Player.Hash == s.hash:
 			s.violation(simclient.RuleTBroadcast, p, nil, "PLAYER_JOIN announcing this client to itself (it goes to the members already in the room)")
 		}
-		s.members[m.Player.Hash] = true
+		s.members[m.Player.Hash] = m.Player.Ready
 	case *tcplobby.PlayerLeft:
-		if s.room == 0 || !s.members[m.PlayerHash] {
+		if _, in := s.members[m.PlayerHash]; s.room == 0 || !in {
 			s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_LEFT for hash %d, not a member of this client's room", m.PlayerHash))
 		}
 		delete(s.members, m.PlayerHash)
 	case *tcplobby.PlayerReady:
-		if s.room == 0 || !s.members[m.PlayerHash] && m.PlayerHash != s.hash {
+		if _, in := s.members[m.PlayerHash]; s.room == 0 || !in && m.PlayerHash != s.hash {
 			s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_READY for hash %d, not a member of this client's room", m.PlayerHash))
+		}
+		if s.room != 0 {
+			s.members[m.PlayerHash] = m.Ready
 		}
 		if s.pend == tcplobby.TypePlayerReady && m.PlayerHash == s.hash {
 			s.done = true
@@ -176,7 +179,7 @@ func (s *session) enterRoom(room uint32, hash uint64) {
 func (s *session) setMembers(ps []tcplobby.PlayerInfo) {
 	clear(s.members)
 	for _, pl := range ps {
-		s.members[pl.Hash] = true
+		s.members[pl.Hash] = pl.Ready
 	}
 }
 
@@ -195,6 +198,12 @@ func (s *session) gameStartFrame(p []byte, m *tcplobby.GameStart) {
 	}
 	if _, err := netip.ParseAddr(m.ServerIP.String()); err != nil {
 		s.violation(simclient.RuleTGameStart, p, nil, fmt.Sprintf("GAME_START ServerIP %q is not an IP address", m.ServerIP.String()))
+	}
+	for h, ready := range s.members {
+		if !ready {
+			s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("GAME_START although this client was never told that member %d is ready (PLAYER_READY or ROOM_UPDATE)", h))
+			break
+		}
 	}
 	listed := map[uint64]bool{}
 	for _, pl := range m.Players[:m.PlayerCount] {

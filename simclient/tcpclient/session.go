@@ -62,7 +62,7 @@ type session struct {
 	name        tcplobby.Name
 	hash        uint64
 	room        uint32
-	members     map[uint64]bool
+	members     map[uint64]bool // hash → announced ready
 	rooms       []tcplobby.RoomInfo
 	lastCount   int // last COUNTDOWN seconds, -1 none
 	countdowns  int

@@ -266,6 +266,26 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			wantRule: simclient.RuleTCountdown,
 		},
 		{
+			name: "game start before a member was announced ready",
+			flow: "[connect, {create: r1}, ready, start, wait_game_start]",
+			reply: func(req tcplobby.Message) [][]byte {
+				switch req.(type) {
+				case *tcplobby.CreateRoomReq:
+					pj := &tcplobby.PlayerJoin{Player: tcplobby.PlayerInfo{Number: 2, Hash: 8}}
+					return [][]byte{frame(&tcplobby.CreateRoomAck{RoomID: 3, PlayerHash: 7}), frame(pj)}
+				case *tcplobby.ReadyReq:
+					return [][]byte{frame(&tcplobby.PlayerReady{PlayerHash: 7, Ready: true})}
+				case *tcplobby.StartReq:
+					gs := &tcplobby.GameStart{ServerIP: tcplobby.MakeIP("127.0.0.1"), UDPPort: 4000, PlayerCount: 2}
+					gs.Players[0] = tcplobby.PlayerInfo{Number: 1, Hash: 7, Ready: true}
+					gs.Players[1] = tcplobby.PlayerInfo{Number: 2, Hash: 8, Ready: true}
+					return [][]byte{frame(&tcplobby.Countdown{Seconds: 1}), frame(gs)}
+				}
+				return okConnect(req)
+			},
+			wantRule: simclient.RuleTBroadcast,
+		},
+		{
 			name: "join ack without the joiner",
 			flow: "[connect, {join: 5}]",
 			reply: func(req tcplobby.Message) [][]byte {

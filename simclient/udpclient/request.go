@@ -252,7 +252,9 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 	}
 	switch m.Type {
 	case udplobby.LobbyRoomList:
+		s.prevRooms, s.rooms = s.rooms, s.prevRooms
 		s.rooms = m.Rooms.AppendRooms(s.rooms[:0])
+		s.compareLists(data)
 		for i := range s.rooms {
 			if r := &s.rooms[i]; !s.portOK(r.Port) {
 				return s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last))
@@ -393,4 +395,46 @@ func (s *session) event(data []byte, m *udplobby.Message) verdict {
 // that caused it (nil if unsolicited).
 func (s *session) violation(rule string, data, req []byte, detail string) {
 	s.rec.Violation(rule, time.Now(), data, req, detail)
+}
+
+// compareLists compares the room list just received with this session's
+// previous one: a room listed in both keeps its port and its state never
+// goes back (Waiting → Countdown → Playing → Finished, PROTOCOLS.md §2).
+// It needs both lists sorted by room id (the order is not specified; other
+// orders are not compared) and reports at most one violation per list.
+func (s *session) compareLists(data []byte) {
+	prev, cur := s.prevRooms, s.rooms
+	if len(prev) == 0 || len(cur) == 0 || !s.sortedByID(prev) || !s.sortedByID(cur) {
+		return
+	}
+	i, j := 0, 0
+	for i < len(prev) && j < len(cur) {
+		a, b := &prev[i], &cur[j]
+		switch {
+		case a.ID < b.ID:
+			i++
+		case a.ID > b.ID:
+			j++
+		default:
+			if a.Port != b.Port {
+				s.violation(simclient.RuleURoomPortChanged, data, s.obuf, fmt.Sprintf("room %d listed on port %d, then on port %d", a.ID, a.Port, b.Port))
+				return
+			}
+			if b.State < a.State {
+				s.violation(simclient.RuleURoomState, data, s.obuf, fmt.Sprintf("room %d listed %v, then %v", a.ID, a.State, b.State))
+				return
+			}
+			i++
+			j++
+		}
+	}
+}
+
+func (s *session) sortedByID(rs []udplobby.Room) bool {
+	for i := 1; i < len(rs); i++ {
+		if rs[i].ID <= rs[i-1].ID {
+			return false
+		}
+	}
+	return true
 }

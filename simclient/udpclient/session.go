@@ -67,13 +67,14 @@ type session struct {
 	lobby netip.AddrPort
 	inst  netip.AddrPort // zero until a create or join returned a port
 
-	profile udplobby.Profile
-	known   bool // profile known (not auto, or guessed)
-	seq     uint16
-	sent    int // sequence ids used so far
-	obuf    []byte
-	msg     udplobby.Message
-	rooms   []udplobby.Room
+	profile   udplobby.Profile
+	known     bool // profile known (not auto, or guessed)
+	seq       uint16
+	sent      int // sequence ids used so far
+	obuf      []byte
+	msg       udplobby.Message
+	rooms     []udplobby.Room
+	prevRooms []udplobby.Room // the list before s.rooms, for compareLists
 
 	// pending request, valid while p.active
 	p pending

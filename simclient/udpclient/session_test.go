@@ -241,6 +241,35 @@ func TestMisbehavingLobby(t *testing.T) {
 			wantRule: simclient.RuleUCreatedList,
 		},
 		{
+			name: "room state goes back between two lists",
+			flow: "- list_rooms\n      - list_rooms",
+			setup: func(f *fakeLobby) {
+				n := 0
+				f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+					st := udplobby.Playing
+					if n++; n > 1 {
+						st = udplobby.Waiting
+					}
+					b, _ := udplobby.AppendRoomList(nil, f.p, m.Seq, []udplobby.Room{{ID: 4, Players: 1, MaxPlayers: 4, Port: 9000, State: st}})
+					return b
+				}
+			},
+			wantRule: simclient.RuleURoomState,
+		},
+		{
+			name: "room port changes between two lists",
+			flow: "- list_rooms\n      - list_rooms",
+			setup: func(f *fakeLobby) {
+				port := uint16(9000)
+				f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+					port++
+					b, _ := udplobby.AppendRoomList(nil, f.p, m.Seq, []udplobby.Room{{ID: 4, Players: 1, MaxPlayers: 4, Port: port}})
+					return b
+				}
+			},
+			wantRule: simclient.RuleURoomPortChanged,
+		},
+		{
 			name:  "late duplicate replies are not violations",
 			flow:  "- list_rooms\n      - list_rooms\n      - list_rooms",
 			setup: func(f *fakeLobby) { f.dup = true },
