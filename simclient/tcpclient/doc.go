@@ -36,9 +36,10 @@
 // lists the joiner; PLAYER_JOIN, PLAYER_READY and PLAYER_LEFT name players
 // the client knows to be in (or, for PLAYER_JOIN, not yet in) its room —
 // the room's members are tracked from JOIN_ROOM_ACK, ROOM_UPDATE and those
-// broadcasts; COUNTDOWN strictly decreases; GAME_START follows a countdown,
-// carries a parsable IP and a non-zero port, and lists exactly the room's
-// members. Each member also publishes its hash to its group
+// broadcasts; COUNTDOWN strictly decreases; GAME_START follows a countdown
+// and a ready announcement (PLAYER_READY or ROOM_UPDATE) for every member,
+// so a ready broadcast that never reached this client shows, carries a
+// parsable IP and a non-zero port, and lists exactly the room's members. Each member also publishes its hash to its group
 // (Group.SetHash) for diagnostics.
 //
 // # Robustness steps

@@ -35,7 +35,9 @@
 // violation), the reply type answers the request, JOIN_SUCCESS names the
 // requested room on the port the room was created on (run-wide
 // simclient.RoomTable), ports fall in plan.InstancePorts when given, a room
-// just created appears in the next list asked within a second, PONG echoes
+// just created appears in the next list asked within a second, a room
+// listed twice to the same client keeps its port and never goes back in
+// state (lists sorted by id only; the order is unspecified), PONG echoes
 // clientTime, countdown ticks decrease and game events come in order
 // (ALL_READY/COUNTDOWN/GAME_START only after joining, GAME_START once,
 // GAME_END after it). A bad reply to the pending request fails it with
