@@ -22,7 +22,7 @@
 //	newSession, ok := simclient.Lookup(string(plan.Protocol))
 //	...
 //	// for each arrival, IN ARRIVAL ORDER (group membership depends on it):
-//	s, err := newSession(sh, id, &plan.Flows[i], src) // binds the socket; err = cannot bind/dial
+//	s, err := newSession(sh, id, &plan.Flows[i], src) // UDP binds its socket here; TCP dials in its first step
 //	go func() { defer s.Close(); err := s.Run(ctx, due) }()
 //
 // id is the client's index in the run (0, 1, 2 …; a closed-model client
@@ -71,8 +71,12 @@
 //
 // Following the scenario model (scenario/doc.go), the n-th session of a
 // flow (counted by Shared.Join, called by the factories, so in the order
-// the engine creates sessions) is member n % GroupSize of group
-// n / GroupSize of that flow; member 0 is the leader. A Group carries the
+// the engine creates sessions on this process) is member n % GroupSize of
+// group n / GroupSize of that flow; member 0 is the leader. Counting
+// created sessions rather than scheduled arrivals keeps groups whole when
+// the engine drops starts: the next G created sessions still form a group
+// led by its first. (A sharded run owns whole groups per shard, so each
+// shard's count aligns with its groups until a start is dropped.) A Group carries the
 // room its creator made (SetRoom / WaitRoom: a join with room: created
 // waits for it at most the join's whole request budget, Budget(policy) =
 // timeout × (retries+1) + retry_interval × retries; FailRoom wakes the

@@ -29,11 +29,12 @@ type Session interface {
 }
 
 // Factory makes the session of client id running flow (a pointer into
-// sh.Plan.Flows), bound to local address src (invalid: the OS chooses). It
-// opens the client's socket or connection; an error means the session
-// could not start (e.g. no free port, connection refused: a *StepError
-// with Reason ReasonConnRefused). Factories must be called in arrival
-// order: each call assigns the session its group place (Shared.Join).
+// sh.Plan.Flows), bound to local address src (invalid: the OS chooses).
+// udpclient binds its socket here (an error: no free port, bad source
+// address — a *StepError with Reason ReasonSocket); tcpclient dials in its
+// first step, so a refused connection fails that step with
+// reports.ReasonConnRefused. Factories must be called in arrival order:
+// each call assigns the session its group place (Shared.Join).
 type Factory func(sh *Shared, id int, flow *scenario.Flow, src netip.Addr) (Session, error)
 
 var (
