@@ -66,7 +66,7 @@ func (t *othersTracker) slot(stripe int, at time.Time) *othersSlot {
 	if sec < 0 {
 		sec = 0
 	}
-	s := &t.stripes[stripe%othersStripes][sec%othersSlots]
+	s := &t.stripes[uint(stripe)%othersStripes][sec%othersSlots]
 	if old := s.sec.Load(); old != sec {
 		if old < sec && s.sec.CompareAndSwap(old, sec) {
 			// Recycle the slot. Racing adds of the new second may be
