@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,7 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"reasons":    fmtReasons,
 	"inc":        func(n int) int { return n + 1 },
 	"maxSamples": func() int { return MaxViolationSamples },
+	"thv":        fmtThresholdValue,
 	"utc":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 }).Parse(htmlTemplateText))
 
@@ -169,10 +171,15 @@ type confSection struct {
 }
 
 type caseView struct {
-	K      Case
-	Anchor string
-	Wire   []wireView
+	K          Case
+	Anchor     string
+	Wire       []wireView
+	WireHidden int // entries beyond maxWireShown
 }
+
+// maxWireShown bounds the wire entries drawn per case: a flood case can log
+// thousands of datagrams, and the JSON keeps them all.
+const maxWireShown = 64
 
 type wireView struct {
 	Arrow, Dir, Offset string
@@ -394,7 +401,12 @@ func buildConform(c *Conform, docAnchor string) *confView {
 		}
 		sec := &v.Sections[i]
 		cv := caseView{K: k, Anchor: caseAnchor(docAnchor, k.ID)}
-		for _, e := range k.Wire {
+		wire := k.Wire
+		if len(wire) > maxWireShown {
+			cv.WireHidden = len(wire) - maxWireShown
+			wire = wire[:maxWireShown]
+		}
+		for _, e := range wire {
 			wv := wireView{Dir: e.Dir, Offset: fmtOffset(e.OffsetNS), Dump: hexDump(e.Hex), Len: len(e.Hex) / 2}
 			switch e.Dir {
 			case DirSent:
@@ -644,6 +656,28 @@ func fmtDur(d time.Duration) string {
 
 // fmtOffset formats an offset from a start as "+1.5ms".
 func fmtOffset(d time.Duration) string { return "+" + fmtDur(d) }
+
+// fmtThresholdValue formats a threshold's limit or observed value by its
+// metric: latency statistics (p50…p999, min, max, mean; canonical seconds,
+// or microseconds for a "_us" metric) as durations, ratios as percentages,
+// everything else as a number.
+func fmtThresholdValue(t ThresholdResult, v float64) string {
+	m := t.Metric
+	if i := strings.LastIndexByte(m, '.'); i >= 0 && m != "errors.rate" {
+		m = m[i+1:]
+	}
+	switch {
+	case strings.HasSuffix(m, "_us"):
+		return fmtUS(int64(v))
+	case m == "p50" || m == "p90" || m == "p99" || m == "p999" || m == "min" || m == "max" || m == "mean":
+		return fmtUS(int64(math.Round(v * 1e6)))
+	case m == "error_rate" || m == "errors.rate":
+		return fmtPct(v)
+	case m == "throughput" || m == "limit":
+		return fmtFloat(v) + "/s"
+	}
+	return fmtFloat(v)
+}
 
 func fmtReasons(m map[string]int64) string {
 	var parts []string

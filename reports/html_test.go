@@ -474,3 +474,41 @@ func FuzzWriteHTML(f *testing.F) {
 		_ = WriteHTML(io.Discard, HTMLOptions{}, doc, doc)
 	})
 }
+
+func TestFmtThresholdValue(t *testing.T) {
+	tests := []struct {
+		metric string
+		v      float64
+		want   string
+	}{
+		{"join.p99", 0.004287, "4.29ms"},
+		{"p99", 0.05, "50.00ms"},
+		{"list_rooms.mean", 0.000250, "250µs"},
+		{"p99_us", 50000, "50.00ms"},
+		{"errors.rate", 0.737057, "73.71%"},
+		{"join.error_rate", 0.01, "1.00%"},
+		{"throughput", 195.8, "195.8/s"},
+		{"probe.limit", 200, "200/s"},
+		{"violations", 0, "0"},
+		{"join.count", 1912, "1912"},
+	}
+	for _, tt := range tests {
+		if got := fmtThresholdValue(ThresholdResult{Metric: tt.metric}, tt.v); got != tt.want {
+			t.Errorf("%s %v: %q, want %q", tt.metric, tt.v, got, tt.want)
+		}
+	}
+}
+
+func TestWireLogBounded(t *testing.T) {
+	c := sampleConform()
+	for i := range 100 {
+		c.Cases[0].Wire = append(c.Cases[0].Wire, WireEntry{Dir: DirSent, OffsetNS: time.Duration(i), Hex: "abcd"})
+	}
+	page := string(htmlOf(t, HTMLOptions{}, c))
+	if n := strings.Count(page, `<tr class="w-`); n != maxWireShown+2 /* udp/5/2 has 2 */ {
+		t.Errorf("%d wire rows drawn, want %d", n, maxWireShown+2)
+	}
+	if !strings.Contains(page, "… and 38 more entries, not shown") {
+		t.Error("hidden wire entries are not announced")
+	}
+}
