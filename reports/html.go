@@ -31,6 +31,7 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"inc":        func(n int) int { return n + 1 },
 	"maxSamples": func() int { return MaxViolationSamples },
 	"thv":        fmtThresholdValue,
+	"section":    sectionTitle,
 	"utc":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 }).Parse(htmlTemplateText))
 
@@ -677,6 +678,18 @@ func fmtThresholdValue(t ThresholdResult, v float64) string {
 		return fmtFloat(v) + "/s"
 	}
 	return fmtFloat(v)
+}
+
+// sectionTitle heads a group of cases: "Section 5" for a bare number, the
+// section text itself when it says more ("seed 003 §12 Sequence numbers").
+func sectionTitle(s string) string {
+	if s == "" {
+		return "No section"
+	}
+	if strings.Trim(s, "0123456789.") == "" {
+		return "Section " + s
+	}
+	return s
 }
 
 func fmtReasons(m map[string]int64) string {
