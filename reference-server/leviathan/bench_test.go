@@ -1,6 +1,7 @@
 package leviathan
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +14,8 @@ import (
 // BenchmarkHandshakeJoin measures complete Leviathan sessions per second
 // against the endpoint with 1,000 concurrent clients on loopback: each
 // client opens a socket, does Connect, Security, Authenticate, JoinServer,
-// JoinGame (ServerAllow + StartWorldReceive) and sends CloseConnection;
+// JoinGame (ServerAllow + StartWorldReceive) and closes (CloseConnection
+// until acked);
 // b.N sessions in all. Client and server share the machine's cores, so the
 // figure is a floor for the server.
 func BenchmarkHandshakeJoin(b *testing.B) {
@@ -47,7 +49,19 @@ func BenchmarkHandshakeJoin(b *testing.B) {
 				} else {
 					done.Add(1)
 				}
-				d.SendResponse(levconn.None, lv.ResCloseConnection, 0, nil)
+				// Close as levclient does: CloseConnection, Critical, and
+				// wait for its ack, so the server never keeps a player
+				// whose close was lost (and a reused port finds no stale
+				// connection).
+				if num, err := d.SendResponse(levconn.Critical, lv.ResCloseConnection, 0, nil); err == nil {
+					deadline := time.Now().Add(5 * time.Second)
+					for {
+						e, err := d.Next(context.Background(), deadline)
+						if err != nil || (e.Kind == levconn.EventConfirmed && e.Number == num) {
+							break
+						}
+					}
+				}
 				d.Close()
 			}
 		}()

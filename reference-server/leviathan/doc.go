@@ -49,10 +49,11 @@
 //     packet), closes the connection and releases its player; for 10 s
 //     after, Ln packets from that address (resends of the close whose ack
 //     was lost) are still acked statelessly, at most 4096 such addresses.
-//     A first packet of a new connection (PKT_ID 1001 with a Connect
-//     request) from the address of a live connection that has seen later
-//     ids replaces it (Closes["restarted"]): a client port reused after a
-//     close the server never received. Other requests (Identification, remote console,
+//     One of the first packets of a new connection (PKT_ID 1001-1005 with
+//     Connect request #1: the first message or its resends) from the
+//     address of a live connection that has seen later ids and has been
+//     silent for 100 ms replaces it (Closes["restarted"]): a client port
+//     reused after a close the server never received. Other requests (Identification, remote console,
 //     sync values, …) are dropped ("unsupported"), as the engine does not
 //     answer them either.
 //

@@ -240,18 +240,31 @@ func (s *Server) tickLoop() {
 // one datagram (network duplicates) arrive much closer together.
 const restartQuiet = 100 * time.Millisecond
 
-// restarted reports whether b is the first packet of a new connection
-// (PKT_ID FirstPacketID carrying a Connect request) from the address of
-// p, which has already received later packets and has been quiet for
-// restartQuiet (so that a late duplicate of p's own first packet is not
-// taken for a new client).
+// restarted reports whether b is one of the first packets of a new
+// connection (PKT_ID within the first CriticalTransmissions ids, carrying
+// Connect request #1: the engine's first message and its resends) from
+// the address of p, which has already received later packets and has been
+// quiet for restartQuiet (so that a late duplicate of p's own first
+// packets is not taken for a new client).
 func (s *Server) restarted(now time.Time, p *peer, b []byte) bool {
 	first := s.cfg.Conn.FirstPacketID
-	if len(b) < 10 || leviathan.PacketType(binary.BigEndian.Uint16(b)) != leviathan.TypeNormal ||
-		binary.BigEndian.Uint32(b[2:]) != first || p.maxID <= first || now.Sub(p.c.LastReceived()) < restartQuiet {
+	if len(b) < 10 || leviathan.PacketType(binary.BigEndian.Uint16(b)) != leviathan.TypeNormal {
 		return false
 	}
-	return leviathan.Decode(&s.pkt, b, leviathan.Lenient) == nil && hasConnect(&s.pkt)
+	id := binary.BigEndian.Uint32(b[2:])
+	if id < first || id-first >= uint32(s.cfg.Conn.CriticalTransmissions) || p.maxID <= id ||
+		now.Sub(p.c.LastReceived()) < restartQuiet {
+		return false
+	}
+	if leviathan.Decode(&s.pkt, b, leviathan.Lenient) != nil {
+		return false
+	}
+	for i := range s.pkt.Messages {
+		if m := &s.pkt.Messages[i]; m.Kind == leviathan.KindRequest && m.RequestType() == leviathan.ReqConnect && m.Number == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 func ruleOf(err error) string {

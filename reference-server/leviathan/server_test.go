@@ -510,3 +510,51 @@ func TestLateDuplicateIsNotARestart(t *testing.T) {
 		t.Fatalf("closes %v duplicates %d", st.Closes, st.Duplicates)
 	}
 }
+
+// TestRestartByResend: the new client's first packet came too soon after
+// the old connection's last one, but its resend (a new PKT_ID, the same
+// Connect #1) replaces the stale connection.
+func TestRestartByResend(t *testing.T) {
+	s := start(t, nil)
+	a := dial(t, s, levconn.DriverOptions{})
+	a.handshake()
+	local := a.d.LocalAddr()
+	a.d.Close()
+	raw, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(local), net.UDPAddrFromAddrPort(s.Addr()))
+	if err != nil {
+		t.Skipf("cannot rebind %v: %v", local, err)
+	}
+	defer raw.Close()
+	c, _ := levconn.New(fast, time.Now())
+	c.SendRequest(time.Now(), levconn.Critical, lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil))
+	raw.Write(c.Poll(time.Now())) // within restartQuiet: taken for a duplicate, unanswered
+	buf := make([]byte, 2048)
+	raw.SetReadDeadline(time.Now().Add(restartQuiet))
+	for {
+		n, err := raw.Read(buf)
+		if err != nil {
+			break
+		}
+		var p lv.Packet
+		if lv.Decode(&p, buf[:n], lv.Lenient) == nil && len(p.Messages) > 0 && p.Messages[0].ResponseType() == lv.ResConnect {
+			t.Fatalf("first packet answered at once: %+v", p)
+		}
+	}
+	now := time.Now().Add(time.Second)
+	c.Tick(now)
+	raw.Write(c.Poll(now)) // the resend, PKT_ID 1002
+	raw.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for {
+		n, err := raw.Read(buf)
+		if err != nil {
+			t.Fatalf("no answer to the resent Connect: %v (stats %+v)", err, s.Stats())
+		}
+		var p lv.Packet
+		if lv.Decode(&p, buf[:n], lv.Lenient) == nil && len(p.Messages) == 1 && p.Messages[0].ResponseType() == lv.ResConnect {
+			break
+		}
+	}
+	if st := s.Stats(); st.Closes["restarted"] != 1 {
+		t.Fatalf("closes %v", st.Closes)
+	}
+}
