@@ -195,3 +195,15 @@ func (c *Config) transmissions(r Reliability) int {
 	}
 	return 1
 }
+
+// ParseAckReading parses an ack-bit reading name for flags: "engine" (no
+// +1, the default) or "seed+1" (seed 002's reading).
+func ParseAckReading(s string) (leviathan.AckReading, error) {
+	switch s {
+	case "engine", "":
+		return leviathan.AckEngine, nil
+	case "seed+1", "seed":
+		return leviathan.AckSeedPlusOne, nil
+	}
+	return 0, fmt.Errorf("unknown ack reading %q (want engine or seed+1)", s)
+}

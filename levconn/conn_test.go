@@ -618,3 +618,22 @@ func TestUnknownShapeDelivered(t *testing.T) {
 		t.Fatalf("events %+v", ev)
 	}
 }
+
+func TestParseAckReading(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want leviathan.AckReading
+		ok   bool
+	}{
+		{"engine", leviathan.AckEngine, true},
+		{"", leviathan.AckEngine, true},
+		{"seed+1", leviathan.AckSeedPlusOne, true},
+		{"seed", leviathan.AckSeedPlusOne, true},
+		{"+1", 0, false},
+	} {
+		got, err := ParseAckReading(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("ParseAckReading(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}
