@@ -304,19 +304,18 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 }
 
 // pathData turns points into an SVG path, starting a new subpath after each
-// NaN (a gap) and dropping repeated pixels.
+// NaN (a gap). Points falling in one pixel column are thinned to that
+// column's first, lowest, highest and last points, so a long run (one
+// point per second for hours) draws the same shape, spikes included, with
+// a few points per pixel instead of thousands.
 func pathData(p *plot, pts []xy) string {
 	var b strings.Builder
 	pen := false
 	last := ""
-	for _, pt := range pts {
-		if math.IsNaN(pt.Y) || math.IsInf(pt.Y, 0) {
-			pen = false
-			continue
-		}
-		c := f1(p.px(pt.X)) + " " + f1(p.py(pt.Y))
+	emit := func(px, py float64) {
+		c := f1(px) + " " + f1(py)
 		if pen && c == last {
-			continue
+			return
 		}
 		if !pen {
 			if b.Len() > 0 {
@@ -329,6 +328,43 @@ func pathData(p *plot, pts []xy) string {
 		}
 		last = c
 	}
+	// col accumulates the points of one pixel column.
+	var col []xy
+	flush := func() {
+		if len(col) == 0 {
+			return
+		}
+		lo, hi := 0, 0
+		for i, c := range col {
+			if c.Y > col[hi].Y { // larger y is lower on screen
+				hi = i
+			}
+			if c.Y < col[lo].Y {
+				lo = i
+			}
+		}
+		keep := []int{0, lo, hi, len(col) - 1}
+		sort.Ints(keep)
+		for i, k := range keep {
+			if i == 0 || k != keep[i-1] {
+				emit(col[k].X, col[k].Y)
+			}
+		}
+		col = col[:0]
+	}
+	for _, pt := range pts {
+		if math.IsNaN(pt.Y) || math.IsInf(pt.Y, 0) {
+			flush()
+			pen = false
+			continue
+		}
+		x, y := p.px(pt.X), p.py(pt.Y)
+		if len(col) > 0 && math.Floor(x) != math.Floor(col[0].X) {
+			flush()
+		}
+		col = append(col, xy{x, y})
+	}
+	flush()
 	return b.String()
 }
 

@@ -521,3 +521,29 @@ func TestSectionTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestPathDataThinsKeepingSpikes draws 100k points across 400 px: the path
+// keeps at most 4 points per pixel column, and the one spike survives.
+func TestPathDataThinsKeepingSpikes(t *testing.T) {
+	p := &plot{x0: 0, x1: 100_000, y0: 0, y1: 1000, left: 0, top: 0, w: 400, h: 100}
+	pts := make([]xy, 100_000)
+	for i := range pts {
+		pts[i] = xy{float64(i), 10}
+	}
+	pts[54_321].Y = 1000 // spike: y pixel 0
+	pts[70_000].Y = math.NaN()
+	d := pathData(p, pts)
+	if n := strings.Count(d, "L") + strings.Count(d, "M"); n > 4*401 {
+		t.Errorf("%d path points for 400 px", n)
+	}
+	if !strings.Contains(d, f1(p.px(54_321))+" 0.0") {
+		t.Error("the spike was thinned away")
+	}
+	if strings.Count(d, "M") != 2 {
+		t.Errorf("want 2 subpaths (one gap), got %d", strings.Count(d, "M"))
+	}
+	// Few points: every one is kept, in order.
+	if got := pathData(p, []xy{{0, 0}, {50_000, 500}, {100_000, 1000}}); got != "M0.0 100.0 L200.0 50.0 L400.0 0.0" {
+		t.Errorf("short path %q", got)
+	}
+}
