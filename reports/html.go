@@ -320,7 +320,7 @@ func buildRun(r *Run) (*runView, error) {
 		{"violations", itoa(t.Violations), violClass},
 		{"retries", itoa(t.Retries), ""},
 		{"dropped starts", itoa(t.Dropped), map[bool]string{true: "warn", false: ""}[t.Dropped > 0]},
-		{"sessions", itoa(t.SessionsStarted) + " / " + itoa(t.SessionsFinished), ""},
+		{"sessions started / finished", itoa(t.SessionsStarted) + " / " + itoa(t.SessionsFinished), ""},
 	}
 	switch {
 	case len(r.Thresholds) > 0 && passed < len(r.Thresholds):
