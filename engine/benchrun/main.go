@@ -57,6 +57,7 @@ func main() {
 		memInterval = flag.Duration("mem-interval", time.Second, "ping interval of each client in the memory run")
 		serve       = flag.Int("serve-child", 0, "internal: run a reference server for this many rooms and print its address")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the lobbybench runs to `FILE`")
+		memProfile  = flag.String("memprofile", "", "write a heap profile taken halfway through the memory run to `FILE`")
 	)
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -129,7 +130,7 @@ func main() {
 	}
 	if *memClients > 0 {
 		fmt.Println()
-		if err := memRun(*memClients, *memDuration, *memInterval); err != nil {
+		if err := memRun(*memClients, *memDuration, *memInterval, *memProfile); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrun: memory run: %v\n", err)
 			os.Exit(1)
 		}
@@ -332,7 +333,7 @@ func pingRate(res *engine.Result) float64 {
 
 // memRun runs n clients pinging every interval against a reference server
 // in a child process, so the figures are the harness's alone.
-func memRun(n int, d, interval time.Duration) error {
+func memRun(n int, d, interval time.Duration, heapFile string) error {
 	cmd := exec.Command(os.Args[0], "-serve-child", strconv.Itoa(n/4+16))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -357,6 +358,15 @@ func memRun(n int, d, interval time.Duration) error {
 		return err
 	}
 	plan.Target = addr
+	if heapFile != "" {
+		t := time.AfterFunc(d/2, func() {
+			if f, err := os.Create(heapFile); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		})
+		defer t.Stop()
+	}
 	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: time.Second})
 	if err != nil {
 		return err
