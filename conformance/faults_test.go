@@ -81,6 +81,8 @@ func TestFaultInjection(t *testing.T) {
 			map[string]string{"udp/5/1": "roomCount"}},
 		{"seed 001 room list layout", with(faults{seed001List: true}), []string{"udp/5/1"}, listReaders,
 			map[string]string{"udp/5/1": "seed 001"}},
+		{"list leaves out the newest room", with(faults{listOmitsNewest: true}), []string{"udp/5/3"}, listReaders,
+			map[string]string{"udp/5/3": "not among them"}},
 		{"join into a full room allowed", with(faults{joinFullAllowed: true}), []string{"udp/10/3"}, nil, nil},
 		{"crash on a truncated packet", with(faults{crashOnTruncated: true}), []string{"udp/13/1"}, []string{"udp/13"},
 			map[string]string{"udp/13/1": "crashed or hangs"}},

@@ -21,6 +21,7 @@ type faults struct {
 	replyMalformed    bool // answer JOIN_FAILED to any malformed datagram
 	wrongRoomCount    bool // roomCount field one more than the entries
 	seed001List       bool // ROOM_LIST in seed 001's layout
+	listOmitsNewest   bool // ROOM_LIST leaves out the room created last
 	joinFullAllowed   bool // the lobby JOIN skips the full-room check
 	crashOnTruncated  bool // stop answering after a datagram shorter than its header says
 	dupCreateTwoRooms bool // no session replay: a retried CREATE makes a room
@@ -246,7 +247,11 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 
 func (l *testLobby) list(seq uint16) []byte {
 	var rooms []udplobby.Room
-	for id := uint32(1); id <= l.nextID; id++ {
+	last := l.nextID
+	if l.f.listOmitsNewest && last > 0 {
+		last--
+	}
+	for id := uint32(1); id <= last; id++ {
 		if r := l.rooms[id]; r != nil {
 			rooms = append(rooms, udplobby.Room{ID: r.id, Players: uint16(len(r.players)), MaxPlayers: uint16(l.maxPlayers), Port: r.port, State: r.state})
 		}
