@@ -15,7 +15,7 @@ import (
 )
 
 // The Leviathan group (seed 002 framing, LEVIATHAN.md behaviour): cases
-// lev/<section>/<n>. Sections: 1 framing and sizes, 2 handshake, 3 lobby
+// leviathan/<section>/<n>. Sections: 1 framing and sizes, 2 handshake, 3 lobby
 // (join flow, ResponseTo), 4 reliability (acks, resends, duplicates),
 // 6 malformed packets, Q the engine's known quirks (warnings).
 
@@ -218,7 +218,7 @@ func (c *levClient) handshake() error {
 }
 
 // authed opens a session and completes the handshake; a failed handshake
-// is a precondition (lev/2/… own it).
+// is a precondition (leviathan/2/… own it).
 func (t *T) levAuthed() (*levClient, error) {
 	c, err := t.levDial(levconn.Config{})
 	if err != nil {
@@ -226,7 +226,7 @@ func (t *T) levAuthed() (*levClient, error) {
 	}
 	if err := c.handshake(); err != nil {
 		c.Close()
-		return nil, precondition("handshake (lev/2/1-3)", err)
+		return nil, precondition("handshake (leviathan/2/1-3)", err)
 	}
 	return c, nil
 }

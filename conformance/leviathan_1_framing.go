@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "lev/1/1", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Must,
+		ID: "leviathan/1/1", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Must,
 		Desc:        "every datagram the server sends is an Ln or La packet that decodes (lenient, as the engine reads)",
 		Requirement: "One packet per UDP datagram, at most 65507 bytes … Normal packet, type 0x4C6E (\"Ln\") … Ack-only packet, type 0x4C61 (\"La\")",
 		Run: func(t *T) error {
@@ -34,7 +34,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/1/2", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Should,
+		ID: "leviathan/1/2", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Should,
 		Rule:        "L-ACK-COUNT, L-ACK-ZERO-TAIL, L-LA-COUNT, L-TRAILING, L-MSG-NUM-ZERO",
 		Desc:        "every datagram also decodes strictly: 1-4 ack bytes without a zero last byte, La Count 1-4, no trailing bytes, MessageNumber ≠ 0, defined enum values",
 		Requirement: "The engine sends at most 4 ack bytes (32 ids) and drops trailing zero bytes … The seed says Count is 1 to 4 … bytes after the last decodable message are ignored",
@@ -48,7 +48,7 @@ func init() {
 				if err := lv.Decode(&p, b, lv.Strict); err != nil {
 					var le *lv.Error
 					if errors.As(err, &le) && le.Rule == lv.RuleTrailing && p.EmbeddedAckOnly() {
-						continue // the engine's Ln-in-front-of-La defect: lev/Q/1 reports it
+						continue // the engine's Ln-in-front-of-La defect: leviathan/Q/1 reports it
 					}
 					return Warnf("strictly well-formed packets", "datagram %d (% x): %v", i+1, head(b), err)
 				}
@@ -57,7 +57,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/1/3", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Must,
+		ID: "leviathan/1/3", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Must,
 		Desc:        "PKT_IDs are never 0 and grow by one per Ln datagram sent, resends included",
 		Requirement: "PKT_ID grows by one for every datagram sent, resends included. The engine's first id is 1001 (the seed says 1; 0 is invalid either way)",
 		Run: func(t *T) error {
@@ -69,7 +69,7 @@ func init() {
 			var p lv.Packet
 			for _, b := range f.raw {
 				if lv.Decode(&p, b, lv.Lenient) == nil && p.EmbeddedAckOnly() {
-					continue // a stale Ln in front of an La section: lev/Q/1 owns it
+					continue // a stale Ln in front of an La section: leviathan/Q/1 owns it
 				}
 				if len(b) >= 6 && lv.PacketType(binary.BigEndian.Uint16(b)) == lv.TypeNormal {
 					ids = append(ids, binary.BigEndian.Uint32(b[2:]))
@@ -92,7 +92,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/1/4", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Should,
+		ID: "leviathan/1/4", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Should,
 		Desc:        "the server's MessageNumbers start at 1 and increase (shared by requests and responses; a resend keeps its number)",
 		Requirement: "MessageNumber: one counter per connection and direction, shared by requests and responses, starting at 1. A resend keeps its MessageNumber",
 		Run: func(t *T) error {

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "lev/2/1", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		ID: "leviathan/2/1", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
 		Desc:        "Connect(42) is answered by Response Connect(42) with ResponseTo the request's MessageNumber",
 		Requirement: "Handshake: client sends Connect(42); the server answers Connect(42) and may send its own Connect, which the client answers",
 		Run: func(t *T) error {
@@ -33,7 +33,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/2/2", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		ID: "leviathan/2/2", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
 		Desc:        "Security(None=1, \"\", \"\") after Connect is answered by Response Security with SecureType None",
 		Requirement: "Then Security(None=1,\"\",\"\") → Security reply",
 		Run: func(t *T) error {
@@ -44,7 +44,7 @@ func init() {
 			defer c.Close()
 			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
 			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
-				return precondition("Connect (lev/2/1)", err)
+				return precondition("Connect (leviathan/2/1)", err)
 			}
 			n, m, err = c.request(lv.ReqSecurity, lv.SecurityRequest{SecureType: lv.SecureTypeNone}.Append(nil), lv.ResSecurity)
 			if err := expectReply("Security(None)", n, m, err, lv.ResSecurity); err != nil {
@@ -58,7 +58,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/2/3", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		ID: "leviathan/2/3", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
 		Desc:        "Authenticate after Security is answered by Response Authenticate (any credentials accepted)",
 		Requirement: "then Authenticate → Authenticate reply (the engine accepts any credentials)",
 		Run: func(t *T) error {
@@ -70,13 +70,13 @@ func init() {
 			err = c.handshake()
 			var v *VerifyError
 			if errors.As(err, &v) && v.Expected != "Response Authenticate to #3" {
-				return precondition("Connect/Security (lev/2/1-2)", err)
+				return precondition("Connect/Security (leviathan/2/1-2)", err)
 			}
 			return err
 		},
 	})
 	Register(&Case{
-		ID: "lev/2/4", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		ID: "leviathan/2/4", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
 		Desc:        "JoinServer, JoinGame and Echo sent after Connect but before authentication get no reply (acks only)",
 		Requirement: "Before authentication every other message is silently dropped",
 		Run: func(t *T) error {
@@ -87,7 +87,7 @@ func init() {
 			defer c.Close()
 			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
 			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
-				return precondition("Connect (lev/2/1)", err)
+				return precondition("Connect (leviathan/2/1)", err)
 			}
 			for _, r := range []struct {
 				t lv.RequestType

@@ -15,7 +15,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "lev/3/1", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		ID: "leviathan/3/1", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "every reply's ResponseTo is the MessageNumber of the request it answers (0 for Echo's None and StartWorldReceive)",
 		Requirement: "ResponseTo is the MessageNumber of the request answered, or 0",
 		Run: func(t *T) error {
@@ -46,7 +46,7 @@ func init() {
 			}{{lv.ReqJoinServer, lv.ResServerAllow}, {lv.ReqJoinGame, lv.ResServerAllow}} {
 				m, ok := f.reply(c.rt, c.want)
 				if !ok {
-					continue // lev/3/2-3 own a missing reply
+					continue // leviathan/3/2-3 own a missing reply
 				}
 				if m.ResponseTo != f.num[c.rt] {
 					return Failf(fmt.Sprintf("%v answered with ResponseTo %d", c.rt, f.num[c.rt]), "%v", m)
@@ -56,7 +56,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/3/2", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		ID: "leviathan/3/2", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "JoinServer(-1) after authentication is answered by ServerAllow(ConnectAccepted, \"Allowed, ID: N\")",
 		Requirement: "Lobby: JoinServer → ServerAllow(ConnectAccepted, \"Allowed, ID: N\") or ServerDisallow with the first failing reason … ids start at 1001",
 		Run: func(t *T) error {
@@ -89,7 +89,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/3/3", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		ID: "leviathan/3/3", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "JoinGame(\"\") after a successful JoinServer is answered by ServerAllow(Done) and StartWorldReceive",
 		Requirement: "Then JoinGame(\"\") → ServerAllow(Done) and StartWorldReceive",
 		Run: func(t *T) error {
@@ -98,7 +98,7 @@ func init() {
 				return err
 			}
 			if m, ok := f.reply(lv.ReqJoinServer, lv.ResServerAllow); !ok || m == nil {
-				return Skipf("JoinServer did not succeed (lev/3/2)")
+				return Skipf("JoinServer did not succeed (leviathan/3/2)")
 			}
 			m, ok := f.reply(lv.ReqJoinGame, lv.ResServerAllow, lv.ResServerDisallow)
 			if !ok {
@@ -115,7 +115,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/3/4", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		ID: "leviathan/3/4", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "Echo after authentication is answered by Response None with ResponseTo 0",
 		Requirement: "Echo after authentication → Response None with ResponseTo 0",
 		Run: func(t *T) error {
@@ -138,7 +138,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/3/5", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Should,
+		ID: "leviathan/3/5", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Should,
 		Desc:        "Serverstatus is answered by ServerStatus (the engine itself never answers it: a warning there)",
 		Requirement: "Identification and Serverstatus requests are never answered (an engine defect); the reference endpoint answers ServerStatus",
 		Run: func(t *T) error {
@@ -159,7 +159,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/3/6", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		ID: "leviathan/3/6", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "a second JoinServer from a joined connection gets ServerDisallow reason ServerAlreadyConnectedToYou (5)",
 		Requirement: "ServerDisallow with the first failing reason among: not accepting players (3), already joined (5), full (2), unauthenticated (0)",
 		Run: func(t *T) error {
@@ -170,14 +170,14 @@ func init() {
 			defer c.close()
 			_, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 			if err != nil || m.ResponseType() != lv.ResServerAllow {
-				return Skipf("first JoinServer not allowed (%v %v): lev/3/2 owns it", m, err)
+				return Skipf("first JoinServer not allowed (%v %v): leviathan/3/2 owns it", m, err)
 			}
 			n, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 			return expectDisallow(n, m, err, lv.DisallowServerAlreadyConnectedToYou)
 		},
 	})
 	Register(&Case{
-		ID: "lev/3/7", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must, Stage: StageSerial,
+		ID: "leviathan/3/7", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must, Stage: StageSerial,
 		Desc:        "JoinServer when the server is full gets ServerDisallow reason ServerFull (2); fills at most MaxFill players as ServerStatus reports them",
 		Requirement: "players counted against a configurable maximum … ServerDisallow with the first failing reason among: … full (2)",
 		Run: func(t *T) error {

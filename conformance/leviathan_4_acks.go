@@ -118,7 +118,7 @@ type levWithheld struct {
 
 func init() {
 	Register(&Case{
-		ID: "lev/4/1", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
+		ID: "leviathan/4/1", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
 		Desc:        fmt.Sprintf("every Ln packet the client sends is acked (piggybacked or in an La packet) within %v", levAckBound),
 		Requirement: "Acks: every received Ln PKT_ID is acknowledged, piggybacked on outgoing Ln packets, or, when idle for 200 ms with acks pending, in an ack-only packet",
 		Run: func(t *T) error {
@@ -146,7 +146,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/4/2", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Should,
+		ID: "leviathan/4/2", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Should,
 		Desc:        "the server's ack fields use the engine's bit order (bit b of byte i acks StartAck+8i+b, no +1)",
 		Requirement: "Ack bits: bit b (least significant first) of ack byte i acknowledges packet StartAck + 8*i + b. The seed says StartAck + index + 1; the engine and its tests use no +1",
 		Run: func(t *T) error {
@@ -180,7 +180,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/4/3", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
+		ID: "leviathan/4/3", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
 		Desc:        "a Critical reply (Response Connect) is resent, with a new PKT_ID and the same MessageNumber, when the client withholds its ack",
 		Requirement: "Reliability classes: … Critical (the engine sends 5 transmissions …). A message counts as lost after 1000 ms without an ack … A resend keeps its MessageNumber and gets a new PKT_ID",
 		Run: func(t *T) error {
@@ -202,7 +202,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/4/4", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Should,
+		ID: "leviathan/4/4", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Should,
 		Desc:        "an unacked Critical reply is transmitted 5 times in all, as the engine does",
 		Requirement: "Critical (the engine sends 5 transmissions, then logs and keeps the connection)",
 		Run: func(t *T) error {
@@ -211,7 +211,7 @@ func init() {
 				return err
 			}
 			if w.transmissions < 2 {
-				return Skipf("no resend at all (lev/4/3)")
+				return Skipf("no resend at all (leviathan/4/3)")
 			}
 			if w.transmissions != 5 {
 				return Warnf("5 transmissions", "%d transmissions in %v", w.transmissions, levWithheldWindow)
@@ -220,7 +220,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/4/5", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
+		ID: "leviathan/4/5", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
 		Desc:        "a request received twice (network duplicate, then a resend with a new PKT_ID) is answered once",
 		Requirement: "Duplicates: MessageNumbers are remembered (last 50); a duplicate is acked but not acted on, so a resent request never gets a second response",
 		Run: func(t *T) error {
@@ -266,7 +266,7 @@ func init() {
 			s.send(t.Env.Addr, bye, "CloseConnection")
 			switch len(numbers) {
 			case 0:
-				return Skipf("Connect(42) not answered (lev/2/1)")
+				return Skipf("Connect(42) not answered (leviathan/2/1)")
 			case 1:
 				return nil
 			}
@@ -303,7 +303,7 @@ func levWithheldFixture(t *T) (*levWithheld, error) {
 				return nil, err
 			}
 			if lv.Decode(&p, r, lv.Lenient) != nil || p.EmbeddedAckOnly() {
-				continue // a stale Ln in front of an La section is no transmission (lev/Q/1)
+				continue // a stale Ln in front of an La section is no transmission (leviathan/Q/1)
 			}
 			for _, m := range p.Messages {
 				if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResConnect && m.ResponseTo == 1 {

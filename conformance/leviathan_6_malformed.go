@@ -26,7 +26,7 @@ func init() {
 	}
 	for i, m := range corpus {
 		Register(&Case{
-			ID: fmt.Sprintf("lev/6/%d", i+1), Protocol: ProtoLeviathan, Section: secLevMalformed, Level: Must,
+			ID: fmt.Sprintf("leviathan/6/%d", i+1), Protocol: ProtoLeviathan, Section: secLevMalformed, Level: Must,
 			Stage: StageDestructive, Rule: string(m.rule),
 			Desc:        m.desc + ": the connection keeps answering Echo and the server stays up",
 			Requirement: "malformed packets (bad magic, truncated ack field, ack count 0 and > 4, trailing bytes) dropped without killing the connection or the server",

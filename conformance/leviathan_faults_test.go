@@ -180,13 +180,13 @@ func TestLeviathanFaults(t *testing.T) {
 		f    levFaults
 		want map[string]Verdict
 	}{
-		{"clean", levFaults{}, map[string]Verdict{"lev/3/7": Skip}}, // 1000 free slots: too many to fill
-		{"answers before auth", levFaults{preAuth: true}, map[string]Verdict{"lev/2/4": FailVerdict, "lev/3/7": Skip}},
-		{"answers duplicates", levFaults{dupAnswered: true}, map[string]Verdict{"lev/4/5": FailVerdict, "lev/3/7": Skip}},
-		{"never resends", levFaults{noResend: true}, map[string]Verdict{"lev/4/3": FailVerdict, "lev/4/4": Skip, "lev/3/7": Skip}},
-		{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]Verdict{"lev/Q/1": Warn, "lev/3/7": Skip}},
-		{"no ServerStatus", levFaults{noStatus: true}, map[string]Verdict{"lev/3/5": Warn, "lev/3/7": Skip}},
-		{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]Verdict{"lev/3/4": Warn, "lev/3/7": Skip}},
+		{"clean", levFaults{}, map[string]Verdict{"leviathan/3/7": Skip}}, // 1000 free slots: too many to fill
+		{"answers before auth", levFaults{preAuth: true}, map[string]Verdict{"leviathan/2/4": FailVerdict, "leviathan/3/7": Skip}},
+		{"answers duplicates", levFaults{dupAnswered: true}, map[string]Verdict{"leviathan/4/5": FailVerdict, "leviathan/3/7": Skip}},
+		{"never resends", levFaults{noResend: true}, map[string]Verdict{"leviathan/4/3": FailVerdict, "leviathan/4/4": Skip, "leviathan/3/7": Skip}},
+		{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]Verdict{"leviathan/Q/1": Warn, "leviathan/3/7": Skip}},
+		{"no ServerStatus", levFaults{noStatus: true}, map[string]Verdict{"leviathan/3/5": Warn, "leviathan/3/7": Skip}},
+		{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]Verdict{"leviathan/3/4": Warn, "leviathan/3/7": Skip}},
 	}
 	reps := make([]*Report, len(setups))
 	errs := make([]error, len(setups))

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "lev/Q/1", Protocol: ProtoLeviathan, Section: secLevQuirks, Level: Should,
+		ID: "leviathan/Q/1", Protocol: ProtoLeviathan, Section: secLevQuirks, Level: Should,
 		Desc:        "ack-only datagrams are clean La packets, not the previous Ln packet with the La section appended",
 		Requirement: "its ack-only datagram carries the previous Ln packet's bytes in front of the La section (an engine defect)",
 		Run: func(t *T) error {
@@ -27,7 +27,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "lev/Q/2", Protocol: ProtoLeviathan, Section: secLevQuirks, Level: Should,
+		ID: "leviathan/Q/2", Protocol: ProtoLeviathan, Section: secLevQuirks, Level: Should,
 		Desc:        "after the client's CloseConnection the connection is released: requests on it are no longer answered",
 		Requirement: "CloseConnection is never actually sent (an engine defect): the engine closes without telling its peer; a server must at least honour the client's CloseConnection",
 		Run: func(t *T) error {

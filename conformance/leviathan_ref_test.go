@@ -39,12 +39,12 @@ func TestReferenceLeviathan(t *testing.T) {
 		want map[string]Verdict // cases with another verdict than Pass
 	}{
 		{"defaults", nil, nil},
-		{"seed ack reading", func(c *reflev.Config) { c.Conn.AckReading = lv.AckSeedPlusOne }, map[string]Verdict{"lev/4/2": Warn}},
-		{"3 transmissions", func(c *reflev.Config) { c.Conn = levconn.Config{MaxInFlight: 32, CriticalTransmissions: 3} }, map[string]Verdict{"lev/4/4": Warn}},
+		{"seed ack reading", func(c *reflev.Config) { c.Conn.AckReading = lv.AckSeedPlusOne }, map[string]Verdict{"leviathan/4/2": Warn}},
+		{"3 transmissions", func(c *reflev.Config) { c.Conn = levconn.Config{MaxInFlight: 32, CriticalTransmissions: 3} }, map[string]Verdict{"leviathan/4/4": Warn}},
 		{"not accepting", func(c *reflev.Config) { c.NotAccepting = true }, map[string]Verdict{
 			// JoinServer is refused (reason 3, checked first): the join
 			// cases cannot run and say so.
-			"lev/3/2": Skip, "lev/3/3": Skip, "lev/3/6": Skip, "lev/3/7": Skip,
+			"leviathan/3/2": Skip, "leviathan/3/3": Skip, "leviathan/3/6": Skip, "leviathan/3/7": Skip,
 		}},
 	}
 	reps := make([]*Report, len(setups))
