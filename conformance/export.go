@@ -74,6 +74,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	return reports.WriteConformMarkdown(w, ToConform(r))
 }
 
+// WriteHTML writes r as one self-contained HTML page (cases grouped by
+// section, wire logs in <details>), with the reports package's renderer.
+func WriteHTML(w io.Writer, r *Report) error {
+	return reports.WriteHTML(w, reports.HTMLOptions{Title: "lobbybench conform: " + r.Protocol + " " + r.Target}, ToConform(r))
+}
+
 // WriteList writes the cases (for --list): id, level, description,
 // requirement, without sending anything.
 func WriteList(w io.Writer, cases []*Case) error {

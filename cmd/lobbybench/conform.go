@@ -34,7 +34,8 @@ Exit codes: 0 all passed, 1 a case failed (or warned, with --strict),
 
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
-	jsonOut, junitOut, markdownOut, sources        string
+	jsonOut, junitOut, markdownOut, htmlOut        string
+	sources                                        string
 	list, strict, quiet, verbose                   bool
 	timeout                                        time.Duration
 }
@@ -56,6 +57,7 @@ func init() {
 			fs.StringVar(&f.jsonOut, "json", "", "write the results as JSON to `file`")
 			fs.StringVar(&f.junitOut, "junit", "", "write the results as JUnit XML to `file`")
 			fs.StringVar(&f.markdownOut, "markdown", "", "write a Markdown summary to `file`")
+			fs.StringVar(&f.htmlOut, "html", "", "write a self-contained HTML report to `file`")
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread probes over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
 			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed")
@@ -137,7 +139,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	for _, out := range []struct {
 		path  string
 		write func(io.Writer, *conformance.Report) error
-	}{{f.jsonOut, conformance.WriteJSON}, {f.junitOut, conformance.WriteJUnit}, {f.markdownOut, conformance.WriteMarkdown}} {
+	}{{f.jsonOut, conformance.WriteJSON}, {f.junitOut, conformance.WriteJUnit}, {f.markdownOut, conformance.WriteMarkdown}, {f.htmlOut, conformance.WriteHTML}} {
 		if out.path == "" {
 			continue
 		}

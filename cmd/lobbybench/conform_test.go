@@ -110,9 +110,9 @@ func TestConformUnreachable(t *testing.T) {
 func TestConformRun(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
-	j, x, m := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.md")
+	j, x, m, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.md"), filepath.Join(dir, "c.html")
 	code, out, errs := runCLI(t, "conform", "--target", srv.UDPAddr().String(), "--cases", "udp/4,udp/12,inst/2/1",
-		"--json", j, "--junit", x, "--markdown", m)
+		"--json", j, "--junit", x, "--markdown", m, "--html", h)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -131,7 +131,7 @@ func TestConformRun(t *testing.T) {
 	if s := c.Summary(); s.Total != 3 || s.Pass != 3 {
 		t.Errorf("JSON summary %+v", s)
 	}
-	for _, p := range []string{x, m} {
+	for _, p := range []string{x, m, h} {
 		b, err := os.ReadFile(p)
 		if err != nil || !strings.Contains(string(b), "udp/12/1") {
 			t.Errorf("%s: %v %q", p, err, b)
