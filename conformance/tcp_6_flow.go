@@ -22,6 +22,9 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if g.startRefused != "" && !g.started[0] {
+				return Skipf("the server could not start the game: %s", g.startRefused)
+			}
 			var bad []string
 			for i := range g.clients {
 				var secs []string

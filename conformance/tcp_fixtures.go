@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -19,6 +20,9 @@ type tcpGame struct {
 	// readyEcho[i]: client i got its own PLAYER_READY (or ROOM_UPDATE).
 	readyEcho []bool
 	startErr  error
+	// startRefused is the ERROR_MSG a member got instead of GAME_START
+	// (say, the server had no game instance left), "" if none.
+	startRefused string
 	// started[i]: client i received GAME_START; gameStart its payload.
 	started   []bool
 	gameStart [][]byte
@@ -78,10 +82,17 @@ func tcpGameFx(t *T) (*tcpGame, error) {
 		g.gameStart = make([][]byte, len(g.clients))
 		deadline := time.Now().Add(tcpStartWait)
 		for i, c := range g.clients {
-			p, err := c.wait(time.Until(deadline), tcplobby.TypeGameStart)
-			if err == nil {
+			p, err := c.wait(time.Until(deadline), tcplobby.TypeGameStart, tcplobby.TypeErrorMsg)
+			switch {
+			case err != nil:
+			case tcplobby.Type(p[0]) == tcplobby.TypeGameStart:
 				g.started[i] = true
 				g.gameStart[i] = p
+			default:
+				var m tcplobby.ErrorMsg
+				if decodeAs(p, &m) == nil {
+					g.startRefused = fmt.Sprintf("ERROR_MSG 0x%02x %q", uint8(m.Code), m.Text)
+				}
 			}
 		}
 		if g.started[0] {

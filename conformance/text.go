@@ -16,6 +16,9 @@ type TextOptions struct {
 	Verbose bool
 	// MaxWireBytes bounds the hex shown per wire entry (0 means 128).
 	MaxWireBytes int
+	// MaxWireEntries bounds the wire entries shown per failure (0 means
+	// 40); the JSON output keeps them all.
+	MaxWireEntries int
 }
 
 // WriteText writes the terminal report: one line per case (✔ pass, ✘ fail,
@@ -62,7 +65,7 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 				fmt.Fprintf(ew, "      note:     %s\n", n)
 			}
 			if x.Verdict == FailVerdict {
-				writeWireText(ew, x.Wire, x.WireElided, o.MaxWireBytes)
+				writeWireText(ew, x.Wire, x.WireElided, o.MaxWireBytes, o.MaxWireEntries)
 			}
 		case Skip:
 			fmt.Fprintf(ew, "      skipped:  %s\n", x.Actual)
@@ -97,12 +100,19 @@ func CountLine(r *Report) string {
 	return s
 }
 
-func writeWireText(w io.Writer, wire []WireEntry, elided, max int) {
+func writeWireText(w io.Writer, wire []WireEntry, elided, max, maxEntries int) {
 	if len(wire) == 0 {
 		return
 	}
 	if max <= 0 {
 		max = 128
+	}
+	if maxEntries <= 0 {
+		maxEntries = 40
+	}
+	if len(wire) > maxEntries {
+		elided += len(wire) - maxEntries
+		wire = wire[:maxEntries]
 	}
 	fmt.Fprintln(w, "      wire:")
 	for _, e := range wire {
@@ -133,7 +143,7 @@ func writeWireText(w io.Writer, wire []WireEntry, elided, max int) {
 		}
 	}
 	if elided > 0 {
-		fmt.Fprintf(w, "        … %d more entries not kept\n", elided)
+		fmt.Fprintf(w, "        … %d more entries (--json keeps up to %d per case)\n", elided, maxWireEntries)
 	}
 }
 
