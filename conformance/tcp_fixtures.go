@@ -84,6 +84,8 @@ func tcpGameFx(t *T) (*tcpGame, error) {
 		for i, c := range g.clients {
 			p, err := c.wait(time.Until(deadline), tcplobby.TypeGameStart, tcplobby.TypeErrorMsg)
 			switch {
+			case err != nil && ft.Ctx.Err() != nil:
+				return nil, err // interrupted: not the server's fault
 			case err != nil:
 			case tcplobby.Type(p[0]) == tcplobby.TypeGameStart:
 				g.started[i] = true

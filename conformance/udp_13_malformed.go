@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -96,6 +97,10 @@ func malformedGroup(t *T, corpus []datagram) error {
 		wg.Wait()
 	}
 	rtt, err := alive(t)
+	if err != nil && !errors.Is(err, errSilence) {
+		stop()
+		return err // interrupted, or the suite's own trouble
+	}
 	if err != nil {
 		stop()
 		t.TargetDown(fmt.Sprintf("no answer to LOBBY_LIST_ROOMS after %d malformed datagrams", len(corpus)))

@@ -332,6 +332,9 @@ func playingRoom(t *T) (*roomFx, error) {
 		fx.msgs = make([][]udplobby.MsgType, len(fx.players))
 		for i, p := range fx.players {
 			_, err := p.wait(time.Until(deadline), udplobby.ServerGameStart)
+			if err != nil && !errors.Is(err, errSilence) {
+				return nil, err // interrupted: not the server's fault
+			}
 			for _, m := range p.pending {
 				fx.msgs[i] = append(fx.msgs[i], m.typ)
 			}
