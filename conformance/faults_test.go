@@ -72,7 +72,7 @@ func TestFaultInjection(t *testing.T) {
 		actual map[string]string
 	}{
 		{"no CRC check", with(faults{noCRCCheck: true}), []string{"udp/13/2", "udp/13/3", "udp/13/4"}, nil, nil},
-		{"CRC little-endian", with(faults{crcLittleEndian: true}), []string{"udp/3/1"}, nil,
+		{"CRC little-endian", with(faults{crcLittleEndian: true}), []string{"udp/3/1", "inst/2/10"}, nil,
 			map[string]string{"udp/3/1": "little-endian"}},
 		{"sequence not echoed", with(faults{noSeqEcho: true}), []string{"udp/12/1", "inst/2/9"}, nil, nil},
 		{"replies to malformed packets", with(faults{replyMalformed: true}), []string{"udp/13"}, nil,

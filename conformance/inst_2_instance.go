@@ -155,6 +155,43 @@ func init() {
 		},
 	})
 	Register(&Case{
+		ID: "inst/2/10", Protocol: ProtoUDP, Section: secInstance, Rule: string(udplobby.RuleCRC), Level: Must,
+		Desc:        "instance replies are framed like the lobby's: CRC-32 big-endian, packetType 0x02, length = header + payloadSize + 4",
+		Requirement: "The public implementation of this lobby uses the same header and CRC as the lobby for its instances (PROTOCOLS.md §2)",
+		Run: func(t *T) error {
+			fx, err := instance(t)
+			if err != nil {
+				return err
+			}
+			p := t.Env.profile()
+			var bad []string
+			n := 0
+			for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
+				if c.err != nil {
+					continue
+				}
+				n++
+				m := c.reply
+				if d := crcDiagnosis(m.b); d != "" {
+					bad = append(bad, fmt.Sprintf("%v: %s", m.typ, d))
+				}
+				if m.pt != udplobby.ServerToClient {
+					bad = append(bad, fmt.Sprintf("%v: packetType 0x%02x", m.typ, uint8(m.pt)))
+				}
+				if want := p.PacketLen(int(m.psize)); len(m.b) != want || m.osize != m.psize {
+					bad = append(bad, fmt.Sprintf("%v: %d bytes, payloadSize %d, originalSize %d", m.typ, len(m.b), m.psize, m.osize))
+				}
+			}
+			if n == 0 {
+				return Skipf("the instance answered nothing (see inst/2/1)")
+			}
+			if len(bad) > 0 {
+				return Fail("every instance reply framed like the lobby's", strings.Join(bad, "; "))
+			}
+			return nil
+		},
+	})
+	Register(&Case{
 		ID: "inst/2/9", Protocol: ProtoUDP, Section: secInstance, Rule: "I-SEQ", Level: Must,
 		Desc:        "instance replies echo the request's sequenceId",
 		Requirement: "Replies echo the request's sequenceId (PROTOCOLS.md §2)",
