@@ -13,9 +13,10 @@
 // ≥ 0.6) and, at one client, the p50 latency difference (aim ≤ 50 µs;
 // lobbybench's uncorrected latency, since a back-to-back series has no
 // schedule to be late against). Each pair is repeated -runs times and the
-// medians printed. Then a -mem-clients run (10,000 by default) against a
-// reference server in a child process reports the harness's own peak RSS
-// and heap.
+// medians printed. Then a -mem-clients run (10,000 by default), in a fresh
+// child process against a reference server in another child process,
+// reports the harness's own peak RSS and heap (BENCHRUN_MEMTRACE=1 traces
+// heap and stacks every 250 ms).
 //
 // Loopback only; every loop is bounded by -duration.
 package main
@@ -30,6 +31,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -58,8 +60,16 @@ func main() {
 		serve       = flag.Int("serve-child", 0, "internal: run a reference server for this many rooms and print its address")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the lobbybench runs to `FILE`")
 		memProfile  = flag.String("memprofile", "", "write a heap profile taken halfway through the memory run to `FILE`")
+		memChild    = flag.Bool("mem-child", false, "internal: run only the memory run (in a fresh process, so earlier runs do not count in its peak RSS)")
 	)
 	flag.Parse()
+	if *memChild {
+		if err := memRun(*memClients, *memDuration, *memInterval, *memProfile); err != nil {
+			fmt.Fprintf(os.Stderr, "benchrun: memory run: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -130,7 +140,12 @@ func main() {
 	}
 	if *memClients > 0 {
 		fmt.Println()
-		if err := memRun(*memClients, *memDuration, *memInterval, *memProfile); err != nil {
+		// A fresh process: VmHWM is a process-lifetime peak, and the runs
+		// above had servers and clients of their own.
+		cmd := exec.Command(os.Args[0], "-mem-child", "-mem-clients", strconv.Itoa(*memClients),
+			"-mem-duration", memDuration.String(), "-mem-interval", memInterval.String(), "-memprofile", *memProfile)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrun: memory run: %v\n", err)
 			os.Exit(1)
 		}
@@ -358,6 +373,23 @@ func memRun(n int, d, interval time.Duration, heapFile string) error {
 		return err
 	}
 	plan.Target = addr
+	if os.Getenv("BENCHRUN_MEMTRACE") != "" {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			t0 := time.Now()
+			s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(250 * time.Millisecond):
+				}
+				metrics.Read(s)
+				fmt.Fprintf(os.Stderr, "%6.2fs heap %4d MiB stacks %4d MiB gc %d\n", time.Since(t0).Seconds(), s[0].Value.Uint64()>>20, s[2].Value.Uint64()>>20, s[1].Value.Uint64())
+			}
+		}()
+	}
 	if heapFile != "" {
 		t := time.AfterFunc(d/2, func() {
 			if f, err := os.Create(heapFile); err == nil {
