@@ -49,7 +49,7 @@ var udpAddrRE = regexp.MustCompile(`udp lobby on (\S+)`)
 // its UDP lobby address; the process is killed (by its PID) at cleanup.
 func startServer(t *testing.T, bin string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--udp-addr", "127.0.0.1:0", "--no-tcp", "--base-port", "0")
+	cmd := exec.Command(bin, "serve", "--udp-addr", "127.0.0.1:0", "--no-tcp", "--no-leviathan", "--base-port", "0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 // Package refserver runs the bundled reference server: the UDP lobby with
-// its game instances (reference-server/udp) and the TCP lobby
-// (reference-server/tcp), wired so the TCP lobby's GAME_START hands players
+// its game instances (reference-server/udp), the TCP lobby
+// (reference-server/tcp) and the Leviathan endpoint
+// (reference-server/leviathan), wired so the TCP lobby's GAME_START hands players
 // over to a UDP instance from the same pool. `lobbybench serve` runs it as a
 // process; `lobbybench run` embeds it (Loopback) when a scenario names no
 // target.
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"sync"
 
+	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/reference-server/tcp"
 	"github.com/lobbybench/lobbybench/reference-server/udp"
 )
@@ -27,16 +29,19 @@ type Config struct {
 	// TCP configures the TCP lobby. Its Pool defaults to the UDP server;
 	// with UDP disabled it must be set (e.g. tcp.StaticPool).
 	TCP *tcp.Config
+	// Leviathan configures the Leviathan reliable-UDP endpoint.
+	Leviathan *reflev.Config
 	// Logger is used by parts whose own Logger is nil; nil discards logs.
 	Logger *slog.Logger
 }
 
-// DefaultConfig enables both lobbies with their documented defaults
-// (UDP :8080 with instances from 8081, TCP :7777).
+// DefaultConfig enables every part with its documented defaults (UDP :8080
+// with instances from 8081, TCP :7777, Leviathan :53221).
 func DefaultConfig() Config {
 	u := udp.DefaultConfig()
 	t := tcp.DefaultConfig()
-	return Config{UDP: &u, TCP: &t}
+	l := reflev.DefaultConfig()
+	return Config{UDP: &u, TCP: &t, Leviathan: &l}
 }
 
 // Loopback is the embedded mode's configuration: both lobbies on free
@@ -46,6 +51,7 @@ func Loopback() Config {
 	c.UDP.Addr = "127.0.0.1:0"
 	c.UDP.BasePort = 0
 	c.TCP.Addr = "127.0.0.1:0"
+	c.Leviathan.Addr = "127.0.0.1:0"
 	return c
 }
 
@@ -53,6 +59,7 @@ func Loopback() Config {
 type Server struct {
 	udp *udp.Server
 	tcp *tcp.Server
+	lev *reflev.Server
 
 	tcpDone   chan error
 	tcpStop   context.CancelFunc
@@ -66,8 +73,8 @@ type Server struct {
 // 0 picks a free one; read them back with UDPAddr and TCPAddr). The server
 // runs until ctx is done or Close is called.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.UDP == nil && cfg.TCP == nil {
-		return nil, errors.New("refserver: no part enabled (UDP and TCP both off)")
+	if cfg.UDP == nil && cfg.TCP == nil && cfg.Leviathan == nil {
+		return nil, errors.New("refserver: no part enabled (UDP, TCP and Leviathan all off)")
 	}
 	if cfg.TCP != nil && cfg.UDP == nil && cfg.TCP.Pool == nil {
 		return nil, errors.New("refserver: the TCP lobby needs an instance pool: enable UDP or set TCP.Pool")
@@ -108,6 +115,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.tcpDone, s.tcpStop = done, cancel
 		go func() { done <- t.Serve(tctx) }()
 	}
+	if cfg.Leviathan != nil {
+		lc := *cfg.Leviathan
+		if lc.Logger == nil {
+			lc.Logger = cfg.Logger
+		}
+		l, err := reflev.Start(lc)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("refserver: %w", err)
+		}
+		s.lev = l
+	}
 	stop := context.AfterFunc(ctx, func() { s.Close() })
 	s.mu.Lock()
 	s.stopCtx = stop
@@ -137,6 +156,18 @@ func (s *Server) TCPAddr() netip.AddrPort {
 	return s.tcp.Addr()
 }
 
+// LeviathanAddr returns the Leviathan endpoint's address, or the zero value
+// when disabled.
+func (s *Server) LeviathanAddr() netip.AddrPort {
+	if s.lev == nil {
+		return netip.AddrPort{}
+	}
+	return s.lev.Addr()
+}
+
+// Leviathan returns the Leviathan endpoint, or nil when disabled.
+func (s *Server) Leviathan() *reflev.Server { return s.lev }
+
 // UDP returns the UDP lobby server, or nil when disabled.
 func (s *Server) UDP() *udp.Server { return s.udp }
 
@@ -162,6 +193,9 @@ func (s *Server) Close() error {
 		if s.udp != nil {
 			s.udp.Close()
 		}
+		if s.lev != nil {
+			s.lev.Close()
+		}
 	})
 	return nil
 }
@@ -170,6 +204,8 @@ func (s *Server) Close() error {
 type Stats struct {
 	UDP *udp.Stats `json:"udp,omitempty"`
 	TCP *tcp.Stats `json:"tcp,omitempty"`
+
+	Leviathan *reflev.Stats `json:"leviathan,omitempty"`
 }
 
 // Stats returns the counters of the enabled parts: requests by type, drops
@@ -185,11 +221,15 @@ func (s *Server) Stats() Stats {
 		t := s.tcp.Stats()
 		st.TCP = &t
 	}
+	if s.lev != nil {
+		l := s.lev.Stats()
+		st.Leviathan = &l
+	}
 	return st
 }
 
-// WriteText writes every counter as a "name value" line, "udp." and "tcp."
-// prefixed and sorted, for the shutdown summary.
+// WriteText writes every counter as a "name value" line, "udp.", "tcp." and
+// "leviathan." prefixed and sorted, for the shutdown summary.
 func (st Stats) WriteText(w io.Writer) error {
 	if st.UDP != nil {
 		if err := st.UDP.WriteText(w, "udp."); err != nil {
@@ -197,16 +237,27 @@ func (st Stats) WriteText(w io.Writer) error {
 		}
 	}
 	if st.TCP != nil {
-		flat := st.TCP.Flat()
-		keys := make([]string, 0, len(flat))
-		for k := range flat {
-			keys = append(keys, k)
+		if err := writeFlat(w, "tcp.", st.TCP.Flat()); err != nil {
+			return err
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if _, err := fmt.Fprintf(w, "tcp.%s %d\n", k, flat[k]); err != nil {
-				return err
-			}
+	}
+	if st.Leviathan != nil {
+		if err := writeFlat(w, "leviathan.", st.Leviathan.Flat()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFlat(w io.Writer, prefix string, flat map[string]uint64) error {
+	keys := make([]string, 0, len(flat))
+	for k := range flat {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := fmt.Fprintf(w, "%s%s %d\n", prefix, k, flat[k]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lobbybench/lobbybench/levconn"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/reference-server/tcp"
 	"github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -20,13 +22,17 @@ import (
 const serveUsage = `Usage: lobbybench serve [flags]
 
 Runs the bundled reference server: the UDP lobby (seed 003) with its pool
-of UDP game instances, and the TCP lobby (seed 004) whose GAME_START hands
-players over to an instance from the same pool. A port of 0 picks a free
-one; the chosen addresses are printed on stderr. SIGINT or SIGTERM stops
-it cleanly (exit 0) and prints its counters on stdout.
+of UDP game instances, the TCP lobby (seed 004) whose GAME_START hands
+players over to an instance from the same pool, and the Leviathan
+reliable-UDP endpoint (seed 002). A port of 0 picks a free one; the chosen
+addresses are printed on stderr. SIGINT or SIGTERM stops it cleanly
+(exit 0) and prints its counters on stdout.
 
-Rate limiting is off by default: load tests from one loopback IP would
-measure the limiter. Enable it with --rate-limit.`
+The UDP lobby and the Leviathan endpoint rate-limit each source IP by
+default (1000 requests/s, burst 2000), as seed 003 asks of a server; excess
+is dropped silently and counted. A load test that sends more than that from
+one address measures the limiter: spread clients over 127.0.0.x (run does
+by default) or pass --rate-limit 0 --leviathan-rate-limit 0.`
 
 // serveFlags holds the serve command's flag values.
 type serveFlags struct {
@@ -42,14 +48,25 @@ type serveFlags struct {
 	cleanup, idle, session, seatHold      time.Duration
 	countdown, gameLength                 time.Duration
 	tcpIdle, writeTimeout                 time.Duration
+
+	levAddr, levAckReading string
+	noLev                  bool
+	levMaxPlayers          int
+	levRateLimit           float64
 }
+
+// serveRateLimit is the per-IP request rate serve allows by default on its
+// UDP lobby and Leviathan endpoint: far above what one real client sends,
+// far below what a flood from one address does. The embedded server of run
+// has none unless a scenario's embedded_server asks for one.
+const serveRateLimit = 1000
 
 func init() {
 	register("serve", command{
 		summary: "run the bundled reference lobby and game-instance server",
 		usage:   serveUsage,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
-			u, t := udp.DefaultConfig(), tcp.DefaultConfig()
+			u, t, l := udp.DefaultConfig(), tcp.DefaultConfig(), reflev.DefaultConfig()
 			f := &serveFlags{header: u.Profile, rateKey: u.RateKey}
 			fs.StringVar(&f.udpAddr, "udp-addr", u.Addr, "UDP lobby listen `address`")
 			fs.IntVar(&f.basePort, "base-port", u.BasePort, "first `port` of the game-instance pool (0: OS-chosen ports)")
@@ -63,7 +80,7 @@ func init() {
 			fs.DurationVar(&f.seatHold, "seat-hold", u.SeatHold, "how long a JOIN_SUCCESS reserves its seat")
 			fs.DurationVar(&f.countdown, "countdown-interval", u.CountdownInterval, "time between countdown ticks (UDP instances and TCP lobby)")
 			fs.DurationVar(&f.gameLength, "game-length", u.GameLength, "send GAME_END this long after GAME_START (0: games never end)")
-			fs.Float64Var(&f.rateLimit, "rate-limit", u.RateLimit, "UDP lobby requests per second per rate key (0: off)")
+			fs.Float64Var(&f.rateLimit, "rate-limit", serveRateLimit, "UDP lobby requests per second per rate key (0: off)")
 			fs.IntVar(&f.rateBurst, "rate-burst", u.RateBurst, "rate-limit bucket size (0: twice the rate)")
 			fs.Var(&f.rateKey, "rate-key", "what the rate limit counts by: ip or ip:port")
 			fs.IntVar(&f.socketBuffer, "socket-buffer", u.SocketBuffer, "SO_RCVBUF/SO_SNDBUF `bytes` of the UDP lobby and every instance socket (0: OS default)")
@@ -76,6 +93,11 @@ func init() {
 			fs.BoolVar(&f.noUDP, "no-udp", false, "do not run the UDP lobby (the TCP lobby then needs --instance-addr)")
 			fs.StringVar(&f.instanceAddr, "instance-addr", "", "with --no-udp: the fixed UDP game `address` (IP:PORT) every TCP GAME_START announces")
 			fs.BoolVar(&f.noTCP, "no-tcp", false, "do not run the TCP lobby")
+			fs.StringVar(&f.levAddr, "leviathan-addr", l.Addr, "Leviathan endpoint listen `address`")
+			fs.IntVar(&f.levMaxPlayers, "leviathan-max-players", l.MaxPlayers, "players the Leviathan endpoint admits at once (JoinServer beyond it: ServerDisallow reason 2)")
+			fs.Float64Var(&f.levRateLimit, "leviathan-rate-limit", serveRateLimit, "Leviathan datagrams per second per source IP (0: off)")
+			fs.StringVar(&f.levAckReading, "leviathan-ack-reading", "engine", "how ack bits are read and written: engine (bit b of byte i acks StartAck+8i+b) or seed+1")
+			fs.BoolVar(&f.noLev, "no-leviathan", false, "do not run the Leviathan endpoint")
 			fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 			return f.run
 		},
@@ -91,8 +113,8 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		return cfg, fmt.Errorf("--log-level: %q is not debug, info, warn or error", f.logLevel)
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-	if f.noUDP && f.noTCP {
-		return cfg, fmt.Errorf("--no-udp and --no-tcp: nothing left to serve")
+	if f.noUDP && f.noTCP && f.noLev {
+		return cfg, fmt.Errorf("--no-udp, --no-tcp and --no-leviathan: nothing left to serve")
 	}
 	var static netip.AddrPort
 	if f.instanceAddr != "" {
@@ -115,6 +137,9 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 	}{
 		{!hostPortOK(f.udpAddr), "udp-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.udpAddr)},
 		{!hostPortOK(f.tcpAddr), "tcp-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.tcpAddr)},
+		{!hostPortOK(f.levAddr), "leviathan-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.levAddr)},
+		{f.levMaxPlayers < 1, "leviathan-max-players", "must be at least 1"},
+		{f.levRateLimit < 0, "leviathan-rate-limit", "must not be negative"},
 		{f.basePort < 0 || f.basePort > 65535, "base-port", fmt.Sprintf("%d is not a port (0-65535)", f.basePort)},
 		{f.maxInstances < 1, "max-instances", fmt.Sprintf("%d: must be at least 1", f.maxInstances)},
 		{f.basePort > 0 && f.basePort+f.maxInstances-1 > 65535, "base-port", fmt.Sprintf("%d + %d instances runs past port 65535", f.basePort, f.maxInstances)},
@@ -166,6 +191,16 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		}
 		cfg.TCP = &t
 	}
+	if !f.noLev {
+		l := reflev.DefaultConfig()
+		ack, err := levconn.ParseAckReading(f.levAckReading)
+		if err != nil {
+			return cfg, fmt.Errorf("--leviathan-ack-reading: %v", err)
+		}
+		l.Addr, l.MaxPlayers, l.RateLimit, l.SocketBuffer = f.levAddr, f.levMaxPlayers, f.levRateLimit, f.socketBuffer
+		l.Conn.AckReading = ack
+		cfg.Leviathan = &l
+	}
 	return cfg, nil
 }
 
@@ -207,6 +242,9 @@ func (f *serveFlags) run(ctx context.Context, e *env, args []string) int {
 	}
 	if a := srv.TCPAddr(); a.IsValid() {
 		fmt.Fprintf(e.stderr, "lobbybench serve: tcp lobby on %s\n", a)
+	}
+	if a := srv.LeviathanAddr(); a.IsValid() {
+		fmt.Fprintf(e.stderr, "lobbybench serve: leviathan endpoint on %s\n", a)
 	}
 	<-ctx.Done()
 	fmt.Fprintln(e.stderr, "lobbybench serve: shutting down")

@@ -82,7 +82,7 @@ func TestServeInProcess(t *testing.T) {
 	code := make(chan int, 1)
 	go func() {
 		code <- runMain(ctx, e, []string{"serve", "--udp-addr", "127.0.0.1:0", "--tcp-addr", "127.0.0.1:0",
-			"--base-port", "0", "--header", "rtype17", "--socket-buffer", "0"})
+			"--base-port", "0", "--header", "rtype17", "--socket-buffer", "0", "--leviathan-addr", "127.0.0.1:0"})
 	}()
 	addr := waitAddr(t, stderr.String)
 	if n := listRooms(t, addr, udplobby.ProfileRType17); n != 0 {
@@ -125,7 +125,11 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--rate-limit", "-2"}, "--rate-limit"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
 		{[]string{"--advertise-addr", "0.0.0.0"}, "--advertise-addr"},
-		{[]string{"--no-udp", "--no-tcp"}, "--no-udp"},
+		{[]string{"--no-udp", "--no-tcp", "--no-leviathan"}, "--no-udp"},
+		{[]string{"--leviathan-addr", "nope"}, "--leviathan-addr"},
+		{[]string{"--leviathan-max-players", "0"}, "--leviathan-max-players"},
+		{[]string{"--leviathan-rate-limit", "-1"}, "--leviathan-rate-limit"},
+		{[]string{"--leviathan-ack-reading", "sideways", "--leviathan-addr", "127.0.0.1:0"}, "--leviathan-ack-reading"},
 		{[]string{"--no-udp"}, "--no-udp"},
 		{[]string{"--no-udp", "--instance-addr", "127.0.0.1"}, "--instance-addr"},
 		{[]string{"--instance-addr", "127.0.0.1:9"}, "--instance-addr"},
@@ -144,7 +148,7 @@ func TestServeTCPOnly(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
 	code := make(chan int, 1)
 	go func() {
-		code <- runMain(ctx, e, []string{"serve", "--no-udp", "--instance-addr", "127.0.0.1:9", "--tcp-addr", "127.0.0.1:0"})
+		code <- runMain(ctx, e, []string{"serve", "--no-udp", "--no-leviathan", "--instance-addr", "127.0.0.1:9", "--tcp-addr", "127.0.0.1:0"})
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(stderr.String(), "tcp lobby on") {
@@ -154,7 +158,7 @@ func TestServeTCPOnly(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
-	if c := <-code; c != exitOK || strings.Contains(stdout.String(), "udp.") {
+	if c := <-code; c != exitOK || strings.Contains(stdout.String(), "udp.") || strings.Contains(stdout.String(), "leviathan.") {
 		t.Fatalf("exit %d, stdout %q", c, stdout.String())
 	}
 }
@@ -169,7 +173,8 @@ func TestServeSignal(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "--udp-addr", "127.0.0.1:0", "--base-port", "0", "--tcp-addr", "127.0.0.1:0")
+	cmd := exec.Command(bin, "serve", "--udp-addr", "127.0.0.1:0", "--base-port", "0", "--tcp-addr", "127.0.0.1:0",
+		"--leviathan-addr", "127.0.0.1:0")
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
