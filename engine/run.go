@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/metrics/prom"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -118,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var srv *embedded
 	if plan.Target == "" {
 		var err error
-		if srv, err = startEmbedded(plan.Protocol, cfg.Embedded); err != nil {
+		if srv, err = startEmbedded(plan, cfg.Embedded); err != nil {
 			return nil, err
 		}
 		defer srv.close()
@@ -271,11 +269,10 @@ type embedded struct {
 	close func()
 }
 
-// EmbeddedStats are the embedded reference server's counters: the lobby
-// servers' (udp, tcp) or the Leviathan endpoint's.
+// EmbeddedStats are the embedded reference server's counters: those of the
+// parts the run started (UDP lobby, TCP lobby or Leviathan endpoint).
 type EmbeddedStats struct {
 	refserver.Stats
-	Leviathan *leviathan.Stats `json:"leviathan,omitempty"`
 }
 
 // Counters returns every non-zero counter as "name value", sorted within
@@ -289,51 +286,58 @@ func (e *EmbeddedStats) Counters() []string {
 			out = append(out, line)
 		}
 	}
-	if l := e.Leviathan; l != nil {
-		add := func(name string, v uint64) {
-			if v != 0 {
-				out = append(out, fmt.Sprintf("leviathan.%s %d", name, v))
-			}
-		}
-		add("datagrams_in", l.DatagramsIn)
-		add("datagrams_out", l.DatagramsOut)
-		add("write_errors", l.WriteErrors)
-		add("conns_opened", l.ConnsOpened)
-		add("players_joined", l.PlayersJoined)
-		add("resends", l.Resends)
-		add("duplicates", l.Duplicates)
-		add("lost", l.Lost)
-		for _, m := range []struct {
-			name string
-			m    map[string]uint64
-		}{{"requests", l.Requests}, {"responses", l.Responses}, {"disallowed", l.Disallowed}, {"drops", l.Drops}, {"closes", l.Closes}} {
-			keys := make([]string, 0, len(m.m))
-			for k := range m.m {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				add(m.name+"."+k, m.m[k])
-			}
-		}
-	}
 	return out
 }
 
-// startEmbedded starts the reference server for proto on free loopback
-// ports (cfg overrides the lobby servers' configuration).
-func startEmbedded(proto scenario.Protocol, cfg *refserver.Config) (*embedded, error) {
-	if proto == scenario.Leviathan {
-		c := leviathan.DefaultConfig()
-		c.Addr = "127.0.0.1:0"
-		srv, err := leviathan.Start(c)
-		if err != nil {
-			return nil, fmt.Errorf("engine: embedded Leviathan endpoint: %w", err)
-		}
-		return &embedded{addr: srv.Addr(), close: func() { srv.Close() },
-			stats: func() *EmbeddedStats { st := srv.Stats(); return &EmbeddedStats{Leviathan: &st} }}, nil
-	}
+// embeddedConfig is the reference server configuration for a run with no
+// target: free loopback ports, only the parts proto needs (the TCP lobby
+// needs the UDP lobby as its instance pool), and the scenario's
+// embedded_server settings on top.
+func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) refserver.Config {
 	c := refserver.Loopback()
+	switch proto {
+	case scenario.Leviathan:
+		c.UDP, c.TCP = nil, nil
+	case scenario.UDPLobby:
+		c.TCP, c.Leviathan = nil, nil
+	default:
+		c.Leviathan = nil
+	}
+	if u := c.UDP; u != nil {
+		u.RateLimit, u.RateBurst = es.RateLimit, es.RateBurst
+		if es.MaxInstances > 0 {
+			u.MaxInstances = es.MaxInstances
+		}
+		if es.MaxPlayers > 0 {
+			u.MaxPlayers = es.MaxPlayers
+		}
+		if es.CountdownInterval > 0 {
+			u.CountdownInterval = es.CountdownInterval
+		}
+		if es.SeatHold > 0 {
+			u.SeatHold = es.SeatHold
+		}
+		if es.CleanupInterval > 0 {
+			u.CleanupInterval = es.CleanupInterval
+		}
+		u.GameLength = es.GameLength
+	}
+	if t := c.TCP; t != nil && es.CountdownInterval > 0 {
+		t.CountdownInterval = es.CountdownInterval
+	}
+	if l := c.Leviathan; l != nil {
+		l.RateLimit, l.RateBurst = es.RateLimit, es.RateBurst
+		if es.MaxPlayers > 0 {
+			l.MaxPlayers = es.MaxPlayers
+		}
+	}
+	return c
+}
+
+// startEmbedded starts the reference server for proto on free loopback
+// ports; cfg, when not nil, replaces the configuration built from the plan.
+func startEmbedded(plan *scenario.Plan, cfg *refserver.Config) (*embedded, error) {
+	c := embeddedConfig(plan.Protocol, plan.Embedded)
 	if cfg != nil {
 		c = *cfg
 	}
@@ -341,13 +345,18 @@ func startEmbedded(proto scenario.Protocol, cfg *refserver.Config) (*embedded, e
 	if err != nil {
 		return nil, fmt.Errorf("engine: embedded reference server: %w", err)
 	}
-	addr := srv.UDPAddr()
-	if proto == scenario.TCPLobby {
+	var addr netip.AddrPort
+	switch plan.Protocol {
+	case scenario.TCPLobby:
 		addr = srv.TCPAddr()
+	case scenario.Leviathan:
+		addr = srv.LeviathanAddr()
+	default:
+		addr = srv.UDPAddr()
 	}
 	if !addr.IsValid() {
 		srv.Close()
-		return nil, fmt.Errorf("engine: embedded reference server has no %s lobby", proto)
+		return nil, fmt.Errorf("engine: embedded reference server has no %s part", plan.Protocol)
 	}
 	return &embedded{addr: addr, close: func() { srv.Close() },
 		stats: func() *EmbeddedStats { return &EmbeddedStats{Stats: srv.Stats()} }}, nil

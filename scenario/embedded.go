@@ -19,10 +19,11 @@ type EmbeddedServer struct {
 	CountdownInterval time.Duration // 0 = server default
 	GameLength        time.Duration // 0 = games never end
 	SeatHold          time.Duration // 0 = server default
+	CleanupInterval   time.Duration // 0 = server default (30 s)
 }
 
 var embeddedKeys = []string{"rate_limit", "rate_burst", "max_instances", "max_players",
-	"countdown_interval", "game_length", "seat_hold"}
+	"countdown_interval", "game_length", "seat_hold", "cleanup_interval"}
 
 func (d *decoder) embedded(n *yaml.Node, target string) EmbeddedServer {
 	var e EmbeddedServer
@@ -51,7 +52,7 @@ func (d *decoder) embedded(n *yaml.Node, target string) EmbeddedServer {
 	for _, k := range []struct {
 		key string
 		dst *time.Duration
-	}{{"countdown_interval", &e.CountdownInterval}, {"game_length", &e.GameLength}, {"seat_hold", &e.SeatHold}} {
+	}{{"countdown_interval", &e.CountdownInterval}, {"game_length", &e.GameLength}, {"seat_hold", &e.SeatHold}, {"cleanup_interval", &e.CleanupInterval}} {
 		if v := f.get(k.key); v != nil {
 			dur, ok := d.duration(v, "embedded_server."+k.key)
 			if ok && dur < 0 {

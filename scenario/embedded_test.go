@@ -22,8 +22,10 @@ func TestEmbeddedServer(t *testing.T) {
   countdown_interval: 10ms
   game_length: 1s
   seat_hold: 2s
+  cleanup_interval: 500ms
 `, EmbeddedServer{RateLimit: 200, RateBurst: 50, MaxInstances: 3, MaxPlayers: 2,
-			CountdownInterval: 10 * time.Millisecond, GameLength: time.Second, SeatHold: 2 * time.Second}, nil},
+			CountdownInterval: 10 * time.Millisecond, GameLength: time.Second, SeatHold: 2 * time.Second,
+			CleanupInterval: 500 * time.Millisecond}, nil},
 		{"with a target", "target: 127.0.0.1:9000\nembedded_server: {rate_limit: 10/s}\n", EmbeddedServer{},
 			[]string{"embedded_server applies only when no target is given"}},
 		{"unknown key", "embedded_server: {rate_limt: 10/s}\n", EmbeddedServer{}, []string{"rate_limt"}},
