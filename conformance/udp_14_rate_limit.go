@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -117,7 +118,7 @@ func runFlood(ft *T) (any, error) {
 		return nil, err
 	}
 	defer s.Close()
-	setReadBuffer(s.c, 8<<20)
+	sockbuf.SetRead(s.c, 8<<20) // a flood's replies must not be lost in our own socket
 	fx := &floodFx{src: src.String(), rate: env.FloodRate}
 	prof := env.profile()
 	total := int(float64(env.FloodRate) * env.FloodDuration.Seconds())

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/levconn"
 	"github.com/lobbybench/lobbybench/reference-server/ratelimit"
 	"github.com/lobbybench/lobbybench/wire/leviathan"
@@ -86,7 +87,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("leviathan: %w", err)
 	}
 	if cfg.SocketBuffer > 0 {
-		if err := setBuffers(conn, cfg.SocketBuffer); err != nil {
+		if err := sockbuf.Set(conn, cfg.SocketBuffer); err != nil {
 			cfg.Logger.Warn("leviathan: socket buffer", "bytes", cfg.SocketBuffer, "err", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/reference-server/ratelimit"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -75,7 +76,7 @@ func Listen(cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.SocketBuffer > 0 {
-		if err := setBuffers(conn, cfg.SocketBuffer); err != nil {
+		if err := sockbuf.Set(conn, cfg.SocketBuffer); err != nil {
 			log.Warn("udp lobby: socket buffer", "bytes", cfg.SocketBuffer, "err", err)
 		}
 	}
@@ -309,7 +310,7 @@ func (s *Server) bindInstance() (*net.UDPConn, int, error) {
 // OS default (208 KiB on Linux).
 func (s *Server) tune(c *net.UDPConn) {
 	if s.cfg.SocketBuffer > 0 {
-		if err := setBuffers(c, s.cfg.SocketBuffer); err != nil {
+		if err := sockbuf.Set(c, s.cfg.SocketBuffer); err != nil {
 			s.log.Warn("udp instance: socket buffer", "bytes", s.cfg.SocketBuffer, "err", err)
 		}
 	}
