@@ -202,27 +202,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	xready := make(chan struct{})
 	stopProgress := func() {}
 	if cfg.Mode != ProgressNone && cfg.Progress != nil {
-		// Requests and errors are summed over the steps only (message
-		// types record the same requests again), from LiveKeys, which
-		// merges histograms: so at most once a second.
-		var lastReq, req, errs int64
+		// Live sums the steps only (message types re-record the same
+		// requests); the rate is taken over at least a second.
+		var lastReq int64
 		var rate float64
 		lastAt := start
 		stopProgress = startProgress(cfg.Mode, cfg.Progress, plan.Load.Duration, cfg.LineInterval, func() ProgressSample {
 			live := col.Live()
 			now := time.Now()
 			if dt := now.Sub(lastAt); dt >= time.Second {
-				req, errs = 0, 0
-				for _, k := range col.LiveKeys() {
-					if k.Kind == metrics.KindStep {
-						req += k.Successes + k.Failures
-						errs += k.Failures
-					}
-				}
-				rate = float64(req-lastReq) / dt.Seconds()
-				lastReq, lastAt = req, now
+				rate = float64(live.Requests-lastReq) / dt.Seconds()
+				lastReq, lastAt = live.Requests, now
 			}
-			s := ProgressSample{Elapsed: now.Sub(start), Total: plan.Load.Duration, Rate: rate, Errors: errs,
+			s := ProgressSample{Elapsed: now.Sub(start), Total: plan.Load.Duration, Rate: rate, Errors: live.Failures,
 				Dropped: live.Dropped, Violations: live.Violations, Started: live.SessionsStarted, Finished: live.SessionsFinished}
 			select {
 			case <-xready:

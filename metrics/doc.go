@@ -36,13 +36,16 @@
 // in microseconds, 1 µs to 300 s (reports.HighestUS) at 3 significant
 // digits; larger values are clamped to 300 s, negative ones to 0. Failed
 // requests enter no histogram. Key space: steps and messages are separate
-// name spaces; run totals (reports.Totals) sum the steps only.
+// name spaces. A client records each request twice, once under its step
+// and once under its message type, so the run totals (reports.Totals), the
+// live counters (Collector.Live) and the time series count the steps only;
+// message types keep their own Series and histograms.
 //
 // # Time series
 //
 // Each Recorder accumulates the current second (by completion time since
 // start: requests, errors and a 2-significant-digit histogram of corrected
-// latency) and hands it to the Collector when a sample falls in another
+// latency, from step keys only) and hands it to the Collector when a sample falls in another
 // second, so the Collector's lock is taken about once per second per
 // recorder, not per sample. A sample completing in an earlier second than
 // the previous one still lands in its own second (at the cost of an extra

@@ -159,6 +159,8 @@ func (c *Collector) NewRecorder() *Recorder {
 }
 
 // Live is a point-in-time sum of the live counters, for progress display.
+// Like reports.Totals, the request counters sum the steps only: a message
+// type's samples re-record requests a step already counted.
 type Live struct {
 	Requests, Successes, Failures, Retries, Dropped, Violations int64
 	SessionsStarted, SessionsFinished                           int64
@@ -217,7 +219,10 @@ type liveCounters struct {
 
 // keyStats is what a Recorder keeps per key.
 type keyStats struct {
-	used              bool
+	used bool
+	// step: the key is a step, so its samples also feed the live totals
+	// and the time series (message types re-record the same requests).
+	step              bool
 	successes         int64
 	failures          int64
 	retries, dropped  int64
@@ -261,6 +266,9 @@ func (r *Recorder) stats(k Key) *keyStats {
 	s := &r.keys[k]
 	if !s.used {
 		s.used = true
+		r.c.mu.Lock() // lock order: recorder, then collector
+		s.step = int(k) < len(r.c.kinds) && r.c.kinds[k] == KindStep
+		r.c.mu.Unlock()
 		s.reasons = map[string]int64{}
 		s.corrected = reports.NewLatencyHistogram()
 		s.uncorr = reports.NewLatencyHistogram()
@@ -284,8 +292,10 @@ func toUS(d time.Duration) int64 {
 // Record records one successful request of key k: intended is when the
 // schedule wanted it sent, sent when it actually left, done when the reply
 // arrived. The corrected histogram gets done-intended, the uncorrected one
-// done-sent (both in µs, clamped to [0, reports.HighestUS]). It does not
-// allocate once k has been seen by this recorder.
+// done-sent (both in µs, clamped to [0, reports.HighestUS]). Only a step
+// key's samples also count in Live and the time series: a message type's
+// re-record a request its step already counted. It does not allocate once k
+// has been seen by this recorder.
 func (r *Recorder) Record(k Key, intended, sent, done time.Time) {
 	corr := toUS(done.Sub(intended))
 	unc := toUS(done.Sub(sent))
@@ -297,43 +307,66 @@ func (r *Recorder) Record(k Key, intended, sent, done time.Time) {
 	unc = min(unc, reports.HighestUS)
 	_ = s.corrected.RecordValue(corr)
 	_ = s.uncorr.RecordValue(unc)
-	r.tick(sec, done)
-	r.curReq++
-	_ = r.curHist.RecordValue(corr)
+	step := s.step
+	if step {
+		r.tick(sec, done)
+		r.curReq++
+		_ = r.curHist.RecordValue(corr)
+	} else if done.After(r.last) {
+		r.last = done
+	}
 	r.mu.Unlock()
-	r.live.successes.Add(1)
+	if step {
+		r.live.successes.Add(1)
+	}
 }
 
 // Fail records one failed request of key k for reason (see reports.Reason*)
-// completed at done. Failures do not enter the latency histograms.
+// completed at done. Failures do not enter the latency histograms; as with
+// Record, only a step key's failures count in Live and the time series.
 func (r *Recorder) Fail(k Key, reason string, done time.Time) {
 	sec := r.secondOf(done)
 	r.mu.Lock()
 	s := r.stats(k)
 	s.failures++
 	s.reasons[reason]++
-	r.tick(sec, done)
-	r.curReq++
-	r.curErr++
+	step := s.step
+	if step {
+		r.tick(sec, done)
+		r.curReq++
+		r.curErr++
+	} else if done.After(r.last) {
+		r.last = done
+	}
 	r.mu.Unlock()
-	r.live.failures.Add(1)
+	if step {
+		r.live.failures.Add(1)
+	}
 }
 
 // Retry counts one retransmission of a request of key k (first sends are
 // counted by Record and Fail).
 func (r *Recorder) Retry(k Key) {
 	r.mu.Lock()
-	r.stats(k).retries++
+	s := r.stats(k)
+	s.retries++
+	step := s.step
 	r.mu.Unlock()
-	r.live.retries.Add(1)
+	if step {
+		r.live.retries.Add(1)
+	}
 }
 
 // Dropped counts one start of key k the schedule could not keep.
 func (r *Recorder) Dropped(k Key) {
 	r.mu.Lock()
-	r.stats(k).dropped++
+	s := r.stats(k)
+	s.dropped++
+	step := s.step
 	r.mu.Unlock()
-	r.live.dropped.Add(1)
+	if step {
+		r.live.dropped.Add(1)
+	}
 }
 
 // SessionStarted counts one simulated client session started.

@@ -93,7 +93,8 @@ func TestCountsAndOrder(t *testing.T) {
 	r2.Violation("A-LEN", at(time.Second), []byte{0}, nil, "")
 
 	live := c.Live()
-	wantLive := Live{Requests: 6, Successes: 3, Failures: 3, Retries: 2, Dropped: 1, Violations: 7, SessionsStarted: 2, SessionsFinished: 1}
+	// the message sample re-records a request: not in the live totals
+	wantLive := Live{Requests: 5, Successes: 2, Failures: 3, Retries: 2, Dropped: 1, Violations: 7, SessionsStarted: 2, SessionsFinished: 1}
 	if live != wantLive {
 		t.Errorf("Live = %+v, want %+v", live, wantLive)
 	}
@@ -124,8 +125,9 @@ func TestCountsAndOrder(t *testing.T) {
 	if crc.Count != 6 || len(crc.Samples) != reports.MaxViolationSamples || crc.Samples[0].Packet != "dead00" || crc.Samples[0].Request != "01" || crc.Samples[0].OffsetNS != time.Second {
 		t.Errorf("U-CRC = %+v", crc)
 	}
-	// seconds: 0 has 3 successes + 0 errors (list, join, msg); 1 has join deny; 2 has two timeouts
-	want := []struct{ sec, req, errs int64 }{{0, 3, 0}, {1, 1, 1}, {2, 2, 2}}
+	// seconds: 0 has 2 successes + 0 errors (list, join; msg is not a
+	// step); 1 has join deny; 2 has two timeouts
+	want := []struct{ sec, req, errs int64 }{{0, 2, 0}, {1, 1, 1}, {2, 2, 2}}
 	if len(run.TimeSeries) != len(want) {
 		t.Fatalf("time series = %+v", run.TimeSeries)
 	}
@@ -345,5 +347,64 @@ func TestCompactedSecondsStayExact(t *testing.T) {
 		if p.Requests != h.TotalCount() || p.P50US != h.ValueAtPercentile(50) || p.P99US != h.ValueAtPercentile(99) {
 			t.Errorf("second %d: %+v, want n=%d p50=%d p99=%d", p.Second, p, h.TotalCount(), h.ValueAtPercentile(50), h.ValueAtPercentile(99))
 		}
+	}
+}
+
+// TestStepAndMessageCountedOnce records every request twice, under its step
+// and its message type, as the clients do: the live totals and the time
+// series must count it once, as Totals do, while the message type keeps
+// its own series.
+func TestStepAndMessageCountedOnce(t *testing.T) {
+	c := NewCollector(t0)
+	msg := c.Message("Hello") // registered first: kinds are per key, not by order
+	step := c.Step("hello")
+	r1, r2 := c.NewRecorder(), c.NewRecorder()
+	for i := range 30 {
+		r := r1
+		if i%2 == 1 {
+			r = r2
+		}
+		done := at(time.Duration(i) * 100 * time.Millisecond) // seconds 0, 1, 2
+		if i%5 == 4 {
+			r.Fail(msg, reports.ReasonTimeout, done)
+			r.Fail(step, reports.ReasonTimeout, done)
+			continue
+		}
+		r.Record(msg, t0, t0, done)
+		r.Record(step, t0, t0, done)
+		if i%3 == 0 {
+			r.Retry(msg)
+			r.Retry(step)
+		}
+	}
+	r1.Dropped(step)
+	r2.Record(msg, t0, t0, at(5*time.Second)) // a message alone makes no point
+
+	live := c.Live()
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := run.Totals
+	want := Live{Requests: 30, Successes: 24, Failures: 6, Retries: 8, Dropped: 1}
+	if live != want {
+		t.Errorf("Live = %+v, want %+v", live, want)
+	}
+	if tot.Requests != want.Requests || tot.Failures != want.Failures || tot.Retries != want.Retries || tot.Dropped != want.Dropped {
+		t.Errorf("totals = %+v, want %+v", tot, want)
+	}
+	var req, errs int64
+	for _, p := range run.TimeSeries {
+		req += p.Requests
+		errs += p.Errors
+		if p.Requests != 10 || p.Errors != 2 {
+			t.Errorf("point %+v, want 10 requests and 2 errors", p)
+		}
+	}
+	if len(run.TimeSeries) != 3 || req != tot.Requests || errs != tot.Failures {
+		t.Errorf("time series %d points, %d requests, %d errors; want 3, %d, %d", len(run.TimeSeries), req, errs, tot.Requests, tot.Failures)
+	}
+	if len(run.Messages) != 1 || run.Messages[0].Requests != 31 || run.Messages[0].Retries != 8 || run.Messages[0].Latency.Count != 25 {
+		t.Errorf("messages = %+v", run.Messages)
 	}
 }

@@ -318,9 +318,8 @@ func pingP50(res *engine.Result) time.Duration {
 // pingRate is the ping step's steady rate: the median number of recorded
 // requests per whole second of the run's middle (after the set-up second,
 // before the partial last one) times the share of recorded requests that
-// are ping-step successes (the time series counts every step and message
-// record, so a ping is counted twice there). Runs too short for that use
-// all pings over the run.
+// are ping-step successes (the time series counts every step's requests,
+// not only the ping's). Runs too short for that use all pings over the run.
 func pingRate(res *engine.Result) float64 {
 	s := pingSeries(res)
 	if s == nil {

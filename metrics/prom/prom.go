@@ -105,7 +105,7 @@ func NewCollector(c *metrics.Collector, opts Options) *Collector {
 		ttl:     opts.CacheFor,
 		now:     time.Now,
 
-		requests:       d("requests_total", "Requests completed (succeeded or failed), first sends only."),
+		requests:       d("requests_total", "Requests completed (succeeded or failed), summed over steps, first sends only."),
 		failures:       d("failures_total", "Requests that failed (timeout, refusal, violation, ...)."),
 		retries:        d("retries_total", "Retransmissions, not counted in requests."),
 		dropped:        d("dropped_starts_total", "Scheduled starts the generator could not keep (it was saturated)."),
