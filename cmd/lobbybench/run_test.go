@@ -213,7 +213,7 @@ thresholds:
   - join_server.count == 10
 `
 	code, out, errs := runCLI(t, "run", "--quiet", writeScenario(t, sc))
-	if code != exitOK || !strings.Contains(out, "leviathan, open model") || !strings.Contains(out, "leviathan.players_joined 10") {
+	if code != exitOK || !strings.Contains(out, "leviathan, open model") || !strings.Contains(out, "leviathan.players.joined 10") {
 		t.Errorf("exit %d; stderr %s\n%s", code, errs, out)
 	}
 }
