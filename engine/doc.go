@@ -69,7 +69,10 @@
 // Result is a reports.Run (read by every report, merge and compare) with
 // Info beside it under "engine" in the JSON: shard, session counters,
 // harness peak RSS/heap/goroutines/CPU (RSS includes an embedded server),
-// and the embedded server's counters. reports.Merge does not know Info;
-// merged results lose it (MetricLookup then reports the engine-only
-// metrics as missing).
+// and the embedded server's counters. The session counters, shard and
+// harness figures are also copied into the Run (reports.Run.Sessions and
+// ShardRuns), which reports.Merge sums and concatenates: MetricLookup reads
+// the session metrics from there, so a merged run evaluates the same
+// thresholds. The embedded server's counters stay in Info only, and a
+// merge drops them.
 package engine

@@ -9,15 +9,22 @@ import (
 
 // MetricLookup returns the value of a threshold metric (scenario.KnownMetrics
 // names, canonical units: seconds, fractions, counts, per second) from a run
-// result; info adds the engine-only metrics (sessions.completed,
-// sessions.failed, clients.max) and may be nil, as for a merged result, in
-// which case those are not found. A metric the run did not produce — the
-// latency of a step that never succeeded, an error rate without requests —
-// is not found, so its threshold fails instead of passing silently.
+// result. The session metrics (sessions.completed, sessions.failed,
+// clients.max) come from run.Sessions, which Run fills and reports.Merge
+// sums, so a merged run is judged as its shards were; info (may be nil)
+// stands in for a run without them. With neither they are not found. A
+// metric the run did not produce — the latency of a step that never
+// succeeded, an error rate without requests — is not found, so its
+// threshold fails instead of passing silently.
 func MetricLookup(run *reports.Run, info *Info) func(metric string) (float64, bool) {
 	steps := map[string]*reports.Series{}
 	for i := range run.Steps {
 		steps[run.Steps[i].Name] = &run.Steps[i]
+	}
+	sess := run.Sessions
+	if sess == nil && info != nil {
+		s := info.Sessions.report()
+		sess = &s
 	}
 	return func(m string) (float64, bool) {
 		t := &run.Totals
@@ -42,20 +49,20 @@ func MetricLookup(run *reports.Run, info *Info) func(metric string) (float64, bo
 		case "sessions.started":
 			return float64(t.SessionsStarted), true
 		case "sessions.completed":
-			if info == nil {
+			if sess == nil {
 				return 0, false
 			}
-			return float64(info.Sessions.Completed), true
+			return float64(sess.Completed), true
 		case "sessions.failed":
-			if info == nil {
+			if sess == nil {
 				return 0, false
 			}
-			return float64(info.Sessions.Failed), true
+			return float64(sess.Failed), true
 		case "clients.max":
-			if info == nil {
+			if sess == nil {
 				return 0, false
 			}
-			return float64(info.Sessions.MaxActive), true
+			return float64(sess.MaxActive), true
 		case "throughput":
 			if run.DurationNS <= 0 {
 				return 0, false

@@ -67,9 +67,16 @@ func TestMetricLookup(t *testing.T) {
 			t.Errorf("%s = %v, %v; want %v, %v", tc.metric, got, found, tc.want, tc.found)
 		}
 	}
-	// Without engine info (a merged result) the engine-only metrics are missing.
+	// Without engine info or run.Sessions the engine-only metrics are missing.
 	if _, found := MetricLookup(run, nil)("clients.max"); found {
 		t.Error("clients.max found without engine info")
+	}
+	// A merged result carries them in run.Sessions.
+	run.Sessions = &reports.Sessions{Started: 50, Completed: 44, Failed: 6, MaxActive: 20}
+	for m, want := range map[string]float64{"sessions.completed": 44, "sessions.failed": 6, "clients.max": 20} {
+		if got, found := MetricLookup(run, nil)(m); !found || got != want {
+			t.Errorf("%s from run.Sessions = %v, %v; want %v", m, got, found, want)
+		}
 	}
 }
 

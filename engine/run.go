@@ -249,6 +249,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if run.DurationNS <= 0 {
 		run.DurationNS = time.Since(start)
 	}
+	fillRun(run, info)
 	res := &Result{Run: run, Engine: info}
 	res.ThresholdsOK = EvaluateThresholds(plan, run, info)
 	return res, nil

@@ -178,10 +178,12 @@ func TestDefaultSources(t *testing.T) {
 }
 
 // TestRunShardsMerge runs a plan as three shards against one server and
-// merges their results: the merged run has exactly the sessions and
-// requests of the whole run.
+// merges their JSON results: the merged run has exactly the sessions and
+// requests of the whole run, and thresholds on the engine's session
+// metrics evaluate on it as on the whole run.
 func TestRunShardsMerge(t *testing.T) {
-	yaml := strings.NewReplacer("ping.p50 > 1h", "ping.p50 >= 0s", "rate: 40/s, duration: 1s", "rate: 80/s, duration: 500ms").Replace(fakeYAML)
+	yaml := strings.NewReplacer("ping.p50 > 1h", "ping.p50 >= 0s", "rate: 40/s, duration: 1s", "rate: 80/s, duration: 500ms",
+		"  - dropped_starts == 0\n", "  - dropped_starts == 0\n  - sessions.failed == 0\n  - clients.max >= 3\n").Replace(fakeYAML)
 	whole, err := Run(context.Background(), Config{Plan: mustPlan(t, yaml), Factory: fakeFactory(time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
@@ -192,10 +194,19 @@ func TestRunShardsMerge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (Shard{i, 3}).String(); res.Engine.Shard != want {
-			t.Errorf("shard recorded as %q", res.Engine.Shard)
+		if want := (Shard{i, 3}).String(); res.Engine.Shard != want || len(res.ShardRuns) != 1 || res.ShardRuns[0].Shard != want {
+			t.Errorf("shard recorded as %q, shard runs %+v", res.Engine.Shard, res.ShardRuns)
 		}
-		parts = append(parts, res.Run)
+		// through the shard file, as `report merge` reads it
+		var buf bytes.Buffer
+		if err := reports.WriteJSON(&buf, res); err != nil {
+			t.Fatal(err)
+		}
+		back, err := reports.ReadRun(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, back)
 	}
 	merged, err := reports.Merge(parts...)
 	if err != nil {
@@ -205,14 +216,23 @@ func TestRunShardsMerge(t *testing.T) {
 		t.Errorf("merged %d sessions / %d requests over %d shards, whole run %d / %d",
 			merged.Totals.SessionsStarted, merged.Totals.Requests, merged.Shards, whole.Totals.SessionsStarted, whole.Totals.Requests)
 	}
+	ws := whole.Engine.Sessions
+	if s := merged.Sessions; s == nil || s.Started != ws.Started || s.Completed != ws.Completed || s.Failed != ws.Failed || s.MaxActive < 3 {
+		t.Errorf("merged sessions %+v, whole run %+v", s, ws)
+	}
+	if len(merged.ShardRuns) != 3 || merged.ShardRuns[2].Shard != "2/3" {
+		t.Errorf("merged shard runs %+v", merged.ShardRuns)
+	}
 	plan := mustPlan(t, yaml)
 	if !EvaluateThresholds(plan, merged, nil) {
-		// sessions.completed is engine-only: missing on a merged run.
 		for _, r := range merged.Thresholds {
-			if !r.Pass && r.Metric != "sessions.completed" {
+			if !r.Pass {
 				t.Errorf("merged threshold %q failed (observed %v)", r.Name, r.Observed)
 			}
 		}
+	}
+	if len(merged.Thresholds) != 7 {
+		t.Errorf("merged thresholds %+v, want the plan's 7", merged.Thresholds)
 	}
 }
 

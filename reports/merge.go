@@ -15,8 +15,10 @@ import (
 // offset, violations merged per rule (samples kept in shard order up to
 // MaxViolationSamples), malformed findings summed per kind and rate-limit
 // findings concatenated. Steps and messages are matched by name, keeping the
-// first shard's order. Thresholds are dropped: evaluate them again on the
-// merged result. Inputs are not modified.
+// first shard's order. Sessions are summed when every run has them (nil
+// otherwise, since a partial sum would undercount) and ShardRuns are
+// concatenated. Thresholds are dropped: evaluate them again on the merged
+// result. Inputs are not modified.
 func Merge(runs ...*Run) (*Run, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("reports: merge of no runs")
@@ -30,6 +32,7 @@ func Merge(runs ...*Run) (*Run, error) {
 	var violOrder []string
 	mal := map[string]*MalformedFinding{}
 	var malOrder []string
+	sessions := &Sessions{}
 	for i, r := range runs {
 		if r == nil {
 			return nil, fmt.Errorf("reports: merge: run %d is nil", i)
@@ -106,7 +109,14 @@ func Merge(runs ...*Run) (*Run, error) {
 			acc.LivenessKept += m.LivenessKept
 		}
 		out.RateLimits = append(out.RateLimits, r.RateLimits...)
+		if r.Sessions == nil {
+			sessions = nil
+		} else if sessions != nil {
+			sessions.add(*r.Sessions)
+		}
+		out.ShardRuns = append(out.ShardRuns, r.ShardRuns...)
 	}
+	out.Sessions = sessions
 	if !out.StartedAt.IsZero() {
 		out.DurationNS = end.Sub(out.StartedAt)
 	}

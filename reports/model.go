@@ -56,6 +56,82 @@ type Run struct {
 	// Thresholds is filled by the threshold evaluator after Snapshot or
 	// Merge; Merge drops the shards' results since they no longer hold.
 	Thresholds []ThresholdResult `json:"thresholds"`
+
+	// Sessions counts the simulated client sessions as the load engine's
+	// scheduler saw them (the engine-only threshold metrics
+	// sessions.completed, sessions.failed and clients.max read it). Nil
+	// when the producer did not record it; Merge sums it when every shard
+	// has it, and leaves it nil otherwise.
+	Sessions *Sessions `json:"sessions,omitempty"`
+	// ShardRuns describes each engine run this document holds: one for a
+	// plain run, one per shard in merge order after Merge. Empty when the
+	// producer did not record it.
+	ShardRuns []ShardRun `json:"shard_runs,omitempty"`
+}
+
+// Sessions counts sessions as the engine's scheduler saw them. Unlike
+// Totals.SessionsStarted/SessionsFinished (counted by the recorders) it
+// tells how each session ended.
+type Sessions struct {
+	Started int64 `json:"started"`
+	// Completed ran every step without error; Failed ended in an error
+	// (or could not be set up); Cut were still running when the run ended
+	// and were cut short.
+	Completed int64 `json:"completed"`
+	Failed    int64 `json:"failed"`
+	Cut       int64 `json:"cut"`
+	// DroppedNoSlot and DroppedLate are starts the schedule wanted and the
+	// engine did not make: no free client under max_clients, or the
+	// generator too far behind.
+	DroppedNoSlot int64 `json:"dropped_no_free_client"`
+	DroppedLate   int64 `json:"dropped_late"`
+	// MaxActive is the peak number of sessions live at once. After a merge
+	// it is the sum of the shards' peaks: exact when the peaks coincide (a
+	// closed model's plateau), otherwise an upper bound.
+	MaxActive int64 `json:"max_active"`
+}
+
+// add sums o into s (MaxActive too: see Sessions.MaxActive).
+func (s *Sessions) add(o Sessions) {
+	s.Started += o.Started
+	s.Completed += o.Completed
+	s.Failed += o.Failed
+	s.Cut += o.Cut
+	s.DroppedNoSlot += o.DroppedNoSlot
+	s.DroppedLate += o.DroppedLate
+	s.MaxActive += o.MaxActive
+}
+
+// ShardRun is one engine run (a shard, or the whole run when unsharded):
+// which share of the load it ran, how, and what the harness used.
+type ShardRun struct {
+	Shard    string `json:"shard"` // "i/n"; "0/1" when unsharded
+	Protocol string `json:"protocol,omitempty"`
+	Model    string `json:"model,omitempty"` // "open" or "closed"
+	Seed     int64  `json:"seed"`
+	// Embedded is true when the run started its own reference server (the
+	// harness figures then include it).
+	Embedded    bool     `json:"embedded"`
+	Interrupted bool     `json:"interrupted"`
+	Sources     int      `json:"source_addresses"`
+	Sessions    Sessions `json:"sessions"`
+	Harness     Harness  `json:"harness"`
+}
+
+// Harness is what the load generator process itself used during a run, so
+// a reader can tell whether the harness could have been the bottleneck.
+type Harness struct {
+	// PeakRSSBytes is the process's peak resident set (Linux VmHWM; 0
+	// elsewhere).
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// PeakHeapBytes is the largest live heap sampled; PeakGoRuntimeBytes
+	// the largest total memory mapped by the Go runtime.
+	PeakHeapBytes      int64 `json:"peak_heap_bytes"`
+	PeakGoRuntimeBytes int64 `json:"peak_go_runtime_bytes"`
+	PeakGoroutines     int64 `json:"peak_goroutines"`
+	GOMAXPROCS         int   `json:"gomaxprocs"`
+	// CPUSeconds is the process's user+system CPU time over the run.
+	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
 // Totals are run-wide counters; each equals the sum over Steps except

@@ -10,7 +10,9 @@ import (
 // RunMetrics returns the lookup Evaluate needs for a recorded (or merged)
 // run: it maps every metric name of KnownMetrics to the run's figures in
 // canonical units. Latencies are the coordinated-omission-corrected ones
-// (from the intended send time). A step label the run never recorded, or a
+// (from the intended send time). The session metrics read run.Sessions
+// (summed over shards by reports.Merge); sessions.failed and clients.max
+// are not found without it. A step label the run never recorded, or a
 // ratio over zero requests, is not found — and so fails its threshold.
 func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 	steps := make(map[string]*reports.Series, len(run.Steps))
@@ -43,7 +45,22 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		case "sessions.started":
 			return float64(t.SessionsStarted), true
 		case "sessions.completed":
-			return float64(t.SessionsFinished), true
+			if run.Sessions == nil {
+				// A document without the engine's session counts: the
+				// recorders' finished count, which includes failed ones.
+				return float64(t.SessionsFinished), true
+			}
+			return float64(run.Sessions.Completed), true
+		case "sessions.failed":
+			if run.Sessions == nil {
+				return 0, false
+			}
+			return float64(run.Sessions.Failed), true
+		case "clients.max":
+			if run.Sessions == nil {
+				return 0, false
+			}
+			return float64(run.Sessions.MaxActive), true
 		case "throughput":
 			if run.DurationNS <= 0 {
 				return 0, false

@@ -86,3 +86,30 @@ func TestRunMetrics(t *testing.T) {
 		t.Errorf("Report = %+v", r1)
 	}
 }
+
+// TestRunMetricsSessions reads the engine's session counts (as a merged
+// run carries them): thresholds on sessions.* and clients.max parse and
+// evaluate; without them the engine-only ones are missing, not 0.
+func TestRunMetricsSessions(t *testing.T) {
+	run := &reports.Run{
+		Totals:   reports.Totals{SessionsStarted: 30, SessionsFinished: 29},
+		Sessions: &reports.Sessions{Started: 30, Completed: 24, Failed: 5, Cut: 1, MaxActive: 12},
+	}
+	p, err := Parse("s.yaml", []byte(minimal+"thresholds: [sessions.completed >= 24, sessions.failed < 5, clients.max <= 12]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ok := Evaluate(p.Thresholds, RunMetrics(run))
+	if ok || !res[0].Pass || res[1].Pass || !res[2].Pass || res[1].Value != 5 || res[2].Value != 12 {
+		t.Errorf("Evaluate = %+v, %v", res, ok)
+	}
+	old := RunMetrics(&reports.Run{Totals: run.Totals})
+	if v, found := old("sessions.completed"); !found || v != 29 {
+		t.Errorf("sessions.completed without Sessions = %v, %v; want the finished count 29", v, found)
+	}
+	for _, m := range []string{"sessions.failed", "clients.max"} {
+		if _, found := old(m); found {
+			t.Errorf("%s found without Sessions", m)
+		}
+	}
+}

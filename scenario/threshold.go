@@ -41,7 +41,9 @@ var GlobalMetrics = map[string]Unit{
 	"violations":         Count, // protocol violations (conformance rules broken)
 	"dropped_starts":     Count, // open model: arrivals not started (max_clients reached or engine behind)
 	"sessions.started":   Count,
-	"sessions.completed": Count, // sessions that ran to their end (failed or not)
+	"sessions.completed": Count, // sessions that ran every step without error
+	"sessions.failed":    Count, // sessions that ended in an error (or could not be set up)
+	"clients.max":        Count, // peak sessions live at once (merged: sum of the shards' peaks)
 	"throughput":         Rate,  // successful requests per second over the run
 }
 

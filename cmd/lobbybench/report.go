@@ -415,9 +415,10 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 
 // mergedLookup is the metric lookup for a merged run: the engine's own
 // (engine.MetricLookup, so a merge judges exactly as each shard was
-// judged), falling back to scenario.RunMetrics for the session metrics the
-// engine only knows live (sessions.completed is then the merged
-// sessions_finished count).
+// judged; it reads the session metrics from the merged run.Sessions),
+// falling back to scenario.RunMetrics for shards written without
+// run.Sessions (sessions.completed is then the merged sessions_finished
+// count).
 func mergedLookup(run *reports.Run) func(string) (float64, bool) {
 	eng, sc := engine.MetricLookup(run, nil), scenario.RunMetrics(run)
 	return func(m string) (float64, bool) {
