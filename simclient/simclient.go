@@ -335,13 +335,18 @@ func ReasonOf(err error) string {
 
 // Failure reasons sessions use besides the reports.Reason* ones.
 const (
-	ReasonNoRoom    = "no_room"   // join random-waiting: no Waiting room with space listed
-	ReasonRoomFull  = "room_full" // create refused (JOIN_FAILED at the instance limit, TCP RoomID 0)
-	ReasonRefused   = "refused"   // the server answered with an explicit refusal (TCP ERROR_MSG, CONNECT_ACK failure)
-	ReasonClosed    = "closed"    // the server closed the connection / instance sent SERVER_DISCONNECT
-	ReasonNoGroup   = "no_group"  // the group's room was never created (creator failed) or a barrier never filled
-	ReasonSocket    = "socket"    // local socket error (send failed, buffer full …)
-	ReasonCancelled = "cancelled" // the run ended during the step
+	ReasonNoRoom   = "no_room"   // join random-waiting: no Waiting room with space listed
+	ReasonRoomFull = "room_full" // create refused (JOIN_FAILED at the instance limit, TCP RoomID 0)
+	ReasonRefused  = "refused"   // the server answered with an explicit refusal (TCP ERROR_MSG, CONNECT_ACK failure)
+	ReasonClosed   = "closed"    // the server closed the connection / instance sent SERVER_DISCONNECT
+	// ReasonCreatorFailed: a join {room: created} whose group leader failed
+	// (or ended) before creating the room; the member sent no join. The
+	// leader's own failure is counted once, under its create step with its
+	// own reason (join_failed, timeout, …): this reason marks the members'
+	// failures as its consequence, not a separate fault of the server.
+	ReasonCreatorFailed = "creator_failed"
+	ReasonSocket        = "socket"    // local socket error (send failed, buffer full …)
+	ReasonCancelled     = "cancelled" // the run ended during the step
 )
 
 // Value returns the run-wide value stored under key, creating it with mk

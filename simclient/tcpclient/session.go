@@ -377,7 +377,7 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 			case ctx.Err() != nil:
 				return intended, errCancelled
 			case errors.Is(err, simclient.ErrNoRoom):
-				return intended, &reqFail{reason: simclient.ReasonNoGroup, err: err}
+				return intended, &reqFail{reason: simclient.ReasonCreatorFailed, err: err}
 			}
 			return intended, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
 		}

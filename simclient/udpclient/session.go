@@ -385,7 +385,7 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 			case ctx.Err() != nil:
 				return time.Time{}, errCancelled
 			case errors.Is(err, simclient.ErrNoRoom):
-				return time.Time{}, &reqFail{reason: simclient.ReasonNoGroup, err: err}
+				return time.Time{}, &reqFail{reason: simclient.ReasonCreatorFailed, err: err}
 			}
 			return time.Time{}, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
 		}
