@@ -224,8 +224,22 @@ func TestIdlePlayerDropped(t *testing.T) {
 	a.expect(udplobby.ServerJoinAccept, a.inst(udplobby.ClientJoinRequest, 0))
 	b.expect(udplobby.ServerJoinAccept, b.inst(udplobby.ClientJoinRequest, 0))
 	deadline := time.Now().Add(wait)
+	// The drop notice to b may arrive before the PONG of the ping in
+	// flight when a is dropped, so b reads replies until its PONG.
+	var bNotice *udplobby.Message
 	for {
-		b.expect(udplobby.ServerPong, b.inst(udplobby.ClientPing, 1))
+		seq := b.inst(udplobby.ClientPing, 1)
+		for {
+			m := b.reply()
+			if m.Type == udplobby.ServerPlayerDisconnected && bNotice == nil {
+				bNotice = &m
+				continue
+			}
+			if m.Type != udplobby.ServerPong || m.Seq != seq {
+				t.Fatalf("b got %v seq %d, want SERVER_PONG seq %d", m.Type, m.Seq, seq)
+			}
+			break
+		}
 		if raw, ok := a.recv(20 * time.Millisecond); ok {
 			var m udplobby.Message
 			if err := (udplobby.Decoder{}).Decode(raw, &m); err != nil || m.Type != udplobby.ServerDisconnect || m.Value != DisconnectTimeout {
@@ -237,7 +251,11 @@ func TestIdlePlayerDropped(t *testing.T) {
 			t.Fatal("idle player never dropped")
 		}
 	}
-	if m := b.reply(); m.Type != udplobby.ServerPlayerDisconnected || m.Value != 1 {
+	if bNotice == nil {
+		m := b.reply()
+		bNotice = &m
+	}
+	if m := *bNotice; m.Type != udplobby.ServerPlayerDisconnected || m.Value != 1 {
 		t.Fatalf("b got %v %d, want PLAYER_DISCONNECTED 1", m.Type, m.Value)
 	}
 	if _, n, _ := roomState(t, lob, id); n != 1 {
