@@ -62,9 +62,13 @@
 // returns a non-nil error that is not the run's own cancellation.
 //
 // A request's intended send time is: the session's due time for its first
-// request; for a ping/echo series, the first ping's intended time plus
-// i×interval; otherwise the moment the previous step ended plus any think
-// time. A retried request keeps its first intended time and sequence id, so
+// request; for a ping/echo series with an interval, the first ping's
+// intended time plus i×interval (an open schedule, as wrk2: a slow reply
+// makes the later pings late, and that lateness is measured); for a
+// back-to-back series (interval 0), the completion of ping i-1 (a closed
+// loop: a ping cannot be due before its predecessor was answered; see
+// SeriesIntended); otherwise the moment the previous step ended plus any
+// think time. A retried request keeps its first intended time and sequence id, so
 // its latency includes the timeouts and retry pauses.
 //
 // # Groups

@@ -372,6 +372,23 @@ func Creates(flow *scenario.Flow, idx int) bool {
 	return false
 }
 
+// SeriesIntended returns when request k (from 0) of a ping/echo series is
+// due. With interval > 0 the series is an open schedule: first +
+// k×interval, so a slow reply delays the next request and its lateness is
+// measured (coordinated-omission correction, as wrk2). With interval 0 the
+// series is a closed loop: request k is due when request k-1 completed
+// (prevDone), so the series' own back-to-back pacing is not counted as
+// latency; request 0 is due at first.
+func SeriesIntended(first, prevDone time.Time, k int, interval time.Duration) time.Time {
+	if k == 0 {
+		return first
+	}
+	if interval <= 0 {
+		return prevDone
+	}
+	return first.Add(time.Duration(k) * interval)
+}
+
 // Budget is the longest a request under pol can take: every send's timeout
 // and every pause between them. A join with room: created waits this long
 // for the group's room to exist.

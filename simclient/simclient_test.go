@@ -256,3 +256,24 @@ func TestRulesDescribed(t *testing.T) {
 		}
 	}
 }
+
+func TestSeriesIntended(t *testing.T) {
+	first := time.Unix(1000, 0)
+	prev := first.Add(37 * time.Millisecond) // ping k-1 answered
+	for _, tc := range []struct {
+		k        int
+		interval time.Duration
+		want     time.Time
+	}{
+		{0, 0, first},
+		{0, 100 * time.Millisecond, first},
+		{1, 0, prev}, // closed loop: due when k-1 completed
+		{5, 0, prev}, // not first + anything
+		{1, 100 * time.Millisecond, first.Add(100 * time.Millisecond)}, // open schedule
+		{3, 10 * time.Millisecond, first.Add(30 * time.Millisecond)},   // earlier than prev: the lateness counts
+	} {
+		if got := SeriesIntended(first, prev, tc.k, tc.interval); !got.Equal(tc.want) {
+			t.Errorf("SeriesIntended(k=%d, interval=%v) = %v, want %v", tc.k, tc.interval, got.Sub(first), tc.want.Sub(first))
+		}
+	}
+}

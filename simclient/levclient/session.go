@@ -544,14 +544,16 @@ func (s *session) joinGame(ctx context.Context, st *scenario.Step, intended time
 }
 
 // echoes sends st.Count Echo requests st.Interval apart on a fixed
-// schedule; each is answered by a Response None (ResponseTo 0).
+// schedule (back to back, each due when the previous was answered, with
+// interval 0: simclient.SeriesIntended); each is answered by a Response
+// None (ResponseTo 0).
 func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 	key := s.sh.StepKey(s.fi, i)
 	start := s.next
 	count := max(st.Count, 1)
 	for k := 0; k < count; k++ {
-		intended := start.Add(time.Duration(k) * st.Interval)
-		if k > 0 {
+		intended := simclient.SeriesIntended(start, s.next, k, st.Interval)
+		if k > 0 && st.Interval > 0 {
 			if err := s.sleepUntil(ctx, i, st, intended); err != nil {
 				return err
 			}

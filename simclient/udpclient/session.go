@@ -421,16 +421,19 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 
 // pings sends st.Count pings st.Interval apart on a fixed schedule: ping k
 // is intended at start + k×interval, so a slow reply delays the next ping
-// but its lateness is measured.
+// but its lateness is measured. With interval 0 the pings go back to back,
+// each intended when the previous one was answered
+// (simclient.SeriesIntended).
 func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 	if !s.inst.IsValid() {
 		return s.fail(i, st, simclient.ReasonNoRoom, errors.New("no instance: the flow has not created or joined a room"))
 	}
 	key := s.sh.StepKey(s.fi, i)
 	base := s.next
+	prev := base
 	for k := 0; k < st.Count; k++ {
-		intended := base.Add(time.Duration(k) * st.Interval)
-		if k > 0 {
+		intended := simclient.SeriesIntended(base, prev, k, st.Interval)
+		if k > 0 && st.Interval > 0 {
 			if err := s.sleepUntil(ctx, i, st, intended); err != nil {
 				return err
 			}
@@ -440,7 +443,8 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 		if err != nil {
 			return s.stepErr(i, st, err)
 		}
-		s.rec.Record(key, intended, sent, time.Now())
+		prev = time.Now()
+		s.rec.Record(key, intended, sent, prev)
 	}
 	s.next = time.Now()
 	return nil

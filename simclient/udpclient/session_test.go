@@ -395,3 +395,61 @@ func TestCloseDuringRun(t *testing.T) {
 		t.Fatalf("failures %+v", run.Totals)
 	}
 }
+
+// TestPingSeriesIntended: back-to-back pings (interval 0) are each due when
+// the previous one was answered, so a server answering every ping after d
+// shows a corrected latency of about d for all of them; with an interval
+// shorter than d the pings run late on their open schedule and that
+// lateness is measured, growing through the series.
+func TestPingSeriesIntended(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	const count = 6
+	slowPong := func(f *fakeLobby) {
+		f.instHook = func(f *fakeLobby, r *fakeRoom, m *udplobby.Message, def []byte) []byte {
+			if m.Type == udplobby.ClientPing {
+				time.Sleep(delay)
+			}
+			return def
+		}
+	}
+	for _, tc := range []struct {
+		interval string
+		// bounds on the ping step's corrected max latency
+		min, max time.Duration
+	}{
+		// Closed loop: each ping ~delay. The old schedule (all from the
+		// first ping) gave count×delay = 180 ms for the last one.
+		{interval: "0s", min: delay, max: 3 * delay},
+		// Open schedule 10 ms apart: ping k is sent at ~k×delay, due at
+		// k×10ms, so the last is (count-1)×(delay-10ms) late plus delay.
+		{interval: "10ms", min: (count-1)*(delay-10*time.Millisecond) + delay, max: time.Hour},
+	} {
+		t.Run(tc.interval, func(t *testing.T) {
+			f := newFakeLobby(t, udplobby.ProfileSpec, slowPong)
+			p := plan(t, "", fmt.Sprintf(`
+  - name: pinger
+    steps:
+      - create_room
+      - join: {room: created}
+      - hello
+      - instance_join
+      - ping: {count: %d, interval: %s, timeout: 5s}
+`, count, tc.interval))
+			r := runSessions(t, p, f.addr(), 1, simclient.Options{})
+			if r.errs[0] != nil {
+				t.Fatal(r.errs[0])
+			}
+			s := r.step(t, "ping")
+			if s.Successes != count {
+				t.Fatalf("ping successes = %d, want %d", s.Successes, count)
+			}
+			got := time.Duration(s.Latency.MaxUS) * time.Microsecond
+			if got < tc.min || got > tc.max {
+				t.Errorf("ping corrected max = %v, want in [%v, %v]", got, tc.min, tc.max)
+			}
+			if un := time.Duration(s.Uncorrected.MaxUS) * time.Microsecond; un < delay {
+				t.Errorf("ping uncorrected max = %v, want ≥ %v", un, delay)
+			}
+		})
+	}
+}
