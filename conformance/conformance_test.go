@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -446,8 +447,20 @@ func TestJSONRoundTrip(t *testing.T) {
 	if got := c.Cases[1].Wire; len(got) != 2 || got[0].Dir != reports.DirSent || got[0].Hex != fmt.Sprintf("%x", r.Results[1].Wire[0].Data) {
 		t.Errorf("wire log %+v", got)
 	}
-	if c.Cases[0].Actual != "4 replies checked" || c.Cases[4].Actual != "no --instance-ports given" {
-		t.Errorf("actuals %q, %q", c.Cases[0].Actual, c.Cases[4].Actual)
+	if got := c.Cases[1].Wire; len(got) != 2 || got[0].Local != "127.0.0.2:40000" || got[0].Peer != "127.0.0.1:8080" || got[0].Note != "LOBBY_LIST_ROOMS" ||
+		got[1].Note != "" || c.Cases[1].WireElided != 3 {
+		t.Errorf("wire entry addresses/notes %+v, elided %d", got, c.Cases[1].WireElided)
+	}
+	// Notes and rule ids have their own fields, not folded into Actual and
+	// Description.
+	if c.Cases[0].Actual != "" || !slices.Equal(c.Cases[0].Notes, []string{"4 replies checked"}) || c.Cases[4].Actual != "no --instance-ports given" {
+		t.Errorf("case 0 actual %q notes %q, case 4 actual %q", c.Cases[0].Actual, c.Cases[0].Notes, c.Cases[4].Actual)
+	}
+	if c.Cases[1].Rule != "U-TEST" || c.Cases[1].Description != "a failing case" {
+		t.Errorf("rule %q, description %q", c.Cases[1].Rule, c.Cases[1].Description)
+	}
+	if !slices.Equal(c.Notes, []string{"header spec, guessed from the first reply"}) {
+		t.Errorf("run notes %q", c.Notes)
 	}
 }
 

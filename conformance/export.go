@@ -8,9 +8,10 @@ import (
 )
 
 // ToConform converts r to the reports package's conform model (JSON,
-// JUnit, Markdown, HTML). Skip reasons and the notes of passing and info
-// cases go to Actual; the rule id, when there is one, leads the
-// description; each wire entry keeps direction, offset and hex.
+// JUnit, Markdown, HTML): the run's notes, and per case its rule id, notes
+// (apart from Actual, which holds a skip's reason), wire entries with
+// direction, offset, addresses, hex and note, and the count of entries the
+// log bounds left out.
 func ToConform(r *Report) *reports.Conform {
 	c := reports.NewConform()
 	c.Protocol = r.Protocol
@@ -18,34 +19,29 @@ func ToConform(r *Report) *reports.Conform {
 	c.Strict = r.Strict
 	c.StartedAt = r.Started
 	c.DurationNS = r.Duration
+	c.Notes = append([]string(nil), r.Notes...)
 	for _, x := range r.Results {
 		k := reports.Case{
 			ID:          x.Case.ID,
 			Section:     x.Case.Section,
 			Description: x.Case.Desc,
+			Rule:        x.Case.Rule,
 			Requirement: x.Case.Requirement,
 			Level:       levelName(x.Case.Level),
 			Verdict:     x.Verdict.String(),
 			Expected:    x.Expected,
 			Actual:      x.Actual,
+			Notes:       append([]string(nil), x.Notes...),
 			DurationNS:  x.Duration,
-		}
-		if x.Case.Rule != "" {
-			k.Description = "[" + x.Case.Rule + "] " + k.Description
-		}
-		if len(x.Notes) > 0 {
-			if k.Actual == "" {
-				k.Actual = oneLine(x.Notes)
-			} else {
-				k.Actual += " (" + oneLine(x.Notes) + ")"
-			}
+			WireElided:  x.WireElided,
 		}
 		for _, e := range x.Wire {
 			dir := reports.DirSent
 			if e.Dir == Received {
 				dir = reports.DirRecv
 			}
-			k.Wire = append(k.Wire, reports.WireEntry{Dir: dir, OffsetNS: e.Offset, Hex: hexString(e.Data)})
+			k.Wire = append(k.Wire, reports.WireEntry{Dir: dir, OffsetNS: e.Offset, Local: e.Local, Peer: e.Peer,
+				Hex: hexString(e.Data), Note: e.Note})
 		}
 		c.Cases = append(c.Cases, k)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -163,6 +162,3 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	e.err = err
 	return n, err
 }
-
-// oneLine joins notes for one-line fields.
-func oneLine(notes []string) string { return strings.Join(notes, "; ") }

@@ -9,8 +9,9 @@
 // message type (each with a corrected and an uncorrected Latency), protocol
 // Violations with bounded hex samples, a per-second TimeSeries, RateLimits,
 // Malformed findings and Thresholds. Conform is one conformance run (kind
-// "conform"): Cases with id, section, quoted requirement, level, verdict,
-// expected/actual and a wire log. Both carry schema_version
+// "conform"): run-level Notes and Cases with id, section, rule id, quoted
+// requirement, level, verdict, expected/actual, notes and a wire log whose
+// entries carry addresses and notes. Both carry schema_version
 // (SchemaVersion); Read, ReadRun and ReadConform reject unknown kinds and
 // newer versions. WriteJSON writes either.
 //

@@ -98,17 +98,21 @@ func sampleConform() *Conform {
 	c.Target = "127.0.0.1:7777"
 	c.StartedAt = fixedStart
 	c.DurationNS = 1234 * time.Millisecond
+	c.Notes = []string{"header spec, guessed from the first reply"}
 	c.Cases = []Case{
 		{ID: "udp/5/1", Section: "5", Description: "Server answers Hello", Requirement: "The server MUST answer a valid Hello with Welcome.",
 			Level: LevelMust, Verdict: VerdictPass, Expected: "Welcome", Actual: "Welcome", DurationNS: 3 * time.Millisecond,
 			Wire: []WireEntry{{Dir: DirSent, OffsetNS: 0, Hex: "0100"}, {Dir: DirRecv, OffsetNS: 2 * time.Millisecond, Hex: "0200ff"}}},
-		{ID: "udp/5/2", Section: "5", Description: "Bad CRC is dropped | silently", Requirement: "A packet with a bad CRC MUST be dropped\nwithout reply.",
-			Level: LevelMust, Verdict: VerdictFail, Expected: "no reply within 500ms", Actual: "Error <code 3> & reply", DurationNS: 501 * time.Millisecond,
-			Wire: []WireEntry{{Dir: DirSent, OffsetNS: 0, Hex: "01ffff"}, {Dir: DirRecv, OffsetNS: 1500 * time.Microsecond, Hex: "0903"}}},
+		{ID: "udp/5/2", Section: "5", Description: "Bad CRC is dropped | silently", Rule: "U-CRC", Requirement: "A packet with a bad CRC MUST be dropped\nwithout reply.",
+			Level: LevelMust, Verdict: VerdictFail, Expected: "no reply within 500ms", Actual: "Error <code 3> & reply",
+			Notes: []string{"the reply came from another port"}, DurationNS: 501 * time.Millisecond,
+			Wire: []WireEntry{{Dir: DirSent, OffsetNS: 0, Local: "127.0.0.3:40112", Peer: "127.0.0.1:7777", Hex: "01ffff", Note: "crc flipped"},
+				{Dir: DirRecv, OffsetNS: 1500 * time.Microsecond, Local: "127.0.0.3:40112", Peer: "127.0.0.1:7778", Hex: "0903"}},
+			WireElided: 2},
 		{ID: "udp/6/1", Section: "6", Description: "Ping is echoed", Requirement: "The server SHOULD echo Ping within 100 ms.",
 			Level: LevelShould, Verdict: VerdictWarn, Expected: "echo within 100ms", Actual: "echo after 140ms", DurationNS: 140 * time.Millisecond},
 		{ID: "udp/7/1", Section: "7", Description: "Version banner", Requirement: "Servers may announce a version.",
-			Level: LevelInfo, Verdict: VerdictInfo, Actual: "lobbyd 1.2"},
+			Level: LevelInfo, Verdict: VerdictInfo, Actual: "lobbyd 1.2", Notes: []string{"banner in every Welcome"}},
 		{ID: "udp/8/1", Section: "8", Description: "Reliable channel", Requirement: "The server MUST retransmit.",
 			Level: LevelMust, Verdict: VerdictSkip, Actual: "not supported by target profile"},
 	}

@@ -175,7 +175,8 @@ type caseView struct {
 	K          Case
 	Anchor     string
 	Wire       []wireView
-	WireHidden int // entries beyond maxWireShown
+	WireHidden int  // entries beyond maxWireShown
+	Routes     bool // some entry has addresses or a note: show that column
 }
 
 // maxWireShown bounds the wire entries drawn per case: a flood case can log
@@ -186,6 +187,9 @@ type wireView struct {
 	Arrow, Dir, Offset string
 	Len                int
 	Dump               string
+	// Route is "from → to" when the addresses are known; Note says what
+	// the entry is.
+	Route, Note string
 }
 
 type runMatrix struct {
@@ -408,15 +412,21 @@ func buildConform(c *Conform, docAnchor string) *confView {
 			wire = wire[:maxWireShown]
 		}
 		for _, e := range wire {
-			wv := wireView{Dir: e.Dir, Offset: fmtOffset(e.OffsetNS), Dump: hexDump(e.Hex), Len: len(e.Hex) / 2}
+			wv := wireView{Dir: e.Dir, Offset: fmtOffset(e.OffsetNS), Dump: hexDump(e.Hex), Len: len(e.Hex) / 2, Note: e.Note}
+			from, to := e.Local, e.Peer
 			switch e.Dir {
 			case DirSent:
 				wv.Arrow = "→"
 			case DirRecv:
 				wv.Arrow = "←"
+				from, to = e.Peer, e.Local
 			default:
 				wv.Arrow = "?"
 			}
+			if from != "" || to != "" {
+				wv.Route = firstNonEmpty(from, "?") + " → " + firstNonEmpty(to, "?")
+			}
+			cv.Routes = cv.Routes || wv.Route != "" || wv.Note != ""
 			cv.Wire = append(cv.Wire, wv)
 		}
 		sec.Cases = append(sec.Cases, cv)

@@ -241,8 +241,12 @@ func TestHTMLEscapesUserText(t *testing.T) {
 	r.Violations[0].Samples[0].Detail = `</pre><script>`
 	c := sampleConform()
 	c.Cases[0].Actual = `<img src=x>`
+	c.Notes = []string{`<u>run note</u>`}
+	c.Cases[0].Notes = []string{`<u>case note</u>`}
+	c.Cases[0].Rule = `<u>R</u>`
+	c.Cases[0].Wire[0].Note, c.Cases[0].Wire[0].Local = `<u>wire note</u>`, `<u>addr</u>`
 	page := string(htmlOf(t, HTMLOptions{Title: `T<i>`, Labels: []string{`<L>`}}, r, c))
-	for _, bad := range []string{`<script`, `<b onmouseover`, `<img`, `<i>`, `<L>`} {
+	for _, bad := range []string{`<script`, `<b onmouseover`, `<img`, `<i>`, `<L>`, `<u>`} {
 		if strings.Contains(page, bad) {
 			t.Errorf("page contains unescaped %q", bad)
 		}

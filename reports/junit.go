@@ -30,6 +30,7 @@ type junitSuite struct {
 	Time      string      `xml:"time,attr"`
 	Timestamp string      `xml:"timestamp,attr,omitempty"`
 	Cases     []junitCase `xml:"testcase"`
+	SystemOut *junitText  `xml:"system-out,omitempty"` // after the testcases, as Surefire writes it
 }
 
 type junitCase struct {
@@ -149,7 +150,9 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 // WriteConformJUnit writes c as JUnit XML: one testcase per case, classname
 // "conform.<section>", verdict fail as <failure> (type = level), skip as
 // <skipped>; pass, warn and info pass, warn and info with their text in
-// <system-out>. The wire log goes to <system-out> too.
+// <system-out>. The rule id and notes go with the text (a passing case's
+// notes alone to <system-out>), the wire log to <system-out> too, and the
+// run's notes to the suite's <system-out>.
 func WriteConformJUnit(w io.Writer, c *Conform) error {
 	name := "lobbybench.conform"
 	if c.Protocol != "" {
@@ -157,32 +160,80 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 	}
 	s := junitSuite{Name: name, Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
 	for _, k := range c.Cases {
-		jc := junitCase{Name: k.ID + " " + k.Description, Classname: "conform." + k.Section, Time: junitTime(k.DurationNS)}
+		name := k.ID + " " + k.Description
+		if k.Rule != "" {
+			// the rule leads the description, as in the text report
+			name = k.ID + " [" + k.Rule + "] " + k.Description
+		}
+		jc := junitCase{Name: name, Classname: "conform." + k.Section, Time: junitTime(k.DurationNS)}
 		var out strings.Builder
-		detail := fmt.Sprintf("requirement (%s): %s\nexpected: %s\nactual: %s\n", k.Level, k.Requirement, k.Expected, k.Actual)
+		var d strings.Builder
+		fmt.Fprintf(&d, "requirement (%s): %s\n", k.Level, k.Requirement)
+		if k.Rule != "" {
+			fmt.Fprintf(&d, "rule: %s\n", k.Rule)
+		}
+		if k.Expected != "" || k.Verdict != VerdictInfo {
+			fmt.Fprintf(&d, "expected: %s\n", k.Expected)
+		}
+		if k.Actual != "" || k.Verdict != VerdictInfo {
+			fmt.Fprintf(&d, "actual: %s\n", k.Actual)
+		}
+		writeNotes(&d, k.Notes)
+		detail := d.String()
 		switch k.Verdict {
 		case VerdictFail:
 			jc.Failure = &junitFailure{Message: "expected " + k.Expected + ", got " + k.Actual, Type: k.Level, Text: xmlSafe(detail)}
 		case VerdictSkip:
 			jc.Skipped = &junitSkipped{Message: k.Actual}
+			writeNotes(&out, k.Notes)
 		case VerdictWarn, VerdictInfo:
 			out.WriteString(k.Verdict + ": " + detail)
+		default:
+			writeNotes(&out, k.Notes)
 		}
-		writeWire(&out, k.Wire)
+		writeWire(&out, k.Wire, k.WireElided)
 		if out.Len() > 0 {
 			jc.SystemOut = &junitText{Text: xmlSafe(out.String())}
 		}
 		s.add(jc)
 	}
+	if len(c.Notes) > 0 {
+		var out strings.Builder
+		writeNotes(&out, c.Notes)
+		s.SystemOut = &junitText{Text: xmlSafe(out.String())}
+	}
 	return writeJUnit(w, "lobbybench conform", c.DurationNS, s)
 }
 
-func writeWire(b *strings.Builder, wire []WireEntry) {
+func writeNotes(b *strings.Builder, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(b, "note: %s\n", n)
+	}
+}
+
+// writeWire writes one line per entry: direction, offset, hex, then the
+// addresses (from → to) and the entry's note in parentheses when known,
+// and a last line for entries the suite did not record.
+func writeWire(b *strings.Builder, wire []WireEntry, elided int) {
 	for _, e := range wire {
-		arrow := "->"
+		arrow, from, to := "->", e.Local, e.Peer
 		if e.Dir == DirRecv {
-			arrow = "<-"
+			arrow, from, to = "<-", e.Peer, e.Local
 		}
-		fmt.Fprintf(b, "%s +%s %s\n", arrow, e.OffsetNS, e.Hex)
+		fmt.Fprintf(b, "%s +%s %s", arrow, e.OffsetNS, e.Hex)
+		var extra []string
+		if from != "" || to != "" {
+			extra = append(extra, firstNonEmpty(from, "?")+" → "+firstNonEmpty(to, "?"))
+		}
+		if e.Note != "" {
+			extra = append(extra, e.Note)
+		}
+		if len(extra) > 0 {
+			fmt.Fprintf(b, " (%s)", strings.Join(extra, "; "))
+		}
+		b.WriteByte('\n')
+	}
+	if elided > 0 {
+		fmt.Fprintf(b, "... %d more entries not recorded\n", elided)
 	}
 }

@@ -22,9 +22,10 @@ var verdictMark = map[string]string{
 	VerdictSkip: "⏭️ skip",
 }
 
-// WriteConformMarkdown writes c as a Markdown summary: counts, a table of
-// every case, then details (quoted requirement, expected, actual, wire log)
-// for each case that failed or warned.
+// WriteConformMarkdown writes c as a Markdown summary: the run's notes,
+// counts, a table of every case (with its rule id), then details (quoted
+// requirement, rule, expected, actual, notes, wire log) for each case that
+// failed or warned, and the observations of info cases.
 func WriteConformMarkdown(w io.Writer, c *Conform) error {
 	ew := &errWriter{w: w}
 	title := "Conformance"
@@ -44,15 +45,26 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 	if c.Strict {
 		fmt.Fprint(ew, ", strict (SHOULD checked)")
 	}
+	fmt.Fprint(ew, ".\n\n")
+	for _, n := range c.Notes {
+		fmt.Fprintf(ew, "- %s\n", mdInline(n))
+	}
+	if len(c.Notes) > 0 {
+		fmt.Fprint(ew, "\n")
+	}
 	s := c.Summary()
-	fmt.Fprintf(ew, ".\n\n**%d cases: %d pass, %d fail, %d warn, %d info, %d skip.**\n\n", s.Total, s.Pass, s.Fail, s.Warn, s.Info, s.Skip)
+	fmt.Fprintf(ew, "**%d cases: %d pass, %d fail, %d warn, %d info, %d skip.**\n\n", s.Total, s.Pass, s.Fail, s.Warn, s.Info, s.Skip)
 	fmt.Fprint(ew, "| ID | Section | Level | Verdict | Description |\n|---|---|---|---|---|\n")
 	for _, k := range c.Cases {
 		v, ok := verdictMark[k.Verdict]
 		if !ok {
 			v = k.Verdict
 		}
-		fmt.Fprintf(ew, "| `%s` | %s | %s | %s | %s |\n", mdCell(k.ID), mdCell(k.Section), mdCell(k.Level), v, mdCell(k.Description))
+		desc := mdCell(k.Description)
+		if k.Rule != "" {
+			desc = "[" + mdCell(k.Rule) + "] " + desc
+		}
+		fmt.Fprintf(ew, "| `%s` | %s | %s | %s | %s |\n", mdCell(k.ID), mdCell(k.Section), mdCell(k.Level), v, desc)
 	}
 	first := true
 	for _, k := range c.Cases {
@@ -67,12 +79,34 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 		for _, line := range strings.Split(k.Requirement, "\n") {
 			fmt.Fprintf(ew, "> %s\n", mdInline(line))
 		}
-		fmt.Fprintf(ew, "\n- Expected: %s\n- Actual: %s\n", mdInline(k.Expected), mdInline(k.Actual))
-		if len(k.Wire) > 0 {
-			var b strings.Builder
-			writeWire(&b, k.Wire)
-			fmt.Fprintf(ew, "\n```text\n%s```\n", b.String())
+		fmt.Fprint(ew, "\n")
+		if k.Rule != "" {
+			fmt.Fprintf(ew, "- Rule: %s\n", mdInline(k.Rule))
 		}
+		fmt.Fprintf(ew, "- Expected: %s\n- Actual: %s\n", mdInline(k.Expected), mdInline(k.Actual))
+		for _, n := range k.Notes {
+			fmt.Fprintf(ew, "- Note: %s\n", mdInline(n))
+		}
+		if len(k.Wire) > 0 || k.WireElided > 0 {
+			var b strings.Builder
+			writeWire(&b, k.Wire, k.WireElided)
+			fmt.Fprintf(ew, "\n```text\n%s```\n", strings.ReplaceAll(b.String(), "```", "` ` `"))
+		}
+	}
+	first = true
+	for _, k := range c.Cases {
+		if k.Verdict != VerdictInfo || (k.Actual == "" && len(k.Notes) == 0) {
+			continue
+		}
+		if first {
+			fmt.Fprint(ew, "\n## Information\n\n")
+			first = false
+		}
+		obs := k.Notes
+		if k.Actual != "" {
+			obs = append([]string{k.Actual}, k.Notes...)
+		}
+		fmt.Fprintf(ew, "- `%s` %s: %s\n", k.ID, mdInline(k.Description), mdInline(strings.Join(obs, "; ")))
 	}
 	return ew.err
 }

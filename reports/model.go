@@ -278,7 +278,10 @@ type Conform struct {
 	Strict        bool          `json:"strict"`
 	StartedAt     time.Time     `json:"started_at"`
 	DurationNS    time.Duration `json:"duration_ns"`
-	Cases         []Case        `json:"cases"`
+	// Notes describe the run as a whole (e.g. "header spec, guessed from
+	// the first reply").
+	Notes []string `json:"notes,omitempty"`
+	Cases []Case   `json:"cases"`
 }
 
 // Levels of a requirement.
@@ -299,16 +302,25 @@ const (
 
 // Case is one conformance check.
 type Case struct {
-	ID          string        `json:"id"` // e.g. "udp/5/2"
-	Section     string        `json:"section"`
-	Description string        `json:"description"`
-	Requirement string        `json:"requirement"` // quoted spec text
-	Level       string        `json:"level"`
-	Verdict     string        `json:"verdict"`
-	Expected    string        `json:"expected,omitempty"`
-	Actual      string        `json:"actual,omitempty"`
-	DurationNS  time.Duration `json:"duration_ns"`
-	Wire        []WireEntry   `json:"wire,omitempty"`
+	ID          string `json:"id"` // e.g. "udp/5/2"
+	Section     string `json:"section"`
+	Description string `json:"description"`
+	// Rule is the protocol rule id the case checks (e.g. "U-CRC"), when
+	// there is one.
+	Rule        string `json:"rule,omitempty"`
+	Requirement string `json:"requirement"` // quoted spec text
+	Level       string `json:"level"`
+	Verdict     string `json:"verdict"`
+	Expected    string `json:"expected,omitempty"`
+	// Actual is what was observed; for a skip, why it was skipped.
+	Actual string `json:"actual,omitempty"`
+	// Notes are the case's further observations, one per line.
+	Notes      []string      `json:"notes,omitempty"`
+	DurationNS time.Duration `json:"duration_ns"`
+	Wire       []WireEntry   `json:"wire,omitempty"`
+	// WireElided counts exchange entries left out of Wire by the suite's
+	// log bounds (a flood keeps its first entries).
+	WireElided int `json:"wire_elided,omitempty"`
 }
 
 // Wire directions.
@@ -321,7 +333,14 @@ const (
 type WireEntry struct {
 	Dir      string        `json:"dir"`
 	OffsetNS time.Duration `json:"offset_ns"` // since the case started
-	Hex      string        `json:"hex"`
+	// Local is the suite's socket address, Peer the target's (e.g.
+	// "127.0.0.3:40112", "127.0.0.1:7777"); the datagram went from Local
+	// to Peer when Dir is DirSent. Empty when unknown.
+	Local string `json:"local,omitempty"`
+	Peer  string `json:"peer,omitempty"`
+	Hex   string `json:"hex"`
+	// Note says what the entry is, when the case says (e.g. "truncated at 5").
+	Note string `json:"note,omitempty"`
 }
 
 // Summary counts cases by verdict.

@@ -233,20 +233,34 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// WriteConformTable writes a terminal summary of c: one row per case
-// (id, level, verdict, description; expected and actual for failures and
-// warnings) and the counts by verdict.
+// WriteConformTable writes a terminal summary of c: the run's notes, one
+// row per case (id, level, verdict, description with the rule id; expected
+// and actual for failures and warnings, the observations for info and
+// skips, notes after either) and the counts by verdict.
 func WriteConformTable(w io.Writer, c *Conform) error {
 	ew := &errWriter{w: w}
+	for _, n := range c.Notes {
+		fmt.Fprintf(ew, "Note: %s\n", n)
+	}
+	if ew.err != nil {
+		return ew.err
+	}
 	var rows [][]string
 	for _, k := range c.Cases {
-		detail := ""
+		var detail []string
 		if k.Verdict == VerdictFail || k.Verdict == VerdictWarn {
-			detail = "expected " + k.Expected + ", got " + k.Actual
-		} else if k.Verdict == VerdictSkip || k.Verdict == VerdictInfo {
-			detail = k.Actual
+			detail = append(detail, "expected "+k.Expected+", got "+k.Actual)
+		} else if (k.Verdict == VerdictSkip || k.Verdict == VerdictInfo) && k.Actual != "" {
+			detail = append(detail, k.Actual)
 		}
-		rows = append(rows, []string{k.ID, k.Level, strings.ToUpper(k.Verdict), k.Description, detail})
+		if k.Verdict != VerdictPass {
+			detail = append(detail, k.Notes...)
+		}
+		desc := k.Description
+		if k.Rule != "" {
+			desc = "[" + k.Rule + "] " + desc
+		}
+		rows = append(rows, []string{k.ID, k.Level, strings.ToUpper(k.Verdict), desc, strings.Join(detail, "; ")})
 	}
 	if err := renderTable(w, []string{"ID", "LEVEL", "VERDICT", "DESCRIPTION", "DETAIL"}, rows); err != nil {
 		return err
