@@ -8,7 +8,8 @@
 // Run is one load run (kind "run"): totals, one Series per step and per
 // message type (each with a corrected and an uncorrected Latency), protocol
 // Violations with bounded hex samples, a per-second TimeSeries, RateLimits,
-// Malformed findings and Thresholds. Conform is one conformance run (kind
+// Malformed findings, Thresholds, and the engine's figures: Sessions (how
+// sessions ended, the peak live) and ShardRuns (shard, harness use). Conform is one conformance run (kind
 // "conform"): run-level Notes and Cases with id, section, rule id, quoted
 // requirement, level, verdict, expected/actual, notes and a wire log whose
 // entries carry addresses and notes. Both carry schema_version
@@ -26,8 +27,9 @@
 //
 //   - Merge(runs...) merges shards exactly: histograms with hdrhistogram's
 //     Merge (percentiles equal those of one histogram fed every sample),
-//     counters summed, time series aligned by second offset. Thresholds are
-//     dropped, to be evaluated again on the merged run.
+//     counters summed, time series aligned by second offset, Sessions summed
+//     and ShardRuns concatenated. Thresholds are dropped, to be evaluated
+//     again on the merged run.
 //   - Compare(base, new, gates) gives per-step p50/p99 changes (percent)
 //     and error-rate changes (percentage points), new violated rules, and
 //     the Breaches of gates such as DefaultGates (p99 +10%, error rate
@@ -38,15 +40,23 @@
 //
 // Each is a func(io.Writer, ...) error:
 //
-//   - WriteRunTable, WriteCompareTable, WriteConformTable: terminal tables
-//     (tablewriter).
+//   - WriteRunTable, WriteCompareTable, WriteConformTable,
+//     WriteConformCompareTable: terminal tables (tablewriter).
 //   - WriteRunJUnit: one testcase per threshold and per violated rule.
 //   - WriteConformJUnit: one testcase per case; fail is <failure>, skip is
 //     <skipped>, warn and info pass with their text in <system-out>.
 //   - WriteConformMarkdown: a summary for pull requests and CI pages.
+//   - WriteHTML (and WriteHTMLFile, which writes through a temporary file
+//     renamed into place): one self-contained HTML page (inline CSS and
+//     SVG, no script, nothing fetched) for any number of *Run and
+//     *Conform documents. A run shows HDR percentile curves per step on a
+//     log "nines" axis, the per-second series, the step, message,
+//     violation (hex dumps), rate-limit, malformed and threshold tables; a
+//     conform result its cases grouped by section with expandable wire
+//     logs. Several runs or several conform results open with a
+//     side-by-side matrix (Autobahn's implementation matrix). It is what
+//     `--html FILE` and `lobbybench report html` write.
 //
 // Golden files for every format live in testdata/; refresh them with
 // `go test ./reports -update` and review the diff.
-//
-// The HTML report is built elsewhere on top of this model.
 package reports
