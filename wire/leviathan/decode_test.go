@@ -142,6 +142,26 @@ func TestLenientStopAndTrailing(t *testing.T) {
 	}
 }
 
+// TestServerstatusRequestKnown checks an empty Serverstatus request (type
+// 4) has a shape: decoding goes on past it to the next message, strictly.
+func TestServerstatusRequestKnown(t *testing.T) {
+	b := unhex(t, lnHdr+" 02"+"28 00000003 0004"+reqConnect)
+	var p Packet
+	if err := Decode(&p, b, Strict); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Messages) != 2 || p.Messages[0].RequestType() != ReqServerstatus || len(p.Messages[0].Payload) != 0 ||
+		p.Messages[1].RequestType() != ReqConnect || p.Stopped != nil || p.Trailing != nil {
+		t.Fatalf("decoded %+v", p)
+	}
+	if !KnownRequest(ReqServerstatus) {
+		t.Error("KnownRequest(Serverstatus) = false")
+	}
+	if pl, err := DecodeRequestPayload(ReqServerstatus, nil); err != nil || pl.RequestType() != ReqServerstatus {
+		t.Errorf("DecodeRequestPayload = %v, %v", pl, err)
+	}
+}
+
 func TestEmbeddedAckOnly(t *testing.T) {
 	// The engine defect: previous Ln packet bytes, then the La section.
 	b := unhex(t, lnHdr+" 01"+reqConnect+" 4c61 01 000003e9")
@@ -203,6 +223,8 @@ func TestPayloadDecodeErrors(t *testing.T) {
 		{"connect short", new(Connect).Decode, "000000", RuleMsgTruncated},
 		{"connect long", new(Connect).Decode, "0000002a00", RulePayload},
 		{"echo not empty", new(Echo).Decode, "00", RulePayload},
+		{"server status request not empty", new(ServerStatusRequest).Decode, "00", RulePayload},
+		{"server status request empty", new(ServerStatusRequest).Decode, "", ""},
 		{"join game string too long", new(JoinGame).Decode, "00000004 4142", RuleStringLength},
 		{"auth request token short", new(AuthenticateRequest).Decode, "00000000 0102", RuleMsgTruncated},
 		{"disallow reason missing", new(ServerDisallow).Decode, "00000000", RuleMsgTruncated},

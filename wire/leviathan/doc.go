@@ -33,7 +33,11 @@
 //	Response: u8 0x12 | u32 MessageNumber | u16 ResponseType | u32 ResponseTo | payload
 //
 // Messages carry no length, so Decode must know each payload's shape
-// (KnownRequest, KnownResponse) to find the next one. Typed payloads
+// (KnownRequest, KnownResponse) to find the next one. Known requests:
+// Connect, Security, Authenticate, JoinServer, JoinGame, and the empty Echo
+// and Serverstatus (ServerStatusRequest); the other request types
+// (Identification, remote console, sync values, …) end lenient decoding.
+// Typed payloads
 // (Connect, SecurityRequest, …, ServerStatus) implement RequestPayload or
 // ResponsePayload: Append encodes, (*T).Decode decodes exactly
 // Message.Payload, DecodeRequestPayload/DecodeResponsePayload pick the type.

@@ -72,6 +72,7 @@ func FuzzDecode(f *testing.F) {
 // a success re-encodes to the input (bools normalise to 0/1).
 func FuzzPayload(f *testing.F) {
 	f.Add(true, uint16(ReqConnect), []byte{0, 0, 0, 42})
+	f.Add(true, uint16(ReqServerstatus), []byte{})
 	f.Add(false, uint16(ResServerStatus), unhex(f, "00000001 41 01 00 01 00000000 00000000 00000000 00000000"))
 	f.Add(false, uint16(ResServerAllow), []byte{0, 0, 0, 0, 1})
 	f.Add(true, uint16(ReqAuthenticate), unhex(f, "00000001 41 0000000000000001 00000000"))

@@ -50,6 +50,7 @@ func goldenCases() []goldenCase {
 		{"req_join_server", req(JoinServer{ClientMasterServerToken})},
 		{"req_join_game", req(JoinGame{Options: []byte("")})},
 		{"req_echo", req(Echo{})},
+		{"req_server_status", req(ServerStatusRequest{})},
 		{"res_security", res(SecurityResponse{SecureType: SecureTypeNone, PublicKey: []byte("k"), EncryptedSymmetricKey: []byte("")})},
 		{"res_authenticate", res(AuthenticateResponse{UserID: 7, UserToken: 0xdeadbeefcafef00d})},
 		{"res_server_allow", res(ServerAllow{Accepted: AcceptConnectAccepted, Message: []byte("Allowed, ID: 1001")})},

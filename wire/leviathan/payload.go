@@ -62,7 +62,7 @@ func requestShape(t RequestType) ([]field, bool) {
 		return shapeJoinServer, true
 	case ReqJoinGame:
 		return shapeJoinGame, true
-	case ReqEcho:
+	case ReqEcho, ReqServerstatus:
 		return shapeNone, true
 	}
 	return nil, false
@@ -283,6 +283,11 @@ type JoinGame struct{ Options []byte }
 // Echo is the (empty) payload of Request Echo.
 type Echo struct{}
 
+// ServerStatusRequest is the (empty) payload of Request Serverstatus,
+// answered (by endpoints that answer it; the engine does not) with Response
+// ServerStatus.
+type ServerStatusRequest struct{}
+
 // ServerAllow is the payload of Response ServerAllow.
 type ServerAllow struct {
 	Accepted AcceptedType
@@ -352,6 +357,9 @@ func (JoinGame) RequestType() RequestType { return ReqJoinGame }
 // RequestType implements RequestPayload.
 func (Echo) RequestType() RequestType { return ReqEcho }
 
+// RequestType implements RequestPayload.
+func (ServerStatusRequest) RequestType() RequestType { return ReqServerstatus }
+
 // ResponseType implements ResponsePayload.
 func (ServerAllow) ResponseType() ResponseType { return ResServerAllow }
 
@@ -408,6 +416,9 @@ func (p JoinGame) Append(b []byte) []byte { return appendStr(b, p.Options) }
 
 // Append appends the wire bytes of p (none).
 func (Echo) Append(b []byte) []byte { return b }
+
+// Append appends the wire bytes of p (none).
+func (ServerStatusRequest) Append(b []byte) []byte { return b }
 
 // Append appends the wire bytes of p.
 func (p ServerAllow) Append(b []byte) []byte {
@@ -498,6 +509,9 @@ func (p *JoinGame) Decode(b []byte) error {
 
 // Decode checks that b is empty.
 func (*Echo) Decode(b []byte) error { r := reader{b: b}; return r.done() }
+
+// Decode checks that b is empty.
+func (*ServerStatusRequest) Decode(b []byte) error { r := reader{b: b}; return r.done() }
 
 // Decode decodes p from b.
 func (p *ServerAllow) Decode(b []byte) error {
@@ -617,6 +631,8 @@ func DecodeRequestPayload(t RequestType, b []byte) (RequestPayload, error) {
 		p = &JoinGame{}
 	case ReqEcho:
 		p = &Echo{}
+	case ReqServerstatus:
+		p = &ServerStatusRequest{}
 	default:
 		return nil, errf(RuleMsgType, -1, "no payload shape known for request %s", t)
 	}

@@ -20,7 +20,9 @@ func randBytes(r *rand.Rand) []byte {
 }
 
 func randRequest(r *rand.Rand) RequestPayload {
-	switch r.IntN(6) {
+	switch r.IntN(7) {
+	case 5:
+		return ServerStatusRequest{}
 	case 0:
 		return Connect{CheckValue}
 	case 1:
