@@ -548,8 +548,9 @@ func (c *Conn) Receive(now time.Time, b []byte) error {
 // unknownTypeMessage returns the message whose type has no payload shape
 // known to the codec (lenient decoding stopped at it), with the rest of the
 // datagram as its payload: nothing can follow it, since messages carry no
-// length. This is how a Serverstatus request (no shape in wire/leviathan)
-// reaches the endpoint.
+// length. This is how a request or response of a type wire/leviathan has
+// no shape for (Identification, remote console, a server heartbeat, …)
+// still reaches the endpoint, which can count, refuse or report it.
 func unknownTypeMessage(p *leviathan.Packet) (leviathan.Message, bool) {
 	if p.Stopped == nil || p.Stopped.Rule != leviathan.RuleMsgType || len(p.Trailing) < 7 {
 		return leviathan.Message{}, false

@@ -606,15 +606,33 @@ func FuzzReceive(f *testing.F) {
 	})
 }
 
+// TestUnknownShapeDelivered: a message of a type the codec has no shape
+// for is delivered with the rest of the datagram as its payload; a
+// Serverstatus request (a known, empty shape) is delivered like any other,
+// with the message after it.
 func TestUnknownShapeDelivered(t *testing.T) {
 	c := newConn(t, Config{})
 	dg := leviathan.AppendNormalHeader(nil, 5, 0, nil, 1)
-	dg = leviathan.AppendRequestHeader(dg, 3, leviathan.ReqServerstatus)
+	dg = leviathan.AppendRequestHeader(dg, 3, leviathan.ReqIdentification)
+	dg = append(dg, 0xde, 0xad)
 	if err := c.Receive(t0, dg); err != nil {
 		t.Fatal(err)
 	}
 	ev := c.Events()
-	if len(ev) != 1 || ev[0].Kind != EventMessage || ev[0].Msg.RequestType() != leviathan.ReqServerstatus || ev[0].Msg.Number != 3 {
+	if len(ev) != 1 || ev[0].Kind != EventMessage || ev[0].Msg.RequestType() != leviathan.ReqIdentification || ev[0].Msg.Number != 3 ||
+		string(ev[0].Msg.Payload) != "\xde\xad" {
+		t.Fatalf("events %+v", ev)
+	}
+
+	dg = leviathan.AppendNormalHeader(nil, 6, 0, nil, 2)
+	dg = leviathan.AppendRequestHeader(dg, 4, leviathan.ReqServerstatus)
+	dg = leviathan.AppendRequest(dg, 5, leviathan.Echo{})
+	if err := c.Receive(t0, dg); err != nil {
+		t.Fatal(err)
+	}
+	ev = c.Events()
+	if len(ev) != 2 || ev[0].Msg.RequestType() != leviathan.ReqServerstatus || ev[0].Msg.Number != 4 || len(ev[0].Msg.Payload) != 0 ||
+		ev[1].Msg.RequestType() != leviathan.ReqEcho || ev[1].Msg.Number != 5 {
 		t.Fatalf("events %+v", ev)
 	}
 }

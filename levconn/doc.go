@@ -94,6 +94,6 @@
 // field or message) still has its id acked and what decoded before the bad
 // field acted on, as the engine's callback decoder does. A message whose
 // type has no payload shape in wire/leviathan (lenient decoding stops at
-// it, e.g. a Serverstatus request) is delivered with the rest of the
-// datagram as its payload, so an endpoint can still answer it.
+// it, e.g. an Identification request) is delivered with the rest of the
+// datagram as its payload, so an endpoint can still count or answer it.
 package levconn
