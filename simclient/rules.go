@@ -1,7 +1,7 @@
 package simclient
 
 // Semantic rule ids sessions report besides the wire packages' decode rules
-// (udplobby U-…/I-…, tcplobby T-…). They judge meaning, not bytes: what a
+// (udplobby U-…/I-…, tcplobby T-…, leviathan L-…). They judge meaning, not bytes: what a
 // well-formed reply says given the request and what came before. The ids
 // are stable; users grep for them.
 const (
@@ -33,6 +33,14 @@ const (
 	RuleTGameStart    = "T-GAME-START"       // GAME_START with port 0, an unparsable IP, or players that are not the room's
 	RuleTDirection    = "T-DIRECTION"        // the server sent a client-to-server message type
 	RuleTMalformedAns = "T-MALFORMED-ANSWER" // a malformed frame was not answered with ERROR_MSG and a close
+	// Leviathan (PROTOCOLS.md §4, LEVIATHAN.md), reported by
+	// simclient/levclient under these same ids (its RuleResponseTo, …).
+	RuleLResponseTo   = "L-RESPONSE-TO"     // a reply's ResponseTo is not the MessageNumber of the request it answers
+	RuleLReplyType    = "L-REPLY-TYPE"      // a reply's type (or ServerAllow's AcceptedType) is not a legal answer to the request
+	RuleLCheckValue   = "L-CONNECT-CHECK"   // a Connect reply carries another CheckValue than 42
+	RuleLAckReading   = "L-ACK-READING"     // the server's ack bits fit only the other ack-bit reading
+	RuleLMalformedAns = "L-MALFORMED-REPLY" // the server answered a malformed datagram instead of dropping it
+	RuleLMalformed    = "L-MALFORMED"       // a server datagram the client could not decode, without a more specific wire rule
 )
 
 // RuleInfo describes a semantic rule.
@@ -69,6 +77,12 @@ var Rules = []RuleInfo{
 	{RuleTGameStart, "3", "GAME_START twice, with UDP port 0, a ServerIP that is not an IP address, or players that are not the room's"},
 	{RuleTDirection, "3", "the server sent a client-to-server message type (LIST_ROOMS_REQ, CREATE_ROOM_REQ, …)"},
 	{RuleTMalformedAns, "3", "a malformed frame was not answered with ERROR_MSG followed by the server closing the connection"},
+	{RuleLResponseTo, "4", "a reply's ResponseTo is not the MessageNumber of the request it answers (StartWorldReceive and Echo's Response None: 0 or that number)"},
+	{RuleLReplyType, "4", "a response naming the request in ResponseTo is not a legal answer (Connect→Connect, Security→Security, Authenticate→Authenticate, JoinServer→ServerAllow(ConnectAccepted)/ServerDisallow, JoinGame→ServerAllow(Done)/ServerDisallow, Serverstatus→ServerStatus), or ServerAllow carries the wrong AcceptedType"},
+	{RuleLCheckValue, "4", "a Connect reply's CheckValue is not 42 (the engine ignores such a reply)"},
+	{RuleLAckReading, "4", "the server's ack fields acknowledge ids this client never sent under the configured ack-bit reading but fit the other one (engine vs seed+1)"},
+	{RuleLMalformedAns, "4", "the server answered a malformed datagram (truncated, unknown type, random bytes) with a message instead of dropping it"},
+	{RuleLMalformed, "4", "a datagram from the server could not be decoded and the codec gave no more specific L- rule"},
 }
 
 // DescribeRule returns the summary of a semantic rule id, or "".
