@@ -12,7 +12,10 @@
 // Run}. The id is "<group>/<section>/<n>": udp/5/2 is the second case of
 // seed 003 §5 (LOBBY_ROOM_LIST), inst/2/… the game-instance handshake of
 // PROTOCOLS.md §2, tcp/5.1/3 seed 004 §5.1, tcp/A/1 its Appendix A, tcp/R/…
-// robustness cases the seeds do not state. Each file holds the cases of one
+// robustness cases the seeds do not state, leviathan/3/1 the first case of
+// the Leviathan lobby group (LEVIATHAN.md has no numbered sections: the
+// groups are framing 1, handshake 2, lobby 3, acks 4, malformed 6, engine
+// quirks Q). Each file holds the cases of one
 // section (udp_5_room_list.go, tcp_7_errors.go, …) and registers them from
 // init() with Register.
 //
@@ -53,23 +56,23 @@
 // ToConform to the reports package's conform model (WriteJSON, WriteJUnit,
 // WriteMarkdown; its HTML renderer reads the same model).
 //
-// # Adding a group (e.g. Leviathan)
+// # Adding a group (as Leviathan was)
 //
 // A protocol is added in its own files, without touching the others:
 //
-//  1. In one file (say leviathan.go), register the protocol from init():
+//  1. In one file (leviathan.go), register the protocol from init():
 //
-//     RegisterProtocol(Protocol{Name: "leviathan", Transport: "udp", Probe: probeLeviathan})
+//     RegisterProtocol(Protocol{Name: ProtoLeviathan, Transport: "udp", Probe: probeLeviathan})
 //
 //     Probe gets the *Env (Addr, Timeout, Sources…) and returns an error
 //     wrapping ErrUnreachable when nothing answers. The name becomes a
 //     valid --protocol value.
 //
-//  2. In one file per document section (leviathan_3_handshake.go, …),
-//     register the cases: Register(&Case{ID: "lev/3/1", Protocol:
-//     "leviathan", Section: "LEVIATHAN.md §3 Handshake", Requirement:
-//     "<quoted sentence>", Level: Must, Run: …}). Ids must be unique across
-//     all protocols; keep the group prefix per protocol.
+//  2. In one file per document section (leviathan_3_lobby.go, …),
+//     register the cases: Register(&Case{ID: "leviathan/3/1", Protocol:
+//     ProtoLeviathan, Section: secLevLobby, Requirement: "<quoted
+//     sentence>", Level: Must, Run: …}). Ids must be unique across all
+//     protocols; the group prefix is the protocol name ("leviathan/…").
 //
 //  3. In Run, open sockets with T.openUDPOn(T.Env.Sources.Acquire(…))
 //     (or your own, logging every datagram with T.LogSent / T.LogRecv),
