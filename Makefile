@@ -5,7 +5,7 @@ FUZZTIME  ?= 20s
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: all build test race vet fmt bench bench-run fuzz ci clean
+.PHONY: all build test race vet fmt bench bench-run bench-micro bench-all fuzz ci clean
 
 all: vet test build
 
@@ -22,8 +22,18 @@ vet:
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Micro-benchmarks of codecs, recorders and servers (count 5 so benchstat has medians).
-bench:
+# The figures that matter, in one go: harness overhead against a bare echo pair
+# (bench-run), then the hot-path micro-benchmarks (codecs, recorder, server
+# handlers) with allocs, count 5 so benchstat has medians.
+bench: bench-run bench-micro
+
+BENCH_HOT := ./wire/... ./metrics ./reference-server/udp ./simclient/udpclient ./levconn
+
+bench-micro:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 -benchtime $(BENCHTIME) $(BENCH_HOT)
+
+# Every benchmark of every package (slow: servers, HTML, Prometheus scrapes…).
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -benchtime $(BENCHTIME) $(PKGS)
 
 # Harness overhead: a bare Go UDP echo pair against lobbybench's ping flow with the same
