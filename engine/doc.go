@@ -47,10 +47,16 @@
 //
 // # Ending
 //
-// When the schedule ends, or ctx is cancelled (Ctrl-C), scheduling stops;
-// sessions in flight get Options.Grace (3 s) to finish, then their context
-// is cancelled and they get Grace again to return. Sessions cut this way
-// count as aborted, not failed. The result is assembled either way, with
+// When the schedule ends, or ctx is cancelled (Ctrl-C), scheduling stops.
+// In the closed model, and on Ctrl-C in both, the sessions' stop signal
+// fires (simclient.WithStop): each session ends before its next step and
+// cuts its waits (think times, ping intervals, barriers, waits for the
+// game), so the run ends at its duration and only a request already sent
+// runs on. In the open model an arrival is a unit of work: sessions in
+// flight at the end of the schedule may finish their flow. Either way
+// sessions get Options.Grace (3 s), then their context is cancelled and
+// they get Grace again to return. Sessions cut this way (Run returns
+// simclient.ErrStopped or the cancellation) count as aborted, not failed. The result is assembled either way, with
 // Info.Interrupted set when ctx ended the run.
 //
 // # Shards

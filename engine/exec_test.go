@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // fakeSession sleeps for its length (or until ctx ends), the way a real
@@ -372,5 +373,68 @@ func TestOpenFlowsAndSources(t *testing.T) {
 	}
 	if perFlow[0]+perFlow[1] != 2000 || a[len(a)-1].Seq+1 > perFlow[a[len(a)-1].Flow] {
 		t.Errorf("per-flow sequence numbers inconsistent: %v", perFlow)
+	}
+}
+
+// stepSession plays steps of one length each, as a simclient session does:
+// it checks the stop signal between steps and lets the step in flight end.
+type stepSession struct {
+	steps int
+	step  time.Duration
+}
+
+func (f *stepSession) Run(ctx context.Context, _ time.Time) error {
+	stop := simclient.StopContext(ctx)
+	for range f.steps {
+		if stop.Err() != nil {
+			return simclient.Stopped(ctx, stop, nil)
+		}
+		t := time.NewTimer(f.step) // a request in flight: only ctx cuts it
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (f *stepSession) Close() error { return nil }
+
+// TestStopSignal: a closed-model run ends at its duration plus the step in
+// flight, not plus the grace period, and its cut sessions are aborted, not
+// failed; an open-model arrival may finish its flow within the grace.
+func TestStopSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		plan *scenario.Plan
+		// took is the run's length; completed, aborted the session counts.
+		took               time.Duration
+		completed, aborted int64
+	}{
+		// 3 clients, sessions of 10 × 300 ms: stop at 1 s, the step in
+		// flight ends at 1.2 s.
+		{"closed", closedPlan(3, nil, time.Second, 3), 1200 * time.Millisecond, 0, 3},
+		// Arrivals at 0 and 0.5 s (2/s for 1 s) play their 3 s flows out.
+		{"open", openPlan(2, nil, time.Second, 10), 3500 * time.Millisecond, 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				newSess := func(Start) (Session, error) { return &stepSession{steps: 10, step: 300 * time.Millisecond}, nil }
+				t0 := time.Now()
+				x, _, err := Execute(context.Background(), Options{Plan: tc.plan, New: newSess, Grace: 10 * time.Second}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := time.Since(t0); d != tc.took {
+					t.Errorf("took %v, want %v", d, tc.took)
+				}
+				st := x.Stats.Snapshot()
+				if st.Completed != tc.completed || st.Aborted != tc.aborted || st.Failed != 0 {
+					t.Errorf("%+v: want %d completed, %d aborted, 0 failed", st, tc.completed, tc.aborted)
+				}
+			})
+		})
 	}
 }

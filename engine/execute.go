@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // Session is one simulated client playing one flow once: the shape of
@@ -125,10 +126,16 @@ type Execution struct {
 
 	sessCtx    context.Context
 	cancelSess context.CancelFunc
-	wg         sync.WaitGroup
-	seqMu      sync.Mutex
-	seq        []int // closed model: per-flow start counter
-	stopping   atomic.Bool
+	// runCtx is sessCtx carrying the stop signal (simclient.WithStop):
+	// stopCtx, a child of sessCtx, done when a closed-model schedule ends
+	// or the run is interrupted, so sessions stop between steps and only a
+	// request in flight runs on into the grace period.
+	runCtx   context.Context
+	stopSess context.CancelFunc
+	wg       sync.WaitGroup
+	seqMu    sync.Mutex
+	seq      []int // closed model: per-flow start counter
+	stopping atomic.Bool
 }
 
 // ErrNoFactory is returned when Options.New is nil.
@@ -159,6 +166,10 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	// period, so Ctrl-C lets in-flight requests end.
 	x.sessCtx, x.cancelSess = context.WithCancel(context.WithoutCancel(ctx))
 	defer x.cancelSess()
+	var stopCtx context.Context
+	stopCtx, x.stopSess = context.WithCancel(x.sessCtx)
+	defer x.stopSess()
+	x.runCtx = simclient.WithStop(x.sessCtx, stopCtx)
 	if started != nil {
 		started(x)
 	}
@@ -170,6 +181,13 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	}
 	x.stopping.Store(true)
 	interrupted = ctx.Err() != nil
+	if o.Plan.Load.Model == scenario.Closed || interrupted {
+		// A closed-model client stops at the deadline: its sessions are
+		// loops, not units of work. An open-model arrival is one unit of
+		// work and gets Grace to finish its flow, unless the run was
+		// interrupted.
+		x.stopSess()
+	}
 	x.drain()
 	return x, interrupted, nil
 }
@@ -246,12 +264,12 @@ func (x *Execution) newSession(s Start) Session {
 // runSession runs and closes one session made by newSession, keeping the
 // counters, and reports whether it failed.
 func (x *Execution) runSession(s Start, sess Session) (failed bool) {
-	err := sess.Run(x.sessCtx, s.Intended)
+	err := sess.Run(x.runCtx, s.Intended)
 	sess.Close()
 	switch {
 	case err == nil:
 		x.Stats.Completed.Add(1)
-	case x.sessCtx.Err() != nil:
+	case x.sessCtx.Err() != nil || errors.Is(err, simclient.ErrStopped):
 		x.Stats.Aborted.Add(1)
 		err = nil
 	default:

@@ -277,3 +277,37 @@ func TestSeriesIntended(t *testing.T) {
 		}
 	}
 }
+
+func TestStop(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if got := StopContext(ctx); got != ctx {
+		t.Fatal("StopContext without WithStop must return ctx")
+	}
+	stop, fire := context.WithCancel(ctx)
+	sctx := WithStop(ctx, stop)
+	if got := StopContext(sctx); got != stop {
+		t.Fatal("StopContext did not return the stop context")
+	}
+	real := &StepError{Reason: "timeout", Err: errors.New("x")}
+	cut := &StepError{Reason: ReasonCancelled, Err: context.Canceled}
+	if got := Stopped(sctx, stop, real); got != real {
+		t.Errorf("before stop: %v, want the step error", got)
+	}
+	fire()
+	for _, tc := range []struct {
+		err, want error
+	}{
+		{nil, ErrStopped},
+		{cut, ErrStopped},
+		{real, real}, // a real failure stays one after the stop
+	} {
+		if got := Stopped(sctx, stop, tc.err); got != tc.want {
+			t.Errorf("after stop, Stopped(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+	cancel()
+	if got := Stopped(sctx, stop, cut); got != context.Canceled {
+		t.Errorf("after cancel: %v, want context.Canceled", got)
+	}
+}

@@ -95,9 +95,12 @@ type session struct {
 	timer  *time.Timer
 	buf    []byte
 
-	next      time.Time // intended send time of the next request
-	closed    bool      // close step done, or the server closed
-	serverBye bool      // CloseConnection received
+	next time.Time // intended send time of the next request
+	// stop is the run's stop signal (simclient.StopContext), done with the
+	// run's context too: waits end on it, requests in flight do not.
+	stop      context.Context
+	closed    bool // close step done, or the server closed
+	serverBye bool // CloseConnection received
 	player    int
 	await     uint32 // our response whose confirmation next1 reports (errConfirmed)
 
@@ -194,24 +197,28 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 		due = time.Now()
 	}
 	s.next = due
+	s.stop = simclient.StopContext(ctx)
 	defer s.leaveGroup()
 	for i := range s.flow.Steps {
 		st := &s.flow.Steps[i]
 		if !st.Only.Runs(s.member.Index) {
 			continue
 		}
+		if s.stop.Err() != nil {
+			return simclient.Stopped(ctx, s.stop, nil)
+		}
 		if err := s.step(ctx, i, st); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
+			return simclient.Stopped(ctx, s.stop, err)
 		}
 	}
 	return nil
 }
 
 func (s *session) fail(i int, st *scenario.Step, reason string, err error) error {
-	s.rec.Fail(s.sh.StepKey(s.fi, i), reason, time.Now())
+	if reason != simclient.ReasonCancelled {
+		// A step cut by the end of the run is not a failure of the server.
+		s.rec.Fail(s.sh.StepKey(s.fi, i), reason, time.Now())
+	}
 	return &simclient.StepError{Index: i, Kind: st.Kind, Label: st.Label, Reason: reason, Err: err}
 }
 
@@ -235,13 +242,13 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	key := s.sh.StepKey(s.fi, i)
 	switch st.Kind {
 	case scenario.Think:
-		return s.sleepUntil(ctx, i, st, s.next.Add(st.Think.Sample(s.think)))
+		return s.sleepUntil(s.stop, i, st, s.next.Add(st.Think.Sample(s.think)))
 	case scenario.Barrier:
 		start := time.Now()
-		tctx, cancel := context.WithTimeout(ctx, st.Policy.Timeout)
+		tctx, cancel := context.WithTimeout(s.stop, st.Policy.Timeout)
 		defer cancel()
 		if err := s.member.Group.Arrive(tctx, i, st.BarrierN); err != nil {
-			if ctx.Err() != nil {
+			if s.stop.Err() != nil {
 				return s.fail(i, st, simclient.ReasonCancelled, err)
 			}
 			return s.fail(i, st, reports.ReasonTimeout, fmt.Errorf("barrier: fewer than %d members arrived within %s", st.BarrierN, st.Policy.Timeout))
@@ -271,9 +278,9 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.Close:
 		sent, err = s.closeConn(ctx, st)
 	case scenario.Malformed:
-		return s.malformed(ctx, i, st)
+		return s.malformed(s.stop, i, st)
 	case scenario.RateProbe:
-		return s.rateProbe(ctx, i, st)
+		return s.rateProbe(s.stop, i, st)
 	default:
 		return s.fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not supported by the leviathan client", st.Kind))
 	}
@@ -554,7 +561,7 @@ func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 	for k := 0; k < count; k++ {
 		intended := simclient.SeriesIntended(start, s.next, k, st.Interval)
 		if k > 0 && st.Interval > 0 {
-			if err := s.sleepUntil(ctx, i, st, intended); err != nil {
+			if err := s.sleepUntil(s.stop, i, st, intended); err != nil {
 				return err
 			}
 		}

@@ -81,6 +81,9 @@ type session struct {
 	next      time.Time
 	curStep   int
 	cancelCtx context.Context
+	// stop is the run's stop signal (simclient.StopContext), done with the
+	// run's context too: waits end on it, requests in flight do not.
+	stop context.Context
 
 	mu        sync.Mutex // guards fc against Close during Run's dial
 	creator   bool       // this member runs a create step of the flow
@@ -161,6 +164,7 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 	}
 	s.next = due
 	s.cancelCtx = ctx
+	s.stop = simclient.StopContext(ctx)
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
 		fc := s.fc
@@ -176,12 +180,12 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 		if !st.Only.Runs(s.member.Index) {
 			continue
 		}
+		if s.stop.Err() != nil {
+			return simclient.Stopped(ctx, s.stop, nil)
+		}
 		s.curStep = i
 		if err := s.step(ctx, i, st); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
+			return simclient.Stopped(ctx, s.stop, err)
 		}
 	}
 	return nil
@@ -252,13 +256,13 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	key := s.sh.StepKey(s.fi, i)
 	switch st.Kind {
 	case scenario.Think:
-		return s.sleepUntil(ctx, i, st, s.next.Add(st.Think.Sample(s.think)))
+		return s.sleepUntil(s.stop, i, st, s.next.Add(st.Think.Sample(s.think)))
 	case scenario.Barrier:
-		return s.barrier(ctx, i, st)
+		return s.barrier(s.stop, i, st)
 	case scenario.Malformed:
-		return s.malformed(ctx, i, st)
+		return s.malformed(s.stop, i, st)
 	case scenario.RateProbe:
-		return s.rateProbe(ctx, i, st)
+		return s.rateProbe(s.stop, i, st)
 	}
 	intended := s.next
 	sent := time.Now()
@@ -271,7 +275,7 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.Create:
 		sent, err = s.create(st, intended)
 	case scenario.Join:
-		sent, err = s.join(ctx, st, intended)
+		sent, err = s.join(s.stop, st, intended) // ctx bounds only the wait for the group's room
 	case scenario.Ready:
 		sent, err = s.request(&tcplobby.ReadyReq{}, tcplobby.TypePlayerReady, st.Policy, intended)
 	case scenario.Start:
@@ -512,6 +516,10 @@ func (s *session) wait(t tcplobby.Type, timeout time.Duration, intended time.Tim
 		s.rec.Fail(key, simclient.ReasonClosed, time.Now())
 		return &reqFail{reason: simclient.ReasonClosed, err: errors.New("not connected")}
 	}
+	// A wait, not a request: the stop signal ends it (the connection is
+	// not used again after that).
+	fc := s.fc
+	defer context.AfterFunc(s.stop, fc.cancel)()
 	deadline := time.Now().Add(timeout)
 	for !seen() {
 		p, err := s.fc.next(deadline)

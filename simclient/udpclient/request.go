@@ -106,6 +106,11 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 			continue
 		case errors.Is(err, errTimeout):
 			now := time.Now()
+			if s.p.attempt < pol.Retries && s.stop != nil && s.stop.Err() != nil {
+				// The run is stopping: a request in flight may still be
+				// answered, but it is not sent again (not a failure: cut).
+				return s.p.sent, errCancelled
+			}
 			if !resendAt.IsZero() || pol.RetryInterval <= 0 {
 				if s.p.attempt >= pol.Retries {
 					s.rec.Fail(key, reports.ReasonTimeout, now)

@@ -96,6 +96,10 @@ type session struct {
 
 	next time.Time // intended send time of the next request
 
+	// stop is the run's stop signal (simclient.StopContext), done with the
+	// run's context too: waits end on it, requests in flight do not.
+	stop context.Context
+
 	curStep  int // index of the running step, -1 outside steps
 	stale    int64
 	badReply error
@@ -199,6 +203,7 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 		due = time.Now()
 	}
 	s.next = due
+	s.stop = simclient.StopContext(ctx)
 	stop := context.AfterFunc(ctx, s.tr.cancel)
 	defer stop()
 	defer s.leaveGroup(errors.New("the creator's session ended before creating the room"))
@@ -207,12 +212,12 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 		if !st.Only.Runs(s.member.Index) {
 			continue
 		}
+		if s.stop.Err() != nil {
+			return simclient.Stopped(ctx, s.stop, nil)
+		}
 		s.curStep = i
 		if err := s.step(ctx, i, st); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
+			return simclient.Stopped(ctx, s.stop, err)
 		}
 	}
 	return nil
@@ -244,9 +249,9 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	key := s.sh.StepKey(s.fi, i)
 	switch st.Kind {
 	case scenario.Think:
-		return s.sleepUntil(ctx, i, st, s.next.Add(st.Think.Sample(s.think)))
+		return s.sleepUntil(s.stop, i, st, s.next.Add(st.Think.Sample(s.think)))
 	case scenario.Barrier:
-		return s.barrier(ctx, i, st)
+		return s.barrier(s.stop, i, st)
 	case scenario.Disconnect:
 		start := time.Now()
 		s.disconnect = true
@@ -256,9 +261,9 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 		s.next = now
 		return nil
 	case scenario.Malformed:
-		return s.malformed(ctx, i, st)
+		return s.malformed(s.stop, i, st)
 	case scenario.RateProbe:
-		return s.rateProbe(ctx, i, st)
+		return s.rateProbe(s.stop, i, st)
 	}
 	if s.disconnect {
 		return s.fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
@@ -272,7 +277,7 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.CreateRoom:
 		sent, err = s.create(i, st, intended)
 	case scenario.Join:
-		sent, err = s.join(ctx, i, st, intended)
+		sent, err = s.join(s.stop, i, st, intended) // ctx bounds only the wait for the group's room
 	case scenario.Hello, scenario.InstanceJoin:
 		typ := udplobby.ClientHello
 		if st.Kind == scenario.InstanceJoin {
@@ -295,7 +300,7 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 		}
 		sent, err = s.notify(typ, v, intended)
 	case scenario.Ping:
-		return s.pings(ctx, i, st)
+		return s.pings(s.stop, i, st) // ctx bounds only the pauses between pings
 	case scenario.WaitGameStart:
 		sent, err = s.waitGameStart(st, intended)
 	default:
@@ -480,6 +485,9 @@ func (s *session) drain() {
 
 func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Time, error) {
 	key := s.rt.keys[udplobby.ServerGameStart]
+	// A wait, not a request: the stop signal ends it (the socket is not
+	// used again after that).
+	defer context.AfterFunc(s.stop, s.tr.cancel)()
 	deadline := time.Now().Add(st.Policy.Timeout)
 	for !s.gameStarted {
 		if s.kicked {

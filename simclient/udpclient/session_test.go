@@ -453,3 +453,49 @@ func TestPingSeriesIntended(t *testing.T) {
 		})
 	}
 }
+
+// TestStopSignal: the run's stop signal ends a session in a think time
+// (a wait) at once, as cut, not failed; the request before it completed.
+func TestStopSignal(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec)
+	p := plan(t, "", `
+  - name: idler
+    steps:
+      - list_rooms
+      - think: 1h
+      - list_rooms
+`)
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	s, err := New(sh, 0, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stop, fire := context.WithCancel(ctx)
+	time.AfterFunc(200*time.Millisecond, fire)
+	err = s.Run(simclient.WithStop(ctx, stop), time.Now())
+	if !errors.Is(err, simclient.ErrStopped) {
+		t.Fatalf("Run = %v, want ErrStopped", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the stop waited for the run's context")
+	}
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := result{run: run}
+	if got := r.step(t, "list_rooms"); got.Successes != 1 || got.Failures != 0 {
+		t.Errorf("list_rooms %d ok %d failed, want 1 and 0", got.Successes, got.Failures)
+	}
+	if n := f.count(udplobby.LobbyListRooms); n != 1 {
+		t.Errorf("server saw %d lists, want 1", n)
+	}
+}
