@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// exampleDuration is how long each example scenario runs in
+// TestExampleScenarios (a smoke run: the flows, the embedded server and
+// the non-latency thresholds, not the figures).
+const exampleDuration = 2 * time.Second
+
+// ciThresholds keeps the thresholds of an example that hold on any machine
+// in a short run: error rates, upper bounds on counts (violations == 0,
+// errors == 0, dropped_starts == 0) and rate-probe limits. Latency limits
+// are dropped (a loaded CI machine is not the reference machine), and so are
+// lower bounds on counts and throughput, which scale with the duration.
+func ciThresholds(ts []scenario.Threshold) (keep, dropped []scenario.Threshold) {
+	for _, th := range ts {
+		ok := false
+		switch th.Unit {
+		case scenario.Ratio:
+			ok = true
+		case scenario.Count:
+			ok = th.Op == "==" || th.Op == "<" || th.Op == "<="
+		case scenario.Rate:
+			ok = strings.HasSuffix(th.Metric, ".limit")
+		}
+		if ok {
+			keep = append(keep, th)
+		} else {
+			dropped = append(dropped, th)
+		}
+	}
+	return keep, dropped
+}
+
+// TestExampleScenarios runs every example in scenarios/ for a couple of
+// seconds against the embedded reference server, as `lobbybench run
+// --duration 2s` would, and requires a clean run: no error, no protocol
+// violation, every CI-safe threshold of the file passing.
+func TestExampleScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every example scenario (~25 s)")
+	}
+	files, err := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 9 {
+		t.Fatalf("found %d example scenarios, want at least 9: %v", len(files), files)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			plan, err := scenario.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.Target != "" {
+				t.Fatalf("example %s names a target (%s): examples must run against the embedded server", name, plan.Target)
+			}
+			d := exampleDuration
+			for i := range plan.Flows {
+				for j := range plan.Flows[i].Steps {
+					st := &plan.Flows[i].Steps[j]
+					if st.Kind == scenario.RateProbe && st.Probe.Over > d {
+						// The whole ramp, compressed, so the probe finds the limit.
+						st.Probe.Over = d
+						d += time.Second // and the last window is answered
+					}
+				}
+			}
+			if err := plan.Apply(scenario.Overrides{Duration: d}); err != nil {
+				t.Fatal(err)
+			}
+			// Matches wait for a 3-tick countdown: tick faster so the
+			// short run's matches start within it.
+			if plan.Embedded.CountdownInterval == 0 || plan.Embedded.CountdownInterval > 100*time.Millisecond {
+				plan.Embedded.CountdownInterval = 100 * time.Millisecond
+			}
+			var dropped []scenario.Threshold
+			plan.Thresholds, dropped = ciThresholds(plan.Thresholds)
+			if len(plan.Thresholds) == 0 {
+				t.Fatalf("no CI-safe threshold left of %d", len(dropped))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			res, err := Run(ctx, Config{Plan: plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(t0)
+			if res.Engine.Interrupted {
+				t.Error("the run was interrupted")
+			}
+			var viol int64
+			for _, v := range res.Violations {
+				viol += v.Count
+				t.Errorf("violation %s ×%d", v.Rule, v.Count)
+			}
+			s := res.Engine.Sessions
+			if s.Started == 0 || s.Completed+s.Aborted == 0 {
+				t.Errorf("sessions %+v: nothing ran", s)
+			}
+			for _, r := range res.Thresholds {
+				if !r.Pass {
+					t.Errorf("threshold %q failed: observed %v", r.Name, r.Observed)
+				}
+			}
+			// A closed run stops at its duration; an open run's last
+			// arrivals get the grace period (3 s) to finish.
+			if limit := d + DefaultGrace + 2*time.Second; took > limit {
+				t.Errorf("took %v, want at most %v", took, limit)
+			}
+			t.Logf("%v: %d requests, %.2f%% errors, sessions %d started %d completed %d failed %d cut; %d CI thresholds (dropped %d latency/count-floor ones)",
+				took.Round(time.Millisecond), res.Totals.Requests, 100*res.Totals.ErrorRate(), s.Started, s.Completed, s.Failed, s.Aborted,
+				len(plan.Thresholds), len(dropped))
+		})
+	}
+}
