@@ -112,6 +112,8 @@ func TestExampleScenarios(t *testing.T) {
 			for _, r := range res.Thresholds {
 				if !r.Pass {
 					t.Errorf("threshold %q failed: observed %v", r.Name, r.Observed)
+				} else {
+					t.Logf("threshold %q: observed %v", r.Name, r.Observed)
 				}
 			}
 			// A closed run stops at its duration; an open run's last
