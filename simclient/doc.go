@@ -7,7 +7,7 @@
 //
 //	simclient/udpclient  "udp-lobby"  UDP lobby + game instance (PROTOCOLS.md §1, §2)
 //	simclient/tcpclient  "tcp-lobby"  TCP lobby (PROTOCOLS.md §3)
-//	simclient/levclient  "leviathan"  (later)
+//	simclient/levclient  "leviathan"  Leviathan reliable UDP (LEVIATHAN.md)
 //
 // # Use (the engine)
 //
@@ -40,9 +40,18 @@
 // flow completed. A failed step ends the session and Run returns a
 // *StepError naming the step and the Reason (reports.Reason* names:
 // "timeout", "join_failed", "join_deny", "violation", "conn_refused",
-// "conn_reset", plus "no_room", "room_full", "refused", "closed" …); when ctx
-// ends first, Run returns ctx.Err() (possibly wrapped in a StepError whose
-// Reason is "cancelled"). Failures of malformed and rate_probe steps are
+// "conn_reset", plus "no_room", "room_full", "refused", "closed",
+// "creator_failed" …); when ctx ends first, Run returns ctx.Err() (possibly
+// wrapped in a StepError whose Reason is "cancelled").
+//
+// The engine ends a run in two stages. ctx may carry a stop signal
+// (WithStop; StopContext reads it): when it fires, a session starts no
+// further step, ends its waits at once (think, ping and echo intervals,
+// barriers, a group's room, wait_game_start / wait_countdown, malformed and
+// rate_probe series) and does not re-send a request that timed out; Run
+// then returns ErrStopped, a cut, not a failure. A request already sent
+// is still waited for until its timeout, until ctx itself is cancelled.
+// Failures of malformed and rate_probe steps are
 // findings, not session failures. Close releases the socket and the
 // session's place in its group; it is safe to call more than once and
 // concurrently with Run (Run then returns promptly).

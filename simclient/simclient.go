@@ -21,7 +21,8 @@ type Session interface {
 	// Run plays the flow's steps in order. due is when the schedule wanted
 	// the session to start (zero: now); the first request is measured from
 	// it. It returns nil when the flow completed, a *StepError when a step
-	// failed, or the context's error when ctx ended first.
+	// failed, the context's error when ctx ended first, or ErrStopped when
+	// the stop signal ctx carries (WithStop) ended it between steps.
 	Run(ctx context.Context, due time.Time) error
 	// Close releases the session's socket and group place. It is idempotent
 	// and may run concurrently with Run, which then returns promptly.
