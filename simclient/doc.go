@@ -48,7 +48,7 @@
 // (WithStop; StopContext reads it): when it fires, a session starts no
 // further step, ends its waits at once (think, ping and echo intervals,
 // barriers, a group's room, wait_game_start / wait_countdown, malformed and
-// rate_probe series) and does not re-send a request that timed out; Run
+// rate_probe series) and does not re-send a UDP request that timed out; Run
 // then returns ErrStopped, a cut, not a failure. A request already sent
 // is still waited for until its timeout, until ctx itself is cancelled.
 // Failures of malformed and rate_probe steps are
