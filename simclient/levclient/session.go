@@ -560,6 +560,10 @@ func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 	count := max(st.Count, 1)
 	for k := 0; k < count; k++ {
 		intended := simclient.SeriesIntended(start, s.next, k, st.Interval)
+		if k > 0 && s.stop.Err() != nil {
+			// The stop signal: a back-to-back series has no pause to end.
+			return s.fail(i, st, simclient.ReasonCancelled, s.stop.Err())
+		}
 		if k > 0 && st.Interval > 0 {
 			if err := s.sleepUntil(s.stop, i, st, intended); err != nil {
 				return err

@@ -438,6 +438,10 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 	prev := base
 	for k := 0; k < st.Count; k++ {
 		intended := simclient.SeriesIntended(base, prev, k, st.Interval)
+		if k > 0 && ctx.Err() != nil {
+			// The stop signal: a back-to-back series has no pause to end.
+			return s.fail(i, st, simclient.ReasonCancelled, ctx.Err())
+		}
 		if k > 0 && st.Interval > 0 {
 			if err := s.sleepUntil(ctx, i, st, intended); err != nil {
 				return err

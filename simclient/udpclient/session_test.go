@@ -499,3 +499,46 @@ func TestStopSignal(t *testing.T) {
 		t.Errorf("server saw %d lists, want 1", n)
 	}
 }
+
+// TestStopSignalPingSeries: a back-to-back ping series has no pause for the
+// stop signal to end, so it is checked between pings.
+func TestStopSignalPingSeries(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec)
+	p := plan(t, "", `
+  - name: pinger
+    steps:
+      - create_room
+      - join: {room: created}
+      - hello
+      - instance_join
+      - ping: {count: 1000000, interval: 0s}
+`)
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	s, err := New(sh, 0, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stop, fire := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, fire)
+	if err := s.Run(simclient.WithStop(ctx, stop), time.Now()); !errors.Is(err, simclient.ErrStopped) {
+		t.Fatalf("Run = %v, want ErrStopped", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the series ran until the run's context ended")
+	}
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (result{run: run}).step(t, "ping"); got.Successes == 0 || got.Failures != 0 {
+		t.Errorf("ping %d ok %d failed, want some and 0", got.Successes, got.Failures)
+	}
+}
