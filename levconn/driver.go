@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/impair"
 	"github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -54,8 +55,8 @@ type Driver struct {
 	c      *Conn
 	sock   *net.UDPConn
 	opt    DriverOptions
-	in     *impairer
-	out    *impairer
+	in     *impair.Impairer
+	out    *impair.Impairer
 	buf    []byte
 	queue  []Event
 	qpos   int
@@ -93,8 +94,8 @@ func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
 		c:    c,
 		sock: sock,
 		opt:  opt,
-		in:   newImpairer(opt.In, opt.Rand),
-		out:  newImpairer(opt.Out, opt.Rand),
+		in:   impair.New(opt.In, opt.Rand, maxHeld),
+		out:  impair.New(opt.Out, opt.Rand, maxHeld),
 		buf:  make([]byte, smallBuf),
 	}, nil
 }
@@ -115,13 +116,7 @@ func (d *Driver) LocalAddr() netip.AddrPort {
 
 // ImpairStats returns what the impairment did so far, per direction.
 func (d *Driver) ImpairStats() (in, out ImpairStats) {
-	if d.in != nil {
-		in = d.in.stats
-	}
-	if d.out != nil {
-		out = d.out.stats
-	}
-	return in, out
+	return d.in.Stats(), d.out.Stats()
 }
 
 // Close closes the socket; a blocked Next returns ErrClosed. It does not
@@ -172,8 +167,7 @@ func (d *Driver) Flush() error { return d.flush(time.Now()) }
 func (d *Driver) flush(now time.Time) error {
 	var first error
 	for b := d.c.Poll(now); b != nil; b = d.c.Poll(now) {
-		if d.out != nil {
-			d.out.push(now, b)
+		if d.out != nil && !d.out.Apply(now, netip.AddrPort{}, b) {
 			continue
 		}
 		if err := d.write(b); err != nil && first == nil {
@@ -181,14 +175,14 @@ func (d *Driver) flush(now time.Time) error {
 		}
 	}
 	for {
-		b, ok := d.out.pop(now)
+		h, ok := d.out.Pop(now)
 		if !ok {
 			break
 		}
-		if err := d.write(b); err != nil && first == nil {
+		if err := d.write(h.Data); err != nil && first == nil {
 			first = err
 		}
-		d.out.recycle(b)
+		d.out.Recycle(h.Data)
 	}
 	return first
 }
@@ -244,7 +238,7 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 		}
 		d.queue, d.qpos = d.queue[:0], 0
 		if d.held != nil {
-			d.in.recycle(d.held)
+			d.in.Recycle(d.held)
 			d.held = nil
 		}
 		if d.closed.Load() {
@@ -257,9 +251,9 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 			stop = context.AfterFunc(ctx, func() { d.sock.SetReadDeadline(time.Now()) })
 		}
 		now := time.Now()
-		if b, ok := d.in.pop(now); ok {
-			d.held = b
-			d.receive(now, b)
+		if h, ok := d.in.Pop(now); ok {
+			d.held = h.Data
+			d.receive(now, h.Data)
 			continue
 		}
 		if !deadline.IsZero() && !now.Before(deadline) {
@@ -273,7 +267,7 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 		if len(d.queue) > 0 {
 			continue
 		}
-		wake := earliest(d.c.Deadline(), d.in.next(), d.out.next(), deadline)
+		wake := earliest(d.c.Deadline(), d.in.Next(), d.out.Next(), deadline)
 		if d.opt.Wake != nil {
 			d.opt.Wake(wake)
 		} else {
@@ -309,9 +303,8 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 		if d.opt.OnRecv != nil {
 			d.opt.OnRecv(d.buf[:n])
 		}
-		if d.in != nil {
-			d.in.push(now, d.buf[:n])
-			continue
+		if d.in != nil && !d.in.Apply(now, netip.AddrPort{}, d.buf[:n]) {
+			continue // dropped or held
 		}
 		d.receive(now, d.buf[:n])
 	}

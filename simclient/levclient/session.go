@@ -142,7 +142,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		},
 	}
 	if imp := sh.Plan.Impairment; !imp.IsZero() {
-		opt.In, opt.Out = impair(imp.In), impair(imp.Out)
+		opt.In, opt.Out = levconn.Impair(imp.In), levconn.Impair(imp.Out)
 		opt.Rand = sh.ImpairRand(id)
 	}
 	if sh.Sweeper != nil {
@@ -165,10 +165,6 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	}
 	s.member = sh.Join(fi)
 	return s, nil
-}
-
-func impair(i scenario.Impair) levconn.Impair {
-	return levconn.Impair{Drop: i.Drop, Duplicate: i.Duplicate, Reorder: i.Reorder, Delay: i.Delay, Jitter: i.Jitter}
 }
 
 // Close implements simclient.Session.

@@ -1,13 +1,11 @@
 package udpclient
 
 import (
-	"math/rand/v2"
 	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -153,43 +151,6 @@ func TestRateProbeNoLimit(t *testing.T) {
 	fd := r.run.RateLimits[0]
 	if fd.ObservedLimitPerSec != 0 || fd.Limited != 0 || fd.Sent != 27 {
 		t.Errorf("finding %+v, want no limit and 27 sent", fd)
-	}
-}
-
-// TestImpairmentStatistics checks the seeded impairer's shares and that a
-// fixed seed reproduces the same decisions.
-func TestImpairmentStatistics(t *testing.T) {
-	cfg := scenario.Impair{Drop: 0.1, Duplicate: 0.05, Reorder: 0.02, Delay: 2 * time.Millisecond, Jitter: time.Millisecond}
-	run := func(seed uint64) (ImpairStats, []decision) {
-		im := newImpairer(cfg, rand.New(rand.NewPCG(seed, 7)))
-		var ds []decision
-		for range 100000 {
-			ds = append(ds, im.decide())
-		}
-		return im.stats, ds
-	}
-	st, a := run(1)
-	_, b := run(1)
-	for i := range a {
-		if a[i] != b[i] {
-			t.Fatalf("decision %d differs between two runs with the same seed", i)
-		}
-	}
-	share := func(n int64) float64 { return float64(n) / float64(st.Seen) }
-	if s := share(st.Dropped); s < 0.095 || s > 0.105 {
-		t.Errorf("drop share %.4f, want 0.10", s)
-	}
-	kept := float64(st.Seen - st.Dropped)
-	if s := float64(st.Duplicated) / kept; s < 0.045 || s > 0.055 {
-		t.Errorf("duplicate share %.4f, want 0.05", s)
-	}
-	if s := float64(st.Reordered) / kept; s < 0.017 || s > 0.023 {
-		t.Errorf("reorder share %.4f, want 0.02", s)
-	}
-	for _, d := range a {
-		if !d.drop && (d.delay < time.Millisecond || d.delay > 3*time.Millisecond) {
-			t.Fatalf("delay %s outside 2ms ± 1ms", d.delay)
-		}
 	}
 }
 

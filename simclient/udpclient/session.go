@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/impair"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -152,8 +153,8 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	imp := sh.Plan.Impairment
 	if !imp.IsZero() {
 		r := sh.ImpairRand(id)
-		s.tr.out = newImpairer(imp.Out, r)
-		s.tr.in = newImpairer(imp.In, r)
+		s.tr.out = impair.New(impair.Config(imp.Out), r, 0)
+		s.tr.in = impair.New(impair.Config(imp.In), r, 0)
 	}
 	s.strictOrder = imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0
 	s.member = sh.Join(fi)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/impair"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -39,8 +40,8 @@ type transport struct {
 	sw    *simclient.Sweeper
 	waker *simclient.Waker
 	buf   []byte
-	out   *impairer
-	in    *impairer
+	out   *impair.Impairer
+	in    *impair.Impairer
 	cur   []byte // held incoming datagram returned by the last recv, recycled at the next
 
 	cancelled atomic.Bool
@@ -101,24 +102,10 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 		return err
 	}
 	now := time.Now()
-	d := t.out.decide()
-	if d.drop {
-		return nil
-	}
-	for i := 0; i < d.copies; i++ {
-		switch {
-		case i == 0 && d.reorder:
-			t.out.hold(now.Add(max(d.delay, reorderHold)), to, true, b)
-		case d.delay > 0:
-			t.out.hold(now.Add(d.delay), to, false, b)
-		default:
-			if _, err := t.c.WriteToUDPAddrPort(b, to); err != nil {
-				return err
-			}
+	if t.out.Apply(now, to, b) {
+		if _, err := t.c.WriteToUDPAddrPort(b, to); err != nil {
+			return err
 		}
-	}
-	if !d.reorder {
-		t.out.overtaken(now.Add(d.delay))
 	}
 	return t.flushOut(now)
 }
@@ -126,12 +113,12 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 // flushOut sends the held outgoing datagrams that are due.
 func (t *transport) flushOut(now time.Time) error {
 	for {
-		h, ok := t.out.pop(now)
+		h, ok := t.out.Pop(now)
 		if !ok {
 			return nil
 		}
-		_, err := t.c.WriteToUDPAddrPort(h.data, h.addr)
-		t.out.recycle(h.data)
+		_, err := t.c.WriteToUDPAddrPort(h.Data, h.Addr)
+		t.out.Recycle(h.Data)
 		if err != nil {
 			return err
 		}
@@ -145,7 +132,7 @@ func (t *transport) flushOut(now time.Time) error {
 // socket errors as they are.
 func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 	if t.cur != nil {
-		t.in.recycle(t.cur)
+		t.in.Recycle(t.cur)
 		t.cur = nil
 	}
 	for {
@@ -158,15 +145,15 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 				return nil, netip.AddrPort{}, err
 			}
 		}
-		if h, ok := t.in.pop(now); ok {
-			t.cur = h.data
-			return h.data, h.addr, nil
+		if h, ok := t.in.Pop(now); ok {
+			t.cur = h.Data
+			return h.Data, h.Addr, nil
 		}
 		wake := deadline
-		if n := t.out.next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
+		if n := t.out.Next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
 			wake = n
 		}
-		if n := t.in.next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
+		if n := t.in.Next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
 			wake = n
 		}
 		poll := false
@@ -224,25 +211,7 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		if t.in == nil {
 			return data, from, nil
 		}
-		d := t.in.decide()
-		if d.drop {
-			continue
-		}
-		deliverNow := !d.reorder && d.delay == 0
-		for i := 0; i < d.copies; i++ {
-			switch {
-			case i == 0 && d.reorder:
-				t.in.hold(now.Add(max(d.delay, reorderHold)), from, true, data)
-			case d.delay > 0:
-				t.in.hold(now.Add(d.delay), from, false, data)
-			case i == 1 && deliverNow:
-				t.in.hold(now, from, false, data) // the duplicate follows at once
-			}
-		}
-		if !d.reorder {
-			t.in.overtaken(now.Add(d.delay))
-		}
-		if deliverNow {
+		if t.in.Apply(now, from, data) {
 			return data, from, nil
 		}
 	}
