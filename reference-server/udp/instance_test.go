@@ -160,7 +160,10 @@ func TestSeatHold(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig()
 	cfg.MaxPlayers = 3
-	cfg.SeatHold = time.Second // long enough for the checks below on a loaded machine
+	// The unclaimed hold starts with the joins below and must outlast
+	// everything up to the roomState check (eight more joins, b's join,
+	// two readies, 100 ms of silence): seconds, for a loaded race run.
+	cfg.SeatHold = 2 * time.Second
 	s := start(t, cfg)
 	lob := dial(t, s.Addr(), cfg.Profile)
 	id, port := lob.create()
