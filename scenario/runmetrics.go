@@ -12,8 +12,12 @@ import (
 // canonical units. Latencies are the coordinated-omission-corrected ones
 // (from the intended send time). The session metrics read run.Sessions
 // (summed over shards by reports.Merge); sessions.failed and clients.max
-// are not found without it. A step label the run never recorded, or a
-// ratio over zero requests, is not found — and so fails its threshold.
+// are not found without it. A latency the run never recorded, or a ratio
+// over zero requests, is not found — and so fails its threshold; the
+// counts of a step that never completed a request are 0. "<label>.limit"
+// reads the rate-limit findings whose Source is the label (or is empty,
+// as in documents written before findings named their step): the lowest
+// observed limit, +Inf when none of them saw one.
 func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 	steps := make(map[string]*reports.Series, len(run.Steps))
 	for i := range run.Steps {
@@ -73,14 +77,18 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		}
 		switch stat {
 		case "limit": // rate_probe: +Inf when the probe never found a limit
-			if len(run.RateLimits) == 0 {
-				return 0, false
-			}
-			lim := math.Inf(1)
+			lim, found := math.Inf(1), false
 			for _, f := range run.RateLimits {
+				if !findingOf(f.Source, label) {
+					continue
+				}
+				found = true
 				if f.ObservedLimitPerSec > 0 {
 					lim = math.Min(lim, f.ObservedLimitPerSec)
 				}
+			}
+			if !found {
+				return 0, false
 			}
 			return lim, true
 		case "replies", "sent": // malformed: summed over kinds
@@ -99,6 +107,10 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		}
 		s := steps[label]
 		if s == nil {
+			switch stat {
+			case "count", "errors", "timeouts", "retries":
+				return 0, true // the step never completed a request
+			}
 			return 0, false
 		}
 		us := func(v int64) (float64, bool) { return float64(v) / 1e6, s.Latency.Count > 0 }
@@ -130,6 +142,14 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		}
 		return 0, false
 	}
+}
+
+// findingOf reports whether a rate-limit finding's source names the step
+// label: the label itself, or the label followed by " " or ":" and a
+// detail. An empty source names any step.
+func findingOf(source, label string) bool {
+	return source == "" || source == label ||
+		strings.HasPrefix(source, label+" ") || strings.HasPrefix(source, label+":")
 }
 
 // Report converts a verdict to the run report's form: Step is the step

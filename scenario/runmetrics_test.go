@@ -56,6 +56,7 @@ func TestRunMetrics(t *testing.T) {
 		{"idle.error_rate", 0, false}, // 0/0
 		{"idle.count", 0, true},
 		{"ghost.p99", 0, false},
+		{"ghost.count", 0, true}, // a step that never completed a request counts 0
 		{"join.p75", 0, false},
 		{"nonsense", 0, false},
 	}
@@ -67,6 +68,17 @@ func TestRunMetrics(t *testing.T) {
 	}
 	if v, _ := RunMetrics(&reports.Run{RateLimits: []reports.RateLimitFinding{{}}})("rate_probe.limit"); !math.IsInf(v, 1) {
 		t.Errorf("no limit found = %v, want +Inf", v)
+	}
+	// Findings naming their step are read for that step only.
+	named := RunMetrics(&reports.Run{RateLimits: []reports.RateLimitFinding{
+		{Source: "probe", ObservedLimitPerSec: 250}, {Source: "probe: 127.0.0.2", ObservedLimitPerSec: 200}, {Source: "probe2", ObservedLimitPerSec: 50}}})
+	for m, want := range map[string]float64{"probe.limit": 200, "probe2.limit": 50} {
+		if v, found := named(m); !found || v != want {
+			t.Errorf("%s = %v, %v; want %v", m, v, found, want)
+		}
+	}
+	if _, found := named("other.limit"); found {
+		t.Error("other.limit found from findings of other steps")
 	}
 
 	// End to end: thresholds from a scenario, evaluated on the run, reported.
