@@ -195,27 +195,13 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 	s.next = due
 	s.stop = simclient.StopContext(ctx)
 	defer s.leaveGroup()
-	for i := range s.flow.Steps {
-		st := &s.flow.Steps[i]
-		if !st.Only.Runs(s.member.Index) {
-			continue
-		}
-		if s.stop.Err() != nil {
-			return simclient.Stopped(ctx, s.stop, nil)
-		}
-		if err := s.step(ctx, i, st); err != nil {
-			return simclient.Stopped(ctx, s.stop, err)
-		}
-	}
-	return nil
+	return simclient.RunFlow(ctx, s.stop, s.flow, s.member.Index, func(i int, st *scenario.Step) error {
+		return s.step(ctx, i, st)
+	})
 }
 
 func (s *session) fail(i int, st *scenario.Step, reason string, err error) error {
-	if reason != simclient.ReasonCancelled {
-		// A step cut by the end of the run is not a failure of the server.
-		s.rec.Fail(s.sh.StepKey(s.fi, i), reason, time.Now())
-	}
-	return &simclient.StepError{Index: i, Kind: st.Kind, Label: st.Label, Reason: reason, Err: err}
+	return simclient.FailStep(s.rec, s.sh.StepKey(s.fi, i), i, st, reason, err)
 }
 
 // reqFail is a request failure with its reason.
@@ -240,19 +226,11 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.Think:
 		return s.sleepUntil(s.stop, i, st, s.next.Add(st.Think.Sample(s.think)))
 	case scenario.Barrier:
-		start := time.Now()
-		tctx, cancel := context.WithTimeout(s.stop, st.Policy.Timeout)
-		defer cancel()
-		if err := s.member.Group.Arrive(tctx, i, st.BarrierN); err != nil {
-			if s.stop.Err() != nil {
-				return s.fail(i, st, simclient.ReasonCancelled, err)
-			}
-			return s.fail(i, st, reports.ReasonTimeout, fmt.Errorf("barrier: fewer than %d members arrived within %s", st.BarrierN, st.Policy.Timeout))
+		now, err := simclient.Barrier(s.stop, s.member.Group, s.rec, key, i, st)
+		if err == nil {
+			s.next = now
 		}
-		now := time.Now()
-		s.rec.Record(key, start, start, now)
-		s.next = now
-		return nil
+		return err
 	}
 	if s.closed {
 		return s.fail(i, st, simclient.ReasonClosed, errors.New("the connection was closed earlier in the flow"))
@@ -291,22 +269,10 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 
 func (s *session) sleepUntil(ctx context.Context, i int, st *scenario.Step, t time.Time) error {
 	s.next = t
-	d := time.Until(t)
-	if d <= 0 {
-		return nil
+	if err := simclient.SleepUntil(ctx, &s.timer, t); err != nil {
+		return s.fail(i, st, simclient.ReasonCancelled, err)
 	}
-	if s.timer == nil {
-		s.timer = time.NewTimer(d)
-	} else {
-		s.timer.Reset(d)
-	}
-	select {
-	case <-s.timer.C:
-		return nil
-	case <-ctx.Done():
-		s.timer.Stop()
-		return s.fail(i, st, simclient.ReasonCancelled, ctx.Err())
-	}
+	return nil
 }
 
 // verdict is what a reply matcher decides about one message.

@@ -208,29 +208,15 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 	stop := context.AfterFunc(ctx, s.tr.cancel)
 	defer stop()
 	defer s.leaveGroup(errors.New("the creator's session ended before creating the room"))
-	for i := range s.flow.Steps {
-		st := &s.flow.Steps[i]
-		if !st.Only.Runs(s.member.Index) {
-			continue
-		}
-		if s.stop.Err() != nil {
-			return simclient.Stopped(ctx, s.stop, nil)
-		}
+	return simclient.RunFlow(ctx, s.stop, s.flow, s.member.Index, func(i int, st *scenario.Step) error {
 		s.curStep = i
-		if err := s.step(ctx, i, st); err != nil {
-			return simclient.Stopped(ctx, s.stop, err)
-		}
-	}
-	return nil
+		return s.step(ctx, i, st)
+	})
 }
 
 // fail records a failed step and returns its error.
 func (s *session) fail(i int, st *scenario.Step, reason string, err error) error {
-	if reason != simclient.ReasonCancelled {
-		// A step cut by the end of the run is not a failure of the server.
-		s.rec.Fail(s.sh.StepKey(s.fi, i), reason, time.Now())
-	}
-	return &simclient.StepError{Index: i, Kind: st.Kind, Label: st.Label, Reason: reason, Err: err}
+	return simclient.FailStep(s.rec, s.sh.StepKey(s.fi, i), i, st, reason, err)
 }
 
 // stepErr wraps a request failure (already recorded for the message) as the
@@ -318,39 +304,19 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 
 // sleepUntil pauses until t (think times, ping intervals).
 func (s *session) sleepUntil(ctx context.Context, i int, st *scenario.Step, t time.Time) error {
-	d := time.Until(t)
 	s.next = t
-	if d <= 0 {
-		return nil
+	if err := simclient.SleepUntil(ctx, &s.timer, t); err != nil {
+		return s.fail(i, st, simclient.ReasonCancelled, err)
 	}
-	if s.timer == nil {
-		s.timer = time.NewTimer(d)
-	} else {
-		s.timer.Reset(d)
-	}
-	select {
-	case <-s.timer.C:
-		return nil
-	case <-ctx.Done():
-		s.timer.Stop()
-		return s.fail(i, st, simclient.ReasonCancelled, ctx.Err())
-	}
+	return nil
 }
 
 func (s *session) barrier(ctx context.Context, i int, st *scenario.Step) error {
-	start := time.Now()
-	tctx, cancel := context.WithTimeout(ctx, st.Policy.Timeout)
-	defer cancel()
-	if err := s.member.Group.Arrive(tctx, i, st.BarrierN); err != nil {
-		if ctx.Err() != nil {
-			return s.fail(i, st, simclient.ReasonCancelled, err)
-		}
-		return s.fail(i, st, reports.ReasonTimeout, fmt.Errorf("barrier: fewer than %d members of the group arrived within %s", st.BarrierN, st.Policy.Timeout))
+	now, err := simclient.Barrier(ctx, s.member.Group, s.rec, s.sh.StepKey(s.fi, i), i, st)
+	if err == nil {
+		s.next = now
 	}
-	now := time.Now()
-	s.rec.Record(s.sh.StepKey(s.fi, i), start, start, now)
-	s.next = now
-	return nil
+	return err
 }
 
 // list asks for the room list and copies it into s.rooms.

@@ -1,0 +1,85 @@
+package simclient
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// RunFlow is the step loop of a session's Run, the same for every
+// protocol: it runs step on each step of flow that group member idx runs
+// (Step.Only), in order, checks the run's stop signal (StopContext) before
+// each, and ends at the first step error, returning what Stopped makes of
+// it.
+func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx int, step func(i int, st *scenario.Step) error) error {
+	for i := range flow.Steps {
+		st := &flow.Steps[i]
+		if !st.Only.Runs(idx) {
+			continue
+		}
+		if stop.Err() != nil {
+			return Stopped(ctx, stop, nil)
+		}
+		if err := step(i, st); err != nil {
+			return Stopped(ctx, stop, err)
+		}
+	}
+	return nil
+}
+
+// FailStep records step i (st, metric key) as failed for reason at now and
+// returns its *StepError. A step cut by the end of the run
+// (ReasonCancelled) is not a failure of the server and is not recorded.
+func FailStep(rec *metrics.Recorder, key metrics.Key, i int, st *scenario.Step, reason string, err error) error {
+	if reason != ReasonCancelled {
+		rec.Fail(key, reason, time.Now())
+	}
+	return &StepError{Index: i, Kind: st.Kind, Label: st.Label, Reason: reason, Err: err}
+}
+
+// SleepUntil pauses until t (think times, series intervals) on *timer,
+// which it creates on first use and reuses after, so a session's pauses do
+// not allocate. It returns ctx's error if ctx ends first.
+func SleepUntil(ctx context.Context, timer **time.Timer, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
+	}
+	select {
+	case <-(*timer).C:
+		return nil
+	case <-ctx.Done():
+		(*timer).Stop()
+		return ctx.Err()
+	}
+}
+
+// Barrier runs barrier step i (st, metric key) for a member of g: it waits
+// at most st.Policy.Timeout for st.BarrierN members to arrive, records the
+// step and returns when it completed. A wait that ctx (the stop signal)
+// ends fails with ReasonCancelled, one that times out with
+// reports.ReasonTimeout (see FailStep).
+func Barrier(ctx context.Context, g *Group, rec *metrics.Recorder, key metrics.Key, i int, st *scenario.Step) (time.Time, error) {
+	start := time.Now()
+	tctx, cancel := context.WithTimeout(ctx, st.Policy.Timeout)
+	defer cancel()
+	if err := g.Arrive(tctx, i, st.BarrierN); err != nil {
+		if ctx.Err() != nil {
+			return time.Time{}, FailStep(rec, key, i, st, ReasonCancelled, err)
+		}
+		return time.Time{}, FailStep(rec, key, i, st, reports.ReasonTimeout,
+			fmt.Errorf("barrier: fewer than %d members of the group arrived within %s", st.BarrierN, st.Policy.Timeout))
+	}
+	now := time.Now()
+	rec.Record(key, start, start, now)
+	return now, nil
+}
