@@ -135,3 +135,25 @@ func (p *Probe) Finding(source, addr string, others OthersEffect) reports.RateLi
 	}
 	return f
 }
+
+// ReportProbe adds probe p's finding to the run's Collector: source is the
+// step label, addr the probing socket's address, start when the probe
+// began. The collateral effect is read from OthersP99: the five seconds
+// before start, and from the window where the limit was found (or from
+// start, with no limit) until now. cut notes a probe the end of the run
+// cut short.
+func (sh *Shared) ReportProbe(p *Probe, source, addr string, start time.Time, cut bool) {
+	limited, _, _, w := p.Limit()
+	var eff OthersEffect
+	eff.BeforeUS, _ = sh.OthersP99(start.Add(-5*time.Second), start)
+	from := start
+	if limited {
+		from = start.Add(time.Duration(w) * time.Second)
+	}
+	eff.DuringUS, eff.Errors = sh.OthersP99(from, time.Now())
+	fd := p.Finding(source, addr, eff)
+	if cut {
+		fd.Note += " (cut short by the end of the run)"
+	}
+	sh.Collector.AddRateLimit(fd)
+}

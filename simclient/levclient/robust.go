@@ -225,19 +225,7 @@ send:
 		expire(end.Add(time.Nanosecond))
 	}
 	cut := ctx.Err() != nil
-	limited, _, _, w := pr.Limit()
-	var eff simclient.OthersEffect
-	eff.BeforeUS, _ = s.sh.OthersP99(start.Add(-5*time.Second), start)
-	if limited {
-		eff.DuringUS, eff.Errors = s.sh.OthersP99(start.Add(time.Duration(w)*time.Second), time.Now())
-	} else {
-		eff.DuringUS, eff.Errors = s.sh.OthersP99(start, time.Now())
-	}
-	fd := pr.Finding(st.Label, s.d.LocalAddr().String(), eff)
-	if cut {
-		fd.Note += " (cut short by the end of the run)"
-	}
-	s.sh.Collector.AddRateLimit(fd)
+	s.sh.ReportProbe(pr, st.Label, s.d.LocalAddr().String(), start, cut)
 	if cut {
 		return s.fail(i, st, simclient.ReasonCancelled, context.Canceled)
 	}

@@ -261,19 +261,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	if !cut && read(time.Time{}) != nil {
 		cut = true
 	}
-	limited, _, _, w := pr.Limit()
-	var eff simclient.OthersEffect
-	eff.BeforeUS, _ = s.sh.OthersP99(start.Add(-5*time.Second), start)
-	from := start
-	if limited {
-		from = start.Add(time.Duration(w) * time.Second)
-	}
-	eff.DuringUS, eff.Errors = s.sh.OthersP99(from, time.Now())
-	fd := pr.Finding(st.Label, s.fc.c.LocalAddr().String(), eff)
-	if cut {
-		fd.Note += " (cut short by the end of the run)"
-	}
-	s.sh.Collector.AddRateLimit(fd)
+	s.sh.ReportProbe(pr, st.Label, s.fc.c.LocalAddr().String(), start, cut)
 	s.next = time.Now()
 	if closed {
 		s.closedBy = io.EOF

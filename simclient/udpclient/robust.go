@@ -415,19 +415,7 @@ send:
 		cut = true // the run ended: report what was measured so far
 		ioErr = nil
 	}
-	limited, _, _, w := pr.Limit()
-	var eff simclient.OthersEffect
-	eff.BeforeUS, _ = s.sh.OthersP99(start.Add(-5*time.Second), start)
-	if limited {
-		eff.DuringUS, eff.Errors = s.sh.OthersP99(start.Add(time.Duration(w)*time.Second), time.Now())
-	} else {
-		eff.DuringUS, eff.Errors = s.sh.OthersP99(start, time.Now())
-	}
-	fd := pr.Finding(st.Label, s.tr.localAddr().String(), eff)
-	if cut {
-		fd.Note += " (cut short by the end of the run)"
-	}
-	s.sh.Collector.AddRateLimit(fd)
+	s.sh.ReportProbe(pr, st.Label, s.tr.localAddr().String(), start, cut)
 	if ioErr != nil {
 		return s.stepErr(i, st, ioErr)
 	}
