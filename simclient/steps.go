@@ -2,6 +2,7 @@ package simclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,4 +83,30 @@ func Barrier(ctx context.Context, g *Group, rec *metrics.Recorder, key metrics.K
 	now := time.Now()
 	rec.Record(key, start, start, now)
 	return now, nil
+}
+
+// RequestError is a request's failure with its reason (reports.Reason* or
+// a Reason* of this package): what a protocol client's request code
+// returns, the message already recorded, for the step to fail with
+// (StepFailure).
+type RequestError struct {
+	Reason string
+	Err    error
+}
+
+// Error returns "reason: err".
+func (e *RequestError) Error() string { return e.Reason + ": " + e.Err.Error() }
+
+// StepFailure returns the reason and cause a step that ended with err
+// fails with: a *RequestError's own, ReasonCancelled when err is cancelled
+// (errors.Is; nil: no such sentinel), ReasonSocket otherwise.
+func StepFailure(err, cancelled error) (reason string, cause error) {
+	var re *RequestError
+	switch {
+	case errors.As(err, &re):
+		return re.Reason, re.Err
+	case cancelled != nil && errors.Is(err, cancelled):
+		return ReasonCancelled, err
+	}
+	return ReasonSocket, err
 }

@@ -3,6 +3,7 @@ package simclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -160,5 +161,39 @@ func TestBarrier(t *testing.T) {
 	}
 	if n, by := stepFigures(t, c, "bar"); by[reports.ReasonTimeout] != 1 || len(by) != 1 || n != 3 {
 		t.Errorf("requests %d, failures %v; want 3 (two passes, one timeout; the cancelled wait is not counted)", n, by)
+	}
+}
+
+func TestStepFailure(t *testing.T) {
+	cancelled := errors.New("cancelled")
+	cause := errors.New("no reply")
+	other := errors.New("write: broken pipe")
+	tests := []struct {
+		name       string
+		err        error
+		sentinel   error
+		wantReason string
+		wantCause  error
+	}{
+		{"request error", &RequestError{Reason: reports.ReasonTimeout, Err: cause}, cancelled, reports.ReasonTimeout, cause},
+		{"wrapped request error", fmt.Errorf("step: %w", &RequestError{Reason: ReasonRefused, Err: cause}), cancelled, ReasonRefused, cause},
+		{"cancelled", fmt.Errorf("recv: %w", cancelled), cancelled, ReasonCancelled, nil},
+		{"no sentinel", cancelled, nil, ReasonSocket, nil},
+		{"socket", other, cancelled, ReasonSocket, other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reason, got := StepFailure(tt.err, tt.sentinel)
+			want := tt.wantCause
+			if want == nil {
+				want = tt.err // the error itself
+			}
+			if reason != tt.wantReason || got != want {
+				t.Errorf("StepFailure = %q, %v; want %q, %v", reason, got, tt.wantReason, want)
+			}
+		})
+	}
+	if s := (&RequestError{Reason: "timeout", Err: cause}).Error(); s != "timeout: no reply" {
+		t.Errorf("Error() = %q", s)
 	}
 }

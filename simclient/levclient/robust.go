@@ -132,7 +132,7 @@ func (s *session) echoOnce(ctx context.Context, st *scenario.Step) error {
 	if err != nil {
 		var rf *reqFail
 		if !errors.As(err, &rf) {
-			err = &reqFail{reports.ReasonTimeout, err}
+			err = &reqFail{Reason: reports.ReasonTimeout, Err: err}
 		}
 	}
 	return err

@@ -204,20 +204,12 @@ func (s *session) fail(i int, st *scenario.Step, reason string, err error) error
 	return simclient.FailStep(s.rec, s.sh.StepKey(s.fi, i), i, st, reason, err)
 }
 
-// reqFail is a request failure with its reason.
-type reqFail struct {
-	reason string
-	err    error
-}
-
-func (e *reqFail) Error() string { return e.reason + ": " + e.err.Error() }
+// reqFail is a failed request (simclient.RequestError); Reason names it in the metrics.
+type reqFail = simclient.RequestError
 
 func (s *session) stepErr(i int, st *scenario.Step, err error) error {
-	var rf *reqFail
-	if errors.As(err, &rf) {
-		return s.fail(i, st, rf.reason, rf.err)
-	}
-	return s.fail(i, st, simclient.ReasonSocket, err)
+	reason, cause := simclient.StepFailure(err, nil)
+	return s.fail(i, st, reason, cause)
 }
 
 func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
@@ -293,9 +285,9 @@ func (s *session) request(ctx context.Context, timeout time.Duration, t lv.Reque
 	num, err := s.d.SendRequest(levconn.Critical, t, payload)
 	if err != nil {
 		if levconn.IsRefused(err) {
-			return sent, &reqFail{reports.ReasonConnRefused, err}
+			return sent, &reqFail{Reason: reports.ReasonConnRefused, Err: err}
 		}
-		return sent, &reqFail{simclient.ReasonSocket, err}
+		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
 	key := s.rt.req[int(t)%len(s.rt.req)]
 	deadline := sent.Add(timeout)
@@ -303,7 +295,7 @@ func (s *session) request(ctx context.Context, timeout time.Duration, t lv.Reque
 		m, err := s.next1(ctx, deadline)
 		if err != nil {
 			s.rec.Fail(key, reasonOf(ctx, err), time.Now())
-			return sent, &reqFail{reasonOf(ctx, err), fmt.Errorf("%v: %w", t, err)}
+			return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("%v: %w", t, err)}
 		}
 		v, ferr := match(num, m)
 		switch v {
@@ -334,7 +326,7 @@ func reasonOf(ctx context.Context, err error) string {
 func reasonOfRefusal(err error) string {
 	var rf *reqFail
 	if errors.As(err, &rf) {
-		return rf.reason
+		return rf.Reason
 	}
 	return reports.ReasonViolation
 }
@@ -399,7 +391,7 @@ func (s *session) next1(ctx context.Context, deadline time.Time) (*lv.Message, e
 func (s *session) violation(rule string, m *lv.Message, format string, a ...any) error {
 	detail := fmt.Sprintf(format, a...)
 	s.rec.Violation(rule, time.Now(), lv.AppendMessage(nil, m), nil, detail)
-	return &reqFail{reports.ReasonViolation, fmt.Errorf("%s: %s", rule, detail)}
+	return &reqFail{Reason: reports.ReasonViolation, Err: fmt.Errorf("%s: %s", rule, detail)}
 }
 
 // answers checks that m is a response of type want to num.
@@ -469,7 +461,7 @@ func (s *session) allowOrDeny(m *lv.Message, want lv.AcceptedType) (verdict, err
 		if err := p.Decode(m.Payload); err != nil {
 			return refuse, s.violation(string(lv.RulePayload), m, "%v", err)
 		}
-		return refuse, &reqFail{reports.ReasonJoinDeny, fmt.Errorf("ServerDisallow reason %v: %q", p.Reason, p.Message)}
+		return refuse, &reqFail{Reason: reports.ReasonJoinDeny, Err: fmt.Errorf("ServerDisallow reason %v: %q", p.Reason, p.Message)}
 	}
 	var p lv.ServerAllow
 	if err := p.Decode(m.Payload); err != nil {
@@ -575,7 +567,7 @@ func (s *session) closeConn(ctx context.Context, st *scenario.Step) (time.Time, 
 	if err != nil {
 		s.closed = true
 		s.d.Close()
-		return sent, &reqFail{simclient.ReasonSocket, err}
+		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
 	s.await = num
 	timeout := st.Policy.Timeout
@@ -597,5 +589,5 @@ func (s *session) closeConn(ctx context.Context, st *scenario.Step) (time.Time, 
 		return sent, nil
 	}
 	s.rec.Fail(s.rt.closeKey, reasonOf(ctx, err), time.Now())
-	return sent, &reqFail{reasonOf(ctx, err), fmt.Errorf("CloseConnection not acked: %w", err)}
+	return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("CloseConnection not acked: %w", err)}
 }

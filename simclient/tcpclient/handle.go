@@ -18,7 +18,7 @@ func (s *session) handle(p []byte) {
 		var req []byte
 		if s.pend != 0 && len(p) > 0 && tcplobby.Type(p[0]) == s.pend {
 			req = s.req
-			s.refusal = &reqFail{reason: reports.ReasonViolation, err: err}
+			s.refusal = &reqFail{Reason: reports.ReasonViolation, Err: err}
 		}
 		s.violation(rule, p, req, err.Error())
 		return
@@ -33,7 +33,7 @@ func (s *session) handle(p []byte) {
 		}
 		switch {
 		case !m.Success:
-			s.refusal = &reqFail{reason: simclient.ReasonRefused, err: fmt.Errorf("CONNECT_ACK Success 0 for name %q", s.name.String())}
+			s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("CONNECT_ACK Success 0 for name %q", s.name.String())}
 		case m.PlayerHash == 0:
 			s.bad(simclient.RuleTHash, p, "CONNECT_ACK success with player hash 0")
 		default:
@@ -56,7 +56,7 @@ func (s *session) handle(p []byte) {
 			return
 		}
 		if m.RoomID == 0 {
-			s.refusal = &reqFail{reason: simclient.ReasonRoomFull, err: fmt.Errorf("CREATE_ROOM_ACK RoomID 0 (hash %d)", m.PlayerHash)}
+			s.refusal = &reqFail{Reason: simclient.ReasonRoomFull, Err: fmt.Errorf("CREATE_ROOM_ACK RoomID 0 (hash %d)", m.PlayerHash)}
 			return
 		}
 		if m.PlayerHash == 0 {
@@ -73,7 +73,7 @@ func (s *session) handle(p []byte) {
 			if m.PlayerHash != 0 || m.Count != 0 {
 				s.violation(simclient.RuleTJoinAck, p, s.req, fmt.Sprintf("JOIN_ROOM_ACK %v carries hash %d and %d players", m.Status, m.PlayerHash, m.Count))
 			}
-			s.refusal = &reqFail{reason: reports.ReasonJoinFailed, err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
+			s.refusal = &reqFail{Reason: reports.ReasonJoinFailed, Err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
 			return
 		}
 		if m.PlayerHash == 0 {
@@ -137,7 +137,7 @@ func (s *session) handle(p []byte) {
 		e := *m
 		s.lastError = &e
 		if s.pend != 0 {
-			s.refusal = &reqFail{reason: simclient.ReasonRefused, err: fmt.Errorf("ERROR_MSG 0x%02x %q", uint8(m.Code), m.Text)}
+			s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("ERROR_MSG 0x%02x %q", uint8(m.Code), m.Text)}
 		}
 		if s.lastCount >= 0 && !s.gameStarted {
 			s.lastCount = -1 // the countdown was cancelled (e.g. no instance available)
@@ -159,7 +159,7 @@ func (s *session) answer(p []byte, t tcplobby.Type) bool {
 // bad records a violation by the pending request's reply and fails it.
 func (s *session) bad(rule string, p []byte, detail string) {
 	s.violation(rule, p, s.req, detail)
-	s.refusal = &reqFail{reason: reports.ReasonViolation, err: fmt.Errorf("%s: %s", rule, detail)}
+	s.refusal = &reqFail{Reason: reports.ReasonViolation, Err: fmt.Errorf("%s: %s", rule, detail)}
 }
 
 func (s *session) enterRoom(room uint32, hash uint64) {

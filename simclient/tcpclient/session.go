@@ -92,13 +92,8 @@ type session struct {
 	closed    bool
 }
 
-// reqFail is a failed request; reason names it in the metrics.
-type reqFail struct {
-	reason string
-	err    error
-}
-
-func (e *reqFail) Error() string { return e.reason + ": " + e.err.Error() }
+// reqFail is a failed request (simclient.RequestError); Reason names it in the metrics.
+type reqFail = simclient.RequestError
 
 // New is the tcp-lobby simclient.Factory. The connection is opened by the
 // first step that needs it.
@@ -186,21 +181,15 @@ func (s *session) fail(i int, st *scenario.Step, reason string, err error) error
 }
 
 func (s *session) stepErr(i int, st *scenario.Step, err error) error {
-	var rf *reqFail
-	if errors.As(err, &rf) {
-		return s.fail(i, st, rf.reason, rf.err)
-	}
-	if errors.Is(err, errCancelled) {
-		return s.fail(i, st, simclient.ReasonCancelled, err)
-	}
-	return s.fail(i, st, simclient.ReasonSocket, err)
+	reason, cause := simclient.StepFailure(err, errCancelled)
+	return s.fail(i, st, reason, cause)
 }
 
 // connect dials the lobby if the session has no connection yet.
 func (s *session) connect(timeout time.Duration) error {
 	if s.fc != nil {
 		if s.fc.closed.Load() || s.closedBy != nil {
-			return &reqFail{reason: simclient.ReasonClosed, err: errors.New("the connection is closed")}
+			return &reqFail{Reason: simclient.ReasonClosed, Err: errors.New("the connection is closed")}
 		}
 		return nil
 	}
@@ -217,7 +206,7 @@ func (s *session) connect(timeout time.Duration) error {
 		case isTimeout(err):
 			reason = reports.ReasonTimeout
 		}
-		return &reqFail{reason: reason, err: err}
+		return &reqFail{Reason: reason, Err: err}
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -304,7 +293,7 @@ func (s *session) doConnect(st *scenario.Step, intended time.Time) (time.Time, e
 	sent := time.Now()
 	if err := s.connect(st.Policy.Timeout); err != nil {
 		if rf, ok := err.(*reqFail); ok {
-			s.rec.Fail(s.rt.keys[tcplobby.TypeConnectReq], rf.reason, time.Now())
+			s.rec.Fail(s.rt.keys[tcplobby.TypeConnectReq], rf.Reason, time.Now())
 		}
 		return sent, err
 	}
@@ -347,9 +336,9 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 			case ctx.Err() != nil:
 				return intended, errCancelled
 			case errors.Is(err, simclient.ErrNoRoom):
-				return intended, &reqFail{reason: simclient.ReasonCreatorFailed, err: err}
+				return intended, &reqFail{Reason: simclient.ReasonCreatorFailed, Err: err}
 			}
-			return intended, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
+			return intended, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
 		}
 		room = r.ID
 		intended = time.Now()
@@ -364,7 +353,7 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 			}
 		}
 		if len(cands) == 0 {
-			return intended, &reqFail{reason: simclient.ReasonNoRoom, err: fmt.Errorf("no open room with space among %d listed", len(s.rooms))}
+			return intended, &reqFail{Reason: simclient.ReasonNoRoom, Err: fmt.Errorf("no open room with space among %d listed", len(s.rooms))}
 		}
 		room = cands[s.think.IntN(len(cands))]
 		intended = time.Now()
@@ -385,7 +374,7 @@ func (s *session) disconnect(intended time.Time) error {
 	s.room, s.members = 0, map[uint64]bool{}
 	if err != nil {
 		s.rec.Fail(key, simclient.ReasonSocket, time.Now())
-		return &reqFail{reason: simclient.ReasonSocket, err: err}
+		return &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
 	s.rec.Record(key, intended, sent, time.Now())
 	return nil
@@ -396,7 +385,7 @@ func (s *session) disconnect(intended time.Time) error {
 func (s *session) request(m tcplobby.Message, want tcplobby.Type, pol scenario.RequestPolicy, intended time.Time) (time.Time, error) {
 	if err := s.connect(pol.Timeout); err != nil {
 		if rf, ok := err.(*reqFail); ok {
-			s.rec.Fail(s.rt.keys[m.Type()], rf.reason, time.Now())
+			s.rec.Fail(s.rt.keys[m.Type()], rf.Reason, time.Now())
 		}
 		return time.Now(), err
 	}
@@ -410,7 +399,7 @@ func (s *session) requestFrom(m tcplobby.Message, want tcplobby.Type, pol scenar
 	if err != nil {
 		reason := connReason(err)
 		s.rec.Fail(key, reason, time.Now())
-		return sent, &reqFail{reason: reason, err: err}
+		return sent, &reqFail{Reason: reason, Err: err}
 	}
 	s.pend, s.done, s.refusal = want, false, nil
 	s.sentReady = m.Type() == tcplobby.TypeReadyReq
@@ -422,18 +411,18 @@ func (s *session) requestFrom(m tcplobby.Message, want tcplobby.Type, pol scenar
 			if errors.Is(err, errTimeout) {
 				s.rec.Fail(key, reports.ReasonTimeout, time.Now())
 				s.sh.Observe(s.id, time.Now(), 0, false)
-				return sent, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("no %v within %s", want, pol.Timeout)}
+				return sent, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no %v within %s", want, pol.Timeout)}
 			}
 			if errors.Is(err, errCancelled) {
 				return sent, errCancelled
 			}
 			reason := s.readFailed(err)
 			s.rec.Fail(key, reason, time.Now())
-			return sent, &reqFail{reason: reason, err: err}
+			return sent, &reqFail{Reason: reason, Err: err}
 		}
 		s.handle(p)
 		if s.refusal != nil {
-			s.rec.Fail(key, s.refusal.reason, time.Now())
+			s.rec.Fail(key, s.refusal.Reason, time.Now())
 			s.sh.Observe(s.id, time.Now(), 0, false)
 			return sent, s.refusal
 		}
@@ -480,7 +469,7 @@ func (s *session) wait(t tcplobby.Type, timeout time.Duration, intended time.Tim
 	}
 	if s.fc == nil {
 		s.rec.Fail(key, simclient.ReasonClosed, time.Now())
-		return &reqFail{reason: simclient.ReasonClosed, err: errors.New("not connected")}
+		return &reqFail{Reason: simclient.ReasonClosed, Err: errors.New("not connected")}
 	}
 	// A wait, not a request: the stop signal ends it (the connection is
 	// not used again after that).
@@ -492,21 +481,21 @@ func (s *session) wait(t tcplobby.Type, timeout time.Duration, intended time.Tim
 		if err != nil {
 			if errors.Is(err, errTimeout) {
 				s.rec.Fail(key, reports.ReasonTimeout, time.Now())
-				return &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("no %v within %s", t, timeout)}
+				return &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no %v within %s", t, timeout)}
 			}
 			if errors.Is(err, errCancelled) {
 				return errCancelled
 			}
 			reason := s.readFailed(err)
 			s.rec.Fail(key, reason, time.Now())
-			return &reqFail{reason: reason, err: err}
+			return &reqFail{Reason: reason, Err: err}
 		}
 		s.handle(p)
 		if t == tcplobby.TypeGameStart && s.lastError != nil && !s.gameStarted {
 			e := s.lastError
 			s.lastError = nil
 			s.rec.Fail(key, simclient.ReasonRefused, time.Now())
-			return &reqFail{reason: simclient.ReasonRefused, err: fmt.Errorf("ERROR_MSG 0x%02x %q while waiting for GAME_START", uint8(e.Code), e.Text)}
+			return &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("ERROR_MSG 0x%02x %q while waiting for GAME_START", uint8(e.Code), e.Text)}
 		}
 	}
 	s.rec.Record(key, intended, intended, time.Now())

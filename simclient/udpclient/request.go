@@ -12,13 +12,8 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// reqFail is a failed request; reason names it in the metrics.
-type reqFail struct {
-	reason string
-	err    error
-}
-
-func (e *reqFail) Error() string { return e.reason + ": " + e.err.Error() }
+// reqFail is a failed request (simclient.RequestError); Reason names it in the metrics.
+type reqFail = simclient.RequestError
 
 // createdListWindow is how soon after ROOM_CREATED a list must show the room
 // (RuleUCreatedList is best effort: rooms may legitimately vanish later).
@@ -78,7 +73,7 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 	defer func() { s.p.active = false }()
 	if err := s.tr.send(p.to, s.obuf); err != nil {
 		s.rec.Fail(key, simclient.ReasonSocket, time.Now())
-		return s.p.sent, &reqFail{reason: simclient.ReasonSocket, err: err}
+		return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
 	deadline := s.p.sent.Add(pol.Timeout)
 	var resendAt time.Time
@@ -98,9 +93,9 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 				return s.p.sent, nil
 			case replyBad:
 				s.rec.Fail(key, reports.ReasonViolation, time.Now())
-				return s.p.sent, &reqFail{reason: reports.ReasonViolation, err: s.badReply}
+				return s.p.sent, &reqFail{Reason: reports.ReasonViolation, Err: s.badReply}
 			case replyRefused:
-				s.rec.Fail(key, s.refusal.reason, time.Now())
+				s.rec.Fail(key, s.refusal.Reason, time.Now())
 				return s.p.sent, s.refusal
 			}
 			continue
@@ -115,13 +110,13 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 				if s.p.attempt >= pol.Retries {
 					s.rec.Fail(key, reports.ReasonTimeout, now)
 					s.sh.Observe(s.id, now, 0, false)
-					return s.p.sent, &reqFail{reason: reports.ReasonTimeout,
-						err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
+					return s.p.sent, &reqFail{Reason: reports.ReasonTimeout,
+						Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
 				}
 				resendAt = time.Time{}
 				if err := s.resend(); err != nil {
 					s.rec.Fail(key, simclient.ReasonSocket, time.Now())
-					return s.p.sent, &reqFail{reason: simclient.ReasonSocket, err: err}
+					return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 				}
 				deadline = time.Now().Add(pol.Timeout)
 				continue
@@ -129,15 +124,15 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 			if s.p.attempt >= pol.Retries {
 				s.rec.Fail(key, reports.ReasonTimeout, now)
 				s.sh.Observe(s.id, now, 0, false)
-				return s.p.sent, &reqFail{reason: reports.ReasonTimeout,
-					err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
+				return s.p.sent, &reqFail{Reason: reports.ReasonTimeout,
+					Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
 			}
 			resendAt = now.Add(pol.RetryInterval)
 		case errors.Is(err, errTruncated):
 			// The reply did not fit; the buffer has grown: ask again now.
 			if err := s.resend(); err != nil {
 				s.rec.Fail(key, simclient.ReasonSocket, time.Now())
-				return s.p.sent, &reqFail{reason: simclient.ReasonSocket, err: err}
+				return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 			}
 		case errors.Is(err, errCancelled):
 			return s.p.sent, errCancelled
@@ -147,7 +142,7 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 				reason = reports.ReasonConnRefused
 			}
 			s.rec.Fail(key, reason, time.Now())
-			return s.p.sent, &reqFail{reason: reason, err: err}
+			return s.p.sent, &reqFail{Reason: reason, Err: err}
 		}
 	}
 }
@@ -299,10 +294,10 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 		s.setInstance(m.Port)
 	case udplobby.LobbyJoinFailed:
 		reason := reports.ReasonJoinFailed
-		s.refusal = &reqFail{reason: reason, err: fmt.Errorf("%v answered JOIN_FAILED", p.typ)}
+		s.refusal = &reqFail{Reason: reason, Err: fmt.Errorf("%v answered JOIN_FAILED", p.typ)}
 		return replyRefused
 	case udplobby.ServerJoinDeny:
-		s.refusal = &reqFail{reason: reports.ReasonJoinDeny, err: errors.New("the instance answered SERVER_JOIN_DENY")}
+		s.refusal = &reqFail{Reason: reports.ReasonJoinDeny, Err: errors.New("the instance answered SERVER_JOIN_DENY")}
 		return replyRefused
 	case udplobby.ServerJoinAccept:
 		s.instJoined = true
@@ -389,7 +384,7 @@ func (s *session) event(data []byte, m *udplobby.Message) verdict {
 	case udplobby.ServerDisconnect:
 		s.kicked = true
 		if s.p.active && s.p.inst {
-			s.refusal = &reqFail{reason: simclient.ReasonClosed, err: fmt.Errorf("the instance sent SERVER_DISCONNECT (reason %d)", m.Value)}
+			s.refusal = &reqFail{Reason: simclient.ReasonClosed, Err: fmt.Errorf("the instance sent SERVER_DISCONNECT (reason %d)", m.Value)}
 			return replyRefused
 		}
 	}

@@ -311,7 +311,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 func reasonOfReq(err error) string {
 	var rf *reqFail
 	if errors.As(err, &rf) {
-		return rf.reason
+		return rf.Reason
 	}
 	return simclient.ReasonSocket
 }

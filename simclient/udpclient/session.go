@@ -222,14 +222,8 @@ func (s *session) fail(i int, st *scenario.Step, reason string, err error) error
 // stepErr wraps a request failure (already recorded for the message) as the
 // step's failure.
 func (s *session) stepErr(i int, st *scenario.Step, err error) error {
-	var rf *reqFail
-	if errors.As(err, &rf) {
-		return s.fail(i, st, rf.reason, rf.err)
-	}
-	if errors.Is(err, errCancelled) {
-		return s.fail(i, st, simclient.ReasonCancelled, err)
-	}
-	return s.fail(i, st, simclient.ReasonSocket, err)
+	reason, cause := simclient.StepFailure(err, errCancelled)
+	return s.fail(i, st, reason, cause)
 }
 
 func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
@@ -357,9 +351,9 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 			case ctx.Err() != nil:
 				return time.Time{}, errCancelled
 			case errors.Is(err, simclient.ErrNoRoom):
-				return time.Time{}, &reqFail{reason: simclient.ReasonCreatorFailed, err: err}
+				return time.Time{}, &reqFail{Reason: simclient.ReasonCreatorFailed, Err: err}
 			}
-			return time.Time{}, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
+			return time.Time{}, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
 		}
 		room = r.ID
 		intended = time.Now() // the wait is the step's, not the request's
@@ -374,7 +368,7 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 			}
 		}
 		if n == 0 {
-			return time.Time{}, &reqFail{reason: simclient.ReasonNoRoom, err: fmt.Errorf("no Waiting room with space among %d listed", len(s.rooms))}
+			return time.Time{}, &reqFail{Reason: simclient.ReasonNoRoom, Err: fmt.Errorf("no Waiting room with space among %d listed", len(s.rooms))}
 		}
 		k := s.think.IntN(n)
 		for _, r := range s.rooms {
@@ -434,7 +428,7 @@ func (s *session) notify(typ udplobby.MsgType, v uint32, intended time.Time) (ti
 	sent := time.Now()
 	if err := s.tr.send(s.inst, s.obuf); err != nil {
 		s.rec.Fail(s.rt.keys[typ], simclient.ReasonSocket, time.Now())
-		return sent, &reqFail{reason: simclient.ReasonSocket, err: err}
+		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
 	s.rec.Record(s.rt.keys[typ], intended, sent, time.Now())
 	if typ == udplobby.ClientReady {
@@ -463,7 +457,7 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 	for !s.gameStarted {
 		if s.kicked {
 			s.rec.Fail(key, simclient.ReasonClosed, time.Now())
-			return intended, &reqFail{reason: simclient.ReasonClosed, err: errors.New("the instance sent SERVER_DISCONNECT before the game started")}
+			return intended, &reqFail{Reason: simclient.ReasonClosed, Err: errors.New("the instance sent SERVER_DISCONNECT before the game started")}
 		}
 		data, from, err := s.tr.recv(deadline)
 		switch {
@@ -471,7 +465,7 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 			s.handle(data, from)
 		case errors.Is(err, errTimeout):
 			s.rec.Fail(key, reports.ReasonTimeout, time.Now())
-			return intended, &reqFail{reason: reports.ReasonTimeout, err: fmt.Errorf("no SERVER_GAME_START within %s", st.Policy.Timeout)}
+			return intended, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no SERVER_GAME_START within %s", st.Policy.Timeout)}
 		case errors.Is(err, errTruncated):
 		default:
 			return intended, err
