@@ -33,13 +33,6 @@ func WriteConformCompareTable(w io.Writer, c *ConformComparison) error {
 		}
 	}
 	fmt.Fprintf(ew, "%d newly failing, %d fixed, %d changed\n", len(c.NewlyFailing), len(c.Fixed), len(c.Changed))
-	if c.OK() {
-		fmt.Fprintln(ew, "Gates: all passed")
-	} else {
-		fmt.Fprintf(ew, "Gates: %d broken\n", len(c.Breaches))
-		for _, b := range c.Breaches {
-			fmt.Fprintf(ew, "  FAIL %s\n", b)
-		}
-	}
+	writeGates(ew, c.Breaches)
 	return ew.err
 }

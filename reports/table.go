@@ -184,14 +184,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	if len(c.NewViolations) > 0 {
 		fmt.Fprintf(ew, "New violated rules: %s\n", strings.Join(c.NewViolations, ", "))
 	}
-	if c.OK() {
-		fmt.Fprintln(ew, "Gates: all passed")
-	} else {
-		fmt.Fprintf(ew, "Gates: %d broken\n", len(c.Breaches))
-		for _, b := range c.Breaches {
-			fmt.Fprintf(ew, "  FAIL %s\n", b)
-		}
-	}
+	writeGates(ew, c.Breaches)
 	return ew.err
 }
 
@@ -216,6 +209,19 @@ func truncHex(h string, n int) string {
 		return h
 	}
 	return h[:n] + "…"
+}
+
+// writeGates writes the gate verdicts of a comparison: all passed, or
+// each breach.
+func writeGates(w io.Writer, breaches []Breach) {
+	if len(breaches) == 0 {
+		fmt.Fprintln(w, "Gates: all passed")
+		return
+	}
+	fmt.Fprintf(w, "Gates: %d broken\n", len(breaches))
+	for _, b := range breaches {
+		fmt.Fprintf(w, "  FAIL %s\n", b)
+	}
 }
 
 // errWriter keeps the first write error so renderers check once.
