@@ -142,27 +142,7 @@ func isReset(err error) bool {
 // wait returns the first payload (pending first) whose type is one of
 // types, within d; others are kept in pending.
 func (c *tcpClient) wait(d time.Duration, types ...tcplobby.Type) ([]byte, error) {
-	for i, p := range c.pending {
-		if len(p) > 0 && hasTCPType(types, tcplobby.Type(p[0])) {
-			c.pending = append(c.pending[:i:i], c.pending[i+1:]...)
-			return p, nil
-		}
-	}
-	deadline := time.Now().Add(d)
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, errSilence
-		}
-		p, err := c.read(left)
-		if err != nil {
-			return nil, err
-		}
-		if len(p) > 0 && hasTCPType(types, tcplobby.Type(p[0])) {
-			return p, nil
-		}
-		c.pending = append(c.pending, p)
-	}
+	return c.waitFor(d, func(p []byte) bool { return len(p) > 0 && hasTCPType(types, tcplobby.Type(p[0])) })
 }
 
 // drain reads what arrives within d (a quiet period ends it early).
