@@ -9,24 +9,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 // Harness is what the load generator itself used, so a report shows whether
 // the harness could have been the bottleneck. With an embedded reference
-// server the process figures include the server.
-type Harness struct {
-	// PeakRSSBytes is the process's peak resident set (Linux VmHWM; 0
-	// elsewhere).
-	PeakRSSBytes int64 `json:"peak_rss_bytes"`
-	// PeakHeapBytes is the largest live-heap figure sampled during the run
-	// (runtime/metrics heap objects); PeakGoRuntimeBytes the largest total
-	// memory mapped by the Go runtime.
-	PeakHeapBytes      int64   `json:"peak_heap_bytes"`
-	PeakGoRuntimeBytes int64   `json:"peak_go_runtime_bytes"`
-	PeakGoroutines     int64   `json:"peak_goroutines"`
-	GOMAXPROCS         int     `json:"gomaxprocs"`
-	CPUSeconds         float64 `json:"cpu_seconds,omitempty"` // user+system CPU of the process over the run
-}
+// server the process figures include the server. It is the result model's
+// reports.Harness: the engine fills it, ShardRun carries it as is.
+type Harness = reports.Harness
 
 // memSampler samples heap and goroutines until stopped.
 type memSampler struct {

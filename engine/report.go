@@ -8,13 +8,10 @@ import "github.com/lobbybench/lobbybench/reports"
 func fillRun(run *reports.Run, in *Info) {
 	s := in.Sessions.report()
 	run.Sessions = &s
-	h := in.Harness
 	run.ShardRuns = []reports.ShardRun{{
 		Shard: in.Shard, Protocol: in.Protocol, Model: in.Model, Seed: in.Seed,
 		Embedded: in.Embedded, Interrupted: in.Interrupted, Sources: in.Sources, Sessions: s,
-		Harness: reports.Harness{PeakRSSBytes: h.PeakRSSBytes, PeakHeapBytes: h.PeakHeapBytes,
-			PeakGoRuntimeBytes: h.PeakGoRuntimeBytes, PeakGoroutines: h.PeakGoroutines,
-			GOMAXPROCS: h.GOMAXPROCS, CPUSeconds: h.CPUSeconds},
+		Harness: in.Harness,
 	}}
 }
 
