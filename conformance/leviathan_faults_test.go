@@ -175,6 +175,10 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 // case that owns it, and every other case passes (or skips where its
 // precondition is the defect).
 func TestLeviathanFaults(t *testing.T) {
+	// Parallel with the other Leviathan suite test: both mostly wait out
+	// case timeouts (the package CPU time is a few seconds), which halves
+	// the package's wall time under -race.
+	t.Parallel()
 	setups := []struct {
 		name string
 		f    levFaults

@@ -33,6 +33,10 @@ func startRefLeviathan(t testing.TB, edit func(*reflev.Config)) *reflev.Server {
 // deviation each: every case passes except those meant to flag the
 // deviation, which warn (or fail), and no other.
 func TestReferenceLeviathan(t *testing.T) {
+	// Parallel with the other Leviathan suite test: both mostly wait out
+	// case timeouts (the package CPU time is a few seconds), which halves
+	// the package's wall time under -race.
+	t.Parallel()
 	setups := []struct {
 		name string
 		edit func(*reflev.Config)
