@@ -413,20 +413,13 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 	}
 }
 
-// mergedLookup is the metric lookup for a merged run: the engine's own
-// (engine.MetricLookup, so a merge judges exactly as each shard was
-// judged; it reads the session metrics from the merged run.Sessions),
-// falling back to scenario.RunMetrics for shards written without
-// run.Sessions (sessions.completed is then the merged sessions_finished
-// count).
+// mergedLookup is the metric lookup for a merged run: the engine's own, so
+// a merge judges exactly as each shard was judged. engine.MetricLookup
+// extends scenario.RunMetrics and reads the session metrics from the merged
+// run.Sessions (for shards written without it, sessions.completed is the
+// merged sessions_finished count).
 func mergedLookup(run *reports.Run) func(string) (float64, bool) {
-	eng, sc := engine.MetricLookup(run, nil), scenario.RunMetrics(run)
-	return func(m string) (float64, bool) {
-		if v, ok := eng(m); ok {
-			return v, true
-		}
-		return sc(m)
-	}
+	return engine.MetricLookup(run, nil)
 }
 
 // shardThresholds rebuilds the scenario thresholds the shards were judged
