@@ -229,6 +229,11 @@ func TestRoomTable(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
+	t.Cleanup(func() { // the registry is package-wide: leave it as found, so -count=N works
+		regMu.Lock()
+		delete(factories, "test-proto")
+		regMu.Unlock()
+	})
 	Register("test-proto", func(*Shared, int, *scenario.Flow, netip.Addr) (Session, error) { return nil, nil })
 	if _, ok := Lookup("test-proto"); !ok {
 		t.Fatal("not found")
