@@ -76,7 +76,17 @@ func init() {
 					return usageErr(e, "run", "want exactly one SCENARIO.yaml argument, got %d", len(args))
 				}
 				o.Seed = seed.v
-				if *maxClients < 0 {
+				// A zero value means "not given" below; given explicitly
+				// it is a mistake, not a request for the scenario's value.
+				given := map[string]bool{}
+				fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+				if given["duration"] && o.Duration == 0 {
+					return usageErr(e, "run", "--duration must be above 0")
+				}
+				if given["clients"] && o.Clients == 0 {
+					return usageErr(e, "run", "--clients 0 is outside 1-1000000")
+				}
+				if *maxClients < 0 || given["max-clients"] && *maxClients == 0 {
 					return usageErr(e, "run", "--max-clients %d must be at least 1", *maxClients)
 				}
 				if *grace < 0 {
