@@ -345,7 +345,8 @@ merged (so merged percentiles equal those of one run over the same
 samples), counters summed, time series aligned by second. When the shards
 carry threshold results, the thresholds are evaluated again on the merged
 data with the scenario's evaluator. Writes JSON to FILE or stdout and a
-one-line summary to stderr.
+one-line summary to stderr, with a warning when a shard of an i/n run is
+given twice or missing.
 
 Exit codes: 0 merged; 2 unreadable or mismatched input; 4 a threshold
 failed on the merged data (the merged file is still written).`
@@ -373,6 +374,9 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 			if r.Scenario != runs[0].Scenario {
 				fmt.Fprintf(e.stderr, "lobbybench %s: warning: %s is of scenario %q, %s of %q\n", cmd, args[i+1], r.Scenario, args[0], runs[0].Scenario)
 			}
+		}
+		for _, w := range shardCoverage(runs, args) {
+			fmt.Fprintf(e.stderr, "lobbybench %s: warning: %s\n", cmd, w)
 		}
 		merged, err := reports.Merge(runs...)
 		if err != nil {
@@ -426,6 +430,47 @@ func mergedLookup(run *reports.Run) func(string) (float64, bool) {
 // by from their results (every field Evaluate needs is in
 // reports.ThresholdResult, in canonical units), taking the first shard that
 // has any, and returns those results too; warn is set when shards disagree.
+// shardCoverage checks the shard ids ("i/n") of the runs to merge: a shard
+// of a sharded run given twice would count its load twice, and a missing
+// one leaves the merge covering part of the run. Unsharded runs ("0/1")
+// are not checked. It returns one warning per problem.
+func shardCoverage(runs []*reports.Run, names []string) []string {
+	var warns []string
+	seen := map[string]string{}
+	count := 0 // the n shared by every sharded run; -1 when they differ
+	for i, r := range runs {
+		for _, s := range r.ShardRuns {
+			var k, n int
+			if _, err := fmt.Sscanf(s.Shard, "%d/%d", &k, &n); err != nil || n <= 1 {
+				continue
+			}
+			switch {
+			case count == 0:
+				count = n
+			case count != n:
+				count = -1
+			}
+			if prev, ok := seen[s.Shard]; ok {
+				warns = append(warns, fmt.Sprintf("shard %s is in both %s and %s: its load is counted twice", s.Shard, prev, names[i]))
+				continue
+			}
+			seen[s.Shard] = names[i]
+		}
+	}
+	if count > 1 {
+		var missing []string
+		for k := range count {
+			if id := fmt.Sprintf("%d/%d", k, count); seen[id] == "" {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
+			warns = append(warns, fmt.Sprintf("shard(s) %s missing: the merge covers part of the run", strings.Join(missing, ", ")))
+		}
+	}
+	return warns
+}
+
 func shardThresholds(runs []*reports.Run, names []string) (ts []scenario.Threshold, src []reports.ThresholdResult, warn string, err error) {
 	first := -1
 	for i, r := range runs {

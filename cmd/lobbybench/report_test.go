@@ -333,3 +333,41 @@ func TestParseInterleaved(t *testing.T) {
 		}
 	}
 }
+
+func TestReportMergeShardCoverage(t *testing.T) {
+	dir := t.TempDir()
+	shard := func(name, id string) string {
+		r := repRunOf(t, repSeq(100, 7, 50), 0)
+		r.ShardRuns = []reports.ShardRun{{Shard: id}}
+		return repWriteDoc(t, dir, name, r)
+	}
+	s0, s1, s2 := shard("s0.json", "0/3"), shard("s1.json", "1/3"), shard("s2.json", "2/3")
+	u0, u1 := shard("u0.json", "0/1"), shard("u1.json", "0/1")
+	tests := []struct {
+		name  string
+		files []string
+		warns []string // substrings of stderr; none when empty
+	}{
+		{"complete", []string{s0, s1, s2}, nil},
+		{"unsharded runs are not checked", []string{u0, u1}, nil},
+		{"duplicate", []string{s0, s1, s2, s1}, []string{"shard 1/3 is in both " + s1 + " and " + s1 + ": its load is counted twice"}},
+		{"missing", []string{s2, s0}, []string{"shard(s) 1/3 missing"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"report", "merge"}, tc.files...), "-o", filepath.Join(dir, "m.json"))
+			code, _, stderr := runCLI(t, args...)
+			if code != exitOK {
+				t.Fatalf("exit %d, want %d: %s", code, exitOK, stderr)
+			}
+			if len(tc.warns) == 0 && strings.Contains(stderr, "warning") {
+				t.Errorf("unexpected warning: %s", stderr)
+			}
+			for _, w := range tc.warns {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+		})
+	}
+}
