@@ -60,7 +60,11 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 		p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh())
 		var mu sync.Mutex
 		last := ProgressSample{Total: total}
-		bar := p.AddBar(max(total.Milliseconds(), 1),
+		// Built with total 0 and given its total after: a bar built with
+		// a total > 0 ignores SetTotal, so a stop before the last sample
+		// reached the total (any interrupt, and most ends) left the bar
+		// incomplete and p.Wait blocked forever.
+		bar := p.AddBar(0,
 			mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
 				mu.Lock()
 				defer mu.Unlock()
@@ -73,6 +77,7 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 					last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations)
 			})),
 		)
+		bar.SetTotal(max(total.Milliseconds(), 1), false)
 		go func() {
 			defer wg.Done()
 			t := time.NewTicker(200 * time.Millisecond)

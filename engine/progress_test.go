@@ -70,3 +70,24 @@ func TestProgressBar(t *testing.T) {
 		t.Errorf("bar output %q", out)
 	}
 }
+
+// TestProgressBarStopsBeforeTotal stops the bar while the last sample is
+// short of the total (an interrupt, or the end sampled a moment early):
+// stop must still return, with the final state drawn.
+func TestProgressBarStopsBeforeTotal(t *testing.T) {
+	var buf syncBuffer
+	stop := startProgress(ProgressBar, &buf, 10*time.Second, 0, func() ProgressSample {
+		return ProgressSample{Elapsed: 3 * time.Second, Total: 10 * time.Second, Active: 2, Started: 6, Finished: 4}
+	})
+	time.Sleep(50 * time.Millisecond)
+	done := make(chan struct{})
+	go func() { stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("stop did not return: the bar never completed")
+	}
+	if out := buf.String(); !strings.Contains(out, "3s/10s") || !strings.Contains(out, "sessions 4/6") {
+		t.Errorf("bar output %q", out)
+	}
+}
