@@ -89,8 +89,10 @@ func init() {
 				if *maxClients < 0 || given["max-clients"] && *maxClients == 0 {
 					return usageErr(e, "run", "--max-clients %d must be at least 1", *maxClients)
 				}
-				if *grace < 0 {
-					return usageErr(e, "run", "--grace %v must not be negative", *grace)
+				if *grace < 0 || given["grace"] && *grace == 0 {
+					// The engine takes 0 for its default (3s): say so
+					// rather than silently granting 3s.
+					return usageErr(e, "run", "--grace %v must be above 0", *grace)
 				}
 				plan, err := scenario.Load(args[0])
 				if err != nil {

@@ -73,6 +73,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{"zero max clients", []string{"run", "--max-clients", "0", good}, nil, "--max-clients 0 must be at least 1"},
 		{"zero duration", []string{"run", "--duration", "0s", good}, nil, "--duration must be above 0"},
 		{"zero clients", []string{"run", "--clients", "0", good}, nil, "--clients 0 is outside"},
+		{"zero grace", []string{"run", "--grace", "0s", good}, nil, "--grace 0s must be above 0"},
+		{"negative grace", []string{"run", "--grace", "-1s", good}, nil, "--grace -1s must be above 0"},
 		{"broken scenario", []string{"run", writeScenario(t, "protocol: udp-lobby\nlaod: {rate: 1/s}\nflows:\n  - steps: [frobnicate]\n")},
 			regexp.MustCompile(`^.*s\.yaml(:\d+)?: .+$`), `:2: unknown key "laod"`},
 		{"unknown threshold metric", []string{"run", writeScenario(t, shortRun+"  - pign.p99 < 10ms\n")},
