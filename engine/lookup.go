@@ -56,12 +56,8 @@ func EvaluateThresholds(plan *scenario.Plan, run *reports.Run, info *Info) (ok b
 			Metric:   r.Threshold.Metric,
 			Op:       string(r.Threshold.Op),
 			Limit:    r.Threshold.Value,
-			Observed: r.Value,
-			Pass:     r.Pass,
 		}
-		if r.Missing {
-			tr.Observed = 0 // JSON has no NaN; Pass is false
-		}
+		r.SetVerdict(&tr)
 		run.Thresholds = append(run.Thresholds, tr)
 	}
 	return ok

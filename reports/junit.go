@@ -119,7 +119,11 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 	for _, t := range run.Thresholds {
 		c := junitCase{Name: t.Name, Classname: "thresholds", Time: "0.000"}
 		if !t.Pass {
-			msg := fmt.Sprintf("%s = %s, want %s %s", t.Metric, fmtFloat(t.Observed), t.Op, fmtFloat(t.Limit))
+			obs := fmtFloat(t.Observed)
+			if t.NoData {
+				obs = t.ObservedText()
+			}
+			msg := fmt.Sprintf("%s = %s, want %s %s", t.Metric, obs, t.Op, fmtFloat(t.Limit))
 			if t.Step != "" {
 				msg = t.Step + " " + msg
 			}

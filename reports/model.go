@@ -267,6 +267,19 @@ type ThresholdResult struct {
 	Limit    float64 `json:"limit"`
 	Observed float64 `json:"observed"`
 	Pass     bool    `json:"pass"`
+	// NoData: the run produced no value for the metric (a latency without
+	// a success, a rate without requests). Observed is then 0 and
+	// meaningless, and Pass is false.
+	NoData bool `json:"no_data,omitempty"`
+}
+
+// ObservedText is the observed value as every format shows it: "no data"
+// when the run produced none, else the value in the metric's unit.
+func (t ThresholdResult) ObservedText() string {
+	if t.NoData {
+		return "no data"
+	}
+	return fmtThresholdValue(t, t.Observed)
 }
 
 // Conform is the result of one `lobbybench conform`.

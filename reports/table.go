@@ -149,7 +149,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
-			rows = append(rows, []string{th.Name, passFail(th.Pass), fmtThresholdValue(th, th.Observed), th.Op + " " + fmtThresholdValue(th, th.Limit)})
+			rows = append(rows, []string{th.Name, passFail(th.Pass), th.ObservedText(), th.Op + " " + fmtThresholdValue(th, th.Limit)})
 		}
 		fmt.Fprintln(ew, "Thresholds:")
 		if err := renderTable(w, []string{"THRESHOLD", "RESULT", "OBSERVED", "LIMIT"}, rows); err != nil {

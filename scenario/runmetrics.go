@@ -161,8 +161,10 @@ func (r Result) Report() reports.ThresholdResult {
 	if _, global := GlobalMetrics[stat]; !global {
 		step, stat, _ = strings.Cut(stat, ".")
 	}
-	return reports.ThresholdResult{
+	tr := reports.ThresholdResult{
 		Name: r.Threshold.Source, Metric: stat, Step: step, Op: string(r.Threshold.Op),
-		Limit: r.Threshold.Value, Observed: r.Value, Pass: r.Pass,
+		Limit: r.Threshold.Value,
 	}
+	r.SetVerdict(&tr)
+	return tr
 }

@@ -125,3 +125,20 @@ func TestRunMetricsSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestSetVerdictNoData: a metric the run did not produce is reported as
+// NoData, fails, and carries no NaN (JSON has none).
+func TestSetVerdictNoData(t *testing.T) {
+	p, err := Parse("s.yaml", []byte(minimal+"thresholds: [join.p99 < 20ms]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ok := Evaluate(p.Thresholds, func(string) (float64, bool) { return 0, false })
+	if ok {
+		t.Fatal("a missing metric passed")
+	}
+	r := res[0].Report()
+	if !r.NoData || r.Pass || r.Observed != 0 {
+		t.Errorf("Report = %+v, want NoData, failed, Observed 0", r)
+	}
+}

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/lobbybench/lobbybench/reports"
+
 	"fmt"
 	"math"
 	"regexp"
@@ -245,4 +247,14 @@ func Evaluate(ts []Threshold, lookup func(metric string) (float64, bool)) (resul
 		results = append(results, r)
 	}
 	return results, ok
+}
+
+// SetVerdict fills tr's verdict from r: Observed, Pass and NoData. A metric
+// the run did not produce is NoData with Observed 0 (JSON has no NaN), and
+// fails.
+func (r Result) SetVerdict(tr *reports.ThresholdResult) {
+	tr.Observed, tr.Pass, tr.NoData = r.Value, r.Pass, r.Missing
+	if r.Missing {
+		tr.Observed, tr.Pass = 0, false
+	}
 }

@@ -393,10 +393,7 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 		merged.Thresholds = make([]reports.ThresholdResult, 0, len(results))
 		for i, r := range results {
 			tr := srcThresholds[i] // keeps the shards' metric/step naming
-			tr.Observed, tr.Pass = r.Value, r.Pass
-			if r.Missing {
-				tr.Observed = 0 // JSON has no NaN; Pass is false
-			}
+			r.SetVerdict(&tr)
 			merged.Thresholds = append(merged.Thresholds, tr)
 		}
 		if err := writeOutput(e, *out, func(w io.Writer) error { return reports.WriteJSON(w, merged) }); err != nil {
