@@ -52,10 +52,10 @@ func EvaluateThresholds(plan *scenario.Plan, run *reports.Run, info *Info) (ok b
 	run.Thresholds = make([]reports.ThresholdResult, 0, len(results))
 	for _, r := range results {
 		tr := reports.ThresholdResult{
-			Name:     r.Threshold.Source,
-			Metric:   r.Threshold.Metric,
-			Op:       string(r.Threshold.Op),
-			Limit:    r.Threshold.Value,
+			Name:   r.Threshold.Source,
+			Metric: r.Threshold.Metric,
+			Op:     string(r.Threshold.Op),
+			Limit:  r.Threshold.Value,
 		}
 		r.SetVerdict(&tr)
 		run.Thresholds = append(run.Thresholds, tr)
