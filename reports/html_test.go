@@ -448,13 +448,14 @@ func TestTimeSeriesData(t *testing.T) {
 	if d := timeSeriesData([]Point{{Second: 5, Requests: 2}}); len(d.req) != 3 || d.req[0] != (xy{0.5, 0}) || d.req[1] != (xy{4.5, 0}) {
 		t.Errorf("late start: %v", d.req)
 	}
-	start := time.Now()
+	// Far-apart seconds must not be drawn second by second (a 2^40-point
+	// series would never finish): the point counts show it, not a timer.
 	far := []Point{{Second: -3, Requests: 1}, {Second: 1 << 40, Requests: 1}, {Second: math.MaxInt64 - 1, Requests: 1}}
 	if d := timeSeriesData(far); len(d.req) > 10 {
 		t.Errorf("far-apart seconds gave %d points", len(d.req))
 	}
-	if charts := timeSeriesCharts(far, 960); len(charts) != 3 || time.Since(start) > 5*time.Second {
-		t.Errorf("%d charts in %v", len(charts), time.Since(start))
+	if charts := timeSeriesCharts(far, 960); len(charts) != 3 {
+		t.Errorf("%d charts, want 3", len(charts))
 	}
 }
 
