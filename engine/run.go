@@ -1,13 +1,13 @@
 package engine
 
 import (
+	"github.com/lobbybench/lobbybench/internal/target"
+
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		targetName = "embedded " + addr.String()
 	} else {
 		var err error
-		if addr, err = resolve(plan.Protocol, plan.Target); err != nil {
+		if addr, err = target.Resolve(ctx, plan.Target); err != nil {
 			return nil, &UnreachableError{Target: plan.Target, Err: err}
 		}
 	}
@@ -353,33 +353,6 @@ func startEmbedded(plan *scenario.Plan, cfg *refserver.Config) (*embedded, error
 	}
 	return &embedded{addr: addr, close: func() { srv.Close() },
 		stats: func() *EmbeddedStats { return &EmbeddedStats{Stats: srv.Stats()} }}, nil
-}
-
-// resolve turns host:port into an address (one DNS lookup, before the run).
-func resolve(proto scenario.Protocol, target string) (netip.AddrPort, error) {
-	host, port, err := net.SplitHostPort(target)
-	if err != nil {
-		return netip.AddrPort{}, err
-	}
-	pn, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("bad port %q", port)
-	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		return netip.AddrPortFrom(a.Unmap(), uint16(pn)), nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	if err != nil || len(ips) == 0 {
-		return netip.AddrPort{}, fmt.Errorf("cannot resolve %q: %v", host, err)
-	}
-	for _, ip := range ips { // prefer IPv4, as the reference server listens there
-		if ip.Unmap().Is4() {
-			return netip.AddrPortFrom(ip.Unmap(), uint16(pn)), nil
-		}
-	}
-	return netip.AddrPortFrom(ips[0], uint16(pn)), nil
 }
 
 // ClientsPerSource is how many clients share one default loopback source

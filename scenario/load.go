@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/lobbybench/lobbybench/internal/target"
+
 	"errors"
 	"fmt"
 	"math"
@@ -312,7 +314,7 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 	}
 	if n := f.get("target"); n != nil {
 		if s, ok := d.str(n, "target"); ok {
-			if err := checkHostPort(s); err != nil {
+			if err := target.Check(s); err != nil {
 				d.errf(n, "target: %v", err)
 			} else {
 				p.Target = s
@@ -386,21 +388,6 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 		p.Thresholds = d.thresholds(n, KnownMetrics(p))
 	}
 	return p
-}
-
-func checkHostPort(s string) error {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return fmt.Errorf("%q is not host:port", s)
-	}
-	if host == "" {
-		return fmt.Errorf("%q has no host (want e.g. 127.0.0.1:8080)", s)
-	}
-	pn, err := strconv.Atoi(port)
-	if err != nil || pn < 1 || pn > 65535 {
-		return fmt.Errorf("%q: port %q is not 1-65535", s, port)
-	}
-	return nil
 }
 
 // ParsePortRange parses "8081-8180" or a single port "8081".

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/lobbybench/lobbybench/internal/target"
+
 	"fmt"
 	"math"
 	"strconv"
@@ -75,7 +77,7 @@ func (p *Plan) Apply(o Overrides) error {
 	q := *p
 	q.Load.Stages = append([]Stage(nil), p.Load.Stages...)
 	if o.Target != "" {
-		if err := checkHostPort(o.Target); err != nil {
+		if err := target.Check(o.Target); err != nil {
 			return fmt.Errorf("--target: %v", err)
 		}
 		q.Target = o.Target

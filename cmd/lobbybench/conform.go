@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/lobbybench/lobbybench/internal/target"
+
 	"context"
 	"errors"
 	"flag"
@@ -116,6 +118,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	if f.target == "" {
 		return usageErr(e, cmd, "--target is required (host:port)")
+	}
+	if err := target.Check(f.target); err != nil {
+		return usageErr(e, cmd, "--target: %v", err) // the message run gives
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return usageErr(e, cmd, "%v", errs[0])

@@ -160,3 +160,27 @@ func TestConformFailureAndStrict(t *testing.T) {
 		t.Errorf("strict: exit %d, stdout %q", code, out)
 	}
 }
+
+// TestTargetSameMessage: a bad --target gets the same one-line usage error
+// (exit 2) from conform and run: both check it with internal/target.
+func TestTargetSameMessage(t *testing.T) {
+	for _, bad := range []string{"host:notaport", "nope", "127.0.0.1:0"} {
+		t.Run(bad, func(t *testing.T) {
+			var msgs []string
+			for _, args := range [][]string{
+				{"conform", "--target", bad},
+				{"run", "--target", bad, "../../scenarios/list-poll.yaml"},
+			} {
+				code, _, errs := runCLI(t, args...)
+				if code != exitUsage || strings.Count(errs, "\n") != 1 || strings.Contains(errs, "lookup") {
+					t.Errorf("%v: exit %d, stderr %q; want one clean usage line", args[0], code, errs)
+				}
+				_, msg, _ := strings.Cut(errs, "--target: ")
+				msgs = append(msgs, msg)
+			}
+			if msgs[0] == "" || msgs[0] != msgs[1] {
+				t.Errorf("conform says %q, run says %q; want the same --target message", msgs[0], msgs[1])
+			}
+		})
+	}
+}

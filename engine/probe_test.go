@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// profileLobby is a UDP lobby on 127.0.0.1 that answers LOBBY_LIST_ROOMS
+// (JOIN_FAILED will do: the probe judges no content) only in header
+// profile p, and drops every other datagram, as a real server of one
+// profile does.
+func profileLobby(t *testing.T, p udplobby.Profile) netip.AddrPort {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		dec := udplobby.Decoder{Profile: p, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelLobby}
+		var m udplobby.Message
+		for {
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			if dec.Decode(buf[:n], &m) != nil || m.Type != udplobby.LobbyListRooms {
+				continue
+			}
+			out, _ := udplobby.AppendEmpty(nil, p, udplobby.LobbyJoinFailed, m.Seq)
+			_, _ = c.WriteToUDPAddrPort(out, from)
+		}
+	}()
+	return c.LocalAddr().(*net.UDPAddr).AddrPort()
+}
+
+// TestProbeProfilesAndProtocols: header_profile auto reaches a server of
+// either header; an explicit profile the server does not speak fails with
+// the profile to set; a Leviathan scenario aimed at a UDP lobby fails
+// instead of running into timeouts, and reaches a Leviathan endpoint.
+func TestProbeProfilesAndProtocols(t *testing.T) {
+	spec := profileLobby(t, udplobby.ProfileSpec)
+	r17 := profileLobby(t, udplobby.ProfileRType17)
+	cfg := refserver.Loopback()
+	cfg.UDP, cfg.TCP = nil, nil
+	srv, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct {
+		name    string
+		proto   scenario.Protocol
+		profile string
+		addr    netip.AddrPort
+		err     string // "" = reachable
+	}{
+		{"auto, rtype17 server", scenario.UDPLobby, "auto", r17, ""},
+		{"auto, spec server", scenario.UDPLobby, "auto", spec, ""},
+		{"spec, spec server", scenario.UDPLobby, "spec", spec, ""},
+		{"rtype17, rtype17 server", scenario.UDPLobby, "rtype17", r17, ""},
+		{"spec, rtype17 server", scenario.UDPLobby, "spec", r17, "set header_profile: rtype17"},
+		{"rtype17, spec server", scenario.UDPLobby, "rtype17", spec, "set header_profile: spec"},
+		{"leviathan at a UDP lobby", scenario.Leviathan, "", spec, "answers the UDP lobby protocol"},
+		{"leviathan endpoint", scenario.Leviathan, "", srv.LeviathanAddr(), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Probe(context.Background(), tc.proto, tc.profile, tc.addr, 2*time.Second)
+			if tc.err == "" {
+				if err != nil {
+					t.Errorf("Probe = %v, want reachable", err)
+				}
+				return
+			}
+			var ue *UnreachableError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Probe = %v, want unreachable with %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// TestProbeLeviathanSilence: a Leviathan scenario aimed at a UDP port
+// where something drops every datagram fails the probe (exit 3), as
+// nothing answers Connect.
+func TestProbeLeviathanSilence(t *testing.T) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = Probe(context.Background(), scenario.Leviathan, "", c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no reply to a Leviathan Connect") {
+		t.Errorf("Probe = %v, want unreachable: no reply to a Leviathan Connect", err)
+	}
+}
