@@ -61,6 +61,16 @@ func (es Errors) sorted() Errors {
 
 // suggest returns ` (did you mean "x"?)` when a candidate is close to s.
 func suggest(s string, candidates []string) string {
+	if best, ok := Closest(s, candidates); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// Closest returns the candidate nearest to s (case-insensitive edit
+// distance) when it is close enough to be the one meant: the "did you
+// mean" of scenario keys and of the command line's flags.
+func Closest(s string, candidates []string) (string, bool) {
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
 		if d := levenshtein(strings.ToLower(s), c); d < bestD {
@@ -71,10 +81,7 @@ func suggest(s string, candidates []string) string {
 	if len(s) > 8 {
 		limit = 3
 	}
-	if best != "" && bestD <= limit && bestD < len(s) {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	return ""
+	return best, best != "" && bestD <= limit && bestD < len(s)
 }
 
 func levenshtein(a, b string) int {

@@ -43,6 +43,9 @@ type command struct {
 	summary string
 	usage   string
 	flags   func(fs *flag.FlagSet) func(ctx context.Context, e *env, args []string) int
+	// subcommands: the arguments after the first positional belong to a
+	// subcommand that parses its own flags (report).
+	subcommands bool
 }
 
 var commands = map[string]command{}
@@ -52,11 +55,12 @@ func register(name string, c command) { commands[name] = c }
 const mainUsage = `lobbybench: load-testing and conformance harness for game lobby servers.
 
 Usage:
-  lobbybench <command> [flags] [args]
+  lobbybench <command> [flags] [args]   (flags may also follow the args)
 
 Commands:
 %s
-Run 'lobbybench <command> --help' for a command's flags.
+Run 'lobbybench help <command>' (or '<command> --help') for a command's flags;
+'lobbybench -v' prints the version.
 `
 
 func main() {
@@ -87,9 +91,14 @@ func runMain(ctx context.Context, e *env, args []string) int {
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			// `help run` is `run --help` (git's habit).
+			args = []string{args[1], "--help"}
+			break
+		}
 		fmt.Fprint(e.stdout, usageText())
 		return exitOK
-	case "-version", "--version":
+	case "-v", "-version", "--version":
 		args = []string{"version"}
 	}
 	c, ok := commands[args[0]]
@@ -100,7 +109,15 @@ func runMain(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("lobbybench "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	run := c.flags(fs)
-	if err := fs.Parse(args[1:]); err != nil {
+	var pos []string
+	var err error
+	if c.subcommands {
+		err = fs.Parse(args[1:])
+		pos = fs.Args()
+	} else {
+		pos, err = parseFlags(fs, args[1:])
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printCommandHelp(e.stdout, args[0], c, fs)
 			return exitOK
@@ -108,7 +125,7 @@ func runMain(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "lobbybench %s: %v (run 'lobbybench %s --help')\n", args[0], err, args[0])
 		return exitUsage
 	}
-	return run(ctx, e, fs.Args())
+	return run(ctx, e, pos)
 }
 
 func printCommandHelp(w io.Writer, name string, c command, fs *flag.FlagSet) {

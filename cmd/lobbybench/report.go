@@ -52,8 +52,9 @@ conform result (one testcase per case) as JUnit XML, to FILE or stdout.`, report
 
 func init() {
 	register("report", command{
-		summary: "render, merge and compare JSON results",
-		usage:   reportUsage,
+		summary:     "render, merge and compare JSON results",
+		usage:       reportUsage,
+		subcommands: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			return func(_ context.Context, e *env, args []string) int {
 				if len(args) == 0 {
@@ -68,7 +69,7 @@ func init() {
 				sfs := flag.NewFlagSet("lobbybench "+full, flag.ContinueOnError)
 				sfs.SetOutput(io.Discard)
 				run := sub.flags(sfs)
-				pos, err := parseInterleaved(sfs, args[1:])
+				pos, err := parseFlags(sfs, args[1:])
 				if err != nil {
 					if errors.Is(err, flag.ErrHelp) {
 						printCommandHelp(e.stdout, full, command{summary: sub.summary, usage: sub.usage}, sfs)
@@ -80,27 +81,6 @@ func init() {
 			}
 		},
 	})
-}
-
-// parseInterleaved parses flags placed before, between or after the
-// positional arguments (`report html a.json b.json -o out.html`), which the
-// flag package alone stops at. Everything after "--" is positional.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if consumed := args[:len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 // readResult reads one result file: a *reports.Run or *reports.Conform.

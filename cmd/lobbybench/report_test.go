@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
-	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -305,33 +303,6 @@ func repHistOf(t *testing.T, values []int64) *hdrhistogram.Histogram {
 		}
 	}
 	return h
-}
-
-func TestParseInterleaved(t *testing.T) {
-	tests := []struct {
-		args []string
-		pos  []string
-		o    string
-	}{
-		{[]string{"a.json"}, []string{"a.json"}, ""},
-		{[]string{"a.json", "-o", "x", "b.json"}, []string{"a.json", "b.json"}, "x"},
-		{[]string{"-o", "x", "a.json", "b.json"}, []string{"a.json", "b.json"}, "x"},
-		{[]string{"a.json", "b.json", "--o=y"}, []string{"a.json", "b.json"}, "y"},
-		{[]string{"a.json", "--", "-o", "z"}, []string{"a.json", "-o", "z"}, ""}, // after --, all positional
-		{nil, nil, ""},
-	}
-	for _, tt := range tests {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		o := fs.String("o", "", "")
-		pos, err := parseInterleaved(fs, tt.args)
-		if err != nil {
-			t.Fatalf("%v: %v", tt.args, err)
-		}
-		if !slices.Equal(pos, tt.pos) || *o != tt.o {
-			t.Errorf("%v: pos %v o %q, want %v %q", tt.args, pos, *o, tt.pos, tt.o)
-		}
-	}
 }
 
 func TestReportMergeShardCoverage(t *testing.T) {
