@@ -29,16 +29,16 @@ func FuzzHandle(f *testing.F) {
 	cc.SendRequest(now, levconn.Critical, lv.ReqAuthenticate, lv.AuthenticateRequest{}.Append(nil))
 	s.mu.Lock()
 	for b := cc.Poll(now); b != nil; b = cc.Poll(now) {
-		s.handle(now, known, b)
+		s.handle(now, known, netip.Addr{}, b)
 	}
 	s.mu.Unlock()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		now := time.Now()
-		s.handle(now, netip.MustParseAddrPort("127.0.0.1:2"), b)
+		s.handle(now, netip.MustParseAddrPort("127.0.0.1:2"), netip.Addr{}, b)
 		if p := s.peers[known]; p != nil {
-			s.handle(now, known, b)
+			s.handle(now, known, netip.Addr{}, b)
 		}
 		if len(s.peers) > 4 || s.players > 2 || s.players < 0 {
 			t.Fatalf("bounds: %d peers %d players", len(s.peers), s.players)

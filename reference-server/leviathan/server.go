@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/pktinfo"
 	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/levconn"
 	"github.com/lobbybench/lobbybench/reference-server/ratelimit"
@@ -32,6 +33,7 @@ const (
 
 type peer struct {
 	addr    netip.AddrPort
+	local   netip.Addr // the server address addr last wrote to: the source of what it is sent
 	c       *levconn.Conn
 	created time.Time
 	state   handshake
@@ -46,7 +48,7 @@ type peer struct {
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	conn    *net.UDPConn
+	conn    *pktinfo.Conn
 	addr    netip.AddrPort
 	epoch   time.Time
 	limiter *ratelimit.Limiter[netip.Addr]
@@ -82,7 +84,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("leviathan: address %q: %w", cfg.Addr, err)
 	}
-	conn, err := net.ListenUDP("udp", laddr)
+	conn, err := pktinfo.Listen("udp", laddr)
 	if err != nil {
 		return nil, fmt.Errorf("leviathan: %w", err)
 	}
@@ -174,7 +176,7 @@ func (s *Server) readLoop() {
 	defer s.wg.Done()
 	buf := make([]byte, leviathan.MaxDatagram+1)
 	for {
-		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
+		n, from, local, err := s.conn.ReadFrom(buf)
 		if err != nil {
 			select {
 			case <-s.done:
@@ -197,7 +199,7 @@ func (s *Server) readLoop() {
 		}
 		s.mu.Lock()
 		if !s.closed {
-			s.handle(now, from, buf[:n])
+			s.handle(now, from, local, buf[:n])
 		}
 		s.mu.Unlock()
 	}
@@ -286,8 +288,9 @@ func hasConnect(p *leviathan.Packet) bool {
 	return false
 }
 
-// handle processes one datagram under s.mu.
-func (s *Server) handle(now time.Time, from netip.AddrPort, b []byte) {
+// handle processes one datagram, sent by from to the server address local
+// (zero when the socket is not bound to a wildcard), under s.mu.
+func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b []byte) {
 	s.st.datagramsIn++
 	p := s.peers[from]
 	if p != nil && s.restarted(now, p, b) {
@@ -307,7 +310,7 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, b []byte) {
 				// A resend from a peer that closed: ack it statelessly so
 				// its CloseConnection completes.
 				s.scratch, _ = leviathan.AppendAckOnly(s.scratch[:0], []uint32{s.pkt.ID})
-				if _, err := s.conn.WriteToUDPAddrPort(s.scratch, from); err == nil {
+				if _, err := s.conn.WriteTo(s.scratch, from, local); err == nil {
 					s.st.datagramsOut++
 				}
 				s.st.drop("after-close")
@@ -331,6 +334,9 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, b []byte) {
 		s.peers[from] = p
 		s.st.connsOpened++
 		s.log.Debug("leviathan conn open", "remote", from.String())
+	}
+	if local.IsValid() {
+		p.local = local
 	}
 	if len(b) >= 6 && leviathan.PacketType(binary.BigEndian.Uint16(b)) == leviathan.TypeNormal {
 		p.maxID = max(p.maxID, binary.BigEndian.Uint32(b[2:]))
@@ -376,7 +382,7 @@ func (s *Server) events(now time.Time, p *peer) {
 
 func (s *Server) flush(now time.Time, p *peer) {
 	for dg := p.c.Poll(now); dg != nil; dg = p.c.Poll(now) {
-		if _, err := s.conn.WriteToUDPAddrPort(dg, p.addr); err != nil {
+		if _, err := s.conn.WriteTo(dg, p.addr, p.local); err != nil {
 			s.st.writeErrors++
 			continue
 		}

@@ -11,9 +11,10 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// benchServer starts a quiet server with 100 rooms.
-func benchServer(b *testing.B) *Server {
+// benchServer starts a quiet server with 100 rooms on addr.
+func benchServer(b *testing.B, addr string) *Server {
 	cfg := testConfig()
+	cfg.Addr = addr
 	cfg.SocketBuffer = 4 << 20
 	s := start(b, cfg)
 	for i := 0; i < 100; i++ {
@@ -31,7 +32,7 @@ func benchServer(b *testing.B) *Server {
 func BenchmarkLobbyHandler(b *testing.B) {
 	for _, kind := range []string{"list", "join", "bad-crc"} {
 		b.Run(kind, func(b *testing.B) {
-			s := benchServer(b)
+			s := benchServer(b, "127.0.0.1:0")
 			p := s.cfg.Profile
 			var reqs [][]byte
 			for i := 0; i < 256; i++ {
@@ -67,67 +68,74 @@ func BenchmarkLobbyHandler(b *testing.B) {
 // BenchmarkLobbyLoopback measures request throughput over real loopback
 // sockets: `clients` goroutines, each with its own socket and one request in
 // flight, alternate LIST_ROOMS and JOIN_ROOM against 100 rooms. One op is
-// one request answered; req/s is reported.
+// one request answered; req/s is reported. The wildcard cases bind the
+// server to 0.0.0.0, where every read and write carries the pktinfo control
+// message that makes replies leave from the address the client wrote to.
 func BenchmarkLobbyLoopback(b *testing.B) {
-	for _, clients := range []int{1, 16, 64} {
-		b.Run(itoa(clients)+"clients", func(b *testing.B) {
-			s := benchServer(b)
-			p := s.cfg.Profile
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			errs := make(chan error, clients)
-			b.ReportAllocs()
-			b.ResetTimer()
-			begin := time.Now()
-			for g := 0; g < clients; g++ {
-				wg.Add(1)
-				go func(g int) {
-					defer wg.Done()
-					c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-					if err != nil {
+	for _, bc := range []struct{ name, addr string }{{"", "127.0.0.1:0"}, {"wildcard/", "0.0.0.0:0"}} {
+		for _, clients := range []int{1, 16, 64} {
+			b.Run(bc.name+itoa(clients)+"clients", func(b *testing.B) { lobbyLoopback(b, bc.addr, clients) })
+		}
+	}
+}
+
+func lobbyLoopback(b *testing.B, addr string, clients int) {
+	s := benchServer(b, addr)
+	to := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), s.Addr().Port())
+	p := s.cfg.Profile
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	b.ReportAllocs()
+	b.ResetTimer()
+	begin := time.Now()
+	for g := 0; g < clients; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			buf := make([]byte, 4096)
+			req := make([]byte, 0, 64)
+			seq := uint16(0)
+			for next.Add(1) <= int64(b.N) {
+				seq++
+				if seq&1 == 0 {
+					req = udplobby.AppendListRooms(req[:0], p, seq)
+				} else {
+					req = udplobby.AppendJoinRoom(req[:0], p, seq, uint32(1+(int(seq)+g)%100))
+				}
+				for {
+					if _, err := c.WriteToUDPAddrPort(req, to); err != nil {
 						errs <- err
 						return
 					}
-					defer c.Close()
-					buf := make([]byte, 4096)
-					req := make([]byte, 0, 64)
-					seq := uint16(0)
-					for next.Add(1) <= int64(b.N) {
-						seq++
-						if seq&1 == 0 {
-							req = udplobby.AppendListRooms(req[:0], p, seq)
-						} else {
-							req = udplobby.AppendJoinRoom(req[:0], p, seq, uint32(1+(int(seq)+g)%100))
-						}
-						for {
-							if _, err := c.WriteToUDPAddrPort(req, s.Addr()); err != nil {
-								errs <- err
-								return
-							}
-							c.SetReadDeadline(time.Now().Add(time.Second))
-							n, _, err := c.ReadFromUDPAddrPort(buf)
-							if err != nil { // lost: retry (same seq, so it is replayed, not redone)
-								continue
-							}
-							if n < 4 || buf[2] != byte(seq>>8) || buf[3] != byte(seq) {
-								continue
-							}
-							break
-						}
+					c.SetReadDeadline(time.Now().Add(time.Second))
+					n, _, err := c.ReadFromUDPAddrPort(buf)
+					if err != nil { // lost: retry (same seq, so it is replayed, not redone)
+						continue
 					}
-				}(g)
+					if n < 4 || buf[2] != byte(seq>>8) || buf[3] != byte(seq) {
+						continue
+					}
+					break
+				}
 			}
-			wg.Wait()
-			el := time.Since(begin)
-			b.StopTimer()
-			select {
-			case err := <-errs:
-				b.Fatal(err)
-			default:
-			}
-			b.ReportMetric(float64(b.N)/el.Seconds(), "req/s")
-		})
+		}(g)
 	}
+	wg.Wait()
+	el := time.Since(begin)
+	b.StopTimer()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	b.ReportMetric(float64(b.N)/el.Seconds(), "req/s")
 }
 
 func itoa(n int) string {

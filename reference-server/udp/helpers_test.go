@@ -41,6 +41,7 @@ type client struct {
 	p    udplobby.Profile
 	seq  uint16
 	buf  []byte
+	from netip.AddrPort // source of the last datagram received
 }
 
 func dial(t testing.TB, to netip.AddrPort, p udplobby.Profile) *client {
@@ -68,7 +69,7 @@ func (c *client) send(b []byte) {
 func (c *client) recv(d time.Duration) (raw []byte, ok bool) {
 	c.t.Helper()
 	c.conn.SetReadDeadline(time.Now().Add(d))
-	n, _, err := c.conn.ReadFromUDPAddrPort(c.buf)
+	n, from, err := c.conn.ReadFromUDPAddrPort(c.buf)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -76,6 +77,7 @@ func (c *client) recv(d time.Duration) (raw []byte, ok bool) {
 		}
 		c.t.Fatal(err)
 	}
+	c.from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 	return append([]byte(nil), c.buf[:n]...), true
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/pktinfo"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -25,7 +26,7 @@ type instance struct {
 	id   uint32
 	port uint16
 	slot int // pool slot, -1 when the OS chose the port
-	conn *net.UDPConn
+	conn *pktinfo.Conn
 	max  int
 
 	state      udplobby.RoomState
@@ -44,6 +45,7 @@ type instance struct {
 
 type player struct {
 	ep       netip.AddrPort
+	local    netip.Addr // the server address ep last wrote to: the source of what it is sent
 	id       uint32
 	ready    bool
 	lastSeen int64
@@ -56,7 +58,7 @@ type hold struct {
 	expires int64
 }
 
-func newInstance(s *Server, id uint32, conn *net.UDPConn, slot, maxPlayers int) *instance {
+func newInstance(s *Server, id uint32, conn *pktinfo.Conn, slot, maxPlayers int) *instance {
 	return &instance{
 		s:       s,
 		id:      id,
@@ -103,7 +105,7 @@ func (in *instance) readLoop() {
 	out := make([]byte, 0, 64)
 	var m udplobby.Message
 	for {
-		n, from, err := in.conn.ReadFromUDPAddrPort(buf)
+		n, from, local, err := in.conn.ReadFrom(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -111,11 +113,11 @@ func (in *instance) readLoop() {
 			continue
 		}
 		var open bool
-		if out, open = in.receive(buf[:n], from, &m, out[:0]); !open {
+		if out, open = in.receive(buf[:n], from, local, &m, out[:0]); !open {
 			return
 		}
 		if len(out) > 0 {
-			s.send(in.conn, out, from)
+			s.send(in.conn, out, from, local)
 		}
 	}
 }
@@ -123,7 +125,7 @@ func (in *instance) readLoop() {
 // receive handles one datagram from `from`, appending the reply to out (left
 // empty when there is none). open is false once the instance is closed.
 // Malformed datagrams are counted by rule and dropped without allocating.
-func (in *instance) receive(pkt []byte, from netip.AddrPort, m *udplobby.Message, out []byte) (_ []byte, open bool) {
+func (in *instance) receive(pkt []byte, from netip.AddrPort, local netip.Addr, m *udplobby.Message, out []byte) (_ []byte, open bool) {
 	s := in.s
 	if rule := s.idec.DecodeRule(pkt, m); rule != "" {
 		s.c.drop(rule)
@@ -136,7 +138,14 @@ func (in *instance) receive(pkt []byte, from netip.AddrPort, m *udplobby.Message
 	if in.closed {
 		return out, false
 	}
-	return in.handle(m, from, now, out), true
+	out = in.handle(m, from, now, out)
+	if local.IsValid() {
+		// Broadcasts to this player leave from where it last wrote.
+		if p := in.player(from); p != nil {
+			p.local = local
+		}
+	}
+	return out, true
 }
 
 // handle applies one well-formed client message and returns the reply to
@@ -265,7 +274,7 @@ func (in *instance) dropIdle(now int64) {
 		}
 		in.bcast, _ = udplobby.Append(in.bcast[:0], in.s.cfg.Profile, &udplobby.Message{
 			Header: udplobby.Header{Type: udplobby.ServerDisconnect, Seq: in.nextSeq()}, Value: DisconnectTimeout})
-		in.s.send(in.conn, in.bcast, p.ep)
+		in.s.send(in.conn, in.bcast, p.ep, p.local)
 		in.remove(p.id, now)
 	}
 }
@@ -382,7 +391,7 @@ func (in *instance) broadcast(t udplobby.MsgType, v uint32) {
 		return
 	}
 	for _, p := range in.players {
-		in.s.send(in.conn, in.bcast, p.ep)
+		in.s.send(in.conn, in.bcast, p.ep, p.local)
 	}
 }
 

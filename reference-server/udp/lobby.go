@@ -15,7 +15,7 @@ func (s *Server) lobbyLoop() {
 	buf := make([]byte, 65536)
 	out := make([]byte, 0, 2048)
 	for {
-		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
+		n, from, local, err := s.conn.ReadFrom(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -24,7 +24,7 @@ func (s *Server) lobbyLoop() {
 		}
 		out = s.handleLobby(buf[:n], from, s.now(), out[:0])
 		if len(out) > 0 {
-			s.send(s.conn, out, from)
+			s.send(s.conn, out, from, local)
 		}
 	}
 }

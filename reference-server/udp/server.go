@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/pktinfo"
 	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/reference-server/ratelimit"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -22,7 +23,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	epoch   time.Time
-	conn    *net.UDPConn
+	conn    *pktinfo.Conn
 	addr    netip.AddrPort
 	host    netip.Addr // instances bind here (zero: every address)
 	adv     netip.Addr // address Allocate hands out
@@ -67,7 +68,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("udp: lobby address %q: %w", cfg.Addr, err)
 	}
-	conn, err := net.ListenUDP("udp", laddr)
+	conn, err := pktinfo.Listen("udp", laddr)
 	if err != nil {
 		return nil, fmt.Errorf("udp: lobby: %w", err)
 	}
@@ -268,13 +269,13 @@ func (s *Server) newInstance(holds int, now int64) (*instance, string) {
 
 // bindInstance binds an instance socket: the lowest free pool port that
 // binds, or an OS-chosen port when BasePort is 0. slot is -1 for the latter.
-func (s *Server) bindInstance() (*net.UDPConn, int, error) {
+func (s *Server) bindInstance() (*pktinfo.Conn, int, error) {
 	ip := net.IP(nil)
 	if s.host.IsValid() {
 		ip = net.IP(s.host.AsSlice())
 	}
 	if s.slots == nil {
-		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+		c, err := pktinfo.Listen("udp", &net.UDPAddr{IP: ip})
 		if err == nil {
 			s.tune(c)
 		}
@@ -291,7 +292,7 @@ func (s *Server) bindInstance() (*net.UDPConn, int, error) {
 		if !free {
 			continue
 		}
-		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip, Port: s.cfg.BasePort + i})
+		c, err := pktinfo.Listen("udp", &net.UDPAddr{IP: ip, Port: s.cfg.BasePort + i})
 		if err == nil {
 			s.tune(c)
 			return c, i, nil
@@ -308,7 +309,7 @@ func (s *Server) bindInstance() (*net.UDPConn, int, error) {
 // little traffic, but a load test may put hundreds of players behind one
 // instance port's receive queue, and a burst of PINGs must not overflow the
 // OS default (208 KiB on Linux).
-func (s *Server) tune(c *net.UDPConn) {
+func (s *Server) tune(c *pktinfo.Conn) {
 	if s.cfg.SocketBuffer > 0 {
 		if err := sockbuf.Set(c, s.cfg.SocketBuffer); err != nil {
 			s.log.Warn("udp instance: socket buffer", "bytes", s.cfg.SocketBuffer, "err", err)
@@ -395,9 +396,10 @@ func (s *Server) janitor() {
 	}
 }
 
-// send writes b to ep on c, counting the reply by its message type.
-func (s *Server) send(c *net.UDPConn, b []byte, ep netip.AddrPort) {
-	if _, err := c.WriteToUDPAddrPort(b, ep); err != nil {
+// send writes b to ep on c from the local address ep wrote to (zero: the
+// kernel's choice), counting the reply by its message type.
+func (s *Server) send(c *pktinfo.Conn, b []byte, ep netip.AddrPort, local netip.Addr) {
+	if _, err := c.WriteTo(b, ep, local); err != nil {
 		s.c.sendErrs.Add(1)
 		return
 	}

@@ -27,7 +27,7 @@ func TestInstanceSocketBuffer(t *testing.T) {
 	def := testConfig() // SocketBuffer 0
 	s0 := start(t, def)
 	in0, _ := s0.newInstance(0, s0.now())
-	osDefault := rcvbuf(t, in0.conn)
+	osDefault := rcvbuf(t, in0.conn.UDPConn)
 
 	for _, base := range []int{0, freePortRange(t, 2)} {
 		cfg := testConfig()
@@ -39,7 +39,7 @@ func TestInstanceSocketBuffer(t *testing.T) {
 		if in == nil {
 			t.Fatal(reason)
 		}
-		lobby, inst := rcvbuf(t, s.conn), rcvbuf(t, in.conn)
+		lobby, inst := rcvbuf(t, s.conn.UDPConn), rcvbuf(t, in.conn.UDPConn)
 		if inst != lobby {
 			t.Errorf("base %d: instance SO_RCVBUF %d, lobby %d", base, inst, lobby)
 		}
