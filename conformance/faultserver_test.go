@@ -25,6 +25,10 @@ type faults struct {
 	joinFullAllowed   bool // the lobby JOIN skips the full-room check
 	crashOnTruncated  bool // stop answering after a datagram shorter than its header says
 	dupCreateTwoRooms bool // no session replay: a retried CREATE makes a room
+	// Quirks of real servers (the "quirky lobby", see quirks_test.go):
+	instOtherPort  bool // instances answer through a second socket (another source port)
+	lobbyOtherPort bool // the lobby answers through a second socket
+	silentRoomZero bool // LOBBY_JOIN_ROOM of roomId 0 is dropped, not answered
 	// rateLimit, when > 0, allows that many lobby requests per second per
 	// source IP (burst rateBurst) and drops the rest.
 	rateLimit float64
@@ -36,6 +40,7 @@ type faults struct {
 type testLobby struct {
 	f          faults
 	conn       *net.UDPConn
+	out        *net.UDPConn // where replies go out from (conn unless lobbyOtherPort)
 	maxRooms   int
 	maxPlayers int
 	tick       time.Duration
@@ -43,6 +48,7 @@ type testLobby struct {
 	// portLo; a room takes the next one (never freed in a test).
 	ports  []*net.UDPConn
 	portLo uint16
+	alts   []*net.UDPConn // second sockets of instOtherPort
 
 	mu       sync.Mutex
 	dead     bool
@@ -63,6 +69,7 @@ type testRoom struct {
 	id      uint32
 	port    uint16
 	conn    *net.UDPConn
+	out     *net.UDPConn // where replies go out from (conn unless instOtherPort)
 	state   udplobby.RoomState
 	players map[netip.AddrPort]bool // endpoint → ready
 }
@@ -76,11 +83,27 @@ func startTestLobby(t *testing.T, f faults, maxRooms int) *testLobby {
 	c.SetReadBuffer(4 << 20)
 	l := &testLobby{f: f, conn: c, maxRooms: maxRooms, maxPlayers: 4, tick: 30 * time.Millisecond,
 		rooms: map[uint32]*testRoom{}, sessions: map[netip.AddrPort]session{}, buckets: map[netip.Addr]*bucket{}}
+	l.out = c
+	if f.lobbyOtherPort {
+		l.out = listenLoopback(t)
+	}
 	l.bindPorts(t)
 	l.wg.Add(1)
 	go l.serve()
 	t.Cleanup(l.close)
 	return l
+}
+
+// listenLoopback binds a UDP socket on a free loopback port, closed at the
+// end of the test.
+func listenLoopback(t *testing.T) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // bindPorts binds maxRooms consecutive loopback ports for the instances, so
@@ -119,7 +142,7 @@ func (l *testLobby) addr() netip.AddrPort {
 func (l *testLobby) close() {
 	l.conn.Close()
 	l.mu.Lock()
-	for _, c := range l.ports {
+	for _, c := range append(l.ports, l.alts...) {
 		c.Close()
 	}
 	l.mu.Unlock()
@@ -152,7 +175,7 @@ func (l *testLobby) serve() {
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 		if out := l.handle(buf[:n], from); out != nil {
-			l.conn.WriteToUDPAddrPort(out, from)
+			l.out.WriteToUDPAddrPort(out, from)
 		}
 	}
 }
@@ -229,6 +252,9 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 	case udplobby.LobbyJoinRoom:
 		id := binary.BigEndian.Uint32(b[8:])
 		r := l.rooms[id]
+		if id == 0 && l.f.silentRoomZero {
+			return nil
+		}
 		switch {
 		case id == 0 || r == nil:
 			out = udplobby.AppendJoinFailed(nil, p, seq)
@@ -282,7 +308,15 @@ func (l *testLobby) newRoom() (*testRoom, error) {
 	}
 	c := l.ports[l.nextID]
 	l.nextID++
-	r := &testRoom{id: l.nextID, port: uint16(c.LocalAddr().(*net.UDPAddr).Port), conn: c, players: map[netip.AddrPort]bool{}}
+	r := &testRoom{id: l.nextID, port: uint16(c.LocalAddr().(*net.UDPAddr).Port), conn: c, out: c, players: map[netip.AddrPort]bool{}}
+	if l.f.instOtherPort {
+		alt, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			return nil, err
+		}
+		l.alts = append(l.alts, alt) // closed with the instance sockets
+		r.out = alt
+	}
 	l.rooms[r.id] = r
 	l.wg.Add(1)
 	go l.serveRoom(r)
@@ -296,7 +330,7 @@ func (l *testLobby) serveRoom(r *testRoom) {
 	defer l.wg.Done()
 	buf := make([]byte, 2048)
 	p := udplobby.ProfileSpec
-	send := func(to netip.AddrPort, b []byte) { r.conn.WriteToUDPAddrPort(l.seal(b), to) }
+	send := func(to netip.AddrPort, b []byte) { r.out.WriteToUDPAddrPort(l.seal(b), to) }
 	for {
 		n, from, err := r.conn.ReadFromUDPAddrPort(buf)
 		if err != nil {
@@ -350,7 +384,7 @@ func (l *testLobby) countdown(r *testRoom) {
 	p := udplobby.ProfileSpec
 	bcast := func(b []byte) {
 		for ep := range r.players {
-			r.conn.WriteToUDPAddrPort(l.seal(append([]byte(nil), b...)), ep)
+			r.out.WriteToUDPAddrPort(l.seal(append([]byte(nil), b...)), ep)
 		}
 	}
 	l.mu.Lock()

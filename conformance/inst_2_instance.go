@@ -192,6 +192,27 @@ func init() {
 		},
 	})
 	Register(&Case{
+		ID: "inst/2/11", Protocol: ProtoUDP, Section: secInstance, Level: Should,
+		Desc:        "instance replies come from the port the lobby returned (the port the client sends to)",
+		Requirement: "If success: Client connects to game instance at specified port (seed 003 §11); NAT and connected UDP sockets only pass replies from that port",
+		Run: func(t *T) error {
+			fx, err := instance(t)
+			if err != nil {
+				return err
+			}
+			var seen []sourceSeen
+			for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
+				if c.err == nil {
+					seen = append(seen, sourceSeen{name: fmt.Sprintf("%v (reply to %v)", c.reply.typ, c.req), to: t.instAddr(fx.port), from: c.reply.from})
+				}
+			}
+			if len(seen) == 0 {
+				return Skipf("the instance answered nothing (see inst/2/1)")
+			}
+			return judgeReplySource(t, "instance", seen)
+		},
+	})
+	Register(&Case{
 		ID: "inst/2/9", Protocol: ProtoUDP, Section: secInstance, Rule: "I-SEQ", Level: Must,
 		Desc:        "instance replies echo the request's sequenceId",
 		Requirement: "Replies echo the request's sequenceId (PROTOCOLS.md §2)",
@@ -266,7 +287,7 @@ type instCall struct {
 func (c *instCall) judge(what string, want udplobby.MsgType) error {
 	if c.err != nil {
 		if errors.Is(c.err, errSilence) {
-			return Failf(what, "no reply to %v within the timeout, twice", c.req)
+			return Failf(what, "no reply to %v within the timeout, twice%s", c.req, silenceDetail(c.err))
 		}
 		return precondition(c.req.String(), c.err)
 	}

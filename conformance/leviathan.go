@@ -52,6 +52,9 @@ type levClient struct {
 	buf   []byte
 	sentT []time.Time // send time of each sent datagram
 	rawT  []time.Time // receive time of each received datagram
+	// reqs are the requests this client sent, by the MessageNumber each
+	// actually got (answering the server's own Connect takes a number).
+	reqs map[uint32]lv.RequestType
 }
 
 // describeLev summarises a datagram for the wire log.
@@ -86,7 +89,7 @@ func (t *T) levDial(cfg levconn.Config) (*levClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &levClient{t: t, peer: t.Env.Addr.String()}
+	c := &levClient{t: t, peer: t.Env.Addr.String(), reqs: map[uint32]lv.RequestType{}}
 	d, err := levconn.Dial(t.Env.Addr, levconn.DriverOptions{
 		Config: cfg,
 		Local:  src,
@@ -167,7 +170,7 @@ func (c *levClient) await(match func(*lv.Message) bool, within time.Duration) (*
 // answering it (ResponseTo its number) or, when anyType is set, any
 // response of one of the types in want.
 func (c *levClient) request(t lv.RequestType, payload []byte, want ...lv.ResponseType) (uint32, *lv.Message, error) {
-	num, err := c.d.SendRequest(levconn.Critical, t, payload)
+	num, err := c.send(t, payload)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -186,6 +189,17 @@ func (c *levClient) request(t lv.RequestType, payload []byte, want ...lv.Respons
 		return false
 	}, c.t.Env.Timeout)
 	return num, m, err
+}
+
+// send sends a Critical request and records the number it got.
+func (c *levClient) send(t lv.RequestType, payload []byte) (uint32, error) {
+	num, err := c.d.SendRequest(levconn.Critical, t, payload)
+	if err == nil {
+		c.mu.Lock()
+		c.reqs[num] = t
+		c.mu.Unlock()
+	}
+	return num, err
 }
 
 // expectReply checks m answers request num with type want.
@@ -242,7 +256,10 @@ func (c *levClient) received() (raw [][]byte, msgs []lv.Message) {
 // JoinGame, Echo, Serverstatus and a quiet second for the acks, with the
 // request numbers and everything received.
 type levFlow struct {
-	num  map[lv.RequestType]uint32
+	num map[lv.RequestType]uint32
+	// reqs: every request of the session (handshake included) by the
+	// number it was actually sent with.
+	reqs map[uint32]lv.RequestType
 	raw  [][]byte
 	sent [][]byte
 	msgs []lv.Message
@@ -281,7 +298,7 @@ func levFlowFixture(t *T) (*levFlow, error) {
 		c.d.SendResponse(levconn.Critical, lv.ResCloseConnection, 0, nil)
 		c.pump(300 * time.Millisecond)
 		c.mu.Lock()
-		f.raw, f.sent, f.msgs = c.raw, c.sent, c.msgs
+		f.raw, f.sent, f.msgs, f.reqs = c.raw, c.sent, c.msgs, c.reqs
 		c.mu.Unlock()
 		return f, nil
 	})

@@ -47,6 +47,8 @@ type tcpClient struct {
 	frames       [][]byte
 	hdr          [4]byte
 	closedByPeer bool
+	// hash is the client's PlayerHash once known (see ownHash).
+	hash uint64
 }
 
 // dialTCP connects to the target from the next source address.
@@ -195,19 +197,60 @@ func decodeAs(p []byte, m tcplobby.Message) error {
 }
 
 func (c *tcpClient) create() (*tcplobby.CreateRoomAck, error) {
-	req := &tcplobby.CreateRoomReq{RoomName: tcplobby.MakeName("room-" + c.name), PlayerName: tcplobby.MakeName(c.name)}
+	room := "room-" + c.name
+	req := &tcplobby.CreateRoomReq{RoomName: tcplobby.MakeName(room), PlayerName: tcplobby.MakeName(c.name)}
 	p, err := c.request(req, tcplobby.TypeCreateRoomAck)
 	p, err = tcpExpect(p, err, "CREATE_ROOM_ACK")
 	if err != nil {
 		return nil, err
 	}
 	var ack tcplobby.CreateRoomAck
-	if err := decodeAs(p, &ack); err != nil {
-		return nil, Failf("a CREATE_ROOM_ACK of 13 bytes", "%v", err)
+	if derr := decodeAs(p, &ack); derr != nil {
+		// Malformed (tcp/5.1/2 judges it): the room, if it was made,
+		// is in the list under the unique name the suite gave it.
+		id, lerr := c.t.findTCPRoom(room)
+		if lerr != nil {
+			return nil, Failf("a CREATE_ROOM_ACK of 13 bytes", "%v (% x); and the room list could not be read: %v", derr, p, lerr)
+		}
+		if id == 0 {
+			c.t.Notef("CREATE_ROOM_ACK is malformed (% x, see tcp/5.1/2) and room %q is not listed: read as a failed creation (RoomID 0)", p, room)
+		} else {
+			c.t.Notef("CREATE_ROOM_ACK is malformed (% x, see tcp/5.1/2); went on with room %d, found by its name in LIST_ROOMS_ACK", p, id)
+		}
+		return &tcplobby.CreateRoomAck{RoomID: id}, nil
 	}
+	c.hash = ack.PlayerHash
 	return &ack, nil
 }
 
+// findTCPRoom lists the rooms on a connection of its own and returns the id
+// of the room named name (0 when none is).
+func (t *T) findTCPRoom(name string) (uint32, error) {
+	lc, err := dialTCP(t)
+	if err != nil {
+		return 0, err
+	}
+	defer lc.Close()
+	p, err := lc.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
+	if p, err = tcpExpect(p, err, "LIST_ROOMS_ACK"); err != nil {
+		return 0, err
+	}
+	var l tcplobby.ListRoomsAck
+	if err := decodeAs(p, &l); err != nil {
+		return 0, err
+	}
+	for _, r := range l.Rooms[:min(int(l.Count), len(l.Rooms))] {
+		if r.Name.String() == name {
+			return r.ID, nil
+		}
+	}
+	return 0, nil
+}
+
+// join sends JOIN_ROOM_REQ for room id. A malformed JOIN_ROOM_ACK whose
+// status byte is there is read for its status (and hash, when present) and
+// returned without error: tcp/5.1/3 and tcp/A/1 judge its layout, and the
+// cases that need only the status go on.
 func (c *tcpClient) join(id uint32) (*tcplobby.JoinRoomAck, []byte, error) {
 	req := &tcplobby.JoinRoomReq{RoomID: id, PlayerName: tcplobby.MakeName(c.name)}
 	p, err := c.request(req, tcplobby.TypeJoinRoomAck)
@@ -216,10 +259,65 @@ func (c *tcpClient) join(id uint32) (*tcplobby.JoinRoomAck, []byte, error) {
 		return nil, nil, err
 	}
 	var ack tcplobby.JoinRoomAck
-	if err := decodeAs(p, &ack); err != nil {
-		return nil, p, Failf("a JOIN_ROOM_ACK of 11 + 42 × PlayerCount bytes", "%v", err)
+	if derr := decodeAs(p, &ack); derr != nil {
+		if len(p) < 2 {
+			return nil, p, Failf("a JOIN_ROOM_ACK of 11 + 42 × PlayerCount bytes", "%v (% x)", derr, p)
+		}
+		ack = tcplobby.JoinRoomAck{Status: tcplobby.JoinStatus(p[1])}
+		if len(p) >= 10 {
+			ack.PlayerHash = binary.LittleEndian.Uint64(p[2:10])
+		}
+		c.t.Notef("JOIN_ROOM_ACK is malformed (%s, see tcp/5.1/3 and tcp/A/1); went on with its status %v", hexShort(p), ack.Status)
 	}
+	c.hash = ack.PlayerHash
 	return &ack, p, nil
+}
+
+// learnHash returns ownHash, waiting (at most the timeout) for a frame
+// that tells it when the ACK did not; 0 when none came. Frames read
+// meanwhile stay pending.
+func (c *tcpClient) learnHash() uint64 {
+	if h := c.ownHash(); h != 0 {
+		return h
+	}
+	if p, err := c.waitFor(c.t.Env.Timeout, func([]byte) bool { return c.ownHash() != 0 }); err == nil {
+		c.pending = append([][]byte{p}, c.pending...) // still there for whoever waits for it
+	}
+	return c.hash
+}
+
+// ownHash is the client's PlayerHash: from its ACK, or else from a
+// ROOM_UPDATE (or JOIN_ROOM_ACK) entry that carries its name; 0 when
+// neither told it.
+func (c *tcpClient) ownHash() uint64 {
+	if c.hash != 0 {
+		return c.hash
+	}
+	for _, p := range c.frames {
+		if len(p) == 0 {
+			continue
+		}
+		var players []tcplobby.PlayerInfo
+		switch tcplobby.Type(p[0]) {
+		case tcplobby.TypeRoomUpdate:
+			var m tcplobby.RoomUpdate
+			if decodeAs(p, &m) == nil {
+				players = m.Players[:min(int(m.Count), len(m.Players))]
+			}
+		case tcplobby.TypeJoinRoomAck:
+			var m tcplobby.JoinRoomAck
+			if decodeAs(p, &m) == nil {
+				players = m.Players[:min(int(m.Count), len(m.Players))]
+			}
+		}
+		for _, pi := range players {
+			if pi.Name.String() == c.name && pi.Hash != 0 {
+				c.hash = pi.Hash
+				return c.hash
+			}
+		}
+	}
+	return 0
 }
 
 // newRoom connects a host and creates a room; a RoomID of 0 (no free room)
@@ -237,6 +335,9 @@ func newRoom(t *T) (*tcpClient, *tcplobby.CreateRoomAck, error) {
 	if ack.RoomID == 0 {
 		h.Close()
 		return nil, nil, Skipf("CREATE_ROOM_ACK RoomID 0: the server has no free room")
+	}
+	if ack.PlayerHash == 0 {
+		ack.PlayerHash = h.learnHash()
 	}
 	return h, ack, nil
 }
@@ -256,18 +357,29 @@ func joinRoom(t *T, id uint32) (*tcpClient, *tcplobby.JoinRoomAck, error) {
 		c.Close()
 		return nil, nil, Skipf("JOIN_ROOM_ACK status %v joining room %d", ack.Status, id)
 	}
+	if ack.PlayerHash == 0 {
+		ack.PlayerHash = c.learnHash()
+	}
 	return c, ack, nil
 }
 
 // ready sends READY_REQ and waits for the PLAYER_READY about the sender
-// (hash), which every member including the sender gets.
+// (hash, or when 0 the hash ownHash learns), which every member including
+// the sender gets.
 func (c *tcpClient) ready(hash uint64) error {
 	if err := c.send(&tcplobby.ReadyReq{}, "READY_REQ"); err != nil {
 		return err
 	}
 	_, err := c.waitFor(c.t.Env.Timeout, func(p []byte) bool {
 		var m tcplobby.PlayerReady
-		return len(p) > 0 && tcplobby.Type(p[0]) == tcplobby.TypePlayerReady && decodeAs(p, &m) == nil && m.PlayerHash == hash
+		if len(p) == 0 || tcplobby.Type(p[0]) != tcplobby.TypePlayerReady || decodeAs(p, &m) != nil {
+			return false
+		}
+		h := hash
+		if h == 0 {
+			h = c.ownHash()
+		}
+		return h != 0 && m.PlayerHash == h
 	})
 	_, err = tcpExpect(nil, err, "PLAYER_READY")
 	return err

@@ -30,6 +30,19 @@ func init() {
 					}
 				}
 			}
+			for _, x := range []struct {
+				who string
+				p   []byte
+			}{{"a fifth client", g.fullJoin}, {"a client joining the game in progress", g.inGame}} {
+				if len(x.p) == 0 {
+					continue
+				}
+				typ, err := tcplobby.CheckSize(x.p)
+				seen[typ]++
+				if err != nil {
+					bad = append(bad, fmt.Sprintf("%s: %v", x.who, err))
+				}
+			}
 			if len(bad) > 0 {
 				if len(bad) > 8 {
 					bad = append(bad[:8], fmt.Sprintf("… %d more", len(bad)-8))

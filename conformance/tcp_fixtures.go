@@ -76,6 +76,9 @@ func tcpGameFx(t *T) (*tcpGame, error) {
 		g.readyEcho = make([]bool, len(g.clients))
 		for i, c := range g.clients {
 			g.readyEcho[i] = c.ready(g.hashes[i]) == nil
+			if g.hashes[i] == 0 { // a short ACK: learnt from ROOM_UPDATE
+				g.hashes[i] = c.ownHash()
+			}
 		}
 		g.startErr = g.clients[0].send(&tcplobby.StartReq{}, "START_REQ (host, all ready)")
 		g.started = make([]bool, len(g.clients))

@@ -149,6 +149,24 @@ func TestTCPFaultInjection(t *testing.T) {
 			return p
 		}}, []string{"tcp/A/1", "tcp/6.3/1"}, []string{"tcp/6.3/2"}, false},
 		{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp/R/2"}, nil, false},
+		// The quirky lobby's short ACKs (a real server's): the fields the
+		// flow needs are there, so only the cases owning the layout fail.
+		{"quirk: CREATE_ROOM_ACK of 6 bytes (type, status, room id)", tcpFault{filter: func(p []byte) []byte {
+			if typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) == 13 {
+				status := byte(0)
+				if binary.LittleEndian.Uint32(p[1:]) == 0 {
+					status = 1
+				}
+				return append([]byte{p[0], status}, p[1:5]...)
+			}
+			return p
+		}}, []string{"tcp/5.1/2", "tcp/A/1"}, nil, false},
+		{"quirk: JOIN_ROOM_ACK of 2 bytes (type, status)", tcpFault{filter: func(p []byte) []byte {
+			if typeIs(p, tcplobby.TypeJoinRoomAck) {
+				return p[:min(len(p), 2)]
+			}
+			return p
+		}}, []string{"tcp/5.1/3", "tcp/A/1"}, nil, false},
 	}
 	reps := make([]*Report, len(tests))
 	errs := make([]error, len(tests))
@@ -170,8 +188,12 @@ func TestTCPFaultInjection(t *testing.T) {
 			if errs[i] != nil {
 				t.Fatal(errs[i])
 			}
+			skips := 0
 			for _, x := range reps[i].Results {
 				id := x.Case.ID
+				if x.Verdict == Skip {
+					skips++
+				}
 				switch {
 				case matchAny(tt.caught, id):
 					want := FailVerdict
@@ -185,6 +207,9 @@ func TestTCPFaultInjection(t *testing.T) {
 				case x.Verdict != Pass:
 					t.Errorf("%s is %v (%s: %s): an unrelated case changed", id, x.Verdict, x.Expected, x.Actual)
 				}
+			}
+			if n := len(reps[i].Results); skips > n/4 {
+				t.Errorf("%d of %d cases skipped, want at most a quarter", skips, n)
 			}
 			if t.Failed() {
 				logReport(t, reps[i])

@@ -28,6 +28,22 @@ func init() {
 		Requirement: "std::uint16_t payloadSize; // Size of payload section / std::uint16_t originalSize; // Size before compression (same if not compressed)",
 		Run:         udpReplyLength,
 	})
+	Register(&Case{
+		ID: "udp/3/4", Protocol: ProtoUDP, Section: secPacket, Level: Should,
+		Desc:        "lobby replies come from the address and port the request was sent to",
+		Requirement: "Server → Client responses (seed 003 §2); the documents name one lobby port and no other source, and NAT and connected UDP sockets only pass replies from the port the client sent to",
+		Run: func(t *T) error {
+			rs, err := replies(t)
+			if err != nil {
+				return err
+			}
+			var seen []sourceSeen
+			for _, x := range rs.all() {
+				seen = append(seen, sourceSeen{name: fmt.Sprintf("%v (reply to %s)", x.x.reply.typ, x.name), to: x.x.to, from: x.x.reply.from})
+			}
+			return judgeReplySource(t, "lobby", seen)
+		},
+	})
 }
 
 // checkReplies runs check over every reply of the shared exchange set and

@@ -48,6 +48,7 @@ func (p *player) build(typ udplobby.MsgType, seq uint16) []byte {
 func (p *player) call(typ udplobby.MsgType, want ...udplobby.MsgType) (rawMsg, uint16, error) {
 	seq := nextSeq()
 	req := p.build(typ, seq)
+	var last error = errSilence
 	for attempt := 0; attempt < 2; attempt++ {
 		note := typ.String()
 		if attempt > 0 {
@@ -58,15 +59,17 @@ func (p *player) call(typ udplobby.MsgType, want ...udplobby.MsgType) (rawMsg, u
 		}
 		m, err := p.wait(p.t.Env.Timeout, want...)
 		if errors.Is(err, errSilence) {
+			last = mergeSilence(last, err)
 			continue
 		}
 		return m, seq, err
 	}
-	return rawMsg{}, seq, errSilence
+	return rawMsg{}, seq, last
 }
 
 // wait returns the first message (pending first) of one of the wanted
-// types within d.
+// types within d. Replies from another port of the instance's host are
+// accepted (rawMsg.from says which port answered).
 func (p *player) wait(d time.Duration, want ...udplobby.MsgType) (rawMsg, error) {
 	for i, m := range p.pending {
 		if hasType(want, m.typ) {
@@ -80,7 +83,7 @@ func (p *player) wait(d time.Duration, want ...udplobby.MsgType) (rawMsg, error)
 		if left <= 0 {
 			return rawMsg{}, errSilence
 		}
-		b, err := p.s.recv(p.inst, left)
+		b, src, err := p.s.recvFrom(p.inst, left)
 		if err != nil {
 			return rawMsg{}, err
 		}
@@ -88,6 +91,7 @@ func (p *player) wait(d time.Duration, want ...udplobby.MsgType) (rawMsg, error)
 		if !ok {
 			continue
 		}
+		m.from = src
 		if hasType(want, m.typ) {
 			return m, nil
 		}
