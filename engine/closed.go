@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // slotStreamBase offsets the random streams of closed-model slots (flow
@@ -21,6 +22,7 @@ type slot struct {
 	running atomic.Bool
 	rng     *rand.Rand
 	iter    int
+	backoff time.Duration // the current pause after a failed start
 }
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
@@ -90,31 +92,60 @@ func (x *Execution) loop(s *slot) {
 			s.iter++
 			x.addActive()
 			t0 := time.Now()
-			failed := true
+			failed, failedStart := true, true
 			if sess := x.newSession(st); sess != nil {
-				failed = x.runSession(st, sess)
+				failed, failedStart = x.runSession(st, sess)
 			}
 			x.Stats.Active.Add(-1)
-			if failed && time.Since(t0) < time.Millisecond && x.sessCtx.Err() == nil {
-				// A session failing at once (no socket, connection
-				// refused) must not turn the slot into a busy loop.
-				t := time.NewTimer(failBackoff)
-				select {
-				case <-t.C:
-				case <-x.sessCtx.Done():
-					t.Stop()
+			if failedStart || failed && time.Since(t0) < time.Millisecond {
+				// A session that cannot start (no descriptor, no port)
+				// or fails at once (connection refused) must not turn
+				// the slot into a busy loop: back off, doubling up to
+				// maxFailBackoff while it keeps failing.
+				s.backoff = min(max(2*s.backoff, failBackoff), maxFailBackoff)
+				if !x.pause(s.backoff, end) {
+					break
 				}
+			} else {
+				s.backoff = 0
 			}
 		}
 		s.running.Store(false)
 		// The controller may have wanted us again between the check and
 		// the store; if so, keep running rather than idle a whole tick.
-		if !s.want.Load() || x.stopping.Load() || !s.running.CompareAndSwap(false, true) {
+		// Past the end, or with the sessions cancelled, the inner loop
+		// would not run: going round again would spin every slot until
+		// the controller noticed the end, starving it (an 8 s run took
+		// 31 s).
+		if !s.want.Load() || x.stopping.Load() || !time.Now().Before(end) || x.sessCtx.Err() != nil ||
+			!s.running.CompareAndSwap(false, true) {
 			return
 		}
 	}
 }
 
-// failBackoff is the pause of a closed-model client after a session that
-// failed within a millisecond of its start.
-const failBackoff = 50 * time.Millisecond
+// failBackoff is the first pause of a closed-model client after a failed
+// start or a session that failed within a millisecond of its start; each
+// further such failure doubles it, up to maxFailBackoff.
+const (
+	failBackoff    = 50 * time.Millisecond
+	maxFailBackoff = time.Second
+)
+
+// pause waits d, but not past end, the stop signal or the sessions'
+// cancellation; it reports whether the slot may go on.
+func (x *Execution) pause(d time.Duration, end time.Time) bool {
+	d = min(d, time.Until(end))
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-simclient.StopContext(x.runCtx).Done():
+	case <-x.sessCtx.Done():
+	}
+	return false
+}

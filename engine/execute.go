@@ -75,9 +75,11 @@ type Options struct {
 	// open-model arrival that could not be started.
 	OnDropped func(s Start, why DropReason)
 	// OnSessionStart is called when a session is started (before New);
-	// OnSessionEnd when it ends: err is New's error (ran == false) or
-	// Run's (ran == true), nil when the flow completed or was cut short by
-	// the end of the run (not a failure). Both may be called concurrently.
+	// OnSessionEnd when it ends: err is New's error (ran == false: a
+	// failed start) or Run's (ran == true; a failed start too when
+	// simclient.IsFailedStart), nil when the flow completed or was cut
+	// short by the end of the run (not a failure). Both may be called
+	// concurrently.
 	OnSessionStart func(s Start)
 	OnSessionEnd   func(s Start, err error, ran bool)
 }
@@ -95,8 +97,11 @@ const (
 // progress display may read them during the run.
 type Stats struct {
 	Started, Completed, Failed, Aborted atomic.Int64
-	DroppedNoSlot, DroppedLate          atomic.Int64
-	Active, MaxActive                   atomic.Int64
+	// FailedStarts are the Failed sessions that could not open their
+	// socket or connection (New failed, or simclient.IsFailedStart).
+	FailedStarts               atomic.Int64
+	DroppedNoSlot, DroppedLate atomic.Int64
+	Active, MaxActive          atomic.Int64
 }
 
 // Dropped is the number of dropped starts of both kinds.
@@ -105,6 +110,7 @@ func (s *Stats) Dropped() int64 { return s.DroppedNoSlot.Load() + s.DroppedLate.
 // StatsSnapshot is a plain copy of Stats.
 type StatsSnapshot struct {
 	Started, Completed, Failed, Aborted int64
+	FailedStarts                        int64
 	DroppedNoSlot, DroppedLate          int64
 	Active, MaxActive                   int64
 }
@@ -113,6 +119,7 @@ type StatsSnapshot struct {
 func (s *Stats) Snapshot() StatsSnapshot {
 	return StatsSnapshot{
 		Started: s.Started.Load(), Completed: s.Completed.Load(), Failed: s.Failed.Load(), Aborted: s.Aborted.Load(),
+		FailedStarts:  s.FailedStarts.Load(),
 		DroppedNoSlot: s.DroppedNoSlot.Load(), DroppedLate: s.DroppedLate.Load(),
 		Active: s.Active.Load(), MaxActive: s.MaxActive.Load(),
 	}
@@ -243,7 +250,7 @@ func sleepUntil(ctx context.Context, timer *time.Timer, d time.Duration) bool {
 }
 
 // newSession counts a started session and makes it; on failure it counts
-// the session failed and returns nil. The caller has already counted it
+// the session failed (a failed start) and returns nil. The caller has already counted it
 // in Active (and undoes that on failure).
 func (x *Execution) newSession(s Start) Session {
 	x.Stats.Started.Add(1)
@@ -253,6 +260,7 @@ func (x *Execution) newSession(s Start) Session {
 	sess, err := x.o.New(s)
 	if err != nil {
 		x.Stats.Failed.Add(1)
+		x.Stats.FailedStarts.Add(1)
 		if x.o.OnSessionEnd != nil {
 			x.o.OnSessionEnd(s, err, false)
 		}
@@ -262,8 +270,9 @@ func (x *Execution) newSession(s Start) Session {
 }
 
 // runSession runs and closes one session made by newSession, keeping the
-// counters, and reports whether it failed.
-func (x *Execution) runSession(s Start, sess Session) (failed bool) {
+// counters, and reports whether it failed, and whether that failure was a
+// failed start (its socket or connection could not be opened).
+func (x *Execution) runSession(s Start, sess Session) (failed, failedStart bool) {
 	err := sess.Run(x.runCtx, s.Intended)
 	sess.Close()
 	switch {
@@ -275,11 +284,15 @@ func (x *Execution) runSession(s Start, sess Session) (failed bool) {
 	default:
 		x.Stats.Failed.Add(1)
 		failed = true
+		if simclient.IsFailedStart(err) {
+			x.Stats.FailedStarts.Add(1)
+			failedStart = true
+		}
 	}
 	if x.o.OnSessionEnd != nil {
 		x.o.OnSessionEnd(s, err, true)
 	}
-	return failed
+	return failed, failedStart
 }
 
 // addActive counts one more live session and keeps the peak.

@@ -35,12 +35,24 @@ type ProgressSample struct {
 	Rate              float64
 	Errors, Dropped   int64
 	Violations        int64
+	// FailedStarts are sessions that could not open their socket (also
+	// counted in Errors); shown only when there are some.
+	FailedStarts int64
 }
 
 // String renders the sample as one status line.
 func (s ProgressSample) String() string {
 	return fmt.Sprintf("%s/%s clients %d sessions %d started %d done %.0f req/s errors %d dropped %d violations %d",
-		s.Elapsed.Truncate(time.Second), s.Total, s.Active, s.Started, s.Finished, s.Rate, s.Errors, s.Dropped, s.Violations)
+		s.Elapsed.Truncate(time.Second), s.Total, s.Active, s.Started, s.Finished, s.Rate, s.Errors, s.Dropped, s.Violations) + s.failedStarts()
+}
+
+// failedStarts is the " failed starts N" suffix of a status line, empty
+// when there are none.
+func (s ProgressSample) failedStarts() string {
+	if s.FailedStarts == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" failed starts %d", s.FailedStarts)
 }
 
 // startProgress shows samples from sample on w in mode until the returned
@@ -74,7 +86,7 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 				mu.Lock()
 				defer mu.Unlock()
 				return fmt.Sprintf("clients %d  sessions %d/%d  %.0f req/s  errors %d  dropped %d  violations %d",
-					last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations)
+					last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations) + last.failedStarts()
 			})),
 		)
 		bar.SetTotal(max(total.Milliseconds(), 1), false)

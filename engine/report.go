@@ -17,6 +17,6 @@ func fillRun(run *reports.Run, in *Info) {
 
 // report converts the engine's session counters to the result model's.
 func (s SessionInfo) report() reports.Sessions {
-	return reports.Sessions{Started: s.Started, Completed: s.Completed, Failed: s.Failed, Cut: s.Aborted,
+	return reports.Sessions{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts, Cut: s.Aborted,
 		DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, MaxActive: s.MaxActive}
 }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/netip"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
@@ -40,6 +42,10 @@ type Config struct {
 	// Factory makes the sessions; nil means the simclient factory
 	// registered for the plan's protocol.
 	Factory simclient.Factory
+	// Warnings receives the run's warnings as they happen, even with
+	// progress off: an estimate of open files above the limit, the first
+	// failed start. Nil: none are printed (they are in the result too).
+	Warnings io.Writer
 	// MetricsAddr, when set, serves the live counters and latencies in the
 	// Prometheus/OpenMetrics text format at http://MetricsAddr/metrics for
 	// the length of the run.
@@ -62,15 +68,22 @@ type Info struct {
 	Harness     Harness     `json:"harness"`
 	// Server holds the embedded reference server's counters.
 	Server *EmbeddedStats `json:"embedded_server,omitempty"`
+	// Files is the estimate of descriptors the run needed against the
+	// open-files limit, made before it started.
+	Files Files `json:"open_files"`
 	// MetricsAddr is where the live Prometheus metrics were served.
 	MetricsAddr string `json:"metrics_addr,omitempty"`
 }
 
 // SessionInfo counts sessions as the engine saw them.
 type SessionInfo struct {
-	Started       int64 `json:"started"`
-	Completed     int64 `json:"completed"`
-	Failed        int64 `json:"failed"`
+	Started   int64 `json:"started"`
+	Completed int64 `json:"completed"`
+	Failed    int64 `json:"failed"`
+	// FailedStarts are the failed sessions that could not open their
+	// socket or connection (out of descriptors, no free port): load the
+	// scenario asked for and the run did not generate. Any fails the run.
+	FailedStarts  int64 `json:"failed_starts"`
 	Aborted       int64 `json:"aborted"` // cut short by the end of the run
 	DroppedNoSlot int64 `json:"dropped_no_free_client"`
 	DroppedLate   int64 `json:"dropped_late"`
@@ -114,9 +127,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var addr netip.AddrPort
 	targetName := plan.Target
 	var srv *embedded
+	var srvCfg *refserver.Config
 	if plan.Target == "" {
+		c := embeddedConfig(plan.Protocol, plan.Embedded)
+		if cfg.Embedded != nil {
+			c = *cfg.Embedded
+		}
+		srvCfg = &c
 		var err error
-		if srv, err = startEmbedded(plan, cfg.Embedded); err != nil {
+		if srv, err = startEmbedded(plan, srvCfg); err != nil {
 			return nil, err
 		}
 		defer srv.close()
@@ -142,6 +161,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if err := Probe(ctx, plan.Protocol, plan.HeaderProfile, addr, cfg.ProbeTimeout); err != nil {
 		return nil, err
+	}
+	info.Files = EstimateFiles(plan, cfg.Shard, srvCfg)
+	if !info.Files.Fits() && cfg.Warnings != nil {
+		fmt.Fprintf(cfg.Warnings, "lobbybench: warning: this run needs %s: sessions beyond it will fail to start; spread the clients over processes with --workers auto (or --workers N, or --shard)\n", info.Files)
 	}
 
 	sources := plan.SourceAddrs
@@ -173,6 +196,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	engineRec := col.NewRecorder() // dropped starts, from the scheduling goroutine
+	var firstStart sync.Once
 	firstKey := make([]metrics.Key, len(plan.Flows))
 	for i, f := range plan.Flows {
 		if len(f.Steps) > 0 {
@@ -195,7 +219,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// the schedule wanted run and could not.
 		OnDropped:      func(s Start, _ DropReason) { engineRec.Dropped(firstKey[s.Flow]) },
 		OnSessionStart: func(s Start) { sh.Recorder(s.ID).SessionStarted() },
-		OnSessionEnd:   func(s Start, _ error, _ bool) { sh.Recorder(s.ID).SessionFinished() },
+		OnSessionEnd: func(s Start, err error, ran bool) {
+			rec := sh.Recorder(s.ID)
+			if !ran && err != nil {
+				// The session never ran a step: its failure counts
+				// against the flow's first step, as a dropped start
+				// does (a client whose first step opens the socket,
+				// TCP, records it there itself).
+				reason := simclient.ReasonOf(err)
+				if reason == "" {
+					reason = simclient.ReasonSocket
+				}
+				rec.Fail(firstKey[s.Flow], reason, time.Now())
+			}
+			if !ran || simclient.IsFailedStart(err) {
+				firstStart.Do(func() { warnFailedStart(cfg.Warnings, err) })
+			}
+			rec.SessionFinished()
+		},
 	}
 
 	var x *Execution
@@ -219,6 +260,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			select {
 			case <-xready:
 				s.Active = x.Stats.Active.Load()
+				s.FailedStarts = x.Stats.FailedStarts.Load()
 			default:
 			}
 			return s
@@ -233,7 +275,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	info.Interrupted = interrupted
 	st := xr.Stats.Snapshot()
-	info.Sessions = SessionInfo{Started: st.Started, Completed: st.Completed, Failed: st.Failed, Aborted: st.Aborted,
+	info.Sessions = SessionInfo{Started: st.Started, Completed: st.Completed, Failed: st.Failed, FailedStarts: st.FailedStarts, Aborted: st.Aborted,
 		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, MaxActive: st.MaxActive}
 	info.Harness = mem.Stop()
 	if srv != nil {
@@ -253,6 +295,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Run: run, Engine: info}
 	res.ThresholdsOK = EvaluateThresholds(plan, run, info)
 	return res, nil
+}
+
+// warnFailedStart prints the one line a run's first failed start gets: the
+// reason and, when it ran out of descriptors, the open-files limit and the
+// way past it.
+func warnFailedStart(w io.Writer, err error) {
+	if w == nil {
+		return
+	}
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		fmt.Fprintf(w, "lobbybench: a client could not open a socket: too many open files (RLIMIT_NOFILE %d per process); spread the clients over processes with --workers auto (or --workers N)\n", OpenFilesLimit())
+		return
+	}
+	fmt.Fprintf(w, "lobbybench: a client could not start: %v\n", err)
 }
 
 // embedded is a reference server started in-process for a run.
@@ -327,14 +383,9 @@ func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) refserv
 	return c
 }
 
-// startEmbedded starts the reference server for proto on free loopback
-// ports; cfg, when not nil, replaces the configuration built from the plan.
-func startEmbedded(plan *scenario.Plan, cfg *refserver.Config) (*embedded, error) {
-	c := embeddedConfig(plan.Protocol, plan.Embedded)
-	if cfg != nil {
-		c = *cfg
-	}
-	srv, err := refserver.Start(context.Background(), c)
+// startEmbedded starts the reference server c for plan's protocol.
+func startEmbedded(plan *scenario.Plan, c *refserver.Config) (*embedded, error) {
+	srv, err := refserver.Start(context.Background(), *c)
 	if err != nil {
 		return nil, fmt.Errorf("engine: embedded reference server: %w", err)
 	}

@@ -79,7 +79,11 @@ type Sessions struct {
 	// and were cut short.
 	Completed int64 `json:"completed"`
 	Failed    int64 `json:"failed"`
-	Cut       int64 `json:"cut"`
+	// FailedStarts are the Failed sessions that could not open their
+	// socket or connection (the generator ran out of descriptors or
+	// ports): load the scenario asked for and the run did not generate.
+	FailedStarts int64 `json:"failed_starts"`
+	Cut          int64 `json:"cut"`
 	// DroppedNoSlot and DroppedLate are starts the schedule wanted and the
 	// engine did not make: no free client under max_clients, or the
 	// generator too far behind.
@@ -96,6 +100,7 @@ func (s *Sessions) add(o Sessions) {
 	s.Started += o.Started
 	s.Completed += o.Completed
 	s.Failed += o.Failed
+	s.FailedStarts += o.FailedStarts
 	s.Cut += o.Cut
 	s.DroppedNoSlot += o.DroppedNoSlot
 	s.DroppedLate += o.DroppedLate

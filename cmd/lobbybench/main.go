@@ -26,6 +26,7 @@ const (
 	exitUnreachable = 3 // target unreachable
 	exitThreshold   = 4 // a threshold or regression gate breached
 	exitInterrupted = 5 // interrupted by a signal or deadline
+	exitIncomplete  = 6 // the load was not all generated: failed starts, a dead worker
 )
 
 // env is the state a command runs with, injected so whole commands can be

@@ -26,8 +26,10 @@ line, and nothing is sent.
 
 Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
 scenario; 3 target unreachable; 4 a threshold breached; 5 interrupted
-(Ctrl-C). When several apply, the first in the order 5, 1, 4 wins. The JSON,
-JUnit and HTML files are written in every case where the run started.`
+(Ctrl-C); 6 the load was not all generated (a client could not open its
+socket, e.g. too many open files). When several apply, the first in the
+order 5, 1, 6, 4 wins. The JSON, JUnit and HTML files are written in every
+case where the run started.`
 
 // seedFlag is an optional int64 flag: nil until set.
 type seedFlag struct{ v *int64 }
@@ -133,7 +135,7 @@ func init() {
 					}
 				}
 
-				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Progress: e.stderr, Mode: progressMode(e, *quiet), MetricsAddr: *metrics}
+				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				res, err := engine.Run(ctx, cfg)
 				if err != nil {
 					// No run happened: leave no empty result files.
@@ -187,6 +189,9 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath stri
 		fmt.Fprintf(e.stderr, "lobbybench run: warning: %d session starts dropped (%d: max clients live, %d: generator behind): the server got less load than the scenario asked for\n",
 			d, res.Engine.Sessions.DroppedNoSlot, res.Engine.Sessions.DroppedLate)
 	}
+	if n := res.Engine.Sessions.FailedStarts; n > 0 {
+		fmt.Fprintf(e.stderr, "lobbybench run: %d sessions could not open their socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", n)
+	}
 	switch {
 	case res.Engine.Interrupted:
 		fmt.Fprintln(e.stderr, "lobbybench run: interrupted; results cover the run so far")
@@ -195,6 +200,8 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath stri
 		return code
 	case res.Totals.Violations > 0:
 		return exitFailed
+	case res.Engine.Sessions.FailedStarts > 0:
+		return exitIncomplete
 	case !res.ThresholdsOK:
 		return exitThreshold
 	}
@@ -207,8 +214,8 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
 	s := in.Sessions
 	fmt.Fprintf(w, "\nRun: %s, %s model, shard %s, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Shard, in.Seed, max(in.Sources, 1))
-	fmt.Fprintf(w, "Sessions: %d started, %d completed, %d failed, %d cut at the end, %d dropped (%d no free client, %d late), peak %d live\n",
-		s.Started, s.Completed, s.Failed, s.Aborted, s.DroppedNoSlot+s.DroppedLate, s.DroppedNoSlot, s.DroppedLate, s.MaxActive)
+	fmt.Fprintf(w, "Sessions: %d started, %d completed, %d failed (%d failed starts), %d cut at the end, %d dropped (%d no free client, %d late), peak %d live\n",
+		s.Started, s.Completed, s.Failed, s.FailedStarts, s.Aborted, s.DroppedNoSlot+s.DroppedLate, s.DroppedNoSlot, s.DroppedLate, s.MaxActive)
 	h := in.Harness
 	fmt.Fprintf(w, "Harness: peak RSS %s, peak heap %s, %d goroutines peak, %.1f CPU-s on %d procs",
 		mib(h.PeakRSSBytes), mib(h.PeakHeapBytes), h.PeakGoroutines, h.CPUSeconds, h.GOMAXPROCS)

@@ -222,3 +222,52 @@ thresholds:
 		t.Errorf("exit %d; stderr %s\n%s", code, errs, out)
 	}
 }
+
+// TestRunFailedStartsExit: a closed scenario with more clients than the
+// process's open-files limit (lowered to 64 in a real process) says
+// before it sends anything that it cannot fit, names the limit and
+// --workers at the first failed start, counts the failed starts in the
+// JSON and exits 6 although no threshold failed.
+func TestRunFailedStartsExit(t *testing.T) {
+	sc := `
+protocol: udp-lobby
+load: {model: closed, clients: 100, duration: 500ms}
+flows:
+  - name: poll
+    steps: [list_rooms, {think: 100ms}]
+embedded_server: {max_instances: 1}
+`
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	cmd := lobbybenchCmd(t, []string{nofileEnv + "=64"}, "run", "--quiet", "--json", jsonPath, writeScenario(t, sc))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	errs := errb.String()
+	code := cmd.ProcessState.ExitCode()
+	if code != exitIncomplete {
+		t.Errorf("exit %d (%v), want %d; stderr %s", code, err, exitIncomplete, errs)
+	}
+	for _, want := range []string{"against an open-files limit (RLIMIT_NOFILE) of 64", "too many open files (RLIMIT_NOFILE 64 per process)", "--workers", "could not open their socket"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if n := strings.Count(errs, "a client could not open a socket"); n != 1 {
+		t.Errorf("the first failed start is announced %d times, want once:\n%s", n, errs)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Sessions struct {
+			Failed       int64 `json:"failed"`
+			FailedStarts int64 `json:"failed_starts"`
+		} `json:"sessions"`
+		Totals reports.Totals `json:"totals"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Sessions.FailedStarts == 0 ||
+		doc.Totals.FailuresByReason["too_many_open_files"] != doc.Sessions.FailedStarts {
+		t.Errorf("JSON sessions %+v, failures %v (%v): want the failed starts counted under too_many_open_files", doc.Sessions, doc.Totals.FailuresByReason, err)
+	}
+}

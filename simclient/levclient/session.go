@@ -157,7 +157,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	target := netip.AddrPortFrom(sh.Targets.Leviathan.Addr().Unmap(), sh.Targets.Leviathan.Port())
 	d, err := levconn.Dial(target, opt)
 	if err != nil {
-		return nil, &simclient.StepError{Index: -1, Kind: "socket", Label: "socket", Reason: simclient.ReasonSocket, Err: err}
+		return nil, simclient.OpenError(err)
 	}
 	s.d = d
 	if sh.Sweeper != nil {

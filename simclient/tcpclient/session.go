@@ -199,13 +199,14 @@ func (s *session) connect(timeout time.Duration) error {
 	}
 	fc, err := dial(la, net.TCPAddrFromAddrPort(s.dst), s.sh.Sweeper, s.sh.SocketBuffer, timeout)
 	if err != nil {
-		reason := simclient.ReasonSocket
 		switch {
 		case errors.Is(err, syscall.ECONNREFUSED):
-			reason = reports.ReasonConnRefused
+			return &reqFail{Reason: reports.ReasonConnRefused, Err: err}
 		case isTimeout(err):
-			reason = reports.ReasonTimeout
+			return &reqFail{Reason: reports.ReasonTimeout, Err: err}
 		}
+		// No descriptor, no free port: a failed start (simclient.StartError).
+		reason, err := simclient.OpenFailure(err)
 		return &reqFail{Reason: reason, Err: err}
 	}
 	s.mu.Lock()

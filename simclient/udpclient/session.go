@@ -148,7 +148,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		curStep:  -1,
 	}
 	if err := s.tr.open(src, sh.SocketBuffer, sh.Sweeper); err != nil {
-		return nil, &simclient.StepError{Index: -1, Kind: "socket", Label: "socket", Reason: simclient.ReasonSocket, Err: err}
+		return nil, simclient.OpenError(err)
 	}
 	imp := sh.Plan.Impairment
 	if !imp.IsZero() {

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// emfile is the error a factory returns when the process is out of
+// descriptors, as udpclient.New does.
+func emfile() error {
+	return simclient.OpenError(fmt.Errorf("listen udp 127.0.0.1:0: socket: %w", syscall.EMFILE))
+}
+
+// TestClosedFailedStartsBackOff: closed-model clients whose sessions cannot
+// start are counted as failed starts, back off (50ms doubling to 1s)
+// instead of spinning, and the run still ends at its scheduled end.
+func TestClosedFailedStartsBackOff(t *testing.T) {
+	tests := []struct {
+		name string
+		// mk is the outcome of attempt n (from 0) of a slot.
+		mk func(n int64) (Session, error)
+		// wantStarts is the most attempts per slot the backoff allows in
+		// the run's 3s: 50+100+200+400+800ms, then every second.
+		wantStarts, wantFailedStarts int64
+	}{
+		{"factory fails", func(int64) (Session, error) { return nil, emfile() }, 7, 7},
+		{"connect fails in the first step", func(int64) (Session, error) {
+			return &fakeSession{err: &simclient.StepError{Reason: simclient.ReasonNoFiles,
+				Err: &simclient.StartError{Reason: simclient.ReasonNoFiles, Err: syscall.EMFILE}}}, nil
+		}, 7, 7},
+		{"a server failure at once is no failed start", func(int64) (Session, error) {
+			return &fakeSession{err: &simclient.StepError{Reason: "conn_refused", Err: syscall.ECONNREFUSED}}, nil
+		}, 7, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				const clients = 4
+				var calls atomic.Int64
+				newS := func(Start) (Session, error) { return tc.mk(calls.Add(1) - 1) }
+				plan := closedPlan(clients, nil, 3*time.Second, clients)
+				t0 := time.Now()
+				x, _, err := Execute(context.Background(), Options{Plan: plan, New: newS}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(t0); took != 3*time.Second {
+					t.Errorf("the run took %v, want its 3s schedule", took)
+				}
+				st := x.Stats.Snapshot()
+				if st.Started != clients*tc.wantStarts || st.Failed != st.Started || st.FailedStarts != clients*tc.wantFailedStarts {
+					t.Errorf("%+v: want %d started, all failed, %d failed starts", st, clients*tc.wantStarts, clients*tc.wantFailedStarts)
+				}
+			})
+		})
+	}
+}
+
+// TestClosedBackoffResets: a slot that recovers runs at full pace again.
+func TestClosedBackoffResets(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		var calls atomic.Int64
+		newS := func(Start) (Session, error) {
+			if calls.Add(1) <= 3 {
+				return nil, emfile()
+			}
+			return &fakeSession{length: 100 * time.Millisecond}, nil
+		}
+		plan := closedPlan(1, nil, 2*time.Second, 1)
+		x, _, err := Execute(context.Background(), Options{Plan: plan, New: newS}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 3 failures (pauses 50+100+200ms = 350ms), then 100ms sessions
+		// back to back: 17 start before 2s (this fake ignores the stop
+		// signal, so the last completes in the grace period).
+		st := x.Stats.Snapshot()
+		if st.FailedStarts != 3 || st.Completed != 17 {
+			t.Errorf("%+v: want 3 failed starts, 17 completed", st)
+		}
+	})
+}
+
+// TestRunFailedStarts: sessions that cannot open a socket are failures of
+// the flow's first step with their reason (table, JSON, Prometheus read
+// the step's reasons), counted as failed starts in the result, and the
+// first one prints one line naming the open-files limit and --workers.
+func TestRunFailedStarts(t *testing.T) {
+	plan := mustPlan(t, fakeYAML)
+	n := 0
+	factory := func(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (simclient.Session, error) {
+		n++ // the open model calls it on one goroutine
+		if n%4 == 0 {
+			return nil, emfile()
+		}
+		return fakeFactory(time.Millisecond)(sh, id, flow, src)
+	}
+	var warn bytes.Buffer
+	res, err := Run(context.Background(), Config{Plan: plan, Factory: factory, Warnings: &warn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Engine.Sessions
+	if s.Started != 40 || s.Failed != 10 || s.FailedStarts != 10 || res.Sessions.FailedStarts != 10 {
+		t.Errorf("sessions %+v (result %+v): want 40 started, 10 failed starts", s, res.Sessions)
+	}
+	var first *reports.Series
+	for i := range res.Steps {
+		if res.Steps[i].Name == "list_rooms" {
+			first = &res.Steps[i]
+		}
+	}
+	if first == nil || first.Failures != 10 || first.FailuresByReason[simclient.ReasonNoFiles] != 10 ||
+		res.Totals.FailuresByReason[simclient.ReasonNoFiles] != 10 {
+		t.Errorf("list_rooms %+v, totals %v: want 10 failures too_many_open_files", first, res.Totals.FailuresByReason)
+	}
+	lines := strings.Split(strings.TrimSpace(warn.String()), "\n")
+	limit := fmt.Sprintf("RLIMIT_NOFILE %d", OpenFilesLimit())
+	if len(lines) != 1 || !strings.Contains(lines[0], "too many open files") || !strings.Contains(lines[0], limit) ||
+		!strings.Contains(lines[0], "--workers") {
+		t.Errorf("warnings %q: want one line naming the reason, %s and --workers", warn.String(), limit)
+	}
+}
+
+func TestEstimateFiles(t *testing.T) {
+	udp := embeddedConfig(scenario.UDPLobby, scenario.EmbeddedServer{MaxInstances: 10})
+	tcp := embeddedConfig(scenario.TCPLobby, scenario.EmbeddedServer{MaxInstances: 10})
+	lev := embeddedConfig(scenario.Leviathan, scenario.EmbeddedServer{})
+	plan := &scenario.Plan{Load: scenario.LoadShape{MaxClients: 1000}}
+	tests := []struct {
+		name          string
+		shard         Shard
+		srv           *refserver.Config
+		clients, serv int
+	}{
+		{"target", Shard{}, nil, 1000, 0},
+		{"udp embedded", Shard{}, &udp, 1000, 11},
+		{"tcp embedded: a connection per client", Shard{}, &tcp, 1000, 11 + 1001},
+		{"leviathan embedded", Shard{}, &lev, 1000, 1},
+		{"shard 1/3", Shard{1, 3}, nil, 333, 0},
+	}
+	for _, tc := range tests {
+		f := EstimateFiles(plan, tc.shard, tc.srv)
+		if f.Clients != tc.clients || f.Server != tc.serv || f.Needed() != tc.clients+tc.serv+FilesMargin {
+			t.Errorf("%s: %+v, want %d clients %d server", tc.name, f, tc.clients, tc.serv)
+		}
+	}
+	for _, tc := range []struct {
+		f    Files
+		fits bool
+	}{
+		{Files{Clients: 100, Margin: 64, Limit: 164}, true},
+		{Files{Clients: 100, Margin: 64, Limit: 163}, false},
+		{Files{Clients: 1 << 20}, true}, // limit unknown
+	} {
+		if tc.f.Fits() != tc.fits {
+			t.Errorf("%+v: Fits %v", tc.f, !tc.fits)
+		}
+	}
+}
