@@ -31,6 +31,9 @@ func (p *Plan) Describe(w io.Writer) error {
 		proto += fmt.Sprintf(", instance ports %d-%d", p.InstancePorts.First, p.InstancePorts.Last)
 	}
 	fmt.Fprintf(tw, "  protocol\t%s\n", proto)
+	if p.OnViolation != "" {
+		fmt.Fprintf(tw, "  on violation\t%s\n", p.OnViolation)
+	}
 	fmt.Fprintf(tw, "  load\t%s\n", p.Load.describe())
 	fmt.Fprintf(tw, "  requests\ttimeout %s, %d retries %s apart\n", p.Defaults.Timeout, p.Defaults.Retries, p.Defaults.RetryInterval)
 	fmt.Fprintf(tw, "  seed\t%d\n", p.Seed)

@@ -291,7 +291,7 @@ var movedKeys = map[string]map[string]string{
 
 var indexRE = regexp.MustCompile(`\[\d+\]`)
 
-var topKeys = []string{"name", "description", "target", "protocol", "header_profile", "instance_ports",
+var topKeys = []string{"name", "description", "target", "protocol", "header_profile", "instance_ports", "on_violation",
 	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "embedded_server"}
 
 func (d *decoder) plan(root *yaml.Node) *Plan {
@@ -340,6 +340,12 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 				d.errf(n, "instance_ports: %v", err)
 			}
 			p.InstancePorts = r
+		}
+	}
+	p.OnViolation = ViolationContinue
+	if n := f.get("on_violation"); n != nil {
+		if v, ok := d.oneOf(n, "on_violation", []string{string(ViolationContinue), string(ViolationFailStep)}); ok {
+			p.OnViolation = ViolationAction(v)
 		}
 	}
 	if n := f.get("seed"); n != nil {

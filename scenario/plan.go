@@ -37,6 +37,10 @@ type Plan struct {
 	Protocol      Protocol
 	HeaderProfile string    // udp-lobby: "spec" (default), "rtype17" or "auto"
 	InstancePorts PortRange // udp-lobby: the range instance ports must fall in; zero = unknown
+	// OnViolation is what a session does with a reply that breaks a
+	// protocol rule but still carries the fields its flow needs:
+	// ViolationContinue (the default) or ViolationFailStep.
+	OnViolation ViolationAction
 
 	Seed       int64 // seeds every random choice (flow pick, think times, impairment)
 	Load       LoadShape
@@ -53,6 +57,19 @@ type Plan struct {
 	// is empty; it is rejected when a target is given.
 	Embedded EmbeddedServer
 }
+
+// ViolationAction is the scenario's on_violation: what a session does with
+// a reply that breaks a rule but can still be read.
+type ViolationAction string
+
+const (
+	// ViolationContinue counts the violation (rule id, hex sample) and goes
+	// on with the fields read from the reply, as a load test should.
+	ViolationContinue ViolationAction = "continue"
+	// ViolationFailStep fails the request and its step with reason
+	// "violation", ending the session (the strict behaviour).
+	ViolationFailStep ViolationAction = "fail_step"
+)
 
 // PortRange is an inclusive range of ports; the zero value means "not given".
 type PortRange struct{ First, Last uint16 }

@@ -92,6 +92,8 @@ func TestValidation(t *testing.T) {
 		{"threshold ok", minimal + "thresholds: [join.p99 < 20ms, join.count >= 5, errors.rate < 1%, violations == 0]\n", nil},
 		{"source not loopback", minimal + "source_addrs: 192.168.1.1\n", []string{`9: source_addrs: 192.168.1.1 is not a loopback address`}},
 		{"source non-loopback target ok", minimal + "target: 10.1.2.3:8080\nsource_addrs: 10.1.2.4-10.1.2.5\n", nil},
+		{"on_violation typo", minimal + "on_violation: fail\n", []string{`9: on_violation: unknown value "fail" (want one of continue, fail_step)`}},
+		{"on_violation ok", minimal + "on_violation: fail_step\n", nil},
 		{"socket buffer", minimal + "socket_buffer: 12\n", []string{`9: socket_buffer: 12 is outside 1KiB-1GiB`}},
 		{"percent without sign", minimal + "impairment: {drop: 5}\n", []string{`9: impairment.drop: percentage "5" has no % sign (want e.g. 5%)`}},
 		{"closed over max", strings.Replace(minimal, "{rate: 10/s, duration: 2s}", "{clients: 10, duration: 2s, max_clients: 5}", 1), []string{`2: load.max_clients 5 is below the peak of 10 clients`}},

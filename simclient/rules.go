@@ -1,5 +1,14 @@
 package simclient
 
+import (
+	"fmt"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
 // Semantic rule ids sessions report besides the wire packages' decode rules
 // (udplobby U-…/I-…, tcplobby T-…, leviathan L-…). They judge meaning, not bytes: what a
 // well-formed reply says given the request and what came before. The ids
@@ -13,7 +22,7 @@ const (
 	RuleUJoinRoom        = "U-JOIN-ROOM"         // JOIN_SUCCESS names another room than the one requested
 	RuleUCreatedList     = "U-CREATED-LISTED"    // a room this client just created is missing from its next list
 	RuleUMalformedAns    = "U-MALFORMED-REPLY"   // the lobby answered a malformed packet instead of dropping it
-	RuleUReplySource     = "U-REPLY-SOURCE"      // a datagram from an address the client never sent to
+	RuleUReplySource     = "U-REPLY-SOURCE"      // a datagram from an address or port the client never sent to
 	RuleURoomPortChanged = "U-ROOM-PORT-CHANGED" // a room listed twice to the same client with two ports
 	RuleURoomState       = "U-ROOM-STATE-ORDER"  // a room's listed state went back (e.g. Playing, then Waiting)
 	// Game instance (PROTOCOLS.md §2).
@@ -59,7 +68,7 @@ var Rules = []RuleInfo{
 	{RuleUJoinRoom, "1.2", "JOIN_SUCCESS names another roomId than the one requested"},
 	{RuleUCreatedList, "1.2", "a room this client created is missing from the list it asked for right after (best effort, within 1 s)"},
 	{RuleUMalformedAns, "1.2", "the lobby replied to a malformed datagram instead of dropping it silently"},
-	{RuleUReplySource, "1.1", "a datagram came from an address this client never sent to (replies come from the lobby or the instance port)"},
+	{RuleUReplySource, "1.1", "a datagram came from an address or port this client never sent to (replies come from the lobby's or the instance's port); one from the lobby's or instance's host on another port is still used unless on_violation is fail_step"},
 	{RuleURoomPortChanged, "1.3", "a room listed to the same client twice with two different ports (a room's port is stable)"},
 	{RuleURoomState, "2", "a room's listed state went back between two lists of the same client (Waiting → Countdown → Playing → Finished)"},
 	{RuleISeqEcho, "2", "an instance reply's sequenceId matches no request this client sent"},
@@ -93,4 +102,21 @@ func DescribeRule(id string) string {
 		}
 	}
 	return ""
+}
+
+// ReplyViolation is the one place the three clients decide what a reply
+// that broke rule does to the request it answers. It records the
+// violation (rule, the reply's bytes data, the request req or nil, detail)
+// on rec and returns nil when the session carries on: the reply is usable
+// (the fields the flow needs could be read from it) and the scenario's
+// on_violation is continue (the default). Otherwise it returns the
+// *RequestError (reports.ReasonViolation) the request fails with: the
+// reply is unusable, or on_violation is fail_step.
+func (sh *Shared) ReplyViolation(rec *metrics.Recorder, rule string, data, req []byte, detail string, usable bool) *RequestError {
+	if usable && sh.Plan.OnViolation != scenario.ViolationFailStep {
+		rec.Violation(rule, time.Now(), data, req, detail+" (carried on with the fields read)")
+		return nil
+	}
+	rec.Violation(rule, time.Now(), data, req, detail)
+	return &RequestError{Reason: reports.ReasonViolation, Err: fmt.Errorf("%s: %s", rule, detail)}
 }

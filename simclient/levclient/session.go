@@ -387,11 +387,15 @@ func (s *session) next1(ctx context.Context, deadline time.Time) (*lv.Message, e
 	}
 }
 
-// violation records a bad reply and returns the request failure.
-func (s *session) violation(rule string, m *lv.Message, format string, a ...any) error {
-	detail := fmt.Sprintf(format, a...)
-	s.rec.Violation(rule, time.Now(), lv.AppendMessage(nil, m), nil, detail)
-	return &reqFail{Reason: reports.ReasonViolation, Err: fmt.Errorf("%s: %s", rule, detail)}
+// bad records a reply m that broke rule. usable says whether the flow can
+// still read what it needs from it: simclient.ReplyViolation decides, with
+// the scenario's on_violation, whether the flow carries on (accept, nil)
+// or the request fails (refuse and the failure).
+func (s *session) bad(usable bool, rule string, m *lv.Message, format string, a ...any) (verdict, error) {
+	if e := s.sh.ReplyViolation(s.rec, rule, lv.AppendMessage(nil, m), nil, fmt.Sprintf(format, a...), usable); e != nil {
+		return refuse, e
+	}
+	return accept, nil
 }
 
 // answers checks that m is a response of type want to num.
@@ -405,12 +409,12 @@ func (s *session) answers(num uint32, m *lv.Message, want ...lv.ResponseType) (v
 	}
 	if !ok {
 		if m.ResponseTo == num {
-			return refuse, s.violation(RuleReplyType, m, "request #%d answered by %v", num, m.ResponseType())
+			return s.bad(false, RuleReplyType, m, "request #%d answered by %v", num, m.ResponseType())
 		}
 		return skip, nil
 	}
 	if m.ResponseTo != num {
-		return refuse, s.violation(RuleResponseTo, m, "%v has ResponseTo %d, want %d", m.ResponseType(), m.ResponseTo, num)
+		return s.bad(true, RuleResponseTo, m, "%v has ResponseTo %d, want %d", m.ResponseType(), m.ResponseTo, num)
 	}
 	return accept, nil
 }
@@ -426,7 +430,7 @@ func (s *session) connect(ctx context.Context, st *scenario.Step, intended time.
 			if v == accept {
 				var p lv.Connect
 				if e := p.Decode(m.Payload); e != nil || p.CheckValue != lv.CheckValue {
-					return refuse, s.violation(RuleCheckValue, m, "Connect reply CheckValue %d (%v)", p.CheckValue, e)
+					return s.bad(e == nil, RuleCheckValue, m, "Connect reply CheckValue %d (%v)", p.CheckValue, e)
 				}
 			}
 			return v, err
@@ -459,16 +463,18 @@ func (s *session) allowOrDeny(m *lv.Message, want lv.AcceptedType) (verdict, err
 	if m.ResponseType() == lv.ResServerDisallow {
 		var p lv.ServerDisallow
 		if err := p.Decode(m.Payload); err != nil {
-			return refuse, s.violation(string(lv.RulePayload), m, "%v", err)
+			return s.bad(false, string(lv.RulePayload), m, "%v", err)
 		}
 		return refuse, &reqFail{Reason: reports.ReasonJoinDeny, Err: fmt.Errorf("ServerDisallow reason %v: %q", p.Reason, p.Message)}
 	}
 	var p lv.ServerAllow
 	if err := p.Decode(m.Payload); err != nil {
-		return refuse, s.violation(string(lv.RulePayload), m, "%v", err)
+		return s.bad(false, string(lv.RulePayload), m, "%v", err)
 	}
 	if p.Accepted != want {
-		return refuse, s.violation(RuleReplyType, m, "ServerAllow AcceptedType %v, want %v", p.Accepted, want)
+		if v, err := s.bad(true, RuleReplyType, m, "ServerAllow AcceptedType %v, want %v", p.Accepted, want); v != accept {
+			return v, err
+		}
 	}
 	if want == lv.AcceptConnectAccepted {
 		if id, ok := p.PlayerID(); ok {
@@ -484,7 +490,9 @@ func (s *session) joinGame(ctx context.Context, st *scenario.Step, intended time
 		func(num uint32, m *lv.Message) (verdict, error) {
 			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResStartWorldReceive {
 				if m.ResponseTo != 0 && m.ResponseTo != num {
-					return refuse, s.violation(RuleResponseTo, m, "StartWorldReceive ResponseTo %d, want 0 or %d", m.ResponseTo, num)
+					if v, err := s.bad(true, RuleResponseTo, m, "StartWorldReceive ResponseTo %d, want 0 or %d", m.ResponseTo, num); v != accept {
+						return v, err
+					}
 				}
 				world = true
 			} else {
@@ -529,7 +537,7 @@ func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 					return skip, nil
 				}
 				if m.ResponseTo != 0 && m.ResponseTo != num {
-					return refuse, s.violation(RuleResponseTo, m, "Echo answered with ResponseTo %d, want 0", m.ResponseTo)
+					return s.bad(true, RuleResponseTo, m, "Echo answered with ResponseTo %d, want 0", m.ResponseTo)
 				}
 				return accept, nil
 			})
@@ -550,7 +558,7 @@ func (s *session) status(ctx context.Context, st *scenario.Step, intended time.T
 			if v == accept {
 				var p lv.ServerStatus
 				if e := p.Decode(m.Payload); e != nil {
-					return refuse, s.violation(string(lv.RulePayload), m, "%v", e)
+					return s.bad(false, string(lv.RulePayload), m, "%v", e)
 				}
 			}
 			return v, err

@@ -11,17 +11,34 @@ import (
 
 // handle decodes and judges one frame, applying its effects. When it is the
 // pending request's answer it sets s.done (or s.refusal).
+//
+// A frame that does not decode is a violation of its rule (hex sample).
+// When tcplobby.Salvage can still read the fields the flow needs (a
+// 6-byte CREATE_ROOM_ACK's RoomID, a 2-byte JOIN_ROOM_ACK's Status …) and
+// the scenario's on_violation is continue, the frame is handled with what
+// was read (simclient.ReplyViolation); otherwise, if it answers the
+// pending request, that request fails with reason "violation".
 func (s *session) handle(p []byte) {
 	m, err := s.dec.Decode(p)
+	s.salvaged = false
 	if err != nil {
-		rule := tcplobby.RuleOf(err)
 		var req []byte
-		if s.pend != 0 && len(p) > 0 && tcplobby.Type(p[0]) == s.pend {
+		pending := s.pend != 0 && len(p) > 0 && tcplobby.Type(p[0]) == s.pend
+		if pending {
 			req = s.req
-			s.refusal = &reqFail{Reason: reports.ReasonViolation, Err: err}
 		}
-		s.violation(rule, p, req, err.Error())
-		return
+		sm, note, usable := tcplobby.Salvage(p)
+		detail := err.Error()
+		if usable {
+			detail += "; " + note
+		}
+		if e := s.sh.ReplyViolation(s.rec, tcplobby.RuleOf(err), p, req, detail, usable); e != nil {
+			if pending {
+				s.refusal = e
+			}
+			return
+		}
+		m, s.salvaged = sm, true
 	}
 	switch m := m.(type) {
 	case *tcplobby.ListRoomsReq, *tcplobby.CreateRoomReq, *tcplobby.JoinRoomReq, *tcplobby.ConnectReq,
@@ -31,14 +48,14 @@ func (s *session) handle(p []byte) {
 		if !s.answer(p, tcplobby.TypeConnectAck) {
 			return
 		}
-		switch {
-		case !m.Success:
+		if !m.Success {
 			s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("CONNECT_ACK Success 0 for name %q", s.name.String())}
-		case m.PlayerHash == 0:
-			s.bad(simclient.RuleTHash, p, "CONNECT_ACK success with player hash 0")
-		default:
-			s.hash = m.PlayerHash
+			return
 		}
+		if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "CONNECT_ACK success with player hash 0", true) {
+			return
+		}
+		s.hash = m.PlayerHash
 	case *tcplobby.ListRoomsAck:
 		if !s.answer(p, tcplobby.TypeListRoomsAck) {
 			return
@@ -47,8 +64,8 @@ func (s *session) handle(p []byte) {
 		for i := range s.rooms {
 			r := &s.rooms[i]
 			if r.ID == 0 || r.MaxPlayers > tcplobby.MaxPlayers || r.PlayerCount > r.MaxPlayers {
-				s.bad(simclient.RuleTRoomList, p, fmt.Sprintf("room #%d: id %d, %d/%d players", i, r.ID, r.PlayerCount, r.MaxPlayers))
-				return
+				s.bad(simclient.RuleTRoomList, p, fmt.Sprintf("room #%d: id %d, %d/%d players", i, r.ID, r.PlayerCount, r.MaxPlayers), true)
+				return // one violation per list
 			}
 		}
 	case *tcplobby.CreateRoomAck:
@@ -59,8 +76,7 @@ func (s *session) handle(p []byte) {
 			s.refusal = &reqFail{Reason: simclient.ReasonRoomFull, Err: fmt.Errorf("CREATE_ROOM_ACK RoomID 0 (hash %d)", m.PlayerHash)}
 			return
 		}
-		if m.PlayerHash == 0 {
-			s.bad(simclient.RuleTHash, p, "CREATE_ROOM_ACK with player hash 0")
+		if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "CREATE_ROOM_ACK with player hash 0", true) {
 			return
 		}
 		s.enterRoom(m.RoomID, m.PlayerHash)
@@ -76,16 +92,15 @@ func (s *session) handle(p []byte) {
 			s.refusal = &reqFail{Reason: reports.ReasonJoinFailed, Err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
 			return
 		}
-		if m.PlayerHash == 0 {
-			s.bad(simclient.RuleTHash, p, "JOIN_ROOM_ACK SUCCESS with player hash 0")
+		// A salvaged ACK lacks the fields these rules judge: nothing to add.
+		if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "JOIN_ROOM_ACK SUCCESS with player hash 0", true) {
 			return
 		}
 		found := false
 		for _, pl := range m.Players[:m.Count] {
 			found = found || pl.Hash == m.PlayerHash
 		}
-		if !found {
-			s.bad(simclient.RuleTJoinAck, p, fmt.Sprintf("JOIN_ROOM_ACK SUCCESS: the joiner's hash %d is not among its %d players", m.PlayerHash, m.Count))
+		if !found && !s.salvaged && !s.bad(simclient.RuleTJoinAck, p, fmt.Sprintf("JOIN_ROOM_ACK SUCCESS: the joiner's hash %d is not among its %d players", m.PlayerHash, m.Count), true) {
 			return
 		}
 		s.enterRoom(s.joining, m.PlayerHash)
@@ -110,14 +125,16 @@ func (s *session) handle(p []byte) {
 		}
 		delete(s.members, m.PlayerHash)
 	case *tcplobby.PlayerReady:
-		if _, in := s.members[m.PlayerHash]; s.room == 0 || !in && m.PlayerHash != s.hash {
+		// With its own hash unknown (a short ACK), the client cannot tell
+		// its own PLAYER_READY from a stranger's: not judged.
+		if _, in := s.members[m.PlayerHash]; s.room == 0 || !in && m.PlayerHash != s.hash && s.hash != 0 {
 			s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_READY for hash %d, not a member of this client's room", m.PlayerHash))
 		}
 		if s.room != 0 {
 			s.members[m.PlayerHash] = m.Ready
 		}
-		if s.pend == tcplobby.TypePlayerReady && m.PlayerHash == s.hash {
-			s.done = true
+		if s.pend == tcplobby.TypePlayerReady && (m.PlayerHash == s.hash || s.hash == 0) {
+			s.done = true // hash unknown: the first PLAYER_READY after READY_REQ
 		}
 	case *tcplobby.Countdown:
 		if s.room == 0 {
@@ -156,10 +173,17 @@ func (s *session) answer(p []byte, t tcplobby.Type) bool {
 	return false
 }
 
-// bad records a violation by the pending request's reply and fails it.
-func (s *session) bad(rule string, p []byte, detail string) {
-	s.violation(rule, p, s.req, detail)
-	s.refusal = &reqFail{Reason: reports.ReasonViolation, Err: fmt.Errorf("%s: %s", rule, detail)}
+// bad records a violation by the pending request's reply p. usable says
+// whether the fields the flow needs were read from it:
+// simclient.ReplyViolation decides, with the scenario's on_violation,
+// whether the flow carries on (true: the caller applies the reply) or the
+// request fails (false, s.refusal set).
+func (s *session) bad(rule string, p []byte, detail string, usable bool) bool {
+	if e := s.sh.ReplyViolation(s.rec, rule, p, s.req, detail, usable); e != nil {
+		s.refusal = e
+		return false
+	}
+	return true
 }
 
 func (s *session) enterRoom(room uint32, hash uint64) {

@@ -70,6 +70,7 @@ type session struct {
 	gameStart   tcplobby.GameStart
 	lastError   *tcplobby.ErrorMsg
 	closedBy    error // the server ended the connection
+	salvaged    bool  // the frame being handled was read by tcplobby.Salvage
 
 	// pending request
 	joining   uint32 // room of a pending JOIN_ROOM_REQ

@@ -183,6 +183,11 @@ func script(t testing.TB, reply func(req tcplobby.Message) [][]byte) netip.AddrP
 
 func frame(m tcplobby.Message) []byte { return tcplobby.AppendFrame(nil, m) }
 
+// rawFrame frames payload as it is, however malformed.
+func rawFrame(payload ...byte) []byte {
+	return append([]byte{byte(len(payload)), byte(len(payload) >> 8), 0, 0}, payload...)
+}
+
 func TestMisbehavingTCPLobby(t *testing.T) {
 	okConnect := func(req tcplobby.Message) [][]byte {
 		switch req.(type) {
@@ -196,6 +201,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 	tests := []struct {
 		name     string
 		flow     string
+		extra    string // scenario keys
 		reply    func(req tcplobby.Message) [][]byte
 		wantRule string
 		wantFail string
@@ -210,12 +216,75 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			wantFail: simclient.ReasonRefused, failStep: "connect",
 		},
 		{
-			name: "hash 0 on success",
-			flow: "[connect]",
+			name:  "hash 0 on success, fail_step",
+			flow:  "[connect]",
+			extra: "on_violation: fail_step",
 			reply: func(tcplobby.Message) [][]byte {
 				return [][]byte{frame(&tcplobby.ConnectAck{Success: true})}
 			},
 			wantRule: simclient.RuleTHash, wantFail: reports.ReasonViolation, failStep: "connect",
+		},
+		{
+			name: "hash 0 on success, continue",
+			flow: "[connect, list]",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.ConnectReq); ok {
+					return [][]byte{frame(&tcplobby.ConnectAck{Success: true})}
+				}
+				return okConnect(req)
+			},
+			wantRule: simclient.RuleTHash,
+		},
+		{
+			name: "6-byte CREATE_ROOM_ACK, continue",
+			flow: "[connect, {create: r1}, ready]",
+			reply: func(req tcplobby.Message) [][]byte {
+				switch req.(type) {
+				case *tcplobby.CreateRoomReq:
+					return [][]byte{rawFrame(0x04, 0x00, 3, 0, 0, 0)} // Type, Status, RoomID 3
+				case *tcplobby.ReadyReq:
+					return [][]byte{frame(&tcplobby.PlayerReady{PlayerHash: 7, Ready: true})}
+				}
+				return okConnect(req)
+			},
+			wantRule: tcplobby.RuleSizeFixed,
+		},
+		{
+			name:  "6-byte CREATE_ROOM_ACK, fail_step",
+			flow:  "[connect, {create: r1}]",
+			extra: "on_violation: fail_step",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.CreateRoomReq); ok {
+					return [][]byte{rawFrame(0x04, 0x00, 3, 0, 0, 0)}
+				}
+				return okConnect(req)
+			},
+			wantRule: tcplobby.RuleSizeFixed, wantFail: reports.ReasonViolation, failStep: "create",
+		},
+		{
+			name: "2-byte JOIN_ROOM_ACK SUCCESS, continue",
+			flow: "[connect, {join: 5}, ready]",
+			reply: func(req tcplobby.Message) [][]byte {
+				switch req.(type) {
+				case *tcplobby.JoinRoomReq:
+					return [][]byte{rawFrame(0x06, 0x00)}
+				case *tcplobby.ReadyReq:
+					return [][]byte{frame(&tcplobby.PlayerReady{PlayerHash: 9, Ready: true})}
+				}
+				return okConnect(req)
+			},
+			wantRule: tcplobby.RuleSizeCount,
+		},
+		{
+			name: "2-byte JOIN_ROOM_ACK ROOM_FULL is still a refusal",
+			flow: "[connect, {join: 5}]",
+			reply: func(req tcplobby.Message) [][]byte {
+				if _, ok := req.(*tcplobby.JoinRoomReq); ok {
+					return [][]byte{rawFrame(0x06, 0x01)}
+				}
+				return okConnect(req)
+			},
+			wantRule: tcplobby.RuleSizeCount, wantFail: reports.ReasonJoinFailed, failStep: "join",
 		},
 		{
 			name: "wrong reply type",
@@ -286,8 +355,9 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			wantRule: simclient.RuleTBroadcast,
 		},
 		{
-			name: "join ack without the joiner",
-			flow: "[connect, {join: 5}]",
+			name:  "join ack without the joiner",
+			flow:  "[connect, {join: 5}]",
+			extra: "on_violation: fail_step",
 			reply: func(req tcplobby.Message) [][]byte {
 				if _, ok := req.(*tcplobby.JoinRoomReq); ok {
 					a := &tcplobby.JoinRoomAck{Status: tcplobby.JoinSuccess, PlayerHash: 7, Count: 1}
@@ -335,7 +405,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := script(t, tc.reply)
-			p := plan(t, "defaults: {timeout: 200ms}", "  - steps: "+tc.flow+"\n")
+			p := plan(t, "defaults: {timeout: 200ms}\n"+tc.extra, "  - steps: "+tc.flow+"\n")
 			r := runSessions(t, p, addr, 1)
 			v := r.violations()
 			if tc.wantRule != "" && v[tc.wantRule] == 0 {

@@ -38,11 +38,15 @@ type fakeLobby struct {
 	dup bool
 	// size is the players a room takes.
 	size int
+	// otherPort makes every instance send from a second socket, not from
+	// the port the lobby handed out (replies and events alike).
+	otherPort bool
 }
 
 type fakeRoom struct {
 	id      uint32
 	conn    *net.UDPConn
+	out     *net.UDPConn // what the instance sends from: conn, or a second socket (otherPort)
 	port    uint16
 	players map[netip.AddrPort]bool // ready
 	started bool
@@ -66,6 +70,9 @@ func newFakeLobby(t testing.TB, p udplobby.Profile, setup ...func(*fakeLobby)) *
 		defer f.mu.Unlock()
 		for _, r := range f.rooms {
 			r.conn.Close()
+			if r.out != r.conn {
+				r.out.Close()
+			}
 		}
 	})
 	return f
@@ -145,7 +152,12 @@ func (f *fakeLobby) defaultLobby(m *udplobby.Message) []byte {
 			return udplobby.AppendJoinFailed(nil, f.p, m.Seq)
 		}
 		f.nextID++
-		r := &fakeRoom{id: f.nextID, conn: c, port: uint16(c.LocalAddr().(*net.UDPAddr).Port), players: map[netip.AddrPort]bool{}}
+		r := &fakeRoom{id: f.nextID, conn: c, out: c, port: uint16(c.LocalAddr().(*net.UDPAddr).Port), players: map[netip.AddrPort]bool{}}
+		if f.otherPort {
+			if o, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); err == nil {
+				r.out = o
+			}
+		}
 		f.rooms[r.id] = r
 		go f.serveRoom(r)
 		return udplobby.AppendRoomCreated(nil, f.p, m.Seq, r.id, r.port)
@@ -222,7 +234,7 @@ func (f *fakeLobby) serveRoom(r *fakeRoom) {
 			out = f.instHook(f, r, &m, def)
 		}
 		if out != nil {
-			r.conn.WriteToUDPAddrPort(out, from)
+			r.out.WriteToUDPAddrPort(out, from)
 		}
 	}
 }
@@ -230,7 +242,7 @@ func (f *fakeLobby) serveRoom(r *fakeRoom) {
 func (f *fakeLobby) countdownRoom(r *fakeRoom, to []netip.AddrPort) {
 	send := func(b []byte) {
 		for _, a := range to {
-			r.conn.WriteToUDPAddrPort(b, a)
+			r.out.WriteToUDPAddrPort(b, a)
 		}
 	}
 	b, _ := udplobby.AppendEmpty(nil, f.p, udplobby.ServerAllReady, 0)

@@ -93,7 +93,7 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 				return s.p.sent, nil
 			case replyBad:
 				s.rec.Fail(key, reports.ReasonViolation, time.Now())
-				return s.p.sent, &reqFail{Reason: reports.ReasonViolation, Err: s.badReply}
+				return s.p.sent, s.badReply
 			case replyRefused:
 				s.rec.Fail(key, s.refusal.Reason, time.Now())
 				return s.p.sent, s.refusal
@@ -171,17 +171,29 @@ const (
 
 // handle decodes and judges one received datagram. It applies the effects
 // of a good reply to the pending request and of instance events.
+//
+// A datagram from the lobby's or the instance's host but another port (a
+// server answering through a second socket) is decoded as whichever
+// channel its type belongs to and counted as RuleUReplySource, naming the
+// port that answered. It is then used as if it came from the right port
+// (simclient.ReplyViolation: unless on_violation is fail_step, which fails
+// the pending request, and drops such events). Requests keep going to
+// the port the lobby gave: PROTOCOLS.md puts the instance there, and a
+// client behind NAT or with a connected socket could use no other.
 func (s *session) handle(data []byte, from netip.AddrPort) verdict {
-	var ch udplobby.Channel
+	ch := udplobby.ChannelAny
 	switch {
 	case from == s.lobby:
 		ch = udplobby.ChannelLobby
 	case s.inst.IsValid() && from == s.inst:
 		ch = udplobby.ChannelInstance
+	case from.Addr() == s.lobby.Addr() || s.inst.IsValid() && from.Addr() == s.inst.Addr():
+		// another port of a host this client talks to: judged below
 	default:
 		s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("datagram from %v, which this client never sent to (lobby %v, instance %v)", from, s.lobby, s.inst))
 		return replyNone
 	}
+	other := ch == udplobby.ChannelAny
 	if !s.known {
 		s.syncProfile()
 		if !s.known {
@@ -194,16 +206,28 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 	dec := udplobby.Decoder{Profile: s.profile, Dir: udplobby.ServerToClient, Channel: ch}
 	m := &s.msg
 	if err := dec.Decode(data, m); err != nil {
+		if other {
+			s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("undecodable datagram from %v, a port this client never sent to (lobby %v, instance %v)", from, s.lobby, s.inst))
+		}
 		return s.decodeFailed(data, err)
+	}
+	if other {
+		ch = m.Type.Channel()
 	}
 	if ch == udplobby.ChannelInstance {
 		switch m.Type {
 		case udplobby.ServerAllReady, udplobby.ServerCountdownTick, udplobby.ServerGameStart,
 			udplobby.ServerGameEnd, udplobby.ServerPlayerDisconnected, udplobby.ServerDisconnect:
+			if other && s.sh.ReplyViolation(s.rec, simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch), true) != nil {
+				return replyNone // on_violation fail_step: not taken
+			}
 			return s.event(data, m)
 		}
 	}
 	if !s.p.active || m.Seq != s.p.seq || s.p.inst != (ch == udplobby.ChannelInstance) {
+		if other {
+			s.violation(simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch))
+		}
 		if s.knownSeq(m.Seq) {
 			s.stale++ // a late or duplicated answer to an earlier (retried) request
 			return replyNone
@@ -215,7 +239,22 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		s.violation(rule, data, nil, fmt.Sprintf("%v seq %d: this client sent sequence ids 1-%d", m.Type, m.Seq, s.sent))
 		return replyNone
 	}
+	if other {
+		if v := s.bad(simclient.RuleUReplySource, data, s.sourceDetail(m, from, ch), true); v != replyOK {
+			return v
+		}
+	}
 	return s.reply(data, m)
+}
+
+// sourceDetail describes a message m that came from port from instead of
+// the lobby's or the instance's.
+func (s *session) sourceDetail(m *udplobby.Message, from netip.AddrPort, ch udplobby.Channel) string {
+	want, who := s.lobby, "lobby"
+	if ch == udplobby.ChannelInstance {
+		want, who = s.inst, "instance"
+	}
+	return fmt.Sprintf("%v came from port %d, not from the %s's port %d it was sent to (a client behind NAT or with a connected socket never receives it)", m.Type, from.Port(), who, want.Port())
 }
 
 // knownSeq reports whether seq is one this session already used.
@@ -248,7 +287,7 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 		if p.inst {
 			rule = simclient.RuleIReplyType
 		}
-		return s.bad(rule, data, fmt.Sprintf("%v answered with %v", p.typ, m.Type))
+		return s.bad(rule, data, fmt.Sprintf("%v answered with %v", p.typ, m.Type), false)
 	}
 	switch m.Type {
 	case udplobby.LobbyRoomList:
@@ -257,7 +296,10 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 		s.compareLists(data)
 		for i := range s.rooms {
 			if r := &s.rooms[i]; !s.portOK(r.Port) {
-				return s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last))
+				if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
+					return v
+				}
+				break // one violation per list
 			}
 		}
 		if s.created != 0 && time.Since(s.createdAt) < createdListWindow {
@@ -275,20 +317,30 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 		}
 	case udplobby.LobbyRoomCreated:
 		if !s.portOK(m.Port) {
-			return s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("ROOM_CREATED port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last))
+			if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("ROOM_CREATED port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
+				return v
+			}
 		}
 		s.sh.Rooms.Replace(m.RoomID, m.Port)
 		s.roomID, s.created, s.createdAt = m.RoomID, m.RoomID, time.Now()
 		s.setInstance(m.Port)
 	case udplobby.LobbyJoinSuccess:
+		// Each of these leaves the port readable: with on_violation
+		// continue the flow goes on to the port JOIN_SUCCESS gave.
 		if m.RoomID != p.roomID {
-			return s.bad(simclient.RuleUJoinRoom, data, fmt.Sprintf("asked to join room %d, JOIN_SUCCESS names room %d", p.roomID, m.RoomID))
+			if v := s.bad(simclient.RuleUJoinRoom, data, fmt.Sprintf("asked to join room %d, JOIN_SUCCESS names room %d", p.roomID, m.RoomID), true); v != replyOK {
+				return v
+			}
 		}
 		if !s.portOK(m.Port) {
-			return s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("JOIN_SUCCESS port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last))
+			if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("JOIN_SUCCESS port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
+				return v
+			}
 		}
 		if prev, known := s.sh.Rooms.Observe(m.RoomID, m.Port); known && prev != m.Port {
-			return s.bad(simclient.RuleUJoinPort, data, fmt.Sprintf("room %d was created on port %d, JOIN_SUCCESS says %d", m.RoomID, prev, m.Port))
+			if v := s.bad(simclient.RuleUJoinPort, data, fmt.Sprintf("room %d was created on port %d, JOIN_SUCCESS says %d", m.RoomID, prev, m.Port), true); v != replyOK {
+				return v
+			}
 		}
 		s.roomID = m.RoomID
 		s.setInstance(m.Port)
@@ -303,7 +355,7 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 		s.instJoined = true
 	case udplobby.ServerPong:
 		if m.Value != p.value {
-			return s.bad(simclient.RuleIPongEcho, data, fmt.Sprintf("PONG clientTime %d, ping sent %d", m.Value, p.value))
+			return s.bad(simclient.RuleIPongEcho, data, fmt.Sprintf("PONG clientTime %d, ping sent %d", m.Value, p.value), true)
 		}
 	}
 	return replyOK
@@ -322,12 +374,17 @@ func (s *session) setInstance(port uint16) {
 	}
 }
 
-// bad records a violation by the pending request's reply and makes the
-// request fail with reason "violation".
-func (s *session) bad(rule string, data []byte, detail string) verdict {
-	s.violation(rule, data, s.obuf, detail)
-	s.badReply = fmt.Errorf("%s: %s", rule, detail)
-	return replyBad
+// bad records a violation by the pending request's reply. usable says
+// whether the fields the flow needs could still be read from it:
+// simclient's ReplyViolation decides (with the scenario's on_violation)
+// whether the flow carries on (replyOK: the caller applies the reply) or
+// the request fails with reason "violation" (replyBad, s.badReply).
+func (s *session) bad(rule string, data []byte, detail string, usable bool) verdict {
+	if err := s.sh.ReplyViolation(s.rec, rule, data, s.obuf, detail, usable); err != nil {
+		s.badReply = err
+		return replyBad
+	}
+	return replyOK
 }
 
 // decodeFailed records a datagram the codec rejected. When its header
@@ -340,7 +397,7 @@ func (s *session) decodeFailed(data []byte, err error) verdict {
 	var e *udplobby.Error
 	if errors.As(err, &e) && e.HaveHeader && s.p.active && e.Header.Seq == s.p.seq &&
 		e.Header.Type.Channel() != udplobby.ChannelAny && (e.Header.Type.Channel() == udplobby.ChannelInstance) == s.p.inst {
-		return s.bad(rule, data, err.Error())
+		return s.bad(rule, data, err.Error(), false)
 	}
 	s.violation(rule, data, nil, err.Error())
 	return replyNone

@@ -148,6 +148,7 @@ func TestMisbehavingLobby(t *testing.T) {
 	tests := []struct {
 		name      string
 		flow      string
+		extra     string // scenario keys beside the fast policy
 		setup     func(f *fakeLobby)
 		wantRule  string // a violation that must be counted ("" = none)
 		wantFail  string // the failure reason of the failing step ("" = the session succeeds)
@@ -179,16 +180,44 @@ func TestMisbehavingLobby(t *testing.T) {
 			wantRule: simclient.RuleUReplyType, wantFail: reports.ReasonViolation, failStep: "list_rooms",
 		},
 		{
-			name:     "join returns another port than the creation",
+			name:     "join returns another port than the creation, fail_step",
 			flow:     "- create_room\n      - join: created",
+			extra:    "on_violation: fail_step",
 			setup:    func(f *fakeLobby) { f.joinPort = 1 },
 			wantRule: simclient.RuleUJoinPort, wantFail: reports.ReasonViolation, failStep: "join",
 		},
 		{
-			name:     "port outside instance_ports",
+			name:     "join returns another port than the creation, continue",
+			flow:     "- create_room\n      - join: created",
+			setup:    func(f *fakeLobby) { f.joinPort = 1 },
+			wantRule: simclient.RuleUJoinPort,
+		},
+		{
+			name:     "port outside instance_ports, fail_step",
 			flow:     "- create_room",
+			extra:    "instance_ports: 1-2\non_violation: fail_step",
 			setup:    func(f *fakeLobby) {},
 			wantRule: simclient.RuleUPortRange, wantFail: reports.ReasonViolation, failStep: "create_room",
+		},
+		{
+			name:     "port outside instance_ports, continue to the port given",
+			flow:     "- create_room\n      - hello",
+			extra:    "instance_ports: 1-2",
+			setup:    func(f *fakeLobby) {},
+			wantRule: simclient.RuleUPortRange,
+		},
+		{
+			name:     "instance replies from another port, continue",
+			flow:     "- create_room\n      - hello\n      - instance_join\n      - ping: {count: 3}",
+			setup:    func(f *fakeLobby) { f.otherPort = true },
+			wantRule: simclient.RuleUReplySource,
+		},
+		{
+			name:     "instance replies from another port, fail_step",
+			flow:     "- create_room\n      - hello\n      - instance_join",
+			extra:    "on_violation: fail_step",
+			setup:    func(f *fakeLobby) { f.otherPort = true },
+			wantRule: simclient.RuleUReplySource, wantFail: reports.ReasonViolation, failStep: "hello",
 		},
 		{
 			name:     "silent server: timeout after retries",
@@ -217,14 +246,25 @@ func TestMisbehavingLobby(t *testing.T) {
 			wantFail: reports.ReasonJoinDeny, failStep: "instance_join",
 		},
 		{
-			name: "pong does not echo clientTime",
-			flow: "- create_room\n      - ping",
+			name:  "pong does not echo clientTime, fail_step",
+			flow:  "- create_room\n      - ping",
+			extra: "on_violation: fail_step",
 			setup: func(f *fakeLobby) {
 				f.instHook = func(f *fakeLobby, r *fakeRoom, m *udplobby.Message, def []byte) []byte {
 					return udplobby.AppendPong(nil, f.p, m.Seq, m.Value+1)
 				}
 			},
 			wantRule: simclient.RuleIPongEcho, wantFail: reports.ReasonViolation, failStep: "ping",
+		},
+		{
+			name: "pong does not echo clientTime, continue",
+			flow: "- create_room\n      - ping",
+			setup: func(f *fakeLobby) {
+				f.instHook = func(f *fakeLobby, r *fakeRoom, m *udplobby.Message, def []byte) []byte {
+					return udplobby.AppendPong(nil, f.p, m.Seq, m.Value+1)
+				}
+			},
+			wantRule: simclient.RuleIPongEcho,
 		},
 		{
 			name: "created room missing from the next list",
@@ -278,11 +318,7 @@ func TestMisbehavingLobby(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeLobby(t, udplobby.ProfileSpec, tc.setup)
-			extra := fastPolicy
-			if tc.name == "port outside instance_ports" {
-				extra += "\ninstance_ports: 1-2"
-			}
-			p := plan(t, extra, "  - steps:\n      "+tc.flow+"\n")
+			p := plan(t, fastPolicy+"\n"+tc.extra, "  - steps:\n      "+tc.flow+"\n")
 			r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
 			v := r.violations()
 			if tc.wantRule != "" && v[tc.wantRule] == 0 {
@@ -545,5 +581,50 @@ func TestStopSignalPingSeries(t *testing.T) {
 	}
 	if got := (result{run: run}).step(t, "ping"); got.Successes == 0 || got.Failures != 0 {
 		t.Errorf("ping %d ok %d failed, want some and 0", got.Successes, got.Failures)
+	}
+}
+
+// TestInstanceRepliesFromAnotherPort plays a whole match against instances
+// that answer (and broadcast) from a second socket: every session
+// completes, U-REPLY-SOURCE is counted with a sample naming the port, and
+// every request still went to the port the lobby gave (the fake reads
+// only there, so a request sent elsewhere would never be answered).
+func TestInstanceRepliesFromAnotherPort(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.otherPort = true })
+	p := plan(t, "defaults: {timeout: 2s, retries: 0}", `
+  - name: match
+    group_size: 4
+    steps:
+      - create_room: {only: leader}
+      - join: {room: created}
+      - hello
+      - instance_join
+      - barrier: {n: 4, timeout: 10s}
+      - ready
+      - ping: {count: 3}
+      - wait_game_start: 10s
+`)
+	r := runSessions(t, p, f.addr(), 4, simclient.Options{})
+	for i, err := range r.errs {
+		if err != nil {
+			t.Errorf("session %d: %v", i, err)
+		}
+	}
+	for _, v := range r.run.Violations {
+		if v.Rule != simclient.RuleUReplySource {
+			t.Errorf("unexpected violation %s: %+v", v.Rule, v.Samples)
+			continue
+		}
+		if len(v.Samples) == 0 || !strings.Contains(v.Samples[0].Detail, "came from port") || v.Samples[0].Packet == "" {
+			t.Errorf("U-REPLY-SOURCE sample %+v: want the port that answered and the packet's hex", v.Samples)
+		}
+	}
+	// 4 HELLO + 4 JOIN_ACCEPT + 12 PONG replies, and the ALL_READY,
+	// 3 COUNTDOWN_TICK and GAME_START events of 4 players.
+	if got := r.violations()[simclient.RuleUReplySource]; got != 4+4+12+4*5 {
+		t.Errorf("U-REPLY-SOURCE counted %d times, want %d (one per datagram)", got, 4+4+12+4*5)
+	}
+	if got := f.count(udplobby.ClientPing); got != 12 {
+		t.Errorf("the instance's own port received %d pings, want 12", got)
 	}
 }
