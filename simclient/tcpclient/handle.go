@@ -134,7 +134,7 @@ func (s *session) handle(p []byte) {
 			s.members[m.PlayerHash] = m.Ready
 		}
 		if s.pend == tcplobby.TypePlayerReady && (m.PlayerHash == s.hash || s.hash == 0) {
-			s.done = true // hash unknown: the first PLAYER_READY after READY_REQ
+			s.done = true // hash still unknown (no ROOM_UPDATE named it): the first PLAYER_READY after READY_REQ
 		}
 	case *tcplobby.Countdown:
 		if s.room == 0 {
@@ -200,10 +200,16 @@ func (s *session) enterRoom(room uint32, hash uint64) {
 	}
 }
 
+// setMembers replaces the room's members with ps. A client whose ACK did
+// not carry its hash (a short ACK, read by tcplobby.Salvage) learns it
+// here from the entry bearing its own name.
 func (s *session) setMembers(ps []tcplobby.PlayerInfo) {
 	clear(s.members)
 	for _, pl := range ps {
 		s.members[pl.Hash] = pl.Ready
+		if s.hash == 0 && pl.Name == s.name {
+			s.hash = pl.Hash
+		}
 	}
 }
 

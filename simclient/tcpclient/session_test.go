@@ -276,6 +276,25 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			wantRule: tcplobby.RuleSizeCount,
 		},
 		{
+			// The hash is learnt from ROOM_UPDATE by the client's name, so
+			// a stranger's PLAYER_READY does not answer its READY_REQ.
+			name: "2-byte JOIN_ROOM_ACK, hash learnt from ROOM_UPDATE",
+			flow: "[connect, {join: 5}, ready]",
+			reply: func(req tcplobby.Message) [][]byte {
+				switch req.(type) {
+				case *tcplobby.JoinRoomReq:
+					u := &tcplobby.RoomUpdate{Count: 2}
+					u.Players[0] = tcplobby.PlayerInfo{Number: 1, Hash: 8, Name: tcplobby.MakeName("host")}
+					u.Players[1] = tcplobby.PlayerInfo{Number: 2, Hash: 9, Name: tcplobby.MakeName("bot0")}
+					return [][]byte{rawFrame(0x06, 0x00), frame(u)}
+				case *tcplobby.ReadyReq:
+					return [][]byte{frame(&tcplobby.PlayerReady{PlayerHash: 8, Ready: true})}
+				}
+				return okConnect(req)
+			},
+			wantRule: tcplobby.RuleSizeCount, wantFail: reports.ReasonTimeout, failStep: "ready",
+		},
+		{
 			name: "2-byte JOIN_ROOM_ACK ROOM_FULL is still a refusal",
 			flow: "[connect, {join: 5}]",
 			reply: func(req tcplobby.Message) [][]byte {
