@@ -73,8 +73,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 // WriteHTML writes r as one self-contained HTML page (cases grouped by
 // section, wire logs in <details>), with the reports package's renderer.
 func WriteHTML(w io.Writer, r *Report) error {
-	return reports.WriteHTML(w, reports.HTMLOptions{Title: "lobbybench conform: " + r.Protocol + " " + r.Target}, ToConform(r))
+	return reports.WriteHTML(w, reports.HTMLOptions{Title: HTMLTitle(r)}, ToConform(r))
 }
+
+// HTMLTitle is the title of r's HTML page.
+func HTMLTitle(r *Report) string { return "lobbybench conform: " + r.Protocol + " " + r.Target }
 
 // WriteList writes the cases (for --list): id, level, description,
 // requirement, without sending anything.

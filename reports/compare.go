@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Gate metrics: what a Gate limits.
@@ -20,6 +21,10 @@ const (
 	// GateNewlyFailingCases limits how many conform cases may fail in new
 	// that did not fail in base (CompareConform only).
 	GateNewlyFailingCases = "newly_failing_cases"
+	// GateComplete is broken by each interrupted side of a comparison: a
+	// partial run cannot be judged against a whole one. It is always
+	// checked, whatever gates are given.
+	GateComplete = "interrupted_runs"
 )
 
 // Gate is one regression limit: the comparison breaks it when a value of
@@ -79,7 +84,10 @@ type Comparison struct {
 	Run StepDelta `json:"run"`
 	// NewViolations are rules violated in new and not in base.
 	NewViolations []string `json:"new_violations"`
-	Breaches      []Breach `json:"breaches"`
+	// Incomplete says which side was interrupted (one sentence each, led
+	// by "INTERRUPTED"); such a comparison also breaks GateComplete.
+	Incomplete []string `json:"incomplete,omitempty"`
+	Breaches   []Breach `json:"breaches"`
 }
 
 // OK reports whether no gate broke.
@@ -149,6 +157,15 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 		}
 	}
 	sort.Strings(c.NewViolations)
+	for _, side := range []struct {
+		name string
+		r    *Run
+	}{{"base", base}, {"new", new}} {
+		if hl := side.r.Headline(); hl.Status == StatusInterrupted {
+			c.Incomplete = append(c.Incomplete, "INTERRUPTED "+side.name+" run: "+strings.TrimPrefix(hl.Text, "INTERRUPTED · "))
+			c.Breaches = append(c.Breaches, Breach{Gate: Gate{Metric: GateComplete}, Subject: side.name + " run", Value: 1})
+		}
+	}
 
 	for _, g := range gates {
 		check := func(subject string, v float64) {

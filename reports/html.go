@@ -114,7 +114,7 @@ type card struct {
 
 type runView struct {
 	R           *Run
-	Status      string // "pass", "fail" or "" (nothing to judge)
+	Status      string // a Headline status, or "" (nothing to judge)
 	StatusText  string
 	Cards       []card
 	Thresholds  []ThresholdResult
@@ -155,6 +155,7 @@ type sampleView struct {
 type confView struct {
 	C        *Conform
 	Summary  Summary
+	Headline Headline
 	Bar      []barPart
 	Sections []confSection
 }
@@ -256,7 +257,7 @@ func buildPage(opts HTMLOptions, docs []any) (*htmlPage, error) {
 			}
 			hd.Run = rv
 			if hd.Label == "" {
-				hd.Label = firstNonEmpty(v.Target, v.Scenario, "run "+strconv.Itoa(i+1))
+				hd.Label = runLabel(v, i)
 			}
 			runs = append(runs, hd)
 		case *Conform:
@@ -284,6 +285,23 @@ func buildPage(opts HTMLOptions, docs []any) (*htmlPage, error) {
 		page.ConfMatrix = buildConfMatrix(confs)
 	}
 	return page, nil
+}
+
+// runLabel names a run in headings: its scenario, and the target when it is
+// a real one (an embedded server's free port says nothing; it is in the
+// line under the heading).
+func runLabel(r *Run, i int) string {
+	target := r.Target
+	if strings.HasPrefix(target, "embedded") {
+		target = ""
+	}
+	switch {
+	case r.Scenario != "" && target != "":
+		return r.Scenario + " against " + target
+	case r.Scenario != "":
+		return r.Scenario
+	}
+	return firstNonEmpty(r.Target, "run "+strconv.Itoa(i+1))
 }
 
 func firstNonEmpty(s ...string) string {
@@ -326,14 +344,8 @@ func buildRun(r *Run) (*runView, error) {
 		{"dropped starts", itoa(t.Dropped), map[bool]string{true: "warn", false: ""}[t.Dropped > 0]},
 		{"sessions started / finished", itoa(t.SessionsStarted) + " / " + itoa(t.SessionsFinished), ""},
 	}
-	switch {
-	case len(r.Thresholds) > 0 && passed < len(r.Thresholds):
-		v.Status, v.StatusText = "fail", fmt.Sprintf("%d of %d thresholds breached", len(r.Thresholds)-passed, len(r.Thresholds))
-	case t.Violations > 0:
-		v.Status, v.StatusText = "fail", fmt.Sprintf("%d protocol violations", t.Violations)
-	case len(r.Thresholds) > 0:
-		v.Status, v.StatusText = "pass", fmt.Sprintf("all %d thresholds passed", len(r.Thresholds))
-	}
+	hl := r.Headline()
+	v.Status, v.StatusText = hl.Status, hl.Text
 	if len(r.Thresholds) > 0 {
 		v.Cards = append(v.Cards, card{"thresholds", fmt.Sprintf("%d / %d passed", passed, len(r.Thresholds)), map[bool]string{true: "bad", false: "good"}[passed < len(r.Thresholds)]})
 	}
@@ -389,7 +401,7 @@ func buildRun(r *Run) (*runView, error) {
 var verdictOrder = []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip}
 
 func buildConform(c *Conform, docAnchor string) *confView {
-	v := &confView{C: c, Summary: c.Summary()}
+	v := &confView{C: c, Summary: c.Summary(), Headline: c.Headline()}
 	counts := map[string]int{VerdictPass: v.Summary.Pass, VerdictFail: v.Summary.Fail, VerdictWarn: v.Summary.Warn, VerdictInfo: v.Summary.Info, VerdictSkip: v.Summary.Skip}
 	for _, k := range verdictOrder {
 		if n := counts[k]; n > 0 {

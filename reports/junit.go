@@ -38,11 +38,20 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitError   `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
 
 type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",cdata"`
+}
+
+// junitError is a testcase that could not be judged (an interrupted run):
+// CI systems show it apart from failures, and as red.
+type junitError struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",cdata"`
@@ -79,6 +88,9 @@ func (s *junitSuite) add(c junitCase) {
 	if c.Failure != nil {
 		s.Failures++
 	}
+	if c.Error != nil {
+		s.Errors++
+	}
 	if c.Skipped != nil {
 		s.Skipped++
 	}
@@ -90,6 +102,7 @@ func writeJUnit(w io.Writer, name string, total time.Duration, suites ...junitSu
 	for _, s := range suites {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
+		doc.Errors += s.Errors
 		doc.Skipped += s.Skipped
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -112,18 +125,24 @@ func timestamp(t time.Time) string {
 }
 
 // WriteRunJUnit writes run as JUnit XML: suite "thresholds" with one
-// testcase per threshold (a failure when it did not pass) and suite
-// "violations" with one failing testcase per violated protocol rule.
+// testcase per threshold (a failure when it did not pass, its message in
+// the units the terminal uses) and suite "violations" with one failing
+// testcase per violated protocol rule. An interrupted run leads with suite
+// "run" holding one <error> testcase that says so, so no CI reads a
+// partial run as a pass.
 func WriteRunJUnit(w io.Writer, run *Run) error {
+	var suites []junitSuite
+	if hl := run.Headline(); hl.Status == StatusInterrupted {
+		rs := junitSuite{Name: "lobbybench.run", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
+		rs.add(junitCase{Name: "run completed", Classname: "run", Time: junitTime(run.DurationNS),
+			Error: &junitError{Message: hl.Text, Type: StatusInterrupted, Text: xmlSafe(hl.Text)}})
+		suites = append(suites, rs)
+	}
 	th := junitSuite{Name: "lobbybench.thresholds", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
 	for _, t := range run.Thresholds {
 		c := junitCase{Name: t.Name, Classname: "thresholds", Time: "0.000"}
 		if !t.Pass {
-			obs := fmtFloat(t.Observed)
-			if t.NoData {
-				obs = t.ObservedText()
-			}
-			msg := fmt.Sprintf("%s = %s, want %s %s", t.Metric, obs, t.Op, fmtFloat(t.Limit))
+			msg := fmt.Sprintf("%s = %s, want %s %s", t.Metric, t.ObservedText(), t.Op, fmtThresholdValue(t, t.Limit))
 			if t.Step != "" {
 				msg = t.Step + " " + msg
 			}
@@ -148,13 +167,15 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 		vs.add(junitCase{Name: v.Rule, Classname: "violations", Time: "0.000",
 			Failure: &junitFailure{Message: msg, Type: "violation", Text: xmlSafe(b.String())}})
 	}
-	return writeJUnit(w, "lobbybench run", run.DurationNS, th, vs)
+	return writeJUnit(w, "lobbybench run", run.DurationNS, append(suites, th, vs)...)
 }
 
 // WriteConformJUnit writes c as JUnit XML: one testcase per case, classname
 // "conform.<section>", verdict fail as <failure> (type = level), skip as
 // <skipped>; pass, warn and info pass, warn and info with their text in
-// <system-out>. The rule id and notes go with the text (a passing case's
+// <system-out>, except that under Strict a warning is a <failure> (type
+// "should (strict)"), as the exit code says. More skips than MaxSkips add a
+// failing testcase "skip budget". The rule id and notes go with the text (a passing case's
 // notes alone to <system-out>), the wire log to <system-out> too, and the
 // run's notes to the suite's <system-out>.
 func WriteConformJUnit(w io.Writer, c *Conform) error {
@@ -190,14 +211,32 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 		case VerdictSkip:
 			jc.Skipped = &junitSkipped{Message: k.Actual}
 			writeNotes(&out, k.Notes)
-		case VerdictWarn, VerdictInfo:
+		case VerdictWarn:
+			if c.Strict {
+				jc.Failure = &junitFailure{Message: "strict: expected " + k.Expected + ", got " + k.Actual, Type: k.Level + " (strict)", Text: xmlSafe(detail)}
+			} else {
+				out.WriteString(k.Verdict + ": " + detail)
+			}
+		case VerdictInfo:
 			out.WriteString(k.Verdict + ": " + detail)
 		default:
 			writeNotes(&out, k.Notes)
 		}
 		writeWire(&out, k.Wire, k.WireElided)
+		if k.WireOmitted > 0 {
+			fmt.Fprintf(&out, "(%d wire log entries of this passing case left out: conform --verbose keeps them; the JSON has them)\n", k.WireOmitted)
+		}
 		if out.Len() > 0 {
 			jc.SystemOut = &junitText{Text: xmlSafe(out.String())}
+		}
+		s.add(jc)
+	}
+	if c.MaxSkips != nil {
+		sum := c.Summary()
+		jc := junitCase{Name: fmt.Sprintf("skip budget: at most %d of %d cases skipped", *c.MaxSkips, sum.Total), Classname: "conform", Time: "0.000"}
+		if c.SkipsOverBudget() {
+			msg := fmt.Sprintf("%d cases skipped, over --max-skips %d: the run checked too little to pass", sum.Skip, *c.MaxSkips)
+			jc.Failure = &junitFailure{Message: msg, Type: "skip budget", Text: msg}
 		}
 		s.add(jc)
 	}

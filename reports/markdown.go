@@ -33,6 +33,7 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 		title += ": " + c.Protocol
 	}
 	fmt.Fprintf(ew, "# %s\n\n", title)
+	fmt.Fprintf(ew, "**%s**\n\n", mdInline(c.Headline().Text))
 	if c.Target != "" {
 		fmt.Fprintf(ew, "Target `%s`", c.Target)
 	} else {

@@ -289,13 +289,16 @@ func (t ThresholdResult) ObservedText() string {
 
 // Conform is the result of one `lobbybench conform`.
 type Conform struct {
-	SchemaVersion int           `json:"schema_version"`
-	Kind          string        `json:"kind"` // always KindConform
-	Protocol      string        `json:"protocol,omitempty"`
-	Target        string        `json:"target,omitempty"`
-	Strict        bool          `json:"strict"`
-	StartedAt     time.Time     `json:"started_at"`
-	DurationNS    time.Duration `json:"duration_ns"`
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"` // always KindConform
+	Protocol      string `json:"protocol,omitempty"`
+	Target        string `json:"target,omitempty"`
+	Strict        bool   `json:"strict"`
+	// MaxSkips is the skip budget the run was given (conform --max-skips):
+	// more skipped cases fail it. Nil when none was set.
+	MaxSkips   *int          `json:"max_skips,omitempty"`
+	StartedAt  time.Time     `json:"started_at"`
+	DurationNS time.Duration `json:"duration_ns"`
 	// Notes describe the run as a whole (e.g. "header spec, guessed from
 	// the first reply").
 	Notes []string `json:"notes,omitempty"`
@@ -339,6 +342,9 @@ type Case struct {
 	// WireElided counts exchange entries left out of Wire by the suite's
 	// log bounds (a flood keeps its first entries).
 	WireElided int `json:"wire_elided,omitempty"`
+	// WireOmitted counts recorded entries a rendering left out
+	// (Conform.WithoutPassingWire); never set in the JSON.
+	WireOmitted int `json:"-"`
 }
 
 // Wire directions.

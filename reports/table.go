@@ -66,6 +66,10 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		rps = float64(run.Totals.Requests) / secs
 	}
 	t := run.Totals
+	if hl := run.Headline(); hl.Status == StatusInterrupted {
+		// First, before any figure: what follows is a partial run.
+		fmt.Fprintf(ew, "%s\n\n", hl.Text)
+	}
 	fmt.Fprintf(ew, "Run %s against %s: %s, %d shard(s)\n", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), run.Shards)
 	fmt.Fprintf(ew, "Requests %d (%.1f/s), ok %d, failed %d (%s), retries %d, dropped starts %d, violations %d, sessions %d started / %d finished\n\n",
 		t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Retries, t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
@@ -156,12 +160,20 @@ func WriteRunTable(w io.Writer, run *Run) error {
 			return err
 		}
 	}
+	if hl := run.Headline(); hl.Text != "" {
+		// The verdict again where the eye ends up.
+		fmt.Fprintf(ew, "\n%s\n", hl.Text)
+	}
 	return ew.err
 }
 
-// WriteCompareTable writes the per-step deltas of c and the broken gates.
+// WriteCompareTable writes the per-step deltas of c and the broken gates,
+// led by a line for each side that was interrupted.
 func WriteCompareTable(w io.Writer, c *Comparison) error {
 	ew := &errWriter{w: w}
+	for _, s := range c.Incomplete {
+		fmt.Fprintf(ew, "%s\n", s)
+	}
 	var rows [][]string
 	for _, d := range append(append([]StepDelta(nil), c.Steps...), c.Run) {
 		p50, p99 := "-", "-"
@@ -273,5 +285,6 @@ func WriteConformTable(w io.Writer, c *Conform) error {
 	}
 	s := c.Summary()
 	fmt.Fprintf(ew, "%d cases: %d pass, %d fail, %d warn, %d info, %d skip (%s)\n", s.Total, s.Pass, s.Fail, s.Warn, s.Info, s.Skip, c.DurationNS.Round(time.Millisecond))
+	fmt.Fprintln(ew, c.Headline().Text)
 	return ew.err
 }

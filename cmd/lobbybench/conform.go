@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/lobbybench/lobbybench/internal/target"
-
 	"context"
 	"errors"
 	"flag"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/internal/target"
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 const conformUsage = `Usage: lobbybench conform --target HOST:PORT [flags]
@@ -31,8 +31,14 @@ a loopback target), so a server that rate-limits each IP to ~100 requests/s
 gets the same verdicts; silence is retried once from another address before
 it counts.
 
-Exit codes: 0 all passed, 1 a case failed (or warned, with --strict),
-2 usage, 3 target unreachable, 5 interrupted.`
+A CI job should set --max-skips: a suite whose cases were mostly skipped
+(a target that refused their preconditions) otherwise passes with little
+checked. The skip count heads every format. Passing cases' wire logs are
+kept out of the HTML and JUnit unless --verbose (the JSON has them all).
+
+Exit codes: 0 all passed, 1 a case failed (or warned, with --strict, or
+more cases were skipped than --max-skips allows), 2 usage, 3 target
+unreachable, 5 interrupted.`
 
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
@@ -40,6 +46,7 @@ type conformFlags struct {
 	sources                                        string
 	list, strict, quiet, verbose                   bool
 	timeout                                        time.Duration
+	maxSkips                                       int
 }
 
 func init() {
@@ -62,7 +69,8 @@ func init() {
 			fs.StringVar(&f.htmlOut, "html", "", "write a self-contained HTML report to `file`")
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread probes over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
-			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed")
+			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
+			fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")
 			return func(ctx context.Context, e *env, args []string) int { return runConform(ctx, e, f, args) }
 		},
 	})
@@ -95,6 +103,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		if cfg.Sources, err = conformance.ParseSources(f.sources); err != nil {
 			return usageErr(e, cmd, "--source-addrs: %v", err)
 		}
+	}
+	if f.maxSkips < -1 {
+		return usageErr(e, cmd, "--max-skips %d must be 0 or more", f.maxSkips)
 	}
 	if f.timeout <= 0 {
 		return usageErr(e, cmd, "--timeout: must be positive, got %v", f.timeout)
@@ -141,14 +152,31 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return usageErr(e, cmd, "%v", err)
 	}
 	conformance.WriteText(e.stdout, rep, conformance.TextOptions{Quiet: f.quiet, Verbose: f.verbose})
+	doc := conformance.ToConform(rep)
+	if f.maxSkips >= 0 {
+		doc.MaxSkips = &f.maxSkips
+	}
+	hl := doc.Headline()
+	fmt.Fprintln(e.stdout, hl.Text)
+	slim := doc // what the HTML and JUnit show
+	if !f.verbose {
+		slim = doc.WithoutPassingWire()
+	}
 	for _, out := range []struct {
 		path  string
-		write func(io.Writer, *conformance.Report) error
-	}{{f.jsonOut, conformance.WriteJSON}, {f.junitOut, conformance.WriteJUnit}, {f.markdownOut, conformance.WriteMarkdown}, {f.htmlOut, conformance.WriteHTML}} {
+		write func(io.Writer) error
+	}{
+		{f.jsonOut, func(w io.Writer) error { return reports.WriteJSON(w, doc) }},
+		{f.junitOut, func(w io.Writer) error { return reports.WriteConformJUnit(w, slim) }},
+		{f.markdownOut, func(w io.Writer) error { return reports.WriteConformMarkdown(w, doc) }},
+		{f.htmlOut, func(w io.Writer) error {
+			return reports.WriteHTML(w, reports.HTMLOptions{Title: conformance.HTMLTitle(rep)}, slim)
+		}},
+	} {
 		if out.path == "" {
 			continue
 		}
-		if err := writeConformFile(out.path, func(w io.Writer) error { return out.write(w, rep) }); err != nil {
+		if err := writeConformFile(out.path, out.write); err != nil {
 			fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
 			return exitFailed
 		}
@@ -156,7 +184,10 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if ctx.Err() != nil {
 		return exitInterrupted
 	}
-	if rep.Failed() {
+	if doc.SkipsOverBudget() {
+		fmt.Fprintf(e.stderr, "lobbybench conform: %d cases skipped, over --max-skips %d\n", doc.Summary().Skip, f.maxSkips)
+	}
+	if rep.Failed() || hl.Status == reports.StatusFail {
 		return exitFailed
 	}
 	return exitOK

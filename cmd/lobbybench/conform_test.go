@@ -161,6 +161,66 @@ func TestConformFailureAndStrict(t *testing.T) {
 	}
 }
 
+// TestConformMaxSkips: a skip budget fails a hollow run (exit 1), in the
+// JUnit too; the skip count heads the output either way.
+func TestConformMaxSkips(t *testing.T) {
+	srv := startConformRef(t)
+	x := filepath.Join(t.TempDir(), "c.xml")
+	// udp/7/2 needs --instance-ports: without it, it is skipped.
+	args := []string{"conform", "--target", srv.UDPAddr().String(), "--cases", "udp/4/1,udp/7/2", "--junit", x}
+	code, out, _ := runCLI(t, args...)
+	if code != exitOK || !strings.Contains(out, "PASS · no case failed (1 of 2 passed); 1 of 2 cases skipped") {
+		t.Errorf("no budget: exit %d, stdout %q", code, out)
+	}
+	code, out, errs := runCLI(t, append(args, "--max-skips", "0")...)
+	if code != exitFailed || !strings.Contains(out, "FAIL · 1 of 2 cases skipped, over --max-skips 0") || !strings.Contains(errs, "over --max-skips 0") {
+		t.Errorf("budget 0: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if b, err := os.ReadFile(x); err != nil || !strings.Contains(string(b), `type="skip budget"`) {
+		t.Errorf("JUnit: %v %s", err, b)
+	}
+	if code, _, _ := runCLI(t, append(args, "--max-skips", "1")...); code != exitOK {
+		t.Errorf("budget 1: exit %d", code)
+	}
+	if code, _, errs := runCLI(t, append(args, "--max-skips", "-2")...); code != exitUsage {
+		t.Errorf("budget -2: exit %d %q", code, errs)
+	}
+}
+
+// TestConformPassingWire: a passing case's wire log stays out of the
+// JUnit and HTML unless --verbose; the JSON always has it.
+func TestConformPassingWire(t *testing.T) {
+	srv := startConformRef(t)
+	dir := t.TempDir()
+	j, x, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.html")
+	args := []string{"conform", "--target", srv.UDPAddr().String(), "--cases", "udp/4/1", "--json", j, "--junit", x, "--html", h}
+	if code, out, errs := runCLI(t, args...); code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if js := read(j); !strings.Contains(js, `"wire": [`) {
+		t.Error("the JSON lost the wire log")
+	}
+	if s := read(x); strings.Contains(s, "-> +") || !strings.Contains(s, "left out") {
+		t.Errorf("JUnit keeps the passing case's wire log:\n%s", s)
+	}
+	if s := read(h); strings.Contains(s, `class="wire"`) || !strings.Contains(s, "left out") {
+		t.Error("HTML keeps the passing case's wire log")
+	}
+	if code, _, _ := runCLI(t, append(args, "--verbose")...); code != exitOK {
+		t.Fatal("verbose run failed")
+	}
+	if s := read(x); !strings.Contains(s, "-> +") {
+		t.Errorf("--verbose JUnit has no wire log:\n%s", s)
+	}
+}
+
 // TestTargetSameMessage: a bad --target gets the same one-line usage error
 // (exit 2) from conform and run: both check it with internal/target.
 func TestTargetSameMessage(t *testing.T) {

@@ -1,0 +1,132 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Headline statuses.
+const (
+	StatusPass        = "pass"
+	StatusFail        = "fail"
+	StatusInterrupted = "interrupted"
+)
+
+// Headline is the verdict every format of a result leads with (the
+// terminal's first line, the HTML banner, the Markdown summary, the JUnit
+// error case): Status is StatusPass, StatusFail, StatusInterrupted or ""
+// when there is nothing to judge; Text says it in words, status first.
+type Headline struct {
+	Status string
+	Text   string
+}
+
+// Interrupted reports whether the run, or any shard merged into it, was
+// stopped before the end of its scenario (Ctrl-C, a deadline).
+func (r *Run) Interrupted() bool {
+	for _, s := range r.ShardRuns {
+		if s.Interrupted {
+			return true
+		}
+	}
+	return false
+}
+
+// Headline judges the run. An interrupted run says so first, whatever its
+// thresholds say: they were judged on the part that ran.
+func (r *Run) Headline() Headline {
+	passed := 0
+	for _, th := range r.Thresholds {
+		if th.Pass {
+			passed++
+		}
+	}
+	var verdict string
+	status := ""
+	switch n := len(r.Thresholds); {
+	case n > 0 && passed < n:
+		status, verdict = StatusFail, fmt.Sprintf("%d of %d thresholds breached", n-passed, n)
+	case r.Totals.Violations > 0:
+		status, verdict = StatusFail, fmt.Sprintf("%d protocol violations", r.Totals.Violations)
+	case n > 0:
+		status, verdict = StatusPass, fmt.Sprintf("all %d thresholds passed", n)
+	}
+	if r.Interrupted() {
+		who := "the run was stopped"
+		if k := len(r.ShardRuns); k > 1 {
+			stopped := 0
+			for _, s := range r.ShardRuns {
+				if s.Interrupted {
+					stopped++
+				}
+			}
+			who = fmt.Sprintf("%d of %d shards were stopped", stopped, k)
+		}
+		text := fmt.Sprintf("INTERRUPTED · %s after %s, before the scenario's end: the figures cover only what ran", who, r.DurationNS.Round(time.Millisecond))
+		if verdict != "" {
+			text += " (on that part: " + verdict + ")"
+		}
+		return Headline{Status: StatusInterrupted, Text: text}
+	}
+	if status == "" {
+		return Headline{}
+	}
+	return Headline{Status: status, Text: strings.ToUpper(status) + " · " + verdict}
+}
+
+// Headline judges the conform result: a failed case, a warning under
+// --strict, or more skips than MaxSkips allows fail it; the skip and
+// warning counts are always said, so a hollow run cannot pass unseen.
+func (c *Conform) Headline() Headline {
+	s := c.Summary()
+	if s.Total == 0 {
+		return Headline{Text: "NO VERDICT · no case was run"}
+	}
+	var why []string
+	if s.Fail > 0 {
+		why = append(why, fmt.Sprintf("%d of %d cases failed", s.Fail, s.Total))
+	}
+	if c.Strict && s.Warn > 0 {
+		why = append(why, fmt.Sprintf("strict: %d warnings count as failures", s.Warn))
+	}
+	if c.SkipsOverBudget() {
+		why = append(why, fmt.Sprintf("%d of %d cases skipped, over --max-skips %d", s.Skip, s.Total, *c.MaxSkips))
+	}
+	var also []string
+	if s.Warn > 0 && !c.Strict {
+		also = append(also, fmt.Sprintf("%d warning%s", s.Warn, map[bool]string{true: "", false: "s"}[s.Warn == 1]))
+	}
+	if s.Skip > 0 && !c.SkipsOverBudget() {
+		also = append(also, fmt.Sprintf("%d of %d cases skipped", s.Skip, s.Total))
+	}
+	tail := ""
+	if len(also) > 0 {
+		tail = "; " + strings.Join(also, ", ")
+	}
+	if len(why) > 0 {
+		return Headline{Status: StatusFail, Text: "FAIL · " + strings.Join(why, "; ") + tail}
+	}
+	return Headline{Status: StatusPass, Text: fmt.Sprintf("PASS · no case failed (%d of %d passed)%s", s.Pass, s.Total, tail)}
+}
+
+// SkipsOverBudget reports whether more cases were skipped than MaxSkips
+// allows (false when no budget was set).
+func (c *Conform) SkipsOverBudget() bool {
+	return c.MaxSkips != nil && c.Summary().Skip > *c.MaxSkips
+}
+
+// WithoutPassingWire returns a copy of c whose passing cases carry no wire
+// log: the HTML and JUnit of an all-pass suite stay small (the JSON keeps
+// every exchange; conform --verbose keeps them everywhere).
+func (c *Conform) WithoutPassingWire() *Conform {
+	cp := *c
+	cp.Cases = append([]Case(nil), c.Cases...)
+	for i := range cp.Cases {
+		if k := &cp.Cases[i]; k.Verdict == VerdictPass && len(k.Wire) > 0 {
+			k.WireOmitted += len(k.Wire)
+			k.Wire = nil
+		}
+	}
+	return &cp
+}

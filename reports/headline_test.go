@@ -1,0 +1,153 @@
+package reports
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestInterruptedFirst: an interrupted run says so first in every format,
+// even when every threshold passed on the part that ran.
+func TestInterruptedFirst(t *testing.T) {
+	run := sampleRun(t)
+	for i := range run.Thresholds {
+		run.Thresholds[i].Pass = true
+	}
+	run.ShardRuns = []ShardRun{{Shard: "0/1", Interrupted: true}}
+	const want = "INTERRUPTED"
+
+	var tb bytes.Buffer
+	if err := WriteRunTable(&tb, run); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(tb.String(), "\n"); !strings.HasPrefix(first, want) {
+		t.Errorf("terminal: first line %q, want it to start with %q", first, want)
+	}
+
+	var jb bytes.Buffer
+	if err := WriteRunJUnit(&jb, run); err != nil {
+		t.Fatal(err)
+	}
+	j := jb.String()
+	if !strings.Contains(j, `<testsuites name="lobbybench run" tests="4" failures="1" errors="1"`) || !strings.Contains(j, `<error message="INTERRUPTED`) {
+		t.Errorf("JUnit has no error testcase for the interruption:\n%s", j)
+	}
+	if strings.Index(j, "lobbybench.run") > strings.Index(j, "lobbybench.thresholds") {
+		t.Error("JUnit: the interruption is not the first suite")
+	}
+
+	var hb bytes.Buffer
+	if err := WriteHTML(&hb, HTMLOptions{}, run); err != nil {
+		t.Fatal(err)
+	}
+	if h := hb.String(); !strings.Contains(h, `<p class="status interrupted">INTERRUPTED`) || strings.Contains(h, "PASS ·") {
+		t.Errorf("HTML banner does not say interrupted (or still says PASS)")
+	}
+
+	whole := sampleRun(t)
+	c, err := Compare(whole, run, DefaultGates())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cb bytes.Buffer
+	if err := WriteCompareTable(&cb, c); err != nil {
+		t.Fatal(err)
+	}
+	if c.OK() || !strings.HasPrefix(cb.String(), "INTERRUPTED new run") {
+		t.Errorf("compare of an interrupted run: ok %v, table:\n%s", c.OK(), cb.String())
+	}
+}
+
+// TestConformHeadline: under --strict a warning fails in the JUnit as in
+// the exit code, a skip budget fails a hollow run, and the skip count is
+// in the headline of every format.
+func TestConformHeadline(t *testing.T) {
+	c := sampleConform()
+	for i := range c.Cases {
+		if c.Cases[i].Verdict == VerdictFail {
+			c.Cases[i].Verdict = VerdictPass
+		}
+	}
+	s := c.Summary()
+	if s.Warn == 0 || s.Skip == 0 {
+		t.Fatalf("fixture needs a warning and a skip: %+v", s)
+	}
+	junit := func(c *Conform) string {
+		var b bytes.Buffer
+		if err := WriteConformJUnit(&b, c); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if hl := c.Headline(); hl.Status != StatusPass || !strings.Contains(hl.Text, "skipped") {
+		t.Errorf("lenient headline %+v", hl)
+	}
+	if j := junit(c); !strings.Contains(j, `failures="0"`) {
+		t.Errorf("lenient JUnit has failures:\n%s", j)
+	}
+	c.Strict = true
+	if hl := c.Headline(); hl.Status != StatusFail || !strings.Contains(hl.Text, "strict") {
+		t.Errorf("strict headline %+v", hl)
+	}
+	if j := junit(c); !strings.Contains(j, `<testsuites name="lobbybench conform" tests="5" failures="1"`) || !strings.Contains(j, `type="should (strict)"`) {
+		t.Errorf("strict JUnit: the warning is not a failure:\n%s", j)
+	}
+	c.Strict = false
+	budget := s.Skip - 1
+	c.MaxSkips = &budget
+	if hl := c.Headline(); hl.Status != StatusFail || !strings.Contains(hl.Text, "over --max-skips") {
+		t.Errorf("over-budget headline %+v", hl)
+	}
+	if j := junit(c); !strings.Contains(j, `type="skip budget"`) {
+		t.Errorf("over-budget JUnit has no failing skip budget case:\n%s", j)
+	}
+	budget = s.Skip
+	if j := junit(c); strings.Contains(j, `type="skip budget"`) || c.Headline().Status != StatusPass {
+		t.Errorf("within budget still fails")
+	}
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"markdown": func(b *bytes.Buffer) error { return WriteConformMarkdown(b, c) },
+		"table":    func(b *bytes.Buffer) error { return WriteConformTable(b, c) },
+		"html":     func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, c) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.Headline().Text) {
+			t.Errorf("%s lacks the headline %q", name, c.Headline().Text)
+		}
+	}
+}
+
+// TestWithoutPassingWire: passing cases lose their wire log (and say so),
+// others keep theirs, the original is untouched.
+func TestWithoutPassingWire(t *testing.T) {
+	c := sampleConform()
+	c.Cases[0].Verdict = VerdictPass
+	c.Cases[0].Wire = []WireEntry{{Dir: DirSent, Hex: "00"}, {Dir: DirRecv, Hex: "01"}}
+	var keep int
+	for _, k := range c.Cases[1:] {
+		keep += len(k.Wire)
+	}
+	d := c.WithoutPassingWire()
+	if len(c.Cases[0].Wire) != 2 || len(d.Cases[0].Wire) != 0 || d.Cases[0].WireOmitted != 2 {
+		t.Errorf("original %d entries, copy %d (omitted %d)", len(c.Cases[0].Wire), len(d.Cases[0].Wire), d.Cases[0].WireOmitted)
+	}
+	var kept int
+	for _, k := range d.Cases[1:] {
+		if k.Verdict != VerdictPass {
+			kept += len(k.Wire)
+		}
+	}
+	if keep > 0 && kept == 0 {
+		t.Error("failing cases lost their wire log")
+	}
+	var b bytes.Buffer
+	if err := WriteConformJUnit(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2 wire log entries of this passing case left out") {
+		t.Error("JUnit does not say the wire log was left out")
+	}
+}
