@@ -9,11 +9,14 @@ package refserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/netip"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -45,13 +48,18 @@ func DefaultConfig() Config {
 }
 
 // Loopback is the embedded mode's configuration: both lobbies on free
-// 127.0.0.1 ports, instance ports chosen by the OS, no logs, no rate limit.
+// 127.0.0.1 ports, instance ports chosen by the OS, no logs, no rate limit
+// and no per-source quotas (a load test run against it measures the
+// server, not the defences `serve` has against one abusive address).
 func Loopback() Config {
 	c := DefaultConfig()
 	c.UDP.Addr = "127.0.0.1:0"
 	c.UDP.BasePort = 0
+	c.UDP.MaxRoomsPerIP, c.UDP.MaxHoldsPerIP = 0, 0
 	c.TCP.Addr = "127.0.0.1:0"
+	c.TCP.MaxConnsPerIP, c.TCP.MaxRoomsPerIP = -1, -1
 	c.Leviathan.Addr = "127.0.0.1:0"
+	c.Leviathan.MaxConnsPerIP = -1
 	return c
 }
 
@@ -261,4 +269,27 @@ func writeFlat(w io.Writer, prefix string, flat map[string]uint64) error {
 		}
 	}
 	return nil
+}
+
+// Live is what StatsHandler serves: every enabled part's counters and the
+// process's goroutine count and heap, for watching a server from outside
+// (the soak samples it every 10 s).
+type Live struct {
+	Stats
+	Goroutines int    `json:"goroutines"`
+	HeapAlloc  uint64 `json:"heap_alloc_bytes"`
+	HeapSys    uint64 `json:"heap_sys_bytes"`
+}
+
+// StatsHandler serves Live as JSON on GET /stats.
+func (s *Server) StatsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		live := Live{Stats: s.Stats(), Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, HeapSys: ms.HeapSys}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(&live)
+	})
+	return mux
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -32,7 +33,15 @@ The UDP lobby and the Leviathan endpoint rate-limit each source IP by
 default (1000 requests/s, burst 2000), as seed 003 asks of a server; excess
 is dropped silently and counted. A load test that sends more than that from
 one address measures the limiter: spread clients over 127.0.0.x (run does
-by default) or pass --rate-limit 0 --leviathan-rate-limit 0.`
+by default) or pass --rate-limit 0 --leviathan-rate-limit 0.
+
+Per-source quotas stop one address from taking a whole pool: UDP rooms
+created and seats held, TCP rooms and connections, Leviathan connections
+per source IP (the --*-per-ip flags; 0 turns one off). Each default is a
+quarter of its pool (a tenth of the TCP connection table), and all but the
+TCP rooms' (4 of 16) cover what the 100 clients run puts on each of its
+default source addresses need; a TCP load test with more than 4 rooms at
+once from one address needs --tcp-max-rooms-per-ip 0.`
 
 // serveFlags holds the serve command's flag values.
 type serveFlags struct {
@@ -42,6 +51,10 @@ type serveFlags struct {
 	basePort, maxInstances, maxPlayers    int
 	maxSessions, rateBurst, socketBuffer  int
 	maxConns, maxQueue                    int
+	roomsPerIP, holdsPerIP                int
+	tcpRoomsPerIP, connsPerIP             int
+	levConnsPerIP                         int
+	statsAddr                             string
 	header                                udplobby.Profile
 	rateKey                               udp.RateKey
 	rateLimit                             float64
@@ -72,6 +85,8 @@ func init() {
 			fs.IntVar(&f.basePort, "base-port", u.BasePort, "first `port` of the game-instance pool (0: OS-chosen ports)")
 			fs.IntVar(&f.maxInstances, "max-instances", u.MaxInstances, "maximum live game instances (rooms)")
 			fs.IntVar(&f.maxPlayers, "max-players", u.MaxPlayers, "players per UDP room")
+			fs.IntVar(&f.roomsPerIP, "max-rooms-per-ip", u.MaxRoomsPerIP, "live UDP rooms one source IP may have created (0: no cap)")
+			fs.IntVar(&f.holdsPerIP, "max-holds-per-ip", u.MaxHoldsPerIP, "UDP seats one source IP may hold (JOIN_SUCCESS not yet taken at the instance) (0: no cap)")
 			fs.Var(&f.header, "header", "UDP header profile: spec or rtype17")
 			fs.DurationVar(&f.cleanup, "cleanup-interval", u.CleanupInterval, "how often empty or finished instances are removed (after being so for one interval)")
 			fs.DurationVar(&f.idle, "idle-timeout", u.IdleTimeout, "drop an instance player silent this long")
@@ -87,6 +102,8 @@ func init() {
 			fs.StringVar(&f.advertise, "advertise-addr", "", "IP handed to TCP players for the UDP instances (default: the UDP host, or each client's local address)")
 			fs.StringVar(&f.tcpAddr, "tcp-addr", t.Addr, "TCP lobby listen `address`")
 			fs.IntVar(&f.maxConns, "max-conns", t.MaxConns, "maximum simultaneous TCP connections")
+			fs.IntVar(&f.connsPerIP, "max-conns-per-ip", t.MaxConnsPerIP, "simultaneous TCP connections from one source IP (0: no cap)")
+			fs.IntVar(&f.tcpRoomsPerIP, "tcp-max-rooms-per-ip", t.MaxRoomsPerIP, "live TCP lobby rooms created from one source IP (0: no cap)")
 			fs.DurationVar(&f.tcpIdle, "tcp-idle-timeout", t.IdleTimeout, "close a TCP connection that sends no frame this long (negative: never)")
 			fs.DurationVar(&f.writeTimeout, "write-timeout", t.WriteTimeout, "disconnect a TCP client whose socket accepts nothing this long")
 			fs.IntVar(&f.maxQueue, "max-queue", t.MaxQueue, "outgoing frames queued per TCP connection before it is dropped")
@@ -96,9 +113,11 @@ func init() {
 			fs.StringVar(&f.levAddr, "leviathan-addr", l.Addr, "Leviathan endpoint listen `address`")
 			fs.IntVar(&f.levMaxPlayers, "leviathan-max-players", l.MaxPlayers, "players the Leviathan endpoint admits at once (JoinServer beyond it: ServerDisallow reason 2)")
 			fs.Float64Var(&f.levRateLimit, "leviathan-rate-limit", serveRateLimit, "Leviathan datagrams per second per source IP (0: off)")
+			fs.IntVar(&f.levConnsPerIP, "leviathan-max-conns-per-ip", l.MaxConnsPerIP, "simultaneous Leviathan connections from one source IP (0: no cap)")
 			fs.StringVar(&f.levAckReading, "leviathan-ack-reading", "engine", "how ack bits are read and written: engine (bit b of byte i acks StartAck+8i+b) or seed+1")
 			fs.BoolVar(&f.noLev, "no-leviathan", false, "do not run the Leviathan endpoint")
 			fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+			fs.StringVar(&f.statsAddr, "stats-addr", "", "serve the live counters and the process's goroutine count and heap as JSON on http://`ADDRESS`/stats (default: off)")
 			return f.run
 		},
 	})
@@ -157,6 +176,12 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		{f.maxConns < 1, "max-conns", "must be at least 1"},
 		{f.writeTimeout <= 0, "write-timeout", "must be positive"},
 		{f.maxQueue < 1, "max-queue", "must be at least 1"},
+		{f.roomsPerIP < 0, "max-rooms-per-ip", "must not be negative (0: no cap)"},
+		{f.holdsPerIP < 0, "max-holds-per-ip", "must not be negative (0: no cap)"},
+		{f.connsPerIP < 0, "max-conns-per-ip", "must not be negative (0: no cap)"},
+		{f.tcpRoomsPerIP < 0, "tcp-max-rooms-per-ip", "must not be negative (0: no cap)"},
+		{f.levConnsPerIP < 0, "leviathan-max-conns-per-ip", "must not be negative (0: no cap)"},
+		{f.statsAddr != "" && !hostPortOK(f.statsAddr), "stats-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.statsAddr)},
 	}
 	for _, c := range checks {
 		if c.bad {
@@ -170,6 +195,7 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		u.SessionTimeout, u.MaxSessions, u.SeatHold = f.session, f.maxSessions, f.seatHold
 		u.CountdownInterval, u.GameLength = f.countdown, f.gameLength
 		u.RateLimit, u.RateBurst, u.RateKey, u.SocketBuffer = f.rateLimit, f.rateBurst, f.rateKey, f.socketBuffer
+		u.MaxRoomsPerIP, u.MaxHoldsPerIP = f.roomsPerIP, f.holdsPerIP
 		if f.advertise != "" {
 			ip, err := netip.ParseAddr(f.advertise)
 			if err != nil || ip.IsUnspecified() {
@@ -186,6 +212,7 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		t := tcp.DefaultConfig()
 		t.Addr, t.MaxConns, t.IdleTimeout = f.tcpAddr, f.maxConns, f.tcpIdle
 		t.WriteTimeout, t.MaxQueue, t.CountdownInterval = f.writeTimeout, f.maxQueue, f.countdown
+		t.MaxConnsPerIP, t.MaxRoomsPerIP = noCap(f.connsPerIP), noCap(f.tcpRoomsPerIP)
 		if static.IsValid() {
 			t.Pool = tcp.StaticPool{Addr: static}
 		}
@@ -199,9 +226,19 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		}
 		l.Addr, l.MaxPlayers, l.RateLimit, l.SocketBuffer = f.levAddr, f.levMaxPlayers, f.levRateLimit, f.socketBuffer
 		l.Conn.AckReading = ack
+		l.MaxConnsPerIP = noCap(f.levConnsPerIP)
 		cfg.Leviathan = &l
 	}
 	return cfg, nil
+}
+
+// noCap maps a per-IP flag's 0 ("no cap") to the TCP and Leviathan
+// configs' negative value (their 0 means "the default").
+func noCap(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // hostPortOK reports whether s is HOST:PORT with an empty, IP or
@@ -245,6 +282,17 @@ func (f *serveFlags) run(ctx context.Context, e *env, args []string) int {
 	}
 	if a := srv.LeviathanAddr(); a.IsValid() {
 		fmt.Fprintf(e.stderr, "lobbybench serve: leviathan endpoint on %s\n", a)
+	}
+	if f.statsAddr != "" {
+		ln, err := net.Listen("tcp", f.statsAddr)
+		if err != nil {
+			srv.Close()
+			return usageErr(e, "serve", "--stats-addr: %v", err)
+		}
+		hs := &http.Server{Handler: srv.StatsHandler(), ReadHeaderTimeout: 5 * time.Second}
+		go hs.Serve(ln)
+		defer hs.Close()
+		fmt.Fprintf(e.stderr, "lobbybench serve: stats on http://%s/stats\n", ln.Addr())
 	}
 	<-ctx.Done()
 	fmt.Fprintln(e.stderr, "lobbybench serve: shutting down")

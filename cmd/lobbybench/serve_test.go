@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
+	"net/http"
 	"net/netip"
 	"os/exec"
 	"regexp"
@@ -74,16 +76,21 @@ func listRooms(t *testing.T, to netip.AddrPort, p udplobby.Profile) int {
 	return m.Rooms.Len()
 }
 
-func TestServeInProcess(t *testing.T) {
+// serveInProcess runs `lobbybench serve args…` in a goroutine; cancel stops
+// it as SIGINT would, and its exit code arrives on code.
+func serveInProcess(args ...string) (stdout, stderr *syncBuffer, code chan int, cancel context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	e := &env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, getenv: func(string) string { return "" }}
+	code = make(chan int, 1)
+	go func() { code <- runMain(ctx, e, append([]string{"serve"}, args...)) }()
+	return stdout, stderr, code, cancel
+}
+
+func TestServeInProcess(t *testing.T) {
+	stdout, stderr, code, cancel := serveInProcess("--udp-addr", "127.0.0.1:0", "--tcp-addr", "127.0.0.1:0",
+		"--base-port", "0", "--header", "rtype17", "--socket-buffer", "0", "--leviathan-addr", "127.0.0.1:0")
 	defer cancel()
-	var stdout, stderr syncBuffer
-	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-	code := make(chan int, 1)
-	go func() {
-		code <- runMain(ctx, e, []string{"serve", "--udp-addr", "127.0.0.1:0", "--tcp-addr", "127.0.0.1:0",
-			"--base-port", "0", "--header", "rtype17", "--socket-buffer", "0", "--leviathan-addr", "127.0.0.1:0"})
-	}()
 	addr := waitAddr(t, stderr.String)
 	if n := listRooms(t, addr, udplobby.ProfileRType17); n != 0 {
 		t.Fatalf("%d rooms on a fresh server", n)
@@ -133,6 +140,12 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--no-udp"}, "--no-udp"},
 		{[]string{"--no-udp", "--instance-addr", "127.0.0.1"}, "--instance-addr"},
 		{[]string{"--instance-addr", "127.0.0.1:9"}, "--instance-addr"},
+		{[]string{"--max-rooms-per-ip", "-1"}, "--max-rooms-per-ip"},
+		{[]string{"--max-holds-per-ip", "-1"}, "--max-holds-per-ip"},
+		{[]string{"--max-conns-per-ip", "-1"}, "--max-conns-per-ip"},
+		{[]string{"--tcp-max-rooms-per-ip", "-1"}, "--tcp-max-rooms-per-ip"},
+		{[]string{"--leviathan-max-conns-per-ip", "-1"}, "--leviathan-max-conns-per-ip"},
+		{[]string{"--stats-addr", "nope"}, "--stats-addr"},
 		{[]string{"extra"}, "unexpected argument"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"serve"}, tc.args...)...)
@@ -198,5 +211,66 @@ func TestServeSignal(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "udp.requests.LOBBY_LIST_ROOMS 1") {
 		t.Errorf("counters not printed: %q", stdout.String())
+	}
+}
+
+var statsLine = regexp.MustCompile(`stats on (http://\S+)`)
+
+// TestServeQuotaAndStats: --max-rooms-per-ip reaches the UDP lobby (a
+// second CREATE from one address is refused) and --stats-addr serves the
+// live counters, which count the refusal.
+func TestServeQuotaAndStats(t *testing.T) {
+	stdout, stderr, code, cancel := serveInProcess("--udp-addr", "127.0.0.1:0", "--no-tcp", "--no-leviathan",
+		"--base-port", "0", "--socket-buffer", "0", "--max-rooms-per-ip", "1", "--stats-addr", "127.0.0.1:0")
+	defer cancel()
+	addr := waitAddr(t, stderr.String)
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 2048)
+	for seq, want := range []udplobby.MsgType{udplobby.LobbyRoomCreated, udplobby.LobbyJoinFailed} {
+		if _, err := c.WriteToUDPAddrPort(udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, uint16(seq+1)), addr); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _, err := c.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m udplobby.Message
+		if err := (udplobby.Decoder{}).Decode(buf[:n], &m); err != nil || m.Type != want {
+			t.Fatalf("CREATE %d: got %v (%v), want %v", seq+1, m.Type, err, want)
+		}
+	}
+	m := statsLine.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no stats line in %q", stderr.String())
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var live struct {
+		UDP struct {
+			Failures map[string]uint64 `json:"failures"`
+			Rooms    int               `json:"rooms"`
+		} `json:"udp"`
+		Goroutines int `json:"goroutines"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&live); err != nil {
+		t.Fatal(err)
+	}
+	if live.UDP.Failures["rooms-per-ip"] != 1 || live.UDP.Rooms != 1 || live.Goroutines < 1 {
+		t.Fatalf("stats %+v", live)
+	}
+	cancel()
+	if c := <-code; c != exitOK {
+		t.Fatalf("exit %d", c)
+	}
+	if !strings.Contains(stdout.String(), "udp.failures.rooms-per-ip 1\n") {
+		t.Errorf("shutdown counters lack the refusal:\n%s", stdout.String())
 	}
 }

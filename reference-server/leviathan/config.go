@@ -28,6 +28,13 @@ type Config struct {
 	// MaxConns caps simultaneous connections (default 16384). A new
 	// client beyond it is ignored (Stats.Drops["conn-cap"]).
 	MaxConns int
+	// MaxConnsPerIP caps simultaneous connections from one source IP
+	// (default 1024; negative disables). A new client beyond it is ignored
+	// (Stats.Drops["conns-per-ip"]). The default is a quarter of
+	// MaxPlayers' default, so one address cannot take every player slot
+	// (nor the connection table), and ten times the 100 clients `run` puts
+	// on each default source address.
+	MaxConnsPerIP int
 	// HandshakeTimeout drops a connection not authenticated this long
 	// after its first datagram (default 10s; negative disables), so
 	// half-open connections cannot hold the connection table.
@@ -61,6 +68,7 @@ func DefaultConfig() Config {
 		Addr:             fmt.Sprintf(":%d", DefaultPort),
 		MaxPlayers:       4096,
 		MaxConns:         16384,
+		MaxConnsPerIP:    1024,
 		HandshakeTimeout: 10 * time.Second,
 		MaxRateKeys:      65536,
 		TickInterval:     20 * time.Millisecond,
@@ -81,6 +89,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = d.MaxConns
+	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = d.MaxConnsPerIP
 	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = d.HandshakeTimeout

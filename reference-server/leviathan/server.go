@@ -57,6 +57,7 @@ type Server struct {
 	// loop and the ticker take it per datagram / per sweep.
 	mu         sync.Mutex
 	peers      map[netip.AddrPort]*peer
+	peersByIP  map[netip.Addr]int           // live connections by source IP
 	lingering  map[netip.AddrPort]time.Time // closed by the peer: Ln packets still acked until then
 	lingerQ    []lingerEntry                // the same, oldest first
 	players    int
@@ -100,6 +101,7 @@ func Start(cfg Config) (*Server, error) {
 		addr:       conn.LocalAddr().(*net.UDPAddr).AddrPort(),
 		epoch:      time.Now(),
 		peers:      make(map[netip.AddrPort]*peer),
+		peersByIP:  make(map[netip.Addr]int),
 		lingering:  make(map[netip.AddrPort]time.Time),
 		nextPlayer: FirstPlayerID,
 		accepting:  !cfg.NotAccepting,
@@ -144,6 +146,7 @@ func (s *Server) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.st.snapshot()
 	st.ConnsActive = len(s.peers)
+	st.ConnIPs = len(s.peersByIP)
 	st.PlayersActive = s.players
 	return st
 }
@@ -325,6 +328,11 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b 
 			s.st.drop("conn-cap")
 			return
 		}
+		ip := from.Addr().Unmap()
+		if s.cfg.MaxConnsPerIP > 0 && s.peersByIP[ip] >= s.cfg.MaxConnsPerIP {
+			s.st.drop("conns-per-ip")
+			return
+		}
 		c, err := levconn.New(s.cfg.Conn, now)
 		if err != nil { // validated in Start
 			s.st.drop("internal")
@@ -332,6 +340,7 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b 
 		}
 		p = &peer{addr: from, c: c, created: now}
 		s.peers[from] = p
+		s.peersByIP[ip]++
 		s.st.connsOpened++
 		s.log.Debug("leviathan conn open", "remote", from.String())
 	}
@@ -439,6 +448,10 @@ func (s *Server) dropPeer(p *peer, why closeReason) {
 	p.c.Close()
 	if s.peers[p.addr] == p {
 		delete(s.peers, p.addr)
+		ip := p.addr.Addr().Unmap()
+		if s.peersByIP[ip]--; s.peersByIP[ip] <= 0 {
+			delete(s.peersByIP, ip)
+		}
 	}
 	s.st.closes[why]++
 	s.log.Debug("leviathan conn closed", "remote", p.addr.String(), "reason", closeNames[why])

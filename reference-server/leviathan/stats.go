@@ -42,6 +42,7 @@ type Stats struct {
 	WriteErrors               uint64
 	ConnsOpened               uint64 // connections created (first datagram with a Connect request)
 	ConnsActive               int
+	ConnIPs                   int    // source IPs with a connection now (the per-IP quota table)
 	PlayersJoined             uint64 // JoinServer requests allowed
 	PlayersActive             int    // players counted against MaxPlayers now
 	// Requests counts requests acted on (duplicates excluded) by type
@@ -53,7 +54,7 @@ type Stats struct {
 	Disallowed map[string]uint64
 	// Drops counts datagrams and messages dropped, by reason: a wire rule
 	// id ("L-TYPE", …) for undecodable datagrams, "rate-limited",
-	// "conn-cap", "no-connect" (first datagram of an unknown peer without
+	// "conn-cap", "conns-per-ip", "no-connect" (first datagram of an unknown peer without
 	// a Connect request), "pre-auth", "out-of-order" (Security before
 	// Connect, Authenticate before Security), "check-value",
 	// "unsupported" (requests the engine never answers), "payload",
@@ -122,6 +123,7 @@ func (st Stats) Flat() map[string]uint64 {
 		"datagrams.write_err": st.WriteErrors,
 		"conns.opened":        st.ConnsOpened,
 		"conns.active":        uint64(max(st.ConnsActive, 0)),
+		"conns.source_ips":    uint64(max(st.ConnIPs, 0)),
 		"players.joined":      st.PlayersJoined,
 		"players.active":      uint64(max(st.PlayersActive, 0)),
 		"engine.resends":      st.Resends,

@@ -19,6 +19,13 @@ type Config struct {
 	// accepted beyond the cap gets one ERROR_MSG (0x06 "server full") and is
 	// closed; it is counted in Stats.ConnsRejected.
 	MaxConns int
+	// MaxConnsPerIP caps simultaneous connections from one source IP
+	// (default 1000; negative disables). One beyond it gets one ERROR_MSG
+	// (0x06 "too many connections from your address") and is closed;
+	// counted in Stats.ConnsRejectedPerIP. The default is a tenth of
+	// MaxConns, so one address cannot fill the table, and ten times the
+	// 100 clients `run` puts on each default source address.
+	MaxConnsPerIP int
 	// IdleTimeout closes a connection that has not sent one complete frame
 	// for this long (default 2m; negative disables). A half-sent frame does
 	// not count as activity. The check runs on a periodic sweep, not a read
@@ -35,6 +42,16 @@ type Config struct {
 	MaxFrame int
 	// MaxRooms is the number of rooms (default and maximum 16, MAX_ROOMS).
 	MaxRooms int
+	// MaxRoomsPerIP caps the live rooms created by connections from one
+	// source IP (default 4; negative disables); a CREATE_ROOM_REQ beyond it
+	// gets CREATE_ROOM_ACK with RoomID 0 (Stats.Errors["rooms-per-ip"]), and
+	// the quota is given back when the room is removed. The default is a
+	// quarter of MAX_ROOMS: with 16 rooms in all, a cap that stopped one
+	// address from taking every room yet let one address fill them is
+	// impossible, and a load test from one machine with more than 4 rooms
+	// of players at once must spread its clients over several addresses
+	// (run does: one per 100 clients) or disable the cap.
+	MaxRoomsPerIP int
 	// MaxPlayers is the number of players a room holds (default and maximum
 	// 4, MAX_PLAYERS).
 	MaxPlayers int
@@ -64,11 +81,13 @@ func DefaultConfig() Config {
 	return Config{
 		Addr:              ":7777",
 		MaxConns:          10000,
+		MaxConnsPerIP:     1000,
 		IdleTimeout:       2 * time.Minute,
 		WriteTimeout:      5 * time.Second,
 		MaxQueue:          64,
 		MaxFrame:          tcplobby.DefaultMaxFrame,
 		MaxRooms:          tcplobby.MaxRooms,
+		MaxRoomsPerIP:     4,
 		MaxPlayers:        tcplobby.MaxPlayers,
 		CountdownFrom:     3,
 		CountdownInterval: time.Second,
@@ -84,6 +103,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxConns == 0 {
 		c.MaxConns = d.MaxConns
+	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = d.MaxConnsPerIP
+	}
+	if c.MaxRoomsPerIP == 0 {
+		c.MaxRoomsPerIP = d.MaxRoomsPerIP
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = d.IdleTimeout

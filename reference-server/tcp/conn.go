@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ type conn struct {
 	out        chan []byte   // frames (length prefix included); closed by dropLocked
 	writerDone chan struct{} // closed when writeLoop returns
 	lastRead   atomic.Int64  // Server.now() of the last complete frame
+	ip         netip.Addr    // source IP, counted in Server.connsByIP
 
 	// Guarded by Server.mu.
 	closed   bool // dropLocked ran: out is closed, nothing more is queued
@@ -167,6 +169,7 @@ func (c *conn) readLoop() {
 	c.nc.Close()
 	s.mu.Lock()
 	delete(s.conns, c)
+	count(s.connsByIP, c.ip, -1)
 	s.mu.Unlock()
 	s.st.connsActive.Add(-1)
 }

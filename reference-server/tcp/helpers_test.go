@@ -73,6 +73,9 @@ func testConfig(pool InstancePool) Config {
 	cfg.CountdownInterval = time.Millisecond
 	cfg.Linger = 200 * time.Millisecond
 	cfg.Pool = pool
+	// Every test client dials from 127.0.0.1: the per-IP quotas are off
+	// unless a test is about them (quota_test.go).
+	cfg.MaxConnsPerIP, cfg.MaxRoomsPerIP = -1, -1
 	return cfg
 }
 
@@ -110,7 +113,14 @@ type client struct {
 
 func dial(t testing.TB, s *Server) *client {
 	t.Helper()
-	nc, err := net.Dial("tcp", s.Addr().String())
+	return dialFrom(t, s, "127.0.0.1")
+}
+
+// dialFrom connects from the loopback address ip.
+func dialFrom(t testing.TB, s *Server, ip string) *client {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	nc, err := d.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}

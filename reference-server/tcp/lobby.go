@@ -31,6 +31,7 @@ type room struct {
 	remaining int    // COUNTDOWN value last sent
 	timer     *time.Timer
 	removed   bool
+	owner     netip.Addr // IP of the connection that created it (Server.roomsByIP)
 }
 
 // member is one player of a room.
@@ -163,8 +164,18 @@ func (s *Server) createLocked(c *conn, m *tcplobby.CreateRoomReq) {
 		s.sendLocked(c, frame(&tcplobby.CreateRoomAck{})) // RoomID 0 = failed
 		return
 	}
+	owned := s.roomsByIP[c.ip]
+	if freed == 1 && c.room.owner == c.ip {
+		owned--
+	}
+	if s.cfg.MaxRoomsPerIP > 0 && owned >= s.cfg.MaxRoomsPerIP {
+		s.st.errors[errRoomsPerIP].Add(1)
+		s.sendLocked(c, frame(&tcplobby.CreateRoomAck{}))
+		return
+	}
 	s.leaveLocked(c)
-	r := &room{id: s.newRoomIDLocked(), name: roomName}
+	r := &room{id: s.newRoomIDLocked(), name: roomName, owner: c.ip}
+	count(s.roomsByIP, r.owner, 1)
 	s.rooms = append(s.rooms, r)
 	s.st.roomsCreated.Add(1)
 	mb := s.addMemberLocked(r, c, name)
@@ -356,6 +367,7 @@ func (s *Server) leaveLocked(c *conn) {
 	if len(r.members) == 0 {
 		r.stopTimer()
 		r.removed = true
+		count(s.roomsByIP, r.owner, -1)
 		s.rooms = slices.DeleteFunc(s.rooms, func(x *room) bool { return x == r })
 		s.st.roomsRemoved.Add(1)
 		return

@@ -28,6 +28,8 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	conns     map[*conn]struct{} // live: goroutines not finished
+	connsByIP map[netip.Addr]int // live connections by source IP
+	roomsByIP map[netip.Addr]int // rooms by the IP of the connection that created them
 	rooms     []*room            // in creation order
 	lastRoom  uint32
 	doomed    []doomedConn // queue overflows found under mu, dropped by unlock
@@ -57,12 +59,14 @@ func Listen(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:   cfg,
-		ln:    ln,
-		log:   cfg.Logger,
-		epoch: time.Now(),
-		conns: make(map[*conn]struct{}),
-		done:  make(chan struct{}),
+		cfg:       cfg,
+		ln:        ln,
+		log:       cfg.Logger,
+		epoch:     time.Now(),
+		conns:     make(map[*conn]struct{}),
+		connsByIP: make(map[netip.Addr]int),
+		roomsByIP: make(map[netip.Addr]int),
+		done:      make(chan struct{}),
 	}
 	s.log.Info("tcp lobby listening", "addr", ln.Addr().String())
 	return s, nil
@@ -85,6 +89,8 @@ func (s *Server) Stats() Stats {
 	st := s.st.snapshot()
 	s.mu.Lock()
 	st.RoomsActive = len(s.rooms)
+	st.ConnIPs = len(s.connsByIP)
+	st.RoomOwners = len(s.roomsByIP)
 	s.mu.Unlock()
 	return st
 }
@@ -146,13 +152,21 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if len(s.conns) >= s.cfg.MaxConns {
+	ip := remoteIP(nc)
+	full := len(s.conns) >= s.cfg.MaxConns
+	if full || s.cfg.MaxConnsPerIP > 0 && s.connsByIP[ip] >= s.cfg.MaxConnsPerIP {
 		s.mu.Unlock()
-		s.st.connsRejected.Add(1)
+		text := "server full: too many connections"
+		if full {
+			s.st.connsRejected.Add(1)
+		} else {
+			s.st.connsRejectedPerIP.Add(1)
+			text = "too many connections from your address"
+		}
 		// One best-effort ERROR_MSG (seed 004 §7.1) on a fresh socket whose
 		// send buffer is empty: the write does not block.
 		nc.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-		nc.Write(errorFrame(tcplobby.ErrCodeServerError, "server full: too many connections"))
+		nc.Write(errorFrame(tcplobby.ErrCodeServerError, text))
 		nc.Close()
 		return
 	}
@@ -162,7 +176,9 @@ func (s *Server) accept(nc net.Conn) {
 		}
 	}
 	c := newConn(s, nc)
+	c.ip = ip
 	s.conns[c] = struct{}{}
+	count(s.connsByIP, ip, 1)
 	s.connWG.Add(2)
 	s.mu.Unlock()
 	s.st.connsAccepted.Add(1)
@@ -172,6 +188,25 @@ func (s *Server) accept(nc net.Conn) {
 	}
 	go c.writeLoop()
 	go c.readLoop()
+}
+
+// remoteIP is nc's peer address, unmapped (the zero Addr if unknown).
+func remoteIP(nc net.Conn) netip.Addr {
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// count moves ip's entry of a per-IP quota table by delta; an IP at zero
+// leaves the table, so it is bounded by the connections or rooms that
+// exist. Called with mu held.
+func count(m map[netip.Addr]int, ip netip.Addr, delta int) {
+	if n := m[ip] + delta; n > 0 {
+		m[ip] = n
+	} else {
+		delete(m, ip)
+	}
 }
 
 // sweep closes idle connections: one ticker for the whole server instead of

@@ -26,6 +26,7 @@ const (
 	errRoomsExhausted               // CREATE_ROOM_ACK RoomID 0 (MaxRooms rooms exist)
 	errIgnored                      // READY_REQ in game, START_REQ during countdown or game
 	errPool                         // the InstancePool failed: ERROR_MSG 0x06 to the room
+	errRoomsPerIP                   // CREATE_ROOM_ACK RoomID 0: MaxRoomsPerIP rooms from this IP exist
 	numReasons
 )
 
@@ -33,6 +34,7 @@ var reasonNames = [numReasons]string{
 	"frame-empty", "frame-too-large", "frame-truncated", "type-unknown", "wrong-direction",
 	"wrong-size", "not-in-room", "not-host", "not-all-ready", "invalid-name", "room-full",
 	"room-not-found", "room-in-game", "rooms-exhausted", "ignored", "pool-error",
+	"rooms-per-ip",
 }
 
 // closeReason is why a connection ended (Stats.Closes).
@@ -59,18 +61,19 @@ var closeNames = [numCloseReasons]string{
 // counters are the server's live statistics; all atomic so the hot path
 // never takes a lock for them.
 type counters struct {
-	framesIn      [256]atomic.Uint64
-	framesOut     [256]atomic.Uint64
-	errors        [numReasons]atomic.Uint64
-	closes        [numCloseReasons]atomic.Uint64
-	connsAccepted atomic.Uint64
-	connsRejected atomic.Uint64
-	connsActive   atomic.Int64
-	roomsCreated  atomic.Uint64
-	roomsRemoved  atomic.Uint64
-	countdowns    atomic.Uint64
-	cancelled     atomic.Uint64
-	games         atomic.Uint64
+	framesIn           [256]atomic.Uint64
+	framesOut          [256]atomic.Uint64
+	errors             [numReasons]atomic.Uint64
+	closes             [numCloseReasons]atomic.Uint64
+	connsAccepted      atomic.Uint64
+	connsRejected      atomic.Uint64
+	connsRejectedPerIP atomic.Uint64
+	connsActive        atomic.Int64
+	roomsCreated       atomic.Uint64
+	roomsRemoved       atomic.Uint64
+	countdowns         atomic.Uint64
+	cancelled          atomic.Uint64
+	games              atomic.Uint64
 }
 
 // Stats is a snapshot of a Server's counters. Maps hold only non-zero
@@ -78,13 +81,20 @@ type counters struct {
 type Stats struct {
 	ConnsAccepted uint64 // connections accepted and served
 	ConnsRejected uint64 // connections closed at once because MaxConns were open
-	ConnsActive   int64  // connections being served now
-	RoomsCreated  uint64
-	RoomsRemoved  uint64
-	RoomsActive   int    // rooms existing now
-	Countdowns    uint64 // START_REQs accepted
-	Cancelled     uint64 // countdowns cancelled (a player left or un-readied, or the pool failed)
-	GamesStarted  uint64 // rooms that reached GAME_START
+	// ConnsRejectedPerIP counts connections closed at once because their
+	// source IP had MaxConnsPerIP open.
+	ConnsRejectedPerIP uint64
+	// ConnIPs and RoomOwners are the sizes of the per-IP quota tables now:
+	// source IPs with a connection, and with a room they created.
+	ConnIPs      int
+	RoomOwners   int
+	ConnsActive  int64 // connections being served now
+	RoomsCreated uint64
+	RoomsRemoved uint64
+	RoomsActive  int    // rooms existing now
+	Countdowns   uint64 // START_REQs accepted
+	Cancelled    uint64 // countdowns cancelled (a player left or un-readied, or the pool failed)
+	GamesStarted uint64 // rooms that reached GAME_START
 	// FramesIn counts frames received by type name ("CREATE_ROOM_REQ", or
 	// "0xNN" for unknown types); rejected frames are counted too.
 	FramesIn map[string]uint64
@@ -94,7 +104,7 @@ type Stats struct {
 	// frame-empty, frame-too-large, frame-truncated, type-unknown,
 	// wrong-direction, wrong-size, not-in-room, not-host, not-all-ready,
 	// invalid-name, room-full, room-not-found, room-in-game,
-	// rooms-exhausted, ignored, pool-error.
+	// rooms-exhausted, ignored, pool-error, rooms-per-ip.
 	Errors map[string]uint64
 	// Closes counts ended connections by reason: eof, disconnect,
 	// bad-frame, idle-timeout, write-timeout, write-error, queue-overflow,
@@ -104,18 +114,19 @@ type Stats struct {
 
 func (c *counters) snapshot() Stats {
 	st := Stats{
-		ConnsAccepted: c.connsAccepted.Load(),
-		ConnsRejected: c.connsRejected.Load(),
-		ConnsActive:   c.connsActive.Load(),
-		RoomsCreated:  c.roomsCreated.Load(),
-		RoomsRemoved:  c.roomsRemoved.Load(),
-		Countdowns:    c.countdowns.Load(),
-		Cancelled:     c.cancelled.Load(),
-		GamesStarted:  c.games.Load(),
-		FramesIn:      map[string]uint64{},
-		FramesOut:     map[string]uint64{},
-		Errors:        map[string]uint64{},
-		Closes:        map[string]uint64{},
+		ConnsAccepted:      c.connsAccepted.Load(),
+		ConnsRejected:      c.connsRejected.Load(),
+		ConnsRejectedPerIP: c.connsRejectedPerIP.Load(),
+		ConnsActive:        c.connsActive.Load(),
+		RoomsCreated:       c.roomsCreated.Load(),
+		RoomsRemoved:       c.roomsRemoved.Load(),
+		Countdowns:         c.countdowns.Load(),
+		Cancelled:          c.cancelled.Load(),
+		GamesStarted:       c.games.Load(),
+		FramesIn:           map[string]uint64{},
+		FramesOut:          map[string]uint64{},
+		Errors:             map[string]uint64{},
+		Closes:             map[string]uint64{},
 	}
 	for i := range c.framesIn {
 		if n := c.framesIn[i].Load(); n > 0 {
@@ -143,15 +154,18 @@ func (c *counters) snapshot() Stats {
 // "closes.idle-timeout", for printing on shutdown or merging into a report.
 func (st Stats) Flat() map[string]uint64 {
 	m := map[string]uint64{
-		"conns.accepted":   st.ConnsAccepted,
-		"conns.rejected":   st.ConnsRejected,
-		"conns.active":     uint64(max(st.ConnsActive, 0)),
-		"rooms.created":    st.RoomsCreated,
-		"rooms.removed":    st.RoomsRemoved,
-		"rooms.active":     uint64(max(st.RoomsActive, 0)),
-		"games.countdowns": st.Countdowns,
-		"games.cancelled":  st.Cancelled,
-		"games.started":    st.GamesStarted,
+		"conns.accepted":        st.ConnsAccepted,
+		"conns.rejected":        st.ConnsRejected,
+		"conns.rejected_per_ip": st.ConnsRejectedPerIP,
+		"conns.source_ips":      uint64(max(st.ConnIPs, 0)),
+		"rooms.owner_ips":       uint64(max(st.RoomOwners, 0)),
+		"conns.active":          uint64(max(st.ConnsActive, 0)),
+		"rooms.created":         st.RoomsCreated,
+		"rooms.removed":         st.RoomsRemoved,
+		"rooms.active":          uint64(max(st.RoomsActive, 0)),
+		"games.countdowns":      st.Countdowns,
+		"games.cancelled":       st.Cancelled,
+		"games.started":         st.GamesStarted,
 	}
 	for k, v := range st.FramesIn {
 		m["frames_in."+k] = v

@@ -18,7 +18,7 @@ func benchServer(b *testing.B, addr string) *Server {
 	cfg.SocketBuffer = 4 << 20
 	s := start(b, cfg)
 	for i := 0; i < 100; i++ {
-		if _, reason := s.newInstance(0, s.now()); reason != "" {
+		if _, reason := s.newInstance(netip.Addr{}, 0, s.now()); reason != "" {
 			b.Fatal(reason)
 		}
 	}

@@ -62,6 +62,22 @@ type Config struct {
 	MaxInstances int
 	// MaxPlayers is a room's capacity (default 4).
 	MaxPlayers int
+	// MaxRoomsPerIP caps the live rooms created by lobby CREATEs from one
+	// source IP; a CREATE beyond it gets JOIN_FAILED
+	// (Stats.Failures[FailRoomsPerIP]) and the quota is given back when a
+	// room closes. 0 disables the cap. Default 25: a quarter of the default
+	// pool, so one address cannot take every instance (the flood of issue
+	// 15 did, keeping everyone else's CREATE failing), and exactly the
+	// rooms of 4 that the 100 clients `run` puts on each default source
+	// address make.
+	MaxRoomsPerIP int
+	// MaxHoldsPerIP caps the seats held at once for one source IP by lobby
+	// JOIN_SUCCESSes whose player has not reached the instance yet; a JOIN
+	// beyond it gets JOIN_FAILED (Stats.Failures[FailHoldsPerIP]). Each
+	// hold still expires after SeatHold. 0 disables the cap. Default 100:
+	// `run`'s clients per default source address (each holds at most one
+	// seat at a time), a quarter of the default pool's 400 seats.
+	MaxHoldsPerIP int
 	// Profile is the header profile of every datagram (default spec).
 	Profile udplobby.Profile
 	// CleanupInterval is how often empty and finished instances are looked
@@ -110,6 +126,8 @@ func DefaultConfig() Config {
 		BasePort:          8081,
 		MaxInstances:      100,
 		MaxPlayers:        4,
+		MaxRoomsPerIP:     25,
+		MaxHoldsPerIP:     100,
 		Profile:           udplobby.ProfileSpec,
 		CleanupInterval:   30 * time.Second,
 		IdleTimeout:       30 * time.Second,
@@ -164,6 +182,12 @@ func (c *Config) Validate() error {
 	}
 	if c.GameLength < 0 {
 		bad("GameLength: must be >= 0, got %v", c.GameLength)
+	}
+	if c.MaxRoomsPerIP < 0 {
+		bad("MaxRoomsPerIP: must be >= 0, got %d", c.MaxRoomsPerIP)
+	}
+	if c.MaxHoldsPerIP < 0 {
+		bad("MaxHoldsPerIP: must be >= 0, got %d", c.MaxHoldsPerIP)
 	}
 	if c.MaxSessions < 1 {
 		bad("MaxSessions: must be >= 1, got %d", c.MaxSessions)

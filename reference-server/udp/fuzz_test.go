@@ -64,7 +64,7 @@ func FuzzInstanceHandler(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { s.Close() })
-	in, reason := s.newInstance(0, s.now())
+	in, reason := s.newInstance(netip.Addr{}, 0, s.now())
 	if in == nil {
 		f.Fatal(reason)
 	}

@@ -22,12 +22,13 @@ const countdownFrom = 3
 // instance is one game room: its own UDP socket and read loop. Every field
 // below conn is guarded by Server.mu.
 type instance struct {
-	s    *Server
-	id   uint32
-	port uint16
-	slot int // pool slot, -1 when the OS chose the port
-	conn *pktinfo.Conn
-	max  int
+	s     *Server
+	id    uint32
+	port  uint16
+	slot  int        // pool slot, -1 when the OS chose the port
+	owner netip.Addr // IP of the lobby client that created it; zero for Allocate
+	conn  *pktinfo.Conn
+	max   int
 
 	state      udplobby.RoomState
 	players    []player
@@ -241,7 +242,15 @@ func (in *instance) holdFor(ip netip.Addr) int {
 	return -1
 }
 
+// addHold and dropHold keep the server's per-IP seat-hold counts in step
+// with the holds.
+func (in *instance) addHold(h hold) {
+	in.holds = append(in.holds, h)
+	in.s.hold(h.ip, 1)
+}
+
 func (in *instance) dropHold(i int) {
+	in.s.hold(in.holds[i].ip, -1)
 	in.holds = append(in.holds[:i], in.holds[i+1:]...)
 }
 
@@ -252,6 +261,8 @@ func (in *instance) expireHolds(now int64) {
 		if h.expires > now {
 			in.holds[n] = h
 			n++
+		} else {
+			in.s.hold(h.ip, -1)
 		}
 	}
 	if n == len(in.holds) {

@@ -76,7 +76,7 @@ func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []b
 		out, _ = udplobby.Append(out, p, &udplobby.Message{
 			Header: udplobby.Header{Type: udplobby.LobbyRoomList, Seq: m.Seq}, Rooms: s.roomList()})
 	case udplobby.LobbyCreateRoom:
-		if in, reason := s.newInstance(0, now); in != nil {
+		if in, reason := s.newInstance(ip, 0, now); in != nil {
 			out = udplobby.AppendRoomCreated(out, p, m.Seq, in.id, in.port)
 		} else {
 			s.c.fail(reason)
@@ -125,7 +125,10 @@ func (s *Server) join(id uint32, ip netip.Addr, now int64) (uint16, string) {
 	if len(in.players)+len(in.holds) >= in.max {
 		return 0, FailFull
 	}
-	in.holds = append(in.holds, hold{ip: ip, expires: now + int64(s.cfg.SeatHold)})
+	if s.cfg.MaxHoldsPerIP > 0 && s.held[ip] >= s.cfg.MaxHoldsPerIP {
+		return 0, FailHoldsPerIP
+	}
+	in.addHold(hold{ip: ip, expires: now + int64(s.cfg.SeatHold)})
 	in.idleSince = 0
 	s.invalidate()
 	return in.port, ""

@@ -149,7 +149,7 @@ func TestJoinReusedSequenceOtherRoom(t *testing.T) {
 // and JOIN do not allocate either.
 func TestDropPathAllocs(t *testing.T) {
 	s := start(t, testConfig())
-	in, _ := s.newInstance(0, s.now())
+	in, _ := s.newInstance(netip.Addr{}, 0, s.now())
 	p := s.cfg.Profile
 	good := udplobby.AppendListRooms(nil, p, 1)
 	badCRC := bytes.Clone(good)
@@ -193,9 +193,10 @@ func TestDropPathAllocs(t *testing.T) {
 func TestListAllocsUnderChurn(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxPlayers = 1024
+	cfg.MaxHoldsPerIP = 0 // 301 seats held from one address, on purpose
 	s := start(t, cfg)
 	for range 50 {
-		s.newInstance(0, s.now())
+		s.newInstance(netip.Addr{}, 0, s.now())
 	}
 	p := cfg.Profile
 	list := udplobby.AppendListRooms(nil, p, 1)

@@ -38,8 +38,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	rooms    map[uint32]*instance
-	reserved int    // instances being bound, counted against MaxInstances
-	slots    []bool // BasePort > 0: pool slot i (port BasePort+i) in use
+	reserved int                // instances being bound, counted against MaxInstances
+	slots    []bool             // BasePort > 0: pool slot i (port BasePort+i) in use
+	owned    map[netip.Addr]int // live lobby-created rooms (and ones being bound) by creator IP
+	held     map[netip.Addr]int // seat holds by lobby client IP (Allocate's are not counted)
 	nextID   uint32
 	closed   bool
 	stale    atomic.Bool     // the lobby loop's cached room list needs a rebuild
@@ -94,6 +96,8 @@ func Listen(cfg Config) (*Server, error) {
 		idec:     udplobby.Decoder{Profile: cfg.Profile, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelInstance},
 		sessions: newSessionTable(cfg.MaxSessions, int64(cfg.SessionTimeout)),
 		rooms:    make(map[uint32]*instance),
+		owned:    make(map[netip.Addr]int),
+		held:     make(map[netip.Addr]int),
 		stop:     make(chan struct{}),
 		listBuf:  make([]byte, 0, cfg.MaxInstances*udplobby.RoomEntryLen),
 	}
@@ -155,6 +159,8 @@ func (s *Server) Stats() Stats {
 		st.Players += len(in.players)
 		st.HeldSeats += len(in.holds)
 	}
+	st.RoomOwners = len(s.owned)
+	st.SeatHolders = len(s.held)
 	s.mu.Unlock()
 	st.Sessions = int(s.nSessions.Load())
 	st.RateKeys = s.limiter.Len()
@@ -178,9 +184,8 @@ func (s *Server) Close() error {
 		s.conn.Close()
 		s.mu.Lock()
 		s.closed = true
-		for id, in := range s.rooms {
-			in.shutdown(DisconnectShutdown)
-			delete(s.rooms, id)
+		for _, in := range s.rooms {
+			s.removeLocked(in)
 		}
 		s.mu.Unlock()
 		s.wg.Wait()
@@ -198,7 +203,7 @@ func (s *Server) Allocate(n int) (netip.AddrPort, error) {
 	if n < 1 || n > 0xFFFF {
 		return netip.AddrPort{}, fmt.Errorf("udp: allocate: %d players", n)
 	}
-	in, reason := s.newInstance(n, s.now())
+	in, reason := s.newInstance(netip.Addr{}, n, s.now())
 	if in == nil {
 		return netip.AddrPort{}, fmt.Errorf("udp: allocate: no instance (%s)", reason)
 	}
@@ -211,11 +216,9 @@ func (s *Server) Allocate(n int) (netip.AddrPort, error) {
 func (s *Server) Release(addr netip.AddrPort) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, in := range s.rooms {
+	for _, in := range s.rooms {
 		if in.port == addr.Port() && len(in.players) == 0 {
-			in.shutdown(DisconnectShutdown)
-			delete(s.rooms, id)
-			s.invalidate()
+			s.removeLocked(in)
 			return
 		}
 	}
@@ -224,14 +227,21 @@ func (s *Server) Release(addr netip.AddrPort) {
 var errClosed = errors.New("udp: server closed")
 
 // newInstance binds a new instance with holds seats reserved and registers
-// its room. On failure it returns nil and the JOIN_FAILED reason.
-func (s *Server) newInstance(holds int, now int64) (*instance, string) {
+// its room, counted against owner's MaxRoomsPerIP quota (the zero owner,
+// Allocate's, is not). On failure it returns nil and the JOIN_FAILED
+// reason.
+func (s *Server) newInstance(owner netip.Addr, holds int, now int64) (*instance, string) {
 	s.mu.Lock()
 	if s.closed || len(s.rooms)+s.reserved >= s.cfg.MaxInstances {
 		s.mu.Unlock()
 		return nil, FailMaxInstances
 	}
+	if owner.IsValid() && s.cfg.MaxRoomsPerIP > 0 && s.owned[owner] >= s.cfg.MaxRoomsPerIP {
+		s.mu.Unlock()
+		return nil, FailRoomsPerIP
+	}
 	s.reserved++
+	s.own(owner, 1) // taken before binding: a concurrent CREATE sees it
 	s.mu.Unlock()
 
 	conn, slot, err := s.bindInstance()
@@ -240,10 +250,12 @@ func (s *Server) newInstance(holds int, now int64) (*instance, string) {
 	defer s.mu.Unlock()
 	s.reserved--
 	if err != nil {
+		s.own(owner, -1)
 		s.log.Warn("udp instance: bind failed", "err", err)
 		return nil, FailBind
 	}
 	if s.closed {
+		s.own(owner, -1)
 		conn.Close()
 		return nil, FailMaxInstances
 	}
@@ -252,6 +264,7 @@ func (s *Server) newInstance(holds int, now int64) (*instance, string) {
 		s.nextID = 1
 	}
 	in := newInstance(s, s.nextID, conn, slot, max(s.cfg.MaxPlayers, holds))
+	in.owner = owner
 	for range holds {
 		in.holds = append(in.holds, hold{expires: now + int64(s.cfg.SeatHold)})
 	}
@@ -376,23 +389,63 @@ func (s *Server) janitor() {
 		if cleanup {
 			lastCleanup = now
 		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
+		if !s.tidy(now, cleanup) {
 			return
 		}
-		for id, in := range s.rooms {
-			in.expireHolds(now)
-			in.dropIdle(now)
-			if cleanup && in.idleSince > 0 && now-in.idleSince >= int64(s.cfg.CleanupInterval) &&
-				(in.state == udplobby.Finished || in.empty()) {
-				in.shutdown(DisconnectShutdown)
-				delete(s.rooms, id)
-				s.invalidate()
-			}
-		}
-		s.mu.Unlock()
 		s.limiter.Sweep(now)
+	}
+}
+
+// tidy is one janitor pass at now: expired seat holds released, idle
+// players dropped and, when cleanup is set, rooms empty or finished for a
+// whole CleanupInterval removed. It reports false once the server is
+// closed.
+func (s *Server) tidy(now int64, cleanup bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	for _, in := range s.rooms {
+		in.expireHolds(now)
+		in.dropIdle(now)
+		if cleanup && in.idleSince > 0 && now-in.idleSince >= int64(s.cfg.CleanupInterval) &&
+			(in.state == udplobby.Finished || in.empty()) {
+			s.removeLocked(in)
+		}
+	}
+	return true
+}
+
+// removeLocked shuts in down and forgets its room, giving back its
+// creator's room quota and its holders' seat quotas. Called with mu held.
+func (s *Server) removeLocked(in *instance) {
+	in.shutdown(DisconnectShutdown)
+	for _, h := range in.holds {
+		s.hold(h.ip, -1)
+	}
+	in.holds = in.holds[:0]
+	s.own(in.owner, -1)
+	in.owner = netip.Addr{}
+	delete(s.rooms, in.id)
+	s.invalidate()
+}
+
+// own and hold move an IP's count of live rooms created and of seats held
+// by delta; the zero address (Allocate's rooms and seats) is not counted,
+// and an IP at zero leaves the table, so each table is bounded by the
+// rooms or seats that exist. Called with mu held.
+func (s *Server) own(ip netip.Addr, delta int)  { count(s.owned, ip, delta) }
+func (s *Server) hold(ip netip.Addr, delta int) { count(s.held, ip, delta) }
+
+func count(m map[netip.Addr]int, ip netip.Addr, delta int) {
+	if !ip.IsValid() {
+		return
+	}
+	if n := m[ip] + delta; n > 0 {
+		m[ip] = n
+	} else {
+		delete(m, ip)
 	}
 }
 

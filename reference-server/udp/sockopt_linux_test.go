@@ -2,6 +2,7 @@ package udp
 
 import (
 	"net"
+	"net/netip"
 	"syscall"
 	"testing"
 )
@@ -26,7 +27,7 @@ func rcvbuf(t *testing.T, c *net.UDPConn) int {
 func TestInstanceSocketBuffer(t *testing.T) {
 	def := testConfig() // SocketBuffer 0
 	s0 := start(t, def)
-	in0, _ := s0.newInstance(0, s0.now())
+	in0, _ := s0.newInstance(netip.Addr{}, 0, s0.now())
 	osDefault := rcvbuf(t, in0.conn.UDPConn)
 
 	for _, base := range []int{0, freePortRange(t, 2)} {
@@ -35,7 +36,7 @@ func TestInstanceSocketBuffer(t *testing.T) {
 		cfg.BasePort = base
 		cfg.MaxInstances = 2
 		s := start(t, cfg)
-		in, reason := s.newInstance(0, s.now())
+		in, reason := s.newInstance(netip.Addr{}, 0, s.now())
 		if in == nil {
 			t.Fatal(reason)
 		}

@@ -26,6 +26,8 @@ const (
 	FailMaxInstances = "max-instances" // CREATE at the instance limit
 	FailBind         = "bind"          // CREATE when no pool port could be bound
 	FailDeny         = "instance-deny" // instance JOIN_REQUEST answered JOIN_DENY
+	FailRoomsPerIP   = "rooms-per-ip"  // CREATE from a source IP with MaxRoomsPerIP live rooms
+	FailHoldsPerIP   = "holds-per-ip"  // JOIN from a source IP with MaxHoldsPerIP seats held
 )
 
 var dropNames = func() []string {
@@ -36,7 +38,8 @@ var dropNames = func() []string {
 	return n
 }()
 
-var failNames = []string{FailRoomZero, FailMissing, FailFull, FailState, FailMaxInstances, FailBind, FailDeny}
+var failNames = []string{FailRoomZero, FailMissing, FailFull, FailState, FailMaxInstances, FailBind, FailDeny,
+	FailRoomsPerIP, FailHoldsPerIP}
 
 func indexOf(names []string, s string) int {
 	for i, n := range names {
@@ -68,7 +71,7 @@ type counters struct {
 	requests  [256]atomic.Uint64 // well-formed datagrams received, by message type
 	replies   [256]atomic.Uint64 // datagrams sent, by message type
 	drops     [64]atomic.Uint64  // by dropNames index
-	failures  [8]atomic.Uint64   // by failNames index
+	failures  [16]atomic.Uint64  // by failNames index
 	replayed  atomic.Uint64
 	resent    atomic.Uint64
 	created   atomic.Uint64
@@ -119,6 +122,10 @@ type Stats struct {
 	HeldSeats int `json:"held_seats"` // seats reserved by JOIN_SUCCESS, not yet taken
 	Sessions  int `json:"sessions"`
 	RateKeys  int `json:"rate_keys"`
+	// RoomOwners and SeatHolders are how many source IPs hold lobby-created
+	// rooms and seats now (the per-IP quota tables).
+	RoomOwners  int `json:"room_owners"`
+	SeatHolders int `json:"seat_holders"`
 	// RateKeysEvicted counts rate-limit buckets still in use that were
 	// forgotten because the table was full (MaxRateKeys): non-zero means
 	// the bound is too small for the number of sources.
@@ -185,6 +192,8 @@ func (st *Stats) WriteText(w io.Writer, prefix string) error {
 	add("held_seats", st.HeldSeats)
 	add("sessions", st.Sessions)
 	add("rate_keys", st.RateKeys)
+	add("room_owners", st.RoomOwners)
+	add("seat_holders", st.SeatHolders)
 	add("rate_keys_evicted", st.RateKeysEvicted)
 	sort.Strings(lines[head:])
 	for _, l := range lines {
