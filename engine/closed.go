@@ -23,6 +23,7 @@ type slot struct {
 	rng     *rand.Rand
 	iter    int
 	backoff time.Duration // the current pause after a failed start
+	prev    Session       // the last session, completed and kept open (Start.Prev)
 }
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
@@ -75,7 +76,8 @@ func (x *Execution) runClosed(ctx context.Context) {
 	}
 }
 
-// loop runs slot s's sessions back to back while it is wanted.
+// loop runs slot s's sessions back to back while it is wanted, each on
+// the previous one's socket when the factory can (Start.Prev).
 func (x *Execution) loop(s *slot) {
 	defer x.wg.Done()
 	plan := x.o.Plan
@@ -90,11 +92,19 @@ func (x *Execution) loop(s *slot) {
 			x.seqMu.Unlock()
 			st := Start{ID: s.j + s.iter*maxClients, Slot: s.j, Flow: f, Seq: seq, Source: x.source(s.j), Intended: time.Now()}
 			s.iter++
+			if s.prev != nil && plan.Flows[f].NewSocket {
+				s.prev.Close()
+				s.prev = nil
+			}
+			st.Prev, s.prev = s.prev, nil
 			x.addActive()
 			t0 := time.Now()
 			failed, failedStart := true, true
 			if sess := x.newSession(st); sess != nil {
-				failed, failedStart = x.runSession(st, sess)
+				var kept bool
+				if failed, failedStart, kept = x.runSession(st, sess, true); kept {
+					s.prev = sess
+				}
 			}
 			x.Stats.Active.Add(-1)
 			if failedStart || failed && time.Since(t0) < time.Millisecond {
@@ -109,6 +119,12 @@ func (x *Execution) loop(s *slot) {
 			} else {
 				s.backoff = 0
 			}
+		}
+		if s.prev != nil {
+			// Before running is released: another goroutine may take
+			// the slot as soon as it is.
+			s.prev.Close()
+			s.prev = nil
 		}
 		s.running.Store(false)
 		// The controller may have wanted us again between the check and

@@ -40,6 +40,12 @@ type Start struct {
 	// Intended is when the schedule wanted the session to start; the
 	// session measures its first request's latency from it.
 	Intended time.Time
+	// Prev is, in the closed model, the client's previous session: it
+	// completed its flow and was not closed, so New may carry its socket
+	// over (simclient.Renew). New owns it: it either reuses it or closes
+	// it. Nil in the open model, for a client's first session, after a
+	// failed one, and before a flow with NewSocket.
+	Prev Session
 }
 
 // NewSession makes the session for a start (binds its socket). The open
@@ -269,12 +275,16 @@ func (x *Execution) newSession(s Start) Session {
 	return sess
 }
 
-// runSession runs and closes one session made by newSession, keeping the
-// counters, and reports whether it failed, and whether that failure was a
-// failed start (its socket or connection could not be opened).
-func (x *Execution) runSession(s Start, sess Session) (failed, failedStart bool) {
+// runSession runs one session made by newSession, keeping the counters, and
+// reports whether it failed, and whether that failure was a failed start
+// (its socket or connection could not be opened). It closes the session,
+// unless keep is set and the session completed: then kept is true and the
+// caller owns the open session (Start.Prev of the next).
+func (x *Execution) runSession(s Start, sess Session, keep bool) (failed, failedStart, kept bool) {
 	err := sess.Run(x.runCtx, s.Intended)
-	sess.Close()
+	if kept = keep && err == nil; !kept {
+		sess.Close()
+	}
 	switch {
 	case err == nil:
 		x.Stats.Completed.Add(1)
@@ -292,7 +302,7 @@ func (x *Execution) runSession(s Start, sess Session) (failed, failedStart bool)
 	if x.o.OnSessionEnd != nil {
 		x.o.OnSessionEnd(s, err, true)
 	}
-	return failed, failedStart
+	return failed, failedStart, kept
 }
 
 // addActive counts one more live session and keeps the peak.

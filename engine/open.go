@@ -67,7 +67,7 @@ func (x *Execution) runOpen(ctx context.Context) {
 			go func() {
 				defer x.wg.Done()
 				defer x.Stats.Active.Add(-1)
-				x.runSession(st, sess)
+				x.runSession(st, sess, false)
 			}()
 		}
 	}

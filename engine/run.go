@@ -209,7 +209,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Plan: plan, Shard: cfg.Shard, Sources: sources,
 		Grace: cfg.Grace, MaxLateness: cfg.MaxLateness, PollInterval: cfg.PollInterval,
 		New: func(s Start) (Session, error) {
-			sess, err := factory(sh, s.ID, &plan.Flows[s.Flow], s.Source)
+			var prev simclient.Session
+			if s.Prev != nil {
+				prev = s.Prev
+			}
+			sess, err := simclient.Renew(factory, sh, prev, s.ID, &plan.Flows[s.Flow], s.Source)
 			if err != nil {
 				return nil, err
 			}

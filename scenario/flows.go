@@ -125,7 +125,7 @@ func defaultListStep(p Protocol) StepKind {
 	return ListRooms
 }
 
-var flowKeys = []string{"name", "weight", "group_size", "steps"}
+var flowKeys = []string{"name", "weight", "group_size", "new_socket", "steps"}
 
 func (d *decoder) flows(n *yaml.Node, proto Protocol, defaults RequestPolicy) []Flow {
 	n = resolve(n)
@@ -168,6 +168,11 @@ func (d *decoder) flows(n *yaml.Node, proto Protocol, defaults RequestPolicy) []
 		if v := f.get("group_size"); v != nil {
 			if g, ok := d.integer(v, what+" group_size", 1, 1000); ok {
 				fl.GroupSize = int(g)
+			}
+		}
+		if v := f.get("new_socket"); v != nil {
+			if b, ok := d.oneOf(v, what+" new_socket", []string{"true", "false"}); ok {
+				fl.NewSocket = b == "true"
 			}
 		}
 		if v := f.get("steps"); v != nil {

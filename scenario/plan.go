@@ -139,6 +139,12 @@ type Flow struct {
 	// this many clients that share a room: member 0 is the group's leader.
 	// 1 (the default) means every client is alone.
 	GroupSize int
+	// NewSocket makes every session of the flow open its own socket. In
+	// the closed model a client otherwise keeps its socket from one flow
+	// to the next when it can (simclient.Reusable), as a player's client
+	// does; NewSocket is for flows that stand for new players arriving.
+	// The open model always opens one per arrival.
+	NewSocket bool
 	Steps     []Step
 	Line      int
 }

@@ -61,7 +61,7 @@ type session struct {
 	fi     int
 	member simclient.Member
 	rec    *metrics.Recorder
-	tr     transport
+	tr     *transport
 	think  *rand.Rand
 	timer  *time.Timer
 
@@ -133,34 +133,59 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if !sh.Targets.UDPLobby.IsValid() {
 		return nil, errors.New("udpclient: no UDP lobby target")
 	}
-	rt := getRun(sh)
-	s := &session{
-		sh:       sh,
-		rt:       rt,
-		id:       id,
-		flow:     flow,
-		fi:       fi,
-		rec:      sh.Recorder(id),
-		think:    sh.ThinkRand(id),
-		lobby:    unmap(sh.Targets.UDPLobby),
-		obuf:     make([]byte, 0, 64),
-		lastTick: -1,
-		curStep:  -1,
-	}
-	if err := s.tr.open(src, sh.SocketBuffer, sh.Sweeper); err != nil {
+	tr := &transport{}
+	if err := tr.open(src, sh.SocketBuffer, sh.Sweeper); err != nil {
 		return nil, simclient.OpenError(err)
 	}
-	imp := sh.Plan.Impairment
-	if !imp.IsZero() {
+	if imp := sh.Plan.Impairment; !imp.IsZero() {
 		r := sh.ImpairRand(id)
-		s.tr.out = impair.New(impair.Config(imp.Out), r, 0)
-		s.tr.in = impair.New(impair.Config(imp.In), r, 0)
+		tr.out = impair.New(impair.Config(imp.Out), r, 0)
+		tr.in = impair.New(impair.Config(imp.In), r, 0)
 	}
-	s.strictOrder = imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0
+	return newSession(sh, id, flow, fi, tr, 0, make([]byte, 0, 64)), nil
+}
+
+// newSession is the session of client id playing flow (index fi) on tr,
+// numbering its requests from seq; obuf is its empty send buffer.
+func newSession(sh *simclient.Shared, id int, flow *scenario.Flow, fi int, tr *transport, seq uint16, obuf []byte) *session {
+	imp := sh.Plan.Impairment
+	s := &session{
+		sh:          sh,
+		rt:          getRun(sh),
+		id:          id,
+		flow:        flow,
+		fi:          fi,
+		rec:         sh.Recorder(id),
+		think:       sh.ThinkRand(id),
+		tr:          tr,
+		lobby:       unmap(sh.Targets.UDPLobby),
+		seq:         seq,
+		obuf:        obuf,
+		lastTick:    -1,
+		curStep:     -1,
+		strictOrder: imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0,
+	}
 	s.member = sh.Join(fi)
 	s.creator = simclient.Creates(flow, s.member.Index)
 	s.syncProfile()
-	return s, nil
+	return s
+}
+
+// Reuse implements simclient.Reusable: the socket carries the next flow
+// unless it was closed (a disconnect step, Close) or cancelled, or this
+// flow reached a game instance, whose server-side seat and state belong to
+// this socket's address and would meet the next flow. Sequence ids go on
+// from this session's, so a late reply to one of its requests cannot pass
+// for the next session's.
+func (s *session) Reuse(id int, flow *scenario.Flow) (simclient.Session, bool) {
+	fi := s.sh.FlowIndex(flow)
+	if fi < 0 || s.disconnect || s.inst.IsValid() || s.tr.closed.Load() || s.tr.cancelled.Load() || s.p.active {
+		return nil, false
+	}
+	tr := s.tr
+	s.tr = &transport{} // spent: a stray Close releases nothing
+	s.closeOnce.Do(func() {})
+	return newSession(s.sh, id, flow, fi, tr, s.seq, s.obuf[:0]), true
 }
 
 func unmap(ap netip.AddrPort) netip.AddrPort {

@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// keptSession is a fake session that remembers whether it was closed.
+type keptSession struct {
+	fakeSession
+	mu     *sync.Mutex
+	closed *int
+}
+
+func (k *keptSession) Close() error {
+	k.mu.Lock()
+	*k.closed++
+	k.mu.Unlock()
+	return nil
+}
+
+// TestClosedKeepsSessions: a closed-model client hands each completed
+// session to the next start (Start.Prev) instead of closing it, but not a
+// failed one, not to a flow with NewSocket, and closes the last at the
+// end; the open model never does.
+func TestClosedKeepsSessions(t *testing.T) {
+	tests := []struct {
+		name      string
+		plan      func() *scenario.Plan
+		fail      bool
+		wantPrev  bool
+		newSocket bool
+	}{
+		{"closed: kept", func() *scenario.Plan { return closedPlan(2, nil, time.Second, 2) }, false, true, false},
+		{"closed, failed sessions: not kept", func() *scenario.Plan { return closedPlan(2, nil, time.Second, 2) }, true, false, false},
+		{"closed, new_socket: not kept", func() *scenario.Plan { return closedPlan(2, nil, time.Second, 2) }, false, false, true},
+		{"open: never", func() *scenario.Plan { return openPlan(20, nil, time.Second, 100) }, false, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				var mu sync.Mutex
+				closed, made, withPrev := 0, 0, 0
+				plan := tc.plan()
+				plan.Flows[0].NewSocket = tc.newSocket
+				newS := func(s Start) (Session, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					made++
+					if s.Prev != nil {
+						withPrev++
+						return s.Prev, nil // the factory reuses it
+					}
+					var err error
+					if tc.fail {
+						err = errors.New("boom")
+					}
+					// 100ms sessions: each is done well after the 1ms a
+					// failure needs to count as immediate.
+					return &keptSession{fakeSession: fakeSession{length: 100 * time.Millisecond, err: err}, mu: &mu, closed: &closed}, nil
+				}
+				if _, _, err := Execute(context.Background(), Options{Plan: plan, New: newS}, nil); err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				opened := made - withPrev
+				if (withPrev > 0) != tc.wantPrev || closed != opened {
+					t.Errorf("%d sessions started, %d on the previous one, %d opened, %d closed: want reuse %v and every opened one closed once",
+						made, withPrev, opened, closed, tc.wantPrev)
+				}
+				if tc.wantPrev && opened != 2 {
+					t.Errorf("%d sessions opened, want one per client (2)", opened)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package udpclient
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// TestReuse: a session that completed its flow hands its socket to the
+// next one (same local address, sequence ids going on) unless the flow
+// disconnected; simclient.Renew then opens a new socket.
+func TestReuse(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps string
+		reuse bool
+	}{
+		{"a poller keeps its socket", "[list_rooms, {think: 1ms}, list_rooms]", true},
+		{"a flow that disconnects does not", "[list_rooms, disconnect]", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeLobby(t, udplobby.ProfileSpec)
+			p := plan(t, "", "  - name: a\n    steps: "+tc.steps+"\n")
+			sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, metrics.NewCollector(time.Now()), simclient.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sh.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var prev simclient.Session
+			var addrs []netip.AddrPort
+			for id := range 3 {
+				s, err := simclient.Renew(New, sh, prev, id, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				addrs = append(addrs, s.(*session).LocalAddr())
+				if err := s.Run(ctx, time.Now()); err != nil {
+					t.Fatalf("session %d: %v", id, err)
+				}
+				prev = s
+			}
+			prev.Close()
+			same := addrs[0] == addrs[1] && addrs[1] == addrs[2]
+			if same != tc.reuse {
+				t.Errorf("local addresses %v: reused %v, want %v", addrs, same, tc.reuse)
+			}
+			seqs := f.seqsOf(udplobby.LobbyListRooms)
+			distinct := map[uint16]bool{}
+			for _, q := range seqs {
+				distinct[q] = true
+			}
+			if tc.reuse && (len(seqs) != 6 || len(distinct) != 6) {
+				t.Errorf("list sequence ids %v: a reused socket must not repeat them", seqs)
+			}
+		})
+	}
+}
+
+// TestReuseAfterClose: a closed session is not reused.
+func TestReuseAfterClose(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec)
+	p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
+	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, metrics.NewCollector(time.Now()), simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	s, err := New(sh, 0, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, ok := s.(simclient.Reusable).Reuse(1, &p.Flows[0]); ok {
+		t.Error("a closed session was reused")
+	}
+	var other scenario.Flow
+	s2, _ := New(sh, 2, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	defer s2.Close()
+	if _, ok := s2.(simclient.Reusable).Reuse(3, &other); ok {
+		t.Error("reused for a flow that is not the plan's")
+	}
+}
