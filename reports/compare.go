@@ -2,8 +2,11 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Gate metrics: what a Gate limits.
@@ -28,10 +31,16 @@ const (
 )
 
 // Gate is one regression limit: the comparison breaks it when a value of
-// Metric is strictly greater than Max.
+// Metric is strictly greater than Max. A latency gate (p50/p99 increase)
+// breaks only when, besides, the increase is above MinDeltaUS in absolute
+// terms and beyond the runs' sampling noise (LatencyCI): two runs of one
+// build differ by tens of percent at the tail, which is not a regression.
 type Gate struct {
 	Metric string  `json:"metric"`
 	Max    float64 `json:"max"`
+	// MinDeltaUS is the absolute floor of a latency gate, in µs: smaller
+	// increases never break it, whatever their percentage.
+	MinDeltaUS int64 `json:"min_delta_us,omitempty"`
 }
 
 // DefaultGates are the limits used when the user gives none: p99 may grow by
@@ -62,6 +71,58 @@ type StepDelta struct {
 	BaseErrorRate     float64 `json:"base_error_rate"`
 	NewErrorRate      float64 `json:"new_error_rate"`
 	ErrorRateChangePP float64 `json:"error_rate_change_pp"`
+	// P50CI and P99CI bound each side's percentile (LatencyCI), from the
+	// histograms; nil when a side has no histogram (the figures alone are
+	// then judged).
+	P50CI *CIPair `json:"p50_ci,omitempty"`
+	P99CI *CIPair `json:"p99_ci,omitempty"`
+}
+
+// CIPair holds a percentile's confidence interval on each side of a
+// comparison, in µs.
+type CIPair struct {
+	BaseLoUS int64 `json:"base_lo_us"`
+	BaseHiUS int64 `json:"base_hi_us"`
+	NewLoUS  int64 `json:"new_lo_us"`
+	NewHiUS  int64 `json:"new_hi_us"`
+}
+
+// Significant reports whether new is slower than base beyond the noise:
+// its interval lies wholly above base's.
+func (p *CIPair) Significant() bool { return p == nil || p.NewLoUS > p.BaseHiUS }
+
+// LatencyCIZ is the normal quantile of the intervals LatencyCI gives:
+// 2.576, two-sided 99 %.
+const LatencyCIZ = 2.576
+
+// LatencyCI bounds the q-th quantile (0 < q < 1) of the distribution h was
+// sampled from, with the order-statistic (binomial) interval: of n samples
+// the number below the true quantile is Binomial(n, q), so the ranks
+// n·q ± z·√(n·q·(1−q)) (normal approximation, z = LatencyCIZ) bracket it.
+// The bounds are the histogram's values at those ranks. Few samples give a
+// wide interval (at the tail, up to the maximum): a p99 of 45 requests is
+// no evidence of anything.
+func LatencyCI(h *hdrhistogram.Histogram, q float64) (lo, hi int64) {
+	n := float64(h.TotalCount())
+	if n == 0 {
+		return 0, 0
+	}
+	half := LatencyCIZ * math.Sqrt(n*q*(1-q))
+	rlo := math.Max(1, math.Floor(n*q-half))
+	rhi := math.Min(n, math.Ceil(n*q+half)+1)
+	return h.ValueAtPercentile(100 * rlo / n), h.ValueAtPercentile(100 * rhi / n)
+}
+
+func ciPair(b, n Latency, q float64) *CIPair {
+	bh, err1 := b.Histogram()
+	nh, err2 := n.Histogram()
+	if err1 != nil || err2 != nil || b.Hist == "" || n.Hist == "" {
+		return nil
+	}
+	var p CIPair
+	p.BaseLoUS, p.BaseHiUS = LatencyCI(bh, q)
+	p.NewLoUS, p.NewHiUS = LatencyCI(nh, q)
+	return &p
 }
 
 // Breach is one gate broken by one subject (a step name, "run", a rule or a
@@ -84,6 +145,9 @@ type Comparison struct {
 	Run StepDelta `json:"run"`
 	// NewViolations are rules violated in new and not in base.
 	NewViolations []string `json:"new_violations"`
+	// Spared lists latency increases over a gate's percentage that did not
+	// break it: under its MinDeltaUS floor or within the noise.
+	Spared []string `json:"spared,omitempty"`
 	// Incomplete says which side was interrupted (one sentence each, led
 	// by "INTERRUPTED"); such a comparison also breaks GateComplete.
 	Incomplete []string `json:"incomplete,omitempty"`
@@ -127,6 +191,8 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 			d.HasLatency = true
 			d.P50ChangePct = pctChange(d.BaseP50US, d.NewP50US)
 			d.P99ChangePct = pctChange(d.BaseP99US, d.NewP99US)
+			d.P50CI = ciPair(b.Latency, n.Latency, 0.50)
+			d.P99CI = ciPair(b.Latency, n.Latency, 0.99)
 		}
 		d.ErrorRateChangePP = (d.NewErrorRate - d.BaseErrorRate) * 100
 		c.Steps = append(c.Steps, d)
@@ -179,10 +245,21 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 				if !d.HasLatency {
 					continue
 				}
+				pct, b, n, ci, name := d.P99ChangePct, d.BaseP99US, d.NewP99US, d.P99CI, "p99"
 				if g.Metric == GateP50IncreasePct {
-					check(d.Name, d.P50ChangePct)
-				} else {
-					check(d.Name, d.P99ChangePct)
+					pct, b, n, ci, name = d.P50ChangePct, d.BaseP50US, d.NewP50US, d.P50CI, "p50"
+				}
+				if pct <= g.Max {
+					continue
+				}
+				switch {
+				case n-b <= g.MinDeltaUS:
+					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): under the %s floor", d.Name, name, fmtUS(b), fmtUS(n), fmtSigned(pct, "%"), fmtUS(g.MinDeltaUS)))
+				case !ci.Significant():
+					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): within the noise (99%% intervals %s-%s and %s-%s overlap)",
+						d.Name, name, fmtUS(b), fmtUS(n), fmtSigned(pct, "%"), fmtUS(ci.BaseLoUS), fmtUS(ci.BaseHiUS), fmtUS(ci.NewLoUS), fmtUS(ci.NewHiUS)))
+				default:
+					check(d.Name, pct)
 				}
 			}
 		case GateErrorRateIncreasePP:

@@ -282,7 +282,13 @@ func TestCompare(t *testing.T) {
 		// p99 +9.3%: under the 10% gate
 		{"small p99 increase", func(r *Run) { r.Steps[1].Latency = latencyOf(t, ramp(1000, 1100, 45)...) }, DefaultGates(), nil},
 		{"big p99 increase", func(r *Run) { r.Steps[1].Latency = latencyOf(t, ramp(1000, 1200, 45)...) }, DefaultGates(), []string{"join"}},
-		{"p50 gate", func(r *Run) { r.Steps[0].Latency = latencyOf(t, ramp(300, 10, 100)...) }, []Gate{{GateP50IncreasePct, 5}}, []string{"list_rooms"}},
+		// p50 690µs -> 1.19ms: the 99% intervals of 100 samples (560-830µs,
+		// 1.06-1.33ms) are apart.
+		{"p50 gate", func(r *Run) { r.Steps[0].Latency = latencyOf(t, ramp(700, 10, 100)...) }, []Gate{{Metric: GateP50IncreasePct, Max: 5}}, []string{"list_rooms"}},
+		// p50 690µs -> 790µs (+14%) is within the noise of 100 samples.
+		{"p50 within noise", func(r *Run) { r.Steps[0].Latency = latencyOf(t, ramp(300, 10, 100)...) }, []Gate{{Metric: GateP50IncreasePct, Max: 5}}, nil},
+		// The same big increase under a 10ms floor does not break.
+		{"under the floor", func(r *Run) { r.Steps[1].Latency = latencyOf(t, ramp(1000, 1200, 45)...) }, []Gate{{Metric: GateP99IncreasePct, Max: 10, MinDeltaUS: 10000}}, nil},
 		// 5/50 -> 6/50 is +2pp on join, +0.67pp run-wide (6/150)
 		{"error rate", func(r *Run) { r.Steps[1].Failures = 6; r.Totals.Failures = 6 }, DefaultGates(), []string{"join", "run"}},
 		// 5/50 -> 5/49 is +0.2pp: under 0.5
@@ -477,5 +483,49 @@ func TestRunLookup(t *testing.T) {
 		if ok != tt.wantOK || s.Requests != tt.wantReq {
 			t.Errorf("%s: got %v %d, want %v %d", tt.name, ok, s.Requests, tt.wantOK, tt.wantReq)
 		}
+	}
+}
+
+// TestLatencyCI: the order-statistic interval brackets the percentile,
+// narrows with more samples, and two samples of one distribution are not
+// judged different.
+func TestLatencyCI(t *testing.T) {
+	small := histOf(t, ramp(1, 1, 100)...)
+	big := histOf(t, ramp(1, 1, 100000)...)
+	if lo, hi := LatencyCI(small, 0.5); lo > 50 || hi < 50 || hi-lo < 20 {
+		t.Errorf("100 samples: p50 in [%d, %d], want a wide interval around 50", lo, hi)
+	}
+	if lo, hi := LatencyCI(big, 0.99); lo > 99000 || hi < 99000 || float64(hi-lo) > 0.01*99000 {
+		t.Errorf("100000 samples: p99 in [%d, %d], want within 1%% of 99000", lo, hi)
+	}
+	if lo, hi := LatencyCI(histOf(t), 0.99); lo != 0 || hi != 0 {
+		t.Errorf("empty: [%d, %d]", lo, hi)
+	}
+	// Two runs of one distribution (interleaved halves of the same
+	// samples): new's p99 is a little higher, over a 0% gate, but within
+	// the noise; 5% slower on 10,000 samples each is beyond it.
+	var a, b, slow []int64
+	for i, v := range ramp(10, 1, 20000) {
+		if i%2 == 0 {
+			a = append(a, v)
+		} else {
+			b = append(b, v+v/500) // 0.2%: inside the noise of 10,000 samples
+			slow = append(slow, v+v/20)
+		}
+	}
+	base, nr := sampleRun(t), sampleRun(t)
+	base.Steps[1].Latency = latencyOf(t, a...)
+	nr.Steps[1].Latency = latencyOf(t, b...)
+	gates := []Gate{{Metric: GateP99IncreasePct, Max: 0}}
+	c, err := Compare(base, nr, gates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.OK() || len(c.Spared) != 1 || !strings.Contains(c.Spared[0], "within the noise") {
+		t.Errorf("one distribution judged a regression: breaches %v, spared %v (p99 %d -> %d)", c.Breaches, c.Spared, c.Steps[1].BaseP99US, c.Steps[1].NewP99US)
+	}
+	nr.Steps[1].Latency = latencyOf(t, slow...)
+	if c, err = Compare(base, nr, gates); err != nil || c.OK() {
+		t.Errorf("5%% slower on 10,000 samples not judged a regression: %v %v", err, c.Spared)
 	}
 }

@@ -196,6 +196,9 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	if len(c.NewViolations) > 0 {
 		fmt.Fprintf(ew, "New violated rules: %s\n", strings.Join(c.NewViolations, ", "))
 	}
+	for _, s := range c.Spared {
+		fmt.Fprintf(ew, "Not gated: %s\n", s)
+	}
 	writeGates(ew, c.Breaches)
 	return ew.err
 }

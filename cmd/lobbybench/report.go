@@ -201,7 +201,18 @@ the cases whose verdict changed. Exit 4 when a gate is broken, 0 otherwise.
 
 Every gate is on by default with the value shown; 'off' disables one:
   lobbybench report compare base.json new.json --max-p99-increase 5% \
-      --max-error-rate-increase off --fail-on-new-violations=false`
+      --max-error-rate-increase off --fail-on-new-violations=false
+
+A latency gate breaks only when the increase is over its percentage, over
+--min-delta in absolute terms, and beyond the sampling noise: the 99%
+order-statistic intervals of the two percentiles, read from the runs' HDR
+histograms, must not overlap. Increases spared by either are listed as
+"Not gated". A nightly job comparing against a stored baseline should set
+--min-delta (e.g. 1ms) and a percentage its machine's run-to-run spread
+allows (see the README).
+
+An interrupted BASE or NEW always breaks the comparison (gate
+interrupted_runs): a partial run says nothing about a regression.`
 
 // pctFlag is a gate limit in percent ("10%" or "10") or "off".
 type pctFlag struct {
@@ -241,8 +252,13 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 	newViol := fs.Bool("fail-on-new-violations", true, "break when NEW violates a protocol rule BASE did not")
 	newFail := fs.Bool("fail-on-new-failures", true, "conform: break when a case fails in NEW that did not fail in BASE")
 	format := fs.String("format", "table", "output `format`: table or json")
+	minDelta := fs.Duration("min-delta", 0, "latency gates: increases of at most `D` (e.g. 1ms) never break, whatever their percentage")
 	return func(e *env, args []string) int {
 		const cmd = "report compare"
+		if *minDelta < 0 {
+			return usageErr(e, cmd, "--min-delta %v must not be negative", *minDelta)
+		}
+		floor := minDelta.Microseconds()
 		if len(args) != 2 {
 			return usageErr(e, cmd, "want BASE.json and NEW.json, got %d files", len(args))
 		}
@@ -251,10 +267,10 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		var gates []reports.Gate
 		if p99.on {
-			gates = append(gates, reports.Gate{Metric: reports.GateP99IncreasePct, Max: p99.v})
+			gates = append(gates, reports.Gate{Metric: reports.GateP99IncreasePct, Max: p99.v, MinDeltaUS: floor})
 		}
 		if p50.on {
-			gates = append(gates, reports.Gate{Metric: reports.GateP50IncreasePct, Max: p50.v})
+			gates = append(gates, reports.Gate{Metric: reports.GateP50IncreasePct, Max: p50.v, MinDeltaUS: floor})
 		}
 		if errRate.on {
 			gates = append(gates, reports.Gate{Metric: reports.GateErrorRateIncreasePP, Max: errRate.v})
