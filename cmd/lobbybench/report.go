@@ -9,13 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/reports"
-	"github.com/lobbybench/lobbybench/scenario"
 )
 
 const reportUsage = `Usage: lobbybench report <subcommand> [flags] FILE...
@@ -366,140 +364,27 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 			}
 			runs = append(runs, r)
 		}
-		for i, r := range runs[1:] {
-			if r.Scenario != runs[0].Scenario {
-				fmt.Fprintf(e.stderr, "lobbybench %s: warning: %s is of scenario %q, %s of %q\n", cmd, args[i+1], r.Scenario, args[0], runs[0].Scenario)
-			}
-		}
-		for _, w := range shardCoverage(runs, args) {
+		merged, warns, thOK, err := engine.MergeShards(runs, args)
+		for _, w := range warns {
 			fmt.Fprintf(e.stderr, "lobbybench %s: warning: %s\n", cmd, w)
 		}
-		merged, err := reports.Merge(runs...)
 		if err != nil {
 			return usageErr(e, cmd, "%v", err)
-		}
-		ths, srcThresholds, warn, err := shardThresholds(runs, args)
-		if err != nil {
-			return usageErr(e, cmd, "%v", err)
-		}
-		if warn != "" {
-			fmt.Fprintf(e.stderr, "lobbybench %s: warning: %s\n", cmd, warn)
-		}
-		results, thOK := scenario.Evaluate(ths, mergedLookup(merged))
-		merged.Thresholds = make([]reports.ThresholdResult, 0, len(results))
-		for i, r := range results {
-			tr := srcThresholds[i] // keeps the shards' metric/step naming
-			r.SetVerdict(&tr)
-			merged.Thresholds = append(merged.Thresholds, tr)
 		}
 		if err := writeOutput(e, *out, func(w io.Writer) error { return reports.WriteJSON(w, merged) }); err != nil {
 			return usageErr(e, cmd, "%v", err)
 		}
 		passed := 0
-		for _, r := range results {
+		for _, r := range merged.Thresholds {
 			if r.Pass {
 				passed++
 			}
 		}
 		fmt.Fprintf(e.stderr, "lobbybench %s: %d shard(s), %d requests, %d failed, %d violations; thresholds %d/%d passed\n", cmd,
-			merged.Shards, merged.Totals.Requests, merged.Totals.Failures, merged.Totals.Violations, passed, len(results))
+			merged.Shards, merged.Totals.Requests, merged.Totals.Failures, merged.Totals.Violations, passed, len(merged.Thresholds))
 		if !thOK {
 			return exitThreshold
 		}
 		return exitOK
 	}
-}
-
-// mergedLookup is the metric lookup for a merged run: the engine's own, so
-// a merge judges exactly as each shard was judged. engine.MetricLookup
-// extends scenario.RunMetrics and reads the session metrics from the merged
-// run.Sessions (for shards written without it, sessions.completed is the
-// merged sessions_finished count).
-func mergedLookup(run *reports.Run) func(string) (float64, bool) {
-	return engine.MetricLookup(run, nil)
-}
-
-// shardThresholds rebuilds the scenario thresholds the shards were judged
-// by from their results (every field Evaluate needs is in
-// reports.ThresholdResult, in canonical units), taking the first shard that
-// has any, and returns those results too; warn is set when shards disagree.
-// shardCoverage checks the shard ids ("i/n") of the runs to merge: a shard
-// of a sharded run given twice would count its load twice, and a missing
-// one leaves the merge covering part of the run. Unsharded runs ("0/1")
-// are not checked. It returns one warning per problem.
-func shardCoverage(runs []*reports.Run, names []string) []string {
-	var warns []string
-	seen := map[string]string{}
-	count := 0 // the n shared by every sharded run; -1 when they differ
-	for i, r := range runs {
-		for _, s := range r.ShardRuns {
-			var k, n int
-			if _, err := fmt.Sscanf(s.Shard, "%d/%d", &k, &n); err != nil || n <= 1 {
-				continue
-			}
-			switch {
-			case count == 0:
-				count = n
-			case count != n:
-				count = -1
-			}
-			if prev, ok := seen[s.Shard]; ok {
-				warns = append(warns, fmt.Sprintf("shard %s is in both %s and %s: its load is counted twice", s.Shard, prev, names[i]))
-				continue
-			}
-			seen[s.Shard] = names[i]
-		}
-	}
-	if count > 1 {
-		var missing []string
-		for k := range count {
-			if id := fmt.Sprintf("%d/%d", k, count); seen[id] == "" {
-				missing = append(missing, id)
-			}
-		}
-		if len(missing) > 0 {
-			warns = append(warns, fmt.Sprintf("shard(s) %s missing: the merge covers part of the run", strings.Join(missing, ", ")))
-		}
-	}
-	return warns
-}
-
-func shardThresholds(runs []*reports.Run, names []string) (ts []scenario.Threshold, src []reports.ThresholdResult, warn string, err error) {
-	first := -1
-	for i, r := range runs {
-		if len(r.Thresholds) > 0 {
-			first = i
-			break
-		}
-	}
-	if first < 0 {
-		return nil, nil, "", nil
-	}
-	key := func(r *reports.Run) []string {
-		var k []string
-		for _, t := range r.Thresholds {
-			k = append(k, t.Name)
-		}
-		return k
-	}
-	for i, r := range runs {
-		if len(r.Thresholds) > 0 && !slices.Equal(key(r), key(runs[first])) {
-			warn = fmt.Sprintf("%s and %s carry different thresholds; evaluating those of %s", names[first], names[i], names[first])
-			break
-		}
-	}
-	src = runs[first].Thresholds
-	for _, t := range src {
-		switch t.Op {
-		case "<", "<=", ">", ">=", "==", "!=":
-		default:
-			return nil, nil, "", fmt.Errorf("%s: threshold %q has unknown comparison %q", names[first], t.Name, t.Op)
-		}
-		metric := t.Metric
-		if t.Step != "" {
-			metric = t.Step + "." + t.Metric
-		}
-		ts = append(ts, scenario.Threshold{Source: t.Name, Metric: metric, Op: scenario.Op(t.Op), Value: t.Limit})
-	}
-	return ts, src, warn, nil
 }
