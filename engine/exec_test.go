@@ -137,35 +137,115 @@ func TestOpenExecutor(t *testing.T) {
 	}
 }
 
+// runAt is a session that notes when it was run, against its due time.
+type runAt struct {
+	fakeSession
+	mu   *sync.Mutex
+	late *[]time.Duration
+}
+
+func (r *runAt) Run(ctx context.Context, due time.Time) error {
+	r.mu.Lock()
+	*r.late = append(*r.late, time.Since(due))
+	r.mu.Unlock()
+	return r.fakeSession.Run(ctx, due)
+}
+
 // TestOpenIntendedTimes checks each arrival's intended start is its due
-// time on the schedule, and that with a prompt generator the session really
-// starts then.
+// time on the schedule, that its session is made PrepareLead ahead (ready
+// before due: the harness's setup is not between intended time and send),
+// and that with a prompt generator the session really runs at its due time.
 func TestOpenIntendedTimes(t *testing.T) {
 	synctest(t, func(t *testing.T) {
 		var mu sync.Mutex
-		var late []time.Duration
+		var made, ran []time.Duration // against the due time
 		var intended []time.Duration
 		var start time.Time
 		plan := openPlan(4, nil, 2*time.Second, 100)
 		_, _, err := Execute(context.Background(), Options{Plan: plan, New: func(s Start) (Session, error) {
 			mu.Lock()
-			late = append(late, time.Since(s.Intended))
+			made = append(made, time.Since(s.Intended))
 			intended = append(intended, s.Intended.Sub(start))
 			mu.Unlock()
-			return &fakeSession{length: time.Millisecond}, nil
+			return &runAt{fakeSession{length: time.Millisecond}, &mu, &ran}, nil
 		}}, func(x *Execution) { start = x.StartTime() })
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, 750 * time.Millisecond, time.Second,
 			1250 * time.Millisecond, 1500 * time.Millisecond, 1750 * time.Millisecond}
-		if len(intended) != len(want) {
-			t.Fatalf("intended %v, want %v", intended, want)
+		if len(intended) != len(want) || len(ran) != len(want) {
+			t.Fatalf("intended %v (ran %d), want %v", intended, len(ran), want)
 		}
 		for i := range want {
-			if intended[i] != want[i] || late[i] != 0 {
-				t.Errorf("arrival %d: intended +%v (want +%v), started %v late", i, intended[i], want[i], late[i])
+			wantMade := -PrepareLead
+			if i == 0 {
+				wantMade = 0 // due at the start: made at once
 			}
+			if intended[i] != want[i] || made[i] != wantMade || ran[i] != 0 {
+				t.Errorf("arrival %d: intended +%v (want +%v), made %v from due (want %v), run %v late", i, intended[i], want[i], made[i], wantMade, ran[i])
+			}
+		}
+	})
+}
+
+// TestOpenPreparePool: at 100,000 arrivals/s, PrepareLead ahead is 300
+// sessions, so the pool of made-but-not-due sessions stays at its bound
+// and nothing is dropped while the generator keeps up; the peak of live
+// sessions counts the prepared ones.
+func TestOpenPreparePool(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		var r recorder
+		plan := openPlan(100000, nil, 20*time.Millisecond, 1000000)
+		var waiting, peak int
+		var mu sync.Mutex
+		x, _, err := Execute(context.Background(), Options{Plan: plan, New: func(s Start) (Session, error) {
+			mu.Lock()
+			waiting++
+			peak = max(peak, waiting)
+			mu.Unlock()
+			sess, err := r.factory(0)(s)
+			return &hookSession{Session: sess, run: func() { mu.Lock(); waiting--; mu.Unlock() }}, err
+		}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := x.Stats.Snapshot()
+		if st.Started != 2000 || st.Completed != st.Started || x.Stats.Dropped() != 0 {
+			t.Errorf("started %d, completed %d, dropped %d; want 2000 completed", st.Started, st.Completed, x.Stats.Dropped())
+		}
+		if peak != 301 {
+			t.Errorf("at most %d sessions waited for their due time, want 301 (PrepareLead × rate + the one due now)", peak)
+		}
+	})
+}
+
+// hookSession calls run when it is run.
+type hookSession struct {
+	Session
+	run func()
+}
+
+func (h *hookSession) Run(ctx context.Context, due time.Time) error {
+	h.run()
+	return h.Session.Run(ctx, due)
+}
+
+// TestOpenPreparedAbort: sessions made ahead but not yet due when the run
+// is interrupted are closed and counted as aborted, not left live.
+func TestOpenPreparedAbort(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		var r recorder
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second+PrepareLead/2, cancel)
+		plan := openPlan(1000, nil, 10*time.Second, 100000)
+		x, intr, err := Execute(ctx, Options{Plan: plan, New: r.factory(0)}, nil)
+		if err != nil || !intr {
+			t.Fatalf("Execute: %v, interrupted %v", err, intr)
+		}
+		st := x.Stats.Snapshot()
+		if st.Active != 0 || st.Started != st.Completed+st.Aborted || st.Aborted == 0 {
+			t.Errorf("started %d = completed %d + aborted %d? %d still active", st.Started, st.Completed, st.Aborted, st.Active)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -149,6 +150,8 @@ type Execution struct {
 	seqMu    sync.Mutex
 	seq      []int // closed model: per-flow start counter
 	stopping atomic.Bool
+	// wait is how the schedulers wait for a due time (precise.Until).
+	wait func(ctx context.Context, timer **time.Timer, t time.Time) error
 }
 
 // ErrNoFactory is returned when Options.New is nil.
@@ -174,7 +177,7 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
-	x = &Execution{o: o, start: time.Now(), seq: make([]int, len(o.Plan.Flows))}
+	x = &Execution{o: o, start: time.Now(), seq: make([]int, len(o.Plan.Flows)), wait: waitUntil}
 	// Sessions run under their own context, cancelled only after the grace
 	// period, so Ctrl-C lets in-flight requests end.
 	x.sessCtx, x.cancelSess = context.WithCancel(context.WithoutCancel(ctx))
@@ -237,6 +240,11 @@ func (x *Execution) source(n int) netip.Addr {
 	}
 	return x.o.Sources[n%len(x.o.Sources)]
 }
+
+// waitUntil is Execution.wait's default: precise.Until. The package's
+// tests, on testing/synctest's fake clock, use a plain timer (see
+// synctest_test.go): the precise fine phase would spend real time there.
+var waitUntil = precise.Until
 
 // sleepUntil waits until t or ctx is done; it reports false if ctx ended.
 func sleepUntil(ctx context.Context, timer *time.Timer, d time.Duration) bool {

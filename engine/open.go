@@ -4,71 +4,166 @@ import (
 	"context"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/scenario"
 )
+
+// Preparation of open-model sessions ahead of their arrival.
+const (
+	// PrepareLead is how long before its due time an arrival's session is
+	// made (socket bound): long enough that making it never delays the
+	// send, short enough that few sockets sit idle.
+	PrepareLead = 3 * time.Millisecond
+	// MaxPrepared bounds the sessions made and waiting for their due time
+	// (about PrepareLead × rate of them; 60 at 20,000/s).
+	MaxPrepared = 1024
+)
+
+// prepared is an arrival whose session is made and waits for its due time.
+type prepared struct {
+	st   Start
+	sess Session
+}
+
+// arrivals walks the open schedule: every arrival's Start, in order,
+// skipping those another shard owns.
+type arrivals struct {
+	x    *Execution
+	prof scenario.Profile
+	pick interface{ Float64() float64 }
+	seq  []int
+	k    int
+}
+
+// next returns the next arrival this shard owns; ok is false when the
+// schedule is over.
+func (a *arrivals) next() (st Start, ok bool) {
+	plan := a.x.o.Plan
+	total := a.prof.Total()
+	for ; ; a.k++ {
+		k := a.k
+		if float64(k) >= total+1 {
+			return Start{}, false
+		}
+		f := plan.PickFlow(a.pick.Float64())
+		s := a.seq[f]
+		a.seq[f]++
+		if !a.x.o.Shard.Owns(s / max(plan.Flows[f].GroupSize, 1)) {
+			continue
+		}
+		due, stop := a.prof.Pace(0, uint64(k))
+		if stop {
+			return Start{}, false
+		}
+		a.k++
+		return Start{ID: k, Slot: k, Flow: f, Seq: s, Source: a.x.source(k), Intended: a.x.start.Add(due)}, true
+	}
+}
 
 // runOpen is the open-model executor (k6's ramping-arrival-rate): arrival
 // k is due when the integral of the profile's rate reaches k (the
 // scenario's Pacer), whatever the server's speed. An arrival that finds
-// max_clients sessions live, or that the generator reaches more than
-// MaxLateness after its due time, is counted as a dropped start and not
-// started: a saturated generator never passes silently, and the schedule
-// stays honest instead of bursting to catch up.
+// max_clients sessions live (prepared ones included), or that the
+// generator reaches more than MaxLateness after its due time, is counted
+// as a dropped start and not started: a saturated generator never passes
+// silently, and the schedule stays honest instead of bursting to catch up.
+//
+// Ready before due: each arrival's session is made PrepareLead before its
+// due time (at most MaxPrepared waiting), so the harness's setup (socket,
+// bind, group place) never sits between the intended time and the send;
+// the scheduler then waits precisely (precise.Until) until the due time and starts the session,
+// whose first request goes out at once. What is left of the lateness is
+// measured per step as send lag. Sessions are made in arrival order, as
+// group places require (NewSession).
 //
 // Every shard walks the same global schedule and draws the same flow picks
 // (stream 0 of the seed), starting only the arrivals it owns (see Shard).
 func (x *Execution) runOpen(ctx context.Context) {
 	plan := x.o.Plan
-	prof := plan.Load.Profile()
-	total := prof.Total()
-	pick := scenario.NewRand(plan.Seed, 0)
-	seq := make([]int, len(plan.Flows))
+	arr := arrivals{x: x, prof: plan.Load.Profile(), pick: scenario.NewRand(plan.Seed, 0), seq: make([]int, len(plan.Flows))}
 	maxActive := int64(x.o.Shard.Part(plan.Load.MaxClients))
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for k := 0; ctx.Err() == nil; k++ {
-		if float64(k) >= total+1 {
-			return
+	var timer *time.Timer
+	var queue []prepared // in due order
+	defer func() {
+		for _, p := range queue {
+			x.unprepared(p)
 		}
-		f := plan.PickFlow(pick.Float64())
-		s := seq[f]
-		seq[f]++
-		if !x.o.Shard.Owns(s / max(plan.Flows[f].GroupSize, 1)) {
+	}()
+	pending, more := arr.next()
+	for ctx.Err() == nil {
+		// Make every session due within PrepareLead.
+		for more && len(queue) < MaxPrepared && time.Until(pending.Intended) <= PrepareLead {
+			if p, ok := x.prepare(pending, maxActive); ok {
+				queue = append(queue, p)
+			}
+			pending, more = arr.next()
+		}
+		if len(queue) == 0 {
+			if !more {
+				return
+			}
+			if x.wait(ctx, &timer, pending.Intended.Add(-PrepareLead)) != nil {
+				return
+			}
 			continue
 		}
-		due, stop := prof.Pace(0, uint64(k))
-		if stop {
-			return
-		}
-		intended := x.start.Add(due)
-		if !sleepUntil(ctx, timer, time.Until(intended)) {
-			return
-		}
-		st := Start{ID: k, Slot: k, Flow: f, Seq: s, Source: x.source(k), Intended: intended}
-		switch {
-		case time.Since(intended) > x.o.MaxLateness:
-			x.Stats.DroppedLate.Add(1)
-			if x.o.OnDropped != nil {
-				x.o.OnDropped(st, DropLate)
-			}
-		case x.Stats.Active.Load() >= maxActive:
-			x.Stats.DroppedNoSlot.Add(1)
-			if x.o.OnDropped != nil {
-				x.o.OnDropped(st, DropNoSlot)
-			}
-		default:
-			x.addActive()
-			sess := x.newSession(st)
-			if sess == nil {
-				x.Stats.Active.Add(-1)
+		head := queue[0]
+		// Wake to prepare the next arrival first only if that cannot make
+		// the head late (a coarse wake may overshoot by Coarse).
+		if more && len(queue) < MaxPrepared {
+			if at := pending.Intended.Add(-PrepareLead); at.Before(head.st.Intended.Add(-2 * precise.Coarse)) {
+				if x.wait(ctx, &timer, at) != nil {
+					return
+				}
 				continue
 			}
-			x.wg.Add(1)
-			go func() {
-				defer x.wg.Done()
-				defer x.Stats.Active.Add(-1)
-				x.runSession(st, sess, false)
-			}()
 		}
+		if x.wait(ctx, &timer, head.st.Intended) != nil {
+			return
+		}
+		queue = queue[1:]
+		x.wg.Add(1)
+		go func() {
+			defer x.wg.Done()
+			defer x.Stats.Active.Add(-1)
+			x.runSession(head.st, head.sess, false)
+		}()
+	}
+}
+
+// prepare applies the drop rules to arrival st and makes its session.
+func (x *Execution) prepare(st Start, maxActive int64) (prepared, bool) {
+	switch {
+	case time.Since(st.Intended) > x.o.MaxLateness:
+		x.Stats.DroppedLate.Add(1)
+		if x.o.OnDropped != nil {
+			x.o.OnDropped(st, DropLate)
+		}
+	case x.Stats.Active.Load() >= maxActive:
+		x.Stats.DroppedNoSlot.Add(1)
+		if x.o.OnDropped != nil {
+			x.o.OnDropped(st, DropNoSlot)
+		}
+	default:
+		x.addActive()
+		sess := x.newSession(st)
+		if sess == nil {
+			x.Stats.Active.Add(-1)
+			return prepared{}, false
+		}
+		return prepared{st, sess}, true
+	}
+	return prepared{}, false
+}
+
+// unprepared releases a session made for an arrival the run ended before:
+// it was started (counted) and is cut by the end of the run, as a session
+// that was running would be.
+func (x *Execution) unprepared(p prepared) {
+	p.sess.Close()
+	x.Stats.Aborted.Add(1)
+	x.Stats.Active.Add(-1)
+	if x.o.OnSessionEnd != nil {
+		x.o.OnSessionEnd(p.st, nil, true)
 	}
 }

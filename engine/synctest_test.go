@@ -3,7 +3,13 @@ package engine
 import (
 	"testing"
 	synctestpkg "testing/synctest"
+
+	"github.com/lobbybench/lobbybench/internal/precise"
 )
+
+// The schedulers wait on the plain timer under the fake clock; the precise
+// wait has its own tests (internal/precise).
+func init() { waitUntil = precise.OnTimer }
 
 // synctest runs f in a bubble with a fake clock, so schedule tests are
 // exact and take no real time.

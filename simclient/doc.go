@@ -77,7 +77,9 @@
 // back-to-back series (interval 0), the completion of ping i-1 (a closed
 // loop: a ping cannot be due before its predecessor was answered; see
 // SeriesIntended); otherwise the moment the previous step ended plus any
-// think time. A retried request keeps its first intended time and sequence id, so
+// think time (the think's end as scheduled, not when its timer fired:
+// SleepUntil wakes precisely, and what overshoot is left is the harness's,
+// counted from the schedule as wrk2 does). A retried request keeps its first intended time and sequence id, so
 // its latency includes the timeouts and retry pauses.
 //
 // # Groups

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -44,24 +45,11 @@ func FailStep(rec *metrics.Recorder, key metrics.Key, i int, st *scenario.Step, 
 
 // SleepUntil pauses until t (think times, series intervals) on *timer,
 // which it creates on first use and reuses after, so a session's pauses do
-// not allocate. It returns ctx's error if ctx ends first.
+// not allocate. The wait ends in a send, so it wakes early and finishes
+// precisely (precise.Until) instead of on Go's millisecond-grained idle
+// timer. It returns ctx's error if ctx ends first.
 func SleepUntil(ctx context.Context, timer **time.Timer, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return nil
-	}
-	if *timer == nil {
-		*timer = time.NewTimer(d)
-	} else {
-		(*timer).Reset(d)
-	}
-	select {
-	case <-(*timer).C:
-		return nil
-	case <-ctx.Done():
-		(*timer).Stop()
-		return ctx.Err()
-	}
+	return precise.Until(ctx, timer, t)
 }
 
 // Barrier runs barrier step i (st, metric key) for a member of g: it waits

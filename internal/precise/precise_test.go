@@ -1,0 +1,87 @@
+package precise
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// On a fake clock every wait ends exactly at its deadline: the fine phase
+// notices the clock does not move and finishes on the timer.
+func TestUntilFakeClock(t *testing.T) {
+	for _, d := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, Spin + time.Microsecond, Coarse, 3 * time.Millisecond, time.Second} {
+		t.Run(d.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var timer *time.Timer
+				start := time.Now()
+				due := start.Add(d)
+				if err := Until(context.Background(), &timer, due); err != nil {
+					t.Fatal(err)
+				}
+				want := due
+				if d < 0 {
+					want = start
+				}
+				if got := time.Now(); !got.Equal(want) {
+					t.Fatalf("returned at %v, want %v", got.Sub(start), want.Sub(start))
+				}
+			})
+		})
+	}
+}
+
+func TestUntilCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		start := time.Now()
+		time.AfterFunc(10*time.Millisecond, cancel)
+		var timer *time.Timer
+		err := Until(ctx, &timer, start.Add(time.Second))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if got := time.Since(start); got != 10*time.Millisecond {
+			t.Fatalf("returned after %v, want 10ms", got)
+		}
+	})
+}
+
+// With every fine slot taken a wait still ends at its deadline (on the
+// timer), and gives no slot back it did not take.
+func TestUntilNoSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fine.Add(FineSlots)
+		defer fine.Add(-FineSlots)
+		var timer *time.Timer
+		due := time.Now().Add(5 * time.Millisecond)
+		if err := Until(context.Background(), &timer, due); err != nil {
+			t.Fatal(err)
+		}
+		if !time.Now().Equal(due) {
+			t.Fatalf("returned %v off the deadline", time.Since(due))
+		}
+		if got := fine.Load(); got != FineSlots {
+			t.Fatalf("fine = %d, want %d", got, FineSlots)
+		}
+	})
+}
+
+// On the real clock a wait never ends early (its lateness is a benchmark
+// figure, not asserted here).
+func TestUntilRealClockNotEarly(t *testing.T) {
+	var timer *time.Timer
+	for _, d := range []time.Duration{0, 20 * time.Microsecond, 300 * time.Microsecond, 2 * time.Millisecond} {
+		due := time.Now().Add(d)
+		if err := Until(context.Background(), &timer, due); err != nil {
+			t.Fatal(err)
+		}
+		if now := time.Now(); now.Before(due) {
+			t.Fatalf("wait of %v returned %v early", d, due.Sub(now))
+		}
+	}
+	if got := fine.Load(); got != 0 {
+		t.Fatalf("fine = %d after the waits, want 0", got)
+	}
+}
