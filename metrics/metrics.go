@@ -226,6 +226,7 @@ type keyStats struct {
 	successes         int64
 	failures          int64
 	retries, dropped  int64
+	cut               int64
 	reasons           map[string]int64
 	corrected, uncorr *hdrhistogram.Histogram
 	clamped           int64
@@ -357,6 +358,15 @@ func (r *Recorder) Retry(k Key) {
 	}
 }
 
+// Cut counts one request (or step run) of key k that the end of the run
+// cut short: sent, but neither answered nor failed. It counts in
+// Requests, not in the error rate, and not in Live.
+func (r *Recorder) Cut(k Key) {
+	r.mu.Lock()
+	r.stats(k).cut++
+	r.mu.Unlock()
+}
+
 // Dropped counts one start of key k the schedule could not keep.
 func (r *Recorder) Dropped(k Key) {
 	r.mu.Lock()
@@ -479,6 +489,7 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 			a.s.Failures += s.failures
 			a.s.Retries += s.retries
 			a.s.Dropped += s.dropped
+			a.s.Cut += s.cut
 			for reason, n := range s.reasons {
 				a.s.FailuresByReason[reason] += n
 			}
@@ -519,7 +530,7 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 		if a.s.Uncorrected, err = reports.NewLatency(a.un); err != nil {
 			return nil, err
 		}
-		a.s.Requests = a.s.Successes + a.s.Failures
+		a.s.Requests = a.s.Successes + a.s.Failures + a.s.Cut
 		if kinds[i] == KindMessage {
 			run.Messages = append(run.Messages, a.s)
 			continue
@@ -530,6 +541,7 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 		t.Failures += a.s.Failures
 		t.Retries += a.s.Retries
 		t.Dropped += a.s.Dropped
+		t.Cut += a.s.Cut
 		for reason, n := range a.s.FailuresByReason {
 			t.FailuresByReason[reason] += n
 		}

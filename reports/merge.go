@@ -56,6 +56,7 @@ func Merge(runs ...*Run) (*Run, error) {
 		t.Failures += r.Totals.Failures
 		t.Retries += r.Totals.Retries
 		t.Dropped += r.Totals.Dropped
+		t.Cut += r.Totals.Cut
 		t.Violations += r.Totals.Violations
 		t.SessionsStarted += r.Totals.SessionsStarted
 		t.SessionsFinished += r.Totals.SessionsFinished
@@ -195,6 +196,7 @@ func (m *seriesMerger) add(in []Series) error {
 		acc.s.Failures += s.Failures
 		acc.s.Retries += s.Retries
 		acc.s.Dropped += s.Dropped
+		acc.s.Cut += s.Cut
 		addReasons(acc.s.FailuresByReason, s.FailuresByReason)
 		for _, p := range []struct {
 			dst *hdrhistogram.Histogram

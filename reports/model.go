@@ -142,30 +142,39 @@ type Harness struct {
 // Totals are run-wide counters; each equals the sum over Steps except
 // Sessions*, which are counted per simulated client.
 type Totals struct {
-	Requests         int64            `json:"requests"` // successes + failures
+	Requests         int64            `json:"requests"` // successes + failures + cut
 	Successes        int64            `json:"successes"`
 	Failures         int64            `json:"failures"`
 	FailuresByReason map[string]int64 `json:"failures_by_reason"`
-	Retries          int64            `json:"retries"`
-	Dropped          int64            `json:"dropped"`
-	Violations       int64            `json:"violations"`
-	SessionsStarted  int64            `json:"sessions_started"`
-	SessionsFinished int64            `json:"sessions_finished"`
+	// Cut counts requests the end of the run cut short (see Series.Cut).
+	Cut              int64 `json:"cut,omitempty"`
+	Retries          int64 `json:"retries"`
+	Dropped          int64 `json:"dropped"`
+	Violations       int64 `json:"violations"`
+	SessionsStarted  int64 `json:"sessions_started"`
+	SessionsFinished int64 `json:"sessions_finished"`
 }
 
-// ErrorRate is Failures/Requests, 0 when there were no requests.
-func (t Totals) ErrorRate() float64 { return rate(t.Failures, t.Requests) }
+// ErrorRate is Failures over completed requests (Successes + Failures: a
+// cut request has no outcome), 0 when none completed.
+func (t Totals) ErrorRate() float64 { return rate(t.Failures, t.Successes+t.Failures) }
 
 // Series is the record of one step or one message type.
 type Series struct {
 	Name string `json:"name"`
-	// Requests counts first sends that completed (success or failure);
-	// Retries counts retransmissions of those, apart.
+	// Requests counts first sends (a step that sends nothing, such as
+	// think or barrier: its runs; a ping or echo series: each ping):
+	// Successes + Failures + Cut. Retries counts re-sends of those, apart,
+	// so every datagram or frame a step sent is a request or a retry.
 	Requests         int64            `json:"requests"`
 	Successes        int64            `json:"successes"`
 	Failures         int64            `json:"failures"`
 	FailuresByReason map[string]int64 `json:"failures_by_reason"`
-	Retries          int64            `json:"retries"`
+	// Cut counts requests sent but cut short by the end of the run (the
+	// stop signal or the grace period): neither answered nor failed, and
+	// left out of the error rate.
+	Cut     int64 `json:"cut,omitempty"`
+	Retries int64 `json:"retries"`
 	// Dropped counts starts the schedule could not keep (generator saturated).
 	Dropped int64 `json:"dropped"`
 	// Latency is measured from the intended send time (coordinated-omission
@@ -174,8 +183,9 @@ type Series struct {
 	Uncorrected Latency `json:"uncorrected"`
 }
 
-// ErrorRate is Failures/Requests, 0 when there were no requests.
-func (s Series) ErrorRate() float64 { return rate(s.Failures, s.Requests) }
+// ErrorRate is Failures over completed requests (Successes + Failures),
+// 0 when none completed.
+func (s Series) ErrorRate() float64 { return rate(s.Failures, s.Successes+s.Failures) }
 
 func rate(n, d int64) float64 {
 	if d == 0 {

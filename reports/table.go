@@ -71,12 +71,12 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		fmt.Fprintf(ew, "%s\n\n", hl.Text)
 	}
 	fmt.Fprintf(ew, "Run %s against %s: %s, %d shard(s)\n", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), run.Shards)
-	fmt.Fprintf(ew, "Requests %d (%.1f/s), ok %d, failed %d (%s), retries %d, dropped starts %d, violations %d, sessions %d started / %d finished\n\n",
-		t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Retries, t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
+	fmt.Fprintf(ew, "Requests %d (%.1f/s), ok %d, failed %d (%s), cut %d, retries %d, dropped starts %d, violations %d, sessions %d started / %d finished\n\n",
+		t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Cut, t.Retries, t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
 	if ew.err != nil {
 		return ew.err
 	}
-	header := []string{"STEP", "REQS", "OK", "FAIL", "ERR%", "RETRY", "DROP", "p50", "p90", "p99", "p99.9", "MAX", "p99 uncorr"}
+	header := []string{"STEP", "REQS", "OK", "FAIL", "CUT", "ERR%", "RETRY", "DROP", "p50", "p90", "p99", "p99.9", "MAX", "p99 uncorr"}
 	for _, part := range []struct {
 		title string
 		rows  []Series
@@ -89,7 +89,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		var rows [][]string
 		for _, s := range part.rows {
 			l := s.Latency
-			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), fmtPct(s.ErrorRate()),
+			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), fmtPct(s.ErrorRate()),
 				itoa(s.Retries), itoa(s.Dropped), fmtUS(l.P50US), fmtUS(l.P90US), fmtUS(l.P99US), fmtUS(l.P999US), fmtUS(l.MaxUS), fmtUS(s.Uncorrected.P99US)})
 		}
 		fmt.Fprintf(ew, "%s (latency from intended send time):\n", part.title)

@@ -34,13 +34,23 @@ func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx int, step func(
 }
 
 // FailStep records step i (st, metric key) as failed for reason at now and
-// returns its *StepError. A step cut by the end of the run
-// (ReasonCancelled) is not a failure of the server and is not recorded.
+// returns its *StepError (EndRequest: a step cut by the end of the run is
+// counted as cut, not as a failure of the server).
 func FailStep(rec *metrics.Recorder, key metrics.Key, i int, st *scenario.Step, reason string, err error) error {
-	if reason != ReasonCancelled {
-		rec.Fail(key, reason, time.Now())
-	}
+	EndRequest(rec, key, reason, time.Now())
 	return &StepError{Index: i, Kind: st.Kind, Label: st.Label, Reason: reason, Err: err}
+}
+
+// EndRequest records the end of a request (or step) of key k that did not
+// succeed: cut (Recorder.Cut) when reason is ReasonCancelled — the run
+// ended, the server is not at fault, yet the send is counted — a failure
+// for reason otherwise.
+func EndRequest(rec *metrics.Recorder, k metrics.Key, reason string, at time.Time) {
+	if reason == ReasonCancelled {
+		rec.Cut(k)
+		return
+	}
+	rec.Fail(k, reason, at)
 }
 
 // SleepUntil pauses until t (think times, series intervals) on *timer,

@@ -92,12 +92,13 @@ func TestFailStep(t *testing.T) {
 	if !errors.As(err, &se) || se.Index != 3 || se.Kind != scenario.Ping || se.Label != "s" || se.Reason != reports.ReasonTimeout || !errors.Is(err, cause) {
 		t.Fatalf("FailStep = %#v", err)
 	}
-	// A step cut by the run's end is returned but not recorded.
+	// A step cut by the run's end is returned and counted as cut, not as
+	// a failure.
 	if ReasonOf(FailStep(rec, key, 3, st, ReasonCancelled, cause)) != ReasonCancelled {
 		t.Fatal("cancelled reason lost")
 	}
-	if _, by := stepFigures(t, c, "s"); by[reports.ReasonTimeout] != 1 || by[ReasonCancelled] != 0 {
-		t.Errorf("failures by reason %v, want one timeout and no cancelled", by)
+	if n, by := stepFigures(t, c, "s"); by[reports.ReasonTimeout] != 1 || by[ReasonCancelled] != 0 || n != 2 {
+		t.Errorf("requests %d, failures by reason %v; want 2 requests (a timeout, a cut) and no cancelled failure", n, by)
 	}
 }
 
@@ -159,8 +160,8 @@ func TestBarrier(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, by := stepFigures(t, c, "bar"); by[reports.ReasonTimeout] != 1 || len(by) != 1 || n != 3 {
-		t.Errorf("requests %d, failures %v; want 3 (two passes, one timeout; the cancelled wait is not counted)", n, by)
+	if n, by := stepFigures(t, c, "bar"); by[reports.ReasonTimeout] != 1 || len(by) != 1 || n != 4 {
+		t.Errorf("requests %d, failures %v; want 4 (two passes, one timeout, one cancelled wait counted as cut, not failed)", n, by)
 	}
 }
 

@@ -294,7 +294,7 @@ func (s *session) request(ctx context.Context, timeout time.Duration, t lv.Reque
 	for {
 		m, err := s.next1(ctx, deadline)
 		if err != nil {
-			s.rec.Fail(key, reasonOf(ctx, err), time.Now())
+			simclient.EndRequest(s.rec, key, reasonOf(ctx, err), time.Now())
 			return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("%v: %w", t, err)}
 		}
 		v, ferr := match(num, m)
@@ -596,6 +596,6 @@ func (s *session) closeConn(ctx context.Context, st *scenario.Step) (time.Time, 
 		s.rec.Record(s.rt.closeKey, sent, sent, time.Now())
 		return sent, nil
 	}
-	s.rec.Fail(s.rt.closeKey, reasonOf(ctx, err), time.Now())
+	simclient.EndRequest(s.rec, s.rt.closeKey, reasonOf(ctx, err), time.Now())
 	return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("CloseConnection not acked: %w", err)}
 }

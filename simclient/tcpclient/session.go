@@ -416,6 +416,7 @@ func (s *session) requestFrom(m tcplobby.Message, want tcplobby.Type, pol scenar
 				return sent, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no %v within %s", want, pol.Timeout)}
 			}
 			if errors.Is(err, errCancelled) {
+				s.rec.Cut(key)
 				return sent, errCancelled
 			}
 			reason := s.readFailed(err)
@@ -486,6 +487,7 @@ func (s *session) wait(t tcplobby.Type, timeout time.Duration, intended time.Tim
 				return &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no %v within %s", t, timeout)}
 			}
 			if errors.Is(err, errCancelled) {
+				s.rec.Cut(key)
 				return errCancelled
 			}
 			reason := s.readFailed(err)

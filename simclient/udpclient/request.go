@@ -104,6 +104,7 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 			if s.p.attempt < pol.Retries && s.stop != nil && s.stop.Err() != nil {
 				// The run is stopping: a request in flight may still be
 				// answered, but it is not sent again (not a failure: cut).
+				s.rec.Cut(key)
 				return s.p.sent, errCancelled
 			}
 			if !resendAt.IsZero() || pol.RetryInterval <= 0 {
@@ -135,6 +136,7 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 				return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 			}
 		case errors.Is(err, errCancelled):
+			s.rec.Cut(key)
 			return s.p.sent, errCancelled
 		default:
 			reason := simclient.ReasonSocket

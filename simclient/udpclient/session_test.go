@@ -628,3 +628,53 @@ func TestInstanceRepliesFromAnotherPort(t *testing.T) {
 		t.Errorf("the instance's own port received %d pings, want 12", got)
 	}
 }
+
+// TestCutRequestCounted: a request the end of the run cuts short (the
+// server never answered; a re-send was under way) counts as one request,
+// cut, with its re-sends as retries: the step table adds up (REQS = OK +
+// FAIL + CUT) instead of showing REQS 0 beside its retries.
+func TestCutRequestCounted(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.silent = true })
+	p := plan(t, "defaults: {timeout: 50ms, retries: 100, retry_interval: 1ms}", "  - steps: [list_rooms]\n")
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{Tick: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	s, err := New(sh, 0, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, time.Now()) }()
+	for i := 0; i < 2000 && f.count(udplobby.LobbyListRooms) < 3; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, series := range []reports.Series{result{run: run}.step(t, "list_rooms"), result{run: run}.message("LOBBY_LIST_ROOMS")} {
+		if series.Requests != 1 || series.Cut != 1 || series.Successes+series.Failures != 0 || series.Retries < 2 {
+			t.Errorf("%s: requests %d, cut %d, ok %d, failed %d, retries %d; want 1 request, cut, with its retries",
+				series.Name, series.Requests, series.Cut, series.Successes, series.Failures, series.Retries)
+		}
+		if series.Name == "list_rooms" {
+			sends := series.Requests + series.Retries
+			for i := 0; i < 200 && int64(f.count(udplobby.LobbyListRooms)) < sends; i++ {
+				time.Sleep(5 * time.Millisecond) // the fake may not have read the last one yet
+			}
+			if got := int64(f.count(udplobby.LobbyListRooms)); got != sends {
+				t.Errorf("requests + retries = %d, the server received %d sends", sends, got)
+			}
+		}
+	}
+	if run.Totals.ErrorRate() != 0 {
+		t.Errorf("a cut request counted as an error: rate %v", run.Totals.ErrorRate())
+	}
+}
