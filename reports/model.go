@@ -155,9 +155,9 @@ type Totals struct {
 	SessionsFinished int64 `json:"sessions_finished"`
 }
 
-// ErrorRate is Failures over completed requests (Successes + Failures: a
-// cut request has no outcome), 0 when none completed.
-func (t Totals) ErrorRate() float64 { return rate(t.Failures, t.Successes+t.Failures) }
+// ErrorRate is Failures over completed requests (Requests - Cut: a cut
+// request has no outcome), 0 when none completed.
+func (t Totals) ErrorRate() float64 { return rate(t.Failures, t.Requests-t.Cut) }
 
 // Series is the record of one step or one message type.
 type Series struct {
@@ -183,9 +183,9 @@ type Series struct {
 	Uncorrected Latency `json:"uncorrected"`
 }
 
-// ErrorRate is Failures over completed requests (Successes + Failures),
-// 0 when none completed.
-func (s Series) ErrorRate() float64 { return rate(s.Failures, s.Successes+s.Failures) }
+// ErrorRate is Failures over completed requests (Requests - Cut =
+// Successes + Failures), 0 when none completed.
+func (s Series) ErrorRate() float64 { return rate(s.Failures, s.Requests-s.Cut) }
 
 func rate(n, d int64) float64 {
 	if d == 0 {

@@ -41,7 +41,7 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		case "errors.count":
 			return float64(t.Failures), true
 		case "errors.rate":
-			return ratio(t.Failures, t.Successes+t.Failures)
+			return ratio(t.Failures, t.Requests-t.Cut)
 		case "violations":
 			return float64(t.Violations), true
 		case "dropped_starts":
@@ -134,7 +134,7 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		case "errors":
 			return float64(s.Failures), true
 		case "error_rate":
-			return ratio(s.Failures, s.Successes+s.Failures)
+			return ratio(s.Failures, s.Requests-s.Cut)
 		case "timeouts":
 			return float64(s.FailuresByReason[reports.ReasonTimeout]), true
 		case "retries":
