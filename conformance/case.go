@@ -49,6 +49,10 @@ const (
 	// StageSerial cases change global state (fill the instance limit, flood
 	// the server) and run alone, after the concurrent ones.
 	StageSerial
+	// StagePool cases exhaust the server's pool of instances (or rooms):
+	// they run alone, after the serial ones, so that no other case is
+	// starved of a room by them.
+	StagePool
 	// StageDestructive cases may crash or hang the target (malformed
 	// corpus); they run alone, last. Once one of them reports the target
 	// down (T.TargetDown), every later case is skipped.

@@ -93,6 +93,8 @@ func WriteList(w io.Writer, cases []*Case) error {
 		switch c.Stage {
 		case StageSerial:
 			stage = " (runs alone)"
+		case StagePool:
+			stage = " (runs alone, after the others: exhausts the pool)"
 		case StageDestructive:
 			stage = " (runs alone, last: may crash the target)"
 		}

@@ -74,33 +74,45 @@ func TestFaultInjection(t *testing.T) {
 		// cases that must warn for it; at most a quarter of the suite may
 		// skip.
 		quirk []string
+		// pool is the test lobby's instance count (0: 12).
+		pool int
 	}{
-		{"no CRC check", with(faults{noCRCCheck: true}), []string{"udp/13/2", "udp/13/3", "udp/13/4"}, nil, nil, nil},
+		{"no CRC check", with(faults{noCRCCheck: true}), []string{"udp/13/2", "udp/13/3", "udp/13/4"}, nil, nil, nil, 0},
 		{"CRC little-endian", with(faults{crcLittleEndian: true}), []string{"udp/3/1", "inst/2/10"}, nil,
-			map[string]string{"udp/3/1": "little-endian"}, nil},
-		{"sequence not echoed", with(faults{noSeqEcho: true}), []string{"udp/12/1", "inst/2/9"}, nil, nil, nil},
+			map[string]string{"udp/3/1": "little-endian"}, nil, 0},
+		{"sequence not echoed", with(faults{noSeqEcho: true}), []string{"udp/12/1", "inst/2/9"}, nil, nil, nil, 0},
 		{"replies to malformed packets", with(faults{replyMalformed: true}), []string{"udp/13"}, nil,
-			map[string]string{"udp/13/1": "LOBBY_JOIN_FAILED"}, nil},
+			map[string]string{"udp/13/1": "LOBBY_JOIN_FAILED"}, nil, 0},
 		{"wrong room count", with(faults{wrongRoomCount: true}), []string{"udp/5/1"}, listReaders,
-			map[string]string{"udp/5/1": "roomCount"}, nil},
+			map[string]string{"udp/5/1": "roomCount"}, nil, 0},
 		{"seed 001 room list layout", with(faults{seed001List: true}), []string{"udp/5/1"}, listReaders,
-			map[string]string{"udp/5/1": "seed 001"}, nil},
+			map[string]string{"udp/5/1": "seed 001"}, nil, 0},
 		{"list leaves out the newest room", with(faults{listOmitsNewest: true}), []string{"udp/5/3"}, listReaders,
-			map[string]string{"udp/5/3": "not among them"}, nil},
-		{"join into a full room allowed", with(faults{joinFullAllowed: true}), []string{"udp/10/3"}, nil, nil, nil},
+			map[string]string{"udp/5/3": "not among them"}, nil, 0},
+		{"join into a full room allowed", with(faults{joinFullAllowed: true}), []string{"udp/10/3"}, nil, nil, nil, 0},
 		{"crash on a truncated packet", with(faults{crashOnTruncated: true}), []string{"udp/13/1"}, []string{"udp/13"},
-			map[string]string{"udp/13/1": "crashed or hangs"}, nil},
+			map[string]string{"udp/13/1": "crashed or hangs"}, nil, 0},
 		{"duplicate create makes two rooms", with(faults{dupCreateTwoRooms: true}), []string{"udp/6/2"}, nil,
-			map[string]string{"udp/6/2": "second room"}, nil},
+			map[string]string{"udp/6/2": "second room"}, nil, 0},
 		{"no rate limit", faults{}, []string{"udp/14/1"}, nil,
-			map[string]string{"udp/14/1": "no rate limit observed"}, nil},
+			map[string]string{"udp/14/1": "no rate limit observed"}, nil, 0},
 		// The quirky lobby: behaviours of real servers, one at a time.
 		{"quirk: instances answer from another port", with(faults{instOtherPort: true}), nil, nil,
-			map[string]string{"inst/2/11": "came from port"}, []string{"inst/2/11"}},
+			map[string]string{"inst/2/11": "came from port"}, []string{"inst/2/11"}, 0},
+		{name: "quirk: one address can take every instance", f: with(faults{noAddrQuota: true}),
+			actual: map[string]string{"udp/10/7": "every free instance"}, quirk: []string{"udp/10/7"}},
+		{name: "quirk: rooms outlive their instances", f: with(faults{roomsOutlive: true}),
+			actual: map[string]string{"inst/2/12": "no longer answers"}, quirk: []string{"inst/2/12"}},
+		// Lazy cleanup with a small pool: nothing is caught, the suite must
+		// simply not starve (udp/10/7 may find the pool already full).
+		{name: "quirk: lazy cleanup, 4 instances", f: with(faults{cleanup: time.Second}), pool: 4,
+			mayskip: []string{"udp/10/7"}, quirk: []string{}},
+		{name: "quirk: lazy cleanup, 10 instances", f: with(faults{cleanup: time.Second}), pool: 10,
+			mayskip: []string{"udp/10/7"}, quirk: []string{}},
 		{"quirk: silence for roomId 0", with(faults{silentRoomZero: true}), nil, nil,
-			map[string]string{"udp/10/2": "seed 003 §13-14 allow"}, []string{"udp/10/2"}},
+			map[string]string{"udp/10/2": "seed 003 §13-14 allow"}, []string{"udp/10/2"}, 0},
 		{"quirk: the lobby answers from another port", with(faults{lobbyOtherPort: true}), nil, nil,
-			map[string]string{"udp/3/4": "came from port"}, []string{"udp/3/4"}},
+			map[string]string{"udp/3/4": "came from port"}, []string{"udp/3/4"}, 0},
 	}
 	// Every faulty server and its suite run at once (go test's -parallel
 	// defaults to the 2 cores here, and the suites mostly wait); the
@@ -109,7 +121,11 @@ func TestFaultInjection(t *testing.T) {
 	errs := make([]error, len(tests))
 	var wg sync.WaitGroup
 	for i, tt := range tests {
-		l := startTestLobby(t, tt.f, 12)
+		pool := tt.pool
+		if pool == 0 {
+			pool = 12
+		}
+		l := startTestLobby(t, tt.f, pool)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

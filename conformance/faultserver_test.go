@@ -29,6 +29,11 @@ type faults struct {
 	instOtherPort  bool // instances answer through a second socket (another source port)
 	lobbyOtherPort bool // the lobby answers through a second socket
 	silentRoomZero bool // LOBBY_JOIN_ROOM of roomId 0 is dropped, not answered
+	noAddrQuota    bool // no per-address room quota: one address can take every instance
+	roomsOutlive   bool // an instance exits when its last player leaves, its room stays listed
+	// cleanup, when > 0, frees a room empty and idle that long (lazily);
+	// 0 never frees one.
+	cleanup time.Duration
 	// rateLimit, when > 0, allows that many lobby requests per second per
 	// source IP (burst rateBurst) and drops the rest.
 	rateLimit float64
@@ -45,15 +50,18 @@ type testLobby struct {
 	maxPlayers int
 	tick       time.Duration
 	// ports are the pre-bound instance sockets, consecutive ports from
-	// portLo; a room takes the next one (never freed in a test).
+	// portLo; a room takes a free one (freed by faults.cleanup only).
 	ports  []*net.UDPConn
 	portLo uint16
 	alts   []*net.UDPConn // second sockets of instOtherPort
+	// perAddr is the per-source-IP room quota (0: none).
+	perAddr int
 
 	mu       sync.Mutex
 	dead     bool
 	nextID   uint32
 	rooms    map[uint32]*testRoom
+	byPort   []*testRoom // the room on each port (nil: free)
 	sessions map[netip.AddrPort]session
 	buckets  map[netip.Addr]*bucket
 	wg       sync.WaitGroup
@@ -70,6 +78,10 @@ type testRoom struct {
 	port    uint16
 	conn    *net.UDPConn
 	out     *net.UDPConn // where replies go out from (conn unless instOtherPort)
+	idx     int          // index of its port
+	owner   netip.Addr   // the address that created it
+	gone    bool         // its instance exited (roomsOutlive): datagrams are dropped
+	active  time.Time    // last activity (creation, lobby JOIN, instance datagram)
 	state   udplobby.RoomState
 	players map[netip.AddrPort]bool // endpoint → ready
 }
@@ -88,8 +100,20 @@ func startTestLobby(t *testing.T, f faults, maxRooms int) *testLobby {
 		l.out = listenLoopback(t)
 	}
 	l.bindPorts(t)
-	l.wg.Add(1)
+	l.byPort = make([]*testRoom, maxRooms)
+	if !f.noAddrQuota {
+		l.perAddr = 3
+	}
+	l.wg.Add(1 + len(l.ports))
 	go l.serve()
+	for i := range l.ports {
+		go l.servePort(i)
+	}
+	if f.cleanup > 0 {
+		done := make(chan struct{})
+		t.Cleanup(func() { close(done) })
+		go l.janitor(done)
+	}
 	t.Cleanup(l.close)
 	return l
 }
@@ -243,7 +267,7 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 			out = udplobby.AppendJoinFailed(nil, p, seq)
 			break
 		}
-		r, err := l.newRoom()
+		r, err := l.newRoom(from.Addr())
 		if err != nil {
 			out = udplobby.AppendJoinFailed(nil, p, seq)
 			break
@@ -263,6 +287,7 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 		case r.state != udplobby.Waiting && r.state != udplobby.Countdown:
 			out = udplobby.AppendJoinFailed(nil, p, seq)
 		default:
+			r.active = time.Now()
 			out = udplobby.AppendJoinSuccess(nil, p, seq, r.id, r.port)
 		}
 	}
@@ -302,13 +327,34 @@ func (l *testLobby) list(seq uint16) []byte {
 	return b
 }
 
-func (l *testLobby) newRoom() (*testRoom, error) {
-	if int(l.nextID) >= len(l.ports) {
+// newRoom gives a free port to a new room created by from; an error when
+// none is free or from is over its quota (JOIN_FAILED).
+func (l *testLobby) newRoom(from netip.Addr) (*testRoom, error) {
+	if l.perAddr > 0 {
+		n := 0
+		for _, r := range l.rooms {
+			if r.owner == from {
+				n++
+			}
+		}
+		if n >= l.perAddr {
+			return nil, net.ErrClosed
+		}
+	}
+	idx := -1
+	for i, r := range l.byPort {
+		if r == nil {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
 		return nil, net.ErrClosed
 	}
-	c := l.ports[l.nextID]
+	c := l.ports[idx]
 	l.nextID++
-	r := &testRoom{id: l.nextID, port: uint16(c.LocalAddr().(*net.UDPAddr).Port), conn: c, out: c, players: map[netip.AddrPort]bool{}}
+	r := &testRoom{id: l.nextID, port: uint16(c.LocalAddr().(*net.UDPAddr).Port), conn: c, out: c, idx: idx, owner: from,
+		active: time.Now(), players: map[netip.AddrPort]bool{}}
 	if l.f.instOtherPort {
 		alt, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
@@ -318,21 +364,42 @@ func (l *testLobby) newRoom() (*testRoom, error) {
 		r.out = alt
 	}
 	l.rooms[r.id] = r
-	l.wg.Add(1)
-	go l.serveRoom(r)
+	l.byPort[idx] = r
 	return r, nil
 }
 
-// serveRoom is a game instance: HELLO, JOIN_REQUEST, READY, PING,
-// DISCONNECT; when every joined player is ready, ALL_READY, three ticks
-// and GAME_START to all.
-func (l *testLobby) serveRoom(r *testRoom) {
+// janitor frees, lazily, rooms empty and idle for faults.cleanup (their
+// port goes back to the pool); a room whose instance exited stays listed.
+func (l *testLobby) janitor(done <-chan struct{}) {
+	tk := time.NewTicker(l.f.cleanup / 4)
+	defer tk.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tk.C:
+		}
+		l.mu.Lock()
+		for id, r := range l.rooms {
+			if len(r.players) == 0 && !r.gone && time.Since(r.active) >= l.f.cleanup {
+				delete(l.rooms, id)
+				l.byPort[r.idx] = nil
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// servePort is the game instance on port idx, serving whichever room holds
+// the port: HELLO, JOIN_REQUEST, READY, PING, DISCONNECT; when every
+// joined player is ready, ALL_READY, three ticks and GAME_START to all.
+func (l *testLobby) servePort(idx int) {
 	defer l.wg.Done()
+	conn := l.ports[idx]
 	buf := make([]byte, 2048)
 	p := udplobby.ProfileSpec
-	send := func(to netip.AddrPort, b []byte) { r.out.WriteToUDPAddrPort(l.seal(b), to) }
 	for {
-		n, from, err := r.conn.ReadFromUDPAddrPort(buf)
+		n, from, err := conn.ReadFromUDPAddrPort(buf)
 		if err != nil {
 			return
 		}
@@ -342,6 +409,13 @@ func (l *testLobby) serveRoom(r *testRoom) {
 			continue
 		}
 		l.mu.Lock()
+		r := l.byPort[idx]
+		if r == nil || r.gone {
+			l.mu.Unlock()
+			continue
+		}
+		r.active = time.Now()
+		send := func(to netip.AddrPort, b []byte) { r.out.WriteToUDPAddrPort(l.seal(b), to) }
 		switch m.Type {
 		case udplobby.ClientHello:
 			b, _ := udplobby.AppendEmpty(nil, p, udplobby.ServerHello, m.Seq)
@@ -373,7 +447,12 @@ func (l *testLobby) serveRoom(r *testRoom) {
 				}
 			}
 		case udplobby.ClientDisconnect:
-			delete(r.players, from)
+			if _, in := r.players[from]; in {
+				delete(r.players, from)
+				if len(r.players) == 0 && l.f.roomsOutlive {
+					r.gone = true // the instance exits; the lobby keeps listing the room
+				}
+			}
 		}
 		l.mu.Unlock()
 	}

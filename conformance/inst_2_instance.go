@@ -213,6 +213,12 @@ func init() {
 		},
 	})
 	Register(&Case{
+		ID: "inst/2/12", Protocol: ProtoUDP, Section: secInstance, Level: Should, Stage: StageSerial,
+		Desc:        "a room stays listed only while its instance answers: after its last player leaves, the room leaves the list or its port still answers CLIENT_HELLO",
+		Requirement: "the room's state, as the lobby lists it, follows the instance (PROTOCOLS.md §2); a listed room whose port is dead sends every joiner to nothing",
+		Run:         instRoomOutlivesInstance,
+	})
+	Register(&Case{
 		ID: "inst/2/9", Protocol: ProtoUDP, Section: secInstance, Rule: "I-SEQ", Level: Must,
 		Desc:        "instance replies echo the request's sequenceId",
 		Requirement: "Replies echo the request's sequenceId (PROTOCOLS.md §2)",
@@ -306,9 +312,22 @@ type instFx struct {
 // and PING with its instance, recording the outcomes for the cases.
 func instance(t *T) (*instFx, error) {
 	v, err := t.Fixture("udp-instance", func(ft *T) (any, error) {
-		_, port, s, err := createRoom(ft)
-		if err != nil {
-			return nil, err
+		// Share the lobby fixture's room (its JOIN_SUCCESS socket holds a
+		// seat there): one room fewer taken from a small pool.
+		var port uint16
+		var s *udpSock
+		if rs, err := replies(ft); err == nil && rs.joinOK != nil && rs.joinOK.reply.typ == udplobby.LobbyJoinSuccess {
+			if id, jp, ok := rs.joinOK.reply.roomRef(); ok && id == rs.roomID && jp != 0 {
+				port, s = jp, rs.joinOK.sock
+				s.t = ft // its datagrams now belong to this fixture's log
+				ft.Notef("room %d, shared with the lobby requests' fixture", id)
+			}
+		}
+		if s == nil {
+			var err error
+			if _, port, s, err = createRoom(ft); err != nil {
+				return nil, err
+			}
 		}
 		p := newPlayer(ft, s, port)
 		ft.Env.Cleanup(p.leave)
@@ -331,4 +350,45 @@ func instance(t *T) (*instFx, error) {
 		return nil, err
 	}
 	return v.(*instFx), nil
+}
+
+// instRoomOutlivesInstance empties a room through the handshake (join,
+// then CLIENT_DISCONNECT) and checks the list and the port agree.
+func instRoomOutlivesInstance(t *T) error {
+	id, port, s, err := createRoom(t)
+	if err != nil {
+		return err
+	}
+	p := newPlayer(t, s, port)
+	typ, err := p.handshake()
+	p.leave()
+	if err != nil || typ != udplobby.ServerJoinAccept {
+		return Skipf("could not join the instance of room %d: %s (see inst/2/1-2)", id, firstErr(err, typ))
+	}
+	rooms, err := listRooms(t)
+	if err != nil {
+		return err
+	}
+	r, listed := findRoom(rooms, id)
+	if !listed {
+		t.Notef("room %d left the list once its last player left", id)
+		return nil
+	}
+	s2, err := t.openUDP()
+	if err != nil {
+		return err
+	}
+	q := newPlayer(t, s2, port)
+	defer s2.Close()
+	m, _, err := q.call(udplobby.ClientHello, udplobby.ServerHello, udplobby.ServerJoinAccept, udplobby.ServerJoinDeny, udplobby.ServerPong)
+	if errors.Is(err, errSilence) {
+		return Warnf(fmt.Sprintf("room %d gone from the list once its instance stopped answering", id),
+			"room %d is still listed (%v, %d of %d players, port %d) after its last player left, but port %d no longer answers CLIENT_HELLO (twice)%s: the lobby sends joiners to a dead instance",
+			id, r.State, r.Players, r.MaxPlayers, r.Port, port, silenceDetail(err))
+	}
+	if err != nil {
+		return err
+	}
+	t.Notef("room %d is still listed after its last player left, and its instance answers (%v)", id, m.typ)
+	return nil
 }

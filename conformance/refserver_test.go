@@ -83,10 +83,12 @@ func TestReferenceUDP(t *testing.T) {
 		// warn lists the cases allowed (and required) to warn.
 		warn []string
 	}{
-		{"defaults", nil, HeaderAuto, "header spec, guessed", []string{"udp/14/1"}},
-		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, HeaderAuto, "header spec, guessed", nil},
-		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp/14/1"}},
-		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp/14/1"}},
+		// udp/10/7: the reference server has no per-address room quota
+		// yet (issue 15): one address takes every instance.
+		{"defaults", nil, HeaderAuto, "header spec, guessed", []string{"udp/14/1", "udp/10/7"}},
+		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, HeaderAuto, "header spec, guessed", []string{"udp/10/7"}},
+		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp/14/1", "udp/10/7"}},
+		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp/14/1", "udp/10/7"}},
 	}
 	reps := make([]*Report, len(setups))
 	errs := make([]error, len(setups))
@@ -154,13 +156,22 @@ func TestReferenceTCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, x := range rep.Results {
-		if x.Verdict != Pass {
-			t.Errorf("%s is %v: expected %s, actual %s", x.Case.ID, x.Verdict, x.Expected, x.Actual)
+		if want := refTCPVerdict(x.Case.ID); x.Verdict != want {
+			t.Errorf("%s is %v, want %v: expected %s, actual %s", x.Case.ID, x.Verdict, want, x.Expected, x.Actual)
 		}
 	}
 	if t.Failed() {
 		logReport(t, rep)
 	}
+}
+
+// refTCPVerdict is the verdict the reference TCP lobby gets: a pass, but
+// for the per-address quotas it does not have yet (issue 15).
+func refTCPVerdict(id string) Verdict {
+	if id == "tcp/R/3" || id == "tcp/R/4" {
+		return Warn
+	}
+	return Pass
 }
 
 // BenchmarkUDPSuiteReference times the whole UDP suite with the CLI's
@@ -218,7 +229,10 @@ func TestInterrupted(t *testing.T) {
 				}
 				t.Fatal(err)
 			}
-			if c := rep.Counts(); c.Fail > 0 || c.Warn > 1 {
+			// Two warnings are the reference server's own (udp/14/1 no
+			// rate limit at these settings, udp/10/7 no per-address
+			// quota); any other is the interruption's.
+			if c := rep.Counts(); c.Fail > 0 || c.Warn > 2 {
 				t.Errorf("interrupted run: %s", CountLine(rep))
 				logReport(t, rep)
 			}

@@ -21,6 +21,10 @@ const (
 	DefaultFloodRate     = 20000
 	DefaultFloodDuration = 500 * time.Millisecond
 	DefaultMaxFill       = 64
+	// DefaultPoolWait covers one cleanup interval of the reference server
+	// (30 s) and a margin: a lobby that frees empty rooms lazily gets that
+	// long to free one before the case skips.
+	DefaultPoolWait = 40 * time.Second
 )
 
 // Config is one conformance run.
@@ -53,6 +57,9 @@ type Config struct {
 	FloodDuration time.Duration
 	// MaxFill bounds the rooms a case creates to reach an instance limit.
 	MaxFill int
+	// PoolWait bounds the wait for the server to free an instance when a
+	// create finds none; 0 means DefaultPoolWait, negative no wait.
+	PoolWait time.Duration
 	// OnResult, when set, is called as each case finishes (from the
 	// runner's goroutines, one call at a time).
 	OnResult func(Result)
@@ -181,7 +188,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Header: cfg.Header,
 		Timeout: cfg.Timeout, InstancePorts: cfg.InstancePorts,
 		FloodRate: cfg.FloodRate, FloodDuration: cfg.FloodDuration, MaxFill: cfg.MaxFill,
-		fixtures: map[string]*fixture{},
+		PoolWait: cfg.PoolWait, fixtures: map[string]*fixture{},
+	}
+	if env.PoolWait == 0 {
+		env.PoolWait = DefaultPoolWait
 	}
 	if env.Timeout == 0 {
 		env.Timeout = DefaultTimeout
@@ -242,7 +252,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		mu.Unlock()
 	}
-	for _, stage := range []Stage{StageConcurrent, StageSerial, StageDestructive} {
+	for _, stage := range []Stage{StageConcurrent, StageSerial, StagePool, StageDestructive} {
 		var batch []*Case
 		for _, c := range cases {
 			if c.Stage == stage {

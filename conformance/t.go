@@ -207,8 +207,12 @@ type Env struct {
 	// MaxFill bounds how many rooms a case may create to reach an instance
 	// limit.
 	MaxFill int
+	// PoolWait bounds the wait for a free instance (the server's cleanup)
+	// when a create is refused for want of one.
+	PoolWait time.Duration
 
 	mu       sync.Mutex
+	made     map[uint32]bool // rooms this run created (UDP lobby)
 	fixtures map[string]*fixture
 	down     string
 	cleanups []func()
@@ -220,6 +224,23 @@ func (e *Env) Cleanup(f func()) {
 	e.mu.Lock()
 	e.cleanups = append(e.cleanups, f)
 	e.mu.Unlock()
+}
+
+// noteRoom records a room the run created.
+func (e *Env) noteRoom(id uint32) {
+	e.mu.Lock()
+	if e.made == nil {
+		e.made = map[uint32]bool{}
+	}
+	e.made[id] = true
+	e.mu.Unlock()
+}
+
+// roomsMade returns how many rooms the run created so far.
+func (e *Env) roomsMade() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.made)
 }
 
 func (e *Env) downReason() string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"sync/atomic"
 	"time"
@@ -59,21 +60,30 @@ func dialTCP(t *T) (*tcpClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		d := net.Dialer{Timeout: t.Env.Timeout}
-		if src.IsValid() && !src.IsUnspecified() {
-			d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+		c, err := dialTCPFrom(t, src)
+		if err == nil {
+			return c, nil
 		}
-		nc, err := d.DialContext(t.Ctx, "tcp", t.Env.Addr.String())
-		if err != nil {
-			last = err
-			continue
-		}
-		c := &tcpClient{t: t, c: nc.(*net.TCPConn), local: nc.LocalAddr().String(), peer: nc.RemoteAddr().String(),
-			name: fmt.Sprintf("lobbybench-%d", tcpNames.Add(1))}
-		context.AfterFunc(t.Ctx, func() { nc.Close() })
-		return c, nil
+		last = err
 	}
 	return nil, fmt.Errorf("connect to %v: %w", t.Env.Addr, last)
+}
+
+// dialTCPFrom connects to the target from address src, once (the caller
+// paces it).
+func dialTCPFrom(t *T, src netip.Addr) (*tcpClient, error) {
+	d := net.Dialer{Timeout: t.Env.Timeout}
+	if src.IsValid() && !src.IsUnspecified() {
+		d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+	}
+	nc, err := d.DialContext(t.Ctx, "tcp", t.Env.Addr.String())
+	if err != nil {
+		return nil, err
+	}
+	c := &tcpClient{t: t, c: nc.(*net.TCPConn), local: nc.LocalAddr().String(), peer: nc.RemoteAddr().String(),
+		name: fmt.Sprintf("lobbybench-%d", tcpNames.Add(1))}
+	context.AfterFunc(t.Ctx, func() { nc.Close() })
+	return c, nil
 }
 
 func (c *tcpClient) Close() { c.c.Close() }

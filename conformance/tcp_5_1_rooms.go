@@ -159,7 +159,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/5.1/7", Protocol: ProtoTCP, Section: secTCPRoom, Level: Must, Stage: StageSerial,
+		ID: "tcp/5.1/7", Protocol: ProtoTCP, Section: secTCPRoom, Level: Must, Stage: StagePool,
 		Desc:        "CREATE_ROOM_REQ when 16 rooms exist is answered with CREATE_ROOM_ACK RoomID 0",
 		Requirement: "MAX_ROOMS = 16; RoomID uint32_t Assigned room ID (0 = failed); CREATE_ROOM when 16 rooms exist: CREATE_ROOM_ACK with RoomID 0 (PROTOCOLS.md §3)",
 		Run:         tcpSeventeenthRoom,
@@ -197,42 +197,15 @@ func judgeJoin(t *T, p []byte, err error, want tcplobby.JoinStatus, what string)
 }
 
 func tcpSeventeenthRoom(t *T) error {
-	lc, err := dialTCP(t)
+	existing, err := tcpRoomCount(t)
 	if err != nil {
 		return err
 	}
-	p, err := lc.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
-	lc.Close()
-	if p, err = tcpExpect(p, err, "LIST_ROOMS_ACK"); err != nil {
-		return precondition("list rooms", err)
-	}
-	if len(p) < 2 {
-		return Skipf("the room list does not decode (see tcp/5.1/1)")
-	}
-	existing := int(p[1])
 	var hosts []*tcpClient
-	defer func() {
-		// Leave the rooms and wait (bounded) until the list shows them
-		// gone, so that the next case finds free rooms.
-		for _, h := range hosts {
-			h.send(&tcplobby.Disconnect{}, "DISCONNECT (cleanup)")
-			h.Close()
-		}
-		deadline := time.Now().Add(t.Env.Timeout)
-		for time.Now().Before(deadline) {
-			c, err := dialTCP(t)
-			if err != nil {
-				return
-			}
-			p, err := c.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
-			c.Close()
-			if err != nil || len(p) < 2 || int(p[1]) <= existing {
-				return
-			}
-			t.Sleep(10 * time.Millisecond)
-		}
-	}()
-	for i := 0; i <= tcplobby.MaxRooms-existing; i++ {
+	defer func() { releaseTCPRooms(t, hosts, existing) }()
+	// Up to MAX_ROOMS+1 creations whatever was listed before: rooms other
+	// cases left may still be going away while this one fills the lobby.
+	for i := 0; i <= tcplobby.MaxRooms; i++ {
 		h, err := dialTCP(t)
 		if err != nil {
 			return err
@@ -255,5 +228,45 @@ func tcpSeventeenthRoom(t *T) error {
 		}
 	}
 	return Failf(fmt.Sprintf("CREATE_ROOM_ACK RoomID 0 for room #%d", tcplobby.MaxRooms+1),
-		"%d rooms listed before, then %d creations all succeeded", existing, tcplobby.MaxRooms-existing+1)
+		"%d rooms listed before, then %d creations all succeeded", existing, tcplobby.MaxRooms+1)
+}
+
+// releaseTCPRooms makes the hosts leave their rooms and waits (bounded)
+// until the list is back to existing rooms, so the next case finds free
+// rooms.
+func releaseTCPRooms(t *T, hosts []*tcpClient, existing int) {
+	for _, h := range hosts {
+		h.send(&tcplobby.Disconnect{}, "DISCONNECT (cleanup)")
+		h.Close()
+	}
+	deadline := time.Now().Add(t.Env.Timeout)
+	for time.Now().Before(deadline) {
+		c, err := dialTCP(t)
+		if err != nil {
+			return
+		}
+		p, err := c.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
+		c.Close()
+		if err != nil || len(p) < 2 || int(p[1]) <= existing {
+			return
+		}
+		t.Sleep(10 * time.Millisecond)
+	}
+}
+
+// tcpRoomCount returns RoomCount of a fresh LIST_ROOMS_ACK.
+func tcpRoomCount(t *T) (int, error) {
+	lc, err := dialTCP(t)
+	if err != nil {
+		return 0, err
+	}
+	p, err := lc.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
+	lc.Close()
+	if p, err = tcpExpect(p, err, "LIST_ROOMS_ACK"); err != nil {
+		return 0, precondition("list rooms", err)
+	}
+	if len(p) < 2 {
+		return 0, Skipf("the room list does not decode (see tcp/5.1/1)")
+	}
+	return int(p[1]), nil
 }

@@ -107,7 +107,9 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 // first (every case passes), then with one defect at a time, each caught
 // by the case meant for it and by no other.
 func TestTCPFaultInjection(t *testing.T) {
-	cfg := func(target string) Config { return Config{Target: target, Protocol: ProtoTCP, Timeout: time.Second} }
+	// A generous timeout: the suites run at once on a small machine, and
+	// tcp/R/2 judges a stall by it.
+	cfg := func(target string) Config { return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second} }
 	typeIs := func(p []byte, typ tcplobby.Type) bool { return len(p) > 0 && tcplobby.Type(p[0]) == typ }
 	tests := []struct {
 		name    string
@@ -204,7 +206,7 @@ func TestTCPFaultInjection(t *testing.T) {
 						t.Errorf("%s is %v, want %v (the case meant for this defect)", id, x.Verdict, want)
 					}
 				case matchAny(tt.mayskip, id) && x.Verdict == Skip:
-				case x.Verdict != Pass:
+				case x.Verdict != refTCPVerdict(id):
 					t.Errorf("%s is %v (%s: %s): an unrelated case changed", id, x.Verdict, x.Expected, x.Actual)
 				}
 			}

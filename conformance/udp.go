@@ -363,6 +363,11 @@ func lobbyRequestTo(t *T, dst netip.AddrPort, build func(seq uint16) []byte, not
 			return nil, Failf("a reply of at least header + CRC bytes", "%d-byte datagram % x", len(b), b)
 		}
 		m.from = src
+		if m.typ == udplobby.LobbyRoomCreated {
+			if id, _, ok := m.roomRef(); ok {
+				t.Env.noteRoom(id)
+			}
+		}
 		return &exchange{seq: seq, req: req, reply: m, to: dst, sock: s}, nil
 	}
 	return nil, last
@@ -415,26 +420,47 @@ func listRooms(t *T) ([]udplobby.Room, error) {
 	return rooms, nil
 }
 
-// createRoom creates a room and returns its id and port. JOIN_FAILED (the
-// instance limit) and other problems are skips for the caller.
+// poolPoll is how often a refused create is retried while waiting for the
+// server to free an instance.
+const poolPoll = 500 * time.Millisecond
+
+// createRoom creates a room and returns its id and port. When the server
+// has no free instance (JOIN_FAILED) it retries for Env.PoolWait (a lobby
+// may free empty rooms lazily) before it skips; other problems are skips
+// for the caller too.
 func createRoom(t *T) (id uint32, port uint16, sock *udpSock, err error) {
-	x, err := lobbyRequest(t, buildCreate(t.Env.profile()), "LOBBY_CREATE_ROOM")
-	m, err := expect(x, err, "LOBBY_ROOM_CREATED", udplobby.LobbyRoomCreated)
-	if err != nil {
-		if x != nil {
+	start := time.Now()
+	refused := 0
+	for {
+		x, err := lobbyRequest(t, buildCreate(t.Env.profile()), "LOBBY_CREATE_ROOM")
+		m, err := expect(x, err, "LOBBY_ROOM_CREATED", udplobby.LobbyRoomCreated)
+		if err != nil {
+			if x != nil {
+				x.sock.Close()
+			}
+			if m.typ == udplobby.LobbyJoinFailed {
+				refused++
+				if time.Since(start) < t.Env.PoolWait {
+					if err := t.Sleep(poolPoll); err != nil {
+						return 0, 0, nil, err
+					}
+					continue
+				}
+				return 0, 0, nil, Skipf("LOBBY_CREATE_ROOM answered LOBBY_JOIN_FAILED %d times over %v: the server has no free instance, and freed none (this run made %d rooms itself)",
+					refused, time.Since(start).Round(time.Second), t.Env.roomsMade())
+			}
+			return 0, 0, nil, precondition("create a room", err)
+		}
+		if refused > 0 {
+			t.Notef("the server had no free instance: waited %v (%d refusals) for its cleanup", time.Since(start).Round(100*time.Millisecond), refused)
+		}
+		id, port, ok := m.roomRef()
+		if !ok || id == 0 || port == 0 {
 			x.sock.Close()
+			return 0, 0, nil, Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port (see udp/7/1)")
 		}
-		if m.typ == udplobby.LobbyJoinFailed {
-			return 0, 0, nil, Skipf("LOBBY_CREATE_ROOM answered LOBBY_JOIN_FAILED: the server has no free instance")
-		}
-		return 0, 0, nil, precondition("create a room", err)
+		return id, port, x.sock, nil
 	}
-	id, port, ok := m.roomRef()
-	if !ok || id == 0 || port == 0 {
-		x.sock.Close()
-		return 0, 0, nil, Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port (see udp/7/1)")
-	}
-	return id, port, x.sock, nil
 }
 
 func findRoom(rooms []udplobby.Room, id uint32) (udplobby.Room, bool) {

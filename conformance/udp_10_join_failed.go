@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -84,10 +85,16 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/10/5", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must, Stage: StageSerial,
+		ID: "udp/10/5", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must, Stage: StagePool,
 		Desc:        "LOBBY_CREATE_ROOM past the instance limit is answered with LOBBY_JOIN_FAILED (reached when --instance-ports is small)",
 		Requirement: "Failure Reasons: … Max instances limit reached (for create requests)",
 		Run:         udpCreatePastLimit,
+	})
+	Register(&Case{
+		ID: "udp/10/7", Protocol: ProtoUDP, Section: secSecurity, Level: Should, Stage: StagePool,
+		Desc:        "one source address cannot take every instance: the pool filling, from one address first, finds a per-address limit (reached when --instance-ports is small)",
+		Requirement: "Lobby server should implement rate limiting per client IP to prevent abuse (seed 003 §14): a source under its rate can still fill the pool, so one source must not get every instance",
+		Run:         udpOneAddressTakesAll,
 	})
 }
 
@@ -99,40 +106,182 @@ func checkEmpty(t *T, m rawMsg) error {
 	return nil
 }
 
-func udpCreatePastLimit(t *T) error {
-	pr := t.Env.InstancePorts
-	if pr.IsZero() {
-		return Skipf("the instance limit is unknown: give --instance-ports LO-HI (at most %d ports) to let the suite reach it", t.Env.MaxFill)
+// poolFill is the shared filling of the instance pool (udp/10/5 and
+// udp/10/7): creates from one source address until the server refuses it,
+// then from the others until the pool is full.
+type poolFill struct {
+	ports  PortRange
+	listed int // rooms listed before
+	need   int // creates that should fill the pool
+	// one is the address of the first phase; byOne the rooms it obtained;
+	// oneRefused: the server answered it JOIN_FAILED.
+	one        netip.Addr
+	byOne      int
+	oneRefused bool
+	// afterOne is what the first create from another address got once
+	// one was refused (0: none was sent).
+	afterOne udplobby.MsgType
+	// created counts every room made; refusedAt is created when the first
+	// JOIN_FAILED came from an address other than one (-1: none came).
+	created   int
+	refusedAt int
+	// err is a wrong answer to a create (udp/10/5 fails with it).
+	err error
+}
+
+// fillPool runs (once per run) the pool filling; it skips when the pool
+// is unknown or too large for MaxFill.
+func fillPool(t *T) (*poolFill, error) {
+	v, err := t.Fixture("udp-pool-fill", func(ft *T) (any, error) {
+		pr := ft.Env.InstancePorts
+		if pr.IsZero() {
+			return nil, Skipf("the instance limit is unknown: give --instance-ports LO-HI (at most %d ports) to let the suite reach it", ft.Env.MaxFill)
+		}
+		rooms, err := listRooms(ft)
+		if err != nil {
+			return nil, err
+		}
+		f := &poolFill{ports: pr, listed: len(rooms), need: pr.Size() - len(rooms), refusedAt: -1}
+		if f.need+1 > ft.Env.MaxFill {
+			return nil, Skipf("reaching the limit of %d instances would take %d creates (bound %d)", pr.Size(), f.need+1, ft.Env.MaxFill)
+		}
+		prof := ft.Env.profile()
+		// Phase 1: one source address, one socket, as an attacker would.
+		if f.one, err = ft.Env.Sources.Acquire(ft.Ctx); err != nil {
+			return nil, err
+		}
+		s, err := ft.openUDPOn(f.one)
+		if err != nil {
+			return nil, err
+		}
+		defer s.Close()
+		s.paced = false // Acquire's token pays for the first send
+		for f.created <= f.need {
+			m, err := createFrom(ft, s, fmt.Sprintf("LOBBY_CREATE_ROOM #%d (all from %v)", f.created+1, f.one))
+			if err != nil {
+				f.err = err
+				return f, keepVerify(err)
+			}
+			if m.typ == udplobby.LobbyJoinFailed {
+				f.oneRefused = true
+				break
+			}
+			f.created++
+			f.byOne++
+		}
+		// Phase 2: the other addresses, until the pool is full.
+		for f.created <= f.need {
+			x, err := lobbyRequest(ft, buildCreate(prof), fmt.Sprintf("LOBBY_CREATE_ROOM #%d", f.created+1))
+			if x != nil {
+				x.sock.Close()
+			}
+			m, err := expect(x, err, "LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", udplobby.LobbyRoomCreated, udplobby.LobbyJoinFailed)
+			if err != nil {
+				f.err = err
+				return f, keepVerify(err)
+			}
+			if f.afterOne == 0 {
+				f.afterOne = m.typ
+			}
+			if m.typ == udplobby.LobbyJoinFailed {
+				f.refusedAt = f.created
+				break
+			}
+			f.created++
+		}
+		return f, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	rooms, err := listRooms(t)
+	return v.(*poolFill), nil
+}
+
+// keepVerify returns nil for a *VerifyError (a finding the fixture keeps
+// for its owning case) and err otherwise (a harness problem).
+func keepVerify(err error) error {
+	var v *VerifyError
+	if errors.As(err, &v) {
+		return nil
+	}
+	return err
+}
+
+// createFrom sends LOBBY_CREATE_ROOM from s (once more, same sequence, on
+// silence) and returns ROOM_CREATED or JOIN_FAILED; anything else is a
+// failure of the caller's case.
+func createFrom(t *T, s *udpSock, note string) (rawMsg, error) {
+	seq := nextSeq()
+	req := buildCreate(t.Env.profile())(seq)
+	var last error = errSilence
+	for attempt := 0; attempt < 2; attempt++ {
+		if err := s.send(t.Env.Addr, req, note); err != nil {
+			return rawMsg{}, err
+		}
+		b, err := s.recv(t.Env.Addr, t.Env.Timeout)
+		if errors.Is(err, errSilence) {
+			last = mergeSilence(last, err)
+			continue
+		}
+		if err != nil {
+			return rawMsg{}, err
+		}
+		m, ok := parseRaw(b, t.Env.profile())
+		if !ok || (m.typ != udplobby.LobbyRoomCreated && m.typ != udplobby.LobbyJoinFailed) {
+			return rawMsg{}, Failf("LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", "%d bytes (%s)", len(b), hexShort(b))
+		}
+		if id, _, ok := m.roomRef(); ok && m.typ == udplobby.LobbyRoomCreated {
+			t.Env.noteRoom(id)
+		}
+		return m, nil
+	}
+	return rawMsg{}, Failf("LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", "no reply, twice%s", silenceDetail(last))
+}
+
+func udpCreatePastLimit(t *T) error {
+	f, err := fillPool(t)
 	if err != nil {
 		return err
 	}
-	need := pr.Size() - len(rooms)
-	if need+1 > t.Env.MaxFill {
-		return Skipf("reaching the limit of %d instances would take %d creates (bound %d)", pr.Size(), need+1, t.Env.MaxFill)
+	if f.err != nil {
+		return f.err
 	}
-	prof := t.Env.profile()
-	created := 0
-	for i := 0; i <= need+1; i++ {
-		x, err := lobbyRequest(t, buildCreate(prof), fmt.Sprintf("LOBBY_CREATE_ROOM #%d", i+1))
-		if x != nil {
-			x.sock.Close()
+	pr := f.ports
+	switch {
+	case f.refusedAt >= 0 || (f.oneRefused && f.created >= f.need):
+		n := f.created
+		if n < f.need {
+			t.Notef("LOBBY_JOIN_FAILED after %d creates, with %d rooms listed before: the limit is below the %d ports given", n, f.listed, pr.Size())
+		} else {
+			t.Notef("LOBBY_JOIN_FAILED after %d creates (%d rooms listed before, %d ports)", n, f.listed, pr.Size())
 		}
-		m, err := expect(x, err, "LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", udplobby.LobbyRoomCreated, udplobby.LobbyJoinFailed)
-		if err != nil {
-			return err
-		}
-		if m.typ == udplobby.LobbyJoinFailed {
-			if created < need {
-				t.Notef("LOBBY_JOIN_FAILED after %d creates, with %d rooms listed before: the limit is below the %d ports given", created, len(rooms), pr.Size())
-			} else {
-				t.Notef("LOBBY_JOIN_FAILED after %d creates (%d rooms listed before, %d ports)", created, len(rooms), pr.Size())
-			}
-			return nil
-		}
-		created++
+		return nil
 	}
 	return Failf(fmt.Sprintf("LOBBY_JOIN_FAILED once the %d instance ports %v are in use", pr.Size(), pr),
-		"%d creates all answered LOBBY_ROOM_CREATED (%d rooms listed before)", created, len(rooms))
+		"%d creates all answered LOBBY_ROOM_CREATED (%d rooms listed before)", f.created, f.listed)
+}
+
+// udpOneAddressTakesAll: issue 15's attack, judged on the pool filling.
+func udpOneAddressTakesAll(t *T) error {
+	f, err := fillPool(t)
+	if err != nil {
+		return err
+	}
+	if f.err != nil {
+		return Skipf("the pool filling met a wrong answer (see udp/10/5)")
+	}
+	if f.oneRefused && f.byOne == 0 {
+		return Skipf("no free instance to take: the pool was full before the filling began (%d rooms listed, %d ports; this run made %d rooms itself)", f.listed, f.ports.Size(), t.Env.roomsMade())
+	}
+	t.Notef("one address (%v) obtained %d rooms; %d were free (%d ports, %d rooms listed before)", f.one, f.byOne, f.need, f.ports.Size(), f.listed)
+	switch {
+	case !f.oneRefused:
+		return Warnf("a per-address limit on rooms, below the pool",
+			"%v obtained %d rooms without a refusal, every free instance (%d ports, %d listed before): one source can deny the lobby to everyone until the server's cleanup", f.one, f.byOne, f.ports.Size(), f.listed)
+	case f.afterOne == udplobby.LobbyJoinFailed:
+		return Warnf("a per-address limit on rooms, below the pool",
+			"%v obtained %d rooms, then LOBBY_JOIN_FAILED, and another address was refused too: the one address took every free instance (%d ports, %d listed before)", f.one, f.byOne, f.ports.Size(), f.listed)
+	}
+	t.Notef("then %v was refused while another address could still create a room: a per-address limit of %d rooms", f.one, f.byOne)
+	return nil
 }

@@ -177,7 +177,11 @@ func replies(t *T) (*replySet, error) {
 		}
 		if r.roomID != 0 {
 			r.joinOK, r.joinOKErr = lobbyRequest(ft, buildJoin(prof, r.roomID), "LOBBY_JOIN_ROOM of the created room")
-			closeX(r.joinOK)
+			if r.joinOK != nil {
+				// Kept open: the instance fixture enters the room with it
+				// (the seat this JOIN holds), so the two share one room.
+				ft.Env.Cleanup(r.joinOK.sock.Close)
+			}
 		} else {
 			r.joinOKErr = Skipf("no room was created")
 		}
