@@ -45,7 +45,7 @@ type conformFlags struct {
 	jsonOut, junitOut, markdownOut, htmlOut        string
 	sources                                        string
 	list, strict, quiet, verbose                   bool
-	timeout                                        time.Duration
+	timeout, poolWait                              time.Duration
 	maxSkips                                       int
 }
 
@@ -63,6 +63,7 @@ func init() {
 			fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
 			fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
 			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
+			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
 			fs.StringVar(&f.jsonOut, "json", "", "write the results as JSON to `file`")
 			fs.StringVar(&f.junitOut, "junit", "", "write the results as JUnit XML to `file`")
 			fs.StringVar(&f.markdownOut, "markdown", "", "write a Markdown summary to `file`")
@@ -109,6 +110,14 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	if f.timeout <= 0 {
 		return usageErr(e, cmd, "--timeout: must be positive, got %v", f.timeout)
+	}
+	switch {
+	case f.poolWait < 0:
+		return usageErr(e, cmd, "--pool-wait: must be 0 or more, got %v", f.poolWait)
+	case f.poolWait == 0:
+		cfg.PoolWait = -1 // Config's 0 is the default
+	default:
+		cfg.PoolWait = f.poolWait
 	}
 	if f.list {
 		if f.target == "" {

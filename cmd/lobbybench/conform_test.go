@@ -73,6 +73,7 @@ func TestConformUsage(t *testing.T) {
 		{"unknown protocol", []string{"conform", "--target", "127.0.0.1:1", "--protocol", "smtp"}, `unknown protocol "smtp"`},
 		{"bad sources", []string{"conform", "--target", "127.0.0.1:1", "--source-addrs", "x"}, "--source-addrs"},
 		{"bad timeout", []string{"conform", "--target", "127.0.0.1:1", "--timeout", "0s"}, "--timeout"},
+		{"negative pool wait", []string{"conform", "--target", "127.0.0.1:1", "--pool-wait", "-1s"}, "--pool-wait"},
 		{"bad target", []string{"conform", "--target", "nope"}, "target"},
 		{"extra argument", []string{"conform", "--target", "127.0.0.1:1", "x"}, "unexpected argument"},
 	}
