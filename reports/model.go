@@ -27,6 +27,9 @@ const (
 	ReasonViolation   = "violation"
 	ReasonConnRefused = "conn_refused"
 	ReasonConnReset   = "conn_reset"
+	// ReasonCreatorFailed: a group member's join whose group leader failed
+	// before creating the room (simclient.ReasonCreatorFailed).
+	ReasonCreatorFailed = "creator_failed"
 )
 
 // Run is the result of one `lobbybench run` (or the exact merge of several

@@ -99,6 +99,11 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		if err := renderTable(w, h, rows); err != nil {
 			return err
 		}
+		if part.title == "Steps" {
+			for _, line := range NeverSucceeded(run) {
+				fmt.Fprintln(ew, line)
+			}
+		}
 		fmt.Fprintln(ew)
 	}
 	if len(t.FailuresByReason) > 0 {

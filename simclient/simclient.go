@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -345,7 +346,7 @@ const (
 	// leader's own failure is counted once, under its create step with its
 	// own reason (join_failed, timeout, …): this reason marks the members'
 	// failures as its consequence, not a separate fault of the server.
-	ReasonCreatorFailed = "creator_failed"
+	ReasonCreatorFailed = reports.ReasonCreatorFailed
 	ReasonSocket        = "socket"    // local socket error (send failed, buffer full …)
 	ReasonCancelled     = "cancelled" // the run ended during the step
 )
