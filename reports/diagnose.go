@@ -49,7 +49,7 @@ func likelyCause(run *Run, s Series) string {
 	case ReasonTimeout:
 		return "the server never answered it: a request it does not implement or ignores (e.g. a TCP lobby that ignores CONNECT_REQ, which seed 004 calls an alternative to the join flow), or answers from somewhere the client does not listen"
 	case ReasonViolation:
-		return "every reply broke a protocol rule the client cannot read past" + topRules(run) + "; see Protocol violations (on_violation: continue already carries on where the fields can be read)"
+		return "every reply broke a protocol rule" + topRules(run) + ", one the client cannot read past, or any under on_violation: fail_step; see Protocol violations"
 	case ReasonCreatorFailed:
 		return "its group's create step never succeeded, so no member had a room to join; see that step"
 	case ReasonConnRefused:

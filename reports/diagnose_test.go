@@ -21,7 +21,7 @@ func TestNeverSucceeded(t *testing.T) {
 	got := NeverSucceeded(run)
 	want := []struct{ step, cause string }{
 		{"connect", "never answered it: a request it does not implement"},
-		{"create", "protocol rule the client cannot read past (T-SIZE-FIXED ×10, T-HASH ×2)"},
+		{"create", "broke a protocol rule (T-SIZE-FIXED ×10, T-HASH ×2), one the client cannot read past"},
 		{"join", "its group's create step never succeeded"},
 		{"hello", "still waiting when the run ended"},
 	}
