@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -168,5 +169,28 @@ func TestEstimateFiles(t *testing.T) {
 		if tc.f.Fits() != tc.fits {
 			t.Errorf("%+v: Fits %v", tc.f, !tc.fits)
 		}
+	}
+}
+
+// TestProgressJSON: a worker's progress lines decode to the samples the
+// parent sums into one display.
+func TestProgressJSON(t *testing.T) {
+	var buf bytes.Buffer
+	n := int64(0)
+	stop := startProgress(ProgressJSON, &buf, time.Second, time.Hour, func() ProgressSample {
+		n++
+		return ProgressSample{Elapsed: time.Second, Active: 3, Started: 10 * n, Rate: 100, Errors: 1, FailedStarts: 1}
+	})
+	stop() // writes the final sample
+	var s ProgressSample
+	if err := json.Unmarshal(buf.Bytes(), &s); err != nil || s.Started != 10 || s.Active != 3 {
+		t.Fatalf("%q: %v %+v", buf.String(), err, s)
+	}
+	var sum ProgressSample
+	sum.add(s)
+	sum.add(ProgressSample{Elapsed: 2 * time.Second, Active: 2, Rate: 50, Violations: 4})
+	want := ProgressSample{Elapsed: 2 * time.Second, Active: 5, Started: 10, Rate: 150, Errors: 1, Violations: 4, FailedStarts: 1}
+	if sum != want {
+		t.Errorf("sum %+v, want %+v", sum, want)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -22,6 +23,10 @@ const (
 	ProgressLines
 	// ProgressBar draws a live mpb bar (a terminal).
 	ProgressBar
+	// ProgressJSON writes each sample as one JSON object per line, every
+	// LineInterval and once at the end: what a `run --workers` worker
+	// sends its parent for the combined display.
+	ProgressJSON
 )
 
 // DefaultLineInterval is how often ProgressLines prints.
@@ -66,6 +71,26 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 	var wg sync.WaitGroup
 	wg.Add(1)
 	switch mode {
+	case ProgressJSON:
+		if every <= 0 {
+			every = DefaultLineInterval
+		}
+		enc := json.NewEncoder(w)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					_ = enc.Encode(sample())
+					return
+				case <-t.C:
+					_ = enc.Encode(sample())
+				}
+			}
+		}()
+		return func() { cancel(); wg.Wait() }
 	case ProgressBar:
 		// Auto refresh even when w is not detected as a terminal: the
 		// caller chose the bar for a terminal already.

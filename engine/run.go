@@ -46,6 +46,11 @@ type Config struct {
 	// progress off: an estimate of open files above the limit, the first
 	// failed start. Nil: none are printed (they are in the result too).
 	Warnings io.Writer
+	// EmbeddedAt, when valid, is the reference server a `run --workers`
+	// parent started for its workers: the run targets it as the embedded
+	// server (its instance ports are whatever it took) without starting
+	// one.
+	EmbeddedAt netip.AddrPort
 	// MetricsAddr, when set, serves the live counters and latencies in the
 	// Prometheus/OpenMetrics text format at http://MetricsAddr/metrics for
 	// the length of the run.
@@ -71,6 +76,12 @@ type Info struct {
 	// Files is the estimate of descriptors the run needed against the
 	// open-files limit, made before it started.
 	Files Files `json:"open_files"`
+	// Workers is the number of worker processes of a `run --workers`
+	// result (0: one process ran it).
+	Workers int `json:"workers,omitempty"`
+	// Incomplete says why a `run --workers` result covers only part of
+	// the load: one entry per worker that died or left no result.
+	Incomplete []string `json:"incomplete,omitempty"`
 	// MetricsAddr is where the live Prometheus metrics were served.
 	MetricsAddr string `json:"metrics_addr,omitempty"`
 }
@@ -128,7 +139,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	targetName := plan.Target
 	var srv *embedded
 	var srvCfg *refserver.Config
-	if plan.Target == "" {
+	if cfg.EmbeddedAt.IsValid() {
+		addr = cfg.EmbeddedAt // the parent's: this process's harness figures do not include it
+		plan.InstancePorts = scenario.PortRange{}
+		targetName = "embedded " + addr.String()
+	} else if plan.Target == "" {
 		c := embeddedConfig(plan.Protocol, plan.Embedded)
 		if cfg.Embedded != nil {
 			c = *cfg.Embedded

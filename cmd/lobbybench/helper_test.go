@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -14,6 +15,9 @@ import (
 const (
 	asMainEnv = "LOBBYBENCH_TEST_AS_MAIN"
 	nofileEnv = "LOBBYBENCH_TEST_NOFILE" // RLIMIT_NOFILE to set first
+	// dieEnv names a shard ("1/2"): the worker running it writes a line to
+	// stderr and kills itself, as a crashed worker would end.
+	dieEnv = "LOBBYBENCH_TEST_DIE_SHARD"
 )
 
 func TestMain(m *testing.M) {
@@ -24,6 +28,10 @@ func TestMain(m *testing.M) {
 				panic(err)
 			}
 			os.Unsetenv(nofileEnv)
+		}
+		if d := os.Getenv(dieEnv); d != "" && slices.Contains(os.Args, d) {
+			os.Stderr.WriteString("worker exploding on purpose\n")
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		main()
 		return

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,7 +28,7 @@ line, and nothing is sent.
 Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
 scenario; 3 target unreachable; 4 a threshold breached; 5 interrupted
 (Ctrl-C); 6 the load was not all generated (a client could not open its
-socket, e.g. too many open files). When several apply, the first in the
+socket, e.g. too many open files, or a --workers worker died). When several apply, the first in the
 order 5, 1, 6, 4 wins. The JSON, JUnit and HTML files are written in every
 case where the run started.`
 
@@ -66,6 +67,9 @@ func init() {
 				quiet      = fs.Bool("quiet", false, "no progress output")
 				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
 				grace      = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
+				workers    = fs.String("workers", "", "run as `N` local shard processes (or auto: enough for the open-files limit), one merged result")
+				worker     = fs.Bool("worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
+				embeddedAt = fs.String("embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
@@ -136,8 +140,35 @@ func init() {
 				}
 
 				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
-				res, err := engine.Run(ctx, cfg)
+				if *embeddedAt != "" {
+					if cfg.EmbeddedAt, err = netip.ParseAddrPort(*embeddedAt); err != nil {
+						return usageErr(e, "run", "--embedded-at: %v", err)
+					}
+				}
+				var res *engine.Result
+				switch {
+				case *workers != "":
+					var done func()
+					res, done, err = runWorkers(ctx, fs, cfg, *workers, *jsonPath, args[0])
+					defer done()
+				case *worker:
+					// stdout carries the progress to the parent; the
+					// parent prints the merged table.
+					cfg.Mode, cfg.Progress, cfg.LineInterval = engine.ProgressJSON, e.stdout, engine.WorkerLineInterval
+					res, err = engine.Run(ctx, cfg)
+					we := *e
+					we.stdout = io.Discard
+					e = &we
+				default:
+					res, err = engine.Run(ctx, cfg)
+				}
 				if err != nil {
+					var usage usageError
+					if errors.As(err, &usage) {
+						removeOut(jsonF)
+						removeOut(junitF)
+						return usageErr(e, "run", "%v", err)
+					}
 					// No run happened: leave no empty result files.
 					removeOut(jsonF)
 					removeOut(junitF)
@@ -200,7 +231,7 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath stri
 		return code
 	case res.Totals.Violations > 0:
 		return exitFailed
-	case res.Engine.Sessions.FailedStarts > 0:
+	case res.Engine.Sessions.FailedStarts > 0 || len(res.Engine.Incomplete) > 0:
 		return exitIncomplete
 	case !res.ThresholdsOK:
 		return exitThreshold
@@ -213,11 +244,23 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath stri
 func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
 	s := in.Sessions
-	fmt.Fprintf(w, "\nRun: %s, %s model, shard %s, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Shard, in.Seed, max(in.Sources, 1))
+	if in.Workers > 0 {
+		fmt.Fprintf(w, "\nRun: %s, %s model, %d worker processes merged, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Workers, in.Seed, max(in.Sources, 1))
+	} else {
+		fmt.Fprintf(w, "\nRun: %s, %s model, shard %s, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Shard, in.Seed, max(in.Sources, 1))
+	}
+	for _, why := range in.Incomplete {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", why)
+	}
 	fmt.Fprintf(w, "Sessions: %d started, %d completed, %d failed (%d failed starts), %d cut at the end, %d dropped (%d no free client, %d late), peak %d live\n",
 		s.Started, s.Completed, s.Failed, s.FailedStarts, s.Aborted, s.DroppedNoSlot+s.DroppedLate, s.DroppedNoSlot, s.DroppedLate, s.MaxActive)
 	h := in.Harness
-	fmt.Fprintf(w, "Harness: peak RSS %s, peak heap %s, %d goroutines peak, %.1f CPU-s on %d procs",
+	if in.Workers > 0 {
+		fmt.Fprint(w, "Harness (summed over the workers and this process): ")
+	} else {
+		fmt.Fprint(w, "Harness: ")
+	}
+	fmt.Fprintf(w, "peak RSS %s, peak heap %s, %d goroutines peak, %.1f CPU-s on %d procs",
 		mib(h.PeakRSSBytes), mib(h.PeakHeapBytes), h.PeakGoroutines, h.CPUSeconds, h.GOMAXPROCS)
 	if in.Embedded {
 		fmt.Fprint(w, " (includes the embedded server)")

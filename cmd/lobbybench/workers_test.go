@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+const workersRun = `
+name: workers
+protocol: udp-lobby
+load: {model: closed, clients: 6, duration: DURATION}
+flows:
+  - name: poll
+    steps: [list_rooms, {think: 50ms}]
+thresholds:
+  - list_rooms.count > 0
+  - sessions.failed == 0
+`
+
+// workersDoc is what a --workers test reads of the merged JSON.
+type workersDoc struct {
+	reports.Run
+	Engine engine.Info `json:"engine"`
+}
+
+// runWorkersCmd runs `lobbybench run --workers ...` as a real process (its
+// workers are real processes of the same binary) and returns its exit
+// code, stderr and merged result.
+func runWorkersCmd(t *testing.T, env []string, interruptAfter time.Duration, args ...string) (int, string, *workersDoc, string) {
+	t.Helper()
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "r.json")
+	cmd := lobbybenchCmd(t, env, append([]string{"run", "--json", jsonPath}, args...)...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if interruptAfter > 0 {
+		time.AfterFunc(interruptAfter, func() { cmd.Process.Signal(syscall.SIGINT) })
+	}
+	timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	cmd.Wait()
+	var doc *workersDoc
+	if b, err := os.ReadFile(jsonPath); err == nil {
+		doc = &workersDoc{}
+		if err := json.Unmarshal(b, doc); err != nil {
+			t.Fatalf("merged JSON: %v", err)
+		}
+	}
+	return cmd.ProcessState.ExitCode(), errb.String(), doc, dir
+}
+
+// TestRunWorkers: --workers 2 runs two shard processes against the
+// parent's embedded server and writes one merged result (each shard's
+// kept beside it) whose session counts add up and whose thresholds were
+// evaluated on the merge.
+func TestRunWorkers(t *testing.T) {
+	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "500ms", 1))
+	code, errs, doc, dir := runWorkersCmd(t, nil, 0, "--workers", "2", "--quiet", sc)
+	if code != exitOK || doc == nil {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, errs)
+	}
+	if doc.Shards != 2 || doc.Engine.Workers != 2 || len(doc.ShardRuns) != 2 || doc.Sessions == nil {
+		t.Fatalf("merged: %d shards, %d workers, %d shard runs", doc.Shards, doc.Engine.Workers, len(doc.ShardRuns))
+	}
+	var started int64
+	for i, sr := range doc.ShardRuns {
+		started += sr.Sessions.Started
+		p := filepath.Join(dir, "r.shard-"+sr.Shard[:1]+"-of-2.json")
+		if _, err := os.Stat(p); err != nil || sr.Shard != []string{"0/2", "1/2"}[i] {
+			t.Errorf("shard run %d (%s): result beside the merge: %v", i, sr.Shard, err)
+		}
+	}
+	if started == 0 || doc.Sessions.Started != started || doc.Engine.Sessions.Started != started {
+		t.Errorf("merged sessions %d (engine %d), shards' sum %d", doc.Sessions.Started, doc.Engine.Sessions.Started, started)
+	}
+	if len(doc.Thresholds) != 2 || !doc.Thresholds[0].Pass || doc.Thresholds[0].Observed != float64(doc.Steps[0].Requests) {
+		t.Errorf("thresholds %+v: want list_rooms.count judged on the merged count %d", doc.Thresholds, doc.Steps[0].Requests)
+	}
+	if !doc.Engine.Embedded || doc.Engine.Server == nil || doc.Engine.Server.UDP.Requests["LOBBY_LIST_ROOMS"] < uint64(doc.Steps[0].Requests) {
+		t.Errorf("the parent's embedded server did not serve the workers: %+v", doc.Engine.Server)
+	}
+}
+
+// TestRunWorkersDeath: a worker that dies is named with its stderr tail,
+// the merged result of the others says it is incomplete, and the exit is
+// 6.
+func TestRunWorkersDeath(t *testing.T) {
+	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "500ms", 1))
+	code, errs, doc, _ := runWorkersCmd(t, []string{dieEnv + "=1/2"}, 0, "--workers", "2", "--quiet", sc)
+	if code != exitIncomplete || !strings.Contains(errs, "worker 1/2 died") || !strings.Contains(errs, "worker exploding on purpose") {
+		t.Errorf("exit %d, want %d, naming the dead worker and its stderr; stderr:\n%s", code, exitIncomplete, errs)
+	}
+	if doc == nil || len(doc.Engine.Incomplete) != 1 || doc.Shards != 1 || !strings.Contains(doc.Engine.Incomplete[0], "exploding") {
+		t.Errorf("merged result: %+v", doc)
+	}
+}
+
+// TestRunWorkersInterrupt: Ctrl-C on the parent stops every worker, and
+// the merged result is still written, marked interrupted (exit 5).
+func TestRunWorkersInterrupt(t *testing.T) {
+	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "1h", 1))
+	code, errs, doc, _ := runWorkersCmd(t, nil, 1500*time.Millisecond, "--workers", "2", "--quiet", "--grace", "500ms", sc)
+	if code != exitInterrupted {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, errs)
+	}
+	if doc == nil || doc.Shards != 2 || !doc.Engine.Interrupted {
+		t.Fatalf("merged result after Ctrl-C: %+v", doc)
+	}
+	for _, sr := range doc.ShardRuns {
+		if !sr.Interrupted {
+			t.Errorf("shard %s was not interrupted", sr.Shard)
+		}
+	}
+}
+
+func TestParseWorkers(t *testing.T) {
+	plan := &scenario.Plan{Load: scenario.LoadShape{MaxClients: 3 * engine.ClientsPerProcess(engine.OpenFilesLimit())}}
+	for _, tc := range []struct {
+		v       string
+		want    int
+		wantErr bool
+	}{
+		{"1", 1, false}, {"4", 4, false}, {"auto", 3, false},
+		{"0", 0, true}, {"-2", 0, true}, {"many", 0, true}, {"257", 0, true},
+	} {
+		n, err := parseWorkers(tc.v, plan)
+		if (err != nil) != tc.wantErr || n != tc.want {
+			t.Errorf("%q: %d, %v; want %d (error %v)", tc.v, n, err, tc.want, tc.wantErr)
+		}
+	}
+	code, _, errs := runCLI(t, "run", "--workers", "2", "--shard", "0/2", writeScenario(t, shortRun))
+	if code != exitUsage || !strings.Contains(errs, "--shard cannot be used with --workers") {
+		t.Errorf("--workers with --shard: exit %d, %s", code, errs)
+	}
+}

@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// MaxWorkers caps `run --workers`.
+const MaxWorkers = 256
+
+// WorkerLineInterval is how often a worker sends its progress to the
+// parent (ProgressJSON).
+const WorkerLineInterval = 250 * time.Millisecond
+
+// stderrTail is how many of a worker's last stderr lines a death report
+// quotes.
+const stderrTail = 10
+
+// AutoWorkers is the number of worker processes `run --workers auto`
+// starts for plan: enough that each holds its share of max_clients under
+// the open-files limit (0: unknown, one worker), at least one.
+func AutoWorkers(plan *scenario.Plan, limit uint64) int {
+	per := ClientsPerProcess(limit)
+	return min(max((plan.Load.MaxClients+per-1)/per, 1), MaxWorkers)
+}
+
+// Workers describes a run split over local worker processes: the same
+// binary run once per shard (`run --shard i/N`), its progress combined and
+// its results merged (MergeShards) into one.
+type Workers struct {
+	// Config is the run as one process would make it: Plan, progress,
+	// warnings, Embedded. Shard, Factory and MetricsAddr are not used.
+	Config
+	// N is the number of workers (shards), 1..MaxWorkers.
+	N int
+	// Command returns the command that runs shard s: the same binary's
+	// `run` in worker mode (progress as ProgressJSON lines on stdout) with
+	// the user's overrides, writing its JSON result to jsonPath, and
+	// targeting embeddedAt (Config.EmbeddedAt) when it is valid.
+	Command func(s Shard, jsonPath string, embeddedAt netip.AddrPort) *exec.Cmd
+	// ShardPath is where shard s's JSON result is written (and kept).
+	ShardPath func(s Shard) string
+}
+
+// worker is one running shard process.
+type worker struct {
+	shard Shard
+	cmd   *exec.Cmd
+	path  string
+
+	mu    sync.Mutex
+	last  ProgressSample
+	tail  []string // last stderr lines
+	err   error    // Start or Wait error
+	done  bool
+	lines sync.WaitGroup // stdout and stderr readers
+}
+
+func (w *worker) addTail(line string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.tail = append(w.tail, line)
+	if len(w.tail) > stderrTail {
+		w.tail = w.tail[len(w.tail)-stderrTail:]
+	}
+}
+
+// RunWorkers runs w.Plan as w.N worker processes and returns their merged
+// result. With no target in the plan the parent starts the embedded
+// server and the workers target it. Progress is one combined display on
+// w.Progress; each worker's stderr lines are passed on to w.Warnings
+// prefixed with its shard. When ctx is cancelled every worker is
+// interrupted (SIGINT) and the result merges what they wrote. A worker
+// that exits abnormally or writes no result is reported in
+// Info.Incomplete with its stderr tail; the merge then covers the others.
+// It fails only when no worker left a result.
+func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
+	if w.Plan == nil {
+		return nil, errors.New("engine: Workers.Plan is nil")
+	}
+	if w.N < 1 || w.N > MaxWorkers {
+		return nil, fmt.Errorf("engine: %d workers is outside 1-%d", w.N, MaxWorkers)
+	}
+	plan := w.Plan
+	info := &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed}
+	var embeddedAt netip.AddrPort
+	if plan.Target == "" {
+		c := embeddedConfig(plan.Protocol, plan.Embedded)
+		if w.Embedded != nil {
+			c = *w.Embedded
+		}
+		srv, err := startEmbedded(plan, &c)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.close()
+		embeddedAt = srv.addr
+		info.Embedded = true
+		// The parent holds the server's sockets (one per client for the
+		// TCP lobby), not the clients'.
+		info.Files = Files{Server: ServerFiles(c, plan.Load.MaxClients), Margin: FilesMargin, Limit: OpenFilesLimit()}
+		if !info.Files.Fits() && w.Warnings != nil {
+			fmt.Fprintf(w.Warnings, "lobbybench: warning: the embedded server needs about %d open files against an open-files limit (RLIMIT_NOFILE) of %d: run it as a separate process (lobbybench serve) and give --target\n",
+				info.Files.Needed(), info.Files.Limit)
+		}
+		defer func() { info.Server = srv.stats() }()
+	}
+
+	mem := startMemSampler(250 * time.Millisecond)
+	start := time.Now()
+	workers := make([]*worker, w.N)
+	var wg sync.WaitGroup
+	for i := range workers {
+		s := Shard{Index: i, Count: w.N}
+		wk := &worker{shard: s, path: w.ShardPath(s)}
+		workers[i] = wk
+		os.Remove(wk.path) // a stale result must not pass for this run's
+		wk.cmd = w.Command(s, wk.path, embeddedAt)
+		if err := wk.start(w.Warnings); err != nil {
+			wk.err, wk.done = err, true
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk.lines.Wait() // Wait closes the pipes: read them to the end first
+			err := wk.cmd.Wait()
+			wk.mu.Lock()
+			wk.err, wk.done = err, true
+			wk.mu.Unlock()
+		}()
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+
+	stopProgress := startProgress(w.Mode, w.Progress, plan.Load.Duration, w.LineInterval, func() ProgressSample {
+		sum := ProgressSample{Total: plan.Load.Duration}
+		for _, wk := range workers {
+			wk.mu.Lock()
+			s := wk.last
+			wk.mu.Unlock()
+			sum.add(s)
+		}
+		sum.Elapsed = time.Since(start)
+		return sum
+	})
+	select {
+	case <-allDone:
+	case <-ctx.Done():
+		// Ctrl-C: every worker stops its schedule, finishes within its
+		// grace and writes its result.
+		for _, wk := range workers {
+			if wk.cmd.Process != nil {
+				_ = wk.cmd.Process.Signal(os.Interrupt)
+			}
+		}
+		<-allDone
+	}
+	stopProgress()
+	parentHarness := mem.Stop()
+
+	var runs []*reports.Run
+	var names []string
+	for _, wk := range workers {
+		run, why := wk.result()
+		if why != "" {
+			info.Incomplete = append(info.Incomplete, why)
+			if w.Warnings != nil {
+				fmt.Fprintf(w.Warnings, "lobbybench: %s\n", why)
+			}
+		}
+		if run != nil {
+			runs = append(runs, run)
+			names = append(names, wk.path)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("engine: no worker wrote a result: %s", strings.Join(info.Incomplete, "; "))
+	}
+	merged, warns, thOK, err := MergeShards(runs, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range warns {
+		if w.Warnings != nil {
+			fmt.Fprintf(w.Warnings, "lobbybench: warning: %s\n", m)
+		}
+	}
+	if merged.Sessions != nil {
+		s := merged.Sessions
+		info.Sessions = SessionInfo{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts,
+			Aborted: s.Cut, DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, MaxActive: s.MaxActive}
+	}
+	info.Harness = parentHarness
+	for _, sr := range merged.ShardRuns {
+		addHarness(&info.Harness, sr.Harness)
+		info.Interrupted = info.Interrupted || sr.Interrupted
+		info.Sources = max(info.Sources, sr.Sources)
+	}
+	info.Interrupted = info.Interrupted || ctx.Err() != nil
+	return &Result{Run: merged, Engine: info, ThresholdsOK: thOK}, nil
+}
+
+// start starts the worker with its stdout (progress) and stderr (passed on
+// to warn, prefixed, and kept as a tail) read by goroutines.
+func (wk *worker) start(warn io.Writer) error {
+	out, err := wk.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	errp, err := wk.cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := wk.cmd.Start(); err != nil {
+		return err
+	}
+	wk.lines.Add(2)
+	go func() {
+		defer wk.lines.Done()
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var s ProgressSample
+			if json.Unmarshal(sc.Bytes(), &s) == nil {
+				wk.mu.Lock()
+				wk.last = s
+				wk.mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		defer wk.lines.Done()
+		sc := bufio.NewScanner(errp)
+		for sc.Scan() {
+			line := sc.Text()
+			wk.addTail(line)
+			if warn != nil {
+				fmt.Fprintf(warn, "worker %s: %s\n", wk.shard, line)
+			}
+		}
+	}()
+	return nil
+}
+
+// result reads the worker's JSON result; why is set when the worker died
+// (a signal, an exit code a finished run does not use) or left no
+// readable result.
+func (wk *worker) result() (run *reports.Run, why string) {
+	wk.mu.Lock()
+	err, tail := wk.err, strings.Join(wk.tail, "\n  ")
+	wk.mu.Unlock()
+	if tail != "" {
+		tail = "; its stderr ended:\n  " + tail
+	}
+	// A run that finished writes its result whatever its exit code
+	// (violations, thresholds, interrupted, failed starts); one killed by
+	// a signal or that failed before or while writing it did not.
+	var ee *exec.ExitError
+	if err != nil && (!errors.As(err, &ee) || !ee.Exited()) {
+		return nil, fmt.Sprintf("worker %s died (%v): the result is incomplete%s", wk.shard, err, tail)
+	}
+	f, ferr := os.Open(wk.path)
+	if ferr == nil {
+		defer f.Close()
+		run, ferr = reports.ReadRun(f)
+	}
+	if ferr != nil {
+		return nil, fmt.Sprintf("worker %s left no result (%v): the result is incomplete%s", wk.shard, ferr, tail)
+	}
+	return run, ""
+}
+
+// add sums o into s: counters and rates add up, the elapsed time is the
+// longest.
+func (s *ProgressSample) add(o ProgressSample) {
+	s.Elapsed = max(s.Elapsed, o.Elapsed)
+	s.Active += o.Active
+	s.Started += o.Started
+	s.Finished += o.Finished
+	s.Rate += o.Rate
+	s.Errors += o.Errors
+	s.Dropped += o.Dropped
+	s.Violations += o.Violations
+	s.FailedStarts += o.FailedStarts
+}
+
+// addHarness sums a process's figures into h: the processes ran at once,
+// so their peaks and CPU add up (an upper bound of the joint peak);
+// GOMAXPROCS is the largest.
+func addHarness(h *Harness, o Harness) {
+	h.PeakRSSBytes += o.PeakRSSBytes
+	h.PeakHeapBytes += o.PeakHeapBytes
+	h.PeakGoRuntimeBytes += o.PeakGoRuntimeBytes
+	h.PeakGoroutines += o.PeakGoroutines
+	h.CPUSeconds += o.CPUSeconds
+	h.GOMAXPROCS = max(h.GOMAXPROCS, o.GOMAXPROCS)
+}
