@@ -71,26 +71,6 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 	var wg sync.WaitGroup
 	wg.Add(1)
 	switch mode {
-	case ProgressJSON:
-		if every <= 0 {
-			every = DefaultLineInterval
-		}
-		enc := json.NewEncoder(w)
-		go func() {
-			defer wg.Done()
-			t := time.NewTicker(every)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					_ = enc.Encode(sample())
-					return
-				case <-t.C:
-					_ = enc.Encode(sample())
-				}
-			}
-		}()
-		return func() { cancel(); wg.Wait() }
 	case ProgressBar:
 		// Auto refresh even when w is not detected as a terminal: the
 		// caller chose the bar for a terminal already.
@@ -139,6 +119,13 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 			p.Wait()
 		}
 	default:
+		// Lines for people every LineInterval; JSON for a --workers
+		// parent, also once at the stop so it gets the final counts.
+		write, final := func(s ProgressSample) { fmt.Fprintf(w, "lobbybench: %s\n", s) }, false
+		if mode == ProgressJSON {
+			enc := json.NewEncoder(w)
+			write, final = func(s ProgressSample) { _ = enc.Encode(s) }, true
+		}
 		if every <= 0 {
 			every = DefaultLineInterval
 		}
@@ -149,9 +136,12 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 			for {
 				select {
 				case <-ctx.Done():
+					if final {
+						write(sample())
+					}
 					return
 				case <-t.C:
-					fmt.Fprintf(w, "lobbybench: %s\n", sample())
+					write(sample())
 				}
 			}
 		}()
