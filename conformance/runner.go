@@ -21,10 +21,11 @@ const (
 	DefaultFloodRate     = 20000
 	DefaultFloodDuration = 500 * time.Millisecond
 	DefaultMaxFill       = 64
-	// DefaultPoolWait covers one cleanup interval of the reference server
-	// (30 s) and a margin: a lobby that frees empty rooms lazily gets that
-	// long to free one before the case skips.
-	DefaultPoolWait = 40 * time.Second
+	// DefaultPoolWait covers two cleanup intervals of the reference server
+	// (30 s each: a room is freed once it has been empty for a whole
+	// interval) and a margin: a lobby that frees empty rooms lazily gets
+	// that long to free one before the case skips.
+	DefaultPoolWait = 65 * time.Second
 )
 
 // Config is one conformance run.

@@ -109,7 +109,9 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 func TestTCPFaultInjection(t *testing.T) {
 	// A generous timeout: the suites run at once on a small machine, and
 	// tcp/R/2 judges a stall by it.
-	cfg := func(target string) Config { return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second} }
+	cfg := func(target string) Config {
+		return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
+	}
 	typeIs := func(p []byte, typ tcplobby.Type) bool { return len(p) > 0 && tcplobby.Type(p[0]) == typ }
 	tests := []struct {
 		name    string

@@ -424,43 +424,60 @@ func listRooms(t *T) ([]udplobby.Room, error) {
 // server to free an instance.
 const poolPoll = 500 * time.Millisecond
 
-// createRoom creates a room and returns its id and port. When the server
-// has no free instance (JOIN_FAILED) it retries for Env.PoolWait (a lobby
-// may free empty rooms lazily) before it skips; other problems are skips
-// for the caller too.
-func createRoom(t *T) (id uint32, port uint16, sock *udpSock, err error) {
+// createExchange sends LOBBY_CREATE_ROOM like lobbyRequest, and while the
+// server answers LOBBY_JOIN_FAILED (no free instance) retries every
+// poolPoll for Env.PoolWait: a lobby may free empty rooms lazily. It
+// returns the last exchange (ROOM_CREATED, or the JOIN_FAILED that ended
+// the wait) and how many refusals it met; the caller closes x.sock.
+func createExchange(t *T, note string) (x *exchange, refused int, err error) {
 	start := time.Now()
-	refused := 0
 	for {
-		x, err := lobbyRequest(t, buildCreate(t.Env.profile()), "LOBBY_CREATE_ROOM")
-		m, err := expect(x, err, "LOBBY_ROOM_CREATED", udplobby.LobbyRoomCreated)
-		if err != nil {
-			if x != nil {
-				x.sock.Close()
+		x, err := lobbyRequest(t, buildCreate(t.Env.profile()), note)
+		if err != nil || x.reply.typ != udplobby.LobbyJoinFailed {
+			if refused > 0 {
+				t.Notef("the server had no free instance: waited %v (%d refusals) for its cleanup", time.Since(start).Round(100*time.Millisecond), refused)
 			}
-			if m.typ == udplobby.LobbyJoinFailed {
-				refused++
-				if time.Since(start) < t.Env.PoolWait {
-					if err := t.Sleep(poolPoll); err != nil {
-						return 0, 0, nil, err
-					}
-					continue
-				}
-				return 0, 0, nil, Skipf("LOBBY_CREATE_ROOM answered LOBBY_JOIN_FAILED %d times over %v: the server has no free instance, and freed none (this run made %d rooms itself)",
-					refused, time.Since(start).Round(time.Second), t.Env.roomsMade())
-			}
-			return 0, 0, nil, precondition("create a room", err)
+			return x, refused, err
 		}
-		if refused > 0 {
-			t.Notef("the server had no free instance: waited %v (%d refusals) for its cleanup", time.Since(start).Round(100*time.Millisecond), refused)
+		refused++
+		if time.Since(start) >= t.Env.PoolWait {
+			return x, refused, nil
 		}
-		id, port, ok := m.roomRef()
-		if !ok || id == 0 || port == 0 {
-			x.sock.Close()
-			return 0, 0, nil, Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port (see udp/7/1)")
+		x.sock.Close()
+		if err := t.Sleep(poolPoll); err != nil {
+			return nil, refused, err
 		}
-		return id, port, x.sock, nil
 	}
+}
+
+// noFreeInstance is the skip of a case whose room the server never had an
+// instance for.
+func noFreeInstance(t *T, refused int) error {
+	return Skipf("LOBBY_CREATE_ROOM answered LOBBY_JOIN_FAILED %d times over --pool-wait %v: the server has no free instance, and freed none (this run made %d rooms itself)",
+		refused, t.Env.PoolWait, t.Env.roomsMade())
+}
+
+// createRoom creates a room (waiting for a free instance, see
+// createExchange) and returns its id and port; a refusal and other
+// problems are skips for the caller.
+func createRoom(t *T) (id uint32, port uint16, sock *udpSock, err error) {
+	x, refused, err := createExchange(t, "LOBBY_CREATE_ROOM")
+	m, err := expect(x, err, "LOBBY_ROOM_CREATED", udplobby.LobbyRoomCreated)
+	if err != nil {
+		if x != nil {
+			x.sock.Close()
+		}
+		if m.typ == udplobby.LobbyJoinFailed {
+			return 0, 0, nil, noFreeInstance(t, refused)
+		}
+		return 0, 0, nil, precondition("create a room", err)
+	}
+	id, port, ok := m.roomRef()
+	if !ok || id == 0 || port == 0 {
+		x.sock.Close()
+		return 0, 0, nil, Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port (see udp/7/1)")
+	}
+	return id, port, x.sock, nil
 }
 
 func findRoom(rooms []udplobby.Room, id uint32) (udplobby.Room, bool) {

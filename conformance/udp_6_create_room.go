@@ -21,7 +21,7 @@ func init() {
 			}
 			m, err := expect(rs.create, rs.createErr, "LOBBY_ROOM_CREATED", udplobby.LobbyRoomCreated)
 			if err != nil && m.typ == udplobby.LobbyJoinFailed {
-				return Skipf("LOBBY_CREATE_ROOM answered LOBBY_JOIN_FAILED: the server has no free instance")
+				return noFreeInstance(t, rs.createRefused)
 			}
 			return err
 		},
@@ -36,11 +36,14 @@ func init() {
 
 func udpDuplicateCreate(t *T) error {
 	prof := t.Env.profile()
-	x, err := lobbyRequest(t, buildCreate(prof), "LOBBY_CREATE_ROOM")
+	x, refused, err := createExchange(t, "LOBBY_CREATE_ROOM")
 	m, err := expect(x, err, "LOBBY_ROOM_CREATED", udplobby.LobbyRoomCreated)
 	if err != nil {
 		if x != nil {
 			x.sock.Close()
+		}
+		if m.typ == udplobby.LobbyJoinFailed {
+			return noFreeInstance(t, refused)
 		}
 		return precondition("create a room", err)
 	}

@@ -134,8 +134,11 @@ type replySet struct {
 	create, list, joinOK, joinMissing *exchange
 	// errors of the exchanges that did not complete
 	createErr, listErr, joinOKErr, joinMissingErr error
-	roomID                                        uint32
-	port                                          uint16
+	// createRefused counts the JOIN_FAILED answers the create met while
+	// waiting for a free instance.
+	createRefused int
+	roomID        uint32
+	port          uint16
 }
 
 // all returns the completed exchanges with their names.
@@ -164,7 +167,7 @@ func replies(t *T) (*replySet, error) {
 				x.sock.Close()
 			}
 		}
-		r.create, r.createErr = lobbyRequest(ft, buildCreate(prof), "LOBBY_CREATE_ROOM")
+		r.create, r.createRefused, r.createErr = createExchange(ft, "LOBBY_CREATE_ROOM")
 		closeX(r.create)
 		if r.create != nil && r.create.reply.typ == udplobby.LobbyRoomCreated {
 			r.roomID, r.port, _ = r.create.reply.roomRef()
