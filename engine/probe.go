@@ -52,6 +52,15 @@ const probeTries = 3
 //
 // An ICMP port unreachable (connection refused) fails at once.
 func Probe(ctx context.Context, proto scenario.Protocol, profile string, addr netip.AddrPort, timeout time.Duration) error {
+	_, err := probe(ctx, proto, profile, addr, timeout)
+	return err
+}
+
+// probe is Probe that also returns, for udp-lobby, the header profile the
+// server's reply was in ("" when it could not tell): with header_profile
+// auto, the run takes it, the probe's reply being the first reply auto
+// guesses from.
+func probe(ctx context.Context, proto scenario.Protocol, profile string, addr netip.AddrPort, timeout time.Duration) (answered string, err error) {
 	if timeout <= 0 {
 		timeout = DefaultProbeTimeout
 	}
@@ -64,20 +73,20 @@ func Probe(ctx context.Context, proto scenario.Protocol, profile string, addr ne
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", addr.String())
 		if err != nil {
-			return fail(err)
+			return "", fail(err)
 		}
-		return c.Close()
+		return "", c.Close()
 	case scenario.UDPLobby:
-		p = lobbyProbe(profile)
+		p = lobbyProbe(profile, &answered)
 	case scenario.Leviathan:
 		p = leviathanProbe()
 	default:
-		return fmt.Errorf("engine: no probe for protocol %q", proto)
+		return "", fmt.Errorf("engine: no probe for protocol %q", proto)
 	}
 	if err := p.run(ctx, addr, timeout); err != nil {
-		return fail(err)
+		return "", fail(err)
 	}
-	return nil
+	return answered, nil
 }
 
 // udpProbe is a datagram probe: packets(try) are sent on each try; judge
@@ -138,7 +147,9 @@ const (
 	probeSeqRType17 = 0xFFFD
 )
 
-func lobbyProbe(profile string) udpProbe {
+// lobbyProbe probes a UDP lobby in profile (spec, rtype17, or auto/""),
+// storing the profile of the reply in *answered.
+func lobbyProbe(profile string, answered *string) udpProbe {
 	both := [][]byte{
 		udplobby.AppendListRooms(nil, udplobby.ProfileSpec, probeSeqSpec),
 		udplobby.AppendListRooms(nil, udplobby.ProfileRType17, probeSeqRType17),
@@ -148,7 +159,12 @@ func lobbyProbe(profile string) udpProbe {
 		return udpProbe{
 			what:    "LOBBY_LIST_ROOMS (spec or rtype17 header)",
 			packets: func(int) [][]byte { return both },
-			judge:   func([]byte) (bool, error) { return true, nil },
+			judge: func(b []byte) (bool, error) {
+				if got, ok := udplobby.GuessProfile(b); ok {
+					*answered = got.String()
+				}
+				return true, nil
+			},
 		}
 	}
 	mine, other := both[0], both[1]
@@ -167,6 +183,7 @@ func lobbyProbe(profile string) udpProbe {
 			if got, ok := udplobby.GuessProfile(b); ok && got != want {
 				return true, fmt.Errorf("no reply in the %v header, but the server answers the %v header: set header_profile: %v (or auto)", want, got, got)
 			}
+			*answered = want.String()
 			return true, nil
 		},
 	}

@@ -64,21 +64,22 @@ func TestProbeProfilesAndProtocols(t *testing.T) {
 		profile string
 		addr    netip.AddrPort
 		err     string // "" = reachable
+		header  string // the header profile the reply was in, when reachable
 	}{
-		{"auto, rtype17 server", scenario.UDPLobby, "auto", r17, ""},
-		{"auto, spec server", scenario.UDPLobby, "auto", spec, ""},
-		{"spec, spec server", scenario.UDPLobby, "spec", spec, ""},
-		{"rtype17, rtype17 server", scenario.UDPLobby, "rtype17", r17, ""},
-		{"spec, rtype17 server", scenario.UDPLobby, "spec", r17, "set header_profile: rtype17"},
-		{"rtype17, spec server", scenario.UDPLobby, "rtype17", spec, "set header_profile: spec"},
-		{"leviathan at a UDP lobby", scenario.Leviathan, "", spec, "answers the UDP lobby protocol"},
-		{"leviathan endpoint", scenario.Leviathan, "", srv.LeviathanAddr(), ""},
+		{"auto, rtype17 server", scenario.UDPLobby, "auto", r17, "", "rtype17"},
+		{"auto, spec server", scenario.UDPLobby, "auto", spec, "", "spec"},
+		{"spec, spec server", scenario.UDPLobby, "spec", spec, "", "spec"},
+		{"rtype17, rtype17 server", scenario.UDPLobby, "rtype17", r17, "", "rtype17"},
+		{"spec, rtype17 server", scenario.UDPLobby, "spec", r17, "set header_profile: rtype17", ""},
+		{"rtype17, spec server", scenario.UDPLobby, "rtype17", spec, "set header_profile: spec", ""},
+		{"leviathan at a UDP lobby", scenario.Leviathan, "", spec, "answers the UDP lobby protocol", ""},
+		{"leviathan endpoint", scenario.Leviathan, "", srv.LeviathanAddr(), "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Probe(context.Background(), tc.proto, tc.profile, tc.addr, 2*time.Second)
+			header, err := probe(context.Background(), tc.proto, tc.profile, tc.addr, 2*time.Second)
 			if tc.err == "" {
-				if err != nil {
-					t.Errorf("Probe = %v, want reachable", err)
+				if err != nil || header != tc.header {
+					t.Errorf("probe = %q, %v; want reachable, header %q", header, err, tc.header)
 				}
 				return
 			}

@@ -174,8 +174,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	case scenario.Leviathan:
 		targets.Leviathan = addr
 	}
-	if err := Probe(ctx, plan.Protocol, plan.HeaderProfile, addr, cfg.ProbeTimeout); err != nil {
+	answered, err := probe(ctx, plan.Protocol, plan.HeaderProfile, addr, cfg.ProbeTimeout)
+	if err != nil {
 		return nil, err
+	}
+	if plan.HeaderProfile == "auto" && answered != "" {
+		// The probe's reply is the first reply auto guesses from: the
+		// sessions need not spend a timeout finding the header again.
+		plan.HeaderProfile = answered
 	}
 	info.Files = EstimateFiles(plan, cfg.Shard, srvCfg)
 	if !info.Files.Fits() && cfg.Warnings != nil {
