@@ -47,8 +47,8 @@ const probeTries = 3
 //     message naming the header_profile to set.
 //   - leviathan: a Connect request must draw a datagram that decodes as
 //     Leviathan. Silence fails (a Leviathan endpoint answers Connect), and
-//     the last try also sends a LOBBY_LIST_ROOMS so that a UDP lobby at
-//     that address is named as such.
+//     the last try also sends a LOBBY_LIST_ROOMS in both headers so that a
+//     UDP lobby at that address is named as such.
 //
 // An ICMP port unreachable (connection refused) fails at once.
 func Probe(ctx context.Context, proto scenario.Protocol, profile string, addr netip.AddrPort, timeout time.Duration) error {
@@ -199,13 +199,14 @@ func leviathanProbe() udpProbe {
 			connect = append([]byte(nil), conn.Poll(now)...)
 		}
 	}
-	list := udplobby.AppendListRooms(nil, udplobby.ProfileSpec, probeSeqSpec)
+	listSpec := udplobby.AppendListRooms(nil, udplobby.ProfileSpec, probeSeqSpec)
+	list17 := udplobby.AppendListRooms(nil, udplobby.ProfileRType17, probeSeqRType17)
 	var pkt leviathan.Packet
 	return udpProbe{
 		what: "a Leviathan Connect",
 		packets: func(try int) [][]byte {
 			if try == probeTries-1 {
-				return [][]byte{connect, list}
+				return [][]byte{connect, listSpec, list17}
 			}
 			return [][]byte{connect}
 		},

@@ -73,6 +73,7 @@ func TestProbeProfilesAndProtocols(t *testing.T) {
 		{"spec, rtype17 server", scenario.UDPLobby, "spec", r17, "set header_profile: rtype17", ""},
 		{"rtype17, spec server", scenario.UDPLobby, "rtype17", spec, "set header_profile: spec", ""},
 		{"leviathan at a UDP lobby", scenario.Leviathan, "", spec, "answers the UDP lobby protocol", ""},
+		{"leviathan at an rtype17 UDP lobby", scenario.Leviathan, "", r17, "answers the UDP lobby protocol", ""},
 		{"leviathan endpoint", scenario.Leviathan, "", srv.LeviathanAddr(), "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
