@@ -1,6 +1,10 @@
 package conformance
 
-import "github.com/lobbybench/lobbybench/wire/tcplobby"
+import (
+	"errors"
+
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+)
 
 // seed 004 §5.2 Connection management.
 
@@ -8,7 +12,7 @@ func init() {
 	Register(&Case{
 		ID: "tcp/5.2/1", Protocol: ProtoTCP, Section: secTCPConn, Rule: tcplobby.RuleSizeFixed, Level: Must,
 		Desc:        "CONNECT_REQ (33 bytes) is answered with CONNECT_ACK of 10 bytes, Success 1, PlayerHash ≠ 0",
-		Requirement: "CONNECT_REQ (0x10) Initial connection request … CONNECT_ACK (0x11): Type | Success 1 byte | PlayerHash 8 bytes, Total: 10 bytes",
+		Requirement: "CONNECT_REQ (0x10) Initial connection request (alternative to join flow) … CONNECT_ACK (0x11): Type | Success 1 byte | PlayerHash 8 bytes, Total: 10 bytes",
 		Run: func(t *T) error {
 			c, err := dialTCP(t)
 			if err != nil {
@@ -16,6 +20,16 @@ func init() {
 			}
 			defer c.Close()
 			p, err := c.request(&tcplobby.ConnectReq{PlayerName: tcplobby.MakeName(c.name)}, tcplobby.TypeConnectAck)
+			if errors.Is(err, errSilence) || errors.Is(err, errClosed) {
+				// Seed 004 calls CONNECT_REQ an "alternative to join flow":
+				// a lobby may implement the join flow only.
+				what := "no reply"
+				if errors.Is(err, errClosed) {
+					what = "the connection was closed"
+				}
+				return Warnf("CONNECT_ACK (CONNECT_REQ is optional: seed 004 calls it an alternative to the join flow)",
+					"%s (received: %s): the server does not implement CONNECT_REQ; clients must use CREATE_ROOM/JOIN_ROOM", what, typeNames(c.frames))
+			}
 			if p, err = tcpExpect(p, err, "CONNECT_ACK"); err != nil {
 				return err
 			}

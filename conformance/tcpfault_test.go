@@ -153,6 +153,14 @@ func TestTCPFaultInjection(t *testing.T) {
 			return p
 		}}, []string{"tcp/A/1", "tcp/6.3/1"}, []string{"tcp/6.3/2"}, false},
 		{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp/R/2"}, nil, false},
+		// The quirky lobby: CONNECT_REQ not implemented (seed 004 calls it an
+		// alternative to the join flow: a warning).
+		{"quirk: CONNECT_REQ ignored", tcpFault{filter: func(p []byte) []byte {
+			if typeIs(p, tcplobby.TypeConnectAck) {
+				return nil
+			}
+			return p
+		}}, []string{"tcp/5.2/1"}, nil, true},
 		// The quirky lobby's short ACKs (a real server's): the fields the
 		// flow needs are there, so only the cases owning the layout fail.
 		{"quirk: CREATE_ROOM_ACK of 6 bytes (type, status, room id)", tcpFault{filter: func(p []byte) []byte {
