@@ -16,9 +16,10 @@ type LiveKey struct {
 	Kind                                  Kind
 	Successes, Failures, Retries, Dropped int64
 	FailuresByReason                      map[string]int64
-	// Corrected and Uncorrected are fresh merged histograms owned by the
-	// caller (geometry of reports.NewLatencyHistogram, microseconds).
-	Corrected, Uncorrected *hdrhistogram.Histogram
+	// Corrected, Uncorrected and SendLag are fresh merged histograms
+	// owned by the caller (geometry of reports.NewLatencyHistogram,
+	// microseconds).
+	Corrected, Uncorrected, SendLag *hdrhistogram.Histogram
 }
 
 // LiveKeys merges each registered key's figures over every recorder into
@@ -46,7 +47,7 @@ func (c *Collector) LiveKeys() []LiveKey {
 			if !used[k] {
 				used[k] = true
 				*lk = LiveKey{Name: names[k], Kind: kinds[k], FailuresByReason: map[string]int64{},
-					Corrected: reports.NewLatencyHistogram(), Uncorrected: reports.NewLatencyHistogram()}
+					Corrected: reports.NewLatencyHistogram(), Uncorrected: reports.NewLatencyHistogram(), SendLag: reports.NewLatencyHistogram()}
 			}
 			lk.Successes += s.successes
 			lk.Failures += s.failures
@@ -57,6 +58,7 @@ func (c *Collector) LiveKeys() []LiveKey {
 			}
 			lk.Corrected.Merge(s.corrected)
 			lk.Uncorrected.Merge(s.uncorr)
+			lk.SendLag.Merge(s.lag)
 		}
 		r.mu.Unlock()
 	}

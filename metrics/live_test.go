@@ -55,7 +55,7 @@ func TestLiveKeysMatchSnapshot(t *testing.T) {
 		for _, p := range []struct {
 			got  reports.Latency
 			want reports.Latency
-		}{{mustLatency(t, lk.Corrected), s.Latency}, {mustLatency(t, lk.Uncorrected), s.Uncorrected}} {
+		}{{mustLatency(t, lk.Corrected), s.Latency}, {mustLatency(t, lk.Uncorrected), s.Uncorrected}, {mustLatency(t, lk.SendLag), s.SendLag}} {
 			if p.got != p.want {
 				t.Errorf("%s: latency %+v, want %+v", s.Name, p.got, p.want)
 			}

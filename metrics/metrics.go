@@ -229,7 +229,10 @@ type keyStats struct {
 	cut               int64
 	reasons           map[string]int64
 	corrected, uncorr *hdrhistogram.Histogram
-	clamped           int64
+	// lag is the send lag: actual first send minus intended send time,
+	// the harness's own lateness (the part of corrected it put there).
+	lag     *hdrhistogram.Histogram
+	clamped int64
 }
 
 // Recorder is the hot-path sink of one worker. Its methods are safe for
@@ -273,6 +276,7 @@ func (r *Recorder) stats(k Key) *keyStats {
 		s.reasons = map[string]int64{}
 		s.corrected = reports.NewLatencyHistogram()
 		s.uncorr = reports.NewLatencyHistogram()
+		s.lag = reports.NewLatencyHistogram()
 	}
 	return s
 }
@@ -293,13 +297,27 @@ func toUS(d time.Duration) int64 {
 // Record records one successful request of key k: intended is when the
 // schedule wanted it sent, sent when it actually left, done when the reply
 // arrived. The corrected histogram gets done-intended, the uncorrected one
-// done-sent (both in µs, clamped to [0, reports.HighestUS]). Only a step
+// done-sent, the send-lag one sent-intended (all in µs, clamped to [0,
+// reports.HighestUS]). Only a step
 // key's samples also count in Live and the time series: a message type's
 // re-record a request its step already counted. It does not allocate once k
 // has been seen by this recorder.
 func (r *Recorder) Record(k Key, intended, sent, done time.Time) {
+	r.RecordReady(k, intended, intended, sent, done)
+}
+
+// RecordReady is Record for a request that could not be sent before
+// ready, a time after intended set by something outside the harness: the
+// previous reply of a ping series on a fixed schedule (wrk2: the request
+// is due at intended, and the corrected latency counts the wait, but the
+// wait is the server's). Its send lag is sent-max(intended, ready).
+func (r *Recorder) RecordReady(k Key, intended, ready, sent, done time.Time) {
 	corr := toUS(done.Sub(intended))
 	unc := toUS(done.Sub(sent))
+	if ready.Before(intended) {
+		ready = intended
+	}
+	lag := min(toUS(sent.Sub(ready)), reports.HighestUS)
 	sec := r.secondOf(done)
 	r.mu.Lock()
 	s := r.stats(k)
@@ -308,6 +326,7 @@ func (r *Recorder) Record(k Key, intended, sent, done time.Time) {
 	unc = min(unc, reports.HighestUS)
 	_ = s.corrected.RecordValue(corr)
 	_ = s.uncorr.RecordValue(unc)
+	_ = s.lag.RecordValue(lag)
 	step := s.step
 	if step {
 		r.tick(sec, done)
@@ -462,14 +481,14 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 	c.mu.Unlock()
 
 	type agg struct {
-		s        reports.Series
-		corr, un *hdrhistogram.Histogram
-		used     bool
+		s             reports.Series
+		corr, un, lag *hdrhistogram.Histogram
+		used          bool
 	}
 	aggs := make([]agg, len(names))
 	for i := range aggs {
 		aggs[i] = agg{s: reports.Series{Name: names[i], FailuresByReason: map[string]int64{}},
-			corr: reports.NewLatencyHistogram(), un: reports.NewLatencyHistogram()}
+			corr: reports.NewLatencyHistogram(), un: reports.NewLatencyHistogram(), lag: reports.NewLatencyHistogram()}
 	}
 	run := reports.NewRun()
 	run.StartedAt = c.start
@@ -495,6 +514,7 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 			}
 			a.corr.Merge(s.corrected)
 			a.un.Merge(s.uncorr)
+			a.lag.Merge(s.lag)
 		}
 		for _, rule := range r.violOrder {
 			v := r.violations[rule]
@@ -528,6 +548,9 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 			return nil, err
 		}
 		if a.s.Uncorrected, err = reports.NewLatency(a.un); err != nil {
+			return nil, err
+		}
+		if a.s.SendLag, err = reports.NewLatency(a.lag); err != nil {
 			return nil, err
 		}
 		a.s.Requests = a.s.Successes + a.s.Failures + a.s.Cut

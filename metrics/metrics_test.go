@@ -16,16 +16,19 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 
 func TestRecordCorrectedAndUncorrected(t *testing.T) {
 	tests := []struct {
-		name                 string
-		intended, sent, done time.Duration
-		wantCorr, wantUnc    int64 // µs, exact for values < 2048
+		name                       string
+		intended, sent, done       time.Duration
+		wantCorr, wantUnc, wantLag int64 // µs, exact for values < 2048
 	}{
-		// on schedule: both figures equal
-		{"on time", 0, 0, 1000 * time.Microsecond, 1000, 1000},
-		// sent 500µs late: corrected includes the wait, uncorrected not
-		{"late send", 0, 500 * time.Microsecond, 1500 * time.Microsecond, 1500, 1000},
+		// on schedule: both figures equal, no send lag
+		{"on time", 0, 0, 1000 * time.Microsecond, 1000, 1000, 0},
+		// sent 500µs late: corrected includes the wait, uncorrected not,
+		// and the send lag is the wait
+		{"late send", 0, 500 * time.Microsecond, 1500 * time.Microsecond, 1500, 1000, 500},
 		// clock oddity: done before sent clamps at 0
-		{"negative", time.Millisecond, time.Millisecond, 0, 0, 0},
+		{"negative", time.Millisecond, time.Millisecond, 0, 0, 0, 0},
+		// sent before its intended time (a clock step): lag clamps at 0
+		{"early", time.Millisecond, 0, 2 * time.Millisecond, 1000, 2000, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,8 +41,8 @@ func TestRecordCorrectedAndUncorrected(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := run.Steps[0]
-			if s.Latency.MaxUS != tt.wantCorr || s.Uncorrected.MaxUS != tt.wantUnc {
-				t.Errorf("corrected %d uncorrected %d, want %d %d", s.Latency.MaxUS, s.Uncorrected.MaxUS, tt.wantCorr, tt.wantUnc)
+			if s.Latency.MaxUS != tt.wantCorr || s.Uncorrected.MaxUS != tt.wantUnc || s.SendLag.MaxUS != tt.wantLag || s.SendLag.Count != 1 {
+				t.Errorf("corrected %d uncorrected %d send lag %d (of %d), want %d %d %d", s.Latency.MaxUS, s.Uncorrected.MaxUS, s.SendLag.MaxUS, s.SendLag.Count, tt.wantCorr, tt.wantUnc, tt.wantLag)
 			}
 			if s.Successes != 1 || s.Requests != 1 || run.Totals.Requests != 1 {
 				t.Errorf("counts %+v totals %+v", s, run.Totals)
@@ -406,5 +409,32 @@ func TestStepAndMessageCountedOnce(t *testing.T) {
 	}
 	if len(run.Messages) != 1 || run.Messages[0].Requests != 31 || run.Messages[0].Retries != 8 || run.Messages[0].Latency.Count != 25 {
 		t.Errorf("messages = %+v", run.Messages)
+	}
+}
+
+// A ping held back by its predecessor's slow reply is late by the
+// server's doing: its send lag counts from the reply, its corrected
+// latency from the schedule.
+func TestRecordReady(t *testing.T) {
+	for _, tt := range []struct {
+		name                        string
+		intended, ready, sent, done time.Duration
+		wantCorr, wantLag           int64
+	}{
+		{"reply after due", 0, 800 * time.Microsecond, 850 * time.Microsecond, 1000 * time.Microsecond, 1000, 50},
+		{"reply before due", 500 * time.Microsecond, 100 * time.Microsecond, 530 * time.Microsecond, 900 * time.Microsecond, 400, 30},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCollector(t0)
+			k := c.Step("ping")
+			c.NewRecorder().RecordReady(k, at(tt.intended), at(tt.ready), at(tt.sent), at(tt.done))
+			run, err := c.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := run.Steps[0]; s.Latency.MaxUS != tt.wantCorr || s.SendLag.MaxUS != tt.wantLag {
+				t.Errorf("corrected %d send lag %d, want %d %d", s.Latency.MaxUS, s.SendLag.MaxUS, tt.wantCorr, tt.wantLag)
+			}
+		})
 	}
 }

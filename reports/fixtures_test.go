@@ -63,10 +63,12 @@ func sampleRun(t testing.TB) *Run {
 	r.DurationNS = 2 * time.Second
 	r.Steps = []Series{
 		{Name: "list_rooms", Requests: 100, Successes: 100, FailuresByReason: map[string]int64{},
-			Latency: latencyOf(t, ramp(200, 10, 100)...), Uncorrected: latencyOf(t, ramp(150, 10, 100)...)},
+			Latency: latencyOf(t, ramp(200, 10, 100)...), Uncorrected: latencyOf(t, ramp(150, 10, 100)...),
+			SendLag: latencyOf(t, ramp(5, 1, 100)...)},
 		{Name: "join", Requests: 50, Successes: 45, Failures: 5, Retries: 3, Dropped: 2,
 			FailuresByReason: map[string]int64{ReasonTimeout: 3, ReasonJoinDeny: 2},
-			Latency:          latencyOf(t, ramp(1000, 1000, 45)...), Uncorrected: latencyOf(t, ramp(900, 900, 45)...)},
+			Latency:          latencyOf(t, ramp(1000, 1000, 45)...), Uncorrected: latencyOf(t, ramp(900, 900, 45)...),
+			SendLag: latencyOf(t, ramp(20, 20, 45)...)},
 	}
 	r.Messages = []Series{
 		{Name: "JoinReply", Requests: 45, Successes: 45, FailuresByReason: map[string]int64{},

@@ -169,8 +169,8 @@ func addReasons(dst, src map[string]int64) {
 }
 
 type seriesAcc struct {
-	s        Series
-	lat, unc *hdrhistogram.Histogram
+	s             Series
+	lat, unc, lag *hdrhistogram.Histogram
 }
 
 type seriesMerger struct {
@@ -186,7 +186,7 @@ func (m *seriesMerger) add(in []Series) error {
 		if acc == nil {
 			acc = &seriesAcc{
 				s:   Series{Name: s.Name, FailuresByReason: map[string]int64{}},
-				lat: NewLatencyHistogram(), unc: NewLatencyHistogram(),
+				lat: NewLatencyHistogram(), unc: NewLatencyHistogram(), lag: NewLatencyHistogram(),
 			}
 			m.byName[s.Name] = acc
 			m.order = append(m.order, s.Name)
@@ -201,7 +201,7 @@ func (m *seriesMerger) add(in []Series) error {
 		for _, p := range []struct {
 			dst *hdrhistogram.Histogram
 			src Latency
-		}{{acc.lat, s.Latency}, {acc.unc, s.Uncorrected}} {
+		}{{acc.lat, s.Latency}, {acc.unc, s.Uncorrected}, {acc.lag, s.SendLag}} {
 			h, err := p.src.Histogram()
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.Name, err)
@@ -223,6 +223,9 @@ func (m *seriesMerger) result() ([]Series, error) {
 			return nil, err
 		}
 		if acc.s.Uncorrected, err = NewLatency(acc.unc); err != nil {
+			return nil, err
+		}
+		if acc.s.SendLag, err = NewLatency(acc.lag); err != nil {
 			return nil, err
 		}
 		out = append(out, acc.s)

@@ -181,9 +181,13 @@ type Series struct {
 	// Dropped counts starts the schedule could not keep (generator saturated).
 	Dropped int64 `json:"dropped"`
 	// Latency is measured from the intended send time (coordinated-omission
-	// corrected, as wrk2); Uncorrected from the actual send time.
+	// corrected, as wrk2); Uncorrected from the actual send time. SendLag
+	// is the harness's own lateness: actual first send minus intended send
+	// time, of the same requests (the part of Latency the server had no
+	// hand in). Empty in documents written before it existed.
 	Latency     Latency `json:"latency"`
 	Uncorrected Latency `json:"uncorrected"`
+	SendLag     Latency `json:"send_lag"`
 }
 
 // ErrorRate is Failures over completed requests (Requests - Cut =

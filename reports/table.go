@@ -24,6 +24,15 @@ func fmtUS(us int64) string {
 	}
 }
 
+// fmtLag renders a send-lag distribution as "p50/p99/max" ("-" when no
+// request recorded one, as in documents older than send lag).
+func fmtLag(l Latency) string {
+	if l.Count == 0 {
+		return "-"
+	}
+	return fmtUS(l.P50US) + "/" + fmtUS(l.P99US) + "/" + fmtUS(l.MaxUS)
+}
+
 func fmtPct(r float64) string { return strconv.FormatFloat(r*100, 'f', 2, 64) + "%" }
 
 func fmtSigned(v float64, unit string) string {
@@ -56,7 +65,7 @@ func sortedReasons(m map[string]int64) []string {
 }
 
 // WriteRunTable writes a terminal summary of run: totals, a latency table
-// per step and per message type (corrected figures, uncorrected p99 beside
+// per step and per message type (corrected figures, uncorrected p99 and the send lag beside
 // them), failures by reason, violated rules, findings and thresholds.
 func WriteRunTable(w io.Writer, run *Run) error {
 	ew := &errWriter{w: w}
@@ -76,7 +85,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	if ew.err != nil {
 		return ew.err
 	}
-	header := []string{"STEP", "REQS", "OK", "FAIL", "CUT", "ERR%", "RETRY", "DROP", "p50", "p90", "p99", "p99.9", "MAX", "p99 uncorr"}
+	header := []string{"STEP", "REQS", "OK", "FAIL", "CUT", "ERR%", "RETRY", "DROP", "p50", "p90", "p99", "p99.9", "MAX", "p99 uncorr", "send lag p50/p99/max"}
 	for _, part := range []struct {
 		title string
 		rows  []Series
@@ -90,7 +99,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		for _, s := range part.rows {
 			l := s.Latency
 			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), fmtPct(s.ErrorRate()),
-				itoa(s.Retries), itoa(s.Dropped), fmtUS(l.P50US), fmtUS(l.P90US), fmtUS(l.P99US), fmtUS(l.P999US), fmtUS(l.MaxUS), fmtUS(s.Uncorrected.P99US)})
+				itoa(s.Retries), itoa(s.Dropped), fmtUS(l.P50US), fmtUS(l.P90US), fmtUS(l.P99US), fmtUS(l.P999US), fmtUS(l.MaxUS), fmtUS(s.Uncorrected.P99US), fmtLag(s.SendLag)})
 		}
 		fmt.Fprintf(ew, "%s (latency from intended send time):\n", part.title)
 		if ew.err != nil {

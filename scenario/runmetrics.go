@@ -10,7 +10,9 @@ import (
 // RunMetrics returns the lookup Evaluate needs for a recorded (or merged)
 // run: it maps every metric name of KnownMetrics to the run's figures in
 // canonical units. Latencies are the coordinated-omission-corrected ones
-// (from the intended send time). The session metrics read run.Sessions
+// (from the intended send time); "<label>.send_lag.p99" and its p50 and
+// max read the harness's send lag, not found in a document without it.
+// The session metrics read run.Sessions
 // (summed over shards by reports.Merge); sessions.failed and clients.max
 // are not found without it. A latency the run never recorded, or a ratio
 // over zero requests, is not found — and so fails its threshold; the
@@ -114,7 +116,14 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 			return 0, false
 		}
 		us := func(v int64) (float64, bool) { return float64(v) / 1e6, s.Latency.Count > 0 }
+		lag := func(v int64) (float64, bool) { return float64(v) / 1e6, s.SendLag.Count > 0 }
 		switch stat {
+		case "send_lag.p50":
+			return lag(s.SendLag.P50US)
+		case "send_lag.p99":
+			return lag(s.SendLag.P99US)
+		case "send_lag.max":
+			return lag(s.SendLag.MaxUS)
 		case "p50":
 			return us(s.Latency.P50US)
 		case "p90":

@@ -15,7 +15,8 @@ func TestRunMetrics(t *testing.T) {
 			FailuresByReason: map[string]int64{reports.ReasonTimeout: 6}, SessionsStarted: 50, SessionsFinished: 48},
 		Steps: []reports.Series{
 			{Name: "join", Requests: 100, Failures: 5, Retries: 3, FailuresByReason: map[string]int64{reports.ReasonTimeout: 2},
-				Latency: reports.Latency{Count: 95, MinUS: 100, MeanUS: 1500, P50US: 1000, P90US: 2000, P99US: 19000, P999US: 25000, MaxUS: 30000}},
+				Latency: reports.Latency{Count: 95, MinUS: 100, MeanUS: 1500, P50US: 1000, P90US: 2000, P99US: 19000, P999US: 25000, MaxUS: 30000},
+				SendLag: reports.Latency{Count: 95, P50US: 4, P99US: 80, MaxUS: 1200}},
 			{Name: "idle"}, // recorded nothing
 		},
 		RateLimits: []reports.RateLimitFinding{{ObservedLimitPerSec: 120}, {ObservedLimitPerSec: 0}},
@@ -49,6 +50,11 @@ func TestRunMetrics(t *testing.T) {
 		{"join.error_rate", 0.05, true},
 		{"join.timeouts", 2, true},
 		{"join.retries", 3, true},
+		{"join.send_lag.p50", 0.000004, true},
+		{"join.send_lag.p99", 0.00008, true},
+		{"join.send_lag.max", 0.0012, true},
+		{"idle.send_lag.p99", 0, false}, // no send lag recorded (or an older document)
+		{"join.send_lag.p90", 0, false},
 		{"rate_probe.limit", 120, true},
 		{"malformed.replies", 1, true},
 		{"malformed.sent", 15, true},

@@ -31,6 +31,8 @@ const (
 var StepStats = map[string]Unit{
 	"p50": Latency, "p90": Latency, "p99": Latency, "p999": Latency, "max": Latency, "min": Latency, "mean": Latency,
 	"count": Count, "errors": Count, "error_rate": Ratio, "timeouts": Count, "retries": Count,
+	// the harness's own lateness: actual first send minus intended send
+	"send_lag.p50": Latency, "send_lag.p99": Latency, "send_lag.max": Latency,
 }
 
 // GlobalMetrics are the run-wide metrics every engine reports.

@@ -97,7 +97,7 @@ func TestKnownMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := KnownMetrics(p)
-	for _, want := range []string{"join.p999", "create_room.error_rate", "rejoin.mean", "rate_probe.limit", "errors.rate", "dropped_starts", "violations"} {
+	for _, want := range []string{"join.p999", "join.send_lag.p99", "create_room.error_rate", "rejoin.mean", "rate_probe.limit", "errors.rate", "dropped_starts", "violations"} {
 		if _, ok := m[want]; !ok {
 			t.Errorf("%s not known", want)
 		}

@@ -220,6 +220,9 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath stri
 		fmt.Fprintf(e.stderr, "lobbybench run: warning: %d session starts dropped (%d: max clients live, %d: generator behind): the server got less load than the scenario asked for\n",
 			d, res.Engine.Sessions.DroppedNoSlot, res.Engine.Sessions.DroppedLate)
 	}
+	if w := res.Run.SendLagWarning(); w != "" {
+		fmt.Fprintf(e.stderr, "lobbybench run: warning: %s\n", w)
+	}
 	if n := res.Engine.Sessions.FailedStarts; n > 0 {
 		fmt.Fprintf(e.stderr, "lobbybench run: %d sessions could not open their socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", n)
 	}

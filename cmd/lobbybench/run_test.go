@@ -112,8 +112,12 @@ func TestRunEmbedded(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr %s\nstdout %s", code, errs, out)
 	}
-	if errs != "" {
-		t.Errorf("--quiet run wrote to stderr: %q", errs)
+	// The send-lag warning depends on how busy the machine is (timing,
+	// not asserted here); anything else on stderr is a fault.
+	for _, line := range strings.Split(strings.TrimSpace(errs), "\n") {
+		if line != "" && !strings.HasPrefix(line, "lobbybench run: warning: the harness sent late") {
+			t.Errorf("--quiet run wrote to stderr: %q", line)
+		}
 	}
 	for _, want := range []string{"ping", "Sessions: 20 started, 20 completed", "Harness: peak RSS", "Embedded server:"} {
 		if !strings.Contains(out, want) {

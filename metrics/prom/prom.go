@@ -89,6 +89,7 @@ type Collector struct {
 type keyDescs struct {
 	requests, failures, retries, dropped *prometheus.Desc
 	latency, runLatency, runUncorrected  *prometheus.Desc
+	runSendLag                           *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -134,6 +135,8 @@ func NewCollector(c *metrics.Collector, opts Options) *Collector {
 				"Exact HDR percentiles since the run started, from the intended send time (corrected).", k.label),
 			runUncorrected: d(k.prefix+"_uncorrected_latency_run_seconds",
 				"Exact HDR percentiles since the run started, from the actual send time (uncorrected).", k.label),
+			runSendLag: d(k.prefix+"_send_lag_run_seconds",
+				"Exact HDR percentiles since the run started of the harness's send lag: actual first send minus intended send time.", k.label),
 		}
 	}
 	return p
@@ -146,7 +149,7 @@ func (p *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	for _, k := range p.kind {
-		for _, d := range []*prometheus.Desc{k.requests, k.failures, k.retries, k.dropped, k.latency, k.runLatency, k.runUncorrected} {
+		for _, d := range []*prometheus.Desc{k.requests, k.failures, k.retries, k.dropped, k.latency, k.runLatency, k.runUncorrected, k.runSendLag} {
 			ch <- d
 		}
 	}
@@ -209,7 +212,7 @@ func (p *Collector) build(now time.Time) []prometheus.Metric {
 		for _, s := range []struct {
 			d *prometheus.Desc
 			h *hdrhistogram.Histogram
-		}{{kd.runLatency, k.Corrected}, {kd.runUncorrected, k.Uncorrected}} {
+		}{{kd.runLatency, k.Corrected}, {kd.runUncorrected, k.Uncorrected}, {kd.runSendLag, k.SendLag}} {
 			count, sum, qs := summaryOf(s.h)
 			out = append(out, prometheus.MustNewConstSummaryWithCreatedTimestamp(s.d, count, sum, qs, start, k.Name))
 		}

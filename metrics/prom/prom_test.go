@@ -155,11 +155,12 @@ func TestCollectorValues(t *testing.T) {
 		t.Errorf("histogram sum %v, want ≈ %v", got, want)
 	}
 
-	// Summaries: the exact HDR percentiles, corrected and uncorrected.
+	// Summaries: the exact HDR percentiles, corrected, uncorrected and
+	// send lag.
 	for _, tt := range []struct {
 		name  string
-		scale int64 // uncorrected samples are half the corrected ones
-	}{{"lobbybench_step_latency_run_seconds", 1}, {"lobbybench_step_uncorrected_latency_run_seconds", 2}} {
+		scale int64 // uncorrected and send-lag samples are half the corrected ones
+	}{{"lobbybench_step_latency_run_seconds", 1}, {"lobbybench_step_uncorrected_latency_run_seconds", 2}, {"lobbybench_step_send_lag_run_seconds", 2}} {
 		s := find(t, mfs, tt.name, "step", "join").GetSummary()
 		if s.GetSampleCount() != 100 {
 			t.Errorf("%s count %d", tt.name, s.GetSampleCount())

@@ -545,7 +545,9 @@ func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 			return s.stepErr(i, st, err)
 		}
 		now := time.Now()
-		s.rec.Record(key, intended, sent, now)
+		// s.next is the previous reply: a slow one delays this echo, and
+		// that wait is the server's, not the harness's send lag.
+		s.rec.RecordReady(key, intended, s.next, sent, now)
 		s.next = now
 	}
 	return nil

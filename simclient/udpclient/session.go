@@ -438,8 +438,9 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 		if err != nil {
 			return s.stepErr(i, st, err)
 		}
+		ready := prev // a slow reply delays the next ping: its wait, not the harness's
 		prev = time.Now()
-		s.rec.Record(key, intended, sent, prev)
+		s.rec.RecordReady(key, intended, ready, sent, prev)
 	}
 	s.next = time.Now()
 	return nil

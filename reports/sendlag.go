@@ -1,0 +1,51 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Send lag against the latency it inflates: a step's corrected p50 (p99)
+// is flagged when its send lag p50 (p99) is at least SendLagShare of it
+// and at least SendLagFloorUS (below it, lag is within the Go runtime's
+// own wake-up floor, see README "Timing precision").
+const (
+	SendLagShare   = 0.10
+	SendLagFloorUS = 50
+)
+
+// SendLagWarning returns one line saying which corrected figures the
+// harness's own send lag inflates (see SendLagShare), or "" when none.
+// One line whatever the number of steps: the first few figures are named,
+// the rest counted.
+func (r *Run) SendLagWarning() string {
+	var hit []string
+	var worst int64
+	worstIn := ""
+	for _, s := range r.Steps {
+		if s.SendLag.Count == 0 || s.Latency.Count == 0 {
+			continue
+		}
+		for _, q := range []struct {
+			name     string
+			lag, lat int64
+		}{{"p50", s.SendLag.P50US, s.Latency.P50US}, {"p99", s.SendLag.P99US, s.Latency.P99US}} {
+			if q.lag >= SendLagFloorUS && float64(q.lag) >= SendLagShare*float64(q.lat) {
+				hit = append(hit, s.Name+" "+q.name)
+			}
+		}
+		if s.SendLag.P99US > worst {
+			worst, worstIn = s.SendLag.P99US, s.Name
+		}
+	}
+	if len(hit) == 0 {
+		return ""
+	}
+	const named = 4
+	list := strings.Join(hit[:min(len(hit), named)], ", ")
+	if len(hit) > named {
+		list += fmt.Sprintf(" and %d more", len(hit)-named)
+	}
+	return fmt.Sprintf("the harness sent late (send lag p99 up to %s, in %s): it is %.0f%% or more of %s, which overstate the server's latency by that much (the uncorrected figures do not include it)",
+		fmtUS(worst), worstIn, SendLagShare*100, list)
+}
