@@ -13,7 +13,8 @@ import (
 // calls an alternative to the join flow), a protocol violation the client
 // could not read past in every session, a refusal, or a group whose
 // creator failed. Steps that succeeded at least once are left out: their
-// failures are in the table.
+// failures are in the table. WriteRunTable prints the lines under the
+// step table.
 func NeverSucceeded(run *Run) []string {
 	var out []string
 	for _, s := range run.Steps {
