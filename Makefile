@@ -22,7 +22,7 @@ vet:
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# The figures that matter, in one go: harness overhead against a bare echo pair
+# The figures that matter, in one go: harness overhead against a real target
 # (bench-run), then the hot-path micro-benchmarks (codecs, recorder, server
 # handlers) with allocs, count 5 so benchstat has medians.
 bench: bench-run bench-micro
@@ -36,10 +36,11 @@ bench-micro:
 bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -benchtime $(BENCHTIME) $(PKGS)
 
-# Harness overhead: a bare Go UDP echo pair against lobbybench's ping flow with the same
-# client counts (req/s ratio, p50 difference at one client), then a 10,000-client memory run.
-bench-run:
-	$(GO) run ./engine/benchrun $(BENCHRUN_FLAGS)
+# Harness overhead against a real target: lobbybench serve in another process, list_rooms in a
+# closed loop from lobbybench (1-step and 50-step flows), a bare Go client and a Python asyncio
+# client, one after another (req/s and CPU us/request), then a 10,000-client memory run.
+bench-run: build
+	$(GO) run ./engine/benchrun -lobbybench $(BIN) $(BENCHRUN_FLAGS)
 
 # Every fuzz target, each bounded by FUZZTIME. go test -fuzz takes one target per run.
 fuzz:

@@ -1,34 +1,29 @@
 // Command benchrun measures whether lobbybench's load generator could be the
-// bottleneck it measures (`make bench-run`). In one go it runs, for each
-// client count:
+// bottleneck it measures (`make bench-run`). Against one `lobbybench serve`
+// in another process (-lobbybench, built by make), for each client count
+// and one after another, it runs a closed loop of LOBBY_LIST_ROOMS with:
 //
-//   - a minimal Go UDP echo pair: one server goroutine on one socket, and
-//     one goroutine and socket per client sending 16-byte datagrams back to
-//     back, one in flight;
-//   - lobbybench's ping flow (create/join a room in groups of 4, hello,
-//     instance_join, then CLIENT_PING back to back) against the embedded
-//     reference server, closed model with the same number of clients;
+//   - lobbybench, a 1-step flow (the client keeps its socket across
+//     iterations) and a 50-step flow;
+//   - a bare Go lobby client (bare.go): one goroutine and socket per
+//     client, nothing checked but the reply's type and sequence id;
+//   - a Python asyncio client (lobby_client.py), when python3 is found;
 //
-// and prints lobbybench's request rate as a ratio of the echo pair's (aim
-// ≥ 0.6) and, at one client, the p50 latency difference (aim ≤ 50 µs;
-// lobbybench's uncorrected latency, since a back-to-back series has no
-// schedule to be late against). Each pair is repeated -runs times and the
-// medians printed. Then a -mem-clients run (10,000 by default), in a fresh
-// child process against a reference server in another child process,
-// reports the harness's own peak RSS and heap (BENCHRUN_MEMTRACE=1 traces
-// heap and stacks every 250 ms).
+// and prints each one's request rate and CPU time per request (its own
+// process's), lobbybench's as ratios of the bare Go client's (aim ≥ 0.9×
+// the rate, ≤ 1.2× the CPU per request). Each is repeated -runs times and
+// the medians printed. Then a -mem-clients run (10,000 by default), in a
+// fresh child process against a reference server in another child
+// process, reports the harness's own peak RSS per client
+// (BENCHRUN_MEMTRACE=1 traces heap and stacks every 250 ms).
 //
 // Loopback only; every loop is bounded by -duration.
 package main
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"runtime/metrics"
@@ -36,12 +31,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lobbybench/lobbybench/engine"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
@@ -51,7 +42,9 @@ import (
 
 func main() {
 	var (
-		clients     = flag.String("clients", "1,100,1000", "comma-separated client counts")
+		clients     = flag.String("clients", "100,1000", "comma-separated client counts")
+		lbBin       = flag.String("lobbybench", "bin/lobbybench", "the lobbybench binary whose serve is the target")
+		python      = flag.String("python", "python3", "the Python for the asyncio client (empty: skip it)")
 		duration    = flag.Duration("duration", 3*time.Second, "length of each measured run")
 		runs        = flag.Int("runs", 3, "repetitions of each measurement (medians are printed)")
 		memClients  = flag.Int("mem-clients", 10000, "clients of the memory run (0: skip)")
@@ -60,6 +53,10 @@ func main() {
 		serve       = flag.Int("serve-child", 0, "internal: run a reference server for this many rooms and print its address")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the lobbybench runs to `FILE`")
 		memProfile  = flag.String("memprofile", "", "write a heap profile taken halfway through the memory run to `FILE`")
+		wClients    = flag.Int("workers-clients", 60000, "clients of the --workers run (0: skip)")
+		wWorkers    = flag.Int("workers", 4, "worker processes of the --workers run")
+		wHold       = flag.Duration("workers-duration", 20*time.Second, "how long the --workers run holds its clients")
+		wInterval   = flag.Duration("workers-interval", 5*time.Second, "poll interval of each client in the --workers run")
 		memChild    = flag.Bool("mem-child", false, "internal: run only the memory run (in a fresh process, so earlier runs do not count in its peak RSS)")
 	)
 	flag.Parse()
@@ -91,8 +88,8 @@ func main() {
 	var counts []int
 	for _, s := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 20000 {
-			fmt.Fprintf(os.Stderr, "benchrun: -clients: %q is not 1-20000\n", s)
+		if err != nil || n < 1 || n > 10000 {
+			fmt.Fprintf(os.Stderr, "benchrun: -clients: %q is not 1-10000\n", s)
 			os.Exit(2)
 		}
 		counts = append(counts, n)
@@ -102,41 +99,60 @@ func main() {
 		os.Exit(2)
 	}
 
-	fmt.Printf("lobbybench harness benchmark: %d run(s) of %v per measurement, GOMAXPROCS %d\n\n", *runs, *duration, procs())
-	fmt.Printf("%8s  %12s  %12s  %7s  %10s  %10s  %9s\n", "clients", "echo req/s", "lb req/s", "ratio", "echo p50", "lb p50", "p50 diff")
+	lobby, stopServe, err := startServe(*lbBin)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
+		os.Exit(1)
+	}
+	defer stopServe()
+	script := ""
+	if *python != "" {
+		if _, err := exec.LookPath(*python); err == nil {
+			script = "engine/benchrun/lobby_client.py"
+			if _, err := os.Stat(script); err != nil {
+				script = ""
+			}
+		}
+	}
+	fmt.Printf("lobbybench against a server in another process (%s serve on %s): %d run(s) of %v per figure, medians, GOMAXPROCS %d\n",
+		*lbBin, lobby, *runs, *duration, procs())
+	fmt.Println("closed loop of list_rooms; req/s and CPU µs per request of each client's own process; ratios against the bare Go client")
+	fmt.Printf("\n%8s  %-22s  %10s  %9s  %8s  %8s\n", "clients", "client", "req/s", "CPU µs/req", "rate ×", "CPU ×")
 	failed := false
 	for _, c := range counts {
-		var er, lr, ratios []float64
-		var ep, lp []time.Duration
-		for range *runs {
-			e, eP50, err := echoRun(c, *duration)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "benchrun: echo pair, %d clients: %v\n", c, err)
-				os.Exit(1)
-			}
-			l, lP50, err := lobbyRun(c, *duration)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "benchrun: lobbybench, %d clients: %v\n", c, err)
-				os.Exit(1)
-			}
-			er, lr, ratios = append(er, e), append(lr, l), append(ratios, l/e)
-			ep, lp = append(ep, eP50), append(lp, lP50)
+		type contender struct {
+			name string
+			run  func() (measure, error)
 		}
-		ratio := median(ratios)
-		line := fmt.Sprintf("%8d  %12.0f  %12.0f  %7.2f", c, median(er), median(lr), ratio)
-		if c == 1 {
-			diff := median(lp) - median(ep)
-			line += fmt.Sprintf("  %10v  %10v  %9v", median(ep), median(lp), diff)
-			if diff > 50*time.Microsecond {
-				line += "  (aim ≤ 50µs)"
+		cs := []contender{
+			{"bare Go client", func() (measure, error) { return bareMeasure(c, *duration, lobby) }},
+			{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, 1, *duration, lobby) }},
+			{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, 50, *duration, lobby) }},
+		}
+		if script != "" {
+			cs = append(cs, contender{"Python asyncio", func() (measure, error) { return pythonRun(*python, script, c, *duration, lobby) }})
+		}
+		rates, cpus := make([][]float64, len(cs)), make([][]float64, len(cs))
+		for range *runs {
+			for i, ct := range cs { // one after another, each run in turn
+				m, err := ct.run()
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "benchrun: %s, %d clients: %v\n", ct.name, c, err)
+					os.Exit(1)
+				}
+				rates[i], cpus[i] = append(rates[i], m.rate), append(cpus[i], m.cpuPerReq)
+			}
+		}
+		baseRate, baseCPU := median(rates[0]), median(cpus[0])
+		for i, ct := range cs {
+			r, cpu := median(rates[i]), median(cpus[i])
+			line := fmt.Sprintf("%8d  %-22s  %10.0f  %9.1f  %8.2f  %8.2f", c, ct.name, r, cpu*1e6, r/baseRate, cpu/baseCPU)
+			if strings.HasPrefix(ct.name, "lobbybench") && (r/baseRate < 0.9 || cpu/baseCPU > 1.2) {
+				line += "  (aim ≥ 0.90 and ≤ 1.20)"
 				failed = true
 			}
+			fmt.Println(line)
 		}
-		if ratio < 0.6 {
-			line += "  (aim ≥ 0.6)"
-			failed = true
-		}
-		fmt.Println(line)
 	}
 	if *memClients > 0 {
 		fmt.Println()
@@ -147,6 +163,13 @@ func main() {
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrun: memory run: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	if *wClients > 0 {
+		fmt.Println()
+		if err := workersRun(*lbBin, lobby.String(), *wClients, *wWorkers, *wHold, *wInterval); err != nil {
+			fmt.Fprintf(os.Stderr, "benchrun: --workers run: %v\n", err)
 			os.Exit(1)
 		}
 	}
@@ -169,94 +192,6 @@ func median[T int64 | float64 | time.Duration](xs []T) T {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// setBuffers gives a socket 4 MiB buffers, as simclient and the reference
-// server do by default, so the echo pair is not handicapped by drops.
-func setBuffers(c *net.UDPConn) {
-	c.SetReadBuffer(4 << 20)
-	c.SetWriteBuffer(4 << 20)
-}
-
-// echoRun runs the minimal echo pair with n clients for d and returns its
-// request rate and (for every n) the p50 round trip.
-func echoRun(n int, d time.Duration) (float64, time.Duration, error) {
-	srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return 0, 0, err
-	}
-	setBuffers(srv)
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			k, from, err := srv.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDPAddrPort(buf[:k], from)
-		}
-	}()
-	defer srv.Close()
-	to := srv.LocalAddr().(*net.UDPAddr).AddrPort()
-	sources := engine.DefaultSources(n)
-	conns := make([]*net.UDPConn, n)
-	for i := range conns {
-		c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(sources[i%len(sources)], 0)), net.UDPAddrFromAddrPort(to))
-		if err != nil {
-			for _, c := range conns[:i] {
-				c.Close()
-			}
-			return 0, 0, err
-		}
-		setBuffers(c)
-		conns[i] = c
-	}
-	var total atomic.Int64
-	hists := make([]*hdrhistogram.Histogram, n)
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(d)
-	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer c.Close()
-			h := hdrhistogram.New(1, int64(time.Second), 3)
-			hists[i] = h
-			c.SetReadDeadline(deadline.Add(time.Second))
-			out, in := make([]byte, 16), make([]byte, 64)
-			var count int64
-			for seq := uint64(0); time.Now().Before(deadline); seq++ {
-				binary.BigEndian.PutUint64(out, seq)
-				t0 := time.Now()
-				if _, err := c.Write(out); err != nil {
-					break
-				}
-				// A lost datagram would stall a 1-in-flight client: give
-				// up on it after 100 ms and send the next.
-				k, err := c.Read(in)
-				if err != nil {
-					var ne net.Error
-					if errors.As(err, &ne) && ne.Timeout() {
-						break
-					}
-					continue
-				}
-				if k == 16 && binary.BigEndian.Uint64(in) == seq {
-					h.RecordValue(int64(time.Since(t0)))
-					count++
-				}
-			}
-			total.Add(count)
-		}()
-	}
-	wg.Wait()
-	el := time.Since(start)
-	all := hdrhistogram.New(1, int64(time.Second), 3)
-	for _, h := range hists {
-		all.Merge(h)
-	}
-	return float64(total.Load()) / el.Seconds(), time.Duration(all.ValueAtQuantile(50)), nil
-}
-
 // pingYAML is lobbybench's ping flow: groups of up to 4 share a room, then
 // every member pings the instance back to back (or every interval).
 func pingYAML(clients, group int, d, interval time.Duration) string {
@@ -277,28 +212,6 @@ flows:
 `, clients, d, group, create, interval)
 }
 
-// lobbyRun runs lobbybench's ping flow with n clients for d against the
-// embedded reference server and returns the ping rate over the whole
-// seconds of the run's middle and the ping step's uncorrected p50.
-func lobbyRun(n int, d time.Duration) (float64, time.Duration, error) {
-	group := min(n, 4)
-	plan, err := scenario.Parse("benchrun", []byte(pingYAML(n, group, d, 0)))
-	if err != nil {
-		return 0, 0, err
-	}
-	emb := refserver.Loopback()
-	emb.TCP = nil
-	emb.UDP.MaxInstances = n/group + 16
-	emb.UDP.MaxPlayers = 4
-	profileLobby(true)
-	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Embedded: &emb, Grace: 200 * time.Millisecond})
-	profileLobby(false)
-	if err != nil {
-		return 0, 0, err
-	}
-	return pingRate(res), pingP50(res), nil
-}
-
 func pingSeries(res *engine.Result) *reports.Series {
 	for i := range res.Steps {
 		if res.Steps[i].Name == "ping" {
@@ -306,43 +219,6 @@ func pingSeries(res *engine.Result) *reports.Series {
 		}
 	}
 	return nil
-}
-
-func pingP50(res *engine.Result) time.Duration {
-	if s := pingSeries(res); s != nil {
-		return time.Duration(s.Uncorrected.P50US) * time.Microsecond
-	}
-	return 0
-}
-
-// pingRate is the ping step's steady rate: the median number of recorded
-// requests per whole second of the run's middle (after the set-up second,
-// before the partial last one) times the share of recorded requests that
-// are ping-step successes (the time series counts every step's requests,
-// not only the ping's). Runs too short for that use all pings over the run.
-func pingRate(res *engine.Result) float64 {
-	s := pingSeries(res)
-	if s == nil {
-		return 0
-	}
-	ts := res.TimeSeries
-	if len(ts) >= 3 {
-		var all int64
-		var r []float64
-		for _, p := range ts {
-			all += p.Requests
-		}
-		for _, p := range ts[1 : len(ts)-1] {
-			r = append(r, float64(p.Requests))
-		}
-		if all > 0 {
-			return median(r) * float64(s.Successes) / float64(all)
-		}
-	}
-	if res.DurationNS > 0 {
-		return float64(s.Successes) / res.DurationNS.Seconds()
-	}
-	return 0
 }
 
 // memRun runs n clients pinging every interval against a reference server
