@@ -167,11 +167,7 @@ func (c *conn) readLoop() {
 	}
 	<-c.writerDone
 	c.nc.Close()
-	s.mu.Lock()
-	delete(s.conns, c)
-	count(s.connsByIP, c.ip, -1)
-	s.mu.Unlock()
-	s.st.connsActive.Add(-1)
+	s.forget(c)
 }
 
 // readFailed classifies a read error and drops the connection; framing

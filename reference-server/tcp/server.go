@@ -146,27 +146,14 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 func (s *Server) accept(nc net.Conn) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		nc.Close()
-		return
-	}
-	ip := remoteIP(nc)
-	full := len(s.conns) >= s.cfg.MaxConns
-	if full || s.cfg.MaxConnsPerIP > 0 && s.connsByIP[ip] >= s.cfg.MaxConnsPerIP {
-		s.mu.Unlock()
-		text := "server full: too many connections"
-		if full {
-			s.st.connsRejected.Add(1)
-		} else {
-			s.st.connsRejectedPerIP.Add(1)
-			text = "too many connections from your address"
+	c, refusal := s.register(nc)
+	if c == nil {
+		if refusal != "" {
+			// One best-effort ERROR_MSG (seed 004 §7.1) on a fresh socket
+			// whose send buffer is empty: the write does not block.
+			nc.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			nc.Write(errorFrame(tcplobby.ErrCodeServerError, refusal))
 		}
-		// One best-effort ERROR_MSG (seed 004 §7.1) on a fresh socket whose
-		// send buffer is empty: the write does not block.
-		nc.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-		nc.Write(errorFrame(tcplobby.ErrCodeServerError, text))
 		nc.Close()
 		return
 	}
@@ -175,19 +162,49 @@ func (s *Server) accept(nc net.Conn) {
 			tc.SetWriteBuffer(s.cfg.SendBuffer)
 		}
 	}
-	c := newConn(s, nc)
-	c.ip = ip
-	s.conns[c] = struct{}{}
-	count(s.connsByIP, ip, 1)
-	s.connWG.Add(2)
-	s.mu.Unlock()
-	s.st.connsAccepted.Add(1)
-	s.st.connsActive.Add(1)
 	if s.debug() {
 		s.log.Debug("tcp conn open", "remote", nc.RemoteAddr().String())
 	}
 	go c.writeLoop()
 	go c.readLoop()
+}
+
+// register admits nc as a connection (its two goroutines counted in
+// connWG, to be started by the caller), or returns nil and the ERROR_MSG
+// text to refuse it with ("" when the server is closed): MaxConns in all,
+// MaxConnsPerIP from its source IP.
+func (s *Server) register(nc net.Conn) (*conn, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ""
+	}
+	ip := remoteIP(nc)
+	if len(s.conns) >= s.cfg.MaxConns {
+		s.st.connsRejected.Add(1)
+		return nil, "server full: too many connections"
+	}
+	if s.cfg.MaxConnsPerIP > 0 && s.connsByIP[ip] >= s.cfg.MaxConnsPerIP {
+		s.st.connsRejectedPerIP.Add(1)
+		return nil, "too many connections from your address"
+	}
+	c := newConn(s, nc)
+	c.ip = ip
+	s.conns[c] = struct{}{}
+	count(s.connsByIP, ip, 1)
+	s.connWG.Add(2)
+	s.st.connsAccepted.Add(1)
+	s.st.connsActive.Add(1)
+	return c, ""
+}
+
+// forget removes a connection whose goroutines are done.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	count(s.connsByIP, c.ip, -1)
+	s.mu.Unlock()
+	s.st.connsActive.Add(-1)
 }
 
 // remoteIP is nc's peer address, unmapped (the zero Addr if unknown).

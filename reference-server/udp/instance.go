@@ -114,7 +114,7 @@ func (in *instance) readLoop() {
 			continue
 		}
 		var open bool
-		if out, open = in.receive(buf[:n], from, local, &m, out[:0]); !open {
+		if out, open = in.receive(buf[:n], from, local, s.now(), &m, out[:0]); !open {
 			return
 		}
 		if len(out) > 0 {
@@ -126,14 +126,13 @@ func (in *instance) readLoop() {
 // receive handles one datagram from `from`, appending the reply to out (left
 // empty when there is none). open is false once the instance is closed.
 // Malformed datagrams are counted by rule and dropped without allocating.
-func (in *instance) receive(pkt []byte, from netip.AddrPort, local netip.Addr, m *udplobby.Message, out []byte) (_ []byte, open bool) {
+func (in *instance) receive(pkt []byte, from netip.AddrPort, local netip.Addr, now int64, m *udplobby.Message, out []byte) (_ []byte, open bool) {
 	s := in.s
 	if rule := s.idec.DecodeRule(pkt, m); rule != "" {
 		s.c.drop(rule)
 		return out, true
 	}
 	s.c.requests[m.Type].Add(1)
-	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if in.closed {
@@ -354,9 +353,14 @@ func (in *instance) cancelTimer() {
 
 // onTimer advances the countdown (ticks, then GAME_START) or ends the game.
 func (in *instance) onTimer(gen uint32) {
+	in.s.mu.Lock()
+	defer in.s.mu.Unlock()
+	in.advance(gen, in.s.now())
+}
+
+// advance is onTimer's work at now, with Server.mu held.
+func (in *instance) advance(gen uint32, now int64) {
 	s := in.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if in.closed || gen != in.gen {
 		return
 	}
@@ -383,7 +387,7 @@ func (in *instance) onTimer(gen uint32) {
 		}
 		in.announce(udplobby.ServerGameEnd, winner)
 		in.state = udplobby.Finished
-		in.idleSince = s.now()
+		in.idleSince = now
 		s.invalidate()
 	}
 }

@@ -168,7 +168,7 @@ func TestDropPathAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(200, func() { out = s.handleLobby(pkt, from, s.now(), out[:0]) }); n != 0 {
 			t.Errorf("lobby drop %s: %v allocs", name, n)
 		}
-		if n := testing.AllocsPerRun(200, func() { out, _ = in.receive(pkt, from, netip.Addr{}, &m, out[:0]) }); n != 0 {
+		if n := testing.AllocsPerRun(200, func() { out, _ = in.receive(pkt, from, netip.Addr{}, s.now(), &m, out[:0]) }); n != 0 {
 			t.Errorf("instance drop %s: %v allocs", name, n)
 		}
 	}
@@ -179,7 +179,7 @@ func TestDropPathAllocs(t *testing.T) {
 	}
 	ping := udplobby.AppendPing(nil, p, 3, 4)
 	local := netip.MustParseAddr("127.0.0.2") // a wildcard socket's arrival address, recorded per player
-	if n := testing.AllocsPerRun(200, func() { out, _ = in.receive(ping, from, local, &m, out[:0]) }); n != 0 {
+	if n := testing.AllocsPerRun(200, func() { out, _ = in.receive(ping, from, local, s.now(), &m, out[:0]) }); n != 0 {
 		t.Errorf("instance ping: %v allocs", n)
 	}
 	if d := s.Stats().Drops; d[string(udplobby.RuleCRC)] == 0 || d[string(udplobby.RuleInstTypeUnknown)] == 0 {
