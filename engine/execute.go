@@ -78,6 +78,10 @@ type Options struct {
 	MaxLateness time.Duration
 	// PollInterval is how often the closed model re-reads its target.
 	PollInterval time.Duration
+	// Abort, when closed, ends the grace period at once (a second Ctrl-C):
+	// in-flight sessions are cancelled and waited for only briefly
+	// (AbortWait); what they recorded is kept.
+	Abort <-chan struct{}
 	// OnDropped is called (on the scheduling goroutine) for each
 	// open-model arrival that could not be started.
 	OnDropped func(s Start, why DropReason)
@@ -211,25 +215,37 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 // StartTime is when the execution began (elapsed 0 of the schedule).
 func (x *Execution) StartTime() time.Time { return x.start }
 
+// AbortWait is how long cancelled sessions are waited for after Abort.
+const AbortWait = 100 * time.Millisecond
+
 // drain waits up to Grace for sessions to end by themselves, then cancels
-// them and waits up to Grace again.
+// them and waits up to Grace again; Abort cuts both waits short.
 func (x *Execution) drain() {
 	done := make(chan struct{})
 	go func() { x.wg.Wait(); close(done) }()
 	t := time.NewTimer(x.o.Grace)
 	defer t.Stop()
+	wait, abort := x.o.Grace, x.o.Abort
 	select {
 	case <-done:
 		return
 	case <-t.C:
+	case <-abort:
+		wait, abort = AbortWait, nil
 	}
 	x.cancelSess()
-	t.Reset(x.o.Grace)
+	t.Reset(wait)
 	select {
 	case <-done:
 	case <-t.C:
 		// Sessions that ignore cancellation are left behind; their
 		// results are not waited for.
+	case <-abort:
+		t.Reset(AbortWait)
+		select {
+		case <-done:
+		case <-t.C:
+		}
 	}
 }
 

@@ -107,7 +107,11 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 				bar.SetCurrent(min(s.Elapsed.Milliseconds(), max(total.Milliseconds(), 1)))
 				select {
 				case <-ctx.Done():
-					bar.SetTotal(-1, true)
+					// Abort, not SetTotal(-1, true): that sets the total
+					// to the current value, so an interrupted run's bar
+					// jumped to full. Aborted, it stays where the run
+					// stopped (full only when the run reached its end).
+					bar.Abort(false)
 					return
 				case <-t.C:
 				}

@@ -25,8 +25,10 @@ import (
 type Config struct {
 	Plan  *scenario.Plan
 	Shard Shard
-	// Grace, MaxLateness, PollInterval: see Options (zero = defaults).
+	// Grace, MaxLateness, PollInterval, Abort: see Options (zero =
+	// defaults).
 	Grace, MaxLateness, PollInterval time.Duration
+	Abort                            <-chan struct{}
 	// ProbeTimeout bounds the reachability probe (zero = default).
 	ProbeTimeout time.Duration
 	// Progress is where progress goes in Mode (nil or ProgressNone: none);
@@ -228,7 +230,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	o := Options{
 		Plan: plan, Shard: cfg.Shard, Sources: sources,
-		Grace: cfg.Grace, MaxLateness: cfg.MaxLateness, PollInterval: cfg.PollInterval,
+		Grace: cfg.Grace, MaxLateness: cfg.MaxLateness, PollInterval: cfg.PollInterval, Abort: cfg.Abort,
 		New: func(s Start) (Session, error) {
 			var prev simclient.Session
 			if s.Prev != nil {

@@ -36,6 +36,11 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// abort is closed on a second Ctrl-C: stop at once (nil in tests).
+	abort <-chan struct{}
+	// stopNote, when a command sets it, says on the first Ctrl-C what
+	// the command waits for before it exits.
+	stopNote func() string
 }
 
 // command is one subcommand: its flag set, one-line summary and the function
@@ -65,10 +70,35 @@ Run 'lobbybench help <command>' (or '<command> --help') for a command's flags;
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := runMain(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
-	stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	abort := make(chan struct{})
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, abort: abort}
+	sigs := make(chan os.Signal, 3)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go handleSignals(sigs, e, cancel, abort)
+	code := runMain(ctx, e, os.Args[1:])
+	signal.Stop(sigs)
+	cancel()
 	os.Exit(code)
+}
+
+// handleSignals: the first Ctrl-C (or SIGTERM) stops the command the
+// normal way and says what it waits for; the second stops at once, still
+// writing what was measured; a third exits on the spot.
+func handleSignals(sigs <-chan os.Signal, e *env, cancel func(), abort chan<- struct{}) {
+	<-sigs
+	note := "finishing up"
+	if e.stopNote != nil {
+		note = e.stopNote()
+	}
+	fmt.Fprintf(e.stderr, "\nlobbybench: stopping: %s. Ctrl-C again to stop at once.\n", note)
+	cancel()
+	<-sigs
+	fmt.Fprintln(e.stderr, "lobbybench: stopping now: in-flight requests are cut; what was measured is still written. Ctrl-C again to quit without it.")
+	close(abort)
+	<-sigs
+	fmt.Fprintln(e.stderr, "lobbybench: quit")
+	os.Exit(exitInterrupted)
 }
 
 func usageText() string {

@@ -139,7 +139,10 @@ func init() {
 					}
 				}
 
-				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
+				e.stopNote = func() string {
+					return fmt.Sprintf("no new session starts; requests in flight get up to %v (--grace) to finish, then the results are written", *grace)
+				}
+				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				if *embeddedAt != "" {
 					if cfg.EmbeddedAt, err = netip.ParseAddrPort(*embeddedAt); err != nil {
 						return usageErr(e, "run", "--embedded-at: %v", err)

@@ -159,8 +159,12 @@ func TestRateProbeNoLimit(t *testing.T) {
 // duplicates are not taken for violations.
 func TestImpairedFlow(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileSpec)
+	// Members wait up to about timeout × (retries + 1) for the leader's
+	// room: 25 ms gave them 285 ms, and a loaded machine took 500 ms for
+	// the create. 200 ms gives them 2.2 s, and a lost datagram still costs
+	// only 200 ms of test time.
 	p := plan(t, `seed: 3
-defaults: {timeout: 25ms, retries: 10, retry_interval: 1ms}
+defaults: {timeout: 200ms, retries: 10, retry_interval: 1ms}
 impairment: {drop: 10%, duplicate: 10%, delay: 2ms, jitter: 1ms, reorder: 5%}`, `
   - group_size: 2
     steps:
@@ -187,7 +191,10 @@ impairment: {drop: 10%, duplicate: 10%, delay: 2ms, jitter: 1ms, reorder: 5%}`, 
 
 func TestAutoProfile(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileRType17)
-	p := plan(t, "header_profile: auto\ndefaults: {timeout: 50ms, retries: 3, retry_interval: 1ms}", "  - steps: [list_rooms, list_rooms]\n")
+	// The timeout is how long the spec header has to fail before rtype17
+	// is tried, and how long rtype17's reply may take: 500 ms, so a loaded
+	// machine's slow reply does not draw a third send (50 ms could).
+	p := plan(t, "header_profile: auto\ndefaults: {timeout: 500ms, retries: 3, retry_interval: 1ms}", "  - steps: [list_rooms, list_rooms]\n")
 	r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
 	if r.errs[0] != nil {
 		t.Fatal(r.errs[0])
@@ -195,5 +202,41 @@ func TestAutoProfile(t *testing.T) {
 	st := r.step(t, "list_rooms")
 	if st.Successes != 2 || st.Retries != 1 {
 		t.Fatalf("list_rooms %d ok %d retries: want 2 and 1 (spec first, then rtype17, then known)", st.Successes, st.Retries)
+	}
+}
+
+// TestImpairedLeaveSent: a datagram that draws no reply (CLIENT_DISCONNECT)
+// is sent even when the impairment delays it and the session ends right
+// after: it used to wait in the queue for a receive that never came, and
+// the server kept the room.
+func TestImpairedLeaveSent(t *testing.T) {
+	var leaves atomic.Int64
+	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) {
+		f.instHook = func(f *fakeLobby, r *fakeRoom, m *udplobby.Message, def []byte) []byte {
+			if m.Type == udplobby.ClientDisconnect {
+				leaves.Add(1)
+			}
+			return def
+		}
+	})
+	p := plan(t, `impairment: {delay: 5ms, jitter: 2ms}`, `
+  - steps:
+      - create_room
+      - join: {room: created}
+      - hello
+      - instance_join
+      - leave
+`)
+	r := runSessions(t, p, f.addr(), 1, simclient.Options{})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	// The datagram left before the session ended; wait for the fake to
+	// read it (an event, bounded so a lost one fails rather than hangs).
+	for end := time.Now().Add(10 * time.Second); leaves.Load() == 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := leaves.Load(); n != 1 {
+		t.Errorf("server got %d CLIENT_DISCONNECT, want 1", n)
 	}
 }

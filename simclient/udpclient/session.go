@@ -457,6 +457,13 @@ func (s *session) notify(typ udplobby.MsgType, v uint32, intended time.Time) (ti
 		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
 	s.rec.Record(s.rt.keys[typ], intended, sent, time.Now())
+	// No reply will come to pump the impairment's queue: send what it
+	// holds now, at its due time (else a delayed CLIENT_DISCONNECT waited
+	// for the next receive, or was lost with the socket, and the server
+	// kept the room: soak filled the instance pool that way).
+	if err := s.tr.drainOut(); err != nil {
+		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
+	}
 	if typ == udplobby.ClientReady {
 		s.drain()
 	}

@@ -110,6 +110,25 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 	return t.flushOut(now)
 }
 
+// drainOut sends every held outgoing datagram at its due time (a few ms:
+// the impairment's delay, jitter and reorder hold), for datagrams that draw
+// no reply and so no receive loop that would flush them.
+func (t *transport) drainOut() error {
+	for t.out != nil && !t.closed.Load() {
+		n := t.out.Next()
+		if n.IsZero() {
+			return nil
+		}
+		if d := time.Until(n); d > 0 {
+			time.Sleep(d)
+		}
+		if err := t.flushOut(time.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // flushOut sends the held outgoing datagrams that are due.
 func (t *transport) flushOut(now time.Time) error {
 	for {
