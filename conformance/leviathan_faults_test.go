@@ -37,6 +37,9 @@ type fakeLev struct {
 	peers  map[netip.AddrPort]*fakePeer
 	next   int
 	lastLn map[netip.AddrPort][]byte
+	// closed are the endpoints whose connection a CloseConnection ended:
+	// their stray datagrams (resends) open no new connection.
+	closed map[netip.AddrPort]bool
 }
 
 type fakePeer struct {
@@ -51,7 +54,7 @@ func startFakeLev(t *testing.T, f levFaults) netip.AddrPort {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &fakeLev{conn: c, f: f, peers: map[netip.AddrPort]*fakePeer{}, next: 1001, lastLn: map[netip.AddrPort][]byte{}}
+	s := &fakeLev{conn: c, f: f, peers: map[netip.AddrPort]*fakePeer{}, next: 1001, lastLn: map[netip.AddrPort][]byte{}, closed: map[netip.AddrPort]bool{}}
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done); c.Close() })
 	go func() {
@@ -103,6 +106,9 @@ func (s *fakeLev) flush(now time.Time, a netip.AddrPort, p *fakePeer) {
 
 func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 	p := s.peers[from]
+	if p == nil && s.closed[from] {
+		return
+	}
 	if p == nil {
 		cfg := levconn.Config{}
 		if s.f.noResend {
@@ -132,6 +138,7 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 				p.c.FlushAcks()
 				s.flush(now, from, p)
 				delete(s.peers, from)
+				s.closed[from] = true
 				return
 			}
 			continue
@@ -220,6 +227,10 @@ func TestLeviathanFaults(t *testing.T) {
 		{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]Verdict{"leviathan/Q/1": Warn, "leviathan/3/7": Skip}},
 		{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]Verdict{"leviathan/4/4": Warn, "leviathan/3/7": Skip}},
 		{"quirk: no world to join", levFaults{noWorld: true}, map[string]Verdict{"leviathan/3/3": Warn, "leviathan/3/7": Skip}},
+		// All of them at once, as the engine itself behaves: only the real
+		// defects and the refusal are reported.
+		{"quirk: the engine's behaviours together", levFaults{connectFirst: true, keepaliveAcks: true, embeddedLa: true, fewResends: true, noWorld: true, noStatus: true},
+			map[string]Verdict{"leviathan/3/3": Warn, "leviathan/3/5": Warn, "leviathan/4/4": Warn, "leviathan/Q/1": Warn, "leviathan/3/7": Skip}},
 	}
 	reps := make([]*Report, len(setups))
 	errs := make([]error, len(setups))
