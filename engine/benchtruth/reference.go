@@ -1,0 +1,131 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// refResult is the reference client's figures (µs).
+type refResult struct {
+	p50, p99, uncorrP50 int64
+	err                 error
+}
+
+// runReference is the plain blocking reference client: one UDP socket in
+// blocking mode, a sender on a locked OS thread that sleeps in
+// clock_nanosleep(2) (timer slack 1 ns) until each request's due time on
+// the same open schedule as lobbybench (request k due at k/rate), then
+// sendto(2); a receiver on another locked thread blocked in recvfrom(2).
+// Requests are matched by their 16-bit sequence id; latency is measured
+// from the due time (corrected) and from the send (uncorrected). No Go
+// netpoller is involved.
+func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		return refResult{err: err}
+	}
+	defer unix.Close(fd)
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 8<<20)
+	// A receive timeout lets the receiver notice the end of the run.
+	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 100000})
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return refResult{err: err}
+	}
+	to := &unix.SockaddrInet4{Addr: target.Addr().As4(), Port: int(target.Port())}
+	// Sequence ids are 16 bits: at most 65,536 requests (the first 3.3 s
+	// at 20,000/s), so an id names one request.
+	n := min(int(d.Seconds()*float64(rate)), 1<<16)
+	due := make([]time.Time, n)
+	sent := make([]time.Time, n)
+	done := make([]time.Time, n)
+	start := time.Now().Add(10 * time.Millisecond)
+	for k := range due {
+		due[k] = start.Add(time.Duration(k) * time.Second / time.Duration(rate))
+	}
+	var mu sync.Mutex // sent[k] is written before the request leaves, read after its reply
+	var wg sync.WaitGroup
+	var sendErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+		buf := make([]byte, 0, 64)
+		for k := 0; k < n; k++ {
+			if w := time.Until(due[k]); w > 0 {
+				ts := unix.NsecToTimespec(int64(w))
+				for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+				}
+			}
+			buf = udplobby.AppendListRooms(buf[:0], udplobby.ProfileSpec, uint16(k))
+			mu.Lock()
+			sent[k] = time.Now()
+			mu.Unlock()
+			if err := unix.Sendto(fd, buf, 0, to); err != nil {
+				sendErr = err
+				return
+			}
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	buf := make([]byte, 2048)
+	got := 0
+	end := due[n-1].Add(6 * time.Second)
+	for got < n && time.Now().Before(end) {
+		m, _, err := unix.Recvfrom(fd, buf, 0)
+		now := time.Now()
+		if err != nil {
+			continue // EAGAIN: the receive timeout
+		}
+		h, err := udplobby.DecodeHeader(buf[:m], udplobby.ProfileSpec)
+		if err != nil || h.Type != udplobby.LobbyRoomList {
+			continue
+		}
+		k := int(h.Seq)
+		if k < n && done[k].IsZero() {
+			done[k] = now
+			got++
+		}
+	}
+	wg.Wait()
+	if sendErr != nil {
+		return refResult{err: sendErr}
+	}
+	var corr, unc []int64
+	mu.Lock()
+	defer mu.Unlock()
+	for k := range done {
+		if done[k].IsZero() {
+			continue
+		}
+		corr = append(corr, done[k].Sub(due[k]).Microseconds())
+		unc = append(unc, done[k].Sub(sent[k]).Microseconds())
+	}
+	if len(corr) == 0 {
+		return refResult{err: fmt.Errorf("no reply of %d requests", n)}
+	}
+	sort.Slice(corr, func(i, j int) bool { return corr[i] < corr[j] })
+	sort.Slice(unc, func(i, j int) bool { return unc[i] < unc[j] })
+	pct := func(xs []int64, p float64) int64 { return xs[min(int(float64(len(xs))*p), len(xs)-1)] }
+	return refResult{p50: pct(corr, 0.5), p99: pct(corr, 0.99), uncorrP50: pct(unc, 0.5)}
+}
+
+func cpuSeconds() float64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package main
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+)
+
+type refResult struct {
+	p50, p99, uncorrP50 int64
+	err                 error
+}
+
+func runReference(netip.AddrPort, int, time.Duration) refResult {
+	return refResult{err: errors.New("the blocking reference client is Linux-only")}
+}
+
+func cpuSeconds() float64 { return 0 }
