@@ -370,7 +370,7 @@ func buildRun(r *Run) (*runView, error) {
 		}, 470, 300))
 	}
 	if len(combined) > 1 {
-		v.Combined = percentileChart("All steps: latency by percentile (from intended send)", combined, 960, 300+16*float64(len(combined)-1))
+		v.Combined = percentileChartLog("All steps: latency by percentile (from intended send)", combined, 960, 300+16*float64(len(combined)-1))
 	}
 	var msgs []histSeries
 	for i, s := range r.Messages {
@@ -385,7 +385,7 @@ func buildRun(r *Run) (*runView, error) {
 	if len(msgs) > 0 {
 		v.MsgChart = percentileChart("Messages: request to reply by percentile", msgs, 960, 284+16*float64(len(msgs)))
 	}
-	v.TimeCharts = timeSeriesCharts(r.TimeSeries, 960)
+	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, 960)
 	for _, k := range sortedReasons(t.FailuresByReason) {
 		v.Reasons = append(v.Reasons, reasonRow{k, t.FailuresByReason[k]})
 	}

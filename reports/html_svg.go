@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -201,6 +202,17 @@ type histSeries struct {
 // whole nine with a hoverable dot. Empty series are listed in the legend as
 // "no samples" and not drawn.
 func percentileChart(title string, series []histSeries, width, height float64) template.HTML {
+	return percentileChartY(title, series, width, height, false)
+}
+
+// percentileChartLog is percentileChart with a log latency axis (one
+// decade per grid line), for series whose scales differ: on a linear axis
+// a µs-scale step beside a ms-scale one is flattened to zero.
+func percentileChartLog(title string, series []histSeries, width, height float64) template.HTML {
+	return percentileChartY(title, series, width, height, true)
+}
+
+func percentileChartY(title string, series []histSeries, width, height float64, logY bool) template.HTML {
 	maxN := 2
 	maxY := 0.0
 	for _, s := range series {
@@ -229,17 +241,39 @@ func percentileChart(title string, series []histSeries, width, height float64) t
 		legend = append(legend, fmt.Sprintf("%s: p50 %s · p99 %s · max %s · n=%d", s.Name,
 			fmtUS(s.Hist.ValueAtPercentile(50)), fmtUS(s.Hist.ValueAtPercentile(99)), fmtUS(s.Hist.Max()), s.Hist.TotalCount()))
 	}
-	yt := niceTicks(maxY, 5)
-	p := &plot{x0: 0, x1: float64(maxN), y0: 0, y1: yt[len(yt)-1]}
 	var xt []tick
 	for n := 0; n <= maxN; n++ {
 		xt = append(xt, tick{float64(n), nineLabel(n)})
 	}
 	var ytk []tick
-	for _, v := range yt {
-		ytk = append(ytk, tick{v, fmtAxisUS(v)})
+	var p *plot
+	yTitle := "latency"
+	if logY {
+		// Plot log10 of the latency (below 1 µs drawn at 1 µs); the
+		// dots' titles keep the real values.
+		lg := func(v float64) float64 { return math.Log10(math.Max(v, 1)) }
+		for i := range lines {
+			for j := range lines[i].Points {
+				lines[i].Points[j].Y = lg(lines[i].Points[j].Y)
+			}
+			for j := range lines[i].Marks {
+				lines[i].Marks[j].P.Y = lg(lines[i].Marks[j].P.Y)
+			}
+		}
+		top := math.Max(1, math.Ceil(lg(maxY)))
+		for k := 0.0; k <= top; k++ {
+			ytk = append(ytk, tick{k, fmtAxisUS(math.Pow(10, k))})
+		}
+		p = &plot{x0: 0, x1: float64(maxN), y0: 0, y1: top}
+		yTitle = "latency (log)"
+	} else {
+		yt := niceTicks(maxY, 5)
+		for _, v := range yt {
+			ytk = append(ytk, tick{v, fmtAxisUS(v)})
+		}
+		p = &plot{x0: 0, x1: float64(maxN), y0: 0, y1: yt[len(yt)-1]}
 	}
-	return drawChart(title, "percentile", "latency", p, xt, ytk, lines, legend, width, height)
+	return drawChart(title, "percentile", yTitle, p, xt, ytk, lines, legend, width, height)
 }
 
 type tick struct {
@@ -371,12 +405,15 @@ func pathData(p *plot, pts []xy) string {
 // timeSeriesCharts draws the run's time series as three charts sharing the
 // x axis (seconds since start): completions per second, corrected latency
 // p50/p99 of each second, and errors per second. Seconds without any
-// completion count as zero requests and have no latency (a gap).
-func timeSeriesCharts(in []Point, width float64) []template.HTML {
+// completion count as zero requests and have no latency (a gap). runEnd
+// (the run's length; 0 if unknown) ends the x axis, and the last second,
+// when the run ended inside it, is scaled to a per-second rate and said so:
+// drawn as a whole second it made a false cliff.
+func timeSeriesCharts(in []Point, runEnd time.Duration, width float64) []template.HTML {
 	if len(in) == 0 {
 		return nil
 	}
-	d := timeSeriesData(in)
+	d := timeSeriesData(in, runEnd)
 	first, end, req, errs, p50, p99 := d.first, d.end, d.req, d.errs, d.p50, d.p99
 	maxReq, maxErr, maxLat, meanRate := d.maxReq, d.maxErr, d.maxLat, d.meanRate
 	xs := niceStep(end-first, 8)
@@ -395,6 +432,10 @@ func timeSeriesCharts(in []Point, width float64) []template.HTML {
 		}
 		return t
 	}
+	partial := ""
+	if d.lastFrac > 0 {
+		partial = fmt.Sprintf("; the last second ran %.2f s, its count scaled to a per-second rate", d.lastFrac)
+	}
 	yr := niceTicks(maxReq, 4)
 	ye := niceTicks(maxErr, 3)
 	yl := niceTicks(maxLat, 4)
@@ -403,7 +444,7 @@ func timeSeriesCharts(in []Point, width float64) []template.HTML {
 		drawChart("Completions per second", "seconds since start", "per second",
 			&plot{x0: first, x1: x1, y1: yr[len(yr)-1]}, xt, mk(yr, fmtAxisCount),
 			[]lineSeries{{Name: "completions/s", Colour: colour(0), Points: req}},
-			[]string{fmt.Sprintf("completions/s (mean %s, peak %s)", fmtAxisCount(meanRate), fmtAxisCount(maxReq))}, width, 190),
+			[]string{fmt.Sprintf("completions/s (mean %s, peak %s)%s", fmtAxisCount(meanRate), fmtAxisCount(maxReq), partial)}, width, 190),
 		drawChart("Latency per second (from intended send)", "seconds since start", "latency",
 			&plot{x0: first, x1: x1, y1: yl[len(yl)-1]}, xt, mk(yl, fmtAxisUS),
 			[]lineSeries{{Name: "p50", Colour: colour(2), Points: p50}, {Name: "p99", Colour: colour(3), Points: p99}},
@@ -411,7 +452,7 @@ func timeSeriesCharts(in []Point, width float64) []template.HTML {
 		drawChart("Errors per second", "seconds since start", "per second",
 			&plot{x0: first, x1: x1, y1: ye[len(ye)-1]}, xt, mk(ye, fmtAxisCount),
 			[]lineSeries{{Name: "errors/s", Colour: colour(1), Points: errs}},
-			[]string{fmt.Sprintf("errors/s (peak %s)", fmtAxisCount(maxErr))}, width, 170),
+			[]string{fmt.Sprintf("errors/s (peak %s)%s", fmtAxisCount(maxErr), partial)}, width, 170),
 	}
 }
 
@@ -420,17 +461,29 @@ type tsData struct {
 	first, end                       float64 // x range in seconds
 	req, errs, p50, p99              []xy
 	maxReq, maxErr, maxLat, meanRate float64
+	// lastFrac is the share of its second the last point covers when the
+	// run ended inside it (0: a whole second, or unknown).
+	lastFrac float64
 }
 
 // timeSeriesData sorts the points (a copy) by second and turns them into
 // chart lines: a point per recorded second at its middle, and for each run
 // of missing seconds two points of zero rate and a break in the latency
 // lines.
-func timeSeriesData(in []Point) tsData {
+func timeSeriesData(in []Point, runEnd time.Duration) tsData {
 	ts := append([]Point(nil), in...)
 	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Second < ts[j].Second })
 	first := math.Min(float64(ts[0].Second), 0)
 	last := float64(ts[len(ts)-1].Second)
+	// The run ended inside its last second: that second's counts cover
+	// only frac of it. Very short tails (under a tenth) are left as they
+	// are rather than scaled tenfold and more.
+	frac := 0.0
+	if end := runEnd.Seconds(); end > last && end < last+1 {
+		if f := end - last; f >= 0.1 {
+			frac = f
+		}
+	}
 	var req, errs, p50, p99 []xy
 	maxReq, maxErr, maxLat := 0.0, 0.0, 0.0
 	// A run of seconds without completions is drawn as zero rate and no
@@ -452,10 +505,15 @@ func timeSeriesData(in []Point) tsData {
 			gap(float64(ts[i-1].Second), sec)
 		}
 		x := sec + 0.5
-		req = append(req, xy{x, float64(p.Requests)})
-		errs = append(errs, xy{x, float64(p.Errors)})
-		maxReq = math.Max(maxReq, float64(p.Requests))
-		maxErr = math.Max(maxErr, float64(p.Errors))
+		nreq, nerr := float64(p.Requests), float64(p.Errors)
+		if frac > 0 && i == len(ts)-1 {
+			x = sec + frac/2
+			nreq, nerr = nreq/frac, nerr/frac
+		}
+		req = append(req, xy{x, nreq})
+		errs = append(errs, xy{x, nerr})
+		maxReq = math.Max(maxReq, nreq)
+		maxErr = math.Max(maxErr, nerr)
 		if p.Requests-p.Errors > 0 && p.Hist != "" {
 			p50 = append(p50, xy{x, float64(p.P50US)})
 			p99 = append(p99, xy{x, float64(p.P99US)})
@@ -469,7 +527,12 @@ func timeSeriesData(in []Point) tsData {
 	for _, p := range ts {
 		total += float64(p.Requests)
 	}
-	return tsData{first: first, end: last + 1, req: req, errs: errs, p50: p50, p99: p99,
-		maxReq: maxReq, maxErr: maxErr, maxLat: maxLat,
-		meanRate: total / (last - float64(ts[0].Second) + 1)} // gaps count as seconds of zero
+	span := last - float64(ts[0].Second) + 1 // gaps count as seconds of zero
+	end := last + 1
+	if frac > 0 {
+		span, end = span-1+frac, last+frac
+	}
+	return tsData{first: first, end: end, req: req, errs: errs, p50: p50, p99: p99,
+		maxReq: maxReq, maxErr: maxErr, maxLat: maxLat, lastFrac: frac,
+		meanRate: total / span}
 }

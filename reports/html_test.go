@@ -428,7 +428,7 @@ func BenchmarkWriteHTMLRich(b *testing.B) {
 // seconds (untrusted input) cost two points, not one per second.
 func TestTimeSeriesData(t *testing.T) {
 	pts := []Point{pointOf(t, 3, 10, 1, 500), pointOf(t, 0, 10, 0, 400)} // unsorted, seconds 1-2 missing
-	d := timeSeriesData(pts)
+	d := timeSeriesData(pts, 0)
 	wantReq := []xy{{0.5, 10}, {1.5, 0}, {2.5, 0}, {3.5, 10}}
 	if len(d.req) != len(wantReq) {
 		t.Fatalf("req = %v, want %v", d.req, wantReq)
@@ -445,16 +445,16 @@ func TestTimeSeriesData(t *testing.T) {
 		t.Errorf("mean %v max %v/%v range %v-%v", d.meanRate, d.maxReq, d.maxErr, d.first, d.end)
 	}
 	// Starting late: zero from 0 up to the first second.
-	if d := timeSeriesData([]Point{{Second: 5, Requests: 2}}); len(d.req) != 3 || d.req[0] != (xy{0.5, 0}) || d.req[1] != (xy{4.5, 0}) {
+	if d := timeSeriesData([]Point{{Second: 5, Requests: 2}}, 0); len(d.req) != 3 || d.req[0] != (xy{0.5, 0}) || d.req[1] != (xy{4.5, 0}) {
 		t.Errorf("late start: %v", d.req)
 	}
 	// Far-apart seconds must not be drawn second by second (a 2^40-point
 	// series would never finish): the point counts show it, not a timer.
 	far := []Point{{Second: -3, Requests: 1}, {Second: 1 << 40, Requests: 1}, {Second: math.MaxInt64 - 1, Requests: 1}}
-	if d := timeSeriesData(far); len(d.req) > 10 {
+	if d := timeSeriesData(far, 0); len(d.req) > 10 {
 		t.Errorf("far-apart seconds gave %d points", len(d.req))
 	}
-	if charts := timeSeriesCharts(far, 960); len(charts) != 3 {
+	if charts := timeSeriesCharts(far, 0, 960); len(charts) != 3 {
 		t.Errorf("%d charts, want 3", len(charts))
 	}
 }
@@ -550,5 +550,45 @@ func TestPathDataThinsKeepingSpikes(t *testing.T) {
 	// Few points: every one is kept, in order.
 	if got := pathData(p, []xy{{0, 0}, {50_000, 500}, {100_000, 1000}}); got != "M0.0 100.0 L200.0 50.0 L400.0 0.0" {
 		t.Errorf("short path %q", got)
+	}
+}
+
+// TestPartialLastSecond: a run that ended 0.4 s into its last second draws
+// that second as a per-second rate (4 in 0.4 s is 10/s, not a cliff to 4),
+// says so in the legend, and ends the axis at the run's end.
+func TestPartialLastSecond(t *testing.T) {
+	pts := []Point{{Second: 0, Requests: 10}, {Second: 1, Requests: 10, Errors: 2}, {Second: 2, Requests: 4, Errors: 2}}
+	d := timeSeriesData(pts, 2400*time.Millisecond)
+	if d.lastFrac < 0.399 || d.lastFrac > 0.401 || math.Abs(d.end-2.4) > 1e-9 {
+		t.Fatalf("lastFrac %v end %v, want 0.4 and 2.4", d.lastFrac, d.end)
+	}
+	last := d.req[len(d.req)-1]
+	if math.Abs(last.Y-10) > 1e-9 || math.Abs(last.X-2.2) > 1e-9 || math.Abs(d.errs[len(d.errs)-1].Y-5) > 1e-9 {
+		t.Errorf("last point %v (errors %v), want 10/s at 2.2 s (5 errors/s)", last, d.errs[len(d.errs)-1])
+	}
+	if math.Abs(d.meanRate-24/2.4) > 1e-9 {
+		t.Errorf("mean %v, want 10", d.meanRate)
+	}
+	whole := timeSeriesData(pts, 3*time.Second)
+	if whole.lastFrac != 0 || whole.req[len(whole.req)-1].Y != 4 {
+		t.Errorf("a whole last second was scaled: %+v", whole)
+	}
+	charts := timeSeriesCharts(pts, 2400*time.Millisecond, 960)
+	if !strings.Contains(string(charts[0]), "the last second ran 0.40 s") {
+		t.Error("the completions chart does not say the last second was partial")
+	}
+}
+
+// TestCombinedLogAxis: the all-steps chart has a log latency axis, so a
+// µs-scale step and a ms-scale one are both readable.
+func TestCombinedLogAxis(t *testing.T) {
+	svg := string(percentileChartLog("all", []histSeries{
+		{Name: "fast", Colour: "#000", Hist: histOf(t, ramp(5, 1, 100)...)},
+		{Name: "slow", Colour: "#111", Hist: histOf(t, ramp(5000, 100, 100)...)},
+	}, 960, 300))
+	for _, want := range []string{"latency (log)", ">1µs<", ">10µs<", ">100µs<", ">1ms<", ">10ms<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("log chart lacks %q", want)
+		}
 	}
 }

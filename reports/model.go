@@ -132,8 +132,12 @@ type Harness struct {
 	// PeakRSSBytes is the process's peak resident set (Linux VmHWM; 0
 	// elsewhere).
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
-	// PeakHeapBytes is the largest live heap sampled; PeakGoRuntimeBytes
-	// the largest total memory mapped by the Go runtime.
+	// PeakHeapBytes is the largest heap sampled (Go's
+	// /memory/classes/heap/objects: bytes of allocated objects, live or
+	// not yet swept). It can exceed PeakRSSBytes: a fresh allocation's
+	// pages are not resident until written (large buffers, histogram
+	// arrays). PeakGoRuntimeBytes is the largest total memory mapped by
+	// the Go runtime.
 	PeakHeapBytes      int64 `json:"peak_heap_bytes"`
 	PeakGoRuntimeBytes int64 `json:"peak_go_runtime_bytes"`
 	PeakGoroutines     int64 `json:"peak_goroutines"`

@@ -266,7 +266,9 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	} else {
 		fmt.Fprint(w, "Harness: ")
 	}
-	fmt.Fprintf(w, "peak RSS %s, peak heap %s, %d goroutines peak, %.1f CPU-s on %d procs",
+	// The two memory figures measure different things, and the heap one
+	// can be the larger: say which is which.
+	fmt.Fprintf(w, "peak RSS %s (resident, from the OS), peak Go heap %s (objects allocated, including fresh pages never written and so not resident), %d goroutines peak, %.1f CPU-s on %d procs",
 		mib(h.PeakRSSBytes), mib(h.PeakHeapBytes), h.PeakGoroutines, h.CPUSeconds, h.GOMAXPROCS)
 	if in.Embedded {
 		fmt.Fprint(w, " (includes the embedded server)")
