@@ -92,3 +92,36 @@ func TestReuseAfterClose(t *testing.T) {
 		t.Error("reused for a flow that is not the plan's")
 	}
 }
+
+// TestIdleReleasesBuffer: a session waiting out a think time holds no
+// receive buffer, takes one again for the next reply, and keeps a grown
+// one (the pool holds initial-size buffers only).
+func TestIdleReleasesBuffer(t *testing.T) {
+	f := newFakeLobby(t, udplobby.ProfileSpec)
+	p := plan(t, "", "  - name: a\n    steps: [list_rooms, {think: 1ms}, list_rooms, {think: 1ms}]\n")
+	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, metrics.NewCollector(time.Now()), simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	s, err := New(sh, 0, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Run(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	tr := s.(*session).tr
+	if tr.buf != nil {
+		t.Errorf("after a think time the session holds a %d-byte receive buffer", len(tr.buf))
+	}
+	if n := f.count(udplobby.LobbyListRooms); n != 2 {
+		t.Errorf("server saw %d lists, want 2", n)
+	}
+	tr.buf = make([]byte, maxBuf)
+	tr.idle()
+	if len(tr.buf) != maxBuf {
+		t.Error("a grown buffer was given away")
+	}
+}

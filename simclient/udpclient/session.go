@@ -324,6 +324,7 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 // sleepUntil pauses until t (think times, ping intervals).
 func (s *session) sleepUntil(ctx context.Context, i int, st *scenario.Step, t time.Time) error {
 	s.next = t
+	s.tr.idle()
 	if err := simclient.SleepUntil(ctx, &s.timer, t); err != nil {
 		return s.fail(i, st, simclient.ReasonCancelled, err)
 	}
