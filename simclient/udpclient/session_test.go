@@ -144,7 +144,9 @@ func TestFullMatch(t *testing.T) {
 }
 
 func TestMisbehavingLobby(t *testing.T) {
-	fastPolicy := "defaults: {timeout: 50ms, retries: 2, retry_interval: 10ms}"
+	// Short enough for the silent cases, long enough that a loaded
+	// machine's slow reply is not taken for silence (50 ms could be).
+	fastPolicy := "defaults: {timeout: 200ms, retries: 2, retry_interval: 10ms}"
 	tests := []struct {
 		name      string
 		flow      string
@@ -377,7 +379,9 @@ func TestRetriesKeepSequence(t *testing.T) {
 			return def
 		}
 	})
-	p := plan(t, "defaults: {timeout: 30ms, retries: 3, retry_interval: 5ms}", "  - steps: [list_rooms]\n")
+	// 300 ms: the third send's reply must not be taken for a loss on a
+	// loaded machine (a fourth send would fail the test; 30 ms could).
+	p := plan(t, "defaults: {timeout: 300ms, retries: 3, retry_interval: 5ms}", "  - steps: [list_rooms]\n")
 	r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
 	if r.errs[0] != nil {
 		t.Fatal(r.errs[0])
@@ -391,7 +395,7 @@ func TestRetriesKeepSequence(t *testing.T) {
 		t.Fatalf("list_rooms: %d ok, %d retries, %d requests; want 1, 2, 1", st.Successes, st.Retries, st.Requests)
 	}
 	// The corrected latency includes the two timeouts and pauses.
-	if min := 2 * (30 + 5) * time.Millisecond; time.Duration(st.Latency.MaxUS)*time.Microsecond < min {
+	if min := 2 * (300 + 5) * time.Millisecond; time.Duration(st.Latency.MaxUS)*time.Microsecond < min {
 		t.Errorf("latency %dµs, want ≥ %s", st.Latency.MaxUS, min)
 	}
 	_ = fmt.Sprint
