@@ -102,7 +102,8 @@ func (x *Execution) runOpen(ctx context.Context) {
 			if !more {
 				return
 			}
-			if x.wait(ctx, &timer, pending.Intended.Add(-PrepareLead)) != nil {
+			// Preparing needs no precision: the plain timer, no fine phase.
+			if precise.OnTimer(ctx, &timer, pending.Intended.Add(-PrepareLead)) != nil {
 				return
 			}
 			continue
@@ -112,7 +113,7 @@ func (x *Execution) runOpen(ctx context.Context) {
 		// the head late (a coarse wake may overshoot by Coarse).
 		if more && len(queue) < MaxPrepared {
 			if at := pending.Intended.Add(-PrepareLead); at.Before(head.st.Intended.Add(-2 * precise.Coarse)) {
-				if x.wait(ctx, &timer, at) != nil {
+				if precise.OnTimer(ctx, &timer, at) != nil {
 					return
 				}
 				continue
