@@ -5,7 +5,7 @@ FUZZTIME  ?= 20s
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: all build test race vet fmt bench bench-run bench-truth bench-micro bench-all fuzz ci clean
+.PHONY: all build test race vet fmt bench bench-run bench-truth bench-micro bench-all fuzz ci clean e2e-k8s
 
 all: vet test build
 
@@ -54,6 +54,14 @@ fuzz:
 
 ci:
 	bash .ci/run
+
+# A sharded run on a real single-node Kubernetes on this machine, offline:
+# needs root and Debian packages (installed when missing). The first run
+# builds Kubernetes from the Go module proxy (~5 min of 2 cores, cached in
+# ~/.cache/lobbybench-k8s); later runs take about a minute. Exit 2: not run
+# (a prerequisite is missing), never a pass. See deploy/README.md.
+e2e-k8s:
+	bash deploy/e2e/run.sh
 
 clean:
 	rm -rf bin

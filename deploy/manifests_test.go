@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,10 +75,11 @@ type job struct {
 		Template                struct {
 			Metadata meta `yaml:"metadata"`
 			Spec     struct {
-				RestartPolicy string      `yaml:"restartPolicy"`
-				Affinity      yaml.Node   `yaml:"affinity"`
-				Containers    []container `yaml:"containers"`
-				Volumes       []volume    `yaml:"volumes"`
+				RestartPolicy    string      `yaml:"restartPolicy"`
+				AutomountSAToken *bool       `yaml:"automountServiceAccountToken"`
+				Affinity         yaml.Node   `yaml:"affinity"`
+				Containers       []container `yaml:"containers"`
+				Volumes          []volume    `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
 	} `yaml:"spec"`
@@ -114,14 +116,26 @@ func decodeStrict(t *testing.T, path string, v any) {
 	}
 }
 
-// TestEveryYAMLParses parses every YAML file we ship for deployment.
-func TestEveryYAMLParses(t *testing.T) {
-	files, err := filepath.Glob("kubernetes/*.yaml")
+// yamlFiles lists every YAML file under kubernetes/.
+func yamlFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir("kubernetes", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".yaml") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, "../.github/workflows/nightly.yml")
-	if len(files) < 5 {
+	return files
+}
+
+// TestEveryYAMLParses parses every YAML file we ship for deployment.
+func TestEveryYAMLParses(t *testing.T) {
+	files := append(yamlFiles(t), "../.github/workflows/nightly.yml")
+	if len(files) < 12 {
 		t.Fatalf("found only %v", files)
 	}
 	for _, f := range files {
@@ -153,10 +167,10 @@ func TestShardJob(t *testing.T) {
 	var shards, merge job
 	var claim pvc
 	var cm configMap
-	decodeStrict(t, "kubernetes/shards-job.yaml", &shards)
-	decodeStrict(t, "kubernetes/merge-job.yaml", &merge)
-	decodeStrict(t, "kubernetes/results-pvc.yaml", &claim)
-	decodeStrict(t, "kubernetes/scenario-configmap.yaml", &cm)
+	decodeStrict(t, "kubernetes/shards/shards-job.yaml", &shards)
+	decodeStrict(t, "kubernetes/merge/merge-job.yaml", &merge)
+	decodeStrict(t, "kubernetes/shards/results-pvc.yaml", &claim)
+	decodeStrict(t, "kubernetes/shards/scenario-configmap.yaml", &cm)
 
 	if shards.APIVersion != "batch/v1" || shards.Kind != "Job" || shards.Spec.CompletionMode != "Indexed" {
 		t.Errorf("shards: %s %s completionMode %q, want an Indexed batch/v1 Job", shards.APIVersion, shards.Kind, shards.Spec.CompletionMode)
@@ -202,6 +216,11 @@ func TestShardJob(t *testing.T) {
 		if mounts["results"] != "/results" {
 			t.Errorf("%s: results mounted at %q", name, mounts["results"])
 		}
+		// One container name, so the local overlay's one patch fits both Jobs.
+		if c := j.Spec.Template.Spec.Containers[0]; c.Name != "lobbybench" {
+			t.Errorf("%s: container %q, want lobbybench", name, c.Name)
+		}
+		checkRequests(t, name, j.Spec.Template.Spec.Containers[0].Resources)
 	}
 
 	sc := shards.Spec.Template.Spec.Containers[0]
@@ -360,7 +379,7 @@ func TestDocumentedFlagsExist(t *testing.T) {
 	bin := lobbybench(t)
 	help := map[string]string{}
 	checked := 0
-	for _, f := range []string{"kubernetes/shards-job.yaml", "kubernetes/merge-job.yaml", "../.github/workflows/nightly.yml", "README.md"} {
+	for _, f := range []string{"kubernetes/shards/shards-job.yaml", "kubernetes/merge/merge-job.yaml", "../.github/workflows/nightly.yml", "README.md"} {
 		text := strings.ReplaceAll(readFile(t, f), "\\\n", " ")
 		for _, m := range invocationRE.FindAllStringSubmatch(text, -1) {
 			sub := m[1]

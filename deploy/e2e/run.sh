@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# make e2e-k8s: a sharded lobbybench run on a real single-node Kubernetes,
+# on this machine, offline.
+#
+#   1. prerequisites: root, Linux with cgroup v1 or v2, the Debian packages
+#      (installed with apt-get when missing, unless E2E_NO_INSTALL=1)
+#   2. Kubernetes binaries, built once per version from the Go module proxy
+#      and cached in $K8S_CACHE (build-k8s.sh)
+#   3. the lobbybench and pause images, built without docker (image.sh)
+#   4. the cluster (cluster.sh up), the images imported into its containerd
+#   5. the reference server (lobbybench serve on 127.0.0.1:17777, a host
+#      process), the shards' Indexed Job (deploy/kubernetes/local/shards),
+#      then the merge Job (deploy/kubernetes/local/merge)
+#   6. the check: both Jobs Complete (the merge exited 0), then verify/ on
+#      the results: shards' sessions summed, histograms merged exactly,
+#      thresholds judged on the merged histograms
+#   7. teardown (always, also on failure or Ctrl-C): cluster.sh down
+#
+# Exit codes: 0 passed; 1 failed; 2 NOT RUN, a prerequisite is missing (the
+# message says which and how to get it). Results are copied to
+# $E2E_OUT (default bin/e2e-k8s) before teardown. Every wait is bounded:
+# the Kubernetes build by K8S_BUILD_TIMEOUT seconds (default 3600; a build
+# cut short resumes from the Go build cache next time), the rest, from the
+# images to the verdict, by E2E_TIMEOUT (default 600; a warm run takes
+# about a minute).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/deploy/e2e
+export E2E_DIR=${E2E_DIR:-/tmp/lobbybench-e2e}
+export K8S_VERSION=${K8S_VERSION:-v1.34.4}
+export K8S_CACHE=${K8S_CACHE:-$HOME/.cache/lobbybench-k8s}
+KBIN=$K8S_CACHE/$K8S_VERSION/bin
+E2E_OUT=${E2E_OUT:-$root/bin/e2e-k8s}
+E2E_TIMEOUT=${E2E_TIMEOUT:-600}
+K8S_BUILD_TIMEOUT=${K8S_BUILD_TIMEOUT:-3600}
+SHARDS=4                      # = completions in deploy/kubernetes/shards (checked by deploy's tests)
+PORT=17777                    # = TARGET in deploy/kubernetes/local/shards/target.yaml
+SERVER_PID=
+
+if [ "$E2E_DIR" != /tmp/lobbybench-e2e ]; then
+  # The overlay's hostPath names this directory.
+  echo "e2e-k8s: E2E_DIR must be /tmp/lobbybench-e2e (deploy/kubernetes/local/common/jobs.yaml mounts its results/)" >&2; exit 2
+fi
+
+not_run() {
+  echo "e2e-k8s: NOT RUN: $*" >&2
+  echo "e2e-k8s: NOT RUN (a prerequisite is missing; this is not a pass)" >&2
+  exit 2
+}
+
+t0=$(date +%s.%N)
+phase_start=$t0
+phase_name=
+timings=()
+phase() {
+  local now; now=$(date +%s.%N)
+  if [ -n "$phase_name" ]; then
+    local d; d=$(awk -v a="$phase_start" -v b="$now" 'BEGIN{printf "%.1f", b-a}')
+    timings+=("$phase_name ${d}s")
+    echo "e2e-k8s: phase $phase_name: ${d}s" >&2
+  fi
+  phase_name=$1; phase_start=$now
+  [ -z "$1" ] || echo "e2e-k8s: == $1" >&2
+  if [ "$1" != teardown ] && [ -n "$1" ] && [ -n "${t_test:-}" ] && [ "$(awk -v a="$t_test" -v b="$now" 'BEGIN{print int(b-a)}')" -ge "$E2E_TIMEOUT" ]; then
+    echo "e2e-k8s: FAIL: over E2E_TIMEOUT=${E2E_TIMEOUT}s" >&2; exit 1
+  fi
+}
+
+# ---- 1. prerequisites
+phase prerequisites
+[ "$(uname -s)" = Linux ] || not_run "Linux is required (this is $(uname -s))"
+[ "$(id -u)" = 0 ] || not_run "root is required (containerd, runc, mounts, iptables): run 'sudo make e2e-k8s'"
+command -v go >/dev/null || not_run "go is not on PATH"
+[ -d /sys/fs/cgroup ] || not_run "no /sys/fs/cgroup: cgroups are required by the kubelet and runc"
+declare -A pkg=([containerd]=containerd [ctr]=containerd [runc]=runc [etcd]=etcd-server [iptables]=iptables
+  [conntrack]=conntrack [openssl]=openssl [curl]=curl [busybox]=busybox-static [/usr/lib/cni/bridge]=containernetworking-plugins)
+missing=()
+for c in "${!pkg[@]}"; do
+  if [ "${c#/}" != "$c" ]; then [ -x "$c" ] || missing+=("${pkg[$c]}"); else command -v "$c" >/dev/null || missing+=("${pkg[$c]}"); fi
+done
+if [ -x /bin/busybox ] && ldd /bin/busybox >/dev/null 2>&1; then missing+=(busybox-static); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  if [ "${E2E_NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null; then
+    not_run "missing packages: ${missing[*]} (Debian 12: apt-get install ${missing[*]})"
+  fi
+  echo "e2e-k8s: installing ${missing[*]}" >&2
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    not_run "apt-get install ${missing[*]} failed"
+fi
+for p in 12379 12380 16443 10250; do
+  [ -z "$(ss -Hltn "sport = :$p")" ] || not_run "TCP port $p is in use (a cluster left running? deploy/e2e/cluster.sh down stops one)"
+done
+[ -z "$(ss -Hlun "sport = :$PORT")" ] || not_run "UDP port $PORT (the reference server's) is in use"
+
+# ---- 2. Kubernetes binaries (cached by version)
+phase kubernetes-binaries
+timeout "$K8S_BUILD_TIMEOUT" bash "$here/build-k8s.sh" >&2 ||
+  { echo "e2e-k8s: FAIL: building Kubernetes $K8S_VERSION failed or took over K8S_BUILD_TIMEOUT=${K8S_BUILD_TIMEOUT}s" >&2; exit 1; }
+t_test=$(date +%s.%N)   # E2E_TIMEOUT counts from here
+kubectl_() { "$KBIN/kubectl" --kubeconfig "$E2E_DIR/pki/admin.kubeconfig" "$@"; }
+
+# ---- 3. images
+phase images
+work=$(mktemp -d)
+bash "$here/image.sh" "$work" >&2
+go build -C "$root" -o "$work/lobbybench" ./cmd/lobbybench
+
+cleanup() {
+  local code=$?
+  trap - EXIT INT TERM
+  phase teardown
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+    echo "e2e-k8s: reference server stopped (pid $SERVER_PID)" >&2
+  fi
+  if [ -f "$E2E_DIR/pki/admin.kubeconfig" ] && [ "$code" != 0 ]; then
+    echo "e2e-k8s: cluster state at failure:" >&2
+    kubectl_ get nodes,jobs,pods -o wide >&2 2>&1 || true
+    kubectl_ get events --sort-by=.lastTimestamp 2>&1 | tail -20 >&2 || true
+  fi
+  bash "$here/cluster.sh" down >&2 || { echo "e2e-k8s: teardown failed" >&2; code=1; }
+  if [ "$code" != 0 ] && [ -d "$E2E_DIR/logs" ]; then
+    rm -rf "$E2E_OUT/cluster-logs"; mkdir -p "$E2E_OUT/cluster-logs"
+    cp -r "$E2E_DIR/logs/." "$E2E_OUT/cluster-logs/" 2>/dev/null || true
+    cp -r "$E2E_DIR/pod-logs" "$E2E_OUT/cluster-logs/pods" 2>/dev/null || true
+  fi
+  rm -rf --one-file-system "$E2E_DIR" "$work"
+  phase ""
+  local total; total=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+  echo "e2e-k8s: timings: ${timings[*]}; total ${total}s" >&2
+  if [ "$code" = 0 ]; then echo "e2e-k8s: PASS ($SHARDS shards on Kubernetes $K8S_VERSION; results in $E2E_OUT)" >&2
+  else echo "e2e-k8s: FAIL (exit $code; logs in $E2E_OUT/cluster-logs)" >&2; fi
+  exit "$code"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- 4. cluster
+phase cluster-up
+bash "$here/cluster.sh" up >&2
+for i in lobbybench pause; do
+  ctr --address "$E2E_DIR/containerd.sock" -n k8s.io images import "$work/$i.tar" >/dev/null
+done
+mkdir -p "$E2E_DIR/results" && chmod 1777 "$E2E_DIR/results"
+
+# ---- 5. server, shards, merge
+phase server
+# The scenario creates ~325 rooms from the 4 source addresses every shard
+# uses (127.0.0.1-4): lift the room cap and the per-IP room/seat quotas,
+# which guard a public server against one abusive address.
+"$work/lobbybench" serve --udp-addr 127.0.0.1:$PORT --no-tcp --no-leviathan --base-port 0 --max-instances 2000 \
+  --max-rooms-per-ip 0 --max-holds-per-ip 0 \
+  >"$E2E_DIR/logs/serve.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 50); do grep -q "udp lobby on" "$E2E_DIR/logs/serve.log" && break; kill -0 $SERVER_PID || break; sleep 0.1; done
+grep -q "udp lobby on" "$E2E_DIR/logs/serve.log" || { cat "$E2E_DIR/logs/serve.log" >&2; echo "e2e-k8s: FAIL: the reference server did not start" >&2; exit 1; }
+
+# wait_job NAME SECONDS: waits for Complete or Failed, whichever first.
+wait_job() {
+  local end=$(( $(date +%s) + $2 )) s
+  while :; do
+    s=$(kubectl_ get job "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type} {end}' 2>/dev/null || true)
+    case " $s " in *" Complete "*) return 0 ;; *" Failed "*) echo "e2e-k8s: FAIL: job $1 failed" >&2; return 1 ;; esac
+    [ "$(date +%s)" -lt "$end" ] || { echo "e2e-k8s: FAIL: job $1 not finished after $2 s" >&2; return 1; }
+    sleep 0.5
+  done
+}
+
+phase shards
+kubectl_ apply -k "$root/deploy/kubernetes/local/shards" >&2
+wait_job lobbybench-shards 150
+for i in $(seq 0 $((SHARDS - 1))); do
+  echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
+done
+
+phase merge
+kubectl_ apply -k "$root/deploy/kubernetes/local/merge" >&2
+merge_ok=0
+wait_job lobbybench-merge 60 || merge_ok=$?
+# kubectl logs needs the node's address, which the kubelet does not publish
+# when it is 127.0.0.1: read the container log the kubelet wrote instead.
+sed 's/^[^ ]* [a-z]* [FP] //' "$E2E_DIR"/pod-logs/default_lobbybench-merge-*/lobbybench/0.log >&2 || true
+[ "$merge_ok" = 0 ] || exit 1
+
+# ---- 6. check
+phase verify
+mkdir -p "$E2E_OUT"
+rm -f "$E2E_OUT"/shard-* "$E2E_OUT"/merged*
+cp "$E2E_DIR"/results/* "$E2E_OUT"/
+go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" "$E2E_OUT"
