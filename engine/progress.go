@@ -90,7 +90,11 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
 				mu.Lock()
 				defer mu.Unlock()
-				return fmt.Sprintf("clients %d  sessions %d/%d  %.0f req/s  errors %d  dropped %d  violations %d",
+				// Compact: the whole line must fit an 80-column terminal,
+				// or each redraw wraps and moves up one row too few, and
+				// the bar fills the scrollback (the long form is in
+				// ProgressLines).
+				return fmt.Sprintf("%d live %d/%d done %.0f/s err %d drop %d viol %d",
 					last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations) + last.failedStarts()
 			})),
 		)

@@ -66,7 +66,7 @@ func TestProgressBar(t *testing.T) {
 	})
 	time.Sleep(50 * time.Millisecond)
 	stop()
-	if out := buf.String(); !strings.Contains(out, "clients 4") || !strings.Contains(out, "sessions 1/5") {
+	if out := buf.String(); !strings.Contains(out, "4 live") || !strings.Contains(out, "1/5 done") {
 		t.Errorf("bar output %q", out)
 	}
 }
@@ -87,7 +87,7 @@ func TestProgressBarStopsBeforeTotal(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("stop did not return: the bar never completed")
 	}
-	if out := buf.String(); !strings.Contains(out, "3s/10s") || !strings.Contains(out, "sessions 4/6") {
+	if out := buf.String(); !strings.Contains(out, "3s/10s") || !strings.Contains(out, "4/6 done") {
 		t.Errorf("bar output %q", out)
 	}
 }
