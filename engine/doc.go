@@ -27,8 +27,12 @@
 // Info.Sessions), so a saturated generator never passes silently and never
 // catches up in a burst. Sessions are made (their socket bound) on the
 // scheduling goroutine in arrival order, because group places are handed
-// out in call order; each then runs on its own goroutine with its due time
-// as the intended start of its first request (coordinated omission).
+// out in call order, PrepareLead (3 ms) before their due time and at most
+// MaxPrepared ahead (they count as live), so the setup is never between
+// the intended time and the send; at its due time, woken precisely
+// (internal/precise), each runs on its own goroutine with its due time as
+// the intended start of its first request (coordinated omission). What
+// lateness is left is recorded per step as send lag.
 // Client ids are the global arrival index; the flow of arrival k is drawn
 // from stream 0 of the seed, so a run is reproducible and equal on every
 // shard.
