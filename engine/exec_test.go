@@ -214,8 +214,10 @@ func TestOpenPreparePool(t *testing.T) {
 		if st.Started != 2000 || st.Completed != st.Started || x.Stats.Dropped() != 0 {
 			t.Errorf("started %d, completed %d, dropped %d; want 2000 completed", st.Started, st.Completed, x.Stats.Dropped())
 		}
-		if peak != 301 {
-			t.Errorf("at most %d sessions waited for their due time, want 301 (PrepareLead × rate + the one due now)", peak)
+		// 300 due within PrepareLead, plus the one just started if its
+		// goroutine has not run yet when the next is made.
+		if peak < 300 || peak > 301 {
+			t.Errorf("at most %d sessions waited for their due time, want 300-301 (PrepareLead × rate)", peak)
 		}
 	})
 }
