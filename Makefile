@@ -5,7 +5,7 @@ FUZZTIME  ?= 20s
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: all build test race vet fmt bench bench-run bench-truth bench-micro bench-all fuzz ci clean e2e-k8s
+.PHONY: all build test race vet fmt bench bench-run bench-truth bench-micro bench-all fuzz fuzz-campaign soak ci clean e2e-k8s
 
 all: vet test build
 
@@ -51,6 +51,25 @@ bench-truth:
 # Every fuzz target, each bounded by FUZZTIME. go test -fuzz takes one target per run.
 fuzz:
 	bash .ci/fuzz $(FUZZTIME)
+
+# Long fuzz campaign: every target FUZZCAMPAIGN_TIME each, one at a time, one
+# worker, nice 19 (logs, summary.tsv and the new-coverage corpus in $(FUZZOUT)).
+FUZZCAMPAIGN_TIME ?= 10m
+FUZZOUT ?= /tmp/lobbybench-fuzz
+fuzz-campaign:
+	mkdir -p $(FUZZOUT)
+	for pkg in $$($(GO) list -f '{{.Dir}}' ./...); do rel=$${pkg#$$(pwd)/}; \
+	  for t in $$($(GO) test -list '^Fuzz' ./$$rel | grep '^Fuzz'); do echo "$$rel $$t"; done; done > $(FUZZOUT)/queue
+	bash .ci/fuzz-campaign $(FUZZOUT)/queue $(FUZZOUT) $(FUZZCAMPAIGN_TIME)
+
+# Leak soak (about 10 minutes, loopback only): serve and run as separate
+# processes, a join-storm plus a CREATE flood and malformed traffic; serve's
+# RSS and goroutines and run's RSS sampled every 10 s must stay flat after
+# warm-up and rooms return to zero. SOAK_FLAGS="--duration 60s --sample 5s"
+# for a short check.
+SOAK_FLAGS ?=
+soak: build
+	$(GO) run ./reference-server/soak --bin $(BIN) $(SOAK_FLAGS)
 
 ci:
 	bash .ci/run
