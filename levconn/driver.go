@@ -128,6 +128,9 @@ func (d *Driver) Close() error {
 	return d.sock.Close()
 }
 
+// Closed reports whether Close was called.
+func (d *Driver) Closed() bool { return d.closed.Load() }
+
 // SendRequest queues a request (see Conn.SendRequest) and writes what is
 // due.
 func (d *Driver) SendRequest(rel Reliability, t leviathan.RequestType, payload []byte) (uint32, error) {

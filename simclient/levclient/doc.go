@@ -12,6 +12,9 @@
 // deadline is set per request. Requests are Critical: the engine resends
 // them (new PKT_ID, same MessageNumber) until acked or answered, up to 5
 // transmissions; steps use their timeout only, never a retry of their own.
+// In the closed model the next flow of the same client may carry the
+// socket and engine on (Reuse, through simclient.Renew) when this flow
+// neither closed the connection nor joined the server.
 //
 // # Steps
 //

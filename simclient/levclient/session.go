@@ -92,6 +92,7 @@ type session struct {
 	think  *rand.Rand
 	d      *levconn.Driver
 	waker  *simclient.Waker
+	link   *link
 	timer  *time.Timer
 	buf    []byte
 
@@ -103,9 +104,18 @@ type session struct {
 	serverBye bool // CloseConnection received
 	player    int
 	await     uint32 // our response whose confirmation next1 reports (errConfirmed)
+	seated    bool   // join_server or join_game succeeded: the server holds a player for the socket
+	robust    bool   // a malformed or rate_probe step ran
 
 	closeOnce sync.Once
 	leaveOnce sync.Once
+}
+
+// link is what the driver's callbacks reach: the session using the
+// connection now, which changes when the connection is reused.
+type link struct {
+	rec   *metrics.Recorder
+	waker *simclient.Waker
 }
 
 // New is the leviathan simclient.Factory.
@@ -117,17 +127,10 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if !sh.Targets.Leviathan.IsValid() {
 		return nil, errors.New("levclient: no Leviathan target")
 	}
-	rt := getRun(sh)
-	s := &session{
-		sh:    sh,
-		rt:    rt,
-		id:    id,
-		flow:  flow,
-		fi:    fi,
-		rec:   sh.Recorder(id),
-		think: sh.ThinkRand(id),
-		buf:   make([]byte, 0, 256),
-	}
+	s := newSession(sh, id, flow, fi, make([]byte, 0, 256))
+	rt := s.rt
+	l := &link{rec: s.rec}
+	s.link = l
 	opt := levconn.DriverOptions{
 		Config:       rt.engineCfg,
 		Local:        src,
@@ -138,7 +141,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 			if errors.As(err, &le) {
 				rule, detail = string(le.Rule), le.Detail
 			}
-			s.rec.Violation(rule, time.Now(), b, nil, detail)
+			l.rec.Violation(rule, time.Now(), b, nil, detail)
 		},
 	}
 	if imp := sh.Plan.Impairment; !imp.IsZero() {
@@ -148,9 +151,9 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if sh.Sweeper != nil {
 		opt.Wake = func(t time.Time) {
 			if t.IsZero() {
-				s.waker.Disarm()
+				l.waker.Disarm()
 			} else {
-				s.waker.Arm(t)
+				l.waker.Arm(t)
 			}
 		}
 	}
@@ -162,9 +165,26 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	s.d = d
 	if sh.Sweeper != nil {
 		s.waker = sh.Sweeper.Add(func() { d.Socket().SetReadDeadline(time.Now()) })
+		l.waker = s.waker
 	}
 	s.member = sh.Join(fi)
 	return s, nil
+}
+
+// newSession is the session of client id playing flow (index fi), with
+// no connection yet and buf its empty scratch buffer. The caller sets the
+// connection (d, waker, link), then joins the group (member).
+func newSession(sh *simclient.Shared, id int, flow *scenario.Flow, fi int, buf []byte) *session {
+	return &session{
+		sh:    sh,
+		rt:    getRun(sh),
+		id:    id,
+		flow:  flow,
+		fi:    fi,
+		rec:   sh.Recorder(id),
+		think: sh.ThinkRand(id),
+		buf:   buf,
+	}
 }
 
 // Close implements simclient.Session.
@@ -234,8 +254,10 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.Connect:
 		sent, err = s.connect(ctx, st, intended)
 	case scenario.JoinServer:
+		s.seated = true // even when refused or unanswered: the server may hold the player
 		sent, err = s.joinServer(ctx, st, intended)
 	case scenario.JoinGame:
+		s.seated = true
 		sent, err = s.joinGame(ctx, st, intended)
 	case scenario.Echo:
 		return s.echoes(ctx, i, st)
@@ -244,8 +266,10 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.Close:
 		sent, err = s.closeConn(ctx, st)
 	case scenario.Malformed:
+		s.robust = true
 		return s.malformed(s.stop, i, st)
 	case scenario.RateProbe:
+		s.robust = true
 		return s.rateProbe(s.stop, i, st)
 	default:
 		return s.fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not supported by the leviathan client", st.Kind))

@@ -4,7 +4,10 @@
 // A session owns one TCP connection, dialed from its source address at the
 // first step that needs it (normally connect: dial + CONNECT_REQ), so the
 // connect step's latency includes the TCP handshake and a refused dial
-// fails it with reason "conn_refused". One goroutine reads and writes;
+// fails it with reason "conn_refused". In the closed model the next flow
+// of the same client may carry the connection on (Reuse, through
+// simclient.Renew): its connect step then skips the dial and sends
+// CONNECT_REQ on the kept connection. One goroutine reads and writes;
 // frames are read into one reused 8 KiB buffer by a reader of its own that
 // survives read deadlines (the sweeper wakes a read only when a request has
 // timed out), and messages decode into one reused tcplobby.Decoder.

@@ -91,6 +91,7 @@ type session struct {
 	closeOnce sync.Once
 	leaveOnce sync.Once
 	closed    bool
+	robust    bool // a malformed or rate_probe step ran: the connection is not reused
 }
 
 // reqFail is a failed request (simclient.RequestError); Reason names it in the metrics.
@@ -106,6 +107,12 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if !sh.Targets.TCPLobby.IsValid() {
 		return nil, errors.New("tcpclient: no TCP lobby target")
 	}
+	return newSession(sh, id, flow, fi, src), nil
+}
+
+// newSession is the session of client id playing flow (index fi), with no
+// connection yet.
+func newSession(sh *simclient.Shared, id int, flow *scenario.Flow, fi int, src netip.Addr) *session {
 	s := &session{
 		sh:        sh,
 		rt:        getRun(sh),
@@ -124,7 +131,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	s.name = tcplobby.MakeName(fmt.Sprintf("bot%d", id))
 	s.member = sh.Join(fi)
 	s.creator = simclient.Creates(flow, s.member.Index)
-	return s, nil
+	return s
 }
 
 // Close implements simclient.Session.
@@ -237,8 +244,10 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.Barrier:
 		return s.barrier(s.stop, i, st)
 	case scenario.Malformed:
+		s.robust = true
 		return s.malformed(s.stop, i, st)
 	case scenario.RateProbe:
+		s.robust = true
 		return s.rateProbe(s.stop, i, st)
 	}
 	intended := s.next

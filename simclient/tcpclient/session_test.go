@@ -90,6 +90,13 @@ func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int) r
 
 func referenceServer(t testing.TB) netip.AddrPort {
 	t.Helper()
+	return startReference(t).Addr()
+}
+
+// startReference runs the reference TCP lobby on 127.0.0.1 port 0 for
+// the test.
+func startReference(t testing.TB) *tcp.Server {
+	t.Helper()
 	cfg := tcp.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.CountdownInterval = 5 * time.Millisecond
@@ -102,7 +109,7 @@ func referenceServer(t testing.TB) netip.AddrPort {
 	done := make(chan struct{})
 	go func() { srv.Serve(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); srv.Close(); <-done })
-	return srv.Addr()
+	return srv
 }
 
 func TestFullMatchAgainstReference(t *testing.T) {
