@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/lobbybench/lobbybench/reports"
+import (
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+)
 
 // fillRun copies the engine's figures that belong to the versioned result
 // model into run: the session counts (so reports.Merge sums them and a
@@ -19,4 +22,23 @@ func fillRun(run *reports.Run, in *Info) {
 func (s SessionInfo) report() reports.Sessions {
 	return reports.Sessions{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts, Cut: s.Aborted,
 		DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, MaxActive: s.MaxActive}
+}
+
+// markWaits sets Series.Wait on the steps of run whose label belongs only
+// to steps that send nothing (think, barrier) in every flow of plan: the
+// end of the run cutting such a step is not a request left unanswered.
+func markWaits(run *reports.Run, plan *scenario.Plan) {
+	wait := map[string]bool{}
+	for _, f := range plan.Flows {
+		for _, st := range f.Steps {
+			w := st.Kind == scenario.Think || st.Kind == scenario.Barrier
+			if prev, seen := wait[st.Label]; seen {
+				w = w && prev
+			}
+			wait[st.Label] = w
+		}
+	}
+	for i := range run.Steps {
+		run.Steps[i].Wait = wait[run.Steps[i].Name]
+	}
 }

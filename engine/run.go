@@ -319,6 +319,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		run.DurationNS = time.Since(start)
 	}
 	fillRun(run, info)
+	markWaits(run, plan)
 	res := &Result{Run: run, Engine: info}
 	res.ThresholdsOK = EvaluateThresholds(plan, run, info)
 	return res, nil

@@ -17,10 +17,7 @@ import (
 // step table.
 func NeverSucceeded(run *Run) []string {
 	var out []string
-	for _, s := range run.Steps {
-		if s.Successes > 0 || s.Requests == 0 {
-			continue
-		}
+	for _, s := range run.StepsNeverSucceeded() {
 		out = append(out, fmt.Sprintf("step %s never succeeded (%s): %s", s.Name, tally(s), likelyCause(run, s)))
 	}
 	return out

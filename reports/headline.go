@@ -33,8 +33,28 @@ func (r *Run) Interrupted() bool {
 	return false
 }
 
+// StepsNeverSucceeded returns the steps of r that were tried (at least one
+// request) and never succeeded: every request failed or was cut by the end
+// of the run (a request answered only after the end is as unmeasured as an
+// unanswered one). Not among them: a step never reached (no request, e.g. a
+// late step of a flow longer than the run), which has nothing to judge, and
+// a wait step (Series.Wait: think, barrier) whose every attempt was cut, as
+// the run merely ended during the wait; a wait that failed (a barrier's
+// timeout) counts.
+func (r *Run) StepsNeverSucceeded() []Series {
+	var out []Series
+	for _, s := range r.Steps {
+		if s.Requests > 0 && s.Successes == 0 && !(s.Wait && s.Failures == 0) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Headline judges the run. An interrupted run says so first, whatever its
-// thresholds say: they were judged on the part that ran.
+// thresholds say: they were judged on the part that ran. A step that was
+// tried and never succeeded fails the run and leads its verdict, even when
+// every threshold passed (a run with "0 OK" on a step is not green).
 func (r *Run) Headline() Headline {
 	passed := 0
 	for _, th := range r.Thresholds {
@@ -51,6 +71,22 @@ func (r *Run) Headline() Headline {
 		status, verdict = StatusFail, fmt.Sprintf("%d protocol violations", r.Totals.Violations)
 	case n > 0:
 		status, verdict = StatusPass, fmt.Sprintf("all %d thresholds passed", n)
+	}
+	if never := r.StepsNeverSucceeded(); len(never) > 0 {
+		// First: a step with no success has no figure to judge, so
+		// whatever else passed, the run did not do what it set out to.
+		var parts []string
+		for _, s := range never {
+			parts = append(parts, s.Name+" ("+tally(s)+")")
+		}
+		what := fmt.Sprintf("step %s was tried and never succeeded", parts[0])
+		if len(parts) > 1 {
+			what = fmt.Sprintf("%d steps were tried and never succeeded: %s", len(parts), strings.Join(parts, ", "))
+		}
+		if verdict != "" {
+			what += "; " + verdict
+		}
+		status, verdict = StatusFail, what
 	}
 	if r.Interrupted() {
 		who := "the run was stopped"

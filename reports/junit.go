@@ -129,13 +129,21 @@ func timestamp(t time.Time) string {
 // the units the terminal uses) and suite "violations" with one failing
 // testcase per violated protocol rule. An interrupted run leads with suite
 // "run" holding one <error> testcase that says so, so no CI reads a
-// partial run as a pass.
+// partial run as a pass; each step tried and never succeeded adds a
+// failing testcase "step NAME succeeded" to that suite.
 func WriteRunJUnit(w io.Writer, run *Run) error {
 	var suites []junitSuite
+	rs := junitSuite{Name: "lobbybench.run", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
 	if hl := run.Headline(); hl.Status == StatusInterrupted {
-		rs := junitSuite{Name: "lobbybench.run", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
 		rs.add(junitCase{Name: "run completed", Classname: "run", Time: junitTime(run.DurationNS),
 			Error: &junitError{Message: hl.Text, Type: StatusInterrupted, Text: xmlSafe(hl.Text)}})
+	}
+	for _, s := range run.StepsNeverSucceeded() {
+		msg := fmt.Sprintf("step %s never succeeded (%s)", s.Name, tally(s))
+		rs.add(junitCase{Name: "step " + s.Name + " succeeded", Classname: "run", Time: "0.000",
+			Failure: &junitFailure{Message: msg, Type: "never succeeded", Text: xmlSafe(msg + ": " + likelyCause(run, s))}})
+	}
+	if len(rs.Cases) > 0 {
 		suites = append(suites, rs)
 	}
 	th := junitSuite{Name: "lobbybench.thresholds", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}

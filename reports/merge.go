@@ -185,12 +185,13 @@ func (m *seriesMerger) add(in []Series) error {
 		acc := m.byName[s.Name]
 		if acc == nil {
 			acc = &seriesAcc{
-				s:   Series{Name: s.Name, FailuresByReason: map[string]int64{}},
+				s:   Series{Name: s.Name, FailuresByReason: map[string]int64{}, Wait: s.Wait},
 				lat: NewLatencyHistogram(), unc: NewLatencyHistogram(), lag: NewLatencyHistogram(),
 			}
 			m.byName[s.Name] = acc
 			m.order = append(m.order, s.Name)
 		}
+		acc.s.Wait = acc.s.Wait && s.Wait // a wait only if every shard says so
 		acc.s.Requests += s.Requests
 		acc.s.Successes += s.Successes
 		acc.s.Failures += s.Failures

@@ -192,6 +192,11 @@ type Series struct {
 	Latency     Latency `json:"latency"`
 	Uncorrected Latency `json:"uncorrected"`
 	SendLag     Latency `json:"send_lag"`
+	// Wait: the step sends nothing (think, barrier), so an attempt cut
+	// by the end of the run is a wait the run ended during, not an
+	// unanswered request (see Run.StepsNeverSucceeded). False for
+	// messages and in documents older than the field.
+	Wait bool `json:"wait,omitempty"`
 }
 
 // ErrorRate is Failures over completed requests (Requests - Cut =

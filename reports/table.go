@@ -75,8 +75,9 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		rps = float64(run.Totals.Requests) / secs
 	}
 	t := run.Totals
-	if hl := run.Headline(); hl.Status == StatusInterrupted {
-		// First, before any figure: what follows is a partial run.
+	if hl := run.Headline(); hl.Status == StatusInterrupted || len(run.StepsNeverSucceeded()) > 0 {
+		// First, before any figure: what follows is a partial run, or
+		// one with a step that has no successful sample.
 		fmt.Fprintf(ew, "%s\n\n", hl.Text)
 	}
 	fmt.Fprintf(ew, "Run %s against %s: %s, %d shard(s)\n", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), run.Shards)

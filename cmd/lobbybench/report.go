@@ -343,7 +343,8 @@ one-line summary to stderr, with a warning when a shard of an i/n run is
 given twice or missing.
 
 Exit codes: 0 merged; 2 unreadable or mismatched input; 4 a threshold
-failed on the merged data (the merged file is still written).`
+failed on the merged data, or a step was tried and never succeeded in any
+shard (the merged file is still written).`
 
 func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 	out := fs.String("o", "", "write the merged JSON to `FILE` (default stdout)")
@@ -382,7 +383,10 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		fmt.Fprintf(e.stderr, "lobbybench %s: %d shard(s), %d requests, %d failed, %d violations; thresholds %d/%d passed\n", cmd,
 			merged.Shards, merged.Totals.Requests, merged.Totals.Failures, merged.Totals.Violations, passed, len(merged.Thresholds))
-		if !thOK {
+		if len(merged.StepsNeverSucceeded()) > 0 {
+			fmt.Fprintf(e.stderr, "lobbybench %s: %s\n", cmd, merged.Headline().Text)
+		}
+		if !thOK || len(merged.StepsNeverSucceeded()) > 0 {
 			return exitThreshold
 		}
 		return exitOK

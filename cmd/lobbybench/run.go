@@ -26,7 +26,9 @@ table. A broken scenario is listed as file:line: message, one problem per
 line, and nothing is sent.
 
 Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
-scenario; 3 target unreachable; 4 a threshold breached; 5 interrupted
+scenario; 3 target unreachable; 4 a threshold breached, or a step was
+tried and never succeeded (every request failed or was cut; a step never
+reached does not count); 5 interrupted
 (Ctrl-C); 6 the load was not all generated (a client could not open its
 socket, e.g. too many open files, or a --workers worker died). When several apply, the first in the
 order 5, 1, 6, 4 wins. The JSON, JUnit and HTML files are written in every
@@ -239,7 +241,9 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath stri
 		return exitFailed
 	case res.Engine.Sessions.FailedStarts > 0 || len(res.Engine.Incomplete) > 0:
 		return exitIncomplete
-	case !res.ThresholdsOK:
+	case !res.ThresholdsOK || len(res.Run.StepsNeverSucceeded()) > 0:
+		// A step tried and never succeeded has no figure a threshold
+		// could judge: as much a failed run as a breached threshold.
 		return exitThreshold
 	}
 	return exitOK
