@@ -69,7 +69,8 @@
 // connection's timers every TickInterval; both under one mutex, under which
 // socket writes never block for long (UDP). Per connection the engine's
 // memory is bounded (levconn Bounds; MaxInFlight 32 by default here), the
-// connection table by MaxConns, the rate limiter's table by MaxRateKeys.
+// connection table by MaxConns (and MaxConnsPerIP from one source IP),
+// the rate limiter's table by MaxRateKeys.
 // Malformed datagrams are dropped and counted by wire rule id; an Ln packet
 // from a known peer whose header decodes still has its id acked and its
 // decodable prefix acted on, as in the engine. A per-IP token bucket

@@ -110,7 +110,10 @@
 // whose queue overflows, or whose socket accepts nothing for WriteTimeout,
 // is disconnected (it leaves its room as any leaver does); nothing is
 // buffered without bound and no other client waits for it. Connections
-// beyond MaxConns get ERROR_MSG 0x06 "server full" and are closed. A
+// beyond MaxConns get ERROR_MSG 0x06 "server full", beyond MaxConnsPerIP
+// from one source IP "too many connections from your address", and are
+// closed; a CREATE_ROOM_REQ from an IP whose connections created
+// MaxRoomsPerIP live rooms gets RoomID 0. A
 // connection that completes no frame for IdleTimeout (a half-sent frame
 // does not count) gets ERROR_MSG 0x06 "idle timeout" and is closed; one
 // sweep goroutine checks all connections instead of a deadline per read.

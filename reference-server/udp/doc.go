@@ -85,8 +85,9 @@
 //     pursued.
 //   - A JOIN_SUCCESS holds its seat for SeatHold even if the player never
 //     comes, and the countdown waits for held seats: a client may delay a
-//     room's start by that long (per-IP rate limiting bounds how many seats
-//     one source can hold).
+//     room's start by that long (MaxHoldsPerIP bounds how many seats one
+//     source IP holds at once; MaxRoomsPerIP how many rooms it created are
+//     alive; neither stops several addresses together).
 //   - When the session table (MaxSessions) or the rate limiter
 //     (MaxRateKeys) is full of live entries, an arbitrary one is evicted:
 //     its retry is then acted on again, or its bucket starts full
