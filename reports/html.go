@@ -22,6 +22,7 @@ var htmlCSS string
 
 var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"us":         fmtUS,
+	"lat":        fmtLat,
 	"lag":        fmtLag,
 	"pct":        fmtPct,
 	"num":        itoa,

@@ -62,3 +62,59 @@ func TestThresholdNoData(t *testing.T) {
 		})
 	}
 }
+
+// TestLatencyNoData: a step with no successful sample shows "-" for its
+// latency figures in every format that prints them, never a measured-looking
+// "0µs"; the JSON keeps numbers and tells no-data by latency.count 0.
+func TestLatencyNoData(t *testing.T) {
+	run := neverSucceededRun(t)
+	tests := []struct {
+		format string
+		write  func(*bytes.Buffer) error
+		row    func(out string) string // the join step's row
+		want   []string
+		absent string
+	}{
+		{"table", func(b *bytes.Buffer) error { return WriteRunTable(b, run) }, lineWith("│ join "),
+			[]string{"│ -     │ -      │ -      │ -      │ -      │ -          │"}, "│ 0µs"},
+		{"html", func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, run) }, lineWith("</span>join</td>"),
+			[]string{`<td class="n">-</td><td class="n">-</td><td class="n">-</td><td class="n">-</td><td class="n">-</td><td class="n">-</td>`}, ">0µs<"},
+		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, run) }, func(out string) string {
+			_, after, _ := strings.Cut(out, `"name": "join"`)
+			before, _, _ := strings.Cut(after, `"uncorrected"`)
+			return before
+		}, []string{`"count": 0`, `"p99_us": 0`}, `"hist"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			row := tt.row(b.String())
+			if row == "" {
+				t.Fatalf("no join row in:\n%s", b.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(row, w) {
+					t.Errorf("join row lacks %q:\n%s", w, row)
+				}
+			}
+			if strings.Contains(row, tt.absent) {
+				t.Errorf("join row has %q:\n%s", tt.absent, row)
+			}
+		})
+	}
+}
+
+// lineWith returns a function that finds the first line holding s.
+func lineWith(s string) func(string) string {
+	return func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, s) {
+				return l
+			}
+		}
+		return ""
+	}
+}

@@ -24,6 +24,15 @@ func fmtUS(us int64) string {
 	}
 }
 
+// fmtLat renders figure us of distribution l: "-" when l holds no sample
+// (a step with no success), never a "0µs" that looks measured.
+func fmtLat(l Latency, us int64) string {
+	if l.Count == 0 {
+		return "-"
+	}
+	return fmtUS(us)
+}
+
 // fmtLag renders a send-lag distribution as "p50/p99/max" ("-" when no
 // request recorded one, as in documents older than send lag).
 func fmtLag(l Latency) string {
@@ -100,7 +109,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		for _, s := range part.rows {
 			l := s.Latency
 			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), fmtPct(s.ErrorRate()),
-				itoa(s.Retries), itoa(s.Dropped), fmtUS(l.P50US), fmtUS(l.P90US), fmtUS(l.P99US), fmtUS(l.P999US), fmtUS(l.MaxUS), fmtUS(s.Uncorrected.P99US), fmtLag(s.SendLag)})
+				itoa(s.Retries), itoa(s.Dropped), fmtLat(l, l.P50US), fmtLat(l, l.P90US), fmtLat(l, l.P99US), fmtLat(l, l.P999US), fmtLat(l, l.MaxUS), fmtLat(s.Uncorrected, s.Uncorrected.P99US), fmtLag(s.SendLag)})
 		}
 		fmt.Fprintf(ew, "%s (latency from intended send time):\n", part.title)
 		if ew.err != nil {
