@@ -67,6 +67,8 @@ func FuzzMachine(f *testing.F) {
 	f.Add([]byte{open, 0, msg, connect, msg, ready, msg, start, c1 | msg, disc, raw, 3, 0, 1, 0x13})
 	f.Add([]byte{open, 2, open, 3, msg, create, c1 | msg, join, msg, ready, c1 | msg, ready, poolFail, 1, msg, start, tick, 0, tick, 0, tick, 0, poolFail, 0, msg, start, tick, 0, tick, 0})
 	f.Add([]byte{open, 0, msg, create, raw, 6, 0, 0, 0, 2, 0x0b, 0})
+	// A member un-readies during the countdown: it must be cancelled.
+	f.Add([]byte{open, 0, open, 1, msg, create, c1 | msg, join, msg, ready, c1 | msg, ready, msg, start, tick, 0, c1 | msg, ready, tick, 0, tick, 0})
 	f.Fuzz(machineOps)
 }
 
