@@ -36,7 +36,7 @@ type barrier struct {
 }
 
 func newGroup(flow int, id int64, size int) *Group {
-	return &Group{Flow: flow, ID: id, Size: size, roomDone: make(chan struct{}), barriers: map[int]*barrier{}}
+	return &Group{Flow: flow, ID: id, Size: size, roomDone: make(chan struct{})}
 }
 
 // SetRoom publishes the room the group created and wakes every WaitRoom.
@@ -107,6 +107,9 @@ func (g *Group) Arrive(ctx context.Context, step, n int) error {
 	g.mu.Lock()
 	b := g.barriers[step]
 	if b == nil {
+		if g.barriers == nil {
+			g.barriers = map[int]*barrier{}
+		}
 		b = &barrier{open: make(chan struct{})}
 		g.barriers[step] = b
 	}

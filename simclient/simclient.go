@@ -276,6 +276,14 @@ func (sh *Shared) Join(f int) Member {
 	size := max(fl.GroupSize, 1)
 	n := sh.groups[f].next.Add(1) - 1
 	gid := n / int64(size)
+	if size == 1 {
+		// A group of one: no other member will look it up, so it is
+		// kept out of the flow's registry and its lock (a closed-model
+		// poller joins one per flow played).
+		g := newGroup(f, gid, size)
+		g.joined = 1
+		return Member{Group: g}
+	}
 	fg := &sh.groups[f]
 	fg.mu.Lock()
 	g := fg.live[gid]
@@ -295,6 +303,9 @@ func (sh *Shared) Leave(m Member) {
 		return
 	}
 	g := m.Group
+	if g.Size <= 1 {
+		return // never registered (Join)
+	}
 	fg := &sh.groups[g.Flow]
 	fg.mu.Lock()
 	g.left++

@@ -72,9 +72,18 @@ func TestGroupsFollowArrivalOrder(t *testing.T) {
 	if ms[0].Group != ms[2].Group || ms[2].Group == ms[3].Group {
 		t.Error("groups not shared as expected")
 	}
-	if b := sh.Join(1); b.Index != 0 || b.Group.Size != 1 {
-		t.Errorf("flow without groups: %+v", b)
+	b1, b2 := sh.Join(1), sh.Join(1)
+	if b1.Index != 0 || b1.Group.Size != 1 || b2.Group.ID != 1 || b1.Group == b2.Group {
+		t.Errorf("flow without groups: %+v, %+v", b1, b2)
 	}
+	if n := len(sh.groups[1].live); n != 0 {
+		t.Errorf("%d groups of one registered, want none (no other member looks them up)", n)
+	}
+	if err := b1.Group.Arrive(context.Background(), 0, 1); err != nil {
+		t.Errorf("a group of one's barrier: %v", err)
+	}
+	sh.Leave(b1)
+	sh.Leave(b2)
 	for _, m := range ms[:3] {
 		sh.Leave(m)
 	}

@@ -12,17 +12,27 @@ import (
 )
 
 // bareRun is the bare Go lobby client the harness is measured against:
-// n goroutines, each with one connected UDP socket, sending
-// LOBBY_LIST_ROOMS back to back (one in flight, 100 ms to give up on a lost
-// one) and counting replies that carry its sequence id. It checks nothing
-// else: the least a Go client can do per request. It returns the replies
-// per second.
-func bareRun(n int, d time.Duration, lobby netip.AddrPort) (float64, error) {
+// n goroutines, each with one UDP socket, sending LOBBY_LIST_ROOMS back to
+// back (one in flight, 100 ms to give up on a lost one) and counting
+// replies that carry its sequence id. It checks nothing else: the least a
+// Go client can do per request. With connected, each socket is connected
+// to the lobby (send/read; the kernel drops datagrams from any other
+// source); without, it is unconnected as lobbybench's are (sendto/recvmsg,
+// so a reply from another port of the host would be seen), which tells the
+// socket mode's cost from the harness's own. It returns the replies per
+// second.
+func bareRun(n int, d time.Duration, lobby netip.AddrPort, connected bool) (float64, error) {
 	sources := engine.DefaultSources(n)
 	conns := make([]*net.UDPConn, n)
 	for i := range conns {
 		la := net.UDPAddrFromAddrPort(netip.AddrPortFrom(sources[i%len(sources)], 0))
-		c, err := net.DialUDP("udp", la, net.UDPAddrFromAddrPort(lobby))
+		var c *net.UDPConn
+		var err error
+		if connected {
+			c, err = net.DialUDP("udp", la, net.UDPAddrFromAddrPort(lobby))
+		} else {
+			c, err = net.ListenUDP("udp", la)
+		}
 		if err != nil {
 			for _, c := range conns[:i] {
 				c.Close()
@@ -44,11 +54,22 @@ func bareRun(n int, d time.Duration, lobby netip.AddrPort) (float64, error) {
 			var ok int64
 			for seq := uint16(1); time.Now().Before(deadline); seq++ {
 				out = udplobby.AppendListRooms(out[:0], udplobby.ProfileSpec, seq)
-				if _, err := c.Write(out); err != nil {
+				var err error
+				if connected {
+					_, err = c.Write(out)
+				} else {
+					_, err = c.WriteToUDPAddrPort(out, lobby)
+				}
+				if err != nil {
 					break
 				}
 				c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-				k, err := c.Read(in)
+				var k int
+				if connected {
+					k, err = c.Read(in)
+				} else {
+					k, _, _, _, err = c.ReadMsgUDPAddrPort(in, nil)
+				}
 				if err != nil {
 					continue
 				}

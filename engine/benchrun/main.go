@@ -51,7 +51,7 @@ func main() {
 		memDuration = flag.Duration("mem-duration", 10*time.Second, "length of the memory run")
 		memInterval = flag.Duration("mem-interval", time.Second, "ping interval of each client in the memory run")
 		serve       = flag.Int("serve-child", 0, "internal: run a reference server for this many rooms and print its address")
-		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the lobbybench runs to `FILE`")
+		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the first lobbybench run (the 1-step flow) to `FILE`")
 		memProfile  = flag.String("memprofile", "", "write a heap profile taken halfway through the memory run to `FILE`")
 		wClients    = flag.Int("workers-clients", 60000, "clients of the --workers run (0: skip)")
 		wWorkers    = flag.Int("workers", 4, "worker processes of the --workers run")
@@ -73,11 +73,17 @@ func main() {
 			fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
 			os.Exit(2)
 		}
+		// One profile, of the first lobbybench run (the 1-step flow):
+		// profiles of several runs written to one file cannot be read.
+		done := false
 		profileLobby = func(start bool) {
-			if start {
+			switch {
+			case done:
+			case start:
 				pprof.StartCPUProfile(f)
-			} else {
+			default:
 				pprof.StopCPUProfile()
+				done = true
 			}
 		}
 	}
@@ -125,7 +131,8 @@ func main() {
 			run  func() (measure, error)
 		}
 		cs := []contender{
-			{"bare Go client", func() (measure, error) { return bareMeasure(c, *duration, lobby) }},
+			{"bare Go client", func() (measure, error) { return bareMeasure(c, *duration, lobby, true) }},
+			{"bare Go, unconnected", func() (measure, error) { return bareMeasure(c, *duration, lobby, false) }},
 			{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, 1, *duration, lobby) }},
 			{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, 50, *duration, lobby) }},
 		}

@@ -88,10 +88,10 @@ func lobbybenchRun(n, steps int, d time.Duration, lobby netip.AddrPort) (measure
 }
 
 // bareMeasure runs bareRun and takes this process's CPU time around it.
-func bareMeasure(n int, d time.Duration, lobby netip.AddrPort) (measure, error) {
+func bareMeasure(n int, d time.Duration, lobby netip.AddrPort, connected bool) (measure, error) {
 	runtime.GC()
 	c0 := cpuNow()
-	rate, err := bareRun(n, d, lobby)
+	rate, err := bareRun(n, d, lobby, connected)
 	if err != nil || rate == 0 {
 		return measure{}, fmt.Errorf("bare client: %v (rate %.0f)", err, rate)
 	}

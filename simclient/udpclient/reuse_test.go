@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
@@ -124,4 +125,46 @@ func TestIdleReleasesBuffer(t *testing.T) {
 	if len(tr.buf) != maxBuf {
 		t.Error("a grown buffer was given away")
 	}
+}
+
+// TestTransportWatch: a socket kept across sessions is cancelled by the
+// context it watches last, once; close ends the watch.
+func TestTransportWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		tr := &transport{}
+		tr.watch(ctx)
+		tr.watch(ctx) // a reused socket's next session: already watched
+		cancel()
+		synctest.Wait()
+		if !tr.cancelled.Load() {
+			t.Error("the watched context ended but the transport was not cancelled")
+		}
+
+		ctxA, cancelA := context.WithCancel(context.Background())
+		ctxB, cancelB := context.WithCancel(context.Background())
+		tr2 := &transport{}
+		tr2.watch(ctxA)
+		tr2.watch(ctxB)
+		cancelA()
+		synctest.Wait()
+		if tr2.cancelled.Load() {
+			t.Error("cancelled by a context it no longer watches")
+		}
+		cancelB()
+		synctest.Wait()
+		if !tr2.cancelled.Load() {
+			t.Error("not cancelled by the context it watches")
+		}
+
+		ctxC, cancelC := context.WithCancel(context.Background())
+		tr3 := &transport{}
+		tr3.watch(ctxC)
+		tr3.close()
+		cancelC()
+		synctest.Wait()
+		if tr3.cancelled.Load() {
+			t.Error("a closed transport was cancelled by the context it watched")
+		}
+	})
 }

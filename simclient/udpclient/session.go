@@ -230,9 +230,8 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 	}
 	s.next = due
 	s.stop = simclient.StopContext(ctx)
-	stop := context.AfterFunc(ctx, s.tr.cancel)
-	defer stop()
-	defer s.leaveGroup(errors.New("the creator's session ended before creating the room"))
+	s.tr.watch(ctx)
+	defer s.leaveGroup(errCreatorEnded)
 	return simclient.RunFlow(ctx, s.stop, s.flow, s.member.Index, func(i int, st *scenario.Step) error {
 		s.curStep = i
 		return s.step(ctx, i, st)

@@ -1,6 +1,7 @@
 package udpclient
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/netip"
@@ -22,6 +23,9 @@ var (
 	errTruncated = errors.New("datagram truncated by the receive buffer")
 	// errCancelled: the session's context ended.
 	errCancelled = errors.New("cancelled")
+	// errCreatorEnded fails the group's room when its creator's session
+	// ended without creating it.
+	errCreatorEnded = errors.New("the creator's session ended before creating the room")
 )
 
 const (
@@ -49,6 +53,10 @@ type transport struct {
 	closed    atomic.Bool
 	// truncated counts datagrams lost to the receive buffer's size.
 	truncated int64
+
+	wmu     sync.Mutex      // guards watched and unwatch (watch and close)
+	watched context.Context // the context whose end cancels the transport
+	unwatch func() bool     // stops that (context.AfterFunc's stop)
 }
 
 func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper) error {
@@ -75,7 +83,29 @@ func (t *transport) cancel() {
 	}
 }
 
+// watch makes ctx's end cancel the transport. A socket kept across a
+// client's sessions watches the run's context once, not once per session:
+// context.AfterFunc takes the parent context's lock, which every client
+// shares. Ending the watch is close's job.
+func (t *transport) watch(ctx context.Context) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.watched == ctx || t.closed.Load() {
+		return
+	}
+	if t.unwatch != nil {
+		t.unwatch()
+	}
+	t.watched, t.unwatch = ctx, context.AfterFunc(ctx, t.cancel)
+}
+
 func (t *transport) close() error {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.unwatch != nil {
+		t.unwatch()
+		t.watched, t.unwatch = nil, nil
+	}
 	if t.c == nil || !t.closed.CompareAndSwap(false, true) {
 		return nil
 	}
