@@ -113,8 +113,23 @@ func (r *Run) Headline() Headline {
 
 // Headline judges the conform result: a failed case, a warning under
 // --strict, or more skips than MaxSkips allows fail it; the skip and
-// warning counts are always said, so a hollow run cannot pass unseen.
+// warning counts are always said, so a hollow run cannot pass unseen. An
+// interrupted suite says so first, whatever its cases say: they are only
+// the part that ran.
 func (c *Conform) Headline() Headline {
+	hl := c.verdict()
+	if !c.Interrupted {
+		return hl
+	}
+	text := fmt.Sprintf("INTERRUPTED · the suite was stopped after %s, before every case ran: the verdicts cover only what ran", c.DurationNS.Round(time.Millisecond))
+	if hl.Text != "" {
+		text += " (on that part: " + hl.Text + ")"
+	}
+	return Headline{Status: StatusInterrupted, Text: text}
+}
+
+// verdict is Headline without the interruption.
+func (c *Conform) verdict() Headline {
 	s := c.Summary()
 	if s.Total == 0 {
 		return Headline{Text: "NO VERDICT · no case was run"}

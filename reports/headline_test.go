@@ -151,3 +151,44 @@ func TestWithoutPassingWire(t *testing.T) {
 		t.Error("JUnit does not say the wire log was left out")
 	}
 }
+
+// TestConformInterruptedFirst: an interrupted conform result leads every
+// format with INTERRUPTED, whatever its cases say (golden files hold each
+// format whole).
+func TestConformInterruptedFirst(t *testing.T) {
+	c := sampleConform()
+	c.Interrupted = true
+	hl := c.Headline()
+	if hl.Status != StatusInterrupted || !strings.HasPrefix(hl.Text, "INTERRUPTED · the suite was stopped after") || !strings.Contains(hl.Text, "(on that part: FAIL · ") {
+		t.Fatalf("headline %+v", hl)
+	}
+	tests := []struct {
+		file  string
+		write func(*bytes.Buffer) error
+		lead  string
+	}{
+		{"conform_interrupted_table.txt", func(b *bytes.Buffer) error { return WriteConformTable(b, c) }, "INTERRUPTED"},
+		{"conform_interrupted_junit.xml", func(b *bytes.Buffer) error { return WriteConformJUnit(b, c) }, `<error message="INTERRUPTED`},
+		{"conform_interrupted.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, c) }, "**INTERRUPTED"},
+		{"conform_interrupted.html", func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, c) }, `<p class="status interrupted">INTERRUPTED`},
+		{"conform_interrupted.json", func(b *bytes.Buffer) error { return WriteJSON(b, c) }, `"interrupted": true`},
+	}
+	first := c.Cases[0].ID
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.file, b.Bytes())
+			s := b.String()
+			if i, j := strings.Index(s, tt.lead), strings.Index(s, first); i < 0 || j < 0 || i > j {
+				t.Errorf("%q at %d, first case %s at %d", tt.lead, i, first, j)
+			}
+		})
+	}
+	c.Interrupted = false
+	if c.Headline().Status == StatusInterrupted {
+		t.Error("a whole suite reads as interrupted")
+	}
+}

@@ -134,10 +134,7 @@ func timestamp(t time.Time) string {
 func WriteRunJUnit(w io.Writer, run *Run) error {
 	var suites []junitSuite
 	rs := junitSuite{Name: "lobbybench.run", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
-	if hl := run.Headline(); hl.Status == StatusInterrupted {
-		rs.add(junitCase{Name: "run completed", Classname: "run", Time: junitTime(run.DurationNS),
-			Error: &junitError{Message: hl.Text, Type: StatusInterrupted, Text: xmlSafe(hl.Text)}})
-	}
+	addInterrupted(&rs, run.Headline(), "run", run.DurationNS)
 	for _, s := range run.StepsNeverSucceeded() {
 		msg := fmt.Sprintf("step %s never succeeded (%s)", s.Name, tally(s))
 		rs.add(junitCase{Name: "step " + s.Name + " succeeded", Classname: "run", Time: "0.000",
@@ -178,7 +175,19 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 	return writeJUnit(w, "lobbybench run", run.DurationNS, append(suites, th, vs)...)
 }
 
-// WriteConformJUnit writes c as JUnit XML: one testcase per case, classname
+// addInterrupted adds to s the <error> testcase "<what> completed" that
+// an interrupted result leads with (hl.Status StatusInterrupted), so no CI
+// reads a partial result as a pass.
+func addInterrupted(s *junitSuite, hl Headline, what string, d time.Duration) {
+	if hl.Status != StatusInterrupted {
+		return
+	}
+	s.add(junitCase{Name: what + " completed", Classname: what, Time: junitTime(d),
+		Error: &junitError{Message: hl.Text, Type: StatusInterrupted, Text: xmlSafe(hl.Text)}})
+}
+
+// WriteConformJUnit writes c as JUnit XML: an interrupted suite leads with
+// the <error> testcase "conform completed" that says so; then one testcase per case, classname
 // "conform.<section>", verdict fail as <failure> (type = level), skip as
 // <skipped>; pass, warn and info pass, warn and info with their text in
 // <system-out>, except that under Strict a warning is a <failure> (type
@@ -192,6 +201,7 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 		name += "." + c.Protocol
 	}
 	s := junitSuite{Name: name, Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
+	addInterrupted(&s, c.Headline(), "conform", c.DurationNS)
 	for _, k := range c.Cases {
 		name := k.ID + " " + k.Description
 		if k.Rule != "" {

@@ -322,9 +322,14 @@ type Conform struct {
 	Strict        bool   `json:"strict"`
 	// MaxSkips is the skip budget the run was given (conform --max-skips):
 	// more skipped cases fail it. Nil when none was set.
-	MaxSkips   *int          `json:"max_skips,omitempty"`
-	StartedAt  time.Time     `json:"started_at"`
-	DurationNS time.Duration `json:"duration_ns"`
+	MaxSkips *int `json:"max_skips,omitempty"`
+	// Interrupted: the suite was stopped (Ctrl-C, its context cancelled)
+	// before every selected case ran to its end; the cases it cut are
+	// skips saying "run interrupted". Every format leads with it
+	// (Conform.Headline).
+	Interrupted bool          `json:"interrupted,omitempty"`
+	StartedAt   time.Time     `json:"started_at"`
+	DurationNS  time.Duration `json:"duration_ns"`
 	// Notes describe the run as a whole (e.g. "header spec, guessed from
 	// the first reply").
 	Notes []string `json:"notes,omitempty"`

@@ -284,6 +284,10 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // skips, notes after either) and the counts by verdict.
 func WriteConformTable(w io.Writer, c *Conform) error {
 	ew := &errWriter{w: w}
+	if hl := c.Headline(); hl.Status == StatusInterrupted {
+		// First, before any case: what follows is a partial suite.
+		fmt.Fprintf(ew, "%s\n\n", hl.Text)
+	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(ew, "Note: %s\n", n)
 	}

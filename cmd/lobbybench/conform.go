@@ -38,7 +38,7 @@ kept out of the HTML and JUnit unless --verbose (the JSON has them all).
 
 Exit codes: 0 all passed, 1 a case failed (or warned, with --strict, or
 more cases were skipped than --max-skips allows), 2 usage, 3 target
-unreachable, 5 interrupted.`
+unreachable, 5 interrupted (every written file then leads with INTERRUPTED).`
 
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
@@ -160,12 +160,16 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		}
 		return usageErr(e, cmd, "%v", err)
 	}
-	conformance.WriteText(e.stdout, rep, conformance.TextOptions{Quiet: f.quiet, Verbose: f.verbose})
 	doc := conformance.ToConform(rep)
 	if f.maxSkips >= 0 {
 		doc.MaxSkips = &f.maxSkips
 	}
+	doc.Interrupted = ctx.Err() != nil
 	hl := doc.Headline()
+	if hl.Status == reports.StatusInterrupted {
+		fmt.Fprintf(e.stdout, "%s\n\n", hl.Text) // first: a partial suite follows
+	}
+	conformance.WriteText(e.stdout, rep, conformance.TextOptions{Quiet: f.quiet, Verbose: f.verbose})
 	fmt.Fprintln(e.stdout, hl.Text)
 	slim := doc // what the HTML and JUnit show
 	if !f.verbose {

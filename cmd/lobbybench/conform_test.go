@@ -27,25 +27,7 @@ func startConformRef(t *testing.T) *refserver.Server {
 }
 
 // echoServer answers every datagram with itself: reachable, and wrong.
-func echoServer(t *testing.T) string {
-	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	go func() {
-		buf := make([]byte, 65536)
-		for {
-			n, from, err := c.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			c.WriteToUDPAddrPort(buf[:n], from)
-		}
-	}()
-	return c.LocalAddr().String()
-}
+func echoServer(t *testing.T) string { return interruptingEcho(t, 0, nil) }
 
 // deadPort returns a loopback UDP port nothing listens on.
 func deadPort(t *testing.T) string {
