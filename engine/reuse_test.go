@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -78,6 +79,58 @@ func TestClosedKeepsSessions(t *testing.T) {
 					t.Errorf("%d sessions opened, want one per client (2)", opened)
 				}
 			})
+		})
+	}
+}
+
+// TestClosedKeepsConnections: against the embedded reference server, a
+// closed-model tcp-lobby or Leviathan poller opens one connection per
+// client for the run (the server counts at most one more, the
+// reachability probe's), however many sessions it plays; with new_socket
+// every session opens its own.
+func TestClosedKeepsConnections(t *testing.T) {
+	const clients = 3
+	tests := []struct {
+		proto, steps string
+		newSocket    bool
+	}{
+		{"tcp-lobby", "[connect, list]", false},
+		{"tcp-lobby", "[connect, list]", true},
+		{"leviathan", "[connect, echo]", false},
+		{"leviathan", "[connect, echo]", true},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s new_socket %v", tc.proto, tc.newSocket), func(t *testing.T) {
+			y := fmt.Sprintf("protocol: %s\nload: {model: closed, clients: %d, duration: 300ms}\nflows:\n  - name: poll\n    new_socket: %v\n    steps: %s\n",
+				tc.proto, clients, tc.newSocket, tc.steps)
+			plan, err := scenario.Parse("test.yaml", []byte(y))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), Config{Plan: plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Engine.Sessions
+			if s.Failed != 0 || s.Completed < 2*clients {
+				t.Fatalf("sessions %+v: want none failed and at least two per client", s)
+			}
+			var conns int64
+			switch st := res.Engine.Server.Stats; {
+			case st.TCP != nil:
+				conns = int64(st.TCP.ConnsAccepted)
+			case st.Leviathan != nil:
+				conns = int64(st.Leviathan.ConnsOpened)
+			}
+			if tc.newSocket {
+				// Every completed session logged in on a connection of its
+				// own (one cut at the end may not have reached the server).
+				if conns < s.Completed {
+					t.Errorf("%d connections for %d completed sessions with new_socket: want one per session", conns, s.Completed)
+				}
+			} else if conns > clients+1 {
+				t.Errorf("%d connections for %d sessions of %d clients: want one per client (and the probe's)", conns, s.Started, clients)
+			}
 		})
 	}
 }
