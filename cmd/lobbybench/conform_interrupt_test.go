@@ -44,11 +44,13 @@ func interruptingEcho(t *testing.T, after int, stop func()) string {
 func TestConformInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	target := interruptingEcho(t, 4, cancel)
+	// --header spec: the probe sends one datagram per try, two tries at
+	// most, so the 6th datagram is always a case's.
+	target := interruptingEcho(t, 6, cancel)
 	dir := t.TempDir()
 	files := map[string]string{"json": filepath.Join(dir, "c.json"), "junit": filepath.Join(dir, "c.xml"),
 		"markdown": filepath.Join(dir, "c.md"), "html": filepath.Join(dir, "c.html")}
-	args := []string{"conform", "--target", target, "--cases", "udp/4,udp/5,udp/12", "--timeout", "200ms"}
+	args := []string{"conform", "--target", target, "--cases", "udp/4,udp/5,udp/12", "--timeout", "200ms", "--header", "spec"}
 	for flag, path := range files {
 		args = append(args, "--"+flag, path)
 	}
