@@ -295,7 +295,10 @@ type ConformComparison struct {
 	NewlyFailing []CaseChange `json:"newly_failing"`
 	Fixed        []CaseChange `json:"fixed"`
 	Changed      []CaseChange `json:"changed"`
-	Breaches     []Breach     `json:"breaches"`
+	// Incomplete says which side was interrupted, as Comparison's does;
+	// such a comparison also breaks GateComplete.
+	Incomplete []string `json:"incomplete,omitempty"`
+	Breaches   []Breach `json:"breaches"`
 }
 
 // OK reports whether no gate broke.
@@ -338,6 +341,15 @@ func CompareConform(base, new *Conform, gates []Gate) (*ConformComparison, error
 		case GateP50IncreasePct, GateP99IncreasePct, GateErrorRateIncreasePP, GateNewViolations:
 		default:
 			return nil, fmt.Errorf("reports: unknown gate metric %q", g.Metric)
+		}
+	}
+	for _, side := range []struct {
+		name string
+		c    *Conform
+	}{{"base", base}, {"new", new}} {
+		if hl := side.c.Headline(); hl.Status == StatusInterrupted {
+			c.Incomplete = append(c.Incomplete, "INTERRUPTED "+side.name+" suite: "+strings.TrimPrefix(hl.Text, "INTERRUPTED · "))
+			c.Breaches = append(c.Breaches, Breach{Gate: Gate{Metric: GateComplete}, Subject: side.name + " suite", Value: 1})
 		}
 	}
 	return c, nil

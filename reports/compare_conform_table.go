@@ -9,6 +9,9 @@ import (
 // first, then fixed, then other changes) and the broken gates.
 func WriteConformCompareTable(w io.Writer, c *ConformComparison) error {
 	ew := &errWriter{w: w}
+	for _, s := range c.Incomplete {
+		fmt.Fprintf(ew, "%s\n", s)
+	}
 	if len(c.Changed) == 0 {
 		fmt.Fprintln(ew, "No verdict changed.")
 	} else {

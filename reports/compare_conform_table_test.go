@@ -7,12 +7,18 @@ import (
 
 func TestConformCompareTableGolden(t *testing.T) {
 	base, other := sampleConform(), otherConform()
+	stopped := sampleConform()
+	stopped.Interrupted = true
 	tests := []struct {
 		file      string
 		base, new *Conform
+		ok        bool
 	}{
-		{"compare_conform_table.txt", base, other},
-		{"compare_conform_table_same.txt", base, base},
+		{"compare_conform_table.txt", base, other, false},
+		{"compare_conform_table_same.txt", base, base, true},
+		// an interrupted side leads the table and breaks the gate,
+		// though no verdict changed
+		{"compare_conform_table_interrupted.txt", base, stopped, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -25,6 +31,9 @@ func TestConformCompareTableGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, tt.file, b.Bytes())
+			if c.OK() != tt.ok {
+				t.Errorf("OK() = %v, want %v", c.OK(), tt.ok)
+			}
 		})
 	}
 }
