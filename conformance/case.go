@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -79,6 +80,12 @@ type Case struct {
 	Rule  string
 	Level Level
 	Stage Stage
+	// Owns names the replies whose form and presence this case judges, as
+	// the protocol's reply-checking helper names them (e.g. "CREATE_ROOM_ACK").
+	// A fixture or setup that cannot go on because such a reply broke a rule
+	// or never came skips its dependants with this case's id (ownerOf): each
+	// message has exactly one owner per protocol.
+	Owns []string
 	// Run performs the check. It returns nil when the requirement holds, a
 	// *VerifyError (Fail, Failf) when it does not, a *SkipError (T.Skip)
 	// when a precondition is not met. Any other error is a harness error
@@ -101,8 +108,11 @@ type Protocol struct {
 }
 
 var (
-	regMu     sync.Mutex
-	registry  = map[string]*Case{}
+	regMu    sync.Mutex
+	registry = map[string]*Case{}
+	// owners maps protocol → message name → the id of the case owning it
+	// (Case.Owns).
+	owners    = map[string]map[string]string{}
 	protocols = map[string]Protocol{}
 )
 
@@ -121,7 +131,44 @@ func Register(c *Case) {
 	if _, dup := registry[c.ID]; dup {
 		panic("conformance: duplicate case id " + c.ID)
 	}
+	for _, m := range c.Owns {
+		if owners[c.Protocol] == nil {
+			owners[c.Protocol] = map[string]string{}
+		}
+		if prev, dup := owners[c.Protocol][m]; dup {
+			panic("conformance: " + m + " is owned by both " + prev + " and " + c.ID)
+		}
+		owners[c.Protocol][m] = c.ID
+	}
 	registry[c.ID] = c
+}
+
+// ownerOf returns the id of the case of protocol that owns the reply named
+// msg (Case.Owns), "" when none does.
+func ownerOf(protocol, msg string) string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return owners[protocol][msg]
+}
+
+// owned marks err, a *VerifyError or *SkipError about the reply named msg,
+// as judged by the case of protocol that owns msg, so that a setup turning
+// it into a skip (precondition) names that case. Other errors, and replies
+// no case owns, are returned unchanged.
+func owned(protocol, msg string, err error) error {
+	id := ownerOf(protocol, msg)
+	if id == "" {
+		return err
+	}
+	var v *VerifyError
+	if errors.As(err, &v) && v.Owner == "" {
+		v.Owner = id
+	}
+	var s *SkipError
+	if errors.As(err, &s) && s.Owner == "" {
+		s.Owner = id
+	}
+	return err
 }
 
 // RegisterProtocol adds a protocol (its probe). A protocol file calls it

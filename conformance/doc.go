@@ -29,6 +29,11 @@
 // leniently (a bad CRC or a wrong sequence is reported by the case for
 // that rule, not by every case that saw it), and a setup that fails
 // (precondition) becomes a skip naming the case that owns the failure.
+// That name comes from one place: a case lists the replies it judges in
+// Case.Owns, and the helper that checks each reply (expect for the UDP
+// lobby, tcpExpect, expectReply for Leviathan) marks its finding with the
+// owner (owned); the runner then ends the skip with "— judged by <id>", or
+// "— judged by <id>, not run" when --cases left that case out.
 // The fault-injection tests hold the suite to this: each defect is caught
 // by the case meant for it and by no other.
 //

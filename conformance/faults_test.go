@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // suiteConfig is the configuration the fault tests run the suite with: a
@@ -204,5 +206,76 @@ func checkVerdicts(t *testing.T, rep *Report, base map[string]Verdict, e expecta
 	}
 	if e.maxSkips > 0 && skips > e.maxSkips {
 		t.Errorf("%d of %d cases skipped, want at most %d", skips, len(rep.Results), e.maxSkips)
+	}
+}
+
+// TestSkipNamesOwner holds the suite to issue 10 point 2: when a fixture
+// truly cannot go on because a reply broke a rule or never came, every
+// dependant's skip names the case that owns that reply (and says when that
+// case is not part of the run), and the owning case itself reports the
+// defect. One fault per protocol; each suite runs only the owner and a few
+// dependants (--cases), once with the owner and once without it.
+func TestSkipNamesOwner(t *testing.T) {
+	typeIs := func(p []byte, typ tcplobby.Type) bool { return len(p) > 0 && tcplobby.Type(p[0]) == typ }
+	tests := []struct {
+		name   string
+		target func(t *testing.T) Config
+		owner  string
+		// ownerVerdict and ownerActual: what the owning case reports.
+		ownerVerdict Verdict
+		ownerActual  string
+		// dependants must skip naming owner.
+		dependants []string
+	}{
+		{"udp: seed 001 room list layout", func(t *testing.T) Config {
+			l := startTestLobby(t, faults{seed001List: true}, 12)
+			return suiteConfig(l.addr().String(), l.portRange())
+		}, "udp/5/1", FailVerdict, "seed 001", []string{"udp/10/3", "udp/10/4"}},
+		{"tcp: CREATE_ROOM_ACK never sent", func(t *testing.T) Config {
+			srv := startRef(t)
+			target := startTCPProxy(t, srv.TCPAddr().String(), tcpFault{filter: func(p []byte) []byte {
+				if typeIs(p, tcplobby.TypeCreateRoomAck) {
+					return nil
+				}
+				return p
+			}})
+			return Config{Target: target, Protocol: ProtoTCP, Timeout: time.Second}
+		}, "tcp/5.1/2", FailVerdict, "no reply within the timeout", []string{"tcp/5.3/1", "tcp/6.3/1"}},
+		{"leviathan: Authenticate refused", func(t *testing.T) Config {
+			addr := startFakeLev(t, levFaults{refuseAuth: true})
+			return Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: time.Second}
+		}, "leviathan/2/3", FailVerdict, "ServerDisallow", []string{"leviathan/3/1", "leviathan/4/1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, withOwner := range []bool{true, false} {
+				cfg := tt.target(t)
+				cfg.Patterns = tt.dependants
+				suffix := "— judged by " + tt.owner + ", not run"
+				if withOwner {
+					cfg.Patterns = append([]string{tt.owner}, tt.dependants...)
+					suffix = "— judged by " + tt.owner
+				}
+				rep := runSuite(t, cfg)
+				for _, x := range rep.Results {
+					id := x.Case.ID
+					switch {
+					case id == tt.owner:
+						if x.Verdict != tt.ownerVerdict || !strings.Contains(x.Actual, tt.ownerActual) {
+							t.Errorf("owner %s is %v %q, want %v with %q", id, x.Verdict, x.Actual, tt.ownerVerdict, tt.ownerActual)
+						}
+					case x.Verdict != Skip:
+						t.Errorf("dependant %s is %v (%s), want a skip", id, x.Verdict, x.Actual)
+					case !strings.HasSuffix(x.Actual, suffix):
+						t.Errorf("dependant %s skip %q does not end %q", id, x.Actual, suffix)
+					}
+				}
+				if t.Failed() {
+					logReport(t, rep)
+					return
+				}
+			}
+		})
 	}
 }

@@ -205,13 +205,13 @@ func (c *levClient) send(t lv.RequestType, payload []byte) (uint32, error) {
 // expectReply checks m answers request num with type want.
 func expectReply(what string, num uint32, m *lv.Message, err error, want lv.ResponseType) error {
 	if errors.Is(err, errSilence) {
-		return Failf(fmt.Sprintf("Response %v to #%d", want, num), "no reply to %s", what)
+		return owned(ProtoLeviathan, what, Failf(fmt.Sprintf("Response %v to #%d", want, num), "no reply to %s", what))
 	}
 	if err != nil {
 		return err
 	}
 	if m.ResponseType() != want || m.ResponseTo != num {
-		return Failf(fmt.Sprintf("Response %v to #%d", want, num), "%v", m)
+		return owned(ProtoLeviathan, what, Failf(fmt.Sprintf("Response %v to #%d", want, num), "%v", m))
 	}
 	return nil
 }
@@ -240,7 +240,7 @@ func (t *T) levAuthed() (*levClient, error) {
 	}
 	if err := c.handshake(); err != nil {
 		c.Close()
-		return nil, precondition("handshake (leviathan/2/1-3)", err)
+		return nil, precondition("handshake", err)
 	}
 	return c, nil
 }

@@ -14,6 +14,7 @@ import (
 func init() {
 	Register(&Case{
 		ID: "leviathan/2/1", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		Owns:        []string{"Connect(42)"},
 		Desc:        "Connect(42) is answered by Response Connect(42) with ResponseTo the request's MessageNumber",
 		Requirement: "Handshake: client sends Connect(42); the server answers Connect(42) and may send its own Connect, which the client answers",
 		Run: func(t *T) error {
@@ -35,6 +36,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "leviathan/2/2", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		Owns:        []string{"Security(None)"},
 		Desc:        "Security(None=1, \"\", \"\") after Connect is answered by Response Security with SecureType None",
 		Requirement: "Then Security(None=1,\"\",\"\") → Security reply",
 		Run: func(t *T) error {
@@ -45,7 +47,7 @@ func init() {
 			defer c.Close()
 			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
 			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
-				return precondition("Connect (leviathan/2/1)", err)
+				return precondition("Connect", err)
 			}
 			n, m, err = c.request(lv.ReqSecurity, lv.SecurityRequest{SecureType: lv.SecureTypeNone}.Append(nil), lv.ResSecurity)
 			if err := expectReply("Security(None)", n, m, err, lv.ResSecurity); err != nil {
@@ -60,6 +62,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "leviathan/2/3", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
+		Owns:        []string{"Authenticate"},
 		Desc:        "Authenticate after Security is answered by Response Authenticate (any credentials accepted)",
 		Requirement: "then Authenticate → Authenticate reply (the engine accepts any credentials)",
 		Run: func(t *T) error {
@@ -71,7 +74,7 @@ func init() {
 			err = c.handshake()
 			var v *VerifyError
 			if errors.As(err, &v) && !strings.HasPrefix(v.Expected, "Response Authenticate to #") {
-				return precondition("Connect/Security (leviathan/2/1-2)", err)
+				return precondition("Connect/Security", err)
 			}
 			return err
 		},
@@ -88,7 +91,7 @@ func init() {
 			defer c.Close()
 			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
 			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
-				return precondition("Connect (leviathan/2/1)", err)
+				return precondition("Connect", err)
 			}
 			for _, r := range []struct {
 				t lv.RequestType

@@ -26,6 +26,9 @@ type levFaults struct {
 	keepaliveAcks bool // before authentication, acks dropped requests with Response Keepalive
 	fewResends    bool // sends Critical replies 3 times, not 5
 	noWorld       bool // JoinGame answered ServerDisallow(InvalidParameters, "No valid world to join found")
+	// refuseAuth answers Authenticate with ServerDisallow and never
+	// authenticates: no session gets past the handshake.
+	refuseAuth bool
 }
 
 // fakeLev is a small Leviathan endpoint on levconn with switchable faults,
@@ -158,6 +161,10 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 			reply(lv.ResSecurity, m.Number, lv.SecurityResponse{SecureType: 1}.Append(nil))
 			continue
 		case lv.ReqAuthenticate:
+			if s.f.refuseAuth {
+				reply(lv.ResServerDisallow, m.Number, lv.ServerDisallow{Message: []byte("no"), Reason: lv.DisallowInvalidParameters}.Append(nil))
+				continue
+			}
 			p.state = 3
 			reply(lv.ResAuthenticate, m.Number, lv.AuthenticateResponse{}.Append(nil))
 			continue

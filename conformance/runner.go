@@ -189,7 +189,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Header: cfg.Header,
 		Timeout: cfg.Timeout, InstancePorts: cfg.InstancePorts,
 		FloodRate: cfg.FloodRate, FloodDuration: cfg.FloodDuration, MaxFill: cfg.MaxFill,
-		PoolWait: cfg.PoolWait, fixtures: map[string]*fixture{},
+		PoolWait: cfg.PoolWait, fixtures: map[string]*fixture{}, selected: map[string]bool{},
+	}
+	for _, c := range cases {
+		env.selected[c.ID] = true
 	}
 	if env.PoolWait == 0 {
 		env.PoolWait = DefaultPoolWait
@@ -323,6 +326,9 @@ func runCase(ctx context.Context, env *Env, c *Case) (res Result) {
 		err = safeRun(t)
 	}
 	res.Verdict, res.Expected, res.Actual = judge(c.Level, err)
+	if res.Verdict == Skip {
+		res.Actual += env.judgedBy(c, err)
+	}
 	if ctx.Err() != nil && (res.Verdict == FailVerdict || res.Verdict == Warn) {
 		// A finding made while the run was being interrupted cannot be
 		// trusted (a wait cut short looks like silence): skip, and say
@@ -356,6 +362,21 @@ func runCase(ctx context.Context, env *Env, c *Case) (res Result) {
 	res.Wire = append(res.Wire, e...)
 	res.WireElided += n
 	return res
+}
+
+// judgedBy returns " — judged by <id>" for a skip resting on a reply that
+// case <id> owns (SkipError.Owner), with ", not run" when --cases left that
+// case out, so the reader knows where the defect is reported; "" otherwise
+// (no owner, or c is the owner itself).
+func (e *Env) judgedBy(c *Case, err error) string {
+	var s *SkipError
+	if !errors.As(err, &s) || s.Owner == "" || s.Owner == c.ID {
+		return ""
+	}
+	if !e.selected[s.Owner] {
+		return " — judged by " + s.Owner + ", not run"
+	}
+	return " — judged by " + s.Owner
 }
 
 func safeRun(t *T) (err error) {

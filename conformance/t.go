@@ -214,6 +214,8 @@ type Env struct {
 	mu       sync.Mutex
 	made     map[uint32]bool // rooms this run created (UDP lobby)
 	fixtures map[string]*fixture
+	// selected are the ids of the cases of the run (--cases).
+	selected map[string]bool
 	down     string
 	cleanups []func()
 }

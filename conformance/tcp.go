@@ -186,13 +186,14 @@ func (c *tcpClient) request(m tcplobby.Message, types ...tcplobby.Type) ([]byte,
 	return c.wait(c.t.Env.Timeout, types...)
 }
 
-// tcpExpect turns a request's outcome into a reply or a VerifyError.
+// tcpExpect turns a request's outcome into a reply or a VerifyError, owned
+// by the case that judges the reply what (Case.Owns).
 func tcpExpect(p []byte, err error, what string) ([]byte, error) {
 	switch {
 	case errors.Is(err, errSilence):
-		return nil, Failf(what, "no reply within the timeout")
+		return nil, owned(ProtoTCP, what, Failf(what, "no reply within the timeout"))
 	case errors.Is(err, errClosed):
-		return nil, Failf(what, "the server closed the connection")
+		return nil, owned(ProtoTCP, what, Failf(what, "the server closed the connection"))
 	case err != nil:
 		return nil, err
 	}
@@ -220,7 +221,7 @@ func (c *tcpClient) create() (*tcplobby.CreateRoomAck, error) {
 		// is in the list under the unique name the suite gave it.
 		id, lerr := c.t.findTCPRoom(room)
 		if lerr != nil {
-			return nil, Failf("a CREATE_ROOM_ACK of 13 bytes", "%v (% x); and the room list could not be read: %v", derr, p, lerr)
+			return nil, owned(ProtoTCP, "CREATE_ROOM_ACK", Failf("a CREATE_ROOM_ACK of 13 bytes", "%v (% x); and the room list could not be read: %v", derr, p, lerr))
 		}
 		if id == 0 {
 			c.t.Notef("CREATE_ROOM_ACK is malformed (% x, see tcp/5.1/2) and room %q is not listed: read as a failed creation (RoomID 0)", p, room)

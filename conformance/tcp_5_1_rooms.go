@@ -14,6 +14,7 @@ import (
 func init() {
 	Register(&Case{
 		ID: "tcp/5.1/1", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleCountRooms, Level: Must,
+		Owns:        []string{"LIST_ROOMS_ACK"},
 		Desc:        "LIST_ROOMS_REQ is answered with LIST_ROOMS_ACK: RoomCount (0-16) then RoomCount × 39-byte RoomInfo",
 		Requirement: "LIST_ROOMS_ACK (0x02): Type 1 byte | RoomCount 1 byte | Rooms[] RoomCount * 39 bytes … RoomCount uint8_t Number of rooms (0-16)",
 		Run: func(t *T) error {
@@ -36,6 +37,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "tcp/5.1/2", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleSizeFixed, Level: Must,
+		Owns:        []string{"CREATE_ROOM_ACK"},
 		Desc:        "CREATE_ROOM_REQ (65 bytes) is answered with CREATE_ROOM_ACK of 13 bytes, RoomID ≠ 0, PlayerHash ≠ 0",
 		Requirement: "CREATE_ROOM_ACK (0x04): Type 1 byte | RoomID 4 bytes | PlayerHash 8 bytes, Total: 13 bytes; RoomID uint32_t Assigned room ID (0 = failed)",
 		Run: func(t *T) error {
@@ -67,6 +69,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "tcp/5.1/3", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleSizeCount, Level: Must,
+		Owns:        []string{"JOIN_ROOM_ACK"},
 		Desc:        "JOIN_ROOM_REQ of an open room is answered SUCCESS with a non-zero hash and every player, the joiner included",
 		Requirement: "JOIN_ROOM_ACK (0x06): Status | PlayerHash | PlayerCount | Players[] PlayerCount * 42B; 0x00 SUCCESS Join successful",
 		Run: func(t *T) error {

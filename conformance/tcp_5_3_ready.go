@@ -13,6 +13,7 @@ import (
 func init() {
 	Register(&Case{
 		ID: "tcp/5.3/1", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
+		Owns:        []string{"PLAYER_READY"},
 		Desc:        "READY_REQ makes PLAYER_READY (10 bytes, the sender's hash, Ready 1) reach every member, the sender included",
 		Requirement: "PLAYER_READY (0x14) Broadcast when player ready state changes; PLAYER_READY … go to every member including the sender (PROTOCOLS.md §3)",
 		Run: func(t *T) error {

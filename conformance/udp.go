@@ -374,11 +374,12 @@ func lobbyRequestTo(t *T, dst netip.AddrPort, build func(seq uint16) []byte, not
 }
 
 // expect checks a lobby exchange's outcome against the wanted reply types
-// and returns the reply, or a VerifyError naming what came instead.
+// and returns the reply, or a VerifyError naming what came instead, owned
+// by the case that judges the reply what (Case.Owns).
 func expect(x *exchange, err error, what string, want ...udplobby.MsgType) (rawMsg, error) {
 	if err != nil {
 		if errors.Is(err, errSilence) {
-			return rawMsg{}, Failf(what, "no reply within the timeout, twice (from two source addresses)%s", silenceDetail(err))
+			return rawMsg{}, owned(ProtoUDP, what, Failf(what, "no reply within the timeout, twice (from two source addresses)%s", silenceDetail(err)))
 		}
 		return rawMsg{}, err
 	}
@@ -387,7 +388,7 @@ func expect(x *exchange, err error, what string, want ...udplobby.MsgType) (rawM
 			return x.reply, nil
 		}
 	}
-	return x.reply, Failf(what, "%v", x.reply)
+	return x.reply, owned(ProtoUDP, what, Failf(what, "%v", x.reply))
 }
 
 func buildList(p udplobby.Profile) func(uint16) []byte {
@@ -415,7 +416,7 @@ func listRooms(t *T) ([]udplobby.Room, error) {
 	}
 	rooms, ok := m.rooms()
 	if !ok {
-		return nil, Skipf("the room list does not have the canonical layout (see udp/5/1)")
+		return nil, owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
 	}
 	return rooms, nil
 }
@@ -475,7 +476,7 @@ func createRoom(t *T) (id uint32, port uint16, sock *udpSock, err error) {
 	id, port, ok := m.roomRef()
 	if !ok || id == 0 || port == 0 {
 		x.sock.Close()
-		return 0, 0, nil, Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port (see udp/7/1)")
+		return 0, 0, nil, owned(ProtoUDP, "LOBBY_ROOM_CREATED payload", Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port"))
 	}
 	return id, port, x.sock, nil
 }

@@ -13,6 +13,7 @@ import (
 func init() {
 	Register(&Case{
 		ID: "udp/10/1", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
+		Owns:        []string{"LOBBY_JOIN_FAILED"},
 		Desc:        "LOBBY_JOIN_ROOM of a missing room is answered with LOBBY_JOIN_FAILED (12 bytes, empty payload)",
 		Requirement: "Failure Reasons: Room does not exist … Total Size: 8 + 4 = 12 bytes",
 		Run: func(t *T) error {

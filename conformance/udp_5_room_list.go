@@ -13,6 +13,7 @@ import (
 func init() {
 	Register(&Case{
 		ID: "udp/5/1", Protocol: ProtoUDP, Section: secRoomList, Rule: string(udplobby.RuleRoomListCount), Level: Must,
+		Owns:        []string{"LOBBY_ROOM_LIST"},
 		Desc:        "LOBBY_ROOM_LIST payload is u16 roomCount then 11-byte entries: payloadSize = 2 + 11 × roomCount",
 		Requirement: "uint16_t: roomCount … For each room: uint32_t roomId, uint16_t playerCount, uint16_t maxPlayers, uint16_t port, uint8_t state (PROTOCOLS.md §1.3: the fields are normative, 11 bytes per entry)",
 		Run:         udpRoomListLayout,
@@ -95,7 +96,7 @@ func udpRoomListEntries(t *T) error {
 	}
 	rooms, ok := m.rooms()
 	if !ok {
-		return Skipf("the room list does not have the canonical layout (see udp/5/1)")
+		return owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
 	}
 	if len(rooms) == 0 {
 		return Skipf("the list holds no room to check")
@@ -142,7 +143,7 @@ func udpRoomListAfterCreate(t *T) error {
 	}
 	rooms, ok := m.rooms()
 	if !ok {
-		return Skipf("the room list does not have the canonical layout (see udp/5/1)")
+		return owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
 	}
 	r, ok := findRoom(rooms, rs.roomID)
 	if !ok {

@@ -12,6 +12,7 @@ import (
 func init() {
 	Register(&Case{
 		ID: "udp/6/1", Protocol: ProtoUDP, Section: secCreateRoom, Level: Must,
+		Owns:        []string{"LOBBY_ROOM_CREATED"},
 		Desc:        "LOBBY_CREATE_ROOM (12 bytes, empty payload) is answered with LOBBY_ROOM_CREATED",
 		Requirement: "1. Client → Lobby: LOBBY_CREATE_ROOM 2. Lobby → Client: LOBBY_ROOM_CREATED (roomId, port) OR LOBBY_JOIN_FAILED",
 		Run: func(t *T) error {

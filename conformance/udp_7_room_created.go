@@ -12,6 +12,7 @@ import (
 func init() {
 	Register(&Case{
 		ID: "udp/7/1", Protocol: ProtoUDP, Section: secRoomCreated, Rule: string(udplobby.RulePayloadSize), Level: Must,
+		Owns:        []string{"LOBBY_ROOM_CREATED payload"},
 		Desc:        "LOBBY_ROOM_CREATED is 18 bytes: payloadSize 6, u32 roomId ≠ 0, u16 port ≠ 0",
 		Requirement: "payloadSize: 6 … uint32_t: roomId, uint16_t: port … Total Size: 8 + 6 + 4 = 18 bytes",
 		Run: func(t *T) error {

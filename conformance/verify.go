@@ -18,6 +18,10 @@ type VerifyError struct {
 	// Level, when non-zero, overrides the case's level for this outcome
 	// (e.g. a MUST case whose finding is only a warning in one branch).
 	Level Level
+	// Owner is the id of the case that owns the reply this finding is
+	// about (set by owned); a setup that turns the finding into a skip
+	// names it.
+	Owner string
 }
 
 // Error returns "expected …, got …".
@@ -43,6 +47,11 @@ func Warnf(expected, format string, a ...any) error {
 // SkipError is what a case returns when a precondition is not met.
 type SkipError struct {
 	Reason string
+	// Owner is the id of the case that judges the broken reply this skip
+	// rests on ("" when it rests on none); the runner appends
+	// "— judged by <Owner>" to the reason (and ", not run" when that case
+	// is not part of the run).
+	Owner string
 }
 
 // Error returns the reason.
@@ -55,18 +64,19 @@ func Skipf(format string, a ...any) error {
 
 // precondition turns an error met while setting up a case (a fixture, a
 // room to join) into a skip, so that a case never fails for a problem that
-// another case owns. A VerifyError's text is kept as the reason.
+// another case owns. A VerifyError's text is kept as the reason, and the
+// owning case (Owner, see owned) is kept for the runner to name.
 func precondition(what string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var s *SkipError
 	if errors.As(err, &s) {
-		return &SkipError{Reason: what + ": " + s.Reason}
+		return &SkipError{Reason: what + ": " + s.Reason, Owner: s.Owner}
 	}
 	var v *VerifyError
 	if errors.As(err, &v) {
-		return &SkipError{Reason: fmt.Sprintf("%s: expected %s, got %s", what, v.Expected, v.Actual)}
+		return &SkipError{Reason: fmt.Sprintf("%s: expected %s, got %s", what, v.Expected, v.Actual), Owner: v.Owner}
 	}
 	return &SkipError{Reason: what + ": " + err.Error()}
 }
