@@ -151,24 +151,54 @@ func ownerOf(protocol, msg string) string {
 	return owners[protocol][msg]
 }
 
-// owned marks err, a *VerifyError or *SkipError about the reply named msg,
-// as judged by the case of protocol that owns msg, so that a setup turning
-// it into a skip (precondition) names that case. Other errors, and replies
-// no case owns, are returned unchanged.
+// owned marks err, a finding about the reply named msg, as judged by the
+// case of protocol that owns msg, so that a setup turning it into a skip
+// (precondition, skipFor) names that case. A *VerifyError or *SkipError
+// gets the Owner field; any other error is wrapped (errors.Is still sees
+// through). A nil err, and replies no case owns, are returned unchanged.
 func owned(protocol, msg string, err error) error {
 	id := ownerOf(protocol, msg)
-	if id == "" {
+	if id == "" || err == nil || ownerIn(err) != "" {
 		return err
 	}
 	var v *VerifyError
-	if errors.As(err, &v) && v.Owner == "" {
+	if errors.As(err, &v) {
 		v.Owner = id
+		return err
 	}
 	var s *SkipError
-	if errors.As(err, &s) && s.Owner == "" {
+	if errors.As(err, &s) {
 		s.Owner = id
+		return err
 	}
-	return err
+	return &ownedError{owner: id, err: err}
+}
+
+// ownedError is an error owned marked that is neither a finding nor a skip
+// (a silence, a refusal met during a setup).
+type ownedError struct {
+	owner string
+	err   error
+}
+
+func (e *ownedError) Error() string { return e.err.Error() }
+func (e *ownedError) Unwrap() error { return e.err }
+
+// ownerIn returns the id of the case owned marked err with, "" if none.
+func ownerIn(err error) string {
+	var v *VerifyError
+	if errors.As(err, &v) && v.Owner != "" {
+		return v.Owner
+	}
+	var s *SkipError
+	if errors.As(err, &s) && s.Owner != "" {
+		return s.Owner
+	}
+	var o *ownedError
+	if errors.As(err, &o) {
+		return o.owner
+	}
+	return ""
 }
 
 // RegisterProtocol adds a protocol (its probe). A protocol file calls it

@@ -31,9 +31,11 @@
 // (precondition) becomes a skip naming the case that owns the failure.
 // That name comes from one place: a case lists the replies it judges in
 // Case.Owns, and the helper that checks each reply (expect for the UDP
-// lobby, tcpExpect, expectReply for Leviathan) marks its finding with the
-// owner (owned); the runner then ends the skip with "— judged by <id>", or
-// "— judged by <id>, not run" when --cases left that case out.
+// lobby, player.handshake for its instances, tcpExpect, expectReply for
+// Leviathan) marks its finding with the owner (owned); precondition and
+// skipFor keep the mark, and the runner ends the skip with
+// "— judged by <id>", or "— judged by <id>, not run" when --cases left that
+// case out.
 // The fault-injection tests hold the suite to this: each defect is caught
 // by the case meant for it and by no other.
 //

@@ -231,6 +231,10 @@ func TestSkipNamesOwner(t *testing.T) {
 			l := startTestLobby(t, faults{seed001List: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
 		}, "udp/5/1", FailVerdict, "seed 001", []string{"udp/10/3", "udp/10/4"}},
+		{"udp: instances deny every join", func(t *testing.T) Config {
+			l := startTestLobby(t, faults{denyJoin: true}, 12)
+			return suiteConfig(l.addr().String(), l.portRange())
+		}, "inst/2/2", FailVerdict, "SERVER_JOIN_DENY", []string{"udp/10/3", "udp/10/4"}},
 		{"tcp: CREATE_ROOM_ACK never sent", func(t *testing.T) Config {
 			srv := startRef(t)
 			target := startTCPProxy(t, srv.TCPAddr().String(), tcpFault{filter: func(p []byte) []byte {

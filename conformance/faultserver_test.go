@@ -27,6 +27,7 @@ type faults struct {
 	dupCreateTwoRooms bool // no session replay: a retried CREATE makes a room
 	// Quirks of real servers (the "quirky lobby", see quirks_test.go):
 	instOtherPort  bool // instances answer through a second socket (another source port)
+	denyJoin       bool // instances answer every CLIENT_JOIN_REQUEST with SERVER_JOIN_DENY
 	lobbyOtherPort bool // the lobby answers through a second socket
 	silentRoomZero bool // LOBBY_JOIN_ROOM of roomId 0 is dropped, not answered
 	noAddrQuota    bool // no per-address room quota: one address can take every instance
@@ -422,7 +423,9 @@ func (l *testLobby) servePort(idx int) {
 			send(from, b)
 		case udplobby.ClientJoinRequest:
 			typ := udplobby.ServerJoinAccept
-			if _, in := r.players[from]; !in {
+			if l.f.denyJoin {
+				typ = udplobby.ServerJoinDeny
+			} else if _, in := r.players[from]; !in {
 				if len(r.players) >= l.maxPlayers || r.state != udplobby.Waiting {
 					typ = udplobby.ServerJoinDeny
 				} else {

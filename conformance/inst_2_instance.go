@@ -19,6 +19,7 @@ const pingTime = 0x5EED1234
 func init() {
 	Register(&Case{
 		ID: "inst/2/1", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Owns:        []string{"SERVER_HELLO"},
 		Desc:        "the port LOBBY_ROOM_CREATED returned answers CLIENT_HELLO with SERVER_HELLO, and keeps answering",
 		Requirement: "If success: Client connects to game instance at specified port; Client → Instance: CLIENT_HELLO (seed 003 §11); HELLO→HELLO (PROTOCOLS.md §2)",
 		Run: func(t *T) error {
@@ -34,6 +35,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "inst/2/2", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Owns:        []string{"SERVER_JOIN_ACCEPT"},
 		Desc:        "CLIENT_JOIN_REQUEST to an instance with a free seat is answered with SERVER_JOIN_ACCEPT",
 		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (PROTOCOLS.md §2)",
 		Run: func(t *T) error {
@@ -363,7 +365,8 @@ func instRoomOutlivesInstance(t *T) error {
 	typ, err := p.handshake()
 	p.leave()
 	if err != nil || typ != udplobby.ServerJoinAccept {
-		return Skipf("could not join the instance of room %d: %s (see inst/2/1-2)", id, firstErr(err, typ))
+		why := joinRefusal(err, typ)
+		return skipFor(why, "could not join the instance of room %d: %v", id, why)
 	}
 	rooms, err := listRooms(t)
 	if err != nil {

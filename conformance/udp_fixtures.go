@@ -113,13 +113,22 @@ func hasType(ts []udplobby.MsgType, t udplobby.MsgType) bool {
 func (p *player) handshake() (udplobby.MsgType, error) {
 	m, _, err := p.call(udplobby.ClientHello, udplobby.ServerHello)
 	if err != nil {
-		return 0, fmt.Errorf("CLIENT_HELLO to %v: %w", p.inst, err)
+		return 0, owned(ProtoUDP, "SERVER_HELLO", fmt.Errorf("CLIENT_HELLO to %v: %w", p.inst, err))
 	}
 	m, _, err = p.call(udplobby.ClientJoinRequest, udplobby.ServerJoinAccept, udplobby.ServerJoinDeny)
 	if err != nil {
-		return 0, fmt.Errorf("CLIENT_JOIN_REQUEST to %v: %w", p.inst, err)
+		return 0, owned(ProtoUDP, "SERVER_JOIN_ACCEPT", fmt.Errorf("CLIENT_JOIN_REQUEST to %v: %w", p.inst, err))
 	}
 	return m.typ, nil
+}
+
+// joinRefusal is why a handshake that should have admitted the player did
+// not (err, or the JOIN reply typ), owned by the case judging that reply.
+func joinRefusal(err error, typ udplobby.MsgType) error {
+	if err != nil {
+		return err
+	}
+	return owned(ProtoUDP, "SERVER_JOIN_ACCEPT", errors.New("answered "+typ.String()))
 }
 
 func (p *player) leave() {
@@ -251,7 +260,8 @@ func joinedRoom(ft *T, n int) (*roomFx, error) {
 	pl := newPlayer(ft, creator, port)
 	fx.players = append(fx.players, pl)
 	if typ, err := pl.handshake(); err != nil || typ != udplobby.ServerJoinAccept {
-		return nil, Skipf("the creator could not join its instance: %v", firstErr(err, typ))
+		why := joinRefusal(err, typ)
+		return nil, skipFor(why, "the creator could not join its instance: %v", why)
 	}
 	for len(fx.players) < n {
 		x, err := lobbyRequest(ft, buildJoin(ft.Env.profile(), id), "LOBBY_JOIN_ROOM (filling)")
@@ -270,17 +280,11 @@ func joinedRoom(ft *T, n int) (*roomFx, error) {
 		p := newPlayer(ft, x.sock, port)
 		fx.players = append(fx.players, p)
 		if typ, err := p.handshake(); err != nil || typ != udplobby.ServerJoinAccept {
-			return nil, Skipf("player %d could not join the instance: %v", len(fx.players), firstErr(err, typ))
+			why := joinRefusal(err, typ)
+			return nil, skipFor(why, "player %d could not join the instance: %v", len(fx.players), why)
 		}
 	}
 	return fx, nil
-}
-
-func firstErr(err error, typ udplobby.MsgType) string {
-	if err != nil {
-		return err.Error()
-	}
-	return "answered " + typ.String()
 }
 
 // relist polls the list (a few times, 100 ms apart) until cond holds for the

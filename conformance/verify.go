@@ -78,7 +78,13 @@ func precondition(what string, err error) error {
 	if errors.As(err, &v) {
 		return &SkipError{Reason: fmt.Sprintf("%s: expected %s, got %s", what, v.Expected, v.Actual), Owner: v.Owner}
 	}
-	return &SkipError{Reason: what + ": " + err.Error()}
+	return &SkipError{Reason: what + ": " + err.Error(), Owner: ownerIn(err)}
+}
+
+// skipFor is Skipf for a skip caused by err: it keeps the case err is
+// owned by (owned), so the skip names it.
+func skipFor(err error, format string, a ...any) error {
+	return &SkipError{Reason: fmt.Sprintf(format, a...), Owner: ownerIn(err)}
 }
 
 // Verdict is the outcome of one case.
