@@ -81,7 +81,9 @@ type Case struct {
 	Level Level
 	Stage Stage
 	// Owns names the replies whose form and presence this case judges, as
-	// the protocol's reply-checking helper names them (e.g. "CREATE_ROOM_ACK").
+	// the protocol's reply-checking helper names them (e.g. "CREATE_ROOM_ACK"),
+	// or a behaviour several setups rest on (e.g. "a created room in
+	// LOBBY_ROOM_LIST").
 	// A fixture or setup that cannot go on because such a reply broke a rule
 	// or never came skips its dependants with this case's id (ownerOf): each
 	// message has exactly one owner per protocol.

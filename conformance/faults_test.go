@@ -3,6 +3,9 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -281,5 +284,36 @@ func TestSkipNamesOwner(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOwnedNamesAreOwned: every name the sources mark a finding or skip
+// with (owned(Proto…, "name", …)) is in some case's Owns, so no mark is
+// silently lost to a typo.
+func TestOwnedNamesAreOwned(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`owned\((Proto[A-Za-z]+), "([^"]+)"`)
+	protos := map[string]string{"ProtoUDP": ProtoUDP, "ProtoTCP": ProtoTCP, "ProtoLeviathan": ProtoLeviathan}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			n++
+			if ownerOf(protos[m[1]], m[2]) == "" {
+				t.Errorf("%s: owned(%s, %q): no %s case Owns it", f, m[1], m[2], m[1])
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("found %d owned(…) marks with a literal name; the pattern no longer matches the sources", n)
 	}
 }

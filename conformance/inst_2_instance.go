@@ -79,6 +79,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "inst/2/5", Protocol: ProtoUDP, Section: secInstance, Level: Must,
+		Owns:        []string{"SERVER_GAME_START"},
 		Desc:        "when every joined player is ready, SERVER_GAME_START reaches every player",
 		Requirement: "When every joined player is ready the instance counts down and sends GAME_START to all (PROTOCOLS.md §2)",
 		Run: func(t *T) error {
@@ -112,7 +113,7 @@ func init() {
 				return err
 			}
 			if !fx.hasListed {
-				return Skipf("the room was not found in the list (see udp/5/3)")
+				return owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("the room was not found in the list"))
 			}
 			if int(fx.listed.Players) != fx.max {
 				return Failf(fmt.Sprintf("room %d listed with playerCount %d", fx.id, fx.max), "playerCount %d of %d after %d players joined the instance", fx.listed.Players, fx.listed.MaxPlayers, len(fx.players))
@@ -130,10 +131,10 @@ func init() {
 				return err
 			}
 			if !fx.started {
-				return Skipf("the game never started (see inst/2/5)")
+				return owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
 			}
 			if !fx.hasListed {
-				return Skipf("the room was not found in the list (see udp/5/3)")
+				return owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("the room was not found in the list"))
 			}
 			if fx.listed.State != udplobby.Playing {
 				return Failf(fmt.Sprintf("room %d listed as Playing after SERVER_GAME_START", fx.id), "listed as %v (polled for 1 s)", fx.listed.State)
@@ -151,7 +152,7 @@ func init() {
 				return err
 			}
 			if !fx.started {
-				return Skipf("the game never started (see inst/2/5)")
+				return owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
 			}
 			return extraJoin(t, fx, "playing")
 		},
@@ -185,7 +186,7 @@ func init() {
 				}
 			}
 			if n == 0 {
-				return Skipf("the instance answered nothing (see inst/2/1)")
+				return owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
 			}
 			if len(bad) > 0 {
 				return Fail("every instance reply framed like the lobby's", strings.Join(bad, "; "))
@@ -209,7 +210,7 @@ func init() {
 				}
 			}
 			if len(seen) == 0 {
-				return Skipf("the instance answered nothing (see inst/2/1)")
+				return owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
 			}
 			return judgeReplySource(t, "instance", seen)
 		},
@@ -241,7 +242,7 @@ func init() {
 				}
 			}
 			if n == 0 {
-				return Skipf("the instance answered nothing (see inst/2/1)")
+				return owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
 			}
 			if len(bad) > 0 {
 				return Fail("the request's sequenceId in every instance reply", strings.Join(bad, "; "))

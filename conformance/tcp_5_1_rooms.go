@@ -120,7 +120,7 @@ func init() {
 			}
 			var l tcplobby.ListRoomsAck
 			if decodeAs(p, &l) != nil {
-				return Skipf("the room list does not decode (see tcp/5.1/1)")
+				return owned(ProtoTCP, "LIST_ROOMS_ACK", Skipf("the room list does not decode"))
 			}
 			id := uint32(0x7FFFFFF1)
 			for taken := true; taken; {
@@ -156,7 +156,7 @@ func init() {
 				return err
 			}
 			if !g.started[0] {
-				return Skipf("the game never started (see tcp/6.3/1)")
+				return owned(ProtoTCP, "GAME_START", Skipf("the game never started"))
 			}
 			return judgeJoin(t, g.inGame, g.inGameErr, tcplobby.JoinRoomInGame, "the room in game")
 		},
@@ -269,7 +269,7 @@ func tcpRoomCount(t *T) (int, error) {
 		return 0, precondition("list rooms", err)
 	}
 	if len(p) < 2 {
-		return 0, Skipf("the room list does not decode (see tcp/5.1/1)")
+		return 0, owned(ProtoTCP, "LIST_ROOMS_ACK", Skipf("the room list does not decode"))
 	}
 	return int(p[1]), nil
 }

@@ -15,6 +15,7 @@ import (
 func init() {
 	Register(&Case{
 		ID: "tcp/6.3/1", Protocol: ProtoTCP, Section: secTCPFlow, Level: Must,
+		Owns:        []string{"GAME_START"},
 		Desc:        "four players ready, the host starts: COUNTDOWN 3, 2, 1 then GAME_START (220 bytes, the players, a UDP address) reach every member",
 		Requirement: "[All players ready] START_REQ (Host only) … COUNTDOWN (3) (2) (1) … GAME_START (serverIP, udpPort, ...) to the client and Other Clients",
 		Run: func(t *T) error {
@@ -77,15 +78,15 @@ func init() {
 				return err
 			}
 			if !g.started[0] {
-				return Skipf("no GAME_START (see tcp/6.3/1)")
+				return owned(ProtoTCP, "GAME_START", Skipf("no GAME_START"))
 			}
 			var m tcplobby.GameStart
 			if decodeAs(g.gameStart[0], &m) != nil {
-				return Skipf("GAME_START does not decode (see tcp/A/1)")
+				return owned(ProtoTCP, "Appendix A frame sizes", Skipf("GAME_START does not decode"))
 			}
 			ip, err := netip.ParseAddr(m.ServerIP.String())
 			if err != nil || m.UDPPort == 0 {
-				return Skipf("GAME_START carries no usable address (see tcp/6.3/1)")
+				return owned(ProtoTCP, "GAME_START", Skipf("GAME_START carries no usable address"))
 			}
 			if ip.IsUnspecified() {
 				ip = t.Env.Addr.Addr()

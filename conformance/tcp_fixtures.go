@@ -61,7 +61,7 @@ func tcpGameFx(t *T) (*tcpGame, error) {
 				return nil, precondition("join the room", err)
 			}
 			if ja.Status != tcplobby.JoinSuccess {
-				return nil, Skipf("JOIN_ROOM_ACK status %v for player %d of an open room (see tcp/5.1/3)", ja.Status, i+1)
+				return nil, owned(ProtoTCP, "JOIN_ROOM_ACK", Skipf("JOIN_ROOM_ACK status %v for player %d of an open room", ja.Status, i+1))
 			}
 			g.joins = append(g.joins, p)
 			g.hashes = append(g.hashes, ja.PlayerHash)

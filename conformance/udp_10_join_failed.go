@@ -74,7 +74,7 @@ func init() {
 				return err
 			}
 			if !fx.started {
-				return Skipf("the game never started (see inst/2/5)")
+				return owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
 			}
 			x, err := lobbyRequest(t, buildJoin(t.Env.profile(), fx.id), "LOBBY_JOIN_ROOM of the Playing room")
 			if x != nil {
@@ -87,6 +87,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "udp/10/5", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must, Stage: StagePool,
+		Owns:        []string{"LOBBY_JOIN_FAILED past the instance limit"},
 		Desc:        "LOBBY_CREATE_ROOM past the instance limit is answered with LOBBY_JOIN_FAILED (reached when --instance-ports is small)",
 		Requirement: "Failure Reasons: … Max instances limit reached (for create requests)",
 		Run:         udpCreatePastLimit,
@@ -269,7 +270,7 @@ func udpOneAddressTakesAll(t *T) error {
 		return err
 	}
 	if f.err != nil {
-		return Skipf("the pool filling met a wrong answer (see udp/10/5)")
+		return owned(ProtoUDP, "LOBBY_JOIN_FAILED past the instance limit", Skipf("the pool filling met a wrong answer"))
 	}
 	if f.oneRefused && f.byOne == 0 {
 		return Skipf("no free instance to take: the pool was full before the filling began (%d rooms listed, %d ports; this run made %d rooms itself)", f.listed, f.ports.Size(), t.Env.roomsMade())

@@ -26,6 +26,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "udp/5/3", Protocol: ProtoUDP, Section: secRoomList, Level: Must,
+		Owns:        []string{"a created room in LOBBY_ROOM_LIST"},
 		Desc:        "a created room appears in the next list, Waiting, with the port its creation returned",
 		Requirement: "a created room appears in the next list (PROTOCOLS.md §1.2); \"Add room to lobbyManager_ with Waiting state\" (seed 001 §4.2)",
 		Run:         udpRoomListAfterCreate,
@@ -135,7 +136,7 @@ func udpRoomListAfterCreate(t *T) error {
 		return err
 	}
 	if rs.roomID == 0 {
-		return Skipf("no room was created (see udp/6/1)")
+		return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 	}
 	m, err := expect(rs.list, rs.listErr, "LOBBY_ROOM_LIST", udplobby.LobbyRoomList)
 	if err != nil {

@@ -21,7 +21,7 @@ func init() {
 				return err
 			}
 			if rs.create == nil || rs.create.reply.typ != udplobby.LobbyRoomCreated {
-				return Skipf("LOBBY_CREATE_ROOM was not answered with LOBBY_ROOM_CREATED (see udp/6/1)")
+				return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("LOBBY_CREATE_ROOM was not answered with LOBBY_ROOM_CREATED"))
 			}
 			return checkRoomRef(t, rs.create.reply, 0)
 		},
@@ -40,7 +40,7 @@ func init() {
 				return err
 			}
 			if rs.port == 0 {
-				return Skipf("no room was created (see udp/6/1)")
+				return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 			}
 			if !pr.Contains(rs.port) {
 				return Failf("a port in "+pr.String(), "port %d", rs.port)
@@ -50,6 +50,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "udp/7/3", Protocol: ProtoUDP, Section: secRoomCreated, Level: Must,
+		Owns:        []string{"a stable room port"},
 		Desc:        "the room's port is stable: the list and a LOBBY_JOIN_SUCCESS give the port its creation returned",
 		Requirement: "the port a join returns equals the port its creation returned (PROTOCOLS.md §1.2)",
 		Run: func(t *T) error {
@@ -58,7 +59,7 @@ func init() {
 				return err
 			}
 			if rs.port == 0 {
-				return Skipf("no room was created (see udp/6/1)")
+				return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 			}
 			var bad []string
 			checked := 0
@@ -81,7 +82,7 @@ func init() {
 				}
 			}
 			if checked == 0 {
-				return Skipf("neither the list nor a join showed the room (see udp/5/3, udp/8/1)")
+				return owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("neither the list nor a join showed the room"))
 			}
 			if len(bad) > 0 {
 				return Fail(fmt.Sprintf("port %d everywhere for room %d", rs.port, rs.roomID), strings.Join(bad, "; "))

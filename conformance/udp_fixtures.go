@@ -242,7 +242,7 @@ func joinedRoom(ft *T, n int) (*roomFx, error) {
 	r, ok := findRoom(rooms, id)
 	if !ok {
 		creator.Close()
-		return nil, Skipf("room %d is not in the list after its creation (see udp/5/3)", id)
+		return nil, owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("room %d is not in the list after its creation", id))
 	}
 	fx := &roomFx{id: id, port: port, max: int(r.MaxPlayers)}
 	if fx.max < 1 || fx.max > 64 {
@@ -275,7 +275,7 @@ func joinedRoom(ft *T, n int) (*roomFx, error) {
 		_, jport, _ := m.roomRef()
 		if jport != port {
 			x.sock.Close()
-			return nil, Skipf("LOBBY_JOIN_SUCCESS gave port %d, the creation %d (see udp/7/3)", jport, port)
+			return nil, owned(ProtoUDP, "a stable room port", Skipf("LOBBY_JOIN_SUCCESS gave port %d, the creation %d", jport, port))
 		}
 		p := newPlayer(ft, x.sock, port)
 		fx.players = append(fx.players, p)
