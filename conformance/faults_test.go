@@ -246,11 +246,11 @@ func TestSkipNamesOwner(t *testing.T) {
 				}
 				return p
 			}})
-			return Config{Target: target, Protocol: ProtoTCP, Timeout: time.Second}
+			return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
 		}, "tcp/5.1/2", FailVerdict, "no reply within the timeout", []string{"tcp/5.3/1", "tcp/6.3/1"}},
 		{"leviathan: Authenticate refused", func(t *testing.T) Config {
 			addr := startFakeLev(t, levFaults{refuseAuth: true})
-			return Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: time.Second}
+			return Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: 3 * time.Second}
 		}, "leviathan/2/3", FailVerdict, "ServerDisallow", []string{"leviathan/3/1", "leviathan/4/1"}},
 	}
 	for _, tt := range tests {
