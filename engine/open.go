@@ -6,13 +6,16 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // Preparation of open-model sessions ahead of their arrival.
 const (
 	// PrepareLead is how long before its due time an arrival's session is
-	// made (socket bound): long enough that making it never delays the
-	// send, short enough that few sockets sit idle.
+	// made (socket bound, TCP connection dialed: simclient.Preparer): long
+	// enough that making it never delays the send, short enough that few
+	// sockets sit idle and no server takes a prepared connection, silent
+	// until its due time, for an idle client.
 	PrepareLead = 3 * time.Millisecond
 	// MaxPrepared bounds the sessions made and waiting for their due time
 	// (about PrepareLead × rate of them; 60 at 20,000/s).
@@ -70,7 +73,7 @@ func (a *arrivals) next() (st Start, ok bool) {
 //
 // Ready before due: each arrival's session is made PrepareLead before its
 // due time (at most MaxPrepared waiting), so the harness's setup (socket,
-// bind, group place) never sits between the intended time and the send;
+// bind, TCP dial, group place) never sits between the intended time and the send;
 // the scheduler then waits precisely (precise.Until) until the due time and starts the session,
 // whose first request goes out at once. What is left of the lateness is
 // measured per step as send lag. Sessions are made in arrival order, as
@@ -152,6 +155,9 @@ func (x *Execution) prepare(st Start, maxActive int64) (prepared, bool) {
 			x.Stats.Active.Add(-1)
 			return prepared{}, false
 		}
+		// TCP: dial now (in the background), so the connect step at the
+		// due time only sends CONNECT_REQ.
+		simclient.Prepare(sess)
 		return prepared{st, sess}, true
 	}
 	return prepared{}, false

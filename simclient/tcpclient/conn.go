@@ -1,6 +1,7 @@
 package tcpclient
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -34,8 +35,13 @@ type frameConn struct {
 }
 
 func dial(src, dst net.Addr, sw *simclient.Sweeper, bufSize int, timeout time.Duration) (*frameConn, error) {
+	return dialContext(context.Background(), src, dst, sw, bufSize, timeout)
+}
+
+// dialContext is dial, given up when ctx ends.
+func dialContext(ctx context.Context, src, dst net.Addr, sw *simclient.Sweeper, bufSize int, timeout time.Duration) (*frameConn, error) {
 	d := net.Dialer{Timeout: timeout, LocalAddr: src}
-	c, err := d.Dial("tcp", dst.String())
+	c, err := d.DialContext(ctx, "tcp", dst.String())
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,17 @@
 // PROTOCOLS.md §3). It registers the "tcp-lobby" factory with simclient.
 //
 // A session owns one TCP connection, dialed from its source address at the
-// first step that needs it (normally connect: dial + CONNECT_REQ), so the
-// connect step's latency includes the TCP handshake and a refused dial
-// fails it with reason "conn_refused". In the closed model the next flow
-// of the same client may carry the connection on (Reuse, through
-// simclient.Renew): its connect step then skips the dial and sends
-// CONNECT_REQ on the kept connection. One goroutine reads and writes;
+// first step that needs it (normally connect: dial + CONNECT_REQ); a
+// refused dial fails that step with reason "conn_refused". In the closed
+// model the next flow of the same client may carry the connection on
+// (Reuse, through simclient.Renew): its connect step then skips the dial
+// and sends CONNECT_REQ on the kept connection. In the open model a
+// session whose flow starts with connect is dialed ahead (Prepare, in the
+// background) and installs its connection the same way, so its connect
+// step at the due time only sends CONNECT_REQ (waiting for a dial still
+// under way). The connect step measures CONNECT_REQ → CONNECT_ACK from its
+// intended time; each successful dial is recorded apart as the message
+// tcp_dial (DialMessage). One goroutine reads and writes;
 // frames are read into one reused 8 KiB buffer by a reader of its own that
 // survives read deadlines (the sweeper wakes a read only when a request has
 // timed out), and messages decode into one reused tcplobby.Decoder.

@@ -26,6 +26,7 @@ type runKey struct{}
 // runState is what all TCP sessions of a run share: message keys.
 type runState struct {
 	keys [256]metrics.Key
+	dial metrics.Key // tcp_dial: how long each successful TCP dial took
 }
 
 func getRun(sh *simclient.Shared) *runState {
@@ -36,9 +37,17 @@ func getRun(sh *simclient.Shared) *runState {
 			tcplobby.TypeCountdown, tcplobby.TypeGameStart} {
 			rt.keys[t] = sh.MessageKey(t.String())
 		}
+		rt.dial = sh.MessageKey(DialMessage)
 		return rt
 	}).(*runState)
 }
+
+// DialMessage is the message-table name under which every successful TCP
+// dial of a session is recorded (from dial start to connected): the
+// connect step measures CONNECT_REQ to CONNECT_ACK only when the
+// connection was dialed ahead (Prepare) or kept, so the dial is reported
+// apart.
+const DialMessage = "tcp_dial"
 
 // session is one simulated TCP lobby client.
 type session struct {
@@ -86,7 +95,13 @@ type session struct {
 	// run's context too: waits end on it, requests in flight do not.
 	stop context.Context
 
-	mu        sync.Mutex // guards fc against Close during Run's dial
+	// dialing, when not nil, is closed when the dial Prepare started is
+	// over: it then installed fc, or left its failure in dialErr.
+	dialing    chan struct{}
+	dialErr    error
+	dialCancel context.CancelFunc
+
+	mu        sync.Mutex // guards fc against Close during a dial
 	creator   bool       // this member runs a create step of the flow
 	closeOnce sync.Once
 	leaveOnce sync.Once
@@ -142,6 +157,9 @@ func (s *session) Close() error {
 		s.closed = true
 		fc := s.fc
 		s.mu.Unlock()
+		if s.dialCancel != nil {
+			s.dialCancel()
+		}
 		if fc != nil {
 			fc.cancel()
 			err = fc.close()
@@ -175,6 +193,9 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 		if fc != nil {
 			fc.cancel()
 		}
+		if s.dialCancel != nil {
+			s.dialCancel()
+		}
 	})
 	defer stop()
 	defer s.leaveGroup()
@@ -193,41 +214,107 @@ func (s *session) stepErr(i int, st *scenario.Step, err error) error {
 	return s.fail(i, st, reason, cause)
 }
 
-// connect dials the lobby if the session has no connection yet.
+// Prepare implements simclient.Preparer: when the first step this member
+// runs is connect, the TCP connection is dialed now, in the background,
+// ahead of the session's due time. The dial installs the connection as a
+// kept one is (Reuse), so the connect step goes the same way for both: it
+// finds the connection open and only sends CONNECT_REQ. It waits for a
+// dial still under way, and reports a failed one as it would its own
+// dial's failure. Call it once, before Run.
+func (s *session) Prepare() {
+	if s.fc != nil || s.dialing != nil {
+		return
+	}
+	var first *scenario.Step
+	for i := range s.flow.Steps {
+		if st := &s.flow.Steps[i]; st.Only.Runs(s.member.Index) {
+			first = st
+			break
+		}
+	}
+	if first == nil || first.Kind != scenario.Connect {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s.dialing, s.dialCancel = done, cancel
+	go func() {
+		defer close(done)
+		defer cancel()
+		fc, err := s.open(ctx, first.Policy.Timeout)
+		if err == nil {
+			err = s.install(fc)
+		}
+		s.dialErr = err
+	}()
+}
+
+// connect gives the session its connection: the one it has (kept from the
+// previous flow, or dialed ahead by Prepare: waited for if still dialing),
+// else a new one dialed now.
 func (s *session) connect(timeout time.Duration) error {
+	if s.dialing != nil {
+		<-s.dialing
+		s.dialing = nil
+		if s.dialErr != nil {
+			return s.dialErr
+		}
+	}
 	if s.fc != nil {
 		if s.fc.closed.Load() || s.closedBy != nil {
 			return &reqFail{Reason: simclient.ReasonClosed, Err: errors.New("the connection is closed")}
 		}
 		return nil
 	}
+	fc, err := s.open(context.Background(), timeout)
+	if err != nil {
+		return err
+	}
+	if err := s.install(fc); err != nil {
+		return err
+	}
+	if s.cancelCtx != nil && s.cancelCtx.Err() != nil {
+		fc.cancel()
+	}
+	return nil
+}
+
+// open dials the lobby from the session's source address, records the
+// dial's duration (DialMessage) and names a failure: conn_refused, timeout,
+// a failed start (simclient.StartError) for a local one.
+func (s *session) open(ctx context.Context, timeout time.Duration) (*frameConn, error) {
 	var la net.Addr
 	if s.src.IsValid() {
 		la = &net.TCPAddr{IP: s.src.AsSlice()}
 	}
-	fc, err := dial(la, net.TCPAddrFromAddrPort(s.dst), s.sh.Sweeper, s.sh.SocketBuffer, timeout)
+	start := time.Now()
+	fc, err := dialContext(ctx, la, net.TCPAddrFromAddrPort(s.dst), s.sh.Sweeper, s.sh.SocketBuffer, timeout)
 	if err != nil {
 		switch {
+		case ctx.Err() != nil:
+			return nil, errCancelled
 		case errors.Is(err, syscall.ECONNREFUSED):
-			return &reqFail{Reason: reports.ReasonConnRefused, Err: err}
+			return nil, &reqFail{Reason: reports.ReasonConnRefused, Err: err}
 		case isTimeout(err):
-			return &reqFail{Reason: reports.ReasonTimeout, Err: err}
+			return nil, &reqFail{Reason: reports.ReasonTimeout, Err: err}
 		}
 		// No descriptor, no free port: a failed start (simclient.StartError).
 		reason, err := simclient.OpenFailure(err)
-		return &reqFail{Reason: reason, Err: err}
+		return nil, &reqFail{Reason: reason, Err: err}
 	}
+	s.rec.Record(s.rt.dial, start, start, time.Now())
+	return fc, nil
+}
+
+// install makes fc the session's connection, unless Close came first.
+func (s *session) install(fc *frameConn) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
 		fc.close()
 		return errCancelled
 	}
 	s.fc = fc
-	s.mu.Unlock()
-	if s.cancelCtx != nil && s.cancelCtx.Err() != nil {
-		fc.cancel()
-	}
 	return nil
 }
 
@@ -300,14 +387,19 @@ func (s *session) barrier(ctx context.Context, i int, st *scenario.Step) error {
 	return err
 }
 
+// doConnect logs in: CONNECT_REQ → CONNECT_ACK on the session's connection,
+// dialed first if it has none (a dial failure fails the step). The step is
+// measured from intended, its send from CONNECT_REQ: a dial done ahead
+// (Prepare) or a kept connection costs it nothing, a dial in the step
+// counts in its send lag; every dial is recorded apart (DialMessage).
 func (s *session) doConnect(st *scenario.Step, intended time.Time) (time.Time, error) {
-	sent := time.Now()
 	if err := s.connect(st.Policy.Timeout); err != nil {
 		if rf, ok := err.(*reqFail); ok {
 			s.rec.Fail(s.rt.keys[tcplobby.TypeConnectReq], rf.Reason, time.Now())
 		}
-		return sent, err
+		return time.Now(), err
 	}
+	sent := time.Now()
 	name := s.name
 	if st.Name != "" {
 		name = tcplobby.MakeName(st.Name)
