@@ -50,7 +50,8 @@ type Run struct {
 	// order the engine registered them.
 	Steps []Series `json:"steps"`
 	// Messages holds one entry per protocol message type, measured request to
-	// reply.
+	// reply, plus tcp_dial (tcp-lobby: each successful TCP dial, from dial
+	// start to connected).
 	Messages   []Series           `json:"messages"`
 	Violations []Violation        `json:"violations"`
 	TimeSeries []Point            `json:"time_series"`
