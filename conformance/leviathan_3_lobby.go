@@ -60,6 +60,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "leviathan/3/2", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
+		Owns:        []string{"ServerAllow to JoinServer"},
 		Desc:        "JoinServer(-1) after authentication is answered by ServerAllow(ConnectAccepted, \"Allowed, ID: N\")",
 		Requirement: "Lobby: JoinServer → ServerAllow(ConnectAccepted, \"Allowed, ID: N\") or ServerDisallow with the first failing reason … ids start at 1001",
 		Run: func(t *T) error {
@@ -153,6 +154,7 @@ func init() {
 	})
 	Register(&Case{
 		ID: "leviathan/3/5", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Should,
+		Owns:        []string{"ServerStatus"},
 		Desc:        "Serverstatus is answered by ServerStatus (the engine itself never answers it: a warning there)",
 		Requirement: "Identification and Serverstatus requests are never answered (an engine defect); the reference endpoint answers ServerStatus",
 		Run: func(t *T) error {
@@ -184,7 +186,7 @@ func init() {
 			defer c.close()
 			_, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 			if err != nil || m.ResponseType() != lv.ResServerAllow {
-				return Skipf("first JoinServer not allowed (%v %v): leviathan/3/2 owns it", m, err)
+				return owned(ProtoLeviathan, "ServerAllow to JoinServer", Skipf("first JoinServer not allowed (%v %v)", m, err))
 			}
 			n, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 			return expectDisallow(n, m, err, lv.DisallowServerAlreadyConnectedToYou)
@@ -202,11 +204,11 @@ func init() {
 			defer probe.close()
 			_, m, err := probe.request(lv.ReqServerstatus, nil, lv.ResServerStatus)
 			if err != nil {
-				return Skipf("no ServerStatus to learn the player limit: %v", err)
+				return owned(ProtoLeviathan, "ServerStatus", Skipf("no ServerStatus to learn the player limit: %v", err))
 			}
 			var st lv.ServerStatus
 			if err := st.Decode(m.Payload); err != nil {
-				return Skipf("ServerStatus undecodable: %v", err)
+				return owned(ProtoLeviathan, "ServerStatus", Skipf("ServerStatus undecodable: %v", err))
 			}
 			free := int(st.MaxPlayers - st.Players)
 			limit := max(t.Env.MaxFill, 64)
@@ -227,7 +229,7 @@ func init() {
 				clients = append(clients, c)
 				_, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 				if err != nil || m.ResponseType() != lv.ResServerAllow {
-					return Skipf("filling: join %d of %d not allowed (%v %v)", i+1, free, m, err)
+					return owned(ProtoLeviathan, "ServerAllow to JoinServer", Skipf("filling: join %d of %d not allowed (%v %v)", i+1, free, m, err))
 				}
 			}
 			n, m, err := probe.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))

@@ -366,7 +366,7 @@ func joinRoom(t *T, id uint32) (*tcpClient, *tcplobby.JoinRoomAck, error) {
 	}
 	if ack.Status != tcplobby.JoinSuccess {
 		c.Close()
-		return nil, nil, Skipf("JOIN_ROOM_ACK status %v joining room %d", ack.Status, id)
+		return nil, nil, owned(ProtoTCP, "JOIN_ROOM_ACK", Skipf("JOIN_ROOM_ACK status %v joining room %d", ack.Status, id))
 	}
 	if ack.PlayerHash == 0 {
 		ack.PlayerHash = c.learnHash()

@@ -195,7 +195,7 @@ func replies(t *T) (*replySet, error) {
 				ft.Env.Cleanup(r.joinOK.sock.Close)
 			}
 		} else {
-			r.joinOKErr = Skipf("no room was created")
+			r.joinOKErr = owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 		}
 		r.joinMissing, r.joinMissingErr = lobbyRequest(ft, buildJoin(prof, missingRoomID(rooms)), "LOBBY_JOIN_ROOM of a missing room")
 		closeX(r.joinMissing)
@@ -270,7 +270,7 @@ func joinedRoom(ft *T, n int) (*roomFx, error) {
 			if x != nil {
 				x.sock.Close()
 			}
-			return nil, Skipf("the lobby refused join #%d while the room held %d of %d: %v", len(fx.players)+1, len(fx.players), fx.max, err)
+			return nil, skipFor(err, "the lobby refused join #%d while the room held %d of %d: %v", len(fx.players)+1, len(fx.players), fx.max, err)
 		}
 		_, jport, _ := m.roomRef()
 		if jport != port {
