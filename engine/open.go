@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/precise"
@@ -132,7 +133,29 @@ func (x *Execution) runOpen(ctx context.Context) {
 			defer x.Stats.Active.Add(-1)
 			x.runSession(head.st, head.sess, false)
 		}()
+		// Hand this P to the session at once: the new goroutine sits in this
+		// P's runnext, and would otherwise wait for another thread to wake
+		// and steal it (tens of µs on an idle machine) while the scheduler
+		// prepares later arrivals: that wait would be send lag. Only when
+		// the next arrival is not due soon: a yield puts the scheduler
+		// behind every runnable goroutine, which at saturation would make
+		// every later arrival late instead.
+		if spare(queue) {
+			runtime.Gosched()
+		}
 	}
+}
+
+// YieldSpare is how far ahead the next prepared arrival must be due for
+// the open scheduler to yield its P to a session it has just started (see
+// runOpen). Preparing later arrivals is not urgent: it has PrepareLead of
+// slack.
+const YieldSpare = 200 * time.Microsecond
+
+// spare reports whether the head of queue (the next prepared arrival) is
+// due more than YieldSpare from now, or there is none.
+func spare(queue []prepared) bool {
+	return len(queue) == 0 || time.Until(queue[0].st.Intended) > YieldSpare
 }
 
 // prepare applies the drop rules to arrival st and makes its session.

@@ -50,3 +50,25 @@ func TestOpenPrepareAhead(t *testing.T) {
 		}
 	})
 }
+
+// The open scheduler yields its P to a session it just started only while
+// the next prepared arrival is not due within YieldSpare (or there is none):
+// at saturation a yield would queue it behind every runnable session.
+func TestSpare(t *testing.T) {
+	now := time.Now()
+	at := func(d time.Duration) []prepared { return []prepared{{st: Start{Intended: now.Add(d)}}} }
+	for _, tc := range []struct {
+		name  string
+		queue []prepared
+		want  bool
+	}{
+		{"nothing prepared", nil, true},
+		{"next due in an hour", at(time.Hour), true},
+		{"next due in 10µs", at(10 * time.Microsecond), false},
+		{"next already late", at(-time.Millisecond), false},
+	} {
+		if got := spare(tc.queue); got != tc.want {
+			t.Errorf("%s: spare = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
