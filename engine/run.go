@@ -79,11 +79,10 @@ type Info struct {
 	// open-files limit, made before it started.
 	Files Files `json:"open_files"`
 	// Workers is the number of worker processes of a `run --workers`
-	// result (0: one process ran it).
+	// result (0: one process ran it). Why such a result covers only part
+	// of the load (a worker that died) is in the Run (Run.Incomplete),
+	// where every report reads it.
 	Workers int `json:"workers,omitempty"`
-	// Incomplete says why a `run --workers` result covers only part of
-	// the load: one entry per worker that died or left no result.
-	Incomplete []string `json:"incomplete,omitempty"`
 	// MetricsAddr is where the live Prometheus metrics were served.
 	MetricsAddr string `json:"metrics_addr,omitempty"`
 }

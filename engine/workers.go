@@ -84,8 +84,9 @@ func (w *worker) addTail(line string) {
 // w.Progress; each worker's stderr lines are passed on to w.Warnings
 // prefixed with its shard. When ctx is cancelled every worker is
 // interrupted (SIGINT) and the result merges what they wrote. A worker
-// that exits abnormally or writes no result is reported in
-// Info.Incomplete with its stderr tail; the merge then covers the others.
+// that exits abnormally or writes no result is reported in the result's
+// Run.Incomplete with its stderr tail (every report then leads with
+// INCOMPLETE); the merge then covers the others.
 // It fails only when no worker left a result.
 func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	if w.Plan == nil {
@@ -174,10 +175,11 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 
 	var runs []*reports.Run
 	var names []string
+	var incomplete []string
 	for _, wk := range workers {
 		run, why := wk.result()
 		if why != "" {
-			info.Incomplete = append(info.Incomplete, why)
+			incomplete = append(incomplete, why)
 			if w.Warnings != nil {
 				fmt.Fprintf(w.Warnings, "lobbybench: %s\n", why)
 			}
@@ -188,12 +190,13 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		}
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("engine: no worker wrote a result: %s", strings.Join(info.Incomplete, "; "))
+		return nil, fmt.Errorf("engine: no worker wrote a result: %s", strings.Join(incomplete, "; "))
 	}
 	merged, warns, thOK, err := MergeShards(runs, names)
 	if err != nil {
 		return nil, err
 	}
+	merged.Incomplete = append(merged.Incomplete, incomplete...)
 	for _, m := range warns {
 		if w.Warnings != nil {
 			fmt.Fprintf(w.Warnings, "lobbybench: warning: %s\n", m)

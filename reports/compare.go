@@ -24,8 +24,9 @@ const (
 	// GateNewlyFailingCases limits how many conform cases may fail in new
 	// that did not fail in base (CompareConform only).
 	GateNewlyFailingCases = "newly_failing_cases"
-	// GateComplete is broken by each interrupted side of a comparison: a
-	// partial run cannot be judged against a whole one. It is always
+	// GateComplete is broken by each interrupted or incomplete side of a
+	// comparison (Headline.Partial): a partial run cannot be judged
+	// against a whole one. It is always
 	// checked, whatever gates are given.
 	GateComplete = "interrupted_runs"
 )
@@ -148,8 +149,9 @@ type Comparison struct {
 	// Spared lists latency increases over a gate's percentage that did not
 	// break it: under its MinDeltaUS floor or within the noise.
 	Spared []string `json:"spared,omitempty"`
-	// Incomplete says which side was interrupted (one sentence each, led
-	// by "INTERRUPTED"); such a comparison also breaks GateComplete.
+	// Incomplete says which side was interrupted or incomplete (one
+	// sentence each, led by "INTERRUPTED" or "INCOMPLETE": partialSide);
+	// such a comparison also breaks GateComplete.
 	Incomplete []string `json:"incomplete,omitempty"`
 	Breaches   []Breach `json:"breaches"`
 }
@@ -227,8 +229,8 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 		name string
 		r    *Run
 	}{{"base", base}, {"new", new}} {
-		if hl := side.r.Headline(); hl.Status == StatusInterrupted {
-			c.Incomplete = append(c.Incomplete, "INTERRUPTED "+side.name+" run: "+strings.TrimPrefix(hl.Text, "INTERRUPTED · "))
+		if hl := side.r.Headline(); hl.Partial() {
+			c.Incomplete = append(c.Incomplete, partialSide(hl, side.name+" run"))
 			c.Breaches = append(c.Breaches, Breach{Gate: Gate{Metric: GateComplete}, Subject: side.name + " run", Value: 1})
 		}
 	}
@@ -347,10 +349,18 @@ func CompareConform(base, new *Conform, gates []Gate) (*ConformComparison, error
 		name string
 		c    *Conform
 	}{{"base", base}, {"new", new}} {
-		if hl := side.c.Headline(); hl.Status == StatusInterrupted {
-			c.Incomplete = append(c.Incomplete, "INTERRUPTED "+side.name+" suite: "+strings.TrimPrefix(hl.Text, "INTERRUPTED · "))
+		if hl := side.c.Headline(); hl.Partial() {
+			c.Incomplete = append(c.Incomplete, partialSide(hl, side.name+" suite"))
 			c.Breaches = append(c.Breaches, Breach{Gate: Gate{Metric: GateComplete}, Subject: side.name + " suite", Value: 1})
 		}
 	}
 	return c, nil
+}
+
+// partialSide is the line a comparison leads with for a partial side:
+// its headline with the side named, "INTERRUPTED new run: the run was
+// stopped after …".
+func partialSide(hl Headline, side string) string {
+	status, text, _ := strings.Cut(hl.Text, " · ")
+	return status + " " + side + ": " + text
 }

@@ -9,7 +9,9 @@
 // message type (each with a corrected and an uncorrected Latency), protocol
 // Violations with bounded hex samples, a per-second TimeSeries, RateLimits,
 // Malformed findings, Thresholds, and the engine's figures: Sessions (how
-// sessions ended, the peak live) and ShardRuns (shard, harness use). Conform is one conformance run (kind
+// sessions ended, the peak live), ShardRuns (shard, harness use) and
+// Incomplete (why a merge lacks a shard). Headline is the verdict every
+// format leads with: INTERRUPTED, INCOMPLETE (MissingLoad), FAIL or PASS. Conform is one conformance run (kind
 // "conform"): run-level Notes and Cases with id, section, rule id, quoted
 // requirement, level, verdict, expected/actual, notes and a wire log whose
 // entries carry addresses and notes. Both carry schema_version
@@ -42,12 +44,13 @@
 //
 //   - WriteRunTable, WriteCompareTable, WriteConformTable,
 //     WriteConformCompareTable: terminal tables (tablewriter).
-//   - WriteRunJUnit: one testcase per threshold and per violated rule.
+//   - WriteRunJUnit: one testcase per threshold and per violated rule,
+//     led by an <error> testcase when the run is partial.
 //   - WriteConformJUnit: one testcase per case; fail is <failure>, skip is
 //     <skipped>, warn and info pass with their text in <system-out>.
-//   - WriteConformMarkdown: a summary for pull requests and CI pages.
-//   - WriteHTML (and WriteHTMLFile, which writes through a temporary file
-//     renamed into place): one self-contained HTML page (inline CSS and
+//   - WriteRunMarkdown, WriteConformMarkdown: a summary for pull
+//     requests and CI pages, led by the headline.
+//   - WriteHTML: one self-contained HTML page (inline CSS and
 //     SVG, no script, nothing fetched) for any number of *Run and
 //     *Conform documents. A run shows HDR percentile curves per step on a
 //     log "nines" axis, the per-second series, the step, message,

@@ -11,15 +11,27 @@ const (
 	StatusPass        = "pass"
 	StatusFail        = "fail"
 	StatusInterrupted = "interrupted"
+	// StatusIncomplete: the run was not interrupted but did not generate
+	// all the load its scenario asked for (a --workers worker died,
+	// sessions could not open their socket); exit 6.
+	StatusIncomplete = "incomplete"
 )
 
 // Headline is the verdict every format of a result leads with (the
 // terminal's first line, the HTML banner, the Markdown summary, the JUnit
-// error case): Status is StatusPass, StatusFail, StatusInterrupted or ""
-// when there is nothing to judge; Text says it in words, status first.
+// error case): Status is StatusPass, StatusFail, StatusInterrupted,
+// StatusIncomplete or "" when there is nothing to judge; Text says it in
+// words, status first.
 type Headline struct {
 	Status string
 	Text   string
+}
+
+// Partial reports whether the result covers only part of what was asked
+// (interrupted, or incomplete): every format says so before any figure,
+// JUnit with an <error> testcase, and a comparison breaks GateComplete.
+func (h Headline) Partial() bool {
+	return h.Status == StatusInterrupted || h.Status == StatusIncomplete
 }
 
 // Interrupted reports whether the run, or any shard merged into it, was
@@ -51,8 +63,32 @@ func (r *Run) StepsNeverSucceeded() []Series {
 	return out
 }
 
+// MissingLoad says, one phrase each, what of the scenario's load the run
+// did not generate (workers that left no result, sessions that could not
+// open their socket), or nil when it generated it all: the run is then
+// INCOMPLETE (Headline) and `run` exits 6.
+func (r *Run) MissingLoad() []string {
+	var out []string
+	if n := len(r.Incomplete); n > 0 {
+		out = append(out, fmt.Sprintf("%d worker%s left no result", n, plural(n)))
+	}
+	if r.Sessions != nil && r.Sessions.FailedStarts > 0 {
+		n := r.Sessions.FailedStarts
+		out = append(out, fmt.Sprintf("%d session%s could not open %s socket", n, plural(int(n)), map[bool]string{true: "its", false: "their"}[n == 1]))
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // Headline judges the run. An interrupted run says so first, whatever its
-// thresholds say: they were judged on the part that ran. A step that was
+// thresholds say: they were judged on the part that ran; so does an
+// incomplete one (the load was not all generated), next. A step that was
 // tried and never succeeded fails the run and leads its verdict, even when
 // every threshold passed (a run with "0 OK" on a step is not green).
 func (r *Run) Headline() Headline {
@@ -88,6 +124,7 @@ func (r *Run) Headline() Headline {
 		}
 		status, verdict = StatusFail, what
 	}
+	missing := r.MissingLoad()
 	if r.Interrupted() {
 		who := "the run was stopped"
 		if k := len(r.ShardRuns); k > 1 {
@@ -99,11 +136,22 @@ func (r *Run) Headline() Headline {
 			}
 			who = fmt.Sprintf("%d of %d shards were stopped", stopped, k)
 		}
-		text := fmt.Sprintf("INTERRUPTED · %s after %s, before the scenario's end: the figures cover only what ran", who, r.DurationNS.Round(time.Millisecond))
+		text := fmt.Sprintf("INTERRUPTED · %s after %s, before the scenario's end", who, r.DurationNS.Round(time.Millisecond))
+		if len(missing) > 0 {
+			text += ", and the load was not all generated (" + strings.Join(missing, ", ") + ")"
+		}
+		text += ": the figures cover only what ran"
 		if verdict != "" {
 			text += " (on that part: " + verdict + ")"
 		}
 		return Headline{Status: StatusInterrupted, Text: text}
+	}
+	if len(missing) > 0 {
+		text := "INCOMPLETE · the load was not all generated (" + strings.Join(missing, ", ") + "): the figures cover only what ran"
+		if verdict != "" {
+			text += " (on that part: " + verdict + ")"
+		}
+		return Headline{Status: StatusIncomplete, Text: text}
 	}
 	if status == "" {
 		return Headline{}

@@ -192,3 +192,75 @@ func TestConformInterruptedFirst(t *testing.T) {
 		t.Error("a whole suite reads as interrupted")
 	}
 }
+
+// TestIncompleteFirst: a run that did not generate all its load (a
+// --workers worker left no result, sessions could not open their socket)
+// says INCOMPLETE first in every format, even when every threshold
+// passed on what ran; interrupted as well, it says both.
+func TestIncompleteFirst(t *testing.T) {
+	dead := passingRun(t)
+	dead.Incomplete = []string{"worker 1/2 died (signal: killed): the result is incomplete"}
+	starts := passingRun(t)
+	starts.Sessions = &Sessions{Started: 50, Failed: 7, FailedStarts: 7}
+	both := passingRun(t)
+	both.Incomplete = dead.Incomplete
+	both.ShardRuns = []ShardRun{{Shard: "0/2", Interrupted: true}}
+	tests := []struct {
+		name, status, lead, says string
+		run                      *Run
+	}{
+		{"dead worker", StatusIncomplete, "INCOMPLETE", "1 worker left no result", dead},
+		{"failed starts", StatusIncomplete, "INCOMPLETE", "7 sessions could not open their socket", starts},
+		{"interrupted too", StatusInterrupted, "INTERRUPTED", "1 worker left no result", both},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hl := tt.run.Headline()
+			if hl.Status != tt.status || !strings.HasPrefix(hl.Text, tt.lead+" · ") || !strings.Contains(hl.Text, tt.says) ||
+				!strings.Contains(hl.Text, "(on that part: all 2 thresholds passed)") {
+				t.Fatalf("headline %+v, want %s saying %q", hl, tt.status, tt.says)
+			}
+			render := func(f func(*bytes.Buffer) error) string {
+				var b bytes.Buffer
+				if err := f(&b); err != nil {
+					t.Fatal(err)
+				}
+				return b.String()
+			}
+			term := render(func(b *bytes.Buffer) error { return WriteRunTable(b, tt.run) })
+			if first, _, _ := strings.Cut(term, "\n"); first != hl.Text {
+				t.Errorf("terminal: first line %q", first)
+			}
+			md := render(func(b *bytes.Buffer) error { return WriteRunMarkdown(b, tt.run) })
+			if first, _, _ := strings.Cut(md, "\n"); first != "**"+mdInline(hl.Text)+"**" {
+				t.Errorf("Markdown: first line %q", first)
+			}
+			j := render(func(b *bytes.Buffer) error { return WriteRunJUnit(b, tt.run) })
+			if !strings.Contains(j, `errors="1"`) || !strings.Contains(j, `<error message="`+tt.lead) || !strings.Contains(j, `type="`+tt.status+`"`) ||
+				strings.Index(j, "lobbybench.run") > strings.Index(j, "lobbybench.thresholds") {
+				t.Errorf("JUnit does not lead with an error testcase:\n%s", j)
+			}
+			h := render(func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, tt.run) })
+			if !strings.Contains(h, `<p class="status `+tt.status+`">`+tt.lead) || strings.Contains(h, "PASS ·") {
+				t.Errorf("HTML banner does not say %s (or still says PASS)", tt.lead)
+			}
+			for _, side := range []string{"base", "new"} {
+				base, nw := passingRun(t), tt.run
+				if side == "base" {
+					base, nw = tt.run, passingRun(t)
+				}
+				c, err := Compare(base, nw, DefaultGates())
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmp := render(func(b *bytes.Buffer) error { return WriteCompareTable(b, c) })
+				if c.OK() || !strings.HasPrefix(cmp, tt.lead+" "+side+" run: ") {
+					t.Errorf("compare with the %s side partial: ok %v, table:\n%s", side, c.OK(), cmp)
+				}
+			}
+		})
+	}
+	if hl := passingRun(t).Headline(); hl.Status != StatusPass || hl.Partial() {
+		t.Errorf("a whole passing run: %+v", hl)
+	}
+}

@@ -7,8 +7,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -62,34 +60,6 @@ func WriteHTML(w io.Writer, opts HTMLOptions, docs ...any) error {
 		return err
 	}
 	return htmlTemplate.Execute(w, page)
-}
-
-// WriteHTMLFile writes the WriteHTML page to path, via a temporary file in
-// the same directory renamed into place, so a reader never sees half a
-// report. It is what `--html FILE` on run and conform calls:
-//
-//	reports.WriteHTMLFile(path, reports.HTMLOptions{}, run)
-func WriteHTMLFile(path string, opts HTMLOptions, docs ...any) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("reports: html: %w", err)
-	}
-	tmp := f.Name()
-	err = WriteHTML(f, opts, docs...)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("reports: html %s: %w", path, err)
-	}
-	return nil
 }
 
 // Page model: everything the template prints is computed here, so the

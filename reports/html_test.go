@@ -385,34 +385,6 @@ func TestWriteHTMLErrors(t *testing.T) {
 	}
 }
 
-func TestWriteHTMLFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "report.html")
-	if err := WriteHTMLFile(path, HTMLOptions{}, sampleRun(t)); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := htmlOf(t, HTMLOptions{}, sampleRun(t)); !bytes.Equal(got, want) {
-		t.Error("file differs from WriteHTML output")
-	}
-	if err := WriteHTMLFile(path, HTMLOptions{}); err == nil {
-		t.Error("no documents: no error")
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ents) != 1 {
-		t.Errorf("directory holds %d entries, want only report.html (temporary file left behind?)", len(ents))
-	}
-	if err := WriteHTMLFile(filepath.Join(dir, "missing", "r.html"), HTMLOptions{}, sampleRun(t)); err == nil {
-		t.Error("missing directory: no error")
-	}
-}
-
 func BenchmarkWriteHTMLRich(b *testing.B) {
 	r := richRun(b)
 	b.ReportAllocs()

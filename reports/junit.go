@@ -127,9 +127,9 @@ func timestamp(t time.Time) string {
 // WriteRunJUnit writes run as JUnit XML: suite "thresholds" with one
 // testcase per threshold (a failure when it did not pass, its message in
 // the units the terminal uses) and suite "violations" with one failing
-// testcase per violated protocol rule. An interrupted run leads with suite
-// "run" holding one <error> testcase that says so, so no CI reads a
-// partial run as a pass; each step tried and never succeeded adds a
+// testcase per violated protocol rule. An interrupted or incomplete run
+// leads with suite "run" holding one <error> testcase that says so, so no
+// CI reads a partial run as a pass; each step tried and never succeeded adds a
 // failing testcase "step NAME succeeded" to that suite.
 func WriteRunJUnit(w io.Writer, run *Run) error {
 	var suites []junitSuite
@@ -147,7 +147,7 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 	for _, t := range run.Thresholds {
 		c := junitCase{Name: t.Name, Classname: "thresholds", Time: "0.000"}
 		if !t.Pass {
-			msg := fmt.Sprintf("%s = %s, want %s %s", t.Metric, t.ObservedText(), t.Op, fmtThresholdValue(t, t.Limit))
+			msg := fmt.Sprintf("%s = %s, want %s", t.Metric, t.ObservedText(), t.LimitText())
 			if t.Step != "" {
 				msg = t.Step + " " + msg
 			}
@@ -176,14 +176,14 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 }
 
 // addInterrupted adds to s the <error> testcase "<what> completed" that
-// an interrupted result leads with (hl.Status StatusInterrupted), so no CI
-// reads a partial result as a pass.
+// a partial result (Headline.Partial: interrupted or incomplete) leads
+// with, its type the status, so no CI reads a partial result as a pass.
 func addInterrupted(s *junitSuite, hl Headline, what string, d time.Duration) {
-	if hl.Status != StatusInterrupted {
+	if !hl.Partial() {
 		return
 	}
 	s.add(junitCase{Name: what + " completed", Classname: what, Time: junitTime(d),
-		Error: &junitError{Message: hl.Text, Type: StatusInterrupted, Text: xmlSafe(hl.Text)}})
+		Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text)}})
 }
 
 // WriteConformJUnit writes c as JUnit XML: an interrupted suite leads with

@@ -14,6 +14,25 @@ func mdCell(s string) string {
 	return mdInline(s)
 }
 
+// mdTable writes a Markdown table, every cell through mdCell.
+func mdTable(w io.Writer, header []string, rows [][]string) {
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = mdCell(c)
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+}
+
+// mdCode puts s in a code span (not in a table: a table cell goes
+// through mdCell); a backtick, which would end the span, becomes ', a
+// line break a space.
+func mdCode(s string) string {
+	return "`" + strings.NewReplacer("`", "'", "\r", "", "\n", " ").Replace(s) + "`"
+}
+
 var verdictMark = map[string]string{
 	VerdictPass: "✅ pass",
 	VerdictFail: "❌ fail",
@@ -108,6 +127,95 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 			obs = append([]string{k.Actual}, k.Notes...)
 		}
 		fmt.Fprintf(ew, "- `%s` %s: %s\n", k.ID, mdInline(k.Description), mdInline(strings.Join(obs, "; ")))
+	}
+	return ew.err
+}
+
+// WriteRunMarkdown writes run as a Markdown summary for a pull-request
+// comment or a CI job summary ($GITHUB_STEP_SUMMARY). Its first line is
+// the run's headline (Run.Headline, as in every format: INTERRUPTED,
+// INCOMPLETE, FAIL or PASS; none when there is nothing to judge), then
+// what ran and why it is incomplete, the totals and sessions, the
+// thresholds, a table per step and per message type (count, outcomes,
+// latency from the intended send time, send lag p99) with the steps that
+// never succeeded, failures by reason, violations by rule, the
+// malformed and rate-limit findings, and the warnings `run` prints. The
+// figures are in the terminal's units, from the terminal's helpers.
+func WriteRunMarkdown(w io.Writer, run *Run) error {
+	ew := &errWriter{w: w}
+	if hl := run.Headline(); hl.Text != "" {
+		fmt.Fprintf(ew, "**%s**\n\n", mdInline(hl.Text))
+	}
+	fmt.Fprintf(ew, "### lobbybench run: %s\n\n", mdInline(orDash(run.Scenario)))
+	fmt.Fprintf(ew, "Target %s", mdCode(orDash(run.Target)))
+	if !run.StartedAt.IsZero() {
+		fmt.Fprintf(ew, ", started %s", run.StartedAt.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(ew, ", took %s, %d shard(s).\n\n", run.DurationNS.Round(time.Millisecond), run.Shards)
+	for _, why := range run.Incomplete {
+		fmt.Fprintf(ew, "- INCOMPLETE: %s\n", mdInline(why))
+	}
+	fmt.Fprintf(ew, "- %s.\n", mdInline(totalsLine(run)))
+	if run.Sessions != nil {
+		fmt.Fprintf(ew, "- Sessions: %s.\n", mdInline(run.Sessions.String()))
+	}
+	if len(run.Thresholds) > 0 {
+		var rows [][]string
+		for _, th := range run.Thresholds {
+			v := verdictMark[VerdictFail]
+			if th.Pass {
+				v = verdictMark[VerdictPass]
+			}
+			rows = append(rows, []string{th.Name, th.LimitText(), th.ObservedText(), v})
+		}
+		fmt.Fprint(ew, "\n#### Thresholds\n\n")
+		mdTable(ew, []string{"Threshold", "Limit", "Observed", "Verdict"}, rows)
+	}
+	for _, part := range []struct {
+		title, col string
+		rows       []Series
+	}{{"Steps", "Step", run.Steps}, {"Messages", "Message", run.Messages}} {
+		if len(part.rows) == 0 {
+			continue
+		}
+		var rows [][]string
+		for _, s := range part.rows {
+			l := s.Latency
+			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), fmtPct(s.ErrorRate()),
+				fmtLat(l, l.P50US), fmtLat(l, l.P90US), fmtLat(l, l.P99US), fmtLat(l, l.MaxUS), fmtLat(s.SendLag, s.SendLag.P99US)})
+		}
+		fmt.Fprintf(ew, "\n#### %s (latency from the intended send time)\n\n", part.title)
+		mdTable(ew, []string{part.col, "Requests", "OK", "Fail", "Cut", "Err%", "p50", "p90", "p99", "Max", "Send lag p99"}, rows)
+		if part.title == "Steps" {
+			if never := NeverSucceeded(run); len(never) > 0 {
+				fmt.Fprint(ew, "\n")
+				for _, line := range never {
+					fmt.Fprintf(ew, "- %s\n", mdInline(line))
+				}
+			}
+		}
+	}
+	for _, t := range []struct {
+		title  string
+		header []string
+		rows   [][]string
+	}{
+		{"Failures by reason", []string{"Reason", "Count"}, reasonRows(run.Totals.FailuresByReason)},
+		{"Protocol violations", []string{"Rule", "Count", "First packet"}, violationRows(run.Violations)},
+		{"Malformed packets", []string{"Kind", "Sent", "Unexpected replies", "Liveness kept"}, malformedRows(run.Malformed)},
+		{"Rate limits", []string{"Source", "Limit/s", "Sent", "Accepted", "Limited", "Others p99", "Others errors"}, rateLimitRows(run.RateLimits)},
+	} {
+		if len(t.rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(ew, "\n#### %s\n\n", t.title)
+		mdTable(ew, t.header, t.rows)
+	}
+	if warns := run.Warnings(); len(warns) > 0 {
+		fmt.Fprint(ew, "\n#### Warnings\n\n")
+		for _, line := range warns {
+			fmt.Fprintf(ew, "- ⚠️ %s\n", mdInline(line))
+		}
 	}
 	return ew.err
 }

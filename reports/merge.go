@@ -16,8 +16,8 @@ import (
 // MaxViolationSamples), malformed findings summed per kind and rate-limit
 // findings concatenated. Steps and messages are matched by name, keeping the
 // first shard's order. Sessions are summed when every run has them (nil
-// otherwise, since a partial sum would undercount) and ShardRuns are
-// concatenated. Thresholds are dropped: evaluate them again on the merged
+// otherwise, since a partial sum would undercount); ShardRuns and
+// Incomplete are concatenated. Thresholds are dropped: evaluate them again on the merged
 // result. Inputs are not modified.
 func Merge(runs ...*Run) (*Run, error) {
 	if len(runs) == 0 {
@@ -116,6 +116,7 @@ func Merge(runs ...*Run) (*Run, error) {
 			sessions.add(*r.Sessions)
 		}
 		out.ShardRuns = append(out.ShardRuns, r.ShardRuns...)
+		out.Incomplete = append(out.Incomplete, r.Incomplete...)
 	}
 	out.Sessions = sessions
 	if !out.StartedAt.IsZero() {

@@ -71,6 +71,11 @@ type Run struct {
 	// plain run, one per shard in merge order after Merge. Empty when the
 	// producer did not record it.
 	ShardRuns []ShardRun `json:"shard_runs,omitempty"`
+	// Incomplete says why the document covers only part of the load: one
+	// sentence per `run --workers` worker that died or left no result
+	// (its shard is missing from the merge). Merge concatenates it; every
+	// format leads with it (Run.Headline: INCOMPLETE).
+	Incomplete []string `json:"incomplete,omitempty"`
 }
 
 // Sessions counts sessions as the engine's scheduler saw them. Unlike
@@ -97,6 +102,14 @@ type Sessions struct {
 	// it is the sum of the shards' peaks: exact when the peaks coincide (a
 	// closed model's plateau), otherwise an upper bound.
 	MaxActive int64 `json:"max_active"`
+}
+
+// String says how the sessions ended in one line, as `run` prints it:
+// "20 started, 18 completed, 2 failed (0 failed starts), 0 cut at the
+// end, 0 dropped (0 no free client, 0 late), peak 12 live".
+func (s Sessions) String() string {
+	return fmt.Sprintf("%d started, %d completed, %d failed (%d failed starts), %d cut at the end, %d dropped (%d no free client, %d late), peak %d live",
+		s.Started, s.Completed, s.Failed, s.FailedStarts, s.Cut, s.DroppedNoSlot+s.DroppedLate, s.DroppedNoSlot, s.DroppedLate, s.MaxActive)
 }
 
 // add sums o into s (MaxActive too: see Sessions.MaxActive).
@@ -312,6 +325,12 @@ func (t ThresholdResult) ObservedText() string {
 		return "no data"
 	}
 	return fmtThresholdValue(t, t.Observed)
+}
+
+// LimitText is the threshold's condition as every format shows it:
+// "< 50.00ms", "< 1.00%".
+func (t ThresholdResult) LimitText() string {
+	return t.Op + " " + fmtThresholdValue(t, t.Limit)
 }
 
 // Conform is the result of one `lobbybench conform`.

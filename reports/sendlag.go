@@ -49,3 +49,21 @@ func (r *Run) SendLagWarning() string {
 	return fmt.Sprintf("the harness sent late (send lag p99 up to %s, in %s): it is %.0f%% or more of %s, which overstate the server's latency by that much (the uncorrected figures do not include it)",
 		fmtUS(worst), worstIn, SendLagShare*100, list)
 }
+
+// Warnings are what the run's figures must be read with, one sentence
+// each, as `run` prints them after its table ("warning: …") and the
+// Markdown lists them: session starts the engine dropped (the server got
+// less load than asked), and the harness's send lag (SendLagWarning).
+func (r *Run) Warnings() []string {
+	var out []string
+	if s := r.Sessions; s != nil {
+		if d := s.DroppedNoSlot + s.DroppedLate; d > 0 {
+			out = append(out, fmt.Sprintf("%d session starts dropped (%d: max clients live, %d: generator behind): the server got less load than the scenario asked for",
+				d, s.DroppedNoSlot, s.DroppedLate))
+		}
+	}
+	if w := r.SendLagWarning(); w != "" {
+		out = append(out, w)
+	}
+	return out
+}

@@ -78,20 +78,15 @@ func sortedReasons(m map[string]int64) []string {
 // them), failures by reason, violated rules, findings and thresholds.
 func WriteRunTable(w io.Writer, run *Run) error {
 	ew := &errWriter{w: w}
-	secs := run.DurationNS.Seconds()
-	rps := 0.0
-	if secs > 0 {
-		rps = float64(run.Totals.Requests) / secs
-	}
 	t := run.Totals
-	if hl := run.Headline(); hl.Status == StatusInterrupted || len(run.StepsNeverSucceeded()) > 0 {
-		// First, before any figure: what follows is a partial run, or
-		// one with a step that has no successful sample.
+	if hl := run.Headline(); hl.Partial() || len(run.StepsNeverSucceeded()) > 0 {
+		// First, before any figure: what follows is a partial run
+		// (interrupted, or not all its load generated), or one with a
+		// step that has no successful sample.
 		fmt.Fprintf(ew, "%s\n\n", hl.Text)
 	}
 	fmt.Fprintf(ew, "Run %s against %s: %s, %d shard(s)\n", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), run.Shards)
-	fmt.Fprintf(ew, "Requests %d (%.1f/s), ok %d, failed %d (%s), cut %d, retries %d, dropped starts %d, violations %d, sessions %d started / %d finished\n\n",
-		t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Cut, t.Retries, t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
+	fmt.Fprintf(ew, "%s\n\n", totalsLine(run))
 	if ew.err != nil {
 		return ew.err
 	}
@@ -126,50 +121,29 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		fmt.Fprintln(ew)
 	}
 	if len(t.FailuresByReason) > 0 {
-		var rows [][]string
-		for _, k := range sortedReasons(t.FailuresByReason) {
-			rows = append(rows, []string{k, itoa(t.FailuresByReason[k])})
-		}
 		fmt.Fprintln(ew, "Failures by reason:")
-		if err := renderTable(w, []string{"REASON", "COUNT"}, rows); err != nil {
+		if err := renderTable(w, []string{"REASON", "COUNT"}, reasonRows(t.FailuresByReason)); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
 	}
 	if len(run.Violations) > 0 {
-		var rows [][]string
-		for _, v := range run.Violations {
-			sample := ""
-			if len(v.Samples) > 0 {
-				sample = truncHex(v.Samples[0].Packet, 32)
-			}
-			rows = append(rows, []string{v.Rule, itoa(v.Count), sample})
-		}
 		fmt.Fprintln(ew, "Protocol violations:")
-		if err := renderTable(w, []string{"RULE", "COUNT", "FIRST PACKET"}, rows); err != nil {
+		if err := renderTable(w, []string{"RULE", "COUNT", "FIRST PACKET"}, violationRows(run.Violations)); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
 	}
 	if len(run.Malformed) > 0 {
-		var rows [][]string
-		for _, m := range run.Malformed {
-			rows = append(rows, []string{m.Kind, itoa(m.Sent), itoa(m.UnexpectedReplies), fmt.Sprintf("%d/%d", m.LivenessKept, m.LivenessChecks)})
-		}
 		fmt.Fprintln(ew, "Malformed packets:")
-		if err := renderTable(w, []string{"KIND", "SENT", "UNEXPECTED REPLIES", "LIVENESS KEPT"}, rows); err != nil {
+		if err := renderTable(w, []string{"KIND", "SENT", "UNEXPECTED REPLIES", "LIVENESS KEPT"}, malformedRows(run.Malformed)); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
 	}
 	if len(run.RateLimits) > 0 {
-		var rows [][]string
-		for _, r := range run.RateLimits {
-			rows = append(rows, []string{r.Source, strconv.FormatFloat(r.ObservedLimitPerSec, 'f', 1, 64), itoa(r.Sent), itoa(r.Accepted), itoa(r.Limited),
-				fmtUS(r.OtherSourcesP99BeforeUS) + " -> " + fmtUS(r.OtherSourcesP99AfterUS), itoa(r.OtherSourcesErrors)})
-		}
 		fmt.Fprintln(ew, "Rate limits:")
-		if err := renderTable(w, []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rows); err != nil {
+		if err := renderTable(w, []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rateLimitRows(run.RateLimits)); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
@@ -177,7 +151,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
-			rows = append(rows, []string{th.Name, passFail(th.Pass), th.ObservedText(), th.Op + " " + fmtThresholdValue(th, th.Limit)})
+			rows = append(rows, []string{th.Name, passFail(th.Pass), th.ObservedText(), th.LimitText()})
 		}
 		fmt.Fprintln(ew, "Thresholds:")
 		if err := renderTable(w, []string{"THRESHOLD", "RESULT", "OBSERVED", "LIMIT"}, rows); err != nil {
@@ -225,6 +199,64 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 	}
 	writeGates(ew, c.Breaches)
 	return ew.err
+}
+
+// totalsLine is the run's totals in one sentence: requests (and their
+// rate over the run), outcomes, retries, dropped starts, violations and
+// sessions.
+func totalsLine(run *Run) string {
+	t := run.Totals
+	rps := 0.0
+	if secs := run.DurationNS.Seconds(); secs > 0 {
+		rps = float64(t.Requests) / secs
+	}
+	return fmt.Sprintf("Requests %d (%.1f/s), ok %d, failed %d (%s), cut %d, retries %d, dropped starts %d, violations %d, sessions %d started / %d finished",
+		t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Cut, t.Retries, t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
+}
+
+// The rows of the run's smaller tables, shared by the terminal and the
+// Markdown so both show the same facts in the same units.
+
+// reasonRows: reason, count, sorted by reason.
+func reasonRows(m map[string]int64) [][]string {
+	var rows [][]string
+	for _, k := range sortedReasons(m) {
+		rows = append(rows, []string{k, itoa(m[k])})
+	}
+	return rows
+}
+
+// violationRows: rule, count, first packet (hex, cut at 32 digits).
+func violationRows(vs []Violation) [][]string {
+	var rows [][]string
+	for _, v := range vs {
+		sample := ""
+		if len(v.Samples) > 0 {
+			sample = truncHex(v.Samples[0].Packet, 32)
+		}
+		rows = append(rows, []string{v.Rule, itoa(v.Count), sample})
+	}
+	return rows
+}
+
+// malformedRows: kind, sent, unexpected replies, liveness kept/checked.
+func malformedRows(ms []MalformedFinding) [][]string {
+	var rows [][]string
+	for _, m := range ms {
+		rows = append(rows, []string{m.Kind, itoa(m.Sent), itoa(m.UnexpectedReplies), fmt.Sprintf("%d/%d", m.LivenessKept, m.LivenessChecks)})
+	}
+	return rows
+}
+
+// rateLimitRows: source, limit/s, sent, accepted, limited, the other
+// sources' p99 before -> while limited, their errors.
+func rateLimitRows(rs []RateLimitFinding) [][]string {
+	var rows [][]string
+	for _, r := range rs {
+		rows = append(rows, []string{r.Source, strconv.FormatFloat(r.ObservedLimitPerSec, 'f', 1, 64), itoa(r.Sent), itoa(r.Accepted), itoa(r.Limited),
+			fmtUS(r.OtherSourcesP99BeforeUS) + " -> " + fmtUS(r.OtherSourcesP99AfterUS), itoa(r.OtherSourcesErrors)})
+	}
+	return rows
 }
 
 func passFail(ok bool) string {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -148,7 +147,24 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if len(cfg.Selected()) == 0 {
 		return usageErr(e, cmd, "--cases: no %s case matches %q", cfg.Protocol, f.cases)
 	}
-	rep, err := conformance.Run(ctx, cfg)
+	// The output files, written once the suite has a result; a bad path
+	// is a usage error, found before anything is sent.
+	var (
+		rep       *conformance.Report
+		doc, slim *reports.Conform // slim: what the HTML and JUnit show
+	)
+	outs := []output{
+		{"json", f.jsonOut, func(w io.Writer) error { return reports.WriteJSON(w, doc) }},
+		{"junit", f.junitOut, func(w io.Writer) error { return reports.WriteConformJUnit(w, slim) }},
+		{"markdown", f.markdownOut, func(w io.Writer) error { return reports.WriteConformMarkdown(w, doc) }},
+		{"html", f.htmlOut, func(w io.Writer) error {
+			return reports.WriteHTML(w, reports.HTMLOptions{Title: conformance.HTMLTitle(rep)}, slim)
+		}},
+	}
+	if err := checkOutputs(outs); err != nil {
+		return usageErr(e, cmd, "%v", err)
+	}
+	rep, err = conformance.Run(ctx, cfg)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -160,7 +176,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		}
 		return usageErr(e, cmd, "%v", err)
 	}
-	doc := conformance.ToConform(rep)
+	doc = conformance.ToConform(rep)
 	if f.maxSkips >= 0 {
 		doc.MaxSkips = &f.maxSkips
 	}
@@ -171,28 +187,12 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	conformance.WriteText(e.stdout, rep, conformance.TextOptions{Quiet: f.quiet, Verbose: f.verbose})
 	fmt.Fprintln(e.stdout, hl.Text)
-	slim := doc // what the HTML and JUnit show
+	slim = doc
 	if !f.verbose {
 		slim = doc.WithoutPassingWire()
 	}
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{
-		{f.jsonOut, func(w io.Writer) error { return reports.WriteJSON(w, doc) }},
-		{f.junitOut, func(w io.Writer) error { return reports.WriteConformJUnit(w, slim) }},
-		{f.markdownOut, func(w io.Writer) error { return reports.WriteConformMarkdown(w, doc) }},
-		{f.htmlOut, func(w io.Writer) error {
-			return reports.WriteHTML(w, reports.HTMLOptions{Title: conformance.HTMLTitle(rep)}, slim)
-		}},
-	} {
-		if out.path == "" {
-			continue
-		}
-		if err := writeConformFile(out.path, out.write); err != nil {
-			fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
-			return exitFailed
-		}
+	if !writeOutputs(e, cmd, outs) {
+		return exitFailed
 	}
 	if ctx.Err() != nil {
 		return exitInterrupted
@@ -204,17 +204,4 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return exitFailed
 	}
 	return exitOK
-}
-
-// writeConformFile creates path and writes to it with write.
-func writeConformFile(path string, write func(io.Writer) error) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return fh.Close()
 }

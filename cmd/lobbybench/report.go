@@ -24,6 +24,8 @@ Subcommands:
   html RESULT.json... [-o FILE]   one self-contained HTML page; several
                                   results are shown side by side
   junit RESULT.json [-o FILE]     JUnit XML for CI
+  markdown RESULT.json [-o FILE]  a Markdown summary (PR comment, CI job
+                                  summary)
   compare BASE.json NEW.json      deltas and regression gates (exit 4 when
                                   a gate is broken)
   merge SHARD.json... [-o FILE]   exact merge of 'run --shard i/n' results,
@@ -44,6 +46,12 @@ var reportSubs = map[string]reportSub{
 
 Writes a run result (one testcase per threshold and per violated rule) or a
 conform result (one testcase per case) as JUnit XML, to FILE or stdout.`, reportJUnitFlags},
+	"markdown": {"render a result as a Markdown summary", `Usage: lobbybench report markdown RESULT.json [-o FILE]
+
+Writes a run result or a conform result as the Markdown summary that
+'run --markdown' and 'conform --markdown' write (for a pull-request
+comment, or $GITHUB_STEP_SUMMARY), to FILE or stdout. Its verdict comes
+first: INTERRUPTED, INCOMPLETE, FAIL or PASS.`, reportMarkdownFlags},
 	"compare": {"compare two results against regression gates", reportCompareUsage, reportCompareFlags},
 	"merge":   {"merge the shards of one sharded run exactly", reportMergeUsage, reportMergeFlags},
 }
@@ -56,12 +64,12 @@ func init() {
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			return func(_ context.Context, e *env, args []string) int {
 				if len(args) == 0 {
-					return usageErr(e, "report", "want a subcommand: html, junit, compare or merge")
+					return usageErr(e, "report", "want a subcommand: html, junit, markdown, compare or merge")
 				}
 				name := args[0]
 				sub, ok := reportSubs[name]
 				if !ok {
-					return usageErr(e, "report", "unknown subcommand %q (want html, junit, compare or merge)", name)
+					return usageErr(e, "report", "unknown subcommand %q (want html, junit, markdown, compare or merge)", name)
 				}
 				full := "report " + name
 				sfs := flag.NewFlagSet("lobbybench "+full, flag.ContinueOnError)
@@ -93,33 +101,6 @@ func readResult(path string) (any, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
-}
-
-// writeOutput renders to stdout when path is "" or "-", otherwise to a
-// temporary file renamed onto path once complete (no half-written result
-// is ever left where CI looks for it).
-func writeOutput(e *env, path string, render func(io.Writer) error) error {
-	if path == "" || path == "-" {
-		return render(e.stdout)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	err = render(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
 
 const reportHTMLUsage = `Usage: lobbybench report html RESULT.json... [-o FILE] [--title T] [--labels A,B]
@@ -167,9 +148,19 @@ func reportHTMLFlags(fs *flag.FlagSet) func(*env, []string) int {
 }
 
 func reportJUnitFlags(fs *flag.FlagSet) func(*env, []string) int {
+	return reportOne(fs, "junit", reports.WriteRunJUnit, reports.WriteConformJUnit)
+}
+
+func reportMarkdownFlags(fs *flag.FlagSet) func(*env, []string) int {
+	return reportOne(fs, "markdown", reports.WriteRunMarkdown, reports.WriteConformMarkdown)
+}
+
+// reportOne is a report subcommand that renders one result (a run with
+// run, a conform result with conform) to -o FILE or stdout.
+func reportOne(fs *flag.FlagSet, name string, run func(io.Writer, *reports.Run) error, conform func(io.Writer, *reports.Conform) error) func(*env, []string) int {
 	out := fs.String("o", "", "write to `FILE` (default stdout)")
 	return func(e *env, args []string) int {
-		const cmd = "report junit"
+		cmd := "report " + name
 		if len(args) != 1 {
 			return usageErr(e, cmd, "want exactly one RESULT.json, got %d", len(args))
 		}
@@ -179,9 +170,9 @@ func reportJUnitFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		err = writeOutput(e, *out, func(w io.Writer) error {
 			if r, ok := d.(*reports.Run); ok {
-				return reports.WriteRunJUnit(w, r)
+				return run(w, r)
 			}
-			return reports.WriteConformJUnit(w, d.(*reports.Conform))
+			return conform(w, d.(*reports.Conform))
 		})
 		if err != nil {
 			return usageErr(e, cmd, "%v", err)

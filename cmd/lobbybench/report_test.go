@@ -126,6 +126,11 @@ func TestReportCommandLine(t *testing.T) {
 		{"html to file", []string{"report", "html", fx.base, fx.slower, "-o", out}, exitOK, "", "", false},
 		{"junit two files", []string{"report", "junit", fx.base, fx.same}, exitUsage, "", "exactly one", true},
 		{"junit run", []string{"report", "junit", fx.base}, exitOK, "<testsuites", "", false},
+		{"markdown two files", []string{"report", "markdown", fx.base, fx.same}, exitUsage, "", "exactly one", true},
+		{"markdown newer schema", []string{"report", "markdown", fx.bad}, exitUsage, "", "schema_version 99", true},
+		{"markdown run", []string{"report", "markdown", fx.base}, exitOK, "### lobbybench run: smoke.yaml", "", false},
+		{"markdown conform", []string{"report", "markdown", fx.conf}, exitOK, "# Conformance: udplobby", "", false},
+		{"markdown to a missing directory", []string{"report", "markdown", fx.base, "-o", filepath.Join(fx.dir, "nope", "r.md")}, exitUsage, "", "nope", true},
 		{"compare one file", []string{"report", "compare", fx.base}, exitUsage, "", "want BASE.json and NEW.json", true},
 		{"compare bad gate", []string{"report", "compare", fx.base, fx.same, "--max-p99-increase", "ten"}, exitUsage, "", "max-p99-increase", true},
 		{"compare negative gate", []string{"report", "compare", fx.base, fx.same, "--max-error-rate-increase=-1pp"}, exitUsage, "", "max-error-rate-increase", true},
@@ -144,7 +149,7 @@ func TestReportCommandLine(t *testing.T) {
 		{"merge conform", []string{"report", "merge", fx.conf}, exitUsage, "", "only run results merge", true},
 		{"merge nothing", []string{"report", "merge"}, exitUsage, "", "at least one", true},
 	}
-	for _, sub := range []string{"html", "junit", "compare", "merge"} {
+	for _, sub := range []string{"html", "junit", "markdown", "compare", "merge"} {
 		tests = append(tests, dispatchCase{sub + " --help", []string{"report", sub, "--help"}, exitOK, "Usage: lobbybench report " + sub, "", false})
 	}
 	for _, tt := range tests {
@@ -205,6 +210,80 @@ func TestReportJUnitIsXML(t *testing.T) {
 		if in == fx.conf && (v.Tests != 3 || len(v.Cases) != 3) {
 			t.Errorf("conform junit: %d tests, %d cases, want 3", v.Tests, len(v.Cases))
 		}
+	}
+}
+
+// repPartialDocs writes an interrupted run and an incomplete one (a
+// --workers worker left no result) into dir and returns their paths.
+func repPartialDocs(t *testing.T, dir string) (interrupted, incomplete string) {
+	t.Helper()
+	i := repRunOf(t, repSeq(1000, 10, 100), 0)
+	i.ShardRuns = []reports.ShardRun{{Shard: "0/1", Interrupted: true}}
+	n := repRunOf(t, repSeq(1000, 10, 100), 0)
+	n.Incomplete = []string{"worker 1/2 died (signal: killed): the result is incomplete"}
+	return repWriteDoc(t, dir, "int.json", i), repWriteDoc(t, dir, "inc.json", n)
+}
+
+// TestReportMarkdown: `report markdown` renders a run JSON with
+// WriteRunMarkdown and a conform JSON with WriteConformMarkdown, to -o
+// FILE as to stdout, and a partial run leads with its headline.
+func TestReportMarkdown(t *testing.T) {
+	fx := newRepFixture(t)
+	intr, inc := repPartialDocs(t, fx.dir)
+	for _, tt := range []struct {
+		name, in, first string
+	}{
+		{"run", fx.base, "### lobbybench run: smoke.yaml"},
+		{"conform", fx.conf, "# Conformance: udplobby"},
+		{"interrupted", intr, "**INTERRUPTED · the run was stopped after 1s"},
+		{"incomplete", inc, "**INCOMPLETE · the load was not all generated (1 worker left no result)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(fx.dir, tt.name+".md")
+			if code, _, stderr := runCLI(t, "report", "markdown", tt.in, "-o", out); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first, _, _ := strings.Cut(string(data), "\n"); !strings.HasPrefix(first, tt.first) {
+				t.Errorf("first line %q, want %q", first, tt.first)
+			}
+			_, stdout, _ := runCLI(t, "report", "markdown", tt.in)
+			if stdout != string(data) {
+				t.Errorf("stdout differs from -o FILE")
+			}
+		})
+	}
+}
+
+// TestReportCompareHeadline: `report compare` leads with the headline of
+// a partial side, interrupted or incomplete, whichever side it is, and
+// breaks the interrupted_runs gate.
+func TestReportCompareHeadline(t *testing.T) {
+	fx := newRepFixture(t)
+	intr, inc := repPartialDocs(t, fx.dir)
+	for _, tt := range []struct {
+		name, base, new, first string
+	}{
+		{"interrupted new", fx.base, intr, "INTERRUPTED new run: the run was stopped"},
+		{"interrupted base", intr, fx.base, "INTERRUPTED base run: the run was stopped"},
+		{"incomplete new", fx.base, inc, "INCOMPLETE new run: the load was not all generated"},
+		{"incomplete base", inc, fx.base, "INCOMPLETE base run: the load was not all generated"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "report", "compare", tt.base, tt.new)
+			if code != exitThreshold {
+				t.Errorf("exit %d, want %d: %s", code, exitThreshold, stderr)
+			}
+			if first, _, _ := strings.Cut(stdout, "\n"); !strings.HasPrefix(first, tt.first) {
+				t.Errorf("first line %q, want %q", first, tt.first)
+			}
+			if !strings.Contains(stdout, "interrupted_runs") {
+				t.Errorf("the interrupted_runs gate is not broken:\n%s", stdout)
+			}
+		})
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -31,8 +30,9 @@ tried and never succeeded (every request failed or was cut; a step never
 reached does not count); 5 interrupted
 (Ctrl-C); 6 the load was not all generated (a client could not open its
 socket, e.g. too many open files, or a --workers worker died). When several apply, the first in the
-order 5, 1, 6, 4 wins. The JSON, JUnit and HTML files are written in every
-case where the run started.`
+order 5, 1, 6, 4 wins. The JSON, JUnit, Markdown and HTML files are
+written in every case where the run started (Ctrl-C included), each led by
+the run's verdict: INTERRUPTED, INCOMPLETE, FAIL or PASS.`
 
 // seedFlag is an optional int64 flag: nil until set.
 type seedFlag struct{ v *int64 }
@@ -64,6 +64,7 @@ func init() {
 				shard      engine.Shard
 				jsonPath   = fs.String("json", "", "write the result as JSON to `FILE`")
 				junitPath  = fs.String("junit", "", "write thresholds and violated rules as JUnit XML to `FILE`")
+				mdPath     = fs.String("markdown", "", "write a Markdown summary to `FILE` (a PR comment, $GITHUB_STEP_SUMMARY)")
 				htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
 				metrics    = fs.String("metrics-addr", "", "serve live Prometheus metrics at http://`ADDR`/metrics during the run")
 				quiet      = fs.Bool("quiet", false, "no progress output")
@@ -121,24 +122,18 @@ func init() {
 					}
 					plan.Load.MaxClients = *maxClients
 				}
-				// Open the output files first: a bad path is a usage
-				// error, found before anything is sent.
-				jsonF, err := createOut(*jsonPath)
-				if err != nil {
-					return usageErr(e, "run", "--json: %v", err)
+				// The output files, written once the run has a result
+				// (res); a bad path is a usage error, found before
+				// anything is sent.
+				var res *engine.Result
+				outs := []output{
+					{"json", *jsonPath, func(w io.Writer) error { return reports.WriteJSON(w, res) }},
+					{"junit", *junitPath, func(w io.Writer) error { return reports.WriteRunJUnit(w, res.Run) }},
+					{"markdown", *mdPath, func(w io.Writer) error { return reports.WriteRunMarkdown(w, res.Run) }},
+					{"html", *htmlPath, func(w io.Writer) error { return reports.WriteHTML(w, reports.HTMLOptions{}, res.Run) }},
 				}
-				defer closeOut(jsonF)
-				junitF, err := createOut(*junitPath)
-				if err != nil {
-					return usageErr(e, "run", "--junit: %v", err)
-				}
-				defer closeOut(junitF)
-				if *htmlPath != "" {
-					if fi, err := os.Stat(filepath.Dir(*htmlPath)); err != nil || !fi.IsDir() {
-						removeOut(jsonF)
-						removeOut(junitF)
-						return usageErr(e, "run", "--html: directory of %q does not exist", *htmlPath)
-					}
+				if err := checkOutputs(outs); err != nil {
+					return usageErr(e, "run", "%v", err)
 				}
 
 				e.stopNote = func() string {
@@ -150,7 +145,6 @@ func init() {
 						return usageErr(e, "run", "--embedded-at: %v", err)
 					}
 				}
-				var res *engine.Result
 				switch {
 				case *workers != "":
 					var done func()
@@ -170,13 +164,9 @@ func init() {
 				if err != nil {
 					var usage usageError
 					if errors.As(err, &usage) {
-						removeOut(jsonF)
-						removeOut(junitF)
 						return usageErr(e, "run", "%v", err)
 					}
-					// No run happened: leave no empty result files.
-					removeOut(jsonF)
-					removeOut(junitF)
+					// No run happened: no result file is written.
 					if ctx.Err() != nil {
 						fmt.Fprintf(e.stderr, "lobbybench run: interrupted before the run started: %v\n", err)
 						return exitInterrupted
@@ -189,43 +179,24 @@ func init() {
 					fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
 					return exitUsage
 				}
-				return reportRun(e, res, jsonF, junitF, *htmlPath)
+				return reportRun(e, res, outs)
 			}
 		},
 	})
 }
 
-// reportRun prints the summary, writes the requested files and picks the
-// exit code.
-func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath string) int {
+// reportRun prints the summary, writes the requested files (outs, whose
+// renderers read res) and picks the exit code.
+func reportRun(e *env, res *engine.Result, outs []output) int {
 	code := exitOK
 	if err := reports.WriteRunTable(e.stdout, res.Run); err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench run: writing the table: %v\n", err)
 	}
 	writeEngineSummary(e.stdout, res)
-	if jsonF != nil {
-		if err := reports.WriteJSON(jsonF, res); err != nil {
-			fmt.Fprintf(e.stderr, "lobbybench run: --json: %v\n", err)
-			code = exitUsage
-		}
+	if !writeOutputs(e, "run", outs) {
+		code = exitUsage
 	}
-	if junitF != nil {
-		if err := reports.WriteRunJUnit(junitF, res.Run); err != nil {
-			fmt.Fprintf(e.stderr, "lobbybench run: --junit: %v\n", err)
-			code = exitUsage
-		}
-	}
-	if htmlPath != "" {
-		if err := reports.WriteHTMLFile(htmlPath, reports.HTMLOptions{}, res.Run); err != nil {
-			fmt.Fprintf(e.stderr, "lobbybench run: --html: %v\n", err)
-			code = exitUsage
-		}
-	}
-	if d := res.Engine.Sessions.DroppedNoSlot + res.Engine.Sessions.DroppedLate; d > 0 {
-		fmt.Fprintf(e.stderr, "lobbybench run: warning: %d session starts dropped (%d: max clients live, %d: generator behind): the server got less load than the scenario asked for\n",
-			d, res.Engine.Sessions.DroppedNoSlot, res.Engine.Sessions.DroppedLate)
-	}
-	if w := res.Run.SendLagWarning(); w != "" {
+	for _, w := range res.Run.Warnings() {
 		fmt.Fprintf(e.stderr, "lobbybench run: warning: %s\n", w)
 	}
 	if n := res.Engine.Sessions.FailedStarts; n > 0 {
@@ -239,7 +210,7 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath stri
 		return code
 	case res.Totals.Violations > 0:
 		return exitFailed
-	case res.Engine.Sessions.FailedStarts > 0 || len(res.Engine.Incomplete) > 0:
+	case len(res.Run.MissingLoad()) > 0:
 		return exitIncomplete
 	case !res.ThresholdsOK || len(res.Run.StepsNeverSucceeded()) > 0:
 		// A step tried and never succeeded has no figure a threshold
@@ -253,17 +224,17 @@ func reportRun(e *env, res *engine.Result, jsonF, junitF *os.File, htmlPath stri
 // harness resources and the embedded server's counters.
 func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
-	s := in.Sessions
 	if in.Workers > 0 {
 		fmt.Fprintf(w, "\nRun: %s, %s model, %d worker processes merged, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Workers, in.Seed, max(in.Sources, 1))
 	} else {
 		fmt.Fprintf(w, "\nRun: %s, %s model, shard %s, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Shard, in.Seed, max(in.Sources, 1))
 	}
-	for _, why := range in.Incomplete {
+	for _, why := range res.Run.Incomplete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", why)
 	}
-	fmt.Fprintf(w, "Sessions: %d started, %d completed, %d failed (%d failed starts), %d cut at the end, %d dropped (%d no free client, %d late), peak %d live\n",
-		s.Started, s.Completed, s.Failed, s.FailedStarts, s.Aborted, s.DroppedNoSlot+s.DroppedLate, s.DroppedNoSlot, s.DroppedLate, s.MaxActive)
+	if s := res.Run.Sessions; s != nil {
+		fmt.Fprintf(w, "Sessions: %s\n", s)
+	}
 	h := in.Harness
 	if in.Workers > 0 {
 		fmt.Fprint(w, "Harness (summed over the workers and this process): ")
@@ -306,23 +277,4 @@ func progressMode(e *env, quiet bool) engine.ProgressMode {
 		}
 	}
 	return engine.ProgressLines
-}
-
-func createOut(path string) (*os.File, error) {
-	if path == "" {
-		return nil, nil
-	}
-	return os.Create(path)
-}
-
-func removeOut(f *os.File) {
-	if f != nil {
-		os.Remove(f.Name())
-	}
-}
-
-func closeOut(f *os.File) {
-	if f != nil {
-		f.Close()
-	}
 }

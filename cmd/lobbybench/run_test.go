@@ -68,6 +68,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad target", []string{"run", "--target", "nope", good}, nil, "--target"},
 		{"json dir missing", []string{"run", "--json", "/nonexistent/dir/r.json", good}, nil, "--json"},
 		{"html dir missing", []string{"run", "--html", "/nonexistent/dir/r.html", good}, nil, "--html"},
+		{"markdown dir missing", []string{"run", "--markdown", "/nonexistent/dir/r.md", good}, nil, "--markdown: directory of"},
 		{"bad metrics address", []string{"run", "--quiet", "--metrics-addr", "256.1.1.1:x", good}, nil, "--metrics-addr"},
 		{"negative max clients", []string{"run", "--max-clients", "-1", good}, nil, "--max-clients"},
 		{"zero max clients", []string{"run", "--max-clients", "0", good}, nil, "--max-clients 0 must be at least 1"},
@@ -104,11 +105,11 @@ func TestRunUsageErrors(t *testing.T) {
 }
 
 // TestRunEmbedded is a short real run: embedded server, real UDP clients,
-// JSON and JUnit written, exit 0.
+// JSON, JUnit, Markdown and HTML written, exit 0.
 func TestRunEmbedded(t *testing.T) {
 	dir := t.TempDir()
-	js, ju, ht := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html")
-	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--junit", ju, "--html", ht, "--metrics-addr", "127.0.0.1:0", writeScenario(t, shortRun))
+	js, ju, ht, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html"), filepath.Join(dir, "r.md")
+	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--junit", ju, "--html", ht, "--markdown", md, "--metrics-addr", "127.0.0.1:0", writeScenario(t, shortRun))
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr %s\nstdout %s", code, errs, out)
 	}
@@ -142,16 +143,23 @@ func TestRunEmbedded(t *testing.T) {
 	if x, err := os.ReadFile(ht); err != nil || !bytes.Contains(x, []byte("<svg")) {
 		t.Errorf("HTML: %v %.200s", err, x)
 	}
+	if x, err := os.ReadFile(md); err != nil || !bytes.HasPrefix(x, []byte("**PASS · all 2 thresholds passed**\n")) || !bytes.Contains(x, []byte("| ping |")) {
+		t.Errorf("Markdown: %v %.300s", err, x)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		t.Errorf("%d files in the output directory, want the 4 results (a temporary file left behind?)", len(ents))
+	}
 }
 
 // TestRunInterruptedWritesJSON cancels a long run: exit 5, JSON written
-// with what was measured.
+// with what was measured, and every other format led by INTERRUPTED.
 func TestRunInterruptedWritesJSON(t *testing.T) {
-	js := filepath.Join(t.TempDir(), "r.json")
+	dir := t.TempDir()
+	js, ju, md, ht := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.md"), filepath.Join(dir, "r.html")
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	long := strings.Replace(shortRun, "duration: 500ms", "duration: 1h", 1)
-	code, _, errs := runCLICtx(ctx, "run", "--quiet", "--grace", "200ms", "--json", js, writeScenario(t, long))
+	code, out, errs := runCLICtx(ctx, "run", "--quiet", "--grace", "200ms", "--json", js, "--junit", ju, "--markdown", md, "--html", ht, writeScenario(t, long))
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d; stderr %s", code, exitInterrupted, errs)
 	}
@@ -167,6 +175,24 @@ func TestRunInterruptedWritesJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal(data, &doc); err != nil || !doc.Engine.Interrupted || doc.Totals.SessionsStarted == 0 {
 		t.Errorf("JSON %v: %+v", err, doc)
+	}
+	if first, _, _ := strings.Cut(out, "\n"); !strings.HasPrefix(first, "INTERRUPTED · the run was stopped") {
+		t.Errorf("terminal: first line %q", first)
+	}
+	for _, f := range []struct{ path, lead, before string }{
+		{md, "**INTERRUPTED · the run was stopped", ""},
+		{ju, `<error message="INTERRUPTED · the run was stopped`, "lobbybench.thresholds"},
+		{ht, `<p class="status interrupted">INTERRUPTED · the run was stopped`, "<svg"},
+	} {
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		i := strings.Index(s, f.lead)
+		if f.before == "" && i != 0 || i < 0 || f.before != "" && strings.Index(s, f.before) < i {
+			t.Errorf("%s: %q at %d, not first:\n%.400s", filepath.Base(f.path), f.lead, i, s)
+		}
 	}
 }
 

@@ -99,12 +99,22 @@ func TestRunWorkers(t *testing.T) {
 // 6.
 func TestRunWorkersDeath(t *testing.T) {
 	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "500ms", 1))
-	code, errs, doc, _ := runWorkersCmd(t, []string{dieEnv + "=1/2"}, 0, "--workers", "2", "--quiet", sc)
+	md := filepath.Join(t.TempDir(), "r.md")
+	code, errs, doc, _ := runWorkersCmd(t, []string{dieEnv + "=1/2"}, 0, "--workers", "2", "--quiet", "--markdown", md, sc)
 	if code != exitIncomplete || !strings.Contains(errs, "worker 1/2 died") || !strings.Contains(errs, "worker exploding on purpose") {
 		t.Errorf("exit %d, want %d, naming the dead worker and its stderr; stderr:\n%s", code, exitIncomplete, errs)
 	}
-	if doc == nil || len(doc.Engine.Incomplete) != 1 || doc.Shards != 1 || !strings.Contains(doc.Engine.Incomplete[0], "exploding") {
+	if doc == nil || len(doc.Incomplete) != 1 || doc.Shards != 1 || !strings.Contains(doc.Incomplete[0], "exploding") {
 		t.Errorf("merged result: %+v", doc)
+	}
+	// The Markdown of the merged result leads with INCOMPLETE, whatever
+	// the thresholds said of the surviving shard.
+	b, err := os.ReadFile(md)
+	if first, _, _ := strings.Cut(string(b), "\n"); err != nil || !strings.HasPrefix(first, "**INCOMPLETE · the load was not all generated (1 worker left no result)") {
+		t.Errorf("Markdown (%v): first line %q", err, first)
+	}
+	if !strings.Contains(string(b), "- INCOMPLETE: worker 1/2 died") {
+		t.Errorf("Markdown does not name the dead worker:\n%s", b)
 	}
 }
 

@@ -77,7 +77,7 @@ func workersRun(bin, lobby string, n, workers int, hold, interval time.Duration)
 	fmt.Printf("  polls ok %d (%.0f%% of the %.0f expected, aim ≥ 80%%), %.0f req/s, failed %d, failed sessions %d (failed starts %d), %.1f CPU-s\n",
 		ok, 100*float64(ok)/expected, expected, float64(ok)/doc.DurationNS.Seconds(), failed, doc.Engine.Sessions.Failed,
 		doc.Engine.Sessions.FailedStarts, h.CPUSeconds)
-	for _, why := range doc.Engine.Incomplete {
+	for _, why := range doc.Incomplete {
 		fmt.Printf("  INCOMPLETE: %s\n", why)
 	}
 	return nil
