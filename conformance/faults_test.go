@@ -101,6 +101,13 @@ func TestFaultInjection(t *testing.T) {
 			map[string]string{"udp/6/2": "second room"}, nil, 0},
 		{"no rate limit", faults{}, []string{"udp/14/1"}, nil,
 			map[string]string{"udp/14/1": "no rate limit observed"}, nil, 0},
+		// A per-address limit by count (no clock): the flood is limited,
+		// the second source served, and every case keeps its verdict.
+		{"per-address limit by count", faults{perSource: 100, perSourceWindow: 1000}, nil, nil, nil, nil, 0},
+		// Overload: most of the flood goes unanswered, but so do the
+		// second source's requests: not a per-address limit.
+		{"overloaded: every source dropped alike", faults{overload: 8}, []string{"udp/14/1", "udp/14/2"}, nil,
+			map[string]string{"udp/14/1": "traffic from every source was dropped", "udp/14/2": "answered during the flood"}, nil, 0},
 		// The quirky lobby: behaviours of real servers, one at a time.
 		{"quirk: instances answer from another port", with(faults{instOtherPort: true}), nil, nil,
 			map[string]string{"inst/2/11": "came from port"}, []string{"inst/2/11"}, 0},

@@ -39,7 +39,24 @@ type faults struct {
 	// source IP (burst rateBurst) and drops the rest.
 	rateLimit float64
 	rateBurst float64
+	// perSource, when > 0, is a per-address limit by count: of every
+	// perSourceWindow lobby datagrams from one source address, the first
+	// perSource are handled and the rest dropped.
+	perSource, perSourceWindow int
+	// overload, when > 0, overloads the lobby while a flood arrives: it
+	// handles only the datagrams whose sequence number is a multiple of
+	// overload, whatever their source (a stand-in for a full receive queue,
+	// chosen by count, not time, so that a loaded machine cannot change
+	// which). A flood starts when one address has sent floodRun lobby
+	// datagrams in a row, and lasts while each datagram follows one of
+	// that address's.
+	overload uint16
 }
+
+// floodRun is how many lobby datagrams in a row from one address make a
+// flood (faults.overload). The suite's own probes, spread over its pool of
+// addresses, never come near it.
+const floodRun = 50
 
 // testLobby is a small, correct (unless faults say otherwise) UDP lobby with
 // game instances, spec header only, for the conformance package's tests.
@@ -65,7 +82,14 @@ type testLobby struct {
 	byPort   []*testRoom // the room on each port (nil: free)
 	sessions map[netip.AddrPort]session
 	buckets  map[netip.Addr]*bucket
-	wg       sync.WaitGroup
+	// counts are the lobby datagrams from each address (faults.perSource).
+	counts map[netip.Addr]int
+	// last, run and flooder track floods (faults.overload): the address
+	// of the previous lobby datagram, how many in a row came from it, and
+	// the flooding address (invalid when no flood is arriving).
+	last, flooder netip.Addr
+	run           int
+	wg            sync.WaitGroup
 }
 
 type session struct {
@@ -95,7 +119,8 @@ func startTestLobby(t *testing.T, f faults, maxRooms int) *testLobby {
 	}
 	c.SetReadBuffer(4 << 20)
 	l := &testLobby{f: f, conn: c, maxRooms: maxRooms, maxPlayers: 4, tick: 30 * time.Millisecond,
-		rooms: map[uint32]*testRoom{}, sessions: map[netip.AddrPort]session{}, buckets: map[netip.Addr]*bucket{}}
+		rooms: map[uint32]*testRoom{}, sessions: map[netip.AddrPort]session{}, buckets: map[netip.Addr]*bucket{},
+		counts: map[netip.Addr]int{}}
 	l.out = c
 	if f.lobbyOtherPort {
 		l.out = listenLoopback(t)
@@ -228,6 +253,16 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 			return nil
 		}
 	}
+	if l.f.perSource > 0 {
+		n := l.counts[from.Addr()]
+		l.counts[from.Addr()]++
+		if n%l.f.perSourceWindow >= l.f.perSource {
+			return nil
+		}
+	}
+	if l.f.overload > 0 && l.flooded(from.Addr()) && (len(b) < 4 || binary.BigEndian.Uint16(b[2:])%l.f.overload != 0) {
+		return nil
+	}
 	if len(b) < 12 {
 		if l.f.crashOnTruncated {
 			l.dead = true
@@ -295,6 +330,30 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 	out = l.seal(out)
 	l.sessions[from] = session{seq: seq, typ: typ, reply: out}
 	return out
+}
+
+// flooded tracks floods (faults.overload) as a lobby datagram from a
+// arrives, and tells whether one is arriving: a came from the flooding
+// address, or right after one of its datagrams.
+func (l *testLobby) flooded(a netip.Addr) bool {
+	prev := l.last
+	l.last = a
+	if a == prev {
+		l.run++
+	} else {
+		l.run = 1
+	}
+	if l.run >= floodRun {
+		l.flooder = a
+	}
+	if !l.flooder.IsValid() {
+		return false
+	}
+	if a == l.flooder || prev == l.flooder {
+		return true
+	}
+	l.flooder = netip.Addr{} // the flood is over
+	return false
 }
 
 func (l *testLobby) list(seq uint16) []byte {

@@ -73,7 +73,10 @@ func logReport(t *testing.T, r *Report) {
 // in three set-ups at once and requires every case to pass, with one
 // explained exception: the reference server does not rate-limit by default
 // (load tests from one loopback IP would measure the limiter), so udp/14/1
-// warns there, and passes once --rate-limit is set.
+// warns there, and passes once --rate-limit is set, unless this machine is
+// too busy to serve the second source during the flood: then udp/14/1
+// warns that every source was dropped, and udp/14/2 may warn with it.
+// Never the other way round: a server that does not limit never passes.
 func TestReferenceUDP(t *testing.T) {
 	setups := []struct {
 		name   string
@@ -82,13 +85,17 @@ func TestReferenceUDP(t *testing.T) {
 		note   string
 		// warn lists the cases allowed (and required) to warn.
 		warn []string
+		// limited: the server limits per address, so udp/14/1 and
+		// udp/14/2 pass, or warn when udp/14/1 finds this machine
+		// overloaded.
+		limited bool
 	}{
 		// udp/10/7: the reference server has no per-address room quota
 		// yet (issue 15): one address takes every instance.
-		{"defaults", nil, HeaderAuto, "header spec, guessed", []string{"udp/14/1", "udp/10/7"}},
-		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, HeaderAuto, "header spec, guessed", []string{"udp/10/7"}},
-		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp/14/1", "udp/10/7"}},
-		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp/14/1", "udp/10/7"}},
+		{"defaults", nil, HeaderAuto, "header spec, guessed", []string{"udp/14/1", "udp/10/7"}, false},
+		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, HeaderAuto, "header spec, guessed", []string{"udp/10/7"}, true},
+		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp/14/1", "udp/10/7"}, false},
+		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp/14/1", "udp/10/7"}, false},
 	}
 	reps := make([]*Report, len(setups))
 	errs := make([]error, len(setups))
@@ -113,12 +120,21 @@ func TestReferenceUDP(t *testing.T) {
 			if s.note != "" && !strings.Contains(strings.Join(rep.Notes, "\n"), s.note) {
 				t.Errorf("notes %q lack %q", rep.Notes, s.note)
 			}
+			overloaded := false
+			for _, x := range rep.Results {
+				if x.Case.ID == "udp/14/1" && x.Verdict == Warn && strings.Contains(x.Actual, "overload") {
+					overloaded = true
+					t.Logf("this machine was too busy for the flood: %s", x.Actual)
+				}
+			}
 			for _, x := range rep.Results {
 				want := Pass
 				switch {
 				case x.Case.Level == Info:
 					want = InfoVerdict
 				case matchAny(s.warn, x.Case.ID):
+					want = Warn
+				case s.limited && overloaded && (x.Case.ID == "udp/14/1" || x.Case.ID == "udp/14/2") && x.Verdict == Warn:
 					want = Warn
 				}
 				if x.Verdict != want {

@@ -3,7 +3,9 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"net/netip"
 	"os"
 	"sort"
 	"sync"
@@ -14,26 +16,51 @@ import (
 )
 
 // seed 003 §14 Security considerations: rate limiting per client IP.
+//
+// A limit per address and plain overload look alike from the flooding
+// address: most of its datagrams go unanswered. They differ for everyone
+// else: a per-address limit still serves a second address, while overload
+// (a full receive queue, a busy server or a busy machine) drops datagrams
+// whatever their source. So the flood fixture sends, amid the flood, paced
+// requests from a second reserved address, and udp/14/1 passes only when
+// the flood was limited and that second source was served, more often than
+// overload could explain.
 
 const reqRateLimit = "Lobby server should implement rate limiting per client IP to prevent abuse: if (clientRequestRate > MAX_REQUESTS_PER_SECOND) { // Drop packet or send error }"
+
+// needFourSources says how to get the reserved flood and second-source
+// addresses (SourcePool reserves the last two of a pool of four or more).
+const needFourSources = "give --source-addrs with at least 4 addresses"
+
+// secondServedWant is what "the second source was served" means: udp/14/2's
+// verdict and half of udp/14/1's (see floodFx.secondServed).
+const secondServedWant = "the second source served (≥ 80% of its paced requests answered)"
+
+// perAddrWant is udp/14/1's expectation.
+const perAddrWant = "the flood from one source limited (dropped or answered with an error) while " + secondServedWant
+
+// chanceMax bounds the probability that overload, which drops datagrams
+// whatever their source, would have served the second source as well as
+// it was served, for udp/14/1 to pass (floodFx.overloadChance).
+const chanceMax = 0.001
 
 func init() {
 	Register(&Case{
 		ID: "udp/14/1", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
-		Desc:        "a flood of LOBBY_LIST_ROOMS from one source address is limited: the excess dropped or answered with an error",
+		Desc:        "a flood of LOBBY_LIST_ROOMS from one source address is limited (the excess dropped or answered with an error) while a second source address is served",
 		Requirement: reqRateLimit,
 		Run: func(t *T) error {
 			fx, err := flood(t)
 			if err != nil {
 				return err
 			}
-			if fx.limited() {
-				t.Notef("%d of %d answered (%d with another type than LOBBY_ROOM_LIST)", fx.answered+fx.errReplies, fx.sent, fx.errReplies)
-				return nil
+			fx.noteHarness(t)
+			if err := fx.perAddress(); err != nil {
+				return err
 			}
-			return Failf(fmt.Sprintf("most of a %d/s flood from one source dropped or answered with an error", fx.rate),
-				"%d of %d requests sent in %v from %v answered with LOBBY_ROOM_LIST: no rate limit observed at %d/s",
-				fx.answered, fx.sent, fx.dur.Round(time.Millisecond), fx.src, fx.rate)
+			t.Notef("flood from %v: %d of %d answered (%d with another type than LOBBY_ROOM_LIST); second source %v: %d of %d answered",
+				fx.src, fx.answered+fx.errReplies, fx.sent, fx.errReplies, fx.second.addr, fx.second.answered, fx.second.sent)
+			return nil
 		},
 	})
 	Register(&Case{
@@ -46,11 +73,10 @@ func init() {
 				return err
 			}
 			if fx.second.sent == 0 {
-				return Skipf("no second reserved source address (the pool needs at least 4 addresses)")
+				return Skipf("no second source: %s", fx.second.missing)
 			}
-			if fx.second.answered*5 < fx.second.sent*4 {
-				return Failf("the second source served (≥ 80% of its paced requests answered)",
-					"%d of %d answered during the flood", fx.second.answered, fx.second.sent)
+			if !fx.secondServed() {
+				return Failf(secondServedWant, "%d of %d answered during the flood", fx.second.answered, fx.second.sent)
 			}
 			t.Notef("%d of %d answered, median round trip %v", fx.second.answered, fx.second.sent, fx.p50())
 			return nil
@@ -65,9 +91,20 @@ func init() {
 			if err != nil {
 				return err
 			}
+			fx.noteHarness(t)
 			t.Notef("flood: %d LOBBY_LIST_ROOMS in %v from %v (%d/s offered): %d answered with LOBBY_ROOM_LIST, %d with another type, %d dropped",
 				fx.sent, fx.dur.Round(time.Millisecond), fx.src, fx.rate, fx.answered, fx.errReplies, fx.sent-fx.answered-fx.errReplies)
 			t.Notef("accepted rate in the second half of the flood: %.0f/s", fx.lateRate)
+			if sec := &fx.second; sec.sent > 0 {
+				rtt := ""
+				if sec.answered > 0 {
+					rtt = fmt.Sprintf(", median round trip %v", fx.p50())
+				}
+				t.Notef("second source %v during the flood: %d of %d answered with LOBBY_ROOM_LIST, %d with another type%s",
+					sec.addr, sec.answered, sec.sent, sec.errReplies, rtt)
+			} else {
+				t.Notef("no second source: %s", sec.missing)
+			}
 			return nil
 		},
 	})
@@ -80,15 +117,93 @@ type floodFx struct {
 	answered, errReplies int
 	dur                  time.Duration
 	lateRate             float64
-	second               struct {
-		sent, answered int
-		rtts           []time.Duration
+	// second is the second source: requests from another address, paced
+	// by the flood's progress, each answered or not.
+	second struct {
+		addr                       string
+		sent, answered, errReplies int
+		rtts                       []time.Duration
+		// missing says why no second source ran (sent == 0).
+		missing string
 	}
+}
+
+// perAddress is udp/14/1's verdict: nil when the flood was limited while
+// the second source was served, more often than overload could explain.
+func (f *floodFx) perAddress() error {
+	sec := &f.second
+	switch {
+	case !f.limited():
+		return Failf(fmt.Sprintf("most of a %d/s flood from one source dropped or answered with an error", f.rate),
+			"%d of %d requests sent in %v from %v answered with LOBBY_ROOM_LIST: no rate limit observed at %d/s",
+			f.answered, f.sent, f.dur.Round(time.Millisecond), f.src, f.rate)
+	case sec.sent == 0:
+		return Warnf(perAddrWant, "the flood got %d of %d answered with LOBBY_ROOM_LIST (%d with another type), but no second source ran (%s): without a second address a per-address limit cannot be told from overload",
+			f.answered, f.sent, f.errReplies, sec.missing)
+	case !f.secondServed() && f.errReplies > 0:
+		return Warnf(perAddrWant, "the flood got %d replies of another type than LOBBY_ROOM_LIST (a limit) and %d of %d answered with it, but the second source %v was starved too (%d of %d answered): a limit that is not per address, or overload of the server or of this machine",
+			f.errReplies, f.answered, f.sent, sec.addr, sec.answered, sec.sent)
+	case !f.secondServed():
+		return Warnf(perAddrWant, "traffic from every source was dropped: the flood from %v answered %d of %d, the second source %v %d of %d; this looks like overload of the server or of this machine (or one limit for all sources), not a per-address limit",
+			f.src, f.answered, f.sent, sec.addr, sec.answered, sec.sent)
+	case f.overloadChance() > chanceMax:
+		return Warnf(perAddrWant, "the second source %v answered %d of %d and the flood %d of %d: too close to tell a per-address limit from overload, which drops every source alike (overload would serve the second source this well with probability %.2g; a longer flood sends more paced requests)",
+			sec.addr, sec.answered, sec.sent, f.answered, f.sent, f.overloadChance())
+	}
+	return nil
 }
 
 // limited: most of the flood was refused, or some of it answered with
 // another type (an error).
 func (f *floodFx) limited() bool { return f.errReplies > 0 || f.answered*2 < f.sent }
+
+// secondServed: at least 80% of the second source's requests were
+// answered with LOBBY_ROOM_LIST (secondServedWant).
+func (f *floodFx) secondServed() bool {
+	return f.second.sent > 0 && f.second.answered*5 >= f.second.sent*4
+}
+
+// overloadChance is the probability that the second source would have got
+// as many answers as it did had each of its requests had the flood's
+// chance of one, as under overload, which drops datagrams whatever their
+// source: the upper tail of a binomial distribution.
+func (f *floodFx) overloadChance() float64 {
+	if f.sent == 0 {
+		return 1
+	}
+	return binomialTail(f.second.sent, f.second.answered, float64(f.answered)/float64(f.sent))
+}
+
+// binomialTail returns P(X ≥ k) for X ~ Binomial(n, p).
+func binomialTail(n, k int, p float64) float64 {
+	switch {
+	case k <= 0:
+		return 1
+	case k > n || p <= 0:
+		return 0
+	case p >= 1:
+		return 1
+	}
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	s := 0.0
+	for i := k; i <= n; i++ {
+		s += math.Exp(lg(n) - lg(i) - lg(n-i) + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
+	}
+	return math.Min(s, 1)
+}
+
+// noteHarness notes when this machine could not send the flood at the
+// rate asked (below 80% of it): the flood was lighter than it says, and
+// the machine itself was busy.
+func (f *floodFx) noteHarness(t *T) {
+	if f.dur <= 0 {
+		return
+	}
+	if got := float64(f.sent) / f.dur.Seconds(); got < 0.8*float64(f.rate) {
+		t.Notef("the harness fell behind: it sent the flood at %.0f/s, not the %d/s asked (%d in %v); this machine is busy, and the flood was lighter than asked",
+			got, f.rate, f.sent, f.dur.Round(time.Millisecond))
+	}
+}
 
 func (f *floodFx) p50() time.Duration {
 	r := append([]time.Duration(nil), f.second.rtts...)
@@ -111,7 +226,7 @@ func runFlood(ft *T) (any, error) {
 	env := ft.Env
 	src, ok := env.Sources.Reserved(0)
 	if !ok {
-		return nil, Skipf("the flood needs its own source address: give --source-addrs with at least 4 addresses")
+		return nil, Skipf("the flood needs its own source address: %s", needFourSources)
 	}
 	s, err := ft.openUDPOn(src)
 	if err != nil {
@@ -124,6 +239,10 @@ func runFlood(ft *T) (any, error) {
 	total := int(float64(env.FloodRate) * env.FloodDuration.Seconds())
 	if total < 1 {
 		total = 1
+	}
+	second := openSecond(ft, fx, total)
+	if second != nil {
+		defer second.s.Close()
 	}
 
 	start := time.Now()
@@ -155,19 +274,15 @@ func runFlood(ft *T) (any, error) {
 			}
 		}
 	}()
-	// Second source: paced requests during the flood.
-	if src2, ok := env.Sources.Reserved(1); ok {
-		s2, err := ft.openUDPOn(src2)
-		if err == nil {
-			defer s2.Close()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				secondSource(ft, s2, fx, env.FloodDuration)
-			}()
-		}
+	if second != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			second.read()
+		}()
 	}
-	// Flood: a tick per millisecond, sending what is due.
+	// Flood: a tick per millisecond, sending what is due, and the second
+	// source's requests at their places in it.
 	buf := make([]byte, 0, 64)
 	for fx.sent < total && ft.Ctx.Err() == nil {
 		due := int(float64(env.FloodRate) * time.Since(start).Seconds())
@@ -175,6 +290,7 @@ func runFlood(ft *T) (any, error) {
 			due = total
 		}
 		for fx.sent < due {
+			second.sendDue(fx.sent)
 			buf = udplobby.AppendListRooms(buf[:0], prof, uint16(fx.sent))
 			if fx.sent < 4 {
 				ft.LogSent(s.local, env.Addr.String(), buf, "flood")
@@ -188,14 +304,18 @@ func runFlood(ft *T) (any, error) {
 	}
 	fx.dur = time.Since(start)
 	// Replies still queued arrive within a few round trips; then stop the
-	// reader.
+	// flood's reader. The second source's replies are waited for up to
+	// the reply timeout after its last request (its reader stops early
+	// once every request is answered).
 	tail := env.Timeout
 	if tail > 300*time.Millisecond {
 		tail = 300 * time.Millisecond
 	}
 	ft.Sleep(tail)
 	s.c.SetReadDeadline(time.Now())
+	second.stop(env.Timeout)
 	wg.Wait()
+	second.tally()
 	if fx.dur > 0 {
 		fx.lateRate = float64(late) / (env.FloodDuration.Seconds() / 2)
 	}
@@ -207,23 +327,135 @@ func isTransient(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// secondSource sends a LIST every 50 ms during the flood from its own
-// address and waits for each reply.
-func secondSource(ft *T, s *udpSock, fx *floodFx, d time.Duration) {
-	prof := ft.Env.profile()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) && ft.Ctx.Err() == nil {
-		next := time.Now().Add(50 * time.Millisecond)
-		seq := nextSeq()
-		sent := time.Now()
-		if err := s.send(ft.Env.Addr, udplobby.AppendListRooms(nil, prof, seq), "second source during the flood"); err != nil {
+// secondSource sends LOBBY_LIST_ROOMS from the second reserved address
+// during the flood, at the pool's per-address pace (one per 25 ms at 40/s,
+// as from any probing address), placed by the flood's progress rather than
+// the clock: every request goes out amid the flood however fast this
+// machine sends it. Its sequence numbers are consecutive.
+type secondSource struct {
+	t    *T
+	fx   *floodFx
+	s    *udpSock
+	seq0 uint16
+	// at[i] is the flood index before which request i goes out.
+	at []int
+	// sentAt and gotAt are indexed by request; gotAt[i] is zero while
+	// unanswered, and typ[i] is the type of its first reply.
+	sentAt, gotAt []time.Time
+	typ           []udplobby.MsgType
+	next          int
+	err           error
+}
+
+// openSecond opens the second source for a flood of total datagrams, or
+// records in fx why there is none and returns nil.
+func openSecond(ft *T, fx *floodFx, total int) *secondSource {
+	env := ft.Env
+	a, ok := env.Sources.Reserved(1)
+	if !ok {
+		fx.second.missing = "no second reserved source address: " + needFourSources
+		return nil
+	}
+	s, err := ft.openUDPOn(a)
+	if err != nil {
+		fx.second.missing = fmt.Sprintf("the second reserved address %v cannot be used (%v): %s, each one bindable", a, err, needFourSources)
+		return nil
+	}
+	fx.second.addr = a.String()
+	n := int(env.FloodDuration.Seconds() * env.Sources.rate)
+	if n < 1 {
+		n = 1
+	}
+	sc := &secondSource{t: ft, fx: fx, s: s, seq0: nextSeq(), at: make([]int, n),
+		sentAt: make([]time.Time, n), gotAt: make([]time.Time, n), typ: make([]udplobby.MsgType, n)}
+	for i := range sc.at {
+		sc.at[i] = (2*i + 1) * total / (2 * n)
+	}
+	return sc
+}
+
+// sendDue sends the requests due before flood datagram idx (none on a nil
+// source, or after a send failed).
+func (sc *secondSource) sendDue(idx int) {
+	if sc == nil {
+		return
+	}
+	env := sc.t.Env
+	for sc.err == nil && sc.next < len(sc.at) && sc.at[sc.next] <= idx {
+		i := sc.next
+		b := udplobby.AppendListRooms(nil, env.profile(), sc.seq0+uint16(i))
+		sc.sentAt[i] = time.Now()
+		if err := sc.s.send(env.Addr, b, "second source during the flood"); err != nil {
+			sc.err = err // the requests sent so far are judged; no more go out
 			return
 		}
-		fx.second.sent++
-		if _, err := s.recv(ft.Env.Addr, ft.Env.Timeout); err == nil {
-			fx.second.answered++
-			fx.second.rtts = append(fx.second.rtts, time.Since(sent))
+		sc.next++
+	}
+}
+
+// read records the first reply to each request, until stop.
+func (sc *secondSource) read() {
+	env := sc.t.Env
+	prof := env.profile()
+	got := 0
+	for got < len(sc.at) {
+		n, from, err := sc.s.c.ReadFromUDPAddrPort(sc.s.buf)
+		if err != nil {
+			return
 		}
-		time.Sleep(time.Until(next))
+		now := time.Now()
+		b := sc.s.buf[:n]
+		m, ok := parseRaw(b, prof)
+		i := int(m.seq - sc.seq0)
+		note := ""
+		switch {
+		case !ok || i >= len(sc.at):
+			note = "not a reply to the second source's requests"
+		case !sc.gotAt[i].IsZero():
+			note = "a duplicate reply"
+		default:
+			sc.gotAt[i], sc.typ[i] = now, m.typ
+			got++
+		}
+		sc.t.LogRecv(sc.s.local, netip.AddrPortFrom(from.Addr().Unmap(), from.Port()).String(), b, note)
+	}
+}
+
+// stop ends read: at once if no request went out, else wait at most
+// timeout after the last one.
+func (sc *secondSource) stop(timeout time.Duration) {
+	if sc == nil {
+		return
+	}
+	end := time.Now()
+	if sc.next > 0 {
+		if last := sc.sentAt[sc.next-1].Add(timeout); last.After(end) {
+			end = last
+		}
+	}
+	sc.s.c.SetReadDeadline(end)
+}
+
+// tally fills fx.second once read has returned.
+func (sc *secondSource) tally() {
+	if sc == nil {
+		return
+	}
+	sec := &sc.fx.second
+	sec.sent = sc.next
+	if sc.next == 0 && sc.err != nil {
+		sec.missing = fmt.Sprintf("sending from %v failed: %v", sec.addr, sc.err)
+	} else if sc.next == 0 {
+		sec.missing = "the flood was cut short before its first request"
+	}
+	for i := 0; i < sc.next; i++ {
+		switch {
+		case sc.gotAt[i].IsZero():
+		case sc.typ[i] == udplobby.LobbyRoomList:
+			sec.answered++
+			sec.rtts = append(sec.rtts, sc.gotAt[i].Sub(sc.sentAt[i]))
+		default:
+			sec.errReplies++
+		}
 	}
 }

@@ -135,7 +135,7 @@ func TestConformFailureAndStrict(t *testing.T) {
 	// The loopback reference server sets no per-address connection quota:
 	// tcp/R/4 (64 connections from one address, none refused) warns, which
 	// fails only under --strict. A counting verdict, unlike the rate-limit
-	// flood's (udp/14/1), which a loaded machine can tip either way.
+	// flood's (udp/14/1), which a loaded machine can turn into a warning.
 	srv := startConformRef(t)
 	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.TCPAddr().String(), "--cases", "tcp/R/4"}
 	if code, out, _ := runCLI(t, args...); code != exitOK || !strings.Contains(out, "! tcp/R/4") {
