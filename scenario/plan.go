@@ -332,8 +332,16 @@ type RateProbeSpec struct {
 // 1+clientIndex for each client's think times, so a run is reproducible
 // whatever the goroutine scheduling.
 func NewRand(seed int64, stream uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(uint64(seed), stream))
+	src := new(rand.PCG)
+	Reseed(src, seed, stream)
+	return rand.New(src)
 }
+
+// Reseed puts src, a NewRand source, back at the start of stream under
+// seed: what NewRand(seed, stream) would start from, without allocating a
+// generator (a closed-model client re-seeds its think times in place for
+// each session it plays).
+func Reseed(src *rand.PCG, seed int64, stream uint64) { src.Seed(uint64(seed), stream) }
 
 // PickFlow returns the index of the flow a new session runs, choosing
 // with probability weight/sum(weights) from u, a uniform number in [0,1).

@@ -249,7 +249,17 @@ func (sh *Shared) MessageKey(name string) metrics.Key {
 // ThinkRand returns client id's think-time generator:
 // scenario.NewRand(Plan.Seed, 1+id), as scenario/doc.go specifies.
 func (sh *Shared) ThinkRand(id int) *rand.Rand {
-	return scenario.NewRand(sh.Plan.Seed, 1+uint64(id))
+	src := new(rand.PCG)
+	sh.ReseedThink(src, id)
+	return rand.New(src)
+}
+
+// ReseedThink puts src at the start of client id's think-time stream:
+// rand.New(src) is then the generator ThinkRand(id) returns. A client that
+// plays another session under a new id re-seeds its source in place
+// instead of allocating a generator.
+func (sh *Shared) ReseedThink(src *rand.PCG, id int) {
+	scenario.Reseed(src, sh.Plan.Seed, 1+uint64(id))
 }
 
 // ImpairRand returns client id's impairment generator, seeded with
@@ -296,6 +306,26 @@ func (sh *Shared) Join(f int) Member {
 	return Member{Group: g, Index: int(n % int64(size))}
 }
 
+// Rejoin is Join for a client's next session, given m, the place of its
+// previous session (which has left it): a group of one, which no other
+// session can hold, is recycled for the new place when it is still as Join
+// made it (no room published or failed, no barrier, no hash), instead of
+// being allocated. Otherwise it is Join.
+func (sh *Shared) Rejoin(f int, m Member) Member {
+	g := m.Group
+	if g == nil || g.Size != 1 || sh.Plan.Flows[f].GroupSize > 1 || g.barriers != nil || g.hashes != nil {
+		return sh.Join(f)
+	}
+	select {
+	case <-g.roomDone:
+		return sh.Join(f)
+	default:
+	}
+	n := sh.groups[f].next.Add(1) - 1
+	*g = Group{Flow: f, ID: n, Size: 1, joined: 1, roomDone: g.roomDone}
+	return Member{Group: g}
+}
+
 // Leave releases m's place; the group is forgotten when every member of a
 // full group has left. Calling it twice for a member is a bug.
 func (sh *Shared) Leave(m Member) {
@@ -339,8 +369,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // ReasonOf returns the Reason of a *StepError in err's chain, "" otherwise.
 func ReasonOf(err error) string {
-	var se *StepError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*StepError](err); ok {
 		return se.Reason
 	}
 	return ""

@@ -28,8 +28,10 @@ func (e *StartError) Unwrap() error { return e.Err }
 // IsFailedStart reports whether err (a session's or a factory's) is, or
 // wraps, a *StartError.
 func IsFailedStart(err error) bool {
-	var se *StartError
-	return errors.As(err, &se)
+	// AsType, not As: As's target escapes, an allocation on every call,
+	// and the engine asks about every session that ends.
+	_, ok := errors.AsType[*StartError](err)
+	return ok
 }
 
 // localErrnos are the errors of socket, bind and connect that say the

@@ -63,7 +63,9 @@ type session struct {
 	rec    *metrics.Recorder
 	tr     *transport
 	think  *rand.Rand
-	timer  *time.Timer
+	// thinkSrc is think's source, re-seeded for each session (begin).
+	thinkSrc *rand.PCG
+	timer    *time.Timer
 
 	lobby netip.AddrPort
 	inst  netip.AddrPort // zero until a create or join returned a port
@@ -142,50 +144,71 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		tr.out = impair.New(impair.Config(imp.Out), r, 0)
 		tr.in = impair.New(impair.Config(imp.In), r, 0)
 	}
-	return newSession(sh, id, flow, fi, tr, 0, make([]byte, 0, 64)), nil
+	return newSession(sh, id, flow, fi, tr), nil
 }
 
-// newSession is the session of client id playing flow (index fi) on tr,
-// numbering its requests from seq; obuf is its empty send buffer.
-func newSession(sh *simclient.Shared, id int, flow *scenario.Flow, fi int, tr *transport, seq uint16, obuf []byte) *session {
+// newSession is the first session of client id, playing flow (index fi)
+// on tr.
+func newSession(sh *simclient.Shared, id int, flow *scenario.Flow, fi int, tr *transport) *session {
 	imp := sh.Plan.Impairment
+	src := new(rand.PCG)
 	s := &session{
 		sh:          sh,
 		rt:          getRun(sh),
-		id:          id,
-		flow:        flow,
-		fi:          fi,
-		rec:         sh.Recorder(id),
-		think:       sh.ThinkRand(id),
+		thinkSrc:    src,
+		think:       rand.New(src),
 		tr:          tr,
 		lobby:       unmap(sh.Targets.UDPLobby),
-		seq:         seq,
-		obuf:        obuf,
-		lastTick:    -1,
-		curStep:     -1,
+		obuf:        make([]byte, 0, 64),
 		strictOrder: imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0,
 	}
-	s.member = sh.Join(fi)
-	s.creator = simclient.Creates(flow, s.member.Index)
-	s.syncProfile()
+	s.begin(id, flow, fi, sh.Join(fi))
 	return s
+}
+
+// begin makes s client id's session of flow (index fi) at group place m:
+// it sets what every session starts with; the caller has set what a
+// client keeps from one session to the next (see Reuse).
+func (s *session) begin(id int, flow *scenario.Flow, fi int, m simclient.Member) {
+	s.id, s.flow, s.fi, s.member = id, flow, fi, m
+	s.rec = s.sh.Recorder(id)
+	s.sh.ReseedThink(s.thinkSrc, id)
+	s.lastTick, s.curStep = -1, -1
+	s.creator = simclient.Creates(flow, m.Index)
+	s.syncProfile()
 }
 
 // Reuse implements simclient.Reusable: the socket carries the next flow
 // unless it was closed (a disconnect step, Close) or cancelled, or this
 // flow reached a game instance, whose server-side seat and state belong to
 // this socket's address and would meet the next flow. Sequence ids go on
-// from this session's, so a late reply to one of its requests cannot pass
-// for the next session's.
+// from this session's, and so does the count of ids used, so a late reply
+// to one of its requests cannot pass for the next session's and is known
+// as stale, not taken for a reply to a request never sent.
+//
+// The next session is this one, reset in place: a client keeps its
+// socket, sequence ids, buffers, think-time generator (re-seeded for the
+// new id), timer and, for a group of one, its group (Shared.Rejoin), so a
+// closed-model client's iteration allocates nothing.
 func (s *session) Reuse(id int, flow *scenario.Flow) (simclient.Session, bool) {
-	fi := s.sh.FlowIndex(flow)
+	fi := s.fi
+	if flow != s.flow {
+		fi = s.sh.FlowIndex(flow)
+	}
 	if fi < 0 || s.disconnect || s.inst.IsValid() || s.tr.closed.Load() || s.tr.cancelled.Load() || s.p.active {
 		return nil, false
 	}
-	tr := s.tr
-	s.tr = &transport{} // spent: a stray Close releases nothing
-	s.closeOnce.Do(func() {})
-	return newSession(s.sh, id, flow, fi, tr, s.seq, s.obuf[:0]), true
+	m := s.sh.Rejoin(fi, s.member)
+	// What the client keeps; everything else starts from zero.
+	sh, rt, tr, timer := s.sh, s.rt, s.tr, s.timer
+	src, think := s.thinkSrc, s.think
+	lobby, strict := s.lobby, s.strictOrder
+	seq, sent, obuf := s.seq, s.sent, s.obuf[:0]
+	rooms, prevRooms := s.rooms[:0], s.prevRooms[:0]
+	*s = session{sh: sh, rt: rt, tr: tr, timer: timer, thinkSrc: src, think: think, lobby: lobby, strictOrder: strict,
+		seq: seq, sent: sent, obuf: obuf, rooms: rooms, prevRooms: prevRooms}
+	s.begin(id, flow, fi, m)
+	return s, true
 }
 
 func unmap(ap netip.AddrPort) netip.AddrPort {
