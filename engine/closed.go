@@ -24,6 +24,11 @@ type slot struct {
 	iter    int
 	backoff time.Duration // the current pause after a failed start
 	prev    Session       // the last session, completed and kept open (Start.Prev)
+	// active: the slot is counted in Stats.Active, from the start of a
+	// session until it ends unkept or the slot stops: a client keeping
+	// its session for the next iteration stays live in between, so a
+	// looping client does not touch the shared counter per iteration.
+	active bool
 }
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
@@ -84,21 +89,24 @@ func (x *Execution) loop(s *slot) {
 	maxClients := plan.Load.MaxClients
 	end := x.start.Add(plan.Load.Duration)
 	for {
-		for s.want.Load() && !x.stopping.Load() && x.sessCtx.Err() == nil && time.Now().Before(end) {
+		for s.want.Load() && !x.stopping.Load() && x.sessCtx.Err() == nil {
+			now := time.Now()
+			if !now.Before(end) {
+				break
+			}
 			f := plan.PickFlow(s.rng.Float64())
-			x.seqMu.Lock()
-			seq := x.seq[f]
-			x.seq[f]++
-			x.seqMu.Unlock()
-			st := Start{ID: s.j + s.iter*maxClients, Slot: s.j, Flow: f, Seq: seq, Source: x.source(s.j), Intended: time.Now()}
+			seq := int(x.seq[f].Add(1) - 1)
+			st := Start{ID: s.j + s.iter*maxClients, Slot: s.j, Flow: f, Seq: seq, Source: x.source(s.j), Intended: now}
 			s.iter++
 			if s.prev != nil && plan.Flows[f].NewSocket {
 				s.prev.Close()
 				s.prev = nil
 			}
 			st.Prev, s.prev = s.prev, nil
-			x.addActive()
-			t0 := time.Now()
+			if !s.active {
+				x.addActive()
+				s.active = true
+			}
 			failed, failedStart := true, true
 			if sess := x.newSession(st); sess != nil {
 				var kept bool
@@ -106,8 +114,11 @@ func (x *Execution) loop(s *slot) {
 					s.prev = sess
 				}
 			}
-			x.Stats.Active.Add(-1)
-			if failedStart || failed && time.Since(t0) < time.Millisecond {
+			if s.prev == nil {
+				x.Stats.Active.Add(-1)
+				s.active = false
+			}
+			if failedStart || failed && time.Since(now) < time.Millisecond {
 				// A session that cannot start (no descriptor, no port)
 				// or fails at once (connection refused) must not turn
 				// the slot into a busy loop: back off, doubling up to
@@ -125,6 +136,10 @@ func (x *Execution) loop(s *slot) {
 			// the slot as soon as it is.
 			s.prev.Close()
 			s.prev = nil
+		}
+		if s.active {
+			x.Stats.Active.Add(-1)
+			s.active = false
 		}
 		s.running.Store(false)
 		// The controller may have wanted us again between the check and

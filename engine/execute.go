@@ -112,7 +112,9 @@ type Stats struct {
 	// socket or connection (New failed, or simclient.IsFailedStart).
 	FailedStarts               atomic.Int64
 	DroppedNoSlot, DroppedLate atomic.Int64
-	Active, MaxActive          atomic.Int64
+	// Active counts live sessions: running, or in the closed model kept
+	// open between a client's iterations; MaxActive is its peak.
+	Active, MaxActive atomic.Int64
 }
 
 // Dropped is the number of dropped starts of both kinds.
@@ -151,8 +153,7 @@ type Execution struct {
 	runCtx   context.Context
 	stopSess context.CancelFunc
 	wg       sync.WaitGroup
-	seqMu    sync.Mutex
-	seq      []int // closed model: per-flow start counter
+	seq      []atomic.Int64 // closed model: per-flow start counter
 	stopping atomic.Bool
 	// wait is how the schedulers wait for a due time (precise.Until).
 	wait func(ctx context.Context, timer **time.Timer, t time.Time) error
@@ -181,7 +182,7 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
-	x = &Execution{o: o, start: time.Now(), seq: make([]int, len(o.Plan.Flows)), wait: waitUntil}
+	x = &Execution{o: o, start: time.Now(), seq: make([]atomic.Int64, len(o.Plan.Flows)), wait: waitUntil}
 	// Sessions run under their own context, cancelled only after the grace
 	// period, so Ctrl-C lets in-flight requests end.
 	x.sessCtx, x.cancelSess = context.WithCancel(context.WithoutCancel(ctx))
