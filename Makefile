@@ -24,10 +24,10 @@ vet:
 
 # The figures that matter, in one go: harness overhead against a real target
 # (bench-run), then the hot-path micro-benchmarks (codecs, recorder, server
-# handlers) with allocs, count 5 so benchstat has medians.
+# handlers, the closed model's iteration) with allocs, count 5 so benchstat has medians.
 bench: bench-run bench-truth bench-micro
 
-BENCH_HOT := ./wire/... ./metrics ./reference-server/udp ./simclient/udpclient ./levconn
+BENCH_HOT := ./wire/... ./metrics ./reference-server/udp ./simclient/udpclient ./levconn ./engine
 
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -benchtime $(BENCHTIME) $(BENCH_HOT)
