@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,82 @@ func TestGroupsFollowArrivalOrder(t *testing.T) {
 	}
 	if g := sh.Join(0); g.Group.ID != 2 || g.Index != 1 {
 		t.Errorf("8th session: %+v", g)
+	}
+}
+
+// TestRejoin: a client's next session recycles its group of one while it
+// is as Join made it, numbered on in arrival order, and gets a new group
+// otherwise (a room published, a barrier passed, a flow with groups).
+func TestRejoin(t *testing.T) {
+	p := testPlan(t, `  - name: a
+    group_size: 2
+    steps: [create_room, {join: created}]
+  - name: b
+    steps: [list_rooms]
+`)
+	sh, err := NewShared(p, Targets{}, metrics.NewCollector(time.Now()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	m0 := sh.Join(1)
+	sh.Leave(m0)
+	m1 := sh.Rejoin(1, m0)
+	if m1.Group != m0.Group || m1.Group.ID != 1 || m1.Index != 0 || m1.Group.Size != 1 {
+		t.Errorf("a fresh group of one: %+v (id %d), want the same group as id 1", m1, m1.Group.ID)
+	}
+	tests := []struct {
+		name string
+		use  func(g *Group)
+	}{
+		{"room published", func(g *Group) { g.SetRoom(Room{ID: 7}) }},
+		{"room failed", func(g *Group) { g.FailRoom(nil) }},
+		{"barrier passed", func(g *Group) { _ = g.Arrive(context.Background(), 0, 1) }},
+		{"hash announced", func(g *Group) { g.SetHash(1, 0) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := sh.Join(1)
+			tc.use(m.Group)
+			sh.Leave(m)
+			next := sh.Rejoin(1, m)
+			if next.Group == m.Group {
+				t.Error("a used group of one was recycled")
+			}
+			if _, ok := next.Group.RoomNow(); ok || next.Group.barriers != nil || next.Group.hashes != nil {
+				t.Errorf("the next session's group is not new: %+v", next.Group)
+			}
+		})
+	}
+	a := sh.Join(0)
+	if next := sh.Rejoin(0, a); next.Index != 1 || next.Group != a.Group || next.Group.Size != 2 {
+		t.Errorf("a flow with groups: %+v after %+v, want Join's next place (member 1 of the same group)", next, a)
+	}
+}
+
+// TestReseedThink: a think-time source re-seeded for client id yields what
+// ThinkRand(id) yields, whatever it yielded before.
+func TestReseedThink(t *testing.T) {
+	p := testPlan(t, "  - steps: [list_rooms]\n")
+	p.Seed = 42
+	sh, err := NewShared(p, Targets{}, metrics.NewCollector(time.Now()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	src := new(rand.PCG)
+	r := rand.New(src)
+	for _, id := range []int{3, 1000, 3} {
+		sh.ReseedThink(src, id)
+		want := sh.ThinkRand(id)
+		for k := range 5 {
+			if g, w := r.Uint64(), want.Uint64(); g != w {
+				t.Fatalf("id %d, draw %d: re-seeded %x, ThinkRand %x", id, k, g, w)
+			}
+		}
+	}
+	if sh.ThinkRand(3).Uint64() == sh.ThinkRand(4).Uint64() {
+		t.Error("two clients draw the same think times")
 	}
 }
 
