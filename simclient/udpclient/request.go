@@ -238,7 +238,7 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		if ch == udplobby.ChannelInstance {
 			rule = simclient.RuleISeqEcho
 		}
-		s.violation(rule, data, nil, fmt.Sprintf("%v seq %d: this client sent sequence ids 1-%d", m.Type, m.Seq, s.sent))
+		s.violation(rule, data, nil, fmt.Sprintf("%v seq %d: this client sent %s", m.Type, m.Seq, s.usedIDs()))
 		return replyNone
 	}
 	if other {
@@ -266,6 +266,22 @@ func (s *session) knownSeq(seq uint16) bool {
 	}
 	d := s.seq - seq // sequence ids used are s.seq-sent+1 … s.seq (mod 2^16)
 	return int(d) < s.sent
+}
+
+// usedIDs names the sequence ids this socket used, s.seq-sent+1 … s.seq
+// (mod 2^16), for a violation's detail.
+func (s *session) usedIDs() string {
+	switch {
+	case s.sent == 0:
+		return "no request yet"
+	case s.sent >= 1<<16:
+		return "every sequence id"
+	}
+	first := s.seq - uint16(s.sent-1)
+	if first <= s.seq {
+		return fmt.Sprintf("sequence ids %d-%d", first, s.seq)
+	}
+	return fmt.Sprintf("sequence ids %d-65535 and 0-%d", first, s.seq)
 }
 
 // reply judges the answer to the pending request (sequence already matched).

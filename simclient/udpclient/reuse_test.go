@@ -248,3 +248,72 @@ func TestTransportWatch(t *testing.T) {
 		}
 	})
 }
+
+// TestReuseLateReply replays the soak's U-SEQ-ECHO deterministically: a
+// lobby reply to the previous session's request (the network duplicated
+// it, or the server's replay cache answered a retry again) waits in the
+// kept socket and is read by the next session, whose request has the
+// next id. It is stale, not a violation; a reply to an id the socket
+// never used still is one, and its detail names the ids really used
+// (before the count went on with the ids, the soak's reused sockets said
+// "LOBBY_ROOM_LIST seq 1: this client sent sequence ids 1-1" about a
+// socket that had sent 1 and 2). The late datagram is injected from the
+// lobby's own port, not left to timing.
+func TestReuseLateReply(t *testing.T) {
+	tests := []struct {
+		name      string
+		seq, sent int    // ids the socket used before: sent of them, ending at seq (0: as session 1 left them)
+		late      uint16 // the injected reply's id
+		detail    string // the U-SEQ-ECHO detail, "" for a stale reply
+	}{
+		{name: "late reply to session 1's request", late: 1},
+		{name: "reply to an id never sent", late: 9, detail: "LOBBY_ROOM_LIST seq 9: this client sent sequence ids 1-2"},
+		{name: "id 0 is never sent", late: 0, detail: "LOBBY_ROOM_LIST seq 0: this client sent sequence ids 1-2"},
+		{name: "late reply across the wrap", seq: 3, sent: 10, late: 65531},
+		{name: "unknown id across the wrap", seq: 3, sent: 10, late: 100, detail: "LOBBY_ROOM_LIST seq 100: this client sent sequence ids 65530-65535 and 0-4"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeLobby(t, udplobby.ProfileSpec)
+			p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
+			c := metrics.NewCollector(time.Now())
+			sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sh.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			kc := &keptClient{t: t, sh: sh}
+			defer kc.close()
+			s1 := kc.next(ctx)
+			if tc.sent != 0 {
+				s1.seq, s1.sent = uint16(tc.seq), tc.sent
+			}
+			late := f.defaultLobby(&udplobby.Message{Header: udplobby.Header{Type: udplobby.LobbyListRooms, Seq: tc.late}})
+			if _, err := f.conn.WriteToUDPAddrPort(late, s1.LocalAddr()); err != nil {
+				t.Fatal(err)
+			}
+			s2 := kc.next(ctx) // reads the late reply first: it is queued before its own
+			if s2 != s1 || s2.LocalAddr() != s1.LocalAddr() {
+				t.Fatal("the socket was not kept: the test did not exercise reuse")
+			}
+			run, err := c.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.detail == "" {
+				if len(run.Violations) != 0 || s2.stale != 1 {
+					t.Errorf("violations %+v, stale %d: a late reply to an id the socket used is stale (1), not a violation", run.Violations, s2.stale)
+				}
+				return
+			}
+			if len(run.Violations) != 1 || run.Violations[0].Rule != simclient.RuleUSeqEcho || run.Violations[0].Count != 1 {
+				t.Fatalf("violations %+v, want one %s", run.Violations, simclient.RuleUSeqEcho)
+			}
+			if got := run.Violations[0].Samples[0].Detail; got != tc.detail {
+				t.Errorf("detail %q, want %q", got, tc.detail)
+			}
+		})
+	}
+}
