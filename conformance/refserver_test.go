@@ -73,10 +73,13 @@ func logReport(t *testing.T, r *Report) {
 // in three set-ups at once and requires every case to pass, with one
 // explained exception: the reference server does not rate-limit by default
 // (load tests from one loopback IP would measure the limiter), so udp/14/1
-// warns there, and passes once --rate-limit is set, unless this machine is
-// too busy to serve the second source during the flood: then udp/14/1
-// warns that every source was dropped, and udp/14/2 may warn with it.
-// Never the other way round: a server that does not limit never passes.
+// warns there, and passes once --rate-limit is set. A machine too busy
+// for the flood (the server's queue overflowing, which drops every
+// source's datagrams) may turn udp/14/2 into a warning in any set-up, and
+// udp/14/1 of the limited one into the warning that every source was
+// dropped; never the other way round: udp/14/1 never passes against a
+// server that does not limit. The fault tests pin both cases' verdicts
+// deterministically (TestFaultInjection).
 func TestReferenceUDP(t *testing.T) {
 	setups := []struct {
 		name   string
@@ -85,9 +88,8 @@ func TestReferenceUDP(t *testing.T) {
 		note   string
 		// warn lists the cases allowed (and required) to warn.
 		warn []string
-		// limited: the server limits per address, so udp/14/1 and
-		// udp/14/2 pass, or warn when udp/14/1 finds this machine
-		// overloaded.
+		// limited: the server limits per address, so udp/14/1 passes,
+		// or warns when it finds this machine overloaded.
 		limited bool
 	}{
 		// udp/10/7: the reference server has no per-address room quota
@@ -134,8 +136,11 @@ func TestReferenceUDP(t *testing.T) {
 					want = InfoVerdict
 				case matchAny(s.warn, x.Case.ID):
 					want = Warn
-				case s.limited && overloaded && (x.Case.ID == "udp/14/1" || x.Case.ID == "udp/14/2") && x.Verdict == Warn:
+				case s.limited && overloaded && x.Case.ID == "udp/14/1" && x.Verdict == Warn:
 					want = Warn
+				case x.Case.ID == "udp/14/2" && x.Verdict == Warn:
+					want = Warn // this machine was too busy to serve the second source
+					t.Logf("udp/14/2 warns: %s", x.Actual)
 				}
 				if x.Verdict != want {
 					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.Case.ID, x.Verdict, want, x.Expected, x.Actual)
@@ -247,8 +252,16 @@ func TestInterrupted(t *testing.T) {
 			}
 			// Two warnings are the reference server's own (udp/14/1 no
 			// rate limit at these settings, udp/10/7 no per-address
-			// quota); any other is the interruption's.
-			if c := rep.Counts(); c.Fail > 0 || c.Warn > 2 {
+			// quota), and udp/14/2 may warn when this machine is too busy
+			// to serve the flood's second source (see TestReferenceUDP);
+			// any other is the interruption's.
+			allowed := 2
+			for _, x := range rep.Results {
+				if x.Case.ID == "udp/14/2" && x.Verdict == Warn {
+					allowed++
+				}
+			}
+			if c := rep.Counts(); c.Fail > 0 || c.Warn > allowed {
 				t.Errorf("interrupted run: %s", CountLine(rep))
 				logReport(t, rep)
 			}
