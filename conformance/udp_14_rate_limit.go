@@ -421,14 +421,14 @@ func (sc *secondSource) read() {
 	}
 }
 
-// stop ends read: at once if no request went out, else wait at most
-// timeout after the last one.
+// stop ends read: at once if no request went out or the run was
+// interrupted, else wait at most timeout after the last one.
 func (sc *secondSource) stop(timeout time.Duration) {
 	if sc == nil {
 		return
 	}
 	end := time.Now()
-	if sc.next > 0 {
+	if sc.next > 0 && sc.t.Ctx.Err() == nil { // an interrupted run waits for nothing
 		if last := sc.sentAt[sc.next-1].Add(timeout); last.After(end) {
 			end = last
 		}
