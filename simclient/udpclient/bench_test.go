@@ -80,7 +80,7 @@ func (e *echoServer) serve() {
 func benchSession(t testing.TB, sh *simclient.Shared, id int, e *echoServer) *session {
 	t.Helper()
 	f, _ := simclient.Lookup("udp-lobby")
-	ss, err := f(sh, id, &sh.Plan.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	ss, err := f(sh, id, &sh.Plan.Flows[0], clientSrc)
 	if err != nil {
 		t.Fatal(err)
 	}

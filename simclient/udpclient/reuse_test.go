@@ -126,7 +126,7 @@ type keptClient struct {
 // next makes and runs the client's next session, which must complete.
 func (c *keptClient) next(ctx context.Context) *session {
 	c.t.Helper()
-	s, err := simclient.Renew(New, c.sh, c.prev, c.id, &c.sh.Plan.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	s, err := simclient.Renew(New, c.sh, c.prev, c.id, &c.sh.Plan.Flows[0], clientSrc)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestReuseAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	s, err := New(sh, 0, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	s, err := New(sh, 0, &p.Flows[0], clientSrc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestReuseAfterClose(t *testing.T) {
 		t.Error("a closed session was reused")
 	}
 	var other scenario.Flow
-	s2, _ := New(sh, 2, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	s2, _ := New(sh, 2, &p.Flows[0], clientSrc)
 	defer s2.Close()
 	if _, ok := s2.(simclient.Reusable).Reuse(3, &other); ok {
 		t.Error("reused for a flow that is not the plan's")
@@ -185,7 +185,7 @@ func TestIdleReleasesBuffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	s, err := New(sh, 0, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+	s, err := New(sh, 0, &p.Flows[0], clientSrc)
 	if err != nil {
 		t.Fatal(err)
 	}
