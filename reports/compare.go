@@ -150,7 +150,7 @@ type Comparison struct {
 	// break it: under its MinDeltaUS floor or within the noise.
 	Spared []string `json:"spared,omitempty"`
 	// Incomplete says which side was interrupted or incomplete (one
-	// sentence each, led by "INTERRUPTED" or "INCOMPLETE": partialSide);
+	// sentence each, led by "INTERRUPTED" or "INCOMPLETE": partialSides);
 	// such a comparison also breaks GateComplete.
 	Incomplete []string `json:"incomplete,omitempty"`
 	Breaches   []Breach `json:"breaches"`
@@ -225,15 +225,7 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 		}
 	}
 	sort.Strings(c.NewViolations)
-	for _, side := range []struct {
-		name string
-		r    *Run
-	}{{"base", base}, {"new", new}} {
-		if hl := side.r.Headline(); hl.Partial() {
-			c.Incomplete = append(c.Incomplete, partialSide(hl, side.name+" run"))
-			c.Breaches = append(c.Breaches, Breach{Gate: Gate{Metric: GateComplete}, Subject: side.name + " run", Value: 1})
-		}
-	}
+	c.Incomplete, c.Breaches = partialSides(c.Incomplete, c.Breaches, base.Headline(), new.Headline(), "run")
 
 	for _, g := range gates {
 		check := func(subject string, v float64) {
@@ -345,22 +337,26 @@ func CompareConform(base, new *Conform, gates []Gate) (*ConformComparison, error
 			return nil, fmt.Errorf("reports: unknown gate metric %q", g.Metric)
 		}
 	}
-	for _, side := range []struct {
-		name string
-		c    *Conform
-	}{{"base", base}, {"new", new}} {
-		if hl := side.c.Headline(); hl.Partial() {
-			c.Incomplete = append(c.Incomplete, partialSide(hl, side.name+" suite"))
-			c.Breaches = append(c.Breaches, Breach{Gate: Gate{Metric: GateComplete}, Subject: side.name + " suite", Value: 1})
-		}
-	}
+	c.Incomplete, c.Breaches = partialSides(c.Incomplete, c.Breaches, base.Headline(), new.Headline(), "suite")
 	return c, nil
 }
 
-// partialSide is the line a comparison leads with for a partial side:
-// its headline with the side named, "INTERRUPTED new run: the run was
-// stopped after …".
-func partialSide(hl Headline, side string) string {
-	status, text, _ := strings.Cut(hl.Text, " · ")
-	return status + " " + side + ": " + text
+// partialSides appends, for each side (base, then new) whose headline is
+// partial, the line a comparison leads with — its headline with the side
+// named, "INTERRUPTED new run: the run was stopped after …" — and a
+// GateComplete breach. what names the document: "run" or "suite".
+func partialSides(lines []string, breaches []Breach, base, new Headline, what string) ([]string, []Breach) {
+	for _, side := range []struct {
+		name string
+		hl   Headline
+	}{{"base", base}, {"new", new}} {
+		if !side.hl.Partial() {
+			continue
+		}
+		subject := side.name + " " + what
+		status, text, _ := strings.Cut(side.hl.Text, " · ")
+		lines = append(lines, status+" "+subject+": "+text)
+		breaches = append(breaches, Breach{Gate: Gate{Metric: GateComplete}, Subject: subject, Value: 1})
+	}
+	return lines, breaches
 }
