@@ -45,7 +45,7 @@ func TestReuse(t *testing.T) {
 			var prev simclient.Session
 			var addrs []netip.AddrPort
 			for id := range iters {
-				s, err := simclient.Renew(New, sh, prev, id, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+				s, err := simclient.Renew(New, sh, prev, id, &p.Flows[0], clientSrc)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,7 +80,7 @@ func TestReuseAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	s, err := New(sh, 0, &p.Flows[0], netip.Addr{})
+	s, err := New(sh, 0, &p.Flows[0], clientSrc)
 	if err != nil {
 		t.Fatal(err)
 	}

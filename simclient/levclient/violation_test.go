@@ -76,7 +76,7 @@ func TestEchoResponseToViolation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sh.Close()
-			sess, err := New(sh, 0, &p.Flows[0], netip.Addr{})
+			sess, err := New(sh, 0, &p.Flows[0], clientSrc)
 			if err != nil {
 				t.Fatal(err)
 			}
