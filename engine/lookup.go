@@ -48,17 +48,6 @@ func MetricLookup(run *reports.Run, info *Info) func(metric string) (float64, bo
 // EvaluateThresholds checks the plan's thresholds against run (and info)
 // and stores the verdicts in run.Thresholds. ok is true when all pass.
 func EvaluateThresholds(plan *scenario.Plan, run *reports.Run, info *Info) (ok bool) {
-	results, ok := scenario.Evaluate(plan.Thresholds, MetricLookup(run, info))
-	run.Thresholds = make([]reports.ThresholdResult, 0, len(results))
-	for _, r := range results {
-		tr := reports.ThresholdResult{
-			Name:   r.Threshold.Source,
-			Metric: r.Threshold.Metric,
-			Op:     string(r.Threshold.Op),
-			Limit:  r.Threshold.Value,
-		}
-		r.SetVerdict(&tr)
-		run.Thresholds = append(run.Thresholds, tr)
-	}
+	run.Thresholds, ok = scenario.EvaluateReport(plan.Thresholds, MetricLookup(run, info))
 	return ok
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -233,4 +234,45 @@ func (m *seriesMerger) result() ([]Series, error) {
 		out = append(out, acc.s)
 	}
 	return out, nil
+}
+
+// ShardCoverage checks the shard ids ("i/n") of the runs to merge: a shard
+// of a sharded run given twice would count its load twice, and a missing
+// one leaves the merge covering part of the run. Unsharded runs ("0/1")
+// are not checked. It returns one warning per problem.
+func ShardCoverage(runs []*Run, names []string) []string {
+	var warns []string
+	seen := map[string]string{}
+	count := 0 // the n shared by every sharded run; -1 when they differ
+	for i, r := range runs {
+		for _, s := range r.ShardRuns {
+			var k, n int
+			if _, err := fmt.Sscanf(s.Shard, "%d/%d", &k, &n); err != nil || n <= 1 {
+				continue
+			}
+			switch {
+			case count == 0:
+				count = n
+			case count != n:
+				count = -1
+			}
+			if prev, ok := seen[s.Shard]; ok {
+				warns = append(warns, fmt.Sprintf("shard %s is in both %s and %s: its load is counted twice", s.Shard, prev, names[i]))
+				continue
+			}
+			seen[s.Shard] = names[i]
+		}
+	}
+	if count > 1 {
+		var missing []string
+		for k := range count {
+			if id := fmt.Sprintf("%d/%d", k, count); seen[id] == "" {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
+			warns = append(warns, fmt.Sprintf("shard(s) %s missing: the merge covers part of the run", strings.Join(missing, ", ")))
+		}
+	}
+	return warns
 }

@@ -160,20 +160,3 @@ func findingOf(source, label string) bool {
 	return source == "" || source == label ||
 		strings.HasPrefix(source, label+" ") || strings.HasPrefix(source, label+":")
 }
-
-// Report converts a verdict to the run report's form: Step is the step
-// label ("" for a run-wide metric), Metric the statistic ("p99",
-// "error_rate", or the global name such as "errors.rate"), Limit and
-// Observed in canonical units (seconds, fractions, counts, per second).
-func (r Result) Report() reports.ThresholdResult {
-	step, stat := "", r.Threshold.Metric
-	if _, global := GlobalMetrics[stat]; !global {
-		step, stat, _ = strings.Cut(stat, ".")
-	}
-	tr := reports.ThresholdResult{
-		Name: r.Threshold.Source, Metric: stat, Step: step, Op: string(r.Threshold.Op),
-		Limit: r.Threshold.Value,
-	}
-	r.SetVerdict(&tr)
-	return tr
-}

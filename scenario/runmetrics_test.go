@@ -97,7 +97,7 @@ func TestRunMetrics(t *testing.T) {
 		t.Fatalf("Evaluate = %+v, %v", res, ok)
 	}
 	r0, r1 := res[0].Report(), res[1].Report()
-	if r0.Step != "join" || r0.Metric != "p99" || r0.Op != "<" || r0.Limit != 0.02 || r0.Observed != 0.019 || !r0.Pass || r0.Name != "join.p99 < 20ms" {
+	if r0.Step != "" || r0.Metric != "join.p99" || r0.Op != "<" || r0.Limit != 0.02 || r0.Observed != 0.019 || !r0.Pass || r0.Name != "join.p99 < 20ms" {
 		t.Errorf("Report = %+v", r0)
 	}
 	if r1.Step != "" || r1.Metric != "errors.rate" || r1.Pass {

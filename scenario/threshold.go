@@ -251,12 +251,95 @@ func Evaluate(ts []Threshold, lookup func(metric string) (float64, bool)) (resul
 	return results, ok
 }
 
-// SetVerdict fills tr's verdict from r: Observed, Pass and NoData. A metric
-// the run did not produce is NoData with Observed 0 (JSON has no NaN), and
-// fails.
-func (r Result) SetVerdict(tr *reports.ThresholdResult) {
+// Report is r as a run report stores it: the threshold as written, its
+// metric name whole ("join.p99", Step empty), limit and observed value in
+// canonical units. A metric the run did not produce is NoData with
+// Observed 0 (JSON has no NaN), and fails.
+func (r Result) Report() reports.ThresholdResult {
+	tr := reports.ThresholdResult{
+		Name:   r.Threshold.Source,
+		Metric: r.Threshold.Metric,
+		Op:     string(r.Threshold.Op),
+		Limit:  r.Threshold.Value,
+	}
+	r.setVerdict(&tr)
+	return tr
+}
+
+// setVerdict fills tr's verdict from r: Observed, Pass and NoData.
+func (r Result) setVerdict(tr *reports.ThresholdResult) {
 	tr.Observed, tr.Pass, tr.NoData = r.Value, r.Pass, r.Missing
 	if r.Missing {
 		tr.Observed, tr.Pass = 0, false
 	}
+}
+
+// EvaluateReport checks ts against lookup and returns the verdicts as a
+// run report stores them (Result.Report). ok is true when all pass.
+func EvaluateReport(ts []Threshold, lookup func(metric string) (float64, bool)) (out []reports.ThresholdResult, ok bool) {
+	results, ok := Evaluate(ts, lookup)
+	out = make([]reports.ThresholdResult, 0, len(results))
+	for _, r := range results {
+		out = append(out, r.Report())
+	}
+	return out, ok
+}
+
+// FromReport rebuilds the threshold a stored verdict was judged by: every
+// field Evaluate needs is in reports.ThresholdResult, in canonical units,
+// whether the metric is stored whole ("join.p99") or split (Step "join",
+// Metric "p99").
+func FromReport(tr reports.ThresholdResult) (Threshold, error) {
+	if !slices.Contains(ops, Op(tr.Op)) {
+		return Threshold{}, fmt.Errorf("threshold %q has unknown comparison %q", tr.Name, tr.Op)
+	}
+	metric := tr.Metric
+	if tr.Step != "" {
+		metric = tr.Step + "." + tr.Metric
+	}
+	return Threshold{Source: tr.Name, Metric: metric, Op: Op(tr.Op), Value: tr.Limit}, nil
+}
+
+// Reevaluate judges merged shards again by the thresholds their results
+// carry (runs[i] named names[i] in messages): those of the first shard
+// that has any, evaluated against lookup (the merged run's metrics). Each
+// verdict keeps the shard's naming (metric whole or split) and gets the
+// merged figure. warn is set when shards carry different thresholds; ok
+// is false when one fails on the merge. A shard whose stored threshold
+// cannot be read is an error naming it.
+func Reevaluate(runs []*reports.Run, names []string, lookup func(metric string) (float64, bool)) (out []reports.ThresholdResult, ok bool, warn string, err error) {
+	first := slices.IndexFunc(runs, func(r *reports.Run) bool { return len(r.Thresholds) > 0 })
+	if first < 0 {
+		return []reports.ThresholdResult{}, true, "", nil
+	}
+	key := func(r *reports.Run) []string {
+		var k []string
+		for _, t := range r.Thresholds {
+			k = append(k, t.Name)
+		}
+		return k
+	}
+	for i, r := range runs {
+		if len(r.Thresholds) > 0 && !slices.Equal(key(r), key(runs[first])) {
+			warn = fmt.Sprintf("%s and %s carry different thresholds; evaluating those of %s", names[first], names[i], names[first])
+			break
+		}
+	}
+	src := runs[first].Thresholds
+	ts := make([]Threshold, 0, len(src))
+	for _, tr := range src {
+		t, err := FromReport(tr)
+		if err != nil {
+			return nil, false, "", fmt.Errorf("%s: %w", names[first], err)
+		}
+		ts = append(ts, t)
+	}
+	results, ok := Evaluate(ts, lookup)
+	out = make([]reports.ThresholdResult, 0, len(results))
+	for i, r := range results {
+		tr := src[i]
+		r.setVerdict(&tr)
+		out = append(out, tr)
+	}
+	return out, ok, warn, nil
 }

@@ -2,8 +2,11 @@ package scenario
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 var testMetrics = map[string]Unit{
@@ -106,5 +109,55 @@ func TestKnownMetrics(t *testing.T) {
 		if _, ok := m[absent]; ok {
 			t.Errorf("%s known, should not be", absent)
 		}
+	}
+}
+
+// TestReevaluate judges merged shards by the thresholds they carry: the
+// stored naming (metric whole or split into step and statistic) is kept,
+// the verdict is the merged figure's, shards that disagree are named, and
+// a stored comparison that is not one is an error naming its file.
+func TestReevaluate(t *testing.T) {
+	whole := reports.ThresholdResult{Name: "join.p99 < 20ms", Metric: "join.p99", Op: "<", Limit: 0.02, Observed: 0.001, Pass: true}
+	split := reports.ThresholdResult{Name: "join p99 < 20ms", Metric: "p99", Step: "join", Op: "<", Limit: 0.02, Observed: 0.001, Pass: true}
+	rate := reports.ThresholdResult{Name: "errors.rate < 1%", Metric: "errors.rate", Op: "<", Limit: 0.01}
+	lookup := func(m string) (float64, bool) {
+		v, ok := map[string]float64{"join.p99": 0.03, "errors.rate": 0}[m]
+		return v, ok
+	}
+	names := []string{"a.json", "b.json"}
+	for _, tc := range []struct {
+		name     string
+		a, b     []reports.ThresholdResult
+		want     []reports.ThresholdResult
+		ok       bool
+		warn     string
+		errMatch string
+	}{
+		{name: "none", want: []reports.ThresholdResult{}, ok: true},
+		{name: "whole", a: []reports.ThresholdResult{whole, rate}, b: []reports.ThresholdResult{whole, rate},
+			want: []reports.ThresholdResult{{Name: whole.Name, Metric: "join.p99", Op: "<", Limit: 0.02, Observed: 0.03}, {Name: rate.Name, Metric: "errors.rate", Op: "<", Limit: 0.01, Pass: true}}},
+		{name: "split, from the second shard", b: []reports.ThresholdResult{split},
+			want: []reports.ThresholdResult{{Name: split.Name, Metric: "p99", Step: "join", Op: "<", Limit: 0.02, Observed: 0.03}}},
+		{name: "disagree", a: []reports.ThresholdResult{rate}, b: []reports.ThresholdResult{whole},
+			want: []reports.ThresholdResult{{Name: rate.Name, Metric: "errors.rate", Op: "<", Limit: 0.01, Pass: true}}, ok: true,
+			warn: "a.json and b.json carry different thresholds; evaluating those of a.json"},
+		{name: "no data", a: []reports.ThresholdResult{{Name: "x.p99 < 1ms", Metric: "x.p99", Op: "<", Limit: 0.001, Observed: 0.0005, Pass: true}},
+			want: []reports.ThresholdResult{{Name: "x.p99 < 1ms", Metric: "x.p99", Op: "<", Limit: 0.001, NoData: true}}},
+		{name: "bad op", a: []reports.ThresholdResult{{Name: "n", Metric: "errors.rate", Op: "=~"}},
+			errMatch: `a.json: threshold "n" has unknown comparison "=~"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := []*reports.Run{{Thresholds: tc.a}, {Thresholds: tc.b}}
+			got, ok, warn, err := Reevaluate(runs, names, lookup)
+			if tc.errMatch != "" {
+				if err == nil || err.Error() != tc.errMatch {
+					t.Fatalf("err = %v, want %q", err, tc.errMatch)
+				}
+				return
+			}
+			if err != nil || ok != tc.ok || warn != tc.warn || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Reevaluate = %+v, %v, %q, %v\nwant %+v, %v, %q", got, ok, warn, err, tc.want, tc.ok, tc.warn)
+			}
+		})
 	}
 }
