@@ -4,22 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/golden"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestMatch(t *testing.T) {
 	tests := []struct {
@@ -389,24 +386,6 @@ func sampleReport() *Report {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update to accept):\n%s", name, got)
-	}
-}
-
 func TestOutputsGolden(t *testing.T) {
 	r := sampleReport()
 	for _, f := range []struct {
@@ -424,7 +403,7 @@ func TestOutputsGolden(t *testing.T) {
 		if err := f.write(&b); err != nil {
 			t.Fatalf("%s: %v", f.name, err)
 		}
-		golden(t, f.name, b.Bytes())
+		golden.Check(t, filepath.Join("testdata", f.name), b.Bytes())
 	}
 }
 

@@ -2,17 +2,14 @@ package levconn
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/golden"
 	"github.com/lobbybench/lobbybench/wire/leviathan"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata golden files")
 
 // TestGoldenExchange scripts a handshake between two engines on a virtual
 // clock, losing chosen datagrams, and compares every datagram byte for
@@ -92,19 +89,5 @@ func TestGoldenExchange(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		step(ms(100))
 	}
-	got := out.Bytes()
-	path := filepath.Join("testdata", "exchange.golden")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("exchange differs from %s (run with -update after checking):\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "exchange.golden"), out.Bytes())
 }

@@ -2,7 +2,10 @@ package reports
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/golden"
 )
 
 func TestConformCompareTableGolden(t *testing.T) {
@@ -30,7 +33,7 @@ func TestConformCompareTableGolden(t *testing.T) {
 			if err := WriteConformCompareTable(&b, c); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.file, b.Bytes())
+			golden.Check(t, filepath.Join("testdata", tt.file), b.Bytes())
 			if c.OK() != tt.ok {
 				t.Errorf("OK() = %v, want %v", c.OK(), tt.ok)
 			}

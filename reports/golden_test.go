@@ -2,31 +2,11 @@ package reports
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (go test -update to accept):\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
-}
 
 func TestGolden(t *testing.T) {
 	run := sampleRun(t)
@@ -71,7 +51,7 @@ func TestGolden(t *testing.T) {
 			if err := tt.render(&b); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.file, b.Bytes())
+			golden.Check(t, filepath.Join("testdata", tt.file), b.Bytes())
 		})
 	}
 }

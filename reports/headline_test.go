@@ -2,8 +2,11 @@ package reports
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/golden"
 )
 
 // TestInterruptedFirst: an interrupted run says so first in every format,
@@ -180,7 +183,7 @@ func TestConformInterruptedFirst(t *testing.T) {
 			if err := tt.write(&b); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.file, b.Bytes())
+			golden.Check(t, filepath.Join("testdata", tt.file), b.Bytes())
 			s := b.String()
 			if i, j := strings.Index(s, tt.lead), strings.Index(s, first); i < 0 || j < 0 || i > j {
 				t.Errorf("%q at %d, first case %s at %d", tt.lead, i, first, j)

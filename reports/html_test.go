@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/golden"
 )
 
 // richRun is a longer run with realistic shapes: three steps with
@@ -164,7 +166,7 @@ func htmlCases(t *testing.T) map[string][]byte {
 
 func TestHTMLGolden(t *testing.T) {
 	for name, got := range htmlCases(t) {
-		t.Run(name, func(t *testing.T) { golden(t, name, got) })
+		t.Run(name, func(t *testing.T) { golden.Check(t, filepath.Join("testdata", name), got) })
 	}
 }
 

@@ -2,8 +2,11 @@ package reports
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/golden"
 )
 
 // passingRun is sampleRun with every threshold passed and no violation:
@@ -56,7 +59,7 @@ func TestRunMarkdownGolden(t *testing.T) {
 			if err := WriteRunMarkdown(&b, tt.run); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.file, b.Bytes())
+			golden.Check(t, filepath.Join("testdata", tt.file), b.Bytes())
 			hl := tt.run.Headline()
 			if hl.Status != tt.status {
 				t.Fatalf("headline %+v, want status %q", hl, tt.status)

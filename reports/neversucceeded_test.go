@@ -2,8 +2,11 @@ package reports
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/golden"
 )
 
 // TestStepsNeverSucceeded: which steps fail a run for want of a single
@@ -50,7 +53,7 @@ func TestNeverSucceededFirst(t *testing.T) {
 	if err := WriteRunTable(&tb, run); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "run_table_never.txt", tb.Bytes())
+	golden.Check(t, filepath.Join("testdata", "run_table_never.txt"), tb.Bytes())
 	if first, _, _ := strings.Cut(tb.String(), "\n"); !strings.HasPrefix(first, "FAIL · step join") {
 		t.Errorf("terminal: first line %q", first)
 	}
@@ -58,7 +61,7 @@ func TestNeverSucceededFirst(t *testing.T) {
 	if err := WriteRunJUnit(&jb, run); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "run_junit_never.xml", jb.Bytes())
+	golden.Check(t, filepath.Join("testdata", "run_junit_never.xml"), jb.Bytes())
 	var hb bytes.Buffer
 	if err := WriteHTML(&hb, HTMLOptions{}, run); err != nil {
 		t.Fatal(err)

@@ -2,10 +2,11 @@ package scenario
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/golden"
 )
 
 // TestDescribe renders every example scenario and compares it with
@@ -27,20 +28,7 @@ func TestDescribe(t *testing.T) {
 			if err := p.Describe(&b); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "describe", name+".golden")
-			if *update {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("Describe differs from %s:\n--- got\n%s--- want\n%s", golden, b.Bytes(), want)
-			}
+			golden.Check(t, filepath.Join("testdata", "describe", name+".golden"), b.Bytes())
 		})
 	}
 }

@@ -2,14 +2,12 @@ package scenario
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+	"github.com/lobbybench/lobbybench/internal/golden"
+)
 
 // TestInvalidGolden loads every testdata/invalid/*.yaml, which must fail, and
 // compares the full list of "file:line: message" errors with its .golden.
@@ -28,20 +26,7 @@ func TestInvalidGolden(t *testing.T) {
 			if !errors.As(err, &es) {
 				t.Fatalf("error is %T, want Errors", err)
 			}
-			got := err.Error() + "\n"
-			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("errors differ from %s:\n--- got\n%s--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(err.Error()+"\n"))
 		})
 	}
 }

@@ -2,14 +2,12 @@ package leviathan
 
 import (
 	"encoding/hex"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata golden files")
+	"github.com/lobbybench/lobbybench/internal/golden"
+)
 
 // unhex decodes hex with spaces, newlines and "#" comments to the end of a line.
 func unhex(t testing.TB, s string) []byte {
@@ -70,23 +68,10 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tc.name+".hex")
-			if *update {
-				if err := os.WriteFile(path, []byte(hex.EncodeToString(got)+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			want := unhex(t, string(raw))
-			if string(got) != string(want) {
-				t.Fatalf("encoding differs from %s:\n got %x\nwant %x", path, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", tc.name+".hex"), []byte(hex.EncodeToString(got)+"\n"))
 			var p Packet
-			if err := Decode(&p, want, Strict); err != nil {
-				t.Fatalf("strict decode of golden bytes: %v", err)
+			if err := Decode(&p, got, Strict); err != nil {
+				t.Fatalf("strict decode of the encoding: %v", err)
 			}
 			if !p.Equal(tc.pkt) {
 				t.Fatalf("decoded %+v, want %+v", p, *tc.pkt)

@@ -3,14 +3,12 @@ package tcplobby
 import (
 	"bytes"
 	"encoding/binary"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata golden files")
+	"github.com/lobbybench/lobbybench/internal/golden"
+)
 
 // TestGolden checks every packet type's frame bytes against testdata/*.hex
 // and its payload size against Appendix A.
@@ -30,23 +28,11 @@ func TestGolden(t *testing.T) {
 			if Type(p[0]) != s.msg.Type() {
 				t.Fatalf("type byte 0x%02x, want %v", p[0], s.msg.Type())
 			}
-			path := filepath.Join("testdata", s.name+".hex")
 			got := "# " + s.msg.Type().String() + " frame (u32 LE length + payload)\n" + dump(frame)
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal(unhex(string(want)), frame) {
-				t.Errorf("frame differs from %s\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", s.name+".hex"), []byte(got))
 			// Decoding the golden bytes gives back the message.
 			m := New(s.msg.Type())
-			if err := DecodeInto(unhex(string(want))[HeaderSize:], m); err != nil {
+			if err := DecodeInto(unhex(got)[HeaderSize:], m); err != nil {
 				t.Fatalf("decode golden: %v", err)
 			}
 			if !reflect.DeepEqual(m, s.msg) {

@@ -4,17 +4,15 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/lobbybench/lobbybench/internal/golden"
+)
 
 // sample is one message of every type with recognisable field values.
 type sample struct {
@@ -107,19 +105,7 @@ func TestGolden(t *testing.T) {
 				}
 				fmt.Fprintf(&out, "%-28s %3d %s\n", s.name, len(b), hex.EncodeToString(b))
 			}
-			path := filepath.Join("testdata", p.String()+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if got := out.String(); got != string(want) {
-				t.Errorf("golden mismatch for %s\n got:\n%s\nwant:\n%s", path, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", p.String()+".golden"), []byte(out.String()))
 		})
 	}
 }
