@@ -150,9 +150,6 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	}
 	wg.Wait()
 	for i, r := range res {
-		if strings.Contains(r.stderr, "not implemented yet") {
-			t.Skipf("lobbybench run is not implemented yet: %s", r.stderr)
-		}
 		if r.code != 0 {
 			t.Fatalf("shard %d exited %d:\n%s\n%s", i, r.code, r.stdout, r.stderr)
 		}
