@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -166,77 +167,8 @@ func sortIDs(s []string) {
 	}
 }
 
-func TestParsePortRange(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    PortRange
-		wantErr bool
-	}{
-		{"8081-8180", PortRange{8081, 8180}, false},
-		{"9000", PortRange{9000, 9000}, false}, // a single port
-		{" 1 - 2 ", PortRange{1, 2}, false},    // spaces
-		{"8180-8081", PortRange{}, true},       // reversed
-		{"0-10", PortRange{}, true},            // port 0
-		{"1-65536", PortRange{}, true},         // too large
-		{"a-b", PortRange{}, true},
-		{"", PortRange{}, true},
-		{"1-2-3", PortRange{}, true},
-		{"10x-20", PortRange{}, true}, // trailing junk
-	}
-	for _, tt := range tests {
-		got, err := ParsePortRange(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("ParsePortRange(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-	if r := (PortRange{10, 19}); r.Size() != 10 || !r.Contains(10) || !r.Contains(19) || r.Contains(20) || r.String() != "10-19" {
-		t.Errorf("PortRange methods wrong for %v", r)
-	}
-	if (PortRange{}).Size() != 0 || !(PortRange{}).IsZero() {
-		t.Error("zero PortRange is not empty")
-	}
-}
-
-func TestParseSources(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    string
-		wantErr bool
-	}{
-		{"127.0.0.1", "127.0.0.1", false},
-		{"127.0.0.1-127.0.0.3", "127.0.0.1 127.0.0.2 127.0.0.3", false},
-		{"127.0.0.1, 127.0.0.9-127.0.0.10", "127.0.0.1 127.0.0.9 127.0.0.10", false},
-		{"127.0.0.255-127.0.1.1", "127.0.0.255 127.0.1.0 127.0.1.1", false}, // crosses a /24
-		{"127.0.0.3-127.0.0.1", "", true},                                   // reversed
-		{"127.0.0.1-::1", "", true},                                         // mixed families
-		{"localhost", "", true},                                             // not an address
-		{"", "", true},
-		{"10.0.0.0-10.0.255.255", "", true}, // too many
-	}
-	for _, tt := range tests {
-		got, err := ParseSources(tt.in)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("ParseSources(%q) error %v, want error %v", tt.in, err, tt.wantErr)
-			continue
-		}
-		var s []string
-		for _, a := range got {
-			s = append(s, a.String())
-		}
-		if strings.Join(s, " ") != tt.want {
-			t.Errorf("ParseSources(%q) = %v, want %s", tt.in, s, tt.want)
-		}
-	}
-	if d := DefaultSources(netip.MustParseAddr("127.0.0.1")); len(d) != DefaultLoopbackSources || d[31].String() != "127.0.0.32" {
-		t.Errorf("DefaultSources(loopback) = %v", d)
-	}
-	if d := DefaultSources(netip.MustParseAddr("192.0.2.1")); len(d) != 1 || !d[0].IsUnspecified() {
-		t.Errorf("DefaultSources(remote) = %v", d)
-	}
-}
-
 func TestSourcePoolPacing(t *testing.T) {
-	addrs, _ := ParseSources("127.0.0.1-127.0.0.4")
+	addrs, _ := netrange.ParseAddrs("127.0.0.1-127.0.0.4")
 	p, err := NewSourcePool(addrs, 10, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -182,7 +182,7 @@ func (l *testLobby) bindPorts(t *testing.T) {
 }
 
 func (l *testLobby) portRange() PortRange {
-	return PortRange{l.portLo, l.portLo + uint16(l.maxRooms) - 1}
+	return PortRange{First: l.portLo, Last: l.portLo + uint16(l.maxRooms) - 1}
 }
 
 func (l *testLobby) addr() netip.AddrPort {

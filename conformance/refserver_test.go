@@ -32,7 +32,7 @@ func freePortRange(t testing.TB, n int) PortRange {
 			c.Close()
 		}
 		if len(got) == n {
-			return PortRange{uint16(base), uint16(base + n - 1)}
+			return PortRange{First: uint16(base), Last: uint16(base + n - 1)}
 		}
 	}
 	t.Fatal("no free port range")
@@ -48,7 +48,7 @@ func startRefUDP(t testing.TB, edit func(*refudp.Config)) (*refudp.Server, PortR
 	pr := freePortRange(t, instances)
 	cfg := refudp.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
-	cfg.BasePort = int(pr.Lo)
+	cfg.BasePort = int(pr.First)
 	cfg.MaxInstances = instances
 	cfg.CountdownInterval = 50 * time.Millisecond
 	if edit != nil {

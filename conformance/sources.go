@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/netrange"
 )
 
 // Default pacing per source address. Servers are asked to rate-limit per IP
@@ -17,10 +18,6 @@ const (
 	DefaultSourceRate  = 40 // datagrams or frames per second per address
 	DefaultSourceBurst = 10
 )
-
-// DefaultLoopbackSources is the size of the default source pool for a
-// loopback target: 127.0.0.1 … 127.0.0.32.
-const DefaultLoopbackSources = 32
 
 // SourcePool hands out local source addresses for probes and paces the
 // sends from each with a token bucket. The last two addresses of a pool of
@@ -160,62 +157,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// ParseSources parses a --source-addrs value: a comma-separated list of
-// addresses and inclusive ranges "127.0.0.1-127.0.0.32" (IPv4, within one
-// /24 or not, at most 1024 addresses in all).
-func ParseSources(s string) ([]netip.Addr, error) {
-	var out []netip.Addr
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := netip.ParseAddr(strings.TrimSpace(lo))
-		if err != nil {
-			return nil, fmt.Errorf("source address %q: %v", lo, err)
-		}
-		if !isRange {
-			out = append(out, a)
-			continue
-		}
-		b, err := netip.ParseAddr(strings.TrimSpace(hi))
-		if err != nil {
-			return nil, fmt.Errorf("source address %q: %v", hi, err)
-		}
-		if a.Is4() != b.Is4() || b.Less(a) {
-			return nil, fmt.Errorf("source range %q: end before start or mixed families", part)
-		}
-		for x := a; ; x = x.Next() {
-			out = append(out, x)
-			if len(out) > 1024 {
-				return nil, fmt.Errorf("source addresses: more than 1024")
-			}
-			if x == b {
-				break
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no source address in %q", s)
-	}
-	if len(out) > 1024 {
-		return nil, fmt.Errorf("source addresses: more than 1024")
-	}
-	return out, nil
-}
-
-// DefaultSources returns the default pool for target: 127.0.0.1 …
-// 127.0.0.32 for an IPv4 loopback target, the unspecified address (one
-// source, chosen by the system) otherwise.
+// DefaultSources returns the default pool for target: the
+// netrange.ConformSources loopback addresses for an IPv4 loopback target,
+// the unspecified address of the target's family (one source, chosen by
+// the system) otherwise.
 func DefaultSources(target netip.Addr) []netip.Addr {
-	if target.Is4() && target.IsLoopback() {
-		out := make([]netip.Addr, 0, DefaultLoopbackSources)
-		a := netip.AddrFrom4([4]byte{127, 0, 0, 1})
-		for i := 0; i < DefaultLoopbackSources; i++ {
-			out = append(out, a)
-			a = a.Next()
-		}
+	if out := netrange.DefaultSources(target, netrange.ConformSources); out != nil {
 		return out
 	}
 	if target.Is6() && !target.Is4In6() {

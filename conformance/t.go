@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/netrange"
 )
 
 // Direction of a wire log entry.
@@ -253,49 +254,7 @@ func (e *Env) downReason() string {
 
 // PortRange is an inclusive range of ports; the zero value means "not
 // given".
-type PortRange struct{ Lo, Hi uint16 }
-
-// IsZero reports whether the range was not given.
-func (r PortRange) IsZero() bool { return r.Lo == 0 && r.Hi == 0 }
-
-// Contains reports whether p lies in the range.
-func (r PortRange) Contains(p uint16) bool { return p >= r.Lo && p <= r.Hi }
-
-// Size returns the number of ports in the range.
-func (r PortRange) Size() int {
-	if r.IsZero() {
-		return 0
-	}
-	return int(r.Hi) - int(r.Lo) + 1
-}
-
-// String returns "LO-HI".
-func (r PortRange) String() string { return fmt.Sprintf("%d-%d", r.Lo, r.Hi) }
-
-// ParsePortRange parses "LO-HI" (or a single port).
-func ParsePortRange(s string) (PortRange, error) {
-	lo, hi, found := strings.Cut(s, "-")
-	if !found {
-		hi = lo
-	}
-	l, err1 := parsePort(lo)
-	h, err2 := parsePort(hi)
-	if err1 != nil || err2 != nil || l == 0 || h < l {
-		return PortRange{}, fmt.Errorf("invalid port range %q (want LO-HI, 1 <= LO <= HI <= 65535)", s)
-	}
-	return PortRange{l, h}, nil
-}
-
-func parsePort(s string) (uint16, error) {
-	var p int
-	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &p); err != nil || p < 0 || p > 65535 {
-		return 0, fmt.Errorf("bad port %q", s)
-	}
-	if fmt.Sprint(p) != strings.TrimSpace(s) {
-		return 0, fmt.Errorf("bad port %q", s)
-	}
-	return uint16(p), nil
-}
+type PortRange = netrange.PortRange
 
 // HeaderMode is the --header setting: a fixed profile or auto.
 type HeaderMode int

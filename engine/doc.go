@@ -47,7 +47,7 @@
 //
 // Source addresses: the plan's source_addrs round-robin by client id (open)
 // or slot (closed); for a loopback IPv4 target without them,
-// DefaultSources: 127.0.0.1, .2, … one per 100 clients (at most 254).
+// netrange.DefaultSources: 127.0.0.1, .2, … one per 100 clients (at most 254).
 //
 // # Ending
 //

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/target"
 
 	"context"
@@ -190,8 +191,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	sources := plan.SourceAddrs
-	if len(sources) == 0 && addr.Addr().IsLoopback() && addr.Addr().Is4() {
-		sources = DefaultSources(plan.Load.MaxClients)
+	if len(sources) == 0 {
+		sources = netrange.DefaultSources(addr.Addr(), netrange.ForClients(plan.Load.MaxClients))
 	}
 	info.Sources = len(sources)
 
@@ -431,21 +432,4 @@ func startEmbedded(plan *scenario.Plan, c *refserver.Config) (*embedded, error) 
 	}
 	return &embedded{addr: addr, close: func() { srv.Close() },
 		stats: func() *EmbeddedStats { return &EmbeddedStats{Stats: srv.Stats()} }}, nil
-}
-
-// ClientsPerSource is how many clients share one default loopback source
-// address.
-const ClientsPerSource = 100
-
-// DefaultSources is the source pool for a loopback target when the plan
-// gives none: 127.0.0.1, .2, .3 … one address per ClientsPerSource clients
-// (at most 254), so neither the 28k ephemeral ports of one address nor a
-// server's per-IP limits cap a run.
-func DefaultSources(maxClients int) []netip.Addr {
-	n := min(max((maxClients+ClientsPerSource-1)/ClientsPerSource, 1), 254)
-	out := make([]netip.Addr, n)
-	for i := range out {
-		out[i] = netip.AddrFrom4([4]byte{127, 0, 0, byte(1 + i)})
-	}
-	return out
 }

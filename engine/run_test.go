@@ -155,26 +155,6 @@ func TestRunUnreachable(t *testing.T) {
 	}
 }
 
-func TestDefaultSources(t *testing.T) {
-	tests := []struct {
-		clients int
-		n       int
-		last    string
-	}{
-		{1, 1, "127.0.0.1"},
-		{100, 1, "127.0.0.1"},
-		{101, 2, "127.0.0.2"},
-		{10000, 100, "127.0.0.100"},
-		{1 << 20, 254, "127.0.0.254"},
-	}
-	for _, tc := range tests {
-		got := DefaultSources(tc.clients)
-		if len(got) != tc.n || got[len(got)-1].String() != tc.last {
-			t.Errorf("DefaultSources(%d) = %d addresses ending %v, want %d ending %s", tc.clients, len(got), got[len(got)-1], tc.n, tc.last)
-		}
-	}
-}
-
 // TestRunShardsMerge runs a plan as three shards against one server and
 // merges their JSON results: the merged run has exactly the sessions and
 // requests of the whole run, and thresholds on the engine's session

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/target"
 
 	"errors"
@@ -335,7 +336,7 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 		if p.Protocol != UDPLobby && p.Protocol != "" {
 			d.errf(f.keys["instance_ports"], "instance_ports applies to udp-lobby only, not %s", p.Protocol)
 		} else if s, ok := d.str(n, "instance_ports"); ok {
-			r, err := ParsePortRange(s)
+			r, err := netrange.ParsePorts(s)
 			if err != nil {
 				d.errf(n, "instance_ports: %v", err)
 			}
@@ -394,23 +395,6 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 		p.Thresholds = d.thresholds(n, KnownMetrics(p))
 	}
 	return p
-}
-
-// ParsePortRange parses "8081-8180" or a single port "8081".
-func ParsePortRange(s string) (PortRange, error) {
-	a, b, isRange := strings.Cut(strings.TrimSpace(s), "-")
-	if !isRange {
-		b = a
-	}
-	lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 16)
-	hi, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 16)
-	if err1 != nil || err2 != nil || lo == 0 || hi == 0 {
-		return PortRange{}, fmt.Errorf("%q is not a port range (want e.g. 8081-8180)", s)
-	}
-	if lo > hi {
-		return PortRange{}, fmt.Errorf("%q: first port is above the last", s)
-	}
-	return PortRange{First: uint16(lo), Last: uint16(hi)}, nil
 }
 
 var policyKeys = []string{"timeout", "retries", "retry_interval"}
@@ -669,9 +653,6 @@ func (d *decoder) impairDir(f fields, what string, base Impair) Impair {
 	return im
 }
 
-// maxSourceAddrs bounds the source address pool.
-const maxSourceAddrs = 1 << 16
-
 func (d *decoder) sourceAddrs(n *yaml.Node, target string) []netip.Addr {
 	n = resolve(n)
 	var items []*yaml.Node
@@ -700,61 +681,26 @@ func (d *decoder) sourceAddrs(n *yaml.Node, target string) []netip.Addr {
 		if !ok {
 			continue
 		}
-		for _, part := range strings.Split(s, ",") {
-			addrs, err := ParseAddrRange(strings.TrimSpace(part), maxSourceAddrs-len(out))
-			if err != nil {
-				d.errf(it, "source_addrs: %v", err)
-				continue
+		addrs, err := netrange.ParseAddrs(s)
+		if err != nil {
+			d.errf(it, "source_addrs: %v", err)
+			continue
+		}
+		for _, a := range addrs {
+			if loopTarget && !a.IsLoopback() {
+				d.errf(it, "source_addrs: %s is not a loopback address, but the target is loopback (use 127.0.0.0/8)", a)
+				break
 			}
-			for _, a := range addrs {
-				if loopTarget && !a.IsLoopback() {
-					d.errf(it, "source_addrs: %s is not a loopback address, but the target is loopback (use 127.0.0.0/8)", a)
-					break
-				}
-				if !seen[a] {
-					seen[a] = true
-					out = append(out, a)
-				}
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
 			}
 		}
+	}
+	if len(out) > netrange.MaxAddrs {
+		d.errf(n, "source_addrs: more than %d addresses", netrange.MaxAddrs)
 	}
 	return out
-}
-
-// ParseAddrRange parses "127.0.0.2", or an inclusive range
-// "127.0.0.2-127.0.0.254" of addresses of one family, into at most limit
-// addresses.
-func ParseAddrRange(s string, limit int) ([]netip.Addr, error) {
-	a, b, isRange := strings.Cut(s, "-")
-	lo, err := netip.ParseAddr(strings.TrimSpace(a))
-	if err != nil {
-		return nil, fmt.Errorf("%q is not an IP address", a)
-	}
-	if !isRange {
-		return []netip.Addr{lo.Unmap()}, nil
-	}
-	hi, err := netip.ParseAddr(strings.TrimSpace(b))
-	if err != nil {
-		return nil, fmt.Errorf("%q is not an IP address", b)
-	}
-	lo, hi = lo.Unmap(), hi.Unmap()
-	if lo.Is4() != hi.Is4() {
-		return nil, fmt.Errorf("range %q mixes IPv4 and IPv6", s)
-	}
-	if hi.Less(lo) {
-		return nil, fmt.Errorf("range %q: first address is above the last", s)
-	}
-	var out []netip.Addr
-	for x := lo; ; x = x.Next() {
-		if len(out) >= limit {
-			return nil, fmt.Errorf("range %q has more than %d addresses", s, limit)
-		}
-		out = append(out, x)
-		if x == hi {
-			break
-		}
-	}
-	return out, nil
 }
 
 // hasKey reports whether mapping n has key k (whether or not it was accepted).

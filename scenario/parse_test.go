@@ -76,7 +76,7 @@ func TestParseEveryKey(t *testing.T) {
 	want := &Plan{
 		File: "full.yaml", Name: "everything", Description: "sets every key",
 		Target: "127.0.0.1:8080", Protocol: UDPLobby, HeaderProfile: "rtype17",
-		InstancePorts: PortRange{8081, 8180}, OnViolation: ViolationFailStep, Seed: -9,
+		InstancePorts: PortRange{First: 8081, Last: 8180}, OnViolation: ViolationFailStep, Seed: -9,
 		Load: LoadShape{Model: Open, Start: 0.5, Stages: []Stage{{100, 2 * time.Second}, {0, 0}},
 			Duration: 5 * time.Second, MaxClients: 300},
 		Defaults: def,

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/netrange"
 )
 
 // Protocol is the wire protocol a scenario speaks.
@@ -72,13 +74,7 @@ const (
 )
 
 // PortRange is an inclusive range of ports; the zero value means "not given".
-type PortRange struct{ First, Last uint16 }
-
-// IsZero reports whether no range was given.
-func (r PortRange) IsZero() bool { return r.First == 0 && r.Last == 0 }
-
-// Contains reports whether port lies in the range.
-func (r PortRange) Contains(port uint16) bool { return port >= r.First && port <= r.Last }
+type PortRange = netrange.PortRange
 
 // LoadModel is how clients are started.
 type LoadModel string

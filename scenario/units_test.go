@@ -134,28 +134,3 @@ func TestParsePercent(t *testing.T) {
 		}
 	}
 }
-
-func TestParsePortAndAddrRange(t *testing.T) {
-	r, err := ParsePortRange("8081-8180")
-	if err != nil || r != (PortRange{8081, 8180}) || !r.Contains(8100) || r.Contains(8080) {
-		t.Errorf("ParsePortRange = %v, %v", r, err)
-	}
-	if r, err := ParsePortRange("9000"); err != nil || r != (PortRange{9000, 9000}) {
-		t.Errorf("single port = %v, %v", r, err)
-	}
-	for _, bad := range []string{"0-5", "5-70000", "a-b", "9-8", ""} {
-		if _, err := ParsePortRange(bad); err == nil {
-			t.Errorf("ParsePortRange(%q) accepted", bad)
-		}
-	}
-	addrs, err := ParseAddrRange("127.0.0.254-127.0.1.1", 100)
-	if err != nil || len(addrs) != 4 || addrs[0].String() != "127.0.0.254" || addrs[3].String() != "127.0.1.1" {
-		t.Errorf("range across an octet = %v, %v", addrs, err)
-	}
-	if _, err := ParseAddrRange("127.0.0.1-127.0.0.200", 100); err == nil {
-		t.Error("range over the limit accepted")
-	}
-	if _, err := ParseAddrRange("127.0.0.1-::1", 100); err == nil {
-		t.Error("mixed family accepted")
-	}
-}

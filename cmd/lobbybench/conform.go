@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/reports"
 )
@@ -87,7 +88,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return usageErr(e, cmd, "--header: %v", err)
 	}
 	if f.instancePorts != "" {
-		if cfg.InstancePorts, err = conformance.ParsePortRange(f.instancePorts); err != nil {
+		if cfg.InstancePorts, err = netrange.ParsePorts(f.instancePorts); err != nil {
 			return usageErr(e, cmd, "--instance-ports: %v", err)
 		}
 	}
@@ -100,7 +101,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		}
 	}
 	if f.sources != "" {
-		if cfg.Sources, err = conformance.ParseSources(f.sources); err != nil {
+		if cfg.Sources, err = netrange.ParseAddrs(f.sources); err != nil {
 			return usageErr(e, cmd, "--source-addrs: %v", err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -22,7 +22,10 @@ import (
 // socket mode's cost from the harness's own. It returns the replies per
 // second.
 func bareRun(n int, d time.Duration, lobby netip.AddrPort, connected bool) (float64, error) {
-	sources := engine.DefaultSources(n)
+	sources := netrange.DefaultSources(lobby.Addr(), netrange.ForClients(n))
+	if len(sources) == 0 {
+		sources = []netip.Addr{netip.IPv4Unspecified()} // not loopback: the system chooses
+	}
 	conns := make([]*net.UDPConn, n)
 	for i := range conns {
 		la := net.UDPAddrFromAddrPort(netip.AddrPortFrom(sources[i%len(sources)], 0))
