@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/lobbybench/lobbybench/internal/golden"
 )
 
 // richRun is a longer run with realistic shapes: three steps with
@@ -166,7 +164,7 @@ func htmlCases(t *testing.T) map[string][]byte {
 
 func TestHTMLGolden(t *testing.T) {
 	for name, got := range htmlCases(t) {
-		t.Run(name, func(t *testing.T) { golden.Check(t, filepath.Join("testdata", name), got) })
+		t.Run(name, func(t *testing.T) { checkHTMLGolden(t, name, got) })
 	}
 }
 
