@@ -221,19 +221,19 @@ func TestJudge(t *testing.T) {
 		name  string
 		level Level
 		err   error
-		want  Verdict
+		want  string
 		act   string
 	}{
-		{"pass", Must, nil, Pass, ""},
-		{"info passes as info", Info, nil, InfoVerdict, ""},
-		{"must broken fails", Must, Fail("x", "y"), FailVerdict, "y"},
-		{"should broken warns", Should, Fail("x", "y"), Warn, "y"},
-		{"info broken informs", Info, Fail("x", "y"), InfoVerdict, "y"},
-		{"level override", Must, Warnf("x", "y%d", 1), Warn, "y1"},
-		{"wrapped verify error", Must, fmt.Errorf("ctx: %w", Fail("x", "z")), FailVerdict, "z"},
-		{"skip", Must, Skipf("no %s", "room"), Skip, "no room"},
-		{"harness error skips", Must, errors.New("bind: boom"), Skip, "harness error: bind: boom"},
-		{"precondition failure skips", Must, precondition("setup", Fail("a", "b")), Skip, "setup: expected a, got b"},
+		{"pass", Must, nil, reports.VerdictPass, ""},
+		{"info passes as info", Info, nil, reports.VerdictInfo, ""},
+		{"must broken fails", Must, Fail("x", "y"), reports.VerdictFail, "y"},
+		{"should broken warns", Should, Fail("x", "y"), reports.VerdictWarn, "y"},
+		{"info broken informs", Info, Fail("x", "y"), reports.VerdictInfo, "y"},
+		{"level override", Must, Warnf("x", "y%d", 1), reports.VerdictWarn, "y1"},
+		{"wrapped verify error", Must, fmt.Errorf("ctx: %w", Fail("x", "z")), reports.VerdictFail, "z"},
+		{"skip", Must, Skipf("no %s", "room"), reports.VerdictSkip, "no room"},
+		{"harness error skips", Must, errors.New("bind: boom"), reports.VerdictSkip, "harness error: bind: boom"},
+		{"precondition failure skips", Must, precondition("setup", Fail("a", "b")), reports.VerdictSkip, "setup: expected a, got b"},
 	}
 	for _, tt := range tests {
 		v, _, act := judge(tt.level, tt.err)
@@ -295,98 +295,85 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// sampleReport is a report with one result of each verdict, for the golden
-// files of every output format.
-func sampleReport() *Report {
-	c := func(id, section, desc string, l Level) *Case {
-		return &Case{ID: id, Protocol: ProtoUDP, Section: section, Desc: desc, Requirement: "the quoted sentence of " + id, Level: l, Rule: "U-TEST"}
-	}
-	wire := []WireEntry{
-		{Dir: Sent, Offset: 120 * time.Microsecond, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Data: udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 7), Note: "LOBBY_LIST_ROOMS"},
-		{Dir: Received, Offset: 450 * time.Microsecond, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Data: bytes.Repeat([]byte{0xAB}, 40)},
-	}
-	return &Report{
-		Target: "127.0.0.1:8080", Protocol: ProtoUDP, Notes: []string{"header spec, guessed from the first reply"},
-		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Duration: 1234 * time.Millisecond,
-		Results: []Result{
-			{Case: c("udp/3/1", secPacket, "a passing case", Must), Verdict: Pass, Notes: []string{"4 replies checked"}, Duration: time.Millisecond},
-			{Case: c("udp/3/2", secPacket, "a failing case", Must), Verdict: FailVerdict, Expected: "packetType 0x02", Actual: "packetType 0x01", Duration: 2 * time.Millisecond, Wire: wire, WireElided: 3},
-			{Case: c("udp/6/2", secCreateRoom, "a warning", Should), Verdict: Warn, Expected: "one room", Actual: "two rooms", Duration: 3 * time.Millisecond, Wire: wire[:1]},
-			{Case: c("udp/14/3", secSecurity, "an informational case", Info), Verdict: InfoVerdict, Notes: []string{"accepted 100/s"}, Duration: 4 * time.Millisecond},
-			{Case: c("udp/7/2", secRoomCreated, "a skipped case", Must), Verdict: Skip, Actual: "no --instance-ports given"},
-		},
-	}
-}
-
-func TestOutputsGolden(t *testing.T) {
-	r := sampleReport()
-	for _, f := range []struct {
-		name  string
-		write func(*bytes.Buffer) error
-	}{
-		{"report.txt", func(b *bytes.Buffer) error { return WriteText(b, r, TextOptions{}) }},
-		{"report-quiet.txt", func(b *bytes.Buffer) error { return WriteText(b, r, TextOptions{Quiet: true}) }},
-		{"report.json", func(b *bytes.Buffer) error { return WriteJSON(b, r) }},
-		{"report.junit.xml", func(b *bytes.Buffer) error { return WriteJUnit(b, r) }},
-		{"report.md", func(b *bytes.Buffer) error { return WriteMarkdown(b, r) }},
-		{"list.txt", func(b *bytes.Buffer) error { return WriteList(b, Cases(ProtoUDP, "udp/13", "inst/2/1")) }},
-	} {
-		var b bytes.Buffer
-		if err := f.write(&b); err != nil {
-			t.Fatalf("%s: %v", f.name, err)
-		}
-		golden.Check(t, filepath.Join("testdata", f.name), b.Bytes())
-	}
-}
-
-// TestJSONRoundTrip checks the JSON document reads back through the
-// reports package with every verdict and the wire log intact.
-func TestJSONRoundTrip(t *testing.T) {
-	r := sampleReport()
+func TestListGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJSON(&b, r); err != nil {
+	if err := WriteList(&b, Cases(ProtoUDP, "udp/13", "inst/2/1")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := reports.ReadConform(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := c.Summary()
-	if s.Total != 5 || s.Pass != 1 || s.Fail != 1 || s.Warn != 1 || s.Info != 1 || s.Skip != 1 {
-		t.Errorf("summary %+v", s)
-	}
-	if got := c.Cases[1].Wire; len(got) != 2 || got[0].Dir != reports.DirSent || got[0].Hex != fmt.Sprintf("%x", r.Results[1].Wire[0].Data) {
-		t.Errorf("wire log %+v", got)
-	}
-	if got := c.Cases[1].Wire; len(got) != 2 || got[0].Local != "127.0.0.2:40000" || got[0].Peer != "127.0.0.1:8080" || got[0].Note != "LOBBY_LIST_ROOMS" ||
-		got[1].Note != "" || c.Cases[1].WireElided != 3 {
-		t.Errorf("wire entry addresses/notes %+v, elided %d", got, c.Cases[1].WireElided)
-	}
-	// Notes and rule ids have their own fields, not folded into Actual and
-	// Description.
-	if c.Cases[0].Actual != "" || !slices.Equal(c.Cases[0].Notes, []string{"4 replies checked"}) || c.Cases[4].Actual != "no --instance-ports given" {
-		t.Errorf("case 0 actual %q notes %q, case 4 actual %q", c.Cases[0].Actual, c.Cases[0].Notes, c.Cases[4].Actual)
-	}
-	if c.Cases[1].Rule != "U-TEST" || c.Cases[1].Description != "a failing case" {
-		t.Errorf("rule %q, description %q", c.Cases[1].Rule, c.Cases[1].Description)
-	}
-	if !slices.Equal(c.Notes, []string{"header spec, guessed from the first reply"}) {
-		t.Errorf("run notes %q", c.Notes)
-	}
+	golden.Check(t, filepath.Join("testdata", "list.txt"), b.Bytes())
 }
 
-func TestReportFailed(t *testing.T) {
-	r := sampleReport()
-	if !r.Failed() {
-		t.Error("a report with a failure did not fail")
+// TestRunCaseResult: runCase fills the reports model directly: the case's
+// description, level and rule, the verdict judged from its error, its
+// notes, and its wire log (the fixture's entries first, noted "setup",
+// hex of the bytes, direction and addresses), with the entries over the
+// log bound counted; a skip names the case owning the reply it rests on,
+// and a finding made while the run is interrupted becomes a skip.
+func TestRunCaseResult(t *testing.T) {
+	newEnv := func() *Env {
+		return &Env{Protocol: ProtoUDP, fixtures: map[string]*fixture{}, selected: map[string]bool{"udp/3/2": true}}
 	}
-	r.Results = r.Results[2:] // warning, info, skip
-	if r.Failed() {
-		t.Error("a warning failed a non-strict run")
+	c := &Case{ID: "udp/3/2", Protocol: ProtoUDP, Section: secPacket, Desc: "a failing case", Requirement: "the sentence", Rule: "U-TEST", Level: Must,
+		Run: func(t *T) error {
+			if _, err := t.Fixture("room", func(ft *T) (any, error) {
+				ft.LogSent("127.0.0.2:40001", "127.0.0.1:8080", []byte{1, 2}, "create")
+				ft.LogRecv("127.0.0.2:40001", "127.0.0.1:8080", []byte{3}, "")
+				return 1, nil
+			}); err != nil {
+				return err
+			}
+			t.LogSent("127.0.0.2:40000", "127.0.0.1:8080", udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 7), "LOBBY_LIST_ROOMS")
+			for range reports.MaxCaseWireEntries + 2 {
+				t.LogRecv("127.0.0.2:40000", "127.0.0.1:8080", []byte{0xab}, "")
+			}
+			t.Notef("%d replies checked", 4)
+			return Fail("packetType 0x02", "packetType 0x01")
+		}}
+	got := runCase(context.Background(), newEnv(), c)
+	if got.ID != c.ID || got.Section != secPacket || got.Description != c.Desc || got.Requirement != c.Requirement || got.Rule != "U-TEST" || got.Level != reports.LevelMust {
+		t.Errorf("case fields %+v", got)
 	}
-	r.Strict = true
-	if !r.Failed() {
-		t.Error("a warning did not fail a strict run")
+	if got.Verdict != reports.VerdictFail || got.Expected != "packetType 0x02" || got.Actual != "packetType 0x01" || !slices.Equal(got.Notes, []string{"4 replies checked"}) {
+		t.Errorf("verdict %q expected %q actual %q notes %q", got.Verdict, got.Expected, got.Actual, got.Notes)
+	}
+	if len(got.Wire) != 2+reports.MaxCaseWireEntries || got.WireElided != 3 {
+		t.Fatalf("%d wire entries, %d elided; want %d and 3", len(got.Wire), got.WireElided, 2+reports.MaxCaseWireEntries)
+	}
+	want := []reports.WireEntry{
+		{Dir: reports.DirSent, Local: "127.0.0.2:40001", Peer: "127.0.0.1:8080", Hex: "0102", Note: "setup: create"},
+		{Dir: reports.DirRecv, Local: "127.0.0.2:40001", Peer: "127.0.0.1:8080", Hex: "03", Note: "setup"},
+		{Dir: reports.DirSent, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "01400007000000005fa3769e", Note: "LOBBY_LIST_ROOMS"},
+		{Dir: reports.DirRecv, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "ab"},
+	}
+	for i, w := range want {
+		e := got.Wire[i]
+		if e.OffsetNS < 0 {
+			t.Errorf("entry %d: negative offset %v", i, e.OffsetNS)
+		}
+		e.OffsetNS = 0
+		if e != w {
+			t.Errorf("entry %d: %+v, want %+v", i, e, w)
+		}
+	}
+
+	owned := &Case{ID: "udp/6/1", Protocol: ProtoUDP, Level: Must, Run: func(*T) error {
+		return &SkipError{Reason: "no room", Owner: "udp/7/1"}
+	}}
+	if got := runCase(context.Background(), newEnv(), owned); got.Verdict != reports.VerdictSkip || got.Actual != "no room — judged by udp/7/1, not run" {
+		t.Errorf("owned skip: %q %q", got.Verdict, got.Actual)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cut := &Case{ID: "udp/6/2", Protocol: ProtoUDP, Level: Should, Run: func(*T) error {
+		cancel()
+		return Fail("one room", "no reply")
+	}}
+	if got := runCase(ctx, newEnv(), cut); got.Verdict != reports.VerdictSkip || got.Expected != "" ||
+		got.Actual != "run interrupted during the case (it had found: expected one room, got no reply)" {
+		t.Errorf("interrupted finding: %q %q %q", got.Verdict, got.Expected, got.Actual)
+	}
+	panics := &Case{ID: "udp/6/3", Protocol: ProtoUDP, Level: Info, Run: func(*T) error { panic("boom") }}
+	if got := runCase(context.Background(), newEnv(), panics); got.Verdict != reports.VerdictSkip || !strings.HasPrefix(got.Actual, "harness error: panic: boom") || got.Level != reports.LevelInfo {
+		t.Errorf("panic: %q %q", got.Verdict, got.Actual)
 	}
 }
 

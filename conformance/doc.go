@@ -121,10 +121,10 @@
 // the silence counts. The last two addresses are reserved for the
 // rate-limit group's flood and its "second source".
 //
-// Every case keeps a wire log (WireEntry: direction, offset, addresses,
-// bytes, note), shown in hex under failures (WriteText) and exported with
-// ToConform to the reports package's conform model (WriteJSON, WriteJUnit,
-// WriteMarkdown; its HTML renderer reads the same model).
+// Run returns the reports package's conform document (reports.Conform),
+// filled as each case ends; every format renders it. Every case keeps a
+// wire log (reports.WireEntry: direction, offset, addresses, bytes in hex,
+// note), bounded by reports.MaxCaseWireEntries and MaxCaseWireBytes.
 //
 // # Adding a group (as Leviathan was)
 //

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
@@ -24,7 +25,7 @@ func suiteConfig(target string, pr PortRange) Config {
 	}
 }
 
-func runSuite(t *testing.T, cfg Config) *Report {
+func runSuite(t *testing.T, cfg Config) *reports.Conform {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -35,9 +36,9 @@ func runSuite(t *testing.T, cfg Config) *Report {
 	return rep
 }
 
-func reportText(r *Report) string {
+func reportText(r *reports.Conform) string {
 	var b bytes.Buffer
-	WriteText(&b, r, TextOptions{})
+	reports.WriteConformText(&b, r, reports.ConformTextOptions{})
 	return b.String()
 }
 
@@ -49,17 +50,17 @@ var limited = faults{rateLimit: 100, rateBurst: 20}
 func TestFaultInjection(t *testing.T) {
 	base := startTestLobby(t, limited, 12)
 	baseline := runSuite(t, suiteConfig(base.addr().String(), base.portRange()))
-	for _, x := range baseline.Results {
-		if x.Verdict != Pass && x.Verdict != InfoVerdict {
-			t.Errorf("correct rate-limited server: %s is %v, want pass: %s\n%s", x.Case.ID, x.Verdict, x.Actual, reportText(baseline))
+	for _, x := range baseline.Cases {
+		if x.Verdict != reports.VerdictPass && x.Verdict != reports.VerdictInfo {
+			t.Errorf("correct rate-limited server: %s is %v, want pass: %s\n%s", x.ID, x.Verdict, x.Actual, reportText(baseline))
 		}
 	}
 	if t.Failed() {
 		return
 	}
-	baseVerdict := map[string]Verdict{}
-	for _, x := range baseline.Results {
-		baseVerdict[x.Case.ID] = x.Verdict
+	baseVerdict := map[string]string{}
+	for _, x := range baseline.Cases {
+		baseVerdict[x.ID] = x.Verdict
 	}
 
 	with := func(f faults) faults { f.rateLimit, f.rateBurst = limited.rateLimit, limited.rateBurst; return f }
@@ -129,7 +130,7 @@ func TestFaultInjection(t *testing.T) {
 	// Every faulty server and its suite run at once (go test's -parallel
 	// defaults to the 2 cores here, and the suites mostly wait); the
 	// subtests then judge the reports.
-	reps := make([]*Report, len(tests))
+	reps := make([]*reports.Conform, len(tests))
 	errs := make([]error, len(tests))
 	var wg sync.WaitGroup
 	for i, tt := range tests {
@@ -153,12 +154,12 @@ func TestFaultInjection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.Results) != len(baseline.Results) {
-				t.Fatalf("%d results, baseline %d", len(rep.Results), len(baseline.Results))
+			if len(rep.Cases) != len(baseline.Cases) {
+				t.Fatalf("%d results, baseline %d", len(rep.Cases), len(baseline.Cases))
 			}
 			e := expectation{caught: tt.caught, mayskip: tt.mayskip, actual: tt.actual}
 			if tt.quirk != nil {
-				e.warned, e.maxSkips = tt.quirk, len(rep.Results)/4
+				e.warned, e.maxSkips = tt.quirk, len(rep.Cases)/4
 			}
 			checkVerdicts(t, rep, baseVerdict, e)
 			if t.Failed() {
@@ -189,19 +190,19 @@ type expectation struct {
 // checkVerdicts holds rep to e: the caught cases fail or warn, every other
 // case keeps its baseline verdict (or skips, when e allows), and at most
 // e.maxSkips cases skip.
-func checkVerdicts(t *testing.T, rep *Report, base map[string]Verdict, e expectation) {
+func checkVerdicts(t *testing.T, rep *reports.Conform, base map[string]string, e expectation) {
 	t.Helper()
 	skips := 0
-	for _, x := range rep.Results {
-		id := x.Case.ID
-		if x.Verdict == Skip {
+	for _, x := range rep.Cases {
+		id := x.ID
+		if x.Verdict == reports.VerdictSkip {
 			skips++
 		}
 		switch {
 		case matchAny(e.caught, id) || matchAny(e.warned, id):
-			want := FailVerdict
-			if x.Case.Level == Should || matchAny(e.warned, id) {
-				want = Warn
+			want := reports.VerdictFail
+			if x.Level == reports.LevelShould || matchAny(e.warned, id) {
+				want = reports.VerdictWarn
 			}
 			if x.Verdict != want {
 				t.Errorf("%s is %v (%s: %s), want %v (the case meant for this defect)", id, x.Verdict, x.Expected, x.Actual, want)
@@ -209,13 +210,13 @@ func checkVerdicts(t *testing.T, rep *Report, base map[string]Verdict, e expecta
 			if s, ok := e.actual[id]; ok && !strings.Contains(x.Actual, s) {
 				t.Errorf("%s actual %q lacks %q", id, x.Actual, s)
 			}
-		case matchAny(e.mayskip, id) && x.Verdict == Skip:
+		case matchAny(e.mayskip, id) && x.Verdict == reports.VerdictSkip:
 		case x.Verdict != base[id]:
 			t.Errorf("%s is %v (%s: %s), baseline %v: an unrelated case changed", id, x.Verdict, x.Expected, x.Actual, base[id])
 		}
 	}
 	if e.maxSkips > 0 && skips > e.maxSkips {
-		t.Errorf("%d of %d cases skipped, want at most %d", skips, len(rep.Results), e.maxSkips)
+		t.Errorf("%d of %d cases skipped, want at most %d", skips, len(rep.Cases), e.maxSkips)
 	}
 }
 
@@ -232,7 +233,7 @@ func TestSkipNamesOwner(t *testing.T) {
 		target func(t *testing.T) Config
 		owner  string
 		// ownerVerdict and ownerActual: what the owning case reports.
-		ownerVerdict Verdict
+		ownerVerdict string
 		ownerActual  string
 		// dependants must skip naming owner.
 		dependants []string
@@ -240,11 +241,11 @@ func TestSkipNamesOwner(t *testing.T) {
 		{"udp: seed 001 room list layout", func(t *testing.T) Config {
 			l := startTestLobby(t, faults{seed001List: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
-		}, "udp/5/1", FailVerdict, "seed 001", []string{"udp/10/3", "udp/10/4"}},
+		}, "udp/5/1", reports.VerdictFail, "seed 001", []string{"udp/10/3", "udp/10/4"}},
 		{"udp: instances deny every join", func(t *testing.T) Config {
 			l := startTestLobby(t, faults{denyJoin: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
-		}, "inst/2/2", FailVerdict, "SERVER_JOIN_DENY", []string{"udp/10/3", "udp/10/4"}},
+		}, "inst/2/2", reports.VerdictFail, "SERVER_JOIN_DENY", []string{"udp/10/3", "udp/10/4"}},
 		{"tcp: CREATE_ROOM_ACK never sent", func(t *testing.T) Config {
 			srv := startRef(t)
 			target := startTCPProxy(t, srv.TCPAddr().String(), tcpFault{filter: func(p []byte) []byte {
@@ -254,11 +255,11 @@ func TestSkipNamesOwner(t *testing.T) {
 				return p
 			}})
 			return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
-		}, "tcp/5.1/2", FailVerdict, "no reply within the timeout", []string{"tcp/5.3/1", "tcp/6.3/1"}},
+		}, "tcp/5.1/2", reports.VerdictFail, "no reply within the timeout", []string{"tcp/5.3/1", "tcp/6.3/1"}},
 		{"leviathan: Authenticate refused", func(t *testing.T) Config {
 			addr := startFakeLev(t, levFaults{refuseAuth: true})
 			return Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: 3 * time.Second}
-		}, "leviathan/2/3", FailVerdict, "ServerDisallow", []string{"leviathan/3/1", "leviathan/4/1"}},
+		}, "leviathan/2/3", reports.VerdictFail, "ServerDisallow", []string{"leviathan/3/1", "leviathan/4/1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,14 +273,14 @@ func TestSkipNamesOwner(t *testing.T) {
 					suffix = "— judged by " + tt.owner
 				}
 				rep := runSuite(t, cfg)
-				for _, x := range rep.Results {
-					id := x.Case.ID
+				for _, x := range rep.Cases {
+					id := x.ID
 					switch {
 					case id == tt.owner:
 						if x.Verdict != tt.ownerVerdict || !strings.Contains(x.Actual, tt.ownerActual) {
 							t.Errorf("owner %s is %v %q, want %v with %q", id, x.Verdict, x.Actual, tt.ownerVerdict, tt.ownerActual)
 						}
-					case x.Verdict != Skip:
+					case x.Verdict != reports.VerdictSkip:
 						t.Errorf("dependant %s is %v (%s), want a skip", id, x.Verdict, x.Actual)
 					case !strings.HasSuffix(x.Actual, suffix):
 						t.Errorf("dependant %s skip %q does not end %q", id, x.Actual, suffix)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
+	"github.com/lobbybench/lobbybench/reports"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -217,29 +218,29 @@ func TestLeviathanFaults(t *testing.T) {
 	setups := []struct {
 		name string
 		f    levFaults
-		want map[string]Verdict
+		want map[string]string
 	}{
-		{"clean", levFaults{}, map[string]Verdict{"leviathan/3/7": Skip}}, // 1000 free slots: too many to fill
-		{"answers before auth", levFaults{preAuth: true}, map[string]Verdict{"leviathan/2/4": FailVerdict, "leviathan/3/7": Skip}},
-		{"answers duplicates", levFaults{dupAnswered: true}, map[string]Verdict{"leviathan/4/5": FailVerdict, "leviathan/3/7": Skip}},
-		{"never resends", levFaults{noResend: true}, map[string]Verdict{"leviathan/4/3": FailVerdict, "leviathan/4/4": Skip, "leviathan/3/7": Skip}},
-		{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]Verdict{"leviathan/Q/1": Warn, "leviathan/3/7": Skip}},
-		{"no ServerStatus", levFaults{noStatus: true}, map[string]Verdict{"leviathan/3/5": Warn, "leviathan/3/7": Skip}},
-		{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]Verdict{"leviathan/3/4": Warn, "leviathan/3/7": Skip}},
+		{"clean", levFaults{}, map[string]string{"leviathan/3/7": reports.VerdictSkip}}, // 1000 free slots: too many to fill
+		{"answers before auth", levFaults{preAuth: true}, map[string]string{"leviathan/2/4": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}},
+		{"answers duplicates", levFaults{dupAnswered: true}, map[string]string{"leviathan/4/5": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}},
+		{"never resends", levFaults{noResend: true}, map[string]string{"leviathan/4/3": reports.VerdictFail, "leviathan/4/4": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip}},
+		{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+		{"no ServerStatus", levFaults{noStatus: true}, map[string]string{"leviathan/3/5": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+		{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]string{"leviathan/3/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
 		// The quirky endpoint: the engine's own behaviours, one at a time.
 		// The suite's own assumptions must not turn them into failures;
 		// the engine's real defects (Q/1, 4/4, 3/5) stay reported.
-		{"quirk: Connect to the client first", levFaults{connectFirst: true}, map[string]Verdict{"leviathan/3/7": Skip}},
-		{"quirk: acks via Response Keepalive", levFaults{keepaliveAcks: true}, map[string]Verdict{"leviathan/3/7": Skip}},
-		{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]Verdict{"leviathan/Q/1": Warn, "leviathan/3/7": Skip}},
-		{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]Verdict{"leviathan/4/4": Warn, "leviathan/3/7": Skip}},
-		{"quirk: no world to join", levFaults{noWorld: true}, map[string]Verdict{"leviathan/3/3": Warn, "leviathan/3/7": Skip}},
+		{"quirk: Connect to the client first", levFaults{connectFirst: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}},
+		{"quirk: acks via Response Keepalive", levFaults{keepaliveAcks: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}},
+		{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+		{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]string{"leviathan/4/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+		{"quirk: no world to join", levFaults{noWorld: true}, map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
 		// All of them at once, as the engine itself behaves: only the real
 		// defects and the refusal are reported.
 		{"quirk: the engine's behaviours together", levFaults{connectFirst: true, keepaliveAcks: true, embeddedLa: true, fewResends: true, noWorld: true, noStatus: true},
-			map[string]Verdict{"leviathan/3/3": Warn, "leviathan/3/5": Warn, "leviathan/4/4": Warn, "leviathan/Q/1": Warn, "leviathan/3/7": Skip}},
+			map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/5": reports.VerdictWarn, "leviathan/4/4": reports.VerdictWarn, "leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
 	}
-	reps := make([]*Report, len(setups))
+	reps := make([]*reports.Conform, len(setups))
 	errs := make([]error, len(setups))
 	var wg sync.WaitGroup
 	for i, s := range setups {
@@ -258,13 +259,13 @@ func TestLeviathanFaults(t *testing.T) {
 			if errs[i] != nil {
 				t.Fatal(errs[i])
 			}
-			for _, x := range reps[i].Results {
-				want, ok := s.want[x.Case.ID]
+			for _, x := range reps[i].Cases {
+				want, ok := s.want[x.ID]
 				if !ok {
-					want = Pass
+					want = reports.VerdictPass
 				}
 				if x.Verdict != want {
-					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.Case.ID, x.Verdict, want, x.Expected, x.Actual)
+					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)
 				}
 			}
 			if t.Failed() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/levconn"
 	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
+	"github.com/lobbybench/lobbybench/reports"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -40,18 +41,18 @@ func TestReferenceLeviathan(t *testing.T) {
 	setups := []struct {
 		name string
 		edit func(*reflev.Config)
-		want map[string]Verdict // cases with another verdict than Pass
+		want map[string]string // cases with another verdict than pass
 	}{
 		{"defaults", nil, nil},
-		{"seed ack reading", func(c *reflev.Config) { c.Conn.AckReading = lv.AckSeedPlusOne }, map[string]Verdict{"leviathan/4/2": Warn, "leviathan/4/6": Warn}},
-		{"3 transmissions", func(c *reflev.Config) { c.Conn = levconn.Config{MaxInFlight: 32, CriticalTransmissions: 3} }, map[string]Verdict{"leviathan/4/4": Warn}},
-		{"not accepting", func(c *reflev.Config) { c.NotAccepting = true }, map[string]Verdict{
+		{"seed ack reading", func(c *reflev.Config) { c.Conn.AckReading = lv.AckSeedPlusOne }, map[string]string{"leviathan/4/2": reports.VerdictWarn, "leviathan/4/6": reports.VerdictWarn}},
+		{"3 transmissions", func(c *reflev.Config) { c.Conn = levconn.Config{MaxInFlight: 32, CriticalTransmissions: 3} }, map[string]string{"leviathan/4/4": reports.VerdictWarn}},
+		{"not accepting", func(c *reflev.Config) { c.NotAccepting = true }, map[string]string{
 			// JoinServer is refused (reason 3, checked first): the join
 			// cases cannot run and say so.
-			"leviathan/3/2": Skip, "leviathan/3/3": Skip, "leviathan/3/6": Skip, "leviathan/3/7": Skip,
+			"leviathan/3/2": reports.VerdictSkip, "leviathan/3/3": reports.VerdictSkip, "leviathan/3/6": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip,
 		}},
 	}
-	reps := make([]*Report, len(setups))
+	reps := make([]*reports.Conform, len(setups))
 	errs := make([]error, len(setups))
 	var wg sync.WaitGroup
 	for i, s := range setups {
@@ -71,19 +72,19 @@ func TestReferenceLeviathan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.Results) < 20 {
-				t.Fatalf("%d leviathan cases ran", len(rep.Results))
+			if len(rep.Cases) < 20 {
+				t.Fatalf("%d leviathan cases ran", len(rep.Cases))
 			}
-			for _, x := range rep.Results {
-				want, ok := s.want[x.Case.ID]
+			for _, x := range rep.Cases {
+				want, ok := s.want[x.ID]
 				if !ok {
-					want = Pass
-					if x.Case.Level == Info {
-						want = InfoVerdict
+					want = reports.VerdictPass
+					if x.Level == reports.LevelInfo {
+						want = reports.VerdictInfo
 					}
 				}
 				if x.Verdict != want {
-					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.Case.ID, x.Verdict, want, x.Expected, x.Actual)
+					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)
 				}
 			}
 			if t.Failed() || testing.Verbose() {

@@ -11,6 +11,7 @@ import (
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -62,10 +63,10 @@ func startRefUDP(t testing.TB, edit func(*refudp.Config)) (*refudp.Server, PortR
 	return s, pr
 }
 
-func logReport(t *testing.T, r *Report) {
+func logReport(t *testing.T, r *reports.Conform) {
 	t.Helper()
 	var b bytes.Buffer
-	WriteText(&b, r, TextOptions{Verbose: true})
+	reports.WriteConformText(&b, r, reports.ConformTextOptions{Verbose: true})
 	t.Log("\n" + b.String())
 }
 
@@ -99,7 +100,7 @@ func TestReferenceUDP(t *testing.T) {
 		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp/14/1", "udp/10/7"}, false},
 		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp/14/1", "udp/10/7"}, false},
 	}
-	reps := make([]*Report, len(setups))
+	reps := make([]*reports.Conform, len(setups))
 	errs := make([]error, len(setups))
 	var wg sync.WaitGroup
 	for i, s := range setups {
@@ -123,27 +124,27 @@ func TestReferenceUDP(t *testing.T) {
 				t.Errorf("notes %q lack %q", rep.Notes, s.note)
 			}
 			overloaded := false
-			for _, x := range rep.Results {
-				if x.Case.ID == "udp/14/1" && x.Verdict == Warn && strings.Contains(x.Actual, "overload") {
+			for _, x := range rep.Cases {
+				if x.ID == "udp/14/1" && x.Verdict == reports.VerdictWarn && strings.Contains(x.Actual, "overload") {
 					overloaded = true
 					t.Logf("this machine was too busy for the flood: %s", x.Actual)
 				}
 			}
-			for _, x := range rep.Results {
-				want := Pass
+			for _, x := range rep.Cases {
+				want := reports.VerdictPass
 				switch {
-				case x.Case.Level == Info:
-					want = InfoVerdict
-				case matchAny(s.warn, x.Case.ID):
-					want = Warn
-				case s.limited && overloaded && x.Case.ID == "udp/14/1" && x.Verdict == Warn:
-					want = Warn
-				case x.Case.ID == "udp/14/2" && x.Verdict == Warn:
-					want = Warn // this machine was too busy to serve the second source
+				case x.Level == reports.LevelInfo:
+					want = reports.VerdictInfo
+				case matchAny(s.warn, x.ID):
+					want = reports.VerdictWarn
+				case s.limited && overloaded && x.ID == "udp/14/1" && x.Verdict == reports.VerdictWarn:
+					want = reports.VerdictWarn
+				case x.ID == "udp/14/2" && x.Verdict == reports.VerdictWarn:
+					want = reports.VerdictWarn // this machine was too busy to serve the second source
 					t.Logf("udp/14/2 warns: %s", x.Actual)
 				}
 				if x.Verdict != want {
-					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.Case.ID, x.Verdict, want, x.Expected, x.Actual)
+					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)
 				}
 			}
 			if t.Failed() {
@@ -176,9 +177,9 @@ func TestReferenceTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range rep.Results {
-		if want := refTCPVerdict(x.Case.ID); x.Verdict != want {
-			t.Errorf("%s is %v, want %v: expected %s, actual %s", x.Case.ID, x.Verdict, want, x.Expected, x.Actual)
+	for _, x := range rep.Cases {
+		if want := refTCPVerdict(x.ID); x.Verdict != want {
+			t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)
 		}
 	}
 	if t.Failed() {
@@ -188,11 +189,11 @@ func TestReferenceTCP(t *testing.T) {
 
 // refTCPVerdict is the verdict the reference TCP lobby gets: a pass, but
 // for the per-address quotas it does not have yet (issue 15).
-func refTCPVerdict(id string) Verdict {
+func refTCPVerdict(id string) string {
 	if id == "tcp/R/3" || id == "tcp/R/4" {
-		return Warn
+		return reports.VerdictWarn
 	}
-	return Pass
+	return reports.VerdictPass
 }
 
 // BenchmarkUDPSuiteReference times the whole UDP suite with the CLI's
@@ -205,10 +206,10 @@ func BenchmarkUDPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if rep.Failed() || rep.Counts().Warn > 0 {
-			b.Fatalf("%s", CountLine(rep))
+		if rep.Headline().Status == reports.StatusFail || rep.Summary().Warn > 0 {
+			b.Fatalf("%s", rep.CountLine())
 		}
-		b.ReportMetric(rep.Duration.Seconds(), "s/suite")
+		b.ReportMetric(rep.DurationNS.Seconds(), "s/suite")
 	}
 }
 
@@ -226,10 +227,10 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if rep.Failed() {
-			b.Fatalf("%s", CountLine(rep))
+		if rep.Headline().Status == reports.StatusFail {
+			b.Fatalf("%s", rep.CountLine())
 		}
-		b.ReportMetric(rep.Duration.Seconds(), "s/suite")
+		b.ReportMetric(rep.DurationNS.Seconds(), "s/suite")
 	}
 }
 
@@ -256,13 +257,13 @@ func TestInterrupted(t *testing.T) {
 			// to serve the flood's second source (see TestReferenceUDP);
 			// any other is the interruption's.
 			allowed := 2
-			for _, x := range rep.Results {
-				if x.Case.ID == "udp/14/2" && x.Verdict == Warn {
+			for _, x := range rep.Cases {
+				if x.ID == "udp/14/2" && x.Verdict == reports.VerdictWarn {
 					allowed++
 				}
 			}
-			if c := rep.Counts(); c.Fail > 0 || c.Warn > allowed {
-				t.Errorf("interrupted run: %s", CountLine(rep))
+			if c := rep.Summary(); c.Fail > 0 || c.Warn > allowed {
+				t.Errorf("interrupted run: %s", rep.CountLine())
 				logReport(t, rep)
 			}
 		})

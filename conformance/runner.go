@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 // Defaults of Config.
@@ -40,7 +42,7 @@ type Config struct {
 	InstancePorts PortRange
 	// Patterns select cases (see Match); none selects all.
 	Patterns []string
-	// Strict counts warnings as failures (Report.Failed).
+	// Strict counts warnings as failures (reports.Conform.Headline).
 	Strict bool
 	// Timeout is the wait for one reply; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -63,76 +65,7 @@ type Config struct {
 	PoolWait time.Duration
 	// OnResult, when set, is called as each case finishes (from the
 	// runner's goroutines, one call at a time).
-	OnResult func(Result)
-}
-
-// Result is the outcome of one case.
-type Result struct {
-	Case     *Case
-	Verdict  Verdict
-	Expected string
-	Actual   string
-	// Notes are the case's observations (T.Notef).
-	Notes    []string
-	Duration time.Duration
-	Wire     []WireEntry
-	// WireElided counts wire entries left out of Wire (log bounds).
-	WireElided int
-}
-
-// Report is the outcome of a run.
-type Report struct {
-	Target   string
-	Protocol string
-	// Notes describe the run (e.g. which header profile was guessed).
-	Notes    []string
-	Strict   bool
-	Started  time.Time
-	Duration time.Duration
-	Results  []Result
-}
-
-// Counts is the number of results by verdict.
-type Counts struct {
-	Total, Pass, Fail, Warn, Info, Skip int
-}
-
-// Counts counts r's results by verdict.
-func (r *Report) Counts() Counts {
-	var c Counts
-	for _, x := range r.Results {
-		c.Total++
-		switch x.Verdict {
-		case Pass:
-			c.Pass++
-		case FailVerdict:
-			c.Fail++
-		case Warn:
-			c.Warn++
-		case InfoVerdict:
-			c.Info++
-		case Skip:
-			c.Skip++
-		}
-	}
-	return c
-}
-
-// Failed reports whether the run failed: a failure, or a warning under
-// Strict.
-func (r *Report) Failed() bool {
-	c := r.Counts()
-	return c.Fail > 0 || (r.Strict && c.Warn > 0)
-}
-
-// Result returns the result of case id, if it ran.
-func (r *Report) Result(id string) (Result, bool) {
-	for _, x := range r.Results {
-		if x.Case.ID == id {
-			return x, true
-		}
-	}
-	return Result{}, false
+	OnResult func(reports.Case)
 }
 
 // Validate checks cfg and returns every problem at once (k6's habit).
@@ -169,10 +102,11 @@ func (cfg *Config) protocol() string {
 func (cfg *Config) Selected() []*Case { return Cases(cfg.protocol(), cfg.Patterns...) }
 
 // Run probes the target, then runs the selected cases stage by stage and
-// returns the report. It returns an error wrapping ErrUnreachable when the
-// probe finds no live target (the report then holds no results), and a
-// plain error for an invalid configuration.
-func Run(ctx context.Context, cfg Config) (*Report, error) {
+// returns their results, in id order, as the reports package's conform
+// document (every format renders it). It returns an error wrapping
+// ErrUnreachable when the probe finds no live target (the document then
+// holds no case), and a plain error for an invalid configuration.
+func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -223,8 +157,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if env.Sources, err = NewSourcePool(srcs, rate, burst); err != nil {
 		return nil, err
 	}
-	rep := &Report{Target: cfg.Target, Protocol: proto.Name, Strict: cfg.Strict, Started: time.Now()}
-	defer func() { rep.Duration = time.Since(rep.Started) }()
+	rep := reports.NewConform()
+	rep.Target, rep.Protocol, rep.Strict, rep.StartedAt = cfg.Target, proto.Name, cfg.Strict, time.Now()
+	defer func() { rep.DurationNS = time.Since(rep.StartedAt) }()
 	if proto.Probe != nil {
 		note, err := proto.Probe(ctx, env)
 		if err != nil {
@@ -248,9 +183,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		par = DefaultParallel
 	}
 	var mu sync.Mutex
-	record := func(r Result) {
+	record := func(r reports.Case) {
 		mu.Lock()
-		rep.Results = append(rep.Results, r)
+		rep.Cases = append(rep.Cases, r)
 		if cfg.OnResult != nil {
 			cfg.OnResult(r)
 		}
@@ -281,9 +216,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			record(runCase(ctx, env, c))
 		}
 	}
-	sort.SliceStable(rep.Results, func(i, j int) bool {
-		return caseLess(rep.Results[i].Case.ID, rep.Results[j].Case.ID)
-	})
+	sort.SliceStable(rep.Cases, func(i, j int) bool { return caseLess(rep.Cases[i].ID, rep.Cases[j].ID) })
 	return rep, nil
 }
 
@@ -312,10 +245,14 @@ func resolve(transport, target string) (netip.AddrPort, error) {
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
 }
 
-func runCase(ctx context.Context, env *Env, c *Case) (res Result) {
+// runCase runs c with its own T, which lives only as long as the case,
+// and returns its result: verdict, expected and actual, the notes, and the
+// wire log, the fixtures' entries first (noted "setup").
+func runCase(ctx context.Context, env *Env, c *Case) reports.Case {
 	t := newT(ctx, env, c)
 	start := time.Now()
-	res.Case = c
+	res := reports.Case{ID: c.ID, Section: c.Section, Description: c.Desc, Rule: c.Rule,
+		Requirement: c.Requirement, Level: levelName(c.Level)}
 	var err error
 	switch {
 	case ctx.Err() != nil:
@@ -326,17 +263,17 @@ func runCase(ctx context.Context, env *Env, c *Case) (res Result) {
 		err = safeRun(t)
 	}
 	res.Verdict, res.Expected, res.Actual = judge(c.Level, err)
-	if res.Verdict == Skip {
+	if res.Verdict == reports.VerdictSkip {
 		res.Actual += env.judgedBy(c, err)
 	}
-	if ctx.Err() != nil && (res.Verdict == FailVerdict || res.Verdict == Warn) {
+	if ctx.Err() != nil && (res.Verdict == reports.VerdictFail || res.Verdict == reports.VerdictWarn) {
 		// A finding made while the run was being interrupted cannot be
 		// trusted (a wait cut short looks like silence): skip, and say
 		// what it was.
 		res.Actual = fmt.Sprintf("run interrupted during the case (it had found: expected %s, got %s)", res.Expected, res.Actual)
-		res.Verdict, res.Expected = Skip, ""
+		res.Verdict, res.Expected = reports.VerdictSkip, ""
 	}
-	res.Duration = time.Since(start)
+	res.DurationNS = time.Since(start)
 	t.mu.Lock()
 	res.Notes = append([]string(nil), t.notes...)
 	fl := t.fixtureLogs
@@ -362,6 +299,17 @@ func runCase(ctx context.Context, env *Env, c *Case) (res Result) {
 	res.Wire = append(res.Wire, e...)
 	res.WireElided += n
 	return res
+}
+
+// levelName is l as the reports package names it.
+func levelName(l Level) string {
+	switch l {
+	case Must:
+		return reports.LevelMust
+	case Should:
+		return reports.LevelShould
+	}
+	return reports.LevelInfo
 }
 
 // judgedBy returns " — judged by <id>" for a skip resting on a reply that

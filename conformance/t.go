@@ -2,83 +2,44 @@ package conformance
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/reports"
 )
 
-// Direction of a wire log entry.
-type Direction int
-
-const (
-	// Sent: from the suite to the target.
-	Sent Direction = iota + 1
-	// Received: from the target to the suite.
-	Received
-)
-
-// String returns "sent" or "recv" (the reports package's names).
-func (d Direction) String() string {
-	if d == Sent {
-		return "sent"
-	}
-	return "recv"
-}
-
-// Arrow returns "→" for Sent and "←" for Received.
-func (d Direction) Arrow() string {
-	if d == Sent {
-		return "→"
-	}
-	return "←"
-}
-
-// WireEntry is one datagram or frame (or stream chunk) of a case's
-// exchange, Autobahn's wire log.
-type WireEntry struct {
-	Dir    Direction
-	Offset time.Duration // since the case started
-	Local  string        // the suite's socket, e.g. 127.0.0.3:40112
-	Peer   string        // the target's address
-	Data   []byte
-	Note   string // what the entry is, when the case says (e.g. "truncated at 5")
-}
-
-// Bounds of one case's wire log: a flood or a malformed corpus keeps its
-// first entries and counts the rest.
-const (
-	maxWireEntries = 256
-	maxWireBytes   = 256 << 10
-)
-
+// wireLog is one case's (or fixture's) wire log, Autobahn's: every
+// datagram, frame or stream chunk of the exchange, bounded by
+// reports.MaxCaseWireEntries and reports.MaxCaseWireBytes (a flood or a
+// malformed corpus keeps its first entries and counts the rest).
 type wireLog struct {
 	mu      sync.Mutex
 	start   time.Time
-	entries []WireEntry
+	entries []reports.WireEntry
 	bytes   int
 	elided  int
 }
 
-func (w *wireLog) add(e WireEntry) {
+func (w *wireLog) add(dir, local, peer string, b []byte, note string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.entries) >= maxWireEntries || w.bytes+len(e.Data) > maxWireBytes {
+	if len(w.entries) >= reports.MaxCaseWireEntries || w.bytes+len(b) > reports.MaxCaseWireBytes {
 		w.elided++
 		return
 	}
-	e.Offset = time.Since(w.start)
-	e.Data = append([]byte(nil), e.Data...)
-	w.bytes += len(e.Data)
-	w.entries = append(w.entries, e)
+	w.bytes += len(b)
+	w.entries = append(w.entries, reports.WireEntry{Dir: dir, OffsetNS: time.Since(w.start), Local: local, Peer: peer,
+		Hex: hex.EncodeToString(b), Note: note})
 }
 
-func (w *wireLog) snapshot() ([]WireEntry, int) {
+func (w *wireLog) snapshot() ([]reports.WireEntry, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]WireEntry(nil), w.entries...), w.elided
+	return append([]reports.WireEntry(nil), w.entries...), w.elided
 }
 
 // T is the state of one running case, like testing.T: the environment, the
@@ -104,12 +65,12 @@ func newT(ctx context.Context, env *Env, c *Case) *T {
 
 // LogSent records bytes sent from local to peer in the case's wire log.
 func (t *T) LogSent(local, peer string, b []byte, note string) {
-	t.wire.add(WireEntry{Dir: Sent, Local: local, Peer: peer, Data: b, Note: note})
+	t.wire.add(reports.DirSent, local, peer, b, note)
 }
 
 // LogRecv records bytes received by local from peer.
 func (t *T) LogRecv(local, peer string, b []byte, note string) {
-	t.wire.add(WireEntry{Dir: Received, Local: local, Peer: peer, Data: b, Note: note})
+	t.wire.add(reports.DirRecv, local, peer, b, note)
 }
 
 // Notef adds a line to the case's result: an observation (shown for info

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
@@ -180,7 +181,7 @@ func TestTCPFaultInjection(t *testing.T) {
 			return p
 		}}, []string{"tcp/5.1/3", "tcp/A/1"}, nil, false},
 	}
-	reps := make([]*Report, len(tests))
+	reps := make([]*reports.Conform, len(tests))
 	errs := make([]error, len(tests))
 	var wg sync.WaitGroup
 	for i, tt := range tests {
@@ -201,26 +202,26 @@ func TestTCPFaultInjection(t *testing.T) {
 				t.Fatal(errs[i])
 			}
 			skips := 0
-			for _, x := range reps[i].Results {
-				id := x.Case.ID
-				if x.Verdict == Skip {
+			for _, x := range reps[i].Cases {
+				id := x.ID
+				if x.Verdict == reports.VerdictSkip {
 					skips++
 				}
 				switch {
 				case matchAny(tt.caught, id):
-					want := FailVerdict
-					if x.Case.Level == Should || tt.warn {
-						want = Warn
+					want := reports.VerdictFail
+					if x.Level == reports.LevelShould || tt.warn {
+						want = reports.VerdictWarn
 					}
 					if x.Verdict != want {
 						t.Errorf("%s is %v, want %v (the case meant for this defect)", id, x.Verdict, want)
 					}
-				case matchAny(tt.mayskip, id) && x.Verdict == Skip:
+				case matchAny(tt.mayskip, id) && x.Verdict == reports.VerdictSkip:
 				case x.Verdict != refTCPVerdict(id):
 					t.Errorf("%s is %v (%s: %s): an unrelated case changed", id, x.Verdict, x.Expected, x.Actual)
 				}
 			}
-			if n := len(reps[i].Results); skips > n/4 {
+			if n := len(reps[i].Cases); skips > n/4 {
 				t.Errorf("%d of %d cases skipped, want at most a quarter", skips, n)
 			}
 			if t.Failed() {

@@ -3,6 +3,8 @@ package conformance
 import (
 	"errors"
 	"fmt"
+
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 // ErrUnreachable is wrapped by a Protocol's Probe when the target does not
@@ -87,68 +89,18 @@ func skipFor(err error, format string, a ...any) error {
 	return &SkipError{Reason: fmt.Sprintf(format, a...), Owner: ownerIn(err)}
 }
 
-// Verdict is the outcome of one case.
-type Verdict int
-
-const (
-	// Pass: the requirement holds.
-	Pass Verdict = iota + 1
-	// FailVerdict: a MUST is broken.
-	FailVerdict
-	// Warn: a SHOULD is broken, or the behaviour is open.
-	Warn
-	// InfoVerdict: the case informs (a measured figure).
-	InfoVerdict
-	// Skip: a precondition was not met; the reason is in Actual.
-	Skip
-)
-
-// String returns "pass", "fail", "warn", "info" or "skip" (the reports
-// package's verdict names).
-func (v Verdict) String() string {
-	switch v {
-	case Pass:
-		return "pass"
-	case FailVerdict:
-		return "fail"
-	case Warn:
-		return "warn"
-	case InfoVerdict:
-		return "info"
-	case Skip:
-		return "skip"
-	}
-	return fmt.Sprintf("Verdict(%d)", int(v))
-}
-
-// Symbol returns the terminal mark: ✔ pass, ✘ fail, ! warn, i info, - skip.
-func (v Verdict) Symbol() string {
-	switch v {
-	case Pass:
-		return "✔"
-	case FailVerdict:
-		return "✘"
-	case Warn:
-		return "!"
-	case InfoVerdict:
-		return "i"
-	case Skip:
-		return "-"
-	}
-	return "?"
-}
-
-// judge turns a case's returned error into a verdict, expected and actual.
-func judge(level Level, err error) (v Verdict, expected, actual string) {
+// judge turns a case's returned error into a verdict (reports.Verdict*),
+// expected and actual: a skip's reason is its actual.
+func judge(level Level, err error) (verdict, expected, actual string) {
 	if err == nil {
 		if level == Info {
-			return InfoVerdict, "", ""
+			return reports.VerdictInfo, "", ""
 		}
-		return Pass, "", ""
+		return reports.VerdictPass, "", ""
 	}
 	var s *SkipError
 	if errors.As(err, &s) {
-		return Skip, "", s.Reason
+		return reports.VerdictSkip, "", s.Reason
 	}
 	var ve *VerifyError
 	if errors.As(err, &ve) {
@@ -158,12 +110,12 @@ func judge(level Level, err error) (v Verdict, expected, actual string) {
 		}
 		switch l {
 		case Must:
-			return FailVerdict, ve.Expected, ve.Actual
+			return reports.VerdictFail, ve.Expected, ve.Actual
 		case Should:
-			return Warn, ve.Expected, ve.Actual
+			return reports.VerdictWarn, ve.Expected, ve.Actual
 		default:
-			return InfoVerdict, ve.Expected, ve.Actual
+			return reports.VerdictInfo, ve.Expected, ve.Actual
 		}
 	}
-	return Skip, "", "harness error: " + err.Error()
+	return reports.VerdictSkip, "", "harness error: " + err.Error()
 }

@@ -42,8 +42,10 @@
 //
 // Each is a func(io.Writer, ...) error:
 //
-//   - WriteRunTable, WriteCompareTable, WriteConformTable,
-//     WriteConformCompareTable: terminal tables (tablewriter).
+//   - WriteRunTable, WriteCompareTable, WriteConformCompareTable:
+//     terminal tables (tablewriter).
+//   - WriteConformText: conform's terminal report, one line per case by
+//     section, the wire log in hex under failures.
 //   - WriteRunJUnit: one testcase per threshold and per violated rule,
 //     led by an <error> testcase when the run is partial.
 //   - WriteConformJUnit: one testcase per case; fail is <failure>, skip is

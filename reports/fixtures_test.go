@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -118,5 +119,36 @@ func sampleConform() *Conform {
 		{ID: "udp/8/1", Section: "8", Description: "Reliable channel", Requirement: "The server MUST retransmit.",
 			Level: LevelMust, Verdict: VerdictSkip, Actual: "not supported by target profile"},
 	}
+	return c
+}
+
+// suiteConform is a conform result as conformance.Run fills it: one case
+// of each verdict, a failure with a wire log (a 12-byte request, a 40-byte
+// reply, 3 entries over the log bounds), a warning with one entry.
+func suiteConform() *Conform {
+	c := NewConform()
+	c.Protocol = "udp-lobby"
+	c.Target = "127.0.0.1:8080"
+	c.StartedAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c.DurationNS = 1234 * time.Millisecond
+	c.Notes = []string{"header spec, guessed from the first reply"}
+	k := func(id, section, desc, level, verdict string) Case {
+		return Case{ID: id, Section: section, Description: desc, Rule: "U-TEST", Requirement: "the quoted sentence of " + id, Level: level, Verdict: verdict}
+	}
+	wire := []WireEntry{
+		{Dir: DirSent, OffsetNS: 120 * time.Microsecond, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "01400007000000005fa3769e", Note: "LOBBY_LIST_ROOMS"},
+		{Dir: DirRecv, OffsetNS: 450 * time.Microsecond, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: strings.Repeat("ab", 40)},
+	}
+	pass := k("udp/3/1", "seed 003 §3 Packet structure", "a passing case", LevelMust, VerdictPass)
+	pass.Notes, pass.DurationNS = []string{"4 replies checked"}, time.Millisecond
+	fail := k("udp/3/2", "seed 003 §3 Packet structure", "a failing case", LevelMust, VerdictFail)
+	fail.Expected, fail.Actual, fail.DurationNS, fail.Wire, fail.WireElided = "packetType 0x02", "packetType 0x01", 2*time.Millisecond, wire, 3
+	warn := k("udp/6/2", "seed 003 §6 LOBBY_CREATE_ROOM", "a warning", LevelShould, VerdictWarn)
+	warn.Expected, warn.Actual, warn.DurationNS, warn.Wire = "one room", "two rooms", 3*time.Millisecond, wire[:1]
+	info := k("udp/14/3", "seed 003 §14 Security considerations", "an informational case", LevelInfo, VerdictInfo)
+	info.Notes, info.DurationNS = []string{"accepted 100/s"}, 4*time.Millisecond
+	skip := k("udp/7/2", "seed 003 §7 LOBBY_ROOM_CREATED", "a skipped case", LevelMust, VerdictSkip)
+	skip.Actual = "no --instance-ports given"
+	c.Cases = []Case{pass, fail, warn, info, skip}
 	return c
 }

@@ -27,6 +27,7 @@ func TestGolden(t *testing.T) {
 	}
 	conf := sampleConform()
 	emptyConf := NewConform()
+	suite := suiteConform()
 
 	tests := []struct {
 		file   string
@@ -41,9 +42,13 @@ func TestGolden(t *testing.T) {
 		{"run_junit.xml", func(b *bytes.Buffer) error { return WriteRunJUnit(b, run) }},
 		{"run_junit_empty.xml", func(b *bytes.Buffer) error { return WriteRunJUnit(b, empty) }},
 		{"conform_junit.xml", func(b *bytes.Buffer) error { return WriteConformJUnit(b, conf) }},
-		{"conform_table.txt", func(b *bytes.Buffer) error { return WriteConformTable(b, conf) }},
 		{"conform.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, conf) }},
 		{"conform_empty.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, emptyConf) }},
+		{"conform_suite.txt", func(b *bytes.Buffer) error { return WriteConformText(b, suite, ConformTextOptions{}) }},
+		{"conform_suite_quiet.txt", func(b *bytes.Buffer) error { return WriteConformText(b, suite, ConformTextOptions{Quiet: true}) }},
+		{"conform_suite.json", func(b *bytes.Buffer) error { return WriteJSON(b, suite) }},
+		{"conform_suite_junit.xml", func(b *bytes.Buffer) error { return WriteConformJUnit(b, suite) }},
+		{"conform_suite.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, suite) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

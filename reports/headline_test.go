@@ -110,7 +110,6 @@ func TestConformHeadline(t *testing.T) {
 	}
 	for name, write := range map[string]func(*bytes.Buffer) error{
 		"markdown": func(b *bytes.Buffer) error { return WriteConformMarkdown(b, c) },
-		"table":    func(b *bytes.Buffer) error { return WriteConformTable(b, c) },
 		"html":     func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, c) },
 	} {
 		var b bytes.Buffer
@@ -170,7 +169,6 @@ func TestConformInterruptedFirst(t *testing.T) {
 		write func(*bytes.Buffer) error
 		lead  string
 	}{
-		{"conform_interrupted_table.txt", func(b *bytes.Buffer) error { return WriteConformTable(b, c) }, "INTERRUPTED"},
 		{"conform_interrupted_junit.xml", func(b *bytes.Buffer) error { return WriteConformJUnit(b, c) }, `<error message="INTERRUPTED`},
 		{"conform_interrupted.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, c) }, "**INTERRUPTED"},
 		{"conform_interrupted.html", func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, c) }, `<p class="status interrupted">INTERRUPTED`},

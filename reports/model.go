@@ -333,7 +333,8 @@ func (t ThresholdResult) LimitText() string {
 	return t.Op + " " + fmtThresholdValue(t, t.Limit)
 }
 
-// Conform is the result of one `lobbybench conform`.
+// Conform is the result of one `lobbybench conform`: conformance.Run fills
+// it case by case, and every format renders it.
 type Conform struct {
 	SchemaVersion int    `json:"schema_version"`
 	Kind          string `json:"kind"` // always KindConform
@@ -391,12 +392,20 @@ type Case struct {
 	DurationNS time.Duration `json:"duration_ns"`
 	Wire       []WireEntry   `json:"wire,omitempty"`
 	// WireElided counts exchange entries left out of Wire by the suite's
-	// log bounds (a flood keeps its first entries).
+	// log bounds (MaxCaseWireEntries, MaxCaseWireBytes: a flood keeps its
+	// first entries).
 	WireElided int `json:"wire_elided,omitempty"`
 	// WireOmitted counts recorded entries a rendering left out
 	// (Conform.WithoutPassingWire); never set in the JSON.
 	WireOmitted int `json:"-"`
 }
+
+// Bounds of one case's wire log (Case.Wire): the suite keeps a case's
+// first entries up to these and counts the rest in Case.WireElided.
+const (
+	MaxCaseWireEntries = 256
+	MaxCaseWireBytes   = 256 << 10
+)
 
 // Wire directions.
 const (

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"sort"
@@ -310,44 +311,161 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// WriteConformTable writes a terminal summary of c: the run's notes, one
-// row per case (id, level, verdict, description with the rule id; expected
-// and actual for failures and warnings, the observations for info and
-// skips, notes after either) and the counts by verdict.
-func WriteConformTable(w io.Writer, c *Conform) error {
+// ConformTextOptions shape WriteConformText.
+type ConformTextOptions struct {
+	// Quiet prints only failures, warnings and the count line.
+	Quiet bool
+	// Verbose also prints the notes of passing cases.
+	Verbose bool
+	// MaxWireBytes bounds the hex shown per wire entry (0 means 128).
+	MaxWireBytes int
+	// MaxWireEntries bounds the wire entries shown per failure (0 means
+	// 40); the JSON keeps them all.
+	MaxWireEntries int
+}
+
+// WriteConformText writes the terminal report of c: the run's notes, one
+// line per case (✔ pass, ✘ fail, ! warn, i info, - skip) grouped by
+// document section, with the requirement, expected and actual under each
+// failure and warning, the hex wire log under each failure (Autobahn's wire
+// log), and a final count line. The verdict (Conform.Headline) is the
+// caller's to print.
+func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 	ew := &errWriter{w: w}
-	if hl := c.Headline(); hl.Status == StatusInterrupted {
-		// First, before any case: what follows is a partial suite.
-		fmt.Fprintf(ew, "%s\n\n", hl.Text)
+	if !o.Quiet {
+		fmt.Fprintf(ew, "lobbybench conform: %s %s", c.Protocol, c.Target)
+		if c.Strict {
+			fmt.Fprint(ew, " (strict)")
+		}
+		fmt.Fprintln(ew)
+		for _, n := range c.Notes {
+			fmt.Fprintf(ew, "  %s\n", n)
+		}
 	}
-	for _, n := range c.Notes {
-		fmt.Fprintf(ew, "Note: %s\n", n)
-	}
-	if ew.err != nil {
-		return ew.err
-	}
-	var rows [][]string
+	section := ""
 	for _, k := range c.Cases {
-		var detail []string
-		if k.Verdict == VerdictFail || k.Verdict == VerdictWarn {
-			detail = append(detail, "expected "+k.Expected+", got "+k.Actual)
-		} else if (k.Verdict == VerdictSkip || k.Verdict == VerdictInfo) && k.Actual != "" {
-			detail = append(detail, k.Actual)
+		if o.Quiet && k.Verdict != VerdictFail && k.Verdict != VerdictWarn {
+			continue
 		}
-		if k.Verdict != VerdictPass {
-			detail = append(detail, k.Notes...)
+		if k.Section != section {
+			section = k.Section
+			fmt.Fprintf(ew, "\n%s\n", section)
 		}
-		desc := k.Description
-		if k.Rule != "" {
-			desc = "[" + k.Rule + "] " + desc
+		fmt.Fprintf(ew, "  %s %-9s %s", verdictSymbol(k.Verdict), k.ID, k.Description)
+		if k.Verdict == VerdictWarn || k.Verdict == VerdictInfo || k.Verdict == VerdictSkip {
+			fmt.Fprintf(ew, " [%s]", k.Verdict)
 		}
-		rows = append(rows, []string{k.ID, k.Level, strings.ToUpper(k.Verdict), desc, strings.Join(detail, "; ")})
+		fmt.Fprintln(ew)
+		switch k.Verdict {
+		case VerdictFail, VerdictWarn:
+			fmt.Fprintf(ew, "      requirement (%s): %s\n", strings.ToUpper(k.Level), k.Requirement)
+			if k.Rule != "" {
+				fmt.Fprintf(ew, "      rule:     %s\n", k.Rule)
+			}
+			fmt.Fprintf(ew, "      expected: %s\n", k.Expected)
+			fmt.Fprintf(ew, "      actual:   %s\n", k.Actual)
+			for _, n := range k.Notes {
+				fmt.Fprintf(ew, "      note:     %s\n", n)
+			}
+			if k.Verdict == VerdictFail {
+				writeWireText(ew, k.Wire, k.WireElided, o.MaxWireBytes, o.MaxWireEntries)
+			}
+		case VerdictSkip:
+			fmt.Fprintf(ew, "      skipped:  %s\n", k.Actual)
+		case VerdictInfo:
+			if k.Actual != "" {
+				fmt.Fprintf(ew, "      %s\n", k.Actual)
+			}
+			for _, n := range k.Notes {
+				fmt.Fprintf(ew, "      %s\n", n)
+			}
+		case VerdictPass:
+			if o.Verbose {
+				for _, n := range k.Notes {
+					fmt.Fprintf(ew, "      %s\n", n)
+				}
+			}
+		}
 	}
-	if err := renderTable(w, []string{"ID", "LEVEL", "VERDICT", "DESCRIPTION", "DETAIL"}, rows); err != nil {
-		return err
-	}
-	s := c.Summary()
-	fmt.Fprintf(ew, "%d cases: %d pass, %d fail, %d warn, %d info, %d skip (%s)\n", s.Total, s.Pass, s.Fail, s.Warn, s.Info, s.Skip, c.DurationNS.Round(time.Millisecond))
-	fmt.Fprintln(ew, c.Headline().Text)
+	fmt.Fprintf(ew, "\n%s\n", c.CountLine())
 	return ew.err
+}
+
+// CountLine is the conform result's counts in one line: "41 cases in
+// 4.2s: 35 passed, 1 failed, 2 warnings, 1 info, 2 skipped".
+func (c *Conform) CountLine() string {
+	s := c.Summary()
+	line := fmt.Sprintf("%d cases in %v: %d passed, %d failed, %d warnings, %d info, %d skipped",
+		s.Total, c.DurationNS.Round(time.Millisecond), s.Pass, s.Fail, s.Warn, s.Info, s.Skip)
+	if c.Strict && s.Warn > 0 {
+		line += " (strict: warnings fail the run)"
+	}
+	return line
+}
+
+// verdictSymbol is a verdict's terminal mark: ✔ pass, ✘ fail, ! warn,
+// i info, - skip.
+func verdictSymbol(v string) string {
+	switch v {
+	case VerdictPass:
+		return "✔"
+	case VerdictFail:
+		return "✘"
+	case VerdictWarn:
+		return "!"
+	case VerdictInfo:
+		return "i"
+	case VerdictSkip:
+		return "-"
+	}
+	return "?"
+}
+
+// writeWireText writes a failure's wire log: per entry its direction,
+// offset, addresses, size and note, then its bytes in hex, 16 a line.
+func writeWireText(w io.Writer, wire []WireEntry, elided, max, maxEntries int) {
+	if len(wire) == 0 {
+		return
+	}
+	if max <= 0 {
+		max = 128
+	}
+	if maxEntries <= 0 {
+		maxEntries = 40
+	}
+	if len(wire) > maxEntries {
+		elided += len(wire) - maxEntries
+		wire = wire[:maxEntries]
+	}
+	fmt.Fprintln(w, "      wire:")
+	for _, e := range wire {
+		from, to, arrow := e.Local, e.Peer, "→"
+		if e.Dir == DirRecv {
+			from, to, arrow = e.Peer, e.Local, "←"
+		}
+		note := ""
+		if e.Note != "" {
+			note = "  " + e.Note
+		}
+		d, err := hex.DecodeString(e.Hex)
+		if err != nil {
+			fmt.Fprintf(w, "        %s +%.3fms %s → %s (not hex: %v)%s\n", arrow, float64(e.OffsetNS)/float64(time.Millisecond), from, to, err, note)
+			continue
+		}
+		fmt.Fprintf(w, "        %s +%.3fms %s → %s (%d bytes)%s\n", arrow, float64(e.OffsetNS)/float64(time.Millisecond), from, to, len(d), note)
+		cut := 0
+		if len(d) > max {
+			cut = len(d) - max
+			d = d[:max]
+		}
+		for i := 0; i < len(d); i += 16 {
+			fmt.Fprintf(w, "          %04x  % x\n", i, d[i:min(i+16, len(d))])
+		}
+		if cut > 0 {
+			fmt.Fprintf(w, "          … %d more bytes\n", cut)
+		}
+	}
+	if elided > 0 {
+		fmt.Fprintf(w, "        … %d more entries (--json keeps up to %d per case)\n", elided, MaxCaseWireEntries)
+	}
 }

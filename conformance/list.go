@@ -1,0 +1,34 @@
+package conformance
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteList writes the cases (for --list): id, level, description,
+// requirement, without sending anything.
+func WriteList(w io.Writer, cases []*Case) error {
+	section := ""
+	for _, c := range cases {
+		if c.Section != section {
+			section = c.Section
+			if _, err := fmt.Fprintf(w, "\n%s\n", section); err != nil {
+				return err
+			}
+		}
+		stage := ""
+		switch c.Stage {
+		case StageSerial:
+			stage = " (runs alone)"
+		case StagePool:
+			stage = " (runs alone, after the others: exhausts the pool)"
+		case StageDestructive:
+			stage = " (runs alone, last: may crash the target)"
+		}
+		if _, err := fmt.Fprintf(w, "  %-10s %-6s %s%s\n             \"%s\"\n", c.ID, c.Level, c.Desc, stage, strings.TrimSpace(c.Requirement)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
