@@ -357,7 +357,8 @@ func (c *Conn) finish(m *outMsg) {
 	}
 }
 
-// Poll returns the next datagram to send at now, or nil when there is none.
+// Poll returns the next datagram to send at now, or nil when there is none:
+// an Ln packet carries one message, as the engine sends.
 // Call it until it returns nil after Receive, Send* and Tick. The slice is
 // valid until the next call on c.
 func (c *Conn) Poll(now time.Time) []byte {

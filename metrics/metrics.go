@@ -406,7 +406,9 @@ func (r *Recorder) SessionFinished() { r.live.sessionsFinished.Add(1) }
 
 // Violation counts one breach of rule (e.g. "U-CRC") observed at. The first
 // reports.MaxViolationSamples per rule and recorder keep hex copies of packet
-// and of the request that caused it (nil if unsolicited), and detail.
+// and of the request that caused it (nil if unsolicited), and detail;
+// Snapshot keeps the first of those in recorder-creation order, so the
+// samples are the first per recorder, not the first in time across the run.
 func (r *Recorder) Violation(rule string, at time.Time, packet, request []byte, detail string) {
 	r.mu.Lock()
 	v := r.violations[rule]
@@ -429,7 +431,10 @@ func (r *Recorder) Violation(rule string, at time.Time, packet, request []byte, 
 }
 
 // tick moves the per-second accumulator to sec, flushing the previous
-// second into the collector. Callers hold r.mu.
+// second into the collector, so the collector's lock is taken about once per
+// second per recorder, not per sample. A sample in an earlier second than
+// the current one still lands in its own second (at the cost of an extra
+// flush): the series is exact whatever the order. Callers hold r.mu.
 func (r *Recorder) tick(sec int64, done time.Time) {
 	if done.After(r.last) {
 		r.last = done

@@ -14,7 +14,16 @@ type Room struct {
 	Addr netip.AddrPort // udp-lobby: the instance address (lobby IP, Port)
 }
 
-// Group is one group of a flow's sessions sharing a room (see package doc).
+// Group is one group of a flow's sessions sharing a room (Shared.Join
+// assigns the places). Places follow the sessions created on this process,
+// not the scheduled arrivals, so groups stay whole when the engine drops
+// starts: the next Size created sessions still form a group led by its
+// first. The room its creator made is published with SetRoom; a join with
+// room: created waits for it (WaitRoom) at most the join's whole request
+// budget (Budget), and FailRoom wakes the waiters at once when a member
+// that runs the create step failed or ended. Arrive is a barrier: wait
+// until N members reached the step at this index. A group lives until all
+// its members have closed.
 type Group struct {
 	Flow int   // index in Plan.Flows
 	ID   int64 // n / GroupSize

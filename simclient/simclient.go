@@ -36,7 +36,10 @@ type Session interface {
 // address — a *StepError with Reason ReasonSocket); tcpclient dials in its
 // first step, so a refused connection fails that step with
 // reports.ReasonConnRefused. Factories must be called in arrival order:
-// each call assigns the session its group place (Shared.Join).
+// each call assigns the session its group place (Shared.Join). id is the
+// client's index in the run (a closed-model client that starts its flow
+// again may keep it): it picks the session's metrics recorder, think-time
+// generator and impairment generator.
 type Factory func(sh *Shared, id int, flow *scenario.Flow, src netip.Addr) (Session, error)
 
 var (
@@ -247,7 +250,7 @@ func (sh *Shared) MessageKey(name string) metrics.Key {
 }
 
 // ThinkRand returns client id's think-time generator:
-// scenario.NewRand(Plan.Seed, 1+id), as scenario/doc.go specifies.
+// scenario.NewRand(Plan.Seed, 1+id), as NewRand specifies.
 func (sh *Shared) ThinkRand(id int) *rand.Rand {
 	src := new(rand.PCG)
 	sh.ReseedThink(src, id)

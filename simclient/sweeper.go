@@ -7,7 +7,8 @@ import (
 )
 
 // Sweeper detects timed-out requests for every session of a run with one
-// goroutine, so that no session sets a socket deadline per request. Each
+// goroutine, so that no session sets a socket deadline per request (one
+// SetReadDeadline per request cost ~20 % throughput at 1,000 clients). Each
 // session owns a Waker; arming it is one atomic store. Every tick the
 // sweeper scans the armed wakers and calls the wake function of those whose
 // instant has passed (once per arming). With 10,000 sessions and a 5 ms tick
