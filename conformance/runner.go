@@ -63,9 +63,6 @@ type Config struct {
 	// PoolWait bounds the wait for the server to free an instance when a
 	// create finds none; 0 means DefaultPoolWait, negative no wait.
 	PoolWait time.Duration
-	// OnResult, when set, is called as each case finishes (from the
-	// runner's goroutines, one call at a time).
-	OnResult func(reports.Case)
 }
 
 // Validate checks cfg and returns every problem at once (k6's habit).
@@ -186,9 +183,6 @@ func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
 	record := func(r reports.Case) {
 		mu.Lock()
 		rep.Cases = append(rep.Cases, r)
-		if cfg.OnResult != nil {
-			cfg.OnResult(r)
-		}
 		mu.Unlock()
 	}
 	for _, stage := range []Stage{StageConcurrent, StageSerial, StagePool, StageDestructive} {
