@@ -137,7 +137,8 @@ type Decoder struct {
 // LOBBY_JOIN_ROOM with roomId 0 decodes: the request is well formed and the
 // server answers it with JOIN_FAILED (PROTOCOLS.md §1.2). roomId 0 and port
 // 0 are violations only in what a lobby sends (ROOM_CREATED, JOIN_SUCCESS,
-// room list entries).
+// room list entries). Instance payload values (reasons, seconds left,
+// player ids) are not range-checked: the documents give no ranges.
 func (d Decoder) Decode(b []byte, m *Message) error {
 	if f := d.decode(b, m); f.rule != "" {
 		return f.err()
