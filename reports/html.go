@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ type HTMLOptions struct {
 }
 
 // WriteHTML writes one self-contained HTML page (inline CSS and SVG, no
-// script, nothing fetched) for docs, each a *Run or *Conform. A run shows
+// script, nothing fetched) for docs. A run shows
 // its summary, thresholds, per-step HDR percentile curves on a log "nines"
 // axis, the per-second time series, step and message tables, violations
 // with hex dumps of their samples, rate-limit and malformed findings. A
@@ -54,12 +55,51 @@ type HTMLOptions struct {
 // log in a <details> element. With several runs or several conform results
 // the page opens with a side-by-side matrix of them (as Autobahn's
 // implementation matrix), then each document in full.
-func WriteHTML(w io.Writer, opts HTMLOptions, docs ...any) error {
+func WriteHTML(w io.Writer, opts HTMLOptions, docs ...Doc) error {
 	page, err := buildPage(opts, docs)
 	if err != nil {
 		return err
 	}
 	return htmlTemplate.Execute(w, page)
+}
+
+func init() {
+	register(Format{
+		Name: "html",
+		Help: map[string]string{
+			KindRun:     "write a self-contained HTML report to `FILE`",
+			KindConform: "write a self-contained HTML report to `file`",
+		},
+		Write: func(w io.Writer, o Options, docs ...Doc) error {
+			if o.TrimPassingWire {
+				docs = slices.Clone(docs)
+				for i, d := range docs {
+					if d == nil {
+						continue // WriteHTML says so
+					}
+					if c, ok := d.document().(*Conform); ok && c != nil {
+						docs[i] = c.WithoutPassingWire()
+					}
+				}
+			}
+			return WriteHTML(w, o.HTMLOptions, docs...)
+		},
+		Many: true,
+		Report: &ReportHelp{
+			Summary: "render results as one self-contained HTML page",
+			Usage: `Usage: lobbybench report html RESULT.json... [-o FILE] [--title T] [--labels A,B]
+
+Writes one self-contained HTML page (no scripts, nothing fetched): for a
+run its thresholds, HDR latency percentile curves per step, the per-second
+time series, violations with hex dumps, rate-limit and malformed findings;
+for a conform result its cases by spec section with their wire logs. With
+several results the page opens with a side-by-side matrix (as Autobahn's),
+columns labelled by file name unless --labels says otherwise.`,
+			List: `  html RESULT.json... [-o FILE]   one self-contained HTML page; several
+                                  results are shown side by side
+`,
+		},
+	})
 }
 
 // Page model: everything the template prints is computed here, so the
@@ -203,7 +243,7 @@ type confMatrixRow struct {
 	Cells                  []matrixCell
 }
 
-func buildPage(opts HTMLOptions, docs []any) (*htmlPage, error) {
+func buildPage(opts HTMLOptions, docs []Doc) (*htmlPage, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("reports: html: no documents")
 	}
@@ -218,7 +258,10 @@ func buildPage(opts HTMLOptions, docs []any) (*htmlPage, error) {
 		if i < len(opts.Labels) {
 			hd.Label = opts.Labels[i]
 		}
-		switch v := d.(type) {
+		if d == nil {
+			return nil, fmt.Errorf("reports: html: document %d is nil", i)
+		}
+		switch v := d.document().(type) {
 		case *Run:
 			if v == nil {
 				return nil, fmt.Errorf("reports: html: document %d is a nil run", i)
@@ -241,8 +284,6 @@ func buildPage(opts HTMLOptions, docs []any) (*htmlPage, error) {
 				hd.Label = strings.TrimSpace(firstNonEmpty(v.Protocol, "conform") + " " + v.Target)
 			}
 			confs = append(confs, hd)
-		default:
-			return nil, fmt.Errorf("reports: html: document %d is a %T, want *Run or *Conform", i, d)
 		}
 		page.Docs = append(page.Docs, hd)
 	}

@@ -135,7 +135,7 @@ func otherConform() *Conform {
 	return c
 }
 
-func htmlOf(t *testing.T, opts HTMLOptions, docs ...any) []byte {
+func htmlOf(t *testing.T, opts HTMLOptions, docs ...Doc) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteHTML(&b, opts, docs...); err != nil {
@@ -365,15 +365,15 @@ func TestWriteHTMLErrors(t *testing.T) {
 	bad.Steps[0].Latency.Hist = "not base64!"
 	tests := []struct {
 		name string
-		docs []any
+		docs []Doc
 		want string
 	}{
 		{"none", nil, "no documents"},
-		{"wrong type", []any{"run.json"}, "want *Run or *Conform"},
-		{"nil run", []any{(*Run)(nil)}, "nil run"},
-		{"nil conform", []any{(*Conform)(nil)}, "nil conform"},
-		{"bad histogram", []any{bad}, "list_rooms"},
-		{"bad histogram in matrix", []any{sampleRun(t), bad}, "list_rooms"},
+		{"nil run", []Doc{(*Run)(nil)}, "nil run"},
+		{"nil conform", []Doc{(*Conform)(nil)}, "nil conform"},
+		{"nil", []Doc{nil}, "document 0 is nil"},
+		{"bad histogram", []Doc{bad}, "list_rooms"},
+		{"bad histogram in matrix", []Doc{sampleRun(t), bad}, "list_rooms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

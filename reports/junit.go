@@ -124,6 +124,25 @@ func timestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05")
 }
 
+func init() {
+	register(Format{
+		Name: "junit",
+		Help: map[string]string{
+			KindRun:     "write thresholds and violated rules as JUnit XML to `FILE`",
+			KindConform: "write the results as JUnit XML to `file`",
+		},
+		Write: one(WriteRunJUnit, WriteConformJUnit, true),
+		Report: &ReportHelp{
+			Summary: "render a result as JUnit XML",
+			Usage: `Usage: lobbybench report junit RESULT.json [-o FILE]
+
+Writes a run result (one testcase per threshold and per violated rule) or a
+conform result (one testcase per case) as JUnit XML, to FILE or stdout.`,
+			List: "  junit RESULT.json [-o FILE]     JUnit XML for CI\n",
+		},
+	})
+}
+
 // WriteRunJUnit writes run as JUnit XML: suite "thresholds" with one
 // testcase per threshold (a failure when it did not pass, its message in
 // the units the terminal uses) and suite "violations" with one failing

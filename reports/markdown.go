@@ -41,6 +41,29 @@ var verdictMark = map[string]string{
 	VerdictSkip: "⏭️ skip",
 }
 
+func init() {
+	register(Format{
+		Name: "markdown",
+		Help: map[string]string{
+			KindRun:     "write a Markdown summary to `FILE` (a PR comment, $GITHUB_STEP_SUMMARY)",
+			KindConform: "write a Markdown summary to `file`",
+		},
+		Write: one(WriteRunMarkdown, WriteConformMarkdown, false),
+		Report: &ReportHelp{
+			Summary: "render a result as a Markdown summary",
+			Usage: `Usage: lobbybench report markdown RESULT.json [-o FILE]
+
+Writes a run result or a conform result as the Markdown summary that
+'run --markdown' and 'conform --markdown' write (for a pull-request
+comment, or $GITHUB_STEP_SUMMARY), to FILE or stdout. Its verdict comes
+first: INTERRUPTED, INCOMPLETE, FAIL or PASS.`,
+			List: `  markdown RESULT.json [-o FILE]  a Markdown summary (PR comment, CI job
+                                  summary)
+`,
+		},
+	})
+}
+
 // WriteConformMarkdown writes c as a Markdown summary: the run's notes,
 // counts, a table of every case (with its rule id), then details (quoted
 // requirement, rule, expected, actual, notes, wire log) for each case that

@@ -478,7 +478,7 @@ type header struct {
 
 // Read decodes a run or conform document and returns a *Run or *Conform. It
 // rejects unknown kinds and versions newer than SchemaVersion.
-func Read(r io.Reader) (any, error) {
+func Read(r io.Reader) (Doc, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -42,8 +41,8 @@ unreachable, 5 interrupted (every written file then leads with INTERRUPTED).`
 
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
-	jsonOut, junitOut, markdownOut, htmlOut        string
 	sources                                        string
+	outs                                           *outputs
 	list, strict, quiet, verbose                   bool
 	timeout, poolWait                              time.Duration
 	maxSkips                                       int
@@ -64,10 +63,7 @@ func init() {
 			fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
 			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
 			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
-			fs.StringVar(&f.jsonOut, "json", "", "write the results as JSON to `file`")
-			fs.StringVar(&f.junitOut, "junit", "", "write the results as JUnit XML to `file`")
-			fs.StringVar(&f.markdownOut, "markdown", "", "write a Markdown summary to `file`")
-			fs.StringVar(&f.htmlOut, "html", "", "write a self-contained HTML report to `file`")
+			f.outs = outputFlags(fs, reports.KindConform)
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread probes over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
 			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
@@ -148,21 +144,12 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if len(cfg.Selected()) == 0 {
 		return usageErr(e, cmd, "--cases: no %s case matches %q", cfg.Protocol, f.cases)
 	}
-	// The output files, written once the suite has a result; a bad path
-	// is a usage error, found before anything is sent.
-	var doc, slim *reports.Conform // slim: what the HTML and JUnit show
-	outs := []output{
-		{"json", f.jsonOut, func(w io.Writer) error { return reports.WriteJSON(w, doc) }},
-		{"junit", f.junitOut, func(w io.Writer) error { return reports.WriteConformJUnit(w, slim) }},
-		{"markdown", f.markdownOut, func(w io.Writer) error { return reports.WriteConformMarkdown(w, doc) }},
-		{"html", f.htmlOut, func(w io.Writer) error {
-			return reports.WriteHTML(w, reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target}, slim)
-		}},
-	}
-	if err := checkOutputs(outs); err != nil {
+	// The output files are written once the suite has a result; a bad
+	// path is a usage error, found before anything is sent.
+	if err := f.outs.check(); err != nil {
 		return usageErr(e, cmd, "%v", err)
 	}
-	doc, err = conformance.Run(ctx, cfg)
+	doc, err := conformance.Run(ctx, cfg)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -184,11 +171,8 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	reports.WriteConformText(e.stdout, doc, reports.ConformTextOptions{Quiet: f.quiet, Verbose: f.verbose})
 	fmt.Fprintln(e.stdout, hl.Text)
-	slim = doc
-	if !f.verbose {
-		slim = doc.WithoutPassingWire()
-	}
-	if !writeOutputs(e, cmd, outs) {
+	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target}, TrimPassingWire: !f.verbose}
+	if !f.outs.write(e, cmd, doc, opts) {
 		return exitFailed
 	}
 	if ctx.Err() != nil {

@@ -1,53 +1,78 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/lobbybench/lobbybench/reports"
 )
 
-// output is one result file a command was asked for by a flag (run's and
-// conform's --json, --junit, --markdown, --html): the flag, the path ("":
-// not asked for) and how to render it.
-type output struct {
-	flag, path string
-	write      func(io.Writer) error
+// outputs are the result files a command offers, one flag per format of
+// the registry (reports.Formats): run's and conform's --json, --junit,
+// --markdown, --html, and whatever format comes next.
+type outputs struct {
+	formats []reports.Format
+	paths   []*string // by format; "" not asked for
 }
 
-// checkOutputs finds a path that cannot be written before anything runs
-// (a usage error naming the flag): each path's directory must exist and
-// take a new file. Nothing is left behind.
-func checkOutputs(outs []output) error {
-	for _, o := range outs {
-		if o.path == "" {
+// outputFlags defines --NAME FILE on fs for every format, with the help
+// the format gives for kind (reports.KindRun, reports.KindConform).
+func outputFlags(fs *flag.FlagSet, kind string) *outputs {
+	o := &outputs{formats: reports.Formats()}
+	for _, f := range o.formats {
+		o.paths = append(o.paths, fs.String(f.Name, "", f.Help[kind]))
+	}
+	return o
+}
+
+// path is the file asked for in format name ("" none).
+func (o *outputs) path(name string) string {
+	for i, f := range o.formats {
+		if f.Name == name {
+			return *o.paths[i]
+		}
+	}
+	return ""
+}
+
+// check finds a path that cannot be written before anything runs (a
+// usage error naming the flag): each path's directory must exist and take
+// a new file. Nothing is left behind.
+func (o *outputs) check() error {
+	for i, f := range o.formats {
+		path := *o.paths[i]
+		if path == "" {
 			continue
 		}
-		dir := filepath.Dir(o.path)
+		dir := filepath.Dir(path)
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("--%s: directory of %q does not exist", o.flag, o.path)
+			return fmt.Errorf("--%s: directory of %q does not exist", f.Name, path)
 		}
-		f, err := os.CreateTemp(dir, "."+filepath.Base(o.path)+".*.tmp")
+		t, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 		if err != nil {
-			return fmt.Errorf("--%s: cannot write %q: %v", o.flag, o.path, err)
+			return fmt.Errorf("--%s: cannot write %q: %v", f.Name, path, err)
 		}
-		f.Close()
-		os.Remove(f.Name())
+		t.Close()
+		os.Remove(t.Name())
 	}
 	return nil
 }
 
-// writeOutputs writes every output asked for, each through writeFile,
+// write writes doc in every format asked for, each through writeFile,
 // whatever the others do; a failure is reported on stderr naming the
 // flag. It reports whether all were written.
-func writeOutputs(e *env, cmd string, outs []output) bool {
+func (o *outputs) write(e *env, cmd string, doc reports.Doc, opts reports.Options) bool {
 	ok := true
-	for _, o := range outs {
-		if o.path == "" {
+	for i, f := range o.formats {
+		path := *o.paths[i]
+		if path == "" {
 			continue
 		}
-		if err := writeFile(o.path, o.write); err != nil {
-			fmt.Fprintf(e.stderr, "lobbybench %s: --%s: %v\n", cmd, o.flag, err)
+		if err := writeFile(path, func(w io.Writer) error { return f.Write(w, opts, doc) }); err != nil {
+			fmt.Fprintf(e.stderr, "lobbybench %s: --%s: %v\n", cmd, f.Name, err)
 			ok = false
 		}
 	}
@@ -65,7 +90,8 @@ func writeOutput(e *env, path string, render func(io.Writer) error) error {
 
 // writeFile renders to a temporary file beside path, renamed onto it once
 // complete: no half-written result is ever left where CI looks for it
-// (a --workers parent reads its workers' --json only once whole).
+// (a --workers parent reads its workers' --json only once whole). Every
+// result file any command writes goes through it.
 func writeFile(path string, render func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 // TestWriteOutputs: every requested file is written whole (through a
@@ -16,24 +19,30 @@ import (
 // anyway.
 func TestWriteOutputs(t *testing.T) {
 	dir := t.TempDir()
-	text := func(s string) func(io.Writer) error {
-		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	text := func(s string) func(io.Writer, reports.Options, ...reports.Doc) error {
+		return func(w io.Writer, _ reports.Options, _ ...reports.Doc) error {
+			_, err := io.WriteString(w, s)
+			return err
+		}
 	}
-	outs := []output{
-		{"json", filepath.Join(dir, "r.json"), text("{}\n")},
-		{"junit", "", func(io.Writer) error { t.Error("an output not asked for was rendered"); return nil }},
-		{"markdown", filepath.Join(dir, "r.md"), func(w io.Writer) error {
+	outs := testOutputs(
+		reports.Format{Name: "json", Write: text("{}\n")}, filepath.Join(dir, "r.json"),
+		reports.Format{Name: "junit", Write: func(io.Writer, reports.Options, ...reports.Doc) error {
+			t.Error("an output not asked for was rendered")
+			return nil
+		}}, "",
+		reports.Format{Name: "markdown", Write: func(w io.Writer, _ reports.Options, _ ...reports.Doc) error {
 			io.WriteString(w, "half")
 			return errors.New("renderer broke")
-		}},
-		{"html", filepath.Join(dir, "r.html"), text("<html>")},
-	}
-	if err := checkOutputs(outs); err != nil {
+		}}, filepath.Join(dir, "r.md"),
+		reports.Format{Name: "html", Write: text("<html>")}, filepath.Join(dir, "r.html"),
+	)
+	if err := outs.check(); err != nil {
 		t.Fatal(err)
 	}
 	var errb bytes.Buffer
 	e := &env{stdout: io.Discard, stderr: &errb}
-	if writeOutputs(e, "run", outs) {
+	if outs.write(e, "run", reports.NewRun(), reports.Options{}) {
 		t.Error("a failed output reported as written")
 	}
 	if got := errb.String(); got != "lobbybench run: --markdown: renderer broke\n" {
@@ -71,12 +80,45 @@ func TestCheckOutputs(t *testing.T) {
 		{filepath.Join(file, "r.md"), "--markdown: directory of"},
 		{filepath.Join(dir, "r.md"), ""},
 	} {
-		err := checkOutputs([]output{{"markdown", tt.path, nil}})
+		err := testOutputs(reports.Format{Name: "markdown"}, tt.path).check()
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%s: %v, want %q", tt.path, err, tt.want)
 		}
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("the check left %d entries, want only f", len(ents))
+	}
+}
+
+// testOutputs is outputs over the given formats, each followed by its
+// path.
+func testOutputs(fp ...any) *outputs {
+	o := &outputs{}
+	for i := 0; i < len(fp); i += 2 {
+		path := fp[i+1].(string)
+		o.formats = append(o.formats, fp[i].(reports.Format))
+		o.paths = append(o.paths, &path)
+	}
+	return o
+}
+
+// TestOutputFlags: run and conform offer one flag per format of the
+// registry, with the help the format gives for their kind of result.
+func TestOutputFlags(t *testing.T) {
+	for _, kind := range []string{reports.KindRun, reports.KindConform} {
+		fs := flag.NewFlagSet(kind, flag.ContinueOnError)
+		o := outputFlags(fs, kind)
+		if err := fs.Parse([]string{"--json", "a.json", "--html", "b.html"}); err != nil {
+			t.Fatal(err)
+		}
+		if o.path("json") != "a.json" || o.path("html") != "b.html" || o.path("junit") != "" {
+			t.Errorf("%s: paths json %q html %q junit %q", kind, o.path("json"), o.path("html"), o.path("junit"))
+		}
+		for _, f := range reports.Formats() {
+			fl := fs.Lookup(f.Name)
+			if fl == nil || fl.Usage == "" || fl.Usage != f.Help[kind] {
+				t.Errorf("%s: --%s missing or without its help", kind, f.Name)
+			}
+		}
 	}
 }

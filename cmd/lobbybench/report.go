@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,61 +16,71 @@ import (
 	"github.com/lobbybench/lobbybench/reports"
 )
 
-const reportUsage = `Usage: lobbybench report <subcommand> [flags] FILE...
+// reportUsage lists the subcommands: one per format with a report
+// subcommand (reports.Formats), then compare and merge.
+func reportUsage() string {
+	var list strings.Builder
+	for _, f := range reports.Formats() {
+		if f.Report != nil {
+			list.WriteString(f.Report.List)
+		}
+	}
+	return `Usage: lobbybench report <subcommand> [flags] FILE...
 
 Reads the JSON results written by 'run --json' and 'conform --json'.
 
 Subcommands:
-  html RESULT.json... [-o FILE]   one self-contained HTML page; several
-                                  results are shown side by side
-  junit RESULT.json [-o FILE]     JUnit XML for CI
-  markdown RESULT.json [-o FILE]  a Markdown summary (PR comment, CI job
-                                  summary)
-  compare BASE.json NEW.json      deltas and regression gates (exit 4 when
+` + list.String() + `  compare BASE.json NEW.json      deltas and regression gates (exit 4 when
                                   a gate is broken)
   merge SHARD.json... [-o FILE]   exact merge of 'run --shard i/n' results,
                                   thresholds evaluated again on the merge
 
 Flags may follow the file names. Run 'lobbybench report <subcommand> --help'
 for a subcommand's flags.`
+}
 
 // reportSub is one report subcommand.
 type reportSub struct {
-	summary, usage string
-	flags          func(fs *flag.FlagSet) func(e *env, args []string) int
+	name, summary, usage string
+	flags                func(fs *flag.FlagSet) func(e *env, args []string) int
 }
 
-var reportSubs = map[string]reportSub{
-	"html": {"render results as one self-contained HTML page", reportHTMLUsage, reportHTMLFlags},
-	"junit": {"render a result as JUnit XML", `Usage: lobbybench report junit RESULT.json [-o FILE]
-
-Writes a run result (one testcase per threshold and per violated rule) or a
-conform result (one testcase per case) as JUnit XML, to FILE or stdout.`, reportJUnitFlags},
-	"markdown": {"render a result as a Markdown summary", `Usage: lobbybench report markdown RESULT.json [-o FILE]
-
-Writes a run result or a conform result as the Markdown summary that
-'run --markdown' and 'conform --markdown' write (for a pull-request
-comment, or $GITHUB_STEP_SUMMARY), to FILE or stdout. Its verdict comes
-first: INTERRUPTED, INCOMPLETE, FAIL or PASS.`, reportMarkdownFlags},
-	"compare": {"compare two results against regression gates", reportCompareUsage, reportCompareFlags},
-	"merge":   {"merge the shards of one sharded run exactly", reportMergeUsage, reportMergeFlags},
+// reportSubs are the report subcommands in the order help lists them:
+// one per format with a report subcommand, then compare and merge.
+func reportSubs() []reportSub {
+	var subs []reportSub
+	for _, f := range reports.Formats() {
+		if f.Report != nil {
+			subs = append(subs, reportSub{f.Name, f.Report.Summary, f.Report.Usage, reportFormatFlags(f)})
+		}
+	}
+	return append(subs,
+		reportSub{"compare", "compare two results against regression gates", reportCompareUsage, reportCompareFlags},
+		reportSub{"merge", "merge the shards of one sharded run exactly", reportMergeUsage, reportMergeFlags})
 }
 
 func init() {
 	register("report", command{
 		summary:     "render, merge and compare JSON results",
-		usage:       reportUsage,
+		usage:       reportUsage(),
 		subcommands: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			return func(_ context.Context, e *env, args []string) int {
+				subs := reportSubs()
+				names := make([]string, len(subs))
+				for i, s := range subs {
+					names[i] = s.name
+				}
+				want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 				if len(args) == 0 {
-					return usageErr(e, "report", "want a subcommand: html, junit, markdown, compare or merge")
+					return usageErr(e, "report", "want a subcommand: %s", want)
 				}
 				name := args[0]
-				sub, ok := reportSubs[name]
-				if !ok {
-					return usageErr(e, "report", "unknown subcommand %q (want html, junit, markdown, compare or merge)", name)
+				i := slices.Index(names, name)
+				if i < 0 {
+					return usageErr(e, "report", "unknown subcommand %q (want %s)", name, want)
 				}
+				sub := subs[i]
 				full := "report " + name
 				sfs := flag.NewFlagSet("lobbybench "+full, flag.ContinueOnError)
 				sfs.SetOutput(io.Discard)
@@ -90,7 +100,7 @@ func init() {
 }
 
 // readResult reads one result file: a *reports.Run or *reports.Conform.
-func readResult(path string) (any, error) {
+func readResult(path string) (reports.Doc, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -103,81 +113,51 @@ func readResult(path string) (any, error) {
 	return v, nil
 }
 
-const reportHTMLUsage = `Usage: lobbybench report html RESULT.json... [-o FILE] [--title T] [--labels A,B]
-
-Writes one self-contained HTML page (no scripts, nothing fetched): for a
-run its thresholds, HDR latency percentile curves per step, the per-second
-time series, violations with hex dumps, rate-limit and malformed findings;
-for a conform result its cases by spec section with their wire logs. With
-several results the page opens with a side-by-side matrix (as Autobahn's),
-columns labelled by file name unless --labels says otherwise.`
-
-func reportHTMLFlags(fs *flag.FlagSet) func(*env, []string) int {
-	out := fs.String("o", "", "write to `FILE` (default stdout)")
-	title := fs.String("title", "", "page `title` (default \"lobbybench report\")")
-	labels := fs.String("labels", "", "comma-separated column `names`, one per result (default: file names)")
-	return func(e *env, args []string) int {
-		const cmd = "report html"
-		if len(args) == 0 {
-			return usageErr(e, cmd, "want at least one RESULT.json")
+// reportFormatFlags is `report NAME` for format f: it renders stored
+// results in f to -o FILE or stdout; exactly one result, or with f.Many
+// several, labelled (--labels, default their file names) under --title.
+func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []string) int {
+	return func(fs *flag.FlagSet) func(*env, []string) int {
+		out := fs.String("o", "", "write to `FILE` (default stdout)")
+		var title, labels *string
+		if f.Many {
+			title = fs.String("title", "", "page `title` (default \"lobbybench report\")")
+			labels = fs.String("labels", "", "comma-separated column `names`, one per result (default: file names)")
 		}
-		opts := reports.HTMLOptions{Title: *title}
-		if *labels != "" {
-			opts.Labels = strings.Split(*labels, ",")
-			if len(opts.Labels) != len(args) {
-				return usageErr(e, cmd, "--labels has %d names for %d results", len(opts.Labels), len(args))
+		return func(e *env, args []string) int {
+			cmd := "report " + f.Name
+			var opts reports.Options
+			switch {
+			case !f.Many && len(args) != 1:
+				return usageErr(e, cmd, "want exactly one RESULT.json, got %d", len(args))
+			case len(args) == 0:
+				return usageErr(e, cmd, "want at least one RESULT.json")
+			case f.Many:
+				opts.Title = *title
+				if *labels != "" {
+					opts.Labels = strings.Split(*labels, ",")
+					if len(opts.Labels) != len(args) {
+						return usageErr(e, cmd, "--labels has %d names for %d results", len(opts.Labels), len(args))
+					}
+				} else if len(args) > 1 {
+					for _, a := range args {
+						opts.Labels = append(opts.Labels, strings.TrimSuffix(filepath.Base(a), ".json"))
+					}
+				}
 			}
-		} else if len(args) > 1 {
+			docs := make([]reports.Doc, 0, len(args))
 			for _, a := range args {
-				opts.Labels = append(opts.Labels, strings.TrimSuffix(filepath.Base(a), ".json"))
+				d, err := readResult(a)
+				if err != nil {
+					return usageErr(e, cmd, "%v", err)
+				}
+				docs = append(docs, d)
 			}
-		}
-		docs := make([]any, 0, len(args))
-		for _, a := range args {
-			d, err := readResult(a)
-			if err != nil {
+			if err := writeOutput(e, *out, func(w io.Writer) error { return f.Write(w, opts, docs...) }); err != nil {
 				return usageErr(e, cmd, "%v", err)
 			}
-			docs = append(docs, d)
+			return exitOK
 		}
-		if err := writeOutput(e, *out, func(w io.Writer) error { return reports.WriteHTML(w, opts, docs...) }); err != nil {
-			return usageErr(e, cmd, "%v", err)
-		}
-		return exitOK
-	}
-}
-
-func reportJUnitFlags(fs *flag.FlagSet) func(*env, []string) int {
-	return reportOne(fs, "junit", reports.WriteRunJUnit, reports.WriteConformJUnit)
-}
-
-func reportMarkdownFlags(fs *flag.FlagSet) func(*env, []string) int {
-	return reportOne(fs, "markdown", reports.WriteRunMarkdown, reports.WriteConformMarkdown)
-}
-
-// reportOne is a report subcommand that renders one result (a run with
-// run, a conform result with conform) to -o FILE or stdout.
-func reportOne(fs *flag.FlagSet, name string, run func(io.Writer, *reports.Run) error, conform func(io.Writer, *reports.Conform) error) func(*env, []string) int {
-	out := fs.String("o", "", "write to `FILE` (default stdout)")
-	return func(e *env, args []string) int {
-		cmd := "report " + name
-		if len(args) != 1 {
-			return usageErr(e, cmd, "want exactly one RESULT.json, got %d", len(args))
-		}
-		d, err := readResult(args[0])
-		if err != nil {
-			return usageErr(e, cmd, "%v", err)
-		}
-		err = writeOutput(e, *out, func(w io.Writer) error {
-			if r, ok := d.(*reports.Run); ok {
-				return run(w, r)
-			}
-			return conform(w, d.(*reports.Conform))
-		})
-		if err != nil {
-			return usageErr(e, cmd, "%v", err)
-		}
-		return exitOK
 	}
 }
 
@@ -306,11 +286,7 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteConformCompareTable(w, c) }
 		}
 		if *format == "json" {
-			table = func(w io.Writer) error {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(result)
-			}
+			table = func(w io.Writer) error { return reports.WriteJSON(w, result) }
 		}
 		if err := table(e.stdout); err != nil {
 			fmt.Fprintf(e.stderr, "lobbybench %s: %v\n", cmd, err)

@@ -62,10 +62,7 @@ func init() {
 				o          scenario.Overrides
 				seed       seedFlag
 				shard      engine.Shard
-				jsonPath   = fs.String("json", "", "write the result as JSON to `FILE`")
-				junitPath  = fs.String("junit", "", "write thresholds and violated rules as JUnit XML to `FILE`")
-				mdPath     = fs.String("markdown", "", "write a Markdown summary to `FILE` (a PR comment, $GITHUB_STEP_SUMMARY)")
-				htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
+				outs       = outputFlags(fs, reports.KindRun)
 				metrics    = fs.String("metrics-addr", "", "serve live Prometheus metrics at http://`ADDR`/metrics during the run")
 				quiet      = fs.Bool("quiet", false, "no progress output")
 				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
@@ -122,17 +119,10 @@ func init() {
 					}
 					plan.Load.MaxClients = *maxClients
 				}
-				// The output files, written once the run has a result
-				// (res); a bad path is a usage error, found before
+				// The output files are written once the run has a
+				// result; a bad path is a usage error, found before
 				// anything is sent.
-				var res *engine.Result
-				outs := []output{
-					{"json", *jsonPath, func(w io.Writer) error { return reports.WriteJSON(w, res) }},
-					{"junit", *junitPath, func(w io.Writer) error { return reports.WriteRunJUnit(w, res.Run) }},
-					{"markdown", *mdPath, func(w io.Writer) error { return reports.WriteRunMarkdown(w, res.Run) }},
-					{"html", *htmlPath, func(w io.Writer) error { return reports.WriteHTML(w, reports.HTMLOptions{}, res.Run) }},
-				}
-				if err := checkOutputs(outs); err != nil {
+				if err := outs.check(); err != nil {
 					return usageErr(e, "run", "%v", err)
 				}
 
@@ -145,10 +135,11 @@ func init() {
 						return usageErr(e, "run", "--embedded-at: %v", err)
 					}
 				}
+				var res *engine.Result
 				switch {
 				case *workers != "":
 					var done func()
-					res, done, err = runWorkers(ctx, fs, cfg, *workers, *jsonPath, args[0])
+					res, done, err = runWorkers(ctx, fs, cfg, *workers, outs.path("json"), args[0])
 					defer done()
 				case *worker:
 					// stdout carries the progress to the parent; the
@@ -185,15 +176,15 @@ func init() {
 	})
 }
 
-// reportRun prints the summary, writes the requested files (outs, whose
-// renderers read res) and picks the exit code.
-func reportRun(e *env, res *engine.Result, outs []output) int {
+// reportRun prints the summary, writes the requested files (outs) and
+// picks the exit code.
+func reportRun(e *env, res *engine.Result, outs *outputs) int {
 	code := exitOK
 	if err := reports.WriteRunTable(e.stdout, res.Run); err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench run: writing the table: %v\n", err)
 	}
 	writeEngineSummary(e.stdout, res)
-	if !writeOutputs(e, "run", outs) {
+	if !outs.write(e, "run", res, reports.Options{}) {
 		code = exitUsage
 	}
 	for _, w := range res.Run.Warnings() {

@@ -1,0 +1,116 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+)
+
+// Doc is one result document: a *Run or a *Conform, nothing else (the
+// unexported method seals it), or a type embedding one, which is that
+// document with extra fields its JSON carries (engine.Result: a run with
+// the engine's figures under "engine"). Read returns one; every Format
+// writes one.
+type Doc interface {
+	Headline() Headline
+	// document is the *Run or *Conform itself.
+	document() Doc
+}
+
+func (r *Run) document() Doc     { return r }
+func (c *Conform) document() Doc { return c }
+
+// Options tune a Format; each reads only what concerns it.
+type Options struct {
+	HTMLOptions // the HTML page's title and document labels
+	// TrimPassingWire leaves a conform result's passing cases' wire logs
+	// out of the formats that would otherwise show them in full (HTML and
+	// JUnit): conform without --verbose.
+	TrimPassingWire bool
+}
+
+// Format is one output format. Every command reads the registry
+// (Formats): run and conform offer --NAME FILE for each, and `report NAME`
+// renders stored results in each format that has a Report.
+type Format struct {
+	// Name is the flag (--json) and the report subcommand (report html).
+	Name string
+	// Help is the flag's help for each document kind (KindRun,
+	// KindConform), `FILE` quoted as the flag package's placeholder.
+	Help map[string]string
+	// Write renders docs to w: exactly one document, or with Many several
+	// side by side.
+	Write func(w io.Writer, o Options, docs ...Doc) error
+	// Many: Write takes several documents, named by Options.Labels.
+	Many bool
+	// Report, if set, is the `report NAME` subcommand.
+	Report *ReportHelp
+}
+
+// ReportHelp describes a format's `report NAME` subcommand.
+type ReportHelp struct {
+	Summary string // one line, for `report NAME --help`
+	Usage   string // the subcommand's usage text
+	List    string // its lines in `report --help`'s list of subcommands
+}
+
+var formats []Format
+
+// register adds f to the registry: each format's file registers itself
+// from init, so a new format is one file.
+func register(f Format) { formats = append(formats, f) }
+
+// Formats returns every output format, in registration order (file name
+// order, the JSON document first).
+func Formats() []Format { return formats }
+
+// one adapts single-document renderers to Write: a run is written by run,
+// a conform result (trimmed of passing cases' wire logs when asked, if
+// trim) by conform.
+func one(run func(io.Writer, *Run) error, conform func(io.Writer, *Conform) error, trim bool) func(io.Writer, Options, ...Doc) error {
+	return func(w io.Writer, o Options, docs ...Doc) error {
+		d, err := single(docs)
+		if err != nil {
+			return err
+		}
+		switch d := d.document().(type) {
+		case *Run:
+			return run(w, d)
+		case *Conform:
+			if trim && o.TrimPassingWire {
+				d = d.WithoutPassingWire()
+			}
+			return conform(w, d)
+		}
+		return fmt.Errorf("reports: document is a %T", d)
+	}
+}
+
+// single is the one document of a single-document format.
+func single(docs []Doc) (Doc, error) {
+	if len(docs) != 1 {
+		return nil, fmt.Errorf("reports: want one document, got %d", len(docs))
+	}
+	if docs[0] == nil {
+		return nil, fmt.Errorf("reports: no document")
+	}
+	return docs[0], nil
+}
+
+func init() {
+	register(Format{
+		Name: "json",
+		Help: map[string]string{
+			KindRun:     "write the result as JSON to `FILE`",
+			KindConform: "write the results as JSON to `file`",
+		},
+		// The document as given: a type embedding a *Run keeps its extra
+		// fields.
+		Write: func(w io.Writer, _ Options, docs ...Doc) error {
+			d, err := single(docs)
+			if err != nil {
+				return err
+			}
+			return WriteJSON(w, d)
+		},
+	})
+}
