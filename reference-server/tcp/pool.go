@@ -5,10 +5,28 @@ import (
 	"net/netip"
 )
 
-// InstancePool hands out UDP game instances for started rooms.
+// InstancePool hands out UDP game instances for started rooms: the server
+// asks it once per room, when the countdown has run out, for the address
+// GAME_START carries. The UDP side owns an instance's lifetime: it is never
+// told when the TCP room ends (players arrive with CLIENT_HELLO or it idles
+// out).
 type InstancePool interface {
-	// Allocate reserves a new UDP game instance for a started TCP room of n players and
-	// returns the address clients should send CLIENT_HELLO to.
+	// Allocate reserves a new UDP game instance for a started TCP room of n
+	// players (1-4) and returns the address clients should send
+	// CLIENT_HELLO to. It is called without any server lock held, from a
+	// timer goroutine, possibly for several rooms at once: it must be safe
+	// for concurrent use, and it may block briefly (bind a socket).
+	//
+	// The address must be valid with a non-zero port, and its IP (unmapped,
+	// zone dropped) must print in at most 15 bytes, as GameStartInfo.ServerIP
+	// is char[16]: any IPv4 address fits, long IPv6 ones do not. An
+	// unspecified IP (0.0.0.0 or ::), for an instance bound to every
+	// interface, is replaced per client by the local address of that
+	// client's TCP connection, so the instance socket's LocalAddr can be
+	// returned as is. On an error (say, the instance limit is reached) every
+	// member gets ERROR_MSG 0x06 "no game instance available: <err>", and
+	// the room returns to waiting, ready states kept, so the host may START
+	// again.
 	Allocate(n int) (netip.AddrPort, error)
 }
 
