@@ -15,15 +15,11 @@ import (
 // flow's connect step runs the whole Connect, Security, Authenticate
 // exchange again on the kept connection.
 func (s *session) Reuse(id int, flow *scenario.Flow) (simclient.Session, bool) {
-	fi := s.sh.FlowIndex(flow)
+	fi := s.FlowIndex(flow)
 	if fi < 0 || s.closed || s.serverBye || s.seated || s.robust || s.await != 0 || s.d.Closed() {
 		return nil, false
 	}
-	s.closeOnce.Do(func() {}) // spent: a stray Close releases nothing
-	s.leaveGroup()
-	next := newSession(s.sh, id, flow, fi, s.buf[:0])
-	next.d, next.waker, next.link = s.d, s.waker, s.link
-	next.link.rec = next.rec
-	next.member = s.sh.Join(fi)
+	next := &session{Base: s.Renew(id, fi), rt: s.rt, d: s.d, waker: s.waker, link: s.link, buf: s.buf[:0]}
+	next.link.rec = next.Rec
 	return next, true
 }

@@ -27,9 +27,9 @@ func (s *session) badPacket(k scenario.MalformedKind) []byte {
 	switch k {
 	case scenario.Truncated:
 		// A valid Echo packet cut inside its Ln header.
-		b := lv.AppendNormalHeader(nil, 0x7fff0000+uint32(s.think.IntN(1<<16)), 0, nil, 1)
+		b := lv.AppendNormalHeader(nil, 0x7fff0000+uint32(s.Think.IntN(1<<16)), 0, nil, 1)
 		b = lv.AppendRequestHeader(b, 1, lv.ReqEcho)
-		return b[:2+s.think.IntN(8)]
+		return b[:2+s.Think.IntN(8)]
 	case scenario.UnknownType:
 		// A packet type that is neither Ln nor La.
 		b := lv.AppendNormalHeader(nil, 0x7fff0000, 0, nil, 1)
@@ -37,9 +37,9 @@ func (s *session) badPacket(k scenario.MalformedKind) []byte {
 		binary.BigEndian.PutUint16(b, 0x4c7a)
 		return b
 	default: // random, never starting with "L"
-		b := make([]byte, 1+s.think.IntN(64))
+		b := make([]byte, 1+s.Think.IntN(64))
 		for i := range b {
-			b[i] = byte(s.think.Uint32())
+			b[i] = byte(s.Think.Uint32())
 		}
 		if b[0] == 0x4c {
 			b[0] = 0xff
@@ -60,22 +60,22 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	}
 	type tally struct{ sent, replies int64 }
 	per := map[scenario.MalformedKind]*tally{}
-	key := s.sh.StepKey(s.fi, i)
+	key := s.StepKey(i)
 	start := time.Now()
 	count := max(st.Count, 1)
 	for k := 0; k < count; k++ {
 		if k > 0 && st.Interval > 0 {
-			if err := s.sleepUntil(ctx, i, st, start.Add(time.Duration(k)*st.Interval)); err != nil {
+			if err := s.SleepUntil(ctx, i, st, start.Add(time.Duration(k)*st.Interval)); err != nil {
 				return err
 			}
 		}
-		if spec.Share < 1 && s.think.Float64() >= spec.Share {
+		if spec.Share < 1 && s.Think.Float64() >= spec.Share {
 			if err := s.echoOnce(ctx, st); err != nil {
-				return s.stepErr(i, st, err)
+				return s.StepErr(i, st, err)
 			}
 			continue
 		}
-		kind := kinds[s.think.IntN(len(kinds))]
+		kind := kinds[s.Think.IntN(len(kinds))]
 		t := per[kind]
 		if t == nil {
 			t = &tally{}
@@ -83,7 +83,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 		}
 		b := s.badPacket(kind)
 		if err := s.d.WriteRaw(b); err != nil {
-			return s.fail(i, st, simclient.ReasonSocket, err)
+			return s.Fail(i, st, simclient.ReasonSocket, err)
 		}
 		t.sent++
 		deadline := time.Now().Add(spec.Silence)
@@ -93,10 +93,10 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 				if errors.Is(err, levconn.ErrTimeout) {
 					break
 				}
-				return s.fail(i, st, reasonOf(ctx, err), err)
+				return s.Fail(i, st, reasonOf(ctx, err), err)
 			}
 			t.replies++
-			s.rec.Violation(RuleMalformedAnswer, time.Now(), lv.AppendMessage(nil, m), b,
+			s.Rec.Violation(RuleMalformedAnswer, time.Now(), lv.AppendMessage(nil, m), b,
 				fmt.Sprintf("%v within %s of a malformed (%s) datagram", m, spec.Silence, kind))
 		}
 	}
@@ -106,14 +106,14 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 		kept = 1
 	}
 	for kind, t := range per {
-		s.sh.Collector.AddMalformed(string(kind), t.sent, t.replies, 1, kept)
+		s.Shared.Collector.AddMalformed(string(kind), t.sent, t.replies, 1, kept)
 	}
 	if err != nil {
-		return s.stepErr(i, st, err)
+		return s.StepErr(i, st, err)
 	}
 	now := time.Now()
-	s.rec.Record(key, start, start, now)
-	s.next = now
+	s.Rec.Record(key, start, start, now)
+	s.Next = now
 	return nil
 }
 
@@ -147,9 +147,9 @@ func (s *session) echoOnce(ctx context.Context, st *scenario.Step) error {
 func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
 	spec := st.Probe
 	if spec.Request != "" && spec.Request != scenario.Echo {
-		return s.fail(i, st, simclient.ReasonSocket, fmt.Errorf("rate_probe request %q: leviathan probes with echo only", spec.Request))
+		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("rate_probe request %q: leviathan probes with echo only", spec.Request))
 	}
-	key := s.sh.StepKey(s.fi, i)
+	key := s.StepKey(i)
 	msgKey := s.rt.req[lv.ReqEcho]
 	timeout := st.Policy.Timeout
 	if timeout <= 0 {
@@ -180,8 +180,8 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 				f := fl[head]
 				head++
 				now := time.Now()
-				s.rec.Record(key, f.intended, f.sent, now)
-				s.rec.Record(msgKey, f.intended, f.sent, now)
+				s.Rec.Record(key, f.intended, f.sent, now)
+				s.Rec.Record(msgKey, f.intended, f.sent, now)
 				pr.Outcome(f.intended.Sub(start), simclient.Answered)
 			}
 		}
@@ -225,13 +225,13 @@ send:
 		expire(end.Add(time.Nanosecond))
 	}
 	cut := ctx.Err() != nil
-	s.sh.ReportProbe(pr, st.Label, s.d.LocalAddr().String(), start, cut)
+	s.Shared.ReportProbe(pr, st.Label, s.d.LocalAddr().String(), start, cut)
 	if cut {
-		return s.fail(i, st, simclient.ReasonCancelled, context.Canceled)
+		return s.Fail(i, st, simclient.ReasonCancelled, context.Canceled)
 	}
 	if ioErr != nil {
-		return s.fail(i, st, reasonOf(ctx, ioErr), ioErr)
+		return s.Fail(i, st, reasonOf(ctx, ioErr), ioErr)
 	}
-	s.next = time.Now()
+	s.Next = time.Now()
 	return nil
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
@@ -82,33 +80,19 @@ func SetEngineConfig(sh *simclient.Shared, cfg levconn.Config) bool {
 
 // session is one simulated Leviathan client.
 type session struct {
-	sh     *simclient.Shared
-	rt     *runState
-	id     int
-	flow   *scenario.Flow
-	fi     int
-	member simclient.Member
-	rec    *metrics.Recorder
-	think  *rand.Rand
-	d      *levconn.Driver
-	waker  *simclient.Waker
-	link   *link
-	timer  *time.Timer
-	buf    []byte
+	simclient.Base
+	rt    *runState
+	d     *levconn.Driver
+	waker *simclient.Waker
+	link  *link
+	buf   []byte
 
-	next time.Time // intended send time of the next request
-	// stop is the run's stop signal (simclient.StopContext), done with the
-	// run's context too: waits end on it, requests in flight do not.
-	stop      context.Context
 	closed    bool // close step done, or the server closed
 	serverBye bool // CloseConnection received
 	player    int
 	await     uint32 // our response whose confirmation next1 reports (errConfirmed)
 	seated    bool   // join_server or join_game succeeded: the server holds a player for the socket
 	robust    bool   // a malformed or rate_probe step ran
-
-	closeOnce sync.Once
-	leaveOnce sync.Once
 }
 
 // link is what the driver's callbacks reach: the session using the
@@ -120,16 +104,16 @@ type link struct {
 
 // New is the leviathan simclient.Factory.
 func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (simclient.Session, error) {
-	fi := sh.FlowIndex(flow)
-	if fi < 0 {
-		return nil, errors.New("levclient: flow is not one of the plan's flows")
+	s := &session{}
+	if err := s.Begin(sh, id, flow); err != nil {
+		return nil, err
 	}
 	if !sh.Targets.Leviathan.IsValid() {
 		return nil, errors.New("levclient: no Leviathan target")
 	}
-	s := newSession(sh, id, flow, fi, make([]byte, 0, 256))
-	rt := s.rt
-	l := &link{rec: s.rec}
+	rt := getRun(sh)
+	s.rt, s.buf = rt, make([]byte, 0, 256)
+	l := &link{rec: s.Rec}
 	s.link = l
 	opt := levconn.DriverOptions{
 		Config:       rt.engineCfg,
@@ -167,87 +151,36 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		s.waker = sh.Sweeper.Add(func() { d.Socket().SetReadDeadline(time.Now()) })
 		l.waker = s.waker
 	}
-	s.member = sh.Join(fi)
+	s.Join()
 	return s, nil
-}
-
-// newSession is the session of client id playing flow (index fi), with
-// no connection yet and buf its empty scratch buffer. The caller sets the
-// connection (d, waker, link), then joins the group (member).
-func newSession(sh *simclient.Shared, id int, flow *scenario.Flow, fi int, buf []byte) *session {
-	return &session{
-		sh:    sh,
-		rt:    getRun(sh),
-		id:    id,
-		flow:  flow,
-		fi:    fi,
-		rec:   sh.Recorder(id),
-		think: sh.ThinkRand(id),
-		buf:   buf,
-	}
 }
 
 // Close implements simclient.Session.
 func (s *session) Close() error {
-	var err error
-	s.closeOnce.Do(func() {
-		err = s.d.Close()
+	return s.CloseOnce(func() error {
+		err := s.d.Close()
 		if s.waker != nil {
-			s.sh.Sweeper.Remove(s.waker)
+			s.Shared.Sweeper.Remove(s.waker)
 		}
-		s.leaveGroup()
+		return err
 	})
-	return err
-}
-
-func (s *session) leaveGroup() {
-	s.leaveOnce.Do(func() { s.sh.Leave(s.member) })
 }
 
 // Driver returns the session's connection driver (tests, diagnostics).
 func (s *session) Driver() *levconn.Driver { return s.d }
 
 // Run implements simclient.Session.
-func (s *session) Run(ctx context.Context, due time.Time) error {
-	if due.IsZero() {
-		due = time.Now()
-	}
-	s.next = due
-	s.stop = simclient.StopContext(ctx)
-	defer s.leaveGroup()
-	return simclient.RunFlow(ctx, s.stop, s.flow, s.member.Index, func(i int, st *scenario.Step) error {
-		return s.step(ctx, i, st)
-	})
-}
-
-func (s *session) fail(i int, st *scenario.Step, reason string, err error) error {
-	return simclient.FailStep(s.rec, s.sh.StepKey(s.fi, i), i, st, reason, err)
-}
+func (s *session) Run(ctx context.Context, due time.Time) error { return s.Play(ctx, due, s) }
 
 // reqFail is a failed request (simclient.RequestError); Reason names it in the metrics.
 type reqFail = simclient.RequestError
 
-func (s *session) stepErr(i int, st *scenario.Step, err error) error {
-	reason, cause := simclient.StepFailure(err, nil)
-	return s.fail(i, st, reason, cause)
-}
-
-func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
-	key := s.sh.StepKey(s.fi, i)
-	switch st.Kind {
-	case scenario.Think:
-		return s.sleepUntil(s.stop, i, st, s.next.Add(st.Think.Sample(s.think)))
-	case scenario.Barrier:
-		now, err := simclient.Barrier(s.stop, s.member.Group, s.rec, key, i, st)
-		if err == nil {
-			s.next = now
-		}
-		return err
-	}
+// Step implements simclient.Stepper.
+func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	if s.closed {
-		return s.fail(i, st, simclient.ReasonClosed, errors.New("the connection was closed earlier in the flow"))
+		return s.Fail(i, st, simclient.ReasonClosed, errors.New("the connection was closed earlier in the flow"))
 	}
-	intended := s.next
+	intended := s.Next
 	var sent time.Time
 	var err error
 	switch st.Kind {
@@ -267,28 +200,14 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 		sent, err = s.closeConn(ctx, st)
 	case scenario.Malformed:
 		s.robust = true
-		return s.malformed(s.stop, i, st)
+		return s.malformed(s.Stop, i, st)
 	case scenario.RateProbe:
 		s.robust = true
-		return s.rateProbe(s.stop, i, st)
+		return s.rateProbe(s.Stop, i, st)
 	default:
-		return s.fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not supported by the leviathan client", st.Kind))
+		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not supported by the leviathan client", st.Kind))
 	}
-	if err != nil {
-		return s.stepErr(i, st, err)
-	}
-	now := time.Now()
-	s.rec.Record(key, intended, sent, now)
-	s.next = now
-	return nil
-}
-
-func (s *session) sleepUntil(ctx context.Context, i int, st *scenario.Step, t time.Time) error {
-	s.next = t
-	if err := simclient.SleepUntil(ctx, &s.timer, t); err != nil {
-		return s.fail(i, st, simclient.ReasonCancelled, err)
-	}
-	return nil
+	return s.Finish(i, st, intended, sent, err)
 }
 
 // verdict is what a reply matcher decides about one message.
@@ -318,16 +237,16 @@ func (s *session) request(ctx context.Context, timeout time.Duration, t lv.Reque
 	for {
 		m, err := s.next1(ctx, deadline)
 		if err != nil {
-			simclient.EndRequest(s.rec, key, reasonOf(ctx, err), time.Now())
+			simclient.EndRequest(s.Rec, key, reasonOf(ctx, err), time.Now())
 			return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("%v: %w", t, err)}
 		}
 		v, ferr := match(num, m)
 		switch v {
 		case accept:
-			s.rec.Record(key, intended, sent, time.Now())
+			s.Rec.Record(key, intended, sent, time.Now())
 			return sent, nil
 		case refuse:
-			s.rec.Fail(key, reasonOfRefusal(ferr), time.Now())
+			s.Rec.Fail(key, reasonOfRefusal(ferr), time.Now())
 			return sent, ferr
 		}
 	}
@@ -374,19 +293,19 @@ func (s *session) next1(ctx context.Context, deadline time.Time) (*lv.Message, e
 		switch e.Kind {
 		case levconn.EventResent:
 			if e.MsgKind == lv.KindRequest {
-				s.rec.Retry(s.rt.req[int(e.Type)%len(s.rt.req)])
+				s.Rec.Retry(s.rt.req[int(e.Type)%len(s.rt.req)])
 			}
 		case levconn.EventDuplicate:
-			s.rec.Record(s.rt.dup, now, now, now)
+			s.Rec.Record(s.rt.dup, now, now, now)
 		case levconn.EventConfirmed:
 			if !e.ByResponse && e.MsgKind == lv.KindRequest {
-				s.rec.Record(s.rt.ack, now.Add(-e.AckRTT), now.Add(-e.AckRTT), now)
+				s.Rec.Record(s.rt.ack, now.Add(-e.AckRTT), now.Add(-e.AckRTT), now)
 			}
 			if s.await != 0 && e.Number == s.await && e.MsgKind == lv.KindResponse {
 				return nil, errConfirmed
 			}
 		case levconn.EventAckReading:
-			s.rec.Violation(RuleAckReading, now, nil, nil, e.Detail)
+			s.Rec.Violation(RuleAckReading, now, nil, nil, e.Detail)
 		case levconn.EventClosed:
 			s.closed = true
 			return nil, errServerClosed
@@ -416,7 +335,7 @@ func (s *session) next1(ctx context.Context, deadline time.Time) (*lv.Message, e
 // the scenario's on_violation, whether the flow carries on (accept, nil)
 // or the request fails (refuse and the failure).
 func (s *session) bad(usable bool, rule string, m *lv.Message, format string, a ...any) (verdict, error) {
-	if e := s.sh.ReplyViolation(s.rec, rule, lv.AppendMessage(nil, m), nil, fmt.Sprintf(format, a...), usable); e != nil {
+	if e := s.Shared.ReplyViolation(s.Rec, rule, lv.AppendMessage(nil, m), nil, fmt.Sprintf(format, a...), usable); e != nil {
 		return refuse, e
 	}
 	return accept, nil
@@ -541,17 +460,17 @@ func (s *session) joinGame(ctx context.Context, st *scenario.Step, intended time
 // interval 0: simclient.SeriesIntended); each is answered by a Response
 // None (ResponseTo 0).
 func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
-	key := s.sh.StepKey(s.fi, i)
-	start := s.next
+	key := s.StepKey(i)
+	start := s.Next
 	count := max(st.Count, 1)
 	for k := 0; k < count; k++ {
-		intended := simclient.SeriesIntended(start, s.next, k, st.Interval)
-		if k > 0 && s.stop.Err() != nil {
+		intended := simclient.SeriesIntended(start, s.Next, k, st.Interval)
+		if k > 0 && s.Stop.Err() != nil {
 			// The stop signal: a back-to-back series has no pause to end.
-			return s.fail(i, st, simclient.ReasonCancelled, s.stop.Err())
+			return s.Fail(i, st, simclient.ReasonCancelled, s.Stop.Err())
 		}
 		if k > 0 && st.Interval > 0 {
-			if err := s.sleepUntil(s.stop, i, st, intended); err != nil {
+			if err := s.SleepUntil(s.Stop, i, st, intended); err != nil {
 				return err
 			}
 		}
@@ -566,13 +485,13 @@ func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 				return accept, nil
 			})
 		if err != nil {
-			return s.stepErr(i, st, err)
+			return s.StepErr(i, st, err)
 		}
 		now := time.Now()
-		// s.next is the previous reply: a slow one delays this echo, and
+		// s.Next is the previous reply: a slow one delays this echo, and
 		// that wait is the server's, not the harness's send lag.
-		s.rec.RecordReady(key, intended, s.next, sent, now)
-		s.next = now
+		s.Rec.RecordReady(key, intended, s.Next, sent, now)
+		s.Next = now
 	}
 	return nil
 }
@@ -619,9 +538,9 @@ func (s *session) closeConn(ctx context.Context, st *scenario.Step) (time.Time, 
 	s.closed = true
 	s.d.Close()
 	if errors.Is(err, errConfirmed) {
-		s.rec.Record(s.rt.closeKey, sent, sent, time.Now())
+		s.Rec.Record(s.rt.closeKey, sent, sent, time.Now())
 		return sent, nil
 	}
-	simclient.EndRequest(s.rec, s.rt.closeKey, reasonOf(ctx, err), time.Now())
+	simclient.EndRequest(s.Rec, s.rt.closeKey, reasonOf(ctx, err), time.Now())
 	return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("CloseConnection not acked: %w", err)}
 }

@@ -15,7 +15,7 @@ import (
 
 var (
 	errTimeout   = errors.New("timeout")
-	errCancelled = errors.New("cancelled")
+	errCancelled = simclient.ErrCancelled
 )
 
 // frameConn is a TCP connection read as tcplobby frames into one reused

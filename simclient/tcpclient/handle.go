@@ -32,7 +32,7 @@ func (s *session) handle(p []byte) {
 		if usable {
 			detail += "; " + note
 		}
-		if e := s.sh.ReplyViolation(s.rec, tcplobby.RuleOf(err), p, req, detail, usable); e != nil {
+		if e := s.Shared.ReplyViolation(s.Rec, tcplobby.RuleOf(err), p, req, detail, usable); e != nil {
 			if pending {
 				s.refusal = e
 			}
@@ -179,7 +179,7 @@ func (s *session) answer(p []byte, t tcplobby.Type) bool {
 // whether the flow carries on (true: the caller applies the reply) or the
 // request fails (false, s.refusal set).
 func (s *session) bad(rule string, p []byte, detail string, usable bool) bool {
-	if e := s.sh.ReplyViolation(s.rec, rule, p, s.req, detail, usable); e != nil {
+	if e := s.Shared.ReplyViolation(s.Rec, rule, p, s.req, detail, usable); e != nil {
 		s.refusal = e
 		return false
 	}
@@ -195,8 +195,8 @@ func (s *session) enterRoom(room uint32, hash uint64) {
 	s.room = room
 	clear(s.members)
 	s.lastCount, s.countdowns, s.gameStarted = -1, 0, false
-	if g := s.member.Group; g != nil {
-		g.SetHash(hash, s.member.Index)
+	if g := s.Member.Group; g != nil {
+		g.SetHash(hash, s.Member.Index)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // alone. A session that never opened a connection is not reused: the next
 // one dials as usual.
 func (s *session) Reuse(id int, flow *scenario.Flow) (simclient.Session, bool) {
-	fi := s.sh.FlowIndex(flow)
+	fi := s.FlowIndex(flow)
 	s.mu.Lock()
 	fc := s.fc
 	fit := fi >= 0 && fc != nil && !s.closed && !s.robust && s.closedBy == nil && s.room == 0 && s.joining == 0 &&
@@ -29,9 +29,7 @@ func (s *session) Reuse(id int, flow *scenario.Flow) (simclient.Session, bool) {
 	if !fit {
 		return nil, false
 	}
-	s.closeOnce.Do(func() {})
-	s.leaveGroup()
-	next := newSession(s.sh, id, flow, fi, s.src)
-	next.fc = fc
+	next := &session{Base: s.Renew(id, fi), fc: fc}
+	next.init(s.src)
 	return next, true
 }

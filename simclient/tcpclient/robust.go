@@ -24,10 +24,10 @@ func (s *session) malformedFrame(kind scenario.MalformedKind) []byte {
 	case scenario.UnknownType:
 		return []byte{1, 0, 0, 0, 0x7E}
 	}
-	n := 5 + s.think.IntN(64)
+	n := 5 + s.Think.IntN(64)
 	b := make([]byte, n)
 	for i := range b {
-		b[i] = byte(s.think.Uint32())
+		b[i] = byte(s.Think.Uint32())
 	}
 	return b
 }
@@ -99,9 +99,9 @@ func listOn(c net.Conn, timeout time.Duration) error {
 // malformed runs a malformed step: one fresh connection per packet.
 func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error {
 	spec := st.Malformed
-	key := s.sh.StepKey(s.fi, i)
+	key := s.StepKey(i)
 	msgKey := s.rt.keys[tcplobby.TypeListRoomsReq]
-	pol := s.sh.Plan.Defaults // malformed steps take no request keys
+	pol := s.Shared.Plan.Defaults // malformed steps take no request keys
 	kinds := spec.Kinds
 	if len(kinds) == 0 {
 		kinds = scenario.MalformedKinds(scenario.TCPLobby)
@@ -121,28 +121,28 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 			if isTimeout(err) {
 				reason = reports.ReasonTimeout
 			}
-			s.rec.Fail(key, reason, now)
-			s.rec.Fail(msgKey, reason, now)
+			s.Rec.Fail(key, reason, now)
+			s.Rec.Fail(msgKey, reason, now)
 			return
 		}
-		s.rec.Record(key, intended, sent, now)
-		s.rec.Record(msgKey, intended, sent, now)
+		s.Rec.Record(key, intended, sent, now)
+		s.Rec.Record(msgKey, intended, sent, now)
 	}
-	base := s.next
+	base := s.Next
 	for k := 0; k < st.Count; k++ {
 		due := base.Add(time.Duration(k) * st.Interval)
-		if err := s.sleepUntil(ctx, i, st, due); err != nil {
+		if err := s.SleepUntil(ctx, i, st, due); err != nil {
 			return err
 		}
-		if s.think.Float64() >= spec.Share {
+		if s.Think.Float64() >= spec.Share {
 			valid(due)
 			continue
 		}
-		kind := s.think.IntN(len(kinds))
+		kind := s.Think.IntN(len(kinds))
 		sentBy[kind]++
 		c, err := s.probeConn(pol.Timeout)
 		if err != nil {
-			s.rec.Fail(key, connReason(err), time.Now())
+			s.Rec.Fail(key, connReason(err), time.Now())
 			unexp[kind]++
 			continue
 		}
@@ -166,10 +166,10 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	}
 	for k, kind := range kinds {
 		if sentBy[k] > 0 {
-			s.sh.Collector.AddMalformed(string(kind), sentBy[k], unexp[k], 1, kept)
+			s.Shared.Collector.AddMalformed(string(kind), sentBy[k], unexp[k], 1, kept)
 		}
 	}
-	s.next = time.Now()
+	s.Next = time.Now()
 	return nil
 }
 
@@ -178,9 +178,9 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 // resolves the oldest outstanding request.
 func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
 	if err := s.connect(st.Policy.Timeout); err != nil {
-		return s.stepErr(i, st, err)
+		return s.StepErr(i, st, err)
 	}
-	key := s.sh.StepKey(s.fi, i)
+	key := s.StepKey(i)
 	msgKey := s.rt.keys[tcplobby.TypeListRoomsReq]
 	timeout := st.Policy.Timeout
 	start := time.Now()
@@ -215,8 +215,8 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 				s.handle(p)
 				switch {
 				case s.done && head < len(q):
-					s.rec.Record(key, q[head].intended, q[head].sent, now)
-					s.rec.Record(msgKey, q[head].intended, q[head].sent, now)
+					s.Rec.Record(key, q[head].intended, q[head].sent, now)
+					s.Rec.Record(msgKey, q[head].intended, q[head].sent, now)
 					pr.Outcome(q[head].intended.Sub(start), simclient.Answered)
 					head++
 				case s.refusal != nil && head < len(q):
@@ -261,13 +261,13 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	if !cut && read(time.Time{}) != nil {
 		cut = true
 	}
-	s.sh.ReportProbe(pr, st.Label, s.fc.c.LocalAddr().String(), start, cut)
-	s.next = time.Now()
+	s.Shared.ReportProbe(pr, st.Label, s.fc.c.LocalAddr().String(), start, cut)
+	s.Next = time.Now()
 	if closed {
 		s.closedBy = io.EOF
 	}
 	if cut {
-		return s.fail(i, st, simclient.ReasonCancelled, context.Canceled)
+		return s.Fail(i, st, simclient.ReasonCancelled, context.Canceled)
 	}
 	return nil
 }

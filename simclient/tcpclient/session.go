@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
@@ -51,17 +50,10 @@ const DialMessage = "tcp_dial"
 
 // session is one simulated TCP lobby client.
 type session struct {
-	sh     *simclient.Shared
-	rt     *runState
-	id     int
-	flow   *scenario.Flow
-	fi     int
-	member simclient.Member
-	rec    *metrics.Recorder
-	think  *rand.Rand
-	timer  *time.Timer
-	src    netip.Addr
-	dst    netip.AddrPort
+	simclient.Base
+	rt  *runState
+	src netip.Addr
+	dst netip.AddrPort
 
 	fc  *frameConn
 	dec *tcplobby.Decoder
@@ -88,12 +80,7 @@ type session struct {
 	done      bool
 	refusal   *reqFail
 
-	next      time.Time
-	curStep   int
 	cancelCtx context.Context
-	// stop is the run's stop signal (simclient.StopContext), done with the
-	// run's context too: waits end on it, requests in flight do not.
-	stop context.Context
 
 	// dialing, when not nil, is closed when the dial Prepare started is
 	// over: it then installed fc, or left its failure in dialErr.
@@ -101,12 +88,9 @@ type session struct {
 	dialErr    error
 	dialCancel context.CancelFunc
 
-	mu        sync.Mutex // guards fc against Close during a dial
-	creator   bool       // this member runs a create step of the flow
-	closeOnce sync.Once
-	leaveOnce sync.Once
-	closed    bool
-	robust    bool // a malformed or rate_probe step ran: the connection is not reused
+	mu     sync.Mutex // guards fc against Close during a dial
+	closed bool
+	robust bool // a malformed or rate_probe step ran: the connection is not reused
 }
 
 // reqFail is a failed request (simclient.RequestError); Reason names it in the metrics.
@@ -115,44 +99,33 @@ type reqFail = simclient.RequestError
 // New is the tcp-lobby simclient.Factory. The connection is opened by the
 // first step that needs it.
 func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (simclient.Session, error) {
-	fi := sh.FlowIndex(flow)
-	if fi < 0 {
-		return nil, errors.New("tcpclient: flow is not one of the plan's flows")
+	s := &session{}
+	if err := s.Begin(sh, id, flow); err != nil {
+		return nil, err
 	}
 	if !sh.Targets.TCPLobby.IsValid() {
 		return nil, errors.New("tcpclient: no TCP lobby target")
 	}
-	return newSession(sh, id, flow, fi, src), nil
+	s.init(src)
+	s.Join()
+	return s, nil
 }
 
-// newSession is the session of client id playing flow (index fi), with no
+// init sets what a session, whose Base is set, starts with: no
 // connection yet.
-func newSession(sh *simclient.Shared, id int, flow *scenario.Flow, fi int, src netip.Addr) *session {
-	s := &session{
-		sh:        sh,
-		rt:        getRun(sh),
-		id:        id,
-		flow:      flow,
-		fi:        fi,
-		rec:       sh.Recorder(id),
-		think:     sh.ThinkRand(id),
-		src:       src,
-		dst:       sh.Targets.TCPLobby,
-		dec:       tcplobby.NewDecoder(tcplobby.Options{}),
-		members:   map[uint64]bool{},
-		lastCount: -1,
-		curStep:   -1,
-	}
-	s.name = tcplobby.MakeName(fmt.Sprintf("bot%d", id))
-	s.member = sh.Join(fi)
-	s.creator = simclient.Creates(flow, s.member.Index)
-	return s
+func (s *session) init(src netip.Addr) {
+	sh := s.Shared
+	s.rt = getRun(sh)
+	s.src, s.dst = src, sh.Targets.TCPLobby
+	s.dec = tcplobby.NewDecoder(tcplobby.Options{})
+	s.members = map[uint64]bool{}
+	s.lastCount = -1
+	s.name = tcplobby.MakeName(fmt.Sprintf("bot%d", s.ID))
 }
 
 // Close implements simclient.Session.
 func (s *session) Close() error {
-	var err error
-	s.closeOnce.Do(func() {
+	return s.CloseOnce(func() error {
 		s.mu.Lock()
 		s.closed = true
 		fc := s.fc
@@ -162,30 +135,15 @@ func (s *session) Close() error {
 		}
 		if fc != nil {
 			fc.cancel()
-			err = fc.close()
+			return fc.close()
 		}
-		s.leaveGroup()
-	})
-	return err
-}
-
-func (s *session) leaveGroup() {
-	s.leaveOnce.Do(func() {
-		if s.member.Group != nil && s.creator {
-			s.member.Group.FailRoom(errors.New("the creator's session ended before creating the room"))
-		}
-		s.sh.Leave(s.member)
+		return nil
 	})
 }
 
 // Run implements simclient.Session.
 func (s *session) Run(ctx context.Context, due time.Time) error {
-	if due.IsZero() {
-		due = time.Now()
-	}
-	s.next = due
 	s.cancelCtx = ctx
-	s.stop = simclient.StopContext(ctx)
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
 		fc := s.fc
@@ -198,20 +156,7 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 		}
 	})
 	defer stop()
-	defer s.leaveGroup()
-	return simclient.RunFlow(ctx, s.stop, s.flow, s.member.Index, func(i int, st *scenario.Step) error {
-		s.curStep = i
-		return s.step(ctx, i, st)
-	})
-}
-
-func (s *session) fail(i int, st *scenario.Step, reason string, err error) error {
-	return simclient.FailStep(s.rec, s.sh.StepKey(s.fi, i), i, st, reason, err)
-}
-
-func (s *session) stepErr(i int, st *scenario.Step, err error) error {
-	reason, cause := simclient.StepFailure(err, errCancelled)
-	return s.fail(i, st, reason, cause)
+	return s.Play(ctx, due, s)
 }
 
 // Prepare implements simclient.Preparer: when the first step this member
@@ -226,8 +171,8 @@ func (s *session) Prepare() {
 		return
 	}
 	var first *scenario.Step
-	for i := range s.flow.Steps {
-		if st := &s.flow.Steps[i]; st.Only.Runs(s.member.Index) {
+	for i := range s.Flow.Steps {
+		if st := &s.Flow.Steps[i]; st.Only.Runs(s.Member.Index) {
 			first = st
 			break
 		}
@@ -288,7 +233,7 @@ func (s *session) open(ctx context.Context, timeout time.Duration) (*frameConn, 
 		la = &net.TCPAddr{IP: s.src.AsSlice()}
 	}
 	start := time.Now()
-	fc, err := dialContext(ctx, la, net.TCPAddrFromAddrPort(s.dst), s.sh.Sweeper, s.sh.SocketBuffer, timeout)
+	fc, err := dialContext(ctx, la, net.TCPAddrFromAddrPort(s.dst), s.Shared.Sweeper, s.Shared.SocketBuffer, timeout)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -302,7 +247,7 @@ func (s *session) open(ctx context.Context, timeout time.Duration) (*frameConn, 
 		reason, err := simclient.OpenFailure(err)
 		return nil, &reqFail{Reason: reason, Err: err}
 	}
-	s.rec.Record(s.rt.dial, start, start, time.Now())
+	s.Rec.Record(s.rt.dial, start, start, time.Now())
 	return fc, nil
 }
 
@@ -323,21 +268,17 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
-	key := s.sh.StepKey(s.fi, i)
+// Step implements simclient.Stepper.
+func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	switch st.Kind {
-	case scenario.Think:
-		return s.sleepUntil(s.stop, i, st, s.next.Add(st.Think.Sample(s.think)))
-	case scenario.Barrier:
-		return s.barrier(s.stop, i, st)
 	case scenario.Malformed:
 		s.robust = true
-		return s.malformed(s.stop, i, st)
+		return s.malformed(s.Stop, i, st)
 	case scenario.RateProbe:
 		s.robust = true
-		return s.rateProbe(s.stop, i, st)
+		return s.rateProbe(s.Stop, i, st)
 	}
-	intended := s.next
+	intended := s.Next
 	sent := time.Now()
 	var err error
 	switch st.Kind {
@@ -348,7 +289,7 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.Create:
 		sent, err = s.create(st, intended)
 	case scenario.Join:
-		sent, err = s.join(s.stop, st, intended) // ctx bounds only the wait for the group's room
+		sent, err = s.join(s.Stop, st, intended) // ctx bounds only the wait for the group's room
 	case scenario.Ready:
 		sent, err = s.request(&tcplobby.ReadyReq{}, tcplobby.TypePlayerReady, st.Policy, intended)
 	case scenario.Start:
@@ -360,31 +301,9 @@ func (s *session) step(ctx context.Context, i int, st *scenario.Step) error {
 	case scenario.Disconnect:
 		err = s.disconnect(intended)
 	default:
-		return s.fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not a tcp-lobby step", st.Kind))
+		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not a tcp-lobby step", st.Kind))
 	}
-	if err != nil {
-		return s.stepErr(i, st, err)
-	}
-	now := time.Now()
-	s.rec.Record(key, intended, sent, now)
-	s.next = now
-	return nil
-}
-
-func (s *session) sleepUntil(ctx context.Context, i int, st *scenario.Step, t time.Time) error {
-	s.next = t
-	if err := simclient.SleepUntil(ctx, &s.timer, t); err != nil {
-		return s.fail(i, st, simclient.ReasonCancelled, err)
-	}
-	return nil
-}
-
-func (s *session) barrier(ctx context.Context, i int, st *scenario.Step) error {
-	now, err := simclient.Barrier(ctx, s.member.Group, s.rec, s.sh.StepKey(s.fi, i), i, st)
-	if err == nil {
-		s.next = now
-	}
-	return err
+	return s.Finish(i, st, intended, sent, err)
 }
 
 // doConnect logs in: CONNECT_REQ → CONNECT_ACK on the session's connection,
@@ -395,7 +314,7 @@ func (s *session) barrier(ctx context.Context, i int, st *scenario.Step) error {
 func (s *session) doConnect(st *scenario.Step, intended time.Time) (time.Time, error) {
 	if err := s.connect(st.Policy.Timeout); err != nil {
 		if rf, ok := err.(*reqFail); ok {
-			s.rec.Fail(s.rt.keys[tcplobby.TypeConnectReq], rf.Reason, time.Now())
+			s.Rec.Fail(s.rt.keys[tcplobby.TypeConnectReq], rf.Reason, time.Now())
 		}
 		return time.Now(), err
 	}
@@ -412,10 +331,10 @@ func (s *session) doConnect(st *scenario.Step, intended time.Time) (time.Time, e
 func (s *session) create(st *scenario.Step, intended time.Time) (time.Time, error) {
 	name := st.Name
 	if name == "" {
-		name = fmt.Sprintf("room%d", s.id)
+		name = fmt.Sprintf("room%d", s.ID)
 	}
 	sent, err := s.request(&tcplobby.CreateRoomReq{RoomName: tcplobby.MakeName(name), PlayerName: s.name}, tcplobby.TypeCreateRoomAck, st.Policy, intended)
-	if g := s.member.Group; g != nil {
+	if g := s.Member.Group; g != nil {
 		if err != nil {
 			g.FailRoom(err)
 		} else {
@@ -432,7 +351,7 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 		room = st.Room.ID
 	case scenario.RoomCreated:
 		tctx, cancel := context.WithTimeout(ctx, simclient.Budget(st.Policy))
-		r, err := s.member.Group.WaitRoom(tctx)
+		r, err := s.Member.Group.WaitRoom(tctx)
 		cancel()
 		if err != nil {
 			switch {
@@ -458,7 +377,7 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 		if len(cands) == 0 {
 			return intended, &reqFail{Reason: simclient.ReasonNoRoom, Err: fmt.Errorf("no open room with space among %d listed", len(s.rooms))}
 		}
-		room = cands[s.think.IntN(len(cands))]
+		room = cands[s.Think.IntN(len(cands))]
 		intended = time.Now()
 	}
 	s.joining = room
@@ -468,7 +387,7 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 func (s *session) disconnect(intended time.Time) error {
 	key := s.rt.keys[tcplobby.TypeDisconnect]
 	if s.fc == nil {
-		s.rec.Record(key, intended, intended, time.Now())
+		s.Rec.Record(key, intended, intended, time.Now())
 		return nil
 	}
 	sent := time.Now()
@@ -476,10 +395,10 @@ func (s *session) disconnect(intended time.Time) error {
 	s.fc.close()
 	s.room, s.members = 0, map[uint64]bool{}
 	if err != nil {
-		s.rec.Fail(key, simclient.ReasonSocket, time.Now())
+		s.Rec.Fail(key, simclient.ReasonSocket, time.Now())
 		return &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
-	s.rec.Record(key, intended, sent, time.Now())
+	s.Rec.Record(key, intended, sent, time.Now())
 	return nil
 }
 
@@ -488,7 +407,7 @@ func (s *session) disconnect(intended time.Time) error {
 func (s *session) request(m tcplobby.Message, want tcplobby.Type, pol scenario.RequestPolicy, intended time.Time) (time.Time, error) {
 	if err := s.connect(pol.Timeout); err != nil {
 		if rf, ok := err.(*reqFail); ok {
-			s.rec.Fail(s.rt.keys[m.Type()], rf.Reason, time.Now())
+			s.Rec.Fail(s.rt.keys[m.Type()], rf.Reason, time.Now())
 		}
 		return time.Now(), err
 	}
@@ -501,7 +420,7 @@ func (s *session) requestFrom(m tcplobby.Message, want tcplobby.Type, pol scenar
 	s.req = b
 	if err != nil {
 		reason := connReason(err)
-		s.rec.Fail(key, reason, time.Now())
+		s.Rec.Fail(key, reason, time.Now())
 		return sent, &reqFail{Reason: reason, Err: err}
 	}
 	s.pend, s.done, s.refusal = want, false, nil
@@ -512,28 +431,28 @@ func (s *session) requestFrom(m tcplobby.Message, want tcplobby.Type, pol scenar
 		p, err := s.fc.next(deadline)
 		if err != nil {
 			if errors.Is(err, errTimeout) {
-				s.rec.Fail(key, reports.ReasonTimeout, time.Now())
-				s.sh.Observe(s.id, time.Now(), 0, false)
+				s.Rec.Fail(key, reports.ReasonTimeout, time.Now())
+				s.Shared.Observe(s.ID, time.Now(), 0, false)
 				return sent, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no %v within %s", want, pol.Timeout)}
 			}
 			if errors.Is(err, errCancelled) {
-				s.rec.Cut(key)
+				s.Rec.Cut(key)
 				return sent, errCancelled
 			}
 			reason := s.readFailed(err)
-			s.rec.Fail(key, reason, time.Now())
+			s.Rec.Fail(key, reason, time.Now())
 			return sent, &reqFail{Reason: reason, Err: err}
 		}
 		s.handle(p)
 		if s.refusal != nil {
-			s.rec.Fail(key, s.refusal.Reason, time.Now())
-			s.sh.Observe(s.id, time.Now(), 0, false)
+			s.Rec.Fail(key, s.refusal.Reason, time.Now())
+			s.Shared.Observe(s.ID, time.Now(), 0, false)
 			return sent, s.refusal
 		}
 	}
 	now := time.Now()
-	s.rec.Record(key, intended, sent, now)
-	s.sh.Observe(s.id, now, now.Sub(intended), true)
+	s.Rec.Record(key, intended, sent, now)
+	s.Shared.Observe(s.ID, now, now.Sub(intended), true)
 	return sent, nil
 }
 
@@ -572,41 +491,41 @@ func (s *session) wait(t tcplobby.Type, timeout time.Duration, intended time.Tim
 		return s.gameStarted
 	}
 	if s.fc == nil {
-		s.rec.Fail(key, simclient.ReasonClosed, time.Now())
+		s.Rec.Fail(key, simclient.ReasonClosed, time.Now())
 		return &reqFail{Reason: simclient.ReasonClosed, Err: errors.New("not connected")}
 	}
 	// A wait, not a request: the stop signal ends it (the connection is
 	// not used again after that).
 	fc := s.fc
-	defer context.AfterFunc(s.stop, fc.cancel)()
+	defer context.AfterFunc(s.Stop, fc.cancel)()
 	deadline := time.Now().Add(timeout)
 	for !seen() {
 		p, err := s.fc.next(deadline)
 		if err != nil {
 			if errors.Is(err, errTimeout) {
-				s.rec.Fail(key, reports.ReasonTimeout, time.Now())
+				s.Rec.Fail(key, reports.ReasonTimeout, time.Now())
 				return &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no %v within %s", t, timeout)}
 			}
 			if errors.Is(err, errCancelled) {
-				s.rec.Cut(key)
+				s.Rec.Cut(key)
 				return errCancelled
 			}
 			reason := s.readFailed(err)
-			s.rec.Fail(key, reason, time.Now())
+			s.Rec.Fail(key, reason, time.Now())
 			return &reqFail{Reason: reason, Err: err}
 		}
 		s.handle(p)
 		if t == tcplobby.TypeGameStart && s.lastError != nil && !s.gameStarted {
 			e := s.lastError
 			s.lastError = nil
-			s.rec.Fail(key, simclient.ReasonRefused, time.Now())
+			s.Rec.Fail(key, simclient.ReasonRefused, time.Now())
 			return &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("ERROR_MSG 0x%02x %q while waiting for GAME_START", uint8(e.Code), e.Text)}
 		}
 	}
-	s.rec.Record(key, intended, intended, time.Now())
+	s.Rec.Record(key, intended, intended, time.Now())
 	return nil
 }
 
 func (s *session) violation(rule string, data, req []byte, detail string) {
-	s.rec.Violation(rule, time.Now(), data, req, detail)
+	s.Rec.Violation(rule, time.Now(), data, req, detail)
 }

@@ -72,7 +72,7 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 	s.p.sent = time.Now()
 	defer func() { s.p.active = false }()
 	if err := s.tr.send(p.to, s.obuf); err != nil {
-		s.rec.Fail(key, simclient.ReasonSocket, time.Now())
+		s.Rec.Fail(key, simclient.ReasonSocket, time.Now())
 		return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
 	deadline := s.p.sent.Add(pol.Timeout)
@@ -88,43 +88,43 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 			switch s.handle(data, from) {
 			case replyOK:
 				now := time.Now()
-				s.rec.Record(key, s.p.intended, s.p.sent, now)
-				s.sh.Observe(s.id, now, now.Sub(s.p.intended), true)
+				s.Rec.Record(key, s.p.intended, s.p.sent, now)
+				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended), true)
 				return s.p.sent, nil
 			case replyBad:
-				s.rec.Fail(key, reports.ReasonViolation, time.Now())
+				s.Rec.Fail(key, reports.ReasonViolation, time.Now())
 				return s.p.sent, s.badReply
 			case replyRefused:
-				s.rec.Fail(key, s.refusal.Reason, time.Now())
+				s.Rec.Fail(key, s.refusal.Reason, time.Now())
 				return s.p.sent, s.refusal
 			}
 			continue
 		case errors.Is(err, errTimeout):
 			now := time.Now()
-			if s.p.attempt < pol.Retries && s.stop != nil && s.stop.Err() != nil {
+			if s.p.attempt < pol.Retries && s.Stop != nil && s.Stop.Err() != nil {
 				// The run is stopping: a request in flight may still be
 				// answered, but it is not sent again (not a failure: cut).
-				s.rec.Cut(key)
+				s.Rec.Cut(key)
 				return s.p.sent, errCancelled
 			}
 			if !resendAt.IsZero() || pol.RetryInterval <= 0 {
 				if s.p.attempt >= pol.Retries {
-					s.rec.Fail(key, reports.ReasonTimeout, now)
-					s.sh.Observe(s.id, now, 0, false)
+					s.Rec.Fail(key, reports.ReasonTimeout, now)
+					s.Shared.Observe(s.ID, now, 0, false)
 					return s.p.sent, &reqFail{Reason: reports.ReasonTimeout,
 						Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
 				}
 				resendAt = time.Time{}
 				if err := s.resend(); err != nil {
-					s.rec.Fail(key, simclient.ReasonSocket, time.Now())
+					s.Rec.Fail(key, simclient.ReasonSocket, time.Now())
 					return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 				}
 				deadline = time.Now().Add(pol.Timeout)
 				continue
 			}
 			if s.p.attempt >= pol.Retries {
-				s.rec.Fail(key, reports.ReasonTimeout, now)
-				s.sh.Observe(s.id, now, 0, false)
+				s.Rec.Fail(key, reports.ReasonTimeout, now)
+				s.Shared.Observe(s.ID, now, 0, false)
 				return s.p.sent, &reqFail{Reason: reports.ReasonTimeout,
 					Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
 			}
@@ -132,18 +132,18 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 		case errors.Is(err, errTruncated):
 			// The reply did not fit; the buffer has grown: ask again now.
 			if err := s.resend(); err != nil {
-				s.rec.Fail(key, simclient.ReasonSocket, time.Now())
+				s.Rec.Fail(key, simclient.ReasonSocket, time.Now())
 				return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 			}
 		case errors.Is(err, errCancelled):
-			s.rec.Cut(key)
+			s.Rec.Cut(key)
 			return s.p.sent, errCancelled
 		default:
 			reason := simclient.ReasonSocket
 			if isRefused(err) {
 				reason = reports.ReasonConnRefused
 			}
-			s.rec.Fail(key, reason, time.Now())
+			s.Rec.Fail(key, reason, time.Now())
 			return s.p.sent, &reqFail{Reason: reason, Err: err}
 		}
 	}
@@ -153,9 +153,9 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 // retry for its message and for the step.
 func (s *session) resend() error {
 	s.p.attempt++
-	s.rec.Retry(s.rt.keys[s.p.typ])
-	if s.curStep >= 0 {
-		s.rec.Retry(s.sh.StepKey(s.fi, s.curStep))
+	s.Rec.Retry(s.rt.keys[s.p.typ])
+	if s.CurStep >= 0 {
+		s.Rec.Retry(s.StepKey(s.CurStep))
 	}
 	s.obuf = s.encode(s.obuf[:0], s.p, s.sendProfile(s.p.attempt))
 	return s.tr.send(s.p.to, s.obuf)
@@ -220,7 +220,7 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		switch m.Type {
 		case udplobby.ServerAllReady, udplobby.ServerCountdownTick, udplobby.ServerGameStart,
 			udplobby.ServerGameEnd, udplobby.ServerPlayerDisconnected, udplobby.ServerDisconnect:
-			if other && s.sh.ReplyViolation(s.rec, simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch), true) != nil {
+			if other && s.Shared.ReplyViolation(s.Rec, simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch), true) != nil {
 				return replyNone // on_violation fail_step: not taken
 			}
 			return s.event(data, m)
@@ -339,7 +339,7 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 				return v
 			}
 		}
-		s.sh.Rooms.Replace(m.RoomID, m.Port)
+		s.Shared.Rooms.Replace(m.RoomID, m.Port)
 		s.roomID, s.created, s.createdAt = m.RoomID, m.RoomID, time.Now()
 		s.setInstance(m.Port)
 	case udplobby.LobbyJoinSuccess:
@@ -355,7 +355,7 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 				return v
 			}
 		}
-		if prev, known := s.sh.Rooms.Observe(m.RoomID, m.Port); known && prev != m.Port {
+		if prev, known := s.Shared.Rooms.Observe(m.RoomID, m.Port); known && prev != m.Port {
 			if v := s.bad(simclient.RuleUJoinPort, data, fmt.Sprintf("room %d was created on port %d, JOIN_SUCCESS says %d", m.RoomID, prev, m.Port), true); v != replyOK {
 				return v
 			}
@@ -398,7 +398,7 @@ func (s *session) setInstance(port uint16) {
 // whether the flow carries on (replyOK: the caller applies the reply) or
 // the request fails with reason "violation" (replyBad, s.badReply).
 func (s *session) bad(rule string, data []byte, detail string, usable bool) verdict {
-	if err := s.sh.ReplyViolation(s.rec, rule, data, s.obuf, detail, usable); err != nil {
+	if err := s.Shared.ReplyViolation(s.Rec, rule, data, s.obuf, detail, usable); err != nil {
 		s.badReply = err
 		return replyBad
 	}
@@ -469,7 +469,7 @@ func (s *session) event(data []byte, m *udplobby.Message) verdict {
 // violation records a breach of rule by packet data; req is the request
 // that caused it (nil if unsolicited).
 func (s *session) violation(rule string, data, req []byte, detail string) {
-	s.rec.Violation(rule, time.Now(), data, req, detail)
+	s.Rec.Violation(rule, time.Now(), data, req, detail)
 }
 
 // compareLists compares the room list just received with this session's

@@ -96,10 +96,10 @@ func (s *session) malformedPacket(dst []byte, b *burst, kind scenario.MalformedK
 		return udplobby.AppendRaw(dst[:0], prof, h, payload)
 	}
 	// random: random bytes of random length, 1-64.
-	n := 1 + s.think.IntN(64)
+	n := 1 + s.Think.IntN(64)
 	out := dst[:0]
 	for range n {
-		out = append(out, byte(s.think.Uint32()))
+		out = append(out, byte(s.Think.Uint32()))
 	}
 	return out
 }
@@ -218,16 +218,16 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 // malformed runs a malformed step (see the package doc).
 func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error {
 	spec := st.Malformed
-	key := s.sh.StepKey(s.fi, i)
+	key := s.StepKey(i)
 	b := &burst{first: s.seq + 1, valid: udplobby.LobbyListRooms, to: s.lobby}
 	if spec.To == "instance" {
 		if !s.inst.IsValid() {
-			return s.fail(i, st, simclient.ReasonNoRoom, errors.New("malformed to: instance needs a joined room"))
+			return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("malformed to: instance needs a joined room"))
 		}
 		b.valid, b.to, b.inst = udplobby.ClientPing, s.inst, true
 	}
 	if s.disconnect {
-		return s.fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
+		return s.Fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
 	}
 	kinds := spec.Kinds
 	if len(kinds) == 0 {
@@ -237,57 +237,57 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	answered := func(f *flight, ok bool) {
 		now := time.Now()
 		if ok {
-			s.rec.Record(key, f.intended, f.sent, now)
-			s.rec.Record(msgKey, f.intended, f.sent, now)
+			s.Rec.Record(key, f.intended, f.sent, now)
+			s.Rec.Record(msgKey, f.intended, f.sent, now)
 		} else {
-			s.rec.Fail(key, simclient.ReasonRefused, now)
-			s.rec.Fail(msgKey, simclient.ReasonRefused, now)
+			s.Rec.Fail(key, simclient.ReasonRefused, now)
+			s.Rec.Fail(msgKey, simclient.ReasonRefused, now)
 		}
 	}
-	base := s.next
+	base := s.Next
 	for k := 0; k < st.Count; k++ {
 		due := base.Add(time.Duration(k) * st.Interval)
 		if err := s.burstRecv(b, due, answered); err != nil {
-			return s.stepErr(i, st, err)
+			return s.StepErr(i, st, err)
 		}
 		if ctx.Err() != nil {
-			return s.fail(i, st, simclient.ReasonCancelled, ctx.Err())
+			return s.Fail(i, st, simclient.ReasonCancelled, ctx.Err())
 		}
 		var err error
-		if s.think.Float64() < spec.Share {
-			kind := s.think.IntN(len(kinds))
+		if s.Think.Float64() < spec.Share {
+			kind := s.Think.IntN(len(kinds))
 			err = s.sendMalformed(b, kinds[kind], kind)
 		} else {
 			err = s.sendValid(b, due, 0)
 		}
 		if err != nil {
-			return s.stepErr(i, st, err)
+			return s.StepErr(i, st, err)
 		}
 	}
 	// The silence window after the last packet: replies to the valid
 	// requests are welcome, replies to malformed ones are not.
 	if err := s.burstRecv(b, time.Now().Add(spec.Silence), answered); err != nil {
-		return s.stepErr(i, st, err)
+		return s.StepErr(i, st, err)
 	}
 	now := time.Now()
 	for j := range b.fl {
 		if f := &b.fl[j]; f.kind < 0 && f.outcome == pendingOutcome {
 			f.outcome = lostOutcome
-			s.rec.Fail(key, reports.ReasonTimeout, now)
-			s.rec.Fail(msgKey, reports.ReasonTimeout, now)
+			s.Rec.Fail(key, reports.ReasonTimeout, now)
+			s.Rec.Fail(msgKey, reports.ReasonTimeout, now)
 		}
 	}
 	// Liveness: one ordinary request, with the scenario's default policy.
 	p := pending{typ: b.valid, to: b.to, inst: b.inst, intended: time.Now(), value: 1}
-	sent, lerr := s.request(p, s.sh.Plan.Defaults)
+	sent, lerr := s.request(p, s.Shared.Plan.Defaults)
 	kept := int64(0)
 	if lerr == nil {
 		kept = 1
-		s.rec.Record(key, p.intended, sent, time.Now())
+		s.Rec.Record(key, p.intended, sent, time.Now())
 	} else if errors.Is(lerr, errCancelled) {
-		return s.fail(i, st, simclient.ReasonCancelled, lerr)
+		return s.Fail(i, st, simclient.ReasonCancelled, lerr)
 	} else {
-		s.rec.Fail(key, reasonOfReq(lerr), time.Now())
+		s.Rec.Fail(key, reasonOfReq(lerr), time.Now())
 	}
 	sentBy := make([]int64, len(kinds))
 	unexp := make([]int64, len(kinds))
@@ -301,10 +301,10 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	}
 	for k, kind := range kinds {
 		if sentBy[k] > 0 {
-			s.sh.Collector.AddMalformed(string(kind), sentBy[k], unexp[k], 1, kept)
+			s.Shared.Collector.AddMalformed(string(kind), sentBy[k], unexp[k], 1, kept)
 		}
 	}
-	s.next = time.Now()
+	s.Next = time.Now()
 	return nil
 }
 
@@ -319,10 +319,10 @@ func reasonOfReq(err error) string {
 // rateProbe runs a rate_probe step (see the package doc).
 func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
 	if s.disconnect {
-		return s.fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
+		return s.Fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
 	}
 	spec := st.Probe
-	key := s.sh.StepKey(s.fi, i)
+	key := s.StepKey(i)
 	b := &burst{first: s.seq + 1, to: s.lobby}
 	var room uint32
 	switch spec.Request {
@@ -332,7 +332,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		b.valid = udplobby.LobbyJoinRoom
 		room = s.roomID
 		if room == 0 {
-			if r, ok := s.member.Group.RoomNow(); ok {
+			if r, ok := s.Member.Group.RoomNow(); ok {
 				room = r.ID
 			} else {
 				room = 1
@@ -352,8 +352,8 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	answered := func(f *flight, ok bool) {
 		now := time.Now()
 		if ok {
-			s.rec.Record(key, f.intended, f.sent, now)
-			s.rec.Record(msgKey, f.intended, f.sent, now)
+			s.Rec.Record(key, f.intended, f.sent, now)
+			s.Rec.Record(msgKey, f.intended, f.sent, now)
 			pr.Outcome(f.intended.Sub(start), simclient.Answered)
 		} else {
 			pr.Outcome(f.intended.Sub(start), simclient.Refused)
@@ -415,13 +415,13 @@ send:
 		cut = true // the run ended: report what was measured so far
 		ioErr = nil
 	}
-	s.sh.ReportProbe(pr, st.Label, s.tr.localAddr().String(), start, cut)
+	s.Shared.ReportProbe(pr, st.Label, s.tr.localAddr().String(), start, cut)
 	if ioErr != nil {
-		return s.stepErr(i, st, ioErr)
+		return s.StepErr(i, st, ioErr)
 	}
 	if cut {
-		return s.fail(i, st, simclient.ReasonCancelled, context.Canceled)
+		return s.Fail(i, st, simclient.ReasonCancelled, context.Canceled)
 	}
-	s.next = time.Now()
+	s.Next = time.Now()
 	return nil
 }

@@ -22,10 +22,7 @@ var (
 	// was cut; the buffer has grown, the datagram is lost.
 	errTruncated = errors.New("datagram truncated by the receive buffer")
 	// errCancelled: the session's context ended.
-	errCancelled = errors.New("cancelled")
-	// errCreatorEnded fails the group's room when its creator's session
-	// ended without creating it.
-	errCreatorEnded = errors.New("the creator's session ended before creating the room")
+	errCancelled = simclient.ErrCancelled
 )
 
 const (

@@ -1,0 +1,233 @@
+package simclient
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// Base is the part of a session that is the same for every protocol: who
+// it is (client, flow, group place), where it records, its think-time
+// generator, its schedule and the run's stop signal. It runs the flow's
+// step loop with the think and barrier steps, records a step's end, and
+// closes and renews the session. A protocol's session embeds it and
+// implements Stepper, the steps of its own protocol:
+//
+//	type session struct {
+//		simclient.Base
+//		… // the protocol's socket and state
+//	}
+//
+//	func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (simclient.Session, error) {
+//		s := &session{}
+//		if err := s.Begin(sh, id, flow); err != nil {
+//			return nil, err
+//		}
+//		… // open the socket (a failure: OpenError)
+//		s.Join()
+//		return s, nil
+//	}
+//	func (s *session) Run(ctx context.Context, due time.Time) error { return s.Play(ctx, due, s) }
+//	func (s *session) Close() error { return s.CloseOnce(s.release) }
+//	func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error { … }
+//
+// A session that can carry its socket into the client's next session
+// (Reusable) makes that session's Base with Renew.
+type Base struct {
+	Shared  *Shared
+	ID      int            // the client's id
+	Flow    *scenario.Flow // a pointer into Shared.Plan.Flows
+	FlowIdx int            // Flow's index in Shared.Plan.Flows
+	Member  Member         // the group place (Join)
+	Rec     *metrics.Recorder
+	Think   *rand.Rand // the client's think-time generator (Shared.ThinkRand)
+	// Next is the intended send time of the next request: the session's
+	// due time, then the end of the previous step.
+	Next time.Time
+	// Stop is the run's stop signal (StopContext), done with the run's
+	// context too: waits end on it, requests in flight do not.
+	Stop    context.Context
+	CurStep int // index of the running step, -1 before the first
+
+	thinkSrc  *rand.PCG // Think's source, re-seeded for each session
+	timer     *time.Timer
+	proto     Stepper // the session Play runs
+	creator   bool    // this member runs a create step of the flow
+	closeOnce sync.Once
+	leaveOnce sync.Once
+}
+
+// Stepper is what a protocol's session implements: step i (st) of its
+// flow, any kind but think and barrier, which Base runs. A step measured
+// as one request ends with Finish; a step that records itself (a series,
+// a probe) moves Next to its end. A failed step returns Fail's or
+// StepErr's error.
+type Stepper interface {
+	Step(ctx context.Context, i int, st *scenario.Step) error
+}
+
+// Idler is a Stepper with something to do before each pause of its flow
+// (think times, series intervals), such as giving back a receive buffer
+// it does not need while it waits.
+type Idler interface {
+	Idle()
+}
+
+// ErrCancelled is what a protocol's request code returns when the run's
+// end cut the request (recorded as cut, Recorder.Cut): the step fails with
+// ReasonCancelled (StepErr).
+var ErrCancelled = errors.New("cancelled")
+
+// Begin makes b the first session of client id playing flow (a pointer
+// into sh.Plan.Flows; an error otherwise), with no group place yet: a
+// Factory calls Join last.
+func (b *Base) Begin(sh *Shared, id int, flow *scenario.Flow) error {
+	fi := sh.FlowIndex(flow)
+	if fi < 0 {
+		return errors.New("simclient: flow is not one of the plan's flows")
+	}
+	src := new(rand.PCG)
+	sh.ReseedThink(src, id)
+	*b = Base{Shared: sh, ID: id, Flow: flow, FlowIdx: fi, Rec: sh.Recorder(id), Think: rand.New(src), CurStep: -1, thinkSrc: src}
+	return nil
+}
+
+// Join gives the session its group place (Shared.Join). A Factory calls
+// it last, once the session's socket is open: Factories are called in
+// arrival order, and a client that cannot open a socket takes no place.
+func (b *Base) Join() {
+	b.Member = b.Shared.Join(b.FlowIdx)
+	b.creator = Creates(b.Flow, b.Member.Index)
+}
+
+// FlowIndex returns flow's index in Shared.Plan.Flows, -1 when it is not
+// one of them: what a Reuse checks first, and passes to Renew.
+func (b *Base) FlowIndex(flow *scenario.Flow) int {
+	if flow == b.Flow {
+		return b.FlowIdx
+	}
+	return b.Shared.FlowIndex(flow)
+}
+
+// Renew returns the Base of the client's next session, playing flow fi
+// (FlowIndex) as client id, for a Reusable whose socket carries it. The
+// client keeps its think-time generator (re-seeded for id) and pause
+// timer, and its group of one when nothing marked it (Shared.Rejoin), so
+// a session renewed in place allocates nothing. b is spent: it has left
+// its group, and a stray Close of it releases nothing.
+func (b *Base) Renew(id, fi int) Base {
+	b.closeOnce.Do(func() {})
+	b.leaveGroup()
+	sh := b.Shared
+	sh.ReseedThink(b.thinkSrc, id)
+	flow := &sh.Plan.Flows[fi]
+	m := sh.Rejoin(fi, b.Member)
+	return Base{Shared: sh, ID: id, Flow: flow, FlowIdx: fi, Member: m, Rec: sh.Recorder(id), Think: b.Think, CurStep: -1,
+		thinkSrc: b.thinkSrc, timer: b.timer, creator: Creates(flow, m.Index)}
+}
+
+// Play runs the session's flow as Session.Run does, p's steps with the
+// think and barrier steps: from due (zero: now), through the steps that
+// the session's group member runs, to the first failed one (RunFlow). It
+// gives up the group place when it returns.
+func (b *Base) Play(ctx context.Context, due time.Time, p Stepper) error {
+	if due.IsZero() {
+		due = time.Now()
+	}
+	b.Next = due
+	b.Stop = StopContext(ctx)
+	b.proto = p
+	defer b.leaveGroup()
+	return RunFlow(ctx, b.Stop, b.Flow, b.Member.Index, func(i int, st *scenario.Step) error {
+		b.CurStep = i
+		switch st.Kind {
+		case scenario.Think:
+			return b.SleepUntil(b.Stop, i, st, b.Next.Add(st.Think.Sample(b.Think)))
+		case scenario.Barrier:
+			now, err := Barrier(b.Stop, b.Member.Group, b.Rec, b.StepKey(i), i, st)
+			if err == nil {
+				b.Next = now
+			}
+			return err
+		}
+		return p.Step(ctx, i, st)
+	})
+}
+
+// StepKey returns the metrics key of step i of the session's flow.
+func (b *Base) StepKey(i int) metrics.Key { return b.Shared.StepKey(b.FlowIdx, i) }
+
+// Fail records step i (st) as failed for reason and returns its error
+// (FailStep).
+func (b *Base) Fail(i int, st *scenario.Step, reason string, err error) error {
+	return FailStep(b.Rec, b.StepKey(i), i, st, reason, err)
+}
+
+// StepErr fails step i (st) with a request's failure, already recorded
+// for the request's message: a *RequestError's reason, ReasonCancelled
+// for ErrCancelled, ReasonSocket otherwise (StepFailure).
+func (b *Base) StepErr(i int, st *scenario.Step, err error) error {
+	reason, cause := StepFailure(err, ErrCancelled)
+	return b.Fail(i, st, reason, cause)
+}
+
+// Finish ends step i (st), measured as one request intended at intended
+// and sent at sent: on success it records the step and moves Next to its
+// end; err fails it (StepErr).
+func (b *Base) Finish(i int, st *scenario.Step, intended, sent time.Time, err error) error {
+	if err != nil {
+		return b.StepErr(i, st, err)
+	}
+	now := time.Now()
+	b.Rec.Record(b.StepKey(i), intended, sent, now)
+	b.Next = now
+	return nil
+}
+
+// SleepUntil pauses step i (st) until t (think times, series intervals)
+// and moves Next to t, after the session's Idle (Idler). A pause that ctx
+// ends fails the step with ReasonCancelled.
+func (b *Base) SleepUntil(ctx context.Context, i int, st *scenario.Step, t time.Time) error {
+	b.Next = t
+	if id, ok := b.proto.(Idler); ok {
+		id.Idle()
+	}
+	if err := SleepUntil(ctx, &b.timer, t); err != nil {
+		return b.Fail(i, st, ReasonCancelled, err)
+	}
+	return nil
+}
+
+// errCreatorEnded fails the group's room when its creator's session ends
+// without having created it.
+var errCreatorEnded = errors.New("the creator's session ended before creating the room")
+
+// leaveGroup gives up the session's group place, once. A creator leaving
+// fails its group's room first (a no-op once the room exists), so that
+// its members do not wait out their timeouts.
+func (b *Base) leaveGroup() {
+	b.leaveOnce.Do(func() {
+		if b.Member.Group != nil && b.creator {
+			b.Member.Group.FailRoom(errCreatorEnded)
+		}
+		b.Shared.Leave(b.Member)
+	})
+}
+
+// CloseOnce implements Session.Close for the protocol's session: the
+// first call runs release (the protocol's socket teardown) and gives up
+// the group place; later calls, and calls after Renew, do nothing and
+// return nil.
+func (b *Base) CloseOnce(release func() error) error {
+	var err error
+	b.closeOnce.Do(func() {
+		err = release()
+		b.leaveGroup()
+	})
+	return err
+}
