@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
@@ -248,7 +249,7 @@ func TestSkipNamesOwner(t *testing.T) {
 		}, "inst/2/2", reports.VerdictFail, "SERVER_JOIN_DENY", []string{"udp/10/3", "udp/10/4"}},
 		{"tcp: CREATE_ROOM_ACK never sent", func(t *testing.T) Config {
 			srv := startRef(t)
-			target := startTCPProxy(t, srv.TCPAddr().String(), tcpFault{filter: func(p []byte) []byte {
+			target := startTCPProxy(t, srv.Addr(refserver.TCPLobby).String(), tcpFault{filter: func(p []byte) []byte {
 				if typeIs(p, tcplobby.TypeCreateRoomAck) {
 					return nil
 				}

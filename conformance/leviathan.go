@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
+	"github.com/lobbybench/lobbybench/scenario"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -20,7 +21,7 @@ import (
 // 6 malformed packets, Q the engine's known quirks (warnings).
 
 // ProtoLeviathan is the --protocol name of the Leviathan group.
-const ProtoLeviathan = "leviathan"
+const ProtoLeviathan = string(scenario.Leviathan)
 
 const (
 	secLevFraming   = "seed 002 / LEVIATHAN.md Packets"

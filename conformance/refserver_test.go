@@ -173,7 +173,7 @@ func startRef(t testing.TB) *refserver.Server {
 // every case passes.
 func TestReferenceTCP(t *testing.T) {
 	srv := startRef(t)
-	rep, err := Run(context.Background(), Config{Target: srv.TCPAddr().String(), Protocol: ProtoTCP})
+	rep, err := Run(context.Background(), Config{Target: srv.Addr(refserver.TCPLobby).String(), Protocol: ProtoTCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := Run(context.Background(), Config{Target: srv.TCPAddr().String(), Protocol: ProtoTCP})
+		rep, err := Run(context.Background(), Config{Target: srv.Addr(refserver.TCPLobby).String(), Protocol: ProtoTCP})
 		srv.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -17,7 +17,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultProtocol      = "udp-lobby"
+	DefaultProtocol      = ProtoUDP
 	DefaultTimeout       = time.Second
 	DefaultParallel      = 8
 	DefaultFloodRate     = 20000

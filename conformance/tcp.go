@@ -12,12 +12,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // Names of the TCP lobby protocol (seed 004) and its sections.
 const (
-	ProtoTCP = "tcp-lobby"
+	ProtoTCP = string(scenario.TCPLobby)
 
 	secTCPFraming  = "seed 004 §2.2 Message framing"
 	secTCPRoom     = "seed 004 §5.1 Room management"

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
@@ -186,7 +187,7 @@ func TestTCPFaultInjection(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, tt := range tests {
 		srv := startRef(t)
-		target := startTCPProxy(t, srv.TCPAddr().String(), tt.f)
+		target := startTCPProxy(t, srv.Addr(refserver.TCPLobby).String(), tt.f)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -13,12 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // Names of the UDP lobby protocol and its document sections.
 const (
-	ProtoUDP = "udp-lobby"
+	ProtoUDP = string(scenario.UDPLobby)
 
 	secPacket      = "seed 003 §3 Packet structure"
 	secListRooms   = "seed 003 §4 LOBBY_LIST_ROOMS"

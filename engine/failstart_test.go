@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -136,9 +137,12 @@ func TestRunFailedStarts(t *testing.T) {
 }
 
 func TestEstimateFiles(t *testing.T) {
-	udp := embeddedConfig(scenario.UDPLobby, scenario.EmbeddedServer{MaxInstances: 10})
-	tcp := embeddedConfig(scenario.TCPLobby, scenario.EmbeddedServer{MaxInstances: 10})
-	lev := embeddedConfig(scenario.Leviathan, scenario.EmbeddedServer{})
+	udp, err1 := embeddedConfig(scenario.UDPLobby, scenario.EmbeddedServer{MaxInstances: 10})
+	tcp, err2 := embeddedConfig(scenario.TCPLobby, scenario.EmbeddedServer{MaxInstances: 10})
+	lev, err3 := embeddedConfig(scenario.Leviathan, scenario.EmbeddedServer{})
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
 	plan := &scenario.Plan{Load: scenario.LoadShape{MaxClients: 1000}}
 	tests := []struct {
 		name          string

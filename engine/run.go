@@ -1,9 +1,6 @@
 package engine
 
 import (
-	"github.com/lobbybench/lobbybench/internal/netrange"
-	"github.com/lobbybench/lobbybench/internal/target"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/metrics/prom"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
@@ -30,8 +29,8 @@ type Config struct {
 	// defaults).
 	Grace, MaxLateness, PollInterval time.Duration
 	Abort                            <-chan struct{}
-	// ProbeTimeout bounds the reachability probe (zero = default).
-	ProbeTimeout time.Duration
+	// ReachTimeout bounds the reachability check (zero = default).
+	ReachTimeout time.Duration
 	// Progress is where progress goes in Mode (nil or ProgressNone: none);
 	// LineInterval paces ProgressLines.
 	Progress     io.Writer
@@ -126,17 +125,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	p := *cfg.Plan // the run may adjust its copy
 	plan := &p
+	proto, ok := simclient.Describe(string(plan.Protocol))
+	if !ok {
+		return nil, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", plan.Protocol, simclient.Protocols())
+	}
 	factory := cfg.Factory
 	if factory == nil {
-		var ok bool
-		if factory, ok = simclient.Lookup(string(plan.Protocol)); !ok {
-			return nil, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", plan.Protocol, simclient.Protocols())
-		}
+		factory = proto.New
 	}
 	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed}
 
 	// The target: the plan's, or an embedded server.
-	var targets simclient.Targets
 	var addr netip.AddrPort
 	targetName := plan.Target
 	var srv *embedded
@@ -146,12 +145,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		plan.InstancePorts = scenario.PortRange{}
 		targetName = "embedded " + addr.String()
 	} else if plan.Target == "" {
-		c := embeddedConfig(plan.Protocol, plan.Embedded)
+		c, err := embeddedConfig(plan.Protocol, plan.Embedded)
+		if err != nil {
+			return nil, err
+		}
 		if cfg.Embedded != nil {
 			c = *cfg.Embedded
 		}
 		srvCfg = &c
-		var err error
 		if srv, err = startEmbedded(plan, srvCfg); err != nil {
 			return nil, err
 		}
@@ -168,20 +169,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, &UnreachableError{Target: plan.Target, Err: err}
 		}
 	}
-	switch plan.Protocol {
-	case scenario.UDPLobby:
-		targets.UDPLobby = addr
-	case scenario.TCPLobby:
-		targets.TCPLobby = addr
-	case scenario.Leviathan:
-		targets.Leviathan = addr
-	}
-	answered, err := probe(ctx, plan.Protocol, plan.HeaderProfile, addr, cfg.ProbeTimeout)
+	answered, err := reach(ctx, proto, plan.HeaderProfile, addr, cfg.ReachTimeout)
 	if err != nil {
 		return nil, err
 	}
 	if plan.HeaderProfile == "auto" && answered != "" {
-		// The probe's reply is the first reply auto guesses from: the
+		// The check's reply is the first reply auto guesses from: the
 		// sessions need not spend a timeout finding the header again.
 		plan.HeaderProfile = answered
 	}
@@ -199,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	mem := startMemSampler(250 * time.Millisecond)
 	start := time.Now()
 	col := metrics.NewCollector(start)
-	sh, err := simclient.NewShared(plan, targets, col, cfg.Client)
+	sh, err := simclient.NewShared(plan, addr, col, cfg.Client)
 	if err != nil {
 		mem.Stop()
 		return nil, err
@@ -367,18 +360,16 @@ func (e *EmbeddedStats) Counters() []string {
 }
 
 // embeddedConfig is the reference server configuration for a run with no
-// target: free loopback ports, only the parts proto needs (the TCP lobby
-// needs the UDP lobby as its instance pool), and the scenario's
-// embedded_server settings on top.
-func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) refserver.Config {
-	c := refserver.Loopback()
-	switch proto {
-	case scenario.Leviathan:
-		c.UDP, c.TCP = nil, nil
-	case scenario.UDPLobby:
-		c.TCP, c.Leviathan = nil, nil
-	default:
-		c.Leviathan = nil
+// target: free loopback ports, only the parts the protocol needs
+// (EmbeddedParts), and the scenario's embedded_server settings on top.
+func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) (refserver.Config, error) {
+	p, ok := simclient.Describe(string(proto))
+	if !ok {
+		return refserver.Config{}, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", proto, simclient.Protocols())
+	}
+	c, err := refserver.Loopback().Only(p.EmbeddedParts...)
+	if err != nil {
+		return c, fmt.Errorf("engine: protocol %s: %w", proto, err)
 	}
 	if u := c.UDP; u != nil {
 		u.RateLimit, u.RateBurst = es.RateLimit, es.RateBurst
@@ -408,27 +399,25 @@ func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) refserv
 			l.MaxPlayers = es.MaxPlayers
 		}
 	}
-	return c
+	return c, nil
 }
 
-// startEmbedded starts the reference server c for plan's protocol.
+// startEmbedded starts the reference server c for plan's protocol, aimed
+// at the first of its EmbeddedParts.
 func startEmbedded(plan *scenario.Plan, c *refserver.Config) (*embedded, error) {
+	p, ok := simclient.Describe(string(plan.Protocol))
+	if !ok {
+		return nil, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", plan.Protocol, simclient.Protocols())
+	}
 	srv, err := refserver.Start(context.Background(), *c)
 	if err != nil {
 		return nil, fmt.Errorf("engine: embedded reference server: %w", err)
 	}
-	var addr netip.AddrPort
-	switch plan.Protocol {
-	case scenario.TCPLobby:
-		addr = srv.TCPAddr()
-	case scenario.Leviathan:
-		addr = srv.LeviathanAddr()
-	default:
-		addr = srv.UDPAddr()
-	}
+	part := p.EmbeddedParts[0]
+	addr := srv.Addr(part)
 	if !addr.IsValid() {
 		srv.Close()
-		return nil, fmt.Errorf("engine: embedded reference server has no %s part", plan.Protocol)
+		return nil, fmt.Errorf("engine: embedded reference server has no %s part", part)
 	}
 	return &embedded{addr: addr, close: func() { srv.Close() },
 		stats: func() *EmbeddedStats { return &EmbeddedStats{Stats: srv.Stats()} }}, nil

@@ -148,7 +148,7 @@ func TestRunInterrupted(t *testing.T) {
 func TestRunUnreachable(t *testing.T) {
 	plan := mustPlan(t, fakeYAML)
 	plan.Target = "127.0.0.1:9" // discard: nobody listens on loopback
-	_, err := Run(context.Background(), Config{Plan: plan, Factory: fakeFactory(time.Millisecond), ProbeTimeout: time.Second})
+	_, err := Run(context.Background(), Config{Plan: plan, Factory: fakeFactory(time.Millisecond), ReachTimeout: time.Second})
 	var ue *UnreachableError
 	if !errors.As(err, &ue) {
 		t.Fatalf("got %v, want an UnreachableError", err)
@@ -214,9 +214,9 @@ func TestRunShardsMerge(t *testing.T) {
 	}
 }
 
-func TestProbe(t *testing.T) {
+func TestReach(t *testing.T) {
 	// A TCP listener accepts; a closed TCP port refuses; a closed UDP
-	// port refuses Leviathan's probe datagram.
+	// port refuses Leviathan's Connect datagram.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -243,10 +243,10 @@ func TestProbe(t *testing.T) {
 				}
 				defer l.Close()
 			}
-			err := Probe(context.Background(), tc.proto, "", tc.addr, time.Second)
+			err := Reach(context.Background(), tc.proto, "", tc.addr, time.Second)
 			var ue *UnreachableError
 			if got := !errors.As(err, &ue); got != tc.reach || (tc.reach && err != nil) {
-				t.Errorf("Probe = %v, want reachable %v", err, tc.reach)
+				t.Errorf("Reach = %v, want reachable %v", err, tc.reach)
 			}
 		})
 	}

@@ -99,7 +99,10 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	info := &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed}
 	var embeddedAt netip.AddrPort
 	if plan.Target == "" {
-		c := embeddedConfig(plan.Protocol, plan.Embedded)
+		c, err := embeddedConfig(plan.Protocol, plan.Embedded)
+		if err != nil {
+			return nil, err
+		}
 		if w.Embedded != nil {
 			c = *w.Embedded
 		}

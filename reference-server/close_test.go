@@ -24,8 +24,8 @@ func TestCloseLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	uc := udpSocket(t)
-	created := udpReq(t, uc, s.UDPAddr(), udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, 1))
-	inst := netip.AddrPortFrom(s.UDPAddr().Addr(), created.Port)
+	created := udpReq(t, uc, s.Addr(UDPLobby), udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, 1))
+	inst := netip.AddrPortFrom(s.Addr(UDPLobby).Addr(), created.Port)
 	udpReq(t, uc, inst, mustEmpty(t, udplobby.ClientJoinRequest, 2))
 	uc.WriteToUDPAddrPort(mustEmpty(t, udplobby.ClientReady, 3), inst)
 	for _, want := range []udplobby.MsgType{udplobby.ServerAllReady, udplobby.ServerCountdownTick} {
@@ -33,7 +33,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 			t.Fatalf("got %v, want %v", m.Type, want)
 		}
 	}
-	tc, err := net.Dial("tcp", s.TCPAddr().String())
+	tc, err := net.Dial("tcp", s.Addr(TCPLobby).String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,38 @@ import (
 	"github.com/lobbybench/lobbybench/reference-server/udp"
 )
 
+// The parts of the reference server, by the names its counters carry
+// ("udp.requests…" in WriteText, "udp" in the Stats JSON). A protocol's
+// descriptor (simclient.Protocol.EmbeddedParts) names the parts an
+// embedded run of it needs.
+const (
+	UDPLobby  = "udp"       // the UDP lobby and its game instances
+	TCPLobby  = "tcp"       // the TCP lobby (its games go to the UDP lobby's instances)
+	Leviathan = "leviathan" // the Leviathan endpoint
+)
+
+// Only returns c with every part not named in parts disabled. An unknown
+// name is an error.
+func (c Config) Only(parts ...string) (Config, error) {
+	keep := map[string]bool{}
+	for _, p := range parts {
+		if p != UDPLobby && p != TCPLobby && p != Leviathan {
+			return c, fmt.Errorf("refserver: no part %q (have %s, %s, %s)", p, UDPLobby, TCPLobby, Leviathan)
+		}
+		keep[p] = true
+	}
+	if !keep[UDPLobby] {
+		c.UDP = nil
+	}
+	if !keep[TCPLobby] {
+		c.TCP = nil
+	}
+	if !keep[Leviathan] {
+		c.Leviathan = nil
+	}
+	return c, nil
+}
+
 // Config selects and configures the parts to run. A nil part is disabled.
 type Config struct {
 	// UDP configures the UDP lobby and its game instances.
@@ -78,7 +110,7 @@ type Server struct {
 }
 
 // Start validates cfg and starts the enabled parts on their addresses (port
-// 0 picks a free one; read them back with UDPAddr and TCPAddr). The server
+// 0 picks a free one; read them back with Addr). The server
 // runs until ctx is done or Close is called.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.UDP == nil && cfg.TCP == nil && cfg.Leviathan == nil {
@@ -148,29 +180,18 @@ var (
 	_ tcp.Releaser     = (*udp.Server)(nil)
 )
 
-// UDPAddr returns the UDP lobby's address, or the zero value when disabled.
-func (s *Server) UDPAddr() netip.AddrPort {
-	if s.udp == nil {
-		return netip.AddrPort{}
+// Addr returns the address of part (UDPLobby, TCPLobby or Leviathan), or
+// the zero value when that part is disabled or unknown.
+func (s *Server) Addr(part string) netip.AddrPort {
+	switch {
+	case part == UDPLobby && s.udp != nil:
+		return s.udp.Addr()
+	case part == TCPLobby && s.tcp != nil:
+		return s.tcp.Addr()
+	case part == Leviathan && s.lev != nil:
+		return s.lev.Addr()
 	}
-	return s.udp.Addr()
-}
-
-// TCPAddr returns the TCP lobby's address, or the zero value when disabled.
-func (s *Server) TCPAddr() netip.AddrPort {
-	if s.tcp == nil {
-		return netip.AddrPort{}
-	}
-	return s.tcp.Addr()
-}
-
-// LeviathanAddr returns the Leviathan endpoint's address, or the zero value
-// when disabled.
-func (s *Server) LeviathanAddr() netip.AddrPort {
-	if s.lev == nil {
-		return netip.AddrPort{}
-	}
-	return s.lev.Addr()
+	return netip.AddrPort{}
 }
 
 // Leviathan returns the Leviathan endpoint, or nil when disabled.

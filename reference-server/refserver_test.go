@@ -60,10 +60,10 @@ func TestTCPHandsOverToUDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if !s.UDPAddr().IsValid() || !s.TCPAddr().IsValid() || s.UDPAddr().Port() == 0 || s.TCPAddr().Port() == 0 {
-		t.Fatalf("addresses %v %v", s.UDPAddr(), s.TCPAddr())
+	if !s.Addr(UDPLobby).IsValid() || !s.Addr(TCPLobby).IsValid() || s.Addr(UDPLobby).Port() == 0 || s.Addr(TCPLobby).Port() == 0 {
+		t.Fatalf("addresses %v %v", s.Addr(UDPLobby), s.Addr(TCPLobby))
 	}
-	nc, err := net.Dial("tcp", s.TCPAddr().String())
+	nc, err := net.Dial("tcp", s.Addr(TCPLobby).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestTCPHandsOverToUDP(t *testing.T) {
 	}
 	// The instance is a room of the UDP lobby, with the TCP player's seat held.
 	u := udpSocket(t)
-	l := udpReq(t, u, s.UDPAddr(), udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 1))
+	l := udpReq(t, u, s.Addr(UDPLobby), udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 1))
 	rooms := l.Rooms.AppendRooms(nil)
 	if len(rooms) != 1 || rooms[0].Port != inst.Port() || rooms[0].Players != 1 {
 		t.Fatalf("UDP list %v, want one room on port %d with 1 held seat", rooms, inst.Port())
@@ -164,7 +164,7 @@ func TestPartsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.TCPAddr().IsValid() || s.TCP() != nil || s.Stats().TCP != nil {
+	if s.Addr(TCPLobby).IsValid() || s.TCP() != nil || s.Stats().TCP != nil {
 		t.Error("TCP disabled yet present")
 	}
 	s.Close()
@@ -176,7 +176,7 @@ func TestPartsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.UDPAddr().IsValid() || s.Stats().UDP != nil {
+	if s.Addr(UDPLobby).IsValid() || s.Stats().UDP != nil {
 		t.Error("UDP disabled yet present")
 	}
 	s.Close()
@@ -191,7 +191,7 @@ func TestContextStops(t *testing.T) {
 	cancel()
 	deadline := time.Now().Add(ioTimeout)
 	for {
-		c, err := net.DialTimeout("tcp", s.TCPAddr().String(), time.Second)
+		c, err := net.DialTimeout("tcp", s.Addr(TCPLobby).String(), time.Second)
 		if err != nil {
 			break
 		}

@@ -32,53 +32,56 @@ type Impairment struct {
 // IsZero reports whether no impairment applies.
 func (i Impairment) IsZero() bool { return i.In.IsZero() && i.Out.IsZero() }
 
-// stepSpec says where a step kind is valid and which parameters it takes.
+// stepSpec says which parameters a step kind takes. Which protocols take
+// it is theirs to say (ProtocolSpec.Steps); a kind no protocol lists as its
+// own is every protocol's (everyKind).
 type stepSpec struct {
-	protos    []Protocol // nil: every protocol
-	request   bool       // takes timeout/retries/retry_interval
-	wait      bool       // takes timeout only (default DefaultWaitTimeout)
+	request   bool // takes timeout/retries/retry_interval
+	wait      bool // takes timeout only (default DefaultWaitTimeout)
 	params    []string
 	shorthand string // parameter a scalar value sets
 }
 
-var (
-	udpOnly = []Protocol{UDPLobby}
-	tcpOnly = []Protocol{TCPLobby}
-	levOnly = []Protocol{Leviathan}
-)
-
 var stepSpecs = map[StepKind]stepSpec{
-	ListRooms:     {protos: udpOnly, request: true},
-	CreateRoom:    {protos: udpOnly, request: true},
-	Join:          {protos: []Protocol{UDPLobby, TCPLobby}, request: true, params: []string{"room"}, shorthand: "room"},
-	Hello:         {protos: udpOnly, request: true},
-	InstanceJoin:  {protos: udpOnly, request: true},
-	Ready:         {protos: []Protocol{UDPLobby, TCPLobby}, request: true},
-	Ping:          {protos: udpOnly, request: true, params: []string{"count", "interval"}, shorthand: "count"},
-	WaitGameStart: {protos: []Protocol{UDPLobby, TCPLobby}, wait: true, shorthand: "timeout"},
-	Leave:         {protos: udpOnly, params: []string{"reason"}},
-	Disconnect:    {protos: []Protocol{UDPLobby, TCPLobby}},
-	Connect:       {protos: []Protocol{TCPLobby, Leviathan}, request: true, params: []string{"name"}},
-	List:          {protos: tcpOnly, request: true},
-	Create:        {protos: tcpOnly, request: true, params: []string{"name"}, shorthand: "name"},
-	Start:         {protos: tcpOnly, request: true},
-	WaitCountdown: {protos: tcpOnly, wait: true, shorthand: "timeout"},
-	JoinServer:    {protos: levOnly, request: true},
-	JoinGame:      {protos: levOnly, request: true, params: []string{"options"}},
-	Echo:          {protos: levOnly, request: true, params: []string{"count", "interval"}, shorthand: "count"},
-	Status:        {protos: levOnly, request: true},
-	Close:         {protos: levOnly},
+	ListRooms:     {request: true},
+	CreateRoom:    {request: true},
+	Join:          {request: true, params: []string{"room"}, shorthand: "room"},
+	Hello:         {request: true},
+	InstanceJoin:  {request: true},
+	Ready:         {request: true},
+	Ping:          {request: true, params: []string{"count", "interval"}, shorthand: "count"},
+	WaitGameStart: {wait: true, shorthand: "timeout"},
+	Leave:         {params: []string{"reason"}},
+	Disconnect:    {},
+	Connect:       {request: true, params: []string{"name"}},
+	List:          {request: true},
+	Create:        {request: true, params: []string{"name"}, shorthand: "name"},
+	Start:         {request: true},
+	WaitCountdown: {wait: true, shorthand: "timeout"},
+	JoinServer:    {request: true},
+	JoinGame:      {request: true, params: []string{"options"}},
+	Echo:          {request: true, params: []string{"count", "interval"}, shorthand: "count"},
+	Status:        {request: true},
+	Close:         {},
 	Think:         {params: []string{"fixed", "uniform", "exponential", "normal"}, shorthand: "fixed"},
 	Barrier:       {wait: true, params: []string{"n"}, shorthand: "n"},
 	Malformed:     {params: []string{"kinds", "count", "share", "to", "silence", "interval"}, shorthand: "count"},
 	RateProbe:     {request: true, params: []string{"from", "to", "over", "request", "loss"}},
 }
 
+// everyKind lists the step kinds every protocol takes.
+var everyKind = []StepKind{Think, Barrier, Malformed, RateProbe}
+
+// validFor reports whether step kind k is valid for p.
+func validFor(k StepKind, p Protocol) bool {
+	return slices.Contains(everyKind, k) || slices.Contains(p.spec().Steps, k)
+}
+
 // StepKinds returns the step kinds valid for p, sorted.
 func StepKinds(p Protocol) []StepKind {
 	var out []StepKind
-	for k, s := range stepSpecs {
-		if s.protos == nil || slices.Contains(s.protos, p) {
+	for k := range stepSpecs {
+		if validFor(k, p) {
 			out = append(out, k)
 		}
 	}
@@ -104,25 +107,14 @@ func kindNames(ks []StepKind) string {
 }
 
 // MalformedKinds lists the malformed kinds valid for p.
-func MalformedKinds(p Protocol) []MalformedKind {
-	switch p {
-	case TCPLobby:
-		return []MalformedKind{WrongLength, UnknownType, RandomBytes}
-	case Leviathan:
-		return []MalformedKind{Truncated, UnknownType, RandomBytes}
-	}
-	return []MalformedKind{BadCRC, Truncated, WrongLength, UnknownType, WrongDirection, RandomBytes}
-}
+func MalformedKinds(p Protocol) []MalformedKind { return p.spec().Malformed }
 
 // defaultListStep is the request a malformed mix or a rate probe sends.
 func defaultListStep(p Protocol) StepKind {
-	switch p {
-	case TCPLobby:
-		return List
-	case Leviathan:
-		return Echo
+	if r := p.spec().ProbeRequests; len(r) > 0 {
+		return r[0]
 	}
-	return ListRooms
+	return ""
 }
 
 var flowKeys = []string{"name", "weight", "group_size", "new_socket", "steps"}
@@ -237,7 +229,7 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 		d.reject(kindNode.Value)
 		return Step{}, false
 	}
-	if proto != "" && spec.protos != nil && !slices.Contains(spec.protos, proto) {
+	if proto != "" && !validFor(kind, proto) {
 		d.errf(kindNode, "%s: step %q is not a %s step (%s steps: %s)", flow, kind, proto, proto, kindNames(StepKinds(proto)))
 		d.reject(kindNode.Value)
 		return Step{}, false
@@ -518,9 +510,9 @@ func (d *decoder) rateProbe(f fields, what string, proto Protocol) RateProbeSpec
 		}
 	}
 	if v := f.get("request"); v != nil {
-		reqs := []string{string(defaultListStep(proto))}
-		if proto == UDPLobby {
-			reqs = append(reqs, string(CreateRoom), string(Join))
+		var reqs []string
+		for _, k := range proto.spec().ProbeRequests {
+			reqs = append(reqs, string(k))
 		}
 		if s, ok := d.oneOf(v, what+" request", reqs); ok {
 			r.Request = StepKind(s)

@@ -308,10 +308,16 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 		p.Description, _ = d.str(n, "description")
 	}
 	if n := f.get("protocol"); n != nil {
-		s, _ := d.oneOf(n, "protocol", []string{string(UDPLobby), string(TCPLobby), string(Leviathan)})
-		p.Protocol = Protocol(s)
+		if len(Protocols()) == 0 {
+			// A program that links no protocol package (simclient/udpclient
+			// …; engine links them all) cannot load any scenario.
+			d.errf(n, "protocol: no protocol is registered in this program (it must import the simclient protocol packages)")
+		} else {
+			s, _ := d.oneOf(n, "protocol", ProtocolNames())
+			p.Protocol = Protocol(s)
+		}
 	} else {
-		d.errf(root, "missing key \"protocol\" (udp-lobby, tcp-lobby or leviathan)")
+		d.errf(root, "missing key \"protocol\" (%s)", orList(ProtocolNames()))
 	}
 	if n := f.get("target"); n != nil {
 		if s, ok := d.str(n, "target"); ok {
@@ -323,18 +329,18 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 		}
 	}
 	if n := f.get("header_profile"); n != nil {
-		if p.Protocol != UDPLobby && p.Protocol != "" {
-			d.errf(f.keys["header_profile"], "header_profile applies to udp-lobby only, not %s", p.Protocol)
+		if !p.Protocol.accepts("header_profile") {
+			d.errf(f.keys["header_profile"], "header_profile applies to %s only, not %s", keyOwners("header_profile"), p.Protocol)
 		} else {
 			p.HeaderProfile, _ = d.oneOf(n, "header_profile", []string{"spec", "rtype17", "auto"})
 		}
 	}
-	if p.Protocol == UDPLobby && p.HeaderProfile == "" {
+	if p.Protocol != "" && p.Protocol.accepts("header_profile") && p.HeaderProfile == "" {
 		p.HeaderProfile = "spec"
 	}
 	if n := f.get("instance_ports"); n != nil {
-		if p.Protocol != UDPLobby && p.Protocol != "" {
-			d.errf(f.keys["instance_ports"], "instance_ports applies to udp-lobby only, not %s", p.Protocol)
+		if !p.Protocol.accepts("instance_ports") {
+			d.errf(f.keys["instance_ports"], "instance_ports applies to %s only, not %s", keyOwners("instance_ports"), p.Protocol)
 		} else if s, ok := d.str(n, "instance_ports"); ok {
 			r, err := netrange.ParsePorts(s)
 			if err != nil {
@@ -362,7 +368,7 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 	}
 	if n := f.get("impairment"); n != nil {
 		if p.Protocol != "" && !p.Protocol.UDP() {
-			d.errf(f.keys["impairment"], "impairment applies to UDP protocols (udp-lobby, leviathan), not %s", p.Protocol)
+			d.errf(f.keys["impairment"], "impairment applies to UDP protocols (%s), not %s", strings.Join(udpProtocols(), ", "), p.Protocol)
 		} else {
 			p.Impairment = d.impairment(n, p.Seed)
 		}

@@ -9,22 +9,6 @@ import (
 	"github.com/lobbybench/lobbybench/internal/netrange"
 )
 
-// Protocol is the wire protocol a scenario speaks.
-type Protocol string
-
-// The protocols a scenario can target.
-const (
-	UDPLobby  Protocol = "udp-lobby"
-	TCPLobby  Protocol = "tcp-lobby"
-	Leviathan Protocol = "leviathan"
-)
-
-// Protocols lists every Protocol, in documentation order.
-var Protocols = []Protocol{UDPLobby, TCPLobby, Leviathan}
-
-// UDP reports whether the protocol runs over UDP (and so accepts impairment).
-func (p Protocol) UDP() bool { return p == UDPLobby || p == Leviathan }
-
 // Plan is a validated scenario: everything the engine needs, with defaults
 // filled in and units resolved. A Plan returned by Parse or Load is valid;
 // the engine never has to re-check it.

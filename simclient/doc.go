@@ -1,9 +1,9 @@
 // Package simclient holds what every simulated client of `lobbybench run`
 // shares: the Session and Factory contract the engine drives, the per-run
-// Shared state (plan, targets, metrics recorders, group registry, room
+// Shared state (plan, target, metrics recorders, group registry, room
 // table, timeout Sweeper), the semantic rule ids sessions report (Rules)
 // and the failure type sessions return (StepError). Each protocol lives in
-// a subpackage that registers its Factory from init: udpclient
+// a subpackage that registers its Protocol from init (protocol.go): udpclient
 // ("udp-lobby", PROTOCOLS.md §1-2), tcpclient ("tcp-lobby", §3), levclient
 // ("leviathan", LEVIATHAN.md).
 //

@@ -1,6 +1,7 @@
 package simclient
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // note.
 func TestReportProbe(t *testing.T) {
 	c := metrics.NewCollector(time.Now())
-	sh, err := NewShared(testPlan(t, "  - steps: [list_rooms]\n"), Targets{}, c, Options{})
+	sh, err := NewShared(testPlan(t, "  - steps: [list_rooms]\n"), netip.AddrPort{}, c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package simclient
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -57,7 +58,7 @@ func newBaseSession(t *testing.T, sh *Shared, id int, flow *scenario.Flow) *base
 func baseShared(t *testing.T, flows string) (*Shared, *metrics.Collector) {
 	t.Helper()
 	c := metrics.NewCollector(time.Now())
-	sh, err := NewShared(testPlan(t, flows), Targets{}, c, Options{Recorders: 1})
+	sh, err := NewShared(testPlan(t, flows), netip.AddrPort{}, c, Options{Recorders: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

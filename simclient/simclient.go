@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,50 +41,66 @@ type Session interface {
 // generator and impairment generator.
 type Factory func(sh *Shared, id int, flow *scenario.Flow, src netip.Addr) (Session, error)
 
+// Protocol describes one protocol to the engine. The protocol's client
+// package registers it once, from init (Register); the engine, the
+// scenario loader and the CLI iterate over the registry, so a new protocol
+// is its wire codec, its client package and this descriptor.
+type Protocol struct {
+	// ProtocolSpec is what the scenario loader reads: name, transport,
+	// step kinds, malformed kinds, protocol-specific keys.
+	scenario.ProtocolSpec
+	// Reach checks, before a run sends anything else, that a server
+	// speaking the protocol answers at addr within timeout. It returns nil when it does, an error saying what
+	// it saw otherwise (refused, silence, another protocol). headerProfile
+	// is the plan's (udp-lobby only); answered is what the reply shows of
+	// it ("" when nothing: the run keeps the plan's).
+	Reach func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) (answered string, err error)
+	// EmbeddedParts are the reference server parts a run with no target
+	// starts (refserver part names); the run aims at the first.
+	EmbeddedParts []string
+	// New makes the protocol's sessions.
+	New Factory
+}
+
 var (
-	regMu     sync.RWMutex
-	factories = map[string]Factory{}
+	regMu  sync.RWMutex
+	protos = map[string]*Protocol{}
 )
 
-// Register makes f the factory of protocol (a scenario.Protocol name such as
-// "udp-lobby"). It panics if protocol is registered twice; protocol
-// packages call it from init.
-func Register(protocol string, f Factory) {
+// Register makes p a protocol: its spec goes to the scenario loader, the
+// rest to Lookup and Describe. It panics if p.Name is registered twice or p
+// misses a part; protocol packages call it from init.
+func Register(p Protocol) {
+	if p.Reach == nil || p.New == nil || len(p.EmbeddedParts) == 0 {
+		panic("simclient: protocol " + string(p.Name) + " needs Reach, New and EmbeddedParts")
+	}
 	regMu.Lock()
 	defer regMu.Unlock()
-	if _, dup := factories[protocol]; dup {
-		panic("simclient: protocol " + protocol + " registered twice")
+	if _, dup := protos[string(p.Name)]; dup {
+		panic("simclient: protocol " + string(p.Name) + " registered twice")
 	}
-	factories[protocol] = f
+	scenario.RegisterProtocol(p.ProtocolSpec)
+	protos[string(p.Name)] = &p
 }
 
-// Lookup returns the factory registered for protocol.
+// Describe returns the descriptor registered for protocol.
+func Describe(protocol string) (*Protocol, bool) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	p, ok := protos[protocol]
+	return p, ok
+}
+
+// Lookup returns the session factory registered for protocol.
 func Lookup(protocol string) (Factory, bool) {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	f, ok := factories[protocol]
-	return f, ok
-}
-
-// Protocols returns the registered protocol names, sorted.
-func Protocols() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]string, 0, len(factories))
-	for p := range factories {
-		out = append(out, p)
+	if p, ok := Describe(protocol); ok {
+		return p.New, true
 	}
-	sort.Strings(out)
-	return out
+	return nil, false
 }
 
-// Targets are the resolved server addresses of a run. Only the one of the
-// plan's protocol needs to be valid.
-type Targets struct {
-	UDPLobby  netip.AddrPort
-	TCPLobby  netip.AddrPort
-	Leviathan netip.AddrPort
-}
+// Protocols returns the registered protocol names in documentation order.
+func Protocols() []string { return scenario.ProtocolNames() }
 
 // DefaultSocketBuffer is SO_RCVBUF/SO_SNDBUF of client sockets when the
 // plan sets none: large, because the default ~208 KiB loses datagrams at
@@ -107,12 +122,12 @@ type Options struct {
 }
 
 // Shared is the per-run state every session of a run shares: the plan, the
-// resolved targets, the metrics recorders and keys, the group registry, the
+// resolved target, the metrics recorders and keys, the group registry, the
 // run-wide room table, and the timeout sweeper. Make it with NewShared and
 // Close it after the last session. All methods are safe for concurrent use.
 type Shared struct {
 	Plan      *scenario.Plan
-	Targets   Targets
+	Target    netip.AddrPort // the server of the plan's protocol
 	Collector *metrics.Collector
 	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF to set on client sockets, 0
 	// for the OS default.
@@ -141,10 +156,11 @@ type flowGroups struct {
 	live map[int64]*Group
 }
 
-// NewShared prepares the shared state of a run of plan against t, recording
+// NewShared prepares the shared state of a run of plan against target (the
+// server of the plan's protocol), recording
 // into c: it registers a step key for every step label and starts the
 // sweeper.
-func NewShared(plan *scenario.Plan, t Targets, c *metrics.Collector, opt Options) (*Shared, error) {
+func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector, opt Options) (*Shared, error) {
 	if plan == nil || c == nil {
 		return nil, errors.New("simclient: NewShared needs a plan and a collector")
 	}
@@ -153,7 +169,7 @@ func NewShared(plan *scenario.Plan, t Targets, c *metrics.Collector, opt Options
 	}
 	sh := &Shared{
 		Plan:      plan,
-		Targets:   t,
+		Target:    target,
 		Collector: c,
 		Rooms:     NewRoomTable(),
 		flowIdx:   map[*scenario.Flow]int{},

@@ -3,6 +3,7 @@ package simclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/netip"
@@ -56,7 +57,7 @@ func TestGroupsFollowArrivalOrder(t *testing.T) {
   - name: b
     steps: [list_rooms]
 `)
-	sh, err := NewShared(p, Targets{}, metrics.NewCollector(time.Now()), Options{})
+	sh, err := NewShared(p, netip.AddrPort{}, metrics.NewCollector(time.Now()), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestRejoin(t *testing.T) {
   - name: b
     steps: [list_rooms]
 `)
-	sh, err := NewShared(p, Targets{}, metrics.NewCollector(time.Now()), Options{})
+	sh, err := NewShared(p, netip.AddrPort{}, metrics.NewCollector(time.Now()), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestRejoin(t *testing.T) {
 func TestReseedThink(t *testing.T) {
 	p := testPlan(t, "  - steps: [list_rooms]\n")
 	p.Seed = 42
-	sh, err := NewShared(p, Targets{}, metrics.NewCollector(time.Now()), Options{})
+	sh, err := NewShared(p, netip.AddrPort{}, metrics.NewCollector(time.Now()), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func TestOthersP99(t *testing.T) {
 	}
 	p := testPlan(t, "  - steps: [list_rooms]\n")
 	c := metrics.NewCollector(time.Now())
-	sh, err := NewShared(p, Targets{}, c, Options{})
+	sh, err := NewShared(p, netip.AddrPort{}, c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,21 +316,28 @@ func TestRoomTable(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	t.Cleanup(func() { // the registry is package-wide: leave it as found, so -count=N works
-		regMu.Lock()
-		delete(factories, "test-proto")
-		regMu.Unlock()
-	})
-	Register("test-proto", func(*Shared, int, *scenario.Flow, netip.Addr) (Session, error) { return nil, nil })
-	if _, ok := Lookup("test-proto"); !ok {
+	// The registries are process-wide and keep what is registered: a name
+	// of this run's own, so -count=N works.
+	name := scenario.Protocol(fmt.Sprintf("test-proto-%d", time.Now().UnixNano()))
+	p := Protocol{
+		ProtocolSpec:  scenario.ProtocolSpec{Name: name, Transport: "udp", ProbeRequests: []scenario.StepKind{scenario.Think}},
+		Reach:         func(context.Context, netip.AddrPort, string, time.Duration) (string, error) { return "", nil },
+		New:           func(*Shared, int, *scenario.Flow, netip.Addr) (Session, error) { return nil, nil },
+		EmbeddedParts: []string{"udp"},
+	}
+	Register(p)
+	if _, ok := Lookup(string(name)); !ok {
 		t.Fatal("not found")
+	}
+	if s, ok := scenario.LookupProtocol(name); !ok || s.Transport != "udp" {
+		t.Fatalf("the scenario loader does not know the protocol: %+v", s)
 	}
 	defer func() {
 		if recover() == nil {
 			t.Fatal("registering twice did not panic")
 		}
 	}()
-	Register("test-proto", nil)
+	Register(p)
 }
 
 func TestRulesDescribed(t *testing.T) {

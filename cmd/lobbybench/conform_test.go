@@ -94,7 +94,7 @@ func TestConformRun(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
 	j, x, m, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.md"), filepath.Join(dir, "c.html")
-	code, out, errs := runCLI(t, "conform", "--target", srv.UDPAddr().String(), "--cases", "udp/4,udp/12,inst/2/1",
+	code, out, errs := runCLI(t, "conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp/4,udp/12,inst/2/1",
 		"--json", j, "--junit", x, "--markdown", m, "--html", h)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -121,7 +121,7 @@ func TestConformRun(t *testing.T) {
 		}
 	}
 	// TCP on the same reference server.
-	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.TCPAddr().String(), "--cases", "tcp/2.2,tcp/7.1", "--quiet")
+	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp/2.2,tcp/7.1", "--quiet")
 	if code != exitOK || !strings.Contains(out, "5 cases in") || strings.Contains(out, "✔") {
 		t.Errorf("tcp: exit %d, stdout %q", code, out)
 	}
@@ -137,7 +137,7 @@ func TestConformFailureAndStrict(t *testing.T) {
 	// fails only under --strict. A counting verdict, unlike the rate-limit
 	// flood's (udp/14/1), which a loaded machine can turn into a warning.
 	srv := startConformRef(t)
-	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.TCPAddr().String(), "--cases", "tcp/R/4"}
+	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp/R/4"}
 	if code, out, _ := runCLI(t, args...); code != exitOK || !strings.Contains(out, "! tcp/R/4") {
 		t.Errorf("non-strict: exit %d, stdout %q", code, out)
 	}
@@ -152,7 +152,7 @@ func TestConformMaxSkips(t *testing.T) {
 	srv := startConformRef(t)
 	x := filepath.Join(t.TempDir(), "c.xml")
 	// udp/7/2 needs --instance-ports: without it, it is skipped.
-	args := []string{"conform", "--target", srv.UDPAddr().String(), "--cases", "udp/4/1,udp/7/2", "--junit", x}
+	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp/4/1,udp/7/2", "--junit", x}
 	code, out, _ := runCLI(t, args...)
 	if code != exitOK || !strings.Contains(out, "PASS · no case failed (1 of 2 passed); 1 of 2 cases skipped") {
 		t.Errorf("no budget: exit %d, stdout %q", code, out)
@@ -178,7 +178,7 @@ func TestConformPassingWire(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
 	j, x, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.html")
-	args := []string{"conform", "--target", srv.UDPAddr().String(), "--cases", "udp/4/1", "--json", j, "--junit", x, "--html", h}
+	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp/4/1", "--json", j, "--junit", x, "--html", h}
 	if code, out, errs := runCLI(t, args...); code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}

@@ -270,17 +270,17 @@ func (f *serveFlags) run(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageErr(e, "serve", "%v", err)
 	}
-	if a := srv.UDPAddr(); a.IsValid() {
+	if a := srv.Addr(refserver.UDPLobby); a.IsValid() {
 		pool := "instance ports chosen by the OS"
 		if f.basePort > 0 {
 			pool = fmt.Sprintf("instances on ports %d-%d", f.basePort, f.basePort+f.maxInstances-1)
 		}
 		fmt.Fprintf(e.stderr, "lobbybench serve: udp lobby on %s (%s, header %s)\n", a, pool, f.header)
 	}
-	if a := srv.TCPAddr(); a.IsValid() {
+	if a := srv.Addr(refserver.TCPLobby); a.IsValid() {
 		fmt.Fprintf(e.stderr, "lobbybench serve: tcp lobby on %s\n", a)
 	}
-	if a := srv.LeviathanAddr(); a.IsValid() {
+	if a := srv.Addr(refserver.Leviathan); a.IsValid() {
 		fmt.Fprintf(e.stderr, "lobbybench serve: leviathan endpoint on %s\n", a)
 	}
 	if f.statsAddr != "" {

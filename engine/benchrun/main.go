@@ -314,7 +314,7 @@ func serveChild(rooms int) {
 		fmt.Fprintf(os.Stderr, "benchrun: server child: %v\n", err)
 		os.Exit(1)
 	}
-	fmt.Println(srv.UDPAddr())
+	fmt.Println(srv.Addr(refserver.UDPLobby))
 	sig := make(chan os.Signal, 1)
 	notify(sig)
 	select {

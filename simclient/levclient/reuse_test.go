@@ -32,7 +32,7 @@ func TestReuse(t *testing.T) {
 			srv := startServer(t, nil)
 			p := plan(t, "", tc.steps)
 			col := metrics.NewCollector(time.Now())
-			sh, err := simclient.NewShared(p, simclient.Targets{Leviathan: srv.Addr()}, col, simclient.Options{SocketBuffer: -1})
+			sh, err := simclient.NewShared(p, srv.Addr(), col, simclient.Options{SocketBuffer: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestReuse(t *testing.T) {
 func TestReuseAfterClose(t *testing.T) {
 	srv := startServer(t, nil)
 	p := plan(t, "", "      - connect\n")
-	sh, err := simclient.NewShared(p, simclient.Targets{Leviathan: srv.Addr()}, metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
+	sh, err := simclient.NewShared(p, srv.Addr(), metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

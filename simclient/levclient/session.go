@@ -15,8 +15,6 @@ import (
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
-func init() { simclient.Register(string(scenario.Leviathan), New) }
-
 // Semantic rule ids this client reports besides the wire codec's L-… ids.
 const (
 	// RuleResponseTo: a reply's ResponseTo is not the MessageNumber of the
@@ -108,7 +106,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if err := s.Begin(sh, id, flow); err != nil {
 		return nil, err
 	}
-	if !sh.Targets.Leviathan.IsValid() {
+	if !sh.Target.IsValid() {
 		return nil, errors.New("levclient: no Leviathan target")
 	}
 	rt := getRun(sh)
@@ -141,7 +139,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 			}
 		}
 	}
-	target := netip.AddrPortFrom(sh.Targets.Leviathan.Addr().Unmap(), sh.Targets.Leviathan.Port())
+	target := netip.AddrPortFrom(sh.Target.Addr().Unmap(), sh.Target.Port())
 	d, err := levconn.Dial(target, opt)
 	if err != nil {
 		return nil, simclient.OpenError(err)

@@ -80,7 +80,7 @@ const fullFlow = `      - connect: {name: bench}
 func runAll(t testing.TB, p *scenario.Plan, s *refsrv.Server, n int) (*reports.Run, []error) {
 	t.Helper()
 	col := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{Leviathan: s.Addr()}, col, simclient.Options{SocketBuffer: -1})
+	sh, err := simclient.NewShared(p, s.Addr(), col, simclient.Options{SocketBuffer: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestServerSilentTimesOut(t *testing.T) {
 	s.Close() // nothing listens: ICMP refusals or silence
 	p := plan(t, "", `      - connect: {timeout: 300ms}`)
 	col := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{Leviathan: addr}, col, simclient.Options{})
+	sh, err := simclient.NewShared(p, addr, col, simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

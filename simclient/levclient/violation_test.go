@@ -71,7 +71,7 @@ func TestEchoResponseToViolation(t *testing.T) {
 		t.Run("on_violation "+tc.extra, func(t *testing.T) {
 			p := plan(t, tc.extra, "      - echo: {count: 3, timeout: 2s}")
 			col := metrics.NewCollector(time.Now())
-			sh, err := simclient.NewShared(p, simclient.Targets{Leviathan: addr}, col, simclient.Options{})
+			sh, err := simclient.NewShared(p, addr, col, simclient.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,7 +28,7 @@ func FuzzFrames(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	sh, err := simclient.NewShared(pl, simclient.Targets{TCPLobby: netip.MustParseAddrPort("127.0.0.1:9")}, metrics.NewCollector(time.Now()), simclient.Options{})
+	sh, err := simclient.NewShared(pl, netip.MustParseAddrPort("127.0.0.1:9"), metrics.NewCollector(time.Now()), simclient.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func prepareShared(t *testing.T, steps string, target netip.AddrPort) (*simclien
 	t.Helper()
 	p := plan(t, "", "  - name: a\n    steps: "+steps+"\n")
 	col := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{TCPLobby: target}, col, simclient.Options{Tick: time.Millisecond})
+	sh, err := simclient.NewShared(p, target, col, simclient.Options{Tick: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestReuse(t *testing.T) {
 			srv := startReference(t)
 			p := plan(t, "", "  - name: a\n    steps: "+tc.steps+"\n")
 			col := metrics.NewCollector(time.Now())
-			sh, err := simclient.NewShared(p, simclient.Targets{TCPLobby: srv.Addr()}, col, simclient.Options{Tick: time.Millisecond})
+			sh, err := simclient.NewShared(p, srv.Addr(), col, simclient.Options{Tick: time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestReuse(t *testing.T) {
 func TestReuseAfterClose(t *testing.T) {
 	addr := referenceServer(t)
 	p := plan(t, "", "  - name: a\n    steps: [connect]\n  - name: b\n    steps: [think: 1ms]\n")
-	sh, err := simclient.NewShared(p, simclient.Targets{TCPLobby: addr}, metrics.NewCollector(time.Now()), simclient.Options{Tick: time.Millisecond})
+	sh, err := simclient.NewShared(p, addr, metrics.NewCollector(time.Now()), simclient.Options{Tick: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

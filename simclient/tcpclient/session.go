@@ -18,8 +18,6 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-func init() { simclient.Register(string(scenario.TCPLobby), New) }
-
 type runKey struct{}
 
 // runState is what all TCP sessions of a run share: message keys.
@@ -103,7 +101,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if err := s.Begin(sh, id, flow); err != nil {
 		return nil, err
 	}
-	if !sh.Targets.TCPLobby.IsValid() {
+	if !sh.Target.IsValid() {
 		return nil, errors.New("tcpclient: no TCP lobby target")
 	}
 	s.init(src)
@@ -116,7 +114,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 func (s *session) init(src netip.Addr) {
 	sh := s.Shared
 	s.rt = getRun(sh)
-	s.src, s.dst = src, sh.Targets.TCPLobby
+	s.src, s.dst = src, sh.Target
 	s.dec = tcplobby.NewDecoder(tcplobby.Options{})
 	s.members = map[uint64]bool{}
 	s.lastCount = -1

@@ -55,7 +55,7 @@ func (r result) violations() map[string]int64 {
 func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int) result {
 	t.Helper()
 	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{TCPLobby: target}, c, simclient.Options{Tick: time.Millisecond})
+	sh, err := simclient.NewShared(p, target, c, simclient.Options{Tick: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,7 +550,7 @@ func TestCloseDuringRun(t *testing.T) {
 	addr := script(t, func(tcplobby.Message) [][]byte { return nil }) // never answers
 	p := plan(t, "", "  - steps: [connect]\n")
 	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{TCPLobby: addr}, c, simclient.Options{})
+	sh, err := simclient.NewShared(p, addr, c, simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

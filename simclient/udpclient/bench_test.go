@@ -92,7 +92,7 @@ func benchSession(t testing.TB, sh *simclient.Shared, id int, e *echoServer) *se
 func benchShared(t testing.TB, target netip.AddrPort) *simclient.Shared {
 	t.Helper()
 	p := plan(t, "", "  - steps: [{ping: 1}]\n")
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: target}, metrics.NewCollector(time.Now()), simclient.Options{})
+	sh, err := simclient.NewShared(p, target, metrics.NewCollector(time.Now()), simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func FuzzHandle(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	sh, err := simclient.NewShared(pl, simclient.Targets{UDPLobby: netip.MustParseAddrPort("127.0.0.1:9")}, metrics.NewCollector(time.Now()), simclient.Options{})
+	sh, err := simclient.NewShared(pl, netip.MustParseAddrPort("127.0.0.1:9"), metrics.NewCollector(time.Now()), simclient.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestReuse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeLobby(t, udplobby.ProfileSpec)
 			p := plan(t, "", "  - name: a\n    steps: "+tc.steps+"\n")
-			sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, metrics.NewCollector(time.Now()), simclient.Options{})
+			sh, err := simclient.NewShared(p, f.addr(), metrics.NewCollector(time.Now()), simclient.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestReuseLateDuplicate(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.dup = true })
 	p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
 	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestReuseZeroAlloc(t *testing.T) {
 	e := newEchoServer(t, 1) // allocates nothing: the count is the client's
 	p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
 	// One recorder: the first use of a key in each recorder allocates.
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: e.addr()}, metrics.NewCollector(time.Now()), simclient.Options{Recorders: 1})
+	sh, err := simclient.NewShared(p, e.addr(), metrics.NewCollector(time.Now()), simclient.Options{Recorders: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func (c *keptClient) close() {
 func TestReuseAfterClose(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileSpec)
 	p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, metrics.NewCollector(time.Now()), simclient.Options{})
+	sh, err := simclient.NewShared(p, f.addr(), metrics.NewCollector(time.Now()), simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestReuseAfterClose(t *testing.T) {
 func TestIdleReleasesBuffer(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileSpec)
 	p := plan(t, "", "  - name: a\n    steps: [list_rooms, {think: 1ms}, list_rooms, {think: 1ms}]\n")
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, metrics.NewCollector(time.Now()), simclient.Options{})
+	sh, err := simclient.NewShared(p, f.addr(), metrics.NewCollector(time.Now()), simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestReuseLateReply(t *testing.T) {
 			f := newFakeLobby(t, udplobby.ProfileSpec)
 			p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
 			c := metrics.NewCollector(time.Now())
-			sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+			sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

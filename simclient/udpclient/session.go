@@ -16,8 +16,6 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-func init() { simclient.Register(string(scenario.UDPLobby), New) }
-
 // runKey keys the per-run state in simclient.Shared.Value.
 type runKey struct{}
 
@@ -110,7 +108,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if err := s.Begin(sh, id, flow); err != nil {
 		return nil, err
 	}
-	if !sh.Targets.UDPLobby.IsValid() {
+	if !sh.Target.IsValid() {
 		return nil, errors.New("udpclient: no UDP lobby target")
 	}
 	tr := &transport{}
@@ -124,7 +122,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		tr.in = impair.New(impair.Config(imp.In), r, 0)
 	}
 	s.rt, s.tr = getRun(sh), tr
-	s.lobby = unmap(sh.Targets.UDPLobby)
+	s.lobby = unmap(sh.Target)
 	s.obuf = make([]byte, 0, 64)
 	s.strictOrder = imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0
 	s.lastTick = -1

@@ -66,7 +66,7 @@ func (r result) violations() map[string]int64 {
 func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int, opt simclient.Options) result {
 	t.Helper()
 	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: target}, c, opt)
+	sh, err := simclient.NewShared(p, target, c, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestCloseDuringRun(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.silent = true })
 	p := plan(t, "", "  - steps: [list_rooms]\n")
 	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +511,7 @@ func TestStopSignal(t *testing.T) {
       - list_rooms
 `)
 	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,7 +559,7 @@ func TestStopSignalPingSeries(t *testing.T) {
       - ping: {count: 1000000, interval: 0s}
 `)
 	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{})
+	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,7 +641,7 @@ func TestCutRequestCounted(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.silent = true })
 	p := plan(t, "defaults: {timeout: 50ms, retries: 100, retry_interval: 1ms}", "  - steps: [list_rooms]\n")
 	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, simclient.Targets{UDPLobby: f.addr()}, c, simclient.Options{Tick: time.Millisecond})
+	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{Tick: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,12 @@ import (
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // profileLobby is a UDP lobby on 127.0.0.1 that answers LOBBY_LIST_ROOMS
-// (JOIN_FAILED will do: the probe judges no content) only in header
+// (JOIN_FAILED will do: the check judges no content) only in header
 // profile p, and drops every other datagram, as a real server of one
 // profile does.
 func profileLobby(t *testing.T, p udplobby.Profile) netip.AddrPort {
@@ -44,11 +45,11 @@ func profileLobby(t *testing.T, p udplobby.Profile) netip.AddrPort {
 	return c.LocalAddr().(*net.UDPAddr).AddrPort()
 }
 
-// TestProbeProfilesAndProtocols: header_profile auto reaches a server of
+// TestReachProfilesAndProtocols: header_profile auto reaches a server of
 // either header; an explicit profile the server does not speak fails with
 // the profile to set; a Leviathan scenario aimed at a UDP lobby fails
 // instead of running into timeouts, and reaches a Leviathan endpoint.
-func TestProbeProfilesAndProtocols(t *testing.T) {
+func TestReachProfilesAndProtocols(t *testing.T) {
 	spec := profileLobby(t, udplobby.ProfileSpec)
 	r17 := profileLobby(t, udplobby.ProfileRType17)
 	cfg := refserver.Loopback()
@@ -74,36 +75,37 @@ func TestProbeProfilesAndProtocols(t *testing.T) {
 		{"rtype17, spec server", scenario.UDPLobby, "rtype17", spec, "set header_profile: spec", ""},
 		{"leviathan at a UDP lobby", scenario.Leviathan, "", spec, "answers the UDP lobby protocol", ""},
 		{"leviathan at an rtype17 UDP lobby", scenario.Leviathan, "", r17, "answers the UDP lobby protocol", ""},
-		{"leviathan endpoint", scenario.Leviathan, "", srv.LeviathanAddr(), "", ""},
+		{"leviathan endpoint", scenario.Leviathan, "", srv.Addr(refserver.Leviathan), "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			header, err := probe(context.Background(), tc.proto, tc.profile, tc.addr, 2*time.Second)
+			p, _ := simclient.Describe(string(tc.proto))
+			header, err := reach(context.Background(), p, tc.profile, tc.addr, 2*time.Second)
 			if tc.err == "" {
 				if err != nil || header != tc.header {
-					t.Errorf("probe = %q, %v; want reachable, header %q", header, err, tc.header)
+					t.Errorf("reach = %q, %v; want reachable, header %q", header, err, tc.header)
 				}
 				return
 			}
 			var ue *UnreachableError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("Probe = %v, want unreachable with %q", err, tc.err)
+				t.Errorf("reach = %v, want unreachable with %q", err, tc.err)
 			}
 		})
 	}
 }
 
-// TestProbeLeviathanSilence: a Leviathan scenario aimed at a UDP port
-// where something drops every datagram fails the probe (exit 3), as
+// TestReachLeviathanSilence: a Leviathan scenario aimed at a UDP port
+// where something drops every datagram fails the reachability check (exit 3), as
 // nothing answers Connect.
-func TestProbeLeviathanSilence(t *testing.T) {
+func TestReachLeviathanSilence(t *testing.T) {
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = Probe(context.Background(), scenario.Leviathan, "", c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
+	err = Reach(context.Background(), scenario.Leviathan, "", c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no reply to a Leviathan Connect") {
-		t.Errorf("Probe = %v, want unreachable: no reply to a Leviathan Connect", err)
+		t.Errorf("Reach = %v, want unreachable: no reply to a Leviathan Connect", err)
 	}
 }

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// UnreachableError says the target did not answer the reachability check
+// made before the run; the CLI exits 3 on it.
+type UnreachableError struct {
+	Target string
+	Err    error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("target %s unreachable: %v", e.Target, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// DefaultReachTimeout bounds the reachability check.
+const DefaultReachTimeout = 2 * time.Second
+
+// Reach checks, before anything else is sent, that a server speaking proto
+// answers at addr: the protocol's own check (simclient.Protocol.Reach;
+// e.g. udp-lobby: a LOBBY_LIST_ROOMS must draw a datagram back, in the
+// header profile asked for; tcp-lobby: a connection must be accepted;
+// leviathan: a Connect must draw a Leviathan datagram). A failed check
+// returns an *UnreachableError.
+func Reach(ctx context.Context, proto scenario.Protocol, profile string, addr netip.AddrPort, timeout time.Duration) error {
+	p, ok := simclient.Describe(string(proto))
+	if !ok {
+		return fmt.Errorf("engine: no simulated client for protocol %q (have %v)", proto, simclient.Protocols())
+	}
+	_, err := reach(ctx, p, profile, addr, timeout)
+	return err
+}
+
+// reach is Reach that also returns, for udp-lobby, the header profile the
+// server's reply was in ("" when it could not tell): with header_profile
+// auto, the run takes it, the check's reply being the first reply auto
+// guesses from.
+func reach(ctx context.Context, p *simclient.Protocol, profile string, addr netip.AddrPort, timeout time.Duration) (answered string, err error) {
+	if timeout <= 0 {
+		timeout = DefaultReachTimeout
+	}
+	answered, err = p.Reach(ctx, addr, profile, timeout)
+	if err != nil {
+		return "", &UnreachableError{Target: addr.String(), Err: err}
+	}
+	return answered, nil
+}

@@ -1,0 +1,153 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Protocol is the wire protocol a scenario speaks: the name of a registered
+// ProtocolSpec.
+type Protocol string
+
+// The protocols' names, declared once: the scenario key protocol:, the
+// --protocol flags, results and conformance case groups all use these.
+const (
+	UDPLobby  Protocol = "udp-lobby"
+	TCPLobby  Protocol = "tcp-lobby"
+	Leviathan Protocol = "leviathan"
+)
+
+// ProtocolSpec is what the scenario loader knows of a protocol. Each
+// protocol's client package registers it (through simclient.Register) from
+// init; the loader, the engine and the CLI read the registry, so no list of
+// protocols is written anywhere else.
+type ProtocolSpec struct {
+	Name Protocol
+	// Order places the protocol in listings and messages (documentation
+	// order, lowest first).
+	Order int
+	// Transport is "udp" or "tcp". Impairment applies to "udp" protocols.
+	Transport string
+	// Steps are the protocol's own step kinds; think, barrier, malformed
+	// and rate_probe are every protocol's.
+	Steps []StepKind
+	// Malformed are the malformed kinds it accepts.
+	Malformed []MalformedKind
+	// ProbeRequests are the requests a rate_probe may send, the first being
+	// its default and what a malformed mix interleaves.
+	ProbeRequests []StepKind
+	// Keys are the protocol-specific top-level scenario keys it accepts
+	// (header_profile, instance_ports); another protocol's scenario giving
+	// one is an error.
+	Keys []string
+}
+
+var (
+	protoMu sync.RWMutex
+	protos  = map[Protocol]ProtocolSpec{}
+)
+
+// RegisterProtocol adds s to the registry. It panics on a second
+// registration of a name, a spec without a request for rate_probe, or an
+// unknown step kind: all programming errors of a protocol package's init.
+func RegisterProtocol(s ProtocolSpec) {
+	protoMu.Lock()
+	defer protoMu.Unlock()
+	if _, dup := protos[s.Name]; dup || s.Name == "" {
+		panic(fmt.Sprintf("scenario: protocol %q registered twice or unnamed", s.Name))
+	}
+	if len(s.ProbeRequests) == 0 || (s.Transport != "udp" && s.Transport != "tcp") {
+		panic(fmt.Sprintf("scenario: protocol %q needs ProbeRequests and a udp or tcp Transport", s.Name))
+	}
+	for _, k := range append(slices.Clone(s.Steps), s.ProbeRequests...) {
+		if _, ok := stepSpecs[k]; !ok {
+			panic(fmt.Sprintf("scenario: protocol %q: unknown step kind %q", s.Name, k))
+		}
+	}
+	protos[s.Name] = s
+}
+
+// LookupProtocol returns the registered spec of p.
+func LookupProtocol(p Protocol) (ProtocolSpec, bool) {
+	protoMu.RLock()
+	defer protoMu.RUnlock()
+	s, ok := protos[p]
+	return s, ok
+}
+
+// Protocols returns the registered protocols in documentation order.
+func Protocols() []Protocol {
+	protoMu.RLock()
+	defer protoMu.RUnlock()
+	out := make([]Protocol, 0, len(protos))
+	for p := range protos {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Protocol) int {
+		if c := protos[a].Order - protos[b].Order; c != 0 {
+			return c
+		}
+		return strings.Compare(string(a), string(b))
+	})
+	return out
+}
+
+// ProtocolNames returns Protocols as strings.
+func ProtocolNames() []string {
+	var out []string
+	for _, p := range Protocols() {
+		out = append(out, string(p))
+	}
+	return out
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// UDP reports whether the protocol runs over UDP (and so accepts
+// impairment).
+func (p Protocol) UDP() bool {
+	s, _ := LookupProtocol(p)
+	return s.Transport == "udp"
+}
+
+// spec returns p's spec (the zero spec for an unknown or empty p).
+func (p Protocol) spec() ProtocolSpec {
+	s, _ := LookupProtocol(p)
+	return s
+}
+
+// accepts reports whether p takes the protocol-specific key k; an empty
+// (missing) protocol accepts every key, its error being reported once.
+func (p Protocol) accepts(k string) bool {
+	return p == "" || slices.Contains(p.spec().Keys, k)
+}
+
+// keyOwners names the protocols that accept key k, for messages.
+func keyOwners(k string) string {
+	var out []string
+	for _, p := range Protocols() {
+		if p.accepts(k) {
+			out = append(out, string(p))
+		}
+	}
+	return orList(out)
+}
+
+// udpProtocols names the protocols over UDP, for messages.
+func udpProtocols() []string {
+	var out []string
+	for _, p := range Protocols() {
+		if p.UDP() {
+			out = append(out, string(p))
+		}
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package levclient
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/lobbybench/lobbybench/levconn"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+func init() {
+	simclient.Register(simclient.Protocol{
+		ProtocolSpec: scenario.ProtocolSpec{
+			Name: scenario.Leviathan, Order: 3, Transport: "udp",
+			Steps: []scenario.StepKind{scenario.Connect, scenario.JoinServer, scenario.JoinGame, scenario.Echo,
+				scenario.Status, scenario.Close},
+			Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
+			ProbeRequests: []scenario.StepKind{scenario.Echo},
+		},
+		Reach:         reach,
+		EmbeddedParts: []string{refserver.Leviathan},
+		New:           New,
+	})
+}
+
+// reach checks a Leviathan endpoint: a Connect request must draw a
+// datagram that decodes as Leviathan. Silence fails (an endpoint answers
+// Connect), and the last try also sends a LOBBY_LIST_ROOMS in both headers
+// so that a UDP lobby at that address is named as such.
+func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Duration) (string, error) {
+	now := time.Now()
+	conn, err := levconn.New(levconn.Config{}, now)
+	var connect []byte
+	if err == nil {
+		if _, err = conn.SendRequest(now, levconn.Critical, leviathan.ReqConnect,
+			leviathan.Connect{CheckValue: leviathan.CheckValue}.Append(nil)); err == nil {
+			connect = append([]byte(nil), conn.Poll(now)...)
+		}
+	}
+	listSpec, list17 := simclient.ReachListRooms()
+	var pkt leviathan.Packet
+	r := simclient.DatagramReach{
+		What: "a Leviathan Connect",
+		Packets: func(try int) [][]byte {
+			if try == simclient.ReachTries-1 {
+				return [][]byte{connect, listSpec, list17}
+			}
+			return [][]byte{connect}
+		},
+		Judge: func(b []byte) (bool, error) {
+			if leviathan.Decode(&pkt, b, leviathan.Lenient) == nil {
+				return true, nil
+			}
+			if _, ok := udplobby.GuessProfile(b); ok {
+				return true, errors.New("no Leviathan reply to Connect, but the address answers the UDP lobby protocol (use protocol: udp-lobby, or aim at the Leviathan port)")
+			}
+			return false, nil // not Leviathan: keep listening
+		},
+	}
+	return "", r.Run(ctx, addr, timeout)
+}

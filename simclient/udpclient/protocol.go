@@ -1,0 +1,81 @@
+package udpclient
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+func init() {
+	simclient.Register(simclient.Protocol{
+		ProtocolSpec: scenario.ProtocolSpec{
+			Name: scenario.UDPLobby, Order: 1, Transport: "udp",
+			Steps: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Hello, scenario.InstanceJoin,
+				scenario.Ready, scenario.Ping, scenario.WaitGameStart, scenario.Leave, scenario.Disconnect},
+			Malformed: []scenario.MalformedKind{scenario.BadCRC, scenario.Truncated, scenario.WrongLength, scenario.UnknownType,
+				scenario.WrongDirection, scenario.RandomBytes},
+			ProbeRequests: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join},
+			Keys:          []string{"header_profile", "instance_ports"},
+		},
+		Reach:         reach,
+		EmbeddedParts: []string{refserver.UDPLobby},
+		New:           New,
+	})
+}
+
+// reach checks a UDP lobby: a LOBBY_LIST_ROOMS must draw a datagram back
+// (judging it is the run's job). With header_profile auto (or empty) each
+// try sends the request in both header profiles, so a server speaking
+// either is reachable, and the reply's profile is returned. With an
+// explicit profile the last try also sends the other profile: a server that
+// answers only that one fails with a message naming the header_profile to
+// set.
+func reach(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (answered string, err error) {
+	spec, rtype17 := simclient.ReachListRooms()
+	both := [][]byte{spec, rtype17}
+	var r simclient.DatagramReach
+	want, err := udplobby.ParseProfile(profile)
+	if err != nil { // "auto" or empty: either profile will do
+		r = simclient.DatagramReach{
+			What:    "LOBBY_LIST_ROOMS (spec or rtype17 header)",
+			Packets: func(int) [][]byte { return both },
+			Judge: func(b []byte) (bool, error) {
+				if got, ok := udplobby.GuessProfile(b); ok {
+					answered = got.String()
+				}
+				return true, nil
+			},
+		}
+	} else {
+		mine, other := both[0], both[1]
+		if want == udplobby.ProfileRType17 {
+			mine, other = other, mine
+		}
+		r = simclient.DatagramReach{
+			What: fmt.Sprintf("LOBBY_LIST_ROOMS (%v header)", want),
+			Packets: func(try int) [][]byte {
+				if try == simclient.ReachTries-1 {
+					return [][]byte{mine, other}
+				}
+				return [][]byte{mine}
+			},
+			Judge: func(b []byte) (bool, error) {
+				if got, ok := udplobby.GuessProfile(b); ok && got != want {
+					return true, fmt.Errorf("no reply in the %v header, but the server answers the %v header: set header_profile: %v (or auto)", want, got, got)
+				}
+				answered = want.String()
+				return true, nil
+			},
+		}
+	}
+	if err := r.Run(ctx, addr, timeout); err != nil {
+		return "", err
+	}
+	return answered, nil
+}
