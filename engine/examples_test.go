@@ -16,6 +16,9 @@ import (
 // them). The TCP lobby's games also take UDP instances, but when those are
 // freed is not checked here: full-match-tcp uses ~10 of 100 in its run.
 func createsRooms(plan *scenario.Plan) bool {
+	if plan.Protocol != scenario.UDPLobby { // a TCP lobby room is not a game instance
+		return false
+	}
 	for _, f := range plan.Flows {
 		for _, st := range f.Steps {
 			if st.Kind == scenario.CreateRoom {

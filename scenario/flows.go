@@ -44,7 +44,7 @@ type stepSpec struct {
 
 var stepSpecs = map[StepKind]stepSpec{
 	ListRooms:     {request: true},
-	CreateRoom:    {request: true},
+	CreateRoom:    {request: true, params: []string{"name"}, shorthand: "name"},
 	Join:          {request: true, params: []string{"room"}, shorthand: "room"},
 	Hello:         {request: true},
 	InstanceJoin:  {request: true},
@@ -54,8 +54,6 @@ var stepSpecs = map[StepKind]stepSpec{
 	Leave:         {params: []string{"reason"}},
 	Disconnect:    {},
 	Connect:       {request: true, params: []string{"name"}},
-	List:          {request: true},
-	Create:        {request: true, params: []string{"name"}, shorthand: "name"},
 	Start:         {request: true},
 	WaitCountdown: {wait: true, shorthand: "timeout"},
 	JoinServer:    {request: true},
@@ -93,6 +91,9 @@ func allKinds() []string {
 	var out []string
 	for k := range stepSpecs {
 		out = append(out, string(k))
+	}
+	for a := range stepAliases {
+		out = append(out, a)
 	}
 	slices.Sort(out)
 	return out
@@ -196,7 +197,7 @@ func (d *decoder) steps(n *yaml.Node, flow string, proto Protocol, defaults Requ
 		if st.Kind == Join && st.Room.Kind == RoomCreated && !created {
 			d.errAt(st.Line, "%s: join room: created needs a create_room/create step earlier in the flow", flow)
 		}
-		if st.Kind == CreateRoom || st.Kind == Create {
+		if st.Kind == CreateRoom {
 			created = true
 		}
 		out = append(out, st)
@@ -222,7 +223,11 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 		d.errf(sn, "%s: a step must be a kind (e.g. list_rooms) or {kind: parameters}, got %s", flow, describe(sn))
 		return Step{}, false
 	}
-	kind := StepKind(kindNode.Value)
+	written := kindNode.Value // the name as written: an alias stays in messages and the label
+	kind := StepKind(written)
+	if k, ok := stepAliases[written]; ok {
+		kind = k
+	}
 	spec, known := stepSpecs[kind]
 	if kindNode.Kind != yaml.ScalarNode || !known {
 		d.errf(kindNode, "%s: unknown step %q%s", flow, kindNode.Value, suggest(kindNode.Value, allKinds()))
@@ -230,12 +235,18 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 		return Step{}, false
 	}
 	if proto != "" && !validFor(kind, proto) {
-		d.errf(kindNode, "%s: step %q is not a %s step (%s steps: %s)", flow, kind, proto, proto, kindNames(StepKinds(proto)))
+		d.errf(kindNode, "%s: step %q is not a %s step (%s steps: %s)", flow, written, proto, proto, kindNames(StepKinds(proto)))
 		d.reject(kindNode.Value)
 		return Step{}, false
 	}
-	st := Step{Kind: kind, Label: string(kind), Only: All, Line: kindNode.Line, Policy: defaults}
-	what := fmt.Sprintf("%s: %s", flow, kind)
+	if ps, ok := proto.spec().StepParams[kind]; ok {
+		spec.params = ps
+		if !slices.Contains(ps, spec.shorthand) {
+			spec.shorthand = ""
+		}
+	}
+	st := Step{Kind: kind, Label: written, Only: All, Line: kindNode.Line, Policy: defaults}
+	what := fmt.Sprintf("%s: %s", flow, written)
 	if spec.wait {
 		st.Policy = RequestPolicy{Timeout: DefaultWaitTimeout}
 	}
@@ -265,7 +276,7 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 		f = fields{vals: map[string]*yaml.Node{key: pn}, keys: map[string]*yaml.Node{key: pn}, node: pn}
 	default:
 		var ok bool
-		if f, ok = d.mapping(pn, fmt.Sprintf("the %s step of %s", kind, flow), keys); !ok {
+		if f, ok = d.mapping(pn, fmt.Sprintf("the %s step of %s", written, flow), keys); !ok {
 			return st, false
 		}
 	}
@@ -322,7 +333,7 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults Requ
 	case Ping, Echo:
 		st.Count, st.Interval = 1, 100*time.Millisecond
 		d.countInterval(f, what, &st)
-	case Create, Connect:
+	case CreateRoom, Connect:
 		if v := f.get("name"); v != nil {
 			if s, ok := d.str(v, what+" name"); ok {
 				if len(s) > 31 {
@@ -513,6 +524,13 @@ func (d *decoder) rateProbe(f fields, what string, proto Protocol) RateProbeSpec
 		var reqs []string
 		for _, k := range proto.spec().ProbeRequests {
 			reqs = append(reqs, string(k))
+		}
+		if n := resolve(v); n != nil && n.Kind == yaml.ScalarNode {
+			if k, ok := stepAliases[n.Value]; ok { // an older name of the step
+				c := *n
+				c.Value = string(k)
+				v = &c
+			}
 		}
 		if s, ok := d.oneOf(v, what+" request", reqs); ok {
 			r.Request = StepKind(s)

@@ -154,12 +154,13 @@ func (m Membership) Runs(idx int) bool {
 // StepKind names a step.
 type StepKind string
 
-// Step kinds. See FORMAT.md for what each does on the wire.
+// Step kinds, one name per action across protocols (which protocol takes
+// which is in its ProtocolSpec). See FORMAT.md for what each does on the
+// wire.
 const (
-	// udp-lobby
-	ListRooms     StepKind = "list_rooms"
-	CreateRoom    StepKind = "create_room"
-	Join          StepKind = "join" // also tcp-lobby
+	ListRooms     StepKind = "list_rooms"  // udp-lobby, tcp-lobby (old tcp-lobby name: list)
+	CreateRoom    StepKind = "create_room" // udp-lobby, tcp-lobby (old tcp-lobby name: create)
+	Join          StepKind = "join"        // also tcp-lobby
 	Hello         StepKind = "hello"
 	InstanceJoin  StepKind = "instance_join"
 	Ready         StepKind = "ready" // also tcp-lobby
@@ -169,8 +170,6 @@ const (
 	Disconnect    StepKind = "disconnect" // also tcp-lobby
 	// tcp-lobby
 	Connect       StepKind = "connect" // also leviathan
-	List          StepKind = "list"
-	Create        StepKind = "create"
 	Start         StepKind = "start"
 	WaitCountdown StepKind = "wait_countdown"
 	// leviathan
@@ -185,6 +184,10 @@ const (
 	Malformed StepKind = "malformed"
 	RateProbe StepKind = "rate_probe"
 )
+
+// stepAliases are older names of step kinds, still accepted (the step's
+// label, and so its metrics, keep the name written).
+var stepAliases = map[string]StepKind{"list": ListRooms, "create": CreateRoom}
 
 // Step is one action of a flow. Only the fields of its Kind are set.
 type Step struct {

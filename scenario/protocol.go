@@ -38,6 +38,9 @@ type ProtocolSpec struct {
 	// ProbeRequests are the requests a rate_probe may send, the first being
 	// its default and what a malformed mix interleaves.
 	ProbeRequests []StepKind
+	// StepParams are a step kind's parameters in this protocol where they
+	// differ from the kind's own (udp-lobby's create_room takes no name).
+	StepParams map[StepKind][]string
 	// Keys are the protocol-specific top-level scenario keys it accepts
 	// (header_profile, instance_ports); another protocol's scenario giving
 	// one is an error.

@@ -426,7 +426,7 @@ func (sh *Shared) Value(key any, mk func() any) any {
 // tells the group that its room will not exist (Group.FailRoom).
 func Creates(flow *scenario.Flow, idx int) bool {
 	for _, st := range flow.Steps {
-		if (st.Kind == scenario.CreateRoom || st.Kind == scenario.Create) && st.Only.Runs(idx) {
+		if st.Kind == scenario.CreateRoom && st.Only.Runs(idx) {
 			return true
 		}
 	}

@@ -81,7 +81,8 @@ func init() {
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			u, t, l := udp.DefaultConfig(), tcp.DefaultConfig(), reflev.DefaultConfig()
 			f := &serveFlags{header: u.Profile, rateKey: u.RateKey}
-			fs.StringVar(&f.udpAddr, "udp-addr", u.Addr, "UDP lobby listen `address`")
+			fs.StringVar(&f.udpAddr, "udp-lobby-addr", u.Addr, "UDP lobby listen `address`")
+			fs.StringVar(&f.udpAddr, "udp-addr", u.Addr, "old name of --udp-lobby-addr")
 			fs.IntVar(&f.basePort, "base-port", u.BasePort, "first `port` of the game-instance pool (0: OS-chosen ports)")
 			fs.IntVar(&f.maxInstances, "max-instances", u.MaxInstances, "maximum live game instances (rooms)")
 			fs.IntVar(&f.maxPlayers, "max-players", u.MaxPlayers, "players per UDP room")
@@ -100,16 +101,19 @@ func init() {
 			fs.Var(&f.rateKey, "rate-key", "what the rate limit counts by: ip or ip:port")
 			fs.IntVar(&f.socketBuffer, "socket-buffer", u.SocketBuffer, "SO_RCVBUF/SO_SNDBUF `bytes` of the UDP lobby and every instance socket (0: OS default)")
 			fs.StringVar(&f.advertise, "advertise-addr", "", "IP handed to TCP players for the UDP instances (default: the UDP host, or each client's local address)")
-			fs.StringVar(&f.tcpAddr, "tcp-addr", t.Addr, "TCP lobby listen `address`")
+			fs.StringVar(&f.tcpAddr, "tcp-lobby-addr", t.Addr, "TCP lobby listen `address`")
+			fs.StringVar(&f.tcpAddr, "tcp-addr", t.Addr, "old name of --tcp-lobby-addr")
 			fs.IntVar(&f.maxConns, "max-conns", t.MaxConns, "maximum simultaneous TCP connections")
 			fs.IntVar(&f.connsPerIP, "max-conns-per-ip", t.MaxConnsPerIP, "simultaneous TCP connections from one source IP (0: no cap)")
 			fs.IntVar(&f.tcpRoomsPerIP, "tcp-max-rooms-per-ip", t.MaxRoomsPerIP, "live TCP lobby rooms created from one source IP (0: no cap)")
 			fs.DurationVar(&f.tcpIdle, "tcp-idle-timeout", t.IdleTimeout, "close a TCP connection that sends no frame this long (negative: never)")
 			fs.DurationVar(&f.writeTimeout, "write-timeout", t.WriteTimeout, "disconnect a TCP client whose socket accepts nothing this long")
 			fs.IntVar(&f.maxQueue, "max-queue", t.MaxQueue, "outgoing frames queued per TCP connection before it is dropped")
-			fs.BoolVar(&f.noUDP, "no-udp", false, "do not run the UDP lobby (the TCP lobby then needs --instance-addr)")
-			fs.StringVar(&f.instanceAddr, "instance-addr", "", "with --no-udp: the fixed UDP game `address` (IP:PORT) every TCP GAME_START announces")
-			fs.BoolVar(&f.noTCP, "no-tcp", false, "do not run the TCP lobby")
+			fs.BoolVar(&f.noUDP, "no-udp-lobby", false, "do not run the UDP lobby (the TCP lobby then needs --instance-addr)")
+			fs.BoolVar(&f.noUDP, "no-udp", false, "old name of --no-udp-lobby")
+			fs.StringVar(&f.instanceAddr, "instance-addr", "", "with --no-udp-lobby: the fixed UDP game `address` (IP:PORT) every TCP GAME_START announces")
+			fs.BoolVar(&f.noTCP, "no-tcp-lobby", false, "do not run the TCP lobby")
+			fs.BoolVar(&f.noTCP, "no-tcp", false, "old name of --no-tcp-lobby")
 			fs.StringVar(&f.levAddr, "leviathan-addr", l.Addr, "Leviathan endpoint listen `address`")
 			fs.IntVar(&f.levMaxPlayers, "leviathan-max-players", l.MaxPlayers, "players the Leviathan endpoint admits at once (JoinServer beyond it: ServerDisallow reason 2)")
 			fs.Float64Var(&f.levRateLimit, "leviathan-rate-limit", serveRateLimit, "Leviathan datagrams per second per source IP (0: off)")
@@ -133,12 +137,12 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	if f.noUDP && f.noTCP && f.noLev {
-		return cfg, fmt.Errorf("--no-udp, --no-tcp and --no-leviathan: nothing left to serve")
+		return cfg, fmt.Errorf("--no-udp-lobby, --no-tcp-lobby and --no-leviathan: nothing left to serve")
 	}
 	var static netip.AddrPort
 	if f.instanceAddr != "" {
 		if !f.noUDP {
-			return cfg, fmt.Errorf("--instance-addr: only with --no-udp (the UDP lobby's own instances are used otherwise)")
+			return cfg, fmt.Errorf("--instance-addr: only with --no-udp-lobby (the UDP lobby's own instances are used otherwise)")
 		}
 		a, err := netip.ParseAddrPort(f.instanceAddr)
 		if err != nil || a.Port() == 0 {
@@ -147,15 +151,15 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		static = a
 	}
 	if f.noUDP && !f.noTCP && !static.IsValid() {
-		return cfg, fmt.Errorf("--no-udp: the TCP lobby needs a game address for GAME_START: add --instance-addr IP:PORT (or --no-tcp)")
+		return cfg, fmt.Errorf("--no-udp-lobby: the TCP lobby needs a game address for GAME_START: add --instance-addr IP:PORT (or --no-tcp-lobby)")
 	}
 	checks := []struct {
 		bad  bool
 		flag string
 		msg  string
 	}{
-		{!hostPortOK(f.udpAddr), "udp-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.udpAddr)},
-		{!hostPortOK(f.tcpAddr), "tcp-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.tcpAddr)},
+		{!hostPortOK(f.udpAddr), "udp-lobby-addr (--udp-addr)", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.udpAddr)},
+		{!hostPortOK(f.tcpAddr), "tcp-lobby-addr (--tcp-addr)", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.tcpAddr)},
 		{!hostPortOK(f.levAddr), "leviathan-addr", fmt.Sprintf("%q is not HOST:PORT with an IP host", f.levAddr)},
 		{f.levMaxPlayers < 1, "leviathan-max-players", "must be at least 1"},
 		{f.levRateLimit < 0, "leviathan-rate-limit", "must not be negative"},

@@ -123,6 +123,10 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--rate-key", "mac"}, "rate-key"},
 		{[]string{"--udp-addr", "nope"}, "--udp-addr"},
 		{[]string{"--tcp-addr", "example.com:1"}, "--tcp-addr"},
+		{[]string{"--udp-lobby-addr", "nope"}, "--udp-lobby-addr"}, // the names; the old ones above are aliases
+		{[]string{"--tcp-lobby-addr", "example.com:1"}, "--tcp-lobby-addr"},
+		{[]string{"--no-udp-lobby", "--no-tcp-lobby", "--no-leviathan"}, "--no-udp-lobby"},
+		{[]string{"--no-udp", "--no-tcp-lobby", "--no-leviathan"}, "nothing left to serve"}, // old and new names mix
 		{[]string{"--base-port", "70000"}, "--base-port"},
 		{[]string{"--base-port", "65500"}, "--base-port"},
 		{[]string{"--max-instances", "0"}, "--max-instances"},

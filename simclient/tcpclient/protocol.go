@@ -15,10 +15,10 @@ func init() {
 	simclient.Register(simclient.Protocol{
 		ProtocolSpec: scenario.ProtocolSpec{
 			Name: scenario.TCPLobby, Order: 2, Transport: "tcp",
-			Steps: []scenario.StepKind{scenario.Connect, scenario.List, scenario.Create, scenario.Join, scenario.Ready,
+			Steps: []scenario.StepKind{scenario.Connect, scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Ready,
 				scenario.Start, scenario.WaitCountdown, scenario.WaitGameStart, scenario.Disconnect},
 			Malformed:     []scenario.MalformedKind{scenario.WrongLength, scenario.UnknownType, scenario.RandomBytes},
-			ProbeRequests: []scenario.StepKind{scenario.List},
+			ProbeRequests: []scenario.StepKind{scenario.ListRooms},
 		},
 		Reach: reach,
 		// The TCP lobby hands its games to the UDP lobby's instances.

@@ -282,9 +282,9 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	switch st.Kind {
 	case scenario.Connect:
 		sent, err = s.doConnect(st, intended)
-	case scenario.List:
+	case scenario.ListRooms:
 		sent, err = s.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck, st.Policy, intended)
-	case scenario.Create:
+	case scenario.CreateRoom:
 		sent, err = s.create(st, intended)
 	case scenario.Join:
 		sent, err = s.join(s.Stop, st, intended) // ctx bounds only the wait for the group's room

@@ -21,6 +21,7 @@ func init() {
 			Malformed: []scenario.MalformedKind{scenario.BadCRC, scenario.Truncated, scenario.WrongLength, scenario.UnknownType,
 				scenario.WrongDirection, scenario.RandomBytes},
 			ProbeRequests: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join},
+			StepParams:    map[scenario.StepKind][]string{scenario.CreateRoom: {}}, // the UDP lobby's rooms have no name
 			Keys:          []string{"header_profile", "instance_ports"},
 		},
 		Reach:         reach,
