@@ -102,11 +102,11 @@ type Protocol struct {
 	Name string
 	// Transport is "udp" or "tcp": how the target address is resolved.
 	Transport string
-	// Probe checks the target answers at all (and, for the UDP lobby,
+	// Reach checks the target answers at all (and, for the UDP lobby,
 	// settles the header profile). It returns a note for the report (e.g.
 	// "header spec, guessed from the first reply") or an error wrapping
 	// ErrUnreachable.
-	Probe func(ctx context.Context, env *Env) (note string, err error)
+	Reach func(ctx context.Context, env *Env) (note string, err error)
 }
 
 var (
@@ -203,7 +203,7 @@ func ownerIn(err error) string {
 	return ""
 }
 
-// RegisterProtocol adds a protocol (its probe). A protocol file calls it
+// RegisterProtocol adds a protocol (its reachability check). A protocol file calls it
 // from init(); it panics on a duplicate name.
 func RegisterProtocol(p Protocol) {
 	regMu.Lock()

@@ -33,7 +33,7 @@ const (
 )
 
 func init() {
-	RegisterProtocol(Protocol{Name: ProtoLeviathan, Transport: "udp", Probe: probeLeviathan})
+	RegisterProtocol(Protocol{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan})
 }
 
 // levClient is a conformance session: the shared connection engine over a
@@ -327,8 +327,8 @@ func (f *levFlow) reply(rt lv.RequestType, types ...lv.ResponseType) (*lv.Messag
 	return nil, false
 }
 
-// probeLeviathan sends Connect(42) and waits for any datagram back.
-func probeLeviathan(ctx context.Context, env *Env) (string, error) {
+// reachLeviathan sends Connect(42) and waits for any datagram back.
+func reachLeviathan(ctx context.Context, env *Env) (string, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		src, err := env.Sources.Acquire(ctx)
 		if err != nil {
@@ -345,7 +345,7 @@ func probeLeviathan(ctx context.Context, env *Env) (string, error) {
 		conn.SetReadDeadline(time.Now().Add(env.Timeout))
 		buf := make([]byte, 2048)
 		n, err := conn.Read(buf)
-		// Tell the target we are gone, so the probe holds nothing.
+		// Tell the target we are gone, so the check holds nothing.
 		if err == nil {
 			var p lv.Packet
 			if lv.Decode(&p, buf[:n], lv.Lenient) == nil && p.Type == lv.TypeNormal {

@@ -98,10 +98,10 @@ func (cfg *Config) protocol() string {
 // anything (--list).
 func (cfg *Config) Selected() []*Case { return Cases(cfg.protocol(), cfg.Patterns...) }
 
-// Run probes the target, then runs the selected cases stage by stage and
+// Run checks the target is reachable, then runs the selected cases stage by stage and
 // returns their results, in id order, as the reports package's conform
 // document (every format renders it). It returns an error wrapping
-// ErrUnreachable when the probe finds no live target (the document then
+// ErrUnreachable when the reachability check finds no live target (the document then
 // holds no case), and a plain error for an invalid configuration.
 func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
@@ -157,8 +157,8 @@ func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
 	rep := reports.NewConform()
 	rep.Target, rep.Protocol, rep.Strict, rep.StartedAt = cfg.Target, proto.Name, cfg.Strict, time.Now()
 	defer func() { rep.DurationNS = time.Since(rep.StartedAt) }()
-	if proto.Probe != nil {
-		note, err := proto.Probe(ctx, env)
+	if proto.Reach != nil {
+		note, err := proto.Reach(ctx, env)
 		if err != nil {
 			return rep, err
 		}

@@ -85,7 +85,7 @@ func (t *T) Notef(format string, a ...any) {
 func (t *T) Skip(format string, a ...any) error { return Skipf(format, a...) }
 
 // TargetDown tells the runner the target stopped answering (a crash or a
-// hang found by a liveness probe): every case after this one is skipped
+// hang found by a liveness check): every case after this one is skipped
 // with reason.
 func (t *T) TargetDown(reason string) {
 	t.Env.mu.Lock()
@@ -154,7 +154,7 @@ type Env struct {
 	Addr   netip.AddrPort
 	// Protocol is the --protocol of the run.
 	Protocol string
-	// Header is the UDP lobby header profile (settled by the probe under
+	// Header is the UDP lobby header profile (settled by the reachability check under
 	// --header auto).
 	Header HeaderMode
 	// Timeout is how long to wait for one reply.

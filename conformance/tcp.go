@@ -33,7 +33,7 @@ const (
 )
 
 func init() {
-	RegisterProtocol(Protocol{Name: ProtoTCP, Transport: "tcp", Probe: probeTCP})
+	RegisterProtocol(Protocol{Name: ProtoTCP, Transport: "tcp", Reach: reachTCP})
 }
 
 var tcpNames atomic.Uint32
@@ -422,9 +422,9 @@ func (c *tcpClient) waitFor(d time.Duration, match func([]byte) bool) ([]byte, e
 	}
 }
 
-// probeTCP checks the lobby accepts a connection and answers
+// reachTCP checks the lobby accepts a connection and answers
 // LIST_ROOMS_REQ with a frame.
-func probeTCP(ctx context.Context, env *Env) (string, error) {
+func reachTCP(ctx context.Context, env *Env) (string, error) {
 	t := newT(ctx, env, &Case{ID: "probe", Protocol: ProtoTCP, Level: Info})
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {

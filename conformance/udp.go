@@ -36,7 +36,7 @@ const (
 )
 
 func init() {
-	RegisterProtocol(Protocol{Name: ProtoUDP, Transport: "udp", Probe: probeUDP})
+	RegisterProtocol(Protocol{Name: ProtoUDP, Transport: "udp", Reach: reachUDP})
 }
 
 // profile returns the header profile settled for the run.
@@ -506,7 +506,7 @@ func missingRoomID(rooms []udplobby.Room) uint32 {
 // addresses before concluding it does not. It returns the round-trip time.
 func alive(t *T) (time.Duration, error) {
 	start := time.Now()
-	x, err := lobbyRequest(t, buildList(t.Env.profile()), "liveness probe")
+	x, err := lobbyRequest(t, buildList(t.Env.profile()), "liveness check")
 	if x != nil {
 		x.sock.Close()
 	}
@@ -516,13 +516,13 @@ func alive(t *T) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// probeUDP checks the lobby answers LIST_ROOMS and settles the header
+// reachUDP checks the lobby answers LIST_ROOMS and settles the header
 // profile under --header auto: it sends the request in the spec profile
 // and, only if that is not answered within a fifth of the timeout, in the
 // rtype17 profile too (a lobby drops the one it does not speak: wrong
 // length or CRC, but a fragile server might not), then guesses the profile
 // from the reply. Silence is retried once from other source addresses.
-func probeUDP(ctx context.Context, env *Env) (string, error) {
+func reachUDP(ctx context.Context, env *Env) (string, error) {
 	t := newT(ctx, env, &Case{ID: "probe", Protocol: ProtoUDP, Level: Info})
 	modes := []HeaderMode{env.Header}
 	if env.Header == HeaderAuto {

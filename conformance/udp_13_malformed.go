@@ -17,8 +17,8 @@ import (
 // seed 003 §13 Error handling: malformed packets are silently dropped, and
 // the server keeps serving. Every group sends its corpus (one socket per
 // datagram, so a reply names the datagram that caused it), then a liveness
-// probe; replies that arrive until the probe is answered (plus a grace of a
-// few round trips) are failures, and a probe left unanswered from two
+// check; replies that arrive until the check is answered (plus a grace of a
+// few round trips) are failures, and a check left unanswered from two
 // source addresses means the server crashed or hung.
 
 const reqDropped = "Invalid packets are silently dropped … if (size < PacketHeader::kSize) { return; // Too small } if (!PacketHeader::verifyCrc(data, size)) { return; // CRC mismatch }"
@@ -142,7 +142,7 @@ func malformedGroup(t *T, corpus []datagram) error {
 		}
 		return Failf("no reply to any malformed datagram", "%d of %d answered: %s%s", answered, len(corpus), strings.Join(bad, "; "), more)
 	}
-	t.Notef("%d datagrams, none answered; liveness probe answered in %v", len(corpus), rtt.Round(time.Microsecond))
+	t.Notef("%d datagrams, none answered; liveness check answered in %v", len(corpus), rtt.Round(time.Microsecond))
 	return nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/lobbybench/lobbybench/reports"
 )
 
-// ErrUnreachable is wrapped by a Protocol's Probe when the target does not
+// ErrUnreachable is wrapped by a Protocol's Reach when the target does not
 // answer at all; the CLI exits 3 on it.
 var ErrUnreachable = errors.New("target unreachable")
 

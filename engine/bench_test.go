@@ -73,7 +73,7 @@ func BenchmarkClosedIteration(b *testing.B) {
 			b.Run(fmt.Sprintf("clients=%d/steps=%d", clients, steps), func(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				// The reachability probe's list_rooms is answered too.
+				// The reachability check's list_rooms is answered too.
 				stub := newListStub(b, int64(b.N)+1, cancel)
 				y := fmt.Sprintf("protocol: udp-lobby\nseed: 1\nload: {model: closed, clients: %d, duration: 10m}\nflows:\n  - name: poll\n    steps: [%s]\n",
 					clients, strings.TrimSuffix(strings.Repeat("list_rooms, ", steps), ", "))

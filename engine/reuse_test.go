@@ -86,7 +86,7 @@ func TestClosedKeepsSessions(t *testing.T) {
 // TestClosedKeepsConnections: against the embedded reference server, a
 // closed-model tcp-lobby or Leviathan poller opens one connection per
 // client for the run (the server counts at most one more, the
-// reachability probe's), however many sessions it plays; with new_socket
+// reachability check's), however many sessions it plays; with new_socket
 // every session opens its own.
 func TestClosedKeepsConnections(t *testing.T) {
 	const clients = 3
@@ -129,7 +129,7 @@ func TestClosedKeepsConnections(t *testing.T) {
 					t.Errorf("%d connections for %d completed sessions with new_socket: want one per session", conns, s.Completed)
 				}
 			} else if conns > clients+1 {
-				t.Errorf("%d connections for %d sessions of %d clients: want one per client (and the probe's)", conns, s.Started, clients)
+				t.Errorf("%d connections for %d sessions of %d clients: want one per client (and the reachability check's)", conns, s.Started, clients)
 			}
 		})
 	}

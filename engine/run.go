@@ -113,7 +113,7 @@ type Result struct {
 }
 
 // Run executes cfg.Plan: it starts the embedded reference server when the
-// plan names no target, probes the target (an *UnreachableError when it does
+// plan names no target, checks the target is reachable (an *UnreachableError when it does
 // not answer; nothing else is sent then), runs the load model with live
 // progress, and assembles the result with thresholds evaluated. When ctx is
 // cancelled it stops scheduling, lets in-flight sessions finish within the

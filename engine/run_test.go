@@ -80,7 +80,7 @@ thresholds:
 `
 
 // TestRunEmbedded runs a plan through the whole pipeline (embedded server,
-// probe, executor, recorders, snapshot, thresholds) with fake sessions.
+// reachability check, executor, recorders, snapshot, thresholds) with fake sessions.
 func TestRunEmbedded(t *testing.T) {
 	plan := mustPlan(t, fakeYAML)
 	res, err := Run(context.Background(), Config{Plan: plan, Factory: fakeFactory(time.Millisecond)})
@@ -91,7 +91,7 @@ func TestRunEmbedded(t *testing.T) {
 		t.Errorf("no embedded server counters: %+v", res.Engine)
 	}
 	if res.Engine.Server.UDP.Requests["LOBBY_LIST_ROOMS"] == 0 {
-		t.Errorf("the probe's LIST is not in the server's counters: %v", res.Engine.Server.UDP.Requests)
+		t.Errorf("the reachability check's LIST is not in the server's counters: %v", res.Engine.Server.UDP.Requests)
 	}
 	if res.Totals.SessionsStarted != 40 || res.Engine.Sessions.Completed != 40 || res.Totals.Requests != 80 {
 		t.Errorf("sessions %d/%d requests %d, want 40/40 and 80", res.Totals.SessionsStarted, res.Engine.Sessions.Completed, res.Totals.Requests)

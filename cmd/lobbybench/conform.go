@@ -25,7 +25,7 @@ broken SHOULD warns (--strict makes warnings fail), informational cases
 only report figures, and a case whose precondition is not met is skipped
 with the reason.
 
-Probes are paced and spread over the --source-addrs pool (127.0.0.1-32 for
+Requests are paced and spread over the --source-addrs pool (127.0.0.1-32 for
 a loopback target), so a server that rate-limits each IP to ~100 requests/s
 gets the same verdicts; silence is retried once from another address before
 it counts.
@@ -64,7 +64,7 @@ func init() {
 			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
 			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
 			f.outs = outputFlags(fs, reports.KindConform)
-			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread probes over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
+			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
 			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
 			fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")

@@ -32,7 +32,7 @@ func (s *session) malformedFrame(kind scenario.MalformedKind) []byte {
 	return b
 }
 
-// probeConn opens a fresh connection for one malformed or liveness probe.
+// probeConn opens a fresh connection for one malformed datagram or liveness check.
 func (s *session) probeConn(timeout time.Duration) (net.Conn, error) {
 	d := net.Dialer{Timeout: timeout}
 	if s.src.IsValid() {

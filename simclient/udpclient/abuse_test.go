@@ -29,7 +29,7 @@ func TestMalformedSilentServer(t *testing.T) {
 			t.Errorf("%+v", m)
 		}
 	}
-	valid := r.step(t, "malformed").Successes - 1 // minus the liveness probe
+	valid := r.step(t, "malformed").Successes - 1 // minus the liveness check
 	if sent+valid != 40 || sent < 10 || valid < 10 {
 		t.Errorf("sent %d malformed + %d valid, want 40 in all, both kinds well represented", sent, valid)
 	}
