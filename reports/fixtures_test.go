@@ -89,8 +89,8 @@ func sampleRun(t testing.TB) *Run {
 		OtherSourcesP99BeforeUS: 1200, OtherSourcesP99AfterUS: 1300, Note: "limit per source address"}}
 	r.Malformed = []MalformedFinding{{Kind: "bad_crc", Sent: 20, UnexpectedReplies: 1, LivenessChecks: 20, LivenessKept: 20}}
 	r.Thresholds = []ThresholdResult{
-		{Name: "join p99 < 50ms", Metric: "p99_us", Step: "join", Op: "<", Limit: 50000, Observed: float64(r.Steps[1].Latency.P99US), Pass: true},
-		{Name: "error_rate < 1%", Metric: "error_rate", Op: "<", Limit: 0.01, Observed: r.Totals.ErrorRate(), Pass: false},
+		{Name: "join.p99 < 50ms", Metric: "join.p99", Op: "<", Limit: 0.05, Observed: float64(r.Steps[1].Latency.P99US) / 1e6, Pass: true},
+		{Name: "errors.rate < 1%", Metric: "errors.rate", Op: "<", Limit: 0.01, Observed: r.Totals.ErrorRate(), Pass: false},
 	}
 	return r
 }

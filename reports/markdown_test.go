@@ -94,8 +94,8 @@ func TestRunMarkdownFacts(t *testing.T) {
 	}
 	m := md.String()
 	for _, want := range []string{
-		"| join p99 &lt; 50ms | &lt; 50.00ms | 45.02ms | ✅ pass |",
-		"| error_rate &lt; 1% | &lt; 1.00% | 3.33% | ✅ pass |",
+		"| join.p99 &lt; 50ms | &lt; 50.00ms | 45.02ms | ✅ pass |",
+		"| errors.rate &lt; 1% | &lt; 1.00% | 3.33% | ✅ pass |",
 		"| join | 50 | 45 | 5 | 0 | 10.00% | 23.01ms | 41.02ms | 45.02ms | 45.02ms | 900µs |",
 		"| JoinReply | 45 | 45 | 0 | 0 | 0.00% | 20.61ms | 36.83ms | 40.41ms | 40.41ms | - |",
 		"| U-CRC | 4 | deadbeef00 |",

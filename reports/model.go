@@ -306,9 +306,9 @@ type MalformedFinding struct {
 // ThresholdResult is one evaluated threshold (for example "join p99 < 50ms").
 type ThresholdResult struct {
 	Name     string  `json:"name"`           // as written in the scenario
-	Metric   string  `json:"metric"`         // e.g. "p99_us", "error_rate"
-	Step     string  `json:"step,omitempty"` // empty for run-wide
-	Op       string  `json:"op"`             // "<", "<=", ">", ">="
+	Metric   string  `json:"metric"`         // whole, as in the scenario: "join.p99", "errors.rate"
+	Step     string  `json:"step,omitempty"` // only in files of older versions, which split the metric
+	Op       string  `json:"op"`             // "<", "<=", ">", ">=", "==", "!="
 	Limit    float64 `json:"limit"`
 	Observed float64 `json:"observed"`
 	Pass     bool    `json:"pass"`
