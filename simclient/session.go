@@ -3,6 +3,7 @@ package simclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -84,12 +85,15 @@ type Idler interface {
 var ErrCancelled = errors.New("cancelled")
 
 // Begin makes b the first session of client id playing flow (a pointer
-// into sh.Plan.Flows; an error otherwise), with no group place yet: a
-// Factory calls Join last.
+// into sh.Plan.Flows), with no group place yet: a Factory calls Join
+// last. It fails when flow is not one of the plan's or sh has no target.
 func (b *Base) Begin(sh *Shared, id int, flow *scenario.Flow) error {
 	fi := sh.FlowIndex(flow)
 	if fi < 0 {
 		return errors.New("simclient: flow is not one of the plan's flows")
+	}
+	if !sh.Target.IsValid() {
+		return fmt.Errorf("simclient: no %s target", sh.Plan.Protocol)
 	}
 	src := new(rand.PCG)
 	sh.ReseedThink(src, id)

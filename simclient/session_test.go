@@ -3,6 +3,7 @@ package simclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
@@ -58,7 +59,7 @@ func newBaseSession(t *testing.T, sh *Shared, id int, flow *scenario.Flow) *base
 func baseShared(t *testing.T, flows string) (*Shared, *metrics.Collector) {
 	t.Helper()
 	c := metrics.NewCollector(time.Now())
-	sh, err := NewShared(testPlan(t, flows), netip.AddrPort{}, c, Options{Recorders: 1})
+	sh, err := NewShared(testPlan(t, flows), netip.MustParseAddrPort("127.0.0.1:9"), c, Options{Recorders: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,37 @@ func TestBaseCreatorLeaves(t *testing.T) {
 	if _, err := member.Member.Group.WaitRoom(context.Background()); !errors.Is(err, ErrNoRoom) || !errors.Is(err, errCreatorEnded) {
 		t.Errorf("WaitRoom after the creator ended: %v, want ErrNoRoom (%v)", err, errCreatorEnded)
 	}
-	if err := (&baseSession{}).Begin(sh, 2, &scenario.Flow{}); err == nil {
-		t.Error("Begin accepted a flow that is not the plan's")
+}
+
+// TestBaseBegin: a session starts only on one of the plan's flows and
+// with a target.
+func TestBaseBegin(t *testing.T) {
+	sh, _ := baseShared(t, "  - steps: [list_rooms]\n")
+	noTarget, err := NewShared(sh.Plan, netip.AddrPort{}, sh.Collector, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noTarget.Close()
+	tests := []struct {
+		name string
+		sh   *Shared
+		flow *scenario.Flow
+		want string // "" for success
+	}{
+		{"plan's flow", sh, &sh.Plan.Flows[0], ""},
+		{"foreign flow", sh, &scenario.Flow{}, "simclient: flow is not one of the plan's flows"},
+		{"no target", noTarget, &sh.Plan.Flows[0], "simclient: no udp-lobby target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &baseSession{}
+			err := s.Begin(tt.sh, 4, tt.flow)
+			if got := fmt.Sprint(err); (tt.want == "" && err != nil) || (tt.want != "" && got != tt.want) {
+				t.Fatalf("Begin = %v, want %q", err, tt.want)
+			}
+			if err == nil && (s.ID != 4 || s.FlowIdx != 0 || s.Member.Group != nil || s.Rec != sh.Recorder(4)) {
+				t.Errorf("Begin set id %d, flow %d, group %v: want 4, 0 and no group before Join", s.ID, s.FlowIdx, s.Member.Group)
+			}
+		})
 	}
 }

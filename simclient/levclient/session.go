@@ -106,9 +106,6 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if err := s.Begin(sh, id, flow); err != nil {
 		return nil, err
 	}
-	if !sh.Target.IsValid() {
-		return nil, errors.New("levclient: no Leviathan target")
-	}
 	rt := getRun(sh)
 	s.rt, s.buf = rt, make([]byte, 0, 256)
 	l := &link{rec: s.Rec}

@@ -101,9 +101,6 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if err := s.Begin(sh, id, flow); err != nil {
 		return nil, err
 	}
-	if !sh.Target.IsValid() {
-		return nil, errors.New("tcpclient: no TCP lobby target")
-	}
 	s.init(src)
 	s.Join()
 	return s, nil

@@ -108,9 +108,6 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if err := s.Begin(sh, id, flow); err != nil {
 		return nil, err
 	}
-	if !sh.Target.IsValid() {
-		return nil, errors.New("udpclient: no UDP lobby target")
-	}
 	tr := &transport{}
 	if err := tr.open(src, sh.SocketBuffer, sh.Sweeper); err != nil {
 		return nil, simclient.OpenError(err)
