@@ -18,6 +18,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
@@ -40,19 +41,15 @@ const (
 func (c Config) Only(parts ...string) (Config, error) {
 	keep := map[string]bool{}
 	for _, p := range parts {
-		if p != UDPLobby && p != TCPLobby && p != Leviathan {
-			return c, fmt.Errorf("refserver: no part %q (have %s, %s, %s)", p, UDPLobby, TCPLobby, Leviathan)
+		if partByName(p) == nil {
+			return c, fmt.Errorf("refserver: no part %q (have %s)", p, strings.Join(PartNames(), ", "))
 		}
 		keep[p] = true
 	}
-	if !keep[UDPLobby] {
-		c.UDP = nil
-	}
-	if !keep[TCPLobby] {
-		c.TCP = nil
-	}
-	if !keep[Leviathan] {
-		c.Leviathan = nil
+	for _, p := range partTable {
+		if !keep[p.name] {
+			p.disable(&c)
+		}
 	}
 	return c, nil
 }
@@ -100,6 +97,9 @@ type Server struct {
 	udp *udp.Server
 	tcp *tcp.Server
 	lev *reflev.Server
+	// running are the started parts, in start order (Close stops them in
+	// the reverse order).
+	running []*partDef
 
 	tcpDone   chan error
 	tcpStop   context.CancelFunc
@@ -113,59 +113,28 @@ type Server struct {
 // 0 picks a free one; read them back with Addr). The server
 // runs until ctx is done or Close is called.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.UDP == nil && cfg.TCP == nil && cfg.Leviathan == nil {
-		return nil, errors.New("refserver: no part enabled (UDP, TCP and Leviathan all off)")
+	enabled := 0
+	for _, p := range partTable {
+		if p.enabled(&cfg) {
+			enabled++
+		}
+	}
+	if enabled == 0 {
+		return nil, fmt.Errorf("refserver: no part enabled (%s all off)", strings.Join(PartNames(), ", "))
 	}
 	if cfg.TCP != nil && cfg.UDP == nil && cfg.TCP.Pool == nil {
 		return nil, errors.New("refserver: the TCP lobby needs an instance pool: enable UDP or set TCP.Pool")
 	}
 	s := &Server{}
-	if cfg.UDP != nil {
-		uc := *cfg.UDP
-		if uc.Logger == nil {
-			uc.Logger = cfg.Logger
+	for _, p := range partTable {
+		if !p.enabled(&cfg) {
+			continue
 		}
-		u, err := udp.Listen(uc)
-		if err != nil {
-			return nil, fmt.Errorf("refserver: %w", err)
-		}
-		s.udp = u
-	}
-	if cfg.TCP != nil {
-		tc := *cfg.TCP
-		if tc.Logger == nil {
-			tc.Logger = cfg.Logger
-		}
-		if tc.Pool == nil {
-			tc.Pool = s.udp
-		}
-		t, err := tcp.Listen(tc)
-		if err != nil {
-			if s.udp != nil {
-				s.udp.Close()
-			}
-			return nil, fmt.Errorf("refserver: %w", err)
-		}
-		s.tcp = t
-		// Stopped through its context, not tcp.Server.Close: a Close racing
-		// with Serve's start trips the race detector (WaitGroup Add vs Wait
-		// inside tcp), while a cancelled context is observed by Serve itself.
-		tctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		s.tcpDone, s.tcpStop = done, cancel
-		go func() { done <- t.Serve(tctx) }()
-	}
-	if cfg.Leviathan != nil {
-		lc := *cfg.Leviathan
-		if lc.Logger == nil {
-			lc.Logger = cfg.Logger
-		}
-		l, err := reflev.Start(lc)
-		if err != nil {
+		if err := p.start(s, &cfg); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("refserver: %w", err)
 		}
-		s.lev = l
+		s.running = append(s.running, p)
 	}
 	stop := context.AfterFunc(ctx, func() { s.Close() })
 	s.mu.Lock()
@@ -183,13 +152,10 @@ var (
 // Addr returns the address of part (UDPLobby, TCPLobby or Leviathan), or
 // the zero value when that part is disabled or unknown.
 func (s *Server) Addr(part string) netip.AddrPort {
-	switch {
-	case part == UDPLobby && s.udp != nil:
-		return s.udp.Addr()
-	case part == TCPLobby && s.tcp != nil:
-		return s.tcp.Addr()
-	case part == Leviathan && s.lev != nil:
-		return s.lev.Addr()
+	for _, p := range s.running {
+		if p.name == part {
+			return p.addr(s)
+		}
 	}
 	return netip.AddrPort{}
 }
@@ -212,18 +178,10 @@ func (s *Server) Close() error {
 			s.stopCtx()
 		}
 		s.mu.Unlock()
-		// TCP first: a countdown ending now must not allocate from a
-		// closed pool.
-		if s.tcp != nil {
-			s.tcpStop()
-			<-s.tcpDone
-			s.tcp.Close() // waits for the Close Serve started to finish
-		}
-		if s.udp != nil {
-			s.udp.Close()
-		}
-		if s.lev != nil {
-			s.lev.Close()
+		// In reverse start order: the TCP lobby before the UDP lobby, so a
+		// countdown ending now does not allocate from a closed pool.
+		for k := len(s.running) - 1; k >= 0; k-- {
+			s.running[k].close(s)
 		}
 	})
 	return nil
@@ -242,17 +200,8 @@ type Stats struct {
 // frames by type, errors and closes by reason, connections, rooms (TCP).
 func (s *Server) Stats() Stats {
 	var st Stats
-	if s.udp != nil {
-		u := s.udp.Stats()
-		st.UDP = &u
-	}
-	if s.tcp != nil {
-		t := s.tcp.Stats()
-		st.TCP = &t
-	}
-	if s.lev != nil {
-		l := s.lev.Stats()
-		st.Leviathan = &l
+	for _, p := range s.running {
+		p.stats(s, &st)
 	}
 	return st
 }
@@ -260,18 +209,8 @@ func (s *Server) Stats() Stats {
 // WriteText writes every counter as a "name value" line, "udp.", "tcp." and
 // "leviathan." prefixed and sorted, for the shutdown summary.
 func (st Stats) WriteText(w io.Writer) error {
-	if st.UDP != nil {
-		if err := st.UDP.WriteText(w, "udp."); err != nil {
-			return err
-		}
-	}
-	if st.TCP != nil {
-		if err := writeFlat(w, "tcp.", st.TCP.Flat()); err != nil {
-			return err
-		}
-	}
-	if st.Leviathan != nil {
-		if err := writeFlat(w, "leviathan.", st.Leviathan.Flat()); err != nil {
+	for _, p := range partTable {
+		if err := p.text(st, w, p.name+"."); err != nil {
 			return err
 		}
 	}
@@ -313,4 +252,126 @@ func (s *Server) StatsHandler() http.Handler {
 		json.NewEncoder(w).Encode(&live)
 	})
 	return mux
+}
+
+// partDef is one part of the reference server: how its Config field is
+// read, its address, counters and text, and how it stops. The server, the
+// embedded runs (Only) and serve iterate over partTable; a new part is its
+// Config and Stats fields and one entry here.
+type partDef struct {
+	name    string
+	enabled func(*Config) bool
+	disable func(*Config)
+	start   func(*Server, *Config) error // cfg.Logger is the default of the part's Logger
+	addr    func(*Server) netip.AddrPort
+	stats   func(*Server, *Stats)
+	text    func(st Stats, w io.Writer, prefix string) error // nothing when the part did not run
+	close   func(*Server)
+}
+
+// partTable lists the parts in start order.
+var partTable = []*partDef{
+	{
+		name:    UDPLobby,
+		enabled: func(c *Config) bool { return c.UDP != nil },
+		disable: func(c *Config) { c.UDP = nil },
+		start: func(s *Server, cfg *Config) (err error) {
+			uc := *cfg.UDP
+			if uc.Logger == nil {
+				uc.Logger = cfg.Logger
+			}
+			s.udp, err = udp.Listen(uc)
+			return err
+		},
+		addr:  func(s *Server) netip.AddrPort { return s.udp.Addr() },
+		stats: func(s *Server, st *Stats) { u := s.udp.Stats(); st.UDP = &u },
+		text: func(st Stats, w io.Writer, prefix string) error {
+			if st.UDP == nil {
+				return nil
+			}
+			return st.UDP.WriteText(w, prefix)
+		},
+		close: func(s *Server) { s.udp.Close() },
+	},
+	{
+		name:    TCPLobby,
+		enabled: func(c *Config) bool { return c.TCP != nil },
+		disable: func(c *Config) { c.TCP = nil },
+		start: func(s *Server, cfg *Config) error {
+			tc := *cfg.TCP
+			if tc.Logger == nil {
+				tc.Logger = cfg.Logger
+			}
+			if tc.Pool == nil {
+				tc.Pool = s.udp // the UDP lobby starts first
+			}
+			t, err := tcp.Listen(tc)
+			if err != nil {
+				return err
+			}
+			s.tcp = t
+			// Stopped through its context, not tcp.Server.Close: a Close
+			// racing with Serve's start trips the race detector (WaitGroup
+			// Add vs Wait inside tcp), while a cancelled context is
+			// observed by Serve itself.
+			tctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			s.tcpDone, s.tcpStop = done, cancel
+			go func() { done <- t.Serve(tctx) }()
+			return nil
+		},
+		addr:  func(s *Server) netip.AddrPort { return s.tcp.Addr() },
+		stats: func(s *Server, st *Stats) { t := s.tcp.Stats(); st.TCP = &t },
+		text: func(st Stats, w io.Writer, prefix string) error {
+			if st.TCP == nil {
+				return nil
+			}
+			return writeFlat(w, prefix, st.TCP.Flat())
+		},
+		close: func(s *Server) {
+			s.tcpStop()
+			<-s.tcpDone
+			s.tcp.Close() // waits for the Close Serve started to finish
+		},
+	},
+	{
+		name:    Leviathan,
+		enabled: func(c *Config) bool { return c.Leviathan != nil },
+		disable: func(c *Config) { c.Leviathan = nil },
+		start: func(s *Server, cfg *Config) (err error) {
+			lc := *cfg.Leviathan
+			if lc.Logger == nil {
+				lc.Logger = cfg.Logger
+			}
+			s.lev, err = reflev.Start(lc)
+			return err
+		},
+		addr:  func(s *Server) netip.AddrPort { return s.lev.Addr() },
+		stats: func(s *Server, st *Stats) { l := s.lev.Stats(); st.Leviathan = &l },
+		text: func(st Stats, w io.Writer, prefix string) error {
+			if st.Leviathan == nil {
+				return nil
+			}
+			return writeFlat(w, prefix, st.Leviathan.Flat())
+		},
+		close: func(s *Server) { s.lev.Close() },
+	},
+}
+
+func partByName(name string) *partDef {
+	for _, p := range partTable {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// PartNames returns the parts' names, in start order.
+func PartNames() []string {
+	out := make([]string, len(partTable))
+	for i, p := range partTable {
+		out[i] = p.name
+	}
+	return out
 }

@@ -1,0 +1,58 @@
+package refserver
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestOnlyAndAddr: Only keeps exactly the parts named (an unknown name is
+// an error naming the parts), and a started server gives the address of
+// each running part and the zero address for the others; its counters and
+// text hold the running parts only.
+func TestOnlyAndAddr(t *testing.T) {
+	if _, err := Loopback().Only("udp-lobby"); err == nil || !strings.Contains(err.Error(), "udp, tcp, leviathan") {
+		t.Errorf("Only(unknown) = %v, want an error naming the parts", err)
+	}
+	for _, tc := range []struct {
+		parts []string
+		want  map[string]bool
+	}{
+		{[]string{UDPLobby}, map[string]bool{UDPLobby: true}},
+		{[]string{TCPLobby, UDPLobby}, map[string]bool{UDPLobby: true, TCPLobby: true}},
+		{[]string{Leviathan}, map[string]bool{Leviathan: true}},
+		{PartNames(), map[string]bool{UDPLobby: true, TCPLobby: true, Leviathan: true}},
+	} {
+		c, err := Loopback().Only(tc.parts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := Start(context.Background(), c)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.parts, err)
+		}
+		for _, p := range PartNames() {
+			if got := srv.Addr(p).IsValid(); got != tc.want[p] {
+				t.Errorf("%v: Addr(%s) valid %v, want %v", tc.parts, p, got, tc.want[p])
+			}
+		}
+		st := srv.Stats()
+		if (st.UDP != nil) != tc.want[UDPLobby] || (st.TCP != nil) != tc.want[TCPLobby] || (st.Leviathan != nil) != tc.want[Leviathan] {
+			t.Errorf("%v: Stats has parts udp %v tcp %v leviathan %v", tc.parts, st.UDP != nil, st.TCP != nil, st.Leviathan != nil)
+		}
+		var b strings.Builder
+		if err := st.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range PartNames() {
+			if got := strings.Contains(b.String(), "\n"+p+".") || strings.HasPrefix(b.String(), p+"."); got != tc.want[p] {
+				t.Errorf("%v: text has %s. lines %v, want %v", tc.parts, p, got, tc.want[p])
+			}
+		}
+		srv.Close()
+		srv.Close() // idempotent
+	}
+	if _, err := Start(context.Background(), Config{}); err == nil {
+		t.Error("a server with no part started")
+	}
+}
