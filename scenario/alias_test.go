@@ -6,7 +6,8 @@ import (
 )
 
 // TestStepAliases: one name per action across protocols (list_rooms,
-// create_room), the older tcp-lobby names (list, create) still accepted
+// create_room, disconnect), the older names (tcp-lobby's list and create,
+// leviathan's close) still accepted
 // with the name written kept as the label; a parameter one protocol's step
 // takes and another's does not is refused there.
 func TestStepAliases(t *testing.T) {
@@ -29,6 +30,10 @@ func TestStepAliases(t *testing.T) {
 			nil, nil, "takes no single value"},
 		{"udp old tcp name", "protocol: udp-lobby\n" + head + "[list]\n",
 			[]StepKind{ListRooms}, []string{"list"}, ""},
+		{"leviathan old close", "protocol: leviathan\n" + head + "[connect, close]\n",
+			[]StepKind{Connect, Disconnect}, []string{"connect", "close"}, ""},
+		{"leviathan disconnect", "protocol: leviathan\n" + head + "[connect, disconnect]\n",
+			[]StepKind{Connect, Disconnect}, []string{"connect", "disconnect"}, ""},
 		{"leviathan does not list rooms", "protocol: leviathan\n" + head + "[list]\n",
 			nil, nil, `step "list" is not a leviathan step`},
 	}

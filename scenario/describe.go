@@ -153,7 +153,7 @@ func (s Step) describe() string {
 		return fmt.Sprintf("%d to %s, %g%% malformed (%s), silence %s", s.Count, s.Malformed.To, 100*s.Malformed.Share, strings.Join(kinds, ","), s.Malformed.Silence)
 	case RateProbe:
 		return fmt.Sprintf("%s %s→%s over %s, limit at %g%% loss", s.Probe.Request, FormatRate(s.Probe.From), FormatRate(s.Probe.To), s.Probe.Over, 100*s.Probe.Loss)
-	case Leave, Disconnect, Close:
+	case Leave, Disconnect:
 		return ""
 	}
 	return req()

@@ -60,7 +60,6 @@ var stepSpecs = map[StepKind]stepSpec{
 	JoinGame:      {request: true, params: []string{"options"}},
 	Echo:          {request: true, params: []string{"count", "interval"}, shorthand: "count"},
 	Status:        {request: true},
-	Close:         {},
 	Think:         {params: []string{"fixed", "uniform", "exponential", "normal"}, shorthand: "fixed"},
 	Barrier:       {wait: true, params: []string{"n"}, shorthand: "n"},
 	Malformed:     {params: []string{"kinds", "count", "share", "to", "silence", "interval"}, shorthand: "count"},

@@ -252,7 +252,7 @@ flows:
 	st = p.Flows[0].Steps
 	if st[2].Options != "mode=1" || st[3].Count != 4 || st[3].Interval != 100*time.Millisecond ||
 		!reflect.DeepEqual(st[5].Malformed.Kinds, MalformedKinds(Leviathan)) || st[5].Malformed.Silence != time.Second ||
-		st[6].Probe.Request != Echo || st[6].Probe.Loss != 0.01 || st[6].Policy.Retries != 0 || st[7].Kind != Close {
+		st[6].Probe.Request != Echo || st[6].Probe.Loss != 0.01 || st[6].Policy.Retries != 0 || st[7].Kind != Disconnect || st[7].Label != "close" {
 		t.Errorf("leviathan steps: %+v", st)
 	}
 	if p.Impairment.In.Delay != time.Millisecond || !p.Impairment.Out.IsZero() || p.HeaderProfile != "" {

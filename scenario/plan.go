@@ -158,27 +158,24 @@ type StepKind string
 // which is in its ProtocolSpec). See FORMAT.md for what each does on the
 // wire.
 const (
-	ListRooms     StepKind = "list_rooms"  // udp-lobby, tcp-lobby (old tcp-lobby name: list)
-	CreateRoom    StepKind = "create_room" // udp-lobby, tcp-lobby (old tcp-lobby name: create)
-	Join          StepKind = "join"        // also tcp-lobby
+	ListRooms     StepKind = "list_rooms"  // old tcp-lobby name: list
+	CreateRoom    StepKind = "create_room" // old tcp-lobby name: create
+	Join          StepKind = "join"
 	Hello         StepKind = "hello"
 	InstanceJoin  StepKind = "instance_join"
-	Ready         StepKind = "ready" // also tcp-lobby
+	Ready         StepKind = "ready"
 	Ping          StepKind = "ping"
-	WaitGameStart StepKind = "wait_game_start" // also tcp-lobby
+	WaitGameStart StepKind = "wait_game_start"
 	Leave         StepKind = "leave"
-	Disconnect    StepKind = "disconnect" // also tcp-lobby
-	// tcp-lobby
-	Connect       StepKind = "connect" // also leviathan
+	Disconnect    StepKind = "disconnect" // old leviathan name: close
+	Connect       StepKind = "connect"
 	Start         StepKind = "start"
 	WaitCountdown StepKind = "wait_countdown"
-	// leviathan
-	JoinServer StepKind = "join_server"
-	JoinGame   StepKind = "join_game"
-	Echo       StepKind = "echo"
-	Status     StepKind = "status"
-	Close      StepKind = "close"
-	// every protocol
+	JoinServer    StepKind = "join_server"
+	JoinGame      StepKind = "join_game"
+	Echo          StepKind = "echo"
+	Status        StepKind = "status"
+	// every protocol's
 	Think     StepKind = "think"
 	Barrier   StepKind = "barrier"
 	Malformed StepKind = "malformed"
@@ -187,7 +184,7 @@ const (
 
 // stepAliases are older names of step kinds, still accepted (the step's
 // label, and so its metrics, keep the name written).
-var stepAliases = map[string]StepKind{"list": ListRooms, "create": CreateRoom}
+var stepAliases = map[string]StepKind{"list": ListRooms, "create": CreateRoom, "close": Disconnect}
 
 // Step is one action of a flow. Only the fields of its Kind are set.
 type Step struct {

@@ -19,7 +19,7 @@ func init() {
 		ProtocolSpec: scenario.ProtocolSpec{
 			Name: scenario.Leviathan, Order: 3, Transport: "udp",
 			Steps: []scenario.StepKind{scenario.Connect, scenario.JoinServer, scenario.JoinGame, scenario.Echo,
-				scenario.Status, scenario.Close},
+				scenario.Status, scenario.Disconnect},
 			Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
 			ProbeRequests: []scenario.StepKind{scenario.Echo},
 		},

@@ -191,7 +191,7 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 		return s.echoes(ctx, i, st)
 	case scenario.Status:
 		sent, err = s.status(ctx, st, intended)
-	case scenario.Close:
+	case scenario.Disconnect:
 		sent, err = s.closeConn(ctx, st)
 	case scenario.Malformed:
 		s.robust = true
