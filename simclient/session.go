@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -205,6 +206,26 @@ func (b *Base) SleepUntil(ctx context.Context, i int, st *scenario.Step, t time.
 		return b.Fail(i, st, ReasonCancelled, err)
 	}
 	return nil
+}
+
+// GroupRoom waits for the room the session's group creates (a join with
+// room: created) at most Budget(st.Policy), ctx being the stop signal.
+// It fails with ErrCancelled when ctx ended, and with a *RequestError of
+// ReasonCreatorFailed when the creator failed or ended without creating
+// it, of reports.ReasonTimeout when it did not come in time.
+func (b *Base) GroupRoom(ctx context.Context, st *scenario.Step) (Room, error) {
+	tctx, cancel := context.WithTimeout(ctx, Budget(st.Policy))
+	r, err := b.Member.Group.WaitRoom(tctx)
+	cancel()
+	switch {
+	case err == nil:
+		return r, nil
+	case ctx.Err() != nil:
+		return Room{}, ErrCancelled
+	case errors.Is(err, ErrNoRoom):
+		return Room{}, &RequestError{Reason: ReasonCreatorFailed, Err: err}
+	}
+	return Room{}, &RequestError{Reason: reports.ReasonTimeout, Err: fmt.Errorf("the group's room was not created within %s", Budget(st.Policy))}
 }
 
 // errCreatorEnded fails the group's room when its creator's session ends

@@ -222,3 +222,43 @@ func TestBaseBegin(t *testing.T) {
 		})
 	}
 }
+
+// TestBaseGroupRoom: a join with room: created gets the room its group's
+// creator published, or fails with why it did not come.
+func TestBaseGroupRoom(t *testing.T) {
+	tests := []struct {
+		name   string
+		act    func(g *Group, stop context.CancelFunc) // what happens while the member waits
+		want   uint32
+		reason string // "" for the room; ReasonCancelled for ErrCancelled
+	}{
+		{"room created", func(g *Group, _ context.CancelFunc) { g.SetRoom(Room{ID: 42}) }, 42, ""},
+		{"creator failed", func(g *Group, _ context.CancelFunc) { g.FailRoom(errors.New("join_failed")) }, 0, ReasonCreatorFailed},
+		{"not within the budget", func(*Group, context.CancelFunc) {}, 0, reports.ReasonTimeout},
+		{"stop signal", func(_ *Group, stop context.CancelFunc) { stop() }, 0, ReasonCancelled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sh, _ := baseShared(t, "  - group_size: 2\n    steps: [{create_room: {only: leader}}, {join: {room: created, only: members, timeout: 1s}}]\n")
+				flow := &sh.Plan.Flows[0]
+				newBaseSession(t, sh, 0, flow)
+				member := newBaseSession(t, sh, 1, flow)
+				ctx, stop := context.WithCancel(context.Background())
+				defer stop()
+				go func() {
+					time.Sleep(500 * time.Millisecond) // within the join's 1s
+					tt.act(member.Member.Group, stop)
+				}()
+				r, err := member.GroupRoom(ctx, &flow.Steps[1])
+				reason, _ := StepFailure(err, ErrCancelled)
+				if err == nil {
+					reason = ""
+				}
+				if r.ID != tt.want || reason != tt.reason {
+					t.Errorf("GroupRoom = %+v, %v; want room %d, reason %q", r, err, tt.want, tt.reason)
+				}
+			})
+		})
+	}
+}

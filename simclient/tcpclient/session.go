@@ -345,17 +345,9 @@ func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Tim
 	case scenario.RoomID:
 		room = st.Room.ID
 	case scenario.RoomCreated:
-		tctx, cancel := context.WithTimeout(ctx, simclient.Budget(st.Policy))
-		r, err := s.Member.Group.WaitRoom(tctx)
-		cancel()
+		r, err := s.GroupRoom(ctx, st)
 		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return intended, errCancelled
-			case errors.Is(err, simclient.ErrNoRoom):
-				return intended, &reqFail{Reason: simclient.ReasonCreatorFailed, Err: err}
-			}
-			return intended, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
+			return intended, err
 		}
 		room = r.ID
 		intended = time.Now()

@@ -272,17 +272,9 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 			room = r.ID
 			break
 		}
-		tctx, cancel := context.WithTimeout(ctx, simclient.Budget(st.Policy))
-		r, err := s.Member.Group.WaitRoom(tctx)
-		cancel()
+		r, err := s.GroupRoom(ctx, st)
 		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return time.Time{}, errCancelled
-			case errors.Is(err, simclient.ErrNoRoom):
-				return time.Time{}, &reqFail{Reason: simclient.ReasonCreatorFailed, Err: err}
-			}
-			return time.Time{}, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("the group's room was not created within %s", simclient.Budget(st.Policy))}
+			return time.Time{}, err
 		}
 		room = r.ID
 		intended = time.Now() // the wait is the step's, not the request's
