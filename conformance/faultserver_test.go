@@ -54,7 +54,7 @@ type faults struct {
 }
 
 // floodRun is how many lobby datagrams in a row from one address make a
-// flood (faults.overload). The suite's own probes, spread over its pool of
+// flood (faults.overload). The suite's own requests, spread over its pool of
 // addresses, never come near it.
 const floodRun = 50
 

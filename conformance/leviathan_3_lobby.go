@@ -197,12 +197,12 @@ func init() {
 		Desc:        "JoinServer when the server is full gets ServerDisallow reason ServerFull (2); fills at most MaxFill players as ServerStatus reports them",
 		Requirement: "players counted against a configurable maximum … ServerDisallow with the first failing reason among: … full (2)",
 		Run: func(t *T) error {
-			probe, err := t.levAuthed()
+			watcher, err := t.levAuthed()
 			if err != nil {
 				return err
 			}
-			defer probe.close()
-			_, m, err := probe.request(lv.ReqServerstatus, nil, lv.ResServerStatus)
+			defer watcher.close()
+			_, m, err := watcher.request(lv.ReqServerstatus, nil, lv.ResServerStatus)
 			if err != nil {
 				return owned(ProtoLeviathan, "ServerStatus", Skipf("no ServerStatus to learn the player limit: %v", err))
 			}
@@ -232,7 +232,7 @@ func init() {
 					return owned(ProtoLeviathan, "ServerAllow to JoinServer", Skipf("filling: join %d of %d not allowed (%v %v)", i+1, free, m, err))
 				}
 			}
-			n, m, err := probe.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
+			n, m, err := watcher.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 			return expectDisallow(n, m, err, lv.DisallowServerFull)
 		},
 	})

@@ -9,7 +9,7 @@ import (
 )
 
 // Malformed packets on an authenticated connection: each is dropped, and
-// neither the connection nor the server dies. PKT_IDs of the probes are far
+// neither the connection nor the server dies. PKT_IDs of the malformed packets are far
 // from the session's own, so their acks (if any) do not disturb it.
 
 func init() {

@@ -247,7 +247,7 @@ func TestInterrupted(t *testing.T) {
 			rep, err := Run(ctx, suiteConfig(srv.Addr().String(), pr))
 			if err != nil {
 				if ctx.Err() != nil {
-					return // interrupted during the probe
+					return // interrupted during the reachability check
 				}
 				t.Fatal(err)
 			}

@@ -46,7 +46,7 @@ type Config struct {
 	Strict bool
 	// Timeout is the wait for one reply; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Sources are the local addresses probes are spread over; nil means
+	// Sources are the local addresses requests are spread over; nil means
 	// DefaultSources(target).
 	Sources []netip.Addr
 	// SourceRate and SourceBurst pace each source address; 0 means the

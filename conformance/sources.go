@@ -19,7 +19,7 @@ const (
 	DefaultSourceBurst = 10
 )
 
-// SourcePool hands out local source addresses for probes and paces the
+// SourcePool hands out local source addresses for requests and paces the
 // sends from each with a token bucket. The last two addresses of a pool of
 // four or more are reserved (Reserved) for the rate-limit group's flood and
 // its "second source", and are not paced.
@@ -80,7 +80,7 @@ func (p *SourcePool) Reserved(i int) (netip.Addr, bool) {
 // Acquire picks the next address in round-robin order that has a send
 // token, takes the token and returns the address; it waits when every
 // address is out of tokens. Addresses after the one returned last are
-// preferred, so consecutive probes (and a retry after silence) come from
+// preferred, so consecutive requests (and a retry after silence) come from
 // different addresses when the pool has several.
 func (p *SourcePool) Acquire(ctx context.Context) (netip.Addr, error) {
 	for {

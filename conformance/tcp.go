@@ -425,7 +425,7 @@ func (c *tcpClient) waitFor(d time.Duration, match func([]byte) bool) ([]byte, e
 // reachTCP checks the lobby accepts a connection and answers
 // LIST_ROOMS_REQ with a frame.
 func reachTCP(ctx context.Context, env *Env) (string, error) {
-	t := newT(ctx, env, &Case{ID: "probe", Protocol: ProtoTCP, Level: Info})
+	t := newT(ctx, env, &Case{ID: "reach", Protocol: ProtoTCP, Level: Info})
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
 		c, err := dialTCP(t)

@@ -523,7 +523,7 @@ func alive(t *T) (time.Duration, error) {
 // length or CRC, but a fragile server might not), then guesses the profile
 // from the reply. Silence is retried once from other source addresses.
 func reachUDP(ctx context.Context, env *Env) (string, error) {
-	t := newT(ctx, env, &Case{ID: "probe", Protocol: ProtoUDP, Level: Info})
+	t := newT(ctx, env, &Case{ID: "reach", Protocol: ProtoUDP, Level: Info})
 	modes := []HeaderMode{env.Header}
 	if env.Header == HeaderAuto {
 		modes = []HeaderMode{HeaderSpec, HeaderRType17}
@@ -545,7 +545,7 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 				if m == HeaderRType17 {
 					p = udplobby.ProfileRType17
 				}
-				if err := s.send(env.Addr, udplobby.AppendListRooms(nil, p, nextSeq()), "probe"); err != nil {
+				if err := s.send(env.Addr, udplobby.AppendListRooms(nil, p, nextSeq()), "reach"); err != nil {
 					return "", err
 				}
 				socks = append(socks, s)

@@ -23,13 +23,13 @@ func udpSequenceEcho(t *T) error {
 	if err != nil {
 		return err
 	}
-	type probe struct {
+	type check struct {
 		name string
 		x    *exchange
 	}
-	var probes []probe
+	var checks []check
 	for _, x := range rs.all() {
-		probes = append(probes, probe{x.name, x.x})
+		checks = append(checks, check{x.name, x.x})
 	}
 	prof := t.Env.profile()
 	for _, seq := range []uint16{0, 0xFFFF} {
@@ -48,14 +48,14 @@ func udpSequenceEcho(t *T) error {
 			continue // a lost reply is udp/4/1's business
 		}
 		if m, ok := parseRaw(b, prof); ok {
-			probes = append(probes, probe{fmt.Sprintf("LOBBY_LIST_ROOMS seq %d", seq), &exchange{seq: seq, req: req, reply: m}})
+			checks = append(checks, check{fmt.Sprintf("LOBBY_LIST_ROOMS seq %d", seq), &exchange{seq: seq, req: req, reply: m}})
 		}
 	}
-	if len(probes) == 0 {
+	if len(checks) == 0 {
 		return Skipf("no lobby reply to look at")
 	}
 	var bad []string
-	for _, p := range probes {
+	for _, p := range checks {
 		if p.x.reply.seq != p.x.seq {
 			bad = append(bad, fmt.Sprintf("%s: sent %d (0x%04x), reply %v carries %d (0x%04x)", p.name, p.x.seq, p.x.seq, p.x.reply.typ, p.x.reply.seq, p.x.reply.seq))
 		}
@@ -63,6 +63,6 @@ func udpSequenceEcho(t *T) error {
 	if len(bad) > 0 {
 		return Fail("the request's sequenceId in every reply", strings.Join(bad, "; "))
 	}
-	t.Notef("%d replies checked", len(probes))
+	t.Notef("%d replies checked", len(checks))
 	return nil
 }

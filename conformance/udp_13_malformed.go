@@ -52,7 +52,7 @@ func init() {
 	}
 }
 
-// datagram is one malformed probe and what it is.
+// datagram is one malformed datagram and what it is.
 type datagram struct {
 	note string
 	b    []byte

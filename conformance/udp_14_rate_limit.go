@@ -329,7 +329,7 @@ func isTransient(err error) bool {
 
 // secondSource sends LOBBY_LIST_ROOMS from the second reserved address
 // during the flood, at the pool's per-address pace (one per 25 ms at 40/s,
-// as from any probing address), placed by the flood's progress rather than
+// as from any other source address), placed by the flood's progress rather than
 // the clock: every request goes out amid the flood however fast this
 // machine sends it. Its sequence numbers are consecutive.
 type secondSource struct {
