@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 // Level is how strongly the documents state a requirement (RFC 2119, with
@@ -63,8 +65,10 @@ const (
 // Case is one numbered conformance check, h2spec style: the id is the spec
 // section it checks, Requirement quotes the sentence.
 type Case struct {
-	// ID is "<group>/<section>/<n>", e.g. "udp/5/2" (seed 003 §5, second
-	// case). It must be unique across all protocols.
+	// ID is "<group>/<section>/<n>", e.g. "udp-lobby/5/2" (seed 003 §5,
+	// second case). The group is the protocol's name, or "inst" for the UDP
+	// lobby's game-instance handshake. It must be unique across all
+	// protocols.
 	ID string
 	// Protocol is the --protocol the case belongs to ("udp-lobby",
 	// "tcp-lobby", "leviathan").
@@ -129,6 +133,9 @@ func Register(c *Case) {
 	}
 	if parts := strings.Split(c.ID, "/"); len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
 		panic("conformance: case id " + strconv.Quote(c.ID) + " is not group/section/n")
+	}
+	if g, _, _ := strings.Cut(c.ID, "/"); g != c.Protocol && (g != groupInstance || c.Protocol != ProtoUDP) {
+		panic("conformance: case id " + c.ID + ": the group is not its protocol's name " + c.Protocol)
 	}
 	if _, dup := registry[c.ID]; dup {
 		panic("conformance: duplicate case id " + c.ID)
@@ -254,7 +261,42 @@ func Cases(protocol string, patterns ...string) []*Case {
 
 // groupOrder puts the lobby cases before the instance cases they lead to;
 // other groups follow in CompareIDs order.
-var groupOrder = map[string]int{"udp": 1, "inst": 2}
+var groupOrder = map[string]int{ProtoUDP: 1, groupInstance: 2}
+
+// groupInstance is the group of the UDP lobby's game-instance handshake
+// cases: the one group not named after its protocol.
+const groupInstance = "inst"
+
+// oldGroups are the case groups of builds before each protocol had one name
+// ("udp" alone is ambiguous: Leviathan is UDP too), and the group each is
+// now.
+var oldGroups = map[string]string{"udp": ProtoUDP, "tcp": ProtoTCP}
+
+// CaseID returns a case id, or a --cases pattern, of an older build under
+// today's name: "udp/13/2" is "udp-lobby/13/2", "tcp/5.1" is
+// "tcp-lobby/5.1", "udp" is "udp-lobby". Anything else is returned
+// unchanged. Match reads patterns through it and UpgradeIDs stored results,
+// so an old id, group or glob selects and pairs the same cases as the new.
+func CaseID(id string) string {
+	g, rest, more := strings.Cut(id, "/")
+	n, ok := oldGroups[g]
+	switch {
+	case !ok:
+		return id
+	case more:
+		return n + "/" + rest
+	}
+	return n
+}
+
+// UpgradeIDs renames the case ids of a stored conform result written by an
+// older build (CaseID), so that it pairs with today's results (report
+// compare, the matrix) and shows today's names.
+func UpgradeIDs(c *reports.Conform) {
+	for i := range c.Cases {
+		c.Cases[i].ID = CaseID(c.Cases[i].ID)
+	}
+}
 
 // caseLess orders ids for listing and reports: by group (groupOrder), then
 // CompareIDs.
@@ -283,13 +325,15 @@ func matchAny(patterns []string, id string) bool {
 }
 
 // Match reports whether case id is selected by pattern. A pattern without
-// glob characters selects by whole segments: "udp/13" selects udp/13/1 and
-// udp/13/10 but not udp/1/3; "udp" selects every udp case. A pattern with
-// glob characters (path.Match syntax, '*' stays within a segment) is matched
-// against the id cut to the pattern's number of segments, so "udp/1*"
-// selects udp/1/2 and udp/13/4, and "*/5/*" every case of a section 5.
+// glob characters selects by whole segments: "udp-lobby/13" selects
+// udp-lobby/13/1 and udp-lobby/13/10 but not udp-lobby/1/3; "udp-lobby"
+// selects every udp-lobby case. A pattern with glob characters (path.Match
+// syntax, '*' stays within a segment) is matched against the id cut to the
+// pattern's number of segments, so "udp-lobby/1*" selects udp-lobby/1/2 and
+// udp-lobby/13/4, and "*/5/*" every case of a section 5. A pattern in an old
+// group ("udp/13", "tcp/R/*") is read as today's (CaseID).
 func Match(pattern, id string) bool {
-	pattern = strings.Trim(strings.TrimSpace(pattern), "/")
+	pattern = CaseID(strings.Trim(strings.TrimSpace(pattern), "/"))
 	if pattern == "" {
 		return false
 	}
@@ -323,7 +367,7 @@ func ValidPattern(pattern string) error {
 
 // CompareIDs orders case ids segment by segment, numerically where both
 // segments are numbers (dotted numbers like "5.1" compare part by part), so
-// udp/5/2 < udp/5/10 < udp/13/1.
+// udp-lobby/5/2 < udp-lobby/5/10 < udp-lobby/13/1.
 func CompareIDs(a, b string) int {
 	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
 	for i := 0; i < len(as) && i < len(bs); i++ {

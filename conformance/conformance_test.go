@@ -24,103 +24,117 @@ func TestMatch(t *testing.T) {
 		pattern, id string
 		want        bool
 	}{
-		{"udp", "udp/5/2", true},     // group prefix
-		{"udp/5", "udp/5/2", true},   // section prefix
-		{"udp/1", "udp/13/2", false}, // segments, not characters
-		{"udp/13", "udp/13/10", true},
-		{"udp/5/2", "udp/5/2", true}, // exact
-		{"udp/5/2", "udp/5/20", false},
-		{"udp/5/2/x", "udp/5/2", false}, // longer than the id
-		{"udp/1*", "udp/13/2", true},    // glob within a segment
-		{"udp/1*", "udp/5/1", false},
-		{"*/5/*", "udp/5/3", true}, // any group
-		{"*/5/*", "tcp/5.1/3", false},
-		{"tcp/5.*", "tcp/5.1/3", true},
-		{"inst", "udp/2/1", false},
-		{" udp/4 ", "udp/4/1", true},  // spaces trimmed
-		{"udp/4/", "udp/4/1", true},   // trailing slash
-		{"", "udp/4/1", false},        // empty selects nothing
-		{"tcp/[", "tcp/5.1/1", false}, // bad glob
-		{"tcp/R", "tcp/R/2", true},
-		{"tcp/A/1", "tcp/A/1", true},
+		{"udp-lobby", "udp-lobby/5/2", true},     // group prefix
+		{"udp-lobby/5", "udp-lobby/5/2", true},   // section prefix
+		{"udp-lobby/1", "udp-lobby/13/2", false}, // segments, not characters
+		{"udp-lobby/13", "udp-lobby/13/10", true},
+		{"udp-lobby/5/2", "udp-lobby/5/2", true}, // exact
+		{"udp-lobby/5/2", "udp-lobby/5/20", false},
+		{"udp-lobby/5/2/x", "udp-lobby/5/2", false}, // longer than the id
+		{"udp-lobby/1*", "udp-lobby/13/2", true},    // glob within a segment
+		{"udp-lobby/1*", "udp-lobby/5/1", false},
+		{"*/5/*", "udp-lobby/5/3", true}, // any group
+		{"*/5/*", "tcp-lobby/5.1/3", false},
+		{"tcp-lobby/5.*", "tcp-lobby/5.1/3", true},
+		{"inst", "udp-lobby/2/1", false},
+		{" udp-lobby/4 ", "udp-lobby/4/1", true},  // spaces trimmed
+		{"udp-lobby/4/", "udp-lobby/4/1", true},   // trailing slash
+		{"", "udp-lobby/4/1", false},              // empty selects nothing
+		{"tcp-lobby/[", "tcp-lobby/5.1/1", false}, // bad glob
+		{"tcp-lobby/R", "tcp-lobby/R/2", true},
+		{"tcp-lobby/A/1", "tcp-lobby/A/1", true},
 		{"leviathan*", "leviathan/3/1", true},
-		{"udp/13/?", "udp/13/9", true},
-		{"udp/13/?", "udp/13/10", false},
-		{"udp/*/1", "udp/13/1", true},
-		{"*", "udp/13/1", true},
-		{"udp/13/1*", "udp/13/10", true},
-		{"udp/13/1*", "udp/13/2", false},
-		{"udp/13/1,udp/4", "udp/13/1", false}, // commas are the CLI's business
-		{"UDP", "udp/13/1", false},            // case matters
-		{"udp/5/2 ", "udp/5/2", true},
-		{"udp//5", "udp/5/2", false},
+		{"udp-lobby/13/?", "udp-lobby/13/9", true},
+		{"udp-lobby/13/?", "udp-lobby/13/10", false},
+		{"udp-lobby/*/1", "udp-lobby/13/1", true},
+		{"*", "udp-lobby/13/1", true},
+		{"udp-lobby/13/1*", "udp-lobby/13/10", true},
+		{"udp-lobby/13/1*", "udp-lobby/13/2", false},
+		{"udp-lobby/13/1,udp-lobby/4", "udp-lobby/13/1", false}, // commas are the CLI's business
+		{"UDP", "udp-lobby/13/1", false},                        // case matters
+		{"udp-lobby/5/2 ", "udp-lobby/5/2", true},
+		{"udp-lobby//5", "udp-lobby/5/2", false},
 		{"inst/2", "inst/2/9", true},
 		{"inst/2/*", "inst/2/9", true},
 		{"inst/2/[1-3]", "inst/2/2", true},
 		{"inst/2/[1-3]", "inst/2/4", false},
-		{"tcp/7.1", "tcp/7.1/4", true},
-		{"tcp/7", "tcp/7.1/4", false}, // 7 is not 7.1
-		{"tcp/7*", "tcp/7.1/4", true},
-		{"tcp/*/1", "tcp/2.2/1", true},
-		{"tcp/*/1", "tcp/2.2/2", false},
-		{"udp/14", "udp/14/3", true},
-		{"udp/4", "udp/14/3", false},
-		{"udp/4*", "udp/14/3", false},
-		{"udp/*4", "udp/14/3", true},
-		{"udp/14/3/", "udp/14/3", true},
-		{"/udp/14/3", "udp/14/3", true}, // leading slash
-		{"tcp", "udp/14/3", false},
-		{"udp/10", "udp/10/5", true},
-		{"udp/10/5", "udp/10/5", true},
-		{"udp/10/6", "udp/10/5", false},
-		{"udp/9", "udp/9/1", true},
-		{"udp/9", "udp/99/1", false},
-		{"udp/9?", "udp/99/1", true},
-		{"udp/3/[^1]", "udp/3/2", true},
-		{"udp/3/[^1]", "udp/3/1", false},
-		{"u*/3", "udp/3/1", true},
-		{"u*", "udp/3/1", true},
-		{"x*", "udp/3/1", false},
-		{"udp/3/1", "udp/3/1", true},
-		{"udp/3/1", "inst/3/1", false},
-		{"udp/3", "inst/3/1", false},
+		{"tcp-lobby/7.1", "tcp-lobby/7.1/4", true},
+		{"tcp-lobby/7", "tcp-lobby/7.1/4", false}, // 7 is not 7.1
+		{"tcp-lobby/7*", "tcp-lobby/7.1/4", true},
+		{"tcp-lobby/*/1", "tcp-lobby/2.2/1", true},
+		{"tcp-lobby/*/1", "tcp-lobby/2.2/2", false},
+		{"udp-lobby/14", "udp-lobby/14/3", true},
+		{"udp-lobby/4", "udp-lobby/14/3", false},
+		{"udp-lobby/4*", "udp-lobby/14/3", false},
+		{"udp-lobby/*4", "udp-lobby/14/3", true},
+		{"udp-lobby/14/3/", "udp-lobby/14/3", true},
+		{"/udp-lobby/14/3", "udp-lobby/14/3", true}, // leading slash
+		{"tcp", "udp-lobby/14/3", false},
+		{"udp-lobby/10", "udp-lobby/10/5", true},
+		{"udp-lobby/10/5", "udp-lobby/10/5", true},
+		{"udp-lobby/10/6", "udp-lobby/10/5", false},
+		{"udp-lobby/9", "udp-lobby/9/1", true},
+		{"udp-lobby/9", "udp-lobby/99/1", false},
+		{"udp-lobby/9?", "udp-lobby/99/1", true},
+		{"udp-lobby/3/[^1]", "udp-lobby/3/2", true},
+		{"udp-lobby/3/[^1]", "udp-lobby/3/1", false},
+		{"u*/3", "udp-lobby/3/1", true},
+		{"u*", "udp-lobby/3/1", true},
+		{"x*", "udp-lobby/3/1", false},
+		{"udp-lobby/3/1", "udp-lobby/3/1", true},
+		{"udp-lobby/3/1", "inst/3/1", false},
+		{"udp-lobby/3", "inst/3/1", false},
 		{"inst/2/1", "inst/2/10", false},
 		{"inst/2/1*", "inst/2/10", true},
 		{"inst/2/1?", "inst/2/10", true},
 		{"inst/2/1?", "inst/2/1", false},
 		{"inst/2/1", "inst/2/1", true},
-		{"tcp/5.1/7", "tcp/5.1/7", true},
-		{"tcp/5.1/*", "tcp/5.1/7", true},
-		{"tcp/5.1", "tcp/5.1/7", true},
-		{"tcp/5", "tcp/5.1/7", false},
-		{"tcp/5*", "tcp/5.1/7", true},
-		{"tcp/5.1/7", "tcp/5.1/77", false},
-		{"tcp/5.1/7*", "tcp/5.1/77", true},
-		{"tcp/5.1/7?", "tcp/5.1/77", true},
-		{"tcp/5.1/7?", "tcp/5.1/7", false},
-		{"tcp/5.1/[7]", "tcp/5.1/7", true},
-		{"tcp/5.1/[^7]", "tcp/5.1/7", false},
-		{"tcp/5.1/[^7]", "tcp/5.1/6", true},
-		{"tcp/5.1/\\7", "tcp/5.1/7", true},  // escaped
-		{"tcp/5.1/\\*", "tcp/5.1/7", false}, // escaped star is literal
-		{"tcp/5.1/*/x", "tcp/5.1/7", false},
-		{"**", "tcp/5.1/7", true},
-		{"*/*/*", "tcp/5.1/7", true},
-		{"*/*/*/*", "tcp/5.1/7", false},
-		{"*/*", "tcp/5.1/7", true},
-		{"?cp", "tcp/5.1/7", true},
-		{"tcp/5.1/7", "udp/5.1/7", false},
-		{"tcp", "tcp/5.1/7", true},
-		{"tc", "tcp/5.1/7", false},
-		{"tcp/", "tcp/5.1/7", true},
-		{"tcp//", "tcp/5.1/7", true}, // trailing slashes trimmed            //
-		{"tcp/5.1//", "tcp/5.1/7", true},
-		{"tcp/5.1/7//", "tcp/5.1/7", true},
-		{"  ", "tcp/5.1/7", false},
-		{"/", "tcp/5.1/7", false},
-		{"//", "tcp/5.1/7", false},
-		{"udp/13/1", "udp/13/1", true},
-		{"udp/13/01", "udp/13/1", false}, // ids are not numbers
+		{"tcp-lobby/5.1/7", "tcp-lobby/5.1/7", true},
+		{"tcp-lobby/5.1/*", "tcp-lobby/5.1/7", true},
+		{"tcp-lobby/5.1", "tcp-lobby/5.1/7", true},
+		{"tcp-lobby/5", "tcp-lobby/5.1/7", false},
+		{"tcp-lobby/5*", "tcp-lobby/5.1/7", true},
+		{"tcp-lobby/5.1/7", "tcp-lobby/5.1/77", false},
+		{"tcp-lobby/5.1/7*", "tcp-lobby/5.1/77", true},
+		{"tcp-lobby/5.1/7?", "tcp-lobby/5.1/77", true},
+		{"tcp-lobby/5.1/7?", "tcp-lobby/5.1/7", false},
+		{"tcp-lobby/5.1/[7]", "tcp-lobby/5.1/7", true},
+		{"tcp-lobby/5.1/[^7]", "tcp-lobby/5.1/7", false},
+		{"tcp-lobby/5.1/[^7]", "tcp-lobby/5.1/6", true},
+		{"tcp-lobby/5.1/\\7", "tcp-lobby/5.1/7", true},  // escaped
+		{"tcp-lobby/5.1/\\*", "tcp-lobby/5.1/7", false}, // escaped star is literal
+		{"tcp-lobby/5.1/*/x", "tcp-lobby/5.1/7", false},
+		{"**", "tcp-lobby/5.1/7", true},
+		{"*/*/*", "tcp-lobby/5.1/7", true},
+		{"*/*/*/*", "tcp-lobby/5.1/7", false},
+		{"*/*", "tcp-lobby/5.1/7", true},
+		{"?cp-lobby", "tcp-lobby/5.1/7", true},
+		{"tcp-lobby/5.1/7", "udp-lobby/5.1/7", false},
+		{"tcp-lobby", "tcp-lobby/5.1/7", true},
+		{"tc", "tcp-lobby/5.1/7", false},
+		{"tcp-lobby/", "tcp-lobby/5.1/7", true},
+		{"tcp-lobby//", "tcp-lobby/5.1/7", true}, // trailing slashes trimmed            //
+		{"tcp-lobby/5.1//", "tcp-lobby/5.1/7", true},
+		{"tcp-lobby/5.1/7//", "tcp-lobby/5.1/7", true},
+		{"  ", "tcp-lobby/5.1/7", false},
+		{"/", "tcp-lobby/5.1/7", false},
+		{"//", "tcp-lobby/5.1/7", false},
+		{"udp-lobby/13/1", "udp-lobby/13/1", true},
+		{"udp-lobby/13/01", "udp-lobby/13/1", false}, // ids are not numbers
+		// The old groups (CaseID) select as today's do.
+		{"udp", "udp-lobby/5/2", true},
+		{"udp/13", "udp-lobby/13/10", true},
+		{"udp/1", "udp-lobby/13/2", false},
+		{"udp/1*", "udp-lobby/13/2", true},
+		{"/udp/14/3", "udp-lobby/14/3", true},
+		{" tcp/R ", "tcp-lobby/R/2", true},
+		{"tcp/5.1/[^7]", "tcp-lobby/5.1/6", true},
+		{"tcp", "tcp-lobby/5.1/7", true},
+		{"tcp", "udp-lobby/14/3", false},
+		{"udp", "inst/2/1", false},
+		{"udp", "leviathan/1/1", false},   // Leviathan is UDP too: not an alias of it
+		{"?cp", "tcp-lobby/5.1/7", false}, // only the old names themselves are aliases, not globs over them
+		{"udp/5/2", "udp/5/2", false},     // ids are today's; a pattern is read as today's
 	}
 	for _, tt := range tests {
 		if got := Match(tt.pattern, tt.id); got != tt.want {
@@ -129,13 +143,81 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+// TestCaseID: the ids and groups of older builds map to today's, anything
+// else (today's ids, inst, leviathan, globs, near misses) is unchanged.
+func TestCaseID(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"udp/13/2", "udp-lobby/13/2"},
+		{"udp/13", "udp-lobby/13"},
+		{"udp", "udp-lobby"},
+		{"udp/", "udp-lobby/"},
+		{"udp/1*", "udp-lobby/1*"},
+		{"tcp/5.1/7", "tcp-lobby/5.1/7"},
+		{"tcp/R/*", "tcp-lobby/R/*"},
+		{"tcp", "tcp-lobby"},
+		{"udp-lobby/13/2", "udp-lobby/13/2"},
+		{"tcp-lobby/A/1", "tcp-lobby/A/1"},
+		{"inst/2/1", "inst/2/1"},
+		{"leviathan/1/1", "leviathan/1/1"},
+		{"*/5/*", "*/5/*"},
+		{"ud*", "ud*"},
+		{"UDP/3/1", "UDP/3/1"},
+		{"udpx/3/1", "udpx/3/1"},
+		{"x/udp/3", "x/udp/3"},
+		{"", ""},
+	} {
+		if got := CaseID(tt.in); got != tt.want {
+			t.Errorf("CaseID(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	for old, now := range oldGroups {
+		if _, ok := lookupProtocol(now); !ok {
+			t.Errorf("old group %q maps to %q, not a registered protocol", old, now)
+		}
+	}
+}
+
+// TestCasesOldPatterns: --cases in an old group selects exactly the cases
+// of today's pattern, and something.
+func TestCasesOldPatterns(t *testing.T) {
+	ids := func(cs []*Case) string {
+		var b strings.Builder
+		for _, c := range cs {
+			b.WriteString(c.ID + " ")
+		}
+		return b.String()
+	}
+	for _, tt := range []struct {
+		protocol string
+		old, now []string
+	}{
+		{ProtoUDP, []string{"udp/3"}, []string{"udp-lobby/3"}},
+		{ProtoUDP, []string{"udp/13/2"}, []string{"udp-lobby/13/2"}},
+		{ProtoUDP, []string{"udp/1*"}, []string{"udp-lobby/1*"}},
+		{ProtoUDP, []string{"udp"}, []string{"udp-lobby"}},
+		{ProtoUDP, []string{"udp/4", "inst/2/1"}, []string{"udp-lobby/4", "inst/2/1"}},
+		{ProtoTCP, []string{"tcp/5.1"}, []string{"tcp-lobby/5.1"}},
+		{ProtoTCP, []string{"tcp/R/*"}, []string{"tcp-lobby/R/*"}},
+		{ProtoTCP, []string{"tcp"}, []string{"tcp-lobby"}},
+		{"", []string{"udp", "tcp"}, []string{"udp-lobby", "tcp-lobby"}},
+	} {
+		got, want := Cases(tt.protocol, tt.old...), Cases(tt.protocol, tt.now...)
+		if len(want) == 0 || ids(got) != ids(want) {
+			t.Errorf("Cases(%q, %q) = %s, want %s (as %q)", tt.protocol, tt.old, ids(got), ids(want), tt.now)
+		}
+	}
+	if n, all := len(Cases("", "udp", "tcp")), len(Cases(ProtoUDP))+len(Cases(ProtoTCP))-len(Cases(ProtoUDP, "inst")); n != all {
+		t.Errorf("udp,tcp select %d cases, want every lobby case but inst's (%d)", n, all)
+	}
+}
+
 func TestValidPattern(t *testing.T) {
-	for _, p := range []string{"udp", "udp/1*", "*/5/*", "tcp/5.1/[1-3]"} {
+	for _, p := range []string{"udp", "udp-lobby/1*", "*/5/*", "tcp-lobby/5.1/[1-3]"} {
 		if err := ValidPattern(p); err != nil {
 			t.Errorf("ValidPattern(%q) = %v", p, err)
 		}
 	}
-	for _, p := range []string{"", " ", "/", "tcp/[", "udp/\\"} {
+	for _, p := range []string{"", " ", "/", "tcp-lobby/[", "udp-lobby/\\"} {
 		if err := ValidPattern(p); err == nil {
 			t.Errorf("ValidPattern(%q) = nil, want an error", p)
 		}
@@ -143,8 +225,8 @@ func TestValidPattern(t *testing.T) {
 }
 
 func TestCompareIDs(t *testing.T) {
-	want := []string{"inst/2/1", "inst/2/9", "inst/2/10", "tcp/2.2/1", "tcp/5.1/2", "tcp/5.1/10", "tcp/5.2/1", "tcp/A/1", "tcp/R/1",
-		"udp/3/1", "udp/5/2", "udp/5/10", "udp/13/1", "udp/13/2", "udp/13/10", "udp/14/1"}
+	want := []string{"inst/2/1", "inst/2/9", "inst/2/10", "tcp-lobby/2.2/1", "tcp-lobby/5.1/2", "tcp-lobby/5.1/10", "tcp-lobby/5.2/1", "tcp-lobby/A/1", "tcp-lobby/R/1",
+		"udp-lobby/3/1", "udp-lobby/5/2", "udp-lobby/5/10", "udp-lobby/13/1", "udp-lobby/13/2", "udp-lobby/13/10", "udp-lobby/14/1"}
 	got := append([]string(nil), want...)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 20; i++ {
@@ -154,7 +236,7 @@ func TestCompareIDs(t *testing.T) {
 			t.Fatalf("sorted %v, want %v", got, want)
 		}
 	}
-	if CompareIDs("udp/5/2", "udp/5/2") != 0 {
+	if CompareIDs("udp-lobby/5/2", "udp-lobby/5/2") != 0 {
 		t.Error("an id does not compare equal to itself")
 	}
 }
@@ -246,7 +328,7 @@ func TestJudge(t *testing.T) {
 // TestRegistry checks every registered case is complete and named after
 // its protocol's sections.
 func TestRegistry(t *testing.T) {
-	prefixes := map[string][]string{ProtoUDP: {"udp/", "inst/"}, ProtoTCP: {"tcp/"}}
+	prefixes := map[string][]string{ProtoUDP: {"udp-lobby/", "inst/"}, ProtoTCP: {"tcp-lobby/"}}
 	n := map[string]int{}
 	for _, c := range Cases("") {
 		n[c.Protocol]++
@@ -278,14 +360,17 @@ func TestRegistry(t *testing.T) {
 		Register(c)
 	}
 	run := func(*T) error { return nil }
-	mustPanic("duplicate", &Case{ID: "udp/3/1", Protocol: ProtoUDP, Level: Must, Run: run})
-	mustPanic("two segments", &Case{ID: "udp/3", Protocol: ProtoUDP, Level: Must, Run: run})
-	mustPanic("no run", &Case{ID: "udp/99/1", Protocol: ProtoUDP, Level: Must})
-	mustPanic("no level", &Case{ID: "udp/99/2", Protocol: ProtoUDP, Run: run})
+	mustPanic("duplicate", &Case{ID: "udp-lobby/3/1", Protocol: ProtoUDP, Level: Must, Run: run})
+	mustPanic("two segments", &Case{ID: "udp-lobby/3", Protocol: ProtoUDP, Level: Must, Run: run})
+	mustPanic("no run", &Case{ID: "udp-lobby/99/1", Protocol: ProtoUDP, Level: Must})
+	mustPanic("no level", &Case{ID: "udp-lobby/99/2", Protocol: ProtoUDP, Run: run})
+	mustPanic("old group", &Case{ID: "udp/99/3", Protocol: ProtoUDP, Level: Must, Run: run})
+	mustPanic("another protocol's group", &Case{ID: "leviathan/99/1", Protocol: ProtoUDP, Level: Must, Run: run})
+	mustPanic("inst of tcp", &Case{ID: "inst/99/1", Protocol: ProtoTCP, Level: Must, Run: run})
 }
 
 func TestConfigValidate(t *testing.T) {
-	cfg := Config{Protocol: "smtp", Patterns: []string{"tcp/["}, Timeout: -1}
+	cfg := Config{Protocol: "smtp", Patterns: []string{"tcp-lobby/["}, Timeout: -1}
 	errs := cfg.Validate()
 	if len(errs) != 4 {
 		t.Errorf("Validate() = %v, want 4 problems (target, protocol, pattern, timeout)", errs)
@@ -297,7 +382,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestListGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteList(&b, Cases(ProtoUDP, "udp/13", "inst/2/1")); err != nil {
+	if err := WriteList(&b, Cases(ProtoUDP, "udp-lobby/13", "inst/2/1")); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "list.txt"), b.Bytes())
@@ -311,9 +396,9 @@ func TestListGolden(t *testing.T) {
 // and a finding made while the run is interrupted becomes a skip.
 func TestRunCaseResult(t *testing.T) {
 	newEnv := func() *Env {
-		return &Env{Protocol: ProtoUDP, fixtures: map[string]*fixture{}, selected: map[string]bool{"udp/3/2": true}}
+		return &Env{Protocol: ProtoUDP, fixtures: map[string]*fixture{}, selected: map[string]bool{"udp-lobby/3/2": true}}
 	}
-	c := &Case{ID: "udp/3/2", Protocol: ProtoUDP, Section: secPacket, Desc: "a failing case", Requirement: "the sentence", Rule: "U-TEST", Level: Must,
+	c := &Case{ID: "udp-lobby/3/2", Protocol: ProtoUDP, Section: secPacket, Desc: "a failing case", Requirement: "the sentence", Rule: "U-TEST", Level: Must,
 		Run: func(t *T) error {
 			if _, err := t.Fixture("room", func(ft *T) (any, error) {
 				ft.LogSent("127.0.0.2:40001", "127.0.0.1:8080", []byte{1, 2}, "create")
@@ -356,14 +441,14 @@ func TestRunCaseResult(t *testing.T) {
 		}
 	}
 
-	owned := &Case{ID: "udp/6/1", Protocol: ProtoUDP, Level: Must, Run: func(*T) error {
-		return &SkipError{Reason: "no room", Owner: "udp/7/1"}
+	owned := &Case{ID: "udp-lobby/6/1", Protocol: ProtoUDP, Level: Must, Run: func(*T) error {
+		return &SkipError{Reason: "no room", Owner: "udp-lobby/7/1"}
 	}}
-	if got := runCase(context.Background(), newEnv(), owned); got.Verdict != reports.VerdictSkip || got.Actual != "no room — judged by udp/7/1, not run" {
+	if got := runCase(context.Background(), newEnv(), owned); got.Verdict != reports.VerdictSkip || got.Actual != "no room — judged by udp-lobby/7/1, not run" {
 		t.Errorf("owned skip: %q %q", got.Verdict, got.Actual)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cut := &Case{ID: "udp/6/2", Protocol: ProtoUDP, Level: Should, Run: func(*T) error {
+	cut := &Case{ID: "udp-lobby/6/2", Protocol: ProtoUDP, Level: Should, Run: func(*T) error {
 		cancel()
 		return Fail("one room", "no reply")
 	}}
@@ -371,7 +456,7 @@ func TestRunCaseResult(t *testing.T) {
 		got.Actual != "run interrupted during the case (it had found: expected one room, got no reply)" {
 		t.Errorf("interrupted finding: %q %q %q", got.Verdict, got.Expected, got.Actual)
 	}
-	panics := &Case{ID: "udp/6/3", Protocol: ProtoUDP, Level: Info, Run: func(*T) error { panic("boom") }}
+	panics := &Case{ID: "udp-lobby/6/3", Protocol: ProtoUDP, Level: Info, Run: func(*T) error { panic("boom") }}
 	if got := runCase(context.Background(), newEnv(), panics); got.Verdict != reports.VerdictSkip || !strings.HasPrefix(got.Actual, "harness error: panic: boom") || got.Level != reports.LevelInfo {
 		t.Errorf("panic: %q %q", got.Verdict, got.Actual)
 	}

@@ -17,37 +17,37 @@
 // LEVIATHAN.md) leave a conforming server no other choice; where they leave
 // it open, the finding is a warning naming the better answer (Warnf).
 //
-//   - udp/3/1-3, udp/12/1, inst/2/9-10, tcp/2.2/1, tcp/A/1, leviathan/1/1,
+//   - udp-lobby/3/1-3, udp-lobby/12/1, inst/2/9-10, tcp-lobby/2.2/1, tcp-lobby/A/1, leviathan/1/1,
 //     1/3: framing, sizes, CRC, sequence echo. The layouts are stated
 //     byte by byte (seed 003 §3 and "Echo client's sequence in response",
 //     seed 004 Appendix A, seed 002); a client cannot read anything else:
 //     fail.
-//   - udp/4/1, udp/5/1-3, udp/6/1, udp/7/1-3, udp/8/1, udp/9/1: each
+//   - udp-lobby/4/1, udp-lobby/5/1-3, udp-lobby/6/1, udp-lobby/7/1-3, udp-lobby/8/1, udp-lobby/9/1: each
 //     request has one documented reply and layout (seed 003 §4-9): fail.
-//     udp/7/2 judges the port range the user gave with --instance-ports.
-//   - udp/10/1, 10/3, 10/4, 10/5: seed 003 §10 lists these failure reasons
+//     udp-lobby/7/2 judges the port range the user gave with --instance-ports.
+//   - udp-lobby/10/1, 10/3, 10/4, 10/5: seed 003 §10 lists these failure reasons
 //     (room does not exist, full, not Waiting/Countdown, max instances)
 //     with JOIN_FAILED as the answer: fail.
-//   - udp/10/2 (roomId 0): WARN on silence. §14 groups roomId 0 with input
+//   - udp-lobby/10/2 (roomId 0): WARN on silence. §14 groups roomId 0 with input
 //     validation and §13 drops invalid packets silently, so a drop is
 //     allowed; JOIN_FAILED is named as the better answer. Any other reply
 //     fails.
-//   - udp/13/1-9: §13 "Invalid packets are silently dropped": a reply
-//     fails. udp/13/10 (originalSize) is SHOULD: the documents do not say.
+//   - udp-lobby/13/1-9: §13 "Invalid packets are silently dropped": a reply
+//     fails. udp-lobby/13/10 (originalSize) is SHOULD: the documents do not say.
 //   - inst/2/1-8: PROTOCOLS.md §2 states each exchange (HELLO→HELLO,
 //     JOIN_REQUEST→ACCEPT or DENY when full or playing, PING→PONG, GAME_START
 //     to all, the listed state follows the instance): fail. inst/2/11 and
 //     inst/2/12 (reply source port, a listed room whose instance is gone)
 //     are SHOULD: no document states them.
-//   - tcp/5.1/1-7, tcp/5.3/1, tcp/6.3/1, tcp/6.4/1: seed 004 §5-6 give one
-//     reply (or broadcast) and status per situation: fail. tcp/5.3/2
+//   - tcp-lobby/5.1/1-7, tcp-lobby/5.3/1, tcp-lobby/6.3/1, tcp-lobby/6.4/1: seed 004 §5-6 give one
+//     reply (or broadcast) and status per situation: fail. tcp-lobby/5.3/2
 //     (PLAYER_JOIN) warns when ROOM_UPDATE still tells the members.
-//   - tcp/5.2/1 (CONNECT_REQ): WARN when unanswered or closed: seed 004
+//   - tcp-lobby/5.2/1 (CONNECT_REQ): WARN when unanswered or closed: seed 004
 //     calls it an "alternative to join flow", which a lobby may leave out. A
 //     wrong CONNECT_ACK fails.
-//   - tcp/5.4/1-2: a wrong ERROR_MSG code fails; silence warns (the seed
+//   - tcp-lobby/5.4/1-2: a wrong ERROR_MSG code fails; silence warns (the seed
 //     does not require the refusal message, PROTOCOLS.md §3 asks for it).
-//   - tcp/7.1/1-4: §7.1 "Server must send ERROR_MSG before closing
+//   - tcp-lobby/7.1/1-4: §7.1 "Server must send ERROR_MSG before closing
 //     connection": fail.
 //   - leviathan/2/1-4, 3/1-2, 3/4, 3/6-7, 4/1, 4/3, 4/5, 6/1-5: LEVIATHAN.md
 //     states the engine's behaviour the clients rely on: fail. Replies are
@@ -56,7 +56,7 @@
 //   - leviathan/3/3 (JoinGame): a ServerDisallow (the engine's
 //     InvalidParameters "No valid world to join found" when it has no world)
 //     is a valid refusal: WARN naming it; a missing or wrong reply fails.
-//   - Quotas and robustness (udp/10/7, udp/14/*, tcp/R/*, leviathan/Q/*,
+//   - Quotas and robustness (udp-lobby/10/7, udp-lobby/14/*, tcp-lobby/R/*, leviathan/Q/*,
 //     leviathan/3/5, 4/4) are SHOULD: the documents ask for them at most
 //     as advice.
 //

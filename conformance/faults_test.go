@@ -65,7 +65,7 @@ func TestFaultInjection(t *testing.T) {
 	}
 
 	with := func(f faults) faults { f.rateLimit, f.rateBurst = limited.rateLimit, limited.rateBurst; return f }
-	listReaders := []string{"udp/5", "udp/10", "inst/2"}
+	listReaders := []string{"udp-lobby/5", "udp-lobby/10", "inst/2"}
 	tests := []struct {
 		name string
 		f    faults
@@ -84,49 +84,49 @@ func TestFaultInjection(t *testing.T) {
 		// pool is the test lobby's instance count (0: 12).
 		pool int
 	}{
-		{"no CRC check", with(faults{noCRCCheck: true}), []string{"udp/13/2", "udp/13/3", "udp/13/4"}, nil, nil, nil, 0},
-		{"CRC little-endian", with(faults{crcLittleEndian: true}), []string{"udp/3/1", "inst/2/10"}, nil,
-			map[string]string{"udp/3/1": "little-endian"}, nil, 0},
-		{"sequence not echoed", with(faults{noSeqEcho: true}), []string{"udp/12/1", "inst/2/9"}, nil, nil, nil, 0},
-		{"replies to malformed packets", with(faults{replyMalformed: true}), []string{"udp/13"}, nil,
-			map[string]string{"udp/13/1": "LOBBY_JOIN_FAILED"}, nil, 0},
-		{"wrong room count", with(faults{wrongRoomCount: true}), []string{"udp/5/1"}, listReaders,
-			map[string]string{"udp/5/1": "roomCount"}, nil, 0},
-		{"seed 001 room list layout", with(faults{seed001List: true}), []string{"udp/5/1"}, listReaders,
-			map[string]string{"udp/5/1": "seed 001"}, nil, 0},
-		{"list leaves out the newest room", with(faults{listOmitsNewest: true}), []string{"udp/5/3"}, listReaders,
-			map[string]string{"udp/5/3": "not among them"}, nil, 0},
-		{"join into a full room allowed", with(faults{joinFullAllowed: true}), []string{"udp/10/3"}, nil, nil, nil, 0},
-		{"crash on a truncated packet", with(faults{crashOnTruncated: true}), []string{"udp/13/1"}, []string{"udp/13"},
-			map[string]string{"udp/13/1": "crashed or hangs"}, nil, 0},
-		{"duplicate create makes two rooms", with(faults{dupCreateTwoRooms: true}), []string{"udp/6/2"}, nil,
-			map[string]string{"udp/6/2": "second room"}, nil, 0},
-		{"no rate limit", faults{}, []string{"udp/14/1"}, nil,
-			map[string]string{"udp/14/1": "no rate limit observed"}, nil, 0},
+		{"no CRC check", with(faults{noCRCCheck: true}), []string{"udp-lobby/13/2", "udp-lobby/13/3", "udp-lobby/13/4"}, nil, nil, nil, 0},
+		{"CRC little-endian", with(faults{crcLittleEndian: true}), []string{"udp-lobby/3/1", "inst/2/10"}, nil,
+			map[string]string{"udp-lobby/3/1": "little-endian"}, nil, 0},
+		{"sequence not echoed", with(faults{noSeqEcho: true}), []string{"udp-lobby/12/1", "inst/2/9"}, nil, nil, nil, 0},
+		{"replies to malformed packets", with(faults{replyMalformed: true}), []string{"udp-lobby/13"}, nil,
+			map[string]string{"udp-lobby/13/1": "LOBBY_JOIN_FAILED"}, nil, 0},
+		{"wrong room count", with(faults{wrongRoomCount: true}), []string{"udp-lobby/5/1"}, listReaders,
+			map[string]string{"udp-lobby/5/1": "roomCount"}, nil, 0},
+		{"seed 001 room list layout", with(faults{seed001List: true}), []string{"udp-lobby/5/1"}, listReaders,
+			map[string]string{"udp-lobby/5/1": "seed 001"}, nil, 0},
+		{"list leaves out the newest room", with(faults{listOmitsNewest: true}), []string{"udp-lobby/5/3"}, listReaders,
+			map[string]string{"udp-lobby/5/3": "not among them"}, nil, 0},
+		{"join into a full room allowed", with(faults{joinFullAllowed: true}), []string{"udp-lobby/10/3"}, nil, nil, nil, 0},
+		{"crash on a truncated packet", with(faults{crashOnTruncated: true}), []string{"udp-lobby/13/1"}, []string{"udp-lobby/13"},
+			map[string]string{"udp-lobby/13/1": "crashed or hangs"}, nil, 0},
+		{"duplicate create makes two rooms", with(faults{dupCreateTwoRooms: true}), []string{"udp-lobby/6/2"}, nil,
+			map[string]string{"udp-lobby/6/2": "second room"}, nil, 0},
+		{"no rate limit", faults{}, []string{"udp-lobby/14/1"}, nil,
+			map[string]string{"udp-lobby/14/1": "no rate limit observed"}, nil, 0},
 		// A per-address limit by count (no clock): the flood is limited,
 		// the second source served, and every case keeps its verdict.
 		{"per-address limit by count", faults{perSource: 100, perSourceWindow: 1000}, nil, nil, nil, nil, 0},
 		// Overload: most of the flood goes unanswered, but so do the
 		// second source's requests: not a per-address limit.
-		{"overloaded: every source dropped alike", faults{overload: 8}, []string{"udp/14/1", "udp/14/2"}, nil,
-			map[string]string{"udp/14/1": "traffic from every source was dropped", "udp/14/2": "answered during the flood"}, nil, 0},
+		{"overloaded: every source dropped alike", faults{overload: 8}, []string{"udp-lobby/14/1", "udp-lobby/14/2"}, nil,
+			map[string]string{"udp-lobby/14/1": "traffic from every source was dropped", "udp-lobby/14/2": "answered during the flood"}, nil, 0},
 		// The quirky lobby: behaviours of real servers, one at a time.
 		{"quirk: instances answer from another port", with(faults{instOtherPort: true}), nil, nil,
 			map[string]string{"inst/2/11": "came from port"}, []string{"inst/2/11"}, 0},
 		{name: "quirk: one address can take every instance", f: with(faults{noAddrQuota: true}),
-			actual: map[string]string{"udp/10/7": "every free instance"}, quirk: []string{"udp/10/7"}},
+			actual: map[string]string{"udp-lobby/10/7": "every free instance"}, quirk: []string{"udp-lobby/10/7"}},
 		{name: "quirk: rooms outlive their instances", f: with(faults{roomsOutlive: true}),
 			actual: map[string]string{"inst/2/12": "no longer answers"}, quirk: []string{"inst/2/12"}},
 		// Lazy cleanup with a small pool: nothing is caught, the suite must
-		// simply not starve (udp/10/7 may find the pool already full).
+		// simply not starve (udp-lobby/10/7 may find the pool already full).
 		{name: "quirk: lazy cleanup, 4 instances", f: with(faults{cleanup: time.Second}), pool: 4,
-			mayskip: []string{"udp/10/7"}, quirk: []string{}},
+			mayskip: []string{"udp-lobby/10/7"}, quirk: []string{}},
 		{name: "quirk: lazy cleanup, 10 instances", f: with(faults{cleanup: time.Second}), pool: 10,
-			mayskip: []string{"udp/10/7"}, quirk: []string{}},
+			mayskip: []string{"udp-lobby/10/7"}, quirk: []string{}},
 		{"quirk: silence for roomId 0", with(faults{silentRoomZero: true}), nil, nil,
-			map[string]string{"udp/10/2": "seed 003 §13-14 allow"}, []string{"udp/10/2"}, 0},
+			map[string]string{"udp-lobby/10/2": "seed 003 §13-14 allow"}, []string{"udp-lobby/10/2"}, 0},
 		{"quirk: the lobby answers from another port", with(faults{lobbyOtherPort: true}), nil, nil,
-			map[string]string{"udp/3/4": "came from port"}, []string{"udp/3/4"}, 0},
+			map[string]string{"udp-lobby/3/4": "came from port"}, []string{"udp-lobby/3/4"}, 0},
 	}
 	// Every faulty server and its suite run at once (go test's -parallel
 	// defaults to the 2 cores here, and the suites mostly wait); the
@@ -242,11 +242,11 @@ func TestSkipNamesOwner(t *testing.T) {
 		{"udp: seed 001 room list layout", func(t *testing.T) Config {
 			l := startTestLobby(t, faults{seed001List: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
-		}, "udp/5/1", reports.VerdictFail, "seed 001", []string{"udp/10/3", "udp/10/4"}},
+		}, "udp-lobby/5/1", reports.VerdictFail, "seed 001", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
 		{"udp: instances deny every join", func(t *testing.T) Config {
 			l := startTestLobby(t, faults{denyJoin: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
-		}, "inst/2/2", reports.VerdictFail, "SERVER_JOIN_DENY", []string{"udp/10/3", "udp/10/4"}},
+		}, "inst/2/2", reports.VerdictFail, "SERVER_JOIN_DENY", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
 		{"tcp: CREATE_ROOM_ACK never sent", func(t *testing.T) Config {
 			srv := startRef(t)
 			target := startTCPProxy(t, srv.Addr(refserver.TCPLobby).String(), tcpFault{filter: func(p []byte) []byte {
@@ -256,7 +256,7 @@ func TestSkipNamesOwner(t *testing.T) {
 				return p
 			}})
 			return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
-		}, "tcp/5.1/2", reports.VerdictFail, "no reply within the timeout", []string{"tcp/5.3/1", "tcp/6.3/1"}},
+		}, "tcp-lobby/5.1/2", reports.VerdictFail, "no reply within the timeout", []string{"tcp-lobby/5.3/1", "tcp-lobby/6.3/1"}},
 		{"leviathan: Authenticate refused", func(t *testing.T) Config {
 			addr := startFakeLev(t, levFaults{refuseAuth: true})
 			return Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: 3 * time.Second}

@@ -73,12 +73,12 @@ func logReport(t *testing.T, r *reports.Conform) {
 // TestReferenceUDP runs the whole UDP suite against the reference server
 // in three set-ups at once and requires every case to pass, with one
 // explained exception: the reference server does not rate-limit by default
-// (load tests from one loopback IP would measure the limiter), so udp/14/1
+// (load tests from one loopback IP would measure the limiter), so udp-lobby/14/1
 // warns there, and passes once --rate-limit is set. A machine too busy
 // for the flood (the server's queue overflowing, which drops every
-// source's datagrams) may turn udp/14/2 into a warning in any set-up, and
-// udp/14/1 of the limited one into the warning that every source was
-// dropped; never the other way round: udp/14/1 never passes against a
+// source's datagrams) may turn udp-lobby/14/2 into a warning in any set-up, and
+// udp-lobby/14/1 of the limited one into the warning that every source was
+// dropped; never the other way round: udp-lobby/14/1 never passes against a
 // server that does not limit. The fault tests pin both cases' verdicts
 // deterministically (TestFaultInjection).
 func TestReferenceUDP(t *testing.T) {
@@ -89,16 +89,16 @@ func TestReferenceUDP(t *testing.T) {
 		note   string
 		// warn lists the cases allowed (and required) to warn.
 		warn []string
-		// limited: the server limits per address, so udp/14/1 passes,
+		// limited: the server limits per address, so udp-lobby/14/1 passes,
 		// or warns when it finds this machine overloaded.
 		limited bool
 	}{
-		// udp/10/7: the reference server has no per-address room quota
+		// udp-lobby/10/7: the reference server has no per-address room quota
 		// yet (issue 15): one address takes every instance.
-		{"defaults", nil, HeaderAuto, "header spec, guessed", []string{"udp/14/1", "udp/10/7"}, false},
-		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, HeaderAuto, "header spec, guessed", []string{"udp/10/7"}, true},
-		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp/14/1", "udp/10/7"}, false},
-		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp/14/1", "udp/10/7"}, false},
+		{"defaults", nil, HeaderAuto, "header spec, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
+		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, HeaderAuto, "header spec, guessed", []string{"udp-lobby/10/7"}, true},
+		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
+		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 	}
 	reps := make([]*reports.Conform, len(setups))
 	errs := make([]error, len(setups))
@@ -125,7 +125,7 @@ func TestReferenceUDP(t *testing.T) {
 			}
 			overloaded := false
 			for _, x := range rep.Cases {
-				if x.ID == "udp/14/1" && x.Verdict == reports.VerdictWarn && strings.Contains(x.Actual, "overload") {
+				if x.ID == "udp-lobby/14/1" && x.Verdict == reports.VerdictWarn && strings.Contains(x.Actual, "overload") {
 					overloaded = true
 					t.Logf("this machine was too busy for the flood: %s", x.Actual)
 				}
@@ -137,11 +137,11 @@ func TestReferenceUDP(t *testing.T) {
 					want = reports.VerdictInfo
 				case matchAny(s.warn, x.ID):
 					want = reports.VerdictWarn
-				case s.limited && overloaded && x.ID == "udp/14/1" && x.Verdict == reports.VerdictWarn:
+				case s.limited && overloaded && x.ID == "udp-lobby/14/1" && x.Verdict == reports.VerdictWarn:
 					want = reports.VerdictWarn
-				case x.ID == "udp/14/2" && x.Verdict == reports.VerdictWarn:
+				case x.ID == "udp-lobby/14/2" && x.Verdict == reports.VerdictWarn:
 					want = reports.VerdictWarn // this machine was too busy to serve the second source
-					t.Logf("udp/14/2 warns: %s", x.Actual)
+					t.Logf("udp-lobby/14/2 warns: %s", x.Actual)
 				}
 				if x.Verdict != want {
 					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)
@@ -190,7 +190,7 @@ func TestReferenceTCP(t *testing.T) {
 // refTCPVerdict is the verdict the reference TCP lobby gets: a pass, but
 // for the per-address quotas it does not have yet (issue 15).
 func refTCPVerdict(id string) string {
-	if id == "tcp/R/3" || id == "tcp/R/4" {
+	if id == "tcp-lobby/R/3" || id == "tcp-lobby/R/4" {
 		return reports.VerdictWarn
 	}
 	return reports.VerdictPass
@@ -251,14 +251,14 @@ func TestInterrupted(t *testing.T) {
 				}
 				t.Fatal(err)
 			}
-			// Two warnings are the reference server's own (udp/14/1 no
-			// rate limit at these settings, udp/10/7 no per-address
-			// quota), and udp/14/2 may warn when this machine is too busy
+			// Two warnings are the reference server's own (udp-lobby/14/1 no
+			// rate limit at these settings, udp-lobby/10/7 no per-address
+			// quota), and udp-lobby/14/2 may warn when this machine is too busy
 			// to serve the flood's second source (see TestReferenceUDP);
 			// any other is the interruption's.
 			allowed := 2
 			for _, x := range rep.Cases {
-				if x.ID == "udp/14/2" && x.Verdict == reports.VerdictWarn {
+				if x.ID == "udp-lobby/14/2" && x.Verdict == reports.VerdictWarn {
 					allowed++
 				}
 			}

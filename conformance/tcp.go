@@ -218,16 +218,16 @@ func (c *tcpClient) create() (*tcplobby.CreateRoomAck, error) {
 	}
 	var ack tcplobby.CreateRoomAck
 	if derr := decodeAs(p, &ack); derr != nil {
-		// Malformed (tcp/5.1/2 judges it): the room, if it was made,
+		// Malformed (tcp-lobby/5.1/2 judges it): the room, if it was made,
 		// is in the list under the unique name the suite gave it.
 		id, lerr := c.t.findTCPRoom(room)
 		if lerr != nil {
 			return nil, owned(ProtoTCP, "CREATE_ROOM_ACK", Failf("a CREATE_ROOM_ACK of 13 bytes", "%v (% x); and the room list could not be read: %v", derr, p, lerr))
 		}
 		if id == 0 {
-			c.t.Notef("CREATE_ROOM_ACK is malformed (% x, see tcp/5.1/2) and room %q is not listed: read as a failed creation (RoomID 0)", p, room)
+			c.t.Notef("CREATE_ROOM_ACK is malformed (% x, see tcp-lobby/5.1/2) and room %q is not listed: read as a failed creation (RoomID 0)", p, room)
 		} else {
-			c.t.Notef("CREATE_ROOM_ACK is malformed (% x, see tcp/5.1/2); went on with room %d, found by its name in LIST_ROOMS_ACK", p, id)
+			c.t.Notef("CREATE_ROOM_ACK is malformed (% x, see tcp-lobby/5.1/2); went on with room %d, found by its name in LIST_ROOMS_ACK", p, id)
 		}
 		return &tcplobby.CreateRoomAck{RoomID: id}, nil
 	}
@@ -261,7 +261,7 @@ func (t *T) findTCPRoom(name string) (uint32, error) {
 
 // join sends JOIN_ROOM_REQ for room id. A malformed JOIN_ROOM_ACK whose
 // status byte is there is read for its status (and hash, when present) and
-// returned without error: tcp/5.1/3 and tcp/A/1 judge its layout, and the
+// returned without error: tcp-lobby/5.1/3 and tcp-lobby/A/1 judge its layout, and the
 // cases that need only the status go on.
 func (c *tcpClient) join(id uint32) (*tcplobby.JoinRoomAck, []byte, error) {
 	req := &tcplobby.JoinRoomReq{RoomID: id, PlayerName: tcplobby.MakeName(c.name)}
@@ -279,7 +279,7 @@ func (c *tcpClient) join(id uint32) (*tcplobby.JoinRoomAck, []byte, error) {
 		if len(p) >= 10 {
 			ack.PlayerHash = binary.LittleEndian.Uint64(p[2:10])
 		}
-		c.t.Notef("JOIN_ROOM_ACK is malformed (%s, see tcp/5.1/3 and tcp/A/1); went on with its status %v", hexShort(p), ack.Status)
+		c.t.Notef("JOIN_ROOM_ACK is malformed (%s, see tcp-lobby/5.1/3 and tcp-lobby/A/1); went on with its status %v", hexShort(p), ack.Status)
 	}
 	c.hash = ack.PlayerHash
 	return &ack, p, nil

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "tcp/5.1/1", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleCountRooms, Level: Must,
+		ID: "tcp-lobby/5.1/1", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleCountRooms, Level: Must,
 		Owns:        []string{"LIST_ROOMS_ACK"},
 		Desc:        "LIST_ROOMS_REQ is answered with LIST_ROOMS_ACK: RoomCount (0-16) then RoomCount × 39-byte RoomInfo",
 		Requirement: "LIST_ROOMS_ACK (0x02): Type 1 byte | RoomCount 1 byte | Rooms[] RoomCount * 39 bytes … RoomCount uint8_t Number of rooms (0-16)",
@@ -36,7 +36,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/5.1/2", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleSizeFixed, Level: Must,
+		ID: "tcp-lobby/5.1/2", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleSizeFixed, Level: Must,
 		Owns:        []string{"CREATE_ROOM_ACK"},
 		Desc:        "CREATE_ROOM_REQ (65 bytes) is answered with CREATE_ROOM_ACK of 13 bytes, RoomID ≠ 0, PlayerHash ≠ 0",
 		Requirement: "CREATE_ROOM_ACK (0x04): Type 1 byte | RoomID 4 bytes | PlayerHash 8 bytes, Total: 13 bytes; RoomID uint32_t Assigned room ID (0 = failed)",
@@ -68,7 +68,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/5.1/3", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleSizeCount, Level: Must,
+		ID: "tcp-lobby/5.1/3", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleSizeCount, Level: Must,
 		Owns:        []string{"JOIN_ROOM_ACK"},
 		Desc:        "JOIN_ROOM_REQ of an open room is answered SUCCESS with a non-zero hash and every player, the joiner included",
 		Requirement: "JOIN_ROOM_ACK (0x06): Status | PlayerHash | PlayerCount | Players[] PlayerCount * 42B; 0x00 SUCCESS Join successful",
@@ -105,7 +105,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/5.1/4", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
+		ID: "tcp-lobby/5.1/4", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
 		Desc:        "JOIN_ROOM_REQ of a missing room is answered with status ROOM_NOT_FOUND (0x02)",
 		Requirement: "0x02 ROOM_NOT_FOUND Room ID does not exist",
 		Run: func(t *T) error {
@@ -135,7 +135,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/5.1/5", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
+		ID: "tcp-lobby/5.1/5", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
 		Desc:        "JOIN_ROOM_REQ of a full room (4 players) is answered with status ROOM_FULL (0x01)",
 		Requirement: "0x01 ROOM_FULL Room has maximum players",
 		Run: func(t *T) error {
@@ -147,7 +147,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/5.1/6", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
+		ID: "tcp-lobby/5.1/6", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
 		Desc:        "JOIN_ROOM_REQ of a room whose game started is answered with status ROOM_IN_GAME (0x03)",
 		Requirement: "0x03 ROOM_IN_GAME Room game already started",
 		Run: func(t *T) error {
@@ -162,7 +162,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/5.1/7", Protocol: ProtoTCP, Section: secTCPRoom, Level: Must, Stage: StagePool,
+		ID: "tcp-lobby/5.1/7", Protocol: ProtoTCP, Section: secTCPRoom, Level: Must, Stage: StagePool,
 		Desc:        "CREATE_ROOM_REQ when 16 rooms exist is answered with CREATE_ROOM_ACK RoomID 0",
 		Requirement: "MAX_ROOMS = 16; RoomID uint32_t Assigned room ID (0 = failed); CREATE_ROOM when 16 rooms exist: CREATE_ROOM_ACK with RoomID 0 (PROTOCOLS.md §3)",
 		Run:         tcpSeventeenthRoom,
@@ -192,9 +192,9 @@ func judgeJoin(t *T, p []byte, err error, want tcplobby.JoinStatus, what string)
 	}
 	var m tcplobby.JoinRoomAck
 	if err := m.DecodeOpts(p, tcplobby.Options{}); err != nil {
-		// The layout is tcp/A/1's: this case owns the status, which is
+		// The layout is tcp-lobby/A/1's: this case owns the status, which is
 		// right.
-		t.Notef("the status is right; the ACK's layout is not (%s: %v), which tcp/A/1 reports", hexShort(p), err)
+		t.Notef("the status is right; the ACK's layout is not (%s: %v), which tcp-lobby/A/1 reports", hexShort(p), err)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "tcp/5.2/1", Protocol: ProtoTCP, Section: secTCPConn, Rule: tcplobby.RuleSizeFixed, Level: Must,
+		ID: "tcp-lobby/5.2/1", Protocol: ProtoTCP, Section: secTCPConn, Rule: tcplobby.RuleSizeFixed, Level: Must,
 		Owns:        []string{"CONNECT_ACK"},
 		Desc:        "CONNECT_REQ (33 bytes) is answered with CONNECT_ACK of 10 bytes, Success 1, PlayerHash ≠ 0",
 		Requirement: "CONNECT_REQ (0x10) Initial connection request (alternative to join flow) … CONNECT_ACK (0x11): Type | Success 1 byte | PlayerHash 8 bytes, Total: 10 bytes",

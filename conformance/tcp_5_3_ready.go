@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "tcp/5.3/1", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
+		ID: "tcp-lobby/5.3/1", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
 		Owns:        []string{"PLAYER_READY"},
 		Desc:        "READY_REQ makes PLAYER_READY (10 bytes, the sender's hash, Ready 1) reach every member, the sender included",
 		Requirement: "PLAYER_READY (0x14) Broadcast when player ready state changes; PLAYER_READY … go to every member including the sender (PROTOCOLS.md §3)",
@@ -32,7 +32,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/5.3/2", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
+		ID: "tcp-lobby/5.3/2", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
 		Desc:        "a join makes PLAYER_JOIN (43 bytes, the joiner's PlayerInfo) reach the members already in the room",
 		Requirement: "PLAYER_JOIN (0x12) Broadcast when new player joins room; PLAYER_JOIN goes to the members already in the room (PROTOCOLS.md §3)",
 		Run: func(t *T) error {

@@ -14,7 +14,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "tcp/6.3/1", Protocol: ProtoTCP, Section: secTCPFlow, Level: Must,
+		ID: "tcp-lobby/6.3/1", Protocol: ProtoTCP, Section: secTCPFlow, Level: Must,
 		Owns:        []string{"GAME_START"},
 		Desc:        "four players ready, the host starts: COUNTDOWN 3, 2, 1 then GAME_START (220 bytes, the players, a UDP address) reach every member",
 		Requirement: "[All players ready] START_REQ (Host only) … COUNTDOWN (3) (2) (1) … GAME_START (serverIP, udpPort, ...) to the client and Other Clients",
@@ -69,7 +69,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/6.3/2", Protocol: ProtoTCP, Section: secTCPFlow, Level: Should,
+		ID: "tcp-lobby/6.3/2", Protocol: ProtoTCP, Section: secTCPFlow, Level: Should,
 		Desc:        "the UDP address in GAME_START answers CLIENT_HELLO (the hand-over to the game instance)",
 		Requirement: "[Transition to UDP Game Protocol]; On GAME_START, connect to UDP game server (§8.7); GAME_START carrying the UDP instance's address and port (PROTOCOLS.md §3)",
 		Run: func(t *T) error {
@@ -120,7 +120,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/6.4/1", Protocol: ProtoTCP, Section: secTCPFlow, Level: Must,
+		ID: "tcp-lobby/6.4/1", Protocol: ProtoTCP, Section: secTCPFlow, Level: Must,
 		Desc:        "DISCONNECT makes PLAYER_LEFT (9 bytes, the leaver's hash) reach the remaining members",
 		Requirement: "DISCONNECT → PLAYER_LEFT to Other Clients; PLAYER_LEFT (0x18) Broadcast when player leaves room, Total: 9 bytes",
 		Run: func(t *T) error {

@@ -31,7 +31,7 @@ func init() {
 	}
 	for _, g := range groups {
 		Register(&Case{
-			ID: fmt.Sprintf("tcp/7.1/%d", g.n), Protocol: ProtoTCP, Section: secTCPErrors, Rule: g.rule, Level: Must,
+			ID: fmt.Sprintf("tcp-lobby/7.1/%d", g.n), Protocol: ProtoTCP, Section: secTCPErrors, Rule: g.rule, Level: Must,
 			Desc: g.desc, Requirement: reqErrorClose,
 			Run: func(t *T) error { return errorThenClose(t, g.b) },
 		})

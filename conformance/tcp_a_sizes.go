@@ -11,7 +11,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "tcp/A/1", Protocol: ProtoTCP, Section: secTCPSizes, Rule: tcplobby.RuleSizeFixed + ", " + tcplobby.RuleSizeCount, Level: Must,
+		ID: "tcp-lobby/A/1", Protocol: ProtoTCP, Section: secTCPSizes, Rule: tcplobby.RuleSizeFixed + ", " + tcplobby.RuleSizeCount, Level: Must,
 		Owns:        []string{"Appendix A frame sizes"},
 		Desc:        "every frame received during a four-player game has its Appendix A size (fixed, or header + count × entry)",
 		Requirement: "Appendix A: LIST_ROOMS_ACK (header) 2, RoomInfo 39, CREATE_ROOM_ACK 13, JOIN_ROOM_ACK (header) 11, PlayerInfo 42, ROOM_UPDATE (header) 2, CONNECT_ACK 10, PLAYER_JOIN 43, PLAYER_READY 10, COUNTDOWN 2, GAME_START 220, PLAYER_LEFT 9",

@@ -11,18 +11,18 @@ import (
 // One source must not deny the TCP lobby to everyone (issue 15): rooms and
 // connections per address. Seed 004 states no quota, so these warn.
 
-// tcpConnBound bounds the connections tcp/R/4 opens from one address.
+// tcpConnBound bounds the connections tcp-lobby/R/4 opens from one address.
 const tcpConnBound = 64
 
 func init() {
 	Register(&Case{
-		ID: "tcp/R/3", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
+		ID: "tcp-lobby/R/3", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
 		Desc:        "one source address cannot take every room: rooms created from one address until RoomID 0, then one from another address",
 		Requirement: "MAX_ROOMS = 16 (seed 004); one source must not deny the lobby to everyone (issue 15)",
 		Run:         tcpRoomsOneAddress,
 	})
 	Register(&Case{
-		ID: "tcp/R/4", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
+		ID: "tcp-lobby/R/4", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
 		Desc:        fmt.Sprintf("one source address cannot hold every connection: up to %d connections from one address, each asked LIST_ROOMS", tcpConnBound),
 		Requirement: "one source must not deny the lobby to everyone: TCP connections per IP (issue 15)",
 		Run:         tcpConnsOneAddress,
@@ -82,7 +82,7 @@ func tcpRoomsOneAddress(t *T) error {
 	t.Notef("%v obtained %d rooms (%d listed before, MAX_ROOMS %d)", one, got, existing, tcplobby.MaxRooms)
 	if !refused {
 		return Warnf("a per-address limit on rooms, below MAX_ROOMS",
-			"%v obtained %d rooms without a refusal, every free room and more (the limit itself is tcp/5.1/7's)", one, got)
+			"%v obtained %d rooms without a refusal, every free room and more (the limit itself is tcp-lobby/5.1/7's)", one, got)
 	}
 	other, err := otherSource(t, one)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "tcp/R/1", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should,
+		ID: "tcp-lobby/R/1", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should,
 		Desc:        "a client that sent half a frame and stopped does not stall the others",
 		Requirement: "slow-reader and half-frame clients do not stall other clients (issue 5); a slow or stuck client never blocks the others (issue 3)",
 		Run: func(t *T) error {
@@ -41,7 +41,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "tcp/R/2", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StageSerial,
+		ID: "tcp-lobby/R/2", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StageSerial,
 		Desc:        "a room member that never reads, flooded with broadcasts, does not stall the others",
 		Requirement: "slow-reader and half-frame clients do not stall other clients (issue 5); a client that stops reading is disconnected, not buffered forever (issue 3)",
 		Run:         tcpSlowReader,

@@ -110,7 +110,7 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 // by the case meant for it and by no other.
 func TestTCPFaultInjection(t *testing.T) {
 	// A generous timeout: the suites run at once on a small machine, and
-	// tcp/R/2 judges a stall by it.
+	// tcp-lobby/R/2 judges a stall by it.
 	cfg := func(target string) Config {
 		return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
 	}
@@ -129,32 +129,32 @@ func TestTCPFaultInjection(t *testing.T) {
 				return nil
 			}
 			return p
-		}}, []string{"tcp/7.1"}, nil, false},
+		}}, []string{"tcp-lobby/7.1"}, nil, false},
 		{"non-host START answered 0x04", tcpFault{filter: func(p []byte) []byte {
 			if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeNotHost) {
 				p[1] = byte(tcplobby.ErrCodeNotAllReady)
 			}
 			return p
-		}}, []string{"tcp/5.4/1"}, nil, false},
+		}}, []string{"tcp-lobby/5.4/1"}, nil, false},
 		{"PLAYER_JOIN never sent", tcpFault{filter: func(p []byte) []byte {
 			if typeIs(p, tcplobby.TypePlayerJoin) {
 				return nil
 			}
 			return p
-		}}, []string{"tcp/5.3/2"}, nil, true}, // ROOM_UPDATE still sent: a warning
+		}}, []string{"tcp-lobby/5.3/2"}, nil, true}, // ROOM_UPDATE still sent: a warning
 		{"COUNTDOWN 2 skipped", tcpFault{filter: func(p []byte) []byte {
 			if typeIs(p, tcplobby.TypeCountdown) && len(p) == 2 && p[1] == 2 {
 				return nil
 			}
 			return p
-		}}, []string{"tcp/6.3/1"}, nil, false},
+		}}, []string{"tcp-lobby/6.3/1"}, nil, false},
 		{"GAME_START one byte too long", tcpFault{filter: func(p []byte) []byte {
 			if typeIs(p, tcplobby.TypeGameStart) {
 				return append(p, 0)
 			}
 			return p
-		}}, []string{"tcp/A/1", "tcp/6.3/1"}, []string{"tcp/6.3/2"}, false},
-		{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp/R/2"}, nil, false},
+		}}, []string{"tcp-lobby/A/1", "tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false},
+		{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp-lobby/R/2"}, nil, false},
 		// The quirky lobby: CONNECT_REQ not implemented (seed 004 calls it an
 		// alternative to the join flow: a warning).
 		{"quirk: CONNECT_REQ ignored", tcpFault{filter: func(p []byte) []byte {
@@ -162,7 +162,7 @@ func TestTCPFaultInjection(t *testing.T) {
 				return nil
 			}
 			return p
-		}}, []string{"tcp/5.2/1"}, nil, true},
+		}}, []string{"tcp-lobby/5.2/1"}, nil, true},
 		// The quirky lobby's short ACKs (a real server's): the fields the
 		// flow needs are there, so only the cases owning the layout fail.
 		{"quirk: CREATE_ROOM_ACK of 6 bytes (type, status, room id)", tcpFault{filter: func(p []byte) []byte {
@@ -174,13 +174,13 @@ func TestTCPFaultInjection(t *testing.T) {
 				return append([]byte{p[0], status}, p[1:5]...)
 			}
 			return p
-		}}, []string{"tcp/5.1/2", "tcp/A/1"}, nil, false},
+		}}, []string{"tcp-lobby/5.1/2", "tcp-lobby/A/1"}, nil, false},
 		{"quirk: JOIN_ROOM_ACK of 2 bytes (type, status)", tcpFault{filter: func(p []byte) []byte {
 			if typeIs(p, tcplobby.TypeJoinRoomAck) {
 				return p[:min(len(p), 2)]
 			}
 			return p
-		}}, []string{"tcp/5.1/3", "tcp/A/1"}, nil, false},
+		}}, []string{"tcp-lobby/5.1/3", "tcp-lobby/A/1"}, nil, false},
 	}
 	reps := make([]*reports.Conform, len(tests))
 	errs := make([]error, len(tests))

@@ -152,7 +152,7 @@ func silenceDetail(err error) string {
 // recv waits up to d for one datagram from from (any sender when from is
 // not valid) and returns a copy. A datagram from from's host but another
 // port is accepted too (a server may answer through a second socket; the
-// cases for that rule, udp/3/4 and inst/2/11, judge it): use recvFrom to
+// cases for that rule, udp-lobby/3/4 and inst/2/11, judge it): use recvFrom to
 // learn the port. Datagrams from other hosts are logged and ignored, and
 // named in the silence error if nothing else comes.
 func (s *udpSock) recv(from netip.AddrPort, d time.Duration) ([]byte, error) {
@@ -405,7 +405,7 @@ func buildJoin(p udplobby.Profile, id uint32) func(uint16) []byte {
 }
 
 // listRooms asks for the room list and reads it in the canonical layout.
-// A list that does not parse is a skip for the caller: udp/5/1 owns it.
+// A list that does not parse is a skip for the caller: udp-lobby/5/1 owns it.
 func listRooms(t *T) ([]udplobby.Room, error) {
 	x, err := lobbyRequest(t, buildList(t.Env.profile()), "LOBBY_LIST_ROOMS")
 	if x != nil {
@@ -611,7 +611,7 @@ type sourceSeen struct {
 }
 
 // judgeReplySource warns when a reply came from another port than the one
-// its request was sent to (udp/3/4, inst/2/11): the suite accepted it, a
+// its request was sent to (udp-lobby/3/4, inst/2/11): the suite accepted it, a
 // client behind NAT or with a connected socket would not.
 func judgeReplySource(t *T, what string, seen []sourceSeen) error {
 	if len(seen) == 0 {

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "udp/10/1", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
+		ID: "udp-lobby/10/1", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
 		Owns:        []string{"LOBBY_JOIN_FAILED"},
 		Desc:        "LOBBY_JOIN_ROOM of a missing room is answered with LOBBY_JOIN_FAILED (12 bytes, empty payload)",
 		Requirement: "Failure Reasons: Room does not exist … Total Size: 8 + 4 = 12 bytes",
@@ -29,7 +29,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/10/2", Protocol: ProtoUDP, Section: secJoinFailed, Rule: string(udplobby.RuleRoomID), Level: Must,
+		ID: "udp-lobby/10/2", Protocol: ProtoUDP, Section: secJoinFailed, Rule: string(udplobby.RuleRoomID), Level: Must,
 		Desc:        "LOBBY_JOIN_ROOM of roomId 0 is answered with LOBBY_JOIN_FAILED, or dropped (a warning)",
 		Requirement: "if (roomId == 0 || roomId > MAX_ROOM_ID) { // Invalid room ID } (seed 003 §14, input validation); invalid packets are dropped silently (§13); roomId 0 is invalid (PROTOCOLS.md §1.2)",
 		Run: func(t *T) error {
@@ -48,7 +48,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/10/3", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
+		ID: "udp-lobby/10/3", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
 		Desc:        "LOBBY_JOIN_ROOM of a full room (filled through the instance handshake) is answered with LOBBY_JOIN_FAILED",
 		Requirement: "Failure Reasons: … Room is full (playerCount >= maxPlayers)",
 		Run: func(t *T) error {
@@ -65,7 +65,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/10/4", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
+		ID: "udp-lobby/10/4", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
 		Desc:        "LOBBY_JOIN_ROOM of a Playing room (every player ready, SERVER_GAME_START received) is answered with LOBBY_JOIN_FAILED",
 		Requirement: "Failure Reasons: … Room is not in Waiting or Countdown state",
 		Run: func(t *T) error {
@@ -86,14 +86,14 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/10/5", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must, Stage: StagePool,
+		ID: "udp-lobby/10/5", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must, Stage: StagePool,
 		Owns:        []string{"LOBBY_JOIN_FAILED past the instance limit"},
 		Desc:        "LOBBY_CREATE_ROOM past the instance limit is answered with LOBBY_JOIN_FAILED (reached when --instance-ports is small)",
 		Requirement: "Failure Reasons: … Max instances limit reached (for create requests)",
 		Run:         udpCreatePastLimit,
 	})
 	Register(&Case{
-		ID: "udp/10/7", Protocol: ProtoUDP, Section: secSecurity, Level: Should, Stage: StagePool,
+		ID: "udp-lobby/10/7", Protocol: ProtoUDP, Section: secSecurity, Level: Should, Stage: StagePool,
 		Desc:        "one source address cannot take every instance: the pool filling, from one address first, finds a per-address limit (reached when --instance-ports is small)",
 		Requirement: "Lobby server should implement rate limiting per client IP to prevent abuse (seed 003 §14): a source under its rate can still fill the pool, so one source must not get every instance",
 		Run:         udpOneAddressTakesAll,
@@ -108,8 +108,8 @@ func checkEmpty(t *T, m rawMsg) error {
 	return nil
 }
 
-// poolFill is the shared filling of the instance pool (udp/10/5 and
-// udp/10/7): creates from one source address until the server refuses it,
+// poolFill is the shared filling of the instance pool (udp-lobby/10/5 and
+// udp-lobby/10/7): creates from one source address until the server refuses it,
 // then from the others until the pool is full.
 type poolFill struct {
 	ports  PortRange
@@ -127,7 +127,7 @@ type poolFill struct {
 	// JOIN_FAILED came from an address other than one (-1: none came).
 	created   int
 	refusedAt int
-	// err is a wrong answer to a create (udp/10/5 fails with it).
+	// err is a wrong answer to a create (udp-lobby/10/5 fails with it).
 	err error
 }
 

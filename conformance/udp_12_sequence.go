@@ -11,7 +11,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "udp/12/1", Protocol: ProtoUDP, Section: secSequence, Rule: "U-SEQ", Level: Must,
+		ID: "udp-lobby/12/1", Protocol: ProtoUDP, Section: secSequence, Rule: "U-SEQ", Level: Must,
 		Desc:        "every lobby reply echoes the request's sequenceId (including 0 and 0xFFFF)",
 		Requirement: "// Echo client's sequence in response: auto packet = buildRoomListPacket(rooms, hdr.sequence);",
 		Run:         udpSequenceEcho,
@@ -45,7 +45,7 @@ func udpSequenceEcho(t *T) error {
 		b, err := s.recv(t.Env.Addr, t.Env.Timeout)
 		s.Close()
 		if err != nil {
-			continue // a lost reply is udp/4/1's business
+			continue // a lost reply is udp-lobby/4/1's business
 		}
 		if m, ok := parseRaw(b, prof); ok {
 			checks = append(checks, check{fmt.Sprintf("LOBBY_LIST_ROOMS seq %d", seq), &exchange{seq: seq, req: req, reply: m}})

@@ -45,7 +45,7 @@ func init() {
 	}
 	for _, g := range groups {
 		Register(&Case{
-			ID: fmt.Sprintf("udp/13/%d", g.n), Protocol: ProtoUDP, Section: secMalformed, Rule: g.rule, Level: g.level,
+			ID: fmt.Sprintf("udp-lobby/13/%d", g.n), Protocol: ProtoUDP, Section: secMalformed, Rule: g.rule, Level: g.level,
 			Stage: StageDestructive, Desc: g.desc, Requirement: g.req,
 			Run: func(t *T) error { return malformedGroup(t, g.corpus(t.Env.profile())) },
 		})

@@ -22,7 +22,7 @@ import (
 // else: a per-address limit still serves a second address, while overload
 // (a full receive queue, a busy server or a busy machine) drops datagrams
 // whatever their source. So the flood fixture sends, amid the flood, paced
-// requests from a second reserved address, and udp/14/1 passes only when
+// requests from a second reserved address, and udp-lobby/14/1 passes only when
 // the flood was limited and that second source was served, more often than
 // overload could explain.
 
@@ -32,21 +32,21 @@ const reqRateLimit = "Lobby server should implement rate limiting per client IP 
 // addresses (SourcePool reserves the last two of a pool of four or more).
 const needFourSources = "give --source-addrs with at least 4 addresses"
 
-// secondServedWant is what "the second source was served" means: udp/14/2's
-// verdict and half of udp/14/1's (see floodFx.secondServed).
+// secondServedWant is what "the second source was served" means: udp-lobby/14/2's
+// verdict and half of udp-lobby/14/1's (see floodFx.secondServed).
 const secondServedWant = "the second source served (≥ 80% of its paced requests answered)"
 
-// perAddrWant is udp/14/1's expectation.
+// perAddrWant is udp-lobby/14/1's expectation.
 const perAddrWant = "the flood from one source limited (dropped or answered with an error) while " + secondServedWant
 
 // chanceMax bounds the probability that overload, which drops datagrams
 // whatever their source, would have served the second source as well as
-// it was served, for udp/14/1 to pass (floodFx.overloadChance).
+// it was served, for udp-lobby/14/1 to pass (floodFx.overloadChance).
 const chanceMax = 0.001
 
 func init() {
 	Register(&Case{
-		ID: "udp/14/1", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
+		ID: "udp-lobby/14/1", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
 		Desc:        "a flood of LOBBY_LIST_ROOMS from one source address is limited (the excess dropped or answered with an error) while a second source address is served",
 		Requirement: reqRateLimit,
 		Run: func(t *T) error {
@@ -64,7 +64,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/14/2", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
+		ID: "udp-lobby/14/2", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
 		Desc:        "while one source address floods, a second source address is still served",
 		Requirement: reqRateLimit + " (per client IP: the limit of one client must not starve the others)",
 		Run: func(t *T) error {
@@ -83,7 +83,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/14/3", Protocol: ProtoUDP, Section: secSecurity, Level: Info, Stage: StageSerial,
+		ID: "udp-lobby/14/3", Protocol: ProtoUDP, Section: secSecurity, Level: Info, Stage: StageSerial,
 		Desc:        "the rate the server accepts from one flooding source (informational)",
 		Requirement: reqRateLimit,
 		Run: func(t *T) error {
@@ -128,7 +128,7 @@ type floodFx struct {
 	}
 }
 
-// perAddress is udp/14/1's verdict: nil when the flood was limited while
+// perAddress is udp-lobby/14/1's verdict: nil when the flood was limited while
 // the second source was served, more often than overload could explain.
 func (f *floodFx) perAddress() error {
 	sec := &f.second

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestPerAddressVerdict holds udp/14/1's verdict to its rule on made-up
+// TestPerAddressVerdict holds udp-lobby/14/1's verdict to its rule on made-up
 // flood figures: a pass needs the flood limited and the second source
 // served, more often than overload (which drops every source alike) could
 // explain; never a pass on the flood alone.

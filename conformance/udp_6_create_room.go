@@ -11,7 +11,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "udp/6/1", Protocol: ProtoUDP, Section: secCreateRoom, Level: Must,
+		ID: "udp-lobby/6/1", Protocol: ProtoUDP, Section: secCreateRoom, Level: Must,
 		Owns:        []string{"LOBBY_ROOM_CREATED"},
 		Desc:        "LOBBY_CREATE_ROOM (12 bytes, empty payload) is answered with LOBBY_ROOM_CREATED",
 		Requirement: "1. Client → Lobby: LOBBY_CREATE_ROOM 2. Lobby → Client: LOBBY_ROOM_CREATED (roomId, port) OR LOBBY_JOIN_FAILED",
@@ -28,7 +28,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/6/2", Protocol: ProtoUDP, Section: secCreateRoom, Level: Should,
+		ID: "udp-lobby/6/2", Protocol: ProtoUDP, Section: secCreateRoom, Level: Should,
 		Desc:        "a retried LOBBY_CREATE_ROOM (same endpoint, same sequenceId) does not create a second room",
 		Requirement: "Sequence numbers are used for: … Detecting duplicate packets (seed 003 §12); sessions allow \"Duplicate packet detection\" (seed 001 §7)",
 		Run:         udpDuplicateCreate,

@@ -11,7 +11,7 @@ import (
 
 func init() {
 	Register(&Case{
-		ID: "udp/7/1", Protocol: ProtoUDP, Section: secRoomCreated, Rule: string(udplobby.RulePayloadSize), Level: Must,
+		ID: "udp-lobby/7/1", Protocol: ProtoUDP, Section: secRoomCreated, Rule: string(udplobby.RulePayloadSize), Level: Must,
 		Owns:        []string{"LOBBY_ROOM_CREATED payload"},
 		Desc:        "LOBBY_ROOM_CREATED is 18 bytes: payloadSize 6, u32 roomId ≠ 0, u16 port ≠ 0",
 		Requirement: "payloadSize: 6 … uint32_t: roomId, uint16_t: port … Total Size: 8 + 6 + 4 = 18 bytes",
@@ -27,7 +27,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/7/2", Protocol: ProtoUDP, Section: secRoomCreated, Rule: string(udplobby.RuleRoomPort), Level: Must,
+		ID: "udp-lobby/7/2", Protocol: ProtoUDP, Section: secRoomCreated, Rule: string(udplobby.RuleRoomPort), Level: Must,
 		Desc:        "the port of LOBBY_ROOM_CREATED lies within the target's instance range (--instance-ports)",
 		Requirement: "a returned port must be non-zero, stable for the room, within the target's configured instance range when one is given (PROTOCOLS.md §1.3)",
 		Run: func(t *T) error {
@@ -49,7 +49,7 @@ func init() {
 		},
 	})
 	Register(&Case{
-		ID: "udp/7/3", Protocol: ProtoUDP, Section: secRoomCreated, Level: Must,
+		ID: "udp-lobby/7/3", Protocol: ProtoUDP, Section: secRoomCreated, Level: Must,
 		Owns:        []string{"a stable room port"},
 		Desc:        "the room's port is stable: the list and a LOBBY_JOIN_SUCCESS give the port its creation returned",
 		Requirement: "the port a join returns equals the port its creation returned (PROTOCOLS.md §1.2)",

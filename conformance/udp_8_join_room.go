@@ -6,7 +6,7 @@ import "github.com/lobbybench/lobbybench/wire/udplobby"
 
 func init() {
 	Register(&Case{
-		ID: "udp/8/1", Protocol: ProtoUDP, Section: secJoinRoom, Level: Must,
+		ID: "udp-lobby/8/1", Protocol: ProtoUDP, Section: secJoinRoom, Level: Must,
 		Owns:        []string{"LOBBY_JOIN_SUCCESS"},
 		Desc:        "LOBBY_JOIN_ROOM (16 bytes) of a Waiting room with space is answered with LOBBY_JOIN_SUCCESS",
 		Requirement: "If room exists: Verify room is not full, Verify room is in Waiting or Countdown state, Build LOBBY_JOIN_SUCCESS packet with port (seed 001 §4.3)",

@@ -6,7 +6,7 @@ import "github.com/lobbybench/lobbybench/wire/udplobby"
 
 func init() {
 	Register(&Case{
-		ID: "udp/9/1", Protocol: ProtoUDP, Section: secJoinSuccess, Rule: string(udplobby.RulePayloadSize), Level: Must,
+		ID: "udp-lobby/9/1", Protocol: ProtoUDP, Section: secJoinSuccess, Rule: string(udplobby.RulePayloadSize), Level: Must,
 		Desc:        "LOBBY_JOIN_SUCCESS is 18 bytes: payloadSize 6, the requested roomId, port ≠ 0",
 		Requirement: "roomId (4 bytes): Confirmed room ID; port (2 bytes): UDP port where the game instance is listening … Total Size: 8 + 6 + 4 = 18 bytes",
 		Run: func(t *T) error {

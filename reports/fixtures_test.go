@@ -103,20 +103,20 @@ func sampleConform() *Conform {
 	c.DurationNS = 1234 * time.Millisecond
 	c.Notes = []string{"header spec, guessed from the first reply"}
 	c.Cases = []Case{
-		{ID: "udp/5/1", Section: "5", Description: "Server answers Hello", Requirement: "The server MUST answer a valid Hello with Welcome.",
+		{ID: "udp-lobby/5/1", Section: "5", Description: "Server answers Hello", Requirement: "The server MUST answer a valid Hello with Welcome.",
 			Level: LevelMust, Verdict: VerdictPass, Expected: "Welcome", Actual: "Welcome", DurationNS: 3 * time.Millisecond,
 			Wire: []WireEntry{{Dir: DirSent, OffsetNS: 0, Hex: "0100"}, {Dir: DirRecv, OffsetNS: 2 * time.Millisecond, Hex: "0200ff"}}},
-		{ID: "udp/5/2", Section: "5", Description: "Bad CRC is dropped | silently", Rule: "U-CRC", Requirement: "A packet with a bad CRC MUST be dropped\nwithout reply.",
+		{ID: "udp-lobby/5/2", Section: "5", Description: "Bad CRC is dropped | silently", Rule: "U-CRC", Requirement: "A packet with a bad CRC MUST be dropped\nwithout reply.",
 			Level: LevelMust, Verdict: VerdictFail, Expected: "no reply within 500ms", Actual: "Error <code 3> & reply",
 			Notes: []string{"the reply came from another port"}, DurationNS: 501 * time.Millisecond,
 			Wire: []WireEntry{{Dir: DirSent, OffsetNS: 0, Local: "127.0.0.3:40112", Peer: "127.0.0.1:7777", Hex: "01ffff", Note: "crc flipped"},
 				{Dir: DirRecv, OffsetNS: 1500 * time.Microsecond, Local: "127.0.0.3:40112", Peer: "127.0.0.1:7778", Hex: "0903"}},
 			WireElided: 2},
-		{ID: "udp/6/1", Section: "6", Description: "Ping is echoed", Requirement: "The server SHOULD echo Ping within 100 ms.",
+		{ID: "udp-lobby/6/1", Section: "6", Description: "Ping is echoed", Requirement: "The server SHOULD echo Ping within 100 ms.",
 			Level: LevelShould, Verdict: VerdictWarn, Expected: "echo within 100ms", Actual: "echo after 140ms", DurationNS: 140 * time.Millisecond},
-		{ID: "udp/7/1", Section: "7", Description: "Version banner", Requirement: "Servers may announce a version.",
+		{ID: "udp-lobby/7/1", Section: "7", Description: "Version banner", Requirement: "Servers may announce a version.",
 			Level: LevelInfo, Verdict: VerdictInfo, Actual: "lobbyd 1.2", Notes: []string{"banner in every Welcome"}},
-		{ID: "udp/8/1", Section: "8", Description: "Reliable channel", Requirement: "The server MUST retransmit.",
+		{ID: "udp-lobby/8/1", Section: "8", Description: "Reliable channel", Requirement: "The server MUST retransmit.",
 			Level: LevelMust, Verdict: VerdictSkip, Actual: "not supported by target profile"},
 	}
 	return c
@@ -139,15 +139,15 @@ func suiteConform() *Conform {
 		{Dir: DirSent, OffsetNS: 120 * time.Microsecond, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "01400007000000005fa3769e", Note: "LOBBY_LIST_ROOMS"},
 		{Dir: DirRecv, OffsetNS: 450 * time.Microsecond, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: strings.Repeat("ab", 40)},
 	}
-	pass := k("udp/3/1", "seed 003 §3 Packet structure", "a passing case", LevelMust, VerdictPass)
+	pass := k("udp-lobby/3/1", "seed 003 §3 Packet structure", "a passing case", LevelMust, VerdictPass)
 	pass.Notes, pass.DurationNS = []string{"4 replies checked"}, time.Millisecond
-	fail := k("udp/3/2", "seed 003 §3 Packet structure", "a failing case", LevelMust, VerdictFail)
+	fail := k("udp-lobby/3/2", "seed 003 §3 Packet structure", "a failing case", LevelMust, VerdictFail)
 	fail.Expected, fail.Actual, fail.DurationNS, fail.Wire, fail.WireElided = "packetType 0x02", "packetType 0x01", 2*time.Millisecond, wire, 3
-	warn := k("udp/6/2", "seed 003 §6 LOBBY_CREATE_ROOM", "a warning", LevelShould, VerdictWarn)
+	warn := k("udp-lobby/6/2", "seed 003 §6 LOBBY_CREATE_ROOM", "a warning", LevelShould, VerdictWarn)
 	warn.Expected, warn.Actual, warn.DurationNS, warn.Wire = "one room", "two rooms", 3*time.Millisecond, wire[:1]
-	info := k("udp/14/3", "seed 003 §14 Security considerations", "an informational case", LevelInfo, VerdictInfo)
+	info := k("udp-lobby/14/3", "seed 003 §14 Security considerations", "an informational case", LevelInfo, VerdictInfo)
 	info.Notes, info.DurationNS = []string{"accepted 100/s"}, 4*time.Millisecond
-	skip := k("udp/7/2", "seed 003 §7 LOBBY_ROOM_CREATED", "a skipped case", LevelMust, VerdictSkip)
+	skip := k("udp-lobby/7/2", "seed 003 §7 LOBBY_ROOM_CREATED", "a skipped case", LevelMust, VerdictSkip)
 	skip.Actual = "no --instance-ports given"
 	c.Cases = []Case{pass, fail, warn, info, skip}
 	return c

@@ -131,7 +131,7 @@ func otherConform() *Conform {
 	c.Cases = append([]Case(nil), c.Cases...)
 	c.Cases[1].Verdict, c.Cases[1].Actual = VerdictPass, "no reply"
 	c.Cases[0].Verdict, c.Cases[0].Actual = VerdictFail, "Error 7"
-	c.Cases = append(c.Cases[:4], Case{ID: "udp/9/1", Section: "9", Description: "Only here", Level: LevelMust, Verdict: VerdictPass})
+	c.Cases = append(c.Cases[:4], Case{ID: "udp-lobby/9/1", Section: "9", Description: "Only here", Level: LevelMust, Verdict: VerdictPass})
 	return c
 }
 
@@ -482,7 +482,7 @@ func TestWireLogBounded(t *testing.T) {
 		c.Cases[0].Wire = append(c.Cases[0].Wire, WireEntry{Dir: DirSent, OffsetNS: time.Duration(i), Hex: "abcd"})
 	}
 	page := string(htmlOf(t, HTMLOptions{}, c))
-	if n := strings.Count(page, `<tr class="w-`); n != maxWireShown+2 /* udp/5/2 has 2 */ {
+	if n := strings.Count(page, `<tr class="w-`); n != maxWireShown+2 /* udp-lobby/5/2 has 2 */ {
 		t.Errorf("%d wire rows drawn, want %d", n, maxWireShown+2)
 	}
 	if !strings.Contains(page, "… and 38 more entries, not shown") {

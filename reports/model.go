@@ -375,7 +375,7 @@ const (
 
 // Case is one conformance check.
 type Case struct {
-	ID          string `json:"id"` // e.g. "udp/5/2"
+	ID          string `json:"id"` // e.g. "udp-lobby/5/2"
 	Section     string `json:"section"`
 	Description string `json:"description"`
 	// Rule is the protocol rule id the case checks (e.g. "U-CRC"), when

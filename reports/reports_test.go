@@ -354,15 +354,15 @@ func TestCompareConform(t *testing.T) {
 	nr := sampleConform()
 	nr.Cases[0].Verdict = VerdictFail // pass -> fail
 	nr.Cases[1].Verdict = VerdictPass // fail -> pass
-	nr.Cases = append(nr.Cases, Case{ID: "udp/9/1", Verdict: VerdictFail})
+	nr.Cases = append(nr.Cases, Case{ID: "udp-lobby/9/1", Verdict: VerdictFail})
 	c, err := CompareConform(base, nr, DefaultGates())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.NewlyFailing) != 2 || c.NewlyFailing[0].ID != "udp/5/1" || c.NewlyFailing[1].ID != "udp/9/1" || c.NewlyFailing[1].BaseVerdict != "" {
+	if len(c.NewlyFailing) != 2 || c.NewlyFailing[0].ID != "udp-lobby/5/1" || c.NewlyFailing[1].ID != "udp-lobby/9/1" || c.NewlyFailing[1].BaseVerdict != "" {
 		t.Errorf("newly failing %+v", c.NewlyFailing)
 	}
-	if len(c.Fixed) != 1 || c.Fixed[0].ID != "udp/5/2" {
+	if len(c.Fixed) != 1 || c.Fixed[0].ID != "udp-lobby/5/2" {
 		t.Errorf("fixed %+v", c.Fixed)
 	}
 	if c.OK() || len(c.Breaches) != 2 {

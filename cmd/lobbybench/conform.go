@@ -18,12 +18,15 @@ const conformUsage = `Usage: lobbybench conform --target HOST:PORT [flags]
 
 Runs the numbered conformance suite against a lobby server and tells, rule
 by rule, where it departs from the spec, with the bytes to prove it. Cases
-are numbered after the document section they check (udp/5/2 is the second
-case of seed 003 §5 LOBBY_ROOM_LIST; inst/… the game-instance handshake of
-PROTOCOLS.md §2; tcp/… the sections of seed 004). A broken MUST fails, a
-broken SHOULD warns (--strict makes warnings fail), informational cases
-only report figures, and a case whose precondition is not met is skipped
-with the reason.
+are numbered after the document section they check (udp-lobby/5/2 is the
+second case of seed 003 §5 LOBBY_ROOM_LIST; inst/… the game-instance
+handshake of PROTOCOLS.md §2; tcp-lobby/… the sections of seed 004;
+leviathan/… seed 002 and LEVIATHAN.md). The ids of older builds, udp/…
+and tcp/…, still select the same cases in --cases, and stored results using
+them compare with today's (report compare). A broken MUST fails, a broken SHOULD
+warns (--strict makes warnings fail), informational cases only report
+figures, and a case whose precondition is not met is skipped with the
+reason.
 
 Requests are paced and spread over the --source-addrs pool (127.0.0.1-32 for
 a loopback target), so a server that rate-limits each IP to ~100 requests/s
@@ -58,7 +61,7 @@ func init() {
 			fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol, "protocol: "+strings.Join(conformance.Protocols(), ", "))
 			fs.StringVar(&f.header, "header", "auto", "UDP header profile: spec, rtype17 or auto (guess from the first reply and say which)")
 			fs.StringVar(&f.instancePorts, "instance-ports", "", "the target's game-instance port `range` LO-HI (checks ports, lets the suite reach a small instance limit)")
-			fs.StringVar(&f.cases, "cases", "", "comma-separated case `patterns`: an id prefix by whole segments (udp/13) or a glob (udp/1*, */5/*)")
+			fs.StringVar(&f.cases, "cases", "", "comma-separated case `patterns`: an id prefix by whole segments (udp-lobby/13) or a glob (udp-lobby/1*, */5/*); the old groups udp and tcp mean udp-lobby and tcp-lobby")
 			fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
 			fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
 			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")

@@ -50,7 +50,7 @@ func TestConformInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{"json": filepath.Join(dir, "c.json"), "junit": filepath.Join(dir, "c.xml"),
 		"markdown": filepath.Join(dir, "c.md"), "html": filepath.Join(dir, "c.html")}
-	args := []string{"conform", "--target", target, "--cases", "udp/4,udp/5,udp/12", "--timeout", "200ms", "--header", "spec"}
+	args := []string{"conform", "--target", target, "--cases", "udp-lobby/4,udp-lobby/5,udp-lobby/12", "--timeout", "200ms", "--header", "spec"}
 	for flag, path := range files {
 		args = append(args, "--"+flag, path)
 	}
@@ -77,7 +77,7 @@ func TestConformInterrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := string(b)
-			i, j := strings.Index(s, tt.lead), strings.Index(s, "udp/4/1")
+			i, j := strings.Index(s, tt.lead), strings.Index(s, "udp-lobby/4/1")
 			if i < 0 || j < 0 || i > j {
 				t.Errorf("%s: %q at %d, first case at %d:\n%s", tt.format, tt.lead, i, j, s)
 			}

@@ -50,7 +50,7 @@ func TestConformUsage(t *testing.T) {
 		{"no target", []string{"conform"}, "--target is required"},
 		{"bad header", []string{"conform", "--target", "127.0.0.1:1", "--header", "nope"}, "--header"},
 		{"bad instance ports", []string{"conform", "--target", "127.0.0.1:1", "--instance-ports", "9-1"}, "--instance-ports"},
-		{"bad pattern", []string{"conform", "--target", "127.0.0.1:1", "--cases", "tcp/["}, "--cases"},
+		{"bad pattern", []string{"conform", "--target", "127.0.0.1:1", "--cases", "tcp-lobby/["}, "--cases"},
 		{"no case matches", []string{"conform", "--target", "127.0.0.1:1", "--cases", "nothing"}, "no udp-lobby case matches"},
 		{"unknown protocol", []string{"conform", "--target", "127.0.0.1:1", "--protocol", "smtp"}, `unknown protocol "smtp"`},
 		{"bad sources", []string{"conform", "--target", "127.0.0.1:1", "--source-addrs", "x"}, "--source-addrs"},
@@ -74,11 +74,11 @@ func TestConformUsage(t *testing.T) {
 
 func TestConformList(t *testing.T) {
 	code, out, errs := runCLI(t, "conform", "--list")
-	if code != exitOK || !strings.Contains(out, "udp/13/1") || !strings.Contains(out, "inst/2/5") || strings.Contains(out, "tcp/") {
+	if code != exitOK || !strings.Contains(out, "udp-lobby/13/1") || !strings.Contains(out, "inst/2/5") || strings.Contains(out, "tcp-lobby/") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
-	code, out, _ = runCLI(t, "conform", "--list", "--protocol", "tcp-lobby", "--cases", "tcp/7.1")
-	if code != exitOK || !strings.Contains(out, "tcp/7.1/4") || !strings.Contains(out, "\n4 cases\n") {
+	code, out, _ = runCLI(t, "conform", "--list", "--protocol", "tcp-lobby", "--cases", "tcp-lobby/7.1")
+	if code != exitOK || !strings.Contains(out, "tcp-lobby/7.1/4") || !strings.Contains(out, "\n4 cases\n") {
 		t.Errorf("exit %d, stdout %q", code, out)
 	}
 }
@@ -94,12 +94,12 @@ func TestConformRun(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
 	j, x, m, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.md"), filepath.Join(dir, "c.html")
-	code, out, errs := runCLI(t, "conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp/4,udp/12,inst/2/1",
+	code, out, errs := runCLI(t, "conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/4,udp-lobby/12,inst/2/1",
 		"--json", j, "--junit", x, "--markdown", m, "--html", h)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	if !strings.Contains(out, "✔ udp/4/1") || !strings.Contains(out, "3 cases in") || !strings.Contains(out, "header spec, guessed") {
+	if !strings.Contains(out, "✔ udp-lobby/4/1") || !strings.Contains(out, "3 cases in") || !strings.Contains(out, "header spec, guessed") {
 		t.Errorf("stdout %q", out)
 	}
 	fh, err := os.Open(j)
@@ -116,29 +116,29 @@ func TestConformRun(t *testing.T) {
 	}
 	for _, p := range []string{x, m, h} {
 		b, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(b), "udp/12/1") {
+		if err != nil || !strings.Contains(string(b), "udp-lobby/12/1") {
 			t.Errorf("%s: %v %q", p, err, b)
 		}
 	}
 	// TCP on the same reference server.
-	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp/2.2,tcp/7.1", "--quiet")
+	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp-lobby/2.2,tcp-lobby/7.1", "--quiet")
 	if code != exitOK || !strings.Contains(out, "5 cases in") || strings.Contains(out, "✔") {
 		t.Errorf("tcp: exit %d, stdout %q", code, out)
 	}
 }
 
 func TestConformFailureAndStrict(t *testing.T) {
-	code, out, _ := runCLI(t, "conform", "--target", echoServer(t), "--header", "spec", "--cases", "udp/4")
-	if code != exitFailed || !strings.Contains(out, "✘ udp/4/1") || !strings.Contains(out, "wire:") {
+	code, out, _ := runCLI(t, "conform", "--target", echoServer(t), "--header", "spec", "--cases", "udp-lobby/4")
+	if code != exitFailed || !strings.Contains(out, "✘ udp-lobby/4/1") || !strings.Contains(out, "wire:") {
 		t.Errorf("echo server: exit %d, stdout %q", code, out)
 	}
 	// The loopback reference server sets no per-address connection quota:
-	// tcp/R/4 (64 connections from one address, none refused) warns, which
+	// tcp-lobby/R/4 (64 connections from one address, none refused) warns, which
 	// fails only under --strict. A counting verdict, unlike the rate-limit
-	// flood's (udp/14/1), which a loaded machine can turn into a warning.
+	// flood's (udp-lobby/14/1), which a loaded machine can turn into a warning.
 	srv := startConformRef(t)
-	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp/R/4"}
-	if code, out, _ := runCLI(t, args...); code != exitOK || !strings.Contains(out, "! tcp/R/4") {
+	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp-lobby/R/4"}
+	if code, out, _ := runCLI(t, args...); code != exitOK || !strings.Contains(out, "! tcp-lobby/R/4") {
 		t.Errorf("non-strict: exit %d, stdout %q", code, out)
 	}
 	if code, out, _ := runCLI(t, append(args, "--strict")...); code != exitFailed {
@@ -151,8 +151,8 @@ func TestConformFailureAndStrict(t *testing.T) {
 func TestConformMaxSkips(t *testing.T) {
 	srv := startConformRef(t)
 	x := filepath.Join(t.TempDir(), "c.xml")
-	// udp/7/2 needs --instance-ports: without it, it is skipped.
-	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp/4/1,udp/7/2", "--junit", x}
+	// udp-lobby/7/2 needs --instance-ports: without it, it is skipped.
+	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/4/1,udp-lobby/7/2", "--junit", x}
 	code, out, _ := runCLI(t, args...)
 	if code != exitOK || !strings.Contains(out, "PASS · no case failed (1 of 2 passed); 1 of 2 cases skipped") {
 		t.Errorf("no budget: exit %d, stdout %q", code, out)
@@ -178,7 +178,7 @@ func TestConformPassingWire(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
 	j, x, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.html")
-	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp/4/1", "--json", j, "--junit", x, "--html", h}
+	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/4/1", "--json", j, "--junit", x, "--html", h}
 	if code, out, errs := runCLI(t, args...); code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/reports"
 )
@@ -99,7 +100,8 @@ func init() {
 	})
 }
 
-// readResult reads one result file: a *reports.Run or *reports.Conform.
+// readResult reads one result file: a *reports.Run or *reports.Conform,
+// the latter with the case ids of older builds renamed to today's.
 func readResult(path string) (reports.Doc, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -109,6 +111,9 @@ func readResult(path string) (reports.Doc, error) {
 	v, err := reports.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c, ok := v.(*reports.Conform); ok {
+		conformance.UpgradeIDs(c)
 	}
 	return v, nil
 }

@@ -79,7 +79,7 @@ func repConformOf(verdicts ...string) *reports.Conform {
 	c := reports.NewConform()
 	c.Protocol, c.Target, c.StartedAt = "udplobby", "127.0.0.1:7777", repStart
 	for i, v := range verdicts {
-		c.Cases = append(c.Cases, reports.Case{ID: "udp/5/" + string(rune('1'+i)), Section: "5", Description: "case",
+		c.Cases = append(c.Cases, reports.Case{ID: "udp-lobby/5/" + string(rune('1'+i)), Section: "5", Description: "case",
 			Requirement: "MUST", Level: reports.LevelMust, Verdict: v,
 			Wire: []reports.WireEntry{{Dir: reports.DirSent, Hex: "0100"}}})
 	}
@@ -299,6 +299,66 @@ func TestReportCompareJSON(t *testing.T) {
 	}
 	if len(c.Steps) != 1 || c.Steps[0].P99ChangePct < 25 || len(c.Breaches) != 1 {
 		t.Errorf("comparison = %+v", c)
+	}
+}
+
+// TestReportCompareOldIDs: a conform baseline stored by a build before the
+// case ids were renamed ("udp/5/1") pairs with today's result
+// ("udp-lobby/5/1"): a verdict that did not change is no change, one that
+// did is reported under today's id, and no case counts as new. The
+// rendering of the old result shows today's ids too.
+func TestReportCompareOldIDs(t *testing.T) {
+	dir := t.TempDir()
+	old := repConformOf("pass", "fail", "pass")
+	for i := range old.Cases {
+		old.Cases[i].ID = strings.Replace(old.Cases[i].ID, "udp-lobby/", "udp/", 1)
+	}
+	base := repWriteDoc(t, dir, "old.json", old)
+	if data, err := os.ReadFile(base); err != nil || !strings.Contains(string(data), `"id": "udp/5/1"`) {
+		t.Fatalf("the baseline does not hold the old ids (%v)", err)
+	}
+	for _, tt := range []struct {
+		name     string
+		new      *reports.Conform
+		code     int
+		changed  []string
+		newlyBad []string
+	}{
+		{"same verdicts", repConformOf("pass", "fail", "pass"), exitOK, nil, nil},
+		{"one newly failing", repConformOf("pass", "fail", "fail"), exitThreshold, []string{"udp-lobby/5/3"}, []string{"udp-lobby/5/3"}},
+		{"one fixed", repConformOf("pass", "pass", "pass"), exitOK, []string{"udp-lobby/5/2"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			newPath := repWriteDoc(t, dir, "new.json", tt.new)
+			code, stdout, stderr := runCLI(t, "report", "compare", base, newPath, "--format", "json")
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, stderr)
+			}
+			var c reports.ConformComparison
+			if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+				t.Fatalf("%v: %s", err, stdout)
+			}
+			ids := func(chs []reports.CaseChange) []string {
+				var out []string
+				for _, ch := range chs {
+					if ch.BaseVerdict == "" {
+						t.Errorf("%s counted as a new case: the old id did not pair", ch.ID)
+					}
+					out = append(out, ch.ID)
+				}
+				return out
+			}
+			if got := ids(c.Changed); !slices.Equal(got, tt.changed) {
+				t.Errorf("changed %v, want %v", got, tt.changed)
+			}
+			if got := ids(c.NewlyFailing); !slices.Equal(got, tt.newlyBad) {
+				t.Errorf("newly failing %v, want %v", got, tt.newlyBad)
+			}
+		})
+	}
+	code, stdout, stderr := runCLI(t, "report", "markdown", base)
+	if code != exitOK || !strings.Contains(stdout, "udp-lobby/5/2") || strings.Contains(stdout, "udp/5/2") {
+		t.Errorf("report markdown of the old result: exit %d, ids not today's:\n%s%s", code, stdout, stderr)
 	}
 }
 
