@@ -2,16 +2,20 @@ package refserver
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestOnlyAndAddr: Only keeps exactly the parts named (an unknown name is
 // an error naming the parts), and a started server gives the address of
-// each running part and the zero address for the others; its counters and
-// text hold the running parts only.
+// each running part and the zero address for the others; its counters, in
+// text (prefixed "<part>.") and in JSON (keyed "<part>" with '_' for '-'),
+// hold the running parts only.
 func TestOnlyAndAddr(t *testing.T) {
-	if _, err := Loopback().Only("udp-lobby"); err == nil || !strings.Contains(err.Error(), "udp, tcp, leviathan") {
+	if _, err := Loopback().Only("udp"); err == nil || !strings.Contains(err.Error(), "udp-lobby, tcp-lobby, leviathan") {
 		t.Errorf("Only(unknown) = %v, want an error naming the parts", err)
 	}
 	for _, tc := range []struct {
@@ -48,6 +52,26 @@ func TestOnlyAndAddr(t *testing.T) {
 			if got := strings.Contains(b.String(), "\n"+p+".") || strings.HasPrefix(b.String(), p+"."); got != tc.want[p] {
 				t.Errorf("%v: text has %s. lines %v, want %v", tc.parts, p, got, tc.want[p])
 			}
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			if name, _, _ := strings.Cut(line, "."); !tc.want[name] {
+				t.Errorf("%v: text line %q is not prefixed with a running part's name", tc.parts, line)
+			}
+		}
+		js, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(js, &keys); err != nil {
+			t.Fatal(err)
+		}
+		var wantKeys []string
+		for p := range tc.want {
+			wantKeys = append(wantKeys, strings.ReplaceAll(p, "-", "_"))
+		}
+		if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, slices.Sorted(slices.Values(wantKeys))) {
+			t.Errorf("%v: Stats JSON keys %v, want %v", tc.parts, got, slices.Sorted(slices.Values(wantKeys)))
 		}
 		srv.Close()
 		srv.Close() // idempotent

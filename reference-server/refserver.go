@@ -24,16 +24,18 @@ import (
 	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/reference-server/tcp"
 	"github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
-// The parts of the reference server, by the names its counters carry
-// ("udp.requests…" in WriteText, "udp" in the Stats JSON). A protocol's
+// The parts of the reference server, named after the protocol each serves;
+// its counters carry the name ("udp-lobby.requests…" in WriteText) and, with
+// '_' for '-', so do the Stats JSON keys ("udp_lobby"). A protocol's
 // descriptor (simclient.Protocol.EmbeddedParts) names the parts an
 // embedded run of it needs.
 const (
-	UDPLobby  = "udp"       // the UDP lobby and its game instances
-	TCPLobby  = "tcp"       // the TCP lobby (its games go to the UDP lobby's instances)
-	Leviathan = "leviathan" // the Leviathan endpoint
+	UDPLobby  = string(scenario.UDPLobby)  // the UDP lobby and its game instances
+	TCPLobby  = string(scenario.TCPLobby)  // the TCP lobby (its games go to the UDP lobby's instances)
+	Leviathan = string(scenario.Leviathan) // the Leviathan endpoint
 )
 
 // Only returns c with every part not named in parts disabled. An unknown
@@ -187,10 +189,11 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// Stats is a snapshot of every enabled part's counters (nil when disabled).
+// Stats is a snapshot of every enabled part's counters (nil when disabled),
+// keyed in JSON by the part's name with '_' for '-'.
 type Stats struct {
-	UDP *udp.Stats `json:"udp,omitempty"`
-	TCP *tcp.Stats `json:"tcp,omitempty"`
+	UDP *udp.Stats `json:"udp_lobby,omitempty"`
+	TCP *tcp.Stats `json:"tcp_lobby,omitempty"`
 
 	Leviathan *reflev.Stats `json:"leviathan,omitempty"`
 }
@@ -206,8 +209,9 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
-// WriteText writes every counter as a "name value" line, "udp.", "tcp." and
-// "leviathan." prefixed and sorted, for the shutdown summary.
+// WriteText writes every counter as a "name value" line, prefixed with its
+// part's name ("udp-lobby.", "tcp-lobby.", "leviathan.") and sorted, for the
+// shutdown summary.
 func (st Stats) WriteText(w io.Writer) error {
 	for _, p := range partTable {
 		if err := p.text(st, w, p.name+"."); err != nil {

@@ -121,7 +121,7 @@ func TestTCPHandsOverToUDP(t *testing.T) {
 	if err := st.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"udp.requests.LOBBY_LIST_ROOMS 1\n", "udp.instances 1\n", "tcp.games.started 1\n"} {
+	for _, want := range []string{"udp-lobby.requests.LOBBY_LIST_ROOMS 1\n", "udp-lobby.instances 1\n", "tcp-lobby.games.started 1\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("WriteText lacks %q:\n%s", want, b.String())
 		}

@@ -107,7 +107,7 @@ func TestServeInProcess(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not stop")
 	}
-	for _, want := range []string{"udp.requests.LOBBY_LIST_ROOMS 1\n", "udp.replies.LOBBY_ROOM_LIST 1\n", "tcp.conns.accepted 0\n"} {
+	for _, want := range []string{"udp-lobby.requests.LOBBY_LIST_ROOMS 1\n", "udp-lobby.replies.LOBBY_ROOM_LIST 1\n", "tcp-lobby.conns.accepted 0\n"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("counters lack %q:\n%s", want, stdout.String())
 		}
@@ -213,7 +213,7 @@ func TestServeSignal(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve ignored SIGTERM")
 	}
-	if !strings.Contains(stdout.String(), "udp.requests.LOBBY_LIST_ROOMS 1") {
+	if !strings.Contains(stdout.String(), "udp-lobby.requests.LOBBY_LIST_ROOMS 1") {
 		t.Errorf("counters not printed: %q", stdout.String())
 	}
 }
@@ -261,7 +261,7 @@ func TestServeQuotaAndStats(t *testing.T) {
 		UDP struct {
 			Failures map[string]uint64 `json:"failures"`
 			Rooms    int               `json:"rooms"`
-		} `json:"udp"`
+		} `json:"udp_lobby"`
 		Goroutines int `json:"goroutines"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&live); err != nil {
@@ -274,7 +274,7 @@ func TestServeQuotaAndStats(t *testing.T) {
 	if c := <-code; c != exitOK {
 		t.Fatalf("exit %d", c)
 	}
-	if !strings.Contains(stdout.String(), "udp.failures.rooms-per-ip 1\n") {
+	if !strings.Contains(stdout.String(), "udp-lobby.failures.rooms-per-ip 1\n") {
 		t.Errorf("shutdown counters lack the refusal:\n%s", stdout.String())
 	}
 }

@@ -505,7 +505,7 @@ type live struct {
 		Instances int               `json:"instances"`
 		HeldSeats int               `json:"held_seats"`
 		Failures  map[string]uint64 `json:"failures"`
-	} `json:"udp"`
+	} `json:"udp_lobby"`
 	Goroutines int   `json:"goroutines"`
 	HeapAlloc  int64 `json:"heap_alloc_bytes"`
 }
