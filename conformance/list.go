@@ -8,7 +8,13 @@ import (
 
 // WriteList writes the cases (for --list): id, level, description,
 // requirement, without sending anything.
+// The id column is as wide as the longest id listed, so levels line up.
 func WriteList(w io.Writer, cases []*Case) error {
+	width := 0
+	for _, c := range cases {
+		width = max(width, len(c.ID))
+	}
+	indent := strings.Repeat(" ", 2+width+1)
 	section := ""
 	for _, c := range cases {
 		if c.Section != section {
@@ -26,7 +32,7 @@ func WriteList(w io.Writer, cases []*Case) error {
 		case StageDestructive:
 			stage = " (runs alone, last: may crash the target)"
 		}
-		if _, err := fmt.Fprintf(w, "  %-10s %-6s %s%s\n             \"%s\"\n", c.ID, c.Level, c.Desc, stage, strings.TrimSpace(c.Requirement)); err != nil {
+		if _, err := fmt.Fprintf(w, "  %-*s %-6s %s%s\n%s\"%s\"\n", width, c.ID, c.Level, c.Desc, stage, indent, strings.TrimSpace(c.Requirement)); err != nil {
 			return err
 		}
 	}
