@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -249,5 +250,37 @@ func TestReach(t *testing.T) {
 				t.Errorf("Reach = %v, want reachable %v", err, tc.reach)
 			}
 		})
+	}
+}
+
+// TestRunPreciseReachesClients: Config.Client.Precise (run --precise)
+// reaches the sessions' shared state as simclient.PreciseWindow.
+func TestRunPreciseReachesClients(t *testing.T) {
+	plan := mustPlan(t, "protocol: udp-lobby\nload: {rate: 20/s, duration: 100ms}\nflows:\n  - name: p\n    steps: [list_rooms]\n")
+	for _, precise := range []bool{false, true} {
+		var mu sync.Mutex
+		var windows []time.Duration
+		fake := fakeFactory(time.Millisecond)
+		factory := func(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (simclient.Session, error) {
+			mu.Lock()
+			windows = append(windows, sh.PollWindow)
+			mu.Unlock()
+			return fake(sh, id, flow, src)
+		}
+		if _, err := Run(context.Background(), Config{Plan: plan, Factory: factory, Client: simclient.Options{Precise: precise}}); err != nil {
+			t.Fatal(err)
+		}
+		want := time.Duration(0)
+		if precise {
+			want = simclient.PreciseWindow
+		}
+		if len(windows) == 0 {
+			t.Fatalf("Precise %v: no session made", precise)
+		}
+		for _, w := range windows {
+			if w != want {
+				t.Errorf("Precise %v: a session's poll window is %v, want %v", precise, w, want)
+			}
+		}
 	}
 }

@@ -119,6 +119,24 @@ type Options struct {
 	// Tick is the sweeper's scan period, the resolution of timeouts and of
 	// impairment delays; 0 means 5ms, or 1ms when the plan delays datagrams.
 	Tick time.Duration
+	// Precise (`run --precise`) makes udp-lobby clients poll their socket
+	// for PreciseWindow after each send before parking (PreciseNote).
+	Precise bool
+}
+
+// PreciseWindow is how long a udp-lobby client in precise mode polls its
+// socket without parking after each send, before it waits on the
+// netpoller: a reply that comes within it is read without the netpoller's
+// wake-up delay, at the cost of up to this much busy CPU per request.
+const PreciseWindow = 50 * time.Microsecond
+
+// PreciseNote is what `run --precise` does to a run of protocol, said once
+// in its output: only udp-lobby clients poll.
+func PreciseNote(protocol scenario.Protocol) string {
+	if protocol == scenario.UDPLobby {
+		return fmt.Sprintf("--precise: after each send a %s client polls its socket without parking for up to %v before waiting on the netpoller (a lower latency floor, more CPU per request)", scenario.UDPLobby, PreciseWindow)
+	}
+	return fmt.Sprintf("--precise affects %s clients only: this %s run is measured as without it", scenario.UDPLobby, protocol)
 }
 
 // Shared is the per-run state every session of a run shares: the plan, the
@@ -132,8 +150,11 @@ type Shared struct {
 	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF to set on client sockets, 0
 	// for the OS default.
 	SocketBuffer int
-	Sweeper      *Sweeper
-	Rooms        *RoomTable
+	// PollWindow is how long a udp-lobby client polls its socket without
+	// parking after each send (Options.Precise: PreciseWindow; 0: never).
+	PollWindow time.Duration
+	Sweeper    *Sweeper
+	Rooms      *RoomTable
 
 	recs     []*metrics.Recorder
 	stepKeys [][]metrics.Key // [flow][step]
@@ -185,6 +206,9 @@ func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector,
 		sh.SocketBuffer = int(min(plan.SocketBuffer, 1<<30))
 	default:
 		sh.SocketBuffer = DefaultSocketBuffer
+	}
+	if opt.Precise {
+		sh.PollWindow = PreciseWindow
 	}
 	n := opt.Recorders
 	if n <= 0 {

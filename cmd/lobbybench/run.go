@@ -14,6 +14,7 @@ import (
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 const runUsage = `Usage: lobbybench run [flags] SCENARIO.yaml
@@ -70,6 +71,7 @@ func init() {
 				workers    = fs.String("workers", "", "run as `N` local shard processes (or auto: enough for the open-files limit), one merged result")
 				worker     = fs.Bool("worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
 				embeddedAt = fs.String("embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
+				precise    = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
@@ -130,6 +132,10 @@ func init() {
 					return fmt.Sprintf("no new session starts; requests in flight get up to %v (--grace) to finish, then the results are written", *grace)
 				}
 				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
+				cfg.Client.Precise = *precise
+				if *precise && !*worker {
+					fmt.Fprintf(e.stderr, "lobbybench run: %s\n", simclient.PreciseNote(plan.Protocol))
+				}
 				if *embeddedAt != "" {
 					if cfg.EmbeddedAt, err = netip.ParseAddrPort(*embeddedAt); err != nil {
 						return usageErr(e, "run", "--embedded-at: %v", err)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // writeScenario writes a scenario file into a temp dir and returns its path.
@@ -299,5 +301,27 @@ embedded_server: {max_instances: 1}
 	if err := json.Unmarshal(b, &doc); err != nil || doc.Sessions.FailedStarts == 0 ||
 		doc.Totals.FailuresByReason["too_many_open_files"] != doc.Sessions.FailedStarts {
 		t.Errorf("JSON sessions %+v, failures %v (%v): want the failed starts counted under too_many_open_files", doc.Sessions, doc.Totals.FailuresByReason, err)
+	}
+}
+
+// TestRunPrecise: --precise is accepted and said once: what it does for
+// udp-lobby, that it does nothing for the other protocols.
+func TestRunPrecise(t *testing.T) {
+	tcp := "protocol: tcp-lobby\nload: {rate: 20/s, duration: 300ms}\nflows:\n  - name: b\n    steps: [connect, list, disconnect]\n"
+	for _, tc := range []struct {
+		name, scenario, want string
+	}{
+		{"udp-lobby", shortRun, simclient.PreciseNote(scenario.UDPLobby)},
+		{"tcp-lobby", tcp, "--precise affects udp-lobby clients only: this tcp-lobby run is measured as without it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, "run", "--quiet", "--precise", writeScenario(t, tc.scenario))
+			if code != exitOK {
+				t.Fatalf("exit %d; stderr %s\n%s", code, errs, out)
+			}
+			if n := strings.Count(errs, "lobbybench run: "+tc.want+"\n"); n != 1 {
+				t.Errorf("stderr says %q %d times, want once:\n%s", tc.want, n, errs)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package udpclient
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -95,11 +96,20 @@ func TestReuseLateDuplicate(t *testing.T) {
 // socket (simclient.Renew, then Run of a 1-step list flow) free of
 // allocations: per-iteration work is paid on every request of a 1-step
 // poller.
+//
+// The same in precise mode (run --precise), whose non-blocking reads must
+// not allocate either.
 func TestReuseZeroAlloc(t *testing.T) {
+	for _, precise := range []bool{false, true} {
+		t.Run(fmt.Sprintf("precise=%v", precise), func(t *testing.T) { testReuseZeroAlloc(t, precise) })
+	}
+}
+
+func testReuseZeroAlloc(t *testing.T, precise bool) {
 	e := newEchoServer(t, 1) // allocates nothing: the count is the client's
 	p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
 	// One recorder: the first use of a key in each recorder allocates.
-	sh, err := simclient.NewShared(p, e.addr(), metrics.NewCollector(time.Now()), simclient.Options{Recorders: 1})
+	sh, err := simclient.NewShared(p, e.addr(), metrics.NewCollector(time.Now()), simclient.Options{Recorders: 1, Precise: precise})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -593,7 +593,16 @@ func TestStopSignalPingSeries(t *testing.T) {
 // completes, U-REPLY-SOURCE is counted with a sample naming the port, and
 // every request still went to the port the lobby gave (the fake reads
 // only there, so a request sent elsewhere would never be answered).
+//
+// In precise mode (run --precise) the same: the replies the poll path reads
+// are judged by the same code.
 func TestInstanceRepliesFromAnotherPort(t *testing.T) {
+	for _, precise := range []bool{false, true} {
+		t.Run(fmt.Sprintf("precise=%v", precise), func(t *testing.T) { testRepliesFromAnotherPort(t, simclient.Options{Precise: precise}) })
+	}
+}
+
+func testRepliesFromAnotherPort(t *testing.T, opt simclient.Options) {
 	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.otherPort = true })
 	p := plan(t, "defaults: {timeout: 2s, retries: 0}", `
   - name: match
@@ -608,7 +617,7 @@ func TestInstanceRepliesFromAnotherPort(t *testing.T) {
       - ping: {count: 3}
       - wait_game_start: 10s
 `)
-	r := runSessions(t, p, f.addr(), 4, simclient.Options{})
+	r := runSessions(t, p, f.addr(), 4, opt)
 	for i, err := range r.errs {
 		if err != nil {
 			t.Errorf("session %d: %v", i, err)

@@ -51,12 +51,18 @@ type transport struct {
 	// truncated counts datagrams lost to the receive buffer's size.
 	truncated int64
 
+	// window is how long recv polls the socket without parking after a
+	// send (run --precise; 0: never), until pollUntil (zero: not armed).
+	window    time.Duration
+	pollUntil time.Time
+	poller    // the non-blocking reads (transport_linux.go)
+
 	wmu     sync.Mutex      // guards watched and unwatch (watch and close)
 	watched context.Context // the context whose end cancels the transport
 	unwatch func() bool     // stops that (context.AfterFunc's stop)
 }
 
-func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper) error {
+func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, window time.Duration) error {
 	la := &net.UDPAddr{}
 	if src.IsValid() {
 		la.IP = src.AsSlice()
@@ -69,6 +75,9 @@ func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper) err
 	t.c = c
 	t.sw = sw
 	t.waker = sw.Add(func() { _ = c.SetReadDeadline(time.Now()) })
+	if window > 0 && t.initPoll() {
+		t.window = window
+	}
 	return nil
 }
 
@@ -123,6 +132,9 @@ func (t *transport) localAddr() netip.AddrPort {
 func (t *transport) send(to netip.AddrPort, b []byte) error {
 	if t.closed.Load() {
 		return net.ErrClosed
+	}
+	if t.window > 0 {
+		defer t.armPoll()
 	}
 	if t.out == nil {
 		_, err := t.c.WriteToUDPAddrPort(b, to)
@@ -225,7 +237,29 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		if t.buf == nil {
 			t.buf = rxPool.Get().(*[initialBuf]byte)[:]
 		}
-		n, _, flags, from, err := t.c.ReadMsgUDPAddrPort(t.buf, nil)
+		var (
+			n, flags int
+			from     netip.AddrPort
+			err      error
+			got      bool
+		)
+		if !t.pollUntil.IsZero() {
+			// Precise mode, just after a send: poll without parking,
+			// until the window or the wake-up ends, whichever is first.
+			until := t.pollUntil
+			if !wake.IsZero() && wake.Before(until) {
+				until = wake
+			}
+			if now.Before(until) {
+				n, from, err, got = t.poll(until)
+			}
+			if !got {
+				t.pollUntil = time.Time{}
+			}
+		}
+		if !got {
+			n, _, flags, from, err = t.c.ReadMsgUDPAddrPort(t.buf, nil)
+		}
 		if poll {
 			_ = t.c.SetReadDeadline(time.Time{})
 		}
@@ -265,6 +299,10 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		}
 	}
 }
+
+// armPoll opens the window in which recv polls without parking, after a
+// send in precise mode.
+func (t *transport) armPoll() { t.pollUntil = time.Now().Add(t.window) }
 
 // rxPool holds the initial-size receive buffers of sessions that are not
 // reading: a client waiting out a think time or a ping interval does not

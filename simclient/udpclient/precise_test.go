@@ -1,0 +1,227 @@
+//go:build linux
+
+package udpclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/simclient"
+	"golang.org/x/sys/unix"
+)
+
+// preciseRig is a transport in precise mode (window) and a peer socket on
+// another port that plays the server. No test asserts a duration: which
+// path read a datagram is told by the transport's pollHook.
+type preciseRig struct {
+	t      *testing.T
+	tr     *transport
+	peer   *net.UDPConn
+	events []pollEvent
+}
+
+func newPreciseRig(t *testing.T, window time.Duration) *preciseRig {
+	t.Helper()
+	sw := simclient.NewSweeper(time.Millisecond)
+	t.Cleanup(sw.Stop)
+	r := &preciseRig{t: t, tr: &transport{}}
+	if err := r.tr.open(netip.MustParseAddr("127.0.0.1"), 0, sw, window); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.tr.close() })
+	if r.tr.window != window {
+		t.Fatalf("transport window %v, want %v", r.tr.window, window)
+	}
+	peer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	r.peer = peer
+	r.tr.pollHook = func(e pollEvent) { r.events = append(r.events, e) }
+	return r
+}
+
+func (r *preciseRig) peerAddr() netip.AddrPort { return r.peer.LocalAddr().(*net.UDPAddr).AddrPort() }
+
+// reply sends b from the peer to the transport.
+func (r *preciseRig) reply(b []byte) {
+	r.t.Helper()
+	if _, err := r.peer.WriteToUDPAddrPort(b, r.tr.localAddr()); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// waitQueued waits (poll(2), bounded) until a datagram sits in the
+// transport's receive queue, without reading it.
+func (r *preciseRig) waitQueued() {
+	r.t.Helper()
+	raw, err := r.tr.c.SyscallConn()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var n int
+	if err := raw.Control(func(fd uintptr) {
+		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 10_000)
+	}); err != nil || n != 1 {
+		r.t.Fatalf("no datagram queued: %d, %v", n, err)
+	}
+}
+
+// request sends a request to the peer (which opens the window).
+func (r *preciseRig) request() {
+	r.t.Helper()
+	if err := r.tr.send(r.peerAddr(), []byte("req")); err != nil {
+		r.t.Fatal(err)
+	}
+	if r.tr.pollUntil.IsZero() {
+		r.t.Fatal("a send in precise mode did not open the polling window")
+	}
+}
+
+func (r *preciseRig) count(e pollEvent) int {
+	n := 0
+	for _, x := range r.events {
+		if x == e {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPreciseReplyAlreadyThere: a reply waiting in the socket is read by
+// the poll path, with the source the normal read gives.
+func TestPreciseReplyAlreadyThere(t *testing.T) {
+	r := newPreciseRig(t, time.Hour) // the window ends by maxPolls only
+	r.request()
+	r.reply([]byte("pong"))
+	r.waitQueued()
+	data, from, err := r.tr.recv(time.Now().Add(time.Minute))
+	if err != nil || string(data) != "pong" || from != r.peerAddr() {
+		t.Fatalf("recv = %q from %v, %v; want \"pong\" from %v", data, from, err, r.peerAddr())
+	}
+	if r.count(pollGot) != 1 || r.count(pollGaveUp) != 0 {
+		t.Errorf("poll events %v: want the datagram read by the poll path", r.events)
+	}
+	// The poll path allocates nothing (a loopback datagram is queued when
+	// sendto returns; one that is not yet goes to the netpoller, which
+	// allocates nothing either).
+	r.events = make([]pollEvent, 0, 1<<16)
+	deadline := time.Now().Add(time.Minute)
+	allocs := testing.AllocsPerRun(50, func() {
+		r.request()
+		r.reply([]byte("pong"))
+		if _, _, err := r.tr.recv(deadline); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per request and poll-path reply, want 0", allocs)
+	}
+	t.Logf("%d of 51 replies read by the poll path", r.count(pollGot))
+}
+
+// TestPreciseFallsBack: when nothing comes within the window, recv waits on
+// the netpoller as without precise mode: a later reply is read there, and
+// silence still ends in errTimeout at the deadline.
+func TestPreciseFallsBack(t *testing.T) {
+	t.Run("reply after the window", func(t *testing.T) {
+		r := newPreciseRig(t, simclient.PreciseWindow)
+		r.tr.pollHook = func(e pollEvent) {
+			r.events = append(r.events, e)
+			if e == pollGaveUp {
+				r.reply([]byte("late")) // only once the window is over
+			}
+		}
+		r.request()
+		data, from, err := r.tr.recv(time.Now().Add(time.Minute))
+		if err != nil || string(data) != "late" || from != r.peerAddr() {
+			t.Fatalf("recv = %q from %v, %v; want \"late\" from %v", data, from, err, r.peerAddr())
+		}
+		if r.count(pollGaveUp) != 1 || r.count(pollGot) != 0 {
+			t.Errorf("poll events %v: want one empty window, then the netpoller's read", r.events)
+		}
+		if !r.tr.pollUntil.IsZero() {
+			t.Error("the window stayed open after it ended empty")
+		}
+	})
+	t.Run("no reply", func(t *testing.T) {
+		r := newPreciseRig(t, simclient.PreciseWindow)
+		r.request()
+		_, _, err := r.tr.recv(time.Now().Add(10 * time.Millisecond))
+		if !errors.Is(err, errTimeout) {
+			t.Fatalf("recv = %v, want errTimeout", err)
+		}
+		if r.count(pollGaveUp) != 1 {
+			t.Errorf("poll events %v: want one empty window", r.events)
+		}
+	})
+	t.Run("datagram too large", func(t *testing.T) {
+		r := newPreciseRig(t, time.Hour)
+		r.request()
+		r.reply(bytes.Repeat([]byte{1}, initialBuf+1))
+		r.waitQueued()
+		_, from, err := r.tr.recv(time.Now().Add(time.Minute))
+		if !errors.Is(err, errTruncated) || from != r.peerAddr() || r.tr.truncated != 1 || len(r.tr.buf) != maxBuf {
+			t.Fatalf("recv = %v from %v (truncated %d, buffer %d); want errTruncated from %v, the buffer grown", err, from, r.tr.truncated, len(r.tr.buf), r.peerAddr())
+		}
+		if r.count(pollGot) != 1 {
+			t.Errorf("poll events %v: want the datagram read by the poll path", r.events)
+		}
+	})
+}
+
+// TestPreciseCancelInWindow: cancel during the window ends recv with
+// errCancelled at the next read, as it ends a parked read.
+func TestPreciseCancelInWindow(t *testing.T) {
+	r := newPreciseRig(t, time.Hour)
+	r.tr.pollHook = func(e pollEvent) {
+		r.events = append(r.events, e)
+		if e == pollEmpty && len(r.events) == 1 {
+			r.tr.cancel()
+		}
+	}
+	r.request()
+	_, _, err := r.tr.recv(time.Now().Add(time.Minute))
+	if !errors.Is(err, errCancelled) {
+		t.Fatalf("recv = %v, want errCancelled", err)
+	}
+	if len(r.events) != 1 {
+		t.Errorf("poll events %v: want the window to stop at the first read after cancel", r.events)
+	}
+}
+
+// TestPreciseReachesClient: Options.Precise gives every udp-lobby session
+// a transport polling for simclient.PreciseWindow; without it, none.
+func TestPreciseReachesClient(t *testing.T) {
+	e := newEchoServer(t, 1)
+	p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
+	for _, precise := range []bool{false, true} {
+		sh, err := simclient.NewShared(p, e.addr(), metrics.NewCollector(time.Now()), simclient.Options{Precise: precise})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(sh, 0, &p.Flows[0], clientSrc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := time.Duration(0)
+		if precise {
+			want = simclient.PreciseWindow
+		}
+		if got := s.(*session).tr.window; got != want {
+			t.Errorf("Precise %v: transport window %v, want %v", precise, got, want)
+		}
+		if err := s.Run(context.Background(), time.Now()); err != nil {
+			t.Errorf("Precise %v: %v", precise, err)
+		}
+		s.Close()
+		sh.Close()
+	}
+}
