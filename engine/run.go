@@ -85,6 +85,8 @@ type Info struct {
 	Workers int `json:"workers,omitempty"`
 	// MetricsAddr is where the live Prometheus metrics were served.
 	MetricsAddr string `json:"metrics_addr,omitempty"`
+	// Precise is true for a `run --precise` run (simclient.Options.Precise).
+	Precise bool `json:"precise,omitempty"`
 }
 
 // SessionInfo counts sessions as the engine saw them.
@@ -133,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if factory == nil {
 		factory = proto.New
 	}
-	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed}
+	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: cfg.Client.Precise}
 
 	// The target: the plan's, or an embedded server.
 	var addr netip.AddrPort

@@ -254,7 +254,8 @@ func TestReach(t *testing.T) {
 }
 
 // TestRunPreciseReachesClients: Config.Client.Precise (run --precise)
-// reaches the sessions' shared state as simclient.PreciseWindow.
+// reaches the sessions' shared state as simclient.PreciseWindow, and the
+// result says it.
 func TestRunPreciseReachesClients(t *testing.T) {
 	plan := mustPlan(t, "protocol: udp-lobby\nload: {rate: 20/s, duration: 100ms}\nflows:\n  - name: p\n    steps: [list_rooms]\n")
 	for _, precise := range []bool{false, true} {
@@ -267,8 +268,12 @@ func TestRunPreciseReachesClients(t *testing.T) {
 			mu.Unlock()
 			return fake(sh, id, flow, src)
 		}
-		if _, err := Run(context.Background(), Config{Plan: plan, Factory: factory, Client: simclient.Options{Precise: precise}}); err != nil {
+		res, err := Run(context.Background(), Config{Plan: plan, Factory: factory, Client: simclient.Options{Precise: precise}})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if res.Engine.Precise != precise {
+			t.Errorf("Precise %v: the result's engine.precise is %v", precise, res.Engine.Precise)
 		}
 		want := time.Duration(0)
 		if precise {

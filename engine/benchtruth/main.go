@@ -13,6 +13,15 @@
 //     same open schedule at the same rate and reports latency from the
 //     due time (corrected) and from its send.
 //
+// lobbybench is measured in each mode of -modes: "default" and "precise"
+// (`run --precise`: poll the socket after each send before parking), each
+// beside its own reference client, one after the other on the same
+// configuration. "cpu/req" is the process's CPU time (lobbybench, the stub
+// and the reference client together: the same work in both modes but
+// lobbybench's) per lobbybench request; the "vs default" columns are the
+// precise row's p50, send-lag p99 and cpu/req as ratios against the
+// default row just before it.
+//
 // Targets (issue 11): at 0 and 20 ms delay, at 200 and 2,000 sessions/s,
 // lobbybench's corrected p50 within max(5 %, 100 µs) of the reference's;
 // send lag p99 under 100 µs at 2,000/s; a stall shows in the corrected p99
@@ -37,6 +46,7 @@ import (
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -53,6 +63,7 @@ func main() {
 		duration = flag.Duration("duration", 5*time.Second, "length of each measured run")
 		stall    = flag.Duration("stall", time.Second, "stall length of the stall runs (0: skip them)")
 		every    = flag.Duration("stall-every", 3*time.Second, "period of the stall")
+		modes    = flag.String("modes", "default,precise", "comma-separated lobbybench modes: default, precise (run --precise)")
 	)
 	flag.Parse()
 	var cfgs []config
@@ -72,15 +83,32 @@ func main() {
 			}
 		}
 	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "rate/s\tdelay\tstall\tlb p50\tlb p99\tlb uncorr p50\tlb uncorr p99\tsend lag p50\tsend lag p99\tref p50\tref p99\tref uncorr p50\tworst s p99\tmedian s p99\tcpu\tp50 ok\t")
-	for _, c := range cfgs {
-		fmt.Fprintf(os.Stderr, "benchtruth: %d/s, delay %v, stall %v …\n", c.rate, c.delay, c.stall)
-		row, err := measure(c, *duration)
-		if err != nil {
-			fatal(err)
+	var precise []bool
+	for _, m := range strings.Split(*modes, ",") {
+		switch strings.TrimSpace(m) {
+		case "default":
+			precise = append(precise, false)
+		case "precise":
+			precise = append(precise, true)
+		default:
+			fatal(fmt.Errorf("-modes: %q is neither default nor precise", m))
 		}
-		fmt.Fprintln(w, row)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "rate/s\tdelay\tstall\tmode\tlb p50\tlb p99\tlb uncorr p50\tlb uncorr p99\tsend lag p50\tsend lag p99\tref p50\tref p99\tref uncorr p50\tworst s p99\tmedian s p99\tcpu\tcpu/req\tp50 ok\tp50 vs default\tlag p99 vs default\tcpu/req vs default\t")
+	for _, c := range cfgs {
+		var base *row
+		for _, p := range precise {
+			fmt.Fprintf(os.Stderr, "benchtruth: %d/s, delay %v, stall %v, %s …\n", c.rate, c.delay, c.stall, modeName(p))
+			r, err := measure(c, *duration, p)
+			if err != nil {
+				fatal(err)
+			}
+			fmt.Fprintln(w, r.format(base))
+			if !p {
+				base = &r
+			}
+		}
 	}
 	w.Flush()
 }
@@ -104,12 +132,59 @@ func fatal(err error) {
 
 func us(v int64) string { return (time.Duration(v) * time.Microsecond).String() }
 
-// measure runs lobbybench and the reference client side by side against a
-// fresh stub with c's delay and stall.
-func measure(c config, d time.Duration) (string, error) {
+func modeName(precise bool) string {
+	if precise {
+		return "precise"
+	}
+	return "default"
+}
+
+// row is one configuration measured in one mode.
+type row struct {
+	c          config
+	precise    bool
+	s          *reports.Series
+	ref        refResult
+	worst, med int64
+	cpu        float64 // process CPUs over the run
+	cpuPerReq  time.Duration
+	ok         string
+}
+
+// format prints r, with ratios against base (the default mode's row of
+// the same configuration, nil: none).
+func (r row) format(base *row) string {
+	ratio := func(a, b float64) string {
+		if base == nil || !r.precise || b <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f×", a/b)
+	}
+	stall := "-"
+	if r.c.stall > 0 {
+		stall = fmt.Sprintf("%v/%v", r.c.stall, r.c.every)
+	}
+	var p50, lag, cpu string
+	if base != nil {
+		p50 = ratio(float64(r.s.Latency.P50US), float64(base.s.Latency.P50US))
+		lag = ratio(float64(r.s.SendLag.P99US), float64(base.s.SendLag.P99US))
+		cpu = ratio(float64(r.cpuPerReq), float64(base.cpuPerReq))
+	} else {
+		p50, lag, cpu = "-", "-", "-"
+	}
+	s := r.s
+	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%v\t%s\t%s\t%s\t%s\t",
+		r.c.rate, r.c.delay, stall, modeName(r.precise), us(s.Latency.P50US), us(s.Latency.P99US), us(s.Uncorrected.P50US), us(s.Uncorrected.P99US),
+		us(s.SendLag.P50US), us(s.SendLag.P99US), us(r.ref.p50), us(r.ref.p99), us(r.ref.uncorrP50), us(r.worst), us(r.med), r.cpu*100,
+		r.cpuPerReq.Round(100*time.Nanosecond), r.ok, p50, lag, cpu)
+}
+
+// measure runs lobbybench (with --precise or not) and the reference
+// client side by side against a fresh stub with c's delay and stall.
+func measure(c config, d time.Duration, precise bool) (row, error) {
 	srv, err := newStub(c.delay, c.stall, c.every)
 	if err != nil {
-		return "", err
+		return row{}, err
 	}
 	defer srv.close()
 	plan, err := scenario.Parse("benchtruth", []byte(fmt.Sprintf(`protocol: udp-lobby
@@ -126,20 +201,21 @@ flows:
     steps: [list_rooms]
 `, srv.addr, c.rate, c.rate, d, c.rate*10+1000)))
 	if err != nil {
-		return "", err
+		return row{}, err
 	}
 	ref := make(chan refResult, 1)
 	go func() { ref <- runReference(srv.addr, c.rate, d) }()
 	cpu0 := cpuSeconds()
 	t0 := time.Now()
-	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: 6 * time.Second})
-	cpu := (cpuSeconds() - cpu0) / time.Since(t0).Seconds()
+	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: 6 * time.Second, Client: simclient.Options{Precise: precise}})
+	cpuS := cpuSeconds() - cpu0
+	cpu := cpuS / time.Since(t0).Seconds()
 	r := <-ref
 	if err != nil {
-		return "", err
+		return row{}, err
 	}
 	if r.err != nil {
-		return "", fmt.Errorf("reference client: %w", r.err)
+		return row{}, fmt.Errorf("reference client: %w", r.err)
 	}
 	var s *reports.Series
 	for i := range res.Run.Steps {
@@ -148,7 +224,7 @@ flows:
 		}
 	}
 	if s == nil || s.Latency.Count == 0 {
-		return "", fmt.Errorf("rate %d: lobbybench recorded no list_rooms latency", c.rate)
+		return row{}, fmt.Errorf("rate %d: lobbybench recorded no list_rooms latency", c.rate)
 	}
 	var secs []int64
 	for _, p := range res.Run.TimeSeries {
@@ -164,14 +240,11 @@ flows:
 	if diff := s.Latency.P50US - r.p50; diff > tol || diff < -tol {
 		ok = "no"
 	}
-	stall := "-"
 	if c.stall > 0 {
-		stall = fmt.Sprintf("%v/%v", c.stall, c.every)
 		ok = "-"
 	}
-	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%s\t",
-		c.rate, c.delay, stall, us(s.Latency.P50US), us(s.Latency.P99US), us(s.Uncorrected.P50US), us(s.Uncorrected.P99US),
-		us(s.SendLag.P50US), us(s.SendLag.P99US), us(r.p50), us(r.p99), us(r.uncorrP50), us(worst), us(med), cpu*100, ok), nil
+	return row{c: c, precise: precise, s: s, ref: r, worst: worst, med: med, cpu: cpu,
+		cpuPerReq: time.Duration(cpuS / float64(s.Latency.Count) * float64(time.Second)), ok: ok}, nil
 }
 
 // stub is the server under test: LOBBY_LIST_ROOMS answered with an empty
