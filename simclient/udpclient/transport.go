@@ -55,7 +55,7 @@ type transport struct {
 	// send (run --precise; 0: never), until pollUntil (zero: not armed).
 	window    time.Duration
 	pollUntil time.Time
-	poller    // the non-blocking reads (transport_linux.go)
+	*poller   // the non-blocking reads (transport_linux.go); nil unless window > 0
 
 	wmu     sync.Mutex      // guards watched and unwatch (watch and close)
 	watched context.Context // the context whose end cancels the transport

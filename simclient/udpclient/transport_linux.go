@@ -43,13 +43,16 @@ type poller struct {
 	pollHook func(pollEvent)
 }
 
-// initPoll prepares the non-blocking reads; false leaves precise mode off.
+// initPoll prepares the non-blocking reads (allocated only in precise
+// mode: a default client does not carry them); false leaves precise mode
+// off.
 func (t *transport) initPoll() bool {
 	raw, err := t.c.SyscallConn()
 	if err != nil {
 		return false
 	}
-	t.raw, t.loop = raw, t.pollLoop
+	t.poller = &poller{raw: raw}
+	t.loop = t.pollLoop
 	return true
 }
 
