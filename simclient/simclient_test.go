@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -408,5 +409,27 @@ func TestStop(t *testing.T) {
 	cancel()
 	if got := Stopped(sctx, stop, cut); got != context.Canceled {
 		t.Errorf("after cancel: %v, want context.Canceled", got)
+	}
+}
+
+// TestPreciseNote: the embedded server's cost is said only when the run
+// embeds it, and only for the protocol --precise changes.
+func TestPreciseNote(t *testing.T) {
+	const costs = "embedded server shares this process"
+	for _, tc := range []struct {
+		proto    scenario.Protocol
+		embedded bool
+		want     string
+		cost     bool
+	}{
+		{scenario.UDPLobby, false, "polls its socket without parking", false},
+		{scenario.UDPLobby, true, "polls its socket without parking", true},
+		{scenario.TCPLobby, true, "affects udp-lobby clients only", false},
+		{scenario.Leviathan, false, "affects udp-lobby clients only", false},
+	} {
+		got := PreciseNote(tc.proto, tc.embedded)
+		if !strings.Contains(got, tc.want) || strings.Contains(got, costs) != tc.cost {
+			t.Errorf("PreciseNote(%s, %v) = %q: want %q, embedded cost said: %v", tc.proto, tc.embedded, got, tc.want, tc.cost)
+		}
 	}
 }

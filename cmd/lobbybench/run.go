@@ -134,7 +134,7 @@ func init() {
 				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				cfg.Client.Precise = *precise
 				if *precise && !*worker {
-					fmt.Fprintf(e.stderr, "lobbybench run: %s\n", simclient.PreciseNote(plan.Protocol))
+					fmt.Fprintf(e.stderr, "lobbybench run: %s\n", simclient.PreciseNote(plan.Protocol, plan.Target == ""))
 				}
 				if *embeddedAt != "" {
 					if cfg.EmbeddedAt, err = netip.ParseAddrPort(*embeddedAt); err != nil {
