@@ -72,17 +72,29 @@ func one(run func(io.Writer, *Run) error, conform func(io.Writer, *Conform) erro
 		if err != nil {
 			return err
 		}
+		if trim {
+			d = o.trimmed(d)
+		}
 		switch d := d.document().(type) {
 		case *Run:
 			return run(w, d)
 		case *Conform:
-			if trim && o.TrimPassingWire {
-				d = d.WithoutPassingWire()
-			}
 			return conform(w, d)
 		}
 		return fmt.Errorf("reports: document is a %T", d)
 	}
+}
+
+// trimmed is d without its passing cases' wire logs when o asks for that
+// (TrimPassingWire) and d is a conform result; otherwise d itself.
+func (o Options) trimmed(d Doc) Doc {
+	if !o.TrimPassingWire || d == nil {
+		return d
+	}
+	if c, ok := d.document().(*Conform); ok && c != nil {
+		return c.WithoutPassingWire()
+	}
+	return d
 }
 
 // single is the one document of a single-document format.

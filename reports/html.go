@@ -74,12 +74,7 @@ func init() {
 			if o.TrimPassingWire {
 				docs = slices.Clone(docs)
 				for i, d := range docs {
-					if d == nil {
-						continue // WriteHTML says so
-					}
-					if c, ok := d.document().(*Conform); ok && c != nil {
-						docs[i] = c.WithoutPassingWire()
-					}
+					docs[i] = o.trimmed(d) // a nil stays nil: WriteHTML says so
 				}
 			}
 			return WriteHTML(w, o.HTMLOptions, docs...)
