@@ -110,7 +110,11 @@ const DefaultSocketBuffer = 4 << 20
 // Options tune a run's shared machinery. The zero value is sensible.
 type Options struct {
 	// Recorders is how many metrics recorders clients are spread over
-	// (client id % Recorders); 0 means 4 × GOMAXPROCS.
+	// (client id % Recorders); 0 means GOMAXPROCS: each Recorder holds
+	// three 160 KiB latency histograms per step and message type, and a
+	// Recorder shared by two cores at full speed costs ~50 ns more per
+	// sample (metrics' BenchmarkRecordParallelShared), less than the
+	// memory more Recorders would take from a many-client run.
 	Recorders int
 	// SocketBuffer overrides plan.SocketBuffer; 0 uses the plan's, or
 	// DefaultSocketBuffer when the plan sets none; negative leaves the OS
@@ -221,7 +225,7 @@ func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector,
 	}
 	n := opt.Recorders
 	if n <= 0 {
-		n = 4 * runtime.GOMAXPROCS(0)
+		n = runtime.GOMAXPROCS(0)
 	}
 	sh.recs = make([]*metrics.Recorder, n)
 	for i := range sh.recs {
