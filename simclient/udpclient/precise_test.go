@@ -74,10 +74,15 @@ func (r *preciseRig) waitQueued() {
 	}
 }
 
+// reqBytes is what request sends: a heap buffer, as a session's request
+// buffer is (send keeps the slice while the socket takes it, so a
+// conversion in the call would allocate on every call).
+var reqBytes = []byte("req")
+
 // request sends a request to the peer (which opens the window).
 func (r *preciseRig) request() {
 	r.t.Helper()
-	if err := r.tr.send(r.peerAddr(), []byte("req")); err != nil {
+	if err := r.tr.send(r.peerAddr(), reqBytes); err != nil {
 		r.t.Fatal(err)
 	}
 	if r.tr.pollUntil.IsZero() {

@@ -55,7 +55,7 @@ type transport struct {
 	// send (run --precise; 0: never), until pollUntil (zero: not armed).
 	window    time.Duration
 	pollUntil time.Time
-	*poller   // the non-blocking reads (transport_linux.go); nil unless window > 0
+	sockio    // the socket's raw reads and writes (transport_linux.go)
 
 	wmu     sync.Mutex      // guards watched and unwatch (watch and close)
 	watched context.Context // the context whose end cancels the transport
@@ -75,7 +75,7 @@ func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, win
 	t.c = c
 	t.sw = sw
 	t.waker = sw.Add(func() { _ = c.SetReadDeadline(time.Now()) })
-	if window > 0 && t.initPoll() {
+	if t.initIO() && window > 0 && t.preciseOK() {
 		t.window = window
 	}
 	return nil
@@ -137,12 +137,11 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 		defer t.armPoll()
 	}
 	if t.out == nil {
-		_, err := t.c.WriteToUDPAddrPort(b, to)
-		return err
+		return t.write(b, to)
 	}
 	now := time.Now()
 	if t.out.Apply(now, to, b) {
-		if _, err := t.c.WriteToUDPAddrPort(b, to); err != nil {
+		if err := t.write(b, to); err != nil {
 			return err
 		}
 	}
@@ -175,7 +174,7 @@ func (t *transport) flushOut(now time.Time) error {
 		if !ok {
 			return nil
 		}
-		_, err := t.c.WriteToUDPAddrPort(h.Data, h.Addr)
+		err := t.write(h.Data, h.Addr)
 		t.out.Recycle(h.Data)
 		if err != nil {
 			return err
@@ -234,32 +233,19 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		} else {
 			t.waker.Arm(wake)
 		}
-		if t.buf == nil {
-			t.buf = rxPool.Get().(*[initialBuf]byte)[:]
-		}
-		var (
-			n, flags int
-			from     netip.AddrPort
-			err      error
-			got      bool
-		)
+		var spin time.Time
 		if !t.pollUntil.IsZero() {
 			// Precise mode, just after a send: poll without parking,
 			// until the window or the wake-up ends, whichever is first.
-			until := t.pollUntil
-			if !wake.IsZero() && wake.Before(until) {
-				until = wake
+			spin = t.pollUntil
+			if !wake.IsZero() && wake.Before(spin) {
+				spin = wake
 			}
-			if now.Before(until) {
-				n, from, err, got = t.poll(until)
-			}
-			if !got {
-				t.pollUntil = time.Time{}
+			if !now.Before(spin) {
+				spin, t.pollUntil = time.Time{}, time.Time{}
 			}
 		}
-		if !got {
-			n, _, flags, from, err = t.c.ReadMsgUDPAddrPort(t.buf, nil)
-		}
+		n, trunc, from, err := t.read(spin)
 		if poll {
 			_ = t.c.SetReadDeadline(time.Time{})
 		}
@@ -282,7 +268,7 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			return nil, netip.AddrPort{}, err
 		}
 		t.waker.Disarm()
-		if flags&msgTrunc != 0 || n > len(t.buf) {
+		if trunc {
 			t.truncated++
 			if len(t.buf) < maxBuf {
 				t.buf = make([]byte, maxBuf)
@@ -298,6 +284,17 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			return data, from, nil
 		}
 	}
+}
+
+// readNet reads one datagram into t.buf (taken from rxPool when t has
+// none) with the net package, parked on the netpoller until one comes:
+// where raw reads are not available (initIO). trunc: it did not fit.
+func (t *transport) readNet() (n int, trunc bool, from netip.AddrPort, err error) {
+	if t.buf == nil {
+		t.buf = rxPool.Get().(*[initialBuf]byte)[:]
+	}
+	n, _, flags, from, err := t.c.ReadMsgUDPAddrPort(t.buf, nil)
+	return n, flags&msgTrunc != 0 || n > len(t.buf), from, err
 }
 
 // armPoll opens the window in which recv polls without parking, after a

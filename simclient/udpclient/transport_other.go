@@ -7,14 +7,22 @@ import (
 	"time"
 )
 
-// poller is empty off Linux: precise mode needs recvfrom with MSG_DONTWAIT
-// through the socket's raw descriptor, written for Linux only.
-type poller struct{}
+// sockio is empty off Linux: the raw reads and writes (recvfrom and sendto
+// through the socket's descriptor, and with them precise mode) are
+// written for Linux only; the net package's calls serve instead.
+type sockio struct{}
 
-// initPoll reports that precise mode is not available here.
-func (t *transport) initPoll() bool { return false }
+// initIO reports that raw reads and writes are not available here.
+func (t *transport) initIO() bool { return false }
 
-// poll is never called (window stays 0).
-func (t *transport) poll(time.Time) (int, netip.AddrPort, error, bool) {
-	return 0, netip.AddrPort{}, nil, false
+// preciseOK reports that precise mode is not available here.
+func (t *transport) preciseOK() bool { return false }
+
+// read reads one datagram with the net package (spin is ignored).
+func (t *transport) read(time.Time) (int, bool, netip.AddrPort, error) { return t.readNet() }
+
+// write sends b to to with the net package.
+func (t *transport) write(b []byte, to netip.AddrPort) error {
+	_, err := t.c.WriteToUDPAddrPort(b, to)
+	return err
 }
