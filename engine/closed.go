@@ -29,6 +29,9 @@ type slot struct {
 	// its session for the next iteration stays live in between, so a
 	// looping client does not touch the shared counter per iteration.
 	active bool
+	// st is the Start of the slot's current session, kept here rather
+	// than on the client's goroutine stack (simclient.StackBudget).
+	st Start
 }
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
@@ -96,7 +99,10 @@ func (x *Execution) loop(s *slot) {
 			}
 			f := plan.PickFlow(s.rng.Float64())
 			seq := int(x.seq[f].Add(1) - 1)
-			st := Start{ID: s.j + s.iter*maxClients, Slot: s.j, Flow: f, Seq: seq, Source: x.source(s.j), Intended: now}
+			st := &s.st
+			*st = Start{} // field by field below: a literal would be built on the stack first
+			st.ID, st.Slot, st.Flow, st.Seq = s.j+s.iter*maxClients, s.j, f, seq
+			st.Source, st.Intended = x.source(s.j), now
 			s.iter++
 			if s.prev != nil && plan.Flows[f].NewSocket {
 				s.prev.Close()

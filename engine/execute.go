@@ -283,21 +283,30 @@ func sleepUntil(ctx context.Context, timer *time.Timer, d time.Duration) bool {
 // newSession counts a started session and makes it; on failure it counts
 // the session failed (a failed start) and returns nil. The caller has already counted it
 // in Active (and undoes that on failure).
-func (x *Execution) newSession(s Start) Session {
+func (x *Execution) newSession(s *Start) Session {
 	x.Stats.Started.Add(1)
 	if x.o.OnSessionStart != nil {
-		x.o.OnSessionStart(s)
+		x.o.OnSessionStart(*s)
 	}
-	sess, err := x.o.New(s)
+	sess, err := x.o.New(*s)
 	if err != nil {
 		x.Stats.Failed.Add(1)
 		x.Stats.FailedStarts.Add(1)
-		if x.o.OnSessionEnd != nil {
-			x.o.OnSessionEnd(s, err, false)
-		}
+		x.ended(s, err, false)
 		return nil
 	}
 	return sess
+}
+
+// ended calls OnSessionEnd, if any, for session s. It is never inlined:
+// the copy of s it passes would otherwise sit in the frame of runSession,
+// on every client's goroutine stack (see simclient.StackBudget).
+//
+//go:noinline
+func (x *Execution) ended(s *Start, err error, started bool) {
+	if x.o.OnSessionEnd != nil {
+		x.o.OnSessionEnd(*s, err, started)
+	}
 }
 
 // runSession runs one session made by newSession, keeping the counters, and
@@ -305,7 +314,7 @@ func (x *Execution) newSession(s Start) Session {
 // (its socket or connection could not be opened). It closes the session,
 // unless keep is set and the session completed: then kept is true and the
 // caller owns the open session (Start.Prev of the next).
-func (x *Execution) runSession(s Start, sess Session, keep bool) (failed, failedStart, kept bool) {
+func (x *Execution) runSession(s *Start, sess Session, keep bool) (failed, failedStart, kept bool) {
 	err := sess.Run(x.runCtx, s.Intended)
 	if kept = keep && err == nil; !kept {
 		sess.Close()
@@ -324,9 +333,7 @@ func (x *Execution) runSession(s Start, sess Session, keep bool) (failed, failed
 			failedStart = true
 		}
 	}
-	if x.o.OnSessionEnd != nil {
-		x.o.OnSessionEnd(s, err, true)
-	}
+	x.ended(s, err, true)
 	return failed, failedStart, kept
 }
 

@@ -131,7 +131,7 @@ func (x *Execution) runOpen(ctx context.Context) {
 		go func() {
 			defer x.wg.Done()
 			defer x.Stats.Active.Add(-1)
-			x.runSession(head.st, head.sess, false)
+			x.runSession(&head.st, head.sess, false)
 		}()
 		// Hand this P to the session at once: the new goroutine sits in this
 		// P's runnext, and would otherwise wait for another thread to wake
@@ -173,7 +173,7 @@ func (x *Execution) prepare(st Start, maxActive int64) (prepared, bool) {
 		}
 	default:
 		x.addActive()
-		sess := x.newSession(st)
+		sess := x.newSession(&st)
 		if sess == nil {
 			x.Stats.Active.Add(-1)
 			return prepared{}, false

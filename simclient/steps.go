@@ -12,12 +12,19 @@ import (
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
+// FlowRunner runs one step of a flow (RunFlow): Base for a session.
+type FlowRunner interface {
+	RunStep(ctx context.Context, i int, st *scenario.Step) error
+}
+
 // RunFlow is the step loop of a session's Run, the same for every
-// protocol: it runs step on each step of flow that group member idx runs
+// protocol: it runs r on each step of flow that group member idx runs
 // (Step.Only), in order, checks the run's stop signal (StopContext) before
 // each, and ends at the first step error, returning what Stopped makes of
-// it.
-func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx int, step func(i int, st *scenario.Step) error) error {
+// it. r is an interface, not a closure: the loop and its runner sit under
+// every request on a client's goroutine stack, and a closure's context
+// would sit there too.
+func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx int, r FlowRunner) error {
 	for i := range flow.Steps {
 		st := &flow.Steps[i]
 		if !st.Only.Runs(idx) {
@@ -26,7 +33,7 @@ func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx int, step func(
 		if stop.Err() != nil {
 			return Stopped(ctx, stop, nil)
 		}
-		if err := step(i, st); err != nil {
+		if err := r.RunStep(ctx, i, st); err != nil {
 			return Stopped(ctx, stop, err)
 		}
 	}

@@ -13,6 +13,11 @@ import (
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
+// stepFunc is a FlowRunner made of a function.
+type stepFunc func(i int, st *scenario.Step) error
+
+func (f stepFunc) RunStep(_ context.Context, i int, st *scenario.Step) error { return f(i, st) }
+
 // TestRunFlow checks the shared step loop: Only filters the member's
 // steps, the stop signal ends the loop before a step, and a step error
 // ends it through Stopped.
@@ -43,7 +48,7 @@ func TestRunFlow(t *testing.T) {
 			stop, fire := context.WithCancel(ctx)
 			defer fire()
 			var ran []string
-			err := RunFlow(ctx, stop, flow, tt.idx, func(i int, st *scenario.Step) error {
+			err := RunFlow(ctx, stop, flow, tt.idx, stepFunc(func(i int, st *scenario.Step) error {
 				if &flow.Steps[i] != st {
 					t.Fatalf("step %d is not flow.Steps[%d]", i, i)
 				}
@@ -55,7 +60,7 @@ func TestRunFlow(t *testing.T) {
 					return failC
 				}
 				return nil
-			})
+			}))
 			if err != tt.wantErr {
 				t.Errorf("err %v, want %v", err, tt.wantErr)
 			}

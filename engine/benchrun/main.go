@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,7 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 func main() {
@@ -255,6 +257,25 @@ func memRun(n int, d, interval time.Duration, heapFile string) error {
 		return err
 	}
 	plan.Target = addr
+	// The peak of goroutine stacks, against simclient.StackBudget per
+	// client: a client path that outgrows it doubles every client's stack.
+	var peakStacks atomic.Uint64
+	stackDone := make(chan struct{})
+	defer close(stackDone)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}}
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peakStacks.Load() {
+				peakStacks.Store(v)
+			}
+			select {
+			case <-stackDone:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
 	if os.Getenv("BENCHRUN_MEMTRACE") != "" {
 		stop := make(chan struct{})
 		defer close(stop)
@@ -296,6 +317,13 @@ func memRun(n int, d, interval time.Duration, heapFile string) error {
 	fmt.Printf("  harness peak RSS %.1f MiB, peak live heap %.1f MiB, Go runtime total %.1f MiB, %d goroutines peak, %.1f CPU-s\n",
 		float64(h.PeakRSSBytes)/(1<<20), float64(h.PeakHeapBytes)/(1<<20), float64(h.PeakGoRuntimeBytes)/(1<<20), h.PeakGoroutines, h.CPUSeconds)
 	fmt.Printf("  pings ok %d, failed %d, violations %d, sessions failed %d\n", pings, fails, res.Totals.Violations, res.Engine.Sessions.Failed)
+	perG := float64(peakStacks.Load()) / float64(max(h.PeakGoroutines, 1))
+	fmt.Printf("  goroutine stacks peak %.1f MiB, %.1f KiB per goroutine (budget %d KiB: simclient.StackBudget)\n",
+		float64(peakStacks.Load())/(1<<20), perG/1024, simclient.StackBudget>>10)
+	if perG > 1.25*simclient.StackBudget {
+		fmt.Println("  (over budget: a client path outgrew its stack; see simclient.StackBudget)")
+	}
+	fmt.Printf("  harness RSS per client %.1f KiB (aim: 8)\n", float64(h.PeakRSSBytes)/float64(n)/1024)
 	if h.PeakRSSBytes > 300<<20 {
 		fmt.Println("  (aim: under 300 MB)")
 	}

@@ -53,7 +53,7 @@ func (s *session) sendValid(b *burst, intended time.Time, roomID uint32) error {
 	s.seq++
 	s.sent++
 	p := pending{typ: b.valid, seq: s.seq, roomID: roomID, value: uint32(s.seq)}
-	s.obuf = s.encode(s.obuf[:0], p, s.sendProfile(0))
+	s.obuf = s.encode(s.obuf[:0], &p, s.sendProfile(0))
 	b.fl = append(b.fl, flight{intended: intended, sent: time.Now(), kind: -1})
 	return s.tr.send(b.to, s.obuf)
 }
@@ -71,7 +71,7 @@ func (s *session) sendMalformed(b *burst, kind scenario.MalformedKind, k int) er
 func (s *session) malformedPacket(dst []byte, b *burst, kind scenario.MalformedKind, seq uint16) []byte {
 	prof := s.sendProfile(0)
 	hl := prof.HeaderLen()
-	valid := s.encode(dst, pending{typ: b.valid, seq: seq, value: uint32(seq)}, prof)
+	valid := s.encode(dst, &pending{typ: b.valid, seq: seq, value: uint32(seq)}, prof)
 	payload := append([]byte(nil), valid[hl:len(valid)-udplobby.CRCLen]...)
 	h := udplobby.Header{PacketType: udplobby.ClientToServer, Type: b.valid, Seq: seq,
 		PayloadSize: uint16(len(payload)), OriginalSize: uint16(len(payload))}
@@ -279,7 +279,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	}
 	// Liveness: one ordinary request, with the scenario's default policy.
 	p := pending{typ: b.valid, to: b.to, inst: b.inst, intended: time.Now(), value: 1}
-	sent, lerr := s.request(p, s.Shared.Plan.Defaults)
+	sent, lerr := s.request(&p, s.Shared.Plan.Defaults)
 	kept := int64(0)
 	if lerr == nil {
 		kept = 1

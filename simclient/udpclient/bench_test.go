@@ -118,7 +118,7 @@ func TestRequestZeroAlloc(t *testing.T) {
 		run := func() {
 			p := tc.p
 			p.intended = time.Now()
-			if _, err := s.request(p, pol); err != nil {
+			if _, err := s.request(&p, pol); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -140,7 +140,7 @@ func BenchmarkPing(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := s.request(pending{typ: udplobby.ClientPing, to: s.inst, inst: true, intended: time.Now()}, pol); err != nil {
+		if _, err := s.request(&pending{typ: udplobby.ClientPing, to: s.inst, inst: true, intended: time.Now()}, pol); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -176,7 +176,7 @@ func BenchmarkPingClients(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for left.Add(-1) >= 0 && ctx.Err() == nil {
-						if _, err := s.request(pending{typ: udplobby.ClientPing, to: s.inst, inst: true, intended: time.Now()}, pol); err != nil {
+						if _, err := s.request(&pending{typ: udplobby.ClientPing, to: s.inst, inst: true, intended: time.Now()}, pol); err != nil {
 							b.Error(err)
 							return
 						}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -20,7 +21,7 @@ type reqFail = simclient.RequestError
 const createdListWindow = time.Second
 
 // encode appends request p (with p.seq) in profile prof.
-func (s *session) encode(dst []byte, p pending, prof udplobby.Profile) []byte {
+func (s *session) encode(dst []byte, p *pending, prof udplobby.Profile) []byte {
 	switch p.typ {
 	case udplobby.LobbyListRooms:
 		return udplobby.AppendListRooms(dst, prof, p.seq)
@@ -61,19 +62,18 @@ func (s *session) sendProfile(attempt int) udplobby.Profile {
 // message key (success, failure, retries) and returns when it was first
 // sent. The reply's effects (rooms, instance address) are applied by
 // handle.
-func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, error) {
-	key := s.rt.keys[p.typ]
+func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, error) {
+	s.p = *p
+	key := s.rt.keys[s.p.typ]
 	s.seq++
 	s.sent++
-	p.seq = s.seq
-	p.active = true
-	s.p = p
-	s.obuf = s.encode(s.obuf[:0], s.p, s.sendProfile(0))
+	s.p.seq = s.seq
+	s.p.active = true
+	s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(0))
 	s.p.sent = time.Now()
 	defer func() { s.p.active = false }()
 	if err := s.tr.send(p.to, s.obuf); err != nil {
-		s.Rec.Fail(key, simclient.ReasonSocket, time.Now())
-		return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
+		return s.p.sent, s.sendFailed(key, err)
 	}
 	deadline := s.p.sent.Add(pol.Timeout)
 	var resendAt time.Time
@@ -100,53 +100,87 @@ func (s *session) request(p pending, pol scenario.RequestPolicy) (time.Time, err
 			}
 			continue
 		case errors.Is(err, errTimeout):
-			now := time.Now()
-			if s.p.attempt < pol.Retries && s.Stop != nil && s.Stop.Err() != nil {
-				// The run is stopping: a request in flight may still be
-				// answered, but it is not sent again (not a failure: cut).
-				s.Rec.Cut(key)
-				return s.p.sent, errCancelled
+			if err := s.timedOut(key, pol, &deadline, &resendAt); err != nil {
+				return s.p.sent, err
 			}
-			if !resendAt.IsZero() || pol.RetryInterval <= 0 {
-				if s.p.attempt >= pol.Retries {
-					s.Rec.Fail(key, reports.ReasonTimeout, now)
-					s.Shared.Observe(s.ID, now, 0, false)
-					return s.p.sent, &reqFail{Reason: reports.ReasonTimeout,
-						Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
-				}
-				resendAt = time.Time{}
-				if err := s.resend(); err != nil {
-					s.Rec.Fail(key, simclient.ReasonSocket, time.Now())
-					return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
-				}
-				deadline = time.Now().Add(pol.Timeout)
-				continue
-			}
-			if s.p.attempt >= pol.Retries {
-				s.Rec.Fail(key, reports.ReasonTimeout, now)
-				s.Shared.Observe(s.ID, now, 0, false)
-				return s.p.sent, &reqFail{Reason: reports.ReasonTimeout,
-					Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", p.typ, p.seq, s.p.attempt+1, pol.Timeout)}
-			}
-			resendAt = now.Add(pol.RetryInterval)
 		case errors.Is(err, errTruncated):
 			// The reply did not fit; the buffer has grown: ask again now.
 			if err := s.resend(); err != nil {
-				s.Rec.Fail(key, simclient.ReasonSocket, time.Now())
-				return s.p.sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
+				return s.p.sent, s.sendFailed(key, err)
 			}
 		case errors.Is(err, errCancelled):
 			s.Rec.Cut(key)
 			return s.p.sent, errCancelled
 		default:
-			reason := simclient.ReasonSocket
-			if isRefused(err) {
-				reason = reports.ReasonConnRefused
-			}
-			s.Rec.Fail(key, reason, time.Now())
-			return s.p.sent, &reqFail{Reason: reason, Err: err}
+			return s.p.sent, s.readFailed(key, err)
 		}
 	}
+}
+
+// The rarer outcomes of request are functions of their own, never
+// inlined: request's frame sits on every client's goroutine stack while
+// it waits for a reply, and theirs need not (simclient.StackBudget).
+
+// timedOut handles the wait of the pending request (key) ending at its
+// deadline or retry time, under pol: it re-sends it (a new *deadline),
+// or schedules a re-send (*resendAt), and returns nil to wait again; or
+// fails the request (no more retries, a failed send) or cuts it (the run
+// is stopping) and returns its error.
+//
+//go:noinline
+func (s *session) timedOut(key metrics.Key, pol scenario.RequestPolicy, deadline, resendAt *time.Time) error {
+	now := time.Now()
+	if s.p.attempt < pol.Retries && s.Stop != nil && s.Stop.Err() != nil {
+		// The run is stopping: a request in flight may still be
+		// answered, but it is not sent again (not a failure: cut).
+		s.Rec.Cut(key)
+		return errCancelled
+	}
+	if s.p.attempt >= pol.Retries {
+		s.Rec.Fail(key, reports.ReasonTimeout, now)
+		s.Shared.Observe(s.ID, now, 0, false)
+		return &reqFail{Reason: reports.ReasonTimeout,
+			Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", s.p.typ, s.p.seq, s.p.attempt+1, pol.Timeout)}
+	}
+	if !resendAt.IsZero() || pol.RetryInterval <= 0 {
+		*resendAt = time.Time{}
+		if err := s.resend(); err != nil {
+			return s.sendFailed(key, err)
+		}
+		*deadline = time.Now().Add(pol.Timeout)
+		return nil
+	}
+	*resendAt = now.Add(pol.RetryInterval)
+	return nil
+}
+
+// undecodableStranger reports an undecodable datagram (data) from a
+// source this client never sent to.
+//
+//go:noinline
+func (s *session) undecodableStranger(data []byte, from netip.AddrPort) {
+	s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("undecodable datagram from %v, a port this client never sent to (lobby %v, instance %v)", from, s.lobby, s.inst))
+}
+
+// sendFailed fails the pending request (key) whose send failed with err.
+//
+//go:noinline
+func (s *session) sendFailed(key metrics.Key, err error) error {
+	s.Rec.Fail(key, simclient.ReasonSocket, time.Now())
+	return &reqFail{Reason: simclient.ReasonSocket, Err: err}
+}
+
+// readFailed fails the pending request (key) whose socket read failed
+// with err: conn_refused for an ICMP port unreachable, socket otherwise.
+//
+//go:noinline
+func (s *session) readFailed(key metrics.Key, err error) error {
+	reason := simclient.ReasonSocket
+	if isRefused(err) {
+		reason = reports.ReasonConnRefused
+	}
+	s.Rec.Fail(key, reason, time.Now())
+	return &reqFail{Reason: reason, Err: err}
 }
 
 // resend re-sends the pending request with its sequence id, counting a
@@ -157,7 +191,7 @@ func (s *session) resend() error {
 	if s.CurStep >= 0 {
 		s.Rec.Retry(s.StepKey(s.CurStep))
 	}
-	s.obuf = s.encode(s.obuf[:0], s.p, s.sendProfile(s.p.attempt))
+	s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(s.p.attempt))
 	return s.tr.send(s.p.to, s.obuf)
 }
 
@@ -209,7 +243,7 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 	m := &s.msg
 	if err := dec.Decode(data, m); err != nil {
 		if other {
-			s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("undecodable datagram from %v, a port this client never sent to (lobby %v, instance %v)", from, s.lobby, s.inst))
+			s.undecodableStranger(data, from)
 		}
 		return s.decodeFailed(data, err)
 	}

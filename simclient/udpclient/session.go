@@ -186,12 +186,7 @@ func (s *session) Idle() { s.tr.idle() }
 func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	switch st.Kind {
 	case scenario.Disconnect:
-		start := time.Now()
-		s.disconnect = true
-		_ = s.tr.close()
-		now := time.Now()
-		s.Rec.Record(s.StepKey(i), start, start, now)
-		s.Next = now
+		s.closeStep(i)
 		return nil
 	case scenario.Malformed:
 		return s.malformed(s.Stop, i, st)
@@ -219,10 +214,7 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 		if !s.inst.IsValid() {
 			return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("no instance: the flow has not created or joined a room"))
 		}
-		sent, err = s.request(pending{typ: typ, to: s.inst, inst: true, intended: intended}, st.Policy)
-		if err == nil && typ == udplobby.ClientJoinRequest {
-			s.instJoined = true
-		}
+		sent, err = s.instRequest(typ, st, intended)
 	case scenario.Ready, scenario.Leave:
 		if !s.inst.IsValid() {
 			return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("no instance: the flow has not created or joined a room"))
@@ -244,12 +236,12 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 
 // list asks for the room list and copies it into s.rooms.
 func (s *session) list(pol scenario.RequestPolicy, intended time.Time) (time.Time, error) {
-	sent, err := s.request(pending{typ: udplobby.LobbyListRooms, to: s.lobby, intended: intended}, pol)
+	sent, err := s.request(&pending{typ: udplobby.LobbyListRooms, to: s.lobby, intended: intended}, pol)
 	return sent, err
 }
 
 func (s *session) create(i int, st *scenario.Step, intended time.Time) (time.Time, error) {
-	sent, err := s.request(pending{typ: udplobby.LobbyCreateRoom, to: s.lobby, intended: intended}, st.Policy)
+	sent, err := s.request(&pending{typ: udplobby.LobbyCreateRoom, to: s.lobby, intended: intended}, st.Policy)
 	if err != nil {
 		if s.Member.Group != nil {
 			s.Member.Group.FailRoom(err)
@@ -279,31 +271,71 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 		room = r.ID
 		intended = time.Now() // the wait is the step's, not the request's
 	default: // random-waiting
-		if _, err := s.list(st.Policy, intended); err != nil {
+		var err error
+		if room, err = s.pickRoom(st, intended); err != nil {
 			return time.Time{}, err
-		}
-		n := 0
-		for _, r := range s.rooms {
-			if r.State == udplobby.Waiting && r.Players < r.MaxPlayers {
-				n++
-			}
-		}
-		if n == 0 {
-			return time.Time{}, &reqFail{Reason: simclient.ReasonNoRoom, Err: fmt.Errorf("no Waiting room with space among %d listed", len(s.rooms))}
-		}
-		k := s.Think.IntN(n)
-		for _, r := range s.rooms {
-			if r.State == udplobby.Waiting && r.Players < r.MaxPlayers {
-				if k == 0 {
-					room = r.ID
-					break
-				}
-				k--
-			}
 		}
 		intended = time.Now()
 	}
-	return s.request(pending{typ: udplobby.LobbyJoinRoom, to: s.lobby, roomID: room, intended: intended}, st.Policy)
+	return s.request(&pending{typ: udplobby.LobbyJoinRoom, to: s.lobby, roomID: room, intended: intended}, st.Policy)
+}
+
+// pickRoom lists the rooms (intended then) and picks one at random among
+// the Waiting ones with space, for a join with room random-waiting (st).
+//
+//go:noinline
+func (s *session) pickRoom(st *scenario.Step, intended time.Time) (uint32, error) {
+	if _, err := s.list(st.Policy, intended); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range s.rooms {
+		if r.State == udplobby.Waiting && r.Players < r.MaxPlayers {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, &reqFail{Reason: simclient.ReasonNoRoom, Err: fmt.Errorf("no Waiting room with space among %d listed", len(s.rooms))}
+	}
+	k := s.Think.IntN(n)
+	for _, r := range s.rooms {
+		if r.State == udplobby.Waiting && r.Players < r.MaxPlayers {
+			if k == 0 {
+				return r.ID, nil
+			}
+			k--
+		}
+	}
+	return 0, nil // not reached: k < n
+}
+
+// closeStep is step i, disconnect: the socket closes, and the step is
+// recorded as done at once.
+//
+// Step's cases that need a frame of their own are methods never inlined:
+// Step's frame sits on every client's goroutine stack below every request
+// (simclient.StackBudget).
+//
+//go:noinline
+func (s *session) closeStep(i int) {
+	start := time.Now()
+	s.disconnect = true
+	_ = s.tr.close()
+	now := time.Now()
+	s.Rec.Record(s.StepKey(i), start, start, now)
+	s.Next = now
+}
+
+// instRequest sends typ (CLIENT_HELLO or CLIENT_JOIN_REQUEST) to the
+// instance for step st and waits for its reply.
+//
+//go:noinline
+func (s *session) instRequest(typ udplobby.MsgType, st *scenario.Step, intended time.Time) (time.Time, error) {
+	sent, err := s.request(&pending{typ: typ, to: s.inst, inst: true, intended: intended}, st.Policy)
+	if err == nil && typ == udplobby.ClientJoinRequest {
+		s.instJoined = true
+	}
+	return sent, err
 }
 
 // pings sends st.Count pings st.Interval apart on a fixed schedule: ping k
@@ -330,7 +362,7 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 			}
 		}
 		ct := uint32(time.Since(base) / time.Microsecond)
-		sent, err := s.request(pending{typ: udplobby.ClientPing, to: s.inst, inst: true, value: ct, intended: intended}, st.Policy)
+		sent, err := s.request(&pending{typ: udplobby.ClientPing, to: s.inst, inst: true, value: ct, intended: intended}, st.Policy)
 		if err != nil {
 			return s.StepErr(i, st, err)
 		}
@@ -346,7 +378,7 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 func (s *session) notify(typ udplobby.MsgType, v uint32, intended time.Time) (time.Time, error) {
 	s.seq++
 	s.sent++
-	s.obuf = s.encode(s.obuf[:0], pending{typ: typ, value: v, seq: s.seq}, s.profile)
+	s.obuf = s.encode(s.obuf[:0], &pending{typ: typ, value: v, seq: s.seq}, s.profile)
 	sent := time.Now()
 	if err := s.tr.send(s.inst, s.obuf); err != nil {
 		s.Rec.Fail(s.rt.keys[typ], simclient.ReasonSocket, time.Now())

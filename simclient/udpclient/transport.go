@@ -197,21 +197,11 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			return nil, netip.AddrPort{}, errCancelled
 		}
 		now := time.Now()
-		if t.out != nil {
-			if err := t.flushOut(now); err != nil {
-				return nil, netip.AddrPort{}, err
-			}
-		}
-		if h, ok := t.in.Pop(now); ok {
-			t.cur = h.Data
-			return h.Data, h.Addr, nil
-		}
 		wake := deadline
-		if n := t.out.Next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
-			wake = n
-		}
-		if n := t.in.Next(); !n.IsZero() && (wake.IsZero() || n.Before(wake)) {
-			wake = n
+		if t.in != nil || t.out != nil {
+			if data, from, got, err := t.held(now, &wake); got || err != nil {
+				return data, from, err
+			}
 		}
 		poll := false
 		if !wake.IsZero() && !now.Before(wake) {
@@ -284,6 +274,32 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			return data, from, nil
 		}
 	}
+}
+
+// held is recv's work for an impaired socket: it sends the outgoing
+// datagrams that are due, returns an incoming one that is due (got; held
+// in t.cur), or moves *wake to the next held datagram's due time if that
+// comes before it. It is a function of its own so that an unimpaired
+// recv's frame, on every client's goroutine stack, does not carry it.
+//
+//go:noinline
+func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from netip.AddrPort, got bool, err error) {
+	if t.out != nil {
+		if err := t.flushOut(now); err != nil {
+			return nil, netip.AddrPort{}, false, err
+		}
+	}
+	if h, ok := t.in.Pop(now); ok {
+		t.cur = h.Data
+		return h.Data, h.Addr, true, nil
+	}
+	if n := t.out.Next(); !n.IsZero() && (wake.IsZero() || n.Before(*wake)) {
+		*wake = n
+	}
+	if n := t.in.Next(); !n.IsZero() && (wake.IsZero() || n.Before(*wake)) {
+		*wake = n
+	}
+	return nil, netip.AddrPort{}, false, nil
 }
 
 // readNet reads one datagram into t.buf (taken from rxPool when t has
