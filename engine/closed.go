@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,12 @@ type slot struct {
 	// st is the Start of the slot's current session, kept here rather
 	// than on the client's goroutine stack (simclient.StackBudget).
 	st Start
+	// susp is the slot's session while it is suspended in a pause
+	// (simclient.ErrSuspended): the slot has no goroutine then, and wake
+	// resumes it (suspend); waiting is true while wake is armed.
+	susp    Session
+	wake    *time.Timer
+	waiting bool // guarded by Execution.suspMu
 }
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
@@ -50,6 +57,7 @@ func (x *Execution) runClosed(ctx context.Context) {
 			slots = append(slots, &slot{j: j})
 		}
 	}
+	x.slots = slots
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer func() {
@@ -86,45 +94,68 @@ func (x *Execution) runClosed(ctx context.Context) {
 
 // loop runs slot s's sessions back to back while it is wanted, each on
 // the previous one's socket when the factory can (Start.Prev).
+//
+// A session that suspends in a long pause (simclient.Base.Pause: think
+// times, ping intervals) ends the goroutine, which would only sleep: the
+// slot's timer starts loop again near the pause's end (suspend), and it
+// resumes the session first. At 60,000 clients polling every 5 s, most
+// clients are in a pause at any moment, and a goroutine's stack is the
+// largest part of a client's memory (simclient.StackBudget). The slot
+// stays running and counted in x.wg while it is suspended.
 func (x *Execution) loop(s *slot) {
-	defer x.wg.Done()
+	suspended := false
+	defer func() {
+		if !suspended {
+			x.wg.Done()
+		}
+	}()
 	plan := x.o.Plan
 	maxClients := plan.Load.MaxClients
 	end := x.start.Add(plan.Load.Duration)
 	for {
-		for s.want.Load() && !x.stopping.Load() && x.sessCtx.Err() == nil {
-			now := time.Now()
-			if !now.Before(end) {
-				break
-			}
-			f := plan.PickFlow(s.rng.Float64())
-			seq := int(x.seq[f].Add(1) - 1)
+		for s.susp != nil || s.want.Load() && !x.stopping.Load() && x.sessCtx.Err() == nil {
+			var failed, failedStart bool
 			st := &s.st
-			*st = Start{} // field by field below: a literal would be built on the stack first
-			st.ID, st.Slot, st.Flow, st.Seq = s.j+s.iter*maxClients, s.j, f, seq
-			st.Source, st.Intended = x.source(s.j), now
-			s.iter++
-			if s.prev != nil && plan.Flows[f].NewSocket {
-				s.prev.Close()
-				s.prev = nil
-			}
-			st.Prev, s.prev = s.prev, nil
-			if !s.active {
-				x.addActive()
-				s.active = true
-			}
-			failed, failedStart := true, true
-			if sess := x.newSession(st); sess != nil {
-				var kept bool
-				if failed, failedStart, kept = x.runSession(st, sess, true); kept {
+			if sess := s.susp; sess != nil {
+				s.susp = nil
+				var kept, susp bool
+				failed, failedStart, kept, susp = x.resumeSession(st, sess)
+				if kept {
 					s.prev = sess
 				}
+				if susp {
+					s.susp = sess
+				}
+			} else {
+				sess, ok := x.next(s, end, maxClients)
+				if !ok {
+					break
+				}
+				failed, failedStart = true, true
+				if sess != nil {
+					// Run here, not in next: next's frame would sit below
+					// every request (simclient.StackBudget).
+					var kept, susp bool
+					if failed, failedStart, kept, susp = x.runSession(st, sess, true); kept {
+						s.prev = sess
+					}
+					if susp {
+						s.susp = sess
+					}
+				}
+			}
+			if s.susp != nil {
+				if x.suspend(s) {
+					suspended = true
+					return
+				}
+				continue // the run is stopping: resume at once
 			}
 			if s.prev == nil {
 				x.Stats.Active.Add(-1)
 				s.active = false
 			}
-			if failedStart || failed && time.Since(now) < time.Millisecond {
+			if failedStart || failed && time.Since(st.Intended) < time.Millisecond {
 				// A session that cannot start (no descriptor, no port)
 				// or fails at once (connection refused) must not turn
 				// the slot into a busy loop: back off, doubling up to
@@ -157,6 +188,80 @@ func (x *Execution) loop(s *slot) {
 		if !s.want.Load() || x.stopping.Load() || !time.Now().Before(end) || x.sessCtx.Err() != nil ||
 			!s.running.CompareAndSwap(false, true) {
 			return
+		}
+	}
+}
+
+// next makes slot s's next session (nil: it could not be made, a failed
+// start, counted), unless the schedule's end has come (ok false).
+func (x *Execution) next(s *slot, end time.Time, maxClients int) (sess Session, ok bool) {
+	now := time.Now()
+	if !now.Before(end) {
+		return nil, false
+	}
+	plan := x.o.Plan
+	f := plan.PickFlow(s.rng.Float64())
+	seq := int(x.seq[f].Add(1) - 1)
+	st := &s.st
+	*st = Start{} // field by field below: a literal would be built on the stack first
+	st.ID, st.Slot, st.Flow, st.Seq = s.j+s.iter*maxClients, s.j, f, seq
+	st.Source, st.Intended = x.source(s.j), now
+	s.iter++
+	if s.prev != nil && plan.Flows[f].NewSocket {
+		s.prev.Close()
+		s.prev = nil
+	}
+	st.Prev, s.prev = s.prev, nil
+	if !s.active {
+		x.addActive()
+		s.active = true
+	}
+	return x.newSession(st), true
+}
+
+// suspend arms slot s's timer to resume its suspended session (s.susp)
+// precise.Coarse before its pause ends (Resume finishes the wait
+// precisely) and reports true: the caller's goroutine ends. False when
+// the run is stopping: the caller resumes the session at once, and the
+// pause ends cut.
+func (x *Execution) suspend(s *slot) bool {
+	at := s.susp.(simclient.Resumer).SuspendedUntil()
+	x.suspMu.Lock()
+	defer x.suspMu.Unlock()
+	if x.suspStop {
+		return false
+	}
+	d := time.Until(at) - precise.Coarse
+	if s.wake == nil {
+		s.wake = time.AfterFunc(d, func() { x.resumeSlot(s) })
+	} else {
+		s.wake.Reset(d)
+	}
+	s.waiting = true
+	return true
+}
+
+// resumeSlot is slot s's timer: it starts loop again, which resumes the
+// suspended session first. On a goroutine of its own, not the timer's:
+// the timer's frames would sit below every request of the resumed session
+// (simclient.StackBudget).
+func (x *Execution) resumeSlot(s *slot) {
+	x.suspMu.Lock()
+	s.waiting = false
+	x.suspMu.Unlock()
+	go x.loop(s)
+}
+
+// wakeSuspended resumes every suspended session at once, and stops
+// further suspensions: the run is stopping, and their pauses end cut.
+func (x *Execution) wakeSuspended() {
+	x.suspMu.Lock()
+	defer x.suspMu.Unlock()
+	x.suspStop = true
+	for _, s := range x.slots {
+		if s.waiting && s.wake.Stop() {
+			s.waiting = false
+			go x.loop(s)
 		}
 	}
 }

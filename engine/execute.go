@@ -155,6 +155,11 @@ type Execution struct {
 	wg       sync.WaitGroup
 	seq      []atomic.Int64 // closed model: per-flow start counter
 	stopping atomic.Bool
+	// Closed model: its client slots, and the suspensions of their
+	// sessions (suspend).
+	slots    []*slot
+	suspMu   sync.Mutex
+	suspStop bool // the run is stopping: no more suspensions
 	// wait is how the schedulers wait for a due time (precise.Until).
 	wait func(ctx context.Context, timer **time.Timer, t time.Time) error
 }
@@ -208,6 +213,7 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 		// work and gets Grace to finish its flow, unless the run was
 		// interrupted.
 		x.stopSess()
+		x.wakeSuspended()
 	}
 	x.drain()
 	return x, interrupted, nil
@@ -314,8 +320,28 @@ func (x *Execution) ended(s *Start, err error, started bool) {
 // (its socket or connection could not be opened). It closes the session,
 // unless keep is set and the session completed: then kept is true and the
 // caller owns the open session (Start.Prev of the next).
-func (x *Execution) runSession(s *Start, sess Session, keep bool) (failed, failedStart, kept bool) {
-	err := sess.Run(x.runCtx, s.Intended)
+//
+// A session that gave up its goroutine in a pause (simclient.ErrSuspended,
+// closed model only) is neither closed nor counted: suspended is true, and
+// the caller resumes it with resumeSession.
+func (x *Execution) runSession(s *Start, sess Session, keep bool) (failed, failedStart, kept, suspended bool) {
+	return x.sessionDone(s, sess, keep, sess.Run(x.runCtx, s.Intended))
+}
+
+// resumeSession goes on with a session runSession (or resumeSession)
+// reported suspended, as runSession does.
+func (x *Execution) resumeSession(s *Start, sess Session) (failed, failedStart, kept, suspended bool) {
+	return x.sessionDone(s, sess, true, sess.(simclient.Resumer).Resume(x.runCtx))
+}
+
+// sessionDone is the end of runSession and resumeSession: err is what the
+// session's Run or Resume returned.
+func (x *Execution) sessionDone(s *Start, sess Session, keep bool, err error) (failed, failedStart, kept, suspended bool) {
+	if err == simclient.ErrSuspended {
+		if _, ok := sess.(simclient.Resumer); ok {
+			return false, false, false, true
+		}
+	}
 	if kept = keep && err == nil; !kept {
 		sess.Close()
 	}
@@ -334,7 +360,7 @@ func (x *Execution) runSession(s *Start, sess Session, keep bool) (failed, faile
 		}
 	}
 	x.ended(s, err, true)
-	return failed, failedStart, kept
+	return failed, failedStart, kept, false
 }
 
 // addActive counts one more live session and keeps the peak.

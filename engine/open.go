@@ -131,7 +131,7 @@ func (x *Execution) runOpen(ctx context.Context) {
 		go func() {
 			defer x.wg.Done()
 			defer x.Stats.Active.Add(-1)
-			x.runSession(&head.st, head.sess, false)
+			x.runSession(&head.st, head.sess, false) // never suspended: no Options.Suspend in the open model
 		}()
 		// Hand this P to the session at once: the new goroutine sits in this
 		// P's runnext, and would otherwise wait for another thread to wake

@@ -194,7 +194,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	mem := startMemSampler(250 * time.Millisecond)
 	start := time.Now()
 	col := metrics.NewCollector(start)
-	sh, err := simclient.NewShared(plan, addr, col, cfg.Client)
+	opt := cfg.Client
+	// A closed-model client's goroutine is its own loop, which can end in
+	// a pause and start again (Execution.loop); an open-model arrival's
+	// goroutine runs one session.
+	opt.Suspend = plan.Load.Model == scenario.Closed
+	sh, err := simclient.NewShared(plan, addr, col, opt)
 	if err != nil {
 		mem.Stop()
 		return nil, err

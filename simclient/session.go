@@ -62,6 +62,41 @@ type Base struct {
 	creator   bool    // this member runs a create step of the flow
 	closeOnce sync.Once
 	leaveOnce sync.Once
+	susp      suspension // where a suspended session resumes (Pause)
+}
+
+// suspension is where a session that gave up its goroutine in a pause
+// (Base.Pause) goes on: the pause of step (st) ends at at, then the flow
+// goes on at step next.
+type suspension struct {
+	at   time.Time
+	step int
+	st   *scenario.Step
+	next int
+}
+
+// SuspendMin is the shortest pause a session gives up its goroutine for
+// (Shared.Suspend): a suspension and its resumption cost a timer and a
+// goroutine start (a few µs of CPU), and free the goroutine's stack (4
+// KiB, StackBudget) for the rest of the pause.
+const SuspendMin = 10 * time.Millisecond
+
+// ErrSuspended is what Run and Resume return when the session gave up its
+// goroutine in a pause (Base.Pause): the caller calls Resume at
+// SuspendedUntil, or at once when the run stops (the pause then ends cut,
+// as a pause ends when the stop signal fires).
+var ErrSuspended = errors.New("simclient: session suspended in a pause")
+
+// Resumer is a Session that can be suspended: every protocol's session,
+// through Base.
+type Resumer interface {
+	Session
+	// Resume goes on with a session whose Run or Resume returned
+	// ErrSuspended: it finishes the pause (precisely, or cut by the stop
+	// signal) and plays the rest of the flow, returning as Run does.
+	Resume(ctx context.Context) error
+	// SuspendedUntil is when the pause that suspended the session ends.
+	SuspendedUntil() time.Time
 }
 
 // Stepper is what a protocol's session implements: step i (st) of its
@@ -147,9 +182,32 @@ func (b *Base) Play(ctx context.Context, due time.Time, p Stepper) error {
 	b.Next = due
 	b.Stop = StopContext(ctx)
 	b.proto = p
-	defer b.leaveGroup()
-	return RunFlow(ctx, b.Stop, b.Flow, b.Member.Index, b)
+	err := RunFlow(ctx, b.Stop, b.Flow, b.Member.Index, 0, b)
+	if err != ErrSuspended {
+		b.leaveGroup() // a suspended session keeps its place
+	}
+	return err
 }
+
+// Resume implements Resumer.
+func (b *Base) Resume(ctx context.Context) error {
+	sp := b.susp
+	b.susp = suspension{}
+	b.Stop = StopContext(ctx)
+	b.CurStep = sp.step
+	if err := b.SleepUntil(b.Stop, sp.step, sp.st, sp.at); err != nil {
+		b.leaveGroup()
+		return Stopped(ctx, b.Stop, err)
+	}
+	err := RunFlow(ctx, b.Stop, b.Flow, b.Member.Index, sp.next, b)
+	if err != ErrSuspended {
+		b.leaveGroup()
+	}
+	return err
+}
+
+// SuspendedUntil implements Resumer.
+func (b *Base) SuspendedUntil() time.Time { return b.susp.at }
 
 // RunStep implements FlowRunner for Play: the think and barrier steps,
 // and the protocol's Step for the others.
@@ -157,7 +215,7 @@ func (b *Base) RunStep(ctx context.Context, i int, st *scenario.Step) error {
 	b.CurStep = i
 	switch st.Kind {
 	case scenario.Think:
-		return b.SleepUntil(b.Stop, i, st, b.Next.Add(st.Think.Sample(b.Think)))
+		return b.Pause(b.Stop, i, st, b.Next.Add(st.Think.Sample(b.Think)), i+1)
 	case scenario.Barrier:
 		now, err := Barrier(b.Stop, b.Member.Group, b.Rec, b.StepKey(i), i, st)
 		if err == nil {
@@ -210,6 +268,26 @@ func (b *Base) SleepUntil(ctx context.Context, i int, st *scenario.Step, t time.
 		return b.Fail(i, st, ReasonCancelled, err)
 	}
 	return nil
+}
+
+// Pause is SleepUntil for a pause the session may give up its goroutine
+// for: when sessions may suspend (Shared.Suspend) and t is SuspendMin or
+// more away, it records where the session goes on (step next of the flow
+// once the pause of step i ends) and returns ErrSuspended, which the
+// caller returns at once, up to Run. Otherwise it waits as SleepUntil.
+// A protocol whose step pauses mid-way (a ping series) keeps its own
+// place in the step in its session, and goes on there when Resume runs
+// step next = i again.
+func (b *Base) Pause(ctx context.Context, i int, st *scenario.Step, t time.Time, next int) error {
+	if b.Shared.Suspend && ctx.Err() == nil && time.Until(t) >= SuspendMin {
+		b.Next = t
+		if id, ok := b.proto.(Idler); ok {
+			id.Idle()
+		}
+		b.susp = suspension{at: t, step: i, st: st, next: next}
+		return ErrSuspended
+	}
+	return b.SleepUntil(ctx, i, st, t)
 }
 
 // GroupRoom waits for the room the session's group creates (a join with

@@ -126,6 +126,10 @@ type Options struct {
 	// Precise (`run --precise`) makes udp-lobby clients poll their socket
 	// for PreciseWindow after each send before parking (PreciseNote).
 	Precise bool
+	// Suspend lets sessions give up their goroutine during long pauses
+	// (Base.Pause): Run may then return ErrSuspended, and the caller must
+	// call Resume (Resumer) at SuspendedUntil. The closed model sets it.
+	Suspend bool
 }
 
 // PreciseWindow is how long a udp-lobby client in precise mode polls its
@@ -166,8 +170,10 @@ type Shared struct {
 	// PollWindow is how long a udp-lobby client polls its socket without
 	// parking after each send (Options.Precise: PreciseWindow; 0: never).
 	PollWindow time.Duration
-	Sweeper    *Sweeper
-	Rooms      *RoomTable
+	// Suspend is Options.Suspend: sessions may suspend (Base.Pause).
+	Suspend bool
+	Sweeper *Sweeper
+	Rooms   *RoomTable
 
 	recs     []*metrics.Recorder
 	stepKeys [][]metrics.Key // [flow][step]
@@ -223,6 +229,7 @@ func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector,
 	if opt.Precise {
 		sh.PollWindow = PreciseWindow
 	}
+	sh.Suspend = opt.Suspend
 	n := opt.Recorders
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)

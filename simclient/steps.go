@@ -23,9 +23,10 @@ type FlowRunner interface {
 // each, and ends at the first step error, returning what Stopped makes of
 // it. r is an interface, not a closure: the loop and its runner sit under
 // every request on a client's goroutine stack, and a closure's context
-// would sit there too.
-func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx int, r FlowRunner) error {
-	for i := range flow.Steps {
+// would sit there too. It starts at step from (0: the first); a step
+// that returns ErrSuspended ends it with ErrSuspended (Base.Pause).
+func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx, from int, r FlowRunner) error {
+	for i := from; i < len(flow.Steps); i++ {
 		st := &flow.Steps[i]
 		if !st.Only.Runs(idx) {
 			continue
@@ -34,6 +35,9 @@ func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx int, r FlowRunn
 			return Stopped(ctx, stop, nil)
 		}
 		if err := r.RunStep(ctx, i, st); err != nil {
+			if err == ErrSuspended {
+				return err
+			}
 			return Stopped(ctx, stop, err)
 		}
 	}

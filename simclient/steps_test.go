@@ -48,7 +48,7 @@ func TestRunFlow(t *testing.T) {
 			stop, fire := context.WithCancel(ctx)
 			defer fire()
 			var ran []string
-			err := RunFlow(ctx, stop, flow, tt.idx, stepFunc(func(i int, st *scenario.Step) error {
+			err := RunFlow(ctx, stop, flow, tt.idx, 0, stepFunc(func(i int, st *scenario.Step) error {
 				if &flow.Steps[i] != st {
 					t.Fatalf("step %d is not flow.Steps[%d]", i, i)
 				}

@@ -138,8 +138,22 @@ func (s *session) Close() error {
 
 // Run implements simclient.Session.
 func (s *session) Run(ctx context.Context, due time.Time) error {
+	defer s.watch(ctx)()
+	return s.Play(ctx, due, s)
+}
+
+// Resume implements simclient.Resumer: as Run, the connection's reads and
+// a dial under way end with ctx while the flow goes on.
+func (s *session) Resume(ctx context.Context) error {
+	defer s.watch(ctx)()
+	return s.Base.Resume(ctx)
+}
+
+// watch makes ctx's end cancel the connection's reads and a dial under
+// way, until the returned stop is called (when Run or Resume returns).
+func (s *session) watch(ctx context.Context) (stop func() bool) {
 	s.cancelCtx = ctx
-	stop := context.AfterFunc(ctx, func() {
+	return context.AfterFunc(ctx, func() {
 		s.mu.Lock()
 		fc := s.fc
 		s.mu.Unlock()
@@ -150,8 +164,6 @@ func (s *session) Run(ctx context.Context, due time.Time) error {
 			s.dialCancel()
 		}
 	})
-	defer stop()
-	return s.Play(ctx, due, s)
 }
 
 // Prepare implements simclient.Preparer: when the first step this member

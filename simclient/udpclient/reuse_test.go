@@ -190,16 +190,7 @@ func TestReuseAfterClose(t *testing.T) {
 func TestIdleReleasesBuffer(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileSpec)
 	p := plan(t, "", "  - name: a\n    steps: [list_rooms, {think: 1ms}, list_rooms, {think: 1ms}]\n")
-	sh, err := simclient.NewShared(p, f.addr(), metrics.NewCollector(time.Now()), simclient.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	s, err := New(sh, 0, &p.Flows[0], clientSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := oneSession(t, p, f.addr(), simclient.Options{})
 	if err := s.Run(context.Background(), time.Now()); err != nil {
 		t.Fatal(err)
 	}

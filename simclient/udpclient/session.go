@@ -53,6 +53,8 @@ type session struct {
 	simclient.Base
 	rt *runState
 	tr *transport
+	// series is where a ping series suspended in a pause goes on.
+	series series
 
 	lobby netip.AddrPort
 	inst  netip.AddrPort // zero until a create or join returned a port
@@ -338,6 +340,15 @@ func (s *session) instRequest(typ udplobby.MsgType, st *scenario.Step, intended 
 	return sent, err
 }
 
+// series is the place of a ping series in its step (pings): ping k is
+// next, sent base + k×interval or when ping k-1 (answered at prev) allows.
+// k is 0 outside a series; above 0 between steps only while the session
+// is suspended in the pause before ping k.
+type series struct {
+	step, k    int
+	base, prev time.Time
+}
+
 // pings sends st.Count pings st.Interval apart on a fixed schedule: ping k
 // is intended at start + k×interval, so a slow reply delays the next ping
 // but its lateness is measured. With interval 0 the pings go back to back,
@@ -348,28 +359,43 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 		return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("no instance: the flow has not created or joined a room"))
 	}
 	key := s.StepKey(i)
-	base := s.Next
-	prev := base
-	for k := 0; k < st.Count; k++ {
-		intended := simclient.SeriesIntended(base, prev, k, st.Interval)
-		if k > 0 && ctx.Err() != nil {
-			// The stop signal: a back-to-back series has no pause to end.
-			return s.Fail(i, st, simclient.ReasonCancelled, ctx.Err())
-		}
-		if k > 0 && st.Interval > 0 {
-			if err := s.SleepUntil(ctx, i, st, intended); err != nil {
-				return err
+	// The series' place is kept in the session, not on the stack: a
+	// suspended pause (simclient.Base.Pause) ends the goroutine, and
+	// Resume runs this step again, which goes on at ping sr.k.
+	sr := &s.series
+	resumed := sr.step == i && sr.k > 0 // the pause before ping sr.k is over
+	if !resumed {
+		*sr = series{step: i, base: s.Next, prev: s.Next}
+	}
+	for ; sr.k < st.Count; sr.k++ {
+		intended := simclient.SeriesIntended(sr.base, sr.prev, sr.k, st.Interval)
+		if sr.k > 0 && !resumed {
+			if ctx.Err() != nil {
+				// The stop signal: a back-to-back series has no pause to end.
+				sr.k = 0
+				return s.Fail(i, st, simclient.ReasonCancelled, ctx.Err())
+			}
+			if st.Interval > 0 {
+				if err := s.Pause(ctx, i, st, intended, i); err != nil {
+					if err != simclient.ErrSuspended {
+						sr.k = 0
+					}
+					return err
+				}
 			}
 		}
-		ct := uint32(time.Since(base) / time.Microsecond)
+		resumed = false
+		ct := uint32(time.Since(sr.base) / time.Microsecond)
 		sent, err := s.request(&pending{typ: udplobby.ClientPing, to: s.inst, inst: true, value: ct, intended: intended}, st.Policy)
 		if err != nil {
+			sr.k = 0
 			return s.StepErr(i, st, err)
 		}
-		ready := prev // a slow reply delays the next ping: its wait, not the harness's
-		prev = time.Now()
-		s.Rec.RecordReady(key, intended, ready, sent, prev)
+		ready := sr.prev // a slow reply delays the next ping: its wait, not the harness's
+		sr.prev = time.Now()
+		s.Rec.RecordReady(key, intended, ready, sent, sr.prev)
 	}
+	sr.k = 0
 	s.Next = time.Now()
 	return nil
 }

@@ -63,6 +63,24 @@ func (r result) violations() map[string]int64 {
 
 // runSessions runs n sessions of flow 0 concurrently against target, as the
 // engine does: factories in arrival order, then Run.
+// oneSession makes one session (client 0) of flow 0 of p against target,
+// with its Shared and metrics Collector; both close when the test ends.
+func oneSession(t testing.TB, p *scenario.Plan, target netip.AddrPort, opt simclient.Options) (simclient.Session, *metrics.Collector) {
+	t.Helper()
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, target, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	s, err := New(sh, 0, &p.Flows[0], clientSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, c
+}
+
 func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int, opt simclient.Options) result {
 	t.Helper()
 	c := metrics.NewCollector(time.Now())
@@ -510,22 +528,12 @@ func TestStopSignal(t *testing.T) {
       - think: 1h
       - list_rooms
 `)
-	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	s, err := New(sh, 0, &p.Flows[0], clientSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, c := oneSession(t, p, f.addr(), simclient.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stop, fire := context.WithCancel(ctx)
 	time.AfterFunc(200*time.Millisecond, fire)
-	err = s.Run(simclient.WithStop(ctx, stop), time.Now())
+	err := s.Run(simclient.WithStop(ctx, stop), time.Now())
 	if !errors.Is(err, simclient.ErrStopped) {
 		t.Fatalf("Run = %v, want ErrStopped", err)
 	}
@@ -558,17 +566,7 @@ func TestStopSignalPingSeries(t *testing.T) {
       - instance_join
       - ping: {count: 1000000, interval: 0s}
 `)
-	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	s, err := New(sh, 0, &p.Flows[0], clientSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, c := oneSession(t, p, f.addr(), simclient.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stop, fire := context.WithCancel(ctx)
