@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -228,5 +229,52 @@ func TestPreciseReachesClient(t *testing.T) {
 		}
 		s.Close()
 		sh.Close()
+	}
+}
+
+// TestRawIOFamilies: the raw reads and writes (sockio) serve a socket of
+// either family: bound to an IPv4 source (AF_INET) and unbound (the
+// wildcard, AF_INET6 dual-stack where the machine has IPv6), sending to
+// an IPv4 peer and reading its reply with the source the net package
+// would give, in plain and in precise mode.
+func TestRawIOFamilies(t *testing.T) {
+	for _, src := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), {}} {
+		for _, window := range []time.Duration{0, time.Hour} {
+			t.Run(fmt.Sprintf("src=%v,window=%v", src, window), func(t *testing.T) {
+				sw := simclient.NewSweeper(time.Millisecond)
+				t.Cleanup(sw.Stop)
+				tr := &transport{}
+				if err := tr.open(src, 0, sw, window); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { tr.close() })
+				if tr.raw == nil {
+					t.Fatal("no raw reads and writes on Linux")
+				}
+				t.Logf("socket family %d (AF_INET %d, AF_INET6 %d)", tr.family, unix.AF_INET, unix.AF_INET6)
+				peer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { peer.Close() })
+				to := peer.LocalAddr().(*net.UDPAddr).AddrPort()
+				if err := tr.send(to, reqBytes); err != nil {
+					t.Fatal(err)
+				}
+				buf := make([]byte, 16)
+				_ = peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+				n, from, err := peer.ReadFromUDPAddrPort(buf)
+				if err != nil || string(buf[:n]) != "req" {
+					t.Fatalf("peer read %q, %v; want \"req\"", buf[:n], err)
+				}
+				if _, err := peer.WriteToUDPAddrPort([]byte("pong"), from); err != nil {
+					t.Fatal(err)
+				}
+				data, got, err := tr.recv(time.Now().Add(10 * time.Second))
+				if err != nil || string(data) != "pong" || got != to {
+					t.Fatalf("recv = %q from %v, %v; want \"pong\" from %v", data, got, err, to)
+				}
+			})
+		}
 	}
 }
