@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,14 +19,22 @@ import (
 // profileLobby is a UDP lobby on 127.0.0.1 that answers LOBBY_LIST_ROOMS
 // (JOIN_FAILED will do: the check judges no content) only in header
 // profile p, and drops every other datagram, as a real server of one
-// profile does.
-func profileLobby(t *testing.T, p udplobby.Profile) netip.AddrPort {
+// profile does. With otherPort it answers from a second socket, as
+// servers in the wild do.
+func profileLobby(t *testing.T, p udplobby.Profile, otherPort bool) netip.AddrPort {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	out := c
+	if otherPort {
+		if out, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { out.Close() })
+	}
 	go func() {
 		buf := make([]byte, 2048)
 		dec := udplobby.Decoder{Profile: p, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelLobby}
@@ -38,8 +47,8 @@ func profileLobby(t *testing.T, p udplobby.Profile) netip.AddrPort {
 			if dec.Decode(buf[:n], &m) != nil || m.Type != udplobby.LobbyListRooms {
 				continue
 			}
-			out, _ := udplobby.AppendEmpty(nil, p, udplobby.LobbyJoinFailed, m.Seq)
-			_, _ = c.WriteToUDPAddrPort(out, from)
+			reply, _ := udplobby.AppendEmpty(nil, p, udplobby.LobbyJoinFailed, m.Seq)
+			_, _ = out.WriteToUDPAddrPort(reply, from)
 		}
 	}()
 	return c.LocalAddr().(*net.UDPAddr).AddrPort()
@@ -50,8 +59,11 @@ func profileLobby(t *testing.T, p udplobby.Profile) netip.AddrPort {
 // the profile to set; a Leviathan scenario aimed at a UDP lobby fails
 // instead of running into timeouts, and reaches a Leviathan endpoint.
 func TestReachProfilesAndProtocols(t *testing.T) {
-	spec := profileLobby(t, udplobby.ProfileSpec)
-	r17 := profileLobby(t, udplobby.ProfileRType17)
+	spec := profileLobby(t, udplobby.ProfileSpec, false)
+	r17 := profileLobby(t, udplobby.ProfileRType17, false)
+	specOther := profileLobby(t, udplobby.ProfileSpec, true)
+	r17Other := profileLobby(t, udplobby.ProfileRType17, true)
+	dead := deadPort(t)
 	cfg := refserver.Loopback()
 	cfg.UDP, cfg.TCP = nil, nil
 	srv, err := refserver.Start(context.Background(), cfg)
@@ -76,6 +88,13 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 		{"leviathan at a UDP lobby", scenario.Leviathan, "", spec, "answers the UDP lobby protocol", ""},
 		{"leviathan at an rtype17 UDP lobby", scenario.Leviathan, "", r17, "answers the UDP lobby protocol", ""},
 		{"leviathan endpoint", scenario.Leviathan, "", srv.Addr(refserver.Leviathan), "", ""},
+		// Replies from another port are replies.
+		{"auto, spec server answering from another port", scenario.UDPLobby, "auto", specOther, "", "spec"},
+		{"spec, rtype17 server answering from another port", scenario.UDPLobby, "spec", r17Other, "set header_profile: rtype17", ""},
+		{"leviathan endpoint answering from another port", scenario.Leviathan, "", otherPortProxy(t, srv.Addr(refserver.Leviathan)), "answers a Leviathan Connect from another port", ""},
+		// Nothing listens: ICMP port unreachable, told at once.
+		{"udp-lobby, nothing listening", scenario.UDPLobby, "auto", dead, "connection refused", ""},
+		{"leviathan, nothing listening", scenario.Leviathan, "", dead, "connection refused", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := simclient.Describe(string(tc.proto))
@@ -92,6 +111,61 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deadPort is a UDP port on 127.0.0.1 nothing listens on (bound, then
+// closed): datagrams to it draw ICMP port unreachable.
+func deadPort(t *testing.T) netip.AddrPort {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := c.LocalAddr().(*net.UDPAddr).AddrPort()
+	c.Close()
+	return addr
+}
+
+// otherPortProxy relays datagrams to target from a socket of its own, and
+// target's replies back to the client from a third socket: target, seen
+// through it, answers from another port than the one asked.
+func otherPortProxy(t *testing.T, target netip.AddrPort) netip.AddrPort {
+	t.Helper()
+	var socks [3]*net.UDPConn // in, to the target, back out
+	for i := range socks {
+		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		socks[i] = c
+	}
+	in, up, back := socks[0], socks[1], socks[2]
+	var client atomic.Pointer[netip.AddrPort]
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, from, err := in.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			client.Store(&from)
+			_, _ = up.WriteToUDPAddrPort(buf[:n], target)
+		}
+	}()
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, _, err := up.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			if c := client.Load(); c != nil {
+				_, _ = back.WriteToUDPAddrPort(buf[:n], *c)
+			}
+		}
+	}()
+	return in.LocalAddr().(*net.UDPAddr).AddrPort()
 }
 
 // TestReachLeviathanSilence: a Leviathan scenario aimed at a UDP port

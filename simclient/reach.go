@@ -25,10 +25,18 @@ var ErrRefused = errors.New("connection refused (nothing listens on that UDP por
 // ctx leaves; Judge reads a reply: done with a nil error means reachable,
 // an error a reply proving the target speaks something else; not done, no
 // error: keep listening.
+//
+// The socket is unconnected, so a reply from another port of the target's
+// host is read and judged as one from the target's port: servers in the
+// wild answer from another port than the one asked, and a check that
+// said "no reply" to them would be wrong. SamePort makes such a judged
+// reply an error that names the port, for a protocol whose clients cannot
+// take it.
 type DatagramReach struct {
-	What    string // what is sent, for "no reply to …"
-	Packets func(try int) [][]byte
-	Judge   func(b []byte) (done bool, err error)
+	What     string // what is sent, for "no reply to …"
+	Packets  func(try int) [][]byte
+	Judge    func(b []byte) (done bool, err error)
+	SamePort string // non-empty: a reply from another port fails the check, with this said of why
 }
 
 // Run checks addr within timeout (ctx may end it sooner).
@@ -36,17 +44,23 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(addr))
+	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
+	network := "udp6"
+	if addr.Addr().Is4() {
+		network = "udp4"
+	}
+	c, err := net.ListenUDP(network, nil)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	reportRefusals(c)
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	defer stop()
 	buf := make([]byte, 64<<10)
 	for i := 0; i < ReachTries; i++ {
 		for _, pkt := range p.Packets(i) {
-			if _, err := c.Write(pkt); err != nil {
+			if _, err := c.WriteToUDPAddrPort(pkt, addr); err != nil {
 				if errors.Is(err, syscall.ECONNREFUSED) {
 					return ErrRefused
 				}
@@ -56,7 +70,7 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 		end := time.Now().Add(time.Until(deadline) / time.Duration(ReachTries-i))
 		for {
 			c.SetReadDeadline(end)
-			n, err := c.Read(buf)
+			n, from, err := c.ReadFromUDPAddrPort(buf)
 			if err != nil {
 				if errors.Is(err, syscall.ECONNREFUSED) {
 					return ErrRefused
@@ -66,7 +80,15 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 				}
 				break // next try
 			}
-			if done, err := p.Judge(buf[:n]); done || err != nil {
+			from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+			if from.Addr() != addr.Addr() {
+				continue // another host's datagram: not an answer
+			}
+			done, err := p.Judge(buf[:n])
+			if done && err == nil && from != addr && p.SamePort != "" {
+				return fmt.Errorf("the target answers %s from another port, %v, not from %v: %s", p.What, from, addr, p.SamePort)
+			}
+			if done || err != nil {
 				return err
 			}
 		}

@@ -46,7 +46,8 @@ func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Dura
 	listSpec, list17 := simclient.ReachListRooms()
 	var pkt leviathan.Packet
 	r := simclient.DatagramReach{
-		What: "a Leviathan Connect",
+		What:     "a Leviathan Connect",
+		SamePort: "lobbybench's Leviathan clients read a connected socket, which takes replies from the endpoint's port only (README, Limitations)",
 		Packets: func(try int) [][]byte {
 			if try == simclient.ReachTries-1 {
 				return [][]byte{connect, listSpec, list17}
