@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"github.com/lobbybench/lobbybench/internal/precise"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -34,11 +33,9 @@ type slot struct {
 	// than on the client's goroutine stack (simclient.StackBudget).
 	st Start
 	// susp is the slot's session while it is suspended in a pause
-	// (simclient.ErrSuspended): the slot has no goroutine then, and wake
-	// resumes it (suspend); waiting is true while wake is armed.
-	susp    Session
-	wake    *time.Timer
-	waiting bool // guarded by Execution.suspMu
+	// (simclient.ErrSuspended): the slot has no goroutine then, until the
+	// resumer starts loop again (resume.go).
+	susp Session
 }
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
@@ -57,7 +54,6 @@ func (x *Execution) runClosed(ctx context.Context) {
 			slots = append(slots, &slot{j: j})
 		}
 	}
-	x.slots = slots
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer func() {
@@ -97,8 +93,8 @@ func (x *Execution) runClosed(ctx context.Context) {
 //
 // A session that suspends in a long pause (simclient.Base.Pause: think
 // times, ping intervals) ends the goroutine, which would only sleep: the
-// slot's timer starts loop again near the pause's end (suspend), and it
-// resumes the session first. At 60,000 clients polling every 5 s, most
+// resumer starts loop again at the pause's end (suspend, resume.go), and
+// it resumes the session first. At 60,000 clients polling every 5 s, most
 // clients are in a pause at any moment, and a goroutine's stack is the
 // largest part of a client's memory (simclient.StackBudget). The slot
 // stays running and counted in x.wg while it is suspended.
@@ -217,53 +213,6 @@ func (x *Execution) next(s *slot, end time.Time, maxClients int) (sess Session, 
 		s.active = true
 	}
 	return x.newSession(st), true
-}
-
-// suspend arms slot s's timer to resume its suspended session (s.susp)
-// precise.Coarse before its pause ends (Resume finishes the wait
-// precisely) and reports true: the caller's goroutine ends. False when
-// the run is stopping: the caller resumes the session at once, and the
-// pause ends cut.
-func (x *Execution) suspend(s *slot) bool {
-	at := s.susp.(simclient.Resumer).SuspendedUntil()
-	x.suspMu.Lock()
-	defer x.suspMu.Unlock()
-	if x.suspStop {
-		return false
-	}
-	d := time.Until(at) - precise.Coarse
-	if s.wake == nil {
-		s.wake = time.AfterFunc(d, func() { x.resumeSlot(s) })
-	} else {
-		s.wake.Reset(d)
-	}
-	s.waiting = true
-	return true
-}
-
-// resumeSlot is slot s's timer: it starts loop again, which resumes the
-// suspended session first. On a goroutine of its own, not the timer's:
-// the timer's frames would sit below every request of the resumed session
-// (simclient.StackBudget).
-func (x *Execution) resumeSlot(s *slot) {
-	x.suspMu.Lock()
-	s.waiting = false
-	x.suspMu.Unlock()
-	go x.loop(s)
-}
-
-// wakeSuspended resumes every suspended session at once, and stops
-// further suspensions: the run is stopping, and their pauses end cut.
-func (x *Execution) wakeSuspended() {
-	x.suspMu.Lock()
-	defer x.suspMu.Unlock()
-	x.suspStop = true
-	for _, s := range x.slots {
-		if s.waiting && s.wake.Stop() {
-			s.waiting = false
-			go x.loop(s)
-		}
-	}
 }
 
 // failBackoff is the first pause of a closed-model client after a failed

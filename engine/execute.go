@@ -155,11 +155,8 @@ type Execution struct {
 	wg       sync.WaitGroup
 	seq      []atomic.Int64 // closed model: per-flow start counter
 	stopping atomic.Bool
-	// Closed model: its client slots, and the suspensions of their
-	// sessions (suspend).
-	slots    []*slot
-	suspMu   sync.Mutex
-	suspStop bool // the run is stopping: no more suspensions
+	// res resumes the closed model's suspended sessions (resume.go).
+	res resumer
 	// wait is how the schedulers wait for a due time (precise.Until).
 	wait func(ctx context.Context, timer **time.Timer, t time.Time) error
 }
