@@ -110,37 +110,29 @@ func (x *Execution) loop(s *slot) {
 	end := x.start.Add(plan.Load.Duration)
 	for {
 		for s.susp != nil || s.want.Load() && !x.stopping.Load() && x.sessCtx.Err() == nil {
-			var failed, failedStart bool
 			st := &s.st
-			if sess := s.susp; sess != nil {
+			var failed, failedStart, kept, susp bool
+			sess := s.susp
+			if sess != nil {
 				s.susp = nil
-				var kept, susp bool
 				failed, failedStart, kept, susp = x.resumeSession(st, sess)
-				if kept {
-					s.prev = sess
-				}
-				if susp {
-					s.susp = sess
-				}
 			} else {
-				sess, ok := x.next(s, end, maxClients)
-				if !ok {
+				var ok bool
+				if sess, ok = x.next(s, end, maxClients); !ok {
 					break
 				}
 				failed, failedStart = true, true
 				if sess != nil {
 					// Run here, not in next: next's frame would sit below
 					// every request (simclient.StackBudget).
-					var kept, susp bool
-					if failed, failedStart, kept, susp = x.runSession(st, sess, true); kept {
-						s.prev = sess
-					}
-					if susp {
-						s.susp = sess
-					}
+					failed, failedStart, kept, susp = x.runSession(st, sess, true)
 				}
 			}
-			if s.susp != nil {
+			if kept {
+				s.prev = sess
+			}
+			if susp {
+				s.susp = sess
 				if x.suspend(s) {
 					suspended = true
 					return

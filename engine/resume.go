@@ -22,7 +22,6 @@ type resumer struct {
 	stop    bool // the run is stopping: no more suspensions
 	running bool // the goroutine (resumeLoop) is started
 	kick    chan struct{}
-	ready   []*slot // resumeLoop's, reused
 }
 
 // dueSlot is a suspended slot and when its pause ends.
@@ -84,6 +83,7 @@ func (x *Execution) resumeLoop() {
 	r := &x.res
 	stop := simclient.StopContext(x.runCtx)
 	var timer, fine *time.Timer
+	var ready []*slot // reused
 	for {
 		r.mu.Lock()
 		if r.stop {
@@ -127,12 +127,12 @@ func (x *Execution) resumeLoop() {
 		}
 		r.mu.Lock()
 		now := time.Now()
-		r.ready = r.ready[:0]
+		ready = ready[:0]
 		for len(r.due) > 0 && !r.due[0].at.After(now) {
-			r.ready = append(r.ready, heap.Pop(&r.due).(dueSlot).s)
+			ready = append(ready, heap.Pop(&r.due).(dueSlot).s)
 		}
 		r.mu.Unlock()
-		for _, s := range r.ready {
+		for _, s := range ready {
 			go x.loop(s)
 		}
 	}

@@ -76,9 +76,9 @@ type suspension struct {
 }
 
 // SuspendMin is the shortest pause a session gives up its goroutine for
-// (Shared.Suspend): a suspension and its resumption cost a timer and a
-// goroutine start (a few µs of CPU), and free the goroutine's stack (4
-// KiB, StackBudget) for the rest of the pause.
+// (Shared.Suspend): a suspension and its resumption cost an entry in the
+// engine's resumer and a goroutine start (a few µs of CPU), and free the
+// goroutine's stack (4 KiB, StackBudget) for the rest of the pause.
 const SuspendMin = 10 * time.Millisecond
 
 // ErrSuspended is what Run and Resume return when the session gave up its
@@ -182,6 +182,9 @@ func (b *Base) Play(ctx context.Context, due time.Time, p Stepper) error {
 	b.Next = due
 	b.Stop = StopContext(ctx)
 	b.proto = p
+	// RunFlow is called here and in Resume, not from a shared helper:
+	// the helper is too large to inline, and its frame would sit below
+	// every request (StackBudget).
 	err := RunFlow(ctx, b.Stop, b.Flow, b.Member.Index, 0, b)
 	if err != ErrSuspended {
 		b.leaveGroup() // a suspended session keeps its place
@@ -260,10 +263,7 @@ func (b *Base) Finish(i int, st *scenario.Step, intended, sent time.Time, err er
 // and moves Next to t, after the session's Idle (Idler). A pause that ctx
 // ends fails the step with ReasonCancelled.
 func (b *Base) SleepUntil(ctx context.Context, i int, st *scenario.Step, t time.Time) error {
-	b.Next = t
-	if id, ok := b.proto.(Idler); ok {
-		id.Idle()
-	}
+	b.pausing(t)
 	if err := SleepUntil(ctx, &b.timer, t); err != nil {
 		return b.Fail(i, st, ReasonCancelled, err)
 	}
@@ -280,14 +280,20 @@ func (b *Base) SleepUntil(ctx context.Context, i int, st *scenario.Step, t time.
 // step next = i again.
 func (b *Base) Pause(ctx context.Context, i int, st *scenario.Step, t time.Time, next int) error {
 	if b.Shared.Suspend && ctx.Err() == nil && time.Until(t) >= SuspendMin {
-		b.Next = t
-		if id, ok := b.proto.(Idler); ok {
-			id.Idle()
-		}
+		b.pausing(t)
 		b.susp = suspension{at: t, step: i, st: st, next: next}
 		return ErrSuspended
 	}
 	return b.SleepUntil(ctx, i, st, t)
+}
+
+// pausing begins a pause until t: Next moves to t, and the session's Idle
+// (Idler) runs.
+func (b *Base) pausing(t time.Time) {
+	b.Next = t
+	if id, ok := b.proto.(Idler); ok {
+		id.Idle()
+	}
 }
 
 // GroupRoom waits for the room the session's group creates (a join with

@@ -257,42 +257,32 @@ func memRun(n int, d, interval time.Duration, heapFile string) error {
 		return err
 	}
 	plan.Target = addr
-	// The peak of goroutine stacks, against simclient.StackBudget per
-	// client: a client path that outgrows it doubles every client's stack.
+	// One sampler: the peak of goroutine stacks, against
+	// simclient.StackBudget per client (a client path that outgrows it
+	// doubles every client's stack), and with BENCHRUN_MEMTRACE a trace of
+	// heap, stacks and GC cycles on stderr.
 	var peakStacks atomic.Uint64
-	stackDone := make(chan struct{})
-	defer close(stackDone)
+	trace := os.Getenv("BENCHRUN_MEMTRACE") != ""
+	stop := make(chan struct{})
+	defer close(stop)
 	go func() {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}}
-		for {
+		t0 := time.Now()
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+		for i := 0; ; i++ {
 			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > peakStacks.Load() {
+			if v := s[2].Value.Uint64(); v > peakStacks.Load() {
 				peakStacks.Store(v)
 			}
+			if trace && i%2 == 1 { // every 200 ms
+				fmt.Fprintf(os.Stderr, "%6.2fs heap %4d MiB stacks %4d MiB gc %d\n", time.Since(t0).Seconds(), s[0].Value.Uint64()>>20, s[2].Value.Uint64()>>20, s[1].Value.Uint64())
+			}
 			select {
-			case <-stackDone:
+			case <-stop:
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}()
-	if os.Getenv("BENCHRUN_MEMTRACE") != "" {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			t0 := time.Now()
-			s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/memory/classes/heap/stacks:bytes"}}
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(250 * time.Millisecond):
-				}
-				metrics.Read(s)
-				fmt.Fprintf(os.Stderr, "%6.2fs heap %4d MiB stacks %4d MiB gc %d\n", time.Since(t0).Seconds(), s[0].Value.Uint64()>>20, s[2].Value.Uint64()>>20, s[1].Value.Uint64())
-			}
-		}()
-	}
 	if heapFile != "" {
 		t := time.AfterFunc(d/2, func() {
 			if f, err := os.Create(heapFile); err == nil {
