@@ -15,7 +15,8 @@
 // the medians printed. Then a -mem-clients run (10,000 by default), in a
 // fresh child process against a reference server in another child
 // process, reports the harness's own peak RSS per client
-// (BENCHRUN_MEMTRACE=1 traces heap and stacks every 250 ms).
+// (BENCHRUN_MEMTRACE=1 traces heap and stacks every 200 ms on stderr,
+// BENCHRUN_MEMTRACE=all every runtime memory class too).
 //
 // Loopback only; every loop is bounded by -duration.
 package main
@@ -26,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -54,7 +56,9 @@ func main() {
 		memInterval = flag.Duration("mem-interval", time.Second, "ping interval of each client in the memory run")
 		serve       = flag.Int("serve-child", 0, "internal: run a reference server for this many rooms and print its address")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the first lobbybench run (the 1-step flow) to `FILE`")
-		memProfile  = flag.String("memprofile", "", "write a heap profile taken halfway through the memory run to `FILE`")
+		memProfile  = flag.String("memprofile", "", "write a heap profile of the memory run to `FILE`, and its goroutines to FILE.goroutines")
+		memAt       = flag.Duration("memprofile-at", 0, "when the memory run's profiles are taken (0: halfway)")
+		memCPU      = flag.String("mem-cpuprofile", "", "write a CPU profile of the memory run to `FILE`")
 		wClients    = flag.Int("workers-clients", 60000, "clients of the --workers run (0: skip)")
 		wWorkers    = flag.Int("workers", 4, "worker processes of the --workers run")
 		wHold       = flag.Duration("workers-duration", 20*time.Second, "how long the --workers run holds its clients")
@@ -63,7 +67,7 @@ func main() {
 	)
 	flag.Parse()
 	if *memChild {
-		if err := memRun(*memClients, *memDuration, *memInterval, *memProfile); err != nil {
+		if err := memRun(*memClients, *memDuration, *memInterval, *memProfile, *memAt, *memCPU); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrun: memory run: %v\n", err)
 			os.Exit(1)
 		}
@@ -168,7 +172,7 @@ func main() {
 		// A fresh process: VmHWM is a process-lifetime peak, and the runs
 		// above had servers and clients of their own.
 		cmd := exec.Command(os.Args[0], "-mem-child", "-mem-clients", strconv.Itoa(*memClients),
-			"-mem-duration", memDuration.String(), "-mem-interval", memInterval.String(), "-memprofile", *memProfile)
+			"-mem-duration", memDuration.String(), "-mem-interval", memInterval.String(), "-memprofile", *memProfile, "-memprofile-at", memAt.String(), "-mem-cpuprofile", *memCPU)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrun: memory run: %v\n", err)
@@ -232,7 +236,7 @@ func pingSeries(res *engine.Result) *reports.Series {
 
 // memRun runs n clients pinging every interval against a reference server
 // in a child process, so the figures are the harness's alone.
-func memRun(n int, d, interval time.Duration, heapFile string) error {
+func memRun(n int, d, interval time.Duration, heapFile string, at time.Duration, cpuFile string) error {
 	cmd := exec.Command(os.Args[0], "-serve-child", strconv.Itoa(n/4+16))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -275,6 +279,18 @@ func memRun(n int, d, interval time.Duration, heapFile string) error {
 			}
 			if trace && i%2 == 1 { // every 200 ms
 				fmt.Fprintf(os.Stderr, "%6.2fs heap %4d MiB stacks %4d MiB gc %d\n", time.Since(t0).Seconds(), s[0].Value.Uint64()>>20, s[2].Value.Uint64()>>20, s[1].Value.Uint64())
+				if os.Getenv("BENCHRUN_MEMTRACE") == "all" {
+					var all []metrics.Sample
+					for _, d := range metrics.All() {
+						if strings.HasPrefix(d.Name, "/memory/classes/") {
+							all = append(all, metrics.Sample{Name: d.Name})
+						}
+					}
+					metrics.Read(all)
+					for _, a := range all {
+						fmt.Fprintf(os.Stderr, "    %-50s %7.2f MiB\n", a.Name, float64(a.Value.Uint64())/(1<<20))
+					}
+				}
 			}
 			select {
 			case <-stop:
@@ -284,13 +300,32 @@ func memRun(n int, d, interval time.Duration, heapFile string) error {
 		}
 	}()
 	if heapFile != "" {
-		t := time.AfterFunc(d/2, func() {
+		if at <= 0 {
+			at = d / 2
+		}
+		t := time.AfterFunc(at, func() {
+			runtime.GC() // the profile shows the heap as of the last GC: this moment's
 			if f, err := os.Create(heapFile); err == nil {
 				pprof.Lookup("heap").WriteTo(f, 0)
 				f.Close()
 			}
+			if f, err := os.Create(heapFile + ".goroutines"); err == nil {
+				pprof.Lookup("goroutine").WriteTo(f, 1)
+				f.Close()
+			}
 		})
 		defer t.Stop()
+	}
+	if cpuFile != "" {
+		w, err := os.Create(cpuFile)
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		if err := pprof.StartCPUProfile(w); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: time.Second})
 	if err != nil {
