@@ -42,8 +42,10 @@ func (s *suspender) Resume(ctx context.Context) error {
 	return nil
 }
 
-func (s *suspender) SuspendedUntil() time.Time { return s.until }
-func (s *suspender) Close() error              { return nil }
+func (s *suspender) SuspendedUntil() time.Time            { return s.until }
+func (s *suspender) SuspendedOn() (int, *simclient.Group) { return -1, nil }
+func (s *suspender) ParkWaits()                           {}
+func (s *suspender) Close() error                         { return nil }
 
 // TestClosedSuspends: a closed-model session that suspends in a pause
 // (simclient.ErrSuspended) gives up its goroutine and is resumed by the

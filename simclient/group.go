@@ -35,6 +35,7 @@ type Group struct {
 	room     Room
 	roomErr  error
 	roomDone chan struct{} // closed by SetRoom or FailRoom
+	onRoom   []func()      // OnRoom's, called once roomDone is closed
 	barriers map[int]*barrier
 	hashes   map[uint64]int // tcp: player hash → member index
 }
@@ -43,6 +44,11 @@ type barrier struct {
 	arrived int
 	open    chan struct{}
 }
+
+// NewGroup returns a group of size members of no flow, outside any run's
+// registry: for callers that drive sessions themselves (an executor's
+// tests). A run's groups come from Shared.Join.
+func NewGroup(size int) *Group { return newGroup(-1, -1, size) }
 
 func newGroup(flow int, id int64, size int) *Group {
 	return &Group{Flow: flow, ID: id, Size: size, roomDone: make(chan struct{})}
@@ -60,6 +66,46 @@ func (g *Group) SetRoom(r Room) {
 	}
 	g.room = r
 	close(g.roomDone)
+	g.roomKnown()
+}
+
+// roomKnown calls the OnRoom functions, once roomDone is closed; g.mu is
+// held, and is unlocked and locked again around the calls.
+func (g *Group) roomKnown() {
+	fs := g.onRoom
+	g.onRoom = nil
+	g.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+	g.mu.Lock()
+}
+
+// OnRoom calls f once the group's room is published or failed (SetRoom,
+// FailRoom): at once, on this goroutine, if it already is; else on the
+// goroutine that publishes it. A suspended session waiting for the room
+// (Base.GroupRoom) is resumed that way, without a goroutine of its own.
+func (g *Group) OnRoom(f func()) {
+	g.mu.Lock()
+	select {
+	case <-g.roomDone:
+		g.mu.Unlock()
+		f()
+		return
+	default:
+	}
+	g.onRoom = append(g.onRoom, f)
+	g.mu.Unlock()
+}
+
+// RoomDone reports whether the group's room is published or failed.
+func (g *Group) RoomDone() bool {
+	select {
+	case <-g.roomDone:
+		return true
+	default:
+		return false
+	}
 }
 
 // FailRoom tells the group its room will not exist (the creator failed),
@@ -77,6 +123,7 @@ func (g *Group) FailRoom(err error) {
 	}
 	g.roomErr = err
 	close(g.roomDone)
+	g.roomKnown()
 }
 
 // ErrNoRoom is returned by WaitRoom when the group's room was not created.

@@ -62,24 +62,43 @@ type Base struct {
 	creator   bool    // this member runs a create step of the flow
 	closeOnce sync.Once
 	leaveOnce sync.Once
-	susp      suspension // where a suspended session resumes (Pause)
+	susp      suspension // where a suspended session resumes (Pause, Await)
+	roomBy    time.Time  // GroupRoom: when the wait for the room times out
+	parkWaits bool       // ParkWaits was called
 }
 
-// suspension is where a session that gave up its goroutine in a pause
-// (Base.Pause) goes on: the pause of step (st) ends at at, then the flow
-// goes on at step next.
+// suspension is where a session that gave up its goroutine goes on. In a
+// pause (Base.Pause): the pause of step (st) ends at at, then the flow goes
+// on at step next. In a wait (wait true: Base.Await, Base.GroupRoom): step
+// next (= step) runs again when the socket fd becomes readable (fd ≥ 0),
+// when room is published, or at at, whichever is first; the step keeps its
+// own place (a request in flight) in its session.
 type suspension struct {
 	at   time.Time
 	step int
 	st   *scenario.Step
 	next int
+	wait bool
+	fd   int // with wait: the socket whose readability ends it; -1 none
+	room *Group
 }
 
 // SuspendMin is the shortest pause a session gives up its goroutine for
-// (Shared.Suspend): a suspension and its resumption cost an entry in the
-// engine's resumer and a goroutine start (a few µs of CPU), and free the
-// goroutine's stack (4 KiB, StackBudget) for the rest of the pause.
+// (Shared.Suspend), and the shortest wait (Shared.SuspendWaits): a
+// suspension and its resumption cost an entry in the engine's resumer and
+// a goroutine start (a few µs of CPU), and free the goroutine's stack
+// (4 KiB, StackBudget) for the rest of the pause.
 const SuspendMin = 10 * time.Millisecond
+
+// SuspendWaitsFrom is how many clients one process runs before its
+// closed-model sessions also give up their goroutine while they wait for a
+// reply or for their group's room (Shared.SuspendWaits). Below it, a
+// client waiting keeps its goroutine parked on the netpoller: that is
+// cheaper per request (no epoll registration, no goroutine start per
+// reply), and its stack costs little at that scale. Above it, the stacks
+// of clients that are only waiting would be most of the run's memory: at
+// 10,000 clients starting at once, 40 MiB.
+const SuspendWaitsFrom = 2000
 
 // ErrSuspended is what Run and Resume return when the session gave up its
 // goroutine in a pause (Base.Pause): the caller calls Resume at
@@ -95,8 +114,17 @@ type Resumer interface {
 	// ErrSuspended: it finishes the pause (precisely, or cut by the stop
 	// signal) and plays the rest of the flow, returning as Run does.
 	Resume(ctx context.Context) error
-	// SuspendedUntil is when the pause that suspended the session ends.
+	// SuspendedUntil is when the pause that suspended the session ends,
+	// or when its wait times out.
 	SuspendedUntil() time.Time
+	// SuspendedOn is what may end a suspended wait before SuspendedUntil:
+	// its socket fd becoming readable (fd ≥ 0), or its group's room being
+	// published (room not nil: Group.OnRoom). A pause has neither (-1, nil).
+	SuspendedOn() (fd int, room *Group)
+	// ParkWaits tells the session that its caller cannot watch a socket
+	// (SuspendedOn's fd): from now on its waits park, keeping the
+	// goroutine, as without Shared.SuspendWaits.
+	ParkWaits()
 }
 
 // Stepper is what a protocol's session implements: step i (st) of its
@@ -168,7 +196,7 @@ func (b *Base) Renew(id, fi int) Base {
 	flow := &sh.Plan.Flows[fi]
 	m := sh.Rejoin(fi, b.Member)
 	return Base{Shared: sh, ID: id, Flow: flow, FlowIdx: fi, Member: m, Rec: sh.Recorder(id), Think: b.Think, CurStep: -1,
-		thinkSrc: b.thinkSrc, timer: b.timer, creator: Creates(flow, m.Index)}
+		thinkSrc: b.thinkSrc, timer: b.timer, creator: Creates(flow, m.Index), parkWaits: b.parkWaits}
 }
 
 // Play runs the session's flow as Session.Run does, p's steps with the
@@ -198,9 +226,11 @@ func (b *Base) Resume(ctx context.Context) error {
 	b.susp = suspension{}
 	b.Stop = StopContext(ctx)
 	b.CurStep = sp.step
-	if err := b.SleepUntil(b.Stop, sp.step, sp.st, sp.at); err != nil {
-		b.leaveGroup()
-		return Stopped(ctx, b.Stop, err)
+	if !sp.wait {
+		if err := b.SleepUntil(b.Stop, sp.step, sp.st, sp.at); err != nil {
+			b.leaveGroup()
+			return Stopped(ctx, b.Stop, err)
+		}
 	}
 	err := RunFlow(ctx, b.Stop, b.Flow, b.Member.Index, sp.next, b)
 	if err != ErrSuspended {
@@ -211,6 +241,34 @@ func (b *Base) Resume(ctx context.Context) error {
 
 // SuspendedUntil implements Resumer.
 func (b *Base) SuspendedUntil() time.Time { return b.susp.at }
+
+// SuspendedOn implements Resumer.
+func (b *Base) SuspendedOn() (fd int, room *Group) {
+	if !b.susp.wait {
+		return -1, nil
+	}
+	return b.susp.fd, b.susp.room
+}
+
+// ParkWaits implements Resumer.
+func (b *Base) ParkWaits() { b.parkWaits = true }
+
+// MayAwait reports whether the session may give up its goroutine in a
+// wait that ends by itself at until (Shared.SuspendWaits, not ParkWaits,
+// the run not stopping, until SuspendMin or more away).
+func (b *Base) MayAwait(until time.Time) bool {
+	return b.Shared.SuspendWaits && !b.parkWaits && b.Stop != nil && b.Stop.Err() == nil && time.Until(until) >= SuspendMin
+}
+
+// Await suspends the session in a wait of its current step for socket fd
+// to become readable, until at most until (MayAwait): it returns
+// ErrSuspended, which the caller returns at once, up to Run. Resume runs
+// the step again, which must go on where it waited (its place kept in the
+// session, as a udp-lobby request in flight keeps its own).
+func (b *Base) Await(fd int, until time.Time) error {
+	b.susp = suspension{at: until, step: b.CurStep, next: b.CurStep, wait: true, fd: fd}
+	return ErrSuspended
+}
 
 // RunStep implements FlowRunner for Play: the think and barrier steps,
 // and the protocol's Step for the others.
@@ -250,6 +308,9 @@ func (b *Base) StepErr(i int, st *scenario.Step, err error) error {
 // and sent at sent: on success it records the step and moves Next to its
 // end; err fails it (StepErr).
 func (b *Base) Finish(i int, st *scenario.Step, intended, sent time.Time, err error) error {
+	if err == ErrSuspended {
+		return err // a wait suspended the step (Await): it is not over
+	}
 	if err != nil {
 		return b.StepErr(i, st, err)
 	}
@@ -301,10 +362,24 @@ func (b *Base) pausing(t time.Time) {
 // It fails with ErrCancelled when ctx ended, and with a *RequestError of
 // ReasonCreatorFailed when the creator failed or ended without creating
 // it, of reports.ReasonTimeout when it did not come in time.
+//
+// With Shared.SuspendWaits it may instead suspend the session until the
+// room is published or the budget ends (ErrSuspended, returned at once up
+// to Run); the step runs again on Resume, and its GroupRoom goes on with
+// the same budget.
 func (b *Base) GroupRoom(ctx context.Context, st *scenario.Step) (Room, error) {
-	tctx, cancel := context.WithTimeout(ctx, Budget(st.Policy))
-	r, err := b.Member.Group.WaitRoom(tctx)
+	g := b.Member.Group
+	if b.roomBy.IsZero() {
+		b.roomBy = time.Now().Add(Budget(st.Policy))
+	}
+	if _, known := g.RoomNow(); !known && !g.RoomDone() && b.MayAwait(b.roomBy) {
+		b.susp = suspension{at: b.roomBy, step: b.CurStep, next: b.CurStep, wait: true, fd: -1, room: g}
+		return Room{}, ErrSuspended
+	}
+	tctx, cancel := context.WithDeadline(ctx, b.roomBy)
+	r, err := g.WaitRoom(tctx)
 	cancel()
+	b.roomBy = time.Time{}
 	switch {
 	case err == nil:
 		return r, nil
@@ -314,6 +389,18 @@ func (b *Base) GroupRoom(ctx context.Context, st *scenario.Step) (Room, error) {
 		return Room{}, &RequestError{Reason: ReasonCreatorFailed, Err: err}
 	}
 	return Room{}, &RequestError{Reason: reports.ReasonTimeout, Err: fmt.Errorf("the group's room was not created within %s", Budget(st.Policy))}
+}
+
+// CreatedRoom returns the room the session's group created if it is
+// already known (ok), for a join with room: created; waited reports that
+// the step had waited for it (a GroupRoom suspended it), so the join's
+// request is intended now, not at the step's start.
+func (b *Base) CreatedRoom() (r Room, ok, waited bool) {
+	if r, ok = b.Member.Group.RoomNow(); ok {
+		waited = !b.roomBy.IsZero()
+		b.roomBy = time.Time{}
+	}
+	return r, ok, waited
 }
 
 // errCreatorEnded fails the group's room when its creator's session ends

@@ -130,6 +130,12 @@ type Options struct {
 	// (Base.Pause): Run may then return ErrSuspended, and the caller must
 	// call Resume (Resumer) at SuspendedUntil. The closed model sets it.
 	Suspend bool
+	// SuspendWaits (with Suspend) lets sessions give up their goroutine
+	// while they wait for a reply or their group's room (Base.Await,
+	// Base.GroupRoom), as in a pause, to be resumed at SuspendedUntil or
+	// at once when what SuspendedOn names is ready. The closed model sets
+	// it from SuspendWaitsFrom clients per process.
+	SuspendWaits bool
 }
 
 // PreciseWindow is how long a udp-lobby client in precise mode polls its
@@ -172,8 +178,11 @@ type Shared struct {
 	PollWindow time.Duration
 	// Suspend is Options.Suspend: sessions may suspend (Base.Pause).
 	Suspend bool
-	Sweeper *Sweeper
-	Rooms   *RoomTable
+	// SuspendWaits is Options.SuspendWaits: sessions may also suspend
+	// while they wait (Base.Await, Base.GroupRoom).
+	SuspendWaits bool
+	Sweeper      *Sweeper
+	Rooms        *RoomTable
 
 	recs     []*metrics.Recorder
 	stepKeys [][]metrics.Key // [flow][step]
@@ -230,6 +239,7 @@ func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector,
 		sh.PollWindow = PreciseWindow
 	}
 	sh.Suspend = opt.Suspend
+	sh.SuspendWaits = opt.Suspend && opt.SuspendWaits
 	n := opt.Recorders
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)

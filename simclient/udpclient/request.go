@@ -62,26 +62,41 @@ func (s *session) sendProfile(attempt int) udplobby.Profile {
 // message key (success, failure, retries) and returns when it was first
 // sent. The reply's effects (rooms, instance address) are applied by
 // handle.
+//
+// In a step that can run again (mayAwait), with waits that may suspend
+// (simclient.Base.MayAwait), a request whose reply is not there yet
+// suspends the session instead of parking (simclient.Base.Await) and
+// returns simclient.ErrSuspended; the step's next call of request, once
+// Resume runs the step again, goes on waiting for the same reply (p is
+// then ignored).
 func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, error) {
-	s.p = *p
-	key := s.rt.keys[s.p.typ]
-	s.seq++
-	s.sent++
-	s.p.seq = s.seq
-	s.p.active = true
-	s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(0))
-	s.p.sent = time.Now()
-	defer func() { s.p.active = false }()
-	if err := s.tr.send(p.to, s.obuf); err != nil {
-		return s.p.sent, s.sendFailed(key, err)
-	}
-	deadline := s.p.sent.Add(pol.Timeout)
-	var resendAt time.Time
-	for {
-		wait := deadline
-		if !resendAt.IsZero() {
-			wait = resendAt
+	if !s.p.suspended {
+		s.p = *p
+		s.seq++
+		s.sent++
+		s.p.seq = s.seq
+		s.p.active = true
+		s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(0))
+		s.p.sent = time.Now()
+		if err := s.tr.send(s.p.to, s.obuf); err != nil {
+			s.p.active = false
+			return s.p.sent, s.sendFailed(s.rt.keys[s.p.typ], err)
 		}
+		s.p.deadline = s.p.sent.Add(pol.Timeout)
+	}
+	s.p.suspended = false
+	defer func() {
+		if !s.p.suspended {
+			s.p.active = false
+		}
+	}()
+	key := s.rt.keys[s.p.typ]
+	for {
+		wait := s.p.deadline
+		if !s.p.resendAt.IsZero() {
+			wait = s.p.resendAt
+		}
+		s.tr.noPark = s.mayAwait && s.MayAwait(wait)
 		data, from, err := s.tr.recv(wait)
 		switch {
 		case err == nil:
@@ -99,8 +114,11 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 				return s.p.sent, s.refusal
 			}
 			continue
+		case err == errWouldBlock:
+			s.p.suspended = true
+			return s.p.sent, s.Await(s.tr.waitFD(), wait)
 		case errors.Is(err, errTimeout):
-			if err := s.timedOut(key, pol, &deadline, &resendAt); err != nil {
+			if err := s.timedOut(key, pol, &s.p.deadline, &s.p.resendAt); err != nil {
 				return s.p.sent, err
 			}
 		case errors.Is(err, errTruncated):

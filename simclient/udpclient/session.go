@@ -70,6 +70,9 @@ type session struct {
 
 	// pending request, valid while p.active
 	p pending
+	// mayAwait: the current step can run again from its start to go on
+	// with a request that suspended (request, simclient.Base.Await).
+	mayAwait bool
 
 	// game state
 	roomID      uint32
@@ -102,6 +105,14 @@ type pending struct {
 	attempt  int
 	intended time.Time
 	sent     time.Time
+	// the wait for its reply: the current deadline, and when it is sent
+	// again (zero: not scheduled); kept here rather than on the stack, so
+	// that a request whose session suspended (suspended) goes on
+	deadline time.Time
+	resendAt time.Time
+	// suspended: the session gave up its goroutine waiting for the reply
+	// (simclient.Base.Await); the step's next request call goes on waiting.
+	suspended bool
 }
 
 // New is the udp-lobby simclient.Factory.
@@ -186,6 +197,7 @@ func (s *session) Idle() { s.tr.idle() }
 
 // Step implements simclient.Stepper.
 func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
+	s.mayAwait = false
 	switch st.Kind {
 	case scenario.Disconnect:
 		s.closeStep(i)
@@ -201,6 +213,9 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	intended := s.Next
 	var sent time.Time
 	var err error
+	// A step whose requests can suspend (request): running it again from
+	// its start, on Resume, reaches the same request call first.
+	s.mayAwait = true
 	switch st.Kind {
 	case scenario.ListRooms:
 		sent, err = s.list(st.Policy, intended)
@@ -244,6 +259,9 @@ func (s *session) list(pol scenario.RequestPolicy, intended time.Time) (time.Tim
 
 func (s *session) create(i int, st *scenario.Step, intended time.Time) (time.Time, error) {
 	sent, err := s.request(&pending{typ: udplobby.LobbyCreateRoom, to: s.lobby, intended: intended}, st.Policy)
+	if err == simclient.ErrSuspended {
+		return sent, err
+	}
 	if err != nil {
 		if s.Member.Group != nil {
 			s.Member.Group.FailRoom(err)
@@ -262,8 +280,11 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 	case scenario.RoomID:
 		room = st.Room.ID
 	case scenario.RoomCreated:
-		if r, ok := s.Member.Group.RoomNow(); ok {
+		if r, ok, waited := s.CreatedRoom(); ok {
 			room = r.ID
+			if waited {
+				intended = time.Now() // after a suspended wait (GroupRoom)
+			}
 			break
 		}
 		r, err := s.GroupRoom(ctx, st)
@@ -273,6 +294,9 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 		room = r.ID
 		intended = time.Now() // the wait is the step's, not the request's
 	default: // random-waiting
+		// Its list and join requests do not suspend: running the step
+		// again would list again.
+		s.mayAwait = false
 		var err error
 		if room, err = s.pickRoom(st, intended); err != nil {
 			return time.Time{}, err
@@ -387,6 +411,11 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 		resumed = false
 		ct := uint32(time.Since(sr.base) / time.Microsecond)
 		sent, err := s.request(&pending{typ: udplobby.ClientPing, to: s.inst, inst: true, value: ct, intended: intended}, st.Policy)
+		if err == simclient.ErrSuspended {
+			// Waiting for ping sr.k's reply: Resume runs this step
+			// again, which goes on at the same ping and request.
+			return err
+		}
 		if err != nil {
 			sr.k = 0
 			return s.StepErr(i, st, err)

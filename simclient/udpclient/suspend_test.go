@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -116,5 +119,174 @@ func TestSuspendedStop(t *testing.T) {
 	}
 	if run.Totals.Failures != 0 {
 		t.Errorf("%d failures, want 0: a pause the stop ends is cut", run.Totals.Failures)
+	}
+}
+
+// TestSuspendWaits: with Options.SuspendWaits, a request whose reply is
+// not there yet suspends the session (ErrSuspended; SuspendedOn names
+// the socket, SuspendedUntil the request's deadline) instead of parking.
+// Resume goes on waiting for the same request: a reply that came in the
+// meantime completes it, sent once; a deadline that passed sends it again
+// with the same sequence id, under the step's retries, and the request
+// fails only once they are spent. Without SuspendWaits the session parks.
+func TestSuspendWaits(t *testing.T) {
+	tests := []struct {
+		name  string
+		opt   simclient.Options
+		reply bool // the test sends the held reply once suspended
+		// wantSusp is the number of suspensions; wantSends, the lists the
+		// server saw; wantErr, that the step failed (timeout).
+		wantSusp, wantSends int
+		wantErr             bool
+	}{
+		{"reply while suspended", simclient.Options{Suspend: true, SuspendWaits: true}, true, 1, 1, false},
+		// Three: the first deadline, the retry interval, the retry's
+		// deadline.
+		{"deadlines while suspended", simclient.Options{Suspend: true, SuspendWaits: true}, false, 3, 2, true},
+		{"parks without SuspendWaits", simclient.Options{Suspend: true}, false, 0, 2, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			held := make(chan []byte, 4)
+			f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) {
+				f.lobbyHook = func(_ *fakeLobby, _ *udplobby.Message, def []byte) []byte {
+					held <- append([]byte(nil), def...)
+					return nil // the test answers, or nobody does
+				}
+			})
+			p := plan(t, "", `
+  - name: lister
+    steps: [{list_rooms: {timeout: 200ms, retries: 1, retry_interval: 100ms}}]
+`)
+			s, c := oneSession(t, p, f.addr(), tc.opt)
+			r := s.(simclient.Resumer)
+			ctx := context.Background()
+			var susp int
+			err := s.Run(ctx, time.Now())
+			for err == simclient.ErrSuspended && susp < 10 {
+				susp++
+				fd, room := r.SuspendedOn()
+				if fd < 0 || room != nil {
+					t.Fatalf("suspended on fd %d, room %v: want the socket", fd, room)
+				}
+				if tc.reply {
+					reply := <-held
+					if _, err := f.conn.WriteToUDPAddrPort(reply, s.(*session).LocalAddr()); err != nil {
+						t.Fatal(err)
+					}
+					// As the engine's poller would: resume once readable.
+					pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+					if n, err := unix.Poll(pfd, 10_000); n != 1 || err != nil {
+						t.Fatalf("the socket did not become readable: %d, %v", n, err)
+					}
+				} else {
+					time.Sleep(time.Until(r.SuspendedUntil()))
+				}
+				err = r.Resume(ctx)
+			}
+			if susp != tc.wantSusp {
+				t.Errorf("%d suspensions, want %d", susp, tc.wantSusp)
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("the flow ended with %v, want error %v", err, tc.wantErr)
+			}
+			if n := f.count(udplobby.LobbyListRooms); n != tc.wantSends {
+				t.Errorf("server saw %d lists, want %d", n, tc.wantSends)
+			}
+			if seqs := f.seqsOf(udplobby.LobbyListRooms); len(seqs) == 2 && seqs[0] != seqs[1] {
+				t.Errorf("the retry was sent with seq %d, the first send with %d: want the same", seqs[1], seqs[0])
+			}
+			run, err2 := c.Snapshot()
+			if err2 != nil {
+				t.Fatal(err2)
+			}
+			wantFail := int64(0)
+			if tc.wantErr {
+				wantFail = 1
+			}
+			if run.Totals.Failures != wantFail {
+				t.Errorf("failures %d, want %d", run.Totals.Failures, wantFail)
+			}
+			if tc.wantErr {
+				var se *simclient.StepError
+				if !errors.As(err, &se) || se.Reason != reports.ReasonTimeout {
+					t.Errorf("the step failed with %v, want a timeout", err)
+				}
+			}
+		})
+	}
+}
+
+// TestSuspendWaitsFlow: a whole flow whose every reply comes late (15 ms,
+// past the client's first read) completes as it does parked, each request
+// sent once, when its session suspends in its waits for replies as well
+// as in its pauses: each step that waited runs again on Resume and goes on
+// with its request in flight (a ping series at its ping), not from its
+// start. The test resumes a wait once its socket is readable, as the
+// engine's poller does, and a pause at its end.
+func TestSuspendWaitsFlow(t *testing.T) {
+	late := func(f *fakeLobby) {
+		f.lobbyHook = func(_ *fakeLobby, _ *udplobby.Message, def []byte) []byte {
+			time.Sleep(15 * time.Millisecond)
+			return def
+		}
+		f.instHook = func(_ *fakeLobby, _ *fakeRoom, _ *udplobby.Message, def []byte) []byte {
+			time.Sleep(15 * time.Millisecond)
+			return def
+		}
+	}
+	f := newFakeLobby(t, udplobby.ProfileSpec, late)
+	p := plan(t, "", `
+  - name: pinger
+    steps:
+      - create_room
+      - join: {room: created}
+      - hello
+      - instance_join
+      - ping: {count: 3, interval: 100ms}
+      - list_rooms
+`)
+	s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: true})
+	r := s.(simclient.Resumer)
+	ctx := context.Background()
+	var waits, pauses int
+	err := s.Run(ctx, time.Now())
+	for err == simclient.ErrSuspended && waits+pauses < 100 {
+		if fd, _ := r.SuspendedOn(); fd >= 0 {
+			waits++
+			ms := max(int(time.Until(r.SuspendedUntil())/time.Millisecond), 0)
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
+				t.Fatal(err)
+			}
+		} else {
+			pauses++
+			time.Sleep(time.Until(r.SuspendedUntil()))
+		}
+		err = r.Resume(ctx)
+	}
+	if err != nil {
+		t.Fatalf("the flow ended with %v after %d waits and %d pauses suspended", err, waits, pauses)
+	}
+	if waits == 0 || pauses != 2 {
+		t.Errorf("%d waits and %d pauses suspended, want some waits and 2 pauses", waits, pauses)
+	}
+	for typ, n := range map[udplobby.MsgType]int{udplobby.LobbyCreateRoom: 1, udplobby.LobbyJoinRoom: 1, udplobby.ClientHello: 1,
+		udplobby.ClientJoinRequest: 1, udplobby.ClientPing: 3, udplobby.LobbyListRooms: 1} {
+		if got := f.count(typ); got != n {
+			t.Errorf("server saw %d %v, want %d", got, typ, n)
+		}
+	}
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Totals.Failures != 0 || run.Totals.Violations != 0 || run.Totals.Retries != 0 {
+		t.Errorf("failures %d, violations %d, retries %d, want none", run.Totals.Failures, run.Totals.Violations, run.Totals.Retries)
+	}
+	for _, st := range run.Steps {
+		if st.Successes == 0 {
+			t.Errorf("step %s recorded no success", st.Name)
+		}
 	}
 }

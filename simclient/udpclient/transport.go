@@ -23,6 +23,9 @@ var (
 	errTruncated = errors.New("datagram truncated by the receive buffer")
 	// errCancelled: the session's context ended.
 	errCancelled = simclient.ErrCancelled
+	// errWouldBlock: nothing to read yet, and the caller asked recv not to
+	// park (noPark): it suspends the session instead (waitFD).
+	errWouldBlock = errors.New("no datagram yet")
 )
 
 const (
@@ -55,7 +58,12 @@ type transport struct {
 	// send (run --precise; 0: never), until pollUntil (zero: not armed).
 	window    time.Duration
 	pollUntil time.Time
-	sockio    // the socket's raw reads and writes (transport_linux.go)
+	// noPark asks the next recv to return errWouldBlock rather than park
+	// until its deadline, where it can (waitFD ≥ 0, nothing held, no
+	// polling window); each recv clears it. nowait is that for one read.
+	noPark bool
+	nowait bool
+	sockio // the socket's raw reads and writes (transport_linux.go)
 
 	wmu     sync.Mutex      // guards watched and unwatch (watch and close)
 	watched context.Context // the context whose end cancels the transport
@@ -192,6 +200,8 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		t.in.Recycle(t.cur)
 		t.cur = nil
 	}
+	noPark := t.noPark
+	t.noPark = false
 	for {
 		if t.cancelled.Load() {
 			return nil, netip.AddrPort{}, errCancelled
@@ -220,6 +230,8 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			// after the read.
 			poll = true
 			_ = t.c.SetReadDeadline(wake)
+		} else if noPark && t.in == nil && t.out == nil && t.pollUntil.IsZero() && t.waitFD() >= 0 {
+			t.nowait = true // the caller suspends instead of parking
 		} else {
 			t.waker.Arm(wake)
 		}
@@ -236,6 +248,7 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			}
 		}
 		n, trunc, from, err := t.read(spin)
+		t.nowait = false
 		if poll {
 			_ = t.c.SetReadDeadline(time.Time{})
 		}

@@ -40,6 +40,8 @@ type sockio struct {
 	writeFn func(fd uintptr) bool // rawWrite, bound once
 	family  int                   // the socket's: AF_INET or AF_INET6
 
+	fd int // the socket's descriptor (waitFD)
+
 	// read state, for rawRead
 	until  time.Time // spin (no parking) until then; zero: no spin
 	rsa    unix.RawSockaddrAny
@@ -68,12 +70,26 @@ func (t *transport) initIO() bool {
 		return false
 	}
 	fam := -1
-	if raw.Control(func(fd uintptr) { fam, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_DOMAIN) }) != nil || err != nil {
+	sfd := -1
+	if raw.Control(func(fd uintptr) {
+		sfd = int(fd)
+		fam, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_DOMAIN)
+	}) != nil || err != nil {
 		return false
 	}
-	t.raw, t.family = raw, fam
+	t.raw, t.family, t.fd = raw, fam, sfd
 	t.readFn, t.writeFn = t.rawRead, t.rawWrite
 	return true
+}
+
+// waitFD is the descriptor a session that recv left with errWouldBlock
+// waits on (readable: its datagram is there), or -1 when recv never does
+// (no raw reads): the socket's, valid while it is open.
+func (t *transport) waitFD() int {
+	if t.raw == nil {
+		return -1
+	}
+	return t.fd
 }
 
 // preciseOK reports whether t can poll without parking (run --precise).
@@ -144,6 +160,10 @@ func (t *transport) rawRead(fd uintptr) bool {
 		t.until, t.pollUntil = time.Time{}, time.Time{}
 	}
 	t.idle() // nothing to read: wait without a buffer
+	if t.nowait && !spin {
+		t.err, t.got = errWouldBlock, true
+		return true
+	}
 	return false
 }
 

@@ -15,6 +15,10 @@ type sockio struct{}
 // initIO reports that raw reads and writes are not available here.
 func (t *transport) initIO() bool { return false }
 
+// waitFD reports that a read here cannot return errWouldBlock (only raw
+// reads can): recv parks, and the session keeps its goroutine.
+func (t *transport) waitFD() int { return -1 }
+
 // preciseOK reports that precise mode is not available here.
 func (t *transport) preciseOK() bool { return false }
 
