@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -32,10 +33,16 @@ type slot struct {
 	// st is the Start of the slot's current session, kept here rather
 	// than on the client's goroutine stack (simclient.StackBudget).
 	st Start
-	// susp is the slot's session while it is suspended in a pause
-	// (simclient.ErrSuspended): the slot has no goroutine then, until the
-	// resumer starts loop again (resume.go).
+	// susp is the slot's session while it is suspended in a pause or a
+	// wait (simclient.ErrSuspended): the slot has no goroutine then, until
+	// the resumer starts loop again (resume.go).
 	susp Session
+	// Guarded by the resumer's lock: the slot's place in its heap (-1:
+	// not there), the number of its current suspension, and its index in
+	// Execution.slots (the poller's events name it).
+	hidx int
+	gen  uint32
+	pos  int
 }
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
@@ -44,6 +51,9 @@ type slot struct {
 // newly picked flow; when the target falls, the highest slots stop at the
 // end of their current flow. Slot j picks its flows from its own seeded
 // stream, so a slot's sequence of flows does not depend on scheduling.
+// startBurst is how many clients runClosed starts before it yields.
+const startBurst = 32
+
 func (x *Execution) runClosed(ctx context.Context) {
 	plan := x.o.Plan
 	prof := plan.Load.Profile()
@@ -51,9 +61,12 @@ func (x *Execution) runClosed(ctx context.Context) {
 	var slots []*slot // owned slots in increasing j
 	for j := 0; j < maxClients; j++ {
 		if x.o.Shard.Owns(j) {
-			slots = append(slots, &slot{j: j})
+			slots = append(slots, &slot{j: j, hidx: -1, pos: len(slots)})
 		}
 	}
+	x.res.mu.Lock()
+	x.slots = slots
+	x.res.mu.Unlock()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer func() {
@@ -67,6 +80,7 @@ func (x *Execution) runClosed(ctx context.Context) {
 			return
 		}
 		n := x.o.Shard.Part(prof.Clients(elapsed, maxClients))
+		started := 0
 		for i, s := range slots {
 			want := i < n
 			s.want.Store(want)
@@ -75,7 +89,13 @@ func (x *Execution) runClosed(ctx context.Context) {
 					s.rng = scenario.NewRand(plan.Seed, slotStreamBase+uint64(s.j))
 				}
 				x.wg.Add(1)
-				go x.loop(s)
+				x.run(s)
+				if started++; started%startBurst == 0 {
+					// Let the clients just started run before starting
+					// more: thousands of goroutines waiting for a core
+					// would each hold a stack, and start no sooner.
+					runtime.Gosched()
+				}
 			}
 		}
 		next := x.start.Add((elapsed/x.o.PollInterval + 1) * x.o.PollInterval)

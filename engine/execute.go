@@ -115,6 +115,9 @@ type Stats struct {
 	// Active counts live sessions: running, or in the closed model kept
 	// open between a client's iterations; MaxActive is its peak.
 	Active, MaxActive atomic.Int64
+	// WaitsSuspended counts the closed model's suspensions in a wait
+	// (simclient.Resumer.SuspendedOn), not in a pause.
+	WaitsSuspended atomic.Int64
 }
 
 // Dropped is the number of dropped starts of both kinds.
@@ -126,6 +129,7 @@ type StatsSnapshot struct {
 	FailedStarts                        int64
 	DroppedNoSlot, DroppedLate          int64
 	Active, MaxActive                   int64
+	WaitsSuspended                      int64
 }
 
 // Snapshot copies the counters.
@@ -134,7 +138,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		Started: s.Started.Load(), Completed: s.Completed.Load(), Failed: s.Failed.Load(), Aborted: s.Aborted.Load(),
 		FailedStarts:  s.FailedStarts.Load(),
 		DroppedNoSlot: s.DroppedNoSlot.Load(), DroppedLate: s.DroppedLate.Load(),
-		Active: s.Active.Load(), MaxActive: s.MaxActive.Load(),
+		Active: s.Active.Load(), MaxActive: s.MaxActive.Load(), WaitsSuspended: s.WaitsSuspended.Load(),
 	}
 }
 
@@ -157,6 +161,13 @@ type Execution struct {
 	stopping atomic.Bool
 	// res resumes the closed model's suspended sessions (resume.go).
 	res resumer
+	// slots are the closed model's clients (runClosed), by slot.pos.
+	slots []*slot
+	// idle hands a slot to a runner waiting for one (run); done, closed
+	// when Execute returns, ends the waiting runners; idlers counts them.
+	idle   chan *slot
+	done   chan struct{}
+	idlers atomic.Int32
 	// wait is how the schedulers wait for a due time (precise.Until).
 	wait func(ctx context.Context, timer **time.Timer, t time.Time) error
 }
@@ -184,7 +195,9 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
-	x = &Execution{o: o, start: time.Now(), seq: make([]atomic.Int64, len(o.Plan.Flows)), wait: waitUntil}
+	x = &Execution{o: o, start: time.Now(), seq: make([]atomic.Int64, len(o.Plan.Flows)), wait: waitUntil,
+		idle: make(chan *slot), done: make(chan struct{})}
+	defer close(x.done)
 	// Sessions run under their own context, cancelled only after the grace
 	// period, so Ctrl-C lets in-flight requests end.
 	x.sessCtx, x.cancelSess = context.WithCancel(context.WithoutCancel(ctx))

@@ -134,3 +134,78 @@ func TestClosedKeepsConnections(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSuspendedWaits: against the embedded reference server, udp-lobby
+// clients that give up their goroutine in their waits for replies and for
+// their group's room (Shared.SuspendWaits, forced here below
+// simclient.SuspendWaitsFrom clients) play their flows as parked clients
+// do: no failure, no violation, no retry, every ping answered; and they
+// did suspend in waits.
+//
+// A tcp-lobby client suspends only in its wait for the group's room, and
+// its join goes on as well.
+func TestRunSuspendedWaits(t *testing.T) {
+	flows := map[string]string{
+		"udp-lobby": `
+      - create_room: {only: leader}
+      - join: {room: created, only: members}
+      - hello
+      - instance_join
+      - ping: {count: 5, interval: 20ms}
+      - list_rooms
+`,
+		"tcp-lobby": `
+      - connect: {name: bench}
+      - create: {only: leader}
+      - join: {room: created, only: members}
+      - barrier: 4
+      - list
+`,
+	}
+	for _, tc := range []struct {
+		proto string
+		waits bool
+	}{{"udp-lobby", false}, {"udp-lobby", true}, {"tcp-lobby", false}, {"tcp-lobby", true}} {
+		waits := tc.waits
+		t.Run(fmt.Sprintf("%s SuspendWaits %v", tc.proto, waits), func(t *testing.T) {
+			plan, err := scenario.Parse("test.yaml", []byte(`
+protocol: `+tc.proto+`
+seed: 1
+load: {model: closed, clients: 24, duration: 1s}
+flows:
+  - name: pinger
+    group_size: 4
+    new_socket: true
+    steps:`+flows[tc.proto]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{Plan: plan}
+			cfg.Client.SuspendWaits = waits
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Engine.Sessions
+			// The reference tcp-lobby server refuses a few joins of this
+			// flow (about 0.1 %), whether the member waited suspended or
+			// not: up to 1 % are let through.
+			failures := res.Totals.Failures
+			for _, st := range res.Steps {
+				if tc.proto == "tcp-lobby" && st.Name == "join" {
+					failures -= min(st.FailuresByReason["join_failed"], max(st.Successes/100, 3))
+				}
+			}
+			if s.Failed > res.Totals.Failures-failures || s.Completed < 24 || failures != 0 || res.Totals.Violations != 0 || res.Totals.Retries != 0 {
+				for _, st := range res.Steps {
+					t.Logf("%s: %+v", st.Name, st.FailuresByReason)
+				}
+				t.Fatalf("sessions %+v, failures %d, violations %d, retries %d: want every client through its flow cleanly",
+					s, res.Totals.Failures, res.Totals.Violations, res.Totals.Retries)
+			}
+			if (s.WaitsSuspended > 0) != waits {
+				t.Errorf("%d waits suspended, want some: %v", s.WaitsSuspended, waits)
+			}
+		})
+	}
+}

@@ -102,6 +102,11 @@ type SessionInfo struct {
 	DroppedNoSlot int64 `json:"dropped_no_free_client"`
 	DroppedLate   int64 `json:"dropped_late"`
 	MaxActive     int64 `json:"max_active"`
+	// WaitsSuspended counts the waits (for a reply, for a group's room) in
+	// which a closed-model client gave up its goroutine
+	// (simclient.SuspendWaitsFrom); absent when none did. This process's
+	// alone: a --workers result leaves it to the shards' JSON.
+	WaitsSuspended int64 `json:"waits_suspended,omitempty"`
 }
 
 // Result is a run's outcome: the reports.Run (what every report reads) with
@@ -199,6 +204,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// a pause and start again (Execution.loop); an open-model arrival's
 	// goroutine runs one session.
 	opt.Suspend = plan.Load.Model == scenario.Closed
+	// From SuspendWaitsFrom clients in this process (or when the caller
+	// asks), a client waiting for a reply or its group's room gives up
+	// its goroutine too.
+	opt.SuspendWaits = opt.Suspend && (opt.SuspendWaits || cfg.Shard.Part(plan.Load.MaxClients) >= simclient.SuspendWaitsFrom)
 	sh, err := simclient.NewShared(plan, addr, col, opt)
 	if err != nil {
 		mem.Stop()
@@ -303,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	info.Interrupted = interrupted
 	st := xr.Stats.Snapshot()
 	info.Sessions = SessionInfo{Started: st.Started, Completed: st.Completed, Failed: st.Failed, FailedStarts: st.FailedStarts, Aborted: st.Aborted,
-		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, MaxActive: st.MaxActive}
+		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, MaxActive: st.MaxActive, WaitsSuspended: st.WaitsSuspended}
 	info.Harness = mem.Stop()
 	if srv != nil {
 		info.Server = srv.stats()

@@ -18,6 +18,11 @@ type suspender struct {
 	until   time.Time
 	mu      *sync.Mutex
 	resumed *[]resumeCall
+	// A wait rather than a pause (SuspendedOn): on socket fd (≥ 0) or
+	// on room.
+	wait bool
+	fd   int
+	room *simclient.Group
 }
 
 type resumeCall struct {
@@ -42,10 +47,15 @@ func (s *suspender) Resume(ctx context.Context) error {
 	return nil
 }
 
-func (s *suspender) SuspendedUntil() time.Time            { return s.until }
-func (s *suspender) SuspendedOn() (int, *simclient.Group) { return -1, nil }
-func (s *suspender) ParkWaits()                           {}
-func (s *suspender) Close() error                         { return nil }
+func (s *suspender) SuspendedUntil() time.Time { return s.until }
+func (s *suspender) ParkWaits()                {}
+func (s *suspender) SuspendedOn() (int, *simclient.Group) {
+	if !s.wait {
+		return -1, nil
+	}
+	return s.fd, s.room
+}
+func (s *suspender) Close() error { return nil }
 
 // TestClosedSuspends: a closed-model session that suspends in a pause
 // (simclient.ErrSuspended) gives up its goroutine and is resumed by the
@@ -110,6 +120,103 @@ func TestClosedSuspends(t *testing.T) {
 				}
 				if !tc.wantStopped && st.Completed < 2 {
 					t.Errorf("%d sessions completed, want at least 2 (2 clients, pauses under 1 s)", st.Completed)
+				}
+			})
+		})
+	}
+}
+
+// waiter is a fake simclient.Resumer whose sessions wait (SuspendedOn):
+// the first session of the run suspends in a wait on room or socket fd
+// for at most wait; Resume completes it. Later sessions suspend in a pause
+// (next: one pause of nextPause) or run until the stop.
+type waiter struct {
+	first     bool
+	wait      time.Duration
+	nextPause time.Duration
+	fd        int
+	room      *simclient.Group
+	before    func() // called as the first session suspends
+	until     time.Time
+	isPause   bool
+	resumed   chan resumeCall
+}
+
+func (w *waiter) Run(ctx context.Context, due time.Time) error {
+	if w.first {
+		w.until = time.Now().Add(w.wait)
+		if w.before != nil {
+			w.before()
+		}
+		return simclient.ErrSuspended
+	}
+	if w.nextPause > 0 {
+		w.isPause, w.until = true, time.Now().Add(w.nextPause)
+		return simclient.ErrSuspended
+	}
+	<-simclient.StopContext(ctx).Done()
+	return simclient.ErrStopped
+}
+
+func (w *waiter) Resume(ctx context.Context) error {
+	stopped := simclient.StopContext(ctx).Err() != nil
+	w.resumed <- resumeCall{at: time.Now(), until: w.until, stopped: stopped}
+	if stopped {
+		return simclient.ErrStopped
+	}
+	return nil
+}
+
+func (w *waiter) SuspendedUntil() time.Time { return w.until }
+func (w *waiter) ParkWaits()                {}
+func (w *waiter) Close() error              { return nil }
+func (w *waiter) SuspendedOn() (int, *simclient.Group) {
+	if w.isPause {
+		return -1, nil
+	}
+	return w.fd, w.room
+}
+
+// TestClosedWaitRoom: a closed-model session suspended in a wait for its
+// group's room is resumed when the room is published, at that moment, or
+// at its wait's end if it never is; a room published before it suspends
+// resumes it at once.
+func TestClosedWaitRoom(t *testing.T) {
+	tests := []struct {
+		name      string
+		publishAt time.Duration // -1: never; 0: before the wait
+		wait      time.Duration
+		wantAt    time.Duration
+	}{
+		{"published during the wait", 200 * time.Millisecond, time.Hour, 200 * time.Millisecond},
+		{"never published", -1, 300 * time.Millisecond, 300 * time.Millisecond},
+		{"published before the wait", 0, time.Hour, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				g := simclient.NewGroup(2)
+				if tc.publishAt == 0 {
+					g.SetRoom(simclient.Room{ID: 7})
+				} else if tc.publishAt > 0 {
+					time.AfterFunc(tc.publishAt, func() { g.SetRoom(simclient.Room{ID: 7}) })
+				}
+				resumed := make(chan resumeCall, 10)
+				n := 0
+				newS := func(st Start) (Session, error) {
+					n++
+					return &waiter{first: n == 1, wait: tc.wait, fd: -1, room: g, resumed: resumed}, nil
+				}
+				t0 := time.Now()
+				if _, _, err := Execute(context.Background(), Options{Plan: closedPlan(1, nil, time.Second, 1), New: newS, Grace: 100 * time.Millisecond}, nil); err != nil {
+					t.Fatal(err)
+				}
+				r := <-resumed
+				if r.stopped || r.at.Sub(t0) != tc.wantAt {
+					t.Errorf("resumed at %v (stopped %v), want at %v", r.at.Sub(t0), r.stopped, tc.wantAt)
+				}
+				if len(resumed) != 0 {
+					t.Errorf("%d more resumptions, want none: the session resumed twice", len(resumed))
 				}
 			})
 		})
