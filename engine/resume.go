@@ -264,18 +264,27 @@ func (x *Execution) run(s *slot) {
 
 // runner runs slots' loops, one after the other (run).
 func (x *Execution) runner(s *slot) {
-	for {
+	for s != nil {
 		x.loop(s)
-		if x.idlers.Add(1) > maxIdleRunners {
-			x.idlers.Add(-1)
-			return
-		}
-		select {
-		case s = <-x.idle:
-			x.idlers.Add(-1)
-		case <-x.done:
-			x.idlers.Add(-1)
-			return
-		}
+		s = x.idleWait()
+	}
+}
+
+// idleWait is a runner's wait for its next slot: nil when it is to end
+// (maxIdleRunners wait already, or the execution is over). Never inlined:
+// the runner's frame is below every client's path (simclient.StackBudget).
+//
+//go:noinline
+func (x *Execution) idleWait() *slot {
+	if x.idlers.Add(1) > maxIdleRunners {
+		x.idlers.Add(-1)
+		return nil
+	}
+	defer x.idlers.Add(-1)
+	select {
+	case s := <-x.idle:
+		return s
+	case <-x.done:
+		return nil
 	}
 }

@@ -255,7 +255,10 @@ func (b *Base) ParkWaits() { b.parkWaits = true }
 
 // MayAwait reports whether the session may give up its goroutine in a
 // wait that ends by itself at until (Shared.SuspendWaits, not ParkWaits,
-// the run not stopping, until SuspendMin or more away).
+// the run not stopping, until SuspendMin or more away). Never inlined:
+// its caller's frame is on every waiting client's stack (StackBudget).
+//
+//go:noinline
 func (b *Base) MayAwait(until time.Time) bool {
 	return b.Shared.SuspendWaits && !b.parkWaits && b.Stop != nil && b.Stop.Err() == nil && time.Until(until) >= SuspendMin
 }
@@ -264,7 +267,10 @@ func (b *Base) MayAwait(until time.Time) bool {
 // to become readable, until at most until (MayAwait): it returns
 // ErrSuspended, which the caller returns at once, up to Run. Resume runs
 // the step again, which must go on where it waited (its place kept in the
-// session, as a udp-lobby request in flight keeps its own).
+// session, as a udp-lobby request in flight keeps its own). Never
+// inlined, as MayAwait.
+//
+//go:noinline
 func (b *Base) Await(fd int, until time.Time) error {
 	b.susp = suspension{at: until, step: b.CurStep, next: b.CurStep, wait: true, fd: fd}
 	return ErrSuspended

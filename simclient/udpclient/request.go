@@ -70,7 +70,7 @@ func (s *session) sendProfile(attempt int) udplobby.Profile {
 // Resume runs the step again, goes on waiting for the same reply (p is
 // then ignored).
 func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, error) {
-	if !s.p.suspended {
+	if !s.pw.suspended {
 		s.p = *p
 		s.seq++
 		s.sent++
@@ -82,19 +82,19 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			s.p.active = false
 			return s.p.sent, s.sendFailed(s.rt.keys[s.p.typ], err)
 		}
-		s.p.deadline = s.p.sent.Add(pol.Timeout)
+		s.pw = replyWait{deadline: s.p.sent.Add(pol.Timeout)}
 	}
-	s.p.suspended = false
+	s.pw.suspended = false
 	defer func() {
-		if !s.p.suspended {
+		if !s.pw.suspended {
 			s.p.active = false
 		}
 	}()
 	key := s.rt.keys[s.p.typ]
 	for {
-		wait := s.p.deadline
-		if !s.p.resendAt.IsZero() {
-			wait = s.p.resendAt
+		wait := s.pw.deadline
+		if !s.pw.resendAt.IsZero() {
+			wait = s.pw.resendAt
 		}
 		s.tr.noPark = s.mayAwait && s.MayAwait(wait)
 		data, from, err := s.tr.recv(wait)
@@ -115,10 +115,10 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			}
 			continue
 		case err == errWouldBlock:
-			s.p.suspended = true
+			s.pw.suspended = true
 			return s.p.sent, s.Await(s.tr.waitFD(), wait)
 		case errors.Is(err, errTimeout):
-			if err := s.timedOut(key, pol, &s.p.deadline, &s.p.resendAt); err != nil {
+			if err := s.timedOut(key, pol, &s.pw.deadline, &s.pw.resendAt); err != nil {
 				return s.p.sent, err
 			}
 		case errors.Is(err, errTruncated):

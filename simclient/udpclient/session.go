@@ -68,8 +68,9 @@ type session struct {
 	rooms     []udplobby.Room
 	prevRooms []udplobby.Room // the list before s.rooms, for compareLists
 
-	// pending request, valid while p.active
-	p pending
+	// pending request, valid while p.active, and the wait for its reply
+	p  pending
+	pw replyWait
 	// mayAwait: the current step can run again from its start to go on
 	// with a request that suspended (request, simclient.Base.Await).
 	mayAwait bool
@@ -105,13 +106,18 @@ type pending struct {
 	attempt  int
 	intended time.Time
 	sent     time.Time
-	// the wait for its reply: the current deadline, and when it is sent
-	// again (zero: not scheduled); kept here rather than on the stack, so
-	// that a request whose session suspended (suspended) goes on
-	deadline time.Time
-	resendAt time.Time
-	// suspended: the session gave up its goroutine waiting for the reply
-	// (simclient.Base.Await); the step's next request call goes on waiting.
+}
+
+// replyWait is the wait for the pending request's reply (request): the
+// current deadline, and when the request is sent again (zero: not
+// scheduled). It is kept in the session rather than on the stack, so that
+// a request whose session suspended (suspended: simclient.Base.Await)
+// goes on when the step's next request call comes; and apart from
+// pending, whose literals the steps build on their own frames
+// (simclient.StackBudget).
+type replyWait struct {
+	deadline  time.Time
+	resendAt  time.Time
 	suspended bool
 }
 

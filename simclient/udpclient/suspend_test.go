@@ -290,3 +290,52 @@ func TestSuspendWaitsFlow(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryScheduleIsPerRequest: a reply that comes after its request's
+// timeout, while its re-send waits for the retry interval, completes the
+// request, and the re-send it had scheduled does not carry over to the
+// next request (the wait's state lives in the session: replyWait), which
+// waits its own timeout and is not re-sent.
+func TestRetryScheduleIsPerRequest(t *testing.T) {
+	for _, waits := range []bool{false, true} {
+		t.Run(map[bool]string{false: "parked", true: "suspended"}[waits], func(t *testing.T) {
+			var calls int
+			f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) {
+				f.lobbyHook = func(_ *fakeLobby, _ *udplobby.Message, def []byte) []byte {
+					calls++
+					// The first reply after its 30 ms timeout, within the
+					// 200 ms retry interval; the second after 250 ms, within
+					// its 400 ms timeout but after the first's retry time.
+					time.Sleep(map[int]time.Duration{1: 60 * time.Millisecond, 2: 250 * time.Millisecond}[calls])
+					return def
+				}
+			})
+			p := plan(t, "", `
+  - name: lister
+    steps:
+      - {list_rooms: {timeout: 30ms, retries: 1, retry_interval: 200ms}}
+      - {list_rooms: {timeout: 400ms, retries: 1, retry_interval: 200ms}}
+`)
+			s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: waits})
+			r := s.(simclient.Resumer)
+			err := s.Run(context.Background(), time.Now())
+			for n := 0; err == simclient.ErrSuspended && n < 20; n++ {
+				if fd, _ := r.SuspendedOn(); fd >= 0 {
+					ms := max(int(time.Until(r.SuspendedUntil())/time.Millisecond), 0)
+					unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
+				}
+				err = r.Resume(context.Background())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := c.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := f.count(udplobby.LobbyListRooms); n != 2 || run.Totals.Retries != 0 || run.Totals.Failures != 0 {
+				t.Errorf("server saw %d lists, %d retries, %d failures: want 2, 0, 0", n, run.Totals.Retries, run.Totals.Failures)
+			}
+		})
+	}
+}
