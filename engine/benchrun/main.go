@@ -342,14 +342,15 @@ func memRun(n int, d, interval time.Duration, heapFile string, at time.Duration,
 	fmt.Printf("  harness peak RSS %.1f MiB, peak live heap %.1f MiB, Go runtime total %.1f MiB, %d goroutines peak, %.1f CPU-s\n",
 		float64(h.PeakRSSBytes)/(1<<20), float64(h.PeakHeapBytes)/(1<<20), float64(h.PeakGoRuntimeBytes)/(1<<20), h.PeakGoroutines, h.CPUSeconds)
 	fmt.Printf("  pings ok %d, failed %d, violations %d, sessions failed %d\n", pings, fails, res.Totals.Violations, res.Engine.Sessions.Failed)
-	if h.PeakGoroutines < int64(n/2) {
+	if n >= simclient.SuspendWaitsFrom {
 		// Clients waiting hold no goroutine (simclient.SuspendWaitsFrom):
-		// stacks per goroutine would be the stack cache's, not a path's.
+		// stacks per client would be the stack cache's, not a path's.
 		fmt.Printf("  goroutine stacks peak %.1f MiB: waiting clients hold no goroutine (%d clients, from %d on); -mem-clients %d checks the stack budget\n",
 			float64(peakStacks.Load())/(1<<20), n, simclient.SuspendWaitsFrom, simclient.SuspendWaitsFrom-500)
 	} else {
-		perG := float64(peakStacks.Load()) / float64(max(h.PeakGoroutines, 1))
-		fmt.Printf("  goroutine stacks peak %.1f MiB, %.1f KiB per goroutine (budget %d KiB: simclient.StackBudget)\n",
+		// At the start every client holds its goroutine, in its setup.
+		perG := float64(peakStacks.Load()) / float64(n)
+		fmt.Printf("  goroutine stacks peak %.1f MiB, %.1f KiB per client (budget %d KiB: simclient.StackBudget)\n",
 			float64(peakStacks.Load())/(1<<20), perG/1024, simclient.StackBudget>>10)
 		if perG > 1.25*simclient.StackBudget {
 			fmt.Println("  (over budget: a client path outgrew its stack; see simclient.StackBudget)")
