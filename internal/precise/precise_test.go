@@ -68,20 +68,42 @@ func TestUntilNoSlot(t *testing.T) {
 	})
 }
 
-// On the real clock a wait never ends early (its lateness is a benchmark
-// figure, not asserted here).
+// On the real clock a wait never ends early, whether it holds its P, finds
+// the hold slot taken, or may not hold (UntilShared); and it gives back
+// the slots it took (its lateness is a benchmark figure, not asserted
+// here).
 func TestUntilRealClockNotEarly(t *testing.T) {
-	var timer *time.Timer
-	for _, d := range []time.Duration{0, 20 * time.Microsecond, 300 * time.Microsecond, 2 * time.Millisecond} {
-		due := time.Now().Add(d)
-		if err := Until(context.Background(), &timer, due); err != nil {
-			t.Fatal(err)
-		}
-		if now := time.Now(); now.Before(due) {
-			t.Fatalf("wait of %v returned %v early", d, due.Sub(now))
-		}
-	}
-	if got := fine.Load(); got != 0 {
-		t.Fatalf("fine = %d after the waits, want 0", got)
+	for _, tc := range []struct {
+		name     string
+		until    func(context.Context, **time.Timer, time.Time) error
+		slotUsed bool
+	}{
+		{"Until", Until, false},
+		{"Until, hold slot taken", Until, true},
+		{"UntilShared", UntilShared, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.slotUsed {
+				holding.Add(HoldSlots)
+				defer holding.Add(-HoldSlots)
+			}
+			var timer *time.Timer
+			for _, d := range []time.Duration{0, 20 * time.Microsecond, Hold / 2, 300 * time.Microsecond, 2 * time.Millisecond} {
+				due := time.Now().Add(d)
+				if err := tc.until(context.Background(), &timer, due); err != nil {
+					t.Fatal(err)
+				}
+				if now := time.Now(); now.Before(due) {
+					t.Fatalf("wait of %v returned %v early", d, due.Sub(now))
+				}
+			}
+			want := int64(0)
+			if tc.slotUsed {
+				want = HoldSlots
+			}
+			if got, hold := fine.Load(), holding.Load(); got != 0 || hold != want {
+				t.Fatalf("fine = %d, holding = %d after the waits, want 0 and %d", got, hold, want)
+			}
+		})
 	}
 }
