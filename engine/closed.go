@@ -112,12 +112,14 @@ func (x *Execution) runClosed(ctx context.Context) {
 // the previous one's socket when the factory can (Start.Prev).
 //
 // A session that suspends in a long pause (simclient.Base.Pause: think
-// times, ping intervals) ends the goroutine, which would only sleep: the
-// resumer starts loop again at the pause's end (suspend, resume.go), and
-// it resumes the session first. At 60,000 clients polling every 5 s, most
-// clients are in a pause at any moment, and a goroutine's stack is the
-// largest part of a client's memory (simclient.StackBudget). The slot
-// stays running and counted in x.wg while it is suspended.
+// times, ping intervals) or, from simclient.SuspendWaitsFrom clients, in a
+// wait (for a reply, for its group's room) ends the goroutine, which would
+// only sleep: the resumer starts loop again (on a runner: run) at the
+// pause's end, or when what the wait waits for is ready (suspend, wake,
+// resume.go), and it resumes the session first. At 60,000 clients polling
+// every 5 s, most clients are in a pause at any moment, and a goroutine's
+// stack is the largest part of a client's memory (simclient.StackBudget).
+// The slot stays running and counted in x.wg while it is suspended.
 func (x *Execution) loop(s *slot) {
 	suspended := false
 	defer func() {
