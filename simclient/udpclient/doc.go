@@ -7,7 +7,11 @@
 // that it talks to the lobby and to the instance port a create or join
 // returned (the instance's IP is the lobby's). The goroutine calling Run
 // sends, receives and decodes, with reused buffers: a ping or list request
-// allocates nothing.
+// allocates nothing. With simclient.Options.SuspendWaits a request whose
+// reply is not there yet suspends the session instead of parking
+// (simclient.Base.Await): the request's wait lives in the session
+// (replyWait), and Resume runs the step again, whose request call goes on
+// waiting for the same reply without sending it again.
 //
 // Requests: every request gets the session's next sequence id (from 1),
 // kept by its re-sends; a reply during a retry pause still counts, and an
