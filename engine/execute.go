@@ -93,6 +93,12 @@ type Options struct {
 	// concurrently.
 	OnSessionStart func(s Start)
 	OnSessionEnd   func(s Start, err error, ran bool)
+	// HoldP lets the open model's schedule keep its P for the last
+	// precise.Hold of each wait for an arrival (precise.UntilHeld): a
+	// lower send lag, for up to Hold of one core's CPU per arrival, taken
+	// from everything else in the process. Run sets it unless the server
+	// is embedded.
+	HoldP bool
 }
 
 // DropReason says why an open-model arrival was not started.

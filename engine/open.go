@@ -145,11 +145,12 @@ func (o *openSched) loop(ctx context.Context) {
 			}
 		}
 		wait := x.wait
-		if len(o.queue) > 1 && o.queue[1].st.Intended.Sub(head.st.Intended) < YieldSpare {
-			// A dense schedule (thousands of arrivals a second): the
-			// next wait would follow at once, and holding the P for
-			// every one would hold it for good (precise.Hold).
-			wait = precise.UntilShared
+		if x.o.HoldP && !(len(o.queue) > 1 && o.queue[1].st.Intended.Sub(head.st.Intended) < YieldSpare) {
+			// The last precise.Hold of the wait keeps the P: not in a
+			// dense schedule (thousands of arrivals a second), whose
+			// next wait would follow at once, so holding the P for
+			// every one would hold it for good.
+			wait = precise.UntilHeld
 		}
 		if wait(ctx, &o.timer, head.st.Intended) != nil {
 			break

@@ -240,6 +240,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	o := Options{
 		Plan: plan, Shard: cfg.Shard, Sources: sources,
 		Grace: cfg.Grace, MaxLateness: cfg.MaxLateness, PollInterval: cfg.PollInterval, Abort: cfg.Abort,
+		// The schedule's spin would take a core from a server in this
+		// process.
+		HoldP: srv == nil,
 		New: func(s Start) (Session, error) {
 			var prev simclient.Session
 			if s.Prev != nil {

@@ -8,27 +8,30 @@ import (
 	"time"
 )
 
-// On a fake clock every wait ends exactly at its deadline: the fine phase
-// notices the clock does not move and finishes on the timer.
+// On a fake clock every wait ends exactly at its deadline, held or not:
+// the fine phase (or the held spin) notices the clock does not move and
+// finishes on the timer.
 func TestUntilFakeClock(t *testing.T) {
-	for _, d := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, Spin + time.Microsecond, Coarse, 3 * time.Millisecond, time.Second} {
-		t.Run(d.String(), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var timer *time.Timer
-				start := time.Now()
-				due := start.Add(d)
-				if err := Until(context.Background(), &timer, due); err != nil {
-					t.Fatal(err)
-				}
-				want := due
-				if d < 0 {
-					want = start
-				}
-				if got := time.Now(); !got.Equal(want) {
-					t.Fatalf("returned at %v, want %v", got.Sub(start), want.Sub(start))
-				}
+	for _, d := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, Spin + time.Microsecond, Hold + time.Microsecond, Coarse, 3 * time.Millisecond, time.Second} {
+		for name, until := range map[string]func(context.Context, **time.Timer, time.Time) error{"Until": Until, "UntilHeld": UntilHeld} {
+			t.Run(name+" "+d.String(), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var timer *time.Timer
+					start := time.Now()
+					due := start.Add(d)
+					if err := until(context.Background(), &timer, due); err != nil {
+						t.Fatal(err)
+					}
+					want := due
+					if d < 0 {
+						want = start
+					}
+					if got := time.Now(); !got.Equal(want) {
+						t.Fatalf("returned at %v, want %v", got.Sub(start), want.Sub(start))
+					}
+				})
 			})
-		})
+		}
 	}
 }
 
@@ -68,19 +71,19 @@ func TestUntilNoSlot(t *testing.T) {
 	})
 }
 
-// On the real clock a wait never ends early, whether it holds its P, finds
-// the hold slot taken, or may not hold (UntilShared); and it gives back
-// the slots it took (its lateness is a benchmark figure, not asserted
-// here).
+// On the real clock a wait never ends early, whether it holds its P
+// (UntilHeld), finds the hold slot taken, or does not hold (Until); and it
+// gives back the slots it took (its lateness is a benchmark figure, not
+// asserted here).
 func TestUntilRealClockNotEarly(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		until    func(context.Context, **time.Timer, time.Time) error
 		slotUsed bool
 	}{
+		{"UntilHeld", UntilHeld, false},
+		{"UntilHeld, hold slot taken", UntilHeld, true},
 		{"Until", Until, false},
-		{"Until, hold slot taken", Until, true},
-		{"UntilShared", UntilShared, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.slotUsed {
