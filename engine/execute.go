@@ -174,8 +174,9 @@ type Execution struct {
 	idle   chan *slot
 	done   chan struct{}
 	idlers atomic.Int32
-	// wait is how the schedulers wait for a due time (precise.Until).
-	wait func(ctx context.Context, timer **time.Timer, t time.Time) error
+	// wait is how the schedulers wait for a due time (precise.Until);
+	// waitHeld, the open schedule's with Options.HoldP (precise.UntilHeld).
+	wait, waitHeld func(ctx context.Context, timer **time.Timer, t time.Time) error
 }
 
 // ErrNoFactory is returned when Options.New is nil.
@@ -201,7 +202,7 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
-	x = &Execution{o: o, start: time.Now(), seq: make([]atomic.Int64, len(o.Plan.Flows)), wait: waitUntil,
+	x = &Execution{o: o, start: time.Now(), seq: make([]atomic.Int64, len(o.Plan.Flows)), wait: waitUntil, waitHeld: waitHeld,
 		idle: make(chan *slot), done: make(chan struct{})}
 	defer close(x.done)
 	// Sessions run under their own context, cancelled only after the grace
@@ -284,6 +285,10 @@ func (x *Execution) source(n int) netip.Addr {
 // tests, on testing/synctest's fake clock, use a plain timer (see
 // synctest_test.go): the precise fine phase would spend real time there.
 var waitUntil = precise.Until
+
+// waitHeld is Execution.waitHeld's default: precise.UntilHeld (a
+// variable, as waitUntil, for tests).
+var waitHeld = precise.UntilHeld
 
 // sleepUntil waits until t or ctx is done; it reports false if ctx ended.
 func sleepUntil(ctx context.Context, timer *time.Timer, d time.Duration) bool {

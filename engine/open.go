@@ -150,7 +150,7 @@ func (o *openSched) loop(ctx context.Context) {
 			// dense schedule (thousands of arrivals a second), whose
 			// next wait would follow at once, so holding the P for
 			// every one would hold it for good.
-			wait = precise.UntilHeld
+			wait = x.waitHeld
 		}
 		if wait(ctx, &o.timer, head.st.Intended) != nil {
 			break

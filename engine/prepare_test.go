@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/precise"
 )
 
 // preparing is a session that notes when it was prepared
@@ -70,5 +72,57 @@ func TestSpare(t *testing.T) {
 		if got := spare(tc.queue); got != tc.want {
 			t.Errorf("%s: spare = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestOpenHoldsOnlyWhenAsked: the open schedule waits for an arrival with
+// the held wait (precise.UntilHeld: its last Hold spins on the P) only
+// with Options.HoldP, and then not when the next arrival follows within
+// YieldSpare (a dense schedule would hold the P for good); every other
+// wait is the plain precise one.
+func TestOpenHoldsOnlyWhenAsked(t *testing.T) {
+	tests := []struct {
+		name      string
+		rate      float64
+		hold      bool
+		wantHeld  bool // every arrival's wait held
+		wantPlain bool // every arrival's wait plain
+	}{
+		{"100/s, HoldP", 100, true, true, false},
+		{"100/s, no HoldP", 100, false, false, true},
+		{"10,000/s, HoldP: dense", 10000, true, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				var held, plain int
+				newS := func(Start) (Session, error) { return &fakeSession{length: time.Millisecond}, nil }
+				o := Options{Plan: openPlan(tc.rate, nil, 100*time.Millisecond, 1000), New: newS, HoldP: tc.hold}
+				x, _, err := Execute(context.Background(), o, func(x *Execution) {
+					x.waitHeld = func(ctx context.Context, tm **time.Timer, at time.Time) error {
+						held++
+						return precise.OnTimer(ctx, tm, at)
+					}
+					x.wait = func(ctx context.Context, tm **time.Timer, at time.Time) error {
+						plain++
+						return precise.OnTimer(ctx, tm, at)
+					}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				started := int(x.Stats.Snapshot().Started)
+				if started == 0 {
+					t.Fatal("no arrival started")
+				}
+				// The last arrival has no next one to be dense with: allow one.
+				if tc.wantHeld && held < started-1 || !tc.wantHeld && held > 1 {
+					t.Errorf("%d of %d arrivals waited held (HoldP %v), %d plain", held, started, tc.hold, plain)
+				}
+				if tc.wantPlain && plain < started-1 {
+					t.Errorf("%d of %d arrivals waited plain, want all", plain, started)
+				}
+			})
+		})
 	}
 }

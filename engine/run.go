@@ -29,6 +29,9 @@ type Config struct {
 	// defaults).
 	Grace, MaxLateness, PollInterval time.Duration
 	Abort                            <-chan struct{}
+	// NoSpin (`run --no-spin`) keeps the open model's schedule from
+	// spinning on its core before each arrival (Options.HoldP).
+	NoSpin bool
 	// ReachTimeout bounds the reachability check (zero = default).
 	ReachTimeout time.Duration
 	// Progress is where progress goes in Mode (nil or ProgressNone: none);
@@ -87,6 +90,8 @@ type Info struct {
 	MetricsAddr string `json:"metrics_addr,omitempty"`
 	// Precise is true for a `run --precise` run (simclient.Options.Precise).
 	Precise bool `json:"precise,omitempty"`
+	// NoSpin is true for a `run --no-spin` run (Config.NoSpin).
+	NoSpin bool `json:"no_spin,omitempty"`
 }
 
 // SessionInfo counts sessions as the engine saw them.
@@ -140,7 +145,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if factory == nil {
 		factory = proto.New
 	}
-	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: cfg.Client.Precise}
+	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: cfg.Client.Precise, NoSpin: cfg.NoSpin}
 
 	// The target: the plan's, or an embedded server.
 	var addr netip.AddrPort
@@ -242,7 +247,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Grace: cfg.Grace, MaxLateness: cfg.MaxLateness, PollInterval: cfg.PollInterval, Abort: cfg.Abort,
 		// The schedule's spin would take a core from a server in this
 		// process.
-		HoldP: srv == nil,
+		HoldP: srv == nil && !cfg.NoSpin,
 		New: func(s Start) (Session, error) {
 			var prev simclient.Session
 			if s.Prev != nil {

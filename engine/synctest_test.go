@@ -9,7 +9,7 @@ import (
 
 // The schedulers wait on the plain timer under the fake clock; the precise
 // wait has its own tests (internal/precise).
-func init() { waitUntil = precise.OnTimer }
+func init() { waitUntil, waitHeld = precise.OnTimer, precise.OnTimer }
 
 // synctest runs f in a bubble with a fake clock, so schedule tests are
 // exact and take no real time.

@@ -96,7 +96,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		return nil, fmt.Errorf("engine: %d workers is outside 1-%d", w.N, MaxWorkers)
 	}
 	plan := w.Plan
-	info := &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: w.Client.Precise}
+	info := &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: w.Client.Precise, NoSpin: w.NoSpin}
 	var embeddedAt netip.AddrPort
 	if plan.Target == "" {
 		c, err := embeddedConfig(plan.Protocol, plan.Embedded)

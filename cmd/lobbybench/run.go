@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/lobbybench/lobbybench/engine"
+	waits "github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -72,6 +73,7 @@ func init() {
 				worker     = fs.Bool("worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
 				embeddedAt = fs.String("embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
 				precise    = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
+				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", waits.Hold))
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
@@ -133,6 +135,7 @@ func init() {
 				}
 				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				cfg.Client.Precise = *precise
+				cfg.NoSpin = *noSpin
 				if *precise && !*worker {
 					fmt.Fprintf(e.stderr, "lobbybench run: %s\n", simclient.PreciseNote(plan.Protocol, plan.Target == ""))
 				}

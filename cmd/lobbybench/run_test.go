@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -322,6 +323,39 @@ func TestRunPrecise(t *testing.T) {
 			}
 			if n := strings.Count(errs, "lobbybench run: "+tc.want+"\n"); n != 1 {
 				t.Errorf("stderr says %q %d times, want once:\n%s", tc.want, n, errs)
+			}
+		})
+	}
+}
+
+// TestRunNoSpin: --no-spin is accepted and recorded in the result's JSON
+// (engine.no_spin), and absent without it.
+func TestRunNoSpin(t *testing.T) {
+	for _, noSpin := range []bool{false, true} {
+		t.Run(fmt.Sprint(noSpin), func(t *testing.T) {
+			js := filepath.Join(t.TempDir(), "r.json")
+			args := []string{"run", "--quiet", "--json", js}
+			if noSpin {
+				args = append(args, "--no-spin")
+			}
+			code, out, errs := runCLI(t, append(args, writeScenario(t, shortRun))...)
+			if code != exitOK {
+				t.Fatalf("exit %d; stderr %s\n%s", code, errs, out)
+			}
+			b, err := os.ReadFile(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Engine struct {
+					NoSpin *bool `json:"no_spin"`
+				} `json:"engine"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if got := doc.Engine.NoSpin != nil && *doc.Engine.NoSpin; got != noSpin || !noSpin && doc.Engine.NoSpin != nil {
+				t.Errorf("engine.no_spin = %v, want %v (absent when false)", doc.Engine.NoSpin, noSpin)
 			}
 		})
 	}
