@@ -51,6 +51,14 @@ func init() {
 // observe sends n LIST_ROOMS_REQ from a fresh connection, one every gap,
 // and returns the round trips and how many went unanswered.
 func observe(t *T, n int, gap time.Duration) ([]time.Duration, int, error) {
+	return observeUntil(t, n, gap, nil)
+}
+
+// observeUntil is observe that, once its n requests are sent, goes on
+// until more is closed (nil: it does not), so that it watches the whole
+// of what it observes: a flood that takes longer to fill a slow reader's
+// buffers (a loaded machine, a slower server) still meets an observer.
+func observeUntil(t *T, n int, gap time.Duration, more <-chan struct{}) ([]time.Duration, int, error) {
 	o, err := dialTCP(t)
 	if err != nil {
 		return nil, 0, err
@@ -58,7 +66,7 @@ func observe(t *T, n int, gap time.Duration) ([]time.Duration, int, error) {
 	defer o.Close()
 	var rtts []time.Duration
 	lost := 0
-	for i := 0; i < n; i++ {
+	for i := 0; i < n || more != nil && !closed(more); i++ {
 		start := time.Now()
 		_, err := o.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
 		switch {
@@ -70,7 +78,7 @@ func observe(t *T, n int, gap time.Duration) ([]time.Duration, int, error) {
 				return rtts, lost, nil // stalled: no need to wait out the rest
 			}
 		case errors.Is(err, errClosed):
-			return rtts, lost + n - i, nil
+			return rtts, lost + max(n-i, 1), nil
 		default:
 			return nil, 0, err
 		}
@@ -79,6 +87,16 @@ func observe(t *T, n int, gap time.Duration) ([]time.Duration, int, error) {
 		}
 	}
 	return rtts, lost, nil
+}
+
+// closed reports whether c is closed.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func judgeObserver(t *T, rtts []time.Duration, lost int, while string) error {
@@ -177,7 +195,10 @@ func tcpSlowReader(t *T) error {
 			}
 		}
 	}()
-	rtts, lost, err := observe(t, 20, 50*time.Millisecond)
+	// The observer watches the whole flood (at most slowReaderMax), not
+	// only its first second: under load the flood fills the slow
+	// reader's buffers later.
+	rtts, lost, err := observeUntil(t, 20, 50*time.Millisecond, pumpDone)
 	<-pumpDone
 	host.c.SetReadDeadline(time.Now())
 	<-readerDone
