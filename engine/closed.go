@@ -38,12 +38,16 @@ type slot struct {
 	// the resumer starts loop again (resume.go).
 	susp Session
 	// Guarded by the resumer's lock: the slot's place in its heap (-1:
-	// not there), the number of its current suspension, and its index in
-	// Execution.slots (the poller's events name it).
+	// not there) and the number of its current suspension.
 	hidx int
 	gen  uint32
-	pos  int
+	// pos is the slot's index in Execution.slots (the poller's events
+	// name it); it never changes.
+	pos int
 }
+
+// startBurst is how many clients runClosed starts before it yields.
+const startBurst = 32
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
 // Profile.Clients(elapsed) clients alive, re-reading the target every
@@ -51,9 +55,6 @@ type slot struct {
 // newly picked flow; when the target falls, the highest slots stop at the
 // end of their current flow. Slot j picks its flows from its own seeded
 // stream, so a slot's sequence of flows does not depend on scheduling.
-// startBurst is how many clients runClosed starts before it yields.
-const startBurst = 32
-
 func (x *Execution) runClosed(ctx context.Context) {
 	plan := x.o.Plan
 	prof := plan.Load.Profile()
@@ -64,9 +65,7 @@ func (x *Execution) runClosed(ctx context.Context) {
 			slots = append(slots, &slot{j: j, hidx: -1, pos: len(slots)})
 		}
 	}
-	x.res.mu.Lock()
-	x.slots = slots
-	x.res.mu.Unlock()
+	x.slots = slots // before any slot starts (wakePos reads it unlocked)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer func() {

@@ -89,20 +89,28 @@ func (p *poller) run(x *Execution, rc interface {
 }) {
 	evs := make([]unix.EpollEvent, startBurst)
 	var n int
+	var werr error
 	read := func(fd uintptr) bool {
 		// Never blocks (timeout 0): Read parks on the netpoller until
 		// the epoll descriptor is readable when nothing is ready.
 		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
-		if e != 0 || r == 0 {
-			n = 0
-			return e != 0 && e != unix.EAGAIN && e != unix.EINTR
+		switch e {
+		case 0:
+			n = int(r)
+			return r > 0
+		case unix.EAGAIN, unix.EINTR:
+			return false
 		}
-		n = int(r)
+		werr = e
 		return true
 	}
 	for {
-		if rc.Read(read) != nil {
-			return // closed
+		if rc.Read(read) != nil || werr != nil {
+			// Closed, or an epoll error (not expected): later arms fail,
+			// so those clients park their waits (ParkWaits); those armed
+			// already resume at their deadlines and at the stop.
+			p.close()
+			return
 		}
 		for _, ev := range evs[:n] {
 			x.wakePos(int(ev.Fd), uint32(ev.Pad))

@@ -115,16 +115,11 @@ func (x *Execution) suspend(s *slot) bool {
 }
 
 // wakePos is wake for the slot at pos in Execution.slots (the poller's
-// events name slots by it).
+// events name slots by it). x.slots is set before any slot starts, and
+// the poller starts from a slot's goroutine: it reads it unlocked.
 func (x *Execution) wakePos(pos int, gen uint32) {
-	x.res.mu.Lock()
-	var s *slot
 	if pos >= 0 && pos < len(x.slots) {
-		s = x.slots[pos]
-	}
-	x.res.mu.Unlock()
-	if s != nil {
-		x.wake(s, gen)
+		x.wake(x.slots[pos], gen)
 	}
 }
 

@@ -87,12 +87,10 @@ func (g *Group) roomKnown() {
 // (Base.GroupRoom) is resumed that way, without a goroutine of its own.
 func (g *Group) OnRoom(f func()) {
 	g.mu.Lock()
-	select {
-	case <-g.roomDone:
+	if g.RoomDone() {
 		g.mu.Unlock()
 		f()
 		return
-	default:
 	}
 	g.onRoom = append(g.onRoom, f)
 	g.mu.Unlock()

@@ -271,8 +271,13 @@ func (b *Base) MayAwait(until time.Time) bool {
 // inlined, as MayAwait.
 //
 //go:noinline
-func (b *Base) Await(fd int, until time.Time) error {
-	b.susp = suspension{at: until, step: b.CurStep, next: b.CurStep, wait: true, fd: fd}
+func (b *Base) Await(fd int, until time.Time) error { return b.suspendWait(until, fd, nil) }
+
+// suspendWait records a wait of the current step that ends at until, or
+// earlier when socket fd (≥ 0) is readable or room is published, and
+// returns ErrSuspended (Await, GroupRoom).
+func (b *Base) suspendWait(until time.Time, fd int, room *Group) error {
+	b.susp = suspension{at: until, step: b.CurStep, next: b.CurStep, wait: true, fd: fd, room: room}
 	return ErrSuspended
 }
 
@@ -378,9 +383,8 @@ func (b *Base) GroupRoom(ctx context.Context, st *scenario.Step) (Room, error) {
 	if b.roomBy.IsZero() {
 		b.roomBy = time.Now().Add(Budget(st.Policy))
 	}
-	if _, known := g.RoomNow(); !known && !g.RoomDone() && b.MayAwait(b.roomBy) {
-		b.susp = suspension{at: b.roomBy, step: b.CurStep, next: b.CurStep, wait: true, fd: -1, room: g}
-		return Room{}, ErrSuspended
+	if !g.RoomDone() && b.MayAwait(b.roomBy) {
+		return Room{}, b.suspendWait(b.roomBy, -1, g)
 	}
 	tctx, cancel := context.WithDeadline(ctx, b.roomBy)
 	r, err := g.WaitRoom(tctx)

@@ -247,24 +247,7 @@ func TestSuspendWaitsFlow(t *testing.T) {
       - list_rooms
 `)
 	s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: true})
-	r := s.(simclient.Resumer)
-	ctx := context.Background()
-	var waits, pauses int
-	err := s.Run(ctx, time.Now())
-	for err == simclient.ErrSuspended && waits+pauses < 100 {
-		if fd, _ := r.SuspendedOn(); fd >= 0 {
-			waits++
-			ms := max(int(time.Until(r.SuspendedUntil())/time.Millisecond), 0)
-			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
-				t.Fatal(err)
-			}
-		} else {
-			pauses++
-			time.Sleep(time.Until(r.SuspendedUntil()))
-		}
-		err = r.Resume(ctx)
-	}
+	waits, pauses, err := playSuspending(t, s)
 	if err != nil {
 		t.Fatalf("the flow ended with %v after %d waits and %d pauses suspended", err, waits, pauses)
 	}
@@ -317,15 +300,7 @@ func TestRetryScheduleIsPerRequest(t *testing.T) {
       - {list_rooms: {timeout: 400ms, retries: 1, retry_interval: 200ms}}
 `)
 			s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: waits})
-			r := s.(simclient.Resumer)
-			err := s.Run(context.Background(), time.Now())
-			for n := 0; err == simclient.ErrSuspended && n < 20; n++ {
-				if fd, _ := r.SuspendedOn(); fd >= 0 {
-					ms := max(int(time.Until(r.SuspendedUntil())/time.Millisecond), 0)
-					unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
-				}
-				err = r.Resume(context.Background())
-			}
+			_, _, err := playSuspending(t, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,4 +313,30 @@ func TestRetryScheduleIsPerRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// playSuspending runs session s to its end as the engine would: a wait it
+// suspends in is resumed once its socket is readable or its deadline
+// passed, a pause at its end (at most 100 suspensions). It returns the
+// waits and pauses it suspended in, and how the flow ended.
+func playSuspending(t *testing.T, s simclient.Session) (waits, pauses int, err error) {
+	t.Helper()
+	r := s.(simclient.Resumer)
+	ctx := context.Background()
+	err = s.Run(ctx, time.Now())
+	for err == simclient.ErrSuspended && waits+pauses < 100 {
+		if fd, _ := r.SuspendedOn(); fd >= 0 {
+			waits++
+			ms := max(int(time.Until(r.SuspendedUntil())/time.Millisecond), 0)
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
+				t.Fatal(err)
+			}
+		} else {
+			pauses++
+			time.Sleep(time.Until(r.SuspendedUntil()))
+		}
+		err = r.Resume(ctx)
+	}
+	return waits, pauses, err
 }
