@@ -3,6 +3,9 @@ package udpclient
 import (
 	"context"
 	"errors"
+	"net"
+	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -217,25 +220,16 @@ func TestSuspendWaits(t *testing.T) {
 	}
 }
 
-// TestSuspendWaitsFlow: a whole flow whose every reply comes late (15 ms,
-// past the client's first read) completes as it does parked, each request
-// sent once, when its session suspends in its waits for replies as well
-// as in its pauses: each step that waited runs again on Resume and goes on
-// with its request in flight (a ping series at its ping), not from its
-// start. The test resumes a wait once its socket is readable, as the
-// engine's poller does, and a pause at its end.
+// TestSuspendWaitsFlow: a whole flow whose every reply comes late (held
+// by the fake lobby until its client suspended) completes as it does
+// parked, each request sent once, when its session suspends in its waits
+// for replies as well as in its pauses: each step that waited runs again
+// on Resume and goes on with its request in flight (a ping series at its
+// ping), not from its start. The test resumes a wait once its socket is
+// readable, as the engine's poller does, and a pause at its end.
 func TestSuspendWaitsFlow(t *testing.T) {
-	late := func(f *fakeLobby) {
-		f.lobbyHook = func(_ *fakeLobby, _ *udplobby.Message, def []byte) []byte {
-			time.Sleep(15 * time.Millisecond)
-			return def
-		}
-		f.instHook = func(_ *fakeLobby, _ *fakeRoom, _ *udplobby.Message, def []byte) []byte {
-			time.Sleep(15 * time.Millisecond)
-			return def
-		}
-	}
-	f := newFakeLobby(t, udplobby.ProfileSpec, late)
+	var held heldReplies
+	f := newFakeLobby(t, udplobby.ProfileSpec, held.hold)
 	p := plan(t, "", `
   - name: pinger
     steps:
@@ -247,7 +241,7 @@ func TestSuspendWaitsFlow(t *testing.T) {
       - list_rooms
 `)
 	s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: true})
-	waits, pauses, err := playSuspending(t, s)
+	waits, pauses, err := playSuspending(t, s, func() { held.release(t, s.(*session).LocalAddr()) })
 	if err != nil {
 		t.Fatalf("the flow ended with %v after %d waits and %d pauses suspended", err, waits, pauses)
 	}
@@ -278,48 +272,121 @@ func TestSuspendWaitsFlow(t *testing.T) {
 // timeout, while its re-send waits for the retry interval, completes the
 // request, and the re-send it had scheduled does not carry over to the
 // next request (the wait's state lives in the session: replyWait), which
-// waits its own timeout and is not re-sent.
+// waits its own timeout and is not re-sent. The replies are held by the
+// fake lobby and released by the test, and the session resumed at chosen
+// moments, so the order of events does not depend on the machine's speed.
 func TestRetryScheduleIsPerRequest(t *testing.T) {
-	for _, waits := range []bool{false, true} {
-		t.Run(map[bool]string{false: "parked", true: "suspended"}[waits], func(t *testing.T) {
-			var calls int
-			f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) {
-				f.lobbyHook = func(_ *fakeLobby, _ *udplobby.Message, def []byte) []byte {
-					calls++
-					// The first reply after its 30 ms timeout, within the
-					// 200 ms retry interval; the second after 250 ms, within
-					// its 400 ms timeout but after the first's retry time.
-					time.Sleep(map[int]time.Duration{1: 60 * time.Millisecond, 2: 250 * time.Millisecond}[calls])
-					return def
-				}
-			})
-			p := plan(t, "", `
+	var held heldReplies
+	f := newFakeLobby(t, udplobby.ProfileSpec, held.hold)
+	p := plan(t, "", `
   - name: lister
     steps:
       - {list_rooms: {timeout: 30ms, retries: 1, retry_interval: 200ms}}
-      - {list_rooms: {timeout: 400ms, retries: 1, retry_interval: 200ms}}
+      - {list_rooms: {timeout: 5s, retries: 1, retry_interval: 200ms}}
 `)
-			s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: waits})
-			_, _, err := playSuspending(t, s)
-			if err != nil {
+	s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: true})
+	r := s.(simclient.Resumer)
+	ctx := context.Background()
+	suspended := func(err error, what string) time.Time {
+		t.Helper()
+		if fd, _ := r.SuspendedOn(); err != simclient.ErrSuspended || fd < 0 {
+			t.Fatalf("%s: %v, suspended on fd %d: want a wait on the socket", what, err, fd)
+		}
+		return r.SuspendedUntil()
+	}
+	readable := func() {
+		t.Helper()
+		held.release(t, s.(*session).LocalAddr())
+		fd, _ := r.SuspendedOn()
+		if n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 10_000); n != 1 || err != nil {
+			t.Fatalf("the released reply did not make the socket readable: %d, %v", n, err)
+		}
+	}
+	// List 1 waits out its 30 ms timeout, then for its retry time.
+	time.Sleep(time.Until(suspended(s.Run(ctx, time.Now()), "list 1 sent")))
+	retryAt := suspended(r.Resume(ctx), "list 1 timed out")
+	// Its reply comes during the retry interval: list 1 is done, and list
+	// 2 is sent and waits for its reply.
+	readable()
+	suspended(r.Resume(ctx), "list 2 sent")
+	// At list 1's retry time list 2 still waits: nothing is sent again.
+	time.Sleep(time.Until(retryAt))
+	suspended(r.Resume(ctx), "list 2 at list 1's retry time")
+	readable()
+	if err := r.Resume(ctx); err != nil {
+		t.Fatalf("the flow ended with %v", err)
+	}
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count(udplobby.LobbyListRooms); n != 2 || run.Totals.Retries != 0 || run.Totals.Failures != 0 {
+		t.Errorf("server saw %d lists, %d retries, %d failures: want 2, 0, 0", n, run.Totals.Retries, run.Totals.Failures)
+	}
+}
+
+// heldReplies holds every reply of a fake lobby (hold: lobby and
+// instances alike) until release sends them to the client, from the
+// socket that would have sent them: the test decides when replies come.
+type heldReplies struct {
+	mu sync.Mutex
+	q  []heldReply
+}
+
+type heldReply struct {
+	from *net.UDPConn
+	b    []byte
+}
+
+func (h *heldReplies) hold(f *fakeLobby) {
+	f.lobbyHook = func(f *fakeLobby, _ *udplobby.Message, def []byte) []byte {
+		h.add(f.conn, def)
+		return nil
+	}
+	f.instHook = func(_ *fakeLobby, r *fakeRoom, _ *udplobby.Message, def []byte) []byte {
+		h.add(r.out, def)
+		return nil
+	}
+}
+
+func (h *heldReplies) add(from *net.UDPConn, b []byte) {
+	if b == nil {
+		return
+	}
+	h.mu.Lock()
+	h.q = append(h.q, heldReply{from, append([]byte(nil), b...)})
+	h.mu.Unlock()
+}
+
+// release sends the held replies to the client at to, waiting (up to 10 s)
+// for at least one: the fake lobby answers on its own goroutine.
+func (h *heldReplies) release(t *testing.T, to netip.AddrPort) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		h.mu.Lock()
+		q := h.q
+		h.q = nil
+		h.mu.Unlock()
+		for _, r := range q {
+			if _, err := r.from.WriteToUDPAddrPort(r.b, to); err != nil {
 				t.Fatal(err)
 			}
-			run, err := c.Snapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := f.count(udplobby.LobbyListRooms); n != 2 || run.Totals.Retries != 0 || run.Totals.Failures != 0 {
-				t.Errorf("server saw %d lists, %d retries, %d failures: want 2, 0, 0", n, run.Totals.Retries, run.Totals.Failures)
-			}
-		})
+		}
+		if len(q) > 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatal("no reply to release: the fake lobby got no request")
+		}
 	}
 }
 
 // playSuspending runs session s to its end as the engine would: a wait it
 // suspends in is resumed once its socket is readable or its deadline
-// passed, a pause at its end (at most 100 suspensions). It returns the
-// waits and pauses it suspended in, and how the flow ended.
-func playSuspending(t *testing.T, s simclient.Session) (waits, pauses int, err error) {
+// passed (release, when set, is called first: it sends held replies), a
+// pause at its end (at most 100 suspensions). It returns the waits and
+// pauses it suspended in, and how the flow ended.
+func playSuspending(t *testing.T, s simclient.Session, release func()) (waits, pauses int, err error) {
 	t.Helper()
 	r := s.(simclient.Resumer)
 	ctx := context.Background()
@@ -327,6 +394,9 @@ func playSuspending(t *testing.T, s simclient.Session) (waits, pauses int, err e
 	for err == simclient.ErrSuspended && waits+pauses < 100 {
 		if fd, _ := r.SuspendedOn(); fd >= 0 {
 			waits++
+			if release != nil {
+				release()
+			}
 			ms := max(int(time.Until(r.SuspendedUntil())/time.Millisecond), 0)
 			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 			if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
