@@ -1,26 +1,33 @@
 // Command benchtruth checks lobbybench's latency figures against the truth
 // (`make bench-truth`, part of `make bench`). For each configuration it
-// starts a UDP lobby stub that answers LOBBY_LIST_ROOMS (an empty room
-// list) after a fixed injected delay, optionally holding every reply
-// during a periodic stall, and measures it in the same run with:
+// starts, in a child process of its own (peer.go), a UDP lobby stub that
+// answers LOBBY_LIST_ROOMS (an empty room list) after a fixed injected
+// delay, optionally holding every reply during a periodic stall, and
+// measures it in the same run with:
 //
-//   - lobbybench: an open-model scenario, one list_rooms per session, at
-//     the configured rate (corrected and uncorrected p50/p99, send lag);
-//   - a plain blocking reference client (reference.go): one socket, a
-//     sender thread that sleeps in clock_nanosleep(2) until each request's
-//     due time and calls sendto(2), a receiver thread blocked in
-//     recvfrom(2); both on locked OS threads, no Go netpoller. It runs the
-//     same open schedule at the same rate and reports latency from the
-//     due time (corrected) and from its send.
+//   - lobbybench, in this process: an open-model scenario, one list_rooms
+//     per session, at the configured rate (corrected and uncorrected
+//     p50/p99, send lag);
+//   - a plain blocking reference client (reference.go), in the child: one
+//     socket, a sender thread that sleeps in clock_nanosleep(2) until
+//     each request's due time and calls sendto(2), a receiver thread
+//     blocked in recvfrom(2); both on locked OS threads, no Go netpoller.
+//     It runs the same open schedule at the same rate and reports latency
+//     from the due time (corrected) and from its send, and its own send
+//     lag: what this machine's scheduler costs a blocking sender.
+//
+// The stub and the reference client are another process, as a target and
+// an independent client are: in lobbybench's process they would share its
+// Ps and its GC (the reference's sender, asleep in a syscall, holds a P
+// until the runtime takes it back) and be charged to its send lag.
 //
 // lobbybench is measured in each mode of -modes: "default" and "precise"
 // (`run --precise`: poll the socket after each send before parking), each
 // beside its own reference client, one after the other on the same
-// configuration. "cpu/req" is the process's CPU time (lobbybench, the stub
-// and the reference client together: the same work in both modes but
-// lobbybench's) per lobbybench request; the "vs default" columns are the
-// precise row's p50, send-lag p99 and cpu/req as ratios against the
-// default row just before it.
+// configuration. "cpu" and "cpu/req" are lobbybench's process's CPU time
+// (over the run, and per lobbybench request); the "vs default" columns
+// are the precise row's p50, send-lag p99 and cpu/req as ratios against
+// the default row just before it.
 //
 // Targets (issue 11): at 0 and 20 ms delay, at 200 and 2,000 sessions/s,
 // lobbybench's corrected p50 within max(5 %, 100 µs) of the reference's;
@@ -35,8 +42,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -47,7 +52,6 @@ import (
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 type config struct {
@@ -66,6 +70,12 @@ func main() {
 		modes    = flag.String("modes", "default,precise", "comma-separated lobbybench modes: default, precise (run --precise)")
 	)
 	flag.Parse()
+	if cfg := os.Getenv(peerEnv); cfg != "" {
+		if err := runPeer(cfg); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	var cfgs []config
 	for _, d := range strings.Split(*delays, ",") {
 		dd, err := time.ParseDuration(strings.TrimSpace(d))
@@ -95,7 +105,7 @@ func main() {
 		}
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "rate/s\tdelay\tstall\tmode\tlb p50\tlb p99\tlb uncorr p50\tlb uncorr p99\tsend lag p50\tsend lag p99\tref p50\tref p99\tref uncorr p50\tworst s p99\tmedian s p99\tcpu\tcpu/req\tp50 ok\tp50 vs default\tlag p99 vs default\tcpu/req vs default\t")
+	fmt.Fprintln(w, "rate/s\tdelay\tstall\tmode\tlb p50\tlb p99\tlb uncorr p50\tlb uncorr p99\tsend lag p50\tsend lag p99\tref p50\tref p99\tref uncorr p50\tref lag p50\tref lag p99\tworst s p99\tmedian s p99\tcpu\tcpu/req\tp50 ok\tp50 vs default\tlag p99 vs default\tcpu/req vs default\t")
 	for _, c := range cfgs {
 		var base *row
 		for _, p := range precise {
@@ -173,20 +183,24 @@ func (r row) format(base *row) string {
 		p50, lag, cpu = "-", "-", "-"
 	}
 	s := r.s
-	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%v\t%s\t%s\t%s\t%s\t",
+	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%v\t%s\t%s\t%s\t%s\t",
 		r.c.rate, r.c.delay, stall, modeName(r.precise), us(s.Latency.P50US), us(s.Latency.P99US), us(s.Uncorrected.P50US), us(s.Uncorrected.P99US),
-		us(s.SendLag.P50US), us(s.SendLag.P99US), us(r.ref.p50), us(r.ref.p99), us(r.ref.uncorrP50), us(r.worst), us(r.med), r.cpu*100,
+		us(s.SendLag.P50US), us(s.SendLag.P99US), us(r.ref.p50), us(r.ref.p99), us(r.ref.uncorrP50), us(r.ref.lagP50), us(r.ref.lagP99), us(r.worst), us(r.med), r.cpu*100,
 		r.cpuPerReq.Round(100*time.Nanosecond), r.ok, p50, lag, cpu)
 }
 
 // measure runs lobbybench (with --precise or not) and the reference
-// client side by side against a fresh stub with c's delay and stall.
+// client side by side against a fresh stub with c's delay and stall. The
+// stub and the reference client run in a child process (peer): a target
+// and an independent client are other processes, and in lobbybench's
+// they would hold its Ps (the reference's sender sleeps in a syscall
+// holding one until the runtime takes it back) and share its GC.
 func measure(c config, d time.Duration, precise bool) (row, error) {
-	srv, err := newStub(c.delay, c.stall, c.every)
+	pr, err := startPeer(c, d)
 	if err != nil {
 		return row{}, err
 	}
-	defer srv.close()
+	defer pr.close()
 	plan, err := scenario.Parse("benchtruth", []byte(fmt.Sprintf(`protocol: udp-lobby
 target: %s
 seed: 1
@@ -199,21 +213,22 @@ defaults: {timeout: 5s, retries: 0}
 flows:
   - name: list
     steps: [list_rooms]
-`, srv.addr, c.rate, c.rate, d, c.rate*10+1000)))
+`, pr.addr, c.rate, c.rate, d, c.rate*10+1000)))
 	if err != nil {
 		return row{}, err
 	}
-	ref := make(chan refResult, 1)
-	go func() { ref <- runReference(srv.addr, c.rate, d) }()
+	if err := pr.start(); err != nil {
+		return row{}, err
+	}
 	cpu0 := cpuSeconds()
 	t0 := time.Now()
 	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: 6 * time.Second, Client: simclient.Options{Precise: precise}})
 	cpuS := cpuSeconds() - cpu0
 	cpu := cpuS / time.Since(t0).Seconds()
-	r := <-ref
 	if err != nil {
 		return row{}, err
 	}
+	r := pr.result()
 	if r.err != nil {
 		return row{}, fmt.Errorf("reference client: %w", r.err)
 	}
@@ -245,71 +260,4 @@ flows:
 	}
 	return row{c: c, precise: precise, s: s, ref: r, worst: worst, med: med, cpu: cpu,
 		cpuPerReq: time.Duration(cpuS / float64(s.Latency.Count) * float64(time.Second)), ok: ok}, nil
-}
-
-// stub is the server under test: LOBBY_LIST_ROOMS answered with an empty
-// ROOM_LIST after delay; during a stall (the first stall of every every)
-// replies are held until the stall ends.
-type stub struct {
-	conn  *net.UDPConn
-	addr  netip.AddrPort
-	start time.Time
-	delay time.Duration
-	stall time.Duration
-	every time.Duration
-	done  chan struct{}
-}
-
-func newStub(delay, stall, every time.Duration) (*stub, error) {
-	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return nil, err
-	}
-	_ = conn.SetReadBuffer(8 << 20)
-	_ = conn.SetWriteBuffer(8 << 20)
-	s := &stub{conn: conn, addr: conn.LocalAddr().(*net.UDPAddr).AddrPort(), start: time.Now(),
-		delay: delay, stall: stall, every: every, done: make(chan struct{})}
-	go s.serve()
-	return s, nil
-}
-
-func (s *stub) close() { s.conn.Close(); <-s.done }
-
-// replyAt is when a request received at now is answered.
-func (s *stub) replyAt(now time.Time) time.Time {
-	at := now.Add(s.delay)
-	if s.stall > 0 && s.every > 0 {
-		into := now.Sub(s.start) % s.every
-		// The stall is the last stall of each period, so the run starts
-		// unstalled.
-		if into >= s.every-s.stall {
-			end := now.Add(s.every - into)
-			if end.After(at) {
-				at = end
-			}
-		}
-	}
-	return at
-}
-
-func (s *stub) serve() {
-	defer close(s.done)
-	buf := make([]byte, 2048)
-	for {
-		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			return
-		}
-		h, err := udplobby.DecodeHeader(buf[:n], udplobby.ProfileSpec)
-		if err != nil || h.Type != udplobby.LobbyListRooms {
-			continue
-		}
-		reply, _ := udplobby.AppendRoomList(nil, udplobby.ProfileSpec, h.Seq, nil)
-		now := time.Now()
-		if at := s.replyAt(now); at.After(now) {
-			time.AfterFunc(at.Sub(now), func() { _, _ = s.conn.WriteToUDPAddrPort(reply, from) })
-			continue
-		}
-		_, _ = s.conn.WriteToUDPAddrPort(reply, from)
-	}
 }

@@ -18,7 +18,10 @@ import (
 // refResult is the reference client's figures (µs).
 type refResult struct {
 	p50, p99, uncorrP50 int64
-	err                 error
+	// lagP50, lagP99: its send lag, the send minus the due time: what
+	// this machine's scheduler costs a plain blocking sender.
+	lagP50, lagP99 int64
+	err            error
 }
 
 // runReference is the plain blocking reference client: one UDP socket in
@@ -103,7 +106,7 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 	if sendErr != nil {
 		return refResult{err: sendErr}
 	}
-	var corr, unc []int64
+	var corr, unc, lag []int64
 	mu.Lock()
 	defer mu.Unlock()
 	for k := range done {
@@ -113,13 +116,19 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 		corr = append(corr, done[k].Sub(due[k]).Microseconds())
 		unc = append(unc, done[k].Sub(sent[k]).Microseconds())
 	}
+	for k := range sent {
+		if !sent[k].IsZero() {
+			lag = append(lag, max(sent[k].Sub(due[k]).Microseconds(), 0))
+		}
+	}
 	if len(corr) == 0 {
 		return refResult{err: fmt.Errorf("no reply of %d requests", n)}
 	}
 	sort.Slice(corr, func(i, j int) bool { return corr[i] < corr[j] })
 	sort.Slice(unc, func(i, j int) bool { return unc[i] < unc[j] })
+	sort.Slice(lag, func(i, j int) bool { return lag[i] < lag[j] })
 	pct := func(xs []int64, p float64) int64 { return xs[min(int(float64(len(xs))*p), len(xs)-1)] }
-	return refResult{p50: pct(corr, 0.5), p99: pct(corr, 0.99), uncorrP50: pct(unc, 0.5)}
+	return refResult{p50: pct(corr, 0.5), p99: pct(corr, 0.99), uncorrP50: pct(unc, 0.5), lagP50: pct(lag, 0.5), lagP99: pct(lag, 0.99)}
 }
 
 func cpuSeconds() float64 {
