@@ -43,7 +43,7 @@ bench-run: build
 	$(GO) run ./engine/benchrun -lobbybench $(BIN) $(BENCHRUN_FLAGS)
 
 # Latency truth: lobbybench against a plain blocking reference client, side by side, on a
-# stub server with an injected delay (0, 20 ms) and a periodic stall (1 s every 3 s), at
+# stub server (stub and reference in a child process) with an injected delay (0, 20 ms) and a periodic stall (1 s every 3 s), at
 # 200, 2,000 and 20,000 sessions/s; corrected/uncorrected p50/p99, send lag, the reference's.
 bench-truth:
 	$(GO) run ./engine/benchtruth $(BENCHTRUTH_FLAGS)
