@@ -27,7 +27,9 @@
 // configuration. "cpu" and "cpu/req" are lobbybench's process's CPU time
 // (over the run, and per lobbybench request); the "vs default" columns
 // are the precise row's p50, send-lag p99 and cpu/req as ratios against
-// the default row just before it.
+// the default row just before it. "steal" is the time the hypervisor
+// took from this machine's CPUs during the run (/proc/stat): whatever
+// runs in such a gap, both clients are late.
 //
 // Targets (issue 11): at 0 and 20 ms delay, at 200 and 2,000 sessions/s,
 // lobbybench's corrected p50 within max(5 %, 100 µs) of the reference's;
@@ -105,7 +107,7 @@ func main() {
 		}
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "rate/s\tdelay\tstall\tmode\tlb p50\tlb p99\tlb uncorr p50\tlb uncorr p99\tsend lag p50\tsend lag p99\tref p50\tref p99\tref uncorr p50\tref lag p50\tref lag p99\tworst s p99\tmedian s p99\tcpu\tcpu/req\tp50 ok\tp50 vs default\tlag p99 vs default\tcpu/req vs default\t")
+	fmt.Fprintln(w, "rate/s\tdelay\tstall\tmode\tlb p50\tlb p99\tlb uncorr p50\tlb uncorr p99\tsend lag p50\tsend lag p99\tref p50\tref p99\tref uncorr p50\tref lag p50\tref lag p99\tworst s p99\tmedian s p99\tcpu\tcpu/req\tsteal\tp50 ok\tp50 vs default\tlag p99 vs default\tcpu/req vs default\t")
 	for _, c := range cfgs {
 		var base *row
 		for _, p := range precise {
@@ -158,6 +160,7 @@ type row struct {
 	worst, med int64
 	cpu        float64 // process CPUs over the run
 	cpuPerReq  time.Duration
+	steal      string // the machine's steal time over the run (stolen), "-": unknown
 	ok         string
 }
 
@@ -183,10 +186,10 @@ func (r row) format(base *row) string {
 		p50, lag, cpu = "-", "-", "-"
 	}
 	s := r.s
-	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%v\t%s\t%s\t%s\t%s\t",
+	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%v\t%s\t%s\t%s\t%s\t%s\t",
 		r.c.rate, r.c.delay, stall, modeName(r.precise), us(s.Latency.P50US), us(s.Latency.P99US), us(s.Uncorrected.P50US), us(s.Uncorrected.P99US),
 		us(s.SendLag.P50US), us(s.SendLag.P99US), us(r.ref.p50), us(r.ref.p99), us(r.ref.uncorrP50), us(r.ref.lagP50), us(r.ref.lagP99), us(r.worst), us(r.med), r.cpu*100,
-		r.cpuPerReq.Round(100*time.Nanosecond), r.ok, p50, lag, cpu)
+		r.cpuPerReq.Round(100*time.Nanosecond), r.steal, r.ok, p50, lag, cpu)
 }
 
 // measure runs lobbybench (with --precise or not) and the reference
@@ -220,10 +223,16 @@ flows:
 	if err := pr.start(); err != nil {
 		return row{}, err
 	}
+	st0, stOK := stolen()
 	cpu0 := cpuSeconds()
 	t0 := time.Now()
 	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: 6 * time.Second, Client: simclient.Options{Precise: precise}})
 	cpuS := cpuSeconds() - cpu0
+	st1, stOK1 := stolen()
+	steal := "-"
+	if stOK && stOK1 {
+		steal = (st1 - st0).String()
+	}
 	cpu := cpuS / time.Since(t0).Seconds()
 	if err != nil {
 		return row{}, err
@@ -259,5 +268,5 @@ flows:
 		ok = "-"
 	}
 	return row{c: c, precise: precise, s: s, ref: r, worst: worst, med: med, cpu: cpu,
-		cpuPerReq: time.Duration(cpuS / float64(s.Latency.Count) * float64(time.Second)), ok: ok}, nil
+		cpuPerReq: time.Duration(cpuS / float64(s.Latency.Count) * float64(time.Second)), steal: steal, ok: ok}, nil
 }

@@ -5,8 +5,11 @@ package main
 import (
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,3 +141,28 @@ func cpuSeconds() float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
+
+// stolen is the machine's steal time so far (/proc/stat, all CPUs): time
+// a hypervisor gave this machine's CPUs to someone else, during which
+// nothing here runs, lobbybench, stub and reference client alike. ok is
+// false where it cannot be read.
+func stolen() (d time.Duration, ok bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	ticks, err := strconv.ParseInt(f[8], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, true
+}
+
+// clockTicks is USER_HZ, /proc/stat's unit: 100 on every Linux ABI Go
+// supports.
+const clockTicks = 100

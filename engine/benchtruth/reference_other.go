@@ -19,3 +19,5 @@ func runReference(netip.AddrPort, int, time.Duration) refResult {
 }
 
 func cpuSeconds() float64 { return 0 }
+
+func stolen() (time.Duration, bool) { return 0, false }
