@@ -151,13 +151,20 @@ func stolen() (d time.Duration, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
+	return parseSteal(string(b))
+}
+
+// parseSteal reads the steal time from /proc/stat's text: the eighth
+// number of its first line, "cpu  user nice system idle iowait irq
+// softirq steal …", in clockTicks.
+func parseSteal(stat string) (time.Duration, bool) {
+	line, _, _ := strings.Cut(stat, "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
 		return 0, false
 	}
 	ticks, err := strconv.ParseInt(f[8], 10, 64)
-	if err != nil {
+	if err != nil || ticks < 0 {
 		return 0, false
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, true
