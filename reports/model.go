@@ -76,6 +76,14 @@ type Run struct {
 	// (its shard is missing from the merge). Merge concatenates it; every
 	// format leads with it (Run.Headline: INCOMPLETE).
 	Incomplete []string `json:"incomplete,omitempty"`
+	// Outages are the intervals during which the target did not answer
+	// its watchdog (its own socket, a few probes a second, not counted as
+	// load). Every format leads with the first one (Headline: TARGET
+	// DOWN) unless it was a recovery drill's fault it came back from.
+	Outages []Outage `json:"outages,omitempty"`
+	// TargetProcess is what the run cost the server, when lobbybench
+	// owned it (--target-cmd) or embedded it.
+	TargetProcess *TargetProcess `json:"target_process,omitempty"`
 }
 
 // Sessions counts sessions as the engine's scheduler saw them. Unlike
@@ -355,6 +363,13 @@ type Conform struct {
 	// the first reply").
 	Notes []string `json:"notes,omitempty"`
 	Cases []Case   `json:"cases"`
+	// Outages are the times the target stopped answering its protocol's
+	// reachability check, checked after every case (after the whole
+	// batch of concurrent cases), with the cases in flight (During).
+	// Every format leads with the first (Headline: TARGET DOWN).
+	Outages []Outage `json:"outages,omitempty"`
+	// TargetProcess is the server lobbybench owned (--target-cmd).
+	TargetProcess *TargetProcess `json:"target_process,omitempty"`
 }
 
 // Levels of a requirement.
@@ -371,6 +386,9 @@ const (
 	VerdictWarn = "warn"
 	VerdictInfo = "info"
 	VerdictSkip = "skip"
+	// VerdictNotRun: the case was not run because the target was down
+	// when its turn came. Counted apart from skips, never a pass.
+	VerdictNotRun = "not_run"
 )
 
 // Case is one conformance check.
@@ -429,7 +447,7 @@ type WireEntry struct {
 
 // Summary counts cases by verdict.
 type Summary struct {
-	Total, Pass, Fail, Warn, Info, Skip int
+	Total, Pass, Fail, Warn, Info, Skip, NotRun int
 }
 
 // Summary counts c's cases by verdict.
@@ -448,6 +466,8 @@ func (c *Conform) Summary() Summary {
 			s.Info++
 		case VerdictSkip:
 			s.Skip++
+		case VerdictNotRun:
+			s.NotRun++
 		}
 	}
 	return s

@@ -1,0 +1,216 @@
+// Package liveness watches whether a target is still alive, for any
+// protocol: it classifies a failed reachability check as "refused"
+// (nothing listens: the process is gone) or "silent" (it accepts or
+// receives and answers nothing: hung), and a Watchdog probes a target a
+// few times a second on its own socket, recording the intervals during
+// which it did not answer (reports.Outage). `run` runs a Watchdog beside
+// the load; `conform` classifies the check it makes after every case.
+//
+// The probe is the protocol's own reachability check, passed in as a
+// function, so this package names no protocol.
+package liveness
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// Probe checks once that the target answers; nil means it did. It must
+// return within the context's deadline. Errors that wrap
+// syscall.ECONNREFUSED (a TCP reset on connect, an ICMP port unreachable
+// on a connected UDP socket) classify as refused, anything else as
+// silent.
+type Probe func(ctx context.Context) error
+
+// Classify says how a failed probe found the target: reports.DownRefused
+// when nothing listens (the error wraps ECONNREFUSED), reports.DownSilent
+// otherwise (a timeout: something may be there, but it did not answer).
+// A nil error classifies as "".
+func Classify(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return reports.DownRefused
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && !op.Timeout() {
+		// A dial that failed at once for another reason (no route,
+		// address not available) is as good as refused: nothing can be
+		// reached there.
+		return reports.DownRefused
+	}
+	return reports.DownSilent
+}
+
+// Defaults of a Watchdog.
+const (
+	DefaultInterval = 250 * time.Millisecond
+	DefaultTimeout  = time.Second
+	// DefaultSilentAfter is how many probes in a row must go unanswered
+	// before a silent target counts as down: one lost probe under load is
+	// not a hang. A refused probe counts at once.
+	DefaultSilentAfter = 2
+)
+
+// Watchdog probes a target every Interval and records its outages. Set
+// the fields, then call Run once; Outages may be called at any time,
+// from any goroutine.
+type Watchdog struct {
+	// Probe is the protocol's reachability check. Required.
+	Probe Probe
+	// Interval is the time from one probe's start to the next; 0 means
+	// DefaultInterval.
+	Interval time.Duration
+	// Timeout bounds one probe; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// SilentAfter is DefaultSilentAfter when 0.
+	SilentAfter int
+	// Start is the origin of the outages' offsets (the run's start);
+	// the zero value means the time Run is called.
+	Start time.Time
+	// OnChange, when set, is called (from Run's goroutine) each time the
+	// target goes down or comes back, with the outage as it then stands.
+	OnChange func(o reports.Outage)
+
+	mu       sync.Mutex
+	outages  []reports.Outage
+	lastUp   time.Duration
+	silent   int
+	firstBad time.Duration
+	probes   int64
+	answered int64
+}
+
+// Run probes until ctx is done. It returns nothing: what it found is in
+// Outages.
+func (w *Watchdog) Run(ctx context.Context) {
+	interval, timeout := w.Interval, w.Timeout
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	w.mu.Lock()
+	if w.Start.IsZero() {
+		w.Start = time.Now()
+	}
+	w.mu.Unlock()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		at := time.Since(w.Start)
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		err := w.Probe(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return // a probe cut by the end of the run proves nothing
+		}
+		w.Observe(at, err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Observe records the result of one probe started at offset at (Run
+// calls it; a caller that probes by itself, as conform does after each
+// case, may too).
+func (w *Watchdog) Observe(at time.Duration, err error) {
+	w.mu.Lock()
+	w.probes++
+	var changed *reports.Outage
+	down := len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
+	switch kind := Classify(err); {
+	case err == nil:
+		w.answered++
+		w.silent = 0
+		w.lastUp = at
+		if down {
+			o := &w.outages[len(w.outages)-1]
+			o.Back, o.EndNS = true, at
+			changed = o
+		}
+	case down:
+		// Still down; a hang that turns into a refusal (the process was
+		// killed) is said.
+		if o := &w.outages[len(w.outages)-1]; kind == reports.DownRefused && o.Kind == reports.DownSilent {
+			o.Kind, o.Detail = kind, err.Error()
+		}
+	default:
+		after := w.SilentAfter
+		if after <= 0 {
+			after = DefaultSilentAfter
+		}
+		if w.silent == 0 {
+			w.firstBad = at
+		}
+		w.silent++
+		if kind == reports.DownRefused || w.silent >= after {
+			w.outages = append(w.outages, reports.Outage{StartNS: w.firstBad, LastUpNS: w.lastUp, Kind: kind, Detail: err.Error()})
+			changed = &w.outages[len(w.outages)-1]
+			w.silent = 0
+		}
+	}
+	var o reports.Outage
+	if changed != nil {
+		o = *changed
+	}
+	w.mu.Unlock()
+	if changed != nil && w.OnChange != nil {
+		w.OnChange(o)
+	}
+}
+
+// MarkDown records that the target is down from offset at for a reason
+// the probes cannot see, such as an owned process's exit (kind
+// reports.DownExited, exit "killed by SIGABRT"). It opens an outage if
+// none is open, and fills in the exit and output of the open one.
+func (w *Watchdog) MarkDown(at time.Duration, kind, detail, exit string, output []string) {
+	w.mu.Lock()
+	if n := len(w.outages); n > 0 && !w.outages[n-1].Back {
+		o := &w.outages[n-1]
+		o.Kind, o.Exit, o.Output = kind, exit, output
+		if detail != "" {
+			o.Detail = detail
+		}
+		w.mu.Unlock()
+		return
+	}
+	w.outages = append(w.outages, reports.Outage{StartNS: at, LastUpNS: w.lastUp, Kind: kind, Detail: detail, Exit: exit, Output: output})
+	o := w.outages[len(w.outages)-1]
+	w.mu.Unlock()
+	if w.OnChange != nil {
+		w.OnChange(o)
+	}
+}
+
+// Outages returns a copy of the outages so far, oldest first.
+func (w *Watchdog) Outages() []reports.Outage {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]reports.Outage(nil), w.outages...)
+}
+
+// Down reports whether the target is down now (the last outage is open).
+func (w *Watchdog) Down() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
+}
+
+// Probes returns how many probes were made and how many were answered.
+func (w *Watchdog) Probes() (made, answered int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.probes, w.answered
+}

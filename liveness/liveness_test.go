@@ -1,0 +1,139 @@
+package liveness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+var (
+	refused = &net.OpError{Op: "read", Net: "udp", Err: os.NewSyscallError("recvfrom", syscall.ECONNREFUSED)}
+	silent  = errors.New("no reply to LOBBY_LIST_ROOMS in 1s")
+)
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"answered", nil, ""},
+		{"udp port unreachable", refused, reports.DownRefused},
+		{"tcp reset on connect", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, reports.DownRefused},
+		{"wrapped refusal", fmt.Errorf("reach: %w", refused), reports.DownRefused},
+		{"dial failed at once", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}, reports.DownRefused},
+		{"timeout", silent, reports.DownSilent},
+		{"deadline", context.DeadlineExceeded, reports.DownSilent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Classify(tc.err); got != tc.want {
+				t.Errorf("Classify(%v) = %q, want %q", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestObserve plays probe results at 1 s steps and checks the outages.
+func TestObserve(t *testing.T) {
+	type want struct {
+		start, lastUp, end int // seconds
+		back               bool
+		kind               string
+	}
+	for _, tc := range []struct {
+		name   string
+		probes []error
+		want   []want
+	}{
+		{"always up", []error{nil, nil, nil}, nil},
+		{"one lost probe is not a hang", []error{nil, silent, nil, silent, nil}, nil},
+		{"hang", []error{nil, nil, silent, silent, silent}, []want{{2, 1, 0, false, reports.DownSilent}}},
+		{"refused at once", []error{nil, refused}, []want{{1, 0, 0, false, reports.DownRefused}}},
+		{"hang then killed", []error{nil, silent, silent, refused}, []want{{1, 0, 0, false, reports.DownRefused}}},
+		{"down and back twice", []error{nil, refused, nil, nil, silent, silent, nil},
+			[]want{{1, 0, 2, true, reports.DownRefused}, {4, 3, 6, true, reports.DownSilent}}},
+		{"down from the start", []error{refused, refused}, []want{{0, 0, 0, false, reports.DownRefused}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &Watchdog{}
+			for i, err := range tc.probes {
+				w.Observe(time.Duration(i)*time.Second, err)
+			}
+			got := w.Outages()
+			if len(got) != len(tc.want) {
+				t.Fatalf("outages = %+v, want %d", got, len(tc.want))
+			}
+			for i, o := range got {
+				x := tc.want[i]
+				if o.StartNS != time.Duration(x.start)*time.Second || o.LastUpNS != time.Duration(x.lastUp)*time.Second ||
+					o.EndNS != time.Duration(x.end)*time.Second || o.Back != x.back || o.Kind != x.kind || o.Detail == "" {
+					t.Errorf("outage %d = %+v, want %+v", i, o, x)
+				}
+			}
+			if down := len(tc.want) > 0 && !tc.want[len(tc.want)-1].back; w.Down() != down {
+				t.Errorf("Down() = %v, want %v", w.Down(), down)
+			}
+		})
+	}
+}
+
+// TestRun drives a Watchdog with a scripted probe in a synctest bubble:
+// the target hangs from +1 s to +2.5 s; the watchdog sees it within two
+// probes and sees it back at the first probe after.
+func TestRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var changes []reports.Outage
+		w := &Watchdog{Interval: 250 * time.Millisecond, Timeout: 100 * time.Millisecond, Start: start,
+			OnChange: func(o reports.Outage) { changes = append(changes, o) },
+			Probe: func(ctx context.Context) error {
+				if at := time.Since(start); at >= time.Second && at < 2500*time.Millisecond {
+					<-ctx.Done() // hung: answers nothing until the probe's timeout
+					return silent
+				}
+				return nil
+			}}
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+		defer cancel()
+		w.Run(ctx)
+		got := w.Outages()
+		if len(got) != 1 {
+			t.Fatalf("outages = %+v, want 1", got)
+		}
+		o := got[0]
+		if o.StartNS != time.Second || o.LastUpNS != 750*time.Millisecond || !o.Back || o.EndNS != 2500*time.Millisecond || o.Kind != reports.DownSilent {
+			t.Errorf("outage = %+v", o)
+		}
+		if len(changes) != 2 || changes[0].Back || !changes[1].Back {
+			t.Errorf("OnChange calls = %+v, want down then back", changes)
+		}
+		if made, answered := w.Probes(); made != 16 || answered != 10 {
+			t.Errorf("probes = %d made, %d answered; want 16, 10", made, answered)
+		}
+	})
+}
+
+func TestMarkDown(t *testing.T) {
+	w := &Watchdog{}
+	w.Observe(0, nil)
+	w.Observe(time.Second, refused)
+	w.MarkDown(1200*time.Millisecond, reports.DownExited, "", "killed by SIGABRT", []string{"terminate called"})
+	w.MarkDown(3*time.Second, reports.DownExited, "", "killed by SIGKILL", nil) // still the same outage
+	got := w.Outages()
+	if len(got) != 1 || got[0].Kind != reports.DownExited || got[0].Exit != "killed by SIGKILL" || got[0].StartNS != time.Second {
+		t.Fatalf("outages = %+v", got)
+	}
+	w.Observe(4*time.Second, nil)
+	w.MarkDown(5*time.Second, reports.DownExited, "", "exited with status 2", nil)
+	if got := w.Outages(); len(got) != 2 || got[1].StartNS != 5*time.Second || got[1].LastUpNS != 4*time.Second {
+		t.Fatalf("outages = %+v", got)
+	}
+}

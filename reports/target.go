@@ -1,0 +1,100 @@
+package reports
+
+import "time"
+
+// StatusTargetDown is the headline status of a run or suite during which
+// the target stopped answering: the most important finding, said before
+// any other (a FAIL, an interruption, missing load). `run` and `conform`
+// exit 7 on it.
+const StatusTargetDown = "target_down"
+
+// How a target was found down (Outage.Kind).
+const (
+	// DownRefused: nothing listens any more (TCP connection refused, or an
+	// ICMP port unreachable for a datagram): the process is most likely
+	// gone.
+	DownRefused = "refused"
+	// DownSilent: the target still accepts connections or receives
+	// datagrams and answers nothing: it is hung.
+	DownSilent = "silent"
+	// DownExited: lobbybench owns the target (--target-cmd) and saw its
+	// process end.
+	DownExited = "exited"
+)
+
+// Outage is one interval during which the target did not answer its
+// protocol's reachability check, as a watchdog (run) or the check after
+// each case (conform) saw it. Offsets count from the document's
+// StartedAt.
+type Outage struct {
+	// StartNS is when the target was first seen down: the first failed
+	// probe, or an owned process's exit.
+	StartNS time.Duration `json:"start_ns"`
+	// LastUpNS is the last time before StartNS it was seen answering (the
+	// outage began somewhere between the two).
+	LastUpNS time.Duration `json:"last_up_ns"`
+	// EndNS is when it answered again; 0 with Back false when it was not
+	// back by the end.
+	EndNS time.Duration `json:"end_ns,omitempty"`
+	Back  bool          `json:"back"`
+	// Kind is DownRefused, DownSilent or DownExited.
+	Kind string `json:"kind"`
+	// Detail is what the probe saw, in words ("read udp …: connection
+	// refused", "no reply to LOBBY_LIST_ROOMS in 1s").
+	Detail string `json:"detail,omitempty"`
+	// During names what was in flight when it went down: the conformance
+	// cases, or the run's steps.
+	During []string `json:"during,omitempty"`
+	// Exit is the owned process's end ("killed by SIGABRT", "exited with
+	// status 2"), when lobbybench owns the target.
+	Exit string `json:"exit,omitempty"`
+	// Output is the owned process's last lines of stdout and stderr as
+	// it went down.
+	Output []string `json:"output,omitempty"`
+	// Fault names the recovery-drill fault that caused it ("kill -9 at
+	// +20s"), when the scenario scheduled one: such an outage is expected,
+	// and judged by its recovery, not counted as TARGET DOWN unless the
+	// target never came back.
+	Fault string `json:"fault,omitempty"`
+}
+
+// Duration is how long the outage lasted, up to end when it was not back.
+func (o Outage) Duration(end time.Duration) time.Duration {
+	if o.Back {
+		return o.EndNS - o.StartNS
+	}
+	return end - o.StartNS
+}
+
+// ProcSample is one reading of an owned target's process from /proc,
+// taken about once a second. CPU times are cumulative since the process
+// started.
+type ProcSample struct {
+	OffsetNS  time.Duration `json:"offset_ns"`
+	UserNS    time.Duration `json:"cpu_user_ns"`
+	SystemNS  time.Duration `json:"cpu_system_ns"`
+	RSSBytes  int64         `json:"rss_bytes"`
+	Threads   int           `json:"threads"`
+	OpenFDs   int           `json:"open_fds"`
+	Restarted bool          `json:"restarted,omitempty"` // first sample of a new process
+}
+
+// TargetProcess describes the server lobbybench started and owned
+// (--target-cmd), or the embedded reference server (Command "embedded"):
+// what the load cost it.
+type TargetProcess struct {
+	Command string `json:"command"`
+	// PIDs are the process ids it had, one per start.
+	PIDs []int `json:"pids"`
+	// Starts counts starts (1 + restarts).
+	Starts int `json:"starts"`
+	// Exits are how each of its processes ended ("killed by SIGABRT"),
+	// in order; the last is the stop at the end when it stopped cleanly.
+	Exits   []string     `json:"exits,omitempty"`
+	Samples []ProcSample `json:"samples"`
+	// PeakRSSBytes is the largest RSS sampled.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// CPUNS is the user+system CPU time it used over the run, summed over
+	// its processes.
+	CPUNS time.Duration `json:"cpu_ns"`
+}
