@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 var (
@@ -135,5 +136,11 @@ func TestMarkDown(t *testing.T) {
 	w.MarkDown(5*time.Second, reports.DownExited, "", "exited with status 2", nil)
 	if got := w.Outages(); len(got) != 2 || got[1].StartNS != 5*time.Second || got[1].LastUpNS != 4*time.Second {
 		t.Fatalf("outages = %+v", got)
+	}
+}
+
+func TestClassifySimclientRefusal(t *testing.T) {
+	if got := Classify(fmt.Errorf("reach: %w", simclient.ErrRefused)); got != reports.DownRefused {
+		t.Errorf("Classify(simclient.ErrRefused) = %q, want refused", got)
 	}
 }

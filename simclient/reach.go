@@ -17,8 +17,16 @@ import (
 const ReachTries = 3
 
 // ErrRefused is a datagram reachability check's error when the target's
-// host answered with ICMP port unreachable.
-var ErrRefused = errors.New("connection refused (nothing listens on that UDP port)")
+// host answered with ICMP port unreachable. It matches
+// syscall.ECONNREFUSED under errors.Is, so that package liveness
+// classifies it as refused.
+var ErrRefused error = refusedError{}
+
+type refusedError struct{}
+
+func (refusedError) Error() string { return "connection refused (nothing listens on that UDP port)" }
+
+func (refusedError) Is(target error) bool { return target == syscall.ECONNREFUSED }
 
 // DatagramReach is the reachability check of a protocol over UDP:
 // Packets(try) are sent on each of ReachTries tries, spread over the time

@@ -27,6 +27,7 @@ const (
 	exitThreshold   = 4 // a threshold or regression gate breached
 	exitInterrupted = 5 // interrupted by a signal or deadline
 	exitIncomplete  = 6 // the load was not all generated: failed starts, a dead worker
+	exitTargetDown  = 7 // the target stopped answering (refused or silent) during the run or suite
 )
 
 // env is the state a command runs with, injected so whole commands can be
