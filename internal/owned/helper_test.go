@@ -242,18 +242,29 @@ func TestSlowStartIsReady(t *testing.T) {
 
 func TestStop(t *testing.T) {
 	tests := []struct {
+		name       string
 		mode       string
+		stopped    bool // SIGSTOPped first: Stop must still end it cleanly
 		wantErr    error
 		wantStatus string
 	}{
-		{"udp", nil, "killed by SIGTERM"},
-		{"noterm", ErrKilled, "killed by SIGKILL"},
+		{"clean", "udp", false, nil, "killed by SIGTERM"},
+		{"clean while stopped", "udp", true, nil, "killed by SIGTERM"},
+		{"ignores SIGTERM", "noterm", false, ErrKilled, "killed by SIGKILL"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			s := spec(t, tt.mode, freeUDP(t))
 			s.Grace = time.Second
+			if tt.stopped {
+				s.Grace = 20 * time.Second // generous: the clean end must not be the SIGKILL
+			}
 			p := mustStart(t, s)
+			if tt.stopped {
+				if err := p.Signal(syscall.SIGSTOP); err != nil {
+					t.Fatal(err)
+				}
+			}
 			err := p.Stop()
 			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
 				t.Errorf("Stop = %v, want %v", err, tt.wantErr)

@@ -31,3 +31,6 @@ func readProc(pid int) (reading, error) {
 		fds:     fds,
 	}, nil
 }
+
+// CanSample says whether this system can sample processes (nil on Linux).
+func CanSample() error { return nil }
