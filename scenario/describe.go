@@ -23,6 +23,12 @@ func (p *Plan) Describe(w io.Writer) error {
 		target = "embedded reference server (free loopback ports)"
 	}
 	fmt.Fprintf(tw, "  target\t%s\n", target)
+	if p.TargetCmd != "" {
+		fmt.Fprintf(tw, "  started by\t%s\n", p.TargetCmd)
+	}
+	for _, f := range p.Faults {
+		fmt.Fprintf(tw, "  fault\t%s\n", f)
+	}
 	proto := string(p.Protocol)
 	if p.HeaderProfile != "" {
 		proto += ", header " + p.HeaderProfile

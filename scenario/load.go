@@ -285,6 +285,7 @@ var movedKeys = map[string]map[string]string{
 		"timeout": "it belongs under defaults:", "retries": "it belongs under defaults:", "retry_interval": "it belongs under defaults:",
 		"steps": "it belongs in a flow (flows: [{name: ..., steps: [...]}])",
 		"drop":  "it belongs under impairment:", "delay": "it belongs under impairment:",
+		"kill": "it belongs in a fault (faults: [{at: 20s, kill: SIGKILL}])", "restart_after": "it belongs in a fault (faults: [{at: 20s, kill: SIGKILL, restart_after: 1s}])",
 	},
 	"load":        {"timeout": "it belongs under defaults:", "seed": "it belongs at the top level", "flows": "it belongs at the top level"},
 	"load.stages": {"rate": "rate is for the open model, this load is closed", "clients": "clients is for the closed model, this load is open"},
@@ -293,7 +294,8 @@ var movedKeys = map[string]map[string]string{
 var indexRE = regexp.MustCompile(`\[\d+\]`)
 
 var topKeys = []string{"name", "description", "target", "protocol", "header_profile", "instance_ports", "on_violation",
-	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "embedded_server"}
+	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "embedded_server",
+	"target_cmd", "faults"}
 
 func (d *decoder) plan(root *yaml.Node) *Plan {
 	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1, HeaderProfile: ""}
@@ -391,6 +393,12 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 	}
 	if n := f.get("embedded_server"); n != nil {
 		p.Embedded = d.embedded(n, p.Target)
+	}
+	if f.get("target_cmd") != nil {
+		p.TargetCmd = d.targetCmd(f, f.get("target") != nil)
+	}
+	if f.get("faults") != nil {
+		p.Faults = d.faults(f, p.Load.Duration)
 	}
 	if n := f.get("flows"); n != nil {
 		p.Flows = d.flows(n, p.Protocol, p.Defaults)

@@ -87,6 +87,11 @@ func (p *Plan) Apply(o Overrides) error {
 			return fmt.Errorf("--duration %s is outside (0, %s]", o.Duration, maxDuration)
 		}
 		q.Load.Duration = o.Duration
+		for _, f := range q.Faults {
+			if f.At >= o.Duration {
+				return fmt.Errorf("--duration %s ends the run before the scenario's fault %s", o.Duration, f)
+			}
+		}
 	}
 	peak := q.Load.Start
 	for _, s := range q.Load.Stages {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/internal/owned"
 )
 
 // Plan is a validated scenario: everything the engine needs, with defaults
@@ -42,6 +43,15 @@ type Plan struct {
 	// Embedded configures the in-process reference server used when Target
 	// is empty; it is rejected when a target is given.
 	Embedded EmbeddedServer
+
+	// TargetCmd is the command that starts the server under test
+	// (target_cmd, as --target-cmd): lobbybench owns it, watches it and
+	// stops it at the end. Target says where it answers. Empty = the
+	// server is not lobbybench's.
+	TargetCmd string
+	// Faults are the recovery drills run on the owned server, in time
+	// order; they need TargetCmd.
+	Faults []owned.Fault
 }
 
 // ViolationAction is the scenario's on_violation: what a session does with

@@ -1,0 +1,8 @@
+package owned
+
+import (
+	"os/signal"
+	"syscall"
+)
+
+func ignoreTerm() { signal.Ignore(syscall.SIGTERM) }
