@@ -1,7 +1,7 @@
 // Package conformance is lobbybench's numbered conformance suite: it tells a
 // server author, rule by rule, where a lobby departs from the spec, with
 // the bytes to prove it. `lobbybench conform` is a thin layer over Run; the
-// README's conform section describes the cases, verdicts, outputs and how
+// page docs/conform.md describes the cases, verdicts, outputs and how
 // the suite proves itself, and the Case, Level, Stage, T and Config
 // declarations say how a case is written and run.
 //
@@ -62,7 +62,7 @@
 //
 // # Limitations
 //
-// Besides what the README lists as not covered:
+// Besides what docs/limitations.md lists as not covered:
 //
 //   - inst/2/12 looks once, right after the room's last player left: an
 //     instance that dies later while its room stays listed is not caught.

@@ -198,7 +198,7 @@ func refTCPVerdict(id string) string {
 
 // BenchmarkUDPSuiteReference times the whole UDP suite with the CLI's
 // defaults (20k/s flood for 0.5 s, 1 s timeout) against the reference
-// server with its default 1 s countdown: the figure the README quotes.
+// server with its default 1 s countdown: the figure docs/performance.md quotes.
 func BenchmarkUDPSuiteReference(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		srv, pr := startRefUDP(b, func(c *refudp.Config) { c.CountdownInterval = time.Second; c.RateLimit, c.RateBurst = 100, 200 })

@@ -10,7 +10,7 @@
 // run around it: the embedded reference server when the plan names no
 // target, the reachability check, the simclient sessions, live progress,
 // the harness's own resource use, the metrics snapshot and the thresholds.
-// What the README says of `run` (load models, dropped starts, ending,
+// What docs/run.md says of `run` (load models, dropped starts, ending,
 // source addresses, exit codes) is what this package implements; the
 // mechanisms are described on the types and functions that carry them.
 //

@@ -5,6 +5,6 @@
 //
 // The documents, their fields, the histogram encoding and the merge rules
 // are specified in SCHEMA.md; the formats and the commands that write them
-// are listed in the README's "Report formats". Every format is golden-tested
+// are listed in docs/formats.md. Every format is golden-tested
 // (go test ./reports -update refreshes the files in testdata/).
 package reports

@@ -8,7 +8,7 @@ import (
 // Send lag against the latency it inflates: a step's corrected p50 (p99)
 // is flagged when its send lag p50 (p99) is at least SendLagShare of it
 // and at least SendLagFloorUS (below it, lag is within the Go runtime's
-// own wake-up floor, see README "Timing precision").
+// own wake-up floor, see docs/internals.md, "Timing precision").
 const (
 	SendLagShare   = 0.10
 	SendLagFloorUS = 50

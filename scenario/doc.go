@@ -1,5 +1,5 @@
 // Package scenario parses a lobbybench YAML scenario (the format is
-// specified in FORMAT.md) into a validated Plan, the one input of the load
+// specified in docs/scenario.md) into a validated Plan, the one input of the load
 // engine.
 //
 // Load and Parse decode through yaml.Node so every problem keeps its line:

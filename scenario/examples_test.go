@@ -7,7 +7,7 @@ import (
 )
 
 // TestExamples loads every example scenario shipped in scenarios/ and checks
-// the properties the README promises of each.
+// the properties the docs and the examples' comments promise of each.
 func TestExamples(t *testing.T) {
 	tests := []struct {
 		file     string

@@ -165,7 +165,7 @@ func (m Membership) Runs(idx int) bool {
 type StepKind string
 
 // Step kinds, one name per action across protocols (which protocol takes
-// which is in its ProtocolSpec). See FORMAT.md for what each does on the
+// which is in its ProtocolSpec). See docs/scenario.md for what each does on the
 // wire.
 const (
 	ListRooms     StepKind = "list_rooms"  // old tcp-lobby name: list

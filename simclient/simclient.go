@@ -154,7 +154,7 @@ func PreciseNote(protocol scenario.Protocol, embedded bool) string {
 			// Measured with make bench-truth, whose stub shares the
 			// process as the embedded server does: p50 1.3x the default
 			// mode's at 200/s on 2 cores, against 0.75x with the server
-			// in another process (README, "The low-load floor").
+			// in another process (docs/performance.md, "The low-load floor").
 			note += "; the embedded server shares this process, and the polls take the cores it needs to answer (measured slower than without --precise on 2 cores): give --target a server in another process"
 		}
 		return note

@@ -18,7 +18,7 @@ import (
 	"syscall"
 )
 
-// Exit codes, stable for CI (documented in the README).
+// Exit codes, stable for CI (documented in the README's table).
 const (
 	exitOK          = 0 // all good
 	exitFailed      = 1 // violations or conformance failures

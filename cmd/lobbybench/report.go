@@ -183,7 +183,7 @@ order-statistic intervals of the two percentiles, read from the runs' HDR
 histograms, must not overlap. Increases spared by either are listed as
 "Not gated". A nightly job comparing against a stored baseline should set
 --min-delta (e.g. 1ms) and a percentage its machine's run-to-run spread
-allows (see the README).
+allows (see docs/report.md).
 
 An interrupted BASE or NEW always breaks the comparison (gate
 interrupted_runs): a partial run says nothing about a regression.`

@@ -26,7 +26,7 @@
 // most Hold of spinning (200 µs of one core's CPU) when it holds, Spin
 // of yielding (up to 100 µs, less when other goroutines are runnable)
 // when it does not. At 2,000 waits/s holding is about 40 % of one core;
-// the README quotes the measured figure.
+// docs/performance.md quotes the measured figure.
 package precise
 
 import (

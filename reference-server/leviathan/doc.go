@@ -2,7 +2,7 @@
 // engine's connection handshake and join flow (LEVIATHAN.md, which
 // specifies the messages and their answers) over one UDP socket, each
 // connection run by the shared engine in levconn. What `lobbybench serve`
-// offers of it is in the README; Config documents every limit with its
+// offers of it is in docs/serve.md; Config documents every limit with its
 // default.
 //
 // # Where it departs from the engine, or chooses

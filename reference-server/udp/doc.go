@@ -1,6 +1,6 @@
 // Package udp is the reference server's UDP lobby (seeds 003 and 001,
 // PROTOCOLS.md §1) and its pool of game instances (PROTOCOLS.md §2). What
-// `lobbybench serve` offers of it is in the README; Config documents every
+// `lobbybench serve` offers of it is in docs/serve.md; Config documents every
 // limit with its default.
 //
 // # Lobby

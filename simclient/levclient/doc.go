@@ -1,6 +1,6 @@
 // Package levclient is the simulated client of the Leviathan protocol
 // (seed 002, LEVIATHAN.md). It registers the "leviathan" factory with
-// simclient; its steps are listed in scenario/FORMAT.md and its rules in
+// simclient; its steps are listed in docs/scenario.md and its rules in
 // simclient.Rules.
 //
 // A session owns one UDP socket connected to the target and one levconn
@@ -11,7 +11,7 @@
 // answered, so steps use their timeout only, never a retry of their own.
 // Impairment applies in the driver, on both directions.
 //
-// Step details not in FORMAT.md: connect answers a Connect request from the
+// Step details not in docs/scenario.md: connect answers a Connect request from the
 // server, as the engine's client does, and measures each stage under its own
 // message (Connect, Security, Authenticate); join_server fails with
 // "join_deny" on ServerDisallow, the server's reason in the error; join_game

@@ -47,7 +47,7 @@ func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Dura
 	var pkt leviathan.Packet
 	r := simclient.DatagramReach{
 		What:     "a Leviathan Connect",
-		SamePort: "lobbybench's Leviathan clients read a connected socket, which takes replies from the endpoint's port only (README, Limitations)",
+		SamePort: "lobbybench's Leviathan clients read a connected socket, which takes replies from the endpoint's port only (docs/limitations.md)",
 		Packets: func(try int) [][]byte {
 			if try == simclient.ReachTries-1 {
 				return [][]byte{connect, listSpec, list17}

@@ -1,6 +1,6 @@
 // Package tcpclient is the simulated client of the TCP lobby (seed 004,
 // PROTOCOLS.md §3). It registers the "tcp-lobby" factory with simclient;
-// its steps are listed in scenario/FORMAT.md (with what connect measures)
+// its steps are listed in docs/scenario.md (with what connect measures)
 // and the rules it checks in simclient.Rules.
 //
 // A session owns one TCP connection, dialed from its source address by the
