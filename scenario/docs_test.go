@@ -34,6 +34,7 @@ func TestFormatDocumentsEveryKey(t *testing.T) {
 		{"request policy key", policyKeys},
 		{"flow key", flowKeys},
 		{"impairment key", impairKeys},
+		{"faults key", faultKeys},
 		{"step kind", kinds},
 		{"step parameter", slices.Compact(params)},
 	}

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -88,25 +87,6 @@ func TestOwnedKeys(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestFormatDocumentsEveryKey keeps FORMAT.md, the one description of the
-// format, in step with the keys the decoder accepts.
-func TestFormatDocumentsEveryKey(t *testing.T) {
-	doc, err := os.ReadFile("FORMAT.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, set := range []struct {
-		what string
-		keys []string
-	}{{"top-level", topKeys}, {"embedded_server", embeddedKeys}, {"faults", faultKeys}} {
-		for _, k := range set.keys {
-			if !regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(k) + "` \\|").Match(doc) {
-				t.Errorf("FORMAT.md has no table row for the %s key %q", set.what, k)
-			}
-		}
 	}
 }
 
