@@ -44,7 +44,7 @@ unreachable, 5 interrupted (every written file then leads with INTERRUPTED).`
 
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
-	sources                                        string
+	sources, docsBase                              string
 	outs                                           *outputs
 	list, strict, quiet, verbose                   bool
 	timeout, poolWait                              time.Duration
@@ -68,6 +68,7 @@ func init() {
 			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
 			f.outs = outputFlags(fs, reports.KindConform)
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
+			fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
 			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
 			fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")
@@ -103,6 +104,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		if cfg.Sources, err = netrange.ParseAddrs(f.sources); err != nil {
 			return usageErr(e, cmd, "--source-addrs: %v", err)
 		}
+	}
+	if err := reports.CheckDocsBase(f.docsBase); err != nil {
+		return usageErr(e, cmd, "--docs-base: %v", err)
 	}
 	if f.maxSkips < -1 {
 		return usageErr(e, cmd, "--max-skips %d must be 0 or more", f.maxSkips)
@@ -174,7 +178,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	reports.WriteConformText(e.stdout, doc, reports.ConformTextOptions{Quiet: f.quiet, Verbose: f.verbose})
 	fmt.Fprintln(e.stdout, hl.Text)
-	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target}, TrimPassingWire: !f.verbose}
+	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target, DocsBase: f.docsBase}, TrimPassingWire: !f.verbose}
 	if !f.outs.write(e, cmd, doc, opts) {
 		return exitFailed
 	}
