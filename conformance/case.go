@@ -65,7 +65,7 @@ const (
 // Case is one numbered conformance check, h2spec style: the id is the spec
 // section it checks, Requirement quotes the sentence.
 type Case struct {
-	// ID is "<group>/<section>/<n>", e.g. "udp-lobby/5/2" (seed 003 §5,
+	// ID is "<group>/<section>/<n>", e.g. "udp-lobby/5/2" (udp-lobby.md §5,
 	// second case). The group is the protocol's name, or "inst" for the UDP
 	// lobby's game-instance handshake. It must be unique across all
 	// protocols.

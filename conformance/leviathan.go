@@ -15,7 +15,7 @@ import (
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
-// The Leviathan group (seed 002 framing, LEVIATHAN.md behaviour): cases
+// The Leviathan group (leviathan.md §1 framing, leviathan.md §2-4 behaviour): cases
 // leviathan/<section>/<n>. Sections: 1 framing and sizes, 2 handshake, 3 lobby
 // (join flow, ResponseTo), 4 reliability (acks, resends, duplicates),
 // 6 malformed packets, Q the engine's known quirks (warnings).

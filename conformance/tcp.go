@@ -16,7 +16,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// Names of the TCP lobby protocol (seed 004) and its sections.
+// Names of the TCP lobby protocol (tcp-lobby.md) and its sections.
 const (
 	ProtoTCP = string(scenario.TCPLobby)
 

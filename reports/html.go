@@ -755,7 +755,7 @@ func sectionDoc(section, docsBase string) (path string, link template.URL) {
 }
 
 // sectionTitle heads a group of cases: "Section 5" for a bare number, the
-// section text itself when it says more ("seed 003 §12 Sequence numbers").
+// section text itself when it says more ("udp-lobby.md §12 Sequence numbers").
 func sectionTitle(s string) string {
 	if s == "" {
 		return "No section"

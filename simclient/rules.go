@@ -14,7 +14,7 @@ import (
 // well-formed reply says given the request and what came before. The ids
 // are stable; users grep for them.
 const (
-	// UDP lobby (PROTOCOLS.md §1).
+	// UDP lobby (udp-lobby.md).
 	RuleUSeqEcho         = "U-SEQ-ECHO"          // a lobby reply's sequenceId matches no request this client sent
 	RuleUReplyType       = "U-REPLY-TYPE"        // a lobby reply's type is not a legal answer to the pending request
 	RuleUJoinPort        = "U-JOIN-PORT"         // JOIN_SUCCESS port differs from the port the room was created on
@@ -25,14 +25,14 @@ const (
 	RuleUReplySource     = "U-REPLY-SOURCE"      // a datagram from an address or port the client never sent to
 	RuleURoomPortChanged = "U-ROOM-PORT-CHANGED" // a room listed twice to the same client with two ports
 	RuleURoomState       = "U-ROOM-STATE-ORDER"  // a room's listed state went back (e.g. Playing, then Waiting)
-	// Game instance (PROTOCOLS.md §2).
+	// Game instance (udp-lobby.md §15).
 	RuleISeqEcho      = "I-SEQ-ECHO"        // an instance reply's sequenceId matches no request this client sent
 	RuleIReplyType    = "I-REPLY-TYPE"      // an instance reply is not a legal answer to the pending request
 	RuleIPongEcho     = "I-PONG-ECHO"       // SERVER_PONG does not echo the ping's clientTime
 	RuleICountdown    = "I-COUNTDOWN"       // SERVER_COUNTDOWN_TICK seconds do not decrease
 	RuleIStateOrder   = "I-STATE-ORDER"     // game events out of order (GAME_START before joining, twice, GAME_END before GAME_START …)
 	RuleIMalformedAns = "I-MALFORMED-REPLY" // an instance answered a malformed packet instead of dropping it
-	// TCP lobby (PROTOCOLS.md §3).
+	// TCP lobby (tcp-lobby.md).
 	RuleTReplyType    = "T-REPLY-TYPE"       // a frame that is neither the answer to the pending request nor a legal broadcast
 	RuleTHash         = "T-HASH"             // a player hash of 0 on success, or a hash changed for the same player
 	RuleTRoomList     = "T-ROOM-LIST"        // a RoomInfo with PlayerCount > MaxPlayers, MaxPlayers > 4, or RoomID 0
@@ -42,7 +42,7 @@ const (
 	RuleTGameStart    = "T-GAME-START"       // GAME_START with port 0, an unparsable IP, or players that are not the room's
 	RuleTDirection    = "T-DIRECTION"        // the server sent a client-to-server message type
 	RuleTMalformedAns = "T-MALFORMED-ANSWER" // a malformed frame was not answered with ERROR_MSG and a close
-	// Leviathan (PROTOCOLS.md §4, LEVIATHAN.md), reported by
+	// Leviathan (leviathan.md), reported by
 	// simclient/levclient under these same ids (its RuleResponseTo, …).
 	RuleLResponseTo   = "L-RESPONSE-TO"     // a reply's ResponseTo is not the MessageNumber of the request it answers
 	RuleLReplyType    = "L-REPLY-TYPE"      // a reply's type (or ServerAllow's AcceptedType) is not a legal answer to the request

@@ -19,9 +19,9 @@ const conformUsage = `Usage: lobbybench conform --target HOST:PORT [flags]
 Runs the numbered conformance suite against a lobby server and tells, rule
 by rule, where it departs from the spec, with the bytes to prove it. Cases
 are numbered after the document section they check (udp-lobby/5/2 is the
-second case of seed 003 §5 LOBBY_ROOM_LIST; inst/… the game-instance
-handshake of PROTOCOLS.md §2; tcp-lobby/… the sections of seed 004;
-leviathan/… seed 002 and LEVIATHAN.md). The ids of older builds, udp/…
+second case of udp-lobby.md §5 LOBBY_ROOM_LIST; inst/… the game-instance
+handshake of udp-lobby.md §15; tcp-lobby/… the sections of tcp-lobby.md;
+leviathan/… leviathan.md). The ids of older builds, udp/…
 and tcp/…, still select the same cases in --cases, and stored results using
 them compare with today's (report compare). A broken MUST fails, a broken SHOULD
 warns (--strict makes warnings fail), informational cases only report

@@ -4,7 +4,7 @@ package udplobby
 // the load engine report violations by them, and users grep for them.
 type RuleID string
 
-// Framing rules, common to the lobby and the instances (PROTOCOLS.md §1.1).
+// Framing rules, common to the lobby and the instances (udp-lobby.md §3).
 const (
 	RuleShort           RuleID = "U-SHORT"          // datagram shorter than header + CRC
 	RuleLength          RuleID = "U-LENGTH"         // datagram length ≠ header + payloadSize + 4
@@ -23,7 +23,7 @@ const (
 	RuleRoomPort        RuleID = "U-ROOM-PORT"      // port 0 in a lobby reply or room list entry
 	RuleRoomState       RuleID = "U-ROOM-STATE"     // room state not 0-3 (Waiting, Countdown, Playing, Finished)
 	RuleRoomPlayers     RuleID = "U-ROOM-PLAYERS"   // room list entry has playerCount > maxPlayers
-	RuleInstTypeUnknown RuleID = "I-TYPE-UNKNOWN"   // messageType is not a game-instance message (PROTOCOLS.md §2)
+	RuleInstTypeUnknown RuleID = "I-TYPE-UNKNOWN"   // messageType is not a game-instance message (udp-lobby.md §15)
 	RuleInstDirection   RuleID = "I-TYPE-DIRECTION" // instance message carried with the other packetType
 	RuleInstPayload     RuleID = "I-PAYLOAD-SIZE"   // payloadSize wrong for the instance message type
 )
@@ -73,13 +73,13 @@ func (id RuleID) Describe() string {
 }
 
 // Diagnoses of a LOBBY_ROOM_LIST that fails the canonical layout
-// (Error.Diagnosis, with RuleRoomListCount). PROTOCOLS.md §1.3.
+// (Error.Diagnosis, with RuleRoomListCount). udp-lobby.md §5.
 const (
-	// DiagSeed001 means the payload fits seed 001's layout, u32 roomCount and
+	// DiagLobbySystem means the payload fits the Lobby System layout (udp-lobby.md §5), u32 roomCount and
 	// 15-byte entries (u32 roomId, u16 port, u8 state, u32 playerCount,
 	// u32 maxPlayers).
-	DiagSeed001 = "seed-001-layout"
+	DiagLobbySystem = "lobby-system-layout"
 	// DiagPadded13 means the payload fits 2 + 13×roomCount, i.e. entries padded
-	// to the "13 bytes per room" seed 003's prose states.
+	// to the "13 bytes per room" the protocol page's prose states (udp-lobby.md §5).
 	DiagPadded13 = "padded-13"
 )
