@@ -17,11 +17,13 @@ import (
 const conformUsage = `Usage: lobbybench conform --target HOST:PORT [flags]
 
 Runs the numbered conformance suite against a lobby server and tells, rule
-by rule, where it departs from the spec, with the bytes to prove it. Cases
-are numbered after the document section they check (udp-lobby/5/2 is the
-second case of udp-lobby.md §5 LOBBY_ROOM_LIST; inst/… the game-instance
-handshake of udp-lobby.md §15; tcp-lobby/… the sections of tcp-lobby.md;
-leviathan/… leviathan.md). The ids of older builds, udp/…
+by rule, where it departs from the spec, with the bytes to prove it. The
+spec is docs/protocols/ in the lobbybench repository, and every case cites
+the section it checks there: udp-lobby/5/2 is the second case of
+udp-lobby.md §5 LOBBY_ROOM_LIST; inst/… checks the game-instance handshake,
+udp-lobby.md §15; tcp-lobby/… the sections of tcp-lobby.md; leviathan/…
+those of leviathan.md. The HTML report links them under --docs-base. The
+ids of older builds, udp/…
 and tcp/…, still select the same cases in --cases, and stored results using
 them compare with today's (report compare). A broken MUST fails, a broken SHOULD
 warns (--strict makes warnings fail), informational cases only report
@@ -136,7 +138,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		if err := conformance.WriteList(e.stdout, cases); err != nil {
 			return exitFailed
 		}
-		fmt.Fprintf(e.stdout, "\n%d cases\n", len(cases))
+		fmt.Fprintf(e.stdout, "\n%d cases\nSections cite %s/ in the lobbybench repository.\n", len(cases), reports.ProtocolDocsDir)
 		return exitOK
 	}
 	if f.target == "" {

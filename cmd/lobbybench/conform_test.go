@@ -78,7 +78,7 @@ func TestConformList(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	code, out, _ = runCLI(t, "conform", "--list", "--protocol", "tcp-lobby", "--cases", "tcp-lobby/7.1")
-	if code != exitOK || !strings.Contains(out, "tcp-lobby/7.1/4") || !strings.Contains(out, "\n4 cases\n") {
+	if code != exitOK || !strings.Contains(out, "tcp-lobby/7.1/4") || !strings.Contains(out, "\n4 cases\n") || !strings.Contains(out, "tcp-lobby.md §7 Error handling") || !strings.Contains(out, "Sections cite docs/protocols/ in the lobbybench repository.") {
 		t.Errorf("exit %d, stdout %q", code, out)
 	}
 }
