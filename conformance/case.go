@@ -65,7 +65,7 @@ const (
 // Case is one numbered conformance check, h2spec style: the id is the spec
 // section it checks, Requirement quotes the sentence.
 type Case struct {
-	// ID is "<group>/<section>/<n>", e.g. "udp-lobby/5/2" (seed 003 §5,
+	// ID is "<group>/<section>/<n>", e.g. "udp-lobby/5/2" (udp-lobby.md §5,
 	// second case). The group is the protocol's name, or "inst" for the UDP
 	// lobby's game-instance handshake. It must be unique across all
 	// protocols.
@@ -73,14 +73,18 @@ type Case struct {
 	// Protocol is the --protocol the case belongs to ("udp-lobby",
 	// "tcp-lobby", "leviathan").
 	Protocol string
-	// Section names the document section, e.g. "seed 003 §5 LOBBY_ROOM_LIST";
-	// cases are grouped by it in the output.
+	// Section cites the section of the protocol document (docs/protocols)
+	// the case checks, as "<file>.md §<n> <title>", e.g. "udp-lobby.md §5
+	// LOBBY_ROOM_LIST" (reports.ParseDocRef reads it); cases are grouped by
+	// it in the output. The section must list the case with its level: the
+	// test in internal/protodocs fails otherwise.
 	Section string
 	// Desc is a one-line description of what is checked.
 	Desc string
 	// Requirement quotes the sentence of the document the case checks.
 	Requirement string
-	// Rule is the PROTOCOLS.md rule id when there is one (e.g. "U-CRC").
+	// Rule is the rule id when there is one (e.g. "U-CRC"), or several
+	// separated by ", "; each must appear in the protocol's document.
 	Rule  string
 	Level Level
 	Stage Stage

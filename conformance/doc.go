@@ -13,19 +13,19 @@
 //
 // # Fail or warn: the review of every MUST-level case
 //
-// A case fails only where the documents (seeds 002-004, PROTOCOLS.md,
-// LEVIATHAN.md) leave a conforming server no other choice; where they leave
+// A case fails only where the documents (docs/protocols/*.md)
+// leave a conforming server no other choice; where they leave
 // it open, the finding is a warning naming the better answer (Warnf).
 //
 //   - udp-lobby/3/1-3, udp-lobby/12/1, inst/2/9-10, tcp-lobby/2.2/1, tcp-lobby/A/1, leviathan/1/1,
 //     1/3: framing, sizes, CRC, sequence echo. The layouts are stated
-//     byte by byte (seed 003 §3 and "Echo client's sequence in response",
-//     seed 004 Appendix A, seed 002); a client cannot read anything else:
+//     byte by byte (udp-lobby.md §3 and "Echo client's sequence in response",
+//     tcp-lobby.md §A, leviathan.md); a client cannot read anything else:
 //     fail.
 //   - udp-lobby/4/1, udp-lobby/5/1-3, udp-lobby/6/1, udp-lobby/7/1-3, udp-lobby/8/1, udp-lobby/9/1: each
-//     request has one documented reply and layout (seed 003 §4-9): fail.
+//     request has one documented reply and layout (udp-lobby.md §4-9): fail.
 //     udp-lobby/7/2 judges the port range the user gave with --instance-ports.
-//   - udp-lobby/10/1, 10/3, 10/4, 10/5: seed 003 §10 lists these failure reasons
+//   - udp-lobby/10/1, 10/3, 10/4, 10/5: udp-lobby.md §10 lists these failure reasons
 //     (room does not exist, full, not Waiting/Countdown, max instances)
 //     with JOIN_FAILED as the answer: fail.
 //   - udp-lobby/10/2 (roomId 0): WARN on silence. §14 groups roomId 0 with input
@@ -34,22 +34,22 @@
 //     fails.
 //   - udp-lobby/13/1-9: §13 "Invalid packets are silently dropped": a reply
 //     fails. udp-lobby/13/10 (originalSize) is SHOULD: the documents do not say.
-//   - inst/2/1-8: PROTOCOLS.md §2 states each exchange (HELLO→HELLO,
+//   - inst/2/1-8: udp-lobby.md §15 states each exchange (HELLO→HELLO,
 //     JOIN_REQUEST→ACCEPT or DENY when full or playing, PING→PONG, GAME_START
 //     to all, the listed state follows the instance): fail. inst/2/11 and
 //     inst/2/12 (reply source port, a listed room whose instance is gone)
 //     are SHOULD: no document states them.
-//   - tcp-lobby/5.1/1-7, tcp-lobby/5.3/1, tcp-lobby/6.3/1, tcp-lobby/6.4/1: seed 004 §5-6 give one
+//   - tcp-lobby/5.1/1-7, tcp-lobby/5.3/1, tcp-lobby/6.3/1, tcp-lobby/6.4/1: tcp-lobby.md §5-6 give one
 //     reply (or broadcast) and status per situation: fail. tcp-lobby/5.3/2
 //     (PLAYER_JOIN) warns when ROOM_UPDATE still tells the members.
-//   - tcp-lobby/5.2/1 (CONNECT_REQ): WARN when unanswered or closed: seed 004
+//   - tcp-lobby/5.2/1 (CONNECT_REQ): WARN when unanswered or closed: tcp-lobby.md
 //     calls it an "alternative to join flow", which a lobby may leave out. A
 //     wrong CONNECT_ACK fails.
 //   - tcp-lobby/5.4/1-2: a wrong ERROR_MSG code fails; silence warns (the seed
-//     does not require the refusal message, PROTOCOLS.md §3 asks for it).
+//     does not require the refusal message, tcp-lobby.md §5.4 asks for it).
 //   - tcp-lobby/7.1/1-4: §7.1 "Server must send ERROR_MSG before closing
 //     connection": fail.
-//   - leviathan/2/1-4, 3/1-2, 3/4, 3/6-7, 4/1, 4/3, 4/5, 6/1-5: LEVIATHAN.md
+//   - leviathan/2/1-4, 3/1-2, 3/4, 3/6-7, 4/1, 4/3, 4/5, 6/1-5: leviathan.md
 //     states the engine's behaviour the clients rely on: fail. Replies are
 //     matched against the MessageNumbers actually sent, and a Response
 //     Keepalive (ResponseTo 0, acks only) is not a reply.

@@ -92,8 +92,8 @@ func TestFaultInjection(t *testing.T) {
 			map[string]string{"udp-lobby/13/1": "LOBBY_JOIN_FAILED"}, nil, 0},
 		{"wrong room count", with(faults{wrongRoomCount: true}), []string{"udp-lobby/5/1"}, listReaders,
 			map[string]string{"udp-lobby/5/1": "roomCount"}, nil, 0},
-		{"seed 001 room list layout", with(faults{seed001List: true}), []string{"udp-lobby/5/1"}, listReaders,
-			map[string]string{"udp-lobby/5/1": "seed 001"}, nil, 0},
+		{"Lobby System room list layout", with(faults{lobbySystemList: true}), []string{"udp-lobby/5/1"}, listReaders,
+			map[string]string{"udp-lobby/5/1": "Lobby System"}, nil, 0},
 		{"list leaves out the newest room", with(faults{listOmitsNewest: true}), []string{"udp-lobby/5/3"}, listReaders,
 			map[string]string{"udp-lobby/5/3": "not among them"}, nil, 0},
 		{"join into a full room allowed", with(faults{joinFullAllowed: true}), []string{"udp-lobby/10/3"}, nil, nil, nil, 0},
@@ -124,7 +124,7 @@ func TestFaultInjection(t *testing.T) {
 		{name: "quirk: lazy cleanup, 10 instances", f: with(faults{cleanup: time.Second}), pool: 10,
 			mayskip: []string{"udp-lobby/10/7"}, quirk: []string{}},
 		{"quirk: silence for roomId 0", with(faults{silentRoomZero: true}), nil, nil,
-			map[string]string{"udp-lobby/10/2": "seed 003 §13-14 allow"}, []string{"udp-lobby/10/2"}, 0},
+			map[string]string{"udp-lobby/10/2": "udp-lobby.md §13-14 allow"}, []string{"udp-lobby/10/2"}, 0},
 		{"quirk: the lobby answers from another port", with(faults{lobbyOtherPort: true}), nil, nil,
 			map[string]string{"udp-lobby/3/4": "came from port"}, []string{"udp-lobby/3/4"}, 0},
 	}
@@ -221,7 +221,7 @@ func checkVerdicts(t *testing.T, rep *reports.Conform, base map[string]string, e
 	}
 }
 
-// TestSkipNamesOwner holds the suite to issue 10 point 2: when a fixture
+// TestSkipNamesOwner holds the suite to this: when a fixture
 // truly cannot go on because a reply broke a rule or never came, every
 // dependant's skip names the case that owns that reply (and says when that
 // case is not part of the run), and the owning case itself reports the
@@ -239,10 +239,10 @@ func TestSkipNamesOwner(t *testing.T) {
 		// dependants must skip naming owner.
 		dependants []string
 	}{
-		{"udp: seed 001 room list layout", func(t *testing.T) Config {
-			l := startTestLobby(t, faults{seed001List: true}, 12)
+		{"udp: Lobby System room list layout", func(t *testing.T) Config {
+			l := startTestLobby(t, faults{lobbySystemList: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
-		}, "udp-lobby/5/1", reports.VerdictFail, "seed 001", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
+		}, "udp-lobby/5/1", reports.VerdictFail, "Lobby System", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
 		{"udp: instances deny every join", func(t *testing.T) Config {
 			l := startTestLobby(t, faults{denyJoin: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())

@@ -20,7 +20,7 @@ type faults struct {
 	noSeqEcho         bool // replies carry sequence+1 (lobby and instance)
 	replyMalformed    bool // answer JOIN_FAILED to any malformed datagram
 	wrongRoomCount    bool // roomCount field one more than the entries
-	seed001List       bool // ROOM_LIST in seed 001's layout
+	lobbySystemList   bool // ROOM_LIST in the Lobby System layout (udp-lobby.md §5)
 	listOmitsNewest   bool // ROOM_LIST leaves out the room created last
 	joinFullAllowed   bool // the lobby JOIN skips the full-room check
 	crashOnTruncated  bool // stop answering after a datagram shorter than its header says
@@ -368,7 +368,7 @@ func (l *testLobby) list(seq uint16) []byte {
 		}
 	}
 	p := udplobby.ProfileSpec
-	if l.f.seed001List {
+	if l.f.lobbySystemList {
 		pl := binary.BigEndian.AppendUint32(nil, uint32(len(rooms)))
 		for _, r := range rooms {
 			pl = binary.BigEndian.AppendUint32(pl, r.ID)

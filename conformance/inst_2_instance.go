@@ -10,8 +10,8 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// PROTOCOLS.md §2: the game-instance handshake on the port the lobby
-// returned (seed 003 §11: "Client → Instance: CLIENT_HELLO (game
+// udp-lobby.md §15: the game-instance handshake on the port the lobby
+// returned (udp-lobby.md §11: "Client → Instance: CLIENT_HELLO (game
 // protocol)"; the message set is the public implementation's).
 
 const pingTime = 0x5EED1234
@@ -21,7 +21,7 @@ func init() {
 		ID: "inst/2/1", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Owns:        []string{"SERVER_HELLO"},
 		Desc:        "the port LOBBY_ROOM_CREATED returned answers CLIENT_HELLO with SERVER_HELLO, and keeps answering",
-		Requirement: "If success: Client connects to game instance at specified port; Client → Instance: CLIENT_HELLO (seed 003 §11); HELLO→HELLO (PROTOCOLS.md §2)",
+		Requirement: "If success: Client connects to game instance at specified port; Client → Instance: CLIENT_HELLO (udp-lobby.md §11); HELLO→HELLO (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := instance(t)
 			if err != nil {
@@ -37,7 +37,7 @@ func init() {
 		ID: "inst/2/2", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Owns:        []string{"SERVER_JOIN_ACCEPT"},
 		Desc:        "CLIENT_JOIN_REQUEST to an instance with a free seat is answered with SERVER_JOIN_ACCEPT",
-		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (PROTOCOLS.md §2)",
+		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := instance(t)
 			if err != nil {
@@ -49,7 +49,7 @@ func init() {
 	Register(&Case{
 		ID: "inst/2/3", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "CLIENT_PING is answered with SERVER_PONG echoing clientTime",
-		Requirement: "CLIENT_PING u32 clientTime … SERVER_PONG u32 clientTime (echoed); PING→PONG (PROTOCOLS.md §2)",
+		Requirement: "CLIENT_PING u32 clientTime … SERVER_PONG u32 clientTime (echoed); PING→PONG (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := instance(t)
 			if err != nil {
@@ -68,7 +68,7 @@ func init() {
 	Register(&Case{
 		ID: "inst/2/4", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "CLIENT_JOIN_REQUEST to a full instance is answered with SERVER_JOIN_DENY",
-		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (PROTOCOLS.md §2)",
+		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := fullRoom(t)
 			if err != nil {
@@ -81,7 +81,7 @@ func init() {
 		ID: "inst/2/5", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Owns:        []string{"SERVER_GAME_START"},
 		Desc:        "when every joined player is ready, SERVER_GAME_START reaches every player",
-		Requirement: "When every joined player is ready the instance counts down and sends GAME_START to all (PROTOCOLS.md §2)",
+		Requirement: "When every joined player is ready the instance counts down and sends GAME_START to all (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := playingRoom(t)
 			if err != nil {
@@ -106,7 +106,7 @@ func init() {
 	Register(&Case{
 		ID: "inst/2/6", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "the lobby's list follows the instance: a room filled through the handshake is listed with playerCount = maxPlayers",
-		Requirement: "the room's state, as the lobby lists it, follows (PROTOCOLS.md §2); RoomInfo playerCount: Current player count (seed 003 §5)",
+		Requirement: "the room's state, as the lobby lists it, follows (udp-lobby.md §15); RoomInfo playerCount: Current player count (udp-lobby.md §5)",
 		Run: func(t *T) error {
 			fx, err := fullRoom(t)
 			if err != nil {
@@ -124,7 +124,7 @@ func init() {
 	Register(&Case{
 		ID: "inst/2/7", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "the lobby's list follows the instance: a started game is listed as Playing",
-		Requirement: "the room's state, as the lobby lists it, follows (Waiting → Countdown → Playing → Finished) (PROTOCOLS.md §2)",
+		Requirement: "the room's state, as the lobby lists it, follows (Waiting → Countdown → Playing → Finished) (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := playingRoom(t)
 			if err != nil {
@@ -145,7 +145,7 @@ func init() {
 	Register(&Case{
 		ID: "inst/2/8", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "CLIENT_JOIN_REQUEST to an instance whose game started is answered with SERVER_JOIN_DENY",
-		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (PROTOCOLS.md §2)",
+		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := playingRoom(t)
 			if err != nil {
@@ -160,7 +160,7 @@ func init() {
 	Register(&Case{
 		ID: "inst/2/10", Protocol: ProtoUDP, Section: secInstance, Rule: string(udplobby.RuleCRC), Level: Must,
 		Desc:        "instance replies are framed like the lobby's: CRC-32 big-endian, packetType 0x02, length = header + payloadSize + 4",
-		Requirement: "The public implementation of this lobby uses the same header and CRC as the lobby for its instances (PROTOCOLS.md §2)",
+		Requirement: "The public implementation of this lobby uses the same header and CRC as the lobby for its instances (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := instance(t)
 			if err != nil {
@@ -197,7 +197,7 @@ func init() {
 	Register(&Case{
 		ID: "inst/2/11", Protocol: ProtoUDP, Section: secInstance, Level: Should,
 		Desc:        "instance replies come from the port the lobby returned (the port the client sends to)",
-		Requirement: "If success: Client connects to game instance at specified port (seed 003 §11); NAT and connected UDP sockets only pass replies from that port",
+		Requirement: "If success: Client connects to game instance at specified port (udp-lobby.md §11); NAT and connected UDP sockets only pass replies from that port",
 		Run: func(t *T) error {
 			fx, err := instance(t)
 			if err != nil {
@@ -218,13 +218,13 @@ func init() {
 	Register(&Case{
 		ID: "inst/2/12", Protocol: ProtoUDP, Section: secInstance, Level: Should, Stage: StageSerial,
 		Desc:        "a room stays listed only while its instance answers: after its last player leaves, the room leaves the list or its port still answers CLIENT_HELLO",
-		Requirement: "the room's state, as the lobby lists it, follows the instance (PROTOCOLS.md §2); a listed room whose port is dead sends every joiner to nothing",
+		Requirement: "the room's state, as the lobby lists it, follows the instance (udp-lobby.md §15); a listed room whose port is dead sends every joiner to nothing",
 		Run:         instRoomOutlivesInstance,
 	})
 	Register(&Case{
 		ID: "inst/2/9", Protocol: ProtoUDP, Section: secInstance, Rule: "I-SEQ", Level: Must,
 		Desc:        "instance replies echo the request's sequenceId",
-		Requirement: "Replies echo the request's sequenceId (PROTOCOLS.md §2)",
+		Requirement: "Replies echo the request's sequenceId (udp-lobby.md §15)",
 		Run: func(t *T) error {
 			fx, err := instance(t)
 			if err != nil {

@@ -15,7 +15,7 @@ import (
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
-// The Leviathan group (seed 002 framing, LEVIATHAN.md behaviour): cases
+// The Leviathan group (leviathan.md §1 framing, leviathan.md §2-4 behaviour): cases
 // leviathan/<section>/<n>. Sections: 1 framing and sizes, 2 handshake, 3 lobby
 // (join flow, ResponseTo), 4 reliability (acks, resends, duplicates),
 // 6 malformed packets, Q the engine's known quirks (warnings).
@@ -24,12 +24,12 @@ import (
 const ProtoLeviathan = string(scenario.Leviathan)
 
 const (
-	secLevFraming   = "seed 002 / LEVIATHAN.md Packets"
-	secLevHandshake = "LEVIATHAN.md Connection behaviour: handshake"
-	secLevLobby     = "LEVIATHAN.md Connection behaviour: lobby"
-	secLevAcks      = "LEVIATHAN.md Connection behaviour: acks and reliability"
-	secLevMalformed = "LEVIATHAN.md Packets: malformed input"
-	secLevQuirks    = "LEVIATHAN.md Engine defects"
+	secLevFraming   = "leviathan.md §1 Packets"
+	secLevHandshake = "leviathan.md §2 Handshake"
+	secLevLobby     = "leviathan.md §3 Lobby"
+	secLevAcks      = "leviathan.md §4 Acks and reliability"
+	secLevMalformed = "leviathan.md §6 Malformed input"
+	secLevQuirks    = "leviathan.md §Q Engine defects"
 )
 
 func init() {

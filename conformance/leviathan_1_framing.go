@@ -8,7 +8,7 @@ import (
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
-// seed 002 framing and sizes, on every datagram of the group's shared
+// leviathan.md §1 framing and sizes, on every datagram of the group's shared
 // session (lev-flow fixture).
 
 func init() {
@@ -38,7 +38,7 @@ func init() {
 		ID: "leviathan/1/2", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Should,
 		Rule:        "L-ACK-COUNT, L-ACK-ZERO-TAIL, L-LA-COUNT, L-TRAILING, L-MSG-NUM-ZERO",
 		Desc:        "every datagram also decodes strictly: 1-4 ack bytes without a zero last byte, La Count 1-4, no trailing bytes, MessageNumber ≠ 0, defined enum values",
-		Requirement: "The engine sends at most 4 ack bytes (32 ids) and drops trailing zero bytes … The seed says Count is 1 to 4 … bytes after the last decodable message are ignored",
+		Requirement: "The engine sends at most 4 ack bytes (32 ids) and drops trailing zero bytes … The packet format page says Count is 1 to 4 … bytes after the last decodable message are ignored",
 		Run: func(t *T) error {
 			f, err := levFlowFixture(t)
 			if err != nil {
@@ -60,7 +60,7 @@ func init() {
 	Register(&Case{
 		ID: "leviathan/1/3", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Must,
 		Desc:        "PKT_IDs are never 0 and grow by one per Ln datagram sent, resends included",
-		Requirement: "PKT_ID grows by one for every datagram sent, resends included. The engine's first id is 1001 (the seed says 1; 0 is invalid either way)",
+		Requirement: "PKT_ID grows by one for every datagram sent, resends included. The engine's first id is 1001 (the packet format page says 1; 0 is invalid either way)",
 		Run: func(t *T) error {
 			f, err := levFlowFixture(t)
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
-// LEVIATHAN.md handshake: Connect(42) → Security(None) → Authenticate,
+// leviathan.md §2 handshake: Connect(42) → Security(None) → Authenticate,
 // and nothing else acted on before it completes.
 
 func init() {

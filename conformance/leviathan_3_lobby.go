@@ -11,7 +11,7 @@ import (
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
-// LEVIATHAN.md lobby: JoinServer, JoinGame, Echo, Serverstatus, and the
+// leviathan.md §3 lobby: JoinServer, JoinGame, Echo, Serverstatus, and the
 // replies' ResponseTo (shared session lev-flow), then the refusals.
 
 func init() {

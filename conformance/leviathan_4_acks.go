@@ -10,7 +10,7 @@ import (
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
-// LEVIATHAN.md acks and reliability.
+// leviathan.md §4 acks and reliability.
 
 // levAckBound is how long the server may take to ack an Ln packet: the
 // engine's 200 ms ack delay plus generous slack for its update loop.
@@ -148,7 +148,7 @@ func init() {
 	Register(&Case{
 		ID: "leviathan/4/2", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Should,
 		Desc:        "the server's ack fields use the engine's bit order (bit b of byte i acks StartAck+8i+b, no +1)",
-		Requirement: "Ack bits: bit b (least significant first) of ack byte i acknowledges packet StartAck + 8*i + b. The seed says StartAck + index + 1; the engine and its tests use no +1",
+		Requirement: "Ack bits: bit b (least significant first) of ack byte i acknowledges packet StartAck + 8*i + b. The packet format page says StartAck + index + 1; the engine and its tests use no +1",
 		Run: func(t *T) error {
 			a, err := levAcksFixture(t)
 			if err != nil {
@@ -172,7 +172,7 @@ func init() {
 			case len(a.fields) == 0:
 				return Skipf("the server sent no Ln ack field (acks only in La packets)")
 			case seed > 0 && engine == 0:
-				return Warnf("the engine's bit order", "%d ack fields fit only the seed's +1 reading: the server follows seed 002 (its clients must read acks with the +1; the engine does not)", seed)
+				return Warnf("the engine's bit order", "%d ack fields fit only the packet format page's +1 reading (leviathan.md §4): the server follows that page (its clients must read acks with the +1; the engine does not)", seed)
 			case neither > 0:
 				return Failf("ack fields naming ids the client sent", "%d ack fields ack ids the client never sent under either reading", neither)
 			}

@@ -21,7 +21,7 @@ type levFaults struct {
 	embeddedLa  bool // the engine's ack-only datagram: previous Ln bytes + La
 	noStatus    bool // never answers Serverstatus (the engine's defect)
 	echoRespond bool // Echo's None names the Echo in ResponseTo
-	// Quirks of the engine's own networking code (issue 10 point 7): what
+	// Quirks of the engine's own networking code: what
 	// a real server does that the suite must not misread.
 	connectFirst  bool // opens its own connection back: sends Connect to a new peer first
 	keepaliveAcks bool // before authentication, acks dropped requests with Response Keepalive

@@ -7,8 +7,8 @@ import (
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
-// The engine's known defects (LEVIATHAN.md "Engine defects worth
-// detecting"): warnings with an explanation, never failures.
+// The engine's known defects (leviathan.md
+// §Q Engine defects): warnings with an explanation, never failures.
 
 func init() {
 	Register(&Case{

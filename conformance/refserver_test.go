@@ -94,7 +94,7 @@ func TestReferenceUDP(t *testing.T) {
 		limited bool
 	}{
 		// udp-lobby/10/7: the reference server has no per-address room quota
-		// yet (issue 15): one address takes every instance.
+		// yet: one address takes every instance.
 		{"defaults", nil, HeaderAuto, "header spec, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, HeaderAuto, "header spec, guessed", []string{"udp-lobby/10/7"}, true},
 		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
@@ -188,7 +188,7 @@ func TestReferenceTCP(t *testing.T) {
 }
 
 // refTCPVerdict is the verdict the reference TCP lobby gets: a pass, but
-// for the per-address quotas it does not have yet (issue 15).
+// for the per-address quotas it does not have yet.
 func refTCPVerdict(id string) string {
 	if id == "tcp-lobby/R/3" || id == "tcp-lobby/R/4" {
 		return reports.VerdictWarn

@@ -11,7 +11,7 @@ import (
 )
 
 // Default pacing per source address. Servers are asked to rate-limit per IP
-// (seed 003 §14); the suite must give the same verdicts against one that
+// (udp-lobby.md §14); the suite must give the same verdicts against one that
 // allows ~100 requests/s per IP with a small burst, so it never sends more
 // than this from one address (the flood of the rate-limit group excepted).
 const (

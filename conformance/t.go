@@ -221,7 +221,7 @@ type PortRange = netrange.PortRange
 type HeaderMode int
 
 const (
-	// HeaderSpec is the 8-byte header of seed 003.
+	// HeaderSpec is the 8-byte header of udp-lobby.md §3.1.
 	HeaderSpec HeaderMode = iota
 	// HeaderRType17 is the 17-byte header of the public implementation.
 	HeaderRType17

@@ -16,19 +16,19 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// Names of the TCP lobby protocol (seed 004) and its sections.
+// Names of the TCP lobby protocol (tcp-lobby.md) and its sections.
 const (
 	ProtoTCP = string(scenario.TCPLobby)
 
-	secTCPFraming  = "seed 004 §2.2 Message framing"
-	secTCPRoom     = "seed 004 §5.1 Room management"
-	secTCPConn     = "seed 004 §5.2 Connection management"
-	secTCPReady    = "seed 004 §5.3 Ready state management"
-	secTCPStart    = "seed 004 §5.4 Game start"
-	secTCPFlow     = "seed 004 §6 Connection flow"
-	secTCPErrors   = "seed 004 §7 Error handling"
-	secTCPSizes    = "seed 004 Appendix A Packet size summary"
-	secTCPRobust   = "Robustness (issue 5; not stated by seed 004)"
+	secTCPFraming  = "tcp-lobby.md §2.2 Message framing"
+	secTCPRoom     = "tcp-lobby.md §5.1 Room management"
+	secTCPConn     = "tcp-lobby.md §5.2 Connection management"
+	secTCPReady    = "tcp-lobby.md §5.3 Ready state management"
+	secTCPStart    = "tcp-lobby.md §5.4 Game start"
+	secTCPFlow     = "tcp-lobby.md §6 Connection flow"
+	secTCPErrors   = "tcp-lobby.md §7 Error handling"
+	secTCPSizes    = "tcp-lobby.md §A Packet size summary"
+	secTCPRobust   = "tcp-lobby.md §R Robustness"
 	maxTCPFrameLen = 1 << 20 // a length prefix above this is not read
 )
 

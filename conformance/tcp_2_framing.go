@@ -7,7 +7,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// seed 004 §2.2 Message framing.
+// tcp-lobby.md §2.2 Message framing.
 
 func init() {
 	Register(&Case{

@@ -9,7 +9,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// seed 004 §5.1 Room management.
+// tcp-lobby.md §5.1 Room management.
 
 func init() {
 	Register(&Case{
@@ -164,7 +164,7 @@ func init() {
 	Register(&Case{
 		ID: "tcp-lobby/5.1/7", Protocol: ProtoTCP, Section: secTCPRoom, Level: Must, Stage: StagePool,
 		Desc:        "CREATE_ROOM_REQ when 16 rooms exist is answered with CREATE_ROOM_ACK RoomID 0",
-		Requirement: "MAX_ROOMS = 16; RoomID uint32_t Assigned room ID (0 = failed); CREATE_ROOM when 16 rooms exist: CREATE_ROOM_ACK with RoomID 0 (PROTOCOLS.md §3)",
+		Requirement: "MAX_ROOMS = 16; RoomID uint32_t Assigned room ID (0 = failed); CREATE_ROOM when 16 rooms exist: CREATE_ROOM_ACK with RoomID 0 (tcp-lobby.md §5.1)",
 		Run:         tcpSeventeenthRoom,
 	})
 }

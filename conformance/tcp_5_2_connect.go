@@ -6,7 +6,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// seed 004 §5.2 Connection management.
+// tcp-lobby.md §5.2 Connection management.
 
 func init() {
 	Register(&Case{
@@ -22,13 +22,13 @@ func init() {
 			defer c.Close()
 			p, err := c.request(&tcplobby.ConnectReq{PlayerName: tcplobby.MakeName(c.name)}, tcplobby.TypeConnectAck)
 			if errors.Is(err, errSilence) || errors.Is(err, errClosed) {
-				// Seed 004 calls CONNECT_REQ an "alternative to join flow":
+				// tcp-lobby.md §5.2 calls CONNECT_REQ an "alternative to join flow":
 				// a lobby may implement the join flow only.
 				what := "no reply"
 				if errors.Is(err, errClosed) {
 					what = "the connection was closed"
 				}
-				return Warnf("CONNECT_ACK (CONNECT_REQ is optional: seed 004 calls it an alternative to the join flow)",
+				return Warnf("CONNECT_ACK (CONNECT_REQ is optional: tcp-lobby.md §5.2 calls it an alternative to the join flow)",
 					"%s (received: %s): the server does not implement CONNECT_REQ; clients must use CREATE_ROOM/JOIN_ROOM", what, typeNames(c.frames))
 			}
 			if p, err = tcpExpect(p, err, "CONNECT_ACK"); err != nil {

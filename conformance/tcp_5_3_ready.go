@@ -7,15 +7,15 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// seed 004 §5.3 Ready state management (and the PLAYER_JOIN broadcast it
-// defines), with the broadcast decisions of PROTOCOLS.md §3.
+// tcp-lobby.md §5.3 Ready state management (and the PLAYER_JOIN broadcast it
+// defines), with the broadcast decisions of tcp-lobby.md §5.3.
 
 func init() {
 	Register(&Case{
 		ID: "tcp-lobby/5.3/1", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
 		Owns:        []string{"PLAYER_READY"},
 		Desc:        "READY_REQ makes PLAYER_READY (10 bytes, the sender's hash, Ready 1) reach every member, the sender included",
-		Requirement: "PLAYER_READY (0x14) Broadcast when player ready state changes; PLAYER_READY … go to every member including the sender (PROTOCOLS.md §3)",
+		Requirement: "PLAYER_READY (0x14) Broadcast when player ready state changes; PLAYER_READY … go to every member including the sender (tcp-lobby.md §5.3)",
 		Run: func(t *T) error {
 			g, err := tcpGameFx(t)
 			if err != nil {
@@ -34,7 +34,7 @@ func init() {
 	Register(&Case{
 		ID: "tcp-lobby/5.3/2", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
 		Desc:        "a join makes PLAYER_JOIN (43 bytes, the joiner's PlayerInfo) reach the members already in the room",
-		Requirement: "PLAYER_JOIN (0x12) Broadcast when new player joins room; PLAYER_JOIN goes to the members already in the room (PROTOCOLS.md §3)",
+		Requirement: "PLAYER_JOIN (0x12) Broadcast when new player joins room; PLAYER_JOIN goes to the members already in the room (tcp-lobby.md §5.3)",
 		Run: func(t *T) error {
 			g, err := tcpGameFx(t)
 			if err != nil {

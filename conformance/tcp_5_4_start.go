@@ -7,13 +7,13 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// seed 004 §5.4 Game start and §7.3 its errors.
+// tcp-lobby.md §5.4 Game start and §7.3 its errors.
 
 func init() {
 	Register(&Case{
 		ID: "tcp-lobby/5.4/1", Protocol: ProtoTCP, Section: secTCPStart, Level: Must,
 		Desc:        "START_REQ from a non-host (everyone ready) is refused with ERROR_MSG 0x03 Not host",
-		Requirement: "Only host can send START_REQ (§8.6); START_REQ from non-host is ignored or returns error (§7.3); START_REQ from a non-host: ERROR_MSG 0x03 (PROTOCOLS.md §3)",
+		Requirement: "Only host can send START_REQ (§8.6); START_REQ from non-host is ignored or returns error (§7.3); START_REQ from a non-host: ERROR_MSG 0x03 (tcp-lobby.md §5.4)",
 		Run: func(t *T) error {
 			host, ack, err := newRoom(t)
 			if err != nil {
@@ -37,7 +37,7 @@ func init() {
 	Register(&Case{
 		ID: "tcp-lobby/5.4/2", Protocol: ProtoTCP, Section: secTCPStart, Level: Must,
 		Desc:        "START_REQ from the host with a player not ready is refused with ERROR_MSG 0x04 Not all players ready",
-		Requirement: "START_REQ Host request to start game (requires all players ready); START_REQ with not all players ready fails (§7.3); ERROR_MSG 0x04 (PROTOCOLS.md §3)",
+		Requirement: "START_REQ Host request to start game (requires all players ready); START_REQ with not all players ready fails (§7.3); ERROR_MSG 0x04 (tcp-lobby.md §5.4)",
 		Run: func(t *T) error {
 			host, ack, err := newRoom(t)
 			if err != nil {
@@ -68,7 +68,7 @@ func startRefused(c *tcpClient, code tcplobby.ErrorCode, what string) error {
 	p, err := c.wait(c.t.Env.Timeout, tcplobby.TypeErrorMsg, tcplobby.TypeCountdown, tcplobby.TypeGameStart)
 	switch {
 	case errors.Is(err, errSilence):
-		return Warnf(expected, "no reply (ignored, which the seed allows; PROTOCOLS.md §3 asks for the error)")
+		return Warnf(expected, "no reply (ignored, which the RFC allows; tcp-lobby.md §5.4 asks for the error)")
 	case errors.Is(err, errClosed):
 		return Failf(expected, "the server closed the connection")
 	case err != nil:

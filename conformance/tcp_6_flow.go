@@ -10,7 +10,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 004 §6 Connection flow.
+// tcp-lobby.md §6 Connection flow.
 
 func init() {
 	Register(&Case{
@@ -71,7 +71,7 @@ func init() {
 	Register(&Case{
 		ID: "tcp-lobby/6.3/2", Protocol: ProtoTCP, Section: secTCPFlow, Level: Should,
 		Desc:        "the UDP address in GAME_START answers CLIENT_HELLO (the hand-over to the game instance)",
-		Requirement: "[Transition to UDP Game Protocol]; On GAME_START, connect to UDP game server (§8.7); GAME_START carrying the UDP instance's address and port (PROTOCOLS.md §3)",
+		Requirement: "[Transition to UDP Game Protocol]; On GAME_START, connect to UDP game server (§8.7); GAME_START carrying the UDP instance's address and port (tcp-lobby.md §5.4)",
 		Run: func(t *T) error {
 			g, err := tcpGameFx(t)
 			if err != nil {

@@ -8,10 +8,10 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// seed 004 §7.1 Connection errors, with the framing decisions of
-// PROTOCOLS.md §3.
+// tcp-lobby.md §7.1 Connection errors, with the framing decisions of
+// tcp-lobby.md §2.2 and §7.
 
-const reqErrorClose = "Server must send ERROR_MSG before closing connection (§7.1); a frame whose length is 0 or over 4096 bytes, or whose type is unknown, or whose size does not match its type's fixed size: the server sends ERROR_MSG (0x1F) then closes (PROTOCOLS.md §3)"
+const reqErrorClose = "Server must send ERROR_MSG before closing connection (§7.1); a frame whose length is 0 or over 4096 bytes, or whose type is unknown, or whose size does not match its type's fixed size: the server sends ERROR_MSG (0x1F) then closes (tcp-lobby.md §7)"
 
 func init() {
 	le := binary.LittleEndian

@@ -7,7 +7,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// seed 004 Appendix A Packet size summary.
+// tcp-lobby.md §A Packet size summary.
 
 func init() {
 	Register(&Case{

@@ -8,8 +8,8 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// One source must not deny the TCP lobby to everyone (issue 15): rooms and
-// connections per address. Seed 004 states no quota, so these warn.
+// One source must not deny the TCP lobby to everyone: rooms and
+// connections per address. The RFC (tcp-lobby.md) states no quota, so these warn.
 
 // tcpConnBound bounds the connections tcp-lobby/R/4 opens from one address.
 const tcpConnBound = 64
@@ -18,13 +18,13 @@ func init() {
 	Register(&Case{
 		ID: "tcp-lobby/R/3", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
 		Desc:        "one source address cannot take every room: rooms created from one address until RoomID 0, then one from another address",
-		Requirement: "MAX_ROOMS = 16 (seed 004); one source must not deny the lobby to everyone (issue 15)",
+		Requirement: "MAX_ROOMS = 16 (tcp-lobby.md §3.2); one source must not deny the lobby to everyone",
 		Run:         tcpRoomsOneAddress,
 	})
 	Register(&Case{
 		ID: "tcp-lobby/R/4", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
 		Desc:        fmt.Sprintf("one source address cannot hold every connection: up to %d connections from one address, each asked LIST_ROOMS", tcpConnBound),
-		Requirement: "one source must not deny the lobby to everyone: TCP connections per IP (issue 15)",
+		Requirement: "one source must not deny the lobby to everyone: TCP connections per IP",
 		Run:         tcpConnsOneAddress,
 	})
 }

@@ -13,14 +13,14 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// Robustness of the TCP lobby: one client must not stall the others. Seed
-// 004 does not state it; issue 5 asks for it, so these are warnings.
+// Robustness of the TCP lobby: one client must not stall the others. The
+// RFC does not state it; tcp-lobby.md §R asks for it as a SHOULD, so these are warnings.
 
 func init() {
 	Register(&Case{
 		ID: "tcp-lobby/R/1", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should,
 		Desc:        "a client that sent half a frame and stopped does not stall the others",
-		Requirement: "slow-reader and half-frame clients do not stall other clients (issue 5); a slow or stuck client never blocks the others (issue 3)",
+		Requirement: "slow-reader and half-frame clients do not stall other clients; a slow or stuck client never blocks the others",
 		Run: func(t *T) error {
 			half, err := dialTCP(t)
 			if err != nil {
@@ -43,7 +43,7 @@ func init() {
 	Register(&Case{
 		ID: "tcp-lobby/R/2", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StageSerial,
 		Desc:        "a room member that never reads, flooded with broadcasts, does not stall the others",
-		Requirement: "slow-reader and half-frame clients do not stall other clients (issue 5); a client that stops reading is disconnected, not buffered forever (issue 3)",
+		Requirement: "slow-reader and half-frame clients do not stall other clients; a client that stops reading is disconnected, not buffered forever",
 		Run:         tcpSlowReader,
 	})
 }

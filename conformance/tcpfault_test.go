@@ -155,7 +155,7 @@ func TestTCPFaultInjection(t *testing.T) {
 			return p
 		}}, []string{"tcp-lobby/A/1", "tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false},
 		{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp-lobby/R/2"}, nil, false},
-		// The quirky lobby: CONNECT_REQ not implemented (seed 004 calls it an
+		// The quirky lobby: CONNECT_REQ not implemented (tcp-lobby.md §5.2 calls it an
 		// alternative to the join flow: a warning).
 		{"quirk: CONNECT_REQ ignored", tcpFault{filter: func(p []byte) []byte {
 			if typeIs(p, tcplobby.TypeConnectAck) {

@@ -21,18 +21,18 @@ import (
 const (
 	ProtoUDP = string(scenario.UDPLobby)
 
-	secPacket      = "seed 003 §3 Packet structure"
-	secListRooms   = "seed 003 §4 LOBBY_LIST_ROOMS"
-	secRoomList    = "seed 003 §5 LOBBY_ROOM_LIST"
-	secCreateRoom  = "seed 003 §6 LOBBY_CREATE_ROOM"
-	secRoomCreated = "seed 003 §7 LOBBY_ROOM_CREATED"
-	secJoinRoom    = "seed 003 §8 LOBBY_JOIN_ROOM"
-	secJoinSuccess = "seed 003 §9 LOBBY_JOIN_SUCCESS"
-	secJoinFailed  = "seed 003 §10 LOBBY_JOIN_FAILED"
-	secSequence    = "seed 003 §12 Sequence numbers"
-	secMalformed   = "seed 003 §13 Error handling"
-	secSecurity    = "seed 003 §14 Security considerations"
-	secInstance    = "PROTOCOLS.md §2 Game instance handshake"
+	secPacket      = "udp-lobby.md §3 Packet structure"
+	secListRooms   = "udp-lobby.md §4 LOBBY_LIST_ROOMS"
+	secRoomList    = "udp-lobby.md §5 LOBBY_ROOM_LIST"
+	secCreateRoom  = "udp-lobby.md §6 LOBBY_CREATE_ROOM"
+	secRoomCreated = "udp-lobby.md §7 LOBBY_ROOM_CREATED"
+	secJoinRoom    = "udp-lobby.md §8 LOBBY_JOIN_ROOM"
+	secJoinSuccess = "udp-lobby.md §9 LOBBY_JOIN_SUCCESS"
+	secJoinFailed  = "udp-lobby.md §10 LOBBY_JOIN_FAILED"
+	secSequence    = "udp-lobby.md §12 Sequence numbers"
+	secMalformed   = "udp-lobby.md §13 Error handling"
+	secSecurity    = "udp-lobby.md §14 Security considerations"
+	secInstance    = "udp-lobby.md §15 Game-instance handshake"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 003 §10 LOBBY_JOIN_FAILED and its failure reasons.
+// udp-lobby.md §10 LOBBY_JOIN_FAILED and its failure reasons.
 
 func init() {
 	Register(&Case{
@@ -31,7 +31,7 @@ func init() {
 	Register(&Case{
 		ID: "udp-lobby/10/2", Protocol: ProtoUDP, Section: secJoinFailed, Rule: string(udplobby.RuleRoomID), Level: Must,
 		Desc:        "LOBBY_JOIN_ROOM of roomId 0 is answered with LOBBY_JOIN_FAILED, or dropped (a warning)",
-		Requirement: "if (roomId == 0 || roomId > MAX_ROOM_ID) { // Invalid room ID } (seed 003 §14, input validation); invalid packets are dropped silently (§13); roomId 0 is invalid (PROTOCOLS.md §1.2)",
+		Requirement: "if (roomId == 0 || roomId > MAX_ROOM_ID) { // Invalid room ID } (udp-lobby.md §14, input validation); invalid packets are dropped silently (§13); roomId 0 is invalid (udp-lobby.md §10)",
 		Run: func(t *T) error {
 			x, err := lobbyRequest(t, buildJoin(t.Env.profile(), 0), "LOBBY_JOIN_ROOM roomId 0")
 			if x != nil {
@@ -41,7 +41,7 @@ func init() {
 				// §14 puts roomId 0 with input validation and §13 drops
 				// invalid packets silently: a conforming server may do so.
 				return Warnf("LOBBY_JOIN_FAILED (the better answer: the client learns at once that the room does not exist)",
-					"no reply, twice (from two source addresses)%s: the request was dropped as invalid input, which seed 003 §13-14 allow; the client waits for its timeout", silenceDetail(err))
+					"no reply, twice (from two source addresses)%s: the request was dropped as invalid input, which udp-lobby.md §13-14 allow; the client waits for its timeout", silenceDetail(err))
 			}
 			_, err = expect(x, err, "LOBBY_JOIN_FAILED", udplobby.LobbyJoinFailed)
 			return err
@@ -95,7 +95,7 @@ func init() {
 	Register(&Case{
 		ID: "udp-lobby/10/7", Protocol: ProtoUDP, Section: secSecurity, Level: Should, Stage: StagePool,
 		Desc:        "one source address cannot take every instance: the pool filling, from one address first, finds a per-address limit (reached when --instance-ports is small)",
-		Requirement: "Lobby server should implement rate limiting per client IP to prevent abuse (seed 003 §14): a source under its rate can still fill the pool, so one source must not get every instance",
+		Requirement: "Lobby server should implement rate limiting per client IP to prevent abuse (udp-lobby.md §14): a source under its rate can still fill the pool, so one source must not get every instance",
 		Run:         udpOneAddressTakesAll,
 	})
 }
@@ -263,7 +263,7 @@ func udpCreatePastLimit(t *T) error {
 		"%d creates all answered LOBBY_ROOM_CREATED (%d rooms listed before)", f.created, f.listed)
 }
 
-// udpOneAddressTakesAll: issue 15's attack, judged on the pool filling.
+// udpOneAddressTakesAll: the one-address attack, judged on the pool filling.
 func udpOneAddressTakesAll(t *T) error {
 	f, err := fillPool(t)
 	if err != nil {

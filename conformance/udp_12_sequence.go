@@ -7,7 +7,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 003 §12 Sequence numbers.
+// udp-lobby.md §12 Sequence numbers.
 
 func init() {
 	Register(&Case{

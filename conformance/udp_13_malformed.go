@@ -14,7 +14,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 003 §13 Error handling: malformed packets are silently dropped, and
+// udp-lobby.md §13 Error handling: malformed packets are silently dropped, and
 // the server keeps serving. Every group sends its corpus (one socket per
 // datagram, so a reply names the datagram that caused it), then a liveness
 // check; replies that arrive until the check is answered (plus a grace of a
@@ -38,8 +38,8 @@ func init() {
 		{4, "requests with one flipped bit in the payload (CRC left as it was) get no reply", "Always verify CRC32 before processing (§14)", string(udplobby.RuleCRC), Must, corpusPayloadFlip},
 		{5, "requests whose payloadSize disagrees with the datagram or the message type get no reply", "if (size != expectedSize) { // Malformed packet } (§14)", string(udplobby.RuleLength) + ", " + string(udplobby.RulePayloadSize), Must, corpusPayloadSize},
 		{6, "oversized datagrams (1 KiB payload, 8 KiB junk, a 65507-byte datagram) get no reply", "if (size != expectedSize) { // Malformed packet } (§14)", string(udplobby.RulePayloadSize), Must, corpusOversized},
-		{7, "wrong direction: requests sent as server→client, invalid packetType, replies sent to the lobby, get no reply", "Malformed packets (short, bad CRC, length or payloadSize wrong, unknown type, wrong direction) are dropped silently (PROTOCOLS.md §1.2)", string(udplobby.RuleDirection) + ", " + string(udplobby.RuleTypeDirection), Must, corpusDirection},
-		{8, "unknown message types (and game-instance messages sent to the lobby) get no reply", "Malformed packets (… unknown type …) are dropped silently (PROTOCOLS.md §1.2)", string(udplobby.RuleTypeUnknown), Must, corpusUnknown},
+		{7, "wrong direction: requests sent as server→client, invalid packetType, replies sent to the lobby, get no reply", "Malformed packets (short, bad CRC, length or payloadSize wrong, unknown type, wrong direction) are dropped silently (udp-lobby.md §13)", string(udplobby.RuleDirection) + ", " + string(udplobby.RuleTypeDirection), Must, corpusDirection},
+		{8, "unknown message types (and game-instance messages sent to the lobby) get no reply", "Malformed packets (… unknown type …) are dropped silently (udp-lobby.md §13)", string(udplobby.RuleTypeUnknown), Must, corpusUnknown},
 		{9, "random bytes get no reply", reqDropped, "", Must, corpusRandom},
 		{10, "originalSize ≠ payloadSize on an uncompressed request (or the LZ4 flag) gets no reply", "originalSize: Size before compression (same if not compressed); the documents do not say what a server does otherwise", string(udplobby.RuleOriginalSize), Should, corpusOriginalSize},
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 003 §14 Security considerations: rate limiting per client IP.
+// udp-lobby.md §14 Security considerations: rate limiting per client IP.
 //
 // A limit per address and plain overload look alike from the flooding
 // address: most of its datagrams go unanswered. They differ for everyone

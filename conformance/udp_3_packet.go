@@ -7,7 +7,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 003 §3 Packet structure: header, payload, CRC-32 trailer.
+// udp-lobby.md §3 Packet structure: header, payload, CRC-32 trailer.
 
 func init() {
 	Register(&Case{
@@ -31,7 +31,7 @@ func init() {
 	Register(&Case{
 		ID: "udp-lobby/3/4", Protocol: ProtoUDP, Section: secPacket, Level: Should,
 		Desc:        "lobby replies come from the address and port the request was sent to",
-		Requirement: "Server → Client responses (seed 003 §2); the documents name one lobby port and no other source, and NAT and connected UDP sockets only pass replies from the port the client sent to",
+		Requirement: "Server → Client responses (udp-lobby.md §2); the documents name one lobby port and no other source, and NAT and connected UDP sockets only pass replies from the port the client sent to",
 		Run: func(t *T) error {
 			rs, err := replies(t)
 			if err != nil {

@@ -2,7 +2,7 @@ package conformance
 
 import "github.com/lobbybench/lobbybench/wire/udplobby"
 
-// seed 003 §4 LOBBY_LIST_ROOMS.
+// udp-lobby.md §4 LOBBY_LIST_ROOMS.
 
 func init() {
 	Register(&Case{

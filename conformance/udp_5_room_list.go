@@ -8,27 +8,27 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 003 §5 LOBBY_ROOM_LIST, with the decisions of PROTOCOLS.md §1.3.
+// udp-lobby.md §5 LOBBY_ROOM_LIST, with its decisions.
 
 func init() {
 	Register(&Case{
 		ID: "udp-lobby/5/1", Protocol: ProtoUDP, Section: secRoomList, Rule: string(udplobby.RuleRoomListCount), Level: Must,
 		Owns:        []string{"LOBBY_ROOM_LIST"},
 		Desc:        "LOBBY_ROOM_LIST payload is u16 roomCount then 11-byte entries: payloadSize = 2 + 11 × roomCount",
-		Requirement: "uint16_t: roomCount … For each room: uint32_t roomId, uint16_t playerCount, uint16_t maxPlayers, uint16_t port, uint8_t state (PROTOCOLS.md §1.3: the fields are normative, 11 bytes per entry)",
+		Requirement: "uint16_t: roomCount … For each room: uint32_t roomId, uint16_t playerCount, uint16_t maxPlayers, uint16_t port, uint8_t state (udp-lobby.md §5: the fields are normative, 11 bytes per entry)",
 		Run:         udpRoomListLayout,
 	})
 	Register(&Case{
 		ID: "udp-lobby/5/2", Protocol: ProtoUDP, Section: secRoomList, Rule: "U-ROOM-*", Level: Must,
 		Desc:        "every room list entry is valid: roomId ≠ 0, port ≠ 0 (within --instance-ports), state 0-3, playerCount ≤ maxPlayers",
-		Requirement: "A room list entry has playerCount <= maxPlayers and a valid state (PROTOCOLS.md §1.2); RoomState Waiting = 0, Countdown = 1, Playing = 2, Finished = 3",
+		Requirement: "A room list entry has playerCount <= maxPlayers and a valid state (udp-lobby.md §5); RoomState Waiting = 0, Countdown = 1, Playing = 2, Finished = 3",
 		Run:         udpRoomListEntries,
 	})
 	Register(&Case{
 		ID: "udp-lobby/5/3", Protocol: ProtoUDP, Section: secRoomList, Level: Must,
 		Owns:        []string{"a created room in LOBBY_ROOM_LIST"},
 		Desc:        "a created room appears in the next list, Waiting, with the port its creation returned",
-		Requirement: "a created room appears in the next list (PROTOCOLS.md §1.2); \"Add room to lobbyManager_ with Waiting state\" (seed 001 §4.2)",
+		Requirement: "a created room appears in the next list (udp-lobby.md §5); \"Add room to lobbyManager_ with Waiting state\" (udp-lobby.md §5, from Lobby System §4.2)",
 		Run:         udpRoomListAfterCreate,
 	})
 }
@@ -61,7 +61,7 @@ func udpRoomListLayout(t *T) error {
 }
 
 // listDiagnosis asks the wire package which known wrong layout the list
-// fits (seed 001's, or 13-byte padded entries), judging the payload only:
+// fits (the Lobby System page's, or 13-byte padded entries), judging the payload only:
 // the trailer and header are first made right in a copy.
 func listDiagnosis(p udplobby.Profile, m rawMsg) string {
 	payload := append([]byte(nil), m.payload...)
@@ -78,10 +78,10 @@ func listDiagnosis(p udplobby.Profile, m rawMsg) string {
 		return ""
 	}
 	switch e.Diagnosis {
-	case udplobby.DiagSeed001:
-		return "the payload fits seed 001's layout (u32 roomCount, 15-byte entries: roomId, port, state, u32 playerCount, u32 maxPlayers), not seed 003's (" + udplobby.DiagSeed001 + ")"
+	case udplobby.DiagLobbySystem:
+		return "the payload fits the layout of the Lobby System page (u32 roomCount, 15-byte entries: roomId, port, state, u32 playerCount, u32 maxPlayers), not the layout of udp-lobby.md §5 (" + udplobby.DiagLobbySystem + ")"
 	case udplobby.DiagPadded13:
-		return "the entries are padded to the 13 bytes seed 003's prose states; the fields make 11 (" + udplobby.DiagPadded13 + ")"
+		return "the entries are padded to the 13 bytes the protocol page's prose states (udp-lobby.md §5); the fields make 11 (" + udplobby.DiagPadded13 + ")"
 	}
 	return e.Diagnosis
 }

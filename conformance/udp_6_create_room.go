@@ -7,7 +7,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 003 §6 LOBBY_CREATE_ROOM (and seed 001 §7 duplicate detection).
+// udp-lobby.md §6 LOBBY_CREATE_ROOM (and the duplicate detection of the Lobby System page §7).
 
 func init() {
 	Register(&Case{
@@ -30,7 +30,7 @@ func init() {
 	Register(&Case{
 		ID: "udp-lobby/6/2", Protocol: ProtoUDP, Section: secCreateRoom, Level: Should,
 		Desc:        "a retried LOBBY_CREATE_ROOM (same endpoint, same sequenceId) does not create a second room",
-		Requirement: "Sequence numbers are used for: … Detecting duplicate packets (seed 003 §12); sessions allow \"Duplicate packet detection\" (seed 001 §7)",
+		Requirement: "Sequence numbers are used for: … Detecting duplicate packets (udp-lobby.md §12); sessions allow \"Duplicate packet detection\" (udp-lobby.md §6, from Lobby System §7)",
 		Run:         udpDuplicateCreate,
 	})
 }

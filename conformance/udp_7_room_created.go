@@ -7,7 +7,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// seed 003 §7 LOBBY_ROOM_CREATED.
+// udp-lobby.md §7 LOBBY_ROOM_CREATED.
 
 func init() {
 	Register(&Case{
@@ -29,7 +29,7 @@ func init() {
 	Register(&Case{
 		ID: "udp-lobby/7/2", Protocol: ProtoUDP, Section: secRoomCreated, Rule: string(udplobby.RuleRoomPort), Level: Must,
 		Desc:        "the port of LOBBY_ROOM_CREATED lies within the target's instance range (--instance-ports)",
-		Requirement: "a returned port must be non-zero, stable for the room, within the target's configured instance range when one is given (PROTOCOLS.md §1.3)",
+		Requirement: "a returned port must be non-zero, stable for the room, within the target's configured instance range when one is given (udp-lobby.md §7)",
 		Run: func(t *T) error {
 			pr := t.Env.InstancePorts
 			if pr.IsZero() {
@@ -52,7 +52,7 @@ func init() {
 		ID: "udp-lobby/7/3", Protocol: ProtoUDP, Section: secRoomCreated, Level: Must,
 		Owns:        []string{"a stable room port"},
 		Desc:        "the room's port is stable: the list and a LOBBY_JOIN_SUCCESS give the port its creation returned",
-		Requirement: "the port a join returns equals the port its creation returned (PROTOCOLS.md §1.2)",
+		Requirement: "the port a join returns equals the port its creation returned (udp-lobby.md §7)",
 		Run: func(t *T) error {
 			rs, err := replies(t)
 			if err != nil {

@@ -2,14 +2,14 @@ package conformance
 
 import "github.com/lobbybench/lobbybench/wire/udplobby"
 
-// seed 003 §8 LOBBY_JOIN_ROOM.
+// udp-lobby.md §8 LOBBY_JOIN_ROOM.
 
 func init() {
 	Register(&Case{
 		ID: "udp-lobby/8/1", Protocol: ProtoUDP, Section: secJoinRoom, Level: Must,
 		Owns:        []string{"LOBBY_JOIN_SUCCESS"},
 		Desc:        "LOBBY_JOIN_ROOM (16 bytes) of a Waiting room with space is answered with LOBBY_JOIN_SUCCESS",
-		Requirement: "If room exists: Verify room is not full, Verify room is in Waiting or Countdown state, Build LOBBY_JOIN_SUCCESS packet with port (seed 001 §4.3)",
+		Requirement: "If room exists: Verify room is not full, Verify room is in Waiting or Countdown state, Build LOBBY_JOIN_SUCCESS packet with port (udp-lobby.md §8, from Lobby System §4.3)",
 		Run: func(t *T) error {
 			rs, err := replies(t)
 			if err != nil {

@@ -2,7 +2,7 @@ package conformance
 
 import "github.com/lobbybench/lobbybench/wire/udplobby"
 
-// seed 003 §9 LOBBY_JOIN_SUCCESS.
+// udp-lobby.md §9 LOBBY_JOIN_SUCCESS.
 
 func init() {
 	Register(&Case{

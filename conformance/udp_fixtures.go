@@ -9,7 +9,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// player is one simulated player on a game instance (PROTOCOLS.md §2).
+// player is one simulated player on a game instance (udp-lobby.md §15).
 type player struct {
 	t    *T
 	s    *udpSock
@@ -227,7 +227,7 @@ type roomFx struct {
 }
 
 // joinedRoom creates a room and brings n players into it through the
-// instance handshake: the creator directly (seed 003 flow 2), the others
+// instance handshake: the creator directly (udp-lobby.md §11, creating a room), the others
 // after a lobby JOIN (flow 1). n < 0 means "fill it" (maxPlayers as listed).
 func joinedRoom(ft *T, n int) (*roomFx, error) {
 	id, port, creator, err := createRoom(ft)

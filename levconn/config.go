@@ -59,7 +59,7 @@ type Config struct {
 	CriticalTransmissions int
 	// CloseOnCriticalLoss closes the connection (EventClosed,
 	// CloseCriticalLost) when a Critical message's last transmission is
-	// lost. Default false: LEVIATHAN.md's engine logs and keeps the
+	// lost. Default false: the engine (leviathan.md §4) logs and keeps the
 	// connection.
 	CloseOnCriticalLoss bool
 	// KeepaliveAfter sends a Critical Keepalive response after this long
@@ -197,7 +197,7 @@ func (c *Config) transmissions(r Reliability) int {
 }
 
 // ParseAckReading parses an ack-bit reading name for flags: "engine" (no
-// +1, the default) or "seed+1" (seed 002's reading).
+// +1, the default) or "seed+1" (the packet format page's reading, leviathan.md §4).
 func ParseAckReading(s string) (leviathan.AckReading, error) {
 	switch s {
 	case "engine", "":

@@ -9,7 +9,7 @@ import (
 // NeverSucceeded explains each step of run that was tried and never
 // succeeded, one line per step, with the likely cause read from its
 // failures: a request the server never answers (a step it does not
-// implement, such as a TCP lobby that ignores CONNECT_REQ, which seed 004
+// implement, such as a TCP lobby that ignores CONNECT_REQ, which tcp-lobby.md
 // calls an alternative to the join flow), a protocol violation the client
 // could not read past in every session, a refusal, or a group whose
 // creator failed. Steps that succeeded at least once are left out: their
@@ -45,7 +45,7 @@ func likelyCause(run *Run, s Series) string {
 	case "":
 		return "every attempt was still waiting when the run ended; the run is shorter than the step's timeout and retries, or the server never answers (see the step's retries)"
 	case ReasonTimeout:
-		return "the server never answered it: a request it does not implement or ignores (e.g. a TCP lobby that ignores CONNECT_REQ, which seed 004 calls an alternative to the join flow), or answers from somewhere the client does not listen"
+		return "the server never answered it: a request it does not implement or ignores (e.g. a TCP lobby that ignores CONNECT_REQ, which tcp-lobby.md §5.2 calls an alternative to the join flow), or answers from somewhere the client does not listen"
 	case ReasonViolation:
 		return "every reply broke a protocol rule" + topRules(run) + ", one the client cannot read past, or any under on_violation: fail_step; see Protocol violations"
 	case ReasonCreatorFailed:

@@ -139,15 +139,15 @@ func suiteConform() *Conform {
 		{Dir: DirSent, OffsetNS: 120 * time.Microsecond, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "01400007000000005fa3769e", Note: "LOBBY_LIST_ROOMS"},
 		{Dir: DirRecv, OffsetNS: 450 * time.Microsecond, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: strings.Repeat("ab", 40)},
 	}
-	pass := k("udp-lobby/3/1", "seed 003 §3 Packet structure", "a passing case", LevelMust, VerdictPass)
+	pass := k("udp-lobby/3/1", "udp-lobby.md §3 Packet structure", "a passing case", LevelMust, VerdictPass)
 	pass.Notes, pass.DurationNS = []string{"4 replies checked"}, time.Millisecond
-	fail := k("udp-lobby/3/2", "seed 003 §3 Packet structure", "a failing case", LevelMust, VerdictFail)
+	fail := k("udp-lobby/3/2", "udp-lobby.md §3 Packet structure", "a failing case", LevelMust, VerdictFail)
 	fail.Expected, fail.Actual, fail.DurationNS, fail.Wire, fail.WireElided = "packetType 0x02", "packetType 0x01", 2*time.Millisecond, wire, 3
-	warn := k("udp-lobby/6/2", "seed 003 §6 LOBBY_CREATE_ROOM", "a warning", LevelShould, VerdictWarn)
+	warn := k("udp-lobby/6/2", "udp-lobby.md §6 LOBBY_CREATE_ROOM", "a warning", LevelShould, VerdictWarn)
 	warn.Expected, warn.Actual, warn.DurationNS, warn.Wire = "one room", "two rooms", 3*time.Millisecond, wire[:1]
-	info := k("udp-lobby/14/3", "seed 003 §14 Security considerations", "an informational case", LevelInfo, VerdictInfo)
+	info := k("udp-lobby/14/3", "udp-lobby.md §14 Security considerations", "an informational case", LevelInfo, VerdictInfo)
 	info.Notes, info.DurationNS = []string{"accepted 100/s"}, 4*time.Millisecond
-	skip := k("udp-lobby/7/2", "seed 003 §7 LOBBY_ROOM_CREATED", "a skipped case", LevelMust, VerdictSkip)
+	skip := k("udp-lobby/7/2", "udp-lobby.md §7 LOBBY_ROOM_CREATED", "a skipped case", LevelMust, VerdictSkip)
 	skip.Actual = "no --instance-ports given"
 	c.Cases = []Case{pass, fail, warn, info, skip}
 	return c

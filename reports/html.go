@@ -44,6 +44,15 @@ type HTMLOptions struct {
 	// implementation names); a missing or empty label defaults to the
 	// document's target, scenario or protocol.
 	Labels []string
+	// DocsBase is the URL (or file path) where the protocol documents of
+	// the lobbybench repository (ProtocolDocsDir) can be read, e.g.
+	// "https://git.example.com/lobbybench/blob/main/docs/protocols" or
+	// "file:///src/lobbybench/docs/protocols". When set, each section a
+	// conformance case cites links to DocsBase/<file>#s<section>. Empty
+	// (the default), sections are shown as text with their path in the
+	// repository: the page is opened from anywhere, so no relative link
+	// would be right, and it names no site it was not told of.
+	DocsBase string
 }
 
 // WriteHTML writes one self-contained HTML page (inline CSS and SVG, no
@@ -165,6 +174,8 @@ type confView struct {
 	Headline Headline
 	Bar      []barPart
 	Sections []confSection
+	// DocsNote says where the cited sections are, when some are DocRefs.
+	DocsNote string
 }
 
 type barPart struct {
@@ -174,7 +185,12 @@ type barPart struct {
 }
 
 type confSection struct {
-	Name    string
+	Name string
+	// Path is where the cited document lives in the repository
+	// (ProtocolDocsDir), "" when Name is not a DocRef; Link its URL under
+	// HTMLOptions.DocsBase, "" when none was given.
+	Path    string
+	Link    template.URL
 	Summary Summary
 	Cases   []caseView
 }
@@ -230,6 +246,8 @@ type confMatrix struct {
 
 type confMatrixSection struct {
 	Name string
+	Path string       // as in confSection
+	Link template.URL // as in confSection
 	Rows []confMatrixRow
 }
 
@@ -241,6 +259,9 @@ type confMatrixRow struct {
 func buildPage(opts HTMLOptions, docs []Doc) (*htmlPage, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("reports: html: no documents")
+	}
+	if err := CheckDocsBase(opts.DocsBase); err != nil {
+		return nil, fmt.Errorf("reports: html: docs base: %w", err)
 	}
 	page := &htmlPage{Title: opts.Title, CSS: template.CSS(htmlCSS)}
 	if page.Title == "" {
@@ -274,7 +295,7 @@ func buildPage(opts HTMLOptions, docs []Doc) (*htmlPage, error) {
 			if v == nil {
 				return nil, fmt.Errorf("reports: html: document %d is a nil conform result", i)
 			}
-			hd.Conform = buildConform(v, hd.Anchor)
+			hd.Conform = buildConform(v, hd.Anchor, opts.DocsBase)
 			if hd.Label == "" {
 				hd.Label = strings.TrimSpace(firstNonEmpty(v.Protocol, "conform") + " " + v.Target)
 			}
@@ -290,7 +311,7 @@ func buildPage(opts HTMLOptions, docs []Doc) (*htmlPage, error) {
 		page.RunMatrix = m
 	}
 	if len(confs) > 1 {
-		page.ConfMatrix = buildConfMatrix(confs)
+		page.ConfMatrix = buildConfMatrix(confs, opts.DocsBase)
 	}
 	return page, nil
 }
@@ -408,7 +429,7 @@ func buildRun(r *Run) (*runView, error) {
 
 var verdictOrder = []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip}
 
-func buildConform(c *Conform, docAnchor string) *confView {
+func buildConform(c *Conform, docAnchor, docsBase string) *confView {
 	v := &confView{C: c, Summary: c.Summary(), Headline: c.Headline()}
 	counts := map[string]int{VerdictPass: v.Summary.Pass, VerdictFail: v.Summary.Fail, VerdictWarn: v.Summary.Warn, VerdictInfo: v.Summary.Info, VerdictSkip: v.Summary.Skip}
 	for _, k := range verdictOrder {
@@ -422,9 +443,16 @@ func buildConform(c *Conform, docAnchor string) *confView {
 		if !ok {
 			i = len(v.Sections)
 			idx[k.Section] = i
-			v.Sections = append(v.Sections, confSection{Name: k.Section})
+			path, link := sectionDoc(k.Section, docsBase)
+			v.Sections = append(v.Sections, confSection{Name: k.Section, Path: path, Link: link})
 		}
 		sec := &v.Sections[i]
+		if sec.Path != "" && v.DocsNote == "" {
+			v.DocsNote = "Sections cite the protocol documents in " + ProtocolDocsDir + "/ of the lobbybench repository."
+			if docsBase != "" {
+				v.DocsNote = "Sections cite the protocol documents in " + ProtocolDocsDir + "/ of the lobbybench repository, linked at " + docsBase + "."
+			}
+		}
 		cv := caseView{K: k, Anchor: caseAnchor(docAnchor, k.ID)}
 		wire := k.Wire
 		if len(wire) > maxWireShown {
@@ -582,7 +610,7 @@ func rateCell(r float64) matrixCell {
 	return c
 }
 
-func buildConfMatrix(docs []*htmlDoc) *confMatrix {
+func buildConfMatrix(docs []*htmlDoc, docsBase string) *confMatrix {
 	m := &confMatrix{}
 	byID := map[string][]*Case{}
 	var ids []string
@@ -611,7 +639,8 @@ func buildConfMatrix(docs []*htmlDoc) *confMatrix {
 		if !ok {
 			i = len(m.Sections)
 			secIdx[s] = i
-			m.Sections = append(m.Sections, confMatrixSection{Name: s})
+			path, link := sectionDoc(s, docsBase)
+			m.Sections = append(m.Sections, confMatrixSection{Name: s, Path: path, Link: link})
 		}
 		k := first[id]
 		row := confMatrixRow{ID: id, Description: k.Description, Level: k.Level}
@@ -710,8 +739,23 @@ func fmtThresholdValue(t ThresholdResult, v float64) string {
 	return fmtFloat(v)
 }
 
+// sectionDoc returns the repository path of the document a case section
+// cites and its link under docsBase ("" without one); both "" when the
+// section is not a DocRef.
+//
+// The link is a template.URL, so html/template keeps a file: URL: docsBase
+// comes from the user (HTMLOptions.DocsBase) and was checked by
+// CheckDocsBase in buildPage.
+func sectionDoc(section, docsBase string) (path string, link template.URL) {
+	r, ok := ParseDocRef(section)
+	if !ok {
+		return "", ""
+	}
+	return r.Path() + " §" + r.Section, template.URL(r.Link(docsBase))
+}
+
 // sectionTitle heads a group of cases: "Section 5" for a bare number, the
-// section text itself when it says more ("seed 003 §12 Sequence numbers").
+// section text itself when it says more ("udp-lobby.md §12 Sequence numbers").
 func sectionTitle(s string) string {
 	if s == "" {
 		return "No section"

@@ -492,7 +492,7 @@ func TestWireLogBounded(t *testing.T) {
 
 func TestSectionTitle(t *testing.T) {
 	for in, want := range map[string]string{"5": "Section 5", "3.2": "Section 3.2", "": "No section",
-		"seed 003 §12 Sequence numbers": "seed 003 §12 Sequence numbers"} {
+		"udp-lobby.md §12 Sequence numbers": "udp-lobby.md §12 Sequence numbers"} {
 		if got := sectionTitle(in); got != want {
 			t.Errorf("sectionTitle(%q) = %q, want %q", in, got, want)
 		}

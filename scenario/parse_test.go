@@ -151,7 +151,7 @@ func TestParseDefaults(t *testing.T) {
 		t.Errorf("defaults not applied: %+v", p)
 	}
 	if p.Defaults != (RequestPolicy{5 * time.Second, 3, time.Second}) {
-		t.Errorf("seed 003 policy is 5s/3/1s, got %+v", p.Defaults)
+		t.Errorf("udp-lobby.md §11 policy is 5s/3/1s, got %+v", p.Defaults)
 	}
 }
 

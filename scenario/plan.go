@@ -106,7 +106,7 @@ func (l LoadShape) Profile() Profile { return NewProfile(l.Start, l.Stages, l.Du
 
 // RequestPolicy is how one request is sent: wait Timeout for its reply, and
 // on a timeout re-send it up to Retries more times, RetryInterval apart
-// (seed 003: 5 s, 3 retries, 1 s apart). Retries apply to UDP requests; TCP
+// (udp-lobby.md §11: 5 s, 3 retries, 1 s apart). Retries apply to UDP requests; TCP
 // and Leviathan steps use the timeout only (their transports resend).
 type RequestPolicy struct {
 	Timeout       time.Duration
@@ -114,7 +114,7 @@ type RequestPolicy struct {
 	RetryInterval time.Duration
 }
 
-// DefaultPolicy is the request policy when a scenario sets none (seed 003).
+// DefaultPolicy is the request policy when a scenario sets none (udp-lobby.md §11).
 var DefaultPolicy = RequestPolicy{Timeout: 5 * time.Second, Retries: 3, RetryInterval: time.Second}
 
 // DefaultWaitTimeout is the timeout of wait_* and barrier steps unless set.
@@ -298,7 +298,7 @@ const (
 // "instance" (udp-lobby; the room from an earlier join). UDP servers must
 // stay silent to every malformed packet for Silence after it (a reply is a
 // violation) while answering the valid ones; a TCP server must answer
-// ERROR_MSG and close (PROTOCOLS.md §3).
+// ERROR_MSG and close (tcp-lobby.md §7).
 type MalformedSpec struct {
 	Kinds   []MalformedKind
 	Share   float64

@@ -4,8 +4,8 @@
 // table, timeout Sweeper), the semantic rule ids sessions report (Rules)
 // and the failure type sessions return (StepError). Each protocol lives in
 // a subpackage that registers its Protocol from init (protocol.go): udpclient
-// ("udp-lobby", PROTOCOLS.md §1-2), tcpclient ("tcp-lobby", §3), levclient
-// ("leviathan", LEVIATHAN.md).
+// ("udp-lobby", udp-lobby.md), tcpclient ("tcp-lobby", tcp-lobby.md), levclient
+// ("leviathan", leviathan.md).
 //
 // # What a session measures
 //

@@ -6,7 +6,7 @@ const roomShards = 64
 
 // RoomTable is the run-wide map of room id → instance port learned from
 // ROOM_CREATED and JOIN_SUCCESS replies, so a join returning another port
-// than the room's creation is caught (PROTOCOLS.md §1.2). It is sharded to
+// than the room's creation is caught (udp-lobby.md §5). It is sharded to
 // keep thousands of clients from contending on one lock.
 type RoomTable struct {
 	shards [roomShards]struct {

@@ -14,7 +14,7 @@ import (
 // well-formed reply says given the request and what came before. The ids
 // are stable; users grep for them.
 const (
-	// UDP lobby (PROTOCOLS.md §1).
+	// UDP lobby (udp-lobby.md).
 	RuleUSeqEcho         = "U-SEQ-ECHO"          // a lobby reply's sequenceId matches no request this client sent
 	RuleUReplyType       = "U-REPLY-TYPE"        // a lobby reply's type is not a legal answer to the pending request
 	RuleUJoinPort        = "U-JOIN-PORT"         // JOIN_SUCCESS port differs from the port the room was created on
@@ -25,14 +25,14 @@ const (
 	RuleUReplySource     = "U-REPLY-SOURCE"      // a datagram from an address or port the client never sent to
 	RuleURoomPortChanged = "U-ROOM-PORT-CHANGED" // a room listed twice to the same client with two ports
 	RuleURoomState       = "U-ROOM-STATE-ORDER"  // a room's listed state went back (e.g. Playing, then Waiting)
-	// Game instance (PROTOCOLS.md §2).
+	// Game instance (udp-lobby.md §15).
 	RuleISeqEcho      = "I-SEQ-ECHO"        // an instance reply's sequenceId matches no request this client sent
 	RuleIReplyType    = "I-REPLY-TYPE"      // an instance reply is not a legal answer to the pending request
 	RuleIPongEcho     = "I-PONG-ECHO"       // SERVER_PONG does not echo the ping's clientTime
 	RuleICountdown    = "I-COUNTDOWN"       // SERVER_COUNTDOWN_TICK seconds do not decrease
 	RuleIStateOrder   = "I-STATE-ORDER"     // game events out of order (GAME_START before joining, twice, GAME_END before GAME_START …)
 	RuleIMalformedAns = "I-MALFORMED-REPLY" // an instance answered a malformed packet instead of dropping it
-	// TCP lobby (PROTOCOLS.md §3).
+	// TCP lobby (tcp-lobby.md).
 	RuleTReplyType    = "T-REPLY-TYPE"       // a frame that is neither the answer to the pending request nor a legal broadcast
 	RuleTHash         = "T-HASH"             // a player hash of 0 on success, or a hash changed for the same player
 	RuleTRoomList     = "T-ROOM-LIST"        // a RoomInfo with PlayerCount > MaxPlayers, MaxPlayers > 4, or RoomID 0
@@ -42,7 +42,7 @@ const (
 	RuleTGameStart    = "T-GAME-START"       // GAME_START with port 0, an unparsable IP, or players that are not the room's
 	RuleTDirection    = "T-DIRECTION"        // the server sent a client-to-server message type
 	RuleTMalformedAns = "T-MALFORMED-ANSWER" // a malformed frame was not answered with ERROR_MSG and a close
-	// Leviathan (PROTOCOLS.md §4, LEVIATHAN.md), reported by
+	// Leviathan (leviathan.md), reported by
 	// simclient/levclient under these same ids (its RuleResponseTo, …).
 	RuleLResponseTo   = "L-RESPONSE-TO"     // a reply's ResponseTo is not the MessageNumber of the request it answers
 	RuleLReplyType    = "L-REPLY-TYPE"      // a reply's type (or ServerAllow's AcceptedType) is not a legal answer to the request
@@ -55,43 +55,43 @@ const (
 // RuleInfo describes a semantic rule.
 type RuleInfo struct {
 	ID      string
-	Section string // PROTOCOLS.md section
+	Section string // where docs/protocols states it, e.g. "udp-lobby.md §12"
 	Summary string
 }
 
 // Rules lists the semantic rules sessions report.
 var Rules = []RuleInfo{
-	{RuleUSeqEcho, "1.2", "a lobby reply's sequenceId matches no request this client sent (replies echo the request's sequenceId)"},
-	{RuleUReplyType, "1.2", "a lobby reply is not a legal answer to the request (LIST→ROOM_LIST, CREATE→ROOM_CREATED/JOIN_FAILED, JOIN→JOIN_SUCCESS/JOIN_FAILED)"},
-	{RuleUJoinPort, "1.2", "JOIN_SUCCESS returned another port than the room's ROOM_CREATED (run-wide room table)"},
-	{RuleUPortRange, "1.3", "an instance port outside the scenario's instance_ports range"},
-	{RuleUJoinRoom, "1.2", "JOIN_SUCCESS names another roomId than the one requested"},
-	{RuleUCreatedList, "1.2", "a room this client created is missing from the list it asked for right after (best effort, within 1 s)"},
-	{RuleUMalformedAns, "1.2", "the lobby replied to a malformed datagram instead of dropping it silently"},
-	{RuleUReplySource, "1.1", "a datagram came from an address or port this client never sent to (replies come from the lobby's or the instance's port); one from the lobby's or instance's host on another port is still used unless on_violation is fail_step"},
-	{RuleURoomPortChanged, "1.3", "a room listed to the same client twice with two different ports (a room's port is stable)"},
-	{RuleURoomState, "2", "a room's listed state went back between two lists of the same client (Waiting → Countdown → Playing → Finished)"},
-	{RuleISeqEcho, "2", "an instance reply's sequenceId matches no request this client sent"},
-	{RuleIReplyType, "2", "an instance reply is not a legal answer (HELLO→HELLO, JOIN_REQUEST→JOIN_ACCEPT/JOIN_DENY, PING→PONG)"},
-	{RuleIPongEcho, "2", "SERVER_PONG does not echo the ping's clientTime"},
-	{RuleICountdown, "2", "SERVER_COUNTDOWN_TICK secondsLeft does not strictly decrease"},
-	{RuleIStateOrder, "2", "instance events out of order: ALL_READY/COUNTDOWN/GAME_START before this client joined, GAME_START twice, GAME_END before GAME_START"},
-	{RuleIMalformedAns, "2", "a game instance replied to a malformed datagram instead of dropping it silently"},
-	{RuleTReplyType, "3", "a frame that neither answers the pending request nor is a broadcast legal in the client's state"},
-	{RuleTHash, "3", "player hash 0 on a successful CONNECT_ACK, CREATE_ROOM_ACK or JOIN_ROOM_ACK"},
-	{RuleTRoomList, "3", "a RoomInfo with RoomID 0, MaxPlayers above 4, or PlayerCount above MaxPlayers"},
-	{RuleTJoinAck, "3", "JOIN_ROOM_ACK SUCCESS whose players do not include the joiner, or a failure with a hash or players"},
-	{RuleTBroadcast, "3", "a broadcast about a player not in the room, or READY_REQ not answered by the sender's own PLAYER_READY"},
-	{RuleTCountdown, "3", "COUNTDOWN seconds not strictly decreasing, or GAME_START without any COUNTDOWN"},
-	{RuleTGameStart, "3", "GAME_START twice, with UDP port 0, a ServerIP that is not an IP address, or players that are not the room's"},
-	{RuleTDirection, "3", "the server sent a client-to-server message type (LIST_ROOMS_REQ, CREATE_ROOM_REQ, …)"},
-	{RuleTMalformedAns, "3", "a malformed frame was not answered with ERROR_MSG followed by the server closing the connection"},
-	{RuleLResponseTo, "4", "a reply's ResponseTo is not the MessageNumber of the request it answers (StartWorldReceive and Echo's Response None: 0 or that number)"},
-	{RuleLReplyType, "4", "a response naming the request in ResponseTo is not a legal answer (Connect→Connect, Security→Security, Authenticate→Authenticate, JoinServer→ServerAllow(ConnectAccepted)/ServerDisallow, JoinGame→ServerAllow(Done)/ServerDisallow, Serverstatus→ServerStatus), or ServerAllow carries the wrong AcceptedType"},
-	{RuleLCheckValue, "4", "a Connect reply's CheckValue is not 42 (the engine ignores such a reply)"},
-	{RuleLAckReading, "4", "the server's ack fields acknowledge ids this client never sent under the configured ack-bit reading but fit the other one (engine vs seed+1)"},
-	{RuleLMalformedAns, "4", "the server answered a malformed datagram (truncated, unknown type, random bytes) with a message instead of dropping it"},
-	{RuleLMalformed, "4", "a datagram from the server could not be decoded and the codec gave no more specific L- rule"},
+	{RuleUSeqEcho, "udp-lobby.md §12", "a lobby reply's sequenceId matches no request this client sent (replies echo the request's sequenceId)"},
+	{RuleUReplyType, "udp-lobby.md §11", "a lobby reply is not a legal answer to the request (LIST→ROOM_LIST, CREATE→ROOM_CREATED/JOIN_FAILED, JOIN→JOIN_SUCCESS/JOIN_FAILED)"},
+	{RuleUJoinPort, "udp-lobby.md §7", "JOIN_SUCCESS returned another port than the room's ROOM_CREATED (run-wide room table)"},
+	{RuleUPortRange, "udp-lobby.md §7", "an instance port outside the scenario's instance_ports range"},
+	{RuleUJoinRoom, "udp-lobby.md §9", "JOIN_SUCCESS names another roomId than the one requested"},
+	{RuleUCreatedList, "udp-lobby.md §5", "a room this client created is missing from the list it asked for right after (best effort, within 1 s)"},
+	{RuleUMalformedAns, "udp-lobby.md §13", "the lobby replied to a malformed datagram instead of dropping it silently"},
+	{RuleUReplySource, "udp-lobby.md §3.5", "a datagram came from an address or port this client never sent to (replies come from the lobby's or the instance's port); one from the lobby's or instance's host on another port is still used unless on_violation is fail_step"},
+	{RuleURoomPortChanged, "udp-lobby.md §5", "a room listed to the same client twice with two different ports (a room's port is stable)"},
+	{RuleURoomState, "udp-lobby.md §5", "a room's listed state went back between two lists of the same client (Waiting → Countdown → Playing → Finished)"},
+	{RuleISeqEcho, "udp-lobby.md §15", "an instance reply's sequenceId matches no request this client sent"},
+	{RuleIReplyType, "udp-lobby.md §15", "an instance reply is not a legal answer (HELLO→HELLO, JOIN_REQUEST→JOIN_ACCEPT/JOIN_DENY, PING→PONG)"},
+	{RuleIPongEcho, "udp-lobby.md §15", "SERVER_PONG does not echo the ping's clientTime"},
+	{RuleICountdown, "udp-lobby.md §15", "SERVER_COUNTDOWN_TICK secondsLeft does not strictly decrease"},
+	{RuleIStateOrder, "udp-lobby.md §15", "instance events out of order: ALL_READY/COUNTDOWN/GAME_START before this client joined, GAME_START twice, GAME_END before GAME_START"},
+	{RuleIMalformedAns, "udp-lobby.md §15", "a game instance replied to a malformed datagram instead of dropping it silently"},
+	{RuleTReplyType, "tcp-lobby.md §5.1", "a frame that neither answers the pending request nor is a broadcast legal in the client's state"},
+	{RuleTHash, "tcp-lobby.md §5.1", "player hash 0 on a successful CONNECT_ACK, CREATE_ROOM_ACK or JOIN_ROOM_ACK"},
+	{RuleTRoomList, "tcp-lobby.md §5.1", "a RoomInfo with RoomID 0, MaxPlayers above 4, or PlayerCount above MaxPlayers"},
+	{RuleTJoinAck, "tcp-lobby.md §5.1", "JOIN_ROOM_ACK SUCCESS whose players do not include the joiner, or a failure with a hash or players"},
+	{RuleTBroadcast, "tcp-lobby.md §5.3", "a broadcast about a player not in the room, or READY_REQ not answered by the sender's own PLAYER_READY"},
+	{RuleTCountdown, "tcp-lobby.md §5.4", "COUNTDOWN seconds not strictly decreasing, or GAME_START without any COUNTDOWN"},
+	{RuleTGameStart, "tcp-lobby.md §5.4", "GAME_START twice, with UDP port 0, a ServerIP that is not an IP address, or players that are not the room's"},
+	{RuleTDirection, "tcp-lobby.md §2.3", "the server sent a client-to-server message type (LIST_ROOMS_REQ, CREATE_ROOM_REQ, …)"},
+	{RuleTMalformedAns, "tcp-lobby.md §7", "a malformed frame was not answered with ERROR_MSG followed by the server closing the connection"},
+	{RuleLResponseTo, "leviathan.md §3", "a reply's ResponseTo is not the MessageNumber of the request it answers (StartWorldReceive and Echo's Response None: 0 or that number)"},
+	{RuleLReplyType, "leviathan.md §3", "a response naming the request in ResponseTo is not a legal answer (Connect→Connect, Security→Security, Authenticate→Authenticate, JoinServer→ServerAllow(ConnectAccepted)/ServerDisallow, JoinGame→ServerAllow(Done)/ServerDisallow, Serverstatus→ServerStatus), or ServerAllow carries the wrong AcceptedType"},
+	{RuleLCheckValue, "leviathan.md §2", "a Connect reply's CheckValue is not 42 (the engine ignores such a reply)"},
+	{RuleLAckReading, "leviathan.md §4", "the server's ack fields acknowledge ids this client never sent under the configured ack-bit reading but fit the other one (engine vs seed+1)"},
+	{RuleLMalformedAns, "leviathan.md §6", "the server answered a malformed datagram (truncated, unknown type, random bytes) with a message instead of dropping it"},
+	{RuleLMalformed, "leviathan.md §1", "a datagram from the server could not be decoded and the codec gave no more specific L- rule"},
 }
 
 // DescribeRule returns the summary of a semantic rule id, or "".

@@ -17,11 +17,13 @@ import (
 const conformUsage = `Usage: lobbybench conform --target HOST:PORT [flags]
 
 Runs the numbered conformance suite against a lobby server and tells, rule
-by rule, where it departs from the spec, with the bytes to prove it. Cases
-are numbered after the document section they check (udp-lobby/5/2 is the
-second case of seed 003 §5 LOBBY_ROOM_LIST; inst/… the game-instance
-handshake of PROTOCOLS.md §2; tcp-lobby/… the sections of seed 004;
-leviathan/… seed 002 and LEVIATHAN.md). The ids of older builds, udp/…
+by rule, where it departs from the spec, with the bytes to prove it. The
+spec is docs/protocols/ in the lobbybench repository, and every case cites
+the section it checks there: udp-lobby/5/2 is the second case of
+udp-lobby.md §5 LOBBY_ROOM_LIST; inst/… checks the game-instance handshake,
+udp-lobby.md §15; tcp-lobby/… the sections of tcp-lobby.md; leviathan/…
+those of leviathan.md. The HTML report links them under --docs-base. The
+ids of older builds, udp/…
 and tcp/…, still select the same cases in --cases, and stored results using
 them compare with today's (report compare). A broken MUST fails, a broken SHOULD
 warns (--strict makes warnings fail), informational cases only report
@@ -44,7 +46,7 @@ unreachable, 5 interrupted (every written file then leads with INTERRUPTED).`
 
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
-	sources                                        string
+	sources, docsBase                              string
 	outs                                           *outputs
 	list, strict, quiet, verbose                   bool
 	timeout, poolWait                              time.Duration
@@ -68,6 +70,7 @@ func init() {
 			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
 			f.outs = outputFlags(fs, reports.KindConform)
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
+			fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
 			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
 			fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")
@@ -104,6 +107,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 			return usageErr(e, cmd, "--source-addrs: %v", err)
 		}
 	}
+	if err := reports.CheckDocsBase(f.docsBase); err != nil {
+		return usageErr(e, cmd, "--docs-base: %v", err)
+	}
 	if f.maxSkips < -1 {
 		return usageErr(e, cmd, "--max-skips %d must be 0 or more", f.maxSkips)
 	}
@@ -132,7 +138,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		if err := conformance.WriteList(e.stdout, cases); err != nil {
 			return exitFailed
 		}
-		fmt.Fprintf(e.stdout, "\n%d cases\n", len(cases))
+		fmt.Fprintf(e.stdout, "\n%d cases\nSections cite %s/ in the lobbybench repository.\n", len(cases), reports.ProtocolDocsDir)
 		return exitOK
 	}
 	if f.target == "" {
@@ -174,7 +180,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	reports.WriteConformText(e.stdout, doc, reports.ConformTextOptions{Quiet: f.quiet, Verbose: f.verbose})
 	fmt.Fprintln(e.stdout, hl.Text)
-	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target}, TrimPassingWire: !f.verbose}
+	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target, DocsBase: f.docsBase}, TrimPassingWire: !f.verbose}
 	if !f.outs.write(e, cmd, doc, opts) {
 		return exitFailed
 	}

@@ -78,7 +78,7 @@ func TestConformList(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	code, out, _ = runCLI(t, "conform", "--list", "--protocol", "tcp-lobby", "--cases", "tcp-lobby/7.1")
-	if code != exitOK || !strings.Contains(out, "tcp-lobby/7.1/4") || !strings.Contains(out, "\n4 cases\n") {
+	if code != exitOK || !strings.Contains(out, "tcp-lobby/7.1/4") || !strings.Contains(out, "\n4 cases\n") || !strings.Contains(out, "tcp-lobby.md §7 Error handling") || !strings.Contains(out, "Sections cite docs/protocols/ in the lobbybench repository.") {
 		t.Errorf("exit %d, stdout %q", code, out)
 	}
 }
@@ -203,6 +203,44 @@ func TestConformPassingWire(t *testing.T) {
 	}
 	if s := read(x); !strings.Contains(s, "-> +") {
 		t.Errorf("--verbose JUnit has no wire log:\n%s", s)
+	}
+}
+
+// TestConformDocsBase: the HTML report names the cited document's path in
+// the repository, and links the section only under --docs-base.
+func TestConformDocsBase(t *testing.T) {
+	srv := startConformRef(t)
+	h := filepath.Join(t.TempDir(), "c.html")
+	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/4/1", "--html", h}
+	for _, tt := range []struct {
+		extra      []string
+		want, lack string
+	}{
+		{nil, `title="docs/protocols/udp-lobby.md §4 in the lobbybench repository"`, `href="`},
+		{[]string{"--docs-base", "file:///src/lobbybench/docs/protocols"}, `<a href="file:///src/lobbybench/docs/protocols/udp-lobby.md#s4">udp-lobby.md §4 LOBBY_LIST_ROOMS</a>`, ""},
+	} {
+		if code, out, errs := runCLI(t, append(args, tt.extra...)...); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s\n%s", tt.extra, code, out, errs)
+		}
+		b, err := os.ReadFile(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); !strings.Contains(s, tt.want) || (tt.lack != "" && strings.Contains(s, tt.lack)) {
+			t.Errorf("%v: the HTML lacks %q or has %q\n%s", tt.extra, tt.want, tt.lack, s)
+		}
+	}
+}
+
+// TestConformDocsBaseBad: a --docs-base that is no http, https or file URL
+// or path, or that carries a query or fragment, is a usage error naming the
+// flag.
+func TestConformDocsBaseBad(t *testing.T) {
+	for _, bad := range []string{"javascript:alert(1)", "https://x.example/p?ref=main", "https://x.example/p#top", "http://[::1"} {
+		code, _, errs := runCLI(t, "conform", "--target", "127.0.0.1:9", "--docs-base", bad)
+		if code != exitUsage || !strings.Contains(errs, "--docs-base") {
+			t.Errorf("%q: exit %d %q", bad, code, errs)
+		}
 	}
 }
 

@@ -22,15 +22,15 @@ import (
 
 const serveUsage = `Usage: lobbybench serve [flags]
 
-Runs the bundled reference server: the UDP lobby (seed 003) with its pool
-of UDP game instances, the TCP lobby (seed 004) whose GAME_START hands
+Runs the bundled reference server: the UDP lobby (udp-lobby.md) with its pool
+of UDP game instances, the TCP lobby (tcp-lobby.md) whose GAME_START hands
 players over to an instance from the same pool, and the Leviathan
-reliable-UDP endpoint (seed 002). A port of 0 picks a free one; the chosen
+reliable-UDP endpoint (leviathan.md). A port of 0 picks a free one; the chosen
 addresses are printed on stderr. SIGINT or SIGTERM stops it cleanly
 (exit 0) and prints its counters on stdout.
 
 The UDP lobby and the Leviathan endpoint rate-limit each source IP by
-default (1000 requests/s, burst 2000), as seed 003 asks of a server; excess
+default (1000 requests/s, burst 2000), as udp-lobby.md §14 asks of a server; excess
 is dropped silently and counted. A load test that sends more than that from
 one address measures the limiter: spread clients over 127.0.0.x (run does
 by default) or pass --rate-limit 0 --leviathan-rate-limit 0.

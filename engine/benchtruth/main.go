@@ -31,7 +31,7 @@
 // took from this machine's CPUs during the run (/proc/stat): whatever
 // runs in such a gap, both clients are late.
 //
-// Targets (issue 11): at 0 and 20 ms delay, at 200 and 2,000 sessions/s,
+// Targets: at 0 and 20 ms delay, at 200 and 2,000 sessions/s,
 // lobbybench's corrected p50 within max(5 %, 100 µs) of the reference's;
 // send lag p99 under 100 µs at 2,000/s; a stall shows in the corrected p99
 // and in the time series (the worst second's p99 against the median

@@ -1,5 +1,5 @@
 // Package leviathan is the reference server's Leviathan endpoint: the
-// engine's connection handshake and join flow (LEVIATHAN.md, which
+// engine's connection handshake and join flow (leviathan.md, which
 // specifies the messages and their answers) over one UDP socket, each
 // connection run by the shared engine in levconn. What `lobbybench serve`
 // offers of it is in docs/serve.md; Config documents every limit with its

@@ -38,7 +38,7 @@ type Config struct {
 	// (default 64). A client whose queue overflows is disconnected: frames
 	// are never buffered without bound for a client that stops reading.
 	MaxQueue int
-	// MaxFrame is the largest accepted payload (default 4096, PROTOCOLS.md §3).
+	// MaxFrame is the largest accepted payload (default 4096, tcp-lobby.md §2.2).
 	MaxFrame int
 	// MaxRooms is the number of rooms (default and maximum 16, MAX_ROOMS).
 	MaxRooms int

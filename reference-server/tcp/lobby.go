@@ -99,7 +99,7 @@ func (s *Server) handle(c *conn, p []byte) bool {
 	return true
 }
 
-// badFrameLocked answers ERROR_MSG and closes (PROTOCOLS.md §3).
+// badFrameLocked answers ERROR_MSG and closes (tcp-lobby.md §7).
 func (s *Server) badFrameLocked(c *conn, why reason, text string) bool {
 	s.st.errors[why].Add(1)
 	s.dropLocked(c, closeBadFrame, errorFrame(tcplobby.ErrCodeServerError, text), true)
@@ -484,7 +484,7 @@ func localIP(nc net.Conn) netip.Addr {
 	return netip.IPv4Unspecified()
 }
 
-// cleanName normalises a char[32] name (seed 004 §8.3) as
+// cleanName normalises a char[32] name (tcp-lobby.md §8.3) as
 // tcplobby.MakeName would, without allocating: the bytes before the first
 // NUL, an unterminated name truncated to 31 bytes on a rune boundary, zero
 // padding. ok is false for an empty name.

@@ -13,7 +13,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-// Server is the reference TCP lobby of seed 004. Create it with Listen, run
+// Server is the reference TCP lobby of tcp-lobby.md. Create it with Listen, run
 // it with Serve, stop it with Close. All methods are safe for concurrent use.
 type Server struct {
 	cfg   Config
@@ -149,7 +149,7 @@ func (s *Server) accept(nc net.Conn) {
 	c, refusal := s.register(nc)
 	if c == nil {
 		if refusal != "" {
-			// One best-effort ERROR_MSG (seed 004 §7.1) on a fresh socket
+			// One best-effort ERROR_MSG (tcp-lobby.md §7.1) on a fresh socket
 			// whose send buffer is empty: the write does not block.
 			nc.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
 			nc.Write(errorFrame(tcplobby.ErrCodeServerError, refusal))

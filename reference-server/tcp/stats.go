@@ -13,7 +13,7 @@ const (
 	errFrameEmpty     reason = iota // length prefix 0 (T-FRAME-EMPTY)
 	errFrameTooLarge                // length prefix > MaxFrame (T-FRAME-TOO-LARGE)
 	errFrameTruncated               // stream ended inside a frame (T-FRAME-TRUNCATED)
-	errTypeUnknown                  // type byte not in seed 004 §2.3 (T-TYPE-UNKNOWN)
+	errTypeUnknown                  // type byte not in tcp-lobby.md §2.3 (T-TYPE-UNKNOWN)
 	errWrongDirection               // a server→client type sent by a client
 	errWrongSize                    // payload size differs from the type's (T-SIZE-*)
 	errNotInRoom                    // READY_REQ / START_REQ outside a room: ERROR_MSG 0x02

@@ -118,7 +118,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DefaultConfig returns the documented defaults (seed 001: lobby 8080,
+// DefaultConfig returns the documented defaults (udp-lobby.md §16: lobby 8080,
 // instances from 8081, at most 100).
 func DefaultConfig() Config {
 	return Config{

@@ -10,7 +10,7 @@ import (
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// Reasons carried by SERVER_DISCONNECT (PROTOCOLS.md §2 leaves them open).
+// Reasons carried by SERVER_DISCONNECT (udp-lobby.md §15 leaves them open).
 const (
 	DisconnectTimeout  = 1 // the player was silent for IdleTimeout
 	DisconnectShutdown = 2 // the instance is closing (cleanup or server shutdown)

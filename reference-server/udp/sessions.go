@@ -10,8 +10,8 @@ import (
 // JOIN_SUCCESS under the rtype17 header (17 + 6 + 4 bytes).
 const maxCachedReply = 32
 
-// session is what the lobby remembers about one client endpoint (seed 001
-// §7): when it was last seen, its last sequence id, and for a CREATE or
+// session is what the lobby remembers about one client endpoint (udp-lobby.md §6,
+// from the Lobby System page §7): when it was last seen, its last sequence id, and for a CREATE or
 // JOIN the reply sent, so a retry with the same sequence is answered
 // identically instead of acting twice. Stored by value: no allocation per
 // request.

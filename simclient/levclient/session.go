@@ -508,7 +508,7 @@ func (s *session) status(ctx context.Context, st *scenario.Step, intended time.T
 // closeConn sends CloseConnection, Critical, and waits (within the step's
 // timeout) for the server to ack it before closing the socket, so that the
 // server releases the player even when the datagram is lost. (The engine's
-// own client never manages to send it; see LEVIATHAN.md.)
+// own client never manages to send it; see leviathan.md.)
 func (s *session) closeConn(ctx context.Context, st *scenario.Step) (time.Time, error) {
 	sent := time.Now()
 	num, err := s.d.SendResponse(levconn.Critical, lv.ResCloseConnection, 0, nil)

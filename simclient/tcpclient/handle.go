@@ -188,7 +188,7 @@ func (s *session) bad(rule string, p []byte, detail string, usable bool) bool {
 
 func (s *session) enterRoom(room uint32, hash uint64) {
 	if s.hash != 0 && hash != s.hash {
-		// Seed 004 §8.4: a hash per room is allowed; track the new one.
+		// tcp-lobby.md §8.4: a hash per room is allowed; track the new one.
 		s.hash = hash
 	}
 	s.hash = hash

@@ -1,5 +1,5 @@
-// Package udpclient is the simulated client of the UDP lobby (PROTOCOLS.md
-// §1) and of the game instance it hands out (§2). It registers the
+// Package udpclient is the simulated client of the UDP lobby (udp-lobby.md
+// §1-14) and of the game instance it hands out (§15). It registers the
 // "udp-lobby" factory with simclient; its steps are listed in
 // docs/scenario.md and the rules it checks in simclient.Rules.
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // fakeLobby is an in-process UDP lobby with instances, following
-// PROTOCOLS.md §1-2 unless a hook changes what it does. Hooks run on the
+// udp-lobby.md unless a hook changes what it does. Hooks run on the
 // server goroutine and return the datagrams to send back (nil: silence).
 type fakeLobby struct {
 	t    testing.TB

@@ -232,7 +232,7 @@ const (
 // port that answered. It is then used as if it came from the right port
 // (simclient.ReplyViolation: unless on_violation is fail_step, which fails
 // the pending request, and drops such events). Requests keep going to
-// the port the lobby gave: PROTOCOLS.md puts the instance there, and a
+// the port the lobby gave: udp-lobby.md §15 puts the instance there, and a
 // client behind NAT or with a connected socket could use no other.
 func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 	ch := udplobby.ChannelAny
@@ -526,7 +526,7 @@ func (s *session) violation(rule string, data, req []byte, detail string) {
 
 // compareLists compares the room list just received with this session's
 // previous one: a room listed in both keeps its port and its state never
-// goes back (Waiting → Countdown → Playing → Finished, PROTOCOLS.md §2).
+// goes back (Waiting → Countdown → Playing → Finished, udp-lobby.md §15).
 // It needs both lists sorted by room id (the order is not specified; other
 // orders are not compared) and reports at most one violation per list.
 func (s *session) compareLists(data []byte) {

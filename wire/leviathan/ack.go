@@ -7,7 +7,7 @@ const (
 	// AckEngine is the engine's reading (the default): bit b (least
 	// significant first) of ack byte i acks StartAck + 8*i + b.
 	AckEngine AckReading = iota
-	// AckSeedPlusOne is seed 002's reading: bit b of byte i acks
+	// AckSeedPlusOne is the packet format page's reading, leviathan.md §4: bit b of byte i acks
 	// StartAck + 8*i + b + 1.
 	AckSeedPlusOne
 )

@@ -318,7 +318,7 @@ func TestStrings(t *testing.T) {
 		}
 	}
 	if ResCustom != 29 || ReqCustom != 17 || ResNone != 28 || ResServerAllow != 10 || ReqEcho != 15 {
-		t.Fatal("enum values drifted from LEVIATHAN.md")
+		t.Fatal("enum values drifted from leviathan.md §5")
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package leviathan is the byte-exact codec for the Leviathan engine's
-// reliable-UDP packet format (seed 002, with the decisions of LEVIATHAN.md,
+// reliable-UDP packet format (leviathan.md,
 // where the Ln and La packets, acks and messages are specified). It encodes and decodes datagrams and keeps no connection
 // state: the connection engine (packet ids, acks, resends) shared by the
 // simulated client and the reference endpoint is levconn.

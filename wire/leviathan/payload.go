@@ -33,7 +33,7 @@ func (f field) enumMax() (uint8, string) {
 	return 255, ""
 }
 
-// Payload shapes of the messages in LEVIATHAN.md's table. A nil shape with
+// Payload shapes of the messages in the table of leviathan.md §5. A nil shape with
 // ok=false means the type's payload is unknown, so decoding cannot find the
 // next message.
 var (

@@ -1,6 +1,5 @@
 // Package tcplobby is the byte-exact codec of the R-Type TCP lobby protocol
-// (seed 004, "RFC: R-Type TCP Lobby Protocol" v1.0) with the decisions of
-// PROTOCOLS.md §3, where the framing and the packets are specified. It is
+// (tcp-lobby.md, "RFC: R-Type TCP Lobby Protocol" v1.0) with its decisions, where the framing and the packets are specified. It is
 // shared by the TCP reference server, the simulated client and the
 // conformance suite, and does no I/O policy of its own.
 //

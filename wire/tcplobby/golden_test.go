@@ -91,7 +91,7 @@ func TestAppendixASizes(t *testing.T) {
 	}
 }
 
-// TestAppendixB1 is seed 004 Appendix B.1, byte for byte.
+// TestAppendixB1 is tcp-lobby.md §B, example B.1, byte for byte.
 func TestAppendixB1(t *testing.T) {
 	want := unhex(`
 41 00 00 00
@@ -122,7 +122,7 @@ func TestAppendixB1(t *testing.T) {
 	}
 }
 
-// TestAppendixB2 is seed 004 Appendix B.2: JOIN_ROOM_ACK, success, 2 players.
+// TestAppendixB2 is tcp-lobby.md §B, example B.2: JOIN_ROOM_ACK, success, 2 players.
 func TestAppendixB2(t *testing.T) {
 	head := unhex(`
 06                              # Type: JOIN_ROOM_ACK
@@ -154,7 +154,7 @@ func TestAppendixB2(t *testing.T) {
 	}
 }
 
-// TestAppendixB3 is seed 004 Appendix B.3: GAME_START, 127.0.0.1:7778, 2 players.
+// TestAppendixB3 is tcp-lobby.md §B, example B.3: GAME_START, 127.0.0.1:7778, 2 players.
 func TestAppendixB3(t *testing.T) {
 	head := unhex(`
 16                              # Type: GAME_START

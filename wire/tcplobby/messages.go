@@ -35,7 +35,7 @@ type Message interface {
 	DecodeOpts(p []byte, o Options) error
 }
 
-// JoinStatus is JOIN_ROOM_ACK's Status (seed 004 §5.1).
+// JoinStatus is JOIN_ROOM_ACK's Status (tcp-lobby.md §5.1).
 type JoinStatus uint8
 
 // JoinStatus values.
@@ -65,7 +65,7 @@ func (s JoinStatus) String() string {
 // others are legal on the wire and are not rejected.
 type ErrorCode uint8
 
-// Common error codes of seed 004 §5.5 (PROTOCOLS.md §3 uses 0x03 and 0x04 for
+// Common error codes of tcp-lobby.md §5.5 (tcp-lobby.md §5.4 uses 0x03 and 0x04 for
 // START_REQ refusals).
 const (
 	ErrCodeRoomFull     ErrorCode = 0x01
@@ -76,7 +76,7 @@ const (
 	ErrCodeServerError  ErrorCode = 0x06
 )
 
-// PlayerInfo is the 42-byte player structure (seed 004 §3.3).
+// PlayerInfo is the 42-byte player structure (tcp-lobby.md §3.3).
 type PlayerInfo struct {
 	Number uint8 // slot 1-4 (0 in the unused GAME_START entries)
 	Hash   uint64
@@ -84,7 +84,7 @@ type PlayerInfo struct {
 	Ready  bool
 }
 
-// RoomInfo is the 39-byte room structure (seed 004 §3.3).
+// RoomInfo is the 39-byte room structure (tcp-lobby.md §3.3).
 type RoomInfo struct {
 	ID          uint32
 	Name        Name
@@ -637,7 +637,7 @@ func (m *Countdown) DecodeOpts(p []byte, _ Options) error {
 // ---- ERROR_MSG ----
 
 // ErrorMsg is ERROR_MSG (0x1F): type, code, then the message text, which is
-// the rest of the frame (PROTOCOLS.md §3: UTF-8, no NUL needed; the seed says
+// the rest of the frame (tcp-lobby.md §5.5: UTF-8, no NUL needed; the seed says
 // "Variable" with no length field, so the frame length delimits it).
 //
 // Reading: trailing NUL bytes are tolerated and dropped (a C peer sending a

@@ -6,7 +6,7 @@ import (
 
 // Rule ids reported by this package. They are stable: the conformance suite
 // and the load engine report violations by these ids, users grep for them.
-// The seed is 004 (R-Type TCP Lobby Protocol), decisions in PROTOCOLS.md §3.
+// The specification is tcp-lobby.md (docs/protocols).
 const (
 	// RuleFrameEmpty: a frame's u32 length prefix is 0 (no type byte).
 	RuleFrameEmpty = "T-FRAME-EMPTY"
@@ -14,7 +14,7 @@ const (
 	RuleFrameTooLarge = "T-FRAME-TOO-LARGE"
 	// RuleFrameTruncated: the stream ended inside a length prefix or a payload.
 	RuleFrameTruncated = "T-FRAME-TRUNCATED"
-	// RuleTypeUnknown: the first payload byte is not one of the 18 types of seed 004 §2.3.
+	// RuleTypeUnknown: the first payload byte is not one of the 18 types of tcp-lobby.md §2.3.
 	RuleTypeUnknown = "T-TYPE-UNKNOWN"
 	// RuleTypeMismatch: a payload was decoded as a message of another type (caller error).
 	RuleTypeMismatch = "T-TYPE-MISMATCH"
@@ -32,7 +32,7 @@ const (
 	RuleStringUnterminated = "T-STRING-UNTERMINATED"
 	// RuleStringPadding: bytes after a char[N] field's NUL are not zero (Pedantic only; seed says "should").
 	RuleStringPadding = "T-STRING-PADDING"
-	// RuleBool: a bool byte is neither 0 nor 1 (seed 004 §3.1).
+	// RuleBool: a bool byte is neither 0 nor 1 (tcp-lobby.md §3.1).
 	RuleBool = "T-BOOL"
 	// RuleJoinStatus: a JOIN_ROOM_ACK Status is not 0x00-0x03.
 	RuleJoinStatus = "T-JOIN-STATUS"
@@ -42,7 +42,7 @@ const (
 	RuleErrorText = "T-ERROR-TEXT"
 )
 
-// Levels of a rule, as in PROTOCOLS.md: a broken MUST is a fail, a broken
+// Levels of a rule, as in docs/protocols: a broken MUST is a fail, a broken
 // SHOULD a warn.
 const (
 	LevelFail = "fail"
@@ -72,7 +72,7 @@ var Rules = []RuleInfo{
 	{RuleFrameEmpty, LevelFail, "frame length prefix is 0 (no type byte)"},
 	{RuleFrameTooLarge, LevelFail, "frame length prefix exceeds the maximum frame size (default 4096)"},
 	{RuleFrameTruncated, LevelFail, "stream ended inside a length prefix or payload"},
-	{RuleTypeUnknown, LevelFail, "first payload byte is not a packet type of seed 004 §2.3"},
+	{RuleTypeUnknown, LevelFail, "first payload byte is not a packet type of tcp-lobby.md §2.3"},
 	{RuleTypeMismatch, LevelFail, "payload decoded as a message of a different type"},
 	{RuleSizeFixed, LevelFail, "payload length differs from the fixed size of Appendix A"},
 	{RuleSizeCount, LevelFail, "list payload length is not header + count × entry size"},

@@ -17,7 +17,7 @@ import "fmt"
 //   - CREATE_ROOM_ACK of exactly 6 bytes: Type, a status byte, RoomID u32,
 //     the layout a server gets by giving it JOIN_ROOM_ACK's Status (seen
 //     in the wild); no PlayerHash. The status is only noted: RoomID 0 is
-//     the failure, as seed 004 says;
+//     the failure, as tcp-lobby.md says;
 //   - CREATE_ROOM_ACK of another size from 5 bytes: RoomID at its offset
 //     (bytes 1-4), PlayerHash if bytes 5-12 are there;
 //   - JOIN_ROOM_ACK (2+): Status, then PlayerHash and the PlayerInfo

@@ -2,10 +2,10 @@ package tcplobby
 
 import "strconv"
 
-// Type is the packet type, the first payload byte (seed 004 §2.3).
+// Type is the packet type, the first payload byte (tcp-lobby.md §2.3).
 type Type uint8
 
-// Packet types of seed 004 §2.3.
+// Packet types of tcp-lobby.md §2.3.
 const (
 	TypeListRoomsReq  Type = 0x01
 	TypeListRoomsAck  Type = 0x02
@@ -27,10 +27,10 @@ const (
 	TypeErrorMsg      Type = 0x1F
 )
 
-// Constants of seed 004 §3.2 and Appendix A.
+// Constants of tcp-lobby.md §3.2 and §A.
 const (
 	DefaultPort     = 7777
-	DefaultMaxFrame = 4096 // PROTOCOLS.md §3: longer frames are rejected
+	DefaultMaxFrame = 4096 // tcp-lobby.md §2.2: longer frames are rejected
 	HeaderSize      = 4    // u32 little-endian payload length
 	NameSize        = 32   // PLAYER_NAME_SIZE = ROOM_NAME_SIZE
 	IPSize          = 16   // GameStartInfo.ServerIP char[16]

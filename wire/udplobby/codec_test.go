@@ -18,7 +18,7 @@ import (
 type sample struct {
 	name string
 	m    Message
-	size int // expected total size in the spec profile (seed 003 §4-10)
+	size int // expected total size in the spec profile (udp-lobby.md §4-10)
 }
 
 func sampleRooms() []Room {
@@ -92,7 +92,7 @@ func TestSamplesCoverEveryType(t *testing.T) {
 }
 
 // TestGolden encodes every sample in both profiles, checks its size against
-// seed 003's packet formats (entries of 11 bytes) and the bytes against
+// the packet formats of udp-lobby.md (entries of 11 bytes) and the bytes against
 // testdata/<profile>.golden.
 func TestGolden(t *testing.T) {
 	for _, p := range profiles {

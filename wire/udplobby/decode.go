@@ -135,7 +135,7 @@ type Decoder struct {
 // Decode does not allocate on success.
 //
 // LOBBY_JOIN_ROOM with roomId 0 decodes: the request is well formed and the
-// server answers it with JOIN_FAILED (PROTOCOLS.md §1.2). roomId 0 and port
+// server answers it with JOIN_FAILED (udp-lobby.md §10). roomId 0 and port
 // 0 are violations only in what a lobby sends (ROOM_CREATED, JOIN_SUCCESS,
 // room list entries). Instance payload values (reasons, seconds left,
 // player ids) are not range-checked: the documents give no ranges.
@@ -257,7 +257,7 @@ func decodeList(h Header, hl int, pl []byte, m *Message, sizeRule RuleID) fault 
 func diagnoseList(pl []byte) string {
 	if len(pl) >= 4 {
 		if n := uint64(binary.BigEndian.Uint32(pl)); uint64(len(pl)) == 4+15*n {
-			return DiagSeed001
+			return DiagLobbySystem
 		}
 	}
 	if n := int(binary.BigEndian.Uint16(pl)); len(pl) == 2+13*n {

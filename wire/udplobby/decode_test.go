@@ -28,9 +28,9 @@ func listPayload(count int, entries []byte) []byte {
 	return append(binary.BigEndian.AppendUint16(nil, uint16(count)), entries...)
 }
 
-// seed001List builds a room list in seed 001's layout: u32 roomCount, then
+// lobbySystemList builds a room list in the Lobby System layout (udp-lobby.md §5): u32 roomCount, then
 // u32 roomId, u16 port, u8 state, u32 playerCount, u32 maxPlayers.
-func seed001List(rooms ...Room) []byte {
+func lobbySystemList(rooms ...Room) []byte {
 	b := binary.BigEndian.AppendUint32(nil, uint32(len(rooms)))
 	for _, r := range rooms {
 		b = binary.BigEndian.AppendUint32(b, r.ID)
@@ -128,9 +128,9 @@ func TestDecodeRules(t *testing.T) {
 		{"roomCount too high", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, listPayload(2, roomBytes(good)), -1, -1) }, RuleRoomListCount, "", -1, false},
 		{"roomCount too low", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, listPayload(0, roomBytes(good)), -1, -1) }, RuleRoomListCount, "", -1, false},
 		{"entries ragged", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, listPayload(1, roomBytes(good)[:10]), -1, -1) }, RuleRoomListCount, "", -1, false},
-		{"seed-001 layout, 0 rooms", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, seed001List(), -1, -1) }, RuleRoomListCount, DiagSeed001, -1, false},
-		{"seed-001 layout, 1 room", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, seed001List(good), -1, -1) }, RuleRoomListCount, DiagSeed001, -1, false},
-		{"seed-001 layout, 3 rooms", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, seed001List(r3...), -1, -1) }, RuleRoomListCount, DiagSeed001, -1, false},
+		{"Lobby System layout, 0 rooms", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, lobbySystemList(), -1, -1) }, RuleRoomListCount, DiagLobbySystem, -1, false},
+		{"Lobby System layout, 1 room", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, lobbySystemList(good), -1, -1) }, RuleRoomListCount, DiagLobbySystem, -1, false},
+		{"Lobby System layout, 3 rooms", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, lobbySystemList(r3...), -1, -1) }, RuleRoomListCount, DiagLobbySystem, -1, false},
 		{"13-byte padded, 1 room", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, padded13(good), -1, -1) }, RuleRoomListCount, DiagPadded13, -1, false},
 		{"13-byte padded, 3 rooms", client, func(p Profile) []byte { return raw(p, C, LobbyRoomList, padded13(r3...), -1, -1) }, RuleRoomListCount, DiagPadded13, -1, false},
 		{"list entry roomId 0", client, func(p Profile) []byte {

@@ -1,6 +1,6 @@
 // Package udplobby is the byte-exact codec of the UDP lobby protocol
-// (PROTOCOLS.md §1, seed 003) and of the game-instance handshake that
-// follows it (PROTOCOLS.md §2): the framing, the messages and the decisions
+// (udp-lobby.md §1-14) and of the game-instance handshake that
+// follows it (udp-lobby.md §15): the framing, the messages and the decisions
 // where the documents disagree are specified there. The reference server,
 // the simulated client, the load engine and the conformance suite all use
 // it; it does no I/O.
@@ -10,6 +10,6 @@
 // a caller's buffer, as strconv.AppendInt does, and never allocate with a
 // reused buffer; AppendRaw builds malformed datagrams for tests. A Decoder
 // is strict: every failure is an *Error whose Rule is a stable id listed
-// in Rules, and a room list that fits seed 001's layout or 13-byte entries
+// in Rules, and a room list that fits the Lobby System layout (udp-lobby.md §5) or 13-byte entries
 // is diagnosed by name (Error.Diagnosis).
 package udplobby

@@ -13,7 +13,7 @@ import (
 type Error struct {
 	Rule RuleID
 	// Diagnosis names the likely cause when the decoder recognises one
-	// (DiagSeed001, DiagPadded13), "" otherwise.
+	// (DiagLobbySystem, DiagPadded13), "" otherwise.
 	Diagnosis string
 	// Header holds the header fields; meaningful only when HaveHeader.
 	Header     Header
@@ -72,8 +72,8 @@ func (e *Error) Error() string {
 		d = append(d, fmt.Sprintf("%s %v seq %d", e.Header.PacketType, e.Header.Type, e.Header.Seq))
 	}
 	switch e.Diagnosis {
-	case DiagSeed001:
-		d = append(d, "payload fits seed 001's layout (u32 roomCount, 15-byte entries), not seed 003's")
+	case DiagLobbySystem:
+		d = append(d, "payload fits the layout of the Lobby System page (u32 roomCount, 15-byte entries), not the layout of udp-lobby.md §5")
 	case DiagPadded13:
 		d = append(d, "payload fits 13-byte padded entries (2 + 13n), entries are 11 bytes")
 	case "":

@@ -33,7 +33,7 @@ func Example() {
 	// LOBBY_ROOM_LIST seq 1: room 1 1/4 port 8081 Waiting
 }
 
-// A ROOM_LIST in seed 001's layout is rejected with a diagnosis.
+// A ROOM_LIST in the Lobby System layout (udp-lobby.md §5) is rejected with a diagnosis.
 func ExampleError() {
 	payload := binary.BigEndian.AppendUint32(nil, 1) // u32 roomCount
 	payload = append(payload, 0, 0, 0, 1, 0x1f, 0x91, 0, 0, 0, 0, 1, 0, 0, 0, 4)
@@ -49,8 +49,8 @@ func ExampleError() {
 		fmt.Println(err)
 	}
 	// Output:
-	// U-ROOMLIST-COUNT seed-001-layout 9
-	// udplobby: U-ROOMLIST-COUNT: ROOM_LIST roomCount disagrees with payloadSize = 2 + 11×roomCount (roomCount 0 needs payloadSize 2, got 19; offset 8; S→C LOBBY_ROOM_LIST seq 9; payload fits seed 001's layout (u32 roomCount, 15-byte entries), not seed 003's)
+	// U-ROOMLIST-COUNT lobby-system-layout 9
+	// udplobby: U-ROOMLIST-COUNT: ROOM_LIST roomCount disagrees with payloadSize = 2 + 11×roomCount (roomCount 0 needs payloadSize 2, got 19; offset 8; S→C LOBBY_ROOM_LIST seq 9; payload fits the layout of the Lobby System page (u32 roomCount, 15-byte entries), not the layout of udp-lobby.md §5)
 }
 
 // GuessProfile tells the header profile from one reply.

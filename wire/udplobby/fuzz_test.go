@@ -19,7 +19,7 @@ func addSeeds(f *testing.F) {
 		}
 	}
 	f.Add(AppendRaw(nil, ProfileSpec, Header{PacketType: 2, Type: LobbyRoomList, PayloadSize: 15, OriginalSize: 15}, padded13(Room{ID: 1, Port: 1})), uint8(0), uint8(2), uint8(1), true)
-	f.Add(AppendRaw(nil, ProfileRType17, Header{PacketType: 2, Type: LobbyRoomList, PayloadSize: 19, OriginalSize: 19}, seed001List(Room{ID: 1, Port: 1})), uint8(1), uint8(2), uint8(1), true)
+	f.Add(AppendRaw(nil, ProfileRType17, Header{PacketType: 2, Type: LobbyRoomList, PayloadSize: 19, OriginalSize: 19}, lobbySystemList(Room{ID: 1, Port: 1})), uint8(1), uint8(2), uint8(1), true)
 }
 
 // FuzzDecode checks, for any bytes and any decoder setting, that decoding

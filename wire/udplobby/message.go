@@ -32,7 +32,7 @@ func (t PacketType) String() string {
 // MsgType is the header's messageType byte.
 type MsgType uint8
 
-// Lobby messages (PROTOCOLS.md §1.2).
+// Lobby messages (udp-lobby.md §2).
 const (
 	LobbyListRooms   MsgType = 0x40 // C→L, no payload
 	LobbyRoomList    MsgType = 0x41 // L→C, u16 roomCount + 11-byte entries
@@ -43,7 +43,7 @@ const (
 	LobbyJoinFailed  MsgType = 0x46 // L→C, no payload
 )
 
-// Game-instance handshake messages (PROTOCOLS.md §2).
+// Game-instance handshake messages (udp-lobby.md §15).
 const (
 	ClientHello              MsgType = 0x01 // C→I, no payload
 	ClientJoinRequest        MsgType = 0x02 // C→I, no payload
@@ -63,7 +63,7 @@ const (
 )
 
 // Channel says which family of messages a socket carries: the lobby's
-// (0x40-0x46) or a game instance's (PROTOCOLS.md §2).
+// (0x40-0x46) or a game instance's (udp-lobby.md §15).
 type Channel uint8
 
 const (

@@ -7,7 +7,7 @@ import "fmt"
 type Profile uint8
 
 const (
-	// ProfileSpec is the 8-byte header of the protocol page (seed 003):
+	// ProfileSpec is the 8-byte header of the protocol page (udp-lobby.md §3.1):
 	// packetType u8, messageType u8, sequenceId u16, payloadSize u16,
 	// originalSize u16, all big-endian. It is the default.
 	ProfileSpec Profile = iota

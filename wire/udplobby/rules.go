@@ -4,7 +4,7 @@ package udplobby
 // the load engine report violations by them, and users grep for them.
 type RuleID string
 
-// Framing rules, common to the lobby and the instances (PROTOCOLS.md §1.1).
+// Framing rules, common to the lobby and the instances (udp-lobby.md §3).
 const (
 	RuleShort           RuleID = "U-SHORT"          // datagram shorter than header + CRC
 	RuleLength          RuleID = "U-LENGTH"         // datagram length ≠ header + payloadSize + 4
@@ -23,7 +23,7 @@ const (
 	RuleRoomPort        RuleID = "U-ROOM-PORT"      // port 0 in a lobby reply or room list entry
 	RuleRoomState       RuleID = "U-ROOM-STATE"     // room state not 0-3 (Waiting, Countdown, Playing, Finished)
 	RuleRoomPlayers     RuleID = "U-ROOM-PLAYERS"   // room list entry has playerCount > maxPlayers
-	RuleInstTypeUnknown RuleID = "I-TYPE-UNKNOWN"   // messageType is not a game-instance message (PROTOCOLS.md §2)
+	RuleInstTypeUnknown RuleID = "I-TYPE-UNKNOWN"   // messageType is not a game-instance message (udp-lobby.md §15)
 	RuleInstDirection   RuleID = "I-TYPE-DIRECTION" // instance message carried with the other packetType
 	RuleInstPayload     RuleID = "I-PAYLOAD-SIZE"   // payloadSize wrong for the instance message type
 )
@@ -32,33 +32,33 @@ const (
 // --dryrun`) and reports.
 type RuleInfo struct {
 	ID      RuleID
-	Section string // PROTOCOLS.md section
+	Section string // where docs/protocols states it, e.g. "udp-lobby.md §3.4"
 	Summary string // one line
 }
 
 // Rules lists every rule this package can report, in the order the decoder
 // checks them.
 var Rules = []RuleInfo{
-	{RuleShort, "1.1", "datagram shorter than header + CRC"},
-	{RuleMagic, "1.1", "rtype17 magic is not A3 5F C8 1D"},
-	{RuleVersion, "1.1", "rtype17 version (bits 0-6) is not 1"},
-	{RuleLength, "1.1", "datagram length is not header + payloadSize + 4"},
-	{RuleCRC, "1.1", "CRC-32/IEEE over header+payload does not match the big-endian trailer"},
-	{RuleCompressed, "1.1", "rtype17 LZ4-compressed payload: unsupported, not decoded"},
-	{RuleOriginalSize, "1.1", "originalSize differs from payloadSize on an uncompressed packet"},
-	{RulePacketType, "1.1", "packetType is neither 0x01 (client→server) nor 0x02 (server→client)"},
-	{RuleDirection, "1.1", "packetType is not the direction the receiver expects"},
-	{RuleTypeUnknown, "1.2", "messageType is not a lobby message (0x40-0x46)"},
-	{RuleTypeDirection, "1.2", "lobby request carried as server→client, or reply as client→server"},
-	{RulePayloadSize, "1.2", "payloadSize is wrong for the lobby message type"},
-	{RuleRoomListCount, "1.3", "ROOM_LIST roomCount disagrees with payloadSize = 2 + 11×roomCount"},
-	{RuleRoomID, "1.2", "roomId 0 in ROOM_CREATED, JOIN_SUCCESS or a room list entry"},
-	{RuleRoomPort, "1.3", "port 0 in ROOM_CREATED, JOIN_SUCCESS or a room list entry"},
-	{RuleRoomState, "1.2", "room state is not 0-3 (Waiting, Countdown, Playing, Finished)"},
-	{RuleRoomPlayers, "1.2", "room list entry has playerCount > maxPlayers"},
-	{RuleInstTypeUnknown, "2", "messageType is not a game-instance message"},
-	{RuleInstDirection, "2", "instance request carried as server→client, or reply as client→server"},
-	{RuleInstPayload, "2", "payloadSize is wrong for the instance message type"},
+	{RuleShort, "udp-lobby.md §3.4", "datagram shorter than header + CRC"},
+	{RuleMagic, "udp-lobby.md §3.4", "rtype17 magic is not A3 5F C8 1D"},
+	{RuleVersion, "udp-lobby.md §3.4", "rtype17 version (bits 0-6) is not 1"},
+	{RuleLength, "udp-lobby.md §3.4", "datagram length is not header + payloadSize + 4"},
+	{RuleCRC, "udp-lobby.md §3.4", "CRC-32/IEEE over header+payload does not match the big-endian trailer"},
+	{RuleCompressed, "udp-lobby.md §3.4", "rtype17 LZ4-compressed payload: unsupported, not decoded"},
+	{RuleOriginalSize, "udp-lobby.md §3.4", "originalSize differs from payloadSize on an uncompressed packet"},
+	{RulePacketType, "udp-lobby.md §3.4", "packetType is neither 0x01 (client→server) nor 0x02 (server→client)"},
+	{RuleDirection, "udp-lobby.md §3.4", "packetType is not the direction the receiver expects"},
+	{RuleTypeUnknown, "udp-lobby.md §3.4", "messageType is not a lobby message (0x40-0x46)"},
+	{RuleTypeDirection, "udp-lobby.md §3.4", "lobby request carried as server→client, or reply as client→server"},
+	{RulePayloadSize, "udp-lobby.md §3.4", "payloadSize is wrong for the lobby message type"},
+	{RuleRoomListCount, "udp-lobby.md §5", "ROOM_LIST roomCount disagrees with payloadSize = 2 + 11×roomCount"},
+	{RuleRoomID, "udp-lobby.md §5", "roomId 0 in ROOM_CREATED, JOIN_SUCCESS or a room list entry"},
+	{RuleRoomPort, "udp-lobby.md §5", "port 0 in ROOM_CREATED, JOIN_SUCCESS or a room list entry"},
+	{RuleRoomState, "udp-lobby.md §5", "room state is not 0-3 (Waiting, Countdown, Playing, Finished)"},
+	{RuleRoomPlayers, "udp-lobby.md §5", "room list entry has playerCount > maxPlayers"},
+	{RuleInstTypeUnknown, "udp-lobby.md §15", "messageType is not a game-instance message"},
+	{RuleInstDirection, "udp-lobby.md §15", "instance request carried as server→client, or reply as client→server"},
+	{RuleInstPayload, "udp-lobby.md §15", "payloadSize is wrong for the instance message type"},
 }
 
 // Describe returns the one-line summary of id, or "" if id is not a rule of
@@ -73,13 +73,13 @@ func (id RuleID) Describe() string {
 }
 
 // Diagnoses of a LOBBY_ROOM_LIST that fails the canonical layout
-// (Error.Diagnosis, with RuleRoomListCount). PROTOCOLS.md §1.3.
+// (Error.Diagnosis, with RuleRoomListCount). udp-lobby.md §5.
 const (
-	// DiagSeed001 means the payload fits seed 001's layout, u32 roomCount and
+	// DiagLobbySystem means the payload fits the Lobby System layout (udp-lobby.md §5), u32 roomCount and
 	// 15-byte entries (u32 roomId, u16 port, u8 state, u32 playerCount,
 	// u32 maxPlayers).
-	DiagSeed001 = "seed-001-layout"
+	DiagLobbySystem = "lobby-system-layout"
 	// DiagPadded13 means the payload fits 2 + 13×roomCount, i.e. entries padded
-	// to the "13 bytes per room" seed 003's prose states.
+	// to the "13 bytes per room" the protocol page's prose states (udp-lobby.md §5).
 	DiagPadded13 = "padded-13"
 )
