@@ -268,7 +268,7 @@ func TestCheckLink(t *testing.T) {
 		{"docs/a.md", "#exit-codes", "", false},
 		{"docs/a.md", "#missing", "has no heading", false},
 		{"docs/a.md", "../README.md", "no such file", false},
-		{"README.md", "../shared/PROTOCOLS.md", "leaves the repository", false},
+		{"README.md", "../outside/SPEC.md", "leaves the repository", false},
 		{"docs/a.md", "../../x.md", "leaves the repository", false},
 		{"README.md", "/etc/passwd", "absolute path", false},
 		{"README.md", "https://example.com/x", "", false},

@@ -21,12 +21,6 @@ import (
 // exceptions are files this test does not read yet, each with the reason.
 // Remove an entry as soon as the file is fixed.
 var exceptions = map[string]string{
-	// Being restructured into docs/ by another branch, which drops its
-	// outside links and source-document numbers.
-	"README.md": "being rewritten",
-	// Copied verbatim into README.md (scenario's TestReadmeHasFormat), so
-	// it changes together with README.md.
-	"scenario/FORMAT.md": "mirrors README.md",
 }
 
 // A finding is one forbidden reference.

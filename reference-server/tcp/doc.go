@@ -1,5 +1,5 @@
-// Package tcp is the TCP lobby of the reference server: seed 004 (R-Type TCP
-// Lobby Protocol) with the decisions of PROTOCOLS.md §3, built on
+// Package tcp is the TCP lobby of the reference server: tcp-lobby.md (R-Type TCP
+// Lobby Protocol) with its decisions, built on
 // wire/tcplobby. What `lobbybench serve` offers of it is in docs/serve.md;
 // Config documents every limit with its default, and InstancePool the
 // contract with the UDP side that hands out game instances.

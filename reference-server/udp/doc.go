@@ -1,5 +1,5 @@
-// Package udp is the reference server's UDP lobby (seeds 003 and 001,
-// PROTOCOLS.md §1) and its pool of game instances (PROTOCOLS.md §2). What
+// Package udp is the reference server's UDP lobby (udp-lobby.md
+// §1-14 and §16) and its pool of game instances (udp-lobby.md §15). What
 // `lobbybench serve` offers of it is in docs/serve.md; Config documents every
 // limit with its default.
 //

@@ -1,5 +1,5 @@
 // Package levclient is the simulated client of the Leviathan protocol
-// (seed 002, LEVIATHAN.md). It registers the "leviathan" factory with
+// (leviathan.md). It registers the "leviathan" factory with
 // simclient; its steps are listed in docs/scenario.md and its rules in
 // simclient.Rules.
 //

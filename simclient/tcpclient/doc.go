@@ -1,5 +1,4 @@
-// Package tcpclient is the simulated client of the TCP lobby (seed 004,
-// PROTOCOLS.md §3). It registers the "tcp-lobby" factory with simclient;
+// Package tcpclient is the simulated client of the TCP lobby (tcp-lobby.md). It registers the "tcp-lobby" factory with simclient;
 // its steps are listed in docs/scenario.md (with what connect measures)
 // and the rules it checks in simclient.Rules.
 //
