@@ -20,8 +20,7 @@ import (
 
 // exceptions are files this test does not read yet, each with the reason.
 // Remove an entry as soon as the file is fixed.
-var exceptions = map[string]string{
-}
+var exceptions = map[string]string{}
 
 // A finding is one forbidden reference.
 type finding struct {
