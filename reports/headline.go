@@ -191,7 +191,12 @@ func (r *Run) Headline() Headline {
 		return hl
 	}
 	text := downText(down)
-	if hl.Text != "" {
+	switch {
+	case hl.Status == StatusPass:
+		// Not "PASS": nothing may read greener than the run was.
+		_, rest, _ := strings.Cut(hl.Text, " · ")
+		text += "; on what ran: " + rest
+	case hl.Text != "":
 		text += "; then " + hl.Text
 	}
 	return Headline{Status: StatusTargetDown, Text: text}
