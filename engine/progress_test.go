@@ -61,13 +61,19 @@ func TestProgressNone(t *testing.T) {
 // renders when it completes) and checks the final state is shown.
 func TestProgressBar(t *testing.T) {
 	var buf syncBuffer
-	stop, _ := startProgress(ProgressBar, &buf, time.Second, 0, func() ProgressSample {
+	stop, note := startProgress(ProgressBar, &buf, time.Second, 0, func() ProgressSample {
 		return ProgressSample{Elapsed: time.Second, Total: time.Second, Active: 4, Started: 5, Finished: 1, Rate: 10}
 	})
+	note("lobbybench: TARGET DOWN at +0.1 s")
 	time.Sleep(50 * time.Millisecond)
 	stop()
-	if out := buf.String(); !strings.Contains(out, "4 live") || !strings.Contains(out, "1/5 done") {
+	out := buf.String()
+	if !strings.Contains(out, "4 live") || !strings.Contains(out, "1/5 done") {
 		t.Errorf("bar output %q", out)
+	}
+	// The note is printed above the bar, not erased by its redraw.
+	if i, j := strings.LastIndex(out, "TARGET DOWN at +0.1 s\n"), strings.LastIndex(out, "4 live"); i < 0 || i > j {
+		t.Errorf("note not above the bar's final state: %q", out)
 	}
 }
 
