@@ -48,7 +48,8 @@ func watchProbe(p *simclient.Protocol, addr netip.AddrPort, profile string, time
 }
 
 // watch is a run's watchdog: the liveness.Watchdog, what the load had
-// answered when each outage began, and the goroutine running it.
+// answered when each outage was first seen, and the goroutine running
+// it.
 type watch struct {
 	w      *liveness.Watchdog
 	col    *metrics.Collector
@@ -57,6 +58,31 @@ type watch struct {
 
 	mu       sync.Mutex
 	answered map[time.Duration]int64 // by outage start
+	history  [8]probeStart           // the last probes' starts, a ring
+	next     int
+}
+
+// probeStart is the load's successes when a probe started, at offset at.
+type probeStart struct {
+	at        time.Duration
+	successes int64
+}
+
+// answeredAt is the load's successes at the start of the probe that
+// started at offset from (the watchdog's own reading of the clock comes
+// a moment before the probe's), or now when no recent probe did (an
+// outage reported by MarkDown). Callers hold x.mu.
+func (x *watch) answeredAt(from time.Duration) int64 {
+	best := -1
+	for i, h := range x.history {
+		if i < x.next && h.at >= from && (best < 0 || h.at < x.history[best].at) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return x.col.Live().Successes
+	}
+	return x.history[best].successes
 }
 
 // startWatch starts the watchdog of a run that started at start; note
@@ -69,16 +95,25 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Protocol, plan *sc
 		timeout = watchdogTimeout(plan)
 	}
 	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}}
+	probe := watchProbe(p, addr, plan.HeaderProfile, timeout)
 	x.w = &liveness.Watchdog{
-		Probe:    watchProbe(p, addr, plan.HeaderProfile, timeout),
+		Probe: func(ctx context.Context) error {
+			// What the load had answered as each probe started: an
+			// outage's AnsweredBefore is the figure at its first failed
+			// probe (a hang is declared a probe or more later).
+			x.mu.Lock()
+			x.history[x.next%len(x.history)] = probeStart{time.Since(start), col.Live().Successes}
+			x.next++
+			x.mu.Unlock()
+			return probe(ctx)
+		},
 		Interval: cfg.Watchdog,
 		Timeout:  timeout,
 		Start:    start,
 		OnChange: func(o reports.Outage) {
 			if !o.Back {
-				l := col.Live()
 				x.mu.Lock()
-				x.answered[o.StartNS] = l.Successes
+				x.answered[o.StartNS] = x.answeredAt(o.StartNS)
 				x.mu.Unlock()
 			}
 			if note != nil {

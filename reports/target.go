@@ -57,7 +57,7 @@ type Outage struct {
 	// target never came back.
 	Fault string `json:"fault,omitempty"`
 	// AnsweredBefore is how many requests of the load had been answered
-	// (succeeded) when the outage was seen (run only).
+	// (succeeded) when the outage was first seen, at StartNS (run only).
 	AnsweredBefore int64 `json:"answered_before,omitempty"`
 	// Failures are the load's failures from LastUpNS to EndNS (to the
 	// end when not back), by reason, to 100 ms (run only): what the
