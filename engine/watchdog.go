@@ -37,12 +37,24 @@ func watchdogTimeout(plan *scenario.Plan) time.Duration {
 }
 
 // watchProbe is the protocol's watchdog probe: its Watch, or its Reach.
+// A probe that could not open its socket for a local reason (the
+// generator out of descriptors or ports: simclient.OpenFailure) is
+// inconclusive, not the target down.
 func watchProbe(p *simclient.Protocol, addr netip.AddrPort, profile string, timeout time.Duration) liveness.Probe {
-	if p.Watch != nil {
-		return func(ctx context.Context) error { return p.Watch(ctx, addr, profile, timeout) }
+	check := func(ctx context.Context) error {
+		if p.Watch != nil {
+			return p.Watch(ctx, addr, profile, timeout)
+		}
+		_, err := p.Reach(ctx, addr, profile, timeout)
+		return err
 	}
 	return func(ctx context.Context) error {
-		_, err := p.Reach(ctx, addr, profile, timeout)
+		err := check(ctx)
+		if err != nil {
+			if _, local := simclient.OpenFailure(err); simclient.IsFailedStart(local) {
+				return fmt.Errorf("%w: %w", liveness.ErrInconclusive, err)
+			}
+		}
 		return err
 	}
 }

@@ -3,9 +3,13 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +18,7 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // watchedTarget starts the reference server's part for proto on
@@ -185,5 +190,39 @@ func TestWatchdogHook(t *testing.T) {
 	}
 	if len(res.Outages) != 1 || res.Outages[0].Kind != reports.DownExited || !strings.Contains(res.Headline().Text, "killed by SIGABRT") {
 		t.Errorf("outages %+v, headline %q", res.Outages, res.Headline().Text)
+	}
+}
+
+// TestWatchProbeLocalFailure: a probe that could not open its socket
+// because this process ran out of descriptors or ports is inconclusive
+// (the watchdog counts neither up nor down); a refusal or a silence is
+// the target's.
+func TestWatchProbeLocalFailure(t *testing.T) {
+	dial := func(errno syscall.Errno) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", errno)}
+	}
+	for _, tc := range []struct {
+		name         string
+		err          error
+		inconclusive bool
+		kind         string
+	}{
+		{"answered", nil, false, ""},
+		{"out of descriptors", dial(syscall.EMFILE), true, ""},
+		{"system out of descriptors", dial(syscall.ENFILE), true, ""},
+		{"no free port", dial(syscall.EADDRNOTAVAIL), true, ""},
+		{"refused", dial(syscall.ECONNREFUSED), false, reports.DownRefused},
+		{"silent", errors.New("no reply to LIST_ROOMS_REQ within 1s"), false, reports.DownSilent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &simclient.Protocol{Reach: func(context.Context, netip.AddrPort, string, time.Duration) (string, error) { return "", tc.err }}
+			err := watchProbe(p, netip.MustParseAddrPort("127.0.0.1:1"), "", time.Second)(context.Background())
+			if got := errors.Is(err, liveness.ErrInconclusive); got != tc.inconclusive {
+				t.Errorf("inconclusive = %v (%v), want %v", got, err, tc.inconclusive)
+			}
+			if !tc.inconclusive && liveness.Classify(err) != tc.kind {
+				t.Errorf("Classify(%v) = %q, want %q", err, liveness.Classify(err), tc.kind)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
@@ -145,9 +146,19 @@ func TestRunWorkersTargetDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
-	p := faultyTarget(t, "tcp-lobby", faultproxy.Die, 60)
+	// The target dies once both workers' reachability checks (a connect
+	// and close, nothing sent) went through: a worker that found it
+	// already dead would leave no result, rightly, and prove nothing of
+	// the merge.
+	p := faultyTarget(t, "tcp-lobby", faultproxy.Die, 1<<62)
+	go func() {
+		for i := 0; i < 6000 && p.EmptyConns() < 2; i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+		p.Trip()
+	}()
 	code, errs, doc, _ := runWorkersCmd(t, nil, 0, "--quiet", "--workers", "2", "--watchdog", "50ms", "--grace", "500ms",
-		faultyScenario(t, "tcp-lobby", p.Addr(), "1500ms"))
+		faultyScenario(t, "tcp-lobby", p.Addr(), "2s"))
 	if code != exitTargetDown {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitTargetDown, errs)
 	}

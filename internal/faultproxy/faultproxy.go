@@ -30,6 +30,7 @@ type Proxy struct {
 	mode  Mode
 	after int64
 	n     atomic.Int64
+	empty atomic.Int64
 	// Fault is closed when the fault happened.
 	Fault chan struct{}
 	once  sync.Once
@@ -64,14 +65,28 @@ func (p *Proxy) count() bool {
 	if p.n.Add(1) <= p.after {
 		return true
 	}
+	p.Trip()
+	return false
+}
+
+// Trip makes the fault happen now, whatever is left of the budget (a
+// Healthy proxy ignores it).
+func (p *Proxy) Trip() {
+	if p.mode == Healthy {
+		return
+	}
 	p.once.Do(func() {
 		close(p.Fault)
 		if p.mode == Die {
 			p.closeAll()
 		}
 	})
-	return false
 }
+
+// EmptyConns counts the TCP client connections that ended without
+// sending a byte: a reachability check's connect-and-close, told apart
+// from clients and probes, which all send.
+func (p *Proxy) EmptyConns() int64 { return p.empty.Load() }
 
 func (p *Proxy) track(c io.Closer) bool {
 	p.mu.Lock()
@@ -133,7 +148,12 @@ func TCP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
 				continue
 			}
 			p.wg.Add(2)
-			go func() { defer p.wg.Done(); p.pipe(c, up, true) }()
+			go func() {
+				defer p.wg.Done()
+				if p.pipe(c, up, true) == 0 {
+					p.empty.Add(1)
+				}
+			}()
 			go func() { defer p.wg.Done(); p.pipe(up, c, false) }()
 		}
 	}()
@@ -141,27 +161,28 @@ func TCP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
 }
 
 // pipe copies from src to dst; client-side reads count against the
-// budget.
-func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) {
+// budget. It returns how many bytes it read.
+func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) (read int64) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
+		read += int64(n)
 		if n > 0 {
 			if fromClient && !p.count() || !fromClient && p.Faulted() {
 				if p.mode == Hang {
 					continue // swallow: keep reading so nothing backs up
 				}
-				return
+				return read
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
+				return read
 			}
 		}
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) {
 				dst.Close()
 			}
-			return
+			return read
 		}
 	}
 }
