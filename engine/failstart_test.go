@@ -181,7 +181,7 @@ func TestEstimateFiles(t *testing.T) {
 func TestProgressJSON(t *testing.T) {
 	var buf bytes.Buffer
 	n := int64(0)
-	stop := startProgress(ProgressJSON, &buf, time.Second, time.Hour, func() ProgressSample {
+	stop, _ := startProgress(ProgressJSON, &buf, time.Second, time.Hour, func() ProgressSample {
 		n++
 		return ProgressSample{Elapsed: time.Second, Active: 3, Started: 10 * n, Rate: 100, Errors: 1, FailedStarts: 1}
 	})

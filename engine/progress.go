@@ -62,10 +62,13 @@ func (s ProgressSample) failedStarts() string {
 
 // startProgress shows samples from sample on w in mode until the returned
 // stop function is called (which prints a final state and waits for the
-// display to finish). sample is called from one goroutine.
-func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every time.Duration, sample func() ProgressSample) (stop func()) {
+// display to finish). sample is called from one goroutine. note prints
+// a line at once, above the bar (mpb keeps it there: a plain write would
+// be erased by the next redraw) or between the lines; in ProgressJSON
+// mode it writes to w as is, which a caller wanting JSON only avoids.
+func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every time.Duration, sample func() ProgressSample) (stop func(), note func(string)) {
 	if mode == ProgressNone || w == nil {
-		return func() {}
+		return func() {}, func(string) {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -122,17 +125,22 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 			}
 		}()
 		return func() {
-			cancel()
-			wg.Wait()
-			p.Wait()
-		}
+				cancel()
+				wg.Wait()
+				p.Wait()
+			}, func(line string) {
+				if _, err := fmt.Fprintln(p, line); err != nil {
+					fmt.Fprintln(w, line) // the bar is done
+				}
+			}
 	default:
 		// Lines for people every LineInterval; JSON for a --workers
 		// parent, also once at the stop so it gets the final counts.
-		write, final := func(s ProgressSample) { fmt.Fprintf(w, "lobbybench: %s\n", s) }, false
+		var mu sync.Mutex // the lines and the notes share w
+		write, final := func(s ProgressSample) { mu.Lock(); defer mu.Unlock(); fmt.Fprintf(w, "lobbybench: %s\n", s) }, false
 		if mode == ProgressJSON {
 			enc := json.NewEncoder(w)
-			write, final = func(s ProgressSample) { _ = enc.Encode(s) }, true
+			write, final = func(s ProgressSample) { mu.Lock(); defer mu.Unlock(); _ = enc.Encode(s) }, true
 		}
 		if every <= 0 {
 			every = DefaultLineInterval
@@ -153,6 +161,10 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 				}
 			}
 		}()
-		return func() { cancel(); wg.Wait() }
+		return func() { cancel(); wg.Wait() }, func(line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(w, line)
+		}
 	}
 }

@@ -30,7 +30,7 @@ func TestProgressLines(t *testing.T) {
 	synctest(t, func(t *testing.T) {
 		var buf syncBuffer
 		n := 0
-		stop := startProgress(ProgressLines, &buf, 10*time.Second, time.Second, func() ProgressSample {
+		stop, _ := startProgress(ProgressLines, &buf, 10*time.Second, time.Second, func() ProgressSample {
 			n++
 			return ProgressSample{Elapsed: time.Duration(n) * time.Second, Total: 10 * time.Second, Active: 7, Started: 9, Finished: 2, Rate: 1234.4, Errors: 1, Dropped: 3}
 		})
@@ -49,7 +49,7 @@ func TestProgressLines(t *testing.T) {
 
 func TestProgressNone(t *testing.T) {
 	var buf syncBuffer
-	stop := startProgress(ProgressNone, &buf, time.Second, time.Millisecond, func() ProgressSample { return ProgressSample{} })
+	stop, _ := startProgress(ProgressNone, &buf, time.Second, time.Millisecond, func() ProgressSample { return ProgressSample{} })
 	time.Sleep(10 * time.Millisecond)
 	stop()
 	if buf.String() != "" {
@@ -61,13 +61,19 @@ func TestProgressNone(t *testing.T) {
 // renders when it completes) and checks the final state is shown.
 func TestProgressBar(t *testing.T) {
 	var buf syncBuffer
-	stop := startProgress(ProgressBar, &buf, time.Second, 0, func() ProgressSample {
+	stop, note := startProgress(ProgressBar, &buf, time.Second, 0, func() ProgressSample {
 		return ProgressSample{Elapsed: time.Second, Total: time.Second, Active: 4, Started: 5, Finished: 1, Rate: 10}
 	})
+	note("lobbybench: TARGET DOWN at +0.1 s")
 	time.Sleep(50 * time.Millisecond)
 	stop()
-	if out := buf.String(); !strings.Contains(out, "4 live") || !strings.Contains(out, "1/5 done") {
+	out := buf.String()
+	if !strings.Contains(out, "4 live") || !strings.Contains(out, "1/5 done") {
 		t.Errorf("bar output %q", out)
+	}
+	// The note is printed above the bar, not erased by its redraw.
+	if i, j := strings.LastIndex(out, "TARGET DOWN at +0.1 s\n"), strings.LastIndex(out, "4 live"); i < 0 || i > j {
+		t.Errorf("note not above the bar's final state: %q", out)
 	}
 }
 
@@ -76,7 +82,7 @@ func TestProgressBar(t *testing.T) {
 // stop must still return, with the final state drawn.
 func TestProgressBarStopsBeforeTotal(t *testing.T) {
 	var buf syncBuffer
-	stop := startProgress(ProgressBar, &buf, 10*time.Second, 0, func() ProgressSample {
+	stop, _ := startProgress(ProgressBar, &buf, 10*time.Second, 0, func() ProgressSample {
 		return ProgressSample{Elapsed: 3 * time.Second, Total: 10 * time.Second, Active: 2, Started: 6, Finished: 4}
 	})
 	time.Sleep(50 * time.Millisecond)

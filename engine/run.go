@@ -13,6 +13,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/target"
+	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/metrics/prom"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
@@ -56,6 +57,19 @@ type Config struct {
 	// server (its instance ports are whatever it took) without starting
 	// one.
 	EmbeddedAt netip.AddrPort
+	// Watchdog is the interval of the target's watchdog (liveness: the
+	// protocol's own probe on its own socket, not counted as load): 0
+	// means liveness.DefaultInterval, below 0 no watchdog (`run
+	// --watchdog 0`). WatchdogTimeout bounds one probe (0: the scenario's
+	// shortest request timeout, within 1-5 s).
+	Watchdog, WatchdogTimeout time.Duration
+	// OnWatchdog, when set, is handed the run's watchdog before it
+	// starts: the hook through which an owned target process's death is
+	// reported (Watchdog.MarkDown with reports.DownExited, its exit and
+	// last output), so it opens or completes the outage the probes see.
+	// An owner's telemetry goes to Result.Run.TargetProcess after Run
+	// returns.
+	OnWatchdog func(*liveness.Watchdog)
 	// MetricsAddr, when set, serves the live counters and latencies in the
 	// Prometheus/OpenMetrics text format at http://MetricsAddr/metrics for
 	// the length of the run.
@@ -92,6 +106,17 @@ type Info struct {
 	Precise bool `json:"precise,omitempty"`
 	// NoSpin is true for a `run --no-spin` run (Config.NoSpin).
 	NoSpin bool `json:"no_spin,omitempty"`
+	// Watchdog is what the target's watchdog did; nil when it was off.
+	Watchdog *WatchdogInfo `json:"watchdog,omitempty"`
+}
+
+// WatchdogInfo describes a run's watchdog: its pace and its probes (not
+// counted in the load's figures; a server's counters include them).
+type WatchdogInfo struct {
+	IntervalNS time.Duration `json:"interval_ns"`
+	TimeoutNS  time.Duration `json:"timeout_ns"`
+	Probes     int64         `json:"probes"`
+	Answered   int64         `json:"answered"`
 }
 
 // SessionInfo counts sessions as the engine saw them.
@@ -286,13 +311,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var x *Execution
 	xready := make(chan struct{})
 	stopProgress := func() {}
+	// note prints a line at once: above the bar, between the progress
+	// lines, or as a warning when progress is off or goes to a parent.
+	note := func(line string) {
+		if cfg.Warnings != nil {
+			fmt.Fprintln(cfg.Warnings, line)
+		}
+	}
 	if cfg.Mode != ProgressNone && cfg.Progress != nil {
 		// Live sums the steps only (message types re-record the same
 		// requests); the rate is taken over at least a second.
 		var lastReq int64
 		var rate float64
 		lastAt := start
-		stopProgress = startProgress(cfg.Mode, cfg.Progress, plan.Load.Duration, cfg.LineInterval, func() ProgressSample {
+		var above func(string)
+		stopProgress, above = startProgress(cfg.Mode, cfg.Progress, plan.Load.Duration, cfg.LineInterval, func() ProgressSample {
 			live := col.Live()
 			now := time.Now()
 			if dt := now.Sub(lastAt); dt >= time.Second {
@@ -309,8 +342,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			return s
 		})
+		if cfg.Mode != ProgressJSON {
+			note = above
+		}
+	}
+	var wd *watch
+	if cfg.Watchdog >= 0 {
+		wd = startWatch(ctx, cfg, proto, plan, addr, col, start, note)
 	}
 	xr, interrupted, err := Execute(ctx, o, func(e *Execution) { x = e; close(xready) })
+	var wdRun reports.Run
+	if wd != nil {
+		// Stopped with the load: what it saw after is not the run's.
+		wd.stop(&wdRun)
+		info.Watchdog = wd.info()
+	}
 	stopProgress()
 	sh.Close()
 	if err != nil {
@@ -332,6 +378,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	run.Scenario = plan.Name
 	run.Target = targetName
+	run.Outages = wdRun.Outages
+	run.Totals.FailuresWhileDown = wdRun.Totals.FailuresWhileDown
+	run.NoteTargetDown()
+	// An owner of the target process (--target-cmd) fills
+	// run.TargetProcess with its telemetry after Run returns.
 	if run.DurationNS <= 0 {
 		run.DurationNS = time.Since(start)
 	}

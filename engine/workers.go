@@ -150,7 +150,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 
-	stopProgress := startProgress(w.Mode, w.Progress, plan.Load.Duration, w.LineInterval, func() ProgressSample {
+	stopProgress, _ := startProgress(w.Mode, w.Progress, plan.Load.Duration, w.LineInterval, func() ProgressSample {
 		sum := ProgressSample{Total: plan.Load.Duration}
 		for _, wk := range workers {
 			wk.mu.Lock()

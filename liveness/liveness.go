@@ -28,6 +28,13 @@ import (
 // silent.
 type Probe func(ctx context.Context) error
 
+// ErrInconclusive, wrapped in a probe's error, says the probe could not
+// be made for a reason of the prober's own (its process out of file
+// descriptors, no free port): it proves nothing about the target, so
+// Observe counts it as made and neither up nor down. Without it a
+// harness out of descriptors read as a dead target.
+var ErrInconclusive = errors.New("the probe could not be made here")
+
 // Classify says how a failed probe found the target: reports.DownRefused
 // when nothing listens (the error wraps ECONNREFUSED), reports.DownSilent
 // otherwise (a timeout: something may be there, but it did not answer).
@@ -128,6 +135,10 @@ func (w *Watchdog) Run(ctx context.Context) {
 func (w *Watchdog) Observe(at time.Duration, err error) {
 	w.mu.Lock()
 	w.probes++
+	if errors.Is(err, ErrInconclusive) {
+		w.mu.Unlock()
+		return
+	}
 	var changed *reports.Outage
 	down := len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
 	switch kind := Classify(err); {

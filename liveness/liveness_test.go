@@ -18,6 +18,7 @@ import (
 var (
 	refused = &net.OpError{Op: "read", Net: "udp", Err: os.NewSyscallError("recvfrom", syscall.ECONNREFUSED)}
 	silent  = errors.New("no reply to LOBBY_LIST_ROOMS in 1s")
+	noFiles = fmt.Errorf("%w: %w", ErrInconclusive, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)})
 )
 
 func TestClassify(t *testing.T) {
@@ -62,6 +63,11 @@ func TestObserve(t *testing.T) {
 		{"down and back twice", []error{nil, refused, nil, nil, silent, silent, nil},
 			[]want{{1, 0, 2, true, reports.DownRefused}, {4, 3, 6, true, reports.DownSilent}}},
 		{"down from the start", []error{refused, refused}, []want{{0, 0, 0, false, reports.DownRefused}}},
+		// The prober out of descriptors says nothing of the target:
+		// neither a hang, nor a refusal, nor up.
+		{"inconclusive is not down", []error{nil, noFiles, noFiles, noFiles, nil}, nil},
+		{"inconclusive does not end a hang or count in it", []error{nil, silent, noFiles, silent, noFiles, nil},
+			[]want{{1, 0, 5, true, reports.DownSilent}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &Watchdog{}
@@ -102,7 +108,9 @@ func TestRun(t *testing.T) {
 				}
 				return nil
 			}}
-		ctx, cancel := context.WithTimeout(context.Background(), 3900*time.Millisecond) // not on a tick: which fires first would be a coin toss
+		// Ends between two ticks: a deadline on a tick (4 s) raced the
+		// tick in the bubble, so the count was 16 or 17 probes.
+		ctx, cancel := context.WithTimeout(context.Background(), 3900*time.Millisecond)
 		defer cancel()
 		w.Run(ctx)
 		got := w.Outages()

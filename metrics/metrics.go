@@ -252,6 +252,10 @@ type Recorder struct {
 	violations map[string]*reports.Violation
 	violOrder  []string
 	last       time.Time
+	// fails counts this recorder's step failures by tenth of a second,
+	// step and reason (FailuresIn): bounded by the run's length, not by
+	// its load.
+	fails map[failSlot]int64
 
 	// Recorders are written by different cores on every sample; the pad
 	// keeps this one's hot tail off the cache line of the next Recorder
@@ -355,6 +359,10 @@ func (r *Recorder) Fail(k Key, reason string, done time.Time) {
 		r.tick(sec, done)
 		r.curReq++
 		r.curErr++
+		if r.fails == nil {
+			r.fails = map[failSlot]int64{}
+		}
+		r.fails[failSlot{tenth: max(int64(done.Sub(r.c.start)/FailResolution), 0), key: k, reason: reason}]++
 	} else if done.After(r.last) {
 		r.last = done
 	}
@@ -617,4 +625,53 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 	}
 	run.Thresholds = []reports.ThresholdResult{}
 	return run, nil
+}
+
+// FailResolution is the granularity of the failure timeline FailuresIn
+// reads.
+const FailResolution = 100 * time.Millisecond
+
+// failSlot is one cell of a recorder's failure timeline.
+type failSlot struct {
+	tenth  int64 // offset from the collector's start / FailResolution
+	key    Key
+	reason string
+}
+
+// FailuresIn sums the step failures completed at an offset from the
+// collector's start in [from, to) (to <= 0: no end), to FailResolution:
+// a failure counts when its slot of FailResolution starts at or after
+// from rounded down to it, and before to. It returns them by reason and
+// the names of the steps that failed, in registration order; nil, nil
+// when none did.
+func (c *Collector) FailuresIn(from, to time.Duration) (byReason map[string]int64, steps []string) {
+	c.mu.Lock()
+	rs := append([]*Recorder(nil), c.recorders...)
+	names := append([]string(nil), c.names...)
+	c.mu.Unlock()
+	lo := from / FailResolution
+	hit := make([]bool, len(names))
+	for _, r := range rs {
+		r.mu.Lock()
+		for slot, n := range r.fails {
+			at := time.Duration(slot.tenth) * FailResolution
+			if slot.tenth < int64(lo) || to > 0 && at >= to {
+				continue
+			}
+			if byReason == nil {
+				byReason = map[string]int64{}
+			}
+			byReason[slot.reason] += n
+			if int(slot.key) < len(hit) {
+				hit[slot.key] = true
+			}
+		}
+		r.mu.Unlock()
+	}
+	for k, h := range hit {
+		if h {
+			steps = append(steps, names[k])
+		}
+	}
+	return byReason, steps
 }

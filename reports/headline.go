@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -27,11 +28,99 @@ type Headline struct {
 	Text   string
 }
 
-// Partial reports whether the result covers only part of what was asked
-// (interrupted, or incomplete): every format says so before any figure,
-// JUnit with an <error> testcase, and a comparison breaks GateComplete.
+// Partial reports whether the result cannot be read as a whole
+// measurement: the target went down (StatusTargetDown), or the result
+// covers only part of what was asked (interrupted, or incomplete). Every
+// format says so before any figure, JUnit with an <error> testcase, and
+// a comparison breaks GateComplete.
 func (h Headline) Partial() bool {
-	return h.Status == StatusInterrupted || h.Status == StatusIncomplete
+	return h.Status == StatusTargetDown || h.Status == StatusInterrupted || h.Status == StatusIncomplete
+}
+
+// DownOutages returns the outages that make the run TARGET DOWN: every
+// one but a recovery drill's deliberate fault (Outage.Fault) the target
+// came back from.
+func (r *Run) DownOutages() []Outage {
+	var out []Outage
+	for _, o := range r.Outages {
+		if o.Fault == "" || !o.Back {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// NoteTargetDown sets r.TargetDown from its outages: the TARGET DOWN
+// part of its headline, or "" when the target did not go down.
+func (r *Run) NoteTargetDown() {
+	r.TargetDown = ""
+	if down := r.DownOutages(); len(down) > 0 {
+		r.TargetDown = downText(down)
+	}
+}
+
+// downText is the TARGET DOWN headline of outages (non-empty) in a run
+// "TARGET DOWN · at +1.2 s (refused), not back by the end
+// (412 requests answered before; 9 conn_refused, 27 creator_failed
+// after)".
+func downText(outs []Outage) string {
+	o := outs[0]
+	text := fmt.Sprintf("TARGET DOWN · at +%s (%s)", secs(o.StartNS), o.Kind)
+	if o.Exit != "" {
+		text = fmt.Sprintf("TARGET DOWN · at +%s (%s: %s)", secs(o.StartNS), o.Kind, o.Exit)
+	}
+	var why []string
+	if o.AnsweredBefore > 0 || len(o.Failures) > 0 {
+		why = append(why, fmt.Sprintf("%d requests answered before", o.AnsweredBefore))
+	}
+	after := "after"
+	if o.Back {
+		text += fmt.Sprintf(" for %s (back at +%s", secs(o.EndNS-o.StartNS), secs(o.EndNS))
+		after = "while down"
+	} else {
+		text += ", not back by the end ("
+	}
+	if len(o.Failures) > 0 {
+		why = append(why, ReasonsText(o.Failures)+" "+after)
+	} else if len(why) > 0 {
+		why = append(why, "no request failed "+after)
+	}
+	if o.Back {
+		if len(why) > 0 {
+			text += "; " + strings.Join(why, "; ")
+		}
+		text += ")"
+	} else {
+		if len(why) == 0 {
+			why = append(why, "nothing recorded of the load")
+		}
+		text += strings.Join(why, "; ") + ")"
+	}
+	if n := len(outs) - 1; n > 0 {
+		text += fmt.Sprintf(", and %d more outage%s", n, plural(n))
+	}
+	return text
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// ReasonsText is failures by reason in words, most first: "9
+// conn_refused, 27 creator_failed" sorted as "27 creator_failed, 9
+// conn_refused".
+func ReasonsText(m map[string]int64) string {
+	reasons := make([]string, 0, len(m))
+	for r := range m {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		a, b := reasons[i], reasons[j]
+		return m[a] > m[b] || m[a] == m[b] && a < b
+	})
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", m[r], r)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Interrupted reports whether the run, or any shard merged into it, was
@@ -86,12 +175,35 @@ func plural(n int) string {
 	return "s"
 }
 
-// Headline judges the run. An interrupted run says so first, whatever its
+// Headline judges the run. A run during which the target went down
+// (TargetDown) says so before anything else, status StatusTargetDown,
+// and then the rest of its verdict: a dead server is the finding, and
+// every figure after it is of a load against nothing. Otherwise an
+// interrupted run says so first, whatever its
 // thresholds say: they were judged on the part that ran; so does an
 // incomplete one (the load was not all generated), next. A step that was
 // tried and never succeeded fails the run and leads its verdict, even when
 // every threshold passed (a run with "0 OK" on a step is not green).
 func (r *Run) Headline() Headline {
+	hl := r.verdict()
+	down := r.DownOutages()
+	if len(down) == 0 {
+		return hl
+	}
+	text := downText(down)
+	switch {
+	case hl.Status == StatusPass:
+		// Not "PASS": nothing may read greener than the run was.
+		_, rest, _ := strings.Cut(hl.Text, " · ")
+		text += "; on what ran: " + rest
+	case hl.Text != "":
+		text += "; then " + hl.Text
+	}
+	return Headline{Status: StatusTargetDown, Text: text}
+}
+
+// verdict is Headline without the target's outages.
+func (r *Run) verdict() Headline {
 	passed := 0
 	for _, th := range r.Thresholds {
 		if th.Pass {

@@ -129,18 +129,22 @@ type card struct {
 }
 
 type runView struct {
-	R           *Run
-	Status      string // a Headline status, or "" (nothing to judge)
-	StatusText  string
-	Cards       []card
-	Thresholds  []ThresholdResult
-	Combined    template.HTML   // every step's corrected curve (several steps)
-	StepCharts  []template.HTML // per step: corrected and uncorrected
-	MsgChart    template.HTML
-	TimeCharts  []template.HTML
-	Steps       []seriesRow
-	Messages    []seriesRow
-	Reasons     []reasonRow
+	R          *Run
+	Status     string // a Headline status, or "" (nothing to judge)
+	StatusText string
+	Cards      []card
+	Thresholds []ThresholdResult
+	Combined   template.HTML   // every step's corrected curve (several steps)
+	StepCharts []template.HTML // per step: corrected and uncorrected
+	MsgChart   template.HTML
+	TimeCharts []template.HTML
+	Steps      []seriesRow
+	Messages   []seriesRow
+	Reasons    []reasonRow
+	// SplitDown: the target was down during the run; Reasons are split
+	// into while down and while up. Outages are its OutageLines.
+	SplitDown   bool
+	Outages     []string
 	Violations  []violView
 	RateLimits  []RateLimitFinding
 	Malformed   []MalformedFinding
@@ -153,8 +157,9 @@ type seriesRow struct {
 }
 
 type reasonRow struct {
-	Reason string
-	Count  int64
+	Reason   string
+	Count    int64
+	Down, Up int64 // split by the target's state, when SplitDown
 }
 
 type violView struct {
@@ -413,9 +418,12 @@ func buildRun(r *Run) (*runView, error) {
 	if len(msgs) > 0 {
 		v.MsgChart = percentileChart("Messages: request to reply by percentile", msgs, 960, 284+16*float64(len(msgs)))
 	}
-	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, 960)
+	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, r.Outages, 960)
+	v.SplitDown = t.FailuresWhileDown != nil
+	v.Outages = OutageLines(r)
 	for _, k := range sortedReasons(t.FailuresByReason) {
-		v.Reasons = append(v.Reasons, reasonRow{k, t.FailuresByReason[k]})
+		d := t.FailuresWhileDown[k]
+		v.Reasons = append(v.Reasons, reasonRow{k, t.FailuresByReason[k], d, max(t.FailuresByReason[k]-d, 0)})
 	}
 	for _, vi := range r.Violations {
 		vv := violView{V: vi}

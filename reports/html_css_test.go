@@ -105,7 +105,7 @@ func TestHTMLCSS(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete} {
+	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown} {
 		if !styled[".status."+s] {
 			t.Errorf("no rule .status.%s for headline status %s", s, s)
 		}
@@ -133,7 +133,7 @@ func TestHTMLCSS(t *testing.T) {
 	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip} {
 		carried["v-"+v], carried["c-"+v] = true, true
 	}
-	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete} {
+	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown} {
 		carried[s] = true
 	}
 	carried["w-"+DirSent], carried["w-"+DirRecv] = true, true

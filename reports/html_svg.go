@@ -44,6 +44,34 @@ type mark struct {
 type plot struct {
 	x0, x1, y0, y1  float64 // data range (both axes linear)
 	left, top, w, h float64 // plot area in px
+	// bands are x intervals shaded across the plot (the target's
+	// outages), with a legend entry after the lines'.
+	bands []band
+}
+
+// band is one shaded x interval of a chart.
+type band struct {
+	X0, X1 float64
+	Title  string
+}
+
+// downBands are the outages of a run as chart bands in seconds since
+// the start, an open one reaching to end.
+func downBands(outs []Outage, end float64) []band {
+	var bs []band
+	for _, o := range outs {
+		x1 := end
+		title := fmt.Sprintf("target down (%s) from +%s, not back by the end", o.Kind, secs(o.StartNS))
+		if o.Back {
+			x1 = o.EndNS.Seconds()
+			title = fmt.Sprintf("target down (%s) from +%s to +%s", o.Kind, secs(o.StartNS), secs(o.EndNS))
+		}
+		if o.Fault != "" {
+			title += " (fault: " + o.Fault + ")"
+		}
+		bs = append(bs, band{X0: o.StartNS.Seconds(), X1: x1, Title: title})
+	}
+	return bs
 }
 
 func (p *plot) px(x float64) float64 {
@@ -285,6 +313,9 @@ type tick struct {
 // with its series' swatch), plot area with grid, axes and lines.
 func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lineSeries, legend []string, width, height float64) template.HTML {
 	const lineH = 16.0
+	if len(p.bands) > 0 {
+		legend = append(legend[:len(legend):len(legend)], "target down (shaded)")
+	}
 	legendH := lineH * float64(len(legend))
 	p.left, p.top = 62, 30+legendH
 	p.w, p.h = width-p.left-34, height-p.top-38
@@ -297,6 +328,11 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 		ls := lineSeries{Colour: "#999"}
 		if i < len(lines) {
 			ls = lines[i]
+		}
+		if len(p.bands) > 0 && i == len(legend)-1 {
+			fmt.Fprintf(&b, `<rect class="down" x="%s" y="%s" width="22" height="9"/>`, f1(p.left), f1(y-9))
+			fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
+			continue
 		}
 		dash := ""
 		if ls.Dashed {
@@ -315,6 +351,14 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 		x := p.px(t.V)
 		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x), f1(p.top), f1(x), f1(p.top+p.h))
 		fmt.Fprintf(&b, `<text class="xt" x="%s" y="%s">%s</text>`, f1(x), f1(p.top+p.h+15), html.EscapeString(t.Label))
+	}
+	for _, bd := range p.bands {
+		x0, x1 := max(bd.X0, p.x0), min(bd.X1, p.x1)
+		if x1 <= x0 {
+			continue
+		}
+		fmt.Fprintf(&b, `<rect class="down" x="%s" y="%s" width="%s" height="%s"><title>%s</title></rect>`,
+			f1(p.px(x0)), f1(p.top), f1(p.px(x1)-p.px(x0)), f1(p.h), html.EscapeString(bd.Title))
 	}
 	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(p.left), f1(p.top), f1(p.w), f1(p.h))
 	fmt.Fprintf(&b, `<text class="at" x="%s" y="%s">%s</text>`, f1(p.left+p.w/2), f1(height-4), html.EscapeString(xTitle))
@@ -409,7 +453,9 @@ func pathData(p *plot, pts []xy) string {
 // (the run's length; 0 if unknown) ends the x axis, and the last second,
 // when the run ended inside it, is scaled to a per-second rate and said so:
 // drawn as a whole second it made a false cliff.
-func timeSeriesCharts(in []Point, runEnd time.Duration, width float64) []template.HTML {
+//
+// The outages (the target down) are shaded on each chart.
+func timeSeriesCharts(in []Point, runEnd time.Duration, outs []Outage, width float64) []template.HTML {
 	if len(in) == 0 {
 		return nil
 	}
@@ -440,17 +486,18 @@ func timeSeriesCharts(in []Point, runEnd time.Duration, width float64) []templat
 	ye := niceTicks(maxErr, 3)
 	yl := niceTicks(maxLat, 4)
 	x1 := end
+	bands := downBands(outs, end)
 	return []template.HTML{
 		drawChart("Completions per second", "seconds since start", "per second",
-			&plot{x0: first, x1: x1, y1: yr[len(yr)-1]}, xt, mk(yr, fmtAxisCount),
+			&plot{x0: first, x1: x1, y1: yr[len(yr)-1], bands: bands}, xt, mk(yr, fmtAxisCount),
 			[]lineSeries{{Name: "completions/s", Colour: colour(0), Points: req}},
 			[]string{fmt.Sprintf("completions/s (mean %s, peak %s)%s", fmtAxisCount(meanRate), fmtAxisCount(maxReq), partial)}, width, 190),
 		drawChart("Latency per second (from intended send)", "seconds since start", "latency",
-			&plot{x0: first, x1: x1, y1: yl[len(yl)-1]}, xt, mk(yl, fmtAxisUS),
+			&plot{x0: first, x1: x1, y1: yl[len(yl)-1], bands: bands}, xt, mk(yl, fmtAxisUS),
 			[]lineSeries{{Name: "p50", Colour: colour(2), Points: p50}, {Name: "p99", Colour: colour(3), Points: p99}},
 			[]string{"p50 of each second", "p99 of each second"}, width, 220),
 		drawChart("Errors per second", "seconds since start", "per second",
-			&plot{x0: first, x1: x1, y1: ye[len(ye)-1]}, xt, mk(ye, fmtAxisCount),
+			&plot{x0: first, x1: x1, y1: ye[len(ye)-1], bands: bands}, xt, mk(ye, fmtAxisCount),
 			[]lineSeries{{Name: "errors/s", Colour: colour(1), Points: errs}},
 			[]string{fmt.Sprintf("errors/s (peak %s)%s", fmtAxisCount(maxErr), partial)}, width, 170),
 	}

@@ -218,12 +218,19 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 			}
 		}
 	}
+	if lines := OutageLines(run); len(lines) > 0 {
+		fmt.Fprintf(ew, "\n#### Target outages\n\n")
+		for _, line := range lines {
+			fmt.Fprintf(ew, "- %s\n", mdInline(line))
+		}
+	}
+	mdReasonHeader, mdReasonRows := reasonTable(run.Totals, "Reason", "Count", "While down", "While up")
 	for _, t := range []struct {
 		title  string
 		header []string
 		rows   [][]string
 	}{
-		{"Failures by reason", []string{"Reason", "Count"}, reasonRows(run.Totals.FailuresByReason)},
+		{"Failures by reason", mdReasonHeader, mdReasonRows},
 		{"Protocol violations", []string{"Rule", "Count", "First packet"}, violationRows(run.Violations)},
 		{"Malformed packets", []string{"Kind", "Sent", "Unexpected replies", "Liveness kept"}, malformedRows(run.Malformed)},
 		{"Rate limits", []string{"Source", "Limit/s", "Sent", "Accepted", "Limited", "Others p99", "Others errors"}, rateLimitRows(run.RateLimits)},

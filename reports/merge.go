@@ -34,6 +34,7 @@ func Merge(runs ...*Run) (*Run, error) {
 	mal := map[string]*MalformedFinding{}
 	var malOrder []string
 	sessions := &Sessions{}
+	var outages []Outage
 	for i, r := range runs {
 		if r == nil {
 			return nil, fmt.Errorf("reports: merge: run %d is nil", i)
@@ -62,6 +63,13 @@ func Merge(runs ...*Run) (*Run, error) {
 		t.SessionsStarted += r.Totals.SessionsStarted
 		t.SessionsFinished += r.Totals.SessionsFinished
 		addReasons(t.FailuresByReason, r.Totals.FailuresByReason)
+		if len(r.Totals.FailuresWhileDown) > 0 {
+			if t.FailuresWhileDown == nil {
+				t.FailuresWhileDown = map[string]int64{}
+			}
+			addReasons(t.FailuresWhileDown, r.Totals.FailuresWhileDown)
+		}
+		outages = append(outages, r.Outages...)
 		if err := steps.add(r.Steps); err != nil {
 			return nil, fmt.Errorf("reports: merge run %d: %w", i, err)
 		}
@@ -120,6 +128,8 @@ func Merge(runs ...*Run) (*Run, error) {
 		out.Incomplete = append(out.Incomplete, r.Incomplete...)
 	}
 	out.Sessions = sessions
+	out.Outages = MergeOutages(outages)
+	out.NoteTargetDown()
 	if !out.StartedAt.IsZero() {
 		out.DurationNS = end.Sub(out.StartedAt)
 	}
@@ -157,6 +167,70 @@ func Merge(runs ...*Run) (*Run, error) {
 	}
 	out.Thresholds = []ThresholdResult{}
 	return out, nil
+}
+
+// MergeOutages combines the outages several watchdogs saw of one target
+// (the shards of a run, each with its own) into their union: overlapping
+// intervals (an open one reaches to the end) become one, with the
+// earliest start and its last-up time, kind and detail, the latest end
+// (open if any was), the steps and failures of all, and the answered
+// requests summed. An interval is a recovery drill's (Fault) only if all
+// it merged were. Offsets are taken as they are, as the time series'
+// seconds are: the shards started together. The input is not modified.
+func MergeOutages(in []Outage) []Outage {
+	if len(in) == 0 {
+		return nil
+	}
+	all := append([]Outage(nil), in...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].StartNS < all[j].StartNS })
+	var out []Outage
+	for _, o := range all {
+		if n := len(out); n > 0 && (!out[n-1].Back || o.StartNS <= out[n-1].EndNS) {
+			m := &out[n-1]
+			switch {
+			case !o.Back:
+				m.Back, m.EndNS = false, 0
+			case m.Back && o.EndNS > m.EndNS:
+				m.EndNS = o.EndNS
+			}
+			for _, d := range o.During {
+				if !containsString(m.During, d) {
+					m.During = append(m.During, d)
+				}
+			}
+			if len(o.Failures) > 0 {
+				if m.Failures == nil {
+					m.Failures = map[string]int64{}
+				}
+				addReasons(m.Failures, o.Failures)
+			}
+			m.AnsweredBefore += o.AnsweredBefore
+			if o.Fault == "" {
+				m.Fault = ""
+			}
+			if m.Exit == "" {
+				m.Exit, m.Output = o.Exit, o.Output
+			}
+			continue
+		}
+		o.During = append([]string(nil), o.During...)
+		if o.Failures != nil {
+			f := map[string]int64{}
+			addReasons(f, o.Failures)
+			o.Failures = f
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 type pointAcc struct {

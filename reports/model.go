@@ -35,11 +35,17 @@ const (
 // Run is the result of one `lobbybench run` (or the exact merge of several
 // shards of one). All latencies are in microseconds.
 type Run struct {
-	SchemaVersion int       `json:"schema_version"`
-	Kind          string    `json:"kind"` // always KindRun
-	Scenario      string    `json:"scenario,omitempty"`
-	Target        string    `json:"target,omitempty"`
-	StartedAt     time.Time `json:"started_at"`
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"` // always KindRun
+	// TargetDown is the TARGET DOWN headline ("TARGET DOWN · at +1.2 s
+	// (refused), not back by the end (…)") when the target went down
+	// during the run (Run.DownOutages), so the document says it first;
+	// empty otherwise. Producers fill it with NoteTargetDown; readers
+	// judge from Outages.
+	TargetDown string    `json:"target_down,omitempty"`
+	Scenario   string    `json:"scenario,omitempty"`
+	Target     string    `json:"target,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
 	// DurationNS is the wall time from start to the last recorded sample.
 	DurationNS time.Duration `json:"duration_ns"`
 	// Shards is how many recorded runs were merged into this one (1 if none).
@@ -175,6 +181,11 @@ type Totals struct {
 	Successes        int64            `json:"successes"`
 	Failures         int64            `json:"failures"`
 	FailuresByReason map[string]int64 `json:"failures_by_reason"`
+	// FailuresWhileDown are the failures of FailuresByReason recorded
+	// while the target was down (within an Outage, from its last answered
+	// probe, to 100 ms), by reason; absent when it never was. The
+	// failures while it was up are the difference.
+	FailuresWhileDown map[string]int64 `json:"failures_while_down,omitempty"`
 	// Cut counts requests the end of the run cut short (see Series.Cut).
 	Cut              int64 `json:"cut,omitempty"`
 	Retries          int64 `json:"retries"`

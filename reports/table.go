@@ -121,9 +121,17 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		}
 		fmt.Fprintln(ew)
 	}
+	if len(run.Outages) > 0 {
+		fmt.Fprintln(ew, "Target outages (watchdog):")
+		for _, line := range OutageLines(run) {
+			fmt.Fprintf(ew, "  %s\n", line)
+		}
+		fmt.Fprintln(ew)
+	}
 	if len(t.FailuresByReason) > 0 {
 		fmt.Fprintln(ew, "Failures by reason:")
-		if err := renderTable(w, []string{"REASON", "COUNT"}, reasonRows(t.FailuresByReason)); err != nil {
+		header, rows := reasonTable(t, "REASON", "COUNT", "WHILE DOWN", "WHILE UP")
+		if err := renderTable(w, header, rows); err != nil {
 			return err
 		}
 		fmt.Fprintln(ew)
@@ -219,6 +227,56 @@ func totalsLine(run *Run) string {
 // Markdown so both show the same facts in the same units.
 
 // reasonRows: reason, count, sorted by reason.
+// reasonTable is the failures-by-reason table of t with the given
+// column names: reason and count, and when the target was down during
+// the run (Totals.FailuresWhileDown) the count split into while down and
+// while up.
+func reasonTable(t Totals, reason, count, down, up string) ([]string, [][]string) {
+	if t.FailuresWhileDown == nil {
+		return []string{reason, count}, reasonRows(t.FailuresByReason)
+	}
+	var rows [][]string
+	for _, k := range sortedReasons(t.FailuresByReason) {
+		d := t.FailuresWhileDown[k]
+		rows = append(rows, []string{k, itoa(t.FailuresByReason[k]), itoa(d), itoa(max(t.FailuresByReason[k]-d, 0))})
+	}
+	return []string{reason, count, down, up}, rows
+}
+
+// OutageLines says each of the run's outages in one line: "down at
+// +1.2 s (refused: dial tcp …: connection refused), last seen up at
+// +1.0 s, not back by the end; during: create, join; failures: 9
+// conn_refused".
+func OutageLines(run *Run) []string {
+	var out []string
+	for _, o := range run.Outages {
+		line := fmt.Sprintf("down at +%s (%s", secs(o.StartNS), o.Kind)
+		if o.Detail != "" {
+			line += ": " + o.Detail
+		}
+		line += fmt.Sprintf("), last seen up at +%s, ", secs(o.LastUpNS))
+		if o.Back {
+			line += fmt.Sprintf("back at +%s after %s", secs(o.EndNS), secs(o.EndNS-o.StartNS))
+		} else {
+			line += "not back by the end"
+		}
+		if o.Exit != "" {
+			line += "; " + o.Exit
+		}
+		if o.Fault != "" {
+			line += "; fault: " + o.Fault
+		}
+		if len(o.During) > 0 {
+			line += "; during: " + strings.Join(o.During, ", ")
+		}
+		if len(o.Failures) > 0 {
+			line += "; failures: " + ReasonsText(o.Failures)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
 func reasonRows(m map[string]int64) [][]string {
 	var rows [][]string
 	for _, k := range sortedReasons(m) {

@@ -56,6 +56,13 @@ type Outage struct {
 	// and judged by its recovery, not counted as TARGET DOWN unless the
 	// target never came back.
 	Fault string `json:"fault,omitempty"`
+	// AnsweredBefore is how many requests of the load had been answered
+	// (succeeded) when the outage was first seen, at StartNS (run only).
+	AnsweredBefore int64 `json:"answered_before,omitempty"`
+	// Failures are the load's failures from LastUpNS to EndNS (to the
+	// end when not back), by reason, to 100 ms (run only): what the
+	// outage cost, apart from what failed while the target was up.
+	Failures map[string]int64 `json:"failures_by_reason,omitempty"`
 }
 
 // Duration is how long the outage lasted, up to end when it was not back.

@@ -55,6 +55,12 @@ type Protocol struct {
 	// is the plan's (udp-lobby only); answered is what the reply shows of
 	// it ("" when nothing: the run keeps the plan's).
 	Reach func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) (answered string, err error)
+	// Watch, when set, is the probe a run's watchdog (package liveness)
+	// makes a few times a second on its own socket, in place of Reach: a
+	// request that needs an answer, for a protocol whose Reach does not
+	// (tcp-lobby's proves only that a connection was accepted, which a
+	// hung server's kernel still does). Nil: the watchdog uses Reach.
+	Watch func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) error
 	// EmbeddedParts are the reference server parts a run with no target
 	// starts (refserver part names); the run aims at the first.
 	EmbeddedParts []string

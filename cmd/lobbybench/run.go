@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
 	waits "github.com/lobbybench/lobbybench/internal/precise"
@@ -26,15 +27,25 @@ none), checks every packet against the protocol rules, and prints a summary
 table. A broken scenario is listed as file:line: message, one problem per
 line, and nothing is sent.
 
+A watchdog probes the target on its own socket during the load (every
+--watchdog, 250ms by default; 0 turns it off), with the protocol's own
+check (tcp-lobby: LIST_ROOMS_REQ must draw a frame). Its probes are not
+counted as load. When the target stops answering (refused: nothing
+listens; silent: two probes in a row unanswered) a TARGET DOWN line is
+printed at once, the failures while it was down are counted apart, and
+every output leads with TARGET DOWN.
+
 Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
 scenario; 3 target unreachable; 4 a threshold breached, or a step was
 tried and never succeeded (every request failed or was cut; a step never
 reached does not count); 5 interrupted
 (Ctrl-C); 6 the load was not all generated (a client could not open its
-socket, e.g. too many open files, or a --workers worker died). When several apply, the first in the
-order 5, 1, 6, 4 wins. The JSON, JUnit, Markdown and HTML files are
+socket, e.g. too many open files, or a --workers worker died); 7 the
+target went down during the run (the watchdog's probes refused or
+unanswered). When several apply, the first in the
+order 7, 5, 1, 6, 4 wins. The JSON, JUnit, Markdown and HTML files are
 written in every case where the run started (Ctrl-C included), each led by
-the run's verdict: INTERRUPTED, INCOMPLETE, FAIL or PASS.`
+the run's verdict: TARGET DOWN, INTERRUPTED, INCOMPLETE, FAIL or PASS.`
 
 // seedFlag is an optional int64 flag: nil until set.
 type seedFlag struct{ v *int64 }
@@ -73,6 +84,7 @@ func init() {
 				worker     = fs.Bool("worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
 				embeddedAt = fs.String("embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
 				precise    = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
+				watchdog   = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket and report when it goes down (0: no watchdog)")
 				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", waits.Hold))
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
@@ -98,6 +110,9 @@ func init() {
 				}
 				if *maxClients < 0 || given["max-clients"] && *maxClients == 0 {
 					return usageErr(e, "run", "--max-clients %d must be at least 1", *maxClients)
+				}
+				if *watchdog < 0 {
+					return usageErr(e, "run", "--watchdog %v must be 0 (off) or above", *watchdog)
 				}
 				if *grace < 0 || given["grace"] && *grace == 0 {
 					// The engine takes 0 for its default (3s): say so
@@ -136,6 +151,10 @@ func init() {
 				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				cfg.Client.Precise = *precise
 				cfg.NoSpin = *noSpin
+				cfg.Watchdog = *watchdog
+				if *watchdog == 0 {
+					cfg.Watchdog = -1 // the engine's "off"
+				}
 				if *precise && !*worker {
 					fmt.Fprintf(e.stderr, "lobbybench run: %s\n", simclient.PreciseNote(plan.Protocol, plan.Target == ""))
 				}
@@ -203,6 +222,11 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 		fmt.Fprintf(e.stderr, "lobbybench run: %d sessions could not open their socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", n)
 	}
 	switch {
+	case len(res.Run.DownOutages()) > 0:
+		// First: the target stopped answering; every figure after is of
+		// a load against nothing.
+		fmt.Fprintf(e.stderr, "lobbybench run: %s\n", res.Run.Headline().Text)
+		return exitTargetDown
 	case res.Engine.Interrupted:
 		fmt.Fprintln(e.stderr, "lobbybench run: interrupted; results cover the run so far")
 		return exitInterrupted

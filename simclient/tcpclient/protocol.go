@@ -2,6 +2,7 @@ package tcpclient
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"time"
@@ -9,6 +10,7 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 func init() {
@@ -21,6 +23,7 @@ func init() {
 			ProbeRequests: []scenario.StepKind{scenario.ListRooms},
 		},
 		Reach: reach,
+		Watch: watch,
 		// The TCP lobby hands its games to the UDP lobby's instances.
 		EmbeddedParts: []string{refserver.TCPLobby, refserver.UDPLobby},
 		New:           New,
@@ -37,4 +40,32 @@ func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Dura
 		return "", err
 	}
 	return "", c.Close()
+}
+
+// watch is the watchdog's probe of a TCP lobby: a connection must be
+// accepted and a LIST_ROOMS_REQ draw a frame back (any frame: an ERROR_MSG
+// too proves the lobby's loop is alive). A hung lobby whose kernel still
+// accepts connections fails it with silence; one that closes the
+// connection unanswered fails it too.
+func watch(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr.String())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	defer stop()
+	if err := tcplobby.NewFrameWriter(c).WriteMessage(&tcplobby.ListRoomsReq{}); err != nil {
+		return err
+	}
+	if _, err := tcplobby.NewFrameReader(c, tcplobby.DefaultMaxFrame).Next(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("no reply to LIST_ROOMS_REQ within %v", timeout)
+		}
+		return fmt.Errorf("LIST_ROOMS_REQ: %w", err)
+	}
+	return nil
 }

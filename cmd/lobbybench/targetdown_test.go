@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/internal/faultproxy"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// faultyTarget is the reference server's part proto behind a faultproxy
+// that does mode after `after` client packets.
+func faultyTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *faultproxy.Proxy {
+	t.Helper()
+	parts := []string{proto}
+	if proto == refserver.TCPLobby {
+		parts = append(parts, refserver.UDPLobby)
+	}
+	cfg, err := refserver.Loopback().Only(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	newProxy := faultproxy.UDP
+	if proto == refserver.TCPLobby {
+		newProxy = faultproxy.TCP
+	}
+	p, err := newProxy(srv.Addr(proto), mode, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+func faultyScenario(t *testing.T, proto string, target netip.AddrPort, duration string) string {
+	steps := map[string]string{"udp-lobby": "[list_rooms]", "tcp-lobby": "[connect, list_rooms]", "leviathan": "[connect, echo]"}[proto]
+	return writeScenario(t, fmt.Sprintf("protocol: %s\ntarget: %s\ndefaults: {timeout: 300ms, retries: 0}\nload: {model: closed, clients: 3, duration: %s}\nflows:\n  - name: poll\n    steps: %s\nthresholds:\n  - list_rooms.count > 0\n",
+		proto, target, duration, steps))
+}
+
+// TestRunTargetDown: `run` against a target that dies (tcp-lobby,
+// refused) or hangs (udp-lobby, silent) mid-run exits 7, says TARGET
+// DOWN first and last on the terminal and in the JSON, and splits the
+// failures into while down and while up; the same healthy target exits
+// 0 with none.
+func TestRunTargetDown(t *testing.T) {
+	tests := []struct {
+		name, proto, duration string
+		mode                  faultproxy.Mode
+		kind                  string
+		code                  int
+	}{
+		{"tcp-lobby dies", "tcp-lobby", "1500ms", faultproxy.Die, reports.DownRefused, exitTargetDown},
+		// Silent takes two unanswered probes of 1 s (the scenario's
+		// 300ms timeout is below the watchdog's floor).
+		{"udp-lobby hangs", "udp-lobby", "3500ms", faultproxy.Hang, reports.DownSilent, exitTargetDown},
+		{"leviathan healthy", "leviathan", "500ms", faultproxy.Healthy, "", exitOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := faultyTarget(t, tc.proto, tc.mode, 40)
+			js := filepath.Join(t.TempDir(), "r.json")
+			sc := faultyScenario(t, tc.proto, p.Addr(), tc.duration)
+			if tc.proto == "leviathan" {
+				sc = writeScenario(t, strings.Replace(mustRead(t, sc), "list_rooms.count > 0", "echo.count > 0", 1))
+			}
+			code, out, errs := runCLI(t, "run", "--watchdog", "50ms", "--grace", "500ms", "--json", js, sc)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstderr %s\nstdout %s", code, tc.code, errs, out)
+			}
+			f, err := os.Open(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			run, err := reports.ReadRun(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.kind == "" {
+				if len(run.Outages) != 0 || strings.Contains(out+errs, "TARGET DOWN") {
+					t.Errorf("a healthy target went down: %+v\n%s", run.Outages, errs)
+				}
+				return
+			}
+			if len(run.Outages) != 1 || run.Outages[0].Kind != tc.kind || run.Outages[0].Back {
+				t.Fatalf("outages %+v, want one %s, not back", run.Outages, tc.kind)
+			}
+			hl := run.Headline().Text
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if !strings.HasPrefix(hl, "TARGET DOWN · at +") || lines[0] != hl {
+				t.Errorf("first line %q, headline %q", lines[0], hl)
+			}
+			if !strings.HasPrefix(run.TargetDown, "TARGET DOWN · ") {
+				t.Errorf("JSON target_down %q", run.TargetDown)
+			}
+			if !strings.Contains(errs, "lobbybench: TARGET DOWN at +") || !strings.Contains(errs, "lobbybench run: TARGET DOWN · ") {
+				t.Errorf("stderr does not say it at once and at the end:\n%s", errs)
+			}
+			if len(run.Totals.FailuresWhileDown) == 0 || !strings.Contains(out, "WHILE DOWN") {
+				t.Errorf("failures while down %v; table:\n%s", run.Totals.FailuresWhileDown, out)
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRunWatchdogFlag: --watchdog takes 0 (off) and rejects a negative
+// interval as a usage error.
+func TestRunWatchdogFlag(t *testing.T) {
+	code, _, errs := runCLI(t, "run", "--watchdog", "-1s", writeScenario(t, shortRun))
+	if code != exitUsage || !strings.Contains(errs, "--watchdog -1s must be 0 (off) or above") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	p := faultyTarget(t, "udp-lobby", faultproxy.Die, 20)
+	code, out, errs := runCLI(t, "run", "--quiet", "--watchdog", "0", faultyScenario(t, "udp-lobby", p.Addr(), "800ms"))
+	if code == exitTargetDown || strings.Contains(out+errs, "TARGET DOWN") {
+		t.Errorf("--watchdog 0 still watched: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestRunWorkersTargetDown: with --workers 2 each worker watches the
+// target; the merged document has the union of their outages (one), says
+// TARGET DOWN, and the parent exits 7.
+func TestRunWorkersTargetDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	// The target dies once both workers' reachability checks (a connect
+	// and close, nothing sent) went through: a worker that found it
+	// already dead would leave no result, rightly, and prove nothing of
+	// the merge.
+	p := faultyTarget(t, "tcp-lobby", faultproxy.Die, 1<<62)
+	go func() {
+		for i := 0; i < 6000 && p.EmptyConns() < 2; i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+		p.Trip()
+	}()
+	code, errs, doc, _ := runWorkersCmd(t, nil, 0, "--quiet", "--workers", "2", "--watchdog", "50ms", "--grace", "500ms",
+		faultyScenario(t, "tcp-lobby", p.Addr(), "2s"))
+	if code != exitTargetDown {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitTargetDown, errs)
+	}
+	if doc == nil || len(doc.Outages) != 1 || doc.Outages[0].Kind != reports.DownRefused || !strings.HasPrefix(doc.TargetDown, "TARGET DOWN · at +") {
+		t.Fatalf("merged document: %+v", doc)
+	}
+	if doc.Shards != 2 || len(doc.Totals.FailuresWhileDown) == 0 || len(doc.Incomplete) != 0 {
+		t.Errorf("%d shards, failures while down %v, incomplete %q: want both workers' results, none incomplete", doc.Shards, doc.Totals.FailuresWhileDown, doc.Incomplete)
+	}
+}

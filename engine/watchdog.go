@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/lobbybench/lobbybench/liveness"
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// MaxWatchdogTimeout caps the probe timeout a scenario's request
+// timeouts give the watchdog (watchdogTimeout).
+const MaxWatchdogTimeout = 5 * time.Second
+
+// watchdogTimeout is how long one watchdog probe waits for its answer:
+// the scenario's shortest request timeout, within
+// [liveness.DefaultTimeout, MaxWatchdogTimeout]. A loaded server that
+// answers its clients within their timeout is not hung, so its probe is
+// given as long; liveness.DefaultSilentAfter such probes in a row must go
+// unanswered before it counts as down.
+func watchdogTimeout(plan *scenario.Plan) time.Duration {
+	shortest := time.Duration(0)
+	for _, f := range plan.Flows {
+		for _, s := range f.Steps {
+			if t := s.Policy.Timeout; t > 0 && (shortest == 0 || t < shortest) {
+				shortest = t
+			}
+		}
+	}
+	return min(max(shortest, liveness.DefaultTimeout), MaxWatchdogTimeout)
+}
+
+// watchProbe is the protocol's watchdog probe: its Watch, or its Reach.
+// A probe that could not open its socket for a local reason (the
+// generator out of descriptors or ports: simclient.OpenFailure) is
+// inconclusive, not the target down.
+func watchProbe(p *simclient.Protocol, addr netip.AddrPort, profile string, timeout time.Duration) liveness.Probe {
+	check := func(ctx context.Context) error {
+		if p.Watch != nil {
+			return p.Watch(ctx, addr, profile, timeout)
+		}
+		_, err := p.Reach(ctx, addr, profile, timeout)
+		return err
+	}
+	return func(ctx context.Context) error {
+		err := check(ctx)
+		if err != nil {
+			if _, local := simclient.OpenFailure(err); simclient.IsFailedStart(local) {
+				return fmt.Errorf("%w: %w", liveness.ErrInconclusive, err)
+			}
+		}
+		return err
+	}
+}
+
+// watch is a run's watchdog: the liveness.Watchdog, what the load had
+// answered when each outage was first seen, and the goroutine running
+// it.
+type watch struct {
+	w      *liveness.Watchdog
+	col    *metrics.Collector
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	answered map[time.Duration]int64 // by outage start
+	history  [8]probeStart           // the last probes' starts, a ring
+	next     int
+}
+
+// probeStart is the load's successes when a probe started, at offset at.
+type probeStart struct {
+	at        time.Duration
+	successes int64
+}
+
+// answeredAt is the load's successes at the start of the probe that
+// started at offset from (the watchdog's own reading of the clock comes
+// a moment before the probe's), or now when no recent probe did (an
+// outage reported by MarkDown). Callers hold x.mu.
+func (x *watch) answeredAt(from time.Duration) int64 {
+	best := -1
+	for i, h := range x.history {
+		if i < x.next && h.at >= from && (best < 0 || h.at < x.history[best].at) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return x.col.Live().Successes
+	}
+	return x.history[best].successes
+}
+
+// startWatch starts the watchdog of a run that started at start; note
+// prints a line at once (above the progress bar) when the target goes
+// down or comes back. hook, when set, gets the watchdog before it starts
+// (Config.OnWatchdog).
+func startWatch(ctx context.Context, cfg Config, p *simclient.Protocol, plan *scenario.Plan, addr netip.AddrPort, col *metrics.Collector, start time.Time, note func(string)) *watch {
+	timeout := cfg.WatchdogTimeout
+	if timeout <= 0 {
+		timeout = watchdogTimeout(plan)
+	}
+	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}}
+	probe := watchProbe(p, addr, plan.HeaderProfile, timeout)
+	x.w = &liveness.Watchdog{
+		Probe: func(ctx context.Context) error {
+			// What the load had answered as each probe started: an
+			// outage's AnsweredBefore is the figure at its first failed
+			// probe (a hang is declared a probe or more later).
+			x.mu.Lock()
+			x.history[x.next%len(x.history)] = probeStart{time.Since(start), col.Live().Successes}
+			x.next++
+			x.mu.Unlock()
+			return probe(ctx)
+		},
+		Interval: cfg.Watchdog,
+		Timeout:  timeout,
+		Start:    start,
+		OnChange: func(o reports.Outage) {
+			if !o.Back {
+				x.mu.Lock()
+				x.answered[o.StartNS] = x.answeredAt(o.StartNS)
+				x.mu.Unlock()
+			}
+			if note != nil {
+				note(outageNote(addr, o))
+			}
+		},
+	}
+	if cfg.OnWatchdog != nil {
+		cfg.OnWatchdog(x.w)
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	x.cancel = cancel
+	go func() {
+		defer close(x.done)
+		x.w.Run(wctx)
+	}()
+	return x
+}
+
+// info is the watchdog's part of Info, after stop.
+func (x *watch) info() *WatchdogInfo {
+	made, answered := x.w.Probes()
+	iv := x.w.Interval
+	if iv <= 0 {
+		iv = liveness.DefaultInterval
+	}
+	return &WatchdogInfo{IntervalNS: iv, TimeoutNS: x.w.Timeout, Probes: made, Answered: answered}
+}
+
+// outageNote is the line printed when the target goes down or comes back.
+func outageNote(addr netip.AddrPort, o reports.Outage) string {
+	if o.Back {
+		return fmt.Sprintf("lobbybench: target %v answers again at +%s (down %s)", addr, secs(o.EndNS), secs(o.EndNS-o.StartNS))
+	}
+	return fmt.Sprintf("lobbybench: TARGET DOWN at +%s: %v %s (%s)", secs(o.StartNS), addr, map[string]string{
+		reports.DownRefused: "refuses connections", reports.DownSilent: "stopped answering", reports.DownExited: "exited",
+	}[o.Kind], o.Detail)
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// stop ends the watchdog and fills run's outages: each with the steps
+// that failed during it (During), what it cost (Failures), and the
+// successes recorded before it began (AnsweredBefore); and
+// Totals.FailuresWhileDown.
+func (x *watch) stop(run *reports.Run) {
+	x.cancel()
+	<-x.done
+	out := x.w.Outages()
+	if len(out) == 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	total := map[string]int64{}
+	for i := range out {
+		o := &out[i]
+		to := time.Duration(0)
+		if o.Back {
+			to = o.EndNS
+		}
+		// From the last answered probe: a request refused or timed out
+		// after it failed while the target was going down.
+		byReason, steps := x.col.FailuresIn(o.LastUpNS, to)
+		o.Failures = byReason
+		o.During = steps
+		o.AnsweredBefore = x.answered[o.StartNS]
+		for r, n := range byReason {
+			total[r] += n
+		}
+	}
+	run.Outages = out
+	if len(total) > 0 {
+		run.Totals.FailuresWhileDown = total
+	}
+}

@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/internal/faultproxy"
+	"github.com/lobbybench/lobbybench/liveness"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// watchedTarget starts the reference server's part for proto on
+// 127.0.0.1 and a faultproxy in front of it that, after `after` client
+// packets, does mode.
+func watchedTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *faultproxy.Proxy {
+	t.Helper()
+	parts := []string{proto}
+	if proto == refserver.TCPLobby {
+		parts = append(parts, refserver.UDPLobby) // its games' instances
+	}
+	cfg, err := refserver.Loopback().Only(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	to := srv.Addr(proto)
+	var p *faultproxy.Proxy
+	if proto == refserver.TCPLobby {
+		p, err = faultproxy.TCP(to, mode, after)
+	} else {
+		p, err = faultproxy.UDP(to, mode, after)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// watchedSteps are flows each protocol plays through the proxy (its
+// lobby port only).
+var watchedSteps = map[string]string{
+	"udp-lobby": "[list_rooms]",
+	"tcp-lobby": "[connect, list_rooms]",
+	"leviathan": "[connect, echo]",
+}
+
+func watchedPlan(t *testing.T, proto string, target netip.AddrPort, d time.Duration) *scenario.Plan {
+	t.Helper()
+	y := fmt.Sprintf("protocol: %s\ntarget: %s\ndefaults: {timeout: 300ms, retries: 0}\nload: {model: closed, clients: 3, duration: %v}\nflows:\n  - name: poll\n    steps: %s\n",
+		proto, target, d, watchedSteps[proto])
+	plan, err := scenario.Parse("test.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// TestWatchdogSeesTheTargetGo: for each protocol, a target that dies
+// mid-run (its sockets closed for good after 40 client packets) is an
+// outage of kind refused, one that hangs (sockets kept, nothing
+// answered) one of kind silent; neither is back by the end, the headline
+// leads with TARGET DOWN, and the failures after it are counted apart
+// from those before.
+func TestWatchdogSeesTheTargetGo(t *testing.T) {
+	for _, proto := range []string{"udp-lobby", "tcp-lobby", "leviathan"} {
+		for _, tc := range []struct {
+			mode faultproxy.Mode
+			kind string
+		}{{faultproxy.Die, reports.DownRefused}, {faultproxy.Hang, reports.DownSilent}} {
+			t.Run(proto+" "+tc.kind, func(t *testing.T) {
+				p := watchedTarget(t, proto, tc.mode, 40)
+				plan := watchedPlan(t, proto, p.Addr(), 2*time.Second)
+				var progress bytes.Buffer // written under the progress display's lock until Run returns
+				res, err := Run(context.Background(), Config{Plan: plan, Grace: 500 * time.Millisecond,
+					Watchdog: 50 * time.Millisecond, WatchdogTimeout: 200 * time.Millisecond,
+					Progress: &progress, Mode: ProgressLines, LineInterval: time.Hour})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !p.Faulted() {
+					t.Fatal("the proxy never faulted: the run sent fewer than 40 packets")
+				}
+				if !strings.Contains(progress.String(), "lobbybench: TARGET DOWN at +") {
+					t.Errorf("progress %q does not say the target went down", progress.String())
+				}
+				run := res.Run
+				if len(run.Outages) != 1 {
+					t.Fatalf("outages %+v, want one", run.Outages)
+				}
+				o := run.Outages[0]
+				if o.Kind != tc.kind || o.Back || o.StartNS <= 0 || o.LastUpNS > o.StartNS || o.Detail == "" {
+					t.Errorf("outage %+v: want kind %s, not back, up before it went down, with a detail", o, tc.kind)
+				}
+				hl := run.Headline()
+				if hl.Status != reports.StatusTargetDown || !strings.HasPrefix(hl.Text, "TARGET DOWN · at +") || !strings.Contains(hl.Text, "not back by the end") {
+					t.Errorf("headline %+v", hl)
+				}
+				if run.TargetDown == "" || !strings.HasPrefix(hl.Text, run.TargetDown) {
+					t.Errorf("Run.TargetDown %q is not the headline's lead %q", run.TargetDown, hl.Text)
+				}
+				down := run.Totals.FailuresWhileDown
+				var nDown int64
+				for r, n := range down {
+					if n <= 0 || n > run.Totals.FailuresByReason[r] {
+						t.Errorf("%d %s while down of %d in all", n, r, run.Totals.FailuresByReason[r])
+					}
+					nDown += n
+				}
+				if nDown == 0 || len(o.During) == 0 || o.Failures == nil {
+					t.Errorf("no failure counted while down (%v; outage %+v) of %v", down, o, run.Totals.FailuresByReason)
+				}
+				if o.AnsweredBefore == 0 || run.Totals.Successes < o.AnsweredBefore {
+					t.Errorf("answered before %d of %d successes", o.AnsweredBefore, run.Totals.Successes)
+				}
+				// Whether a probe was answered before the fault depends on
+				// how fast the load spent the proxy's budget: not asserted.
+				if w := res.Engine.Watchdog; w == nil || w.Probes == 0 || w.Answered == w.Probes {
+					t.Errorf("watchdog %+v: want probes unanswered", w)
+				}
+			})
+		}
+	}
+}
+
+// TestWatchdogNoFalseAlarm: a healthy target under the load, watched at
+// the defaults, has no outage, and the headline says nothing of one.
+func TestWatchdogNoFalseAlarm(t *testing.T) {
+	for _, proto := range []string{"udp-lobby", "tcp-lobby", "leviathan"} {
+		t.Run(proto, func(t *testing.T) {
+			p := watchedTarget(t, proto, faultproxy.Healthy, 0)
+			plan := watchedPlan(t, proto, p.Addr(), time.Second)
+			res, err := Run(context.Background(), Config{Plan: plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Outages) != 0 || res.Totals.FailuresWhileDown != nil || res.TargetDown != "" {
+				t.Errorf("outages %+v, failures while down %v, on a healthy target", res.Outages, res.Totals.FailuresWhileDown)
+			}
+			if w := res.Engine.Watchdog; w == nil || w.Probes == 0 || w.Answered != w.Probes {
+				t.Errorf("watchdog %+v: want every probe answered", w)
+			}
+			if res.Headline().Status == reports.StatusTargetDown {
+				t.Errorf("headline %+v", res.Headline())
+			}
+		})
+	}
+}
+
+// TestWatchdogOff: Config.Watchdog below 0 runs none.
+func TestWatchdogOff(t *testing.T) {
+	p := watchedTarget(t, "udp-lobby", faultproxy.Die, 10)
+	plan := watchedPlan(t, "udp-lobby", p.Addr(), 300*time.Millisecond)
+	res, err := Run(context.Background(), Config{Plan: plan, Watchdog: -1, Grace: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Engine.Watchdog != nil || len(res.Outages) != 0 {
+		t.Errorf("watchdog %+v, outages %+v with the watchdog off", res.Engine.Watchdog, res.Outages)
+	}
+}
+
+// TestWatchdogHook: Config.OnWatchdog gets the watchdog before the load
+// starts, and an outage it reports (an owned process's exit) is the
+// run's, first in the headline.
+func TestWatchdogHook(t *testing.T) {
+	p := watchedTarget(t, "udp-lobby", faultproxy.Healthy, 0)
+	plan := watchedPlan(t, "udp-lobby", p.Addr(), 300*time.Millisecond)
+	res, err := Run(context.Background(), Config{Plan: plan, OnWatchdog: func(w *liveness.Watchdog) {
+		w.MarkDown(time.Millisecond, reports.DownExited, "", "killed by SIGABRT", []string{"abort"})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outages) != 1 || res.Outages[0].Kind != reports.DownExited || !strings.Contains(res.Headline().Text, "killed by SIGABRT") {
+		t.Errorf("outages %+v, headline %q", res.Outages, res.Headline().Text)
+	}
+}
+
+// TestWatchProbeLocalFailure: a probe that could not open its socket
+// because this process ran out of descriptors or ports is inconclusive
+// (the watchdog counts neither up nor down); a refusal or a silence is
+// the target's.
+func TestWatchProbeLocalFailure(t *testing.T) {
+	dial := func(errno syscall.Errno) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", errno)}
+	}
+	for _, tc := range []struct {
+		name         string
+		err          error
+		inconclusive bool
+		kind         string
+	}{
+		{"answered", nil, false, ""},
+		{"out of descriptors", dial(syscall.EMFILE), true, ""},
+		{"system out of descriptors", dial(syscall.ENFILE), true, ""},
+		{"no free port", dial(syscall.EADDRNOTAVAIL), true, ""},
+		{"refused", dial(syscall.ECONNREFUSED), false, reports.DownRefused},
+		{"silent", errors.New("no reply to LIST_ROOMS_REQ within 1s"), false, reports.DownSilent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &simclient.Protocol{Reach: func(context.Context, netip.AddrPort, string, time.Duration) (string, error) { return "", tc.err }}
+			err := watchProbe(p, netip.MustParseAddrPort("127.0.0.1:1"), "", time.Second)(context.Background())
+			if got := errors.Is(err, liveness.ErrInconclusive); got != tc.inconclusive {
+				t.Errorf("inconclusive = %v (%v), want %v", got, err, tc.inconclusive)
+			}
+			if !tc.inconclusive && liveness.Classify(err) != tc.kind {
+				t.Errorf("Classify(%v) = %q, want %q", err, liveness.Classify(err), tc.kind)
+			}
+		})
+	}
+}

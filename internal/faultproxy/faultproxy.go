@@ -1,0 +1,246 @@
+// Package faultproxy is a loopback proxy in front of a server, for tests
+// of what a load or a suite does when its target fails mid-run: after a
+// given number of client packets (datagrams, or TCP reads) it either dies
+// (closes its listening socket and every connection for good: the
+// target refuses) or hangs (keeps every socket open and forwards nothing
+// more: the target is silent). It listens on 127.0.0.1 port 0.
+package faultproxy
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+)
+
+// Mode is what the proxy does once its budget of packets is spent.
+type Mode int
+
+// Modes.
+const (
+	Healthy Mode = iota // forwards for ever
+	Die                 // closes everything: refused
+	Hang                // keeps the sockets, forwards nothing: silent
+)
+
+// Proxy forwards to a server until its fault.
+type Proxy struct {
+	mode  Mode
+	after int64
+	n     atomic.Int64
+	empty atomic.Int64
+	// Fault is closed when the fault happened.
+	Fault chan struct{}
+	once  sync.Once
+
+	mu      sync.Mutex
+	closers []io.Closer
+	closed  bool
+	wg      sync.WaitGroup
+	addr    netip.AddrPort
+	stop    func()
+}
+
+// Addr is where clients send.
+func (p *Proxy) Addr() netip.AddrPort { return p.addr }
+
+// Faulted reports whether the fault happened.
+func (p *Proxy) Faulted() bool {
+	select {
+	case <-p.Fault:
+		return true
+	default:
+		return false
+	}
+}
+
+// count counts one client packet and reports whether it may be
+// forwarded; the packet that spends the budget triggers the fault.
+func (p *Proxy) count() bool {
+	if p.mode == Healthy {
+		return true
+	}
+	if p.n.Add(1) <= p.after {
+		return true
+	}
+	p.Trip()
+	return false
+}
+
+// Trip makes the fault happen now, whatever is left of the budget (a
+// Healthy proxy ignores it).
+func (p *Proxy) Trip() {
+	if p.mode == Healthy {
+		return
+	}
+	p.once.Do(func() {
+		close(p.Fault)
+		if p.mode == Die {
+			p.closeAll()
+		}
+	})
+}
+
+// EmptyConns counts the TCP client connections that ended without
+// sending a byte: a reachability check's connect-and-close, told apart
+// from clients and probes, which all send.
+func (p *Proxy) EmptyConns() int64 { return p.empty.Load() }
+
+func (p *Proxy) track(c io.Closer) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		c.Close()
+		return false
+	}
+	p.closers = append(p.closers, c)
+	return true
+}
+
+func (p *Proxy) closeAll() {
+	p.mu.Lock()
+	cs := p.closers
+	p.closers, p.closed = nil, true
+	p.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// Close closes every socket and waits for the proxy's goroutines.
+func (p *Proxy) Close() {
+	p.closeAll()
+	p.wg.Wait()
+}
+
+func newProxy(mode Mode, after int) *Proxy {
+	return &Proxy{mode: mode, after: int64(after), Fault: make(chan struct{})}
+}
+
+// TCP proxies to the TCP server at to.
+func TCP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, err
+	}
+	p := newProxy(mode, after)
+	p.addr = ln.Addr().(*net.TCPAddr).AddrPort()
+	p.track(ln)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !p.track(c) {
+				return
+			}
+			if p.Faulted() {
+				continue // hung: accepted by the kernel, never answered
+			}
+			up, err := net.Dial("tcp", to.String())
+			if err != nil || !p.track(up) {
+				c.Close()
+				continue
+			}
+			p.wg.Add(2)
+			go func() {
+				defer p.wg.Done()
+				if p.pipe(c, up, true) == 0 {
+					p.empty.Add(1)
+				}
+			}()
+			go func() { defer p.wg.Done(); p.pipe(up, c, false) }()
+		}
+	}()
+	return p, nil
+}
+
+// pipe copies from src to dst; client-side reads count against the
+// budget. It returns how many bytes it read.
+func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) (read int64) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		read += int64(n)
+		if n > 0 {
+			if fromClient && !p.count() || !fromClient && p.Faulted() {
+				if p.mode == Hang {
+					continue // swallow: keep reading so nothing backs up
+				}
+				return read
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return read
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				dst.Close()
+			}
+			return read
+		}
+	}
+}
+
+// UDP proxies to the UDP server at to: one upstream socket per client
+// address.
+func UDP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
+	ln, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, err
+	}
+	p := newProxy(mode, after)
+	p.addr = ln.LocalAddr().(*net.UDPAddr).AddrPort()
+	p.track(ln)
+	ups := map[netip.AddrPort]*net.UDPConn{}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		buf := make([]byte, 64<<10)
+		for {
+			n, from, err := ln.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				continue
+			}
+			if !p.count() {
+				continue
+			}
+			up := ups[from]
+			if up == nil {
+				up, err = net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(to))
+				if err != nil || !p.track(up) {
+					continue
+				}
+				ups[from] = up
+				p.wg.Add(1)
+				go func() {
+					defer p.wg.Done()
+					b := make([]byte, 64<<10)
+					for {
+						n, err := up.Read(b)
+						if err != nil {
+							if errors.Is(err, net.ErrClosed) {
+								return
+							}
+							continue
+						}
+						if p.Faulted() {
+							continue
+						}
+						ln.WriteToUDPAddrPort(b[:n], from)
+					}
+				}()
+			}
+			up.Write(buf[:n])
+		}
+	}()
+	return p, nil
+}

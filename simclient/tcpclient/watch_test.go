@@ -1,0 +1,63 @@
+package tcpclient
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/liveness"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// TestWatch: the watchdog's probe of a TCP lobby passes on a lobby that
+// answers LIST_ROOMS_REQ, and fails on one whose kernel accepts the
+// connection but which answers nothing (silent, where reach passes) and
+// on a port nothing listens on (refused).
+func TestWatch(t *testing.T) {
+	cfg, err := refserver.Loopback().Only(refserver.TCPLobby, refserver.UDPLobby)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	// hung: listening, never accepting: the kernel completes the
+	// handshake from its backlog, as for a hung process.
+	hung, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	gone, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneAddr := gone.Addr().(*net.TCPAddr).AddrPort()
+	gone.Close()
+	tests := []struct {
+		name      string
+		addr      netip.AddrPort
+		kind      string // "" = answers
+		reachable bool
+	}{
+		{"reference lobby", srv.Addr(refserver.TCPLobby), "", true},
+		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), reports.DownSilent, true},
+		{"nothing listening", goneAddr, reports.DownRefused, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := watch(context.Background(), tc.addr, "", 200*time.Millisecond)
+			if got := liveness.Classify(err); got != tc.kind {
+				t.Errorf("watch = %v (%q), want %q", err, got, tc.kind)
+			}
+			if _, rerr := reach(context.Background(), tc.addr, "", 200*time.Millisecond); (rerr == nil) != tc.reachable {
+				t.Errorf("reach = %v, want reachable %v", rerr, tc.reachable)
+			}
+		})
+	}
+}
