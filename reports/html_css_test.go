@@ -98,14 +98,14 @@ func TestHTMLCSS(t *testing.T) {
 			styled[strings.Join(strings.Fields(one), " ")] = true
 		}
 	}
-	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip} {
+	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun} {
 		for _, want := range []string{".v-" + v, ".mx td.v-" + v + " a"} {
 			if !styled[want] {
 				t.Errorf("no rule %q for verdict %s", want, v)
 			}
 		}
 	}
-	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete} {
+	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown} {
 		if !styled[".status."+s] {
 			t.Errorf("no rule .status.%s for headline status %s", s, s)
 		}
@@ -127,13 +127,13 @@ func TestHTMLCSS(t *testing.T) {
 			carried[w] = true
 		}
 	}
-	for _, w := range []string{"bad", "good", "none"} { // matrixCell.Class and card classes set in html.go
+	for _, w := range []string{"bad", "good", "none", "outages"} { // matrixCell.Class and card classes set in html.go
 		carried[w] = true
 	}
-	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip} {
+	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun} {
 		carried["v-"+v], carried["c-"+v] = true, true
 	}
-	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete} {
+	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown} {
 		carried[s] = true
 	}
 	carried["w-"+DirSent], carried["w-"+DirRecv] = true, true
