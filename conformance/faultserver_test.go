@@ -32,6 +32,12 @@ type faults struct {
 	silentRoomZero bool // LOBBY_JOIN_ROOM of roomId 0 is dropped, not answered
 	noAddrQuota    bool // no per-address room quota: one address can take every instance
 	roomsOutlive   bool // an instance exits when its last player leaves, its room stays listed
+	// die, "abort" or "hang", kills the lobby when it receives a valid
+	// request of type dieOn: abort closes its socket for good (datagrams
+	// then draw ICMP port unreachable: refused), hang stops answering
+	// anything (silent).
+	die   string
+	dieOn udplobby.MsgType
 	// cleanup, when > 0, frees a room empty and idle that long (lazily);
 	// 0 never frees one.
 	cleanup time.Duration
@@ -289,6 +295,13 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 	want := map[udplobby.MsgType]int{udplobby.LobbyListRooms: 0, udplobby.LobbyCreateRoom: 0, udplobby.LobbyJoinRoom: 4}
 	if n, ok := want[typ]; !ok || n != psize {
 		return l.malformed(b)
+	}
+	if l.f.die != "" && typ == l.f.dieOn {
+		l.dead = true
+		if l.f.die == "abort" {
+			l.conn.Close()
+		}
+		return nil
 	}
 	if s, ok := l.sessions[from]; ok && s.seq == seq && s.typ == typ && !(typ == udplobby.LobbyCreateRoom && l.f.dupCreateTwoRooms) {
 		return s.reply

@@ -359,7 +359,7 @@ func reachLeviathan(ctx context.Context, env *Env) (string, error) {
 			return fmt.Sprintf("answered Connect(42) with %s", describeLev(buf[:n])), nil
 		}
 		if levconn.IsRefused(err) {
-			return "", fmt.Errorf("%w: %s: port closed", ErrUnreachable, env.Target)
+			return "", fmt.Errorf("%w: %s: port closed (%w)", ErrUnreachable, env.Target, err)
 		}
 		if ctx.Err() != nil {
 			return "", ctx.Err()

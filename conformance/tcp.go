@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
@@ -443,5 +444,8 @@ func reachTCP(ctx context.Context, env *Env) (string, error) {
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	return "", fmt.Errorf("%w: %s: no answer to LIST_ROOMS_REQ (%v)", ErrUnreachable, env.Target, last)
+	if errors.Is(last, syscall.ECONNREFUSED) {
+		return "", fmt.Errorf("%w: %s: connection refused (nothing listens): %w", ErrUnreachable, env.Target, last)
+	}
+	return "", fmt.Errorf("%w: %s: no answer to LIST_ROOMS_REQ (%w)", ErrUnreachable, env.Target, last)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
@@ -541,6 +542,7 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 					return "", err
 				}
 				defer s.Close()
+				reportRefusals(s.c)
 				p := udplobby.ProfileSpec
 				if m == HeaderRType17 {
 					p = udplobby.ProfileRType17
@@ -556,6 +558,9 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 				if err != nil {
 					if errors.Is(err, errSilence) {
 						continue
+					}
+					if errors.Is(err, syscall.ECONNREFUSED) {
+						return "", fmt.Errorf("%w: %s: connection refused (nothing listens on that UDP port): %w", ErrUnreachable, env.Target, err)
 					}
 					return "", err
 				}
