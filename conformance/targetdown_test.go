@@ -33,6 +33,11 @@ type dyingTCP struct {
 
 func startDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) string {
 	t.Helper()
+	return newDyingTCP(t, upstream, how, on).ln.Addr().String()
+}
+
+func newDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) *dyingTCP {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +88,7 @@ func startDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) string 
 					if _, err := io.ReadFull(cc, b); err != nil {
 						return
 					}
-					if len(b) > 0 && tcplobby.Type(b[0]) == p.on {
+					if len(b) > 0 && p.fatal(tcplobby.Type(b[0])) {
 						p.die()
 					}
 					if p.isDead() {
@@ -112,13 +117,19 @@ func startDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) string 
 			}()
 		}
 	}()
-	return ln.Addr().String()
+	return p
 }
 
 func (p *dyingTCP) isDead() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.dead
+}
+
+func (p *dyingTCP) fatal(typ tcplobby.Type) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return typ == p.on
 }
 
 func (p *dyingTCP) die() {
@@ -265,5 +276,88 @@ func TestReachAgainKeepsHeader(t *testing.T) {
 		if err != nil || note != "" || env.Header != HeaderSpec {
 			t.Fatalf("check %d: %q %v, header %v", i+2, note, err, env.Header)
 		}
+	}
+}
+
+// restart reopens the proxy's listener on the same address after an
+// abort, as a supervisor restarting the server would; it dies only once.
+func (p *dyingTCP) restart(t *testing.T, upstream string) error {
+	p.mu.Lock()
+	addr := p.ln.Addr().String()
+	p.mu.Unlock()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.ln, p.dead, p.on = ln, false, 0 // type 0: never again
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			cc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			uc, err := net.Dial("tcp", upstream)
+			if err != nil {
+				cc.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, cc, uc)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); io.Copy(uc, cc); uc.Close() }()
+			go func() { defer p.wg.Done(); io.Copy(cc, uc); cc.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return nil
+}
+
+// TestOwnedTargetHooks: Config.TargetExit puts an owned process's end and
+// last output into the outage, and Config.RestartTarget lets the run go on
+// after the cases in flight were judged.
+func TestOwnedTargetHooks(t *testing.T) {
+	t.Parallel()
+	ref := startRef(t)
+	upstream := ref.Addr(refserver.TCPLobby).String()
+	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
+	restarts := 0
+	cfg := Config{Target: px.ln.Addr().String(), Protocol: ProtoTCP, Timeout: time.Second,
+		Patterns: []string{"tcp-lobby/5.3/1", "tcp-lobby/5.1/7", "tcp-lobby/R/4"},
+		TargetExit: func() (string, []string, bool) {
+			if px.isDead() {
+				return "killed by SIGABRT", []string{"lobby: assertion failed: room->ready", "Aborted (core dumped)"}, true
+			}
+			return "", nil, false
+		},
+		RestartTarget: func(context.Context) error { restarts++; return px.restart(t, upstream) },
+	}
+	rep := runSuite(t, cfg)
+	if restarts != 1 || len(rep.Outages) != 1 {
+		t.Fatalf("%d restarts, outages %+v", restarts, rep.Outages)
+	}
+	o := rep.Outages[0]
+	if o.Kind != reports.DownExited || o.Exit != "killed by SIGABRT" || len(o.Output) != 2 || !o.Back || len(o.During) != 1 || o.During[0] != "tcp-lobby/5.3/1" {
+		t.Errorf("outage %+v", o)
+	}
+	for _, k := range rep.Cases {
+		switch {
+		case k.ID == "tcp-lobby/5.3/1":
+			if k.Verdict != reports.VerdictFail || !strings.Contains(k.Actual, "(exited: killed by SIGABRT") {
+				t.Errorf("%s: %s %q", k.ID, k.Verdict, k.Actual)
+			}
+		case k.Verdict == reports.VerdictNotRun:
+			t.Errorf("%s not run although the target was restarted", k.ID)
+		}
+	}
+	if hl := rep.Headline(); !strings.HasPrefix(hl.Text, "TARGET DOWN · the server stopped answering (exited: killed by SIGABRT) during tcp-lobby/5.3/1") {
+		t.Errorf("headline %q", hl.Text)
+	}
+	if t.Failed() {
+		logReport(t, rep)
 	}
 }
