@@ -28,10 +28,12 @@ type Headline struct {
 }
 
 // Partial reports whether the result covers only part of what was asked
-// (interrupted, or incomplete): every format says so before any figure,
-// JUnit with an <error> testcase, and a comparison breaks GateComplete.
+// (interrupted, incomplete, or the target stopped answering, so that what
+// came after was not run or not measured): every format says so before
+// any figure, JUnit with an <error> testcase, and a comparison breaks
+// GateComplete.
 func (h Headline) Partial() bool {
-	return h.Status == StatusInterrupted || h.Status == StatusIncomplete
+	return h.Status == StatusInterrupted || h.Status == StatusIncomplete || h.Status == StatusTargetDown
 }
 
 // Interrupted reports whether the run, or any shard merged into it, was

@@ -313,7 +313,8 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 // ConformTextOptions shape WriteConformText.
 type ConformTextOptions struct {
-	// Quiet prints only failures, warnings and the count line.
+	// Quiet prints only failures, warnings, the outages and the count
+	// line (which counts the cases not run).
 	Quiet bool
 	// Verbose also prints the notes of passing cases.
 	Verbose bool
@@ -345,7 +346,7 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 	writeOutagesText(ew, c.Outages)
 	section := ""
 	for _, k := range c.Cases {
-		if o.Quiet && k.Verdict != VerdictFail && k.Verdict != VerdictWarn && k.Verdict != VerdictNotRun {
+		if o.Quiet && k.Verdict != VerdictFail && k.Verdict != VerdictWarn {
 			continue
 		}
 		if k.Section != section {

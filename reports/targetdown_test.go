@@ -112,3 +112,16 @@ func TestConformNoPass(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareConformTargetDown: a suite during which the target died
+// covers only part of its cases: comparing it breaks GateComplete, like an
+// interrupted one.
+func TestCompareConformTargetDown(t *testing.T) {
+	cmp, err := CompareConform(sampleConform(), downConform(), DefaultGates())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Incomplete) != 1 || !strings.HasPrefix(cmp.Incomplete[0], "TARGET DOWN new suite: the server stopped answering") || cmp.OK() {
+		t.Errorf("incomplete %q, breaches %+v", cmp.Incomplete, cmp.Breaches)
+	}
+}
