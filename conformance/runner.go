@@ -113,7 +113,11 @@ func (cfg *Config) Selected() []*Case { return Cases(cfg.protocol(), cfg.Pattern
 
 // Run checks the target is reachable, then runs the selected cases stage by stage and
 // returns their results, in id order, as the reports package's conform
-// document (every format renders it). It returns an error wrapping
+// document (every format renders it). It watches the target's life
+// meanwhile (liveRun): the reachability check after every serial case, a
+// watchdog beside the concurrent ones; once the target is down, the cases
+// in flight fail with it, later ones are not run, and the document's
+// Outages say when and how. It returns an error wrapping
 // ErrUnreachable when the reachability check finds no live target (the document then
 // holds no case), and a plain error for an invalid configuration.
 func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
