@@ -106,6 +106,11 @@ func (w *Watchdog) Run(ctx context.Context) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
+		if ctx.Err() != nil {
+			// The tick and the end can come at once, and select picks
+			// either: a probe started after the end proves nothing.
+			return
+		}
 		at := time.Since(w.Start)
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		err := w.Probe(pctx)
