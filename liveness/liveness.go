@@ -106,9 +106,10 @@ func (w *Watchdog) Run(ctx context.Context) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		if ctx.Err() != nil {
+		if d, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(d) {
 			// The tick and the end can come at once, and select picks
-			// either: a probe started after the end proves nothing.
+			// either (the context may not even be cancelled yet): a
+			// probe started at or after the end proves nothing.
 			return
 		}
 		at := time.Since(w.Start)
