@@ -58,7 +58,8 @@ const (
 	StagePool
 	// StageDestructive cases may crash or hang the target (malformed
 	// corpus); they run alone, last. Once one of them reports the target
-	// down (T.TargetDown), every later case is skipped.
+	// down (T.TargetDown), or the check after it finds it down, every
+	// later case is not run.
 	StageDestructive
 )
 

@@ -28,10 +28,18 @@ type faults struct {
 	// Quirks of real servers (the "quirky lobby", see quirks_test.go):
 	instOtherPort  bool // instances answer through a second socket (another source port)
 	denyJoin       bool // instances answer every CLIENT_JOIN_REQUEST with SERVER_JOIN_DENY
+	denyAtHello    bool // a full or playing instance answers a newcomer's CLIENT_HELLO with SERVER_JOIN_DENY
+	emptyPong      bool // SERVER_PONG carries payloadSize 0: no clientTime echoed
 	lobbyOtherPort bool // the lobby answers through a second socket
 	silentRoomZero bool // LOBBY_JOIN_ROOM of roomId 0 is dropped, not answered
 	noAddrQuota    bool // no per-address room quota: one address can take every instance
 	roomsOutlive   bool // an instance exits when its last player leaves, its room stays listed
+	// die, "abort" or "hang", kills the lobby when it receives a valid
+	// request of type dieOn: abort closes its socket for good (datagrams
+	// then draw ICMP port unreachable: refused), hang stops answering
+	// anything (silent).
+	die   string
+	dieOn udplobby.MsgType
 	// cleanup, when > 0, frees a room empty and idle that long (lazily);
 	// 0 never frees one.
 	cleanup time.Duration
@@ -290,6 +298,13 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 	if n, ok := want[typ]; !ok || n != psize {
 		return l.malformed(b)
 	}
+	if l.f.die != "" && typ == l.f.dieOn {
+		l.dead = true
+		if l.f.die == "abort" {
+			l.conn.Close()
+		}
+		return nil
+	}
 	if s, ok := l.sessions[from]; ok && s.seq == seq && s.typ == typ && !(typ == udplobby.LobbyCreateRoom && l.f.dupCreateTwoRooms) {
 		return s.reply
 	}
@@ -478,7 +493,11 @@ func (l *testLobby) servePort(idx int) {
 		send := func(to netip.AddrPort, b []byte) { r.out.WriteToUDPAddrPort(l.seal(b), to) }
 		switch m.Type {
 		case udplobby.ClientHello:
-			b, _ := udplobby.AppendEmpty(nil, p, udplobby.ServerHello, m.Seq)
+			typ := udplobby.ServerHello
+			if _, in := r.players[from]; l.f.denyAtHello && !in && (len(r.players) >= l.maxPlayers || r.state != udplobby.Waiting) {
+				typ = udplobby.ServerJoinDeny
+			}
+			b, _ := udplobby.AppendEmpty(nil, p, typ, m.Seq)
 			send(from, b)
 		case udplobby.ClientJoinRequest:
 			typ := udplobby.ServerJoinAccept
@@ -494,6 +513,14 @@ func (l *testLobby) servePort(idx int) {
 			b, _ := udplobby.AppendEmpty(nil, p, typ, m.Seq)
 			send(from, b)
 		case udplobby.ClientPing:
+			if l.f.emptyPong {
+				// The spec header (8 bytes) with payloadSize and
+				// originalSize 0, then room for the CRC seal writes.
+				b := append(udplobby.AppendPong(nil, p, m.Seq, m.Value)[:8:8], 0, 0, 0, 0)
+				binary.BigEndian.PutUint32(b[4:], 0)
+				send(from, b)
+				break
+			}
 			send(from, udplobby.AppendPong(nil, p, m.Seq, m.Value))
 		case udplobby.ClientReady:
 			if _, in := r.players[from]; in && r.state == udplobby.Waiting {

@@ -135,12 +135,24 @@ func (c *levClient) pump(within time.Duration) error {
 // The server's own Connect request is answered, as the engine's client does.
 func (c *levClient) await(match func(*lv.Message) bool, within time.Duration) (*lv.Message, error) {
 	deadline := time.Now().Add(within)
+	c.mu.Lock()
+	first := len(c.msgs)
+	c.mu.Unlock()
 	for {
 		e, err := c.d.Next(c.t.Ctx, deadline)
 		if err != nil {
 			switch {
 			case errors.Is(err, levconn.ErrTimeout):
-				return nil, errSilence
+				// Say what came instead, if anything: never "no reply"
+				// when the server sent something.
+				c.mu.Lock()
+				var names []string
+				var raw [][]byte
+				for _, m := range c.msgs[min(first, len(c.msgs)):] {
+					names, raw = append(names, m.String()), append(raw, m.Payload)
+				}
+				c.mu.Unlock()
+				return nil, instead("matching message", names, raw)
 			case levconn.IsRefused(err):
 				return nil, fmt.Errorf("%w: port closed (ICMP unreachable)", ErrUnreachable)
 			}
@@ -206,7 +218,11 @@ func (c *levClient) send(t lv.RequestType, payload []byte) (uint32, error) {
 // expectReply checks m answers request num with type want.
 func expectReply(what string, num uint32, m *lv.Message, err error, want lv.ResponseType) error {
 	if errors.Is(err, errSilence) {
-		return owned(ProtoLeviathan, what, Failf(fmt.Sprintf("Response %v to #%d", want, num), "no reply to %s", what))
+		var s *silence
+		if errors.As(err, &s) {
+			s.want = fmt.Sprintf("Response %v to #%d", want, num)
+		}
+		return owned(ProtoLeviathan, what, Failf(fmt.Sprintf("Response %v to #%d", want, num), "%s", replyWords(err, "no reply to "+what)))
 	}
 	if err != nil {
 		return err
@@ -359,7 +375,7 @@ func reachLeviathan(ctx context.Context, env *Env) (string, error) {
 			return fmt.Sprintf("answered Connect(42) with %s", describeLev(buf[:n])), nil
 		}
 		if levconn.IsRefused(err) {
-			return "", fmt.Errorf("%w: %s: port closed", ErrUnreachable, env.Target)
+			return "", fmt.Errorf("%w: %s: port closed (%w)", ErrUnreachable, env.Target, err)
 		}
 		if ctx.Err() != nil {
 			return "", ctx.Err()

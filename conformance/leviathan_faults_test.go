@@ -30,6 +30,11 @@ type levFaults struct {
 	// refuseAuth answers Authenticate with ServerDisallow and never
 	// authenticates: no session gets past the handshake.
 	refuseAuth bool
+	// die, "abort" or "hang", kills the endpoint when it receives a
+	// request of type dieOn: abort closes its socket for good (refused),
+	// hang stops answering anything (silent).
+	die   string
+	dieOn lv.RequestType
 }
 
 // fakeLev is a small Leviathan endpoint on levconn with switchable faults,
@@ -41,6 +46,8 @@ type fakeLev struct {
 	peers  map[netip.AddrPort]*fakePeer
 	next   int
 	lastLn map[netip.AddrPort][]byte
+	// hung: the endpoint died (levFaults.die) and answers nothing.
+	hung bool
 	// closed are the endpoints whose connection a CloseConnection ended:
 	// their stray datagrams (resends) open no new connection.
 	closed map[netip.AddrPort]bool
@@ -72,6 +79,10 @@ func startFakeLev(t *testing.T, f levFaults) netip.AddrPort {
 			}
 			now := time.Now()
 			s.mu.Lock()
+			if s.hung {
+				s.mu.Unlock()
+				continue
+			}
 			for a, p := range s.peers {
 				p.c.Tick(now)
 				p.c.Events()
@@ -109,6 +120,9 @@ func (s *fakeLev) flush(now time.Time, a netip.AddrPort, p *fakePeer) {
 }
 
 func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
+	if s.hung {
+		return
+	}
 	p := s.peers[from]
 	if p == nil && s.closed[from] {
 		return
@@ -146,6 +160,13 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 				return
 			}
 			continue
+		}
+		if s.f.die != "" && m.RequestType() == s.f.dieOn {
+			s.hung = true
+			if s.f.die == "abort" {
+				s.conn.Close()
+			}
+			return
 		}
 		switch m.RequestType() {
 		case lv.ReqConnect:

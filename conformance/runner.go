@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lobbybench/lobbybench/reports"
@@ -63,6 +62,20 @@ type Config struct {
 	// PoolWait bounds the wait for the server to free an instance when a
 	// create finds none; 0 means DefaultPoolWait, negative no wait.
 	PoolWait time.Duration
+
+	// TargetExit, when set, reports whether a target process lobbybench
+	// owns (--target-cmd) has ended: exited true, exit how ("killed by
+	// SIGABRT", "exited with status 2"), output its last lines of stdout
+	// and stderr. The runner asks before each liveness check and when it
+	// finds the target down, and puts them in the Outage (Kind
+	// reports.DownExited, Exit, Output). Nil: the target is not owned.
+	TargetExit func() (exit string, output []string, exited bool)
+	// RestartTarget, when set, starts the target afresh after an outage
+	// (the cases in flight have been judged by then). When it returns nil
+	// and the target answers its reachability check again, the outage is
+	// closed (Back) and the run goes on with the cases not yet run, instead
+	// of marking them not run. Nil: once down, every later case is not run.
+	RestartTarget func(ctx context.Context) error
 }
 
 // Validate checks cfg and returns every problem at once (k6's habit).
@@ -100,7 +113,11 @@ func (cfg *Config) Selected() []*Case { return Cases(cfg.protocol(), cfg.Pattern
 
 // Run checks the target is reachable, then runs the selected cases stage by stage and
 // returns their results, in id order, as the reports package's conform
-// document (every format renders it). It returns an error wrapping
+// document (every format renders it). It watches the target's life
+// meanwhile (liveRun): the reachability check after every serial case, a
+// watchdog beside the concurrent ones; once the target is down, the cases
+// in flight fail with it, later ones are not run, and the document's
+// Outages say when and how. It returns an error wrapping
 // ErrUnreachable when the reachability check finds no live target (the document then
 // holds no case), and a plain error for an invalid configuration.
 func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
@@ -179,37 +196,9 @@ func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
 	if par <= 0 {
 		par = DefaultParallel
 	}
-	var mu sync.Mutex
-	record := func(r reports.Case) {
-		mu.Lock()
-		rep.Cases = append(rep.Cases, r)
-		mu.Unlock()
-	}
-	for _, stage := range []Stage{StageConcurrent, StageSerial, StagePool, StageDestructive} {
-		var batch []*Case
-		for _, c := range cases {
-			if c.Stage == stage {
-				batch = append(batch, c)
-			}
-		}
-		if stage == StageConcurrent {
-			sem := make(chan struct{}, par)
-			var wg sync.WaitGroup
-			for _, c := range batch {
-				wg.Add(1)
-				sem <- struct{}{}
-				go func() {
-					defer func() { <-sem; wg.Done() }()
-					record(runCase(ctx, env, c))
-				}()
-			}
-			wg.Wait()
-			continue
-		}
-		for _, c := range batch {
-			record(runCase(ctx, env, c))
-		}
-	}
+	lr := newLiveRun(ctx, env, proto, cfg, rep)
+	lr.wd.Observe(0, nil) // the check above answered
+	lr.run(cases, par)
 	sort.SliceStable(rep.Cases, func(i, j int) bool { return caseLess(rep.Cases[i].ID, rep.Cases[j].ID) })
 	return rep, nil
 }
@@ -251,8 +240,6 @@ func runCase(ctx context.Context, env *Env, c *Case) reports.Case {
 	switch {
 	case ctx.Err() != nil:
 		err = Skipf("run interrupted")
-	case env.downReason() != "":
-		err = Skipf("target stopped answering earlier (%s)", env.downReason())
 	default:
 		err = safeRun(t)
 	}

@@ -85,8 +85,10 @@ func (t *T) Notef(format string, a ...any) {
 func (t *T) Skip(format string, a ...any) error { return Skipf(format, a...) }
 
 // TargetDown tells the runner the target stopped answering (a crash or a
-// hang found by a liveness check): every case after this one is skipped
-// with reason.
+// hang the case found by its own check): after the case, the runner
+// records the outage (its kind from the reachability check, reason as
+// its detail), fails this case with it and marks every later case not
+// run.
 func (t *T) TargetDown(reason string) {
 	t.Env.mu.Lock()
 	if t.Env.down == "" {

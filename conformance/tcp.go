@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
@@ -155,7 +157,16 @@ func isReset(err error) bool {
 // wait returns the first payload (pending first) whose type is one of
 // types, within d; others are kept in pending.
 func (c *tcpClient) wait(d time.Duration, types ...tcplobby.Type) ([]byte, error) {
-	return c.waitFor(d, func(p []byte) bool { return len(p) > 0 && hasTCPType(types, tcplobby.Type(p[0])) })
+	p, err := c.waitFor(d, func(p []byte) bool { return len(p) > 0 && hasTCPType(types, tcplobby.Type(p[0])) })
+	var s *silence
+	if errors.As(err, &s) && len(types) > 0 && len(types) <= 3 {
+		names := make([]string, len(types))
+		for i, t := range types {
+			names[i] = t.String()
+		}
+		s.want = strings.Join(names, " or ") + " within the timeout"
+	}
+	return p, err
 }
 
 // drain reads what arrives within d (a quiet period ends it early).
@@ -192,7 +203,7 @@ func (c *tcpClient) request(m tcplobby.Message, types ...tcplobby.Type) ([]byte,
 func tcpExpect(p []byte, err error, what string) ([]byte, error) {
 	switch {
 	case errors.Is(err, errSilence):
-		return nil, owned(ProtoTCP, what, Failf(what, "no reply within the timeout"))
+		return nil, owned(ProtoTCP, what, Failf(what, "%s", replyWords(err, "no reply within the timeout")))
 	case errors.Is(err, errClosed):
 		return nil, owned(ProtoTCP, what, Failf(what, "the server closed the connection"))
 	case err != nil:
@@ -409,9 +420,12 @@ func (c *tcpClient) waitFor(d time.Duration, match func([]byte) bool) ([]byte, e
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, errSilence
+			return nil, c.silence()
 		}
 		p, err := c.read(left)
+		if errors.Is(err, errSilence) {
+			return nil, c.silence()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -420,6 +434,21 @@ func (c *tcpClient) waitFor(d time.Duration, match func([]byte) bool) ([]byte, e
 		}
 		c.pending = append(c.pending, p)
 	}
+}
+
+// silence is the silence of a wait that matched nothing: what came
+// instead, the frames left unread, is said (never "no reply" when the
+// server sent something).
+func (c *tcpClient) silence() error {
+	var names []string
+	for _, p := range c.pending {
+		name := "an empty frame"
+		if len(p) > 0 {
+			name = tcplobby.Type(p[0]).String()
+		}
+		names = append(names, name)
+	}
+	return instead("awaited reply within the timeout", names, c.pending)
 }
 
 // reachTCP checks the lobby accepts a connection and answers
@@ -443,5 +472,8 @@ func reachTCP(ctx context.Context, env *Env) (string, error) {
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	return "", fmt.Errorf("%w: %s: no answer to LIST_ROOMS_REQ (%v)", ErrUnreachable, env.Target, last)
+	if errors.Is(last, syscall.ECONNREFUSED) {
+		return "", fmt.Errorf("%w: %s: connection refused (nothing listens): %w", ErrUnreachable, env.Target, last)
+	}
+	return "", fmt.Errorf("%w: %s: no answer to LIST_ROOMS_REQ (%w)", ErrUnreachable, env.Target, last)
 }

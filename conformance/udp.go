@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
@@ -111,17 +112,46 @@ func (s *udpSock) send(dst netip.AddrPort, b []byte, note string) error {
 // errSilence is what recv returns when nothing arrived in time.
 var errSilence = errors.New("no reply")
 
-// silence is the errSilence of a wait during which datagrams did arrive,
-// from addresses the wait did not accept: the report must say what did
-// reply rather than "no reply".
-type silence struct{ others []string }
+// silence is the errSilence of a wait during which something did arrive:
+// datagrams from addresses the wait did not accept (others), or replies
+// from the peer that were not of the awaited type (got, e.g. a
+// SERVER_JOIN_DENY where SERVER_HELLO was awaited). The report must say
+// what did come rather than "no reply".
+type silence struct {
+	others []string
+	// want names what was awaited; got describes what came instead (type
+	// and bytes), gotTypes its type names.
+	want     string
+	got      []string
+	gotTypes []string
+}
 
-func (s *silence) Error() string { return "no reply; " + s.detail() }
+func (s *silence) Error() string {
+	msg := "no reply"
+	if len(s.got) > 0 {
+		msg = "no " + s.want + "; instead it sent " + strings.Join(s.got, ", ")
+	}
+	if len(s.others) > 0 {
+		msg += "; " + s.detail()
+	}
+	return msg
+}
 
 func (s *silence) Is(target error) bool { return target == errSilence }
 
 func (s *silence) detail() string {
 	return "meanwhile " + strings.Join(s.others, ", ")
+}
+
+// sent reports whether the peer sent a message of type name instead of
+// the awaited one.
+func (s *silence) sent(name string) bool {
+	for _, t := range s.gotTypes {
+		if t == name {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeSilence keeps what arrived during both of two silent waits.
@@ -136,7 +166,16 @@ func mergeSilence(prev, err error) error {
 		}
 		return err
 	}
-	return &silence{others: append(append([]string(nil), a.others...), b.others...)}
+	m := &silence{others: append(append([]string(nil), a.others...), b.others...), want: b.want}
+	if m.want == "" {
+		m.want = a.want
+	}
+	// The second wait's "instead" includes what the first left unread.
+	m.got, m.gotTypes = a.got, a.gotTypes
+	if len(b.got) > 0 {
+		m.got, m.gotTypes = b.got, b.gotTypes
+	}
+	return m
 }
 
 // silenceDetail returns "" for plain silence, or "; meanwhile <who sent
@@ -147,6 +186,39 @@ func silenceDetail(err error) string {
 		return "; " + s.detail()
 	}
 	return ""
+}
+
+// replyWords says what a silent wait saw: plain is the caller's words for
+// true silence ("no reply within the timeout"), followed by what other
+// hosts sent meanwhile; when the peer sent something other than what was
+// awaited, that is said instead, with its type and bytes: never "no
+// reply" when something replied.
+func replyWords(err error, plain string) string {
+	var s *silence
+	if errors.As(err, &s) && len(s.got) > 0 {
+		return s.Error()
+	}
+	return plain + silenceDetail(err)
+}
+
+// instead returns the silence of a typed wait that ended with msgs (type
+// name and bytes each) unread, or errSilence when none came.
+func instead(want string, names []string, msgs [][]byte) error {
+	if len(msgs) == 0 {
+		return errSilence
+	}
+	s := &silence{want: want}
+	const shown = 4
+	if n := len(msgs); n > shown {
+		// The last ones: the oldest are the likeliest to be unrelated.
+		s.got = append(s.got, fmt.Sprintf("%d earlier messages", n-shown))
+		names, msgs = names[n-shown:], msgs[n-shown:]
+	}
+	for i, b := range msgs {
+		s.got = append(s.got, names[i]+" ["+hexShort(b)+"]")
+		s.gotTypes = append(s.gotTypes, names[i])
+	}
+	return s
 }
 
 // recv waits up to d for one datagram from from (any sender when from is
@@ -380,7 +452,7 @@ func lobbyRequestTo(t *T, dst netip.AddrPort, build func(seq uint16) []byte, not
 func expect(x *exchange, err error, what string, want ...udplobby.MsgType) (rawMsg, error) {
 	if err != nil {
 		if errors.Is(err, errSilence) {
-			return rawMsg{}, owned(ProtoUDP, what, Failf(what, "no reply within the timeout, twice (from two source addresses)%s", silenceDetail(err)))
+			return rawMsg{}, owned(ProtoUDP, what, Failf(what, "%s", replyWords(err, "no reply within the timeout, twice (from two source addresses)")))
 		}
 		return rawMsg{}, err
 	}
@@ -541,6 +613,7 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 					return "", err
 				}
 				defer s.Close()
+				reportRefusals(s.c)
 				p := udplobby.ProfileSpec
 				if m == HeaderRType17 {
 					p = udplobby.ProfileRType17
@@ -556,6 +629,9 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 				if err != nil {
 					if errors.Is(err, errSilence) {
 						continue
+					}
+					if errors.Is(err, syscall.ECONNREFUSED) {
+						return "", fmt.Errorf("%w: %s: connection refused (nothing listens on that UDP port): %w", ErrUnreachable, env.Target, err)
 					}
 					return "", err
 				}
@@ -596,8 +672,11 @@ func headerNames(m []HeaderMode) string {
 	return m[0].String()
 }
 
-// hexShort formats up to 64 bytes for an Actual line.
+// hexShort formats up to 64 bytes for an Actual line; none as "(0 bytes)".
 func hexShort(b []byte) string {
+	if len(b) == 0 {
+		return "(0 bytes)"
+	}
 	if len(b) > 64 {
 		return fmt.Sprintf("% x … (%d bytes)", b[:64], len(b))
 	}

@@ -78,17 +78,24 @@ func (p *player) wait(d time.Duration, want ...udplobby.MsgType) (rawMsg, error)
 		}
 	}
 	deadline := time.Now().Add(d)
+	var junk [][]byte // datagrams from the instance that do not parse
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return rawMsg{}, errSilence
+			return rawMsg{}, p.silence(want, junk)
 		}
 		b, src, err := p.s.recvFrom(p.inst, left)
+		if errors.Is(err, errSilence) {
+			// Say what did come: other types waiting unread, or
+			// datagrams that do not parse.
+			return rawMsg{}, mergeSilence(p.silence(want, junk), err)
+		}
 		if err != nil {
 			return rawMsg{}, err
 		}
 		m, ok := parseRaw(b, p.t.Env.profile())
 		if !ok {
+			junk = append(junk, b)
 			continue
 		}
 		m.from = src
@@ -97,6 +104,20 @@ func (p *player) wait(d time.Duration, want ...udplobby.MsgType) (rawMsg, error)
 		}
 		p.pending = append(p.pending, m)
 	}
+}
+
+// silence is the silence of a wait for want: what came instead (the
+// unread messages of other types, the datagrams that did not parse).
+func (p *player) silence(want []udplobby.MsgType, junk [][]byte) error {
+	var names []string
+	var msgs [][]byte
+	for _, m := range p.pending {
+		names, msgs = append(names, m.typ.String()), append(msgs, m.b)
+	}
+	for _, b := range junk {
+		names, msgs = append(names, fmt.Sprintf("a %d-byte datagram that does not parse", len(b))), append(msgs, b)
+	}
+	return instead(typeList(want), names, msgs)
 }
 
 func hasType(ts []udplobby.MsgType, t udplobby.MsgType) bool {

@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/lobbybench/lobbybench/reports"
 )
@@ -36,15 +37,39 @@ func Fail(expected, actual string) error {
 	return &VerifyError{Expected: expected, Actual: actual}
 }
 
-// Failf returns a *VerifyError whose Actual is formatted.
+// Failf returns a *VerifyError whose Actual is formatted. An empty byte
+// slice among the arguments prints as "(0 bytes)", never as nothing: "%
+// x" of an empty payload once left an Actual reading "payload ".
 func Failf(expected, format string, a ...any) error {
-	return &VerifyError{Expected: expected, Actual: fmt.Sprintf(format, a...)}
+	return &VerifyError{Expected: expected, Actual: fmt.Sprintf(format, nonEmpty(a)...)}
 }
 
 // Warnf returns a *VerifyError that is a warning whatever the case's level.
 func Warnf(expected, format string, a ...any) error {
-	return &VerifyError{Expected: expected, Actual: fmt.Sprintf(format, a...), Level: Should}
+	return &VerifyError{Expected: expected, Actual: fmt.Sprintf(format, nonEmpty(a)...), Level: Should}
 }
+
+// nonEmpty returns a with each empty []byte replaced by noBytes.
+func nonEmpty(a []any) []any {
+	var out []any
+	for i, x := range a {
+		if b, ok := x.([]byte); ok && len(b) == 0 {
+			if out == nil {
+				out = append([]any(nil), a...)
+			}
+			out[i] = noBytes{}
+		}
+	}
+	if out == nil {
+		return a
+	}
+	return out
+}
+
+// noBytes formats, under any verb, as "(0 bytes)".
+type noBytes struct{}
+
+func (noBytes) Format(f fmt.State, _ rune) { fmt.Fprint(f, "(0 bytes)") }
 
 // SkipError is what a case returns when a precondition is not met.
 type SkipError struct {
@@ -104,6 +129,11 @@ func judge(level Level, err error) (verdict, expected, actual string) {
 	}
 	var ve *VerifyError
 	if errors.As(err, &ve) {
+		if strings.TrimSpace(ve.Actual) == "" {
+			// A finding must say what was seen: an empty Actual is the
+			// case's bug, and the reader is told so rather than nothing.
+			ve.Actual = "(the case recorded nothing of what it saw: see the wire log)"
+		}
 		l := level
 		if ve.Level != 0 {
 			l = ve.Level

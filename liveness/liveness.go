@@ -113,6 +113,12 @@ func (w *Watchdog) Run(ctx context.Context) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
+		if d, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(d) {
+			// The tick and the end can come at once, and select picks
+			// either (the context may not even be cancelled yet): a
+			// probe started at or after the end proves nothing.
+			return
+		}
 		at := time.Since(w.Start)
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		err := w.Probe(pctx)

@@ -273,19 +273,68 @@ func (r *Run) verdict() Headline {
 
 // Headline judges the conform result: a failed case, a warning under
 // --strict, or more skips than MaxSkips allows fail it; the skip and
-// warning counts are always said, so a hollow run cannot pass unseen. An
-// interrupted suite says so first, whatever its cases say: they are only
-// the part that ran.
+// warning counts are always said, so a hollow run cannot pass unseen, and a
+// run in which not one case passed never passes. A target that stopped
+// answering leads, before anything else (TARGET DOWN, then the rest of the
+// verdict); an interrupted suite says so next, whatever its cases say: they
+// are only the part that ran.
 func (c *Conform) Headline() Headline {
 	hl := c.verdict()
-	if !c.Interrupted {
-		return hl
+	if c.Interrupted {
+		text := fmt.Sprintf("INTERRUPTED · the suite was stopped after %s, before every case ran: the verdicts cover only what ran", c.DurationNS.Round(time.Millisecond))
+		if hl.Text != "" {
+			text += " (on that part: " + hl.Text + ")"
+		}
+		hl = Headline{Status: StatusInterrupted, Text: text}
 	}
-	text := fmt.Sprintf("INTERRUPTED · the suite was stopped after %s, before every case ran: the verdicts cover only what ran", c.DurationNS.Round(time.Millisecond))
-	if hl.Text != "" {
-		text += " (on that part: " + hl.Text + ")"
+	if down := c.TargetDown(); down != "" {
+		text := "TARGET DOWN · " + down
+		if hl.Text != "" {
+			text += " — " + hl.Text
+		}
+		return Headline{Status: StatusTargetDown, Text: text}
 	}
-	return Headline{Status: StatusInterrupted, Text: text}
+	return hl
+}
+
+// TargetDown says, when the target stopped answering during the suite (an
+// outage that was not a scheduled fault, or one it never came back from),
+// how and during which cases, and how many cases were not run:
+// "the server stopped answering (refused: nothing listens) during
+// tcp-lobby/5/3; 12 cases not run". "" when it kept answering.
+func (c *Conform) TargetDown() string {
+	var first *Outage
+	var during []string
+	seen := map[string]bool{}
+	for i := range c.Outages {
+		o := &c.Outages[i]
+		if o.Fault != "" && o.Back {
+			continue
+		}
+		if first == nil {
+			first = o
+		}
+		for _, id := range o.During {
+			if !seen[id] {
+				seen[id] = true
+				during = append(during, id)
+			}
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	text := "the server stopped answering (" + first.What() + ")"
+	switch {
+	case len(during) > 0:
+		text += " during " + strings.Join(during, ", ")
+	default:
+		text += fmt.Sprintf(" at +%v", first.StartNS.Round(time.Millisecond))
+	}
+	if n := c.Summary().NotRun; n > 0 {
+		text += fmt.Sprintf("; %d case%s not run", n, plural(n))
+	}
+	return text
 }
 
 // verdict is Headline without the interruption.
@@ -317,6 +366,20 @@ func (c *Conform) verdict() Headline {
 	}
 	if len(why) > 0 {
 		return Headline{Status: StatusFail, Text: "FAIL · " + strings.Join(why, "; ") + tail}
+	}
+	if s.Pass == 0 {
+		// Whatever the skip budget says: a run that checked nothing that
+		// held proves nothing.
+		var what []string
+		for _, p := range []struct {
+			n    int
+			what string
+		}{{s.Warn, "warned"}, {s.Info, "informational"}, {s.Skip, "skipped"}, {s.NotRun, "not run"}} {
+			if p.n > 0 {
+				what = append(what, fmt.Sprintf("%d %s", p.n, p.what))
+			}
+		}
+		return Headline{Status: StatusFail, Text: fmt.Sprintf("NO PASS · not one of %d case%s passed (%s)", s.Total, plural(s.Total), strings.Join(what, ", "))}
 	}
 	return Headline{Status: StatusPass, Text: fmt.Sprintf("PASS · no case failed (%d of %d passed)%s", s.Pass, s.Total, tail)}
 }

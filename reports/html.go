@@ -435,11 +435,11 @@ func buildRun(r *Run) (*runView, error) {
 	return v, nil
 }
 
-var verdictOrder = []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip}
+var verdictOrder = []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun}
 
 func buildConform(c *Conform, docAnchor, docsBase string) *confView {
 	v := &confView{C: c, Summary: c.Summary(), Headline: c.Headline()}
-	counts := map[string]int{VerdictPass: v.Summary.Pass, VerdictFail: v.Summary.Fail, VerdictWarn: v.Summary.Warn, VerdictInfo: v.Summary.Info, VerdictSkip: v.Summary.Skip}
+	counts := map[string]int{VerdictPass: v.Summary.Pass, VerdictFail: v.Summary.Fail, VerdictWarn: v.Summary.Warn, VerdictInfo: v.Summary.Info, VerdictSkip: v.Summary.Skip, VerdictNotRun: v.Summary.NotRun}
 	for _, k := range verdictOrder {
 		if n := counts[k]; n > 0 {
 			v.Bar = append(v.Bar, barPart{Verdict: k, Count: n, Pct: strconv.FormatFloat(100*float64(n)/float64(v.Summary.Total), 'f', 3, 64)})
@@ -494,6 +494,7 @@ func buildConform(c *Conform, docAnchor, docsBase string) *confView {
 		sec.Summary.Warn += s1.Warn
 		sec.Summary.Info += s1.Info
 		sec.Summary.Skip += s1.Skip
+		sec.Summary.NotRun += s1.NotRun
 	}
 	return v
 }

@@ -98,7 +98,7 @@ func TestHTMLCSS(t *testing.T) {
 			styled[strings.Join(strings.Fields(one), " ")] = true
 		}
 	}
-	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip} {
+	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun} {
 		for _, want := range []string{".v-" + v, ".mx td.v-" + v + " a"} {
 			if !styled[want] {
 				t.Errorf("no rule %q for verdict %s", want, v)
@@ -127,10 +127,10 @@ func TestHTMLCSS(t *testing.T) {
 			carried[w] = true
 		}
 	}
-	for _, w := range []string{"bad", "good", "none"} { // matrixCell.Class and card classes set in html.go
+	for _, w := range []string{"bad", "good", "none", "outages"} { // matrixCell.Class and card classes set in html.go
 		carried[w] = true
 	}
-	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip} {
+	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun} {
 		carried["v-"+v], carried["c-"+v] = true, true
 	}
 	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown} {

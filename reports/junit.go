@@ -205,8 +205,11 @@ func addInterrupted(s *junitSuite, hl Headline, what string, d time.Duration) {
 		Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text)}})
 }
 
-// WriteConformJUnit writes c as JUnit XML: an interrupted suite leads with
-// the <error> testcase "conform completed" that says so; then one testcase per case, classname
+// WriteConformJUnit writes c as JUnit XML: a suite during which the target
+// stopped answering leads with the <error> testcase "target kept
+// answering" (type target_down) that says how and during which cases, and
+// its not-run cases are <skipped> with the reason; otherwise an interrupted
+// suite leads with the <error> testcase "conform completed" that says so; then one testcase per case, classname
 // "conform.<section>", verdict fail as <failure> (type = level), skip as
 // <skipped>; pass, warn and info pass, warn and info with their text in
 // <system-out>, except that under Strict a warning is a <failure> (type
@@ -220,7 +223,32 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 		name += "." + c.Protocol
 	}
 	s := junitSuite{Name: name, Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
-	addInterrupted(&s, c.Headline(), "conform", c.DurationNS)
+	if hl := c.Headline(); hl.Status == StatusTargetDown {
+		// An <error>, not a <failure>: no case's requirement was judged
+		// by it, the suite could not go on. CI goes red on either.
+		var d strings.Builder
+		d.WriteString(hl.Text + "\n")
+		for _, o := range c.Outages {
+			fmt.Fprintf(&d, "down at +%v (%s), last answered at +%v", o.StartNS.Round(time.Millisecond), o.What(), o.LastUpNS.Round(time.Millisecond))
+			if o.Detail != "" {
+				fmt.Fprintf(&d, ": %s", o.Detail)
+			}
+			if len(o.During) > 0 {
+				fmt.Fprintf(&d, "; during %s", strings.Join(o.During, ", "))
+			}
+			if o.Exit != "" {
+				fmt.Fprintf(&d, "; exit: %s", o.Exit)
+			}
+			d.WriteByte('\n')
+			for _, l := range o.Output {
+				fmt.Fprintf(&d, "output: %s\n", l)
+			}
+		}
+		s.add(junitCase{Name: "target kept answering", Classname: "conform", Time: junitTime(c.DurationNS),
+			Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(d.String())}})
+	} else {
+		addInterrupted(&s, hl, "conform", c.DurationNS)
+	}
 	for _, k := range c.Cases {
 		name := k.ID + " " + k.Description
 		if k.Rule != "" {
@@ -248,6 +276,12 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 		case VerdictSkip:
 			jc.Skipped = &junitSkipped{Message: k.Actual}
 			writeNotes(&out, k.Notes)
+		case VerdictNotRun:
+			// <skipped>: the case was not executed, which is what JUnit's
+			// skipped means; the suite is red already through the
+			// "target kept answering" <error> and the in-flight cases'
+			// <failure>s, and one dead server is not N errors.
+			jc.Skipped = &junitSkipped{Message: k.Actual}
 		case VerdictWarn:
 			if c.Strict {
 				jc.Failure = &junitFailure{Message: "strict: expected " + k.Expected + ", got " + k.Actual, Type: k.Level + " (strict)", Text: xmlSafe(detail)}

@@ -34,11 +34,12 @@ func mdCode(s string) string {
 }
 
 var verdictMark = map[string]string{
-	VerdictPass: "✅ pass",
-	VerdictFail: "❌ fail",
-	VerdictWarn: "⚠️ warn",
-	VerdictInfo: "ℹ️ info",
-	VerdictSkip: "⏭️ skip",
+	VerdictPass:   "✅ pass",
+	VerdictFail:   "❌ fail",
+	VerdictWarn:   "⚠️ warn",
+	VerdictInfo:   "ℹ️ info",
+	VerdictSkip:   "⏭️ skip",
+	VerdictNotRun: "⛔ not run",
 }
 
 func init() {
@@ -95,8 +96,31 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 	if len(c.Notes) > 0 {
 		fmt.Fprint(ew, "\n")
 	}
+	for _, o := range c.Outages {
+		fmt.Fprintf(ew, "- ⛔ Target down at +%v (%s), last answered at +%v", o.StartNS.Round(time.Millisecond), mdInline(o.What()), o.LastUpNS.Round(time.Millisecond))
+		if o.Detail != "" {
+			fmt.Fprintf(ew, ": %s", mdInline(o.Detail))
+		}
+		if len(o.During) > 0 {
+			fmt.Fprintf(ew, "; during `%s`", strings.Join(o.During, "`, `"))
+		}
+		if o.Back {
+			fmt.Fprintf(ew, "; back at +%v", o.EndNS.Round(time.Millisecond))
+		}
+		fmt.Fprint(ew, "\n")
+		if len(o.Output) > 0 {
+			fmt.Fprintf(ew, "\n```text\n%s\n```\n", strings.ReplaceAll(strings.Join(o.Output, "\n"), "```", "` ` `"))
+		}
+	}
+	if len(c.Outages) > 0 {
+		fmt.Fprint(ew, "\n")
+	}
 	s := c.Summary()
-	fmt.Fprintf(ew, "**%d cases: %d pass, %d fail, %d warn, %d info, %d skip.**\n\n", s.Total, s.Pass, s.Fail, s.Warn, s.Info, s.Skip)
+	notRun := ""
+	if s.NotRun > 0 {
+		notRun = fmt.Sprintf(", %d not run", s.NotRun)
+	}
+	fmt.Fprintf(ew, "**%d cases: %d pass, %d fail, %d warn, %d info, %d skip%s.**\n\n", s.Total, s.Pass, s.Fail, s.Warn, s.Info, s.Skip, notRun)
 	fmt.Fprint(ew, "| ID | Section | Level | Verdict | Description |\n|---|---|---|---|---|\n")
 	for _, k := range c.Cases {
 		v, ok := verdictMark[k.Verdict]

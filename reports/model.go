@@ -367,18 +367,20 @@ type Conform struct {
 	// before every selected case ran to its end; the cases it cut are
 	// skips saying "run interrupted". Every format leads with it
 	// (Conform.Headline).
-	Interrupted bool          `json:"interrupted,omitempty"`
-	StartedAt   time.Time     `json:"started_at"`
-	DurationNS  time.Duration `json:"duration_ns"`
-	// Notes describe the run as a whole (e.g. "header spec, guessed from
-	// the first reply").
-	Notes []string `json:"notes,omitempty"`
-	Cases []Case   `json:"cases"`
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Outages are the times the target stopped answering its protocol's
 	// reachability check, checked after every case (after the whole
 	// batch of concurrent cases), with the cases in flight (During).
 	// Every format leads with the first (Headline: TARGET DOWN).
-	Outages []Outage `json:"outages,omitempty"`
+	// The JSON holds them before the cases, as every format leads with
+	// them.
+	Outages    []Outage      `json:"outages,omitempty"`
+	StartedAt  time.Time     `json:"started_at"`
+	DurationNS time.Duration `json:"duration_ns"`
+	// Notes describe the run as a whole (e.g. "header spec, guessed from
+	// the first reply").
+	Notes []string `json:"notes,omitempty"`
+	Cases []Case   `json:"cases"`
 	// TargetProcess is the server lobbybench owned (--target-cmd).
 	TargetProcess *TargetProcess `json:"target_process,omitempty"`
 }

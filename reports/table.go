@@ -371,7 +371,8 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 // ConformTextOptions shape WriteConformText.
 type ConformTextOptions struct {
-	// Quiet prints only failures, warnings and the count line.
+	// Quiet prints only failures, warnings, the outages and the count
+	// line (which counts the cases not run).
 	Quiet bool
 	// Verbose also prints the notes of passing cases.
 	Verbose bool
@@ -383,7 +384,7 @@ type ConformTextOptions struct {
 }
 
 // WriteConformText writes the terminal report of c: the run's notes, one
-// line per case (✔ pass, ✘ fail, ! warn, i info, - skip) grouped by
+// line per case (✔ pass, ✘ fail, ! warn, i info, - skip, ⊘ not run) grouped by
 // document section, with the requirement, expected and actual under each
 // failure and warning, the hex wire log under each failure (Autobahn's wire
 // log), and a final count line. The verdict (Conform.Headline) is the
@@ -400,6 +401,7 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 			fmt.Fprintf(ew, "  %s\n", n)
 		}
 	}
+	writeOutagesText(ew, c.Outages)
 	section := ""
 	for _, k := range c.Cases {
 		if o.Quiet && k.Verdict != VerdictFail && k.Verdict != VerdictWarn {
@@ -410,7 +412,7 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 			fmt.Fprintf(ew, "\n%s\n", section)
 		}
 		fmt.Fprintf(ew, "  %s %-9s %s", verdictSymbol(k.Verdict), k.ID, k.Description)
-		if k.Verdict == VerdictWarn || k.Verdict == VerdictInfo || k.Verdict == VerdictSkip {
+		if k.Verdict == VerdictWarn || k.Verdict == VerdictInfo || k.Verdict == VerdictSkip || k.Verdict == VerdictNotRun {
 			fmt.Fprintf(ew, " [%s]", k.Verdict)
 		}
 		fmt.Fprintln(ew)
@@ -430,6 +432,8 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 			}
 		case VerdictSkip:
 			fmt.Fprintf(ew, "      skipped:  %s\n", k.Actual)
+		case VerdictNotRun:
+			fmt.Fprintf(ew, "      %s\n", k.Actual)
 		case VerdictInfo:
 			if k.Actual != "" {
 				fmt.Fprintf(ew, "      %s\n", k.Actual)
@@ -455,14 +459,42 @@ func (c *Conform) CountLine() string {
 	s := c.Summary()
 	line := fmt.Sprintf("%d cases in %v: %d passed, %d failed, %d warnings, %d info, %d skipped",
 		s.Total, c.DurationNS.Round(time.Millisecond), s.Pass, s.Fail, s.Warn, s.Info, s.Skip)
+	if s.NotRun > 0 {
+		line += fmt.Sprintf(", %d not run (target down)", s.NotRun)
+	}
 	if c.Strict && s.Warn > 0 {
 		line += " (strict: warnings fail the run)"
 	}
 	return line
 }
 
+// writeOutagesText writes one block per outage: when the target was found
+// down and how, when it last answered, the cases in flight, an owned
+// process's exit and last output lines, and whether it came back.
+func writeOutagesText(w io.Writer, os []Outage) {
+	for _, o := range os {
+		fmt.Fprintf(w, "\ntarget down at +%v (%s), last answered at +%v", o.StartNS.Round(time.Millisecond), o.What(), o.LastUpNS.Round(time.Millisecond))
+		if o.Back {
+			fmt.Fprintf(w, ", back at +%v", o.EndNS.Round(time.Millisecond))
+		}
+		fmt.Fprintln(w)
+		if o.Detail != "" {
+			fmt.Fprintf(w, "  check:  %s\n", o.Detail)
+		}
+		if len(o.During) > 0 {
+			fmt.Fprintf(w, "  during: %s\n", strings.Join(o.During, ", "))
+		}
+		if o.Exit != "" {
+			fmt.Fprintf(w, "  exit:   %s\n", o.Exit)
+		}
+		for _, l := range o.Output {
+			fmt.Fprintf(w, "  output: %s\n", l)
+		}
+	}
+}
+
 // verdictSymbol is a verdict's terminal mark: ✔ pass, ✘ fail, ! warn,
-// i info, - skip.
+// i info, - skip, ⊘ not run.
 func verdictSymbol(v string) string {
 	switch v {
 	case VerdictPass:
@@ -475,6 +507,8 @@ func verdictSymbol(v string) string {
 		return "i"
 	case VerdictSkip:
 		return "-"
+	case VerdictNotRun:
+		return "⊘"
 	}
 	return "?"
 }

@@ -105,3 +105,20 @@ type TargetProcess struct {
 	// its processes.
 	CPUNS time.Duration `json:"cpu_ns"`
 }
+
+// What says in words how the target was found down: "refused: nothing
+// listens", "silent: it answers nothing", "exited: killed by SIGABRT".
+func (o Outage) What() string {
+	switch o.Kind {
+	case DownRefused:
+		return "refused: nothing listens"
+	case DownSilent:
+		return "silent: it answers nothing"
+	case DownExited:
+		if o.Exit != "" {
+			return "exited: " + o.Exit
+		}
+		return "exited"
+	}
+	return o.Kind
+}

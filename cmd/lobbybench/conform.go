@@ -40,9 +40,17 @@ A CI job should set --max-skips: a suite whose cases were mostly skipped
 checked. The skip count heads every format. Passing cases' wire logs are
 kept out of the HTML and JUnit unless --verbose (the JSON has them all).
 
+The suite watches the target's life: its reachability check runs after
+every case (a watchdog probes it while the concurrent cases run). When the
+target stops answering (refused: nothing listens; silent: it answers
+nothing), the cases in flight fail with that, no further case starts (each
+is "not run"), and every format leads with TARGET DOWN.
+
 Exit codes: 0 all passed, 1 a case failed (or warned, with --strict, or
-more cases were skipped than --max-skips allows), 2 usage, 3 target
-unreachable, 5 interrupted (every written file then leads with INTERRUPTED).`
+more cases were skipped than --max-skips allows, or not one case passed),
+2 usage, 3 target unreachable, 5 interrupted (every written file then leads
+with INTERRUPTED), 7 the target stopped answering during the suite (every
+written file leads with TARGET DOWN; 7 even when also interrupted).`
 
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
@@ -175,7 +183,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	doc.Interrupted = ctx.Err() != nil
 	hl := doc.Headline()
-	if hl.Status == reports.StatusInterrupted {
+	if hl.Status == reports.StatusInterrupted || hl.Status == reports.StatusTargetDown {
 		fmt.Fprintf(e.stdout, "%s\n\n", hl.Text) // first: a partial suite follows
 	}
 	reports.WriteConformText(e.stdout, doc, reports.ConformTextOptions{Quiet: f.quiet, Verbose: f.verbose})
@@ -183,6 +191,10 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target, DocsBase: f.docsBase}, TrimPassingWire: !f.verbose}
 	if !f.outs.write(e, cmd, doc, opts) {
 		return exitFailed
+	}
+	if hl.Status == reports.StatusTargetDown {
+		fmt.Fprintf(e.stderr, "lobbybench conform: target down: %s\n", doc.TargetDown())
+		return exitTargetDown
 	}
 	if ctx.Err() != nil {
 		return exitInterrupted

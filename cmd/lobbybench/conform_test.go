@@ -136,13 +136,21 @@ func TestConformFailureAndStrict(t *testing.T) {
 	// tcp-lobby/R/4 (64 connections from one address, none refused) warns, which
 	// fails only under --strict. A counting verdict, unlike the rate-limit
 	// flood's (udp-lobby/14/1), which a loaded machine can turn into a warning.
+	// A passing case goes with it: a run in which not one case passed
+	// never passes.
 	srv := startConformRef(t)
-	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp-lobby/R/4"}
+	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp-lobby/R/4,tcp-lobby/5.1/1"}
 	if code, out, _ := runCLI(t, args...); code != exitOK || !strings.Contains(out, "! tcp-lobby/R/4") {
 		t.Errorf("non-strict: exit %d, stdout %q", code, out)
 	}
 	if code, out, _ := runCLI(t, append(args, "--strict")...); code != exitFailed {
 		t.Errorf("strict: exit %d, stdout %q", code, out)
+	}
+	// The warning alone: not one case passed, so no PASS, whatever the
+	// level of what was found.
+	args[len(args)-1] = "tcp-lobby/R/4"
+	if code, out, _ := runCLI(t, args...); code != exitFailed || !strings.Contains(out, "NO PASS · not one of 1 case passed (1 warned)") || strings.Contains(out, "\nPASS") {
+		t.Errorf("warning alone: exit %d, stdout %q", code, out)
 	}
 }
 

@@ -1,0 +1,431 @@
+package conformance
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lobbybench/lobbybench/liveness"
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// liveRun runs the cases of one suite while watching the target's life: the
+// protocol's reachability check after each case of the serial stages, a
+// liveness.Watchdog on its own socket while the concurrent cases run and a
+// check after their batch. Once the target is down no further case starts:
+// the cases in flight when it went down fail with the death, every later
+// case is not run (reports.VerdictNotRun).
+type liveRun struct {
+	ctx   context.Context // the run's: cancelled on interruption
+	env   *Env
+	proto Protocol
+	cfg   Config
+	rep   *reports.Conform
+	wd    *liveness.Watchdog
+	// probeTimeout bounds one reachability check (it retries inside).
+	probeTimeout time.Duration
+
+	mu sync.Mutex
+	// caseCtx is what cases run with: cancelled when the target is seen
+	// down, so that the cases in flight stop waiting for a dead server.
+	caseCtx   context.Context
+	stopCases context.CancelFunc
+	// detectedAt is when the open outage was noticed (the end of the
+	// window of the cases it is charged to).
+	detectedAt time.Duration
+	spans      map[string]*caseSpan
+	results    map[string]int // case id → index in rep.Cases
+	// during holds, per outage index of wd, the cases in flight.
+	during map[int][]string
+	// tookDown is set once a case's T.TargetDown has been turned into an
+	// outage.
+	tookDown bool
+}
+
+type caseSpan struct {
+	start, end time.Duration
+	running    bool
+}
+
+func newLiveRun(ctx context.Context, env *Env, proto Protocol, cfg Config, rep *reports.Conform) *liveRun {
+	lr := &liveRun{ctx: ctx, env: env, proto: proto, cfg: cfg, rep: rep,
+		probeTimeout: 3*env.Timeout + 250*time.Millisecond,
+		spans:        map[string]*caseSpan{}, results: map[string]int{}, during: map[int][]string{}}
+	lr.caseCtx, lr.stopCases = context.WithCancel(ctx)
+	lr.wd = &liveness.Watchdog{Probe: lr.probe, Start: rep.StartedAt, Timeout: lr.probeTimeout,
+		OnChange: func(o reports.Outage) {
+			if o.Back {
+				return
+			}
+			lr.mu.Lock()
+			lr.detectedAt = lr.now()
+			stop := lr.stopCases
+			lr.mu.Unlock()
+			stop()
+		}}
+	return lr
+}
+
+func (lr *liveRun) now() time.Duration { return time.Since(lr.rep.StartedAt) }
+
+// probe is the protocol's reachability check, on sockets of its own (no
+// case's), bounded by probeTimeout. The check only reads what the first one
+// settled (the UDP header profile): Env.Header is no longer HeaderAuto.
+func (lr *liveRun) probe(ctx context.Context) error {
+	if lr.proto.Reach == nil {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, lr.probeTimeout)
+	defer cancel()
+	_, err := lr.proto.Reach(pctx, lr.env)
+	if err != nil && pctx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("no answer to the reachability check within %v", lr.probeTimeout)
+	}
+	if err != nil && errors.Is(err, ErrUnreachable) {
+		// The outage says the target is down: the probe's words need not.
+		msg := strings.TrimPrefix(err.Error(), ErrUnreachable.Error()+": ")
+		msg = strings.TrimPrefix(strings.TrimPrefix(msg, lr.env.Target+": "), lr.env.Target+" ")
+		return &probeError{msg: msg, err: err}
+	}
+	return err
+}
+
+// probeError is a failed check in fewer words, still matching what it
+// wraps (ECONNREFUSED for liveness.Classify).
+type probeError struct {
+	msg string
+	err error
+}
+
+func (e *probeError) Error() string { return e.msg }
+func (e *probeError) Unwrap() error { return e.err }
+
+// run runs the cases stage by stage.
+func (lr *liveRun) run(cases []*Case, par int) {
+	for _, stage := range []Stage{StageConcurrent, StageSerial, StagePool, StageDestructive} {
+		var batch []*Case
+		for _, c := range cases {
+			if c.Stage == stage {
+				batch = append(batch, c)
+			}
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		if stage == StageConcurrent {
+			lr.concurrent(batch, par)
+			continue
+		}
+		for _, c := range batch {
+			if lr.wd.Down() {
+				lr.notRun(c)
+				continue
+			}
+			lr.runOne(c)
+			lr.afterCases()
+		}
+	}
+	lr.rep.Outages = lr.outages()
+}
+
+// concurrent runs batch par at a time with a watchdog probing beside it,
+// then checks once more after the batch.
+func (lr *liveRun) concurrent(batch []*Case, par int) {
+	wctx, wcancel := context.WithCancel(lr.ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		lr.wd.Run(wctx)
+	}()
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for _, c := range batch {
+		sem <- struct{}{}
+		if lr.wd.Down() {
+			<-sem
+			lr.notRun(c)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			lr.runOne(c)
+		}()
+	}
+	wg.Wait()
+	wcancel()
+	<-watched
+	lr.afterCases()
+}
+
+// runOne runs c and records its result and its span.
+func (lr *liveRun) runOne(c *Case) {
+	lr.mu.Lock()
+	sp := &caseSpan{start: lr.now(), running: true}
+	lr.spans[c.ID] = sp
+	ctx := lr.caseCtx
+	lr.mu.Unlock()
+	res := runCase(ctx, lr.env, c)
+	if ctx.Err() != nil && lr.ctx.Err() == nil {
+		// Cut because the target went down, not interrupted: the rewrite
+		// below (down) judges it; keep what it had found for its notes.
+		res.Actual = strings.Replace(res.Actual, "run interrupted", "cut short when the target was seen down", 1)
+	}
+	lr.mu.Lock()
+	sp.end, sp.running = lr.now(), false
+	lr.results[c.ID] = len(lr.rep.Cases)
+	lr.rep.Cases = append(lr.rep.Cases, res)
+	lr.mu.Unlock()
+}
+
+// notRun records c as not run: the target was down when its turn came.
+func (lr *liveRun) notRun(c *Case) {
+	res := reports.Case{ID: c.ID, Section: c.Section, Description: c.Desc, Rule: c.Rule,
+		Requirement: c.Requirement, Level: levelName(c.Level), Verdict: reports.VerdictNotRun,
+		Actual: "not run: target down since " + lr.downSince()}
+	lr.mu.Lock()
+	lr.results[c.ID] = len(lr.rep.Cases)
+	lr.rep.Cases = append(lr.rep.Cases, res)
+	lr.mu.Unlock()
+}
+
+// downSince names where the open outage began: the first case in flight,
+// or its offset when none was.
+func (lr *liveRun) downSince() string {
+	os := lr.wd.Outages()
+	if len(os) == 0 {
+		return "an earlier case"
+	}
+	i := len(os) - 1
+	lr.mu.Lock()
+	d := lr.during[i]
+	lr.mu.Unlock()
+	if len(d) > 0 {
+		return d[0]
+	}
+	return fmt.Sprintf("+%v", os[i].StartNS.Round(time.Millisecond))
+}
+
+// afterCases checks the target after a case (or a batch) and, when it is
+// down, judges the cases in flight and restarts the target when the
+// caller can.
+func (lr *liveRun) afterCases() {
+	if lr.ctx.Err() != nil {
+		return // interrupted: a check cut short proves nothing
+	}
+	lr.check()
+	if lr.wd.Down() {
+		lr.down()
+	}
+}
+
+// check probes the target unless it is already known down: an owned
+// process that ended is down at once, a case's T.TargetDown is down with
+// the case's words, a refused check is down at once, and a silent one is
+// down when the check fails a second time in a row.
+func (lr *liveRun) check() {
+	if lr.wd.Down() {
+		return
+	}
+	if lr.exited() {
+		return
+	}
+	if reason := lr.env.downReason(); reason != "" && !lr.tookDown {
+		lr.tookDown = true
+		if _, r, ok := strings.Cut(reason, ": "); ok {
+			reason = r // "<case id>: why": the outage names the case
+		}
+		at := lr.now()
+		err := lr.probe(lr.ctx)
+		if err != nil {
+			lr.wd.MarkDown(at, liveness.Classify(err), reason+"; then the reachability check: "+err.Error(), "", nil)
+		} else {
+			lr.wd.MarkDown(at, reports.DownSilent, reason, "", nil)
+		}
+		return
+	}
+	for i := 0; i < liveness.DefaultSilentAfter && !lr.wd.Down(); i++ {
+		at := lr.now()
+		err := lr.probe(lr.ctx)
+		if lr.ctx.Err() != nil {
+			return
+		}
+		if err != nil && lr.exited() {
+			return
+		}
+		lr.wd.Observe(at, err)
+		if err == nil {
+			return
+		}
+	}
+}
+
+// exited asks Config.TargetExit whether the owned process ended and, if
+// so, marks the target down with its exit and output.
+func (lr *liveRun) exited() bool {
+	if lr.cfg.TargetExit == nil {
+		return false
+	}
+	exit, output, gone := lr.cfg.TargetExit()
+	if !gone {
+		return false
+	}
+	lr.wd.MarkDown(lr.now(), reports.DownExited, "the target process ended: "+exit, exit, output)
+	return true
+}
+
+// down judges the open outage: the cases in flight between the target's
+// last answer and the moment it was seen down fail with the death, and the
+// outage names them. Then, when Config.RestartTarget is set, the target is
+// restarted and the run goes on if it answers.
+func (lr *liveRun) down() {
+	os := lr.wd.Outages()
+	i := len(os) - 1
+	lr.exited() // an owned process's end fills in the open outage
+	os = lr.wd.Outages()
+	o := os[i]
+	lr.mu.Lock()
+	if _, done := lr.during[i]; done {
+		lr.mu.Unlock()
+		return
+	}
+	until := lr.detectedAt
+	if until < o.StartNS {
+		until = o.StartNS
+	}
+	// In flight: every case that ran between the last answer and the
+	// moment the target was seen down. A case among them that passed and
+	// ended before the first failed check got every answer it asked for:
+	// it keeps its pass (with a note), unless no other case is left to
+	// charge the outage to.
+	var ids, passed []string
+	for id, sp := range lr.spans {
+		if sp.start > until || (!sp.running && sp.end < o.LastUpNS) {
+			continue
+		}
+		if j, ok := lr.results[id]; ok && !sp.running && sp.end < o.StartNS && lr.rep.Cases[j].Verdict == reports.VerdictPass {
+			passed = append(passed, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		ids, passed = passed, nil
+	}
+	for _, id := range passed {
+		k := &lr.rep.Cases[lr.results[id]]
+		k.Notes = append(k.Notes, fmt.Sprintf("the target was found down at +%v, after this case ended at +%v with every answer it asked for",
+			o.StartNS.Round(time.Millisecond), lr.spans[id].end.Round(time.Millisecond)))
+	}
+	sort.Slice(ids, func(a, b int) bool { return caseLess(ids[a], ids[b]) })
+	lr.during[i] = ids
+	for _, id := range ids {
+		j, ok := lr.results[id]
+		if !ok {
+			continue
+		}
+		k := &lr.rep.Cases[j]
+		if k.Verdict == reports.VerdictNotRun {
+			continue
+		}
+		diedDuring(k, o, lr.spans[id], len(ids))
+	}
+	lr.mu.Unlock()
+	if lr.cfg.RestartTarget == nil || lr.ctx.Err() != nil {
+		return
+	}
+	if err := lr.cfg.RestartTarget(lr.ctx); err != nil {
+		return
+	}
+	lr.mu.Lock()
+	lr.caseCtx, lr.stopCases = context.WithCancel(lr.ctx)
+	lr.mu.Unlock()
+	at := lr.now()
+	lr.wd.Observe(at, lr.probe(lr.ctx))
+}
+
+// outages returns the watchdog's outages with the cases each was charged
+// to.
+func (lr *liveRun) outages() []reports.Outage {
+	os := lr.wd.Outages()
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	for i := range os {
+		os[i].During = lr.during[i]
+	}
+	return os
+}
+
+// diedDuring turns k, a case in flight when the target went down, into a
+// failure that says so, whatever it would otherwise have said (a "harness
+// error: connection refused" skip, a silence read as a broadcast defect):
+// how the target was found (refused or silent, the check's words), when it
+// last answered, and the last bytes the case sent it. What the case itself
+// found is kept as its first note.
+func diedDuring(k *reports.Case, o reports.Outage, sp *caseSpan, inFlight int) {
+	if k.Verdict != "" && k.Actual != "" {
+		k.Notes = append([]string{"the case itself said (" + k.Verdict + "): " + k.Actual}, k.Notes...)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the server stopped answering during this case (%s", o.What())
+	if o.Detail != "" {
+		fmt.Fprintf(&b, ": %s", o.Detail)
+	}
+	b.WriteString(")")
+	if inFlight > 1 {
+		fmt.Fprintf(&b, ", with %d other cases in flight", inFlight-1)
+	}
+	if sp != nil {
+		when := "before the case started"
+		if o.LastUpNS > sp.start {
+			when = "while the case ran"
+		}
+		fmt.Fprintf(&b, "; it answered the reachability check at +%v, %s at +%v, and was found down at +%v",
+			o.LastUpNS.Round(time.Millisecond), when, sp.start.Round(time.Millisecond), o.StartNS.Round(time.Millisecond))
+	}
+	if o.Exit != "" {
+		fmt.Fprintf(&b, "; the process %s", o.Exit)
+	}
+	if last := lastSent(k.Wire, 2); last != "" {
+		b.WriteString("; last bytes sent to it: " + last)
+	} else {
+		b.WriteString("; the case sent it nothing")
+	}
+	k.Verdict = reports.VerdictFail
+	k.Expected = "the server keeps answering through the case (its reachability check after it)"
+	k.Actual = b.String()
+}
+
+// lastSent describes the last n entries of wire sent to the target, oldest
+// first: offset, note and up to 32 bytes of hex each.
+func lastSent(wire []reports.WireEntry, n int) string {
+	var parts []string
+	for i := len(wire) - 1; i >= 0 && len(parts) < n; i-- {
+		e := wire[i]
+		if e.Dir != reports.DirSent {
+			continue
+		}
+		b, err := hex.DecodeString(e.Hex)
+		if err != nil {
+			continue
+		}
+		h := fmt.Sprintf("% x", b[:min(len(b), 32)])
+		if len(b) > 32 {
+			h += fmt.Sprintf(" … (%d bytes)", len(b))
+		}
+		p := fmt.Sprintf("+%v", e.OffsetNS.Round(time.Microsecond))
+		if e.Note != "" {
+			p += " " + e.Note
+		}
+		parts = append(parts, p+" ["+h+"]")
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, ", then ")
+}

@@ -1,0 +1,363 @@
+package conformance
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reports"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// dyingTCP is a proxy in front of a TCP lobby that dies the first time a
+// client sends a frame of type on: "abort" closes its listener and every
+// connection for good (a new connection is refused), "hang" stops relaying
+// anything in either direction while it keeps accepting (silent).
+type dyingTCP struct {
+	ln    net.Listener
+	how   string
+	on    tcplobby.Type
+	mu    sync.Mutex
+	dead  bool
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func startDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) string {
+	t.Helper()
+	return newDyingTCP(t, upstream, how, on).ln.Addr().String()
+}
+
+func newDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) *dyingTCP {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &dyingTCP{ln: ln, how: how, on: on}
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+		p.wg.Wait()
+	})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			cc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, cc)
+			dead := p.dead
+			p.mu.Unlock()
+			if dead {
+				continue // hung: accepted, never answered
+			}
+			uc, err := net.Dial("tcp", upstream)
+			if err != nil {
+				cc.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, uc)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { // client → server, frame by frame, watching for on
+				defer p.wg.Done()
+				defer uc.Close()
+				var hdr [4]byte
+				for {
+					if _, err := io.ReadFull(cc, hdr[:]); err != nil {
+						return
+					}
+					b := make([]byte, binary.LittleEndian.Uint32(hdr[:]))
+					if _, err := io.ReadFull(cc, b); err != nil {
+						return
+					}
+					if len(b) > 0 && p.fatal(tcplobby.Type(b[0])) {
+						p.die()
+					}
+					if p.isDead() {
+						continue // hung: read and dropped
+					}
+					if _, err := uc.Write(append(hdr[:], b...)); err != nil {
+						return
+					}
+				}
+			}()
+			go func() { // server → client, until dead
+				defer p.wg.Done()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := uc.Read(buf)
+					if err != nil {
+						return
+					}
+					if p.isDead() {
+						continue
+					}
+					if _, err := cc.Write(buf[:n]); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return p
+}
+
+func (p *dyingTCP) isDead() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dead
+}
+
+func (p *dyingTCP) fatal(typ tcplobby.Type) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return typ == p.on
+}
+
+func (p *dyingTCP) die() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dead {
+		return
+	}
+	p.dead = true
+	if p.how == "abort" {
+		p.ln.Close()
+		for _, c := range p.conns {
+			c.Close()
+		}
+	}
+}
+
+// checkDeath holds rep, a suite during which the target died (refused or
+// silent, kind), to what the reader must be told: the headline leads with
+// TARGET DOWN and the kind, the outage names the cases in flight, each of
+// them fails naming the death and the last bytes sent, no case is a
+// harness-error skip (a dead server read as the suite's trouble), and the
+// cases after it are not run.
+func checkDeath(t *testing.T, rep *reports.Conform, kind string, wantNotRun bool) {
+	t.Helper()
+	hl := rep.Headline()
+	if hl.Status != reports.StatusTargetDown || !strings.HasPrefix(hl.Text, "TARGET DOWN · the server stopped answering ("+kind+": ") {
+		t.Errorf("headline %+v, want TARGET DOWN (%s…)", hl, kind)
+	}
+	if len(rep.Outages) != 1 {
+		t.Fatalf("%d outages, want 1: %+v", len(rep.Outages), rep.Outages)
+	}
+	o := rep.Outages[0]
+	if o.Kind != kind || len(o.During) == 0 || o.Back {
+		t.Errorf("outage %+v: want kind %s, cases in flight, not back", o, kind)
+	}
+	during := map[string]bool{}
+	for _, id := range o.During {
+		during[id] = true
+	}
+	notRun := 0
+	for _, k := range rep.Cases {
+		switch {
+		case during[k.ID]:
+			if k.Verdict != reports.VerdictFail || !strings.Contains(k.Actual, "stopped answering during this case ("+kind+": ") ||
+				!strings.Contains(k.Actual, "it answered the reachability check at +") {
+				t.Errorf("%s, in flight: %s %q; want a failure naming the death (%s)", k.ID, k.Verdict, k.Actual, kind)
+			}
+		case k.Verdict == reports.VerdictNotRun:
+			notRun++
+			if !strings.HasPrefix(k.Actual, "not run: target down since ") {
+				t.Errorf("%s not run: %q", k.ID, k.Actual)
+			}
+		case k.Verdict == reports.VerdictSkip && strings.Contains(k.Actual, "harness error"):
+			t.Errorf("%s skipped as the suite's trouble: %q", k.ID, k.Actual)
+		}
+	}
+	if wantNotRun && notRun == 0 {
+		t.Error("no case was not run after the death")
+	}
+	if t.Failed() {
+		logReport(t, rep)
+	}
+}
+
+// TestTargetDies: a target of each protocol that aborts (refused) or hangs
+// (silent) on a given message is reported as down during the case that
+// sent it, with every later case not run; a suite of that one case alone
+// does not pass.
+func TestTargetDies(t *testing.T) {
+	t.Parallel()
+	type setup struct {
+		name  string
+		kind  string
+		start func(t *testing.T) Config
+		// alone selects one case that sends the fatal message.
+		alone string
+	}
+	udp := func(how string) func(t *testing.T) Config {
+		return func(t *testing.T) Config {
+			l := startTestLobby(t, faults{rateLimit: 100, rateBurst: 20, die: how, dieOn: udplobby.LobbyJoinRoom}, 12)
+			return suiteConfig(l.addr().String(), l.portRange())
+		}
+	}
+	tcp := func(how string) func(t *testing.T) Config {
+		return func(t *testing.T) Config {
+			ref := startRef(t)
+			return Config{Target: startDyingTCP(t, ref.Addr(refserver.TCPLobby).String(), how, tcplobby.TypeReadyReq), Protocol: ProtoTCP, Timeout: time.Second}
+		}
+	}
+	lev := func(how string) func(t *testing.T) Config {
+		return func(t *testing.T) Config {
+			addr := startFakeLev(t, levFaults{die: how, dieOn: lv.ReqJoinGame})
+			return Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: time.Second}
+		}
+	}
+	setups := []setup{
+		{"udp-lobby aborts on LOBBY_JOIN_ROOM", reports.DownRefused, udp("abort"), "udp-lobby/8/1"},
+		{"udp-lobby hangs on LOBBY_JOIN_ROOM", reports.DownSilent, udp("hang"), "udp-lobby/8/1"},
+		{"tcp-lobby aborts on READY_REQ", reports.DownRefused, tcp("abort"), "tcp-lobby/5.3/1"},
+		{"tcp-lobby hangs on READY_REQ", reports.DownSilent, tcp("hang"), "tcp-lobby/5.3/1"},
+		{"leviathan aborts on JoinGame", reports.DownRefused, lev("abort"), "leviathan/3/3"},
+		{"leviathan hangs on JoinGame", reports.DownSilent, lev("hang"), "leviathan/3/3"},
+	}
+	for _, s := range setups {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			rep := runSuite(t, s.start(t))
+			checkDeath(t, rep, s.kind, true)
+		})
+		t.Run(s.name+", that case alone", func(t *testing.T) {
+			t.Parallel()
+			cfg := s.start(t)
+			cfg.Patterns = []string{s.alone}
+			rep := runSuite(t, cfg)
+			if len(rep.Cases) != 1 {
+				t.Fatalf("%d cases, want 1 (%s)", len(rep.Cases), s.alone)
+			}
+			checkDeath(t, rep, s.kind, false)
+			if hl := rep.Headline(); strings.Contains(hl.Text, "PASS ·") {
+				t.Errorf("headline %q", hl.Text)
+			}
+		})
+	}
+}
+
+// TestReachAgainKeepsHeader: the reachability check made after a case
+// reads the header profile the first one settled and changes nothing.
+func TestReachAgainKeepsHeader(t *testing.T) {
+	l := startTestLobby(t, faults{}, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pool, err := NewSourcePool(DefaultSources(l.addr().Addr()), DefaultSourceRate, DefaultSourceBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Target: l.addr().String(), Addr: l.addr(), Protocol: ProtoUDP, Header: HeaderAuto, Timeout: time.Second, Sources: pool}
+	note, err := reachUDP(ctx, env)
+	if err != nil || env.Header != HeaderSpec || !strings.Contains(note, "guessed") {
+		t.Fatalf("first check: %q %v, header %v", note, err, env.Header)
+	}
+	for i := 0; i < 3; i++ {
+		note, err := reachUDP(ctx, env)
+		if err != nil || note != "" || env.Header != HeaderSpec {
+			t.Fatalf("check %d: %q %v, header %v", i+2, note, err, env.Header)
+		}
+	}
+}
+
+// restart reopens the proxy's listener on the same address after an
+// abort, as a supervisor restarting the server would; it dies only once.
+func (p *dyingTCP) restart(t *testing.T, upstream string) error {
+	p.mu.Lock()
+	addr := p.ln.Addr().String()
+	p.mu.Unlock()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.ln, p.dead, p.on = ln, false, 0 // type 0: never again
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			cc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			uc, err := net.Dial("tcp", upstream)
+			if err != nil {
+				cc.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, cc, uc)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); io.Copy(uc, cc); uc.Close() }()
+			go func() { defer p.wg.Done(); io.Copy(cc, uc); cc.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return nil
+}
+
+// TestOwnedTargetHooks: Config.TargetExit puts an owned process's end and
+// last output into the outage, and Config.RestartTarget lets the run go on
+// after the cases in flight were judged.
+func TestOwnedTargetHooks(t *testing.T) {
+	t.Parallel()
+	ref := startRef(t)
+	upstream := ref.Addr(refserver.TCPLobby).String()
+	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
+	restarts := 0
+	cfg := Config{Target: px.ln.Addr().String(), Protocol: ProtoTCP, Timeout: time.Second,
+		Patterns: []string{"tcp-lobby/5.3/1", "tcp-lobby/5.1/7", "tcp-lobby/R/4"},
+		TargetExit: func() (string, []string, bool) {
+			if px.isDead() {
+				return "killed by SIGABRT", []string{"lobby: assertion failed: room->ready", "Aborted (core dumped)"}, true
+			}
+			return "", nil, false
+		},
+		RestartTarget: func(context.Context) error { restarts++; return px.restart(t, upstream) },
+	}
+	rep := runSuite(t, cfg)
+	if restarts != 1 || len(rep.Outages) != 1 {
+		t.Fatalf("%d restarts, outages %+v", restarts, rep.Outages)
+	}
+	o := rep.Outages[0]
+	if o.Kind != reports.DownExited || o.Exit != "killed by SIGABRT" || len(o.Output) != 2 || !o.Back || len(o.During) != 1 || o.During[0] != "tcp-lobby/5.3/1" {
+		t.Errorf("outage %+v", o)
+	}
+	for _, k := range rep.Cases {
+		switch {
+		case k.ID == "tcp-lobby/5.3/1":
+			if k.Verdict != reports.VerdictFail || !strings.Contains(k.Actual, "(exited: killed by SIGABRT") {
+				t.Errorf("%s: %s %q", k.ID, k.Verdict, k.Actual)
+			}
+		case k.Verdict == reports.VerdictNotRun:
+			t.Errorf("%s not run although the target was restarted", k.ID)
+		}
+	}
+	if hl := rep.Headline(); !strings.HasPrefix(hl.Text, "TARGET DOWN · the server stopped answering (exited: killed by SIGABRT) during tcp-lobby/5.3/1") {
+		t.Errorf("headline %q", hl.Text)
+	}
+	if t.Failed() {
+		logReport(t, rep)
+	}
+}
