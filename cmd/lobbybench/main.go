@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
 // Exit codes, stable for CI (documented in the README's table).
@@ -135,7 +137,12 @@ func runMain(ctx context.Context, e *env, args []string) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(e.stderr, "lobbybench: unknown command %q (run 'lobbybench --help')\n", args[0])
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(e.stderr, "lobbybench: unknown command %q%s\n", args[0], didYouMean(args[0], names, "run 'lobbybench --help'"))
 		return exitUsage
 	}
 	fs := flag.NewFlagSet("lobbybench "+args[0], flag.ContinueOnError)
@@ -166,10 +173,39 @@ func printCommandHelp(w io.Writer, name string, c command, fs *flag.FlagSet) {
 	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 	if hasFlags {
 		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
+		var b strings.Builder
+		fs.SetOutput(&b)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+		fmt.Fprint(w, doubleDash(b.String()))
 	}
+}
+
+// doubleDash rewrites flag.PrintDefaults' "  -duration" as "  --duration",
+// the spelling of the docs and of the error messages; one-letter flags
+// (-o) keep their single dash. Usage lines start with a tab, never "  -".
+func doubleDash(defaults string) string {
+	lines := strings.SplitAfter(defaults, "\n")
+	for i, l := range lines {
+		name, ok := strings.CutPrefix(l, "  -")
+		if !ok {
+			continue
+		}
+		if end := strings.IndexAny(name, " \n"); end > 1 || (end < 0 && len(name) > 1) {
+			lines[i] = "  --" + name
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// didYouMean is "; did you mean "x"?" when a candidate is close to s (the
+// scenario keys' and the flags' own measure, scenario.Closest), otherwise
+// " (" + otherwise + ")".
+func didYouMean(s string, candidates []string, otherwise string) string {
+	if best, ok := scenario.Closest(s, candidates); ok {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return " (" + otherwise + ")"
 }
 
 // usageErr prints a one-line usage error for a command and returns exitUsage.

@@ -43,6 +43,10 @@ func TestDispatch(t *testing.T) {
 		{"--version alias", []string{"--version"}, exitOK, "lobbybench ", "", false},
 		{"version extra arg", []string{"version", "x"}, exitUsage, "", "unexpected argument", true},
 		{"unknown flag", []string{"version", "--nope"}, exitUsage, "", "unknown flag --nope", true},
+		{"mistyped command", []string{"runn", "x.yaml"}, exitUsage, "", `unknown command "runn"; did you mean "run"?`, true},
+		{"mistyped command, other case", []string{"Conform"}, exitUsage, "", `unknown command "Conform"; did you mean "conform"?`, true},
+		{"mistyped report subcommand", []string{"report", "jnuit", "x.json"}, exitUsage, "", `unknown subcommand "jnuit"; did you mean "junit"?`, true},
+		{"unknown report subcommand", []string{"report", "zzzzz"}, exitUsage, "", `unknown subcommand "zzzzz" (want html`, true},
 	}
 	for _, cmd := range []string{"run", "conform", "serve", "report", "version"} {
 		tests = append(tests, dispatchCase{cmd + " --help", []string{cmd, "--help"}, exitOK, "Usage: lobbybench " + cmd, "", false})
@@ -62,6 +66,43 @@ func TestDispatch(t *testing.T) {
 			}
 			if tt.oneLine && strings.Count(errs, "\n") != 1 {
 				t.Errorf("stderr is not one line: %q", errs)
+			}
+		})
+	}
+}
+
+// TestHelpDoubleDash: every command's and report subcommand's --help spells
+// long flags with two dashes, as the docs and the error messages do; only
+// one-letter flags (-o) keep one.
+func TestHelpDoubleDash(t *testing.T) {
+	var cmds [][]string
+	for name, c := range commands {
+		cmds = append(cmds, []string{name, "--help"})
+		if c.subcommands {
+			for _, s := range reportSubs() {
+				cmds = append(cmds, []string{name, s.name, "--help"})
+			}
+		}
+	}
+	for _, args := range cmds {
+		t.Run(strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
+			code, out, errs := runCLI(t, args...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			flags := 0
+			for _, l := range strings.Split(out, "\n") {
+				name, ok := strings.CutPrefix(l, "  -")
+				if !ok {
+					continue
+				}
+				flags++
+				if word, _, _ := strings.Cut(name, " "); len(word) > 1 && !strings.HasPrefix(word, "-") {
+					t.Errorf("flag printed with one dash: %q", l)
+				}
+			}
+			if flags == 0 && strings.Contains(out, "Flags:") {
+				t.Errorf("no flag lines under Flags:\n%s", out)
 			}
 		})
 	}

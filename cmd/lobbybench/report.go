@@ -79,7 +79,7 @@ func init() {
 				name := args[0]
 				i := slices.Index(names, name)
 				if i < 0 {
-					return usageErr(e, "report", "unknown subcommand %q (want %s)", name, want)
+					return usageErr(e, "report", "unknown subcommand %q%s", name, didYouMean(name, names, "want "+want))
 				}
 				sub := subs[i]
 				full := "report " + name
