@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -103,6 +104,31 @@ func TestHelpDoubleDash(t *testing.T) {
 			}
 			if flags == 0 && strings.Contains(out, "Flags:") {
 				t.Errorf("no flag lines under Flags:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestSameOutputTwice: run and conform refuse two formats into one file
+// before anything is sent (exit 2, one line naming both flags).
+func TestSameOutputTwice(t *testing.T) {
+	scen, err := filepath.Abs("../../scenarios/list-poll.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"run, same file after cleaning", []string{"run", scen, "--duration", "100ms", "--json", "r.out", "--html", "./r.out"}, `lobbybench run: --json and --html both write "./r.out"`},
+		{"conform, both to stdout", []string{"conform", "--target", "127.0.0.1:9", "--junit", "-", "--markdown", "-"}, `lobbybench conform: --junit and --markdown both write "-"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errs := runCLI(t, tt.args...)
+			if code != exitUsage || !strings.Contains(errs, tt.want) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want exit %d and one line with %q", code, errs, exitUsage, tt.want)
 			}
 		})
 	}
