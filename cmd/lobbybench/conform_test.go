@@ -198,6 +198,28 @@ func TestConformPassingWire(t *testing.T) {
 	if s := read(h); strings.Contains(s, `class="wire"`) || !strings.Contains(s, "left out") {
 		t.Error("HTML keeps the passing case's wire log")
 	}
+	// report junit and report html of the stored JSON trim as conform does.
+	for _, tt := range []struct {
+		name string
+		args []string
+		wire bool // the passing case's wire log is rendered
+	}{
+		{"report junit", []string{"report", "junit", j}, false},
+		{"report html", []string{"report", "html", j}, false},
+		{"report junit --verbose", []string{"report", "junit", j, "--verbose"}, true},
+		{"report html --verbose", []string{"report", "html", "--verbose", j}, true},
+	} {
+		code, out, errs := runCLI(t, tt.args...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tt.name, code, errs)
+		}
+		if hasWire := strings.Contains(out, "-> +") || strings.Contains(out, `class="wire"`); hasWire != tt.wire {
+			t.Errorf("%s: wire log rendered %v, want %v:\n%s", tt.name, hasWire, tt.wire, out)
+		}
+		if tt.name == "report junit" && out != read(x) {
+			t.Errorf("report junit differs from conform --junit:\n%s\nconform wrote:\n%s", out, read(x))
+		}
+	}
 	if code, _, _ := runCLI(t, append(args, "--verbose")...); code != exitOK {
 		t.Fatal("verbose run failed")
 	}

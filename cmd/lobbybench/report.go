@@ -124,6 +124,7 @@ func readResult(path string) (reports.Doc, error) {
 func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []string) int {
 	return func(fs *flag.FlagSet) func(*env, []string) int {
 		out := fs.String("o", "", "write to `FILE` (default stdout)")
+		verbose := fs.Bool("verbose", false, "conform results: keep passing cases' wire logs (left out by default, as conform leaves them out of its --junit and --html; the Markdown never shows them)")
 		var title, labels *string
 		if f.Many {
 			title = fs.String("title", "", "page `title` (default \"lobbybench report\")")
@@ -131,7 +132,7 @@ func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []str
 		}
 		return func(e *env, args []string) int {
 			cmd := "report " + f.Name
-			var opts reports.Options
+			opts := reports.Options{TrimPassingWire: !*verbose}
 			switch {
 			case !f.Many && len(args) != 1:
 				return usageErr(e, cmd, "want exactly one RESULT.json, got %d", len(args))
