@@ -132,7 +132,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		if err := conformance.WriteList(e.stdout, cases); err != nil {
 			return exitFailed
 		}
-		fmt.Fprintf(e.stdout, "\n%d cases\n", len(cases))
+		fmt.Fprintf(e.stdout, "\n%s\n", reports.Count(len(cases), "case"))
 		return exitOK
 	}
 	if f.target == "" {
@@ -182,7 +182,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return exitInterrupted
 	}
 	if doc.SkipsOverBudget() {
-		fmt.Fprintf(e.stderr, "lobbybench conform: %d cases skipped, over --max-skips %d\n", doc.Summary().Skip, f.maxSkips)
+		fmt.Fprintf(e.stderr, "lobbybench conform: %s skipped, over --max-skips %d\n", reports.Count(doc.Summary().Skip, "case"), f.maxSkips)
 	}
 	if hl.Status == reports.StatusFail {
 		return exitFailed
