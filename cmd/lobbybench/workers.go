@@ -17,7 +17,7 @@ import (
 // workerFlags are the run flags a --workers parent passes on to its
 // workers as given: the overrides that shape the plan, the grace,
 // --precise and --no-spin.
-var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin"}
+var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "instance-ports"}
 
 // parseWorkers reads --workers: a count 1..engine.MaxWorkers or "auto".
 func parseWorkers(v string, plan *scenario.Plan) (int, error) {
