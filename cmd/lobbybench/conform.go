@@ -42,13 +42,17 @@ Exit codes: 0 all passed, 1 a case failed (or warned, with --strict, or
 more cases were skipped than --max-skips allows), 2 usage, 3 target
 unreachable, 5 interrupted (every written file then leads with INTERRUPTED).`
 
+// maxFillBound caps --max-fill: a pool-filling case never creates more
+// rooms than this, whatever the range given.
+const maxFillBound = 4096
+
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
 	sources                                        string
 	outs                                           *outputs
 	list, strict, quiet, verbose                   bool
 	timeout, poolWait                              time.Duration
-	maxSkips                                       int
+	maxSkips, maxFill                              int
 }
 
 func init() {
@@ -65,6 +69,7 @@ func init() {
 			fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
 			fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
 			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
+			fs.IntVar(&f.maxFill, "max-fill", conformance.DefaultMaxFill, fmt.Sprintf("at most `N` rooms (Leviathan: players) a case creates to reach the server's limit: filling an --instance-ports pool of P ports takes up to P+1 (at most %d)", maxFillBound))
 			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
 			f.outs = outputFlags(fs, reports.KindConform)
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
@@ -107,6 +112,10 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if f.maxSkips < -1 {
 		return usageErr(e, cmd, "--max-skips %d must be 0 or more", f.maxSkips)
 	}
+	if f.maxFill < 1 || f.maxFill > maxFillBound {
+		return usageErr(e, cmd, "--max-fill %d is outside 1-%d", f.maxFill, maxFillBound)
+	}
+	cfg.MaxFill = f.maxFill
 	if f.timeout <= 0 {
 		return usageErr(e, cmd, "--timeout: must be positive, got %v", f.timeout)
 	}
