@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/lobbybench/lobbybench/scenario"
@@ -44,6 +45,46 @@ type env struct {
 	// stopNote, when a command sets it, says on the first Ctrl-C what
 	// the command waits for before it exits.
 	stopNote func() string
+	// notes, when a command sets it, prints the Ctrl-C messages above its
+	// progress bar (run).
+	notes *barNotes
+}
+
+// barNotes is a progress writer (stderr) that also prints notes above a
+// live progress bar, which would erase them on its next redraw if they
+// were written under it: the engine hands it the bar's container while
+// the bar is drawn (engine.BarNotes).
+type barNotes struct {
+	stderr io.Writer
+	mu     sync.Mutex
+	above  io.Writer
+}
+
+func (n *barNotes) Write(b []byte) (int, error) { return n.stderr.Write(b) }
+func (n *barNotes) Terminal() io.Writer         { return n.stderr }
+
+func (n *barNotes) SetAbove(w io.Writer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.above = w
+}
+
+// say prints msg above the bar while there is one, else on stderr as is.
+// Above the bar, a leading newline (there to leave the bar's line) is
+// dropped; a bar that ends meanwhile makes the write fail, and the note
+// goes to stderr.
+func (e *env) say(msg string) {
+	if n := e.notes; n != nil {
+		n.mu.Lock()
+		above := n.above
+		n.mu.Unlock()
+		if above != nil {
+			if _, err := io.WriteString(above, strings.TrimLeft(msg, "\n")); err == nil {
+				return
+			}
+		}
+	}
+	io.WriteString(e.stderr, msg)
 }
 
 // command is one subcommand: its flag set, one-line summary and the function
@@ -94,10 +135,10 @@ func handleSignals(sigs <-chan os.Signal, e *env, cancel func(), abort chan<- st
 	if e.stopNote != nil {
 		note = e.stopNote()
 	}
-	fmt.Fprintf(e.stderr, "\nlobbybench: stopping: %s. Ctrl-C again to stop at once.\n", note)
+	e.say(fmt.Sprintf("\nlobbybench: stopping: %s. Ctrl-C again to stop at once.\n", note))
 	cancel()
 	<-sigs
-	fmt.Fprintln(e.stderr, "lobbybench: stopping now: in-flight requests are cut; what was measured is still written. Ctrl-C again to quit without it.")
+	e.say("lobbybench: stopping now: in-flight requests are cut; what was measured is still written. Ctrl-C again to quit without it.\n")
 	close(abort)
 	<-sigs
 	fmt.Fprintln(e.stderr, "lobbybench: quit")

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,6 +131,45 @@ func TestSameOutputTwice(t *testing.T) {
 			code, _, errs := runCLI(t, tt.args...)
 			if code != exitUsage || !strings.Contains(errs, tt.want) || strings.Count(errs, "\n") != 1 {
 				t.Errorf("exit %d, stderr %q; want exit %d and one line with %q", code, errs, exitUsage, tt.want)
+			}
+		})
+	}
+}
+
+// failWriter fails every write, as the bar's container does once it ended.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("done") }
+
+// TestSayAboveBar: the Ctrl-C messages go above a live progress bar (the
+// leading newline that leaves the bar's line dropped), and to stderr as
+// they are when there is no bar or it just ended.
+func TestSayAboveBar(t *testing.T) {
+	const msg = "\nlobbybench: stopping: x. Ctrl-C again to stop at once.\n"
+	for _, tt := range []struct {
+		name              string
+		notes             bool
+		above             io.Writer
+		wantErr, wantAbov string
+	}{
+		{"no progress writer", false, nil, msg, ""},
+		{"no bar drawn", true, nil, msg, ""},
+		{"bar drawn", true, &bytes.Buffer{}, "", strings.TrimPrefix(msg, "\n")},
+		{"bar just ended", true, failWriter{}, msg, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var errb bytes.Buffer
+			e := &env{stderr: &errb}
+			if tt.notes {
+				e.notes = &barNotes{stderr: &errb}
+				e.notes.SetAbove(tt.above)
+			}
+			e.say(msg)
+			if errb.String() != tt.wantErr {
+				t.Errorf("stderr %q, want %q", errb.String(), tt.wantErr)
+			}
+			if b, ok := tt.above.(*bytes.Buffer); ok && b.String() != tt.wantAbov {
+				t.Errorf("above the bar %q, want %q", b.String(), tt.wantAbov)
 			}
 		})
 	}
