@@ -402,7 +402,7 @@ func TestDocumentedFlagsExist(t *testing.T) {
 					continue // every command takes it: it is how this test reads the list
 				}
 				checked++
-				if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(fm[1]) + `\b`).MatchString(help[sub]) {
+				if !regexp.MustCompile(`(?m)^\s+--?` + regexp.QuoteMeta(fm[1]) + `\b`).MatchString(help[sub]) {
 					t.Errorf("%s: lobbybench %s has no flag --%s", f, sub, fm[1])
 				}
 			}

@@ -168,7 +168,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	if mr.code != 0 {
 		t.Fatalf("report merge exited %d:\n%s", mr.code, mr.stderr)
 	}
-	if !strings.Contains(mr.stderr, fmt.Sprintf("%d shard(s)", n)) || !strings.Contains(mr.stderr, "thresholds 2/2 passed") {
+	if !strings.Contains(mr.stderr, reports.Count(n, "shard")) || !strings.Contains(mr.stderr, "thresholds 2/2 passed") {
 		t.Errorf("merge summary: %q", mr.stderr)
 	}
 

@@ -60,6 +60,16 @@ func (s ProgressSample) failedStarts() string {
 	return fmt.Sprintf(" failed starts %d", s.FailedStarts)
 }
 
+// BarNotes is a progress writer that wants notes printed above the live
+// bar, not under it where the next redraw erases them (run's Ctrl-C
+// message): while the bar is drawn it is given the bar's container as the
+// writer of such lines, and nil once the bar is gone. The bar is drawn on
+// Terminal, the writer it wraps (mpb sizes the bar from an *os.File).
+type BarNotes interface {
+	Terminal() io.Writer
+	SetAbove(io.Writer)
+}
+
 // startProgress shows samples from sample on w in mode until the returned
 // stop function is called (which prints a final state and waits for the
 // display to finish). sample is called from one goroutine. note prints
@@ -77,6 +87,10 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 	case ProgressBar:
 		// Auto refresh even when w is not detected as a terminal: the
 		// caller chose the bar for a terminal already.
+		notes, _ := w.(BarNotes)
+		if notes != nil {
+			w = notes.Terminal()
+		}
 		p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh())
 		var mu sync.Mutex
 		last := ProgressSample{Total: total}
@@ -102,6 +116,9 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 			})),
 		)
 		bar.SetTotal(max(total.Milliseconds(), 1), false)
+		if notes != nil {
+			notes.SetAbove(p)
+		}
 		go func() {
 			defer wg.Done()
 			t := time.NewTicker(200 * time.Millisecond)
@@ -127,6 +144,9 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 		return func() {
 				cancel()
 				wg.Wait()
+				if notes != nil {
+					notes.SetAbove(nil)
+				}
 				p.Wait()
 			}, func(line string) {
 				if _, err := fmt.Fprintln(p, line); err != nil {

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -95,5 +97,56 @@ func TestProgressBarStopsBeforeTotal(t *testing.T) {
 	}
 	if out := buf.String(); !strings.Contains(out, "3s/10s") || !strings.Contains(out, "4/6 done") {
 		t.Errorf("bar output %q", out)
+	}
+}
+
+// notesSink is a BarNotes: the bar is drawn on term, and above records the
+// writers startProgress hands it.
+type notesSink struct {
+	term  syncBuffer
+	mu    sync.Mutex
+	above []io.Writer
+}
+
+func (n *notesSink) Write(p []byte) (int, error) {
+	return 0, errors.New("the bar must be drawn on Terminal()")
+}
+func (n *notesSink) Terminal() io.Writer { return &n.term }
+func (n *notesSink) SetAbove(w io.Writer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.above = append(n.above, w)
+}
+
+// TestProgressBarNotes: a BarNotes progress writer gets, while the bar is
+// drawn, a writer whose lines land above the bar (before its final
+// redraw), and nil once the bar is gone; the bar itself is drawn on its
+// Terminal.
+func TestProgressBarNotes(t *testing.T) {
+	var n notesSink
+	stop, _ := startProgress(ProgressBar, &n, time.Second, 0, func() ProgressSample {
+		return ProgressSample{Elapsed: time.Second, Total: time.Second, Active: 4, Started: 5, Finished: 1}
+	})
+	n.mu.Lock()
+	above := n.above
+	n.mu.Unlock()
+	if len(above) != 1 || above[0] == nil {
+		t.Fatalf("SetAbove calls while the bar runs: %v, want one writer", above)
+	}
+	const note = "lobbybench: stopping: no new session starts; requests in flight get up to 3s (--grace) to finish, then the results are written.\n"
+	if _, err := io.WriteString(above[0], note); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if len(n.above) != 2 || n.above[1] != nil {
+		t.Errorf("SetAbove calls %v, want the writer then nil", n.above)
+	}
+	out := n.term.String()
+	at, bar := strings.Index(out, note), strings.LastIndex(out, "1/5 done")
+	if at < 0 || bar < at {
+		t.Errorf("the note is not whole above the final bar:\n%q", out)
+	}
+	if _, err := io.WriteString(above[0], "late\n"); err == nil {
+		t.Error("a note after the bar ended did not fail: it would be lost")
 	}
 }

@@ -97,7 +97,7 @@ func downText(outs []Outage) string {
 		text += strings.Join(why, "; ") + ")"
 	}
 	if n := len(outs) - 1; n > 0 {
-		text += fmt.Sprintf(", and %d more outage%s", n, plural(n))
+		text += ", and " + Count(n, "more outage")
 	}
 	return text
 }
@@ -159,20 +159,13 @@ func (r *Run) StepsNeverSucceeded() []Series {
 func (r *Run) MissingLoad() []string {
 	var out []string
 	if n := len(r.Incomplete); n > 0 {
-		out = append(out, fmt.Sprintf("%d worker%s left no result", n, plural(n)))
+		out = append(out, Count(n, "worker")+" left no result")
 	}
 	if r.Sessions != nil && r.Sessions.FailedStarts > 0 {
 		n := r.Sessions.FailedStarts
-		out = append(out, fmt.Sprintf("%d session%s could not open %s socket", n, plural(int(n)), map[bool]string{true: "its", false: "their"}[n == 1]))
+		out = append(out, Count(n, "session")+" could not open "+Agree(n, "its", "their")+" socket")
 	}
 	return out
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // Headline judges the run. A run during which the target went down
@@ -214,11 +207,11 @@ func (r *Run) verdict() Headline {
 	status := ""
 	switch n := len(r.Thresholds); {
 	case n > 0 && passed < n:
-		status, verdict = StatusFail, fmt.Sprintf("%d of %d thresholds breached", n-passed, n)
+		status, verdict = StatusFail, fmt.Sprintf("%d of %s breached", n-passed, Count(n, "threshold"))
 	case r.Totals.Violations > 0:
-		status, verdict = StatusFail, fmt.Sprintf("%d protocol violations", r.Totals.Violations)
+		status, verdict = StatusFail, Count(r.Totals.Violations, "protocol violation")
 	case n > 0:
-		status, verdict = StatusPass, fmt.Sprintf("all %d thresholds passed", n)
+		status, verdict = StatusPass, Agree(n, "the", "all")+" "+Count(n, "threshold")+" passed"
 	}
 	if never := r.StepsNeverSucceeded(); len(never) > 0 {
 		// First: a step with no success has no figure to judge, so
@@ -332,7 +325,7 @@ func (c *Conform) TargetDown() string {
 		text += fmt.Sprintf(" at +%v", first.StartNS.Round(time.Millisecond))
 	}
 	if n := c.Summary().NotRun; n > 0 {
-		text += fmt.Sprintf("; %d case%s not run", n, plural(n))
+		text += "; " + Count(n, "case") + " not run"
 	}
 	return text
 }
@@ -345,20 +338,20 @@ func (c *Conform) verdict() Headline {
 	}
 	var why []string
 	if s.Fail > 0 {
-		why = append(why, fmt.Sprintf("%d of %d cases failed", s.Fail, s.Total))
+		why = append(why, fmt.Sprintf("%d of %s failed", s.Fail, Count(s.Total, "case")))
 	}
 	if c.Strict && s.Warn > 0 {
-		why = append(why, fmt.Sprintf("strict: %d warnings count as failures", s.Warn))
+		why = append(why, "strict: "+Count(s.Warn, "warning")+Agree(s.Warn, " counts as a failure", " count as failures"))
 	}
 	if c.SkipsOverBudget() {
-		why = append(why, fmt.Sprintf("%d of %d cases skipped, over --max-skips %d", s.Skip, s.Total, *c.MaxSkips))
+		why = append(why, fmt.Sprintf("%d of %s skipped, over --max-skips %d", s.Skip, Count(s.Total, "case"), *c.MaxSkips))
 	}
 	var also []string
 	if s.Warn > 0 && !c.Strict {
-		also = append(also, fmt.Sprintf("%d warning%s", s.Warn, map[bool]string{true: "", false: "s"}[s.Warn == 1]))
+		also = append(also, Count(s.Warn, "warning"))
 	}
 	if s.Skip > 0 && !c.SkipsOverBudget() {
-		also = append(also, fmt.Sprintf("%d of %d cases skipped", s.Skip, s.Total))
+		also = append(also, fmt.Sprintf("%d of %s skipped", s.Skip, Count(s.Total, "case")))
 	}
 	tail := ""
 	if len(also) > 0 {
@@ -379,7 +372,7 @@ func (c *Conform) verdict() Headline {
 				what = append(what, fmt.Sprintf("%d %s", p.n, p.what))
 			}
 		}
-		return Headline{Status: StatusFail, Text: fmt.Sprintf("NO PASS · not one of %d case%s passed (%s)", s.Total, plural(s.Total), strings.Join(what, ", "))}
+		return Headline{Status: StatusFail, Text: fmt.Sprintf("NO PASS · not one of %s passed (%s)", Count(s.Total, "case"), strings.Join(what, ", "))}
 	}
 	return Headline{Status: StatusPass, Text: fmt.Sprintf("PASS · no case failed (%d of %d passed)%s", s.Pass, s.Total, tail)}
 }

@@ -30,6 +30,7 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"offset":     fmtOffset,
 	"reasons":    fmtReasons,
 	"inc":        func(n int) int { return n + 1 },
+	"plural":     Plural[int],
 	"maxSamples": func() int { return MaxViolationSamples },
 	"thv":        fmtThresholdValue,
 	"section":    sectionTitle,

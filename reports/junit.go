@@ -187,7 +187,7 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 			}
 			b.WriteByte('\n')
 		}
-		msg := fmt.Sprintf("rule %s violated %d time(s)", v.Rule, v.Count)
+		msg := fmt.Sprintf("rule %s violated %s", v.Rule, Count(v.Count, "time"))
 		vs.add(junitCase{Name: v.Rule, Classname: "violations", Time: "0.000",
 			Failure: &junitFailure{Message: msg, Type: "violation", Text: xmlSafe(b.String())}})
 	}
@@ -295,7 +295,7 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 		}
 		writeWire(&out, k.Wire, k.WireElided)
 		if k.WireOmitted > 0 {
-			fmt.Fprintf(&out, "(%d wire log entries of this passing case left out: conform --verbose keeps them; the JSON has them)\n", k.WireOmitted)
+			fmt.Fprintf(&out, "(%s of this passing case left out: conform --verbose keeps them; the JSON has them)\n", Count(k.WireOmitted, "wire log entry"))
 		}
 		if out.Len() > 0 {
 			jc.SystemOut = &junitText{Text: xmlSafe(out.String())}
@@ -304,9 +304,9 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 	}
 	if c.MaxSkips != nil {
 		sum := c.Summary()
-		jc := junitCase{Name: fmt.Sprintf("skip budget: at most %d of %d cases skipped", *c.MaxSkips, sum.Total), Classname: "conform", Time: "0.000"}
+		jc := junitCase{Name: fmt.Sprintf("skip budget: at most %d of %s skipped", *c.MaxSkips, Count(sum.Total, "case")), Classname: "conform", Time: "0.000"}
 		if c.SkipsOverBudget() {
-			msg := fmt.Sprintf("%d cases skipped, over --max-skips %d: the run checked too little to pass", sum.Skip, *c.MaxSkips)
+			msg := fmt.Sprintf("%s skipped, over --max-skips %d: the run checked too little to pass", Count(sum.Skip, "case"), *c.MaxSkips)
 			jc.Failure = &junitFailure{Message: msg, Type: "skip budget", Text: msg}
 		}
 		s.add(jc)
@@ -348,6 +348,6 @@ func writeWire(b *strings.Builder, wire []WireEntry, elided int) {
 		b.WriteByte('\n')
 	}
 	if elided > 0 {
-		fmt.Fprintf(b, "... %d more entries not recorded\n", elided)
+		fmt.Fprintf(b, "... %d more %s not recorded\n", elided, Plural(elided, "entry"))
 	}
 }

@@ -120,7 +120,7 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 	if s.NotRun > 0 {
 		notRun = fmt.Sprintf(", %d not run", s.NotRun)
 	}
-	fmt.Fprintf(ew, "**%d cases: %d pass, %d fail, %d warn, %d info, %d skip%s.**\n\n", s.Total, s.Pass, s.Fail, s.Warn, s.Info, s.Skip, notRun)
+	fmt.Fprintf(ew, "**%s: %d pass, %d fail, %d warn, %d info, %d skip%s.**\n\n", Count(s.Total, "case"), s.Pass, s.Fail, s.Warn, s.Info, s.Skip, notRun)
 	fmt.Fprint(ew, "| ID | Section | Level | Verdict | Description |\n|---|---|---|---|---|\n")
 	for _, k := range c.Cases {
 		v, ok := verdictMark[k.Verdict]
@@ -198,7 +198,7 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 	if !run.StartedAt.IsZero() {
 		fmt.Fprintf(ew, ", started %s", run.StartedAt.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(ew, ", took %s, %d shard(s).\n\n", run.DurationNS.Round(time.Millisecond), run.Shards)
+	fmt.Fprintf(ew, ", took %s, %s.\n\n", run.DurationNS.Round(time.Millisecond), Count(run.Shards, "shard"))
 	for _, why := range run.Incomplete {
 		fmt.Fprintf(ew, "- INCOMPLETE: %s\n", mdInline(why))
 	}

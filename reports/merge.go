@@ -345,7 +345,7 @@ func ShardCoverage(runs []*Run, names []string) []string {
 			}
 		}
 		if len(missing) > 0 {
-			warns = append(warns, fmt.Sprintf("shard(s) %s missing: the merge covers part of the run", strings.Join(missing, ", ")))
+			warns = append(warns, fmt.Sprintf("%s %s missing: the merge covers part of the run", Plural(len(missing), "shard"), strings.Join(missing, ", ")))
 		}
 	}
 	return warns

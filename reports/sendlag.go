@@ -58,8 +58,8 @@ func (r *Run) Warnings() []string {
 	var out []string
 	if s := r.Sessions; s != nil {
 		if d := s.DroppedNoSlot + s.DroppedLate; d > 0 {
-			out = append(out, fmt.Sprintf("%d session starts dropped (%d: max clients live, %d: generator behind): the server got less load than the scenario asked for",
-				d, s.DroppedNoSlot, s.DroppedLate))
+			out = append(out, fmt.Sprintf("%s dropped (%d: max clients live, %d: generator behind): the server got less load than the scenario asked for",
+				Count(d, "session start"), s.DroppedNoSlot, s.DroppedLate))
 		}
 	}
 	if w := r.SendLagWarning(); w != "" {

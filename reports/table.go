@@ -86,7 +86,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		// step that has no successful sample.
 		fmt.Fprintf(ew, "%s\n\n", hl.Text)
 	}
-	fmt.Fprintf(ew, "Run %s against %s: %s, %d shard(s)\n", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), run.Shards)
+	fmt.Fprintf(ew, "Run %s against %s: %s, %s\n", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), Count(run.Shards, "shard"))
 	fmt.Fprintf(ew, "%s\n\n", totalsLine(run))
 	if ew.err != nil {
 		return ew.err
@@ -457,8 +457,8 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 // 4.2s: 35 passed, 1 failed, 2 warnings, 1 info, 2 skipped".
 func (c *Conform) CountLine() string {
 	s := c.Summary()
-	line := fmt.Sprintf("%d cases in %v: %d passed, %d failed, %d warnings, %d info, %d skipped",
-		s.Total, c.DurationNS.Round(time.Millisecond), s.Pass, s.Fail, s.Warn, s.Info, s.Skip)
+	line := fmt.Sprintf("%s in %v: %d passed, %d failed, %s, %d info, %d skipped",
+		Count(s.Total, "case"), c.DurationNS.Round(time.Millisecond), s.Pass, s.Fail, Count(s.Warn, "warning"), s.Info, s.Skip)
 	if s.NotRun > 0 {
 		line += fmt.Sprintf(", %d not run (target down)", s.NotRun)
 	}
@@ -544,7 +544,7 @@ func writeWireText(w io.Writer, wire []WireEntry, elided, max, maxEntries int) {
 			fmt.Fprintf(w, "        %s +%.3fms %s → %s (not hex: %v)%s\n", arrow, float64(e.OffsetNS)/float64(time.Millisecond), from, to, err, note)
 			continue
 		}
-		fmt.Fprintf(w, "        %s +%.3fms %s → %s (%d bytes)%s\n", arrow, float64(e.OffsetNS)/float64(time.Millisecond), from, to, len(d), note)
+		fmt.Fprintf(w, "        %s +%.3fms %s → %s (%s)%s\n", arrow, float64(e.OffsetNS)/float64(time.Millisecond), from, to, Count(len(d), "byte"), note)
 		cut := 0
 		if len(d) > max {
 			cut = len(d) - max
@@ -554,10 +554,10 @@ func writeWireText(w io.Writer, wire []WireEntry, elided, max, maxEntries int) {
 			fmt.Fprintf(w, "          %04x  % x\n", i, d[i:min(i+16, len(d))])
 		}
 		if cut > 0 {
-			fmt.Fprintf(w, "          … %d more bytes\n", cut)
+			fmt.Fprintf(w, "          … %d more %s\n", cut, Plural(cut, "byte"))
 		}
 	}
 	if elided > 0 {
-		fmt.Fprintf(w, "        … %d more entries (--json keeps up to %d per case)\n", elided, MaxCaseWireEntries)
+		fmt.Fprintf(w, "        … %d more %s (--json keeps up to %d per case)\n", elided, Plural(elided, "entry"), MaxCaseWireEntries)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Error is one problem found in a scenario file, located by file and line
@@ -105,4 +107,112 @@ func levenshtein(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// syntaxBudget bounds the bytes syntaxLine re-parses, so that a large file
+// with an early error cannot make a load slow.
+const syntaxBudget = 16 << 20
+
+// syntaxLine finds the 1-based line of a YAML syntax error: the line after
+// the longest prefix of whole lines that still parses. Every longer prefix
+// fails, so that line is where the text stops being YAML — the wrongly
+// indented key, the line that opens a brace never closed — whatever line
+// yaml.v3 named (hint, its context line, used when the budget runs out).
+func syntaxLine(lines []string, hint int) int {
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 1
+	}
+	spent := 0
+	for k := len(lines) - 1; k >= 0; k-- {
+		size -= len(lines[k]) + 1
+		if spent += size; spent > syntaxBudget {
+			return hint
+		}
+		if parses(strings.Join(lines[:k], "\n")) {
+			return k + 1
+		}
+	}
+	return hint
+}
+
+func parses(text string) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	var n yaml.Node
+	return yaml.Unmarshal([]byte(text), &n) == nil
+}
+
+// indentHint explains a line whose indentation matches no block it could
+// belong to: it goes back to fewer spaces than the block above it, but not
+// as few as any block that is still open. Comments, blank lines and lines
+// inside block scalars or flow collections can fool it, so it says nothing
+// unless the picture is that simple.
+func indentHint(lines []string, line int) string {
+	type open struct{ indent, line int }
+	var stack []open
+	for i := 0; i < line; i++ {
+		body := strings.TrimLeft(lines[i], " ")
+		if body == "" || body[0] == '#' {
+			if i == line-1 {
+				return ""
+			}
+			continue
+		}
+		if i < line-1 && spansLines(body) {
+			return ""
+		}
+		ind := len(lines[i]) - len(body)
+		var popped *open
+		for len(stack) > 0 && stack[len(stack)-1].indent > ind {
+			p := stack[len(stack)-1]
+			popped = &p
+			stack = stack[:len(stack)-1]
+		}
+		top := -1
+		if len(stack) > 0 {
+			top = stack[len(stack)-1].indent
+		}
+		if i == line-1 {
+			if popped != nil && top != ind {
+				unit := "spaces"
+				if ind == 1 {
+					unit = "space"
+				}
+				return fmt.Sprintf(" (indented %d %s, matching neither line %d (%d) nor the block around it (%d))",
+					ind, unit, popped.line, popped.indent, max(top, 0))
+			}
+			return ""
+		}
+		if top < ind {
+			stack = append(stack, open{ind, i + 1})
+		}
+		// "- key: v" opens a sequence at the dash and a mapping after it.
+		for rest := body; strings.HasPrefix(rest, "- "); {
+			trimmed := strings.TrimLeft(rest[1:], " ")
+			ind += len(rest) - len(trimmed)
+			stack = append(stack, open{ind, i + 1})
+			rest = trimmed
+		}
+	}
+	return ""
+}
+
+// spansLines reports whether a line may continue onto the next ones — a block
+// scalar, an unclosed flow collection or quote, a tab — where indentation
+// stops meaning nesting.
+func spansLines(body string) bool {
+	v := strings.TrimRight(body, " ")
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = strings.TrimRight(v[:i], " ")
+	}
+	v = strings.TrimRight(v, "+-0123456789")
+	return strings.HasSuffix(v, "|") || strings.HasSuffix(v, ">") ||
+		strings.Count(body, "[") != strings.Count(body, "]") ||
+		strings.Count(body, "{") != strings.Count(body, "}") ||
+		strings.Count(body, `"`)%2 != 0 || strings.Count(body, "'")%2 != 0 ||
+		strings.Contains(body, "\t")
 }

@@ -49,7 +49,7 @@ func Parse(file string, data []byte) (plan *Plan, err error) {
 	}()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		d.yamlError(err)
+		d.yamlError(err, data)
 		return nil, d.errs
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -68,7 +68,11 @@ func Parse(file string, data []byte) (plan *Plan, err error) {
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-func (d *decoder) yamlError(err error) {
+// yamlError turns a yaml.v3 error into Errors. yaml.v3 often names the line
+// where the enclosing node started (a comment above a mapping, the line
+// before an unclosed brace), so the line is re-found from the text: see
+// syntaxLine. The message quotes that line.
+func (d *decoder) yamlError(err error, data []byte) {
 	var te *yaml.TypeError
 	msgs := []string{err.Error()}
 	if errors.As(err, &te) {
@@ -77,11 +81,22 @@ func (d *decoder) yamlError(err error) {
 	for _, m := range msgs {
 		if g := yamlLineRE.FindStringSubmatch(m); g != nil {
 			line, _ := strconv.Atoi(g[1])
-			d.errAt(line, "YAML syntax: %s", g[2])
+			d.syntaxErr(data, line, g[2])
 			continue
 		}
-		d.errAt(0, "YAML syntax: %s", strings.TrimPrefix(m, "yaml: "))
+		d.syntaxErr(data, 0, strings.TrimPrefix(m, "yaml: "))
 	}
+}
+
+func (d *decoder) syntaxErr(data []byte, hint int, msg string) {
+	lines := strings.Split(string(data), "\n")
+	line := syntaxLine(lines, hint)
+	if line < 1 || line > len(lines) {
+		d.errAt(line, "YAML syntax: %s", msg)
+		return
+	}
+	text := strings.TrimRight(lines[line-1], "\r")
+	d.errAt(line, "YAML syntax: %s%s: %q", msg, indentHint(lines, line), text)
 }
 
 type decoder struct {

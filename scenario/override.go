@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/target"
 
 	"fmt"
@@ -18,6 +19,10 @@ type Overrides struct {
 	Rate     RateOverride  // --rate 2x | --rate 800/s (open model)
 	Clients  int           // --clients N: closed model: scale so the peak is N; open model: max_clients
 	Seed     *int64        // --seed
+	// InstancePorts is --instance-ports LO-HI: the scenario's
+	// instance_ports (udp-lobby), parsed by netrange.ParsePorts as the key
+	// and conform's flag are.
+	InstancePorts string
 }
 
 // RateOverride is a parsed --rate value: either a Scale factor ("2x",
@@ -81,6 +86,16 @@ func (p *Plan) Apply(o Overrides) error {
 			return fmt.Errorf("--target: %v", err)
 		}
 		q.Target = o.Target
+	}
+	if o.InstancePorts != "" {
+		if !q.Protocol.accepts("instance_ports") {
+			return fmt.Errorf("--instance-ports applies to %s only, not %s", keyOwners("instance_ports"), q.Protocol)
+		}
+		r, err := netrange.ParsePorts(o.InstancePorts)
+		if err != nil {
+			return fmt.Errorf("--instance-ports: %v", err)
+		}
+		q.InstancePorts = r
 	}
 	if o.Duration != 0 {
 		if o.Duration < 0 || o.Duration > maxDuration {

@@ -38,6 +38,11 @@ flows: [{steps: [list_rooms]}]
 		}, ""},
 		{"clients on open caps", open, Overrides{Clients: 7}, func(p *Plan) bool { return p.Load.MaxClients == 7 && p.Load.Stages[0].Target == 100 }, ""},
 		{"seed", open, Overrides{Seed: &seven}, func(p *Plan) bool { return p.Seed == 7 }, ""},
+		{"instance ports", open, Overrides{InstancePorts: "9000-9063"}, func(p *Plan) bool { return p.InstancePorts == PortRange{First: 9000, Last: 9063} }, ""},
+		{"instance ports replace the key", open + "instance_ports: 8081-8180\n", Overrides{InstancePorts: "7000"}, func(p *Plan) bool { return p.InstancePorts == PortRange{First: 7000, Last: 7000} }, ""},
+		{"instance ports backwards", open, Overrides{InstancePorts: "9063-9000"}, nil, "--instance-ports: "},
+		{"instance ports not a port", open, Overrides{InstancePorts: "ports"}, nil, "--instance-ports: "},
+		{"instance ports on tcp-lobby", strings.Replace(open, "udp-lobby", "tcp-lobby", 1), Overrides{InstancePorts: "9000-9063"}, nil, "--instance-ports applies to udp-lobby only, not tcp-lobby"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

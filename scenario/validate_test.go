@@ -130,3 +130,42 @@ func TestErrorsFormat(t *testing.T) {
 		t.Error("missing file loaded")
 	}
 }
+
+// TestSyntaxErrorLine checks that a YAML syntax error names the line where
+// the text stops being YAML, quoting it, not the line yaml.v3 names (where
+// the enclosing node started, often a comment or the line before).
+func TestSyntaxErrorLine(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want string // "line: message" expected in the error
+	}{
+		{"dedent in a mapping after comments", "# a\n# b\nprotocol: udp-lobby\nload:\n  rate: 10/s\n duration: 2s\n",
+			`6: YAML syntax: did not find expected key (indented 1 space, matching neither line 5 (2) nor the block around it (0)): " duration: 2s"`},
+		{"dedent inside a sequence item", "flows:\n  - name: f\n   steps: [ping]\n",
+			`3: YAML syntax: did not find expected '-' indicator (indented 3 spaces, matching neither line 2 (4) nor the block around it (2)): "   steps: [ping]"`},
+		{"sibling after an over-indented key", "load:\n   rate: 10/s\n  duration: 2s\n",
+			`3: YAML syntax: did not find expected key (indented 2 spaces, matching neither line 2 (3) nor the block around it (0)): "  duration: 2s"`},
+		{"unclosed brace", "protocol: udp-lobby\nload: {rate: 10/s\nflows: []\n",
+			`2: YAML syntax: did not find expected ',' or '}': "load: {rate: 10/s"`},
+		{"multi-line flow then a bad line", "load: {rate: 10/s,\n  duration: 2s}\nflows:\n  - name: f\n bad: 1\n",
+			`5: YAML syntax: did not find expected key`},
+		{"unclosed quote", "protocol: udp-lobby\nname: \"abc\nload: {}\n",
+			`2: YAML syntax: found unexpected end of stream: "name: \"abc"`},
+		{"tab", "load:\n\trate: 10/s\n",
+			`2: YAML syntax: found character that cannot start any token: "\trate: 10/s"`},
+		{"mapping value in a scalar", "# c\nname: x\nload:\n  rate: 1/s\n    duration: 2s\n",
+			`5: YAML syntax: mapping values are not allowed in this context: "    duration: 2s"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.want)
+			}
+			if got := err.Error(); !strings.Contains(got+"\n", "s.yaml:"+tt.want) {
+				t.Errorf("got\n%s\nwant it to contain\ns.yaml:%s", got, tt.want)
+			}
+		})
+	}
+}

@@ -52,13 +52,17 @@ more cases were skipped than --max-skips allows, or not one case passed),
 with INTERRUPTED), 7 the target stopped answering during the suite (every
 written file leads with TARGET DOWN; 7 even when also interrupted).`
 
+// maxFillBound caps --max-fill: a pool-filling case never creates more
+// rooms than this, whatever the range given.
+const maxFillBound = 4096
+
 type conformFlags struct {
 	target, protocol, header, instancePorts, cases string
 	sources, docsBase                              string
 	outs                                           *outputs
 	list, strict, quiet, verbose                   bool
 	timeout, poolWait                              time.Duration
-	maxSkips                                       int
+	maxSkips, maxFill                              int
 }
 
 func init() {
@@ -75,6 +79,7 @@ func init() {
 			fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
 			fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
 			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
+			fs.IntVar(&f.maxFill, "max-fill", conformance.DefaultMaxFill, fmt.Sprintf("at most `N` rooms (Leviathan: players) a case creates to reach the server's limit: filling an --instance-ports pool of P ports takes up to P+1 (at most %d)", maxFillBound))
 			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
 			f.outs = outputFlags(fs, reports.KindConform)
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
@@ -121,6 +126,10 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if f.maxSkips < -1 {
 		return usageErr(e, cmd, "--max-skips %d must be 0 or more", f.maxSkips)
 	}
+	if f.maxFill < 1 || f.maxFill > maxFillBound {
+		return usageErr(e, cmd, "--max-fill %d is outside 1-%d", f.maxFill, maxFillBound)
+	}
+	cfg.MaxFill = f.maxFill
 	if f.timeout <= 0 {
 		return usageErr(e, cmd, "--timeout: must be positive, got %v", f.timeout)
 	}
@@ -146,7 +155,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		if err := conformance.WriteList(e.stdout, cases); err != nil {
 			return exitFailed
 		}
-		fmt.Fprintf(e.stdout, "\n%d cases\nSections cite %s/ in the lobbybench repository.\n", len(cases), reports.ProtocolDocsDir)
+		fmt.Fprintf(e.stdout, "\n%s\nSections cite %s/ in the lobbybench repository.\n", reports.Count(len(cases), "case"), reports.ProtocolDocsDir)
 		return exitOK
 	}
 	if f.target == "" {
@@ -200,7 +209,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return exitInterrupted
 	}
 	if doc.SkipsOverBudget() {
-		fmt.Fprintf(e.stderr, "lobbybench conform: %d cases skipped, over --max-skips %d\n", doc.Summary().Skip, f.maxSkips)
+		fmt.Fprintf(e.stderr, "lobbybench conform: %s skipped, over --max-skips %d\n", reports.Count(doc.Summary().Skip, "case"), f.maxSkips)
 	}
 	if hl.Status == reports.StatusFail {
 		return exitFailed

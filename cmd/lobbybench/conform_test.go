@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -55,6 +56,8 @@ func TestConformUsage(t *testing.T) {
 		{"unknown protocol", []string{"conform", "--target", "127.0.0.1:1", "--protocol", "smtp"}, `unknown protocol "smtp"`},
 		{"bad sources", []string{"conform", "--target", "127.0.0.1:1", "--source-addrs", "x"}, "--source-addrs"},
 		{"bad timeout", []string{"conform", "--target", "127.0.0.1:1", "--timeout", "0s"}, "--timeout"},
+		{"max fill zero", []string{"conform", "--target", "127.0.0.1:1", "--max-fill", "0"}, "--max-fill 0 is outside 1-4096"},
+		{"max fill over the bound", []string{"conform", "--target", "127.0.0.1:1", "--max-fill", "4097"}, "--max-fill 4097 is outside 1-4096"},
 		{"negative pool wait", []string{"conform", "--target", "127.0.0.1:1", "--pool-wait", "-1s"}, "--pool-wait"},
 		{"bad target", []string{"conform", "--target", "nope"}, "target"},
 		{"extra argument", []string{"conform", "--target", "127.0.0.1:1", "x"}, "unexpected argument"},
@@ -206,6 +209,28 @@ func TestConformPassingWire(t *testing.T) {
 	if s := read(h); strings.Contains(s, `class="wire"`) || !strings.Contains(s, "left out") {
 		t.Error("HTML keeps the passing case's wire log")
 	}
+	// report junit and report html of the stored JSON trim as conform does.
+	for _, tt := range []struct {
+		name string
+		args []string
+		wire bool // the passing case's wire log is rendered
+	}{
+		{"report junit", []string{"report", "junit", j}, false},
+		{"report html", []string{"report", "html", j}, false},
+		{"report junit --verbose", []string{"report", "junit", j, "--verbose"}, true},
+		{"report html --verbose", []string{"report", "html", "--verbose", j}, true},
+	} {
+		code, out, errs := runCLI(t, tt.args...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tt.name, code, errs)
+		}
+		if hasWire := strings.Contains(out, "-> +") || strings.Contains(out, `class="wire"`); hasWire != tt.wire {
+			t.Errorf("%s: wire log rendered %v, want %v:\n%s", tt.name, hasWire, tt.wire, out)
+		}
+		if tt.name == "report junit" && out != read(x) {
+			t.Errorf("report junit differs from conform --junit:\n%s\nconform wrote:\n%s", out, read(x))
+		}
+	}
 	if code, _, _ := runCLI(t, append(args, "--verbose")...); code != exitOK {
 		t.Fatal("verbose run failed")
 	}
@@ -274,4 +299,64 @@ func TestTargetSameMessage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConformMaxFill: a pool of more instances than the default bound
+// (64) is skipped, with the bound named; --max-fill lets the suite fill it
+// and reach the limit, as against a default 'lobbybench serve' (100
+// instances).
+func TestConformMaxFill(t *testing.T) {
+	const pool = 70
+	lo := freeUDPPorts(t, pool)
+	cfg := refserver.Loopback()
+	cfg.UDP.BasePort, cfg.UDP.MaxInstances = lo, pool
+	srv, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ports := fmt.Sprintf("%d-%d", lo, lo+pool-1)
+	for _, tt := range []struct {
+		name string
+		fill []string
+		code int
+		want string
+	}{
+		{"default bound skips", nil, exitFailed, "(bound 64)"},
+		{"--max-fill reaches the limit", []string{"--max-fill", "71"}, exitOK, "0 skipped"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/10/5",
+				"--instance-ports", ports, "--max-skips", "0", "--pool-wait", "0s"}, tt.fill...)
+			code, out, errs := runCLI(t, args...)
+			if code != tt.code || !strings.Contains(out, tt.want) {
+				t.Errorf("exit %d (want %d), stdout lacks %q?\n%s\n%s", code, tt.code, tt.want, out, errs)
+			}
+		})
+	}
+}
+
+// freeUDPPorts returns the first of n consecutive loopback UDP ports that
+// were free a moment ago.
+func freeUDPPorts(t *testing.T, n int) int {
+	t.Helper()
+	for try := 0; try < 50; try++ {
+		base := 20000 + (time.Now().Nanosecond()/1000+try*1013)%30000
+		var got []*net.UDPConn
+		for i := 0; i < n; i++ {
+			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: base + i})
+			if err != nil {
+				break
+			}
+			got = append(got, c)
+		}
+		for _, c := range got {
+			c.Close()
+		}
+		if len(got) == n {
+			return base
+		}
+	}
+	t.Fatal("no free port range")
+	return 0
 }

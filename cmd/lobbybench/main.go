@@ -15,7 +15,10 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
+
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
 // Exit codes, stable for CI (documented in the README's table).
@@ -42,6 +45,46 @@ type env struct {
 	// stopNote, when a command sets it, says on the first Ctrl-C what
 	// the command waits for before it exits.
 	stopNote func() string
+	// notes, when a command sets it, prints the Ctrl-C messages above its
+	// progress bar (run).
+	notes *barNotes
+}
+
+// barNotes is a progress writer (stderr) that also prints notes above a
+// live progress bar, which would erase them on its next redraw if they
+// were written under it: the engine hands it the bar's container while
+// the bar is drawn (engine.BarNotes).
+type barNotes struct {
+	stderr io.Writer
+	mu     sync.Mutex
+	above  io.Writer
+}
+
+func (n *barNotes) Write(b []byte) (int, error) { return n.stderr.Write(b) }
+func (n *barNotes) Terminal() io.Writer         { return n.stderr }
+
+func (n *barNotes) SetAbove(w io.Writer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.above = w
+}
+
+// say prints msg above the bar while there is one, else on stderr as is.
+// Above the bar, a leading newline (there to leave the bar's line) is
+// dropped; a bar that ends meanwhile makes the write fail, and the note
+// goes to stderr.
+func (e *env) say(msg string) {
+	if n := e.notes; n != nil {
+		n.mu.Lock()
+		above := n.above
+		n.mu.Unlock()
+		if above != nil {
+			if _, err := io.WriteString(above, strings.TrimLeft(msg, "\n")); err == nil {
+				return
+			}
+		}
+	}
+	io.WriteString(e.stderr, msg)
 }
 
 // command is one subcommand: its flag set, one-line summary and the function
@@ -92,10 +135,10 @@ func handleSignals(sigs <-chan os.Signal, e *env, cancel func(), abort chan<- st
 	if e.stopNote != nil {
 		note = e.stopNote()
 	}
-	fmt.Fprintf(e.stderr, "\nlobbybench: stopping: %s. Ctrl-C again to stop at once.\n", note)
+	e.say(fmt.Sprintf("\nlobbybench: stopping: %s. Ctrl-C again to stop at once.\n", note))
 	cancel()
 	<-sigs
-	fmt.Fprintln(e.stderr, "lobbybench: stopping now: in-flight requests are cut; what was measured is still written. Ctrl-C again to quit without it.")
+	e.say("lobbybench: stopping now: in-flight requests are cut; what was measured is still written. Ctrl-C again to quit without it.\n")
 	close(abort)
 	<-sigs
 	fmt.Fprintln(e.stderr, "lobbybench: quit")
@@ -135,7 +178,12 @@ func runMain(ctx context.Context, e *env, args []string) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(e.stderr, "lobbybench: unknown command %q (run 'lobbybench --help')\n", args[0])
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(e.stderr, "lobbybench: unknown command %q%s\n", args[0], didYouMean(args[0], names, "run 'lobbybench --help'"))
 		return exitUsage
 	}
 	fs := flag.NewFlagSet("lobbybench "+args[0], flag.ContinueOnError)
@@ -166,10 +214,39 @@ func printCommandHelp(w io.Writer, name string, c command, fs *flag.FlagSet) {
 	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 	if hasFlags {
 		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
+		var b strings.Builder
+		fs.SetOutput(&b)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+		fmt.Fprint(w, doubleDash(b.String()))
 	}
+}
+
+// doubleDash rewrites flag.PrintDefaults' "  -duration" as "  --duration",
+// the spelling of the docs and of the error messages; one-letter flags
+// (-o) keep their single dash. Usage lines start with a tab, never "  -".
+func doubleDash(defaults string) string {
+	lines := strings.SplitAfter(defaults, "\n")
+	for i, l := range lines {
+		name, ok := strings.CutPrefix(l, "  -")
+		if !ok {
+			continue
+		}
+		if end := strings.IndexAny(name, " \n"); end > 1 || (end < 0 && len(name) > 1) {
+			lines[i] = "  --" + name
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// didYouMean is "; did you mean "x"?" when a candidate is close to s (the
+// scenario keys' and the flags' own measure, scenario.Closest), otherwise
+// " (" + otherwise + ")".
+func didYouMean(s string, candidates []string, otherwise string) string {
+	if best, ok := scenario.Closest(s, candidates); ok {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return " (" + otherwise + ")"
 }
 
 // usageErr prints a one-line usage error for a command and returns exitUsage.

@@ -39,9 +39,25 @@ func (o *outputs) path(name string) string {
 }
 
 // check finds a path that cannot be written before anything runs (a
-// usage error naming the flag): each path's directory must exist and take
-// a new file. Nothing is left behind.
+// usage error naming the flag): no two formats may go to the same file
+// (after cleaning the path; "-" is one path like any other), and each
+// path's directory must exist and take a new file. Nothing is left behind.
 func (o *outputs) check() error {
+	seen := map[string]string{} // cleaned path → flag
+	for i, f := range o.formats {
+		path := *o.paths[i]
+		if path == "" {
+			continue
+		}
+		key := filepath.Clean(path)
+		if abs, err := filepath.Abs(path); err == nil && path != "-" {
+			key = abs
+		}
+		if first, dup := seen[key]; dup {
+			return fmt.Errorf("--%s and --%s both write %q: one file holds one format", first, f.Name, path)
+		}
+		seen[key] = f.Name
+	}
 	for i, f := range o.formats {
 		path := *o.paths[i]
 		if path == "" {

@@ -122,3 +122,37 @@ func TestOutputFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOutputsSamePath: two formats into one file (the same path after
+// cleaning, "-" included) is a usage error naming both flags.
+func TestCheckOutputsSamePath(t *testing.T) {
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, filepath.Join(dir, "r.x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name       string
+		json, html string
+		want       string // "" no error
+	}{
+		{"same path", filepath.Join(dir, "x"), filepath.Join(dir, "x"), "--json and --html both write"},
+		{"same after cleaning", filepath.Join(dir, "x"), dir + "/./sub/../x", "--json and --html both write"},
+		{"relative and absolute", rel, filepath.Join(dir, "r.x"), "--json and --html both write"},
+		{"both stdout", "-", "-", `--json and --html both write "-"`},
+		{"different files", filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html"), ""},
+		{"one output", filepath.Join(dir, "r.json"), "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := testOutputs(reports.Format{Name: "json"}, tt.json, reports.Format{Name: "junit"}, "",
+				reports.Format{Name: "html"}, tt.html).check()
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("check() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -79,7 +79,7 @@ func init() {
 				name := args[0]
 				i := slices.Index(names, name)
 				if i < 0 {
-					return usageErr(e, "report", "unknown subcommand %q (want %s)", name, want)
+					return usageErr(e, "report", "unknown subcommand %q%s", name, didYouMean(name, names, "want "+want))
 				}
 				sub := subs[i]
 				full := "report " + name
@@ -124,6 +124,7 @@ func readResult(path string) (reports.Doc, error) {
 func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []string) int {
 	return func(fs *flag.FlagSet) func(*env, []string) int {
 		out := fs.String("o", "", "write to `FILE` (default stdout)")
+		verbose := fs.Bool("verbose", false, "conform results: keep passing cases' wire logs (left out by default, as conform leaves them out of its --junit and --html; the Markdown never shows them)")
 		var title, labels *string
 		if f.Many {
 			title = fs.String("title", "", "page `title` (default \"lobbybench report\")")
@@ -131,7 +132,7 @@ func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []str
 		}
 		return func(e *env, args []string) int {
 			cmd := "report " + f.Name
-			var opts reports.Options
+			opts := reports.Options{TrimPassingWire: !*verbose}
 			switch {
 			case !f.Many && len(args) != 1:
 				return usageErr(e, cmd, "want exactly one RESULT.json, got %d", len(args))
@@ -142,7 +143,7 @@ func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []str
 				if *labels != "" {
 					opts.Labels = strings.Split(*labels, ",")
 					if len(opts.Labels) != len(args) {
-						return usageErr(e, cmd, "--labels has %d names for %d results", len(opts.Labels), len(args))
+						return usageErr(e, cmd, "--labels has %s for %s", reports.Count(len(opts.Labels), "name"), reports.Count(len(args), "result"))
 					}
 				} else if len(args) > 1 {
 					for _, a := range args {
@@ -234,7 +235,7 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		floor := minDelta.Microseconds()
 		if len(args) != 2 {
-			return usageErr(e, cmd, "want BASE.json and NEW.json, got %d files", len(args))
+			return usageErr(e, cmd, "want BASE.json and NEW.json, got %s", reports.Count(len(args), "file"))
 		}
 		if *format != "table" && *format != "json" {
 			return usageErr(e, cmd, "--format %q: want table or json", *format)
@@ -353,8 +354,8 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 				passed++
 			}
 		}
-		fmt.Fprintf(e.stderr, "lobbybench %s: %d shard(s), %d requests, %d failed, %d violations; thresholds %d/%d passed\n", cmd,
-			merged.Shards, merged.Totals.Requests, merged.Totals.Failures, merged.Totals.Violations, passed, len(merged.Thresholds))
+		fmt.Fprintf(e.stderr, "lobbybench %s: %s, %s, %d failed, %s; thresholds %d/%d passed\n", cmd,
+			reports.Count(merged.Shards, "shard"), reports.Count(merged.Totals.Requests, "request"), merged.Totals.Failures, reports.Count(merged.Totals.Violations, "violation"), passed, len(merged.Thresholds))
 		if len(merged.StepsNeverSucceeded()) > 0 {
 			fmt.Fprintf(e.stderr, "lobbybench %s: %s\n", cmd, merged.Headline().Text)
 		}

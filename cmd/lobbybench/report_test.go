@@ -120,7 +120,7 @@ func TestReportCommandLine(t *testing.T) {
 		{"html no files", []string{"report", "html"}, exitUsage, "", "at least one", true},
 		{"html missing file", []string{"report", "html", filepath.Join(fx.dir, "nope.json")}, exitUsage, "", "nope.json", true},
 		{"html newer schema", []string{"report", "html", fx.bad}, exitUsage, "", "schema_version 99", true},
-		{"html label count", []string{"report", "html", fx.base, fx.same, "--labels", "a"}, exitUsage, "", "--labels has 1 names for 2 results", true},
+		{"html label count", []string{"report", "html", fx.base, fx.same, "--labels", "a"}, exitUsage, "", "--labels has 1 name for 2 results", true},
 		{"html to stdout", []string{"report", "html", fx.base}, exitOK, "<!DOCTYPE html>", "", false},
 		{"html unknown flag after files", []string{"report", "html", fx.base, "--nope"}, exitUsage, "", "-nope", true},
 		{"html to file", []string{"report", "html", fx.base, fx.slower, "-o", out}, exitOK, "", "", false},
@@ -387,7 +387,7 @@ func TestReportMerge(t *testing.T) {
 	if code != exitThreshold {
 		t.Fatalf("exit %d, want %d (errors.count fails on the merge): %s", code, exitThreshold, stderr)
 	}
-	if !strings.Contains(stderr, "3 shard(s), 3012 requests, 12 failed") || !strings.Contains(stderr, "thresholds 2/3 passed") {
+	if !strings.Contains(stderr, "3 shards, 3012 requests, 12 failed") || !strings.Contains(stderr, "thresholds 2/3 passed") {
 		t.Errorf("summary line: %q", stderr)
 	}
 	f, err := os.Open(out)
@@ -464,7 +464,7 @@ func TestReportMergeShardCoverage(t *testing.T) {
 		{"complete", []string{s0, s1, s2}, nil},
 		{"unsharded runs are not checked", []string{u0, u1}, nil},
 		{"duplicate", []string{s0, s1, s2, s1}, []string{"shard 1/3 is in both " + s1 + " and " + s1 + ": its load is counted twice"}},
-		{"missing", []string{s2, s0}, []string{"shard(s) 1/3 missing"}},
+		{"missing", []string{s2, s0}, []string{"shard 1/3 missing"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -92,6 +92,7 @@ func init() {
 			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
 			fs.IntVar(&o.Clients, "clients", 0, "closed model: scale the stages so the peak is `N` clients (open model: max clients)")
 			fs.Var(&seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
+			fs.StringVar(&o.InstancePorts, "instance-ports", "", "udp-lobby: the target's game-instance port `range` LO-HI a returned port must fall in (overrides instance_ports)")
 			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) != 1 {
@@ -134,7 +135,7 @@ func init() {
 				}
 				if *maxClients > 0 {
 					if plan.Load.Model == scenario.Closed && *maxClients < int(peakOf(plan.Load)) {
-						return usageErr(e, "run", "--max-clients %d is below the scenario's peak of %d clients", *maxClients, int(peakOf(plan.Load)))
+						return usageErr(e, "run", "--max-clients %d is below the scenario's peak of %s", *maxClients, reports.Count(int(peakOf(plan.Load)), "client"))
 					}
 					plan.Load.MaxClients = *maxClients
 				}
@@ -148,7 +149,8 @@ func init() {
 				e.stopNote = func() string {
 					return fmt.Sprintf("no new session starts; requests in flight get up to %v (--grace) to finish, then the results are written", *grace)
 				}
-				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.stderr, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
+				e.notes = &barNotes{stderr: e.stderr}
+				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				cfg.Client.Precise = *precise
 				cfg.NoSpin = *noSpin
 				cfg.Watchdog = *watchdog
@@ -219,7 +221,7 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 		fmt.Fprintf(e.stderr, "lobbybench run: warning: %s\n", w)
 	}
 	if n := res.Engine.Sessions.FailedStarts; n > 0 {
-		fmt.Fprintf(e.stderr, "lobbybench run: %d sessions could not open their socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", n)
+		fmt.Fprintf(e.stderr, "lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", reports.Count(n, "session"), reports.Agree(n, "its", "their"))
 	}
 	switch {
 	case len(res.Run.DownOutages()) > 0:
@@ -249,9 +251,9 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
 	if in.Workers > 0 {
-		fmt.Fprintf(w, "\nRun: %s, %s model, %d worker processes merged, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Workers, in.Seed, max(in.Sources, 1))
+		fmt.Fprintf(w, "\nRun: %s, %s model, %s merged, seed %d, %s\n", in.Protocol, in.Model, reports.Count(in.Workers, "worker process"), in.Seed, reports.Count(max(in.Sources, 1), "source address"))
 	} else {
-		fmt.Fprintf(w, "\nRun: %s, %s model, shard %s, seed %d, %d source address(es)\n", in.Protocol, in.Model, in.Shard, in.Seed, max(in.Sources, 1))
+		fmt.Fprintf(w, "\nRun: %s, %s model, shard %s, seed %d, %s\n", in.Protocol, in.Model, in.Shard, in.Seed, reports.Count(max(in.Sources, 1), "source address"))
 	}
 	for _, why := range res.Run.Incomplete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", why)
@@ -267,8 +269,8 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	}
 	// The two memory figures measure different things, and the heap one
 	// can be the larger: say which is which.
-	fmt.Fprintf(w, "peak RSS %s (resident, from the OS), peak Go heap %s (objects allocated, including fresh pages never written and so not resident), %d goroutines peak, %.1f CPU-s on %d procs",
-		mib(h.PeakRSSBytes), mib(h.PeakHeapBytes), h.PeakGoroutines, h.CPUSeconds, h.GOMAXPROCS)
+	fmt.Fprintf(w, "peak RSS %s (resident, from the OS), peak Go heap %s (objects allocated, including fresh pages never written and so not resident), %s peak, %.1f CPU-s on %s",
+		mib(h.PeakRSSBytes), mib(h.PeakHeapBytes), reports.Count(h.PeakGoroutines, "goroutine"), h.CPUSeconds, reports.Count(h.GOMAXPROCS, "proc"))
 	if in.Embedded {
 		fmt.Fprint(w, " (includes the embedded server)")
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -69,6 +70,9 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad rate", []string{"run", "--rate", "fast", good}, nil, "-rate"},
 		{"rate on closed", []string{"run", "--rate", "2x", writeScenario(t, strings.Replace(shortRun, "rate: 40/s", "clients: 2", 1))}, nil, "--rate applies to an open-model scenario"},
 		{"bad target", []string{"run", "--target", "nope", good}, nil, "--target"},
+		{"bad instance ports", []string{"run", "--instance-ports", "9063-9000", good}, nil, "--instance-ports: "},
+		{"instance ports on tcp-lobby", []string{"run", "--instance-ports", "9000-9063", writeScenario(t, "protocol: tcp-lobby\nload: {rate: 1/s, duration: 1s}\nflows: [{steps: [list_rooms]}]\n")}, nil,
+			"--instance-ports applies to udp-lobby only, not tcp-lobby"},
 		{"json dir missing", []string{"run", "--json", "/nonexistent/dir/r.json", good}, nil, "--json"},
 		{"html dir missing", []string{"run", "--html", "/nonexistent/dir/r.html", good}, nil, "--html"},
 		{"markdown dir missing", []string{"run", "--markdown", "/nonexistent/dir/r.md", good}, nil, "--markdown: directory of"},
@@ -358,5 +362,41 @@ func TestRunNoSpin(t *testing.T) {
 				t.Errorf("engine.no_spin = %v, want %v (absent when false)", doc.Engine.NoSpin, noSpin)
 			}
 		})
+	}
+}
+
+// TestRunInstancePorts: --instance-ports overrides the scenario's
+// instance_ports against a real target (a port outside it is a violation,
+// exit 1), and gives the message conform gives for a bad range.
+func TestRunInstancePorts(t *testing.T) {
+	srv := startConformRef(t) // instances on free ports, all above 1023
+	addr := srv.Addr(refserver.UDPLobby).String()
+	good := writeScenario(t, shortRun+"instance_ports: 1-2\n")
+	for _, tt := range []struct {
+		name  string
+		ports string
+		code  int
+	}{
+		{"scenario's range, no override", "", exitFailed},
+		{"override covers the ports", "1024-65535", exitOK},
+		{"override excludes them", "3-4", exitFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"run", "--quiet", "--target", addr, good}
+			if tt.ports != "" {
+				args = append(args, "--instance-ports", tt.ports)
+			}
+			code, out, errs := runCLI(t, args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, tt.code, out, errs)
+			}
+		})
+	}
+	_, _, runErr := runCLI(t, "run", "--instance-ports", "x", good)
+	_, _, confErr := runCLI(t, "conform", "--target", addr, "--instance-ports", "x")
+	_, runMsg, _ := strings.Cut(runErr, ": ")
+	_, confMsg, _ := strings.Cut(confErr, ": ")
+	if runMsg == "" || runMsg != confMsg {
+		t.Errorf("run says %q, conform says %q: want one message", runErr, confErr)
 	}
 }

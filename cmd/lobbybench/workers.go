@@ -16,9 +16,9 @@ import (
 
 // workerFlags are the run flags a --workers parent passes on to its
 // workers as given: the overrides that shape the plan, the grace,
-// --precise, --no-spin and --watchdog (each worker watches the target;
-// the merge keeps the union of their outages).
-var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog"}
+// --precise, --no-spin, --instance-ports and --watchdog (each worker
+// watches the target; the merge keeps the union of their outages).
+var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "instance-ports", "watchdog"}
 
 // parseWorkers reads --workers: a count 1..engine.MaxWorkers or "auto".
 func parseWorkers(v string, plan *scenario.Plan) (int, error) {
