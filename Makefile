@@ -5,7 +5,7 @@ FUZZTIME  ?= 20s
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: all build test race vet fmt bench bench-run bench-truth bench-micro bench-all fuzz fuzz-campaign soak ci clean e2e-k8s
+.PHONY: all build test race vet lint fmt bench bench-run bench-truth bench-micro bench-all fuzz fuzz-campaign soak ci clean e2e-k8s dist
 
 all: vet test build
 
@@ -21,6 +21,13 @@ race:
 vet:
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# The static checks of .ci/run: go.mod tidy, staticcheck and actionlint at the
+# versions pinned in .ci/tool (built on first use into .ci/bin).
+lint:
+	$(GO) mod tidy -diff
+	bash .ci/tool staticcheck $(PKGS)
+	bash .ci/tool actionlint -shellcheck= -pyflakes=
 
 # The figures that matter, in one go: harness overhead against a real target
 # (bench-run), then the hot-path micro-benchmarks (codecs, recorder, server
@@ -82,5 +89,21 @@ ci:
 e2e-k8s:
 	bash deploy/e2e/run.sh
 
+# Release binaries for every platform in DIST_PLATFORMS, static (CGO_ENABLED=0),
+# without local paths (-trimpath), stamped with VERSION (lobbybench version
+# prints it), into $(DIST)/ with a SHA256SUMS file; `make dist VERSION=v1.2.3`.
+DIST           ?= dist
+VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+dist:
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	set -e; for p in $(DIST_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=; if [ "$$os" = windows ]; then ext=.exe; fi; \
+	  out=$(DIST)/lobbybench-$(VERSION)-$$os-$$arch$$ext; echo "$$out"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o "$$out" ./cmd/lobbybench; \
+	done
+	cd $(DIST) && if command -v sha256sum >/dev/null; then sha256sum lobbybench-*; else shasum -a 256 lobbybench-*; fi > SHA256SUMS
+	cat $(DIST)/SHA256SUMS
+
 clean:
-	rm -rf bin
+	rm -rf bin $(DIST)

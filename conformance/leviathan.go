@@ -50,9 +50,8 @@ type levClient struct {
 	sent  [][]byte     // every datagram sent, in order
 	msgs  []lv.Message // every new message received (payloads copied)
 	dups  int          // duplicate deliveries
-	buf   []byte
-	sentT []time.Time // send time of each sent datagram
-	rawT  []time.Time // receive time of each received datagram
+	sentT []time.Time  // send time of each sent datagram
+	rawT  []time.Time  // receive time of each received datagram
 	// reqs are the requests this client sent, by the MessageNumber each
 	// actually got (answering the server's own Connect takes a number).
 	reqs map[uint32]lv.RequestType
@@ -260,13 +259,6 @@ func (t *T) levAuthed() (*levClient, error) {
 		return nil, precondition("handshake", err)
 	}
 	return c, nil
-}
-
-// received returns copies of what the session received so far.
-func (c *levClient) received() (raw [][]byte, msgs []lv.Message) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([][]byte(nil), c.raw...), append([]lv.Message(nil), c.msgs...)
 }
 
 // levFlow is the shared full session of the group: handshake, JoinServer,

@@ -22,8 +22,7 @@ type levAcks struct {
 	sentIDs  map[uint32]time.Time // our Ln PKT_IDs and send times
 	acked    map[uint32]time.Time // first ack seen per id (either reading)
 	fields   [][2]int             // per server ack field: ids that fit under engine, under seed+1
-	fieldsN  int
-	embedded int // datagrams with the engine's Ln-in-front-of-La defect
+	embedded int                  // datagrams with the engine's Ln-in-front-of-La defect
 	lastSent time.Time
 }
 

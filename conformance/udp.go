@@ -271,21 +271,6 @@ func (s *udpSock) recvFrom(from netip.AddrPort, d time.Duration) ([]byte, netip.
 	}
 }
 
-// drain returns whatever datagrams are already queued on the socket.
-func (s *udpSock) drain() [][]byte {
-	var out [][]byte
-	for {
-		s.c.SetReadDeadline(time.Now())
-		n, src, err := s.c.ReadFromUDPAddrPort(s.buf)
-		if err != nil {
-			return out
-		}
-		b := append([]byte(nil), s.buf[:n]...)
-		s.t.LogRecv(s.local, netip.AddrPortFrom(src.Addr().Unmap(), src.Port()).String(), b, "")
-		out = append(out, b)
-	}
-}
-
 // rawMsg is a datagram read leniently: the header fields under the run's
 // profile, whatever their values, and the payload as the datagram frames it
 // (between header and trailer). Cases that own a framing rule check it on

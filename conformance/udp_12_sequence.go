@@ -29,7 +29,7 @@ func udpSequenceEcho(t *T) error {
 	}
 	var checks []check
 	for _, x := range rs.all() {
-		checks = append(checks, check{x.name, x.x})
+		checks = append(checks, check(x))
 	}
 	prof := t.Env.profile()
 	for _, seq := range []uint16{0, 0xFFFF} {

@@ -16,9 +16,9 @@ import (
 )
 
 var (
-	refused = &net.OpError{Op: "read", Net: "udp", Err: os.NewSyscallError("recvfrom", syscall.ECONNREFUSED)}
-	silent  = errors.New("no reply to LOBBY_LIST_ROOMS in 1s")
-	noFiles = fmt.Errorf("%w: %w", ErrInconclusive, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)})
+	refused    = &net.OpError{Op: "read", Net: "udp", Err: os.NewSyscallError("recvfrom", syscall.ECONNREFUSED)}
+	errSilent  = errors.New("no reply to LOBBY_LIST_ROOMS in 1s")
+	errNoFiles = fmt.Errorf("%w: %w", ErrInconclusive, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)})
 )
 
 func TestClassify(t *testing.T) {
@@ -32,7 +32,7 @@ func TestClassify(t *testing.T) {
 		{"tcp reset on connect", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, reports.DownRefused},
 		{"wrapped refusal", fmt.Errorf("reach: %w", refused), reports.DownRefused},
 		{"dial failed at once", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}, reports.DownRefused},
-		{"timeout", silent, reports.DownSilent},
+		{"timeout", errSilent, reports.DownSilent},
 		{"deadline", context.DeadlineExceeded, reports.DownSilent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,17 +56,17 @@ func TestObserve(t *testing.T) {
 		want   []want
 	}{
 		{"always up", []error{nil, nil, nil}, nil},
-		{"one lost probe is not a hang", []error{nil, silent, nil, silent, nil}, nil},
-		{"hang", []error{nil, nil, silent, silent, silent}, []want{{2, 1, 0, false, reports.DownSilent}}},
+		{"one lost probe is not a hang", []error{nil, errSilent, nil, errSilent, nil}, nil},
+		{"hang", []error{nil, nil, errSilent, errSilent, errSilent}, []want{{2, 1, 0, false, reports.DownSilent}}},
 		{"refused at once", []error{nil, refused}, []want{{1, 0, 0, false, reports.DownRefused}}},
-		{"hang then killed", []error{nil, silent, silent, refused}, []want{{1, 0, 0, false, reports.DownRefused}}},
-		{"down and back twice", []error{nil, refused, nil, nil, silent, silent, nil},
+		{"hang then killed", []error{nil, errSilent, errSilent, refused}, []want{{1, 0, 0, false, reports.DownRefused}}},
+		{"down and back twice", []error{nil, refused, nil, nil, errSilent, errSilent, nil},
 			[]want{{1, 0, 2, true, reports.DownRefused}, {4, 3, 6, true, reports.DownSilent}}},
 		{"down from the start", []error{refused, refused}, []want{{0, 0, 0, false, reports.DownRefused}}},
 		// The prober out of descriptors says nothing of the target:
 		// neither a hang, nor a refusal, nor up.
-		{"inconclusive is not down", []error{nil, noFiles, noFiles, noFiles, nil}, nil},
-		{"inconclusive does not end a hang or count in it", []error{nil, silent, noFiles, silent, noFiles, nil},
+		{"inconclusive is not down", []error{nil, errNoFiles, errNoFiles, errNoFiles, nil}, nil},
+		{"inconclusive does not end a hang or count in it", []error{nil, errSilent, errNoFiles, errSilent, errNoFiles, nil},
 			[]want{{1, 0, 5, true, reports.DownSilent}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestRun(t *testing.T) {
 			Probe: func(ctx context.Context) error {
 				if at := time.Since(start); at >= time.Second && at < 2500*time.Millisecond {
 					<-ctx.Done() // hung: answers nothing until the probe's timeout
-					return silent
+					return errSilent
 				}
 				return nil
 			}}

@@ -231,8 +231,7 @@ type keyStats struct {
 	corrected, uncorr *hdrhistogram.Histogram
 	// lag is the send lag: actual first send minus intended send time,
 	// the harness's own lateness (the part of corrected it put there).
-	lag     *hdrhistogram.Histogram
-	clamped int64
+	lag *hdrhistogram.Histogram
 }
 
 // Recorder is the hot-path sink of one worker. Its methods are safe for

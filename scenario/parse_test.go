@@ -137,11 +137,10 @@ func TestParseEveryKey(t *testing.T) {
 }
 
 func TestParseDefaults(t *testing.T) {
-	p, err := Parse("dir/short.yml", []byte("protocol: udp-lobby\nload: {clients: 3, duration: 1s}\nflows: [{steps: [list_rooms, wait_game_start, think]}]\n"))
-	if err == nil {
+	if _, err := Parse("dir/short.yml", []byte("protocol: udp-lobby\nload: {clients: 3, duration: 1s}\nflows: [{steps: [list_rooms, wait_game_start, think]}]\n")); err == nil {
 		t.Fatal("think without a time accepted")
 	}
-	p, err = Parse("dir/short.yml", []byte("protocol: udp-lobby\nload: {clients: 3, duration: 1s}\nflows: [{steps: [list_rooms, wait_game_start]}]\n"))
+	p, err := Parse("dir/short.yml", []byte("protocol: udp-lobby\nload: {clients: 3, duration: 1s}\nflows: [{steps: [list_rooms, wait_game_start]}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

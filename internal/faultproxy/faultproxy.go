@@ -40,7 +40,6 @@ type Proxy struct {
 	closed  bool
 	wg      sync.WaitGroup
 	addr    netip.AddrPort
-	stop    func()
 }
 
 // Addr is where clients send.

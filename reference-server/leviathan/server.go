@@ -217,8 +217,10 @@ func (s *Server) tickLoop() {
 		select {
 		case <-s.done:
 			return
-		case now := <-t.C:
-			now = time.Now()
+		case <-t.C:
+			// The time of handling, not of the tick: a tick delivered late
+			// (the lock was held) must not age the peers less than it should.
+			now := time.Now()
 			s.mu.Lock()
 			for _, p := range s.peers {
 				if p.state < hsAuthenticated && s.cfg.HandshakeTimeout > 0 && now.Sub(p.created) >= s.cfg.HandshakeTimeout {

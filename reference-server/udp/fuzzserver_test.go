@@ -205,7 +205,6 @@ func nthRoom(s *Server, k int) *instance {
 // roomSnap is what checkServer needs of a room before an operation.
 type roomSnap struct {
 	in        *instance
-	removable bool // empty or finished, and so for a cleanup interval already (given the tidy's now)
 	idleSince int64
 	state     udplobby.RoomState
 	empty     bool

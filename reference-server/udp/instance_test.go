@@ -371,8 +371,10 @@ func TestAllocate(t *testing.T) {
 	}
 	// Both seats are held: the lobby's room is full for others only if
 	// MaxPlayers is 2; with 4, two more may join.
-	if lob.join(rooms[0].ID) == 0 || lob.join(rooms[0].ID) == 0 || lob.join(rooms[0].ID) != 0 {
-		t.Fatal("want exactly 2 lobby joins beside 2 allocated seats")
+	// Three joins in turn (each a round trip): the first two get the port, the third nothing.
+	id := rooms[0].ID
+	if first, second, third := lob.join(id), lob.join(id), lob.join(id); first == 0 || second == 0 || third != 0 {
+		t.Fatalf("lobby joins beside 2 allocated seats gave ports %d, %d, %d; want two non-zero, then 0", first, second, third)
 	}
 	for _, n := range []int{0, -1} {
 		if _, err := s.Allocate(n); err == nil {

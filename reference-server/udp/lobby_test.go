@@ -72,8 +72,8 @@ func TestJoinFailures(t *testing.T) {
 	if c.join(99) != 0 {
 		t.Error("missing room joined")
 	}
-	if c.join(id) != port || c.join(id) != port {
-		t.Fatal("first two joins of a 2-seat room failed")
+	if first, second := c.join(id), c.join(id); first != port || second != port {
+		t.Fatalf("first two joins of a 2-seat room gave ports %d, %d, want %d", first, second, port)
 	}
 	if c.join(id) != 0 {
 		t.Error("third join of a 2-seat room succeeded")

@@ -34,11 +34,8 @@ type frameConn struct {
 	closed    atomic.Bool
 }
 
-func dial(src, dst net.Addr, sw *simclient.Sweeper, bufSize int, timeout time.Duration) (*frameConn, error) {
-	return dialContext(context.Background(), src, dst, sw, bufSize, timeout)
-}
-
-// dialContext is dial, given up when ctx ends.
+// dialContext connects src to dst (a TCP lobby), registered with sw so a
+// sweep can wake a blocked read, given up when ctx ends.
 func dialContext(ctx context.Context, src, dst net.Addr, sw *simclient.Sweeper, bufSize int, timeout time.Duration) (*frameConn, error) {
 	d := net.Dialer{Timeout: timeout, LocalAddr: src}
 	c, err := d.DialContext(ctx, "tcp", dst.String())
@@ -72,12 +69,6 @@ func (f *frameConn) write(m tcplobby.Message) ([]byte, error) {
 	f.wbuf = tcplobby.AppendFrame(f.wbuf[:0], m)
 	_, err := f.c.Write(f.wbuf)
 	return f.wbuf, err
-}
-
-// writeRaw sends b as is (malformed frames).
-func (f *frameConn) writeRaw(b []byte) error {
-	_, err := f.c.Write(b)
-	return err
 }
 
 // next returns the next frame's payload (type byte first), aliasing the

@@ -1,0 +1,384 @@
+package repocheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is the module path; rules name packages relative to it.
+const module = "github.com/lobbybench/lobbybench"
+
+// listedPkg is what the import rules need of one `go list -deps -json` entry.
+type listedPkg struct {
+	ImportPath string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+	Error      *struct{ Err string }
+}
+
+// pkgGraph is the module's packages and everything they link, by import path.
+type pkgGraph map[string]listedPkg
+
+// own reports whether path is a package of the module, and its path
+// relative to the module ("wire/udplobby").
+func own(path string) (string, bool) {
+	if rel, ok := strings.CutPrefix(path, module+"/"); ok {
+		return rel, true
+	}
+	return "", false
+}
+
+// under reports whether rel is dir or below it.
+func under(rel string, dirs ...string) bool {
+	for _, d := range dirs {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// importRule is one rule of the package layering, checked on the code that
+// goes into the binaries (tests may import more).
+type importRule struct {
+	rule string
+	// applies says whether the rule binds the module package rel.
+	applies func(rel string) bool
+	// forbidden says whether the package may not link dep, directly or not.
+	forbidden func(dep listedPkg) bool
+	// example is one import that breaks the rule (importer, imported):
+	// TestImportRulesCatch proves the rule would catch it.
+	example [2]string
+}
+
+// ownBut forbids every package of the module outside dirs.
+func ownBut(dirs ...string) func(listedPkg) bool {
+	return func(d listedPkg) bool {
+		rel, ok := own(d.ImportPath)
+		return ok && !under(rel, dirs...)
+	}
+}
+
+// ownIn forbids the module's packages under dirs.
+func ownIn(dirs ...string) func(listedPkg) bool {
+	return func(d listedPkg) bool {
+		rel, ok := own(d.ImportPath)
+		return ok && under(rel, dirs...)
+	}
+}
+
+func in(dirs ...string) func(string) bool {
+	return func(rel string) bool { return under(rel, dirs...) }
+}
+
+var importRules = []importRule{{
+	// The codecs are the contract: self-contained, fuzzable and reusable
+	// on their own.
+	rule:      "wire/... imports only the standard library",
+	applies:   in("wire"),
+	forbidden: func(d listedPkg) bool { return !d.Standard },
+	example:   [2]string{"wire/tcplobby", "gopkg.in/yaml.v3"},
+}, {
+	rule:      "nothing outside cmd/ imports cmd/...",
+	applies:   func(rel string) bool { return !under(rel, "cmd") },
+	forbidden: ownIn("cmd"),
+	example:   [2]string{"engine", "cmd/lobbybench"},
+}, {
+	// The Leviathan connection engine is shared by the client and the
+	// server, so it sits beneath both.
+	rule:      "levconn imports only wire/leviathan and internal/... of the module",
+	applies:   in("levconn"),
+	forbidden: ownBut("levconn", "wire/leviathan", "internal"),
+	example:   [2]string{"levconn", "reference-server/leviathan"},
+}, {
+	// reports is the data model that run, conform and `report merge/compare`
+	// read and write; it depends on none of them.
+	rule:      "reports imports nothing of the module but internal/...",
+	applies:   in("reports"),
+	forbidden: ownBut("reports", "internal"),
+	example:   [2]string{"reports", "engine"},
+}, {
+	// Liveness tells refused from silent from the error alone, the same
+	// way for every protocol, beneath both run and conform.
+	rule:      "liveness names no protocol: it imports only reports and internal/... of the module",
+	applies:   in("liveness"),
+	forbidden: ownBut("liveness", "reports", "internal"),
+	example:   [2]string{"liveness", "wire/udplobby"},
+}, {
+	// The recorder counts keys and latencies; it knows no protocol,
+	// scenario or client.
+	rule:      "metrics imports only reports and internal/... of the module",
+	applies:   in("metrics"),
+	forbidden: ownBut("metrics", "reports", "internal"),
+	example:   [2]string{"metrics", "scenario"},
+}, {
+	// The suite judges a server by what it sends: code shared with the
+	// reference server could hide the very bug a case looks for, and the
+	// suite keeps its own sockets rather than the load harness's.
+	rule:      "conformance shares no code with the reference server, the clients or the engine",
+	applies:   in("conformance"),
+	forbidden: ownIn("reference-server", "simclient", "engine"),
+	example:   [2]string{"conformance", "reference-server/udp"},
+}, {
+	// The server under test shares only the codecs with what measures it.
+	rule:      "reference-server imports none of simclient, engine, conformance, metrics, liveness",
+	applies:   in("reference-server"),
+	forbidden: ownIn("simclient", "engine", "conformance", "metrics", "liveness"),
+	example:   [2]string{"reference-server/udp", "metrics"},
+}, {
+	// A scenario is parsed and validated without the code that plays it;
+	// protocols register their step kinds with it from simclient.
+	rule:      "scenario imports none of simclient, engine, conformance, reference-server, metrics",
+	applies:   in("scenario"),
+	forbidden: ownIn("simclient", "engine", "conformance", "reference-server", "metrics"),
+	example:   [2]string{"scenario", "simclient"},
+}, {
+	rule:      "simclient is driven by the engine and imports neither it nor conformance",
+	applies:   in("simclient"),
+	forbidden: ownIn("engine", "conformance"),
+	example:   [2]string{"simclient/udpclient", "engine"},
+}, {
+	rule:      "internal/... imports only internal/... and reports of the module",
+	applies:   in("internal"),
+	forbidden: ownBut("internal", "reports"),
+	example:   [2]string{"internal/target", "scenario"},
+}, {
+	// testing in a binary bloats it, and internal/golden registers an
+	// -update flag: both are for tests only.
+	rule:    "only tests import testing and internal/golden",
+	applies: func(rel string) bool { return !under(rel, "internal/golden") },
+	forbidden: func(d listedPkg) bool {
+		rel, ok := own(d.ImportPath)
+		return d.ImportPath == "testing" || strings.HasPrefix(d.ImportPath, "testing/") || ok && under(rel, "internal/golden")
+	},
+	example: [2]string{"engine", "testing"},
+}}
+
+// importChain returns the shortest chain of imports from pkg to dep
+// ("a → b → dep"), for the failure message.
+func importChain(g pkgGraph, pkg, dep string) string {
+	prev := map[string]string{pkg: ""}
+	queue := []string{pkg}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == dep {
+			var chain []string
+			for ; p != ""; p = prev[p] {
+				chain = append(chain, strings.TrimPrefix(p, module+"/"))
+			}
+			slices.Reverse(chain)
+			return strings.Join(chain, " → ")
+		}
+		for _, q := range g[p].Imports {
+			if _, seen := prev[q]; !seen {
+				prev[q] = p
+				queue = append(queue, q)
+			}
+		}
+	}
+	return strings.TrimPrefix(pkg, module+"/") + " → … → " + dep
+}
+
+// checkImports returns one line per rule broken: the rule and the import
+// chain that breaks it. A package is named only when none of its imports
+// bound by the same rule links the same forbidden package, so one bad import
+// is reported where it is made, not again by every package above it.
+func checkImports(g pkgGraph) []string {
+	links := func(path, dep string) bool { return slices.Contains(g[path].Deps, dep) }
+	bound := func(r importRule, path string) bool {
+		rel, ok := own(path)
+		return ok && r.applies(rel)
+	}
+	var out []string
+	for _, path := range slices.Sorted(maps.Keys(g)) {
+		for _, r := range importRules {
+			if !bound(r, path) {
+				continue
+			}
+			for _, dep := range g[path].Deps {
+				if !r.forbidden(g[dep]) {
+					continue
+				}
+				inner := slices.ContainsFunc(g[path].Imports, func(q string) bool {
+					return q != dep && bound(r, q) && links(q, dep)
+				})
+				if !inner {
+					out = append(out, r.rule+": "+importChain(g, path, dep))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// listPackages runs `go list -deps -json` over the module for goos.
+func listPackages(t *testing.T, goos string) pkgGraph {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-e", "-deps", "-json=ImportPath,Standard,Imports,Deps,Error", module+"/...")
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list for %s: %v\n%s", goos, err, stderr.Bytes())
+	}
+	g := pkgGraph{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list for %s: %v", goos, err)
+		}
+		if p.Error != nil {
+			t.Fatalf("go list for %s: %s: %s", goos, p.ImportPath, p.Error.Err)
+		}
+		g[p.ImportPath] = p
+	}
+	if _, ok := g[module+"/cmd/lobbybench"]; !ok {
+		t.Fatalf("go list for %s listed no %s/cmd/lobbybench: %d packages", goos, module, len(g))
+	}
+	return g
+}
+
+// TestImports checks the layering of the packages on every platform the
+// release is built for (build tags can add imports on one of them).
+func TestImports(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		t.Run(goos, func(t *testing.T) {
+			for _, v := range checkImports(listPackages(t, goos)) {
+				t.Error(v)
+			}
+		})
+	}
+}
+
+// TestImportRulesCatch proves that each rule fails on the import its
+// example names, added to a graph that otherwise breaks no rule: a rule that
+// cannot fail is no check.
+func TestImportRulesCatch(t *testing.T) {
+	for _, r := range importRules {
+		t.Run(r.rule, func(t *testing.T) {
+			from, to := module+"/"+r.example[0], r.example[1]
+			if rel, _ := own(from); !r.applies(rel) {
+				t.Fatalf("example importer %s is not bound by the rule", r.example[0])
+			}
+			// The examples name the standard library's testing, a third-party
+			// module (a dot in its first element) or a package of the module.
+			std := to == "testing" || strings.HasPrefix(to, "testing/")
+			if !std && !strings.Contains(strings.Split(to, "/")[0], ".") {
+				to = module + "/" + to
+			}
+			g := graph(map[string][]string{from: {"fmt"}, "fmt": nil, to: nil}, "fmt", "testing")
+			if std {
+				g[to] = listedPkg{ImportPath: to, Standard: true}
+			}
+			if got := checkImports(g); len(got) != 0 {
+				t.Fatalf("the graph without the example import breaks rules: %q", got)
+			}
+			g = graph(map[string][]string{from: {"fmt", to}, "fmt": nil, to: nil}, "fmt", "testing")
+			var mine []string
+			for _, v := range checkImports(g) {
+				if strings.HasPrefix(v, r.rule+": ") {
+					mine = append(mine, v)
+				}
+			}
+			want := r.rule + ": " + r.example[0] + " → " + strings.TrimPrefix(to, module+"/")
+			if len(mine) != 1 || mine[0] != want {
+				t.Errorf("violations of the rule = %q, want [%q]", mine, want)
+			}
+		})
+	}
+}
+
+// graph builds a pkgGraph from each package's imports, with Deps filled in
+// as go list does (transitively); the paths in std are standard.
+func graph(imports map[string][]string, std ...string) pkgGraph {
+	g := pkgGraph{}
+	var deps func(p string, seen map[string]bool)
+	deps = func(p string, seen map[string]bool) {
+		for _, q := range imports[p] {
+			if !seen[q] {
+				seen[q] = true
+				deps(q, seen)
+			}
+		}
+	}
+	for p, imps := range imports {
+		seen := map[string]bool{}
+		deps(p, seen)
+		g[p] = listedPkg{ImportPath: p, Standard: slices.Contains(std, p), Imports: imps, Deps: slices.Sorted(maps.Keys(seen))}
+	}
+	return g
+}
+
+// TestCheckImportsWhere checks that a violation is reported once, by the
+// innermost package the rule binds, with the chain through packages it does
+// not bind.
+func TestCheckImportsWhere(t *testing.T) {
+	m := func(rel string) string { return module + "/" + rel }
+	for _, tc := range []struct {
+		name    string
+		imports map[string][]string
+		want    []string
+	}{{
+		name: "reported where it is made, not by the importers above",
+		imports: map[string][]string{
+			m("cmd/lobbybench"): {m("engine")},
+			m("engine"):         {m("metrics")},
+			m("metrics"):        {"testing"},
+			"testing":           nil,
+		},
+		want: []string{"only tests import testing and internal/golden: metrics → testing"},
+	}, {
+		name: "through a package the rule does not bind",
+		imports: map[string][]string{
+			m("wire/udplobby"): {m("internal/mid")},
+			m("internal/mid"):  {"gopkg.in/yaml.v3"},
+			"gopkg.in/yaml.v3": nil,
+		},
+		want: []string{"wire/... imports only the standard library: wire/udplobby → internal/mid",
+			"wire/... imports only the standard library: wire/udplobby → internal/mid → gopkg.in/yaml.v3"},
+	}, {
+		name: "two rules broken by one import",
+		imports: map[string][]string{
+			m("internal/owned"): {m("reports")},
+			m("reports"):        {m("wire/udplobby")},
+			m("wire/udplobby"):  nil,
+		},
+		want: []string{"internal/... imports only internal/... and reports of the module: internal/owned → reports → wire/udplobby",
+			"reports imports nothing of the module but internal/...: reports → wire/udplobby"},
+	}, {
+		name: "allowed imports",
+		imports: map[string][]string{
+			m("cmd/lobbybench"): {m("engine"), m("liveness")},
+			m("engine"):         {m("metrics"), m("simclient")},
+			m("simclient"):      {m("scenario"), m("wire/udplobby")},
+			m("scenario"):       {m("internal/owned")},
+			m("internal/owned"): {m("reports")},
+			m("liveness"):       {m("reports")},
+			m("metrics"):        {m("reports")},
+			m("reports"):        {"fmt"},
+			m("wire/udplobby"):  {"fmt"},
+			"fmt":               nil,
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := checkImports(graph(tc.imports, "fmt", "testing"))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("violations\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
