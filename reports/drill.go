@@ -105,15 +105,17 @@ const (
 // time series counts each second's step requests and failures by when they
 // ended. The baseline is the success ratio (requests − errors) / requests
 // summed over the whole seconds in the BaselineWindow before the fault's
-// second (at); with none (a fault in the first second, or no request
+// second (at), none before since (the previous fault's recovery of the
+// success rate, so that one fault's failures do not lower the next one's
+// baseline; 0 for the first); with none (a fault in the first second, or no request
 // before it) it is 1. The success rate is back in the first second, from
 // the one in which the target answered again (from, ≥ at) on, that has at
 // least one request and a ratio at or above baseline − SuccessTolerance;
 // after is the end of that second minus at. back is false when no second
 // up to the end of the series qualifies.
-func SuccessBack(ts []Point, at, from time.Duration) (baseline float64, baseSecs int, back bool, after time.Duration) {
+func SuccessBack(ts []Point, at, from, since time.Duration) (baseline float64, baseSecs int, back bool, after time.Duration) {
 	atSec := int64(at / time.Second)
-	lo := atSec - int64(BaselineWindow/time.Second)
+	lo := max(atSec-int64(BaselineWindow/time.Second), int64((since+time.Second-1)/time.Second))
 	var req, errs int64
 	seen := map[int64]bool{}
 	for _, p := range ts {
@@ -163,7 +165,7 @@ func (d *Drill) Text() string {
 		case !f.Recovered:
 			not = append(not, f.Fault)
 		case f.WentDown:
-			after = append(after, secs(f.RecoveredAfterNS))
+			after = append(after, drillDur(f.RecoveredAfterNS))
 		default:
 			after = append(after, "never down")
 		}
@@ -196,6 +198,15 @@ func (d *Drill) Lines() []string {
 	return out
 }
 
+// drillDur is a recovery time: in milliseconds below a second (a
+// restart can take a few), else in tenths of a second.
+func drillDur(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
+	}
+	return secs(d)
+}
+
 // Line is one fault's result in words.
 func (f FaultResult) Line() string {
 	line := f.Fault + ": "
@@ -203,7 +214,7 @@ func (f FaultResult) Line() string {
 	case !f.Recovered:
 		line += "NOT RECOVERED by the end"
 	case f.WentDown:
-		line += "answers again after " + secs(f.RecoveredAfterNS)
+		line += "answers again after " + drillDur(f.RecoveredAfterNS)
 	default:
 		line += "recovered, never seen down by the watchdog"
 	}

@@ -31,6 +31,7 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"reasons":    fmtReasons,
 	"inc":        func(n int) int { return n + 1 },
 	"secs":       secs,
+	"drillDur":   drillDur,
 	"maxSamples": func() int { return MaxViolationSamples },
 	"thv":        fmtThresholdValue,
 	"section":    sectionTitle,
