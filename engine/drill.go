@@ -170,8 +170,7 @@ func (d *drill) result(run *reports.Run, end time.Duration) *reports.Drill {
 		a := d.applied[i]
 		fr := reports.FaultResult{Fault: f.String(), AtNS: a.at}
 		if !a.started {
-			fr.AtNS = f.At
-			fr.Error = "not applied: the run ended first"
+			fr.AtNS, fr.NotApplied = f.At, true
 			fr.BaselineSuccess, fr.BaselineSeconds, _, _ = reports.SuccessBack(run.TimeSeries, f.At, f.At, since)
 			out.Faults = append(out.Faults, fr)
 			continue

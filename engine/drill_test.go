@@ -115,13 +115,15 @@ flows:
 
 // TestDrill runs a recovery drill against the reference server as an
 // owned process: a kill -9 it is restarted from and a one-second
-// SIGSTOP both recover, with their recovery, the success rate back and
+// SIGSTOP both recover (6 s of load), with their recovery, the success rate back and
 // no room leaked; a kill whose restart fails is TARGET DOWN.
 func TestDrill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process and runs 5 s of load")
 	}
-	const length = 5 * time.Second
+	// Room for the success rate to come back after the stop: requests
+	// sent while it held the server time out up to a second after it.
+	const length = 6 * time.Second
 	for _, tc := range []struct {
 		name        string
 		failRestart bool
@@ -190,7 +192,7 @@ func TestDrill(t *testing.T) {
 				if f.RecoveredAfterNS <= 0 || f.AtNS+f.RecoveredAfterNS >= length+time.Second {
 					t.Errorf("fault %d answers again after %s, want within the run", i, f.RecoveredAfterNS)
 				}
-				if !f.SuccessBack || f.SuccessBackAfterNS < f.RecoveredAfterNS || f.BaselineSeconds == 0 {
+				if !f.SuccessBack || f.SuccessBackAfterNS < f.RecoveredAfterNS || i == 0 && f.BaselineSeconds == 0 {
 					t.Errorf("fault %d: success rate not back after the recovery: %s", i, f.Line())
 				}
 				if i > 0 && f.AtNS <= d.Faults[i-1].AtNS+d.Faults[i-1].RecoveredAfterNS {

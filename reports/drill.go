@@ -25,8 +25,11 @@ type Drill struct {
 type FaultResult struct {
 	// Fault names it ("SIGKILL at +20s, then restart after 1s").
 	Fault string `json:"fault"`
-	// AtNS is when it was applied (the signal sent).
+	// AtNS is when it was applied (the signal sent), or when it was due.
 	AtNS time.Duration `json:"at_ns"`
+	// NotApplied is true when the run ended (was interrupted) before the
+	// fault was due: nothing else about it is a finding.
+	NotApplied bool `json:"not_applied,omitempty"`
 	// Error is why it could not be carried out in full (the signal could
 	// not be sent, the restarted server never answered, the run ended
 	// first).
@@ -145,10 +148,11 @@ func SuccessBack(ts []Point, at, from, since time.Duration) (baseline float64, b
 	return baseline, baseSecs, true, time.Duration(best+1)*time.Second - at
 }
 
-// AllRecovered reports whether every fault of the drill recovered.
+// AllRecovered reports whether every fault of the drill that was applied
+// recovered.
 func (d *Drill) AllRecovered() bool {
 	for _, f := range d.Faults {
-		if !f.Recovered {
+		if !f.Recovered && !f.NotApplied {
 			return false
 		}
 	}
@@ -160,8 +164,11 @@ func (d *Drill) AllRecovered() bool {
 func (d *Drill) Text() string {
 	n := len(d.Faults)
 	var after, not []string
+	skipped := 0
 	for _, f := range d.Faults {
 		switch {
+		case f.NotApplied:
+			skipped++
 		case !f.Recovered:
 			not = append(not, f.Fault)
 		case f.WentDown:
@@ -178,6 +185,9 @@ func (d *Drill) Text() string {
 		}
 	} else {
 		text += fmt.Sprintf("%d not recovered by the end (%s)", len(not), strings.Join(not, "; "))
+	}
+	if skipped > 0 {
+		text += fmt.Sprintf("; %d not applied (the run ended first)", skipped)
 	}
 	if r := d.Rooms; r != nil && len(r.Dead) > 0 {
 		text += fmt.Sprintf("; %d listed room%s dead", len(r.Dead), plural(len(r.Dead)))
@@ -211,6 +221,8 @@ func drillDur(d time.Duration) string {
 func (f FaultResult) Line() string {
 	line := f.Fault + ": "
 	switch {
+	case f.NotApplied:
+		return line + "not applied: the run ended first"
 	case !f.Recovered:
 		line += "NOT RECOVERED by the end"
 	case f.WentDown:
@@ -261,7 +273,9 @@ func drillSuite(run *Run) *junitSuite {
 	s := junitSuite{Name: "lobbybench.drill", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
 	for _, f := range d.Faults {
 		c := junitCase{Name: f.Fault + ": recovered", Classname: "drill", Time: junitTime(f.RecoveredAfterNS)}
-		if !f.Recovered {
+		if f.NotApplied {
+			c.Skipped = &junitSkipped{Message: "not applied: the run ended first"}
+		} else if !f.Recovered {
 			c.Time = "0.000"
 			c.Failure = &junitFailure{Message: "the target did not answer again by the end: " + f.Fault, Type: "not recovered", Text: xmlSafe(f.Line())}
 		} else {
