@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
@@ -74,6 +75,12 @@ type Config struct {
 	// Prometheus/OpenMetrics text format at http://MetricsAddr/metrics for
 	// the length of the run.
 	MetricsAddr string
+	// Owned is the target's process when lobbybench started it
+	// (--target-cmd); Faults, the scenario's recovery drill, are applied
+	// to it during the run (engine/drill.go, Result.Run.Drill). Faults
+	// need Owned.
+	Owned  *owned.Process
+	Faults []owned.Fault
 }
 
 // Info is what the engine adds to a run's result beyond reports.Run: the
@@ -159,6 +166,9 @@ type Result struct {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Plan == nil {
 		return nil, errors.New("engine: Config.Plan is nil")
+	}
+	if len(cfg.Faults) > 0 && cfg.Owned == nil {
+		return nil, errors.New("engine: faults need a target lobbybench started (target_cmd: or --target-cmd)")
 	}
 	p := *cfg.Plan // the run may adjust its copy
 	plan := &p
@@ -257,6 +267,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			fmt.Fprintf(cfg.Progress, "lobbybench: live metrics at http://%s/metrics\n", a)
 		}
 	}
+	dr := newDrill(cfg, start)
 	engineRec := col.NewRecorder() // dropped starts, from the scheduling goroutine
 	var firstStart sync.Once
 	firstKey := make([]metrics.Key, len(plan.Flows))
@@ -305,6 +316,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				firstStart.Do(func() { warnFailedStart(cfg.Warnings, err) })
 			}
 			rec.SessionFinished()
+			if dr != nil {
+				dr.sessionEnded(s, err)
+			}
 		},
 	}
 
@@ -350,7 +364,28 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Watchdog >= 0 {
 		wd = startWatch(ctx, cfg, proto, plan, addr, col, start, note)
 	}
+	var wdog *liveness.Watchdog
+	if wd != nil {
+		wdog = wd.w
+	}
+	if dr != nil {
+		dr.run(ctx, wdog)
+	}
 	xr, interrupted, err := Execute(ctx, o, func(e *Execution) { x = e; close(xready) })
+	var rooms *reports.RoomCheck
+	if dr != nil {
+		// The faults end with the load (a stop still sends its SIGCONT);
+		// then the lobby's rooms are looked at while the watchdog still
+		// watches.
+		dr.stop()
+		if err == nil {
+			timeout := cfg.WatchdogTimeout
+			if timeout <= 0 {
+				timeout = watchdogTimeout(plan)
+			}
+			rooms = drillRooms(ctx, plan, addr, timeout, start, wdog)
+		}
+	}
 	var wdRun reports.Run
 	if wd != nil {
 		// Stopped with the load: what it saw after is not the run's.
@@ -380,6 +415,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	run.Target = targetName
 	run.Outages = wdRun.Outages
 	run.Totals.FailuresWhileDown = wdRun.Totals.FailuresWhileDown
+	if dr != nil {
+		end := run.DurationNS
+		if end <= 0 {
+			end = time.Since(start)
+		}
+		run.Drill = dr.result(run, end)
+		run.Drill.Rooms = rooms
+	}
 	run.NoteTargetDown()
 	// An owner of the target process (--target-cmd) fills
 	// run.TargetProcess with its telemetry after Run returns.

@@ -96,6 +96,9 @@ func downText(outs []Outage) string {
 		}
 		text += strings.Join(why, "; ") + ")"
 	}
+	if o.Fault != "" {
+		text += "; caused by the drill's fault " + o.Fault
+	}
 	if n := len(outs) - 1; n > 0 {
 		text += ", and " + Count(n, "more outage")
 	}
@@ -179,6 +182,13 @@ func (r *Run) MissingLoad() []string {
 // every threshold passed (a run with "0 OK" on a step is not green).
 func (r *Run) Headline() Headline {
 	hl := r.verdict()
+	if r.Drill != nil && len(r.Drill.Faults) > 0 {
+		if hl.Text == "" {
+			hl.Text = r.Drill.Text()
+		} else {
+			hl.Text += "; " + r.Drill.Text()
+		}
+	}
 	down := r.DownOutages()
 	if len(down) == 0 {
 		return hl

@@ -31,6 +31,8 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"reasons":    fmtReasons,
 	"inc":        func(n int) int { return n + 1 },
 	"plural":     Plural[int],
+	"secs":       secs,
+	"drillDur":   drillDur,
 	"maxSamples": func() int { return MaxViolationSamples },
 	"thv":        fmtThresholdValue,
 	"section":    sectionTitle,
@@ -144,8 +146,10 @@ type runView struct {
 	Reasons    []reasonRow
 	// SplitDown: the target was down during the run; Reasons are split
 	// into while down and while up. Outages are its OutageLines.
-	SplitDown   bool
-	Outages     []string
+	SplitDown bool
+	Outages   []string
+	// Drill is the recovery drill, when the run had one.
+	Drill       *Drill
 	Violations  []violView
 	RateLimits  []RateLimitFinding
 	Malformed   []MalformedFinding
@@ -419,7 +423,12 @@ func buildRun(r *Run) (*runView, error) {
 	if len(msgs) > 0 {
 		v.MsgChart = percentileChart("Messages: request to reply by percentile", msgs, 960, 284+16*float64(len(msgs)))
 	}
-	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, r.Outages, 960)
+	var faults []FaultResult
+	if r.Drill != nil {
+		faults = r.Drill.Faults
+	}
+	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, r.Outages, 960, faults...)
+	v.Drill = r.Drill
 	v.SplitDown = t.FailuresWhileDown != nil
 	v.Outages = OutageLines(r)
 	for _, k := range sortedReasons(t.FailuresByReason) {

@@ -47,6 +47,16 @@ type plot struct {
 	// bands are x intervals shaded across the plot (the target's
 	// outages), with a legend entry after the lines'.
 	bands []band
+	// faults are x positions marked with a vertical line and a label (a
+	// recovery drill's faults), with a legend entry after the bands'.
+	faults []vline
+}
+
+// vline is one labelled vertical line of a chart.
+type vline struct {
+	X     float64
+	Label string
+	Title string
 }
 
 // band is one shaded x interval of a chart.
@@ -316,6 +326,11 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 	if len(p.bands) > 0 {
 		legend = append(legend[:len(legend):len(legend)], "target down (shaded)")
 	}
+	faultLegend := -1
+	if len(p.faults) > 0 {
+		faultLegend = len(legend)
+		legend = append(legend[:len(legend):len(legend)], "drill fault (dotted line)")
+	}
 	legendH := lineH * float64(len(legend))
 	p.left, p.top = 62, 30+legendH
 	p.w, p.h = width-p.left-34, height-p.top-38
@@ -329,7 +344,12 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 		if i < len(lines) {
 			ls = lines[i]
 		}
-		if len(p.bands) > 0 && i == len(legend)-1 {
+		if i == faultLegend {
+			fmt.Fprintf(&b, `<line class="fault" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(p.left+11), f1(y-10), f1(p.left+11), f1(y))
+			fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
+			continue
+		}
+		if len(p.bands) > 0 && i == len(legend)-1-min(len(p.faults), 1) {
 			fmt.Fprintf(&b, `<rect class="down" x="%s" y="%s" width="22" height="9"/>`, f1(p.left), f1(y-9))
 			fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
 			continue
@@ -359,6 +379,15 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 		}
 		fmt.Fprintf(&b, `<rect class="down" x="%s" y="%s" width="%s" height="%s"><title>%s</title></rect>`,
 			f1(p.px(x0)), f1(p.top), f1(p.px(x1)-p.px(x0)), f1(p.h), html.EscapeString(bd.Title))
+	}
+	for _, fl := range p.faults {
+		if fl.X < p.x0 || fl.X > p.x1 {
+			continue
+		}
+		x := p.px(fl.X)
+		fmt.Fprintf(&b, `<line class="fault" x1="%s" y1="%s" x2="%s" y2="%s"><title>%s</title></line>`,
+			f1(x), f1(p.top), f1(x), f1(p.top+p.h), html.EscapeString(fl.Title))
+		fmt.Fprintf(&b, `<text class="fl" x="%s" y="%s">%s</text>`, f1(x+3), f1(p.top+11), html.EscapeString(fl.Label))
 	}
 	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(p.left), f1(p.top), f1(p.w), f1(p.h))
 	fmt.Fprintf(&b, `<text class="at" x="%s" y="%s">%s</text>`, f1(p.left+p.w/2), f1(height-4), html.EscapeString(xTitle))
@@ -455,7 +484,9 @@ func pathData(p *plot, pts []xy) string {
 // drawn as a whole second it made a false cliff.
 //
 // The outages (the target down) are shaded on each chart.
-func timeSeriesCharts(in []Point, runEnd time.Duration, outs []Outage, width float64) []template.HTML {
+//
+// Each fault of a recovery drill is a labelled vertical line on each chart.
+func timeSeriesCharts(in []Point, runEnd time.Duration, outs []Outage, width float64, faults ...FaultResult) []template.HTML {
 	if len(in) == 0 {
 		return nil
 	}
@@ -487,17 +518,18 @@ func timeSeriesCharts(in []Point, runEnd time.Duration, outs []Outage, width flo
 	yl := niceTicks(maxLat, 4)
 	x1 := end
 	bands := downBands(outs, end)
+	fls := faultLines(faults)
 	return []template.HTML{
 		drawChart("Completions per second", "seconds since start", "per second",
-			&plot{x0: first, x1: x1, y1: yr[len(yr)-1], bands: bands}, xt, mk(yr, fmtAxisCount),
+			&plot{x0: first, x1: x1, y1: yr[len(yr)-1], bands: bands, faults: fls}, xt, mk(yr, fmtAxisCount),
 			[]lineSeries{{Name: "completions/s", Colour: colour(0), Points: req}},
 			[]string{fmt.Sprintf("completions/s (mean %s, peak %s)%s", fmtAxisCount(meanRate), fmtAxisCount(maxReq), partial)}, width, 190),
 		drawChart("Latency per second (from intended send)", "seconds since start", "latency",
-			&plot{x0: first, x1: x1, y1: yl[len(yl)-1], bands: bands}, xt, mk(yl, fmtAxisUS),
+			&plot{x0: first, x1: x1, y1: yl[len(yl)-1], bands: bands, faults: fls}, xt, mk(yl, fmtAxisUS),
 			[]lineSeries{{Name: "p50", Colour: colour(2), Points: p50}, {Name: "p99", Colour: colour(3), Points: p99}},
 			[]string{"p50 of each second", "p99 of each second"}, width, 220),
 		drawChart("Errors per second", "seconds since start", "per second",
-			&plot{x0: first, x1: x1, y1: ye[len(ye)-1], bands: bands}, xt, mk(ye, fmtAxisCount),
+			&plot{x0: first, x1: x1, y1: ye[len(ye)-1], bands: bands, faults: fls}, xt, mk(ye, fmtAxisCount),
 			[]lineSeries{{Name: "errors/s", Colour: colour(1), Points: errs}},
 			[]string{fmt.Sprintf("errors/s (peak %s)%s", fmtAxisCount(maxErr), partial)}, width, 170),
 	}

@@ -162,6 +162,9 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 	if len(rs.Cases) > 0 {
 		suites = append(suites, rs)
 	}
+	if ds := drillSuite(run); ds != nil {
+		suites = append(suites, *ds)
+	}
 	th := junitSuite{Name: "lobbybench.thresholds", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
 	for _, t := range run.Thresholds {
 		c := junitCase{Name: t.Name, Classname: "thresholds", Time: "0.000"}

@@ -248,6 +248,12 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 			fmt.Fprintf(ew, "- %s\n", mdInline(line))
 		}
 	}
+	if run.Drill != nil {
+		fmt.Fprintf(ew, "\n#### Recovery drill\n\n")
+		for _, line := range run.Drill.Lines() {
+			fmt.Fprintf(ew, "- %s\n", mdInline(line))
+		}
+	}
 	mdReasonHeader, mdReasonRows := reasonTable(run.Totals, "Reason", "Count", "While down", "While up")
 	for _, t := range []struct {
 		title  string

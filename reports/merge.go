@@ -70,6 +70,9 @@ func Merge(runs ...*Run) (*Run, error) {
 			addReasons(t.FailuresWhileDown, r.Totals.FailuresWhileDown)
 		}
 		outages = append(outages, r.Outages...)
+		if out.Drill == nil && r.Drill != nil {
+			out.Drill = r.Drill // made by the one process that owns the target
+		}
 		if err := steps.add(r.Steps); err != nil {
 			return nil, fmt.Errorf("reports: merge run %d: %w", i, err)
 		}

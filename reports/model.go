@@ -90,6 +90,9 @@ type Run struct {
 	// TargetProcess is what the run cost the server, when lobbybench
 	// owned it (--target-cmd) or embedded it.
 	TargetProcess *TargetProcess `json:"target_process,omitempty"`
+	// Drill is the recovery drill's findings, when the scenario scheduled
+	// faults on an owned target (reports/drill.go).
+	Drill *Drill `json:"drill,omitempty"`
 }
 
 // Sessions counts sessions as the engine's scheduler saw them. Unlike

@@ -128,6 +128,13 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		}
 		fmt.Fprintln(ew)
 	}
+	if run.Drill != nil {
+		fmt.Fprintln(ew, "Recovery drill:")
+		for _, line := range run.Drill.Lines() {
+			fmt.Fprintf(ew, "  %s\n", line)
+		}
+		fmt.Fprintln(ew)
+	}
 	if len(t.FailuresByReason) > 0 {
 		fmt.Fprintln(ew, "Failures by reason:")
 		header, rows := reasonTable(t, "REASON", "COUNT", "WHILE DOWN", "WHILE UP")

@@ -1,0 +1,366 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/liveness"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
+)
+
+// A recovery drill: with an owned target (Config.Owned) and a schedule
+// of faults (Config.Faults), each fault is applied (owned.Apply) at its
+// offset from the run's start, in its own goroutine, bounded by the
+// run. The outages the watchdog records within a fault's window are
+// tagged with it (reports.Outage.Fault), and the run's Drill says how
+// the target and the load came back (reports.FaultResult).
+
+// drill runs a run's faults and keeps what judging them needs.
+type drill struct {
+	p      *owned.Process
+	faults []owned.Fault
+	start  time.Time
+	wd     *liveness.Watchdog // nil without a watchdog
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	applied []applied
+	failed  []span // the sessions that failed, start to end
+}
+
+// applied is what became of one fault.
+type applied struct {
+	started bool
+	at      time.Duration // when the signal was sent
+	done    time.Duration // when Apply returned (the restart answered, or SIGCONT sent)
+	err     error
+}
+
+// span is a failed session's life, as offsets from the run's start: from
+// its intended start to its end.
+type span struct{ from, to time.Duration }
+
+// maxFailedSpans bounds the failed sessions a drill keeps; past it the
+// count of sessions lost is a floor (said in the notes).
+const maxFailedSpans = 1 << 20
+
+// newDrill is the drill of cfg.Faults on cfg.Owned for a run that
+// started at start, or nil when there is none.
+func newDrill(cfg Config, start time.Time) *drill {
+	if cfg.Owned == nil || len(cfg.Faults) == 0 {
+		return nil
+	}
+	return &drill{p: cfg.Owned, faults: cfg.Faults, start: start, cancel: func() {}, applied: make([]applied, len(cfg.Faults))}
+}
+
+// run schedules the faults, bounded by ctx; wd is the run's watchdog
+// (nil without one).
+func (d *drill) run(ctx context.Context, wd *liveness.Watchdog) {
+	dctx, cancel := context.WithCancel(ctx)
+	d.wd, d.cancel = wd, cancel
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		// One after the other: owned.CheckFaults keeps them from
+		// overlapping, and a fault waits for the previous one's restart.
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for i, f := range d.faults {
+			if !sleepUntil(dctx, timer, time.Until(d.start.Add(f.At))) {
+				return
+			}
+			d.apply(dctx, i, f)
+		}
+	}()
+}
+
+// apply carries out fault i now. A kill is told to the watchdog as soon
+// as the process has ended (MarkDown, reports.DownExited), so the outage
+// starts at the fault, not a probe later.
+func (d *drill) apply(ctx context.Context, i int, f owned.Fault) {
+	at := time.Since(d.start)
+	d.mu.Lock()
+	d.applied[i] = applied{started: true, at: at}
+	d.mu.Unlock()
+	markDone := make(chan struct{})
+	if f.Kill != "" && d.wd != nil {
+		exited := d.p.Exited()
+		go func() {
+			defer close(markDone)
+			select {
+			case <-exited:
+			case <-ctx.Done():
+				return
+			}
+			exit := d.p.ExitStatus() // "" when already restarted
+			if exit == "" {
+				exit = "ended by " + f.Kill
+			}
+			d.wd.MarkDown(at, reports.DownExited, "drill: "+f.String(), exit, d.p.Tail())
+		}()
+	} else {
+		close(markDone)
+	}
+	err := owned.Apply(ctx, d.p, f)
+	done := time.Since(d.start)
+	<-markDone
+	d.mu.Lock()
+	d.applied[i].done, d.applied[i].err = done, err
+	d.mu.Unlock()
+}
+
+// sessionEnded notes a session that ended: a failed one is kept for
+// sessions lost.
+func (d *drill) sessionEnded(s Start, err error) {
+	if err == nil {
+		return
+	}
+	from := s.Intended.Sub(d.start)
+	to := time.Since(d.start)
+	d.mu.Lock()
+	if len(d.failed) < maxFailedSpans {
+		d.failed = append(d.failed, span{from, to})
+	}
+	d.mu.Unlock()
+}
+
+// stop ends the faults still under way (a stop fault still sends its
+// SIGCONT) and waits for them.
+func (d *drill) stop() {
+	d.cancel()
+	d.wg.Wait()
+}
+
+// slack is how long after a fault's end the watchdog may take to see
+// its effect and the target answer again: a probe's timeout and two
+// intervals.
+func (d *drill) slack() time.Duration {
+	iv, to := liveness.DefaultInterval, liveness.DefaultTimeout
+	if d.wd != nil {
+		if d.wd.Interval > 0 {
+			iv = d.wd.Interval
+		}
+		if d.wd.Timeout > 0 {
+			to = d.wd.Timeout
+		}
+	}
+	return to + 2*iv
+}
+
+// result tags run.Outages with the faults that caused them and returns
+// the drill's findings; end is the run's length. Call after stop and
+// after the watchdog's outages are in run.
+func (d *drill) result(run *reports.Run, end time.Duration) *reports.Drill {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	slack := d.slack()
+	out := &reports.Drill{}
+	var since time.Duration // the previous fault's success back, or its end
+	for i, f := range d.faults {
+		a := d.applied[i]
+		fr := reports.FaultResult{Fault: f.String(), AtNS: a.at}
+		if !a.started {
+			fr.AtNS, fr.NotApplied = f.At, true
+			fr.BaselineSuccess, fr.BaselineSeconds, _, _ = reports.SuccessBack(run.TimeSeries, f.At, f.At, since)
+			out.Faults = append(out.Faults, fr)
+			continue
+		}
+		if a.err != nil {
+			fr.Error = a.err.Error()
+		}
+		// The fault's window: from a probe before it (one in flight at a
+		// SIGSTOP goes unanswered) to the slack after it ended.
+		lo := a.at - slack
+		hi := end
+		switch {
+		case a.err != nil || a.done == 0:
+		case f.Kill != "":
+			hi = a.done + slack
+		default:
+			hi = a.at + f.Stop + slack
+		}
+		recovered, backAt := a.err == nil && a.done > 0, a.at
+		for j := range run.Outages {
+			o := &run.Outages[j]
+			if o.Fault != "" || o.StartNS < lo || o.StartNS > hi {
+				continue
+			}
+			o.Fault = fr.Fault
+			fr.WentDown = true
+			if !o.Back {
+				recovered = false
+				continue
+			}
+			backAt = max(backAt, o.EndNS)
+		}
+		if !fr.WentDown && d.wd != nil && a.err == nil {
+			fr.Notes = append(fr.Notes, "never seen down by the watchdog (the fault was shorter than it can see)")
+		}
+		if d.wd == nil {
+			fr.Notes = append(fr.Notes, "no watchdog: whether and when it answered again is not measured (the restart's own check answered)")
+		}
+		fr.Recovered = recovered
+		if recovered && fr.WentDown {
+			fr.RecoveredAfterNS = backAt - a.at
+		}
+		from := backAt
+		if !recovered {
+			from = end
+		}
+		var back bool
+		var after time.Duration
+		fr.BaselineSuccess, fr.BaselineSeconds, back, after = reports.SuccessBack(run.TimeSeries, a.at, from, since)
+		if recovered {
+			fr.SuccessBack, fr.SuccessBackAfterNS = back, after
+		}
+		since = end
+		if fr.SuccessBack {
+			since = a.at + after
+		}
+		if fr.BaselineSeconds == 0 {
+			fr.Notes = append(fr.Notes, "no request ended before the fault: the baseline is 100%")
+		}
+		// Sessions lost: failed, alive at some time between the fault and
+		// the target answering again.
+		until := end
+		if recovered {
+			until = backAt
+		}
+		for _, s := range d.failed {
+			if s.to >= a.at && s.from <= until {
+				fr.SessionsLost++
+			}
+		}
+		if len(d.failed) >= maxFailedSpans {
+			fr.Notes = append(fr.Notes, fmt.Sprintf("sessions lost counted among the first %d failed sessions only", maxFailedSpans))
+		}
+		out.Faults = append(out.Faults, fr)
+	}
+	return out
+}
+
+// checkRooms lists the udp-lobby target's rooms on a socket of its own
+// and asks each listed room's instance (on the lobby's host, at the
+// room's port) CLIENT_HELLO: the rooms that do not answer are listed but
+// dead. It tries each datagram up to three times within timeout.
+func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration, start time.Time) *reports.RoomCheck {
+	rc := &reports.RoomCheck{AtNS: time.Since(start)}
+	prof, err := udplobby.ParseProfile(profile)
+	if err != nil || !prof.Valid() {
+		prof = udplobby.ProfileSpec
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*timeout)
+	defer cancel()
+	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
+	c, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		rc.Error = err.Error()
+		return rc
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
+	defer stop()
+	dec := udplobby.Decoder{Profile: prof, Dir: udplobby.ServerToClient}
+	buf := make([]byte, 64<<10)
+	var m udplobby.Message
+	// The list.
+	var rooms []udplobby.Room
+	got := false
+	for try := 0; try < 3 && !got && ctx.Err() == nil; try++ {
+		if _, err := c.WriteToUDPAddrPort(udplobby.AppendListRooms(nil, prof, 0xFFF0), addr); err != nil {
+			rc.Error = "LOBBY_LIST_ROOMS: " + err.Error()
+			return rc
+		}
+		c.SetReadDeadline(time.Now().Add(timeout / 3))
+		for {
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				break
+			}
+			if netip.AddrPortFrom(from.Addr().Unmap(), from.Port()) != addr || dec.Decode(buf[:n], &m) != nil || m.Type != udplobby.LobbyRoomList {
+				continue
+			}
+			rooms = m.Rooms.AppendRooms(nil)
+			got = true
+			break
+		}
+	}
+	if !got {
+		rc.Error = fmt.Sprintf("no LOBBY_ROOM_LIST from %v within %s", addr, timeout)
+		return rc
+	}
+	rc.Listed = len(rooms)
+	if len(rooms) > reports.MaxRoomsProbed {
+		rooms = rooms[:reports.MaxRoomsProbed]
+	}
+	rc.Probed = len(rooms)
+	// The instances: CLIENT_HELLO to each, SERVER_HELLO from its port.
+	answered := map[uint16]bool{}
+	pending := func() int {
+		n := 0
+		for _, r := range rooms {
+			if !answered[r.Port] {
+				n++
+			}
+		}
+		return n
+	}
+	for try := 0; try < 3 && pending() > 0 && ctx.Err() == nil; try++ {
+		for i, r := range rooms {
+			if answered[r.Port] {
+				continue
+			}
+			to := netip.AddrPortFrom(addr.Addr(), r.Port)
+			hello, _ := udplobby.AppendEmpty(nil, prof, udplobby.ClientHello, uint16(i))
+			c.WriteToUDPAddrPort(hello, to) // a refused port shows as no answer
+		}
+		c.SetReadDeadline(time.Now().Add(timeout / 3))
+		for pending() > 0 {
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() || ctx.Err() != nil {
+					break
+				}
+				continue // an ICMP refusal of an earlier datagram
+			}
+			if from.Addr().Unmap() != addr.Addr() || dec.Decode(buf[:n], &m) != nil || m.Type != udplobby.ServerHello {
+				continue
+			}
+			answered[from.Port()] = true
+		}
+	}
+	for _, r := range rooms {
+		if answered[r.Port] {
+			rc.Answered++
+			continue
+		}
+		rc.Dead = append(rc.Dead, reports.DeadRoom{ID: r.ID, Port: r.Port, State: r.State.String(), Players: int(r.Players),
+			Detail: fmt.Sprintf("no SERVER_HELLO from %v to CLIENT_HELLO within %s (3 tries)", netip.AddrPortFrom(addr.Addr(), r.Port), timeout)})
+	}
+	sort.Slice(rc.Dead, func(i, j int) bool { return rc.Dead[i].ID < rc.Dead[j].ID })
+	return rc
+}
+
+// drillRooms makes the drill's room check when the protocol lists its
+// rooms (udp-lobby) and the target answers; for the other protocols it
+// is not made (docs/run.md, Recovery drills).
+func drillRooms(ctx context.Context, plan *scenario.Plan, addr netip.AddrPort, timeout time.Duration, start time.Time, wd *liveness.Watchdog) *reports.RoomCheck {
+	if plan.Protocol != scenario.UDPLobby {
+		return nil
+	}
+	if wd != nil && wd.Down() {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx) // also after Ctrl-C: a bounded look
+	return checkRooms(ctx, addr, plan.HeaderProfile, timeout, start)
+}
