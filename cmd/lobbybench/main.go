@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -42,6 +43,22 @@ type env struct {
 	// stopNote, when a command sets it, says on the first Ctrl-C what
 	// the command waits for before it exits.
 	stopNote func() string
+	// onQuit, when a command sets it, runs before a third Ctrl-C quits on
+	// the spot: it stops a server the command started (--target-cmd).
+	// Nil in tests.
+	onQuit *atomic.Pointer[func()]
+}
+
+// setOnQuit sets (nil: clears) what a third Ctrl-C runs before it quits.
+func (e *env) setOnQuit(f func()) {
+	if e.onQuit == nil {
+		return
+	}
+	if f == nil {
+		e.onQuit.Store(nil)
+		return
+	}
+	e.onQuit.Store(&f)
 }
 
 // command is one subcommand: its flag set, one-line summary and the function
@@ -73,7 +90,7 @@ Run 'lobbybench help <command>' (or '<command> --help') for a command's flags;
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	abort := make(chan struct{})
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, abort: abort}
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, abort: abort, onQuit: new(atomic.Pointer[func()])}
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go handleSignals(sigs, e, cancel, abort)
@@ -99,6 +116,11 @@ func handleSignals(sigs <-chan os.Signal, e *env, cancel func(), abort chan<- st
 	close(abort)
 	<-sigs
 	fmt.Fprintln(e.stderr, "lobbybench: quit")
+	if e.onQuit != nil {
+		if f := e.onQuit.Load(); f != nil {
+			(*f)()
+		}
+	}
 	os.Exit(exitInterrupted)
 }
 
