@@ -129,7 +129,7 @@ func (r *ownedRun) watch() {
 	w := r.w
 	r.mu.Unlock()
 	if w != nil {
-		w.MarkDown(now.Sub(w.Start), reports.DownExited, "the --target-cmd process ended", exit, tail)
+		w.MarkDown(now.Sub(w.Start), reports.DownExited, "", exit, tail)
 	}
 }
 
@@ -141,7 +141,7 @@ func (r *ownedRun) onWatchdog(w *liveness.Watchdog) {
 	at, exit, tail := r.exitedAt, r.exit, r.tail
 	r.mu.Unlock()
 	if !at.IsZero() {
-		w.MarkDown(max(at.Sub(w.Start), 0), reports.DownExited, "the --target-cmd process ended", exit, tail)
+		w.MarkDown(max(at.Sub(w.Start), 0), reports.DownExited, "", exit, tail)
 	}
 }
 
@@ -241,7 +241,7 @@ func noteExit(run *reports.Run, at time.Duration, exit string, tail []string) {
 		o.Kind, o.Exit, o.Output = reports.DownExited, exit, tail
 	} else {
 		run.Outages = append(run.Outages, reports.Outage{StartNS: at, Kind: reports.DownExited,
-			Detail: "the --target-cmd process ended", Exit: exit, Output: tail})
+			Exit: exit, Output: tail})
 	}
 	run.NoteTargetDown()
 }
