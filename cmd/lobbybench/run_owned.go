@@ -240,8 +240,16 @@ func noteExit(run *reports.Run, at time.Duration, exit string, tail []string) {
 		o := &run.Outages[n-1]
 		o.Kind, o.Exit, o.Output = reports.DownExited, exit, tail
 	} else {
+		// No watchdog counted what the load had answered: the seconds
+		// of the time series wholly before the end give a lower bound.
+		var answered int64
+		for _, p := range run.TimeSeries {
+			if time.Duration(p.Second+1)*time.Second <= at {
+				answered += p.Requests - p.Errors
+			}
+		}
 		run.Outages = append(run.Outages, reports.Outage{StartNS: at, Kind: reports.DownExited,
-			Exit: exit, Output: tail})
+			Exit: exit, Output: tail, AnsweredBefore: answered})
 	}
 	run.NoteTargetDown()
 }
