@@ -149,10 +149,10 @@ type runView struct {
 	// targetCharts), when lobbybench owned or embedded it.
 	Target       []string
 	TargetCharts []template.HTML
-	Violations  []violView
-	RateLimits  []RateLimitFinding
-	Malformed   []MalformedFinding
-	ShardsMerge bool
+	Violations   []violView
+	RateLimits   []RateLimitFinding
+	Malformed    []MalformedFinding
+	ShardsMerge  bool
 }
 
 // outageView is one outage of a run: its OutageLines line and the owned
