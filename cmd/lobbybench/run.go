@@ -36,6 +36,20 @@ listens; silent: two probes in a row unanswered) a TARGET DOWN line is
 printed at once, the failures while it was down are counted apart, and
 every output leads with TARGET DOWN.
 
+With --target-cmd 'COMMAND ARGS…' (or the scenario's target_cmd)
+lobbybench owns the server: it starts the command (through /bin/sh, in a
+process group of its own), waits up to --target-ready-timeout (30s) for
+the protocol's check to answer at --target (or the scenario's target),
+runs, and stops it at the end, after an early failure and before a third
+Ctrl-C quits (SIGTERM, SIGKILL 5s later). If it dies during the run,
+TARGET DOWN says how ("exited: killed by SIGABRT") with its last output
+lines. Every output then says what the load cost it: CPU per 1,000
+requests, share of a core, peak RSS, threads and open files, sampled
+once a second (the embedded server's figures include the load
+generator's own work). A start that fails exits 2 when the command is
+not found, 3 when it exits before it answers, never answers, or its port
+is already in use (something answered there before it started).
+
 Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
 scenario; 3 target unreachable; 4 a threshold breached, or a step was
 tried and never succeeded (every request failed or was cut; a step never
@@ -122,7 +136,7 @@ func init() {
 					return usageErr(e, "run", "--target-cmd cannot be used with --worker: the --workers parent starts the server")
 				}
 				if given["target-cmd"] && strings.TrimSpace(*targetCmd) == "" {
-					return usageErr(e, "run", "--target-cmd is empty (want the command that starts the server, e.g. 'lobbybench serve --udp 127.0.0.1:9000')")
+					return usageErr(e, "run", "--target-cmd is empty (want the command that starts the server, e.g. 'lobbybench serve --udp-lobby-addr 127.0.0.1:9000')")
 				}
 				if *readyWait <= 0 {
 					return usageErr(e, "run", "--target-ready-timeout %v must be above 0", *readyWait)
