@@ -202,6 +202,8 @@ func init() {
 					// third Ctrl-C.
 					defer own.stop()
 					e.setOnQuit(func() { own.stop() })
+					note := e.stopNote
+					e.stopNote = func() string { return note() + "; then the --target-cmd server is stopped" }
 					defer e.setOnQuit(nil)
 					cfg.OnWatchdog, cfg.OnStart, cfg.TargetTelemetry = own.onWatchdog, own.onStart, own.telemetry
 				} else if *targetLog != "" {
