@@ -162,7 +162,7 @@ func TestRunOwnedTargetAborts(t *testing.T) {
 			addr := freeUDPPort(t)
 			js := filepath.Join(t.TempDir(), "r.json")
 			code, out, errs := runCLI(t, "run", "--quiet", "--watchdog", wd, "--grace", "300ms", "--json", js,
-				"--target-cmd", serveCmd(t, addr, abortEnv+"=600ms"), ownedScenario(t, addr, "2500ms"))
+				"--target-cmd", serveCmd(t, addr, abortEnv+"=1s"), ownedScenario(t, addr, "2500ms"))
 			if code != exitTargetDown {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitTargetDown, out, errs)
 			}
