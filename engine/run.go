@@ -81,6 +81,50 @@ type Config struct {
 	// need Owned.
 	Owned  *owned.Process
 	Faults []owned.Fault
+	// OnStart, when set, is called with the run's start (the origin of
+	// its offsets, Run.StartedAt) as the load begins: an owner of the
+	// target process (--target-cmd) takes its baseline then.
+	OnStart func(start time.Time)
+	// TargetTelemetry, when set, returns the owned target process's
+	// figures so far (owned.Process.Snapshot), for the live metrics. The
+	// embedded server's are sampled by the run itself.
+	TargetTelemetry func() *reports.TargetProcess
+}
+
+// selfSampleEvery is how often the embedded server's process is sampled.
+const selfSampleEvery = time.Second
+
+// Notes of the embedded server's TargetProcess: where its figures come
+// from.
+const (
+	noteEmbedded        = "the embedded server runs in lobbybench's own process: these figures include the load generator's own work"
+	noteEmbeddedWorkers = "the embedded server runs in the --workers parent process, the load in the worker processes: these figures are the server's, plus the parent's merging of their progress"
+)
+
+// sampleSelf starts sampling this process, where the embedded server
+// runs, from start; nil where it cannot (no /proc).
+func sampleSelf(start time.Time) *owned.SelfSampler {
+	s, err := owned.SampleSelf(selfSampleEvery, start)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// selfTelemetry is the embedded server's TargetProcess so far, or the
+// owner's (Config.TargetTelemetry).
+func selfTelemetry(cfg Config, s *owned.SelfSampler, note string) func() *reports.TargetProcess {
+	switch {
+	case cfg.TargetTelemetry != nil:
+		return cfg.TargetTelemetry
+	case s != nil:
+		return func() *reports.TargetProcess {
+			tp := s.Snapshot()
+			tp.Note = note
+			return &tp
+		}
+	}
+	return nil
 }
 
 // Info is what the engine adds to a run's result beyond reports.Run: the
@@ -239,6 +283,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	mem := startMemSampler(250 * time.Millisecond)
 	start := time.Now()
 	col := metrics.NewCollector(start)
+	var self *owned.SelfSampler
+	if srv != nil {
+		self = sampleSelf(start)
+	}
+	if cfg.OnStart != nil {
+		cfg.OnStart(start)
+	}
+	stopSelf := func() *reports.TargetProcess {
+		if self == nil {
+			return nil
+		}
+		tp := self.Stop()
+		tp.Note = noteEmbedded
+		return &tp
+	}
 	opt := cfg.Client
 	// A closed-model client's goroutine is its own loop, which can end in
 	// a pause and start again (Execution.loop); an open-model arrival's
@@ -251,15 +310,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sh, err := simclient.NewShared(plan, addr, col, opt)
 	if err != nil {
 		mem.Stop()
+		stopSelf()
 		return nil, err
 	}
 	if cfg.MetricsAddr != "" {
 		mctx, mcancel := context.WithCancel(context.WithoutCancel(ctx))
 		defer mcancel()
-		a, err := prom.Serve(mctx, cfg.MetricsAddr, col)
+		a, err := prom.ServeWith(mctx, cfg.MetricsAddr, col, prom.Options{Target: selfTelemetry(cfg, self, noteEmbedded)})
 		if err != nil {
 			sh.Close()
 			mem.Stop()
+			stopSelf()
 			return nil, fmt.Errorf("--metrics-addr: %w", err)
 		}
 		info.MetricsAddr = a.String()
@@ -394,6 +455,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	stopProgress()
 	sh.Close()
+	targetProc := stopSelf()
 	if err != nil {
 		mem.Stop()
 		return nil, err
@@ -424,8 +486,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		run.Drill.Rooms = rooms
 	}
 	run.NoteTargetDown()
-	// An owner of the target process (--target-cmd) fills
-	// run.TargetProcess with its telemetry after Run returns.
+	// The embedded server's figures; an owner of the target process
+	// (--target-cmd) fills run.TargetProcess with its own after Run
+	// returns.
+	run.TargetProcess = targetProc
 	if run.DurationNS <= 0 {
 		run.DurationNS = time.Since(start)
 	}

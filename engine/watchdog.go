@@ -160,9 +160,17 @@ func outageNote(addr netip.AddrPort, o reports.Outage) string {
 	if o.Back {
 		return fmt.Sprintf("lobbybench: target %v answers again at +%s (down %s)", addr, secs(o.EndNS), secs(o.EndNS-o.StartNS))
 	}
-	return fmt.Sprintf("lobbybench: TARGET DOWN at +%s: %v %s (%s)", secs(o.StartNS), addr, map[string]string{
+	why := o.Detail
+	if o.Kind == reports.DownExited && o.Exit != "" {
+		why = o.Exit
+	}
+	line := fmt.Sprintf("lobbybench: TARGET DOWN at +%s: %v %s", secs(o.StartNS), addr, map[string]string{
 		reports.DownRefused: "refuses connections", reports.DownSilent: "stopped answering", reports.DownExited: "exited",
-	}[o.Kind], o.Detail)
+	}[o.Kind])
+	if why != "" {
+		line += " (" + why + ")"
+	}
+	return line
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -125,6 +126,15 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 
 	mem := startMemSampler(250 * time.Millisecond)
 	start := time.Now()
+	var self *owned.SelfSampler
+	if embeddedAt.IsValid() {
+		// The parent holds the embedded server and not the load: its
+		// figures are the server's.
+		self = sampleSelf(start)
+	}
+	if w.OnStart != nil {
+		w.OnStart(start)
+	}
 	workers := make([]*worker, w.N)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -175,6 +185,12 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	}
 	stopProgress()
 	parentHarness := mem.Stop()
+	var targetProc *reports.TargetProcess
+	if self != nil {
+		tp := self.Stop()
+		tp.Note = noteEmbeddedWorkers
+		targetProc = &tp
+	}
 
 	var runs []*reports.Run
 	var names []string
@@ -200,6 +216,9 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		return nil, err
 	}
 	merged.Incomplete = append(merged.Incomplete, incomplete...)
+	if targetProc != nil {
+		merged.TargetProcess = targetProc
+	}
 	for _, m := range warns {
 		if w.Warnings != nil {
 			fmt.Fprintf(w.Warnings, "lobbybench: warning: %s\n", m)

@@ -147,13 +147,24 @@ type runView struct {
 	// SplitDown: the target was down during the run; Reasons are split
 	// into while down and while up. Outages are its OutageLines.
 	SplitDown bool
-	Outages   []string
+	Outages   []outageView
+	// Target and TargetCharts are the server's process (TargetLines,
+	// targetCharts), when lobbybench owned or embedded it.
+	Target       []string
+	TargetCharts []template.HTML
 	// Drill is the recovery drill, when the run had one.
 	Drill       *Drill
 	Violations  []violView
 	RateLimits  []RateLimitFinding
 	Malformed   []MalformedFinding
 	ShardsMerge bool
+}
+
+// outageView is one outage of a run: its OutageLines line and the owned
+// process's last output.
+type outageView struct {
+	Line   string
+	Output []string
 }
 
 type seriesRow struct {
@@ -430,7 +441,11 @@ func buildRun(r *Run) (*runView, error) {
 	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, r.Outages, 960, faults...)
 	v.Drill = r.Drill
 	v.SplitDown = t.FailuresWhileDown != nil
-	v.Outages = OutageLines(r)
+	for i, line := range OutageLines(r) {
+		v.Outages = append(v.Outages, outageView{Line: line, Output: r.Outages[i].Output})
+	}
+	v.Target = TargetLines(r)
+	v.TargetCharts = targetCharts(r.TargetProcess, r.DurationNS, r.Outages, 960)
 	for _, k := range sortedReasons(t.FailuresByReason) {
 		d := t.FailuresWhileDown[k]
 		v.Reasons = append(v.Reasons, reasonRow{k, t.FailuresByReason[k], d, max(t.FailuresByReason[k]-d, 0)})

@@ -615,3 +615,66 @@ func timeSeriesData(in []Point, runEnd time.Duration) tsData {
 		maxReq: maxReq, maxErr: maxErr, maxLat: maxLat, lastFrac: frac,
 		meanRate: total / span}
 }
+
+// targetCharts draws the server process's samples (TargetProcess) as two
+// charts over the run: its CPU, in % of one core over each interval
+// between two samples, and its resident memory. A restart breaks both
+// lines; the outages are shaded as on the time-series charts.
+func targetCharts(tp *TargetProcess, runEnd time.Duration, outs []Outage, width float64) []template.HTML {
+	if tp == nil || len(tp.Samples) == 0 {
+		return nil
+	}
+	var cpu, rss []xy
+	maxCPU, maxRSS, end := 0.0, 0.0, runEnd.Seconds()
+	for i, s := range tp.Samples {
+		x := s.OffsetNS.Seconds()
+		end = math.Max(end, x)
+		mib := float64(s.RSSBytes) / (1 << 20)
+		if s.Restarted {
+			cpu = append(cpu, xy{x, math.NaN()})
+			rss = append(rss, xy{x, math.NaN()})
+		}
+		rss = append(rss, xy{x, mib})
+		maxRSS = math.Max(maxRSS, mib)
+		if i == 0 || s.Restarted {
+			continue
+		}
+		p := tp.Samples[i-1]
+		dt := (s.OffsetNS - p.OffsetNS).Seconds()
+		if dt <= 0 {
+			continue
+		}
+		pct := (s.UserNS + s.SystemNS - p.UserNS - p.SystemNS).Seconds() / dt * 100
+		cpu = append(cpu, xy{x, pct})
+		maxCPU = math.Max(maxCPU, pct)
+	}
+	first := math.Min(tp.Samples[0].OffsetNS.Seconds(), 0)
+	xs := niceStep(end-first, 8)
+	var xt []tick
+	for i := 0; i <= 100; i++ {
+		v := first + float64(i)*xs
+		if v > end+1e-9 {
+			break
+		}
+		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
+	}
+	mk := func(vals []float64, unit string) []tick {
+		var t []tick
+		for _, v := range vals {
+			t = append(t, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + unit})
+		}
+		return t
+	}
+	yc, yr := niceTicks(maxCPU, 4), niceTicks(maxRSS, 4)
+	bands := downBands(outs, end)
+	return []template.HTML{
+		drawChart("Server CPU", "seconds since start", "% of a core",
+			&plot{x0: first, x1: end, y1: yc[len(yc)-1], bands: bands}, xt, mk(yc, "%"),
+			[]lineSeries{{Name: "CPU (user+system), % of one core", Colour: colour(4), Points: cpu}},
+			[]string{fmt.Sprintf("CPU (user+system) between two samples, %% of one core (peak %s%%)", strconv.FormatFloat(maxCPU, 'f', 1, 64))}, width, 190),
+		drawChart("Server memory (RSS)", "seconds since start", "MiB",
+			&plot{x0: first, x1: end, y1: yr[len(yr)-1], bands: bands}, xt, mk(yr, " MiB"),
+			[]lineSeries{{Name: "resident memory", Colour: colour(5), Points: rss}},
+			[]string{fmt.Sprintf("resident memory (peak %s)", fmtMiB(tp.PeakRSSBytes))}, width, 190),
+	}
+}

@@ -244,8 +244,23 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 	}
 	if lines := OutageLines(run); len(lines) > 0 {
 		fmt.Fprintf(ew, "\n#### Target outages\n\n")
-		for _, line := range lines {
+		for i, line := range lines {
 			fmt.Fprintf(ew, "- %s\n", mdInline(line))
+			if out := run.Outages[i].Output; len(out) > 0 {
+				fmt.Fprintf(ew, "\n  ```text\n  %s\n  ```\n", strings.ReplaceAll(strings.Join(out, "\n  "), "```", "` ` `"))
+			}
+		}
+	}
+	if lines := TargetLines(run); len(lines) > 0 {
+		fmt.Fprintf(ew, "\n#### Target process (what the load cost the server)\n\n")
+		for i, line := range lines {
+			if cmd := run.TargetProcess.Command; i == 0 && strings.HasPrefix(line, cmd) {
+				// The command as code, what follows as text.
+				line = mdCode(cmd) + mdEscaper.Replace(line[len(cmd):])
+			} else {
+				line = mdInline(line)
+			}
+			fmt.Fprintf(ew, "- %s\n", line)
 		}
 	}
 	if run.Drill != nil {

@@ -123,7 +123,20 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	}
 	if len(run.Outages) > 0 {
 		fmt.Fprintln(ew, "Target outages (watchdog):")
-		for _, line := range OutageLines(run) {
+		for i, line := range OutageLines(run) {
+			fmt.Fprintf(ew, "  %s\n", line)
+			if out := run.Outages[i].Output; len(out) > 0 {
+				fmt.Fprintln(ew, "  its last output:")
+				for _, l := range out {
+					fmt.Fprintf(ew, "    | %s\n", l)
+				}
+			}
+		}
+		fmt.Fprintln(ew)
+	}
+	if lines := TargetLines(run); len(lines) > 0 {
+		fmt.Fprintln(ew, "Target process (what the load cost the server):")
+		for _, line := range lines {
 			fmt.Fprintf(ew, "  %s\n", line)
 		}
 		fmt.Fprintln(ew)

@@ -104,6 +104,14 @@ type TargetProcess struct {
 	// CPUNS is the user+system CPU time it used over the run, summed over
 	// its processes.
 	CPUNS time.Duration `json:"cpu_ns"`
+	// Stop says how lobbybench's stop at the end went ("stopped on
+	// SIGTERM: exited with status 0", or killed with SIGKILL after the
+	// grace period); empty when its process had already ended (see
+	// Exits) or lobbybench did not start it.
+	Stop string `json:"stop,omitempty"`
+	// Note says what the figures include, when it is not the server
+	// alone (the embedded server shares lobbybench's process).
+	Note string `json:"note,omitempty"`
 }
 
 // What says in words how the target was found down: "refused: nothing

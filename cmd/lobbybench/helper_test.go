@@ -3,10 +3,13 @@ package main
 import (
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The test binary doubles as the lobbybench binary when asMainEnv is set,
@@ -18,6 +21,9 @@ const (
 	// dieEnv names a shard ("1/2"): the worker running it writes a line to
 	// stderr and kills itself, as a crashed worker would end.
 	dieEnv = "LOBBYBENCH_TEST_DIE_SHARD"
+	// abortEnv is a duration: `serve` kills itself with SIGABRT that long
+	// after it starts, as a crashing server would end.
+	abortEnv = "LOBBYBENCH_TEST_ABORT_AFTER"
 )
 
 func TestMain(m *testing.M) {
@@ -33,8 +39,25 @@ func TestMain(m *testing.M) {
 			os.Stderr.WriteString("worker exploding on purpose\n")
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
+		if d, err := time.ParseDuration(os.Getenv(abortEnv)); err == nil && len(os.Args) > 1 && os.Args[1] == "serve" {
+			time.AfterFunc(d, func() {
+				os.Stderr.WriteString("serve aborting on purpose\n")
+				// Die by the signal itself (not the Go runtime's exit
+				// status 2), without a core file.
+				syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
+				debug.SetTraceback("crash")
+				syscall.Kill(os.Getpid(), syscall.SIGABRT)
+			})
+		}
 		main()
 		return
+	}
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
+		// Run as lobbybench (a --workers worker, a --target-cmd server)
+		// without asMainEnv: running the tests instead would start the
+		// same processes again, without end.
+		os.Stderr.WriteString("lobbybench test binary run with arguments but without " + asMainEnv + "\n")
+		os.Exit(2)
 	}
 	os.Exit(m.Run())
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/lobbybench/lobbybench/scenario"
@@ -48,6 +49,10 @@ type env struct {
 	// notes, when a command sets it, prints the Ctrl-C messages above its
 	// progress bar (run).
 	notes *barNotes
+	// onQuit, when a command sets it, runs before a third Ctrl-C quits on
+	// the spot: it stops a server the command started (--target-cmd).
+	// Nil in tests.
+	onQuit *atomic.Pointer[func()]
 }
 
 // barNotes is a progress writer (stderr) that also prints notes above a
@@ -87,6 +92,18 @@ func (e *env) say(msg string) {
 	io.WriteString(e.stderr, msg)
 }
 
+// setOnQuit sets (nil: clears) what a third Ctrl-C runs before it quits.
+func (e *env) setOnQuit(f func()) {
+	if e.onQuit == nil {
+		return
+	}
+	if f == nil {
+		e.onQuit.Store(nil)
+		return
+	}
+	e.onQuit.Store(&f)
+}
+
 // command is one subcommand: its flag set, one-line summary and the function
 // that runs it with the arguments left after flag parsing.
 type command struct {
@@ -116,7 +133,7 @@ Run 'lobbybench help <command>' (or '<command> --help') for a command's flags;
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	abort := make(chan struct{})
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, abort: abort}
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, abort: abort, onQuit: new(atomic.Pointer[func()])}
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go handleSignals(sigs, e, cancel, abort)
@@ -142,6 +159,11 @@ func handleSignals(sigs <-chan os.Signal, e *env, cancel func(), abort chan<- st
 	close(abort)
 	<-sigs
 	fmt.Fprintln(e.stderr, "lobbybench: quit")
+	if e.onQuit != nil {
+		if f := e.onQuit.Load(); f != nil {
+			(*f)()
+		}
+	}
 	os.Exit(exitInterrupted)
 }
 

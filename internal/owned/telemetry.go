@@ -165,9 +165,17 @@ func SampleSelf(interval time.Duration, epoch time.Time) (*SelfSampler, error) {
 // Snapshot is what the process has used so far; safe at any time.
 func (s *SelfSampler) Snapshot() reports.TargetProcess { return s.acct.snapshot() }
 
-// Stop ends the sampling (idempotent) and returns the final snapshot.
+// Stop ends the sampling (idempotent) with a last reading, so a run
+// shorter than the interval still has its figures, and returns the final
+// snapshot.
 func (s *SelfSampler) Stop() reports.TargetProcess {
-	s.once.Do(func() { close(s.stop) })
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.done
+		if r, err := readProc(os.Getpid()); err == nil {
+			s.acct.sample(0, r, time.Now())
+		}
+	})
 	<-s.done
 	return s.Snapshot()
 }

@@ -20,6 +20,14 @@
 //     HDR histogram's exact percentiles since the start of the run
 //     (the figures the final report will show).
 //
+// When Options.Target is set (lobbybench owns the server with
+// --target-cmd, or embeds it), the server's process is exported too, from
+// its latest /proc sample: lobbybench_target_cpu_seconds_total{mode="user"
+// or "system"} (since its current process started: a restart resets it),
+// lobbybench_target_rss_bytes, lobbybench_target_peak_rss_bytes,
+// lobbybench_target_threads, lobbybench_target_open_fds and
+// lobbybench_target_starts_total.
+//
 // Bucket counts are exact to the HDR histogram's resolution (3 significant
 // digits); _sum is count × HDR mean. Counters carry the run start as their
 // created timestamp. A scrape costs a merge of each recorder's histograms
@@ -41,6 +49,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 // DefaultBuckets are the latency histogram's upper bounds, in seconds.
@@ -66,6 +75,11 @@ type Options struct {
 	// NoRuntime leaves out the Go runtime and process collectors (heap,
 	// goroutines, CPU, RSS of the load generator itself).
 	NoRuntime bool
+	// Target, when set, returns the server's process figures so far
+	// (lobbybench owns it with --target-cmd, or embeds it): exported as
+	// lobbybench_target_* from its latest sample. Nil or no sample yet:
+	// none.
+	Target func() *reports.TargetProcess
 }
 
 // Collector is a prometheus.Collector over a live metrics.Collector.
@@ -79,6 +93,10 @@ type Collector struct {
 	sessStarted, sessFinished, sessActive, elapsed   *prometheus.Desc
 	ruleViolations                                   *prometheus.Desc
 	kind                                             [2]keyDescs
+
+	target                                             func() *reports.TargetProcess
+	targetCPU, targetRSS, targetPeakRSS, targetThreads *prometheus.Desc
+	targetFDs, targetStarts                            *prometheus.Desc
 
 	mu     sync.Mutex
 	cached []prometheus.Metric
@@ -116,6 +134,14 @@ func NewCollector(c *metrics.Collector, opts Options) *Collector {
 		sessActive:     d("sessions_active", "Simulated client sessions running now."),
 		elapsed:        d("elapsed_seconds", "Seconds since the run started."),
 		ruleViolations: d("rule_violations_total", "Protocol rule violations by rule id.", "rule"),
+
+		target:        opts.Target,
+		targetCPU:     d("target_cpu_seconds_total", "CPU time the server's current process has used since it started, by mode (user, system).", "mode"),
+		targetRSS:     d("target_rss_bytes", "The server process's resident memory at its latest sample."),
+		targetPeakRSS: d("target_peak_rss_bytes", "The largest resident memory the server's process was sampled at since the run started."),
+		targetThreads: d("target_threads", "The server process's threads at its latest sample."),
+		targetFDs:     d("target_open_fds", "The server process's open file descriptors at its latest sample."),
+		targetStarts:  d("target_starts_total", "Times the server process was started (1 + restarts)."),
 	}
 	if p.buckets == nil {
 		p.buckets = DefaultBuckets
@@ -147,6 +173,11 @@ func (p *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{p.requests, p.failures, p.retries, p.dropped, p.violations,
 		p.sessStarted, p.sessFinished, p.sessActive, p.elapsed, p.ruleViolations} {
 		ch <- d
+	}
+	if p.target != nil {
+		for _, d := range []*prometheus.Desc{p.targetCPU, p.targetRSS, p.targetPeakRSS, p.targetThreads, p.targetFDs, p.targetStarts} {
+			ch <- d
+		}
 	}
 	for _, k := range p.kind {
 		for _, d := range []*prometheus.Desc{k.requests, k.failures, k.retries, k.dropped, k.latency, k.runLatency, k.runUncorrected, k.runSendLag} {
@@ -196,6 +227,7 @@ func (p *Collector) build(now time.Time) []prometheus.Metric {
 	for _, v := range p.c.LiveViolations() {
 		counter(p.ruleViolations, v.Count, v.Rule)
 	}
+	out = append(out, p.targetMetrics()...)
 	for _, k := range p.c.LiveKeys() {
 		kd := p.kind[0]
 		if k.Kind == metrics.KindMessage {
@@ -216,6 +248,31 @@ func (p *Collector) build(now time.Time) []prometheus.Metric {
 			count, sum, qs := summaryOf(s.h)
 			out = append(out, prometheus.MustNewConstSummaryWithCreatedTimestamp(s.d, count, sum, qs, start, k.Name))
 		}
+	}
+	return out
+}
+
+// targetMetrics are the server process's figures at its latest sample:
+// none until it has one.
+func (p *Collector) targetMetrics() []prometheus.Metric {
+	if p.target == nil {
+		return nil
+	}
+	tp := p.target()
+	if tp == nil || len(tp.Samples) == 0 {
+		return nil
+	}
+	s := tp.Samples[len(tp.Samples)-1]
+	out := []prometheus.Metric{
+		prometheus.MustNewConstMetric(p.targetCPU, prometheus.CounterValue, s.UserNS.Seconds(), "user"),
+		prometheus.MustNewConstMetric(p.targetCPU, prometheus.CounterValue, s.SystemNS.Seconds(), "system"),
+		prometheus.MustNewConstMetric(p.targetRSS, prometheus.GaugeValue, float64(s.RSSBytes)),
+		prometheus.MustNewConstMetric(p.targetPeakRSS, prometheus.GaugeValue, float64(tp.PeakRSSBytes)),
+		prometheus.MustNewConstMetric(p.targetThreads, prometheus.GaugeValue, float64(s.Threads)),
+		prometheus.MustNewConstMetric(p.targetStarts, prometheus.CounterValue, float64(tp.Starts)),
+	}
+	if s.OpenFDs >= 0 {
+		out = append(out, prometheus.MustNewConstMetric(p.targetFDs, prometheus.GaugeValue, float64(s.OpenFDs)))
 	}
 	return out
 }

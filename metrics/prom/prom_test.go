@@ -336,3 +336,54 @@ func BenchmarkCollect(b *testing.B) {
 		}
 	}
 }
+
+// TestTargetMetrics: the server's process figures are exported from its
+// latest sample (CPU by mode, RSS, peak RSS, threads, open files,
+// starts), and not at all before its first sample or without a source.
+func TestTargetMetrics(t *testing.T) {
+	c, _ := fixture()
+	tp := &reports.TargetProcess{Command: "srv", Starts: 2, PeakRSSBytes: 64 << 20, Samples: []reports.ProcSample{
+		{OffsetNS: time.Second, UserNS: time.Second, SystemNS: 100 * time.Millisecond, RSSBytes: 32 << 20, Threads: 4, OpenFDs: 9},
+		{OffsetNS: 2 * time.Second, UserNS: 1500 * time.Millisecond, SystemNS: 250 * time.Millisecond, RSSBytes: 48 << 20, Threads: 5, OpenFDs: 11},
+	}}
+	tests := []struct {
+		name   string
+		target func() *reports.TargetProcess
+		want   map[string]float64 // family{mode} → value; nil: no target family
+	}{
+		{"sampled", func() *reports.TargetProcess { return tp }, map[string]float64{
+			"lobbybench_target_cpu_seconds_total{user}": 1.5, "lobbybench_target_cpu_seconds_total{system}": 0.25,
+			"lobbybench_target_rss_bytes": 48 << 20, "lobbybench_target_peak_rss_bytes": 64 << 20,
+			"lobbybench_target_threads": 5, "lobbybench_target_open_fds": 11, "lobbybench_target_starts_total": 2}},
+		{"no sample yet", func() *reports.TargetProcess { return &reports.TargetProcess{Command: "srv", Starts: 1} }, nil},
+		{"no source", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mfs := gather(t, c, Options{Target: tt.target})
+			if tt.want == nil {
+				for name := range mfs {
+					if strings.HasPrefix(name, "lobbybench_target_") {
+						t.Errorf("family %s exported without a sample", name)
+					}
+				}
+				return
+			}
+			for key, want := range tt.want {
+				name, mode, _ := strings.Cut(strings.TrimSuffix(key, "}"), "{")
+				var labels []string
+				if mode != "" {
+					labels = []string{"mode", mode}
+				}
+				m := find(t, mfs, name, labels...)
+				got := m.GetGauge().GetValue()
+				if m.GetCounter() != nil {
+					got = m.GetCounter().GetValue()
+				}
+				if got != want {
+					t.Errorf("%s = %v, want %v", key, got, want)
+				}
+			}
+		})
+	}
+}
