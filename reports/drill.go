@@ -228,7 +228,7 @@ func (f FaultResult) Line() string {
 	case f.WentDown:
 		line += "answers again after " + drillDur(f.RecoveredAfterNS)
 	default:
-		line += "recovered, never seen down by the watchdog"
+		line += "never seen down"
 	}
 	if f.SuccessBack {
 		line += fmt.Sprintf("; success rate back to %.0f%% after %s", 100*f.BaselineSuccess, secs(f.SuccessBackAfterNS))
