@@ -267,14 +267,16 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	// The two memory figures measure different things, and the heap one
 	// can be the larger: say which is which. One figure a line.
 	last := fmt.Sprintf("  %s peak, %.1f CPU-s on %s", reports.Count(h.PeakGoroutines, "goroutine"), h.CPUSeconds, reports.Count(h.GOMAXPROCS, "proc"))
-	if in.Workers > 0 {
-		last += ", summed over the workers and this process"
-	}
 	if in.Embedded {
 		last += " (includes the embedded server)"
 	}
+	first := fmt.Sprintf("Harness: peak RSS %s (resident, from the OS)", mib(h.PeakRSSBytes))
+	if in.Workers > 0 {
+		fmt.Fprintln(w, "Harness (summed over the workers and this process):")
+		first = "  " + strings.TrimPrefix(first, "Harness: ")
+	}
 	for _, line := range []string{
-		fmt.Sprintf("Harness: peak RSS %s (resident, from the OS)", mib(h.PeakRSSBytes)),
+		first,
 		fmt.Sprintf("  peak Go heap %s (objects allocated, including fresh pages never written and so not resident)", mib(h.PeakHeapBytes)),
 		last,
 	} {
