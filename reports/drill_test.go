@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +138,7 @@ func TestDrillFormats(t *testing.T) {
 						t.Errorf("%s does not name %q", name, f.Fault)
 					}
 				}
-				if !strings.Contains(term.String(), "  "+f.Line()+"\n") {
+				if !slices.Contains(paragraphs(term.String()), "Recovery drill: "+flat(strings.Join(r.Drill.Lines(), " "))) || !strings.Contains(flat(term.String()), f.Line()) {
 					t.Errorf("terminal lacks the line %q", f.Line())
 				}
 			}

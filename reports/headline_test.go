@@ -233,7 +233,7 @@ func TestIncompleteFirst(t *testing.T) {
 				return b.String()
 			}
 			term := render(func(b *bytes.Buffer) error { return WriteRunTable(b, tt.run) })
-			if first, _, _ := strings.Cut(term, "\n"); first != hl.Text {
+			if first := paragraphs(term)[0]; first != hl.Text {
 				t.Errorf("terminal: first line %q", first)
 			}
 			md := render(func(b *bytes.Buffer) error { return WriteRunMarkdown(b, tt.run) })

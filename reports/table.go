@@ -74,9 +74,12 @@ func sortedReasons(m map[string]int64) []string {
 	return ks
 }
 
-// WriteRunTable writes a terminal summary of run: totals, a latency table
-// per step and per message type (corrected figures, uncorrected p99 and the send lag beside
-// them), failures by reason, violated rules, findings and thresholds.
+// WriteRunTable writes a terminal summary of run, every line at most
+// TermWidth columns: totals, per step and per message type a table of
+// counts and one of latency (corrected p50, p90, p99 and max, the
+// uncorrected p99 and the send lag p99 beside them; p99.9 and the send
+// lag's p50 and max are in the JSON and the HTML), failures by reason,
+// violated rules, findings and thresholds.
 func WriteRunTable(w io.Writer, run *Run) error {
 	ew := &errWriter{w: w}
 	t := run.Totals
@@ -84,39 +87,40 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		// First, before any figure: what follows is a partial run
 		// (interrupted, or not all its load generated), or one with a
 		// step that has no successful sample.
-		fmt.Fprintf(ew, "%s\n\n", hl.Text)
+		writeWrapped(ew, hl.Text, 2)
+		fmt.Fprintln(ew)
 	}
-	fmt.Fprintf(ew, "Run %s against %s: %s, %s\n", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), Count(run.Shards, "shard"))
-	fmt.Fprintf(ew, "%s\n\n", totalsLine(run))
-	if ew.err != nil {
-		return ew.err
-	}
-	header := []string{"STEP", "REQS", "OK", "FAIL", "CUT", "ERR%", "RETRY", "DROP", "p50", "p90", "p99", "p99.9", "MAX", "p99 uncorr", "send lag p50/p99/max"}
+	writeWrapped(ew, fmt.Sprintf("Run %s against %s: %s, %s", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), Count(run.Shards, "shard")), 2)
+	// The totals sentence in two lines, each a whole clause.
+	head := strings.TrimSuffix(totalsLine(run), ", "+totalsTail(t))
+	writeWrapped(ew, head, 2)
+	tail := totalsTail(t)
+	writeWrapped(ew, strings.ToUpper(tail[:1])+tail[1:], 2)
+	fmt.Fprintln(ew)
 	for _, part := range []struct {
-		title string
-		rows  []Series
-	}{{"Steps", run.Steps}, {"Messages", run.Messages}} {
+		title, col string
+		rows       []Series
+	}{{"Steps", "STEP", run.Steps}, {"Messages", "MESSAGE", run.Messages}} {
 		if len(part.rows) == 0 {
 			continue
 		}
-		h := append([]string(nil), header...)
-		h[0] = strings.ToUpper(strings.TrimSuffix(part.title, "s"))
-		var rows [][]string
+		var counts, lat [][]string
 		for _, s := range part.rows {
 			l := s.Latency
-			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), fmtPct(s.ErrorRate()),
-				itoa(s.Retries), itoa(s.Dropped), fmtLat(l, l.P50US), fmtLat(l, l.P90US), fmtLat(l, l.P99US), fmtLat(l, l.P999US), fmtLat(l, l.MaxUS), fmtLat(s.Uncorrected, s.Uncorrected.P99US), fmtLag(s.SendLag)})
+			counts = append(counts, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), fmtPct(s.ErrorRate()), itoa(s.Retries), itoa(s.Dropped)})
+			lag := "-"
+			if s.SendLag.Count > 0 {
+				lag = fmtUS(s.SendLag.P99US)
+			}
+			lat = append(lat, []string{s.Name, fmtLat(l, l.P50US), fmtLat(l, l.P90US), fmtLat(l, l.P99US), fmtLat(l, l.MaxUS), fmtLat(s.Uncorrected, s.Uncorrected.P99US), lag})
 		}
-		fmt.Fprintf(ew, "%s (latency from intended send time):\n", part.title)
-		if ew.err != nil {
-			return ew.err
-		}
-		if err := renderTable(w, h, rows); err != nil {
-			return err
-		}
+		fmt.Fprintf(ew, "%s (latency from the intended send time):\n", part.title)
+		writeColumns(ew, 2, "lrrrrrrr", []string{part.col, "REQS", "OK", "FAIL", "CUT", "ERR%", "RETRY", "DROP"}, counts)
+		fmt.Fprintln(ew)
+		writeColumns(ew, 2, "lrrrrrr", []string{part.col, "p50", "p90", "p99", "MAX", "p99 uncorr", "lag p99"}, lat)
 		if part.title == "Steps" {
 			for _, line := range NeverSucceeded(run) {
-				fmt.Fprintln(ew, line)
+				writeWrapped(ew, line, 2)
 			}
 		}
 		fmt.Fprintln(ew)
@@ -124,11 +128,11 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	if len(run.Outages) > 0 {
 		fmt.Fprintln(ew, "Target outages (watchdog):")
 		for i, line := range OutageLines(run) {
-			fmt.Fprintf(ew, "  %s\n", line)
+			writeWrapped(ew, "  "+line, 4)
 			if out := run.Outages[i].Output; len(out) > 0 {
 				fmt.Fprintln(ew, "  its last output:")
 				for _, l := range out {
-					fmt.Fprintf(ew, "    | %s\n", l)
+					writeWrapped(ew, "    | "+l, 6)
 				}
 			}
 		}
@@ -137,44 +141,36 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	if lines := TargetLines(run); len(lines) > 0 {
 		fmt.Fprintln(ew, "Target process (what the load cost the server):")
 		for _, line := range lines {
-			fmt.Fprintf(ew, "  %s\n", line)
+			writeWrapped(ew, "  "+line, 4)
 		}
 		fmt.Fprintln(ew)
 	}
 	if run.Drill != nil {
 		fmt.Fprintln(ew, "Recovery drill:")
 		for _, line := range run.Drill.Lines() {
-			fmt.Fprintf(ew, "  %s\n", line)
+			writeWrapped(ew, "  "+line, 4)
 		}
 		fmt.Fprintln(ew)
 	}
 	if len(t.FailuresByReason) > 0 {
 		fmt.Fprintln(ew, "Failures by reason:")
 		header, rows := reasonTable(t, "REASON", "COUNT", "WHILE DOWN", "WHILE UP")
-		if err := renderTable(w, header, rows); err != nil {
-			return err
-		}
+		writeColumns(ew, 2, "lrrr", header, rows)
 		fmt.Fprintln(ew)
 	}
 	if len(run.Violations) > 0 {
 		fmt.Fprintln(ew, "Protocol violations:")
-		if err := renderTable(w, []string{"RULE", "COUNT", "FIRST PACKET"}, violationRows(run.Violations)); err != nil {
-			return err
-		}
+		writeColumns(ew, 2, "lrl", []string{"RULE", "COUNT", "FIRST PACKET"}, violationRows(run.Violations))
 		fmt.Fprintln(ew)
 	}
 	if len(run.Malformed) > 0 {
 		fmt.Fprintln(ew, "Malformed packets:")
-		if err := renderTable(w, []string{"KIND", "SENT", "UNEXPECTED REPLIES", "LIVENESS KEPT"}, malformedRows(run.Malformed)); err != nil {
-			return err
-		}
+		writeColumns(ew, 2, "lrrr", []string{"KIND", "SENT", "UNEXPECTED REPLIES", "LIVENESS KEPT"}, malformedRows(run.Malformed))
 		fmt.Fprintln(ew)
 	}
 	if len(run.RateLimits) > 0 {
 		fmt.Fprintln(ew, "Rate limits:")
-		if err := renderTable(w, []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rateLimitRows(run.RateLimits)); err != nil {
-			return err
-		}
+		writeColumns(ew, 2, "lrrrrrr", []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rateLimitRows(run.RateLimits))
 		fmt.Fprintln(ew)
 	}
 	if len(run.Thresholds) > 0 {
@@ -183,13 +179,12 @@ func WriteRunTable(w io.Writer, run *Run) error {
 			rows = append(rows, []string{th.Name, passFail(th.Pass), th.ObservedText(), th.LimitText()})
 		}
 		fmt.Fprintln(ew, "Thresholds:")
-		if err := renderTable(w, []string{"THRESHOLD", "RESULT", "OBSERVED", "LIMIT"}, rows); err != nil {
-			return err
-		}
+		writeColumns(ew, 2, "llrl", []string{"THRESHOLD", "RESULT", "OBSERVED", "LIMIT"}, rows)
 	}
 	if hl := run.Headline(); hl.Text != "" {
 		// The verdict again where the eye ends up.
-		fmt.Fprintf(ew, "\n%s\n", hl.Text)
+		fmt.Fprintln(ew)
+		writeWrapped(ew, hl.Text, 2)
 	}
 	return ew.err
 }
@@ -239,8 +234,14 @@ func totalsLine(run *Run) string {
 	if secs := run.DurationNS.Seconds(); secs > 0 {
 		rps = float64(t.Requests) / secs
 	}
-	return fmt.Sprintf("Requests %d (%.1f/s), ok %d, failed %d (%s), cut %d, retries %d, dropped starts %d, violations %d, sessions %d started / %d finished",
-		t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Cut, t.Retries, t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
+	return fmt.Sprintf("Requests %d (%.1f/s), ok %d, failed %d (%s), cut %d, retries %d, ", t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Cut, t.Retries) +
+		totalsTail(t)
+}
+
+// totalsTail is the end of totalsLine: dropped starts, violations and
+// sessions.
+func totalsTail(t Totals) string {
+	return fmt.Sprintf("dropped starts %d, violations %d, sessions %d started / %d finished", t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
 }
 
 // The rows of the run's smaller tables, shared by the terminal and the

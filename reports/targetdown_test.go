@@ -79,10 +79,10 @@ func TestTargetDownFirst(t *testing.T) {
 				t.Errorf("headline %q says PASS", hl.Text)
 			}
 			term := render(t, func(b *bytes.Buffer) error { return WriteRunTable(b, tt.run) })
-			if first, _, _ := strings.Cut(term, "\n"); first != hl.Text {
+			if first := paragraphs(term)[0]; first != hl.Text {
 				t.Errorf("terminal: first line %q", first)
 			}
-			if !strings.HasSuffix(term, "\n"+hl.Text+"\n") {
+			if ps := paragraphs(term); ps[len(ps)-1] != hl.Text {
 				t.Errorf("terminal: does not end with the headline:\n%s", term)
 			}
 			md := render(t, func(b *bytes.Buffer) error { return WriteRunMarkdown(b, tt.run) })

@@ -112,7 +112,7 @@ flows:
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; stderr %s\n%s", code, tt.code, errs, out)
 			}
-			if first, _, _ := strings.Cut(out, "\n"); !tt.first.MatchString(first) {
+			if first := firstParagraph(out); !tt.first.MatchString(first) {
 				t.Errorf("first line %q, want it to match %q", first, tt.first)
 			}
 			data, err := os.ReadFile(junit)

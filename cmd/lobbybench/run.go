@@ -309,38 +309,76 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 }
 
 // writeEngineSummary prints what the table does not: shard, sessions,
-// harness resources and the embedded server's counters.
+// harness resources and the embedded server's counters, folded to
+// reports.TermWidth columns as the table is.
 func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
+	fmt.Fprintln(w)
 	if in.Workers > 0 {
-		fmt.Fprintf(w, "\nRun: %s, %s model, %s merged, seed %d, %s\n", in.Protocol, in.Model, reports.Count(in.Workers, "worker process"), in.Seed, reports.Count(max(in.Sources, 1), "source address"))
+		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, %s merged, seed %d, %s", in.Protocol, in.Model, reports.Count(in.Workers, "worker process"), in.Seed, reports.Count(max(in.Sources, 1), "source address")), 2)
 	} else {
-		fmt.Fprintf(w, "\nRun: %s, %s model, shard %s, seed %d, %s\n", in.Protocol, in.Model, in.Shard, in.Seed, reports.Count(max(in.Sources, 1), "source address"))
+		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, shard %s, seed %d, %s", in.Protocol, in.Model, in.Shard, in.Seed, reports.Count(max(in.Sources, 1), "source address")), 2)
 	}
 	for _, why := range res.Run.Incomplete {
-		fmt.Fprintf(w, "INCOMPLETE: %s\n", why)
+		reports.WriteWrapped(w, "INCOMPLETE: "+why, 2)
 	}
 	if s := res.Run.Sessions; s != nil {
-		fmt.Fprintf(w, "Sessions: %s\n", s)
+		reports.WriteWrapped(w, fmt.Sprintf("Sessions: %s", s), 2)
 	}
 	h := in.Harness
-	if in.Workers > 0 {
-		fmt.Fprint(w, "Harness (summed over the workers and this process): ")
-	} else {
-		fmt.Fprint(w, "Harness: ")
-	}
 	// The two memory figures measure different things, and the heap one
-	// can be the larger: say which is which.
-	fmt.Fprintf(w, "peak RSS %s (resident, from the OS), peak Go heap %s (objects allocated, including fresh pages never written and so not resident), %s peak, %.1f CPU-s on %s",
-		mib(h.PeakRSSBytes), mib(h.PeakHeapBytes), reports.Count(h.PeakGoroutines, "goroutine"), h.CPUSeconds, reports.Count(h.GOMAXPROCS, "proc"))
+	// can be the larger: say which is which. One figure a line.
+	last := fmt.Sprintf("  %s peak, %.1f CPU-s on %s", reports.Count(h.PeakGoroutines, "goroutine"), h.CPUSeconds, reports.Count(h.GOMAXPROCS, "proc"))
 	if in.Embedded {
-		fmt.Fprint(w, " (includes the embedded server)")
+		last += " (includes the embedded server)"
 	}
-	fmt.Fprintln(w)
+	first := fmt.Sprintf("Harness: peak RSS %s (resident, from the OS)", mib(h.PeakRSSBytes))
+	if in.Workers > 0 {
+		fmt.Fprintln(w, "Harness (summed over the workers and this process):")
+		first = "  " + strings.TrimPrefix(first, "Harness: ")
+	}
+	for _, line := range []string{
+		first,
+		fmt.Sprintf("  peak Go heap %s (objects allocated, including fresh pages never written and so not resident)", mib(h.PeakHeapBytes)),
+		last,
+	} {
+		reports.WriteWrapped(w, line, 4)
+	}
 	if in.Server != nil {
 		// Only the counters that moved: the zeros are in the JSON.
-		fmt.Fprintf(w, "Embedded server: %s\n", strings.Join(in.Server.Counters(), ", "))
+		fmt.Fprintln(w, "Embedded server:")
+		for _, line := range counterLines(in.Server.Counters()) {
+			reports.WriteWrapped(w, "  "+line, 4)
+		}
 	}
+}
+
+// counterLines groups counters ("udp-lobby.replies.SERVER_HELLO 2550")
+// by the part of their name before the last dot, in their order, one
+// line a group: "udp-lobby.replies: SERVER_HELLO=2550 …".
+func counterLines(counters []string) []string {
+	var groups []string
+	items := map[string][]string{}
+	for _, c := range counters {
+		name, value, _ := strings.Cut(c, " ")
+		group, key := "", name
+		if i := strings.LastIndex(name, "."); i >= 0 {
+			group, key = name[:i], name[i+1:]
+		}
+		if _, ok := items[group]; !ok {
+			groups = append(groups, group)
+		}
+		items[group] = append(items[group], key+"="+value)
+	}
+	var out []string
+	for _, g := range groups {
+		line := strings.Join(items[g], " ")
+		if g != "" {
+			line = g + ": " + line
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

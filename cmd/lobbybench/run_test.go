@@ -127,6 +127,7 @@ func TestRunEmbedded(t *testing.T) {
 			t.Errorf("--quiet run wrote to stderr: %q", line)
 		}
 	}
+	assertNarrow(t, out)
 	for _, want := range []string{"ping", "Sessions: 20 started, 20 completed", "Harness: peak RSS", "Embedded server:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -255,7 +256,7 @@ thresholds:
   - join_server.count == 10
 `
 	code, out, errs := runCLI(t, "run", "--quiet", writeScenario(t, sc))
-	if code != exitOK || !strings.Contains(out, "leviathan, open model") || !strings.Contains(out, "leviathan.players.joined 10") {
+	if code != exitOK || !strings.Contains(out, "leviathan, open model") || !strings.Contains(out, "leviathan.players: joined=10") {
 		t.Errorf("exit %d; stderr %s\n%s", code, errs, out)
 	}
 }

@@ -99,9 +99,8 @@ func TestRunTargetDown(t *testing.T) {
 				t.Fatalf("outages %+v, want one %s, not back", run.Outages, tc.kind)
 			}
 			hl := run.Headline().Text
-			lines := strings.Split(strings.TrimSpace(out), "\n")
-			if !strings.HasPrefix(hl, "TARGET DOWN · at +") || lines[0] != hl {
-				t.Errorf("first line %q, headline %q", lines[0], hl)
+			if first := firstParagraph(out); !strings.HasPrefix(hl, "TARGET DOWN · at +") || first != hl {
+				t.Errorf("first line %q, headline %q", first, hl)
 			}
 			if !strings.HasPrefix(run.TargetDown, "TARGET DOWN · ") {
 				t.Errorf("JSON target_down %q", run.TargetDown)
