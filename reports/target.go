@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -145,4 +146,20 @@ func (o Outage) CulpritText() string {
 		return strings.Join(o.Culprits, ", ") + " each kill it alone"
 	}
 	return "it died while " + strings.Join(o.During, ", ") + " ran together; none kills it alone"
+}
+
+// Summary says in one line what the owned target did and cost: "target
+// process: 2 starts, exits: killed by SIGABRT, killed by SIGTERM; peak RSS
+// 12.4 MiB, CPU 1.3s".
+func (tp *TargetProcess) Summary() string {
+	if tp == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "target process: %d start%s", tp.Starts, map[bool]string{true: "", false: "s"}[tp.Starts == 1])
+	if len(tp.Exits) > 0 {
+		fmt.Fprintf(&b, ", exits: %s", strings.Join(tp.Exits, ", "))
+	}
+	fmt.Fprintf(&b, "; peak RSS %.1f MiB, CPU %v", float64(tp.PeakRSSBytes)/(1<<20), tp.CPUNS.Round(time.Millisecond))
+	return b.String()
 }
