@@ -167,6 +167,9 @@ func (lr *liveRun) concurrent(batch []*Case, par int) {
 	canRestart := lr.cfg.RestartTarget != nil
 	for _, c := range batch {
 		sem <- struct{}{}
+		if !lr.wd.Down() {
+			lr.exited() // an owned process's end is known at once
+		}
 		if lr.wd.Down() && canRestart && lr.ctx.Err() == nil {
 			wg.Wait()
 			stopWatch()
