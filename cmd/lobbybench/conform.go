@@ -273,6 +273,8 @@ func startConformTarget(ctx context.Context, e *env, f *conformFlags, cfg *confo
 		}
 		return nil, usageErr(e, cmd, "%v", err)
 	}
+	kill := tgt.Kill
+	quitHook.Store(&kill)
 	cfg.TargetExit = func() (string, []string, bool) {
 		exit, out, gone := tgt.TargetExit()
 		return exit, lastOutput(out, 20), gone
@@ -291,6 +293,7 @@ func startConformTarget(ctx context.Context, e *env, f *conformFlags, cfg *confo
 // puts its telemetry into doc (nil when the suite did not start).
 func stopConformTarget(e *env, tgt *ownedTarget, doc *reports.Conform) {
 	status, err := tgt.Stop()
+	quitHook.Store(nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
 	} else if status != "" {

@@ -273,43 +273,66 @@ func TestConformTargetCmdServe(t *testing.T) {
 }
 
 // TestConformTargetCmdInterrupt: Ctrl-C during the suite stops the owned
-// server too: lobbybench exits 5 and the server's process is gone.
+// server too: lobbybench exits 5 and the server's process is gone, also
+// when a third Ctrl-C makes lobbybench quit on the spot while it waits
+// for a server that ignores SIGTERM.
 func TestConformTargetCmdInterrupt(t *testing.T) {
-	a := freeTCP(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	cmd := lobbybenchCmd(t, nil, "conform", "--protocol", "tcp-lobby", "--target", a,
-		"--target-cmd", fakeCmd(t, "tcp", a, fakeLatencyEnv+"=200ms", fakePIDEnv+"="+pidFile))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	pid := 0
-	for i := 0; i < 600 && pid == 0; i++ { // 60s at most
-		time.Sleep(100 * time.Millisecond)
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(string(b))
-	}
-	if pid == 0 {
-		t.Fatal("the server never started")
-	}
-	time.Sleep(time.Second) // into the suite (or still waiting for it: either way)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("lobbybench did not exit after Ctrl-C:\n%s", out.String())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Errorf("exit %d, want %d\n%s", code, exitInterrupted, out.String())
-	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("the server (pid %d) still runs after lobbybench ended: %v\n%s", pid, err, out.String())
+	for _, ctrlC := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d Ctrl-C", ctrlC), func(t *testing.T) {
+			a := freeTCP(t)
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			env := []string{fakeLatencyEnv + "=200ms", fakePIDEnv + "=" + pidFile}
+			if ctrlC == 3 {
+				env = append(env, fakeNoTermEnv+"=1")
+			}
+			cmd := lobbybenchCmd(t, nil, "conform", "--protocol", "tcp-lobby", "--target", a,
+				"--target-cmd", fakeCmd(t, "tcp", a, env...))
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			pid := 0
+			for i := 0; i < 600 && pid == 0; i++ { // 60s at most
+				time.Sleep(100 * time.Millisecond)
+				b, _ := os.ReadFile(pidFile)
+				pid, _ = strconv.Atoi(string(b))
+			}
+			if pid == 0 {
+				t.Fatal("the server never started")
+			}
+			time.Sleep(time.Second) // into the suite (or still waiting for it: either way)
+			for range ctrlC {
+				if err := cmd.Process.Signal(os.Interrupt); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("lobbybench did not exit after Ctrl-C:\n%s", out.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d, want %d\n%s", code, exitInterrupted, out.String())
+			}
+			// Gone, or a zombie waiting for init once lobbybench quit.
+			gone := false
+			for i := 0; i < 100 && !gone; i++ { // 10s at most
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				_, rest, _ := strings.Cut(string(b), ") ")
+				gone = errors.Is(err, os.ErrNotExist) || strings.HasPrefix(rest, "Z")
+				if !gone {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			if !gone {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("the server (pid %d) still runs after lobbybench ended\n%s", pid, out.String())
+			}
+		})
 	}
 }

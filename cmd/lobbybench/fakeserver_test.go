@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -29,11 +30,13 @@ import (
 //	slow-tcp            sleeps 2s before it listens
 //
 // fakeLatencyEnv delays every frame to the lobby (a duration); fakePIDEnv
-// names a file to write the process id to.
+// names a file to write the process id to; fakeNoTermEnv makes it ignore
+// SIGTERM.
 const (
 	fakeEnv        = "LOBBYBENCH_TEST_FAKE"
 	fakeLatencyEnv = "LOBBYBENCH_TEST_FAKE_LATENCY"
 	fakePIDEnv     = "LOBBYBENCH_TEST_FAKE_PIDFILE"
+	fakeNoTermEnv  = "LOBBYBENCH_TEST_FAKE_NOTERM"
 )
 
 func fakeServer(mode string, args []string) int {
@@ -42,6 +45,9 @@ func fakeServer(mode string, args []string) int {
 		return 2
 	}
 	addr := args[0]
+	if os.Getenv(fakeNoTermEnv) != "" {
+		signal.Ignore(syscall.SIGTERM)
+	}
 	if f := os.Getenv(fakePIDEnv); f != "" {
 		os.WriteFile(f, []byte(fmt.Sprint(os.Getpid())), 0o644)
 	}

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -43,6 +44,11 @@ type env struct {
 	// the command waits for before it exits.
 	stopNote func() string
 }
+
+// quitHook, when a command stores one, runs on the third Ctrl-C, just
+// before lobbybench exits on the spot: it kills a server lobbybench
+// started (--target-cmd), which must not outlive it.
+var quitHook atomic.Pointer[func()]
 
 // command is one subcommand: its flag set, one-line summary and the function
 // that runs it with the arguments left after flag parsing.
@@ -99,6 +105,9 @@ func handleSignals(sigs <-chan os.Signal, e *env, cancel func(), abort chan<- st
 	close(abort)
 	<-sigs
 	fmt.Fprintln(e.stderr, "lobbybench: quit")
+	if f := quitHook.Load(); f != nil {
+		(*f)()
+	}
 	os.Exit(exitInterrupted)
 }
 

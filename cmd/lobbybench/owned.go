@@ -133,6 +133,10 @@ func (t *ownedTarget) Stop() (string, error) {
 	return t.p.ExitStatus(), err
 }
 
+// Kill sends SIGKILL to the server's process group at once, without
+// waiting: lobbybench is about to exit on the spot (a third Ctrl-C).
+func (t *ownedTarget) Kill() { _ = t.p.Signal(syscall.SIGKILL) }
+
 // Snapshot is the server's telemetry so far.
 func (t *ownedTarget) Snapshot() *reports.TargetProcess {
 	s := t.p.Snapshot()
