@@ -441,7 +441,7 @@ func (lr *liveRun) restart() bool {
 // culprits (reports.Outage.CulpritText).
 func (lr *liveRun) culprit(i int, ids []string) {
 	o := lr.wd.Outages()[i]
-	together := fmt.Sprintf("the server died (%s) while %s ran together", o.What(), strings.Join(ids, ", "))
+	together := fmt.Sprintf("the server %s (%s) while %s ran together", wentDown(o), o.What(), strings.Join(ids, ", "))
 	var rerun, culprits []string
 	for _, id := range ids {
 		c := lr.cases[id]
@@ -509,7 +509,7 @@ func killedAlone(k *reports.Case, o reports.Outage, together string) {
 	if how == "" {
 		how = o.What()
 	}
-	fmt.Fprintf(&b, "the server died during this case, re-run alone: %s", how)
+	fmt.Fprintf(&b, "the server %s during this case, re-run alone: %s", wentDown(o), how)
 	if len(o.Output) > 0 {
 		fmt.Fprintf(&b, "; its last output: %s", strings.Join(lastLines(o.Output, 3), " | "))
 	}
@@ -520,6 +520,15 @@ func killedAlone(k *reports.Case, o reports.Outage, together string) {
 	k.Verdict = reports.VerdictFail
 	k.Expected = "the server keeps answering through the case (its reachability check after it)"
 	k.Actual = b.String()
+}
+
+// wentDown is "died" for a process that ended, "stopped answering" for a
+// target found refused or silent.
+func wentDown(o reports.Outage) string {
+	if o.Kind == reports.DownExited {
+		return "died"
+	}
+	return "stopped answering"
 }
 
 func lastLines(lines []string, n int) []string {
