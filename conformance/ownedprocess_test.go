@@ -5,6 +5,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -65,12 +66,19 @@ func TestOwnedLobbyProcess(t *testing.T) {
 // time: the case that killed it is the only one in flight).
 func TestOwnedProcessUDP(t *testing.T) {
 	t.Parallel()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// Below the ephemeral range, so that no socket of the other tests
+	// takes the port before the lobby binds it.
+	addr := ""
+	for i := 0; i < 50 && addr == ""; i++ {
+		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if c, err := net.ListenPacket("udp", a); err == nil {
+			c.Close()
+			addr = a
+		}
 	}
-	addr := c.LocalAddr().String()
-	c.Close()
+	if addr == "" {
+		t.Fatal("no free UDP port")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -29,9 +30,19 @@ func fakeCmd(t *testing.T, mode, addr string, env ...string) string {
 	return fmt.Sprintf("env %s=%s %s '%s' %s", fakeEnv, mode, strings.Join(env, " "), exe, addr)
 }
 
-// freeTCP returns a loopback TCP address nothing listens on.
+// freeTCP returns a loopback TCP address nothing listens on, below the
+// ephemeral range (32768 and up on Linux): an owned server binds it a
+// moment later, and a port the kernel hands out as the source of the
+// connections other tests open meanwhile would then be in use.
 func freeTCP(t *testing.T) string {
 	t.Helper()
+	for range 50 {
+		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if ln, err := net.Listen("tcp", a); err == nil {
+			ln.Close()
+			return a
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
