@@ -40,6 +40,12 @@ type faults struct {
 	// anything (silent).
 	die   string
 	dieOn udplobby.MsgType
+	// onDie, when set, is called as the lobby dies, before its socket
+	// closes (the re-executed test binary aborts itself there, as a real
+	// server's failed assertion would).
+	onDie func()
+	// listen is the lobby's address; "" picks a free loopback port.
+	listen string
 	// cleanup, when > 0, frees a room empty and idle that long (lazily);
 	// 0 never frees one.
 	cleanup time.Duration
@@ -121,7 +127,14 @@ type testRoom struct {
 
 func startTestLobby(t *testing.T, f faults, maxRooms int) *testLobby {
 	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	la := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	if f.listen != "" {
+		var err error
+		if la, err = net.ResolveUDPAddr("udp", f.listen); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := net.ListenUDP("udp", la)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,6 +313,9 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 	}
 	if l.f.die != "" && typ == l.f.dieOn {
 		l.dead = true
+		if l.f.onDie != nil {
+			l.f.onDie()
+		}
 		if l.f.die == "abort" {
 			l.conn.Close()
 		}

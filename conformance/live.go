@@ -42,10 +42,27 @@ type liveRun struct {
 	results    map[string]int // case id → index in rep.Cases
 	// during holds, per outage index of wd, the cases in flight.
 	during map[int][]string
+	// rerunOf records the solo re-runs made after an outage.
+	rerunOf []rerunRecord
 	// tookDown is set once a case's T.TargetDown has been turned into an
 	// outage.
 	tookDown bool
+	// cases are the run's cases by id (for the solo re-runs).
+	cases map[string]*Case
+	// reruns counts the solo re-runs made to find a culprit
+	// (MaxSuiteReruns).
+	reruns int
 }
+
+// Bounds of the search for the case that kills an owned target (Config.
+// RestartTarget): when several cases were in flight as it died, each is
+// re-run alone on a fresh server, at most MaxCrashReruns per crash and
+// MaxSuiteReruns in the whole suite; the cases past the bound keep the
+// verdict of the crash.
+const (
+	MaxCrashReruns = 8
+	MaxSuiteReruns = 32
+)
 
 type caseSpan struct {
 	start, end time.Duration
@@ -107,6 +124,10 @@ func (e *probeError) Unwrap() error { return e.err }
 
 // run runs the cases stage by stage.
 func (lr *liveRun) run(cases []*Case, par int) {
+	lr.cases = map[string]*Case{}
+	for _, c := range cases {
+		lr.cases[c.ID] = c
+	}
 	for _, stage := range []Stage{StageConcurrent, StageSerial, StagePool, StageDestructive} {
 		var batch []*Case
 		for _, c := range cases {
@@ -134,18 +155,30 @@ func (lr *liveRun) run(cases []*Case, par int) {
 }
 
 // concurrent runs batch par at a time with a watchdog probing beside it,
-// then checks once more after the batch.
+// then checks once more after the batch. When the watchdog finds the
+// target down and it can be restarted (Config.RestartTarget), no case
+// starts until the cases in flight have ended and been judged and the
+// target is back: the rest of the batch then runs instead of being not
+// run.
 func (lr *liveRun) concurrent(batch []*Case, par int) {
-	wctx, wcancel := context.WithCancel(lr.ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		lr.wd.Run(wctx)
-	}()
+	stopWatch := lr.watch()
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
+	canRestart := lr.cfg.RestartTarget != nil
 	for _, c := range batch {
 		sem <- struct{}{}
+		if !lr.wd.Down() {
+			lr.exited() // an owned process's end is known at once
+		}
+		if lr.wd.Down() && canRestart && lr.ctx.Err() == nil {
+			wg.Wait()
+			stopWatch()
+			lr.afterCases() // judges the cases in flight, restarts the target
+			if lr.wd.Down() {
+				canRestart = false // it did not come back: the rest is not run
+			}
+			stopWatch = lr.watch()
+		}
 		if lr.wd.Down() {
 			<-sem
 			lr.notRun(c)
@@ -158,13 +191,36 @@ func (lr *liveRun) concurrent(batch []*Case, par int) {
 		}()
 	}
 	wg.Wait()
-	wcancel()
-	<-watched
+	stopWatch()
 	lr.afterCases()
+}
+
+// watch runs the watchdog until the returned function is called.
+func (lr *liveRun) watch() (stop func()) {
+	wctx, wcancel := context.WithCancel(lr.ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		lr.wd.Run(wctx)
+	}()
+	return func() {
+		wcancel()
+		<-watched
+	}
 }
 
 // runOne runs c and records its result and its span.
 func (lr *liveRun) runOne(c *Case) {
+	res, sp := lr.runSpan(c)
+	lr.mu.Lock()
+	sp.end, sp.running = lr.now(), false
+	lr.results[c.ID] = len(lr.rep.Cases)
+	lr.rep.Cases = append(lr.rep.Cases, res)
+	lr.mu.Unlock()
+}
+
+// runSpan runs c with a new span; the caller records the end.
+func (lr *liveRun) runSpan(c *Case) (reports.Case, *caseSpan) {
 	lr.mu.Lock()
 	sp := &caseSpan{start: lr.now(), running: true}
 	lr.spans[c.ID] = sp
@@ -176,11 +232,7 @@ func (lr *liveRun) runOne(c *Case) {
 		// below (down) judges it; keep what it had found for its notes.
 		res.Actual = strings.Replace(res.Actual, "run interrupted", "cut short when the target was seen down", 1)
 	}
-	lr.mu.Lock()
-	sp.end, sp.running = lr.now(), false
-	lr.results[c.ID] = len(lr.rep.Cases)
-	lr.rep.Cases = append(lr.rep.Cases, res)
-	lr.mu.Unlock()
+	return res, sp
 }
 
 // notRun records c as not run: the target was down when its turn came.
@@ -286,7 +338,7 @@ func (lr *liveRun) exited() bool {
 func (lr *liveRun) down() {
 	os := lr.wd.Outages()
 	i := len(os) - 1
-	lr.exited() // an owned process's end fills in the open outage
+	lr.awaitExit(os[i]) // an owned process's end fills in the open outage
 	os = lr.wd.Outages()
 	o := os[i]
 	lr.mu.Lock()
@@ -336,17 +388,154 @@ func (lr *liveRun) down() {
 		diedDuring(k, o, lr.spans[id], len(ids))
 	}
 	lr.mu.Unlock()
-	if lr.cfg.RestartTarget == nil || lr.ctx.Err() != nil {
+	if !lr.restart() {
 		return
 	}
+	if len(ids) > 1 {
+		lr.culprit(i, ids)
+	}
+}
+
+// awaitExit gives an owned process that was found refused a moment to be
+// reaped (the kernel closes its sockets before its parent hears of its
+// end), so that the outage says how it ended.
+func (lr *liveRun) awaitExit(o reports.Outage) {
+	if lr.cfg.TargetExit == nil || o.Kind == reports.DownExited {
+		return
+	}
+	for i := 0; i < 100; i++ { // 2s at most
+		if lr.exited() || o.Kind != reports.DownRefused {
+			return
+		}
+		select {
+		case <-lr.ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// restart starts the target afresh (Config.RestartTarget) and reports
+// whether it answers again; false when it cannot be restarted.
+func (lr *liveRun) restart() bool {
+	if lr.cfg.RestartTarget == nil || lr.ctx.Err() != nil {
+		return false
+	}
 	if err := lr.cfg.RestartTarget(lr.ctx); err != nil {
+		return false
+	}
+	lr.env.restarted()
+	lr.mu.Lock()
+	lr.caseCtx, lr.stopCases = context.WithCancel(lr.ctx)
+	lr.tookDown = false
+	lr.mu.Unlock()
+	lr.wd.Observe(lr.now(), lr.probe(lr.ctx))
+	return !lr.wd.Down()
+}
+
+// culprit re-runs ids, the cases in flight when the target died (outage
+// i), one at a time on the fresh server, restarting it before each when
+// it died again, to find the case that kills it. Such a case fails with
+// the death it caused alone; each other case takes the verdict of its
+// solo run, noted as such. The outage records what was re-run and the
+// culprits (reports.Outage.CulpritText).
+func (lr *liveRun) culprit(i int, ids []string) {
+	o := lr.wd.Outages()[i]
+	together := fmt.Sprintf("the server %s (%s) while %s ran together", wentDown(o), o.What(), strings.Join(ids, ", "))
+	var rerun, culprits []string
+	for _, id := range ids {
+		c := lr.cases[id]
+		lr.mu.Lock()
+		j, ok := lr.results[id]
+		lr.mu.Unlock()
+		if c == nil || !ok || lr.rep.Cases[j].Verdict == reports.VerdictNotRun {
+			continue
+		}
+		if lr.ctx.Err() != nil || len(rerun) >= MaxCrashReruns || lr.reruns >= MaxSuiteReruns {
+			k := &lr.rep.Cases[j]
+			k.Notes = append(k.Notes, fmt.Sprintf("not re-run alone after the crash (at most %d solo re-runs per crash, %d per suite)", MaxCrashReruns, MaxSuiteReruns))
+			continue
+		}
+		if lr.wd.Down() && !lr.restart() {
+			break
+		}
+		lr.reruns++
+		rerun = append(rerun, id)
+		res, sp := lr.runSpan(c)
+		lr.mu.Lock()
+		sp.end, sp.running = lr.now(), false
+		lr.mu.Unlock()
+		lr.check()
+		if !lr.wd.Down() {
+			res.Notes = append([]string{"re-run alone after " + together + ": this is the verdict of its solo run on a fresh server"}, res.Notes...)
+			lr.rep.Cases[j] = res
+			continue
+		}
+		culprits = append(culprits, id)
+		os := lr.wd.Outages()
+		n := len(os) - 1
+		lr.awaitExit(os[n])
+		so := lr.wd.Outages()[n]
+		lr.mu.Lock()
+		lr.during[n] = []string{id}
+		lr.mu.Unlock()
+		killedAlone(&res, so, together)
+		lr.rep.Cases[j] = res
+	}
+	if len(rerun) == 0 {
 		return
 	}
 	lr.mu.Lock()
-	lr.caseCtx, lr.stopCases = context.WithCancel(lr.ctx)
+	lr.rerunOf = append(lr.rerunOf, rerunRecord{outage: i, rerun: rerun, culprits: culprits})
 	lr.mu.Unlock()
-	at := lr.now()
-	lr.wd.Observe(at, lr.probe(lr.ctx))
+	if lr.wd.Down() {
+		lr.restart()
+	}
+}
+
+type rerunRecord struct {
+	outage          int
+	rerun, culprits []string
+}
+
+// killedAlone turns k, the solo re-run of a case during which the target
+// died, into the failure that names it the culprit.
+func killedAlone(k *reports.Case, o reports.Outage, together string) {
+	if k.Verdict != "" && k.Actual != "" {
+		k.Notes = append([]string{"the case itself said (" + k.Verdict + "): " + k.Actual}, k.Notes...)
+	}
+	var b strings.Builder
+	how := o.Exit
+	if how == "" {
+		how = o.What()
+	}
+	fmt.Fprintf(&b, "the server %s during this case, re-run alone: %s", wentDown(o), how)
+	if len(o.Output) > 0 {
+		fmt.Fprintf(&b, "; its last output: %s", strings.Join(lastLines(o.Output, 3), " | "))
+	}
+	if last := lastSent(k.Wire, 2); last != "" {
+		b.WriteString("; last bytes sent to it: " + last)
+	}
+	k.Notes = append(k.Notes, "re-run alone after "+together)
+	k.Verdict = reports.VerdictFail
+	k.Expected = "the server keeps answering through the case (its reachability check after it)"
+	k.Actual = b.String()
+}
+
+// wentDown is "died" for a process that ended, "stopped answering" for a
+// target found refused or silent.
+func wentDown(o reports.Outage) string {
+	if o.Kind == reports.DownExited {
+		return "died"
+	}
+	return "stopped answering"
+}
+
+func lastLines(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[len(lines)-n:]
+	}
+	return lines
 }
 
 // outages returns the watchdog's outages with the cases each was charged
@@ -357,6 +546,9 @@ func (lr *liveRun) outages() []reports.Outage {
 	defer lr.mu.Unlock()
 	for i := range os {
 		os[i].During = lr.during[i]
+	}
+	for _, r := range lr.rerunOf {
+		os[r.outage].ReRunAlone, os[r.outage].Culprits = r.rerun, r.culprits
 	}
 	return os
 }
@@ -390,6 +582,9 @@ func diedDuring(k *reports.Case, o reports.Outage, sp *caseSpan, inFlight int) {
 	}
 	if o.Exit != "" {
 		fmt.Fprintf(&b, "; the process %s", o.Exit)
+	}
+	if len(o.Output) > 0 {
+		fmt.Fprintf(&b, "; its last output: %s", strings.Join(lastLines(o.Output, 3), " | "))
 	}
 	if last := lastSent(k.Wire, 2); last != "" {
 		b.WriteString("; last bytes sent to it: " + last)

@@ -129,47 +129,12 @@ func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("no %s case matches %s", cfg.protocol(), strings.Join(cfg.Patterns, ","))
 	}
-	addr, err := resolve(proto.Transport, cfg.Target)
+	env, err := newEnv(cfg, proto)
 	if err != nil {
 		return nil, err
 	}
-	env := &Env{
-		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Header: cfg.Header,
-		Timeout: cfg.Timeout, InstancePorts: cfg.InstancePorts,
-		FloodRate: cfg.FloodRate, FloodDuration: cfg.FloodDuration, MaxFill: cfg.MaxFill,
-		PoolWait: cfg.PoolWait, fixtures: map[string]*fixture{}, selected: map[string]bool{},
-	}
 	for _, c := range cases {
 		env.selected[c.ID] = true
-	}
-	if env.PoolWait == 0 {
-		env.PoolWait = DefaultPoolWait
-	}
-	if env.Timeout == 0 {
-		env.Timeout = DefaultTimeout
-	}
-	if env.FloodRate <= 0 {
-		env.FloodRate = DefaultFloodRate
-	}
-	if env.FloodDuration <= 0 {
-		env.FloodDuration = DefaultFloodDuration
-	}
-	if env.MaxFill <= 0 {
-		env.MaxFill = DefaultMaxFill
-	}
-	srcs := cfg.Sources
-	if len(srcs) == 0 {
-		srcs = DefaultSources(addr.Addr())
-	}
-	rate, burst := cfg.SourceRate, cfg.SourceBurst
-	if rate <= 0 {
-		rate = DefaultSourceRate
-	}
-	if burst <= 0 {
-		burst = DefaultSourceBurst
-	}
-	if env.Sources, err = NewSourcePool(srcs, rate, burst); err != nil {
-		return nil, err
 	}
 	rep := reports.NewConform()
 	rep.Target, rep.Protocol, rep.Strict, rep.StartedAt = cfg.Target, proto.Name, cfg.Strict, time.Now()
@@ -201,6 +166,51 @@ func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
 	lr.run(cases, par)
 	sort.SliceStable(rep.Cases, func(i, j int) bool { return caseLess(rep.Cases[i].ID, rep.Cases[j].ID) })
 	return rep, nil
+}
+
+// newEnv is the environment cases of cfg run in, with the defaults of
+// its zero fields.
+func newEnv(cfg Config, proto Protocol) (*Env, error) {
+	addr, err := resolve(proto.Transport, cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{
+		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Header: cfg.Header,
+		Timeout: cfg.Timeout, InstancePorts: cfg.InstancePorts,
+		FloodRate: cfg.FloodRate, FloodDuration: cfg.FloodDuration, MaxFill: cfg.MaxFill,
+		PoolWait: cfg.PoolWait, fixtures: map[string]*fixture{}, selected: map[string]bool{},
+	}
+	if env.PoolWait == 0 {
+		env.PoolWait = DefaultPoolWait
+	}
+	if env.Timeout == 0 {
+		env.Timeout = DefaultTimeout
+	}
+	if env.FloodRate <= 0 {
+		env.FloodRate = DefaultFloodRate
+	}
+	if env.FloodDuration <= 0 {
+		env.FloodDuration = DefaultFloodDuration
+	}
+	if env.MaxFill <= 0 {
+		env.MaxFill = DefaultMaxFill
+	}
+	srcs := cfg.Sources
+	if len(srcs) == 0 {
+		srcs = DefaultSources(addr.Addr())
+	}
+	rate, burst := cfg.SourceRate, cfg.SourceBurst
+	if rate <= 0 {
+		rate = DefaultSourceRate
+	}
+	if burst <= 0 {
+		burst = DefaultSourceBurst
+	}
+	if env.Sources, err = NewSourcePool(srcs, rate, burst); err != nil {
+		return nil, err
+	}
+	return env, nil
 }
 
 func resolve(transport, target string) (netip.AddrPort, error) {
@@ -315,4 +325,31 @@ func safeRun(t *T) (err error) {
 		}
 	}()
 	return t.Case.Run(t)
+}
+
+// ReachCheck returns the protocol's reachability check of cfg's target,
+// on sockets of its own: nil once the target answers. lobbybench waits on
+// it for a server it started itself (conform --target-cmd) before the
+// suite begins. Each call checks afresh (under --header auto it guesses
+// the header again).
+func (cfg *Config) ReachCheck() (func(ctx context.Context) error, error) {
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	proto, _ := lookupProtocol(cfg.protocol())
+	if _, err := newEnv(*cfg, proto); err != nil {
+		return nil, err
+	}
+	c := *cfg
+	return func(ctx context.Context) error {
+		if proto.Reach == nil {
+			return nil
+		}
+		env, err := newEnv(c, proto)
+		if err != nil {
+			return err
+		}
+		_, err = proto.Reach(ctx, env)
+		return err
+	}, nil
 }

@@ -256,3 +256,14 @@ func (h HeaderMode) String() string {
 	}
 	return fmt.Sprintf("HeaderMode(%d)", int(h))
 }
+
+// restarted forgets what the run knew of the server before it was started
+// afresh (Config.RestartTarget): its fixtures (rooms and games of the old
+// process), the rooms it made, a case's word that it was down.
+func (e *Env) restarted() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fixtures = map[string]*fixture{}
+	e.made = nil
+	e.down = ""
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,48 @@ type dyingTCP struct {
 	dead  bool
 	conns []net.Conn
 	wg    sync.WaitGroup
+	// delay holds every frame to the server this long, and stall is how
+	// long it relays nothing before it dies (set with slow), so that the
+	// cases running beside the fatal one are caught in flight.
+	delay, stall time.Duration
+	stalled      bool
+	dying        bool
+}
+
+func (p *dyingTCP) slow(delay, stall time.Duration) {
+	p.mu.Lock()
+	p.delay, p.stall = delay, stall
+	p.mu.Unlock()
+}
+
+// mute reports whether nothing is relayed: dead, or stalled before dying.
+func (p *dyingTCP) mute() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dead || p.stalled
+}
+
+// stallThenDie relays nothing for the stall, then dies.
+func (p *dyingTCP) stallThenDie() {
+	p.mu.Lock()
+	if p.dying {
+		p.mu.Unlock()
+		return // it dies once
+	}
+	p.dying = true
+	stall := p.stall
+	p.stalled = stall > 0
+	p.mu.Unlock()
+	if stall > 0 {
+		time.Sleep(stall)
+	}
+	p.die()
+}
+
+func (p *dyingTCP) frameDelay() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delay
 }
 
 func startDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) string {
@@ -89,10 +132,13 @@ func newDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) *dyingTCP
 						return
 					}
 					if len(b) > 0 && p.fatal(tcplobby.Type(b[0])) {
-						p.die()
+						p.stallThenDie()
 					}
-					if p.isDead() {
+					if p.mute() {
 						continue // hung: read and dropped
+					}
+					if d := p.frameDelay(); d > 0 {
+						time.Sleep(d)
 					}
 					if _, err := uc.Write(append(hdr[:], b...)); err != nil {
 						return
@@ -107,7 +153,7 @@ func newDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) *dyingTCP
 					if err != nil {
 						return
 					}
-					if p.isDead() {
+					if p.mute() {
 						continue
 					}
 					if _, err := cc.Write(buf[:n]); err != nil {
@@ -138,7 +184,7 @@ func (p *dyingTCP) die() {
 	if p.dead {
 		return
 	}
-	p.dead = true
+	p.dead, p.stalled = true, false
 	if p.how == "abort" {
 		p.ln.Close()
 		for _, c := range p.conns {
@@ -356,6 +402,74 @@ func TestOwnedTargetHooks(t *testing.T) {
 	}
 	if hl := rep.Headline(); !strings.HasPrefix(hl.Text, "TARGET DOWN · the server stopped answering (exited: killed by SIGABRT) during tcp-lobby/5.3/1") {
 		t.Errorf("headline %q", hl.Text)
+	}
+	if t.Failed() {
+		logReport(t, rep)
+	}
+}
+
+// TestOwnedTargetRerunAlone: a target that died once with several
+// concurrent cases in flight, and never again, is restarted; the cases in
+// flight are re-run alone and take the verdicts of their solo runs, the
+// report says honestly that none kills it alone, and the cases of the
+// batch not started when it died run (none is "not run").
+func TestOwnedTargetRerunAlone(t *testing.T) {
+	t.Parallel()
+	ref := startRef(t)
+	upstream := ref.Addr(refserver.TCPLobby).String()
+	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
+	// The cases overlap, and those beside the fatal one are still in
+	// flight when it dies.
+	px.slow(50*time.Millisecond, 300*time.Millisecond)
+	restarts := 0
+	// The first three cases all send READY_REQ after their setup: the
+	// first one sent kills it with the other two in flight; the last two
+	// have not started.
+	cfg := Config{Target: px.ln.Addr().String(), Protocol: ProtoTCP, Timeout: 2 * time.Second, Parallel: 3,
+		Patterns: []string{"tcp-lobby/5.3/1", "tcp-lobby/5.4", "tcp-lobby/6.3/1", "tcp-lobby/6.4/1"},
+		TargetExit: func() (string, []string, bool) {
+			if px.isDead() {
+				return "killed by SIGSEGV", []string{"Segmentation fault"}, true
+			}
+			return "", nil, false
+		},
+		RestartTarget: func(context.Context) error {
+			restarts++
+			if restarts > 1 {
+				return nil // it never dies again: the first restart holds
+			}
+			return px.restart(t, upstream)
+		},
+	}
+	rep := runSuite(t, cfg)
+	if len(rep.Outages) != 1 {
+		t.Fatalf("outages %+v", rep.Outages)
+	}
+	o := rep.Outages[0]
+	if !o.Back || len(o.During) < 2 {
+		t.Fatalf("want one outage, back, with several cases in flight: %+v", o)
+	}
+	if !slices.Equal(o.ReRunAlone, o.During) || len(o.Culprits) != 0 {
+		t.Errorf("re-run %q, culprits %q; want every case in flight re-run, no culprit", o.ReRunAlone, o.Culprits)
+	}
+	want := "; it died while " + strings.Join(o.During, ", ") + " ran together; none kills it alone"
+	if hl := rep.Headline(); !strings.Contains(hl.Text, want) {
+		t.Errorf("headline %q lacks %q", hl.Text, want)
+	}
+	for _, k := range rep.Cases {
+		switch {
+		case k.Verdict == reports.VerdictNotRun:
+			t.Errorf("%s not run although the target was restarted", k.ID)
+		case slices.Contains(o.During, k.ID):
+			if k.Verdict != reports.VerdictPass || len(k.Notes) == 0 || !strings.HasPrefix(k.Notes[0], "re-run alone after the server died (exited: killed by SIGSEGV) while ") {
+				t.Errorf("%s, in flight: %s %q %q", k.ID, k.Verdict, k.Actual, k.Notes)
+			}
+		case k.Verdict != reports.VerdictPass:
+			t.Errorf("%s: %s %q", k.ID, k.Verdict, k.Actual)
+		}
+	}
+	if len(rep.Cases) != 5 {
+		t.Errorf("%d cases, want 5", len(rep.Cases))
 	}
 	if t.Failed() {
 		logReport(t, rep)

@@ -331,6 +331,9 @@ func (c *Conform) TargetDown() string {
 	switch {
 	case len(during) > 0:
 		text += " during " + strings.Join(during, ", ")
+		if ct := first.CulpritText(); ct != "" {
+			text += "; " + ct
+		}
 	default:
 		text += fmt.Sprintf(" at +%v", first.StartNS.Round(time.Millisecond))
 	}

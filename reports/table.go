@@ -505,6 +505,9 @@ func writeOutagesText(w io.Writer, os []Outage) {
 		if len(o.During) > 0 {
 			fmt.Fprintf(w, "  during: %s\n", strings.Join(o.During, ", "))
 		}
+		if ct := o.CulpritText(); ct != "" {
+			fmt.Fprintf(w, "  re-run alone: %s: %s\n", strings.Join(o.ReRunAlone, ", "), ct)
+		}
 		if o.Exit != "" {
 			fmt.Fprintf(w, "  exit:   %s\n", o.Exit)
 		}

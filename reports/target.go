@@ -1,6 +1,9 @@
 package reports
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // StatusTargetDown is the headline status of a run or suite during which
 // the target stopped answering: the most important finding, said before
@@ -51,6 +54,12 @@ type Outage struct {
 	// Output is the owned process's last lines of stdout and stderr as
 	// it went down.
 	Output []string `json:"output,omitempty"`
+	// ReRunAlone, in conform with an owned target (--target-cmd), are the
+	// cases in flight that were re-run one at a time on a fresh server to
+	// find which kills it; Culprits are those that killed it alone (none:
+	// only together). See CulpritText.
+	ReRunAlone []string `json:"rerun_alone,omitempty"`
+	Culprits   []string `json:"culprits,omitempty"`
 	// Fault names the recovery-drill fault that caused it ("kill -9 at
 	// +20s"), when the scenario scheduled one: such an outage is expected,
 	// and judged by its recovery, not counted as TARGET DOWN unless the
@@ -129,4 +138,34 @@ func (o Outage) What() string {
 		return "exited"
 	}
 	return o.Kind
+}
+
+// CulpritText says what re-running the cases in flight one at a time
+// found: "tcp-lobby/5.2/1 kills it alone", or "it died while A, B, C ran
+// together; none kills it alone"; "" when none was re-run.
+func (o Outage) CulpritText() string {
+	switch {
+	case len(o.ReRunAlone) == 0:
+		return ""
+	case len(o.Culprits) == 1:
+		return o.Culprits[0] + " kills it alone"
+	case len(o.Culprits) > 1:
+		return strings.Join(o.Culprits, ", ") + " each kill it alone"
+	}
+	return "it died while " + strings.Join(o.During, ", ") + " ran together; none kills it alone"
+}
+
+// Line says in one line what the owned target did and cost, as conform
+// prints it: "target process: 2 starts, exits: killed by SIGABRT,
+// exited with status 0; CPU 40ms, peak RSS 12.0 MiB (0 samples)" (the
+// figures are Summary's); "" for nil.
+func (tp *TargetProcess) Line() string {
+	if tp == nil {
+		return ""
+	}
+	s := "target process: " + Count(tp.Starts, "start")
+	if len(tp.Exits) > 0 {
+		s += ", exits: " + strings.Join(tp.Exits, ", ")
+	}
+	return s + "; " + tp.Summary()
 }

@@ -91,7 +91,7 @@ func (tp TargetProcess) Summary() string {
 			s += fmt.Sprintf(" and %d open files", peakFDs)
 		}
 	}
-	return s + fmt.Sprintf(" (%d samples)", len(tp.Samples))
+	return s + " (" + Count(len(tp.Samples), "sample") + ")"
 }
 
 // TargetLines are the summary of the server's process the terminal and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/reports"
 )
@@ -46,11 +47,27 @@ target stops answering (refused: nothing listens; silent: it answers
 nothing), the cases in flight fail with that, no further case starts (each
 is "not run"), and every format leads with TARGET DOWN.
 
+With --target-cmd 'COMMAND ARGS…' lobbybench owns the server: it starts the
+command (/bin/sh -c 'exec COMMAND', its own process group), waits until it
+answers the protocol's reachability check at --target (up to
+--target-ready-timeout), and stops it at the end or on Ctrl-C (SIGTERM,
+SIGKILL after 5s). When it dies, the outage and the failed case say how
+("killed by SIGABRT") with its last lines of output; a hung one is killed
+(SIGKILL). It is then restarted and the suite goes on. When several cases
+were in flight as it died, each is re-run alone on a fresh server (at most 8
+re-runs per crash, 32 per suite): the one that kills it alone fails with the
+death, the others take their solo verdicts, and the headline names the
+culprit or says none kills it alone. The JSON's target_process has its CPU,
+RSS, threads and open files; the terminal sums them up in one line.
+
 Exit codes: 0 all passed, 1 a case failed (or warned, with --strict, or
 more cases were skipped than --max-skips allows, or not one case passed),
-2 usage, 3 target unreachable, 5 interrupted (every written file then leads
-with INTERRUPTED), 7 the target stopped answering during the suite (every
-written file leads with TARGET DOWN; 7 even when also interrupted).`
+2 usage (also a bad --target-cmd, --target-ready-timeout or --target-log),
+3 target unreachable (also: the --target-cmd server could not be started:
+command not found, exited at once, never answered, port already in use),
+5 interrupted (every written file then leads with INTERRUPTED), 7 the target stopped answering during the suite (every
+written file leads with TARGET DOWN; 7 even when also interrupted, and when
+an owned server crashed and was restarted).`
 
 // maxFillBound caps --max-fill: a pool-filling case never creates more
 // rooms than this, whatever the range given.
@@ -63,6 +80,7 @@ type conformFlags struct {
 	list, strict, quiet, verbose                   bool
 	timeout, poolWait                              time.Duration
 	maxSkips, maxFill                              int
+	owned                                          *ownedTargetFlags
 }
 
 func init() {
@@ -86,6 +104,7 @@ func init() {
 			fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
 			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
+			f.owned = addOwnedTargetFlags(fs)
 			fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")
 			return func(ctx context.Context, e *env, args []string) int { return runConform(ctx, e, f, args) }
 		},
@@ -158,6 +177,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		fmt.Fprintf(e.stdout, "\n%s\nSections cite %s/ in the lobbybench repository.\n", reports.Count(len(cases), "case"), reports.ProtocolDocsDir)
 		return exitOK
 	}
+	if err := f.owned.check(f.target); err != nil {
+		return usageErr(e, cmd, "%v", err)
+	}
 	if f.target == "" {
 		return usageErr(e, cmd, "--target is required (host:port)")
 	}
@@ -175,7 +197,18 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if err := f.outs.check(); err != nil {
 		return usageErr(e, cmd, "%v", err)
 	}
+	var tgt *ownedTarget
+	if f.owned.cmd != "" {
+		var code int
+		if tgt, code = startConformTarget(ctx, e, f, &cfg); tgt == nil {
+			return code
+		}
+		defer tgt.Stop() // also when interrupted: never left running
+	}
 	doc, err := conformance.Run(ctx, cfg)
+	if tgt != nil {
+		stopConformTarget(e, tgt, doc)
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -196,6 +229,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		fmt.Fprintf(e.stdout, "%s\n\n", hl.Text) // first: a partial suite follows
 	}
 	reports.WriteConformText(e.stdout, doc, reports.ConformTextOptions{Quiet: f.quiet, Verbose: f.verbose})
+	if doc.TargetProcess != nil {
+		fmt.Fprintln(e.stdout, doc.TargetProcess.Line())
+	}
 	fmt.Fprintln(e.stdout, hl.Text)
 	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target, DocsBase: f.docsBase}, TrimPassingWire: !f.verbose}
 	if !f.outs.write(e, cmd, doc, opts) {
@@ -215,4 +251,71 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return exitFailed
 	}
 	return exitOK
+}
+
+// startConformTarget starts --target-cmd and waits until it answers the
+// protocol's reachability check at --target, and points cfg's hooks at it:
+// its end is reported with its exit and output, and it is restarted after
+// an outage. On failure it says why and returns the exit code: 3 for a
+// server that could not be started (not found, exited, never ready, port
+// in use), 5 when interrupted, 2 for a bad --target-log.
+func startConformTarget(ctx context.Context, e *env, f *conformFlags, cfg *conformance.Config) (*ownedTarget, int) {
+	const cmd = "conform"
+	ready, err := cfg.ReachCheck()
+	if err != nil {
+		return nil, usageErr(e, cmd, "%v", err)
+	}
+	e.stopNote = func() string {
+		return "ending the cases in flight, then stopping the server lobbybench started (--target-cmd)"
+	}
+	fmt.Fprintf(e.stderr, "lobbybench conform: starting --target-cmd and waiting up to %v for it to answer at %s\n", f.owned.readyTimeout, f.target)
+	tgt, err := startOwnedTarget(ctx, f.owned, f.target, ready, time.Time{})
+	if err != nil {
+		var se *owned.StartError
+		switch {
+		case errors.As(err, &se):
+			fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
+			return nil, exitUnreachable
+		case ctx.Err() != nil:
+			fmt.Fprintf(e.stderr, "lobbybench conform: interrupted: %v\n", err)
+			return nil, exitInterrupted
+		}
+		return nil, usageErr(e, cmd, "%v", err)
+	}
+	kill := tgt.Kill
+	e.setOnQuit(kill)
+	cfg.TargetExit = func() (string, []string, bool) {
+		exit, out, gone := tgt.TargetExit()
+		return exit, lastOutput(out, 20), gone
+	}
+	cfg.RestartTarget = func(ctx context.Context) error {
+		err := tgt.Restart(ctx)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "lobbybench conform: could not restart --target-cmd: %v\n", err)
+		}
+		return err
+	}
+	return tgt, 0
+}
+
+// stopConformTarget stops the owned server at the end of the suite and
+// puts its telemetry into doc (nil when the suite did not start).
+func stopConformTarget(e *env, tgt *ownedTarget, doc *reports.Conform) {
+	status, err := tgt.Stop()
+	e.setOnQuit(nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
+	} else if status != "" {
+		fmt.Fprintf(e.stderr, "lobbybench conform: stopped --target-cmd (%s)\n", status)
+	}
+	if doc != nil {
+		doc.TargetProcess = tgt.Snapshot()
+	}
+}
+
+func lastOutput(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[len(lines)-n:]
+	}
+	return lines
 }

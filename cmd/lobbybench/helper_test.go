@@ -27,6 +27,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnv); mode != "" {
+		os.Exit(fakeServer(mode, os.Args[1:]))
+	}
 	if os.Getenv(asMainEnv) != "" {
 		if n, err := strconv.ParseUint(os.Getenv(nofileEnv), 10, 64); err == nil {
 			lim := syscall.Rlimit{Cur: n, Max: n}

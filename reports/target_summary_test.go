@@ -1,0 +1,52 @@
+package reports
+
+import (
+	"testing"
+	"time"
+)
+
+func TestOutageCulpritText(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Outage
+		want string
+	}{
+		{"nothing re-run", Outage{During: []string{"a/1", "a/2"}}, ""},
+		{"one culprit", Outage{During: []string{"a/1", "a/2"}, ReRunAlone: []string{"a/1", "a/2"}, Culprits: []string{"a/2"}}, "a/2 kills it alone"},
+		{"two culprits", Outage{During: []string{"a/1", "a/2"}, ReRunAlone: []string{"a/1", "a/2"}, Culprits: []string{"a/1", "a/2"}}, "a/1, a/2 each kill it alone"},
+		{"none alone", Outage{During: []string{"a/1", "a/2", "a/3"}, ReRunAlone: []string{"a/1", "a/2", "a/3"}}, "it died while a/1, a/2, a/3 ran together; none kills it alone"},
+	}
+	for _, tt := range tests {
+		if got := tt.o.CulpritText(); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestConformHeadlineNamesCulprit(t *testing.T) {
+	c := NewConform()
+	c.Cases = []Case{{ID: "a/1", Verdict: VerdictPass}, {ID: "a/2", Verdict: VerdictFail}}
+	c.Outages = []Outage{{Kind: DownExited, Exit: "killed by SIGABRT", Back: true, During: []string{"a/1", "a/2"}, ReRunAlone: []string{"a/1", "a/2"}, Culprits: []string{"a/2"}}}
+	want := "TARGET DOWN · the server stopped answering (exited: killed by SIGABRT) during a/1, a/2; a/2 kills it alone — FAIL · 1 of 2 cases failed"
+	if got := c.Headline().Text; got != want {
+		t.Errorf("headline %q\nwant     %q", got, want)
+	}
+}
+
+func TestTargetProcessLine(t *testing.T) {
+	tests := []struct {
+		tp   *TargetProcess
+		want string
+	}{
+		{nil, ""},
+		{&TargetProcess{Starts: 1, PeakRSSBytes: 3 << 20, CPUNS: 1500 * time.Millisecond},
+			"target process: 1 start; CPU 1.50s, peak RSS 3.0 MiB (0 samples)"},
+		{&TargetProcess{Starts: 2, Exits: []string{"killed by SIGABRT", "exited with status 0"}, PeakRSSBytes: 12 << 20, CPUNS: 40 * time.Millisecond},
+			"target process: 2 starts, exits: killed by SIGABRT, exited with status 0; CPU 40.00ms, peak RSS 12.0 MiB (0 samples)"},
+	}
+	for _, tt := range tests {
+		if got := tt.tp.Line(); got != tt.want {
+			t.Errorf("%q, want %q", got, tt.want)
+		}
+	}
+}
