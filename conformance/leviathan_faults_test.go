@@ -228,6 +228,38 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 	s.flush(now, from, p)
 }
 
+// levFaultRow is one defect of the fake endpoint and the verdict each case
+// must reach (any case not named must pass).
+type levFaultRow struct {
+	name string
+	f    levFaults
+	want map[string]string
+}
+
+// levFaultRows are TestLeviathanFaults' defects; TestFaultCoverage counts
+// a case caught by a row that wants it to fail or warn.
+var levFaultRows = []levFaultRow{
+	{"clean", levFaults{}, map[string]string{"leviathan/3/7": reports.VerdictSkip}}, // 1000 free slots: too many to fill
+	{"answers before auth", levFaults{preAuth: true}, map[string]string{"leviathan/2/4": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}},
+	{"answers duplicates", levFaults{dupAnswered: true}, map[string]string{"leviathan/4/5": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}},
+	{"never resends", levFaults{noResend: true}, map[string]string{"leviathan/4/3": reports.VerdictFail, "leviathan/4/4": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip}},
+	{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+	{"no ServerStatus", levFaults{noStatus: true}, map[string]string{"leviathan/3/5": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+	{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]string{"leviathan/3/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+	// The quirky endpoint: the engine's own behaviours, one at a time.
+	// The suite's own assumptions must not turn them into failures;
+	// the engine's real defects (Q/1, 4/4, 3/5) stay reported.
+	{"quirk: Connect to the client first", levFaults{connectFirst: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}},
+	{"quirk: acks via Response Keepalive", levFaults{keepaliveAcks: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}},
+	{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+	{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]string{"leviathan/4/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+	{"quirk: no world to join", levFaults{noWorld: true}, map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+	// All of them at once, as the engine itself behaves: only the real
+	// defects and the refusal are reported.
+	{"quirk: the engine's behaviours together", levFaults{connectFirst: true, keepaliveAcks: true, embeddedLa: true, fewResends: true, noWorld: true, noStatus: true},
+		map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/5": reports.VerdictWarn, "leviathan/4/4": reports.VerdictWarn, "leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
+}
+
 // TestLeviathanFaults: each defect of the fake endpoint is reported by the
 // case that owns it, and every other case passes (or skips where its
 // precondition is the defect).
@@ -236,35 +268,14 @@ func TestLeviathanFaults(t *testing.T) {
 	// case timeouts (the package CPU time is a few seconds), which halves
 	// the package's wall time under -race.
 	t.Parallel()
-	setups := []struct {
-		name string
-		f    levFaults
-		want map[string]string
-	}{
-		{"clean", levFaults{}, map[string]string{"leviathan/3/7": reports.VerdictSkip}}, // 1000 free slots: too many to fill
-		{"answers before auth", levFaults{preAuth: true}, map[string]string{"leviathan/2/4": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}},
-		{"answers duplicates", levFaults{dupAnswered: true}, map[string]string{"leviathan/4/5": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}},
-		{"never resends", levFaults{noResend: true}, map[string]string{"leviathan/4/3": reports.VerdictFail, "leviathan/4/4": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip}},
-		{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		{"no ServerStatus", levFaults{noStatus: true}, map[string]string{"leviathan/3/5": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]string{"leviathan/3/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		// The quirky endpoint: the engine's own behaviours, one at a time.
-		// The suite's own assumptions must not turn them into failures;
-		// the engine's real defects (Q/1, 4/4, 3/5) stay reported.
-		{"quirk: Connect to the client first", levFaults{connectFirst: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}},
-		{"quirk: acks via Response Keepalive", levFaults{keepaliveAcks: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}},
-		{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]string{"leviathan/4/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		{"quirk: no world to join", levFaults{noWorld: true}, map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		// All of them at once, as the engine itself behaves: only the real
-		// defects and the refusal are reported.
-		{"quirk: the engine's behaviours together", levFaults{connectFirst: true, keepaliveAcks: true, embeddedLa: true, fewResends: true, noWorld: true, noStatus: true},
-			map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/5": reports.VerdictWarn, "leviathan/4/4": reports.VerdictWarn, "leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-	}
+	setups := levFaultRows
 	reps := make([]*reports.Conform, len(setups))
 	errs := make([]error, len(setups))
 	var wg sync.WaitGroup
 	for i, s := range setups {
+		if !rowSelected(s.name) {
+			continue
+		}
 		addr := startFakeLev(t, s.f)
 		wg.Add(1)
 		go func() {
@@ -277,6 +288,9 @@ func TestLeviathanFaults(t *testing.T) {
 	wg.Wait()
 	for i, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
+			if !rowSelected(s.name) {
+				t.Skip("not selected by -faultrows")
+			}
 			if errs[i] != nil {
 				t.Fatal(errs[i])
 			}

@@ -105,6 +105,83 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 	return ln.Addr().String()
 }
 
+// typeIs reports whether the TCP lobby payload p is of type typ.
+func typeIs(p []byte, typ tcplobby.Type) bool { return len(p) > 0 && tcplobby.Type(p[0]) == typ }
+
+// tcpFaultRow is one defect the proxy injects and what the suite must make
+// of it.
+type tcpFaultRow struct {
+	name    string
+	f       tcpFault
+	caught  []string
+	mayskip []string
+	// warn: the caught cases warn (the decisions accept a substitute).
+	warn bool
+}
+
+// tcpFaultRows are TestTCPFaultInjection's defects; TestFaultCoverage
+// reads their caught patterns.
+var tcpFaultRows = []tcpFaultRow{
+	{"transparent proxy", tcpFault{}, nil, nil, false},
+	{"no ERROR_MSG before closing on a bad frame", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeServerError) {
+			return nil
+		}
+		return p
+	}}, []string{"tcp-lobby/7.1"}, nil, false},
+	{"non-host START answered 0x04", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeNotHost) {
+			p[1] = byte(tcplobby.ErrCodeNotAllReady)
+		}
+		return p
+	}}, []string{"tcp-lobby/5.4/1"}, nil, false},
+	{"PLAYER_JOIN never sent", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypePlayerJoin) {
+			return nil
+		}
+		return p
+	}}, []string{"tcp-lobby/5.3/2"}, nil, true}, // ROOM_UPDATE still sent: a warning
+	{"COUNTDOWN 2 skipped", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeCountdown) && len(p) == 2 && p[1] == 2 {
+			return nil
+		}
+		return p
+	}}, []string{"tcp-lobby/6.3/1"}, nil, false},
+	{"GAME_START one byte too long", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeGameStart) {
+			return append(p, 0)
+		}
+		return p
+	}}, []string{"tcp-lobby/A/1", "tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false},
+	{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp-lobby/R/2"}, nil, false},
+	// The quirky lobby: CONNECT_REQ not implemented (tcp-lobby.md §5.2 calls it an
+	// alternative to the join flow: a warning).
+	{"quirk: CONNECT_REQ ignored", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeConnectAck) {
+			return nil
+		}
+		return p
+	}}, []string{"tcp-lobby/5.2/1"}, nil, true},
+	// The quirky lobby's short ACKs (a real server's): the fields the
+	// flow needs are there, so only the cases owning the layout fail.
+	{"quirk: CREATE_ROOM_ACK of 6 bytes (type, status, room id)", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) == 13 {
+			status := byte(0)
+			if binary.LittleEndian.Uint32(p[1:]) == 0 {
+				status = 1
+			}
+			return append([]byte{p[0], status}, p[1:5]...)
+		}
+		return p
+	}}, []string{"tcp-lobby/5.1/2", "tcp-lobby/A/1"}, nil, false},
+	{"quirk: JOIN_ROOM_ACK of 2 bytes (type, status)", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeJoinRoomAck) {
+			return p[:min(len(p), 2)]
+		}
+		return p
+	}}, []string{"tcp-lobby/5.1/3", "tcp-lobby/A/1"}, nil, false},
+}
+
 // TestTCPFaultInjection runs the TCP suite through the proxy: transparent
 // first (every case passes), then with one defect at a time, each caught
 // by the case meant for it and by no other.
@@ -114,78 +191,14 @@ func TestTCPFaultInjection(t *testing.T) {
 	cfg := func(target string) Config {
 		return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
 	}
-	typeIs := func(p []byte, typ tcplobby.Type) bool { return len(p) > 0 && tcplobby.Type(p[0]) == typ }
-	tests := []struct {
-		name    string
-		f       tcpFault
-		caught  []string
-		mayskip []string
-		// warn: the caught cases warn (the decisions accept a substitute).
-		warn bool
-	}{
-		{"transparent proxy", tcpFault{}, nil, nil, false},
-		{"no ERROR_MSG before closing on a bad frame", tcpFault{filter: func(p []byte) []byte {
-			if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeServerError) {
-				return nil
-			}
-			return p
-		}}, []string{"tcp-lobby/7.1"}, nil, false},
-		{"non-host START answered 0x04", tcpFault{filter: func(p []byte) []byte {
-			if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeNotHost) {
-				p[1] = byte(tcplobby.ErrCodeNotAllReady)
-			}
-			return p
-		}}, []string{"tcp-lobby/5.4/1"}, nil, false},
-		{"PLAYER_JOIN never sent", tcpFault{filter: func(p []byte) []byte {
-			if typeIs(p, tcplobby.TypePlayerJoin) {
-				return nil
-			}
-			return p
-		}}, []string{"tcp-lobby/5.3/2"}, nil, true}, // ROOM_UPDATE still sent: a warning
-		{"COUNTDOWN 2 skipped", tcpFault{filter: func(p []byte) []byte {
-			if typeIs(p, tcplobby.TypeCountdown) && len(p) == 2 && p[1] == 2 {
-				return nil
-			}
-			return p
-		}}, []string{"tcp-lobby/6.3/1"}, nil, false},
-		{"GAME_START one byte too long", tcpFault{filter: func(p []byte) []byte {
-			if typeIs(p, tcplobby.TypeGameStart) {
-				return append(p, 0)
-			}
-			return p
-		}}, []string{"tcp-lobby/A/1", "tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false},
-		{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp-lobby/R/2"}, nil, false},
-		// The quirky lobby: CONNECT_REQ not implemented (tcp-lobby.md §5.2 calls it an
-		// alternative to the join flow: a warning).
-		{"quirk: CONNECT_REQ ignored", tcpFault{filter: func(p []byte) []byte {
-			if typeIs(p, tcplobby.TypeConnectAck) {
-				return nil
-			}
-			return p
-		}}, []string{"tcp-lobby/5.2/1"}, nil, true},
-		// The quirky lobby's short ACKs (a real server's): the fields the
-		// flow needs are there, so only the cases owning the layout fail.
-		{"quirk: CREATE_ROOM_ACK of 6 bytes (type, status, room id)", tcpFault{filter: func(p []byte) []byte {
-			if typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) == 13 {
-				status := byte(0)
-				if binary.LittleEndian.Uint32(p[1:]) == 0 {
-					status = 1
-				}
-				return append([]byte{p[0], status}, p[1:5]...)
-			}
-			return p
-		}}, []string{"tcp-lobby/5.1/2", "tcp-lobby/A/1"}, nil, false},
-		{"quirk: JOIN_ROOM_ACK of 2 bytes (type, status)", tcpFault{filter: func(p []byte) []byte {
-			if typeIs(p, tcplobby.TypeJoinRoomAck) {
-				return p[:min(len(p), 2)]
-			}
-			return p
-		}}, []string{"tcp-lobby/5.1/3", "tcp-lobby/A/1"}, nil, false},
-	}
+	tests := tcpFaultRows
 	reps := make([]*reports.Conform, len(tests))
 	errs := make([]error, len(tests))
 	var wg sync.WaitGroup
 	for i, tt := range tests {
+		if !rowSelected(tt.name) {
+			continue
+		}
 		srv := startRef(t)
 		target := startTCPProxy(t, srv.Addr(refserver.TCPLobby).String(), tt.f)
 		wg.Add(1)
@@ -199,6 +212,9 @@ func TestTCPFaultInjection(t *testing.T) {
 	wg.Wait()
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if !rowSelected(tt.name) {
+				t.Skip("not selected by -faultrows")
+			}
 			if errs[i] != nil {
 				t.Fatal(errs[i])
 			}

@@ -1,0 +1,166 @@
+package conformance
+
+import (
+	"flag"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// faultRows selects fault-injection rows by name while one is developed:
+// the suites of the other rows are not run (go test -run cannot spare them,
+// since every row's suite starts before the subtests judge them).
+var faultRows = flag.String("faultrows", "", "run only the fault-injection rows whose name contains this (all when empty)")
+
+func rowSelected(name string) bool { return *faultRows == "" || strings.Contains(name, *faultRows) }
+
+// faultExempt are the cases no fault can prove, each with why. Only a case
+// that never fails nor warns belongs here.
+var faultExempt = map[string]string{
+	// It reports the rate a flooding source is served at, a figure with
+	// no right or wrong value: its verdict is always INFO.
+	"udp-lobby/14/3": "informational: reports the accepted flood rate, never fails",
+}
+
+// pendingFaults are the cases that still lack a fault-injection row: each
+// one is a case nothing yet proves can catch anything. The list may only
+// shrink: TestFaultCoverage fails when a listed case gains a row (delete
+// it here), when it names no registered case, or when it grows past
+// pendingMax.
+var pendingFaults = []string{
+	"leviathan/1/1",   // MUST
+	"leviathan/1/2",   // SHOULD
+	"leviathan/1/3",   // MUST
+	"leviathan/1/4",   // SHOULD
+	"leviathan/2/1",   // MUST
+	"leviathan/2/2",   // MUST
+	"leviathan/2/3",   // MUST
+	"leviathan/3/1",   // MUST
+	"leviathan/3/2",   // MUST
+	"leviathan/3/6",   // MUST
+	"leviathan/3/7",   // MUST
+	"leviathan/4/1",   // MUST
+	"leviathan/4/2",   // SHOULD
+	"leviathan/4/6",   // SHOULD
+	"leviathan/6/1",   // MUST
+	"leviathan/6/2",   // MUST
+	"leviathan/6/3",   // MUST
+	"leviathan/6/4",   // MUST
+	"leviathan/6/5",   // MUST
+	"leviathan/Q/2",   // SHOULD
+	"tcp-lobby/2.2/1", // MUST
+	"tcp-lobby/5.1/1", // MUST
+	"tcp-lobby/5.1/4", // MUST
+	"tcp-lobby/5.1/5", // MUST
+	"tcp-lobby/5.1/6", // MUST
+	"tcp-lobby/5.1/7", // MUST
+	"tcp-lobby/5.3/1", // MUST
+	"tcp-lobby/5.4/2", // MUST
+	"tcp-lobby/6.3/2", // SHOULD
+	"tcp-lobby/6.4/1", // MUST
+	"tcp-lobby/R/1",   // SHOULD
+	"tcp-lobby/R/3",   // SHOULD
+	"tcp-lobby/R/4",   // SHOULD
+	"udp-lobby/3/2",   // MUST
+	"udp-lobby/3/3",   // MUST
+	"udp-lobby/4/1",   // MUST
+	"udp-lobby/5/2",   // MUST
+	"udp-lobby/6/1",   // MUST
+	"udp-lobby/7/1",   // MUST
+	"udp-lobby/7/2",   // MUST
+	"udp-lobby/7/3",   // MUST
+	"udp-lobby/8/1",   // MUST
+	"udp-lobby/9/1",   // MUST
+	"udp-lobby/10/1",  // MUST
+	"udp-lobby/10/4",  // MUST
+	"udp-lobby/10/5",  // MUST
+	"inst/2/1",        // MUST
+	"inst/2/2",        // MUST
+	"inst/2/5",        // MUST
+	"inst/2/6",        // MUST
+	"inst/2/7",        // MUST
+}
+
+// pendingMax is the length pendingFaults had when it was last shortened:
+// lower it with the list, never raise it.
+const pendingMax = 51
+
+// faultCatches returns, per fault-injection row, the case patterns the row
+// requires to fail or warn: TestFaultInjection's caught and quirk cases,
+// TestTCPFaultInjection's caught cases, and the cases TestLeviathanFaults
+// wants failed or warned.
+func faultCatches() map[string][]string {
+	rows := map[string][]string{}
+	for _, r := range udpFaultRows {
+		rows["TestFaultInjection/"+r.name] = slices.Concat(r.caught, r.quirk)
+	}
+	for _, r := range tcpFaultRows {
+		rows["TestTCPFaultInjection/"+r.name] = r.caught
+	}
+	for _, r := range levFaultRows {
+		for id, v := range r.want {
+			if v == reports.VerdictFail || v == reports.VerdictWarn {
+				rows["TestLeviathanFaults/"+r.name] = append(rows["TestLeviathanFaults/"+r.name], id)
+			}
+		}
+	}
+	return rows
+}
+
+// TestFaultCoverage holds the suite to its standard: every registered case
+// is proven by a fault-injection row that needs it to fail or warn, so no
+// case can silently stop catching anything.
+func TestFaultCoverage(t *testing.T) {
+	rows := faultCatches()
+	for name, pats := range rows {
+		for _, p := range pats {
+			if err := ValidPattern(p); err != nil {
+				t.Errorf("%s: %v", name, err)
+			} else if len(Cases("", p)) == 0 {
+				t.Errorf("%s: caught pattern %q matches no registered case", name, p)
+			}
+		}
+	}
+	caught := func(id string) []string {
+		var by []string
+		for name, pats := range rows {
+			if matchAny(pats, id) {
+				by = append(by, name)
+			}
+		}
+		return by
+	}
+	for id, why := range faultExempt {
+		c := Cases("", id)
+		switch {
+		case len(c) != 1 || c[0].ID != id:
+			t.Errorf("faultExempt names %s, which is not a registered case", id)
+		case c[0].Level != Info:
+			t.Errorf("faultExempt names %s (%s), a %v case: only INFO cases may be exempt", id, why, c[0].Level)
+		}
+	}
+	if len(pendingFaults) > pendingMax {
+		t.Errorf("pendingFaults has %d cases, more than pendingMax %d: the list may only shrink; add a fault row instead", len(pendingFaults), pendingMax)
+	}
+	for _, id := range pendingFaults {
+		c := Cases("", id)
+		switch {
+		case len(c) != 1 || c[0].ID != id:
+			t.Errorf("pendingFaults names %s, which is not a registered case", id)
+		case len(caught(id)) > 0:
+			t.Errorf("pendingFaults names %s, but %v catches it now: delete it from the list and lower pendingMax", id, caught(id))
+		}
+	}
+	for _, p := range Protocols() {
+		for _, c := range Cases(p) {
+			if _, ok := faultExempt[c.ID]; ok || slices.Contains(pendingFaults, c.ID) {
+				continue
+			}
+			if len(caught(c.ID)) == 0 {
+				t.Errorf("%s (%v): no fault-injection row catches it", c.ID, c.Level)
+			}
+		}
+	}
+}
