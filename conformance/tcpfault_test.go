@@ -180,6 +180,60 @@ var tcpFaultRows = []tcpFaultRow{
 		}
 		return p
 	}}, []string{"tcp-lobby/5.1/3", "tcp-lobby/A/1"}, nil, false},
+	{"missing room answered ROOM_FULL", tcpFault{filter: joinStatusAs(tcplobby.JoinRoomNotFound, tcplobby.JoinRoomFull)},
+		[]string{"tcp-lobby/5.1/4"}, nil, false},
+	{"full room answered ROOM_NOT_FOUND", tcpFault{filter: joinStatusAs(tcplobby.JoinRoomFull, tcplobby.JoinRoomNotFound)},
+		[]string{"tcp-lobby/5.1/5"}, nil, false},
+	{"started room answered ROOM_FULL", tcpFault{filter: joinStatusAs(tcplobby.JoinRoomInGame, tcplobby.JoinRoomFull)},
+		[]string{"tcp-lobby/5.1/6"}, nil, false},
+	{"START with a player not ready answered 0x03", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeNotAllReady) {
+			p[1] = byte(tcplobby.ErrCodeNotHost)
+		}
+		return p
+	}}, []string{"tcp-lobby/5.4/2"}, nil, false},
+	{"PLAYER_LEFT never sent", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypePlayerLeft) {
+			return nil
+		}
+		return p
+	}}, []string{"tcp-lobby/6.4/1"}, nil, false},
+	// Dropping PLAYER_READY would starve every flow that waits for it
+	// (5.4, R/2); a wrong Ready byte is seen by its owner alone. The
+	// reference also sends ROOM_UPDATE, which the decisions accept in its
+	// place: a warning, as for PLAYER_JOIN.
+	{"PLAYER_READY says Ready 0", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypePlayerReady) && len(p) == 10 {
+			p[9] = 0
+		}
+		return p
+	}}, []string{"tcp-lobby/5.3/1"}, nil, true},
+	// GAME_START names a port nothing listens on: the frame keeps its
+	// Appendix A size, only the hand-over fails.
+	{"GAME_START names a dead UDP port", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeGameStart) && len(p) >= 1+tcplobby.IPSize+2 {
+			binary.LittleEndian.PutUint16(p[1+tcplobby.IPSize:], 1)
+		}
+		return p
+	}}, []string{"tcp-lobby/6.3/2"}, nil, false},
+	// A server that has 16 rooms still hands out a RoomID.
+	{"CREATE_ROOM_ACK RoomID never 0", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) >= 5 && binary.LittleEndian.Uint32(p[1:]) == 0 {
+			binary.LittleEndian.PutUint32(p[1:], 0x7FFFFFFE)
+		}
+		return p
+	}}, []string{"tcp-lobby/5.1/7"}, nil, false},
+}
+
+// joinStatusAs rewrites JOIN_ROOM_ACK status from into to: a server that
+// refuses a join for the wrong reason.
+func joinStatusAs(from, to tcplobby.JoinStatus) func(p []byte) []byte {
+	return func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeJoinRoomAck) && len(p) > 1 && p[1] == byte(from) {
+			p[1] = byte(to)
+		}
+		return p
+	}
 }
 
 // TestTCPFaultInjection runs the TCP suite through the proxy: transparent
