@@ -23,6 +23,14 @@ type tcpFault struct {
 	// lock with no deadline, as a naive server does: one client that stops
 	// reading stalls everybody.
 	globalWriteLock bool
+	// globalReadLock reads every client's frames under one lock, held
+	// from a frame's length prefix to its last byte, as a naive server
+	// does: one client that sends half a frame stalls everybody.
+	globalReadLock bool
+	// headerCounted writes the length prefix of the frames whose type
+	// this names (when not 0) as the payload size plus 4, the payload
+	// followed by 4 zero bytes: the prefix counts itself.
+	headerCounted tcplobby.Type
 }
 
 // startTCPProxy listens on a free loopback port and relays every
@@ -37,7 +45,7 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var conns []net.Conn
-	var writeLock sync.Mutex
+	var writeLock, readLock sync.Mutex
 	t.Cleanup(func() {
 		ln.Close()
 		mu.Lock()
@@ -67,6 +75,9 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 			wg.Add(2)
 			go func() { // client → server, untouched
 				defer wg.Done()
+				if f.globalReadLock {
+					relayLocked(uc, cc, &readLock)
+				}
 				io.Copy(uc, cc)
 				uc.(*net.TCPConn).CloseWrite()
 			}()
@@ -88,6 +99,9 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 						}
 					}
 					out := append(binary.LittleEndian.AppendUint32(nil, uint32(len(p))), p...)
+					if f.headerCounted != 0 && typeIs(p, f.headerCounted) {
+						out = append(binary.LittleEndian.AppendUint32(nil, uint32(len(p)+4)), append(p, 0, 0, 0, 0)...)
+					}
 					if f.globalWriteLock {
 						writeLock.Lock()
 					}
@@ -223,6 +237,26 @@ var tcpFaultRows = []tcpFaultRow{
 		}
 		return p
 	}}, []string{"tcp-lobby/5.1/7"}, nil, false},
+	{"one reader for every client (half a frame stalls all)", tcpFault{globalReadLock: true}, []string{"tcp-lobby/R/1"}, nil, false},
+	// A room entry whose InGame byte is 2: the frame keeps its size
+	// (tcp-lobby/2.2/1 passes) but the list does not decode; the cases
+	// that read the list to go on skip, naming tcp-lobby/5.1/1.
+	{"LIST_ROOMS_ACK room entry with InGame 2", tcpFault{filter: func(p []byte) []byte {
+		if !typeIs(p, tcplobby.TypeListRoomsAck) || len(p) < 2 || p[1] >= tcplobby.MaxRooms {
+			return p
+		}
+		room := make([]byte, tcplobby.RoomInfoSize)
+		binary.LittleEndian.PutUint32(room, 0x7FFF0000)
+		copy(room[4:], "bad")
+		room[36], room[37], room[38] = 0, tcplobby.MaxPlayers, 2
+		p[1]++
+		return append(p, room...)
+	}}, []string{"tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false},
+	// The prefix of LIST_ROOMS_ACK counts itself. tcp-lobby/5.1/1 fails
+	// too: it reads the same frame and finds 4 bytes too many, the same
+	// defect seen from the message's side.
+	{"LIST_ROOMS_ACK length prefix counts the header", tcpFault{headerCounted: tcplobby.TypeListRoomsAck},
+		[]string{"tcp-lobby/2.2/1", "tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false},
 }
 
 // joinStatusAs rewrites JOIN_ROOM_ACK status from into to: a server that
@@ -233,6 +267,35 @@ func joinStatusAs(from, to tcplobby.JoinStatus) func(p []byte) []byte {
 			p[1] = byte(to)
 		}
 		return p
+	}
+}
+
+// relayLocked relays client frames from cc to uc, reading each frame's
+// payload under lock. It returns at the first frame it will not hold the
+// lock for (empty or longer than 4096 bytes: its prefix is relayed, the
+// rest is the caller's to copy) or at an error.
+func relayLocked(uc, cc net.Conn, lock *sync.Mutex) {
+	var hdr [4]byte
+	for {
+		if _, err := io.ReadFull(cc, hdr[:]); err != nil {
+			return
+		}
+		n := binary.LittleEndian.Uint32(hdr[:])
+		if n == 0 || n > tcplobby.DefaultMaxFrame {
+			uc.Write(hdr[:])
+			return
+		}
+		p := make([]byte, 4+n)
+		copy(p, hdr[:])
+		lock.Lock()
+		_, err := io.ReadFull(cc, p[4:])
+		lock.Unlock()
+		if err != nil {
+			return
+		}
+		if _, err := uc.Write(p); err != nil {
+			return
+		}
 	}
 }
 
