@@ -131,6 +131,28 @@ var udpFaultRows = []udpFaultRow{
 		map[string]string{"udp-lobby/10/2": "udp-lobby.md §13-14 allow"}, []string{"udp-lobby/10/2"}, 0},
 	{"quirk: the lobby answers from another port", withLimit(faults{lobbyOtherPort: true}), nil, nil,
 		map[string]string{"udp-lobby/3/4": "came from port"}, []string{"udp-lobby/3/4"}, 0},
+	{"JOIN_FAILED with packetType 0x01", withLimit(faults{failedPacketType: true}), []string{"udp-lobby/3/2"}, nil, nil, nil, 0},
+	{"JOIN_FAILED with originalSize 1", withLimit(faults{failedOrigSize: true}), []string{"udp-lobby/3/3"}, nil, nil, nil, 0},
+	// udp-lobby/14/1 and 14/2 warn too: they judge whether a flooding and
+	// a second source are served a room list, and no source is.
+	{"LIST_ROOMS answered JOIN_FAILED", withLimit(faults{listAnsweredFail: true}), []string{"udp-lobby/4/1", "udp-lobby/14/1", "udp-lobby/14/2"},
+		listReaders, map[string]string{"udp-lobby/4/1": "LOBBY_JOIN_FAILED"}, nil, 0},
+	// udp-lobby/10/5 fails too: it judges the answer to a CREATE past
+	// the limit, and no CREATE is answered.
+	{"CREATE_ROOM never answered", withLimit(faults{createSilent: true}), []string{"udp-lobby/6/1", "udp-lobby/10/5"},
+		[]string{"udp-lobby/5", "udp-lobby/6/2", "udp-lobby/7", "udp-lobby/8", "udp-lobby/9", "udp-lobby/10", "inst/2"}, nil, nil, 0},
+	{"ROOM_CREATED of 19 bytes", withLimit(faults{createdLong: true}), []string{"udp-lobby/7/1"}, nil, nil, nil, 0},
+	{"JOIN_SUCCESS port one above the room's", withLimit(faults{joinPortOff: true}), []string{"udp-lobby/7/3"}, []string{"udp-lobby/10", "inst/2"}, nil, nil, 0},
+	{"every JOIN refused", withLimit(faults{joinRefused: true}), []string{"udp-lobby/8/1"}, []string{"udp-lobby/9/1", "udp-lobby/10", "inst/2"}, nil, nil, 0},
+	{"JOIN_SUCCESS names another room", withLimit(faults{joinOtherID: true}), []string{"udp-lobby/9/1"}, nil, nil, nil, 0},
+	{"JOIN of a missing room dropped", withLimit(faults{missingSilent: true}), []string{"udp-lobby/10/1"}, nil, nil, nil, 0},
+	{"join into a Playing room allowed", withLimit(faults{joinPlayingOK: true}), []string{"udp-lobby/10/4"}, nil, nil, nil, 0},
+	{"CREATE past the instance limit dropped", withLimit(faults{poolFullSilent: true}), []string{"udp-lobby/10/5"}, []string{"udp-lobby/10/7"}, nil, nil, 0},
+	{"CLIENT_HELLO answered once", withLimit(faults{helloOnce: true}), []string{"inst/2/1"}, nil, nil, nil, 0},
+	{"instances deny every join", withLimit(faults{denyJoin: true}), []string{"inst/2/2"}, []string{"udp-lobby/10", "inst/2"}, nil, nil, 0},
+	{"GAME_START misses a player", withLimit(faults{startMissesOne: true}), []string{"inst/2/5"}, []string{"udp-lobby/10/4", "inst/2/7", "inst/2/8"}, nil, nil, 0},
+	{"a full room listed one player short", withLimit(faults{listCountLow: true}), []string{"inst/2/6"}, nil, nil, nil, 0},
+	{"a started game listed as Countdown", withLimit(faults{listNeverPlaying: true}), []string{"inst/2/7"}, nil, nil, nil, 0},
 }
 
 func TestFaultInjection(t *testing.T) {
