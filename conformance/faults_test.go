@@ -153,6 +153,11 @@ var udpFaultRows = []udpFaultRow{
 	{"GAME_START misses a player", withLimit(faults{startMissesOne: true}), []string{"inst/2/5"}, []string{"udp-lobby/10/4", "inst/2/7", "inst/2/8"}, nil, nil, 0},
 	{"a full room listed one player short", withLimit(faults{listCountLow: true}), []string{"inst/2/6"}, nil, nil, nil, 0},
 	{"a started game listed as Countdown", withLimit(faults{listNeverPlaying: true}), []string{"inst/2/7"}, nil, nil, nil, 0},
+	{"the list ends with roomId 0, port 0", withLimit(faults{listBogusEntry: true}), []string{"udp-lobby/5/2"}, nil,
+		map[string]string{"udp-lobby/5/2": "roomId 0"}, nil, 0},
+	// udp-lobby/5/2 fails too: it holds the listed ports to the same
+	// range.
+	{"instances outside the declared range", withLimit(faults{portsElsewhere: true}), []string{"udp-lobby/7/2", "udp-lobby/5/2"}, nil, nil, nil, 0},
 }
 
 func TestFaultInjection(t *testing.T) {

@@ -42,6 +42,11 @@ type faults struct {
 	startMissesOne   bool // SERVER_GAME_START goes to every player but one
 	listCountLow     bool // the list gives a full room's playerCount as maxPlayers-1
 	listNeverPlaying bool // the list gives a Playing room as Countdown
+	listBogusEntry   bool // the list ends with an entry of roomId 0, port 0
+	// portsElsewhere: the instances listen outside the range the suite is
+	// given (portRange is the same size, just above): the range the
+	// operator declared is not the one the server uses.
+	portsElsewhere bool
 	// Quirks of real servers (the "quirky lobby", see quirks_test.go):
 	instOtherPort  bool // instances answer through a second socket (another source port)
 	denyJoin       bool // instances answer every CLIENT_JOIN_REQUEST with SERVER_JOIN_DENY
@@ -208,6 +213,10 @@ func (l *testLobby) bindPorts(t *testing.T) {
 }
 
 func (l *testLobby) portRange() PortRange {
+	if l.f.portsElsewhere {
+		lo := l.portLo + uint16(l.maxRooms)
+		return PortRange{First: lo, Last: lo + uint16(l.maxRooms) - 1}
+	}
 	return PortRange{First: l.portLo, Last: l.portLo + uint16(l.maxRooms) - 1}
 }
 
@@ -438,6 +447,9 @@ func (l *testLobby) list(seq uint16) []byte {
 			}
 			rooms = append(rooms, room)
 		}
+	}
+	if l.f.listBogusEntry {
+		rooms = append(rooms, udplobby.Room{MaxPlayers: uint16(l.maxPlayers)})
 	}
 	p := udplobby.ProfileSpec
 	if l.f.lobbySystemList {
