@@ -33,20 +33,6 @@ var faultExempt = map[string]string{
 	"udp-lobby/14/3": "informational: reports the accepted flood rate, never fails",
 }
 
-// pendingFaults are the cases that still lack a fault-injection row: each
-// one is a case nothing yet proves can catch anything. The list may only
-// shrink: TestFaultCoverage fails when a listed case gains a row (delete
-// it here), when it names no registered case, or when it grows past
-// pendingMax.
-var pendingFaults = []string{
-	"tcp-lobby/R/3", // SHOULD
-	"tcp-lobby/R/4", // SHOULD
-}
-
-// pendingMax is the length pendingFaults had when it was last shortened:
-// lower it with the list, never raise it.
-const pendingMax = 2
-
 // faultCatches returns, per fault-injection row, the case patterns the row
 // requires to fail or warn: TestFaultInjection's caught and quirk cases,
 // TestTCPFaultInjection's caught cases, and the cases TestLeviathanFaults
@@ -101,24 +87,9 @@ func TestFaultCoverage(t *testing.T) {
 			t.Errorf("faultExempt names %s (%s), a %v case: only INFO cases may be exempt", id, why, c[0].Level)
 		}
 	}
-	switch n := len(pendingFaults); {
-	case n > pendingMax:
-		t.Errorf("pendingFaults has %d cases, more than pendingMax %d: the list may only shrink; add a fault row instead", n, pendingMax)
-	case n < pendingMax:
-		t.Errorf("pendingFaults has %d cases: lower pendingMax (%d) to %d", n, pendingMax, n)
-	}
-	for _, id := range pendingFaults {
-		c := Cases("", id)
-		switch {
-		case len(c) != 1 || c[0].ID != id:
-			t.Errorf("pendingFaults names %s, which is not a registered case", id)
-		case len(caught(id)) > 0:
-			t.Errorf("pendingFaults names %s, but %v catches it now: delete it from the list and lower pendingMax", id, caught(id))
-		}
-	}
 	for _, p := range Protocols() {
 		for _, c := range Cases(p) {
-			if _, ok := faultExempt[c.ID]; ok || slices.Contains(pendingFaults, c.ID) {
+			if _, ok := faultExempt[c.ID]; ok {
 				continue
 			}
 			if len(caught(c.ID)) == 0 {

@@ -31,6 +31,20 @@ type tcpFault struct {
 	// this names (when not 0) as the payload size plus 4, the payload
 	// followed by 4 zero bytes: the prefix counts itself.
 	headerCounted tcplobby.Type
+	// roomQuota and connQuota, when > 0, are per-address quotas the
+	// reference lacks: a client address holding roomQuota rooms gets
+	// CREATE_ROOM_ACK RoomID 0, one holding connQuota connections has the
+	// next closed at once.
+	roomQuota, connQuota int
+}
+
+// baseline is the verdict a case gets through a proxy with f but no
+// defect: the reference's (refTCPVerdict), but for the quotas f adds.
+func (f tcpFault) baseline(id string) string {
+	if (id == "tcp-lobby/R/3" && f.roomQuota > 0) || (id == "tcp-lobby/R/4" && f.connQuota > 0) {
+		return reports.VerdictPass
+	}
+	return refTCPVerdict(id)
 }
 
 // startTCPProxy listens on a free loopback port and relays every
@@ -46,6 +60,9 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 	var mu sync.Mutex
 	var conns []net.Conn
 	var writeLock, readLock sync.Mutex
+	// live and rooms are the connections and rooms each client address
+	// holds (under mu), for the quotas.
+	live, rooms := map[string]int{}, map[string]int{}
 	t.Cleanup(func() {
 		ln.Close()
 		mu.Lock()
@@ -63,9 +80,23 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 			if err != nil {
 				return
 			}
+			ip := cc.RemoteAddr().(*net.TCPAddr).IP.String()
+			mu.Lock()
+			over := f.connQuota > 0 && live[ip] >= f.connQuota
+			if !over {
+				live[ip]++
+			}
+			mu.Unlock()
+			if over {
+				cc.Close()
+				continue
+			}
 			uc, err := net.Dial("tcp", upstream)
 			if err != nil {
 				cc.Close()
+				mu.Lock()
+				live[ip]--
+				mu.Unlock()
 				continue
 			}
 			cc.(*net.TCPConn).SetWriteBuffer(16 << 10)
@@ -84,6 +115,13 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 			go func() { // server → client, frame by frame
 				defer wg.Done()
 				defer cc.Close()
+				held := 0
+				defer func() {
+					mu.Lock()
+					live[ip]--
+					rooms[ip] -= held
+					mu.Unlock()
+				}()
 				var hdr [4]byte
 				for {
 					if _, err := io.ReadFull(uc, hdr[:]); err != nil {
@@ -97,6 +135,16 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 						if p = f.filter(p); p == nil {
 							continue
 						}
+					}
+					if f.roomQuota > 0 && typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) == tcplobby.SizeCreateRoomAck && binary.LittleEndian.Uint32(p[1:]) != 0 {
+						mu.Lock()
+						if rooms[ip] >= f.roomQuota {
+							clear(p[1:]) // RoomID 0, PlayerHash 0
+						} else {
+							rooms[ip]++
+							held++
+						}
+						mu.Unlock()
 					}
 					out := append(binary.LittleEndian.AppendUint32(nil, uint32(len(p))), p...)
 					if f.headerCounted != 0 && typeIs(p, f.headerCounted) {
@@ -136,7 +184,10 @@ type tcpFaultRow struct {
 // tcpFaultRows are TestTCPFaultInjection's defects; TestFaultCoverage
 // reads their caught patterns.
 var tcpFaultRows = []tcpFaultRow{
-	{"transparent proxy", tcpFault{}, nil, nil, false},
+	// The reference has no per-address quotas: R/3 and R/4 warn, and pass
+	// once the proxy adds them.
+	{"transparent proxy", tcpFault{}, []string{"tcp-lobby/R/3", "tcp-lobby/R/4"}, nil, false},
+	{"per-address quotas", tcpFault{roomQuota: 4, connQuota: 16}, nil, nil, false},
 	{"no ERROR_MSG before closing on a bad frame", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeServerError) {
 			return nil
@@ -351,7 +402,7 @@ func TestTCPFaultInjection(t *testing.T) {
 						t.Errorf("%s is %v, want %v (the case meant for this defect)", id, x.Verdict, want)
 					}
 				case matchAny(tt.mayskip, id) && x.Verdict == reports.VerdictSkip:
-				case x.Verdict != refTCPVerdict(id):
+				case x.Verdict != tt.f.baseline(id):
 					t.Errorf("%s is %v (%s: %s): an unrelated case changed", id, x.Verdict, x.Expected, x.Actual)
 				}
 			}
