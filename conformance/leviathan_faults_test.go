@@ -275,9 +275,8 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 				reply(lv.ResServerDisallow, m.Number, lv.ServerDisallow{Message: []byte("No valid world to join found"), Reason: lv.DisallowInvalidParameters}.Append(nil))
 				continue
 			}
-			to := m.Number
-			reply(lv.ResServerAllow, to, lv.ServerAllow{Accepted: lv.AcceptDone}.Append(nil))
-			to = 0
+			reply(lv.ResServerAllow, m.Number, lv.ServerAllow{Accepted: lv.AcceptDone}.Append(nil))
+			to := uint32(0)
 			if s.f.worldTo {
 				to = m.Number + 1000
 			}
