@@ -48,6 +48,118 @@ func reportText(r *reports.Conform) string {
 // suite's verdicts hold against a rate-limiting server.
 var limited = faults{rateLimit: 100, rateBurst: 20}
 
+// withLimit gives f the rate limit every fault server but one runs with.
+func withLimit(f faults) faults {
+	f.rateLimit, f.rateBurst = limited.rateLimit, limited.rateBurst
+	return f
+}
+
+// listReaders are the cases that read the room list to go on: a fault in
+// the list may skip them.
+var listReaders = []string{"udp-lobby/5", "udp-lobby/10", "inst/2"}
+
+// udpFaultRow is one defect of the test lobby (faults) and what the suite
+// must make of it.
+type udpFaultRow struct {
+	name string
+	f    faults
+	// caught are the cases meant for the defect (patterns): each must
+	// fail (MUST) or warn (SHOULD).
+	caught []string
+	// mayskip are cases that may be skipped instead of keeping their
+	// baseline verdict (their precondition rests on the broken part).
+	mayskip []string
+	// actual maps a caught case to a substring its Actual must hold.
+	actual map[string]string
+	// quirk: a behaviour of a real server (the quirky lobby), with the
+	// cases that must warn for it; at most a quarter of the suite may
+	// skip.
+	quirk []string
+	// pool is the test lobby's instance count (0: 12).
+	pool int
+}
+
+// udpFaultRows are TestFaultInjection's defects; TestFaultCoverage reads
+// their caught and quirk patterns.
+var udpFaultRows = []udpFaultRow{
+	{"no CRC check", withLimit(faults{noCRCCheck: true}), []string{"udp-lobby/13/2", "udp-lobby/13/3", "udp-lobby/13/4"}, nil, nil, nil, 0},
+	{"CRC little-endian", withLimit(faults{crcLittleEndian: true}), []string{"udp-lobby/3/1", "inst/2/10"}, nil,
+		map[string]string{"udp-lobby/3/1": "little-endian"}, nil, 0},
+	{"sequence not echoed", withLimit(faults{noSeqEcho: true}), []string{"udp-lobby/12/1", "inst/2/9"}, nil, nil, nil, 0},
+	{"replies to malformed packets", withLimit(faults{replyMalformed: true}), []string{"udp-lobby/13"}, nil,
+		map[string]string{"udp-lobby/13/1": "LOBBY_JOIN_FAILED"}, nil, 0},
+	{"wrong room count", withLimit(faults{wrongRoomCount: true}), []string{"udp-lobby/5/1"}, listReaders,
+		map[string]string{"udp-lobby/5/1": "roomCount"}, nil, 0},
+	{"Lobby System room list layout", withLimit(faults{lobbySystemList: true}), []string{"udp-lobby/5/1"}, listReaders,
+		map[string]string{"udp-lobby/5/1": "Lobby System"}, nil, 0},
+	{"list leaves out the newest room", withLimit(faults{listOmitsNewest: true}), []string{"udp-lobby/5/3"}, listReaders,
+		map[string]string{"udp-lobby/5/3": "not among them"}, nil, 0},
+	{"join into a full room allowed", withLimit(faults{joinFullAllowed: true}), []string{"udp-lobby/10/3"}, nil, nil, nil, 0},
+	{"crash on a truncated packet", withLimit(faults{crashOnTruncated: true}), []string{"udp-lobby/13/1"}, []string{"udp-lobby/13"},
+		map[string]string{"udp-lobby/13/1": "stopped answering during this case (silent: it answers nothing: no answer to LOBBY_LIST_ROOMS after"}, nil, 0},
+	{"empty SERVER_PONG", withLimit(faults{emptyPong: true}), []string{"inst/2/3"}, nil,
+		map[string]string{"inst/2/3": "SERVER_PONG with payloadSize 0: no clientTime echoed"}, nil, 0},
+	// A newcomer refused at CLIENT_HELLO is refused (no failure) but not
+	// as the documents say: a warning naming the reply that came.
+	{"quirk: refusal at CLIENT_HELLO", withLimit(faults{denyAtHello: true}), nil, nil,
+		map[string]string{"inst/2/4": "instead it sent SERVER_JOIN_DENY [", "inst/2/8": "refused at CLIENT_HELLO"}, []string{"inst/2/4", "inst/2/8"}, 0},
+	{"duplicate create makes two rooms", withLimit(faults{dupCreateTwoRooms: true}), []string{"udp-lobby/6/2"}, nil,
+		map[string]string{"udp-lobby/6/2": "second room"}, nil, 0},
+	{"no rate limit", faults{}, []string{"udp-lobby/14/1"}, nil,
+		map[string]string{"udp-lobby/14/1": "no rate limit observed"}, nil, 0},
+	// A per-address limit by count (no clock): the flood is limited,
+	// the second source served, and every case keeps its verdict.
+	{"per-address limit by count", faults{perSource: 100, perSourceWindow: 1000}, nil, nil, nil, nil, 0},
+	// Overload: most of the flood goes unanswered, but so do the
+	// second source's requests: not a per-address limit.
+	{"overloaded: every source dropped alike", faults{overload: 8}, []string{"udp-lobby/14/1", "udp-lobby/14/2"}, nil,
+		map[string]string{"udp-lobby/14/1": "traffic from every source was dropped", "udp-lobby/14/2": "answered during the flood"}, nil, 0},
+	// The quirky lobby: behaviours of real servers, one at a time.
+	{"quirk: instances answer from another port", withLimit(faults{instOtherPort: true}), nil, nil,
+		map[string]string{"inst/2/11": "came from port"}, []string{"inst/2/11"}, 0},
+	{name: "quirk: one address can take every instance", f: withLimit(faults{noAddrQuota: true}),
+		actual: map[string]string{"udp-lobby/10/7": "every free instance"}, quirk: []string{"udp-lobby/10/7"}},
+	{name: "quirk: rooms outlive their instances", f: withLimit(faults{roomsOutlive: true}),
+		actual: map[string]string{"inst/2/12": "no longer answers"}, quirk: []string{"inst/2/12"}},
+	// Lazy cleanup with a small pool: nothing is caught, the suite must
+	// simply not starve (udp-lobby/10/7 may find the pool already full).
+	{name: "quirk: lazy cleanup, 4 instances", f: withLimit(faults{cleanup: time.Second}), pool: 4,
+		mayskip: []string{"udp-lobby/10/7"}, quirk: []string{}},
+	{name: "quirk: lazy cleanup, 10 instances", f: withLimit(faults{cleanup: time.Second}), pool: 10,
+		mayskip: []string{"udp-lobby/10/7"}, quirk: []string{}},
+	{"quirk: silence for roomId 0", withLimit(faults{silentRoomZero: true}), nil, nil,
+		map[string]string{"udp-lobby/10/2": "udp-lobby.md §13-14 allow"}, []string{"udp-lobby/10/2"}, 0},
+	{"quirk: the lobby answers from another port", withLimit(faults{lobbyOtherPort: true}), nil, nil,
+		map[string]string{"udp-lobby/3/4": "came from port"}, []string{"udp-lobby/3/4"}, 0},
+	{"JOIN_FAILED with packetType 0x01", withLimit(faults{failedPacketType: true}), []string{"udp-lobby/3/2"}, nil, nil, nil, 0},
+	{"JOIN_FAILED with originalSize 1", withLimit(faults{failedOrigSize: true}), []string{"udp-lobby/3/3"}, nil, nil, nil, 0},
+	// udp-lobby/14/1 and 14/2 warn too: they judge whether a flooding and
+	// a second source are served a room list, and no source is.
+	{"LIST_ROOMS answered JOIN_FAILED", withLimit(faults{listAnsweredFail: true}), []string{"udp-lobby/4/1", "udp-lobby/14/1", "udp-lobby/14/2"},
+		listReaders, map[string]string{"udp-lobby/4/1": "LOBBY_JOIN_FAILED"}, nil, 0},
+	// udp-lobby/10/5 fails too: it judges the answer to a CREATE past
+	// the limit, and no CREATE is answered.
+	{"CREATE_ROOM never answered", withLimit(faults{createSilent: true}), []string{"udp-lobby/6/1", "udp-lobby/10/5"},
+		[]string{"udp-lobby/5", "udp-lobby/6/2", "udp-lobby/7", "udp-lobby/8", "udp-lobby/9", "udp-lobby/10", "inst/2"}, nil, nil, 0},
+	{"ROOM_CREATED of 19 bytes", withLimit(faults{createdLong: true}), []string{"udp-lobby/7/1"}, nil, nil, nil, 0},
+	{"JOIN_SUCCESS port one above the room's", withLimit(faults{joinPortOff: true}), []string{"udp-lobby/7/3"}, []string{"udp-lobby/10", "inst/2"}, nil, nil, 0},
+	{"every JOIN refused", withLimit(faults{joinRefused: true}), []string{"udp-lobby/8/1"}, []string{"udp-lobby/9/1", "udp-lobby/10", "inst/2"}, nil, nil, 0},
+	{"JOIN_SUCCESS names another room", withLimit(faults{joinOtherID: true}), []string{"udp-lobby/9/1"}, nil, nil, nil, 0},
+	{"JOIN of a missing room dropped", withLimit(faults{missingSilent: true}), []string{"udp-lobby/10/1"}, nil, nil, nil, 0},
+	{"join into a Playing room allowed", withLimit(faults{joinPlayingOK: true}), []string{"udp-lobby/10/4"}, nil, nil, nil, 0},
+	{"CREATE past the instance limit dropped", withLimit(faults{poolFullSilent: true}), []string{"udp-lobby/10/5"}, []string{"udp-lobby/10/7"}, nil, nil, 0},
+	{"CLIENT_HELLO answered once", withLimit(faults{helloOnce: true}), []string{"inst/2/1"}, nil, nil, nil, 0},
+	{"instances deny every join", withLimit(faults{denyJoin: true}), []string{"inst/2/2"}, []string{"udp-lobby/10", "inst/2"}, nil, nil, 0},
+	{"GAME_START misses a player", withLimit(faults{startMissesOne: true}), []string{"inst/2/5"}, []string{"udp-lobby/10/4", "inst/2/7", "inst/2/8"}, nil, nil, 0},
+	{"a full room listed one player short", withLimit(faults{listCountLow: true}), []string{"inst/2/6"}, nil, nil, nil, 0},
+	{"a started game listed as Countdown", withLimit(faults{listNeverPlaying: true}), []string{"inst/2/7"}, nil, nil, nil, 0},
+	{"the list ends with roomId 0, port 0", withLimit(faults{listBogusEntry: true}), []string{"udp-lobby/5/2"}, nil,
+		map[string]string{"udp-lobby/5/2": "roomId 0"}, nil, 0},
+	// udp-lobby/5/2 fails too: it holds the listed ports to the same
+	// range.
+	{"instances outside the declared range", withLimit(faults{portsElsewhere: true}), []string{"udp-lobby/7/2", "udp-lobby/5/2"}, nil, nil, nil, 0},
+}
+
 func TestFaultInjection(t *testing.T) {
 	base := startTestLobby(t, limited, 12)
 	baseline := runSuite(t, suiteConfig(base.addr().String(), base.portRange()))
@@ -64,76 +176,7 @@ func TestFaultInjection(t *testing.T) {
 		baseVerdict[x.ID] = x.Verdict
 	}
 
-	with := func(f faults) faults { f.rateLimit, f.rateBurst = limited.rateLimit, limited.rateBurst; return f }
-	listReaders := []string{"udp-lobby/5", "udp-lobby/10", "inst/2"}
-	tests := []struct {
-		name string
-		f    faults
-		// caught are the cases meant for the defect (patterns): each must
-		// fail (MUST) or warn (SHOULD).
-		caught []string
-		// mayskip are cases that may be skipped instead of keeping their
-		// baseline verdict (their precondition rests on the broken part).
-		mayskip []string
-		// actual maps a caught case to a substring its Actual must hold.
-		actual map[string]string
-		// quirk: a behaviour of a real server (the quirky lobby), with the
-		// cases that must warn for it; at most a quarter of the suite may
-		// skip.
-		quirk []string
-		// pool is the test lobby's instance count (0: 12).
-		pool int
-	}{
-		{"no CRC check", with(faults{noCRCCheck: true}), []string{"udp-lobby/13/2", "udp-lobby/13/3", "udp-lobby/13/4"}, nil, nil, nil, 0},
-		{"CRC little-endian", with(faults{crcLittleEndian: true}), []string{"udp-lobby/3/1", "inst/2/10"}, nil,
-			map[string]string{"udp-lobby/3/1": "little-endian"}, nil, 0},
-		{"sequence not echoed", with(faults{noSeqEcho: true}), []string{"udp-lobby/12/1", "inst/2/9"}, nil, nil, nil, 0},
-		{"replies to malformed packets", with(faults{replyMalformed: true}), []string{"udp-lobby/13"}, nil,
-			map[string]string{"udp-lobby/13/1": "LOBBY_JOIN_FAILED"}, nil, 0},
-		{"wrong room count", with(faults{wrongRoomCount: true}), []string{"udp-lobby/5/1"}, listReaders,
-			map[string]string{"udp-lobby/5/1": "roomCount"}, nil, 0},
-		{"Lobby System room list layout", with(faults{lobbySystemList: true}), []string{"udp-lobby/5/1"}, listReaders,
-			map[string]string{"udp-lobby/5/1": "Lobby System"}, nil, 0},
-		{"list leaves out the newest room", with(faults{listOmitsNewest: true}), []string{"udp-lobby/5/3"}, listReaders,
-			map[string]string{"udp-lobby/5/3": "not among them"}, nil, 0},
-		{"join into a full room allowed", with(faults{joinFullAllowed: true}), []string{"udp-lobby/10/3"}, nil, nil, nil, 0},
-		{"crash on a truncated packet", with(faults{crashOnTruncated: true}), []string{"udp-lobby/13/1"}, []string{"udp-lobby/13"},
-			map[string]string{"udp-lobby/13/1": "stopped answering during this case (silent: it answers nothing: no answer to LOBBY_LIST_ROOMS after"}, nil, 0},
-		{"empty SERVER_PONG", with(faults{emptyPong: true}), []string{"inst/2/3"}, nil,
-			map[string]string{"inst/2/3": "SERVER_PONG with payloadSize 0: no clientTime echoed"}, nil, 0},
-		// A newcomer refused at CLIENT_HELLO is refused (no failure) but not
-		// as the documents say: a warning naming the reply that came.
-		{"quirk: refusal at CLIENT_HELLO", with(faults{denyAtHello: true}), nil, nil,
-			map[string]string{"inst/2/4": "instead it sent SERVER_JOIN_DENY [", "inst/2/8": "refused at CLIENT_HELLO"}, []string{"inst/2/4", "inst/2/8"}, 0},
-		{"duplicate create makes two rooms", with(faults{dupCreateTwoRooms: true}), []string{"udp-lobby/6/2"}, nil,
-			map[string]string{"udp-lobby/6/2": "second room"}, nil, 0},
-		{"no rate limit", faults{}, []string{"udp-lobby/14/1"}, nil,
-			map[string]string{"udp-lobby/14/1": "no rate limit observed"}, nil, 0},
-		// A per-address limit by count (no clock): the flood is limited,
-		// the second source served, and every case keeps its verdict.
-		{"per-address limit by count", faults{perSource: 100, perSourceWindow: 1000}, nil, nil, nil, nil, 0},
-		// Overload: most of the flood goes unanswered, but so do the
-		// second source's requests: not a per-address limit.
-		{"overloaded: every source dropped alike", faults{overload: 8}, []string{"udp-lobby/14/1", "udp-lobby/14/2"}, nil,
-			map[string]string{"udp-lobby/14/1": "traffic from every source was dropped", "udp-lobby/14/2": "answered during the flood"}, nil, 0},
-		// The quirky lobby: behaviours of real servers, one at a time.
-		{"quirk: instances answer from another port", with(faults{instOtherPort: true}), nil, nil,
-			map[string]string{"inst/2/11": "came from port"}, []string{"inst/2/11"}, 0},
-		{name: "quirk: one address can take every instance", f: with(faults{noAddrQuota: true}),
-			actual: map[string]string{"udp-lobby/10/7": "every free instance"}, quirk: []string{"udp-lobby/10/7"}},
-		{name: "quirk: rooms outlive their instances", f: with(faults{roomsOutlive: true}),
-			actual: map[string]string{"inst/2/12": "no longer answers"}, quirk: []string{"inst/2/12"}},
-		// Lazy cleanup with a small pool: nothing is caught, the suite must
-		// simply not starve (udp-lobby/10/7 may find the pool already full).
-		{name: "quirk: lazy cleanup, 4 instances", f: with(faults{cleanup: time.Second}), pool: 4,
-			mayskip: []string{"udp-lobby/10/7"}, quirk: []string{}},
-		{name: "quirk: lazy cleanup, 10 instances", f: with(faults{cleanup: time.Second}), pool: 10,
-			mayskip: []string{"udp-lobby/10/7"}, quirk: []string{}},
-		{"quirk: silence for roomId 0", with(faults{silentRoomZero: true}), nil, nil,
-			map[string]string{"udp-lobby/10/2": "udp-lobby.md §13-14 allow"}, []string{"udp-lobby/10/2"}, 0},
-		{"quirk: the lobby answers from another port", with(faults{lobbyOtherPort: true}), nil, nil,
-			map[string]string{"udp-lobby/3/4": "came from port"}, []string{"udp-lobby/3/4"}, 0},
-	}
+	tests := udpFaultRows
 	// Every faulty server and its suite run at once (go test's -parallel
 	// defaults to the 2 cores here, and the suites mostly wait); the
 	// subtests then judge the reports.
@@ -141,6 +184,9 @@ func TestFaultInjection(t *testing.T) {
 	errs := make([]error, len(tests))
 	var wg sync.WaitGroup
 	for i, tt := range tests {
+		if !rowSelected(tt.name) {
+			continue
+		}
 		pool := tt.pool
 		if pool == 0 {
 			pool = 12
@@ -157,6 +203,9 @@ func TestFaultInjection(t *testing.T) {
 	wg.Wait()
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if !rowSelected(tt.name) {
+				t.Skip("not selected by -faultrows")
+			}
 			rep, err := reps[i], errs[i]
 			if err != nil {
 				t.Fatal(err)
@@ -235,7 +284,6 @@ func checkVerdicts(t *testing.T, rep *reports.Conform, base map[string]string, e
 // defect. One fault per protocol; each suite runs only the owner and a few
 // dependants (--cases), once with the owner and once without it.
 func TestSkipNamesOwner(t *testing.T) {
-	typeIs := func(p []byte, typ tcplobby.Type) bool { return len(p) > 0 && tcplobby.Type(p[0]) == typ }
 	tests := []struct {
 		name   string
 		target func(t *testing.T) Config

@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,27 @@ type faults struct {
 	joinFullAllowed   bool // the lobby JOIN skips the full-room check
 	crashOnTruncated  bool // stop answering after a datagram shorter than its header says
 	dupCreateTwoRooms bool // no session replay: a retried CREATE makes a room
+	// One defect each, for the case that owns the reply or behaviour:
+	failedPacketType bool // LOBBY_JOIN_FAILED carries packetType 0x01 (client to server)
+	failedOrigSize   bool // LOBBY_JOIN_FAILED carries originalSize 1 (payloadSize 0)
+	listAnsweredFail bool // LOBBY_LIST_ROOMS is answered with LOBBY_JOIN_FAILED
+	createSilent     bool // LOBBY_CREATE_ROOM is never answered
+	createdLong      bool // LOBBY_ROOM_CREATED has a 7-byte payload (a zero byte more)
+	joinPortOff      bool // LOBBY_JOIN_SUCCESS gives a port one above the room's
+	joinRefused      bool // every LOBBY_JOIN_ROOM is answered with LOBBY_JOIN_FAILED
+	joinOtherID      bool // LOBBY_JOIN_SUCCESS names another roomId
+	missingSilent    bool // LOBBY_JOIN_ROOM of a missing room (roomId ≠ 0) is dropped
+	joinPlayingOK    bool // the lobby JOIN skips the Playing check
+	poolFullSilent   bool // LOBBY_CREATE_ROOM past the instance limit is dropped
+	helloOnce        bool // an instance answers only the first CLIENT_HELLO of each endpoint
+	startMissesOne   bool // SERVER_GAME_START goes to every player but one
+	listCountLow     bool // the list gives a full room's playerCount as maxPlayers-1
+	listNeverPlaying bool // the list gives a Playing room as Countdown
+	listBogusEntry   bool // the list ends with an entry of roomId 0, port 0
+	// portsElsewhere: the instances listen outside the range the suite is
+	// given (portRange is the same size, just above): the range the
+	// operator declared is not the one the server uses.
+	portsElsewhere bool
 	// Quirks of real servers (the "quirky lobby", see quirks_test.go):
 	instOtherPort  bool // instances answer through a second socket (another source port)
 	denyJoin       bool // instances answer every CLIENT_JOIN_REQUEST with SERVER_JOIN_DENY
@@ -123,6 +145,7 @@ type testRoom struct {
 	active  time.Time    // last activity (creation, lobby JOIN, instance datagram)
 	state   udplobby.RoomState
 	players map[netip.AddrPort]bool // endpoint → ready
+	hellos  map[netip.AddrPort]bool // endpoints that sent CLIENT_HELLO (faults.helloOnce)
 }
 
 func startTestLobby(t *testing.T, f faults, maxRooms int) *testLobby {
@@ -203,6 +226,10 @@ func (l *testLobby) bindPorts(t *testing.T) {
 }
 
 func (l *testLobby) portRange() PortRange {
+	if l.f.portsElsewhere {
+		lo := l.portLo + uint16(l.maxRooms)
+		return PortRange{First: lo, Last: lo + uint16(l.maxRooms) - 1}
+	}
 	return PortRange{First: l.portLo, Last: l.portLo + uint16(l.maxRooms) - 1}
 }
 
@@ -329,8 +356,17 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 	switch typ {
 	case udplobby.LobbyListRooms:
 		out = l.list(seq)
+		if l.f.listAnsweredFail {
+			out = udplobby.AppendJoinFailed(nil, p, seq)
+		}
 	case udplobby.LobbyCreateRoom:
-		if len(l.rooms) >= l.maxRooms {
+		if l.f.createSilent {
+			return nil
+		}
+		if len(l.rooms) >= l.maxRooms || (l.f.poolFullSilent && !slices.Contains(l.byPort, nil)) {
+			if l.f.poolFullSilent {
+				return nil
+			}
 			out = udplobby.AppendJoinFailed(nil, p, seq)
 			break
 		}
@@ -340,22 +376,45 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 			break
 		}
 		out = udplobby.AppendRoomCreated(nil, p, seq, r.id, r.port)
+		if l.f.createdLong {
+			out = append(out[:len(out)-4], 0, 0, 0, 0, 0)
+			binary.BigEndian.PutUint16(out[4:], 7)
+			binary.BigEndian.PutUint16(out[6:], 7)
+		}
 	case udplobby.LobbyJoinRoom:
 		id := binary.BigEndian.Uint32(b[8:])
 		r := l.rooms[id]
 		if id == 0 && l.f.silentRoomZero {
 			return nil
 		}
+		if id != 0 && r == nil && l.f.missingSilent {
+			return nil
+		}
 		switch {
-		case id == 0 || r == nil:
+		case id == 0 || r == nil || l.f.joinRefused:
 			out = udplobby.AppendJoinFailed(nil, p, seq)
 		case len(r.players) >= l.maxPlayers && !l.f.joinFullAllowed:
 			out = udplobby.AppendJoinFailed(nil, p, seq)
-		case r.state != udplobby.Waiting && r.state != udplobby.Countdown:
+		case r.state != udplobby.Waiting && r.state != udplobby.Countdown && !l.f.joinPlayingOK:
 			out = udplobby.AppendJoinFailed(nil, p, seq)
 		default:
 			r.active = time.Now()
-			out = udplobby.AppendJoinSuccess(nil, p, seq, r.id, r.port)
+			id, port := r.id, r.port
+			if l.f.joinOtherID {
+				id += 1000
+			}
+			if l.f.joinPortOff {
+				port++
+			}
+			out = udplobby.AppendJoinSuccess(nil, p, seq, id, port)
+		}
+	}
+	if udplobby.MsgType(out[1]) == udplobby.LobbyJoinFailed {
+		if l.f.failedPacketType {
+			out[0] = byte(udplobby.ClientToServer)
+		}
+		if l.f.failedOrigSize {
+			binary.BigEndian.PutUint16(out[6:], 1)
 		}
 	}
 	out = l.seal(out)
@@ -395,8 +454,18 @@ func (l *testLobby) list(seq uint16) []byte {
 	}
 	for id := uint32(1); id <= last; id++ {
 		if r := l.rooms[id]; r != nil {
-			rooms = append(rooms, udplobby.Room{ID: r.id, Players: uint16(len(r.players)), MaxPlayers: uint16(l.maxPlayers), Port: r.port, State: r.state})
+			room := udplobby.Room{ID: r.id, Players: uint16(len(r.players)), MaxPlayers: uint16(l.maxPlayers), Port: r.port, State: r.state}
+			if l.f.listCountLow && len(r.players) >= l.maxPlayers {
+				room.Players = uint16(l.maxPlayers - 1)
+			}
+			if l.f.listNeverPlaying && r.state == udplobby.Playing {
+				room.State = udplobby.Countdown
+			}
+			rooms = append(rooms, room)
 		}
+	}
+	if l.f.listBogusEntry {
+		rooms = append(rooms, udplobby.Room{MaxPlayers: uint16(l.maxPlayers)})
 	}
 	p := udplobby.ProfileSpec
 	if l.f.lobbySystemList {
@@ -445,7 +514,7 @@ func (l *testLobby) newRoom(from netip.Addr) (*testRoom, error) {
 	c := l.ports[idx]
 	l.nextID++
 	r := &testRoom{id: l.nextID, port: uint16(c.LocalAddr().(*net.UDPAddr).Port), conn: c, out: c, idx: idx, owner: from,
-		active: time.Now(), players: map[netip.AddrPort]bool{}}
+		active: time.Now(), players: map[netip.AddrPort]bool{}, hellos: map[netip.AddrPort]bool{}}
 	if l.f.instOtherPort {
 		alt, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
@@ -509,6 +578,12 @@ func (l *testLobby) servePort(idx int) {
 		send := func(to netip.AddrPort, b []byte) { r.out.WriteToUDPAddrPort(l.seal(b), to) }
 		switch m.Type {
 		case udplobby.ClientHello:
+			if l.f.helloOnce {
+				if r.hellos[from] {
+					break
+				}
+				r.hellos[from] = true
+			}
 			typ := udplobby.ServerHello
 			if _, in := r.players[from]; l.f.denyAtHello && !in && (len(r.players) >= l.maxPlayers || r.state != udplobby.Waiting) {
 				typ = udplobby.ServerJoinDeny
@@ -586,6 +661,16 @@ func (l *testLobby) countdown(r *testRoom) {
 	l.mu.Lock()
 	r.state = udplobby.Playing
 	b, _ = udplobby.AppendEmpty(nil, p, udplobby.ServerGameStart, 0)
-	bcast(b)
+	if l.f.startMissesOne {
+		missed := false
+		for ep := range r.players {
+			if missed {
+				r.out.WriteToUDPAddrPort(l.seal(append([]byte(nil), b...)), ep)
+			}
+			missed = true
+		}
+	} else {
+		bcast(b)
+	}
 	l.mu.Unlock()
 }

@@ -27,6 +27,22 @@ type levFaults struct {
 	keepaliveAcks bool // before authentication, acks dropped requests with Response Keepalive
 	fewResends    bool // sends Critical replies 3 times, not 5
 	noWorld       bool // JoinGame answered ServerDisallow(InvalidParameters, "No valid world to join found")
+	// One defect each, for the case that owns the behaviour:
+	connectValue   int32   // Response Connect carries this CheckValue (0: 42)
+	securityType   int32   // Response Security carries this SecureType (0: None, 1)
+	worldTo        bool    // StartWorldReceive names in ResponseTo a request never sent (the documents say 0)
+	allowNoID      bool    // JoinServer's ServerAllow says "Allowed", with no ID
+	againFull      bool    // a second JoinServer is refused with reason ServerFull, not ServerAlreadyConnectedToYou
+	maxPlayers     int     // the players ServerStatus allows (0: 1000)
+	fullAllowed    bool    // a full server still allows JoinServer
+	ackSeedPlusOne bool    // writes and reads ack fields the seed's way (+1), not the engine's
+	noAcks         bool    // acks nothing: no ack field in Ln packets, no La packets
+	dupLn          bool    // every Ln datagram answering Echo goes out twice: a PKT_ID used twice
+	numberOffset   uint32  // the server's MessageNumbers go out this much higher (from 1+offset)
+	garbage        bool    // after Authenticate it sends a datagram of 3 bytes that decodes as nothing
+	trailing       bool    // every Ln datagram ends with a stray zero byte
+	forgetOn       lv.Rule // a datagram that breaks this rule (strictly) ends its connection silently
+	ignoreClose    bool    // CloseConnection is ignored: the connection goes on answering
 	// refuseAuth answers Authenticate with ServerDisallow and never
 	// authenticates: no session gets past the handshake.
 	refuseAuth bool
@@ -110,6 +126,19 @@ func startFakeLev(t *testing.T, f levFaults) netip.AddrPort {
 func (s *fakeLev) flush(now time.Time, a netip.AddrPort, p *fakePeer) {
 	for dg := p.c.Poll(now); dg != nil; dg = p.c.Poll(now) {
 		out := dg
+		ln := lv.PacketType(uint16(dg[0])<<8|uint16(dg[1])) == lv.TypeNormal
+		if s.f.noAcks && !ln {
+			continue
+		}
+		if ln && (s.f.noAcks || s.f.numberOffset != 0) {
+			out = s.rewriteLn(dg)
+		}
+		if s.f.trailing && ln {
+			out = append(append([]byte(nil), out...), 0)
+		}
+		if s.f.dupLn && ln && carries(dg, lv.ResNone) {
+			s.conn.WriteToUDPAddrPort(out, a)
+		}
 		if lv.PacketType(uint16(dg[0])<<8|uint16(dg[1])) == lv.TypeNormal {
 			s.lastLn[a] = append(s.lastLn[a][:0], dg...)
 		} else if s.f.embeddedLa && len(s.lastLn[a]) > 0 {
@@ -127,8 +156,19 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 	if p == nil && s.closed[from] {
 		return
 	}
+	if s.f.forgetOn != "" && p != nil {
+		var pk lv.Packet
+		if e, ok := lv.Decode(&pk, b, lv.Strict).(*lv.Error); ok && e.Rule == s.f.forgetOn {
+			delete(s.peers, from)
+			s.closed[from] = true
+			return
+		}
+	}
 	if p == nil {
 		cfg := levconn.Config{}
+		if s.f.ackSeedPlusOne {
+			cfg.AckReading = lv.AckSeedPlusOne
+		}
 		if s.f.noResend {
 			cfg.CriticalTransmissions = 1
 		}
@@ -152,7 +192,7 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 			p.c.SendResponse(now, levconn.Critical, t, to, payload)
 		}
 		if m.Kind == lv.KindResponse {
-			if m.ResponseType() == lv.ResCloseConnection {
+			if m.ResponseType() == lv.ResCloseConnection && !s.f.ignoreClose {
 				p.c.FlushAcks()
 				s.flush(now, from, p)
 				delete(s.peers, from)
@@ -176,11 +216,19 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 				p.c.SendRequest(now, levconn.Critical, lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil))
 			}
 			p.state = max(p.state, 1)
-			reply(lv.ResConnect, m.Number, lv.Connect{CheckValue: 42}.Append(nil))
+			check := int32(42)
+			if s.f.connectValue != 0 {
+				check = s.f.connectValue
+			}
+			reply(lv.ResConnect, m.Number, lv.Connect{CheckValue: check}.Append(nil))
 			continue
 		case lv.ReqSecurity:
 			p.state = max(p.state, 2)
-			reply(lv.ResSecurity, m.Number, lv.SecurityResponse{SecureType: 1}.Append(nil))
+			secure := int32(1)
+			if s.f.securityType != 0 {
+				secure = s.f.securityType
+			}
+			reply(lv.ResSecurity, m.Number, lv.SecurityResponse{SecureType: secure}.Append(nil))
 			continue
 		case lv.ReqAuthenticate:
 			if s.f.refuseAuth {
@@ -189,6 +237,10 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 			}
 			p.state = 3
 			reply(lv.ResAuthenticate, m.Number, lv.AuthenticateResponse{}.Append(nil))
+			if s.f.garbage {
+				s.flush(now, from, p)
+				s.conn.WriteToUDPAddrPort([]byte{0x7f, 0x7f, 0x7f}, from)
+			}
 			continue
 		}
 		if p.state < 3 && !(s.f.preAuth && m.RequestType() == lv.ReqEcho) {
@@ -200,19 +252,35 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 		switch m.RequestType() {
 		case lv.ReqJoinServer:
 			if p.player != 0 {
-				reply(lv.ResServerDisallow, m.Number, lv.ServerDisallow{Message: []byte("already"), Reason: lv.DisallowServerAlreadyConnectedToYou}.Append(nil))
+				reason := lv.DisallowServerAlreadyConnectedToYou
+				if s.f.againFull {
+					reason = lv.DisallowServerFull
+				}
+				reply(lv.ResServerDisallow, m.Number, lv.ServerDisallow{Message: []byte("already"), Reason: reason}.Append(nil))
+				continue
+			}
+			if s.players() >= s.max() && !s.f.fullAllowed {
+				reply(lv.ResServerDisallow, m.Number, lv.ServerDisallow{Message: []byte("full"), Reason: lv.DisallowServerFull}.Append(nil))
 				continue
 			}
 			p.player = s.next
 			s.next++
-			reply(lv.ResServerAllow, m.Number, lv.ServerAllow{Accepted: lv.AcceptConnectAccepted, Message: []byte("Allowed, ID: 1")}.Append(nil))
+			msg := []byte("Allowed, ID: 1")
+			if s.f.allowNoID {
+				msg = []byte("Allowed")
+			}
+			reply(lv.ResServerAllow, m.Number, lv.ServerAllow{Accepted: lv.AcceptConnectAccepted, Message: msg}.Append(nil))
 		case lv.ReqJoinGame:
 			if s.f.noWorld {
 				reply(lv.ResServerDisallow, m.Number, lv.ServerDisallow{Message: []byte("No valid world to join found"), Reason: lv.DisallowInvalidParameters}.Append(nil))
 				continue
 			}
 			reply(lv.ResServerAllow, m.Number, lv.ServerAllow{Accepted: lv.AcceptDone}.Append(nil))
-			reply(lv.ResStartWorldReceive, 0, lv.StartWorldReceive{}.Append(nil))
+			to := uint32(0)
+			if s.f.worldTo {
+				to = m.Number + 1000
+			}
+			reply(lv.ResStartWorldReceive, to, lv.StartWorldReceive{}.Append(nil))
 		case lv.ReqEcho:
 			to := uint32(0)
 			if s.f.echoRespond {
@@ -221,11 +289,127 @@ func (s *fakeLev) handle(now time.Time, from netip.AddrPort, b []byte) {
 			reply(lv.ResNone, to, nil)
 		case lv.ReqServerstatus:
 			if !s.f.noStatus {
-				reply(lv.ResServerStatus, m.Number, lv.ServerStatus{Name: []byte("fake"), Joinable: true, Status: lv.StatusRunning, MaxPlayers: 1000}.Append(nil))
+				reply(lv.ResServerStatus, m.Number, lv.ServerStatus{Name: []byte("fake"), Joinable: true, Status: lv.StatusRunning,
+					Players: int32(s.players()), MaxPlayers: int32(s.max())}.Append(nil))
 			}
 		}
 	}
 	s.flush(now, from, p)
+}
+
+// levFaultRow is one defect of the fake endpoint and the verdict each case
+// must reach (any case not named must pass).
+type levFaultRow struct {
+	name string
+	f    levFaults
+	want map[string]string
+	// skip are the cases (patterns) not in want that must skip: their
+	// setup rests on the broken part.
+	skip []string
+}
+
+// levFaultRows are TestLeviathanFaults' defects; TestFaultCoverage counts
+// a case caught by a row that wants it to fail or warn.
+var levFaultRows = []levFaultRow{
+	{"clean", levFaults{}, map[string]string{"leviathan/3/7": reports.VerdictSkip}, nil}, // 1000 free slots: too many to fill
+	{"answers before auth", levFaults{preAuth: true}, map[string]string{"leviathan/2/4": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"answers duplicates", levFaults{dupAnswered: true}, map[string]string{"leviathan/4/5": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"never resends", levFaults{noResend: true}, map[string]string{"leviathan/4/3": reports.VerdictFail, "leviathan/4/4": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"no ServerStatus", levFaults{noStatus: true}, map[string]string{"leviathan/3/5": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]string{"leviathan/3/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	// The quirky endpoint: the engine's own behaviours, one at a time.
+	// The suite's own assumptions must not turn them into failures;
+	// the engine's real defects (Q/1, 4/4, 3/5) stay reported.
+	{"quirk: Connect to the client first", levFaults{connectFirst: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}, nil},
+	{"quirk: acks via Response Keepalive", levFaults{keepaliveAcks: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}, nil},
+	{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]string{"leviathan/4/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"quirk: no world to join", levFaults{noWorld: true}, map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	// All of them at once, as the engine itself behaves: only the real
+	// defects and the refusal are reported.
+	{"quirk: the engine's behaviours together", levFaults{connectFirst: true, keepaliveAcks: true, embeddedLa: true, fewResends: true, noWorld: true, noStatus: true},
+		map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/5": reports.VerdictWarn, "leviathan/4/4": reports.VerdictWarn, "leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	// leviathan/1/2 warns too: its strict decoding holds Connect's value
+	// to 42, the same rule.
+	{"Connect answered with CheckValue 43", levFaults{connectValue: 43}, map[string]string{"leviathan/2/1": reports.VerdictFail, "leviathan/1/2": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"Security answered with SecureType 2", levFaults{securityType: 2}, map[string]string{"leviathan/2/2": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	// No session gets past the handshake: every case that needs one skips,
+	// naming leviathan/2/3.
+	{name: "Authenticate refused", f: levFaults{refuseAuth: true}, want: map[string]string{"leviathan/2/3": reports.VerdictFail},
+		skip: []string{"leviathan/1", "leviathan/3", "leviathan/4/1", "leviathan/4/2", "leviathan/6", "leviathan/Q"}},
+	{"StartWorldReceive names a request never sent", levFaults{worldTo: true}, map[string]string{"leviathan/3/1": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"ServerAllow without the player ID", levFaults{allowNoID: true}, map[string]string{"leviathan/3/2": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"a second JoinServer refused as ServerFull", levFaults{againFull: true}, map[string]string{"leviathan/3/6": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"a full server still allows JoinServer", levFaults{maxPlayers: 40, fullAllowed: true}, map[string]string{"leviathan/3/7": reports.VerdictFail}, nil},
+	{"acks the seed's way", levFaults{ackSeedPlusOne: true}, map[string]string{"leviathan/4/2": reports.VerdictWarn, "leviathan/4/6": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"acks nothing", levFaults{noAcks: true}, map[string]string{"leviathan/4/1": reports.VerdictFail, "leviathan/4/2": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"an Echo reply sent twice with one PKT_ID", levFaults{dupLn: true}, map[string]string{"leviathan/1/3": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	// leviathan/1/2 warns too: the datagram does not decode strictly
+	// either, the same check made stricter.
+	{"a 3-byte datagram after Authenticate", levFaults{garbage: true}, map[string]string{"leviathan/1/1": reports.VerdictFail, "leviathan/1/2": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"a stray byte after every Ln packet", levFaults{trailing: true}, map[string]string{"leviathan/1/2": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"bad magic ends the connection", levFaults{forgetOn: lv.RuleBadType}, map[string]string{"leviathan/6/1": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"a truncated ack field ends the connection", levFaults{forgetOn: lv.RuleAckTruncated}, map[string]string{"leviathan/6/2": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"a bad ack count ends the connection", levFaults{forgetOn: lv.RuleAckCount}, map[string]string{"leviathan/6/3": reports.VerdictFail, "leviathan/6/4": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"trailing bytes end the connection", levFaults{forgetOn: lv.RuleTrailing}, map[string]string{"leviathan/6/5": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"CloseConnection ignored", levFaults{ignoreClose: true}, map[string]string{"leviathan/Q/2": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"MessageNumbers start at 101", levFaults{numberOffset: 100}, map[string]string{"leviathan/1/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	// A server small enough for leviathan/3/7 to fill: it passes.
+	{"a server of 40 players", levFaults{maxPlayers: 40}, map[string]string{}, nil},
+}
+
+// carries reports whether the Ln datagram dg holds a response of type rt.
+func carries(dg []byte, rt lv.ResponseType) bool {
+	var pk lv.Packet
+	if lv.Decode(&pk, dg, lv.Lenient) != nil {
+		return false
+	}
+	for _, m := range pk.Messages {
+		if m.Kind == lv.KindResponse && m.ResponseType() == rt {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteLn re-encodes the Ln datagram dg with the faults that change its
+// fields: no ack field (noAcks), MessageNumbers
+// raised by numberOffset.
+func (s *fakeLev) rewriteLn(dg []byte) []byte {
+	var pk lv.Packet
+	if lv.Decode(&pk, dg, lv.Lenient) != nil {
+		return dg
+	}
+	id, start, acks := pk.ID, pk.StartAck, pk.Acks
+	if s.f.noAcks {
+		start, acks = 0, nil
+	}
+	out := lv.AppendNormalHeader(nil, id, start, acks, uint8(len(pk.Messages)))
+	for _, m := range pk.Messages {
+		m.Number += s.f.numberOffset
+		out = lv.AppendMessage(out, &m)
+	}
+	return append(out, pk.Trailing...)
+}
+
+// players counts the connections that joined the server.
+func (s *fakeLev) players() int {
+	n := 0
+	for _, p := range s.peers {
+		if p.player != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// max is the player limit ServerStatus reports and JoinServer keeps.
+func (s *fakeLev) max() int {
+	if s.f.maxPlayers > 0 {
+		return s.f.maxPlayers
+	}
+	return 1000
 }
 
 // TestLeviathanFaults: each defect of the fake endpoint is reported by the
@@ -236,35 +420,14 @@ func TestLeviathanFaults(t *testing.T) {
 	// case timeouts (the package CPU time is a few seconds), which halves
 	// the package's wall time under -race.
 	t.Parallel()
-	setups := []struct {
-		name string
-		f    levFaults
-		want map[string]string
-	}{
-		{"clean", levFaults{}, map[string]string{"leviathan/3/7": reports.VerdictSkip}}, // 1000 free slots: too many to fill
-		{"answers before auth", levFaults{preAuth: true}, map[string]string{"leviathan/2/4": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}},
-		{"answers duplicates", levFaults{dupAnswered: true}, map[string]string{"leviathan/4/5": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}},
-		{"never resends", levFaults{noResend: true}, map[string]string{"leviathan/4/3": reports.VerdictFail, "leviathan/4/4": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip}},
-		{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		{"no ServerStatus", levFaults{noStatus: true}, map[string]string{"leviathan/3/5": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]string{"leviathan/3/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		// The quirky endpoint: the engine's own behaviours, one at a time.
-		// The suite's own assumptions must not turn them into failures;
-		// the engine's real defects (Q/1, 4/4, 3/5) stay reported.
-		{"quirk: Connect to the client first", levFaults{connectFirst: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}},
-		{"quirk: acks via Response Keepalive", levFaults{keepaliveAcks: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}},
-		{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]string{"leviathan/4/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		{"quirk: no world to join", levFaults{noWorld: true}, map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-		// All of them at once, as the engine itself behaves: only the real
-		// defects and the refusal are reported.
-		{"quirk: the engine's behaviours together", levFaults{connectFirst: true, keepaliveAcks: true, embeddedLa: true, fewResends: true, noWorld: true, noStatus: true},
-			map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/5": reports.VerdictWarn, "leviathan/4/4": reports.VerdictWarn, "leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}},
-	}
+	setups := levFaultRows
 	reps := make([]*reports.Conform, len(setups))
 	errs := make([]error, len(setups))
 	var wg sync.WaitGroup
 	for i, s := range setups {
+		if !rowSelected(s.name) {
+			continue
+		}
 		addr := startFakeLev(t, s.f)
 		wg.Add(1)
 		go func() {
@@ -277,12 +440,19 @@ func TestLeviathanFaults(t *testing.T) {
 	wg.Wait()
 	for i, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
+			if !rowSelected(s.name) {
+				t.Skip("not selected by -faultrows")
+			}
 			if errs[i] != nil {
 				t.Fatal(errs[i])
 			}
 			for _, x := range reps[i].Cases {
 				want, ok := s.want[x.ID]
-				if !ok {
+				switch {
+				case ok:
+				case matchAny(s.skip, x.ID):
+					want = reports.VerdictSkip
+				default:
 					want = reports.VerdictPass
 				}
 				if x.Verdict != want {
