@@ -209,10 +209,7 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
-			v := verdictMark[VerdictFail]
-			if th.Pass {
-				v = verdictMark[VerdictPass]
-			}
+			v := thresholdVerdict(run, th, verdictMark[VerdictPass], verdictMark[VerdictFail], "⚠️ harness-bound")
 			rows = append(rows, []string{th.Name, th.LimitText(), th.ObservedText(), v})
 		}
 		fmt.Fprint(ew, "\n#### Thresholds\n\n")

@@ -1,0 +1,167 @@
+package reports
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/golden"
+)
+
+// laggedRun is a run of a fast server by a late harness: list_rooms's
+// corrected p99 (535 ms) breaches its 20 ms threshold by no more than the
+// harness's own send lag p99 (533 ms); the error rate passes.
+func laggedRun(t testing.TB) *Run {
+	r := sampleRun(t)
+	r.Violations, r.Totals.Violations = nil, 0
+	r.Steps[0].Latency = latencyOf(t, append(ramp(200, 10, 98), 535000, 535000)...)
+	r.Steps[0].SendLag = latencyOf(t, append(ramp(5, 1, 98), 533000, 533000)...)
+	r.Totals.Failures, r.Steps[1].Failures = 0, 0
+	r.Totals.FailuresByReason, r.Steps[1].FailuresByReason = map[string]int64{}, map[string]int64{}
+	r.Thresholds = []ThresholdResult{
+		{Name: "list_rooms.p99 < 20ms", Metric: "list_rooms.p99", Op: "<", Limit: 0.020, Observed: float64(r.Steps[0].Latency.P99US) / 1e6},
+		{Name: "errors.rate < 1%", Metric: "errors.rate", Op: "<", Limit: 0.01, Observed: 0, Pass: true},
+	}
+	return r
+}
+
+// TestLagExplains is the rule itself: the lag explains a figure when it is
+// at least the excess, or (thresholds) at least the limit; never under the
+// runtime's wake-up floor.
+func TestLagExplains(t *testing.T) {
+	tests := []struct {
+		name               string
+		excess, lag, limit int64
+		want               bool
+	}{
+		{"lag covers the excess", 515_000, 533_000, 20_000, true},
+		{"lag equals the excess", 500, 500, 20_000, true},
+		{"excess beyond the lag", 600_000, 533_000, 700_000, false},
+		{"lag reaches the limit", 5_000_000, 30_000, 20_000, true},
+		{"lag under the floor", 10, SendLagFloorUS - 1, 20, false},
+		{"comparison: lag covers the increase", 499_000, 532_000, 0, true},
+		{"comparison: increase beyond the lag", 499_000, 1_000, 0, false},
+		{"comparison: base as late as new", 499_000, 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := LagExplains(tt.excess, tt.lag, tt.limit); got != tt.want {
+				t.Errorf("LagExplains(%d, %d, %d) = %v, want %v", tt.excess, tt.lag, tt.limit, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestHarnessBoundJudgement: which breaches the send lag excuses, and the
+// headline each run gets.
+func TestHarnessBoundJudgement(t *testing.T) {
+	th := func(name, metric, op string, limit, observed float64, pass bool) ThresholdResult {
+		return ThresholdResult{Name: name, Metric: metric, Op: op, Limit: limit, Observed: observed, Pass: pass}
+	}
+	bound := th("list_rooms.p99 < 20ms", "list_rooms.p99", "<", 0.020, 0.535, false)
+	tests := []struct {
+		name       string
+		thresholds []ThresholdResult
+		edit       func(*Run)
+		wantBound  []string
+		wantStatus string
+		wantText   string
+	}{
+		{name: "breach within the lag", thresholds: []ThresholdResult{bound},
+			wantBound: []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusInconclusive,
+			wantText: "INCONCLUSIVE · harness-bound: list_rooms.p99 < 20ms measured 535.00ms, send lag p99 533.50ms"},
+		{name: "others passed are counted",
+			thresholds: []ThresholdResult{bound, th("errors.rate < 1%", "errors.rate", "<", 0.01, 0, true)},
+			wantBound:  []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusInconclusive,
+			wantText: "INCONCLUSIVE · harness-bound: list_rooms.p99 < 20ms measured 535.00ms, send lag p99 533.50ms (1 of 2 thresholds passed)"},
+		{name: "breach beyond the lag is a FAIL",
+			thresholds: []ThresholdResult{th("list_rooms.p99 < 600ms", "list_rooms.p99", "<", 0.600, 1.2, false)},
+			wantStatus: StatusFail, wantText: "FAIL · 1 of 1 threshold breached"},
+		{name: "lag alone reaches the limit",
+			thresholds: []ThresholdResult{th("list_rooms.p99 < 500ms", "list_rooms.p99", "<", 0.500, 2.0, false)},
+			wantBound:  []string{"list_rooms.p99 < 500ms"}, wantStatus: StatusInconclusive},
+		{name: "same quantile only: p50 lag is small",
+			thresholds: []ThresholdResult{th("list_rooms.p50 < 1ms", "list_rooms.p50", "<", 0.001, 0.3, false)},
+			wantStatus: StatusFail},
+		{name: "an error rate is never excused",
+			thresholds: []ThresholdResult{bound, th("errors.rate < 1%", "errors.rate", "<", 0.01, 0.2, false)},
+			wantBound:  []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusFail,
+			wantText: "FAIL · 1 of 2 thresholds breached, 1 more harness-bound (list_rooms.p99 < 20ms measured 535.00ms, send lag p99 533.50ms)"},
+		{name: "timeouts are never excused",
+			thresholds: []ThresholdResult{th("list_rooms.timeouts == 0", "list_rooms.timeouts", "==", 0, 3, false)},
+			wantStatus: StatusFail},
+		{name: "a bound on the send lag itself stays a FAIL",
+			thresholds: []ThresholdResult{th("list_rooms.send_lag.p99 < 5ms", "list_rooms.send_lag.p99", "<", 0.005, 0.533, false)},
+			wantStatus: StatusFail},
+		{name: "a lower bound is not excused",
+			thresholds: []ThresholdResult{th("list_rooms.min > 1s", "list_rooms.min", ">", 1, 0.0002, false)},
+			wantStatus: StatusFail},
+		{name: "no data is not excused",
+			thresholds: []ThresholdResult{{Name: "list_rooms.p99 < 20ms", Metric: "list_rooms.p99", Op: "<", Limit: 0.02, NoData: true}},
+			wantStatus: StatusFail},
+		{name: "older files split the metric",
+			thresholds: []ThresholdResult{{Name: "list_rooms.p99 < 20ms", Step: "list_rooms", Metric: "p99", Op: "<", Limit: 0.02, Observed: 0.535}},
+			wantBound:  []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusInconclusive},
+		{name: "violations are a FAIL whatever the lag", thresholds: []ThresholdResult{bound},
+			edit: func(r *Run) { r.Totals.Violations = 2 }, wantBound: []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusFail},
+		{name: "interrupted leads", thresholds: []ThresholdResult{bound},
+			edit:      func(r *Run) { r.ShardRuns = []ShardRun{{Interrupted: true}} },
+			wantBound: []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusInterrupted},
+		{name: "a step without send lag is judged as before", thresholds: []ThresholdResult{bound},
+			edit: func(r *Run) { r.Steps[0].SendLag = Latency{} }, wantStatus: StatusFail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := laggedRun(t)
+			r.Thresholds = tt.thresholds
+			if tt.edit != nil {
+				tt.edit(r)
+			}
+			var got []string
+			for _, b := range r.HarnessBreaches() {
+				got = append(got, b.Threshold.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.wantBound, ",") {
+				t.Errorf("harness-bound %q, want %q", got, tt.wantBound)
+			}
+			hl := r.Headline()
+			if hl.Status != tt.wantStatus {
+				t.Errorf("status %q, want %q (%s)", hl.Status, tt.wantStatus, hl.Text)
+			}
+			if tt.wantText != "" && hl.Text != tt.wantText {
+				t.Errorf("headline\n %q, want\n %q", hl.Text, tt.wantText)
+			}
+		})
+	}
+}
+
+// TestHarnessBoundFormats: every format says INCONCLUSIVE and the send lag
+// (goldens), the HTML too.
+func TestHarnessBoundFormats(t *testing.T) {
+	r := laggedRun(t)
+	tests := []struct {
+		file  string
+		write func(*bytes.Buffer) error
+		want  []string
+	}{
+		{"run_lagged_table.txt", func(b *bytes.Buffer) error { return WriteRunTable(b, r) }, []string{"INCONCLUSIVE · harness-bound", "HARNESS-BOUND"}},
+		{"run_lagged.md", func(b *bytes.Buffer) error { return WriteRunMarkdown(b, r) }, []string{"INCONCLUSIVE · harness-bound", "harness sent late"}},
+		{"run_lagged_junit.xml", func(b *bytes.Buffer) error { return WriteRunJUnit(b, r) }, []string{`type="inconclusive"`, `type="harness-bound"`}},
+		{"run_lagged.html", func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, r) }, []string{`class="status inconclusive"`, "warning: the harness sent late", "v-bound"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("no %q in the output", w)
+				}
+			}
+			golden.Check(t, filepath.Join("testdata", tt.file), b.Bytes())
+		})
+	}
+}
