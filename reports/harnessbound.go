@@ -17,7 +17,8 @@ const StatusInconclusive = "inconclusive"
 // latency figure. excessUS is how far the figure lies beyond what it is
 // judged against (observed − limit for a threshold, new − base for a
 // comparison); lagUS is the harness's send lag at the same quantile of the
-// same step (for a comparison, the new side's less the base side's);
+// same step (for a comparison, the new side's: the base's lag can only
+// have inflated the base figure);
 // limitUS is a threshold's limit (0 in a comparison). The lateness explains
 // the figure when the lag is at least the excess — take the lag away and
 // the figure is within its bound — or, for a threshold, when the lag alone
@@ -87,7 +88,11 @@ func (r *Run) HarnessBound(t ThresholdResult) (HarnessBreach, bool) {
 	if t.Pass || t.NoData || (t.Op != "<" && t.Op != "<=") {
 		return HarnessBreach{}, false
 	}
-	step, stat := t.Step, t.Metric
+	step, stat, scale := t.Step, t.Metric, 1e6
+	if cut, ok := strings.CutSuffix(stat, "_us"); ok && step != "" {
+		// An older file's split metric ("p99_us"): values in µs.
+		stat, scale = cut, 1
+	}
 	if step == "" {
 		var ok bool
 		if step, stat, ok = strings.Cut(t.Metric, "."); !ok {
@@ -102,8 +107,8 @@ func (r *Run) HarnessBound(t ThresholdResult) (HarnessBreach, bool) {
 		if !ok {
 			return HarnessBreach{}, false
 		}
-		excess := int64(math.Round((t.Observed - t.Limit) * 1e6))
-		limit := int64(math.Round(t.Limit * 1e6))
+		excess := int64(math.Round((t.Observed - t.Limit) * scale))
+		limit := int64(math.Round(t.Limit * scale))
 		if !LagExplains(excess, lag, max(limit, 1)) {
 			return HarnessBreach{}, false
 		}

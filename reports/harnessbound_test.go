@@ -40,9 +40,9 @@ func TestLagExplains(t *testing.T) {
 		{"excess beyond the lag", 600_000, 533_000, 700_000, false},
 		{"lag reaches the limit", 5_000_000, 30_000, 20_000, true},
 		{"lag under the floor", 10, SendLagFloorUS - 1, 20, false},
-		{"comparison: lag covers the increase", 499_000, 532_000, 0, true},
+		{"comparison: lag covers the increase", 499_000, 533_000, 0, true},
 		{"comparison: increase beyond the lag", 499_000, 1_000, 0, false},
-		{"comparison: base as late as new", 499_000, 0, 0, false},
+		{"comparison: no limit to reach", 5_000_000, 533_000, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +103,12 @@ func TestHarnessBoundJudgement(t *testing.T) {
 		{name: "older files split the metric",
 			thresholds: []ThresholdResult{{Name: "list_rooms.p99 < 20ms", Step: "list_rooms", Metric: "p99", Op: "<", Limit: 0.02, Observed: 0.535}},
 			wantBound:  []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusInconclusive},
+		{name: "older files split the metric in µs",
+			thresholds: []ThresholdResult{{Name: "list_rooms.p99 < 20ms", Step: "list_rooms", Metric: "p99_us", Op: "<", Limit: 20_000, Observed: 535_000}},
+			wantBound:  []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusInconclusive},
+		{name: "older files in µs: beyond the lag",
+			thresholds: []ThresholdResult{{Name: "list_rooms.p99 < 540ms", Step: "list_rooms", Metric: "p99_us", Op: "<", Limit: 540_000, Observed: 1_200_000}},
+			wantStatus: StatusFail},
 		{name: "violations are a FAIL whatever the lag", thresholds: []ThresholdResult{bound},
 			edit: func(r *Run) { r.Totals.Violations = 2 }, wantBound: []string{"list_rooms.p99 < 20ms"}, wantStatus: StatusFail},
 		{name: "interrupted leads", thresholds: []ThresholdResult{bound},
@@ -162,6 +168,71 @@ func TestHarnessBoundFormats(t *testing.T) {
 				}
 			}
 			golden.Check(t, filepath.Join("testdata", tt.file), b.Bytes())
+		})
+	}
+}
+
+// TestCompareHarnessBound: two runs of one build, the new one by a harness
+// 533 ms late at p99: its p99 increase (+40000 %, beyond the noise) is not
+// judged, and says why; the same increase without the lag breaks the gate;
+// so does one the lag covers only in part. The late requests take the
+// server 1 ms, as the others: corrected latency is send lag plus that.
+func TestCompareHarnessBound(t *testing.T) {
+	series := func(lat, lag []int64) Series {
+		return Series{Name: "list_rooms", Requests: int64(len(lat)), Successes: int64(len(lat)), FailuresByReason: map[string]int64{},
+			Latency: latencyOf(t, lat...), Uncorrected: latencyOf(t, ramp(150, 1, len(lat))...), SendLag: latencyOf(t, lag...)}
+	}
+	late := func(slow, lag int64) (lat, lags []int64) {
+		lat, lags = ramp(200, 1, 950), ramp(5, 0, 950)
+		for range 50 {
+			lat, lags = append(lat, slow), append(lags, lag)
+		}
+		return lat, lags
+	}
+	runOf := func(s Series) *Run {
+		r := NewRun()
+		r.Steps = []Series{s}
+		r.Totals = Totals{Requests: s.Requests, Successes: s.Successes, FailuresByReason: map[string]int64{}}
+		return r
+	}
+	base := runOf(series(ramp(200, 1, 1000), ramp(5, 0, 1000)))
+	tests := []struct {
+		name       string
+		slow, lag  int64
+		wantOK     bool
+		wantSpared string
+	}{
+		{"harness-bound", 534_000, 533_000, true, "list_rooms p99 1.19ms -> 534.01ms (+44812.95%): not judged: harness-bound (send lag p99 533.50ms on the new side, 5µs on the base)"},
+		{"no lag: a regression", 535_000, 5, false, ""},
+		{"lag covers part of it", 535_000, 100_000, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lat, lag := late(tt.slow, tt.lag)
+			c, err := Compare(base, runOf(series(lat, lag)), DefaultGates())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.OK() != tt.wantOK {
+				t.Errorf("OK %v, want %v; breaches %v; spared %q", c.OK(), tt.wantOK, c.Breaches, c.Spared)
+			}
+			if tt.wantSpared != "" && (len(c.Spared) != 1 || c.Spared[0] != tt.wantSpared) {
+				t.Errorf("spared %q, want [%q]", c.Spared, tt.wantSpared)
+			}
+			if tt.wantSpared == "" {
+				for _, s := range c.Spared {
+					if strings.Contains(s, "harness-bound") {
+						t.Errorf("spared as harness-bound: %q", s)
+					}
+				}
+			}
+			var b bytes.Buffer
+			if err := WriteCompareTable(&b, c); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantSpared != "" && !strings.Contains(b.String(), "Not gated: "+tt.wantSpared) {
+				t.Errorf("the table does not say it:\n%s", b.String())
+			}
 		})
 	}
 }
