@@ -266,7 +266,7 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 				case !ci.Significant():
 					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): within the noise (99%% intervals %s-%s and %s-%s overlap)",
 						d.Name, name, fmtUS(b), fmtUS(n), fmtSigned(pct, "%"), fmtUS(ci.BaseLoUS), fmtUS(ci.BaseHiUS), fmtUS(ci.NewLoUS), fmtUS(ci.NewHiUS)))
-				case LagExplains(n-b, nl, 0):
+				case LagExplains(n-b, nl):
 					// Without its send lag the new figure would be
 					// within the base's: no evidence against the server.
 					// (The base's lag is not taken off its figure: that

@@ -18,23 +18,20 @@ const StatusInconclusive = "inconclusive"
 // judged against (observed − limit for a threshold, new − base for a
 // comparison); lagUS is the harness's send lag at the same quantile of the
 // same step (for a comparison, the new side's: the base's lag can only
-// have inflated the base figure);
-// limitUS is a threshold's limit (0 in a comparison). The lateness explains
-// the figure when the lag is at least the excess — take the lag away and
-// the figure is within its bound — or, for a threshold, when the lag alone
-// reaches the limit (the harness cannot measure that fast a server at all).
-// A lag under SendLagFloorUS explains nothing: that much is the runtime's
-// own wake-up floor, present in every run.
+// have inflated the base figure). The lateness explains the figure when
+// the lag is at least the excess: take the lag away and the figure is
+// within its bound. A lag that merely reaches the limit does not: with an
+// excess beyond the lag, what is left without it (the server's share) is
+// itself over the limit, a real breach. A lag under SendLagFloorUS explains
+// nothing: that much is the runtime's own wake-up floor, present in every
+// run.
 //
 // Send lag is added to the corrected latency of the request it delays, so
 // subtracting it is exact per request; per quantile it is an estimate (the
 // p99 of a sum is not the sum of the p99s), which is why such a breach is
 // reported INCONCLUSIVE, never PASS.
-func LagExplains(excessUS, lagUS, limitUS int64) bool {
-	if lagUS < SendLagFloorUS {
-		return false
-	}
-	return excessUS <= lagUS || limitUS > 0 && lagUS >= limitUS
+func LagExplains(excessUS, lagUS int64) bool {
+	return lagUS >= SendLagFloorUS && excessUS <= lagUS
 }
 
 // HarnessBreach is a breached threshold the harness's lateness explains
@@ -108,8 +105,7 @@ func (r *Run) HarnessBound(t ThresholdResult) (HarnessBreach, bool) {
 			return HarnessBreach{}, false
 		}
 		excess := int64(math.Round((t.Observed - t.Limit) * scale))
-		limit := int64(math.Round(t.Limit * scale))
-		if !LagExplains(excess, lag, max(limit, 1)) {
+		if !LagExplains(excess, lag) {
 			return HarnessBreach{}, false
 		}
 		return HarnessBreach{Threshold: t, Step: step, Quantile: stat, LagUS: lag}, true
