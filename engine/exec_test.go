@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -417,7 +418,8 @@ func TestNoFactory(t *testing.T) {
 }
 
 // TestOpenFlowsAndSources: flows are picked by weight from the seed
-// (reproducibly), and clients bind round-robin to the source pool.
+// (reproducibly), and clients of groups of one bind round-robin, by their
+// flow's sequence, to the source pool.
 func TestOpenFlowsAndSources(t *testing.T) {
 	flows := []scenario.Flow{{Name: "a", Weight: 3, GroupSize: 1}, {Name: "b", Weight: 1, GroupSize: 1}}
 	sources := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}
@@ -440,8 +442,8 @@ func TestOpenFlowsAndSources(t *testing.T) {
 	same, differ := true, false
 	for i, s := range a {
 		perFlow[s.Flow]++
-		if s.Source != sources[s.ID%3] {
-			t.Fatalf("client %d bound to %v, want %v", s.ID, s.Source, sources[s.ID%3])
+		if s.Source != sources[s.Seq%3] {
+			t.Fatalf("client %d (flow %d, session %d) bound to %v, want %v", s.ID, s.Flow, s.Seq, s.Source, sources[s.Seq%3])
 		}
 		same = same && s == b[i]
 		differ = differ || s.Flow != c[i].Flow
@@ -518,5 +520,91 @@ func TestStopSignal(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestSpreadSource: whatever the group size (1-5) and the number of source
+// addresses (1-8), the leaders of consecutive groups, and the sessions of
+// every role, take each address equally often (over n groups), and the
+// members of one group take different addresses while the group fits.
+func TestSpreadSource(t *testing.T) {
+	for g := 1; g <= 5; g++ {
+		for n := 1; n <= 8; n++ {
+			t.Run(fmt.Sprintf("group%d/addrs%d", g, n), func(t *testing.T) {
+				// n groups: each role should see every address once.
+				perRole := make([][]int, g)
+				for r := range perRole {
+					perRole[r] = make([]int, n)
+				}
+				for grp := 0; grp < n; grp++ {
+					seen := map[int]bool{}
+					for r := 0; r < g; r++ {
+						i := spreadSource(grp*g+r, g, n)
+						if i < 0 || i >= n {
+							t.Fatalf("session %d: index %d outside 0..%d", grp*g+r, i, n-1)
+						}
+						perRole[r][i]++
+						if g <= n && seen[i] {
+							t.Errorf("group %d: two members bind address %d", grp, i)
+						}
+						seen[i] = true
+					}
+				}
+				for r, counts := range perRole {
+					for i, c := range counts {
+						if c != 1 {
+							t.Errorf("role %d (0 = leader) bound address %d %d times over %d groups, want once: %v", r, i, c, n, counts)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestOpenShardsBindAsOneRun: each session of a sharded open run binds the
+// address the unsharded run binds it to (the mapping follows the flow's
+// sequence, which every shard counts whole).
+func TestOpenShardsBindAsOneRun(t *testing.T) {
+	flows := []scenario.Flow{{Name: "room", Weight: 1, GroupSize: 4}}
+	sources := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}
+	run := func(sh Shard) map[int]netip.Addr {
+		var r recorder
+		synctest(t, func(t *testing.T) {
+			plan := openPlan(100, nil, time.Second, 1000, flows...)
+			if _, _, err := Execute(context.Background(), Options{Plan: plan, Shard: sh, New: r.factory(time.Millisecond), Sources: sources}, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		out := map[int]netip.Addr{}
+		for _, s := range r.starts {
+			out[s.Seq] = s.Source
+		}
+		return out
+	}
+	whole := run(Shard{})
+	if len(whole) < 100 {
+		t.Fatalf("%d sessions, want 100 or more", len(whole))
+	}
+	leaders := map[netip.Addr]int{}
+	for seq, a := range whole {
+		if seq%4 == 0 {
+			leaders[a]++
+		}
+	}
+	if len(leaders) != len(sources) {
+		t.Errorf("leaders bound %v, want every one of %d addresses", leaders, len(sources))
+	}
+	got := 0
+	for i := range 2 {
+		for seq, a := range run(Shard{Index: i, Count: 2}) {
+			got++
+			if whole[seq] != a {
+				t.Errorf("shard %d/2: session %d bound %v, unsharded %v", i, seq, a, whole[seq])
+			}
+		}
+	}
+	if got != len(whole) {
+		t.Errorf("shards ran %d sessions, unsharded %d", got, len(whole))
 	}
 }

@@ -66,8 +66,9 @@ type Options struct {
 	Plan  *scenario.Plan
 	Shard Shard
 	New   NewSession
-	// Sources is the pool of local addresses clients bind to, round-robin
-	// by client id (open model) or slot (closed model); empty = OS choice.
+	// Sources is the pool of local addresses clients bind to: spread by
+	// group and role over a flow's sessions (open model, spreadSource) or
+	// round-robin by slot (closed model); empty = OS choice.
 	Sources []netip.Addr
 	// Grace bounds how long in-flight sessions may run on after the
 	// schedule ends or ctx is cancelled before their context is cancelled
@@ -279,6 +280,31 @@ func (x *Execution) source(n int) netip.Addr {
 		return netip.Addr{}
 	}
 	return x.o.Sources[n%len(x.o.Sources)]
+}
+
+// groupSource is the source address of an open-model arrival: session
+// seq of a flow whose groups have groupSize members (see spreadSource).
+func (x *Execution) groupSource(seq, groupSize int) netip.Addr {
+	if len(x.o.Sources) == 0 {
+		return netip.Addr{}
+	}
+	return x.o.Sources[spreadSource(seq, groupSize, len(x.o.Sources))]
+}
+
+// spreadSource is the index, among n source addresses, of session seq of
+// a flow with groups of groupSize: group g = seq/groupSize's member r =
+// seq%groupSize binds address (g + r) mod n. Leaders (r = 0) of
+// consecutive groups take consecutive addresses, as do the members of one
+// group (all different while groupSize <= n), so every address gets as
+// many rooms to create as joins, for any group size and address count:
+// plain round-robin by arrival would give every leader of groups of 4 over
+// 4 addresses the first one, and a server's per-address room quota would
+// refuse them. seq is the flow's sequence number over the whole run,
+// before sharding (Shard.Owns picks groups), so shard i/n binds each
+// session to the address an unsharded run would.
+func spreadSource(seq, groupSize, n int) int {
+	g := max(groupSize, 1)
+	return (seq/g + seq%g) % n
 }
 
 // waitUntil is Execution.wait's default: precise.Until. The package's

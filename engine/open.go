@@ -59,7 +59,7 @@ func (a *arrivals) next() (st Start, ok bool) {
 			return Start{}, false
 		}
 		a.k++
-		return Start{ID: k, Slot: k, Flow: f, Seq: s, Source: a.x.source(k), Intended: a.x.start.Add(due)}, true
+		return Start{ID: k, Slot: k, Flow: f, Seq: s, Source: a.x.groupSource(s, plan.Flows[f].GroupSize), Intended: a.x.start.Add(due)}, true
 	}
 }
 

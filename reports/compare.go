@@ -34,8 +34,11 @@ const (
 // Gate is one regression limit: the comparison breaks it when a value of
 // Metric is strictly greater than Max. A latency gate (p50/p99 increase)
 // breaks only when, besides, the increase is above MinDeltaUS in absolute
-// terms and beyond the runs' sampling noise (LatencyCI): two runs of one
-// build differ by tens of percent at the tail, which is not a regression.
+// terms, beyond the runs' sampling noise (LatencyCI): two runs of one
+// build differ by tens of percent at the tail, which is not a regression —
+// and beyond what the harness's lateness explains: the new side's send lag
+// at that percentile (LagExplains; the base's lag only inflates the base
+// figure, so it can make no increase look larger).
 type Gate struct {
 	Metric string  `json:"metric"`
 	Max    float64 `json:"max"`
@@ -77,6 +80,12 @@ type StepDelta struct {
 	// then judged).
 	P50CI *CIPair `json:"p50_ci,omitempty"`
 	P99CI *CIPair `json:"p99_ci,omitempty"`
+	// The harness's send lag at p50 and p99 on each side (0 when a side
+	// recorded none): an increase it explains is not judged (LagExplains).
+	BaseLagP50US int64 `json:"base_send_lag_p50_us,omitempty"`
+	NewLagP50US  int64 `json:"new_send_lag_p50_us,omitempty"`
+	BaseLagP99US int64 `json:"base_send_lag_p99_us,omitempty"`
+	NewLagP99US  int64 `json:"new_send_lag_p99_us,omitempty"`
 }
 
 // CIPair holds a percentile's confidence interval on each side of a
@@ -147,7 +156,8 @@ type Comparison struct {
 	// NewViolations are rules violated in new and not in base.
 	NewViolations []string `json:"new_violations"`
 	// Spared lists latency increases over a gate's percentage that did not
-	// break it: under its MinDeltaUS floor or within the noise.
+	// break it: under its MinDeltaUS floor, within the noise, or not judged
+	// because the harness's send lag explains them (harness-bound).
 	Spared []string `json:"spared,omitempty"`
 	// Incomplete says which side was interrupted or incomplete (one
 	// sentence each, led by "INTERRUPTED" or "INCOMPLETE": partialSides);
@@ -195,6 +205,8 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 			d.P99ChangePct = pctChange(d.BaseP99US, d.NewP99US)
 			d.P50CI = ciPair(b.Latency, n.Latency, 0.50)
 			d.P99CI = ciPair(b.Latency, n.Latency, 0.99)
+			d.BaseLagP50US, d.NewLagP50US = b.SendLag.P50US, n.SendLag.P50US
+			d.BaseLagP99US, d.NewLagP99US = b.SendLag.P99US, n.SendLag.P99US
 		}
 		d.ErrorRateChangePP = (d.NewErrorRate - d.BaseErrorRate) * 100
 		c.Steps = append(c.Steps, d)
@@ -240,8 +252,10 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 					continue
 				}
 				pct, b, n, ci, name := d.P99ChangePct, d.BaseP99US, d.NewP99US, d.P99CI, "p99"
+				bl, nl := d.BaseLagP99US, d.NewLagP99US
 				if g.Metric == GateP50IncreasePct {
 					pct, b, n, ci, name = d.P50ChangePct, d.BaseP50US, d.NewP50US, d.P50CI, "p50"
+					bl, nl = d.BaseLagP50US, d.NewLagP50US
 				}
 				if pct <= g.Max {
 					continue
@@ -252,6 +266,13 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 				case !ci.Significant():
 					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): within the noise (99%% intervals %s-%s and %s-%s overlap)",
 						d.Name, name, fmtUS(b), fmtUS(n), fmtSigned(pct, "%"), fmtUS(ci.BaseLoUS), fmtUS(ci.BaseHiUS), fmtUS(ci.NewLoUS), fmtUS(ci.NewHiUS)))
+				case LagExplains(n-b, nl):
+					// Without its send lag the new figure would be
+					// within the base's: no evidence against the server.
+					// (The base's lag is not taken off its figure: that
+					// would lower the base and judge more, not less.)
+					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): not judged: harness-bound (send lag %s %s on the new side, %s on the base)",
+						d.Name, name, fmtUS(b), fmtUS(n), fmtSigned(pct, "%"), name, fmtUS(nl), fmtUS(bl)))
 				default:
 					check(d.Name, pct)
 				}

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Headline statuses.
+// Headline statuses (and StatusTargetDown, StatusInconclusive).
 const (
 	StatusPass        = "pass"
 	StatusFail        = "fail"
@@ -20,9 +20,10 @@ const (
 
 // Headline is the verdict every format of a result leads with (the
 // terminal's first line, the HTML banner, the Markdown summary, the JUnit
-// error case): Status is StatusPass, StatusFail, StatusInterrupted,
-// StatusIncomplete or "" when there is nothing to judge; Text says it in
-// words, status first.
+// error case): Status is StatusTargetDown, StatusInterrupted,
+// StatusIncomplete, StatusFail, StatusInconclusive, StatusPass (in that
+// precedence) or "" when there is nothing to judge; Text says it in words,
+// status first.
 type Headline struct {
 	Status string
 	Text   string
@@ -179,7 +180,11 @@ func (r *Run) MissingLoad() []string {
 // thresholds say: they were judged on the part that ran; so does an
 // incomplete one (the load was not all generated), next. A step that was
 // tried and never succeeded fails the run and leads its verdict, even when
-// every threshold passed (a run with "0 OK" on a step is not green).
+// every threshold passed (a run with "0 OK" on a step is not green). A run
+// whose only breaches are harness-bound (HarnessBound: the harness's own
+// send lag explains them) is INCONCLUSIVE, not FAIL: "INCONCLUSIVE ·
+// harness-bound: list_rooms.p99 < 20ms measured 535.00ms, send lag p99
+// 533.00ms".
 func (r *Run) Headline() Headline {
 	hl := r.verdict()
 	if r.Drill != nil && len(r.Drill.Faults) > 0 {
@@ -213,13 +218,28 @@ func (r *Run) verdict() Headline {
 			passed++
 		}
 	}
+	bound := r.HarnessBreaches()
+	real := len(r.Thresholds) - passed - len(bound)
 	var verdict string
 	status := ""
 	switch n := len(r.Thresholds); {
-	case n > 0 && passed < n:
-		status, verdict = StatusFail, fmt.Sprintf("%d of %s breached", n-passed, Count(n, "threshold"))
+	case real > 0:
+		status, verdict = StatusFail, fmt.Sprintf("%d of %s breached", real, Count(n, "threshold"))
+		if len(bound) > 0 {
+			verdict += fmt.Sprintf(", %d more harness-bound (%s)", len(bound), harnessBoundText(bound))
+		}
 	case r.Totals.Violations > 0:
 		status, verdict = StatusFail, Count(r.Totals.Violations, "protocol violation")
+		if len(bound) > 0 {
+			verdict += fmt.Sprintf("; %d of %s harness-bound (%s)", len(bound), Count(n, "threshold"), harnessBoundText(bound))
+		}
+	case len(bound) > 0:
+		// No breach the server can be charged with, and none it is
+		// cleared of: the harness was too late to tell.
+		status, verdict = StatusInconclusive, "harness-bound: "+harnessBoundText(bound)
+		if passed > 0 {
+			verdict += fmt.Sprintf(" (%d of %s passed)", passed, Count(n, "threshold"))
+		}
 	case n > 0:
 		status, verdict = StatusPass, Agree(n, "the", "all")+" "+Count(n, "threshold")+" passed"
 	}

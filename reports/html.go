@@ -35,6 +35,7 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"drillDur":   drillDur,
 	"maxSamples": func() int { return MaxViolationSamples },
 	"thv":        fmtThresholdValue,
+	"verdictOf":  func(r *Run, t ThresholdResult) string { return thresholdVerdict(r, t, "pass", "fail", "bound") },
 	"section":    sectionTitle,
 	"utc":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 }).Parse(htmlTemplateText))
@@ -135,6 +136,9 @@ type runView struct {
 	R          *Run
 	Status     string // a Headline status, or "" (nothing to judge)
 	StatusText string
+	// Warnings are Run.Warnings (the harness's send lag, dropped starts),
+	// said under the banner as the terminal and the Markdown say them.
+	Warnings   []string
 	Cards      []card
 	Thresholds []ThresholdResult
 	Combined   template.HTML   // every step's corrected curve (several steps)
@@ -396,6 +400,7 @@ func buildRun(r *Run) (*runView, error) {
 	}
 	hl := r.Headline()
 	v.Status, v.StatusText = hl.Status, hl.Text
+	v.Warnings = r.Warnings()
 	if len(r.Thresholds) > 0 {
 		v.Cards = append(v.Cards, card{"thresholds", fmt.Sprintf("%d / %d passed", passed, len(r.Thresholds)), map[bool]string{true: "bad", false: "good"}[passed < len(r.Thresholds)]})
 	}

@@ -105,7 +105,7 @@ func TestHTMLCSS(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown} {
+	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown, StatusInconclusive} {
 		if !styled[".status."+s] {
 			t.Errorf("no rule .status.%s for headline status %s", s, s)
 		}
@@ -133,10 +133,11 @@ func TestHTMLCSS(t *testing.T) {
 	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun} {
 		carried["v-"+v], carried["c-"+v] = true, true
 	}
-	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown} {
+	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown, StatusInconclusive} {
 		carried[s] = true
 	}
 	carried["w-"+DirSent], carried["w-"+DirRecv] = true, true
+	carried["v-bound"] = true // a harness-bound threshold's badge (thresholdVerdict)
 	for _, m := range cssClass.FindAllStringSubmatch(strings.Join(selectors, " "), -1) {
 		if !carried[m[1]] {
 			t.Errorf("html.css styles .%s, which no page carries", m[1])

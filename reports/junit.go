@@ -145,7 +145,10 @@ conform result (one testcase per case) as JUnit XML, to FILE or stdout.`,
 
 // WriteRunJUnit writes run as JUnit XML: suite "thresholds" with one
 // testcase per threshold (a failure when it did not pass, its message in
-// the units the terminal uses) and suite "violations" with one failing
+// the units the terminal uses; an <error> of type harness-bound when the
+// harness's lateness explains the breach, Run.HarnessBound, and then a
+// leading <error> testcase "harness kept up" with the INCONCLUSIVE
+// headline) and suite "violations" with one failing
 // testcase per violated protocol rule. An interrupted or incomplete run
 // leads with suite "run" holding one <error> testcase that says so, so no
 // CI reads a partial run as a pass; each step tried and never succeeded adds a
@@ -153,7 +156,14 @@ conform result (one testcase per case) as JUnit XML, to FILE or stdout.`,
 func WriteRunJUnit(w io.Writer, run *Run) error {
 	var suites []junitSuite
 	rs := junitSuite{Name: "lobbybench.run", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
-	addInterrupted(&rs, run.Headline(), "run", run.DurationNS)
+	hl := run.Headline()
+	addInterrupted(&rs, hl, "run", run.DurationNS)
+	if hl.Status == StatusInconclusive {
+		// Not a failure of the server, not a pass: an <error>, the
+		// testcase saying what the run could not judge.
+		rs.add(junitCase{Name: "harness kept up", Classname: "run", Time: junitTime(run.DurationNS),
+			Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text + "\n" + run.SendLagWarning())}})
+	}
 	for _, s := range run.StepsNeverSucceeded() {
 		msg := fmt.Sprintf("step %s never succeeded (%s)", s.Name, tally(s))
 		rs.add(junitCase{Name: "step " + s.Name + " succeeded", Classname: "run", Time: "0.000",
@@ -173,7 +183,12 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 			if t.Step != "" {
 				msg = t.Step + " " + msg
 			}
-			c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
+			if b, ok := run.HarnessBound(t); ok {
+				msg += fmt.Sprintf(", within the harness's send lag %s %s (harness-bound)", b.Quantile, fmtUS(b.LagUS))
+				c.Error = &junitError{Message: msg, Type: "harness-bound", Text: msg}
+			} else {
+				c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
+			}
 		}
 		th.add(c)
 	}

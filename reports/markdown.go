@@ -57,7 +57,7 @@ func init() {
 Writes a run result or a conform result as the Markdown summary that
 'run --markdown' and 'conform --markdown' write (for a pull-request
 comment, or $GITHUB_STEP_SUMMARY), to FILE or stdout. Its verdict comes
-first: INTERRUPTED, INCOMPLETE, FAIL or PASS.`,
+first: TARGET DOWN, INTERRUPTED, INCOMPLETE, FAIL, INCONCLUSIVE or PASS.`,
 			List: `  markdown RESULT.json [-o FILE]  a Markdown summary (PR comment, CI job
                                   summary)
 `,
@@ -181,7 +181,7 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 // WriteRunMarkdown writes run as a Markdown summary for a pull-request
 // comment or a CI job summary ($GITHUB_STEP_SUMMARY). Its first line is
 // the run's headline (Run.Headline, as in every format: INTERRUPTED,
-// INCOMPLETE, FAIL or PASS; none when there is nothing to judge), then
+// INCOMPLETE, FAIL, INCONCLUSIVE or PASS; none when there is nothing to judge), then
 // what ran and why it is incomplete, the totals and sessions, the
 // thresholds, a table per step and per message type (count, outcomes,
 // latency from the intended send time, send lag p99) with the steps that
@@ -209,10 +209,7 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
-			v := verdictMark[VerdictFail]
-			if th.Pass {
-				v = verdictMark[VerdictPass]
-			}
+			v := thresholdVerdict(run, th, verdictMark[VerdictPass], verdictMark[VerdictFail], "⚠️ harness-bound")
 			rows = append(rows, []string{th.Name, th.LimitText(), th.ObservedText(), v})
 		}
 		fmt.Fprint(ew, "\n#### Thresholds\n\n")

@@ -176,7 +176,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
-			rows = append(rows, []string{th.Name, passFail(th.Pass), th.ObservedText(), th.LimitText()})
+			rows = append(rows, []string{th.Name, thresholdVerdict(run, th, "pass", "FAIL", "HARNESS-BOUND"), th.ObservedText(), th.LimitText()})
 		}
 		fmt.Fprintln(ew, "Thresholds:")
 		writeColumns(ew, 2, "llrl", []string{"THRESHOLD", "RESULT", "OBSERVED", "LIMIT"}, rows)

@@ -32,6 +32,10 @@ const (
 	exitInterrupted = 5 // interrupted by a signal or deadline
 	exitIncomplete  = 6 // the load was not all generated: failed starts, a dead worker
 	exitTargetDown  = 7 // the target stopped answering (refused or silent) during the run or suite
+	// exitInconclusive: every breached threshold is harness-bound (the
+	// harness's own send lag explains it, reports.Run.HarnessBound):
+	// nothing shows the server slow, nothing shows it fast enough.
+	exitInconclusive = 8
 )
 
 // env is the state a command runs with, injected so whole commands can be

@@ -32,7 +32,8 @@ Reads the JSON results written by 'run --json' and 'conform --json'.
 
 Subcommands:
 ` + list.String() + `  compare BASE.json NEW.json      deltas and regression gates (exit 4 when
-                                  a gate is broken)
+                                  a gate is broken; an increase the
+                                  harness's send lag explains is not judged)
   merge SHARD.json... [-o FILE]   exact merge of 'run --shard i/n' results,
                                   thresholds evaluated again on the merge
 
@@ -181,8 +182,10 @@ Every gate is on by default with the value shown; 'off' disables one:
 A latency gate breaks only when the increase is over its percentage, over
 --min-delta in absolute terms, and beyond the sampling noise: the 99%
 order-statistic intervals of the two percentiles, read from the runs' HDR
-histograms, must not overlap. Increases spared by either are listed as
-"Not gated". A nightly job comparing against a stored baseline should set
+histograms, must not overlap; and beyond what the harness's own lateness
+explains: an increase no larger than NEW's send lag at that percentile is
+"not judged: harness-bound" (a late harness is not a slow server).
+Increases spared by any of these are listed as "Not gated". A nightly job comparing against a stored baseline should set
 --min-delta (e.g. 1ms) and a percentage its machine's run-to-run spread
 allows (see docs/report.md).
 
@@ -317,7 +320,9 @@ given twice or missing.
 
 Exit codes: 0 merged; 2 unreadable or mismatched input; 4 a threshold
 failed on the merged data, or a step was tried and never succeeded in any
-shard (the merged file is still written).`
+shard; 8 every threshold that failed is harness-bound (the harness's own
+send lag explains it: INCONCLUSIVE). The merged file is written in every
+case but 2.`
 
 func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 	out := fs.String("o", "", "write the merged JSON to `FILE` (default stdout)")
@@ -356,11 +361,11 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		fmt.Fprintf(e.stderr, "lobbybench %s: %s, %s, %d failed, %s; thresholds %d/%d passed\n", cmd,
 			reports.Count(merged.Shards, "shard"), reports.Count(merged.Totals.Requests, "request"), merged.Totals.Failures, reports.Count(merged.Totals.Violations, "violation"), passed, len(merged.Thresholds))
-		if len(merged.StepsNeverSucceeded()) > 0 {
-			fmt.Fprintf(e.stderr, "lobbybench %s: %s\n", cmd, merged.Headline().Text)
+		if hl := merged.Headline(); len(merged.StepsNeverSucceeded()) > 0 || hl.Status == reports.StatusInconclusive {
+			fmt.Fprintf(e.stderr, "lobbybench %s: %s\n", cmd, hl.Text)
 		}
 		if !thOK || len(merged.StepsNeverSucceeded()) > 0 {
-			return exitThreshold
+			return thresholdExit(merged)
 		}
 		return exitOK
 	}

@@ -57,10 +57,13 @@ reached does not count); 5 interrupted
 (Ctrl-C); 6 the load was not all generated (a client could not open its
 socket, e.g. too many open files, or a --workers worker died); 7 the
 target went down during the run (the watchdog's probes refused or
-unanswered). When several apply, the first in the
-order 7, 5, 1, 6, 4 wins. The JSON, JUnit, Markdown and HTML files are
+unanswered); 8 inconclusive: every breached threshold is a latency the
+harness's own send lag explains (harness-bound; a late harness is not a
+slow server). When several apply, the first in the
+order 7, 5, 1, 6, 4, 8 wins. The JSON, JUnit, Markdown and HTML files are
 written in every case where the run started (Ctrl-C included), each led by
-the run's verdict: TARGET DOWN, INTERRUPTED, INCOMPLETE, FAIL or PASS.`
+the run's verdict: TARGET DOWN, INTERRUPTED, INCOMPLETE, FAIL, INCONCLUSIVE
+or PASS.`
 
 // seedFlag is an optional int64 flag: nil until set.
 type seedFlag struct{ v *int64 }
@@ -303,9 +306,19 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 	case !res.ThresholdsOK || len(res.Run.StepsNeverSucceeded()) > 0:
 		// A step tried and never succeeded has no figure a threshold
 		// could judge: as much a failed run as a breached threshold.
-		return exitThreshold
+		return thresholdExit(res.Run)
 	}
 	return exitOK
+}
+
+// thresholdExit is the exit code of a run with a breached threshold or a
+// step that never succeeded: 8 when its headline is INCONCLUSIVE (every
+// breach harness-bound: the harness's lateness explains it), else 4.
+func thresholdExit(r *reports.Run) int {
+	if r.Headline().Status == reports.StatusInconclusive {
+		return exitInconclusive
+	}
+	return exitThreshold
 }
 
 // writeEngineSummary prints what the table does not: shard, sessions,
