@@ -339,13 +339,6 @@ func rateLimitRows(rs []RateLimitFinding) [][]string {
 	return rows
 }
 
-func passFail(ok bool) string {
-	if ok {
-		return "pass"
-	}
-	return "FAIL"
-}
-
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 func orDash(s string) string {

@@ -63,6 +63,11 @@ func fakeServer(mode string, args []string) int {
 			return 1
 		}
 		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
 		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
 			c, err := ln.Accept()
 			if err != nil {
