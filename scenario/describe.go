@@ -113,6 +113,9 @@ func (l LoadShape) describe() string {
 	out := fmt.Sprintf("%s: %s; %s in all; at most %d clients", l.Model, strings.Join(parts, ", "), l.Duration, l.MaxClients)
 	if l.Model == Open {
 		out += fmt.Sprintf("; %.0f sessions", l.Profile().Total())
+		if l.Arrivals == ArrivalsPoisson {
+			out += " expected, Poisson arrivals"
+		}
 	}
 	return out
 }

@@ -460,7 +460,7 @@ func (d *decoder) policyFields(f fields, what string, base RequestPolicy) Reques
 	return p
 }
 
-var loadKeys = []string{"model", "rate", "clients", "start_rate", "start_clients", "stages", "duration", "max_clients"}
+var loadKeys = []string{"model", "rate", "clients", "start_rate", "start_clients", "stages", "duration", "max_clients", "arrivals"}
 
 // DefaultMaxClients caps concurrent sessions of an open model unless set.
 const DefaultMaxClients = 1000
@@ -620,6 +620,16 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 			if l.Model == Closed && peak > float64(v) {
 				d.errf(n, "load.max_clients %d is below the peak of %d clients the stages ask for", v, int(peak))
 			}
+		}
+	}
+	if l.Model == Open {
+		l.Arrivals = ArrivalsUniform
+	}
+	if n := f.get("arrivals"); n != nil {
+		if l.Model != Open {
+			d.errf(f.keys["arrivals"], "load.arrivals applies to the open model (rate), not the %s model: closed-model clients start as the client count rises", l.Model)
+		} else if v, ok := d.oneOf(n, "load.arrivals", []string{string(ArrivalsUniform), string(ArrivalsPoisson)}); ok {
+			l.Arrivals = Arrivals(v)
 		}
 	}
 	if l.MaxClients == 0 {

@@ -92,6 +92,7 @@ type LoadShape struct {
 	Stages     []Stage
 	Duration   time.Duration // > 0
 	MaxClients int           // cap on concurrent sessions; open-model arrivals over it count as dropped_starts
+	Arrivals   Arrivals      // open model: how arrivals are spaced (ArrivalsUniform or ArrivalsPoisson); "" for closed
 }
 
 // Stage ramps the target to Target over For. Target is sessions per second
