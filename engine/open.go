@@ -29,23 +29,25 @@ type prepared struct {
 }
 
 // arrivals walks the open schedule: every arrival's Start, in order,
-// skipping those another shard owns.
+// skipping those another shard owns. Every shard draws every arrival's
+// time (sched) and flow pick, its own and the others', so the sequences
+// stay identical across shards.
 type arrivals struct {
-	x    *Execution
-	prof scenario.Profile
-	pick interface{ Float64() float64 }
-	seq  []int
-	k    int
+	x     *Execution
+	sched *scenario.Schedule
+	pick  interface{ Float64() float64 }
+	seq   []int
+	k     int
 }
 
 // next returns the next arrival this shard owns; ok is false when the
 // schedule is over.
 func (a *arrivals) next() (st Start, ok bool) {
 	plan := a.x.o.Plan
-	total := a.prof.Total()
 	for ; ; a.k++ {
 		k := a.k
-		if float64(k) >= total+1 {
+		due, more := a.sched.Next()
+		if !more {
 			return Start{}, false
 		}
 		f := plan.PickFlow(a.pick.Float64())
@@ -54,18 +56,15 @@ func (a *arrivals) next() (st Start, ok bool) {
 		if !a.x.o.Shard.Owns(s / max(plan.Flows[f].GroupSize, 1)) {
 			continue
 		}
-		due, stop := a.prof.Pace(0, uint64(k))
-		if stop {
-			return Start{}, false
-		}
 		a.k++
 		return Start{ID: k, Slot: k, Flow: f, Seq: s, Source: a.x.groupSource(s, plan.Flows[f].GroupSize), Intended: a.x.start.Add(due)}, true
 	}
 }
 
 // runOpen is the open-model executor (k6's ramping-arrival-rate): arrival
-// k is due when the integral of the profile's rate reaches k (the
-// scenario's Pacer), whatever the server's speed. An arrival that finds
+// k is due when the integral of the profile's rate reaches k, or at the
+// k-th point of a Poisson process of that rate (scenario.Schedule),
+// whatever the server's speed. An arrival that finds
 // max_clients sessions live (prepared ones included), or that the
 // generator reaches more than MaxLateness after its due time, is counted
 // as a dropped start and not started: a saturated generator never passes
@@ -80,11 +79,12 @@ func (a *arrivals) next() (st Start, ok bool) {
 // lag. Sessions are made in arrival order, as group places require
 // (NewSession).
 //
-// Every shard walks the same global schedule and draws the same flow picks
+// Every shard walks the same global schedule (Poisson gaps from
+// scenario.ArrivalStream of the seed) and draws the same flow picks
 // (stream 0 of the seed), starting only the arrivals it owns (see Shard).
 func (x *Execution) runOpen(ctx context.Context) {
 	plan := x.o.Plan
-	o := &openSched{x: x, arr: arrivals{x: x, prof: plan.Load.Profile(), pick: scenario.NewRand(plan.Seed, 0), seq: make([]int, len(plan.Flows))},
+	o := &openSched{x: x, arr: arrivals{x: x, sched: plan.Load.Schedule(plan.Seed), pick: scenario.NewRand(plan.Seed, 0), seq: make([]int, len(plan.Flows))},
 		maxActive: int64(x.o.Shard.Part(plan.Load.MaxClients)), done: make(chan struct{})}
 	o.pending, o.more = o.arr.next()
 	go o.loop(ctx)

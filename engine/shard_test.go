@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -53,16 +54,23 @@ func TestShardPartsSum(t *testing.T) {
 }
 
 // TestOpenShardsSumToWhole runs an open-model plan whole and as 1, 2 and 3
-// shards: the shards together must start exactly the whole run's arrivals
-// (same ids, same flows, same intended offsets), never share one, and keep
-// every group on one shard.
+// shards, with uniform and with Poisson arrivals: the shards together must
+// start exactly the whole run's arrivals (same ids, same flows, same
+// intended offsets), never share one, and keep every group on one shard.
 func TestOpenShardsSumToWhole(t *testing.T) {
+	for _, arr := range []scenario.Arrivals{scenario.ArrivalsUniform, scenario.ArrivalsPoisson} {
+		t.Run(string(arr), func(t *testing.T) { testOpenShardsSumToWhole(t, arr) })
+	}
+}
+
+func testOpenShardsSumToWhole(t *testing.T, arr scenario.Arrivals) {
 	flows := []scenario.Flow{
 		{Name: "solo", Weight: 3, GroupSize: 1},
 		{Name: "pair", Weight: 2, GroupSize: 2},
 		{Name: "four", Weight: 1, GroupSize: 4},
 	}
 	plan := openPlan(20, []scenario.Stage{{Target: 80, For: 3 * time.Second}}, 3*time.Second, 10000, flows...)
+	plan.Load.Arrivals = arr
 	type key struct {
 		id, flow, seq int
 		at            time.Duration
@@ -82,8 +90,31 @@ func TestOpenShardsSumToWhole(t *testing.T) {
 		return out
 	}
 	whole := run(Shard{})
-	if len(whole) != 150 { // ∫ 20→80 over 3s = 150
-		t.Fatalf("whole run started %d, want 150", len(whole))
+	// ∫ 20→80 over 3s = 150: exactly for the uniform schedule; a Poisson
+	// count of mean 150 within 4σ (the seed fixes it).
+	if bound := 4 * math.Sqrt(150); arr == scenario.ArrivalsUniform && len(whole) != 150 ||
+		math.Abs(float64(len(whole)-150)) > bound {
+		t.Fatalf("whole run started %d, want 150 (%s arrivals)", len(whole), arr)
+	}
+	sched := plan.Load.Schedule(plan.Seed)
+	for i, k := range whole {
+		if due, ok := sched.Next(); !ok || k.id != i || k.at != due {
+			t.Fatalf("arrival %d (id %d) due at %v, the schedule says %v (%v)", i, k.id, k.at, due, ok)
+		}
+	}
+	if _, ok := sched.Next(); ok {
+		t.Errorf("the run started %d arrivals, the schedule has more", len(whole))
+	}
+	if arr == scenario.ArrivalsPoisson {
+		evenly := 0
+		for i, k := range whole {
+			if due, _ := plan.Load.Profile().Due(uint64(i)); k.at == due {
+				evenly++
+			}
+		}
+		if evenly > 1 {
+			t.Errorf("%d Poisson arrivals fall on the uniform schedule's times", evenly)
+		}
 	}
 	for n := 1; n <= 3; n++ {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -91,8 +122,8 @@ func TestOpenShardsSumToWhole(t *testing.T) {
 			groupShard := map[[2]int]int{}
 			for i := range n {
 				part := run(Shard{i, n})
-				if n > 1 && (len(part) < 150/n/2 || len(part) > 2*150/n) {
-					t.Errorf("shard %d/%d took %d of 150 arrivals: unbalanced", i, n, len(part))
+				if n > 1 && (len(part) < len(whole)/n/2 || len(part) > 2*len(whole)/n) {
+					t.Errorf("shard %d/%d took %d of %d arrivals: unbalanced", i, n, len(part), len(whole))
 				}
 				for _, k := range part {
 					g := [2]int{k.flow, k.seq / flows[k.flow].GroupSize}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -96,10 +97,20 @@ func (l LoadShape) describe() string {
 	}
 	var parts []string
 	prev := l.Start
-	if len(l.Stages) == 0 {
+	if c := l.Curve; c != nil {
+		lo, hi := l.Start, l.Start
+		for _, s := range l.Stages {
+			lo, hi = math.Min(lo, s.Target), math.Max(hi, s.Target)
+		}
+		parts = append(parts, fmt.Sprintf("curve %s (%s): %d points over %s compressed %g×, %s to %s",
+			c.Path, c.Column, c.Points, formatSpan(c.Span), c.Compress, unit(lo), unit(hi)))
+	} else if len(l.Stages) == 0 {
 		parts = append(parts, unit(l.Start))
 	}
 	for _, s := range l.Stages {
+		if l.Curve != nil {
+			break
+		}
 		switch {
 		case s.For == 0:
 			parts = append(parts, "jump to "+unit(s.Target))
@@ -113,6 +124,9 @@ func (l LoadShape) describe() string {
 	out := fmt.Sprintf("%s: %s; %s in all; at most %d clients", l.Model, strings.Join(parts, ", "), l.Duration, l.MaxClients)
 	if l.Model == Open {
 		out += fmt.Sprintf("; %.0f sessions", l.Profile().Total())
+		if l.Arrivals == ArrivalsPoisson {
+			out += " expected, Poisson arrivals"
+		}
 	}
 	return out
 }

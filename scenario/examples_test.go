@@ -25,6 +25,7 @@ func TestExamples(t *testing.T) {
 		{"malformed-mix.yaml", UDPLobby, Open, time.Minute, 2},
 		{"soak.yaml", UDPLobby, Closed, time.Hour, 2},
 		{"leviathan-join.yaml", Leviathan, Open, time.Minute, 1},
+		{"matchmaker-day.yaml", UDPLobby, Open, time.Minute, 1},
 	}
 	matches, _ := filepath.Glob("../scenarios/*.yaml")
 	if len(matches) != len(tests) {

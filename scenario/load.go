@@ -60,8 +60,8 @@ func Parse(file string, data []byte) (plan *Plan, err error) {
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs.sorted()
+	if len(d.errs)+len(d.later) > 0 {
+		return nil, append(d.errs.sorted(), d.later...)
 	}
 	return p, nil
 }
@@ -102,6 +102,9 @@ func (d *decoder) syntaxErr(data []byte, hint int, msg string) {
 type decoder struct {
 	file string
 	errs Errors
+	// later holds problems in other files the scenario reads (a load
+	// curve's CSV), listed after the scenario's own, in their file order.
+	later Errors
 	// rejected holds the kinds of steps already reported as unknown or
 	// wrong for the protocol, so thresholds on them do not repeat the error.
 	rejected map[string]bool
@@ -460,7 +463,7 @@ func (d *decoder) policyFields(f fields, what string, base RequestPolicy) Reques
 	return p
 }
 
-var loadKeys = []string{"model", "rate", "clients", "start_rate", "start_clients", "stages", "duration", "max_clients"}
+var loadKeys = []string{"model", "rate", "clients", "start_rate", "start_clients", "stages", "duration", "max_clients", "arrivals", "curve", "compress"}
 
 // DefaultMaxClients caps concurrent sessions of an open model unless set.
 const DefaultMaxClients = 1000
@@ -489,7 +492,44 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 		s, _ := d.oneOf(m, "load.model", []string{string(Open), string(Closed)})
 		l.Model = LoadModel(s)
 	}
+	var stagesTotal time.Duration
+	curveKey := f.keys["curve"]
+	if curveKey != nil {
+		for _, k := range append(append([]string{"stages"}, openKeys...), closedKeys...) {
+			if kn := f.keys[k]; kn != nil {
+				d.errf(kn, "load.%s: load.curve (line %d) gives the load; give one or the other", k, curveKey.Line)
+			}
+		}
+		compress, compressOK := 1.0, true
+		if n := f.get("compress"); n != nil {
+			if compress, compressOK = d.number(n, "load.compress"); compressOK && (compress <= 0 || compress > 1_000_000) {
+				d.errf(n, "load.compress must be above 0 and at most 1000000, got %g", compress)
+				compressOK = false
+			}
+		}
+		if !compressOK {
+			return l
+		}
+		c, start, stages, ok := d.curve(f.get("curve"), compress)
+		if !ok {
+			return l
+		}
+		model := curveValue[c.Column]
+		if l.Model != "" && l.Model != model {
+			d.errf(f.get("model"), "load.model is %s, but the curve's %s column is for the %s model", l.Model, c.Column, model)
+			return l
+		}
+		l.Model, l.Start, l.Stages, l.Curve = model, start, stages, &c
+		for _, st := range stages {
+			stagesTotal += st.For
+		}
+	} else if kn := f.keys["compress"]; kn != nil {
+		d.errf(kn, "load.compress applies to load.curve (a CSV of the load over real time), which is not given")
+	}
 	stages := resolve(f.get("stages"))
+	if curveKey != nil {
+		stages = nil
+	}
 	stageKey := func(key string) *yaml.Node {
 		if stages == nil || stages.Kind != yaml.SequenceNode {
 			return nil
@@ -532,6 +572,9 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 	if l.Model == Closed {
 		targetKey, startKey, wrongKeys = "clients", "start_clients", openKeys
 	}
+	if curveKey != nil {
+		wrongKeys = nil // reported above
+	}
 	for _, k := range wrongKeys {
 		if kn := f.keys[k]; kn != nil {
 			d.errf(kn, "load.%s does not apply to the %s model (use %s)", k, l.Model, targetKey)
@@ -544,11 +587,10 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 		v, ok := d.integer(n, what, 0, 1_000_000)
 		return float64(v), ok
 	}
-	if n := f.get(startKey); n != nil {
+	if n := f.get(startKey); n != nil && curveKey == nil {
 		l.Start, _ = value(n, "load."+startKey)
 	}
-	var stagesTotal time.Duration
-	if n := f.get(targetKey); n != nil {
+	if n := f.get(targetKey); n != nil && curveKey == nil {
 		if stages != nil {
 			d.errf(f.keys[targetKey], "load: give either %s (constant) or stages, not both", targetKey)
 		}
@@ -590,6 +632,10 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 		}
 	}
 	l.Duration = stagesTotal
+	if curveKey != nil && stagesTotal == 0 {
+		d.errf(curveKey, "load.curve: the curve's %s lasts 0s once compressed %g times", formatSpan(l.Curve.Span), l.Curve.Compress)
+		return l
+	}
 	durationOK := true
 	if n := f.get("duration"); n != nil {
 		var v time.Duration
@@ -620,6 +666,16 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 			if l.Model == Closed && peak > float64(v) {
 				d.errf(n, "load.max_clients %d is below the peak of %d clients the stages ask for", v, int(peak))
 			}
+		}
+	}
+	if l.Model == Open {
+		l.Arrivals = ArrivalsUniform
+	}
+	if n := f.get("arrivals"); n != nil {
+		if l.Model != Open {
+			d.errf(f.keys["arrivals"], "load.arrivals applies to the open model (rate), not the %s model: closed-model clients start as the client count rises", l.Model)
+		} else if v, ok := d.oneOf(n, "load.arrivals", []string{string(ArrivalsUniform), string(ArrivalsPoisson)}); ok {
+			l.Arrivals = Arrivals(v)
 		}
 	}
 	if l.MaxClients == 0 {

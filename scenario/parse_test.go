@@ -24,6 +24,7 @@ load:
     - {rate: 0/s, for: 0s}
   duration: 5s
   max_clients: 300
+  arrivals: poisson
 defaults: {timeout: 2s, retries: 1, retry_interval: 250ms}
 impairment:
   drop: 1%
@@ -78,7 +79,7 @@ func TestParseEveryKey(t *testing.T) {
 		Target: "127.0.0.1:8080", Protocol: UDPLobby, HeaderProfile: "rtype17",
 		InstancePorts: PortRange{First: 8081, Last: 8180}, OnViolation: ViolationFailStep, Seed: -9,
 		Load: LoadShape{Model: Open, Start: 0.5, Stages: []Stage{{100, 2 * time.Second}, {0, 0}},
-			Duration: 5 * time.Second, MaxClients: 300},
+			Duration: 5 * time.Second, MaxClients: 300, Arrivals: ArrivalsPoisson},
 		Defaults: def,
 		Impairment: Impairment{
 			In:   Impair{Drop: 0.01, Delay: 5 * ms, Jitter: 2 * ms, Duplicate: 0.005, Reorder: 0.01},
@@ -89,28 +90,28 @@ func TestParseEveryKey(t *testing.T) {
 			netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3"), netip.MustParseAddr("127.0.0.9"),
 		},
 		SocketBuffer: 4 << 20,
-		Flows: []Flow{{Name: "all", Weight: 2.5, GroupSize: 3, Line: 28, Steps: []Step{
-			{Kind: ListRooms, Label: "list_rooms", Only: All, Line: 32, Policy: def},
-			{Kind: CreateRoom, Label: "create_room", Only: Leader, Line: 33, Policy: RequestPolicy{Timeout: time.Second}},
-			{Kind: Join, Label: "join_own", Only: All, Line: 34, Policy: def, Room: RoomRef{Kind: RoomCreated}},
-			{Kind: Join, Label: "join", Only: All, Line: 35, Policy: def, Room: RoomRef{Kind: RoomID, ID: 42}},
-			{Kind: Join, Label: "join", Only: All, Line: 36, Policy: def, Room: RoomRef{Kind: RoomRandomWaiting}},
-			{Kind: Hello, Label: "hello", Only: All, Line: 37, Policy: def},
-			{Kind: InstanceJoin, Label: "instance_join", Only: All, Line: 38, Policy: def},
-			{Kind: Ready, Label: "ready", Only: All, Line: 39, Policy: def},
-			{Kind: Ping, Label: "ping", Only: All, Line: 40, Policy: def, Count: 3, Interval: 50 * ms},
-			{Kind: Barrier, Label: "barrier", Only: Members, Line: 41, Policy: wait(3 * time.Second), BarrierN: 2},
-			{Kind: WaitGameStart, Label: "wait_game_start", Only: All, Line: 42, Policy: wait(20 * time.Second)},
-			{Kind: Think, Label: "think", Only: All, Line: 43, Think: ThinkTime{Dist: Fixed, A: 150 * ms}},
-			{Kind: Think, Label: "think", Only: All, Line: 44, Think: ThinkTime{Dist: Uniform, A: time.Second, B: 2 * time.Second}},
-			{Kind: Think, Label: "think", Only: All, Line: 45, Think: ThinkTime{Dist: Exponential, A: 300 * ms}},
-			{Kind: Think, Label: "think", Only: All, Line: 46, Think: ThinkTime{Dist: Normal, A: time.Second, B: 100 * ms}},
-			{Kind: Malformed, Label: "malformed", Only: All, Line: 47, Count: 4, Interval: 5 * ms,
+		Flows: []Flow{{Name: "all", Weight: 2.5, GroupSize: 3, Line: 29, Steps: []Step{
+			{Kind: ListRooms, Label: "list_rooms", Only: All, Line: 33, Policy: def},
+			{Kind: CreateRoom, Label: "create_room", Only: Leader, Line: 34, Policy: RequestPolicy{Timeout: time.Second}},
+			{Kind: Join, Label: "join_own", Only: All, Line: 35, Policy: def, Room: RoomRef{Kind: RoomCreated}},
+			{Kind: Join, Label: "join", Only: All, Line: 36, Policy: def, Room: RoomRef{Kind: RoomID, ID: 42}},
+			{Kind: Join, Label: "join", Only: All, Line: 37, Policy: def, Room: RoomRef{Kind: RoomRandomWaiting}},
+			{Kind: Hello, Label: "hello", Only: All, Line: 38, Policy: def},
+			{Kind: InstanceJoin, Label: "instance_join", Only: All, Line: 39, Policy: def},
+			{Kind: Ready, Label: "ready", Only: All, Line: 40, Policy: def},
+			{Kind: Ping, Label: "ping", Only: All, Line: 41, Policy: def, Count: 3, Interval: 50 * ms},
+			{Kind: Barrier, Label: "barrier", Only: Members, Line: 42, Policy: wait(3 * time.Second), BarrierN: 2},
+			{Kind: WaitGameStart, Label: "wait_game_start", Only: All, Line: 43, Policy: wait(20 * time.Second)},
+			{Kind: Think, Label: "think", Only: All, Line: 44, Think: ThinkTime{Dist: Fixed, A: 150 * ms}},
+			{Kind: Think, Label: "think", Only: All, Line: 45, Think: ThinkTime{Dist: Uniform, A: time.Second, B: 2 * time.Second}},
+			{Kind: Think, Label: "think", Only: All, Line: 46, Think: ThinkTime{Dist: Exponential, A: 300 * ms}},
+			{Kind: Think, Label: "think", Only: All, Line: 47, Think: ThinkTime{Dist: Normal, A: time.Second, B: 100 * ms}},
+			{Kind: Malformed, Label: "malformed", Only: All, Line: 48, Count: 4, Interval: 5 * ms,
 				Malformed: MalformedSpec{Kinds: []MalformedKind{Truncated}, Share: 0.25, To: "instance", Silence: 200 * ms}},
-			{Kind: RateProbe, Label: "rate_probe", Only: All, Line: 48, Policy: RequestPolicy{Timeout: 2 * time.Second, RetryInterval: 250 * time.Millisecond},
+			{Kind: RateProbe, Label: "rate_probe", Only: All, Line: 49, Policy: RequestPolicy{Timeout: 2 * time.Second, RetryInterval: 250 * time.Millisecond},
 				Probe: RateProbeSpec{From: 10, To: 100, Over: 2 * time.Second, Request: CreateRoom, Loss: 0.02}},
-			{Kind: Leave, Label: "leave", Only: All, Line: 49, Reason: 3},
-			{Kind: Disconnect, Label: "disconnect", Only: All, Line: 50},
+			{Kind: Leave, Label: "leave", Only: All, Line: 50, Reason: 3},
+			{Kind: Disconnect, Label: "disconnect", Only: All, Line: 51},
 		}}},
 	}
 	thr := p.Thresholds
@@ -131,7 +132,7 @@ func TestParseEveryKey(t *testing.T) {
 			t.Errorf("flows:\n got %+v\nwant %+v", gotF, wantF)
 		}
 	}
-	if len(thr) != 2 || thr[0].Metric != "join_own.p99" || thr[0].Line != 52 || thr[1].Unit != Rate {
+	if len(thr) != 2 || thr[0].Metric != "join_own.p99" || thr[0].Line != 53 || thr[1].Unit != Rate {
 		t.Errorf("thresholds %+v", thr)
 	}
 }

@@ -92,6 +92,8 @@ type LoadShape struct {
 	Stages     []Stage
 	Duration   time.Duration // > 0
 	MaxClients int           // cap on concurrent sessions; open-model arrivals over it count as dropped_starts
+	Arrivals   Arrivals      // open model: how arrivals are spaced (ArrivalsUniform or ArrivalsPoisson); "" for closed
+	Curve      *Curve        // the CSV file Start and Stages were read from (load.curve), or nil
 }
 
 // Stage ramps the target to Target over For. Target is sessions per second

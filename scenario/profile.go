@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math"
+	"sort"
 	"time"
 )
 
@@ -18,6 +19,9 @@ type Profile struct {
 type segment struct {
 	t0, t1, r0, r1, h0 float64
 }
+
+// hEnd is the integral of the target up to t1.
+func (s segment) hEnd() float64 { return s.h0 + (s.r0+s.r1)/2*(s.t1-s.t0) }
 
 // NewProfile builds the schedule: start at start, ramp linearly through each
 // stage's target over its For, hold the last target until duration, and cut
@@ -59,10 +63,11 @@ func (p Profile) Duration() time.Duration { return p.duration }
 // concurrent clients (closed model). It is 0 outside [0, Duration).
 func (p Profile) At(elapsed time.Duration) float64 {
 	x := elapsed.Seconds()
-	for _, s := range p.segs {
-		if x >= s.t0 && x < s.t1 {
-			return s.r0 + (s.r1-s.r0)*(x-s.t0)/(s.t1-s.t0)
-		}
+	// Segments are contiguous and in time order: a curve has thousands.
+	i := sort.Search(len(p.segs), func(i int) bool { return x < p.segs[i].t1 })
+	if i < len(p.segs) && x >= p.segs[i].t0 {
+		s := p.segs[i]
+		return s.r0 + (s.r1-s.r0)*(x-s.t0)/(s.t1-s.t0)
 	}
 	return 0
 }
@@ -82,16 +87,15 @@ func (p Profile) Clients(elapsed time.Duration, maxClients int) int {
 // the integral of the rate.
 func (p Profile) Hits(elapsed time.Duration) float64 {
 	x := elapsed.Seconds()
-	h := 0.0
-	for _, s := range p.segs {
-		if x <= s.t0 {
-			break
-		}
-		dx := math.Min(x, s.t1) - s.t0
-		slope := (s.r1 - s.r0) / (s.t1 - s.t0)
-		h = s.h0 + s.r0*dx + slope*dx*dx/2
+	// The last segment starting before x.
+	i := sort.Search(len(p.segs), func(i int) bool { return x <= p.segs[i].t0 }) - 1
+	if i < 0 {
+		return 0
 	}
-	return h
+	s := p.segs[i]
+	dx := math.Min(x, s.t1) - s.t0
+	slope := (s.r1 - s.r0) / (s.t1 - s.t0)
+	return s.h0 + s.r0*dx + slope*dx*dx/2
 }
 
 // Total is the expected number of arrivals over the whole run.
@@ -108,10 +112,11 @@ func (p Profile) due(k float64) (float64, bool) {
 		}
 		return 0, false
 	}
-	for _, s := range p.segs {
+	// Skip the segments that end below k (their ends only grow).
+	first := sort.Search(len(p.segs), func(i int) bool { return k <= p.segs[i].hEnd() })
+	for _, s := range p.segs[first:] {
 		span := s.t1 - s.t0
-		hEnd := s.h0 + (s.r0+s.r1)/2*span
-		if k > hEnd {
+		if k > s.hEnd() {
 			continue
 		}
 		// Solve h0 + r0·x + a·x² = k for the smallest x ≥ 0, with

@@ -147,3 +147,56 @@ func BenchmarkPace(b *testing.B) {
 		p.Pace(time.Duration(i%17)*s, uint64(i%2700))
 	}
 }
+
+// TestProfileManySegments: with thousands of segments (a load curve), the
+// lookups (binary searches) agree with the definition: Hits(Due(k)) = k,
+// Due increases with k, and At is the linear interpolation of the stages
+// at their ends and midpoints.
+func TestProfileManySegments(t *testing.T) {
+	r := NewRand(3, 0)
+	var stages []Stage
+	var ends []time.Duration
+	total := time.Duration(0)
+	for i := range 3000 {
+		st := Stage{Target: math.Floor(r.Float64() * 50), For: time.Duration(1+r.IntN(2000)) * time.Millisecond}
+		switch i % 10 {
+		case 3:
+			st.Target = 0 // silent stretches
+		case 7:
+			st.For = 0 // step changes
+		}
+		stages = append(stages, st)
+		total += st.For
+		ends = append(ends, total)
+	}
+	p := NewProfile(5, stages, total)
+	prev := time.Duration(-1)
+	for k := uint64(0); ; k += 97 {
+		d, ok := p.Due(k)
+		if !ok {
+			if float64(k) < p.Total()-1 {
+				t.Fatalf("Due(%d) ended before the total %.1f", k, p.Total())
+			}
+			break
+		}
+		if d < prev {
+			t.Fatalf("Due(%d) = %v before Due(%d) = %v", k, d, k-97, prev)
+		}
+		prev = d
+		if h := p.Hits(d); k > 0 && math.Abs(h-float64(k)) > 1e-6*float64(k)+0.05 {
+			t.Fatalf("Hits(Due(%d) = %v) = %.4f", k, d, h)
+		}
+	}
+	// At the end of stage i (not a step, not the last) the target is stage
+	// i's, just before it the ramp from the previous target.
+	from := 5.0
+	for i, st := range stages[:len(stages)-1] {
+		if st.For > 0 {
+			mid := ends[i] - st.For/2
+			if got, want := p.At(mid), (from+st.Target)/2; math.Abs(got-want) > 1e-6 {
+				t.Fatalf("stage %d: At(%v) = %v, want %v", i, mid, got, want)
+			}
+		}
+		from = st.Target
+	}
+}
