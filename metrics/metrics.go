@@ -232,6 +232,8 @@ type keyStats struct {
 	// lag is the send lag: actual first send minus intended send time,
 	// the harness's own lateness (the part of corrected it put there).
 	lag *hdrhistogram.Histogram
+	// payload bytes of the step (Bytes)
+	bytesSent, bytesReceived int64
 }
 
 // Recorder is the hot-path sink of one worker. Its methods are safe for
@@ -251,6 +253,7 @@ type Recorder struct {
 	violations map[string]*reports.Violation
 	violOrder  []string
 	last       time.Time
+	lobby      lobby // the lobby measures (lobby.go)
 	// fails counts this recorder's step failures by tenth of a second,
 	// step and reason (FailuresIn): bounded by the run's length, not by
 	// its load.
@@ -506,9 +509,11 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 	run.StartedAt = c.start
 	viol := map[string]*reports.Violation{}
 	var violOrder []string
+	var lob lobbyAcc
 	for _, r := range rs {
 		r.mu.Lock()
 		r.flushSecond()
+		lob.add(r)
 		for k := range r.keys {
 			s := &r.keys[k]
 			if !s.used {
@@ -521,6 +526,8 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 			a.s.Retries += s.retries
 			a.s.Dropped += s.dropped
 			a.s.Cut += s.cut
+			a.s.DataSent += s.bytesSent
+			a.s.DataReceived += s.bytesReceived
 			for reason, n := range s.reasons {
 				a.s.FailuresByReason[reason] += n
 			}
@@ -577,9 +584,14 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 		t.Retries += a.s.Retries
 		t.Dropped += a.s.Dropped
 		t.Cut += a.s.Cut
+		t.DataSent += a.s.DataSent
+		t.DataReceived += a.s.DataReceived
 		for reason, n := range a.s.FailuresByReason {
 			t.FailuresByReason[reason] += n
 		}
+	}
+	if err := lob.result(run); err != nil {
+		return nil, err
 	}
 	// Steps and messages come out in registration order, whichever
 	// recorder saw a key first.
