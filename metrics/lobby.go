@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"sort"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -24,10 +23,11 @@ const (
 // Recorder's mutex.
 type lobby struct {
 	hist [numMeasures]*hdrhistogram.Histogram
-	// players holds, per second, the change of the players in a room and
-	// in a game (Recorder.Players): summed over recorders and seconds, it
-	// gives the level at the end of each second.
-	players map[int64]*[2]int64
+	// players holds, per second, the players who entered a room, the
+	// net change of those in a room, and the same for games
+	// (Recorder.Players): summed over recorders, they give each second's
+	// players (playersSeries).
+	players map[int64]*[4]int64
 	// bytes no step owns (sent before a session's first step ended).
 	sent, received int64
 }
@@ -60,15 +60,17 @@ func (r *Recorder) Players(at time.Time, room, game int64) {
 	sec := r.secondOf(at)
 	r.mu.Lock()
 	if r.lobby.players == nil {
-		r.lobby.players = map[int64]*[2]int64{}
+		r.lobby.players = map[int64]*[4]int64{}
 	}
 	d := r.lobby.players[sec]
 	if d == nil {
-		d = new([2]int64)
+		d = new([4]int64)
 		r.lobby.players[sec] = d
 	}
-	d[0] += room
-	d[1] += game
+	d[0] += max(room, 0)
+	d[1] += room
+	d[2] += max(game, 0)
+	d[3] += game
 	r.mu.Unlock()
 }
 
@@ -96,7 +98,7 @@ func (r *Recorder) Bytes(k Key, sent, received int64) {
 // lobbyAcc sums the lobby measures of every recorder for Snapshot.
 type lobbyAcc struct {
 	hist           [numMeasures]*hdrhistogram.Histogram
-	players        map[int64][2]int64
+	players        map[int64][4]int64
 	sent, received int64
 }
 
@@ -113,11 +115,12 @@ func (a *lobbyAcc) add(r *Recorder) {
 	}
 	for sec, d := range r.lobby.players {
 		if a.players == nil {
-			a.players = map[int64][2]int64{}
+			a.players = map[int64][4]int64{}
 		}
 		v := a.players[sec]
-		v[0] += d[0]
-		v[1] += d[1]
+		for i := range v {
+			v[i] += d[i]
+		}
 		a.players[sec] = v
 	}
 	a.sent += r.lobby.sent
@@ -140,25 +143,26 @@ func (a *lobbyAcc) result(run *reports.Run) error {
 	return nil
 }
 
-// playersSeries turns per-second changes into the dense level series of
-// reports.PlayersPoint: nil when nothing changed.
-func playersSeries(deltas map[int64][2]int64) []reports.PlayersPoint {
+// playersSeries turns per-second entries and net changes into the dense
+// series of reports.PlayersPoint: each second counts the players there
+// when it began plus those who entered during it, through the second after
+// the last change (which holds the level the run ended with). nil when
+// nothing changed.
+func playersSeries(deltas map[int64][4]int64) []reports.PlayersPoint {
 	if len(deltas) == 0 {
 		return nil
 	}
-	secs := make([]int64, 0, len(deltas))
+	last := int64(0)
 	for s := range deltas {
-		secs = append(secs, s)
+		last = max(last, s)
 	}
-	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
-	last := secs[len(secs)-1]
-	out := make([]reports.PlayersPoint, last+1)
-	var room, game int64
-	for sec := int64(0); sec <= last; sec++ {
+	out := make([]reports.PlayersPoint, last+2)
+	var room, game int64 // the level at the start of the second
+	for sec := int64(0); sec <= last+1; sec++ {
 		d := deltas[sec]
-		room += d[0]
-		game += d[1]
-		out[sec] = reports.PlayersPoint{Second: sec, InRoom: room, InGame: game}
+		out[sec] = reports.PlayersPoint{Second: sec, InRoom: room + d[0], InGame: game + d[2]}
+		room += d[1]
+		game += d[3]
 	}
 	return out
 }

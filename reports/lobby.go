@@ -36,9 +36,12 @@ const (
 // PlayersPoint is one second of Run.Players: the players in a room
 // (InRoom: between a create or join that put them there and their leave,
 // disconnect or session end) and in a started game (InGame, a part of
-// InRoom: from the game start they received), at the end of second
-// [Second, Second+1) since the run's start. The series is dense from
-// second 0 to the last second a player entered or left.
+// InRoom: from the game start they received) at some moment of second
+// [Second, Second+1) since the run's start: those there when it began
+// plus those who entered during it (a player who entered twice counts
+// twice). The series is dense from second 0 to the second after the last
+// change, which holds the players still there when the run ended; both
+// sums add up across shards.
 type PlayersPoint struct {
 	Second int64 `json:"second"`
 	InRoom int64 `json:"in_room"`
@@ -122,7 +125,8 @@ func (m *lobbyMerger) result(out *Run) error {
 
 // SumPlayers adds player series second by second: a series that ends
 // before another keeps its last value (the players still in a room when it
-// ended), a second it skips keeps the value before it. nil for none.
+// ended, nobody entering after), a second it skips keeps the value before
+// it. nil for none.
 func SumPlayers(series ...[]PlayersPoint) []PlayersPoint {
 	last := int64(-1)
 	for _, s := range series {
