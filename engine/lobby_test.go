@@ -47,6 +47,11 @@ flows:
       - ready
       - wait_game_start: 10s
       - leave: {reason: 0}
+thresholds:
+  - time_to_game.p99 < 1h
+  - room_fill.count >= 2
+  - data_sent > 0
+  - wait_game_start.data_received > 0
 `},
 		{name: "udp without game start", ttgStep: "instance_join", joinStep: "join", joiners: 4, yaml: `
 protocol: udp-lobby
@@ -104,6 +109,11 @@ flows:
 			res, err := Run(ctx, Config{Plan: plan})
 			if err != nil {
 				t.Fatal(err)
+			}
+			for _, th := range res.Thresholds {
+				if !th.Pass {
+					t.Errorf("threshold %q failed: observed %v (no data: %v)", th.Name, th.Observed, th.NoData)
+				}
 			}
 			if res.Totals.Failures != 0 {
 				t.Fatalf("failures %v: the counts below assume a clean run", res.Totals.FailuresByReason)
@@ -166,6 +176,11 @@ flows:
     steps:
       - list_rooms
       - list_rooms: {label: again}
+thresholds:
+  - data_sent >= 480
+  - again.data_received >= 280
+  - time_to_game.count == 0
+  - time_to_game.p99 < 1h
 `)
 	res, err := Run(context.Background(), Config{Plan: plan})
 	if err != nil {
@@ -196,6 +211,11 @@ flows:
 	}
 	if res.Totals.DataSent != sent || res.Totals.DataReceived != recv {
 		t.Errorf("totals %d/%d, want the steps' %d/%d", res.Totals.DataSent, res.Totals.DataReceived, sent, recv)
+	}
+	for i, want := range []bool{true, true, true, false} { // no session reached a game: no p99
+		if th := res.Thresholds[i]; th.Pass != want {
+			t.Errorf("threshold %q: pass %v, want %v (observed %v)", th.Name, th.Pass, want, th.Observed)
+		}
 	}
 	if res.TimeToGame != nil || res.RoomFill != nil || len(res.Players) != 0 {
 		t.Errorf("lobby measures in a flow that joins nothing: %+v %+v %v", res.TimeToGame, res.RoomFill, res.Players)
