@@ -147,7 +147,7 @@ func (b *Base) flushIO(i int) {
 // stepEnded updates the lobby measures after step i (st) ended with err.
 func (b *Base) stepEnded(i int, st *scenario.Step, err error) {
 	b.flushIO(i)
-	if err != nil || b.lob.def == nil {
+	if err != nil || b.lob.def == nil || b.Rec == nil {
 		return
 	}
 	now := b.Next
@@ -207,7 +207,7 @@ func (b *Base) leaveRoom(now time.Time) {
 // at: the player is in a game, and a member that waits for the game start
 // has reached it (time to game). Later calls do nothing.
 func (b *Base) GameStarted(at time.Time) {
-	if b.lob.def == nil || b.lob.inGame {
+	if b.lob.def == nil || b.lob.inGame || b.Rec == nil {
 		return
 	}
 	b.lob.inGame = true
@@ -275,7 +275,7 @@ func (g *Group) joinedRoom(now time.Time, want func() int) (time.Duration, bool)
 // leaves its room.
 func (b *Base) lobbyEnd() {
 	b.flushIO(b.CurStep)
-	if b.lob.inRoom || b.lob.inGame {
+	if (b.lob.inRoom || b.lob.inGame) && b.Rec != nil {
 		b.leaveRoom(time.Now())
 	}
 }
