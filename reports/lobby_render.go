@@ -144,7 +144,7 @@ func buildLobby(run *Run) *lobbyView {
 	}
 	v := &lobbyView{Rows: lobbyRows(run), Lines: LobbyLines(run), Bytes: byteRows(run)}
 	if len(v.Rows) > 0 {
-		v.Header = lobbyHeader
+		v.Header = []string{"measure", "samples", "p50", "p90", "p99", "max"}
 	}
 	v.Chart = playersChart(run.Players, 960)
 	return v
@@ -183,5 +183,5 @@ func playersChart(ps []PlayersPoint, width float64) template.HTML {
 	return drawChart("Players in rooms and games", "seconds since start", "players",
 		&plot{x0: 0, x1: end, y1: yv[len(yv)-1]}, xt, yt,
 		[]lineSeries{{Name: "in a room", Colour: colour(0), Points: room}, {Name: "in a started game", Colour: colour(2), Points: game}},
-		[]string{fmt.Sprintf("in a room during the second (peak %d)", pr), fmt.Sprintf("in a started game (peak %d)", pg)}, width, 200)
+		[]string{fmt.Sprintf("in a room during the second (peak %d)", pr), fmt.Sprintf("in a started game (peak %d)", pg)}, width, 220)
 }
