@@ -72,6 +72,8 @@ func (r *Recorder) Players(at time.Time, room, game int64) {
 	d[2] += max(game, 0)
 	d[3] += game
 	r.mu.Unlock()
+	r.live.inRoom.Add(room)
+	r.live.inGame.Add(game)
 }
 
 // Bytes adds payload bytes sent and received by a simulated client to
@@ -93,6 +95,8 @@ func (r *Recorder) Bytes(k Key, sent, received int64) {
 		r.lobby.received += received
 	}
 	r.mu.Unlock()
+	r.live.dataSent.Add(sent)
+	r.live.dataReceived.Add(received)
 }
 
 // lobbyAcc sums the lobby measures of every recorder for Snapshot.

@@ -164,6 +164,10 @@ func (c *Collector) NewRecorder() *Recorder {
 type Live struct {
 	Requests, Successes, Failures, Retries, Dropped, Violations int64
 	SessionsStarted, SessionsFinished                           int64
+	// DataSent and DataReceived are the payload bytes handed over so far
+	// (Recorder.Bytes); InRoom and InGame the players in a room and in a
+	// started game now (Recorder.Players).
+	DataSent, DataReceived, InRoom, InGame int64
 }
 
 // Live sums the recorders' atomic counters without stopping them. The
@@ -181,6 +185,10 @@ func (c *Collector) Live() Live {
 		l.Violations += r.live.violations.Load()
 		l.SessionsStarted += r.live.sessionsStarted.Load()
 		l.SessionsFinished += r.live.sessionsFinished.Load()
+		l.DataSent += r.live.dataSent.Load()
+		l.DataReceived += r.live.dataReceived.Load()
+		l.InRoom += r.live.inRoom.Load()
+		l.InGame += r.live.inGame.Load()
 	}
 	l.Requests = l.Successes + l.Failures
 	return l
@@ -215,6 +223,7 @@ func (c *Collector) AddMalformed(kind string, sent, unexpectedReplies, livenessC
 type liveCounters struct {
 	successes, failures, retries, dropped, violations atomic.Int64
 	sessionsStarted, sessionsFinished                 atomic.Int64
+	dataSent, dataReceived, inRoom, inGame            atomic.Int64
 }
 
 // keyStats is what a Recorder keeps per key.
