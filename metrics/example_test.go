@@ -33,6 +33,6 @@ func Example() {
 	fmt.Printf("%s: %d ok, %d failed %v, p50 %dµs (uncorrected %dµs), %d time-series points\n",
 		s.Name, s.Successes, s.Failures, s.FailuresByReason, s.Latency.P50US, s.Uncorrected.P50US, len(run.TimeSeries))
 	// Output:
-	// live: {Requests:101 Successes:100 Failures:1 Retries:1 Dropped:0 Violations:0 SessionsStarted:0 SessionsFinished:0}
+	// live: {Requests:101 Successes:100 Failures:1 Retries:1 Dropped:0 Violations:0 SessionsStarted:0 SessionsFinished:0 DataSent:0 DataReceived:0 InRoom:0 InGame:0}
 	// join: 100 ok, 1 failed map[join_deny:1], p50 1200µs (uncorrected 1000µs), 2 time-series points
 }

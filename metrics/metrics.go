@@ -164,6 +164,10 @@ func (c *Collector) NewRecorder() *Recorder {
 type Live struct {
 	Requests, Successes, Failures, Retries, Dropped, Violations int64
 	SessionsStarted, SessionsFinished                           int64
+	// DataSent and DataReceived are the payload bytes handed over so far
+	// (Recorder.Bytes); InRoom and InGame the players in a room and in a
+	// started game now (Recorder.Players).
+	DataSent, DataReceived, InRoom, InGame int64
 }
 
 // Live sums the recorders' atomic counters without stopping them. The
@@ -181,6 +185,10 @@ func (c *Collector) Live() Live {
 		l.Violations += r.live.violations.Load()
 		l.SessionsStarted += r.live.sessionsStarted.Load()
 		l.SessionsFinished += r.live.sessionsFinished.Load()
+		l.DataSent += r.live.dataSent.Load()
+		l.DataReceived += r.live.dataReceived.Load()
+		l.InRoom += r.live.inRoom.Load()
+		l.InGame += r.live.inGame.Load()
 	}
 	l.Requests = l.Successes + l.Failures
 	return l
@@ -215,6 +223,7 @@ func (c *Collector) AddMalformed(kind string, sent, unexpectedReplies, livenessC
 type liveCounters struct {
 	successes, failures, retries, dropped, violations atomic.Int64
 	sessionsStarted, sessionsFinished                 atomic.Int64
+	dataSent, dataReceived, inRoom, inGame            atomic.Int64
 }
 
 // keyStats is what a Recorder keeps per key.
@@ -232,6 +241,8 @@ type keyStats struct {
 	// lag is the send lag: actual first send minus intended send time,
 	// the harness's own lateness (the part of corrected it put there).
 	lag *hdrhistogram.Histogram
+	// payload bytes of the step (Bytes)
+	bytesSent, bytesReceived int64
 }
 
 // Recorder is the hot-path sink of one worker. Its methods are safe for
@@ -251,6 +262,7 @@ type Recorder struct {
 	violations map[string]*reports.Violation
 	violOrder  []string
 	last       time.Time
+	lobby      lobby // the lobby measures (lobby.go)
 	// fails counts this recorder's step failures by tenth of a second,
 	// step and reason (FailuresIn): bounded by the run's length, not by
 	// its load.
@@ -506,9 +518,11 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 	run.StartedAt = c.start
 	viol := map[string]*reports.Violation{}
 	var violOrder []string
+	var lob lobbyAcc
 	for _, r := range rs {
 		r.mu.Lock()
 		r.flushSecond()
+		lob.add(r)
 		for k := range r.keys {
 			s := &r.keys[k]
 			if !s.used {
@@ -521,6 +535,8 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 			a.s.Retries += s.retries
 			a.s.Dropped += s.dropped
 			a.s.Cut += s.cut
+			a.s.DataSent += s.bytesSent
+			a.s.DataReceived += s.bytesReceived
 			for reason, n := range s.reasons {
 				a.s.FailuresByReason[reason] += n
 			}
@@ -577,9 +593,14 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 		t.Retries += a.s.Retries
 		t.Dropped += a.s.Dropped
 		t.Cut += a.s.Cut
+		t.DataSent += a.s.DataSent
+		t.DataReceived += a.s.DataReceived
 		for reason, n := range a.s.FailuresByReason {
 			t.FailuresByReason[reason] += n
 		}
+	}
+	if err := lob.result(run); err != nil {
+		return nil, err
 	}
 	// Steps and messages come out in registration order, whichever
 	// recorder saw a key first.

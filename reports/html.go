@@ -145,6 +145,7 @@ type runView struct {
 	StepCharts []template.HTML // per step: corrected and uncorrected
 	MsgChart   template.HTML
 	TimeCharts []template.HTML
+	Lobby      *lobbyView // the lobby measures (lobby_render.go)
 	Steps      []seriesRow
 	Messages   []seriesRow
 	Reasons    []reasonRow
@@ -444,6 +445,7 @@ func buildRun(r *Run) (*runView, error) {
 		faults = r.Drill.Faults
 	}
 	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, r.Outages, 960, faults...)
+	v.Lobby = buildLobby(r)
 	v.Drill = r.Drill
 	v.SplitDown = t.FailuresWhileDown != nil
 	for i, line := range OutageLines(r) {
@@ -774,6 +776,8 @@ func fmtThresholdValue(t ThresholdResult, v float64) string {
 		return fmtPct(v)
 	case m == "throughput" || m == "limit":
 		return fmtFloat(v) + "/s"
+	case m == MeasureDataSent || m == MeasureDataReceived:
+		return fmtBytes(int64(v))
 	}
 	return fmtFloat(v)
 }

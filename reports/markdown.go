@@ -239,6 +239,7 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 			}
 		}
 	}
+	writeLobbyMarkdown(ew, run)
 	if lines := OutageLines(run); len(lines) > 0 {
 		fmt.Fprintf(ew, "\n#### Target outages\n\n")
 		for i, line := range lines {

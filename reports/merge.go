@@ -15,7 +15,8 @@ import (
 // recomputed, counters summed, time-series points aligned by their second
 // offset, violations merged per rule (samples kept in shard order up to
 // MaxViolationSamples), malformed findings summed per kind and rate-limit
-// findings concatenated. Steps and messages are matched by name, keeping the
+// findings concatenated, the lobby measures merged (histograms merged,
+// players summed per second, bytes summed). Steps and messages are matched by name, keeping the
 // first shard's order. Sessions are summed when every run has them (nil
 // otherwise, since a partial sum would undercount); ShardRuns and
 // Incomplete are concatenated. Thresholds are dropped: evaluate them again on the merged
@@ -35,6 +36,7 @@ func Merge(runs ...*Run) (*Run, error) {
 	var malOrder []string
 	sessions := &Sessions{}
 	var outages []Outage
+	lobby := newLobbyMerger()
 	for i, r := range runs {
 		if r == nil {
 			return nil, fmt.Errorf("reports: merge: run %d is nil", i)
@@ -62,6 +64,8 @@ func Merge(runs ...*Run) (*Run, error) {
 		t.Violations += r.Totals.Violations
 		t.SessionsStarted += r.Totals.SessionsStarted
 		t.SessionsFinished += r.Totals.SessionsFinished
+		t.DataSent += r.Totals.DataSent
+		t.DataReceived += r.Totals.DataReceived
 		addReasons(t.FailuresByReason, r.Totals.FailuresByReason)
 		if len(r.Totals.FailuresWhileDown) > 0 {
 			if t.FailuresWhileDown == nil {
@@ -78,6 +82,9 @@ func Merge(runs ...*Run) (*Run, error) {
 		}
 		if err := msgs.add(r.Messages); err != nil {
 			return nil, fmt.Errorf("reports: merge run %d: %w", i, err)
+		}
+		if err := lobby.add(i, r); err != nil {
+			return nil, err
 		}
 		for _, p := range r.TimeSeries {
 			acc := points[p.Second]
@@ -141,6 +148,9 @@ func Merge(runs ...*Run) (*Run, error) {
 		return nil, err
 	}
 	if out.Messages, err = msgs.result(); err != nil {
+		return nil, err
+	}
+	if err := lobby.result(out); err != nil {
 		return nil, err
 	}
 	secs := make([]int64, 0, len(points))
@@ -277,6 +287,8 @@ func (m *seriesMerger) add(in []Series) error {
 		acc.s.Retries += s.Retries
 		acc.s.Dropped += s.Dropped
 		acc.s.Cut += s.Cut
+		acc.s.DataSent += s.DataSent
+		acc.s.DataReceived += s.DataReceived
 		addReasons(acc.s.FailuresByReason, s.FailuresByReason)
 		for _, p := range []struct {
 			dst *hdrhistogram.Histogram

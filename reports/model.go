@@ -93,6 +93,12 @@ type Run struct {
 	// Drill is the recovery drill's findings, when the scenario scheduled
 	// faults on an owned target (reports/drill.go).
 	Drill *Drill `json:"drill,omitempty"`
+
+	// TimeToGame, RoomFill and Players are the lobby's own measures
+	// (reports/lobby.go): absent when the run recorded none.
+	TimeToGame *Latency       `json:"time_to_game,omitempty"`
+	RoomFill   *Latency       `json:"room_fill,omitempty"`
+	Players    []PlayersPoint `json:"players,omitempty"`
 }
 
 // Sessions counts sessions as the engine's scheduler saw them. Unlike
@@ -196,6 +202,12 @@ type Totals struct {
 	Violations       int64 `json:"violations"`
 	SessionsStarted  int64 `json:"sessions_started"`
 	SessionsFinished int64 `json:"sessions_finished"`
+	// DataSent and DataReceived are the UDP/TCP payload bytes the
+	// simulated clients sent and received (k6's data_sent and
+	// data_received): at least the sum over Steps, which counts what
+	// arrived while each step ran.
+	DataSent     int64 `json:"data_sent,omitempty"`
+	DataReceived int64 `json:"data_received,omitempty"`
 }
 
 // ErrorRate is Failures over completed requests (Requests - Cut: a cut
@@ -228,6 +240,10 @@ type Series struct {
 	Latency     Latency `json:"latency"`
 	Uncorrected Latency `json:"uncorrected"`
 	SendLag     Latency `json:"send_lag"`
+	// DataSent and DataReceived are the payload bytes sent and received
+	// while the step ran (a step: not a message type, whose are 0).
+	DataSent     int64 `json:"data_sent,omitempty"`
+	DataReceived int64 `json:"data_received,omitempty"`
 	// Wait: the step sends nothing (think, barrier), so an attempt cut
 	// by the end of the run is a wait the run ended during, not an
 	// unanswered request (see Run.StepsNeverSucceeded). False for

@@ -125,6 +125,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		}
 		fmt.Fprintln(ew)
 	}
+	writeLobbyTable(ew, run)
 	if len(run.Outages) > 0 {
 		fmt.Fprintln(ew, "Target outages (watchdog):")
 		for i, line := range OutageLines(run) {

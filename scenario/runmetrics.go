@@ -72,10 +72,20 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 				return 0, false
 			}
 			return float64(t.Successes) / run.DurationNS.Seconds(), true
+		case reports.MeasureDataSent:
+			return float64(t.DataSent), true
+		case reports.MeasureDataReceived:
+			return float64(t.DataReceived), true
 		}
 		label, stat, ok := strings.Cut(metric, ".")
 		if !ok {
 			return 0, false
+		}
+		switch label {
+		case reports.MeasureTimeToGame:
+			return measureStat(run.TimeToGame, stat)
+		case reports.MeasureRoomFill:
+			return measureStat(run.RoomFill, stat)
 		}
 		switch stat {
 		case "limit": // rate_probe: +Inf when the probe never found a limit
@@ -110,7 +120,7 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		s := steps[label]
 		if s == nil {
 			switch stat {
-			case "count", "errors", "timeouts", "retries":
+			case "count", "errors", "timeouts", "retries", reports.MeasureDataSent, reports.MeasureDataReceived:
 				return 0, true // the step never completed a request
 			}
 			return 0, false
@@ -148,9 +158,47 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 			return float64(s.FailuresByReason[reports.ReasonTimeout]), true
 		case "retries":
 			return float64(s.Retries), true
+		case reports.MeasureDataSent:
+			return float64(s.DataSent), true
+		case reports.MeasureDataReceived:
+			return float64(s.DataReceived), true
 		}
 		return 0, false
 	}
+}
+
+// measureStat reads statistic stat of a lobby duration measure (nil: the
+// run recorded none): its count is then 0, its latencies not found.
+func measureStat(l *reports.Latency, stat string) (float64, bool) {
+	if stat == "count" {
+		if l == nil {
+			return 0, true
+		}
+		return float64(l.Count), true
+	}
+	if l == nil || l.Count == 0 {
+		return 0, false
+	}
+	var us int64
+	switch stat {
+	case "p50":
+		us = l.P50US
+	case "p90":
+		us = l.P90US
+	case "p99":
+		us = l.P99US
+	case "p999":
+		us = l.P999US
+	case "min":
+		us = l.MinUS
+	case "max":
+		us = l.MaxUS
+	case "mean":
+		return l.MeanUS / 1e6, true
+	default:
+		return 0, false
+	}
+	return float64(us) / 1e6, true
 }
 
 // findingOf reports whether a rate-limit finding's source names the step

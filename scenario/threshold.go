@@ -33,6 +33,8 @@ var StepStats = map[string]Unit{
 	"count": Count, "errors": Count, "error_rate": Ratio, "timeouts": Count, "retries": Count,
 	// the harness's own lateness: actual first send minus intended send
 	"send_lag.p50": Latency, "send_lag.p99": Latency, "send_lag.max": Latency,
+	// payload bytes the step sent and received
+	reports.MeasureDataSent: Count, reports.MeasureDataReceived: Count,
 }
 
 // GlobalMetrics are the run-wide metrics every engine reports.
@@ -49,6 +51,17 @@ var GlobalMetrics = map[string]Unit{
 	"sessions.failed":    Count, // sessions that ended in an error (or could not be set up)
 	"clients.max":        Count, // peak sessions live at once (merged: sum of the shards' peaks)
 	"throughput":         Rate,  // successful requests per second over the run
+	// the lobby's own measures (reports/lobby.go)
+	reports.MeasureDataSent:     Count, // payload bytes the simulated clients sent
+	reports.MeasureDataReceived: Count, // and received
+}
+
+// MeasureStats are the statistics of the lobby's duration measures
+// (reports.MeasureTimeToGame, reports.MeasureRoomFill):
+// "time_to_game.p99", "room_fill.count".
+var MeasureStats = map[string]Unit{
+	"p50": Latency, "p90": Latency, "p99": Latency, "p999": Latency, "max": Latency, "min": Latency, "mean": Latency,
+	"count": Count,
 }
 
 // Extra per-step metrics for some step kinds.
@@ -58,12 +71,17 @@ var kindStats = map[StepKind]map[string]Unit{
 }
 
 // KnownMetrics returns every metric name a threshold on p may use, with
-// its unit: the global metrics, and for each step label in the flows the
-// step statistics.
+// its unit: the global metrics, the lobby measures' statistics, and for
+// each step label in the flows the step statistics.
 func KnownMetrics(p *Plan) map[string]Unit {
 	m := make(map[string]Unit, len(GlobalMetrics))
 	for k, u := range GlobalMetrics {
 		m[k] = u
+	}
+	for _, name := range []string{reports.MeasureTimeToGame, reports.MeasureRoomFill} {
+		for suf, u := range MeasureStats {
+			m[name+"."+suf] = u
+		}
 	}
 	for _, f := range p.Flows {
 		for _, s := range f.Steps {

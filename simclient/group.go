@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"sync"
+	"time"
 )
 
 // Room is a room a group's creator made, as the server described it.
@@ -38,6 +39,10 @@ type Group struct {
 	onRoom   []func()      // OnRoom's, called once roomDone is closed
 	barriers map[int]*barrier
 	hashes   map[uint64]int // tcp: player hash → member index
+	// roomAt is when SetRoom published the room; roomJoins counts the
+	// members' joins of it (room fill time, lobby.go).
+	roomAt    time.Time
+	roomJoins int
 }
 
 type barrier struct {
@@ -65,6 +70,7 @@ func (g *Group) SetRoom(r Room) {
 	default:
 	}
 	g.room = r
+	g.roomAt = time.Now()
 	close(g.roomDone)
 	g.roomKnown()
 }

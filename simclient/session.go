@@ -65,6 +65,11 @@ type Base struct {
 	susp      suspension // where a suspended session resumes (Pause, Await)
 	roomBy    time.Time  // GroupRoom: when the wait for the room times out
 	parkWaits bool       // ParkWaits was called
+
+	// IO counts the payload bytes of the session's socket: the protocol
+	// sets it (its transport's IOCount) after Begin; Renew keeps it.
+	IO  *IOCount
+	lob lobbyState // the lobby measures (lobby.go)
 }
 
 // suspension is where a session that gave up its goroutine goes on. In a
@@ -171,6 +176,7 @@ func (b *Base) Begin(sh *Shared, id int, flow *scenario.Flow) error {
 func (b *Base) Join() {
 	b.Member = b.Shared.Join(b.FlowIdx)
 	b.creator = Creates(b.Flow, b.Member.Index)
+	b.lob = lobbyFor(b.Shared.Plan.Protocol, b.Flow, b.Member.Index)
 }
 
 // FlowIndex returns flow's index in Shared.Plan.Flows, -1 when it is not
@@ -196,7 +202,8 @@ func (b *Base) Renew(id, fi int) Base {
 	flow := &sh.Plan.Flows[fi]
 	m := sh.Rejoin(fi, b.Member)
 	return Base{Shared: sh, ID: id, Flow: flow, FlowIdx: fi, Member: m, Rec: sh.Recorder(id), Think: b.Think, CurStep: -1,
-		thinkSrc: b.thinkSrc, timer: b.timer, creator: Creates(flow, m.Index), parkWaits: b.parkWaits}
+		thinkSrc: b.thinkSrc, timer: b.timer, creator: Creates(flow, m.Index), parkWaits: b.parkWaits,
+		IO: b.IO, lob: lobbyFor(sh.Plan.Protocol, flow, m.Index)}
 }
 
 // Play runs the session's flow as Session.Run does, p's steps with the
@@ -208,6 +215,7 @@ func (b *Base) Play(ctx context.Context, due time.Time, p Stepper) error {
 		due = time.Now()
 	}
 	b.Next = due
+	b.lob.start = due
 	b.Stop = StopContext(ctx)
 	b.proto = p
 	// RunFlow is called here and in Resume, not from a shared helper:
@@ -295,7 +303,13 @@ func (b *Base) RunStep(ctx context.Context, i int, st *scenario.Step) error {
 		}
 		return err
 	}
-	return b.proto.Step(ctx, i, st)
+	err := b.proto.Step(ctx, i, st)
+	if err == ErrSuspended {
+		b.flushIO(i)
+	} else {
+		b.stepEnded(i, st, err)
+	}
+	return err
 }
 
 // StepKey returns the metrics key of step i of the session's flow.
@@ -422,6 +436,7 @@ var errCreatorEnded = errors.New("the creator's session ended before creating th
 // its members do not wait out their timeouts.
 func (b *Base) leaveGroup() {
 	b.leaveOnce.Do(func() {
+		b.lobbyEnd()
 		if b.Member.Group != nil && b.creator {
 			b.Member.Group.FailRoom(errCreatorEnded)
 		}

@@ -20,6 +20,11 @@
 //     HDR histogram's exact percentiles since the start of the run
 //     (the figures the final report will show).
 //
+// The lobby's own measures are exported live too:
+// lobbybench_data_sent_bytes_total, lobbybench_data_received_bytes_total
+// (payload bytes), lobbybench_players_in_room and
+// lobbybench_players_in_game (players now).
+//
 // When Options.Target is set (lobbybench owns the server with
 // --target-cmd, or embeds it), the server's process is exported too, from
 // its latest /proc sample: lobbybench_target_cpu_seconds_total{mode="user"
@@ -91,6 +96,7 @@ type Collector struct {
 
 	requests, failures, retries, dropped, violations *prometheus.Desc
 	sessStarted, sessFinished, sessActive, elapsed   *prometheus.Desc
+	dataSent, dataReceived, inRoom, inGame           *prometheus.Desc
 	ruleViolations                                   *prometheus.Desc
 	kind                                             [2]keyDescs
 
@@ -133,6 +139,10 @@ func NewCollector(c *metrics.Collector, opts Options) *Collector {
 		sessFinished:   d("sessions_finished_total", "Simulated client sessions finished."),
 		sessActive:     d("sessions_active", "Simulated client sessions running now."),
 		elapsed:        d("elapsed_seconds", "Seconds since the run started."),
+		dataSent:       d("data_sent_bytes_total", "UDP/TCP payload bytes the simulated clients sent (handed over at each step's end)."),
+		dataReceived:   d("data_received_bytes_total", "UDP/TCP payload bytes the simulated clients received (handed over at each step's end)."),
+		inRoom:         d("players_in_room", "Simulated players in a lobby room now, as the clients know it."),
+		inGame:         d("players_in_game", "Simulated players in a started game now, as the clients know it."),
 		ruleViolations: d("rule_violations_total", "Protocol rule violations by rule id.", "rule"),
 
 		target:        opts.Target,
@@ -171,7 +181,8 @@ func NewCollector(c *metrics.Collector, opts Options) *Collector {
 // Describe sends every descriptor the Collector may use.
 func (p *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{p.requests, p.failures, p.retries, p.dropped, p.violations,
-		p.sessStarted, p.sessFinished, p.sessActive, p.elapsed, p.ruleViolations} {
+		p.sessStarted, p.sessFinished, p.sessActive, p.elapsed, p.ruleViolations,
+		p.dataSent, p.dataReceived, p.inRoom, p.inGame} {
 		ch <- d
 	}
 	if p.target != nil {
@@ -224,6 +235,10 @@ func (p *Collector) build(now time.Time) []prometheus.Metric {
 	counter(p.sessFinished, l.SessionsFinished)
 	gauge(p.sessActive, float64(max(l.SessionsStarted-l.SessionsFinished, 0)))
 	gauge(p.elapsed, max(now.Sub(start).Seconds(), 0))
+	counter(p.dataSent, l.DataSent)
+	counter(p.dataReceived, l.DataReceived)
+	gauge(p.inRoom, float64(l.InRoom))
+	gauge(p.inGame, float64(l.InGame))
 	for _, v := range p.c.LiveViolations() {
 		counter(p.ruleViolations, v.Count, v.Rule)
 	}

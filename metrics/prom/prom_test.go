@@ -46,6 +46,10 @@ func fixture() (*metrics.Collector, []int64) {
 	r.SessionFinished()
 	r.Violation("U-CRC", t0, []byte{1}, nil, "")
 	r.Violation("U-CRC", t0, []byte{2}, nil, "")
+	r.Bytes(join, 120, 140)
+	r.Bytes(-1, 5, 0)
+	r.Players(t0, 3, 0)
+	r.Players(t0.Add(time.Second), -1, 2)
 	return c, vals
 }
 
@@ -107,6 +111,8 @@ func TestCollectorValues(t *testing.T) {
 		{"lobbybench_violations_total", nil, 2},
 		{"lobbybench_sessions_started_total", nil, 2},
 		{"lobbybench_sessions_finished_total", nil, 1},
+		{"lobbybench_data_sent_bytes_total", nil, 125},
+		{"lobbybench_data_received_bytes_total", nil, 140},
 		{"lobbybench_rule_violations_total", []string{"rule", "U-CRC"}, 2},
 		{"lobbybench_step_requests_total", []string{"step", "join"}, 103},
 		{"lobbybench_step_failures_total", []string{"step", "join", "reason", "timeout"}, 2},
@@ -129,6 +135,9 @@ func TestCollectorValues(t *testing.T) {
 	}
 	if g := find(t, mfs, "lobbybench_sessions_active").GetGauge().GetValue(); g != 1 {
 		t.Errorf("sessions_active = %v", g)
+	}
+	if r, g := find(t, mfs, "lobbybench_players_in_room").GetGauge().GetValue(), find(t, mfs, "lobbybench_players_in_game").GetGauge().GetValue(); r != 2 || g != 2 {
+		t.Errorf("players in room %v, in game %v; want 2 and 2", r, g)
 	}
 
 	// Histogram: buckets hold exactly the samples ≤ each bound.

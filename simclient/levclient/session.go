@@ -98,6 +98,7 @@ type session struct {
 type link struct {
 	rec   *metrics.Recorder
 	waker *simclient.Waker
+	io    simclient.IOCount // the connection's payload bytes (Base.IO)
 }
 
 // New is the leviathan simclient.Factory.
@@ -110,6 +111,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	s.rt, s.buf = rt, make([]byte, 0, 256)
 	l := &link{rec: s.Rec}
 	s.link = l
+	s.IO = &l.io
 	opt := levconn.DriverOptions{
 		Config:       rt.engineCfg,
 		Local:        src,
@@ -122,6 +124,8 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 			}
 			l.rec.Violation(rule, time.Now(), b, nil, detail)
 		},
+		OnSend: func(b []byte) { l.io.Sent(len(b)) },
+		OnRecv: func(b []byte) { l.io.Received(len(b)) },
 	}
 	if imp := sh.Plan.Impairment; !imp.IsZero() {
 		opt.In, opt.Out = levconn.Impair(imp.In), levconn.Impair(imp.Out)

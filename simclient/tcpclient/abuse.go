@@ -148,6 +148,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 		}
 		frame := s.malformedFrame(kinds[kind])
 		if _, err := c.Write(frame); err == nil {
+			s.io.Sent(len(frame))
 			if ok, why := answeredWithError(c, spec.Silence); !ok {
 				unexp[kind]++
 				s.violation(simclient.RuleTMalformedAns, frame, nil, fmt.Sprintf("%s frame: %s within %s", kinds[kind], why, spec.Silence))
@@ -256,6 +257,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 			pr.Outcome(due.Sub(start), simclient.Lost)
 			continue
 		}
+		s.io.Sent(len(frame))
 		q = append(q, out{intended: due, sent: sent})
 	}
 	if !cut && read(time.Time{}) != nil {

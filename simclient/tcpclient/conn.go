@@ -29,6 +29,9 @@ type frameConn struct {
 	r, w  int
 	wbuf  []byte
 	err   error // sticky framing error
+	// io counts the payload bytes written and read (the session's
+	// simclient.Base.IO; moved to the next session with the connection).
+	io *simclient.IOCount
 
 	cancelled atomic.Bool
 	closed    atomic.Bool
@@ -67,7 +70,8 @@ func (f *frameConn) close() error {
 // write sends m as one frame.
 func (f *frameConn) write(m tcplobby.Message) ([]byte, error) {
 	f.wbuf = tcplobby.AppendFrame(f.wbuf[:0], m)
-	_, err := f.c.Write(f.wbuf)
+	n, err := f.c.Write(f.wbuf)
+	f.io.Sent(n)
 	return f.wbuf, err
 }
 
@@ -120,6 +124,7 @@ func (f *frameConn) next(deadline time.Time) ([]byte, error) {
 		}
 		n, err := f.c.Read(f.buf[f.w:])
 		f.w += n
+		f.io.Received(n)
 		if poll {
 			_ = f.c.SetReadDeadline(time.Time{})
 		}

@@ -3,6 +3,7 @@ package tcpclient
 import (
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -250,6 +251,7 @@ func (s *session) gameStartFrame(p []byte, m *tcplobby.GameStart) {
 		}
 	}
 	s.gameStarted = true
+	s.GameStarted(time.Now())
 	s.gameStart = *m
 	if s.pend == tcplobby.TypeCountdown {
 		s.done = true // START_REQ answered straight by GAME_START (no countdown configured)

@@ -89,6 +89,8 @@ type session struct {
 	mu     sync.Mutex // guards fc against Close during a dial
 	closed bool
 	robust bool // a malformed or rate_probe step ran: the connection is not reused
+
+	io simclient.IOCount // the payload bytes of the session's connections (Base.IO)
 }
 
 // reqFail is a failed request (simclient.RequestError); Reason names it in the metrics.
@@ -116,6 +118,10 @@ func (s *session) init(src netip.Addr) {
 	s.members = map[uint64]bool{}
 	s.lastCount = -1
 	s.name = tcplobby.MakeName(fmt.Sprintf("bot%d", s.ID))
+	s.IO = &s.io
+	if s.fc != nil {
+		s.fc.io = &s.io // a kept connection (Reuse)
+	}
 }
 
 // Close implements simclient.Session.
@@ -254,6 +260,7 @@ func (s *session) open(ctx context.Context, timeout time.Duration) (*frameConn, 
 		reason, err := simclient.OpenFailure(err)
 		return nil, &reqFail{Reason: reason, Err: err}
 	}
+	fc.io = &s.io
 	s.Rec.Record(s.rt.dial, start, start, time.Now())
 	return fc, nil
 }

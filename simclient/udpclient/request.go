@@ -503,11 +503,13 @@ func (s *session) event(data []byte, m *udplobby.Message) verdict {
 			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_GAME_START twice")
 		}
 		s.gameStarted = true
+		s.GameStarted(time.Now())
 	case udplobby.ServerGameEnd:
 		if !s.gameStarted && s.strictOrder {
 			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_GAME_END before SERVER_GAME_START")
 		}
 		s.gameEnded = true
+		s.GameEnded(time.Now())
 	case udplobby.ServerDisconnect:
 		s.kicked = true
 		if s.p.active && s.p.inst {

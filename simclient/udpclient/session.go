@@ -138,6 +138,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		tr.in = impair.New(impair.Config(imp.In), r, 0)
 	}
 	s.rt, s.tr = getRun(sh), tr
+	s.IO = &tr.io
 	s.lobby = unmap(sh.Target)
 	s.obuf = make([]byte, 0, 64)
 	s.strictOrder = imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0

@@ -53,6 +53,9 @@ type transport struct {
 	closed    atomic.Bool
 	// truncated counts datagrams lost to the receive buffer's size.
 	truncated int64
+	// io counts the payload bytes sent and received (the session's
+	// simclient.Base.IO).
+	io simclient.IOCount
 
 	// window is how long recv polls the socket without parking after a
 	// send (run --precise; 0: never), until pollUntil (zero: not armed).
@@ -145,15 +148,24 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 		defer t.armPoll()
 	}
 	if t.out == nil {
-		return t.write(b, to)
+		return t.put(b, to)
 	}
 	now := time.Now()
 	if t.out.Apply(now, to, b) {
-		if err := t.write(b, to); err != nil {
+		if err := t.put(b, to); err != nil {
 			return err
 		}
 	}
 	return t.flushOut(now)
+}
+
+// put writes b to to, counting its bytes when it left.
+func (t *transport) put(b []byte, to netip.AddrPort) error {
+	err := t.write(b, to)
+	if err == nil {
+		t.io.Sent(len(b))
+	}
+	return err
 }
 
 // drainOut sends every held outgoing datagram at its due time (a few ms:
@@ -182,7 +194,7 @@ func (t *transport) flushOut(now time.Time) error {
 		if !ok {
 			return nil
 		}
-		err := t.write(h.Data, h.Addr)
+		err := t.put(h.Data, h.Addr)
 		t.out.Recycle(h.Data)
 		if err != nil {
 			return err
@@ -249,6 +261,9 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		}
 		n, trunc, from, err := t.read(spin)
 		t.nowait = false
+		if err == nil {
+			t.io.Received(n)
+		}
 		if poll {
 			_ = t.c.SetReadDeadline(time.Time{})
 		}

@@ -1,0 +1,187 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// How every format shows the lobby measures (lobby.go): the same rows
+// and lines, in the terminal's narrow columns, a Markdown table, an HTML
+// table with a chart of the players over the run.
+
+// fmtBytes renders a byte count: "512 B", "12.3 KiB", "4.0 MiB".
+func fmtBytes(n int64) string {
+	const k = 1024
+	if n < k {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v, unit := float64(n)/k, "KiB"
+	for _, u := range []string{"MiB", "GiB", "TiB"} {
+		if v < k {
+			break
+		}
+		v, unit = v/k, u
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
+}
+
+// lobbyHeader heads the rows of lobbyRows.
+var lobbyHeader = []string{"MEASURE", "N", "p50", "p90", "p99", "MAX"}
+
+// lobbyRows are the duration measures the run recorded, one row each:
+// name, sample count and percentiles.
+func lobbyRows(run *Run) [][]string {
+	var rows [][]string
+	for _, m := range []struct {
+		name string
+		l    *Latency
+	}{{MeasureTimeToGame, run.TimeToGame}, {MeasureRoomFill, run.RoomFill}} {
+		if m.l == nil {
+			continue
+		}
+		l := *m.l
+		rows = append(rows, []string{m.name, itoa(l.Count), fmtLat(l, l.P50US), fmtLat(l, l.P90US), fmtLat(l, l.P99US), fmtLat(l, l.MaxUS)})
+	}
+	return rows
+}
+
+// LobbyLines says the players and bytes of run in sentences: "Players
+// (per second): peak 12 in a room, 8 in a game", "Data (payload): 12.3
+// KiB sent, 45.6 KiB received". None when it recorded neither.
+func LobbyLines(run *Run) []string {
+	var out []string
+	if len(run.Players) > 0 {
+		room, game := PlayersPeak(run.Players)
+		out = append(out, fmt.Sprintf("Players (per second): peak %d in a room, %d in a started game", room, game))
+	}
+	if t := run.Totals; t.DataSent > 0 || t.DataReceived > 0 {
+		out = append(out, fmt.Sprintf("Data (UDP/TCP payload): %s sent, %s received", fmtBytes(t.DataSent), fmtBytes(t.DataReceived)))
+	}
+	return out
+}
+
+// byteRows are the steps that sent or received bytes: name, sent,
+// received.
+func byteRows(run *Run) [][]string {
+	var rows [][]string
+	for _, s := range run.Steps {
+		if s.DataSent > 0 || s.DataReceived > 0 {
+			rows = append(rows, []string{s.Name, fmtBytes(s.DataSent), fmtBytes(s.DataReceived)})
+		}
+	}
+	return rows
+}
+
+// writeLobbyTable writes the lobby measures for the terminal, in columns
+// that fit 80 characters, then a blank line; nothing when the run has
+// none.
+func writeLobbyTable(w io.Writer, run *Run) {
+	if !run.HasLobby() {
+		return
+	}
+	fmt.Fprintln(w, "Lobby (time to game from a session's intended start):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if rows := lobbyRows(run); len(rows) > 0 {
+		fmt.Fprintln(tw, "  "+strings.Join(lobbyHeader, "\t"))
+		for _, r := range rows {
+			fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+		}
+	}
+	tw.Flush()
+	for _, line := range LobbyLines(run) {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+	if rows := byteRows(run); len(rows) > 0 {
+		wide := len("STEP")
+		for _, r := range rows {
+			wide = max(wide, len(r[0]))
+		}
+		fmt.Fprintf(w, "  %-*s  %10s  %10s\n", wide, "STEP", "SENT", "RECEIVED")
+		for _, r := range rows {
+			fmt.Fprintf(w, "  %-*s  %10s  %10s\n", wide, r[0], r[1], r[2])
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// writeLobbyMarkdown writes the lobby measures as a Markdown section.
+func writeLobbyMarkdown(w io.Writer, run *Run) {
+	if !run.HasLobby() {
+		return
+	}
+	fmt.Fprint(w, "\n#### Lobby (time to game from a session's intended start)\n\n")
+	if rows := lobbyRows(run); len(rows) > 0 {
+		mdTable(w, []string{"Measure", "N", "p50", "p90", "p99", "Max"}, rows)
+		fmt.Fprintln(w)
+	}
+	for _, line := range LobbyLines(run) {
+		fmt.Fprintf(w, "- %s.\n", mdInline(line))
+	}
+	if rows := byteRows(run); len(rows) > 0 {
+		fmt.Fprintln(w)
+		mdTable(w, []string{"Step", "Sent", "Received"}, rows)
+	}
+}
+
+// lobbyView is the HTML's lobby section.
+type lobbyView struct {
+	Header []string
+	Rows   [][]string
+	Lines  []string
+	Bytes  [][]string
+	Chart  template.HTML // players over the run
+}
+
+// buildLobby returns the HTML's lobby section, nil when the run has none.
+func buildLobby(run *Run) *lobbyView {
+	if !run.HasLobby() {
+		return nil
+	}
+	v := &lobbyView{Rows: lobbyRows(run), Lines: LobbyLines(run), Bytes: byteRows(run)}
+	if len(v.Rows) > 0 {
+		v.Header = []string{"measure", "samples", "p50", "p90", "p99", "max"}
+	}
+	v.Chart = playersChart(run.Players, 960)
+	return v
+}
+
+// playersChart draws Run.Players: the players in a room and in a started
+// game during each second, a point at the middle of each second.
+func playersChart(ps []PlayersPoint, width float64) template.HTML {
+	if len(ps) == 0 {
+		return ""
+	}
+	var room, game []xy
+	peak := 0.0
+	for _, p := range ps {
+		x := float64(p.Second) + 0.5
+		room = append(room, xy{x, float64(p.InRoom)})
+		game = append(game, xy{x, float64(p.InGame)})
+		peak = math.Max(peak, float64(p.InRoom))
+	}
+	end := float64(ps[len(ps)-1].Second + 1)
+	xs := niceStep(end, 8)
+	var xt []tick
+	for i := 0; i <= 100; i++ {
+		v := float64(i) * xs
+		if v > end+1e-9 {
+			break
+		}
+		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
+	}
+	yv := niceTicks(math.Max(peak, 1), 4)
+	var yt []tick
+	for _, v := range yv {
+		yt = append(yt, tick{v, fmtAxisCount(v)})
+	}
+	pr, pg := PlayersPeak(ps)
+	return drawChart("Players in rooms and games", "seconds since start", "players",
+		&plot{x0: 0, x1: end, y1: yv[len(yv)-1]}, xt, yt,
+		[]lineSeries{{Name: "in a room", Colour: colour(0), Points: room}, {Name: "in a started game", Colour: colour(2), Points: game}},
+		[]string{fmt.Sprintf("in a room during the second (peak %d)", pr), fmt.Sprintf("in a started game (peak %d)", pg)}, width, 220)
+}
