@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,6 +45,48 @@ func FuzzParse(f *testing.F) {
 		p.Load.Profile().Pace(0, 0)
 		if err := p.Describe(io.Discard); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzCurve feeds arbitrary bytes to the load-curve CSV reader, as the
+// file a scenario's load.curve names: it must never panic, and must give
+// either a load whose stages are finite and non-negative or located
+// errors, never both.
+func FuzzCurve(f *testing.F) {
+	for _, glob := range []string{"../scenarios/*.csv", "testdata/curve/*.csv"} {
+		files, _ := filepath.Glob(glob)
+		for _, name := range files {
+			if b, err := os.ReadFile(name); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte("minute,players\n0,10\n1,20\n"))
+	f.Add([]byte("time,rate\n00:00,5\n25:30:00.5,7\n"))
+	dir := f.TempDir()
+	yml := "protocol: udp-lobby\nload:\n  curve: c.csv\n  compress: 60\nflows: [{steps: [list_rooms]}]\n"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, "c.csv"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Parse(filepath.Join(dir, "s.yaml"), []byte(yml))
+		if (p == nil) == (err == nil) {
+			t.Fatalf("plan %v and error %v", p, err)
+		}
+		if err != nil {
+			if es, ok := err.(Errors); !ok || len(es) == 0 {
+				t.Fatalf("error %T %v is not a non-empty Errors", err, err)
+			}
+			return
+		}
+		if p.Load.Duration <= 0 || math.IsNaN(p.Load.Start) || math.IsInf(p.Load.Start, 0) || p.Load.Start < 0 {
+			t.Fatalf("valid curve with duration %v, start %v", p.Load.Duration, p.Load.Start)
+		}
+		for _, s := range p.Load.Stages {
+			if s.For < 0 || math.IsNaN(s.Target) || math.IsInf(s.Target, 0) || s.Target < 0 {
+				t.Fatalf("valid curve with stage %+v", s)
+			}
 		}
 	})
 }
