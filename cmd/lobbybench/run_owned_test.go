@@ -134,6 +134,9 @@ func TestRunOwnsTarget(t *testing.T) {
 			if tp.Stop != "stopped on SIGTERM: exited with status 0" || len(tp.Exits) != 1 || tp.Exits[0] != "exited with status 0" {
 				t.Errorf("not a clean stop: stop %q, exits %q", tp.Stop, tp.Exits)
 			}
+			if !strings.Contains(errs, "lobbybench run: --target-cmd server: stopped on SIGTERM: exited with status 0") {
+				t.Errorf("stderr does not say it stopped cleanly:\n%s", errs)
+			}
 			if !gone(tp.PIDs[0]) {
 				t.Errorf("the server (pid %d) still runs", tp.PIDs[0])
 			}
