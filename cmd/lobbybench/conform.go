@@ -52,8 +52,9 @@ With --target-cmd 'COMMAND ARGS…' lobbybench owns the server: it starts the
 command (/bin/sh -c 'exec COMMAND', its own process group), waits until it
 answers the protocol's reachability check at --target (up to
 --target-ready-timeout), and stops it at the end or on Ctrl-C (SIGTERM,
-SIGKILL after 5s). When it dies, the outage and the failed case say how
-("killed by SIGABRT") with its last lines of output; a hung one is killed
+SIGKILL after 5s; a third Ctrl-C kills it at once). When it dies, the
+outage and the failed case say how ("killed by SIGABRT") with its last 10
+lines of output; a hung one is killed
 (SIGKILL). It is then restarted and the suite goes on. When several cases
 were in flight as it died, each is re-run alone on a fresh server (at most 8
 re-runs per crash, 32 per suite): the one that kills it alone fails with the
@@ -63,9 +64,10 @@ RSS, threads and open files; the terminal sums them up in one line.
 
 Exit codes: 0 all passed, 1 a case failed (or warned, with --strict, or
 more cases were skipped than --max-skips allows, or not one case passed),
-2 usage (also a bad --target-cmd, --target-ready-timeout or --target-log),
-3 target unreachable (also: the --target-cmd server could not be started:
-command not found, exited at once, never answered, port already in use),
+2 usage (also a bad --target-cmd, --target-ready-timeout or --target-log,
+and a --target-cmd command not found), 3 target unreachable (also: the
+--target-cmd server could not be brought up: exited at once, never
+answered, port already in use),
 5 interrupted (every written file then leads with INTERRUPTED), 7 the target stopped answering during the suite (every
 written file leads with TARGET DOWN; 7 even when also interrupted, and when
 an owned server crashed and was restarted).`

@@ -39,10 +39,10 @@ With --target-cmd 'COMMAND ARGS…' (or the scenario's target_cmd)
 lobbybench owns the server: it starts the command (through /bin/sh, in a
 process group of its own), waits up to --target-ready-timeout (30s) for
 the protocol's check to answer at --target (or the scenario's target),
-runs, and stops it at the end, after an early failure and before a third
-Ctrl-C quits (SIGTERM, SIGKILL 5s later). If it dies during the run,
-TARGET DOWN says how ("exited: killed by SIGABRT") with its last output
-lines. Every output then says what the load cost it: CPU per 1,000
+runs, and stops it at the end and after an early failure (SIGTERM,
+SIGKILL 5s later; a third Ctrl-C kills it at once). If it dies during the
+run, TARGET DOWN says how ("exited: killed by SIGABRT") with its last 10
+output lines. Every output then says what the load cost it: CPU per 1,000
 requests, share of a core, peak RSS, threads and open files, sampled
 once a second (the embedded server's figures include the load
 generator's own work). A start that fails exits 2 when the command is
