@@ -108,6 +108,10 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Protocol, plan *sc
 	}
 	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}}
 	probe := watchProbe(p, addr, plan.HeaderProfile, timeout)
+	// OnChange runs in the watchdog's goroutine and in whoever calls
+	// MarkDown (an owned server's end, seen by cmd): one note at a time,
+	// whatever writer Warnings is.
+	var noteMu sync.Mutex
 	x.w = &liveness.Watchdog{
 		Probe: func(ctx context.Context) error {
 			// What the load had answered as each probe started: an
@@ -129,7 +133,9 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Protocol, plan *sc
 				x.mu.Unlock()
 			}
 			if note != nil {
+				noteMu.Lock()
 				note(outageNote(addr, o))
+				noteMu.Unlock()
 			}
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lobbybench/lobbybench/conformance"
@@ -51,8 +52,9 @@ With --target-cmd 'COMMAND ARGS…' lobbybench owns the server: it starts the
 command (/bin/sh -c 'exec COMMAND', its own process group), waits until it
 answers the protocol's reachability check at --target (up to
 --target-ready-timeout), and stops it at the end or on Ctrl-C (SIGTERM,
-SIGKILL after 5s). When it dies, the outage and the failed case say how
-("killed by SIGABRT") with its last lines of output; a hung one is killed
+SIGKILL after 5s; a third Ctrl-C kills it at once). When it dies, the
+outage and the failed case say how ("killed by SIGABRT") with its last 10
+lines of output; a hung one is killed
 (SIGKILL). It is then restarted and the suite goes on. When several cases
 were in flight as it died, each is re-run alone on a fresh server (at most 8
 re-runs per crash, 32 per suite): the one that kills it alone fails with the
@@ -62,9 +64,10 @@ RSS, threads and open files; the terminal sums them up in one line.
 
 Exit codes: 0 all passed, 1 a case failed (or warned, with --strict, or
 more cases were skipped than --max-skips allows, or not one case passed),
-2 usage (also a bad --target-cmd, --target-ready-timeout or --target-log),
-3 target unreachable (also: the --target-cmd server could not be started:
-command not found, exited at once, never answered, port already in use),
+2 usage (also a bad --target-cmd, --target-ready-timeout or --target-log,
+and a --target-cmd command not found), 3 target unreachable (also: the
+--target-cmd server could not be brought up: exited at once, never
+answered, port already in use),
 5 interrupted (every written file then leads with INTERRUPTED), 7 the target stopped answering during the suite (every
 written file leads with TARGET DOWN; 7 even when also interrupted, and when
 an owned server crashed and was restarted).`
@@ -104,7 +107,7 @@ func init() {
 			fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
 			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
-			f.owned = addOwnedTargetFlags(fs)
+			f.owned = addOwnedTargetFlags(fs, false)
 			fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")
 			return func(ctx context.Context, e *env, args []string) int { return runConform(ctx, e, f, args) }
 		},
@@ -177,7 +180,10 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		fmt.Fprintf(e.stdout, "\n%s\nSections cite %s/ in the lobbybench repository.\n", reports.Count(len(cases), "case"), reports.ProtocolDocsDir)
 		return exitOK
 	}
-	if err := f.owned.check(f.target); err != nil {
+	if err := f.owned.check(); err != nil {
+		return usageErr(e, cmd, "%v", err)
+	}
+	if err := f.owned.need(f.owned.command(""), f.target); err != nil {
 		return usageErr(e, cmd, "%v", err)
 	}
 	if f.target == "" {
@@ -198,7 +204,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return usageErr(e, cmd, "%v", err)
 	}
 	var tgt *ownedTarget
-	if f.owned.cmd != "" {
+	if f.owned.command("") != "" {
 		var code int
 		if tgt, code = startConformTarget(ctx, e, f, &cfg); tgt == nil {
 			return code
@@ -207,7 +213,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	doc, err := conformance.Run(ctx, cfg)
 	if tgt != nil {
-		stopConformTarget(e, tgt, doc)
+		stopConformTarget(tgt, doc)
 	}
 	if err != nil {
 		switch {
@@ -253,43 +259,24 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	return exitOK
 }
 
-// startConformTarget starts --target-cmd and waits until it answers the
-// protocol's reachability check at --target, and points cfg's hooks at it:
-// its end is reported with its exit and output, and it is restarted after
-// an outage. On failure it says why and returns the exit code: 3 for a
-// server that could not be started (not found, exited, never ready, port
-// in use), 5 when interrupted, 2 for a bad --target-log.
+// startConformTarget starts --target-cmd (startOwnedTarget) and points
+// cfg's hooks at it: its end is reported with its exit and last output,
+// and it is restarted after an outage, killed first when it hangs. On
+// failure it returns nil and the exit code.
 func startConformTarget(ctx context.Context, e *env, f *conformFlags, cfg *conformance.Config) (*ownedTarget, int) {
 	const cmd = "conform"
 	ready, err := cfg.ReachCheck()
 	if err != nil {
 		return nil, usageErr(e, cmd, "%v", err)
 	}
-	e.stopNote = func() string {
-		return "ending the cases in flight, then stopping the server lobbybench started (--target-cmd)"
+	e.stopNote = func() string { return "ending the cases in flight" }
+	tgt, code := startOwnedTarget(ctx, e, cmd, f.owned, f.owned.command(""), f.target, ready)
+	if tgt == nil {
+		return nil, code
 	}
-	fmt.Fprintf(e.stderr, "lobbybench conform: starting --target-cmd and waiting up to %v for it to answer at %s\n", f.owned.readyTimeout, f.target)
-	tgt, err := startOwnedTarget(ctx, f.owned, f.target, ready, time.Time{})
-	if err != nil {
-		var se *owned.StartError
-		switch {
-		case errors.As(err, &se):
-			fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
-			return nil, exitUnreachable
-		case ctx.Err() != nil:
-			fmt.Fprintf(e.stderr, "lobbybench conform: interrupted: %v\n", err)
-			return nil, exitInterrupted
-		}
-		return nil, usageErr(e, cmd, "%v", err)
-	}
-	kill := tgt.Kill
-	e.setOnQuit(kill)
-	cfg.TargetExit = func() (string, []string, bool) {
-		exit, out, gone := tgt.TargetExit()
-		return exit, lastOutput(out, 20), gone
-	}
+	cfg.TargetExit = tgt.p.Ended
 	cfg.RestartTarget = func(ctx context.Context) error {
-		err := tgt.Restart(ctx)
+		err := restartHung(ctx, tgt.p)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "lobbybench conform: could not restart --target-cmd: %v\n", err)
 		}
@@ -298,24 +285,33 @@ func startConformTarget(ctx context.Context, e *env, f *conformFlags, cfg *confo
 	return tgt, 0
 }
 
+// restartHung restarts p after an outage: a process that still runs
+// then is hung, and is killed (SIGKILL to its group) before the command
+// is started again and waited for.
+func restartHung(ctx context.Context, p *owned.Process) error {
+	exited := p.Exited()
+	select {
+	case <-exited:
+	default:
+		if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, owned.ErrNotRunning) {
+			return err
+		}
+		select {
+		case <-exited:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("--target-cmd: process %d not reaped 30s after SIGKILL", p.PID())
+		}
+	}
+	return p.Restart(ctx)
+}
+
 // stopConformTarget stops the owned server at the end of the suite and
 // puts its telemetry into doc (nil when the suite did not start).
-func stopConformTarget(e *env, tgt *ownedTarget, doc *reports.Conform) {
-	status, err := tgt.Stop()
-	e.setOnQuit(nil)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
-	} else if status != "" {
-		fmt.Fprintf(e.stderr, "lobbybench conform: stopped --target-cmd (%s)\n", status)
-	}
+func stopConformTarget(tgt *ownedTarget, doc *reports.Conform) {
+	tgt.Stop()
 	if doc != nil {
 		doc.TargetProcess = tgt.Snapshot()
 	}
-}
-
-func lastOutput(lines []string, n int) []string {
-	if len(lines) > n {
-		return lines[len(lines)-n:]
-	}
-	return lines
 }

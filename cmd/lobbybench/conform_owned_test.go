@@ -74,8 +74,8 @@ func caseByID(c *reports.Conform, id string) *reports.Case {
 }
 
 // TestConformTargetCmdUsage: --target-cmd's flags are checked before
-// anything starts (exit 2), and a server that cannot be started is a clear
-// error naming why, exit 3.
+// anything starts, and so is the command (exit 2); a server that cannot be
+// brought up is a clear error naming why, exit 3.
 func TestConformTargetCmdUsage(t *testing.T) {
 	ref := startConformRef(t).Addr(refserver.TCPLobby).String()
 	tests := []struct {
@@ -88,13 +88,13 @@ func TestConformTargetCmdUsage(t *testing.T) {
 			exitUsage, []string{"--target-cmd needs --target HOST:PORT"}},
 		{"bad ready timeout", func(t *testing.T) []string {
 			return []string{"--target", freeTCP(t), "--target-cmd", "true", "--target-ready-timeout", "0s"}
-		}, exitUsage, []string{"--target-ready-timeout: must be positive"}},
+		}, exitUsage, []string{"--target-ready-timeout 0s must be above 0"}},
 		{"log without command", func(t *testing.T) []string {
 			return []string{"--target", freeTCP(t), "--target-log", filepath.Join(t.TempDir(), "x.log")}
 		}, exitUsage, []string{"--target-log needs --target-cmd"}},
 		{"command not found", func(t *testing.T) []string {
 			return []string{"--target", freeTCP(t), "--target-cmd", "no-such-lobby-server-xyz --port 1"}
-		}, exitUnreachable, []string{"command not found: no-such-lobby-server-xyz", "status 127"}},
+		}, exitUsage, []string{"command not found: no-such-lobby-server-xyz", "status 127"}},
 		{"exits at once", func(t *testing.T) []string {
 			a := freeTCP(t)
 			return []string{"--target", a, "--target-cmd", fakeCmd(t, "exit3", a)}
@@ -266,7 +266,7 @@ func TestConformTargetCmdServe(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
-	if !strings.Contains(errs, "stopped --target-cmd (exited with status 0)") {
+	if !strings.Contains(errs, "lobbybench conform: --target-cmd server: stopped on SIGTERM: exited with status 0") {
 		t.Errorf("stderr does not say it stopped cleanly:\n%s", errs)
 	}
 	tp := readConformJSON(t, js).TargetProcess
@@ -274,6 +274,9 @@ func TestConformTargetCmdServe(t *testing.T) {
 		t.Fatalf("target process %+v", tp)
 	}
 	last := tp.Samples[len(tp.Samples)-1]
+	if tp.Stop != "stopped on SIGTERM: exited with status 0" {
+		t.Errorf("target_process.stop %q", tp.Stop)
+	}
 	if tp.Starts != 1 || !slices.Equal(tp.Exits, []string{"exited with status 0"}) || tp.CPUNS <= 0 || tp.PeakRSSBytes <= 1<<20 ||
 		last.Threads < 1 || last.OpenFDs < 3 || last.RSSBytes <= 1<<20 {
 		t.Errorf("implausible telemetry %+v", tp)

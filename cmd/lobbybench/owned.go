@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -15,72 +16,136 @@ import (
 )
 
 // ownedTargetFlags are the flags with which lobbybench starts and owns the
-// server under test: --target-cmd, --target-ready-timeout, --target-log.
-// conform uses them; run may too.
+// server under test, the same for conform and run: --target-cmd,
+// --target-ready-timeout, --target-log.
 type ownedTargetFlags struct {
 	cmd          string
+	cmdGiven     bool
 	readyTimeout time.Duration
 	log          string
+	// scenario: a scenario's target_cmd and target may stand in for
+	// --target-cmd and --target (run).
+	scenario bool
 }
 
-func addOwnedTargetFlags(fs *flag.FlagSet) *ownedTargetFlags {
-	f := &ownedTargetFlags{}
-	fs.StringVar(&f.cmd, "target-cmd", "", "`command` that starts the server under test (run as /bin/sh -c 'exec COMMAND'): lobbybench starts it, waits until it answers at --target, restarts it after a crash and stops it at the end (SIGTERM, SIGKILL after 5s)")
-	fs.DurationVar(&f.readyTimeout, "target-ready-timeout", owned.DefaultReadyTimeout, "with --target-cmd: how long to wait for the started server to answer at --target (a slow start is not a failure)")
-	fs.StringVar(&f.log, "target-log", "", "with --target-cmd: write the server's whole output (stdout and stderr) to `file`")
+func addOwnedTargetFlags(fs *flag.FlagSet, scenario bool) *ownedTargetFlags {
+	f := &ownedTargetFlags{scenario: scenario}
+	help := fmt.Sprintf("start the server under test with `COMMAND ARGS…` (/bin/sh -c 'exec COMMAND', in its own process group): wait until it answers at --target, watch and sample it, stop it at the end (SIGTERM, SIGKILL after %v)", owned.DefaultGrace)
+	if scenario {
+		help += "; overrides the scenario's target_cmd"
+	}
+	fs.Func("target-cmd", help, func(s string) error {
+		f.cmd, f.cmdGiven = s, true
+		return nil
+	})
+	fs.DurationVar(&f.readyTimeout, "target-ready-timeout", owned.DefaultReadyTimeout, "how long the --target-cmd server may take to answer at --target before lobbybench gives up (a slow start is not a failure)")
+	fs.StringVar(&f.log, "target-log", "", "write everything the --target-cmd server prints (stdout and stderr) to `FILE`")
 	return f
 }
 
-// check reports a usage problem with the flags; target is --target.
-func (f *ownedTargetFlags) check(target string) error {
-	if f.cmd == "" {
-		switch {
-		case f.log != "":
-			return errors.New("--target-log needs --target-cmd")
-		}
-		return nil
+// or names the scenario's stand-in for a flag, when there is one.
+func (f *ownedTargetFlags) or(key string) string {
+	if f.scenario {
+		return " (or the scenario's " + key + ")"
 	}
-	if strings.TrimSpace(f.cmd) == "" {
-		return errors.New("--target-cmd: the command is empty")
-	}
-	if target == "" {
-		return errors.New("--target-cmd needs --target HOST:PORT: the address the started server answers at")
+	return ""
+}
+
+// check reports a usage problem with the flags' own values.
+func (f *ownedTargetFlags) check() error {
+	if f.cmdGiven && strings.TrimSpace(f.cmd) == "" {
+		return errors.New("--target-cmd is empty (want the command that starts the server, e.g. 'lobbybench serve --udp-lobby-addr 127.0.0.1:9000')")
 	}
 	if f.readyTimeout <= 0 {
-		return fmt.Errorf("--target-ready-timeout: must be positive, got %v", f.readyTimeout)
+		return fmt.Errorf("--target-ready-timeout %v must be above 0", f.readyTimeout)
+	}
+	return nil
+}
+
+// command is the command that starts the target: --target-cmd, else
+// scenarioCmd (a scenario's target_cmd); "" when neither.
+func (f *ownedTargetFlags) command(scenarioCmd string) string {
+	if strings.TrimSpace(f.cmd) != "" {
+		return f.cmd
+	}
+	return scenarioCmd
+}
+
+// need reports what the flags lack once the command (see command) and the
+// target are known.
+func (f *ownedTargetFlags) need(command, target string) error {
+	switch {
+	case command == "" && f.log != "":
+		return errors.New("--target-log needs --target-cmd" + f.or("target_cmd"))
+	case command != "" && target == "":
+		return errors.New("--target-cmd needs --target HOST:PORT" + f.or("target") + ": the address the started server answers at")
 	}
 	return nil
 }
 
 // ownedTarget is a server lobbybench started (--target-cmd) and owns until
-// Stop: the conformance runner's TargetExit and RestartTarget hooks, and
-// its telemetry.
+// Stop.
 type ownedTarget struct {
-	p   *owned.Process
-	log *os.File
+	p    *owned.Process
+	log  *os.File
+	e    *env
+	name string // the lobbybench command, for messages
+
+	stopOnce sync.Once
+	mu       sync.Mutex
+	how      string // how the stop went (reports.TargetProcess.Stop)
 }
 
-// startOwnedTarget starts f.cmd and waits until ready, the protocol's
-// reachability check of target, answers. Its errors are the *StartError
-// of owned (command not found, exited at once, never ready, port in use)
-// or a problem with --target-log.
-func startOwnedTarget(ctx context.Context, f *ownedTargetFlags, target string, ready func(context.Context) error, epoch time.Time) (*ownedTarget, error) {
-	spec := owned.Spec{Command: f.cmd, Addr: target, Ready: ready, ReadyTimeout: f.readyTimeout, Epoch: epoch}
-	t := &ownedTarget{}
+// startOwnedTarget starts command and waits until ready, the protocol's
+// reachability check of target, answers; it then owns the server: a
+// third Ctrl-C kills it, and a first one says it will be stopped. On
+// failure it says why on stderr and returns nil and the exit code
+// (startExit).
+func startOwnedTarget(ctx context.Context, e *env, name string, f *ownedTargetFlags, command, target string, ready func(context.Context) error) (*ownedTarget, int) {
+	spec := owned.Spec{Command: command, Addr: target, Ready: ready, ReadyTimeout: f.readyTimeout}
+	t := &ownedTarget{e: e, name: name}
 	if f.log != "" {
 		lf, err := os.Create(f.log)
 		if err != nil {
-			return nil, fmt.Errorf("--target-log: %w", err)
+			return nil, usageErr(e, name, "--target-log: %v", err)
 		}
 		t.log, spec.Log = lf, lf
 	}
+	fmt.Fprintf(e.stderr, "lobbybench %s: starting --target-cmd and waiting up to %v for it to answer at %s\n", name, f.readyTimeout, target)
 	p, err := owned.Start(ctx, spec)
 	if err != nil {
 		t.closeLog()
-		return nil, err
+		fmt.Fprintf(e.stderr, "lobbybench %s: %v\n", name, err)
+		return nil, startExit(ctx, err)
 	}
 	t.p = p
-	return t, nil
+	e.setOnQuit(t.Kill)
+	note := e.stopNote
+	e.stopNote = func() string {
+		s := "finishing up"
+		if note != nil {
+			s = note()
+		}
+		return s + "; then the --target-cmd server is stopped"
+	}
+	return t, exitOK
+}
+
+// startExit is the exit code of a start that failed with err: 5 when
+// interrupted; 2 when the command is wrong (not found, not executable) or
+// cannot be used here; 3 when the server could not be brought up (it
+// exited first, never answered, or its port was taken).
+func startExit(ctx context.Context, err error) int {
+	var se *owned.StartError
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.Is(err, owned.ErrNotFound):
+		return exitUsage
+	case errors.As(err, &se):
+		return exitUnreachable
+	}
+	return exitUsage
 }
 
 func (t *ownedTarget) closeLog() {
@@ -90,55 +155,36 @@ func (t *ownedTarget) closeLog() {
 	}
 }
 
-// TargetExit is conformance.Config.TargetExit: whether the current
-// process has ended, how, and its last lines of output.
-func (t *ownedTarget) TargetExit() (exit string, output []string, exited bool) {
-	select {
-	case <-t.p.Exited():
-		return t.p.ExitStatus(), t.p.Tail(), true
-	default:
-		return "", nil, false
-	}
-}
-
-// Restart is conformance.Config.RestartTarget: a process that still runs
-// after an outage is hung, and is killed (SIGKILL to its group) before
-// the command is started again and waited for.
-func (t *ownedTarget) Restart(ctx context.Context) error {
-	exited := t.p.Exited()
-	select {
-	case <-exited:
-	default:
-		if err := t.p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, owned.ErrNotRunning) {
-			return err
+// Stop ends the server once (SIGTERM to its group, SIGKILL after the
+// grace), closes --target-log, says on stderr how it went and returns
+// that ("" when it had ended on its own).
+func (t *ownedTarget) Stop() string {
+	t.stopOnce.Do(func() {
+		how := t.p.Shutdown()
+		t.closeLog()
+		t.e.setOnQuit(nil)
+		if how != "" {
+			fmt.Fprintf(t.e.stderr, "lobbybench %s: --target-cmd server: %s\n", t.name, how)
 		}
-		select {
-		case <-exited:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(30 * time.Second):
-			return fmt.Errorf("--target-cmd: process %d not reaped 30s after SIGKILL", t.p.PID())
-		}
-	}
-	return t.p.Restart(ctx)
-}
-
-// Stop ends the server (SIGTERM to its group, SIGKILL after the grace)
-// and closes --target-log. It returns how the last process ended, and an
-// error when it had to be killed.
-func (t *ownedTarget) Stop() (string, error) {
-	t.p.SampleNow()
-	err := t.p.Stop()
-	t.closeLog()
-	return t.p.ExitStatus(), err
+		t.mu.Lock()
+		t.how = how
+		t.mu.Unlock()
+	})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.how
 }
 
 // Kill sends SIGKILL to the server's process group at once, without
 // waiting: lobbybench is about to exit on the spot (a third Ctrl-C).
 func (t *ownedTarget) Kill() { _ = t.p.Signal(syscall.SIGKILL) }
 
-// Snapshot is the server's telemetry so far.
+// Snapshot is the server's telemetry so far, with how the stop went once
+// it is stopped.
 func (t *ownedTarget) Snapshot() *reports.TargetProcess {
 	s := t.p.Snapshot()
+	t.mu.Lock()
+	s.Stop = t.how
+	t.mu.Unlock()
 	return &s
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/internal/owned"
 	waits "github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -40,10 +39,10 @@ With --target-cmd 'COMMAND ARGS…' (or the scenario's target_cmd)
 lobbybench owns the server: it starts the command (through /bin/sh, in a
 process group of its own), waits up to --target-ready-timeout (30s) for
 the protocol's check to answer at --target (or the scenario's target),
-runs, and stops it at the end, after an early failure and before a third
-Ctrl-C quits (SIGTERM, SIGKILL 5s later). If it dies during the run,
-TARGET DOWN says how ("exited: killed by SIGABRT") with its last output
-lines. Every output then says what the load cost it: CPU per 1,000
+runs, and stops it at the end and after an early failure (SIGTERM,
+SIGKILL 5s later; a third Ctrl-C kills it at once). If it dies during the
+run, TARGET DOWN says how ("exited: killed by SIGABRT") with its last 10
+output lines. Every output then says what the load cost it: CPU per 1,000
 requests, share of a core, peak RSS, threads and open files, sampled
 once a second (the embedded server's figures include the load
 generator's own work). A start that fails exits 2 when the command is
@@ -103,9 +102,7 @@ func init() {
 				embeddedAt = fs.String("embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
 				precise    = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
 				watchdog   = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket and report when it goes down (0: no watchdog)")
-				targetCmd  = fs.String("target-cmd", "", "start the server under test with `COMMAND ARGS…` (through /bin/sh), wait until it answers at --target, watch and sample it, stop it at the end (overrides the scenario's target_cmd)")
-				readyWait  = fs.Duration("target-ready-timeout", owned.DefaultReadyTimeout, "how long the --target-cmd server may take to answer before the run gives up")
-				targetLog  = fs.String("target-log", "", "write everything the --target-cmd server prints to `FILE`")
+				own        = addOwnedTargetFlags(fs, true)
 				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", waits.Hold))
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
@@ -139,11 +136,8 @@ func init() {
 				if *worker && (given["target-cmd"] || given["target-log"]) {
 					return usageErr(e, "run", "--target-cmd cannot be used with --worker: the --workers parent starts the server")
 				}
-				if given["target-cmd"] && strings.TrimSpace(*targetCmd) == "" {
-					return usageErr(e, "run", "--target-cmd is empty (want the command that starts the server, e.g. 'lobbybench serve --udp-lobby-addr 127.0.0.1:9000')")
-				}
-				if *readyWait <= 0 {
-					return usageErr(e, "run", "--target-ready-timeout %v must be above 0", *readyWait)
+				if err := own.check(); err != nil {
+					return usageErr(e, "run", "%v", err)
 				}
 				if *grace < 0 || given["grace"] && *grace == 0 {
 					// The engine takes 0 for its default (3s): say so
@@ -198,27 +192,26 @@ func init() {
 				if len(plan.Faults) > 0 && *workers != "" {
 					return usageErr(e, "run", "--workers: the scenario's faults (a recovery drill) are applied and judged by one process; run it without --workers")
 				}
-				var own *ownedRun
-				if cmdline := ownedCommand(*targetCmd, plan, *worker); cmdline != "" {
-					var code int
-					own, code, err = startOwned(ctx, plan, ownedOptions{cmd: cmdline, readyTimeout: *readyWait, logPath: *targetLog})
-					if err != nil {
-						fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
-						return code
+				// A --workers worker never starts the server: its parent
+				// does.
+				var owner *ownedRun
+				if cmdline := own.command(plan.TargetCmd); !*worker {
+					if err := own.need(cmdline, plan.Target); err != nil {
+						return usageErr(e, "run", "%v", err)
 					}
-					// Stopped on every way out: the end, an error, a
-					// third Ctrl-C.
-					defer own.stop()
-					e.setOnQuit(func() { own.stop() })
-					note := e.stopNote
-					e.stopNote = func() string { return note() + "; then the --target-cmd server is stopped" }
-					defer e.setOnQuit(nil)
-					cfg.OnWatchdog, cfg.OnStart, cfg.TargetTelemetry = own.onWatchdog, own.onStart, own.telemetry
-					// A recovery drill runs where the server is owned: the
-					// engine applies the scenario's faults to it.
-					cfg.Owned, cfg.Faults = own.p, plan.Faults
-				} else if *targetLog != "" {
-					return usageErr(e, "run", "--target-log needs --target-cmd (or the scenario's target_cmd)")
+					if cmdline != "" {
+						var code int
+						if owner, code = startOwned(ctx, e, own, cmdline, plan); owner == nil {
+							return code
+						}
+						// Stopped on every way out: the end, an error; a
+						// third Ctrl-C kills it.
+						defer owner.stop()
+						cfg.OnWatchdog, cfg.OnStart, cfg.TargetTelemetry = owner.onWatchdog, owner.onStart, owner.Snapshot
+						// A recovery drill runs where the server is owned:
+						// the engine applies the scenario's faults to it.
+						cfg.Owned, cfg.Faults = owner.p, plan.Faults
+					}
 				}
 				var res *engine.Result
 				switch {
@@ -250,8 +243,8 @@ func init() {
 					var unreach *engine.UnreachableError
 					if errors.As(err, &unreach) {
 						fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
-						if own != nil {
-							if why := own.endedEarly(); why != "" {
+						if owner != nil {
+							if why := owner.endedEarly(); why != "" {
 								fmt.Fprintf(e.stderr, "lobbybench run: %s\n", why)
 							}
 						}
@@ -260,10 +253,10 @@ func init() {
 					fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
 					return exitUsage
 				}
-				if own != nil {
+				if owner != nil {
 					// Stopped before the reports, which include how it
 					// ended and what it cost.
-					own.finish(res)
+					owner.finish(res)
 				}
 				return reportRun(e, res, outs)
 			}

@@ -2,32 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
-// ownedTailLines is how many of the owned server's last output lines an
-// outage quotes.
-const ownedTailLines = 10
-
-// ownedRun is the server `run --target-cmd` started: the process, the
-// run's watchdog once the run has one, and how the process ended when it
-// ended on its own.
+// ownedRun is the server `run --target-cmd` started (an ownedTarget),
+// followed for the run: its watchdog once the run has one, and how the
+// process ended when it ended on its own.
 type ownedRun struct {
-	p   *owned.Process
-	log io.Closer // --target-log, or nil
+	*ownedTarget
 
 	mu       sync.Mutex
 	w        *liveness.Watchdog
@@ -40,67 +30,25 @@ type ownedRun struct {
 	stopOnce sync.Once
 }
 
-// ownedOptions are the run flags of --target-cmd.
-type ownedOptions struct {
-	cmd          string
-	readyTimeout time.Duration
-	logPath      string
-}
-
-// startOwned starts the plan's server (o.cmd) and waits until it answers
-// the protocol's reachability check at the plan's target. The error says
-// what went wrong; code is the exit code it gets (2: the command or a
-// flag is wrong; 3: the server could not be brought up, or the port was
-// taken; 5: interrupted).
-func startOwned(ctx context.Context, plan *scenario.Plan, o ownedOptions) (r *ownedRun, code int, err error) {
-	if plan.Target == "" {
-		return nil, exitUsage, errors.New("--target-cmd needs --target (or the scenario's target): the address the started server answers at")
-	}
+// startOwned starts the plan's server (command) and waits until it
+// answers the protocol's reachability check at the plan's target. On
+// failure it says why and returns nil and the exit code (startExit; 2
+// also for a target that does not resolve).
+func startOwned(ctx context.Context, e *env, f *ownedTargetFlags, command string, plan *scenario.Plan) (*ownedRun, int) {
 	addr, err := target.Resolve(ctx, plan.Target)
 	if err != nil {
-		return nil, exitUsage, fmt.Errorf("--target %s: %v", plan.Target, err)
+		return nil, usageErr(e, "run", "--target %s: %v", plan.Target, err)
 	}
-	var logw io.WriteCloser
-	if o.logPath != "" {
-		f, err := os.Create(o.logPath)
-		if err != nil {
-			return nil, exitUsage, fmt.Errorf("--target-log: %v", err)
-		}
-		logw = f
+	ready := func(ctx context.Context) error {
+		return engine.Reach(ctx, plan.Protocol, plan.HeaderProfile, addr, time.Second)
 	}
-	spec := owned.Spec{
-		Command:      o.cmd,
-		Addr:         plan.Target,
-		ReadyTimeout: o.readyTimeout,
-		Ready: func(ctx context.Context) error {
-			return engine.Reach(ctx, plan.Protocol, plan.HeaderProfile, addr, time.Second)
-		},
+	t, code := startOwnedTarget(ctx, e, "run", f, command, plan.Target, ready)
+	if t == nil {
+		return nil, code
 	}
-	if logw != nil {
-		spec.Log = logw
-	}
-	p, err := owned.Start(ctx, spec)
-	if err != nil {
-		if logw != nil {
-			logw.Close()
-		}
-		var se *owned.StartError
-		switch {
-		case ctx.Err() != nil:
-			return nil, exitInterrupted, err
-		case errors.As(err, &se) && errors.Is(err, owned.ErrNotFound):
-			return nil, exitUsage, err
-		case errors.As(err, &se):
-			return nil, exitUnreachable, err
-		}
-		return nil, exitUsage, err
-	}
-	r = &ownedRun{p: p, stopping: make(chan struct{}), watched: make(chan struct{})}
-	if logw != nil {
-		r.log = logw
-	}
+	r := &ownedRun{ownedTarget: t, stopping: make(chan struct{}), watched: make(chan struct{})}
 	go r.watch()
-	return r, exitOK, nil
+	return r, exitOK
 }
 
 // watch waits for the process to end; unless lobbybench is stopping it,
@@ -124,10 +72,7 @@ func (r *ownedRun) watch() {
 		default:
 		}
 		now := time.Now()
-		exit, tail := r.p.ExitStatus(), r.p.Tail()
-		if len(tail) > ownedTailLines {
-			tail = tail[len(tail)-ownedTailLines:]
-		}
+		exit, tail, _ := r.p.Ended()
 		r.mu.Lock()
 		r.exitedAt, r.exit, r.tail = now, exit, tail
 		w := r.w
@@ -174,52 +119,24 @@ func (r *ownedRun) onStart(start time.Time) {
 	r.p.Baseline(start)
 }
 
-// telemetry is engine.Config.TargetTelemetry.
-func (r *ownedRun) telemetry() *reports.TargetProcess {
-	tp := r.p.Snapshot()
-	return &tp
-}
-
-// stop ends the server (SIGTERM, SIGKILL after the grace period) once,
-// and says how; it is safe on every path, a run or none.
-func (r *ownedRun) stop() string {
-	var how string
+// stop stops watching, then the server (ownedTarget.Stop); safe on every
+// path, a run or none, and more than once.
+func (r *ownedRun) stop() {
 	r.stopOnce.Do(func() {
-		r.p.SampleNow()
 		close(r.stopping)
 		<-r.watched
-		select {
-		case <-r.p.Exited():
-			// It had ended on its own: its exit is in the telemetry.
-		default:
-			err := r.p.Stop()
-			switch {
-			case err == nil:
-				how = "stopped on SIGTERM: " + r.p.ExitStatus()
-			default:
-				how = err.Error()
-			}
-		}
-		if r.log != nil {
-			r.log.Close()
-		}
 	})
-	return how
+	r.Stop()
 }
 
 // endedEarly says how the process ended when it ended on its own, with
 // its last output; "" when it did not.
 func (r *ownedRun) endedEarly() string {
-	select {
-	case <-r.p.Exited():
-	default:
+	exit, tail, ended := r.p.Ended()
+	if !ended {
 		return ""
 	}
-	tail := r.p.Tail()
-	if len(tail) > ownedTailLines {
-		tail = tail[len(tail)-ownedTailLines:]
-	}
-	s := "the --target-cmd server " + r.p.ExitStatus() + " before the run began"
+	s := "the --target-cmd server " + exit + " before the run began"
 	if len(tail) > 0 {
 		s += "; its last output:\n    " + strings.Join(tail, "\n    ")
 	}
@@ -231,10 +148,8 @@ func (r *ownedRun) endedEarly() string {
 // no outage says so yet (no watchdog, --workers, or an end after the
 // watchdog stopped), a TARGET DOWN outage with its exit and last output.
 func (r *ownedRun) finish(res *engine.Result) {
-	how := r.stop()
-	tp := r.p.Snapshot()
-	tp.Stop = how
-	res.Run.TargetProcess = &tp
+	r.stop()
+	res.Run.TargetProcess = r.Snapshot()
 	r.mu.Lock()
 	at, exit, tail, start := r.exitedAt, r.exit, r.tail, r.start
 	r.mu.Unlock()
@@ -272,17 +187,4 @@ func noteExit(run *reports.Run, at time.Duration, exit string, tail []string) {
 			Exit: exit, Output: tail, AnsweredBefore: answered})
 	}
 	run.NoteTargetDown()
-}
-
-// ownedCommand picks the command that starts the target: --target-cmd,
-// else the scenario's target_cmd; "" when neither. A --workers worker
-// never starts it: its parent does.
-func ownedCommand(flagCmd string, plan *scenario.Plan, worker bool) string {
-	if worker {
-		return ""
-	}
-	if strings.TrimSpace(flagCmd) != "" {
-		return flagCmd
-	}
-	return plan.TargetCmd
 }

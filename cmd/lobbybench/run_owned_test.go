@@ -134,6 +134,9 @@ func TestRunOwnsTarget(t *testing.T) {
 			if tp.Stop != "stopped on SIGTERM: exited with status 0" || len(tp.Exits) != 1 || tp.Exits[0] != "exited with status 0" {
 				t.Errorf("not a clean stop: stop %q, exits %q", tp.Stop, tp.Exits)
 			}
+			if !strings.Contains(errs, "lobbybench run: --target-cmd server: stopped on SIGTERM: exited with status 0") {
+				t.Errorf("stderr does not say it stopped cleanly:\n%s", errs)
+			}
 			if !gone(tp.PIDs[0]) {
 				t.Errorf("the server (pid %d) still runs", tp.PIDs[0])
 			}
@@ -252,5 +255,67 @@ func TestRunOwnedNeedsTarget(t *testing.T) {
 	code, _, errs := runCLI(t, "run", "--quiet", "--target-cmd", "sleep 1", sc)
 	if code != exitUsage || !strings.Contains(errs, "--target-cmd needs --target") {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestRunOwnedDrill: a scenario's recovery drill through the CLI. A
+// SIGKILL the target_cmd server is restarted from is a recovered fault,
+// not TARGET DOWN: exit 0, the fault recovered in the JSON, two starts.
+// A drill is judged by the one process that owns the server, so
+// --workers is a usage error naming it, before anything starts.
+func TestRunOwnedDrill(t *testing.T) {
+	tests := []struct {
+		name  string
+		extra []string
+		code  int
+	}{
+		{"recovers", nil, exitOK},
+		{"workers", []string{"--workers", "2"}, exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := freeUDPPort(t)
+			js := filepath.Join(t.TempDir(), "r.json")
+			sc := writeScenario(t, fmt.Sprintf("protocol: udp-lobby\ntarget: %s\ntarget_cmd: %q\nseed: 5\n"+
+				"defaults: {timeout: 300ms, retries: 0}\nload: {rate: 100/s, duration: 4s, max_clients: 50}\n"+
+				"flows:\n  - name: poll\n    steps: [list_rooms]\n"+
+				"faults: [{at: 1s, kill: SIGKILL, restart_after: 200ms}]\n", addr, serveCmd(t, addr)))
+			args := append(append([]string{"run", "--quiet", "--grace", "300ms", "--json", js}, tt.extra...), sc)
+			code, out, errs := runCLI(t, args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
+			}
+			if tt.code == exitUsage {
+				if !strings.Contains(errs, "--workers") {
+					t.Errorf("the usage error does not name --workers:\n%s", errs)
+				}
+				if _, err := os.Stat(js); err == nil {
+					t.Error("a result was written though nothing ran")
+				}
+				return
+			}
+			r := readOwnedRun(t, js)
+			if strings.HasPrefix(r.Headline().Text, "TARGET DOWN") {
+				t.Errorf("a recovered fault is TARGET DOWN: %q", r.Headline().Text)
+			}
+			if r.Drill == nil || len(r.Drill.Faults) != 1 {
+				t.Fatalf("drill %+v", r.Drill)
+			}
+			if f := r.Drill.Faults[0]; !f.Recovered || f.NotApplied || f.Error != "" {
+				t.Errorf("fault not recovered: %+v", f)
+			}
+			tp := r.TargetProcess
+			if tp == nil || tp.Starts != 2 || len(tp.PIDs) != 2 {
+				t.Fatalf("target_process %+v", tp)
+			}
+			if len(tp.Exits) != 2 || tp.Exits[0] != "killed by SIGKILL" || tp.Stop != "stopped on SIGTERM: exited with status 0" {
+				t.Errorf("exits %q, stop %q", tp.Exits, tp.Stop)
+			}
+			for _, pid := range tp.PIDs {
+				if !gone(pid) {
+					t.Errorf("server pid %d still runs", pid)
+				}
+			}
+		})
 	}
 }

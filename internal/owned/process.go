@@ -173,7 +173,7 @@ func (p *Process) waitReady(ctx context.Context, inc *incarnation) error {
 
 func (p *Process) exitedErr(inc *incarnation, after time.Duration) error {
 	s := p.spec
-	tail := lastLines(inc.out.tail(), 10)
+	tail := lastLines(inc.out.tail(), QuotedLines)
 	switch {
 	case inc.code == 127:
 		return &StartError{Kind: ErrNotFound, Status: inc.status, Tail: tail, Msg: fmt.Sprintf(
@@ -191,7 +191,7 @@ func (p *Process) exitedErr(inc *incarnation, after time.Duration) error {
 
 func (p *Process) neverReadyErr(inc *incarnation, checks int, last error) error {
 	s := p.spec
-	tail := lastLines(inc.out.tail(), 10)
+	tail := lastLines(inc.out.tail(), QuotedLines)
 	kind, lead := ErrNeverReady, "--target-cmd never became ready"
 	if inc.out.sawInUse() {
 		kind, lead = ErrPortInUse, "port already in use: the --target-cmd server says \"address already in use\" and never became ready"
@@ -235,6 +235,39 @@ func (p *Process) ExitStatus() string {
 // Tail returns the current process's last lines of output, oldest first.
 func (p *Process) Tail() []string { return p.current().out.tail() }
 
+// QuotedLines is how many of the server's last lines of output a message
+// or an outage quotes: a start that failed, a process that ended.
+const QuotedLines = 10
+
+// Ended says whether the current process has ended and, when it has,
+// how ("killed by SIGABRT") and its last QuotedLines lines of output.
+func (p *Process) Ended() (status string, output []string, ended bool) {
+	inc := p.current()
+	select {
+	case <-inc.exited:
+		return inc.status, lastLines(inc.out.tail(), QuotedLines), true
+	default:
+		return "", nil, false
+	}
+}
+
+// Shutdown is the stop at the end: it takes a last sample, stops the
+// current process as Stop does and says how, in the words of
+// reports.TargetProcess.Stop: "stopped on SIGTERM: exited with status 0",
+// or what went wrong ("did not stop within 5s of SIGTERM; …"); "" when
+// the process had already ended on its own (its exit is in the
+// telemetry's Exits).
+func (p *Process) Shutdown() string {
+	p.SampleNow()
+	if _, _, ended := p.Ended(); ended {
+		return ""
+	}
+	if err := p.Stop(); err != nil {
+		return err.Error()
+	}
+	return "stopped on SIGTERM: " + p.ExitStatus()
+}
+
 // Stop ends the current process: SIGTERM to its process group, then
 // SIGKILL after Grace. It returns nil when the process ended within the
 // grace period (or had already ended), a *StopError when it had to be
@@ -268,7 +301,7 @@ func (inc *incarnation) stop(grace time.Duration) error {
 		case <-inc.exited:
 			inc.stopErr = &StopError{Grace: grace, Status: inc.status}
 		case <-t2.C:
-			inc.stopErr = fmt.Errorf("--target-cmd: process %d still not reaped 30s after SIGKILL", inc.pid)
+			inc.stopErr = fmt.Errorf("process %d still not reaped 30s after SIGKILL to its group", inc.pid)
 		}
 	})
 	return inc.stopErr

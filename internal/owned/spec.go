@@ -135,7 +135,7 @@ type StopError struct {
 }
 
 func (e *StopError) Error() string {
-	return fmt.Sprintf("--target-cmd did not stop within %s of SIGTERM; lobbybench killed its process group with SIGKILL (%s)", e.Grace, e.Status)
+	return fmt.Sprintf("did not stop within %s of SIGTERM; lobbybench killed its process group with SIGKILL (%s)", e.Grace, e.Status)
 }
 
 func (e *StopError) Unwrap() error { return ErrKilled }
