@@ -34,3 +34,40 @@ func TestConformTextWire(t *testing.T) {
 		t.Errorf("text lacks %q:\n%s", want, b.String())
 	}
 }
+
+// TestConformTextQuietSkips: --quiet names the skipped cases when a skip
+// budget (--max-skips) counts them, so a run that fails on its skips
+// says which; without a budget it leaves them out, as it always did.
+func TestConformTextQuietSkips(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		maxSkips *int
+		want     bool
+	}{
+		{"no budget", nil, false},
+		{"max-skips 0", new(int), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := suiteConform()
+			c.MaxSkips = tc.maxSkips
+			var skipped []string
+			for _, k := range c.Cases {
+				if k.Verdict == VerdictSkip {
+					skipped = append(skipped, k.ID)
+				}
+			}
+			if len(skipped) == 0 {
+				t.Fatal("the fixture has no skipped case")
+			}
+			var b bytes.Buffer
+			if err := WriteConformText(&b, c, ConformTextOptions{Quiet: true}); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range skipped {
+				if got := strings.Contains(b.String(), id+" "); got != tc.want {
+					t.Errorf("quiet text names skipped %s: %v, want %v:\n%s", id, got, tc.want, b.String())
+				}
+			}
+		})
+	}
+}

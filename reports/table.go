@@ -386,7 +386,8 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 // ConformTextOptions shape WriteConformText.
 type ConformTextOptions struct {
-	// Quiet prints only failures, warnings, the outages and the count
+	// Quiet prints only failures, warnings, the skipped cases when the
+	// run has a skip budget (Conform.MaxSkips), the outages and the count
 	// line (which counts the cases not run).
 	Quiet bool
 	// Verbose also prints the notes of passing cases.
@@ -419,7 +420,9 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 	writeOutagesText(ew, c.Outages)
 	section := ""
 	for _, k := range c.Cases {
-		if o.Quiet && k.Verdict != VerdictFail && k.Verdict != VerdictWarn {
+		// Quiet keeps what can fail the run: failures, warnings, and the
+		// skips when a skip budget (--max-skips) counts them.
+		if o.Quiet && k.Verdict != VerdictFail && k.Verdict != VerdictWarn && !(k.Verdict == VerdictSkip && c.MaxSkips != nil) {
 			continue
 		}
 		if k.Section != section {

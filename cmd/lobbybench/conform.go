@@ -105,7 +105,7 @@ func init() {
 			f.outs = outputFlags(fs, reports.KindConform)
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
 			fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
-			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings and the count line")
+			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings (and, with --max-skips, the skipped cases) and the count line")
 			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
 			f.owned = addOwnedTargetFlags(fs, false)
 			fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")
