@@ -85,7 +85,7 @@ ci:
 # needs root and Debian packages (installed when missing). The first run
 # builds Kubernetes from the Go module proxy (~5 min of 2 cores, cached in
 # ~/.cache/lobbybench-k8s); later runs take about a minute. Exit 2: not run
-# (a prerequisite is missing), never a pass. See deploy/README.md.
+# (a prerequisite is missing), never a pass. See docs/kubernetes.md.
 e2e-k8s:
 	bash deploy/e2e/run.sh
 

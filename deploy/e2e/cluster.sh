@@ -13,7 +13,7 @@
 # $E2E_DIR/pids/<name>. All addresses are 127.0.0.1 (node IP, apiserver
 # advertise address); pods of the e2e overlay use hostNetwork, so no load
 # traffic touches the pod network. The facts behind every setting are in
-# deploy/README.md, "Locally, on a throwaway cluster: make e2e-k8s".
+# docs/kubernetes.md, "Locally, on a throwaway cluster: make e2e-k8s".
 set -euo pipefail
 
 E2E_DIR=${E2E_DIR:-/tmp/lobbybench-e2e}
