@@ -195,6 +195,10 @@ func (d *drill) result(run *reports.Run, end time.Duration) *reports.Drill {
 			if o.Fault != "" || o.StartNS < lo || o.StartNS > hi {
 				continue
 			}
+			if o.Back && o.EndNS <= a.at {
+				// Over before the signal was sent: not this fault's.
+				continue
+			}
 			o.Fault = fr.Fault
 			fr.WentDown = true
 			if !o.Back {

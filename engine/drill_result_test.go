@@ -40,6 +40,15 @@ func TestDrillResult(t *testing.T) {
 			[]applied{{started: true, at: 2 * s, done: 2*s + 300*ms}, {started: true, at: 5 * s, done: 5*s + 500*ms}},
 			[]reports.Outage{other, {StartNS: 2 * s, EndNS: 2*s + 400*ms, Back: true, Kind: reports.DownExited}},
 			[]string{"", kill.String()}, []bool{true, true}, []time.Duration{400 * ms, 0}, []int64{2, 0}, "never seen down", true},
+		// A load hiccup the watchdog saw just before the kill (inside the
+		// window's slack, over before the signal) is not the fault's: it
+		// stays TARGET DOWN, and the fault's recovery is its own outage's.
+		{"an outage over before the signal",
+			[]owned.Fault{kill},
+			[]applied{{started: true, at: 2 * s, done: 2*s + 300*ms}},
+			[]reports.Outage{{StartNS: 2*s - 300*ms, EndNS: 2*s - 100*ms, Back: true, Kind: reports.DownSilent},
+				{StartNS: 2 * s, EndNS: 2*s + 400*ms, Back: true, Kind: reports.DownExited}},
+			[]string{"", kill.String()}, []bool{true}, []time.Duration{400 * ms}, []int64{2}, "answers again after 400 ms", true},
 		{"restart failed",
 			[]owned.Fault{kill},
 			[]applied{{started: true, at: 2 * s, done: 3 * s, err: errors.New("restart: exited with status 3")}},
