@@ -126,7 +126,11 @@ func TestWatchdogSeesTheTargetGo(t *testing.T) {
 				if nDown == 0 || len(o.During) == 0 || o.Failures == nil {
 					t.Errorf("no failure counted while down (%v; outage %+v) of %v", down, o, run.Totals.FailuresByReason)
 				}
-				if o.AnsweredBefore == 0 || run.Totals.Successes < o.AnsweredBefore {
+				// How many of the 40 packets were answered before the first
+				// failed probe depends on how the machine scheduled the load
+				// and the probes (a busy one can spend the whole budget
+				// between two probes): only the bound is asserted here.
+				if run.Totals.Successes < o.AnsweredBefore {
 					t.Errorf("answered before %d of %d successes", o.AnsweredBefore, run.Totals.Successes)
 				}
 				// Whether a probe was answered before the fault depends on
