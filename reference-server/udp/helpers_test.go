@@ -65,20 +65,31 @@ func (c *client) send(b []byte) {
 	}
 }
 
-// recv waits up to d for a datagram; ok is false on timeout.
+// recv waits up to d for a datagram from the address the client talks
+// to; ok is false on timeout. Datagrams from any other address are
+// dropped: another package's tests run beside these on the same loopback,
+// and a server of theirs resending to a port that has since been reused
+// here (a Leviathan endpoint does) is not this server's reply.
 func (c *client) recv(d time.Duration) (raw []byte, ok bool) {
 	c.t.Helper()
 	c.conn.SetReadDeadline(time.Now().Add(d))
-	n, from, err := c.conn.ReadFromUDPAddrPort(c.buf)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, false
+	for {
+		n, from, err := c.conn.ReadFromUDPAddrPort(c.buf)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return nil, false
+			}
+			c.t.Fatal(err)
 		}
-		c.t.Fatal(err)
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		if from != c.to {
+			c.t.Logf("dropped a datagram from %s, not %s: % x", from, c.to, c.buf[:min(n, 32)])
+			continue
+		}
+		c.from = from
+		return append([]byte(nil), c.buf[:n]...), true
 	}
-	c.from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-	return append([]byte(nil), c.buf[:n]...), true
 }
 
 const wait = 5 * time.Second // generous: a loaded 2-core machine
