@@ -107,6 +107,9 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 		if o.Back {
 			fmt.Fprintf(ew, "; back at +%v", o.EndNS.Round(time.Millisecond))
 		}
+		if ct := o.CulpritText(); ct != "" {
+			fmt.Fprintf(ew, "; re-run alone: %s", mdInline(ct))
+		}
 		fmt.Fprint(ew, "\n")
 		if len(o.Output) > 0 {
 			fmt.Fprintf(ew, "\n```text\n%s\n```\n", strings.ReplaceAll(strings.Join(o.Output, "\n"), "```", "` ` `"))

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +50,29 @@ func TestTargetProcessLine(t *testing.T) {
 		if got := tt.tp.Line(); got != tt.want {
 			t.Errorf("%q, want %q", got, tt.want)
 		}
+	}
+}
+
+// TestConformFormatsNameCulprit: when conform re-ran the cases in flight
+// one at a time, every format names the one that kills the server alone.
+func TestConformFormatsNameCulprit(t *testing.T) {
+	c := NewConform()
+	c.Protocol, c.Target = "tcp-lobby", "127.0.0.1:7777"
+	c.Cases = []Case{{ID: "a/1", Verdict: VerdictPass}, {ID: "a/2", Verdict: VerdictFail, Actual: "the server died during this case, re-run alone"}}
+	c.Outages = []Outage{{StartNS: time.Second, Kind: DownExited, Exit: "killed by SIGABRT", Back: true, EndNS: 2 * time.Second,
+		During: []string{"a/1", "a/2"}, ReRunAlone: []string{"a/1", "a/2"}, Culprits: []string{"a/2"}}}
+	for _, f := range Formats() {
+		if f.Name == "json" {
+			continue // the fields themselves: culprits, rerun_alone
+		}
+		t.Run(f.Name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := f.Write(&b, Options{}, c); err != nil {
+				t.Skipf("%s does not render a conform result: %v", f.Name, err)
+			}
+			if !strings.Contains(b.String(), "a/2 kills it alone") {
+				t.Errorf("%s does not name the culprit:\n%.2000s", f.Name, b.String())
+			}
+		})
 	}
 }
