@@ -1,0 +1,185 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// Judgement bounds what Judge calls the harness's fault.
+type Judgement struct {
+	// Warmup is left out of the step's figures (its time series).
+	Warmup time.Duration
+	// LagBound: a send lag p99 above it means the harness could not
+	// keep the schedule (harness-bound), whatever the thresholds say.
+	LagBound time.Duration
+	// CPUShare: the harness's own CPU over the step at or above this
+	// share of its cores is saturated (not judged when the server is
+	// embedded: its CPU is then the server's too).
+	CPUShare float64
+}
+
+// DefaultJudgement is `capacity`'s defaults.
+var DefaultJudgement = Judgement{Warmup: 2 * time.Second, LagBound: 100 * time.Millisecond, CPUShare: 0.95}
+
+// Judge turns one step's run into its CapacityStep: the figures after the
+// warm-up, and the verdict, in this order: TARGET DOWN (the target went
+// down: that is the finding), HARNESS-BOUND (sessions could not open
+// their socket or were dropped late, the send lag p99 is over LagBound,
+// the harness's CPU saturated, or every breach is one the send lag
+// explains: reports.Run.HarnessBound), FAIL (a threshold breached, a
+// protocol violation, a step that never succeeded), else PASS.
+func (j Judgement) Judge(r *reports.Run, load float64) reports.CapacityStep {
+	st := reports.CapacityStep{Load: load}
+	w := r.After(int64(math.Ceil(j.Warmup.Seconds())))
+	st.Requests = w.Requests
+	if w.Seconds > 0 {
+		st.Throughput = math.Round(float64(w.Requests)/float64(w.Seconds)*10) / 10
+	}
+	if w.Requests > 0 {
+		st.ErrorRate = float64(w.Errors) / float64(w.Requests)
+	}
+	st.P50US, st.P99US = w.P50US, w.P99US
+	for _, s := range r.Steps {
+		st.SendLagP99US = max(st.SendLagP99US, s.SendLag.P99US)
+	}
+	for _, v := range r.Violations {
+		if v.Count > 0 {
+			if st.Violations == nil {
+				st.Violations = map[string]int64{}
+			}
+			st.Violations[v.Rule] += v.Count
+		}
+	}
+	if tp := r.TargetProcess; tp != nil {
+		st.ServerCPUSeconds = tp.CPUNS.Seconds()
+		st.ServerPeakRSSBytes = tp.PeakRSSBytes
+	}
+	hl := r.Headline()
+	st.Headline = hl.Text
+	if len(r.DownOutages()) > 0 {
+		st.Verdict, st.Why = reports.CapTargetDown, strings.TrimPrefix(r.TargetDown, "TARGET DOWN · ")
+		if st.Why == "" {
+			st.Why = strings.TrimPrefix(hl.Text, "TARGET DOWN · ")
+		}
+		return st
+	}
+	if why := j.harnessBound(r, hl); why != "" {
+		st.Verdict, st.Why = reports.CapHarnessBound, why
+		return st
+	}
+	if broke := Broke(r); len(broke) > 0 {
+		st.Verdict, st.Broke = reports.CapFail, broke
+		return st
+	}
+	st.Verdict = reports.CapPass
+	return st
+}
+
+// harnessBound says why the harness could not offer the step's load, or
+// "" when it could.
+func (j Judgement) harnessBound(r *reports.Run, hl reports.Headline) string {
+	var why []string
+	if s := r.Sessions; s != nil {
+		if s.FailedStarts > 0 {
+			why = append(why, reports.Count(s.FailedStarts, "session")+" could not open a socket")
+		}
+		if s.DroppedLate > 0 {
+			why = append(why, reports.Count(s.DroppedLate, "start")+" dropped late (the generator fell behind)")
+		}
+	}
+	lag := int64(0)
+	for _, s := range r.Steps {
+		lag = max(lag, s.SendLag.P99US)
+	}
+	if j.LagBound > 0 && lag > j.LagBound.Microseconds() {
+		why = append(why, fmt.Sprintf("send lag p99 %v over %v", time.Duration(lag)*time.Microsecond, j.LagBound))
+	}
+	if j.CPUShare > 0 && r.DurationNS > 0 {
+		for _, sr := range r.ShardRuns {
+			if sr.Embedded || sr.Harness.GOMAXPROCS == 0 {
+				continue
+			}
+			share := sr.Harness.CPUSeconds / r.DurationNS.Seconds() / float64(sr.Harness.GOMAXPROCS)
+			if share >= j.CPUShare {
+				why = append(why, fmt.Sprintf("the harness's CPU at %.0f%% of %d cores", share*100, sr.Harness.GOMAXPROCS))
+			}
+		}
+	}
+	if hl.Status == reports.StatusInconclusive || hl.Status == reports.StatusIncomplete {
+		// Every breach harness-bound, or load not all generated.
+		_, rest, ok := strings.Cut(hl.Text, " · ")
+		if !ok {
+			rest = hl.Text
+		}
+		why = append(why, rest)
+	}
+	return strings.Join(why, "; ")
+}
+
+// Broke is what broke in a run, first first: the breached thresholds the
+// harness's lag does not explain (most breached first: observed over
+// limit), the protocol rules broken (first in time first: their first
+// sample), the steps that never succeeded.
+func Broke(r *reports.Run) []string {
+	type th struct {
+		text  string
+		ratio float64
+	}
+	var ths []th
+	for _, t := range r.Thresholds {
+		if t.Pass {
+			continue
+		}
+		if _, ok := r.HarnessBound(t); ok {
+			continue
+		}
+		ths = append(ths, th{fmt.Sprintf("%s (measured %s)", t.Name, t.ObservedText()), breachRatio(t)})
+	}
+	sort.SliceStable(ths, func(i, j int) bool { return ths[i].ratio > ths[j].ratio })
+	var out []string
+	for _, t := range ths {
+		out = append(out, t.text)
+	}
+	vs := append([]reports.Violation(nil), r.Violations...)
+	firstAt := func(v reports.Violation) time.Duration {
+		if len(v.Samples) == 0 {
+			return math.MaxInt64
+		}
+		at := v.Samples[0].OffsetNS
+		for _, s := range v.Samples {
+			at = min(at, s.OffsetNS)
+		}
+		return at
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return firstAt(vs[i]) < firstAt(vs[j]) })
+	for _, v := range vs {
+		if v.Count > 0 {
+			out = append(out, fmt.Sprintf("rule %s (%s)", v.Rule, reports.Count(v.Count, "violation")))
+		}
+	}
+	for _, s := range r.StepsNeverSucceeded() {
+		out = append(out, "step "+s.Name+" never succeeded")
+	}
+	return out
+}
+
+// breachRatio is how far a breached threshold is past its limit, as a
+// ratio (no data: infinitely).
+func breachRatio(t reports.ThresholdResult) float64 {
+	if t.NoData {
+		return math.Inf(1)
+	}
+	a, b := t.Observed, t.Limit
+	if t.Op == ">" || t.Op == ">=" {
+		a, b = b, a
+	}
+	if b <= 0 {
+		return math.Abs(a-b) + 1
+	}
+	return a / b
+}

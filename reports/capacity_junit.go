@@ -1,0 +1,49 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+)
+
+func init() {
+	registerCapacity("junit", "write one JUnit testcase per step to `FILE`", WriteCapacityJUnit)
+}
+
+// WriteCapacityJUnit writes the search as JUnit XML: a testcase per step
+// (a FAIL step a failure, a harness-bound or target-down one an error),
+// then one per rule broken under load.
+func WriteCapacityJUnit(w io.Writer, c *Capacity) error {
+	u := c.Unit()
+	hl := c.Headline()
+	s := junitSuite{Name: "lobbybench.capacity", Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
+	if hl.Status == StatusTargetDown || hl.Status == StatusInconclusive || hl.Status == StatusInterrupted {
+		// First, as every format leads with it.
+		s.add(junitCase{Name: "search", Classname: "capacity", Time: junitTime(c.DurationNS),
+			Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text)}})
+	}
+	step := c.Settings.StepNS + c.Settings.WarmupNS
+	for _, st := range c.Steps {
+		k := junitCase{Name: "load " + FormatLoad(st.Load, u), Classname: "capacity.steps", Time: junitTime(step)}
+		detail := fmt.Sprintf("achieved %.1f/s, p50 %s, p99 %s, errors %s, send lag p99 %s, violations %s; %s",
+			st.Throughput, fmtUS(st.P50US), fmtUS(st.P99US), fmtPct(st.ErrorRate), fmtUS(st.SendLagP99US), violationsText(st.Violations), st.Headline)
+		switch st.Verdict {
+		case CapFail:
+			k.Failure = &junitFailure{Message: "broke: " + joinMax(st.Broke, 3), Type: "capacity", Text: xmlSafe(detail)}
+		case CapHarnessBound, CapTargetDown:
+			k.Error = &junitError{Message: verdictWord(st.Verdict) + ": " + st.Why, Type: st.Verdict, Text: xmlSafe(detail)}
+		default:
+			k.SystemOut = &junitText{Text: xmlSafe(detail)}
+		}
+		s.add(k)
+	}
+	suites := []junitSuite{s}
+	if len(c.Rules) > 0 {
+		rs := junitSuite{Name: "lobbybench.capacity.rules", Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
+		for _, r := range c.Rules {
+			msg := fmt.Sprintf("%s broken from %s (%s, %d violations)", r.Rule, FormatLoad(r.FirstLoad, u), Count(r.Steps, "step"), r.Count)
+			rs.add(junitCase{Name: r.Rule, Classname: "capacity.rules", Time: "0.000", Failure: &junitFailure{Message: msg, Type: "violation", Text: msg}})
+		}
+		suites = append(suites, rs)
+	}
+	return writeJUnit(w, "lobbybench capacity", c.DurationNS, suites...)
+}
