@@ -116,7 +116,7 @@ func (j Judgement) harnessBound(r *reports.Run, hl reports.Headline) string {
 		if !ok {
 			rest = hl.Text
 		}
-		why = append(why, rest)
+		why = append(why, strings.TrimPrefix(rest, "harness-bound: "))
 	}
 	return strings.Join(why, "; ")
 }

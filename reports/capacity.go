@@ -129,7 +129,7 @@ func (c *Capacity) Headline() Headline {
 	case StopTargetDown:
 		return Headline{Status: StatusTargetDown, Text: fmt.Sprintf("TARGET DOWN · at %s: %s; %s", FormatLoad(last.Load, u), last.Why, held)}
 	case StopHarness:
-		return Headline{Status: StatusInconclusive, Text: fmt.Sprintf("INCONCLUSIVE · harness-bound at %s (%s): %s is the harness's limit, not the server's; add --workers or more machines", FormatLoad(last.Load, u), last.Why, held)}
+		return Headline{Status: StatusInconclusive, Text: fmt.Sprintf("INCONCLUSIVE · harness-bound at %s (%s): the limit found (%s) is the harness's, not the server's; add --workers or more machines", FormatLoad(last.Load, u), last.Why, held)}
 	case StopNoLoadHeld:
 		return Headline{Status: StatusFail, Text: fmt.Sprintf("FAIL · no load held: %s broke first on %s", FormatLoad(c.BrokeAt, u), c.BrokeFirst)}
 	case StopInterrupted:
