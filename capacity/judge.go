@@ -35,10 +35,13 @@ var DefaultJudgement = Judgement{Warmup: 2 * time.Second, LagBound: 100 * time.M
 // protocol violation, a step that never succeeded), else PASS.
 func (j Judgement) Judge(r *reports.Run, load float64) reports.CapacityStep {
 	st := reports.CapacityStep{Load: load}
-	w := r.After(int64(math.Ceil(j.Warmup.Seconds())))
+	from := int64(math.Ceil(j.Warmup.Seconds()))
+	w := r.After(from)
 	st.Requests = w.Requests
-	if w.Seconds > 0 {
-		st.Throughput = math.Round(float64(w.Requests)/float64(w.Seconds)*10) / 10
+	// Answered requests a second, over the time the step ran after its
+	// warm-up (the last second of its series is a part of one).
+	if judged := r.DurationNS - time.Duration(from)*time.Second; judged > 0 && w.Seconds > 0 {
+		st.Throughput = math.Round(float64(w.Requests-w.Errors)/math.Min(judged.Seconds(), float64(w.Seconds))*10) / 10
 	}
 	if w.Requests > 0 {
 		st.ErrorRate = float64(w.Errors) / float64(w.Requests)

@@ -82,8 +82,9 @@ type CapacityStep struct {
 	Broke []string `json:"broke,omitempty"`
 	// Why says a harness-bound or target-down verdict in words.
 	Why string `json:"why,omitempty"`
-	// The figures after the warm-up (Run.TimeSeries): completions per
-	// second, error share, corrected latency.
+	// The figures after the warm-up (Run.TimeSeries): requests completed,
+	// answered (successful) requests a second, error share, corrected
+	// latency.
 	Requests   int64   `json:"requests"`
 	Throughput float64 `json:"throughput_per_sec"`
 	ErrorRate  float64 `json:"error_rate"`
