@@ -35,15 +35,19 @@ const (
 // Capacity is the result of `lobbybench capacity`: a search for the
 // highest load at which the scenario's thresholds hold.
 type Capacity struct {
-	SchemaVersion int              `json:"schema_version"`
-	Kind          string           `json:"kind"` // always KindCapacity
-	Scenario      string           `json:"scenario,omitempty"`
-	Target        string           `json:"target,omitempty"`
-	Protocol      string           `json:"protocol,omitempty"`
-	Model         string           `json:"model"` // "open" (load: sessions/s) or "closed" (load: clients)
-	StartedAt     time.Time        `json:"started_at"`
-	DurationNS    time.Duration    `json:"duration_ns"`
-	Settings      CapacitySettings `json:"settings"`
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"` // always KindCapacity
+	// Status and Verdict are the Headline, filled as the JSON is
+	// written (WriteCapacityJSON), so the document says it first.
+	Status     string           `json:"status"`
+	Verdict    string           `json:"verdict"`
+	Scenario   string           `json:"scenario,omitempty"`
+	Target     string           `json:"target,omitempty"`
+	Protocol   string           `json:"protocol,omitempty"`
+	Model      string           `json:"model"` // "open" (load: sessions/s) or "closed" (load: clients)
+	StartedAt  time.Time        `json:"started_at"`
+	DurationNS time.Duration    `json:"duration_ns"`
+	Settings   CapacitySettings `json:"settings"`
 	// Sustainable is the highest load that held (0: none did).
 	Sustainable float64 `json:"sustainable"`
 	// BrokeAt is the lowest load that broke (a FAIL step; 0: none did),
@@ -307,5 +311,32 @@ func violationsText(m map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// verdictWord is a step verdict as every format shows it.
-func verdictWord(v string) string { return strings.ToUpper(v) }
+// verdictWord is a step verdict as every format shows it: PASS, FAIL,
+// HARNESS-BOUND, TARGET DOWN.
+func verdictWord(v string) string {
+	if v == CapTargetDown {
+		return "TARGET DOWN"
+	}
+	return strings.ToUpper(v)
+}
+
+// capUS is a latency figure of a step, "-" when it has none.
+func capUS(us int64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmtUS(us)
+}
+
+// whatBroke is what broke at a step, or why it was not judged, "-" when
+// neither.
+func whatBroke(s CapacityStep) string {
+	what := joinMax(s.Broke, 3)
+	if what == "" {
+		what = s.Why
+	}
+	if what == "" {
+		what = "-"
+	}
+	return what + drainText(s)
+}

@@ -52,12 +52,8 @@ func WriteCapacityHTML(w io.Writer, c *Capacity) error {
 		Matrix                         []capHTMLRule
 	}{C: c, CSS: template.CSS(htmlCSS), Status: hl.Status, Headline: hl.Text, Unit: unitName(c), Warmup: c.Settings.WarmupNS.String()}
 	for _, s := range c.StepsByLoad() {
-		what := joinMax(s.Broke, 3)
-		if what == "" {
-			what = s.Why
-		}
 		data.Steps = append(data.Steps, capHTMLStep{FormatLoad(s.Load, u), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
-			fmtUS(s.P50US), fmtUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), violationsText(s.Violations), serverText(s), what + drainText(s)})
+			capUS(s.P50US), capUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), violationsText(s.Violations), serverText(s), whatBroke(s)})
 	}
 	loads := c.Loads()
 	for _, l := range loads {

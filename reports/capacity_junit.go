@@ -9,18 +9,25 @@ func init() {
 	registerCapacity("junit", "write one JUnit testcase per step to `FILE`", WriteCapacityJUnit)
 }
 
-// WriteCapacityJUnit writes the search as JUnit XML: a testcase per step
-// (a FAIL step a failure, a harness-bound or target-down one an error),
-// then one per rule broken under load.
+// WriteCapacityJUnit writes the search as JUnit XML: first the search's
+// own testcase (an error when the target went down, the search was
+// harness-bound or interrupted; a failure when no load held), then a
+// testcase per step (a harness-bound or target-down step an error; a FAIL
+// step, the load above the limit that a search is meant to find, passes
+// with what broke in its output), then a failure per protocol rule
+// broken under load (a violation is a bug at any load).
 func WriteCapacityJUnit(w io.Writer, c *Capacity) error {
 	u := c.Unit()
 	hl := c.Headline()
 	s := junitSuite{Name: "lobbybench.capacity", Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
-	if hl.Status == StatusTargetDown || hl.Status == StatusInconclusive || hl.Status == StatusInterrupted {
-		// First, as every format leads with it.
-		s.add(junitCase{Name: "search", Classname: "capacity", Time: junitTime(c.DurationNS),
-			Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text)}})
+	search := junitCase{Name: "sustainable load", Classname: "capacity", Time: junitTime(c.DurationNS), SystemOut: &junitText{Text: xmlSafe(hl.Text)}}
+	switch hl.Status {
+	case StatusTargetDown, StatusInconclusive, StatusInterrupted:
+		search.Error = &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text)}
+	case StatusFail:
+		search.Failure = &junitFailure{Message: hl.Text, Type: "capacity", Text: xmlSafe(hl.Text)}
 	}
+	s.add(search)
 	step := c.Settings.StepNS + c.Settings.WarmupNS
 	for _, st := range c.Steps {
 		k := junitCase{Name: "load " + FormatLoad(st.Load, u), Classname: "capacity.steps", Time: junitTime(step)}
@@ -28,7 +35,7 @@ func WriteCapacityJUnit(w io.Writer, c *Capacity) error {
 			st.Throughput, fmtUS(st.P50US), fmtUS(st.P99US), fmtPct(st.ErrorRate), fmtUS(st.SendLagP99US), violationsText(st.Violations), st.Headline)
 		switch st.Verdict {
 		case CapFail:
-			k.Failure = &junitFailure{Message: "broke: " + joinMax(st.Broke, 3), Type: "capacity", Text: xmlSafe(detail)}
+			k.SystemOut = &junitText{Text: xmlSafe("FAIL: broke: " + joinMax(st.Broke, 3) + "\n" + detail)}
 		case CapHarnessBound, CapTargetDown:
 			k.Error = &junitError{Message: verdictWord(st.Verdict) + ": " + st.Why, Type: st.Verdict, Text: xmlSafe(detail)}
 		default:

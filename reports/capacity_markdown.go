@@ -20,12 +20,8 @@ func WriteCapacityMarkdown(w io.Writer, c *Capacity) error {
 	fmt.Fprintf(ew, "Load in %s; figures after a %v warm-up.\n\n", unitName(c), c.Settings.WarmupNS)
 	var rows [][]string
 	for _, s := range c.StepsByLoad() {
-		what := joinMax(s.Broke, 3)
-		if what == "" {
-			what = s.Why
-		}
 		rows = append(rows, []string{FormatLoad(s.Load, ""), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
-			fmtUS(s.P50US), fmtUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), violationsText(s.Violations), serverText(s), what + drainText(s)})
+			capUS(s.P50US), capUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), violationsText(s.Violations), serverText(s), whatBroke(s)})
 	}
 	mdTable(ew, []string{"Load", "Verdict", "Achieved/s", "p50", "p99", "Err%", "Send lag p99", "Violations", "Server", "What broke"}, rows)
 	fmt.Fprintln(ew)

@@ -21,7 +21,7 @@ func WriteCapacityText(w io.Writer, c *Capacity) error {
 	for _, s := range c.StepsByLoad() {
 		rows = append(rows, []string{
 			FormatLoad(s.Load, ""), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
-			fmtUS(s.P50US), fmtUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), strconv.FormatInt(sumViolations(s.Violations), 10),
+			capUS(s.P50US), capUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), strconv.FormatInt(sumViolations(s.Violations), 10),
 		})
 	}
 	writeColumns(ew, 2, "rlrrrrrr", header, rows)
