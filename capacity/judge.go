@@ -124,16 +124,19 @@ func (j Judgement) harnessBound(r *reports.Run, hl reports.Headline) string {
 	return strings.Join(why, "; ")
 }
 
-// Broke is what broke in a run, first first: the breached thresholds the
-// harness's lag does not explain (most breached first: observed over
-// limit), the protocol rules broken (first in time first: their first
-// sample), the steps that never succeeded.
+// Broke is what broke in a run, first first: what can be placed in time
+// (a rule's first sample; an error-rate threshold's first second over
+// its limit, a latency threshold's first second whose p50 or p99 is, in
+// the run's time series) by when it broke, then the rest of the breached
+// thresholds the harness's lag does not explain, most breached first
+// (observed over limit), then the steps that never succeeded.
 func Broke(r *reports.Run) []string {
-	type th struct {
+	type item struct {
 		text  string
+		at    time.Duration // -1: cannot tell
 		ratio float64
 	}
-	var ths []th
+	var items []item
 	for _, t := range r.Thresholds {
 		if t.Pass {
 			continue
@@ -141,34 +144,75 @@ func Broke(r *reports.Run) []string {
 		if _, ok := r.HarnessBound(t); ok {
 			continue
 		}
-		ths = append(ths, th{fmt.Sprintf("%s (measured %s)", t.Name, t.ObservedText()), breachRatio(t)})
-	}
-	sort.SliceStable(ths, func(i, j int) bool { return ths[i].ratio > ths[j].ratio })
-	var out []string
-	for _, t := range ths {
-		out = append(out, t.text)
-	}
-	vs := append([]reports.Violation(nil), r.Violations...)
-	firstAt := func(v reports.Violation) time.Duration {
-		if len(v.Samples) == 0 {
-			return math.MaxInt64
+		text := fmt.Sprintf("%s (measured %s)", t.Name, t.ObservedText())
+		at := onset(r, t)
+		if at >= 0 {
+			text = fmt.Sprintf("%s (measured %s, over from +%ds)", t.Name, t.ObservedText(), int64(at.Seconds()))
 		}
-		at := v.Samples[0].OffsetNS
+		items = append(items, item{text, at, breachRatio(t)})
+	}
+	for _, v := range r.Violations {
+		if v.Count <= 0 {
+			continue
+		}
+		at := time.Duration(-1)
 		for _, s := range v.Samples {
-			at = min(at, s.OffsetNS)
+			if at < 0 || s.OffsetNS < at {
+				at = s.OffsetNS
+			}
 		}
-		return at
+		items = append(items, item{fmt.Sprintf("rule %s (%s)", v.Rule, reports.Count(v.Count, "violation")), at, math.Inf(1)})
 	}
-	sort.SliceStable(vs, func(i, j int) bool { return firstAt(vs[i]) < firstAt(vs[j]) })
-	for _, v := range vs {
-		if v.Count > 0 {
-			out = append(out, fmt.Sprintf("rule %s (%s)", v.Rule, reports.Count(v.Count, "violation")))
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i], items[j]
+		switch {
+		case a.at >= 0 && b.at >= 0:
+			return a.at < b.at
+		case a.at >= 0 || b.at >= 0:
+			return a.at >= 0
 		}
+		return a.ratio > b.ratio
+	})
+	var out []string
+	for _, it := range items {
+		out = append(out, it.text)
 	}
 	for _, s := range r.StepsNeverSucceeded() {
 		out = append(out, "step "+s.Name+" never succeeded")
 	}
 	return out
+}
+
+// onset is the start of the first second of r's time series in which t's
+// limit was already broken, when the series can tell: an upper bound on
+// an error rate (errors.rate, STEP.error_rate: that second's errors over
+// its requests) or on a latency (STEP.p50 against the second's p50; p90,
+// p99, p999, max against its p99: a lower bound of them). -1 otherwise.
+func onset(r *reports.Run, t reports.ThresholdResult) time.Duration {
+	if t.Op != "<" && t.Op != "<=" || t.NoData {
+		return -1
+	}
+	over := func(v float64) bool { return v > t.Limit || t.Op == "<" && v == t.Limit }
+	var value func(p reports.Point) (float64, bool)
+	stat := t.Metric[strings.LastIndex(t.Metric, ".")+1:]
+	switch {
+	case t.Metric == "errors.rate" || stat == "error_rate":
+		value = func(p reports.Point) (float64, bool) {
+			return float64(p.Errors) / float64(p.Requests), p.Requests > 0
+		}
+	case stat == "p50":
+		value = func(p reports.Point) (float64, bool) { return float64(p.P50US) / 1e6, p.Requests > 0 }
+	case stat == "p90" || stat == "p99" || stat == "p999" || stat == "max":
+		value = func(p reports.Point) (float64, bool) { return float64(p.P99US) / 1e6, p.Requests > 0 }
+	default:
+		return -1
+	}
+	for _, p := range r.TimeSeries {
+		if v, ok := value(p); ok && over(v) {
+			return time.Duration(p.Second) * time.Second
+		}
+	}
+	return -1
 }
 
 // breachRatio is how far a breached threshold is past its limit, as a

@@ -34,7 +34,18 @@ func TestJudge(t *testing.T) {
 		{"pass", nil, reports.CapPass, nil, ""},
 		{"a threshold breached", func(r *reports.Run) {
 			r.Thresholds = append(r.Thresholds, passing("list_rooms.p50", 0.002, 0.001), passing("errors.rate", 0.5, 0.05))
-		}, reports.CapFail, []string{"errors.rate (measured 50.00%)", "list_rooms.p50 (measured 2.00ms)"}, ""},
+		}, reports.CapFail, []string{"errors.rate (measured 50.00%, over from +0s)", "list_rooms.p50 (measured 2.00ms)"}, ""},
+		{"first in time first, then the most breached", func(r *reports.Run) {
+			r.TimeSeries = []reports.Point{{Second: 0, Requests: 10, P50US: 500, P99US: 900}, {Second: 1, Requests: 40, P50US: 3000, P99US: 4000}, {Second: 2, Requests: 40, Errors: 36, P50US: 900, P99US: 1000}}
+			r.Thresholds = []reports.ThresholdResult{
+				{Name: "list_rooms.count > 1000", Metric: "list_rooms.count", Op: ">", Limit: 1000, Observed: 90},
+				{Name: "list_rooms.count > 200", Metric: "list_rooms.count", Op: ">", Limit: 200, Observed: 90},
+				passing("errors.rate", 0.4, 0.3),
+				passing("list_rooms.p50", 0.002, 0.001),
+			}
+			r.Violations = []reports.Violation{{Rule: "U-SEQ", Count: 1, Samples: []reports.ViolationSample{{OffsetNS: 1500 * time.Millisecond}}}}
+		}, reports.CapFail, []string{"list_rooms.p50 (measured 2.00ms, over from +1s)", "rule U-SEQ (1 violation)", "errors.rate (measured 40.00%, over from +2s)",
+			"list_rooms.count > 1000 (measured 90)", "list_rooms.count > 200 (measured 90)"}, ""},
 		{"violations, first in time first", func(r *reports.Run) {
 			r.Violations = []reports.Violation{
 				{Rule: "U-SEQ", Count: 2, Samples: []reports.ViolationSample{{OffsetNS: 2 * time.Second}}},

@@ -80,9 +80,10 @@ type CapacitySettings struct {
 type CapacityStep struct {
 	Load    float64 `json:"load"`
 	Verdict string  `json:"verdict"` // CapPass, CapFail, CapHarnessBound, CapTargetDown
-	// Broke is what broke, first first: breached thresholds (most
-	// breached first), then protocol rules (first in time first), then
-	// steps that never succeeded. Empty unless Verdict is CapFail.
+	// Broke is what broke, first first (capacity.Broke): what can be
+	// placed in time by when, then the other breached thresholds most
+	// breached first, then steps that never succeeded. Empty unless
+	// Verdict is CapFail.
 	Broke []string `json:"broke,omitempty"`
 	// Why says a harness-bound or target-down verdict in words.
 	Why string `json:"why,omitempty"`
