@@ -110,7 +110,7 @@ func capacityCharts(c *Capacity, width float64) []template.HTML {
 		for i, v := range yTicks {
 			yt[i] = tick{V: v, Label: ylabel(v)}
 		}
-		p := &plot{x0: 0, x1: xTicks[len(xTicks)-1], y0: 0, y1: yTicks[len(yTicks)-1], faults: knee}
+		p := &plot{x0: 0, x1: xTicks[len(xTicks)-1], y0: 0, y1: yTicks[len(yTicks)-1], faults: knee, faultLegend: "the sustainable load (dotted line)"}
 		ls := lineSeries{Name: name, Colour: colour(0)}
 		for _, s := range steps {
 			pt := xy{s.Load, pick(s)}
@@ -121,6 +121,6 @@ func capacityCharts(c *Capacity, width float64) []template.HTML {
 	}
 	return []template.HTML{
 		chart("p99 latency against load", "p99", maxP99, fmtAxisUS, func(s CapacityStep) float64 { return float64(s.P99US) }, "p99 (corrected, after warm-up)"),
-		chart("achieved throughput against offered load", "requests/s", maxTput, fmtAxisCount, func(s CapacityStep) float64 { return s.Throughput }, "achieved requests/s"),
+		chart("answered throughput against offered load", "requests/s", maxTput, fmtAxisCount, func(s CapacityStep) float64 { return s.Throughput }, "answered requests/s (after warm-up)"),
 	}
 }
