@@ -17,6 +17,10 @@ type Judgement struct {
 	// LagBound: a send lag p99 above it means the harness could not
 	// keep the schedule (harness-bound), whatever the thresholds say.
 	LagBound time.Duration
+	// Length is the step's planned length, warm-up included: the
+	// throughput's time base (0: the run's own duration, which ends at its
+	// last sample).
+	Length time.Duration
 	// CPUShare: the harness's own CPU over the step at or above this
 	// share of its cores is saturated (not judged when the server is
 	// embedded: its CPU is then the server's too).
@@ -40,7 +44,11 @@ func (j Judgement) Judge(r *reports.Run, load float64) reports.CapacityStep {
 	st.Requests = w.Requests
 	// Answered requests a second, over the time the step ran after its
 	// warm-up (the last second of its series is a part of one).
-	if judged := r.DurationNS - time.Duration(from)*time.Second; judged > 0 && w.Seconds > 0 {
+	length := j.Length
+	if length <= 0 {
+		length = r.DurationNS
+	}
+	if judged := length - time.Duration(from)*time.Second; judged > 0 && w.Seconds > 0 {
 		st.Throughput = math.Round(float64(w.Requests-w.Errors)/math.Min(judged.Seconds(), float64(w.Seconds))*10) / 10
 	}
 	if w.Requests > 0 {

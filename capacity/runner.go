@@ -34,6 +34,11 @@ type EngineRunner struct {
 	DrainPoll time.Duration
 	// Sleep waits between drain polls (nil: a timer honouring ctx).
 	Sleep func(context.Context, time.Duration)
+	// Telemetry, when set, is the owned target process's figures since
+	// the step's start (engine.Config.OnStart takes the baseline): what
+	// the step cost the server, when the engine did not measure it (it
+	// does the embedded server).
+	Telemetry func() *reports.TargetProcess
 
 	steps    int
 	baseline int
@@ -82,7 +87,12 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.Capacity
 	if res.Engine != nil && res.Engine.Interrupted {
 		return reports.CapacityStep{}, context.Canceled
 	}
-	st := r.Judge.Judge(res.Run, load)
+	if res.Run.TargetProcess == nil && r.Telemetry != nil {
+		res.Run.TargetProcess = r.Telemetry()
+	}
+	j := r.Judge
+	j.Length = r.Warmup + r.Hold
+	st := j.Judge(res.Run, load)
 	st.Drain = drain
 	return st, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -37,6 +38,12 @@ that could not open a socket or were dropped late, a send lag p99 over
 the search stops and the limit is the harness's, not the server's: use
 --workers or more machines), or TARGET DOWN (the target stopped
 answering: the search stops, that is the finding).
+
+With --target-cmd 'COMMAND ARGS…' (or the scenario's target_cmd)
+lobbybench starts the server at --target once, waits up to
+--target-ready-timeout for it to answer, runs every step against it and
+stops it at the end; each step then says what it cost the server (CPU
+seconds, peak RSS), and its death is TARGET DOWN.
 
 No step inherits another's leftovers: against the embedded server (no
 target) each step gets a fresh one; against a udp-lobby target the room
@@ -69,6 +76,9 @@ func init() {
 				lagBound  = fs.Duration("lag-bound", 100*time.Millisecond, "a step whose send lag p99 is above it is harness-bound")
 				grace     = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after each step")
 				watchdog  = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket (0: no watchdog, and no TARGET DOWN verdict but an unreachable next step)")
+				targetCmd = fs.String("target-cmd", "", "start the server under test with `COMMAND ARGS…` (through /bin/sh) once, wait until it answers at --target, measure what each step costs it, stop it at the end (overrides the scenario's target_cmd)")
+				readyWait = fs.Duration("target-ready-timeout", owned.DefaultReadyTimeout, "how long the --target-cmd server may take to answer")
+				targetLog = fs.String("target-log", "", "write everything the --target-cmd server prints to `FILE`")
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.Var(&seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
@@ -90,6 +100,8 @@ func init() {
 					return usageErr(e, "capacity", "--grace %v must be above 0", *grace)
 				case *watchdog < 0:
 					return usageErr(e, "capacity", "--watchdog %v must be 0 (off) or above", *watchdog)
+				case *readyWait <= 0:
+					return usageErr(e, "capacity", "--target-ready-timeout %v must be above 0", *readyWait)
 				}
 				plan, err := scenario.Load(args[0])
 				if err != nil {
@@ -138,6 +150,21 @@ func init() {
 					}
 				} else if !*quiet {
 					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (only udp-lobby's room list is)\n", plan.Protocol)
+				}
+				if cmdline := ownedCommand(*targetCmd, plan, false); cmdline != "" {
+					own, code, err := startOwned(ctx, plan, ownedOptions{cmd: cmdline, readyTimeout: *readyWait, logPath: *targetLog})
+					if err != nil {
+						fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
+						return code
+					}
+					defer own.stop()
+					e.setOnQuit(func() { own.stop() })
+					defer e.setOnQuit(nil)
+					r.Base.OnWatchdog, r.Base.OnStart, r.Base.TargetTelemetry = own.onWatchdog, own.onStart, own.telemetry
+					r.Telemetry = own.telemetry
+					targetName += " (started by --target-cmd)"
+				} else if *targetLog != "" {
+					return usageErr(e, "capacity", "--target-log needs --target-cmd (or the scenario's target_cmd)")
 				}
 				var progress func(reports.CapacityStep)
 				if !*quiet {

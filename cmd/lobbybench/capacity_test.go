@@ -103,3 +103,32 @@ func TestCapacityUnreachable(t *testing.T) {
 		t.Errorf("exit %d (%s), want %d", code, errs, exitUnreachable)
 	}
 }
+
+// TestCapacityOwnsTarget: `capacity --target-cmd` starts `lobbybench
+// serve` once, searches against it, and every step says what it cost the
+// server.
+func TestCapacityOwnsTarget(t *testing.T) {
+	addr := freeUDPPort(t)
+	js := filepath.Join(t.TempDir(), "c.json")
+	sc := writeScenario(t, "name: owned-poll\nprotocol: udp-lobby\ntarget: "+addr+"\ndefaults: {timeout: 1s, retries: 0}\nload: {rate: 10/s, duration: 2s}\nflows:\n  - name: poll\n    steps: [list_rooms]\nthresholds:\n  - list_rooms.errors == 0\n")
+	code, stdout, errs := runCLI(t, "capacity", "--quiet", "--target-cmd", serveCmd(t, addr), "--step", "1s", "--warmup", "0s", "--grace", "500ms", "--start", "10", "--max", "20", "--drain", "1s", "--json", js, sc)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c reports.Capacity
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Steps) != 2 || c.Sustainable != 20 || !strings.Contains(c.Target, "--target-cmd") {
+		t.Fatalf("steps %d, sustainable %v, target %q: want 2 steps held up to 20 against the started server", len(c.Steps), c.Sustainable, c.Target)
+	}
+	for _, s := range c.Steps {
+		if s.ServerPeakRSSBytes == 0 || s.Drain != "" {
+			t.Errorf("step %v: peak RSS %d, drain %q: want the server's figures and a drained server", s.Load, s.ServerPeakRSSBytes, s.Drain)
+		}
+	}
+}
