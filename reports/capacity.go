@@ -103,7 +103,7 @@ type CapacityStep struct {
 	// the step ("" it did, or a fresh embedded server ran it).
 	Drain string `json:"drain,omitempty"`
 	// ServerCPUSeconds and ServerPeakRSSBytes: what the step cost the
-	// server when lobbybench embedded it (Run.TargetProcess).
+	// server when lobbybench embedded or started it (Run.TargetProcess).
 	ServerCPUSeconds   float64 `json:"server_cpu_seconds,omitempty"`
 	ServerPeakRSSBytes int64   `json:"server_peak_rss_bytes,omitempty"`
 	// Headline is the step's own run headline.
