@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -48,4 +49,40 @@ func UDPRooms(ctx context.Context, addr netip.AddrPort, profile string, timeout 
 		}
 	}
 	return 0, fmt.Errorf("no LOBBY_ROOM_LIST from %v within %v", addr, timeout)
+}
+
+// TCPRooms counts the rooms a tcp-lobby lists at addr, on a connection of
+// its own: one LIST_ROOMS_REQ, the first LIST_ROOMS_ACK within timeout.
+// The protocol lists at most tcplobby.MaxRooms, so a count at that cap is
+// "at least".
+func TCPRooms(ctx context.Context, addr netip.AddrPort, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr.String())
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+	defer stop()
+	if err := tcplobby.NewFrameWriter(conn).WriteMessage(&tcplobby.ListRoomsReq{}); err != nil {
+		return 0, err
+	}
+	fr := tcplobby.NewFrameReader(conn, 0)
+	for range 64 {
+		p, err := fr.Next()
+		if err != nil {
+			return 0, fmt.Errorf("no LIST_ROOMS_ACK from %v within %v: %w", addr, timeout, err)
+		}
+		if len(p) == 0 || tcplobby.Type(p[0]) != tcplobby.TypeListRoomsAck {
+			continue
+		}
+		var ack tcplobby.ListRoomsAck
+		if err := ack.DecodeOpts(p, tcplobby.Options{}); err != nil {
+			return 0, err
+		}
+		return int(ack.Count), nil
+	}
+	return 0, fmt.Errorf("no LIST_ROOMS_ACK from %v among 64 frames", addr)
 }

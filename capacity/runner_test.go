@@ -112,3 +112,29 @@ func TestUDPRooms(t *testing.T) {
 		t.Error("UDPRooms of a silent server: no error")
 	}
 }
+
+// TCPRooms lists the reference server's tcp-lobby rooms on a connection
+// of its own.
+func TestTCPRooms(t *testing.T) {
+	cfg, err := refserver.Loopback().Only("udp-lobby", "tcp-lobby")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	n, err := TCPRooms(context.Background(), srv.Addr("tcp-lobby"), 2*time.Second)
+	if err != nil || n != 0 {
+		t.Errorf("TCPRooms = %d, %v: want 0 rooms of a fresh server", n, err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := TCPRooms(context.Background(), l.Addr().(*net.TCPAddr).AddrPort(), 60*time.Millisecond); err == nil {
+		t.Error("TCPRooms of a server that never answers: no error")
+	}
+}
