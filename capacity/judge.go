@@ -12,7 +12,8 @@ import (
 
 // Judgement bounds what Judge calls the harness's fault.
 type Judgement struct {
-	// Warmup is left out of the step's figures (its time series).
+	// Warmup is left out of the step's figures (its time series from
+	// that second on); 0 when the warm-up ran apart (EngineRunner).
 	Warmup time.Duration
 	// LagBound: a send lag p99 above it means the harness could not
 	// keep the schedule (harness-bound), whatever the thresholds say.
@@ -21,6 +22,9 @@ type Judgement struct {
 	// throughput's time base (0: the run's own duration, which ends at its
 	// last sample).
 	Length time.Duration
+	// Embedded: the server runs in this process, so the harness's CPU
+	// figure is the server's too and saturation is not judged from it.
+	Embedded bool
 	// CPUShare: the harness's own CPU over the step at or above this
 	// share of its cores is saturated (not judged when the server is
 	// embedded: its CPU is then the server's too).
@@ -110,7 +114,7 @@ func (j Judgement) harnessBound(r *reports.Run, hl reports.Headline) string {
 	if j.LagBound > 0 && lag > j.LagBound.Microseconds() {
 		why = append(why, fmt.Sprintf("send lag p99 %v over %v", time.Duration(lag)*time.Microsecond, j.LagBound))
 	}
-	if j.CPUShare > 0 && r.DurationNS > 0 {
+	if j.CPUShare > 0 && r.DurationNS > 0 && !j.Embedded {
 		for _, sr := range r.ShardRuns {
 			if sr.Embedded || sr.Harness.GOMAXPROCS == 0 {
 				continue

@@ -5,26 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/owned"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
-// EngineRunner runs each step as one engine run of the scenario at a
-// constant load for Warmup+Step: the open model's rate (sessions started
-// a second) held flat, or the closed model's clients; the scenario's own
-// stages are replaced, its flows and thresholds kept. With no target, the
-// engine starts a fresh embedded server per run, so no step inherits
-// another's rooms; with one, Rooms (when set) is the server's room count,
-// taken before the first step as the baseline, and before each later
-// step it is polled (every DrainPoll, for up to Drain) until back to it.
+// EngineRunner runs each step as engine runs of the scenario at a
+// constant load: the open model's rate (sessions started a second) held
+// flat, or the closed model's clients; the scenario's own stages are
+// replaced, its flows and thresholds kept. A step is a warm-up run of
+// Warmup (its result only looked at for the target going down), then the
+// judged run of Hold against the same server: warm-up then reset, so the
+// thresholds judge the step after its warm-up only. With no target, a
+// fresh embedded server is started for each step (both runs), so no step
+// inherits another's rooms; with one, Rooms (when set) is the server's
+// room count, taken before the first step as the baseline, and before
+// each later step it is polled (every DrainPoll, for up to Drain) until
+// back to it.
 type EngineRunner struct {
 	Plan   *scenario.Plan // overrides applied
 	Base   engine.Config  // everything but the Plan
-	Hold   time.Duration  // judged part of a step
-	Warmup time.Duration  // before it, left out of the figures
+	Hold   time.Duration  // the judged run of a step
+	Warmup time.Duration  // the warm-up run before it (0: none)
 	Judge  Judgement
 	// Run is engine.Run (a test may put another engine in).
 	Run func(context.Context, engine.Config) (*engine.Result, error)
@@ -68,33 +76,142 @@ func StepPlan(plan *scenario.Plan, load float64, d time.Duration) *scenario.Plan
 func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.CapacityStep, error) {
 	drain := r.drain(ctx)
 	r.steps++
-	cfg := r.Base
-	cfg.Plan = StepPlan(r.Plan, load, r.Warmup+r.Hold)
 	run := r.Run
 	if run == nil {
 		run = engine.Run
 	}
+	cfg := r.Base
+	var self *owned.SelfSampler
+	if r.Plan.Target == "" && !cfg.EmbeddedAt.IsValid() {
+		// One server for the step's two runs, sampled from the judged
+		// run's start.
+		srv, err := r.embedded()
+		if err != nil {
+			return reports.CapacityStep{}, err
+		}
+		defer srv.Close()
+		cfg.EmbeddedAt = srv.addr
+		onStart := cfg.OnStart
+		cfg.OnStart = func(start time.Time) {
+			if self == nil && srv.judged {
+				self, _ = owned.SampleSelf(time.Second, start)
+			}
+			if onStart != nil {
+				onStart(start)
+			}
+		}
+		defer func() {
+			if self != nil {
+				self.Stop()
+			}
+		}()
+		if r.Warmup > 0 {
+			wcfg := cfg
+			wcfg.Plan = StepPlan(r.Plan, load, r.Warmup)
+			res, err := run(ctx, wcfg)
+			if st, done, err := r.warmedUp(load, res, err, drain); done {
+				return st, err
+			}
+		}
+		srv.judged = true
+	} else if r.Warmup > 0 {
+		wcfg := cfg
+		wcfg.Plan = StepPlan(r.Plan, load, r.Warmup)
+		res, err := run(ctx, wcfg)
+		if st, done, err := r.warmedUp(load, res, err, drain); done {
+			return st, err
+		}
+	}
+	cfg.Plan = StepPlan(r.Plan, load, r.Hold)
 	res, err := run(ctx, cfg)
 	if err != nil {
-		var unreach *engine.UnreachableError
-		if r.steps > 1 && errors.As(err, &unreach) {
-			// It answered before, at a lower load: it died of the
-			// last one, or is still buried under it.
-			return reports.CapacityStep{Load: load, Verdict: reports.CapTargetDown, Why: "unreachable before the step: " + err.Error(), Drain: drain}, nil
-		}
-		return reports.CapacityStep{}, err
+		return r.failed(load, err, drain)
 	}
 	if res.Engine != nil && res.Engine.Interrupted {
 		return reports.CapacityStep{}, context.Canceled
 	}
-	if res.Run.TargetProcess == nil && r.Telemetry != nil {
-		res.Run.TargetProcess = r.Telemetry()
+	if res.Run.TargetProcess == nil {
+		switch {
+		case self != nil:
+			tp := self.Stop() // a last reading: a step shorter than the interval has its figures
+			tp.Note = "the embedded server runs in lobbybench's own process: these figures include the load generator's own work"
+			res.Run.TargetProcess = &tp
+		case r.Telemetry != nil:
+			res.Run.TargetProcess = r.Telemetry()
+		}
 	}
 	j := r.Judge
-	j.Length = r.Warmup + r.Hold
+	j.Length, j.Warmup = r.Hold, 0 // the warm-up ran apart
+	j.Embedded = j.Embedded || cfg.EmbeddedAt.IsValid()
 	st := j.Judge(res.Run, load)
 	st.Drain = drain
 	return st, nil
+}
+
+// warmedUp looks at a step's warm-up run: done when the step ends there
+// (the target went down during it, it could not run, or it was
+// interrupted), with the step or error to return.
+func (r *EngineRunner) warmedUp(load float64, res *engine.Result, err error, drain string) (reports.CapacityStep, bool, error) {
+	if err != nil {
+		st, err := r.failed(load, err, drain)
+		return st, true, err
+	}
+	if res.Engine != nil && res.Engine.Interrupted {
+		return reports.CapacityStep{}, true, context.Canceled
+	}
+	if len(res.Run.DownOutages()) > 0 {
+		st := r.Judge.Judge(res.Run, load)
+		st.Why = "during the warm-up: " + st.Why
+		st.Drain = drain
+		return st, true, nil
+	}
+	return reports.CapacityStep{}, false, nil
+}
+
+// failed is a step whose run could not start: a target unreachable
+// before a later step died of the load before it (TARGET DOWN); before
+// the first, it is the caller's error.
+func (r *EngineRunner) failed(load float64, err error, drain string) (reports.CapacityStep, error) {
+	var unreach *engine.UnreachableError
+	if r.steps > 1 && errors.As(err, &unreach) {
+		return reports.CapacityStep{Load: load, Verdict: reports.CapTargetDown, Why: "unreachable before the step: " + err.Error(), Drain: drain}, nil
+	}
+	return reports.CapacityStep{}, err
+}
+
+// stepServer is the embedded reference server of one step.
+type stepServer struct {
+	addr   netip.AddrPort
+	srv    *refserver.Server
+	judged bool // the judged run has begun
+}
+
+func (s *stepServer) Close() { s.srv.Close() }
+
+// embedded starts a step's reference server as the engine would for a
+// run with no target.
+func (r *EngineRunner) embedded() (*stepServer, error) {
+	c, err := engine.EmbeddedConfig(r.Plan)
+	if err != nil {
+		return nil, err
+	}
+	if r.Base.Embedded != nil {
+		c = *r.Base.Embedded
+	}
+	p, ok := simclient.Describe(string(r.Plan.Protocol))
+	if !ok {
+		return nil, fmt.Errorf("capacity: no simulated client for protocol %q", r.Plan.Protocol)
+	}
+	srv, err := refserver.Start(context.Background(), c)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: embedded reference server: %w", err)
+	}
+	addr := srv.Addr(p.EmbeddedParts[0])
+	if !addr.IsValid() {
+		srv.Close()
+		return nil, fmt.Errorf("capacity: embedded reference server has no %s part", p.EmbeddedParts[0])
+	}
+	return &stepServer{addr: addr, srv: srv}, nil
 }
 
 // drain waits for the server's rooms to fall back to the baseline taken

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/lobbybench/lobbybench/engine"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
 // fakeEngine answers every step with a passing run, or fails the steps
@@ -136,5 +138,70 @@ func TestTCPRooms(t *testing.T) {
 	defer l.Close()
 	if _, err := TCPRooms(context.Background(), l.Addr().(*net.TCPAddr).AddrPort(), 60*time.Millisecond); err == nil {
 		t.Error("TCPRooms of a server that never answers: no error")
+	}
+}
+
+// A step's warm-up is a run of its own before the judged run, against
+// the same server (a step's own embedded server when the scenario names
+// no target): only the judged run's result is judged, unless the target
+// went down during the warm-up.
+func TestEngineRunnerWarmupApart(t *testing.T) {
+	withTarget := pollPlan(t, (&cappedLobby{}).start(t))
+	embedded := *withTarget
+	embedded.Target = ""
+	for _, tc := range []struct {
+		name     string
+		plan     *scenario.Plan
+		downInWU bool
+		verdict  string
+	}{
+		{"target", withTarget, false, reports.CapPass},
+		{"embedded", &embedded, false, reports.CapPass},
+		{"down in the warm-up", withTarget, true, reports.CapTargetDown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs []time.Duration
+			var servers []netip.AddrPort
+			r := &EngineRunner{Plan: tc.plan, Hold: 2 * time.Second, Warmup: time.Second, Judge: DefaultJudgement,
+				Run: func(_ context.Context, cfg engine.Config) (*engine.Result, error) {
+					runs = append(runs, cfg.Plan.Load.Duration)
+					servers = append(servers, cfg.EmbeddedAt)
+					if cfg.OnStart != nil {
+						cfg.OnStart(time.Now()) // as the engine does
+					}
+					warm := cfg.Plan.Load.Duration == time.Second
+					run := &reports.Run{DurationNS: cfg.Plan.Load.Duration, Thresholds: []reports.ThresholdResult{passing("errors.rate", 0, 0.05)},
+						TimeSeries: []reports.Point{{Second: 0, Requests: 10}, {Second: 1, Requests: 10}}}
+					if warm {
+						// A warm-up that fails its thresholds is not judged.
+						run.Thresholds[0] = passing("errors.rate", 0.5, 0.05)
+						if tc.downInWU {
+							run.Outages = []reports.Outage{{Kind: reports.DownSilent, StartNS: 500 * time.Millisecond}}
+							run.NoteTargetDown()
+						}
+					}
+					return &engine.Result{Run: run, Engine: &engine.Info{}}, nil
+				}}
+			st, err := r.Step(context.Background(), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRuns := []time.Duration{time.Second, 2 * time.Second}
+			if tc.downInWU {
+				wantRuns = wantRuns[:1]
+			}
+			if st.Verdict != tc.verdict || !slices.Equal(runs, wantRuns) {
+				t.Fatalf("verdict %s (%s), runs %v: want %s, runs %v", st.Verdict, st.Why, runs, tc.verdict, wantRuns)
+			}
+			if tc.verdict == reports.CapPass && st.Throughput != 10 {
+				t.Errorf("throughput %v, want the judged run's 20 answered over its 2s", st.Throughput)
+			}
+			if tc.plan.Target == "" && (!servers[0].IsValid() || servers[0] != servers[1]) {
+				t.Errorf("embedded servers %v: want the step's own, the same for both runs", servers)
+			}
+			if tc.plan.Target == "" && st.ServerPeakRSSBytes == 0 {
+				t.Error("no figures of the step's embedded server")
+			}
+		})
 	}
 }

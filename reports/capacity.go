@@ -69,8 +69,8 @@ type CapacitySettings struct {
 	Start      float64       `json:"start"`
 	Max        float64       `json:"max"`
 	Precision  float64       `json:"precision"` // a fraction: 0.1 is 10 %
-	StepNS     time.Duration `json:"step_ns"`   // judged part of a step
-	WarmupNS   time.Duration `json:"warmup_ns"` // before it, left out of the figures
+	StepNS     time.Duration `json:"step_ns"`   // the judged run of a step
+	WarmupNS   time.Duration `json:"warmup_ns"` // the warm-up run before it
 	DrainNS    time.Duration `json:"drain_ns"`
 	BudgetNS   time.Duration `json:"budget_ns"`
 	LagBoundNS time.Duration `json:"lag_bound_ns"`

@@ -22,9 +22,9 @@ Finds the highest load at which the scenario's thresholds (its
 service-level objective) still hold, and what breaks first above it.
 Each step holds one constant load, the open model's rate (sessions
 started a second: the scenario's stages are replaced by a flat rate) or
-the closed model's clients, for --warmup then --step; the figures shown
-are those after the warm-up, and the step is judged by the scenario's
-thresholds over the whole step, as 'run' judges a run. From --start (the
+the closed model's clients: a warm-up run of --warmup, then, against the
+same server, the judged run of --step, whose figures are shown and whose
+thresholds judge the step, as 'run' judges a run. From --start (the
 scenario's peak by default) the load doubles while a step holds, up to
 --max, then the search bisects between the last load that held and the
 first that broke until their gap is within --precision, or --budget runs
@@ -46,7 +46,7 @@ stops it at the end; each step then says what it cost the server (CPU
 seconds, peak RSS), and its death is TARGET DOWN.
 
 No step inherits another's leftovers: against the embedded server (no
-target) each step gets a fresh one; against a udp-lobby or tcp-lobby
+target) each step gets a fresh one (for its warm-up and judged runs); against a udp-lobby or tcp-lobby
 target the room count of its listing is taken before the first step and
 waited for (up to --drain) before each later one, and a step says when it
 did not drain.
@@ -69,8 +69,8 @@ func init() {
 				quiet     = fs.Bool("quiet", false, "no line per step")
 				start     = fs.Float64("start", 0, "first load: sessions/s (open model) or clients (closed); default the scenario's peak, or 10")
 				maxLoad   = fs.Float64("max", 100000, "highest load tried")
-				step      = fs.Duration("step", 10*time.Second, "how long each load is held and judged, after its warm-up")
-				warmup    = fs.Duration("warmup", 2*time.Second, "how long each load runs before the figures count")
+				step      = fs.Duration("step", 10*time.Second, "how long each load is held and judged (the judged run), after its warm-up")
+				warmup    = fs.Duration("warmup", 2*time.Second, "how long each load runs before it is judged (a run of its own; 0: none)")
 				precision = fs.Float64("precision", 0.1, "stop when the gap between the load that held and the one that broke is within this share (0.1: 10%)")
 				budget    = fs.Duration("budget", 5*time.Minute, "total time of the search: no step starts that would end after it")
 				drain     = fs.Duration("drain", 30*time.Second, "how long to wait before a step for a udp-lobby or tcp-lobby target's rooms to fall back to their count before the first step")
@@ -136,7 +136,7 @@ func init() {
 					cfg.Watchdog = -1
 				}
 				j := capacity.DefaultJudgement
-				j.Warmup, j.LagBound = *warmup, *lagBound
+				j.LagBound = *lagBound
 				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain}
 				targetName := plan.Target
 				if plan.Target == "" {
