@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lobbybench/lobbybench/reports"
 )
@@ -130,5 +132,29 @@ func TestCapacityOwnsTarget(t *testing.T) {
 		if s.ServerPeakRSSBytes == 0 || s.Drain != "" {
 			t.Errorf("step %v: peak RSS %d, drain %q: want the server's figures and a drained server", s.Load, s.ServerPeakRSSBytes, s.Drain)
 		}
+	}
+}
+
+// TestCapacityInterrupted: Ctrl-C (the context cancelled) ends the search
+// with the steps so far written, exit 5.
+func TestCapacityInterrupted(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "c.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(2500*time.Millisecond, cancel)
+	code, stdout, errs := runCLICtx(ctx, "capacity", "--step", "1s", "--warmup", "0s", "--grace", "200ms", "--start", "10", "--json", js, pollScenario(t, "list_rooms.errors == 0"))
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, errs)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c reports.Capacity
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Stop != reports.StopInterrupted || c.Status != reports.StatusInterrupted || len(c.Steps) == 0 {
+		t.Errorf("stop %q status %q, %d steps: want interrupted with the steps before it", c.Stop, c.Status, len(c.Steps))
 	}
 }
