@@ -19,6 +19,8 @@ type Doc interface {
 func (r *Run) document() Doc     { return r }
 func (c *Conform) document() Doc { return c }
 
+// A *Capacity (reports/capacity.go) is a Doc too.
+
 // Options tune a Format; each reads only what concerns it.
 type Options struct {
 	HTMLOptions // the HTML page's title and document labels
@@ -60,8 +62,15 @@ var formats []Format
 func register(f Format) { formats = append(formats, f) }
 
 // Formats returns every output format, in registration order (file name
-// order, the JSON document first).
-func Formats() []Format { return formats }
+// order, the JSON document first); a format with a capacity renderer
+// (reports/capacity_*.go) writes a *Capacity too.
+func Formats() []Format {
+	out := make([]Format, len(formats))
+	for i, f := range formats {
+		out[i] = withCapacity(f)
+	}
+	return out
+}
 
 // one adapts single-document renderers to Write: a run is written by run,
 // a conform result (trimmed of passing cases' wire logs when asked, if

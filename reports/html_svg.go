@@ -50,6 +50,8 @@ type plot struct {
 	// faults are x positions marked with a vertical line and a label (a
 	// recovery drill's faults), with a legend entry after the bands'.
 	faults []vline
+	// faultLegend is that entry ("": "drill fault (dotted line)").
+	faultLegend string
 }
 
 // vline is one labelled vertical line of a chart.
@@ -329,7 +331,11 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 	faultLegend := -1
 	if len(p.faults) > 0 {
 		faultLegend = len(legend)
-		legend = append(legend[:len(legend):len(legend)], "drill fault (dotted line)")
+		name := p.faultLegend
+		if name == "" {
+			name = "drill fault (dotted line)"
+		}
+		legend = append(legend[:len(legend):len(legend)], name)
 	}
 	legendH := lineH * float64(len(legend))
 	p.left, p.top = 62, 30+legendH

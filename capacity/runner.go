@@ -1,0 +1,267 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/owned"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// EngineRunner runs each step as engine runs of the scenario at a
+// constant load: the open model's rate (sessions started a second) held
+// flat, or the closed model's clients; the scenario's own stages are
+// replaced, its flows and thresholds kept. A step is a warm-up run of
+// Warmup (its result only looked at for the target going down), then the
+// judged run of Hold against the same server: warm-up then reset, so the
+// thresholds judge the step after its warm-up only. With no target, a
+// fresh embedded server is started for each step (both runs), so no step
+// inherits another's rooms; with one, Rooms (when set) is the server's
+// room count, taken before the first step as the baseline, and before
+// each later step it is polled (every DrainPoll, for up to Drain) until
+// back to it.
+type EngineRunner struct {
+	Plan   *scenario.Plan // overrides applied
+	Base   engine.Config  // everything but the Plan
+	Hold   time.Duration  // the judged run of a step
+	Warmup time.Duration  // the warm-up run before it (0: none)
+	Judge  Judgement
+	// Run is engine.Run (a test may put another engine in).
+	Run func(context.Context, engine.Config) (*engine.Result, error)
+	// Rooms counts the server's rooms (nil: no drain check).
+	Rooms     func(context.Context) (int, error)
+	Drain     time.Duration
+	DrainPoll time.Duration
+	// Sleep waits between drain polls (nil: a timer honouring ctx).
+	Sleep func(context.Context, time.Duration)
+	// Telemetry, when set, is the owned target process's figures since
+	// the step's start (engine.Config.OnStart takes the baseline): what
+	// the step cost the server, when the engine did not measure it (it
+	// does the embedded server).
+	Telemetry func() *reports.TargetProcess
+
+	steps    int
+	baseline int
+	noBase   string // why there is no baseline
+}
+
+// StepPlan is plan held at a constant load for d: an open model's rate
+// or a closed model's clients, max_clients scaled with the load when it
+// exceeds the scenario's peak. Faults and the load curve are dropped.
+func StepPlan(plan *scenario.Plan, load float64, d time.Duration) *scenario.Plan {
+	p := *plan
+	peak := p.Load.Start
+	for _, s := range p.Load.Stages {
+		peak = math.Max(peak, s.Target)
+	}
+	p.Load.Start, p.Load.Stages, p.Load.Duration, p.Load.Curve = load, nil, d, nil
+	if p.Load.Model == scenario.Closed {
+		p.Load.MaxClients = int(load)
+	} else if peak > 0 && load > peak {
+		p.Load.MaxClients = int(math.Ceil(float64(p.Load.MaxClients) * load / peak))
+	}
+	p.Faults = nil
+	return &p
+}
+
+// Step implements Runner.
+func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.CapacityStep, error) {
+	drain := r.drain(ctx)
+	r.steps++
+	run := r.Run
+	if run == nil {
+		run = engine.Run
+	}
+	cfg := r.Base
+	var self *owned.SelfSampler
+	if r.Plan.Target == "" && !cfg.EmbeddedAt.IsValid() {
+		// One server for the step's two runs, sampled from the judged
+		// run's start.
+		srv, err := r.embedded()
+		if err != nil {
+			return reports.CapacityStep{}, err
+		}
+		defer srv.Close()
+		cfg.EmbeddedAt = srv.addr
+		onStart := cfg.OnStart
+		cfg.OnStart = func(start time.Time) {
+			if self == nil && srv.judged {
+				self, _ = owned.SampleSelf(time.Second, start)
+			}
+			if onStart != nil {
+				onStart(start)
+			}
+		}
+		defer func() {
+			if self != nil {
+				self.Stop()
+			}
+		}()
+		if r.Warmup > 0 {
+			wcfg := cfg
+			wcfg.Plan = StepPlan(r.Plan, load, r.Warmup)
+			res, err := run(ctx, wcfg)
+			if st, done, err := r.warmedUp(load, res, err, drain); done {
+				return st, err
+			}
+		}
+		srv.judged = true
+	} else if r.Warmup > 0 {
+		wcfg := cfg
+		wcfg.Plan = StepPlan(r.Plan, load, r.Warmup)
+		res, err := run(ctx, wcfg)
+		if st, done, err := r.warmedUp(load, res, err, drain); done {
+			return st, err
+		}
+	}
+	cfg.Plan = StepPlan(r.Plan, load, r.Hold)
+	res, err := run(ctx, cfg)
+	if err != nil {
+		return r.failed(load, err, drain)
+	}
+	if res.Engine != nil && res.Engine.Interrupted {
+		return reports.CapacityStep{}, context.Canceled
+	}
+	if res.Run.TargetProcess == nil {
+		switch {
+		case self != nil:
+			tp := self.Stop() // a last reading: a step shorter than the interval has its figures
+			tp.Note = "the embedded server runs in lobbybench's own process: these figures include the load generator's own work"
+			res.Run.TargetProcess = &tp
+		case r.Telemetry != nil:
+			res.Run.TargetProcess = r.Telemetry()
+		}
+	}
+	j := r.Judge
+	j.Length, j.Warmup = r.Hold, 0 // the warm-up ran apart
+	j.Embedded = j.Embedded || cfg.EmbeddedAt.IsValid()
+	st := j.Judge(res.Run, load)
+	st.Drain = drain
+	return st, nil
+}
+
+// warmedUp looks at a step's warm-up run: done when the step ends there
+// (the target went down during it, it could not run, or it was
+// interrupted), with the step or error to return.
+func (r *EngineRunner) warmedUp(load float64, res *engine.Result, err error, drain string) (reports.CapacityStep, bool, error) {
+	if err != nil {
+		st, err := r.failed(load, err, drain)
+		return st, true, err
+	}
+	if res.Engine != nil && res.Engine.Interrupted {
+		return reports.CapacityStep{}, true, context.Canceled
+	}
+	if len(res.Run.DownOutages()) > 0 {
+		st := r.Judge.Judge(res.Run, load)
+		st.Why = "during the warm-up: " + st.Why
+		st.Drain = drain
+		return st, true, nil
+	}
+	return reports.CapacityStep{}, false, nil
+}
+
+// failed is a step whose run could not start: a target unreachable
+// before a later step died of the load before it (TARGET DOWN); before
+// the first, it is the caller's error.
+func (r *EngineRunner) failed(load float64, err error, drain string) (reports.CapacityStep, error) {
+	var unreach *engine.UnreachableError
+	if r.steps > 1 && errors.As(err, &unreach) {
+		return reports.CapacityStep{Load: load, Verdict: reports.CapTargetDown, Why: "unreachable before the step: " + err.Error(), Drain: drain}, nil
+	}
+	return reports.CapacityStep{}, err
+}
+
+// stepServer is the embedded reference server of one step.
+type stepServer struct {
+	addr   netip.AddrPort
+	srv    *refserver.Server
+	judged bool // the judged run has begun
+}
+
+func (s *stepServer) Close() { s.srv.Close() }
+
+// embedded starts a step's reference server as the engine would for a
+// run with no target.
+func (r *EngineRunner) embedded() (*stepServer, error) {
+	c, err := engine.EmbeddedConfig(r.Plan)
+	if err != nil {
+		return nil, err
+	}
+	if r.Base.Embedded != nil {
+		c = *r.Base.Embedded
+	}
+	p, ok := simclient.Describe(string(r.Plan.Protocol))
+	if !ok {
+		return nil, fmt.Errorf("capacity: no simulated client for protocol %q", r.Plan.Protocol)
+	}
+	srv, err := refserver.Start(context.Background(), c)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: embedded reference server: %w", err)
+	}
+	addr := srv.Addr(p.EmbeddedParts[0])
+	if !addr.IsValid() {
+		srv.Close()
+		return nil, fmt.Errorf("capacity: embedded reference server has no %s part", p.EmbeddedParts[0])
+	}
+	return &stepServer{addr: addr, srv: srv}, nil
+}
+
+// drain waits for the server's rooms to fall back to the baseline taken
+// before the first step, and says when they did not ("" when they did or
+// nothing is checked).
+func (r *EngineRunner) drain(ctx context.Context) string {
+	if r.Rooms == nil {
+		return ""
+	}
+	if r.steps == 0 {
+		n, err := r.Rooms(ctx)
+		if err != nil {
+			r.noBase = "no room baseline (" + err.Error() + ")"
+			return r.noBase
+		}
+		r.baseline = n
+		return ""
+	}
+	if r.noBase != "" {
+		return r.noBase
+	}
+	sleep := r.Sleep
+	if sleep == nil {
+		sleep = func(ctx context.Context, d time.Duration) {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+		}
+	}
+	poll := r.DrainPoll
+	if poll <= 0 {
+		poll = 500 * time.Millisecond
+	}
+	tries := max(1, int(r.Drain/poll)+1)
+	last, lastErr := -1, error(nil)
+	for i := 0; i < tries && ctx.Err() == nil; i++ {
+		n, err := r.Rooms(ctx)
+		if err == nil && n <= r.baseline {
+			return ""
+		}
+		last, lastErr = n, err
+		if i < tries-1 {
+			sleep(ctx, poll)
+		}
+	}
+	if lastErr != nil {
+		return fmt.Sprintf("not drained: rooms not listed within --drain %v (%v)", r.Drain, lastErr)
+	}
+	return fmt.Sprintf("not drained: %d rooms listed after --drain %v, baseline %d", last, r.Drain, r.baseline)
+}

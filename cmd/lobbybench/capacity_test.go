@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/reports"
+)
+
+// pollScenario is an open-model list_rooms scenario against the embedded
+// server, judged by threshold.
+func pollScenario(t *testing.T, threshold string) string {
+	return writeScenario(t, `name: cap-poll
+protocol: udp-lobby
+load:
+  rate: 10/s
+  duration: 2s
+defaults:
+  timeout: 1s
+  retries: 0
+flows:
+  - name: poll
+    steps:
+      - list_rooms
+thresholds:
+  - `+threshold+`
+`)
+}
+
+func TestCapacityUsage(t *testing.T) {
+	sc := pollScenario(t, "list_rooms.errors == 0")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no scenario", nil, "want exactly one SCENARIO.yaml"},
+		{"step", []string{"--step", "0s", sc}, "--step"},
+		{"precision", []string{"--precision", "1", sc}, "--precision"},
+		{"max below start", []string{"--start", "50", "--max", "10", sc}, "--max"},
+		{"budget", []string{"--budget", "0s", sc}, "--budget"},
+		{"warmup", []string{"--warmup", "-1s", sc}, "--warmup"},
+		{"missing file", []string{filepath.Join(t.TempDir(), "none.yaml")}, "none.yaml"},
+		{"json directory", []string{"--json", filepath.Join(t.TempDir(), "no", "c.json"), sc}, "--json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := runCLI(t, append([]string{"capacity"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q: want %d naming %s", code, errs, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+func TestCapacityEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, threshold string
+		args            []string
+		code            int
+		stop            string
+		sustainable     float64
+	}{
+		{"held up to max", "list_rooms.errors == 0", []string{"--start", "10", "--max", "40"}, exitOK, reports.StopMax, 40},
+		{"no load held", "list_rooms.count > 1000000", []string{"--start", "4", "--max", "40"}, exitFailed, reports.StopNoLoadHeld, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name+".json")
+			args := append([]string{"capacity", "--step", "1s", "--warmup", "0s", "--grace", "500ms", "--json", out, "--html", filepath.Join(dir, tc.name+".html")}, tc.args...)
+			code, stdout, errs := runCLI(t, append(args, pollScenario(t, tc.threshold))...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, errs)
+			}
+			if !strings.Contains(errs, "step 1  ") {
+				t.Errorf("no progress line per step on stderr: %q", errs)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c reports.Capacity
+			if err := json.Unmarshal(b, &c); err != nil {
+				t.Fatal(err)
+			}
+			if c.Kind != reports.KindCapacity || c.Stop != tc.stop || c.Sustainable != tc.sustainable || !strings.HasPrefix(stdout, c.Verdict) {
+				t.Errorf("kind %q stop %q sustainable %v, verdict %q; want %s, %v, and stdout led by the verdict:\n%s", c.Kind, c.Stop, c.Sustainable, c.Verdict, tc.stop, tc.sustainable, stdout)
+			}
+			for _, s := range c.Steps {
+				if s.ServerPeakRSSBytes == 0 {
+					t.Errorf("step %v: no server figures from the embedded server", s.Load)
+				}
+			}
+		})
+	}
+}
+
+func TestCapacityUnreachable(t *testing.T) {
+	code, _, errs := runCLI(t, "capacity", "--target", "127.0.0.1:1", "--step", "1s", pollScenario(t, "list_rooms.errors == 0"))
+	if code != exitUnreachable {
+		t.Errorf("exit %d (%s), want %d", code, errs, exitUnreachable)
+	}
+}
+
+// TestCapacityOwnsTarget: `capacity --target-cmd` starts `lobbybench
+// serve` once, searches against it, and every step says what it cost the
+// server.
+func TestCapacityOwnsTarget(t *testing.T) {
+	addr := freeUDPPort(t)
+	js := filepath.Join(t.TempDir(), "c.json")
+	sc := writeScenario(t, "name: owned-poll\nprotocol: udp-lobby\ntarget: "+addr+"\ndefaults: {timeout: 1s, retries: 0}\nload: {rate: 10/s, duration: 2s}\nflows:\n  - name: poll\n    steps: [list_rooms]\nthresholds:\n  - list_rooms.errors == 0\n")
+	code, stdout, errs := runCLI(t, "capacity", "--quiet", "--target-cmd", serveCmd(t, addr), "--step", "1s", "--warmup", "0s", "--grace", "500ms", "--start", "10", "--max", "20", "--drain", "1s", "--json", js, sc)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c reports.Capacity
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Steps) != 2 || c.Sustainable != 20 || !strings.Contains(c.Target, "--target-cmd") {
+		t.Fatalf("steps %d, sustainable %v, target %q: want 2 steps held up to 20 against the started server", len(c.Steps), c.Sustainable, c.Target)
+	}
+	for _, s := range c.Steps {
+		if s.ServerPeakRSSBytes == 0 || s.Drain != "" {
+			t.Errorf("step %v: peak RSS %d, drain %q: want the server's figures and a drained server", s.Load, s.ServerPeakRSSBytes, s.Drain)
+		}
+	}
+}
+
+// TestCapacityInterrupted: Ctrl-C (the context cancelled) ends the search
+// with the steps so far written, exit 5.
+func TestCapacityInterrupted(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "c.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(2500*time.Millisecond, cancel)
+	code, stdout, errs := runCLICtx(ctx, "capacity", "--step", "1s", "--warmup", "0s", "--grace", "200ms", "--start", "10", "--json", js, pollScenario(t, "list_rooms.errors == 0"))
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, errs)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c reports.Capacity
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Stop != reports.StopInterrupted || c.Status != reports.StatusInterrupted || len(c.Steps) == 0 {
+		t.Errorf("stop %q status %q, %d steps: want interrupted with the steps before it", c.Stop, c.Status, len(c.Steps))
+	}
+}

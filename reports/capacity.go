@@ -1,0 +1,343 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KindCapacity is the kind of a `lobbybench capacity` document.
+const KindCapacity = "capacity"
+
+// Verdicts of one capacity step (CapacityStep.Verdict).
+const (
+	CapPass         = "pass"
+	CapFail         = "fail"
+	CapHarnessBound = "harness-bound"
+	CapTargetDown   = "target-down"
+)
+
+// Why a capacity search ended (Capacity.Stop).
+const (
+	StopPrecision   = "precision"     // the gap between held and broke is within --precision
+	StopMax         = "max"           // --max held
+	StopBudget      = "budget"        // --budget ran out
+	StopNoLoadHeld  = "no-load-held"  // even the lowest load tried broke
+	StopHarness     = "harness-bound" // the harness could not offer the load
+	StopTargetDown  = "target-down"   // the target died
+	StopInterrupted = "interrupted"   // Ctrl-C
+)
+
+// Capacity is the result of `lobbybench capacity`: a search for the
+// highest load at which the scenario's thresholds hold.
+type Capacity struct {
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"` // always KindCapacity
+	// Status and Verdict are the Headline, filled as the JSON is
+	// written (WriteCapacityJSON), so the document says it first.
+	Status     string           `json:"status"`
+	Verdict    string           `json:"verdict"`
+	Scenario   string           `json:"scenario,omitempty"`
+	Target     string           `json:"target,omitempty"`
+	Protocol   string           `json:"protocol,omitempty"`
+	Model      string           `json:"model"` // "open" (load: sessions/s) or "closed" (load: clients)
+	StartedAt  time.Time        `json:"started_at"`
+	DurationNS time.Duration    `json:"duration_ns"`
+	Settings   CapacitySettings `json:"settings"`
+	// Sustainable is the highest load that held (0: none did).
+	Sustainable float64 `json:"sustainable"`
+	// BrokeAt is the lowest load that broke (a FAIL step; 0: none did),
+	// and BrokeFirst what broke first there.
+	BrokeAt    float64 `json:"broke_at,omitempty"`
+	BrokeFirst string  `json:"broke_first,omitempty"`
+	// Stop is why the search ended (StopPrecision …), StopText in words.
+	Stop     string `json:"stop"`
+	StopText string `json:"stop_text"`
+	// Steps are the loads tried, in the order they ran.
+	Steps []CapacityStep `json:"steps"`
+	// Rules is the conformance under load: for each protocol rule broken
+	// at some step, the lowest load that broke it and how often.
+	Rules []RuleOnset `json:"rules"`
+}
+
+// CapacitySettings are the search's parameters as run.
+type CapacitySettings struct {
+	Start      float64       `json:"start"`
+	Max        float64       `json:"max"`
+	Precision  float64       `json:"precision"` // a fraction: 0.1 is 10 %
+	StepNS     time.Duration `json:"step_ns"`   // the judged run of a step
+	WarmupNS   time.Duration `json:"warmup_ns"` // the warm-up run before it
+	DrainNS    time.Duration `json:"drain_ns"`
+	BudgetNS   time.Duration `json:"budget_ns"`
+	LagBoundNS time.Duration `json:"lag_bound_ns"`
+}
+
+// CapacityStep is one load held and judged.
+type CapacityStep struct {
+	Load    float64 `json:"load"`
+	Verdict string  `json:"verdict"` // CapPass, CapFail, CapHarnessBound, CapTargetDown
+	// Broke is what broke, first first (capacity.Broke): what can be
+	// placed in time by when, then the other breached thresholds most
+	// breached first, then steps that never succeeded. Empty unless
+	// Verdict is CapFail.
+	Broke []string `json:"broke,omitempty"`
+	// Why says a harness-bound or target-down verdict in words.
+	Why string `json:"why,omitempty"`
+	// The figures after the warm-up (Run.TimeSeries): requests completed,
+	// answered (successful) requests a second, error share, corrected
+	// latency.
+	Requests   int64   `json:"requests"`
+	Throughput float64 `json:"throughput_per_sec"`
+	ErrorRate  float64 `json:"error_rate"`
+	P50US      int64   `json:"p50_us"`
+	P99US      int64   `json:"p99_us"`
+	// SendLagP99US is the worst step's send lag p99 over the whole step.
+	SendLagP99US int64 `json:"send_lag_p99_us"`
+	// Violations are protocol violations by rule over the whole step.
+	Violations map[string]int64 `json:"violations_by_rule,omitempty"`
+	// Drain says the server did not drain back to its baseline before
+	// the step ("" it did, or a fresh embedded server ran it).
+	Drain string `json:"drain,omitempty"`
+	// ServerCPUSeconds and ServerPeakRSSBytes: what the step cost the
+	// server when lobbybench embedded or started it (Run.TargetProcess).
+	ServerCPUSeconds   float64 `json:"server_cpu_seconds,omitempty"`
+	ServerPeakRSSBytes int64   `json:"server_peak_rss_bytes,omitempty"`
+	// Headline is the step's own run headline.
+	Headline string `json:"headline"`
+}
+
+// RuleOnset is one row of the rule × load matrix.
+type RuleOnset struct {
+	Rule      string  `json:"rule"`
+	FirstLoad float64 `json:"first_load"` // the lowest load at which it was broken
+	Steps     int     `json:"steps"`      // how many steps broke it
+	Count     int64   `json:"count"`      // violations over every step
+}
+
+// Headline judges the search: TARGET DOWN first, then INCONCLUSIVE
+// (harness-bound: the limit found is the harness's), FAIL (no load
+// held), PASS (a limit found, or everything held up to --max).
+func (c *Capacity) Headline() Headline {
+	u := c.Unit()
+	held := "no load held"
+	if c.Sustainable > 0 {
+		held = "held up to " + FormatLoad(c.Sustainable, u)
+	}
+	last := CapacityStep{}
+	if len(c.Steps) > 0 {
+		last = c.Steps[len(c.Steps)-1]
+	}
+	switch c.Stop {
+	case StopTargetDown:
+		return Headline{Status: StatusTargetDown, Text: fmt.Sprintf("TARGET DOWN · at %s: %s; %s", FormatLoad(last.Load, u), last.Why, held)}
+	case StopHarness:
+		return Headline{Status: StatusInconclusive, Text: fmt.Sprintf("INCONCLUSIVE · harness-bound at %s (%s): the limit found (%s) is the harness's, not the server's; add --workers or more machines", FormatLoad(last.Load, u), last.Why, held)}
+	case StopNoLoadHeld:
+		return Headline{Status: StatusFail, Text: fmt.Sprintf("FAIL · no load held: %s broke first on %s", FormatLoad(c.BrokeAt, u), c.BrokeFirst)}
+	case StopInterrupted:
+		return Headline{Status: StatusInterrupted, Text: "INTERRUPTED · the search was stopped: " + held}
+	}
+	if c.Sustainable == 0 && c.BrokeAt == 0 {
+		return Headline{Text: "NO VERDICT · no step ran (" + c.StopText + ")"}
+	}
+	text := "PASS · sustainable " + FormatLoad(c.Sustainable, u)
+	if c.BrokeAt > 0 {
+		text += fmt.Sprintf("; %s broke first on %s", FormatLoad(c.BrokeAt, u), c.BrokeFirst)
+	}
+	return Headline{Status: StatusPass, Text: text + " (" + c.StopText + ")"}
+}
+
+func (c *Capacity) document() Doc { return c }
+
+// Unit is the load's unit: "/s" (sessions a second, open model) or
+// " clients" (closed).
+func (c *Capacity) Unit() string {
+	if c.Model == "closed" {
+		return " clients"
+	}
+	return "/s"
+}
+
+// FormatLoad is a load with its unit: "200/s", "50 clients".
+func FormatLoad(v float64, unit string) string {
+	return strconv.FormatFloat(v, 'f', -1, 64) + unit
+}
+
+// RuleOnsets is the rule × load matrix of steps: one row per rule broken
+// at some step, by its lowest load, then name.
+func RuleOnsets(steps []CapacityStep) []RuleOnset {
+	by := map[string]*RuleOnset{}
+	for _, s := range steps {
+		for rule, n := range s.Violations {
+			if n <= 0 {
+				continue
+			}
+			r := by[rule]
+			if r == nil {
+				r = &RuleOnset{Rule: rule, FirstLoad: s.Load}
+				by[rule] = r
+			}
+			r.FirstLoad = math.Min(r.FirstLoad, s.Load)
+			r.Steps++
+			r.Count += n
+		}
+	}
+	out := make([]RuleOnset, 0, len(by))
+	for _, r := range by {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].FirstLoad < out[j].FirstLoad || out[i].FirstLoad == out[j].FirstLoad && out[i].Rule < out[j].Rule
+	})
+	return out
+}
+
+// Loads are the distinct loads of the steps, ascending.
+func (c *Capacity) Loads() []float64 {
+	seen := map[float64]bool{}
+	var out []float64
+	for _, s := range c.Steps {
+		if !seen[s.Load] {
+			seen[s.Load] = true
+			out = append(out, s.Load)
+		}
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// StepsByLoad are the steps sorted by load (stable: a load tried twice
+// keeps its order).
+func (c *Capacity) StepsByLoad() []CapacityStep {
+	out := append([]CapacityStep(nil), c.Steps...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Load < out[j].Load })
+	return out
+}
+
+// Window is a run's figures over its time series from a second on: what
+// a capacity step judges after its warm-up.
+type Window struct {
+	Requests, Errors int64
+	Seconds          int64
+	P50US, P99US     int64
+}
+
+// After is r's Window from second from on (its per-second histograms
+// merged); the whole series when nothing is left after from.
+func (r *Run) After(from int64) Window {
+	pts := r.TimeSeries
+	var kept []Point
+	for _, p := range pts {
+		if p.Second >= from {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		kept = pts
+	}
+	var w Window
+	h := NewSecondHistogram()
+	for _, p := range kept {
+		w.Requests += p.Requests
+		w.Errors += p.Errors
+		if ph, err := p.Histogram(); err == nil && ph != nil {
+			h.Merge(ph)
+		}
+	}
+	if n := len(kept); n > 0 {
+		w.Seconds = kept[n-1].Second - kept[0].Second + 1
+	}
+	if h.TotalCount() > 0 {
+		w.P50US, w.P99US = h.ValueAtQuantile(50), h.ValueAtQuantile(99)
+	}
+	return w
+}
+
+// capacityFormats are the capacity renderers by format name, each
+// registered by its own file.
+var capacityFormats = map[string]capacityFormat{}
+
+type capacityFormat struct {
+	help  string
+	write func(io.Writer, *Capacity) error
+}
+
+func registerCapacity(name, help string, write func(io.Writer, *Capacity) error) {
+	capacityFormats[name] = capacityFormat{help: help, write: write}
+}
+
+// withCapacity is f able to write a capacity document too, when a
+// capacity renderer of its name exists.
+func withCapacity(f Format) Format {
+	cf, ok := capacityFormats[f.Name]
+	if !ok {
+		return f
+	}
+	help := make(map[string]string, len(f.Help)+1)
+	for k, v := range f.Help {
+		help[k] = v
+	}
+	help[KindCapacity] = cf.help
+	write := f.Write
+	f.Help = help
+	f.Write = func(w io.Writer, o Options, docs ...Doc) error {
+		if len(docs) == 1 {
+			if c, ok := docs[0].(*Capacity); ok && c != nil {
+				return cf.write(w, c)
+			}
+		}
+		return write(w, o, docs...)
+	}
+	return f
+}
+
+// violationsText is a step's violations in one phrase: "U-CRC 3, U-SEQ 1".
+func violationsText(m map[string]int64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	rules := make([]string, 0, len(m))
+	for r := range m {
+		rules = append(rules, r)
+	}
+	sort.Strings(rules)
+	parts := make([]string, len(rules))
+	for i, r := range rules {
+		parts[i] = fmt.Sprintf("%s %d", r, m[r])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// verdictWord is a step verdict as every format shows it: PASS, FAIL,
+// HARNESS-BOUND, TARGET DOWN.
+func verdictWord(v string) string {
+	if v == CapTargetDown {
+		return "TARGET DOWN"
+	}
+	return strings.ToUpper(v)
+}
+
+// capUS is a latency figure of a step, "-" when it has none.
+func capUS(us int64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmtUS(us)
+}
+
+// whatBroke is what broke at a step, or why it was not judged, "-" when
+// neither.
+func whatBroke(s CapacityStep) string {
+	what := joinMax(s.Broke, 3)
+	if what == "" {
+		what = s.Why
+	}
+	if what == "" {
+		what = "-"
+	}
+	return what + drainText(s)
+}

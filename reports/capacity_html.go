@@ -1,0 +1,126 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+)
+
+func init() {
+	registerCapacity("html", "write a self-contained HTML report of the search to `FILE`", WriteCapacityHTML)
+}
+
+var capacityTemplate = template.Must(template.New("capacity").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>lobbybench capacity: {{.C.Scenario}}</title>
+<style>{{.CSS}}</style></head><body>
+<h1>lobbybench capacity: {{.C.Scenario}}</h1>
+<p class="banner {{.Status}}"><strong>{{.Headline}}</strong></p>
+<p>Target {{.C.Target}}, {{.C.Protocol}}, {{.C.Model}} model; load in {{.Unit}}; figures after a {{.Warmup}} warm-up. Search stopped: {{.C.StopText}}.</p>
+{{range .Charts}}<figure>{{.}}</figure>{{end}}
+<h2>Steps</h2>
+<table><thead><tr><th>Load</th><th>Verdict</th><th>Achieved/s</th><th>p50</th><th>p99</th><th>Errors</th><th>Send lag p99</th><th>Violations</th><th>Server</th><th>What broke</th></tr></thead><tbody>
+{{range .Steps}}<tr><td>{{.Load}}</td><td>{{.Verdict}}</td><td>{{.Achieved}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Err}}</td><td>{{.Lag}}</td><td>{{.Viol}}</td><td>{{.Server}}</td><td>{{.What}}</td></tr>
+{{end}}</tbody></table>
+<h2>Conformance under load</h2>
+{{if .Matrix}}<table><thead><tr><th>Rule</th><th>First broken at</th>{{range .Loads}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Matrix}}<tr><td>{{.Rule}}</td><td>{{.First}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>{{else}}<p>No protocol rule was broken at any load.</p>{{end}}
+</body></html>
+`))
+
+type capHTMLStep struct{ Load, Verdict, Achieved, P50, P99, Err, Lag, Viol, Server, What string }
+
+type capHTMLRule struct {
+	Rule, First string
+	Cells       []string
+}
+
+// WriteCapacityHTML writes the search as one self-contained page: the
+// headline, p99 against load and throughput against offered load (the
+// knee marked), the steps and the rule × load matrix.
+func WriteCapacityHTML(w io.Writer, c *Capacity) error {
+	hl := c.Headline()
+	u := c.Unit()
+	data := struct {
+		C                              *Capacity
+		CSS                            template.CSS
+		Status, Headline, Unit, Warmup string
+		Charts                         []template.HTML
+		Steps                          []capHTMLStep
+		Loads                          []string
+		Matrix                         []capHTMLRule
+	}{C: c, CSS: template.CSS(htmlCSS), Status: hl.Status, Headline: hl.Text, Unit: unitName(c), Warmup: c.Settings.WarmupNS.String()}
+	for _, s := range c.StepsByLoad() {
+		data.Steps = append(data.Steps, capHTMLStep{FormatLoad(s.Load, u), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
+			capUS(s.P50US), capUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), violationsText(s.Violations), serverText(s), whatBroke(s)})
+	}
+	loads := c.Loads()
+	for _, l := range loads {
+		data.Loads = append(data.Loads, FormatLoad(l, u))
+	}
+	for _, r := range c.Rules {
+		row := capHTMLRule{Rule: r.Rule, First: FormatLoad(r.FirstLoad, u)}
+		for _, l := range loads {
+			var n int64
+			for _, s := range c.Steps {
+				if s.Load == l {
+					n += s.Violations[r.Rule]
+				}
+			}
+			cell := "-"
+			if n > 0 {
+				cell = strconv.FormatInt(n, 10)
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		data.Matrix = append(data.Matrix, row)
+	}
+	data.Charts = capacityCharts(c, 760)
+	return capacityTemplate.Execute(w, data)
+}
+
+// capacityCharts are p99 against load and achieved throughput against
+// offered load, each with the knee (the sustainable load) as a labelled
+// vertical line. None without a step.
+func capacityCharts(c *Capacity, width float64) []template.HTML {
+	steps := c.StepsByLoad()
+	if len(steps) == 0 {
+		return nil
+	}
+	maxLoad, maxP99, maxTput := 0.0, 0.0, 0.0
+	for _, s := range steps {
+		maxLoad = max(maxLoad, s.Load)
+		maxP99 = max(maxP99, float64(s.P99US))
+		maxTput = max(maxTput, s.Throughput)
+	}
+	u := c.Unit()
+	xTicks := niceTicks(maxLoad, 6)
+	xt := make([]tick, len(xTicks))
+	for i, v := range xTicks {
+		xt[i] = tick{V: v, Label: fmtAxisCount(v)}
+	}
+	var knee []vline
+	if c.Sustainable > 0 {
+		knee = []vline{{X: c.Sustainable, Label: "held " + FormatLoad(c.Sustainable, u), Title: "sustainable load"}}
+	}
+	chart := func(title, yTitle string, ymax float64, ylabel func(float64) string, pick func(CapacityStep) float64, name string) template.HTML {
+		yTicks := niceTicks(ymax, 5)
+		yt := make([]tick, len(yTicks))
+		for i, v := range yTicks {
+			yt[i] = tick{V: v, Label: ylabel(v)}
+		}
+		p := &plot{x0: 0, x1: xTicks[len(xTicks)-1], y0: 0, y1: yTicks[len(yTicks)-1], faults: knee, faultLegend: "the sustainable load (dotted line)"}
+		ls := lineSeries{Name: name, Colour: colour(0)}
+		for _, s := range steps {
+			pt := xy{s.Load, pick(s)}
+			ls.Points = append(ls.Points, pt)
+			ls.Marks = append(ls.Marks, mark{P: pt, Title: fmt.Sprintf("%s: %s (%s)", FormatLoad(s.Load, u), ylabel(pt.Y), verdictWord(s.Verdict))})
+		}
+		return drawChart(title, "offered load ("+unitName(c)+")", yTitle, p, xt, yt, []lineSeries{ls}, []string{name}, width, 300)
+	}
+	return []template.HTML{
+		chart("p99 latency against load", "p99", maxP99, fmtAxisUS, func(s CapacityStep) float64 { return float64(s.P99US) }, "p99 (corrected, after warm-up)"),
+		chart("answered throughput against offered load", "requests/s", maxTput, fmtAxisCount, func(s CapacityStep) float64 { return s.Throughput }, "answered requests/s (after warm-up)"),
+	}
+}

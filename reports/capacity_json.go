@@ -1,0 +1,16 @@
+package reports
+
+import "io"
+
+func init() {
+	registerCapacity("json", "write the search as JSON to `FILE`", WriteCapacityJSON)
+}
+
+// WriteCapacityJSON writes c as JSON, led by its headline (status and
+// verdict).
+func WriteCapacityJSON(w io.Writer, c *Capacity) error {
+	cp := *c
+	hl := c.Headline()
+	cp.Status, cp.Verdict = hl.Status, hl.Text
+	return WriteJSON(w, &cp)
+}

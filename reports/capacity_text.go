@@ -1,0 +1,95 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// WriteCapacityText writes the capacity search for a terminal, within
+// TermWidth columns: the headline, the steps by load, what broke and the
+// rule × load matrix.
+func WriteCapacityText(w io.Writer, c *Capacity) error {
+	ew := &errWriter{w: w}
+	writeWrapped(ew, c.Headline().Text, 2)
+	fmt.Fprintln(ew)
+	u := c.Unit()
+	fmt.Fprintf(ew, "Steps (load in %s; figures after a %v warm-up):\n", unitName(c), c.Settings.WarmupNS)
+	header := []string{"Load", "Verdict", "Achieved/s", "p50", "p99", "Err%", "Lag p99", "Viol"}
+	var rows [][]string
+	for _, s := range c.StepsByLoad() {
+		rows = append(rows, []string{
+			FormatLoad(s.Load, ""), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
+			capUS(s.P50US), capUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), strconv.FormatInt(sumViolations(s.Violations), 10),
+		})
+	}
+	writeColumns(ew, 2, "rlrrrrrr", header, rows)
+	var notes []string
+	for _, s := range c.Steps {
+		switch {
+		case len(s.Broke) > 0:
+			notes = append(notes, fmt.Sprintf("%s broke: %s", FormatLoad(s.Load, u), joinMax(s.Broke, 3)))
+		case s.Why != "":
+			notes = append(notes, fmt.Sprintf("%s %s: %s", FormatLoad(s.Load, u), verdictWord(s.Verdict), s.Why))
+		}
+		if s.Drain != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", FormatLoad(s.Load, u), s.Drain))
+		}
+		if s.ServerCPUSeconds > 0 || s.ServerPeakRSSBytes > 0 {
+			notes = append(notes, fmt.Sprintf("%s: server %.1f CPU-s, peak RSS %.1f MiB", FormatLoad(s.Load, u), s.ServerCPUSeconds, float64(s.ServerPeakRSSBytes)/(1<<20)))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(ew)
+		for _, n := range notes {
+			writeWrapped(ew, "  "+n, 4)
+		}
+	}
+	fmt.Fprintln(ew)
+	if len(c.Rules) == 0 {
+		writeWrapped(ew, "Conformance under load: no protocol rule was broken at any load.", 2)
+	} else {
+		fmt.Fprintln(ew, "Conformance under load (each rule's lowest breaking load):")
+		var rr [][]string
+		for _, r := range c.Rules {
+			rr = append(rr, []string{r.Rule, FormatLoad(r.FirstLoad, u), strconv.Itoa(r.Steps), strconv.FormatInt(r.Count, 10)})
+		}
+		writeColumns(ew, 2, "lrrr", []string{"Rule", "First at", "Steps", "Violations"}, rr)
+	}
+	fmt.Fprintln(ew)
+	writeWrapped(ew, fmt.Sprintf("Search: start %s, max %s, precision %.0f%%, step %v, budget %v; %s in %v; stopped: %s.",
+		FormatLoad(c.Settings.Start, u), FormatLoad(c.Settings.Max, u), c.Settings.Precision*100, c.Settings.StepNS, c.Settings.BudgetNS,
+		Count(len(c.Steps), "step"), c.DurationNS.Round(time.Second), c.StopText), 2)
+	return ew.err
+}
+
+func unitName(c *Capacity) string {
+	if c.Model == "closed" {
+		return "concurrent clients"
+	}
+	return "sessions started a second"
+}
+
+func sumViolations(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// joinMax joins the first n items and counts the rest.
+func joinMax(items []string, n int) string {
+	s := ""
+	for i, it := range items[:min(len(items), n)] {
+		if i > 0 {
+			s += "; "
+		}
+		s += it
+	}
+	if len(items) > n {
+		s += fmt.Sprintf("; and %d more", len(items)-n)
+	}
+	return s
+}
