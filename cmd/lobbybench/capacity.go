@@ -10,7 +10,6 @@ import (
 
 	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -77,9 +76,9 @@ func init() {
 				lagBound  = fs.Duration("lag-bound", 100*time.Millisecond, "a step whose send lag p99 is above it is harness-bound")
 				grace     = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after each step")
 				watchdog  = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket (0: no watchdog, and no TARGET DOWN verdict but an unreachable next step)")
-				targetCmd = fs.String("target-cmd", "", "start the server under test with `COMMAND ARGS…` (through /bin/sh) once, wait until it answers at --target, measure what each step costs it, stop it at the end (overrides the scenario's target_cmd)")
-				readyWait = fs.Duration("target-ready-timeout", owned.DefaultReadyTimeout, "how long the --target-cmd server may take to answer")
-				targetLog = fs.String("target-log", "", "write everything the --target-cmd server prints to `FILE`")
+				// --target-cmd starts the server once, for the whole search;
+				// what each step costs it is measured.
+				own = addOwnedTargetFlags(fs, true)
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.Var(&seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
@@ -101,8 +100,9 @@ func init() {
 					return usageErr(e, "capacity", "--grace %v must be above 0", *grace)
 				case *watchdog < 0:
 					return usageErr(e, "capacity", "--watchdog %v must be 0 (off) or above", *watchdog)
-				case *readyWait <= 0:
-					return usageErr(e, "capacity", "--target-ready-timeout %v must be above 0", *readyWait)
+				}
+				if err := own.check(); err != nil {
+					return usageErr(e, "capacity", "%v", err)
 				}
 				plan, err := scenario.Load(args[0])
 				if err != nil {
@@ -155,20 +155,19 @@ func init() {
 				} else if !*quiet {
 					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (only udp-lobby's and tcp-lobby's room lists are)\n", plan.Protocol)
 				}
-				if cmdline := ownedCommand(*targetCmd, plan, false); cmdline != "" {
-					own, code, err := startOwned(ctx, plan, ownedOptions{cmd: cmdline, readyTimeout: *readyWait, logPath: *targetLog})
-					if err != nil {
-						fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
+				cmdline := own.command(plan.TargetCmd)
+				if err := own.need(cmdline, plan.Target); err != nil {
+					return usageErr(e, "capacity", "%v", err)
+				}
+				if cmdline != "" {
+					owner, code := startOwned(ctx, e, "capacity", own, cmdline, plan)
+					if owner == nil {
 						return code
 					}
-					defer own.stop()
-					e.setOnQuit(func() { own.stop() })
-					defer e.setOnQuit(nil)
-					r.Base.OnWatchdog, r.Base.OnStart, r.Base.TargetTelemetry = own.onWatchdog, own.onStart, own.telemetry
-					r.Telemetry = own.telemetry
+					defer owner.stop()
+					r.Base.OnWatchdog, r.Base.OnStart, r.Base.TargetTelemetry = owner.onWatchdog, owner.onStart, owner.Snapshot
+					r.Telemetry = owner.Snapshot
 					targetName += " (started by --target-cmd)"
-				} else if *targetLog != "" {
-					return usageErr(e, "capacity", "--target-log needs --target-cmd (or the scenario's target_cmd)")
 				}
 				var progress func(reports.CapacityStep)
 				if !*quiet {

@@ -201,7 +201,7 @@ func init() {
 					}
 					if cmdline != "" {
 						var code int
-						if owner, code = startOwned(ctx, e, own, cmdline, plan); owner == nil {
+						if owner, code = startOwned(ctx, e, "run", own, cmdline, plan); owner == nil {
 							return code
 						}
 						// Stopped on every way out: the end, an error; a

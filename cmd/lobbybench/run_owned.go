@@ -34,15 +34,15 @@ type ownedRun struct {
 // answers the protocol's reachability check at the plan's target. On
 // failure it says why and returns nil and the exit code (startExit; 2
 // also for a target that does not resolve).
-func startOwned(ctx context.Context, e *env, f *ownedTargetFlags, command string, plan *scenario.Plan) (*ownedRun, int) {
+func startOwned(ctx context.Context, e *env, name string, f *ownedTargetFlags, command string, plan *scenario.Plan) (*ownedRun, int) {
 	addr, err := target.Resolve(ctx, plan.Target)
 	if err != nil {
-		return nil, usageErr(e, "run", "--target %s: %v", plan.Target, err)
+		return nil, usageErr(e, name, "--target %s: %v", plan.Target, err)
 	}
 	ready := func(ctx context.Context) error {
 		return engine.Reach(ctx, plan.Protocol, plan.HeaderProfile, addr, time.Second)
 	}
-	t, code := startOwnedTarget(ctx, e, "run", f, command, plan.Target, ready)
+	t, code := startOwnedTarget(ctx, e, name, f, command, plan.Target, ready)
 	if t == nil {
 		return nil, code
 	}
