@@ -148,6 +148,11 @@ func (w *Watchdog) Observe(at time.Duration, err error) {
 	var changed *reports.Outage
 	down := len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
 	switch kind := Classify(err); {
+	case err == nil && down && at < w.outages[len(w.outages)-1].StartNS:
+		// A probe sent before the outage began (MarkDown: an owned
+		// process seen to exit while the probe was in flight) says
+		// nothing of after: the outage stays open.
+		w.answered++
 	case err == nil:
 		w.answered++
 		w.silent = 0

@@ -142,6 +142,16 @@ func TestMarkDown(t *testing.T) {
 	}
 	w.Observe(4*time.Second, nil)
 	w.MarkDown(5*time.Second, reports.DownExited, "", "exited with status 2", nil)
+	// A probe sent just before the exit and answered after MarkDown does
+	// not end the outage (it would end before it began).
+	w.Observe(4900*time.Millisecond, nil)
+	if got := w.Outages(); len(got) != 2 || got[1].Back {
+		t.Fatalf("a probe sent before the exit ended the outage: %+v", got)
+	}
+	w.Observe(5100*time.Millisecond, nil)
+	if got := w.Outages(); !got[1].Back || got[1].EndNS != 5100*time.Millisecond {
+		t.Fatalf("a probe sent after the exit did not end the outage: %+v", got)
+	}
 	if got := w.Outages(); len(got) != 2 || got[1].StartNS != 5*time.Second || got[1].LastUpNS != 4*time.Second {
 		t.Fatalf("outages = %+v", got)
 	}
