@@ -528,7 +528,8 @@ type header struct {
 	Kind          string `json:"kind"`
 }
 
-// Read decodes a run or conform document and returns a *Run or *Conform. It
+// Read decodes a run, conform or capacity document and returns a *Run,
+// *Conform or *Capacity. It
 // rejects unknown kinds and versions newer than SchemaVersion.
 func Read(r io.Reader) (Doc, error) {
 	data, err := io.ReadAll(r)
@@ -555,8 +556,25 @@ func Read(r io.Reader) (Doc, error) {
 			return nil, fmt.Errorf("reports: conform document: %w", err)
 		}
 		return &v, nil
+	case KindCapacity:
+		var v Capacity
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("reports: capacity document: %w", err)
+		}
+		return &v, nil
 	}
-	return nil, fmt.Errorf("reports: unknown kind %q (want %q or %q)", h.Kind, KindRun, KindConform)
+	return nil, fmt.Errorf("reports: unknown kind %q (want %q, %q or %q)", h.Kind, KindRun, KindConform, KindCapacity)
+}
+
+// KindOf is d's kind: KindRun, KindConform or KindCapacity.
+func KindOf(d Doc) string {
+	switch d.document().(type) {
+	case *Conform:
+		return KindConform
+	case *Capacity:
+		return KindCapacity
+	}
+	return KindRun
 }
 
 // ReadRun is Read that requires a run document.
@@ -567,7 +585,7 @@ func ReadRun(r io.Reader) (*Run, error) {
 	}
 	run, ok := v.(*Run)
 	if !ok {
-		return nil, fmt.Errorf("reports: got a %s document, want %s", KindConform, KindRun)
+		return nil, fmt.Errorf("reports: got a %s document, want %s", KindOf(v), KindRun)
 	}
 	return run, nil
 }
@@ -580,7 +598,7 @@ func ReadConform(r io.Reader) (*Conform, error) {
 	}
 	c, ok := v.(*Conform)
 	if !ok {
-		return nil, fmt.Errorf("reports: got a %s document, want %s", KindRun, KindConform)
+		return nil, fmt.Errorf("reports: got a %s document, want %s", KindOf(v), KindConform)
 	}
 	return c, nil
 }

@@ -28,7 +28,8 @@ func reportUsage() string {
 	}
 	return `Usage: lobbybench report <subcommand> [flags] FILE...
 
-Reads the JSON results written by 'run --json' and 'conform --json'.
+Reads the JSON results written by 'run --json', 'conform --json' and
+'capacity --json'.
 
 Subcommands:
 ` + list.String() + `  compare BASE.json NEW.json      deltas and regression gates (exit 4 when
@@ -101,8 +102,9 @@ func init() {
 	})
 }
 
-// readResult reads one result file: a *reports.Run or *reports.Conform,
-// the latter with the case ids of older builds renamed to today's.
+// readResult reads one result file: a *reports.Run, *reports.Conform or
+// *reports.Capacity, a conform result with the case ids of older builds
+// renamed to today's.
 func readResult(path string) (reports.Doc, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -158,6 +160,9 @@ func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []str
 				if err != nil {
 					return usageErr(e, cmd, "%v", err)
 				}
+				if len(args) > 1 && reports.KindOf(d) == reports.KindCapacity {
+					return usageErr(e, cmd, "%s is a capacity result: it renders alone, not beside other results", a)
+				}
 				docs = append(docs, d)
 			}
 			if err := writeOutput(e, *out, func(w io.Writer) error { return f.Write(w, opts, docs...) }); err != nil {
@@ -170,10 +175,12 @@ func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []str
 
 const reportCompareUsage = `Usage: lobbybench report compare BASE.json NEW.json [gate flags]
 
-Compares NEW against BASE (two runs, or two conform results) and prints a
-table of deltas: per step p50 and p99 (in percent of BASE) and error rate
-(in percentage points), rules violated in NEW only, or for conform results
-the cases whose verdict changed. Exit 4 when a gate is broken, 0 otherwise.
+Compares NEW against BASE (two runs, two conform results, or two capacity
+searches) and prints a table of deltas: per step p50 and p99 (in percent of
+BASE) and error rate (in percentage points), rules violated in NEW only; for
+conform results the cases whose verdict changed; for capacity searches the
+sustainable load's change and the loads whose step verdict changed. Exit 4
+when a gate is broken, 0 otherwise.
 
 Every gate is on by default with the value shown; 'off' disables one:
   lobbybench report compare base.json new.json --max-p99-increase 5% \
@@ -190,7 +197,12 @@ Increases spared by any of these are listed as "Not gated". A nightly job compar
 allows (see docs/report.md).
 
 An interrupted BASE or NEW always breaks the comparison (gate
-interrupted_runs): a partial run says nothing about a regression.`
+interrupted_runs): a partial run says nothing about a regression. So does
+a capacity search that ended TARGET DOWN or harness-bound.
+
+Capacity: --max-capacity-drop (default: the larger --precision of the two
+searches, since a bisection only knows the limit within it) limits how far
+the sustainable load may fall.`
 
 // pctFlag is a gate limit in percent ("10%" or "10") or "off".
 type pctFlag struct {
@@ -220,6 +232,28 @@ func (p *pctFlag) Set(s string) error {
 	return nil
 }
 
+// capDropFlag is --max-capacity-drop: a percentage, off, or (not given)
+// the searches' own precision.
+type capDropFlag struct {
+	pct   pctFlag
+	given bool
+}
+
+func (c *capDropFlag) String() string {
+	if c == nil || !c.given {
+		return "precision"
+	}
+	return c.pct.String()
+}
+
+func (c *capDropFlag) Set(s string) error {
+	if err := c.pct.Set(s); err != nil {
+		return err
+	}
+	c.given = true
+	return nil
+}
+
 func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 	p99 := &pctFlag{v: 10, on: true, unit: "%"}
 	p50 := &pctFlag{unit: "%"}
@@ -229,6 +263,8 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 	fs.Var(errRate, "max-error-rate-increase", "largest allowed error-rate increase of any step and of the run, in percentage `points` (0.5pp), or off")
 	newViol := fs.Bool("fail-on-new-violations", true, "break when NEW violates a protocol rule BASE did not")
 	newFail := fs.Bool("fail-on-new-failures", true, "conform: break when a case fails in NEW that did not fail in BASE")
+	capDrop := &capDropFlag{pct: pctFlag{unit: "%"}}
+	fs.Var(capDrop, "max-capacity-drop", "capacity: largest allowed drop of the sustainable load, in `percent` of BASE, or off (default: the larger --precision of the two searches)")
 	format := fs.String("format", "table", "output `format`: table or json")
 	minDelta := fs.Duration("min-delta", 0, "latency gates: increases of at most `D` (e.g. 1ms) never break, whatever their percentage")
 	return func(e *env, args []string) int {
@@ -272,27 +308,39 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 			result any
 			table  func(io.Writer) error
 		)
+		if bk, nk := reports.KindOf(base), reports.KindOf(nw); bk != nk {
+			return usageErr(e, cmd, "%s is a %s result but %s is a %s result", args[0], bk, args[1], nk)
+		}
 		switch b := base.(type) {
 		case *reports.Run:
-			n, isRun := nw.(*reports.Run)
-			if !isRun {
-				return usageErr(e, cmd, "%s is a run result but %s is a conform result", args[0], args[1])
-			}
+			n := nw.(*reports.Run)
 			c, err := reports.Compare(b, n, gates)
 			if err != nil {
 				return usageErr(e, cmd, "%v", err)
 			}
 			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCompareTable(w, c) }
 		case *reports.Conform:
-			n, isConf := nw.(*reports.Conform)
-			if !isConf {
-				return usageErr(e, cmd, "%s is a conform result but %s is a run result", args[0], args[1])
-			}
+			n := nw.(*reports.Conform)
 			c, err := reports.CompareConform(b, n, gates)
 			if err != nil {
 				return usageErr(e, cmd, "%v", err)
 			}
 			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteConformCompareTable(w, c) }
+		case *reports.Capacity:
+			n := nw.(*reports.Capacity)
+			g := reports.CapacityDropGate(b, n)
+			switch {
+			case !capDrop.given:
+			case capDrop.pct.on:
+				g.Max = capDrop.pct.v
+			default:
+				g.Max = 100 // off: a drop is at most 100 %
+			}
+			c, err := reports.CompareCapacity(b, n, append(gates, g))
+			if err != nil {
+				return usageErr(e, cmd, "%v", err)
+			}
+			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCapacityCompareTable(w, c) }
 		}
 		if *format == "json" {
 			table = func(w io.Writer) error { return reports.WriteJSON(w, result) }
@@ -339,7 +387,7 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 			}
 			r, ok := d.(*reports.Run)
 			if !ok {
-				return usageErr(e, cmd, "%s is a conform result; only run results merge", a)
+				return usageErr(e, cmd, "%s is a %s result; only run results merge", a, reports.KindOf(d))
 			}
 			runs = append(runs, r)
 		}
