@@ -208,7 +208,7 @@ func TestDrill(t *testing.T) {
 				}
 				return
 			}
-			if hl.Status == reports.StatusTargetDown || !strings.Contains(hl.Text, "drill: 2 faults, all recovered (answer again after") {
+			if hl.Status == reports.StatusTargetDown || !strings.Contains(hl.Text, "drill: 2 faults, all recovered (answering again after:") {
 				t.Errorf("headline %q, want the drill recovered and not TARGET DOWN", hl.Text)
 			}
 			if d.Faults[0].SessionsLost == 0 {

@@ -160,7 +160,7 @@ func (d *Drill) AllRecovered() bool {
 }
 
 // Text is the drill in one phrase for the headline: "drill: 2 faults, all
-// recovered (answer again after 0.4 s / 0.9 s)", or which did not.
+// recovered (answering again after: 0.4 s / never seen down)", or which did not.
 func (d *Drill) Text() string {
 	n := len(d.Faults)
 	var after, not []string
@@ -174,14 +174,14 @@ func (d *Drill) Text() string {
 		case f.WentDown:
 			after = append(after, drillDur(f.RecoveredAfterNS))
 		default:
-			after = append(after, "never down")
+			after = append(after, "never seen down")
 		}
 	}
 	text := "drill: " + Count(n, "fault") + ", "
 	if len(not) == 0 {
 		text += "all recovered"
 		if len(after) > 0 {
-			text += " (answer again after " + strings.Join(after, " / ") + ")"
+			text += " (answering again after: " + strings.Join(after, " / ") + ")"
 		}
 	} else {
 		text += fmt.Sprintf("%d not recovered by the end (%s)", len(not), strings.Join(not, "; "))

@@ -107,7 +107,7 @@ func TestDrillFormats(t *testing.T) {
 		says         string
 		junitFails   []string
 	}{
-		{"all recovered", StatusPass, false, "PASS · all 2 thresholds passed; drill: 2 faults, all recovered (answer again after 400 ms / 1.2 s)", nil},
+		{"all recovered", StatusPass, false, "PASS · all 2 thresholds passed; drill: 2 faults, all recovered (answering again after: 400 ms / 1.2 s)", nil},
 		{"one not recovered", StatusTargetDown, true, "TARGET DOWN · at +3.0 s (silent), not back by the end", []string{
 			`SIGSTOP at +3s for 1s, then SIGCONT: recovered" classname="drill" time="0.000">`,
 			`<failure message="the target did not answer again by the end: SIGSTOP at +3s for 1s, then SIGCONT" type="not recovered">`,
