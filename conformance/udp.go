@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/refusals"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -598,7 +599,7 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 					return "", err
 				}
 				defer s.Close()
-				reportRefusals(s.c)
+				refusals.Report(s.c)
 				p := udplobby.ProfileSpec
 				if m == HeaderRType17 {
 					p = udplobby.ProfileRType17

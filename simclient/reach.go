@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/refusals"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -62,7 +63,7 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 		return err
 	}
 	defer c.Close()
-	reportRefusals(c)
+	refusals.Report(c)
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	defer stop()
 	buf := make([]byte, 64<<10)

@@ -1,4 +1,8 @@
-package simclient
+// Package refusals makes an unconnected UDP socket hear ICMP port
+// unreachable, so that "nothing listens" is told apart from silence: the
+// one copy of that socket option for the load engine's and the
+// conformance suite's reachability checks.
+package refusals
 
 import (
 	"net"
@@ -6,11 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reportRefusals makes an ICMP port unreachable answering c's datagrams
+// Report makes an ICMP port unreachable answering c's datagrams
 // come back as ECONNREFUSED from its next read, as it does on a connected
 // socket (IP_RECVERR, IPV6_RECVERR): nothing listening is told apart from
 // silence. Best effort: without it a refusal reads as silence.
-func reportRefusals(c *net.UDPConn) {
+func Report(c *net.UDPConn) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return
