@@ -3,6 +3,7 @@
 package owned
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -339,6 +340,21 @@ func TestStopCont(t *testing.T) {
 	ready := udpReady(a)
 	if err := p.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
+	}
+	// kill(2) returns before the signal takes effect: wait (bounded) until
+	// the kernel shows the process stopped, then probe it.
+	for i := 0; ; i++ {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := bytes.LastIndexByte(b, ')'); j >= 0 && j+2 < len(b) && (b[j+2] == 'T' || b[j+2] == 't') {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("the process is not stopped after SIGSTOP: %s", b)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if err := ready(context.Background()); err == nil {
 		t.Error("a stopped server answered")
