@@ -11,11 +11,11 @@ import (
 // thresholds the shards carry again on the merged data (result.Reevaluate
 // with the run's metrics, result.RunMetrics), so a merge judges exactly as
 // each shard was judged (for shards written without session counts,
-// sessions.completed is the merged sessions_finished count). names label the runs in warnings: a scenario
-// that differs, a shard of an i/n run given twice or missing, shards
-// carrying different thresholds. `report merge` and `run --workers` both
-// merge through it. thresholdsOK is false when a threshold failed on the
-// merge.
+// sessions.completed is the merged sessions_finished count). names label
+// the runs in warnings: a scenario that differs, a shard of an i/n run
+// given twice or missing, shards carrying different thresholds. `report
+// merge` and `run --workers` both merge through it. thresholdsOK is false
+// when a threshold failed on the merge.
 func MergeShards(runs []*result.Run, names []string) (merged *result.Run, warnings []string, thresholdsOK bool, err error) {
 	for i, r := range runs[1:] {
 		if r.Scenario != runs[0].Scenario {
