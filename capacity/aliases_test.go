@@ -1,9 +1,9 @@
 package capacity
 
-import "github.com/lobbybench/lobbybench/reports"
+import "github.com/lobbybench/lobbybench/result"
 
 type (
-	reportsCapacity = reports.Capacity
-	reportsStep     = reports.CapacityStep
-	reportsRule     = reports.RuleOnset
+	reportsCapacity = result.Capacity
+	reportsStep     = result.CapacityStep
+	reportsRule     = result.RuleOnset
 )

@@ -4,5 +4,5 @@
 // doubling while a step holds, then bisecting between the last load that
 // held and the first that broke; EngineRunner runs a step through the
 // engine and Judge turns its result into a verdict (PASS, FAIL,
-// HARNESS-BOUND, TARGET DOWN). The result is a reports.Capacity.
+// HARNESS-BOUND, TARGET DOWN). The result is a result.Capacity.
 package capacity

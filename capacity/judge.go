@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Judgement bounds what Judge calls the harness's fault.
@@ -39,10 +40,10 @@ var DefaultJudgement = Judgement{Warmup: 2 * time.Second, LagBound: 100 * time.M
 // down: that is the finding), HARNESS-BOUND (sessions could not open
 // their socket or were dropped late, the send lag p99 is over LagBound,
 // the harness's CPU saturated, or every breach is one the send lag
-// explains: reports.Run.HarnessBound), FAIL (a threshold breached, a
+// explains: result.Run.HarnessBound), FAIL (a threshold breached, a
 // protocol violation, a step that never succeeded), else PASS.
-func (j Judgement) Judge(r *reports.Run, load float64) reports.CapacityStep {
-	st := reports.CapacityStep{Load: load}
+func (j Judgement) Judge(r *result.Run, load float64) result.CapacityStep {
+	st := result.CapacityStep{Load: load}
 	from := int64(math.Ceil(j.Warmup.Seconds()))
 	w := r.After(from)
 	st.Requests = w.Requests
@@ -77,34 +78,34 @@ func (j Judgement) Judge(r *reports.Run, load float64) reports.CapacityStep {
 	hl := r.Headline()
 	st.Headline = hl.Text
 	if len(r.DownOutages()) > 0 {
-		st.Verdict, st.Why = reports.CapTargetDown, strings.TrimPrefix(r.TargetDown, "TARGET DOWN · ")
+		st.Verdict, st.Why = result.CapTargetDown, strings.TrimPrefix(r.TargetDown, "TARGET DOWN · ")
 		if st.Why == "" {
 			st.Why = strings.TrimPrefix(hl.Text, "TARGET DOWN · ")
 		}
 		return st
 	}
 	if why := j.harnessBound(r, hl); why != "" {
-		st.Verdict, st.Why = reports.CapHarnessBound, why
+		st.Verdict, st.Why = result.CapHarnessBound, why
 		return st
 	}
 	if broke := Broke(r); len(broke) > 0 {
-		st.Verdict, st.Broke = reports.CapFail, broke
+		st.Verdict, st.Broke = result.CapFail, broke
 		return st
 	}
-	st.Verdict = reports.CapPass
+	st.Verdict = result.CapPass
 	return st
 }
 
 // harnessBound says why the harness could not offer the step's load, or
 // "" when it could.
-func (j Judgement) harnessBound(r *reports.Run, hl reports.Headline) string {
+func (j Judgement) harnessBound(r *result.Run, hl result.Headline) string {
 	var why []string
 	if s := r.Sessions; s != nil {
 		if s.FailedStarts > 0 {
-			why = append(why, reports.Count(s.FailedStarts, "session")+" could not open a socket")
+			why = append(why, words.Count(s.FailedStarts, "session")+" could not open a socket")
 		}
 		if s.DroppedLate > 0 {
-			why = append(why, reports.Count(s.DroppedLate, "start")+" dropped late (the generator fell behind)")
+			why = append(why, words.Count(s.DroppedLate, "start")+" dropped late (the generator fell behind)")
 		}
 	}
 	lag := int64(0)
@@ -125,7 +126,7 @@ func (j Judgement) harnessBound(r *reports.Run, hl reports.Headline) string {
 			}
 		}
 	}
-	if hl.Status == reports.StatusInconclusive || hl.Status == reports.StatusIncomplete {
+	if hl.Status == result.StatusInconclusive || hl.Status == result.StatusIncomplete {
 		// Every breach harness-bound, or load not all generated.
 		_, rest, ok := strings.Cut(hl.Text, " · ")
 		if !ok {
@@ -142,7 +143,7 @@ func (j Judgement) harnessBound(r *reports.Run, hl reports.Headline) string {
 // the run's time series) by when it broke, then the rest of the breached
 // thresholds the harness's lag does not explain, most breached first
 // (observed over limit), then the steps that never succeeded.
-func Broke(r *reports.Run) []string {
+func Broke(r *result.Run) []string {
 	type item struct {
 		text  string
 		at    time.Duration // -1: cannot tell
@@ -173,7 +174,7 @@ func Broke(r *reports.Run) []string {
 				at = s.OffsetNS
 			}
 		}
-		items = append(items, item{fmt.Sprintf("rule %s (%s)", v.Rule, reports.Count(v.Count, "violation")), at, math.Inf(1)})
+		items = append(items, item{fmt.Sprintf("rule %s (%s)", v.Rule, words.Count(v.Count, "violation")), at, math.Inf(1)})
 	}
 	sort.SliceStable(items, func(i, j int) bool {
 		a, b := items[i], items[j]
@@ -200,22 +201,22 @@ func Broke(r *reports.Run) []string {
 // an error rate (errors.rate, STEP.error_rate: that second's errors over
 // its requests) or on a latency (STEP.p50 against the second's p50; p90,
 // p99, p999, max against its p99: a lower bound of them). -1 otherwise.
-func onset(r *reports.Run, t reports.ThresholdResult) time.Duration {
+func onset(r *result.Run, t result.ThresholdResult) time.Duration {
 	if t.Op != "<" && t.Op != "<=" || t.NoData {
 		return -1
 	}
 	over := func(v float64) bool { return v > t.Limit || t.Op == "<" && v == t.Limit }
-	var value func(p reports.Point) (float64, bool)
+	var value func(p result.Point) (float64, bool)
 	stat := t.Metric[strings.LastIndex(t.Metric, ".")+1:]
 	switch {
 	case t.Metric == "errors.rate" || stat == "error_rate":
-		value = func(p reports.Point) (float64, bool) {
+		value = func(p result.Point) (float64, bool) {
 			return float64(p.Errors) / float64(p.Requests), p.Requests > 0
 		}
 	case stat == "p50":
-		value = func(p reports.Point) (float64, bool) { return float64(p.P50US) / 1e6, p.Requests > 0 }
+		value = func(p result.Point) (float64, bool) { return float64(p.P50US) / 1e6, p.Requests > 0 }
 	case stat == "p90" || stat == "p99" || stat == "p999" || stat == "max":
-		value = func(p reports.Point) (float64, bool) { return float64(p.P99US) / 1e6, p.Requests > 0 }
+		value = func(p result.Point) (float64, bool) { return float64(p.P99US) / 1e6, p.Requests > 0 }
 	default:
 		return -1
 	}
@@ -229,7 +230,7 @@ func onset(r *reports.Run, t reports.ThresholdResult) time.Duration {
 
 // breachRatio is how far a breached threshold is past its limit, as a
 // ratio (no data: infinitely).
-func breachRatio(t reports.ThresholdResult) float64 {
+func breachRatio(t result.ThresholdResult) float64 {
 	if t.NoData {
 		return math.Inf(1)
 	}

@@ -8,71 +8,71 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
-func passing(name string, observed, limit float64) reports.ThresholdResult {
-	return reports.ThresholdResult{Name: name, Metric: name, Op: "<", Limit: limit, Observed: observed, Pass: observed < limit}
+func passing(name string, observed, limit float64) result.ThresholdResult {
+	return result.ThresholdResult{Name: name, Metric: name, Op: "<", Limit: limit, Observed: observed, Pass: observed < limit}
 }
 
 func TestJudge(t *testing.T) {
-	base := func() *reports.Run {
-		return &reports.Run{DurationNS: 3 * time.Second,
-			Steps:      []reports.Series{{Name: "list_rooms", Requests: 100, Successes: 100, SendLag: reports.Latency{Count: 100, P99US: 200}}},
-			Thresholds: []reports.ThresholdResult{passing("errors.rate", 0.01, 0.05)},
-			Sessions:   &reports.Sessions{Started: 100, Completed: 100},
-			TimeSeries: []reports.Point{{Second: 0, Requests: 10, Errors: 5}, {Second: 1, Requests: 40, Errors: 0}, {Second: 2, Requests: 40, Errors: 4}},
+	base := func() *result.Run {
+		return &result.Run{DurationNS: 3 * time.Second,
+			Steps:      []result.Series{{Name: "list_rooms", Requests: 100, Successes: 100, SendLag: result.Latency{Count: 100, P99US: 200}}},
+			Thresholds: []result.ThresholdResult{passing("errors.rate", 0.01, 0.05)},
+			Sessions:   &result.Sessions{Started: 100, Completed: 100},
+			TimeSeries: []result.Point{{Second: 0, Requests: 10, Errors: 5}, {Second: 1, Requests: 40, Errors: 0}, {Second: 2, Requests: 40, Errors: 4}},
 		}
 	}
 	tests := []struct {
 		name    string
-		mod     func(*reports.Run)
+		mod     func(*result.Run)
 		verdict string
 		broke   []string
 		why     string
 	}{
-		{"pass", nil, reports.CapPass, nil, ""},
-		{"a threshold breached", func(r *reports.Run) {
+		{"pass", nil, result.CapPass, nil, ""},
+		{"a threshold breached", func(r *result.Run) {
 			r.Thresholds = append(r.Thresholds, passing("list_rooms.p50", 0.002, 0.001), passing("errors.rate", 0.5, 0.05))
-		}, reports.CapFail, []string{"errors.rate (measured 50.00%, over from +0s)", "list_rooms.p50 (measured 2.00ms)"}, ""},
-		{"first in time first, then the most breached", func(r *reports.Run) {
-			r.TimeSeries = []reports.Point{{Second: 0, Requests: 10, P50US: 500, P99US: 900}, {Second: 1, Requests: 40, P50US: 3000, P99US: 4000}, {Second: 2, Requests: 40, Errors: 36, P50US: 900, P99US: 1000}}
-			r.Thresholds = []reports.ThresholdResult{
+		}, result.CapFail, []string{"errors.rate (measured 50.00%, over from +0s)", "list_rooms.p50 (measured 2.00ms)"}, ""},
+		{"first in time first, then the most breached", func(r *result.Run) {
+			r.TimeSeries = []result.Point{{Second: 0, Requests: 10, P50US: 500, P99US: 900}, {Second: 1, Requests: 40, P50US: 3000, P99US: 4000}, {Second: 2, Requests: 40, Errors: 36, P50US: 900, P99US: 1000}}
+			r.Thresholds = []result.ThresholdResult{
 				{Name: "list_rooms.count > 1000", Metric: "list_rooms.count", Op: ">", Limit: 1000, Observed: 90},
 				{Name: "list_rooms.count > 200", Metric: "list_rooms.count", Op: ">", Limit: 200, Observed: 90},
 				passing("errors.rate", 0.4, 0.3),
 				passing("list_rooms.p50", 0.002, 0.001),
 			}
-			r.Violations = []reports.Violation{{Rule: "U-SEQ", Count: 1, Samples: []reports.ViolationSample{{OffsetNS: 1500 * time.Millisecond}}}}
-		}, reports.CapFail, []string{"list_rooms.p50 (measured 2.00ms, over from +1s)", "rule U-SEQ (1 violation)", "errors.rate (measured 40.00%, over from +2s)",
+			r.Violations = []result.Violation{{Rule: "U-SEQ", Count: 1, Samples: []result.ViolationSample{{OffsetNS: 1500 * time.Millisecond}}}}
+		}, result.CapFail, []string{"list_rooms.p50 (measured 2.00ms, over from +1s)", "rule U-SEQ (1 violation)", "errors.rate (measured 40.00%, over from +2s)",
 			"list_rooms.count > 1000 (measured 90)", "list_rooms.count > 200 (measured 90)"}, ""},
-		{"violations, first in time first", func(r *reports.Run) {
-			r.Violations = []reports.Violation{
-				{Rule: "U-SEQ", Count: 2, Samples: []reports.ViolationSample{{OffsetNS: 2 * time.Second}}},
-				{Rule: "U-CRC", Count: 7, Samples: []reports.ViolationSample{{OffsetNS: time.Second}}},
+		{"violations, first in time first", func(r *result.Run) {
+			r.Violations = []result.Violation{
+				{Rule: "U-SEQ", Count: 2, Samples: []result.ViolationSample{{OffsetNS: 2 * time.Second}}},
+				{Rule: "U-CRC", Count: 7, Samples: []result.ViolationSample{{OffsetNS: time.Second}}},
 			}
-		}, reports.CapFail, []string{"rule U-CRC (7 violations)", "rule U-SEQ (2 violations)"}, ""},
-		{"dropped late starts are the harness's", func(r *reports.Run) {
+		}, result.CapFail, []string{"rule U-CRC (7 violations)", "rule U-SEQ (2 violations)"}, ""},
+		{"dropped late starts are the harness's", func(r *result.Run) {
 			r.Sessions.DroppedLate = 12
 			r.Thresholds[0] = passing("errors.rate", 0.5, 0.05)
-		}, reports.CapHarnessBound, nil, "12 starts dropped late"},
-		{"failed starts are the harness's", func(r *reports.Run) { r.Sessions.FailedStarts = 3 }, reports.CapHarnessBound, nil, "3 sessions could not open a socket"},
-		{"send lag over the bound", func(r *reports.Run) { r.Steps[0].SendLag.P99US = 250_000 }, reports.CapHarnessBound, nil, "send lag p99 250ms over 100ms"},
-		{"harness CPU saturated", func(r *reports.Run) {
-			r.ShardRuns = []reports.ShardRun{{Harness: reports.Harness{GOMAXPROCS: 2, CPUSeconds: 5.9}}}
-		}, reports.CapHarnessBound, nil, "the harness's CPU at 98% of 2 cores"},
-		{"an embedded server's CPU is not the harness's", func(r *reports.Run) {
-			r.ShardRuns = []reports.ShardRun{{Embedded: true, Harness: reports.Harness{GOMAXPROCS: 2, CPUSeconds: 5.9}}}
-		}, reports.CapPass, nil, ""},
-		{"a breach the send lag explains", func(r *reports.Run) {
+		}, result.CapHarnessBound, nil, "12 starts dropped late"},
+		{"failed starts are the harness's", func(r *result.Run) { r.Sessions.FailedStarts = 3 }, result.CapHarnessBound, nil, "3 sessions could not open a socket"},
+		{"send lag over the bound", func(r *result.Run) { r.Steps[0].SendLag.P99US = 250_000 }, result.CapHarnessBound, nil, "send lag p99 250ms over 100ms"},
+		{"harness CPU saturated", func(r *result.Run) {
+			r.ShardRuns = []result.ShardRun{{Harness: result.Harness{GOMAXPROCS: 2, CPUSeconds: 5.9}}}
+		}, result.CapHarnessBound, nil, "the harness's CPU at 98% of 2 cores"},
+		{"an embedded server's CPU is not the harness's", func(r *result.Run) {
+			r.ShardRuns = []result.ShardRun{{Embedded: true, Harness: result.Harness{GOMAXPROCS: 2, CPUSeconds: 5.9}}}
+		}, result.CapPass, nil, ""},
+		{"a breach the send lag explains", func(r *result.Run) {
 			r.Steps[0].SendLag.P99US = 50_000
-			r.Thresholds = append(r.Thresholds, reports.ThresholdResult{Name: "list_rooms.p99 < 20ms", Metric: "list_rooms.p99", Op: "<", Limit: 0.020, Observed: 0.060})
-		}, reports.CapHarnessBound, nil, "list_rooms.p99 < 20ms measured"},
-		{"target down wins", func(r *reports.Run) {
+			r.Thresholds = append(r.Thresholds, result.ThresholdResult{Name: "list_rooms.p99 < 20ms", Metric: "list_rooms.p99", Op: "<", Limit: 0.020, Observed: 0.060})
+		}, result.CapHarnessBound, nil, "list_rooms.p99 < 20ms measured"},
+		{"target down wins", func(r *result.Run) {
 			r.Sessions.DroppedLate = 12
-			r.Outages = []reports.Outage{{Kind: reports.DownRefused, StartNS: time.Second}}
+			r.Outages = []result.Outage{{Kind: result.DownRefused, StartNS: time.Second}}
 			r.NoteTargetDown()
-		}, reports.CapTargetDown, nil, "at +1.0 s (refused)"},
+		}, result.CapTargetDown, nil, "at +1.0 s (refused)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestJudgeFiguresAfterWarmup(t *testing.T) {
-	r := &reports.Run{DurationNS: 3 * time.Second, TimeSeries: []reports.Point{{Second: 0, Requests: 10, Errors: 5}, {Second: 1, Requests: 40}, {Second: 2, Requests: 40, Errors: 4}}}
+	r := &result.Run{DurationNS: 3 * time.Second, TimeSeries: []result.Point{{Second: 0, Requests: 10, Errors: 5}, {Second: 1, Requests: 40}, {Second: 2, Requests: 40, Errors: 4}}}
 	j := DefaultJudgement
 	j.Warmup = time.Second
 	st := j.Judge(r, 40)
@@ -110,9 +110,9 @@ func TestEngineRunnerHarnessBoundStops(t *testing.T) {
 		Run: func(_ context.Context, cfg engine.Config) (*engine.Result, error) {
 			calls++
 			load := cfg.Plan.Load.Start
-			run := &reports.Run{DurationNS: 3 * time.Second, Sessions: &reports.Sessions{Started: int64(load)},
-				Thresholds: []reports.ThresholdResult{passing("errors.rate", 0, 0.05)},
-				TimeSeries: []reports.Point{{Second: 0, Requests: int64(load)}}}
+			run := &result.Run{DurationNS: 3 * time.Second, Sessions: &result.Sessions{Started: int64(load)},
+				Thresholds: []result.ThresholdResult{passing("errors.rate", 0, 0.05)},
+				TimeSeries: []result.Point{{Second: 0, Requests: int64(load)}}}
 			if load >= 40 {
 				run.Sessions.FailedStarts = 5
 			}
@@ -122,11 +122,11 @@ func TestEngineRunnerHarnessBoundStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != 3 || c.Stop != reports.StopHarness || c.Sustainable != 20 {
+	if calls != 3 || c.Stop != result.StopHarness || c.Sustainable != 20 {
 		t.Fatalf("%d steps, stop %q, sustainable %v: want 3, harness-bound, 20", calls, c.Stop, c.Sustainable)
 	}
 	hl := c.Headline()
-	if hl.Status != reports.StatusInconclusive || !strings.Contains(hl.Text, "harness's") || !strings.Contains(hl.Text, "--workers") {
+	if hl.Status != result.StatusInconclusive || !strings.Contains(hl.Text, "harness's") || !strings.Contains(hl.Text, "--workers") {
 		t.Errorf("headline %q (%s): want it to say the limit is the harness's and suggest --workers", hl.Text, hl.Status)
 	}
 }

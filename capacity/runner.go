@@ -11,7 +11,7 @@ import (
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/owned"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -46,7 +46,7 @@ type EngineRunner struct {
 	// the step's start (engine.Config.OnStart takes the baseline): what
 	// the step cost the server, when the engine did not measure it (it
 	// does the embedded server).
-	Telemetry func() *reports.TargetProcess
+	Telemetry func() *result.TargetProcess
 
 	steps    int
 	baseline int
@@ -73,7 +73,7 @@ func StepPlan(plan *scenario.Plan, load float64, d time.Duration) *scenario.Plan
 }
 
 // Step implements Runner.
-func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.CapacityStep, error) {
+func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityStep, error) {
 	drain := r.drain(ctx)
 	r.steps++
 	run := r.Run
@@ -87,7 +87,7 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.Capacity
 		// run's start.
 		srv, err := r.embedded()
 		if err != nil {
-			return reports.CapacityStep{}, err
+			return result.CapacityStep{}, err
 		}
 		defer srv.Close()
 		cfg.EmbeddedAt = srv.addr
@@ -128,7 +128,7 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.Capacity
 		return r.failed(load, err, drain)
 	}
 	if res.Engine != nil && res.Engine.Interrupted {
-		return reports.CapacityStep{}, context.Canceled
+		return result.CapacityStep{}, context.Canceled
 	}
 	if res.Run.TargetProcess == nil {
 		switch {
@@ -151,13 +151,13 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.Capacity
 // warmedUp looks at a step's warm-up run: done when the step ends there
 // (the target went down during it, it could not run, or it was
 // interrupted), with the step or error to return.
-func (r *EngineRunner) warmedUp(load float64, res *engine.Result, err error, drain string) (reports.CapacityStep, bool, error) {
+func (r *EngineRunner) warmedUp(load float64, res *engine.Result, err error, drain string) (result.CapacityStep, bool, error) {
 	if err != nil {
 		st, err := r.failed(load, err, drain)
 		return st, true, err
 	}
 	if res.Engine != nil && res.Engine.Interrupted {
-		return reports.CapacityStep{}, true, context.Canceled
+		return result.CapacityStep{}, true, context.Canceled
 	}
 	if len(res.Run.DownOutages()) > 0 {
 		st := r.Judge.Judge(res.Run, load)
@@ -165,18 +165,18 @@ func (r *EngineRunner) warmedUp(load float64, res *engine.Result, err error, dra
 		st.Drain = drain
 		return st, true, nil
 	}
-	return reports.CapacityStep{}, false, nil
+	return result.CapacityStep{}, false, nil
 }
 
 // failed is a step whose run could not start: a target unreachable
 // before a later step died of the load before it (TARGET DOWN); before
 // the first, it is the caller's error.
-func (r *EngineRunner) failed(load float64, err error, drain string) (reports.CapacityStep, error) {
+func (r *EngineRunner) failed(load float64, err error, drain string) (result.CapacityStep, error) {
 	var unreach *engine.UnreachableError
 	if r.steps > 1 && errors.As(err, &unreach) {
-		return reports.CapacityStep{Load: load, Verdict: reports.CapTargetDown, Why: "unreachable before the step: " + err.Error(), Drain: drain}, nil
+		return result.CapacityStep{Load: load, Verdict: result.CapTargetDown, Why: "unreachable before the step: " + err.Error(), Drain: drain}, nil
 	}
-	return reports.CapacityStep{}, err
+	return result.CapacityStep{}, err
 }
 
 // stepServer is the embedded reference server of one step.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -23,8 +23,8 @@ func fakeEngine(failAt float64, err error) func(context.Context, engine.Config) 
 		if cfg.Plan.Load.Start >= failAt {
 			return nil, err
 		}
-		run := &reports.Run{DurationNS: time.Second, Thresholds: []reports.ThresholdResult{passing("errors.rate", 0, 0.05)},
-			TimeSeries: []reports.Point{{Second: 0, Requests: int64(cfg.Plan.Load.Start)}}}
+		run := &result.Run{DurationNS: time.Second, Thresholds: []result.ThresholdResult{passing("errors.rate", 0, 0.05)},
+			TimeSeries: []result.Point{{Second: 0, Requests: int64(cfg.Plan.Load.Start)}}}
 		return &engine.Result{Run: run, Engine: &engine.Info{}}, nil
 	}
 }
@@ -81,7 +81,7 @@ func TestEngineRunnerUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Stop != reports.StopTargetDown || c.Sustainable != 20 || c.Headline().Status != reports.StatusTargetDown || !strings.HasPrefix(c.Headline().Text, "TARGET DOWN · at 40/s") {
+	if c.Stop != result.StopTargetDown || c.Sustainable != 20 || c.Headline().Status != result.StatusTargetDown || !strings.HasPrefix(c.Headline().Text, "TARGET DOWN · at 40/s") {
 		t.Errorf("stop %q sustainable %v headline %+v: want target down at 40 after 20 held", c.Stop, c.Sustainable, c.Headline())
 	}
 	first := &EngineRunner{Plan: plan, Hold: time.Second, Judge: DefaultJudgement, Run: fakeEngine(1, unreach)}
@@ -155,9 +155,9 @@ func TestEngineRunnerWarmupApart(t *testing.T) {
 		downInWU bool
 		verdict  string
 	}{
-		{"target", withTarget, false, reports.CapPass},
-		{"embedded", &embedded, false, reports.CapPass},
-		{"down in the warm-up", withTarget, true, reports.CapTargetDown},
+		{"target", withTarget, false, result.CapPass},
+		{"embedded", &embedded, false, result.CapPass},
+		{"down in the warm-up", withTarget, true, result.CapTargetDown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var runs []time.Duration
@@ -170,13 +170,13 @@ func TestEngineRunnerWarmupApart(t *testing.T) {
 						cfg.OnStart(time.Now()) // as the engine does
 					}
 					warm := cfg.Plan.Load.Duration == time.Second
-					run := &reports.Run{DurationNS: cfg.Plan.Load.Duration, Thresholds: []reports.ThresholdResult{passing("errors.rate", 0, 0.05)},
-						TimeSeries: []reports.Point{{Second: 0, Requests: 10}, {Second: 1, Requests: 10}}}
+					run := &result.Run{DurationNS: cfg.Plan.Load.Duration, Thresholds: []result.ThresholdResult{passing("errors.rate", 0, 0.05)},
+						TimeSeries: []result.Point{{Second: 0, Requests: 10}, {Second: 1, Requests: 10}}}
 					if warm {
 						// A warm-up that fails its thresholds is not judged.
 						run.Thresholds[0] = passing("errors.rate", 0.5, 0.05)
 						if tc.downInWU {
-							run.Outages = []reports.Outage{{Kind: reports.DownSilent, StartNS: 500 * time.Millisecond}}
+							run.Outages = []result.Outage{{Kind: result.DownSilent, StartNS: 500 * time.Millisecond}}
 							run.NoteTargetDown()
 						}
 					}
@@ -193,7 +193,7 @@ func TestEngineRunnerWarmupApart(t *testing.T) {
 			if st.Verdict != tc.verdict || !slices.Equal(runs, wantRuns) {
 				t.Fatalf("verdict %s (%s), runs %v: want %s, runs %v", st.Verdict, st.Why, runs, tc.verdict, wantRuns)
 			}
-			if tc.verdict == reports.CapPass && st.Throughput != 10 {
+			if tc.verdict == result.CapPass && st.Throughput != 10 {
 				t.Errorf("throughput %v, want the judged run's 20 answered over its 2s", st.Throughput)
 			}
 			if tc.plan.Target == "" && (!servers[0].IsValid() || servers[0] != servers[1]) {

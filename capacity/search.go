@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Settings bound a search. Loads are whole numbers (sessions a second for
@@ -36,14 +36,14 @@ func (s Settings) Check() error {
 
 // Runner runs one step at a load and judges it.
 type Runner interface {
-	Step(ctx context.Context, load float64) (reports.CapacityStep, error)
+	Step(ctx context.Context, load float64) (result.CapacityStep, error)
 }
 
 // RunnerFunc adapts a function to Runner.
-type RunnerFunc func(ctx context.Context, load float64) (reports.CapacityStep, error)
+type RunnerFunc func(ctx context.Context, load float64) (result.CapacityStep, error)
 
 // Step calls f.
-func (f RunnerFunc) Step(ctx context.Context, load float64) (reports.CapacityStep, error) {
+func (f RunnerFunc) Step(ctx context.Context, load float64) (result.CapacityStep, error) {
 	return f(ctx, load)
 }
 
@@ -58,11 +58,11 @@ const maxSteps = 64
 // ends it at once. now is the clock the budget is kept by; progress, when
 // set, sees each step as it ends. The error is the Runner's (a step that
 // could not run at all), with the steps before it in the result.
-func Search(ctx context.Context, s Settings, r Runner, now func() time.Time, progress func(reports.CapacityStep)) (*reports.Capacity, error) {
+func Search(ctx context.Context, s Settings, r Runner, now func() time.Time, progress func(result.CapacityStep)) (*result.Capacity, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	c := &reports.Capacity{SchemaVersion: reports.SchemaVersion, Kind: reports.KindCapacity, Steps: []reports.CapacityStep{}}
+	c := &result.Capacity{SchemaVersion: result.SchemaVersion, Kind: result.KindCapacity, Steps: []result.CapacityStep{}}
 	start := now()
 	c.StartedAt = start
 	load := whole(s.Start)
@@ -73,23 +73,23 @@ func Search(ctx context.Context, s Settings, r Runner, now func() time.Time, pro
 	var err error
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
-			stop(reports.StopInterrupted, "interrupted")
+			stop(result.StopInterrupted, "interrupted")
 			break
 		}
 		if n >= maxSteps {
-			stop(reports.StopBudget, fmt.Sprintf("%d steps, the most a search runs", maxSteps))
+			stop(result.StopBudget, fmt.Sprintf("%d steps, the most a search runs", maxSteps))
 			break
 		}
 		if used := now().Sub(start); used+s.StepCost > s.Budget {
-			stop(reports.StopBudget, fmt.Sprintf("the --budget %v ran out (%v used, a step takes %v)", s.Budget, used.Round(time.Second), s.StepCost))
+			stop(result.StopBudget, fmt.Sprintf("the --budget %v ran out (%v used, a step takes %v)", s.Budget, used.Round(time.Second), s.StepCost))
 			break
 		}
-		var st reports.CapacityStep
+		var st result.CapacityStep
 		st, err = r.Step(ctx, load)
 		if err != nil {
 			if ctx.Err() != nil {
 				err = nil
-				stop(reports.StopInterrupted, "interrupted")
+				stop(result.StopInterrupted, "interrupted")
 				break
 			}
 			stop("error", err.Error())
@@ -101,13 +101,13 @@ func Search(ctx context.Context, s Settings, r Runner, now func() time.Time, pro
 			progress(st)
 		}
 		switch st.Verdict {
-		case reports.CapTargetDown:
-			stop(reports.StopTargetDown, "the target went down at "+reports.FormatLoad(load, ""))
-		case reports.CapHarnessBound:
-			stop(reports.StopHarness, "the harness could not offer "+reports.FormatLoad(load, ""))
-		case reports.CapPass:
+		case result.CapTargetDown:
+			stop(result.StopTargetDown, "the target went down at "+result.FormatLoad(load, ""))
+		case result.CapHarnessBound:
+			stop(result.StopHarness, "the harness could not offer "+result.FormatLoad(load, ""))
+		case result.CapPass:
 			good = load
-		case reports.CapFail:
+		case result.CapFail:
 			bad = load
 			c.BrokeAt, c.BrokeFirst = load, first(st.Broke)
 		default:
@@ -124,9 +124,9 @@ func Search(ctx context.Context, s Settings, r Runner, now func() time.Time, pro
 		load = next
 	}
 	c.Sustainable = good
-	c.Rules = reports.RuleOnsets(c.Steps)
+	c.Rules = result.RuleOnsets(c.Steps)
 	c.DurationNS = now().Sub(start)
-	c.Settings = reports.CapacitySettings{Start: whole(s.Start), Max: s.Max, Precision: s.Precision, BudgetNS: s.Budget}
+	c.Settings = result.CapacitySettings{Start: whole(s.Start), Max: s.Max, Precision: s.Precision, BudgetNS: s.Budget}
 	if c.Stop == "error" {
 		return c, err
 	}
@@ -140,19 +140,19 @@ func nextLoad(s Settings, good, bad float64) (float64, string, string) {
 	case bad == 0:
 		// Everything held so far: double, up to Max.
 		if good >= s.Max {
-			return 0, reports.StopMax, "every load held up to --max " + reports.FormatLoad(s.Max, "")
+			return 0, result.StopMax, "every load held up to --max " + result.FormatLoad(s.Max, "")
 		}
 		return math.Min(whole(good*2), s.Max), "", ""
 	case good == 0:
 		// Nothing held yet: halve.
 		if bad <= 1 {
-			return 0, reports.StopNoLoadHeld, "no load held, down to 1"
+			return 0, result.StopNoLoadHeld, "no load held, down to 1"
 		}
 		return whole(math.Floor(bad / 2)), "", ""
 	}
 	mid := whole(math.Floor((good + bad) / 2))
 	if bad-good <= s.Precision*good || mid <= good || mid >= bad {
-		return 0, reports.StopPrecision, fmt.Sprintf("%s held, %s broke: within --precision %.0f%%", reports.FormatLoad(good, ""), reports.FormatLoad(bad, ""), s.Precision*100)
+		return 0, result.StopPrecision, fmt.Sprintf("%s held, %s broke: within --precision %.0f%%", result.FormatLoad(good, ""), result.FormatLoad(bad, ""), s.Precision*100)
 	}
 	return mid, "", ""
 }

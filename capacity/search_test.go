@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // fake is a step runner that is a pure function of load, on a fake clock
@@ -20,11 +20,11 @@ type fake struct {
 	loads   []float64
 }
 
-func (f *fake) Step(_ context.Context, load float64) (reports.CapacityStep, error) {
+func (f *fake) Step(_ context.Context, load float64) (result.CapacityStep, error) {
 	f.loads = append(f.loads, load)
 	f.now = f.now.Add(f.cost)
-	st := reports.CapacityStep{Load: load, Verdict: f.verdict(load)}
-	if st.Verdict == reports.CapFail {
+	st := result.CapacityStep{Load: load, Verdict: f.verdict(load)}
+	if st.Verdict == result.CapFail {
 		st.Broke = []string{"errors.rate < 5% (measured 9%)"}
 	}
 	return st, nil
@@ -34,9 +34,9 @@ func (f *fake) Step(_ context.Context, load float64) (reports.CapacityStep, erro
 func holdsUpTo(r float64) func(float64) string {
 	return func(l float64) string {
 		if l <= r {
-			return reports.CapPass
+			return result.CapPass
 		}
-		return reports.CapFail
+		return result.CapFail
 	}
 }
 
@@ -52,31 +52,31 @@ func TestSearch(t *testing.T) {
 		stop        string
 	}{
 		{"doubling then bisection to precision", nil, holdsUpTo(200),
-			[]float64{10, 20, 40, 80, 160, 320, 240, 200, 220}, 200, 220, reports.StopPrecision},
+			[]float64{10, 20, 40, 80, 160, 320, 240, 200, 220}, 200, 220, result.StopPrecision},
 		{"held up to max", func(s Settings) Settings { s.Max = 50; return s }, holdsUpTo(1000),
-			[]float64{10, 20, 40, 50}, 50, 0, reports.StopMax},
+			[]float64{10, 20, 40, 50}, 50, 0, result.StopMax},
 		{"max caps the doubling, then bisects", func(s Settings) Settings { s.Max = 50; return s }, holdsUpTo(45),
-			[]float64{10, 20, 40, 50, 45, 47}, 45, 47, reports.StopPrecision},
+			[]float64{10, 20, 40, 50, 45, 47}, 45, 47, result.StopPrecision},
 		{"coarser precision stops sooner", func(s Settings) Settings { s.Precision = 0.5; return s }, holdsUpTo(200),
-			[]float64{10, 20, 40, 80, 160, 320, 240}, 160, 240, reports.StopPrecision},
+			[]float64{10, 20, 40, 80, 160, 320, 240}, 160, 240, result.StopPrecision},
 		{"budget ends the search", func(s Settings) Settings { s.Budget = 45 * time.Second; return s }, holdsUpTo(200),
-			[]float64{10, 20, 40, 80}, 80, 0, reports.StopBudget},
+			[]float64{10, 20, 40, 80}, 80, 0, result.StopBudget},
 		{"a failing start halves", nil, holdsUpTo(3),
-			[]float64{10, 5, 2, 3, 4}, 3, 4, reports.StopPrecision},
+			[]float64{10, 5, 2, 3, 4}, 3, 4, result.StopPrecision},
 		{"no load held", nil, holdsUpTo(0),
-			[]float64{10, 5, 2, 1}, 0, 1, reports.StopNoLoadHeld},
+			[]float64{10, 5, 2, 1}, 0, 1, result.StopNoLoadHeld},
 		{"harness-bound stops at once", nil, func(l float64) string {
 			if l >= 40 {
-				return reports.CapHarnessBound
+				return result.CapHarnessBound
 			}
-			return reports.CapPass
-		}, []float64{10, 20, 40}, 20, 0, reports.StopHarness},
+			return result.CapPass
+		}, []float64{10, 20, 40}, 20, 0, result.StopHarness},
 		{"target down stops at once", nil, func(l float64) string {
 			if l >= 20 {
-				return reports.CapTargetDown
+				return result.CapTargetDown
 			}
-			return reports.CapPass
-		}, []float64{10, 20}, 10, 0, reports.StopTargetDown},
+			return result.CapPass
+		}, []float64{10, 20}, 10, 0, result.StopTargetDown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestSearch(t *testing.T) {
 			}
 			f := &fake{verdict: tc.verdict, now: time.Unix(0, 0), cost: s.StepCost}
 			var seen []float64
-			c, err := Search(context.Background(), s, f, func() time.Time { return f.now }, func(st reports.CapacityStep) { seen = append(seen, st.Load) })
+			c, err := Search(context.Background(), s, f, func() time.Time { return f.now }, func(st result.CapacityStep) { seen = append(seen, st.Load) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestSearch(t *testing.T) {
 			if c.Sustainable != tc.sustainable || c.BrokeAt != tc.brokeAt || c.Stop != tc.stop {
 				t.Errorf("sustainable %v broke at %v stop %q, want %v %v %q (%s)", c.Sustainable, c.BrokeAt, c.Stop, tc.sustainable, tc.brokeAt, tc.stop, c.StopText)
 			}
-			if c.Stop == reports.StopPrecision && c.BrokeAt-c.Sustainable > max(1, s.Precision*c.Sustainable) {
+			if c.Stop == result.StopPrecision && c.BrokeAt-c.Sustainable > max(1, s.Precision*c.Sustainable) {
 				t.Errorf("gap %v-%v is over the precision", c.Sustainable, c.BrokeAt)
 			}
 		})
@@ -133,12 +133,12 @@ func TestSearchSettings(t *testing.T) {
 func TestSearchRunnerError(t *testing.T) {
 	boom := errors.New("unreachable")
 	n := 0
-	r := RunnerFunc(func(_ context.Context, load float64) (reports.CapacityStep, error) {
+	r := RunnerFunc(func(_ context.Context, load float64) (result.CapacityStep, error) {
 		n++
 		if n == 2 {
-			return reports.CapacityStep{}, boom
+			return result.CapacityStep{}, boom
 		}
-		return reports.CapacityStep{Load: load, Verdict: reports.CapPass}, nil
+		return result.CapacityStep{Load: load, Verdict: result.CapPass}, nil
 	})
 	c, err := Search(context.Background(), Settings{Start: 10, Max: 100, Precision: 0.1, Budget: time.Hour}, r, time.Now, nil)
 	if !errors.Is(err, boom) || c == nil || len(c.Steps) != 1 {

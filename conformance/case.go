@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Level is how strongly the documents state a requirement (RFC 2119, with
@@ -76,7 +76,7 @@ type Case struct {
 	Protocol string
 	// Section cites the section of the protocol document (docs/protocols)
 	// the case checks, as "<file>.md §<n> <title>", e.g. "udp-lobby.md §5
-	// LOBBY_ROOM_LIST" (reports.ParseDocRef reads it); cases are grouped by
+	// LOBBY_ROOM_LIST" (result.ParseDocRef reads it); cases are grouped by
 	// it in the output. The section must list the case with its level: the
 	// test in internal/protodocs fails otherwise.
 	Section string
@@ -297,7 +297,7 @@ func CaseID(id string) string {
 // UpgradeIDs renames the case ids of a stored conform result written by an
 // older build (CaseID), so that it pairs with today's results (report
 // compare, the matrix) and shows today's names.
-func UpgradeIDs(c *reports.Conform) {
+func UpgradeIDs(c *result.Conform) {
 	for i := range c.Cases {
 		c.Cases[i].ID = CaseID(c.Cases[i].ID)
 	}

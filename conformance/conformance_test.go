@@ -15,7 +15,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/golden"
 	"github.com/lobbybench/lobbybench/internal/netrange"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -306,16 +306,16 @@ func TestJudge(t *testing.T) {
 		want  string
 		act   string
 	}{
-		{"pass", Must, nil, reports.VerdictPass, ""},
-		{"info passes as info", Info, nil, reports.VerdictInfo, ""},
-		{"must broken fails", Must, Fail("x", "y"), reports.VerdictFail, "y"},
-		{"should broken warns", Should, Fail("x", "y"), reports.VerdictWarn, "y"},
-		{"info broken informs", Info, Fail("x", "y"), reports.VerdictInfo, "y"},
-		{"level override", Must, Warnf("x", "y%d", 1), reports.VerdictWarn, "y1"},
-		{"wrapped verify error", Must, fmt.Errorf("ctx: %w", Fail("x", "z")), reports.VerdictFail, "z"},
-		{"skip", Must, Skipf("no %s", "room"), reports.VerdictSkip, "no room"},
-		{"harness error skips", Must, errors.New("bind: boom"), reports.VerdictSkip, "harness error: bind: boom"},
-		{"precondition failure skips", Must, precondition("setup", Fail("a", "b")), reports.VerdictSkip, "setup: expected a, got b"},
+		{"pass", Must, nil, result.VerdictPass, ""},
+		{"info passes as info", Info, nil, result.VerdictInfo, ""},
+		{"must broken fails", Must, Fail("x", "y"), result.VerdictFail, "y"},
+		{"should broken warns", Should, Fail("x", "y"), result.VerdictWarn, "y"},
+		{"info broken informs", Info, Fail("x", "y"), result.VerdictInfo, "y"},
+		{"level override", Must, Warnf("x", "y%d", 1), result.VerdictWarn, "y1"},
+		{"wrapped verify error", Must, fmt.Errorf("ctx: %w", Fail("x", "z")), result.VerdictFail, "z"},
+		{"skip", Must, Skipf("no %s", "room"), result.VerdictSkip, "no room"},
+		{"harness error skips", Must, errors.New("bind: boom"), result.VerdictSkip, "harness error: bind: boom"},
+		{"precondition failure skips", Must, precondition("setup", Fail("a", "b")), result.VerdictSkip, "setup: expected a, got b"},
 	}
 	for _, tt := range tests {
 		v, _, act := judge(tt.level, tt.err)
@@ -408,27 +408,27 @@ func TestRunCaseResult(t *testing.T) {
 				return err
 			}
 			t.LogSent("127.0.0.2:40000", "127.0.0.1:8080", udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 7), "LOBBY_LIST_ROOMS")
-			for range reports.MaxCaseWireEntries + 2 {
+			for range result.MaxCaseWireEntries + 2 {
 				t.LogRecv("127.0.0.2:40000", "127.0.0.1:8080", []byte{0xab}, "")
 			}
 			t.Notef("%d replies checked", 4)
 			return Fail("packetType 0x02", "packetType 0x01")
 		}}
 	got := runCase(context.Background(), newEnv(), c)
-	if got.ID != c.ID || got.Section != secPacket || got.Description != c.Desc || got.Requirement != c.Requirement || got.Rule != "U-TEST" || got.Level != reports.LevelMust {
+	if got.ID != c.ID || got.Section != secPacket || got.Description != c.Desc || got.Requirement != c.Requirement || got.Rule != "U-TEST" || got.Level != result.LevelMust {
 		t.Errorf("case fields %+v", got)
 	}
-	if got.Verdict != reports.VerdictFail || got.Expected != "packetType 0x02" || got.Actual != "packetType 0x01" || !slices.Equal(got.Notes, []string{"4 replies checked"}) {
+	if got.Verdict != result.VerdictFail || got.Expected != "packetType 0x02" || got.Actual != "packetType 0x01" || !slices.Equal(got.Notes, []string{"4 replies checked"}) {
 		t.Errorf("verdict %q expected %q actual %q notes %q", got.Verdict, got.Expected, got.Actual, got.Notes)
 	}
-	if len(got.Wire) != 2+reports.MaxCaseWireEntries || got.WireElided != 3 {
-		t.Fatalf("%d wire entries, %d elided; want %d and 3", len(got.Wire), got.WireElided, 2+reports.MaxCaseWireEntries)
+	if len(got.Wire) != 2+result.MaxCaseWireEntries || got.WireElided != 3 {
+		t.Fatalf("%d wire entries, %d elided; want %d and 3", len(got.Wire), got.WireElided, 2+result.MaxCaseWireEntries)
 	}
-	want := []reports.WireEntry{
-		{Dir: reports.DirSent, Local: "127.0.0.2:40001", Peer: "127.0.0.1:8080", Hex: "0102", Note: "setup: create"},
-		{Dir: reports.DirRecv, Local: "127.0.0.2:40001", Peer: "127.0.0.1:8080", Hex: "03", Note: "setup"},
-		{Dir: reports.DirSent, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "01400007000000005fa3769e", Note: "LOBBY_LIST_ROOMS"},
-		{Dir: reports.DirRecv, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "ab"},
+	want := []result.WireEntry{
+		{Dir: result.DirSent, Local: "127.0.0.2:40001", Peer: "127.0.0.1:8080", Hex: "0102", Note: "setup: create"},
+		{Dir: result.DirRecv, Local: "127.0.0.2:40001", Peer: "127.0.0.1:8080", Hex: "03", Note: "setup"},
+		{Dir: result.DirSent, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "01400007000000005fa3769e", Note: "LOBBY_LIST_ROOMS"},
+		{Dir: result.DirRecv, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "ab"},
 	}
 	for i, w := range want {
 		e := got.Wire[i]
@@ -444,7 +444,7 @@ func TestRunCaseResult(t *testing.T) {
 	owned := &Case{ID: "udp-lobby/6/1", Protocol: ProtoUDP, Level: Must, Run: func(*T) error {
 		return &SkipError{Reason: "no room", Owner: "udp-lobby/7/1"}
 	}}
-	if got := runCase(context.Background(), newEnv(), owned); got.Verdict != reports.VerdictSkip || got.Actual != "no room — judged by udp-lobby/7/1, not run" {
+	if got := runCase(context.Background(), newEnv(), owned); got.Verdict != result.VerdictSkip || got.Actual != "no room — judged by udp-lobby/7/1, not run" {
 		t.Errorf("owned skip: %q %q", got.Verdict, got.Actual)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -452,12 +452,12 @@ func TestRunCaseResult(t *testing.T) {
 		cancel()
 		return Fail("one room", "no reply")
 	}}
-	if got := runCase(ctx, newEnv(), cut); got.Verdict != reports.VerdictSkip || got.Expected != "" ||
+	if got := runCase(ctx, newEnv(), cut); got.Verdict != result.VerdictSkip || got.Expected != "" ||
 		got.Actual != "run interrupted during the case (it had found: expected one room, got no reply)" {
 		t.Errorf("interrupted finding: %q %q %q", got.Verdict, got.Expected, got.Actual)
 	}
 	panics := &Case{ID: "udp-lobby/6/3", Protocol: ProtoUDP, Level: Info, Run: func(*T) error { panic("boom") }}
-	if got := runCase(context.Background(), newEnv(), panics); got.Verdict != reports.VerdictSkip || !strings.HasPrefix(got.Actual, "harness error: panic: boom") || got.Level != reports.LevelInfo {
+	if got := runCase(context.Background(), newEnv(), panics); got.Verdict != result.VerdictSkip || !strings.HasPrefix(got.Actual, "harness error: panic: boom") || got.Level != result.LevelInfo {
 		t.Errorf("panic: %q %q", got.Verdict, got.Actual)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // faultRows selects fault-injection rows by name while one is developed:
@@ -47,7 +47,7 @@ func faultCatches() map[string][]string {
 	}
 	for _, r := range levFaultRows {
 		for id, v := range r.want {
-			if v == reports.VerdictFail || v == reports.VerdictWarn {
+			if v == result.VerdictFail || v == result.VerdictWarn {
 				rows["TestLeviathanFaults/"+r.name] = append(rows["TestLeviathanFaults/"+r.name], id)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
@@ -26,7 +27,7 @@ func suiteConfig(target string, pr PortRange) Config {
 	}
 }
 
-func runSuite(t *testing.T, cfg Config) *reports.Conform {
+func runSuite(t *testing.T, cfg Config) *result.Conform {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -37,7 +38,7 @@ func runSuite(t *testing.T, cfg Config) *reports.Conform {
 	return rep
 }
 
-func reportText(r *reports.Conform) string {
+func reportText(r *result.Conform) string {
 	var b bytes.Buffer
 	reports.WriteConformText(&b, r, reports.ConformTextOptions{})
 	return b.String()
@@ -164,7 +165,7 @@ func TestFaultInjection(t *testing.T) {
 	base := startTestLobby(t, limited, 12)
 	baseline := runSuite(t, suiteConfig(base.addr().String(), base.portRange()))
 	for _, x := range baseline.Cases {
-		if x.Verdict != reports.VerdictPass && x.Verdict != reports.VerdictInfo {
+		if x.Verdict != result.VerdictPass && x.Verdict != result.VerdictInfo {
 			t.Errorf("correct rate-limited server: %s is %v, want pass: %s\n%s", x.ID, x.Verdict, x.Actual, reportText(baseline))
 		}
 	}
@@ -180,7 +181,7 @@ func TestFaultInjection(t *testing.T) {
 	// Every faulty server and its suite run at once (go test's -parallel
 	// defaults to the 2 cores here, and the suites mostly wait); the
 	// subtests then judge the reports.
-	reps := make([]*reports.Conform, len(tests))
+	reps := make([]*result.Conform, len(tests))
 	errs := make([]error, len(tests))
 	var wg sync.WaitGroup
 	for i, tt := range tests {
@@ -247,19 +248,19 @@ type expectation struct {
 // checkVerdicts holds rep to e: the caught cases fail or warn, every other
 // case keeps its baseline verdict (or skips, when e allows), and at most
 // e.maxSkips cases skip.
-func checkVerdicts(t *testing.T, rep *reports.Conform, base map[string]string, e expectation) {
+func checkVerdicts(t *testing.T, rep *result.Conform, base map[string]string, e expectation) {
 	t.Helper()
 	skips := 0
 	for _, x := range rep.Cases {
 		id := x.ID
-		if x.Verdict == reports.VerdictSkip {
+		if x.Verdict == result.VerdictSkip {
 			skips++
 		}
 		switch {
 		case matchAny(e.caught, id) || matchAny(e.warned, id):
-			want := reports.VerdictFail
-			if x.Level == reports.LevelShould || matchAny(e.warned, id) {
-				want = reports.VerdictWarn
+			want := result.VerdictFail
+			if x.Level == result.LevelShould || matchAny(e.warned, id) {
+				want = result.VerdictWarn
 			}
 			if x.Verdict != want {
 				t.Errorf("%s is %v (%s: %s), want %v (the case meant for this defect)", id, x.Verdict, x.Expected, x.Actual, want)
@@ -267,7 +268,7 @@ func checkVerdicts(t *testing.T, rep *reports.Conform, base map[string]string, e
 			if s, ok := e.actual[id]; ok && !strings.Contains(x.Actual, s) {
 				t.Errorf("%s actual %q lacks %q", id, x.Actual, s)
 			}
-		case matchAny(e.mayskip, id) && (x.Verdict == reports.VerdictSkip || x.Verdict == reports.VerdictNotRun):
+		case matchAny(e.mayskip, id) && (x.Verdict == result.VerdictSkip || x.Verdict == result.VerdictNotRun):
 		case x.Verdict != base[id]:
 			t.Errorf("%s is %v (%s: %s), baseline %v: an unrelated case changed", id, x.Verdict, x.Expected, x.Actual, base[id])
 		}
@@ -297,11 +298,11 @@ func TestSkipNamesOwner(t *testing.T) {
 		{"udp: Lobby System room list layout", func(t *testing.T) Config {
 			l := startTestLobby(t, faults{lobbySystemList: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
-		}, "udp-lobby/5/1", reports.VerdictFail, "Lobby System", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
+		}, "udp-lobby/5/1", result.VerdictFail, "Lobby System", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
 		{"udp: instances deny every join", func(t *testing.T) Config {
 			l := startTestLobby(t, faults{denyJoin: true}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
-		}, "inst/2/2", reports.VerdictFail, "SERVER_JOIN_DENY", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
+		}, "inst/2/2", result.VerdictFail, "SERVER_JOIN_DENY", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
 		{"tcp: CREATE_ROOM_ACK never sent", func(t *testing.T) Config {
 			srv := startRef(t)
 			target := startTCPProxy(t, srv.Addr(refserver.TCPLobby).String(), tcpFault{filter: func(p []byte) []byte {
@@ -311,11 +312,11 @@ func TestSkipNamesOwner(t *testing.T) {
 				return p
 			}})
 			return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
-		}, "tcp-lobby/5.1/2", reports.VerdictFail, "no CREATE_ROOM_ACK within the timeout; instead it sent ROOM_UPDATE [", []string{"tcp-lobby/5.3/1", "tcp-lobby/6.3/1"}},
+		}, "tcp-lobby/5.1/2", result.VerdictFail, "no CREATE_ROOM_ACK within the timeout; instead it sent ROOM_UPDATE [", []string{"tcp-lobby/5.3/1", "tcp-lobby/6.3/1"}},
 		{"leviathan: Authenticate refused", func(t *testing.T) Config {
 			addr := startFakeLev(t, levFaults{refuseAuth: true})
 			return Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: 3 * time.Second}
-		}, "leviathan/2/3", reports.VerdictFail, "ServerDisallow", []string{"leviathan/3/1", "leviathan/4/1"}},
+		}, "leviathan/2/3", result.VerdictFail, "ServerDisallow", []string{"leviathan/3/1", "leviathan/4/1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,7 +337,7 @@ func TestSkipNamesOwner(t *testing.T) {
 						if x.Verdict != tt.ownerVerdict || !strings.Contains(x.Actual, tt.ownerActual) {
 							t.Errorf("owner %s is %v %q, want %v with %q", id, x.Verdict, x.Actual, tt.ownerVerdict, tt.ownerActual)
 						}
-					case x.Verdict != reports.VerdictSkip:
+					case x.Verdict != result.VerdictSkip:
 						t.Errorf("dependant %s is %v (%s), want a skip", id, x.Verdict, x.Actual)
 					case !strings.HasSuffix(x.Actual, suffix):
 						t.Errorf("dependant %s skip %q does not end %q", id, x.Actual, suffix)

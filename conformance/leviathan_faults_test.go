@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -311,50 +311,50 @@ type levFaultRow struct {
 // levFaultRows are TestLeviathanFaults' defects; TestFaultCoverage counts
 // a case caught by a row that wants it to fail or warn.
 var levFaultRows = []levFaultRow{
-	{"clean", levFaults{}, map[string]string{"leviathan/3/7": reports.VerdictSkip}, nil}, // 1000 free slots: too many to fill
-	{"answers before auth", levFaults{preAuth: true}, map[string]string{"leviathan/2/4": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"answers duplicates", levFaults{dupAnswered: true}, map[string]string{"leviathan/4/5": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"never resends", levFaults{noResend: true}, map[string]string{"leviathan/4/3": reports.VerdictFail, "leviathan/4/4": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"no ServerStatus", levFaults{noStatus: true}, map[string]string{"leviathan/3/5": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]string{"leviathan/3/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"clean", levFaults{}, map[string]string{"leviathan/3/7": result.VerdictSkip}, nil}, // 1000 free slots: too many to fill
+	{"answers before auth", levFaults{preAuth: true}, map[string]string{"leviathan/2/4": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"answers duplicates", levFaults{dupAnswered: true}, map[string]string{"leviathan/4/5": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"never resends", levFaults{noResend: true}, map[string]string{"leviathan/4/3": result.VerdictFail, "leviathan/4/4": result.VerdictSkip, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"engine ack-only defect", levFaults{embeddedLa: true}, map[string]string{"leviathan/Q/1": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"no ServerStatus", levFaults{noStatus: true}, map[string]string{"leviathan/3/5": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"Echo ResponseTo", levFaults{echoRespond: true}, map[string]string{"leviathan/3/4": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
 	// The quirky endpoint: the engine's own behaviours, one at a time.
 	// The suite's own assumptions must not turn them into failures;
 	// the engine's real defects (Q/1, 4/4, 3/5) stay reported.
-	{"quirk: Connect to the client first", levFaults{connectFirst: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}, nil},
-	{"quirk: acks via Response Keepalive", levFaults{keepaliveAcks: true}, map[string]string{"leviathan/3/7": reports.VerdictSkip}, nil},
-	{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]string{"leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]string{"leviathan/4/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"quirk: no world to join", levFaults{noWorld: true}, map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"quirk: Connect to the client first", levFaults{connectFirst: true}, map[string]string{"leviathan/3/7": result.VerdictSkip}, nil},
+	{"quirk: acks via Response Keepalive", levFaults{keepaliveAcks: true}, map[string]string{"leviathan/3/7": result.VerdictSkip}, nil},
+	{"quirk: stale bytes in La datagrams", levFaults{embeddedLa: true, connectFirst: true}, map[string]string{"leviathan/Q/1": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"quirk: three transmissions, not five", levFaults{fewResends: true}, map[string]string{"leviathan/4/4": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"quirk: no world to join", levFaults{noWorld: true}, map[string]string{"leviathan/3/3": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
 	// All of them at once, as the engine itself behaves: only the real
 	// defects and the refusal are reported.
 	{"quirk: the engine's behaviours together", levFaults{connectFirst: true, keepaliveAcks: true, embeddedLa: true, fewResends: true, noWorld: true, noStatus: true},
-		map[string]string{"leviathan/3/3": reports.VerdictWarn, "leviathan/3/5": reports.VerdictWarn, "leviathan/4/4": reports.VerdictWarn, "leviathan/Q/1": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+		map[string]string{"leviathan/3/3": result.VerdictWarn, "leviathan/3/5": result.VerdictWarn, "leviathan/4/4": result.VerdictWarn, "leviathan/Q/1": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
 	// leviathan/1/2 warns too: its strict decoding holds Connect's value
 	// to 42, the same rule.
-	{"Connect answered with CheckValue 43", levFaults{connectValue: 43}, map[string]string{"leviathan/2/1": reports.VerdictFail, "leviathan/1/2": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"Security answered with SecureType 2", levFaults{securityType: 2}, map[string]string{"leviathan/2/2": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"Connect answered with CheckValue 43", levFaults{connectValue: 43}, map[string]string{"leviathan/2/1": result.VerdictFail, "leviathan/1/2": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"Security answered with SecureType 2", levFaults{securityType: 2}, map[string]string{"leviathan/2/2": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
 	// No session gets past the handshake: every case that needs one skips,
 	// naming leviathan/2/3.
-	{name: "Authenticate refused", f: levFaults{refuseAuth: true}, want: map[string]string{"leviathan/2/3": reports.VerdictFail},
+	{name: "Authenticate refused", f: levFaults{refuseAuth: true}, want: map[string]string{"leviathan/2/3": result.VerdictFail},
 		skip: []string{"leviathan/1", "leviathan/3", "leviathan/4/1", "leviathan/4/2", "leviathan/6", "leviathan/Q"}},
-	{"StartWorldReceive names a request never sent", levFaults{worldTo: true}, map[string]string{"leviathan/3/1": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"ServerAllow without the player ID", levFaults{allowNoID: true}, map[string]string{"leviathan/3/2": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"a second JoinServer refused as ServerFull", levFaults{againFull: true}, map[string]string{"leviathan/3/6": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"a full server still allows JoinServer", levFaults{maxPlayers: 40, fullAllowed: true}, map[string]string{"leviathan/3/7": reports.VerdictFail}, nil},
-	{"acks the seed's way", levFaults{ackSeedPlusOne: true}, map[string]string{"leviathan/4/2": reports.VerdictWarn, "leviathan/4/6": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"acks nothing", levFaults{noAcks: true}, map[string]string{"leviathan/4/1": reports.VerdictFail, "leviathan/4/2": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"an Echo reply sent twice with one PKT_ID", levFaults{dupLn: true}, map[string]string{"leviathan/1/3": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"StartWorldReceive names a request never sent", levFaults{worldTo: true}, map[string]string{"leviathan/3/1": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"ServerAllow without the player ID", levFaults{allowNoID: true}, map[string]string{"leviathan/3/2": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"a second JoinServer refused as ServerFull", levFaults{againFull: true}, map[string]string{"leviathan/3/6": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"a full server still allows JoinServer", levFaults{maxPlayers: 40, fullAllowed: true}, map[string]string{"leviathan/3/7": result.VerdictFail}, nil},
+	{"acks the seed's way", levFaults{ackSeedPlusOne: true}, map[string]string{"leviathan/4/2": result.VerdictWarn, "leviathan/4/6": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"acks nothing", levFaults{noAcks: true}, map[string]string{"leviathan/4/1": result.VerdictFail, "leviathan/4/2": result.VerdictSkip, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"an Echo reply sent twice with one PKT_ID", levFaults{dupLn: true}, map[string]string{"leviathan/1/3": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
 	// leviathan/1/2 warns too: the datagram does not decode strictly
 	// either, the same check made stricter.
-	{"a 3-byte datagram after Authenticate", levFaults{garbage: true}, map[string]string{"leviathan/1/1": reports.VerdictFail, "leviathan/1/2": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"a stray byte after every Ln packet", levFaults{trailing: true}, map[string]string{"leviathan/1/2": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"bad magic ends the connection", levFaults{forgetOn: lv.RuleBadType}, map[string]string{"leviathan/6/1": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"a truncated ack field ends the connection", levFaults{forgetOn: lv.RuleAckTruncated}, map[string]string{"leviathan/6/2": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"a bad ack count ends the connection", levFaults{forgetOn: lv.RuleAckCount}, map[string]string{"leviathan/6/3": reports.VerdictFail, "leviathan/6/4": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"trailing bytes end the connection", levFaults{forgetOn: lv.RuleTrailing}, map[string]string{"leviathan/6/5": reports.VerdictFail, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"CloseConnection ignored", levFaults{ignoreClose: true}, map[string]string{"leviathan/Q/2": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
-	{"MessageNumbers start at 101", levFaults{numberOffset: 100}, map[string]string{"leviathan/1/4": reports.VerdictWarn, "leviathan/3/7": reports.VerdictSkip}, nil},
+	{"a 3-byte datagram after Authenticate", levFaults{garbage: true}, map[string]string{"leviathan/1/1": result.VerdictFail, "leviathan/1/2": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"a stray byte after every Ln packet", levFaults{trailing: true}, map[string]string{"leviathan/1/2": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"bad magic ends the connection", levFaults{forgetOn: lv.RuleBadType}, map[string]string{"leviathan/6/1": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"a truncated ack field ends the connection", levFaults{forgetOn: lv.RuleAckTruncated}, map[string]string{"leviathan/6/2": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"a bad ack count ends the connection", levFaults{forgetOn: lv.RuleAckCount}, map[string]string{"leviathan/6/3": result.VerdictFail, "leviathan/6/4": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"trailing bytes end the connection", levFaults{forgetOn: lv.RuleTrailing}, map[string]string{"leviathan/6/5": result.VerdictFail, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"CloseConnection ignored", levFaults{ignoreClose: true}, map[string]string{"leviathan/Q/2": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
+	{"MessageNumbers start at 101", levFaults{numberOffset: 100}, map[string]string{"leviathan/1/4": result.VerdictWarn, "leviathan/3/7": result.VerdictSkip}, nil},
 	// A server small enough for leviathan/3/7 to fill: it passes.
 	{"a server of 40 players", levFaults{maxPlayers: 40}, map[string]string{}, nil},
 }
@@ -421,7 +421,7 @@ func TestLeviathanFaults(t *testing.T) {
 	// the package's wall time under -race.
 	t.Parallel()
 	setups := levFaultRows
-	reps := make([]*reports.Conform, len(setups))
+	reps := make([]*result.Conform, len(setups))
 	errs := make([]error, len(setups))
 	var wg sync.WaitGroup
 	for i, s := range setups {
@@ -451,9 +451,9 @@ func TestLeviathanFaults(t *testing.T) {
 				switch {
 				case ok:
 				case matchAny(s.skip, x.ID):
-					want = reports.VerdictSkip
+					want = result.VerdictSkip
 				default:
-					want = reports.VerdictPass
+					want = result.VerdictPass
 				}
 				if x.Verdict != want {
 					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)

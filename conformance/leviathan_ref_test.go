@@ -8,7 +8,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/levconn"
 	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -44,15 +44,15 @@ func TestReferenceLeviathan(t *testing.T) {
 		want map[string]string // cases with another verdict than pass
 	}{
 		{"defaults", nil, nil},
-		{"seed ack reading", func(c *reflev.Config) { c.Conn.AckReading = lv.AckSeedPlusOne }, map[string]string{"leviathan/4/2": reports.VerdictWarn, "leviathan/4/6": reports.VerdictWarn}},
-		{"3 transmissions", func(c *reflev.Config) { c.Conn = levconn.Config{MaxInFlight: 32, CriticalTransmissions: 3} }, map[string]string{"leviathan/4/4": reports.VerdictWarn}},
+		{"seed ack reading", func(c *reflev.Config) { c.Conn.AckReading = lv.AckSeedPlusOne }, map[string]string{"leviathan/4/2": result.VerdictWarn, "leviathan/4/6": result.VerdictWarn}},
+		{"3 transmissions", func(c *reflev.Config) { c.Conn = levconn.Config{MaxInFlight: 32, CriticalTransmissions: 3} }, map[string]string{"leviathan/4/4": result.VerdictWarn}},
 		{"not accepting", func(c *reflev.Config) { c.NotAccepting = true }, map[string]string{
 			// JoinServer is refused (reason 3, checked first): the join
 			// cases cannot run and say so.
-			"leviathan/3/2": reports.VerdictSkip, "leviathan/3/3": reports.VerdictSkip, "leviathan/3/6": reports.VerdictSkip, "leviathan/3/7": reports.VerdictSkip,
+			"leviathan/3/2": result.VerdictSkip, "leviathan/3/3": result.VerdictSkip, "leviathan/3/6": result.VerdictSkip, "leviathan/3/7": result.VerdictSkip,
 		}},
 	}
-	reps := make([]*reports.Conform, len(setups))
+	reps := make([]*result.Conform, len(setups))
 	errs := make([]error, len(setups))
 	var wg sync.WaitGroup
 	for i, s := range setups {
@@ -78,9 +78,9 @@ func TestReferenceLeviathan(t *testing.T) {
 			for _, x := range rep.Cases {
 				want, ok := s.want[x.ID]
 				if !ok {
-					want = reports.VerdictPass
-					if x.Level == reports.LevelInfo {
-						want = reports.VerdictInfo
+					want = result.VerdictPass
+					if x.Level == result.LevelInfo {
+						want = result.VerdictInfo
 					}
 				}
 				if x.Verdict != want {

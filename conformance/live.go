@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/liveness"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // liveRun runs the cases of one suite while watching the target's life: the
@@ -19,13 +19,13 @@ import (
 // liveness.Watchdog on its own socket while the concurrent cases run and a
 // check after their batch. Once the target is down no further case starts:
 // the cases in flight when it went down fail with the death, every later
-// case is not run (reports.VerdictNotRun).
+// case is not run (result.VerdictNotRun).
 type liveRun struct {
 	ctx   context.Context // the run's: cancelled on interruption
 	env   *Env
 	proto Protocol
 	cfg   Config
-	rep   *reports.Conform
+	rep   *result.Conform
 	wd    *liveness.Watchdog
 	// probeTimeout bounds one reachability check (it retries inside).
 	probeTimeout time.Duration
@@ -69,13 +69,13 @@ type caseSpan struct {
 	running    bool
 }
 
-func newLiveRun(ctx context.Context, env *Env, proto Protocol, cfg Config, rep *reports.Conform) *liveRun {
+func newLiveRun(ctx context.Context, env *Env, proto Protocol, cfg Config, rep *result.Conform) *liveRun {
 	lr := &liveRun{ctx: ctx, env: env, proto: proto, cfg: cfg, rep: rep,
 		probeTimeout: 3*env.Timeout + 250*time.Millisecond,
 		spans:        map[string]*caseSpan{}, results: map[string]int{}, during: map[int][]string{}}
 	lr.caseCtx, lr.stopCases = context.WithCancel(ctx)
 	lr.wd = &liveness.Watchdog{Probe: lr.probe, Start: rep.StartedAt, Timeout: lr.probeTimeout,
-		OnChange: func(o reports.Outage) {
+		OnChange: func(o result.Outage) {
 			if o.Back {
 				return
 			}
@@ -220,7 +220,7 @@ func (lr *liveRun) runOne(c *Case) {
 }
 
 // runSpan runs c with a new span; the caller records the end.
-func (lr *liveRun) runSpan(c *Case) (reports.Case, *caseSpan) {
+func (lr *liveRun) runSpan(c *Case) (result.Case, *caseSpan) {
 	lr.mu.Lock()
 	sp := &caseSpan{start: lr.now(), running: true}
 	lr.spans[c.ID] = sp
@@ -237,8 +237,8 @@ func (lr *liveRun) runSpan(c *Case) (reports.Case, *caseSpan) {
 
 // notRun records c as not run: the target was down when its turn came.
 func (lr *liveRun) notRun(c *Case) {
-	res := reports.Case{ID: c.ID, Section: c.Section, Description: c.Desc, Rule: c.Rule,
-		Requirement: c.Requirement, Level: levelName(c.Level), Verdict: reports.VerdictNotRun,
+	res := result.Case{ID: c.ID, Section: c.Section, Description: c.Desc, Rule: c.Rule,
+		Requirement: c.Requirement, Level: levelName(c.Level), Verdict: result.VerdictNotRun,
 		Actual: "not run: target down since " + lr.downSince()}
 	lr.mu.Lock()
 	lr.results[c.ID] = len(lr.rep.Cases)
@@ -297,7 +297,7 @@ func (lr *liveRun) check() {
 		if err != nil {
 			lr.wd.MarkDown(at, liveness.Classify(err), reason+"; then the reachability check: "+err.Error(), "", nil)
 		} else {
-			lr.wd.MarkDown(at, reports.DownSilent, reason, "", nil)
+			lr.wd.MarkDown(at, result.DownSilent, reason, "", nil)
 		}
 		return
 	}
@@ -327,7 +327,7 @@ func (lr *liveRun) exited() bool {
 	if !gone {
 		return false
 	}
-	lr.wd.MarkDown(lr.now(), reports.DownExited, "the target process ended: "+exit, exit, output)
+	lr.wd.MarkDown(lr.now(), result.DownExited, "the target process ended: "+exit, exit, output)
 	return true
 }
 
@@ -360,7 +360,7 @@ func (lr *liveRun) down() {
 		if sp.start > until || (!sp.running && sp.end < o.LastUpNS) {
 			continue
 		}
-		if j, ok := lr.results[id]; ok && !sp.running && sp.end < o.StartNS && lr.rep.Cases[j].Verdict == reports.VerdictPass {
+		if j, ok := lr.results[id]; ok && !sp.running && sp.end < o.StartNS && lr.rep.Cases[j].Verdict == result.VerdictPass {
 			passed = append(passed, id)
 			continue
 		}
@@ -382,7 +382,7 @@ func (lr *liveRun) down() {
 			continue
 		}
 		k := &lr.rep.Cases[j]
-		if k.Verdict == reports.VerdictNotRun {
+		if k.Verdict == result.VerdictNotRun {
 			continue
 		}
 		diedDuring(k, o, lr.spans[id], len(ids))
@@ -399,12 +399,12 @@ func (lr *liveRun) down() {
 // awaitExit gives an owned process that was found refused a moment to be
 // reaped (the kernel closes its sockets before its parent hears of its
 // end), so that the outage says how it ended.
-func (lr *liveRun) awaitExit(o reports.Outage) {
-	if lr.cfg.TargetExit == nil || o.Kind == reports.DownExited {
+func (lr *liveRun) awaitExit(o result.Outage) {
+	if lr.cfg.TargetExit == nil || o.Kind == result.DownExited {
 		return
 	}
 	for i := 0; i < 100; i++ { // 2s at most
-		if lr.exited() || o.Kind != reports.DownRefused {
+		if lr.exited() || o.Kind != result.DownRefused {
 			return
 		}
 		select {
@@ -438,7 +438,7 @@ func (lr *liveRun) restart() bool {
 // it died again, to find the case that kills it. Such a case fails with
 // the death it caused alone; each other case takes the verdict of its
 // solo run, noted as such. The outage records what was re-run and the
-// culprits (reports.Outage.CulpritText).
+// culprits (result.Outage.CulpritText).
 func (lr *liveRun) culprit(i int, ids []string) {
 	o := lr.wd.Outages()[i]
 	together := fmt.Sprintf("the server %s (%s) while %s ran together", wentDown(o), o.What(), strings.Join(ids, ", "))
@@ -448,7 +448,7 @@ func (lr *liveRun) culprit(i int, ids []string) {
 		lr.mu.Lock()
 		j, ok := lr.results[id]
 		lr.mu.Unlock()
-		if c == nil || !ok || lr.rep.Cases[j].Verdict == reports.VerdictNotRun {
+		if c == nil || !ok || lr.rep.Cases[j].Verdict == result.VerdictNotRun {
 			continue
 		}
 		if lr.ctx.Err() != nil || len(rerun) >= MaxCrashReruns || lr.reruns >= MaxSuiteReruns {
@@ -500,7 +500,7 @@ type rerunRecord struct {
 
 // killedAlone turns k, the solo re-run of a case during which the target
 // died, into the failure that names it the culprit.
-func killedAlone(k *reports.Case, o reports.Outage, together string) {
+func killedAlone(k *result.Case, o result.Outage, together string) {
 	if k.Verdict != "" && k.Actual != "" {
 		k.Notes = append([]string{"the case itself said (" + k.Verdict + "): " + k.Actual}, k.Notes...)
 	}
@@ -517,15 +517,15 @@ func killedAlone(k *reports.Case, o reports.Outage, together string) {
 		b.WriteString("; last bytes sent to it: " + last)
 	}
 	k.Notes = append(k.Notes, "re-run alone after "+together)
-	k.Verdict = reports.VerdictFail
+	k.Verdict = result.VerdictFail
 	k.Expected = "the server keeps answering through the case (its reachability check after it)"
 	k.Actual = b.String()
 }
 
 // wentDown is "died" for a process that ended, "stopped answering" for a
 // target found refused or silent.
-func wentDown(o reports.Outage) string {
-	if o.Kind == reports.DownExited {
+func wentDown(o result.Outage) string {
+	if o.Kind == result.DownExited {
 		return "died"
 	}
 	return "stopped answering"
@@ -540,7 +540,7 @@ func lastLines(lines []string, n int) []string {
 
 // outages returns the watchdog's outages with the cases each was charged
 // to.
-func (lr *liveRun) outages() []reports.Outage {
+func (lr *liveRun) outages() []result.Outage {
 	os := lr.wd.Outages()
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
@@ -559,7 +559,7 @@ func (lr *liveRun) outages() []reports.Outage {
 // how the target was found (refused or silent, the check's words), when it
 // last answered, and the last bytes the case sent it. What the case itself
 // found is kept as its first note.
-func diedDuring(k *reports.Case, o reports.Outage, sp *caseSpan, inFlight int) {
+func diedDuring(k *result.Case, o result.Outage, sp *caseSpan, inFlight int) {
 	if k.Verdict != "" && k.Actual != "" {
 		k.Notes = append([]string{"the case itself said (" + k.Verdict + "): " + k.Actual}, k.Notes...)
 	}
@@ -591,18 +591,18 @@ func diedDuring(k *reports.Case, o reports.Outage, sp *caseSpan, inFlight int) {
 	} else {
 		b.WriteString("; the case sent it nothing")
 	}
-	k.Verdict = reports.VerdictFail
+	k.Verdict = result.VerdictFail
 	k.Expected = "the server keeps answering through the case (its reachability check after it)"
 	k.Actual = b.String()
 }
 
 // lastSent describes the last n entries of wire sent to the target, oldest
 // first: offset, note and up to 32 bytes of hex each.
-func lastSent(wire []reports.WireEntry, n int) string {
+func lastSent(wire []result.WireEntry, n int) string {
 	var parts []string
 	for i := len(wire) - 1; i >= 0 && len(parts) < n; i-- {
 		e := wire[i]
-		if e.Dir != reports.DirSent {
+		if e.Dir != result.DirSent {
 			continue
 		}
 		b, err := hex.DecodeString(e.Hex)

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	ownedproc "github.com/lobbybench/lobbybench/internal/owned"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -111,17 +111,17 @@ func TestOwnedProcessUDP(t *testing.T) {
 	}
 	o := rep.Outages[0]
 	assertion := "lobby.c:212: handle_join: Assertion `room->players < MAX_PLAYERS' failed."
-	if o.Kind != reports.DownExited || o.Exit != "killed by SIGABRT" || !o.Back || !slices.Contains(o.Output, assertion) || len(o.During) != 1 {
+	if o.Kind != result.DownExited || o.Exit != "killed by SIGABRT" || !o.Back || !slices.Contains(o.Output, assertion) || len(o.During) != 1 {
 		t.Fatalf("outage %+v", o)
 	}
 	for _, k := range rep.Cases {
 		switch {
 		case k.ID == o.During[0]:
-			if k.Verdict != reports.VerdictFail || !strings.Contains(k.Actual, "(exited: killed by SIGABRT") || !strings.Contains(k.Actual, "its last output: ") ||
+			if k.Verdict != result.VerdictFail || !strings.Contains(k.Actual, "(exited: killed by SIGABRT") || !strings.Contains(k.Actual, "its last output: ") ||
 				!strings.Contains(k.Actual, assertion) {
 				t.Errorf("%s: %s %q", k.ID, k.Verdict, k.Actual)
 			}
-		case k.Verdict != reports.VerdictPass:
+		case k.Verdict != result.VerdictPass:
 			t.Errorf("%s after the restart: %s %q", k.ID, k.Verdict, k.Actual)
 		}
 	}

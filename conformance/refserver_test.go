@@ -12,6 +12,7 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -63,7 +64,7 @@ func startRefUDP(t testing.TB, edit func(*refudp.Config)) (*refudp.Server, PortR
 	return s, pr
 }
 
-func logReport(t *testing.T, r *reports.Conform) {
+func logReport(t *testing.T, r *result.Conform) {
 	t.Helper()
 	var b bytes.Buffer
 	reports.WriteConformText(&b, r, reports.ConformTextOptions{Verbose: true})
@@ -100,7 +101,7 @@ func TestReferenceUDP(t *testing.T) {
 		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 	}
-	reps := make([]*reports.Conform, len(setups))
+	reps := make([]*result.Conform, len(setups))
 	errs := make([]error, len(setups))
 	var wg sync.WaitGroup
 	for i, s := range setups {
@@ -125,22 +126,22 @@ func TestReferenceUDP(t *testing.T) {
 			}
 			overloaded := false
 			for _, x := range rep.Cases {
-				if x.ID == "udp-lobby/14/1" && x.Verdict == reports.VerdictWarn && strings.Contains(x.Actual, "overload") {
+				if x.ID == "udp-lobby/14/1" && x.Verdict == result.VerdictWarn && strings.Contains(x.Actual, "overload") {
 					overloaded = true
 					t.Logf("this machine was too busy for the flood: %s", x.Actual)
 				}
 			}
 			for _, x := range rep.Cases {
-				want := reports.VerdictPass
+				want := result.VerdictPass
 				switch {
-				case x.Level == reports.LevelInfo:
-					want = reports.VerdictInfo
+				case x.Level == result.LevelInfo:
+					want = result.VerdictInfo
 				case matchAny(s.warn, x.ID):
-					want = reports.VerdictWarn
-				case s.limited && overloaded && x.ID == "udp-lobby/14/1" && x.Verdict == reports.VerdictWarn:
-					want = reports.VerdictWarn
-				case x.ID == "udp-lobby/14/2" && x.Verdict == reports.VerdictWarn:
-					want = reports.VerdictWarn // this machine was too busy to serve the second source
+					want = result.VerdictWarn
+				case s.limited && overloaded && x.ID == "udp-lobby/14/1" && x.Verdict == result.VerdictWarn:
+					want = result.VerdictWarn
+				case x.ID == "udp-lobby/14/2" && x.Verdict == result.VerdictWarn:
+					want = result.VerdictWarn // this machine was too busy to serve the second source
 					t.Logf("udp-lobby/14/2 warns: %s", x.Actual)
 				}
 				if x.Verdict != want {
@@ -191,9 +192,9 @@ func TestReferenceTCP(t *testing.T) {
 // for the per-address quotas it does not have yet.
 func refTCPVerdict(id string) string {
 	if id == "tcp-lobby/R/3" || id == "tcp-lobby/R/4" {
-		return reports.VerdictWarn
+		return result.VerdictWarn
 	}
-	return reports.VerdictPass
+	return result.VerdictPass
 }
 
 // BenchmarkUDPSuiteReference times the whole UDP suite with the CLI's
@@ -206,7 +207,7 @@ func BenchmarkUDPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if rep.Headline().Status == reports.StatusFail || rep.Summary().Warn > 0 {
+		if rep.Headline().Status == result.StatusFail || rep.Summary().Warn > 0 {
 			b.Fatalf("%s", rep.CountLine())
 		}
 		b.ReportMetric(rep.DurationNS.Seconds(), "s/suite")
@@ -227,7 +228,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if rep.Headline().Status == reports.StatusFail {
+		if rep.Headline().Status == result.StatusFail {
 			b.Fatalf("%s", rep.CountLine())
 		}
 		b.ReportMetric(rep.DurationNS.Seconds(), "s/suite")
@@ -258,7 +259,7 @@ func TestInterrupted(t *testing.T) {
 			// any other is the interruption's.
 			allowed := 2
 			for _, x := range rep.Cases {
-				if x.ID == "udp-lobby/14/2" && x.Verdict == reports.VerdictWarn {
+				if x.ID == "udp-lobby/14/2" && x.Verdict == result.VerdictWarn {
 					allowed++
 				}
 			}

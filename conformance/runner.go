@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Defaults of Config.
@@ -41,7 +41,7 @@ type Config struct {
 	InstancePorts PortRange
 	// Patterns select cases (see Match); none selects all.
 	Patterns []string
-	// Strict counts warnings as failures (reports.Conform.Headline).
+	// Strict counts warnings as failures (result.Conform.Headline).
 	Strict bool
 	// Timeout is the wait for one reply; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -68,7 +68,7 @@ type Config struct {
 	// SIGABRT", "exited with status 2"), output its last lines of stdout
 	// and stderr. The runner asks before each liveness check and when it
 	// finds the target down, and puts them in the Outage (Kind
-	// reports.DownExited, Exit, Output). Nil: the target is not owned.
+	// result.DownExited, Exit, Output). Nil: the target is not owned.
 	TargetExit func() (exit string, output []string, exited bool)
 	// RestartTarget, when set, starts the target afresh after an outage
 	// (the cases in flight have been judged by then). When it returns nil
@@ -120,7 +120,7 @@ func (cfg *Config) Selected() []*Case { return Cases(cfg.protocol(), cfg.Pattern
 // Outages say when and how. It returns an error wrapping
 // ErrUnreachable when the reachability check finds no live target (the document then
 // holds no case), and a plain error for an invalid configuration.
-func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
+func Run(ctx context.Context, cfg Config) (*result.Conform, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -136,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (*reports.Conform, error) {
 	for _, c := range cases {
 		env.selected[c.ID] = true
 	}
-	rep := reports.NewConform()
+	rep := result.NewConform()
 	rep.Target, rep.Protocol, rep.Strict, rep.StartedAt = cfg.Target, proto.Name, cfg.Strict, time.Now()
 	defer func() { rep.DurationNS = time.Since(rep.StartedAt) }()
 	if proto.Reach != nil {
@@ -241,10 +241,10 @@ func resolve(transport, target string) (netip.AddrPort, error) {
 // runCase runs c with its own T, which lives only as long as the case,
 // and returns its result: verdict, expected and actual, the notes, and the
 // wire log, the fixtures' entries first (noted "setup").
-func runCase(ctx context.Context, env *Env, c *Case) reports.Case {
+func runCase(ctx context.Context, env *Env, c *Case) result.Case {
 	t := newT(ctx, env, c)
 	start := time.Now()
-	res := reports.Case{ID: c.ID, Section: c.Section, Description: c.Desc, Rule: c.Rule,
+	res := result.Case{ID: c.ID, Section: c.Section, Description: c.Desc, Rule: c.Rule,
 		Requirement: c.Requirement, Level: levelName(c.Level)}
 	var err error
 	switch {
@@ -254,15 +254,15 @@ func runCase(ctx context.Context, env *Env, c *Case) reports.Case {
 		err = safeRun(t)
 	}
 	res.Verdict, res.Expected, res.Actual = judge(c.Level, err)
-	if res.Verdict == reports.VerdictSkip {
+	if res.Verdict == result.VerdictSkip {
 		res.Actual += env.judgedBy(c, err)
 	}
-	if ctx.Err() != nil && (res.Verdict == reports.VerdictFail || res.Verdict == reports.VerdictWarn) {
+	if ctx.Err() != nil && (res.Verdict == result.VerdictFail || res.Verdict == result.VerdictWarn) {
 		// A finding made while the run was being interrupted cannot be
 		// trusted (a wait cut short looks like silence): skip, and say
 		// what it was.
 		res.Actual = fmt.Sprintf("run interrupted during the case (it had found: expected %s, got %s)", res.Expected, res.Actual)
-		res.Verdict, res.Expected = reports.VerdictSkip, ""
+		res.Verdict, res.Expected = result.VerdictSkip, ""
 	}
 	res.DurationNS = time.Since(start)
 	t.mu.Lock()
@@ -296,11 +296,11 @@ func runCase(ctx context.Context, env *Env, c *Case) reports.Case {
 func levelName(l Level) string {
 	switch l {
 	case Must:
-		return reports.LevelMust
+		return result.LevelMust
 	case Should:
-		return reports.LevelShould
+		return result.LevelShould
 	}
-	return reports.LevelInfo
+	return result.LevelInfo
 }
 
 // judgedBy returns " — judged by <id>" for a skip resting on a reply that

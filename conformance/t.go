@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // wireLog is one case's (or fixture's) wire log, Autobahn's: every
 // datagram, frame or stream chunk of the exchange, bounded by
-// reports.MaxCaseWireEntries and reports.MaxCaseWireBytes (a flood or a
+// result.MaxCaseWireEntries and result.MaxCaseWireBytes (a flood or a
 // malformed corpus keeps its first entries and counts the rest).
 type wireLog struct {
 	mu      sync.Mutex
 	start   time.Time
-	entries []reports.WireEntry
+	entries []result.WireEntry
 	bytes   int
 	elided  int
 }
@@ -27,19 +27,19 @@ type wireLog struct {
 func (w *wireLog) add(dir, local, peer string, b []byte, note string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.entries) >= reports.MaxCaseWireEntries || w.bytes+len(b) > reports.MaxCaseWireBytes {
+	if len(w.entries) >= result.MaxCaseWireEntries || w.bytes+len(b) > result.MaxCaseWireBytes {
 		w.elided++
 		return
 	}
 	w.bytes += len(b)
-	w.entries = append(w.entries, reports.WireEntry{Dir: dir, OffsetNS: time.Since(w.start), Local: local, Peer: peer,
+	w.entries = append(w.entries, result.WireEntry{Dir: dir, OffsetNS: time.Since(w.start), Local: local, Peer: peer,
 		Hex: hex.EncodeToString(b), Note: note})
 }
 
-func (w *wireLog) snapshot() ([]reports.WireEntry, int) {
+func (w *wireLog) snapshot() ([]result.WireEntry, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]reports.WireEntry(nil), w.entries...), w.elided
+	return append([]result.WireEntry(nil), w.entries...), w.elided
 }
 
 // T is the state of one running case, like testing.T: the environment, the
@@ -65,12 +65,12 @@ func newT(ctx context.Context, env *Env, c *Case) *T {
 
 // LogSent records bytes sent from local to peer in the case's wire log.
 func (t *T) LogSent(local, peer string, b []byte, note string) {
-	t.wire.add(reports.DirSent, local, peer, b, note)
+	t.wire.add(result.DirSent, local, peer, b, note)
 }
 
 // LogRecv records bytes received by local from peer.
 func (t *T) LogRecv(local, peer string, b []byte, note string) {
-	t.wire.add(reports.DirRecv, local, peer, b, note)
+	t.wire.add(result.DirRecv, local, peer, b, note)
 }
 
 // Notef adds a line to the case's result: an observation (shown for info

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -199,10 +199,10 @@ func (p *dyingTCP) die() {
 // them fails naming the death and the last bytes sent, no case is a
 // harness-error skip (a dead server read as the suite's trouble), and the
 // cases after it are not run.
-func checkDeath(t *testing.T, rep *reports.Conform, kind string, wantNotRun bool) {
+func checkDeath(t *testing.T, rep *result.Conform, kind string, wantNotRun bool) {
 	t.Helper()
 	hl := rep.Headline()
-	if hl.Status != reports.StatusTargetDown || !strings.HasPrefix(hl.Text, "TARGET DOWN · the server stopped answering ("+kind+": ") {
+	if hl.Status != result.StatusTargetDown || !strings.HasPrefix(hl.Text, "TARGET DOWN · the server stopped answering ("+kind+": ") {
 		t.Errorf("headline %+v, want TARGET DOWN (%s…)", hl, kind)
 	}
 	if len(rep.Outages) != 1 {
@@ -220,16 +220,16 @@ func checkDeath(t *testing.T, rep *reports.Conform, kind string, wantNotRun bool
 	for _, k := range rep.Cases {
 		switch {
 		case during[k.ID]:
-			if k.Verdict != reports.VerdictFail || !strings.Contains(k.Actual, "stopped answering during this case ("+kind+": ") ||
+			if k.Verdict != result.VerdictFail || !strings.Contains(k.Actual, "stopped answering during this case ("+kind+": ") ||
 				!strings.Contains(k.Actual, "it answered the reachability check at +") {
 				t.Errorf("%s, in flight: %s %q; want a failure naming the death (%s)", k.ID, k.Verdict, k.Actual, kind)
 			}
-		case k.Verdict == reports.VerdictNotRun:
+		case k.Verdict == result.VerdictNotRun:
 			notRun++
 			if !strings.HasPrefix(k.Actual, "not run: target down since ") {
 				t.Errorf("%s not run: %q", k.ID, k.Actual)
 			}
-		case k.Verdict == reports.VerdictSkip && strings.Contains(k.Actual, "harness error"):
+		case k.Verdict == result.VerdictSkip && strings.Contains(k.Actual, "harness error"):
 			t.Errorf("%s skipped as the suite's trouble: %q", k.ID, k.Actual)
 		}
 	}
@@ -273,12 +273,12 @@ func TestTargetDies(t *testing.T) {
 		}
 	}
 	setups := []setup{
-		{"udp-lobby aborts on LOBBY_JOIN_ROOM", reports.DownRefused, udp("abort"), "udp-lobby/8/1"},
-		{"udp-lobby hangs on LOBBY_JOIN_ROOM", reports.DownSilent, udp("hang"), "udp-lobby/8/1"},
-		{"tcp-lobby aborts on READY_REQ", reports.DownRefused, tcp("abort"), "tcp-lobby/5.3/1"},
-		{"tcp-lobby hangs on READY_REQ", reports.DownSilent, tcp("hang"), "tcp-lobby/5.3/1"},
-		{"leviathan aborts on JoinGame", reports.DownRefused, lev("abort"), "leviathan/3/3"},
-		{"leviathan hangs on JoinGame", reports.DownSilent, lev("hang"), "leviathan/3/3"},
+		{"udp-lobby aborts on LOBBY_JOIN_ROOM", result.DownRefused, udp("abort"), "udp-lobby/8/1"},
+		{"udp-lobby hangs on LOBBY_JOIN_ROOM", result.DownSilent, udp("hang"), "udp-lobby/8/1"},
+		{"tcp-lobby aborts on READY_REQ", result.DownRefused, tcp("abort"), "tcp-lobby/5.3/1"},
+		{"tcp-lobby hangs on READY_REQ", result.DownSilent, tcp("hang"), "tcp-lobby/5.3/1"},
+		{"leviathan aborts on JoinGame", result.DownRefused, lev("abort"), "leviathan/3/3"},
+		{"leviathan hangs on JoinGame", result.DownSilent, lev("hang"), "leviathan/3/3"},
 	}
 	for _, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
@@ -387,16 +387,16 @@ func TestOwnedTargetHooks(t *testing.T) {
 		t.Fatalf("%d restarts, outages %+v", restarts, rep.Outages)
 	}
 	o := rep.Outages[0]
-	if o.Kind != reports.DownExited || o.Exit != "killed by SIGABRT" || len(o.Output) != 2 || !o.Back || len(o.During) != 1 || o.During[0] != "tcp-lobby/5.3/1" {
+	if o.Kind != result.DownExited || o.Exit != "killed by SIGABRT" || len(o.Output) != 2 || !o.Back || len(o.During) != 1 || o.During[0] != "tcp-lobby/5.3/1" {
 		t.Errorf("outage %+v", o)
 	}
 	for _, k := range rep.Cases {
 		switch {
 		case k.ID == "tcp-lobby/5.3/1":
-			if k.Verdict != reports.VerdictFail || !strings.Contains(k.Actual, "(exited: killed by SIGABRT") {
+			if k.Verdict != result.VerdictFail || !strings.Contains(k.Actual, "(exited: killed by SIGABRT") {
 				t.Errorf("%s: %s %q", k.ID, k.Verdict, k.Actual)
 			}
-		case k.Verdict == reports.VerdictNotRun:
+		case k.Verdict == result.VerdictNotRun:
 			t.Errorf("%s not run although the target was restarted", k.ID)
 		}
 	}
@@ -458,13 +458,13 @@ func TestOwnedTargetRerunAlone(t *testing.T) {
 	}
 	for _, k := range rep.Cases {
 		switch {
-		case k.Verdict == reports.VerdictNotRun:
+		case k.Verdict == result.VerdictNotRun:
 			t.Errorf("%s not run although the target was restarted", k.ID)
 		case slices.Contains(o.During, k.ID):
-			if k.Verdict != reports.VerdictPass || len(k.Notes) == 0 || !strings.HasPrefix(k.Notes[0], "re-run alone after the server died (exited: killed by SIGSEGV) while ") {
+			if k.Verdict != result.VerdictPass || len(k.Notes) == 0 || !strings.HasPrefix(k.Notes[0], "re-run alone after the server died (exited: killed by SIGSEGV) while ") {
 				t.Errorf("%s, in flight: %s %q %q", k.ID, k.Verdict, k.Actual, k.Notes)
 			}
-		case k.Verdict != reports.VerdictPass:
+		case k.Verdict != result.VerdictPass:
 			t.Errorf("%s: %s %q", k.ID, k.Verdict, k.Actual)
 		}
 	}

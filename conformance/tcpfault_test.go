@@ -10,7 +10,7 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
@@ -42,7 +42,7 @@ type tcpFault struct {
 // defect: the reference's (refTCPVerdict), but for the quotas f adds.
 func (f tcpFault) baseline(id string) string {
 	if (id == "tcp-lobby/R/3" && f.roomQuota > 0) || (id == "tcp-lobby/R/4" && f.connQuota > 0) {
-		return reports.VerdictPass
+		return result.VerdictPass
 	}
 	return refTCPVerdict(id)
 }
@@ -360,7 +360,7 @@ func TestTCPFaultInjection(t *testing.T) {
 		return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
 	}
 	tests := tcpFaultRows
-	reps := make([]*reports.Conform, len(tests))
+	reps := make([]*result.Conform, len(tests))
 	errs := make([]error, len(tests))
 	var wg sync.WaitGroup
 	for i, tt := range tests {
@@ -389,19 +389,19 @@ func TestTCPFaultInjection(t *testing.T) {
 			skips := 0
 			for _, x := range reps[i].Cases {
 				id := x.ID
-				if x.Verdict == reports.VerdictSkip {
+				if x.Verdict == result.VerdictSkip {
 					skips++
 				}
 				switch {
 				case matchAny(tt.caught, id):
-					want := reports.VerdictFail
-					if x.Level == reports.LevelShould || tt.warn {
-						want = reports.VerdictWarn
+					want := result.VerdictFail
+					if x.Level == result.LevelShould || tt.warn {
+						want = result.VerdictWarn
 					}
 					if x.Verdict != want {
 						t.Errorf("%s is %v, want %v (the case meant for this defect)", id, x.Verdict, want)
 					}
-				case matchAny(tt.mayskip, id) && x.Verdict == reports.VerdictSkip:
+				case matchAny(tt.mayskip, id) && x.Verdict == result.VerdictSkip:
 				case x.Verdict != tt.f.baseline(id):
 					t.Errorf("%s is %v (%s: %s): an unrelated case changed", id, x.Verdict, x.Expected, x.Actual)
 				}

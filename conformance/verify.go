@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // ErrUnreachable is wrapped by a Protocol's Reach when the target does not
@@ -119,13 +119,13 @@ func skipFor(err error, format string, a ...any) error {
 func judge(level Level, err error) (verdict, expected, actual string) {
 	if err == nil {
 		if level == Info {
-			return reports.VerdictInfo, "", ""
+			return result.VerdictInfo, "", ""
 		}
-		return reports.VerdictPass, "", ""
+		return result.VerdictPass, "", ""
 	}
 	var s *SkipError
 	if errors.As(err, &s) {
-		return reports.VerdictSkip, "", s.Reason
+		return result.VerdictSkip, "", s.Reason
 	}
 	var ve *VerifyError
 	if errors.As(err, &ve) {
@@ -140,12 +140,12 @@ func judge(level Level, err error) (verdict, expected, actual string) {
 		}
 		switch l {
 		case Must:
-			return reports.VerdictFail, ve.Expected, ve.Actual
+			return result.VerdictFail, ve.Expected, ve.Actual
 		case Should:
-			return reports.VerdictWarn, ve.Expected, ve.Actual
+			return result.VerdictWarn, ve.Expected, ve.Actual
 		default:
-			return reports.VerdictInfo, ve.Expected, ve.Actual
+			return result.VerdictInfo, ve.Expected, ve.Actual
 		}
 	}
-	return reports.VerdictSkip, "", "harness error: " + err.Error()
+	return result.VerdictSkip, "", "harness error: " + err.Error()
 }

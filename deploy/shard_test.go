@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // shardScenario is small and open-model: 40 sessions/s for 2 s, so the
@@ -103,14 +104,14 @@ func runBin(ctx context.Context, bin string, args ...string) procResult {
 	return procResult{code, out.String(), errb.String()}
 }
 
-func readRun(t *testing.T, path string) *reports.Run {
+func readRun(t *testing.T, path string) *result.Run {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := reports.ReadRun(f)
+	r, err := result.ReadRun(f)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -168,14 +169,14 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	if mr.code != 0 {
 		t.Fatalf("report merge exited %d:\n%s", mr.code, mr.stderr)
 	}
-	if !strings.Contains(mr.stderr, reports.Count(n, "shard")) || !strings.Contains(mr.stderr, "thresholds 2/2 passed") {
+	if !strings.Contains(mr.stderr, words.Count(n, "shard")) || !strings.Contains(mr.stderr, "thresholds 2/2 passed") {
 		t.Errorf("merge summary: %q", mr.stderr)
 	}
 
 	m := readRun(t, merged)
 	one := readRun(t, filepath.Join(dir, "single.json"))
-	var shards []*reports.Run
-	var sum reports.Totals
+	var shards []*result.Run
+	var sum result.Totals
 	for i := range n {
 		s := readRun(t, filepath.Join(dir, fmt.Sprintf("shard-%d.json", i)))
 		shards = append(shards, s)
@@ -198,7 +199,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 		t.Errorf("shards together made %d requests, the unsharded run %d", m.Totals.Requests, one.Totals.Requests)
 	}
 	// The merged histogram is the exact merge of the shards' histograms.
-	want, err := reports.Merge(shards...)
+	want, err := result.Merge(shards...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@
 // source addresses, exit codes) is what this package implements; the
 // mechanisms are described on the types and functions that carry them.
 //
-// A Result is a reports.Run with the engine's Info beside it. The figures a
+// A Result is a result.Run with the engine's Info beside it. The figures a
 // merge of shards needs (session counters, shard, harness use) are also
-// copied into the Run, where reports.Merge sums and concatenates them; the
+// copied into the Run, where result.Merge sums and concatenates them; the
 // embedded server's counters stay in Info only, so a merge drops them.
 package engine

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/liveness"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -20,8 +20,8 @@ import (
 // of faults (Config.Faults), each fault is applied (owned.Apply) at its
 // offset from the run's start, in its own goroutine, bounded by the
 // run. The outages the watchdog records within a fault's window are
-// tagged with it (reports.Outage.Fault), and the run's Drill says how
-// the target and the load came back (reports.FaultResult).
+// tagged with it (result.Outage.Fault), and the run's Drill says how
+// the target and the load came back (result.FaultResult).
 
 // drill runs a run's faults and keeps what judging them needs.
 type drill struct {
@@ -85,7 +85,7 @@ func (d *drill) run(ctx context.Context, wd *liveness.Watchdog) {
 }
 
 // apply carries out fault i now. A kill is told to the watchdog as soon
-// as the process has ended (MarkDown, reports.DownExited), so the outage
+// as the process has ended (MarkDown, result.DownExited), so the outage
 // starts at the fault, not a probe later.
 func (d *drill) apply(ctx context.Context, i int, f owned.Fault) {
 	at := time.Since(d.start)
@@ -106,7 +106,7 @@ func (d *drill) apply(ctx context.Context, i int, f owned.Fault) {
 			if exit == "" {
 				exit = "ended by " + f.Kill
 			}
-			d.wd.MarkDown(at, reports.DownExited, "drill: "+f.String(), exit, d.p.Tail())
+			d.wd.MarkDown(at, result.DownExited, "drill: "+f.String(), exit, d.p.Tail())
 		}()
 	} else {
 		close(markDone)
@@ -160,18 +160,18 @@ func (d *drill) slack() time.Duration {
 // result tags run.Outages with the faults that caused them and returns
 // the drill's findings; end is the run's length. Call after stop and
 // after the watchdog's outages are in run.
-func (d *drill) result(run *reports.Run, end time.Duration) *reports.Drill {
+func (d *drill) result(run *result.Run, end time.Duration) *result.Drill {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	slack := d.slack()
-	out := &reports.Drill{}
+	out := &result.Drill{}
 	var since time.Duration // the previous fault's success back, or its end
 	for i, f := range d.faults {
 		a := d.applied[i]
-		fr := reports.FaultResult{Fault: f.String(), AtNS: a.at}
+		fr := result.FaultResult{Fault: f.String(), AtNS: a.at}
 		if !a.started {
 			fr.AtNS, fr.NotApplied = f.At, true
-			fr.BaselineSuccess, fr.BaselineSeconds, _, _ = reports.SuccessBack(run.TimeSeries, f.At, f.At, since)
+			fr.BaselineSuccess, fr.BaselineSeconds, _, _ = result.SuccessBack(run.TimeSeries, f.At, f.At, since)
 			out.Faults = append(out.Faults, fr)
 			continue
 		}
@@ -223,7 +223,7 @@ func (d *drill) result(run *reports.Run, end time.Duration) *reports.Drill {
 		}
 		var back bool
 		var after time.Duration
-		fr.BaselineSuccess, fr.BaselineSeconds, back, after = reports.SuccessBack(run.TimeSeries, a.at, from, since)
+		fr.BaselineSuccess, fr.BaselineSeconds, back, after = result.SuccessBack(run.TimeSeries, a.at, from, since)
 		if recovered {
 			fr.SuccessBack, fr.SuccessBackAfterNS = back, after
 		}
@@ -257,8 +257,8 @@ func (d *drill) result(run *reports.Run, end time.Duration) *reports.Drill {
 // and asks each listed room's instance (on the lobby's host, at the
 // room's port) CLIENT_HELLO: the rooms that do not answer are listed but
 // dead. It tries each datagram up to three times within timeout.
-func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration, start time.Time) *reports.RoomCheck {
-	rc := &reports.RoomCheck{AtNS: time.Since(start)}
+func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration, start time.Time) *result.RoomCheck {
+	rc := &result.RoomCheck{AtNS: time.Since(start)}
 	prof, err := udplobby.ParseProfile(profile)
 	if err != nil || !prof.Valid() {
 		prof = udplobby.ProfileSpec
@@ -304,8 +304,8 @@ func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeou
 		return rc
 	}
 	rc.Listed = len(rooms)
-	if len(rooms) > reports.MaxRoomsProbed {
-		rooms = rooms[:reports.MaxRoomsProbed]
+	if len(rooms) > result.MaxRoomsProbed {
+		rooms = rooms[:result.MaxRoomsProbed]
 	}
 	rc.Probed = len(rooms)
 	// The instances: CLIENT_HELLO to each, SERVER_HELLO from its port.
@@ -348,7 +348,7 @@ func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeou
 			rc.Answered++
 			continue
 		}
-		rc.Dead = append(rc.Dead, reports.DeadRoom{ID: r.ID, Port: r.Port, State: r.State.String(), Players: int(r.Players),
+		rc.Dead = append(rc.Dead, result.DeadRoom{ID: r.ID, Port: r.Port, State: r.State.String(), Players: int(r.Players),
 			Detail: fmt.Sprintf("no SERVER_HELLO from %v to CLIENT_HELLO within %s (3 tries)", netip.AddrPortFrom(addr.Addr(), r.Port), timeout)})
 	}
 	sort.Slice(rc.Dead, func(i, j int) bool { return rc.Dead[i].ID < rc.Dead[j].ID })
@@ -358,7 +358,7 @@ func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeou
 // drillRooms makes the drill's room check when the protocol lists its
 // rooms (udp-lobby) and the target answers; for the other protocols it
 // is not made (docs/run.md, Recovery drills).
-func drillRooms(ctx context.Context, plan *scenario.Plan, addr netip.AddrPort, timeout time.Duration, start time.Time, wd *liveness.Watchdog) *reports.RoomCheck {
+func drillRooms(ctx context.Context, plan *scenario.Plan, addr netip.AddrPort, timeout time.Duration, start time.Time, wd *liveness.Watchdog) *result.RoomCheck {
 	if plan.Protocol != scenario.UDPLobby {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/liveness"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestDrillResult judges recorded faults without a process: which
@@ -19,15 +19,15 @@ func TestDrillResult(t *testing.T) {
 	ms := time.Millisecond
 	kill := owned.Fault{At: 2 * s, Kill: "SIGKILL"}
 	stop := owned.Fault{At: 5 * s, Stop: 500 * ms}
-	steady := []reports.Point{{Second: 0, Requests: 100}, {Second: 1, Requests: 100}, {Second: 2, Requests: 100, Errors: 50},
+	steady := []result.Point{{Second: 0, Requests: 100}, {Second: 1, Requests: 100}, {Second: 2, Requests: 100, Errors: 50},
 		{Second: 3, Requests: 100}, {Second: 4, Requests: 100}, {Second: 5, Requests: 100}, {Second: 6, Requests: 100}, {Second: 7, Requests: 100}}
 	// An outage no fault caused: TARGET DOWN whatever the drill.
-	other := reports.Outage{StartNS: 500 * ms, EndNS: 700 * ms, Back: true, Kind: reports.DownSilent}
+	other := result.Outage{StartNS: 500 * ms, EndNS: 700 * ms, Back: true, Kind: result.DownSilent}
 	tests := []struct {
 		name      string
 		faults    []owned.Fault
 		applied   []applied
-		outages   []reports.Outage
+		outages   []result.Outage
 		wantTags  []string // each outage's Fault after
 		recovered []bool
 		after     []time.Duration
@@ -38,7 +38,7 @@ func TestDrillResult(t *testing.T) {
 		{"kill and a stop never seen",
 			[]owned.Fault{kill, stop},
 			[]applied{{started: true, at: 2 * s, done: 2*s + 300*ms}, {started: true, at: 5 * s, done: 5*s + 500*ms}},
-			[]reports.Outage{other, {StartNS: 2 * s, EndNS: 2*s + 400*ms, Back: true, Kind: reports.DownExited}},
+			[]result.Outage{other, {StartNS: 2 * s, EndNS: 2*s + 400*ms, Back: true, Kind: result.DownExited}},
 			[]string{"", kill.String()}, []bool{true, true}, []time.Duration{400 * ms, 0}, []int64{2, 0}, "never seen down", true},
 		// A load hiccup the watchdog saw just before the kill (inside the
 		// window's slack, over before the signal) is not the fault's: it
@@ -46,18 +46,18 @@ func TestDrillResult(t *testing.T) {
 		{"an outage over before the signal",
 			[]owned.Fault{kill},
 			[]applied{{started: true, at: 2 * s, done: 2*s + 300*ms}},
-			[]reports.Outage{{StartNS: 2*s - 300*ms, EndNS: 2*s - 100*ms, Back: true, Kind: reports.DownSilent},
-				{StartNS: 2 * s, EndNS: 2*s + 400*ms, Back: true, Kind: reports.DownExited}},
+			[]result.Outage{{StartNS: 2*s - 300*ms, EndNS: 2*s - 100*ms, Back: true, Kind: result.DownSilent},
+				{StartNS: 2 * s, EndNS: 2*s + 400*ms, Back: true, Kind: result.DownExited}},
 			[]string{"", kill.String()}, []bool{true}, []time.Duration{400 * ms}, []int64{2}, "answers again after 400 ms", true},
 		{"restart failed",
 			[]owned.Fault{kill},
 			[]applied{{started: true, at: 2 * s, done: 3 * s, err: errors.New("restart: exited with status 3")}},
-			[]reports.Outage{{StartNS: 2 * s, Kind: reports.DownExited}},
+			[]result.Outage{{StartNS: 2 * s, Kind: result.DownExited}},
 			[]string{kill.String()}, []bool{false}, []time.Duration{0}, []int64{3}, "status 3", true},
 		{"not applied",
 			[]owned.Fault{kill, stop},
 			[]applied{{started: true, at: 2 * s, done: 2*s + 100*ms}, {}},
-			[]reports.Outage{{StartNS: 2 * s, EndNS: 2*s + 200*ms, Back: true, Kind: reports.DownExited}},
+			[]result.Outage{{StartNS: 2 * s, EndNS: 2*s + 200*ms, Back: true, Kind: result.DownExited}},
 			[]string{kill.String()}, []bool{true, false}, []time.Duration{200 * ms, 0}, []int64{2, 0}, "not applied", false},
 	}
 	for _, tt := range tests {
@@ -66,7 +66,7 @@ func TestDrillResult(t *testing.T) {
 				// Failed sessions: one before any fault, two across the
 				// kill, one during the rest of the run.
 				failed: []span{{0, 1 * s}, {1 * s, 2*s + 100*ms}, {2*s + 100*ms, 2*s + 150*ms}, {6 * s, 7 * s}}}
-			run := &reports.Run{TimeSeries: steady, Outages: append([]reports.Outage(nil), tt.outages...)}
+			run := &result.Run{TimeSeries: steady, Outages: append([]result.Outage(nil), tt.outages...)}
 			dr := d.result(run, 8*s)
 			if len(dr.Faults) != len(tt.faults) {
 				t.Fatalf("%d results, want %d", len(dr.Faults), len(tt.faults))

@@ -16,6 +16,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/owned"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -200,7 +201,7 @@ func TestDrill(t *testing.T) {
 				}
 			}
 			if tc.failRestart {
-				if hl.Status != reports.StatusTargetDown || !strings.Contains(hl.Text, "drill: 1 fault, 1 not recovered") {
+				if hl.Status != result.StatusTargetDown || !strings.Contains(hl.Text, "drill: 1 fault, 1 not recovered") {
 					t.Errorf("headline %q, want TARGET DOWN and the fault not recovered", hl.Text)
 				}
 				if d.Rooms != nil {
@@ -208,7 +209,7 @@ func TestDrill(t *testing.T) {
 				}
 				return
 			}
-			if hl.Status == reports.StatusTargetDown || !strings.Contains(hl.Text, "drill: 2 faults, all recovered (answering again after:") {
+			if hl.Status == result.StatusTargetDown || !strings.Contains(hl.Text, "drill: 2 faults, all recovered (answering again after:") {
 				t.Errorf("headline %q, want the drill recovered and not TARGET DOWN", hl.Text)
 			}
 			if d.Faults[0].SessionsLost == 0 {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -118,7 +118,7 @@ func TestRunFailedStarts(t *testing.T) {
 	if s.Started != 40 || s.Failed != 10 || s.FailedStarts != 10 || res.Sessions.FailedStarts != 10 {
 		t.Errorf("sessions %+v (result %+v): want 40 started, 10 failed starts", s, res.Sessions)
 	}
-	var first *reports.Series
+	var first *result.Series
 	for i := range res.Steps {
 		if res.Steps[i].Name == "list_rooms" {
 			first = &res.Steps[i]

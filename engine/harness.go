@@ -10,14 +10,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Harness is what the load generator itself used, so a report shows whether
 // the harness could have been the bottleneck. With an embedded reference
 // server the process figures include the server. It is the result model's
-// reports.Harness: the engine fills it, ShardRun carries it as is.
-type Harness = reports.Harness
+// result.Harness: the engine fills it, ShardRun carries it as is.
+type Harness = result.Harness
 
 // memSampler samples heap and goroutines until stopped.
 type memSampler struct {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -145,7 +145,7 @@ flows:
 			if last := ps[len(ps)-1]; last.InRoom != 0 || last.InGame != 0 {
 				t.Errorf("players at the end %+v: every session left", last)
 			}
-			room, game := reports.PlayersPeak(ps)
+			room, game := result.PlayersPeak(ps)
 			if room == 0 || (game > 0) != tc.game {
 				t.Errorf("players peak: %d in rooms, %d in games (want some in games: %v)", room, game, tc.game)
 			}

@@ -1,17 +1,17 @@
 package engine
 
 import (
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
 // fillRun copies the engine's figures that belong to the versioned result
-// model into run: the session counts (so reports.Merge sums them and a
+// model into run: the session counts (so result.Merge sums them and a
 // merged run evaluates the same thresholds) and this run's ShardRun.
-func fillRun(run *reports.Run, in *Info) {
+func fillRun(run *result.Run, in *Info) {
 	s := in.Sessions.report()
 	run.Sessions = &s
-	run.ShardRuns = []reports.ShardRun{{
+	run.ShardRuns = []result.ShardRun{{
 		Shard: in.Shard, Protocol: in.Protocol, Model: in.Model, Seed: in.Seed,
 		Embedded: in.Embedded, Interrupted: in.Interrupted, Sources: in.Sources, Sessions: s,
 		Harness: in.Harness,
@@ -19,15 +19,15 @@ func fillRun(run *reports.Run, in *Info) {
 }
 
 // report converts the engine's session counters to the result model's.
-func (s SessionInfo) report() reports.Sessions {
-	return reports.Sessions{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts, Cut: s.Aborted,
+func (s SessionInfo) report() result.Sessions {
+	return result.Sessions{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts, Cut: s.Aborted,
 		DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, MaxActive: s.MaxActive}
 }
 
 // markWaits sets Series.Wait on the steps of run whose label belongs only
 // to steps that send nothing (think, barrier) in every flow of plan: the
 // end of the run cutting such a step is not a request left unanswered.
-func markWaits(run *reports.Run, plan *scenario.Plan) {
+func markWaits(run *result.Run, plan *scenario.Plan) {
 	wait := map[string]bool{}
 	for _, f := range plan.Flows {
 		for _, st := range f.Steps {

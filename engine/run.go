@@ -18,7 +18,7 @@ import (
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/metrics/prom"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -66,7 +66,7 @@ type Config struct {
 	Watchdog, WatchdogTimeout time.Duration
 	// OnWatchdog, when set, is handed the run's watchdog before it
 	// starts: the hook through which an owned target process's death is
-	// reported (Watchdog.MarkDown with reports.DownExited, its exit and
+	// reported (Watchdog.MarkDown with result.DownExited, its exit and
 	// last output), so it opens or completes the outage the probes see.
 	// An owner's telemetry goes to Result.Run.TargetProcess after Run
 	// returns.
@@ -88,7 +88,7 @@ type Config struct {
 	// TargetTelemetry, when set, returns the owned target process's
 	// figures so far (owned.Process.Snapshot), for the live metrics. The
 	// embedded server's are sampled by the run itself.
-	TargetTelemetry func() *reports.TargetProcess
+	TargetTelemetry func() *result.TargetProcess
 }
 
 // selfSampleEvery is how often the embedded server's process is sampled.
@@ -113,12 +113,12 @@ func sampleSelf(start time.Time) *owned.SelfSampler {
 
 // selfTelemetry is the embedded server's TargetProcess so far, or the
 // owner's (Config.TargetTelemetry).
-func selfTelemetry(cfg Config, s *owned.SelfSampler, note string) func() *reports.TargetProcess {
+func selfTelemetry(cfg Config, s *owned.SelfSampler, note string) func() *result.TargetProcess {
 	switch {
 	case cfg.TargetTelemetry != nil:
 		return cfg.TargetTelemetry
 	case s != nil:
-		return func() *reports.TargetProcess {
+		return func() *result.TargetProcess {
 			tp := s.Snapshot()
 			tp.Note = note
 			return &tp
@@ -127,7 +127,7 @@ func selfTelemetry(cfg Config, s *owned.SelfSampler, note string) func() *report
 	return nil
 }
 
-// Info is what the engine adds to a run's result beyond reports.Run: the
+// Info is what the engine adds to a run's result beyond result.Run: the
 // shard, the session counters, the harness's resource use and the
 // embedded server's counters.
 type Info struct {
@@ -190,11 +190,11 @@ type SessionInfo struct {
 	WaitsSuspended int64 `json:"waits_suspended,omitempty"`
 }
 
-// Result is a run's outcome: the reports.Run (what every report reads) with
-// the engine's Info beside it under "engine". Its JSON is a reports run
-// document (reports.ReadRun reads it, ignoring "engine").
+// Result is a run's outcome: the result.Run (what every report reads) with
+// the engine's Info beside it under "engine". Its JSON is a result run
+// document (result.ReadRun reads it, ignoring "engine").
 type Result struct {
-	*reports.Run
+	*result.Run
 	Engine *Info `json:"engine"`
 	// ThresholdsOK is false when a threshold failed (exit 4).
 	ThresholdsOK bool `json:"-"`
@@ -290,7 +290,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.OnStart != nil {
 		cfg.OnStart(start)
 	}
-	stopSelf := func() *reports.TargetProcess {
+	stopSelf := func() *result.TargetProcess {
 		if self == nil {
 			return nil
 		}
@@ -433,7 +433,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		dr.run(ctx, wdog)
 	}
 	xr, interrupted, err := Execute(ctx, o, func(e *Execution) { x = e; close(xready) })
-	var rooms *reports.RoomCheck
+	var rooms *result.RoomCheck
 	if dr != nil {
 		// The faults end with the load (a stop still sends its SIGCONT);
 		// then the lobby's rooms are looked at while the watchdog still
@@ -447,7 +447,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			rooms = drillRooms(ctx, plan, addr, timeout, start, wdog)
 		}
 	}
-	var wdRun reports.Run
+	var wdRun result.Run
 	if wd != nil {
 		// Stopped with the load: what it saw after is not the run's.
 		wd.stop(&wdRun)
@@ -496,7 +496,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fillRun(run, info)
 	markWaits(run, plan)
 	res := &Result{Run: run, Engine: info}
-	res.ThresholdsOK = EvaluateThresholds(plan, run, info)
+	res.ThresholdsOK = result.EvaluateThresholds(run, plan.Conditions())
 	return res, nil
 }
 

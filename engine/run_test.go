@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -112,12 +113,12 @@ func TestRunEmbedded(t *testing.T) {
 	if res.ThresholdsOK {
 		t.Error("ThresholdsOK with a failing threshold")
 	}
-	// The JSON is a reports run document with the engine info beside it.
+	// The JSON is a result run document with the engine info beside it.
 	var buf bytes.Buffer
 	if err := reports.WriteJSON(&buf, res); err != nil {
 		t.Fatal(err)
 	}
-	back, err := reports.ReadRun(bytes.NewReader(buf.Bytes()))
+	back, err := result.ReadRun(bytes.NewReader(buf.Bytes()))
 	if err != nil || back.Totals.Requests != 80 || len(back.Thresholds) != 5 {
 		t.Fatalf("ReadRun: %v %+v", err, back)
 	}
@@ -167,7 +168,7 @@ func TestRunShardsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parts []*reports.Run
+	var parts []*result.Run
 	for i := range 3 {
 		res, err := Run(context.Background(), Config{Plan: mustPlan(t, yaml), Shard: Shard{i, 3}, Factory: fakeFactory(time.Millisecond)})
 		if err != nil {
@@ -181,13 +182,13 @@ func TestRunShardsMerge(t *testing.T) {
 		if err := reports.WriteJSON(&buf, res); err != nil {
 			t.Fatal(err)
 		}
-		back, err := reports.ReadRun(&buf)
+		back, err := result.ReadRun(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, back)
 	}
-	merged, err := reports.Merge(parts...)
+	merged, err := result.Merge(parts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestRunShardsMerge(t *testing.T) {
 		t.Errorf("merged shard runs %+v", merged.ShardRuns)
 	}
 	plan := mustPlan(t, yaml)
-	if !EvaluateThresholds(plan, merged, nil) {
+	if !result.EvaluateThresholds(merged, plan.Conditions()) {
 		for _, r := range merged.Thresholds {
 			if !r.Pass {
 				t.Errorf("merged threshold %q failed (observed %v)", r.Name, r.Observed)

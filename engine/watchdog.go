@@ -9,7 +9,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -126,7 +126,7 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Protocol, plan *sc
 		Interval: cfg.Watchdog,
 		Timeout:  timeout,
 		Start:    start,
-		OnChange: func(o reports.Outage) {
+		OnChange: func(o result.Outage) {
 			if !o.Back {
 				x.mu.Lock()
 				x.answered[o.StartNS] = x.answeredAt(o.StartNS)
@@ -162,16 +162,16 @@ func (x *watch) info() *WatchdogInfo {
 }
 
 // outageNote is the line printed when the target goes down or comes back.
-func outageNote(addr netip.AddrPort, o reports.Outage) string {
+func outageNote(addr netip.AddrPort, o result.Outage) string {
 	if o.Back {
 		return fmt.Sprintf("lobbybench: target %v answers again at +%s (down %s)", addr, secs(o.EndNS), secs(o.EndNS-o.StartNS))
 	}
 	why := o.Detail
-	if o.Kind == reports.DownExited && o.Exit != "" {
+	if o.Kind == result.DownExited && o.Exit != "" {
 		why = o.Exit
 	}
 	line := fmt.Sprintf("lobbybench: TARGET DOWN at +%s: %v %s", secs(o.StartNS), addr, map[string]string{
-		reports.DownRefused: "refuses connections", reports.DownSilent: "stopped answering", reports.DownExited: "exited",
+		result.DownRefused: "refuses connections", result.DownSilent: "stopped answering", result.DownExited: "exited",
 	}[o.Kind])
 	if why != "" {
 		line += " (" + why + ")"
@@ -185,7 +185,7 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 // that failed during it (During), what it cost (Failures), and the
 // successes recorded before it began (AnsweredBefore); and
 // Totals.FailuresWhileDown.
-func (x *watch) stop(run *reports.Run) {
+func (x *watch) stop(run *result.Run) {
 	x.cancel()
 	<-x.done
 	out := x.w.Outages()

@@ -16,7 +16,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -83,7 +83,7 @@ func TestWatchdogSeesTheTargetGo(t *testing.T) {
 		for _, tc := range []struct {
 			mode faultproxy.Mode
 			kind string
-		}{{faultproxy.Die, reports.DownRefused}, {faultproxy.Hang, reports.DownSilent}} {
+		}{{faultproxy.Die, result.DownRefused}, {faultproxy.Hang, result.DownSilent}} {
 			t.Run(proto+" "+tc.kind, func(t *testing.T) {
 				p := watchedTarget(t, proto, tc.mode, 40)
 				plan := watchedPlan(t, proto, p.Addr(), 2*time.Second)
@@ -109,7 +109,7 @@ func TestWatchdogSeesTheTargetGo(t *testing.T) {
 					t.Errorf("outage %+v: want kind %s, not back, up before it went down, with a detail", o, tc.kind)
 				}
 				hl := run.Headline()
-				if hl.Status != reports.StatusTargetDown || !strings.HasPrefix(hl.Text, "TARGET DOWN · at +") || !strings.Contains(hl.Text, "not back by the end") {
+				if hl.Status != result.StatusTargetDown || !strings.HasPrefix(hl.Text, "TARGET DOWN · at +") || !strings.Contains(hl.Text, "not back by the end") {
 					t.Errorf("headline %+v", hl)
 				}
 				if run.TargetDown == "" || !strings.HasPrefix(hl.Text, run.TargetDown) {
@@ -160,7 +160,7 @@ func TestWatchdogNoFalseAlarm(t *testing.T) {
 			if w := res.Engine.Watchdog; w == nil || w.Probes == 0 || w.Answered != w.Probes {
 				t.Errorf("watchdog %+v: want every probe answered", w)
 			}
-			if res.Headline().Status == reports.StatusTargetDown {
+			if res.Headline().Status == result.StatusTargetDown {
 				t.Errorf("headline %+v", res.Headline())
 			}
 		})
@@ -187,12 +187,12 @@ func TestWatchdogHook(t *testing.T) {
 	p := watchedTarget(t, "udp-lobby", faultproxy.Healthy, 0)
 	plan := watchedPlan(t, "udp-lobby", p.Addr(), 300*time.Millisecond)
 	res, err := Run(context.Background(), Config{Plan: plan, OnWatchdog: func(w *liveness.Watchdog) {
-		w.MarkDown(time.Millisecond, reports.DownExited, "", "killed by SIGABRT", []string{"abort"})
+		w.MarkDown(time.Millisecond, result.DownExited, "", "killed by SIGABRT", []string{"abort"})
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Outages) != 1 || res.Outages[0].Kind != reports.DownExited || !strings.Contains(res.Headline().Text, "killed by SIGABRT") {
+	if len(res.Outages) != 1 || res.Outages[0].Kind != result.DownExited || !strings.Contains(res.Headline().Text, "killed by SIGABRT") {
 		t.Errorf("outages %+v, headline %q", res.Outages, res.Headline().Text)
 	}
 }
@@ -215,8 +215,8 @@ func TestWatchProbeLocalFailure(t *testing.T) {
 		{"out of descriptors", dial(syscall.EMFILE), true, ""},
 		{"system out of descriptors", dial(syscall.ENFILE), true, ""},
 		{"no free port", dial(syscall.EADDRNOTAVAIL), true, ""},
-		{"refused", dial(syscall.ECONNREFUSED), false, reports.DownRefused},
-		{"silent", errors.New("no reply to LIST_ROOMS_REQ within 1s"), false, reports.DownSilent},
+		{"refused", dial(syscall.ECONNREFUSED), false, result.DownRefused},
+		{"silent", errors.New("no reply to LIST_ROOMS_REQ within 1s"), false, result.DownSilent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &simclient.Protocol{Reach: func(context.Context, netip.AddrPort, string, time.Duration) (string, error) { return "", tc.err }}

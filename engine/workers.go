@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/owned"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -185,14 +185,14 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	}
 	stopProgress()
 	parentHarness := mem.Stop()
-	var targetProc *reports.TargetProcess
+	var targetProc *result.TargetProcess
 	if self != nil {
 		tp := self.Stop()
 		tp.Note = noteEmbeddedWorkers
 		targetProc = &tp
 	}
 
-	var runs []*reports.Run
+	var runs []*result.Run
 	var names []string
 	var incomplete []string
 	for _, wk := range workers {
@@ -283,7 +283,7 @@ func (wk *worker) start(warn io.Writer) error {
 // result reads the worker's JSON result; why is set when the worker died
 // (a signal, an exit code a finished run does not use) or left no
 // readable result.
-func (wk *worker) result() (run *reports.Run, why string) {
+func (wk *worker) result() (run *result.Run, why string) {
 	wk.mu.Lock()
 	err, tail := wk.err, strings.Join(wk.tail, "\n  ")
 	wk.mu.Unlock()
@@ -300,7 +300,7 @@ func (wk *worker) result() (run *reports.Run, why string) {
 	f, ferr := os.Open(wk.path)
 	if ferr == nil {
 		defer f.Close()
-		run, ferr = reports.ReadRun(f)
+		run, ferr = result.ReadRun(f)
 	}
 	if ferr != nil {
 		return nil, fmt.Sprintf("worker %s left no result (%v): the result is incomplete%s", wk.shard, ferr, tail)

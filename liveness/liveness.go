@@ -3,7 +3,7 @@
 // (nothing listens: the process is gone) or "silent" (it accepts or
 // receives and answers nothing: hung), and a Watchdog probes a target a
 // few times a second on its own socket, recording the intervals during
-// which it did not answer (reports.Outage). `run` runs a Watchdog beside
+// which it did not answer (result.Outage). `run` runs a Watchdog beside
 // the load; `conform` classifies the check it makes after every case.
 //
 // The probe is the protocol's own reachability check, passed in as a
@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Probe checks once that the target answers; nil means it did. It must
@@ -35,8 +35,8 @@ type Probe func(ctx context.Context) error
 // harness out of descriptors read as a dead target.
 var ErrInconclusive = errors.New("the probe could not be made here")
 
-// Classify says how a failed probe found the target: reports.DownRefused
-// when nothing listens (the error wraps ECONNREFUSED), reports.DownSilent
+// Classify says how a failed probe found the target: result.DownRefused
+// when nothing listens (the error wraps ECONNREFUSED), result.DownSilent
 // otherwise (a timeout: something may be there, but it did not answer).
 // A nil error classifies as "".
 func Classify(err error) string {
@@ -44,16 +44,16 @@ func Classify(err error) string {
 	case err == nil:
 		return ""
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return reports.DownRefused
+		return result.DownRefused
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" && !op.Timeout() {
 		// A dial that failed at once for another reason (no route,
 		// address not available) is as good as refused: nothing can be
 		// reached there.
-		return reports.DownRefused
+		return result.DownRefused
 	}
-	return reports.DownSilent
+	return result.DownSilent
 }
 
 // Defaults of a Watchdog.
@@ -84,10 +84,10 @@ type Watchdog struct {
 	Start time.Time
 	// OnChange, when set, is called (from Run's goroutine) each time the
 	// target goes down or comes back, with the outage as it then stands.
-	OnChange func(o reports.Outage)
+	OnChange func(o result.Outage)
 
 	mu       sync.Mutex
-	outages  []reports.Outage
+	outages  []result.Outage
 	lastUp   time.Duration
 	silent   int
 	firstBad time.Duration
@@ -145,7 +145,7 @@ func (w *Watchdog) Observe(at time.Duration, err error) {
 		w.mu.Unlock()
 		return
 	}
-	var changed *reports.Outage
+	var changed *result.Outage
 	down := len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
 	switch kind := Classify(err); {
 	case err == nil && down && at < w.outages[len(w.outages)-1].StartNS:
@@ -165,7 +165,7 @@ func (w *Watchdog) Observe(at time.Duration, err error) {
 	case down:
 		// Still down; a hang that turns into a refusal (the process was
 		// killed) is said.
-		if o := &w.outages[len(w.outages)-1]; kind == reports.DownRefused && o.Kind == reports.DownSilent {
+		if o := &w.outages[len(w.outages)-1]; kind == result.DownRefused && o.Kind == result.DownSilent {
 			o.Kind, o.Detail = kind, err.Error()
 		}
 	default:
@@ -177,13 +177,13 @@ func (w *Watchdog) Observe(at time.Duration, err error) {
 			w.firstBad = at
 		}
 		w.silent++
-		if kind == reports.DownRefused || w.silent >= after {
-			w.outages = append(w.outages, reports.Outage{StartNS: w.firstBad, LastUpNS: w.lastUp, Kind: kind, Detail: err.Error()})
+		if kind == result.DownRefused || w.silent >= after {
+			w.outages = append(w.outages, result.Outage{StartNS: w.firstBad, LastUpNS: w.lastUp, Kind: kind, Detail: err.Error()})
 			changed = &w.outages[len(w.outages)-1]
 			w.silent = 0
 		}
 	}
-	var o reports.Outage
+	var o result.Outage
 	if changed != nil {
 		o = *changed
 	}
@@ -195,7 +195,7 @@ func (w *Watchdog) Observe(at time.Duration, err error) {
 
 // MarkDown records that the target is down from offset at for a reason
 // the probes cannot see, such as an owned process's exit (kind
-// reports.DownExited, exit "killed by SIGABRT"). It opens an outage if
+// result.DownExited, exit "killed by SIGABRT"). It opens an outage if
 // none is open, and fills in the exit and output of the open one.
 func (w *Watchdog) MarkDown(at time.Duration, kind, detail, exit string, output []string) {
 	w.mu.Lock()
@@ -208,7 +208,7 @@ func (w *Watchdog) MarkDown(at time.Duration, kind, detail, exit string, output 
 		w.mu.Unlock()
 		return
 	}
-	w.outages = append(w.outages, reports.Outage{StartNS: at, LastUpNS: w.lastUp, Kind: kind, Detail: detail, Exit: exit, Output: output})
+	w.outages = append(w.outages, result.Outage{StartNS: at, LastUpNS: w.lastUp, Kind: kind, Detail: detail, Exit: exit, Output: output})
 	o := w.outages[len(w.outages)-1]
 	w.mu.Unlock()
 	if w.OnChange != nil {
@@ -217,10 +217,10 @@ func (w *Watchdog) MarkDown(at time.Duration, kind, detail, exit string, output 
 }
 
 // Outages returns a copy of the outages so far, oldest first.
-func (w *Watchdog) Outages() []reports.Outage {
+func (w *Watchdog) Outages() []result.Outage {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]reports.Outage(nil), w.outages...)
+	return append([]result.Outage(nil), w.outages...)
 }
 
 // Down reports whether the target is down now (the last outage is open).

@@ -11,7 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -28,12 +28,12 @@ func TestClassify(t *testing.T) {
 		want string
 	}{
 		{"answered", nil, ""},
-		{"udp port unreachable", refused, reports.DownRefused},
-		{"tcp reset on connect", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, reports.DownRefused},
-		{"wrapped refusal", fmt.Errorf("reach: %w", refused), reports.DownRefused},
-		{"dial failed at once", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}, reports.DownRefused},
-		{"timeout", errSilent, reports.DownSilent},
-		{"deadline", context.DeadlineExceeded, reports.DownSilent},
+		{"udp port unreachable", refused, result.DownRefused},
+		{"tcp reset on connect", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, result.DownRefused},
+		{"wrapped refusal", fmt.Errorf("reach: %w", refused), result.DownRefused},
+		{"dial failed at once", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}, result.DownRefused},
+		{"timeout", errSilent, result.DownSilent},
+		{"deadline", context.DeadlineExceeded, result.DownSilent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Classify(tc.err); got != tc.want {
@@ -57,17 +57,17 @@ func TestObserve(t *testing.T) {
 	}{
 		{"always up", []error{nil, nil, nil}, nil},
 		{"one lost probe is not a hang", []error{nil, errSilent, nil, errSilent, nil}, nil},
-		{"hang", []error{nil, nil, errSilent, errSilent, errSilent}, []want{{2, 1, 0, false, reports.DownSilent}}},
-		{"refused at once", []error{nil, refused}, []want{{1, 0, 0, false, reports.DownRefused}}},
-		{"hang then killed", []error{nil, errSilent, errSilent, refused}, []want{{1, 0, 0, false, reports.DownRefused}}},
+		{"hang", []error{nil, nil, errSilent, errSilent, errSilent}, []want{{2, 1, 0, false, result.DownSilent}}},
+		{"refused at once", []error{nil, refused}, []want{{1, 0, 0, false, result.DownRefused}}},
+		{"hang then killed", []error{nil, errSilent, errSilent, refused}, []want{{1, 0, 0, false, result.DownRefused}}},
 		{"down and back twice", []error{nil, refused, nil, nil, errSilent, errSilent, nil},
-			[]want{{1, 0, 2, true, reports.DownRefused}, {4, 3, 6, true, reports.DownSilent}}},
-		{"down from the start", []error{refused, refused}, []want{{0, 0, 0, false, reports.DownRefused}}},
+			[]want{{1, 0, 2, true, result.DownRefused}, {4, 3, 6, true, result.DownSilent}}},
+		{"down from the start", []error{refused, refused}, []want{{0, 0, 0, false, result.DownRefused}}},
 		// The prober out of descriptors says nothing of the target:
 		// neither a hang, nor a refusal, nor up.
 		{"inconclusive is not down", []error{nil, errNoFiles, errNoFiles, errNoFiles, nil}, nil},
 		{"inconclusive does not end a hang or count in it", []error{nil, errSilent, errNoFiles, errSilent, errNoFiles, nil},
-			[]want{{1, 0, 5, true, reports.DownSilent}}},
+			[]want{{1, 0, 5, true, result.DownSilent}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &Watchdog{}
@@ -98,9 +98,9 @@ func TestObserve(t *testing.T) {
 func TestRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		var changes []reports.Outage
+		var changes []result.Outage
 		w := &Watchdog{Interval: 250 * time.Millisecond, Timeout: 100 * time.Millisecond, Start: start,
-			OnChange: func(o reports.Outage) { changes = append(changes, o) },
+			OnChange: func(o result.Outage) { changes = append(changes, o) },
 			Probe: func(ctx context.Context) error {
 				if at := time.Since(start); at >= time.Second && at < 2500*time.Millisecond {
 					<-ctx.Done() // hung: answers nothing until the probe's timeout
@@ -118,7 +118,7 @@ func TestRun(t *testing.T) {
 			t.Fatalf("outages = %+v, want 1", got)
 		}
 		o := got[0]
-		if o.StartNS != time.Second || o.LastUpNS != 750*time.Millisecond || !o.Back || o.EndNS != 2500*time.Millisecond || o.Kind != reports.DownSilent {
+		if o.StartNS != time.Second || o.LastUpNS != 750*time.Millisecond || !o.Back || o.EndNS != 2500*time.Millisecond || o.Kind != result.DownSilent {
 			t.Errorf("outage = %+v", o)
 		}
 		if len(changes) != 2 || changes[0].Back || !changes[1].Back {
@@ -134,14 +134,14 @@ func TestMarkDown(t *testing.T) {
 	w := &Watchdog{}
 	w.Observe(0, nil)
 	w.Observe(time.Second, refused)
-	w.MarkDown(1200*time.Millisecond, reports.DownExited, "", "killed by SIGABRT", []string{"terminate called"})
-	w.MarkDown(3*time.Second, reports.DownExited, "", "killed by SIGKILL", nil) // still the same outage
+	w.MarkDown(1200*time.Millisecond, result.DownExited, "", "killed by SIGABRT", []string{"terminate called"})
+	w.MarkDown(3*time.Second, result.DownExited, "", "killed by SIGKILL", nil) // still the same outage
 	got := w.Outages()
-	if len(got) != 1 || got[0].Kind != reports.DownExited || got[0].Exit != "killed by SIGKILL" || got[0].StartNS != time.Second {
+	if len(got) != 1 || got[0].Kind != result.DownExited || got[0].Exit != "killed by SIGKILL" || got[0].StartNS != time.Second {
 		t.Fatalf("outages = %+v", got)
 	}
 	w.Observe(4*time.Second, nil)
-	w.MarkDown(5*time.Second, reports.DownExited, "", "exited with status 2", nil)
+	w.MarkDown(5*time.Second, result.DownExited, "", "exited with status 2", nil)
 	// A probe sent just before the exit and answered after MarkDown does
 	// not end the outage (it would end before it began).
 	w.Observe(4900*time.Millisecond, nil)
@@ -158,7 +158,7 @@ func TestMarkDown(t *testing.T) {
 }
 
 func TestClassifySimclientRefusal(t *testing.T) {
-	if got := Classify(fmt.Errorf("reach: %w", simclient.ErrRefused)); got != reports.DownRefused {
+	if got := Classify(fmt.Errorf("reach: %w", simclient.ErrRefused)); got != result.DownRefused {
 		t.Errorf("Classify(simclient.ErrRefused) = %q, want refused", got)
 	}
 }

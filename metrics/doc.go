@@ -1,6 +1,6 @@
 // Package metrics records what a load run measures, cheaply enough for the
 // engine's hot path (about 100k requests/s on 2 cores; BenchmarkRecord and
-// BenchmarkRecordParallel measure it), and turns it into a reports.Run.
+// BenchmarkRecordParallel measure it), and turns it into a result.Run.
 //
 // A Collector belongs to one run: the engine registers its steps and
 // message types as Keys, each worker goroutine records through its own
@@ -10,7 +10,7 @@
 // count in the run totals, the live counters and the time series.
 //
 // Limitations: latencies are whole microseconds (a sub-microsecond reply
-// reads as 0) and values above reports.HighestUS are clamped, not flagged;
+// reads as 0) and values above result.HighestUS are clamped, not flagged;
 // failed requests enter no histogram, so no threshold can bound the
 // latency of timeouts; memory grows with recorders × keys, and a long soak
 // grows slowly by the encoded seconds of its time series.

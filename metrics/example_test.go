@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Example shows the engine's side: register keys, record from a worker's
@@ -21,7 +21,7 @@ func Example() {
 		sent := intended.Add(200 * time.Microsecond) // the generator ran late
 		r.Record(join, intended, sent, sent.Add(time.Millisecond))
 	}
-	r.Fail(join, reports.ReasonJoinDeny, start.Add(time.Second))
+	r.Fail(join, result.ReasonJoinDeny, start.Add(time.Second))
 	r.Retry(join)
 
 	fmt.Printf("live: %+v\n", c.Live())

@@ -5,7 +5,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // LiveKey is a point-in-time copy of one step's or message type's figures,
@@ -17,7 +17,7 @@ type LiveKey struct {
 	Successes, Failures, Retries, Dropped int64
 	FailuresByReason                      map[string]int64
 	// Corrected, Uncorrected and SendLag are fresh merged histograms
-	// owned by the caller (geometry of reports.NewLatencyHistogram,
+	// owned by the caller (geometry of result.NewLatencyHistogram,
 	// microseconds).
 	Corrected, Uncorrected, SendLag *hdrhistogram.Histogram
 }
@@ -47,7 +47,7 @@ func (c *Collector) LiveKeys() []LiveKey {
 			if !used[k] {
 				used[k] = true
 				*lk = LiveKey{Name: names[k], Kind: kinds[k], FailuresByReason: map[string]int64{},
-					Corrected: reports.NewLatencyHistogram(), Uncorrected: reports.NewLatencyHistogram(), SendLag: reports.NewLatencyHistogram()}
+					Corrected: result.NewLatencyHistogram(), Uncorrected: result.NewLatencyHistogram(), SendLag: result.NewLatencyHistogram()}
 			}
 			lk.Successes += s.successes
 			lk.Failures += s.failures

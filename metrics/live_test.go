@@ -7,7 +7,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestLiveKeysMatchSnapshot checks the live figures are exactly Snapshot's:
@@ -25,8 +25,8 @@ func TestLiveKeysMatchSnapshot(t *testing.T) {
 		r2.Record(join, t0, t0, at(2*d))
 		r2.Record(msg, t0, t0, at(d))
 	}
-	r1.Fail(join, reports.ReasonTimeout, at(time.Second))
-	r2.Fail(join, reports.ReasonJoinDeny, at(time.Second))
+	r1.Fail(join, result.ReasonTimeout, at(time.Second))
+	r2.Fail(join, result.ReasonJoinDeny, at(time.Second))
 	r1.Retry(join)
 	r2.Dropped(list)
 	r1.Violation("U-CRC", at(time.Second), []byte{1}, nil, "")
@@ -38,7 +38,7 @@ func TestLiveKeysMatchSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append(append([]reports.Series(nil), run.Steps...), run.Messages...)
+	want := append(append([]result.Series(nil), run.Steps...), run.Messages...)
 	if len(live) != len(want) {
 		t.Fatalf("%d live keys, want %d", len(live), len(want))
 	}
@@ -53,8 +53,8 @@ func TestLiveKeysMatchSnapshot(t *testing.T) {
 			}
 		}
 		for _, p := range []struct {
-			got  reports.Latency
-			want reports.Latency
+			got  result.Latency
+			want result.Latency
 		}{{mustLatency(t, lk.Corrected), s.Latency}, {mustLatency(t, lk.Uncorrected), s.Uncorrected}, {mustLatency(t, lk.SendLag), s.SendLag}} {
 			if p.got != p.want {
 				t.Errorf("%s: latency %+v, want %+v", s.Name, p.got, p.want)
@@ -70,9 +70,9 @@ func TestLiveKeysMatchSnapshot(t *testing.T) {
 	}
 }
 
-func mustLatency(t *testing.T, h *hdrhistogram.Histogram) reports.Latency {
+func mustLatency(t *testing.T, h *hdrhistogram.Histogram) result.Latency {
 	t.Helper()
-	l, err := reports.NewLatency(h)
+	l, err := result.NewLatency(h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Measure names one of the lobby's own duration measures
-// (reports.MeasureTimeToGame, reports.MeasureRoomFill).
+// (result.MeasureTimeToGame, result.MeasureRoomFill).
 type Measure uint8
 
 // Lobby measures a Recorder keeps (Recorder.Measure).
@@ -34,16 +34,16 @@ type lobby struct {
 
 // Measure records one sample d of measure m (one per session for
 // TimeToGame, one per room for RoomFill), clamped to [0,
-// reports.HighestUS] µs. It allocates only the first time m is recorded.
+// result.HighestUS] µs. It allocates only the first time m is recorded.
 func (r *Recorder) Measure(m Measure, d time.Duration) {
 	if m >= numMeasures {
 		return
 	}
-	us := min(toUS(d), reports.HighestUS)
+	us := min(toUS(d), result.HighestUS)
 	r.mu.Lock()
 	h := r.lobby.hist[m]
 	if h == nil {
-		h = reports.NewLatencyHistogram()
+		h = result.NewLatencyHistogram()
 		r.lobby.hist[m] = h
 	}
 	_ = h.RecordValue(us)
@@ -113,7 +113,7 @@ func (a *lobbyAcc) add(r *Recorder) {
 			continue
 		}
 		if a.hist[m] == nil {
-			a.hist[m] = reports.NewLatencyHistogram()
+			a.hist[m] = result.NewLatencyHistogram()
 		}
 		a.hist[m].Merge(h)
 	}
@@ -133,12 +133,12 @@ func (a *lobbyAcc) add(r *Recorder) {
 
 // result stores the measures in run: Totals' bytes must already hold the
 // steps' sum.
-func (a *lobbyAcc) result(run *reports.Run) error {
+func (a *lobbyAcc) result(run *result.Run) error {
 	var err error
-	if run.TimeToGame, err = reports.NewMeasure(a.hist[TimeToGame]); err != nil {
+	if run.TimeToGame, err = result.NewMeasure(a.hist[TimeToGame]); err != nil {
 		return err
 	}
-	if run.RoomFill, err = reports.NewMeasure(a.hist[RoomFill]); err != nil {
+	if run.RoomFill, err = result.NewMeasure(a.hist[RoomFill]); err != nil {
 		return err
 	}
 	run.Totals.DataSent += a.sent
@@ -148,11 +148,11 @@ func (a *lobbyAcc) result(run *reports.Run) error {
 }
 
 // playersSeries turns per-second entries and net changes into the dense
-// series of reports.PlayersPoint: each second counts the players there
+// series of result.PlayersPoint: each second counts the players there
 // when it began plus those who entered during it, through the second after
 // the last change (which holds the level the run ended with). nil when
 // nothing changed.
-func playersSeries(deltas map[int64][4]int64) []reports.PlayersPoint {
+func playersSeries(deltas map[int64][4]int64) []result.PlayersPoint {
 	if len(deltas) == 0 {
 		return nil
 	}
@@ -160,11 +160,11 @@ func playersSeries(deltas map[int64][4]int64) []reports.PlayersPoint {
 	for s := range deltas {
 		last = max(last, s)
 	}
-	out := make([]reports.PlayersPoint, last+2)
+	out := make([]result.PlayersPoint, last+2)
 	var room, game int64 // the level at the start of the second
 	for sec := int64(0); sec <= last+1; sec++ {
 		d := deltas[sec]
-		out[sec] = reports.PlayersPoint{Second: sec, InRoom: room + d[0], InGame: game + d[2]}
+		out[sec] = result.PlayersPoint{Second: sec, InRoom: room + d[0], InGame: game + d[2]}
 		room += d[1]
 		game += d[3]
 	}

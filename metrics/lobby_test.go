@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestLobbySnapshot: the lobby measures of several recorders come out of
@@ -16,8 +16,8 @@ import (
 func TestLobbySnapshot(t *testing.T) {
 	start := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
-	pp := func(sec, room, game int64) reports.PlayersPoint {
-		return reports.PlayersPoint{Second: sec, InRoom: room, InGame: game}
+	pp := func(sec, room, game int64) result.PlayersPoint {
+		return result.PlayersPoint{Second: sec, InRoom: room, InGame: game}
 	}
 	type ev struct {
 		rec        int
@@ -27,15 +27,15 @@ func TestLobbySnapshot(t *testing.T) {
 	tests := []struct {
 		name   string
 		events []ev
-		want   []reports.PlayersPoint
+		want   []result.PlayersPoint
 	}{
 		{"none", nil, nil},
 		{"a match within a second", []ev{{0, 100, 1, 0}, {1, 150, 1, 0}, {0, 400, 0, 1}, {1, 420, 0, 1}, {0, 900, -1, -1}, {1, 950, -1, -1}},
-			[]reports.PlayersPoint{{Second: 0, InRoom: 2, InGame: 2}, {Second: 1}}},
+			[]result.PlayersPoint{{Second: 0, InRoom: 2, InGame: 2}, {Second: 1}}},
 		{"across seconds and recorders", []ev{{0, 100, 1, 0}, {1, 1100, 1, 0}, {1, 1200, 0, 1}, {0, 2500, -1, 0}, {1, 3100, -1, -1}},
-			[]reports.PlayersPoint{pp(0, 1, 0), pp(1, 2, 1), pp(2, 2, 1), pp(3, 1, 1), pp(4, 0, 0)}},
+			[]result.PlayersPoint{pp(0, 1, 0), pp(1, 2, 1), pp(2, 2, 1), pp(3, 1, 1), pp(4, 0, 0)}},
 		{"still there at the end", []ev{{0, 1500, 1, 1}},
-			[]reports.PlayersPoint{pp(0, 0, 0), pp(1, 1, 1), pp(2, 1, 1)}},
+			[]result.PlayersPoint{pp(0, 0, 0), pp(1, 1, 1), pp(2, 1, 1)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

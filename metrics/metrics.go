@@ -10,7 +10,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Kind tells whether a Key names a scenario step or a protocol message type.
@@ -27,7 +27,7 @@ const (
 type Key int32
 
 // Collector owns the recorders of one run, their live counters and the
-// run-wide findings; Snapshot merges everything into a reports.Run. All
+// run-wide findings; Snapshot merges everything into a result.Run. All
 // methods are safe for concurrent use.
 type Collector struct {
 	start time.Time
@@ -38,8 +38,8 @@ type Collector struct {
 	byName    [2]map[string]Key
 	recorders []*Recorder
 	seconds   map[int64]*second
-	rateLimit []reports.RateLimitFinding
-	malformed map[string]*reports.MalformedFinding
+	rateLimit []result.RateLimitFinding
+	malformed map[string]*result.MalformedFinding
 	malOrder  []string
 	last      time.Time // latest completion seen by a flush
 	// compactedTo: seconds below it have been considered for compaction.
@@ -48,7 +48,7 @@ type Collector struct {
 }
 
 // compactAfter is how many seconds behind the newest flushed second a
-// second's histogram is encoded (reports.NewPoint) and its ~23 KiB of
+// second's histogram is encoded (result.NewPoint) and its ~23 KiB of
 // counts freed, so long soaks do not hold one full histogram per second.
 const compactAfter = 10
 
@@ -57,7 +57,7 @@ const compactAfter = 10
 type second struct {
 	requests, errors int64
 	h                *hdrhistogram.Histogram
-	point            *reports.Point
+	point            *result.Point
 }
 
 // open makes s.h usable, decoding a compacted second. Callers hold c.mu.
@@ -71,7 +71,7 @@ func (c *Collector) open(s *second) {
 		if c.err == nil {
 			c.err = fmt.Errorf("metrics: reopen time-series second %d: %w", s.point.Second, err)
 		}
-		h = reports.NewSecondHistogram()
+		h = result.NewSecondHistogram()
 	}
 	s.h, s.point = h, nil
 }
@@ -87,7 +87,7 @@ func (c *Collector) compact(newest int64) {
 		if s.h == nil {
 			return
 		}
-		p, err := reports.NewPoint(sec, s.requests, s.errors, s.h)
+		p, err := result.NewPoint(sec, s.requests, s.errors, s.h)
 		if err != nil {
 			if c.err == nil {
 				c.err = err
@@ -120,7 +120,7 @@ func NewCollector(start time.Time) *Collector {
 		start:     start,
 		byName:    [2]map[string]Key{{}, {}},
 		seconds:   map[int64]*second{},
-		malformed: map[string]*reports.MalformedFinding{},
+		malformed: map[string]*result.MalformedFinding{},
 	}
 }
 
@@ -151,7 +151,7 @@ func (c *Collector) key(kind Kind, name string) Key {
 // (or per shard of clients): each holds two full-precision histograms per
 // key it sees (about 160 KiB each), so do not make one per simulated client.
 func (c *Collector) NewRecorder() *Recorder {
-	r := &Recorder{c: c, cur: -1, curHist: reports.NewSecondHistogram(), violations: map[string]*reports.Violation{}}
+	r := &Recorder{c: c, cur: -1, curHist: result.NewSecondHistogram(), violations: map[string]*result.Violation{}}
 	c.mu.Lock()
 	c.recorders = append(c.recorders, r)
 	c.mu.Unlock()
@@ -159,7 +159,7 @@ func (c *Collector) NewRecorder() *Recorder {
 }
 
 // Live is a point-in-time sum of the live counters, for progress display.
-// Like reports.Totals, the request counters sum the steps only: a message
+// Like result.Totals, the request counters sum the steps only: a message
 // type's samples re-record requests a step already counted.
 type Live struct {
 	Requests, Successes, Failures, Retries, Dropped, Violations int64
@@ -195,7 +195,7 @@ func (c *Collector) Live() Live {
 }
 
 // AddRateLimit records a rate-limit finding (computed by the engine).
-func (c *Collector) AddRateLimit(f reports.RateLimitFinding) {
+func (c *Collector) AddRateLimit(f result.RateLimitFinding) {
 	c.mu.Lock()
 	c.rateLimit = append(c.rateLimit, f)
 	c.mu.Unlock()
@@ -209,7 +209,7 @@ func (c *Collector) AddMalformed(kind string, sent, unexpectedReplies, livenessC
 	defer c.mu.Unlock()
 	m := c.malformed[kind]
 	if m == nil {
-		m = &reports.MalformedFinding{Kind: kind}
+		m = &result.MalformedFinding{Kind: kind}
 		c.malformed[kind] = m
 		c.malOrder = append(c.malOrder, kind)
 	}
@@ -259,7 +259,7 @@ type Recorder struct {
 	curReq     int64
 	curErr     int64
 	curHist    *hdrhistogram.Histogram
-	violations map[string]*reports.Violation
+	violations map[string]*result.Violation
 	violOrder  []string
 	last       time.Time
 	lobby      lobby // the lobby measures (lobby.go)
@@ -289,9 +289,9 @@ func (r *Recorder) stats(k Key) *keyStats {
 		s.step = int(k) < len(r.c.kinds) && r.c.kinds[k] == KindStep
 		r.c.mu.Unlock()
 		s.reasons = map[string]int64{}
-		s.corrected = reports.NewLatencyHistogram()
-		s.uncorr = reports.NewLatencyHistogram()
-		s.lag = reports.NewLatencyHistogram()
+		s.corrected = result.NewLatencyHistogram()
+		s.uncorr = result.NewLatencyHistogram()
+		s.lag = result.NewLatencyHistogram()
 	}
 	return s
 }
@@ -313,7 +313,7 @@ func toUS(d time.Duration) int64 {
 // schedule wanted it sent, sent when it actually left, done when the reply
 // arrived. The corrected histogram gets done-intended, the uncorrected one
 // done-sent, the send-lag one sent-intended (all in µs, clamped to [0,
-// reports.HighestUS]). Only a step
+// result.HighestUS]). Only a step
 // key's samples also count in Live and the time series: a message type's
 // re-record a request its step already counted. It does not allocate once k
 // has been seen by this recorder.
@@ -332,13 +332,13 @@ func (r *Recorder) RecordReady(k Key, intended, ready, sent, done time.Time) {
 	if ready.Before(intended) {
 		ready = intended
 	}
-	lag := min(toUS(sent.Sub(ready)), reports.HighestUS)
+	lag := min(toUS(sent.Sub(ready)), result.HighestUS)
 	sec := r.secondOf(done)
 	r.mu.Lock()
 	s := r.stats(k)
 	s.successes++
-	corr = min(corr, reports.HighestUS)
-	unc = min(unc, reports.HighestUS)
+	corr = min(corr, result.HighestUS)
+	unc = min(unc, result.HighestUS)
 	_ = s.corrected.RecordValue(corr)
 	_ = s.uncorr.RecordValue(unc)
 	_ = s.lag.RecordValue(lag)
@@ -424,7 +424,7 @@ func (r *Recorder) SessionStarted() { r.live.sessionsStarted.Add(1) }
 func (r *Recorder) SessionFinished() { r.live.sessionsFinished.Add(1) }
 
 // Violation counts one breach of rule (e.g. "U-CRC") observed at. The first
-// reports.MaxViolationSamples per rule and recorder keep hex copies of packet
+// result.MaxViolationSamples per rule and recorder keep hex copies of packet
 // and of the request that caused it (nil if unsolicited), and detail;
 // Snapshot keeps the first of those in recorder-creation order, so the
 // samples are the first per recorder, not the first in time across the run.
@@ -432,13 +432,13 @@ func (r *Recorder) Violation(rule string, at time.Time, packet, request []byte, 
 	r.mu.Lock()
 	v := r.violations[rule]
 	if v == nil {
-		v = &reports.Violation{Rule: rule, Samples: []reports.ViolationSample{}}
+		v = &result.Violation{Rule: rule, Samples: []result.ViolationSample{}}
 		r.violations[rule] = v
 		r.violOrder = append(r.violOrder, rule)
 	}
 	v.Count++
-	if len(v.Samples) < reports.MaxViolationSamples {
-		v.Samples = append(v.Samples, reports.ViolationSample{
+	if len(v.Samples) < result.MaxViolationSamples {
+		v.Samples = append(v.Samples, result.ViolationSample{
 			OffsetNS: at.Sub(r.c.start),
 			Packet:   hex.EncodeToString(packet),
 			Request:  hex.EncodeToString(request),
@@ -477,7 +477,7 @@ func (r *Recorder) flushSecond() {
 	c.mu.Lock()
 	s := c.seconds[r.cur]
 	if s == nil {
-		s = &second{h: reports.NewSecondHistogram()}
+		s = &second{h: result.NewSecondHistogram()}
 		c.seconds[r.cur] = s
 	}
 	c.open(s)
@@ -497,7 +497,7 @@ func (r *Recorder) flushSecond() {
 // recording goes on (each recorder is locked only while it is copied) and
 // any number of times. Scenario, Target and Thresholds are left for the
 // caller to fill.
-func (c *Collector) Snapshot() (*reports.Run, error) {
+func (c *Collector) Snapshot() (*result.Run, error) {
 	c.mu.Lock()
 	rs := append([]*Recorder(nil), c.recorders...)
 	names := append([]string(nil), c.names...)
@@ -505,18 +505,18 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 	c.mu.Unlock()
 
 	type agg struct {
-		s             reports.Series
+		s             result.Series
 		corr, un, lag *hdrhistogram.Histogram
 		used          bool
 	}
 	aggs := make([]agg, len(names))
 	for i := range aggs {
-		aggs[i] = agg{s: reports.Series{Name: names[i], FailuresByReason: map[string]int64{}},
-			corr: reports.NewLatencyHistogram(), un: reports.NewLatencyHistogram(), lag: reports.NewLatencyHistogram()}
+		aggs[i] = agg{s: result.Series{Name: names[i], FailuresByReason: map[string]int64{}},
+			corr: result.NewLatencyHistogram(), un: result.NewLatencyHistogram(), lag: result.NewLatencyHistogram()}
 	}
-	run := reports.NewRun()
+	run := result.NewRun()
 	run.StartedAt = c.start
-	viol := map[string]*reports.Violation{}
+	viol := map[string]*result.Violation{}
 	var violOrder []string
 	var lob lobbyAcc
 	for _, r := range rs {
@@ -548,13 +548,13 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 			v := r.violations[rule]
 			acc := viol[rule]
 			if acc == nil {
-				acc = &reports.Violation{Rule: rule, Samples: []reports.ViolationSample{}}
+				acc = &result.Violation{Rule: rule, Samples: []result.ViolationSample{}}
 				viol[rule] = acc
 				violOrder = append(violOrder, rule)
 			}
 			acc.Count += v.Count
 			for _, smp := range v.Samples {
-				if len(acc.Samples) < reports.MaxViolationSamples {
+				if len(acc.Samples) < result.MaxViolationSamples {
 					acc.Samples = append(acc.Samples, smp)
 				}
 			}
@@ -564,7 +564,7 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 		run.Totals.SessionsFinished += r.live.sessionsFinished.Load()
 	}
 
-	run.Steps, run.Messages = []reports.Series{}, []reports.Series{}
+	run.Steps, run.Messages = []result.Series{}, []result.Series{}
 	t := &run.Totals
 	for i := range aggs {
 		a := &aggs[i]
@@ -572,13 +572,13 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 			continue
 		}
 		var err error
-		if a.s.Latency, err = reports.NewLatency(a.corr); err != nil {
+		if a.s.Latency, err = result.NewLatency(a.corr); err != nil {
 			return nil, err
 		}
-		if a.s.Uncorrected, err = reports.NewLatency(a.un); err != nil {
+		if a.s.Uncorrected, err = result.NewLatency(a.un); err != nil {
 			return nil, err
 		}
-		if a.s.SendLag, err = reports.NewLatency(a.lag); err != nil {
+		if a.s.SendLag, err = result.NewLatency(a.lag); err != nil {
 			return nil, err
 		}
 		a.s.Requests = a.s.Successes + a.s.Failures + a.s.Cut
@@ -605,7 +605,7 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 	// Steps and messages come out in registration order, whichever
 	// recorder saw a key first.
 
-	run.Violations = make([]reports.Violation, 0, len(violOrder))
+	run.Violations = make([]result.Violation, 0, len(violOrder))
 	sort.Strings(violOrder)
 	for _, rule := range violOrder {
 		run.Violations = append(run.Violations, *viol[rule])
@@ -622,14 +622,14 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 		secs = append(secs, s)
 	}
 	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
-	run.TimeSeries = make([]reports.Point, 0, len(secs))
+	run.TimeSeries = make([]result.Point, 0, len(secs))
 	for _, s := range secs {
 		v := c.seconds[s]
 		if v.point != nil {
 			run.TimeSeries = append(run.TimeSeries, *v.point)
 			continue
 		}
-		p, err := reports.NewPoint(s, v.requests, v.errors, v.h)
+		p, err := result.NewPoint(s, v.requests, v.errors, v.h)
 		if err != nil {
 			return nil, err
 		}
@@ -638,12 +638,12 @@ func (c *Collector) Snapshot() (*reports.Run, error) {
 	if c.last.After(c.start) {
 		run.DurationNS = c.last.Sub(c.start)
 	}
-	run.RateLimits = append([]reports.RateLimitFinding{}, c.rateLimit...)
-	run.Malformed = make([]reports.MalformedFinding, 0, len(c.malOrder))
+	run.RateLimits = append([]result.RateLimitFinding{}, c.rateLimit...)
+	run.Malformed = make([]result.MalformedFinding, 0, len(c.malOrder))
 	for _, k := range c.malOrder {
 		run.Malformed = append(run.Malformed, *c.malformed[k])
 	}
-	run.Thresholds = []reports.ThresholdResult{}
+	run.Thresholds = []result.ThresholdResult{}
 	return run, nil
 }
 

@@ -7,7 +7,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -60,8 +60,8 @@ func TestClampAboveRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := run.Steps[0].Latency; got.Count != 1 || got.MaxUS < reports.HighestUS*999/1000 {
-		t.Errorf("clamped latency = %+v, want one value near %d", got, reports.HighestUS)
+	if got := run.Steps[0].Latency; got.Count != 1 || got.MaxUS < result.HighestUS*999/1000 {
+		t.Errorf("clamped latency = %+v, want one value near %d", got, result.HighestUS)
 	}
 }
 
@@ -78,10 +78,10 @@ func TestCountsAndOrder(t *testing.T) {
 	r1, r2 := c.NewRecorder(), c.NewRecorder()
 	// r2 sees join before list_rooms; output order must stay registration order.
 	r2.Record(join, t0, t0, at(time.Millisecond))
-	r2.Fail(join, reports.ReasonJoinDeny, at(1500*time.Millisecond))
+	r2.Fail(join, result.ReasonJoinDeny, at(1500*time.Millisecond))
 	r1.Record(list, t0, t0, at(2*time.Millisecond))
-	r1.Fail(list, reports.ReasonTimeout, at(2*time.Second))
-	r1.Fail(join, reports.ReasonTimeout, at(2*time.Second))
+	r1.Fail(list, result.ReasonTimeout, at(2*time.Second))
+	r1.Fail(join, result.ReasonTimeout, at(2*time.Second))
 	r1.Retry(join)
 	r1.Retry(join)
 	r2.Dropped(list)
@@ -113,19 +113,19 @@ func TestCountsAndOrder(t *testing.T) {
 		t.Fatalf("messages = %+v", run.Messages)
 	}
 	j := run.Steps[1]
-	if j.Successes != 1 || j.Failures != 2 || j.Retries != 2 || j.FailuresByReason[reports.ReasonTimeout] != 1 || j.FailuresByReason[reports.ReasonJoinDeny] != 1 {
+	if j.Successes != 1 || j.Failures != 2 || j.Retries != 2 || j.FailuresByReason[result.ReasonTimeout] != 1 || j.FailuresByReason[result.ReasonJoinDeny] != 1 {
 		t.Errorf("join = %+v", j)
 	}
 	tot := run.Totals
 	if tot.Requests != 5 || tot.Successes != 2 || tot.Failures != 3 || tot.Dropped != 1 || tot.Retries != 2 ||
-		tot.SessionsStarted != 2 || tot.SessionsFinished != 1 || tot.Violations != 7 || tot.FailuresByReason[reports.ReasonTimeout] != 2 {
+		tot.SessionsStarted != 2 || tot.SessionsFinished != 1 || tot.Violations != 7 || tot.FailuresByReason[result.ReasonTimeout] != 2 {
 		t.Errorf("totals = %+v", tot)
 	}
 	if len(run.Violations) != 2 || run.Violations[0].Rule != "A-LEN" || run.Violations[1].Rule != "U-CRC" {
 		t.Fatalf("violations = %+v", run.Violations)
 	}
 	crc := run.Violations[1]
-	if crc.Count != 6 || len(crc.Samples) != reports.MaxViolationSamples || crc.Samples[0].Packet != "dead00" || crc.Samples[0].Request != "01" || crc.Samples[0].OffsetNS != time.Second {
+	if crc.Count != 6 || len(crc.Samples) != result.MaxViolationSamples || crc.Samples[0].Packet != "dead00" || crc.Samples[0].Request != "01" || crc.Samples[0].OffsetNS != time.Second {
 		t.Errorf("U-CRC = %+v", crc)
 	}
 	// seconds: 0 has 2 successes + 0 errors (list, join; msg is not a
@@ -154,12 +154,12 @@ func TestFindings(t *testing.T) {
 	c.AddMalformed("bad_crc", 10, 1, 10, 9)
 	c.AddMalformed("truncated", 5, 0, 5, 5)
 	c.AddMalformed("bad_crc", 2, 0, 2, 2)
-	c.AddRateLimit(reports.RateLimitFinding{Source: "127.0.0.2", ObservedLimitPerSec: 100})
+	c.AddRateLimit(result.RateLimitFinding{Source: "127.0.0.2", ObservedLimitPerSec: 100})
 	run, err := c.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []reports.MalformedFinding{{Kind: "bad_crc", Sent: 12, UnexpectedReplies: 1, LivenessChecks: 12, LivenessKept: 11}, {Kind: "truncated", Sent: 5, LivenessChecks: 5, LivenessKept: 5}}
+	want := []result.MalformedFinding{{Kind: "bad_crc", Sent: 12, UnexpectedReplies: 1, LivenessChecks: 12, LivenessKept: 11}, {Kind: "truncated", Sent: 5, LivenessChecks: 5, LivenessKept: 5}}
 	if len(run.Malformed) != 2 || run.Malformed[0] != want[0] || run.Malformed[1] != want[1] {
 		t.Errorf("malformed = %+v", run.Malformed)
 	}
@@ -224,11 +224,11 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	k := c.Step("ping")
 	r := c.NewRecorder()
 	r.Record(k, t0, t0, t0)
-	r.Fail(k, reports.ReasonTimeout, t0)
+	r.Fail(k, result.ReasonTimeout, t0)
 	now := t0
 	allocs := testing.AllocsPerRun(1000, func() {
 		r.Record(k, now, now, now.Add(300*time.Microsecond))
-		r.Fail(k, reports.ReasonTimeout, now)
+		r.Fail(k, result.ReasonTimeout, now)
 	})
 	if allocs != 0 {
 		t.Errorf("Record+Fail allocate %.1f times per call", allocs)
@@ -236,7 +236,7 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 }
 
 // TestShardedSnapshotsMergeExactly records the same samples into one
-// collector and split across two, and checks reports.Merge of the two
+// collector and split across two, and checks result.Merge of the two
 // snapshots equals the single snapshot.
 func TestShardedSnapshotsMergeExactly(t *testing.T) {
 	one := NewCollector(t0)
@@ -252,15 +252,15 @@ func TestShardedSnapshotsMergeExactly(t *testing.T) {
 		ro.Record(ko, intended, sent, done)
 		rs[i%2].Record(ks[i%2], intended, sent, done)
 		if i%97 == 0 {
-			ro.Fail(ko, reports.ReasonTimeout, done)
-			rs[i%2].Fail(ks[i%2], reports.ReasonTimeout, done)
+			ro.Fail(ko, result.ReasonTimeout, done)
+			rs[i%2].Fail(ks[i%2], result.ReasonTimeout, done)
 		}
 	}
 	want, err := one.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parts []*reports.Run
+	var parts []*result.Run
 	for _, c := range shards {
 		s, err := c.Snapshot()
 		if err != nil {
@@ -268,7 +268,7 @@ func TestShardedSnapshotsMergeExactly(t *testing.T) {
 		}
 		parts = append(parts, s)
 	}
-	got, err := reports.Merge(parts...)
+	got, err := result.Merge(parts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestCompactedSecondsStayExact(t *testing.T) {
 		r.Record(k, at(d), at(d), at(d+lat))
 		sec := int64((d + lat) / time.Second)
 		if ref[sec] == nil {
-			ref[sec] = reports.NewSecondHistogram()
+			ref[sec] = result.NewSecondHistogram()
 		}
 		_ = ref[sec].RecordValue(int64(lat / time.Microsecond))
 	}
@@ -369,8 +369,8 @@ func TestStepAndMessageCountedOnce(t *testing.T) {
 		}
 		done := at(time.Duration(i) * 100 * time.Millisecond) // seconds 0, 1, 2
 		if i%5 == 4 {
-			r.Fail(msg, reports.ReasonTimeout, done)
-			r.Fail(step, reports.ReasonTimeout, done)
+			r.Fail(msg, result.ReasonTimeout, done)
+			r.Fail(step, result.ReasonTimeout, done)
 			continue
 		}
 		r.Record(msg, t0, t0, done)

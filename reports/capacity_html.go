@@ -5,6 +5,9 @@ import (
 	"html/template"
 	"io"
 	"strconv"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 func init() {
@@ -39,11 +42,11 @@ type capHTMLRule struct {
 // WriteCapacityHTML writes the search as one self-contained page: the
 // headline, p99 against load and throughput against offered load (the
 // knee marked), the steps and the rule × load matrix.
-func WriteCapacityHTML(w io.Writer, c *Capacity) error {
+func WriteCapacityHTML(w io.Writer, c *result.Capacity) error {
 	hl := c.Headline()
 	u := c.Unit()
 	data := struct {
-		C                              *Capacity
+		C                              *result.Capacity
 		CSS                            template.CSS
 		Status, Headline, Unit, Warmup string
 		Charts                         []template.HTML
@@ -52,15 +55,15 @@ func WriteCapacityHTML(w io.Writer, c *Capacity) error {
 		Matrix                         []capHTMLRule
 	}{C: c, CSS: template.CSS(htmlCSS), Status: hl.Status, Headline: hl.Text, Unit: unitName(c), Warmup: c.Settings.WarmupNS.String()}
 	for _, s := range c.StepsByLoad() {
-		data.Steps = append(data.Steps, capHTMLStep{FormatLoad(s.Load, u), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
-			capUS(s.P50US), capUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), violationsText(s.Violations), serverText(s), whatBroke(s)})
+		data.Steps = append(data.Steps, capHTMLStep{result.FormatLoad(s.Load, u), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
+			capUS(s.P50US), capUS(s.P99US), words.Pct(s.ErrorRate), words.US(s.SendLagP99US), violationsText(s.Violations), serverText(s), whatBroke(s)})
 	}
 	loads := c.Loads()
 	for _, l := range loads {
-		data.Loads = append(data.Loads, FormatLoad(l, u))
+		data.Loads = append(data.Loads, result.FormatLoad(l, u))
 	}
 	for _, r := range c.Rules {
-		row := capHTMLRule{Rule: r.Rule, First: FormatLoad(r.FirstLoad, u)}
+		row := capHTMLRule{Rule: r.Rule, First: result.FormatLoad(r.FirstLoad, u)}
 		for _, l := range loads {
 			var n int64
 			for _, s := range c.Steps {
@@ -83,7 +86,7 @@ func WriteCapacityHTML(w io.Writer, c *Capacity) error {
 // capacityCharts are p99 against load and achieved throughput against
 // offered load, each with the knee (the sustainable load) as a labelled
 // vertical line. None without a step.
-func capacityCharts(c *Capacity, width float64) []template.HTML {
+func capacityCharts(c *result.Capacity, width float64) []template.HTML {
 	steps := c.StepsByLoad()
 	if len(steps) == 0 {
 		return nil
@@ -102,9 +105,9 @@ func capacityCharts(c *Capacity, width float64) []template.HTML {
 	}
 	var knee []vline
 	if c.Sustainable > 0 {
-		knee = []vline{{X: c.Sustainable, Label: "held " + FormatLoad(c.Sustainable, u), Title: "sustainable load"}}
+		knee = []vline{{X: c.Sustainable, Label: "held " + result.FormatLoad(c.Sustainable, u), Title: "sustainable load"}}
 	}
-	chart := func(title, yTitle string, ymax float64, ylabel func(float64) string, pick func(CapacityStep) float64, name string) template.HTML {
+	chart := func(title, yTitle string, ymax float64, ylabel func(float64) string, pick func(result.CapacityStep) float64, name string) template.HTML {
 		yTicks := niceTicks(ymax, 5)
 		yt := make([]tick, len(yTicks))
 		for i, v := range yTicks {
@@ -115,12 +118,12 @@ func capacityCharts(c *Capacity, width float64) []template.HTML {
 		for _, s := range steps {
 			pt := xy{s.Load, pick(s)}
 			ls.Points = append(ls.Points, pt)
-			ls.Marks = append(ls.Marks, mark{P: pt, Title: fmt.Sprintf("%s: %s (%s)", FormatLoad(s.Load, u), ylabel(pt.Y), verdictWord(s.Verdict))})
+			ls.Marks = append(ls.Marks, mark{P: pt, Title: fmt.Sprintf("%s: %s (%s)", result.FormatLoad(s.Load, u), ylabel(pt.Y), verdictWord(s.Verdict))})
 		}
 		return drawChart(title, "offered load ("+unitName(c)+")", yTitle, p, xt, yt, []lineSeries{ls}, []string{name}, width, 300)
 	}
 	return []template.HTML{
-		chart("p99 latency against load", "p99", maxP99, fmtAxisUS, func(s CapacityStep) float64 { return float64(s.P99US) }, "p99 (corrected, after warm-up)"),
-		chart("answered throughput against offered load", "requests/s", maxTput, fmtAxisCount, func(s CapacityStep) float64 { return s.Throughput }, "answered requests/s (after warm-up)"),
+		chart("p99 latency against load", "p99", maxP99, fmtAxisUS, func(s result.CapacityStep) float64 { return float64(s.P99US) }, "p99 (corrected, after warm-up)"),
+		chart("answered throughput against offered load", "requests/s", maxTput, fmtAxisCount, func(s result.CapacityStep) float64 { return s.Throughput }, "answered requests/s (after warm-up)"),
 	}
 }

@@ -1,6 +1,10 @@
 package reports
 
-import "io"
+import (
+	"io"
+
+	"github.com/lobbybench/lobbybench/result"
+)
 
 func init() {
 	registerCapacity("json", "write the search as JSON to `FILE`", WriteCapacityJSON)
@@ -8,7 +12,7 @@ func init() {
 
 // WriteCapacityJSON writes c as JSON, led by its headline (status and
 // verdict).
-func WriteCapacityJSON(w io.Writer, c *Capacity) error {
+func WriteCapacityJSON(w io.Writer, c *result.Capacity) error {
 	cp := *c
 	hl := c.Headline()
 	cp.Status, cp.Verdict = hl.Status, hl.Text

@@ -3,6 +3,9 @@ package reports
 import (
 	"fmt"
 	"io"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 func init() {
@@ -16,27 +19,27 @@ func init() {
 // step, the load above the limit that a search is meant to find, passes
 // with what broke in its output), then a failure per protocol rule
 // broken under load (a violation is a bug at any load).
-func WriteCapacityJUnit(w io.Writer, c *Capacity) error {
+func WriteCapacityJUnit(w io.Writer, c *result.Capacity) error {
 	u := c.Unit()
 	hl := c.Headline()
 	s := junitSuite{Name: "lobbybench.capacity", Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
 	search := junitCase{Name: "sustainable load", Classname: "capacity", Time: junitTime(c.DurationNS), SystemOut: &junitText{Text: xmlSafe(hl.Text)}}
 	switch hl.Status {
-	case StatusTargetDown, StatusInconclusive, StatusInterrupted:
+	case result.StatusTargetDown, result.StatusInconclusive, result.StatusInterrupted:
 		search.Error = &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text)}
-	case StatusFail:
+	case result.StatusFail:
 		search.Failure = &junitFailure{Message: hl.Text, Type: "capacity", Text: xmlSafe(hl.Text)}
 	}
 	s.add(search)
 	step := c.Settings.StepNS + c.Settings.WarmupNS
 	for _, st := range c.Steps {
-		k := junitCase{Name: "load " + FormatLoad(st.Load, u), Classname: "capacity.steps", Time: junitTime(step)}
+		k := junitCase{Name: "load " + result.FormatLoad(st.Load, u), Classname: "capacity.steps", Time: junitTime(step)}
 		detail := fmt.Sprintf("achieved %.1f/s, p50 %s, p99 %s, errors %s, send lag p99 %s, violations %s; %s",
-			st.Throughput, fmtUS(st.P50US), fmtUS(st.P99US), fmtPct(st.ErrorRate), fmtUS(st.SendLagP99US), violationsText(st.Violations), st.Headline)
+			st.Throughput, words.US(st.P50US), words.US(st.P99US), words.Pct(st.ErrorRate), words.US(st.SendLagP99US), violationsText(st.Violations), st.Headline)
 		switch st.Verdict {
-		case CapFail:
-			k.SystemOut = &junitText{Text: xmlSafe("FAIL: broke: " + joinMax(st.Broke, 3) + "\n" + detail)}
-		case CapHarnessBound, CapTargetDown:
+		case result.CapFail:
+			k.SystemOut = &junitText{Text: xmlSafe("FAIL: broke: " + words.JoinMax(st.Broke, 3) + "\n" + detail)}
+		case result.CapHarnessBound, result.CapTargetDown:
 			k.Error = &junitError{Message: verdictWord(st.Verdict) + ": " + st.Why, Type: st.Verdict, Text: xmlSafe(detail)}
 		default:
 			k.SystemOut = &junitText{Text: xmlSafe(detail)}
@@ -47,7 +50,7 @@ func WriteCapacityJUnit(w io.Writer, c *Capacity) error {
 	if len(c.Rules) > 0 {
 		rs := junitSuite{Name: "lobbybench.capacity.rules", Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
 		for _, r := range c.Rules {
-			msg := fmt.Sprintf("%s broken from %s (%s, %d violations)", r.Rule, FormatLoad(r.FirstLoad, u), Count(r.Steps, "step"), r.Count)
+			msg := fmt.Sprintf("%s broken from %s (%s, %d violations)", r.Rule, result.FormatLoad(r.FirstLoad, u), words.Count(r.Steps, "step"), r.Count)
 			rs.add(junitCase{Name: r.Rule, Classname: "capacity.rules", Time: "0.000", Failure: &junitFailure{Message: msg, Type: "violation", Text: msg}})
 		}
 		suites = append(suites, rs)

@@ -9,31 +9,32 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // capacityFixture is a search that held up to 200/s, broke at 220/s on
 // its error rate, and broke U-SEQ from 220/s.
-func capacityFixture() *Capacity {
-	steps := []CapacityStep{
-		{Load: 50, Verdict: CapPass, Requests: 400, Throughput: 50, P50US: 300, P99US: 900, SendLagP99US: 80, Headline: "PASS · the threshold passed", ServerCPUSeconds: 0.4, ServerPeakRSSBytes: 30 << 20},
-		{Load: 100, Verdict: CapPass, Requests: 800, Throughput: 100, P50US: 320, P99US: 1200, SendLagP99US: 90, Headline: "PASS · the threshold passed"},
-		{Load: 200, Verdict: CapPass, Requests: 1600, Throughput: 199.5, P50US: 400, P99US: 4000, ErrorRate: 0.01, SendLagP99US: 120, Headline: "PASS · the threshold passed"},
-		{Load: 400, Verdict: CapFail, Requests: 3200, Throughput: 205, P50US: 9000, P99US: 250000, ErrorRate: 0.48, SendLagP99US: 300,
+func capacityFixture() *result.Capacity {
+	steps := []result.CapacityStep{
+		{Load: 50, Verdict: result.CapPass, Requests: 400, Throughput: 50, P50US: 300, P99US: 900, SendLagP99US: 80, Headline: "PASS · the threshold passed", ServerCPUSeconds: 0.4, ServerPeakRSSBytes: 30 << 20},
+		{Load: 100, Verdict: result.CapPass, Requests: 800, Throughput: 100, P50US: 320, P99US: 1200, SendLagP99US: 90, Headline: "PASS · the threshold passed"},
+		{Load: 200, Verdict: result.CapPass, Requests: 1600, Throughput: 199.5, P50US: 400, P99US: 4000, ErrorRate: 0.01, SendLagP99US: 120, Headline: "PASS · the threshold passed"},
+		{Load: 400, Verdict: result.CapFail, Requests: 3200, Throughput: 205, P50US: 9000, P99US: 250000, ErrorRate: 0.48, SendLagP99US: 300,
 			Broke: []string{"errors.rate < 5% (measured 48.00%)", "rule U-SEQ (40 violations)"}, Violations: map[string]int64{"U-SEQ": 40}, Headline: "FAIL · 1 of 1 threshold breached", Drain: "not drained: 3 rooms listed after --drain 30s, baseline 0"},
-		{Load: 300, Verdict: CapFail, Requests: 2400, Throughput: 204, P50US: 5000, P99US: 90000, ErrorRate: 0.3, SendLagP99US: 200, Broke: []string{"errors.rate < 5% (measured 30.00%)"}, Headline: "FAIL · 1 of 1 threshold breached"},
-		{Load: 250, Verdict: CapFail, Requests: 2000, Throughput: 203, P50US: 2000, P99US: 40000, ErrorRate: 0.18, SendLagP99US: 150, Broke: []string{"errors.rate < 5% (measured 18.00%)", "rule U-SEQ (2 violations)"}, Violations: map[string]int64{"U-SEQ": 2}, Headline: "FAIL · 1 of 1 threshold breached"},
-		{Load: 220, Verdict: CapFail, Requests: 1760, Throughput: 201, P50US: 800, P99US: 20000, ErrorRate: 0.08, SendLagP99US: 130, Broke: []string{"errors.rate < 5% (measured 8.00%)"}, Headline: "FAIL · 1 of 1 threshold breached"},
+		{Load: 300, Verdict: result.CapFail, Requests: 2400, Throughput: 204, P50US: 5000, P99US: 90000, ErrorRate: 0.3, SendLagP99US: 200, Broke: []string{"errors.rate < 5% (measured 30.00%)"}, Headline: "FAIL · 1 of 1 threshold breached"},
+		{Load: 250, Verdict: result.CapFail, Requests: 2000, Throughput: 203, P50US: 2000, P99US: 40000, ErrorRate: 0.18, SendLagP99US: 150, Broke: []string{"errors.rate < 5% (measured 18.00%)", "rule U-SEQ (2 violations)"}, Violations: map[string]int64{"U-SEQ": 2}, Headline: "FAIL · 1 of 1 threshold breached"},
+		{Load: 220, Verdict: result.CapFail, Requests: 1760, Throughput: 201, P50US: 800, P99US: 20000, ErrorRate: 0.08, SendLagP99US: 130, Broke: []string{"errors.rate < 5% (measured 8.00%)"}, Headline: "FAIL · 1 of 1 threshold breached"},
 	}
-	return &Capacity{SchemaVersion: SchemaVersion, Kind: KindCapacity, Scenario: "list-poll", Target: "127.0.0.1:9000", Protocol: "udp-lobby", Model: "open",
+	return &result.Capacity{SchemaVersion: result.SchemaVersion, Kind: result.KindCapacity, Scenario: "list-poll", Target: "127.0.0.1:9000", Protocol: "udp-lobby", Model: "open",
 		StartedAt: time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC), DurationNS: 90 * time.Second,
-		Settings:    CapacitySettings{Start: 50, Max: 100000, Precision: 0.1, StepNS: 10 * time.Second, WarmupNS: 2 * time.Second, DrainNS: 30 * time.Second, BudgetNS: 5 * time.Minute, LagBoundNS: 100 * time.Millisecond},
-		Sustainable: 200, BrokeAt: 220, BrokeFirst: "errors.rate < 5% (measured 8.00%)", Stop: StopPrecision, StopText: "200 held, 220 broke: within --precision 10%",
-		Steps: steps, Rules: RuleOnsets(steps)}
+		Settings:    result.CapacitySettings{Start: 50, Max: 100000, Precision: 0.1, StepNS: 10 * time.Second, WarmupNS: 2 * time.Second, DrainNS: 30 * time.Second, BudgetNS: 5 * time.Minute, LagBoundNS: 100 * time.Millisecond},
+		Sustainable: 200, BrokeAt: 220, BrokeFirst: "errors.rate < 5% (measured 8.00%)", Stop: result.StopPrecision, StopText: "200 held, 220 broke: within --precision 10%",
+		Steps: steps, Rules: result.RuleOnsets(steps)}
 }
 
 func TestRuleOnsets(t *testing.T) {
-	got := RuleOnsets(capacityFixture().Steps)
-	if len(got) != 1 || got[0] != (RuleOnset{Rule: "U-SEQ", FirstLoad: 250, Steps: 2, Count: 42}) {
+	got := result.RuleOnsets(capacityFixture().Steps)
+	if len(got) != 1 || got[0] != (result.RuleOnset{Rule: "U-SEQ", FirstLoad: 250, Steps: 2, Count: 42}) {
 		t.Errorf("RuleOnsets = %+v, want U-SEQ first at 250 in 2 steps, 42 violations", got)
 	}
 }
@@ -41,19 +42,19 @@ func TestRuleOnsets(t *testing.T) {
 func TestCapacityFormats(t *testing.T) {
 	harness := capacityFixture()
 	harness.Steps = harness.Steps[:4]
-	harness.Steps[3] = CapacityStep{Load: 400, Verdict: CapHarnessBound, Why: "12 starts dropped late (the generator fell behind)"}
-	harness.Stop, harness.StopText, harness.BrokeAt, harness.BrokeFirst = StopHarness, "the harness could not offer 400", 0, ""
-	harness.Rules = RuleOnsets(harness.Steps)
+	harness.Steps[3] = result.CapacityStep{Load: 400, Verdict: result.CapHarnessBound, Why: "12 starts dropped late (the generator fell behind)"}
+	harness.Stop, harness.StopText, harness.BrokeAt, harness.BrokeFirst = result.StopHarness, "the harness could not offer 400", 0, ""
+	harness.Rules = result.RuleOnsets(harness.Steps)
 	down := capacityFixture()
 	down.Steps = down.Steps[:4]
-	down.Steps[3] = CapacityStep{Load: 400, Verdict: CapTargetDown, Why: "at +3.2 s (refused), not back by the end (812 requests answered before)"}
-	down.Stop, down.StopText, down.BrokeAt, down.BrokeFirst = StopTargetDown, "the target went down at 400", 0, ""
+	down.Steps[3] = result.CapacityStep{Load: 400, Verdict: result.CapTargetDown, Why: "at +3.2 s (refused), not back by the end (812 requests answered before)"}
+	down.Stop, down.StopText, down.BrokeAt, down.BrokeFirst = result.StopTargetDown, "the target went down at 400", 0, ""
 	down.Rules = nil
-	docs := map[string]*Capacity{"capacity": capacityFixture(), "capacity_harness": harness, "capacity_down": down}
+	docs := map[string]*result.Capacity{"capacity": capacityFixture(), "capacity_harness": harness, "capacity_down": down}
 	lead := map[string]string{"capacity": "PASS · sustainable 200/s; 220/s broke first on errors.rate", "capacity_harness": "INCONCLUSIVE · harness-bound at 400/s", "capacity_down": "TARGET DOWN · at 400/s"}
 	for name, c := range docs {
 		for _, f := range Formats() {
-			if f.Help[KindCapacity] == "" {
+			if f.Help[result.KindCapacity] == "" {
 				t.Errorf("format %s has no capacity help", f.Name)
 				continue
 			}
@@ -89,22 +90,22 @@ func TestCapacityJSONRoundTrip(t *testing.T) {
 	if err := WriteJSON(&b, c); err != nil {
 		t.Fatal(err)
 	}
-	var back Capacity
+	var back result.Capacity
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Kind != KindCapacity || back.Sustainable != 200 || len(back.Steps) != len(c.Steps) || back.Steps[3].Violations["U-SEQ"] != 40 || back.Rules[0].FirstLoad != 250 {
+	if back.Kind != result.KindCapacity || back.Sustainable != 200 || len(back.Steps) != len(c.Steps) || back.Steps[3].Violations["U-SEQ"] != 40 || back.Rules[0].FirstLoad != 250 {
 		t.Errorf("round trip lost something: %+v", back)
 	}
 }
 
 func TestCapacityHeadline(t *testing.T) {
-	none := &Capacity{Model: "closed", Stop: StopNoLoadHeld, BrokeAt: 1, BrokeFirst: "errors.rate < 1% (measured 100.00%)", Steps: []CapacityStep{{Load: 1, Verdict: CapFail}}}
-	if hl := none.Headline(); hl.Status != StatusFail || !strings.HasPrefix(hl.Text, "FAIL · no load held: 1 clients broke first on errors.rate") {
+	none := &result.Capacity{Model: "closed", Stop: result.StopNoLoadHeld, BrokeAt: 1, BrokeFirst: "errors.rate < 1% (measured 100.00%)", Steps: []result.CapacityStep{{Load: 1, Verdict: result.CapFail}}}
+	if hl := none.Headline(); hl.Status != result.StatusFail || !strings.HasPrefix(hl.Text, "FAIL · no load held: 1 clients broke first on errors.rate") {
 		t.Errorf("no load held: %+v", hl)
 	}
-	maxed := &Capacity{Model: "open", Stop: StopMax, StopText: "every load held up to --max 80", Sustainable: 80, Steps: []CapacityStep{{Load: 80, Verdict: CapPass}}}
-	if hl := maxed.Headline(); hl.Status != StatusPass || hl.Text != "PASS · sustainable 80/s (every load held up to --max 80)" {
+	maxed := &result.Capacity{Model: "open", Stop: result.StopMax, StopText: "every load held up to --max 80", Sustainable: 80, Steps: []result.CapacityStep{{Load: 80, Verdict: result.CapPass}}}
+	if hl := maxed.Headline(); hl.Status != result.StatusPass || hl.Text != "PASS · sustainable 80/s (every load held up to --max 80)" {
 		t.Errorf("held to max: %+v", hl)
 	}
 }

@@ -5,12 +5,15 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // WriteCapacityText writes the capacity search for a terminal, within
 // TermWidth columns: the headline, the steps by load, what broke and the
 // rule × load matrix.
-func WriteCapacityText(w io.Writer, c *Capacity) error {
+func WriteCapacityText(w io.Writer, c *result.Capacity) error {
 	ew := &errWriter{w: w}
 	writeWrapped(ew, c.Headline().Text, 2)
 	fmt.Fprintln(ew)
@@ -20,8 +23,8 @@ func WriteCapacityText(w io.Writer, c *Capacity) error {
 	var rows [][]string
 	for _, s := range c.StepsByLoad() {
 		rows = append(rows, []string{
-			FormatLoad(s.Load, ""), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
-			capUS(s.P50US), capUS(s.P99US), fmtPct(s.ErrorRate), fmtUS(s.SendLagP99US), strconv.FormatInt(sumViolations(s.Violations), 10),
+			result.FormatLoad(s.Load, ""), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
+			capUS(s.P50US), capUS(s.P99US), words.Pct(s.ErrorRate), words.US(s.SendLagP99US), strconv.FormatInt(sumViolations(s.Violations), 10),
 		})
 	}
 	writeColumns(ew, 2, "rlrrrrrr", header, rows)
@@ -29,15 +32,15 @@ func WriteCapacityText(w io.Writer, c *Capacity) error {
 	for _, s := range c.Steps {
 		switch {
 		case len(s.Broke) > 0:
-			notes = append(notes, fmt.Sprintf("%s broke: %s", FormatLoad(s.Load, u), joinMax(s.Broke, 3)))
+			notes = append(notes, fmt.Sprintf("%s broke: %s", result.FormatLoad(s.Load, u), words.JoinMax(s.Broke, 3)))
 		case s.Why != "":
-			notes = append(notes, fmt.Sprintf("%s %s: %s", FormatLoad(s.Load, u), verdictWord(s.Verdict), s.Why))
+			notes = append(notes, fmt.Sprintf("%s %s: %s", result.FormatLoad(s.Load, u), verdictWord(s.Verdict), s.Why))
 		}
 		if s.Drain != "" {
-			notes = append(notes, fmt.Sprintf("%s: %s", FormatLoad(s.Load, u), s.Drain))
+			notes = append(notes, fmt.Sprintf("%s: %s", result.FormatLoad(s.Load, u), s.Drain))
 		}
 		if s.ServerCPUSeconds > 0 || s.ServerPeakRSSBytes > 0 {
-			notes = append(notes, fmt.Sprintf("%s: server %.1f CPU-s, peak RSS %.1f MiB", FormatLoad(s.Load, u), s.ServerCPUSeconds, float64(s.ServerPeakRSSBytes)/(1<<20)))
+			notes = append(notes, fmt.Sprintf("%s: server %.1f CPU-s, peak RSS %.1f MiB", result.FormatLoad(s.Load, u), s.ServerCPUSeconds, float64(s.ServerPeakRSSBytes)/(1<<20)))
 		}
 	}
 	if len(notes) > 0 {
@@ -53,18 +56,18 @@ func WriteCapacityText(w io.Writer, c *Capacity) error {
 		fmt.Fprintln(ew, "Conformance under load (each rule's lowest breaking load):")
 		var rr [][]string
 		for _, r := range c.Rules {
-			rr = append(rr, []string{r.Rule, FormatLoad(r.FirstLoad, u), strconv.Itoa(r.Steps), strconv.FormatInt(r.Count, 10)})
+			rr = append(rr, []string{r.Rule, result.FormatLoad(r.FirstLoad, u), strconv.Itoa(r.Steps), strconv.FormatInt(r.Count, 10)})
 		}
 		writeColumns(ew, 2, "lrrr", []string{"Rule", "First at", "Steps", "Violations"}, rr)
 	}
 	fmt.Fprintln(ew)
 	writeWrapped(ew, fmt.Sprintf("Search: start %s, max %s, precision %.0f%%, step %v, budget %v; %s in %v; stopped: %s.",
-		FormatLoad(c.Settings.Start, u), FormatLoad(c.Settings.Max, u), c.Settings.Precision*100, c.Settings.StepNS, c.Settings.BudgetNS,
-		Count(len(c.Steps), "step"), c.DurationNS.Round(time.Second), c.StopText), 2)
+		result.FormatLoad(c.Settings.Start, u), result.FormatLoad(c.Settings.Max, u), c.Settings.Precision*100, c.Settings.StepNS, c.Settings.BudgetNS,
+		words.Count(len(c.Steps), "step"), c.DurationNS.Round(time.Second), c.StopText), 2)
 	return ew.err
 }
 
-func unitName(c *Capacity) string {
+func unitName(c *result.Capacity) string {
 	if c.Model == "closed" {
 		return "concurrent clients"
 	}
@@ -77,19 +80,4 @@ func sumViolations(m map[string]int64) int64 {
 		n += v
 	}
 	return n
-}
-
-// joinMax joins the first n items and counts the rest.
-func joinMax(items []string, n int) string {
-	s := ""
-	for i, it := range items[:min(len(items), n)] {
-		if i > 0 {
-			s += "; "
-		}
-		s += it
-	}
-	if len(items) > n {
-		s += fmt.Sprintf("; and %d more", len(items)-n)
-	}
-	return s
 }

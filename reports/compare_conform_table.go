@@ -3,11 +3,14 @@ package reports
 import (
 	"fmt"
 	"io"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // WriteConformCompareTable writes the verdict changes of c (newly failing
 // first, then fixed, then other changes) and the broken gates.
-func WriteConformCompareTable(w io.Writer, c *ConformComparison) error {
+func WriteConformCompareTable(w io.Writer, c *result.ConformComparison) error {
 	ew := &errWriter{w: w}
 	for _, s := range c.Incomplete {
 		fmt.Fprintf(ew, "%s\n", s)
@@ -16,21 +19,23 @@ func WriteConformCompareTable(w io.Writer, c *ConformComparison) error {
 		fmt.Fprintln(ew, "No verdict changed.")
 	} else {
 		var rows [][]string
-		add := func(kind string, chs []CaseChange, keep func(CaseChange) bool) {
+		add := func(kind string, chs []result.CaseChange, keep func(result.CaseChange) bool) {
 			for _, ch := range chs {
 				if keep(ch) {
 					k := kind
 					if ch.BaseVerdict == "" {
 						k += " (new case)"
 					}
-					rows = append(rows, []string{ch.ID, orDash(ch.BaseVerdict), ch.NewVerdict, k})
+					rows = append(rows, []string{ch.ID, words.OrDash(ch.BaseVerdict), ch.NewVerdict, k})
 				}
 			}
 		}
-		all := func(CaseChange) bool { return true }
+		all := func(result.CaseChange) bool { return true }
 		add("newly failing", c.NewlyFailing, all)
 		add("fixed", c.Fixed, all)
-		add("changed", c.Changed, func(ch CaseChange) bool { return ch.NewVerdict != VerdictFail && ch.BaseVerdict != VerdictFail })
+		add("changed", c.Changed, func(ch result.CaseChange) bool {
+			return ch.NewVerdict != result.VerdictFail && ch.BaseVerdict != result.VerdictFail
+		})
 		if err := renderTable(w, []string{"CASE", "BASE", "NEW", "CHANGE"}, rows); err != nil {
 			return err
 		}

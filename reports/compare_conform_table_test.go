@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 func TestConformCompareTableGolden(t *testing.T) {
@@ -14,7 +15,7 @@ func TestConformCompareTableGolden(t *testing.T) {
 	stopped.Interrupted = true
 	tests := []struct {
 		file      string
-		base, new *Conform
+		base, new *result.Conform
 		ok        bool
 	}{
 		{"compare_conform_table.txt", base, other, false},
@@ -25,7 +26,7 @@ func TestConformCompareTableGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			c, err := CompareConform(tt.base, tt.new, DefaultGates())
+			c, err := result.CompareConform(tt.base, tt.new, result.DefaultGates())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,16 +8,17 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // downConform is sampleConform during which the target died: the case in
 // flight failed with the death, the two after it were not run.
-func downConform() *Conform {
+func downConform() *result.Conform {
 	c := sampleConform()
 	c.Cases[1].Actual = "the server stopped answering during this case (refused: nothing listens: connect to 127.0.0.1:7777: connection refused)"
-	c.Cases[3].Verdict, c.Cases[3].Actual, c.Cases[3].Notes = VerdictNotRun, "not run: target down since udp-lobby/5/2", nil
-	c.Cases[4].Verdict, c.Cases[4].Actual = VerdictNotRun, "not run: target down since udp-lobby/5/2"
-	c.Outages = []Outage{{StartNS: 700 * time.Millisecond, LastUpNS: 200 * time.Millisecond, Kind: DownRefused,
+	c.Cases[3].Verdict, c.Cases[3].Actual, c.Cases[3].Notes = result.VerdictNotRun, "not run: target down since udp-lobby/5/2", nil
+	c.Cases[4].Verdict, c.Cases[4].Actual = result.VerdictNotRun, "not run: target down since udp-lobby/5/2"
+	c.Outages = []result.Outage{{StartNS: 700 * time.Millisecond, LastUpNS: 200 * time.Millisecond, Kind: result.DownRefused,
 		Detail: "connect to 127.0.0.1:7777: connection refused", During: []string{"udp-lobby/5/2"}}}
 	return c
 }
@@ -28,7 +29,7 @@ func downConform() *Conform {
 func TestConformTargetDownFirst(t *testing.T) {
 	c := downConform()
 	want := "TARGET DOWN · the server stopped answering (refused: nothing listens) during udp-lobby/5/2; 2 cases not run — FAIL · 1 of 5 cases failed; 1 warning"
-	if hl := c.Headline(); hl.Status != StatusTargetDown || hl.Text != want {
+	if hl := c.Headline(); hl.Status != result.StatusTargetDown || hl.Text != want {
 		t.Fatalf("headline %+v\nwant %q", hl, want)
 	}
 	if s := c.Summary(); s.NotRun != 2 || s.Skip != 0 {
@@ -70,46 +71,18 @@ func TestConformTargetDownFirst(t *testing.T) {
 
 	// Precedence: TARGET DOWN > INTERRUPTED > FAIL.
 	c.Interrupted = true
-	if hl := c.Headline(); hl.Status != StatusTargetDown || !strings.Contains(hl.Text, " — INTERRUPTED · ") {
+	if hl := c.Headline(); hl.Status != result.StatusTargetDown || !strings.Contains(hl.Text, " — INTERRUPTED · ") {
 		t.Errorf("down and interrupted: %+v", hl)
 	}
 	c.Outages = nil
-	if hl := c.Headline(); hl.Status != StatusInterrupted {
+	if hl := c.Headline(); hl.Status != result.StatusInterrupted {
 		t.Errorf("interrupted only: %+v", hl)
 	}
 	// A scheduled fault the target came back from is no TARGET DOWN.
 	c.Interrupted = false
-	c.Outages = []Outage{{Kind: DownRefused, Fault: "kill -9 at +1s", Back: true}}
-	if hl := c.Headline(); hl.Status != StatusFail {
+	c.Outages = []result.Outage{{Kind: result.DownRefused, Fault: "kill -9 at +1s", Back: true}}
+	if hl := c.Headline(); hl.Status != result.StatusFail {
 		t.Errorf("fault it recovered from: %+v", hl)
-	}
-}
-
-// TestConformNoPass: a run in which not one case passed never passes,
-// whatever the skip budget says.
-func TestConformNoPass(t *testing.T) {
-	budget := 10
-	tests := []struct {
-		name     string
-		verdicts []string
-		want     Headline
-	}{
-		{"all skipped", []string{VerdictSkip}, Headline{StatusFail, "NO PASS · not one of 1 case passed (1 skipped)"}},
-		{"skips and info", []string{VerdictSkip, VerdictInfo, VerdictSkip}, Headline{StatusFail, "NO PASS · not one of 3 cases passed (1 informational, 2 skipped)"}},
-		{"warned", []string{VerdictWarn}, Headline{StatusFail, "NO PASS · not one of 1 case passed (1 warned)"}},
-		{"one pass", []string{VerdictPass, VerdictSkip}, Headline{StatusPass, "PASS · no case failed (1 of 2 passed); 1 of 2 cases skipped"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := NewConform()
-			c.MaxSkips = &budget
-			for i, v := range tt.verdicts {
-				c.Cases = append(c.Cases, Case{ID: "x/1/" + string(rune('1'+i)), Verdict: v})
-			}
-			if got := c.Headline(); got != tt.want {
-				t.Errorf("got %+v\nwant %+v", got, tt.want)
-			}
-		})
 	}
 }
 
@@ -117,7 +90,7 @@ func TestConformNoPass(t *testing.T) {
 // covers only part of its cases: comparing it breaks GateComplete, like an
 // interrupted one.
 func TestCompareConformTargetDown(t *testing.T) {
-	cmp, err := CompareConform(sampleConform(), downConform(), DefaultGates())
+	cmp, err := result.CompareConform(sampleConform(), downConform(), result.DefaultGates())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestConformTextWire: the terminal's wire log of a failure cuts long
@@ -13,7 +15,7 @@ import (
 func TestConformTextWire(t *testing.T) {
 	c := suiteConform()
 	fail := &c.Cases[1]
-	fail.Wire = append(fail.Wire, WireEntry{Dir: DirRecv, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "abz"})
+	fail.Wire = append(fail.Wire, result.WireEntry{Dir: result.DirRecv, Local: "127.0.0.2:40000", Peer: "127.0.0.1:8080", Hex: "abz"})
 	var b bytes.Buffer
 	if err := WriteConformText(&b, c, ConformTextOptions{MaxWireBytes: 20, MaxWireEntries: 2}); err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func TestConformTextQuietSkips(t *testing.T) {
 			c.MaxSkips = tc.maxSkips
 			var skipped []string
 			for _, k := range c.Cases {
-				if k.Verdict == VerdictSkip {
+				if k.Verdict == result.VerdictSkip {
 					skipped = append(skipped, k.ID)
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // NeverSucceeded explains each step of run that was tried and never
@@ -15,26 +17,15 @@ import (
 // creator failed. Steps that succeeded at least once are left out: their
 // failures are in the table. WriteRunTable prints the lines under the
 // step table.
-func NeverSucceeded(run *Run) []string {
+func NeverSucceeded(run *result.Run) []string {
 	var out []string
 	for _, s := range run.StepsNeverSucceeded() {
-		out = append(out, fmt.Sprintf("step %s never succeeded (%s): %s", s.Name, tally(s), likelyCause(run, s)))
+		out = append(out, fmt.Sprintf("step %s never succeeded (%s): %s", s.Name, s.Tally(), likelyCause(run, s)))
 	}
 	return out
 }
 
-func tally(s Series) string {
-	var parts []string
-	for _, r := range sortedReasons(s.FailuresByReason) {
-		parts = append(parts, fmt.Sprintf("%d %s", s.FailuresByReason[r], r))
-	}
-	if s.Cut > 0 {
-		parts = append(parts, fmt.Sprintf("%d cut by the end of the run", s.Cut))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func likelyCause(run *Run, s Series) string {
+func likelyCause(run *result.Run, s result.Series) string {
 	top, n := "", int64(0)
 	for _, r := range sortedReasons(s.FailuresByReason) {
 		if c := s.FailuresByReason[r]; c > n {
@@ -44,23 +35,23 @@ func likelyCause(run *Run, s Series) string {
 	switch top {
 	case "":
 		return "every attempt was still waiting when the run ended; the run is shorter than the step's timeout and retries, or the server never answers (see the step's retries)"
-	case ReasonTimeout:
+	case result.ReasonTimeout:
 		return "the server never answered it: a request it does not implement or ignores (e.g. a TCP lobby that ignores CONNECT_REQ, which tcp-lobby.md §5.2 calls an alternative to the join flow), or answers from somewhere the client does not listen"
-	case ReasonViolation:
+	case result.ReasonViolation:
 		return "every reply broke a protocol rule" + topRules(run) + ", one the client cannot read past, or any under on_violation: fail_step; see Protocol violations"
-	case ReasonCreatorFailed:
+	case result.ReasonCreatorFailed:
 		return "its group's create step never succeeded, so no member had a room to join; see that step"
-	case ReasonConnRefused:
+	case result.ReasonConnRefused:
 		return "the server refused the connection: nothing listens there"
-	case ReasonJoinFailed, ReasonJoinDeny:
+	case result.ReasonJoinFailed, result.ReasonJoinDeny:
 		return "the server refused it every time (" + top + ")"
 	}
 	return "every failure was " + top
 }
 
 // topRules names the three most counted violated rules, " (U-CRC ×12, …)".
-func topRules(run *Run) string {
-	vs := append([]Violation(nil), run.Violations...)
+func topRules(run *result.Run) string {
+	vs := append([]result.Violation(nil), run.Violations...)
 	if len(vs) == 0 {
 		return ""
 	}

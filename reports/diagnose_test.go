@@ -4,19 +4,21 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 func TestNeverSucceeded(t *testing.T) {
-	run := &Run{
-		Steps: []Series{
-			{Name: "connect", Requests: 40, Failures: 40, FailuresByReason: map[string]int64{ReasonTimeout: 40}},
-			{Name: "create", Requests: 10, Failures: 10, FailuresByReason: map[string]int64{ReasonViolation: 10}},
-			{Name: "join", Requests: 30, Failures: 30, FailuresByReason: map[string]int64{ReasonCreatorFailed: 30}},
+	run := &result.Run{
+		Steps: []result.Series{
+			{Name: "connect", Requests: 40, Failures: 40, FailuresByReason: map[string]int64{result.ReasonTimeout: 40}},
+			{Name: "create", Requests: 10, Failures: 10, FailuresByReason: map[string]int64{result.ReasonViolation: 10}},
+			{Name: "join", Requests: 30, Failures: 30, FailuresByReason: map[string]int64{result.ReasonCreatorFailed: 30}},
 			{Name: "hello", Requests: 5, Cut: 5},
-			{Name: "list", Requests: 9, Successes: 1, Failures: 8, FailuresByReason: map[string]int64{ReasonTimeout: 8}},
+			{Name: "list", Requests: 9, Successes: 1, Failures: 8, FailuresByReason: map[string]int64{result.ReasonTimeout: 8}},
 			{Name: "think"},
 		},
-		Violations: []Violation{{Rule: "T-SIZE-FIXED", Count: 10}, {Rule: "T-HASH", Count: 2}},
+		Violations: []result.Violation{{Rule: "T-SIZE-FIXED", Count: 10}, {Rule: "T-HASH", Count: 2}},
 	}
 	got := NeverSucceeded(run)
 	want := []struct{ step, cause string }{

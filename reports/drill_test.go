@@ -10,87 +10,40 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
-
-// pts builds a time series from seconds' (requests, errors) pairs, from
-// second 0.
-func pts(pairs ...[2]int64) []Point {
-	var out []Point
-	for i, p := range pairs {
-		out = append(out, Point{Second: int64(i), Requests: p[0], Errors: p[1]})
-	}
-	return out
-}
-
-func TestSuccessBack(t *testing.T) {
-	s := time.Second
-	tests := []struct {
-		name            string
-		ts              []Point
-		at, from, since time.Duration
-		baseline        float64
-		baseSecs        int
-		back            bool
-		after           time.Duration
-	}{
-		{"back in the second after the recovery", pts([2]int64{100, 0}, [2]int64{100, 0}, [2]int64{50, 40}, [2]int64{90, 0}),
-			2*s + 500*time.Millisecond, 2*s + 800*time.Millisecond, 0, 1, 2, true, 1500 * time.Millisecond},
-		{"the recovery's own second counts when it is clean", pts([2]int64{100, 0}, [2]int64{100, 1}),
-			1 * s, 1*s + 100*time.Millisecond, 0, 1, 1, true, 1 * s},
-		{"within the tolerance of a lower baseline", pts([2]int64{100, 10}, [2]int64{100, 50}, [2]int64{100, 14}),
-			1 * s, 1 * s, 0, 0.9, 1, true, 2 * s},
-		{"below the tolerance is not back", pts([2]int64{100, 0}, [2]int64{100, 50}, [2]int64{100, 6}),
-			1 * s, 1 * s, 0, 1, 1, false, 0},
-		{"a second with no request is not back", pts([2]int64{100, 0}, [2]int64{0, 0}),
-			1 * s, 1 * s, 0, 1, 1, false, 0},
-		{"no second before the fault: baseline 1", pts([2]int64{10, 5}, [2]int64{10, 0}),
-			500 * time.Millisecond, 600 * time.Millisecond, 0, 1, 0, true, 1500 * time.Millisecond},
-		{"the previous fault's seconds are not the baseline", pts([2]int64{100, 0}, [2]int64{100, 80}, [2]int64{100, 0}, [2]int64{100, 0}, [2]int64{100, 0}),
-			4 * s, 4 * s, 2 * s, 1, 2, true, 1 * s},
-		{"only the window before the fault", append(pts(make([][2]int64, 12)...)[:0], append([]Point{{Second: 0, Requests: 100, Errors: 100}}, pts([2]int64{0, 0}, [2]int64{0, 0}, [2]int64{0, 0}, [2]int64{0, 0}, [2]int64{0, 0}, [2]int64{0, 0}, [2]int64{0, 0}, [2]int64{0, 0}, [2]int64{0, 0}, [2]int64{0, 0}, [2]int64{100, 0}, [2]int64{100, 0}, [2]int64{100, 0})[1:]...)...),
-			12 * s, 12 * s, 0, 1, 2, true, 1 * s},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b, n, back, after := SuccessBack(tt.ts, tt.at, tt.from, tt.since)
-			if b != tt.baseline || n != tt.baseSecs || back != tt.back || after != tt.after {
-				t.Errorf("SuccessBack = %v, %d, %v, %s; want %v, %d, %v, %s", b, n, back, after, tt.baseline, tt.baseSecs, tt.back, tt.after)
-			}
-		})
-	}
-}
 
 // drillRun is passingRun with a drill: a kill -9 at +1 s the target
 // answered again from 400 ms later and a SIGSTOP at +3 s from 1.2 s
 // later; no room leaked. dead makes the second fault never come back
 // and a room listed but dead.
-func drillRun(t testing.TB, dead bool) *Run {
+func drillRun(t testing.TB, dead bool) *result.Run {
 	r := passingRun(t)
 	r.DurationNS = 6 * time.Second // the faults within it, on the charts
 	for sec := int64(2); sec < 6; sec++ {
 		r.TimeSeries = append(r.TimeSeries, pointOf(t, sec, 60, 10, ramp(300, 500, 50)...))
 	}
 	kill, stop := "SIGKILL at +1s, then restart", "SIGSTOP at +3s for 1s, then SIGCONT"
-	r.Outages = []Outage{
-		{StartNS: time.Second, LastUpNS: 900 * time.Millisecond, EndNS: 1400 * time.Millisecond, Back: true, Kind: DownExited, Exit: "killed by SIGKILL", Fault: kill},
-		{StartNS: 3 * time.Second, LastUpNS: 2900 * time.Millisecond, EndNS: 4200 * time.Millisecond, Back: true, Kind: DownSilent, Fault: stop},
+	r.Outages = []result.Outage{
+		{StartNS: time.Second, LastUpNS: 900 * time.Millisecond, EndNS: 1400 * time.Millisecond, Back: true, Kind: result.DownExited, Exit: "killed by SIGKILL", Fault: kill},
+		{StartNS: 3 * time.Second, LastUpNS: 2900 * time.Millisecond, EndNS: 4200 * time.Millisecond, Back: true, Kind: result.DownSilent, Fault: stop},
 	}
-	r.Drill = &Drill{
-		Faults: []FaultResult{
+	r.Drill = &result.Drill{
+		Faults: []result.FaultResult{
 			{Fault: kill, AtNS: time.Second, WentDown: true, Recovered: true, RecoveredAfterNS: 400 * time.Millisecond,
 				BaselineSuccess: 1, BaselineSeconds: 1, SuccessBack: true, SuccessBackAfterNS: time.Second, SessionsLost: 4},
 			{Fault: stop, AtNS: 3 * time.Second, WentDown: true, Recovered: true, RecoveredAfterNS: 1200 * time.Millisecond,
 				BaselineSuccess: 0.98, BaselineSeconds: 1, SuccessBack: true, SuccessBackAfterNS: 2 * time.Second, SessionsLost: 12},
 		},
-		Rooms: &RoomCheck{AtNS: 5 * time.Second, Listed: 3, Probed: 3, Answered: 3},
+		Rooms: &result.RoomCheck{AtNS: 5 * time.Second, Listed: 3, Probed: 3, Answered: 3},
 	}
 	if dead {
 		r.Outages[1].Back, r.Outages[1].EndNS = false, 0
 		f := &r.Drill.Faults[1]
 		f.Recovered, f.RecoveredAfterNS, f.SuccessBack, f.SuccessBackAfterNS = false, 0, false, 0
 		f.Error = "fault SIGSTOP at +3s for 1s, then SIGCONT: context canceled"
-		r.Drill.Rooms = &RoomCheck{AtNS: 5 * time.Second, Listed: 3, Probed: 3, Answered: 2,
-			Dead: []DeadRoom{{ID: 7, Port: 40123, State: "Playing", Players: 2, Detail: "no SERVER_HELLO from 127.0.0.1:40123 to CLIENT_HELLO within 1s (3 tries)"}}}
+		r.Drill.Rooms = &result.RoomCheck{AtNS: 5 * time.Second, Listed: 3, Probed: 3, Answered: 2,
+			Dead: []result.DeadRoom{{ID: 7, Port: 40123, State: "Playing", Players: 2, Detail: "no SERVER_HELLO from 127.0.0.1:40123 to CLIENT_HELLO within 1s (3 tries)"}}}
 	}
 	r.NoteTargetDown()
 	return r
@@ -107,8 +60,8 @@ func TestDrillFormats(t *testing.T) {
 		says         string
 		junitFails   []string
 	}{
-		{"all recovered", StatusPass, false, "PASS · all 2 thresholds passed; drill: 2 faults, all recovered (answering again after: 400 ms / 1.2 s)", nil},
-		{"one not recovered", StatusTargetDown, true, "TARGET DOWN · at +3.0 s (silent), not back by the end", []string{
+		{"all recovered", result.StatusPass, false, "PASS · all 2 thresholds passed; drill: 2 faults, all recovered (answering again after: 400 ms / 1.2 s)", nil},
+		{"one not recovered", result.StatusTargetDown, true, "TARGET DOWN · at +3.0 s (silent), not back by the end", []string{
 			`SIGSTOP at +3s for 1s, then SIGCONT: recovered" classname="drill" time="0.000">`,
 			`<failure message="the target did not answer again by the end: SIGSTOP at +3s for 1s, then SIGCONT" type="not recovered">`,
 			`<failure message="1 listed room(s) do not answer" type="leaked rooms">`}},
@@ -167,7 +120,7 @@ func TestDrillFormats(t *testing.T) {
 			if err := WriteJSON(&js, r); err != nil {
 				t.Fatal(err)
 			}
-			back, err := ReadRun(bytes.NewReader(js.Bytes()))
+			back, err := result.ReadRun(bytes.NewReader(js.Bytes()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,8 +167,8 @@ func TestDrillGolden(t *testing.T) {
 // keeps it.
 func TestMergeKeepsDrill(t *testing.T) {
 	a, b := drillRun(t, false), passingRun(t)
-	for _, order := range [][]*Run{{a, b}, {b, a}} {
-		m, err := Merge(order...)
+	for _, order := range [][]*result.Run{{a, b}, {b, a}} {
+		m, err := result.Merge(order...)
 		if err != nil {
 			t.Fatal(err)
 		}

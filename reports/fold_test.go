@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // flat collapses every run of white space to one space: folded text as
@@ -95,7 +97,7 @@ func assertFits(t *testing.T, out string) {
 // succeeded) and for one built to be wide: long names, large counts,
 // every figure at its widest.
 func TestRunTableFits(t *testing.T) {
-	merged, err := Merge(sampleRun(t), sampleRun(t), downRun(t))
+	merged, err := result.Merge(sampleRun(t), sampleRun(t), downRun(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func TestRunTableFits(t *testing.T) {
 	wide := sampleRun(t)
 	wide.Scenario = "scenarios/" + strings.Repeat("a-very-long-scenario-name-", 4) + ".yaml"
 	wide.Target = "[2001:db8:ffff:ffff:ffff:ffff:ffff:ffff]:65535"
-	for _, list := range [][]Series{wide.Steps, wide.Messages} {
+	for _, list := range [][]result.Series{wide.Steps, wide.Messages} {
 		for i := range list {
 			s := &list[i]
 			s.Name = strings.Repeat("join_the_room_", 2+i) + "界"
@@ -116,7 +118,7 @@ func TestRunTableFits(t *testing.T) {
 			s.SendLag = latencyOf(t, 999_999, 59_000_000)
 		}
 	}
-	wide.Messages = append(wide.Messages, Series{Name: "CLIENT_JOIN_REQUEST", Requests: 12_345_678, Successes: 12_345_678, Latency: latencyOf(t, 999_990)})
+	wide.Messages = append(wide.Messages, result.Series{Name: "CLIENT_JOIN_REQUEST", Requests: 12_345_678, Successes: 12_345_678, Latency: latencyOf(t, 999_990)})
 	wide.Totals.Requests, wide.Totals.Failures, wide.Totals.Retries = 9_876_543_210, 8_641_975_320, 99_999_999
 	wide.RateLimits[0].Source = "[2001:db8::1]:54321"
 	wide.RateLimits[0].OtherSourcesP99BeforeUS, wide.RateLimits[0].OtherSourcesP99AfterUS = 999_990, 999_999
@@ -127,19 +129,19 @@ func TestRunTableFits(t *testing.T) {
 	wide.Outages = downRun(t).Outages
 	wide.Outages[0].Detail = strings.Repeat("x", 120)
 	wide.Totals.FailuresByReason["a_reason_with_a_name_far_longer_than_any_reason_we_have_ever_had"] = 1_000_000_000
-	wide.Totals.FailuresWhileDown = map[string]int64{ReasonTimeout: 3}
+	wide.Totals.FailuresWhileDown = map[string]int64{result.ReasonTimeout: 3}
 	wide.NoteTargetDown()
 
 	for _, tt := range []struct {
 		name string
-		run  *Run
+		run  *result.Run
 	}{
 		{"sample", sampleRun(t)},
 		{"merged shards", merged},
 		{"target down", downRun(t)},
 		{"drill", drillRun(t, true)},
 		{"never succeeded", neverSucceededRun(t)},
-		{"empty", NewRun()},
+		{"empty", result.NewRun()},
 		{"wide", wide},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,7 +152,7 @@ func TestRunTableFits(t *testing.T) {
 			assertFits(t, b.String())
 			// Nothing shown is lost to the folding: every step and
 			// message name is in the text as a whole.
-			for _, s := range append(append([]Series(nil), tt.run.Steps...), tt.run.Messages...) {
+			for _, s := range append(append([]result.Series(nil), tt.run.Steps...), tt.run.Messages...) {
 				if !strings.Contains(b.String(), s.Name) {
 					t.Errorf("%s is not in the report:\n%s", s.Name, b.String())
 				}

@@ -1,25 +1,12 @@
 package reports
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/lobbybench/lobbybench/result"
 )
-
-// Doc is one result document: a *Run or a *Conform, nothing else (the
-// unexported method seals it), or a type embedding one, which is that
-// document with extra fields its JSON carries (engine.Result: a run with
-// the engine's figures under "engine"). Read returns one; every Format
-// writes one.
-type Doc interface {
-	Headline() Headline
-	// document is the *Run or *Conform itself.
-	document() Doc
-}
-
-func (r *Run) document() Doc     { return r }
-func (c *Conform) document() Doc { return c }
-
-// A *Capacity (reports/capacity.go) is a Doc too.
 
 // Options tune a Format; each reads only what concerns it.
 type Options struct {
@@ -41,7 +28,7 @@ type Format struct {
 	Help map[string]string
 	// Write renders docs to w: exactly one document, or with Many several
 	// side by side.
-	Write func(w io.Writer, o Options, docs ...Doc) error
+	Write func(w io.Writer, o Options, docs ...result.Doc) error
 	// Many: Write takes several documents, named by Options.Labels.
 	Many bool
 	// Report, if set, is the `report NAME` subcommand.
@@ -75,8 +62,8 @@ func Formats() []Format {
 // one adapts single-document renderers to Write: a run is written by run,
 // a conform result (trimmed of passing cases' wire logs when asked, if
 // trim) by conform.
-func one(run func(io.Writer, *Run) error, conform func(io.Writer, *Conform) error, trim bool) func(io.Writer, Options, ...Doc) error {
-	return func(w io.Writer, o Options, docs ...Doc) error {
+func one(run func(io.Writer, *result.Run) error, conform func(io.Writer, *result.Conform) error, trim bool) func(io.Writer, Options, ...result.Doc) error {
+	return func(w io.Writer, o Options, docs ...result.Doc) error {
 		d, err := single(docs)
 		if err != nil {
 			return err
@@ -84,10 +71,10 @@ func one(run func(io.Writer, *Run) error, conform func(io.Writer, *Conform) erro
 		if trim {
 			d = o.trimmed(d)
 		}
-		switch d := d.document().(type) {
-		case *Run:
+		switch d := result.Document(d).(type) {
+		case *result.Run:
 			return run(w, d)
-		case *Conform:
+		case *result.Conform:
 			return conform(w, d)
 		}
 		return fmt.Errorf("reports: document is a %T", d)
@@ -96,18 +83,18 @@ func one(run func(io.Writer, *Run) error, conform func(io.Writer, *Conform) erro
 
 // trimmed is d without its passing cases' wire logs when o asks for that
 // (TrimPassingWire) and d is a conform result; otherwise d itself.
-func (o Options) trimmed(d Doc) Doc {
+func (o Options) trimmed(d result.Doc) result.Doc {
 	if !o.TrimPassingWire || d == nil {
 		return d
 	}
-	if c, ok := d.document().(*Conform); ok && c != nil {
+	if c, ok := result.Document(d).(*result.Conform); ok && c != nil {
 		return c.WithoutPassingWire()
 	}
 	return d
 }
 
 // single is the one document of a single-document format.
-func single(docs []Doc) (Doc, error) {
+func single(docs []result.Doc) (result.Doc, error) {
 	if len(docs) != 1 {
 		return nil, fmt.Errorf("reports: want one document, got %d", len(docs))
 	}
@@ -121,12 +108,12 @@ func init() {
 	register(Format{
 		Name: "json",
 		Help: map[string]string{
-			KindRun:     "write the result as JSON to `FILE`",
-			KindConform: "write the results as JSON to `file`",
+			result.KindRun:     "write the result as JSON to `FILE`",
+			result.KindConform: "write the results as JSON to `file`",
 		},
 		// The document as given: a type embedding a *Run keeps its extra
 		// fields.
-		Write: func(w io.Writer, _ Options, docs ...Doc) error {
+		Write: func(w io.Writer, _ Options, docs ...result.Doc) error {
 			d, err := single(docs)
 			if err != nil {
 				return err
@@ -134,4 +121,12 @@ func init() {
 			return WriteJSON(w, d)
 		},
 	})
+}
+
+// WriteJSON writes v (a *result.Run, *result.Conform or a type embedding
+// one) as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

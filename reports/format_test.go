@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // extended is a document with extra fields, as engine.Result embeds a
 // *Run: every format takes it as its run, and the JSON keeps the extras.
 type extended struct {
-	*Run
+	*result.Run
 	Extra string `json:"extra"`
 }
 
@@ -32,7 +34,7 @@ func TestFormats(t *testing.T) {
 		if slices.Contains([]string{"json", "html", "junit", "markdown"}, f.Name) {
 			names = append(names, f.Name)
 		}
-		for _, k := range []string{KindRun, KindConform} {
+		for _, k := range []string{result.KindRun, result.KindConform} {
 			if !strings.Contains(f.Help[k], "`") {
 				t.Errorf("%s: help for %s %q names no placeholder", f.Name, k, f.Help[k])
 			}
@@ -42,8 +44,8 @@ func TestFormats(t *testing.T) {
 		t.Errorf("formats %q", got)
 	}
 	run, conf := sampleRun(t), sampleConform()
-	conf.Cases[0].Wire = []WireEntry{{Dir: DirSent, Hex: "0102"}}
-	if conf.Cases[0].Verdict != VerdictPass {
+	conf.Cases[0].Wire = []result.WireEntry{{Dir: result.DirSent, Hex: "0102"}}
+	if conf.Cases[0].Verdict != result.VerdictPass {
 		t.Fatal("fixture: case 0 no longer passes")
 	}
 	slim := conf.WithoutPassingWire()
@@ -54,7 +56,7 @@ func TestFormats(t *testing.T) {
 		}
 		return b.String()
 	}
-	html := func(d Doc) func(io.Writer) error {
+	html := func(d result.Doc) func(io.Writer) error {
 		return func(w io.Writer) error { return WriteHTML(w, HTMLOptions{Title: "T"}, d) }
 	}
 	want := map[string][3]func(io.Writer) error{ // run, conform, trimmed conform
@@ -80,7 +82,7 @@ func TestFormats(t *testing.T) {
 		trim := opts
 		trim.TrimPassingWire = true
 		for i, tc := range []struct {
-			d Doc
+			d result.Doc
 			o Options
 		}{{run, opts}, {conf, opts}, {conf, trim}} {
 			got := render(func(out io.Writer) error { return f.Write(out, tc.o, tc.d) })

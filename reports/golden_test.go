@@ -6,27 +6,28 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 func TestGolden(t *testing.T) {
 	run := sampleRun(t)
-	empty := NewRun()
+	empty := result.NewRun()
 	empty.StartedAt = fixedStart
 	base := sampleRun(t)
 	worse := sampleRun(t)
 	worse.Steps[1].Latency = latencyOf(t, ramp(1000, 1300, 45)...)
 	worse.Steps[1].Failures, worse.Steps[1].Requests = 9, 54
-	worse.Violations = append(worse.Violations, Violation{Rule: "U-LEN", Count: 1})
-	cmp, err := Compare(base, worse, DefaultGates())
+	worse.Violations = append(worse.Violations, result.Violation{Rule: "U-LEN", Count: 1})
+	cmp, err := result.Compare(base, worse, result.DefaultGates())
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, err := Compare(base, base, DefaultGates())
+	same, err := result.Compare(base, base, result.DefaultGates())
 	if err != nil {
 		t.Fatal(err)
 	}
 	conf := sampleConform()
-	emptyConf := NewConform()
+	emptyConf := result.NewConform()
 	suite := suiteConform()
 
 	tests := []struct {

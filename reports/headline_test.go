@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestInterruptedFirst: an interrupted run says so first in every format,
@@ -16,7 +17,7 @@ func TestInterruptedFirst(t *testing.T) {
 	for i := range run.Thresholds {
 		run.Thresholds[i].Pass = true
 	}
-	run.ShardRuns = []ShardRun{{Shard: "0/1", Interrupted: true}}
+	run.ShardRuns = []result.ShardRun{{Shard: "0/1", Interrupted: true}}
 	const want = "INTERRUPTED"
 
 	var tb bytes.Buffer
@@ -48,7 +49,7 @@ func TestInterruptedFirst(t *testing.T) {
 	}
 
 	whole := sampleRun(t)
-	c, err := Compare(whole, run, DefaultGates())
+	c, err := result.Compare(whole, run, result.DefaultGates())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,29 +68,29 @@ func TestInterruptedFirst(t *testing.T) {
 func TestConformHeadline(t *testing.T) {
 	c := sampleConform()
 	for i := range c.Cases {
-		if c.Cases[i].Verdict == VerdictFail {
-			c.Cases[i].Verdict = VerdictPass
+		if c.Cases[i].Verdict == result.VerdictFail {
+			c.Cases[i].Verdict = result.VerdictPass
 		}
 	}
 	s := c.Summary()
 	if s.Warn == 0 || s.Skip == 0 {
 		t.Fatalf("fixture needs a warning and a skip: %+v", s)
 	}
-	junit := func(c *Conform) string {
+	junit := func(c *result.Conform) string {
 		var b bytes.Buffer
 		if err := WriteConformJUnit(&b, c); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
 	}
-	if hl := c.Headline(); hl.Status != StatusPass || !strings.Contains(hl.Text, "skipped") {
+	if hl := c.Headline(); hl.Status != result.StatusPass || !strings.Contains(hl.Text, "skipped") {
 		t.Errorf("lenient headline %+v", hl)
 	}
 	if j := junit(c); !strings.Contains(j, `failures="0"`) {
 		t.Errorf("lenient JUnit has failures:\n%s", j)
 	}
 	c.Strict = true
-	if hl := c.Headline(); hl.Status != StatusFail || !strings.Contains(hl.Text, "strict") {
+	if hl := c.Headline(); hl.Status != result.StatusFail || !strings.Contains(hl.Text, "strict") {
 		t.Errorf("strict headline %+v", hl)
 	}
 	if j := junit(c); !strings.Contains(j, `<testsuites name="lobbybench conform" tests="5" failures="1"`) || !strings.Contains(j, `type="should (strict)"`) {
@@ -98,14 +99,14 @@ func TestConformHeadline(t *testing.T) {
 	c.Strict = false
 	budget := s.Skip - 1
 	c.MaxSkips = &budget
-	if hl := c.Headline(); hl.Status != StatusFail || !strings.Contains(hl.Text, "over --max-skips") {
+	if hl := c.Headline(); hl.Status != result.StatusFail || !strings.Contains(hl.Text, "over --max-skips") {
 		t.Errorf("over-budget headline %+v", hl)
 	}
 	if j := junit(c); !strings.Contains(j, `type="skip budget"`) {
 		t.Errorf("over-budget JUnit has no failing skip budget case:\n%s", j)
 	}
 	budget = s.Skip
-	if j := junit(c); strings.Contains(j, `type="skip budget"`) || c.Headline().Status != StatusPass {
+	if j := junit(c); strings.Contains(j, `type="skip budget"`) || c.Headline().Status != result.StatusPass {
 		t.Errorf("within budget still fails")
 	}
 	for name, write := range map[string]func(*bytes.Buffer) error{
@@ -126,8 +127,8 @@ func TestConformHeadline(t *testing.T) {
 // others keep theirs, the original is untouched.
 func TestWithoutPassingWire(t *testing.T) {
 	c := sampleConform()
-	c.Cases[0].Verdict = VerdictPass
-	c.Cases[0].Wire = []WireEntry{{Dir: DirSent, Hex: "00"}, {Dir: DirRecv, Hex: "01"}}
+	c.Cases[0].Verdict = result.VerdictPass
+	c.Cases[0].Wire = []result.WireEntry{{Dir: result.DirSent, Hex: "00"}, {Dir: result.DirRecv, Hex: "01"}}
 	var keep int
 	for _, k := range c.Cases[1:] {
 		keep += len(k.Wire)
@@ -138,7 +139,7 @@ func TestWithoutPassingWire(t *testing.T) {
 	}
 	var kept int
 	for _, k := range d.Cases[1:] {
-		if k.Verdict != VerdictPass {
+		if k.Verdict != result.VerdictPass {
 			kept += len(k.Wire)
 		}
 	}
@@ -161,7 +162,7 @@ func TestConformInterruptedFirst(t *testing.T) {
 	c := sampleConform()
 	c.Interrupted = true
 	hl := c.Headline()
-	if hl.Status != StatusInterrupted || !strings.HasPrefix(hl.Text, "INTERRUPTED · the suite was stopped after") || !strings.Contains(hl.Text, "(on that part: FAIL · ") {
+	if hl.Status != result.StatusInterrupted || !strings.HasPrefix(hl.Text, "INTERRUPTED · the suite was stopped after") || !strings.Contains(hl.Text, "(on that part: FAIL · ") {
 		t.Fatalf("headline %+v", hl)
 	}
 	tests := []struct {
@@ -193,7 +194,7 @@ func TestConformInterruptedFirst(t *testing.T) {
 		})
 	}
 	c.Interrupted = false
-	if c.Headline().Status == StatusInterrupted {
+	if c.Headline().Status == result.StatusInterrupted {
 		t.Error("a whole suite reads as interrupted")
 	}
 }
@@ -206,17 +207,17 @@ func TestIncompleteFirst(t *testing.T) {
 	dead := passingRun(t)
 	dead.Incomplete = []string{"worker 1/2 died (signal: killed): the result is incomplete"}
 	starts := passingRun(t)
-	starts.Sessions = &Sessions{Started: 50, Failed: 7, FailedStarts: 7}
+	starts.Sessions = &result.Sessions{Started: 50, Failed: 7, FailedStarts: 7}
 	both := passingRun(t)
 	both.Incomplete = dead.Incomplete
-	both.ShardRuns = []ShardRun{{Shard: "0/2", Interrupted: true}}
+	both.ShardRuns = []result.ShardRun{{Shard: "0/2", Interrupted: true}}
 	tests := []struct {
 		name, status, lead, says string
-		run                      *Run
+		run                      *result.Run
 	}{
-		{"dead worker", StatusIncomplete, "INCOMPLETE", "1 worker left no result", dead},
-		{"failed starts", StatusIncomplete, "INCOMPLETE", "7 sessions could not open their socket", starts},
-		{"interrupted too", StatusInterrupted, "INTERRUPTED", "1 worker left no result", both},
+		{"dead worker", result.StatusIncomplete, "INCOMPLETE", "1 worker left no result", dead},
+		{"failed starts", result.StatusIncomplete, "INCOMPLETE", "7 sessions could not open their socket", starts},
+		{"interrupted too", result.StatusInterrupted, "INTERRUPTED", "1 worker left no result", both},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,7 +255,7 @@ func TestIncompleteFirst(t *testing.T) {
 				if side == "base" {
 					base, nw = tt.run, passingRun(t)
 				}
-				c, err := Compare(base, nw, DefaultGates())
+				c, err := result.Compare(base, nw, result.DefaultGates())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -265,7 +266,7 @@ func TestIncompleteFirst(t *testing.T) {
 			}
 		})
 	}
-	if hl := passingRun(t).Headline(); hl.Status != StatusPass || hl.Partial() {
+	if hl := passingRun(t).Headline(); hl.Status != result.StatusPass || hl.Partial() {
 		t.Errorf("a whole passing run: %+v", hl)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 //go:embed html.tmpl
@@ -20,24 +22,26 @@ var htmlTemplateText string
 var htmlCSS string
 
 var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"us":         fmtUS,
+	"us":         words.US,
 	"lat":        fmtLat,
 	"lag":        fmtLag,
-	"pct":        fmtPct,
+	"pct":        words.Pct,
 	"num":        itoa,
-	"float":      fmtFloat,
+	"float":      words.Float,
 	"dur":        fmtDur,
 	"offset":     fmtOffset,
 	"reasons":    fmtReasons,
 	"inc":        func(n int) int { return n + 1 },
-	"plural":     Plural[int],
-	"secs":       secs,
-	"drillDur":   drillDur,
-	"maxSamples": func() int { return MaxViolationSamples },
-	"thv":        fmtThresholdValue,
-	"verdictOf":  func(r *Run, t ThresholdResult) string { return thresholdVerdict(r, t, "pass", "fail", "bound") },
-	"section":    sectionTitle,
-	"utc":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"plural":     words.Plural[int],
+	"secs":       words.Seconds,
+	"drillDur":   words.Duration,
+	"maxSamples": func() int { return result.MaxViolationSamples },
+	"thv":        result.ThresholdResult.ValueText,
+	"verdictOf": func(r *result.Run, t result.ThresholdResult) string {
+		return thresholdVerdict(r, t, "pass", "fail", "bound")
+	},
+	"section": sectionTitle,
+	"utc":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 }).Parse(htmlTemplateText))
 
 // HTMLOptions tune WriteHTML.
@@ -68,7 +72,7 @@ type HTMLOptions struct {
 // log in a <details> element. With several runs or several conform results
 // the page opens with a side-by-side matrix of them (as Autobahn's
 // implementation matrix), then each document in full.
-func WriteHTML(w io.Writer, opts HTMLOptions, docs ...Doc) error {
+func WriteHTML(w io.Writer, opts HTMLOptions, docs ...result.Doc) error {
 	page, err := buildPage(opts, docs)
 	if err != nil {
 		return err
@@ -80,10 +84,10 @@ func init() {
 	register(Format{
 		Name: "html",
 		Help: map[string]string{
-			KindRun:     "write a self-contained HTML report to `FILE`",
-			KindConform: "write a self-contained HTML report to `file`",
+			result.KindRun:     "write a self-contained HTML report to `FILE`",
+			result.KindConform: "write a self-contained HTML report to `file`",
 		},
-		Write: func(w io.Writer, o Options, docs ...Doc) error {
+		Write: func(w io.Writer, o Options, docs ...result.Doc) error {
 			if o.TrimPassingWire {
 				docs = slices.Clone(docs)
 				for i, d := range docs {
@@ -133,14 +137,14 @@ type card struct {
 }
 
 type runView struct {
-	R          *Run
+	R          *result.Run
 	Status     string // a Headline status, or "" (nothing to judge)
 	StatusText string
 	// Warnings are Run.Warnings (the harness's send lag, dropped starts),
 	// said under the banner as the terminal and the Markdown say them.
 	Warnings   []string
 	Cards      []card
-	Thresholds []ThresholdResult
+	Thresholds []result.ThresholdResult
 	Combined   template.HTML   // every step's corrected curve (several steps)
 	StepCharts []template.HTML // per step: corrected and uncorrected
 	MsgChart   template.HTML
@@ -158,10 +162,10 @@ type runView struct {
 	Target       []string
 	TargetCharts []template.HTML
 	// Drill is the recovery drill, when the run had one.
-	Drill       *Drill
+	Drill       *result.Drill
 	Violations  []violView
-	RateLimits  []RateLimitFinding
-	Malformed   []MalformedFinding
+	RateLimits  []result.RateLimitFinding
+	Malformed   []result.MalformedFinding
 	ShardsMerge bool
 }
 
@@ -173,7 +177,7 @@ type outageView struct {
 }
 
 type seriesRow struct {
-	S      Series
+	S      result.Series
 	Colour string
 }
 
@@ -184,20 +188,20 @@ type reasonRow struct {
 }
 
 type violView struct {
-	V       Violation
+	V       result.Violation
 	Samples []sampleView
 }
 
 type sampleView struct {
-	S       ViolationSample
+	S       result.ViolationSample
 	Packet  string // hex dump
 	Request string
 }
 
 type confView struct {
-	C        *Conform
-	Summary  Summary
-	Headline Headline
+	C        *result.Conform
+	Summary  result.Summary
+	Headline result.Headline
 	Bar      []barPart
 	Sections []confSection
 	// DocsNote says where the cited sections are, when some are DocRefs.
@@ -217,12 +221,12 @@ type confSection struct {
 	// HTMLOptions.DocsBase, "" when none was given.
 	Path    string
 	Link    template.URL
-	Summary Summary
+	Summary result.Summary
 	Cases   []caseView
 }
 
 type caseView struct {
-	K          Case
+	K          result.Case
 	Anchor     string
 	Wire       []wireView
 	WireHidden int  // entries beyond maxWireShown
@@ -266,7 +270,7 @@ type matrixCell struct {
 
 type confMatrix struct {
 	Labels   []matrixHead
-	Summary  []Summary
+	Summary  []result.Summary
 	Sections []confMatrixSection
 }
 
@@ -282,7 +286,7 @@ type confMatrixRow struct {
 	Cells                  []matrixCell
 }
 
-func buildPage(opts HTMLOptions, docs []Doc) (*htmlPage, error) {
+func buildPage(opts HTMLOptions, docs []result.Doc) (*htmlPage, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("reports: html: no documents")
 	}
@@ -303,8 +307,8 @@ func buildPage(opts HTMLOptions, docs []Doc) (*htmlPage, error) {
 		if d == nil {
 			return nil, fmt.Errorf("reports: html: document %d is nil", i)
 		}
-		switch v := d.document().(type) {
-		case *Run:
+		switch v := result.Document(d).(type) {
+		case *result.Run:
 			if v == nil {
 				return nil, fmt.Errorf("reports: html: document %d is a nil run", i)
 			}
@@ -317,7 +321,7 @@ func buildPage(opts HTMLOptions, docs []Doc) (*htmlPage, error) {
 				hd.Label = runLabel(v, i)
 			}
 			runs = append(runs, hd)
-		case *Conform:
+		case *result.Conform:
 			if v == nil {
 				return nil, fmt.Errorf("reports: html: document %d is a nil conform result", i)
 			}
@@ -345,7 +349,7 @@ func buildPage(opts HTMLOptions, docs []Doc) (*htmlPage, error) {
 // runLabel names a run in headings: its scenario, and the target when it is
 // a real one (an embedded server's free port says nothing; it is in the
 // line under the heading).
-func runLabel(r *Run, i int) string {
+func runLabel(r *result.Run, i int) string {
 	target := r.Target
 	if strings.HasPrefix(target, "embedded") {
 		target = ""
@@ -368,7 +372,7 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-func buildRun(r *Run) (*runView, error) {
+func buildRun(r *result.Run) (*runView, error) {
 	v := &runView{R: r, Thresholds: r.Thresholds, RateLimits: r.RateLimits, Malformed: r.Malformed, ShardsMerge: r.Shards > 1}
 	t := r.Totals
 	secs := r.DurationNS.Seconds()
@@ -393,7 +397,7 @@ func buildRun(r *Run) (*runView, error) {
 	v.Cards = []card{
 		{"requests", itoa(t.Requests), ""},
 		{"throughput", tput, ""},
-		{"error rate", fmtPct(t.ErrorRate()), errClass},
+		{"error rate", words.Pct(t.ErrorRate()), errClass},
 		{"violations", itoa(t.Violations), violClass},
 		{"retries", itoa(t.Retries), ""},
 		{"dropped starts", itoa(t.Dropped), map[bool]string{true: "warn", false: ""}[t.Dropped > 0]},
@@ -440,7 +444,7 @@ func buildRun(r *Run) (*runView, error) {
 	if len(msgs) > 0 {
 		v.MsgChart = percentileChart("Messages: request to reply by percentile", msgs, 960, 284+16*float64(len(msgs)))
 	}
-	var faults []FaultResult
+	var faults []result.FaultResult
 	if r.Drill != nil {
 		faults = r.Drill.Faults
 	}
@@ -467,11 +471,11 @@ func buildRun(r *Run) (*runView, error) {
 	return v, nil
 }
 
-var verdictOrder = []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun}
+var verdictOrder = []string{result.VerdictPass, result.VerdictFail, result.VerdictWarn, result.VerdictInfo, result.VerdictSkip, result.VerdictNotRun}
 
-func buildConform(c *Conform, docAnchor, docsBase string) *confView {
+func buildConform(c *result.Conform, docAnchor, docsBase string) *confView {
 	v := &confView{C: c, Summary: c.Summary(), Headline: c.Headline()}
-	counts := map[string]int{VerdictPass: v.Summary.Pass, VerdictFail: v.Summary.Fail, VerdictWarn: v.Summary.Warn, VerdictInfo: v.Summary.Info, VerdictSkip: v.Summary.Skip, VerdictNotRun: v.Summary.NotRun}
+	counts := map[string]int{result.VerdictPass: v.Summary.Pass, result.VerdictFail: v.Summary.Fail, result.VerdictWarn: v.Summary.Warn, result.VerdictInfo: v.Summary.Info, result.VerdictSkip: v.Summary.Skip, result.VerdictNotRun: v.Summary.NotRun}
 	for _, k := range verdictOrder {
 		if n := counts[k]; n > 0 {
 			v.Bar = append(v.Bar, barPart{Verdict: k, Count: n, Pct: strconv.FormatFloat(100*float64(n)/float64(v.Summary.Total), 'f', 3, 64)})
@@ -488,9 +492,9 @@ func buildConform(c *Conform, docAnchor, docsBase string) *confView {
 		}
 		sec := &v.Sections[i]
 		if sec.Path != "" && v.DocsNote == "" {
-			v.DocsNote = "Sections cite the protocol documents in " + ProtocolDocsDir + "/ of the lobbybench repository."
+			v.DocsNote = "Sections cite the protocol documents in " + result.ProtocolDocsDir + "/ of the lobbybench repository."
 			if docsBase != "" {
-				v.DocsNote = "Sections cite the protocol documents in " + ProtocolDocsDir + "/ of the lobbybench repository, linked at " + docsBase + "."
+				v.DocsNote = "Sections cite the protocol documents in " + result.ProtocolDocsDir + "/ of the lobbybench repository, linked at " + docsBase + "."
 			}
 		}
 		cv := caseView{K: k, Anchor: caseAnchor(docAnchor, k.ID)}
@@ -503,9 +507,9 @@ func buildConform(c *Conform, docAnchor, docsBase string) *confView {
 			wv := wireView{Dir: e.Dir, Offset: fmtOffset(e.OffsetNS), Dump: hexDump(e.Hex), Len: len(e.Hex) / 2, Note: e.Note}
 			from, to := e.Local, e.Peer
 			switch e.Dir {
-			case DirSent:
+			case result.DirSent:
 				wv.Arrow = "→"
-			case DirRecv:
+			case result.DirRecv:
 				wv.Arrow = "←"
 				from, to = e.Peer, e.Local
 			default:
@@ -518,7 +522,7 @@ func buildConform(c *Conform, docAnchor, docsBase string) *confView {
 			cv.Wire = append(cv.Wire, wv)
 		}
 		sec.Cases = append(sec.Cases, cv)
-		one := Conform{Cases: []Case{k}}
+		one := result.Conform{Cases: []result.Case{k}}
 		s1 := one.Summary()
 		sec.Summary.Total += s1.Total
 		sec.Summary.Pass += s1.Pass
@@ -551,29 +555,29 @@ func buildRunMatrix(docs []*htmlDoc) (*runMatrix, error) {
 	for i, d := range docs {
 		m.Labels = append(m.Labels, matrixHead{Label: d.Label, Anchor: d.Anchor, Colour: colour(i)})
 	}
-	row := func(name string, f func(r *Run) matrixCell) {
+	row := func(name string, f func(r *result.Run) matrixCell) {
 		mr := matrixRow{Name: name}
 		for _, d := range docs {
 			mr.Cells = append(mr.Cells, f(d.Run.R))
 		}
 		m.Rows = append(m.Rows, mr)
 	}
-	row("requests", func(r *Run) matrixCell { return matrixCell{Text: itoa(r.Totals.Requests)} })
-	row("throughput", func(r *Run) matrixCell {
+	row("requests", func(r *result.Run) matrixCell { return matrixCell{Text: itoa(r.Totals.Requests)} })
+	row("throughput", func(r *result.Run) matrixCell {
 		if r.DurationNS <= 0 {
 			return matrixCell{Text: "-"}
 		}
 		return matrixCell{Text: strconv.FormatFloat(float64(r.Totals.Requests)/r.DurationNS.Seconds(), 'f', 1, 64) + "/s"}
 	})
-	row("error rate", func(r *Run) matrixCell { return rateCell(r.Totals.ErrorRate()) })
-	row("violations", func(r *Run) matrixCell {
+	row("error rate", func(r *result.Run) matrixCell { return rateCell(r.Totals.ErrorRate()) })
+	row("violations", func(r *result.Run) matrixCell {
 		c := matrixCell{Text: itoa(r.Totals.Violations), Class: "good"}
 		if r.Totals.Violations > 0 {
 			c.Class = "bad"
 		}
 		return c
 	})
-	row("thresholds", func(r *Run) matrixCell {
+	row("thresholds", func(r *result.Run) matrixCell {
 		if len(r.Thresholds) == 0 {
 			return matrixCell{Text: "-"}
 		}
@@ -602,27 +606,27 @@ func buildRunMatrix(docs []*htmlDoc) (*runMatrix, error) {
 	}
 	for _, name := range names {
 		m.Rows = append(m.Rows, matrixRow{Name: "step " + name, Group: true})
-		find := func(r *Run) (Series, bool) {
+		find := func(r *result.Run) (result.Series, bool) {
 			for _, s := range r.Steps {
 				if s.Name == name {
 					return s, true
 				}
 			}
-			return Series{}, false
+			return result.Series{}, false
 		}
-		lat := func(f func(Latency) int64) func(r *Run) matrixCell {
-			return func(r *Run) matrixCell {
+		lat := func(f func(result.Latency) int64) func(r *result.Run) matrixCell {
+			return func(r *result.Run) matrixCell {
 				s, ok := find(r)
 				if !ok || s.Latency.Count == 0 {
 					return matrixCell{Text: "-"}
 				}
-				return matrixCell{Text: fmtUS(f(s.Latency))}
+				return matrixCell{Text: words.US(f(s.Latency))}
 			}
 		}
-		row("p50", lat(func(l Latency) int64 { return l.P50US }))
-		row("p99", lat(func(l Latency) int64 { return l.P99US }))
-		row("p99.9", lat(func(l Latency) int64 { return l.P999US }))
-		row("error rate", func(r *Run) matrixCell {
+		row("p50", lat(func(l result.Latency) int64 { return l.P50US }))
+		row("p99", lat(func(l result.Latency) int64 { return l.P99US }))
+		row("p99.9", lat(func(l result.Latency) int64 { return l.P999US }))
+		row("error rate", func(r *result.Run) matrixCell {
 			s, ok := find(r)
 			if !ok {
 				return matrixCell{Text: "-"}
@@ -644,7 +648,7 @@ func buildRunMatrix(docs []*htmlDoc) (*runMatrix, error) {
 }
 
 func rateCell(r float64) matrixCell {
-	c := matrixCell{Text: fmtPct(r), Class: "good"}
+	c := matrixCell{Text: words.Pct(r), Class: "good"}
 	if r > 0 {
 		c.Class = "bad"
 	}
@@ -653,17 +657,17 @@ func rateCell(r float64) matrixCell {
 
 func buildConfMatrix(docs []*htmlDoc, docsBase string) *confMatrix {
 	m := &confMatrix{}
-	byID := map[string][]*Case{}
+	byID := map[string][]*result.Case{}
 	var ids []string
 	secOf := map[string]string{}
-	first := map[string]Case{}
+	first := map[string]result.Case{}
 	for i, d := range docs {
 		m.Labels = append(m.Labels, matrixHead{Label: d.Label, Anchor: d.Anchor, Colour: colour(i)})
 		m.Summary = append(m.Summary, d.Conform.Summary)
 		for j := range d.Conform.C.Cases {
 			k := &d.Conform.C.Cases[j]
 			if _, ok := byID[k.ID]; !ok {
-				byID[k.ID] = make([]*Case, len(docs))
+				byID[k.ID] = make([]*result.Case, len(docs))
 				ids = append(ids, k.ID)
 				secOf[k.ID] = k.Section
 				first[k.ID] = *k
@@ -758,30 +762,6 @@ func fmtDur(d time.Duration) string {
 // fmtOffset formats an offset from a start as "+1.5ms".
 func fmtOffset(d time.Duration) string { return "+" + fmtDur(d) }
 
-// fmtThresholdValue formats a threshold's limit or observed value by its
-// metric: latency statistics (p50…p999, min, max, mean; canonical seconds,
-// or microseconds for a "_us" metric) as durations, ratios as percentages,
-// everything else as a number.
-func fmtThresholdValue(t ThresholdResult, v float64) string {
-	m := t.Metric
-	if i := strings.LastIndexByte(m, '.'); i >= 0 && m != "errors.rate" {
-		m = m[i+1:]
-	}
-	switch {
-	case strings.HasSuffix(m, "_us"):
-		return fmtUS(int64(v))
-	case m == "p50" || m == "p90" || m == "p99" || m == "p999" || m == "min" || m == "max" || m == "mean":
-		return fmtUS(int64(math.Round(v * 1e6)))
-	case m == "error_rate" || m == "errors.rate":
-		return fmtPct(v)
-	case m == "throughput" || m == "limit":
-		return fmtFloat(v) + "/s"
-	case m == MeasureDataSent || m == MeasureDataReceived:
-		return fmtBytes(int64(v))
-	}
-	return fmtFloat(v)
-}
-
 // sectionDoc returns the repository path of the document a case section
 // cites and its link under docsBase ("" without one); both "" when the
 // section is not a DocRef.
@@ -790,7 +770,7 @@ func fmtThresholdValue(t ThresholdResult, v float64) string {
 // comes from the user (HTMLOptions.DocsBase) and was checked by
 // CheckDocsBase in buildPage.
 func sectionDoc(section, docsBase string) (path string, link template.URL) {
-	r, ok := ParseDocRef(section)
+	r, ok := result.ParseDocRef(section)
 	if !ok {
 		return "", ""
 	}

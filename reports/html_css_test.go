@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // cssMarker stands for the embedded stylesheet in the HTML golden files:
@@ -98,14 +99,14 @@ func TestHTMLCSS(t *testing.T) {
 			styled[strings.Join(strings.Fields(one), " ")] = true
 		}
 	}
-	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun} {
+	for _, v := range []string{result.VerdictPass, result.VerdictFail, result.VerdictWarn, result.VerdictInfo, result.VerdictSkip, result.VerdictNotRun} {
 		for _, want := range []string{".v-" + v, ".mx td.v-" + v + " a"} {
 			if !styled[want] {
 				t.Errorf("no rule %q for verdict %s", want, v)
 			}
 		}
 	}
-	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown, StatusInconclusive} {
+	for _, s := range []string{result.StatusPass, result.StatusFail, result.StatusInterrupted, result.StatusIncomplete, result.StatusTargetDown, result.StatusInconclusive} {
 		if !styled[".status."+s] {
 			t.Errorf("no rule .status.%s for headline status %s", s, s)
 		}
@@ -130,13 +131,13 @@ func TestHTMLCSS(t *testing.T) {
 	for _, w := range []string{"bad", "good", "none", "outages"} { // matrixCell.Class and card classes set in html.go
 		carried[w] = true
 	}
-	for _, v := range []string{VerdictPass, VerdictFail, VerdictWarn, VerdictInfo, VerdictSkip, VerdictNotRun} {
+	for _, v := range []string{result.VerdictPass, result.VerdictFail, result.VerdictWarn, result.VerdictInfo, result.VerdictSkip, result.VerdictNotRun} {
 		carried["v-"+v], carried["c-"+v] = true, true
 	}
-	for _, s := range []string{StatusPass, StatusFail, StatusInterrupted, StatusIncomplete, StatusTargetDown, StatusInconclusive} {
+	for _, s := range []string{result.StatusPass, result.StatusFail, result.StatusInterrupted, result.StatusIncomplete, result.StatusTargetDown, result.StatusInconclusive} {
 		carried[s] = true
 	}
-	carried["w-"+DirSent], carried["w-"+DirRecv] = true, true
+	carried["w-"+result.DirSent], carried["w-"+result.DirRecv] = true, true
 	carried["v-bound"] = true // a harness-bound threshold's badge (thresholdVerdict)
 	for _, m := range cssClass.FindAllStringSubmatch(strings.Join(selectors, " "), -1) {
 		if !carried[m[1]] {

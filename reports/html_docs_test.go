@@ -3,17 +3,19 @@ package reports
 import (
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestHTMLDocsBase checks that a cited section is linked only when a docs
 // base is given, and always carries its path in the repository; a section
 // that is not a citation (an older build's) stays plain text.
 func TestHTMLDocsBase(t *testing.T) {
-	c := NewConform()
+	c := result.NewConform()
 	c.Protocol = "udp-lobby"
-	c.Cases = []Case{
-		{ID: "udp-lobby/5/1", Section: "udp-lobby.md §5 LOBBY_ROOM_LIST", Description: "cited", Level: LevelMust, Verdict: VerdictPass},
-		{ID: "udp-lobby/9/1", Section: "old text section", Description: "old", Level: LevelMust, Verdict: VerdictPass},
+	c.Cases = []result.Case{
+		{ID: "udp-lobby/5/1", Section: "udp-lobby.md §5 LOBBY_ROOM_LIST", Description: "cited", Level: result.LevelMust, Verdict: result.VerdictPass},
+		{ID: "udp-lobby/9/1", Section: "old text section", Description: "old", Level: result.LevelMust, Verdict: result.VerdictPass},
 	}
 	for _, tt := range []struct {
 		base    string
@@ -26,7 +28,7 @@ func TestHTMLDocsBase(t *testing.T) {
 			[]string{`<a href="https://docs.example/p/old`}},
 		{"file:///src/lb/docs/protocols", []string{`<a href="file:///src/lb/docs/protocols/udp-lobby.md#s5">`}, []string{"ZgotmplZ"}},
 	} {
-		for _, docs := range [][]Doc{{c}, {c, c}} {
+		for _, docs := range [][]result.Doc{{c}, {c, c}} {
 			page := string(htmlOf(t, HTMLOptions{DocsBase: tt.base}, docs...))
 			for _, w := range tt.want {
 				if !strings.Contains(page, w) {

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // This file draws the HTML report's charts as inline SVG, built as text so
@@ -69,14 +72,14 @@ type band struct {
 
 // downBands are the outages of a run as chart bands in seconds since
 // the start, an open one reaching to end.
-func downBands(outs []Outage, end float64) []band {
+func downBands(outs []result.Outage, end float64) []band {
 	var bs []band
 	for _, o := range outs {
 		x1 := end
-		title := fmt.Sprintf("target down (%s) from +%s, not back by the end", o.Kind, secs(o.StartNS))
+		title := fmt.Sprintf("target down (%s) from +%s, not back by the end", o.Kind, words.Seconds(o.StartNS))
 		if o.Back {
 			x1 = o.EndNS.Seconds()
-			title = fmt.Sprintf("target down (%s) from +%s to +%s", o.Kind, secs(o.StartNS), secs(o.EndNS))
+			title = fmt.Sprintf("target down (%s) from +%s to +%s", o.Kind, words.Seconds(o.StartNS), words.Seconds(o.EndNS))
 		}
 		if o.Fault != "" {
 			title += " (fault: " + o.Fault + ")"
@@ -272,14 +275,14 @@ func percentileChartY(title string, series []histSeries, width, height float64, 
 		var marks []mark
 		for n := 0; n <= maxN; n++ {
 			p := pts[int(math.Round(float64(n)/ninesStep))]
-			marks = append(marks, mark{P: p, Title: fmt.Sprintf("%s %s = %s", s.Name, nineLabel(n), fmtUS(int64(p.Y)))})
+			marks = append(marks, mark{P: p, Title: fmt.Sprintf("%s %s = %s", s.Name, nineLabel(n), words.US(int64(p.Y)))})
 		}
 		for _, p := range pts {
 			maxY = math.Max(maxY, p.Y)
 		}
 		lines = append(lines, lineSeries{Name: s.Name, Colour: s.Colour, Dashed: s.Dashed, Points: pts, Marks: marks})
 		legend = append(legend, fmt.Sprintf("%s: p50 %s · p99 %s · max %s · n=%d", s.Name,
-			fmtUS(s.Hist.ValueAtPercentile(50)), fmtUS(s.Hist.ValueAtPercentile(99)), fmtUS(s.Hist.Max()), s.Hist.TotalCount()))
+			words.US(s.Hist.ValueAtPercentile(50)), words.US(s.Hist.ValueAtPercentile(99)), words.US(s.Hist.Max()), s.Hist.TotalCount()))
 	}
 	var xt []tick
 	for n := 0; n <= maxN; n++ {
@@ -492,7 +495,7 @@ func pathData(p *plot, pts []xy) string {
 // The outages (the target down) are shaded on each chart.
 //
 // Each fault of a recovery drill is a labelled vertical line on each chart.
-func timeSeriesCharts(in []Point, runEnd time.Duration, outs []Outage, width float64, faults ...FaultResult) []template.HTML {
+func timeSeriesCharts(in []result.Point, runEnd time.Duration, outs []result.Outage, width float64, faults ...result.FaultResult) []template.HTML {
 	if len(in) == 0 {
 		return nil
 	}
@@ -555,8 +558,8 @@ type tsData struct {
 // chart lines: a point per recorded second at its middle, and for each run
 // of missing seconds two points of zero rate and a break in the latency
 // lines.
-func timeSeriesData(in []Point, runEnd time.Duration) tsData {
-	ts := append([]Point(nil), in...)
+func timeSeriesData(in []result.Point, runEnd time.Duration) tsData {
+	ts := append([]result.Point(nil), in...)
 	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Second < ts[j].Second })
 	first := math.Min(float64(ts[0].Second), 0)
 	last := float64(ts[len(ts)-1].Second)
@@ -626,7 +629,7 @@ func timeSeriesData(in []Point, runEnd time.Duration) tsData {
 // charts over the run: its CPU, in % of one core over each interval
 // between two samples, and its resident memory. A restart breaks both
 // lines; the outages are shaded as on the time-series charts.
-func targetCharts(tp *TargetProcess, runEnd time.Duration, outs []Outage, width float64) []template.HTML {
+func targetCharts(tp *result.TargetProcess, runEnd time.Duration, outs []result.Outage, width float64) []template.HTML {
 	if tp == nil || len(tp.Samples) == 0 {
 		return nil
 	}
@@ -681,6 +684,6 @@ func targetCharts(tp *TargetProcess, runEnd time.Duration, outs []Outage, width 
 		drawChart("Server memory (RSS)", "seconds since start", "MiB",
 			&plot{x0: first, x1: end, y1: yr[len(yr)-1], bands: bands}, xt, mk(yr, " MiB"),
 			[]lineSeries{{Name: "resident memory", Colour: colour(5), Points: rss}},
-			[]string{fmt.Sprintf("resident memory (peak %s)", fmtMiB(tp.PeakRSSBytes))}, width, 190),
+			[]string{fmt.Sprintf("resident memory (peak %s)", words.MiB(tp.PeakRSSBytes))}, width, 190),
 	}
 }

@@ -13,15 +13,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // richRun is a longer run with realistic shapes: three steps with
 // log-normal latencies and a tail, 30 seconds of time series with a
 // latency spike and an error burst, and violations. Deterministic.
-func richRun(t testing.TB) *Run {
+func richRun(t testing.TB) *result.Run {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 11))
-	r := NewRun()
+	r := result.NewRun()
 	r.Scenario = "scenarios/join-storm.yaml"
 	r.Target = "127.0.0.1:7777"
 	r.StartedAt = fixedStart
@@ -34,15 +36,15 @@ func richRun(t testing.TB) *Run {
 	}
 	specs := []stepSpec{
 		{"list_rooms", 180, 20000, map[string]int64{}},
-		{"create_room", 450, 3000, map[string]int64{ReasonTimeout: 12}},
-		{"join", 900, 9000, map[string]int64{ReasonTimeout: 30, ReasonJoinDeny: 41}},
+		{"create_room", 450, 3000, map[string]int64{result.ReasonTimeout: 12}},
+		{"join", 900, 9000, map[string]int64{result.ReasonTimeout: 30, result.ReasonJoinDeny: 41}},
 	}
 	ts := make([]struct {
 		req, errs int64
 		vals      []int64
 	}, 30)
 	for _, sp := range specs {
-		lat, unc := NewLatencyHistogram(), NewLatencyHistogram()
+		lat, unc := result.NewLatencyHistogram(), result.NewLatencyHistogram()
 		for i := 0; i < sp.n; i++ {
 			v := sp.medianUS * math.Exp(rng.NormFloat64()*0.45)
 			sec := rng.IntN(30)
@@ -72,15 +74,15 @@ func richRun(t testing.TB) *Run {
 				ts[sec].errs++
 			}
 		}
-		l, err := NewLatency(lat)
+		l, err := result.NewLatency(lat)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := NewLatency(unc)
+		u, err := result.NewLatency(unc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := Series{Name: sp.name, Requests: int64(sp.n) + fails, Successes: int64(sp.n), Failures: fails,
+		s := result.Series{Name: sp.name, Requests: int64(sp.n) + fails, Successes: int64(sp.n), Failures: fails,
 			FailuresByReason: sp.fails, Retries: fails / 2, Latency: l, Uncorrected: u}
 		r.Steps = append(r.Steps, s)
 		r.Totals.Requests += s.Requests
@@ -91,7 +93,7 @@ func richRun(t testing.TB) *Run {
 	for sec, p := range ts {
 		r.TimeSeries = append(r.TimeSeries, pointOf(t, int64(sec), p.req, p.errs, p.vals...))
 	}
-	r.Messages = []Series{
+	r.Messages = []result.Series{
 		{Name: "LIST_ROOMS→ROOM_LIST", Requests: 20000, Successes: 20000, FailuresByReason: map[string]int64{},
 			Latency: r.Steps[0].Uncorrected, Uncorrected: r.Steps[0].Uncorrected},
 		{Name: "JOIN_ROOM→JOIN_SUCCESS", Requests: 9000, Successes: 9000, FailuresByReason: map[string]int64{},
@@ -99,22 +101,22 @@ func richRun(t testing.TB) *Run {
 	}
 	r.Totals.Violations = 7
 	r.Totals.SessionsStarted, r.Totals.SessionsFinished = 3000, 2987
-	r.Violations = []Violation{
-		{Rule: "U-CRC", Count: 5, Samples: []ViolationSample{
+	r.Violations = []result.Violation{
+		{Rule: "U-CRC", Count: 5, Samples: []result.ViolationSample{
 			{OffsetNS: 17*time.Second + 250*time.Millisecond, Packet: "4c42010500000000000000000000000000000000aabbccdd", Request: "4c420104000000000000", Detail: "crc 0xaabbccdd != 0x1c2d3e4f"},
 			{OffsetNS: 18 * time.Second, Packet: "4c420105ffff"},
 		}},
-		{Rule: "U-ROOMLIST-COUNT", Count: 2, Samples: []ViolationSample{
+		{Rule: "U-ROOMLIST-COUNT", Count: 2, Samples: []result.ViolationSample{
 			{OffsetNS: 3 * time.Second, Packet: "4c4201060300476f626c696e2047616d6500", Request: "4c420104", Detail: "count 3 but 1 entry"},
 		}},
 	}
-	r.RateLimits = []RateLimitFinding{{Source: "127.0.0.2", ObservedLimitPerSec: 200, Sent: 3000, Accepted: 2000, Limited: 1000,
+	r.RateLimits = []result.RateLimitFinding{{Source: "127.0.0.2", ObservedLimitPerSec: 200, Sent: 3000, Accepted: 2000, Limited: 1000,
 		OtherSourcesP99BeforeUS: 1500, OtherSourcesP99AfterUS: 1650, OtherSourcesErrors: 0, Note: "limit per source address"}}
-	r.Malformed = []MalformedFinding{
+	r.Malformed = []result.MalformedFinding{
 		{Kind: "bad_crc", Sent: 100, LivenessChecks: 100, LivenessKept: 100},
 		{Kind: "truncated", Sent: 100, UnexpectedReplies: 3, LivenessChecks: 100, LivenessKept: 99},
 	}
-	r.Thresholds = []ThresholdResult{
+	r.Thresholds = []result.ThresholdResult{
 		{Name: "join.p99 < 20ms", Metric: "p99", Step: "join", Op: "<", Limit: 0.02, Observed: float64(r.Steps[2].Latency.P99US) / 1e6, Pass: true},
 		{Name: "errors.rate < 0.5%", Metric: "errors.rate", Op: "<", Limit: 0.005, Observed: r.Totals.ErrorRate(), Pass: false},
 		{Name: "violations == 0", Metric: "violations", Op: "==", Limit: 0, Observed: 7, Pass: false},
@@ -124,18 +126,18 @@ func richRun(t testing.TB) *Run {
 
 // otherConform is a second implementation's results over an overlapping
 // set of cases, for the matrix.
-func otherConform() *Conform {
+func otherConform() *result.Conform {
 	c := sampleConform()
 	c.Target = "10.0.0.9:7777"
 	c.Protocol = "udplobby"
-	c.Cases = append([]Case(nil), c.Cases...)
-	c.Cases[1].Verdict, c.Cases[1].Actual = VerdictPass, "no reply"
-	c.Cases[0].Verdict, c.Cases[0].Actual = VerdictFail, "Error 7"
-	c.Cases = append(c.Cases[:4], Case{ID: "udp-lobby/9/1", Section: "9", Description: "Only here", Level: LevelMust, Verdict: VerdictPass})
+	c.Cases = append([]result.Case(nil), c.Cases...)
+	c.Cases[1].Verdict, c.Cases[1].Actual = result.VerdictPass, "no reply"
+	c.Cases[0].Verdict, c.Cases[0].Actual = result.VerdictFail, "Error 7"
+	c.Cases = append(c.Cases[:4], result.Case{ID: "udp-lobby/9/1", Section: "9", Description: "Only here", Level: result.LevelMust, Verdict: result.VerdictPass})
 	return c
 }
 
-func htmlOf(t *testing.T, opts HTMLOptions, docs ...Doc) []byte {
+func htmlOf(t *testing.T, opts HTMLOptions, docs ...result.Doc) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteHTML(&b, opts, docs...); err != nil {
@@ -146,7 +148,7 @@ func htmlOf(t *testing.T, opts HTMLOptions, docs ...Doc) []byte {
 
 func htmlCases(t *testing.T) map[string][]byte {
 	run, rich := sampleRun(t), richRun(t)
-	empty := NewRun()
+	empty := result.NewRun()
 	empty.StartedAt = fixedStart
 	worse := sampleRun(t)
 	worse.Target = "127.0.0.1:8888"
@@ -156,7 +158,7 @@ func htmlCases(t *testing.T) map[string][]byte {
 		"run_rich.html":      htmlOf(t, HTMLOptions{Title: "join storm"}, rich),
 		"run_empty.html":     htmlOf(t, HTMLOptions{}, empty),
 		"conform.html":       htmlOf(t, HTMLOptions{}, sampleConform()),
-		"conform_empty.html": htmlOf(t, HTMLOptions{}, NewConform()),
+		"conform_empty.html": htmlOf(t, HTMLOptions{}, result.NewConform()),
 		"matrix.html": htmlOf(t, HTMLOptions{Title: "lobby implementations", Labels: []string{"reference", "", "lobbyd"}},
 			sampleConform(), otherConform(), run, worse),
 	}
@@ -365,15 +367,15 @@ func TestWriteHTMLErrors(t *testing.T) {
 	bad.Steps[0].Latency.Hist = "not base64!"
 	tests := []struct {
 		name string
-		docs []Doc
+		docs []result.Doc
 		want string
 	}{
 		{"none", nil, "no documents"},
-		{"nil run", []Doc{(*Run)(nil)}, "nil run"},
-		{"nil conform", []Doc{(*Conform)(nil)}, "nil conform"},
-		{"nil", []Doc{nil}, "document 0 is nil"},
-		{"bad histogram", []Doc{bad}, "list_rooms"},
-		{"bad histogram in matrix", []Doc{sampleRun(t), bad}, "list_rooms"},
+		{"nil run", []result.Doc{(*result.Run)(nil)}, "nil run"},
+		{"nil conform", []result.Doc{(*result.Conform)(nil)}, "nil conform"},
+		{"nil", []result.Doc{nil}, "document 0 is nil"},
+		{"bad histogram", []result.Doc{bad}, "list_rooms"},
+		{"bad histogram in matrix", []result.Doc{sampleRun(t), bad}, "list_rooms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,7 +401,7 @@ func BenchmarkWriteHTMLRich(b *testing.B) {
 // zero rate and a latency gap, input order does not matter, and far-apart
 // seconds (untrusted input) cost two points, not one per second.
 func TestTimeSeriesData(t *testing.T) {
-	pts := []Point{pointOf(t, 3, 10, 1, 500), pointOf(t, 0, 10, 0, 400)} // unsorted, seconds 1-2 missing
+	pts := []result.Point{pointOf(t, 3, 10, 1, 500), pointOf(t, 0, 10, 0, 400)} // unsorted, seconds 1-2 missing
 	d := timeSeriesData(pts, 0)
 	wantReq := []xy{{0.5, 10}, {1.5, 0}, {2.5, 0}, {3.5, 10}}
 	if len(d.req) != len(wantReq) {
@@ -417,12 +419,12 @@ func TestTimeSeriesData(t *testing.T) {
 		t.Errorf("mean %v max %v/%v range %v-%v", d.meanRate, d.maxReq, d.maxErr, d.first, d.end)
 	}
 	// Starting late: zero from 0 up to the first second.
-	if d := timeSeriesData([]Point{{Second: 5, Requests: 2}}, 0); len(d.req) != 3 || d.req[0] != (xy{0.5, 0}) || d.req[1] != (xy{4.5, 0}) {
+	if d := timeSeriesData([]result.Point{{Second: 5, Requests: 2}}, 0); len(d.req) != 3 || d.req[0] != (xy{0.5, 0}) || d.req[1] != (xy{4.5, 0}) {
 		t.Errorf("late start: %v", d.req)
 	}
 	// Far-apart seconds must not be drawn second by second (a 2^40-point
 	// series would never finish): the point counts show it, not a timer.
-	far := []Point{{Second: -3, Requests: 1}, {Second: 1 << 40, Requests: 1}, {Second: math.MaxInt64 - 1, Requests: 1}}
+	far := []result.Point{{Second: -3, Requests: 1}, {Second: 1 << 40, Requests: 1}, {Second: math.MaxInt64 - 1, Requests: 1}}
 	if d := timeSeriesData(far, 0); len(d.req) > 10 {
 		t.Errorf("far-apart seconds gave %d points", len(d.req))
 	}
@@ -444,7 +446,7 @@ func FuzzWriteHTML(f *testing.F) {
 	f.Add([]byte(`{"schema_version":1,"kind":"run","time_series":[{"second":-9223372036854775808,"requests":-1},{"second":9223372036854775807}],"steps":[{"name":"<x>","latency":{"count":1,"hist":"AAAA"}}]}`))
 	f.Add([]byte(`{"schema_version":1,"kind":"conform","cases":[{"id":"a/b","section":"","verdict":"weird","wire":[{"dir":"x","hex":"zz"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := Read(bytes.NewReader(data))
+		doc, err := result.Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -470,7 +472,7 @@ func TestFmtThresholdValue(t *testing.T) {
 		{"join.count", 1912, "1912"},
 	}
 	for _, tt := range tests {
-		if got := fmtThresholdValue(ThresholdResult{Metric: tt.metric}, tt.v); got != tt.want {
+		if got := (result.ThresholdResult{Metric: tt.metric}).ValueText(tt.v); got != tt.want {
 			t.Errorf("%s %v: %q, want %q", tt.metric, tt.v, got, tt.want)
 		}
 	}
@@ -479,7 +481,7 @@ func TestFmtThresholdValue(t *testing.T) {
 func TestWireLogBounded(t *testing.T) {
 	c := sampleConform()
 	for i := range 100 {
-		c.Cases[0].Wire = append(c.Cases[0].Wire, WireEntry{Dir: DirSent, OffsetNS: time.Duration(i), Hex: "abcd"})
+		c.Cases[0].Wire = append(c.Cases[0].Wire, result.WireEntry{Dir: result.DirSent, OffsetNS: time.Duration(i), Hex: "abcd"})
 	}
 	page := string(htmlOf(t, HTMLOptions{}, c))
 	if n := strings.Count(page, `<tr class="w-`); n != maxWireShown+2 /* udp-lobby/5/2 has 2 */ {
@@ -529,7 +531,7 @@ func TestPathDataThinsKeepingSpikes(t *testing.T) {
 // that second as a per-second rate (4 in 0.4 s is 10/s, not a cliff to 4),
 // says so in the legend, and ends the axis at the run's end.
 func TestPartialLastSecond(t *testing.T) {
-	pts := []Point{{Second: 0, Requests: 10}, {Second: 1, Requests: 10, Errors: 2}, {Second: 2, Requests: 4, Errors: 2}}
+	pts := []result.Point{{Second: 0, Requests: 10}, {Second: 1, Requests: 10, Errors: 2}, {Second: 2, Requests: 4, Errors: 2}}
 	d := timeSeriesData(pts, 2400*time.Millisecond)
 	if d.lastFrac < 0.399 || d.lastFrac > 0.401 || math.Abs(d.end-2.4) > 1e-9 {
 		t.Fatalf("lastFrac %v end %v, want 0.4 and 2.4", d.lastFrac, d.end)

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // JUnit XML model (the common Jenkins/Surefire dialect read by CI systems).
@@ -128,8 +131,8 @@ func init() {
 	register(Format{
 		Name: "junit",
 		Help: map[string]string{
-			KindRun:     "write thresholds and violated rules as JUnit XML to `FILE`",
-			KindConform: "write the results as JUnit XML to `file`",
+			result.KindRun:     "write thresholds and violated rules as JUnit XML to `FILE`",
+			result.KindConform: "write the results as JUnit XML to `file`",
 		},
 		Write: one(WriteRunJUnit, WriteConformJUnit, true),
 		Report: &ReportHelp{
@@ -153,19 +156,19 @@ conform result (one testcase per case) as JUnit XML, to FILE or stdout.`,
 // leads with suite "run" holding one <error> testcase that says so, so no
 // CI reads a partial run as a pass; each step tried and never succeeded adds a
 // failing testcase "step NAME succeeded" to that suite.
-func WriteRunJUnit(w io.Writer, run *Run) error {
+func WriteRunJUnit(w io.Writer, run *result.Run) error {
 	var suites []junitSuite
 	rs := junitSuite{Name: "lobbybench.run", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
 	hl := run.Headline()
 	addInterrupted(&rs, hl, "run", run.DurationNS)
-	if hl.Status == StatusInconclusive {
+	if hl.Status == result.StatusInconclusive {
 		// Not a failure of the server, not a pass: an <error>, the
 		// testcase saying what the run could not judge.
 		rs.add(junitCase{Name: "harness kept up", Classname: "run", Time: junitTime(run.DurationNS),
 			Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text + "\n" + run.SendLagWarning())}})
 	}
 	for _, s := range run.StepsNeverSucceeded() {
-		msg := fmt.Sprintf("step %s never succeeded (%s)", s.Name, tally(s))
+		msg := fmt.Sprintf("step %s never succeeded (%s)", s.Name, s.Tally())
 		rs.add(junitCase{Name: "step " + s.Name + " succeeded", Classname: "run", Time: "0.000",
 			Failure: &junitFailure{Message: msg, Type: "never succeeded", Text: xmlSafe(msg + ": " + likelyCause(run, s))}})
 	}
@@ -184,7 +187,7 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 				msg = t.Step + " " + msg
 			}
 			if b, ok := run.HarnessBound(t); ok {
-				msg += fmt.Sprintf(", within the harness's send lag %s %s (harness-bound)", b.Quantile, fmtUS(b.LagUS))
+				msg += fmt.Sprintf(", within the harness's send lag %s %s (harness-bound)", b.Quantile, words.US(b.LagUS))
 				c.Error = &junitError{Message: msg, Type: "harness-bound", Text: msg}
 			} else {
 				c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
@@ -205,7 +208,7 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 			}
 			b.WriteByte('\n')
 		}
-		msg := fmt.Sprintf("rule %s violated %s", v.Rule, Count(v.Count, "time"))
+		msg := fmt.Sprintf("rule %s violated %s", v.Rule, words.Count(v.Count, "time"))
 		vs.add(junitCase{Name: v.Rule, Classname: "violations", Time: "0.000",
 			Failure: &junitFailure{Message: msg, Type: "violation", Text: xmlSafe(b.String())}})
 	}
@@ -215,7 +218,7 @@ func WriteRunJUnit(w io.Writer, run *Run) error {
 // addInterrupted adds to s the <error> testcase "<what> completed" that
 // a partial result (Headline.Partial: interrupted or incomplete) leads
 // with, its type the status, so no CI reads a partial result as a pass.
-func addInterrupted(s *junitSuite, hl Headline, what string, d time.Duration) {
+func addInterrupted(s *junitSuite, hl result.Headline, what string, d time.Duration) {
 	if !hl.Partial() {
 		return
 	}
@@ -235,13 +238,13 @@ func addInterrupted(s *junitSuite, hl Headline, what string, d time.Duration) {
 // failing testcase "skip budget". The rule id and notes go with the text (a passing case's
 // notes alone to <system-out>), the wire log to <system-out> too, and the
 // run's notes to the suite's <system-out>.
-func WriteConformJUnit(w io.Writer, c *Conform) error {
+func WriteConformJUnit(w io.Writer, c *result.Conform) error {
 	name := "lobbybench.conform"
 	if c.Protocol != "" {
 		name += "." + c.Protocol
 	}
 	s := junitSuite{Name: name, Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
-	if hl := c.Headline(); hl.Status == StatusTargetDown {
+	if hl := c.Headline(); hl.Status == result.StatusTargetDown {
 		// An <error>, not a <failure>: no case's requirement was judged
 		// by it, the suite could not go on. CI goes red on either.
 		var d strings.Builder
@@ -280,40 +283,40 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 		if k.Rule != "" {
 			fmt.Fprintf(&d, "rule: %s\n", k.Rule)
 		}
-		if k.Expected != "" || k.Verdict != VerdictInfo {
+		if k.Expected != "" || k.Verdict != result.VerdictInfo {
 			fmt.Fprintf(&d, "expected: %s\n", k.Expected)
 		}
-		if k.Actual != "" || k.Verdict != VerdictInfo {
+		if k.Actual != "" || k.Verdict != result.VerdictInfo {
 			fmt.Fprintf(&d, "actual: %s\n", k.Actual)
 		}
 		writeNotes(&d, k.Notes)
 		detail := d.String()
 		switch k.Verdict {
-		case VerdictFail:
+		case result.VerdictFail:
 			jc.Failure = &junitFailure{Message: "expected " + k.Expected + ", got " + k.Actual, Type: k.Level, Text: xmlSafe(detail)}
-		case VerdictSkip:
+		case result.VerdictSkip:
 			jc.Skipped = &junitSkipped{Message: k.Actual}
 			writeNotes(&out, k.Notes)
-		case VerdictNotRun:
+		case result.VerdictNotRun:
 			// <skipped>: the case was not executed, which is what JUnit's
 			// skipped means; the suite is red already through the
 			// "target kept answering" <error> and the in-flight cases'
 			// <failure>s, and one dead server is not N errors.
 			jc.Skipped = &junitSkipped{Message: k.Actual}
-		case VerdictWarn:
+		case result.VerdictWarn:
 			if c.Strict {
 				jc.Failure = &junitFailure{Message: "strict: expected " + k.Expected + ", got " + k.Actual, Type: k.Level + " (strict)", Text: xmlSafe(detail)}
 			} else {
 				out.WriteString(k.Verdict + ": " + detail)
 			}
-		case VerdictInfo:
+		case result.VerdictInfo:
 			out.WriteString(k.Verdict + ": " + detail)
 		default:
 			writeNotes(&out, k.Notes)
 		}
 		writeWire(&out, k.Wire, k.WireElided)
 		if k.WireOmitted > 0 {
-			fmt.Fprintf(&out, "(%s of this passing case left out: conform --verbose keeps them; the JSON has them)\n", Count(k.WireOmitted, "wire log entry"))
+			fmt.Fprintf(&out, "(%s of this passing case left out: conform --verbose keeps them; the JSON has them)\n", words.Count(k.WireOmitted, "wire log entry"))
 		}
 		if out.Len() > 0 {
 			jc.SystemOut = &junitText{Text: xmlSafe(out.String())}
@@ -322,9 +325,9 @@ func WriteConformJUnit(w io.Writer, c *Conform) error {
 	}
 	if c.MaxSkips != nil {
 		sum := c.Summary()
-		jc := junitCase{Name: fmt.Sprintf("skip budget: at most %d of %s skipped", *c.MaxSkips, Count(sum.Total, "case")), Classname: "conform", Time: "0.000"}
+		jc := junitCase{Name: fmt.Sprintf("skip budget: at most %d of %s skipped", *c.MaxSkips, words.Count(sum.Total, "case")), Classname: "conform", Time: "0.000"}
 		if c.SkipsOverBudget() {
-			msg := fmt.Sprintf("%s skipped, over --max-skips %d: the run checked too little to pass", Count(sum.Skip, "case"), *c.MaxSkips)
+			msg := fmt.Sprintf("%s skipped, over --max-skips %d: the run checked too little to pass", words.Count(sum.Skip, "case"), *c.MaxSkips)
 			jc.Failure = &junitFailure{Message: msg, Type: "skip budget", Text: msg}
 		}
 		s.add(jc)
@@ -346,10 +349,10 @@ func writeNotes(b *strings.Builder, notes []string) {
 // writeWire writes one line per entry: direction, offset, hex, then the
 // addresses (from → to) and the entry's note in parentheses when known,
 // and a last line for entries the suite did not record.
-func writeWire(b *strings.Builder, wire []WireEntry, elided int) {
+func writeWire(b *strings.Builder, wire []result.WireEntry, elided int) {
 	for _, e := range wire {
 		arrow, from, to := "->", e.Local, e.Peer
-		if e.Dir == DirRecv {
+		if e.Dir == result.DirRecv {
 			arrow, from, to = "<-", e.Peer, e.Local
 		}
 		fmt.Fprintf(b, "%s +%s %s", arrow, e.OffsetNS, e.Hex)
@@ -366,6 +369,6 @@ func writeWire(b *strings.Builder, wire []WireEntry, elided int) {
 		b.WriteByte('\n')
 	}
 	if elided > 0 {
-		fmt.Fprintf(b, "... %d more %s not recorded\n", elided, Plural(elided, "entry"))
+		fmt.Fprintf(b, "... %d more %s not recorded\n", elided, words.Plural(elided, "entry"))
 	}
 }

@@ -8,39 +8,26 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // How every format shows the lobby measures (lobby.go): the same rows
 // and lines, in the terminal's narrow columns, a Markdown table, an HTML
 // table with a chart of the players over the run.
 
-// fmtBytes renders a byte count: "512 B", "12.3 KiB", "4.0 MiB".
-func fmtBytes(n int64) string {
-	const k = 1024
-	if n < k {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v, unit := float64(n)/k, "KiB"
-	for _, u := range []string{"MiB", "GiB", "TiB"} {
-		if v < k {
-			break
-		}
-		v, unit = v/k, u
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
-}
-
 // lobbyHeader heads the rows of lobbyRows.
 var lobbyHeader = []string{"MEASURE", "N", "p50", "p90", "p99", "MAX"}
 
 // lobbyRows are the duration measures the run recorded, one row each:
 // name, sample count and percentiles.
-func lobbyRows(run *Run) [][]string {
+func lobbyRows(run *result.Run) [][]string {
 	var rows [][]string
 	for _, m := range []struct {
 		name string
-		l    *Latency
-	}{{MeasureTimeToGame, run.TimeToGame}, {MeasureRoomFill, run.RoomFill}} {
+		l    *result.Latency
+	}{{result.MeasureTimeToGame, run.TimeToGame}, {result.MeasureRoomFill, run.RoomFill}} {
 		if m.l == nil {
 			continue
 		}
@@ -53,25 +40,25 @@ func lobbyRows(run *Run) [][]string {
 // LobbyLines says the players and bytes of run in sentences: "Players
 // (per second): peak 12 in a room, 8 in a game", "Data (payload): 12.3
 // KiB sent, 45.6 KiB received". None when it recorded neither.
-func LobbyLines(run *Run) []string {
+func LobbyLines(run *result.Run) []string {
 	var out []string
 	if len(run.Players) > 0 {
-		room, game := PlayersPeak(run.Players)
+		room, game := result.PlayersPeak(run.Players)
 		out = append(out, fmt.Sprintf("Players (per second): peak %d in a room, %d in a started game", room, game))
 	}
 	if t := run.Totals; t.DataSent > 0 || t.DataReceived > 0 {
-		out = append(out, fmt.Sprintf("Data (UDP/TCP payload): %s sent, %s received", fmtBytes(t.DataSent), fmtBytes(t.DataReceived)))
+		out = append(out, fmt.Sprintf("Data (UDP/TCP payload): %s sent, %s received", words.Bytes(t.DataSent), words.Bytes(t.DataReceived)))
 	}
 	return out
 }
 
 // byteRows are the steps that sent or received bytes: name, sent,
 // received.
-func byteRows(run *Run) [][]string {
+func byteRows(run *result.Run) [][]string {
 	var rows [][]string
 	for _, s := range run.Steps {
 		if s.DataSent > 0 || s.DataReceived > 0 {
-			rows = append(rows, []string{s.Name, fmtBytes(s.DataSent), fmtBytes(s.DataReceived)})
+			rows = append(rows, []string{s.Name, words.Bytes(s.DataSent), words.Bytes(s.DataReceived)})
 		}
 	}
 	return rows
@@ -80,7 +67,7 @@ func byteRows(run *Run) [][]string {
 // writeLobbyTable writes the lobby measures for the terminal, in columns
 // that fit 80 characters, then a blank line; nothing when the run has
 // none.
-func writeLobbyTable(w io.Writer, run *Run) {
+func writeLobbyTable(w io.Writer, run *result.Run) {
 	if !run.HasLobby() {
 		return
 	}
@@ -110,7 +97,7 @@ func writeLobbyTable(w io.Writer, run *Run) {
 }
 
 // writeLobbyMarkdown writes the lobby measures as a Markdown section.
-func writeLobbyMarkdown(w io.Writer, run *Run) {
+func writeLobbyMarkdown(w io.Writer, run *result.Run) {
 	if !run.HasLobby() {
 		return
 	}
@@ -138,7 +125,7 @@ type lobbyView struct {
 }
 
 // buildLobby returns the HTML's lobby section, nil when the run has none.
-func buildLobby(run *Run) *lobbyView {
+func buildLobby(run *result.Run) *lobbyView {
 	if !run.HasLobby() {
 		return nil
 	}
@@ -152,7 +139,7 @@ func buildLobby(run *Run) *lobbyView {
 
 // playersChart draws Run.Players: the players in a room and in a started
 // game during each second, a point at the middle of each second.
-func playersChart(ps []PlayersPoint, width float64) template.HTML {
+func playersChart(ps []result.PlayersPoint, width float64) template.HTML {
 	if len(ps) == 0 {
 		return ""
 	}
@@ -179,7 +166,7 @@ func playersChart(ps []PlayersPoint, width float64) template.HTML {
 	for _, v := range yv {
 		yt = append(yt, tick{v, fmtAxisCount(v)})
 	}
-	pr, pg := PlayersPeak(ps)
+	pr, pg := result.PlayersPeak(ps)
 	return drawChart("Players in rooms and games", "seconds since start", "players",
 		&plot{x0: 0, x1: end, y1: yv[len(yv)-1]}, xt, yt,
 		[]lineSeries{{Name: "in a room", Colour: colour(0), Points: room}, {Name: "in a started game", Colour: colour(2), Points: game}},

@@ -5,6 +5,9 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // mdCell makes s safe inside a Markdown table cell.
@@ -34,20 +37,20 @@ func mdCode(s string) string {
 }
 
 var verdictMark = map[string]string{
-	VerdictPass:   "✅ pass",
-	VerdictFail:   "❌ fail",
-	VerdictWarn:   "⚠️ warn",
-	VerdictInfo:   "ℹ️ info",
-	VerdictSkip:   "⏭️ skip",
-	VerdictNotRun: "⛔ not run",
+	result.VerdictPass:   "✅ pass",
+	result.VerdictFail:   "❌ fail",
+	result.VerdictWarn:   "⚠️ warn",
+	result.VerdictInfo:   "ℹ️ info",
+	result.VerdictSkip:   "⏭️ skip",
+	result.VerdictNotRun: "⛔ not run",
 }
 
 func init() {
 	register(Format{
 		Name: "markdown",
 		Help: map[string]string{
-			KindRun:     "write a Markdown summary to `FILE` (a PR comment, $GITHUB_STEP_SUMMARY)",
-			KindConform: "write a Markdown summary to `file`",
+			result.KindRun:     "write a Markdown summary to `FILE` (a PR comment, $GITHUB_STEP_SUMMARY)",
+			result.KindConform: "write a Markdown summary to `file`",
 		},
 		Write: one(WriteRunMarkdown, WriteConformMarkdown, false),
 		Report: &ReportHelp{
@@ -69,7 +72,7 @@ first: TARGET DOWN, INTERRUPTED, INCOMPLETE, FAIL, INCONCLUSIVE or PASS.`,
 // counts, a table of every case (with its rule id), then details (quoted
 // requirement, rule, expected, actual, notes, wire log) for each case that
 // failed or warned, and the observations of info cases.
-func WriteConformMarkdown(w io.Writer, c *Conform) error {
+func WriteConformMarkdown(w io.Writer, c *result.Conform) error {
 	ew := &errWriter{w: w}
 	title := "Conformance"
 	if c.Protocol != "" {
@@ -123,7 +126,7 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 	if s.NotRun > 0 {
 		notRun = fmt.Sprintf(", %d not run", s.NotRun)
 	}
-	fmt.Fprintf(ew, "**%s: %d pass, %d fail, %d warn, %d info, %d skip%s.**\n\n", Count(s.Total, "case"), s.Pass, s.Fail, s.Warn, s.Info, s.Skip, notRun)
+	fmt.Fprintf(ew, "**%s: %d pass, %d fail, %d warn, %d info, %d skip%s.**\n\n", words.Count(s.Total, "case"), s.Pass, s.Fail, s.Warn, s.Info, s.Skip, notRun)
 	fmt.Fprint(ew, "| ID | Section | Level | Verdict | Description |\n|---|---|---|---|---|\n")
 	for _, k := range c.Cases {
 		v, ok := verdictMark[k.Verdict]
@@ -138,7 +141,7 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 	}
 	first := true
 	for _, k := range c.Cases {
-		if k.Verdict != VerdictFail && k.Verdict != VerdictWarn {
+		if k.Verdict != result.VerdictFail && k.Verdict != result.VerdictWarn {
 			continue
 		}
 		if first {
@@ -165,7 +168,7 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 	}
 	first = true
 	for _, k := range c.Cases {
-		if k.Verdict != VerdictInfo || (k.Actual == "" && len(k.Notes) == 0) {
+		if k.Verdict != result.VerdictInfo || (k.Actual == "" && len(k.Notes) == 0) {
 			continue
 		}
 		if first {
@@ -191,17 +194,17 @@ func WriteConformMarkdown(w io.Writer, c *Conform) error {
 // never succeeded, failures by reason, violations by rule, the
 // malformed and rate-limit findings, and the warnings `run` prints. The
 // figures are in the terminal's units, from the terminal's helpers.
-func WriteRunMarkdown(w io.Writer, run *Run) error {
+func WriteRunMarkdown(w io.Writer, run *result.Run) error {
 	ew := &errWriter{w: w}
 	if hl := run.Headline(); hl.Text != "" {
 		fmt.Fprintf(ew, "**%s**\n\n", mdInline(hl.Text))
 	}
-	fmt.Fprintf(ew, "### lobbybench run: %s\n\n", mdInline(orDash(run.Scenario)))
-	fmt.Fprintf(ew, "Target %s", mdCode(orDash(run.Target)))
+	fmt.Fprintf(ew, "### lobbybench run: %s\n\n", mdInline(words.OrDash(run.Scenario)))
+	fmt.Fprintf(ew, "Target %s", mdCode(words.OrDash(run.Target)))
 	if !run.StartedAt.IsZero() {
 		fmt.Fprintf(ew, ", started %s", run.StartedAt.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(ew, ", took %s, %s.\n\n", run.DurationNS.Round(time.Millisecond), Count(run.Shards, "shard"))
+	fmt.Fprintf(ew, ", took %s, %s.\n\n", run.DurationNS.Round(time.Millisecond), words.Count(run.Shards, "shard"))
 	for _, why := range run.Incomplete {
 		fmt.Fprintf(ew, "- INCOMPLETE: %s\n", mdInline(why))
 	}
@@ -212,7 +215,7 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
-			v := thresholdVerdict(run, th, verdictMark[VerdictPass], verdictMark[VerdictFail], "⚠️ harness-bound")
+			v := thresholdVerdict(run, th, verdictMark[result.VerdictPass], verdictMark[result.VerdictFail], "⚠️ harness-bound")
 			rows = append(rows, []string{th.Name, th.LimitText(), th.ObservedText(), v})
 		}
 		fmt.Fprint(ew, "\n#### Thresholds\n\n")
@@ -220,7 +223,7 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 	}
 	for _, part := range []struct {
 		title, col string
-		rows       []Series
+		rows       []result.Series
 	}{{"Steps", "Step", run.Steps}, {"Messages", "Message", run.Messages}} {
 		if len(part.rows) == 0 {
 			continue
@@ -228,7 +231,7 @@ func WriteRunMarkdown(w io.Writer, run *Run) error {
 		var rows [][]string
 		for _, s := range part.rows {
 			l := s.Latency
-			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), fmtPct(s.ErrorRate()),
+			rows = append(rows, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), words.Pct(s.ErrorRate()),
 				fmtLat(l, l.P50US), fmtLat(l, l.P90US), fmtLat(l, l.P99US), fmtLat(l, l.MaxUS), fmtLat(s.SendLag, s.SendLag.P99US)})
 		}
 		fmt.Fprintf(ew, "\n#### %s (latency from the intended send time)\n\n", part.title)

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // passingRun is sampleRun with every threshold passed and no violation:
 // its headline is PASS.
-func passingRun(t testing.TB) *Run {
+func passingRun(t testing.TB) *result.Run {
 	r := sampleRun(t)
 	for i := range r.Thresholds {
 		r.Thresholds[i].Pass = true
@@ -23,11 +24,11 @@ func passingRun(t testing.TB) *Run {
 // incompleteRun is passingRun as `run --workers 2` merges it when worker
 // 1/2 died: one shard, the dead worker's reason, sessions with dropped
 // starts (a warning).
-func incompleteRun(t testing.TB) *Run {
+func incompleteRun(t testing.TB) *result.Run {
 	r := passingRun(t)
 	r.Incomplete = []string{"worker 1/2 died (signal: killed): the result is incomplete; its stderr ended:\n  worker exploding | on purpose"}
-	r.Sessions = &Sessions{Started: 50, Completed: 45, Failed: 3, Cut: 2, DroppedLate: 4, MaxActive: 12}
-	r.ShardRuns = []ShardRun{{Shard: "0/2", Sessions: *r.Sessions}}
+	r.Sessions = &result.Sessions{Started: 50, Completed: 45, Failed: 3, Cut: 2, DroppedLate: 4, MaxActive: 12}
+	r.ShardRuns = []result.ShardRun{{Shard: "0/2", Sessions: *r.Sessions}}
 	return r
 }
 
@@ -36,22 +37,22 @@ func incompleteRun(t testing.TB) *Run {
 // first line.
 func TestRunMarkdownGolden(t *testing.T) {
 	interrupted := passingRun(t)
-	interrupted.ShardRuns = []ShardRun{{Shard: "0/1", Interrupted: true}}
+	interrupted.ShardRuns = []result.ShardRun{{Shard: "0/1", Interrupted: true}}
 	never := sampleRun(t)
 	never.Steps[1].Successes, never.Steps[1].Failures = 0, 50
-	never.Steps[1].FailuresByReason = map[string]int64{ReasonTimeout: 50}
-	never.Steps[1].Latency = Latency{}
+	never.Steps[1].FailuresByReason = map[string]int64{result.ReasonTimeout: 50}
+	never.Steps[1].Latency = result.Latency{}
 	tests := []struct {
 		file   string
-		run    *Run
+		run    *result.Run
 		status string
 	}{
-		{"run_pass.md", passingRun(t), StatusPass},
-		{"run_fail.md", sampleRun(t), StatusFail},
-		{"run_interrupted.md", interrupted, StatusInterrupted},
-		{"run_incomplete.md", incompleteRun(t), StatusIncomplete},
-		{"run_never.md", never, StatusFail},
-		{"run_empty.md", NewRun(), ""},
+		{"run_pass.md", passingRun(t), result.StatusPass},
+		{"run_fail.md", sampleRun(t), result.StatusFail},
+		{"run_interrupted.md", interrupted, result.StatusInterrupted},
+		{"run_incomplete.md", incompleteRun(t), result.StatusIncomplete},
+		{"run_never.md", never, result.StatusFail},
+		{"run_empty.md", result.NewRun(), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestThresholdNoData: a threshold on a metric the run never produced reads
@@ -11,18 +13,18 @@ import (
 // and still fails.
 func TestThresholdNoData(t *testing.T) {
 	for _, tt := range []struct {
-		th      ThresholdResult
+		th      result.ThresholdResult
 		notWant string // what the old rendering showed for the missing value
 	}{
-		{ThresholdResult{Name: "hello.p99 < 20ms", Metric: "p99", Step: "hello", Op: "<", Limit: 0.02, NoData: true}, "0µs"},
-		{ThresholdResult{Name: "hello.error_rate < 1%", Metric: "error_rate", Step: "hello", Op: "<", Limit: 0.01, NoData: true}, "0.00%"},
+		{result.ThresholdResult{Name: "hello.p99 < 20ms", Metric: "p99", Step: "hello", Op: "<", Limit: 0.02, NoData: true}, "0µs"},
+		{result.ThresholdResult{Name: "hello.error_rate < 1%", Metric: "error_rate", Step: "hello", Op: "<", Limit: 0.01, NoData: true}, "0.00%"},
 	} {
 		t.Run(tt.th.Name, func(t *testing.T) {
 			if got := tt.th.ObservedText(); got != "no data" {
 				t.Errorf("ObservedText = %q, want no data", got)
 			}
 			r := sampleRun(t)
-			r.Thresholds = []ThresholdResult{tt.th}
+			r.Thresholds = []result.ThresholdResult{tt.th}
 			outs := map[string]func(*bytes.Buffer) error{
 				"table": func(b *bytes.Buffer) error { return WriteRunTable(b, r) },
 				"junit": func(b *bytes.Buffer) error { return WriteRunJUnit(b, r) },

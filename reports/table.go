@@ -11,46 +11,27 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-)
 
-// fmtUS formats microseconds for humans: "850µs", "12.35ms", "1.50s".
-func fmtUS(us int64) string {
-	switch {
-	case us < 1000:
-		return strconv.FormatInt(us, 10) + "µs"
-	case us < 1_000_000:
-		return strconv.FormatFloat(float64(us)/1e3, 'f', 2, 64) + "ms"
-	default:
-		return strconv.FormatFloat(float64(us)/1e6, 'f', 2, 64) + "s"
-	}
-}
+	"github.com/lobbybench/lobbybench/internal/words"
+	"github.com/lobbybench/lobbybench/result"
+)
 
 // fmtLat renders figure us of distribution l: "-" when l holds no sample
 // (a step with no success), never a "0µs" that looks measured.
-func fmtLat(l Latency, us int64) string {
+func fmtLat(l result.Latency, us int64) string {
 	if l.Count == 0 {
 		return "-"
 	}
-	return fmtUS(us)
+	return words.US(us)
 }
 
 // fmtLag renders a send-lag distribution as "p50/p99/max" ("-" when no
 // request recorded one, as in documents older than send lag).
-func fmtLag(l Latency) string {
+func fmtLag(l result.Latency) string {
 	if l.Count == 0 {
 		return "-"
 	}
-	return fmtUS(l.P50US) + "/" + fmtUS(l.P99US) + "/" + fmtUS(l.MaxUS)
-}
-
-func fmtPct(r float64) string { return strconv.FormatFloat(r*100, 'f', 2, 64) + "%" }
-
-func fmtSigned(v float64, unit string) string {
-	s := strconv.FormatFloat(v, 'f', 2, 64) + unit
-	if v > 0 {
-		s = "+" + s
-	}
-	return s
+	return words.US(l.P50US) + "/" + words.US(l.P99US) + "/" + words.US(l.MaxUS)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -80,7 +61,7 @@ func sortedReasons(m map[string]int64) []string {
 // uncorrected p99 and the send lag p99 beside them; p99.9 and the send
 // lag's p50 and max are in the JSON and the HTML), failures by reason,
 // violated rules, findings and thresholds.
-func WriteRunTable(w io.Writer, run *Run) error {
+func WriteRunTable(w io.Writer, run *result.Run) error {
 	ew := &errWriter{w: w}
 	t := run.Totals
 	if hl := run.Headline(); hl.Partial() || len(run.StepsNeverSucceeded()) > 0 {
@@ -90,7 +71,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		writeWrapped(ew, hl.Text, 2)
 		fmt.Fprintln(ew)
 	}
-	writeWrapped(ew, fmt.Sprintf("Run %s against %s: %s, %s", orDash(run.Scenario), orDash(run.Target), run.DurationNS.Round(time.Millisecond), Count(run.Shards, "shard")), 2)
+	writeWrapped(ew, fmt.Sprintf("Run %s against %s: %s, %s", words.OrDash(run.Scenario), words.OrDash(run.Target), run.DurationNS.Round(time.Millisecond), words.Count(run.Shards, "shard")), 2)
 	// The totals sentence in two lines, each a whole clause.
 	head := strings.TrimSuffix(totalsLine(run), ", "+totalsTail(t))
 	writeWrapped(ew, head, 2)
@@ -99,7 +80,7 @@ func WriteRunTable(w io.Writer, run *Run) error {
 	fmt.Fprintln(ew)
 	for _, part := range []struct {
 		title, col string
-		rows       []Series
+		rows       []result.Series
 	}{{"Steps", "STEP", run.Steps}, {"Messages", "MESSAGE", run.Messages}} {
 		if len(part.rows) == 0 {
 			continue
@@ -107,10 +88,10 @@ func WriteRunTable(w io.Writer, run *Run) error {
 		var counts, lat [][]string
 		for _, s := range part.rows {
 			l := s.Latency
-			counts = append(counts, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), fmtPct(s.ErrorRate()), itoa(s.Retries), itoa(s.Dropped)})
+			counts = append(counts, []string{s.Name, itoa(s.Requests), itoa(s.Successes), itoa(s.Failures), itoa(s.Cut), words.Pct(s.ErrorRate()), itoa(s.Retries), itoa(s.Dropped)})
 			lag := "-"
 			if s.SendLag.Count > 0 {
-				lag = fmtUS(s.SendLag.P99US)
+				lag = words.US(s.SendLag.P99US)
 			}
 			lat = append(lat, []string{s.Name, fmtLat(l, l.P50US), fmtLat(l, l.P90US), fmtLat(l, l.P99US), fmtLat(l, l.MaxUS), fmtLat(s.Uncorrected, s.Uncorrected.P99US), lag})
 		}
@@ -192,17 +173,17 @@ func WriteRunTable(w io.Writer, run *Run) error {
 
 // WriteCompareTable writes the per-step deltas of c and the broken gates,
 // led by a line for each side that was interrupted.
-func WriteCompareTable(w io.Writer, c *Comparison) error {
+func WriteCompareTable(w io.Writer, c *result.Comparison) error {
 	ew := &errWriter{w: w}
 	for _, s := range c.Incomplete {
 		fmt.Fprintf(ew, "%s\n", s)
 	}
 	var rows [][]string
-	for _, d := range append(append([]StepDelta(nil), c.Steps...), c.Run) {
+	for _, d := range append(append([]result.StepDelta(nil), c.Steps...), c.Run) {
 		p50, p99 := "-", "-"
 		if d.HasLatency {
-			p50 = fmtUS(d.BaseP50US) + " -> " + fmtUS(d.NewP50US) + " (" + fmtSigned(d.P50ChangePct, "%") + ")"
-			p99 = fmtUS(d.BaseP99US) + " -> " + fmtUS(d.NewP99US) + " (" + fmtSigned(d.P99ChangePct, "%") + ")"
+			p50 = words.US(d.BaseP50US) + " -> " + words.US(d.NewP50US) + " (" + words.Signed(d.P50ChangePct, "%") + ")"
+			p99 = words.US(d.BaseP99US) + " -> " + words.US(d.NewP99US) + " (" + words.Signed(d.P99ChangePct, "%") + ")"
 		}
 		name := d.Name
 		switch {
@@ -211,7 +192,7 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 		case !d.InNew:
 			name += " (gone)"
 		}
-		rows = append(rows, []string{name, p50, p99, fmtPct(d.BaseErrorRate) + " -> " + fmtPct(d.NewErrorRate) + " (" + fmtSigned(d.ErrorRateChangePP, "pp") + ")"})
+		rows = append(rows, []string{name, p50, p99, words.Pct(d.BaseErrorRate) + " -> " + words.Pct(d.NewErrorRate) + " (" + words.Signed(d.ErrorRateChangePP, "pp") + ")"})
 	}
 	if err := renderTable(w, []string{"STEP", "p50", "p99", "ERROR RATE"}, rows); err != nil {
 		return err
@@ -229,19 +210,19 @@ func WriteCompareTable(w io.Writer, c *Comparison) error {
 // totalsLine is the run's totals in one sentence: requests (and their
 // rate over the run), outcomes, retries, dropped starts, violations and
 // sessions.
-func totalsLine(run *Run) string {
+func totalsLine(run *result.Run) string {
 	t := run.Totals
 	rps := 0.0
 	if secs := run.DurationNS.Seconds(); secs > 0 {
 		rps = float64(t.Requests) / secs
 	}
-	return fmt.Sprintf("Requests %d (%.1f/s), ok %d, failed %d (%s), cut %d, retries %d, ", t.Requests, rps, t.Successes, t.Failures, fmtPct(t.ErrorRate()), t.Cut, t.Retries) +
+	return fmt.Sprintf("Requests %d (%.1f/s), ok %d, failed %d (%s), cut %d, retries %d, ", t.Requests, rps, t.Successes, t.Failures, words.Pct(t.ErrorRate()), t.Cut, t.Retries) +
 		totalsTail(t)
 }
 
 // totalsTail is the end of totalsLine: dropped starts, violations and
 // sessions.
-func totalsTail(t Totals) string {
+func totalsTail(t result.Totals) string {
 	return fmt.Sprintf("dropped starts %d, violations %d, sessions %d started / %d finished", t.Dropped, t.Violations, t.SessionsStarted, t.SessionsFinished)
 }
 
@@ -253,7 +234,7 @@ func totalsTail(t Totals) string {
 // column names: reason and count, and when the target was down during
 // the run (Totals.FailuresWhileDown) the count split into while down and
 // while up.
-func reasonTable(t Totals, reason, count, down, up string) ([]string, [][]string) {
+func reasonTable(t result.Totals, reason, count, down, up string) ([]string, [][]string) {
 	if t.FailuresWhileDown == nil {
 		return []string{reason, count}, reasonRows(t.FailuresByReason)
 	}
@@ -269,16 +250,16 @@ func reasonTable(t Totals, reason, count, down, up string) ([]string, [][]string
 // +1.2 s (refused: dial tcp …: connection refused), last seen up at
 // +1.0 s, not back by the end; during: create, join; failures: 9
 // conn_refused".
-func OutageLines(run *Run) []string {
+func OutageLines(run *result.Run) []string {
 	var out []string
 	for _, o := range run.Outages {
-		line := fmt.Sprintf("down at +%s (%s", secs(o.StartNS), o.Kind)
+		line := fmt.Sprintf("down at +%s (%s", words.Seconds(o.StartNS), o.Kind)
 		if o.Detail != "" {
 			line += ": " + o.Detail
 		}
-		line += fmt.Sprintf("), last seen up at +%s, ", secs(o.LastUpNS))
+		line += fmt.Sprintf("), last seen up at +%s, ", words.Seconds(o.LastUpNS))
 		if o.Back {
-			line += fmt.Sprintf("back at +%s after %s", secs(o.EndNS), secs(o.EndNS-o.StartNS))
+			line += fmt.Sprintf("back at +%s after %s", words.Seconds(o.EndNS), words.Seconds(o.EndNS-o.StartNS))
 		} else {
 			line += "not back by the end"
 		}
@@ -292,7 +273,7 @@ func OutageLines(run *Run) []string {
 			line += "; during: " + strings.Join(o.During, ", ")
 		}
 		if len(o.Failures) > 0 {
-			line += "; failures: " + ReasonsText(o.Failures)
+			line += "; failures: " + result.ReasonsText(o.Failures)
 		}
 		out = append(out, line)
 	}
@@ -308,7 +289,7 @@ func reasonRows(m map[string]int64) [][]string {
 }
 
 // violationRows: rule, count, first packet (hex, cut at 32 digits).
-func violationRows(vs []Violation) [][]string {
+func violationRows(vs []result.Violation) [][]string {
 	var rows [][]string
 	for _, v := range vs {
 		sample := ""
@@ -321,7 +302,7 @@ func violationRows(vs []Violation) [][]string {
 }
 
 // malformedRows: kind, sent, unexpected replies, liveness kept/checked.
-func malformedRows(ms []MalformedFinding) [][]string {
+func malformedRows(ms []result.MalformedFinding) [][]string {
 	var rows [][]string
 	for _, m := range ms {
 		rows = append(rows, []string{m.Kind, itoa(m.Sent), itoa(m.UnexpectedReplies), fmt.Sprintf("%d/%d", m.LivenessKept, m.LivenessChecks)})
@@ -331,22 +312,13 @@ func malformedRows(ms []MalformedFinding) [][]string {
 
 // rateLimitRows: source, limit/s, sent, accepted, limited, the other
 // sources' p99 before -> while limited, their errors.
-func rateLimitRows(rs []RateLimitFinding) [][]string {
+func rateLimitRows(rs []result.RateLimitFinding) [][]string {
 	var rows [][]string
 	for _, r := range rs {
 		rows = append(rows, []string{r.Source, strconv.FormatFloat(r.ObservedLimitPerSec, 'f', 1, 64), itoa(r.Sent), itoa(r.Accepted), itoa(r.Limited),
-			fmtUS(r.OtherSourcesP99BeforeUS) + " -> " + fmtUS(r.OtherSourcesP99AfterUS), itoa(r.OtherSourcesErrors)})
+			words.US(r.OtherSourcesP99BeforeUS) + " -> " + words.US(r.OtherSourcesP99AfterUS), itoa(r.OtherSourcesErrors)})
 	}
 	return rows
-}
-
-func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func truncHex(h string, n int) string {
@@ -358,7 +330,7 @@ func truncHex(h string, n int) string {
 
 // writeGates writes the gate verdicts of a comparison: all passed, or
 // each breach.
-func writeGates(w io.Writer, breaches []Breach) {
+func writeGates(w io.Writer, breaches []result.Breach) {
 	if len(breaches) == 0 {
 		fmt.Fprintln(w, "Gates: all passed")
 		return
@@ -405,7 +377,7 @@ type ConformTextOptions struct {
 // failure and warning, the hex wire log under each failure (Autobahn's wire
 // log), and a final count line. The verdict (Conform.Headline) is the
 // caller's to print.
-func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
+func WriteConformText(w io.Writer, c *result.Conform, o ConformTextOptions) error {
 	ew := &errWriter{w: w}
 	if !o.Quiet {
 		fmt.Fprintf(ew, "lobbybench conform: %s %s", c.Protocol, c.Target)
@@ -422,7 +394,7 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 	for _, k := range c.Cases {
 		// Quiet keeps what can fail the run: failures, warnings, and the
 		// skips when a skip budget (--max-skips) counts them.
-		if o.Quiet && k.Verdict != VerdictFail && k.Verdict != VerdictWarn && !(k.Verdict == VerdictSkip && c.MaxSkips != nil) {
+		if o.Quiet && k.Verdict != result.VerdictFail && k.Verdict != result.VerdictWarn && !(k.Verdict == result.VerdictSkip && c.MaxSkips != nil) {
 			continue
 		}
 		if k.Section != section {
@@ -430,12 +402,12 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 			fmt.Fprintf(ew, "\n%s\n", section)
 		}
 		fmt.Fprintf(ew, "  %s %-9s %s", verdictSymbol(k.Verdict), k.ID, k.Description)
-		if k.Verdict == VerdictWarn || k.Verdict == VerdictInfo || k.Verdict == VerdictSkip || k.Verdict == VerdictNotRun {
+		if k.Verdict == result.VerdictWarn || k.Verdict == result.VerdictInfo || k.Verdict == result.VerdictSkip || k.Verdict == result.VerdictNotRun {
 			fmt.Fprintf(ew, " [%s]", k.Verdict)
 		}
 		fmt.Fprintln(ew)
 		switch k.Verdict {
-		case VerdictFail, VerdictWarn:
+		case result.VerdictFail, result.VerdictWarn:
 			fmt.Fprintf(ew, "      requirement (%s): %s\n", strings.ToUpper(k.Level), k.Requirement)
 			if k.Rule != "" {
 				fmt.Fprintf(ew, "      rule:     %s\n", k.Rule)
@@ -445,21 +417,21 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 			for _, n := range k.Notes {
 				fmt.Fprintf(ew, "      note:     %s\n", n)
 			}
-			if k.Verdict == VerdictFail {
+			if k.Verdict == result.VerdictFail {
 				writeWireText(ew, k.Wire, k.WireElided, o.MaxWireBytes, o.MaxWireEntries)
 			}
-		case VerdictSkip:
+		case result.VerdictSkip:
 			fmt.Fprintf(ew, "      skipped:  %s\n", k.Actual)
-		case VerdictNotRun:
+		case result.VerdictNotRun:
 			fmt.Fprintf(ew, "      %s\n", k.Actual)
-		case VerdictInfo:
+		case result.VerdictInfo:
 			if k.Actual != "" {
 				fmt.Fprintf(ew, "      %s\n", k.Actual)
 			}
 			for _, n := range k.Notes {
 				fmt.Fprintf(ew, "      %s\n", n)
 			}
-		case VerdictPass:
+		case result.VerdictPass:
 			if o.Verbose {
 				for _, n := range k.Notes {
 					fmt.Fprintf(ew, "      %s\n", n)
@@ -471,25 +443,10 @@ func WriteConformText(w io.Writer, c *Conform, o ConformTextOptions) error {
 	return ew.err
 }
 
-// CountLine is the conform result's counts in one line: "41 cases in
-// 4.2s: 35 passed, 1 failed, 2 warnings, 1 info, 2 skipped".
-func (c *Conform) CountLine() string {
-	s := c.Summary()
-	line := fmt.Sprintf("%s in %v: %d passed, %d failed, %s, %d info, %d skipped",
-		Count(s.Total, "case"), c.DurationNS.Round(time.Millisecond), s.Pass, s.Fail, Count(s.Warn, "warning"), s.Info, s.Skip)
-	if s.NotRun > 0 {
-		line += fmt.Sprintf(", %d not run (target down)", s.NotRun)
-	}
-	if c.Strict && s.Warn > 0 {
-		line += " (strict: warnings fail the run)"
-	}
-	return line
-}
-
 // writeOutagesText writes one block per outage: when the target was found
 // down and how, when it last answered, the cases in flight, an owned
 // process's exit and last output lines, and whether it came back.
-func writeOutagesText(w io.Writer, os []Outage) {
+func writeOutagesText(w io.Writer, os []result.Outage) {
 	for _, o := range os {
 		fmt.Fprintf(w, "\ntarget down at +%v (%s), last answered at +%v", o.StartNS.Round(time.Millisecond), o.What(), o.LastUpNS.Round(time.Millisecond))
 		if o.Back {
@@ -518,17 +475,17 @@ func writeOutagesText(w io.Writer, os []Outage) {
 // i info, - skip, ⊘ not run.
 func verdictSymbol(v string) string {
 	switch v {
-	case VerdictPass:
+	case result.VerdictPass:
 		return "✔"
-	case VerdictFail:
+	case result.VerdictFail:
 		return "✘"
-	case VerdictWarn:
+	case result.VerdictWarn:
 		return "!"
-	case VerdictInfo:
+	case result.VerdictInfo:
 		return "i"
-	case VerdictSkip:
+	case result.VerdictSkip:
 		return "-"
-	case VerdictNotRun:
+	case result.VerdictNotRun:
 		return "⊘"
 	}
 	return "?"
@@ -536,7 +493,7 @@ func verdictSymbol(v string) string {
 
 // writeWireText writes a failure's wire log: per entry its direction,
 // offset, addresses, size and note, then its bytes in hex, 16 a line.
-func writeWireText(w io.Writer, wire []WireEntry, elided, max, maxEntries int) {
+func writeWireText(w io.Writer, wire []result.WireEntry, elided, max, maxEntries int) {
 	if len(wire) == 0 {
 		return
 	}
@@ -553,7 +510,7 @@ func writeWireText(w io.Writer, wire []WireEntry, elided, max, maxEntries int) {
 	fmt.Fprintln(w, "      wire:")
 	for _, e := range wire {
 		from, to, arrow := e.Local, e.Peer, "→"
-		if e.Dir == DirRecv {
+		if e.Dir == result.DirRecv {
 			from, to, arrow = e.Peer, e.Local, "←"
 		}
 		note := ""
@@ -565,7 +522,7 @@ func writeWireText(w io.Writer, wire []WireEntry, elided, max, maxEntries int) {
 			fmt.Fprintf(w, "        %s +%.3fms %s → %s (not hex: %v)%s\n", arrow, float64(e.OffsetNS)/float64(time.Millisecond), from, to, err, note)
 			continue
 		}
-		fmt.Fprintf(w, "        %s +%.3fms %s → %s (%s)%s\n", arrow, float64(e.OffsetNS)/float64(time.Millisecond), from, to, Count(len(d), "byte"), note)
+		fmt.Fprintf(w, "        %s +%.3fms %s → %s (%s)%s\n", arrow, float64(e.OffsetNS)/float64(time.Millisecond), from, to, words.Count(len(d), "byte"), note)
 		cut := 0
 		if len(d) > max {
 			cut = len(d) - max
@@ -575,10 +532,10 @@ func writeWireText(w io.Writer, wire []WireEntry, elided, max, maxEntries int) {
 			fmt.Fprintf(w, "          %04x  % x\n", i, d[i:min(i+16, len(d))])
 		}
 		if cut > 0 {
-			fmt.Fprintf(w, "          … %d more %s\n", cut, Plural(cut, "byte"))
+			fmt.Fprintf(w, "          … %d more %s\n", cut, words.Plural(cut, "byte"))
 		}
 	}
 	if elided > 0 {
-		fmt.Fprintf(w, "        … %d more %s (--json keeps up to %d per case)\n", elided, Plural(elided, "entry"), MaxCaseWireEntries)
+		fmt.Fprintf(w, "        … %d more %s (--json keeps up to %d per case)\n", elided, words.Plural(elided, "entry"), result.MaxCaseWireEntries)
 	}
 }

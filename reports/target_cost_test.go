@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // ownedProcess is a server lobbybench owned over passingRun's 2 s: three
 // samples a second apart, 600 ms of CPU, stopped cleanly at the end.
-func ownedProcess() *TargetProcess {
-	return &TargetProcess{Command: "./lobbyd --port 7777", PIDs: []int{4242}, Starts: 1,
+func ownedProcess() *result.TargetProcess {
+	return &result.TargetProcess{Command: "./lobbyd --port 7777", PIDs: []int{4242}, Starts: 1,
 		Exits: []string{"exited with status 0"}, Stop: "stopped on SIGTERM: exited with status 0",
 		PeakRSSBytes: 48 << 20, CPUNS: 600 * time.Millisecond,
-		Samples: []ProcSample{
+		Samples: []result.ProcSample{
 			{OffsetNS: 0, UserNS: 100 * time.Millisecond, SystemNS: 20 * time.Millisecond, RSSBytes: 20 << 20, Threads: 6, OpenFDs: 9},
 			{OffsetNS: time.Second, UserNS: 400 * time.Millisecond, SystemNS: 80 * time.Millisecond, RSSBytes: 40 << 20, Threads: 8, OpenFDs: 57},
 			{OffsetNS: 2 * time.Second, UserNS: 600 * time.Millisecond, SystemNS: 120 * time.Millisecond, RSSBytes: 48 << 20, Threads: 8, OpenFDs: 57},
@@ -25,12 +26,12 @@ func ownedProcess() *TargetProcess {
 
 // crashedRun is passingRun against an owned server that aborted at
 // +1.2 s and was not back: the outage quotes its exit and last output.
-func crashedRun(t testing.TB) *Run {
+func crashedRun(t testing.TB) *result.Run {
 	r := passingRun(t)
 	tp := ownedProcess()
 	tp.Samples, tp.Exits, tp.Stop = tp.Samples[:2], []string{"killed by SIGABRT"}, ""
 	r.TargetProcess = tp
-	r.Outages = []Outage{{StartNS: 1200 * time.Millisecond, LastUpNS: 1100 * time.Millisecond, Kind: DownExited,
+	r.Outages = []result.Outage{{StartNS: 1200 * time.Millisecond, LastUpNS: 1100 * time.Millisecond, Kind: result.DownExited,
 		Exit: "killed by SIGABRT", AnsweredBefore: 145,
 		Output: []string{"lobbyd: assertion failed: room != NULL", "SIGABRT: abort"}}}
 	r.NoteTargetDown()
@@ -52,16 +53,16 @@ func TestTargetCost(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		run  *Run
+		run  *result.Run
 		ok   bool
-		want TargetCost
+		want result.TargetCost
 	}{
-		{"none", passingRun(t), false, TargetCost{}},
+		{"none", passingRun(t), false, result.TargetCost{}},
 		// 600 ms over 150 requests in 2 s.
-		{"owned", owned, true, TargetCost{CPU: 600 * time.Millisecond, Requests: 150, PerThousand: 4 * time.Second, CoreShare: 0.3,
+		{"owned", owned, true, result.TargetCost{CPU: 600 * time.Millisecond, Requests: 150, PerThousand: 4 * time.Second, CoreShare: 0.3,
 			PeakRSSBytes: 48 << 20, PeakThreads: 8, PeakOpenFDs: 57, Samples: 3}},
-		{"no request", noReq, true, TargetCost{CPU: 600 * time.Millisecond, CoreShare: 0.3, PeakRSSBytes: 48 << 20, PeakThreads: 8, PeakOpenFDs: 57, Samples: 3}},
-		{"fds unreadable", noFDs, true, TargetCost{CPU: 600 * time.Millisecond, Requests: 150, PerThousand: 4 * time.Second, CoreShare: 0.3,
+		{"no request", noReq, true, result.TargetCost{CPU: 600 * time.Millisecond, CoreShare: 0.3, PeakRSSBytes: 48 << 20, PeakThreads: 8, PeakOpenFDs: 57, Samples: 3}},
+		{"fds unreadable", noFDs, true, result.TargetCost{CPU: 600 * time.Millisecond, Requests: 150, PerThousand: 4 * time.Second, CoreShare: 0.3,
 			PeakRSSBytes: 48 << 20, PeakThreads: 8, PeakOpenFDs: -1, Samples: 3}},
 	}
 	for _, tt := range tests {
@@ -78,14 +79,14 @@ func TestTargetCost(t *testing.T) {
 // and what the figures include.
 func TestTargetLines(t *testing.T) {
 	embedded := passingRun(t)
-	embedded.TargetProcess = &TargetProcess{Command: "embedded (in lobbybench's process)", PIDs: []int{7}, Starts: 1, CPUNS: 30 * time.Millisecond,
-		PeakRSSBytes: 10 << 20, Samples: []ProcSample{{RSSBytes: 10 << 20, Threads: 5, OpenFDs: 12}}, Note: "these figures include the load generator's own work"}
+	embedded.TargetProcess = &result.TargetProcess{Command: "embedded (in lobbybench's process)", PIDs: []int{7}, Starts: 1, CPUNS: 30 * time.Millisecond,
+		PeakRSSBytes: 10 << 20, Samples: []result.ProcSample{{RSSBytes: 10 << 20, Threads: 5, OpenFDs: 12}}, Note: "these figures include the load generator's own work"}
 	noReq := passingRun(t)
 	noReq.Totals.Requests = 0
 	noReq.TargetProcess = ownedProcess()
 	tests := []struct {
 		name string
-		run  *Run
+		run  *result.Run
 		want []string
 	}{
 		{"none", passingRun(t), nil},
@@ -144,8 +145,8 @@ func TestTargetGolden(t *testing.T) {
 // lines.
 func TestTargetCharts(t *testing.T) {
 	tp := ownedProcess()
-	tp.Samples = append(tp.Samples, ProcSample{OffsetNS: 3 * time.Second, UserNS: 10 * time.Millisecond, RSSBytes: 8 << 20, Threads: 3, Restarted: true},
-		ProcSample{OffsetNS: 4 * time.Second, UserNS: 260 * time.Millisecond, RSSBytes: 9 << 20, Threads: 3})
+	tp.Samples = append(tp.Samples, result.ProcSample{OffsetNS: 3 * time.Second, UserNS: 10 * time.Millisecond, RSSBytes: 8 << 20, Threads: 3, Restarted: true},
+		result.ProcSample{OffsetNS: 4 * time.Second, UserNS: 260 * time.Millisecond, RSSBytes: 9 << 20, Threads: 3})
 	charts := targetCharts(tp, 4*time.Second, nil, 960)
 	if len(charts) != 2 {
 		t.Fatalf("%d charts, want CPU and RSS", len(charts))
@@ -160,7 +161,7 @@ func TestTargetCharts(t *testing.T) {
 			t.Errorf("chart %d: no line break at the restart (subpaths %d)", i, n)
 		}
 	}
-	if targetCharts(nil, time.Second, nil, 960) != nil || targetCharts(&TargetProcess{}, time.Second, nil, 960) != nil {
+	if targetCharts(nil, time.Second, nil, 960) != nil || targetCharts(&result.TargetProcess{}, time.Second, nil, 960) != nil {
 		t.Error("charts without samples")
 	}
 }

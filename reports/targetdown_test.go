@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // downRun is passingRun whose target went down at +1.2 s, refused, and
 // was not back by the end: the failures of "join" happened after.
-func downRun(t testing.TB) *Run {
+func downRun(t testing.TB) *result.Run {
 	r := passingRun(t)
-	r.Outages = []Outage{{StartNS: 1200 * time.Millisecond, LastUpNS: 1100 * time.Millisecond, Kind: DownRefused,
+	r.Outages = []result.Outage{{StartNS: 1200 * time.Millisecond, LastUpNS: 1100 * time.Millisecond, Kind: result.DownRefused,
 		Detail: "dial tcp 127.0.0.1:7777: connect: connection refused", During: []string{"join"}, AnsweredBefore: 145,
-		Failures: map[string]int64{ReasonTimeout: 3}}}
-	r.Totals.FailuresWhileDown = map[string]int64{ReasonTimeout: 3}
+		Failures: map[string]int64{result.ReasonTimeout: 3}}}
+	r.Totals.FailuresWhileDown = map[string]int64{result.ReasonTimeout: 3}
 	r.NoteTargetDown()
 	return r
 }
@@ -30,29 +31,29 @@ func downRun(t testing.TB) *Run {
 func TestTargetDownFirst(t *testing.T) {
 	down := downRun(t)
 	back := passingRun(t)
-	back.Outages = []Outage{{StartNS: 1200 * time.Millisecond, LastUpNS: 1100 * time.Millisecond, EndNS: 4600 * time.Millisecond, Back: true, Kind: DownSilent}}
+	back.Outages = []result.Outage{{StartNS: 1200 * time.Millisecond, LastUpNS: 1100 * time.Millisecond, EndNS: 4600 * time.Millisecond, Back: true, Kind: result.DownSilent}}
 	interrupted := downRun(t)
-	interrupted.ShardRuns = []ShardRun{{Shard: "0/1", Interrupted: true}}
+	interrupted.ShardRuns = []result.ShardRun{{Shard: "0/1", Interrupted: true}}
 	incomplete := downRun(t)
 	incomplete.Incomplete = []string{"worker 1/2 died"}
 	failing := downRun(t)
 	failing.Thresholds[1].Pass = false
 	drillBack := passingRun(t)
-	drillBack.Outages = []Outage{{StartNS: time.Second, EndNS: 2 * time.Second, Back: true, Kind: DownExited, Fault: "kill -9 at +1s"}}
+	drillBack.Outages = []result.Outage{{StartNS: time.Second, EndNS: 2 * time.Second, Back: true, Kind: result.DownExited, Fault: "kill -9 at +1s"}}
 	drillDead := passingRun(t)
-	drillDead.Outages = []Outage{{StartNS: time.Second, Kind: DownExited, Fault: "kill -9 at +1s", Exit: "killed by SIGKILL"}}
+	drillDead.Outages = []result.Outage{{StartNS: time.Second, Kind: result.DownExited, Fault: "kill -9 at +1s", Exit: "killed by SIGKILL"}}
 	tests := []struct {
 		name, status string
-		run          *Run
+		run          *result.Run
 		says         []string
 	}{
-		{"not back", StatusTargetDown, down, []string{"TARGET DOWN · at +1.2 s (refused), not back by the end (145 requests answered before; 3 timeout after); on what ran: all 2 thresholds passed"}},
-		{"back", StatusTargetDown, back, []string{"TARGET DOWN · at +1.2 s (silent) for 3.4 s (back at +4.6 s)"}},
-		{"interrupted too", StatusTargetDown, interrupted, []string{"TARGET DOWN · at +1.2 s", "; then INTERRUPTED · the run was stopped"}},
-		{"incomplete too", StatusTargetDown, incomplete, []string{"TARGET DOWN · at +1.2 s", "; then INCOMPLETE · "}},
-		{"failing too", StatusTargetDown, failing, []string{"TARGET DOWN · at +1.2 s", "; then FAIL · 1 of 2 thresholds breached"}},
-		{"drill, back", StatusPass, drillBack, []string{"PASS · "}},
-		{"drill, never back", StatusTargetDown, drillDead, []string{"TARGET DOWN · at +1.0 s (exited: killed by SIGKILL), not back by the end"}},
+		{"not back", result.StatusTargetDown, down, []string{"TARGET DOWN · at +1.2 s (refused), not back by the end (145 requests answered before; 3 timeout after); on what ran: all 2 thresholds passed"}},
+		{"back", result.StatusTargetDown, back, []string{"TARGET DOWN · at +1.2 s (silent) for 3.4 s (back at +4.6 s)"}},
+		{"interrupted too", result.StatusTargetDown, interrupted, []string{"TARGET DOWN · at +1.2 s", "; then INTERRUPTED · the run was stopped"}},
+		{"incomplete too", result.StatusTargetDown, incomplete, []string{"TARGET DOWN · at +1.2 s", "; then INCOMPLETE · "}},
+		{"failing too", result.StatusTargetDown, failing, []string{"TARGET DOWN · at +1.2 s", "; then FAIL · 1 of 2 thresholds breached"}},
+		{"drill, back", result.StatusPass, drillBack, []string{"PASS · "}},
+		{"drill, never back", result.StatusTargetDown, drillDead, []string{"TARGET DOWN · at +1.0 s (exited: killed by SIGKILL), not back by the end"}},
 	}
 	render := func(t *testing.T, f func(*bytes.Buffer) error) string {
 		var b bytes.Buffer
@@ -72,7 +73,7 @@ func TestTargetDownFirst(t *testing.T) {
 					t.Errorf("headline %q lacks %q", hl.Text, s)
 				}
 			}
-			if tt.status != StatusTargetDown {
+			if tt.status != result.StatusTargetDown {
 				return
 			}
 			if strings.Contains(hl.Text, "PASS") {
@@ -102,7 +103,7 @@ func TestTargetDownFirst(t *testing.T) {
 				if side == "base" {
 					base, nw = tt.run, passingRun(t)
 				}
-				c, err := Compare(base, nw, DefaultGates())
+				c, err := result.Compare(base, nw, result.DefaultGates())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -149,7 +150,7 @@ func TestTargetDownGolden(t *testing.T) {
 	if err := WriteJSON(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadRun(&b)
+	back, err := result.ReadRun(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,37 +164,37 @@ func TestMergeOutages(t *testing.T) {
 	s := time.Second
 	tests := []struct {
 		name string
-		in   []Outage
-		want []Outage
+		in   []result.Outage
+		want []result.Outage
 	}{
 		{"none", nil, nil},
-		{"overlapping", []Outage{
-			{StartNS: 2 * s, LastUpNS: s, EndNS: 4 * s, Back: true, Kind: DownSilent, During: []string{"join"}, Failures: map[string]int64{"timeout": 2}, AnsweredBefore: 10},
-			{StartNS: 1 * s, LastUpNS: s / 2, EndNS: 3 * s, Back: true, Kind: DownRefused, During: []string{"create"}, Failures: map[string]int64{"timeout": 1}, AnsweredBefore: 5},
-		}, []Outage{
-			{StartNS: 1 * s, LastUpNS: s / 2, EndNS: 4 * s, Back: true, Kind: DownRefused, During: []string{"create", "join"}, Failures: map[string]int64{"timeout": 3}, AnsweredBefore: 15},
+		{"overlapping", []result.Outage{
+			{StartNS: 2 * s, LastUpNS: s, EndNS: 4 * s, Back: true, Kind: result.DownSilent, During: []string{"join"}, Failures: map[string]int64{"timeout": 2}, AnsweredBefore: 10},
+			{StartNS: 1 * s, LastUpNS: s / 2, EndNS: 3 * s, Back: true, Kind: result.DownRefused, During: []string{"create"}, Failures: map[string]int64{"timeout": 1}, AnsweredBefore: 5},
+		}, []result.Outage{
+			{StartNS: 1 * s, LastUpNS: s / 2, EndNS: 4 * s, Back: true, Kind: result.DownRefused, During: []string{"create", "join"}, Failures: map[string]int64{"timeout": 3}, AnsweredBefore: 15},
 		}},
-		{"disjoint", []Outage{
-			{StartNS: 5 * s, EndNS: 6 * s, Back: true, Kind: DownSilent},
-			{StartNS: 1 * s, EndNS: 2 * s, Back: true, Kind: DownSilent},
-		}, []Outage{
-			{StartNS: 1 * s, EndNS: 2 * s, Back: true, Kind: DownSilent, During: []string{}},
-			{StartNS: 5 * s, EndNS: 6 * s, Back: true, Kind: DownSilent, During: []string{}},
+		{"disjoint", []result.Outage{
+			{StartNS: 5 * s, EndNS: 6 * s, Back: true, Kind: result.DownSilent},
+			{StartNS: 1 * s, EndNS: 2 * s, Back: true, Kind: result.DownSilent},
+		}, []result.Outage{
+			{StartNS: 1 * s, EndNS: 2 * s, Back: true, Kind: result.DownSilent, During: []string{}},
+			{StartNS: 5 * s, EndNS: 6 * s, Back: true, Kind: result.DownSilent, During: []string{}},
 		}},
-		{"one open swallows the later", []Outage{
-			{StartNS: 1 * s, Kind: DownRefused},
-			{StartNS: 3 * s, EndNS: 4 * s, Back: true, Kind: DownSilent, Fault: "kill"},
-		}, []Outage{
-			{StartNS: 1 * s, Kind: DownRefused, During: []string{}},
+		{"one open swallows the later", []result.Outage{
+			{StartNS: 1 * s, Kind: result.DownRefused},
+			{StartNS: 3 * s, EndNS: 4 * s, Back: true, Kind: result.DownSilent, Fault: "kill"},
+		}, []result.Outage{
+			{StartNS: 1 * s, Kind: result.DownRefused, During: []string{}},
 		}},
-		{"a later open one keeps it open", []Outage{
-			{StartNS: 1 * s, EndNS: 3 * s, Back: true, Kind: DownRefused, Fault: "kill"},
-			{StartNS: 2 * s, Kind: DownRefused, Fault: "kill"},
-		}, []Outage{
-			{StartNS: 1 * s, Kind: DownRefused, Fault: "kill", During: []string{}},
+		{"a later open one keeps it open", []result.Outage{
+			{StartNS: 1 * s, EndNS: 3 * s, Back: true, Kind: result.DownRefused, Fault: "kill"},
+			{StartNS: 2 * s, Kind: result.DownRefused, Fault: "kill"},
+		}, []result.Outage{
+			{StartNS: 1 * s, Kind: result.DownRefused, Fault: "kill", During: []string{}},
 		}},
 	}
-	norm := func(os []Outage) []Outage {
+	norm := func(os []result.Outage) []result.Outage {
 		for i := range os {
 			if os[i].During == nil {
 				os[i].During = []string{}
@@ -203,8 +204,8 @@ func TestMergeOutages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := append([]Outage(nil), tt.in...)
-			got := norm(MergeOutages(tt.in))
+			in := append([]result.Outage(nil), tt.in...)
+			got := norm(result.MergeOutages(tt.in))
 			if !reflect.DeepEqual(got, norm(tt.want)) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
@@ -215,11 +216,11 @@ func TestMergeOutages(t *testing.T) {
 	}
 	// Through Merge: the document says it first.
 	a, b := passingRun(t), downRun(t)
-	m, err := Merge(a, b)
+	m, err := result.Merge(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Outages) != 1 || m.Totals.FailuresWhileDown[ReasonTimeout] != 3 || !strings.HasPrefix(m.TargetDown, "TARGET DOWN · at +1.2 s") {
+	if len(m.Outages) != 1 || m.Totals.FailuresWhileDown[result.ReasonTimeout] != 3 || !strings.HasPrefix(m.TargetDown, "TARGET DOWN · at +1.2 s") {
 		t.Errorf("merged: outages %+v, failures while down %v, target_down %q", m.Outages, m.Totals.FailuresWhileDown, m.TargetDown)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestLobbyThresholds: thresholds name the lobby measures (time_to_game
@@ -24,36 +24,36 @@ func TestLobbyThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := reports.NewRun()
+	run := result.NewRun()
 	run.Totals.DataSent, run.Totals.DataReceived = 600, 900
-	run.Steps = []reports.Series{{Name: "join", DataSent: 120, DataReceived: 140}}
-	run.TimeToGame = &reports.Latency{Count: 4, P99US: 1_500_000, MeanUS: 1_200_000}
-	run.RoomFill = &reports.Latency{Count: 2, P99US: 30_000}
+	run.Steps = []result.Series{{Name: "join", DataSent: 120, DataReceived: 140}}
+	run.TimeToGame = &result.Latency{Count: 4, P99US: 1_500_000, MeanUS: 1_200_000}
+	run.RoomFill = &result.Latency{Count: 2, P99US: 30_000}
 	tests := []struct {
 		name     string
-		mutate   func(r *reports.Run)
+		mutate   func(r *result.Run)
 		pass     []bool
 		observed []float64 // NaN: no data
 	}{
-		{"all recorded", func(*reports.Run) {},
+		{"all recorded", func(*result.Run) {},
 			[]bool{true, true, true, true, true, false}, []float64{1.5, 2, 600, 900, 120, 1.2}},
-		{"no game reached", func(r *reports.Run) { r.TimeToGame, r.RoomFill = nil, nil },
+		{"no game reached", func(r *result.Run) { r.TimeToGame, r.RoomFill = nil, nil },
 			[]bool{false, false, true, true, true, false}, []float64{math.NaN(), 0, 600, 900, 120, math.NaN()}},
-		{"too many bytes", func(r *reports.Run) { r.Totals.DataSent = 1000 },
+		{"too many bytes", func(r *result.Run) { r.Totals.DataSent = 1000 },
 			[]bool{true, true, false, true, true, false}, []float64{1.5, 2, 1000, 900, 120, 1.2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := *run
 			tc.mutate(&r)
-			res, _ := Evaluate(p.Thresholds, RunMetrics(&r))
+			res, _ := result.Evaluate(p.Conditions(), result.RunMetrics(&r))
 			if len(res) != len(tc.pass) {
 				t.Fatalf("%d results, want %d", len(res), len(tc.pass))
 			}
 			for i, got := range res {
 				want := tc.observed[i]
-				if got.Pass != tc.pass[i] || got.Missing != math.IsNaN(want) || !got.Missing && math.Abs(got.Value-want) > 1e-9 {
-					t.Errorf("%s: pass %v value %v missing %v, want pass %v value %v", got.Threshold, got.Pass, got.Value, got.Missing, tc.pass[i], want)
+				if got.Pass != tc.pass[i] || got.NoData != math.IsNaN(want) || !got.NoData && math.Abs(got.Observed-want) > 1e-9 {
+					t.Errorf("%s: pass %v value %v no data %v, want pass %v value %v", got.Name, got.Pass, got.Observed, got.NoData, tc.pass[i], want)
 				}
 			}
 		})

@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"github.com/lobbybench/lobbybench/reports"
-
 	"fmt"
 	"math"
 	"regexp"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Unit is the kind of quantity a metric holds. Values are canonical:
@@ -34,7 +34,7 @@ var StepStats = map[string]Unit{
 	// the harness's own lateness: actual first send minus intended send
 	"send_lag.p50": Latency, "send_lag.p99": Latency, "send_lag.max": Latency,
 	// payload bytes the step sent and received
-	reports.MeasureDataSent: Count, reports.MeasureDataReceived: Count,
+	result.MeasureDataSent: Count, result.MeasureDataReceived: Count,
 }
 
 // GlobalMetrics are the run-wide metrics every engine reports.
@@ -51,13 +51,13 @@ var GlobalMetrics = map[string]Unit{
 	"sessions.failed":    Count, // sessions that ended in an error (or could not be set up)
 	"clients.max":        Count, // peak sessions live at once (merged: sum of the shards' peaks)
 	"throughput":         Rate,  // successful requests per second over the run
-	// the lobby's own measures (reports/lobby.go)
-	reports.MeasureDataSent:     Count, // payload bytes the simulated clients sent
-	reports.MeasureDataReceived: Count, // and received
+	// the lobby's own measures (result/lobby.go)
+	result.MeasureDataSent:     Count, // payload bytes the simulated clients sent
+	result.MeasureDataReceived: Count, // and received
 }
 
 // MeasureStats are the statistics of the lobby's duration measures
-// (reports.MeasureTimeToGame, reports.MeasureRoomFill):
+// (result.MeasureTimeToGame, result.MeasureRoomFill):
 // "time_to_game.p99", "room_fill.count".
 var MeasureStats = map[string]Unit{
 	"p50": Latency, "p90": Latency, "p99": Latency, "p999": Latency, "max": Latency, "min": Latency, "mean": Latency,
@@ -78,7 +78,7 @@ func KnownMetrics(p *Plan) map[string]Unit {
 	for k, u := range GlobalMetrics {
 		m[k] = u
 	}
-	for _, name := range []string{reports.MeasureTimeToGame, reports.MeasureRoomFill} {
+	for _, name := range []string{result.MeasureTimeToGame, result.MeasureRoomFill} {
 		for suf, u := range MeasureStats {
 			m[name+"."+suf] = u
 		}
@@ -96,11 +96,8 @@ func KnownMetrics(p *Plan) map[string]Unit {
 	return m
 }
 
-// Op is a threshold comparison.
+// Op is a threshold comparison, one of result.Ops.
 type Op string
-
-// Comparisons, longest first for parsing.
-var ops = []Op{"<=", ">=", "==", "!=", "<", ">"}
 
 // Threshold is a parsed "metric op value" pass condition, e.g.
 // "join.p99 < 20ms" is {Metric: "join.p99", Op: "<", Value: 0.020, Unit: Latency}.
@@ -116,26 +113,20 @@ type Threshold struct {
 // String returns the threshold as written.
 func (t Threshold) String() string { return t.Source }
 
-// Holds reports whether value satisfies the threshold.
-func (t Threshold) Holds(v float64) bool {
-	if math.IsNaN(v) {
-		return false
+// Condition is t as package result evaluates it (result.Evaluate): its
+// name as written, its metric, comparison and value in canonical units.
+func (t Threshold) Condition() result.Threshold {
+	return result.Threshold{Name: t.Source, Metric: t.Metric, Op: string(t.Op), Limit: t.Value}
+}
+
+// Conditions are the plan's thresholds as package result evaluates them,
+// in order (Threshold.Condition).
+func (p *Plan) Conditions() []result.Threshold {
+	out := make([]result.Threshold, 0, len(p.Thresholds))
+	for _, t := range p.Thresholds {
+		out = append(out, t.Condition())
 	}
-	switch t.Op {
-	case "<":
-		return v < t.Value
-	case "<=":
-		return v <= t.Value
-	case ">":
-		return v > t.Value
-	case ">=":
-		return v >= t.Value
-	case "==":
-		return v == t.Value
-	case "!=":
-		return v != t.Value
-	}
-	return false
+	return out
 }
 
 var metricWordRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -146,9 +137,9 @@ var metricRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$`)
 func ParseThreshold(s string, known map[string]Unit) (Threshold, error) {
 	t := Threshold{Source: strings.TrimSpace(s)}
 	idx, op := -1, Op("")
-	for _, o := range ops {
-		if i := strings.Index(s, string(o)); i >= 0 && (idx < 0 || i < idx) {
-			idx, op = i, o
+	for _, o := range result.Ops {
+		if i := strings.Index(s, o); i >= 0 && (idx < 0 || i < idx) {
+			idx, op = i, Op(o)
 		}
 	}
 	if idx < 0 {
@@ -241,123 +232,4 @@ func (d *decoder) thresholds(n *yaml.Node, known map[string]Unit) []Threshold {
 		out = append(out, t)
 	}
 	return out
-}
-
-// Result is one threshold's verdict.
-type Result struct {
-	Threshold Threshold
-	Value     float64 // the metric's value (canonical units); NaN if Missing
-	Missing   bool    // the run reported no value: counts as a failure
-	Pass      bool
-}
-
-// Evaluate checks every threshold against the metrics lookup returns
-// (canonical units, see Unit). A metric lookup cannot find fails its
-// threshold: a threshold never passes silently. ok is true when all pass.
-func Evaluate(ts []Threshold, lookup func(metric string) (float64, bool)) (results []Result, ok bool) {
-	ok = true
-	for _, t := range ts {
-		r := Result{Threshold: t, Value: math.NaN()}
-		if v, found := lookup(t.Metric); found {
-			r.Value, r.Pass = v, t.Holds(v)
-		} else {
-			r.Missing = true
-		}
-		ok = ok && r.Pass
-		results = append(results, r)
-	}
-	return results, ok
-}
-
-// Report is r as a run report stores it: the threshold as written, its
-// metric name whole ("join.p99", Step empty), limit and observed value in
-// canonical units. A metric the run did not produce is NoData with
-// Observed 0 (JSON has no NaN), and fails.
-func (r Result) Report() reports.ThresholdResult {
-	tr := reports.ThresholdResult{
-		Name:   r.Threshold.Source,
-		Metric: r.Threshold.Metric,
-		Op:     string(r.Threshold.Op),
-		Limit:  r.Threshold.Value,
-	}
-	r.setVerdict(&tr)
-	return tr
-}
-
-// setVerdict fills tr's verdict from r: Observed, Pass and NoData.
-func (r Result) setVerdict(tr *reports.ThresholdResult) {
-	tr.Observed, tr.Pass, tr.NoData = r.Value, r.Pass, r.Missing
-	if r.Missing {
-		tr.Observed, tr.Pass = 0, false
-	}
-}
-
-// EvaluateReport checks ts against lookup and returns the verdicts as a
-// run report stores them (Result.Report). ok is true when all pass.
-func EvaluateReport(ts []Threshold, lookup func(metric string) (float64, bool)) (out []reports.ThresholdResult, ok bool) {
-	results, ok := Evaluate(ts, lookup)
-	out = make([]reports.ThresholdResult, 0, len(results))
-	for _, r := range results {
-		out = append(out, r.Report())
-	}
-	return out, ok
-}
-
-// FromReport rebuilds the threshold a stored verdict was judged by: every
-// field Evaluate needs is in reports.ThresholdResult, in canonical units,
-// whether the metric is stored whole ("join.p99") or split (Step "join",
-// Metric "p99").
-func FromReport(tr reports.ThresholdResult) (Threshold, error) {
-	if !slices.Contains(ops, Op(tr.Op)) {
-		return Threshold{}, fmt.Errorf("threshold %q has unknown comparison %q", tr.Name, tr.Op)
-	}
-	metric := tr.Metric
-	if tr.Step != "" {
-		metric = tr.Step + "." + tr.Metric
-	}
-	return Threshold{Source: tr.Name, Metric: metric, Op: Op(tr.Op), Value: tr.Limit}, nil
-}
-
-// Reevaluate judges merged shards again by the thresholds their results
-// carry (runs[i] named names[i] in messages): those of the first shard
-// that has any, evaluated against lookup (the merged run's metrics). Each
-// verdict keeps the shard's naming (metric whole or split) and gets the
-// merged figure. warn is set when shards carry different thresholds; ok
-// is false when one fails on the merge. A shard whose stored threshold
-// cannot be read is an error naming it.
-func Reevaluate(runs []*reports.Run, names []string, lookup func(metric string) (float64, bool)) (out []reports.ThresholdResult, ok bool, warn string, err error) {
-	first := slices.IndexFunc(runs, func(r *reports.Run) bool { return len(r.Thresholds) > 0 })
-	if first < 0 {
-		return []reports.ThresholdResult{}, true, "", nil
-	}
-	key := func(r *reports.Run) []string {
-		var k []string
-		for _, t := range r.Thresholds {
-			k = append(k, t.Name)
-		}
-		return k
-	}
-	for i, r := range runs {
-		if len(r.Thresholds) > 0 && !slices.Equal(key(r), key(runs[first])) {
-			warn = fmt.Sprintf("%s and %s carry different thresholds; evaluating those of %s", names[first], names[i], names[first])
-			break
-		}
-	}
-	src := runs[first].Thresholds
-	ts := make([]Threshold, 0, len(src))
-	for _, tr := range src {
-		t, err := FromReport(tr)
-		if err != nil {
-			return nil, false, "", fmt.Errorf("%s: %w", names[first], err)
-		}
-		ts = append(ts, t)
-	}
-	results, ok := Evaluate(ts, lookup)
-	out = make([]reports.ThresholdResult, 0, len(results))
-	for i, r := range results {
-		tr := src[i]
-		r.setVerdict(&tr)
-		out = append(out, tr)
-	}
-	return out, ok, warn, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 var testMetrics = map[string]Unit{
@@ -57,43 +57,6 @@ func TestParseThreshold(t *testing.T) {
 	}
 }
 
-func TestEvaluate(t *testing.T) {
-	parse := func(s string) Threshold {
-		th, err := ParseThreshold(s, testMetrics)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return th
-	}
-	ts := []Threshold{
-		parse("join.p99 < 20ms"),  // 0.019: pass
-		parse("errors.rate < 1%"), // 0.01: fail (not strictly below)
-		parse("violations == 0"),  // missing: fail, never a silent pass
-		parse("join.count >= 10"), // 10: pass
-		parse("join.count != 10"), // 10: fail
-	}
-	metrics := map[string]float64{"join.p99": 0.019, "errors.rate": 0.01, "join.count": 10}
-	res, ok := Evaluate(ts, func(m string) (float64, bool) { v, found := metrics[m]; return v, found })
-	if ok {
-		t.Error("Evaluate ok = true with failures")
-	}
-	want := []struct{ pass, missing bool }{{true, false}, {false, false}, {false, true}, {true, false}, {false, false}}
-	for i, w := range want {
-		if res[i].Pass != w.pass || res[i].Missing != w.missing {
-			t.Errorf("%s: pass %v missing %v, want %v %v", res[i].Threshold, res[i].Pass, res[i].Missing, w.pass, w.missing)
-		}
-	}
-	if !math.IsNaN(res[2].Value) {
-		t.Errorf("missing metric value = %v, want NaN", res[2].Value)
-	}
-	if _, ok := Evaluate(ts[:1], func(string) (float64, bool) { return 0.001, true }); !ok {
-		t.Error("all passing: ok = false")
-	}
-	if _, ok := Evaluate(ts[:1], func(string) (float64, bool) { return math.NaN(), true }); ok {
-		t.Error("NaN value passed")
-	}
-}
-
 func TestKnownMetrics(t *testing.T) {
 	p, err := Parse("s.yaml", []byte(minimal+"      - {join: {room: random-waiting, label: rejoin}}\n      - {rate_probe: {from: 1/s, to: 2/s, over: 1s}}\n"))
 	if err != nil {
@@ -112,52 +75,28 @@ func TestKnownMetrics(t *testing.T) {
 	}
 }
 
-// TestReevaluate judges merged shards by the thresholds they carry: the
-// stored naming (metric whole or split into step and statistic) is kept,
-// the verdict is the merged figure's, shards that disagree are named, and
-// a stored comparison that is not one is an error naming its file.
-func TestReevaluate(t *testing.T) {
-	whole := reports.ThresholdResult{Name: "join.p99 < 20ms", Metric: "join.p99", Op: "<", Limit: 0.02, Observed: 0.001, Pass: true}
-	split := reports.ThresholdResult{Name: "join p99 < 20ms", Metric: "p99", Step: "join", Op: "<", Limit: 0.02, Observed: 0.001, Pass: true}
-	rate := reports.ThresholdResult{Name: "errors.rate < 1%", Metric: "errors.rate", Op: "<", Limit: 0.01}
-	lookup := func(m string) (float64, bool) {
-		v, ok := map[string]float64{"join.p99": 0.03, "errors.rate": 0}[m]
-		return v, ok
+// TestConditions: a scenario's thresholds are evaluated as package result
+// judges them, named as written, metric whole, values in canonical units.
+func TestConditions(t *testing.T) {
+	p, err := Parse("s.yaml", []byte(minimal+"thresholds: [join.p99 < 20ms, errors.rate < 1%]\n"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	names := []string{"a.json", "b.json"}
-	for _, tc := range []struct {
-		name     string
-		a, b     []reports.ThresholdResult
-		want     []reports.ThresholdResult
-		ok       bool
-		warn     string
-		errMatch string
-	}{
-		{name: "none", want: []reports.ThresholdResult{}, ok: true},
-		{name: "whole", a: []reports.ThresholdResult{whole, rate}, b: []reports.ThresholdResult{whole, rate},
-			want: []reports.ThresholdResult{{Name: whole.Name, Metric: "join.p99", Op: "<", Limit: 0.02, Observed: 0.03}, {Name: rate.Name, Metric: "errors.rate", Op: "<", Limit: 0.01, Pass: true}}},
-		{name: "split, from the second shard", b: []reports.ThresholdResult{split},
-			want: []reports.ThresholdResult{{Name: split.Name, Metric: "p99", Step: "join", Op: "<", Limit: 0.02, Observed: 0.03}}},
-		{name: "disagree", a: []reports.ThresholdResult{rate}, b: []reports.ThresholdResult{whole},
-			want: []reports.ThresholdResult{{Name: rate.Name, Metric: "errors.rate", Op: "<", Limit: 0.01, Pass: true}}, ok: true,
-			warn: "a.json and b.json carry different thresholds; evaluating those of a.json"},
-		{name: "no data", a: []reports.ThresholdResult{{Name: "x.p99 < 1ms", Metric: "x.p99", Op: "<", Limit: 0.001, Observed: 0.0005, Pass: true}},
-			want: []reports.ThresholdResult{{Name: "x.p99 < 1ms", Metric: "x.p99", Op: "<", Limit: 0.001, NoData: true}}},
-		{name: "bad op", a: []reports.ThresholdResult{{Name: "n", Metric: "errors.rate", Op: "=~"}},
-			errMatch: `a.json: threshold "n" has unknown comparison "=~"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			runs := []*reports.Run{{Thresholds: tc.a}, {Thresholds: tc.b}}
-			got, ok, warn, err := Reevaluate(runs, names, lookup)
-			if tc.errMatch != "" {
-				if err == nil || err.Error() != tc.errMatch {
-					t.Fatalf("err = %v, want %q", err, tc.errMatch)
-				}
-				return
-			}
-			if err != nil || ok != tc.ok || warn != tc.warn || !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("Reevaluate = %+v, %v, %q, %v\nwant %+v, %v, %q", got, ok, warn, err, tc.want, tc.ok, tc.warn)
-			}
-		})
+	want := []result.Threshold{
+		{Name: "join.p99 < 20ms", Metric: "join.p99", Op: "<", Limit: 0.02},
+		{Name: "errors.rate < 1%", Metric: "errors.rate", Op: "<", Limit: 0.01},
+	}
+	if got := p.Conditions(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Conditions = %+v, want %+v", got, want)
+	}
+	run := result.NewRun()
+	run.Totals = result.Totals{Requests: 200, Failures: 10}
+	run.Steps = []result.Series{{Name: "join", Requests: 100, Successes: 95, Latency: result.Latency{Count: 95, P99US: 19000}}}
+	res, ok := result.Evaluate(p.Conditions(), result.RunMetrics(run))
+	if ok || len(res) != 2 || !res[0].Pass || res[1].Pass {
+		t.Fatalf("Evaluate = %+v, %v", res, ok)
+	}
+	if r := res[0]; r.Step != "" || r.Metric != "join.p99" || r.Op != "<" || r.Limit != 0.02 || r.Observed != 0.019 || r.Name != "join.p99 < 20ms" {
+		t.Errorf("verdict = %+v", r)
 	}
 }

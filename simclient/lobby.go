@@ -8,7 +8,7 @@ import (
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
-// The lobby's own measures (reports/lobby.go), as sessions record them.
+// The lobby's own measures (result/lobby.go), as sessions record them.
 //
 // Time to game ends, for each protocol, at (gameDefs below, the one place
 // that says it):

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -115,9 +115,9 @@ func (p *Probe) Limit() (limited bool, at, accepted float64, window int) {
 // (its label: the engine maps "<label>.limit" to it); addr is the probing
 // socket's address; others is the collateral effect, from
 // Shared.OthersP99 (zero when unknown).
-func (p *Probe) Finding(source, addr string, others OthersEffect) reports.RateLimitFinding {
+func (p *Probe) Finding(source, addr string, others OthersEffect) result.RateLimitFinding {
 	limited, at, accepted, w := p.Limit()
-	f := reports.RateLimitFinding{
+	f := result.RateLimitFinding{
 		Source:                  source,
 		Sent:                    p.Sent,
 		Accepted:                p.Answered,

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -110,7 +110,7 @@ func DescribeRule(id string) string {
 // on rec and returns nil when the session carries on: the reply is usable
 // (the fields the flow needs could be read from it) and the scenario's
 // on_violation is continue (the default). Otherwise it returns the
-// *RequestError (reports.ReasonViolation) the request fails with: the
+// *RequestError (result.ReasonViolation) the request fails with: the
 // reply is unusable, or on_violation is fail_step.
 func (sh *Shared) ReplyViolation(rec *metrics.Recorder, rule string, data, req []byte, detail string, usable bool) *RequestError {
 	if usable && sh.Plan.OnViolation != scenario.ViolationFailStep {
@@ -118,5 +118,5 @@ func (sh *Shared) ReplyViolation(rec *metrics.Recorder, rule string, data, req [
 		return nil
 	}
 	rec.Violation(rule, time.Now(), data, req, detail)
-	return &RequestError{Reason: reports.ReasonViolation, Err: fmt.Errorf("%s: %s", rule, detail)}
+	return &RequestError{Reason: result.ReasonViolation, Err: fmt.Errorf("%s: %s", rule, detail)}
 }

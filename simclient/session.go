@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -386,7 +386,7 @@ func (b *Base) pausing(t time.Time) {
 // room: created) at most Budget(st.Policy), ctx being the stop signal.
 // It fails with ErrCancelled when ctx ended, and with a *RequestError of
 // ReasonCreatorFailed when the creator failed or ended without creating
-// it, of reports.ReasonTimeout when it did not come in time.
+// it, of result.ReasonTimeout when it did not come in time.
 //
 // With Shared.SuspendWaits it may instead suspend the session until the
 // room is published or the budget ends (ErrSuspended, returned at once up
@@ -412,7 +412,7 @@ func (b *Base) GroupRoom(ctx context.Context, st *scenario.Step) (Room, error) {
 	case errors.Is(err, ErrNoRoom):
 		return Room{}, &RequestError{Reason: ReasonCreatorFailed, Err: err}
 	}
-	return Room{}, &RequestError{Reason: reports.ReasonTimeout, Err: fmt.Errorf("the group's room was not created within %s", Budget(st.Policy))}
+	return Room{}, &RequestError{Reason: result.ReasonTimeout, Err: fmt.Errorf("the group's room was not created within %s", Budget(st.Policy))}
 }
 
 // CreatedRoom returns the room the session's group created if it is

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -80,8 +80,8 @@ func TestBasePlay(t *testing.T) {
 		failing string // the failed step's label
 	}{
 		{name: "complete", want: []int{0, 3, 4}},
-		{name: "request error", fail: map[int]error{3: &RequestError{Reason: reports.ReasonTimeout, Err: errors.New("no reply")}},
-			want: []int{0, 3}, reason: reports.ReasonTimeout, failing: "b"},
+		{name: "request error", fail: map[int]error{3: &RequestError{Reason: result.ReasonTimeout, Err: errors.New("no reply")}},
+			want: []int{0, 3}, reason: result.ReasonTimeout, failing: "b"},
 		{name: "cut by the run's end", fail: map[int]error{0: ErrCancelled}, want: []int{0}, reason: ReasonCancelled, failing: "a"},
 		{name: "socket error", fail: map[int]error{4: errors.New("sendto: no buffer space")}, want: []int{0, 3, 4}, reason: ReasonSocket, failing: "c"},
 	}
@@ -234,7 +234,7 @@ func TestBaseGroupRoom(t *testing.T) {
 	}{
 		{"room created", func(g *Group, _ context.CancelFunc) { g.SetRoom(Room{ID: 42}) }, 42, ""},
 		{"creator failed", func(g *Group, _ context.CancelFunc) { g.FailRoom(errors.New("join_failed")) }, 0, ReasonCreatorFailed},
-		{"not within the budget", func(*Group, context.CancelFunc) {}, 0, reports.ReasonTimeout},
+		{"not within the budget", func(*Group, context.CancelFunc) {}, 0, result.ReasonTimeout},
 		{"stop signal", func(_ *Group, stop context.CancelFunc) { stop() }, 0, ReasonCancelled},
 	}
 	for _, tt := range tests {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -34,7 +34,7 @@ type Session interface {
 // udpclient binds its socket here (an error: no free port, bad source
 // address — a *StepError with Reason ReasonSocket); tcpclient dials in its
 // first step, so a refused connection fails that step with
-// reports.ReasonConnRefused. Factories must be called in arrival order:
+// result.ReasonConnRefused. Factories must be called in arrival order:
 // each call assigns the session its group place (Shared.Join). id is the
 // client's index in the run (a closed-model client that starts its flow
 // again may keep it): it picks the session's metrics recorder, think-time
@@ -465,7 +465,7 @@ const (
 	// leader's own failure is counted once, under its create step with its
 	// own reason (join_failed, timeout, …): this reason marks the members'
 	// failures as its consequence, not a separate fault of the server.
-	ReasonCreatorFailed = reports.ReasonCreatorFailed
+	ReasonCreatorFailed = result.ReasonCreatorFailed
 	ReasonSocket        = "socket"    // local socket error (send failed, buffer full …)
 	ReasonCancelled     = "cancelled" // the run ended during the step
 )

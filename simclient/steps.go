@@ -8,7 +8,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -77,7 +77,7 @@ func SleepUntil(ctx context.Context, timer **time.Timer, t time.Time) error {
 // at most st.Policy.Timeout for st.BarrierN members to arrive, records the
 // step and returns when it completed. A wait that ctx (the stop signal)
 // ends fails with ReasonCancelled, one that times out with
-// reports.ReasonTimeout (see FailStep).
+// result.ReasonTimeout (see FailStep).
 func Barrier(ctx context.Context, g *Group, rec *metrics.Recorder, key metrics.Key, i int, st *scenario.Step) (time.Time, error) {
 	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, st.Policy.Timeout)
@@ -86,7 +86,7 @@ func Barrier(ctx context.Context, g *Group, rec *metrics.Recorder, key metrics.K
 		if ctx.Err() != nil {
 			return time.Time{}, FailStep(rec, key, i, st, ReasonCancelled, err)
 		}
-		return time.Time{}, FailStep(rec, key, i, st, reports.ReasonTimeout,
+		return time.Time{}, FailStep(rec, key, i, st, result.ReasonTimeout,
 			fmt.Errorf("barrier: fewer than %d members of the group arrived within %s", st.BarrierN, st.Policy.Timeout))
 	}
 	now := time.Now()

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -92,9 +92,9 @@ func TestFailStep(t *testing.T) {
 	rec, key := c.NewRecorder(), c.Step("s")
 	st := &scenario.Step{Kind: scenario.Ping, Label: "s"}
 	cause := errors.New("cause")
-	err := FailStep(rec, key, 3, st, reports.ReasonTimeout, cause)
+	err := FailStep(rec, key, 3, st, result.ReasonTimeout, cause)
 	var se *StepError
-	if !errors.As(err, &se) || se.Index != 3 || se.Kind != scenario.Ping || se.Label != "s" || se.Reason != reports.ReasonTimeout || !errors.Is(err, cause) {
+	if !errors.As(err, &se) || se.Index != 3 || se.Kind != scenario.Ping || se.Label != "s" || se.Reason != result.ReasonTimeout || !errors.Is(err, cause) {
 		t.Fatalf("FailStep = %#v", err)
 	}
 	// A step cut by the run's end is returned and counted as cut, not as
@@ -102,7 +102,7 @@ func TestFailStep(t *testing.T) {
 	if ReasonOf(FailStep(rec, key, 3, st, ReasonCancelled, cause)) != ReasonCancelled {
 		t.Fatal("cancelled reason lost")
 	}
-	if n, by := stepFigures(t, c, "s"); by[reports.ReasonTimeout] != 1 || by[ReasonCancelled] != 0 || n != 2 {
+	if n, by := stepFigures(t, c, "s"); by[result.ReasonTimeout] != 1 || by[ReasonCancelled] != 0 || n != 2 {
 		t.Errorf("requests %d, failures by reason %v; want 2 requests (a timeout, a cut) and no cancelled failure", n, by)
 	}
 }
@@ -139,7 +139,7 @@ func TestBarrier(t *testing.T) {
 	ctx := context.Background()
 
 	// Alone at a barrier of 2: times out.
-	if _, err := Barrier(ctx, g, rec, key, 1, st); ReasonOf(err) != reports.ReasonTimeout {
+	if _, err := Barrier(ctx, g, rec, key, 1, st); ReasonOf(err) != result.ReasonTimeout {
 		t.Fatalf("alone: %v, want a timeout", err)
 	}
 	// The stop signal ends the wait as cancelled.
@@ -165,7 +165,7 @@ func TestBarrier(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, by := stepFigures(t, c, "bar"); by[reports.ReasonTimeout] != 1 || len(by) != 1 || n != 4 {
+	if n, by := stepFigures(t, c, "bar"); by[result.ReasonTimeout] != 1 || len(by) != 1 || n != 4 {
 		t.Errorf("requests %d, failures %v; want 4 (two passes, one timeout, one cancelled wait counted as cut, not failed)", n, by)
 	}
 }
@@ -181,7 +181,7 @@ func TestStepFailure(t *testing.T) {
 		wantReason string
 		wantCause  error
 	}{
-		{"request error", &RequestError{Reason: reports.ReasonTimeout, Err: cause}, cancelled, reports.ReasonTimeout, cause},
+		{"request error", &RequestError{Reason: result.ReasonTimeout, Err: cause}, cancelled, result.ReasonTimeout, cause},
 		{"wrapped request error", fmt.Errorf("step: %w", &RequestError{Reason: ReasonRefused, Err: cause}), cancelled, ReasonRefused, cause},
 		{"cancelled", fmt.Errorf("recv: %w", cancelled), cancelled, ReasonCancelled, nil},
 		{"no sentinel", cancelled, nil, ReasonSocket, nil},

@@ -12,6 +12,7 @@ import (
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -64,7 +65,7 @@ func init() {
 			var (
 				o         scenario.Overrides
 				seed      seedFlag
-				outs      = outputFlags(fs, reports.KindCapacity)
+				outs      = outputFlags(fs, result.KindCapacity)
 				quiet     = fs.Bool("quiet", false, "no line per step")
 				start     = fs.Float64("start", 0, "first load: sessions/s (open model) or clients (closed); default the scenario's peak, or 10")
 				maxLoad   = fs.Float64("max", 100000, "highest load tried")
@@ -169,14 +170,14 @@ func init() {
 					r.Telemetry = owner.Snapshot
 					targetName += " (started by --target-cmd)"
 				}
-				var progress func(reports.CapacityStep)
+				var progress func(result.CapacityStep)
 				if !*quiet {
 					n := 0
 					unit := "/s"
 					if plan.Load.Model == scenario.Closed {
 						unit = " clients"
 					}
-					progress = func(st reports.CapacityStep) {
+					progress = func(st result.CapacityStep) {
 						n++
 						fmt.Fprintln(e.stderr, stepLine(n, unit, st))
 					}
@@ -205,9 +206,9 @@ func init() {
 
 // stepLine is one step's progress line: "step 3  80/s  PASS  achieved
 // 79.8/s  p99 1.2ms  err 0.0%  lag p99 52µs".
-func stepLine(n int, unit string, st reports.CapacityStep) string {
+func stepLine(n int, unit string, st result.CapacityStep) string {
 	line := fmt.Sprintf("step %d  %s  %s  achieved %.1f/s  p99 %v  err %.1f%%  lag p99 %v",
-		n, reports.FormatLoad(st.Load, unit), capVerdict(st.Verdict), st.Throughput,
+		n, result.FormatLoad(st.Load, unit), capVerdict(st.Verdict), st.Throughput,
 		time.Duration(st.P99US)*time.Microsecond, st.ErrorRate*100, time.Duration(st.SendLagP99US)*time.Microsecond)
 	switch {
 	case len(st.Broke) > 0:
@@ -223,11 +224,11 @@ func stepLine(n int, unit string, st reports.CapacityStep) string {
 
 func capVerdict(v string) string {
 	switch v {
-	case reports.CapHarnessBound:
+	case result.CapHarnessBound:
 		return "HARNESS-BOUND"
-	case reports.CapTargetDown:
+	case result.CapTargetDown:
 		return "TARGET DOWN"
-	case reports.CapFail:
+	case result.CapFail:
 		return "FAIL"
 	}
 	return "PASS"
@@ -235,20 +236,20 @@ func capVerdict(v string) string {
 
 // reportCapacity prints the search, writes the files asked for and picks
 // the exit code.
-func reportCapacity(e *env, c *reports.Capacity, outs *outputs) int {
+func reportCapacity(e *env, c *result.Capacity, outs *outputs) int {
 	if err := reports.WriteCapacityText(e.stdout, c); err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench capacity: writing the table: %v\n", err)
 	}
 	wrote := outs.write(e, "capacity", c, reports.Options{})
 	code := exitOK
 	switch c.Stop {
-	case reports.StopTargetDown:
+	case result.StopTargetDown:
 		code = exitTargetDown
-	case reports.StopInterrupted:
+	case result.StopInterrupted:
 		code = exitInterrupted
-	case reports.StopHarness:
+	case result.StopHarness:
 		code = exitInconclusive
-	case reports.StopNoLoadHeld:
+	case result.StopNoLoadHeld:
 		code = exitFailed
 	default:
 		if c.Sustainable == 0 {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // pollScenario is an open-model list_rooms scenario against the embedded
@@ -66,8 +66,8 @@ func TestCapacityEmbedded(t *testing.T) {
 		stop            string
 		sustainable     float64
 	}{
-		{"held up to max", "list_rooms.errors == 0", []string{"--start", "10", "--max", "40"}, exitOK, reports.StopMax, 40},
-		{"no load held", "list_rooms.count > 1000000", []string{"--start", "4", "--max", "40"}, exitFailed, reports.StopNoLoadHeld, 0},
+		{"held up to max", "list_rooms.errors == 0", []string{"--start", "10", "--max", "40"}, exitOK, result.StopMax, 40},
+		{"no load held", "list_rooms.count > 1000000", []string{"--start", "4", "--max", "40"}, exitFailed, result.StopNoLoadHeld, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, tc.name+".json")
@@ -83,11 +83,11 @@ func TestCapacityEmbedded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var c reports.Capacity
+			var c result.Capacity
 			if err := json.Unmarshal(b, &c); err != nil {
 				t.Fatal(err)
 			}
-			if c.Kind != reports.KindCapacity || c.Stop != tc.stop || c.Sustainable != tc.sustainable || !strings.HasPrefix(stdout, c.Verdict) {
+			if c.Kind != result.KindCapacity || c.Stop != tc.stop || c.Sustainable != tc.sustainable || !strings.HasPrefix(stdout, c.Verdict) {
 				t.Errorf("kind %q stop %q sustainable %v, verdict %q; want %s, %v, and stdout led by the verdict:\n%s", c.Kind, c.Stop, c.Sustainable, c.Verdict, tc.stop, tc.sustainable, stdout)
 			}
 			for _, s := range c.Steps {
@@ -121,7 +121,7 @@ func TestCapacityOwnsTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c reports.Capacity
+	var c result.Capacity
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +150,11 @@ func TestCapacityInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c reports.Capacity
+	var c result.Capacity
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Stop != reports.StopInterrupted || c.Status != reports.StatusInterrupted || len(c.Steps) == 0 {
+	if c.Stop != result.StopInterrupted || c.Status != result.StatusInterrupted || len(c.Steps) == 0 {
 		t.Errorf("stop %q status %q, %d steps: want interrupted with the steps before it", c.Stop, c.Status, len(c.Steps))
 	}
 }

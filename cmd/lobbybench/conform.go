@@ -13,7 +13,9 @@ import (
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 const conformUsage = `Usage: lobbybench conform --target HOST:PORT [flags]
@@ -102,7 +104,7 @@ func init() {
 			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
 			fs.IntVar(&f.maxFill, "max-fill", conformance.DefaultMaxFill, fmt.Sprintf("at most `N` rooms (Leviathan: players) a case creates to reach the server's limit: filling an --instance-ports pool of P ports takes up to P+1 (at most %d)", maxFillBound))
 			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
-			f.outs = outputFlags(fs, reports.KindConform)
+			f.outs = outputFlags(fs, result.KindConform)
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
 			fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings (and, with --max-skips, the skipped cases) and the count line")
@@ -177,7 +179,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		if err := conformance.WriteList(e.stdout, cases); err != nil {
 			return exitFailed
 		}
-		fmt.Fprintf(e.stdout, "\n%s\nSections cite %s/ in the lobbybench repository.\n", reports.Count(len(cases), "case"), reports.ProtocolDocsDir)
+		fmt.Fprintf(e.stdout, "\n%s\nSections cite %s/ in the lobbybench repository.\n", words.Count(len(cases), "case"), result.ProtocolDocsDir)
 		return exitOK
 	}
 	if err := f.owned.check(); err != nil {
@@ -231,7 +233,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	doc.Interrupted = ctx.Err() != nil
 	hl := doc.Headline()
-	if hl.Status == reports.StatusInterrupted || hl.Status == reports.StatusTargetDown {
+	if hl.Status == result.StatusInterrupted || hl.Status == result.StatusTargetDown {
 		fmt.Fprintf(e.stdout, "%s\n\n", hl.Text) // first: a partial suite follows
 	}
 	reports.WriteConformText(e.stdout, doc, reports.ConformTextOptions{Quiet: f.quiet, Verbose: f.verbose})
@@ -243,7 +245,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if !f.outs.write(e, cmd, doc, opts) {
 		return exitFailed
 	}
-	if hl.Status == reports.StatusTargetDown {
+	if hl.Status == result.StatusTargetDown {
 		fmt.Fprintf(e.stderr, "lobbybench conform: target down: %s\n", doc.TargetDown())
 		return exitTargetDown
 	}
@@ -251,9 +253,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return exitInterrupted
 	}
 	if doc.SkipsOverBudget() {
-		fmt.Fprintf(e.stderr, "lobbybench conform: %s skipped, over --max-skips %d\n", reports.Count(doc.Summary().Skip, "case"), f.maxSkips)
+		fmt.Fprintf(e.stderr, "lobbybench conform: %s skipped, over --max-skips %d\n", words.Count(doc.Summary().Skip, "case"), f.maxSkips)
 	}
-	if hl.Status == reports.StatusFail {
+	if hl.Status == result.StatusFail {
 		return exitFailed
 	}
 	return exitOK
@@ -309,7 +311,7 @@ func restartHung(ctx context.Context, p *owned.Process) error {
 
 // stopConformTarget stops the owned server at the end of the suite and
 // puts its telemetry into doc (nil when the suite did not start).
-func stopConformTarget(tgt *ownedTarget, doc *reports.Conform) {
+func stopConformTarget(tgt *ownedTarget, doc *result.Conform) {
 	tgt.Stop()
 	if doc != nil {
 		doc.TargetProcess = tgt.Snapshot()

@@ -16,7 +16,8 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // fakeCmd is the --target-cmd line that runs the fake server mode at
@@ -51,20 +52,20 @@ func freeTCP(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func readConformJSON(t *testing.T, path string) *reports.Conform {
+func readConformJSON(t *testing.T, path string) *result.Conform {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c reports.Conform
+	var c result.Conform
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return &c
 }
 
-func caseByID(c *reports.Conform, id string) *reports.Case {
+func caseByID(c *result.Conform, id string) *result.Case {
 	for i := range c.Cases {
 		if c.Cases[i].ID == id {
 			return &c.Cases[i]
@@ -146,8 +147,8 @@ func TestConformTargetCmdCrash(t *testing.T) {
 		exit       string // how the first process ended
 		output     string // a line of its output the terminal shows
 	}{
-		{"abort", "tcp-abort=READY_REQ", reports.DownExited, "killed by SIGABRT", "lobby: assertion failed in handle_ready_req: player->room != NULL"},
-		{"hang", "tcp-hang=READY_REQ", reports.DownSilent, "killed by SIGKILL", ""},
+		{"abort", "tcp-abort=READY_REQ", result.DownExited, "killed by SIGABRT", "lobby: assertion failed in handle_ready_req: player->room != NULL"},
+		{"hang", "tcp-hang=READY_REQ", result.DownSilent, "killed by SIGKILL", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +160,7 @@ func TestConformTargetCmdCrash(t *testing.T) {
 			if code != exitTargetDown {
 				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, exitTargetDown, out, errs)
 			}
-			lead := "TARGET DOWN · the server stopped answering (" + (reports.Outage{Kind: tt.kind, Exit: tt.exit}).What() + ") during tcp-lobby/5.3/1"
+			lead := "TARGET DOWN · the server stopped answering (" + (result.Outage{Kind: tt.kind, Exit: tt.exit}).What() + ") during tcp-lobby/5.3/1"
 			if !strings.HasPrefix(out, lead) {
 				t.Errorf("terminal does not lead with %q:\n%s", lead, out)
 			}
@@ -177,11 +178,11 @@ func TestConformTargetCmdCrash(t *testing.T) {
 			if o.Kind != tt.kind || !o.Back || !slices.Equal(o.During, []string{"tcp-lobby/5.3/1"}) {
 				t.Errorf("outage %+v", o)
 			}
-			if tt.kind == reports.DownExited && (o.Exit != tt.exit || !slices.Contains(o.Output, tt.output)) {
+			if tt.kind == result.DownExited && (o.Exit != tt.exit || !slices.Contains(o.Output, tt.output)) {
 				t.Errorf("outage exit %q output %q", o.Exit, o.Output)
 			}
 			k := caseByID(doc, "tcp-lobby/5.3/1")
-			if k == nil || k.Verdict != reports.VerdictFail || !strings.Contains(k.Actual, "during this case") {
+			if k == nil || k.Verdict != result.VerdictFail || !strings.Contains(k.Actual, "during this case") {
 				t.Errorf("killing case %+v", k)
 			} else if tt.output != "" && !strings.Contains(k.Actual, "the process "+tt.exit+"; its last output: ") {
 				t.Errorf("killing case does not name the death and its output: %q", k.Actual)
@@ -234,15 +235,15 @@ func TestConformTargetCmdCulprit(t *testing.T) {
 	for _, k := range doc.Cases {
 		switch {
 		case k.ID == "tcp-lobby/5.2/1":
-			if k.Verdict != reports.VerdictFail || !strings.HasPrefix(k.Actual, "the server died during this case, re-run alone: killed by SIGABRT; its last output: ") ||
+			if k.Verdict != result.VerdictFail || !strings.HasPrefix(k.Actual, "the server died during this case, re-run alone: killed by SIGABRT; its last output: ") ||
 				!strings.Contains(k.Actual, "assertion failed in handle_connect_req") {
 				t.Errorf("culprit %s %q", k.Verdict, k.Actual)
 			}
 		case slices.Contains(o.During, k.ID):
-			if k.Verdict != reports.VerdictPass || len(k.Notes) == 0 || !strings.HasPrefix(k.Notes[0], "re-run alone after the server died (exited: killed by SIGABRT) while ") {
+			if k.Verdict != result.VerdictPass || len(k.Notes) == 0 || !strings.HasPrefix(k.Notes[0], "re-run alone after the server died (exited: killed by SIGABRT) while ") {
 				t.Errorf("%s: %s %q %q", k.ID, k.Verdict, k.Actual, k.Notes)
 			}
-		case k.Verdict != reports.VerdictPass:
+		case k.Verdict != result.VerdictPass:
 			t.Errorf("%s, not in flight: %s %q", k.ID, k.Verdict, k.Actual)
 		}
 	}

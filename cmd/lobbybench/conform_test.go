@@ -11,7 +11,8 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 func startConformRef(t *testing.T) *refserver.Server {
@@ -110,7 +111,7 @@ func TestConformRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	c, err := reports.ReadConform(fh)
+	c, err := result.ReadConform(fh)
 	if err != nil {
 		t.Fatal(err)
 	}

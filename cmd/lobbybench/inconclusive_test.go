@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // repLagged is a run whose last 5 % of join's requests were sent lag µs
 // late and took the server server µs (their corrected latency is the
 // sum); the others were sent 5 µs late and took 0.2-1.2 ms. It is judged
 // by "join.p99 < 20ms".
-func repLagged(t *testing.T, lag, server int64) *reports.Run {
+func repLagged(t *testing.T, lag, server int64) *result.Run {
 	t.Helper()
 	lat, lags := repSeq(200, 1, 950), make([]int64, 950)
 	for i := range lags {
@@ -23,12 +23,12 @@ func repLagged(t *testing.T, lag, server int64) *reports.Run {
 		lat, lags = append(lat, lag+server), append(lags, lag)
 	}
 	r := repRunOf(t, lat, 0)
-	sl, err := reports.NewLatency(repHistOf(t, lags))
+	sl, err := result.NewLatency(repHistOf(t, lags))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Steps[0].SendLag = sl
-	r.Thresholds = []reports.ThresholdResult{{Name: "join.p99 < 20ms", Metric: "join.p99", Op: "<", Limit: 0.020,
+	r.Thresholds = []result.ThresholdResult{{Name: "join.p99 < 20ms", Metric: "join.p99", Op: "<", Limit: 0.020,
 		Observed: float64(r.Steps[0].Latency.P99US) / 1e6}}
 	r.Thresholds[0].Pass = r.Thresholds[0].Observed < r.Thresholds[0].Limit
 	return r

@@ -33,7 +33,7 @@ const (
 	exitIncomplete  = 6 // the load was not all generated: failed starts, a dead worker
 	exitTargetDown  = 7 // the target stopped answering (refused or silent) during the run or suite
 	// exitInconclusive: every breached threshold is harness-bound (the
-	// harness's own send lag explains it, reports.Run.HarnessBound):
+	// harness's own send lag explains it, result.Run.HarnessBound):
 	// nothing shows the server slow, nothing shows it fast enough.
 	exitInconclusive = 8
 )

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // outputs are the result files a command offers, one flag per format of
@@ -19,7 +20,7 @@ type outputs struct {
 }
 
 // outputFlags defines --NAME FILE on fs for every format, with the help
-// the format gives for kind (reports.KindRun, reports.KindConform).
+// the format gives for kind (result.KindRun, result.KindConform).
 func outputFlags(fs *flag.FlagSet, kind string) *outputs {
 	o := &outputs{formats: reports.Formats()}
 	for _, f := range o.formats {
@@ -80,7 +81,7 @@ func (o *outputs) check() error {
 // write writes doc in every format asked for, each through writeFile,
 // whatever the others do; a failure is reported on stderr naming the
 // flag. It reports whether all were written.
-func (o *outputs) write(e *env, cmd string, doc reports.Doc, opts reports.Options) bool {
+func (o *outputs) write(e *env, cmd string, doc result.Doc, opts reports.Options) bool {
 	ok := true
 	for i, f := range o.formats {
 		path := *o.paths[i]

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestWriteOutputs: every requested file is written whole (through a
@@ -19,19 +20,19 @@ import (
 // anyway.
 func TestWriteOutputs(t *testing.T) {
 	dir := t.TempDir()
-	text := func(s string) func(io.Writer, reports.Options, ...reports.Doc) error {
-		return func(w io.Writer, _ reports.Options, _ ...reports.Doc) error {
+	text := func(s string) func(io.Writer, reports.Options, ...result.Doc) error {
+		return func(w io.Writer, _ reports.Options, _ ...result.Doc) error {
 			_, err := io.WriteString(w, s)
 			return err
 		}
 	}
 	outs := testOutputs(
 		reports.Format{Name: "json", Write: text("{}\n")}, filepath.Join(dir, "r.json"),
-		reports.Format{Name: "junit", Write: func(io.Writer, reports.Options, ...reports.Doc) error {
+		reports.Format{Name: "junit", Write: func(io.Writer, reports.Options, ...result.Doc) error {
 			t.Error("an output not asked for was rendered")
 			return nil
 		}}, "",
-		reports.Format{Name: "markdown", Write: func(w io.Writer, _ reports.Options, _ ...reports.Doc) error {
+		reports.Format{Name: "markdown", Write: func(w io.Writer, _ reports.Options, _ ...result.Doc) error {
 			io.WriteString(w, "half")
 			return errors.New("renderer broke")
 		}}, filepath.Join(dir, "r.md"),
@@ -42,7 +43,7 @@ func TestWriteOutputs(t *testing.T) {
 	}
 	var errb bytes.Buffer
 	e := &env{stdout: io.Discard, stderr: &errb}
-	if outs.write(e, "run", reports.NewRun(), reports.Options{}) {
+	if outs.write(e, "run", result.NewRun(), reports.Options{}) {
 		t.Error("a failed output reported as written")
 	}
 	if got := errb.String(); got != "lobbybench run: --markdown: renderer broke\n" {
@@ -105,7 +106,7 @@ func testOutputs(fp ...any) *outputs {
 // TestOutputFlags: run and conform offer one flag per format of the
 // registry, with the help the format gives for their kind of result.
 func TestOutputFlags(t *testing.T) {
-	for _, kind := range []string{reports.KindRun, reports.KindConform} {
+	for _, kind := range []string{result.KindRun, result.KindConform} {
 		fs := flag.NewFlagSet(kind, flag.ContinueOnError)
 		o := outputFlags(fs, kind)
 		if err := fs.Parse([]string{"--json", "a.json", "--html", "b.html"}); err != nil {

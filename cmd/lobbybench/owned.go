@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/owned"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // ownedTargetFlags are the flags with which lobbybench starts and owns the
@@ -93,7 +93,7 @@ type ownedTarget struct {
 
 	stopOnce sync.Once
 	mu       sync.Mutex
-	how      string // how the stop went (reports.TargetProcess.Stop)
+	how      string // how the stop went (result.TargetProcess.Stop)
 }
 
 // startOwnedTarget starts command and waits until ready, the protocol's
@@ -181,7 +181,7 @@ func (t *ownedTarget) Kill() { _ = t.p.Signal(syscall.SIGKILL) }
 
 // Snapshot is the server's telemetry so far, with how the stop went once
 // it is stopped.
-func (t *ownedTarget) Snapshot() *reports.TargetProcess {
+func (t *ownedTarget) Snapshot() *result.TargetProcess {
 	s := t.p.Snapshot()
 	t.mu.Lock()
 	s.Stop = t.how

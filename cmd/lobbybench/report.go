@@ -14,7 +14,9 @@ import (
 
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // reportUsage lists the subcommands: one per format with a report
@@ -102,20 +104,20 @@ func init() {
 	})
 }
 
-// readResult reads one result file: a *reports.Run, *reports.Conform or
-// *reports.Capacity, a conform result with the case ids of older builds
+// readResult reads one result file: a *result.Run, *result.Conform or
+// *result.Capacity, a conform result with the case ids of older builds
 // renamed to today's.
-func readResult(path string) (reports.Doc, error) {
+func readResult(path string) (result.Doc, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	v, err := reports.Read(f)
+	v, err := result.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if c, ok := v.(*reports.Conform); ok {
+	if c, ok := v.(*result.Conform); ok {
 		conformance.UpgradeIDs(c)
 	}
 	return v, nil
@@ -146,7 +148,7 @@ func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []str
 				if *labels != "" {
 					opts.Labels = strings.Split(*labels, ",")
 					if len(opts.Labels) != len(args) {
-						return usageErr(e, cmd, "--labels has %s for %s", reports.Count(len(opts.Labels), "name"), reports.Count(len(args), "result"))
+						return usageErr(e, cmd, "--labels has %s for %s", words.Count(len(opts.Labels), "name"), words.Count(len(args), "result"))
 					}
 				} else if len(args) > 1 {
 					for _, a := range args {
@@ -154,13 +156,13 @@ func reportFormatFlags(f reports.Format) func(fs *flag.FlagSet) func(*env, []str
 					}
 				}
 			}
-			docs := make([]reports.Doc, 0, len(args))
+			docs := make([]result.Doc, 0, len(args))
 			for _, a := range args {
 				d, err := readResult(a)
 				if err != nil {
 					return usageErr(e, cmd, "%v", err)
 				}
-				if len(args) > 1 && reports.KindOf(d) == reports.KindCapacity {
+				if len(args) > 1 && result.KindOf(d) == result.KindCapacity {
 					return usageErr(e, cmd, "%s is a capacity result: it renders alone, not beside other results", a)
 				}
 				docs = append(docs, d)
@@ -274,26 +276,26 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		floor := minDelta.Microseconds()
 		if len(args) != 2 {
-			return usageErr(e, cmd, "want BASE.json and NEW.json, got %s", reports.Count(len(args), "file"))
+			return usageErr(e, cmd, "want BASE.json and NEW.json, got %s", words.Count(len(args), "file"))
 		}
 		if *format != "table" && *format != "json" {
 			return usageErr(e, cmd, "--format %q: want table or json", *format)
 		}
-		var gates []reports.Gate
+		var gates []result.Gate
 		if p99.on {
-			gates = append(gates, reports.Gate{Metric: reports.GateP99IncreasePct, Max: p99.v, MinDeltaUS: floor})
+			gates = append(gates, result.Gate{Metric: result.GateP99IncreasePct, Max: p99.v, MinDeltaUS: floor})
 		}
 		if p50.on {
-			gates = append(gates, reports.Gate{Metric: reports.GateP50IncreasePct, Max: p50.v, MinDeltaUS: floor})
+			gates = append(gates, result.Gate{Metric: result.GateP50IncreasePct, Max: p50.v, MinDeltaUS: floor})
 		}
 		if errRate.on {
-			gates = append(gates, reports.Gate{Metric: reports.GateErrorRateIncreasePP, Max: errRate.v})
+			gates = append(gates, result.Gate{Metric: result.GateErrorRateIncreasePP, Max: errRate.v})
 		}
 		if *newViol {
-			gates = append(gates, reports.Gate{Metric: reports.GateNewViolations, Max: 0})
+			gates = append(gates, result.Gate{Metric: result.GateNewViolations, Max: 0})
 		}
 		if *newFail {
-			gates = append(gates, reports.Gate{Metric: reports.GateNewlyFailingCases, Max: 0})
+			gates = append(gates, result.Gate{Metric: result.GateNewlyFailingCases, Max: 0})
 		}
 		base, err := readResult(args[0])
 		if err != nil {
@@ -304,31 +306,31 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 			return usageErr(e, cmd, "%v", err)
 		}
 		var (
-			ok     bool
-			result any
-			table  func(io.Writer) error
+			ok    bool
+			res   any
+			table func(io.Writer) error
 		)
-		if bk, nk := reports.KindOf(base), reports.KindOf(nw); bk != nk {
+		if bk, nk := result.KindOf(base), result.KindOf(nw); bk != nk {
 			return usageErr(e, cmd, "%s is a %s result but %s is a %s result", args[0], bk, args[1], nk)
 		}
 		switch b := base.(type) {
-		case *reports.Run:
-			n := nw.(*reports.Run)
-			c, err := reports.Compare(b, n, gates)
+		case *result.Run:
+			n := nw.(*result.Run)
+			c, err := result.Compare(b, n, gates)
 			if err != nil {
 				return usageErr(e, cmd, "%v", err)
 			}
-			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCompareTable(w, c) }
-		case *reports.Conform:
-			n := nw.(*reports.Conform)
-			c, err := reports.CompareConform(b, n, gates)
+			ok, res, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCompareTable(w, c) }
+		case *result.Conform:
+			n := nw.(*result.Conform)
+			c, err := result.CompareConform(b, n, gates)
 			if err != nil {
 				return usageErr(e, cmd, "%v", err)
 			}
-			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteConformCompareTable(w, c) }
-		case *reports.Capacity:
-			n := nw.(*reports.Capacity)
-			g := reports.CapacityDropGate(b, n)
+			ok, res, table = c.OK(), c, func(w io.Writer) error { return reports.WriteConformCompareTable(w, c) }
+		case *result.Capacity:
+			n := nw.(*result.Capacity)
+			g := result.CapacityDropGate(b, n)
 			switch {
 			case !capDrop.given:
 			case capDrop.pct.on:
@@ -336,14 +338,14 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 			default:
 				g.Max = 100 // off: a drop is at most 100 %
 			}
-			c, err := reports.CompareCapacity(b, n, append(gates, g))
+			c, err := result.CompareCapacity(b, n, append(gates, g))
 			if err != nil {
 				return usageErr(e, cmd, "%v", err)
 			}
-			ok, result, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCapacityCompareTable(w, c) }
+			ok, res, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCapacityCompareTable(w, c) }
 		}
 		if *format == "json" {
-			table = func(w io.Writer) error { return reports.WriteJSON(w, result) }
+			table = func(w io.Writer) error { return reports.WriteJSON(w, res) }
 		}
 		if err := table(e.stdout); err != nil {
 			fmt.Fprintf(e.stderr, "lobbybench %s: %v\n", cmd, err)
@@ -379,15 +381,15 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 		if len(args) == 0 {
 			return usageErr(e, cmd, "want at least one SHARD.json")
 		}
-		runs := make([]*reports.Run, 0, len(args))
+		runs := make([]*result.Run, 0, len(args))
 		for _, a := range args {
 			d, err := readResult(a)
 			if err != nil {
 				return usageErr(e, cmd, "%v", err)
 			}
-			r, ok := d.(*reports.Run)
+			r, ok := d.(*result.Run)
 			if !ok {
-				return usageErr(e, cmd, "%s is a %s result; only run results merge", a, reports.KindOf(d))
+				return usageErr(e, cmd, "%s is a %s result; only run results merge", a, result.KindOf(d))
 			}
 			runs = append(runs, r)
 		}
@@ -408,8 +410,8 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 			}
 		}
 		fmt.Fprintf(e.stderr, "lobbybench %s: %s, %s, %d failed, %s; thresholds %d/%d passed\n", cmd,
-			reports.Count(merged.Shards, "shard"), reports.Count(merged.Totals.Requests, "request"), merged.Totals.Failures, reports.Count(merged.Totals.Violations, "violation"), passed, len(merged.Thresholds))
-		if hl := merged.Headline(); len(merged.StepsNeverSucceeded()) > 0 || hl.Status == reports.StatusInconclusive {
+			words.Count(merged.Shards, "shard"), words.Count(merged.Totals.Requests, "request"), merged.Totals.Failures, words.Count(merged.Totals.Violations, "violation"), passed, len(merged.Thresholds))
+		if hl := merged.Headline(); len(merged.StepsNeverSucceeded()) > 0 || hl.Status == result.StatusInconclusive {
 			fmt.Fprintf(e.stderr, "lobbybench %s: %s\n", cmd, hl.Text)
 		}
 		if !thOK || len(merged.StepsNeverSucceeded()) > 0 {

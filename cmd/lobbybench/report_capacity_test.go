@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // repCapacityDocs writes capacity documents derived from the capacity
@@ -16,23 +17,23 @@ import (
 // that held 170/s (-15 %) and the target-down one.
 func repCapacityDocs(t *testing.T, dir string) (base, same, dropped, down string) {
 	t.Helper()
-	read := func(name string) *reports.Capacity {
+	read := func(name string) *result.Capacity {
 		f, err := os.Open(filepath.Join("..", "..", "reports", "testdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		d, err := reports.Read(f)
+		d, err := result.Read(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, ok := d.(*reports.Capacity)
+		c, ok := d.(*result.Capacity)
 		if !ok {
 			t.Fatalf("%s is a %T", name, d)
 		}
 		return c
 	}
-	write := func(name string, c *reports.Capacity) string {
+	write := func(name string, c *result.Capacity) string {
 		path := filepath.Join(dir, name)
 		f, err := os.Create(path)
 		if err != nil {
@@ -93,7 +94,7 @@ func TestReportCompareCapacity(t *testing.T) {
 	if code != exitThreshold {
 		t.Fatalf("--format json: exit %d, want %d: %s", code, exitThreshold, stderr)
 	}
-	var c reports.CapacityComparison
+	var c result.CapacityComparison
 	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}

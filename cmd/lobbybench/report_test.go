@@ -13,16 +13,17 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 var repStart = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // repRunOf builds a one-step ("join") run result from latency samples (µs)
 // and a failure count, as a shard would write it.
-func repRunOf(t *testing.T, values []int64, fails int64, ths ...reports.ThresholdResult) *reports.Run {
+func repRunOf(t *testing.T, values []int64, fails int64, ths ...result.ThresholdResult) *result.Run {
 	t.Helper()
-	h := reports.NewLatencyHistogram()
-	sec := reports.NewSecondHistogram()
+	h := result.NewLatencyHistogram()
+	sec := result.NewSecondHistogram()
 	for _, v := range values {
 		if err := h.RecordValue(v); err != nil {
 			t.Fatal(err)
@@ -31,25 +32,25 @@ func repRunOf(t *testing.T, values []int64, fails int64, ths ...reports.Threshol
 			t.Fatal(err)
 		}
 	}
-	lat, err := reports.NewLatency(h)
+	lat, err := result.NewLatency(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := reports.NewPoint(0, int64(len(values))+fails, fails, sec)
+	p, err := result.NewPoint(0, int64(len(values))+fails, fails, sec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := reports.NewRun()
+	r := result.NewRun()
 	r.Scenario, r.Target, r.StartedAt, r.DurationNS = "smoke.yaml", "127.0.0.1:7777", repStart, time.Second
 	n := int64(len(values))
-	r.Steps = []reports.Series{{Name: "join", Requests: n + fails, Successes: n, Failures: fails,
-		FailuresByReason: map[string]int64{reports.ReasonTimeout: fails}, Latency: lat, Uncorrected: lat}}
-	r.Messages = []reports.Series{}
-	r.Totals = reports.Totals{Requests: n + fails, Successes: n, Failures: fails,
-		FailuresByReason: map[string]int64{reports.ReasonTimeout: fails}}
-	r.Violations, r.RateLimits, r.Malformed = []reports.Violation{}, []reports.RateLimitFinding{}, []reports.MalformedFinding{}
-	r.TimeSeries = []reports.Point{p}
-	r.Thresholds = append([]reports.ThresholdResult{}, ths...)
+	r.Steps = []result.Series{{Name: "join", Requests: n + fails, Successes: n, Failures: fails,
+		FailuresByReason: map[string]int64{result.ReasonTimeout: fails}, Latency: lat, Uncorrected: lat}}
+	r.Messages = []result.Series{}
+	r.Totals = result.Totals{Requests: n + fails, Successes: n, Failures: fails,
+		FailuresByReason: map[string]int64{result.ReasonTimeout: fails}}
+	r.Violations, r.RateLimits, r.Malformed = []result.Violation{}, []result.RateLimitFinding{}, []result.MalformedFinding{}
+	r.TimeSeries = []result.Point{p}
+	r.Thresholds = append([]result.ThresholdResult{}, ths...)
 	return r
 }
 
@@ -75,13 +76,13 @@ func repWriteDoc(t *testing.T, dir, name string, doc any) string {
 	return path
 }
 
-func repConformOf(verdicts ...string) *reports.Conform {
-	c := reports.NewConform()
+func repConformOf(verdicts ...string) *result.Conform {
+	c := result.NewConform()
 	c.Protocol, c.Target, c.StartedAt = "udplobby", "127.0.0.1:7777", repStart
 	for i, v := range verdicts {
-		c.Cases = append(c.Cases, reports.Case{ID: "udp-lobby/5/" + string(rune('1'+i)), Section: "5", Description: "case",
-			Requirement: "MUST", Level: reports.LevelMust, Verdict: v,
-			Wire: []reports.WireEntry{{Dir: reports.DirSent, Hex: "0100"}}})
+		c.Cases = append(c.Cases, result.Case{ID: "udp-lobby/5/" + string(rune('1'+i)), Section: "5", Description: "case",
+			Requirement: "MUST", Level: result.LevelMust, Verdict: v,
+			Wire: []result.WireEntry{{Dir: result.DirSent, Hex: "0100"}}})
 	}
 	return c
 }
@@ -218,7 +219,7 @@ func TestReportJUnitIsXML(t *testing.T) {
 func repPartialDocs(t *testing.T, dir string) (interrupted, incomplete string) {
 	t.Helper()
 	i := repRunOf(t, repSeq(1000, 10, 100), 0)
-	i.ShardRuns = []reports.ShardRun{{Shard: "0/1", Interrupted: true}}
+	i.ShardRuns = []result.ShardRun{{Shard: "0/1", Interrupted: true}}
 	n := repRunOf(t, repSeq(1000, 10, 100), 0)
 	n.Incomplete = []string{"worker 1/2 died (signal: killed): the result is incomplete"}
 	return repWriteDoc(t, dir, "int.json", i), repWriteDoc(t, dir, "inc.json", n)
@@ -293,7 +294,7 @@ func TestReportCompareJSON(t *testing.T) {
 	if code != exitThreshold {
 		t.Fatalf("exit %d, want %d: %s", code, exitThreshold, stderr)
 	}
-	var c reports.Comparison
+	var c result.Comparison
 	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
@@ -319,7 +320,7 @@ func TestReportCompareOldIDs(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name     string
-		new      *reports.Conform
+		new      *result.Conform
 		code     int
 		changed  []string
 		newlyBad []string
@@ -334,11 +335,11 @@ func TestReportCompareOldIDs(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d: %s", code, tt.code, stderr)
 			}
-			var c reports.ConformComparison
+			var c result.ConformComparison
 			if err := json.Unmarshal([]byte(stdout), &c); err != nil {
 				t.Fatalf("%v: %s", err, stdout)
 			}
-			ids := func(chs []reports.CaseChange) []string {
+			ids := func(chs []result.CaseChange) []string {
 				var out []string
 				for _, ch := range chs {
 					if ch.BaseVerdict == "" {
@@ -369,7 +370,7 @@ func TestReportCompareOldIDs(t *testing.T) {
 func TestReportMerge(t *testing.T) {
 	dir := t.TempDir()
 	all := repSeq(100, 37, 3000)
-	th := []reports.ThresholdResult{
+	th := []result.ThresholdResult{
 		{Name: "errors.count < 10", Metric: "errors.count", Op: "<", Limit: 10, Observed: 4, Pass: true},
 		{Name: "join.p99 < 1s", Metric: "join.p99", Op: "<", Limit: 1, Observed: 0.1, Pass: true},
 		{Name: "sessions.completed >= 0", Metric: "sessions.completed", Op: ">=", Limit: 0, Pass: true},
@@ -395,11 +396,11 @@ func TestReportMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := reports.ReadRun(f)
+	m, err := result.ReadRun(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := reports.NewLatency(repHistOf(t, all))
+	want, err := result.NewLatency(repHistOf(t, all))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,14 +432,14 @@ func TestReportMerge(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if m, err := reports.ReadRun(strings.NewReader(stdout)); err != nil || m.Totals.Requests != 20 {
+	if m, err := result.ReadRun(strings.NewReader(stdout)); err != nil || m.Totals.Requests != 20 {
 		t.Errorf("stdout merge: %v, %+v", err, m)
 	}
 }
 
 func repHistOf(t *testing.T, values []int64) *hdrhistogram.Histogram {
 	t.Helper()
-	h := reports.NewLatencyHistogram()
+	h := result.NewLatencyHistogram()
 	for _, v := range values {
 		if err := h.RecordValue(v); err != nil {
 			t.Fatal(err)
@@ -451,7 +452,7 @@ func TestReportMergeShardCoverage(t *testing.T) {
 	dir := t.TempDir()
 	shard := func(name, id string) string {
 		r := repRunOf(t, repSeq(100, 7, 50), 0)
-		r.ShardRuns = []reports.ShardRun{{Shard: id}}
+		r.ShardRuns = []result.ShardRun{{Shard: id}}
 		return repWriteDoc(t, dir, name, r)
 	}
 	s0, s1, s2 := shard("s0.json", "0/3"), shard("s1.json", "1/3"), shard("s2.json", "2/3")

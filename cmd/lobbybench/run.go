@@ -14,7 +14,9 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	waits "github.com/lobbybench/lobbybench/internal/precise"
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -92,7 +94,7 @@ func init() {
 				o          scenario.Overrides
 				seed       seedFlag
 				shard      engine.Shard
-				outs       = outputFlags(fs, reports.KindRun)
+				outs       = outputFlags(fs, result.KindRun)
 				metrics    = fs.String("metrics-addr", "", "serve live Prometheus metrics at http://`ADDR`/metrics during the run")
 				quiet      = fs.Bool("quiet", false, "no progress output")
 				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
@@ -159,7 +161,7 @@ func init() {
 				}
 				if *maxClients > 0 {
 					if plan.Load.Model == scenario.Closed && *maxClients < int(peakOf(plan.Load)) {
-						return usageErr(e, "run", "--max-clients %d is below the scenario's peak of %s", *maxClients, reports.Count(int(peakOf(plan.Load)), "client"))
+						return usageErr(e, "run", "--max-clients %d is below the scenario's peak of %s", *maxClients, words.Count(int(peakOf(plan.Load)), "client"))
 					}
 					plan.Load.MaxClients = *maxClients
 				}
@@ -279,7 +281,7 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 		fmt.Fprintf(e.stderr, "lobbybench run: warning: %s\n", w)
 	}
 	if n := res.Engine.Sessions.FailedStarts; n > 0 {
-		fmt.Fprintf(e.stderr, "lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", reports.Count(n, "session"), reports.Agree(n, "its", "their"))
+		fmt.Fprintf(e.stderr, "lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", words.Count(n, "session"), words.Agree(n, "its", "their"))
 	}
 	switch {
 	case len(res.Run.DownOutages()) > 0:
@@ -307,8 +309,8 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 // thresholdExit is the exit code of a run with a breached threshold or a
 // step that never succeeded: 8 when its headline is INCONCLUSIVE (every
 // breach harness-bound: the harness's lateness explains it), else 4.
-func thresholdExit(r *reports.Run) int {
-	if r.Headline().Status == reports.StatusInconclusive {
+func thresholdExit(r *result.Run) int {
+	if r.Headline().Status == result.StatusInconclusive {
 		return exitInconclusive
 	}
 	return exitThreshold
@@ -321,9 +323,9 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
 	fmt.Fprintln(w)
 	if in.Workers > 0 {
-		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, %s merged, seed %d, %s", in.Protocol, in.Model, reports.Count(in.Workers, "worker process"), in.Seed, reports.Count(max(in.Sources, 1), "source address")), 2)
+		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, %s merged, seed %d, %s", in.Protocol, in.Model, words.Count(in.Workers, "worker process"), in.Seed, words.Count(max(in.Sources, 1), "source address")), 2)
 	} else {
-		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, shard %s, seed %d, %s", in.Protocol, in.Model, in.Shard, in.Seed, reports.Count(max(in.Sources, 1), "source address")), 2)
+		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, shard %s, seed %d, %s", in.Protocol, in.Model, in.Shard, in.Seed, words.Count(max(in.Sources, 1), "source address")), 2)
 	}
 	for _, why := range res.Run.Incomplete {
 		reports.WriteWrapped(w, "INCOMPLETE: "+why, 2)
@@ -334,7 +336,7 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	h := in.Harness
 	// The two memory figures measure different things, and the heap one
 	// can be the larger: say which is which. One figure a line.
-	last := fmt.Sprintf("  %s peak, %.1f CPU-s on %s", reports.Count(h.PeakGoroutines, "goroutine"), h.CPUSeconds, reports.Count(h.GOMAXPROCS, "proc"))
+	last := fmt.Sprintf("  %s peak, %.1f CPU-s on %s", words.Count(h.PeakGoroutines, "goroutine"), h.CPUSeconds, words.Count(h.GOMAXPROCS, "proc"))
 	if in.Embedded {
 		last += " (includes the embedded server)"
 	}

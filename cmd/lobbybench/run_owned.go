@@ -9,7 +9,7 @@ import (
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/liveness"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -78,7 +78,7 @@ func (r *ownedRun) watch() {
 		w := r.w
 		r.mu.Unlock()
 		if w != nil {
-			w.MarkDown(now.Sub(w.Start), reports.DownExited, "", exit, tail)
+			w.MarkDown(now.Sub(w.Start), result.DownExited, "", exit, tail)
 		}
 		// Until a restart gives it a new process, or lobbybench stops.
 		tick := time.NewTicker(50 * time.Millisecond)
@@ -106,7 +106,7 @@ func (r *ownedRun) onWatchdog(w *liveness.Watchdog) {
 	at, exit, tail := r.exitedAt, r.exit, r.tail
 	r.mu.Unlock()
 	if !at.IsZero() {
-		w.MarkDown(max(at.Sub(w.Start), 0), reports.DownExited, "", exit, tail)
+		w.MarkDown(max(at.Sub(w.Start), 0), result.DownExited, "", exit, tail)
 	}
 }
 
@@ -165,15 +165,15 @@ func (r *ownedRun) finish(res *engine.Result) {
 // noteExit records an owned process's end in run's outages as the
 // watchdog's MarkDown would: the open outage says it exited, or a new
 // one opens at offset at; the headline follows.
-func noteExit(run *reports.Run, at time.Duration, exit string, tail []string) {
+func noteExit(run *result.Run, at time.Duration, exit string, tail []string) {
 	for _, o := range run.Outages {
-		if o.Kind == reports.DownExited && o.Exit == exit {
+		if o.Kind == result.DownExited && o.Exit == exit {
 			return // the watchdog has it
 		}
 	}
 	if n := len(run.Outages); n > 0 && !run.Outages[n-1].Back {
 		o := &run.Outages[n-1]
-		o.Kind, o.Exit, o.Output = reports.DownExited, exit, tail
+		o.Kind, o.Exit, o.Output = result.DownExited, exit, tail
 	} else {
 		// No watchdog counted what the load had answered: the seconds
 		// of the time series wholly before the end give a lower bound.
@@ -183,7 +183,7 @@ func noteExit(run *reports.Run, at time.Duration, exit string, tail []string) {
 				answered += p.Requests - p.Errors
 			}
 		}
-		run.Outages = append(run.Outages, reports.Outage{StartNS: at, Kind: reports.DownExited,
+		run.Outages = append(run.Outages, result.Outage{StartNS: at, Kind: result.DownExited,
 			Exit: exit, Output: tail, AnsweredBefore: answered})
 	}
 	run.NoteTargetDown()

@@ -16,7 +16,8 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // freeUDPPort returns a loopback UDP address free a moment ago: the
@@ -50,14 +51,14 @@ func ownedScenario(t *testing.T, addr, duration string) string {
 }
 
 // readOwnedRun reads a run's JSON result.
-func readOwnedRun(t *testing.T, path string) *reports.Run {
+func readOwnedRun(t *testing.T, path string) *result.Run {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := reports.ReadRun(f)
+	r, err := result.ReadRun(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestRunOwnedTargetAborts(t *testing.T) {
 			if !strings.Contains(out, "its last output:\n    | ") {
 				t.Errorf("the terminal does not show the server's last lines:\n%s", out)
 			}
-			if len(r.Outages) != 1 || r.Outages[0].Kind != reports.DownExited || len(r.Outages[0].Output) == 0 {
+			if len(r.Outages) != 1 || r.Outages[0].Kind != result.DownExited || len(r.Outages[0].Output) == 0 {
 				t.Errorf("outages %+v", r.Outages)
 			}
 			if tp := r.TargetProcess; tp == nil || tp.Stop != "" || len(tp.Exits) != 1 || tp.Exits[0] != "killed by SIGABRT" {

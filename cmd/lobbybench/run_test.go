@@ -13,7 +13,7 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -138,7 +138,7 @@ func TestRunEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	run, err := reports.ReadRun(f)
+	run, err := result.ReadRun(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestRunInterruptedWritesJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Totals reports.Totals `json:"totals"`
+		Totals result.Totals `json:"totals"`
 		Engine struct {
 			Interrupted bool `json:"interrupted"`
 		} `json:"engine"`
@@ -302,7 +302,7 @@ embedded_server: {max_instances: 1}
 			Failed       int64 `json:"failed"`
 			FailedStarts int64 `json:"failed_starts"`
 		} `json:"sessions"`
-		Totals reports.Totals `json:"totals"`
+		Totals result.Totals `json:"totals"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil || doc.Sessions.FailedStarts == 0 ||
 		doc.Totals.FailuresByReason["too_many_open_files"] != doc.Sessions.FailedStarts {

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/levconn"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/reference-server/tcp"
 	"github.com/lobbybench/lobbybench/reference-server/udp"
-	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -166,7 +166,7 @@ func (f *serveFlags) config(e *env) (refserver.Config, error) {
 		{f.levRateLimit < 0, "leviathan-rate-limit", "must not be negative"},
 		{f.basePort < 0 || f.basePort > 65535, "base-port", fmt.Sprintf("%d is not a port (0-65535)", f.basePort)},
 		{f.maxInstances < 1, "max-instances", fmt.Sprintf("%d: must be at least 1", f.maxInstances)},
-		{f.basePort > 0 && f.basePort+f.maxInstances-1 > 65535, "base-port", fmt.Sprintf("%d + %s runs past port 65535", f.basePort, reports.Count(f.maxInstances, "instance"))},
+		{f.basePort > 0 && f.basePort+f.maxInstances-1 > 65535, "base-port", fmt.Sprintf("%d + %s runs past port 65535", f.basePort, words.Count(f.maxInstances, "instance"))},
 		{f.maxPlayers < 1 || f.maxPlayers > 1024, "max-players", fmt.Sprintf("%d not in 1-1024", f.maxPlayers)},
 		{f.cleanup <= 0, "cleanup-interval", "must be positive"},
 		{f.idle <= 0, "idle-timeout", "must be positive"},

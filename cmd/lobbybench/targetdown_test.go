@@ -12,7 +12,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // faultyTarget is the reference server's part proto behind a faultproxy
@@ -62,10 +62,10 @@ func TestRunTargetDown(t *testing.T) {
 		kind                  string
 		code                  int
 	}{
-		{"tcp-lobby dies", "tcp-lobby", "1500ms", faultproxy.Die, reports.DownRefused, exitTargetDown},
+		{"tcp-lobby dies", "tcp-lobby", "1500ms", faultproxy.Die, result.DownRefused, exitTargetDown},
 		// Silent takes two unanswered probes of 1 s (the scenario's
 		// 300ms timeout is below the watchdog's floor).
-		{"udp-lobby hangs", "udp-lobby", "3500ms", faultproxy.Hang, reports.DownSilent, exitTargetDown},
+		{"udp-lobby hangs", "udp-lobby", "3500ms", faultproxy.Hang, result.DownSilent, exitTargetDown},
 		{"leviathan healthy", "leviathan", "500ms", faultproxy.Healthy, "", exitOK},
 	}
 	for _, tc := range tests {
@@ -85,7 +85,7 @@ func TestRunTargetDown(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			run, err := reports.ReadRun(f)
+			run, err := result.ReadRun(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestRunWorkersTargetDown(t *testing.T) {
 	if code != exitTargetDown {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitTargetDown, errs)
 	}
-	if doc == nil || len(doc.Outages) != 1 || doc.Outages[0].Kind != reports.DownRefused || !strings.HasPrefix(doc.TargetDown, "TARGET DOWN · at +") {
+	if doc == nil || len(doc.Outages) != 1 || doc.Outages[0].Kind != result.DownRefused || !strings.HasPrefix(doc.TargetDown, "TARGET DOWN · at +") {
 		t.Fatalf("merged document: %+v", doc)
 	}
 	if doc.Shards != 2 || len(doc.Totals.FailuresWhileDown) == 0 || len(doc.Incomplete) != 0 {

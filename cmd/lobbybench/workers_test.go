@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -29,7 +29,7 @@ thresholds:
 
 // workersDoc is what a --workers test reads of the merged JSON.
 type workersDoc struct {
-	reports.Run
+	result.Run
 	Engine engine.Info `json:"engine"`
 }
 

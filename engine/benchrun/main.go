@@ -39,7 +39,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -225,7 +225,7 @@ flows:
 `, clients, d, group, create, interval)
 }
 
-func pingSeries(res *engine.Result) *reports.Series {
+func pingSeries(res *engine.Result) *result.Series {
 	for i := range res.Steps {
 		if res.Steps[i].Name == "ping" {
 			return &res.Steps[i]

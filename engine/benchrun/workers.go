@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // pollYAML is n clients, ramped in over ramp, each polling the room list
@@ -53,7 +53,7 @@ func workersRun(bin, lobby string, n, workers int, hold, interval time.Duration)
 		return fmt.Errorf("no merged result (%v): %v", runErr, err)
 	}
 	var doc struct {
-		reports.Run
+		result.Run
 		Engine engine.Info `json:"engine"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {

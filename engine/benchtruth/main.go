@@ -51,7 +51,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -155,7 +155,7 @@ func modeName(precise bool) string {
 type row struct {
 	c          config
 	precise    bool
-	s          *reports.Series
+	s          *result.Series
 	ref        refResult
 	worst, med int64
 	cpu        float64 // process CPUs over the run
@@ -241,7 +241,7 @@ flows:
 	if r.err != nil {
 		return row{}, fmt.Errorf("reference client: %w", r.err)
 	}
-	var s *reports.Series
+	var s *result.Series
 	for i := range res.Run.Steps {
 		if res.Run.Steps[i].Name == "list_rooms" {
 			s = &res.Run.Steps[i]

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // Process is the server lobbybench started. Restart replaces its operating
@@ -253,7 +253,7 @@ func (p *Process) Ended() (status string, output []string, ended bool) {
 
 // Shutdown is the stop at the end: it takes a last sample, stops the
 // current process as Stop does and says how, in the words of
-// reports.TargetProcess.Stop: "stopped on SIGTERM: exited with status 0",
+// result.TargetProcess.Stop: "stopped on SIGTERM: exited with status 0",
 // or what went wrong ("did not stop within 5s of SIGTERM; …"); "" when
 // the process had already ended on its own (its exit is in the
 // telemetry's Exits).
@@ -346,7 +346,7 @@ func (p *Process) Restart(ctx context.Context) error {
 // Snapshot is what the process has cost so far: PIDs, starts, exits, the
 // /proc samples, peak RSS and CPU time summed over its processes. Safe to
 // call at any time, also after Stop.
-func (p *Process) Snapshot() reports.TargetProcess { return p.acct.snapshot() }
+func (p *Process) Snapshot() result.TargetProcess { return p.acct.snapshot() }
 
 func (p *Process) sample(inc *incarnation) {
 	t := time.NewTicker(p.spec.SampleEvery)

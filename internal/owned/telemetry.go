@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // EmbeddedCommand is the Command of the embedded reference server's
@@ -31,7 +31,7 @@ type reading struct {
 type account struct {
 	mu      sync.Mutex
 	epoch   time.Time
-	tp      reports.TargetProcess
+	tp      result.TargetProcess
 	cpu     []time.Duration // per process: the most it was seen to have used
 	base    time.Duration   // CPU already used when counting began (self sampling)
 	sampled []bool          // per process: has it a sample yet
@@ -40,7 +40,7 @@ type account struct {
 }
 
 func newAccount(command string, epoch time.Time) *account {
-	return &account{epoch: epoch, tp: reports.TargetProcess{Command: command, Samples: []reports.ProcSample{}}, stride: 1}
+	return &account{epoch: epoch, tp: result.TargetProcess{Command: command, Samples: []result.ProcSample{}}, stride: 1}
 }
 
 func (a *account) started(n, pid int) {
@@ -71,7 +71,7 @@ func (a *account) sample(n int, r reading, at time.Time) {
 		return
 	}
 	a.seen = 0
-	a.tp.Samples = append(a.tp.Samples, reports.ProcSample{
+	a.tp.Samples = append(a.tp.Samples, result.ProcSample{
 		OffsetNS: at.Sub(a.epoch), UserNS: r.user, SystemNS: r.system,
 		RSSBytes: r.rss, Threads: r.threads, OpenFDs: r.fds,
 		Restarted: first && n > 0,
@@ -99,7 +99,7 @@ func (a *account) exited(n int, words string, cpu time.Duration) {
 	}
 }
 
-func (a *account) snapshot() reports.TargetProcess {
+func (a *account) snapshot() result.TargetProcess {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	tp := a.tp
@@ -163,12 +163,12 @@ func SampleSelf(interval time.Duration, epoch time.Time) (*SelfSampler, error) {
 }
 
 // Snapshot is what the process has used so far; safe at any time.
-func (s *SelfSampler) Snapshot() reports.TargetProcess { return s.acct.snapshot() }
+func (s *SelfSampler) Snapshot() result.TargetProcess { return s.acct.snapshot() }
 
 // Stop ends the sampling (idempotent) with a last reading, so a run
 // shorter than the interval still has its figures, and returns the final
 // snapshot.
-func (s *SelfSampler) Stop() reports.TargetProcess {
+func (s *SelfSampler) Stop() result.TargetProcess {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/conformance"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -24,7 +24,7 @@ import (
 )
 
 // docsDir is docs/protocols seen from this package's directory.
-var docsDir = filepath.Join("..", "..", filepath.FromSlash(reports.ProtocolDocsDir))
+var docsDir = filepath.Join("..", "..", filepath.FromSlash(result.ProtocolDocsDir))
 
 // section is one "§" heading of a document and the text under it, up to
 // the next heading of the same or a higher level.
@@ -144,7 +144,7 @@ func TestCasesAreDocumented(t *testing.T) {
 		t.Fatal("no cases registered")
 	}
 	for _, c := range cases {
-		ref, ok := reports.ParseDocRef(c.Section)
+		ref, ok := result.ParseDocRef(c.Section)
 		if !ok || ref.Title == "" {
 			t.Errorf("%s: Section %q is not a citation \"<file>.md §<n> <title>\"", c.ID, c.Section)
 			continue
@@ -225,7 +225,7 @@ func TestRulesAreDocumented(t *testing.T) {
 			continue
 		}
 		if sec := rules[id]; sec != "" {
-			ref, ok := reports.ParseDocRef(sec)
+			ref, ok := result.ParseDocRef(sec)
 			switch {
 			case !ok:
 				t.Errorf("rule %s: its Section %q is not \"<file>.md §<n>\"", id, sec)

@@ -100,25 +100,39 @@ var importRules = []importRule{{
 	forbidden: ownBut("levconn", "wire/leviathan", "internal"),
 	example:   [2]string{"levconn", "reference-server/leviathan"},
 }, {
-	// reports is the data model that run, conform and `report merge/compare`
-	// read and write; it depends on none of them.
-	rule:      "reports imports nothing of the module but internal/...",
+	// result is the model that run, conform, capacity and `report
+	// merge/compare` read and write, and judge by; it depends on none of
+	// them, and on no renderer.
+	rule:      "result imports nothing of the module but internal/...",
+	applies:   in("result"),
+	forbidden: ownBut("result", "internal"),
+	example:   [2]string{"result", "reports"},
+}, {
+	// The renderers lay out the model; they judge nothing themselves.
+	rule:      "reports imports nothing of the module but result and internal/...",
 	applies:   in("reports"),
-	forbidden: ownBut("reports", "internal"),
+	forbidden: ownBut("reports", "result", "internal"),
 	example:   [2]string{"reports", "engine"},
+}, {
+	// What measures, plays or judges a server needs the model, not its
+	// renderings: a format is chosen and written by cmd/ alone.
+	rule:      "metrics, scenario, simclient, wire/..., liveness, conformance and engine import no renderer (reports)",
+	applies:   in("metrics", "scenario", "simclient", "wire", "liveness", "conformance", "engine"),
+	forbidden: ownIn("reports"),
+	example:   [2]string{"engine", "reports"},
 }, {
 	// Liveness tells refused from silent from the error alone, the same
 	// way for every protocol, beneath both run and conform.
-	rule:      "liveness names no protocol: it imports only reports and internal/... of the module",
+	rule:      "liveness names no protocol: it imports only result and internal/... of the module",
 	applies:   in("liveness"),
-	forbidden: ownBut("liveness", "reports", "internal"),
+	forbidden: ownBut("liveness", "result", "internal"),
 	example:   [2]string{"liveness", "wire/udplobby"},
 }, {
 	// The recorder counts keys and latencies; it knows no protocol,
 	// scenario or client.
-	rule:      "metrics imports only reports and internal/... of the module",
+	rule:      "metrics imports only result and internal/... of the module",
 	applies:   in("metrics"),
-	forbidden: ownBut("metrics", "reports", "internal"),
+	forbidden: ownBut("metrics", "result", "internal"),
 	example:   [2]string{"metrics", "scenario"},
 }, {
 	// The suite judges a server by what it sends: code shared with the
@@ -147,9 +161,9 @@ var importRules = []importRule{{
 	forbidden: ownIn("engine", "conformance"),
 	example:   [2]string{"simclient/udpclient", "engine"},
 }, {
-	rule:      "internal/... imports only internal/... and reports of the module",
+	rule:      "internal/... imports only internal/... and result of the module",
 	applies:   in("internal"),
-	forbidden: ownBut("internal", "reports"),
+	forbidden: ownBut("internal", "result"),
 	example:   [2]string{"internal/target", "scenario"},
 }, {
 	// testing in a binary bloats it, and internal/golden registers an
@@ -353,23 +367,25 @@ func TestCheckImportsWhere(t *testing.T) {
 	}, {
 		name: "two rules broken by one import",
 		imports: map[string][]string{
-			m("internal/owned"): {m("reports")},
-			m("reports"):        {m("wire/udplobby")},
+			m("internal/owned"): {m("result")},
+			m("result"):         {m("wire/udplobby")},
 			m("wire/udplobby"):  nil,
 		},
-		want: []string{"internal/... imports only internal/... and reports of the module: internal/owned → reports → wire/udplobby",
-			"reports imports nothing of the module but internal/...: reports → wire/udplobby"},
+		want: []string{"internal/... imports only internal/... and result of the module: internal/owned → result → wire/udplobby",
+			"result imports nothing of the module but internal/...: result → wire/udplobby"},
 	}, {
 		name: "allowed imports",
 		imports: map[string][]string{
-			m("cmd/lobbybench"): {m("engine"), m("liveness")},
+			m("cmd/lobbybench"): {m("engine"), m("liveness"), m("reports")},
+			m("reports"):        {m("result"), m("internal/words")},
 			m("engine"):         {m("metrics"), m("simclient")},
 			m("simclient"):      {m("scenario"), m("wire/udplobby")},
 			m("scenario"):       {m("internal/owned")},
-			m("internal/owned"): {m("reports")},
-			m("liveness"):       {m("reports")},
-			m("metrics"):        {m("reports")},
-			m("reports"):        {"fmt"},
+			m("internal/owned"): {m("result")},
+			m("liveness"):       {m("result")},
+			m("metrics"):        {m("result")},
+			m("result"):         {m("internal/words")},
+			m("internal/words"): {"fmt"},
 			m("wire/udplobby"):  {"fmt"},
 			"fmt":               nil,
 		},

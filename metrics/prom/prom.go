@@ -54,7 +54,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // DefaultBuckets are the latency histogram's upper bounds, in seconds.
@@ -84,7 +84,7 @@ type Options struct {
 	// (lobbybench owns it with --target-cmd, or embeds it): exported as
 	// lobbybench_target_* from its latest sample. Nil or no sample yet:
 	// none.
-	Target func() *reports.TargetProcess
+	Target func() *result.TargetProcess
 }
 
 // Collector is a prometheus.Collector over a live metrics.Collector.
@@ -100,7 +100,7 @@ type Collector struct {
 	ruleViolations                                   *prometheus.Desc
 	kind                                             [2]keyDescs
 
-	target                                             func() *reports.TargetProcess
+	target                                             func() *result.TargetProcess
 	targetCPU, targetRSS, targetPeakRSS, targetThreads *prometheus.Desc
 	targetFDs, targetStarts                            *prometheus.Desc
 

@@ -14,7 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -36,9 +36,9 @@ func fixture() (*metrics.Collector, []int64) {
 	for range 5 {
 		r.Record(reply, t0, t0, t0.Add(300*time.Microsecond))
 	}
-	r.Fail(join, reports.ReasonTimeout, t0.Add(time.Second))
-	r.Fail(join, reports.ReasonTimeout, t0.Add(time.Second))
-	r.Fail(join, reports.ReasonJoinDeny, t0.Add(time.Second))
+	r.Fail(join, result.ReasonTimeout, t0.Add(time.Second))
+	r.Fail(join, result.ReasonTimeout, t0.Add(time.Second))
+	r.Fail(join, result.ReasonJoinDeny, t0.Add(time.Second))
 	r.Retry(join)
 	r.Dropped(join)
 	r.SessionStarted()
@@ -351,20 +351,20 @@ func BenchmarkCollect(b *testing.B) {
 // starts), and not at all before its first sample or without a source.
 func TestTargetMetrics(t *testing.T) {
 	c, _ := fixture()
-	tp := &reports.TargetProcess{Command: "srv", Starts: 2, PeakRSSBytes: 64 << 20, Samples: []reports.ProcSample{
+	tp := &result.TargetProcess{Command: "srv", Starts: 2, PeakRSSBytes: 64 << 20, Samples: []result.ProcSample{
 		{OffsetNS: time.Second, UserNS: time.Second, SystemNS: 100 * time.Millisecond, RSSBytes: 32 << 20, Threads: 4, OpenFDs: 9},
 		{OffsetNS: 2 * time.Second, UserNS: 1500 * time.Millisecond, SystemNS: 250 * time.Millisecond, RSSBytes: 48 << 20, Threads: 5, OpenFDs: 11},
 	}}
 	tests := []struct {
 		name   string
-		target func() *reports.TargetProcess
+		target func() *result.TargetProcess
 		want   map[string]float64 // family{mode} → value; nil: no target family
 	}{
-		{"sampled", func() *reports.TargetProcess { return tp }, map[string]float64{
+		{"sampled", func() *result.TargetProcess { return tp }, map[string]float64{
 			"lobbybench_target_cpu_seconds_total{user}": 1.5, "lobbybench_target_cpu_seconds_total{system}": 0.25,
 			"lobbybench_target_rss_bytes": 48 << 20, "lobbybench_target_peak_rss_bytes": 64 << 20,
 			"lobbybench_target_threads": 5, "lobbybench_target_open_fds": 11, "lobbybench_target_starts_total": 2}},
-		{"no sample yet", func() *reports.TargetProcess { return &reports.TargetProcess{Command: "srv", Starts: 1} }, nil},
+		{"no sample yet", func() *result.TargetProcess { return &result.TargetProcess{Command: "srv", Starts: 1} }, nil},
 		{"no source", nil, nil},
 	}
 	for _, tt := range tests {

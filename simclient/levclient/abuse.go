@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
@@ -132,7 +132,7 @@ func (s *session) echoOnce(ctx context.Context, st *scenario.Step) error {
 	if err != nil {
 		var rf *reqFail
 		if !errors.As(err, &rf) {
-			err = &reqFail{Reason: reports.ReasonTimeout, Err: err}
+			err = &reqFail{Reason: result.ReasonTimeout, Err: err}
 		}
 	}
 	return err

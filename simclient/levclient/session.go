@@ -9,7 +9,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/levconn"
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
@@ -227,7 +227,7 @@ func (s *session) request(ctx context.Context, timeout time.Duration, t lv.Reque
 	num, err := s.d.SendRequest(levconn.Critical, t, payload)
 	if err != nil {
 		if levconn.IsRefused(err) {
-			return sent, &reqFail{Reason: reports.ReasonConnRefused, Err: err}
+			return sent, &reqFail{Reason: result.ReasonConnRefused, Err: err}
 		}
 		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
@@ -256,11 +256,11 @@ func reasonOf(ctx context.Context, err error) string {
 	case ctx.Err() != nil:
 		return simclient.ReasonCancelled
 	case errors.Is(err, levconn.ErrTimeout):
-		return reports.ReasonTimeout
+		return result.ReasonTimeout
 	case errors.Is(err, errServerClosed):
 		return simclient.ReasonClosed
 	case levconn.IsRefused(err):
-		return reports.ReasonConnRefused
+		return result.ReasonConnRefused
 	}
 	return simclient.ReasonSocket
 }
@@ -270,7 +270,7 @@ func reasonOfRefusal(err error) string {
 	if errors.As(err, &rf) {
 		return rf.Reason
 	}
-	return reports.ReasonViolation
+	return result.ReasonViolation
 }
 
 var (
@@ -407,7 +407,7 @@ func (s *session) allowOrDeny(m *lv.Message, want lv.AcceptedType) (verdict, err
 		if err := p.Decode(m.Payload); err != nil {
 			return s.bad(false, string(lv.RulePayload), m, "%v", err)
 		}
-		return refuse, &reqFail{Reason: reports.ReasonJoinDeny, Err: fmt.Errorf("ServerDisallow reason %v: %q", p.Reason, p.Message)}
+		return refuse, &reqFail{Reason: result.ReasonJoinDeny, Err: fmt.Errorf("ServerDisallow reason %v: %q", p.Reason, p.Message)}
 	}
 	var p lv.ServerAllow
 	if err := p.Decode(m.Payload); err != nil {

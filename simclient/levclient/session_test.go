@@ -11,7 +11,7 @@ import (
 	"github.com/lobbybench/lobbybench/levconn"
 	"github.com/lobbybench/lobbybench/metrics"
 	refsrv "github.com/lobbybench/lobbybench/reference-server/leviathan"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -77,7 +77,7 @@ const fullFlow = `      - connect: {name: bench}
       - close`
 
 // runAll runs n sessions of p's first flow at once against addr.
-func runAll(t testing.TB, p *scenario.Plan, s *refsrv.Server, n int) (*reports.Run, []error) {
+func runAll(t testing.TB, p *scenario.Plan, s *refsrv.Server, n int) (*result.Run, []error) {
 	t.Helper()
 	col := metrics.NewCollector(time.Now())
 	sh, err := simclient.NewShared(p, s.Addr(), col, simclient.Options{SocketBuffer: -1})
@@ -139,7 +139,7 @@ func TestFlowUnderLoss(t *testing.T) {
 				t.Fatalf("Echo acted on %d times", st.Requests["Echo"])
 			}
 			waitFor(t, "players released by CloseConnection", func() bool { return s.Stats().PlayersActive == 0 })
-			steps := map[string]reports.Series{}
+			steps := map[string]result.Series{}
 			for _, sp := range run.Steps {
 				steps[sp.Name] = sp
 			}
@@ -154,7 +154,7 @@ func TestFlowUnderLoss(t *testing.T) {
 			if len(run.Violations) != 0 {
 				t.Fatalf("violations %+v", run.Violations)
 			}
-			msgs := map[string]reports.Series{}
+			msgs := map[string]result.Series{}
 			for _, m := range run.Messages {
 				msgs[m.Name] = m
 			}
@@ -178,8 +178,8 @@ func TestJoinDeniedWhenFull(t *testing.T) {
 	denied := 0
 	for _, err := range errs {
 		if err != nil {
-			if simclient.ReasonOf(err) != reports.ReasonJoinDeny {
-				t.Fatalf("failure %v, want %s", err, reports.ReasonJoinDeny)
+			if simclient.ReasonOf(err) != result.ReasonJoinDeny {
+				t.Fatalf("failure %v, want %s", err, result.ReasonJoinDeny)
 			}
 			denied++
 		}
@@ -228,7 +228,7 @@ func TestServerSilentTimesOut(t *testing.T) {
 	}
 	defer sess.Close()
 	err = sess.Run(context.Background(), time.Time{})
-	if r := simclient.ReasonOf(err); r != reports.ReasonTimeout && r != reports.ReasonConnRefused {
+	if r := simclient.ReasonOf(err); r != result.ReasonTimeout && r != result.ReasonConnRefused {
 		t.Fatalf("err %v (reason %q)", err, r)
 	}
 }

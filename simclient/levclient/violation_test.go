@@ -9,7 +9,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/levconn"
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
@@ -66,7 +66,7 @@ func TestEchoResponseToViolation(t *testing.T) {
 		wantFail string
 	}{
 		{"", ""},
-		{"on_violation: fail_step", reports.ReasonViolation},
+		{"on_violation: fail_step", result.ReasonViolation},
 	} {
 		t.Run("on_violation "+tc.extra, func(t *testing.T) {
 			p := plan(t, tc.extra, "      - echo: {count: 3, timeout: 2s}")

@@ -8,7 +8,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -119,7 +119,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 		if err != nil {
 			reason := connReason(err)
 			if isTimeout(err) {
-				reason = reports.ReasonTimeout
+				reason = result.ReasonTimeout
 			}
 			s.Rec.Fail(key, reason, now)
 			s.Rec.Fail(msgKey, reason, now)

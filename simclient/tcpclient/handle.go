@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
@@ -90,7 +90,7 @@ func (s *session) handle(p []byte) {
 			if m.PlayerHash != 0 || m.Count != 0 {
 				s.violation(simclient.RuleTJoinAck, p, s.req, fmt.Sprintf("JOIN_ROOM_ACK %v carries hash %d and %d players", m.Status, m.PlayerHash, m.Count))
 			}
-			s.refusal = &reqFail{Reason: reports.ReasonJoinFailed, Err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
+			s.refusal = &reqFail{Reason: result.ReasonJoinFailed, Err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
 			return
 		}
 		// A salvaged ACK lacks the fields these rules judge: nothing to add.

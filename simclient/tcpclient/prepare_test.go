@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
@@ -136,7 +136,7 @@ func TestPrepareDialFailure(t *testing.T) {
 		wantStart  bool
 	}{
 		{"a source address not on this host", netip.MustParseAddr("192.0.2.1"), simclient.ReasonSocket, true},
-		{"a refused connection", netip.Addr{}, reports.ReasonConnRefused, false},
+		{"a refused connection", netip.Addr{}, result.ReasonConnRefused, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -252,9 +252,9 @@ func (s *session) open(ctx context.Context, timeout time.Duration) (*frameConn, 
 		case ctx.Err() != nil:
 			return nil, errCancelled
 		case errors.Is(err, syscall.ECONNREFUSED):
-			return nil, &reqFail{Reason: reports.ReasonConnRefused, Err: err}
+			return nil, &reqFail{Reason: result.ReasonConnRefused, Err: err}
 		case isTimeout(err):
-			return nil, &reqFail{Reason: reports.ReasonTimeout, Err: err}
+			return nil, &reqFail{Reason: result.ReasonTimeout, Err: err}
 		}
 		// No descriptor, no free port: a failed start (simclient.StartError).
 		reason, err := simclient.OpenFailure(err)
@@ -437,9 +437,9 @@ func (s *session) requestFrom(m tcplobby.Message, want tcplobby.Type, pol scenar
 		p, err := s.fc.next(deadline)
 		if err != nil {
 			if errors.Is(err, errTimeout) {
-				s.Rec.Fail(key, reports.ReasonTimeout, time.Now())
+				s.Rec.Fail(key, result.ReasonTimeout, time.Now())
 				s.Shared.Observe(s.ID, time.Now(), 0, false)
-				return sent, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no %v within %s", want, pol.Timeout)}
+				return sent, &reqFail{Reason: result.ReasonTimeout, Err: fmt.Errorf("no %v within %s", want, pol.Timeout)}
 			}
 			if errors.Is(err, errCancelled) {
 				s.Rec.Cut(key)
@@ -466,9 +466,9 @@ func (s *session) requestFrom(m tcplobby.Message, want tcplobby.Type, pol scenar
 func connReason(err error) string {
 	switch {
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return reports.ReasonConnReset
+		return result.ReasonConnReset
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return reports.ReasonConnRefused
+		return result.ReasonConnRefused
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		return simclient.ReasonClosed
 	}
@@ -480,7 +480,7 @@ func connReason(err error) string {
 func (s *session) readFailed(err error) string {
 	if rule := tcplobby.RuleOf(err); rule != "" {
 		s.violation(rule, s.fc.buf[s.fc.r:s.fc.w], s.req, err.Error())
-		return reports.ReasonViolation
+		return result.ReasonViolation
 	}
 	s.closedBy = err
 	return connReason(err)
@@ -509,8 +509,8 @@ func (s *session) wait(t tcplobby.Type, timeout time.Duration, intended time.Tim
 		p, err := s.fc.next(deadline)
 		if err != nil {
 			if errors.Is(err, errTimeout) {
-				s.Rec.Fail(key, reports.ReasonTimeout, time.Now())
-				return &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no %v within %s", t, timeout)}
+				s.Rec.Fail(key, result.ReasonTimeout, time.Now())
+				return &reqFail{Reason: result.ReasonTimeout, Err: fmt.Errorf("no %v within %s", t, timeout)}
 			}
 			if errors.Is(err, errCancelled) {
 				s.Rec.Cut(key)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/reference-server/tcp"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -28,12 +28,12 @@ func plan(t testing.TB, extra, flows string) *scenario.Plan {
 	return p
 }
 
-type result struct {
-	run  *reports.Run
+type played struct {
+	run  *result.Run
 	errs []error
 }
 
-func (r result) step(t testing.TB, name string) reports.Series {
+func (r played) step(t testing.TB, name string) result.Series {
 	t.Helper()
 	for _, s := range r.run.Steps {
 		if s.Name == name {
@@ -41,10 +41,10 @@ func (r result) step(t testing.TB, name string) reports.Series {
 		}
 	}
 	t.Fatalf("no step %q", name)
-	return reports.Series{}
+	return result.Series{}
 }
 
-func (r result) violations() map[string]int64 {
+func (r played) violations() map[string]int64 {
 	m := map[string]int64{}
 	for _, v := range r.run.Violations {
 		m[v.Rule] = v.Count
@@ -52,7 +52,7 @@ func (r result) violations() map[string]int64 {
 	return m
 }
 
-func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int) result {
+func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int) played {
 	t.Helper()
 	c := metrics.NewCollector(time.Now())
 	sh, err := simclient.NewShared(p, target, c, simclient.Options{Tick: time.Millisecond})
@@ -85,7 +85,7 @@ func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int) r
 	if err != nil {
 		t.Fatal(err)
 	}
-	return result{run: run, errs: errs}
+	return played{run: run, errs: errs}
 }
 
 func referenceServer(t testing.TB) netip.AddrPort {
@@ -229,7 +229,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			reply: func(tcplobby.Message) [][]byte {
 				return [][]byte{frame(&tcplobby.ConnectAck{Success: true})}
 			},
-			wantRule: simclient.RuleTHash, wantFail: reports.ReasonViolation, failStep: "connect",
+			wantRule: simclient.RuleTHash, wantFail: result.ReasonViolation, failStep: "connect",
 		},
 		{
 			name: "hash 0 on success, continue",
@@ -266,7 +266,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: tcplobby.RuleSizeFixed, wantFail: reports.ReasonViolation, failStep: "create",
+			wantRule: tcplobby.RuleSizeFixed, wantFail: result.ReasonViolation, failStep: "create",
 		},
 		{
 			name: "2-byte JOIN_ROOM_ACK SUCCESS, continue",
@@ -299,7 +299,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: tcplobby.RuleSizeCount, wantFail: reports.ReasonTimeout, failStep: "ready",
+			wantRule: tcplobby.RuleSizeCount, wantFail: result.ReasonTimeout, failStep: "ready",
 		},
 		{
 			name: "2-byte JOIN_ROOM_ACK ROOM_FULL is still a refusal",
@@ -310,7 +310,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: tcplobby.RuleSizeCount, wantFail: reports.ReasonJoinFailed, failStep: "join",
+			wantRule: tcplobby.RuleSizeCount, wantFail: result.ReasonJoinFailed, failStep: "join",
 		},
 		{
 			name: "wrong reply type",
@@ -321,7 +321,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: simclient.RuleTReplyType, wantFail: reports.ReasonTimeout, failStep: "list",
+			wantRule: simclient.RuleTReplyType, wantFail: result.ReasonTimeout, failStep: "list",
 		},
 		{
 			name: "server sends a request type",
@@ -392,7 +392,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: simclient.RuleTJoinAck, wantFail: reports.ReasonViolation, failStep: "join",
+			wantRule: simclient.RuleTJoinAck, wantFail: result.ReasonViolation, failStep: "join",
 		},
 		{
 			name: "join refused",
@@ -403,7 +403,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantFail: reports.ReasonJoinFailed, failStep: "join",
+			wantFail: result.ReasonJoinFailed, failStep: "join",
 		},
 		{
 			name: "server closes",
@@ -425,7 +425,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: tcplobby.RuleFrameTruncated, wantFail: reports.ReasonViolation, failStep: "list",
+			wantRule: tcplobby.RuleFrameTruncated, wantFail: result.ReasonViolation, failStep: "list",
 		},
 	}
 	for _, tc := range tests {
@@ -467,10 +467,10 @@ func TestConnRefused(t *testing.T) {
 	ln.Close()
 	p := plan(t, "", "  - steps: [connect]\n")
 	r := runSessions(t, p, addr, 1)
-	if got := simclient.ReasonOf(r.errs[0]); got != reports.ReasonConnRefused {
+	if got := simclient.ReasonOf(r.errs[0]); got != result.ReasonConnRefused {
 		t.Fatalf("reason %q (%v), want conn_refused", got, r.errs[0])
 	}
-	if n := r.step(t, "connect").FailuresByReason[reports.ReasonConnRefused]; n != 1 {
+	if n := r.step(t, "connect").FailuresByReason[result.ReasonConnRefused]; n != 1 {
 		t.Fatalf("connect conn_refused failures = %d", n)
 	}
 }

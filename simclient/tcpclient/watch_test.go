@@ -9,7 +9,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/liveness"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // TestWatch: the watchdog's probe of a TCP lobby passes on a lobby that
@@ -46,8 +46,8 @@ func TestWatch(t *testing.T) {
 		reachable bool
 	}{
 		{"reference lobby", srv.Addr(refserver.TCPLobby), "", true},
-		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), reports.DownSilent, true},
-		{"nothing listening", goneAddr, reports.DownRefused, false},
+		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), result.DownSilent, true},
+		{"nothing listening", goneAddr, result.DownRefused, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -273,8 +273,8 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	for j := range b.fl {
 		if f := &b.fl[j]; f.kind < 0 && f.outcome == pendingOutcome {
 			f.outcome = lostOutcome
-			s.Rec.Fail(key, reports.ReasonTimeout, now)
-			s.Rec.Fail(msgKey, reports.ReasonTimeout, now)
+			s.Rec.Fail(key, result.ReasonTimeout, now)
+			s.Rec.Fail(msgKey, result.ReasonTimeout, now)
 		}
 	}
 	// Liveness: one ordinary request, with the scenario's default policy.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -107,7 +107,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended), true)
 				return s.p.sent, nil
 			case replyBad:
-				s.Rec.Fail(key, reports.ReasonViolation, time.Now())
+				s.Rec.Fail(key, result.ReasonViolation, time.Now())
 				return s.p.sent, s.badReply
 			case replyRefused:
 				s.Rec.Fail(key, s.refusal.Reason, time.Now())
@@ -155,9 +155,9 @@ func (s *session) timedOut(key metrics.Key, pol scenario.RequestPolicy, deadline
 		return errCancelled
 	}
 	if s.p.attempt >= pol.Retries {
-		s.Rec.Fail(key, reports.ReasonTimeout, now)
+		s.Rec.Fail(key, result.ReasonTimeout, now)
 		s.Shared.Observe(s.ID, now, 0, false)
-		return &reqFail{Reason: reports.ReasonTimeout,
+		return &reqFail{Reason: result.ReasonTimeout,
 			Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", s.p.typ, s.p.seq, s.p.attempt+1, pol.Timeout)}
 	}
 	if !resendAt.IsZero() || pol.RetryInterval <= 0 {
@@ -195,7 +195,7 @@ func (s *session) sendFailed(key metrics.Key, err error) error {
 func (s *session) readFailed(key metrics.Key, err error) error {
 	reason := simclient.ReasonSocket
 	if isRefused(err) {
-		reason = reports.ReasonConnRefused
+		reason = result.ReasonConnRefused
 	}
 	s.Rec.Fail(key, reason, time.Now())
 	return &reqFail{Reason: reason, Err: err}
@@ -415,11 +415,11 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 		s.roomID = m.RoomID
 		s.setInstance(m.Port)
 	case udplobby.LobbyJoinFailed:
-		reason := reports.ReasonJoinFailed
+		reason := result.ReasonJoinFailed
 		s.refusal = &reqFail{Reason: reason, Err: fmt.Errorf("%v answered JOIN_FAILED", p.typ)}
 		return replyRefused
 	case udplobby.ServerJoinDeny:
-		s.refusal = &reqFail{Reason: reports.ReasonJoinDeny, Err: errors.New("the instance answered SERVER_JOIN_DENY")}
+		s.refusal = &reqFail{Reason: result.ReasonJoinDeny, Err: errors.New("the instance answered SERVER_JOIN_DENY")}
 		return replyRefused
 	case udplobby.ServerJoinAccept:
 		s.instJoined = true

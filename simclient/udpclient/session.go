@@ -10,7 +10,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/impair"
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -487,8 +487,8 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 		case err == nil:
 			s.handle(data, from)
 		case errors.Is(err, errTimeout):
-			s.Rec.Fail(key, reports.ReasonTimeout, time.Now())
-			return intended, &reqFail{Reason: reports.ReasonTimeout, Err: fmt.Errorf("no SERVER_GAME_START within %s", st.Policy.Timeout)}
+			s.Rec.Fail(key, result.ReasonTimeout, time.Now())
+			return intended, &reqFail{Reason: result.ReasonTimeout, Err: fmt.Errorf("no SERVER_GAME_START within %s", st.Policy.Timeout)}
 		case errors.Is(err, errTruncated):
 		default:
 			return intended, err

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -28,12 +28,12 @@ func plan(t testing.TB, extra, flows string) *scenario.Plan {
 	return p
 }
 
-type result struct {
-	run  *reports.Run
+type played struct {
+	run  *result.Run
 	errs []error
 }
 
-func (r result) step(t testing.TB, name string) reports.Series {
+func (r played) step(t testing.TB, name string) result.Series {
 	t.Helper()
 	for _, s := range r.run.Steps {
 		if s.Name == name {
@@ -41,19 +41,19 @@ func (r result) step(t testing.TB, name string) reports.Series {
 		}
 	}
 	t.Fatalf("no step %q in %+v", name, r.run.Steps)
-	return reports.Series{}
+	return result.Series{}
 }
 
-func (r result) message(name string) reports.Series {
+func (r played) message(name string) result.Series {
 	for _, s := range r.run.Messages {
 		if s.Name == name {
 			return s
 		}
 	}
-	return reports.Series{}
+	return result.Series{}
 }
 
-func (r result) violations() map[string]int64 {
+func (r played) violations() map[string]int64 {
 	m := map[string]int64{}
 	for _, v := range r.run.Violations {
 		m[v.Rule] = v.Count
@@ -81,7 +81,7 @@ func oneSession(t testing.TB, p *scenario.Plan, target netip.AddrPort, opt simcl
 	return s, c
 }
 
-func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int, opt simclient.Options) result {
+func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int, opt simclient.Options) played {
 	t.Helper()
 	c := metrics.NewCollector(time.Now())
 	sh, err := simclient.NewShared(p, target, c, opt)
@@ -114,7 +114,7 @@ func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int, o
 	if err != nil {
 		t.Fatal(err)
 	}
-	return result{run: run, errs: errs}
+	return played{run: run, errs: errs}
 }
 
 func TestFullMatch(t *testing.T) {
@@ -179,7 +179,7 @@ func TestMisbehavingLobby(t *testing.T) {
 			name:     "wrong sequence then silence",
 			flow:     "- list_rooms",
 			setup:    func(f *fakeLobby) { f.lobbyHook = seqPlus(100) },
-			wantRule: simclient.RuleUSeqEcho, wantFail: reports.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
+			wantRule: simclient.RuleUSeqEcho, wantFail: result.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
 		},
 		{
 			name: "bad CRC on the reply",
@@ -187,7 +187,7 @@ func TestMisbehavingLobby(t *testing.T) {
 			setup: func(f *fakeLobby) {
 				f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte { def[len(def)-1] ^= 0xFF; return def }
 			},
-			wantRule: string(udplobby.RuleCRC), wantFail: reports.ReasonViolation, failStep: "list_rooms",
+			wantRule: string(udplobby.RuleCRC), wantFail: result.ReasonViolation, failStep: "list_rooms",
 		},
 		{
 			name: "wrong reply type",
@@ -197,14 +197,14 @@ func TestMisbehavingLobby(t *testing.T) {
 					return udplobby.AppendRoomCreated(nil, f.p, m.Seq, 9, 9000)
 				}
 			},
-			wantRule: simclient.RuleUReplyType, wantFail: reports.ReasonViolation, failStep: "list_rooms",
+			wantRule: simclient.RuleUReplyType, wantFail: result.ReasonViolation, failStep: "list_rooms",
 		},
 		{
 			name:     "join returns another port than the creation, fail_step",
 			flow:     "- create_room\n      - join: created",
 			extra:    "on_violation: fail_step",
 			setup:    func(f *fakeLobby) { f.joinPort = 1 },
-			wantRule: simclient.RuleUJoinPort, wantFail: reports.ReasonViolation, failStep: "join",
+			wantRule: simclient.RuleUJoinPort, wantFail: result.ReasonViolation, failStep: "join",
 		},
 		{
 			name:     "join returns another port than the creation, continue",
@@ -217,7 +217,7 @@ func TestMisbehavingLobby(t *testing.T) {
 			flow:     "- create_room",
 			extra:    "instance_ports: 1-2\non_violation: fail_step",
 			setup:    func(f *fakeLobby) {},
-			wantRule: simclient.RuleUPortRange, wantFail: reports.ReasonViolation, failStep: "create_room",
+			wantRule: simclient.RuleUPortRange, wantFail: result.ReasonViolation, failStep: "create_room",
 		},
 		{
 			name:     "port outside instance_ports, continue to the port given",
@@ -237,19 +237,19 @@ func TestMisbehavingLobby(t *testing.T) {
 			flow:     "- create_room\n      - hello\n      - instance_join",
 			extra:    "on_violation: fail_step",
 			setup:    func(f *fakeLobby) { f.otherPort = true },
-			wantRule: simclient.RuleUReplySource, wantFail: reports.ReasonViolation, failStep: "hello",
+			wantRule: simclient.RuleUReplySource, wantFail: result.ReasonViolation, failStep: "hello",
 		},
 		{
 			name:     "silent server: timeout after retries",
 			flow:     "- list_rooms",
 			setup:    func(f *fakeLobby) { f.silent = true },
-			wantFail: reports.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
+			wantFail: result.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
 		},
 		{
 			name:     "join failed",
 			flow:     "- join: 12345",
 			setup:    func(f *fakeLobby) {},
-			wantFail: reports.ReasonJoinFailed, failStep: "join",
+			wantFail: result.ReasonJoinFailed, failStep: "join",
 		},
 		{
 			name: "instance denies",
@@ -263,7 +263,7 @@ func TestMisbehavingLobby(t *testing.T) {
 					return def
 				}
 			},
-			wantFail: reports.ReasonJoinDeny, failStep: "instance_join",
+			wantFail: result.ReasonJoinDeny, failStep: "instance_join",
 		},
 		{
 			name:  "pong does not echo clientTime, fail_step",
@@ -274,7 +274,7 @@ func TestMisbehavingLobby(t *testing.T) {
 					return udplobby.AppendPong(nil, f.p, m.Seq, m.Value+1)
 				}
 			},
-			wantRule: simclient.RuleIPongEcho, wantFail: reports.ReasonViolation, failStep: "ping",
+			wantRule: simclient.RuleIPongEcho, wantFail: result.ReasonViolation, failStep: "ping",
 		},
 		{
 			name: "pong does not echo clientTime, continue",
@@ -544,7 +544,7 @@ func TestStopSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := result{run: run}
+	r := played{run: run}
 	if got := r.step(t, "list_rooms"); got.Successes != 1 || got.Failures != 0 {
 		t.Errorf("list_rooms %d ok %d failed, want 1 and 0", got.Successes, got.Failures)
 	}
@@ -581,7 +581,7 @@ func TestStopSignalPingSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := (result{run: run}).step(t, "ping"); got.Successes == 0 || got.Failures != 0 {
+	if got := (played{run: run}).step(t, "ping"); got.Successes == 0 || got.Failures != 0 {
 		t.Errorf("ping %d ok %d failed, want some and 0", got.Successes, got.Failures)
 	}
 }
@@ -670,7 +670,7 @@ func TestCutRequestCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, series := range []reports.Series{result{run: run}.step(t, "list_rooms"), result{run: run}.message("LOBBY_LIST_ROOMS")} {
+	for _, series := range []result.Series{played{run: run}.step(t, "list_rooms"), played{run: run}.message("LOBBY_LIST_ROOMS")} {
 		if series.Requests != 1 || series.Cut != 1 || series.Successes+series.Failures != 0 || series.Retries < 2 {
 			t.Errorf("%s: requests %d, cut %d, ok %d, failed %d, retries %d; want 1 request, cut, with its retries",
 				series.Name, series.Requests, series.Cut, series.Successes, series.Failures, series.Retries)

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -212,7 +212,7 @@ func TestSuspendWaits(t *testing.T) {
 			}
 			if tc.wantErr {
 				var se *simclient.StepError
-				if !errors.As(err, &se) || se.Reason != reports.ReasonTimeout {
+				if !errors.As(err, &se) || se.Reason != result.ReasonTimeout {
 					t.Errorf("the step failed with %v, want a timeout", err)
 				}
 			}

@@ -7,7 +7,7 @@
 // checks that each shard ran its own slice i/n; that the merged counters
 // are the shards' sums (sessions, requests, failures); that each step's
 // merged latency is that of one histogram fed every shard's samples (the
-// shards' HDR histograms added here, not by reports.Merge); that every
+// shards' HDR histograms added here, not by result.Merge); that every
 // threshold of the scenario was judged again on the merge, a latency one on
 // that histogram and errors.rate on the summed counters; and that they all
 // pass. It prints what it checked and exits 1 on the first mismatch
@@ -23,7 +23,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 func main() {
@@ -34,7 +34,7 @@ func main() {
 		os.Exit(2)
 	}
 	dir := flag.Arg(0)
-	var shards []*reports.Run
+	var shards []*result.Run
 	for i := range *n {
 		shards = append(shards, read(filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))))
 	}
@@ -50,14 +50,14 @@ func main() {
 		merged.Shards, merged.Totals.SessionsStarted, sessionsList(shards), merged.Totals.Requests, merged.Totals.Failures, len(merged.Steps), len(merged.Thresholds))
 }
 
-func read(path string) *reports.Run {
+func read(path string) *result.Run {
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "verify:", err)
 		os.Exit(2)
 	}
 	defer f.Close()
-	r, err := reports.ReadRun(f)
+	r, err := result.ReadRun(f)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "verify: %s: %v\n", path, err)
 		os.Exit(2)
@@ -65,7 +65,7 @@ func read(path string) *reports.Run {
 	return r
 }
 
-func sessionsList(shards []*reports.Run) string {
+func sessionsList(shards []*result.Run) string {
 	s := ""
 	for i, r := range shards {
 		if i > 0 {
@@ -78,11 +78,11 @@ func sessionsList(shards []*reports.Run) string {
 
 var latencyMetric = regexp.MustCompile(`^(.+)\.p(50|90|99|99\.9)$`)
 
-func check(shards []*reports.Run, m *reports.Run) []string {
+func check(shards []*result.Run, m *result.Run) []string {
 	var bad []string
 	fail := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
 	n := len(shards)
-	var sum reports.Totals
+	var sum result.Totals
 	for i, s := range shards {
 		want := fmt.Sprintf("%d/%d", i, n)
 		if len(s.ShardRuns) != 1 {
@@ -106,9 +106,9 @@ func check(shards []*reports.Run, m *reports.Run) []string {
 	}
 
 	// One histogram per step, fed every shard's samples.
-	whole := map[string]reports.Latency{}
+	whole := map[string]result.Latency{}
 	for _, st := range m.Steps {
-		h := reports.NewLatencyHistogram()
+		h := result.NewLatencyHistogram()
 		for i, s := range shards {
 			for _, ss := range s.Steps {
 				if ss.Name != st.Name || ss.Latency.Count == 0 {
@@ -122,7 +122,7 @@ func check(shards []*reports.Run, m *reports.Run) []string {
 				h.Merge(sh)
 			}
 		}
-		l, err := reports.NewLatency(h)
+		l, err := result.NewLatency(h)
 		if err != nil {
 			fail("step %s: %v", st.Name, err)
 			continue

@@ -1,10 +1,16 @@
-package reports
+package result
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // SchemaVersion is the version of the JSON documents written by this package.
@@ -91,11 +97,11 @@ type Run struct {
 	// owned it (--target-cmd) or embedded it.
 	TargetProcess *TargetProcess `json:"target_process,omitempty"`
 	// Drill is the recovery drill's findings, when the scenario scheduled
-	// faults on an owned target (reports/drill.go).
+	// faults on an owned target (result/drill.go).
 	Drill *Drill `json:"drill,omitempty"`
 
 	// TimeToGame, RoomFill and Players are the lobby's own measures
-	// (reports/lobby.go): absent when the run recorded none.
+	// (result/lobby.go): absent when the run recorded none.
 	TimeToGame *Latency       `json:"time_to_game,omitempty"`
 	RoomFill   *Latency       `json:"room_fill,omitempty"`
 	Players    []PlayersPoint `json:"players,omitempty"`
@@ -255,6 +261,20 @@ type Series struct {
 // Successes + Failures), 0 when none completed.
 func (s Series) ErrorRate() float64 { return rate(s.Failures, s.Requests-s.Cut) }
 
+// Tally says the series' failures by reason, in reason order, and its
+// requests cut by the end of the run: "2 join_deny, 3 timeout, 1 cut by
+// the end of the run".
+func (s Series) Tally() string {
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(s.FailuresByReason)) {
+		parts = append(parts, fmt.Sprintf("%d %s", s.FailuresByReason[r], r))
+	}
+	if s.Cut > 0 {
+		parts = append(parts, fmt.Sprintf("%d cut by the end of the run", s.Cut))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func rate(n, d int64) float64 {
 	if d == 0 {
 		return 0
@@ -362,13 +382,37 @@ func (t ThresholdResult) ObservedText() string {
 	if t.NoData {
 		return "no data"
 	}
-	return fmtThresholdValue(t, t.Observed)
+	return t.ValueText(t.Observed)
 }
 
 // LimitText is the threshold's condition as every format shows it:
 // "< 50.00ms", "< 1.00%".
 func (t ThresholdResult) LimitText() string {
-	return t.Op + " " + fmtThresholdValue(t, t.Limit)
+	return t.Op + " " + t.ValueText(t.Limit)
+}
+
+// ValueText says v, the threshold's limit or observed value, by its
+// metric: latency statistics (p50…p999, min, max, mean; canonical seconds,
+// or microseconds for a "_us" metric) as durations, ratios as percentages,
+// byte counts in bytes, everything else as a number.
+func (t ThresholdResult) ValueText(v float64) string {
+	m := t.Metric
+	if i := strings.LastIndexByte(m, '.'); i >= 0 && m != "errors.rate" {
+		m = m[i+1:]
+	}
+	switch {
+	case strings.HasSuffix(m, "_us"):
+		return words.US(int64(v))
+	case m == "p50" || m == "p90" || m == "p99" || m == "p999" || m == "min" || m == "max" || m == "mean":
+		return words.US(int64(math.Round(v * 1e6)))
+	case m == "error_rate" || m == "errors.rate":
+		return words.Pct(v)
+	case m == "throughput" || m == "limit":
+		return words.Float(v) + "/s"
+	case m == MeasureDataSent || m == MeasureDataReceived:
+		return words.Bytes(int64(v))
+	}
+	return words.Float(v)
 }
 
 // Conform is the result of one `lobbybench conform`: conformance.Run fills
@@ -505,6 +549,21 @@ func (c *Conform) Summary() Summary {
 	return s
 }
 
+// CountLine is the conform result's counts in one line: "41 cases in
+// 4.2s: 35 passed, 1 failed, 2 warnings, 1 info, 2 skipped".
+func (c *Conform) CountLine() string {
+	s := c.Summary()
+	line := fmt.Sprintf("%s in %v: %d passed, %d failed, %s, %d info, %d skipped",
+		words.Count(s.Total, "case"), c.DurationNS.Round(time.Millisecond), s.Pass, s.Fail, words.Count(s.Warn, "warning"), s.Info, s.Skip)
+	if s.NotRun > 0 {
+		line += fmt.Sprintf(", %d not run (target down)", s.NotRun)
+	}
+	if c.Strict && s.Warn > 0 {
+		line += " (strict: warnings fail the run)"
+	}
+	return line
+}
+
 // NewRun returns an empty Run with the header fields set.
 func NewRun() *Run {
 	return &Run{SchemaVersion: SchemaVersion, Kind: KindRun, Shards: 1,
@@ -516,12 +575,24 @@ func NewConform() *Conform {
 	return &Conform{SchemaVersion: SchemaVersion, Kind: KindConform}
 }
 
-// WriteJSON writes v (a *Run or *Conform) as indented JSON.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// Doc is one result document: a *Run or a *Conform, nothing else (the
+// unexported method seals it), or a type embedding one, which is that
+// document with extra fields its JSON carries (engine.Result: a run with
+// the engine's figures under "engine"). Read returns one; every Format
+// writes one.
+type Doc interface {
+	Headline() Headline
+	// document is the *Run or *Conform itself.
+	document() Doc
 }
+
+func (r *Run) document() Doc     { return r }
+func (c *Conform) document() Doc { return c }
+
+// A *Capacity (result/capacity.go) is a Doc too.
+
+// Document is the *Run, *Conform or *Capacity d is, or embeds.
+func Document(d Doc) Doc { return d.document() }
 
 type header struct {
 	SchemaVersion int    `json:"schema_version"`

@@ -1,11 +1,12 @@
-package reports
+package result
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // GateCapacityDropPct limits how far the sustainable load of a capacity
@@ -75,7 +76,7 @@ func CompareCapacity(base, new *Capacity, gates []Gate) (*CapacityComparison, er
 		return nil, fmt.Errorf("reports: compare needs two capacity results")
 	}
 	if base.Model != new.Model {
-		return nil, fmt.Errorf("reports: base is a search of the %s model, new of the %s model: their loads are not comparable", orDash(base.Model), orDash(new.Model))
+		return nil, fmt.Errorf("reports: base is a search of the %s model, new of the %s model: their loads are not comparable", words.OrDash(base.Model), words.OrDash(new.Model))
 	}
 	c := &CapacityComparison{Model: new.Model, BaseSustainable: base.Sustainable, NewSustainable: new.Sustainable,
 		BasePrecision: base.Settings.Precision, NewPrecision: new.Settings.Precision,
@@ -96,7 +97,7 @@ func CompareCapacity(base, new *Capacity, gates []Gate) (*CapacityComparison, er
 		if !ok || b.Verdict == n.Verdict {
 			continue
 		}
-		why := joinMax(n.Broke, 3)
+		why := words.JoinMax(n.Broke, 3)
 		if why == "" {
 			why = n.Why
 		}
@@ -128,41 +129,4 @@ func CompareCapacity(base, new *Capacity, gates []Gate) (*CapacityComparison, er
 		}
 	}
 	return c, nil
-}
-
-// WriteCapacityCompareTable writes c for a terminal: a line for each
-// partial side first, then the sustainable loads and their change, the
-// loads whose verdict changed, and the broken gates.
-func WriteCapacityCompareTable(w io.Writer, c *CapacityComparison) error {
-	ew := &errWriter{w: w}
-	for _, s := range c.Incomplete {
-		writeWrapped(ew, s, 2)
-	}
-	u := "/s"
-	if c.Model == "closed" {
-		u = " clients"
-	}
-	change := fmtSigned(c.ChangePct, "%")
-	if c.BaseSustainable == 0 {
-		change = "base held no load"
-	}
-	writeWrapped(ew, fmt.Sprintf("Sustainable load: %s -> %s (%s); each search knows its limit within its precision (base %.0f%%, new %.0f%%).",
-		FormatLoad(c.BaseSustainable, u), FormatLoad(c.NewSustainable, u), change, c.BasePrecision*100, c.NewPrecision*100), 2)
-	if len(c.Changed) == 0 {
-		fmt.Fprintln(ew, "No verdict changed at a load both searches tried.")
-	} else {
-		fmt.Fprintln(ew, "Verdicts changed at loads both searches tried:")
-		var rows [][]string
-		for _, ch := range c.Changed {
-			rows = append(rows, []string{FormatLoad(ch.Load, u), verdictWord(ch.BaseVerdict), verdictWord(ch.NewVerdict)})
-		}
-		writeColumns(ew, 2, "rll", []string{"Load", "Base", "New"}, rows)
-		for _, ch := range c.Changed {
-			if ch.NewBroke != "" {
-				writeWrapped(ew, fmt.Sprintf("  %s in new: %s", FormatLoad(ch.Load, u), ch.NewBroke), 4)
-			}
-		}
-	}
-	writeGates(ew, c.Breaches)
-	return ew.err
 }

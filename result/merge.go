@@ -1,4 +1,4 @@
-package reports
+package result
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // Merge combines the results of the shards of one sharded run exactly:
@@ -360,7 +362,7 @@ func ShardCoverage(runs []*Run, names []string) []string {
 			}
 		}
 		if len(missing) > 0 {
-			warns = append(warns, fmt.Sprintf("%s %s missing: the merge covers part of the run", Plural(len(missing), "shard"), strings.Join(missing, ", ")))
+			warns = append(warns, fmt.Sprintf("%s %s missing: the merge covers part of the run", words.Plural(len(missing), "shard"), strings.Join(missing, ", ")))
 		}
 	}
 	return warns

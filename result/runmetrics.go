@@ -1,27 +1,29 @@
-package scenario
+package result
 
 import (
 	"math"
 	"strings"
-
-	"github.com/lobbybench/lobbybench/reports"
 )
 
-// RunMetrics returns the lookup Evaluate needs for a recorded (or merged)
-// run: it maps every metric name of KnownMetrics to the run's figures in
-// canonical units. Latencies are the coordinated-omission-corrected ones
-// (from the intended send time); "<label>.send_lag.p99" and its p50 and
-// max read the harness's send lag, not found in a document without it.
-// The session metrics read run.Sessions
-// (summed over shards by reports.Merge); sessions.failed and clients.max
-// are not found without it. A latency the run never recorded, or a ratio
-// over zero requests, is not found — and so fails its threshold; the
+// RunMetrics returns the value of a threshold metric (scenario.KnownMetrics
+// names, canonical units: seconds, fractions, counts, per second) from a
+// recorded (or merged) run: the one mapping from a run's figures to metric
+// names, by which Evaluate judges. Latencies are the
+// coordinated-omission-corrected ones (from the intended send time);
+// "<label>.send_lag.p99" and its p50 and max read the harness's send lag,
+// not found in a document without it. The session metrics read
+// run.Sessions, which the engine fills and Merge sums, so a merged run is
+// judged as its shards were; sessions.failed and clients.max are not found
+// without it (sessions.completed is then the recorders' finished count). A
+// latency the run never recorded, or a ratio over zero requests, is not
+// found — and so fails its threshold instead of passing silently; the
 // counts of a step that never completed a request are 0. "<label>.limit"
-// reads the rate-limit findings whose Source is the label (or is empty,
-// as in documents written before findings named their step): the lowest
-// observed limit, +Inf when none of them saw one.
-func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
-	steps := make(map[string]*reports.Series, len(run.Steps))
+// reads the rate-limit findings whose Source is the label (or is empty, as
+// in documents written before findings named their step): the lowest
+// observed limit, and 0 when none of them saw one (the observed value is
+// stored in the run, and JSON has no +Inf).
+func RunMetrics(run *Run) Lookup {
+	steps := make(map[string]*Series, len(run.Steps))
 	for i := range run.Steps {
 		steps[run.Steps[i].Name] = &run.Steps[i]
 	}
@@ -39,7 +41,7 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		case "retries":
 			return float64(t.Retries), true
 		case "timeouts":
-			return float64(t.FailuresByReason[reports.ReasonTimeout]), true
+			return float64(t.FailuresByReason[ReasonTimeout]), true
 		case "errors.count":
 			return float64(t.Failures), true
 		case "errors.rate":
@@ -72,9 +74,9 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 				return 0, false
 			}
 			return float64(t.Successes) / run.DurationNS.Seconds(), true
-		case reports.MeasureDataSent:
+		case MeasureDataSent:
 			return float64(t.DataSent), true
-		case reports.MeasureDataReceived:
+		case MeasureDataReceived:
 			return float64(t.DataReceived), true
 		}
 		label, stat, ok := strings.Cut(metric, ".")
@@ -82,13 +84,13 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 			return 0, false
 		}
 		switch label {
-		case reports.MeasureTimeToGame:
+		case MeasureTimeToGame:
 			return measureStat(run.TimeToGame, stat)
-		case reports.MeasureRoomFill:
+		case MeasureRoomFill:
 			return measureStat(run.RoomFill, stat)
 		}
 		switch stat {
-		case "limit": // rate_probe: +Inf when the probe never found a limit
+		case "limit": // rate_probe: 0 when the probe never found a limit
 			lim, found := math.Inf(1), false
 			for _, f := range run.RateLimits {
 				if !findingOf(f.Source, label) {
@@ -101,6 +103,9 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 			}
 			if !found {
 				return 0, false
+			}
+			if math.IsInf(lim, 1) {
+				return 0, true
 			}
 			return lim, true
 		case "replies", "sent": // malformed: summed over kinds
@@ -120,7 +125,7 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		s := steps[label]
 		if s == nil {
 			switch stat {
-			case "count", "errors", "timeouts", "retries", reports.MeasureDataSent, reports.MeasureDataReceived:
+			case "count", "errors", "timeouts", "retries", MeasureDataSent, MeasureDataReceived:
 				return 0, true // the step never completed a request
 			}
 			return 0, false
@@ -155,12 +160,12 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 		case "error_rate":
 			return ratio(s.Failures, s.Requests-s.Cut)
 		case "timeouts":
-			return float64(s.FailuresByReason[reports.ReasonTimeout]), true
+			return float64(s.FailuresByReason[ReasonTimeout]), true
 		case "retries":
 			return float64(s.Retries), true
-		case reports.MeasureDataSent:
+		case MeasureDataSent:
 			return float64(s.DataSent), true
-		case reports.MeasureDataReceived:
+		case MeasureDataReceived:
 			return float64(s.DataReceived), true
 		}
 		return 0, false
@@ -169,7 +174,7 @@ func RunMetrics(run *reports.Run) func(metric string) (float64, bool) {
 
 // measureStat reads statistic stat of a lobby duration measure (nil: the
 // run recorded none): its count is then 0, its latencies not found.
-func measureStat(l *reports.Latency, stat string) (float64, bool) {
+func measureStat(l *Latency, stat string) (float64, bool) {
 	if stat == "count" {
 		if l == nil {
 			return 0, true

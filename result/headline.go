@@ -1,10 +1,12 @@
-package reports
+package result
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // Headline statuses (and StatusTargetDown, StatusInconclusive).
@@ -66,9 +68,9 @@ func (r *Run) NoteTargetDown() {
 // after)".
 func downText(outs []Outage) string {
 	o := outs[0]
-	text := fmt.Sprintf("TARGET DOWN · at +%s (%s)", secs(o.StartNS), o.Kind)
+	text := fmt.Sprintf("TARGET DOWN · at +%s (%s)", words.Seconds(o.StartNS), o.Kind)
 	if o.Exit != "" {
-		text = fmt.Sprintf("TARGET DOWN · at +%s (%s: %s)", secs(o.StartNS), o.Kind, o.Exit)
+		text = fmt.Sprintf("TARGET DOWN · at +%s (%s: %s)", words.Seconds(o.StartNS), o.Kind, o.Exit)
 	}
 	var why []string
 	if o.AnsweredBefore > 0 || len(o.Failures) > 0 {
@@ -76,7 +78,7 @@ func downText(outs []Outage) string {
 	}
 	after := "after"
 	if o.Back {
-		text += fmt.Sprintf(" for %s (back at +%s", secs(o.EndNS-o.StartNS), secs(o.EndNS))
+		text += fmt.Sprintf(" for %s (back at +%s", words.Seconds(o.EndNS-o.StartNS), words.Seconds(o.EndNS))
 		after = "while down"
 	} else {
 		text += ", not back by the end ("
@@ -101,12 +103,10 @@ func downText(outs []Outage) string {
 		text += "; caused by the drill's fault " + o.Fault
 	}
 	if n := len(outs) - 1; n > 0 {
-		text += ", and " + Count(n, "more outage")
+		text += ", and " + words.Count(n, "more outage")
 	}
 	return text
 }
-
-func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
 // ReasonsText is failures by reason in words, most first: "9
 // conn_refused, 27 creator_failed" sorted as "27 creator_failed, 9
@@ -163,11 +163,11 @@ func (r *Run) StepsNeverSucceeded() []Series {
 func (r *Run) MissingLoad() []string {
 	var out []string
 	if n := len(r.Incomplete); n > 0 {
-		out = append(out, Count(n, "worker")+" left no result")
+		out = append(out, words.Count(n, "worker")+" left no result")
 	}
 	if r.Sessions != nil && r.Sessions.FailedStarts > 0 {
 		n := r.Sessions.FailedStarts
-		out = append(out, Count(n, "session")+" could not open "+Agree(n, "its", "their")+" socket")
+		out = append(out, words.Count(n, "session")+" could not open "+words.Agree(n, "its", "their")+" socket")
 	}
 	return out
 }
@@ -224,31 +224,31 @@ func (r *Run) verdict() Headline {
 	status := ""
 	switch n := len(r.Thresholds); {
 	case real > 0:
-		status, verdict = StatusFail, fmt.Sprintf("%d of %s breached", real, Count(n, "threshold"))
+		status, verdict = StatusFail, fmt.Sprintf("%d of %s breached", real, words.Count(n, "threshold"))
 		if len(bound) > 0 {
 			verdict += fmt.Sprintf(", %d more harness-bound (%s)", len(bound), harnessBoundText(bound))
 		}
 	case r.Totals.Violations > 0:
-		status, verdict = StatusFail, Count(r.Totals.Violations, "protocol violation")
+		status, verdict = StatusFail, words.Count(r.Totals.Violations, "protocol violation")
 		if len(bound) > 0 {
-			verdict += fmt.Sprintf("; %d of %s harness-bound (%s)", len(bound), Count(n, "threshold"), harnessBoundText(bound))
+			verdict += fmt.Sprintf("; %d of %s harness-bound (%s)", len(bound), words.Count(n, "threshold"), harnessBoundText(bound))
 		}
 	case len(bound) > 0:
 		// No breach the server can be charged with, and none it is
 		// cleared of: the harness was too late to tell.
 		status, verdict = StatusInconclusive, "harness-bound: "+harnessBoundText(bound)
 		if passed > 0 {
-			verdict += fmt.Sprintf(" (%d of %s passed)", passed, Count(n, "threshold"))
+			verdict += fmt.Sprintf(" (%d of %s passed)", passed, words.Count(n, "threshold"))
 		}
 	case n > 0:
-		status, verdict = StatusPass, Agree(n, "the", "all")+" "+Count(n, "threshold")+" passed"
+		status, verdict = StatusPass, words.Agree(n, "the", "all")+" "+words.Count(n, "threshold")+" passed"
 	}
 	if never := r.StepsNeverSucceeded(); len(never) > 0 {
 		// First: a step with no success has no figure to judge, so
 		// whatever else passed, the run did not do what it set out to.
 		var parts []string
 		for _, s := range never {
-			parts = append(parts, s.Name+" ("+tally(s)+")")
+			parts = append(parts, s.Name+" ("+s.Tally()+")")
 		}
 		what := fmt.Sprintf("step %s was tried and never succeeded", parts[0])
 		if len(parts) > 1 {
@@ -358,7 +358,7 @@ func (c *Conform) TargetDown() string {
 		text += fmt.Sprintf(" at +%v", first.StartNS.Round(time.Millisecond))
 	}
 	if n := c.Summary().NotRun; n > 0 {
-		text += "; " + Count(n, "case") + " not run"
+		text += "; " + words.Count(n, "case") + " not run"
 	}
 	return text
 }
@@ -371,20 +371,20 @@ func (c *Conform) verdict() Headline {
 	}
 	var why []string
 	if s.Fail > 0 {
-		why = append(why, fmt.Sprintf("%d of %s failed", s.Fail, Count(s.Total, "case")))
+		why = append(why, fmt.Sprintf("%d of %s failed", s.Fail, words.Count(s.Total, "case")))
 	}
 	if c.Strict && s.Warn > 0 {
-		why = append(why, "strict: "+Count(s.Warn, "warning")+Agree(s.Warn, " counts as a failure", " count as failures"))
+		why = append(why, "strict: "+words.Count(s.Warn, "warning")+words.Agree(s.Warn, " counts as a failure", " count as failures"))
 	}
 	if c.SkipsOverBudget() {
-		why = append(why, fmt.Sprintf("%d of %s skipped, over --max-skips %d", s.Skip, Count(s.Total, "case"), *c.MaxSkips))
+		why = append(why, fmt.Sprintf("%d of %s skipped, over --max-skips %d", s.Skip, words.Count(s.Total, "case"), *c.MaxSkips))
 	}
 	var also []string
 	if s.Warn > 0 && !c.Strict {
-		also = append(also, Count(s.Warn, "warning"))
+		also = append(also, words.Count(s.Warn, "warning"))
 	}
 	if s.Skip > 0 && !c.SkipsOverBudget() {
-		also = append(also, fmt.Sprintf("%d of %s skipped", s.Skip, Count(s.Total, "case")))
+		also = append(also, fmt.Sprintf("%d of %s skipped", s.Skip, words.Count(s.Total, "case")))
 	}
 	tail := ""
 	if len(also) > 0 {
@@ -405,7 +405,7 @@ func (c *Conform) verdict() Headline {
 				what = append(what, fmt.Sprintf("%d %s", p.n, p.what))
 			}
 		}
-		return Headline{Status: StatusFail, Text: fmt.Sprintf("NO PASS · not one of %s passed (%s)", Count(s.Total, "case"), strings.Join(what, ", "))}
+		return Headline{Status: StatusFail, Text: fmt.Sprintf("NO PASS · not one of %s passed (%s)", words.Count(s.Total, "case"), strings.Join(what, ", "))}
 	}
 	return Headline{Status: StatusPass, Text: fmt.Sprintf("PASS · no case failed (%d of %d passed)%s", s.Pass, s.Total, tail)}
 }

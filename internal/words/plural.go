@@ -1,4 +1,4 @@
-package reports
+package words
 
 import (
 	"fmt"

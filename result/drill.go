@@ -1,10 +1,12 @@
-package reports
+package result
 
 import (
 	"fmt"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // Drill is what a recovery drill found: the scenario's faults (kill -9 and
@@ -172,12 +174,12 @@ func (d *Drill) Text() string {
 		case !f.Recovered:
 			not = append(not, f.Fault)
 		case f.WentDown:
-			after = append(after, drillDur(f.RecoveredAfterNS))
+			after = append(after, words.Duration(f.RecoveredAfterNS))
 		default:
 			after = append(after, "never seen down")
 		}
 	}
-	text := "drill: " + Count(n, "fault") + ", "
+	text := "drill: " + words.Count(n, "fault") + ", "
 	if len(not) == 0 {
 		text += "all recovered"
 		if len(after) > 0 {
@@ -190,7 +192,7 @@ func (d *Drill) Text() string {
 		text += fmt.Sprintf("; %d not applied (the run ended first)", skipped)
 	}
 	if r := d.Rooms; r != nil && len(r.Dead) > 0 {
-		text += "; " + Count(len(r.Dead), "listed room") + " dead"
+		text += "; " + words.Count(len(r.Dead), "listed room") + " dead"
 	}
 	return text
 }
@@ -208,15 +210,6 @@ func (d *Drill) Lines() []string {
 	return out
 }
 
-// drillDur is a recovery time: in milliseconds below a second (a
-// restart can take a few), else in tenths of a second.
-func drillDur(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
-	}
-	return secs(d)
-}
-
 // Line is one fault's result in words.
 func (f FaultResult) Line() string {
 	line := f.Fault + ": "
@@ -226,16 +219,16 @@ func (f FaultResult) Line() string {
 	case !f.Recovered:
 		line += "NOT RECOVERED by the end"
 	case f.WentDown:
-		line += "answers again after " + drillDur(f.RecoveredAfterNS)
+		line += "answers again after " + words.Duration(f.RecoveredAfterNS)
 	default:
 		line += "never seen down"
 	}
 	if f.SuccessBack {
-		line += fmt.Sprintf("; success rate back to %.0f%% after %s", 100*f.BaselineSuccess, secs(f.SuccessBackAfterNS))
+		line += fmt.Sprintf("; success rate back to %.0f%% after %s", 100*f.BaselineSuccess, words.Seconds(f.SuccessBackAfterNS))
 	} else {
 		line += fmt.Sprintf("; success rate not back to %.0f%% by the end", 100*f.BaselineSuccess)
 	}
-	line += "; " + Count(f.SessionsLost, "session") + " lost"
+	line += "; " + words.Count(f.SessionsLost, "session") + " lost"
 	if f.Error != "" {
 		line += "; error: " + f.Error
 	}
@@ -248,9 +241,9 @@ func (f FaultResult) Line() string {
 // Line is the room check in words.
 func (r *RoomCheck) Line() string {
 	if r.Error != "" {
-		return fmt.Sprintf("rooms after the run (+%s): not checked: %s", secs(r.AtNS), r.Error)
+		return fmt.Sprintf("rooms after the run (+%s): not checked: %s", words.Seconds(r.AtNS), r.Error)
 	}
-	line := fmt.Sprintf("rooms after the run (+%s): %d listed, %d probed, %d answered", secs(r.AtNS), r.Listed, r.Probed, r.Answered)
+	line := fmt.Sprintf("rooms after the run (+%s): %d listed, %d probed, %d answered", words.Seconds(r.AtNS), r.Listed, r.Probed, r.Answered)
 	if len(r.Dead) == 0 {
 		return line + ", none leaked"
 	}
@@ -259,47 +252,4 @@ func (r *RoomCheck) Line() string {
 		ds = append(ds, fmt.Sprintf("room %d (port %d, %s, %d players)", d.ID, d.Port, d.State, d.Players))
 	}
 	return line + fmt.Sprintf("; %d listed but dead: %s", len(r.Dead), strings.Join(ds, ", "))
-}
-
-// drillSuite is the JUnit suite "lobbybench.drill" of a run with a drill:
-// a testcase per fault, failing when the target did not answer again by
-// the end, and one for the room check, failing when a listed room was
-// dead; nil without a drill.
-func drillSuite(run *Run) *junitSuite {
-	d := run.Drill
-	if d == nil {
-		return nil
-	}
-	s := junitSuite{Name: "lobbybench.drill", Time: junitTime(run.DurationNS), Timestamp: timestamp(run.StartedAt)}
-	for _, f := range d.Faults {
-		c := junitCase{Name: f.Fault + ": recovered", Classname: "drill", Time: junitTime(f.RecoveredAfterNS)}
-		if f.NotApplied {
-			c.Skipped = &junitSkipped{Message: "not applied: the run ended first"}
-		} else if !f.Recovered {
-			c.Time = "0.000"
-			c.Failure = &junitFailure{Message: "the target did not answer again by the end: " + f.Fault, Type: "not recovered", Text: xmlSafe(f.Line())}
-		} else {
-			c.SystemOut = &junitText{Text: xmlSafe(f.Line())}
-		}
-		s.add(c)
-	}
-	if r := d.Rooms; r != nil && r.Error == "" {
-		c := junitCase{Name: "listed rooms answer", Classname: "drill", Time: "0.000"}
-		if len(r.Dead) > 0 {
-			c.Failure = &junitFailure{Message: fmt.Sprintf("%d listed room(s) do not answer", len(r.Dead)), Type: "leaked rooms", Text: xmlSafe(r.Line())}
-		}
-		s.add(c)
-	}
-	return &s
-}
-
-// faultLines are a drill's faults as chart lines at their time, in
-// seconds since the start, labelled with their signal.
-func faultLines(faults []FaultResult) []vline {
-	var out []vline
-	for i, f := range faults {
-		label, _, _ := strings.Cut(f.Fault, " ")
-		out = append(out, vline{X: f.AtNS.Seconds(), Label: fmt.Sprintf("%d %s", i+1, label), Title: f.Line()})
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package reports
+package result
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func TestMergeSessionsAndShardRuns(t *testing.T) {
 		r.ShardRuns = []ShardRun{{Shard: string(rune('0'+i)) + "/3", Protocol: "udp-lobby", Model: "open", Seed: 1,
 			Sources: 2, Sessions: s, Harness: Harness{PeakRSSBytes: int64(i+1) << 20, GOMAXPROCS: 2, CPUSeconds: 0.5}}}
 		var buf bytes.Buffer
-		if err := WriteJSON(&buf, r); err != nil {
+		if err := writeJSON(&buf, r); err != nil {
 			t.Fatal(err)
 		}
 		back, err := ReadRun(&buf)
@@ -72,7 +72,7 @@ func TestMergeSessionsAndShardRuns(t *testing.T) {
 		t.Errorf("shard runs %+v, want the two recorded", m.ShardRuns)
 	}
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, m); err != nil {
+	if err := writeJSON(&buf, m); err != nil {
 		t.Fatal(err)
 	}
 	var top map[string]json.RawMessage

@@ -1,8 +1,10 @@
-package reports
+package result
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // Send lag against the latency it inflates: a step's corrected p50 (p99)
@@ -47,7 +49,7 @@ func (r *Run) SendLagWarning() string {
 		list += fmt.Sprintf(" and %d more", len(hit)-named)
 	}
 	return fmt.Sprintf("the harness sent late (send lag p99 up to %s, in %s): it is %.0f%% or more of %s, which overstate the server's latency by that much (the uncorrected figures do not include it)",
-		fmtUS(worst), worstIn, SendLagShare*100, list)
+		words.US(worst), worstIn, SendLagShare*100, list)
 }
 
 // Warnings are what the run's figures must be read with, one sentence
@@ -59,7 +61,7 @@ func (r *Run) Warnings() []string {
 	if s := r.Sessions; s != nil {
 		if d := s.DroppedNoSlot + s.DroppedLate; d > 0 {
 			out = append(out, fmt.Sprintf("%s dropped (%d: max clients live, %d: generator behind): the server got less load than the scenario asked for",
-				Count(d, "session start"), s.DroppedNoSlot, s.DroppedLate))
+				words.Count(d, "session start"), s.DroppedNoSlot, s.DroppedLate))
 		}
 	}
 	if w := r.SendLagWarning(); w != "" {

@@ -1,4 +1,4 @@
-package reports
+package result
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // Gate metrics: what a Gate limits.
@@ -262,17 +264,17 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 				}
 				switch {
 				case n-b <= g.MinDeltaUS:
-					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): under the %s floor", d.Name, name, fmtUS(b), fmtUS(n), fmtSigned(pct, "%"), fmtUS(g.MinDeltaUS)))
+					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): under the %s floor", d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), words.US(g.MinDeltaUS)))
 				case !ci.Significant():
 					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): within the noise (99%% intervals %s-%s and %s-%s overlap)",
-						d.Name, name, fmtUS(b), fmtUS(n), fmtSigned(pct, "%"), fmtUS(ci.BaseLoUS), fmtUS(ci.BaseHiUS), fmtUS(ci.NewLoUS), fmtUS(ci.NewHiUS)))
+						d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), words.US(ci.BaseLoUS), words.US(ci.BaseHiUS), words.US(ci.NewLoUS), words.US(ci.NewHiUS)))
 				case LagExplains(n-b, nl):
 					// Without its send lag the new figure would be
 					// within the base's: no evidence against the server.
 					// (The base's lag is not taken off its figure: that
 					// would lower the base and judge more, not less.)
 					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): not judged: harness-bound (send lag %s %s on the new side, %s on the base)",
-						d.Name, name, fmtUS(b), fmtUS(n), fmtSigned(pct, "%"), name, fmtUS(nl), fmtUS(bl)))
+						d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), name, words.US(nl), words.US(bl)))
 				default:
 					check(d.Name, pct)
 				}

@@ -1,8 +1,10 @@
-package reports
+package result
 
 import (
 	"strings"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // StatusTargetDown is the headline status of a run or suite during which
@@ -163,7 +165,7 @@ func (tp *TargetProcess) Line() string {
 	if tp == nil {
 		return ""
 	}
-	s := "target process: " + Count(tp.Starts, "start")
+	s := "target process: " + words.Count(tp.Starts, "start")
 	if len(tp.Exits) > 0 {
 		s += ", exits: " + strings.Join(tp.Exits, ", ")
 	}

@@ -1,9 +1,11 @@
-package reports
+package result
 
 import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // StatusInconclusive is the headline status of a run whose only breaches
@@ -46,7 +48,7 @@ type HarnessBreach struct {
 // Text says the breach and its excuse: "list_rooms.p99 < 20ms measured
 // 535.00ms, send lag p99 533.00ms".
 func (b HarnessBreach) Text() string {
-	return fmt.Sprintf("%s measured %s, send lag %s %s", b.Threshold.Name, b.Threshold.ObservedText(), b.Quantile, fmtUS(b.LagUS))
+	return fmt.Sprintf("%s measured %s, send lag %s %s", b.Threshold.Name, b.Threshold.ObservedText(), b.Quantile, words.US(b.LagUS))
 }
 
 // lagQuantile reads the statistic q ("p50" … "max", "mean") of l; ok is
@@ -123,18 +125,6 @@ func (r *Run) HarnessBreaches() []HarnessBreach {
 		}
 	}
 	return out
-}
-
-// thresholdVerdict is th's verdict in one of three words: pass, fail or
-// harness-bound (HarnessBound).
-func thresholdVerdict(r *Run, th ThresholdResult, pass, fail, bound string) string {
-	if th.Pass {
-		return pass
-	}
-	if _, ok := r.HarnessBound(th); ok {
-		return bound
-	}
-	return fail
 }
 
 // harnessBoundText lists harness-bound breaches in one phrase: the first

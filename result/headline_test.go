@@ -1,38 +1,10 @@
-package reports
+package result
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 )
-
-func TestCount(t *testing.T) {
-	for _, tt := range []struct {
-		n    int
-		noun string
-		want string
-	}{
-		{0, "warning", "0 warnings"},
-		{1, "warning", "1 warning"},
-		{2, "warning", "2 warnings"},
-		{1, "source address", "1 source address"},
-		{3, "source address", "3 source addresses"},
-		{1, "wire log entry", "1 wire log entry"},
-		{5, "wire log entry", "5 wire log entries"},
-		{2, "day", "2 days"},
-		{2, "match", "2 matches"},
-	} {
-		if got := Count(tt.n, tt.noun); got != tt.want {
-			t.Errorf("Count(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
-		}
-	}
-	if got := Count(uint64(1), "shard"); got != "1 shard" {
-		t.Errorf("Count(uint64 1) = %q", got)
-	}
-	if Agree(1, "its", "their") != "its" || Agree(int64(2), "its", "their") != "their" {
-		t.Error("Agree picks the wrong form")
-	}
-}
 
 // TestHeadlineCounts: headlines say "1 threshold", "1 warning", "1 case",
 // never "1 thresholds" or "all 1 thresholds".
@@ -77,6 +49,34 @@ func TestHeadlineCounts(t *testing.T) {
 				if strings.Contains(got, bad) {
 					t.Errorf("headline %q says %q", got, bad)
 				}
+			}
+		})
+	}
+}
+
+// TestConformNoPass: a run in which not one case passed never passes,
+// whatever the skip budget says.
+func TestConformNoPass(t *testing.T) {
+	budget := 10
+	tests := []struct {
+		name     string
+		verdicts []string
+		want     Headline
+	}{
+		{"all skipped", []string{VerdictSkip}, Headline{StatusFail, "NO PASS · not one of 1 case passed (1 skipped)"}},
+		{"skips and info", []string{VerdictSkip, VerdictInfo, VerdictSkip}, Headline{StatusFail, "NO PASS · not one of 3 cases passed (1 informational, 2 skipped)"}},
+		{"warned", []string{VerdictWarn}, Headline{StatusFail, "NO PASS · not one of 1 case passed (1 warned)"}},
+		{"one pass", []string{VerdictPass, VerdictSkip}, Headline{StatusPass, "PASS · no case failed (1 of 2 passed); 1 of 2 cases skipped"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewConform()
+			c.MaxSkips = &budget
+			for i, v := range tt.verdicts {
+				c.Cases = append(c.Cases, Case{ID: "x/1/" + string(rune('1'+i)), Verdict: v})
+			}
+			if got := c.Headline(); got != tt.want {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})
 	}
