@@ -50,14 +50,14 @@ type slot struct {
 const startBurst = 32
 
 // runClosed is the closed-model executor (k6's ramping-vus): it keeps
-// Profile.Clients(elapsed) clients alive, re-reading the target every
+// Ramp.Clients(elapsed) clients alive, re-reading the target every
 // PollInterval. Each client (slot) runs a flow, then starts over with a
 // newly picked flow; when the target falls, the highest slots stop at the
 // end of their current flow. Slot j picks its flows from its own seeded
 // stream, so a slot's sequence of flows does not depend on scheduling.
 func (x *Execution) runClosed(ctx context.Context) {
 	plan := x.o.Plan
-	prof := plan.Load.Profile()
+	prof := plan.Load.Ramp()
 	maxClients := plan.Load.MaxClients
 	var slots []*slot // owned slots in increasing j
 	for j := 0; j < maxClients; j++ {

@@ -333,12 +333,12 @@ func TestClosedExecutor(t *testing.T) {
 }
 
 // TestClosedRampFollowsTarget samples the number of live clients during a
-// ramp: it must track Profile.Clients within one poll interval.
+// ramp: it must track Ramp.Clients within one poll interval.
 func TestClosedRampFollowsTarget(t *testing.T) {
 	synctest(t, func(t *testing.T) {
 		var r recorder
 		plan := closedPlan(0, []scenario.Stage{{Target: 20, For: 2 * time.Second}, {Target: 0, For: 2 * time.Second}}, 4*time.Second, 20)
-		prof := plan.Load.Profile()
+		prof := plan.Load.Ramp()
 		var x *Execution
 		done := make(chan struct{})
 		go func() {

@@ -108,7 +108,7 @@ func testOpenShardsSumToWhole(t *testing.T, arr scenario.Arrivals) {
 	if arr == scenario.ArrivalsPoisson {
 		evenly := 0
 		for i, k := range whole {
-			if due, _ := plan.Load.Profile().Due(uint64(i)); k.at == due {
+			if due, _ := plan.Load.Ramp().Due(uint64(i)); k.at == due {
 				evenly++
 			}
 		}

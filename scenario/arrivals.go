@@ -14,7 +14,7 @@ const (
 	// the rate reaches k: evenly spaced at a constant rate.
 	ArrivalsUniform Arrivals = "uniform"
 	// ArrivalsPoisson makes the arrivals a non-homogeneous Poisson process
-	// whose intensity is the rate profile, drawn from the scenario's seed.
+	// whose intensity is the rate ramp, drawn from the scenario's seed.
 	ArrivalsPoisson Arrivals = "poisson"
 )
 
@@ -30,16 +30,16 @@ const ArrivalStream = 1 << 63
 // times. A Schedule is not safe for concurrent use.
 //
 // Poisson arrivals use time rescaling: with Λ(t) the integral of the rate
-// (Profile.Hits), the times t_k = Λ⁻¹(E_0+…+E_k), where the E_i are
+// (Ramp.Hits), the times t_k = Λ⁻¹(E_0+…+E_k), where the E_i are
 // independent Exp(1) gaps, are exactly a Poisson process of intensity
 // rate(t) (the unit-rate process mapped through Λ⁻¹). Λ is piecewise
 // quadratic for a piecewise-linear rate, so Λ⁻¹ has a closed form
-// (Profile.due, the same inversion the uniform schedule uses with E_k = 1)
+// (Ramp.due, the same inversion the uniform schedule uses with E_k = 1)
 // and each arrival costs one random draw. Thinning would be exact too, but
 // spends draws on rejected candidates in proportion to peak/rate, so a
 // ramp from near 0 wastes most of them.
 type Schedule struct {
-	prof    Profile
+	prof    Ramp
 	poisson bool
 	rng     *rand.Rand
 	level   float64 // Λ of the last arrival (Poisson)
@@ -50,7 +50,7 @@ type Schedule struct {
 // Schedule returns the arrival times of this open load; seed is the
 // scenario's seed (Plan.Seed), used by Poisson arrivals only.
 func (l LoadShape) Schedule(seed int64) *Schedule {
-	s := &Schedule{prof: l.Profile()}
+	s := &Schedule{prof: l.Ramp()}
 	if l.Arrivals == ArrivalsPoisson {
 		s.poisson = true
 		s.rng = NewRand(seed, ArrivalStream)

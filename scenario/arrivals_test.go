@@ -31,7 +31,7 @@ func poissonLoad(start float64, stages []Stage, dur time.Duration) LoadShape {
 }
 
 // TestUniformScheduleIsTheProfile: the default schedule is today's, arrival
-// k at Profile.Due(k), whatever the seed.
+// k at Ramp.Due(k), whatever the seed.
 func TestUniformScheduleIsTheProfile(t *testing.T) {
 	for _, arr := range []Arrivals{"", ArrivalsUniform} {
 		l := LoadShape{Model: Open, Start: 0, Stages: []Stage{{100, 10 * s}, {20, 5 * s}}, Duration: 20 * s, Arrivals: arr}
@@ -39,10 +39,10 @@ func TestUniformScheduleIsTheProfile(t *testing.T) {
 		if !slices.Equal(got, times(t, l, 8, 1e6)) {
 			t.Errorf("%q: the uniform schedule depends on the seed", arr)
 		}
-		p := l.Profile()
+		p := l.Ramp()
 		for k, d := range got {
 			if want, _ := p.Due(uint64(k)); d != want {
-				t.Fatalf("%q: arrival %d at %v, Profile.Due says %v", arr, k, d, want)
+				t.Fatalf("%q: arrival %d at %v, Ramp.Due says %v", arr, k, d, want)
 			}
 		}
 		if _, ok := p.Due(uint64(len(got))); ok {
@@ -94,7 +94,7 @@ func TestPoissonCounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := poissonLoad(tt.start, tt.stages, tt.dur)
-			p := l.Profile()
+			p := l.Ramp()
 			got := times(t, l, tt.seed, 1e7)
 			if !slices.IsSorted(got) {
 				t.Error("arrival times are not in order")

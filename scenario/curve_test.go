@@ -60,7 +60,7 @@ func TestCurveLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof := p.Load.Profile()
+	prof := p.Load.Ramp()
 	minutes := func(m float64) time.Duration { return time.Duration(m * float64(time.Minute)) }
 	// Rows at 0h, 6h, 12h, 18h: 0, 6, 12, 18 minutes once compressed 60 times.
 	for _, c := range []struct {
@@ -83,7 +83,7 @@ func TestCurveLoad(t *testing.T) {
 	if p.Load.Model != Open || p.Load.Arrivals != ArrivalsPoisson || p.Load.Duration != 2*time.Minute {
 		t.Errorf("model %s, arrivals %s, duration %s; want open, poisson, 2m", p.Load.Model, p.Load.Arrivals, p.Load.Duration)
 	}
-	if got := p.Load.Profile().At(45 * time.Second); !near(got, 40.5) { // minute 645 of the curve
+	if got := p.Load.Ramp().At(45 * time.Second); !near(got, 40.5) { // minute 645 of the curve
 		t.Errorf("rate at 45s = %g, want 40.5", got)
 	}
 }

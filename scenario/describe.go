@@ -123,7 +123,7 @@ func (l LoadShape) describe() string {
 	}
 	out := fmt.Sprintf("%s: %s; %s in all; at most %d clients", l.Model, strings.Join(parts, ", "), l.Duration, l.MaxClients)
 	if l.Model == Open {
-		out += fmt.Sprintf("; %.0f sessions", l.Profile().Total())
+		out += fmt.Sprintf("; %.0f sessions", l.Ramp().Total())
 		if l.Arrivals == ArrivalsPoisson {
 			out += " expected, Poisson arrivals"
 		}

@@ -7,6 +7,6 @@
 // "file:line: message". A Plan they return is valid, defaults filled and
 // units resolved, so the engine never re-checks it; command-line flags are
 // applied after loading with Plan.Apply. The Plan also carries what the
-// engine needs to run it reproducibly (Load.Profile, PickFlow, NewRand) and
+// engine needs to run it reproducibly (Load.Ramp, PickFlow, NewRand) and
 // to judge it afterwards (KnownMetrics, Evaluate).
 package scenario

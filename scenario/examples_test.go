@@ -49,8 +49,8 @@ func TestExamples(t *testing.T) {
 			if p.Target != "" {
 				t.Errorf("examples must default to the embedded server, target %q", p.Target)
 			}
-			if p.Load.Model == Open && p.Load.Profile().Total() > 5000 {
-				t.Errorf("open model would start %.0f sessions; keep examples small", p.Load.Profile().Total())
+			if p.Load.Model == Open && p.Load.Ramp().Total() > 5000 {
+				t.Errorf("open model would start %.0f sessions; keep examples small", p.Load.Ramp().Total())
 			}
 		})
 	}

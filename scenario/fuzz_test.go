@@ -42,7 +42,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("valid plan with flow %+v", fl)
 			}
 		}
-		p.Load.Profile().Pace(0, 0)
+		p.Load.Ramp().Pace(0, 0)
 		if err := p.Describe(io.Discard); err != nil {
 			t.Fatal(err)
 		}

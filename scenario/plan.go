@@ -76,10 +76,10 @@ type LoadModel string
 // The two load models.
 const (
 	// Open starts new client sessions at a target arrival rate (per second),
-	// whatever the server's speed: Profile.Pace schedules the arrivals.
+	// whatever the server's speed: Ramp.Pace schedules the arrivals.
 	Open LoadModel = "open"
 	// Closed keeps a target number of concurrent clients alive, each running
-	// its flow again as soon as it ends: Profile.Clients gives the target.
+	// its flow again as soon as it ends: Ramp.Clients gives the target.
 	Closed LoadModel = "closed"
 )
 
@@ -103,8 +103,8 @@ type Stage struct {
 	For    time.Duration
 }
 
-// Profile returns the pure schedule of this load.
-func (l LoadShape) Profile() Profile { return NewProfile(l.Start, l.Stages, l.Duration) }
+// Ramp returns the pure schedule of this load.
+func (l LoadShape) Ramp() Ramp { return NewRamp(l.Start, l.Stages, l.Duration) }
 
 // RequestPolicy is how one request is sent: wait Timeout for its reply, and
 // on a timeout re-send it up to Retries more times, RetryInterval apart

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	waits "github.com/lobbybench/lobbybench/internal/precise"
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
@@ -102,10 +102,10 @@ func init() {
 				workers    = fs.String("workers", "", "run as `N` local shard processes (or auto: enough for the open-files limit), one merged result")
 				worker     = fs.Bool("worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
 				embeddedAt = fs.String("embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
-				precise    = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
+				preciseOn  = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
 				watchdog   = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket and report when it goes down (0: no watchdog)")
 				own        = addOwnedTargetFlags(fs, true)
-				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", waits.Hold))
+				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
@@ -177,13 +177,13 @@ func init() {
 				}
 				e.notes = &barNotes{stderr: e.stderr}
 				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
-				cfg.Client.Precise = *precise
+				cfg.Client.Precise = *preciseOn
 				cfg.NoSpin = *noSpin
 				cfg.Watchdog = *watchdog
 				if *watchdog == 0 {
 					cfg.Watchdog = -1 // the engine's "off"
 				}
-				if *precise && !*worker {
+				if *preciseOn && !*worker {
 					fmt.Fprintf(e.stderr, "lobbybench run: %s\n", simclient.PreciseNote(plan.Protocol, plan.Target == ""))
 				}
 				if *embeddedAt != "" {

@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Profile is a load schedule as a pure function of elapsed time: a
+// Ramp is a load schedule as a pure function of elapsed time: a
 // piecewise-linear target (sessions/s for the open model, clients for the
 // closed one) from 0 to Duration. It is immutable and safe for concurrent use.
-type Profile struct {
+type Ramp struct {
 	segs     []segment
 	duration time.Duration
 }
@@ -23,11 +23,11 @@ type segment struct {
 // hEnd is the integral of the target up to t1.
 func (s segment) hEnd() float64 { return s.h0 + (s.r0+s.r1)/2*(s.t1-s.t0) }
 
-// NewProfile builds the schedule: start at start, ramp linearly through each
+// NewRamp builds the schedule: start at start, ramp linearly through each
 // stage's target over its For, hold the last target until duration, and cut
 // everything at duration. A stage with For 0 is a step change.
-func NewProfile(start float64, stages []Stage, duration time.Duration) Profile {
-	p := Profile{duration: duration}
+func NewRamp(start float64, stages []Stage, duration time.Duration) Ramp {
+	p := Ramp{duration: duration}
 	end := duration.Seconds()
 	t, r, h := 0.0, start, 0.0
 	add := func(t1, r1 float64) {
@@ -57,11 +57,11 @@ func NewProfile(start float64, stages []Stage, duration time.Duration) Profile {
 }
 
 // Duration is the length of the run.
-func (p Profile) Duration() time.Duration { return p.duration }
+func (p Ramp) Duration() time.Duration { return p.duration }
 
 // At returns the target at elapsed: sessions per second (open model) or
 // concurrent clients (closed model). It is 0 outside [0, Duration).
-func (p Profile) At(elapsed time.Duration) float64 {
+func (p Ramp) At(elapsed time.Duration) float64 {
 	x := elapsed.Seconds()
 	// Segments are contiguous and in time order: a curve has thousands.
 	i := sort.Search(len(p.segs), func(i int) bool { return x < p.segs[i].t1 })
@@ -75,7 +75,7 @@ func (p Profile) At(elapsed time.Duration) float64 {
 // Clients returns the closed-model target at elapsed as a whole number of
 // clients (rounded down, so a ramp to N reaches N only at its end), capped
 // at maxClients when maxClients > 0.
-func (p Profile) Clients(elapsed time.Duration, maxClients int) int {
+func (p Ramp) Clients(elapsed time.Duration, maxClients int) int {
 	c := int(math.Floor(p.At(elapsed) + 1e-9))
 	if maxClients > 0 && c > maxClients {
 		c = maxClients
@@ -85,7 +85,7 @@ func (p Profile) Clients(elapsed time.Duration, maxClients int) int {
 
 // Hits returns the expected number of open-model arrivals in [0, elapsed):
 // the integral of the rate.
-func (p Profile) Hits(elapsed time.Duration) float64 {
+func (p Ramp) Hits(elapsed time.Duration) float64 {
 	x := elapsed.Seconds()
 	// The last segment starting before x.
 	i := sort.Search(len(p.segs), func(i int) bool { return x <= p.segs[i].t0 }) - 1
@@ -99,11 +99,11 @@ func (p Profile) Hits(elapsed time.Duration) float64 {
 }
 
 // Total is the expected number of arrivals over the whole run.
-func (p Profile) Total() float64 { return p.Hits(p.duration) }
+func (p Ramp) Total() float64 { return p.Hits(p.duration) }
 
 // due returns the time (seconds) at which arrival number k (0-based) is due,
 // the first t with Hits(t) = k, or false if it falls at or after the end.
-func (p Profile) due(k float64) (float64, bool) {
+func (p Ramp) due(k float64) (float64, bool) {
 	if k == 0 {
 		for _, s := range p.segs { // the first moment the rate is positive
 			if s.r0 > 0 || s.r1 > 0 {
@@ -144,7 +144,7 @@ func (p Profile) due(k float64) (float64, bool) {
 // Due returns the intended start time of open-model arrival k (0-based),
 // or false when the schedule ends before it. Latency measured from Due(k)
 // rather than from the actual send is free of coordinated omission (wrk2).
-func (p Profile) Due(k uint64) (time.Duration, bool) {
+func (p Ramp) Due(k uint64) (time.Duration, bool) {
 	t, ok := p.due(float64(k))
 	if !ok {
 		return 0, false
@@ -160,12 +160,12 @@ type Pacer interface {
 	Pace(elapsed time.Duration, hits uint64) (wait time.Duration, stop bool)
 }
 
-var _ Pacer = Profile{}
+var _ Pacer = Ramp{}
 
 // Pace implements Pacer for the open model: hit k is due when Hits reaches
 // k. A caller that is behind gets wait 0 until it catches up (arrivals are
 // not skipped: the engine counts the ones it cannot start as dropped_starts).
-func (p Profile) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+func (p Ramp) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	if elapsed >= p.duration {
 		return 0, true
 	}

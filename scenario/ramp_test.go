@@ -32,7 +32,7 @@ func TestProfileAt(t *testing.T) {
 		{"before start", 100, nil, 2 * s, -s, 0},
 	}
 	for _, tt := range tests {
-		p := NewProfile(tt.start, tt.stages, tt.dur)
+		p := NewRamp(tt.start, tt.stages, tt.dur)
 		if got := p.At(tt.elapsed); !near(got, tt.want) {
 			t.Errorf("%s: At(%v) = %v, want %v", tt.name, tt.elapsed, got, tt.want)
 		}
@@ -40,7 +40,7 @@ func TestProfileAt(t *testing.T) {
 }
 
 func TestProfileHitsAndClients(t *testing.T) {
-	p := NewProfile(0, []Stage{{100, 10 * s}, {100, 10 * s}}, 20*s)
+	p := NewRamp(0, []Stage{{100, 10 * s}, {100, 10 * s}}, 20*s)
 	// Ramp 0→100 over 10s: 500 arrivals; then 100/s for 10s: 1000 more.
 	for _, c := range []struct {
 		at   time.Duration
@@ -53,7 +53,7 @@ func TestProfileHitsAndClients(t *testing.T) {
 	if p.Total() != 1500 {
 		t.Errorf("Total = %v", p.Total())
 	}
-	c := NewProfile(0, []Stage{{10, 10 * s}}, 10*s)
+	c := NewRamp(0, []Stage{{10, 10 * s}}, 10*s)
 	if got := c.Clients(5*s, 0); got != 5 {
 		t.Errorf("Clients(5s) = %d, want 5", got)
 	}
@@ -66,11 +66,11 @@ func TestProfileHitsAndClients(t *testing.T) {
 }
 
 func TestPace(t *testing.T) {
-	constant := NewProfile(10, nil, 1*s) // 10/s for 1s: hits at 0, .1, …, .9
-	ramp := NewProfile(0, []Stage{{100, 10 * s}}, 10*s)
+	constant := NewRamp(10, nil, 1*s) // 10/s for 1s: hits at 0, .1, …, .9
+	ramp := NewRamp(0, []Stage{{100, 10 * s}}, 10*s)
 	tests := []struct {
 		name     string
-		p        Profile
+		p        Ramp
 		elapsed  time.Duration
 		hits     uint64
 		wantWait time.Duration
@@ -89,7 +89,7 @@ func TestPace(t *testing.T) {
 		{"ramp: hit 125 at 5s", ramp, 4 * s, 125, s, false},
 		{"ramp: hit 499 just before the end", ramp, 9 * s, 499, time.Duration(math.Sqrt(499.0/5)*1e9) - 9*s, false},
 		{"ramp: hit 500 falls at the end: stop", ramp, 9 * s, 500, 0, true},
-		{"zero rate: stop", NewProfile(0, nil, s), 0, 0, 0, true},
+		{"zero rate: stop", NewRamp(0, nil, s), 0, 0, 0, true},
 	}
 	for _, tt := range tests {
 		wait, stop := tt.p.Pace(tt.elapsed, tt.hits)
@@ -104,13 +104,13 @@ func TestPace(t *testing.T) {
 func TestPaceCount(t *testing.T) {
 	tests := []struct {
 		name string
-		p    Profile
+		p    Ramp
 		want uint64
 	}{
-		{"constant 10/s 1s", NewProfile(10, nil, s), 10},
-		{"ramp 0→100/s 10s", NewProfile(0, []Stage{{100, 10 * s}}, 10*s), 500},
-		{"ramp up, hold, down", NewProfile(20, []Stage{{200, 5 * s}, {200, 10 * s}, {0, 2 * s}}, 17*s), 2750},
-		{"pause in the middle", NewProfile(10, []Stage{{10, s}, {0, 0}, {0, s}, {10, 0}, {10, s}}, 3*s), 20},
+		{"constant 10/s 1s", NewRamp(10, nil, s), 10},
+		{"ramp 0→100/s 10s", NewRamp(0, []Stage{{100, 10 * s}}, 10*s), 500},
+		{"ramp up, hold, down", NewRamp(20, []Stage{{200, 5 * s}, {200, 10 * s}, {0, 2 * s}}, 17*s), 2750},
+		{"pause in the middle", NewRamp(10, []Stage{{10, s}, {0, 0}, {0, s}, {10, 0}, {10, s}}, 3*s), 20},
 	}
 	for _, tt := range tests {
 		var elapsed time.Duration
@@ -130,7 +130,7 @@ func TestPaceCount(t *testing.T) {
 }
 
 func TestDue(t *testing.T) {
-	p := NewProfile(0, []Stage{{100, 10 * s}}, 10*s) // hit k due at sqrt(k/5) s
+	p := NewRamp(0, []Stage{{100, 10 * s}}, 10*s) // hit k due at sqrt(k/5) s
 	for k, want := range map[uint64]time.Duration{0: 0, 5: s, 20: 2 * s, 320: 8 * s} {
 		if got, ok := p.Due(k); !ok || (got-want).Abs() > time.Microsecond {
 			t.Errorf("Due(%d) = %v, %v; want %v", k, got, ok, want)
@@ -142,7 +142,7 @@ func TestDue(t *testing.T) {
 }
 
 func BenchmarkPace(b *testing.B) {
-	p := NewProfile(20, []Stage{{200, 5 * s}, {200, 10 * s}, {0, 2 * s}}, 17*s)
+	p := NewRamp(20, []Stage{{200, 5 * s}, {200, 10 * s}, {0, 2 * s}}, 17*s)
 	for i := 0; b.Loop(); i++ {
 		p.Pace(time.Duration(i%17)*s, uint64(i%2700))
 	}
@@ -169,7 +169,7 @@ func TestProfileManySegments(t *testing.T) {
 		total += st.For
 		ends = append(ends, total)
 	}
-	p := NewProfile(5, stages, total)
+	p := NewRamp(5, stages, total)
 	prev := time.Duration(-1)
 	for k := uint64(0); ; k += 97 {
 		d, ok := p.Due(k)

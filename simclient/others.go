@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The run-wide bystanders ("others") tracker: a coarse latency histogram per second of
+// The run-wide others tracker (everyone but a rate probe): a coarse latency histogram per second of
 // every request outcome sessions report with Observe, so a rate probe can
 // tell what its flood did to everybody else's latency and errors. It is a
 // ring of one-second slots of log-linear buckets (8 per power of two of
