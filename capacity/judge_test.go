@@ -104,7 +104,7 @@ func TestJudgeFiguresAfterWarmup(t *testing.T) {
 // A harness-bound step from the engine (failed starts in its result)
 // stops the search, and the result says the limit is the harness's.
 func TestEngineRunnerHarnessBoundStops(t *testing.T) {
-	plan := pollPlan(t, (&cappedLobby{}).start(t))
+	plan := pollPlan(t, (&cappedLobby{}).Start(t))
 	calls := 0
 	r := &EngineRunner{Plan: plan, Hold: time.Second, Judge: DefaultJudgement,
 		Run: func(_ context.Context, cfg engine.Config) (*engine.Result, error) {
@@ -132,7 +132,7 @@ func TestEngineRunnerHarnessBoundStops(t *testing.T) {
 }
 
 func TestStepPlan(t *testing.T) {
-	plan := pollPlan(t, (&cappedLobby{}).start(t))
+	plan := pollPlan(t, (&cappedLobby{}).Start(t))
 	p := StepPlan(plan, 5000, 3*time.Second)
 	if p.Load.Start != 5000 || len(p.Load.Stages) != 0 || p.Load.Duration != 3*time.Second || p.Load.MaxClients != 500000 {
 		t.Errorf("step plan load %+v: want a flat 5000/s for 3s, max clients scaled from 1000 at 10/s", p.Load)
