@@ -91,6 +91,87 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// A merged step is judged on the merge, and its harness-bound
+// judgement sees every part (worker or shard) alone: one late worker's
+// send lag, one worker's CPU, the workers' CPU together on their one
+// machine, a worker that left no result.
+func TestJudgeParts(t *testing.T) {
+	part := func(shard string, n int, lagUS int64, cpu float64) *reports.Run {
+		return &reports.Run{SchemaVersion: reports.SchemaVersion, Kind: reports.KindRun, DurationNS: 2 * time.Second,
+			Steps:      []reports.Series{{Name: "list_rooms", Requests: int64(n), Successes: int64(n), Latency: latency(t, n, 900), SendLag: latency(t, n, lagUS)}},
+			Thresholds: []reports.ThresholdResult{passing("errors.rate", 0, 0.05)},
+			ShardRuns:  []reports.ShardRun{{Shard: shard, Harness: reports.Harness{GOMAXPROCS: 2, CPUSeconds: cpu}}},
+			TimeSeries: []reports.Point{{Second: 0, Requests: int64(n) / 2}, {Second: 1, Requests: int64(n) - int64(n)/2}}}
+	}
+	merge := func(parts ...*reports.Run) *reports.Run {
+		m, err := reports.Merge(parts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Thresholds = parts[0].Thresholds
+		return m
+	}
+	for _, tc := range []struct {
+		name     string
+		workers  bool
+		embedded bool
+		parts    []*reports.Run
+		incomp   string
+		verdict  string
+		why      string
+	}{
+		{"every worker on time", true, false, []*reports.Run{part("0/2", 100, 200, 0.5), part("1/2", 100, 300, 0.5)}, "", reports.CapPass, ""},
+		// 99 % of the merged samples come from workers on time when one
+		// of many is late: the merge's p99 alone would not see it.
+		{"one late worker", true, false, []*reports.Run{part("0/2", 2000, 200, 0.5), part("1/2", 10, 250_000, 0.5)}, "", reports.CapHarnessBound, "worker 1/2's send lag p99 250"},
+		{"one late shard", false, false, []*reports.Run{part("0/2", 2000, 200, 0.5), part("1/2", 10, 250_000, 0.5)}, "", reports.CapHarnessBound, "shard 1/2's send lag p99 250"},
+		{"both late: the merge says it", true, false, []*reports.Run{part("0/2", 100, 250_000, 0.5), part("1/2", 100, 250_000, 0.5)}, "", reports.CapHarnessBound, "send lag p99 250"},
+		{"one worker's CPU, server embedded", true, true, []*reports.Run{part("0/2", 100, 200, 3.9), part("1/2", 100, 200, 0.5)}, "", reports.CapHarnessBound, "worker 0/2's CPU at 98% of 2 cores"},
+		{"the workers' CPU together", true, true, []*reports.Run{part("0/2", 100, 200, 2), part("1/2", 100, 200, 1.9)}, "", reports.CapHarnessBound, "the 2 workers' CPU together at 98% of this machine's 2 cores"},
+		{"shards' CPU is not summed: other machines", false, false, []*reports.Run{part("0/2", 100, 200, 2), part("1/2", 100, 200, 1.9)}, "", reports.CapPass, ""},
+		{"a worker left no result", true, false, []*reports.Run{part("0/2", 100, 200, 0.5)}, "worker 1/2 died (signal: killed): the result is incomplete; its stderr ended:\n  boom", reports.CapHarnessBound, "worker 1/2 died (signal: killed): the result is incomplete"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := merge(tc.parts...)
+			if tc.incomp != "" {
+				m.Incomplete = []string{tc.incomp}
+			}
+			j := DefaultJudgement
+			j.Warmup, j.Workers, j.Embedded = 0, tc.workers, tc.embedded
+			st := j.Judge(m, 100, tc.parts...)
+			if st.Verdict != tc.verdict || !strings.Contains(st.Why, tc.why) || (tc.why == "") != (st.Why == "") {
+				t.Errorf("got %s %q, want %s %q", st.Verdict, st.Why, tc.verdict, tc.why)
+			}
+			if strings.Contains(st.Why, "stderr") {
+				t.Errorf("why %q quotes a stderr tail: one line a step", st.Why)
+			}
+			var sum int64
+			for _, p := range tc.parts {
+				sum += p.After(0).Requests
+			}
+			if st.Requests != sum {
+				t.Errorf("requests %d, want the parts' sum %d", st.Requests, sum)
+			}
+		})
+	}
+}
+
+// latency is n samples of us microseconds.
+func latency(t *testing.T, n int, us int64) reports.Latency {
+	t.Helper()
+	h := reports.NewLatencyHistogram()
+	for range n {
+		if err := h.RecordValue(us); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := reports.NewLatency(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 func TestJudgeFiguresAfterWarmup(t *testing.T) {
 	r := &reports.Run{DurationNS: 3 * time.Second, TimeSeries: []reports.Point{{Second: 0, Requests: 10, Errors: 5}, {Second: 1, Requests: 40}, {Second: 2, Requests: 40, Errors: 4}}}
 	j := DefaultJudgement
