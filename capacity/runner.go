@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
@@ -25,9 +26,9 @@ import (
 // thresholds judge the step after its warm-up only. With no target, a
 // fresh embedded server is started for each step (both runs), so no step
 // inherits another's rooms; with one, Rooms (when set) is the server's
-// room count, taken before the first step as the baseline, and before
-// each later step it is polled (every DrainPoll, for up to Drain) until
-// back to it.
+// room count (or player count: Counted), taken before the first step as
+// the baseline, and before each later step it is polled (every
+// DrainPoll, for up to Drain) until back to it.
 type EngineRunner struct {
 	Plan   *scenario.Plan // overrides applied
 	Base   engine.Config  // everything but the Plan
@@ -36,8 +37,14 @@ type EngineRunner struct {
 	Judge  Judgement
 	// Run is engine.Run (a test may put another engine in).
 	Run func(context.Context, engine.Config) (*engine.Result, error)
-	// Rooms counts the server's rooms (nil: no drain check).
-	Rooms     func(context.Context) (int, error)
+	// Rooms counts the server's rooms (nil: no drain check); an error
+	// wrapping ErrNoCount at the baseline means the server offers no
+	// count: the drain is then not checked, and Note says so once.
+	Rooms func(context.Context) (int, error)
+	// Counted is what Rooms counts, as a reading says it ("rooms
+	// listed", the default; "players reported").
+	Counted   string
+	Note      func(string)
 	Drain     time.Duration
 	DrainPoll time.Duration
 	// Sleep waits between drain polls (nil: a timer honouring ctx).
@@ -48,10 +55,16 @@ type EngineRunner struct {
 	// does the embedded server).
 	Telemetry func() *reports.TargetProcess
 
-	steps    int
-	baseline int
-	noBase   string // why there is no baseline
+	steps     int
+	baseline  int
+	noBase    string // why there is no baseline
+	unchecked bool   // the server offers no count to drain by
 }
+
+// ErrNoCount is wrapped by a Rooms error meaning the server answers but
+// offers no count to wait for (a Leviathan server that never answers
+// Serverstatus): there is no drain to check.
+var ErrNoCount = errors.New("no count offered")
 
 // StepPlan is plan held at a constant load for d: an open model's rate
 // or a closed model's clients, max_clients scaled with the load when it
@@ -218,13 +231,25 @@ func (r *EngineRunner) embedded() (*stepServer, error) {
 // before the first step, and says when they did not ("" when they did or
 // nothing is checked).
 func (r *EngineRunner) drain(ctx context.Context) string {
-	if r.Rooms == nil {
+	if r.Rooms == nil || r.unchecked {
 		return ""
 	}
+	counted := r.Counted
+	if counted == "" {
+		counted = "rooms listed"
+	}
+	noun, _, _ := strings.Cut(counted, " ")
 	if r.steps == 0 {
 		n, err := r.Rooms(ctx)
+		if errors.Is(err, ErrNoCount) {
+			r.unchecked = true
+			if r.Note != nil {
+				r.Note("drain not checked: " + err.Error())
+			}
+			return ""
+		}
 		if err != nil {
-			r.noBase = "no room baseline (" + err.Error() + ")"
+			r.noBase = "no " + strings.TrimSuffix(noun, "s") + " baseline (" + err.Error() + ")"
 			return r.noBase
 		}
 		r.baseline = n
@@ -261,7 +286,9 @@ func (r *EngineRunner) drain(ctx context.Context) string {
 		}
 	}
 	if lastErr != nil {
-		return fmt.Sprintf("not drained: rooms not listed within --drain %v (%v)", r.Drain, lastErr)
+		_, verb, _ := strings.Cut(counted, " ")
+		return fmt.Sprintf("not drained: %s not %s within --drain %v (%v)", noun, verb, r.Drain, lastErr)
 	}
-	return fmt.Sprintf("not drained: %d rooms listed after --drain %v, baseline %d", last, r.Drain, r.baseline)
+	_, verb, _ := strings.Cut(counted, " ")
+	return fmt.Sprintf("not drained: %s %s after --drain %v, baseline %d", reports.Count(last, strings.TrimSuffix(noun, "s")), verb, r.Drain, r.baseline)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net/netip"
 	"time"
 
 	"github.com/lobbybench/lobbybench/capacity"
@@ -45,10 +46,12 @@ stops it at the end; each step then says what it cost the server (CPU
 seconds, peak RSS), and its death is TARGET DOWN.
 
 No step inherits another's leftovers: against the embedded server (no
-target) each step gets a fresh one (for its warm-up and judged runs); against a udp-lobby or tcp-lobby
-target the room count of its listing is taken before the first step and
-waited for (up to --drain) before each later one, and a step says when it
-did not drain.
+target) each step gets a fresh one (for its warm-up and judged runs);
+against a udp-lobby or tcp-lobby target the room count of its listing,
+and against a leviathan target the player count of its ServerStatus, is
+taken before the first step and waited for (up to --drain) before each
+later one, and a step says when it did not drain. A leviathan server
+that never answers Serverstatus gets one line: the drain is not checked.
 
 Exit codes: 0 a limit found, or every load held up to --max; 1 no load
 held; 2 invalid usage, flags or scenario; 3 target unreachable; 5
@@ -72,7 +75,7 @@ func init() {
 				warmup    = fs.Duration("warmup", 2*time.Second, "how long each load runs before it is judged (a run of its own; 0: none)")
 				precision = fs.Float64("precision", 0.1, "stop when the gap between the load that held and the one that broke is within this share (0.1: 10%)")
 				budget    = fs.Duration("budget", 5*time.Minute, "total time of the search: no step starts that would end after it")
-				drain     = fs.Duration("drain", 30*time.Second, "how long to wait before a step for a udp-lobby or tcp-lobby target's rooms to fall back to their count before the first step")
+				drain     = fs.Duration("drain", 30*time.Second, "how long to wait before a step for the target's rooms (udp-lobby, tcp-lobby) or players (leviathan) to fall back to their count before the first step")
 				lagBound  = fs.Duration("lag-bound", 100*time.Millisecond, "a step whose send lag p99 is above it is harness-bound")
 				grace     = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after each step")
 				watchdog  = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket (0: no watchdog, and no TARGET DOWN verdict but an unreachable next step)")
@@ -137,23 +140,13 @@ func init() {
 				}
 				j := capacity.DefaultJudgement
 				j.LagBound = *lagBound
-				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain}
+				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain,
+					Note: func(line string) { fmt.Fprintf(e.stderr, "lobbybench capacity: %s\n", line) }}
 				targetName := plan.Target
 				if plan.Target == "" {
 					targetName = "embedded reference server (a fresh one per step)"
-				} else if plan.Protocol == scenario.UDPLobby || plan.Protocol == scenario.TCPLobby {
-					r.Rooms = func(ctx context.Context) (int, error) {
-						addr, err := target.Resolve(ctx, plan.Target)
-						if err != nil {
-							return 0, err
-						}
-						if plan.Protocol == scenario.TCPLobby {
-							return capacity.TCPRooms(ctx, addr, 2*time.Second)
-						}
-						return capacity.UDPRooms(ctx, addr, plan.HeaderProfile, 2*time.Second)
-					}
-				} else if !*quiet {
-					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (only udp-lobby's and tcp-lobby's room lists are)\n", plan.Protocol)
+				} else if counted := drainCount(r, plan); counted == "" && !*quiet {
+					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (only udp-lobby's and tcp-lobby's room lists and Leviathan's ServerStatus player count are)\n", plan.Protocol)
 				}
 				cmdline := own.command(plan.TargetCmd)
 				if err := own.need(cmdline, plan.Target); err != nil {
@@ -201,6 +194,37 @@ func init() {
 			}
 		},
 	})
+}
+
+// drainCount sets r's drain check for plan's target (its rooms, or its
+// players) and says what it counts; "" when the protocol offers no
+// count.
+func drainCount(r *capacity.EngineRunner, plan *scenario.Plan) string {
+	resolve := func(ctx context.Context) (netip.AddrPort, error) { return target.Resolve(ctx, plan.Target) }
+	switch plan.Protocol {
+	case scenario.UDPLobby, scenario.TCPLobby:
+		r.Rooms = func(ctx context.Context) (int, error) {
+			addr, err := resolve(ctx)
+			if err != nil {
+				return 0, err
+			}
+			if plan.Protocol == scenario.TCPLobby {
+				return capacity.TCPRooms(ctx, addr, 2*time.Second)
+			}
+			return capacity.UDPRooms(ctx, addr, plan.HeaderProfile, 2*time.Second)
+		}
+		r.Counted = "rooms listed"
+	case scenario.Leviathan:
+		r.Rooms = func(ctx context.Context) (int, error) {
+			addr, err := resolve(ctx)
+			if err != nil {
+				return 0, err
+			}
+			return capacity.LevPlayers(ctx, addr, 2*time.Second)
+		}
+		r.Counted = "players reported"
+	}
+	return r.Counted
 }
 
 // stepLine is one step's progress line: "step 3  80/s  PASS  achieved
