@@ -29,13 +29,19 @@ import (
 // room count (or player count: Counted), taken before the first step as
 // the baseline, and before each later step it is polled (every
 // DrainPoll, for up to Drain) until back to it.
+//
+// Run may play each run as several local worker processes
+// (engine.RunWorkers, `capacity --workers`): the step is then judged on
+// their merge, and the judgement sees each worker's own run too
+// (Judgement.Judge's parts).
 type EngineRunner struct {
 	Plan   *scenario.Plan // overrides applied
 	Base   engine.Config  // everything but the Plan
 	Hold   time.Duration  // the judged run of a step
 	Warmup time.Duration  // the warm-up run before it (0: none)
 	Judge  Judgement
-	// Run is engine.Run (a test may put another engine in).
+	// Run is engine.Run (a test may put another engine in; `--workers`
+	// puts engine.RunWorkers).
 	Run func(context.Context, engine.Config) (*engine.Result, error)
 	// Rooms counts the server's rooms (nil: no drain check); an error
 	// wrapping ErrNoCount at the baseline means the server offers no
@@ -65,6 +71,10 @@ type EngineRunner struct {
 // offers no count to wait for (a Leviathan server that never answers
 // Serverstatus): there is no drain to check.
 var ErrNoCount = errors.New("no count offered")
+
+// MaxLoad is the highest load a step may hold (the scenario's own bound
+// on a rate or a client count).
+const MaxLoad = 1_000_000
 
 // StepPlan is plan held at a constant load for d: an open model's rate
 // or a closed model's clients, max_clients scaled with the load when it
@@ -143,11 +153,18 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.Capacity
 	if res.Engine != nil && res.Engine.Interrupted {
 		return reports.CapacityStep{}, context.Canceled
 	}
+	workers := 0
+	if res.Engine != nil {
+		workers = res.Engine.Workers
+	}
 	if res.Run.TargetProcess == nil {
 		switch {
 		case self != nil:
 			tp := self.Stop() // a last reading: a step shorter than the interval has its figures
 			tp.Note = "the embedded server runs in lobbybench's own process: these figures include the load generator's own work"
+			if workers > 0 {
+				tp.Note = "the embedded server runs in the capacity process, the load in its worker processes: these figures are the server's"
+			}
 			res.Run.TargetProcess = &tp
 		case r.Telemetry != nil:
 			res.Run.TargetProcess = r.Telemetry()
@@ -156,8 +173,9 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.Capacity
 	j := r.Judge
 	j.Length, j.Warmup = r.Hold, 0 // the warm-up ran apart
 	j.Embedded = j.Embedded || cfg.EmbeddedAt.IsValid()
-	st := j.Judge(res.Run, load)
-	st.Drain = drain
+	j.Workers = j.Workers || workers > 0
+	st := j.Judge(res.Run, load, res.WorkerRuns...)
+	st.Drain, st.Workers = drain, workers
 	return st, nil
 }
 

@@ -108,6 +108,10 @@ type CapacityStep struct {
 	ServerPeakRSSBytes int64   `json:"server_peak_rss_bytes,omitempty"`
 	// Headline is the step's own run headline.
 	Headline string `json:"headline"`
+	// Workers is how many local worker processes played the step
+	// (`--workers`; 0: this process alone). Its figures are their
+	// merge.
+	Workers int `json:"workers,omitempty"`
 }
 
 // RuleOnset is one row of the rule × load matrix.

@@ -36,7 +36,11 @@ func WriteCapacityMarkdown(w io.Writer, c *Capacity) error {
 		}
 		mdTable(ew, []string{"Rule", "First broken at", "Steps", "Violations"}, rr)
 	}
-	fmt.Fprintf(ew, "\nSearch stopped: %s (%s in %v).\n", mdInline(c.StopText), Count(len(c.Steps), "step"), c.DurationNS.Round(1e9))
+	if stepWorkers(c) > 0 {
+		fmt.Fprintf(ew, "\n%s\n", mdInline(capacitySummary(c)))
+	} else {
+		fmt.Fprintf(ew, "\nSearch stopped: %s (%s in %v).\n", mdInline(c.StopText), Count(len(c.Steps), "step"), c.DurationNS.Round(1e9))
+	}
 	return ew.err
 }
 

@@ -49,8 +49,15 @@ func TestCapacityFormats(t *testing.T) {
 	down.Steps[3] = CapacityStep{Load: 400, Verdict: CapTargetDown, Why: "at +3.2 s (refused), not back by the end (812 requests answered before)"}
 	down.Stop, down.StopText, down.BrokeAt, down.BrokeFirst = StopTargetDown, "the target went down at 400", 0, ""
 	down.Rules = nil
-	docs := map[string]*Capacity{"capacity": capacityFixture(), "capacity_harness": harness, "capacity_down": down}
-	lead := map[string]string{"capacity": "PASS · sustainable 200/s; 220/s broke first on errors.rate", "capacity_harness": "INCONCLUSIVE · harness-bound at 400/s", "capacity_down": "TARGET DOWN · at 400/s"}
+	workers := capacityFixture()
+	for i := range workers.Steps {
+		workers.Steps[i].Workers = 2
+	}
+	docs := map[string]*Capacity{"capacity": capacityFixture(), "capacity_harness": harness, "capacity_down": down, "capacity_workers": workers}
+	lead := map[string]string{"capacity": "PASS · sustainable 200/s; 220/s broke first on errors.rate", "capacity_harness": "INCONCLUSIVE · harness-bound at 400/s", "capacity_down": "TARGET DOWN · at 400/s",
+		"capacity_workers": "PASS · sustainable 200/s"}
+	// Said, never hidden: that workers played the steps.
+	also := map[string]string{"capacity_workers": "2 local worker processes"}
 	for name, c := range docs {
 		for _, f := range Formats() {
 			if f.Help[KindCapacity] == "" {
@@ -66,6 +73,9 @@ func TestCapacityFormats(t *testing.T) {
 			if !strings.Contains(b.String(), lead[name]) {
 				t.Errorf("%s %s does not say %q", name, f.Name, lead[name])
 			}
+			if a := also[name]; a != "" && (f.Name == "html" || f.Name == "markdown") && !strings.Contains(strings.Join(strings.Fields(b.String()), " "), a) {
+				t.Errorf("%s %s does not say %q", name, f.Name, a)
+			}
 		}
 		var b bytes.Buffer
 		if err := WriteCapacityText(&b, c); err != nil {
@@ -79,6 +89,9 @@ func TestCapacityFormats(t *testing.T) {
 		}
 		if !strings.HasPrefix(b.String(), lead[name]) {
 			t.Errorf("%s.txt does not lead with %q", name, lead[name])
+		}
+		if a := also[name]; a != "" && !strings.Contains(strings.Join(strings.Fields(b.String()), " "), a) {
+			t.Errorf("%s.txt does not say %q", name, a)
 		}
 	}
 }

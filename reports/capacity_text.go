@@ -58,10 +58,20 @@ func WriteCapacityText(w io.Writer, c *Capacity) error {
 		writeColumns(ew, 2, "lrrr", []string{"Rule", "First at", "Steps", "Violations"}, rr)
 	}
 	fmt.Fprintln(ew)
-	writeWrapped(ew, fmt.Sprintf("Search: start %s, max %s, precision %.0f%%, step %v, budget %v; %s in %v; stopped: %s.",
-		FormatLoad(c.Settings.Start, u), FormatLoad(c.Settings.Max, u), c.Settings.Precision*100, c.Settings.StepNS, c.Settings.BudgetNS,
-		Count(len(c.Steps), "step"), c.DurationNS.Round(time.Second), c.StopText), 2)
+	writeWrapped(ew, capacitySummary(c), 2)
 	return ew.err
+}
+
+// capacitySummary is the closing line of the text and Markdown: how the
+// search ran and why it stopped.
+func capacitySummary(c *Capacity) string {
+	u := c.Unit()
+	head := fmt.Sprintf("Search: start %s, max %s, precision %.0f%%", FormatLoad(c.Settings.Start, u), FormatLoad(c.Settings.Max, u), c.Settings.Precision*100)
+	if workers := stepWorkers(c); workers > 0 {
+		head += fmt.Sprintf("; each step played by up to %s and judged on their merge", Count(workers, "local worker process"))
+	}
+	return fmt.Sprintf("%s, step %v, budget %v; %s in %v; stopped: %s.", head, c.Settings.StepNS, c.Settings.BudgetNS,
+		Count(len(c.Steps), "step"), c.DurationNS.Round(time.Second), c.StopText)
 }
 
 func unitName(c *Capacity) string {
@@ -92,4 +102,14 @@ func joinMax(items []string, n int) string {
 		s += fmt.Sprintf("; and %d more", len(items)-n)
 	}
 	return s
+}
+
+// stepWorkers is the most local worker processes a step of c was played
+// by (0: every step by one process).
+func stepWorkers(c *Capacity) int {
+	n := 0
+	for _, s := range c.Steps {
+		n = max(n, s.Workers)
+	}
+	return n
 }

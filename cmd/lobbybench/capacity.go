@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lobbybench/lobbybench/capacity"
@@ -33,11 +37,18 @@ out. One line per step goes to stderr.
 A step is PASS (every threshold held), FAIL (a threshold breached, a
 protocol violation or a step that never succeeded; what broke first is
 named), HARNESS-BOUND (the harness could not offer the load: sessions
-that could not open a socket or were dropped late, a send lag p99 over
---lag-bound, its own CPU saturated, or breaches its send lag explains;
-the search stops and the limit is the harness's, not the server's: use
---workers or more machines), or TARGET DOWN (the target stopped
-answering: the search stops, that is the finding).
+that could not open a socket or were dropped late, a worker that left no
+result, a send lag p99 over --lag-bound, its own CPU saturated, or
+breaches its send lag explains; the search stops and the limit is the
+harness's, not the server's: use --workers or more machines), or TARGET
+DOWN (the target stopped answering: the search stops, that is the
+finding).
+
+--workers N (or auto) plays each step as N local worker processes, each
+its share of the step's flat load, merged exactly and judged as one
+process's run would be; each worker's send lag and CPU, and the workers'
+CPU together, are judged too. With no target they aim at the step's
+embedded server.
 
 With --target-cmd 'COMMAND ARGS…' (or the scenario's target_cmd)
 lobbybench starts the server at --target once, waits up to
@@ -71,6 +82,7 @@ func init() {
 				quiet     = fs.Bool("quiet", false, "no line per step")
 				start     = fs.Float64("start", 0, "first load: sessions/s (open model) or clients (closed); default the scenario's peak, or 10")
 				maxLoad   = fs.Float64("max", 100000, "highest load tried")
+				workers   = fs.String("workers", "", "play each step as `N` local worker processes (or auto: enough for the open-files limit at that step's load), judged on their merge")
 				step      = fs.Duration("step", 10*time.Second, "how long each load is held and judged (the judged run), after its warm-up")
 				warmup    = fs.Duration("warmup", 2*time.Second, "how long each load runs before it is judged (a run of its own; 0: none)")
 				precision = fs.Float64("precision", 0.1, "stop when the gap between the load that held and the one that broke is within this share (0.1: 10%)")
@@ -90,6 +102,8 @@ func init() {
 					return usageErr(e, "capacity", "want exactly one SCENARIO.yaml argument, got %d", len(args))
 				}
 				o.Seed = seed.v
+				given := map[string]bool{}
+				fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 				switch {
 				case *step <= 0:
 					return usageErr(e, "capacity", "--step %v must be above 0", *step)
@@ -120,6 +134,12 @@ func init() {
 				if err := plan.Apply(o); err != nil {
 					return usageErr(e, "capacity", "%v", err)
 				}
+				nWorkers := 0 // auto: per step
+				if given["workers"] && *workers != "auto" {
+					if nWorkers, err = parseWorkers(*workers, plan); err != nil {
+						return usageErr(e, "capacity", "%v", err)
+					}
+				}
 				if *start == 0 {
 					*start = math.Round(peakOf(plan.Load))
 					if *start < 1 {
@@ -142,6 +162,14 @@ func init() {
 				j.LagBound = *lagBound
 				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain,
 					Note: func(line string) { fmt.Fprintf(e.stderr, "lobbybench capacity: %s\n", line) }}
+				if given["workers"] {
+					run, done, err := capacityWorkers(plan, nWorkers, *grace, *watchdog, args[0])
+					if err != nil {
+						return usageErr(e, "capacity", "%v", err)
+					}
+					defer done()
+					r.Run = run
+				}
 				targetName := plan.Target
 				if plan.Target == "" {
 					targetName = "embedded reference server (a fresh one per step)"
@@ -227,12 +255,70 @@ func drainCount(r *capacity.EngineRunner, plan *scenario.Plan) string {
 	return r.Counted
 }
 
+// capacityWorkers is the engine run of a `capacity --workers` step: n
+// local worker processes (0: engine.AutoWorkers of each run's plan), each
+// this binary's `run --worker` playing its shard of the step's flat load
+// (--capacity-step, since --rate and --duration scale a scenario's stages
+// rather than flatten them) against the plan's target or the step's
+// embedded server, merged by engine.RunWorkers. done removes the workers'
+// result files.
+func capacityWorkers(plan *scenario.Plan, n int, grace, watchdog time.Duration, scenarioPath string) (run func(context.Context, engine.Config) (*engine.Result, error), done func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("--workers: cannot find this program to start its workers: %v", err)
+	}
+	paths, done, err := shardPaths("")
+	if err != nil {
+		return nil, nil, err
+	}
+	// The worker reads the scenario file again: what the parent's plan
+	// took from flags is passed as flags.
+	pass := []string{"--grace=" + grace.String(), "--watchdog=" + watchdog.String(), "--seed=" + strconv.FormatInt(plan.Seed, 10)}
+	if plan.Target != "" {
+		pass = append(pass, "--target="+plan.Target)
+	}
+	return func(ctx context.Context, cfg engine.Config) (*engine.Result, error) {
+		k := n
+		if k == 0 {
+			k = engine.AutoWorkers(cfg.Plan, engine.OpenFilesLimit())
+		}
+		flat := "--capacity-step=" + capacityStepArg(cfg.Plan.Load.Start, cfg.Plan.Load.Duration)
+		command := func(s engine.Shard, jsonPath string, embeddedAt netip.AddrPort) *exec.Cmd {
+			args := append([]string{"run", "--worker", "--shard", s.String(), "--json", jsonPath, flat}, pass...)
+			if embeddedAt.IsValid() {
+				args = append(args, "--embedded-at", embeddedAt.String())
+			}
+			return exec.Command(exe, append(args, scenarioPath)...)
+		}
+		return engine.RunWorkers(ctx, engine.Workers{Config: cfg, N: k, Command: command, ShardPath: paths})
+	}, done, nil
+}
+
+// capacityStepArg is --capacity-step's value: "LOAD:DURATION".
+func capacityStepArg(load float64, d time.Duration) string {
+	return strconv.FormatFloat(load, 'f', -1, 64) + ":" + d.String()
+}
+
+// parseCapacityStep reads --capacity-step (capacityStepArg).
+func parseCapacityStep(v string) (float64, time.Duration, error) {
+	l, ds, ok := strings.Cut(v, ":")
+	load, err1 := strconv.ParseFloat(l, 64)
+	d, err2 := time.ParseDuration(ds)
+	if !ok || err1 != nil || err2 != nil || !(load >= 1 && load <= capacity.MaxLoad) || d <= 0 {
+		return 0, 0, fmt.Errorf("--capacity-step %q: want LOAD:DURATION, e.g. 200:10s", v)
+	}
+	return load, d, nil
+}
+
 // stepLine is one step's progress line: "step 3  80/s  PASS  achieved
 // 79.8/s  p99 1.2ms  err 0.0%  lag p99 52µs".
 func stepLine(n int, unit string, st reports.CapacityStep) string {
 	line := fmt.Sprintf("step %d  %s  %s  achieved %.1f/s  p99 %v  err %.1f%%  lag p99 %v",
 		n, reports.FormatLoad(st.Load, unit), capVerdict(st.Verdict), st.Throughput,
 		time.Duration(st.P99US)*time.Microsecond, st.ErrorRate*100, time.Duration(st.SendLagP99US)*time.Microsecond)
+	if st.Workers > 0 {
+		line += fmt.Sprintf("  workers %d", st.Workers)
+	}
 	switch {
 	case len(st.Broke) > 0:
 		line += "  broke: " + st.Broke[0]

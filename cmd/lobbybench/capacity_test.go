@@ -47,13 +47,24 @@ func TestCapacityUsage(t *testing.T) {
 		{"warmup", []string{"--warmup", "-1s", sc}, "--warmup"},
 		{"missing file", []string{filepath.Join(t.TempDir(), "none.yaml")}, "none.yaml"},
 		{"json directory", []string{"--json", filepath.Join(t.TempDir(), "no", "c.json"), sc}, "--json"},
+		{"workers garbage", []string{"--workers", "many", sc}, `--workers "many": want a number of processes 1-256 or auto`},
+		{"workers zero", []string{"--workers", "0", sc}, "--workers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errs := runCLI(t, append([]string{"capacity"}, tc.args...)...)
-			if code != exitUsage || !strings.Contains(errs, tc.want) {
-				t.Errorf("exit %d, stderr %q: want %d naming %s", code, errs, exitUsage, tc.want)
+			code, stdout, errs := runCLI(t, append([]string{"capacity"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 || stdout != "" {
+				t.Errorf("exit %d, stderr %q: want %d and one line naming %s", code, errs, exitUsage, tc.want)
 			}
 		})
+	}
+	// Internal to capacity --workers: a run of its own refuses it.
+	code, _, errs := runCLI(t, "run", "--capacity-step", "10:1s", sc)
+	if code != exitUsage || !strings.Contains(errs, "--capacity-step is internal to 'capacity --workers'") {
+		t.Errorf("run --capacity-step: exit %d, %q", code, errs)
+	}
+	code, _, errs = runCLI(t, "run", "--worker", "--capacity-step", "10", sc)
+	if code != exitUsage || !strings.Contains(errs, `--capacity-step "10": want LOAD:DURATION`) {
+		t.Errorf("run --capacity-step 10: exit %d, %q", code, errs)
 	}
 }
 
