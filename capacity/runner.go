@@ -33,7 +33,9 @@ import (
 // Run may play each run as several local worker processes
 // (engine.RunWorkers, `capacity --workers`): the step is then judged on
 // their merge, and the judgement sees each worker's own run too
-// (Judgement.Judge's parts).
+// (Judgement.Judge's parts). Base.Shard makes every step this process's
+// share of the load (`capacity --shard`); KeepRuns keeps each step's
+// judged run in it for a merge of the shards.
 type EngineRunner struct {
 	Plan   *scenario.Plan // overrides applied
 	Base   engine.Config  // everything but the Plan
@@ -43,6 +45,8 @@ type EngineRunner struct {
 	// Run is engine.Run (a test may put another engine in; `--workers`
 	// puts engine.RunWorkers).
 	Run func(context.Context, engine.Config) (*engine.Result, error)
+	// KeepRuns keeps each step's judged run (CapacityStep.Run).
+	KeepRuns bool
 	// Rooms counts the server's rooms (nil: no drain check); an error
 	// wrapping ErrNoCount at the baseline means the server offers no
 	// count: the drain is then not checked, and Note says so once.
@@ -176,6 +180,9 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (reports.Capacity
 	j.Workers = j.Workers || workers > 0
 	st := j.Judge(res.Run, load, res.WorkerRuns...)
 	st.Drain, st.Workers = drain, workers
+	if r.KeepRuns {
+		st.Run = res.Run
+	}
 	return st, nil
 }
 
@@ -194,6 +201,10 @@ func (r *EngineRunner) warmedUp(load float64, res *engine.Result, err error, dra
 		st := r.Judge.Judge(res.Run, load)
 		st.Why = "during the warm-up: " + st.Why
 		st.Drain = drain
+		if r.KeepRuns {
+			// The outage is what a merge of shards must see.
+			st.Run = res.Run
+		}
 		return st, true, nil
 	}
 	return reports.CapacityStep{}, false, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -13,6 +14,9 @@ import (
 func WriteCapacityText(w io.Writer, c *Capacity) error {
 	ew := &errWriter{w: w}
 	writeWrapped(ew, c.Headline().Text, 2)
+	for _, line := range c.Coverage {
+		writeWrapped(ew, "COVERAGE: "+line, 2)
+	}
 	fmt.Fprintln(ew)
 	u := c.Unit()
 	fmt.Fprintf(ew, "Steps (load in %s; figures after a %v warm-up):\n", unitName(c), c.Settings.WarmupNS)
@@ -63,10 +67,26 @@ func WriteCapacityText(w io.Writer, c *Capacity) error {
 }
 
 // capacitySummary is the closing line of the text and Markdown: how the
-// search ran and why it stopped.
+// search, or the ladder, ran and why it stopped.
 func capacitySummary(c *Capacity) string {
 	u := c.Unit()
 	head := fmt.Sprintf("Search: start %s, max %s, precision %.0f%%", FormatLoad(c.Settings.Start, u), FormatLoad(c.Settings.Max, u), c.Settings.Precision*100)
+	if c.Ladder() {
+		loads := make([]string, len(c.Settings.Loads))
+		for i, l := range c.Settings.Loads {
+			loads[i] = FormatLoad(l, "")
+		}
+		loads[len(loads)-1] = FormatLoad(c.Settings.Loads[len(loads)-1], u)
+		ladder := "the ladder " + strings.Join(loads, ", ")
+		switch {
+		case c.Shard != "":
+			head = "Shard " + c.Shard + " of " + ladder
+		case c.Shards > 0:
+			head = fmt.Sprintf("Merge of %s of %s", Count(c.Shards, "shard document"), ladder)
+		default:
+			head = "Ladder: " + strings.TrimPrefix(ladder, "the ladder ")
+		}
+	}
 	if workers := stepWorkers(c); workers > 0 {
 		head += fmt.Sprintf("; each step played by up to %s and judged on their merge", Count(workers, "local worker process"))
 	}

@@ -50,6 +50,19 @@ process's run would be; each worker's send lag and CPU, and the workers'
 CPU together, are judged too. With no target they aim at the step's
 embedded server.
 
+--loads L1,L2,... plays that fixed ladder of increasing loads, one step
+each, instead of searching: every load is played (a FAIL does not end
+it), and the sustainable load is the highest that held below the first
+that did not.
+
+--shard i/n plays shard i of n of a fixed ladder (--loads, or doubling
+from --start to --max) on several machines: each shard its share of
+every load, in order, into a document that keeps each step's run.
+'lobbybench report merge' of the shards' documents merges them step by
+step (aligned by order), judges every merged step again and builds the
+result, saying which shard or step is missing. lobbybench does not start
+the shards together: start them at once (a Kubernetes Indexed Job).
+
 With --target-cmd 'COMMAND ARGS…' (or the scenario's target_cmd)
 lobbybench starts the server at --target once, waits up to
 --target-ready-timeout for it to answer, runs every step against it and
@@ -64,11 +77,11 @@ taken before the first step and waited for (up to --drain) before each
 later one, and a step says when it did not drain. A leviathan server
 that never answers Serverstatus gets one line: the drain is not checked.
 
-Exit codes: 0 a limit found, or every load held up to --max; 1 no load
-held; 2 invalid usage, flags or scenario; 3 target unreachable; 5
-interrupted; 7 the target went down; 8 harness-bound (the limit found is
-the harness's). The JSON, JUnit, Markdown and HTML files are written in
-every case where a step ran.`
+Exit codes: 0 a limit found, every load held up to --max, or a shard's
+ladder played; 1 no load held; 2 invalid usage, flags or scenario; 3
+target unreachable; 5 interrupted; 7 the target went down; 8
+harness-bound (the limit found is the harness's). The JSON, JUnit,
+Markdown and HTML files are written in every case where a step ran.`
 
 func init() {
 	register("capacity", command{
@@ -78,10 +91,12 @@ func init() {
 			var (
 				o         scenario.Overrides
 				seed      seedFlag
+				shard     engine.Shard
 				outs      = outputFlags(fs, reports.KindCapacity)
 				quiet     = fs.Bool("quiet", false, "no line per step")
 				start     = fs.Float64("start", 0, "first load: sessions/s (open model) or clients (closed); default the scenario's peak, or 10")
 				maxLoad   = fs.Float64("max", 100000, "highest load tried")
+				loads     = fs.String("loads", "", "play this fixed ladder of `L1,L2,…` loads in increasing order, each one step, instead of searching (no bisection)")
 				workers   = fs.String("workers", "", "play each step as `N` local worker processes (or auto: enough for the open-files limit at that step's load), judged on their merge")
 				step      = fs.Duration("step", 10*time.Second, "how long each load is held and judged (the judged run), after its warm-up")
 				warmup    = fs.Duration("warmup", 2*time.Second, "how long each load runs before it is judged (a run of its own; 0: none)")
@@ -97,6 +112,7 @@ func init() {
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.Var(&seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
+			fs.Var(&shard, "shard", "play shard `i/n` (0-based) of a fixed ladder (--loads, or doubling from --start to --max): its share of every load, in a document 'report merge' merges with the other shards'")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) != 1 {
 					return usageErr(e, "capacity", "want exactly one SCENARIO.yaml argument, got %d", len(args))
@@ -104,6 +120,7 @@ func init() {
 				o.Seed = seed.v
 				given := map[string]bool{}
 				fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+				sharded := given["shard"]
 				switch {
 				case *step <= 0:
 					return usageErr(e, "capacity", "--step %v must be above 0", *step)
@@ -117,6 +134,24 @@ func init() {
 					return usageErr(e, "capacity", "--grace %v must be above 0", *grace)
 				case *watchdog < 0:
 					return usageErr(e, "capacity", "--watchdog %v must be 0 (off) or above", *watchdog)
+				case sharded && given["workers"]:
+					return usageErr(e, "capacity", "--shard cannot be used with --workers: a shard is one process; run more shards instead")
+				case sharded && (given["target-cmd"] || given["target-log"]):
+					return usageErr(e, "capacity", "--target-cmd cannot be used with --shard: every shard must load the one server; start it apart and give --target")
+				}
+				var ladder []float64
+				if given["loads"] {
+					for _, f := range []string{"start", "max", "precision"} {
+						if given[f] {
+							return usageErr(e, "capacity", "--%s cannot be used with --loads: the ladder names every load it plays", f)
+						}
+					}
+					var err error
+					if ladder, err = capacity.ParseLoads(*loads); err != nil {
+						return usageErr(e, "capacity", "%v", err)
+					}
+				} else if sharded && given["precision"] {
+					return usageErr(e, "capacity", "--precision cannot be used with --shard: a sharded run plays a fixed ladder (doubling from --start to --max, or --loads), it does not bisect")
 				}
 				if err := own.check(); err != nil {
 					return usageErr(e, "capacity", "%v", err)
@@ -134,6 +169,9 @@ func init() {
 				if err := plan.Apply(o); err != nil {
 					return usageErr(e, "capacity", "%v", err)
 				}
+				if sharded && !shard.Whole() && plan.Target == "" {
+					return usageErr(e, "capacity", "--shard %s needs --target (or the scenario's target): the shards on their machines must load one server, not an embedded server each", shard)
+				}
 				nWorkers := 0 // auto: per step
 				if given["workers"] && *workers != "auto" {
 					if nWorkers, err = parseWorkers(*workers, plan); err != nil {
@@ -146,21 +184,36 @@ func init() {
 						*start = 10
 					}
 				}
-				s := capacity.Settings{Start: *start, Max: *maxLoad, Precision: *precision, Budget: *budget, StepCost: *warmup + *step + *grace/3}
-				if err := s.Check(); err != nil {
-					return usageErr(e, "capacity", "%v", err)
+				stepCost := *warmup + *step + *grace/3
+				s := capacity.Settings{Start: *start, Max: *maxLoad, Precision: *precision, Budget: *budget, StepCost: stepCost}
+				if ladder == nil {
+					if err := s.Check(); err != nil {
+						return usageErr(e, "capacity", "%v", err)
+					}
+					if sharded {
+						ladder = capacity.DoublingLoads(*start, *maxLoad)
+					}
+				}
+				ls := capacity.LadderSettings{Loads: ladder, Budget: *budget, StepCost: stepCost}
+				if sharded {
+					ls.Shard = shard.String()
+				}
+				if ladder != nil {
+					if err := ls.Check(); err != nil {
+						return usageErr(e, "capacity", "%v", err)
+					}
 				}
 				if err := outs.check(); err != nil {
 					return usageErr(e, "capacity", "%v", err)
 				}
 				e.stopNote = func() string { return "the step running ends, then the results so far are written" }
-				cfg := engine.Config{Grace: *grace, Abort: e.abort, Mode: engine.ProgressNone, Warnings: e.stderr, Watchdog: *watchdog}
+				cfg := engine.Config{Grace: *grace, Abort: e.abort, Mode: engine.ProgressNone, Warnings: e.stderr, Watchdog: *watchdog, Shard: shard}
 				if *watchdog == 0 {
 					cfg.Watchdog = -1
 				}
 				j := capacity.DefaultJudgement
 				j.LagBound = *lagBound
-				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain,
+				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain, KeepRuns: sharded,
 					Note: func(line string) { fmt.Fprintf(e.stderr, "lobbybench capacity: %s\n", line) }}
 				if given["workers"] {
 					run, done, err := capacityWorkers(plan, nWorkers, *grace, *watchdog, args[0])
@@ -177,6 +230,9 @@ func init() {
 					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (only udp-lobby's and tcp-lobby's room lists and Leviathan's ServerStatus player count are)\n", plan.Protocol)
 				}
 				cmdline := own.command(plan.TargetCmd)
+				if sharded && cmdline != "" {
+					return usageErr(e, "capacity", "the scenario's target_cmd cannot be used with --shard: every shard must load the one server; start it apart and give --target")
+				}
 				if err := own.need(cmdline, plan.Target); err != nil {
 					return usageErr(e, "capacity", "%v", err)
 				}
@@ -202,7 +258,12 @@ func init() {
 						fmt.Fprintln(e.stderr, stepLine(n, unit, st))
 					}
 				}
-				c, err := capacity.Search(ctx, s, r, time.Now, progress)
+				var c *reports.Capacity
+				if ladder != nil {
+					c, err = capacity.Ladder(ctx, ls, r, time.Now, progress)
+				} else {
+					c, err = capacity.Search(ctx, s, r, time.Now, progress)
+				}
 				if c == nil {
 					return usageErr(e, "capacity", "%v", err)
 				}
@@ -350,21 +411,7 @@ func reportCapacity(e *env, c *reports.Capacity, outs *outputs) int {
 		fmt.Fprintf(e.stderr, "lobbybench capacity: writing the table: %v\n", err)
 	}
 	wrote := outs.write(e, "capacity", c, reports.Options{})
-	code := exitOK
-	switch c.Stop {
-	case reports.StopTargetDown:
-		code = exitTargetDown
-	case reports.StopInterrupted:
-		code = exitInterrupted
-	case reports.StopHarness:
-		code = exitInconclusive
-	case reports.StopNoLoadHeld:
-		code = exitFailed
-	default:
-		if c.Sustainable == 0 {
-			code = exitFailed
-		}
-	}
+	code := capacityExit(c)
 	if code == exitOK && !wrote {
 		code = exitUsage
 	}
@@ -372,4 +419,23 @@ func reportCapacity(e *env, c *reports.Capacity, outs *outputs) int {
 		fmt.Fprintf(e.stderr, "lobbybench capacity: %s\n", c.Headline().Text)
 	}
 	return code
+}
+
+// capacityExit is the exit code of a capacity result: 7 the target went
+// down, 5 interrupted; a shard's document (no verdict of its own) 0;
+// else 8 harness-bound, 1 no load held, 0 a limit found.
+func capacityExit(c *reports.Capacity) int {
+	switch {
+	case c.Stop == reports.StopTargetDown:
+		return exitTargetDown
+	case c.Stop == reports.StopInterrupted:
+		return exitInterrupted
+	case c.Shard != "":
+		return exitOK
+	case c.Stop == reports.StopHarness:
+		return exitInconclusive
+	case c.Stop == reports.StopNoLoadHeld || c.Sustainable == 0:
+		return exitFailed
+	}
+	return exitOK
 }

@@ -80,8 +80,8 @@ func TestCapacityWorkers(t *testing.T) {
 		t.Errorf("stop %q, sustainable %v/s: want within 10%% of the server's %v/s", c.Stop, c.Sustainable, R)
 	}
 	for _, st := range c.Steps {
-		if st.Workers != 2 {
-			t.Errorf("%v/s: %d workers, want 2", st.Load, st.Workers)
+		if st.Workers != 2 || st.Run != nil {
+			t.Errorf("%v/s: %d workers (run kept: %v), want 2 and no run (not a shard)", st.Load, st.Workers, st.Run != nil)
 		}
 	}
 	if !strings.Contains(strings.Join(strings.Fields(stdout), " "), "each step played by up to 2 local worker processes") || !strings.Contains(errs, "workers 2") {
