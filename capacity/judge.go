@@ -30,6 +30,11 @@ type Judgement struct {
 	// share of its cores is saturated (not judged when the server is
 	// embedded: its CPU is then the server's too).
 	CPUShare float64
+	// Workers: the run's shard runs are local worker processes
+	// (`--workers`) on this machine, none of which holds the embedded
+	// server: each one's CPU is judged even when the server is embedded,
+	// and so is their sum against the machine's cores, which they share.
+	Workers bool
 }
 
 // DefaultJudgement is `capacity`'s defaults.
@@ -38,11 +43,18 @@ var DefaultJudgement = Judgement{Warmup: 2 * time.Second, LagBound: 100 * time.M
 // Judge turns one step's run into its CapacityStep: the figures after the
 // warm-up, and the verdict, in this order: TARGET DOWN (the target went
 // down: that is the finding), HARNESS-BOUND (sessions could not open
-// their socket or were dropped late, the send lag p99 is over LagBound,
-// the harness's CPU saturated, or every breach is one the send lag
-// explains: result.Run.HarnessBound), FAIL (a threshold breached, a
-// protocol violation, a step that never succeeded), else PASS.
-func (j Judgement) Judge(r *result.Run, load float64) result.CapacityStep {
+// their socket or were dropped late, a worker or shard left no result,
+// the send lag p99 is over LagBound, the harness's CPU saturated, or
+// every breach is one the send lag explains: result.Run.HarnessBound),
+// FAIL (a threshold breached, a protocol violation, a step that never
+// succeeded), else PASS.
+//
+// When r merges the runs of several processes (`--workers`, or the
+// shards of a sharded ladder), parts are those runs: the harness-bound
+// judgement then also sees each one alone, so one late worker is not
+// averaged away by the others (its send lag p99 over LagBound, its CPU
+// over its own run's length).
+func (j Judgement) Judge(r *result.Run, load float64, parts ...*result.Run) result.CapacityStep {
 	st := result.CapacityStep{Load: load}
 	from := int64(math.Ceil(j.Warmup.Seconds()))
 	w := r.After(from)
@@ -84,7 +96,7 @@ func (j Judgement) Judge(r *result.Run, load float64) result.CapacityStep {
 		}
 		return st
 	}
-	if why := j.harnessBound(r, hl); why != "" {
+	if why := j.harnessBound(r, hl, parts); why != "" {
 		st.Verdict, st.Why = result.CapHarnessBound, why
 		return st
 	}
@@ -98,8 +110,14 @@ func (j Judgement) Judge(r *result.Run, load float64) result.CapacityStep {
 
 // harnessBound says why the harness could not offer the step's load, or
 // "" when it could.
-func (j Judgement) harnessBound(r *result.Run, hl result.Headline) string {
+func (j Judgement) harnessBound(r *result.Run, hl result.Headline, parts []*result.Run) string {
 	var why []string
+	for _, in := range r.Incomplete {
+		// A worker or shard that left no result: its stderr tail is in
+		// the run's own reports, not in a step's one line.
+		in, _, _ = strings.Cut(in, "; its stderr ended")
+		why = append(why, in)
+	}
 	if s := r.Sessions; s != nil {
 		if s.FailedStarts > 0 {
 			why = append(why, words.Count(s.FailedStarts, "session")+" could not open a socket")
@@ -108,26 +126,23 @@ func (j Judgement) harnessBound(r *result.Run, hl result.Headline) string {
 			why = append(why, words.Count(s.DroppedLate, "start")+" dropped late (the generator fell behind)")
 		}
 	}
-	lag := int64(0)
-	for _, s := range r.Steps {
-		lag = max(lag, s.SendLag.P99US)
-	}
-	if j.LagBound > 0 && lag > j.LagBound.Microseconds() {
-		why = append(why, fmt.Sprintf("send lag p99 %v over %v", time.Duration(lag)*time.Microsecond, j.LagBound))
-	}
-	if j.CPUShare > 0 && r.DurationNS > 0 && !j.Embedded {
-		for _, sr := range r.ShardRuns {
-			if sr.Embedded || sr.Harness.GOMAXPROCS == 0 {
-				continue
-			}
-			share := sr.Harness.CPUSeconds / r.DurationNS.Seconds() / float64(sr.Harness.GOMAXPROCS)
-			if share >= j.CPUShare {
-				why = append(why, fmt.Sprintf("the harness's CPU at %.0f%% of %d cores", share*100, sr.Harness.GOMAXPROCS))
+	if j.LagBound > 0 {
+		if lag := sendLagP99(r); lag > j.LagBound {
+			why = append(why, fmt.Sprintf("send lag p99 %v over %v", lag, j.LagBound))
+		} else {
+			for _, p := range parts {
+				if lag := sendLagP99(p); lag > j.LagBound {
+					why = append(why, fmt.Sprintf("%s's send lag p99 %v over %v", j.partName(p), lag, j.LagBound))
+				}
 			}
 		}
 	}
-	if hl.Status == result.StatusInconclusive || hl.Status == result.StatusIncomplete {
-		// Every breach harness-bound, or load not all generated.
+	if j.CPUShare > 0 && (!j.Embedded || j.Workers) {
+		why = append(why, j.cpuBound(r, parts)...)
+	}
+	if hl.Status == result.StatusInconclusive {
+		// Every breach harness-bound. (An incomplete run's reasons,
+		// failed starts and missing results, are listed above.)
 		_, rest, ok := strings.Cut(hl.Text, " · ")
 		if !ok {
 			rest = hl.Text
@@ -135,6 +150,81 @@ func (j Judgement) harnessBound(r *result.Run, hl result.Headline) string {
 		why = append(why, strings.TrimPrefix(rest, "harness-bound: "))
 	}
 	return strings.Join(why, "; ")
+}
+
+// cpuBound says which of the run's processes saturated their cores: each
+// process over the time it ran (a part's own length when parts are given,
+// else the run's), and with local workers their sum against the cores of
+// the machine they share.
+func (j Judgement) cpuBound(r *result.Run, parts []*result.Run) []string {
+	type proc struct {
+		shard string
+		h     result.Harness
+		d     time.Duration
+	}
+	var procs []proc
+	if len(parts) > 0 {
+		for _, p := range parts {
+			for _, sr := range p.ShardRuns {
+				if !sr.Embedded {
+					procs = append(procs, proc{sr.Shard, sr.Harness, p.DurationNS})
+				}
+			}
+		}
+	} else {
+		for _, sr := range r.ShardRuns {
+			if !sr.Embedded {
+				procs = append(procs, proc{sr.Shard, sr.Harness, r.DurationNS})
+			}
+		}
+	}
+	var why []string
+	var sum float64
+	cores := 0
+	for _, p := range procs {
+		if p.h.GOMAXPROCS == 0 || p.d <= 0 {
+			continue
+		}
+		share := p.h.CPUSeconds / p.d.Seconds() / float64(p.h.GOMAXPROCS)
+		who := "the harness's"
+		if len(procs) > 1 {
+			who = "worker " + p.shard + "'s"
+			if !j.Workers {
+				who = "shard " + p.shard + "'s"
+			}
+		}
+		if share >= j.CPUShare {
+			why = append(why, fmt.Sprintf("%s CPU at %.0f%% of %d cores", who, share*100, p.h.GOMAXPROCS))
+		}
+		sum += p.h.CPUSeconds / p.d.Seconds()
+		cores = max(cores, p.h.GOMAXPROCS)
+	}
+	if j.Workers && len(procs) > 1 && len(why) == 0 && cores > 0 && sum/float64(cores) >= j.CPUShare {
+		why = append(why, fmt.Sprintf("the %d workers' CPU together at %.0f%% of this machine's %d cores", len(procs), sum/float64(cores)*100, cores))
+	}
+	return why
+}
+
+// sendLagP99 is the worst step's send lag p99 of r.
+func sendLagP99(r *result.Run) time.Duration {
+	lag := int64(0)
+	for _, s := range r.Steps {
+		lag = max(lag, s.SendLag.P99US)
+	}
+	return time.Duration(lag) * time.Microsecond
+}
+
+// partName names one process's run of a merge: "worker 1/2" (a
+// --workers worker) or "shard 1/2", from the shard its ShardRuns name.
+func (j Judgement) partName(p *result.Run) string {
+	who := "shard"
+	if j.Workers {
+		who = "worker"
+	}
+	if len(p.ShardRuns) == 1 {
+		return who + " " + p.ShardRuns[0].Shard
+	}
+	return "a " + who
 }
 
 // Broke is what broke in a run, first first: what can be placed in time

@@ -91,6 +91,87 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// A merged step is judged on the merge, and its harness-bound
+// judgement sees every part (worker or shard) alone: one late worker's
+// send lag, one worker's CPU, the workers' CPU together on their one
+// machine, a worker that left no result.
+func TestJudgeParts(t *testing.T) {
+	part := func(shard string, n int, lagUS int64, cpu float64) *result.Run {
+		return &result.Run{SchemaVersion: result.SchemaVersion, Kind: result.KindRun, DurationNS: 2 * time.Second,
+			Steps:      []result.Series{{Name: "list_rooms", Requests: int64(n), Successes: int64(n), Latency: latency(t, n, 900), SendLag: latency(t, n, lagUS)}},
+			Thresholds: []result.ThresholdResult{passing("errors.rate", 0, 0.05)},
+			ShardRuns:  []result.ShardRun{{Shard: shard, Harness: result.Harness{GOMAXPROCS: 2, CPUSeconds: cpu}}},
+			TimeSeries: []result.Point{{Second: 0, Requests: int64(n) / 2}, {Second: 1, Requests: int64(n) - int64(n)/2}}}
+	}
+	merge := func(parts ...*result.Run) *result.Run {
+		m, err := result.Merge(parts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Thresholds = parts[0].Thresholds
+		return m
+	}
+	for _, tc := range []struct {
+		name     string
+		workers  bool
+		embedded bool
+		parts    []*result.Run
+		incomp   string
+		verdict  string
+		why      string
+	}{
+		{"every worker on time", true, false, []*result.Run{part("0/2", 100, 200, 0.5), part("1/2", 100, 300, 0.5)}, "", result.CapPass, ""},
+		// 99 % of the merged samples come from workers on time when one
+		// of many is late: the merge's p99 alone would not see it.
+		{"one late worker", true, false, []*result.Run{part("0/2", 2000, 200, 0.5), part("1/2", 10, 250_000, 0.5)}, "", result.CapHarnessBound, "worker 1/2's send lag p99 250"},
+		{"one late shard", false, false, []*result.Run{part("0/2", 2000, 200, 0.5), part("1/2", 10, 250_000, 0.5)}, "", result.CapHarnessBound, "shard 1/2's send lag p99 250"},
+		{"both late: the merge says it", true, false, []*result.Run{part("0/2", 100, 250_000, 0.5), part("1/2", 100, 250_000, 0.5)}, "", result.CapHarnessBound, "send lag p99 250"},
+		{"one worker's CPU, server embedded", true, true, []*result.Run{part("0/2", 100, 200, 3.9), part("1/2", 100, 200, 0.5)}, "", result.CapHarnessBound, "worker 0/2's CPU at 98% of 2 cores"},
+		{"the workers' CPU together", true, true, []*result.Run{part("0/2", 100, 200, 2), part("1/2", 100, 200, 1.9)}, "", result.CapHarnessBound, "the 2 workers' CPU together at 98% of this machine's 2 cores"},
+		{"shards' CPU is not summed: other machines", false, false, []*result.Run{part("0/2", 100, 200, 2), part("1/2", 100, 200, 1.9)}, "", result.CapPass, ""},
+		{"a worker left no result", true, false, []*result.Run{part("0/2", 100, 200, 0.5)}, "worker 1/2 died (signal: killed): the result is incomplete; its stderr ended:\n  boom", result.CapHarnessBound, "worker 1/2 died (signal: killed): the result is incomplete"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := merge(tc.parts...)
+			if tc.incomp != "" {
+				m.Incomplete = []string{tc.incomp}
+			}
+			j := DefaultJudgement
+			j.Warmup, j.Workers, j.Embedded = 0, tc.workers, tc.embedded
+			st := j.Judge(m, 100, tc.parts...)
+			if st.Verdict != tc.verdict || !strings.Contains(st.Why, tc.why) || (tc.why == "") != (st.Why == "") {
+				t.Errorf("got %s %q, want %s %q", st.Verdict, st.Why, tc.verdict, tc.why)
+			}
+			if strings.Contains(st.Why, "stderr") {
+				t.Errorf("why %q quotes a stderr tail: one line a step", st.Why)
+			}
+			var sum int64
+			for _, p := range tc.parts {
+				sum += p.After(0).Requests
+			}
+			if st.Requests != sum {
+				t.Errorf("requests %d, want the parts' sum %d", st.Requests, sum)
+			}
+		})
+	}
+}
+
+// latency is n samples of us microseconds.
+func latency(t *testing.T, n int, us int64) result.Latency {
+	t.Helper()
+	h := result.NewLatencyHistogram()
+	for range n {
+		if err := h.RecordValue(us); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := result.NewLatency(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 func TestJudgeFiguresAfterWarmup(t *testing.T) {
 	r := &result.Run{DurationNS: 3 * time.Second, TimeSeries: []result.Point{{Second: 0, Requests: 10, Errors: 5}, {Second: 1, Requests: 40}, {Second: 2, Requests: 40, Errors: 4}}}
 	j := DefaultJudgement
@@ -104,7 +185,7 @@ func TestJudgeFiguresAfterWarmup(t *testing.T) {
 // A harness-bound step from the engine (failed starts in its result)
 // stops the search, and the result says the limit is the harness's.
 func TestEngineRunnerHarnessBoundStops(t *testing.T) {
-	plan := pollPlan(t, (&cappedLobby{}).start(t))
+	plan := pollPlan(t, (&cappedLobby{}).Start(t))
 	calls := 0
 	r := &EngineRunner{Plan: plan, Hold: time.Second, Judge: DefaultJudgement,
 		Run: func(_ context.Context, cfg engine.Config) (*engine.Result, error) {
@@ -132,7 +213,7 @@ func TestEngineRunnerHarnessBoundStops(t *testing.T) {
 }
 
 func TestStepPlan(t *testing.T) {
-	plan := pollPlan(t, (&cappedLobby{}).start(t))
+	plan := pollPlan(t, (&cappedLobby{}).Start(t))
 	p := StepPlan(plan, 5000, 3*time.Second)
 	if p.Load.Start != 5000 || len(p.Load.Stages) != 0 || p.Load.Duration != 3*time.Second || p.Load.MaxClients != 500000 {
 		t.Errorf("step plan load %+v: want a flat 5000/s for 3s, max clients scaled from 1000 at 10/s", p.Load)

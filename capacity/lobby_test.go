@@ -3,128 +3,20 @@ package capacity
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/capacity/caplobby"
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-// cappedLobby is a udp-lobby that answers LOBBY_LIST_ROOMS (an empty
-// list) at most capPerSec a second, dropping the rest, and, when breakAbove > 0, answers
-// with a packet of packetType 3 (U-PACKET-TYPE) whenever more than
-// breakAbove a second came in over the last second.
-type cappedLobby struct {
-	capPerSec, breakAbove float64
-
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-	recent []time.Time
-}
-
-// window is what cappedLobby measures its rate over.
-const window = time.Second
-
-// idle is the pause after which cappedLobby's token bucket starts afresh.
-const idle = 300 * time.Millisecond
-
-func (l *cappedLobby) admit(now time.Time) (answer, bad bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.breakAbove > 0 {
-		cut := 0
-		for cut < len(l.recent) && now.Sub(l.recent[cut]) > window {
-			cut++
-		}
-		l.recent = append(l.recent[cut:], now)
-		bad = float64(len(l.recent)) > l.breakAbove*window.Seconds()
-	}
-	if l.capPerSec <= 0 {
-		return true, bad
-	}
-	// Tokens accrue at capPerSec from the first request after an idle
-	// spell (between steps), up to half a second's worth: a stalled,
-	// then hurried, harness is not punished, and over a step no more
-	// than capPerSec a second (and two) are answered.
-	if l.last.IsZero() || now.Sub(l.last) > idle {
-		l.tokens = 2 // the engine's reachability check, and the first session
-	} else {
-		l.tokens = min(l.capPerSec/2, l.tokens+now.Sub(l.last).Seconds()*l.capPerSec)
-	}
-	l.last = now
-	if l.tokens < 1 {
-		return false, bad
-	}
-	l.tokens--
-	return true, bad
-}
-
-// busy is how many requests came in over the last window: what the
-// lobby lists as its "rooms", so a search drains it between steps.
-func (l *cappedLobby) busy() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, at := range l.recent {
-		if time.Since(at) <= window {
-			n++
-		}
-	}
-	return n
-}
-
-// start serves on a free loopback port until the test ends.
-func (l *cappedLobby) start(t *testing.T) netip.AddrPort {
-	t.Helper()
-	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { c.Close(); <-done })
-	go func() {
-		defer close(done)
-		dec := udplobby.Decoder{Profile: udplobby.ProfileSpec, Dir: udplobby.ClientToServer}
-		buf := make([]byte, 2048)
-		var m udplobby.Message
-		for {
-			n, from, err := c.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			if dec.Decode(buf[:n], &m) != nil || m.Type != udplobby.LobbyListRooms {
-				continue
-			}
-			answer, bad := l.admit(time.Now())
-			if !answer {
-				continue
-			}
-			reply := udplobby.Message{Header: udplobby.Header{PacketType: 2, Type: udplobby.LobbyRoomList, Seq: m.Seq}}
-			out, err := udplobby.Append(nil, udplobby.ProfileSpec, &reply)
-			if err != nil {
-				continue
-			}
-			if bad {
-				out = badReply(m.Seq)
-			}
-			c.WriteToUDPAddrPort(out, from)
-		}
-	}()
-	return c.LocalAddr().(*net.UDPAddr).AddrPort()
-}
-
-// badReply is a LOBBY_ROOM_LIST of packetType 3, which no server may
-// send.
-func badReply(seq uint16) []byte {
-	return udplobby.AppendRaw(nil, udplobby.ProfileSpec, udplobby.Header{PacketType: 3, Type: udplobby.LobbyRoomList, Seq: seq, PayloadSize: 2, OriginalSize: 2}, []byte{0, 0})
-}
+// cappedLobby is the lobby of known capacity the searches are tried on.
+type cappedLobby = caplobby.Lobby
 
 // pollPlan is an open-model scenario of one list_rooms a session at
 // target, judged by its error rate.
@@ -163,14 +55,14 @@ thresholds:
 // probes too.
 func searchLobby(t *testing.T, l *cappedLobby, start float64) *reportsCapacity {
 	t.Helper()
-	plan := pollPlan(t, l.start(t))
+	plan := pollPlan(t, l.Start(t))
 	j := DefaultJudgement
 	// The server's capacity is the subject, not the harness's: on a
 	// shared machine under -race a send lag far over the default bound
 	// is the machine's, and the error-rate threshold does not read it.
 	j.Warmup, j.LagBound = 0, 10*time.Second
 	r := &EngineRunner{Plan: plan, Base: engine.Config{Watchdog: -1, Grace: 500 * time.Millisecond}, Hold: 2 * time.Second, Judge: j,
-		Rooms: func(context.Context) (int, error) { return l.busy(), nil }, Drain: 2 * time.Second, DrainPoll: 50 * time.Millisecond}
+		Rooms: func(context.Context) (int, error) { return l.Busy(), nil }, Drain: 2 * time.Second, DrainPoll: 50 * time.Millisecond}
 	s := Settings{Start: start, Max: 10000, Precision: 0.1, Budget: 2 * time.Minute, StepCost: 2 * time.Second}
 	c, err := Search(context.Background(), s, r, time.Now, func(st reportsStep) {
 		t.Logf("%v/s: %s %v %s (err %.1f%%, achieved %.1f/s) %s", st.Load, st.Verdict, st.Broke, st.Why, st.ErrorRate*100, st.Throughput, st.Drain)
@@ -186,7 +78,7 @@ func searchLobby(t *testing.T, l *cappedLobby, start float64) *reportsCapacity {
 
 func TestSearchFindsServerCapacity(t *testing.T) {
 	const R = 50.0
-	c := searchLobby(t, &cappedLobby{capPerSec: R}, 12)
+	c := searchLobby(t, &cappedLobby{CapPerSec: R}, 12)
 	if c.Stop != "precision" {
 		t.Fatalf("stopped on %q (%s), want precision", c.Stop, c.StopText)
 	}
@@ -200,12 +92,12 @@ func TestSearchFindsServerCapacity(t *testing.T) {
 
 func TestSearchNamesRuleBrokenUnderLoad(t *testing.T) {
 	const K = 60.0
-	c := searchLobby(t, &cappedLobby{breakAbove: K}, 15)
+	c := searchLobby(t, &cappedLobby{BreakAbove: K}, 15)
 	// The rule the client's decoder finds broken in badReply.
 	var m udplobby.Message
-	rule := string(udplobby.Decoder{Profile: udplobby.ProfileSpec, Dir: udplobby.ServerToClient}.DecodeRule(badReply(1), &m))
+	rule := string(udplobby.Decoder{Profile: udplobby.ProfileSpec, Dir: udplobby.ServerToClient}.DecodeRule(caplobby.BadReply(1), &m))
 	if rule == "" {
-		t.Fatal("badReply breaks no rule")
+		t.Fatal("BadReply breaks no rule")
 	}
 	var row *reportsRule
 	for i := range c.Rules {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/internal/words"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -25,19 +27,35 @@ import (
 // thresholds judge the step after its warm-up only. With no target, a
 // fresh embedded server is started for each step (both runs), so no step
 // inherits another's rooms; with one, Rooms (when set) is the server's
-// room count, taken before the first step as the baseline, and before
-// each later step it is polled (every DrainPoll, for up to Drain) until
-// back to it.
+// room count (or player count: Counted), taken before the first step as
+// the baseline, and before each later step it is polled (every
+// DrainPoll, for up to Drain) until back to it.
+//
+// Run may play each run as several local worker processes
+// (engine.RunWorkers, `capacity --workers`): the step is then judged on
+// their merge, and the judgement sees each worker's own run too
+// (Judgement.Judge's parts). Base.Shard makes every step this process's
+// share of the load (`capacity --shard`); KeepRuns keeps each step's
+// judged run in it for a merge of the shards.
 type EngineRunner struct {
 	Plan   *scenario.Plan // overrides applied
 	Base   engine.Config  // everything but the Plan
 	Hold   time.Duration  // the judged run of a step
 	Warmup time.Duration  // the warm-up run before it (0: none)
 	Judge  Judgement
-	// Run is engine.Run (a test may put another engine in).
+	// Run is engine.Run (a test may put another engine in; `--workers`
+	// puts engine.RunWorkers).
 	Run func(context.Context, engine.Config) (*engine.Result, error)
-	// Rooms counts the server's rooms (nil: no drain check).
-	Rooms     func(context.Context) (int, error)
+	// KeepRuns keeps each step's judged run (CapacityStep.Run).
+	KeepRuns bool
+	// Rooms counts the server's rooms (nil: no drain check); an error
+	// wrapping ErrNoCount at the baseline means the server offers no
+	// count: the drain is then not checked, and Note says so once.
+	Rooms func(context.Context) (int, error)
+	// Counted is what Rooms counts, as a reading says it ("rooms
+	// listed", the default; "players reported").
+	Counted   string
+	Note      func(string)
 	Drain     time.Duration
 	DrainPoll time.Duration
 	// Sleep waits between drain polls (nil: a timer honouring ctx).
@@ -48,10 +66,20 @@ type EngineRunner struct {
 	// does the embedded server).
 	Telemetry func() *result.TargetProcess
 
-	steps    int
-	baseline int
-	noBase   string // why there is no baseline
+	steps     int
+	baseline  int
+	noBase    string // why there is no baseline
+	unchecked bool   // the server offers no count to drain by
 }
+
+// ErrNoCount is wrapped by a Rooms error meaning the server answers but
+// offers no count to wait for (a Leviathan server that never answers
+// Serverstatus): there is no drain to check.
+var ErrNoCount = errors.New("no count offered")
+
+// MaxLoad is the highest load a step may hold (the scenario's own bound
+// on a rate or a client count).
+const MaxLoad = 1_000_000
 
 // StepPlan is plan held at a constant load for d: an open model's rate
 // or a closed model's clients, max_clients scaled with the load when it
@@ -130,11 +158,18 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 	if res.Engine != nil && res.Engine.Interrupted {
 		return result.CapacityStep{}, context.Canceled
 	}
+	workers := 0
+	if res.Engine != nil {
+		workers = res.Engine.Workers
+	}
 	if res.Run.TargetProcess == nil {
 		switch {
 		case self != nil:
 			tp := self.Stop() // a last reading: a step shorter than the interval has its figures
 			tp.Note = "the embedded server runs in lobbybench's own process: these figures include the load generator's own work"
+			if workers > 0 {
+				tp.Note = "the embedded server runs in the capacity process, the load in its worker processes: these figures are the server's"
+			}
 			res.Run.TargetProcess = &tp
 		case r.Telemetry != nil:
 			res.Run.TargetProcess = r.Telemetry()
@@ -143,8 +178,12 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 	j := r.Judge
 	j.Length, j.Warmup = r.Hold, 0 // the warm-up ran apart
 	j.Embedded = j.Embedded || cfg.EmbeddedAt.IsValid()
-	st := j.Judge(res.Run, load)
-	st.Drain = drain
+	j.Workers = j.Workers || workers > 0
+	st := j.Judge(res.Run, load, res.WorkerRuns...)
+	st.Drain, st.Workers = drain, workers
+	if r.KeepRuns {
+		st.Run = res.Run
+	}
 	return st, nil
 }
 
@@ -163,6 +202,10 @@ func (r *EngineRunner) warmedUp(load float64, res *engine.Result, err error, dra
 		st := r.Judge.Judge(res.Run, load)
 		st.Why = "during the warm-up: " + st.Why
 		st.Drain = drain
+		if r.KeepRuns {
+			// The outage is what a merge of shards must see.
+			st.Run = res.Run
+		}
 		return st, true, nil
 	}
 	return result.CapacityStep{}, false, nil
@@ -218,13 +261,25 @@ func (r *EngineRunner) embedded() (*stepServer, error) {
 // before the first step, and says when they did not ("" when they did or
 // nothing is checked).
 func (r *EngineRunner) drain(ctx context.Context) string {
-	if r.Rooms == nil {
+	if r.Rooms == nil || r.unchecked {
 		return ""
 	}
+	counted := r.Counted
+	if counted == "" {
+		counted = "rooms listed"
+	}
+	noun, _, _ := strings.Cut(counted, " ")
 	if r.steps == 0 {
 		n, err := r.Rooms(ctx)
+		if errors.Is(err, ErrNoCount) {
+			r.unchecked = true
+			if r.Note != nil {
+				r.Note("drain not checked: " + err.Error())
+			}
+			return ""
+		}
 		if err != nil {
-			r.noBase = "no room baseline (" + err.Error() + ")"
+			r.noBase = "no " + strings.TrimSuffix(noun, "s") + " baseline (" + err.Error() + ")"
 			return r.noBase
 		}
 		r.baseline = n
@@ -261,7 +316,9 @@ func (r *EngineRunner) drain(ctx context.Context) string {
 		}
 	}
 	if lastErr != nil {
-		return fmt.Sprintf("not drained: rooms not listed within --drain %v (%v)", r.Drain, lastErr)
+		_, verb, _ := strings.Cut(counted, " ")
+		return fmt.Sprintf("not drained: %s not %s within --drain %v (%v)", noun, verb, r.Drain, lastErr)
 	}
-	return fmt.Sprintf("not drained: %d rooms listed after --drain %v, baseline %d", last, r.Drain, r.baseline)
+	_, verb, _ := strings.Cut(counted, " ")
+	return fmt.Sprintf("not drained: %s %s after --drain %v, baseline %d", words.Count(last, strings.TrimSuffix(noun, "s")), verb, r.Drain, r.baseline)
 }

@@ -30,7 +30,7 @@ func fakeEngine(failAt float64, err error) func(context.Context, engine.Config) 
 }
 
 func TestEngineRunnerDrain(t *testing.T) {
-	plan := pollPlan(t, (&cappedLobby{}).start(t))
+	plan := pollPlan(t, (&cappedLobby{}).Start(t))
 	for _, tc := range []struct {
 		name  string
 		rooms []int // what each listing says, in turn; the first is the baseline
@@ -74,7 +74,7 @@ func TestEngineRunnerDrain(t *testing.T) {
 // A target unreachable before a later step died of the load before it:
 // TARGET DOWN; unreachable before the first, it is the caller's error.
 func TestEngineRunnerUnreachable(t *testing.T) {
-	plan := pollPlan(t, (&cappedLobby{}).start(t))
+	plan := pollPlan(t, (&cappedLobby{}).Start(t))
 	unreach := &engine.UnreachableError{Target: plan.Target, Err: fmt.Errorf("connection refused")}
 	r := &EngineRunner{Plan: plan, Hold: time.Second, Judge: DefaultJudgement, Run: fakeEngine(40, unreach)}
 	c, err := Search(context.Background(), Settings{Start: 10, Max: 1000, Precision: 0.1, Budget: time.Hour}, r, time.Now, nil)
@@ -146,7 +146,7 @@ func TestTCPRooms(t *testing.T) {
 // no target): only the judged run's result is judged, unless the target
 // went down during the warm-up.
 func TestEngineRunnerWarmupApart(t *testing.T) {
-	withTarget := pollPlan(t, (&cappedLobby{}).start(t))
+	withTarget := pollPlan(t, (&cappedLobby{}).Start(t))
 	embedded := *withTarget
 	embedded.Target = ""
 	for _, tc := range []struct {

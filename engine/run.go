@@ -198,6 +198,10 @@ type Result struct {
 	Engine *Info `json:"engine"`
 	// ThresholdsOK is false when a threshold failed (exit 4).
 	ThresholdsOK bool `json:"-"`
+	// WorkerRuns are a RunWorkers result's workers' own results (those
+	// that left one), each as its process judged its share: what the
+	// merge cannot show of one worker alone, e.g. its own send lag.
+	WorkerRuns []*result.Run `json:"-"`
 }
 
 // Run executes cfg.Plan: it starts the embedded reference server when the

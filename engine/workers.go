@@ -43,7 +43,9 @@ func AutoWorkers(plan *scenario.Plan, limit uint64) int {
 // its results merged (MergeShards) into one.
 type Workers struct {
 	// Config is the run as one process would make it: Plan, progress,
-	// warnings, Embedded. Shard, Factory and MetricsAddr are not used.
+	// warnings, Embedded, EmbeddedAt (a server the caller started, which
+	// the workers then target instead of one RunWorkers starts). Shard,
+	// Factory and MetricsAddr are not used.
 	Config
 	// N is the number of workers (shards), 1..MaxWorkers.
 	N int
@@ -81,7 +83,7 @@ func (w *worker) addTail(line string) {
 
 // RunWorkers runs w.Plan as w.N worker processes and returns their merged
 // result. With no target in the plan the parent starts the embedded
-// server and the workers target it. Progress is one combined display on
+// server (or takes w.EmbeddedAt's) and the workers target it. Progress is one combined display on
 // w.Progress; each worker's stderr lines are passed on to w.Warnings
 // prefixed with its shard. When ctx is cancelled every worker is
 // interrupted (SIGINT) and the result merges what they wrote. A worker
@@ -98,8 +100,10 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	}
 	plan := w.Plan
 	info := &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: w.Client.Precise, NoSpin: w.NoSpin}
-	var embeddedAt netip.AddrPort
-	if plan.Target == "" {
+	// A server of the caller's (capacity keeps one through a step's
+	// warm-up and judged runs) is the caller's to sample and report.
+	embeddedAt := w.EmbeddedAt
+	if !embeddedAt.IsValid() && plan.Target == "" {
 		c, err := embeddedConfig(plan.Protocol, plan.Embedded)
 		if err != nil {
 			return nil, err
@@ -127,7 +131,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	mem := startMemSampler(250 * time.Millisecond)
 	start := time.Now()
 	var self *owned.SelfSampler
-	if embeddedAt.IsValid() {
+	if info.Embedded {
 		// The parent holds the embedded server and not the load: its
 		// figures are the server's.
 		self = sampleSelf(start)
@@ -236,7 +240,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		info.Sources = max(info.Sources, sr.Sources)
 	}
 	info.Interrupted = info.Interrupted || ctx.Err() != nil
-	return &Result{Run: merged, Engine: info, ThresholdsOK: thOK}, nil
+	return &Result{Run: merged, Engine: info, ThresholdsOK: thOK, WorkerRuns: runs}, nil
 }
 
 // start starts the worker with its stdout (progress) and stderr (passed on

@@ -19,7 +19,8 @@ var capacityTemplate = template.Must(template.New("capacity").Parse(`<!DOCTYPE h
 <style>{{.CSS}}</style></head><body>
 <h1>lobbybench capacity: {{.C.Scenario}}</h1>
 <p class="banner {{.Status}}"><strong>{{.Headline}}</strong></p>
-<p>Target {{.C.Target}}, {{.C.Protocol}}, {{.C.Model}} model; load in {{.Unit}}; figures after a {{.Warmup}} warm-up. Search stopped: {{.C.StopText}}.</p>
+{{with .C.Coverage}}<ul class="warnings">{{range .}}<li>COVERAGE: {{.}}</li>{{end}}</ul>
+{{end}}{{if .Summary}}<p>Target {{.C.Target}}, {{.C.Protocol}}, {{.C.Model}} model; load in {{.Unit}}; figures after a {{.Warmup}} warm-up. {{.Summary}}</p>{{else}}<p>Target {{.C.Target}}, {{.C.Protocol}}, {{.C.Model}} model; load in {{.Unit}}; figures after a {{.Warmup}} warm-up. Search stopped: {{.C.StopText}}.</p>{{end}}
 {{range .Charts}}<figure>{{.}}</figure>{{end}}
 <h2>Steps</h2>
 <table><thead><tr><th>Load</th><th>Verdict</th><th>Achieved/s</th><th>p50</th><th>p99</th><th>Errors</th><th>Send lag p99</th><th>Violations</th><th>Server</th><th>What broke</th></tr></thead><tbody>
@@ -49,11 +50,15 @@ func WriteCapacityHTML(w io.Writer, c *result.Capacity) error {
 		C                              *result.Capacity
 		CSS                            template.CSS
 		Status, Headline, Unit, Warmup string
+		Summary                        string // a ladder's, a merge's or --workers' (a plain search says only why it stopped)
 		Charts                         []template.HTML
 		Steps                          []capHTMLStep
 		Loads                          []string
 		Matrix                         []capHTMLRule
 	}{C: c, CSS: template.CSS(htmlCSS), Status: hl.Status, Headline: hl.Text, Unit: unitName(c), Warmup: c.Settings.WarmupNS.String()}
+	if c.Ladder() || c.Shards > 0 || stepWorkers(c) > 0 {
+		data.Summary = capacitySummary(c)
+	}
 	for _, s := range c.StepsByLoad() {
 		data.Steps = append(data.Steps, capHTMLStep{result.FormatLoad(s.Load, u), verdictWord(s.Verdict), strconv.FormatFloat(s.Throughput, 'f', 1, 64),
 			capUS(s.P50US), capUS(s.P99US), words.Pct(s.ErrorRate), words.US(s.SendLagP99US), violationsText(s.Violations), serverText(s), whatBroke(s)})

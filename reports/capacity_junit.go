@@ -23,7 +23,11 @@ func WriteCapacityJUnit(w io.Writer, c *result.Capacity) error {
 	u := c.Unit()
 	hl := c.Headline()
 	s := junitSuite{Name: "lobbybench.capacity", Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
-	search := junitCase{Name: "sustainable load", Classname: "capacity", Time: junitTime(c.DurationNS), SystemOut: &junitText{Text: xmlSafe(hl.Text)}}
+	text := hl.Text
+	for _, line := range c.Coverage {
+		text += "\nCOVERAGE: " + line
+	}
+	search := junitCase{Name: "sustainable load", Classname: "capacity", Time: junitTime(c.DurationNS), SystemOut: &junitText{Text: xmlSafe(text)}}
 	switch hl.Status {
 	case result.StatusTargetDown, result.StatusInconclusive, result.StatusInterrupted:
 		search.Error = &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text)}

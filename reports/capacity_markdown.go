@@ -20,6 +20,12 @@ func WriteCapacityMarkdown(w io.Writer, c *result.Capacity) error {
 	u := c.Unit()
 	fmt.Fprintf(ew, "## lobbybench capacity: %s\n\n", mdInline(c.Scenario))
 	fmt.Fprintf(ew, "**%s**\n\n", mdInline(c.Headline().Text))
+	for _, line := range c.Coverage {
+		fmt.Fprintf(ew, "- COVERAGE: %s\n", mdInline(line))
+	}
+	if len(c.Coverage) > 0 {
+		fmt.Fprintln(ew)
+	}
 	fmt.Fprintf(ew, "Load in %s; figures after a %v warm-up.\n\n", unitName(c), c.Settings.WarmupNS)
 	var rows [][]string
 	for _, s := range c.StepsByLoad() {
@@ -39,7 +45,11 @@ func WriteCapacityMarkdown(w io.Writer, c *result.Capacity) error {
 		}
 		mdTable(ew, []string{"Rule", "First broken at", "Steps", "Violations"}, rr)
 	}
-	fmt.Fprintf(ew, "\nSearch stopped: %s (%s in %v).\n", mdInline(c.StopText), words.Count(len(c.Steps), "step"), c.DurationNS.Round(1e9))
+	if c.Ladder() || c.Shards > 0 || stepWorkers(c) > 0 {
+		fmt.Fprintf(ew, "\n%s\n", mdInline(capacitySummary(c)))
+	} else {
+		fmt.Fprintf(ew, "\nSearch stopped: %s (%s in %v).\n", mdInline(c.StopText), words.Count(len(c.Steps), "step"), c.DurationNS.Round(1e9))
+	}
 	return ew.err
 }
 

@@ -32,6 +32,45 @@ func capacityFixture() *result.Capacity {
 		Steps: steps, Rules: result.RuleOnsets(steps)}
 }
 
+// mergedFixture is the merge of two shards' documents of the ladder 50,
+// 100, 200, 400, of which shard 1/2 played only the first three loads.
+func mergedFixture() *result.Capacity {
+	steps := []result.CapacityStep{
+		{Load: 50, Verdict: result.CapPass, Requests: 400, Throughput: 50, P50US: 300, P99US: 900, SendLagP99US: 80, Headline: "PASS · the threshold passed"},
+		{Load: 100, Verdict: result.CapPass, Requests: 800, Throughput: 100, P50US: 320, P99US: 1200, SendLagP99US: 90, Headline: "PASS · the threshold passed"},
+		{Load: 200, Verdict: result.CapFail, Requests: 1600, Throughput: 182, P50US: 700, P99US: 30000, ErrorRate: 0.09, SendLagP99US: 120, Broke: []string{"errors.rate < 5% (measured 9.00%)"},
+			Headline: "FAIL · 1 of 1 threshold breached", Drain: "shard 1/2: not drained: 2 rooms listed after --drain 30s, baseline 0"},
+		{Load: 400, Verdict: result.CapHarnessBound, Requests: 1500, Throughput: 150, P50US: 900, P99US: 60000, ErrorRate: 0.25, SendLagP99US: 100,
+			Why: "shard 1/2 has no run of this step", Headline: "INCOMPLETE · the load was not all generated (1 worker left no result): the figures cover only what ran"},
+	}
+	return &result.Capacity{SchemaVersion: result.SchemaVersion, Kind: result.KindCapacity, Scenario: "list-poll", Target: "10.0.0.5:9000", Protocol: "udp-lobby", Model: "open",
+		StartedAt: time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC), DurationNS: 50 * time.Second,
+		Settings:    result.CapacitySettings{Start: 50, Max: 400, StepNS: 10 * time.Second, WarmupNS: 2 * time.Second, DrainNS: 30 * time.Second, BudgetNS: 5 * time.Minute, LagBoundNS: 100 * time.Millisecond, Loads: []float64{50, 100, 200, 400}},
+		Sustainable: 100, BrokeAt: 200, BrokeFirst: "errors.rate < 5% (measured 9.00%)", Stop: result.StopLadder, StopText: "100 held, 200 broke: the limit lies between (a fixed ladder, not bisected)",
+		Shards: 2, Coverage: []string{"step 4 (400/s): not played by shard 1/2 (its ladder ended: the --budget 40s ran out before 400 (36s used, a step takes 13s))"},
+		Steps: steps, Rules: result.RuleOnsets(steps)}
+}
+
+// shardFixture is shard 0/2's document of the ladder 50, 100, 400, which
+// its budget ended after two loads: each step keeps its run.
+func shardFixture() *result.Capacity {
+	run := func(n int64) *result.Run {
+		return &result.Run{SchemaVersion: result.SchemaVersion, Kind: result.KindRun, Scenario: "list-poll", StartedAt: time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC), DurationNS: 10 * time.Second,
+			Steps: []result.Series{}, Messages: []result.Series{}, Thresholds: []result.ThresholdResult{}, Violations: []result.Violation{}, Malformed: []result.MalformedFinding{}, RateLimits: []result.RateLimitFinding{},
+			ShardRuns: []result.ShardRun{{Shard: "0/2", Protocol: "udp-lobby", Model: "open", Seed: 42}}, Shards: 1,
+			Totals: result.Totals{Requests: n, Successes: n}, TimeSeries: []result.Point{{Second: 0, Requests: n}}}
+	}
+	steps := []result.CapacityStep{
+		{Load: 50, Verdict: result.CapPass, Requests: 250, Throughput: 25, P50US: 300, P99US: 900, SendLagP99US: 80, Headline: "PASS · the threshold passed", Run: run(250)},
+		{Load: 100, Verdict: result.CapPass, Requests: 500, Throughput: 50, P50US: 320, P99US: 1200, SendLagP99US: 90, Headline: "PASS · the threshold passed", Run: run(500)},
+	}
+	return &result.Capacity{SchemaVersion: result.SchemaVersion, Kind: result.KindCapacity, Scenario: "list-poll", Target: "10.0.0.5:9000", Protocol: "udp-lobby", Model: "open",
+		StartedAt: time.Date(2026, 11, 26, 17, 0, 0, 0, time.UTC), DurationNS: 26 * time.Second, Shard: "0/2",
+		Settings: result.CapacitySettings{Start: 50, Max: 400, StepNS: 10 * time.Second, WarmupNS: 2 * time.Second, DrainNS: 30 * time.Second, BudgetNS: 30 * time.Second, LagBoundNS: 100 * time.Millisecond, Loads: []float64{50, 100, 400}},
+		Stop:     result.StopBudget, StopText: "the --budget 30s ran out before 400 (26s used, a step takes 13s)",
+		Steps: steps, Rules: result.RuleOnsets(steps)}
+}
+
 func TestRuleOnsets(t *testing.T) {
 	got := result.RuleOnsets(capacityFixture().Steps)
 	if len(got) != 1 || got[0] != (result.RuleOnset{Rule: "U-SEQ", FirstLoad: 250, Steps: 2, Count: 42}) {
@@ -50,8 +89,19 @@ func TestCapacityFormats(t *testing.T) {
 	down.Steps[3] = result.CapacityStep{Load: 400, Verdict: result.CapTargetDown, Why: "at +3.2 s (refused), not back by the end (812 requests answered before)"}
 	down.Stop, down.StopText, down.BrokeAt, down.BrokeFirst = result.StopTargetDown, "the target went down at 400", 0, ""
 	down.Rules = nil
-	docs := map[string]*result.Capacity{"capacity": capacityFixture(), "capacity_harness": harness, "capacity_down": down}
-	lead := map[string]string{"capacity": "PASS · sustainable 200/s; 220/s broke first on errors.rate", "capacity_harness": "INCONCLUSIVE · harness-bound at 400/s", "capacity_down": "TARGET DOWN · at 400/s"}
+	workers := capacityFixture()
+	for i := range workers.Steps {
+		workers.Steps[i].Workers = 2
+	}
+	docs := map[string]*result.Capacity{"capacity": capacityFixture(), "capacity_harness": harness, "capacity_down": down,
+		"capacity_workers": workers, "capacity_merged": mergedFixture(), "capacity_shard": shardFixture()}
+	lead := map[string]string{"capacity": "PASS · sustainable 200/s; 220/s broke first on errors.rate", "capacity_harness": "INCONCLUSIVE · harness-bound at 400/s", "capacity_down": "TARGET DOWN · at 400/s",
+		"capacity_workers": "PASS · sustainable 200/s", "capacity_merged": "PASS · sustainable 100/s; 200/s broke first on errors.rate",
+		"capacity_shard": "SHARD 0/2 · played its share of 2 of the"}
+	// Said, never hidden: what a merge lacks, that workers played the
+	// steps, that a shard's document has no verdict alone.
+	also := map[string]string{"capacity_merged": "COVERAGE: step 4 (400/s): not played by shard 1/2", "capacity_workers": "2 local worker processes",
+		"capacity_shard": "no verdict alone; merge every shard"}
 	for name, c := range docs {
 		for _, f := range Formats() {
 			if f.Help[result.KindCapacity] == "" {
@@ -67,6 +117,9 @@ func TestCapacityFormats(t *testing.T) {
 			if !strings.Contains(b.String(), lead[name]) {
 				t.Errorf("%s %s does not say %q", name, f.Name, lead[name])
 			}
+			if a := also[name]; a != "" && (f.Name == "html" || f.Name == "markdown" || f.Name == "junit" && name != "capacity_workers") && !strings.Contains(strings.Join(strings.Fields(b.String()), " "), a) {
+				t.Errorf("%s %s does not say %q", name, f.Name, a)
+			}
 		}
 		var b bytes.Buffer
 		if err := WriteCapacityText(&b, c); err != nil {
@@ -80,6 +133,9 @@ func TestCapacityFormats(t *testing.T) {
 		}
 		if !strings.HasPrefix(b.String(), lead[name]) {
 			t.Errorf("%s.txt does not lead with %q", name, lead[name])
+		}
+		if a := also[name]; a != "" && !strings.Contains(strings.Join(strings.Fields(b.String()), " "), a) {
+			t.Errorf("%s.txt does not say %q", name, a)
 		}
 	}
 }
@@ -107,5 +163,18 @@ func TestCapacityHeadline(t *testing.T) {
 	maxed := &result.Capacity{Model: "open", Stop: result.StopMax, StopText: "every load held up to --max 80", Sustainable: 80, Steps: []result.CapacityStep{{Load: 80, Verdict: result.CapPass}}}
 	if hl := maxed.Headline(); hl.Status != result.StatusPass || hl.Text != "PASS · sustainable 80/s (every load held up to --max 80)" {
 		t.Errorf("held to max: %+v", hl)
+	}
+}
+
+// A shard's document is its share of each load: it compares with nothing
+// until the shards are merged.
+func TestCompareCapacityRefusesShard(t *testing.T) {
+	for _, pair := range [][2]*result.Capacity{{shardFixture(), capacityFixture()}, {capacityFixture(), shardFixture()}} {
+		if _, err := result.CompareCapacity(pair[0], pair[1], nil); err == nil || !strings.Contains(err.Error(), "is shard 0/2 of a sharded ladder") {
+			t.Errorf("compare with a shard's document: %v", err)
+		}
+	}
+	if _, err := result.CompareCapacity(mergedFixture(), capacityFixture(), nil); err != nil {
+		t.Errorf("a merged ladder compares: %v", err)
 	}
 }

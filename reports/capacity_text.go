@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/words"
@@ -16,6 +17,9 @@ import (
 func WriteCapacityText(w io.Writer, c *result.Capacity) error {
 	ew := &errWriter{w: w}
 	writeWrapped(ew, c.Headline().Text, 2)
+	for _, line := range c.Coverage {
+		writeWrapped(ew, "COVERAGE: "+line, 2)
+	}
 	fmt.Fprintln(ew)
 	u := c.Unit()
 	fmt.Fprintf(ew, "Steps (load in %s; figures after a %v warm-up):\n", unitName(c), c.Settings.WarmupNS)
@@ -32,7 +36,7 @@ func WriteCapacityText(w io.Writer, c *result.Capacity) error {
 	for _, s := range c.Steps {
 		switch {
 		case len(s.Broke) > 0:
-			notes = append(notes, fmt.Sprintf("%s broke: %s", result.FormatLoad(s.Load, u), words.JoinMax(s.Broke, 3)))
+			notes = append(notes, fmt.Sprintf("%s broke: %s", result.FormatLoad(s.Load, u), joinMax(s.Broke, 3)))
 		case s.Why != "":
 			notes = append(notes, fmt.Sprintf("%s %s: %s", result.FormatLoad(s.Load, u), verdictWord(s.Verdict), s.Why))
 		}
@@ -61,10 +65,36 @@ func WriteCapacityText(w io.Writer, c *result.Capacity) error {
 		writeColumns(ew, 2, "lrrr", []string{"Rule", "First at", "Steps", "Violations"}, rr)
 	}
 	fmt.Fprintln(ew)
-	writeWrapped(ew, fmt.Sprintf("Search: start %s, max %s, precision %.0f%%, step %v, budget %v; %s in %v; stopped: %s.",
-		result.FormatLoad(c.Settings.Start, u), result.FormatLoad(c.Settings.Max, u), c.Settings.Precision*100, c.Settings.StepNS, c.Settings.BudgetNS,
-		words.Count(len(c.Steps), "step"), c.DurationNS.Round(time.Second), c.StopText), 2)
+	writeWrapped(ew, capacitySummary(c), 2)
 	return ew.err
+}
+
+// capacitySummary is the closing line of the text and Markdown: how the
+// search, or the ladder, ran and why it stopped.
+func capacitySummary(c *result.Capacity) string {
+	u := c.Unit()
+	head := fmt.Sprintf("Search: start %s, max %s, precision %.0f%%", result.FormatLoad(c.Settings.Start, u), result.FormatLoad(c.Settings.Max, u), c.Settings.Precision*100)
+	if c.Ladder() {
+		loads := make([]string, len(c.Settings.Loads))
+		for i, l := range c.Settings.Loads {
+			loads[i] = result.FormatLoad(l, "")
+		}
+		loads[len(loads)-1] = result.FormatLoad(c.Settings.Loads[len(loads)-1], u)
+		ladder := "the ladder " + strings.Join(loads, ", ")
+		switch {
+		case c.Shard != "":
+			head = "Shard " + c.Shard + " of " + ladder
+		case c.Shards > 0:
+			head = fmt.Sprintf("Merge of %s of %s", words.Count(c.Shards, "shard document"), ladder)
+		default:
+			head = "Ladder: " + strings.TrimPrefix(ladder, "the ladder ")
+		}
+	}
+	if workers := stepWorkers(c); workers > 0 {
+		head += fmt.Sprintf("; each step played by up to %s and judged on their merge", words.Count(workers, "local worker process"))
+	}
+	return fmt.Sprintf("%s, step %v, budget %v; %s in %v; stopped: %s.", head, c.Settings.StepNS, c.Settings.BudgetNS,
+		words.Count(len(c.Steps), "step"), c.DurationNS.Round(time.Second), c.StopText)
 }
 
 func unitName(c *result.Capacity) string {
@@ -78,6 +108,31 @@ func sumViolations(m map[string]int64) int64 {
 	var n int64
 	for _, v := range m {
 		n += v
+	}
+	return n
+}
+
+// joinMax joins the first n items and counts the rest.
+func joinMax(items []string, n int) string {
+	s := ""
+	for i, it := range items[:min(len(items), n)] {
+		if i > 0 {
+			s += "; "
+		}
+		s += it
+	}
+	if len(items) > n {
+		s += fmt.Sprintf("; and %d more", len(items)-n)
+	}
+	return s
+}
+
+// stepWorkers is the most local worker processes a step of c was played
+// by (0: every step by one process).
+func stepWorkers(c *result.Capacity) int {
+	n := 0
+	for _, s := range c.Steps {
+		n = max(n, s.Workers)
 	}
 	return n
 }

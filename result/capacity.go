@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // KindCapacity is the kind of a `lobbybench capacity` document.
@@ -28,7 +30,15 @@ const (
 	StopHarness     = "harness-bound" // the harness could not offer the load
 	StopTargetDown  = "target-down"   // the target died
 	StopInterrupted = "interrupted"   // Ctrl-C
+	// StopLadder: a fixed ladder (--loads, or a sharded run's) played
+	// every load; it does not bisect.
+	StopLadder = "ladder"
 )
+
+// StatusShard is the headline status of one shard's capacity document
+// (`capacity --shard i/n`): its steps are its share of each load, judged
+// alone; the verdict is the merge's (`report merge`).
+const StatusShard = "shard"
 
 // Capacity is the result of `lobbybench capacity`: a search for the
 // highest load at which the scenario's thresholds hold.
@@ -60,7 +70,20 @@ type Capacity struct {
 	// Rules is the conformance under load: for each protocol rule broken
 	// at some step, the lowest load that broke it and how often.
 	Rules []RuleOnset `json:"rules"`
+	// Shard is "i/n" in the document of one shard of a sharded ladder
+	// (`capacity --shard i/n`), whose steps keep their runs (Run) for
+	// `report merge`; empty otherwise.
+	Shard string `json:"shard,omitempty"`
+	// Shards is how many shard documents a merge read (0: not a merge).
+	Shards int `json:"shards,omitempty"`
+	// Coverage says what a merge of shard documents lacks: a shard
+	// missing, a step some shard did not play. Empty when complete.
+	Coverage []string `json:"coverage,omitempty"`
 }
+
+// Ladder reports whether c played a fixed ladder of loads (--loads, or a
+// sharded run's) rather than a search.
+func (c *Capacity) Ladder() bool { return len(c.Settings.Loads) > 0 }
 
 // CapacitySettings are the search's parameters as run.
 type CapacitySettings struct {
@@ -72,6 +95,9 @@ type CapacitySettings struct {
 	DrainNS    time.Duration `json:"drain_ns"`
 	BudgetNS   time.Duration `json:"budget_ns"`
 	LagBoundNS time.Duration `json:"lag_bound_ns"`
+	// Loads is the ladder a fixed ladder played in order (--loads, or
+	// a sharded run's doubling from Start to Max); omitted for a search.
+	Loads []float64 `json:"loads,omitempty"`
 }
 
 // CapacityStep is one load held and judged.
@@ -106,6 +132,14 @@ type CapacityStep struct {
 	ServerPeakRSSBytes int64   `json:"server_peak_rss_bytes,omitempty"`
 	// Headline is the step's own run headline.
 	Headline string `json:"headline"`
+	// Workers is how many local worker processes played the step
+	// (`--workers`; 0: this process alone). Its figures are their
+	// merge.
+	Workers int `json:"workers,omitempty"`
+	// Run is the step's whole judged run (histograms included), kept in
+	// a shard's document so that `report merge` merges the shards' steps
+	// exactly, as it merges runs; omitted otherwise.
+	Run *Run `json:"run,omitempty"`
 }
 
 // RuleOnset is one row of the rule × load matrix.
@@ -125,19 +159,49 @@ func (c *Capacity) Headline() Headline {
 	if c.Sustainable > 0 {
 		held = "held up to " + FormatLoad(c.Sustainable, u)
 	}
-	last := CapacityStep{}
-	if len(c.Steps) > 0 {
-		last = c.Steps[len(c.Steps)-1]
+	// The step a search ended on is its last; a ladder's (a merge of
+	// shards' goes on past it) is the first of its verdict.
+	at := func(verdict string) CapacityStep {
+		for _, s := range c.Steps {
+			if s.Verdict == verdict {
+				return s
+			}
+		}
+		return CapacityStep{}
+	}
+	what := "search"
+	if c.Ladder() {
+		what = "ladder"
+	}
+	if c.Shard != "" {
+		// One shard's share of each load: no verdict alone, but a
+		// target it saw go down is said first, as everywhere.
+		played := fmt.Sprintf("its share of %d of the ladder's %s", len(c.Steps), words.Count(len(c.Settings.Loads), "load"))
+		switch c.Stop {
+		case StopTargetDown:
+			s := at(CapTargetDown)
+			return Headline{Status: StatusTargetDown, Text: fmt.Sprintf("TARGET DOWN · at %s (shard %s): %s; it played %s", FormatLoad(s.Load, u), c.Shard, s.Why, played)}
+		case StopInterrupted:
+			return Headline{Status: StatusInterrupted, Text: fmt.Sprintf("INTERRUPTED · shard %s was stopped after %s", c.Shard, played)}
+		}
+		return Headline{Status: StatusShard, Text: fmt.Sprintf("SHARD %s · played %s (%s): no verdict alone; merge every shard's document with lobbybench report merge", c.Shard, played, c.StopText)}
 	}
 	switch c.Stop {
 	case StopTargetDown:
-		return Headline{Status: StatusTargetDown, Text: fmt.Sprintf("TARGET DOWN · at %s: %s; %s", FormatLoad(last.Load, u), last.Why, held)}
+		s := at(CapTargetDown)
+		return Headline{Status: StatusTargetDown, Text: fmt.Sprintf("TARGET DOWN · at %s: %s; %s", FormatLoad(s.Load, u), s.Why, held)}
 	case StopHarness:
-		return Headline{Status: StatusInconclusive, Text: fmt.Sprintf("INCONCLUSIVE · harness-bound at %s (%s): the limit found (%s) is the harness's, not the server's; add --workers or more machines", FormatLoad(last.Load, u), last.Why, held)}
+		s := at(CapHarnessBound)
+		if len(c.Coverage) > 0 {
+			// A merge that lacks a shard's share: more machines would
+			// not help, the missing document would.
+			return Headline{Status: StatusInconclusive, Text: fmt.Sprintf("INCONCLUSIVE · harness-bound at %s (%s): the limit found (%s) is not the server's: a share of the load is missing (coverage)", FormatLoad(s.Load, u), s.Why, held)}
+		}
+		return Headline{Status: StatusInconclusive, Text: fmt.Sprintf("INCONCLUSIVE · harness-bound at %s (%s): the limit found (%s) is the harness's, not the server's; add --workers or more machines", FormatLoad(s.Load, u), s.Why, held)}
 	case StopNoLoadHeld:
 		return Headline{Status: StatusFail, Text: fmt.Sprintf("FAIL · no load held: %s broke first on %s", FormatLoad(c.BrokeAt, u), c.BrokeFirst)}
 	case StopInterrupted:
-		return Headline{Status: StatusInterrupted, Text: "INTERRUPTED · the search was stopped: " + held}
+		return Headline{Status: StatusInterrupted, Text: "INTERRUPTED · the " + what + " was stopped: " + held}
 	}
 	if c.Sustainable == 0 && c.BrokeAt == 0 {
 		return Headline{Text: "NO VERDICT · no step ran (" + c.StopText + ")"}

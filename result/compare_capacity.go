@@ -78,6 +78,14 @@ func CompareCapacity(base, new *Capacity, gates []Gate) (*CapacityComparison, er
 	if base.Model != new.Model {
 		return nil, fmt.Errorf("reports: base is a search of the %s model, new of the %s model: their loads are not comparable", words.OrDash(base.Model), words.OrDash(new.Model))
 	}
+	for _, side := range []struct {
+		name string
+		doc  *Capacity
+	}{{"base", base}, {"new", new}} {
+		if side.doc.Shard != "" {
+			return nil, fmt.Errorf("reports: %s is shard %s of a sharded ladder, its share of each load: merge every shard's document first (lobbybench report merge)", side.name, side.doc.Shard)
+		}
+	}
 	c := &CapacityComparison{Model: new.Model, BaseSustainable: base.Sustainable, NewSustainable: new.Sustainable,
 		BasePrecision: base.Settings.Precision, NewPrecision: new.Settings.Precision,
 		Changed: []LoadChange{}, Breaches: []Breach{}}

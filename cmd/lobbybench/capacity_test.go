@@ -47,13 +47,35 @@ func TestCapacityUsage(t *testing.T) {
 		{"warmup", []string{"--warmup", "-1s", sc}, "--warmup"},
 		{"missing file", []string{filepath.Join(t.TempDir(), "none.yaml")}, "none.yaml"},
 		{"json directory", []string{"--json", filepath.Join(t.TempDir(), "no", "c.json"), sc}, "--json"},
+		{"loads garbage", []string{"--loads", "10,lots", sc}, `--loads: "lots" (load 2) is not a number`},
+		{"loads empty", []string{"--loads", "", sc}, "--loads is empty"},
+		{"loads out of order", []string{"--loads", "100,50,200", sc}, "--loads: 50 after 100: loads must increase"},
+		{"loads not whole", []string{"--loads", "10,15.5", sc}, "--loads: 15.5 (load 2) is not a whole load"},
+		{"loads with start", []string{"--loads", "10,20", "--start", "5", sc}, "--start cannot be used with --loads"},
+		{"loads with precision", []string{"--loads", "10,20", "--precision", "0.05", sc}, "--precision cannot be used with --loads"},
+		{"shard with workers", []string{"--shard", "0/2", "--workers", "2", "--target", "127.0.0.1:9", sc}, "--shard cannot be used with --workers"},
+		{"shard garbage", []string{"--shard", "2/2", sc}, `flag -shard: "2/2": i must be 0-1`},
+		{"shard without a target", []string{"--shard", "0/2", sc}, "--shard 0/2 needs --target"},
+		{"shard with target-cmd", []string{"--shard", "1/2", "--target", "127.0.0.1:9", "--target-cmd", "lobbybench serve", sc}, "--target-cmd cannot be used with --shard"},
+		{"shard with precision", []string{"--shard", "1/2", "--target", "127.0.0.1:9", "--precision", "0.05", sc}, "--precision cannot be used with --shard"},
+		{"workers garbage", []string{"--workers", "many", sc}, `--workers "many": want a number of processes 1-256 or auto`},
+		{"workers zero", []string{"--workers", "0", sc}, "--workers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errs := runCLI(t, append([]string{"capacity"}, tc.args...)...)
-			if code != exitUsage || !strings.Contains(errs, tc.want) {
-				t.Errorf("exit %d, stderr %q: want %d naming %s", code, errs, exitUsage, tc.want)
+			code, stdout, errs := runCLI(t, append([]string{"capacity"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 || stdout != "" {
+				t.Errorf("exit %d, stderr %q: want %d and one line naming %s", code, errs, exitUsage, tc.want)
 			}
 		})
+	}
+	// Internal to capacity --workers: a run of its own refuses it.
+	code, _, errs := runCLI(t, "run", "--capacity-step", "10:1s", sc)
+	if code != exitUsage || !strings.Contains(errs, "--capacity-step is internal to 'capacity --workers'") {
+		t.Errorf("run --capacity-step: exit %d, %q", code, errs)
+	}
+	code, _, errs = runCLI(t, "run", "--worker", "--capacity-step", "10", sc)
+	if code != exitUsage || !strings.Contains(errs, `--capacity-step "10": want LOAD:DURATION`) {
+		t.Errorf("run --capacity-step 10: exit %d, %q", code, errs)
 	}
 }
 

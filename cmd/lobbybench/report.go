@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/words"
@@ -38,7 +39,9 @@ Subcommands:
                                   a gate is broken; an increase the
                                   harness's send lag explains is not judged)
   merge SHARD.json... [-o FILE]   exact merge of 'run --shard i/n' results,
-                                  thresholds evaluated again on the merge
+                                  thresholds evaluated again on the merge;
+                                  or of 'capacity --shard i/n' documents,
+                                  step by step, each step judged again
 
 Flags may follow the file names. Run 'lobbybench report <subcommand> --help'
 for a subcommand's flags.`
@@ -61,7 +64,7 @@ func reportSubs() []reportSub {
 	}
 	return append(subs,
 		reportSub{"compare", "compare two results against regression gates", reportCompareUsage, reportCompareFlags},
-		reportSub{"merge", "merge the shards of one sharded run exactly", reportMergeUsage, reportMergeFlags})
+		reportSub{"merge", "merge the shards of one sharded run, or of a sharded capacity ladder, exactly", reportMergeUsage, reportMergeFlags})
 }
 
 func init() {
@@ -372,7 +375,20 @@ Exit codes: 0 merged; 2 unreadable or mismatched input; 4 a threshold
 failed on the merged data, or a step was tried and never succeeded in any
 shard; 8 every threshold that failed is harness-bound (the harness's own
 send lag explains it: INCONCLUSIVE). The merged file is written in every
-case but 2.`
+case but 2.
+
+The documents of a sharded capacity ladder ('capacity --shard i/n', one
+per shard) merge the same way, step by step: the k-th step of every shard
+is the ladder's k-th load, its runs are merged exactly and the merged
+step is judged again as 'capacity' judges a step; the ladder's result
+(sustainable load, what broke first, the rule x load matrix) is built
+from the merged steps and written as a capacity document. A shard of the
+n that no file gives, or a step a shard did not play, is said on stderr
+("coverage: ...") and in the document, and such a step is judged
+harness-bound (its load was not all offered), never PASS. Exit codes are
+then those of 'capacity': 0 a limit found, 1 no load held, 7 the target
+went down, 8 harness-bound or a share missing, 2 files that are not the
+shards of one ladder.`
 
 func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 	out := fs.String("o", "", "write the merged JSON to `FILE` (default stdout)")
@@ -382,16 +398,30 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 			return usageErr(e, cmd, "want at least one SHARD.json")
 		}
 		runs := make([]*result.Run, 0, len(args))
+		var caps []*result.Capacity
+		firstKind := ""
 		for _, a := range args {
 			d, err := readResult(a)
 			if err != nil {
 				return usageErr(e, cmd, "%v", err)
 			}
-			r, ok := d.(*result.Run)
-			if !ok {
-				return usageErr(e, cmd, "%s is a %s result; only run results merge", a, result.KindOf(d))
+			kind := result.KindOf(d)
+			if firstKind == "" {
+				firstKind = kind
 			}
-			runs = append(runs, r)
+			switch {
+			case kind == result.KindConform:
+				return usageErr(e, cmd, "%s is a conform result; only run results, or capacity shards' documents, merge", a)
+			case kind != firstKind:
+				return usageErr(e, cmd, "%s is a %s result, %s a %s result: runs merge with runs, capacity shards with capacity shards", a, kind, args[0], firstKind)
+			case kind == result.KindCapacity:
+				caps = append(caps, d.(*result.Capacity))
+			default:
+				runs = append(runs, d.(*result.Run))
+			}
+		}
+		if len(caps) > 0 {
+			return mergeCapacity(e, caps, args, *out)
 		}
 		merged, warns, thOK, err := engine.MergeShards(runs, args)
 		for _, w := range warns {
@@ -419,4 +449,28 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		return exitOK
 	}
+}
+
+// mergeCapacity is `report merge` of the shards' documents of a sharded
+// capacity ladder (capacity.Merge): the merged ladder's JSON to out (or
+// stdout), what it lacks and its headline to stderr, and the exit code
+// `capacity` would give it.
+func mergeCapacity(e *env, caps []*result.Capacity, names []string, out string) int {
+	const cmd = "report merge"
+	merged, warns, err := capacity.Merge(caps, names)
+	for _, w := range warns {
+		fmt.Fprintf(e.stderr, "lobbybench %s: warning: %s\n", cmd, w)
+	}
+	if err != nil {
+		return usageErr(e, cmd, "%v", err)
+	}
+	if err := writeOutput(e, out, func(w io.Writer) error { return reports.WriteCapacityJSON(w, merged) }); err != nil {
+		return usageErr(e, cmd, "%v", err)
+	}
+	for _, c := range merged.Coverage {
+		fmt.Fprintf(e.stderr, "lobbybench %s: coverage: %s\n", cmd, c)
+	}
+	fmt.Fprintf(e.stderr, "lobbybench %s: %s of a %d-load ladder, %s merged: %s\n", cmd, words.Count(merged.Shards, "shard"),
+		len(merged.Settings.Loads), words.Count(len(merged.Steps), "step"), merged.Headline().Text)
+	return capacityExit(merged)
 }

@@ -64,7 +64,7 @@ func TestReportCompareCapacity(t *testing.T) {
 		{"bad gate", []string{"report", "compare", base, dropped, "--max-capacity-drop", "lots"}, exitUsage, "", "-max-capacity-drop", true},
 		{"target down new", []string{"report", "compare", base, down}, exitThreshold, "TARGET DOWN new search: at 400/s", "", false},
 		{"run against capacity", []string{"report", "compare", fx.base, base}, exitUsage, "", "is a run result but", true},
-		{"merge a capacity result", []string{"report", "merge", base}, exitUsage, "", "is a capacity result; only run results merge", true},
+		{"merge a search", []string{"report", "merge", base}, exitUsage, "", "is not the document of a shard of a capacity ladder ('capacity --shard i/n' writes those): only they merge", true},
 		{"markdown of a capacity result", []string{"report", "markdown", base}, exitOK, "PASS · sustainable 200/s", "", false},
 		{"html of a capacity result beside a run", []string{"report", "html", base, fx.base}, exitUsage, "", "it renders alone", true},
 		{"html of a capacity result", []string{"report", "html", base}, exitOK, "lobbybench capacity: list-poll", "", false},

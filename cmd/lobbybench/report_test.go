@@ -147,7 +147,7 @@ func TestReportCommandLine(t *testing.T) {
 		{"compare slower, p50 gate", []string{"report", "compare", fx.base, fx.slower, "--max-p99-increase=off", "--max-p50-increase", "20"}, exitThreshold, "p50_increase_pct", "", false},
 		{"compare conform newly failing", []string{"report", "compare", fx.conf, fx.confWorse}, exitThreshold, "newly failing", "", false},
 		{"compare conform gate off", []string{"report", "compare", fx.conf, fx.confWorse, "--fail-on-new-failures=false"}, exitOK, "Gates: all passed", "", false},
-		{"merge conform", []string{"report", "merge", fx.conf}, exitUsage, "", "only run results merge", true},
+		{"merge conform", []string{"report", "merge", fx.conf}, exitUsage, "", "is a conform result; only run results, or capacity shards' documents, merge", true},
 		{"merge nothing", []string{"report", "merge"}, exitUsage, "", "at least one", true},
 	}
 	for _, sub := range []string{"html", "junit", "markdown", "compare", "merge"} {

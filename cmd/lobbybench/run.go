@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/words"
@@ -102,6 +103,7 @@ func init() {
 				workers    = fs.String("workers", "", "run as `N` local shard processes (or auto: enough for the open-files limit), one merged result")
 				worker     = fs.Bool("worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
 				embeddedAt = fs.String("embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
+				capStep    = fs.String("capacity-step", "", "(internal to capacity --workers) play the scenario's flows at one flat `LOAD:DURATION`, as a capacity step does")
 				preciseOn  = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
 				watchdog   = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket and report when it goes down (0: no watchdog)")
 				own        = addOwnedTargetFlags(fs, true)
@@ -158,6 +160,18 @@ func init() {
 				}
 				if err := plan.Apply(o); err != nil {
 					return usageErr(e, "run", "%v", err)
+				}
+				if *capStep != "" {
+					// A capacity step's share: what --rate and
+					// --duration cannot say (they scale the stages).
+					if !*worker {
+						return usageErr(e, "run", "--capacity-step is internal to 'capacity --workers': it needs --worker")
+					}
+					load, d, err := parseCapacityStep(*capStep)
+					if err != nil {
+						return usageErr(e, "run", "%v", err)
+					}
+					plan = capacity.StepPlan(plan, load, d)
 				}
 				if *maxClients > 0 {
 					if plan.Load.Model == scenario.Closed && *maxClients < int(peakOf(plan.Load)) {
@@ -228,6 +242,13 @@ func init() {
 					res, err = engine.Run(ctx, cfg)
 					we := *e
 					we.stdout = io.Discard
+					if *capStep != "" {
+						// A capacity step's share: the parent judges
+						// the step (send lag, failed starts) from the
+						// result; the summary's warnings would only
+						// repeat it once per worker and step.
+						we.stderr = io.Discard
+					}
 					e = &we
 				default:
 					res, err = engine.Run(ctx, cfg)
