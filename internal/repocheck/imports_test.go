@@ -116,7 +116,7 @@ var importRules = []importRule{{
 }, {
 	// What measures, plays or judges a server needs the model, not its
 	// renderings: a format is chosen and written by cmd/ alone.
-	rule:      "metrics, scenario, simclient, wire/..., liveness, conformance and engine import no renderer (reports)",
+	rule:      "metrics, scenario, simclient, wire/..., liveness, conformance, engine and capacity import no renderer (reports)",
 	applies:   in("metrics", "scenario", "simclient", "wire", "liveness", "conformance", "engine", "capacity"),
 	forbidden: ownIn("reports"),
 	example:   [2]string{"engine", "reports"},
