@@ -13,6 +13,7 @@ import (
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -259,12 +260,18 @@ func (d *drill) result(run *result.Run, end time.Duration) *result.Drill {
 // dead. It tries each datagram up to three times within timeout.
 func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration, start time.Time) *result.RoomCheck {
 	rc := &result.RoomCheck{AtNS: time.Since(start)}
+	ctx, cancel := context.WithTimeout(ctx, 2*timeout)
+	defer cancel()
+	l, err := udpclient.ListRooms(ctx, addr, profile, 0xFFF0, timeout)
+	if err != nil {
+		rc.Error = err.Error()
+		return rc
+	}
+	rooms := l.Rooms
 	prof, err := udplobby.ParseProfile(profile)
 	if err != nil || !prof.Valid() {
 		prof = udplobby.ProfileSpec
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*timeout)
-	defer cancel()
 	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
 	c, err := net.ListenUDP("udp", nil)
 	if err != nil {
@@ -277,32 +284,6 @@ func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeou
 	dec := udplobby.Decoder{Profile: prof, Dir: udplobby.ServerToClient}
 	buf := make([]byte, 64<<10)
 	var m udplobby.Message
-	// The list.
-	var rooms []udplobby.Room
-	got := false
-	for try := 0; try < 3 && !got && ctx.Err() == nil; try++ {
-		if _, err := c.WriteToUDPAddrPort(udplobby.AppendListRooms(nil, prof, 0xFFF0), addr); err != nil {
-			rc.Error = "LOBBY_LIST_ROOMS: " + err.Error()
-			return rc
-		}
-		c.SetReadDeadline(time.Now().Add(timeout / 3))
-		for {
-			n, from, err := c.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				break
-			}
-			if netip.AddrPortFrom(from.Addr().Unmap(), from.Port()) != addr || dec.Decode(buf[:n], &m) != nil || m.Type != udplobby.LobbyRoomList {
-				continue
-			}
-			rooms = m.Rooms.AppendRooms(nil)
-			got = true
-			break
-		}
-	}
-	if !got {
-		rc.Error = fmt.Sprintf("no LOBBY_ROOM_LIST from %v within %s", addr, timeout)
-		return rc
-	}
 	rc.Listed = len(rooms)
 	if len(rooms) > result.MaxRoomsProbed {
 		rooms = rooms[:result.MaxRoomsProbed]
