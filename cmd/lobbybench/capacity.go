@@ -245,6 +245,19 @@ func init() {
 					defer owner.stop()
 					r.Base.OnWatchdog, r.Base.OnStart, r.Base.TargetTelemetry = owner.onWatchdog, owner.onStart, owner.Snapshot
 					r.Telemetry = owner.Snapshot
+					// A step's workers see only that the address stopped
+					// answering; the process's end, and how, is known here.
+					inner := r.Run
+					if inner == nil {
+						inner = engine.Run
+					}
+					r.Run = func(ctx context.Context, cfg engine.Config) (*engine.Result, error) {
+						res, err := inner(ctx, cfg)
+						if res != nil && res.Run != nil {
+							owner.noteEnd(res)
+						}
+						return res, err
+					}
 					targetName += " (started by --target-cmd)"
 				}
 				var progress func(result.CapacityStep)

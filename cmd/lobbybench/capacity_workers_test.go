@@ -168,3 +168,30 @@ thresholds:
 		t.Errorf("the step's server answered %d LOBBY_LIST_ROOMS, the workers made %d requests: they did not aim at it", n, sum)
 	}
 }
+
+// TestCapacityWorkersOwnedAborts: with --workers, the workers see only
+// that the address stopped answering; the server started by --target-cmd
+// aborting is still said as its end in words (exited: killed by SIGABRT),
+// first, with exit 7.
+func TestCapacityWorkersOwnedAborts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real search, two processes a step")
+	}
+	t.Setenv(asMainEnv, "1") // the workers are this test binary
+	addr := freeUDPPort(t)
+	js := filepath.Join(t.TempDir(), "c.json")
+	code, stdout, errs := runCLI(t, "capacity", "--workers", "2", "--step", "3s", "--warmup", "0s", "--grace", "300ms", "--start", "20",
+		"--lag-bound", "10s", "--watchdog", "50ms", "--drain", "0s", "--json", js,
+		"--target-cmd", serveCmd(t, addr, abortEnv+"=1s"), ownedScenario(t, addr, "2s"))
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, errs)
+	if code != exitTargetDown {
+		t.Fatalf("exit %d, want %d", code, exitTargetDown)
+	}
+	c := readCapacity(t, js)
+	if h := c.Headline().Text; !strings.HasPrefix(h, "TARGET DOWN · ") || !strings.Contains(h, "exited: killed by SIGABRT") {
+		t.Errorf("headline %q: want TARGET DOWN first, with how the server ended", h)
+	}
+	if first := strings.SplitN(stdout, "\n", 2)[0]; !strings.HasPrefix(first, "TARGET DOWN · ") {
+		t.Errorf("stdout's first line %q", first)
+	}
+}

@@ -150,6 +150,13 @@ func (r *ownedRun) endedEarly() string {
 func (r *ownedRun) finish(res *engine.Result) {
 	r.stop()
 	res.Run.TargetProcess = r.Snapshot()
+	r.noteEnd(res)
+}
+
+// noteEnd records in res the server's end, when it has ended: what a
+// run's watchdog learns through onWatchdog, for a run that had none in
+// this process (`--workers`: each worker watches only the address).
+func (r *ownedRun) noteEnd(res *engine.Result) {
 	r.mu.Lock()
 	at, exit, tail, start := r.exitedAt, r.exit, r.tail, r.start
 	r.mu.Unlock()
