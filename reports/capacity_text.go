@@ -36,7 +36,7 @@ func WriteCapacityText(w io.Writer, c *result.Capacity) error {
 	for _, s := range c.Steps {
 		switch {
 		case len(s.Broke) > 0:
-			notes = append(notes, fmt.Sprintf("%s broke: %s", result.FormatLoad(s.Load, u), joinMax(s.Broke, 3)))
+			notes = append(notes, fmt.Sprintf("%s broke: %s", result.FormatLoad(s.Load, u), words.JoinMax(s.Broke, 3)))
 		case s.Why != "":
 			notes = append(notes, fmt.Sprintf("%s %s: %s", result.FormatLoad(s.Load, u), verdictWord(s.Verdict), s.Why))
 		}
@@ -110,21 +110,6 @@ func sumViolations(m map[string]int64) int64 {
 		n += v
 	}
 	return n
-}
-
-// joinMax joins the first n items and counts the rest.
-func joinMax(items []string, n int) string {
-	s := ""
-	for i, it := range items[:min(len(items), n)] {
-		if i > 0 {
-			s += "; "
-		}
-		s += it
-	}
-	if len(items) > n {
-		s += fmt.Sprintf("; and %d more", len(items)-n)
-	}
-	return s
 }
 
 // stepWorkers is the most local worker processes a step of c was played
