@@ -215,8 +215,9 @@ func ownerIn(err error) string {
 	return ""
 }
 
-// RegisterProtocol adds a protocol (its reachability check). A protocol file calls it
-// from init(); it panics on a duplicate name.
+// RegisterProtocol adds a protocol (its reachability check). The
+// protocol's descriptor calls it (protocols.Register); it panics on a
+// duplicate name.
 func RegisterProtocol(p Protocol) {
 	regMu.Lock()
 	defer regMu.Unlock()

@@ -32,8 +32,10 @@ const (
 	secLevQuirks    = "leviathan.md §Q Engine defects"
 )
 
-func init() {
-	RegisterProtocol(Protocol{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan})
+// LeviathanGroup is the protocol's group of the suite: the conformance half
+// of its descriptor (package protocols), which registers it.
+func LeviathanGroup() Protocol {
+	return Protocol{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan}
 }
 
 // levClient is a conformance session: the shared connection engine over a

@@ -34,8 +34,10 @@ const (
 	maxTCPFrameLen = 1 << 20 // a length prefix above this is not read
 )
 
-func init() {
-	RegisterProtocol(Protocol{Name: ProtoTCP, Transport: "tcp", Reach: reachTCP})
+// TCPLobbyGroup is the protocol's group of the suite: the conformance half
+// of its descriptor (package protocols), which registers it.
+func TCPLobbyGroup() Protocol {
+	return Protocol{Name: ProtoTCP, Transport: "tcp", Reach: reachTCP}
 }
 
 var tcpNames atomic.Uint32

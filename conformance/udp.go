@@ -37,8 +37,10 @@ const (
 	secInstance    = "udp-lobby.md §15 Game-instance handshake"
 )
 
-func init() {
-	RegisterProtocol(Protocol{Name: ProtoUDP, Transport: "udp", Reach: reachUDP})
+// UDPLobbyGroup is the protocol's group of the suite: the conformance half
+// of its descriptor (package protocols), which registers it.
+func UDPLobbyGroup() Protocol {
+	return Protocol{Name: ProtoUDP, Transport: "udp", Reach: reachUDP}
 }
 
 // profile returns the header profile settled for the run.

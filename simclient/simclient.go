@@ -41,14 +41,11 @@ type Session interface {
 // generator and impairment generator.
 type Factory func(sh *Shared, id int, flow *scenario.Flow, src netip.Addr) (Session, error)
 
-// Protocol describes one protocol to the engine. The protocol's client
-// package registers it once, from init (Register); the engine, the
-// scenario loader and the CLI iterate over the registry, so a new protocol
-// is its wire codec, its client package and this descriptor.
+// Protocol is how a run plays one protocol: the client half of the
+// protocol's descriptor (package protocols), which registers it here.
 type Protocol struct {
-	// ProtocolSpec is what the scenario loader reads: name, transport,
-	// step kinds, malformed kinds, protocol-specific keys.
-	scenario.ProtocolSpec
+	// Name is the protocol's (its scenario spec's) name.
+	Name scenario.Protocol
 	// Reach checks, before a run sends anything else, that a server
 	// speaking the protocol answers at addr within timeout. It returns nil when it does, an error saying what
 	// it saw otherwise (refused, silence, another protocol). headerProfile
@@ -62,7 +59,8 @@ type Protocol struct {
 	// hung server's kernel still does). Nil: the watchdog uses Reach.
 	Watch func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) error
 	// EmbeddedParts are the reference server parts a run with no target
-	// starts (refserver part names); the run aims at the first.
+	// starts (refserver part names, the descriptor's); the run aims at the
+	// first.
 	EmbeddedParts []string
 	// New makes the protocol's sessions.
 	New Factory
@@ -73,9 +71,8 @@ var (
 	protos = map[string]*Protocol{}
 )
 
-// Register makes p a protocol: its spec goes to the scenario loader, the
-// rest to Lookup and Describe. It panics if p.Name is registered twice or p
-// misses a part; protocol packages call it from init.
+// Register makes p known to Lookup and Describe. It panics if p.Name is
+// registered twice or p misses a part; protocols.Register calls it.
 func Register(p Protocol) {
 	if p.Reach == nil || p.New == nil || len(p.EmbeddedParts) == 0 {
 		panic("simclient: protocol " + string(p.Name) + " needs Reach, New and EmbeddedParts")
@@ -85,7 +82,6 @@ func Register(p Protocol) {
 	if _, dup := protos[string(p.Name)]; dup {
 		panic("simclient: protocol " + string(p.Name) + " registered twice")
 	}
-	scenario.RegisterProtocol(p.ProtocolSpec)
 	protos[string(p.Name)] = &p
 }
 

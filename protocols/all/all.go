@@ -4,7 +4,7 @@
 package all
 
 import (
-	_ "github.com/lobbybench/lobbybench/simclient/levclient"
-	_ "github.com/lobbybench/lobbybench/simclient/tcpclient"
-	_ "github.com/lobbybench/lobbybench/simclient/udpclient"
+	_ "github.com/lobbybench/lobbybench/protocols/leviathan"
+	_ "github.com/lobbybench/lobbybench/protocols/tcplobby"
+	_ "github.com/lobbybench/lobbybench/protocols/udplobby"
 )

@@ -7,26 +7,27 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-func init() {
-	simclient.Register(simclient.Protocol{
-		ProtocolSpec: scenario.ProtocolSpec{
-			Name: scenario.Leviathan, Order: 3, Transport: "udp",
-			Steps: []scenario.StepKind{scenario.Connect, scenario.JoinServer, scenario.JoinGame, scenario.Echo,
-				scenario.Status, scenario.Disconnect},
-			Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
-			ProbeRequests: []scenario.StepKind{scenario.Echo},
-		},
-		Reach:         reach,
-		EmbeddedParts: []string{refserver.Leviathan},
-		New:           New,
-	})
+// Spec is the Leviathan protocol as the scenario loader knows it: the
+// scenario half of its descriptor (protocols/leviathan).
+var Spec = scenario.ProtocolSpec{
+	Name: scenario.Leviathan, Order: 3, Transport: "udp",
+	Steps: []scenario.StepKind{scenario.Connect, scenario.JoinServer, scenario.JoinGame, scenario.Echo,
+		scenario.Status, scenario.Disconnect},
+	Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
+	ProbeRequests: []scenario.StepKind{scenario.Echo},
+}
+
+// Client is how a run plays the Leviathan protocol: the client half of its
+// descriptor.
+var Client = simclient.Protocol{
+	Reach: reach,
+	New:   New,
 }
 
 // reach checks a Leviathan endpoint: a Connect request must draw a

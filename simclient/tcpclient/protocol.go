@@ -7,27 +7,27 @@ import (
 	"net/netip"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-func init() {
-	simclient.Register(simclient.Protocol{
-		ProtocolSpec: scenario.ProtocolSpec{
-			Name: scenario.TCPLobby, Order: 2, Transport: "tcp",
-			Steps: []scenario.StepKind{scenario.Connect, scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Ready,
-				scenario.Start, scenario.WaitCountdown, scenario.WaitGameStart, scenario.Disconnect},
-			Malformed:     []scenario.MalformedKind{scenario.WrongLength, scenario.UnknownType, scenario.RandomBytes},
-			ProbeRequests: []scenario.StepKind{scenario.ListRooms},
-		},
-		Reach: reach,
-		Watch: watch,
-		// The TCP lobby hands its games to the UDP lobby's instances.
-		EmbeddedParts: []string{refserver.TCPLobby, refserver.UDPLobby},
-		New:           New,
-	})
+// Spec is the TCP lobby protocol as the scenario loader knows it: the
+// scenario half of its descriptor (protocols/tcplobby).
+var Spec = scenario.ProtocolSpec{
+	Name: scenario.TCPLobby, Order: 2, Transport: "tcp",
+	Steps: []scenario.StepKind{scenario.Connect, scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Ready,
+		scenario.Start, scenario.WaitCountdown, scenario.WaitGameStart, scenario.Disconnect},
+	Malformed:     []scenario.MalformedKind{scenario.WrongLength, scenario.UnknownType, scenario.RandomBytes},
+	ProbeRequests: []scenario.StepKind{scenario.ListRooms},
+}
+
+// Client is how a run plays the TCP lobby protocol: the client half of its
+// descriptor.
+var Client = simclient.Protocol{
+	Reach: reach,
+	Watch: watch,
+	New:   New,
 }
 
 // reach checks a TCP lobby: a connection must be accepted.

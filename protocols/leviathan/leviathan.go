@@ -1,0 +1,20 @@
+// Package leviathan registers the Leviathan reliable-UDP format (leviathan.md): its descriptor is assembled here from
+// the protocol's own packages, once.
+package leviathan
+
+import (
+	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/protocols"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/simclient/levclient"
+)
+
+func init() {
+	g := conformance.LeviathanGroup()
+	protocols.Register(protocols.Descriptor{
+		Scenario:    levclient.Spec,
+		Client:      levclient.Client,
+		Conformance: &g,
+		Server:      []string{refserver.Leviathan},
+	})
+}

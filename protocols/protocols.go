@@ -1,0 +1,88 @@
+// Package protocols is where a protocol becomes part of lobbybench. A
+// protocol's descriptor (Descriptor) holds everything the rest of the
+// program needs of it: what the scenario loader reads, how runs play it,
+// its group of the conformance suite and its parts of the reference
+// server. The protocol's own package registers it once, from init, with
+// Register, which hands each piece to the registry of the package that uses
+// it; protocols/all links every protocol, and nothing else lists them.
+package protocols
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// Descriptor is one protocol, whole.
+type Descriptor struct {
+	// Scenario is what the scenario loader knows of the protocol: its name
+	// (the scenario's protocol:, --protocol, results and case groups),
+	// documentation order, transport, step kinds, malformed kinds,
+	// rate-probe requests and its own top-level keys.
+	Scenario scenario.ProtocolSpec
+	// Client is how a run plays it: the reachability check, the watchdog's
+	// probe and the session factory. Its Name and EmbeddedParts are
+	// Register's to fill in.
+	Client simclient.Protocol
+	// Conformance is its group of the conformance suite; nil when it has
+	// none. Its Name is Register's to fill in.
+	Conformance *conformance.Protocol
+	// Server names its parts of the reference server; a run with no
+	// target starts them and aims at the first.
+	Server []string
+}
+
+var (
+	mu    sync.RWMutex
+	descs = map[scenario.Protocol]*Descriptor{}
+)
+
+// Register makes d a protocol of the program: its scenario spec goes to the
+// scenario loader, its client to simclient, its conformance group to the
+// suite. It panics on a second registration of a name and on a descriptor
+// that lacks a piece: programming errors of a protocol package's init.
+func Register(d Descriptor) {
+	name := d.Scenario.Name
+	if name == "" || d.Client.New == nil || d.Client.Reach == nil || len(d.Server) == 0 {
+		panic(fmt.Sprintf("protocols: protocol %q needs a name, a client (Reach, New) and a server part", name))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := descs[name]; dup {
+		panic(fmt.Sprintf("protocols: protocol %q registered twice", name))
+	}
+	d.Client.Name = name
+	d.Client.EmbeddedParts = slices.Clone(d.Server)
+	scenario.RegisterProtocol(d.Scenario)
+	simclient.Register(d.Client)
+	if d.Conformance != nil {
+		g := *d.Conformance
+		g.Name = string(name)
+		conformance.RegisterProtocol(g)
+		d.Conformance = &g
+	}
+	descs[name] = &d
+}
+
+// Lookup returns the descriptor registered under name.
+func Lookup(name string) (*Descriptor, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	d, ok := descs[scenario.Protocol(name)]
+	return d, ok
+}
+
+// All returns the registered descriptors in documentation order.
+func All() []*Descriptor {
+	var out []*Descriptor
+	for _, p := range scenario.Protocols() {
+		if d, ok := Lookup(string(p)); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
