@@ -13,6 +13,7 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestSearchStepsDoNotInheritRooms: against a reference server whose room
@@ -33,7 +34,7 @@ func TestSearchStepsDoNotInheritRooms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	p, _ := simclient.Describe(string(scenario.UDPLobby))
+	p, _ := simclient.Describe(string(udplobby.ProtocolName))
 	addr := srv.Addr(p.EmbeddedParts[0])
 	if !addr.IsValid() {
 		t.Fatalf("the reference server has no %s part", p.EmbeddedParts[0])

@@ -12,6 +12,7 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // overheadPlan is the list-poll scenario of pollPlan, against target
@@ -59,7 +60,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer srv.Close()
-		p, _ := simclient.Describe(string(scenario.UDPLobby))
+		p, _ := simclient.Describe(string(udplobby.ProtocolName))
 		addr := srv.Addr(p.EmbeddedParts[0])
 		if !addr.IsValid() {
 			b.Fatalf("the reference server has no %s part", p.EmbeddedParts[0])

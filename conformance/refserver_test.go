@@ -13,6 +13,7 @@ import (
 	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -174,7 +175,7 @@ func startRef(t testing.TB) *refserver.Server {
 // every case passes.
 func TestReferenceTCP(t *testing.T) {
 	srv := startRef(t)
-	rep, err := Run(context.Background(), Config{Target: srv.Addr(refserver.TCPLobby).String(), Protocol: ProtoTCP})
+	rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: ProtoTCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := Run(context.Background(), Config{Target: srv.Addr(refserver.TCPLobby).String(), Protocol: ProtoTCP})
+		rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: ProtoTCP})
 		srv.Close()
 		if err != nil {
 			b.Fatal(err)

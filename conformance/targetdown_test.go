@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -263,7 +262,7 @@ func TestTargetDies(t *testing.T) {
 	tcp := func(how string) func(t *testing.T) Config {
 		return func(t *testing.T) Config {
 			ref := startRef(t)
-			return Config{Target: startDyingTCP(t, ref.Addr(refserver.TCPLobby).String(), how, tcplobby.TypeReadyReq), Protocol: ProtoTCP, Timeout: time.Second}
+			return Config{Target: startDyingTCP(t, ref.Addr(tcplobby.ProtocolName).String(), how, tcplobby.TypeReadyReq), Protocol: ProtoTCP, Timeout: time.Second}
 		}
 	}
 	lev := func(how string) func(t *testing.T) Config {
@@ -369,7 +368,7 @@ func (p *dyingTCP) restart(t *testing.T, upstream string) error {
 func TestOwnedTargetHooks(t *testing.T) {
 	t.Parallel()
 	ref := startRef(t)
-	upstream := ref.Addr(refserver.TCPLobby).String()
+	upstream := ref.Addr(tcplobby.ProtocolName).String()
 	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
 	restarts := 0
 	cfg := Config{Target: px.ln.Addr().String(), Protocol: ProtoTCP, Timeout: time.Second,
@@ -416,7 +415,7 @@ func TestOwnedTargetHooks(t *testing.T) {
 func TestOwnedTargetRerunAlone(t *testing.T) {
 	t.Parallel()
 	ref := startRef(t)
-	upstream := ref.Addr(refserver.TCPLobby).String()
+	upstream := ref.Addr(tcplobby.ProtocolName).String()
 	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
 	// The cases overlap, and those beside the fatal one are still in
 	// flight when it dies.

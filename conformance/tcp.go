@@ -14,13 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // Names of the TCP lobby protocol (tcp-lobby.md) and its sections.
 const (
-	ProtoTCP = string(scenario.TCPLobby)
+	ProtoTCP = string(tcplobby.ProtocolName)
 
 	secTCPFraming  = "tcp-lobby.md §2.2 Message framing"
 	secTCPRoom     = "tcp-lobby.md §5.1 Room management"

@@ -15,13 +15,12 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/refusals"
-	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // Names of the UDP lobby protocol and its document sections.
 const (
-	ProtoUDP = string(scenario.UDPLobby)
+	ProtoUDP = string(udplobby.ProtocolName)
 
 	secPacket      = "udp-lobby.md §3 Packet structure"
 	secListRooms   = "udp-lobby.md §4 LOBBY_LIST_ROOMS"

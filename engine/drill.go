@@ -359,7 +359,7 @@ func checkRooms(ctx context.Context, addr netip.AddrPort, profile string, timeou
 // rooms (udp-lobby) and the target answers; for the other protocols it
 // is not made (docs/run.md, Recovery drills).
 func drillRooms(ctx context.Context, plan *scenario.Plan, addr netip.AddrPort, timeout time.Duration, start time.Time, wd *liveness.Watchdog) *result.RoomCheck {
-	if plan.Protocol != scenario.UDPLobby {
+	if plan.Protocol != udplobby.ProtocolName {
 		return nil
 	}
 	if wd != nil && wd.Down() {

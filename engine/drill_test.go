@@ -19,6 +19,7 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // drillServerEnv makes the test binary, run again as TestDrillServer, the
@@ -31,7 +32,7 @@ func TestDrillServer(t *testing.T) {
 	if addr == "" {
 		t.Skip("the drill's server, run by TestDrill as a process of its own")
 	}
-	cfg, err := refserver.Loopback().Only(refserver.UDPLobby)
+	cfg, err := refserver.Loopback().Only(udplobby.ProtocolName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -42,7 +43,7 @@ func TestDrillServer(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("serving at", srv.Addr(refserver.UDPLobby))
+	fmt.Println("serving at", srv.Addr(udplobby.ProtocolName))
 	time.Sleep(2 * time.Minute) // bounded: the test stops it long before
 	os.Exit(0)
 }

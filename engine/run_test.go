@@ -16,6 +16,8 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // pingSession is a fake simulated client: each step "succeeds" after hold,
@@ -232,9 +234,9 @@ func TestReach(t *testing.T) {
 		reach  bool
 		listen bool
 	}{
-		{"tcp open", scenario.TCPLobby, open, true, true},
-		{"tcp closed", scenario.TCPLobby, open, false, false},
-		{"leviathan closed", scenario.Leviathan, netip.MustParseAddrPort("127.0.0.1:9"), false, false},
+		{"tcp open", tcplobby.ProtocolName, open, true, true},
+		{"tcp closed", tcplobby.ProtocolName, open, false, false},
+		{"leviathan closed", leviathan.ProtocolName, netip.MustParseAddrPort("127.0.0.1:9"), false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

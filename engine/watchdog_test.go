@@ -19,6 +19,8 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // watchedTarget starts the reference server's part for proto on
@@ -27,8 +29,8 @@ import (
 func watchedTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *faultproxy.Proxy {
 	t.Helper()
 	parts := []string{proto}
-	if proto == refserver.TCPLobby {
-		parts = append(parts, refserver.UDPLobby) // its games' instances
+	if proto == tcplobby.ProtocolName {
+		parts = append(parts, udplobby.ProtocolName) // its games' instances
 	}
 	cfg, err := refserver.Loopback().Only(parts...)
 	if err != nil {
@@ -41,7 +43,7 @@ func watchedTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) 
 	t.Cleanup(func() { srv.Close() })
 	to := srv.Addr(proto)
 	var p *faultproxy.Proxy
-	if proto == refserver.TCPLobby {
+	if proto == tcplobby.ProtocolName {
 		p, err = faultproxy.TCP(to, mode, after)
 	} else {
 		p, err = faultproxy.UDP(to, mode, after)

@@ -24,7 +24,9 @@ import (
 	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/reference-server/tcp"
 	"github.com/lobbybench/lobbybench/reference-server/udp"
-	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // The parts of the reference server, named after the protocol each serves;
@@ -33,9 +35,9 @@ import (
 // descriptor (simclient.Protocol.EmbeddedParts) names the parts an
 // embedded run of it needs.
 const (
-	UDPLobby  = string(scenario.UDPLobby)  // the UDP lobby and its game instances
-	TCPLobby  = string(scenario.TCPLobby)  // the TCP lobby (its games go to the UDP lobby's instances)
-	Leviathan = string(scenario.Leviathan) // the Leviathan endpoint
+	UDPLobby  = udplobby.ProtocolName  // the UDP lobby and its game instances
+	TCPLobby  = tcplobby.ProtocolName  // the TCP lobby (its games go to the UDP lobby's instances)
+	Leviathan = leviathan.ProtocolName // the Leviathan endpoint
 )
 
 // Only returns c with every part not named in parts disabled. An unknown

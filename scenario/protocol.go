@@ -8,20 +8,12 @@ import (
 )
 
 // Protocol is the wire protocol a scenario speaks: the name of a registered
-// ProtocolSpec.
+// ProtocolSpec (each protocol declares its name once, in its wire package).
 type Protocol string
 
-// The protocols' names, declared once: the scenario key protocol:, the
-// --protocol flags, results and conformance case groups all use these.
-const (
-	UDPLobby  Protocol = "udp-lobby"
-	TCPLobby  Protocol = "tcp-lobby"
-	Leviathan Protocol = "leviathan"
-)
-
-// ProtocolSpec is what the scenario loader knows of a protocol. Each
-// protocol's client package registers it (through simclient.Register) from
-// init; the loader, the engine and the CLI read the registry, so no list of
+// ProtocolSpec is what the scenario loader knows of a protocol: the
+// scenario half of its descriptor, which registers it (protocols.Register);
+// the loader, the engine and the CLI read the registry, so no list of
 // protocols is written anywhere else.
 type ProtocolSpec struct {
 	Name Protocol
@@ -41,6 +33,10 @@ type ProtocolSpec struct {
 	// StepParams are a step kind's parameters in this protocol where they
 	// differ from the kind's own (udp-lobby's create_room takes no name).
 	StepParams map[StepKind][]string
+	// MalformedTo are where its malformed datagrams may go besides its
+	// lobby ("lobby", the default of a malformed step's to:), e.g.
+	// udp-lobby's "instance".
+	MalformedTo []string
 	// Keys are the protocol-specific top-level scenario keys it accepts
 	// (header_profile, instance_ports); another protocol's scenario giving
 	// one is an error.
@@ -149,6 +145,32 @@ func udpProtocols() []string {
 	var out []string
 	for _, p := range Protocols() {
 		if p.UDP() {
+			out = append(out, string(p))
+		}
+	}
+	return out
+}
+
+// malformedTargets are the values of a malformed step's to: that some
+// protocol accepts, "lobby" first.
+func malformedTargets() []string {
+	out := []string{"lobby"}
+	for _, p := range Protocols() {
+		for _, t := range p.spec().MalformedTo {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// malformedToOwners names the protocols whose malformed datagrams may go to
+// t, for messages.
+func malformedToOwners(t string) []string {
+	var out []string
+	for _, p := range Protocols() {
+		if slices.Contains(p.spec().MalformedTo, t) {
 			out = append(out, string(p))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,12 @@ type Protocol struct {
 	// (tcp-lobby's proves only that a connection was accepted, which a
 	// hung server's kernel still does). Nil: the watchdog uses Reach.
 	Watch func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) error
+	// Game is where its players reach a game and enter a room, for the
+	// lobby measures (nil: the protocol has none).
+	Game *Game
+	// Precise says that its sessions poll their socket for PollWindow
+	// after each send under `run --precise` (PreciseNote).
+	Precise bool
 	// EmbeddedParts are the reference server parts a run with no target
 	// starts (refserver part names, the descriptor's); the run aims at the
 	// first.
@@ -140,18 +147,20 @@ type Options struct {
 	SuspendWaits bool
 }
 
-// PreciseWindow is how long a udp-lobby client in precise mode polls its
+// PreciseWindow is how long a client of a Precise protocol (udp-lobby's)
+// in precise mode polls its
 // socket without parking after each send, before it waits on the
 // netpoller: a reply that comes within it is read without the netpoller's
 // wake-up delay, at the cost of up to this much busy CPU per request.
 const PreciseWindow = 50 * time.Microsecond
 
 // PreciseNote is what `run --precise` does to a run of protocol (against
-// the embedded server when embedded), said once in its output: only
-// udp-lobby clients poll, and polling beside an embedded server costs it.
+// the embedded server when embedded), said once in its output: only the
+// clients of protocols whose descriptor says Precise poll, and polling
+// beside an embedded server costs it.
 func PreciseNote(protocol scenario.Protocol, embedded bool) string {
-	if protocol == scenario.UDPLobby {
-		note := fmt.Sprintf("--precise: after each send a %s client polls its socket without parking for up to %v before waiting on the netpoller (a lower latency floor, more CPU per request)", scenario.UDPLobby, PreciseWindow)
+	if p, ok := Describe(string(protocol)); ok && p.Precise {
+		note := fmt.Sprintf("--precise: after each send a %s client polls its socket without parking for up to %v before waiting on the netpoller (a lower latency floor, more CPU per request)", protocol, PreciseWindow)
 		if embedded {
 			// Measured with make bench-truth, whose stub shares the
 			// process as the embedded server does: p50 1.3x the default
@@ -161,7 +170,13 @@ func PreciseNote(protocol scenario.Protocol, embedded bool) string {
 		}
 		return note
 	}
-	return fmt.Sprintf("--precise affects %s clients only: this %s run is measured as without it", scenario.UDPLobby, protocol)
+	var polling []string
+	for _, name := range Protocols() {
+		if p, ok := Describe(name); ok && p.Precise {
+			polling = append(polling, name)
+		}
+	}
+	return fmt.Sprintf("--precise affects %s clients only: this %s run is measured as without it", strings.Join(polling, ", "), protocol)
 }
 
 // Shared is the per-run state every session of a run shares: the plan, the
@@ -175,8 +190,9 @@ type Shared struct {
 	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF to set on client sockets, 0
 	// for the OS default.
 	SocketBuffer int
-	// PollWindow is how long a udp-lobby client polls its socket without
-	// parking after each send (Options.Precise: PreciseWindow; 0: never).
+	// PollWindow is how long a client of a Precise protocol polls its
+	// socket without parking after each send (Options.Precise:
+	// PreciseWindow; 0: never).
 	PollWindow time.Duration
 	// Suspend is Options.Suspend: sessions may suspend (Base.Pause).
 	Suspend bool
@@ -186,6 +202,7 @@ type Shared struct {
 	Sweeper      *Sweeper
 	Rooms        *RoomTable
 
+	game     *Game // the protocol's (Protocol.Game)
 	recs     []*metrics.Recorder
 	stepKeys [][]metrics.Key // [flow][step]
 	flowIdx  map[*scenario.Flow]int
@@ -239,6 +256,9 @@ func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector,
 	}
 	if opt.Precise {
 		sh.PollWindow = PreciseWindow
+	}
+	if p, ok := Describe(string(plan.Protocol)); ok {
+		sh.game = p.Game
 	}
 	sh.Suspend = opt.Suspend
 	sh.SuspendWaits = opt.Suspend && opt.SuspendWaits

@@ -15,6 +15,9 @@ import (
 
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func testPlan(t testing.TB, flows string) *scenario.Plan {
@@ -419,10 +422,10 @@ func TestPreciseNote(t *testing.T) {
 		want     string
 		cost     bool
 	}{
-		{scenario.UDPLobby, false, "polls its socket without parking", false},
-		{scenario.UDPLobby, true, "polls its socket without parking", true},
-		{scenario.TCPLobby, true, "affects udp-lobby clients only", false},
-		{scenario.Leviathan, false, "affects udp-lobby clients only", false},
+		{udplobby.ProtocolName, false, "polls its socket without parking", false},
+		{udplobby.ProtocolName, true, "polls its socket without parking", true},
+		{tcplobby.ProtocolName, true, "affects udp-lobby clients only", false},
+		{leviathan.ProtocolName, false, "affects udp-lobby clients only", false},
 	} {
 		got := PreciseNote(tc.proto, tc.embedded)
 		if !strings.Contains(got, tc.want) || strings.Contains(got, costs) != tc.cost {

@@ -14,6 +14,8 @@ import (
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 const capacityUsage = `Usage: lobbybench capacity [flags] SCENARIO.yaml
@@ -142,13 +144,13 @@ func init() {
 				targetName := plan.Target
 				if plan.Target == "" {
 					targetName = "embedded reference server (a fresh one per step)"
-				} else if plan.Protocol == scenario.UDPLobby || plan.Protocol == scenario.TCPLobby {
+				} else if plan.Protocol == udplobby.ProtocolName || plan.Protocol == tcplobby.ProtocolName {
 					r.Rooms = func(ctx context.Context) (int, error) {
 						addr, err := target.Resolve(ctx, plan.Target)
 						if err != nil {
 							return 0, err
 						}
-						if plan.Protocol == scenario.TCPLobby {
+						if plan.Protocol == tcplobby.ProtocolName {
 							return capacity.TCPRooms(ctx, addr, 2*time.Second)
 						}
 						return capacity.UDPRooms(ctx, addr, plan.HeaderProfile, 2*time.Second)

@@ -112,7 +112,7 @@ func fakeServer(mode string, args []string) int {
 		return 1
 	}
 	fmt.Println("fake lobby listening on", ln.Addr())
-	r := &relay{upstream: ref.Addr(refserver.TCPLobby).String(), fatal: fatal, hang: mode == "tcp-hang", latency: latency}
+	r := &relay{upstream: ref.Addr(tcplobby.ProtocolName).String(), fatal: fatal, hang: mode == "tcp-hang", latency: latency}
 	// Bounded: the test that started it stops it long before.
 	time.AfterFunc(5*time.Minute, func() { os.Exit(9) })
 	for {

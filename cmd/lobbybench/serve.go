@@ -18,6 +18,8 @@ import (
 	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/reference-server/tcp"
 	"github.com/lobbybench/lobbybench/reference-server/udp"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -275,17 +277,17 @@ func (f *serveFlags) run(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageErr(e, "serve", "%v", err)
 	}
-	if a := srv.Addr(refserver.UDPLobby); a.IsValid() {
+	if a := srv.Addr(udplobby.ProtocolName); a.IsValid() {
 		pool := "instance ports chosen by the OS"
 		if f.basePort > 0 {
 			pool = fmt.Sprintf("instances on ports %d-%d", f.basePort, f.basePort+f.maxInstances-1)
 		}
 		fmt.Fprintf(e.stderr, "lobbybench serve: udp lobby on %s (%s, header %s)\n", a, pool, f.header)
 	}
-	if a := srv.Addr(refserver.TCPLobby); a.IsValid() {
+	if a := srv.Addr(tcplobby.ProtocolName); a.IsValid() {
 		fmt.Fprintf(e.stderr, "lobbybench serve: tcp lobby on %s\n", a)
 	}
-	if a := srv.Addr(refserver.Leviathan); a.IsValid() {
+	if a := srv.Addr(lv.ProtocolName); a.IsValid() {
 		fmt.Fprintf(e.stderr, "lobbybench serve: leviathan endpoint on %s\n", a)
 	}
 	if f.statsAddr != "" {

@@ -42,6 +42,7 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func main() {
@@ -375,7 +376,7 @@ func serveChild(rooms int) {
 		fmt.Fprintf(os.Stderr, "benchrun: server child: %v\n", err)
 		os.Exit(1)
 	}
-	fmt.Println(srv.Addr(refserver.UDPLobby))
+	fmt.Println(srv.Addr(udplobby.ProtocolName))
 	sig := make(chan os.Signal, 1)
 	notify(sig)
 	select {

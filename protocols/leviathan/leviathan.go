@@ -5,8 +5,8 @@ package leviathan
 import (
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/protocols"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/simclient/levclient"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
 func init() {
@@ -15,6 +15,6 @@ func init() {
 		Scenario:    levclient.Spec,
 		Client:      levclient.Client,
 		Conformance: &g,
-		Server:      []string{refserver.Leviathan},
+		Server:      []string{leviathan.ProtocolName},
 	})
 }

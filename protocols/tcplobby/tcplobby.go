@@ -5,8 +5,9 @@ package tcplobby
 import (
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/protocols"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/simclient/tcpclient"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func init() {
@@ -16,6 +17,6 @@ func init() {
 		Client:      tcpclient.Client,
 		Conformance: &g,
 		// The TCP lobby hands its games to the UDP lobby's instances.
-		Server: []string{refserver.TCPLobby, refserver.UDPLobby},
+		Server: []string{tcplobby.ProtocolName, udplobby.ProtocolName},
 	})
 }

@@ -5,8 +5,8 @@ package udplobby
 import (
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/protocols"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/simclient/udpclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func init() {
@@ -15,6 +15,6 @@ func init() {
 		Scenario:    udpclient.Spec,
 		Client:      udpclient.Client,
 		Conformance: &g,
-		Server:      []string{refserver.UDPLobby},
+		Server:      []string{udplobby.ProtocolName},
 	})
 }

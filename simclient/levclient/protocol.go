@@ -16,7 +16,7 @@ import (
 // Spec is the Leviathan protocol as the scenario loader knows it: the
 // scenario half of its descriptor (protocols/leviathan).
 var Spec = scenario.ProtocolSpec{
-	Name: scenario.Leviathan, Order: 3, Transport: "udp",
+	Name: leviathan.ProtocolName, Order: 3, Transport: "udp",
 	Steps: []scenario.StepKind{scenario.Connect, scenario.JoinServer, scenario.JoinGame, scenario.Echo,
 		scenario.Status, scenario.Disconnect},
 	Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
@@ -26,6 +26,11 @@ var Spec = scenario.ProtocolSpec{
 // Client is how a run plays the Leviathan protocol: the client half of its
 // descriptor.
 var Client = simclient.Protocol{
+	Game: &simclient.Game{
+		TTGJoin: []scenario.StepKind{scenario.JoinGame},
+		Room:    []scenario.StepKind{scenario.JoinGame},
+		Game:    []scenario.StepKind{scenario.JoinGame},
+	},
 	Reach: reach,
 	New:   New,
 }

@@ -15,7 +15,7 @@ import (
 // Spec is the TCP lobby protocol as the scenario loader knows it: the
 // scenario half of its descriptor (protocols/tcplobby).
 var Spec = scenario.ProtocolSpec{
-	Name: scenario.TCPLobby, Order: 2, Transport: "tcp",
+	Name: tcplobby.ProtocolName, Order: 2, Transport: "tcp",
 	Steps: []scenario.StepKind{scenario.Connect, scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Ready,
 		scenario.Start, scenario.WaitCountdown, scenario.WaitGameStart, scenario.Disconnect},
 	Malformed:     []scenario.MalformedKind{scenario.WrongLength, scenario.UnknownType, scenario.RandomBytes},
@@ -25,6 +25,10 @@ var Spec = scenario.ProtocolSpec{
 // Client is how a run plays the TCP lobby protocol: the client half of its
 // descriptor.
 var Client = simclient.Protocol{
+	Game: &simclient.Game{
+		TTGJoin: []scenario.StepKind{scenario.Join, scenario.CreateRoom},
+		Room:    []scenario.StepKind{scenario.Join, scenario.CreateRoom},
+	},
 	Reach: reach,
 	Watch: watch,
 	New:   New,

@@ -10,6 +10,8 @@ import (
 	"github.com/lobbybench/lobbybench/liveness"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestWatch: the watchdog's probe of a TCP lobby passes on a lobby that
@@ -17,7 +19,7 @@ import (
 // connection but which answers nothing (silent, where reach passes) and
 // on a port nothing listens on (refused).
 func TestWatch(t *testing.T) {
-	cfg, err := refserver.Loopback().Only(refserver.TCPLobby, refserver.UDPLobby)
+	cfg, err := refserver.Loopback().Only(tcplobby.ProtocolName, udplobby.ProtocolName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestWatch(t *testing.T) {
 		kind      string // "" = answers
 		reachable bool
 	}{
-		{"reference lobby", srv.Addr(refserver.TCPLobby), "", true},
+		{"reference lobby", srv.Addr(tcplobby.ProtocolName), "", true},
 		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), result.DownSilent, true},
 		{"nothing listening", goneAddr, result.DownRefused, false},
 	}

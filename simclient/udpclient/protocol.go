@@ -14,21 +14,27 @@ import (
 // Spec is the UDP lobby protocol as the scenario loader knows it: the
 // scenario half of its descriptor (protocols/udplobby).
 var Spec = scenario.ProtocolSpec{
-	Name: scenario.UDPLobby, Order: 1, Transport: "udp",
+	Name: udplobby.ProtocolName, Order: 1, Transport: "udp",
 	Steps: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Hello, scenario.InstanceJoin,
 		scenario.Ready, scenario.Ping, scenario.WaitGameStart, scenario.Leave, scenario.Disconnect},
 	Malformed: []scenario.MalformedKind{scenario.BadCRC, scenario.Truncated, scenario.WrongLength, scenario.UnknownType,
 		scenario.WrongDirection, scenario.RandomBytes},
 	ProbeRequests: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join},
 	StepParams:    map[scenario.StepKind][]string{scenario.CreateRoom: {}}, // the UDP lobby's rooms have no name
+	MalformedTo:   []string{"instance"},                                    // the game instance a join returned
 	Keys:          []string{"header_profile", "instance_ports"},
 }
 
 // Client is how a run plays the UDP lobby protocol: the client half of its
 // descriptor.
 var Client = simclient.Protocol{
-	Reach: reach,
-	New:   New,
+	Game: &simclient.Game{
+		TTGJoin: []scenario.StepKind{scenario.InstanceJoin, scenario.Hello},
+		Room:    []scenario.StepKind{scenario.Join},
+	},
+	Precise: true, // its sessions poll under run --precise (PollWindow)
+	Reach:   reach,
+	New:     New,
 }
 
 // reach checks a UDP lobby: a LOBBY_LIST_ROOMS must draw a datagram back
