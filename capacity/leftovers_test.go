@@ -13,6 +13,7 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -72,7 +73,7 @@ thresholds:
 		j.Warmup, j.LagBound = 0, 10*time.Second
 		r := &EngineRunner{Plan: plan, Base: engine.Config{Watchdog: -1, Grace: 500 * time.Millisecond}, Hold: time.Second, Judge: j,
 			Rooms: func(ctx context.Context) (int, error) {
-				n, err := UDPRooms(ctx, addr, plan.HeaderProfile, time.Second)
+				n, err := UDPRooms(ctx, addr, udpclient.OptionsOf(plan).HeaderProfile, time.Second)
 				if n > 0 {
 					waited++
 				}

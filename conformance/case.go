@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"path"
 	"sort"
@@ -112,10 +113,49 @@ type Protocol struct {
 	// Transport is "udp" or "tcp": how the target address is resolved.
 	Transport string
 	// Reach checks the target answers at all (and, for the UDP lobby,
-	// settles the header profile). It returns a note for the report (e.g.
-	// "header spec, guessed from the first reply") or an error wrapping
-	// ErrUnreachable.
+	// settles the header profile in Env.Options). It returns a note for
+	// the report (e.g. "header spec, guessed from the first reply") or an
+	// error wrapping ErrUnreachable.
 	Reach func(ctx context.Context, env *Env) (note string, err error)
+	// Flags declares conform's flags of the protocol on fs (udp-lobby's
+	// --header and --instance-ports); the function returned, called
+	// after parsing, makes Config.Options of their values, or returns an
+	// error naming the flag. Nil: no flags.
+	Flags func(fs *flag.FlagSet) func() (any, error)
+	// Options makes a run's own copy of Config.Options (nil: the
+	// protocol's defaults) for Env.Options, which its reachability check
+	// may settle and its cases read. Nil: Env.Options is Config.Options.
+	Options func(any) any
+}
+
+// AddProtocolFlags declares every registered protocol's conform flags on
+// fs (Protocol.Flags). The function returned, called after parsing, makes
+// the Config.Options of protocol; every protocol's flags are checked, so
+// that a bad value is an error whichever protocol runs.
+func AddProtocolFlags(fs *flag.FlagSet) func(protocol string) (any, error) {
+	type built struct {
+		name  string
+		build func() (any, error)
+	}
+	var all []built
+	for _, name := range Protocols() {
+		if p, _ := lookupProtocol(name); p.Flags != nil {
+			all = append(all, built{name, p.Flags(fs)})
+		}
+	}
+	return func(protocol string) (any, error) {
+		var opts any
+		for _, b := range all {
+			o, err := b.build()
+			if err != nil {
+				return nil, err
+			}
+			if b.name == protocol {
+				opts = o
+			}
+		}
+		return opts, nil
+	}
 }
 
 var (

@@ -21,7 +21,7 @@ import (
 // small machine.
 func suiteConfig(target string, pr PortRange) Config {
 	return Config{
-		Target: target, Protocol: ProtoUDP, Header: HeaderAuto, InstancePorts: pr,
+		Target: target, Protocol: ProtoUDP, Options: UDPOptions{Header: HeaderAuto, InstancePorts: pr},
 		Timeout: 2 * time.Second, FloodRate: 5000, FloodDuration: 200 * time.Millisecond,
 	}
 }

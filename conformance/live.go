@@ -92,7 +92,7 @@ func (lr *liveRun) now() time.Duration { return time.Since(lr.rep.StartedAt) }
 
 // probe is the protocol's reachability check, on sockets of its own (no
 // case's), bounded by probeTimeout. The check only reads what the first one
-// settled (the UDP header profile): Env.Header is no longer HeaderAuto.
+// settled in Env.Options (the UDP header profile: no longer auto).
 func (lr *liveRun) probe(ctx context.Context) error {
 	if lr.proto.Reach == nil {
 		return nil

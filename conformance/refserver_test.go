@@ -108,7 +108,7 @@ func TestReferenceUDP(t *testing.T) {
 	for i, s := range setups {
 		srv, pr := startRefUDP(t, s.edit)
 		cfg := suiteConfig(srv.Addr().String(), pr)
-		cfg.Header = s.header
+		cfg.Options = UDPOptions{Header: s.header, InstancePorts: pr}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -204,7 +204,7 @@ func refTCPVerdict(id string) string {
 func BenchmarkUDPSuiteReference(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		srv, pr := startRefUDP(b, func(c *refudp.Config) { c.CountdownInterval = time.Second; c.RateLimit, c.RateBurst = 100, 200 })
-		rep, err := Run(context.Background(), Config{Target: srv.Addr().String(), Header: HeaderAuto, InstancePorts: pr})
+		rep, err := Run(context.Background(), Config{Target: srv.Addr().String(), Options: UDPOptions{Header: HeaderAuto, InstancePorts: pr}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -35,10 +35,10 @@ type Config struct {
 	Target string
 	// Protocol is a registered protocol name; "" means DefaultProtocol.
 	Protocol string
-	// Header is the UDP lobby header profile or HeaderAuto.
-	Header HeaderMode
-	// InstancePorts is the target's game-instance port range, if known.
-	InstancePorts PortRange
+	// Options are the protocol's own settings (Protocol.Flags: udp-lobby's
+	// UDPOptions, its header profile and instance ports); nil: its
+	// defaults.
+	Options any
 	// Patterns select cases (see Match); none selects all.
 	Patterns []string
 	// Strict counts warnings as failures (result.Conform.Headline).
@@ -176,10 +176,13 @@ func newEnv(cfg Config, proto Protocol) (*Env, error) {
 		return nil, err
 	}
 	env := &Env{
-		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Header: cfg.Header,
-		Timeout: cfg.Timeout, InstancePorts: cfg.InstancePorts,
+		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Options: cfg.Options,
+		Timeout:   cfg.Timeout,
 		FloodRate: cfg.FloodRate, FloodDuration: cfg.FloodDuration, MaxFill: cfg.MaxFill,
 		PoolWait: cfg.PoolWait, fixtures: map[string]*fixture{}, selected: map[string]bool{},
+	}
+	if proto.Options != nil {
+		env.Options = proto.Options(cfg.Options)
 	}
 	if env.PoolWait == 0 {
 		env.PoolWait = DefaultPoolWait

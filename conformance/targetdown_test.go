@@ -311,15 +311,15 @@ func TestReachAgainKeepsHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{Target: l.addr().String(), Addr: l.addr(), Protocol: ProtoUDP, Header: HeaderAuto, Timeout: time.Second, Sources: pool}
+	env := &Env{Target: l.addr().String(), Addr: l.addr(), Protocol: ProtoUDP, Options: &UDPOptions{Header: HeaderAuto}, Timeout: time.Second, Sources: pool}
 	note, err := reachUDP(ctx, env)
-	if err != nil || env.Header != HeaderSpec || !strings.Contains(note, "guessed") {
-		t.Fatalf("first check: %q %v, header %v", note, err, env.Header)
+	if err != nil || env.udp().Header != HeaderSpec || !strings.Contains(note, "guessed") {
+		t.Fatalf("first check: %q %v, header %v", note, err, env.udp().Header)
 	}
 	for i := 0; i < 3; i++ {
 		note, err := reachUDP(ctx, env)
-		if err != nil || note != "" || env.Header != HeaderSpec {
-			t.Fatalf("check %d: %q %v, header %v", i+2, note, err, env.Header)
+		if err != nil || note != "" || env.udp().Header != HeaderSpec {
+			t.Fatalf("check %d: %q %v, header %v", i+2, note, err, env.udp().Header)
 		}
 	}
 }

@@ -135,7 +135,7 @@ type poolFill struct {
 // is unknown or too large for MaxFill.
 func fillPool(t *T) (*poolFill, error) {
 	v, err := t.Fixture("udp-pool-fill", func(ft *T) (any, error) {
-		pr := ft.Env.InstancePorts
+		pr := ft.Env.udp().InstancePorts
 		if pr.IsZero() {
 			return nil, Skipf("the instance limit is unknown: give --instance-ports LO-HI (at most %d ports) to let the suite reach it", ft.Env.MaxFill)
 		}

@@ -110,7 +110,7 @@ func udpRoomListEntries(t *T) error {
 		}
 		if r.Port == 0 {
 			e = append(e, "port 0")
-		} else if pr := t.Env.InstancePorts; !pr.IsZero() && !pr.Contains(r.Port) {
+		} else if pr := t.Env.udp().InstancePorts; !pr.IsZero() && !pr.Contains(r.Port) {
 			e = append(e, fmt.Sprintf("port %d outside --instance-ports %v", r.Port, pr))
 		}
 		if !r.State.Valid() {

@@ -31,7 +31,7 @@ func init() {
 		Desc:        "the port of LOBBY_ROOM_CREATED lies within the target's instance range (--instance-ports)",
 		Requirement: "a returned port must be non-zero, stable for the room, within the target's configured instance range when one is given (udp-lobby.md §7)",
 		Run: func(t *T) error {
-			pr := t.Env.InstancePorts
+			pr := t.Env.udp().InstancePorts
 			if pr.IsZero() {
 				return Skipf("no --instance-ports given")
 			}

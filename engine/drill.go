@@ -13,6 +13,7 @@ import (
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -366,5 +367,5 @@ func drillRooms(ctx context.Context, plan *scenario.Plan, addr netip.AddrPort, t
 		return nil
 	}
 	ctx = context.WithoutCancel(ctx) // also after Ctrl-C: a bounded look
-	return checkRooms(ctx, addr, plan.HeaderProfile, timeout, start)
+	return checkRooms(ctx, addr, udpclient.OptionsOf(plan).HeaderProfile, timeout, start)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -77,7 +78,7 @@ func ownedServer(t *testing.T, addr netip.AddrPort, failRestart bool) *owned.Pro
 		Env:     []string{drillServerEnv + "=" + addr.String()},
 		Addr:    addr.String(),
 		Ready: func(ctx context.Context) error {
-			_, err := proto.Reach(ctx, addr, "spec", 300*time.Millisecond)
+			_, err := proto.Reach(ctx, addr, udpclient.Options{HeaderProfile: "spec"}, 300*time.Millisecond)
 			return err
 		},
 		ReadyTimeout: 20 * time.Second,

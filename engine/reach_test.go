@@ -13,6 +13,7 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
 	"github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -78,12 +79,12 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 		profile string
 		addr    netip.AddrPort
 		err     string // "" = reachable
-		header  string // the header profile the reply was in, when reachable
+		header  string // under auto, the header profile the reply was in (the plan's then)
 	}{
 		{"auto, rtype17 server", udplobby.ProtocolName, "auto", r17, "", "rtype17"},
 		{"auto, spec server", udplobby.ProtocolName, "auto", spec, "", "spec"},
-		{"spec, spec server", udplobby.ProtocolName, "spec", spec, "", "spec"},
-		{"rtype17, rtype17 server", udplobby.ProtocolName, "rtype17", r17, "", "rtype17"},
+		{"spec, spec server", udplobby.ProtocolName, "spec", spec, "", ""},
+		{"rtype17, rtype17 server", udplobby.ProtocolName, "rtype17", r17, "", ""},
 		{"spec, rtype17 server", udplobby.ProtocolName, "spec", r17, "set header_profile: rtype17", ""},
 		{"rtype17, spec server", udplobby.ProtocolName, "rtype17", spec, "set header_profile: spec", ""},
 		{"leviathan at a UDP lobby", leviathan.ProtocolName, "", spec, "answers the UDP lobby protocol", ""},
@@ -99,7 +100,15 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := simclient.Describe(string(tc.proto))
-			header, err := reach(context.Background(), p, tc.profile, tc.addr, 2*time.Second)
+			var opts scenario.Options
+			if tc.profile != "" {
+				opts = udpclient.Options{HeaderProfile: tc.profile}
+			}
+			settled, err := reach(context.Background(), p, opts, tc.addr, 2*time.Second)
+			header := ""
+			if settled != nil {
+				header = settled.(udpclient.Options).HeaderProfile
+			}
 			if tc.err == "" {
 				if err != nil || header != tc.header {
 					t.Errorf("reach = %q, %v; want reachable, header %q", header, err, tc.header)
@@ -178,7 +187,7 @@ func TestReachLeviathanSilence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = Reach(context.Background(), leviathan.ProtocolName, "", c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
+	err = Reach(context.Background(), leviathan.ProtocolName, nil, c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no reply to a Leviathan Connect") {
 		t.Errorf("Reach = %v, want unreachable: no reply to a Leviathan Connect", err)

@@ -233,7 +233,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var srvCfg *refserver.Config
 	if cfg.EmbeddedAt.IsValid() {
 		addr = cfg.EmbeddedAt // the parent's: this process's harness figures do not include it
-		plan.InstancePorts = scenario.PortRange{}
+		if plan.Options != nil {
+			plan.Options = plan.Options.Embedded()
+		}
 		targetName = "embedded " + addr.String()
 	} else if plan.Target == "" {
 		c, err := embeddedConfig(plan.Protocol, plan.Embedded)
@@ -250,9 +252,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer srv.close()
 		addr = srv.addr
 		info.Embedded = true
-		// The scenario's instance port range describes its real target;
-		// the embedded server's instances take whatever ports are free.
-		plan.InstancePorts = scenario.PortRange{}
+		// What the options say of the scenario's real target (udp-lobby's
+		// instance port range) is not true of the embedded server.
+		if plan.Options != nil {
+			plan.Options = plan.Options.Embedded()
+		}
 		targetName = "embedded " + addr.String()
 	} else {
 		var err error
@@ -260,14 +264,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, &UnreachableError{Target: plan.Target, Err: err}
 		}
 	}
-	answered, err := reach(ctx, proto, plan.HeaderProfile, addr, cfg.ReachTimeout)
+	settled, err := reach(ctx, proto, plan.Options, addr, cfg.ReachTimeout)
 	if err != nil {
 		return nil, err
 	}
-	if plan.HeaderProfile == "auto" && answered != "" {
-		// The check's reply is the first reply auto guesses from: the
-		// sessions need not spend a timeout finding the header again.
-		plan.HeaderProfile = answered
+	if settled != nil {
+		plan.Options = settled
 	}
 	info.Files = EstimateFiles(plan, cfg.Shard, srvCfg)
 	if !info.Files.Fits() && cfg.Warnings != nil {

@@ -247,7 +247,7 @@ func TestReach(t *testing.T) {
 				}
 				defer l.Close()
 			}
-			err := Reach(context.Background(), tc.proto, "", tc.addr, time.Second)
+			err := Reach(context.Background(), tc.proto, nil, tc.addr, time.Second)
 			var ue *UnreachableError
 			if got := !errors.As(err, &ue); got != tc.reach || (tc.reach && err != nil) {
 				t.Errorf("Reach = %v, want reachable %v", err, tc.reach)

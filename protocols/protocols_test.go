@@ -23,8 +23,10 @@ func TestRegister(t *testing.T) {
 	d := Descriptor{
 		Scenario: scenario.ProtocolSpec{Name: name, Order: 99, Transport: "udp", ProbeRequests: []scenario.StepKind{scenario.Think}},
 		Client: simclient.Protocol{
-			Reach: func(context.Context, netip.AddrPort, string, time.Duration) (string, error) { return "", nil },
-			New:   func(*simclient.Shared, int, *scenario.Flow, netip.Addr) (simclient.Session, error) { return nil, nil },
+			Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
+				return nil, nil
+			},
+			New: func(*simclient.Shared, int, *scenario.Flow, netip.Addr) (simclient.Session, error) { return nil, nil },
 		},
 		Conformance: &conformance.Protocol{Transport: "udp"},
 		Server:      []string{"test-part"},

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,10 +38,94 @@ type ProtocolSpec struct {
 	// lobby ("lobby", the default of a malformed step's to:), e.g.
 	// udp-lobby's "instance".
 	MalformedTo []string
-	// Keys are the protocol-specific top-level scenario keys it accepts
-	// (header_profile, instance_ports); another protocol's scenario giving
-	// one is an error.
+	// Keys are the protocol's own top-level scenario keys (udp-lobby's
+	// header_profile and instance_ports); another protocol's scenario
+	// giving one is an error naming the file and line.
 	Keys []string
+	// Options parses a scenario's values of Keys into the protocol's
+	// options, which Plan.Options carries (nil: the protocol has no
+	// keys, and its plans no options). A bad value is reported through k.
+	Options func(k *Keys) Options
+	// Flags declares the protocol's flags of `run` on fs, each overriding
+	// one of its keys (udp-lobby's --instance-ports); the function
+	// returned applies those given to a plan's options, or returns an
+	// error naming the flag. Nil: no flags.
+	Flags func(fs *flag.FlagSet) func(Options) (Options, error)
+}
+
+// Options are a protocol's own settings of a plan (Plan.Options), parsed
+// from its keys by its ProtocolSpec; only the protocol's packages read
+// inside them.
+type Options interface {
+	// Describe is what the plan's description adds after the protocol's
+	// name, e.g. ", header spec, instance ports 8081-8180" ("" for
+	// nothing).
+	Describe() string
+	// Embedded returns the options of a run against the embedded
+	// reference server instead of the scenario's target: what describes
+	// the real target (udp-lobby's instance_ports) does not apply to it.
+	Embedded() Options
+}
+
+// Keys gives a protocol's Options parser the scenario's values of its own
+// keys, read through the loader: a bad value is an error naming the file
+// and line, as every other key's is.
+type Keys struct {
+	d *decoder
+	f fields
+}
+
+// Has reports whether the scenario gives key.
+func (k *Keys) Has(key string) bool { return k.f.get(key) != nil }
+
+// String returns key's value, a single value; false (reported) otherwise.
+func (k *Keys) String(key string) (string, bool) { return k.d.str(k.f.get(key), key) }
+
+// OneOf returns key's value when it is one of allowed; false (reported,
+// with the nearest allowed value) otherwise.
+func (k *Keys) OneOf(key string, allowed []string) (string, bool) {
+	return k.d.oneOf(k.f.get(key), key, allowed)
+}
+
+// Errorf reports a problem with key's value, at its line.
+func (k *Keys) Errorf(key, format string, a ...any) { k.d.errf(k.f.get(key), format, a...) }
+
+// protocolOptions parses the protocol keys of the scenario f: a key of
+// another protocol than p is an error at its line; p's own are parsed by
+// its spec. With no (valid) protocol every protocol's keys are parsed, so
+// that a bad value is still reported, and no options are kept.
+func (d *decoder) protocolOptions(f fields, p Protocol) Options {
+	for _, k := range protocolKeys() {
+		if f.get(k) != nil && !p.accepts(k) {
+			d.errf(f.keys[k], "%s applies to %s only, not %s", k, keyOwners(k), p)
+		}
+	}
+	if p != "" {
+		if s := p.spec(); s.Options != nil {
+			return s.Options(&Keys{d: d, f: f})
+		}
+		return nil
+	}
+	for _, q := range Protocols() {
+		s := q.spec()
+		if s.Options != nil && slices.ContainsFunc(s.Keys, func(k string) bool { return f.get(k) != nil }) {
+			s.Options(&Keys{d: d, f: f})
+		}
+	}
+	return nil
+}
+
+// protocolKeys are the registered protocols' own keys, in protocol order.
+func protocolKeys() []string {
+	var out []string
+	for _, p := range Protocols() {
+		for _, k := range p.spec().Keys {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 var (

@@ -48,17 +48,20 @@ type Protocol struct {
 	// Name is the protocol's (its scenario spec's) name.
 	Name scenario.Protocol
 	// Reach checks, before a run sends anything else, that a server
-	// speaking the protocol answers at addr within timeout. It returns nil when it does, an error saying what
-	// it saw otherwise (refused, silence, another protocol). headerProfile
-	// is the plan's (udp-lobby only); answered is what the reply shows of
-	// it ("" when nothing: the run keeps the plan's).
-	Reach func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) (answered string, err error)
+	// speaking the protocol answers at addr within timeout, given the
+	// plan's options (Plan.Options; nil: the protocol's defaults). It
+	// returns a nil error when it does, an error saying what it saw
+	// otherwise (refused, silence, another protocol). settled, when not
+	// nil, are the options as the reply settled them (udp-lobby's
+	// header_profile auto: the header the server answered in), which the
+	// run takes.
+	Reach func(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) (settled scenario.Options, err error)
 	// Watch, when set, is the probe a run's watchdog (package liveness)
 	// makes a few times a second on its own socket, in place of Reach: a
 	// request that needs an answer, for a protocol whose Reach does not
 	// (tcp-lobby's proves only that a connection was accepted, which a
 	// hung server's kernel still does). Nil: the watchdog uses Reach.
-	Watch func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) error
+	Watch func(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) error
 	// Game is where its players reach a game and enter a room, for the
 	// lobby measures (nil: the protocol has none).
 	Game *Game

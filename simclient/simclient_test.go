@@ -324,8 +324,10 @@ func TestRegistry(t *testing.T) {
 	// of this run's own, so -count=N works.
 	name := scenario.Protocol(fmt.Sprintf("test-proto-%d", time.Now().UnixNano()))
 	p := Protocol{
-		Name:          name,
-		Reach:         func(context.Context, netip.AddrPort, string, time.Duration) (string, error) { return "", nil },
+		Name: name,
+		Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
+			return nil, nil
+		},
 		New:           func(*Shared, int, *scenario.Flow, netip.Addr) (Session, error) { return nil, nil },
 		EmbeddedParts: []string{"udp"},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -153,7 +154,7 @@ func init() {
 						if plan.Protocol == tcplobby.ProtocolName {
 							return capacity.TCPRooms(ctx, addr, 2*time.Second)
 						}
-						return capacity.UDPRooms(ctx, addr, plan.HeaderProfile, 2*time.Second)
+						return capacity.UDPRooms(ctx, addr, udpclient.OptionsOf(plan).HeaderProfile, 2*time.Second)
 					}
 				} else if !*quiet {
 					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (only udp-lobby's and tcp-lobby's room lists are)\n", plan.Protocol)

@@ -39,7 +39,7 @@ var Client = simclient.Protocol{
 // datagram that decodes as Leviathan. Silence fails (an endpoint answers
 // Connect), and the last try also sends a LOBBY_LIST_ROOMS in both headers
 // so that a UDP lobby at that address is named as such.
-func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Duration) (string, error) {
+func reach(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) (scenario.Options, error) {
 	now := time.Now()
 	conn, err := levconn.New(levconn.Config{}, now)
 	var connect []byte
@@ -70,5 +70,5 @@ func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Dura
 			return false, nil // not Leviathan: keep listening
 		},
 	}
-	return "", r.Run(ctx, addr, timeout)
+	return nil, r.Run(ctx, addr, timeout)
 }

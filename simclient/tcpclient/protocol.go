@@ -35,15 +35,15 @@ var Client = simclient.Protocol{
 }
 
 // reach checks a TCP lobby: a connection must be accepted.
-func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Duration) (string, error) {
+func reach(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) (scenario.Options, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr.String())
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return "", c.Close()
+	return nil, c.Close()
 }
 
 // watch is the watchdog's probe of a TCP lobby: a connection must be
@@ -51,7 +51,7 @@ func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Dura
 // too proves the lobby's loop is alive). A hung lobby whose kernel still
 // accepts connections fails it with silence; one that closes the
 // connection unanswered fails it too.
-func watch(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Duration) error {
+func watch(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer

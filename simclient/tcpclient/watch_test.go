@@ -53,11 +53,11 @@ func TestWatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := watch(context.Background(), tc.addr, "", 200*time.Millisecond)
+			err := watch(context.Background(), tc.addr, nil, 200*time.Millisecond)
 			if got := liveness.Classify(err); got != tc.kind {
 				t.Errorf("watch = %v (%q), want %q", err, got, tc.kind)
 			}
-			if _, rerr := reach(context.Background(), tc.addr, "", 200*time.Millisecond); (rerr == nil) != tc.reachable {
+			if _, rerr := reach(context.Background(), tc.addr, nil, 200*time.Millisecond); (rerr == nil) != tc.reachable {
 				t.Errorf("reach = %v, want reachable %v", rerr, tc.reachable)
 			}
 		})

@@ -22,7 +22,9 @@ var Spec = scenario.ProtocolSpec{
 	ProbeRequests: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join},
 	StepParams:    map[scenario.StepKind][]string{scenario.CreateRoom: {}}, // the UDP lobby's rooms have no name
 	MalformedTo:   []string{"instance"},                                    // the game instance a join returned
-	Keys:          []string{"header_profile", "instance_ports"},
+	Keys:          keys,
+	Options:       parseOptions,
+	Flags:         flags,
 }
 
 // Client is how a run plays the UDP lobby protocol: the client half of its
@@ -44,7 +46,21 @@ var Client = simclient.Protocol{
 // explicit profile the last try also sends the other profile: a server that
 // answers only that one fails with a message naming the header_profile to
 // set.
-func reach(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (answered string, err error) {
+func reach(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) (scenario.Options, error) {
+	o, _ := opts.(Options)
+	answered, err := reachProfile(ctx, addr, o.HeaderProfile, timeout)
+	if err != nil || o.HeaderProfile != "auto" || answered == "" {
+		return nil, err
+	}
+	// The check's reply is the first reply auto guesses from: the
+	// sessions need not spend a timeout finding the header again.
+	o.HeaderProfile = answered
+	return o, nil
+}
+
+// reachProfile is reach for header profile profile; answered is the
+// profile the reply was in ("" when it could not tell).
+func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (answered string, err error) {
 	spec, rtype17 := simclient.ReachListRooms()
 	both := [][]byte{spec, rtype17}
 	var r simclient.DatagramReach
