@@ -11,6 +11,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/simclient/udpclient"
@@ -29,7 +30,7 @@ func TestSearchStepsDoNotInheritRooms(t *testing.T) {
 		t.Skip("two real searches")
 	}
 	cfg := refserver.Loopback()
-	cfg.UDP.MaxInstances, cfg.UDP.CleanupInterval = 6, 200*time.Millisecond
+	refudp.ConfigOf(cfg).MaxInstances, refudp.ConfigOf(cfg).CleanupInterval = 6, 200*time.Millisecond
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

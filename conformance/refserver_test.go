@@ -10,6 +10,7 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
 	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
@@ -161,8 +162,8 @@ func TestReferenceUDP(t *testing.T) {
 func startRef(t testing.TB) *refserver.Server {
 	t.Helper()
 	cfg := refserver.Loopback()
-	cfg.UDP.CountdownInterval = 50 * time.Millisecond
-	cfg.TCP.CountdownInterval = 50 * time.Millisecond
+	refudp.ConfigOf(cfg).CountdownInterval = 50 * time.Millisecond
+	reftcp.ConfigOf(cfg).CountdownInterval = 50 * time.Millisecond
 	s, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/owned"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -38,7 +39,7 @@ func TestDrillServer(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cfg.UDP.Addr = addr
+	refudp.ConfigOf(cfg).Addr = addr
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

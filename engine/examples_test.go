@@ -162,7 +162,7 @@ func TestExampleScenarios(t *testing.T) {
 			}
 			if createsRooms(plan) && !raceOn {
 				// The pool was recycled: the run passed a cleanup.
-				if sv := res.Engine.Server; sv == nil || sv.UDP == nil || sv.UDP.InstancesClosed == 0 {
+				if sv := res.Engine.Server; sv == nil || udp.StatsOf(sv.Stats) == nil || udp.StatsOf(sv.Stats).InstancesClosed == 0 {
 					t.Errorf("no game instance was cleaned up in %v: the run never passed a cleanup interval", d)
 				}
 			}

@@ -66,8 +66,10 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 	specOther := profileLobby(t, udplobby.ProfileSpec, true)
 	r17Other := profileLobby(t, udplobby.ProfileRType17, true)
 	dead := deadPort(t)
-	cfg := refserver.Loopback()
-	cfg.UDP, cfg.TCP = nil, nil
+	cfg, err := refserver.Loopback().Only(leviathan.ProtocolName)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

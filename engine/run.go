@@ -544,8 +544,8 @@ func (e *EmbeddedStats) Counters() []string {
 }
 
 // embeddedConfig is the reference server configuration for a run with no
-// target: free loopback ports, only the parts the protocol needs
-// (EmbeddedParts), and the scenario's embedded_server settings on top.
+// target: free loopback ports, only the protocol's parts (EmbeddedParts)
+// and those they need, and the scenario's embedded_server settings on top.
 func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) (refserver.Config, error) {
 	p, ok := simclient.Describe(string(proto))
 	if !ok {
@@ -555,34 +555,7 @@ func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) (refser
 	if err != nil {
 		return c, fmt.Errorf("engine: protocol %s: %w", proto, err)
 	}
-	if u := c.UDP; u != nil {
-		u.RateLimit, u.RateBurst = es.RateLimit, es.RateBurst
-		if es.MaxInstances > 0 {
-			u.MaxInstances = es.MaxInstances
-		}
-		if es.MaxPlayers > 0 {
-			u.MaxPlayers = es.MaxPlayers
-		}
-		if es.CountdownInterval > 0 {
-			u.CountdownInterval = es.CountdownInterval
-		}
-		if es.SeatHold > 0 {
-			u.SeatHold = es.SeatHold
-		}
-		if es.CleanupInterval > 0 {
-			u.CleanupInterval = es.CleanupInterval
-		}
-		u.GameLength = es.GameLength
-	}
-	if t := c.TCP; t != nil && es.CountdownInterval > 0 {
-		t.CountdownInterval = es.CountdownInterval
-	}
-	if l := c.Leviathan; l != nil {
-		l.RateLimit, l.RateBurst = es.RateLimit, es.RateBurst
-		if es.MaxPlayers > 0 {
-			l.MaxPlayers = es.MaxPlayers
-		}
-	}
+	c.Embed(es)
 	return c, nil
 }
 

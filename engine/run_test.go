@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -91,11 +92,11 @@ func TestRunEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Engine.Embedded || res.Engine.Server == nil || res.Engine.Server.UDP == nil {
+	if !res.Engine.Embedded || res.Engine.Server == nil || refudp.StatsOf(res.Engine.Server.Stats) == nil {
 		t.Errorf("no embedded server counters: %+v", res.Engine)
 	}
-	if res.Engine.Server.UDP.Requests["LOBBY_LIST_ROOMS"] == 0 {
-		t.Errorf("the reachability check's LIST is not in the server's counters: %v", res.Engine.Server.UDP.Requests)
+	if refudp.StatsOf(res.Engine.Server.Stats).Requests["LOBBY_LIST_ROOMS"] == 0 {
+		t.Errorf("the reachability check's LIST is not in the server's counters: %v", refudp.StatsOf(res.Engine.Server.Stats).Requests)
 	}
 	if res.Totals.SessionsStarted != 40 || res.Engine.Sessions.Completed != 40 || res.Totals.Requests != 80 {
 		t.Errorf("sessions %d/%d requests %d, want 40/40 and 80", res.Totals.SessionsStarted, res.Engine.Sessions.Completed, res.Totals.Requests)

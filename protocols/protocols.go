@@ -9,10 +9,10 @@ package protocols
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/lobbybench/lobbybench/conformance"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -31,9 +31,10 @@ type Descriptor struct {
 	// Conformance is its group of the conformance suite; nil when it has
 	// none. Its Name is Register's to fill in.
 	Conformance *conformance.Protocol
-	// Server names its parts of the reference server; a run with no
-	// target starts them and aims at the first.
-	Server []string
+	// Server are its parts of the reference server, each with its
+	// configuration, serve flags and counters; a run with no target starts
+	// them (and the parts they need) and aims at the first.
+	Server []*refserver.Part
 }
 
 var (
@@ -43,7 +44,7 @@ var (
 
 // Register makes d a protocol of the program: its scenario spec goes to the
 // scenario loader, its client to simclient, its conformance group to the
-// suite. It panics on a second registration of a name and on a descriptor
+// suite, its server parts to the reference server. It panics on a second registration of a name and on a descriptor
 // that lacks a piece: programming errors of a protocol package's init.
 func Register(d Descriptor) {
 	name := d.Scenario.Name
@@ -56,9 +57,15 @@ func Register(d Descriptor) {
 		panic(fmt.Sprintf("protocols: protocol %q registered twice", name))
 	}
 	d.Client.Name = name
-	d.Client.EmbeddedParts = slices.Clone(d.Server)
+	d.Client.EmbeddedParts = nil
+	for _, p := range d.Server {
+		d.Client.EmbeddedParts = append(d.Client.EmbeddedParts, p.Name)
+	}
 	scenario.RegisterProtocol(d.Scenario)
 	simclient.Register(d.Client)
+	for _, p := range d.Server {
+		refserver.Register(p)
+	}
 	if d.Conformance != nil {
 		g := *d.Conformance
 		g.Name = string(name)

@@ -2,12 +2,17 @@ package protocols
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/lobbybench/lobbybench/conformance"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -29,14 +34,17 @@ func TestRegister(t *testing.T) {
 			New: func(*simclient.Shared, int, *scenario.Flow, netip.Addr) (simclient.Session, error) { return nil, nil },
 		},
 		Conformance: &conformance.Protocol{Transport: "udp"},
-		Server:      []string{"test-part"},
+		Server:      []*refserver.Part{testPart(string(name) + "-part")},
 	}
 	Register(d)
 	if s, ok := scenario.LookupProtocol(name); !ok || s.Transport != "udp" {
 		t.Errorf("the scenario loader does not know the protocol: %+v", s)
 	}
-	if c, ok := simclient.Describe(string(name)); !ok || c.Name != name || len(c.EmbeddedParts) != 1 || c.EmbeddedParts[0] != "test-part" {
+	if c, ok := simclient.Describe(string(name)); !ok || c.Name != name || len(c.EmbeddedParts) != 1 || c.EmbeddedParts[0] != string(name)+"-part" {
 		t.Errorf("simclient has %+v", c)
+	}
+	if !slices.Contains(refserver.PartNames(), string(name)+"-part") {
+		t.Errorf("the reference server does not have the part: %v", refserver.PartNames())
 	}
 	found := false
 	for _, p := range conformance.Protocols() {
@@ -53,7 +61,8 @@ func TestRegister(t *testing.T) {
 		d    Descriptor
 	}{
 		{"twice", d},
-		{"no client", Descriptor{Scenario: scenario.ProtocolSpec{Name: name + "-x", Transport: "udp", ProbeRequests: []scenario.StepKind{scenario.Think}}, Server: []string{"p"}}},
+		{"no client", Descriptor{Scenario: scenario.ProtocolSpec{Name: name + "-x", Transport: "udp", ProbeRequests: []scenario.StepKind{scenario.Think}},
+			Server: []*refserver.Part{testPart(string(name) + "-x-part")}}},
 	} {
 		func() {
 			defer func() {
@@ -63,5 +72,19 @@ func TestRegister(t *testing.T) {
 			}()
 			Register(tc.d)
 		}()
+	}
+}
+
+// testPart is a reference server part that is never started.
+func testPart(name string) *refserver.Part {
+	none := func() any { return new(struct{}) }
+	return &refserver.Part{Name: name, Order: 99, Default: none, Loopback: none, NewStats: none,
+		Off:   refserver.OffFlag{Name: "no-" + name},
+		Flags: func(*refserver.Flags) func(refserver.FlagEnv) (any, error) { return nil },
+		Start: func(any, *slog.Logger, map[string]any) (refserver.Running, error) {
+			return nil, errors.New("not started")
+		},
+		Text:     func(any, io.Writer, string) error { return nil },
+		Announce: func(any, netip.AddrPort) string { return "" },
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -19,8 +21,8 @@ import (
 func startConformRef(t *testing.T) *refserver.Server {
 	t.Helper()
 	cfg := refserver.Loopback()
-	cfg.UDP.CountdownInterval = 20 * time.Millisecond
-	cfg.TCP.CountdownInterval = 20 * time.Millisecond
+	refudp.ConfigOf(cfg).CountdownInterval = 20 * time.Millisecond
+	reftcp.ConfigOf(cfg).CountdownInterval = 20 * time.Millisecond
 	s, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +313,7 @@ func TestConformMaxFill(t *testing.T) {
 	const pool = 70
 	lo := freeUDPPorts(t, pool)
 	cfg := refserver.Loopback()
-	cfg.UDP.BasePort, cfg.UDP.MaxInstances = lo, pool
+	refudp.ConfigOf(cfg).BasePort, refudp.ConfigOf(cfg).MaxInstances = lo, pool
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

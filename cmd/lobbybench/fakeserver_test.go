@@ -15,6 +15,8 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
@@ -98,8 +100,8 @@ func fakeServer(mode string, args []string) int {
 	}
 	latency, _ := time.ParseDuration(os.Getenv(fakeLatencyEnv))
 	cfg := refserver.Loopback()
-	cfg.UDP.CountdownInterval = 20 * time.Millisecond
-	cfg.TCP.CountdownInterval = 20 * time.Millisecond
+	refudp.ConfigOf(cfg).CountdownInterval = 20 * time.Millisecond
+	reftcp.ConfigOf(cfg).CountdownInterval = 20 * time.Millisecond
 	ref, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,12 +1,15 @@
-// Package leviathan registers the Leviathan reliable-UDP format (leviathan.md): its descriptor is assembled here from
-// the protocol's own packages, once.
+// Package leviathan registers the Leviathan reliable-UDP protocol
+// (leviathan.md): its descriptor is assembled here, once, from the
+// protocol's own packages (wire/leviathan, levconn, simclient/levclient,
+// the conformance group, reference-server/leviathan).
 package leviathan
 
 import (
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/protocols"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refleviathan "github.com/lobbybench/lobbybench/reference-server/leviathan"
 	"github.com/lobbybench/lobbybench/simclient/levclient"
-	"github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
 func init() {
@@ -15,6 +18,6 @@ func init() {
 		Scenario:    levclient.Spec,
 		Client:      levclient.Client,
 		Conformance: &g,
-		Server:      []string{leviathan.ProtocolName},
+		Server:      []*refserver.Part{refleviathan.Part()},
 	})
 }

@@ -1,13 +1,16 @@
-// Package tcplobby registers the length-prefixed TCP lobby (tcp-lobby.md): its descriptor is assembled here from
-// the protocol's own packages, once.
+// Package tcplobby registers the length-prefixed TCP lobby protocol
+// (tcp-lobby.md): its descriptor is assembled here, once, from the
+// protocol's own packages (wire/tcplobby, simclient/tcpclient, the
+// conformance group, reference-server/tcp). Its server part needs a pool
+// of game instances, which another part provides (the UDP lobby's).
 package tcplobby
 
 import (
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/protocols"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
 	"github.com/lobbybench/lobbybench/simclient/tcpclient"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func init() {
@@ -16,7 +19,6 @@ func init() {
 		Scenario:    tcpclient.Spec,
 		Client:      tcpclient.Client,
 		Conformance: &g,
-		// The TCP lobby hands its games to the UDP lobby's instances.
-		Server: []string{tcplobby.ProtocolName, udplobby.ProtocolName},
+		Server:      []*refserver.Part{reftcp.Part()},
 	})
 }

@@ -1,12 +1,15 @@
-// Package udplobby registers the UDP lobby (udp-lobby.md) and its game-instance handshake: its descriptor is assembled here from
-// the protocol's own packages, once.
+// Package udplobby registers the UDP lobby protocol (udp-lobby.md) with
+// its game-instance handshake: its descriptor is assembled here, once,
+// from the protocol's own packages (wire/udplobby, simclient/udpclient,
+// the conformance group, reference-server/udp).
 package udplobby
 
 import (
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/protocols"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/simclient/udpclient"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func init() {
@@ -15,6 +18,6 @@ func init() {
 		Scenario:    udpclient.Spec,
 		Client:      udpclient.Client,
 		Conformance: &g,
-		Server:      []string{udplobby.ProtocolName},
+		Server:      []*refserver.Part{refudp.Part()},
 	})
 }
