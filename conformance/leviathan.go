@@ -33,8 +33,10 @@ const (
 
 // LeviathanGroup is the protocol's group of the suite: the conformance half
 // of its descriptor (package protocols), which registers it.
-func LeviathanGroup() Protocol {
-	return Protocol{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan}
+func LeviathanGroup() Group {
+	return Group{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan,
+		Cases: builtin[ProtoLeviathan],
+	}
 }
 
 // levClient is a conformance session: the shared connection engine over a

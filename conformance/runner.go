@@ -16,7 +16,6 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultProtocol      = ProtoUDP
 	DefaultTimeout       = time.Second
 	DefaultParallel      = 8
 	DefaultFloodRate     = 20000
@@ -33,7 +32,7 @@ const (
 type Config struct {
 	// Target is host:port of the lobby (or Leviathan endpoint). Required.
 	Target string
-	// Protocol is a registered protocol name; "" means DefaultProtocol.
+	// Protocol is a registered protocol name; "" means DefaultProtocol().
 	Protocol string
 	// Options are the protocol's own settings (Protocol.Flags: udp-lobby's
 	// UDPOptions, its header profile and instance ports); nil: its
@@ -86,7 +85,7 @@ func (cfg *Config) Validate() []error {
 	} else if _, _, err := net.SplitHostPort(cfg.Target); err != nil {
 		errs = append(errs, fmt.Errorf("target %q: %v", cfg.Target, err))
 	}
-	if _, ok := lookupProtocol(cfg.protocol()); !ok {
+	if _, ok := lookupGroup(cfg.protocol()); !ok {
 		errs = append(errs, fmt.Errorf("unknown protocol %q (have %s)", cfg.protocol(), strings.Join(Protocols(), ", ")))
 	}
 	for _, p := range cfg.Patterns {
@@ -102,7 +101,7 @@ func (cfg *Config) Validate() []error {
 
 func (cfg *Config) protocol() string {
 	if cfg.Protocol == "" {
-		return DefaultProtocol
+		return DefaultProtocol()
 	}
 	return cfg.Protocol
 }
@@ -124,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (*result.Conform, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	proto, _ := lookupProtocol(cfg.protocol())
+	proto, _ := lookupGroup(cfg.protocol())
 	cases := cfg.Selected()
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("no %s case matches %s", cfg.protocol(), strings.Join(cfg.Patterns, ","))
@@ -170,7 +169,7 @@ func Run(ctx context.Context, cfg Config) (*result.Conform, error) {
 
 // newEnv is the environment cases of cfg run in, with the defaults of
 // its zero fields.
-func newEnv(cfg Config, proto Protocol) (*Env, error) {
+func newEnv(cfg Config, proto *Group) (*Env, error) {
 	addr, err := resolve(proto.Transport, cfg.Target)
 	if err != nil {
 		return nil, err
@@ -339,7 +338,7 @@ func (cfg *Config) ReachCheck() (func(ctx context.Context) error, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	proto, _ := lookupProtocol(cfg.protocol())
+	proto, _ := lookupGroup(cfg.protocol())
 	if _, err := newEnv(*cfg, proto); err != nil {
 		return nil, err
 	}

@@ -35,8 +35,10 @@ const (
 
 // TCPLobbyGroup is the protocol's group of the suite: the conformance half
 // of its descriptor (package protocols), which registers it.
-func TCPLobbyGroup() Protocol {
-	return Protocol{Name: ProtoTCP, Transport: "tcp", Reach: reachTCP}
+func TCPLobbyGroup() Group {
+	return Group{Name: ProtoTCP, Transport: "tcp", Reach: reachTCP,
+		OldGroups: map[string]string{"tcp": ProtoTCP}, Cases: builtin[ProtoTCP],
+	}
 }
 
 var tcpNames atomic.Uint32

@@ -40,13 +40,19 @@ const (
 
 // UDPLobbyGroup is the protocol's group of the suite: the conformance half
 // of its descriptor (package protocols), which registers it.
-func UDPLobbyGroup() Protocol {
-	return Protocol{Name: ProtoUDP, Transport: "udp", Reach: reachUDP, Flags: udpFlags,
+func UDPLobbyGroup() Group {
+	return Group{Name: ProtoUDP, Transport: "udp", Reach: reachUDP, Flags: udpFlags,
 		Options: func(o any) any {
 			u, _ := o.(UDPOptions)
 			return &u
-		}}
+		},
+		Groups: []string{groupInstance}, OldGroups: map[string]string{"udp": ProtoUDP}, Cases: builtin[ProtoUDP],
+	}
 }
+
+// groupInstance is the group of the UDP lobby's game-instance handshake
+// cases: the one group not named after its protocol.
+const groupInstance = "inst"
 
 // UDPOptions are the udp-lobby group's settings (Config.Options): conform's
 // --header and --instance-ports.

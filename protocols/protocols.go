@@ -28,9 +28,10 @@ type Descriptor struct {
 	// probe and the session factory. Its Name and EmbeddedParts are
 	// Register's to fill in.
 	Client simclient.Protocol
-	// Conformance is its group of the conformance suite; nil when it has
-	// none. Its Name is Register's to fill in.
-	Conformance *conformance.Protocol
+	// Conformance is its group of the conformance suite: reachability
+	// check, conform's flags and the run's options, its cases; nil when
+	// it has none. Its Name and Order are Register's to fill in.
+	Conformance *conformance.Group
 	// Server are its parts of the reference server, each with its
 	// configuration, serve flags and counters; a run with no target starts
 	// them (and the parts they need) and aims at the first.
@@ -68,8 +69,8 @@ func Register(d Descriptor) {
 	}
 	if d.Conformance != nil {
 		g := *d.Conformance
-		g.Name = string(name)
-		conformance.RegisterProtocol(g)
+		g.Name, g.Order = string(name), d.Scenario.Order
+		conformance.RegisterGroup(g)
 		d.Conformance = &g
 	}
 	descs[name] = &d

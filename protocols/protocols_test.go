@@ -33,7 +33,7 @@ func TestRegister(t *testing.T) {
 			},
 			New: func(*simclient.Shared, int, *scenario.Flow, netip.Addr) (simclient.Session, error) { return nil, nil },
 		},
-		Conformance: &conformance.Protocol{Transport: "udp"},
+		Conformance: &conformance.Group{Transport: "udp"},
 		Server:      []*refserver.Part{testPart(string(name) + "-part")},
 	}
 	Register(d)

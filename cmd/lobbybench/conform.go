@@ -98,7 +98,7 @@ func init() {
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			f := &conformFlags{}
 			fs.StringVar(&f.target, "target", "", "`host:port` of the lobby to check (required)")
-			fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol, "protocol: "+strings.Join(conformance.Protocols(), ", "))
+			fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol(), "protocol: "+strings.Join(conformance.Protocols(), ", "))
 			f.protoOpts = conformance.AddProtocolFlags(fs)
 			fs.StringVar(&f.cases, "cases", "", "comma-separated case `patterns`: an id prefix by whole segments (udp-lobby/13) or a glob (udp-lobby/1*, */5/*); the old groups udp and tcp mean udp-lobby and tcp-lobby")
 			fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
