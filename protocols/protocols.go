@@ -25,8 +25,8 @@ type Descriptor struct {
 	// rate-probe requests and its own top-level keys.
 	Scenario scenario.ProtocolSpec
 	// Client is how a run plays it: the reachability check, the watchdog's
-	// probe and the session factory. Its Name and EmbeddedParts are
-	// Register's to fill in.
+	// probe, the session factory, how its servers are told from others'.
+	// Its Name, Transport and EmbeddedParts are Register's to fill in.
 	Client simclient.Protocol
 	// Conformance is its group of the conformance suite: reachability
 	// check, conform's flags and the run's options, its cases; nil when
@@ -57,7 +57,7 @@ func Register(d Descriptor) {
 	if _, dup := descs[name]; dup {
 		panic(fmt.Sprintf("protocols: protocol %q registered twice", name))
 	}
-	d.Client.Name = name
+	d.Client.Name, d.Client.Transport = name, d.Scenario.Transport
 	d.Client.EmbeddedParts = nil
 	for _, p := range d.Server {
 		d.Client.EmbeddedParts = append(d.Client.EmbeddedParts, p.Name)

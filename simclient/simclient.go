@@ -62,6 +62,12 @@ type Protocol struct {
 	// (tcp-lobby's proves only that a connection was accepted, which a
 	// hung server's kernel still does). Nil: the watchdog uses Reach.
 	Watch func(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) error
+	// Transport is "udp" or "tcp" (the scenario spec's; Register's to
+	// fill in).
+	Transport string
+	// Identify tells its servers from other protocols' (nil: it cannot
+	// be told), for other protocols' reachability checks (Identities).
+	Identify *Identify
 	// Game is where its players reach a game and enter a room, for the
 	// lobby measures (nil: the protocol has none).
 	Game *Game

@@ -30,6 +30,7 @@ var Spec = scenario.ProtocolSpec{
 // Client is how a run plays the UDP lobby protocol: the client half of its
 // descriptor.
 var Client = simclient.Protocol{
+	Identify: identify(),
 	Game: &simclient.Game{
 		TTGJoin: []scenario.StepKind{scenario.InstanceJoin, scenario.Hello},
 		Room:    []scenario.StepKind{scenario.Join},
@@ -37,6 +38,23 @@ var Client = simclient.Protocol{
 	Precise: true, // its sessions poll under run --precise (PollWindow)
 	Reach:   reach,
 	New:     New,
+}
+
+// reachListRooms returns the LOBBY_LIST_ROOMS a reachability check sends,
+// in the spec and the rtype17 header profile (sequence ids 0xFFFE and
+// 0xFFFD): the udp-lobby check asks with them, another protocol's sends
+// them last to name a UDP lobby found at its address (Client.Identify).
+func reachListRooms() (spec, rtype17 []byte) {
+	return udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 0xFFFE),
+		udplobby.AppendListRooms(nil, udplobby.ProfileRType17, 0xFFFD)
+}
+
+// identify tells a UDP lobby: it answers a LOBBY_LIST_ROOMS in either
+// header profile with a datagram that frames under one.
+func identify() *simclient.Identify {
+	spec, rtype17 := reachListRooms()
+	return &simclient.Identify{Title: "UDP lobby", Packets: [][]byte{spec, rtype17},
+		Is: func(b []byte) bool { _, ok := udplobby.GuessProfile(b); return ok }}
 }
 
 // reach checks a UDP lobby: a LOBBY_LIST_ROOMS must draw a datagram back
@@ -61,7 +79,7 @@ func reach(ctx context.Context, addr netip.AddrPort, opts scenario.Options, time
 // reachProfile is reach for header profile profile; answered is the
 // profile the reply was in ("" when it could not tell).
 func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (answered string, err error) {
-	spec, rtype17 := simclient.ReachListRooms()
+	spec, rtype17 := reachListRooms()
 	both := [][]byte{spec, rtype17}
 	var r simclient.DatagramReach
 	want, err := udplobby.ParseProfile(profile)
