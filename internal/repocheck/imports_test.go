@@ -161,6 +161,16 @@ var importRules = []importRule{{
 	forbidden: ownIn("engine", "conformance"),
 	example:   [2]string{"simclient/udpclient", "engine"},
 }, {
+	// A protocol is its own packages plus one line in protocols/all: only
+	// the programs link the list (and tests), so that nothing else grows
+	// a dependency on which protocols there are.
+	rule: "only the programs (cmd/..., the bench and soak programs) import protocols/...",
+	applies: func(rel string) bool {
+		return !under(rel, "cmd", "protocols", "engine/benchrun", "engine/benchtruth", "reference-server/soak")
+	},
+	forbidden: ownIn("protocols"),
+	example:   [2]string{"engine", "protocols/all"},
+}, {
 	rule:      "internal/... imports only internal/... and result of the module",
 	applies:   in("internal"),
 	forbidden: ownBut("internal", "result"),

@@ -1,0 +1,37 @@
+package tcplobby_test
+
+import (
+	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/repocheck"
+)
+
+// TestNamedOnlyHere: no package the binary links names the tcp-lobby
+// protocol (imports one of its packages or spells its name) but its own,
+// and the files allowed below, each with the reason.
+func TestNamedOnlyHere(t *testing.T) {
+	root, err := repocheck.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := repocheck.BinaryFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+		Name: "tcp-lobby",
+		Own:  []string{"wire/tcplobby", "simclient/tcpclient", "reference-server/tcp", "protocols/tcplobby"},
+		Allowed: map[string]string{
+			"protocols/all":              "the one list of the protocols",
+			"conformance":                "the cases of the three protocols still live in package conformance",
+			"capacity/rooms.go":          "the capacity search's and the recovery drill's room checks, to move into the descriptor",
+			"cmd/lobbybench/capacity.go": "the capacity search's and the recovery drill's room checks, to move into the descriptor",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Error(f)
+	}
+}
