@@ -27,8 +27,9 @@ type Protocol struct {
 	// Own are its packages' directories, relative to the module root
 	// ("wire/udplobby"); the packages below them are its too.
 	Own []string
-	// Allowed are further directories or files (relative) that may name
-	// it, each with the reason, e.g. a protocol built on it.
+	// Allowed are further directories, files or file patterns
+	// (path.Match, e.g. "conformance/udp_*.go"), relative, that may name
+	// it, each with the reason.
 	Allowed map[string]string
 }
 
@@ -43,7 +44,7 @@ func NamedOutside(root string, files []string, p Protocol) ([]string, error) {
 			}
 		}
 		for a := range p.Allowed {
-			if rel == a || strings.HasPrefix(rel, a+"/") {
+			if ok, _ := path.Match(a, rel); ok || rel == a || strings.HasPrefix(rel, a+"/") {
 				return true
 			}
 		}

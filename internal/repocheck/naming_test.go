@@ -21,6 +21,7 @@ func TestNamedOutside(t *testing.T) {
 		"engine/good.go":     "package engine\n\n// foo-proto is named in this comment only.\nvar p = \"foo-proto2\"\n",
 		"cmd/x/allowed.go":   "package main\n\nimport _ \"" + Module + "/wire/foo/sub\"\n",
 		"engine/wirefoox.go": "package engine\n\nimport _ \"" + Module + "/wire/foox\"\n",
+		"suite/foo_1.go":     "package suite\n\nvar p = \"foo-proto\"\n",
 	}
 	var names []string
 	for name, body := range files {
@@ -34,7 +35,7 @@ func TestNamedOutside(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	got, err := NamedOutside(root, names, Protocol{Name: "foo-proto", Own: []string{"wire/foo"}, Allowed: map[string]string{"cmd/x": "the test's"}})
+	got, err := NamedOutside(root, names, Protocol{Name: "foo-proto", Own: []string{"wire/foo"}, Allowed: map[string]string{"cmd/x": "the test's", "suite/foo_*.go": "a pattern"}})
 	if err != nil {
 		t.Fatal(err)
 	}
