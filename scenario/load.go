@@ -343,9 +343,9 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 	}
 	if n := f.get("protocol"); n != nil {
 		if len(Protocols()) == 0 {
-			// A program that links no protocol package (simclient/udpclient
-			// …; engine links them all) cannot load any scenario.
-			d.errf(n, "protocol: no protocol is registered in this program (it must import the simclient protocol packages)")
+			// A program that links no protocol (protocols/all links them
+			// all) cannot load any scenario.
+			d.errf(n, "protocol: no protocol is registered in this program (it must import protocols/all)")
 		} else {
 			s, _ := d.oneOf(n, "protocol", ProtocolNames())
 			p.Protocol = Protocol(s)

@@ -150,7 +150,7 @@ var importRules = []importRule{{
 	example:   [2]string{"reference-server/udp", "metrics"},
 }, {
 	// A scenario is parsed and validated without the code that plays it;
-	// protocols register their step kinds with it from simclient.
+	// protocols register their step kinds with it from their descriptors.
 	rule:      "scenario imports none of simclient, engine, conformance, reference-server, metrics",
 	applies:   in("scenario"),
 	forbidden: ownIn("simclient", "engine", "conformance", "reference-server", "metrics"),
