@@ -11,8 +11,11 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestSearchStepsDoNotInheritRooms: against a reference server whose room
@@ -27,13 +30,13 @@ func TestSearchStepsDoNotInheritRooms(t *testing.T) {
 		t.Skip("two real searches")
 	}
 	cfg := refserver.Loopback()
-	cfg.UDP.MaxInstances, cfg.UDP.CleanupInterval = 6, 200*time.Millisecond
+	refudp.ConfigOf(cfg).MaxInstances, refudp.ConfigOf(cfg).CleanupInterval = 6, 200*time.Millisecond
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	p, _ := simclient.Describe(string(scenario.UDPLobby))
+	p, _ := simclient.Describe(string(udplobby.ProtocolName))
 	addr := srv.Addr(p.EmbeddedParts[0])
 	if !addr.IsValid() {
 		t.Fatalf("the reference server has no %s part", p.EmbeddedParts[0])
@@ -71,7 +74,7 @@ thresholds:
 		j.Warmup, j.LagBound = 0, 10*time.Second
 		r := &EngineRunner{Plan: plan, Base: engine.Config{Watchdog: -1, Grace: 500 * time.Millisecond}, Hold: time.Second, Judge: j,
 			Rooms: func(ctx context.Context) (int, error) {
-				n, err := UDPRooms(ctx, addr, plan.HeaderProfile, time.Second)
+				n, err := udpRooms(ctx, addr, udpclient.OptionsOf(plan).HeaderProfile, time.Second)
 				if n > 0 {
 					waited++
 				}

@@ -12,13 +12,14 @@ import (
 
 	"github.com/lobbybench/lobbybench/levconn"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/simclient/levclient"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
 // levServer is a reference server's Leviathan endpoint for the test.
 func levServer(t *testing.T) netip.AddrPort {
 	t.Helper()
-	cfg, err := refserver.Loopback().Only(refserver.Leviathan)
+	cfg, err := refserver.Loopback().Only("leviathan")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,21 +28,21 @@ func levServer(t *testing.T) netip.AddrPort {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return srv.Addr(refserver.Leviathan)
+	return srv.Addr("leviathan")
 }
 
 // levPlayer is a client that authenticates and joins the server at addr,
 // and stays until it leaves.
-func levPlayer(t *testing.T, addr netip.AddrPort) *levConn {
+func levPlayer(t *testing.T, addr netip.AddrPort) *levclient.Conn {
 	t.Helper()
-	c, err := levHandshake(context.Background(), addr, 2*time.Second)
+	c, err := levclient.Dial(context.Background(), addr, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ask(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: lv.ClientMasterServerToken}.Append(nil), lv.ResServerAllow); err != nil {
+	if _, err := c.Ask(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: lv.ClientMasterServerToken}.Append(nil), lv.ResServerAllow); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.close)
+	t.Cleanup(c.Close)
 	return c
 }
 
@@ -97,11 +98,17 @@ func engineLev(t *testing.T) netip.AddrPort {
 	return c.LocalAddr().(*net.UDPAddr).AddrPort()
 }
 
+// levPlayers is the drain check's count of a Leviathan target: the
+// protocol's Occupancy.
+func levPlayers(ctx context.Context, addr netip.AddrPort, timeout time.Duration) (int, error) {
+	return levclient.Client.Occupancy.Count(ctx, addr, nil, timeout)
+}
+
 func TestLevPlayers(t *testing.T) {
 	addr := levServer(t)
 	count := func() int {
 		t.Helper()
-		n, err := LevPlayers(context.Background(), addr, 2*time.Second)
+		n, err := levPlayers(context.Background(), addr, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +117,7 @@ func TestLevPlayers(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("a fresh server: %d players, want 0", n)
 	}
-	var players []*levConn
+	var players []*levclient.Conn
 	for range 3 {
 		players = append(players, levPlayer(t, addr))
 	}
@@ -119,12 +126,12 @@ func TestLevPlayers(t *testing.T) {
 	if n, m := count(), count(); n != 3 || m != 3 {
 		t.Errorf("3 players joined: counted %d, then %d", n, m)
 	}
-	players[0].close()
+	players[0].Close()
 	if n := count(); n != 2 {
 		t.Errorf("one of 3 left: %d players, want 2", n)
 	}
 
-	_, err := LevPlayers(context.Background(), engineLev(t), 300*time.Millisecond)
+	_, err := levPlayers(context.Background(), engineLev(t), 300*time.Millisecond)
 	if !errors.Is(err, ErrNoCount) || !strings.Contains(err.Error(), "answered the handshake but not Serverstatus") {
 		t.Errorf("a server that never answers Serverstatus: %v, want ErrNoCount saying why", err)
 	}
@@ -133,7 +140,7 @@ func TestLevPlayers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	if _, err := LevPlayers(context.Background(), silent.LocalAddr().(*net.UDPAddr).AddrPort(), 100*time.Millisecond); err == nil || errors.Is(err, ErrNoCount) {
+	if _, err := levPlayers(context.Background(), silent.LocalAddr().(*net.UDPAddr).AddrPort(), 100*time.Millisecond); err == nil || errors.Is(err, ErrNoCount) {
 		t.Errorf("a server that answers nothing: %v, want an error other than ErrNoCount (it may just be down)", err)
 	}
 }
@@ -149,7 +156,7 @@ func TestEngineRunnerLevDrain(t *testing.T) {
 	var leave func()
 	r := &EngineRunner{Plan: plan, Hold: time.Second, Judge: DefaultJudgement, Run: fakeEngine(1e9, nil),
 		Drain: time.Second, DrainPoll: 500 * time.Millisecond, Counted: "players reported",
-		Rooms: func(ctx context.Context) (int, error) { return LevPlayers(ctx, addr, 2*time.Second) },
+		Rooms: func(ctx context.Context) (int, error) { return levPlayers(ctx, addr, 2*time.Second) },
 		Sleep: func(context.Context, time.Duration) {
 			slept++
 			if leave != nil {
@@ -169,7 +176,7 @@ func TestEngineRunnerLevDrain(t *testing.T) {
 		t.Fatalf("first step: drain %q, slept %d: want the baseline taken", d, slept)
 	}
 	// Players the step left connected, who never leave.
-	stay := []*levConn{levPlayer(t, addr), levPlayer(t, addr), levPlayer(t, addr)}
+	stay := []*levclient.Conn{levPlayer(t, addr), levPlayer(t, addr), levPlayer(t, addr)}
 	if d := step(); d != "not drained: 3 players reported after --drain 1s, baseline 0" || slept != 2 {
 		t.Errorf("players who stay: drain %q, slept %d: want not drained after 2 waits", d, slept)
 	}
@@ -177,7 +184,7 @@ func TestEngineRunnerLevDrain(t *testing.T) {
 	slept = 0
 	leave = func() {
 		for _, p := range stay {
-			p.close()
+			p.Close()
 		}
 	}
 	if d := step(); d != "" || slept != 1 {
@@ -193,7 +200,7 @@ func TestEngineRunnerLevNoServerStatus(t *testing.T) {
 	var notes []string
 	r := &EngineRunner{Plan: plan, Hold: time.Second, Judge: DefaultJudgement, Run: fakeEngine(1e9, nil),
 		Drain: time.Second, Counted: "players reported",
-		Rooms: func(ctx context.Context) (int, error) { return LevPlayers(ctx, addr, 200*time.Millisecond) },
+		Rooms: func(ctx context.Context) (int, error) { return levPlayers(ctx, addr, 200*time.Millisecond) },
 		Note:  func(s string) { notes = append(notes, s) },
 		Sleep: func(context.Context, time.Duration) { t.Error("waited for a count the server does not give") }}
 	for i := range 3 {

@@ -12,6 +12,8 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // overheadPlan is the list-poll scenario of pollPlan, against target
@@ -59,7 +61,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer srv.Close()
-		p, _ := simclient.Describe(string(scenario.UDPLobby))
+		p, _ := simclient.Describe(string(udplobby.ProtocolName))
 		addr := srv.Addr(p.EmbeddedParts[0])
 		if !addr.IsValid() {
 			b.Fatalf("the reference server has no %s part", p.EmbeddedParts[0])
@@ -67,7 +69,9 @@ func BenchmarkStepOverhead(b *testing.B) {
 		plan := overheadPlan(b, addr.String())
 		r := &EngineRunner{Plan: plan, Hold: time.Second, Warmup: time.Second, Judge: DefaultJudgement, Run: fakeEngine(1e9, nil),
 			Drain: time.Second, DrainPoll: 100 * time.Millisecond,
-			Rooms: func(ctx context.Context) (int, error) { return UDPRooms(ctx, addr, plan.HeaderProfile, 2*time.Second) }}
+			Rooms: func(ctx context.Context) (int, error) {
+				return udpRooms(ctx, addr, udpclient.OptionsOf(plan).HeaderProfile, 2*time.Second)
+			}}
 		for b.Loop() {
 			st, err := r.Step(context.Background(), 10)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/internal/words"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
@@ -72,10 +73,31 @@ type EngineRunner struct {
 	unchecked bool   // the server offers no count to drain by
 }
 
+// CountTarget sets r's drain check from the plan's protocol: its
+// Occupancy counts what the plan's target still holds (its rooms, or its
+// players), each ask waiting up to 2 s. It returns false, leaving Rooms
+// nil, when the protocol offers no such count.
+func (r *EngineRunner) CountTarget() bool {
+	p, ok := simclient.Describe(string(r.Plan.Protocol))
+	if !ok || p.Occupancy == nil {
+		return false
+	}
+	plan, occ := r.Plan, p.Occupancy
+	r.Rooms = func(ctx context.Context) (int, error) {
+		addr, err := target.Resolve(ctx, plan.Target)
+		if err != nil {
+			return 0, err
+		}
+		return occ.Count(ctx, addr, plan.Options, 2*time.Second)
+	}
+	r.Counted = occ.Counted
+	return true
+}
+
 // ErrNoCount is wrapped by a Rooms error meaning the server answers but
-// offers no count to wait for (a Leviathan server that never answers
-// Serverstatus): there is no drain to check.
-var ErrNoCount = errors.New("no count offered")
+// offers no count to wait for: simclient.ErrNoCount, which a protocol's
+// Occupancy.Count returns.
+var ErrNoCount = simclient.ErrNoCount
 
 // MaxLoad is the highest load a step may hold (the scenario's own bound
 // on a rate or a client count).

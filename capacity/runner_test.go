@@ -14,6 +14,8 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient/tcpclient"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
 )
 
 // fakeEngine answers every step with a passing run, or fails the steps
@@ -90,7 +92,17 @@ func TestEngineRunnerUnreachable(t *testing.T) {
 	}
 }
 
-// UDPRooms lists the reference server's rooms on a socket of its own.
+// udpRooms and tcpRooms are the drain check's counts of a lobby: the
+// protocols' Occupancy.
+func udpRooms(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (int, error) {
+	return udpclient.Client.Occupancy.Count(ctx, addr, udpclient.Options{HeaderProfile: profile}, timeout)
+}
+
+func tcpRooms(ctx context.Context, addr netip.AddrPort, timeout time.Duration) (int, error) {
+	return tcpclient.Client.Occupancy.Count(ctx, addr, nil, timeout)
+}
+
+// udpRooms lists the reference server's rooms on a socket of its own.
 func TestUDPRooms(t *testing.T) {
 	cfg, err := refserver.Loopback().Only("udp-lobby")
 	if err != nil {
@@ -101,7 +113,7 @@ func TestUDPRooms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	n, err := UDPRooms(context.Background(), srv.Addr("udp-lobby"), "spec", 2*time.Second)
+	n, err := udpRooms(context.Background(), srv.Addr("udp-lobby"), "spec", 2*time.Second)
 	if err != nil || n != 0 {
 		t.Errorf("UDPRooms = %d, %v: want 0 rooms of a fresh server", n, err)
 	}
@@ -110,12 +122,12 @@ func TestUDPRooms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	if _, err := UDPRooms(context.Background(), silent.LocalAddr().(*net.UDPAddr).AddrPort(), "spec", 60*time.Millisecond); err == nil {
+	if _, err := udpRooms(context.Background(), silent.LocalAddr().(*net.UDPAddr).AddrPort(), "spec", 60*time.Millisecond); err == nil {
 		t.Error("UDPRooms of a silent server: no error")
 	}
 }
 
-// TCPRooms lists the reference server's tcp-lobby rooms on a connection
+// tcpRooms lists the reference server's tcp-lobby rooms on a connection
 // of its own.
 func TestTCPRooms(t *testing.T) {
 	cfg, err := refserver.Loopback().Only("udp-lobby", "tcp-lobby")
@@ -127,7 +139,7 @@ func TestTCPRooms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	n, err := TCPRooms(context.Background(), srv.Addr("tcp-lobby"), 2*time.Second)
+	n, err := tcpRooms(context.Background(), srv.Addr("tcp-lobby"), 2*time.Second)
 	if err != nil || n != 0 {
 		t.Errorf("TCPRooms = %d, %v: want 0 rooms of a fresh server", n, err)
 	}
@@ -136,7 +148,7 @@ func TestTCPRooms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := TCPRooms(context.Background(), l.Addr().(*net.TCPAddr).AddrPort(), 60*time.Millisecond); err == nil {
+	if _, err := tcpRooms(context.Background(), l.Addr().(*net.TCPAddr).AddrPort(), 60*time.Millisecond); err == nil {
 		t.Error("TCPRooms of a server that never answers: no error")
 	}
 }

@@ -3,8 +3,10 @@ package conformance
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,7 +74,7 @@ type Case struct {
 	// protocols.
 	ID string
 	// Protocol is the --protocol the case belongs to ("udp-lobby",
-	// "tcp-lobby", "leviathan").
+	// "tcp-lobby", "leviathan"): its group's name.
 	Protocol string
 	// Section cites the section of the protocol document (docs/protocols)
 	// the case checks, as "<file>.md §<n> <title>", e.g. "udp-lobby.md §5
@@ -104,18 +106,70 @@ type Case struct {
 	Run func(t *T) error
 }
 
-// Protocol is what the runner needs to know about a protocol besides its
-// cases: how to check that the target is alive before anything else.
-type Protocol struct {
-	// Name is the --protocol value, e.g. "udp-lobby".
+// Group is one protocol's group of the suite: the conformance half of its
+// descriptor (package protocols), which registers it (RegisterGroup).
+type Group struct {
+	// Name is the --protocol value and the group of its case ids, e.g.
+	// "udp-lobby" (the descriptor's name).
 	Name string
+	// Order places it among the groups (documentation order, lowest
+	// first): the first is --protocol's default.
+	Order int
 	// Transport is "udp" or "tcp": how the target address is resolved.
 	Transport string
 	// Reach checks the target answers at all (and, for the UDP lobby,
-	// settles the header profile). It returns a note for the report (e.g.
-	// "header spec, guessed from the first reply") or an error wrapping
-	// ErrUnreachable.
+	// settles the header profile in Env.Options). It returns a note for
+	// the report (e.g. "header spec, guessed from the first reply") or an
+	// error wrapping ErrUnreachable.
 	Reach func(ctx context.Context, env *Env) (note string, err error)
+	// Flags declares conform's flags of the protocol on fs (udp-lobby's
+	// --header and --instance-ports); the function returned, called
+	// after parsing, makes Config.Options of their values, or returns an
+	// error naming the flag. Nil: no flags.
+	Flags func(fs *flag.FlagSet) func() (any, error)
+	// Options makes a run's own copy of Config.Options (nil: the
+	// protocol's defaults) for Env.Options, which its reachability check
+	// may settle and its cases read. Nil: Env.Options is Config.Options.
+	Options func(any) any
+	// Groups are further case id groups of the protocol's cases, listed
+	// after its own in this order (udp-lobby's "inst": its game-instance
+	// handshake).
+	Groups []string
+	// OldGroups maps the groups of older builds' case ids to today's
+	// ("udp" → "udp-lobby"): CaseID reads them.
+	OldGroups map[string]string
+	// Cases are its cases; each one's Protocol is Name (set when empty).
+	Cases []*Case
+}
+
+// AddProtocolFlags declares every registered protocol's conform flags on
+// fs (Group.Flags). The function returned, called after parsing, makes
+// the Config.Options of protocol; every protocol's flags are checked, so
+// that a bad value is an error whichever protocol runs.
+func AddProtocolFlags(fs *flag.FlagSet) func(protocol string) (any, error) {
+	type built struct {
+		name  string
+		build func() (any, error)
+	}
+	var all []built
+	for _, name := range Protocols() {
+		if p, _ := lookupGroup(name); p.Flags != nil {
+			all = append(all, built{name, p.Flags(fs)})
+		}
+	}
+	return func(protocol string) (any, error) {
+		var opts any
+		for _, b := range all {
+			o, err := b.build()
+			if err != nil {
+				return nil, err
+			}
+			if b.name == protocol {
+				opts = o
+			}
+		}
+		return opts, nil
+	}
 }
 
 var (
@@ -123,14 +177,57 @@ var (
 	registry = map[string]*Case{}
 	// owners maps protocol → message name → the id of the case owning it
 	// (Case.Owns).
-	owners    = map[string]map[string]string{}
-	protocols = map[string]Protocol{}
+	owners = map[string]map[string]string{}
+	groups = map[string]*Group{}
+
+	// idMu guards rank and oldGroups, which Match reads while Cases holds
+	// regMu.
+	idMu sync.RWMutex
+	// rank orders case id groups for listing (caseLess): a protocol's own
+	// group, then its Groups, protocols in Order.
+	rank = map[string][2]int{}
+	// oldGroups maps old case id groups to today's (Group.OldGroups).
+	oldGroups = map[string]string{}
 )
 
-// Register adds c to the suite. Case files call it from init(). It panics on
-// a duplicate or malformed id, or a case without Run: those are programming
-// errors caught by the package's tests.
-func Register(c *Case) {
+// builtin are the cases of the groups of this package (UDPLobbyGroup …), by
+// protocol, as their files' init add them.
+var builtin = map[string][]*Case{}
+
+// addCase adds c to its protocol's builtin cases.
+func addCase(c *Case) { builtin[c.Protocol] = append(builtin[c.Protocol], c) }
+
+// RegisterGroup adds a protocol's group and its cases to the suite. The
+// protocol's descriptor calls it (protocols.Register). It panics on a
+// duplicate name or case id, a malformed id, an id outside the group's
+// groups or a case without Run: programming errors caught by the tests.
+func RegisterGroup(g Group) {
+	regMu.Lock()
+	if _, dup := groups[g.Name]; dup || g.Name == "" {
+		regMu.Unlock()
+		panic("conformance: group " + strconv.Quote(g.Name) + " registered twice or unnamed")
+	}
+	groups[g.Name] = &g
+	regMu.Unlock()
+	idMu.Lock()
+	for i, name := range append([]string{g.Name}, g.Groups...) {
+		rank[name] = [2]int{g.Order, i}
+	}
+	for old, now := range g.OldGroups {
+		oldGroups[old] = now
+	}
+	idMu.Unlock()
+	for _, c := range g.Cases {
+		if c.Protocol == "" {
+			c.Protocol = g.Name
+		}
+		register(c)
+	}
+}
+
+// register adds c to the suite: its protocol's group must be registered,
+// and its id in one of the group's groups.
+func register(c *Case) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if c.Run == nil || c.Protocol == "" || c.Level == 0 {
@@ -139,8 +236,9 @@ func Register(c *Case) {
 	if parts := strings.Split(c.ID, "/"); len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
 		panic("conformance: case id " + strconv.Quote(c.ID) + " is not group/section/n")
 	}
-	if g, _, _ := strings.Cut(c.ID, "/"); g != c.Protocol && (g != groupInstance || c.Protocol != ProtoUDP) {
-		panic("conformance: case id " + c.ID + ": the group is not its protocol's name " + c.Protocol)
+	g := groups[c.Protocol]
+	if id, _, _ := strings.Cut(c.ID, "/"); g == nil || (id != g.Name && !slices.Contains(g.Groups, id)) {
+		panic("conformance: case id " + c.ID + ": the group is not one of its protocol's (" + c.Protocol + ")")
 	}
 	if _, dup := registry[c.ID]; dup {
 		panic("conformance: duplicate case id " + c.ID)
@@ -215,34 +313,36 @@ func ownerIn(err error) string {
 	return ""
 }
 
-// RegisterProtocol adds a protocol (its reachability check). A protocol file calls it
-// from init(); it panics on a duplicate name.
-func RegisterProtocol(p Protocol) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := protocols[p.Name]; dup {
-		panic("conformance: duplicate protocol " + p.Name)
-	}
-	protocols[p.Name] = p
-}
-
-// Protocols returns the registered protocol names, sorted.
+// Protocols returns the registered groups' names, sorted.
 func Protocols() []string {
 	regMu.Lock()
 	defer regMu.Unlock()
-	names := make([]string, 0, len(protocols))
-	for n := range protocols {
+	names := make([]string, 0, len(groups))
+	for n := range groups {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names
 }
 
-func lookupProtocol(name string) (Protocol, bool) {
+// DefaultProtocol is --protocol's default: the first group in Order.
+func DefaultProtocol() string {
 	regMu.Lock()
 	defer regMu.Unlock()
-	p, ok := protocols[name]
-	return p, ok
+	best := ""
+	for n, g := range groups {
+		if b := groups[best]; best == "" || g.Order < b.Order || g.Order == b.Order && n < best {
+			best = n
+		}
+	}
+	return best
+}
+
+func lookupGroup(name string) (*Group, bool) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	g, ok := groups[name]
+	return g, ok
 }
 
 // Cases returns the cases of protocol ("" for all) selected by patterns
@@ -264,19 +364,6 @@ func Cases(protocol string, patterns ...string) []*Case {
 	return out
 }
 
-// groupOrder puts the lobby cases before the instance cases they lead to;
-// other groups follow in CompareIDs order.
-var groupOrder = map[string]int{ProtoUDP: 1, groupInstance: 2}
-
-// groupInstance is the group of the UDP lobby's game-instance handshake
-// cases: the one group not named after its protocol.
-const groupInstance = "inst"
-
-// oldGroups are the case groups of builds before each protocol had one name
-// ("udp" alone is ambiguous: Leviathan is UDP too), and the group each is
-// now.
-var oldGroups = map[string]string{"udp": ProtoUDP, "tcp": ProtoTCP}
-
 // CaseID returns a case id, or a --cases pattern, of an older build under
 // today's name: "udp/13/2" is "udp-lobby/13/2", "tcp/5.1" is
 // "tcp-lobby/5.1", "udp" is "udp-lobby". Anything else is returned
@@ -284,7 +371,9 @@ var oldGroups = map[string]string{"udp": ProtoUDP, "tcp": ProtoTCP}
 // so an old id, group or glob selects and pairs the same cases as the new.
 func CaseID(id string) string {
 	g, rest, more := strings.Cut(id, "/")
+	idMu.RLock()
 	n, ok := oldGroups[g]
+	idMu.RUnlock()
 	switch {
 	case !ok:
 		return id
@@ -303,21 +392,23 @@ func UpgradeIDs(c *result.Conform) {
 	}
 }
 
-// caseLess orders ids for listing and reports: by group (groupOrder), then
-// CompareIDs.
+// caseLess orders ids for listing and reports: by group (a protocol's own
+// group before its further ones, protocols in Order), then CompareIDs.
 func caseLess(a, b string) bool {
 	if ra, rb := groupRank(a), groupRank(b); ra != rb {
-		return ra < rb
+		return ra[0] < rb[0] || ra[0] == rb[0] && ra[1] < rb[1]
 	}
 	return CompareIDs(a, b) < 0
 }
 
-func groupRank(id string) int {
+func groupRank(id string) [2]int {
 	g, _, _ := strings.Cut(id, "/")
-	if r, ok := groupOrder[g]; ok {
+	idMu.RLock()
+	defer idMu.RUnlock()
+	if r, ok := rank[g]; ok {
 		return r
 	}
-	return 100
+	return [2]int{1 << 30, 0}
 }
 
 func matchAny(patterns []string, id string) bool {

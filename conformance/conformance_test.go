@@ -171,7 +171,7 @@ func TestCaseID(t *testing.T) {
 		}
 	}
 	for old, now := range oldGroups {
-		if _, ok := lookupProtocol(now); !ok {
+		if _, ok := lookupGroup(now); !ok {
 			t.Errorf("old group %q maps to %q, not a registered protocol", old, now)
 		}
 	}
@@ -344,7 +344,7 @@ func TestRegistry(t *testing.T) {
 				t.Errorf("%s of %s is not named %v…", c.ID, c.Protocol, p)
 			}
 		}
-		if _, ok := lookupProtocol(c.Protocol); !ok {
+		if _, ok := lookupGroup(c.Protocol); !ok {
 			t.Errorf("%s belongs to unregistered protocol %q", c.ID, c.Protocol)
 		}
 	}
@@ -354,10 +354,10 @@ func TestRegistry(t *testing.T) {
 	mustPanic := func(name string, c *Case) {
 		defer func() {
 			if recover() == nil {
-				t.Errorf("Register(%s) did not panic", name)
+				t.Errorf("register(%s) did not panic", name)
 			}
 		}()
-		Register(c)
+		register(c)
 	}
 	run := func(*T) error { return nil }
 	mustPanic("duplicate", &Case{ID: "udp-lobby/3/1", Protocol: ProtoUDP, Level: Must, Run: run})

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -22,7 +21,7 @@ import (
 // small machine.
 func suiteConfig(target string, pr PortRange) Config {
 	return Config{
-		Target: target, Protocol: ProtoUDP, Header: HeaderAuto, InstancePorts: pr,
+		Target: target, Protocol: ProtoUDP, Options: UDPOptions{Header: HeaderAuto, InstancePorts: pr},
 		Timeout: 2 * time.Second, FloodRate: 5000, FloodDuration: 200 * time.Millisecond,
 	}
 }
@@ -305,7 +304,7 @@ func TestSkipNamesOwner(t *testing.T) {
 		}, "inst/2/2", result.VerdictFail, "SERVER_JOIN_DENY", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
 		{"tcp: CREATE_ROOM_ACK never sent", func(t *testing.T) Config {
 			srv := startRef(t)
-			target := startTCPProxy(t, srv.Addr(refserver.TCPLobby).String(), tcpFault{filter: func(p []byte) []byte {
+			target := startTCPProxy(t, srv.Addr(tcplobby.ProtocolName).String(), tcpFault{filter: func(p []byte) []byte {
 				if typeIs(p, tcplobby.TypeCreateRoomAck) {
 					return nil
 				}

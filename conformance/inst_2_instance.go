@@ -17,7 +17,7 @@ import (
 const pingTime = 0x5EED1234
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/1", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Owns:        []string{"SERVER_HELLO"},
 		Desc:        "the port LOBBY_ROOM_CREATED returned answers CLIENT_HELLO with SERVER_HELLO, and keeps answering",
@@ -33,7 +33,7 @@ func init() {
 			return fx.hello2.judge("SERVER_HELLO to a second CLIENT_HELLO a moment later (the port is stable)", udplobby.ServerHello)
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/2", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Owns:        []string{"SERVER_JOIN_ACCEPT"},
 		Desc:        "CLIENT_JOIN_REQUEST to an instance with a free seat is answered with SERVER_JOIN_ACCEPT",
@@ -46,7 +46,7 @@ func init() {
 			return fx.join.judge("SERVER_JOIN_ACCEPT", udplobby.ServerJoinAccept)
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/3", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "CLIENT_PING is answered with SERVER_PONG echoing clientTime",
 		Requirement: "CLIENT_PING u32 clientTime … SERVER_PONG u32 clientTime (echoed); PING→PONG (udp-lobby.md §15)",
@@ -71,7 +71,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/4", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "CLIENT_JOIN_REQUEST to a full instance is answered with SERVER_JOIN_DENY",
 		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (udp-lobby.md §15)",
@@ -83,7 +83,7 @@ func init() {
 			return extraJoin(t, fx, "full")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/5", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Owns:        []string{"SERVER_GAME_START"},
 		Desc:        "when every joined player is ready, SERVER_GAME_START reaches every player",
@@ -109,7 +109,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/6", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "the lobby's list follows the instance: a room filled through the handshake is listed with playerCount = maxPlayers",
 		Requirement: "the room's state, as the lobby lists it, follows (udp-lobby.md §15); RoomInfo playerCount: Current player count (udp-lobby.md §5)",
@@ -127,7 +127,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/7", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "the lobby's list follows the instance: a started game is listed as Playing",
 		Requirement: "the room's state, as the lobby lists it, follows (Waiting → Countdown → Playing → Finished) (udp-lobby.md §15)",
@@ -148,7 +148,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/8", Protocol: ProtoUDP, Section: secInstance, Level: Must,
 		Desc:        "CLIENT_JOIN_REQUEST to an instance whose game started is answered with SERVER_JOIN_DENY",
 		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (udp-lobby.md §15)",
@@ -163,7 +163,7 @@ func init() {
 			return extraJoin(t, fx, "playing")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/10", Protocol: ProtoUDP, Section: secInstance, Rule: string(udplobby.RuleCRC), Level: Must,
 		Desc:        "instance replies are framed like the lobby's: CRC-32 big-endian, packetType 0x02, length = header + payloadSize + 4",
 		Requirement: "The public implementation of this lobby uses the same header and CRC as the lobby for its instances (udp-lobby.md §15)",
@@ -200,7 +200,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/11", Protocol: ProtoUDP, Section: secInstance, Level: Should,
 		Desc:        "instance replies come from the port the lobby returned (the port the client sends to)",
 		Requirement: "If success: Client connects to game instance at specified port (udp-lobby.md §11); NAT and connected UDP sockets only pass replies from that port",
@@ -221,13 +221,13 @@ func init() {
 			return judgeReplySource(t, "instance", seen)
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/12", Protocol: ProtoUDP, Section: secInstance, Level: Should, Stage: StageSerial,
 		Desc:        "a room stays listed only while its instance answers: after its last player leaves, the room leaves the list or its port still answers CLIENT_HELLO",
 		Requirement: "the room's state, as the lobby lists it, follows the instance (udp-lobby.md §15); a listed room whose port is dead sends every joiner to nothing",
 		Run:         instRoomOutlivesInstance,
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "inst/2/9", Protocol: ProtoUDP, Section: secInstance, Rule: "I-SEQ", Level: Must,
 		Desc:        "instance replies echo the request's sequenceId",
 		Requirement: "Replies echo the request's sequenceId (udp-lobby.md §15)",

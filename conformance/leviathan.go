@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
-	"github.com/lobbybench/lobbybench/scenario"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -21,7 +20,7 @@ import (
 // 6 malformed packets, Q the engine's known quirks (warnings).
 
 // ProtoLeviathan is the --protocol name of the Leviathan group.
-const ProtoLeviathan = string(scenario.Leviathan)
+const ProtoLeviathan = string(lv.ProtocolName)
 
 const (
 	secLevFraming   = "leviathan.md §1 Packets"
@@ -32,8 +31,12 @@ const (
 	secLevQuirks    = "leviathan.md §Q Engine defects"
 )
 
-func init() {
-	RegisterProtocol(Protocol{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan})
+// LeviathanGroup is the protocol's group of the suite: the conformance half
+// of its descriptor (package protocols), which registers it.
+func LeviathanGroup() Group {
+	return Group{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan,
+		Cases: builtin[ProtoLeviathan],
+	}
 }
 
 // levClient is a conformance session: the shared connection engine over a

@@ -12,7 +12,7 @@ import (
 // session (lev-flow fixture).
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/1/1", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Must,
 		Desc:        "every datagram the server sends is an Ln or La packet that decodes (lenient, as the engine reads)",
 		Requirement: "One packet per UDP datagram, at most 65507 bytes … Normal packet, type 0x4C6E (\"Ln\") … Ack-only packet, type 0x4C61 (\"La\")",
@@ -34,7 +34,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/1/2", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Should,
 		Rule:        "L-ACK-COUNT, L-ACK-ZERO-TAIL, L-LA-COUNT, L-TRAILING, L-MSG-NUM-ZERO",
 		Desc:        "every datagram also decodes strictly: 1-4 ack bytes without a zero last byte, La Count 1-4, no trailing bytes, MessageNumber ≠ 0, defined enum values",
@@ -57,7 +57,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/1/3", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Must,
 		Desc:        "PKT_IDs are never 0 and grow by one per Ln datagram sent, resends included",
 		Requirement: "PKT_ID grows by one for every datagram sent, resends included. The engine's first id is 1001 (the packet format page says 1; 0 is invalid either way)",
@@ -94,7 +94,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/1/4", Protocol: ProtoLeviathan, Section: secLevFraming, Level: Should,
 		Desc:        "the server's MessageNumbers start at 1 and increase (shared by requests and responses; a resend keeps its number)",
 		Requirement: "MessageNumber: one counter per connection and direction, shared by requests and responses, starting at 1. A resend keeps its MessageNumber",

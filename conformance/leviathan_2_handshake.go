@@ -12,7 +12,7 @@ import (
 // and nothing else acted on before it completes.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/2/1", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
 		Owns:        []string{"Connect(42)"},
 		Desc:        "Connect(42) is answered by Response Connect(42) with ResponseTo the request's MessageNumber",
@@ -34,7 +34,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/2/2", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
 		Owns:        []string{"Security(None)"},
 		Desc:        "Security(None=1, \"\", \"\") after Connect is answered by Response Security with SecureType None",
@@ -60,7 +60,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/2/3", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
 		Owns:        []string{"Authenticate"},
 		Desc:        "Authenticate after Security is answered by Response Authenticate (any credentials accepted)",
@@ -79,7 +79,7 @@ func init() {
 			return err
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/2/4", Protocol: ProtoLeviathan, Section: secLevHandshake, Level: Must,
 		Desc:        "JoinServer, JoinGame and Echo sent after Connect but before authentication get no reply (acks only)",
 		Requirement: "Before authentication every other message is silently dropped",

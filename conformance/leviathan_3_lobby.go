@@ -15,7 +15,7 @@ import (
 // replies' ResponseTo (shared session lev-flow), then the refusals.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/3/1", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "every reply's ResponseTo is the MessageNumber of the request it answers (0 for Echo's None and StartWorldReceive)",
 		Requirement: "ResponseTo is the MessageNumber of the request answered, or 0",
@@ -58,7 +58,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/3/2", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Owns:        []string{"ServerAllow to JoinServer"},
 		Desc:        "JoinServer(-1) after authentication is answered by ServerAllow(ConnectAccepted, \"Allowed, ID: N\")",
@@ -92,7 +92,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/3/3", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "JoinGame(\"\") after a successful JoinServer is answered by ServerAllow(Done) and StartWorldReceive",
 		Requirement: "Then JoinGame(\"\") → ServerAllow(Done) and StartWorldReceive",
@@ -129,7 +129,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/3/4", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "Echo after authentication is answered by Response None with ResponseTo 0",
 		Requirement: "Echo after authentication → Response None with ResponseTo 0",
@@ -152,7 +152,7 @@ func init() {
 			return Failf("Response None", "no Response None after Echo")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/3/5", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Should,
 		Owns:        []string{"ServerStatus"},
 		Desc:        "Serverstatus is answered by ServerStatus (the engine itself never answers it: a warning there)",
@@ -174,7 +174,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/3/6", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must,
 		Desc:        "a second JoinServer from a joined connection gets ServerDisallow reason ServerAlreadyConnectedToYou (5)",
 		Requirement: "ServerDisallow with the first failing reason among: not accepting players (3), already joined (5), full (2), unauthenticated (0)",
@@ -192,7 +192,7 @@ func init() {
 			return expectDisallow(n, m, err, lv.DisallowServerAlreadyConnectedToYou)
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/3/7", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must, Stage: StageSerial,
 		Desc:        "JoinServer when the server is full gets ServerDisallow reason ServerFull (2); fills at most MaxFill players as ServerStatus reports them",
 		Requirement: "players counted against a configurable maximum … ServerDisallow with the first failing reason among: … full (2)",

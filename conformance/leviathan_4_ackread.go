@@ -11,7 +11,7 @@ import (
 // ack fields.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/4/6", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Should,
 		Desc:        "the server reads ack fields in the engine's bit order: a Critical reply acked by bit 0 of an Ln ack field starting at its PKT_ID is not resent",
 		Requirement: "Ack bits: bit b (least significant first) of ack byte i acknowledges packet StartAck + 8*i + b … the engine and its tests use no +1",

@@ -116,7 +116,7 @@ type levWithheld struct {
 }
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/4/1", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
 		Desc:        fmt.Sprintf("every Ln packet the client sends is acked (piggybacked or in an La packet) within %v", levAckBound),
 		Requirement: "Acks: every received Ln PKT_ID is acknowledged, piggybacked on outgoing Ln packets, or, when idle for 200 ms with acks pending, in an ack-only packet",
@@ -144,7 +144,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/4/2", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Should,
 		Desc:        "the server's ack fields use the engine's bit order (bit b of byte i acks StartAck+8i+b, no +1)",
 		Requirement: "Ack bits: bit b (least significant first) of ack byte i acknowledges packet StartAck + 8*i + b. The packet format page says StartAck + index + 1; the engine and its tests use no +1",
@@ -178,7 +178,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/4/3", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
 		Desc:        "a Critical reply (Response Connect) is resent, with a new PKT_ID and the same MessageNumber, when the client withholds its ack",
 		Requirement: "Reliability classes: … Critical (the engine sends 5 transmissions …). A message counts as lost after 1000 ms without an ack … A resend keeps its MessageNumber and gets a new PKT_ID",
@@ -200,7 +200,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/4/4", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Should,
 		Desc:        "an unacked Critical reply is transmitted 5 times in all, as the engine does",
 		Requirement: "Critical (the engine sends 5 transmissions, then logs and keeps the connection)",
@@ -218,7 +218,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/4/5", Protocol: ProtoLeviathan, Section: secLevAcks, Level: Must,
 		Desc:        "a request received twice (network duplicate, then a resend with a new PKT_ID) is answered once",
 		Requirement: "Duplicates: MessageNumbers are remembered (last 50); a duplicate is acked but not acted on, so a resent request never gets a second response",

@@ -25,7 +25,7 @@ func init() {
 		{"trailing bytes after the last message", lv.RuleTrailing, append(lv.AppendNormalHeader(nil, 900005, 0, nil, 0), 0xde, 0xad, 0xbe)},
 	}
 	for i, m := range corpus {
-		Register(&Case{
+		addCase(&Case{
 			ID: fmt.Sprintf("leviathan/6/%d", i+1), Protocol: ProtoLeviathan, Section: secLevMalformed, Level: Must,
 			Stage: StageDestructive, Rule: string(m.rule),
 			Desc:        m.desc + ": the connection keeps answering Echo and the server stays up",

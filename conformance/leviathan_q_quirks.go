@@ -11,7 +11,7 @@ import (
 // §Q Engine defects): warnings with an explanation, never failures.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/Q/1", Protocol: ProtoLeviathan, Section: secLevQuirks, Level: Should,
 		Desc:        "ack-only datagrams are clean La packets, not the previous Ln packet with the La section appended",
 		Requirement: "its ack-only datagram carries the previous Ln packet's bytes in front of the La section (an engine defect)",
@@ -26,7 +26,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "leviathan/Q/2", Protocol: ProtoLeviathan, Section: secLevQuirks, Level: Should,
 		Desc:        "after the client's CloseConnection the connection is released: requests on it are no longer answered",
 		Requirement: "CloseConnection is never actually sent (an engine defect): the engine closes without telling its peer; a server must at least honour the client's CloseConnection",

@@ -23,7 +23,7 @@ import (
 type liveRun struct {
 	ctx   context.Context // the run's: cancelled on interruption
 	env   *Env
-	proto Protocol
+	proto *Group
 	cfg   Config
 	rep   *result.Conform
 	wd    *liveness.Watchdog
@@ -69,7 +69,7 @@ type caseSpan struct {
 	running    bool
 }
 
-func newLiveRun(ctx context.Context, env *Env, proto Protocol, cfg Config, rep *result.Conform) *liveRun {
+func newLiveRun(ctx context.Context, env *Env, proto *Group, cfg Config, rep *result.Conform) *liveRun {
 	lr := &liveRun{ctx: ctx, env: env, proto: proto, cfg: cfg, rep: rep,
 		probeTimeout: 3*env.Timeout + 250*time.Millisecond,
 		spans:        map[string]*caseSpan{}, results: map[string]int{}, during: map[int][]string{}}
@@ -92,7 +92,7 @@ func (lr *liveRun) now() time.Duration { return time.Since(lr.rep.StartedAt) }
 
 // probe is the protocol's reachability check, on sockets of its own (no
 // case's), bounded by probeTimeout. The check only reads what the first one
-// settled (the UDP header profile): Env.Header is no longer HeaderAuto.
+// settled in Env.Options (the UDP header profile: no longer auto).
 func (lr *liveRun) probe(ctx context.Context) error {
 	if lr.proto.Reach == nil {
 		return nil

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
 	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -107,7 +109,7 @@ func TestReferenceUDP(t *testing.T) {
 	for i, s := range setups {
 		srv, pr := startRefUDP(t, s.edit)
 		cfg := suiteConfig(srv.Addr().String(), pr)
-		cfg.Header = s.header
+		cfg.Options = UDPOptions{Header: s.header, InstancePorts: pr}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -160,8 +162,8 @@ func TestReferenceUDP(t *testing.T) {
 func startRef(t testing.TB) *refserver.Server {
 	t.Helper()
 	cfg := refserver.Loopback()
-	cfg.UDP.CountdownInterval = 50 * time.Millisecond
-	cfg.TCP.CountdownInterval = 50 * time.Millisecond
+	refudp.ConfigOf(cfg).CountdownInterval = 50 * time.Millisecond
+	reftcp.ConfigOf(cfg).CountdownInterval = 50 * time.Millisecond
 	s, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +176,7 @@ func startRef(t testing.TB) *refserver.Server {
 // every case passes.
 func TestReferenceTCP(t *testing.T) {
 	srv := startRef(t)
-	rep, err := Run(context.Background(), Config{Target: srv.Addr(refserver.TCPLobby).String(), Protocol: ProtoTCP})
+	rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: ProtoTCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func refTCPVerdict(id string) string {
 func BenchmarkUDPSuiteReference(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		srv, pr := startRefUDP(b, func(c *refudp.Config) { c.CountdownInterval = time.Second; c.RateLimit, c.RateBurst = 100, 200 })
-		rep, err := Run(context.Background(), Config{Target: srv.Addr().String(), Header: HeaderAuto, InstancePorts: pr})
+		rep, err := Run(context.Background(), Config{Target: srv.Addr().String(), Options: UDPOptions{Header: HeaderAuto, InstancePorts: pr}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -223,7 +225,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := Run(context.Background(), Config{Target: srv.Addr(refserver.TCPLobby).String(), Protocol: ProtoTCP})
+		rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: ProtoTCP})
 		srv.Close()
 		if err != nil {
 			b.Fatal(err)

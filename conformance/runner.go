@@ -16,7 +16,6 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultProtocol      = ProtoUDP
 	DefaultTimeout       = time.Second
 	DefaultParallel      = 8
 	DefaultFloodRate     = 20000
@@ -33,12 +32,12 @@ const (
 type Config struct {
 	// Target is host:port of the lobby (or Leviathan endpoint). Required.
 	Target string
-	// Protocol is a registered protocol name; "" means DefaultProtocol.
+	// Protocol is a registered protocol name; "" means DefaultProtocol().
 	Protocol string
-	// Header is the UDP lobby header profile or HeaderAuto.
-	Header HeaderMode
-	// InstancePorts is the target's game-instance port range, if known.
-	InstancePorts PortRange
+	// Options are the protocol's own settings (Protocol.Flags: udp-lobby's
+	// UDPOptions, its header profile and instance ports); nil: its
+	// defaults.
+	Options any
 	// Patterns select cases (see Match); none selects all.
 	Patterns []string
 	// Strict counts warnings as failures (result.Conform.Headline).
@@ -86,7 +85,7 @@ func (cfg *Config) Validate() []error {
 	} else if _, _, err := net.SplitHostPort(cfg.Target); err != nil {
 		errs = append(errs, fmt.Errorf("target %q: %v", cfg.Target, err))
 	}
-	if _, ok := lookupProtocol(cfg.protocol()); !ok {
+	if _, ok := lookupGroup(cfg.protocol()); !ok {
 		errs = append(errs, fmt.Errorf("unknown protocol %q (have %s)", cfg.protocol(), strings.Join(Protocols(), ", ")))
 	}
 	for _, p := range cfg.Patterns {
@@ -102,7 +101,7 @@ func (cfg *Config) Validate() []error {
 
 func (cfg *Config) protocol() string {
 	if cfg.Protocol == "" {
-		return DefaultProtocol
+		return DefaultProtocol()
 	}
 	return cfg.Protocol
 }
@@ -124,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (*result.Conform, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	proto, _ := lookupProtocol(cfg.protocol())
+	proto, _ := lookupGroup(cfg.protocol())
 	cases := cfg.Selected()
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("no %s case matches %s", cfg.protocol(), strings.Join(cfg.Patterns, ","))
@@ -170,16 +169,19 @@ func Run(ctx context.Context, cfg Config) (*result.Conform, error) {
 
 // newEnv is the environment cases of cfg run in, with the defaults of
 // its zero fields.
-func newEnv(cfg Config, proto Protocol) (*Env, error) {
+func newEnv(cfg Config, proto *Group) (*Env, error) {
 	addr, err := resolve(proto.Transport, cfg.Target)
 	if err != nil {
 		return nil, err
 	}
 	env := &Env{
-		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Header: cfg.Header,
-		Timeout: cfg.Timeout, InstancePorts: cfg.InstancePorts,
+		Target: cfg.Target, Addr: addr, Protocol: proto.Name, Options: cfg.Options,
+		Timeout:   cfg.Timeout,
 		FloodRate: cfg.FloodRate, FloodDuration: cfg.FloodDuration, MaxFill: cfg.MaxFill,
 		PoolWait: cfg.PoolWait, fixtures: map[string]*fixture{}, selected: map[string]bool{},
+	}
+	if proto.Options != nil {
+		env.Options = proto.Options(cfg.Options)
 	}
 	if env.PoolWait == 0 {
 		env.PoolWait = DefaultPoolWait
@@ -336,7 +338,7 @@ func (cfg *Config) ReachCheck() (func(ctx context.Context) error, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	proto, _ := lookupProtocol(cfg.protocol())
+	proto, _ := lookupGroup(cfg.protocol())
 	if _, err := newEnv(*cfg, proto); err != nil {
 		return nil, err
 	}

@@ -156,13 +156,12 @@ type Env struct {
 	Addr   netip.AddrPort
 	// Protocol is the --protocol of the run.
 	Protocol string
-	// Header is the UDP lobby header profile (settled by the reachability check under
-	// --header auto).
-	Header HeaderMode
+	// Options are the protocol's own settings, the run's copy of
+	// Config.Options (Protocol.Options): its reachability check may settle
+	// them (udp-lobby: the header profile under --header auto).
+	Options any
 	// Timeout is how long to wait for one reply.
 	Timeout time.Duration
-	// InstancePorts is the target's instance port range, when given.
-	InstancePorts PortRange
 	// Sources hands out paced source addresses.
 	Sources *SourcePool
 	// Flood settings of the rate-limit group.
@@ -218,44 +217,6 @@ func (e *Env) downReason() string {
 // PortRange is an inclusive range of ports; the zero value means "not
 // given".
 type PortRange = netrange.PortRange
-
-// HeaderMode is the --header setting: a fixed profile or auto.
-type HeaderMode int
-
-const (
-	// HeaderSpec is the 8-byte header of udp-lobby.md §3.1.
-	HeaderSpec HeaderMode = iota
-	// HeaderRType17 is the 17-byte header of the public implementation.
-	HeaderRType17
-	// HeaderAuto guesses from the first reply.
-	HeaderAuto
-)
-
-// ParseHeaderMode parses "spec", "rtype17" or "auto".
-func ParseHeaderMode(s string) (HeaderMode, error) {
-	switch s {
-	case "spec":
-		return HeaderSpec, nil
-	case "rtype17":
-		return HeaderRType17, nil
-	case "auto":
-		return HeaderAuto, nil
-	}
-	return 0, fmt.Errorf("invalid header %q (want spec, rtype17 or auto)", s)
-}
-
-// String returns the flag value.
-func (h HeaderMode) String() string {
-	switch h {
-	case HeaderSpec:
-		return "spec"
-	case HeaderRType17:
-		return "rtype17"
-	case HeaderAuto:
-		return "auto"
-	}
-	return fmt.Sprintf("HeaderMode(%d)", int(h))
-}
 
 // restarted forgets what the run knew of the server before it was started
 // afresh (Config.RestartTarget): its fixtures (rooms and games of the old

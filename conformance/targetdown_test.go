@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -263,7 +262,7 @@ func TestTargetDies(t *testing.T) {
 	tcp := func(how string) func(t *testing.T) Config {
 		return func(t *testing.T) Config {
 			ref := startRef(t)
-			return Config{Target: startDyingTCP(t, ref.Addr(refserver.TCPLobby).String(), how, tcplobby.TypeReadyReq), Protocol: ProtoTCP, Timeout: time.Second}
+			return Config{Target: startDyingTCP(t, ref.Addr(tcplobby.ProtocolName).String(), how, tcplobby.TypeReadyReq), Protocol: ProtoTCP, Timeout: time.Second}
 		}
 	}
 	lev := func(how string) func(t *testing.T) Config {
@@ -312,15 +311,15 @@ func TestReachAgainKeepsHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{Target: l.addr().String(), Addr: l.addr(), Protocol: ProtoUDP, Header: HeaderAuto, Timeout: time.Second, Sources: pool}
+	env := &Env{Target: l.addr().String(), Addr: l.addr(), Protocol: ProtoUDP, Options: &UDPOptions{Header: HeaderAuto}, Timeout: time.Second, Sources: pool}
 	note, err := reachUDP(ctx, env)
-	if err != nil || env.Header != HeaderSpec || !strings.Contains(note, "guessed") {
-		t.Fatalf("first check: %q %v, header %v", note, err, env.Header)
+	if err != nil || env.udp().Header != HeaderSpec || !strings.Contains(note, "guessed") {
+		t.Fatalf("first check: %q %v, header %v", note, err, env.udp().Header)
 	}
 	for i := 0; i < 3; i++ {
 		note, err := reachUDP(ctx, env)
-		if err != nil || note != "" || env.Header != HeaderSpec {
-			t.Fatalf("check %d: %q %v, header %v", i+2, note, err, env.Header)
+		if err != nil || note != "" || env.udp().Header != HeaderSpec {
+			t.Fatalf("check %d: %q %v, header %v", i+2, note, err, env.udp().Header)
 		}
 	}
 }
@@ -369,7 +368,7 @@ func (p *dyingTCP) restart(t *testing.T, upstream string) error {
 func TestOwnedTargetHooks(t *testing.T) {
 	t.Parallel()
 	ref := startRef(t)
-	upstream := ref.Addr(refserver.TCPLobby).String()
+	upstream := ref.Addr(tcplobby.ProtocolName).String()
 	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
 	restarts := 0
 	cfg := Config{Target: px.ln.Addr().String(), Protocol: ProtoTCP, Timeout: time.Second,
@@ -416,7 +415,7 @@ func TestOwnedTargetHooks(t *testing.T) {
 func TestOwnedTargetRerunAlone(t *testing.T) {
 	t.Parallel()
 	ref := startRef(t)
-	upstream := ref.Addr(refserver.TCPLobby).String()
+	upstream := ref.Addr(tcplobby.ProtocolName).String()
 	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
 	// The cases overlap, and those beside the fatal one are still in
 	// flight when it dies.

@@ -14,13 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // Names of the TCP lobby protocol (tcp-lobby.md) and its sections.
 const (
-	ProtoTCP = string(scenario.TCPLobby)
+	ProtoTCP = string(tcplobby.ProtocolName)
 
 	secTCPFraming  = "tcp-lobby.md §2.2 Message framing"
 	secTCPRoom     = "tcp-lobby.md §5.1 Room management"
@@ -34,8 +33,12 @@ const (
 	maxTCPFrameLen = 1 << 20 // a length prefix above this is not read
 )
 
-func init() {
-	RegisterProtocol(Protocol{Name: ProtoTCP, Transport: "tcp", Reach: reachTCP})
+// TCPLobbyGroup is the protocol's group of the suite: the conformance half
+// of its descriptor (package protocols), which registers it.
+func TCPLobbyGroup() Group {
+	return Group{Name: ProtoTCP, Transport: "tcp", Reach: reachTCP,
+		OldGroups: map[string]string{"tcp": ProtoTCP}, Cases: builtin[ProtoTCP],
+	}
 }
 
 var tcpNames atomic.Uint32

@@ -10,7 +10,7 @@ import (
 // tcp-lobby.md §2.2 Message framing.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/2.2/1", Protocol: ProtoTCP, Section: secTCPFraming, Rule: tcplobby.RuleSizeCount, Level: Must,
 		Desc:        "replies are framed by a u32 little-endian length of the payload only, the payload starting with its type",
 		Requirement: "All TCP messages are prefixed with a 4-byte length header … The length field contains the size of the payload only (excluding the 4-byte header). Byte Order: Little-endian",

@@ -12,7 +12,7 @@ import (
 // tcp-lobby.md §5.1 Room management.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.1/1", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleCountRooms, Level: Must,
 		Owns:        []string{"LIST_ROOMS_ACK"},
 		Desc:        "LIST_ROOMS_REQ is answered with LIST_ROOMS_ACK: RoomCount (0-16) then RoomCount × 39-byte RoomInfo",
@@ -35,7 +35,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.1/2", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleSizeFixed, Level: Must,
 		Owns:        []string{"CREATE_ROOM_ACK"},
 		Desc:        "CREATE_ROOM_REQ (65 bytes) is answered with CREATE_ROOM_ACK of 13 bytes, RoomID ≠ 0, PlayerHash ≠ 0",
@@ -67,7 +67,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.1/3", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleSizeCount, Level: Must,
 		Owns:        []string{"JOIN_ROOM_ACK"},
 		Desc:        "JOIN_ROOM_REQ of an open room is answered SUCCESS with a non-zero hash and every player, the joiner included",
@@ -104,7 +104,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.1/4", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
 		Desc:        "JOIN_ROOM_REQ of a missing room is answered with status ROOM_NOT_FOUND (0x02)",
 		Requirement: "0x02 ROOM_NOT_FOUND Room ID does not exist",
@@ -134,7 +134,7 @@ func init() {
 			return joinStatus(c, id, tcplobby.JoinRoomNotFound, "a missing room")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.1/5", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
 		Desc:        "JOIN_ROOM_REQ of a full room (4 players) is answered with status ROOM_FULL (0x01)",
 		Requirement: "0x01 ROOM_FULL Room has maximum players",
@@ -146,7 +146,7 @@ func init() {
 			return judgeJoin(t, g.fullJoin, g.fullErr, tcplobby.JoinRoomFull, "the full room")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.1/6", Protocol: ProtoTCP, Section: secTCPRoom, Rule: tcplobby.RuleJoinStatus, Level: Must,
 		Desc:        "JOIN_ROOM_REQ of a room whose game started is answered with status ROOM_IN_GAME (0x03)",
 		Requirement: "0x03 ROOM_IN_GAME Room game already started",
@@ -161,7 +161,7 @@ func init() {
 			return judgeJoin(t, g.inGame, g.inGameErr, tcplobby.JoinRoomInGame, "the room in game")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.1/7", Protocol: ProtoTCP, Section: secTCPRoom, Level: Must, Stage: StagePool,
 		Desc:        "CREATE_ROOM_REQ when 16 rooms exist is answered with CREATE_ROOM_ACK RoomID 0",
 		Requirement: "MAX_ROOMS = 16; RoomID uint32_t Assigned room ID (0 = failed); CREATE_ROOM when 16 rooms exist: CREATE_ROOM_ACK with RoomID 0 (tcp-lobby.md §5.1)",

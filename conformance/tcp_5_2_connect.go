@@ -9,7 +9,7 @@ import (
 // tcp-lobby.md §5.2 Connection management.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.2/1", Protocol: ProtoTCP, Section: secTCPConn, Rule: tcplobby.RuleSizeFixed, Level: Must,
 		Owns:        []string{"CONNECT_ACK"},
 		Desc:        "CONNECT_REQ (33 bytes) is answered with CONNECT_ACK of 10 bytes, Success 1, PlayerHash ≠ 0",

@@ -11,7 +11,7 @@ import (
 // defines), with the broadcast decisions of tcp-lobby.md §5.3.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.3/1", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
 		Owns:        []string{"PLAYER_READY"},
 		Desc:        "READY_REQ makes PLAYER_READY (10 bytes, the sender's hash, Ready 1) reach every member, the sender included",
@@ -31,7 +31,7 @@ func init() {
 				}, "PLAYER_READY about every member (the receiver included)")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.3/2", Protocol: ProtoTCP, Section: secTCPReady, Level: Must,
 		Desc:        "a join makes PLAYER_JOIN (43 bytes, the joiner's PlayerInfo) reach the members already in the room",
 		Requirement: "PLAYER_JOIN (0x12) Broadcast when new player joins room; PLAYER_JOIN goes to the members already in the room (tcp-lobby.md §5.3)",

@@ -10,7 +10,7 @@ import (
 // tcp-lobby.md §5.4 Game start and §7.3 its errors.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.4/1", Protocol: ProtoTCP, Section: secTCPStart, Level: Must,
 		Desc:        "START_REQ from a non-host (everyone ready) is refused with ERROR_MSG 0x03 Not host",
 		Requirement: "Only host can send START_REQ (§8.6); START_REQ from non-host is ignored or returns error (§7.3); START_REQ from a non-host: ERROR_MSG 0x03 (tcp-lobby.md §5.4)",
@@ -34,7 +34,7 @@ func init() {
 			return startRefused(guest, tcplobby.ErrCodeNotHost, "START_REQ from the non-host")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/5.4/2", Protocol: ProtoTCP, Section: secTCPStart, Level: Must,
 		Desc:        "START_REQ from the host with a player not ready is refused with ERROR_MSG 0x04 Not all players ready",
 		Requirement: "START_REQ Host request to start game (requires all players ready); START_REQ with not all players ready fails (§7.3); ERROR_MSG 0x04 (tcp-lobby.md §5.4)",

@@ -13,7 +13,7 @@ import (
 // tcp-lobby.md §6 Connection flow.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/6.3/1", Protocol: ProtoTCP, Section: secTCPFlow, Level: Must,
 		Owns:        []string{"GAME_START"},
 		Desc:        "four players ready, the host starts: COUNTDOWN 3, 2, 1 then GAME_START (220 bytes, the players, a UDP address) reach every member",
@@ -68,7 +68,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/6.3/2", Protocol: ProtoTCP, Section: secTCPFlow, Level: Should,
 		Desc:        "the UDP address in GAME_START answers CLIENT_HELLO (the hand-over to the game instance)",
 		Requirement: "[Transition to UDP Game Protocol]; On GAME_START, connect to UDP game server (§8.7); GAME_START carrying the UDP instance's address and port (tcp-lobby.md §5.4)",
@@ -119,7 +119,7 @@ func init() {
 			return Failf(fmt.Sprintf("SERVER_HELLO from %v", dst), "no reply to CLIENT_HELLO in either header profile")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/6.4/1", Protocol: ProtoTCP, Section: secTCPFlow, Level: Must,
 		Desc:        "DISCONNECT makes PLAYER_LEFT (9 bytes, the leaver's hash) reach the remaining members",
 		Requirement: "DISCONNECT → PLAYER_LEFT to Other Clients; PLAYER_LEFT (0x18) Broadcast when player leaves room, Total: 9 bytes",

@@ -30,7 +30,7 @@ func init() {
 			append(le.AppendUint32(nil, 2), byte(tcplobby.TypeListRoomsReq), 0)},
 	}
 	for _, g := range groups {
-		Register(&Case{
+		addCase(&Case{
 			ID: fmt.Sprintf("tcp-lobby/7.1/%d", g.n), Protocol: ProtoTCP, Section: secTCPErrors, Rule: g.rule, Level: Must,
 			Desc: g.desc, Requirement: reqErrorClose,
 			Run: func(t *T) error { return errorThenClose(t, g.b) },

@@ -10,7 +10,7 @@ import (
 // tcp-lobby.md §A Packet size summary.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/A/1", Protocol: ProtoTCP, Section: secTCPSizes, Rule: tcplobby.RuleSizeFixed + ", " + tcplobby.RuleSizeCount, Level: Must,
 		Owns:        []string{"Appendix A frame sizes"},
 		Desc:        "every frame received during a four-player game has its Appendix A size (fixed, or header + count × entry)",

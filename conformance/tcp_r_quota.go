@@ -15,13 +15,13 @@ import (
 const tcpConnBound = 64
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/R/3", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
 		Desc:        "one source address cannot take every room: rooms created from one address until RoomID 0, then one from another address",
 		Requirement: "MAX_ROOMS = 16 (tcp-lobby.md §3.2); one source must not deny the lobby to everyone",
 		Run:         tcpRoomsOneAddress,
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/R/4", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
 		Desc:        fmt.Sprintf("one source address cannot hold every connection: up to %d connections from one address, each asked LIST_ROOMS", tcpConnBound),
 		Requirement: "one source must not deny the lobby to everyone: TCP connections per IP",

@@ -17,7 +17,7 @@ import (
 // RFC does not state it; tcp-lobby.md §R asks for it as a SHOULD, so these are warnings.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/R/1", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should,
 		Desc:        "a client that sent half a frame and stopped does not stall the others",
 		Requirement: "slow-reader and half-frame clients do not stall other clients; a slow or stuck client never blocks the others",
@@ -40,7 +40,7 @@ func init() {
 			return judgeObserver(t, rtts, lost, "while a client sits on half a frame")
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "tcp-lobby/R/2", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StageSerial,
 		Desc:        "a room member that never reads, flooded with broadcasts, does not stall the others",
 		Requirement: "slow-reader and half-frame clients do not stall other clients; a client that stops reading is disconnected, not buffered forever",

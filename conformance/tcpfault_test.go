@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
@@ -368,7 +367,7 @@ func TestTCPFaultInjection(t *testing.T) {
 			continue
 		}
 		srv := startRef(t)
-		target := startTCPProxy(t, srv.Addr(refserver.TCPLobby).String(), tt.f)
+		target := startTCPProxy(t, srv.Addr(tcplobby.ProtocolName).String(), tt.f)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

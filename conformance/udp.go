@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"hash/crc32"
 	"net"
@@ -14,14 +15,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/refusals"
-	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // Names of the UDP lobby protocol and its document sections.
 const (
-	ProtoUDP = string(scenario.UDPLobby)
+	ProtoUDP = string(udplobby.ProtocolName)
 
 	secPacket      = "udp-lobby.md §3 Packet structure"
 	secListRooms   = "udp-lobby.md §4 LOBBY_LIST_ROOMS"
@@ -37,13 +38,100 @@ const (
 	secInstance    = "udp-lobby.md §15 Game-instance handshake"
 )
 
-func init() {
-	RegisterProtocol(Protocol{Name: ProtoUDP, Transport: "udp", Reach: reachUDP})
+// UDPLobbyGroup is the protocol's group of the suite: the conformance half
+// of its descriptor (package protocols), which registers it.
+func UDPLobbyGroup() Group {
+	return Group{Name: ProtoUDP, Transport: "udp", Reach: reachUDP, Flags: udpFlags,
+		Options: func(o any) any {
+			u, _ := o.(UDPOptions)
+			return &u
+		},
+		Groups: []string{groupInstance}, OldGroups: map[string]string{"udp": ProtoUDP}, Cases: builtin[ProtoUDP],
+	}
+}
+
+// groupInstance is the group of the UDP lobby's game-instance handshake
+// cases: the one group not named after its protocol.
+const groupInstance = "inst"
+
+// UDPOptions are the udp-lobby group's settings (Config.Options): conform's
+// --header and --instance-ports.
+type UDPOptions struct {
+	// Header is the header profile, or HeaderAuto (guess from the first
+	// reply; the reachability check settles it).
+	Header HeaderMode
+	// InstancePorts is the target's game-instance port range, if known.
+	InstancePorts PortRange
+}
+
+// udpFlags declares conform's --header and --instance-ports.
+func udpFlags(fs *flag.FlagSet) func() (any, error) {
+	header := fs.String("header", "auto", "UDP header profile: spec, rtype17 or auto (guess from the first reply and say which)")
+	ports := fs.String("instance-ports", "", "the target's game-instance port `range` LO-HI (checks ports, lets the suite reach a small instance limit)")
+	return func() (any, error) {
+		var o UDPOptions
+		var err error
+		if o.Header, err = ParseHeaderMode(*header); err != nil {
+			return nil, fmt.Errorf("--header: %v", err)
+		}
+		if *ports != "" {
+			if o.InstancePorts, err = netrange.ParsePorts(*ports); err != nil {
+				return nil, fmt.Errorf("--instance-ports: %v", err)
+			}
+		}
+		return o, nil
+	}
+}
+
+// udp returns the run's udp-lobby settings (Env.Options).
+func (e *Env) udp() *UDPOptions {
+	if u, ok := e.Options.(*UDPOptions); ok {
+		return u
+	}
+	return &UDPOptions{}
+}
+
+// HeaderMode is the --header setting: a fixed profile or auto.
+type HeaderMode int
+
+const (
+	// HeaderSpec is the 8-byte header of udp-lobby.md §3.1.
+	HeaderSpec HeaderMode = iota
+	// HeaderRType17 is the 17-byte header of the public implementation.
+	HeaderRType17
+	// HeaderAuto guesses from the first reply.
+	HeaderAuto
+)
+
+// ParseHeaderMode parses "spec", "rtype17" or "auto".
+func ParseHeaderMode(s string) (HeaderMode, error) {
+	switch s {
+	case "spec":
+		return HeaderSpec, nil
+	case "rtype17":
+		return HeaderRType17, nil
+	case "auto":
+		return HeaderAuto, nil
+	}
+	return 0, fmt.Errorf("invalid header %q (want spec, rtype17 or auto)", s)
+}
+
+// String returns the flag value.
+func (h HeaderMode) String() string {
+	switch h {
+	case HeaderSpec:
+		return "spec"
+	case HeaderRType17:
+		return "rtype17"
+	case HeaderAuto:
+		return "auto"
+	}
+	return fmt.Sprintf("HeaderMode(%d)", int(h))
 }
 
 // profile returns the header profile settled for the run.
 func (e *Env) profile() udplobby.Profile {
-	if e.Header == HeaderRType17 {
+	if e.udp().Header == HeaderRType17 {
 		return udplobby.ProfileRType17
 	}
 	return udplobby.ProfileSpec
@@ -582,8 +670,8 @@ func alive(t *T) (time.Duration, error) {
 // from the reply. Silence is retried once from other source addresses.
 func reachUDP(ctx context.Context, env *Env) (string, error) {
 	t := newT(ctx, env, &Case{ID: "reach", Protocol: ProtoUDP, Level: Info})
-	modes := []HeaderMode{env.Header}
-	if env.Header == HeaderAuto {
+	modes := []HeaderMode{env.udp().Header}
+	if env.udp().Header == HeaderAuto {
 		modes = []HeaderMode{HeaderSpec, HeaderRType17}
 	}
 	for attempt := 0; attempt < 2; attempt++ {
@@ -621,21 +709,21 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 					}
 					return "", err
 				}
-				if env.Header != HeaderAuto {
+				if env.udp().Header != HeaderAuto {
 					return "", nil
 				}
 				if p, ok := udplobby.GuessProfile(b); ok {
-					env.Header = HeaderSpec
+					env.udp().Header = HeaderSpec
 					if p == udplobby.ProfileRType17 {
-						env.Header = HeaderRType17
+						env.udp().Header = HeaderRType17
 					}
-					return fmt.Sprintf("header %s, guessed from the first reply", env.Header), nil
+					return fmt.Sprintf("header %s, guessed from the first reply", env.udp().Header), nil
 				}
-				env.Header = sockMode[i]
+				env.udp().Header = sockMode[i]
 				if len(b) >= 4 && [4]byte(b[:4]) == udplobby.Magic {
-					env.Header = HeaderRType17
+					env.udp().Header = HeaderRType17
 				}
-				return fmt.Sprintf("header %s, assumed: the first reply frames under no profile (% x)", env.Header, b), nil
+				return fmt.Sprintf("header %s, assumed: the first reply frames under no profile (% x)", env.udp().Header, b), nil
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				break
@@ -645,8 +733,8 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	if env.Header == HeaderAuto {
-		env.Header = HeaderSpec
+	if env.udp().Header == HeaderAuto {
+		env.udp().Header = HeaderSpec
 	}
 	return "", fmt.Errorf("%w: %s did not answer LOBBY_LIST_ROOMS (header %s) within %v, twice", ErrUnreachable, env.Target, headerNames(modes), env.Timeout)
 }

@@ -11,7 +11,7 @@ import (
 // udp-lobby.md §10 LOBBY_JOIN_FAILED and its failure reasons.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/10/1", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
 		Owns:        []string{"LOBBY_JOIN_FAILED"},
 		Desc:        "LOBBY_JOIN_ROOM of a missing room is answered with LOBBY_JOIN_FAILED (12 bytes, empty payload)",
@@ -28,7 +28,7 @@ func init() {
 			return checkEmpty(t, m)
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/10/2", Protocol: ProtoUDP, Section: secJoinFailed, Rule: string(udplobby.RuleRoomID), Level: Must,
 		Desc:        "LOBBY_JOIN_ROOM of roomId 0 is answered with LOBBY_JOIN_FAILED, or dropped (a warning)",
 		Requirement: "if (roomId == 0 || roomId > MAX_ROOM_ID) { // Invalid room ID } (udp-lobby.md §14, input validation); invalid packets are dropped silently (§13); roomId 0 is invalid (udp-lobby.md §10)",
@@ -47,7 +47,7 @@ func init() {
 			return err
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/10/3", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
 		Desc:        "LOBBY_JOIN_ROOM of a full room (filled through the instance handshake) is answered with LOBBY_JOIN_FAILED",
 		Requirement: "Failure Reasons: … Room is full (playerCount >= maxPlayers)",
@@ -64,7 +64,7 @@ func init() {
 			return err
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/10/4", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must,
 		Desc:        "LOBBY_JOIN_ROOM of a Playing room (every player ready, SERVER_GAME_START received) is answered with LOBBY_JOIN_FAILED",
 		Requirement: "Failure Reasons: … Room is not in Waiting or Countdown state",
@@ -85,14 +85,14 @@ func init() {
 			return err
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/10/5", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must, Stage: StagePool,
 		Owns:        []string{"LOBBY_JOIN_FAILED past the instance limit"},
 		Desc:        "LOBBY_CREATE_ROOM past the instance limit is answered with LOBBY_JOIN_FAILED (reached when --instance-ports is small)",
 		Requirement: "Failure Reasons: … Max instances limit reached (for create requests)",
 		Run:         udpCreatePastLimit,
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/10/7", Protocol: ProtoUDP, Section: secSecurity, Level: Should, Stage: StagePool,
 		Desc:        "one source address cannot take every instance: the pool filling, from one address first, finds a per-address limit (reached when --instance-ports is small)",
 		Requirement: "Lobby server should implement rate limiting per client IP to prevent abuse (udp-lobby.md §14): a source under its rate can still fill the pool, so one source must not get every instance",
@@ -135,7 +135,7 @@ type poolFill struct {
 // is unknown or too large for MaxFill.
 func fillPool(t *T) (*poolFill, error) {
 	v, err := t.Fixture("udp-pool-fill", func(ft *T) (any, error) {
-		pr := ft.Env.InstancePorts
+		pr := ft.Env.udp().InstancePorts
 		if pr.IsZero() {
 			return nil, Skipf("the instance limit is unknown: give --instance-ports LO-HI (at most %d ports) to let the suite reach it", ft.Env.MaxFill)
 		}

@@ -10,7 +10,7 @@ import (
 // udp-lobby.md §12 Sequence numbers.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/12/1", Protocol: ProtoUDP, Section: secSequence, Rule: "U-SEQ", Level: Must,
 		Desc:        "every lobby reply echoes the request's sequenceId (including 0 and 0xFFFF)",
 		Requirement: "// Echo client's sequence in response: auto packet = buildRoomListPacket(rooms, hdr.sequence);",

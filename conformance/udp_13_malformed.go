@@ -44,7 +44,7 @@ func init() {
 		{10, "originalSize ≠ payloadSize on an uncompressed request (or the LZ4 flag) gets no reply", "originalSize: Size before compression (same if not compressed); the documents do not say what a server does otherwise", string(udplobby.RuleOriginalSize), Should, corpusOriginalSize},
 	}
 	for _, g := range groups {
-		Register(&Case{
+		addCase(&Case{
 			ID: fmt.Sprintf("udp-lobby/13/%d", g.n), Protocol: ProtoUDP, Section: secMalformed, Rule: g.rule, Level: g.level,
 			Stage: StageDestructive, Desc: g.desc, Requirement: g.req,
 			Run: func(t *T) error { return malformedGroup(t, g.corpus(t.Env.profile())) },

@@ -45,7 +45,7 @@ const perAddrWant = "the flood from one source limited (dropped or answered with
 const chanceMax = 0.001
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/14/1", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
 		Desc:        "a flood of LOBBY_LIST_ROOMS from one source address is limited (the excess dropped or answered with an error) while a second source address is served",
 		Requirement: reqRateLimit,
@@ -63,7 +63,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/14/2", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
 		Desc:        "while one source address floods, a second source address is still served",
 		Requirement: reqRateLimit + " (per client IP: the limit of one client must not starve the others)",
@@ -82,7 +82,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/14/3", Protocol: ProtoUDP, Section: secSecurity, Level: Info, Stage: StageSerial,
 		Desc:        "the rate the server accepts from one flooding source (informational)",
 		Requirement: reqRateLimit,

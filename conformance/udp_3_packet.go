@@ -10,25 +10,25 @@ import (
 // udp-lobby.md §3 Packet structure: header, payload, CRC-32 trailer.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/3/1", Protocol: ProtoUDP, Section: secPacket, Rule: string(udplobby.RuleCRC), Level: Must,
 		Desc:        "every lobby reply ends with the CRC-32/IEEE of header+payload, big-endian",
 		Requirement: "CRC32 Checksum (4 bytes) | Integrity verification … // Append as big-endian 4 bytes",
 		Run:         udpReplyCRC,
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/3/2", Protocol: ProtoUDP, Section: secPacket, Rule: string(udplobby.RulePacketType), Level: Must,
 		Desc:        "every lobby reply carries packetType 0x02 (server to client)",
 		Requirement: "std::uint8_t packetType; // ClientToServer (0x01) or ServerToClient (0x02)",
 		Run:         udpReplyPacketType,
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/3/3", Protocol: ProtoUDP, Section: secPacket, Rule: string(udplobby.RuleLength), Level: Must,
 		Desc:        "every lobby reply is exactly header + payloadSize + 4 bytes, with originalSize = payloadSize",
 		Requirement: "std::uint16_t payloadSize; // Size of payload section / std::uint16_t originalSize; // Size before compression (same if not compressed)",
 		Run:         udpReplyLength,
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/3/4", Protocol: ProtoUDP, Section: secPacket, Level: Should,
 		Desc:        "lobby replies come from the address and port the request was sent to",
 		Requirement: "Server → Client responses (udp-lobby.md §2); the documents name one lobby port and no other source, and NAT and connected UDP sockets only pass replies from the port the client sent to",

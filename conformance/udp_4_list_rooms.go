@@ -5,7 +5,7 @@ import "github.com/lobbybench/lobbybench/wire/udplobby"
 // udp-lobby.md §4 LOBBY_LIST_ROOMS.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/4/1", Protocol: ProtoUDP, Section: secListRooms, Level: Must,
 		Desc:        "LOBBY_LIST_ROOMS (12 bytes, empty payload) is answered with LOBBY_ROOM_LIST",
 		Requirement: "1. Client → Lobby: LOBBY_LIST_ROOMS 2. Lobby → Client: LOBBY_ROOM_LIST (with N rooms)",

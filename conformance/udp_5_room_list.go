@@ -11,20 +11,20 @@ import (
 // udp-lobby.md §5 LOBBY_ROOM_LIST, with its decisions.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/5/1", Protocol: ProtoUDP, Section: secRoomList, Rule: string(udplobby.RuleRoomListCount), Level: Must,
 		Owns:        []string{"LOBBY_ROOM_LIST"},
 		Desc:        "LOBBY_ROOM_LIST payload is u16 roomCount then 11-byte entries: payloadSize = 2 + 11 × roomCount",
 		Requirement: "uint16_t: roomCount … For each room: uint32_t roomId, uint16_t playerCount, uint16_t maxPlayers, uint16_t port, uint8_t state (udp-lobby.md §5: the fields are normative, 11 bytes per entry)",
 		Run:         udpRoomListLayout,
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/5/2", Protocol: ProtoUDP, Section: secRoomList, Rule: "U-ROOM-*", Level: Must,
 		Desc:        "every room list entry is valid: roomId ≠ 0, port ≠ 0 (within --instance-ports), state 0-3, playerCount ≤ maxPlayers",
 		Requirement: "A room list entry has playerCount <= maxPlayers and a valid state (udp-lobby.md §5); RoomState Waiting = 0, Countdown = 1, Playing = 2, Finished = 3",
 		Run:         udpRoomListEntries,
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/5/3", Protocol: ProtoUDP, Section: secRoomList, Level: Must,
 		Owns:        []string{"a created room in LOBBY_ROOM_LIST"},
 		Desc:        "a created room appears in the next list, Waiting, with the port its creation returned",
@@ -110,7 +110,7 @@ func udpRoomListEntries(t *T) error {
 		}
 		if r.Port == 0 {
 			e = append(e, "port 0")
-		} else if pr := t.Env.InstancePorts; !pr.IsZero() && !pr.Contains(r.Port) {
+		} else if pr := t.Env.udp().InstancePorts; !pr.IsZero() && !pr.Contains(r.Port) {
 			e = append(e, fmt.Sprintf("port %d outside --instance-ports %v", r.Port, pr))
 		}
 		if !r.State.Valid() {

@@ -10,7 +10,7 @@ import (
 // udp-lobby.md §6 LOBBY_CREATE_ROOM (and the duplicate detection of the Lobby System page §7).
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/6/1", Protocol: ProtoUDP, Section: secCreateRoom, Level: Must,
 		Owns:        []string{"LOBBY_ROOM_CREATED"},
 		Desc:        "LOBBY_CREATE_ROOM (12 bytes, empty payload) is answered with LOBBY_ROOM_CREATED",
@@ -27,7 +27,7 @@ func init() {
 			return err
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/6/2", Protocol: ProtoUDP, Section: secCreateRoom, Level: Should,
 		Desc:        "a retried LOBBY_CREATE_ROOM (same endpoint, same sequenceId) does not create a second room",
 		Requirement: "Sequence numbers are used for: … Detecting duplicate packets (udp-lobby.md §12); sessions allow \"Duplicate packet detection\" (udp-lobby.md §6, from Lobby System §7)",

@@ -10,7 +10,7 @@ import (
 // udp-lobby.md §7 LOBBY_ROOM_CREATED.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/7/1", Protocol: ProtoUDP, Section: secRoomCreated, Rule: string(udplobby.RulePayloadSize), Level: Must,
 		Owns:        []string{"LOBBY_ROOM_CREATED payload"},
 		Desc:        "LOBBY_ROOM_CREATED is 18 bytes: payloadSize 6, u32 roomId ≠ 0, u16 port ≠ 0",
@@ -26,12 +26,12 @@ func init() {
 			return checkRoomRef(t, rs.create.reply, 0)
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/7/2", Protocol: ProtoUDP, Section: secRoomCreated, Rule: string(udplobby.RuleRoomPort), Level: Must,
 		Desc:        "the port of LOBBY_ROOM_CREATED lies within the target's instance range (--instance-ports)",
 		Requirement: "a returned port must be non-zero, stable for the room, within the target's configured instance range when one is given (udp-lobby.md §7)",
 		Run: func(t *T) error {
-			pr := t.Env.InstancePorts
+			pr := t.Env.udp().InstancePorts
 			if pr.IsZero() {
 				return Skipf("no --instance-ports given")
 			}
@@ -48,7 +48,7 @@ func init() {
 			return nil
 		},
 	})
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/7/3", Protocol: ProtoUDP, Section: secRoomCreated, Level: Must,
 		Owns:        []string{"a stable room port"},
 		Desc:        "the room's port is stable: the list and a LOBBY_JOIN_SUCCESS give the port its creation returned",

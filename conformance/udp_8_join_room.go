@@ -5,7 +5,7 @@ import "github.com/lobbybench/lobbybench/wire/udplobby"
 // udp-lobby.md §8 LOBBY_JOIN_ROOM.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/8/1", Protocol: ProtoUDP, Section: secJoinRoom, Level: Must,
 		Owns:        []string{"LOBBY_JOIN_SUCCESS"},
 		Desc:        "LOBBY_JOIN_ROOM (16 bytes) of a Waiting room with space is answered with LOBBY_JOIN_SUCCESS",

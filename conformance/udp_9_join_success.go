@@ -5,7 +5,7 @@ import "github.com/lobbybench/lobbybench/wire/udplobby"
 // udp-lobby.md §9 LOBBY_JOIN_SUCCESS.
 
 func init() {
-	Register(&Case{
+	addCase(&Case{
 		ID: "udp-lobby/9/1", Protocol: ProtoUDP, Section: secJoinSuccess, Rule: string(udplobby.RulePayloadSize), Level: Must,
 		Desc:        "LOBBY_JOIN_SUCCESS is 18 bytes: payloadSize 6, the requested roomId, port ≠ 0",
 		Requirement: "roomId (4 bytes): Confirmed room ID; port (2 bytes): UDP port where the game instance is listening … Total Size: 8 + 6 + 4 = 18 bytes",

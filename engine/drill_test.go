@@ -15,10 +15,13 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/owned"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // drillServerEnv makes the test binary, run again as TestDrillServer, the
@@ -31,18 +34,18 @@ func TestDrillServer(t *testing.T) {
 	if addr == "" {
 		t.Skip("the drill's server, run by TestDrill as a process of its own")
 	}
-	cfg, err := refserver.Loopback().Only(refserver.UDPLobby)
+	cfg, err := refserver.Loopback().Only(udplobby.ProtocolName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cfg.UDP.Addr = addr
+	refudp.ConfigOf(cfg).Addr = addr
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("serving at", srv.Addr(refserver.UDPLobby))
+	fmt.Println("serving at", srv.Addr(udplobby.ProtocolName))
 	time.Sleep(2 * time.Minute) // bounded: the test stops it long before
 	os.Exit(0)
 }
@@ -76,7 +79,7 @@ func ownedServer(t *testing.T, addr netip.AddrPort, failRestart bool) *owned.Pro
 		Env:     []string{drillServerEnv + "=" + addr.String()},
 		Addr:    addr.String(),
 		Ready: func(ctx context.Context) error {
-			_, err := proto.Reach(ctx, addr, "spec", 300*time.Millisecond)
+			_, err := proto.Reach(ctx, addr, udpclient.Options{HeaderProfile: "spec"}, 300*time.Millisecond)
 			return err
 		},
 		ReadyTimeout: 20 * time.Second,

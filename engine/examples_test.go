@@ -9,6 +9,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // createsRooms reports whether a flow of plan creates UDP lobby rooms
@@ -16,7 +17,7 @@ import (
 // them). The TCP lobby's games also take UDP instances, but when those are
 // freed is not checked here: full-match-tcp uses ~10 of 100 in its run.
 func createsRooms(plan *scenario.Plan) bool {
-	if plan.Protocol != scenario.UDPLobby { // a TCP lobby room is not a game instance
+	if plan.Protocol != udplobby.ProtocolName { // a TCP lobby room is not a game instance
 		return false
 	}
 	for _, f := range plan.Flows {
@@ -161,7 +162,7 @@ func TestExampleScenarios(t *testing.T) {
 			}
 			if createsRooms(plan) && !raceOn {
 				// The pool was recycled: the run passed a cleanup.
-				if sv := res.Engine.Server; sv == nil || sv.UDP == nil || sv.UDP.InstancesClosed == 0 {
+				if sv := res.Engine.Server; sv == nil || udp.StatsOf(sv.Stats) == nil || udp.StatsOf(sv.Stats).InstancesClosed == 0 {
 					t.Errorf("no game instance was cleaned up in %v: the run never passed a cleanup interval", d)
 				}
 			}

@@ -17,6 +17,9 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // emfile is the error a factory returns when the process is out of
@@ -137,9 +140,9 @@ func TestRunFailedStarts(t *testing.T) {
 }
 
 func TestEstimateFiles(t *testing.T) {
-	udp, err1 := embeddedConfig(scenario.UDPLobby, scenario.EmbeddedServer{MaxInstances: 10})
-	tcp, err2 := embeddedConfig(scenario.TCPLobby, scenario.EmbeddedServer{MaxInstances: 10})
-	lev, err3 := embeddedConfig(scenario.Leviathan, scenario.EmbeddedServer{})
+	udp, err1 := embeddedConfig(udplobby.ProtocolName, scenario.EmbeddedServer{MaxInstances: 10})
+	tcp, err2 := embeddedConfig(tcplobby.ProtocolName, scenario.EmbeddedServer{MaxInstances: 10})
+	lev, err3 := embeddedConfig(leviathan.ProtocolName, scenario.EmbeddedServer{})
 	if err := errors.Join(err1, err2, err3); err != nil {
 		t.Fatal(err)
 	}

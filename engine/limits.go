@@ -53,21 +53,9 @@ func EstimateFiles(plan *scenario.Plan, shard Shard, srv *refserver.Config) File
 }
 
 // ServerFiles estimates the descriptors reference server c needs with
-// clients TCP clients connected: one per listener, one per game instance
-// it may open, one per TCP connection.
-func ServerFiles(c refserver.Config, clients int) int {
-	n := 0
-	if c.UDP != nil {
-		n += 1 + c.UDP.MaxInstances
-	}
-	if c.TCP != nil {
-		n += 1 + clients
-	}
-	if c.Leviathan != nil {
-		n++
-	}
-	return n
-}
+// clients connected: each part's (refserver.Part.Files; e.g. one per
+// listener, one per game instance it may open, one per TCP connection).
+func ServerFiles(c refserver.Config, clients int) int { return c.Files(clients) }
 
 // ClientsPerProcess is how many clients one process can hold under limit
 // with the margin (and no embedded server): what --workers auto divides

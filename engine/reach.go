@@ -30,28 +30,28 @@ const DefaultReachTimeout = 2 * time.Second
 // answers at addr: the protocol's own check (simclient.Protocol.Reach;
 // e.g. udp-lobby: a LOBBY_LIST_ROOMS must draw a datagram back, in the
 // header profile asked for; tcp-lobby: a connection must be accepted;
-// leviathan: a Connect must draw a Leviathan datagram). A failed check
-// returns an *UnreachableError.
-func Reach(ctx context.Context, proto scenario.Protocol, profile string, addr netip.AddrPort, timeout time.Duration) error {
+// leviathan: a Connect must draw a Leviathan datagram), given the plan's
+// options opts. A failed check returns an *UnreachableError.
+func Reach(ctx context.Context, proto scenario.Protocol, opts scenario.Options, addr netip.AddrPort, timeout time.Duration) error {
 	p, ok := simclient.Describe(string(proto))
 	if !ok {
 		return fmt.Errorf("engine: no simulated client for protocol %q (have %v)", proto, simclient.Protocols())
 	}
-	_, err := reach(ctx, p, profile, addr, timeout)
+	_, err := reach(ctx, p, opts, addr, timeout)
 	return err
 }
 
-// reach is Reach that also returns, for udp-lobby, the header profile the
-// server's reply was in ("" when it could not tell): with header_profile
-// auto, the run takes it, the check's reply being the first reply auto
-// guesses from.
-func reach(ctx context.Context, p *simclient.Protocol, profile string, addr netip.AddrPort, timeout time.Duration) (answered string, err error) {
+// reach is Reach that also returns the options as the check's reply
+// settled them (nil: as they were; udp-lobby's header_profile auto: the
+// header the reply was in, the check's reply being the first reply auto
+// guesses from).
+func reach(ctx context.Context, p *simclient.Protocol, opts scenario.Options, addr netip.AddrPort, timeout time.Duration) (settled scenario.Options, err error) {
 	if timeout <= 0 {
 		timeout = DefaultReachTimeout
 	}
-	answered, err = p.Reach(ctx, addr, profile, timeout)
+	settled, err = p.Reach(ctx, addr, opts, timeout)
 	if err != nil {
-		return "", &UnreachableError{Target: addr.String(), Err: err}
+		return nil, &UnreachableError{Target: addr.String(), Err: err}
 	}
-	return answered, nil
+	return settled, nil
 }

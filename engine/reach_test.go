@@ -13,6 +13,8 @@ import (
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -64,8 +66,10 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 	specOther := profileLobby(t, udplobby.ProfileSpec, true)
 	r17Other := profileLobby(t, udplobby.ProfileRType17, true)
 	dead := deadPort(t)
-	cfg := refserver.Loopback()
-	cfg.UDP, cfg.TCP = nil, nil
+	cfg, err := refserver.Loopback().Only(leviathan.ProtocolName)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -77,28 +81,36 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 		profile string
 		addr    netip.AddrPort
 		err     string // "" = reachable
-		header  string // the header profile the reply was in, when reachable
+		header  string // under auto, the header profile the reply was in (the plan's then)
 	}{
-		{"auto, rtype17 server", scenario.UDPLobby, "auto", r17, "", "rtype17"},
-		{"auto, spec server", scenario.UDPLobby, "auto", spec, "", "spec"},
-		{"spec, spec server", scenario.UDPLobby, "spec", spec, "", "spec"},
-		{"rtype17, rtype17 server", scenario.UDPLobby, "rtype17", r17, "", "rtype17"},
-		{"spec, rtype17 server", scenario.UDPLobby, "spec", r17, "set header_profile: rtype17", ""},
-		{"rtype17, spec server", scenario.UDPLobby, "rtype17", spec, "set header_profile: spec", ""},
-		{"leviathan at a UDP lobby", scenario.Leviathan, "", spec, "answers the UDP lobby protocol", ""},
-		{"leviathan at an rtype17 UDP lobby", scenario.Leviathan, "", r17, "answers the UDP lobby protocol", ""},
-		{"leviathan endpoint", scenario.Leviathan, "", srv.Addr(refserver.Leviathan), "", ""},
+		{"auto, rtype17 server", udplobby.ProtocolName, "auto", r17, "", "rtype17"},
+		{"auto, spec server", udplobby.ProtocolName, "auto", spec, "", "spec"},
+		{"spec, spec server", udplobby.ProtocolName, "spec", spec, "", ""},
+		{"rtype17, rtype17 server", udplobby.ProtocolName, "rtype17", r17, "", ""},
+		{"spec, rtype17 server", udplobby.ProtocolName, "spec", r17, "set header_profile: rtype17", ""},
+		{"rtype17, spec server", udplobby.ProtocolName, "rtype17", spec, "set header_profile: spec", ""},
+		{"leviathan at a UDP lobby", leviathan.ProtocolName, "", spec, "answers the UDP lobby protocol", ""},
+		{"leviathan at an rtype17 UDP lobby", leviathan.ProtocolName, "", r17, "answers the UDP lobby protocol", ""},
+		{"leviathan endpoint", leviathan.ProtocolName, "", srv.Addr(leviathan.ProtocolName), "", ""},
 		// Replies from another port are replies.
-		{"auto, spec server answering from another port", scenario.UDPLobby, "auto", specOther, "", "spec"},
-		{"spec, rtype17 server answering from another port", scenario.UDPLobby, "spec", r17Other, "set header_profile: rtype17", ""},
-		{"leviathan endpoint answering from another port", scenario.Leviathan, "", otherPortProxy(t, srv.Addr(refserver.Leviathan)), "answers a Leviathan Connect from another port", ""},
+		{"auto, spec server answering from another port", udplobby.ProtocolName, "auto", specOther, "", "spec"},
+		{"spec, rtype17 server answering from another port", udplobby.ProtocolName, "spec", r17Other, "set header_profile: rtype17", ""},
+		{"leviathan endpoint answering from another port", leviathan.ProtocolName, "", otherPortProxy(t, srv.Addr(leviathan.ProtocolName)), "answers a Leviathan Connect from another port", ""},
 		// Nothing listens: ICMP port unreachable, told at once.
-		{"udp-lobby, nothing listening", scenario.UDPLobby, "auto", dead, "connection refused", ""},
-		{"leviathan, nothing listening", scenario.Leviathan, "", dead, "connection refused", ""},
+		{"udp-lobby, nothing listening", udplobby.ProtocolName, "auto", dead, "connection refused", ""},
+		{"leviathan, nothing listening", leviathan.ProtocolName, "", dead, "connection refused", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := simclient.Describe(string(tc.proto))
-			header, err := reach(context.Background(), p, tc.profile, tc.addr, 2*time.Second)
+			var opts scenario.Options
+			if tc.profile != "" {
+				opts = udpclient.Options{HeaderProfile: tc.profile}
+			}
+			settled, err := reach(context.Background(), p, opts, tc.addr, 2*time.Second)
+			header := ""
+			if settled != nil {
+				header = settled.(udpclient.Options).HeaderProfile
+			}
 			if tc.err == "" {
 				if err != nil || header != tc.header {
 					t.Errorf("reach = %q, %v; want reachable, header %q", header, err, tc.header)
@@ -177,7 +189,7 @@ func TestReachLeviathanSilence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = Reach(context.Background(), scenario.Leviathan, "", c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
+	err = Reach(context.Background(), leviathan.ProtocolName, nil, c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no reply to a Leviathan Connect") {
 		t.Errorf("Reach = %v, want unreachable: no reply to a Leviathan Connect", err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -118,10 +120,10 @@ func TestClosedKeepsConnections(t *testing.T) {
 			}
 			var conns int64
 			switch st := res.Engine.Server.Stats; {
-			case st.TCP != nil:
-				conns = int64(st.TCP.ConnsAccepted)
-			case st.Leviathan != nil:
-				conns = int64(st.Leviathan.ConnsOpened)
+			case reftcp.StatsOf(st) != nil:
+				conns = int64(reftcp.StatsOf(st).ConnsAccepted)
+			case reflev.StatsOf(st) != nil:
+				conns = int64(reflev.StatsOf(st).ConnsOpened)
 			}
 			if tc.newSocket {
 				// Every completed session logged in on a connection of its

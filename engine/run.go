@@ -237,7 +237,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var srvCfg *refserver.Config
 	if cfg.EmbeddedAt.IsValid() {
 		addr = cfg.EmbeddedAt // the parent's: this process's harness figures do not include it
-		plan.InstancePorts = scenario.PortRange{}
+		if plan.Options != nil {
+			plan.Options = plan.Options.Embedded()
+		}
 		targetName = "embedded " + addr.String()
 	} else if plan.Target == "" {
 		c, err := embeddedConfig(plan.Protocol, plan.Embedded)
@@ -254,9 +256,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer srv.close()
 		addr = srv.addr
 		info.Embedded = true
-		// The scenario's instance port range describes its real target;
-		// the embedded server's instances take whatever ports are free.
-		plan.InstancePorts = scenario.PortRange{}
+		// What the options say of the scenario's real target (udp-lobby's
+		// instance port range) is not true of the embedded server.
+		if plan.Options != nil {
+			plan.Options = plan.Options.Embedded()
+		}
 		targetName = "embedded " + addr.String()
 	} else {
 		var err error
@@ -264,14 +268,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, &UnreachableError{Target: plan.Target, Err: err}
 		}
 	}
-	answered, err := reach(ctx, proto, plan.HeaderProfile, addr, cfg.ReachTimeout)
+	settled, err := reach(ctx, proto, plan.Options, addr, cfg.ReachTimeout)
 	if err != nil {
 		return nil, err
 	}
-	if plan.HeaderProfile == "auto" && answered != "" {
-		// The check's reply is the first reply auto guesses from: the
-		// sessions need not spend a timeout finding the header again.
-		plan.HeaderProfile = answered
+	if settled != nil {
+		plan.Options = settled
 	}
 	info.Files = EstimateFiles(plan, cfg.Shard, srvCfg)
 	if !info.Files.Fits() && cfg.Warnings != nil {
@@ -546,8 +548,8 @@ func (e *EmbeddedStats) Counters() []string {
 }
 
 // embeddedConfig is the reference server configuration for a run with no
-// target: free loopback ports, only the parts the protocol needs
-// (EmbeddedParts), and the scenario's embedded_server settings on top.
+// target: free loopback ports, only the protocol's parts (EmbeddedParts)
+// and those they need, and the scenario's embedded_server settings on top.
 func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) (refserver.Config, error) {
 	p, ok := simclient.Describe(string(proto))
 	if !ok {
@@ -557,34 +559,7 @@ func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) (refser
 	if err != nil {
 		return c, fmt.Errorf("engine: protocol %s: %w", proto, err)
 	}
-	if u := c.UDP; u != nil {
-		u.RateLimit, u.RateBurst = es.RateLimit, es.RateBurst
-		if es.MaxInstances > 0 {
-			u.MaxInstances = es.MaxInstances
-		}
-		if es.MaxPlayers > 0 {
-			u.MaxPlayers = es.MaxPlayers
-		}
-		if es.CountdownInterval > 0 {
-			u.CountdownInterval = es.CountdownInterval
-		}
-		if es.SeatHold > 0 {
-			u.SeatHold = es.SeatHold
-		}
-		if es.CleanupInterval > 0 {
-			u.CleanupInterval = es.CleanupInterval
-		}
-		u.GameLength = es.GameLength
-	}
-	if t := c.TCP; t != nil && es.CountdownInterval > 0 {
-		t.CountdownInterval = es.CountdownInterval
-	}
-	if l := c.Leviathan; l != nil {
-		l.RateLimit, l.RateBurst = es.RateLimit, es.RateBurst
-		if es.MaxPlayers > 0 {
-			l.MaxPlayers = es.MaxPlayers
-		}
-	}
+	c.Embed(es)
 	return c, nil
 }
 

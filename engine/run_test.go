@@ -12,10 +12,13 @@ import (
 	"testing"
 	"time"
 
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // pingSession is a fake simulated client: each step "succeeds" after hold,
@@ -89,11 +92,11 @@ func TestRunEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Engine.Embedded || res.Engine.Server == nil || res.Engine.Server.UDP == nil {
+	if !res.Engine.Embedded || res.Engine.Server == nil || refudp.StatsOf(res.Engine.Server.Stats) == nil {
 		t.Errorf("no embedded server counters: %+v", res.Engine)
 	}
-	if res.Engine.Server.UDP.Requests["LOBBY_LIST_ROOMS"] == 0 {
-		t.Errorf("the reachability check's LIST is not in the server's counters: %v", res.Engine.Server.UDP.Requests)
+	if refudp.StatsOf(res.Engine.Server.Stats).Requests["LOBBY_LIST_ROOMS"] == 0 {
+		t.Errorf("the reachability check's LIST is not in the server's counters: %v", refudp.StatsOf(res.Engine.Server.Stats).Requests)
 	}
 	if res.Totals.SessionsStarted != 40 || res.Engine.Sessions.Completed != 40 || res.Totals.Requests != 80 {
 		t.Errorf("sessions %d/%d requests %d, want 40/40 and 80", res.Totals.SessionsStarted, res.Engine.Sessions.Completed, res.Totals.Requests)
@@ -232,9 +235,9 @@ func TestReach(t *testing.T) {
 		reach  bool
 		listen bool
 	}{
-		{"tcp open", scenario.TCPLobby, open, true, true},
-		{"tcp closed", scenario.TCPLobby, open, false, false},
-		{"leviathan closed", scenario.Leviathan, netip.MustParseAddrPort("127.0.0.1:9"), false, false},
+		{"tcp open", tcplobby.ProtocolName, open, true, true},
+		{"tcp closed", tcplobby.ProtocolName, open, false, false},
+		{"leviathan closed", leviathan.ProtocolName, netip.MustParseAddrPort("127.0.0.1:9"), false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,7 +248,7 @@ func TestReach(t *testing.T) {
 				}
 				defer l.Close()
 			}
-			err := Reach(context.Background(), tc.proto, "", tc.addr, time.Second)
+			err := Reach(context.Background(), tc.proto, nil, tc.addr, time.Second)
 			var ue *UnreachableError
 			if got := !errors.As(err, &ue); got != tc.reach || (tc.reach && err != nil) {
 				t.Errorf("Reach = %v, want reachable %v", err, tc.reach)

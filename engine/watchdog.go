@@ -40,12 +40,12 @@ func watchdogTimeout(plan *scenario.Plan) time.Duration {
 // A probe that could not open its socket for a local reason (the
 // generator out of descriptors or ports: simclient.OpenFailure) is
 // inconclusive, not the target down.
-func watchProbe(p *simclient.Protocol, addr netip.AddrPort, profile string, timeout time.Duration) liveness.Probe {
+func watchProbe(p *simclient.Protocol, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) liveness.Probe {
 	check := func(ctx context.Context) error {
 		if p.Watch != nil {
-			return p.Watch(ctx, addr, profile, timeout)
+			return p.Watch(ctx, addr, opts, timeout)
 		}
-		_, err := p.Reach(ctx, addr, profile, timeout)
+		_, err := p.Reach(ctx, addr, opts, timeout)
 		return err
 	}
 	return func(ctx context.Context) error {
@@ -107,7 +107,7 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Protocol, plan *sc
 		timeout = watchdogTimeout(plan)
 	}
 	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}}
-	probe := watchProbe(p, addr, plan.HeaderProfile, timeout)
+	probe := watchProbe(p, addr, plan.Options, timeout)
 	// OnChange runs in the watchdog's goroutine and in whoever calls
 	// MarkDown (an owned server's end, seen by cmd): one note at a time,
 	// whatever writer Warnings is.

@@ -19,6 +19,8 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // watchedTarget starts the reference server's part for proto on
@@ -27,8 +29,8 @@ import (
 func watchedTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *faultproxy.Proxy {
 	t.Helper()
 	parts := []string{proto}
-	if proto == refserver.TCPLobby {
-		parts = append(parts, refserver.UDPLobby) // its games' instances
+	if proto == tcplobby.ProtocolName {
+		parts = append(parts, udplobby.ProtocolName) // its games' instances
 	}
 	cfg, err := refserver.Loopback().Only(parts...)
 	if err != nil {
@@ -41,7 +43,7 @@ func watchedTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) 
 	t.Cleanup(func() { srv.Close() })
 	to := srv.Addr(proto)
 	var p *faultproxy.Proxy
-	if proto == refserver.TCPLobby {
+	if proto == tcplobby.ProtocolName {
 		p, err = faultproxy.TCP(to, mode, after)
 	} else {
 		p, err = faultproxy.UDP(to, mode, after)
@@ -219,8 +221,10 @@ func TestWatchProbeLocalFailure(t *testing.T) {
 		{"silent", errors.New("no reply to LIST_ROOMS_REQ within 1s"), false, result.DownSilent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &simclient.Protocol{Reach: func(context.Context, netip.AddrPort, string, time.Duration) (string, error) { return "", tc.err }}
-			err := watchProbe(p, netip.MustParseAddrPort("127.0.0.1:1"), "", time.Second)(context.Background())
+			p := &simclient.Protocol{Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
+				return nil, tc.err
+			}}
+			err := watchProbe(p, netip.MustParseAddrPort("127.0.0.1:1"), nil, time.Second)(context.Background())
 			if got := errors.Is(err, liveness.ErrInconclusive); got != tc.inconclusive {
 				t.Errorf("inconclusive = %v (%v), want %v", got, err, tc.inconclusive)
 			}

@@ -1,4 +1,4 @@
-package refserver
+package refserver_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -17,15 +19,15 @@ import (
 // instance port and leaves no goroutine behind.
 func TestCloseLeavesNothing(t *testing.T) {
 	before := runtime.NumGoroutine()
-	cfg := Loopback()
-	cfg.UDP.CountdownInterval = time.Hour // a timer still pending at Close
-	s, err := Start(context.Background(), cfg)
+	cfg := refserver.Loopback()
+	refudp.ConfigOf(cfg).CountdownInterval = time.Hour // a timer still pending at Close
+	s, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	uc := udpSocket(t)
-	created := udpReq(t, uc, s.Addr(UDPLobby), udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, 1))
-	inst := netip.AddrPortFrom(s.Addr(UDPLobby).Addr(), created.Port)
+	created := udpReq(t, uc, s.Addr(udplobby.ProtocolName), udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, 1))
+	inst := netip.AddrPortFrom(s.Addr(udplobby.ProtocolName).Addr(), created.Port)
 	udpReq(t, uc, inst, mustEmpty(t, udplobby.ClientJoinRequest, 2))
 	uc.WriteToUDPAddrPort(mustEmpty(t, udplobby.ClientReady, 3), inst)
 	for _, want := range []udplobby.MsgType{udplobby.ServerAllReady, udplobby.ServerCountdownTick} {
@@ -33,7 +35,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 			t.Fatalf("got %v, want %v", m.Type, want)
 		}
 	}
-	tc, err := net.Dial("tcp", s.Addr(TCPLobby).String())
+	tc, err := net.Dial("tcp", s.Addr(tcplobby.ProtocolName).String())
 	if err != nil {
 		t.Fatal(err)
 	}

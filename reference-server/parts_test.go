@@ -1,4 +1,4 @@
-package refserver
+package refserver_test
 
 import (
 	"context"
@@ -7,6 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	lv "github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestOnlyAndAddr: Only keeps exactly the parts named (an unknown name is
@@ -15,40 +23,42 @@ import (
 // text (prefixed "<part>.") and in JSON (keyed "<part>" with '_' for '-'),
 // hold the running parts only.
 func TestOnlyAndAddr(t *testing.T) {
-	if _, err := Loopback().Only("udp"); err == nil || !strings.Contains(err.Error(), "udp-lobby, tcp-lobby, leviathan") {
+	if _, err := refserver.Loopback().Only("udp"); err == nil || !strings.Contains(err.Error(), "udp-lobby, tcp-lobby, leviathan") {
 		t.Errorf("Only(unknown) = %v, want an error naming the parts", err)
 	}
 	for _, tc := range []struct {
 		parts []string
 		want  map[string]bool
 	}{
-		{[]string{UDPLobby}, map[string]bool{UDPLobby: true}},
-		{[]string{TCPLobby, UDPLobby}, map[string]bool{UDPLobby: true, TCPLobby: true}},
-		{[]string{Leviathan}, map[string]bool{Leviathan: true}},
-		{PartNames(), map[string]bool{UDPLobby: true, TCPLobby: true, Leviathan: true}},
+		{[]string{udplobby.ProtocolName}, map[string]bool{udplobby.ProtocolName: true}},
+		{[]string{tcplobby.ProtocolName, udplobby.ProtocolName}, map[string]bool{udplobby.ProtocolName: true, tcplobby.ProtocolName: true}},
+		// The TCP lobby needs the UDP lobby's instances: Only keeps it.
+		{[]string{tcplobby.ProtocolName}, map[string]bool{udplobby.ProtocolName: true, tcplobby.ProtocolName: true}},
+		{[]string{lv.ProtocolName}, map[string]bool{lv.ProtocolName: true}},
+		{refserver.PartNames(), map[string]bool{udplobby.ProtocolName: true, tcplobby.ProtocolName: true, lv.ProtocolName: true}},
 	} {
-		c, err := Loopback().Only(tc.parts...)
+		c, err := refserver.Loopback().Only(tc.parts...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := Start(context.Background(), c)
+		srv, err := refserver.Start(context.Background(), c)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.parts, err)
 		}
-		for _, p := range PartNames() {
+		for _, p := range refserver.PartNames() {
 			if got := srv.Addr(p).IsValid(); got != tc.want[p] {
 				t.Errorf("%v: Addr(%s) valid %v, want %v", tc.parts, p, got, tc.want[p])
 			}
 		}
 		st := srv.Stats()
-		if (st.UDP != nil) != tc.want[UDPLobby] || (st.TCP != nil) != tc.want[TCPLobby] || (st.Leviathan != nil) != tc.want[Leviathan] {
-			t.Errorf("%v: Stats has parts udp %v tcp %v leviathan %v", tc.parts, st.UDP != nil, st.TCP != nil, st.Leviathan != nil)
+		if (refudp.StatsOf(st) != nil) != tc.want[udplobby.ProtocolName] || (reftcp.StatsOf(st) != nil) != tc.want[tcplobby.ProtocolName] || (reflev.StatsOf(st) != nil) != tc.want[lv.ProtocolName] {
+			t.Errorf("%v: Stats has parts udp %v tcp %v leviathan %v", tc.parts, refudp.StatsOf(st) != nil, reftcp.StatsOf(st) != nil, reflev.StatsOf(st) != nil)
 		}
 		var b strings.Builder
 		if err := st.WriteText(&b); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range PartNames() {
+		for _, p := range refserver.PartNames() {
 			if got := strings.Contains(b.String(), "\n"+p+".") || strings.HasPrefix(b.String(), p+"."); got != tc.want[p] {
 				t.Errorf("%v: text has %s. lines %v, want %v", tc.parts, p, got, tc.want[p])
 			}
@@ -76,7 +86,7 @@ func TestOnlyAndAddr(t *testing.T) {
 		srv.Close()
 		srv.Close() // idempotent
 	}
-	if _, err := Start(context.Background(), Config{}); err == nil {
+	if _, err := refserver.Start(context.Background(), refserver.Config{}); err == nil {
 		t.Error("a server with no part started")
 	}
 }

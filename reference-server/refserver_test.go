@@ -1,4 +1,4 @@
-package refserver
+package refserver_test
 
 import (
 	"bufio"
@@ -9,17 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reference-server/tcp"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 const ioTimeout = 10 * time.Second
 
-func fast() Config {
-	c := Loopback()
-	c.UDP.CountdownInterval = time.Millisecond
-	c.TCP.CountdownInterval = time.Millisecond
+func fast() refserver.Config {
+	c := refserver.Loopback()
+	refudp.ConfigOf(c).CountdownInterval = time.Millisecond
+	reftcp.ConfigOf(c).CountdownInterval = time.Millisecond
 	return c
 }
 
@@ -55,15 +57,15 @@ func udpSocket(t *testing.T) *net.UDPConn {
 // joins the UDP instance its address names: the contract between the two
 // lobbies.
 func TestTCPHandsOverToUDP(t *testing.T) {
-	s, err := Start(context.Background(), fast())
+	s, err := refserver.Start(context.Background(), fast())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if !s.Addr(UDPLobby).IsValid() || !s.Addr(TCPLobby).IsValid() || s.Addr(UDPLobby).Port() == 0 || s.Addr(TCPLobby).Port() == 0 {
-		t.Fatalf("addresses %v %v", s.Addr(UDPLobby), s.Addr(TCPLobby))
+	if !s.Addr(udplobby.ProtocolName).IsValid() || !s.Addr(tcplobby.ProtocolName).IsValid() || s.Addr(udplobby.ProtocolName).Port() == 0 || s.Addr(tcplobby.ProtocolName).Port() == 0 {
+		t.Fatalf("addresses %v %v", s.Addr(udplobby.ProtocolName), s.Addr(tcplobby.ProtocolName))
 	}
-	nc, err := net.Dial("tcp", s.Addr(TCPLobby).String())
+	nc, err := net.Dial("tcp", s.Addr(tcplobby.ProtocolName).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestTCPHandsOverToUDP(t *testing.T) {
 	}
 	// The instance is a room of the UDP lobby, with the TCP player's seat held.
 	u := udpSocket(t)
-	l := udpReq(t, u, s.Addr(UDPLobby), udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 1))
+	l := udpReq(t, u, s.Addr(udplobby.ProtocolName), udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 1))
 	rooms := l.Rooms.AppendRooms(nil)
 	if len(rooms) != 1 || rooms[0].Port != inst.Port() || rooms[0].Players != 1 {
 		t.Fatalf("UDP list %v, want one room on port %d with 1 held seat", rooms, inst.Port())
@@ -114,8 +116,8 @@ func TestTCPHandsOverToUDP(t *testing.T) {
 		t.Fatalf("instance answered %v seq %d", m.Type, m.Seq)
 	}
 	st := s.Stats()
-	if st.UDP == nil || st.TCP == nil || st.UDP.InstancesCreated != 1 || st.TCP.GamesStarted != 1 || st.UDP.Players != 1 {
-		t.Fatalf("stats %+v %+v", st.UDP, st.TCP)
+	if refudp.StatsOf(st) == nil || reftcp.StatsOf(st) == nil || refudp.StatsOf(st).InstancesCreated != 1 || reftcp.StatsOf(st).GamesStarted != 1 || refudp.StatsOf(st).Players != 1 {
+		t.Fatalf("stats %+v %+v", refudp.StatsOf(st), reftcp.StatsOf(st))
 	}
 	var b strings.Builder
 	if err := st.WriteText(&b); err != nil {
@@ -136,47 +138,47 @@ func itoa(n int) string {
 }
 
 func TestStartErrors(t *testing.T) {
-	if _, err := Start(context.Background(), Config{}); err == nil {
+	if _, err := refserver.Start(context.Background(), refserver.Config{}); err == nil {
 		t.Error("started with nothing enabled")
 	}
-	tc := tcp.DefaultConfig()
+	tc := reftcp.DefaultConfig()
 	tc.Addr = "127.0.0.1:0"
-	if _, err := Start(context.Background(), Config{TCP: &tc}); err == nil {
+	if _, err := refserver.Start(context.Background(), refserver.Config{Parts: map[string]any{tcplobby.ProtocolName: &tc}}); err == nil {
 		t.Error("TCP without UDP and without a pool started")
 	}
-	c := Loopback()
-	c.UDP.MaxInstances = 0
-	if _, err := Start(context.Background(), c); err == nil || !strings.Contains(err.Error(), "MaxInstances") {
+	c := refserver.Loopback()
+	refudp.ConfigOf(c).MaxInstances = 0
+	if _, err := refserver.Start(context.Background(), c); err == nil || !strings.Contains(err.Error(), "MaxInstances") {
 		t.Errorf("invalid UDP config: %v", err)
 	}
 	// A TCP failure must not leak the UDP server: its port is free again.
-	c = Loopback()
-	c.TCP.Addr = "256.0.0.1:0"
-	if _, err := Start(context.Background(), c); err == nil {
+	c = refserver.Loopback()
+	reftcp.ConfigOf(c).Addr = "256.0.0.1:0"
+	if _, err := refserver.Start(context.Background(), c); err == nil {
 		t.Error("bad TCP address accepted")
 	}
 }
 
 func TestPartsAlone(t *testing.T) {
-	c := Loopback()
-	c.TCP = nil
-	s, err := Start(context.Background(), c)
+	c := refserver.Loopback()
+	delete(c.Parts, tcplobby.ProtocolName)
+	s, err := refserver.Start(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Addr(TCPLobby).IsValid() || s.TCP() != nil || s.Stats().TCP != nil {
+	if s.Addr(tcplobby.ProtocolName).IsValid() || s.Part(tcplobby.ProtocolName) != nil || reftcp.StatsOf(s.Stats()) != nil {
 		t.Error("TCP disabled yet present")
 	}
 	s.Close()
 
-	c = Loopback()
-	c.UDP = nil
-	c.TCP.Pool = tcp.StaticPool{Addr: netip.MustParseAddrPort("127.0.0.1:9")}
-	s, err = Start(context.Background(), c)
+	c = refserver.Loopback()
+	delete(c.Parts, udplobby.ProtocolName)
+	reftcp.ConfigOf(c).Pool = reftcp.StaticPool{Addr: netip.MustParseAddrPort("127.0.0.1:9")}
+	s, err = refserver.Start(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Addr(UDPLobby).IsValid() || s.Stats().UDP != nil {
+	if s.Addr(udplobby.ProtocolName).IsValid() || refudp.StatsOf(s.Stats()) != nil {
 		t.Error("UDP disabled yet present")
 	}
 	s.Close()
@@ -184,14 +186,14 @@ func TestPartsAlone(t *testing.T) {
 
 func TestContextStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := Start(ctx, Loopback())
+	s, err := refserver.Start(ctx, refserver.Loopback())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	deadline := time.Now().Add(ioTimeout)
 	for {
-		c, err := net.DialTimeout("tcp", s.Addr(TCPLobby).String(), time.Second)
+		c, err := net.DialTimeout("tcp", s.Addr(tcplobby.ProtocolName).String(), time.Second)
 		if err != nil {
 			break
 		}
@@ -207,7 +209,7 @@ func TestContextStops(t *testing.T) {
 // BenchmarkStartClose is the cost the embedded mode adds to a run.
 func BenchmarkStartClose(b *testing.B) {
 	for b.Loop() {
-		s, err := Start(context.Background(), Loopback())
+		s, err := refserver.Start(context.Background(), refserver.Loopback())
 		if err != nil {
 			b.Fatal(err)
 		}

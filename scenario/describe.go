@@ -31,11 +31,8 @@ func (p *Plan) Describe(w io.Writer) error {
 		fmt.Fprintf(tw, "  fault\t%s\n", f)
 	}
 	proto := string(p.Protocol)
-	if p.HeaderProfile != "" {
-		proto += ", header " + p.HeaderProfile
-	}
-	if !p.InstancePorts.IsZero() {
-		proto += fmt.Sprintf(", instance ports %d-%d", p.InstancePorts.First, p.InstancePorts.Last)
+	if p.Options != nil {
+		proto += p.Options.Describe()
 	}
 	fmt.Fprintf(tw, "  protocol\t%s\n", proto)
 	if p.OnViolation != "" {

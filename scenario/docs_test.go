@@ -28,7 +28,7 @@ func TestFormatDocumentsEveryKey(t *testing.T) {
 		what string
 		keys []string
 	}{
-		{"top-level key", topKeys},
+		{"top-level key", topLevelKeys()},
 		{"embedded_server key", embeddedKeys},
 		{"load key", loadKeys},
 		{"request policy key", policyKeys},

@@ -473,9 +473,9 @@ func (d *decoder) malformed(f fields, what string, proto Protocol, st *Step) Mal
 		}
 	}
 	if v := f.get("to"); v != nil {
-		if s, ok := d.oneOf(v, what+" to", []string{"lobby", "instance"}); ok {
-			if s == "instance" && proto != UDPLobby {
-				d.errf(v, "%s: to: instance applies to udp-lobby only", what)
+		if s, ok := d.oneOf(v, what+" to", malformedTargets()); ok {
+			if s != "lobby" && proto != "" && !slices.Contains(proto.spec().MalformedTo, s) {
+				d.errf(v, "%s: to: %s applies to %s only", what, s, orList(malformedToOwners(s)))
 			}
 			m.To = s
 		}

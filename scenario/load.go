@@ -311,13 +311,27 @@ var movedKeys = map[string]map[string]string{
 
 var indexRE = regexp.MustCompile(`\[\d+\]`)
 
-var topKeys = []string{"name", "description", "target", "protocol", "header_profile", "instance_ports", "on_violation",
+// topKeys are the top-level keys of every scenario; each protocol adds its
+// own (ProtocolSpec.Keys) after "protocol" (topLevelKeys).
+var topKeys = []string{"name", "description", "target", "protocol", "on_violation",
 	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "embedded_server",
 	"target_cmd", "faults"}
 
+// topLevelKeys are the top-level keys a scenario may give: topKeys with
+// the registered protocols' own keys after "protocol".
+func topLevelKeys() []string {
+	out := slices.Clone(topKeys[:4])
+	for _, k := range protocolKeys() {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return append(out, topKeys[4:]...)
+}
+
 func (d *decoder) plan(root *yaml.Node) *Plan {
-	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1, HeaderProfile: ""}
-	f, ok := d.mapping(root, "the scenario", topKeys)
+	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1}
+	f, ok := d.mapping(root, "the scenario", topLevelKeys())
 	if !ok {
 		return p
 	}
@@ -329,9 +343,9 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 	}
 	if n := f.get("protocol"); n != nil {
 		if len(Protocols()) == 0 {
-			// A program that links no protocol package (simclient/udpclient
-			// …; engine links them all) cannot load any scenario.
-			d.errf(n, "protocol: no protocol is registered in this program (it must import the simclient protocol packages)")
+			// A program that links no protocol (protocols/all links them
+			// all) cannot load any scenario.
+			d.errf(n, "protocol: no protocol is registered in this program (it must import protocols/all)")
 		} else {
 			s, _ := d.oneOf(n, "protocol", ProtocolNames())
 			p.Protocol = Protocol(s)
@@ -348,27 +362,7 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 			}
 		}
 	}
-	if n := f.get("header_profile"); n != nil {
-		if !p.Protocol.accepts("header_profile") {
-			d.errf(f.keys["header_profile"], "header_profile applies to %s only, not %s", keyOwners("header_profile"), p.Protocol)
-		} else {
-			p.HeaderProfile, _ = d.oneOf(n, "header_profile", []string{"spec", "rtype17", "auto"})
-		}
-	}
-	if p.Protocol != "" && p.Protocol.accepts("header_profile") && p.HeaderProfile == "" {
-		p.HeaderProfile = "spec"
-	}
-	if n := f.get("instance_ports"); n != nil {
-		if !p.Protocol.accepts("instance_ports") {
-			d.errf(f.keys["instance_ports"], "instance_ports applies to %s only, not %s", keyOwners("instance_ports"), p.Protocol)
-		} else if s, ok := d.str(n, "instance_ports"); ok {
-			r, err := netrange.ParsePorts(s)
-			if err != nil {
-				d.errf(n, "instance_ports: %v", err)
-			}
-			p.InstancePorts = r
-		}
-	}
+	p.Options = d.protocolOptions(f, p.Protocol)
 	p.OnViolation = ViolationContinue
 	if n := f.get("on_violation"); n != nil {
 		if v, ok := d.oneOf(n, "on_violation", []string{string(ViolationContinue), string(ViolationFailStep)}); ok {

@@ -1,14 +1,15 @@
 package scenario
 
 import (
-	"github.com/lobbybench/lobbybench/internal/netrange"
-	"github.com/lobbybench/lobbybench/internal/target"
-
+	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/target"
 )
 
 // Overrides are command-line changes applied to a loaded Plan. Zero fields
@@ -19,10 +20,85 @@ type Overrides struct {
 	Rate     RateOverride  // --rate 2x | --rate 800/s (open model)
 	Clients  int           // --clients N: closed model: scale so the peak is N; open model: max_clients
 	Seed     *int64        // --seed
-	// InstancePorts is --instance-ports LO-HI: the scenario's
-	// instance_ports (udp-lobby), parsed by netrange.ParsePorts as the key
-	// and conform's flag are.
-	InstancePorts string
+	// Protocol are the protocols' own flags (ProtocolSpec.Flags, e.g.
+	// udp-lobby's --instance-ports); nil: none given.
+	Protocol *ProtocolFlags
+}
+
+// ProtocolFlags are the flags of `run` that the protocols declare
+// (ProtocolSpec.Flags), each overriding one of its protocol's keys.
+type ProtocolFlags struct {
+	fs    *flag.FlagSet
+	names map[string][]Protocol // flag name → the protocols declaring it
+	apply map[Protocol]func(Options) (Options, error)
+	own   map[Protocol][]string // protocol → its flag names
+}
+
+// AddProtocolFlags declares every registered protocol's flags on fs. A
+// flag two protocols declare is declared once, by the first (in protocol
+// order), and applies to both.
+func AddProtocolFlags(fs *flag.FlagSet) *ProtocolFlags {
+	pf := &ProtocolFlags{fs: fs, names: map[string][]Protocol{}, apply: map[Protocol]func(Options) (Options, error){},
+		own: map[Protocol][]string{}}
+	for _, p := range Protocols() {
+		s := p.spec()
+		if s.Flags == nil {
+			continue
+		}
+		before := map[string]bool{}
+		fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
+		pf.apply[p] = s.Flags(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !before[f.Name] {
+				pf.names[f.Name] = append(pf.names[f.Name], p)
+				pf.own[p] = append(pf.own[p], f.Name)
+			}
+		})
+	}
+	return pf
+}
+
+// Names returns the names of the protocols' flags, sorted.
+func (pf *ProtocolFlags) Names() []string {
+	if pf == nil {
+		return nil
+	}
+	var out []string
+	for n := range pf.names {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// applyTo applies the protocols' flags that were given to q: a flag of
+// another protocol than q's is an error.
+func (pf *ProtocolFlags) applyTo(q *Plan) error {
+	if pf == nil {
+		return nil
+	}
+	given := false
+	var err error
+	pf.fs.Visit(func(f *flag.Flag) {
+		owners, ok := pf.names[f.Name]
+		if !ok || err != nil {
+			return
+		}
+		if !slices.Contains(owners, q.Protocol) {
+			var names []string
+			for _, o := range owners {
+				names = append(names, string(o))
+			}
+			err = fmt.Errorf("--%s applies to %s only, not %s", f.Name, orList(names), q.Protocol)
+			return
+		}
+		given = true
+	})
+	if err != nil || !given || pf.apply[q.Protocol] == nil {
+		return err
+	}
+	q.Options, err = pf.apply[q.Protocol](q.Options)
+	return err
 }
 
 // RateOverride is a parsed --rate value: either a Scale factor ("2x",
@@ -87,15 +163,8 @@ func (p *Plan) Apply(o Overrides) error {
 		}
 		q.Target = o.Target
 	}
-	if o.InstancePorts != "" {
-		if !q.Protocol.accepts("instance_ports") {
-			return fmt.Errorf("--instance-ports applies to %s only, not %s", keyOwners("instance_ports"), q.Protocol)
-		}
-		r, err := netrange.ParsePorts(o.InstancePorts)
-		if err != nil {
-			return fmt.Errorf("--instance-ports: %v", err)
-		}
-		q.InstancePorts = r
+	if err := o.Protocol.applyTo(&q); err != nil {
+		return err
 	}
 	if o.Duration != 0 {
 		if o.Duration < 0 || o.Duration > maxDuration {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,17 @@ load: {start_clients: 2, stages: [{clients: 10, for: 10s}]}
 flows: [{steps: [list_rooms]}]
 `
 	seven := int64(7)
+	// The protocols' own flags (udp-lobby's --instance-ports) as run
+	// declares them.
+	protoFlags := func(args ...string) *ProtocolFlags {
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		pf := AddProtocolFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return pf
+	}
+	ports := func(p *Plan) string { return p.Options.Describe() }
 	tests := []struct {
 		name    string
 		yaml    string
@@ -38,11 +50,12 @@ flows: [{steps: [list_rooms]}]
 		}, ""},
 		{"clients on open caps", open, Overrides{Clients: 7}, func(p *Plan) bool { return p.Load.MaxClients == 7 && p.Load.Stages[0].Target == 100 }, ""},
 		{"seed", open, Overrides{Seed: &seven}, func(p *Plan) bool { return p.Seed == 7 }, ""},
-		{"instance ports", open, Overrides{InstancePorts: "9000-9063"}, func(p *Plan) bool { return p.InstancePorts == PortRange{First: 9000, Last: 9063} }, ""},
-		{"instance ports replace the key", open + "instance_ports: 8081-8180\n", Overrides{InstancePorts: "7000"}, func(p *Plan) bool { return p.InstancePorts == PortRange{First: 7000, Last: 7000} }, ""},
-		{"instance ports backwards", open, Overrides{InstancePorts: "9063-9000"}, nil, "--instance-ports: "},
-		{"instance ports not a port", open, Overrides{InstancePorts: "ports"}, nil, "--instance-ports: "},
-		{"instance ports on tcp-lobby", strings.Replace(open, "udp-lobby", "tcp-lobby", 1), Overrides{InstancePorts: "9000-9063"}, nil, "--instance-ports applies to udp-lobby only, not tcp-lobby"},
+		{"instance ports", open, Overrides{Protocol: protoFlags("--instance-ports", "9000-9063")}, func(p *Plan) bool { return ports(p) == ", header spec, instance ports 9000-9063" }, ""},
+		{"instance ports replace the key", open + "instance_ports: 8081-8180\n", Overrides{Protocol: protoFlags("--instance-ports", "7000")}, func(p *Plan) bool { return ports(p) == ", header spec, instance ports 7000-7000" }, ""},
+		{"no protocol flag given", open + "instance_ports: 8081-8180\n", Overrides{Protocol: protoFlags()}, func(p *Plan) bool { return ports(p) == ", header spec, instance ports 8081-8180" }, ""},
+		{"instance ports backwards", open, Overrides{Protocol: protoFlags("--instance-ports", "9063-9000")}, nil, "--instance-ports: "},
+		{"instance ports not a port", open, Overrides{Protocol: protoFlags("--instance-ports", "ports")}, nil, "--instance-ports: "},
+		{"instance ports on tcp-lobby", strings.Replace(open, "udp-lobby", "tcp-lobby", 1), Overrides{Protocol: protoFlags("--instance-ports", "9000-9063")}, nil, "--instance-ports applies to udp-lobby only, not tcp-lobby"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -76,8 +76,7 @@ func TestParseEveryKey(t *testing.T) {
 	ms := time.Millisecond
 	want := &Plan{
 		File: "full.yaml", Name: "everything", Description: "sets every key",
-		Target: "127.0.0.1:8080", Protocol: UDPLobby, HeaderProfile: "rtype17",
-		InstancePorts: PortRange{First: 8081, Last: 8180}, OnViolation: ViolationFailStep, Seed: -9,
+		Target: "127.0.0.1:8080", Protocol: UDPLobby, OnViolation: ViolationFailStep, Seed: -9,
 		Load: LoadShape{Model: Open, Start: 0.5, Stages: []Stage{{100, 2 * time.Second}, {0, 0}},
 			Duration: 5 * time.Second, MaxClients: 300, Arrivals: ArrivalsPoisson},
 		Defaults: def,
@@ -116,6 +115,12 @@ func TestParseEveryKey(t *testing.T) {
 	}
 	thr := p.Thresholds
 	p.Thresholds = nil
+	// The protocol's options are its own type (the protocol's package
+	// parses them): what they say shows in the description.
+	if p.Options == nil || p.Options.Describe() != ", header rtype17, instance ports 8081-8180" {
+		t.Errorf("options %#v", p.Options)
+	}
+	want.Options = p.Options
 	if !reflect.DeepEqual(p, want) {
 		gotF, wantF := p.Flows, want.Flows
 		p.Flows, want.Flows = nil, nil
@@ -145,7 +150,7 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Name != "short" || p.HeaderProfile != "spec" || p.Seed != 1 || p.Defaults != DefaultPolicy ||
+	if p.Name != "short" || p.Options == nil || p.Options.Describe() != ", header spec" || p.Seed != 1 || p.Defaults != DefaultPolicy ||
 		p.Load.Model != Closed || p.Load.MaxClients != 3 || p.Flows[0].Name != "flow1" || p.Flows[0].Weight != 1 ||
 		p.Flows[0].Steps[1].Policy.Timeout != DefaultWaitTimeout || !p.Impairment.IsZero() {
 		t.Errorf("defaults not applied: %+v", p)
@@ -255,7 +260,7 @@ flows:
 		st[6].Probe.Request != Echo || st[6].Probe.Loss != 0.01 || st[6].Policy.Retries != 0 || st[7].Kind != Disconnect || st[7].Label != "close" {
 		t.Errorf("leviathan steps: %+v", st)
 	}
-	if p.Impairment.In.Delay != time.Millisecond || !p.Impairment.Out.IsZero() || p.HeaderProfile != "" {
+	if p.Impairment.In.Delay != time.Millisecond || !p.Impairment.Out.IsZero() || p.Options != nil {
 		t.Errorf("leviathan plan: %+v", p)
 	}
 }

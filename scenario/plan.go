@@ -20,10 +20,12 @@ type Plan struct {
 
 	// Target is "host:port"; empty means start the embedded reference server
 	// on free loopback ports.
-	Target        string
-	Protocol      Protocol
-	HeaderProfile string    // udp-lobby: "spec" (default), "rtype17" or "auto"
-	InstancePorts PortRange // udp-lobby: the range instance ports must fall in; zero = unknown
+	Target   string
+	Protocol Protocol
+	// Options are the protocol's own settings, parsed from its keys
+	// (udp-lobby: header_profile, instance_ports); nil for a protocol
+	// without keys. Only the protocol's packages read inside them.
+	Options Options
 	// OnViolation is what a session does with a reply that breaks a
 	// protocol rule but still carries the fields its flow needs:
 	// ViolationContinue (the default) or ViolationFailStep.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,20 +9,12 @@ import (
 )
 
 // Protocol is the wire protocol a scenario speaks: the name of a registered
-// ProtocolSpec.
+// ProtocolSpec (each protocol declares its name once, in its wire package).
 type Protocol string
 
-// The protocols' names, declared once: the scenario key protocol:, the
-// --protocol flags, results and conformance case groups all use these.
-const (
-	UDPLobby  Protocol = "udp-lobby"
-	TCPLobby  Protocol = "tcp-lobby"
-	Leviathan Protocol = "leviathan"
-)
-
-// ProtocolSpec is what the scenario loader knows of a protocol. Each
-// protocol's client package registers it (through simclient.Register) from
-// init; the loader, the engine and the CLI read the registry, so no list of
+// ProtocolSpec is what the scenario loader knows of a protocol: the
+// scenario half of its descriptor, which registers it (protocols.Register);
+// the loader, the engine and the CLI read the registry, so no list of
 // protocols is written anywhere else.
 type ProtocolSpec struct {
 	Name Protocol
@@ -41,10 +34,98 @@ type ProtocolSpec struct {
 	// StepParams are a step kind's parameters in this protocol where they
 	// differ from the kind's own (udp-lobby's create_room takes no name).
 	StepParams map[StepKind][]string
-	// Keys are the protocol-specific top-level scenario keys it accepts
-	// (header_profile, instance_ports); another protocol's scenario giving
-	// one is an error.
+	// MalformedTo are where its malformed datagrams may go besides its
+	// lobby ("lobby", the default of a malformed step's to:), e.g.
+	// udp-lobby's "instance".
+	MalformedTo []string
+	// Keys are the protocol's own top-level scenario keys (udp-lobby's
+	// header_profile and instance_ports); another protocol's scenario
+	// giving one is an error naming the file and line.
 	Keys []string
+	// Options parses a scenario's values of Keys into the protocol's
+	// options, which Plan.Options carries (nil: the protocol has no
+	// keys, and its plans no options). A bad value is reported through k.
+	Options func(k *Keys) Options
+	// Flags declares the protocol's flags of `run` on fs, each overriding
+	// one of its keys (udp-lobby's --instance-ports); the function
+	// returned applies those given to a plan's options, or returns an
+	// error naming the flag. Nil: no flags.
+	Flags func(fs *flag.FlagSet) func(Options) (Options, error)
+}
+
+// Options are a protocol's own settings of a plan (Plan.Options), parsed
+// from its keys by its ProtocolSpec; only the protocol's packages read
+// inside them.
+type Options interface {
+	// Describe is what the plan's description adds after the protocol's
+	// name, e.g. ", header spec, instance ports 8081-8180" ("" for
+	// nothing).
+	Describe() string
+	// Embedded returns the options of a run against the embedded
+	// reference server instead of the scenario's target: what describes
+	// the real target (udp-lobby's instance_ports) does not apply to it.
+	Embedded() Options
+}
+
+// Keys gives a protocol's Options parser the scenario's values of its own
+// keys, read through the loader: a bad value is an error naming the file
+// and line, as every other key's is.
+type Keys struct {
+	d *decoder
+	f fields
+}
+
+// Has reports whether the scenario gives key.
+func (k *Keys) Has(key string) bool { return k.f.get(key) != nil }
+
+// String returns key's value, a single value; false (reported) otherwise.
+func (k *Keys) String(key string) (string, bool) { return k.d.str(k.f.get(key), key) }
+
+// OneOf returns key's value when it is one of allowed; false (reported,
+// with the nearest allowed value) otherwise.
+func (k *Keys) OneOf(key string, allowed []string) (string, bool) {
+	return k.d.oneOf(k.f.get(key), key, allowed)
+}
+
+// Errorf reports a problem with key's value, at its line.
+func (k *Keys) Errorf(key, format string, a ...any) { k.d.errf(k.f.get(key), format, a...) }
+
+// protocolOptions parses the protocol keys of the scenario f: a key of
+// another protocol than p is an error at its line; p's own are parsed by
+// its spec. With no (valid) protocol every protocol's keys are parsed, so
+// that a bad value is still reported, and no options are kept.
+func (d *decoder) protocolOptions(f fields, p Protocol) Options {
+	for _, k := range protocolKeys() {
+		if f.get(k) != nil && !p.accepts(k) {
+			d.errf(f.keys[k], "%s applies to %s only, not %s", k, keyOwners(k), p)
+		}
+	}
+	if p != "" {
+		if s := p.spec(); s.Options != nil {
+			return s.Options(&Keys{d: d, f: f})
+		}
+		return nil
+	}
+	for _, q := range Protocols() {
+		s := q.spec()
+		if s.Options != nil && slices.ContainsFunc(s.Keys, func(k string) bool { return f.get(k) != nil }) {
+			s.Options(&Keys{d: d, f: f})
+		}
+	}
+	return nil
+}
+
+// protocolKeys are the registered protocols' own keys, in protocol order.
+func protocolKeys() []string {
+	var out []string
+	for _, p := range Protocols() {
+		for _, k := range p.spec().Keys {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 var (
@@ -149,6 +230,32 @@ func udpProtocols() []string {
 	var out []string
 	for _, p := range Protocols() {
 		if p.UDP() {
+			out = append(out, string(p))
+		}
+	}
+	return out
+}
+
+// malformedTargets are the values of a malformed step's to: that some
+// protocol accepts, "lobby" first.
+func malformedTargets() []string {
+	out := []string{"lobby"}
+	for _, p := range Protocols() {
+		for _, t := range p.spec().MalformedTo {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// malformedToOwners names the protocols whose malformed datagrams may go to
+// t, for messages.
+func malformedToOwners(t string) []string {
+	var out []string
+	for _, p := range Protocols() {
+		if slices.Contains(p.spec().MalformedTo, t) {
 			out = append(out, string(p))
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
-// The lobby's own measures (result/lobby.go), as sessions record them.
-//
-// Time to game ends, for each protocol, at (gameDefs below, the one place
-// that says it):
+// Game says, for one protocol, where the lobby's own measures
+// (result/lobby.go) see a player reach a game and enter a room: a
+// protocol's client (Protocol.Game) is the one place that says it. Time to
+// game ends, for the protocols of this repository, at:
 //
 //	protocol   flow (member) with wait_game_start      otherwise: the join of the game's room
 //	udp-lobby  SERVER_GAME_START from the instance     SERVER_JOIN_ACCEPT (instance_join), else SERVER_HELLO (hello)
@@ -31,30 +31,14 @@ import (
 // A room's fill time runs from its creator's reply (Group.SetRoom) to the
 // success of the last join of the group's members that run a join step,
 // for flows with group_size above 1.
-type gameDef struct {
-	// ttgJoin are the steps whose success ends time to game in a flow
+type Game struct {
+	// TTGJoin are the steps whose success ends time to game in a flow
 	// without wait_game_start, first found first.
-	ttgJoin []scenario.StepKind
-	// room are the steps whose success puts the player in a room.
-	room []scenario.StepKind
-	// game are the steps whose success is the game start (no event).
-	game []scenario.StepKind
-}
-
-var gameDefs = map[scenario.Protocol]*gameDef{
-	scenario.UDPLobby: {
-		ttgJoin: []scenario.StepKind{scenario.InstanceJoin, scenario.Hello},
-		room:    []scenario.StepKind{scenario.Join},
-	},
-	scenario.TCPLobby: {
-		ttgJoin: []scenario.StepKind{scenario.Join, scenario.CreateRoom},
-		room:    []scenario.StepKind{scenario.Join, scenario.CreateRoom},
-	},
-	scenario.Leviathan: {
-		ttgJoin: []scenario.StepKind{scenario.JoinGame},
-		room:    []scenario.StepKind{scenario.JoinGame},
-		game:    []scenario.StepKind{scenario.JoinGame},
-	},
+	TTGJoin []scenario.StepKind
+	// Room are the steps whose success puts the player in a room.
+	Room []scenario.StepKind
+	// Game are the steps whose success is the game start (no event).
+	Game []scenario.StepKind
 }
 
 // IOCount counts the payload bytes a session's socket sent and received
@@ -84,16 +68,15 @@ type lobbyState struct {
 	ttgJoin scenario.StepKind // the step ending time to game ("": a game start does)
 	ttgGame bool              // a game start ends it (the member waits for one)
 	ttgDone bool              // recorded
-	def     *gameDef          // the protocol's (nil: none)
+	def     *Game             // the protocol's (nil: none)
 	inRoom  bool
 	inGame  bool
 }
 
 // lobbyFor returns the part in the lobby measures of member idx of flow,
-// a session of protocol p.
-func lobbyFor(p scenario.Protocol, flow *scenario.Flow, idx int) lobbyState {
-	def, ok := gameDefs[p]
-	if !ok {
+// a session of a protocol whose Game is def.
+func lobbyFor(def *Game, flow *scenario.Flow, idx int) lobbyState {
+	if def == nil {
 		return lobbyState{}
 	}
 	l := lobbyState{def: def}
@@ -109,7 +92,7 @@ func lobbyFor(p scenario.Protocol, flow *scenario.Flow, idx int) lobbyState {
 		l.ttgGame = true
 		return l
 	}
-	for _, k := range def.ttgJoin {
+	for _, k := range def.TTGJoin {
 		if runs(k) {
 			l.ttgJoin = k
 			break
@@ -159,13 +142,13 @@ func (b *Base) stepEnded(i int, st *scenario.Step, err error) {
 	case st.Kind == scenario.Leave || st.Kind == scenario.Disconnect:
 		b.leaveRoom(now)
 		return
-	case hasKind(d.room, st.Kind):
+	case hasKind(d.Room, st.Kind):
 		b.enterRoom(now)
 		if st.Kind == scenario.Join {
 			b.groupJoined(now)
 		}
 	}
-	if hasKind(d.game, st.Kind) {
+	if hasKind(d.Game, st.Kind) {
 		b.GameStarted(now)
 	}
 	if !b.lob.ttgGame && st.Kind == b.lob.ttgJoin {

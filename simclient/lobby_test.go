@@ -33,7 +33,8 @@ func TestLobbyFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l := lobbyFor(p.Protocol, &p.Flows[0], tc.member)
+			d, _ := Describe(string(p.Protocol))
+			l := lobbyFor(d.Game, &p.Flows[0], tc.member)
 			if l.def == nil || l.ttgJoin != tc.join || l.ttgGame != tc.game {
 				t.Errorf("lobbyFor = join %q game %v (def %v), want join %q game %v", l.ttgJoin, l.ttgGame, l.def != nil, tc.join, tc.game)
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/refusals"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
 // ReachTries is how many times a datagram reachability check sends within
@@ -105,11 +105,28 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 	return fmt.Errorf("no reply to %s within %v", p.What, timeout)
 }
 
-// ReachListRooms returns the LOBBY_LIST_ROOMS a reachability check sends,
-// in the spec and the rtype17 header profile (sequence ids 0xFFFE and
-// 0xFFFD): the udp-lobby check asks with them, the Leviathan check sends
-// them last to name a UDP lobby found at a Leviathan address.
-func ReachListRooms() (spec, rtype17 []byte) {
-	return udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 0xFFFE),
-		udplobby.AppendListRooms(nil, udplobby.ProfileRType17, 0xFFFD)
+// Identify is how a protocol's server is told from others: packets that
+// draw a reply from one, and whether a reply is such a server's. Another
+// protocol's reachability check sends them last, so that a target that
+// answers the wrong protocol is named (Identified).
+type Identify struct {
+	// Title names the protocol in messages ("UDP lobby").
+	Title string
+	// Packets draw a reply from a server of the protocol.
+	Packets [][]byte
+	// Is reports whether b is a reply of a server of the protocol.
+	Is func(b []byte) bool
+}
+
+// Identities returns the Identify of every registered protocol over
+// transport but except, with its name, in documentation order.
+func Identities(except scenario.Protocol, transport string) (names []scenario.Protocol, ids []*Identify) {
+	for _, name := range Protocols() {
+		p, ok := Describe(name)
+		if !ok || p.Name == except || p.Identify == nil || p.Transport != transport {
+			continue
+		}
+		names, ids = append(names, p.Name), append(ids, p.Identify)
+	}
+	return names, ids
 }

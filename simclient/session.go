@@ -176,7 +176,7 @@ func (b *Base) Begin(sh *Shared, id int, flow *scenario.Flow) error {
 func (b *Base) Join() {
 	b.Member = b.Shared.Join(b.FlowIdx)
 	b.creator = Creates(b.Flow, b.Member.Index)
-	b.lob = lobbyFor(b.Shared.Plan.Protocol, b.Flow, b.Member.Index)
+	b.lob = lobbyFor(b.Shared.game, b.Flow, b.Member.Index)
 }
 
 // FlowIndex returns flow's index in Shared.Plan.Flows, -1 when it is not
@@ -203,7 +203,7 @@ func (b *Base) Renew(id, fi int) Base {
 	m := sh.Rejoin(fi, b.Member)
 	return Base{Shared: sh, ID: id, Flow: flow, FlowIdx: fi, Member: m, Rec: sh.Recorder(id), Think: b.Think, CurStep: -1,
 		thinkSrc: b.thinkSrc, timer: b.timer, creator: Creates(flow, m.Index), parkWaits: b.parkWaits,
-		IO: b.IO, lob: lobbyFor(sh.Plan.Protocol, flow, m.Index)}
+		IO: b.IO, lob: lobbyFor(sh.game, flow, m.Index)}
 }
 
 // Play runs the session's flow as Session.Run does, p's steps with the

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,41 +42,78 @@ type Session interface {
 // generator and impairment generator.
 type Factory func(sh *Shared, id int, flow *scenario.Flow, src netip.Addr) (Session, error)
 
-// Protocol describes one protocol to the engine. The protocol's client
-// package registers it once, from init (Register); the engine, the
-// scenario loader and the CLI iterate over the registry, so a new protocol
-// is its wire codec, its client package and this descriptor.
+// Protocol is how a run plays one protocol: the client half of the
+// protocol's descriptor (package protocols), which registers it here.
 type Protocol struct {
-	// ProtocolSpec is what the scenario loader reads: name, transport,
-	// step kinds, malformed kinds, protocol-specific keys.
-	scenario.ProtocolSpec
+	// Name is the protocol's (its scenario spec's) name.
+	Name scenario.Protocol
 	// Reach checks, before a run sends anything else, that a server
-	// speaking the protocol answers at addr within timeout. It returns nil when it does, an error saying what
-	// it saw otherwise (refused, silence, another protocol). headerProfile
-	// is the plan's (udp-lobby only); answered is what the reply shows of
-	// it ("" when nothing: the run keeps the plan's).
-	Reach func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) (answered string, err error)
+	// speaking the protocol answers at addr within timeout, given the
+	// plan's options (Plan.Options; nil: the protocol's defaults). It
+	// returns a nil error when it does, an error saying what it saw
+	// otherwise (refused, silence, another protocol). settled, when not
+	// nil, are the options as the reply settled them (udp-lobby's
+	// header_profile auto: the header the server answered in), which the
+	// run takes.
+	Reach func(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) (settled scenario.Options, err error)
 	// Watch, when set, is the probe a run's watchdog (package liveness)
 	// makes a few times a second on its own socket, in place of Reach: a
 	// request that needs an answer, for a protocol whose Reach does not
 	// (tcp-lobby's proves only that a connection was accepted, which a
 	// hung server's kernel still does). Nil: the watchdog uses Reach.
-	Watch func(ctx context.Context, addr netip.AddrPort, headerProfile string, timeout time.Duration) error
+	Watch func(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) error
+	// Transport is "udp" or "tcp" (the scenario spec's; Register's to
+	// fill in).
+	Transport string
+	// Identify tells its servers from other protocols' (nil: it cannot
+	// be told), for other protocols' reachability checks (Identities).
+	Identify *Identify
+	// Game is where its players reach a game and enter a room, for the
+	// lobby measures (nil: the protocol has none).
+	Game *Game
+	// Precise says that its sessions poll their socket for PollWindow
+	// after each send under `run --precise` (PreciseNote).
+	Precise bool
+	// Occupancy counts what a server still holds of earlier load, for the
+	// capacity search's drain check between steps (nil: the protocol
+	// offers no such count, and the drain is not checked).
+	Occupancy *Occupancy
+	// RoomCheck, when set, is the recovery drill's look at the target's
+	// rooms after its faults: which rooms it lists, and which of them are
+	// dead (package engine sets the check's time).
+	RoomCheck func(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) *result.RoomCheck
 	// EmbeddedParts are the reference server parts a run with no target
-	// starts (refserver part names); the run aims at the first.
+	// starts (refserver part names, the descriptor's); the run aims at the
+	// first.
 	EmbeddedParts []string
 	// New makes the protocol's sessions.
 	New Factory
 }
+
+// Occupancy is how a protocol's server is asked what it still holds: the
+// rooms a lobby lists, the players a Leviathan server reports.
+type Occupancy struct {
+	// Counted is what Count counts, as a reading says it ("rooms
+	// listed", "players reported").
+	Counted string
+	// Count asks the server at addr on a connection of its own, given
+	// the plan's options, each request waiting up to timeout. An error
+	// wrapping ErrNoCount means the server answers but offers no count.
+	Count func(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) (int, error)
+}
+
+// ErrNoCount is wrapped by an Occupancy.Count error meaning the server
+// answers but offers no count to wait for (a Leviathan server that never
+// answers Serverstatus): there is no drain to check.
+var ErrNoCount = errors.New("no count offered")
 
 var (
 	regMu  sync.RWMutex
 	protos = map[string]*Protocol{}
 )
 
-// Register makes p a protocol: its spec goes to the scenario loader, the
-// rest to Lookup and Describe. It panics if p.Name is registered twice or p
-// misses a part; protocol packages call it from init.
+// Register makes p known to Lookup and Describe. It panics if p.Name is
+// registered twice or p misses a part; protocols.Register calls it.
 func Register(p Protocol) {
 	if p.Reach == nil || p.New == nil || len(p.EmbeddedParts) == 0 {
 		panic("simclient: protocol " + string(p.Name) + " needs Reach, New and EmbeddedParts")
@@ -85,7 +123,6 @@ func Register(p Protocol) {
 	if _, dup := protos[string(p.Name)]; dup {
 		panic("simclient: protocol " + string(p.Name) + " registered twice")
 	}
-	scenario.RegisterProtocol(p.ProtocolSpec)
 	protos[string(p.Name)] = &p
 }
 
@@ -144,18 +181,20 @@ type Options struct {
 	SuspendWaits bool
 }
 
-// PreciseWindow is how long a udp-lobby client in precise mode polls its
+// PreciseWindow is how long a client of a Precise protocol (udp-lobby's)
+// in precise mode polls its
 // socket without parking after each send, before it waits on the
 // netpoller: a reply that comes within it is read without the netpoller's
 // wake-up delay, at the cost of up to this much busy CPU per request.
 const PreciseWindow = 50 * time.Microsecond
 
 // PreciseNote is what `run --precise` does to a run of protocol (against
-// the embedded server when embedded), said once in its output: only
-// udp-lobby clients poll, and polling beside an embedded server costs it.
+// the embedded server when embedded), said once in its output: only the
+// clients of protocols whose descriptor says Precise poll, and polling
+// beside an embedded server costs it.
 func PreciseNote(protocol scenario.Protocol, embedded bool) string {
-	if protocol == scenario.UDPLobby {
-		note := fmt.Sprintf("--precise: after each send a %s client polls its socket without parking for up to %v before waiting on the netpoller (a lower latency floor, more CPU per request)", scenario.UDPLobby, PreciseWindow)
+	if p, ok := Describe(string(protocol)); ok && p.Precise {
+		note := fmt.Sprintf("--precise: after each send a %s client polls its socket without parking for up to %v before waiting on the netpoller (a lower latency floor, more CPU per request)", protocol, PreciseWindow)
 		if embedded {
 			// Measured with make bench-truth, whose stub shares the
 			// process as the embedded server does: p50 1.3x the default
@@ -165,7 +204,13 @@ func PreciseNote(protocol scenario.Protocol, embedded bool) string {
 		}
 		return note
 	}
-	return fmt.Sprintf("--precise affects %s clients only: this %s run is measured as without it", scenario.UDPLobby, protocol)
+	var polling []string
+	for _, name := range Protocols() {
+		if p, ok := Describe(name); ok && p.Precise {
+			polling = append(polling, name)
+		}
+	}
+	return fmt.Sprintf("--precise affects %s clients only: this %s run is measured as without it", strings.Join(polling, ", "), protocol)
 }
 
 // Shared is the per-run state every session of a run shares: the plan, the
@@ -179,8 +224,9 @@ type Shared struct {
 	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF to set on client sockets, 0
 	// for the OS default.
 	SocketBuffer int
-	// PollWindow is how long a udp-lobby client polls its socket without
-	// parking after each send (Options.Precise: PreciseWindow; 0: never).
+	// PollWindow is how long a client of a Precise protocol polls its
+	// socket without parking after each send (Options.Precise:
+	// PreciseWindow; 0: never).
 	PollWindow time.Duration
 	// Suspend is Options.Suspend: sessions may suspend (Base.Pause).
 	Suspend bool
@@ -190,6 +236,7 @@ type Shared struct {
 	Sweeper      *Sweeper
 	Rooms        *RoomTable
 
+	game     *Game // the protocol's (Protocol.Game)
 	recs     []*metrics.Recorder
 	stepKeys [][]metrics.Key // [flow][step]
 	flowIdx  map[*scenario.Flow]int
@@ -243,6 +290,9 @@ func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector,
 	}
 	if opt.Precise {
 		sh.PollWindow = PreciseWindow
+	}
+	if p, ok := Describe(string(plan.Protocol)); ok {
+		sh.game = p.Game
 	}
 	sh.Suspend = opt.Suspend
 	sh.SuspendWaits = opt.Suspend && opt.SuspendWaits

@@ -15,6 +15,9 @@ import (
 
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/wire/leviathan"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func testPlan(t testing.TB, flows string) *scenario.Plan {
@@ -321,17 +324,16 @@ func TestRegistry(t *testing.T) {
 	// of this run's own, so -count=N works.
 	name := scenario.Protocol(fmt.Sprintf("test-proto-%d", time.Now().UnixNano()))
 	p := Protocol{
-		ProtocolSpec:  scenario.ProtocolSpec{Name: name, Transport: "udp", ProbeRequests: []scenario.StepKind{scenario.Think}},
-		Reach:         func(context.Context, netip.AddrPort, string, time.Duration) (string, error) { return "", nil },
+		Name: name,
+		Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
+			return nil, nil
+		},
 		New:           func(*Shared, int, *scenario.Flow, netip.Addr) (Session, error) { return nil, nil },
 		EmbeddedParts: []string{"udp"},
 	}
 	Register(p)
 	if _, ok := Lookup(string(name)); !ok {
 		t.Fatal("not found")
-	}
-	if s, ok := scenario.LookupProtocol(name); !ok || s.Transport != "udp" {
-		t.Fatalf("the scenario loader does not know the protocol: %+v", s)
 	}
 	defer func() {
 		if recover() == nil {
@@ -422,10 +424,10 @@ func TestPreciseNote(t *testing.T) {
 		want     string
 		cost     bool
 	}{
-		{scenario.UDPLobby, false, "polls its socket without parking", false},
-		{scenario.UDPLobby, true, "polls its socket without parking", true},
-		{scenario.TCPLobby, true, "affects udp-lobby clients only", false},
-		{scenario.Leviathan, false, "affects udp-lobby clients only", false},
+		{udplobby.ProtocolName, false, "polls its socket without parking", false},
+		{udplobby.ProtocolName, true, "polls its socket without parking", true},
+		{tcplobby.ProtocolName, true, "affects udp-lobby clients only", false},
+		{leviathan.ProtocolName, false, "affects udp-lobby clients only", false},
 	} {
 		got := PreciseNote(tc.proto, tc.embedded)
 		if !strings.Contains(got, tc.want) || strings.Contains(got, costs) != tc.cost {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/engine"
-	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -227,8 +226,8 @@ func init() {
 				targetName := plan.Target
 				if plan.Target == "" {
 					targetName = "embedded reference server (a fresh one per step)"
-				} else if counted := drainCount(r, plan); counted == "" && !*quiet {
-					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (only udp-lobby's and tcp-lobby's room lists and Leviathan's ServerStatus player count are)\n", plan.Protocol)
+				} else if !r.CountTarget() && !*quiet {
+					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (the protocol offers no count of what its server still holds)\n", plan.Protocol)
 				}
 				cmdline := own.command(plan.TargetCmd)
 				if sharded && cmdline != "" {
@@ -297,37 +296,6 @@ func init() {
 			}
 		},
 	})
-}
-
-// drainCount sets r's drain check for plan's target (its rooms, or its
-// players) and says what it counts; "" when the protocol offers no
-// count.
-func drainCount(r *capacity.EngineRunner, plan *scenario.Plan) string {
-	resolve := func(ctx context.Context) (netip.AddrPort, error) { return target.Resolve(ctx, plan.Target) }
-	switch plan.Protocol {
-	case scenario.UDPLobby, scenario.TCPLobby:
-		r.Rooms = func(ctx context.Context) (int, error) {
-			addr, err := resolve(ctx)
-			if err != nil {
-				return 0, err
-			}
-			if plan.Protocol == scenario.TCPLobby {
-				return capacity.TCPRooms(ctx, addr, 2*time.Second)
-			}
-			return capacity.UDPRooms(ctx, addr, plan.HeaderProfile, 2*time.Second)
-		}
-		r.Counted = "rooms listed"
-	case scenario.Leviathan:
-		r.Rooms = func(ctx context.Context) (int, error) {
-			addr, err := resolve(ctx)
-			if err != nil {
-				return 0, err
-			}
-			return capacity.LevPlayers(ctx, addr, 2*time.Second)
-		}
-		r.Counted = "players reported"
-	}
-	return r.Counted
 }
 
 // capacityWorkers is the engine run of a `capacity --workers` step: n

@@ -15,6 +15,7 @@ import (
 	"github.com/lobbybench/lobbybench/capacity/caplobby"
 	"github.com/lobbybench/lobbybench/engine"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -113,7 +114,7 @@ thresholds:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := refserver.Loopback().Only(refserver.UDPLobby)
+	cfg, err := refserver.Loopback().Only("udp-lobby")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ thresholds:
 	defer done()
 	const load, hold = 30, 1500 * time.Millisecond
 	step := capacity.StepPlan(plan, load, hold)
-	res, err := run(context.Background(), engine.Config{Plan: step, EmbeddedAt: srv.Addr(refserver.UDPLobby), Grace: 500 * time.Millisecond, Watchdog: -1})
+	res, err := run(context.Background(), engine.Config{Plan: step, EmbeddedAt: srv.Addr("udp-lobby"), Grace: 500 * time.Millisecond, Watchdog: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ thresholds:
 	if st.Requests == 0 || st.Requests != sum || st.Verdict != result.CapPass {
 		t.Errorf("step: %d requests (%s %s), want the workers' sum %d and a pass", st.Requests, st.Verdict, st.Why, sum)
 	}
-	if n := srv.Stats().UDP.Requests["LOBBY_LIST_ROOMS"]; n < uint64(sum) {
+	if n := refserver.PartStats[refudp.Stats](srv.Stats(), "udp-lobby").Requests["LOBBY_LIST_ROOMS"]; n < uint64(sum) {
 		t.Errorf("the step's server answered %d LOBBY_LIST_ROOMS, the workers made %d requests: they did not aim at it", n, sum)
 	}
 }

@@ -79,13 +79,16 @@ an owned server crashed and was restarted).`
 const maxFillBound = 4096
 
 type conformFlags struct {
-	target, protocol, header, instancePorts, cases string
-	sources, docsBase                              string
-	outs                                           *outputs
-	list, strict, quiet, verbose                   bool
-	timeout, poolWait                              time.Duration
-	maxSkips, maxFill                              int
-	owned                                          *ownedTargetFlags
+	target, protocol, cases string
+	sources, docsBase       string
+	// protoOpts makes the protocols' own flags (--header,
+	// --instance-ports) into the Config.Options of a protocol.
+	protoOpts                    func(protocol string) (any, error)
+	outs                         *outputs
+	list, strict, quiet, verbose bool
+	timeout, poolWait            time.Duration
+	maxSkips, maxFill            int
+	owned                        *ownedTargetFlags
 }
 
 func init() {
@@ -95,9 +98,8 @@ func init() {
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			f := &conformFlags{}
 			fs.StringVar(&f.target, "target", "", "`host:port` of the lobby to check (required)")
-			fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol, "protocol: "+strings.Join(conformance.Protocols(), ", "))
-			fs.StringVar(&f.header, "header", "auto", "UDP header profile: spec, rtype17 or auto (guess from the first reply and say which)")
-			fs.StringVar(&f.instancePorts, "instance-ports", "", "the target's game-instance port `range` LO-HI (checks ports, lets the suite reach a small instance limit)")
+			fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol(), "protocol: "+strings.Join(conformance.Protocols(), ", "))
+			f.protoOpts = conformance.AddProtocolFlags(fs)
 			fs.StringVar(&f.cases, "cases", "", "comma-separated case `patterns`: an id prefix by whole segments (udp-lobby/13) or a glob (udp-lobby/1*, */5/*); the old groups udp and tcp mean udp-lobby and tcp-lobby")
 			fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
 			fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
@@ -123,13 +125,8 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	cfg := conformance.Config{Target: f.target, Protocol: f.protocol, Strict: f.strict, Timeout: f.timeout}
 	var err error
-	if cfg.Header, err = conformance.ParseHeaderMode(f.header); err != nil {
-		return usageErr(e, cmd, "--header: %v", err)
-	}
-	if f.instancePorts != "" {
-		if cfg.InstancePorts, err = netrange.ParsePorts(f.instancePorts); err != nil {
-			return usageErr(e, cmd, "--instance-ports: %v", err)
-		}
+	if cfg.Options, err = f.protoOpts(f.protocol); err != nil {
+		return usageErr(e, cmd, "%v", err)
 	}
 	if f.cases != "" {
 		for _, p := range strings.Split(f.cases, ",") {

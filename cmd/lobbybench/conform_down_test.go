@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
@@ -20,7 +19,7 @@ import (
 // and every connection (refused), hang relays nothing more (silent).
 func dyingLobby(t *testing.T, how string) string {
 	t.Helper()
-	upstream := startConformRef(t).Addr(refserver.TCPLobby).String()
+	upstream := startConformRef(t).Addr(tcplobby.ProtocolName).String()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -11,15 +11,18 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func startConformRef(t *testing.T) *refserver.Server {
 	t.Helper()
 	cfg := refserver.Loopback()
-	cfg.UDP.CountdownInterval = 20 * time.Millisecond
-	cfg.TCP.CountdownInterval = 20 * time.Millisecond
+	refudp.ConfigOf(cfg).CountdownInterval = 20 * time.Millisecond
+	reftcp.ConfigOf(cfg).CountdownInterval = 20 * time.Millisecond
 	s, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +101,7 @@ func TestConformRun(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
 	j, x, m, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.md"), filepath.Join(dir, "c.html")
-	code, out, errs := runCLI(t, "conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/4,udp-lobby/12,inst/2/1",
+	code, out, errs := runCLI(t, "conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/4,udp-lobby/12,inst/2/1",
 		"--json", j, "--junit", x, "--markdown", m, "--html", h)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -125,7 +128,7 @@ func TestConformRun(t *testing.T) {
 		}
 	}
 	// TCP on the same reference server.
-	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp-lobby/2.2,tcp-lobby/7.1", "--quiet")
+	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.Addr(tcplobby.ProtocolName).String(), "--cases", "tcp-lobby/2.2,tcp-lobby/7.1", "--quiet")
 	if code != exitOK || !strings.Contains(out, "5 cases in") || strings.Contains(out, "✔") {
 		t.Errorf("tcp: exit %d, stdout %q", code, out)
 	}
@@ -143,7 +146,7 @@ func TestConformFailureAndStrict(t *testing.T) {
 	// A passing case goes with it: a run in which not one case passed
 	// never passes.
 	srv := startConformRef(t)
-	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(refserver.TCPLobby).String(), "--cases", "tcp-lobby/R/4,tcp-lobby/5.1/1"}
+	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(tcplobby.ProtocolName).String(), "--cases", "tcp-lobby/R/4,tcp-lobby/5.1/1"}
 	if code, out, _ := runCLI(t, args...); code != exitOK || !strings.Contains(out, "! tcp-lobby/R/4") {
 		t.Errorf("non-strict: exit %d, stdout %q", code, out)
 	}
@@ -164,7 +167,7 @@ func TestConformMaxSkips(t *testing.T) {
 	srv := startConformRef(t)
 	x := filepath.Join(t.TempDir(), "c.xml")
 	// udp-lobby/7/2 needs --instance-ports: without it, it is skipped.
-	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/4/1,udp-lobby/7/2", "--junit", x}
+	args := []string{"conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/4/1,udp-lobby/7/2", "--junit", x}
 	code, out, _ := runCLI(t, args...)
 	if code != exitOK || !strings.Contains(out, "PASS · no case failed (1 of 2 passed); 1 of 2 cases skipped") {
 		t.Errorf("no budget: exit %d, stdout %q", code, out)
@@ -190,7 +193,7 @@ func TestConformPassingWire(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
 	j, x, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.html")
-	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/4/1", "--json", j, "--junit", x, "--html", h}
+	args := []string{"conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/4/1", "--json", j, "--junit", x, "--html", h}
 	if code, out, errs := runCLI(t, args...); code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -245,7 +248,7 @@ func TestConformPassingWire(t *testing.T) {
 func TestConformDocsBase(t *testing.T) {
 	srv := startConformRef(t)
 	h := filepath.Join(t.TempDir(), "c.html")
-	args := []string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/4/1", "--html", h}
+	args := []string{"conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/4/1", "--html", h}
 	for _, tt := range []struct {
 		extra      []string
 		want, lack string
@@ -310,7 +313,7 @@ func TestConformMaxFill(t *testing.T) {
 	const pool = 70
 	lo := freeUDPPorts(t, pool)
 	cfg := refserver.Loopback()
-	cfg.UDP.BasePort, cfg.UDP.MaxInstances = lo, pool
+	refudp.ConfigOf(cfg).BasePort, refudp.ConfigOf(cfg).MaxInstances = lo, pool
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +330,7 @@ func TestConformMaxFill(t *testing.T) {
 		{"--max-fill reaches the limit", []string{"--max-fill", "71"}, exitOK, "0 skipped"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"conform", "--target", srv.Addr(refserver.UDPLobby).String(), "--cases", "udp-lobby/10/5",
+			args := append([]string{"conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/10/5",
 				"--instance-ports", ports, "--max-skips", "0", "--pool-wait", "0s"}, tt.fill...)
 			code, out, errs := runCLI(t, args...)
 			if code != tt.code || !strings.Contains(out, tt.want) {

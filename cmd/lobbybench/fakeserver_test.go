@@ -15,6 +15,8 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
@@ -98,8 +100,8 @@ func fakeServer(mode string, args []string) int {
 	}
 	latency, _ := time.ParseDuration(os.Getenv(fakeLatencyEnv))
 	cfg := refserver.Loopback()
-	cfg.UDP.CountdownInterval = 20 * time.Millisecond
-	cfg.TCP.CountdownInterval = 20 * time.Millisecond
+	refudp.ConfigOf(cfg).CountdownInterval = 20 * time.Millisecond
+	reftcp.ConfigOf(cfg).CountdownInterval = 20 * time.Millisecond
 	ref, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -112,7 +114,7 @@ func fakeServer(mode string, args []string) int {
 		return 1
 	}
 	fmt.Println("fake lobby listening on", ln.Addr())
-	r := &relay{upstream: ref.Addr(refserver.TCPLobby).String(), fatal: fatal, hang: mode == "tcp-hang", latency: latency}
+	r := &relay{upstream: ref.Addr(tcplobby.ProtocolName).String(), fatal: fatal, hang: mode == "tcp-hang", latency: latency}
 	// Bounded: the test that started it stops it long before.
 	time.AfterFunc(5*time.Minute, func() { os.Exit(9) })
 	for {

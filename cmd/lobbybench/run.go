@@ -114,7 +114,7 @@ func init() {
 			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
 			fs.IntVar(&o.Clients, "clients", 0, "closed model: scale the stages so the peak is `N` clients (open model: max clients)")
 			fs.Var(&seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
-			fs.StringVar(&o.InstancePorts, "instance-ports", "", "udp-lobby: the target's game-instance port `range` LO-HI a returned port must fall in (overrides instance_ports)")
+			o.Protocol = scenario.AddProtocolFlags(fs)
 			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) != 1 {
@@ -233,7 +233,7 @@ func init() {
 				switch {
 				case *workers != "":
 					var done func()
-					res, done, err = runWorkers(ctx, fs, cfg, *workers, outs.path("json"), args[0])
+					res, done, err = runWorkers(ctx, fs, o.Protocol.Names(), cfg, *workers, outs.path("json"), args[0])
 					defer done()
 				case *worker:
 					// stdout carries the progress to the parent; the

@@ -40,7 +40,7 @@ func startOwned(ctx context.Context, e *env, name string, f *ownedTargetFlags, c
 		return nil, usageErr(e, name, "--target %s: %v", plan.Target, err)
 	}
 	ready := func(ctx context.Context) error {
-		return engine.Reach(ctx, plan.Protocol, plan.HeaderProfile, addr, time.Second)
+		return engine.Reach(ctx, plan.Protocol, plan.Options, addr, time.Second)
 	}
 	t, code := startOwnedTarget(ctx, e, name, f, command, plan.Target, ready)
 	if t == nil {

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	refserver "github.com/lobbybench/lobbybench/reference-server"
-
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // freeUDPPort returns a loopback UDP address free a moment ago: the
@@ -199,7 +199,7 @@ func TestRunOwnedTargetAborts(t *testing.T) {
 // once, never answers, or a port something else already answers at:
 // each a clear message and its exit code, and nothing is run.
 func TestRunOwnedTargetFails(t *testing.T) {
-	cfg, err := refserver.Loopback().Only(refserver.UDPLobby)
+	cfg, err := refserver.Loopback().Only(udplobby.ProtocolName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestRunOwnedTargetFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	taken := srv.Addr(refserver.UDPLobby).String()
+	taken := srv.Addr(udplobby.ProtocolName).String()
 	free := freeUDPPort(t)
 	tests := []struct {
 		name   string

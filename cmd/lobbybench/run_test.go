@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // writeScenario writes a scenario file into a temp dir and returns its path.
@@ -318,7 +317,7 @@ func TestRunPrecise(t *testing.T) {
 	for _, tc := range []struct {
 		name, scenario, want string
 	}{
-		{"udp-lobby", shortRun, simclient.PreciseNote(scenario.UDPLobby, true)},
+		{"udp-lobby", shortRun, simclient.PreciseNote(udplobby.ProtocolName, true)},
 		{"tcp-lobby", tcp, "--precise affects udp-lobby clients only: this tcp-lobby run is measured as without it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -371,7 +370,7 @@ func TestRunNoSpin(t *testing.T) {
 // exit 1), and gives the message conform gives for a bad range.
 func TestRunInstancePorts(t *testing.T) {
 	srv := startConformRef(t) // instances on free ports, all above 1023
-	addr := srv.Addr(refserver.UDPLobby).String()
+	addr := srv.Addr(udplobby.ProtocolName).String()
 	good := writeScenario(t, shortRun+"instance_ports: 1-2\n")
 	for _, tt := range []struct {
 		name  string

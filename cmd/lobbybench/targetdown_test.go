@@ -13,6 +13,8 @@ import (
 	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // faultyTarget is the reference server's part proto behind a faultproxy
@@ -20,8 +22,8 @@ import (
 func faultyTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *faultproxy.Proxy {
 	t.Helper()
 	parts := []string{proto}
-	if proto == refserver.TCPLobby {
-		parts = append(parts, refserver.UDPLobby)
+	if proto == tcplobby.ProtocolName {
+		parts = append(parts, udplobby.ProtocolName)
 	}
 	cfg, err := refserver.Loopback().Only(parts...)
 	if err != nil {
@@ -33,7 +35,7 @@ func faultyTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *
 	}
 	t.Cleanup(func() { srv.Close() })
 	newProxy := faultproxy.UDP
-	if proto == refserver.TCPLobby {
+	if proto == tcplobby.ProtocolName {
 		newProxy = faultproxy.TCP
 	}
 	p, err := newProxy(srv.Addr(proto), mode, after)

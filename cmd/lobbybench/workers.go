@@ -16,9 +16,10 @@ import (
 
 // workerFlags are the run flags a --workers parent passes on to its
 // workers as given: the overrides that shape the plan, the grace,
-// --precise, --no-spin, --instance-ports and --watchdog (each worker
-// watches the target; the merge keeps the union of their outages).
-var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "instance-ports", "watchdog"}
+// --precise, --no-spin and --watchdog (each worker watches the target; the
+// merge keeps the union of their outages), and the protocols' own flags
+// (--instance-ports).
+var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog"}
 
 // parseWorkers reads --workers: a count 1..engine.MaxWorkers or "auto".
 func parseWorkers(v string, plan *scenario.Plan) (int, error) {
@@ -34,14 +35,14 @@ func parseWorkers(v string, plan *scenario.Plan) (int, error) {
 
 // workerCommand returns how the parent starts shard s: this binary's run
 // in worker mode with the given overrides, on the same scenario file.
-func workerCommand(fs *flag.FlagSet, scenarioPath string) (func(engine.Shard, string, netip.AddrPort) *exec.Cmd, error) {
+func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string) (func(engine.Shard, string, netip.AddrPort) *exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("--workers: cannot find this program to start its workers: %v", err)
 	}
 	var pass []string
 	fs.Visit(func(f *flag.Flag) {
-		for _, n := range workerFlags {
+		for _, n := range append(workerFlags, protoFlags...) {
 			if f.Name == n {
 				pass = append(pass, "--"+n+"="+f.Value.String())
 			}
@@ -78,7 +79,7 @@ type usageError struct{ error }
 
 // runWorkers runs cfg as local worker processes (--workers v); done
 // removes what only the run needed.
-func runWorkers(ctx context.Context, fs *flag.FlagSet, cfg engine.Config, v, jsonPath, scenarioPath string) (*engine.Result, func(), error) {
+func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg engine.Config, v, jsonPath, scenarioPath string) (*engine.Result, func(), error) {
 	nop := func() {}
 	bad := ""
 	fs.Visit(func(f *flag.Flag) {
@@ -94,7 +95,7 @@ func runWorkers(ctx context.Context, fs *flag.FlagSet, cfg engine.Config, v, jso
 	if err != nil {
 		return nil, nop, usageError{err}
 	}
-	command, err := workerCommand(fs, scenarioPath)
+	command, err := workerCommand(fs, protoFlags, scenarioPath)
 	if err != nil {
 		return nil, nop, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -89,7 +90,7 @@ func TestRunWorkers(t *testing.T) {
 	if len(doc.Thresholds) != 2 || !doc.Thresholds[0].Pass || doc.Thresholds[0].Observed != float64(doc.Steps[0].Requests) {
 		t.Errorf("thresholds %+v: want list_rooms.count judged on the merged count %d", doc.Thresholds, doc.Steps[0].Requests)
 	}
-	if !doc.Engine.Embedded || doc.Engine.Server == nil || doc.Engine.Server.UDP.Requests["LOBBY_LIST_ROOMS"] < uint64(doc.Steps[0].Requests) {
+	if !doc.Engine.Embedded || doc.Engine.Server == nil || refudp.StatsOf(doc.Engine.Server.Stats).Requests["LOBBY_LIST_ROOMS"] < uint64(doc.Steps[0].Requests) {
 		t.Errorf("the parent's embedded server did not serve the workers: %+v", doc.Engine.Server)
 	}
 }

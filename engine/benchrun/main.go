@@ -39,9 +39,12 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/reference-server/udp"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func main() {
@@ -367,15 +370,15 @@ func memRun(n int, d, interval time.Duration, heapFile string, at time.Duration,
 // UDP address; it exits when its parent closes stdin or signals it.
 func serveChild(rooms int) {
 	cfg := refserver.Loopback()
-	cfg.TCP = nil
-	cfg.UDP.MaxInstances = rooms
-	cfg.UDP.MaxPlayers = 4
+	delete(cfg.Parts, tcplobby.ProtocolName)
+	u := udp.ConfigOf(cfg)
+	u.MaxInstances, u.MaxPlayers = rooms, 4
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrun: server child: %v\n", err)
 		os.Exit(1)
 	}
-	fmt.Println(srv.Addr(refserver.UDPLobby))
+	fmt.Println(srv.Addr(udplobby.ProtocolName))
 	sig := make(chan os.Signal, 1)
 	notify(sig)
 	select {

@@ -150,7 +150,7 @@ var importRules = []importRule{{
 	example:   [2]string{"reference-server/udp", "metrics"},
 }, {
 	// A scenario is parsed and validated without the code that plays it;
-	// protocols register their step kinds with it from simclient.
+	// protocols register their step kinds with it from their descriptors.
 	rule:      "scenario imports none of simclient, engine, conformance, reference-server, metrics",
 	applies:   in("scenario"),
 	forbidden: ownIn("simclient", "engine", "conformance", "reference-server", "metrics"),
@@ -160,6 +160,16 @@ var importRules = []importRule{{
 	applies:   in("simclient"),
 	forbidden: ownIn("engine", "conformance"),
 	example:   [2]string{"simclient/udpclient", "engine"},
+}, {
+	// A protocol is its own packages plus one line in protocols/all: only
+	// the programs link the list (and tests), so that nothing else grows
+	// a dependency on which protocols there are.
+	rule: "only the programs (cmd/..., the bench and soak programs) import protocols/...",
+	applies: func(rel string) bool {
+		return !under(rel, "cmd", "protocols", "engine/benchrun", "engine/benchtruth", "reference-server/soak")
+	},
+	forbidden: ownIn("protocols"),
+	example:   [2]string{"engine", "protocols/all"},
 }, {
 	rule:      "internal/... imports only internal/... and result of the module",
 	applies:   in("internal"),

@@ -1,5 +1,7 @@
-// Package repocheck holds only this test: every tracked text file of the
-// repository must be readable by someone who has nothing but the
+// Package repocheck holds the repository's structural tests, and what the
+// protocols' own tests use to check that nothing outside a protocol's
+// packages names it (NamedOutside). This test: every tracked text file of
+// the repository must be readable by someone who has nothing but the
 // repository. It fails on references to files outside it (a path into the
 // sibling folder that holds the source documents, a link that climbs out of
 // the repository), on source documents cited by an internal number instead

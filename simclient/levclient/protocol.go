@@ -2,38 +2,45 @@ package levclient
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"net/netip"
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/leviathan"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-func init() {
-	simclient.Register(simclient.Protocol{
-		ProtocolSpec: scenario.ProtocolSpec{
-			Name: scenario.Leviathan, Order: 3, Transport: "udp",
-			Steps: []scenario.StepKind{scenario.Connect, scenario.JoinServer, scenario.JoinGame, scenario.Echo,
-				scenario.Status, scenario.Disconnect},
-			Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
-			ProbeRequests: []scenario.StepKind{scenario.Echo},
-		},
-		Reach:         reach,
-		EmbeddedParts: []string{refserver.Leviathan},
-		New:           New,
-	})
+// Spec is the Leviathan protocol as the scenario loader knows it: the
+// scenario half of its descriptor (protocols/leviathan).
+var Spec = scenario.ProtocolSpec{
+	Name: leviathan.ProtocolName, Order: 3, Transport: "udp",
+	Steps: []scenario.StepKind{scenario.Connect, scenario.JoinServer, scenario.JoinGame, scenario.Echo,
+		scenario.Status, scenario.Disconnect},
+	Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
+	ProbeRequests: []scenario.StepKind{scenario.Echo},
+}
+
+// Client is how a run plays the Leviathan protocol: the client half of its
+// descriptor.
+var Client = simclient.Protocol{
+	Game: &simclient.Game{
+		TTGJoin: []scenario.StepKind{scenario.JoinGame},
+		Room:    []scenario.StepKind{scenario.JoinGame},
+		Game:    []scenario.StepKind{scenario.JoinGame},
+	},
+	Occupancy: occupancy,
+	Reach:     reach,
+	New:       New,
 }
 
 // reach checks a Leviathan endpoint: a Connect request must draw a
 // datagram that decodes as Leviathan. Silence fails (an endpoint answers
-// Connect), and the last try also sends a LOBBY_LIST_ROOMS in both headers
-// so that a UDP lobby at that address is named as such.
-func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Duration) (string, error) {
+// Connect), and the last try also sends what identifies the servers of
+// the other protocols over UDP (simclient.Identities: a LOBBY_LIST_ROOMS in
+// both headers), so that a UDP lobby at that address is named as such.
+func reach(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) (scenario.Options, error) {
 	now := time.Now()
 	conn, err := levconn.New(levconn.Config{}, now)
 	var connect []byte
@@ -43,14 +50,18 @@ func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Dura
 			connect = append([]byte(nil), conn.Poll(now)...)
 		}
 	}
-	listSpec, list17 := simclient.ReachListRooms()
+	names, others := simclient.Identities(leviathan.ProtocolName, "udp")
+	last := [][]byte{connect}
+	for _, id := range others {
+		last = append(last, id.Packets...)
+	}
 	var pkt leviathan.Packet
 	r := simclient.DatagramReach{
 		What:     "a Leviathan Connect",
 		SamePort: "lobbybench's Leviathan clients read a connected socket, which takes replies from the endpoint's port only (docs/limitations.md)",
 		Packets: func(try int) [][]byte {
 			if try == simclient.ReachTries-1 {
-				return [][]byte{connect, listSpec, list17}
+				return last
 			}
 			return [][]byte{connect}
 		},
@@ -58,11 +69,13 @@ func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Dura
 			if leviathan.Decode(&pkt, b, leviathan.Lenient) == nil {
 				return true, nil
 			}
-			if _, ok := udplobby.GuessProfile(b); ok {
-				return true, errors.New("no Leviathan reply to Connect, but the address answers the UDP lobby protocol (use protocol: udp-lobby, or aim at the Leviathan port)")
+			for k, id := range others {
+				if id.Is(b) {
+					return true, fmt.Errorf("no Leviathan reply to Connect, but the address answers the %s protocol (use protocol: %s, or aim at the Leviathan port)", id.Title, names[k])
+				}
 			}
 			return false, nil // not Leviathan: keep listening
 		},
 	}
-	return "", r.Run(ctx, addr, timeout)
+	return nil, r.Run(ctx, addr, timeout)
 }

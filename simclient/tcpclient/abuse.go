@@ -104,7 +104,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	pol := s.Shared.Plan.Defaults // malformed steps take no request keys
 	kinds := spec.Kinds
 	if len(kinds) == 0 {
-		kinds = scenario.MalformedKinds(scenario.TCPLobby)
+		kinds = scenario.MalformedKinds(tcplobby.ProtocolName)
 	}
 	sentBy := make([]int64, len(kinds))
 	unexp := make([]int64, len(kinds))

@@ -7,39 +7,44 @@ import (
 	"net/netip"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
-func init() {
-	simclient.Register(simclient.Protocol{
-		ProtocolSpec: scenario.ProtocolSpec{
-			Name: scenario.TCPLobby, Order: 2, Transport: "tcp",
-			Steps: []scenario.StepKind{scenario.Connect, scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Ready,
-				scenario.Start, scenario.WaitCountdown, scenario.WaitGameStart, scenario.Disconnect},
-			Malformed:     []scenario.MalformedKind{scenario.WrongLength, scenario.UnknownType, scenario.RandomBytes},
-			ProbeRequests: []scenario.StepKind{scenario.ListRooms},
-		},
-		Reach: reach,
-		Watch: watch,
-		// The TCP lobby hands its games to the UDP lobby's instances.
-		EmbeddedParts: []string{refserver.TCPLobby, refserver.UDPLobby},
-		New:           New,
-	})
+// Spec is the TCP lobby protocol as the scenario loader knows it: the
+// scenario half of its descriptor (protocols/tcplobby).
+var Spec = scenario.ProtocolSpec{
+	Name: tcplobby.ProtocolName, Order: 2, Transport: "tcp",
+	Steps: []scenario.StepKind{scenario.Connect, scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Ready,
+		scenario.Start, scenario.WaitCountdown, scenario.WaitGameStart, scenario.Disconnect},
+	Malformed:     []scenario.MalformedKind{scenario.WrongLength, scenario.UnknownType, scenario.RandomBytes},
+	ProbeRequests: []scenario.StepKind{scenario.ListRooms},
+}
+
+// Client is how a run plays the TCP lobby protocol: the client half of its
+// descriptor.
+var Client = simclient.Protocol{
+	Game: &simclient.Game{
+		TTGJoin: []scenario.StepKind{scenario.Join, scenario.CreateRoom},
+		Room:    []scenario.StepKind{scenario.Join, scenario.CreateRoom},
+	},
+	Occupancy: occupancy,
+	Reach:     reach,
+	Watch:     watch,
+	New:       New,
 }
 
 // reach checks a TCP lobby: a connection must be accepted.
-func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Duration) (string, error) {
+func reach(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) (scenario.Options, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr.String())
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return "", c.Close()
+	return nil, c.Close()
 }
 
 // watch is the watchdog's probe of a TCP lobby: a connection must be
@@ -47,7 +52,7 @@ func reach(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Dura
 // too proves the lobby's loop is alive). A hung lobby whose kernel still
 // accepts connections fails it with silence; one that closes the
 // connection unanswered fails it too.
-func watch(ctx context.Context, addr netip.AddrPort, _ string, timeout time.Duration) error {
+func watch(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer

@@ -10,6 +10,8 @@ import (
 	"github.com/lobbybench/lobbybench/liveness"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestWatch: the watchdog's probe of a TCP lobby passes on a lobby that
@@ -17,7 +19,7 @@ import (
 // connection but which answers nothing (silent, where reach passes) and
 // on a port nothing listens on (refused).
 func TestWatch(t *testing.T) {
-	cfg, err := refserver.Loopback().Only(refserver.TCPLobby, refserver.UDPLobby)
+	cfg, err := refserver.Loopback().Only(tcplobby.ProtocolName, udplobby.ProtocolName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,17 +47,17 @@ func TestWatch(t *testing.T) {
 		kind      string // "" = answers
 		reachable bool
 	}{
-		{"reference lobby", srv.Addr(refserver.TCPLobby), "", true},
+		{"reference lobby", srv.Addr(tcplobby.ProtocolName), "", true},
 		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), result.DownSilent, true},
 		{"nothing listening", goneAddr, result.DownRefused, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := watch(context.Background(), tc.addr, "", 200*time.Millisecond)
+			err := watch(context.Background(), tc.addr, nil, 200*time.Millisecond)
 			if got := liveness.Classify(err); got != tc.kind {
 				t.Errorf("watch = %v (%q), want %q", err, got, tc.kind)
 			}
-			if _, rerr := reach(context.Background(), tc.addr, "", 200*time.Millisecond); (rerr == nil) != tc.reachable {
+			if _, rerr := reach(context.Background(), tc.addr, nil, 200*time.Millisecond); (rerr == nil) != tc.reachable {
 				t.Errorf("reach = %v, want reachable %v", rerr, tc.reachable)
 			}
 		})

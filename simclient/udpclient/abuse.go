@@ -231,7 +231,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	}
 	kinds := spec.Kinds
 	if len(kinds) == 0 {
-		kinds = scenario.MalformedKinds(scenario.UDPLobby)
+		kinds = scenario.MalformedKinds(udplobby.ProtocolName)
 	}
 	msgKey := s.rt.keys[b.valid]
 	answered := func(f *flight, ok bool) {

@@ -6,28 +6,57 @@ import (
 	"net/netip"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
-func init() {
-	simclient.Register(simclient.Protocol{
-		ProtocolSpec: scenario.ProtocolSpec{
-			Name: scenario.UDPLobby, Order: 1, Transport: "udp",
-			Steps: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Hello, scenario.InstanceJoin,
-				scenario.Ready, scenario.Ping, scenario.WaitGameStart, scenario.Leave, scenario.Disconnect},
-			Malformed: []scenario.MalformedKind{scenario.BadCRC, scenario.Truncated, scenario.WrongLength, scenario.UnknownType,
-				scenario.WrongDirection, scenario.RandomBytes},
-			ProbeRequests: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join},
-			StepParams:    map[scenario.StepKind][]string{scenario.CreateRoom: {}}, // the UDP lobby's rooms have no name
-			Keys:          []string{"header_profile", "instance_ports"},
-		},
-		Reach:         reach,
-		EmbeddedParts: []string{refserver.UDPLobby},
-		New:           New,
-	})
+// Spec is the UDP lobby protocol as the scenario loader knows it: the
+// scenario half of its descriptor (protocols/udplobby).
+var Spec = scenario.ProtocolSpec{
+	Name: udplobby.ProtocolName, Order: 1, Transport: "udp",
+	Steps: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Hello, scenario.InstanceJoin,
+		scenario.Ready, scenario.Ping, scenario.WaitGameStart, scenario.Leave, scenario.Disconnect},
+	Malformed: []scenario.MalformedKind{scenario.BadCRC, scenario.Truncated, scenario.WrongLength, scenario.UnknownType,
+		scenario.WrongDirection, scenario.RandomBytes},
+	ProbeRequests: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join},
+	StepParams:    map[scenario.StepKind][]string{scenario.CreateRoom: {}}, // the UDP lobby's rooms have no name
+	MalformedTo:   []string{"instance"},                                    // the game instance a join returned
+	Keys:          keys,
+	Options:       parseOptions,
+	Flags:         flags,
+}
+
+// Client is how a run plays the UDP lobby protocol: the client half of its
+// descriptor.
+var Client = simclient.Protocol{
+	Identify: identify(),
+	Game: &simclient.Game{
+		TTGJoin: []scenario.StepKind{scenario.InstanceJoin, scenario.Hello},
+		Room:    []scenario.StepKind{scenario.Join},
+	},
+	Precise:   true, // its sessions poll under run --precise (PollWindow)
+	Occupancy: occupancy,
+	RoomCheck: checkRooms,
+	Reach:     reach,
+	New:       New,
+}
+
+// reachListRooms returns the LOBBY_LIST_ROOMS a reachability check sends,
+// in the spec and the rtype17 header profile (sequence ids 0xFFFE and
+// 0xFFFD): the udp-lobby check asks with them, another protocol's sends
+// them last to name a UDP lobby found at its address (Client.Identify).
+func reachListRooms() (spec, rtype17 []byte) {
+	return udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 0xFFFE),
+		udplobby.AppendListRooms(nil, udplobby.ProfileRType17, 0xFFFD)
+}
+
+// identify tells a UDP lobby: it answers a LOBBY_LIST_ROOMS in either
+// header profile with a datagram that frames under one.
+func identify() *simclient.Identify {
+	spec, rtype17 := reachListRooms()
+	return &simclient.Identify{Title: "UDP lobby", Packets: [][]byte{spec, rtype17},
+		Is: func(b []byte) bool { _, ok := udplobby.GuessProfile(b); return ok }}
 }
 
 // reach checks a UDP lobby: a LOBBY_LIST_ROOMS must draw a datagram back
@@ -37,8 +66,22 @@ func init() {
 // explicit profile the last try also sends the other profile: a server that
 // answers only that one fails with a message naming the header_profile to
 // set.
-func reach(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (answered string, err error) {
-	spec, rtype17 := simclient.ReachListRooms()
+func reach(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) (scenario.Options, error) {
+	o, _ := opts.(Options)
+	answered, err := reachProfile(ctx, addr, o.HeaderProfile, timeout)
+	if err != nil || o.HeaderProfile != "auto" || answered == "" {
+		return nil, err
+	}
+	// The check's reply is the first reply auto guesses from: the
+	// sessions need not spend a timeout finding the header again.
+	o.HeaderProfile = answered
+	return o, nil
+}
+
+// reachProfile is reach for header profile profile; answered is the
+// profile the reply was in ("" when it could not tell).
+func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (answered string, err error) {
+	spec, rtype17 := reachListRooms()
 	both := [][]byte{spec, rtype17}
 	var r simclient.DatagramReach
 	want, err := udplobby.ParseProfile(profile)

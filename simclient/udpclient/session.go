@@ -29,8 +29,9 @@ type runState struct {
 
 func getRun(sh *simclient.Shared) *runState {
 	return sh.Value(runKey{}, func() any {
-		rt := &runState{ports: sh.Plan.InstancePorts}
-		switch sh.Plan.HeaderProfile {
+		o := OptionsOf(sh.Plan)
+		rt := &runState{ports: o.InstancePorts}
+		switch o.HeaderProfile {
 		case "rtype17":
 			rt.profile.Store(int32(udplobby.ProfileRType17))
 		case "auto":

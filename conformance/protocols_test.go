@@ -1,0 +1,4 @@
+package conformance_test
+
+// The protocols register themselves; this package's tests use them.
+import _ "github.com/lobbybench/lobbybench/protocols/all"

@@ -1,0 +1,4 @@
+package engine_test
+
+// The protocols register themselves; this package's tests run them.
+import _ "github.com/lobbybench/lobbybench/protocols/all"

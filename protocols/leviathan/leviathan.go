@@ -1,0 +1,23 @@
+// Package leviathan registers the Leviathan reliable-UDP protocol
+// (leviathan.md): its descriptor is assembled here, once, from the
+// protocol's own packages (wire/leviathan, levconn, simclient/levclient,
+// the conformance group, reference-server/leviathan).
+package leviathan
+
+import (
+	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/protocols"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refleviathan "github.com/lobbybench/lobbybench/reference-server/leviathan"
+	"github.com/lobbybench/lobbybench/simclient/levclient"
+)
+
+func init() {
+	g := conformance.LeviathanGroup()
+	protocols.Register(protocols.Descriptor{
+		Scenario:    levclient.Spec,
+		Client:      levclient.Client,
+		Conformance: &g,
+		Server:      []*refserver.Part{refleviathan.Part()},
+	})
+}

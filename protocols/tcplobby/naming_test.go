@@ -1,0 +1,35 @@
+package tcplobby_test
+
+import (
+	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/repocheck"
+)
+
+// TestNamedOnlyHere: no package the binary links names the tcp-lobby
+// protocol (imports one of its packages or spells its name) but its own,
+// and the files allowed below, each with the reason.
+func TestNamedOnlyHere(t *testing.T) {
+	root, err := repocheck.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := repocheck.BinaryFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+		Name: "tcp-lobby",
+		Own:  []string{"wire/tcplobby", "simclient/tcpclient", "reference-server/tcp", "protocols/tcplobby"},
+		Allowed: map[string]string{
+			"protocols/all":       "the one list of the protocols",
+			"conformance/tcp*.go": "its cases, still in package conformance",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Error(f)
+	}
+}

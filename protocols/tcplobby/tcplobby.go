@@ -1,0 +1,24 @@
+// Package tcplobby registers the length-prefixed TCP lobby protocol
+// (tcp-lobby.md): its descriptor is assembled here, once, from the
+// protocol's own packages (wire/tcplobby, simclient/tcpclient, the
+// conformance group, reference-server/tcp). Its server part needs a pool
+// of game instances, which another part provides (the UDP lobby's).
+package tcplobby
+
+import (
+	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/protocols"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
+	"github.com/lobbybench/lobbybench/simclient/tcpclient"
+)
+
+func init() {
+	g := conformance.TCPLobbyGroup()
+	protocols.Register(protocols.Descriptor{
+		Scenario:    tcpclient.Spec,
+		Client:      tcpclient.Client,
+		Conformance: &g,
+		Server:      []*refserver.Part{reftcp.Part()},
+	})
+}

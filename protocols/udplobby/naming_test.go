@@ -1,0 +1,37 @@
+package udplobby_test
+
+import (
+	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/repocheck"
+)
+
+// TestNamedOnlyHere: no package the binary links names the udp-lobby
+// protocol (imports one of its packages or spells its name) but its own,
+// and the files allowed below, each with the reason.
+func TestNamedOnlyHere(t *testing.T) {
+	root, err := repocheck.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := repocheck.BinaryFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+		Name: "udp-lobby",
+		Own:  []string{"wire/udplobby", "simclient/udpclient", "reference-server/udp", "protocols/udplobby"},
+		Allowed: map[string]string{
+			"protocols/all":             "the one list of the protocols",
+			"conformance/udp*.go":       "its cases, still in package conformance",
+			"conformance/inst_*.go":     "its cases, still in package conformance",
+			"conformance/tcp_6_flow.go": "tcp-lobby's games are played on udp-lobby's instances",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Error(f)
+	}
+}

@@ -1,0 +1,23 @@
+// Package udplobby registers the UDP lobby protocol (udp-lobby.md) with
+// its game-instance handshake: its descriptor is assembled here, once,
+// from the protocol's own packages (wire/udplobby, simclient/udpclient,
+// the conformance group, reference-server/udp).
+package udplobby
+
+import (
+	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/protocols"
+	refserver "github.com/lobbybench/lobbybench/reference-server"
+	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/simclient/udpclient"
+)
+
+func init() {
+	g := conformance.UDPLobbyGroup()
+	protocols.Register(protocols.Descriptor{
+		Scenario:    udpclient.Spec,
+		Client:      udpclient.Client,
+		Conformance: &g,
+		Server:      []*refserver.Part{refudp.Part()},
+	})
+}

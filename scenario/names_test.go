@@ -1,0 +1,10 @@
+package scenario
+
+// The names of the protocols these tests load scenarios of (each protocol
+// declares its own in its wire package, which this package does not
+// import).
+const (
+	UDPLobby  Protocol = "udp-lobby"
+	TCPLobby  Protocol = "tcp-lobby"
+	Leviathan Protocol = "leviathan"
+)
