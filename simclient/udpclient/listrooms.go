@@ -31,10 +31,7 @@ type Listing struct {
 // The recovery drill's room check and the capacity search's drain check
 // both list rooms through it, so both read a lobby the same way.
 func ListRooms(ctx context.Context, addr netip.AddrPort, profile string, seq uint16, timeout time.Duration) (Listing, error) {
-	prof, err := udplobby.ParseProfile(profile)
-	if err != nil || !prof.Valid() {
-		prof = udplobby.ProfileSpec
-	}
+	prof := profileOrSpec(profile)
 	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
 	c, err := net.ListenUDP("udp", nil)
 	if err != nil {
@@ -102,4 +99,15 @@ func (s *strayReplies) text() string {
 		return ": nothing came"
 	}
 	return fmt.Sprintf(": %s came, the first from %v: % x (%s)", words.Count(s.n, "other datagram"), s.from, s.bytes, s.why)
+}
+
+// profileOrSpec is the header profile named profile, or the spec's when
+// profile is empty, "auto" or unknown: what lobbybench's own looks at a
+// lobby (the room listing, the drill's instance probe) speak.
+func profileOrSpec(profile string) udplobby.Profile {
+	prof, err := udplobby.ParseProfile(profile)
+	if err != nil || !prof.Valid() {
+		return udplobby.ProfileSpec
+	}
+	return prof
 }

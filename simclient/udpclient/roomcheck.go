@@ -30,10 +30,7 @@ func checkRooms(ctx context.Context, addr netip.AddrPort, opts scenario.Options,
 		return rc
 	}
 	rooms := l.Rooms
-	prof, err := udplobby.ParseProfile(profile)
-	if err != nil || !prof.Valid() {
-		prof = udplobby.ProfileSpec
-	}
+	prof := profileOrSpec(profile)
 	addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
 	c, err := net.ListenUDP("udp", nil)
 	if err != nil {
