@@ -66,6 +66,11 @@ func (x *Execution) runClosed(ctx context.Context) {
 		}
 	}
 	x.slots = slots // before any slot starts (wakePos reads it unlocked)
+	if !x.joinLate().IsZero() && x.o.OnLateStart != nil {
+		// Joined late for the run's start instant: the clients come up
+		// at the level the profile wants now (no arrival to miss).
+		x.o.OnLateStart(time.Duration(x.Stats.LateStart.Load()), 0)
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer func() {

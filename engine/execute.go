@@ -94,6 +94,20 @@ type Options struct {
 	// concurrently.
 	OnSessionStart func(s Start)
 	OnSessionEnd   func(s Start, err error, ran bool)
+	// Start, when set, is the schedule's zero (`run --start-at`): the
+	// instant every shard of a coordinated run starts its schedule at, so
+	// arrival k is due at Start plus its offset whatever moment this
+	// process reached Execute. Execute does not wait for it (Run does).
+	// When this process comes to it more than MaxLateness after Start, it
+	// joins late: the open-model arrivals due before it joined are
+	// counted as dropped starts of their own cause (DropLateStart) and
+	// never shifted; the closed model brings up the clients the profile
+	// wants at that moment. Zero: the schedule starts when Execute does.
+	Start time.Time
+	// OnLateStart, when set, is called once when the execution joins
+	// late (see Start): how late, and how many open-model arrivals it
+	// missed (counted as DropLateStart).
+	OnLateStart func(late time.Duration, missed int64)
 	// HoldP lets the open model's schedule keep its P for the last
 	// precise.Hold of each wait for an arrival (precise.UntilHeld): a
 	// lower send lag, for up to Hold of one core's CPU per arrival, taken
@@ -109,6 +123,10 @@ type DropReason string
 const (
 	DropNoSlot DropReason = "no_free_client" // max_clients sessions were live
 	DropLate   DropReason = "late"           // the generator fell behind by more than MaxLateness
+	// DropLateStart: the arrival was due before this shard came up, late
+	// for the run's start instant (Options.Start); counted apart from the
+	// generator's own lateness.
+	DropLateStart DropReason = "late_start"
 )
 
 // Stats are the executor's counters. Every field is read atomically, so a
@@ -119,6 +137,11 @@ type Stats struct {
 	// socket or connection (New failed, or simclient.IsFailedStart).
 	FailedStarts               atomic.Int64
 	DroppedNoSlot, DroppedLate atomic.Int64
+	// DroppedLateStart counts the arrivals due before a late shard joined
+	// (Options.Start, DropLateStart); LateStart is how late it joined
+	// (0: on time).
+	DroppedLateStart atomic.Int64
+	LateStart        atomic.Int64 // time.Duration
 	// Active counts live sessions: running, or in the closed model kept
 	// open between a client's iterations; MaxActive is its peak.
 	Active, MaxActive atomic.Int64
@@ -128,13 +151,17 @@ type Stats struct {
 }
 
 // Dropped is the number of dropped starts of both kinds.
-func (s *Stats) Dropped() int64 { return s.DroppedNoSlot.Load() + s.DroppedLate.Load() }
+func (s *Stats) Dropped() int64 {
+	return s.DroppedNoSlot.Load() + s.DroppedLate.Load() + s.DroppedLateStart.Load()
+}
 
 // StatsSnapshot is a plain copy of Stats.
 type StatsSnapshot struct {
 	Started, Completed, Failed, Aborted int64
 	FailedStarts                        int64
 	DroppedNoSlot, DroppedLate          int64
+	DroppedLateStart                    int64
+	LateStart                           time.Duration
 	Active, MaxActive                   int64
 	WaitsSuspended                      int64
 }
@@ -145,6 +172,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		Started: s.Started.Load(), Completed: s.Completed.Load(), Failed: s.Failed.Load(), Aborted: s.Aborted.Load(),
 		FailedStarts:  s.FailedStarts.Load(),
 		DroppedNoSlot: s.DroppedNoSlot.Load(), DroppedLate: s.DroppedLate.Load(),
+		DroppedLateStart: s.DroppedLateStart.Load(), LateStart: time.Duration(s.LateStart.Load()),
 		Active: s.Active.Load(), MaxActive: s.MaxActive.Load(), WaitsSuspended: s.WaitsSuspended.Load(),
 	}
 }
@@ -178,6 +206,10 @@ type Execution struct {
 	// wait is how the schedulers wait for a due time (precise.Until);
 	// waitHeld, the open schedule's with Options.HoldP (precise.UntilHeld).
 	wait, waitHeld func(ctx context.Context, timer **time.Timer, t time.Time) error
+	// perSecond counts the open-model sessions this execution played in
+	// each second from start, by the moment it played them (written only
+	// by the goroutine holding the schedule: openSched).
+	perSecond []int64
 }
 
 // ErrNoFactory is returned when Options.New is nil.
@@ -203,7 +235,11 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
-	x = &Execution{o: o, start: time.Now(), seq: make([]atomic.Int64, len(o.Plan.Flows)), wait: waitUntil, waitHeld: waitHeld,
+	start := o.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	x = &Execution{o: o, start: start, seq: make([]atomic.Int64, len(o.Plan.Flows)), wait: waitUntil, waitHeld: waitHeld,
 		idle: make(chan *slot), done: make(chan struct{})}
 	defer close(x.done)
 	// Sessions run under their own context, cancelled only after the grace
@@ -237,8 +273,28 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	return x, interrupted, nil
 }
 
-// StartTime is when the execution began (elapsed 0 of the schedule).
+// StartTime is when the execution began (elapsed 0 of the schedule):
+// Options.Start when set.
 func (x *Execution) StartTime() time.Time { return x.start }
+
+// PlayedPerSecond returns how many open-model sessions the execution
+// played in each second of its schedule (index 0: the first second from
+// StartTime), by the moment it played them; read it after Execute returns.
+func (x *Execution) PlayedPerSecond() []int64 { return x.perSecond }
+
+// joinLate is called as the schedule starts: when the execution comes to
+// it more than MaxLateness after its start (Options.Start), it records
+// how late and returns the instant it joined; arrivals due before it are
+// missed. It returns the zero time when the execution is on time.
+func (x *Execution) joinLate() time.Time {
+	now := time.Now()
+	late := now.Sub(x.start)
+	if x.o.Start.IsZero() || late <= x.o.MaxLateness {
+		return time.Time{}
+	}
+	x.Stats.LateStart.Store(int64(late))
+	return now
+}
 
 // AbortWait is how long cancelled sessions are waited for after Abort.
 const AbortWait = 100 * time.Millisecond

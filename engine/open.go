@@ -87,6 +87,21 @@ func (x *Execution) runOpen(ctx context.Context) {
 	o := &openSched{x: x, arr: arrivals{x: x, sched: plan.Load.Schedule(plan.Seed), pick: scenario.NewRand(plan.Seed, 0), seq: make([]int, len(plan.Flows))},
 		maxActive: int64(x.o.Shard.Part(plan.Load.MaxClients)), done: make(chan struct{})}
 	o.pending, o.more = o.arr.next()
+	if joined := x.joinLate(); !joined.IsZero() {
+		// Joined late for the run's start instant: the arrivals due
+		// before now are missed, each counted as a dropped start of its
+		// own cause; the rest keep their due times (never shifted).
+		for o.more && o.pending.Intended.Before(joined) {
+			x.Stats.DroppedLateStart.Add(1)
+			if x.o.OnDropped != nil {
+				x.o.OnDropped(o.pending, DropLateStart)
+			}
+			o.pending, o.more = o.arr.next()
+		}
+		if x.o.OnLateStart != nil {
+			x.o.OnLateStart(time.Duration(x.Stats.LateStart.Load()), x.Stats.DroppedLateStart.Load())
+		}
+	}
 	go o.loop(ctx)
 	<-o.done
 }
@@ -156,6 +171,7 @@ func (o *openSched) loop(ctx context.Context) {
 			break
 		}
 		o.queue = o.queue[1:]
+		x.countPlayed()
 		x.wg.Add(1)
 		if spare(o.queue) {
 			// Play the session here, now; a new goroutine goes on with
@@ -173,6 +189,20 @@ func (o *openSched) loop(ctx context.Context) {
 	}
 	o.queue = nil
 	close(o.done)
+}
+
+// countPlayed counts a session played now in its second of the schedule
+// (Execution.PlayedPerSecond); called by the goroutine holding the
+// schedule, before it hands it on.
+func (x *Execution) countPlayed() {
+	sec := int(time.Since(x.start) / time.Second)
+	if sec < 0 {
+		sec = 0
+	}
+	for len(x.perSecond) <= sec {
+		x.perSecond = append(x.perSecond, 0)
+	}
+	x.perSecond[sec]++
 }
 
 // play runs a prepared arrival's session (never suspended: no

@@ -14,14 +14,15 @@ func fillRun(run *result.Run, in *Info) {
 	run.ShardRuns = []result.ShardRun{{
 		Shard: in.Shard, Protocol: in.Protocol, Model: in.Model, Seed: in.Seed,
 		Embedded: in.Embedded, Interrupted: in.Interrupted, Sources: in.Sources, Sessions: s,
-		Harness: in.Harness,
+		Harness: in.Harness, StartAt: in.StartAt, StartWaitNS: in.StartWaitNS, LateStartNS: in.LateStartNS,
+		PlayedPerSecond: in.PlayedPerSecond,
 	}}
 }
 
 // report converts the engine's session counters to the result model's.
 func (s SessionInfo) report() result.Sessions {
 	return result.Sessions{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts, Cut: s.Aborted,
-		DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, MaxActive: s.MaxActive}
+		DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, DroppedLateStart: s.DroppedLateStart, MaxActive: s.MaxActive}
 }
 
 // markWaits sets Series.Wait on the steps of run whose label belongs only

@@ -14,6 +14,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/metrics/prom"
@@ -85,6 +86,15 @@ type Config struct {
 	// its offsets, Run.StartedAt) as the load begins: an owner of the
 	// target process (--target-cmd) takes its baseline then.
 	OnStart func(start time.Time)
+	// StartAt, when set, is the run's start instant (`run --start-at`):
+	// once the target answers, the run waits for it (ctx ends the wait:
+	// a *StartWaitError, nothing measured) and starts its schedule there,
+	// the zero of its offsets and of every shard's of a coordinated run.
+	// Come to it more than MaxLateness late, the run joins late
+	// (Options.Start): it says so on Warnings and in its result, and the
+	// arrivals it missed are dropped starts (late_start). Bounding how
+	// far ahead or behind it may be is the caller's (the flags').
+	StartAt time.Time
 	// TargetTelemetry, when set, returns the owned target process's
 	// figures so far (owned.Process.Snapshot), for the live metrics. The
 	// embedded server's are sampled by the run itself.
@@ -159,6 +169,43 @@ type Info struct {
 	NoSpin bool `json:"no_spin,omitempty"`
 	// Watchdog is what the target's watchdog did; nil when it was off.
 	Watchdog *WatchdogInfo `json:"watchdog,omitempty"`
+	// StartAt, StartWaitNS, LateStartNS, PlayedPerSecond: see
+	// result.ShardRun (Config.StartAt).
+	StartAt         time.Time     `json:"start_at,omitzero"`
+	StartWaitNS     time.Duration `json:"start_wait_ns,omitempty"`
+	LateStartNS     time.Duration `json:"late_start_ns,omitempty"`
+	PlayedPerSecond []int64       `json:"-"`
+}
+
+// StartWaitError is a run that ended while it waited for its start
+// instant (Config.StartAt): nothing was sent but the reachability check,
+// nothing was measured.
+type StartWaitError struct {
+	At  time.Time
+	Err error
+}
+
+func (e *StartWaitError) Error() string {
+	return fmt.Sprintf("stopped while waiting for the start instant %s (--start-at): nothing was measured", e.At.UTC().Format(time.RFC3339Nano))
+}
+
+func (e *StartWaitError) Unwrap() error { return e.Err }
+
+// waitStart waits until at, or until ctx ends; it returns how long it
+// waited.
+func waitStart(ctx context.Context, at time.Time) (time.Duration, error) {
+	d := time.Until(at)
+	if d <= 0 {
+		return 0, nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return d, nil
+	case <-ctx.Done():
+		return 0, &StartWaitError{At: at, Err: ctx.Err()}
+	}
 }
 
 // WatchdogInfo describes a run's watchdog: its pace and its probes (not
@@ -182,7 +229,10 @@ type SessionInfo struct {
 	Aborted       int64 `json:"aborted"` // cut short by the end of the run
 	DroppedNoSlot int64 `json:"dropped_no_free_client"`
 	DroppedLate   int64 `json:"dropped_late"`
-	MaxActive     int64 `json:"max_active"`
+	// DroppedLateStart: the arrivals missed by a late start
+	// (Config.StartAt; result.Sessions.DroppedLateStart).
+	DroppedLateStart int64 `json:"dropped_late_start,omitempty"`
+	MaxActive        int64 `json:"max_active"`
 	// WaitsSuspended counts the waits (for a reply, for a group's room) in
 	// which a closed-model client gave up its goroutine
 	// (simclient.SuspendWaitsFrom); absent when none did. This process's
@@ -286,8 +336,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	info.Sources = len(sources)
 
+	if !cfg.StartAt.IsZero() {
+		info.StartAt = cfg.StartAt
+		if info.StartWaitNS, err = waitStart(ctx, cfg.StartAt); err != nil {
+			return nil, err
+		}
+	}
 	mem := startMemSampler(250 * time.Millisecond)
 	start := time.Now()
+	if !cfg.StartAt.IsZero() {
+		// The schedule's zero is the start instant, also when this
+		// process comes to it late: offsets are the coordinated run's.
+		start = cfg.StartAt
+	}
 	col := metrics.NewCollector(start)
 	var self *owned.SelfSampler
 	if srv != nil {
@@ -366,6 +427,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// the schedule wanted run and could not.
 		OnDropped:      func(s Start, _ DropReason) { engineRec.Dropped(firstKey[s.Flow]) },
 		OnSessionStart: func(s Start) { sh.Recorder(s.ID).SessionStarted() },
+		Start:          cfg.StartAt,
+		OnLateStart: func(late time.Duration, missed int64) {
+			if cfg.Warnings == nil {
+				return
+			}
+			line := fmt.Sprintf("lobbybench: shard %s came up %s after the start instant %s (--start-at) and joins late", cfg.Shard, words.Seconds(late), cfg.StartAt.UTC().Format(time.RFC3339Nano))
+			if plan.Load.Model != scenario.Closed {
+				line += fmt.Sprintf(": the %s due before now are counted as dropped starts (late_start), not shifted", words.Count(missed, "arrival"))
+			}
+			fmt.Fprintln(cfg.Warnings, line)
+		},
 		OnSessionEnd: func(s Start, err error, ran bool) {
 			rec := sh.Recorder(s.ID)
 			if !ran && err != nil {
@@ -469,7 +541,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	info.Interrupted = interrupted
 	st := xr.Stats.Snapshot()
 	info.Sessions = SessionInfo{Started: st.Started, Completed: st.Completed, Failed: st.Failed, FailedStarts: st.FailedStarts, Aborted: st.Aborted,
-		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, MaxActive: st.MaxActive, WaitsSuspended: st.WaitsSuspended}
+		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, DroppedLateStart: st.DroppedLateStart, MaxActive: st.MaxActive, WaitsSuspended: st.WaitsSuspended}
+	info.LateStartNS = st.LateStart
+	if !cfg.StartAt.IsZero() && plan.Load.Model != scenario.Closed {
+		info.PlayedPerSecond = xr.PlayedPerSecond()
+	}
 	info.Harness = mem.Stop()
 	if srv != nil {
 		info.Server = srv.stats()

@@ -169,6 +169,27 @@ func (r *Run) MissingLoad() []string {
 		n := r.Sessions.FailedStarts
 		out = append(out, words.Count(n, "session")+" could not open "+words.Agree(n, "its", "their")+" socket")
 	}
+	if r.Sessions != nil && r.Sessions.DroppedLateStart > 0 {
+		out = append(out, words.Count(r.Sessions.DroppedLateStart, "arrival")+" missed by a late start ("+strings.Join(r.LateShards(), "; ")+")")
+	}
+	return out
+}
+
+// LateShards says, one phrase a shard, which shards came up after the
+// run's start instant (`run --start-at`) and joined late: "shard 3/4
+// started 4.2 s late, missed 120 arrivals".
+func (r *Run) LateShards() []string {
+	var out []string
+	for _, s := range r.ShardRuns {
+		if s.LateStartNS <= 0 {
+			continue
+		}
+		t := fmt.Sprintf("shard %s started %s late", s.Shard, words.Seconds(s.LateStartNS))
+		if n := s.Sessions.DroppedLateStart; n > 0 {
+			t += ", missed " + words.Count(n, "arrival")
+		}
+		out = append(out, t)
+	}
 	return out
 }
 

@@ -330,9 +330,41 @@ func (m *seriesMerger) result() ([]Series, error) {
 // ShardCoverage checks the shard ids ("i/n") of the runs to merge: a shard
 // of a sharded run given twice would count its load twice, and a missing
 // one leaves the merge covering part of the run. Unsharded runs ("0/1")
-// are not checked. It returns one warning per problem.
+// are not checked. It also checks the shards' start: a shard that came
+// up after the run's start instant (`run --start-at`) and joined late
+// missed the arrivals due before (the merge is INCOMPLETE: MissingLoad),
+// and shards with different start instants, or some with one and some
+// without, did not start together: their time series, merged by offset,
+// do not line up in time. It returns one warning per problem.
 func ShardCoverage(runs []*Run, names []string) []string {
 	var warns []string
+	var starts []string // distinct start instants ("" for none), in order
+	for i, r := range runs {
+		for _, s := range r.ShardRuns {
+			if s.LateStartNS > 0 {
+				w := fmt.Sprintf("shard %s (%s) started %s after the start instant %s and joined late", s.Shard, names[i], words.Seconds(s.LateStartNS), s.StartAt.UTC().Format(time.RFC3339Nano))
+				if n := s.Sessions.DroppedLateStart; n > 0 {
+					w += fmt.Sprintf(": the %s due before it joined are counted as dropped starts (late_start), not run", words.Count(n, "arrival"))
+				}
+				warns = append(warns, w)
+			}
+			at := ""
+			if !s.StartAt.IsZero() {
+				at = s.StartAt.UTC().Format(time.RFC3339Nano)
+			}
+			if !containsString(starts, at) {
+				starts = append(starts, at)
+			}
+		}
+	}
+	if len(starts) > 1 {
+		for i, at := range starts {
+			if at == "" {
+				starts[i] = "none (each at its own start)"
+			}
+		}
+		warns = append(warns, fmt.Sprintf("the shards did not share one start instant (%s): their schedules did not start together, and their time series, merged second by second from each shard's own start, do not line up in time", strings.Join(starts, ", ")))
+	}
 	seen := map[string]string{}
 	count := 0 // the n shared by every sharded run; -1 when they differ
 	for i, r := range runs {

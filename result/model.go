@@ -127,6 +127,12 @@ type Sessions struct {
 	// generator too far behind.
 	DroppedNoSlot int64 `json:"dropped_no_free_client"`
 	DroppedLate   int64 `json:"dropped_late"`
+	// DroppedLateStart are the arrivals a shard missed because it came up
+	// after the run's start instant (`run --start-at`): due before it
+	// joined, counted as dropped starts of their own cause (late_start),
+	// never shifted. Load the scenario asked for and the run did not
+	// generate: any makes the run INCOMPLETE (MissingLoad).
+	DroppedLateStart int64 `json:"dropped_late_start,omitempty"`
 	// MaxActive is the peak number of sessions live at once. After a merge
 	// it is the sum of the shards' peaks: exact when the peaks coincide (a
 	// closed model's plateau), otherwise an upper bound.
@@ -135,11 +141,20 @@ type Sessions struct {
 
 // String says how the sessions ended in one line, as `run` prints it:
 // "20 started, 18 completed, 2 failed (0 failed starts), 0 cut at the
-// end, 0 dropped (0 no free client, 0 late), peak 12 live".
+// end, 0 dropped (0 no free client, 0 late), peak 12 live"; the arrivals
+// missed by a late start, when there are any, are a third cause:
+// "(0 no free client, 0 late, 40 late start)".
 func (s Sessions) String() string {
-	return fmt.Sprintf("%d started, %d completed, %d failed (%d failed starts), %d cut at the end, %d dropped (%d no free client, %d late), peak %d live",
-		s.Started, s.Completed, s.Failed, s.FailedStarts, s.Cut, s.DroppedNoSlot+s.DroppedLate, s.DroppedNoSlot, s.DroppedLate, s.MaxActive)
+	late := ""
+	if s.DroppedLateStart > 0 {
+		late = fmt.Sprintf(", %d late start", s.DroppedLateStart)
+	}
+	return fmt.Sprintf("%d started, %d completed, %d failed (%d failed starts), %d cut at the end, %d dropped (%d no free client, %d late%s), peak %d live",
+		s.Started, s.Completed, s.Failed, s.FailedStarts, s.Cut, s.Dropped(), s.DroppedNoSlot, s.DroppedLate, late, s.MaxActive)
 }
+
+// Dropped is the number of dropped starts of every cause.
+func (s Sessions) Dropped() int64 { return s.DroppedNoSlot + s.DroppedLate + s.DroppedLateStart }
 
 // add sums o into s (MaxActive too: see Sessions.MaxActive).
 func (s *Sessions) add(o Sessions) {
@@ -150,6 +165,7 @@ func (s *Sessions) add(o Sessions) {
 	s.Cut += o.Cut
 	s.DroppedNoSlot += o.DroppedNoSlot
 	s.DroppedLate += o.DroppedLate
+	s.DroppedLateStart += o.DroppedLateStart
 	s.MaxActive += o.MaxActive
 }
 
@@ -167,6 +183,22 @@ type ShardRun struct {
 	Sources     int      `json:"source_addresses"`
 	Sessions    Sessions `json:"sessions"`
 	Harness     Harness  `json:"harness"`
+	// StartAt is the run's start instant when it was given (`run
+	// --start-at`, and every `run --workers` worker): the zero of this
+	// shard's schedule, shared by every shard of a coordinated run.
+	// StartWaitNS is how long the shard waited for it after it was ready;
+	// LateStartNS how late it came to it, when more than the open
+	// model's lateness bound (1 s): it joined late, and the arrivals due
+	// before are in Sessions.DroppedLateStart.
+	StartAt     time.Time     `json:"start_at,omitzero"`
+	StartWaitNS time.Duration `json:"start_wait_ns,omitempty"`
+	LateStartNS time.Duration `json:"late_start_ns,omitempty"`
+	// PlayedPerSecond is, for an open-model shard with a start instant,
+	// how many sessions it played in each second from StartAt, by the
+	// moment it played them: the shards' sums, second by second, are the
+	// offered load the target saw, to hold against the scenario's
+	// schedule.
+	PlayedPerSecond []int64 `json:"played_per_second,omitempty"`
 }
 
 // Harness is what the load generator process itself used during a run, so

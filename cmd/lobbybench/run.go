@@ -107,6 +107,8 @@ func init() {
 				preciseOn  = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
 				watchdog   = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket and report when it goes down (0: no watchdog)")
 				own        = addOwnedTargetFlags(fs, true)
+				startAt    = fs.String("start-at", "", "start the schedule at `TIME`: RFC 3339 (2026-11-26T20:00:00Z) or an offset from now (+30s), so shards on several machines start together")
+				maxWait    = fs.Duration("start-at-max-wait", DefaultStartAtMaxWait, "the furthest ahead --start-at may be (`DURATION`)")
 				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
 			)
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
@@ -142,6 +144,12 @@ func init() {
 				}
 				if err := own.check(); err != nil {
 					return usageErr(e, "run", "%v", err)
+				}
+				if *maxWait <= 0 {
+					return usageErr(e, "run", "--start-at-max-wait %v must be above 0", *maxWait)
+				}
+				if given["start-at-max-wait"] && *startAt == "" {
+					return usageErr(e, "run", "--start-at-max-wait needs --start-at")
 				}
 				if *grace < 0 || given["grace"] && *grace == 0 {
 					// The engine takes 0 for its default (3s): say so
@@ -190,7 +198,17 @@ func init() {
 					return fmt.Sprintf("no new session starts; requests in flight get up to %v (--grace) to finish, then the results are written", *grace)
 				}
 				e.notes = &barNotes{stderr: e.stderr}
-				cfg := engine.Config{Plan: plan, Shard: shard, Grace: *grace, Abort: e.abort, Progress: e.notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
+				now := time.Now()
+				var at time.Time
+				if *startAt != "" {
+					if at, err = parseStartAt(*startAt, now); err != nil {
+						return usageErr(e, "run", "%v", err)
+					}
+					if err := checkStartAt(at, now, *maxWait, plan.Load.Duration); err != nil {
+						return usageErr(e, "run", "%v", err)
+					}
+				}
+				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: e.notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				cfg.Client.Precise = *preciseOn
 				cfg.NoSpin = *noSpin
 				cfg.Watchdog = *watchdog
@@ -259,6 +277,11 @@ func init() {
 						return usageErr(e, "run", "%v", err)
 					}
 					// No run happened: no result file is written.
+					var wait *engine.StartWaitError
+					if errors.As(err, &wait) {
+						fmt.Fprintf(e.stderr, "lobbybench run: interrupted: %v\n", err)
+						return exitInterrupted
+					}
 					if ctx.Err() != nil {
 						fmt.Fprintf(e.stderr, "lobbybench run: interrupted before the run started: %v\n", err)
 						return exitInterrupted

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -35,7 +36,9 @@ func parseWorkers(v string, plan *scenario.Plan) (int, error) {
 
 // workerCommand returns how the parent starts shard s: this binary's run
 // in worker mode with the given overrides, on the same scenario file.
-func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string) (func(engine.Shard, string, netip.AddrPort) *exec.Cmd, error) {
+// Every worker gets the start instant at, the parent's (--start-at, or
+// one it picked), so the workers start their schedules together.
+func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string, at time.Time) (func(engine.Shard, string, netip.AddrPort) *exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("--workers: cannot find this program to start its workers: %v", err)
@@ -49,7 +52,7 @@ func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string) (
 		}
 	})
 	return func(s engine.Shard, jsonPath string, embeddedAt netip.AddrPort) *exec.Cmd {
-		args := append([]string{"run", "--worker", "--shard", s.String(), "--json", jsonPath}, pass...)
+		args := append([]string{"run", "--worker", "--shard", s.String(), "--json", jsonPath, "--start-at", at.UTC().Format(time.RFC3339Nano)}, pass...)
 		if embeddedAt.IsValid() {
 			args = append(args, "--embedded-at", embeddedAt.String())
 		}
@@ -95,7 +98,12 @@ func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg 
 	if err != nil {
 		return nil, nop, usageError{err}
 	}
-	command, err := workerCommand(fs, protoFlags, scenarioPath)
+	if cfg.StartAt.IsZero() {
+		// The workers start together too: at an instant a little ahead,
+		// time for every process to come up and check the target.
+		cfg.StartAt = time.Now().Add(workersStartMargin(n))
+	}
+	command, err := workerCommand(fs, protoFlags, scenarioPath, cfg.StartAt)
 	if err != nil {
 		return nil, nop, err
 	}

@@ -11,9 +11,15 @@
 #   5. the reference server (lobbybench serve on 127.0.0.1:17777, a host
 #      process), the shards' Indexed Job (deploy/kubernetes/local/shards),
 #      then the merge Job (deploy/kubernetes/local/merge)
+#      The shards start together: the Job gets START_AT = now +
+#      E2E_START_MARGIN seconds (default 20) when it is applied, and the last
+#      shard's pod is held back 4 s by an init container (local/shards/
+#      delay.yaml), so the pods do start apart
 #   6. the check: both Jobs Complete (the merge exited 0), then verify/ on
 #      the results: shards' sessions summed, histograms merged exactly,
-#      thresholds judged on the merged histograms
+#      thresholds judged on the merged histograms; one start instant for
+#      every shard, the held-back one waiting less for it, and the sessions
+#      played per second, summed over the shards, the scenario's schedule
 #   7. teardown (always, also on failure or Ctrl-C): cluster.sh down
 #
 # Exit codes: 0 passed; 1 failed; 2 NOT RUN, a prerequisite is missing (the
@@ -34,6 +40,8 @@ E2E_OUT=${E2E_OUT:-$root/bin/e2e-k8s}
 E2E_TIMEOUT=${E2E_TIMEOUT:-600}
 K8S_BUILD_TIMEOUT=${K8S_BUILD_TIMEOUT:-3600}
 SHARDS=4                      # = completions in deploy/kubernetes/shards (checked by deploy's tests)
+E2E_START_MARGIN=${E2E_START_MARGIN:-20}  # seconds from applying the Job to START_AT: time for every pod to come up
+DELAYED=3 DELAY=4s            # = the shard and DELAY_SECONDS in deploy/kubernetes/local/shards/delay.yaml
 PORT=17777                    # = TARGET in deploy/kubernetes/local/shards/target.yaml
 SERVER_PID=
 
@@ -168,8 +176,25 @@ wait_job() {
 }
 
 phase shards
-kubectl_ apply -k "$root/deploy/kubernetes/local/shards" >&2
-wait_job lobbybench-shards 150
+# START_AT for this run: an overlay of local/shards made here (kustomize
+# takes a base by relative path only).
+START_AT=$(date -u -d "+$E2E_START_MARGIN seconds" +%Y-%m-%dT%H:%M:%SZ)
+mkdir -p "$work/start"
+cat >"$work/start/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $(realpath --relative-to="$work/start" "$root/deploy/kubernetes/local/shards")
+patches:
+  - patch: |-
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: lobbybench-shards}
+      spec: {template: {spec: {containers: [{name: lobbybench, env: [{name: START_AT, value: "$START_AT"}]}]}}}
+EOF
+echo "e2e-k8s: shards start at $START_AT (in ${E2E_START_MARGIN}s); shard $DELAYED's pod is held back $DELAY" >&2
+kubectl_ apply -k "$work/start" >&2
+wait_job lobbybench-shards $((150 + E2E_START_MARGIN))
 for i in $(seq 0 $((SHARDS - 1))); do
   echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
 done
@@ -188,4 +213,5 @@ phase verify
 mkdir -p "$E2E_OUT"
 rm -f "$E2E_OUT"/shard-* "$E2E_OUT"/merged*
 cp "$E2E_DIR"/results/* "$E2E_OUT"/
-go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" "$E2E_OUT"
+go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
+  -delayed "$DELAYED" -delay "$DELAY" "$E2E_OUT"

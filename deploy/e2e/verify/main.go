@@ -12,6 +12,16 @@
 // that histogram and errors.rate on the summed counters; and that they all
 // pass. It prints what it checked and exits 1 on the first mismatch
 // class, listing every mismatch, 2 on unreadable input.
+//
+// With -scenario (the scenario the shards ran) it also checks that the
+// shards started together (`run --start-at`): every shard has the one
+// start instant as the zero of its schedule; none joined late (a late
+// one must be reported: its missed arrivals in the merge and its
+// headline INCOMPLETE; the check then fails, the margin was too short);
+// the shard whose pod was held back (-delayed, by -delay) waited that much
+// less for the instant, so the pods did start apart; and the sessions the
+// shards played in each second from the instant, summed, are the
+// scenario's schedule, second by second (checkSchedule).
 package main
 
 import (
@@ -22,12 +32,21 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"time"
 
+	// The engine registers the protocols scenario.Load checks a
+	// scenario's protocol against.
+	_ "github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
 func main() {
 	n := flag.Int("n", 0, "number of shards (required)")
+	scen := flag.String("scenario", "", "the scenario the shards ran: check they started together and played its schedule")
+	delayed := flag.Int("delayed", -1, "the shard whose pod was held back (-1: none)")
+	delay := flag.Duration("delay", 0, "how long that pod was held back")
 	flag.Parse()
 	if *n < 1 || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: verify -n SHARDS RESULTS-DIR")
@@ -40,6 +59,17 @@ func main() {
 	}
 	merged := read(filepath.Join(dir, "merged.json"))
 	problems := check(shards, merged)
+	schedNote := ""
+	if *scen != "" {
+		plan, err := scenario.Load(*scen)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "verify:", err)
+			os.Exit(2)
+		}
+		var p []string
+		p, schedNote = checkSchedule(plan, shards, merged, *delayed, *delay)
+		problems = append(problems, p...)
+	}
 	for _, p := range problems {
 		fmt.Fprintln(os.Stderr, "verify: FAIL:", p)
 	}
@@ -48,6 +78,116 @@ func main() {
 	}
 	fmt.Printf("verify: %d shards, %d sessions started (%s), %d requests, %d failed; %d steps' histograms and %d thresholds checked on the merge, all pass\n",
 		merged.Shards, merged.Totals.SessionsStarted, sessionsList(shards), merged.Totals.Requests, merged.Totals.Failures, len(merged.Steps), len(merged.Thresholds))
+	if schedNote != "" {
+		fmt.Println("verify: " + schedNote)
+	}
+}
+
+// checkSchedule checks that the shards started together and, summed,
+// played the scenario's schedule (see the package comment). The expected
+// arrivals per second are the scenario's own (scenario.Schedule of its
+// seed, as every shard walks it), counted by due time; the shards count
+// each session in the second they played it, a little after its due time
+// (the generator's send lag, a few ms at most when it keeps up), so an
+// arrival due in the last ms of a second may count in the next: each
+// second may differ by up to max(3, 10%) of its expected count, and the
+// running totals by as much, while the whole run must match exactly
+// (played + dropped = the schedule's arrivals). Pods started 4 s apart
+// without a shared instant shift a quarter of the load by 4 s: seconds
+// past the schedule's end would hold a shard's arrivals, far outside it.
+func checkSchedule(plan *scenario.Plan, shards []*result.Run, m *result.Run, delayed int, delay time.Duration) (bad []string, note string) {
+	fail := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
+	var at time.Time
+	var got []int64
+	var played, dropped int64
+	var waits []string
+	var maxOther time.Duration
+	for i, s := range shards {
+		if len(s.ShardRuns) != 1 {
+			continue
+		}
+		sr := s.ShardRuns[0]
+		switch {
+		case sr.StartAt.IsZero():
+			fail("shard %d has no start instant: START_AT did not reach it", i)
+			continue
+		case at.IsZero():
+			at = sr.StartAt
+		case !sr.StartAt.Equal(at):
+			fail("shard %d started its schedule at %v, shard 0 at %v", i, sr.StartAt, at)
+		}
+		if !s.StartedAt.Equal(sr.StartAt) {
+			fail("shard %d: started_at %v is not its start instant %v", i, s.StartedAt, sr.StartAt)
+		}
+		if sr.LateStartNS > 0 {
+			fail("shard %d came up %v after the start instant and joined late (%d arrivals missed): the margin before START_AT was too short", i, sr.LateStartNS, sr.Sessions.DroppedLateStart)
+			if m.Sessions == nil || m.Sessions.DroppedLateStart < sr.Sessions.DroppedLateStart || len(m.MissingLoad()) == 0 {
+				fail("the merge does not report shard %d's late start", i)
+			}
+		}
+		waits = append(waits, fmt.Sprintf("%d: %.1fs", i, sr.StartWaitNS.Seconds()))
+		if i != delayed {
+			maxOther = max(maxOther, sr.StartWaitNS)
+		}
+		for k, v := range sr.PlayedPerSecond {
+			for len(got) <= k {
+				got = append(got, 0)
+			}
+			got[k] += v
+		}
+		played += sr.Sessions.Started
+		dropped += sr.Sessions.DroppedNoSlot + sr.Sessions.DroppedLate + sr.Sessions.DroppedLateStart
+	}
+	if delayed >= 0 && delayed < len(shards) && len(shards[delayed].ShardRuns) == 1 {
+		if w := shards[delayed].ShardRuns[0].StartWaitNS; w > maxOther-delay/2 {
+			fail("shard %d, whose pod was held back %v, waited %v for the start instant, the others up to %v: the pods did not start apart", delayed, delay, w, maxOther)
+		}
+	}
+	var want []int64
+	var total int64
+	sched := plan.Load.Schedule(plan.Seed)
+	for {
+		due, more := sched.Next()
+		if !more {
+			break
+		}
+		k := int(due / time.Second)
+		for len(want) <= k {
+			want = append(want, 0)
+		}
+		want[k]++
+		total++
+	}
+	if played+dropped != total {
+		fail("the shards started %d and dropped %d arrivals, the schedule has %d", played, dropped, total)
+	}
+	var cumGot, cumWant, worst int64
+	for k := range max(len(got), len(want)) {
+		var g, w int64
+		if k < len(got) {
+			g = got[k]
+		}
+		if k < len(want) {
+			w = want[k]
+		}
+		cumGot += g
+		cumWant += w
+		tol := max(3, w/10)
+		if d := abs(g - w); d > tol || abs(cumGot-cumWant) > tol {
+			fail("second %d from the start instant: the shards played %d sessions (%d so far), the schedule has %d (%d so far); tolerance %d", k, g, cumGot, w, cumWant, tol)
+		}
+		worst = max(worst, abs(g-w))
+	}
+	note = fmt.Sprintf("one start instant %s for every shard (waits %s); %d arrivals played second by second as the schedule's %d (worst second off by %d)",
+		at.UTC().Format(time.RFC3339Nano), strings.Join(waits, ", "), played, total, worst)
+	return bad, note
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 func read(path string) *result.Run {
