@@ -41,6 +41,10 @@ func workerCommand(fs *flag.FlagSet, scenarioPath string) (func(engine.Shard, st
 	}
 	var pass []string
 	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "metrics-addr" {
+			// The parent serves the merge of what its workers send.
+			pass = append(pass, "--worker-metrics")
+		}
 		for _, n := range workerFlags {
 			if f.Name == n {
 				pass = append(pass, "--"+n+"="+f.Value.String())
@@ -83,7 +87,7 @@ func runWorkers(ctx context.Context, fs *flag.FlagSet, cfg engine.Config, v, jso
 	bad := ""
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "shard", "metrics-addr", "worker", "embedded-at":
+		case "shard", "worker", "embedded-at", "worker-metrics":
 			bad = f.Name
 		}
 	})
