@@ -75,13 +75,13 @@ func TestRunWorkersMetrics(t *testing.T) {
 	}
 	tot := doc.Totals
 	want := map[string]float64{
-		"lobbybench_requests_total":          float64(tot.Successes + tot.Failures), // completed: not the cut
-		"lobbybench_failures_total":          float64(tot.Failures),
-		"lobbybench_retries_total":           float64(tot.Retries),
-		"lobbybench_violations_total":        float64(tot.Violations),
-		"lobbybench_sessions_started_total":  float64(tot.SessionsStarted),
-		"lobbybench_sessions_finished_total": float64(tot.SessionsFinished),
-		"lobbybench_data_sent_bytes_total":   float64(tot.DataSent),
+		"lobbybench_requests_total":                           float64(tot.Successes + tot.Failures), // completed: not the cut
+		"lobbybench_failures_total":                           float64(tot.Failures),
+		"lobbybench_retries_total":                            float64(tot.Retries),
+		"lobbybench_violations_total":                         float64(tot.Violations),
+		"lobbybench_sessions_started_total":                   float64(tot.SessionsStarted),
+		"lobbybench_sessions_finished_total":                  float64(tot.SessionsFinished),
+		"lobbybench_data_sent_bytes_total":                    float64(tot.DataSent),
 		`lobbybench_worker_state{shard="0/2",state="exited"}`: 1,
 		`lobbybench_worker_state{shard="1/2",state="exited"}`: 1,
 		`lobbybench_worker_state{shard="1/2",state="died"}`:   0,
