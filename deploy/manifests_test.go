@@ -39,13 +39,13 @@ type envVar struct {
 }
 
 type container struct {
-	Name         string    `yaml:"name"`
-	Image        string    `yaml:"image"`
-	Command      []string  `yaml:"command"`
-	Args         []string  `yaml:"args"`
-	Env          []envVar  `yaml:"env"`
-	Resources    yaml.Node `yaml:"resources"`
-	Ports        []struct {
+	Name      string    `yaml:"name"`
+	Image     string    `yaml:"image"`
+	Command   []string  `yaml:"command"`
+	Args      []string  `yaml:"args"`
+	Env       []envVar  `yaml:"env"`
+	Resources yaml.Node `yaml:"resources"`
+	Ports     []struct {
 		Name          string `yaml:"name"`
 		ContainerPort int    `yaml:"containerPort"`
 	} `yaml:"ports"`
