@@ -5,7 +5,7 @@ FUZZTIME  ?= 20s
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: all build test race vet lint fmt bench bench-run bench-truth bench-micro bench-all fuzz fuzz-campaign soak ci clean e2e-k8s dist
+.PHONY: all build test race vet lint fmt bench bench-run bench-truth bench-micro bench-all fuzz fuzz-campaign soak ci clean e2e-k8s e2e-prometheus dist
 
 all: vet test build
 
@@ -88,6 +88,13 @@ ci:
 # (a prerequisite is missing), never a pass. See docs/kubernetes.md.
 e2e-k8s:
 	bash deploy/e2e/run.sh
+
+# A real Prometheus (Debian's package, installed when missing) scrapes a
+# `run --workers 2 --metrics-addr` on loopback every 1s; every panel query of
+# deploy/grafana/lobbybench.json is checked against the merged JSON result
+# (~30 s). Exit 2: not run (a prerequisite is missing). See docs/testing.md.
+e2e-prometheus:
+	bash deploy/e2e/prometheus.sh
 
 # Release binaries for every platform in DIST_PLATFORMS, static (CGO_ENABLED=0),
 # without local paths (-trimpath), stamped with VERSION (lobbybench version

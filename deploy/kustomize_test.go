@@ -42,7 +42,7 @@ type kustomization struct {
 	} `yaml:"patches"`
 }
 
-var kustomizeDirs = []string{"shards", "merge", "local/common", "local/shards", "local/merge"}
+var kustomizeDirs = []string{"shards", "merge", "podmonitor", "local/common", "local/shards", "local/merge"}
 
 // TestKustomizations: every kustomization names files and directories that
 // exist inside it (kustomize refuses files outside a kustomization's
@@ -54,7 +54,7 @@ func TestKustomizations(t *testing.T) {
 		var k kustomization
 		decodeStrict(t, filepath.Join(dir, "kustomization.yaml"), &k)
 		wantKind := "Kustomization"
-		if d == "local/common" {
+		if d == "local/common" || d == "podmonitor" {
 			wantKind = "Component"
 		}
 		if k.Kind != wantKind {
@@ -141,6 +141,11 @@ func TestLocalOverlay(t *testing.T) {
 						Name            string    `yaml:"name"`
 						ImagePullPolicy string    `yaml:"imagePullPolicy"`
 						Resources       yaml.Node `yaml:"resources"`
+						Env             []envVar  `yaml:"env"`
+						Ports           []struct {
+							ContainerPort int    `yaml:"containerPort"`
+							Patch         string `yaml:"$patch"`
+						} `yaml:"ports"`
 					} `yaml:"containers"`
 					Volumes []struct {
 						Name                  string    `yaml:"name"`
@@ -163,6 +168,20 @@ func TestLocalOverlay(t *testing.T) {
 		t.Errorf("local container patch %+v: want lobbybench with imagePullPolicy Never", ps.Containers)
 	} else {
 		checkRequests(t, "local", ps.Containers[0].Resources)
+		// hostNetwork: 4 shards on one node cannot all claim the metrics
+		// port (a containerPort becomes a hostPort); each takes a
+		// loopback port of its own and, unscraped, does not linger.
+		c := ps.Containers[0]
+		env := map[string]string{}
+		for _, e := range c.Env {
+			env[e.Name] = e.Value
+		}
+		if env["METRICS_ADDR"] != "127.0.0.1:0" || env["METRICS_LINGER"] != "0s" {
+			t.Errorf("local env %v: want METRICS_ADDR 127.0.0.1:0 and METRICS_LINGER 0s", env)
+		}
+		if len(c.Ports) != 1 || c.Ports[0].ContainerPort != metricsPort(t, shipped) || c.Ports[0].Patch != "delete" {
+			t.Errorf("local ports %+v: want the shipped metrics port deleted ($patch: delete)", c.Ports)
+		}
 	}
 	dir := strings.TrimSuffix(strings.TrimPrefix(runSetting(t, "export E2E_DIR"), "${E2E_DIR:-"), "}")
 	if want := dir + "/results"; len(ps.Volumes) != 1 || ps.Volumes[0].Name != "results" ||

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -38,12 +39,16 @@ type envVar struct {
 }
 
 type container struct {
-	Name         string    `yaml:"name"`
-	Image        string    `yaml:"image"`
-	Command      []string  `yaml:"command"`
-	Args         []string  `yaml:"args"`
-	Env          []envVar  `yaml:"env"`
-	Resources    yaml.Node `yaml:"resources"`
+	Name      string    `yaml:"name"`
+	Image     string    `yaml:"image"`
+	Command   []string  `yaml:"command"`
+	Args      []string  `yaml:"args"`
+	Env       []envVar  `yaml:"env"`
+	Resources yaml.Node `yaml:"resources"`
+	Ports     []struct {
+		Name          string `yaml:"name"`
+		ContainerPort int    `yaml:"containerPort"`
+	} `yaml:"ports"`
 	VolumeMounts []struct {
 		Name      string `yaml:"name"`
 		MountPath string `yaml:"mountPath"`
@@ -236,7 +241,8 @@ func TestShardJob(t *testing.T) {
 		t.Errorf("merge: SHARD_COUNT %q, want %d", got, n)
 	}
 	script := strings.Join(sc.Args, " ")
-	for _, want := range []string{`--shard "$(SHARD_INDEX)/$(SHARD_COUNT)"`, `--json "/results/shard-$(SHARD_INDEX).json"`, "/scenario/scenario.yaml", `--target "$(TARGET)"`} {
+	for _, want := range []string{`--shard "$(SHARD_INDEX)/$(SHARD_COUNT)"`, `--json "/results/shard-$(SHARD_INDEX).json"`, "/scenario/scenario.yaml", `--target "$(TARGET)"`,
+		`--metrics-addr "$(METRICS_ADDR)"`, `--metrics-linger "$(METRICS_LINGER)"`} {
 		if !strings.Contains(script, want) {
 			t.Errorf("shard script lacks %s:\n%s", want, script)
 		}
@@ -250,13 +256,96 @@ func TestShardJob(t *testing.T) {
 	// Kubernetes expands $(NAME) in args; a shell $( ) must be escaped as $$( ).
 	for name, s := range map[string]string{"shards": script, "merge": mscript} {
 		for _, m := range regexp.MustCompile(`\$\(([^)]*)\)`).FindAllStringSubmatch(strings.ReplaceAll(s, "$$(", ""), -1) {
-			if _, ok := map[string]bool{"SHARD_INDEX": true, "SHARD_COUNT": true, "TARGET": true}[m[1]]; !ok {
+			if _, ok := map[string]bool{"SHARD_INDEX": true, "SHARD_COUNT": true, "TARGET": true, "METRICS_ADDR": true, "METRICS_LINGER": true}[m[1]]; !ok {
 				t.Errorf("%s: $(%s) is neither a declared variable nor escaped as $$(", name, m[1])
 			}
 		}
 	}
 	if _, ok := cm.Data["scenario.yaml"]; !ok {
 		t.Error("config map lacks scenario.yaml")
+	}
+}
+
+// metricsPort is the shard Job's metrics port: METRICS_ADDR's, which must
+// be the container port named metrics.
+func metricsPort(t *testing.T, shards job) int {
+	t.Helper()
+	c := shards.Spec.Template.Spec.Containers[0]
+	addr := envOf(c)["METRICS_ADDR"].Value
+	_, p, ok := strings.Cut(addr, ":")
+	port, err := strconv.Atoi(p)
+	if !ok || err != nil {
+		t.Fatalf("shards: METRICS_ADDR %q is not [host]:port", addr)
+	}
+	named := 0
+	for _, cp := range c.Ports {
+		if cp.Name == "metrics" {
+			named = cp.ContainerPort
+		}
+	}
+	if named != port {
+		t.Errorf("shards: container port metrics %d, METRICS_ADDR's %d", named, port)
+	}
+	return port
+}
+
+// TestShardMetrics: a Prometheus finds every shard's metrics, by the pod
+// annotations (kubernetes_sd) or by the PodMonitor component (the
+// operator): the same port, path and pods.
+func TestShardMetrics(t *testing.T) {
+	var shards job
+	decodeStrict(t, "kubernetes/shards/shards-job.yaml", &shards)
+	port := metricsPort(t, shards)
+	if lg := envOf(shards.Spec.Template.Spec.Containers[0])["METRICS_LINGER"].Value; lg == "" || lg == "0s" {
+		t.Errorf("shards: METRICS_LINGER %q: a shard must serve its final figures a while for the last scrape", lg)
+	}
+	a := shards.Spec.Template.Metadata.Annotations
+	if a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != strconv.Itoa(port) || a["prometheus.io/path"] != "/metrics" {
+		t.Errorf("shard pod annotations %v: want prometheus.io/scrape true, port %d, path /metrics", a, port)
+	}
+	var pm struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   meta   `yaml:"metadata"`
+		Spec       struct {
+			Selector struct {
+				MatchLabels map[string]string `yaml:"matchLabels"`
+			} `yaml:"selector"`
+			PodMetricsEndpoints []struct {
+				Port        string `yaml:"port"`
+				Path        string `yaml:"path"`
+				Interval    string `yaml:"interval"`
+				Relabelings []struct {
+					SourceLabels []string `yaml:"sourceLabels"`
+					TargetLabel  string   `yaml:"targetLabel"`
+				} `yaml:"relabelings"`
+			} `yaml:"podMetricsEndpoints"`
+		} `yaml:"spec"`
+	}
+	decodeStrict(t, "kubernetes/podmonitor/podmonitor.yaml", &pm)
+	if pm.APIVersion != "monitoring.coreos.com/v1" || pm.Kind != "PodMonitor" {
+		t.Errorf("podmonitor: %s %s, want a monitoring.coreos.com/v1 PodMonitor", pm.APIVersion, pm.Kind)
+	}
+	if len(pm.Spec.Selector.MatchLabels) == 0 {
+		t.Error("podmonitor selects every pod")
+	}
+	for k, v := range pm.Spec.Selector.MatchLabels {
+		if shards.Spec.Template.Metadata.Labels[k] != v {
+			t.Errorf("podmonitor selects %s=%s, the shard pods have %q", k, v, shards.Spec.Template.Metadata.Labels[k])
+		}
+	}
+	if len(pm.Spec.PodMetricsEndpoints) != 1 {
+		t.Fatalf("podmonitor: %d endpoints, want 1", len(pm.Spec.PodMetricsEndpoints))
+	}
+	ep := pm.Spec.PodMetricsEndpoints[0]
+	if ep.Port != "metrics" || ep.Path != a["prometheus.io/path"] {
+		t.Errorf("podmonitor endpoint port %q path %q: want the container port metrics and %s", ep.Port, ep.Path, a["prometheus.io/path"])
+	}
+	// The final figures stay up METRICS_LINGER: at least two scrapes.
+	iv, err1 := time.ParseDuration(ep.Interval)
+	lg, err2 := time.ParseDuration(envOf(shards.Spec.Template.Spec.Containers[0])["METRICS_LINGER"].Value)
+	if err1 != nil || err2 != nil || lg < 2*iv {
+		t.Errorf("podmonitor interval %q, METRICS_LINGER %v: the linger must cover two scrapes", ep.Interval, lg)
 	}
 }
 

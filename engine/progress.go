@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lobbybench/lobbybench/metrics"
+
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 )
@@ -43,6 +45,9 @@ type ProgressSample struct {
 	// FailedStarts are sessions that could not open their socket (also
 	// counted in Errors); shown only when there are some.
 	FailedStarts int64
+	// Metrics is a --workers worker's cumulative live figures for its
+	// parent's merged metrics (Config.WorkerMetrics); nil in other lines.
+	Metrics *metrics.LiveState `json:",omitempty"`
 }
 
 // String renders the sample as one status line.

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,6 +77,15 @@ type Config struct {
 	// Prometheus/OpenMetrics text format at http://MetricsAddr/metrics for
 	// the length of the run.
 	MetricsAddr string
+	// MetricsUntil, when set, keeps the metrics server up after Run (or
+	// RunWorkers) returns, until it is done: `run --metrics-linger`
+	// serves the final figures while a scraper takes them. Nil: the
+	// server stops when the run returns.
+	MetricsUntil context.Context
+	// WorkerMetrics (a --workers worker whose parent serves live metrics)
+	// adds the cumulative metrics.LiveState to the ProgressJSON lines: at
+	// most once a second, and on the final line.
+	WorkerMetrics bool
 	// Owned is the target's process when lobbybench started it
 	// (--target-cmd); Faults, the scenario's recovery drill, are applied
 	// to it during the run (engine/drill.go, Result.Run.Drill). Faults
@@ -99,6 +109,15 @@ type Config struct {
 	// figures so far (owned.Process.Snapshot), for the live metrics. The
 	// embedded server's are sampled by the run itself.
 	TargetTelemetry func() *result.TargetProcess
+}
+
+// metricsContext is the metrics server's life: until the run returns
+// (cancel), or until until is done when it is set.
+func metricsContext(ctx, until context.Context) (context.Context, context.CancelFunc) {
+	if until != nil {
+		return until, func() {}
+	}
+	return context.WithCancel(context.WithoutCancel(ctx))
 }
 
 // selfSampleEvery is how often the embedded server's process is sampled.
@@ -381,7 +400,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.MetricsAddr != "" {
-		mctx, mcancel := context.WithCancel(context.WithoutCancel(ctx))
+		mctx, mcancel := metricsContext(ctx, cfg.MetricsUntil)
 		defer mcancel()
 		a, err := prom.ServeWith(mctx, cfg.MetricsAddr, col, prom.Options{Target: selfTelemetry(cfg, self, noteEmbedded)})
 		if err != nil {
@@ -463,6 +482,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	var x *Execution
 	xready := make(chan struct{})
+	var ended atomic.Bool // the load is over: the next progress sample is the final one
 	stopProgress := func() {}
 	// note prints a line at once: above the bar, between the progress
 	// lines, or as a warning when progress is off or goes to a parent.
@@ -476,7 +496,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// requests); the rate is taken over at least a second.
 		var lastReq int64
 		var rate float64
-		lastAt := start
+		lastAt, stateAt := start, time.Time{}
 		var above func(string)
 		stopProgress, above = startProgress(cfg.Mode, cfg.Progress, plan.Load.Duration, cfg.LineInterval, func() ProgressSample {
 			live := col.Live()
@@ -492,6 +512,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				s.Active = x.Stats.Active.Load()
 				s.FailedStarts = x.Stats.FailedStarts.Load()
 			default:
+			}
+			// The final line (after the load ended) carries the final
+			// state, so the parent's last scrape equals the result.
+			if cfg.WorkerMetrics && cfg.Mode == ProgressJSON && (ended.Load() || now.Sub(stateAt) >= time.Second) {
+				if st, err := col.LiveState(); err == nil {
+					s.Metrics, stateAt = st, now
+				}
 			}
 			return s
 		})
@@ -531,6 +558,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wd.stop(&wdRun)
 		info.Watchdog = wd.info()
 	}
+	ended.Store(true)
 	stopProgress()
 	sh.Close()
 	targetProc := stopSelf()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -25,6 +26,10 @@ const MaxWorkers = 256
 // WorkerLineInterval is how often a worker sends its progress to the
 // parent (ProgressJSON).
 const WorkerLineInterval = 250 * time.Millisecond
+
+// maxProgressLine bounds one progress line from a worker (with its
+// encoded metrics: a few KB per step and message type).
+const maxProgressLine = 64 << 20
 
 // stderrTail is how many of a worker's last stderr lines a death report
 // quotes.
@@ -63,6 +68,8 @@ type worker struct {
 	shard Shard
 	cmd   *exec.Cmd
 	path  string
+	index int
+	live  *metrics.Merged // nil: no live metrics
 
 	mu    sync.Mutex
 	last  ProgressSample
@@ -139,12 +146,23 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	if w.OnStart != nil {
 		w.OnStart(start)
 	}
-	workers := make([]*worker, w.N)
+	var live *metrics.Merged
+	if w.MetricsAddr != "" {
+		live = metrics.NewMerged(start, w.N)
+	}
+	workers := newWorkers(w, live)
+	stopMetrics, err := serveWorkersMetrics(ctx, w, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers), info)
+	if err != nil {
+		mem.Stop()
+		if self != nil {
+			self.Stop()
+		}
+		return nil, err
+	}
+	defer stopMetrics()
 	var wg sync.WaitGroup
-	for i := range workers {
-		s := Shard{Index: i, Count: w.N}
-		wk := &worker{shard: s, path: w.ShardPath(s)}
-		workers[i] = wk
+	for _, wk := range workers {
+		s := wk.shard
 		os.Remove(wk.path) // a stale result must not pass for this run's
 		wk.cmd = w.Command(s, wk.path, embeddedAt)
 		if err := wk.start(w.Warnings); err != nil {
@@ -261,9 +279,13 @@ func (wk *worker) start(warn io.Writer) error {
 	go func() {
 		defer wk.lines.Done()
 		sc := bufio.NewScanner(out)
+		// A line with the worker's metrics holds its encoded histograms.
+		sc.Buffer(make([]byte, 64<<10), maxProgressLine)
 		for sc.Scan() {
 			var s ProgressSample
 			if json.Unmarshal(sc.Bytes(), &s) == nil {
+				wk.takeMetrics(s.Metrics)
+				s.Metrics = nil
 				wk.mu.Lock()
 				wk.last = s
 				wk.mu.Unlock()

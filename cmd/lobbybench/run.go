@@ -97,6 +97,8 @@ func init() {
 				shard      engine.Shard
 				outs       = outputFlags(fs, result.KindRun)
 				metrics    = fs.String("metrics-addr", "", "serve live Prometheus metrics at http://`ADDR`/metrics during the run")
+				linger     = fs.Duration("metrics-linger", 0, "with --metrics-addr: keep serving the final metrics `DURATION` after the run (its results written) so a scraper takes the last figures; Ctrl-C ends it")
+				workerMet  = fs.Bool("worker-metrics", false, "(internal to --workers) send the cumulative metrics on the progress lines, for the parent's --metrics-addr")
 				quiet      = fs.Bool("quiet", false, "no progress output")
 				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
 				grace      = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
@@ -138,6 +140,9 @@ func init() {
 				}
 				if *watchdog < 0 {
 					return usageErr(e, "run", "--watchdog %v must be 0 (off) or above", *watchdog)
+				}
+				if *linger < 0 || *linger > 0 && *metrics == "" {
+					return usageErr(e, "run", "--metrics-linger %v needs --metrics-addr and must be 0 or above", *linger)
 				}
 				if *worker && (given["target-cmd"] || given["target-log"]) {
 					return usageErr(e, "run", "--target-cmd cannot be used with --worker: the --workers parent starts the server")
@@ -211,6 +216,13 @@ func init() {
 				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: e.notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				cfg.Client.Precise = *preciseOn
 				cfg.NoSpin = *noSpin
+				cfg.WorkerMetrics = *worker && *workerMet
+				if *linger > 0 {
+					// The metrics server outlives the run by the linger.
+					until, end := context.WithCancel(context.WithoutCancel(ctx))
+					defer end()
+					cfg.MetricsUntil = until
+				}
 				cfg.Watchdog = *watchdog
 				if *watchdog == 0 {
 					cfg.Watchdog = -1 // the engine's "off"
@@ -304,10 +316,28 @@ func init() {
 					// ended and what it cost.
 					owner.finish(res)
 				}
-				return reportRun(e, res, outs)
+				code := reportRun(e, res, outs)
+				lingerMetrics(ctx, e, res, *linger)
+				return code
 			}
 		},
 	})
+}
+
+// lingerMetrics waits out --metrics-linger, the results written, while
+// the metrics server serves the final figures; Ctrl-C ends it.
+func lingerMetrics(ctx context.Context, e *env, res *engine.Result, d time.Duration) {
+	if d <= 0 || res.Engine.MetricsAddr == "" || ctx.Err() != nil {
+		return
+	}
+	e.stopNote = func() string { return "the results are written; the metrics server stops" }
+	fmt.Fprintf(e.stderr, "lobbybench run: serving the final metrics at http://%s/metrics for %v (--metrics-linger; Ctrl-C ends it)\n", res.Engine.MetricsAddr, d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // reportRun prints the summary, writes the requested files (outs) and

@@ -45,6 +45,10 @@ func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string, a
 	}
 	var pass []string
 	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "metrics-addr" {
+			// The parent serves the merge of what its workers send.
+			pass = append(pass, "--worker-metrics")
+		}
 		for _, n := range append(workerFlags, protoFlags...) {
 			if f.Name == n {
 				pass = append(pass, "--"+n+"="+f.Value.String())
@@ -87,7 +91,7 @@ func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg 
 	bad := ""
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "shard", "metrics-addr", "worker", "embedded-at":
+		case "shard", "worker", "embedded-at", "worker-metrics":
 			bad = f.Name
 		}
 	})

@@ -6,6 +6,10 @@
 //
 //	addr, err := prom.Serve(ctx, "127.0.0.1:9464", collector) // GET /metrics until ctx ends
 //
+// A --workers parent serves the same metrics merged over its workers: a
+// Source built from each worker's latest metrics.LiveState (MergeLive),
+// plus lobbybench_worker_state{shard,state} (Options.Workers).
+//
 // Collector is a prometheus.Collector reading the live recorder at scrape
 // time: run-wide counters from metrics.Collector.Live (atomics), per-step
 // and per-message counters and latency from metrics.Collector.LiveKeys
@@ -85,11 +89,41 @@ type Options struct {
 	// lobbybench_target_* from its latest sample. Nil or no sample yet:
 	// none.
 	Target func() *result.TargetProcess
+	// Workers, when set (a --workers parent), returns each worker's state:
+	// exported as lobbybench_worker_state{shard,state}, 1 for the state it
+	// is in and 0 for the others.
+	Workers func() []WorkerState
 }
 
-// Collector is a prometheus.Collector over a live metrics.Collector.
+// Source is what a Collector reads at scrape time: a *metrics.Collector
+// (one process), or the merge of a --workers run's workers' latest
+// metrics.LiveState.
+type Source interface {
+	Start() time.Time
+	Live() metrics.Live
+	LiveViolations() []metrics.RuleCount
+	LiveKeys() []metrics.LiveKey
+}
+
+// Worker states of lobbybench_worker_state.
+const (
+	WorkerRunning = "running" // the process runs
+	WorkerExited  = "exited"  // it ended on its own (a finished run, whatever its exit code)
+	WorkerDied    = "died"    // killed by a signal or never started: its last figures stay counted
+)
+
+// WorkerStates are the states lobbybench_worker_state has a series for.
+var WorkerStates = []string{WorkerRunning, WorkerExited, WorkerDied}
+
+// WorkerState is one --workers worker's state now.
+type WorkerState struct {
+	Shard string // "i/n"
+	State string // one of WorkerStates
+}
+
+// Collector is a prometheus.Collector over a live Source.
 type Collector struct {
-	c       *metrics.Collector
+	c       Source
 	buckets []float64
 	ttl     time.Duration
 	now     func() time.Time
@@ -103,6 +137,8 @@ type Collector struct {
 	target                                             func() *result.TargetProcess
 	targetCPU, targetRSS, targetPeakRSS, targetThreads *prometheus.Desc
 	targetFDs, targetStarts                            *prometheus.Desc
+	workers                                            func() []WorkerState
+	workerState                                        *prometheus.Desc
 
 	mu     sync.Mutex
 	cached []prometheus.Metric
@@ -119,7 +155,7 @@ type keyDescs struct {
 var _ prometheus.Collector = (*Collector)(nil)
 
 // NewCollector returns a Collector reading c.
-func NewCollector(c *metrics.Collector, opts Options) *Collector {
+func NewCollector(c Source, opts Options) *Collector {
 	cl := opts.ConstLabels
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("lobbybench_"+name, help, labels, cl)
@@ -152,6 +188,9 @@ func NewCollector(c *metrics.Collector, opts Options) *Collector {
 		targetThreads: d("target_threads", "The server process's threads at its latest sample."),
 		targetFDs:     d("target_open_fds", "The server process's open file descriptors at its latest sample."),
 		targetStarts:  d("target_starts_total", "Times the server process was started (1 + restarts)."),
+
+		workers:     opts.Workers,
+		workerState: d("worker_state", "A --workers worker's state (running, exited, died): 1 for the state it is in. A worker that died still counts with its last figures.", "shard", "state"),
 	}
 	if p.buckets == nil {
 		p.buckets = DefaultBuckets
@@ -189,6 +228,9 @@ func (p *Collector) Describe(ch chan<- *prometheus.Desc) {
 		for _, d := range []*prometheus.Desc{p.targetCPU, p.targetRSS, p.targetPeakRSS, p.targetThreads, p.targetFDs, p.targetStarts} {
 			ch <- d
 		}
+	}
+	if p.workers != nil {
+		ch <- p.workerState
 	}
 	for _, k := range p.kind {
 		for _, d := range []*prometheus.Desc{k.requests, k.failures, k.retries, k.dropped, k.latency, k.runLatency, k.runUncorrected, k.runSendLag} {
@@ -243,6 +285,17 @@ func (p *Collector) build(now time.Time) []prometheus.Metric {
 		counter(p.ruleViolations, v.Count, v.Rule)
 	}
 	out = append(out, p.targetMetrics()...)
+	if p.workers != nil {
+		for _, w := range p.workers() {
+			for _, st := range WorkerStates {
+				v := 0.0
+				if st == w.State {
+					v = 1
+				}
+				out = append(out, prometheus.MustNewConstMetric(p.workerState, prometheus.GaugeValue, v, w.Shard, st))
+			}
+		}
+	}
 	for _, k := range p.c.LiveKeys() {
 		kd := p.kind[0]
 		if k.Kind == metrics.KindMessage {
@@ -334,7 +387,7 @@ func summaryOf(h *hdrhistogram.Histogram) (count uint64, sum float64, qs map[flo
 
 // NewRegistry returns a registry holding a Collector for c and, unless
 // opts.NoRuntime, the Go runtime and process collectors.
-func NewRegistry(c *metrics.Collector, opts Options) (*prometheus.Registry, error) {
+func NewRegistry(c Source, opts Options) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(NewCollector(c, opts)); err != nil {
 		return nil, err
@@ -352,7 +405,7 @@ func NewRegistry(c *metrics.Collector, opts Options) (*prometheus.Registry, erro
 
 // Handler serves c's metrics (and the runtime's) at any path, in the
 // Prometheus text format or OpenMetrics when the scraper asks for it.
-func Handler(c *metrics.Collector, opts Options) (http.Handler, error) {
+func Handler(c Source, opts Options) (http.Handler, error) {
 	reg, err := NewRegistry(c, opts)
 	if err != nil {
 		return nil, err
@@ -364,12 +417,12 @@ func Handler(c *metrics.Collector, opts Options) (http.Handler, error) {
 // and serves c's metrics at /metrics until ctx is done, then shuts the
 // server down. It returns once listening, with the bound address, so a
 // bad or busy address is an error here rather than later.
-func Serve(ctx context.Context, addr string, c *metrics.Collector) (net.Addr, error) {
+func Serve(ctx context.Context, addr string, c Source) (net.Addr, error) {
 	return ServeWith(ctx, addr, c, Options{})
 }
 
 // ServeWith is Serve with options.
-func ServeWith(ctx context.Context, addr string, c *metrics.Collector, opts Options) (net.Addr, error) {
+func ServeWith(ctx context.Context, addr string, c Source, opts Options) (net.Addr, error) {
 	h, err := Handler(c, opts)
 	if err != nil {
 		return nil, fmt.Errorf("prom: %w", err)

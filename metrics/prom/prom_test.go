@@ -396,3 +396,41 @@ func TestTargetMetrics(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerStates: a --workers parent's lobbybench_worker_state has one
+// series per worker and state, 1 for the state the worker is in.
+func TestWorkerStates(t *testing.T) {
+	states := []WorkerState{{"0/3", WorkerRunning}, {"1/3", WorkerExited}, {"2/3", WorkerDied}}
+	fams := gather(t, metrics.NewCollector(time.Now()), Options{NoRuntime: true, Workers: func() []WorkerState { return states }})
+	f := fams["lobbybench_worker_state"]
+	if f == nil || len(f.Metric) != len(states)*len(WorkerStates) {
+		t.Fatalf("lobbybench_worker_state: %v", f)
+	}
+	got := map[[2]string]float64{}
+	for _, m := range f.Metric {
+		var shard, state string
+		for _, l := range m.Label {
+			switch l.GetName() {
+			case "shard":
+				shard = l.GetValue()
+			case "state":
+				state = l.GetValue()
+			}
+		}
+		got[[2]string{shard, state}] = m.Gauge.GetValue()
+	}
+	for _, w := range states {
+		for _, st := range WorkerStates {
+			want := 0.0
+			if st == w.State {
+				want = 1
+			}
+			if v, ok := got[[2]string{w.Shard, st}]; !ok || v != want {
+				t.Errorf("worker %s state %s = %v (present %v), want %v", w.Shard, st, v, ok, want)
+			}
+		}
+	}
+	if _, ok := gather(t, metrics.NewCollector(time.Now()), Options{NoRuntime: true})["lobbybench_worker_state"]; ok {
+		t.Error("a single process exports lobbybench_worker_state")
+	}
+}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/metrics/prom"
+	"github.com/lobbybench/lobbybench/result"
+)
+
+// A --workers parent with MetricsAddr serves the live metrics merged over
+// its workers. Each worker sends its cumulative metrics.LiveState (the
+// counters and the HDR histograms, encoded) on its progress lines at most
+// once a second and on its final line (Config.WorkerMetrics); the parent
+// keeps every worker's latest, decoded, and a scrape merges them
+// (metrics.Merged) exactly as one process merges its recorders. So the
+// same names and labels as a single process, counters summed, histograms
+// and the HDR summaries merged exactly, no port per worker, and a worker
+// that died keeps counting with its last state.
+
+// newWorkers returns the workers of w, not started, each feeding its
+// slot of live when live is set.
+func newWorkers(w Workers, live *metrics.Merged) []*worker {
+	workers := make([]*worker, w.N)
+	for i := range workers {
+		s := Shard{Index: i, Count: w.N}
+		workers[i] = &worker{shard: s, path: w.ShardPath(s), index: i, live: live}
+	}
+	return workers
+}
+
+// serveWorkersMetrics serves live at w.MetricsAddr with the workers'
+// states until the run returns (or w.MetricsUntil is done); the address
+// goes to info.MetricsAddr. A nil live serves nothing.
+func serveWorkersMetrics(ctx context.Context, w Workers, live *metrics.Merged, workers []*worker, target func() *result.TargetProcess, info *Info) (stop func(), err error) {
+	if live == nil {
+		return func() {}, nil
+	}
+	mctx, cancel := metricsContext(ctx, w.MetricsUntil)
+	states := func() []prom.WorkerState {
+		out := make([]prom.WorkerState, len(workers))
+		for i, wk := range workers {
+			out[i] = wk.state()
+		}
+		return out
+	}
+	a, err := prom.ServeWith(mctx, w.MetricsAddr, live, prom.Options{Workers: states, Target: target})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	info.MetricsAddr = a.String()
+	if w.Mode != ProgressNone && w.Progress != nil {
+		fmt.Fprintf(w.Progress, "lobbybench: live metrics of the %d workers at http://%s/metrics\n", w.N, a)
+	}
+	return cancel, nil
+}
+
+// state is the worker's state for lobbybench_worker_state.
+func (wk *worker) state() prom.WorkerState {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	st := prom.WorkerRunning
+	if wk.done {
+		st = prom.WorkerExited
+		var ee *exec.ExitError
+		if wk.err != nil && (!errors.As(wk.err, &ee) || !ee.Exited()) {
+			st = prom.WorkerDied
+		}
+	}
+	return prom.WorkerState{Shard: wk.shard.String(), State: st}
+}
+
+// takeMetrics files a progress line's state in the worker's slot; a
+// state that does not decode leaves the last one.
+func (wk *worker) takeMetrics(s *metrics.LiveState) {
+	if s == nil || wk.live == nil {
+		return
+	}
+	if set, err := s.Decode(); err == nil {
+		wk.live.Set(wk.index, set)
+	}
+}
