@@ -19,6 +19,7 @@ const module = "github.com/lobbybench/lobbybench"
 // listedPkg is what the import rules need of one `go list -deps -json` entry.
 type listedPkg struct {
 	ImportPath string
+	Name       string
 	Standard   bool
 	Imports    []string
 	Deps       []string
@@ -164,9 +165,9 @@ var importRules = []importRule{{
 	// A protocol is its own packages plus one line in protocols/all: only
 	// the programs link the list (and tests), so that nothing else grows
 	// a dependency on which protocols there are.
-	rule: "only the programs (cmd/..., the bench and soak programs) import protocols/...",
+	rule: "only the programs (cmd/..., the bench, soak and e2e programs) import protocols/...",
 	applies: func(rel string) bool {
-		return !under(rel, "cmd", "protocols", "engine/benchrun", "engine/benchtruth", "reference-server/soak")
+		return !under(rel, "cmd", "protocols", "engine/benchrun", "engine/benchtruth", "reference-server/soak", "deploy/e2e")
 	},
 	forbidden: ownIn("protocols"),
 	example:   [2]string{"engine", "protocols/all"},
@@ -248,7 +249,7 @@ func checkImports(g pkgGraph) []string {
 // listPackages runs `go list -deps -json` over the module for goos.
 func listPackages(t *testing.T, goos string) pkgGraph {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-e", "-deps", "-json=ImportPath,Standard,Imports,Deps,Error", module+"/...")
+	cmd := exec.Command("go", "list", "-e", "-deps", "-json=ImportPath,Name,Standard,Imports,Deps,Error", module+"/...")
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -285,6 +286,48 @@ func TestImports(t *testing.T) {
 				t.Error(v)
 			}
 		})
+	}
+}
+
+// unregistered lists the module's programs (package main) that link the
+// scenario loader but not protocols/all: they would refuse every
+// scenario ("no protocol is registered in this program"), and only when
+// run, as the Kubernetes end-to-end's verifier once did.
+func unregistered(g pkgGraph) []string {
+	var out []string
+	for path, p := range g {
+		if _, ok := own(path); !ok || p.Name != "main" {
+			continue
+		}
+		if slices.Contains(p.Deps, module+"/scenario") && !slices.Contains(p.Deps, module+"/protocols/all") {
+			out = append(out, path+" links scenario but not protocols/all: it knows no protocol")
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestProgramsRegisterProtocols: every program that loads scenarios
+// links every protocol.
+func TestProgramsRegisterProtocols(t *testing.T) {
+	for _, v := range unregistered(listPackages(t, "linux")) {
+		t.Error(v)
+	}
+}
+
+// TestUnregisteredCatches: the check names a program that links the
+// scenario loader without protocols/all, and only it.
+func TestUnregisteredCatches(t *testing.T) {
+	g := pkgGraph{
+		module + "/cmd/good":      {Name: "main", Deps: []string{module + "/scenario", module + "/protocols/all"}},
+		module + "/cmd/bad":       {Name: "main", Deps: []string{module + "/scenario"}},
+		module + "/cmd/noscen":    {Name: "main", Deps: []string{module + "/wire/udplobby"}},
+		module + "/engine":        {Name: "engine", Deps: []string{module + "/scenario"}},
+		module + "/protocols/all": {Name: "all"},
+	}
+	got := unregistered(g)
+	if len(got) != 1 || !strings.HasPrefix(got[0], module+"/cmd/bad ") {
+		t.Errorf("unregistered = %q, want only cmd/bad", got)
 	}
 }
 

@@ -35,9 +35,8 @@ import (
 	"strings"
 	"time"
 
-	// The engine registers the protocols scenario.Load checks a
-	// scenario's protocol against.
-	_ "github.com/lobbybench/lobbybench/engine"
+	// The protocols scenario.Load checks a scenario's protocol against.
+	_ "github.com/lobbybench/lobbybench/protocols/all"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
