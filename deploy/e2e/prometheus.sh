@@ -81,11 +81,15 @@ left() { echo $(( deadline - $(date +%s) )); }
 echo "e2e-prometheus: == build" >&2
 (cd "$root" && go build -o "$out/lobbybench" ./cmd/lobbybench) || fail "go build"
 
-free_port() { python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, getattr(socket, sys.argv[1])); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' "$1"; }
-LOBBY=$(free_port SOCK_DGRAM)
-METRICS=$(free_port SOCK_STREAM)
-PROMPORT=$(free_port SOCK_STREAM)
-[ "$METRICS" != "$PROMPORT" ] || PROMPORT=$(free_port SOCK_STREAM)
+# Three free ports, held open together while they are picked so that no
+# two are the same (a port closed at once may well be handed out again).
+read -r LOBBY METRICS PROMPORT < <(python3 -c '
+import socket
+kinds = [socket.SOCK_DGRAM, socket.SOCK_STREAM, socket.SOCK_STREAM]
+socks = [socket.socket(socket.AF_INET, k) for k in kinds]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in socks])')
 
 # ---- 2. the server and Prometheus
 echo "e2e-prometheus: == server on 127.0.0.1:$LOBBY, Prometheus on 127.0.0.1:$PROMPORT" >&2
