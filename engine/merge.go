@@ -27,6 +27,7 @@ func MergeShards(runs []*result.Run, names []string) (merged *result.Run, warnin
 	if err != nil {
 		return nil, warnings, false, err
 	}
+	merged.MissingShards = result.MissingShards(runs)
 	var warn string
 	merged.Thresholds, thresholdsOK, warn, err = result.Reevaluate(runs, names, result.RunMetrics(merged))
 	if err != nil {

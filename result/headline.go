@@ -165,6 +165,9 @@ func (r *Run) MissingLoad() []string {
 	if n := len(r.Incomplete); n > 0 {
 		out = append(out, words.Count(n, "worker")+" left no result")
 	}
+	if n := len(r.MissingShards); n > 0 {
+		out = append(out, words.Plural(n, "shard")+" "+strings.Join(r.MissingShards, ", ")+" missing from the merge")
+	}
 	if r.Sessions != nil && r.Sessions.FailedStarts > 0 {
 		n := r.Sessions.FailedStarts
 		out = append(out, words.Count(n, "session")+" could not open "+words.Agree(n, "its", "their")+" socket")

@@ -327,6 +327,42 @@ func (m *seriesMerger) result() ([]Series, error) {
 	return out, nil
 }
 
+// shardOf parses a shard run's id "i/n".
+func shardOf(s ShardRun) (i, n int, ok bool) {
+	_, err := fmt.Sscanf(s.Shard, "%d/%d", &i, &n)
+	return i, n, err == nil
+}
+
+// MissingShards returns the shards ("i/n") of a sharded run that none of
+// runs holds, in order; none when the runs are not all shards of one
+// count n > 1 (unsharded runs, "0/1", are not checked).
+func MissingShards(runs []*Run) []string {
+	seen := map[string]bool{}
+	count := 0 // the n shared by every sharded run; -1 when they differ
+	for _, r := range runs {
+		for _, s := range r.ShardRuns {
+			_, n, ok := shardOf(s)
+			if !ok || n <= 1 {
+				continue
+			}
+			switch {
+			case count == 0:
+				count = n
+			case count != n:
+				count = -1
+			}
+			seen[s.Shard] = true
+		}
+	}
+	var missing []string
+	for k := 0; k < count; k++ {
+		if id := fmt.Sprintf("%d/%d", k, count); !seen[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing
+}
+
 // ShardCoverage checks the shard ids ("i/n") of the runs to merge: a shard
 // of a sharded run given twice would count its load twice, and a missing
 // one leaves the merge covering part of the run. Unsharded runs ("0/1")
@@ -366,18 +402,10 @@ func ShardCoverage(runs []*Run, names []string) []string {
 		warns = append(warns, fmt.Sprintf("the shards did not share one start instant (%s): their schedules did not start together, and their time series, merged second by second from each shard's own start, do not line up in time", strings.Join(starts, ", ")))
 	}
 	seen := map[string]string{}
-	count := 0 // the n shared by every sharded run; -1 when they differ
 	for i, r := range runs {
 		for _, s := range r.ShardRuns {
-			var k, n int
-			if _, err := fmt.Sscanf(s.Shard, "%d/%d", &k, &n); err != nil || n <= 1 {
+			if _, n, ok := shardOf(s); !ok || n <= 1 {
 				continue
-			}
-			switch {
-			case count == 0:
-				count = n
-			case count != n:
-				count = -1
 			}
 			if prev, ok := seen[s.Shard]; ok {
 				warns = append(warns, fmt.Sprintf("shard %s is in both %s and %s: its load is counted twice", s.Shard, prev, names[i]))
@@ -386,16 +414,8 @@ func ShardCoverage(runs []*Run, names []string) []string {
 			seen[s.Shard] = names[i]
 		}
 	}
-	if count > 1 {
-		var missing []string
-		for k := range count {
-			if id := fmt.Sprintf("%d/%d", k, count); seen[id] == "" {
-				missing = append(missing, id)
-			}
-		}
-		if len(missing) > 0 {
-			warns = append(warns, fmt.Sprintf("%s %s missing: the merge covers part of the run", words.Plural(len(missing), "shard"), strings.Join(missing, ", ")))
-		}
+	if missing := MissingShards(runs); len(missing) > 0 {
+		warns = append(warns, fmt.Sprintf("%s %s missing: the merge covers part of the run", words.Plural(len(missing), "shard"), strings.Join(missing, ", ")))
 	}
 	return warns
 }

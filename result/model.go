@@ -88,6 +88,11 @@ type Run struct {
 	// (its shard is missing from the merge). Merge concatenates it; every
 	// format leads with it (Run.Headline: INCOMPLETE).
 	Incomplete []string `json:"incomplete,omitempty"`
+	// MissingShards are the shards ("i/n") of a sharded run that `report
+	// merge` was not given: the merge covers part of the run, and every
+	// format leads with INCOMPLETE. Set by the merge of shards' documents
+	// (from ShardRuns), not by Merge.
+	MissingShards []string `json:"missing_shards,omitempty"`
 	// Outages are the intervals during which the target did not answer
 	// its watchdog (its own socket, a few probes a second, not counted as
 	// load). Every format leads with the first one (Headline: TARGET

@@ -441,13 +441,13 @@ func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		fmt.Fprintf(e.stderr, "lobbybench %s: %s, %s, %d failed, %s; thresholds %d/%d passed\n", cmd,
 			words.Count(merged.Shards, "shard"), words.Count(merged.Totals.Requests, "request"), merged.Totals.Failures, words.Count(merged.Totals.Violations, "violation"), passed, len(merged.Thresholds))
-		if hl := merged.Headline(); len(merged.StepsNeverSucceeded()) > 0 || hl.Status == result.StatusInconclusive {
+		if hl := merged.Headline(); hl.Partial() || merged.Totals.Violations > 0 || len(merged.StepsNeverSucceeded()) > 0 || hl.Status == result.StatusInconclusive {
 			fmt.Fprintf(e.stderr, "lobbybench %s: %s\n", cmd, hl.Text)
 		}
-		if !thOK || len(merged.StepsNeverSucceeded()) > 0 {
-			return thresholdExit(merged)
-		}
-		return exitOK
+		// The merge exits as the run it makes up would have: a merge of
+		// shards that lacks one, or holds a late or interrupted one, or
+		// one that saw the target down, is never a plain pass.
+		return runExit(merged, merged.Interrupted(), thOK)
 	}
 }
 

@@ -461,18 +461,32 @@ func TestReportMergeShardCoverage(t *testing.T) {
 		name  string
 		files []string
 		warns []string // substrings of stderr; none when empty
+		code  int
+		miss  []string // the merged document's missing_shards
 	}{
-		{"complete", []string{s0, s1, s2}, nil},
-		{"unsharded runs are not checked", []string{u0, u1}, nil},
-		{"duplicate", []string{s0, s1, s2, s1}, []string{"shard 1/3 is in both " + s1 + " and " + s1 + ": its load is counted twice"}},
-		{"missing", []string{s2, s0}, []string{"shard 1/3 missing"}},
+		{"complete", []string{s0, s1, s2}, nil, exitOK, nil},
+		{"unsharded runs are not checked", []string{u0, u1}, nil, exitOK, nil},
+		{"duplicate", []string{s0, s1, s2, s1}, []string{"shard 1/3 is in both " + s1 + " and " + s1 + ": its load is counted twice"}, exitOK, nil},
+		// A merge lacking a shard covers part of the run: it is never a
+		// plain pass, in its exit code or its headline.
+		{"missing", []string{s2, s0}, []string{"shard 1/3 missing", "INCOMPLETE · the load was not all generated (shard 1/3 missing from the merge)"}, exitIncomplete, []string{"1/3"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"report", "merge"}, tc.files...), "-o", filepath.Join(dir, "m.json"))
 			code, _, stderr := runCLI(t, args...)
-			if code != exitOK {
-				t.Fatalf("exit %d, want %d: %s", code, exitOK, stderr)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "m.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				MissingShards []string `json:"missing_shards"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil || !slices.Equal(doc.MissingShards, tc.miss) {
+				t.Errorf("missing_shards %q (%v), want %q", doc.MissingShards, err, tc.miss)
 			}
 			if len(tc.warns) == 0 && strings.Contains(stderr, "warning") {
 				t.Errorf("unexpected warning: %s", stderr)

@@ -357,25 +357,35 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 	if n := res.Engine.Sessions.FailedStarts; n > 0 {
 		fmt.Fprintf(e.stderr, "lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", words.Count(n, "session"), words.Agree(n, "its", "their"))
 	}
+	ex := runExit(res.Run, res.Engine.Interrupted, res.ThresholdsOK)
 	switch {
-	case len(res.Run.DownOutages()) > 0:
-		// First: the target stopped answering; every figure after is of
-		// a load against nothing.
+	case ex == exitTargetDown:
 		fmt.Fprintf(e.stderr, "lobbybench run: %s\n", res.Run.Headline().Text)
-		return exitTargetDown
-	case res.Engine.Interrupted:
+	case ex == exitInterrupted:
 		fmt.Fprintln(e.stderr, "lobbybench run: interrupted; results cover the run so far")
-		return exitInterrupted
 	case code != exitOK:
 		return code
-	case res.Totals.Violations > 0:
+	}
+	return ex
+}
+
+// runExit is the exit code of a run's result, merged or not, in the order
+// every format leads with: the target stopped answering (every figure
+// after is of a load against nothing), interrupted, protocol violations,
+// incomplete load, then a breached threshold or a step tried and never
+// succeeded (no figure a threshold could judge: as much a failed run).
+func runExit(r *result.Run, interrupted, thresholdsOK bool) int {
+	switch {
+	case len(r.DownOutages()) > 0:
+		return exitTargetDown
+	case interrupted:
+		return exitInterrupted
+	case r.Totals.Violations > 0:
 		return exitFailed
-	case len(res.Run.MissingLoad()) > 0:
+	case len(r.MissingLoad()) > 0:
 		return exitIncomplete
-	case !res.ThresholdsOK || len(res.Run.StepsNeverSucceeded()) > 0:
-		// A step tried and never succeeded has no figure a threshold
-		// could judge: as much a failed run as a breached threshold.
-		return thresholdExit(res.Run)
+	case !thresholdsOK || len(r.StepsNeverSucceeded()) > 0:
+		return thresholdExit(r)
 	}
 	return exitOK
 }
