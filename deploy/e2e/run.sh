@@ -20,7 +20,12 @@
 #      thresholds judged on the merged histograms; one start instant for
 #      every shard, the held-back one waiting less for it, and the sessions
 #      played per second, summed over the shards, the scenario's schedule
-#   7. teardown (always, also on failure or Ctrl-C): cluster.sh down
+#   7. the late phase: the shards again, the held-back pod held past a
+#      START_AT only E2E_LATE_MARGIN (8) seconds ahead; the late shard must
+#      join late, count its missed arrivals as late_start and make the
+#      merge INCOMPLETE (exit 6), the rest of the schedule unshifted
+#      (verify -late)
+#   8. teardown (always, also on failure or Ctrl-C): cluster.sh down
 #
 # Exit codes: 0 passed; 1 failed; 2 NOT RUN, a prerequisite is missing (the
 # message says which and how to get it). Results are copied to
@@ -42,6 +47,11 @@ K8S_BUILD_TIMEOUT=${K8S_BUILD_TIMEOUT:-3600}
 SHARDS=4                      # = completions in deploy/kubernetes/shards (checked by deploy's tests)
 E2E_START_MARGIN=${E2E_START_MARGIN:-20}  # seconds from applying the Job to START_AT: time for every pod to come up
 DELAYED=3 DELAY=4s            # = the shard and DELAY_SECONDS in deploy/kubernetes/local/shards/delay.yaml
+# The late phase: START_AT this many seconds after applying the Job, the
+# delayed pod held back LATE_DELAY seconds, so it comes up at least
+# LATE_DELAY - E2E_LATE_MARGIN seconds late, and (pods up in ~4 s here)
+# well before the scenario's 15 s end.
+E2E_LATE_MARGIN=${E2E_LATE_MARGIN:-8} LATE_DELAY=10
 PORT=17777                    # = TARGET in deploy/kubernetes/local/shards/target.yaml
 SERVER_PID=
 
@@ -215,3 +225,41 @@ rm -f "$E2E_OUT"/shard-* "$E2E_OUT"/merged*
 cp "$E2E_DIR"/results/* "$E2E_OUT"/
 go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
   -delayed "$DELAYED" -delay "$DELAY" "$E2E_OUT"
+
+# ---- 7. a shard that comes up after the start instant
+# The same shards again, with the last one's pod held back LATE_DELAY, past
+# a START_AT only E2E_LATE_MARGIN seconds ahead: it must join late, count
+# the arrivals of its slice due before it joined as late_start (never
+# shifted), and the merge must be INCOMPLETE and name it, exit 6. The
+# merge runs on the host: the in-cluster merge Job was proven above.
+phase late
+kubectl_ delete job lobbybench-shards lobbybench-merge --wait=true >&2
+rm -f "$E2E_DIR"/results/*
+START_AT=$(date -u -d "+$E2E_LATE_MARGIN seconds" +%Y-%m-%dT%H:%M:%SZ)
+mkdir -p "$work/late"
+cat >"$work/late/kustomization.yaml" <<EOF2
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $(realpath --relative-to="$work/late" "$root/deploy/kubernetes/local/shards")
+patches:
+  - patch: |-
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: lobbybench-shards}
+      spec: {template: {spec: {initContainers: [{name: delay, env: [{name: DELAY_SECONDS, value: "$LATE_DELAY"}]}], containers: [{name: lobbybench, env: [{name: START_AT, value: "$START_AT"}]}]}}}
+EOF2
+echo "e2e-k8s: shards start at $START_AT (in ${E2E_LATE_MARGIN}s); shard $DELAYED's pod is held back ${LATE_DELAY}s, past it" >&2
+kubectl_ apply -k "$work/late" >&2
+wait_job lobbybench-shards $((150 + E2E_LATE_MARGIN))
+for i in $(seq 0 $((SHARDS - 1))); do
+  echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
+done
+late_code=0
+"$work/lobbybench" report merge "$E2E_DIR"/results/shard-*.json -o "$E2E_DIR/results/merged.json" >&2 || late_code=$?
+[ "$late_code" = 6 ] || { echo "e2e-k8s: FAIL: the merge of a run with a late shard exited $late_code, want 6 (INCOMPLETE)" >&2; exit 1; }
+mkdir -p "$E2E_OUT/late"
+rm -f "$E2E_OUT"/late/*
+cp "$E2E_DIR"/results/* "$E2E_OUT"/late/
+go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
+  -delayed "$DELAYED" -late "$E2E_OUT/late"

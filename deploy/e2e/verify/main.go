@@ -22,6 +22,14 @@
 // less for the instant, so the pods did start apart; and the sessions the
 // shards played in each second from the instant, summed, are the
 // scenario's schedule, second by second (checkSchedule).
+//
+// With -late as well, the held-back pod was held past the start instant:
+// that shard must have joined late, counted the arrivals of its slice due
+// before it joined as late_start dropped starts (checked against the
+// scenario's schedule), and the merge must be INCOMPLETE and name it; the
+// seconds after every shard joined must still be the schedule's, second
+// by second (nothing shifted), and every arrival is accounted for, played
+// or dropped (checkLate).
 package main
 
 import (
@@ -46,6 +54,7 @@ func main() {
 	scen := flag.String("scenario", "", "the scenario the shards ran: check they started together and played its schedule")
 	delayed := flag.Int("delayed", -1, "the shard whose pod was held back (-1: none)")
 	delay := flag.Duration("delay", 0, "how long that pod was held back")
+	late := flag.Bool("late", false, "the held-back pod came up after the start instant: check it joined late and is reported")
 	flag.Parse()
 	if *n < 1 || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: verify -n SHARDS RESULTS-DIR")
@@ -66,7 +75,11 @@ func main() {
 			os.Exit(2)
 		}
 		var p []string
-		p, schedNote = checkSchedule(plan, shards, merged, *delayed, *delay)
+		if *late {
+			p, schedNote = checkLate(plan, shards, merged, *delayed)
+		} else {
+			p, schedNote = checkSchedule(plan, shards, merged, *delayed, *delay)
+		}
 		problems = append(problems, p...)
 	}
 	for _, p := range problems {
@@ -179,6 +192,126 @@ func checkSchedule(plan *scenario.Plan, shards []*result.Run, m *result.Run, del
 	}
 	note = fmt.Sprintf("one start instant %s for every shard (waits %s); %d arrivals played second by second as the schedule's %d (worst second off by %d)",
 		at.UTC().Format(time.RFC3339Nano), strings.Join(waits, ", "), played, total, worst)
+	return bad, note
+}
+
+// checkLate checks a run whose held-back shard came up after the start
+// instant (-late). Shard i owns arrivals u with u%n == i (engine.Shard);
+// a shard joining late by L drops those due before L as late_start, and
+// may still play those due in the last second before it joined (the open
+// model's lateness bound), so its count must lie between the schedule's
+// count of its arrivals due before L-1s and before L. The merge must be
+// INCOMPLETE and its missing load must name the late start. From the
+// second after the last shard joined, the shards' played sessions per
+// second must be the schedule's, with checkSchedule's tolerance.
+func checkLate(plan *scenario.Plan, shards []*result.Run, m *result.Run, delayed int) (bad []string, note string) {
+	fail := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
+	n := len(shards)
+	type arrival struct {
+		u   int
+		due time.Duration
+	}
+	var all []arrival
+	var want []int64
+	sched := plan.Load.Schedule(plan.Seed)
+	for u := 0; ; u++ {
+		due, more := sched.Next()
+		if !more {
+			break
+		}
+		all = append(all, arrival{u, due})
+		k := int(due / time.Second)
+		for len(want) <= k {
+			want = append(want, 0)
+		}
+		want[k]++
+	}
+	var at time.Time
+	var got []int64
+	var played, dropped, lateSum int64
+	var joinedBy time.Duration
+	var lates []string
+	for i, s := range shards {
+		if len(s.ShardRuns) != 1 {
+			continue
+		}
+		sr := s.ShardRuns[0]
+		switch {
+		case sr.StartAt.IsZero():
+			fail("shard %d has no start instant: START_AT did not reach it", i)
+			continue
+		case at.IsZero():
+			at = sr.StartAt
+		case !sr.StartAt.Equal(at):
+			fail("shard %d started its schedule at %v, shard 0 at %v", i, sr.StartAt, at)
+		}
+		late := time.Duration(sr.LateStartNS)
+		if i == delayed && late <= 0 {
+			fail("shard %d, whose pod was held back past the start instant, did not join late (waited %v)", i, sr.StartWaitNS)
+		}
+		if late > 0 {
+			var lo, hi int64
+			for _, a := range all {
+				if a.u%n != i {
+					continue
+				}
+				if a.due < late-time.Second {
+					lo++
+				}
+				if a.due < late {
+					hi++
+				}
+			}
+			d := sr.Sessions.DroppedLateStart
+			if d < lo || d > hi {
+				fail("shard %d joined %v late and counted %d arrivals as late_start; its slice of the schedule has %d-%d due before it joined", i, late, d, lo, hi)
+			}
+			lateSum += d
+			joinedBy = max(joinedBy, late)
+			lates = append(lates, fmt.Sprintf("shard %d joined %.1fs late, %d arrivals late_start (schedule: %d-%d)", i, late.Seconds(), d, lo, hi))
+		}
+		for k, v := range sr.PlayedPerSecond {
+			for len(got) <= k {
+				got = append(got, 0)
+			}
+			got[k] += v
+		}
+		played += sr.Sessions.Started
+		dropped += sr.Sessions.DroppedNoSlot + sr.Sessions.DroppedLate + sr.Sessions.DroppedLateStart
+	}
+	if played+dropped != int64(len(all)) {
+		fail("the shards started %d and dropped %d arrivals, the schedule has %d", played, dropped, len(all))
+	}
+	hl := m.Headline()
+	missing := strings.Join(m.MissingLoad(), "; ")
+	switch {
+	case hl.Status != result.StatusIncomplete && hl.Status != result.StatusTargetDown:
+		fail("the merge of a run with a late shard reads %q, want INCOMPLETE", hl.Text)
+	case m.Sessions == nil || m.Sessions.DroppedLateStart != lateSum:
+		fail("the merge counts %v late_start arrivals, the shards %d", m.Sessions, lateSum)
+	case !strings.Contains(missing, "late start"):
+		fail("the merge's missing load %q does not name the late start", missing)
+	}
+	from := int(joinedBy/time.Second) + 1
+	checked := 0
+	for k := from; k < max(len(got), len(want)); k++ {
+		var g, w int64
+		if k < len(got) {
+			g = got[k]
+		}
+		if k < len(want) {
+			w = want[k]
+		}
+		if tol := max(3, w/10); abs(g-w) > tol {
+			fail("second %d from the start instant, after every shard joined: the shards played %d sessions, the schedule has %d; tolerance %d", k, g, w, tol)
+		}
+		checked++
+	}
+	if checked == 0 {
+		fail("no second of the schedule was left after the last shard joined (%v): nothing shows the schedule unshifted", joinedBy)
+	}
+	note = fmt.Sprintf("late start: %s; merge %s; seconds %d-%d after every shard joined played as the schedule's",
+		strings.Join(lates, ", "), hl.Text, from, from+checked-1)
 	return bad, note
 }
 
