@@ -34,7 +34,7 @@ type Config struct {
 	Target string
 	// Protocol is a registered protocol name; "" means DefaultProtocol().
 	Protocol string
-	// Options are the protocol's own settings (Protocol.Flags: udp-lobby's
+	// Options are the protocol's own settings (Group.Flags: udp-lobby's
 	// UDPOptions, its header profile and instance ports); nil: its
 	// defaults.
 	Options any

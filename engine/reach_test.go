@@ -77,7 +77,7 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 	defer srv.Close()
 	for _, tc := range []struct {
 		name    string
-		proto   scenario.Protocol
+		proto   scenario.ProtocolName
 		profile string
 		addr    netip.AddrPort
 		err     string // "" = reachable

@@ -230,7 +230,7 @@ func TestReach(t *testing.T) {
 	ln.Close() // now closed: nobody listens
 	tests := []struct {
 		name   string
-		proto  scenario.Protocol
+		proto  scenario.ProtocolName
 		addr   netip.AddrPort
 		reach  bool
 		listen bool

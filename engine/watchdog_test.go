@@ -221,7 +221,7 @@ func TestWatchProbeLocalFailure(t *testing.T) {
 		{"silent", errors.New("no reply to LIST_ROOMS_REQ within 1s"), false, result.DownSilent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &simclient.Protocol{Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
+			p := &simclient.Client{Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
 				return nil, tc.err
 			}}
 			err := watchProbe(p, netip.MustParseAddrPort("127.0.0.1:1"), nil, time.Second)(context.Background())

@@ -18,7 +18,7 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "leviathan",
 		Own:  []string{"wire/leviathan", "levconn", "simclient/levclient", "reference-server/leviathan", "protocols/leviathan"},
 		Allowed: map[string]string{

@@ -18,7 +18,7 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "tcp-lobby",
 		Own:  []string{"wire/tcplobby", "simclient/tcpclient", "reference-server/tcp", "protocols/tcplobby"},
 		Allowed: map[string]string{

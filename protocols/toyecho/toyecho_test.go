@@ -257,7 +257,7 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{Name: toyecho.Name, Own: []string{"protocols/toyecho"}})
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{Name: toyecho.Name, Own: []string{"protocols/toyecho"}})
 	if err != nil {
 		t.Fatal(err)
 	}

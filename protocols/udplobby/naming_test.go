@@ -18,7 +18,7 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "udp-lobby",
 		Own:  []string{"wire/udplobby", "simclient/udpclient", "reference-server/udp", "protocols/udplobby"},
 		Allowed: map[string]string{
