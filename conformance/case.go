@@ -42,27 +42,28 @@ func (l Level) String() string {
 	return fmt.Sprintf("Level(%d)", int(l))
 }
 
-// Stage orders the run. Cases of StageConcurrent run in parallel with each
-// other; the other stages run one case at a time, after the previous stage,
-// in id order.
-type Stage int
+// Phase orders the run (not to be confused with a scenario's stages, its
+// load ramp). Cases of PhaseConcurrent run in parallel with each other; the
+// other phases run one case at a time, after the previous phase, in id
+// order.
+type Phase int
 
 const (
-	// StageConcurrent cases are independent of each other: they create their
+	// PhaseConcurrent cases are independent of each other: they create their
 	// own rooms and sockets and may run at the same time.
-	StageConcurrent Stage = iota
-	// StageSerial cases change global state (fill the instance limit, flood
+	PhaseConcurrent Phase = iota
+	// PhaseSerial cases change global state (fill the instance limit, flood
 	// the server) and run alone, after the concurrent ones.
-	StageSerial
-	// StagePool cases exhaust the server's pool of instances (or rooms):
+	PhaseSerial
+	// PhasePool cases exhaust the server's pool of instances (or rooms):
 	// they run alone, after the serial ones, so that no other case is
 	// starved of a room by them.
-	StagePool
-	// StageDestructive cases may crash or hang the target (malformed
+	PhasePool
+	// PhaseDestructive cases may crash or hang the target (malformed
 	// corpus); they run alone, last. Once one of them reports the target
 	// down (T.TargetDown), or the check after it finds it down, every
 	// later case is not run.
-	StageDestructive
+	PhaseDestructive
 )
 
 // Case is one numbered conformance check, h2spec style: the id is the spec
@@ -90,7 +91,7 @@ type Case struct {
 	// separated by ", "; each must appear in the protocol's document.
 	Rule  string
 	Level Level
-	Stage Stage
+	Phase Phase
 	// Owns names the replies whose form and presence this case judges, as
 	// the protocol's reply-checking helper names them (e.g. "CREATE_ROOM_ACK"),
 	// or a behaviour several setups rest on (e.g. "a created room in

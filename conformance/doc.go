@@ -2,7 +2,7 @@
 // server author, rule by rule, where a lobby departs from the spec, with
 // the bytes to prove it. `lobbybench conform` is a thin layer over Run; the
 // page docs/conform.md describes the cases, verdicts, outputs and how
-// the suite proves itself, and the Case, Level, Stage, T and Config
+// the suite proves itself, and the Case, Level, Phase, T and Config
 // declarations say how a case is written and run.
 //
 // Case ids are "<group>/<section>/<n>". The Leviathan group's documents

@@ -222,7 +222,7 @@ func init() {
 		},
 	})
 	addCase(&Case{
-		ID: "inst/2/12", Protocol: ProtoUDP, Section: secInstance, Level: Should, Stage: StageSerial,
+		ID: "inst/2/12", Protocol: ProtoUDP, Section: secInstance, Level: Should, Phase: PhaseSerial,
 		Desc:        "a room stays listed only while its instance answers: after its last player leaves, the room leaves the list or its port still answers CLIENT_HELLO",
 		Requirement: "the room's state, as the lobby lists it, follows the instance (udp-lobby.md §15); a listed room whose port is dead sends every joiner to nothing",
 		Run:         instRoomOutlivesInstance,

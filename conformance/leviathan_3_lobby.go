@@ -193,7 +193,7 @@ func init() {
 		},
 	})
 	addCase(&Case{
-		ID: "leviathan/3/7", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must, Stage: StageSerial,
+		ID: "leviathan/3/7", Protocol: ProtoLeviathan, Section: secLevLobby, Level: Must, Phase: PhaseSerial,
 		Desc:        "JoinServer when the server is full gets ServerDisallow reason ServerFull (2); fills at most MaxFill players as ServerStatus reports them",
 		Requirement: "players counted against a configurable maximum … ServerDisallow with the first failing reason among: … full (2)",
 		Run: func(t *T) error {

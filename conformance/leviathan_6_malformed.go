@@ -27,7 +27,7 @@ func init() {
 	for i, m := range corpus {
 		addCase(&Case{
 			ID: fmt.Sprintf("leviathan/6/%d", i+1), Protocol: ProtoLeviathan, Section: secLevMalformed, Level: Must,
-			Stage: StageDestructive, Rule: string(m.rule),
+			Phase: PhaseDestructive, Rule: string(m.rule),
 			Desc:        m.desc + ": the connection keeps answering Echo and the server stays up",
 			Requirement: "malformed packets (bad magic, truncated ack field, ack count 0 and > 4, trailing bytes) dropped without killing the connection or the server",
 			Run: func(t *T) error {

@@ -23,16 +23,16 @@ func WriteList(w io.Writer, cases []*Case) error {
 				return err
 			}
 		}
-		stage := ""
-		switch c.Stage {
-		case StageSerial:
-			stage = " (runs alone)"
-		case StagePool:
-			stage = " (runs alone, after the others: exhausts the pool)"
-		case StageDestructive:
-			stage = " (runs alone, last: may crash the target)"
+		phase := ""
+		switch c.Phase {
+		case PhaseSerial:
+			phase = " (runs alone)"
+		case PhasePool:
+			phase = " (runs alone, after the others: exhausts the pool)"
+		case PhaseDestructive:
+			phase = " (runs alone, last: may crash the target)"
 		}
-		if _, err := fmt.Fprintf(w, "  %-*s %-6s %s%s\n%s\"%s\"\n", width, c.ID, c.Level, c.Desc, stage, indent, strings.TrimSpace(c.Requirement)); err != nil {
+		if _, err := fmt.Fprintf(w, "  %-*s %-6s %s%s\n%s\"%s\"\n", width, c.ID, c.Level, c.Desc, phase, indent, strings.TrimSpace(c.Requirement)); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // liveRun runs the cases of one suite while watching the target's life: the
-// protocol's reachability check after each case of the serial stages, a
+// protocol's reachability check after each case of the serial phases, a
 // liveness.Watchdog on its own socket while the concurrent cases run and a
 // check after their batch. Once the target is down no further case starts:
 // the cases in flight when it went down fail with the death, every later
@@ -122,23 +122,23 @@ type probeError struct {
 func (e *probeError) Error() string { return e.msg }
 func (e *probeError) Unwrap() error { return e.err }
 
-// run runs the cases stage by stage.
+// run runs the cases phase by phase.
 func (lr *liveRun) run(cases []*Case, par int) {
 	lr.cases = map[string]*Case{}
 	for _, c := range cases {
 		lr.cases[c.ID] = c
 	}
-	for _, stage := range []Stage{StageConcurrent, StageSerial, StagePool, StageDestructive} {
+	for _, phase := range []Phase{PhaseConcurrent, PhaseSerial, PhasePool, PhaseDestructive} {
 		var batch []*Case
 		for _, c := range cases {
-			if c.Stage == stage {
+			if c.Phase == phase {
 				batch = append(batch, c)
 			}
 		}
 		if len(batch) == 0 {
 			continue
 		}
-		if stage == StageConcurrent {
+		if phase == PhaseConcurrent {
 			lr.concurrent(batch, par)
 			continue
 		}

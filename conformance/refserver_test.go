@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
-	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/refserver"
+	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -238,7 +238,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 }
 
 // TestInterrupted cancels runs at several points (concurrent, serial and
-// destructive stages): each returns (that it returns is the check: how fast
+// destructive phases): each returns (that it returns is the check: how fast
 // is a wall-clock figure a loaded machine breaks), the cases it did not finish
 // are skipped, and none fails for the interruption.
 func TestInterrupted(t *testing.T) {

@@ -34,7 +34,7 @@ type Config struct {
 	Target string
 	// Protocol is a registered protocol name; "" means DefaultProtocol().
 	Protocol string
-	// Options are the protocol's own settings (Protocol.Flags: udp-lobby's
+	// Options are the protocol's own settings (Group.Flags: udp-lobby's
 	// UDPOptions, its header profile and instance ports); nil: its
 	// defaults.
 	Options any
@@ -50,7 +50,7 @@ type Config struct {
 	// SourceRate and SourceBurst pace each source address; 0 means the
 	// defaults.
 	SourceRate, SourceBurst float64
-	// Parallel bounds how many concurrent-stage cases run at once.
+	// Parallel bounds how many concurrent-phase cases run at once.
 	Parallel int
 	// FloodRate (datagrams/s) and FloodDuration shape the rate-limit
 	// group's flood from one source.
@@ -110,7 +110,7 @@ func (cfg *Config) protocol() string {
 // anything (--list).
 func (cfg *Config) Selected() []*Case { return Cases(cfg.protocol(), cfg.Patterns...) }
 
-// Run checks the target is reachable, then runs the selected cases stage by stage and
+// Run checks the target is reachable, then runs the selected cases phase by phase and
 // returns their results, in id order, as the reports package's conform
 // document (every format renders it). It watches the target's life
 // meanwhile (liveRun): the reachability check after every serial case, a

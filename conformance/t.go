@@ -157,7 +157,7 @@ type Env struct {
 	// Protocol is the --protocol of the run.
 	Protocol string
 	// Options are the protocol's own settings, the run's copy of
-	// Config.Options (Protocol.Options): its reachability check may settle
+	// Config.Options (Group.Options): its reachability check may settle
 	// them (udp-lobby: the header profile under --header auto).
 	Options any
 	// Timeout is how long to wait for one reply.

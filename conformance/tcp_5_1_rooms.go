@@ -162,7 +162,7 @@ func init() {
 		},
 	})
 	addCase(&Case{
-		ID: "tcp-lobby/5.1/7", Protocol: ProtoTCP, Section: secTCPRoom, Level: Must, Stage: StagePool,
+		ID: "tcp-lobby/5.1/7", Protocol: ProtoTCP, Section: secTCPRoom, Level: Must, Phase: PhasePool,
 		Desc:        "CREATE_ROOM_REQ when 16 rooms exist is answered with CREATE_ROOM_ACK RoomID 0",
 		Requirement: "MAX_ROOMS = 16; RoomID uint32_t Assigned room ID (0 = failed); CREATE_ROOM when 16 rooms exist: CREATE_ROOM_ACK with RoomID 0 (tcp-lobby.md §5.1)",
 		Run:         tcpSeventeenthRoom,

@@ -16,13 +16,13 @@ const tcpConnBound = 64
 
 func init() {
 	addCase(&Case{
-		ID: "tcp-lobby/R/3", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
+		ID: "tcp-lobby/R/3", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Phase: PhasePool,
 		Desc:        "one source address cannot take every room: rooms created from one address until RoomID 0, then one from another address",
 		Requirement: "MAX_ROOMS = 16 (tcp-lobby.md §3.2); one source must not deny the lobby to everyone",
 		Run:         tcpRoomsOneAddress,
 	})
 	addCase(&Case{
-		ID: "tcp-lobby/R/4", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StagePool,
+		ID: "tcp-lobby/R/4", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Phase: PhasePool,
 		Desc:        fmt.Sprintf("one source address cannot hold every connection: up to %d connections from one address, each asked LIST_ROOMS", tcpConnBound),
 		Requirement: "one source must not deny the lobby to everyone: TCP connections per IP",
 		Run:         tcpConnsOneAddress,

@@ -41,7 +41,7 @@ func init() {
 		},
 	})
 	addCase(&Case{
-		ID: "tcp-lobby/R/2", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Stage: StageSerial,
+		ID: "tcp-lobby/R/2", Protocol: ProtoTCP, Section: secTCPRobust, Level: Should, Phase: PhaseSerial,
 		Desc:        "a room member that never reads, flooded with broadcasts, does not stall the others",
 		Requirement: "slow-reader and half-frame clients do not stall other clients; a client that stops reading is disconnected, not buffered forever",
 		Run:         tcpSlowReader,

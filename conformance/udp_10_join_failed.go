@@ -86,14 +86,14 @@ func init() {
 		},
 	})
 	addCase(&Case{
-		ID: "udp-lobby/10/5", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must, Stage: StagePool,
+		ID: "udp-lobby/10/5", Protocol: ProtoUDP, Section: secJoinFailed, Level: Must, Phase: PhasePool,
 		Owns:        []string{"LOBBY_JOIN_FAILED past the instance limit"},
 		Desc:        "LOBBY_CREATE_ROOM past the instance limit is answered with LOBBY_JOIN_FAILED (reached when --instance-ports is small)",
 		Requirement: "Failure Reasons: … Max instances limit reached (for create requests)",
 		Run:         udpCreatePastLimit,
 	})
 	addCase(&Case{
-		ID: "udp-lobby/10/7", Protocol: ProtoUDP, Section: secSecurity, Level: Should, Stage: StagePool,
+		ID: "udp-lobby/10/7", Protocol: ProtoUDP, Section: secSecurity, Level: Should, Phase: PhasePool,
 		Desc:        "one source address cannot take every instance: the pool filling, from one address first, finds a per-address limit (reached when --instance-ports is small)",
 		Requirement: "Lobby server should implement rate limiting per client IP to prevent abuse (udp-lobby.md §14): a source under its rate can still fill the pool, so one source must not get every instance",
 		Run:         udpOneAddressTakesAll,

@@ -46,7 +46,7 @@ func init() {
 	for _, g := range groups {
 		addCase(&Case{
 			ID: fmt.Sprintf("udp-lobby/13/%d", g.n), Protocol: ProtoUDP, Section: secMalformed, Rule: g.rule, Level: g.level,
-			Stage: StageDestructive, Desc: g.desc, Requirement: g.req,
+			Phase: PhaseDestructive, Desc: g.desc, Requirement: g.req,
 			Run: func(t *T) error { return malformedGroup(t, g.corpus(t.Env.profile())) },
 		})
 	}

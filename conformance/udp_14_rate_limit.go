@@ -46,7 +46,7 @@ const chanceMax = 0.001
 
 func init() {
 	addCase(&Case{
-		ID: "udp-lobby/14/1", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
+		ID: "udp-lobby/14/1", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Phase: PhaseSerial,
 		Desc:        "a flood of LOBBY_LIST_ROOMS from one source address is limited (the excess dropped or answered with an error) while a second source address is served",
 		Requirement: reqRateLimit,
 		Run: func(t *T) error {
@@ -64,7 +64,7 @@ func init() {
 		},
 	})
 	addCase(&Case{
-		ID: "udp-lobby/14/2", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Stage: StageSerial,
+		ID: "udp-lobby/14/2", Protocol: ProtoUDP, Section: secSecurity, Rule: "U-RATE-LIMIT", Level: Should, Phase: PhaseSerial,
 		Desc:        "while one source address floods, a second source address is still served",
 		Requirement: reqRateLimit + " (per client IP: the limit of one client must not starve the others)",
 		Run: func(t *T) error {
@@ -83,7 +83,7 @@ func init() {
 		},
 	})
 	addCase(&Case{
-		ID: "udp-lobby/14/3", Protocol: ProtoUDP, Section: secSecurity, Level: Info, Stage: StageSerial,
+		ID: "udp-lobby/14/3", Protocol: ProtoUDP, Section: secSecurity, Level: Info, Phase: PhaseSerial,
 		Desc:        "the rate the server accepts from one flooding source (informational)",
 		Requirement: reqRateLimit,
 		Run: func(t *T) error {

@@ -8,7 +8,7 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 )
 
-// ErrUnreachable is wrapped by a Protocol's Reach when the target does not
+// ErrUnreachable is wrapped by a Group's Reach when the target does not
 // answer at all; the CLI exits 3 on it.
 var ErrUnreachable = errors.New("target unreachable")
 

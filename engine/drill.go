@@ -252,7 +252,7 @@ func (d *drill) result(run *result.Run, end time.Duration) *result.Drill {
 }
 
 // drillRooms makes the drill's room check when the protocol has one
-// (simclient.Protocol.RoomCheck) and the target answers; for the other
+// (simclient.Client.RoomCheck) and the target answers; for the other
 // protocols it is not made (docs/run.md, Recovery drills).
 func drillRooms(ctx context.Context, plan *scenario.Plan, addr netip.AddrPort, timeout time.Duration, start time.Time, wd *liveness.Watchdog) *result.RoomCheck {
 	p, ok := simclient.Describe(string(plan.Protocol))

@@ -27,12 +27,12 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 const DefaultReachTimeout = 2 * time.Second
 
 // Reach checks, before anything else is sent, that a server speaking proto
-// answers at addr: the protocol's own check (simclient.Protocol.Reach;
+// answers at addr: the protocol's own check (simclient.Client.Reach;
 // e.g. udp-lobby: a LOBBY_LIST_ROOMS must draw a datagram back, in the
 // header profile asked for; tcp-lobby: a connection must be accepted;
 // leviathan: a Connect must draw a Leviathan datagram), given the plan's
 // options opts. A failed check returns an *UnreachableError.
-func Reach(ctx context.Context, proto scenario.Protocol, opts scenario.Options, addr netip.AddrPort, timeout time.Duration) error {
+func Reach(ctx context.Context, proto scenario.ProtocolName, opts scenario.Options, addr netip.AddrPort, timeout time.Duration) error {
 	p, ok := simclient.Describe(string(proto))
 	if !ok {
 		return fmt.Errorf("engine: no simulated client for protocol %q (have %v)", proto, simclient.Protocols())
@@ -45,7 +45,7 @@ func Reach(ctx context.Context, proto scenario.Protocol, opts scenario.Options, 
 // settled them (nil: as they were; udp-lobby's header_profile auto: the
 // header the reply was in, the check's reply being the first reply auto
 // guesses from).
-func reach(ctx context.Context, p *simclient.Protocol, opts scenario.Options, addr netip.AddrPort, timeout time.Duration) (settled scenario.Options, err error) {
+func reach(ctx context.Context, p *simclient.Client, opts scenario.Options, addr netip.AddrPort, timeout time.Duration) (settled scenario.Options, err error) {
 	if timeout <= 0 {
 		timeout = DefaultReachTimeout
 	}

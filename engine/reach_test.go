@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/simclient/udpclient"
@@ -77,7 +77,7 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 	defer srv.Close()
 	for _, tc := range []struct {
 		name    string
-		proto   scenario.Protocol
+		proto   scenario.ProtocolName
 		profile string
 		addr    netip.AddrPort
 		err     string // "" = reachable

@@ -19,7 +19,7 @@ import (
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/metrics/prom"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -654,7 +654,7 @@ func (e *EmbeddedStats) Counters() []string {
 // embeddedConfig is the reference server configuration for a run with no
 // target: free loopback ports, only the protocol's parts (EmbeddedParts)
 // and those they need, and the scenario's embedded_server settings on top.
-func embeddedConfig(proto scenario.Protocol, es scenario.EmbeddedServer) (refserver.Config, error) {
+func embeddedConfig(proto scenario.ProtocolName, es scenario.EmbeddedServer) (refserver.Config, error) {
 	p, ok := simclient.Describe(string(proto))
 	if !ok {
 		return refserver.Config{}, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", proto, simclient.Protocols())

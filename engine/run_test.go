@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -230,7 +230,7 @@ func TestReach(t *testing.T) {
 	ln.Close() // now closed: nobody listens
 	tests := []struct {
 		name   string
-		proto  scenario.Protocol
+		proto  scenario.ProtocolName
 		addr   netip.AddrPort
 		reach  bool
 		listen bool

@@ -40,7 +40,7 @@ func watchdogTimeout(plan *scenario.Plan) time.Duration {
 // A probe that could not open its socket for a local reason (the
 // generator out of descriptors or ports: simclient.OpenFailure) is
 // inconclusive, not the target down.
-func watchProbe(p *simclient.Protocol, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) liveness.Probe {
+func watchProbe(p *simclient.Client, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) liveness.Probe {
 	check := func(ctx context.Context) error {
 		if p.Watch != nil {
 			return p.Watch(ctx, addr, opts, timeout)
@@ -101,7 +101,7 @@ func (x *watch) answeredAt(from time.Duration) int64 {
 // prints a line at once (above the progress bar) when the target goes
 // down or comes back. hook, when set, gets the watchdog before it starts
 // (Config.OnWatchdog).
-func startWatch(ctx context.Context, cfg Config, p *simclient.Protocol, plan *scenario.Plan, addr netip.AddrPort, col *metrics.Collector, start time.Time, note func(string)) *watch {
+func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scenario.Plan, addr netip.AddrPort, col *metrics.Collector, start time.Time, note func(string)) *watch {
 	timeout := cfg.WatchdogTimeout
 	if timeout <= 0 {
 		timeout = watchdogTimeout(plan)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -221,7 +221,7 @@ func TestWatchProbeLocalFailure(t *testing.T) {
 		{"silent", errors.New("no reply to LIST_ROOMS_REQ within 1s"), false, result.DownSilent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &simclient.Protocol{Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
+			p := &simclient.Client{Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
 				return nil, tc.err
 			}}
 			err := watchProbe(p, netip.MustParseAddrPort("127.0.0.1:1"), nil, time.Second)(context.Background())

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/lobbybench/lobbybench/conformance"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -27,7 +27,7 @@ type Descriptor struct {
 	// Client is how a run plays it: the reachability check, the watchdog's
 	// probe, the session factory, how its servers are told from others'.
 	// Its Name, Transport and EmbeddedParts are Register's to fill in.
-	Client simclient.Protocol
+	Client simclient.Client
 	// Conformance is its group of the conformance suite: reachability
 	// check, conform's flags and the run's options, its cases; nil when
 	// it has none. Its Name and Order are Register's to fill in.
@@ -40,7 +40,7 @@ type Descriptor struct {
 
 var (
 	mu    sync.RWMutex
-	descs = map[scenario.Protocol]*Descriptor{}
+	descs = map[scenario.ProtocolName]*Descriptor{}
 )
 
 // Register makes d a protocol of the program: its scenario spec goes to the
@@ -80,7 +80,7 @@ func Register(d Descriptor) {
 func Lookup(name string) (*Descriptor, bool) {
 	mu.RLock()
 	defer mu.RUnlock()
-	d, ok := descs[scenario.Protocol(name)]
+	d, ok := descs[scenario.ProtocolName(name)]
 	return d, ok
 }
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/conformance"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -24,10 +24,10 @@ import (
 func TestRegister(t *testing.T) {
 	// The registries are process-wide and keep what is registered: a name
 	// of this run's own, so -count=N works.
-	name := scenario.Protocol(fmt.Sprintf("test-proto-%d", time.Now().UnixNano()))
+	name := scenario.ProtocolName(fmt.Sprintf("test-proto-%d", time.Now().UnixNano()))
 	d := Descriptor{
 		Scenario: scenario.ProtocolSpec{Name: name, Order: 99, Transport: "udp", ProbeRequests: []scenario.StepKind{scenario.Think}},
-		Client: simclient.Protocol{
+		Client: simclient.Client{
 			Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
 				return nil, nil
 			},

@@ -11,7 +11,7 @@ import (
 func TestExamples(t *testing.T) {
 	tests := []struct {
 		file     string
-		proto    Protocol
+		proto    ProtocolName
 		model    LoadModel
 		maxDur   time.Duration
 		minFlows int

@@ -70,12 +70,12 @@ var stepSpecs = map[StepKind]stepSpec{
 var everyKind = []StepKind{Think, Barrier, Malformed, RateProbe}
 
 // validFor reports whether step kind k is valid for p.
-func validFor(k StepKind, p Protocol) bool {
+func validFor(k StepKind, p ProtocolName) bool {
 	return slices.Contains(everyKind, k) || slices.Contains(p.spec().Steps, k)
 }
 
 // StepKinds returns the step kinds valid for p, sorted.
-func StepKinds(p Protocol) []StepKind {
+func StepKinds(p ProtocolName) []StepKind {
 	var out []StepKind
 	for k := range stepSpecs {
 		if validFor(k, p) {
@@ -107,10 +107,10 @@ func kindNames(ks []StepKind) string {
 }
 
 // MalformedKinds lists the malformed kinds valid for p.
-func MalformedKinds(p Protocol) []MalformedKind { return p.spec().Malformed }
+func MalformedKinds(p ProtocolName) []MalformedKind { return p.spec().Malformed }
 
 // defaultListStep is the request a malformed mix or a rate probe sends.
-func defaultListStep(p Protocol) StepKind {
+func defaultListStep(p ProtocolName) StepKind {
 	if r := p.spec().ProbeRequests; len(r) > 0 {
 		return r[0]
 	}
@@ -119,7 +119,7 @@ func defaultListStep(p Protocol) StepKind {
 
 var flowKeys = []string{"name", "weight", "group_size", "new_socket", "steps"}
 
-func (d *decoder) flows(n *yaml.Node, proto Protocol, defaults RequestPolicy) []Flow {
+func (d *decoder) flows(n *yaml.Node, proto ProtocolName, defaults RequestPolicy) []Flow {
 	n = resolve(n)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		d.errf(n, "flows must be a list of flows, got %s", describe(n))
@@ -177,7 +177,7 @@ func (d *decoder) flows(n *yaml.Node, proto Protocol, defaults RequestPolicy) []
 	return out
 }
 
-func (d *decoder) steps(n *yaml.Node, flow string, proto Protocol, defaults RequestPolicy, groupSize int) []Step {
+func (d *decoder) steps(n *yaml.Node, flow string, proto ProtocolName, defaults RequestPolicy, groupSize int) []Step {
 	n = resolve(n)
 	if n == nil || n.Kind != yaml.SequenceNode {
 		d.errf(n, "%s: steps must be a list, got %s", flow, describe(n))
@@ -204,7 +204,7 @@ func (d *decoder) steps(n *yaml.Node, flow string, proto Protocol, defaults Requ
 	return out
 }
 
-func (d *decoder) step(sn *yaml.Node, flow string, proto Protocol, defaults RequestPolicy, groupSize int) (Step, bool) {
+func (d *decoder) step(sn *yaml.Node, flow string, proto ProtocolName, defaults RequestPolicy, groupSize int) (Step, bool) {
 	sn = resolve(sn)
 	var kindNode, params *yaml.Node
 	switch {
@@ -438,7 +438,7 @@ func (d *decoder) think(f fields, what string) ThinkTime {
 	return t
 }
 
-func (d *decoder) malformed(f fields, what string, proto Protocol, st *Step) MalformedSpec {
+func (d *decoder) malformed(f fields, what string, proto ProtocolName, st *Step) MalformedSpec {
 	m := MalformedSpec{Share: 1, To: "lobby", Silence: time.Second}
 	allowed := MalformedKinds(proto)
 	names := make([]string, len(allowed))
@@ -488,7 +488,7 @@ func (d *decoder) malformed(f fields, what string, proto Protocol, st *Step) Mal
 	return m
 }
 
-func (d *decoder) rateProbe(f fields, what string, proto Protocol) RateProbeSpec {
+func (d *decoder) rateProbe(f fields, what string, proto ProtocolName) RateProbeSpec {
 	r := RateProbeSpec{Request: defaultListStep(proto), Loss: 0.01}
 	need := func(k string) *yaml.Node {
 		v := f.get(k)

@@ -348,7 +348,7 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 			d.errf(n, "protocol: no protocol is registered in this program (it must import protocols/all)")
 		} else {
 			s, _ := d.oneOf(n, "protocol", ProtocolNames())
-			p.Protocol = Protocol(s)
+			p.Protocol = ProtocolName(s)
 		}
 	} else {
 		d.errf(root, "missing key \"protocol\" (%s)", orList(ProtocolNames()))

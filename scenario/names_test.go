@@ -4,7 +4,7 @@ package scenario
 // declares its own in its wire package, which this package does not
 // import).
 const (
-	UDPLobby  Protocol = "udp-lobby"
-	TCPLobby  Protocol = "tcp-lobby"
-	Leviathan Protocol = "leviathan"
+	UDPLobby  ProtocolName = "udp-lobby"
+	TCPLobby  ProtocolName = "tcp-lobby"
+	Leviathan ProtocolName = "leviathan"
 )

@@ -29,17 +29,17 @@ type Overrides struct {
 // (ProtocolSpec.Flags), each overriding one of its protocol's keys.
 type ProtocolFlags struct {
 	fs    *flag.FlagSet
-	names map[string][]Protocol // flag name → the protocols declaring it
-	apply map[Protocol]func(Options) (Options, error)
-	own   map[Protocol][]string // protocol → its flag names
+	names map[string][]ProtocolName // flag name → the protocols declaring it
+	apply map[ProtocolName]func(Options) (Options, error)
+	own   map[ProtocolName][]string // protocol → its flag names
 }
 
 // AddProtocolFlags declares every registered protocol's flags on fs. A
 // flag two protocols declare is declared once, by the first (in protocol
 // order), and applies to both.
 func AddProtocolFlags(fs *flag.FlagSet) *ProtocolFlags {
-	pf := &ProtocolFlags{fs: fs, names: map[string][]Protocol{}, apply: map[Protocol]func(Options) (Options, error){},
-		own: map[Protocol][]string{}}
+	pf := &ProtocolFlags{fs: fs, names: map[string][]ProtocolName{}, apply: map[ProtocolName]func(Options) (Options, error){},
+		own: map[ProtocolName][]string{}}
 	for _, p := range Protocols() {
 		s := p.spec()
 		if s.Flags == nil {

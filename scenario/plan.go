@@ -21,7 +21,7 @@ type Plan struct {
 	// Target is "host:port"; empty means start the embedded reference server
 	// on free loopback ports.
 	Target   string
-	Protocol Protocol
+	Protocol ProtocolName
 	// Options are the protocol's own settings, parsed from its keys
 	// (udp-lobby: header_profile, instance_ports); nil for a protocol
 	// without keys. Only the protocol's packages read inside them.

@@ -8,16 +8,16 @@ import (
 	"sync"
 )
 
-// Protocol is the wire protocol a scenario speaks: the name of a registered
+// ProtocolName is the wire protocol a scenario speaks: the name of a registered
 // ProtocolSpec (each protocol declares its name once, in its wire package).
-type Protocol string
+type ProtocolName string
 
 // ProtocolSpec is what the scenario loader knows of a protocol: the
 // scenario half of its descriptor, which registers it (protocols.Register);
 // the loader, the engine and the CLI read the registry, so no list of
 // protocols is written anywhere else.
 type ProtocolSpec struct {
-	Name Protocol
+	Name ProtocolName
 	// Order places the protocol in listings and messages (documentation
 	// order, lowest first).
 	Order int
@@ -94,7 +94,7 @@ func (k *Keys) Errorf(key, format string, a ...any) { k.d.errf(k.f.get(key), for
 // another protocol than p is an error at its line; p's own are parsed by
 // its spec. With no (valid) protocol every protocol's keys are parsed, so
 // that a bad value is still reported, and no options are kept.
-func (d *decoder) protocolOptions(f fields, p Protocol) Options {
+func (d *decoder) protocolOptions(f fields, p ProtocolName) Options {
 	for _, k := range protocolKeys() {
 		if f.get(k) != nil && !p.accepts(k) {
 			d.errf(f.keys[k], "%s applies to %s only, not %s", k, keyOwners(k), p)
@@ -130,7 +130,7 @@ func protocolKeys() []string {
 
 var (
 	protoMu sync.RWMutex
-	protos  = map[Protocol]ProtocolSpec{}
+	protos  = map[ProtocolName]ProtocolSpec{}
 )
 
 // RegisterProtocol adds s to the registry. It panics on a second
@@ -154,7 +154,7 @@ func RegisterProtocol(s ProtocolSpec) {
 }
 
 // LookupProtocol returns the registered spec of p.
-func LookupProtocol(p Protocol) (ProtocolSpec, bool) {
+func LookupProtocol(p ProtocolName) (ProtocolSpec, bool) {
 	protoMu.RLock()
 	defer protoMu.RUnlock()
 	s, ok := protos[p]
@@ -162,14 +162,14 @@ func LookupProtocol(p Protocol) (ProtocolSpec, bool) {
 }
 
 // Protocols returns the registered protocols in documentation order.
-func Protocols() []Protocol {
+func Protocols() []ProtocolName {
 	protoMu.RLock()
 	defer protoMu.RUnlock()
-	out := make([]Protocol, 0, len(protos))
+	out := make([]ProtocolName, 0, len(protos))
 	for p := range protos {
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b Protocol) int {
+	slices.SortFunc(out, func(a, b ProtocolName) int {
 		if c := protos[a].Order - protos[b].Order; c != 0 {
 			return c
 		}
@@ -197,20 +197,20 @@ func orList(names []string) string {
 
 // UDP reports whether the protocol runs over UDP (and so accepts
 // impairment).
-func (p Protocol) UDP() bool {
+func (p ProtocolName) UDP() bool {
 	s, _ := LookupProtocol(p)
 	return s.Transport == "udp"
 }
 
 // spec returns p's spec (the zero spec for an unknown or empty p).
-func (p Protocol) spec() ProtocolSpec {
+func (p ProtocolName) spec() ProtocolSpec {
 	s, _ := LookupProtocol(p)
 	return s
 }
 
 // accepts reports whether p takes the protocol-specific key k; an empty
 // (missing) protocol accepts every key, its error being reported once.
-func (p Protocol) accepts(k string) bool {
+func (p ProtocolName) accepts(k string) bool {
 	return p == "" || slices.Contains(p.spec().Keys, k)
 }
 

@@ -3,7 +3,7 @@
 // Shared state (plan, target, metrics recorders, group registry, room
 // table, timeout Sweeper), the semantic rule ids sessions report (Rules)
 // and the failure type sessions return (StepError). Each protocol lives in
-// a subpackage that registers its Protocol from init (protocol.go): udpclient
+// a subpackage that registers its Client from init (protocol.go): udpclient
 // ("udp-lobby", udp-lobby.md), tcpclient ("tcp-lobby", tcp-lobby.md), levclient
 // ("leviathan", leviathan.md).
 //

@@ -10,7 +10,7 @@ import (
 
 // Game says, for one protocol, where the lobby's own measures
 // (result/lobby.go) see a player reach a game and enter a room: a
-// protocol's client (Protocol.Game) is the one place that says it. Time to
+// protocol's client (Client.Game) is the one place that says it. Time to
 // game ends, for the protocols of this repository, at:
 //
 //	protocol   flow (member) with wait_game_start      otherwise: the join of the game's room

@@ -120,7 +120,7 @@ type Identify struct {
 
 // Identities returns the Identify of every registered protocol over
 // transport but except, with its name, in documentation order.
-func Identities(except scenario.Protocol, transport string) (names []scenario.Protocol, ids []*Identify) {
+func Identities(except scenario.ProtocolName, transport string) (names []scenario.ProtocolName, ids []*Identify) {
 	for _, name := range Protocols() {
 		p, ok := Describe(name)
 		if !ok || p.Name == except || p.Identify == nil || p.Transport != transport {

@@ -42,11 +42,11 @@ type Session interface {
 // generator and impairment generator.
 type Factory func(sh *Shared, id int, flow *scenario.Flow, src netip.Addr) (Session, error)
 
-// Protocol is how a run plays one protocol: the client half of the
+// Client is how a run plays one protocol: the client half of the
 // protocol's descriptor (package protocols), which registers it here.
-type Protocol struct {
+type Client struct {
 	// Name is the protocol's (its scenario spec's) name.
-	Name scenario.Protocol
+	Name scenario.ProtocolName
 	// Reach checks, before a run sends anything else, that a server
 	// speaking the protocol answers at addr within timeout, given the
 	// plan's options (Plan.Options; nil: the protocol's defaults). It
@@ -109,12 +109,12 @@ var ErrNoCount = errors.New("no count offered")
 
 var (
 	regMu  sync.RWMutex
-	protos = map[string]*Protocol{}
+	protos = map[string]*Client{}
 )
 
 // Register makes p known to Lookup and Describe. It panics if p.Name is
 // registered twice or p misses a part; protocols.Register calls it.
-func Register(p Protocol) {
+func Register(p Client) {
 	if p.Reach == nil || p.New == nil || len(p.EmbeddedParts) == 0 {
 		panic("simclient: protocol " + string(p.Name) + " needs Reach, New and EmbeddedParts")
 	}
@@ -127,7 +127,7 @@ func Register(p Protocol) {
 }
 
 // Describe returns the descriptor registered for protocol.
-func Describe(protocol string) (*Protocol, bool) {
+func Describe(protocol string) (*Client, bool) {
 	regMu.RLock()
 	defer regMu.RUnlock()
 	p, ok := protos[protocol]
@@ -192,7 +192,7 @@ const PreciseWindow = 50 * time.Microsecond
 // the embedded server when embedded), said once in its output: only the
 // clients of protocols whose descriptor says Precise poll, and polling
 // beside an embedded server costs it.
-func PreciseNote(protocol scenario.Protocol, embedded bool) string {
+func PreciseNote(protocol scenario.ProtocolName, embedded bool) string {
 	if p, ok := Describe(string(protocol)); ok && p.Precise {
 		note := fmt.Sprintf("--precise: after each send a %s client polls its socket without parking for up to %v before waiting on the netpoller (a lower latency floor, more CPU per request)", protocol, PreciseWindow)
 		if embedded {
@@ -236,7 +236,7 @@ type Shared struct {
 	Sweeper      *Sweeper
 	Rooms        *RoomTable
 
-	game     *Game // the protocol's (Protocol.Game)
+	game     *Game // the protocol's (Client.Game)
 	recs     []*metrics.Recorder
 	stepKeys [][]metrics.Key // [flow][step]
 	flowIdx  map[*scenario.Flow]int

@@ -322,8 +322,8 @@ func TestRoomTable(t *testing.T) {
 func TestRegistry(t *testing.T) {
 	// The registries are process-wide and keep what is registered: a name
 	// of this run's own, so -count=N works.
-	name := scenario.Protocol(fmt.Sprintf("test-proto-%d", time.Now().UnixNano()))
-	p := Protocol{
+	name := scenario.ProtocolName(fmt.Sprintf("test-proto-%d", time.Now().UnixNano()))
+	p := Client{
 		Name: name,
 		Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
 			return nil, nil
@@ -419,7 +419,7 @@ func TestStop(t *testing.T) {
 func TestPreciseNote(t *testing.T) {
 	const costs = "embedded server shares this process"
 	for _, tc := range []struct {
-		proto    scenario.Protocol
+		proto    scenario.ProtocolName
 		embedded bool
 		want     string
 		cost     bool

@@ -202,7 +202,7 @@ func TestConformTargetCmdCrash(t *testing.T) {
 }
 
 // TestConformTargetCmdCulprit: when the owned server dies with several
-// cases in flight (the concurrent stage), each is re-run alone on a
+// cases in flight (the concurrent phase), each is re-run alone on a
 // fresh server: the one that kills it is named and fails with the
 // death, the others take the verdict of their solo run, and the cases
 // of the batch not yet started run (not "not run").

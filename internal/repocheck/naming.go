@@ -19,9 +19,9 @@ import (
 // Module is the module path; paths below are relative to it.
 const Module = "github.com/lobbybench/lobbybench"
 
-// Protocol is one protocol as NamedOutside checks it: no package outside
+// Ownership is one protocol as NamedOutside checks it: no package outside
 // its own names it.
-type Protocol struct {
+type Ownership struct {
 	// Name is its name ("udp-lobby").
 	Name string
 	// Own are its packages' directories, relative to the module root
@@ -36,7 +36,7 @@ type Protocol struct {
 // NamedOutside returns, one line each, the files among files (relative to
 // root) outside p's own and allowed ones that name protocol p: that import
 // one of its packages or hold its name as a string literal.
-func NamedOutside(root string, files []string, p Protocol) ([]string, error) {
+func NamedOutside(root string, files []string, p Ownership) ([]string, error) {
 	inside := func(rel string) bool {
 		for _, d := range p.Own {
 			if rel == d || strings.HasPrefix(rel, d+"/") {

@@ -35,7 +35,7 @@ func TestNamedOutside(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	got, err := NamedOutside(root, names, Protocol{Name: "foo-proto", Own: []string{"wire/foo"}, Allowed: map[string]string{"cmd/x": "the test's", "suite/foo_*.go": "a pattern"}})
+	got, err := NamedOutside(root, names, Ownership{Name: "foo-proto", Own: []string{"wire/foo"}, Allowed: map[string]string{"cmd/x": "the test's", "suite/foo_*.go": "a pattern"}})
 	if err != nil {
 		t.Fatal(err)
 	}

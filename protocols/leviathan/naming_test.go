@@ -18,9 +18,9 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "leviathan",
-		Own:  []string{"wire/leviathan", "levconn", "simclient/levclient", "reference-server/leviathan", "protocols/leviathan"},
+		Own:  []string{"wire/leviathan", "levconn", "simclient/levclient", "refserver/leviathan", "protocols/leviathan"},
 		Allowed: map[string]string{
 			"protocols/all":             "the one list of the protocols",
 			"conformance/leviathan*.go": "its cases, still in package conformance",

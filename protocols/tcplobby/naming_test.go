@@ -18,9 +18,9 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "tcp-lobby",
-		Own:  []string{"wire/tcplobby", "simclient/tcpclient", "reference-server/tcp", "protocols/tcplobby"},
+		Own:  []string{"wire/tcplobby", "simclient/tcpclient", "refserver/tcp", "protocols/tcplobby"},
 		Allowed: map[string]string{
 			"protocols/all":       "the one list of the protocols",
 			"conformance/tcp*.go": "its cases, still in package conformance",

@@ -21,7 +21,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/protocols"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -39,7 +39,7 @@ func init() {
 			Options:       parseOptions,
 			Flags:         runFlags,
 		},
-		Client: simclient.Protocol{Reach: reach, New: newSession, Identify: &simclient.Identify{
+		Client: simclient.Client{Reach: reach, New: newSession, Identify: &simclient.Identify{
 			Title:   "toy echo",
 			Packets: [][]byte{appendRequest(nil, 0xFFFF, []byte("who"))},
 			Is:      func(b []byte) bool { _, _, ok := parse(b, replyMagic); return ok },

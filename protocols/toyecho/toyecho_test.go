@@ -19,7 +19,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/repocheck"
 	_ "github.com/lobbybench/lobbybench/protocols/all"
 	"github.com/lobbybench/lobbybench/protocols/toyecho"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -257,7 +257,7 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{Name: toyecho.Name, Own: []string{"protocols/toyecho"}})
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{Name: toyecho.Name, Own: []string{"protocols/toyecho"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,9 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Protocol{
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "udp-lobby",
-		Own:  []string{"wire/udplobby", "simclient/udpclient", "reference-server/udp", "protocols/udplobby"},
+		Own:  []string{"wire/udplobby", "simclient/udpclient", "refserver/udp", "protocols/udplobby"},
 		Allowed: map[string]string{
 			"protocols/all":             "the one list of the protocols",
 			"conformance/udp*.go":       "its cases, still in package conformance",

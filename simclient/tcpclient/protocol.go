@@ -24,7 +24,7 @@ var Spec = scenario.ProtocolSpec{
 
 // Client is how a run plays the TCP lobby protocol: the client half of its
 // descriptor.
-var Client = simclient.Protocol{
+var Client = simclient.Client{
 	Game: &simclient.Game{
 		TTGJoin: []scenario.StepKind{scenario.Join, scenario.CreateRoom},
 		Room:    []scenario.StepKind{scenario.Join, scenario.CreateRoom},

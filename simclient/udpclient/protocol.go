@@ -29,7 +29,7 @@ var Spec = scenario.ProtocolSpec{
 
 // Client is how a run plays the UDP lobby protocol: the client half of its
 // descriptor.
-var Client = simclient.Protocol{
+var Client = simclient.Client{
 	Identify: identify(),
 	Game: &simclient.Game{
 		TTGJoin: []scenario.StepKind{scenario.InstanceJoin, scenario.Hello},
