@@ -238,6 +238,9 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		return nil, err
 	}
 	merged.Incomplete = append(merged.Incomplete, incomplete...)
+	// A worker that left no result is in Incomplete, with why: its shard
+	// is not also counted missing.
+	merged.MissingShards = nil
 	if targetProc != nil {
 		merged.TargetProcess = targetProc
 	}
