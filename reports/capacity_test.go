@@ -164,6 +164,13 @@ func TestCapacityHeadline(t *testing.T) {
 	if hl := maxed.Headline(); hl.Status != result.StatusPass || hl.Text != "PASS · sustainable 80/s (every load held up to --max 80)" {
 		t.Errorf("held to max: %+v", hl)
 	}
+	// The budget ran out after the first steps broke and before a lower
+	// one held: no limit was found, and it must not read PASS.
+	cut := &result.Capacity{Model: "closed", Stop: result.StopBudget, StopText: "the --budget 40s ran out (36s used, a step takes 13s)", BrokeAt: 25, BrokeFirst: "rule U-REPLY-SOURCE (348 violations)",
+		Steps: []result.CapacityStep{{Load: 50, Verdict: result.CapFail}, {Load: 25, Verdict: result.CapFail}}}
+	if hl := cut.Headline(); hl.Status != result.StatusFail || hl.Text != "FAIL · no load held: 25 clients broke first on rule U-REPLY-SOURCE (348 violations), and the search stopped before a lower load held (the --budget 40s ran out (36s used, a step takes 13s))" {
+		t.Errorf("budget out before a load held: %+v", hl)
+	}
 }
 
 // A shard's document is its share of each load: it compares with nothing

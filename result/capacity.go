@@ -206,6 +206,11 @@ func (c *Capacity) Headline() Headline {
 	if c.Sustainable == 0 && c.BrokeAt == 0 {
 		return Headline{Text: "NO VERDICT · no step ran (" + c.StopText + ")"}
 	}
+	if c.Sustainable == 0 {
+		// The search stopped (its budget, its step limit) before any
+		// load held: no limit was found, and nothing reads PASS.
+		return Headline{Status: StatusFail, Text: fmt.Sprintf("FAIL · no load held: %s broke first on %s, and the %s stopped before a lower load held (%s)", FormatLoad(c.BrokeAt, u), c.BrokeFirst, what, c.StopText)}
+	}
 	text := "PASS · sustainable " + FormatLoad(c.Sustainable, u)
 	if c.BrokeAt > 0 {
 		text += fmt.Sprintf("; %s broke first on %s", FormatLoad(c.BrokeAt, u), c.BrokeFirst)
