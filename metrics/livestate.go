@@ -20,6 +20,10 @@ type LiveState struct {
 	Live       Live           `json:"live"`
 	Violations []RuleCount    `json:"violations,omitempty"`
 	Keys       []LiveKeyState `json:"keys,omitempty"`
+	// Outages are the target's outages its watchdog saw so far (set by
+	// the engine, not by Collector.LiveState), for a live page's TARGET
+	// DOWN.
+	Outages []result.Outage `json:"outages,omitempty"`
 }
 
 // LiveKeyState is a LiveKey with its histograms encoded (HDR V2
@@ -84,7 +88,7 @@ func (s *LiveState) Decode() (LiveSet, error) {
 		}
 		keys = append(keys, k)
 	}
-	return LiveSet{Live: s.Live, Violations: append([]RuleCount(nil), s.Violations...), Keys: keys}, nil
+	return LiveSet{Live: s.Live, Violations: append([]RuleCount(nil), s.Violations...), Keys: keys, Outages: append([]result.Outage(nil), s.Outages...)}, nil
 }
 
 // LiveSet is the decoded live figures of one process, as MergeLive takes
@@ -93,14 +97,18 @@ type LiveSet struct {
 	Live       Live
 	Violations []RuleCount
 	Keys       []LiveKey
+	// Outages are the target's outages seen so far (LiveState.Outages).
+	Outages []result.Outage
 }
 
 // MergeLive sums processes' live figures: counters and gauges add up,
 // violations add up per rule (sorted by rule), and each key's histograms
 // merge into fresh ones, exactly (the same geometry in every process),
-// keys in their first appearance's order. The sets are left as they are.
+// keys in their first appearance's order, and the outages merge as a
+// merged result's do (result.MergeOutages). The sets are left as they are.
 func MergeLive(sets []LiveSet) LiveSet {
 	var out LiveSet
+	var outs []result.Outage
 	by := map[string]int64{}
 	idx := map[[2]string]int{}
 	for _, s := range sets {
@@ -120,6 +128,7 @@ func MergeLive(sets []LiveSet) LiveSet {
 		for _, v := range s.Violations {
 			by[v.Rule] += v.Count
 		}
+		outs = append(outs, s.Outages...)
 		for _, k := range s.Keys {
 			id := [2]string{fmt.Sprint(k.Kind), k.Name}
 			i, ok := idx[id]
@@ -142,6 +151,7 @@ func MergeLive(sets []LiveSet) LiveSet {
 			m.SendLag.Merge(k.SendLag)
 		}
 	}
+	out.Outages = result.MergeOutages(outs)
 	for rule, n := range by {
 		out.Violations = append(out.Violations, RuleCount{rule, n})
 	}
