@@ -86,6 +86,12 @@ type Config struct {
 	// adds the cumulative metrics.LiveState to the ProgressJSON lines: at
 	// most once a second, and on the final line.
 	WorkerMetrics bool
+	// OnLive, when set, is handed the run's live view as its load starts
+	// (Live: the one process's figures, or with RunWorkers the exact
+	// merge of its workers' states, the one MetricsAddr serves): what
+	// `run --dashboard-addr` shows. RunWorkers's workers must send their
+	// states (WorkerMetrics) for it to hold more than their deaths.
+	OnLive func(*Live)
 	// Owned is the target's process when lobbybench started it
 	// (--target-cmd); Faults, the scenario's recovery drill, are applied
 	// to it during the run (engine/drill.go, Result.Run.Drill). Faults
@@ -414,6 +420,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			fmt.Fprintf(cfg.Progress, "lobbybench: live metrics at http://%s/metrics\n", a)
 		}
 	}
+	var live *Live
+	if cfg.OnLive != nil {
+		live = &Live{start: start, plan: plan, target: targetName, ctx: ctx, set: col.LiveSet, shards: []string{cfg.Shard.String()},
+			telemetry: selfTelemetry(cfg, self, noteEmbedded)}
+		cfg.OnLive(live)
+	}
+	// liveWD is the watchdog once it runs, for the live states a worker
+	// sends (its outages) and the live view.
+	var liveWD atomic.Pointer[liveness.Watchdog]
 	dr := newDrill(cfg, start)
 	engineRec := col.NewRecorder() // dropped starts, from the scheduling goroutine
 	var firstStart sync.Once
@@ -517,6 +532,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			// state, so the parent's last scrape equals the result.
 			if cfg.WorkerMetrics && cfg.Mode == ProgressJSON && (ended.Load() || now.Sub(stateAt) >= time.Second) {
 				if st, err := col.LiveState(); err == nil {
+					if w := liveWD.Load(); w != nil {
+						st.Outages = w.Outages()
+					}
 					s.Metrics, stateAt = st, now
 				}
 			}
@@ -533,6 +551,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var wdog *liveness.Watchdog
 	if wd != nil {
 		wdog = wd.w
+		liveWD.Store(wdog)
+		if live != nil {
+			live.watchdog.Store(wdog)
+		}
 	}
 	if dr != nil {
 		dr.run(ctx, wdog)
