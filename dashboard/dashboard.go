@@ -237,6 +237,11 @@ func (s *Server) Update() error {
 	if s.snap.state.Phase == PhaseFinal {
 		return nil
 	}
+	if err == nil && run.DurationNS <= 0 {
+		// Before the start instant (--start-at, the workers' common
+		// start): nothing to show yet.
+		return nil
+	}
 	if err == nil {
 		err = s.series.add(run)
 	}

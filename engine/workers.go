@@ -156,7 +156,12 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		if target == "" {
 			target = "embedded " + embeddedAt.String()
 		}
-		w.OnLive(workersLive(ctx, w, target, start, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers)))
+		// The workers' offsets count from their start instant.
+		liveStart := start
+		if !w.StartAt.IsZero() {
+			liveStart = w.StartAt
+		}
+		w.OnLive(workersLive(ctx, w, target, liveStart, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers)))
 	}
 	stopMetrics, err := serveWorkersMetrics(ctx, w, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers), info)
 	if err != nil {
