@@ -362,12 +362,13 @@ func (s *Server) Handler() http.Handler {
 
 // series is the live time series a Server builds from its samples: per
 // interval between two samples, the requests and failures completed and
-// the p50 and p99 of the corrected latencies recorded (the difference of
-// the steps' whole-run histograms), filed under the second the interval
-// mostly covered. The final report's series is the run's own, per
+// the corrected latencies recorded (the difference of the steps'
+// whole-run histograms, at the final series' precision), filed under the
+// second the interval mostly covered. The final report's series is the run's own, per
 // second of completion.
 type series struct {
 	pts              []result.Point
+	hists            []*hdrhistogram.Histogram // each point's latencies
 	prevAt           time.Duration
 	prevReq, prevErr int64
 	prevCounts       []int64
@@ -402,21 +403,22 @@ func (s *series) add(run *result.Run) error {
 			delta.Counts[i] = counts[i]
 		}
 	}
-	h := hdrhistogram.Import(delta)
-	req, errs := run.Totals.Requests-s.prevReq, run.Totals.Failures-s.prevErr
+	h := result.NewSecondHistogram()
+	h.Merge(hdrhistogram.Import(delta))
+	req, errs := max(run.Totals.Requests-s.prevReq, 0), max(run.Totals.Failures-s.prevErr, 0)
 	sec := int64((s.prevAt + (at-s.prevAt)/2) / time.Second)
-	p := result.Point{Second: sec, Requests: max(req, 0), Errors: max(errs, 0)}
 	if n := len(s.pts); n > 0 && s.pts[n-1].Second == sec {
-		// Two samples in one second: one point, its latencies the later
-		// interval's.
-		p.Requests += s.pts[n-1].Requests
-		p.Errors += s.pts[n-1].Errors
-		s.pts = s.pts[:n-1]
+		// Two samples in one second: one point.
+		req += s.pts[n-1].Requests
+		errs += s.pts[n-1].Errors
+		h.Merge(s.hists[n-1])
+		s.pts, s.hists = s.pts[:n-1], s.hists[:n-1]
 	}
-	if h.TotalCount() > 0 {
-		p.P50US, p.P99US = h.ValueAtQuantile(50), h.ValueAtQuantile(99)
+	p, err := result.NewPoint(sec, req, errs, h)
+	if err != nil {
+		return err
 	}
-	s.pts = append(s.pts, p)
+	s.pts, s.hists = append(s.pts, p), append(s.hists, h)
 	s.prevAt, s.prevReq, s.prevErr, s.prevCounts = at, run.Totals.Requests, run.Totals.Failures, counts
 	return nil
 }

@@ -124,8 +124,16 @@ func TestStateAdvances(t *testing.T) {
 	for _, p := range pts {
 		sum += p.Requests
 	}
-	if sum != 350 || len(pts) < 2 || pts[len(pts)-1].P99US == 0 {
+	if sum != 350 || len(pts) < 2 || pts[len(pts)-1].P99US == 0 || pts[len(pts)-1].Hist == "" {
 		t.Fatalf("time series %+v: want the 350 requests spread over the samples, with latencies", pts)
+	}
+	// Each point's latencies are those recorded in its interval: the
+	// last interval's 150 requests, not the run's 350.
+	if h, err := pts[len(pts)-1].Histogram(); err != nil || h.TotalCount() != 150 {
+		t.Fatalf("the last point holds %v latencies (%v), want the interval's 150", h.TotalCount(), err)
+	}
+	if _, b := get(t, h, "/report"); !bytes.Contains(b, []byte("Latency per second")) {
+		t.Fatalf("the report draws no latency per second")
 	}
 }
 
