@@ -420,12 +420,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			fmt.Fprintf(cfg.Progress, "lobbybench: live metrics at http://%s/metrics\n", a)
 		}
 	}
-	var live *Live
-	if cfg.OnLive != nil {
-		live = &Live{start: start, plan: plan, target: targetName, ctx: ctx, set: col.LiveSet, shards: []string{cfg.Shard.String()},
-			telemetry: selfTelemetry(cfg, self, noteEmbedded)}
-		cfg.OnLive(live)
-	}
 	// liveWD is the watchdog once it runs, for the live states a worker
 	// sends (its outages) and the live view.
 	var liveWD atomic.Pointer[liveness.Watchdog]
@@ -497,6 +491,29 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	var x *Execution
 	xready := make(chan struct{})
+	// liveSessions are the scheduler's session counts so far, for the
+	// live view and a worker's live state; nil before the load starts.
+	liveSessions := func() *result.Sessions {
+		select {
+		case <-xready:
+			st := x.Stats.Snapshot()
+			return &result.Sessions{Started: st.Started, Completed: st.Completed, Failed: st.Failed, FailedStarts: st.FailedStarts, Cut: st.Aborted,
+				DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, DroppedLateStart: st.DroppedLateStart, MaxActive: st.MaxActive}
+		default:
+			return nil
+		}
+	}
+	var live *Live
+	if cfg.OnLive != nil {
+		set := func() metrics.LiveSet {
+			s := col.LiveSet()
+			s.Sessions = liveSessions()
+			return s
+		}
+		live = &Live{start: start, plan: plan, target: targetName, ctx: ctx, set: set, shards: []string{cfg.Shard.String()},
+			telemetry: selfTelemetry(cfg, self, noteEmbedded)}
+		cfg.OnLive(live)
+	}
 	var ended atomic.Bool // the load is over: the next progress sample is the final one
 	stopProgress := func() {}
 	// note prints a line at once: above the bar, between the progress
@@ -535,6 +552,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					if w := liveWD.Load(); w != nil {
 						st.Outages = w.Outages()
 					}
+					st.Sessions = liveSessions()
 					s.Metrics, stateAt = st, now
 				}
 			}

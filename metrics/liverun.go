@@ -20,7 +20,7 @@ func (m *Merged) LiveSet() LiveSet { return MergeLive(m.all()) }
 // aggregates a process's recorders: steps and message types in their
 // order with their counters and latencies, the totals summed over the
 // steps, the violations per rule (counts, no samples: those stay in the
-// recorders until the end), the outages the set carries, the run's start
+// recorders until the end), the outages and sessions the set carries, the run's start
 // and its duration so far. Nothing is cut yet, no time series and no
 // threshold is judged: a live page adds those.
 func (s LiveSet) Run(start time.Time, elapsed time.Duration) (*result.Run, error) {
@@ -67,6 +67,10 @@ func (s LiveSet) Run(start time.Time, elapsed time.Duration) (*result.Run, error
 		t.Violations += v.Count
 	}
 	run.Outages = append([]result.Outage(nil), s.Outages...)
+	if s.Sessions != nil {
+		ss := *s.Sessions
+		run.Sessions = &ss
+	}
 	run.TimeSeries = []result.Point{}
 	run.RateLimits = []result.RateLimitFinding{}
 	run.Malformed = []result.MalformedFinding{}

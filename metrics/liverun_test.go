@@ -92,11 +92,25 @@ func TestLiveSetRunAgreesWithSnapshot(t *testing.T) {
 }
 
 // TestMergeLiveOutages: the workers' outages merge as a merged result's
-// do: overlapping intervals become one, open if any is.
+// do: overlapping intervals become one, open if any is; their session
+// counts add up, and reach the run.
 func TestMergeLiveOutages(t *testing.T) {
-	a := LiveSet{Outages: []result.Outage{{StartNS: time.Second, EndNS: 3 * time.Second, Back: true, Kind: result.DownRefused}}}
+	a := LiveSet{Outages: []result.Outage{{StartNS: time.Second, EndNS: 3 * time.Second, Back: true, Kind: result.DownRefused}},
+		Sessions: &result.Sessions{Started: 5, Completed: 3, FailedStarts: 1}}
 	b := LiveSet{Outages: []result.Outage{{StartNS: 2 * time.Second, Kind: result.DownRefused}}}
-	got := MergeLive([]LiveSet{a, b}).Outages
+	c := LiveSet{Sessions: &result.Sessions{Started: 2, Completed: 2}}
+	if s := MergeLive([]LiveSet{b}).Sessions; s != nil {
+		t.Fatalf("no set has sessions, the merge has %+v", s)
+	}
+	m := MergeLive([]LiveSet{a, b, c})
+	run, err := m.Run(t0, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Sessions == nil || *run.Sessions != (result.Sessions{Started: 7, Completed: 5, FailedStarts: 1}) || len(run.MissingLoad()) != 1 {
+		t.Fatalf("sessions %+v, missing load %q", run.Sessions, run.MissingLoad())
+	}
+	got := m.Outages
 	if len(got) != 1 || got[0].Back || got[0].StartNS != time.Second {
 		t.Fatalf("merged outages %+v, want one from 1s, not back", got)
 	}
