@@ -364,8 +364,8 @@ func (s *Server) Handler() http.Handler {
 // interval between two samples, the requests and failures completed and
 // the corrected latencies recorded (the difference of the steps'
 // whole-run histograms, at the final series' precision), filed under the
-// second the interval mostly covered. The final report's series is the run's own, per
-// second of completion.
+// second the interval mostly covered. The final report's series is the
+// run's own, per second of completion.
 type series struct {
 	pts              []result.Point
 	hists            []*hdrhistogram.Histogram // each point's latencies
@@ -385,7 +385,8 @@ func (s *series) add(run *result.Run) error {
 		}
 		all.Merge(h)
 	}
-	counts := all.Export().Counts
+	snap := all.Export()
+	counts := snap.Counts
 	at := run.DurationNS
 	if !s.started {
 		s.started = true
@@ -394,7 +395,7 @@ func (s *series) add(run *result.Run) error {
 	if at <= s.prevAt && len(s.pts) > 0 {
 		return nil
 	}
-	delta := all.Export()
+	delta := *snap
 	delta.Counts = make([]int64, len(counts))
 	for i := range counts {
 		if i < len(s.prevCounts) {
@@ -404,7 +405,7 @@ func (s *series) add(run *result.Run) error {
 		}
 	}
 	h := result.NewSecondHistogram()
-	h.Merge(hdrhistogram.Import(delta))
+	h.Merge(hdrhistogram.Import(&delta))
 	req, errs := max(run.Totals.Requests-s.prevReq, 0), max(run.Totals.Failures-s.prevErr, 0)
 	sec := int64((s.prevAt + (at-s.prevAt)/2) / time.Second)
 	if n := len(s.pts); n > 0 && s.pts[n-1].Second == sec {
