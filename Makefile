@@ -5,7 +5,7 @@ FUZZTIME  ?= 20s
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: all build test race vet lint fmt bench bench-run bench-truth bench-micro bench-all fuzz fuzz-campaign soak ci clean e2e-k8s e2e-prometheus dist
+.PHONY: all build test race vet lint fmt bench bench-run bench-truth bench-micro bench-all fuzz fuzz-campaign soak ci clean e2e-k8s e2e-prometheus e2e-dashboard dist
 
 all: vet test build
 
@@ -95,6 +95,15 @@ e2e-k8s:
 # (~30 s). Exit 2: not run (a prerequisite is missing). See docs/testing.md.
 e2e-prometheus:
 	bash deploy/e2e/prometheus.sh
+
+# A headless Debian chromium (installed when missing; playwright-core from
+# deploy/e2e/dashboard/package-lock.json drives it, no browser downloaded)
+# watches `run --workers 2 --dashboard-addr` on loopback: counters advancing,
+# charts growing, a cut connection shown and recovered from, the final
+# report's headline the JSON result's (~30 s). Screenshots in
+# DASHBOARD_SHOTS. Exit 2: not run (a prerequisite is missing).
+e2e-dashboard:
+	bash deploy/e2e/dashboard.sh
 
 # Release binaries for every platform in DIST_PLATFORMS, static (CGO_ENABLED=0),
 # without local paths (-trimpath), stamped with VERSION (lobbybench version

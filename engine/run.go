@@ -86,6 +86,12 @@ type Config struct {
 	// adds the cumulative metrics.LiveState to the ProgressJSON lines: at
 	// most once a second, and on the final line.
 	WorkerMetrics bool
+	// OnLive, when set, is handed the run's live view as its load starts
+	// (Live: the one process's figures, or with RunWorkers the exact
+	// merge of its workers' states, the one MetricsAddr serves): what
+	// `run --dashboard-addr` shows. RunWorkers's workers must send their
+	// states (WorkerMetrics) for it to hold more than their deaths.
+	OnLive func(*Live)
 	// Owned is the target's process when lobbybench started it
 	// (--target-cmd); Faults, the scenario's recovery drill, are applied
 	// to it during the run (engine/drill.go, Result.Run.Drill). Faults
@@ -414,6 +420,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			fmt.Fprintf(cfg.Progress, "lobbybench: live metrics at http://%s/metrics\n", a)
 		}
 	}
+	// liveWD is the watchdog once it runs, for the live states a worker
+	// sends (its outages) and the live view.
+	var liveWD atomic.Pointer[liveness.Watchdog]
 	dr := newDrill(cfg, start)
 	engineRec := col.NewRecorder() // dropped starts, from the scheduling goroutine
 	var firstStart sync.Once
@@ -482,6 +491,29 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	var x *Execution
 	xready := make(chan struct{})
+	// liveSessions are the scheduler's session counts so far, for the
+	// live view and a worker's live state; nil before the load starts.
+	liveSessions := func() *result.Sessions {
+		select {
+		case <-xready:
+			st := x.Stats.Snapshot()
+			return &result.Sessions{Started: st.Started, Completed: st.Completed, Failed: st.Failed, FailedStarts: st.FailedStarts, Cut: st.Aborted,
+				DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, DroppedLateStart: st.DroppedLateStart, MaxActive: st.MaxActive}
+		default:
+			return nil
+		}
+	}
+	var live *Live
+	if cfg.OnLive != nil {
+		set := func() metrics.LiveSet {
+			s := col.LiveSet()
+			s.Sessions = liveSessions()
+			return s
+		}
+		live = &Live{start: start, plan: plan, target: targetName, ctx: ctx, set: set, shards: []string{cfg.Shard.String()},
+			telemetry: selfTelemetry(cfg, self, noteEmbedded)}
+		cfg.OnLive(live)
+	}
 	var ended atomic.Bool // the load is over: the next progress sample is the final one
 	stopProgress := func() {}
 	// note prints a line at once: above the bar, between the progress
@@ -517,6 +549,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			// state, so the parent's last scrape equals the result.
 			if cfg.WorkerMetrics && cfg.Mode == ProgressJSON && (ended.Load() || now.Sub(stateAt) >= time.Second) {
 				if st, err := col.LiveState(); err == nil {
+					if w := liveWD.Load(); w != nil {
+						st.Outages = w.Outages()
+					}
+					st.Sessions = liveSessions()
 					s.Metrics, stateAt = st, now
 				}
 			}
@@ -533,6 +569,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var wdog *liveness.Watchdog
 	if wd != nil {
 		wdog = wd.w
+		liveWD.Store(wdog)
+		if live != nil {
+			live.watchdog.Store(wdog)
+		}
 	}
 	if dr != nil {
 		dr.run(ctx, wdog)

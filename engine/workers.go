@@ -147,10 +147,22 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		w.OnStart(start)
 	}
 	var live *metrics.Merged
-	if w.MetricsAddr != "" {
+	if w.MetricsAddr != "" || w.OnLive != nil {
 		live = metrics.NewMerged(start, w.N)
 	}
 	workers := newWorkers(w, live)
+	if w.OnLive != nil {
+		target := w.Plan.Target
+		if target == "" {
+			target = "embedded " + embeddedAt.String()
+		}
+		// The workers' offsets count from their start instant.
+		liveStart := start
+		if !w.StartAt.IsZero() {
+			liveStart = w.StartAt
+		}
+		w.OnLive(workersLive(ctx, w, target, liveStart, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers)))
+	}
 	stopMetrics, err := serveWorkersMetrics(ctx, w, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers), info)
 	if err != nil {
 		mem.Stop()

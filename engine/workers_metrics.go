@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/metrics/prom"
@@ -36,7 +37,7 @@ func newWorkers(w Workers, live *metrics.Merged) []*worker {
 // states until the run returns (or w.MetricsUntil is done); the address
 // goes to info.MetricsAddr. A nil live serves nothing.
 func serveWorkersMetrics(ctx context.Context, w Workers, live *metrics.Merged, workers []*worker, target func() *result.TargetProcess, info *Info) (stop func(), err error) {
-	if live == nil {
+	if live == nil || w.MetricsAddr == "" {
 		return func() {}, nil
 	}
 	mctx, cancel := metricsContext(ctx, w.MetricsUntil)
@@ -83,4 +84,24 @@ func (wk *worker) takeMetrics(s *metrics.LiveState) {
 	if set, err := s.Decode(); err == nil {
 		wk.live.Set(wk.index, set)
 	}
+}
+
+// workersLive is the live view of a --workers run: the merge of the
+// workers' latest states (live, as the metrics serve it), one shard run a
+// worker, and the workers that died so far as the run's Incomplete.
+func workersLive(ctx context.Context, w Workers, target string, start time.Time, live *metrics.Merged, workers []*worker, telemetry func() *result.TargetProcess) *Live {
+	l := &Live{start: start, plan: w.Plan, target: target, ctx: ctx, set: live.LiveSet, telemetry: telemetry}
+	for _, wk := range workers {
+		l.shards = append(l.shards, wk.shard.String())
+	}
+	l.incomplete = func() []string {
+		var out []string
+		for _, wk := range workers {
+			if wk.state().State == prom.WorkerDied {
+				out = append(out, fmt.Sprintf("worker %s died: the result is incomplete", wk.shard))
+			}
+		}
+		return out
+	}
+	return l
 }

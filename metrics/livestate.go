@@ -20,6 +20,14 @@ type LiveState struct {
 	Live       Live           `json:"live"`
 	Violations []RuleCount    `json:"violations,omitempty"`
 	Keys       []LiveKeyState `json:"keys,omitempty"`
+	// Outages are the target's outages its watchdog saw so far (set by
+	// the engine, not by Collector.LiveState), for a live page's TARGET
+	// DOWN.
+	Outages []result.Outage `json:"outages,omitempty"`
+	// Sessions are the sessions so far as the engine's scheduler counts
+	// them (set by the engine; nil until it knows), for the thresholds
+	// on them and a live INCOMPLETE (failed starts).
+	Sessions *result.Sessions `json:"sessions,omitempty"`
 }
 
 // LiveKeyState is a LiveKey with its histograms encoded (HDR V2
@@ -84,7 +92,7 @@ func (s *LiveState) Decode() (LiveSet, error) {
 		}
 		keys = append(keys, k)
 	}
-	return LiveSet{Live: s.Live, Violations: append([]RuleCount(nil), s.Violations...), Keys: keys}, nil
+	return LiveSet{Live: s.Live, Violations: append([]RuleCount(nil), s.Violations...), Keys: keys, Outages: append([]result.Outage(nil), s.Outages...), Sessions: s.Sessions}, nil
 }
 
 // LiveSet is the decoded live figures of one process, as MergeLive takes
@@ -93,14 +101,21 @@ type LiveSet struct {
 	Live       Live
 	Violations []RuleCount
 	Keys       []LiveKey
+	// Outages are the target's outages seen so far (LiveState.Outages).
+	Outages []result.Outage
+	// Sessions are the scheduler's session counts (LiveState.Sessions).
+	Sessions *result.Sessions
 }
 
 // MergeLive sums processes' live figures: counters and gauges add up,
 // violations add up per rule (sorted by rule), and each key's histograms
 // merge into fresh ones, exactly (the same geometry in every process),
-// keys in their first appearance's order. The sets are left as they are.
+// keys in their first appearance's order, the outages merge as a merged
+// result's do (result.MergeOutages) and the session counts add up
+// (result.Sessions.Add; nil when no set has any). The sets are left as they are.
 func MergeLive(sets []LiveSet) LiveSet {
 	var out LiveSet
+	var outs []result.Outage
 	by := map[string]int64{}
 	idx := map[[2]string]int{}
 	for _, s := range sets {
@@ -119,6 +134,13 @@ func MergeLive(sets []LiveSet) LiveSet {
 		l.InGame += s.Live.InGame
 		for _, v := range s.Violations {
 			by[v.Rule] += v.Count
+		}
+		outs = append(outs, s.Outages...)
+		if s.Sessions != nil {
+			if out.Sessions == nil {
+				out.Sessions = &result.Sessions{}
+			}
+			out.Sessions.Add(*s.Sessions)
 		}
 		for _, k := range s.Keys {
 			id := [2]string{fmt.Sprint(k.Kind), k.Name}
@@ -142,6 +164,7 @@ func MergeLive(sets []LiveSet) LiveSet {
 			m.SendLag.Merge(k.SendLag)
 		}
 	}
+	out.Outages = result.MergeOutages(outs)
 	for rule, n := range by {
 		out.Violations = append(out.Violations, RuleCount{rule, n})
 	}

@@ -134,7 +134,7 @@ func Merge(runs ...*Run) (*Run, error) {
 		if r.Sessions == nil {
 			sessions = nil
 		} else if sessions != nil {
-			sessions.add(*r.Sessions)
+			sessions.Add(*r.Sessions)
 		}
 		out.ShardRuns = append(out.ShardRuns, r.ShardRuns...)
 		out.Incomplete = append(out.Incomplete, r.Incomplete...)

@@ -161,8 +161,8 @@ func (s Sessions) String() string {
 // Dropped is the number of dropped starts of every cause.
 func (s Sessions) Dropped() int64 { return s.DroppedNoSlot + s.DroppedLate + s.DroppedLateStart }
 
-// add sums o into s (MaxActive too: see Sessions.MaxActive).
-func (s *Sessions) add(o Sessions) {
+// Add sums o into s (MaxActive too: see Sessions.MaxActive).
+func (s *Sessions) Add(o Sessions) {
 	s.Started += o.Started
 	s.Completed += o.Completed
 	s.Failed += o.Failed

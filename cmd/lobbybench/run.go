@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/capacity"
+	"github.com/lobbybench/lobbybench/dashboard"
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/words"
@@ -97,8 +98,9 @@ func init() {
 				shard      engine.Shard
 				outs       = outputFlags(fs, result.KindRun)
 				metrics    = fs.String("metrics-addr", "", "serve live Prometheus metrics at http://`ADDR`/metrics during the run")
-				linger     = fs.Duration("metrics-linger", 0, "with --metrics-addr: keep serving the final metrics `DURATION` after the run (its results written) so a scraper takes the last figures; Ctrl-C ends it")
-				workerMet  = fs.Bool("worker-metrics", false, "(internal to --workers) send the cumulative metrics on the progress lines, for the parent's --metrics-addr")
+				dashAddr   = fs.String("dashboard-addr", "", "serve a live page of the run (the HTML report's charts and tables, updated every second, then the final report) at http://`ADDR`/")
+				linger     = fs.Duration("serve-linger", 0, "with --metrics-addr or --dashboard-addr: keep serving the final metrics and report `DURATION` after the run (its results written), for the last scrape and the watchers; Ctrl-C ends it")
+				workerMet  = fs.Bool("worker-metrics", false, "(internal to --workers) send the cumulative metrics on the progress lines, for the parent's --metrics-addr and --dashboard-addr")
 				quiet      = fs.Bool("quiet", false, "no progress output")
 				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
 				grace      = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
@@ -113,6 +115,7 @@ func init() {
 				maxWait    = fs.Duration("start-at-max-wait", DefaultStartAtMaxWait, "the furthest ahead --start-at may be (`DURATION`)")
 				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
 			)
+			fs.DurationVar(linger, "metrics-linger", 0, "the former name of --serve-linger (`DURATION`)")
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
 			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
@@ -141,8 +144,15 @@ func init() {
 				if *watchdog < 0 {
 					return usageErr(e, "run", "--watchdog %v must be 0 (off) or above", *watchdog)
 				}
-				if *linger < 0 || *linger > 0 && *metrics == "" {
-					return usageErr(e, "run", "--metrics-linger %v needs --metrics-addr and must be 0 or above", *linger)
+				if *linger < 0 || *linger > 0 && *metrics == "" && *dashAddr == "" {
+					name := "--serve-linger"
+					if given["metrics-linger"] {
+						name = "--metrics-linger"
+					}
+					return usageErr(e, "run", "%s %v needs --metrics-addr or --dashboard-addr and must be 0 or above", name, *linger)
+				}
+				if *dashAddr != "" && *worker {
+					return usageErr(e, "run", "--dashboard-addr cannot be used with --worker: the --workers parent serves the page")
 				}
 				if *worker && (given["target-cmd"] || given["target-log"]) {
 					return usageErr(e, "run", "--target-cmd cannot be used with --worker: the --workers parent starts the server")
@@ -222,6 +232,19 @@ func init() {
 					until, end := context.WithCancel(context.WithoutCancel(ctx))
 					defer end()
 					cfg.MetricsUntil = until
+				}
+				var dash *dashboard.Server
+				if *dashAddr != "" {
+					// Bound before anything is sent: a bad or taken
+					// address is a usage error.
+					if dash, err = dashboard.Listen(*dashAddr, dashboard.Options{}); err != nil {
+						return usageErr(e, "run", "--dashboard-addr: %v", err)
+					}
+					defer dash.Close()
+					cfg.OnLive = func(l *engine.Live) { dash.SetSource(l.Run) }
+					if cfg.Mode != engine.ProgressNone {
+						fmt.Fprintf(e.stderr, "lobbybench run: live page at http://%s/\n", dash.Addr())
+					}
 				}
 				cfg.Watchdog = *watchdog
 				if *watchdog == 0 {
@@ -317,21 +340,34 @@ func init() {
 					owner.finish(res)
 				}
 				code := reportRun(e, res, outs)
-				lingerMetrics(ctx, e, res, *linger)
+				if dash != nil {
+					if err := dash.Finish(res.Run); err != nil {
+						fmt.Fprintf(e.stderr, "lobbybench run: --dashboard-addr: the final report: %v\n", err)
+					}
+				}
+				lingerServe(ctx, e, res, dash, *linger)
 				return code
 			}
 		},
 	})
 }
 
-// lingerMetrics waits out --metrics-linger, the results written, while
-// the metrics server serves the final figures; Ctrl-C ends it.
-func lingerMetrics(ctx context.Context, e *env, res *engine.Result, d time.Duration) {
-	if d <= 0 || res.Engine.MetricsAddr == "" || ctx.Err() != nil {
+// lingerServe waits out --serve-linger, the results written, while the
+// metrics server serves the final figures and the live page the final
+// report; Ctrl-C ends it.
+func lingerServe(ctx context.Context, e *env, res *engine.Result, dash *dashboard.Server, d time.Duration) {
+	if d <= 0 || res.Engine.MetricsAddr == "" && dash == nil || ctx.Err() != nil {
 		return
 	}
-	e.stopNote = func() string { return "the results are written; the metrics server stops" }
-	fmt.Fprintf(e.stderr, "lobbybench run: serving the final metrics at http://%s/metrics for %v (--metrics-linger; Ctrl-C ends it)\n", res.Engine.MetricsAddr, d)
+	var what []string
+	if res.Engine.MetricsAddr != "" {
+		what = append(what, fmt.Sprintf("the final metrics at http://%s/metrics", res.Engine.MetricsAddr))
+	}
+	if dash != nil {
+		what = append(what, fmt.Sprintf("the final report at http://%s/", dash.Addr()))
+	}
+	e.stopNote = func() string { return "the results are written; serving stops" }
+	fmt.Fprintf(e.stderr, "lobbybench run: serving %s for %v (--serve-linger; Ctrl-C ends it)\n", strings.Join(what, " and "), d)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

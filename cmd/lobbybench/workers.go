@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,9 +46,11 @@ func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string, a
 	}
 	var pass []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "metrics-addr" {
+		if f.Name == "metrics-addr" || f.Name == "dashboard-addr" {
 			// The parent serves the merge of what its workers send.
-			pass = append(pass, "--worker-metrics")
+			if !slices.Contains(pass, "--worker-metrics") {
+				pass = append(pass, "--worker-metrics")
+			}
 		}
 		for _, n := range append(workerFlags, protoFlags...) {
 			if f.Name == n {

@@ -9,12 +9,12 @@
 #   2. lobbybench serve on 127.0.0.1 (a free port), Prometheus on
 #      127.0.0.1 with a generated config scraping the run's metrics every 1s
 #   3. lobbybench run --workers 2 --metrics-addr 127.0.0.1:PORT
-#      --metrics-linger 5s: an open-model list_rooms load of 20 s
+#      --serve-linger 5s: an open-model list_rooms load of 20 s
 #   4. every dashboard panel's query over the HTTP API against the JSON:
 #      - the final counters (requests, failures, active sessions, worker
 #        states), at a time after the run ended and before its metrics
 #        server stopped: EXACT. The workers send their final figures on
-#        their last progress line, and --metrics-linger serves them for
+#        their last progress line, and --serve-linger serves them for
 #        5 scrapes, so the last scrapes hold the result's own figures;
 #        without the linger the last scrape could miss up to a scrape
 #        interval (1 s) plus a worker's state interval (1 s) of the end.
@@ -135,7 +135,7 @@ EOF
 echo "e2e-prometheus: == run --workers 2 for ${DURATION}s, metrics on 127.0.0.1:$METRICS" >&2
 t_start=$(date +%s.%N)
 "$out/lobbybench" run --quiet --workers 2 --target "127.0.0.1:$LOBBY" --metrics-addr "127.0.0.1:$METRICS" \
-  --metrics-linger "$LINGER" --json "$out/run.json" "$out/scenario.yaml" >"$out/run.out" 2>"$out/run.err" &
+  --serve-linger "$LINGER" --json "$out/run.json" "$out/scenario.yaml" >"$out/run.out" 2>"$out/run.err" &
 run_pid=$!
 pids+=($run_pid)
 t_final=

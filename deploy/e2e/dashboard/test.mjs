@@ -1,0 +1,229 @@
+// make e2e-dashboard, the browser half (deploy/e2e/dashboard.sh runs it):
+// a headless Debian chromium, driven by playwright-core, watches
+// `lobbybench run --workers 2 --dashboard-addr` through a TCP proxy this
+// script owns, so the connection can be cut and restored.
+//
+// Environment: LOBBYBENCH (the binary), E2E_OUT (a work directory),
+// DASHBOARD_SHOTS (where the screenshots go), E2E_TIMEOUT (seconds for
+// the whole check). Every wait is bounded in time; the processes it
+// starts (the run, the browser) are ended by their PID.
+import { chromium } from "playwright-core";
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+const BIN = process.env.LOBBYBENCH;
+const OUT = process.env.E2E_OUT;
+const SHOTS = process.env.DASHBOARD_SHOTS || fs.mkdtempSync(path.join(os.tmpdir(), "dashboard-shots-"));
+const DEADLINE = Date.now() + 1000 * Number(process.env.E2E_TIMEOUT || 150);
+const DURATION = 18; // seconds of load
+
+let failed = 0;
+let run = null;
+let context = null;
+const log = (...a) => console.error("e2e-dashboard:", ...a);
+function check(what, ok, detail) {
+  log(`${ok ? "PASS" : "FAIL"} ${what}${detail ? ": " + detail : ""}`);
+  if (!ok) failed++;
+  return ok;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// until polls f (every 100 ms) until it returns a truthy value, for at most
+// ms and never past the deadline; it returns the value, or null.
+async function until(ms, f) {
+  const end = Math.min(Date.now() + ms, DEADLINE);
+  for (let i = 0; i < 100000 && Date.now() < end; i++) {
+    const v = await f().catch(() => null);
+    if (v) return v;
+    await sleep(100);
+  }
+  return null;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+// proxy forwards 127.0.0.1:listenPort to 127.0.0.1:target until cut():
+// then it listens no more and every connection through it is destroyed,
+// so the page's polls are refused, as from a server gone; restore()
+// listens again on the same port.
+function proxy(listenPort, target) {
+  const socks = new Set();
+  let server = null;
+  const listen = () => new Promise((resolve, reject) => {
+    server = net.createServer((c) => {
+      const u = net.connect(target, "127.0.0.1");
+      socks.add(c); socks.add(u);
+      const drop = () => { c.destroy(); u.destroy(); socks.delete(c); socks.delete(u); };
+      c.on("error", drop); u.on("error", drop); c.on("close", drop); u.on("close", drop);
+      c.pipe(u); u.pipe(c);
+    });
+    server.once("error", reject);
+    server.listen(listenPort, "127.0.0.1", resolve);
+  });
+  return {
+    listen,
+    cut: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      for (const s of socks) s.destroy();
+      socks.clear();
+    }),
+  };
+}
+
+async function main() {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  const scenario = path.join(OUT, "scenario.yaml");
+  fs.writeFileSync(scenario, `name: e2e-dashboard
+description: list_rooms against the embedded server, ramping from 20/s to 80/s over ${DURATION} s
+protocol: udp-lobby
+seed: 11
+embedded_server:
+  cleanup_interval: 500ms
+load:
+  start_rate: 20/s
+  stages:
+    - {rate: 80/s, for: ${DURATION}s}
+  max_clients: 400
+flows:
+  - name: poll
+    steps: [list_rooms, list_rooms]
+thresholds:
+  - list_rooms.p99 < 500ms
+  - errors.rate < 5%
+`);
+  const dashPort = await freePort();
+  const proxyPort = await freePort();
+  const json = path.join(OUT, "run.json");
+  const errFile = fs.openSync(path.join(OUT, "run.err"), "w");
+  const outFile = fs.openSync(path.join(OUT, "run.out"), "w");
+  run = spawn(BIN, ["run", "--workers", "2", "--dashboard-addr", `127.0.0.1:${dashPort}`, "--serve-linger", "120s",
+    "--json", json, scenario], { stdio: ["ignore", outFile, errFile], env: { ...process.env, CI: "1" } });
+  log(`run --workers 2 (pid ${run.pid}) for ${DURATION} s, page on 127.0.0.1:${dashPort} behind a proxy on 127.0.0.1:${proxyPort}`);
+  const runExit = new Promise((resolve) => run.on("exit", (code, sig) => resolve({ code, sig })));
+  const px = proxy(proxyPort, dashPort);
+  await px.listen();
+
+  const userData = fs.mkdtempSync(path.join(OUT, "chromium-"));
+  context = await chromium.launchPersistentContext(userData, {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+    viewport: { width: 1100, height: 640 },
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  const url = `http://127.0.0.1:${proxyPort}/`;
+  const opened = await until(15000, async () => (await page.goto(url, { timeout: 3000 })).ok());
+  if (!check("the page opens through the proxy", !!opened)) return;
+
+  const body = (attr) => page.evaluate((a) => document.body.dataset[a] || "", attr);
+  const counter = (name) => page.evaluate((n) => Number(document.querySelector(`[data-counter="${n}"] b`)?.textContent || -1), name);
+  // What the charts draw: the SVG paths' and marks' points, summed.
+  const drawn = () => page.evaluate(() => {
+    let points = 0;
+    const svgs = document.querySelectorAll("#report svg");
+    document.querySelectorAll("#report svg path").forEach((p) => { points += ((p.getAttribute("d") || "").match(/[ML]/g) || []).length; });
+    points += document.querySelectorAll("#report svg circle").length;
+    return { svgs: svgs.length, points };
+  });
+
+  const running = await until(30000, async () => (await body("phase")) === "running" && (await body("shown")) !== "");
+  if (!check("the page shows the running run's report", !!running)) return;
+  await sleep(3000);
+  const c1 = await counter("requests");
+  const d1 = await drawn();
+  await page.screenshot({ path: path.join(SHOTS, "dashboard-running-1.png"), fullPage: false });
+  await sleep(4000);
+  const c2 = await counter("requests");
+  const d2 = await drawn();
+  await page.screenshot({ path: path.join(SHOTS, "dashboard-running-2.png"), fullPage: false });
+  // The per-second charts as they grow (below the fold of the shots): the
+  // report is swapped every second, so its place is read and shot at once.
+  const box = await page.evaluate(() => {
+    const h = Array.from(document.querySelectorAll("#report h3")).find((e) => e.textContent === "Over the run");
+    const f = h && h.nextElementSibling;
+    if (!f) return null;
+    const r = f.getBoundingClientRect();
+    return { x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
+  });
+  check("the page draws the per-second charts", !!box && box.height > 0);
+  if (box) await page.screenshot({ path: path.join(SHOTS, "dashboard-charts.png"), fullPage: true, clip: box });
+  check("the counters advance between the two screenshots", c1 > 0 && c2 > c1, `requests ${c1} then ${c2}`);
+  check("the charts are drawn and grow", d1.svgs > 0 && d2.points > d1.points, `${d1.svgs} charts, ${d1.points} then ${d2.points} points`);
+  const headline = await page.textContent("#headline");
+  check("the page leads with a headline", /^(PASS|FAIL|INCOMPLETE|INTERRUPTED|TARGET DOWN|INCONCLUSIVE) · /.test(headline || ""), headline);
+
+  // The connection is cut: the page says so, with the last update's time,
+  // and shows no new figures; restored, it resumes by itself.
+  const seqBefore = Number(await body("seq"));
+  await px.cut();
+  const lost = await until(10000, async () => (await body("conn")) === "lost");
+  const lostText = await page.textContent("#conn");
+  check("a cut connection shows as lost", !!lost && /connection lost, retrying… \(last update .+\)/.test(lostText || ""), lostText);
+  await page.screenshot({ path: path.join(SHOTS, "dashboard-lost.png") });
+  await sleep(2000);
+  const seqLost = Number(await body("seq"));
+  check("nothing new is shown while it is lost", seqLost === seqBefore && (await body("conn")) === "lost", `seq ${seqBefore} then ${seqLost}`);
+  await px.listen();
+  const back = await until(15000, async () => (await body("conn")) === "ok" && Number(await body("seq")) > seqLost && Number(await body("shown")) > seqLost);
+  check("restored, the page resumes updating by itself", !!back, `seq ${seqLost} then ${await body("seq")}`);
+
+  // After the run: the final report, led by the JSON result's headline.
+  const final = await until((DURATION + 40) * 1000, async () => (await body("phase")) === "final" && (await body("shown")) === (await body("seq")));
+  if (!check("after the run the page shows the final report", !!final)) return;
+  await page.screenshot({ path: path.join(SHOTS, "dashboard-final.png"), fullPage: false });
+  const reportHTML = path.join(OUT, "from-json.html");
+  execFileSync(BIN, ["report", "html", json, "-o", reportHTML], { timeout: 30000 });
+  const fromJSON = (fs.readFileSync(reportHTML, "utf8").match(/<p class="status ([a-z_]+)">([^<]*)</) || []);
+  const banner = await page.evaluate(() => {
+    const p = document.querySelector("#report p.status");
+    return p ? [p.className, p.textContent] : [];
+  });
+  const top = await page.textContent("#headline");
+  const want = (fromJSON[2] || "").replace(/&#43;/g, "+").replace(/&amp;/g, "&").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&#34;/g, '"').replace(/&#39;/g, "'");
+  check("the final headline is the JSON result's", want !== "" && top === want && banner[1] === want && banner[0] === "status " + fromJSON[1],
+    `page "${top}", report banner "${banner[1]}", JSON "${want}"`);
+  const total = JSON.parse(fs.readFileSync(json, "utf8")).totals.requests;
+  check("the final counters are the JSON result's", (await counter("requests")) === total, `${await counter("requests")} vs ${total}`);
+
+  // End the linger (Ctrl-C) and the run.
+  run.kill("SIGINT");
+  const end = await Promise.race([runExit, sleep(15000).then(() => null)]);
+  check("the run ends on Ctrl-C during the linger", end !== null, end ? `exit ${end.code}` : "still running");
+}
+
+// Ended from outside (dashboard.sh's timeout): the run goes too.
+process.on("SIGTERM", () => {
+  if (run && run.exitCode === null) run.kill("SIGKILL");
+  process.exit(1);
+});
+
+try {
+  await main();
+} catch (e) {
+  check("no error", false, e && e.stack || String(e));
+} finally {
+  if (context) await context.close().catch(() => {});
+  if (run && run.exitCode === null && run.signalCode === null) {
+    run.kill("SIGKILL");
+  }
+}
+log(`screenshots in ${SHOTS}`);
+if (failed > 0) {
+  log(`FAIL: ${failed} check(s)`);
+  process.exit(1);
+}
+log("PASS");
+process.exit(0);

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/lobbybench/lobbybench/liveness"
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// Live is a running run's view so far, as a live page shows it
+// (Config.OnLive; `run --dashboard-addr`): the figures of the one process
+// (Run), or the exact merge of its workers' latest states (RunWorkers:
+// metrics.Merged, the merge the live metrics serve), as a result.Run whose
+// thresholds and headline are judged as the final result's are. Safe for
+// concurrent use.
+type Live struct {
+	start      time.Time
+	plan       *scenario.Plan
+	target     string
+	ctx        context.Context
+	set        func() metrics.LiveSet
+	shards     []string
+	incomplete func() []string
+	telemetry  func() *result.TargetProcess
+	// watchdog is the one process's watchdog once it runs (nil with
+	// --workers: the workers' outages come with their states).
+	watchdog atomic.Pointer[liveness.Watchdog]
+	now      func() time.Time
+}
+
+// Start is the run's start (the zero of its offsets).
+func (l *Live) Start() time.Time { return l.start }
+
+// Run returns the run so far: its steps, messages, totals, violations and
+// outages (metrics.LiveSet.Run), the scenario and target, one shard run a
+// process (interrupted once the run was told to stop), the workers that
+// died (Incomplete), the server's process figures when lobbybench owns or
+// embeds it, and the scenario's thresholds evaluated on it
+// (result.EvaluateThresholds), TargetDown noted. Its Headline is then the
+// one the final result would have, were the run to end now. No time
+// series: a live page samples its own.
+func (l *Live) Run() (*result.Run, error) {
+	now := time.Now
+	if l.now != nil {
+		now = l.now
+	}
+	set := l.set()
+	if w := l.watchdog.Load(); w != nil {
+		set.Outages = w.Outages()
+	}
+	r, err := set.Run(l.start, now().Sub(l.start))
+	if err != nil {
+		return nil, err
+	}
+	r.Scenario, r.Target = l.plan.Name, l.target
+	stopped := l.ctx.Err() != nil
+	for _, s := range l.shards {
+		r.ShardRuns = append(r.ShardRuns, result.ShardRun{Shard: s, Protocol: string(l.plan.Protocol), Model: string(l.plan.Load.Model), Seed: l.plan.Seed, Interrupted: stopped})
+	}
+	if l.incomplete != nil {
+		r.Incomplete = l.incomplete()
+	}
+	if l.telemetry != nil {
+		r.TargetProcess = l.telemetry()
+	}
+	markWaits(r, l.plan)
+	result.EvaluateThresholds(r, l.plan.Conditions())
+	r.NoteTargetDown()
+	return r, nil
+}
