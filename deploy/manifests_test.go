@@ -242,7 +242,7 @@ func TestShardJob(t *testing.T) {
 	}
 	script := strings.Join(sc.Args, " ")
 	for _, want := range []string{`--shard "$(SHARD_INDEX)/$(SHARD_COUNT)"`, `--json "/results/shard-$(SHARD_INDEX).json"`, "/scenario/scenario.yaml", `--target "$(TARGET)"`,
-		`--metrics-addr "$(METRICS_ADDR)"`, `--metrics-linger "$(METRICS_LINGER)"`} {
+		`--metrics-addr "$(METRICS_ADDR)"`, `--serve-linger "$(METRICS_LINGER)"`} {
 		if !strings.Contains(script, want) {
 			t.Errorf("shard script lacks %s:\n%s", want, script)
 		}

@@ -78,7 +78,7 @@ type Config struct {
 	// the length of the run.
 	MetricsAddr string
 	// MetricsUntil, when set, keeps the metrics server up after Run (or
-	// RunWorkers) returns, until it is done: `run --metrics-linger`
+	// RunWorkers) returns, until it is done: `run --serve-linger`
 	// serves the final figures while a scraper takes them. Nil: the
 	// server stops when the run returns.
 	MetricsUntil context.Context

@@ -115,7 +115,6 @@ func init() {
 				maxWait    = fs.Duration("start-at-max-wait", DefaultStartAtMaxWait, "the furthest ahead --start-at may be (`DURATION`)")
 				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
 			)
-			fs.DurationVar(linger, "metrics-linger", 0, "the former name of --serve-linger (`DURATION`)")
 			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
 			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
@@ -145,11 +144,7 @@ func init() {
 					return usageErr(e, "run", "--watchdog %v must be 0 (off) or above", *watchdog)
 				}
 				if *linger < 0 || *linger > 0 && *metrics == "" && *dashAddr == "" {
-					name := "--serve-linger"
-					if given["metrics-linger"] {
-						name = "--metrics-linger"
-					}
-					return usageErr(e, "run", "%s %v needs --metrics-addr or --dashboard-addr and must be 0 or above", name, *linger)
+					return usageErr(e, "run", "--serve-linger %v needs --metrics-addr or --dashboard-addr and must be 0 or above", *linger)
 				}
 				if *dashAddr != "" && *worker {
 					return usageErr(e, "run", "--dashboard-addr cannot be used with --worker: the --workers parent serves the page")

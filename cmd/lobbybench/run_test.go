@@ -79,7 +79,6 @@ func TestRunUsageErrors(t *testing.T) {
 		{"bad dashboard address", []string{"run", "--quiet", "--dashboard-addr", "256.1.1.1:x", good}, regexp.MustCompile(`^lobbybench run: --dashboard-addr: .+$`), "--dashboard-addr: "},
 		{"dashboard address without a port", []string{"run", "--dashboard-addr", "localhost", good}, regexp.MustCompile(`^lobbybench run: --dashboard-addr: .+$`), "missing port"},
 		{"linger with nothing served", []string{"run", "--serve-linger", "5s", good}, nil, "--serve-linger 5s needs --metrics-addr or --dashboard-addr"},
-		{"old linger name", []string{"run", "--metrics-linger", "5s", good}, nil, "--metrics-linger 5s needs --metrics-addr or --dashboard-addr"},
 		{"negative max clients", []string{"run", "--max-clients", "-1", good}, nil, "--max-clients"},
 		{"zero max clients", []string{"run", "--max-clients", "0", good}, nil, "--max-clients 0 must be at least 1"},
 		{"zero duration", []string{"run", "--duration", "0s", good}, nil, "--duration must be above 0"},

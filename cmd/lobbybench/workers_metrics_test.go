@@ -21,14 +21,14 @@ import (
 
 // TestRunWorkersMetrics: `run --workers 2 --metrics-addr` serves the
 // merge of its workers' metrics, and the scrape taken once the run is
-// over (--metrics-linger) agrees exactly with the merged JSON result:
+// over (--serve-linger) agrees exactly with the merged JSON result:
 // the run's counters, each step's requests and latency count, and the
 // whole-run HDR percentiles (merged histograms, not averaged quantiles).
 // Both workers show as exited.
 func TestRunWorkersMetrics(t *testing.T) {
 	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "800ms", 1))
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
-	cmd := lobbybenchCmd(t, nil, "run", "--quiet", "--workers", "2", "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "1m", "--json", jsonPath, sc)
+	cmd := lobbybenchCmd(t, nil, "run", "--quiet", "--workers", "2", "--metrics-addr", "127.0.0.1:0", "--serve-linger", "1m", "--json", jsonPath, sc)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
