@@ -218,6 +218,18 @@ func (e *StartWaitError) Unwrap() error { return e.Err }
 
 // waitStart waits until at, or until ctx ends; it returns how long it
 // waited.
+// noteStartWait says on w, once, that the run waits for its start
+// instant, when the wait is over a second and the run shows its progress
+// to a person (not a worker's JSON lines, whose parent says it once for
+// all): a silent wait reads as a hang.
+func noteStartWait(w io.Writer, mode ProgressMode, at time.Time) {
+	d := time.Until(at)
+	if w == nil || mode == ProgressNone || mode == ProgressJSON || d <= time.Second {
+		return
+	}
+	fmt.Fprintf(w, "lobbybench: waiting %s for the start instant %s (--start-at)\n", words.Seconds(d), at.UTC().Format(time.RFC3339Nano))
+}
+
 func waitStart(ctx context.Context, at time.Time) (time.Duration, error) {
 	d := time.Until(at)
 	if d <= 0 {
@@ -363,6 +375,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	if !cfg.StartAt.IsZero() {
 		info.StartAt = cfg.StartAt
+		noteStartWait(cfg.Warnings, cfg.Mode, cfg.StartAt)
 		if info.StartWaitNS, err = waitStart(ctx, cfg.StartAt); err != nil {
 			return nil, err
 		}

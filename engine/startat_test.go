@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -188,4 +189,32 @@ func TestWaitStart(t *testing.T) {
 			t.Errorf("cancelled wait: %v after %v, want a StartWaitError after 1s", err, time.Since(t0))
 		}
 	})
+}
+
+// noteStartWait tells a person watching the progress that the run waits
+// for its instant, once; a worker's JSON lines, a quiet run and a wait of
+// a second or less say nothing.
+func TestNoteStartWait(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	for _, tc := range []struct {
+		name string
+		mode ProgressMode
+		at   time.Time
+		want bool
+	}{
+		{"lines, an hour ahead", ProgressLines, far, true},
+		{"bar, an hour ahead", ProgressBar, far, true},
+		{"worker JSON", ProgressJSON, far, false},
+		{"quiet", ProgressNone, far, false},
+		{"already past", ProgressLines, time.Now().Add(-time.Hour), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			noteStartWait(&b, tc.mode, tc.at)
+			got := b.String()
+			if tc.want != (got != "") || tc.want && !strings.Contains(got, "for the start instant "+tc.at.UTC().Format(time.RFC3339Nano)+" (--start-at)") {
+				t.Errorf("noteStartWait: %q, want a line: %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -146,20 +146,22 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	if w.OnStart != nil {
 		w.OnStart(start)
 	}
+	// The workers' offsets, and the elapsed time of the progress and of
+	// the live metrics, count from their start instant.
+	liveStart := start
+	if !w.StartAt.IsZero() {
+		liveStart = w.StartAt
+	}
+	noteStartWait(w.Warnings, w.Mode, w.StartAt)
 	var live *metrics.Merged
 	if w.MetricsAddr != "" || w.OnLive != nil {
-		live = metrics.NewMerged(start, w.N)
+		live = metrics.NewMerged(liveStart, w.N)
 	}
 	workers := newWorkers(w, live)
 	if w.OnLive != nil {
 		target := w.Plan.Target
 		if target == "" {
 			target = "embedded " + embeddedAt.String()
-		}
-		// The workers' offsets count from their start instant.
-		liveStart := start
-		if !w.StartAt.IsZero() {
-			liveStart = w.StartAt
 		}
 		w.OnLive(workersLive(ctx, w, target, liveStart, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers)))
 	}
@@ -202,7 +204,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 			wk.mu.Unlock()
 			sum.add(s)
 		}
-		sum.Elapsed = time.Since(start)
+		sum.Elapsed = max(time.Since(liveStart), 0)
 		return sum
 	})
 	select {
