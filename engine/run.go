@@ -373,6 +373,42 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	info.Sources = len(sources)
 
+	// The schedule's zero: the start instant when given, also when this
+	// process comes to it late (offsets are the coordinated run's),
+	// otherwise now.
+	start := cfg.StartAt
+	if start.IsZero() {
+		start = time.Now()
+	}
+	col := metrics.NewCollector(start)
+	// The embedded server's sampler starts with the schedule, after the
+	// wait; the live metrics read it once it is there.
+	var selfAt atomic.Pointer[owned.SelfSampler]
+	if cfg.MetricsAddr != "" {
+		// Served before the wait for the start instant: a shard waiting
+		// for it is up for its scraper (its counters at zero), and a
+		// busy or bad address fails now, not at the instant after the
+		// whole wait, when the other shards start without this one.
+		mctx, mcancel := metricsContext(ctx, cfg.MetricsUntil)
+		defer mcancel()
+		target := cfg.TargetTelemetry
+		if target == nil && srv != nil {
+			target = func() *result.TargetProcess {
+				if s := selfAt.Load(); s != nil {
+					return selfTelemetry(cfg, s, noteEmbedded)()
+				}
+				return nil
+			}
+		}
+		a, err := prom.ServeWith(mctx, cfg.MetricsAddr, col, prom.Options{Target: target})
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+		info.MetricsAddr = a.String()
+		if cfg.Mode != ProgressNone && cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "lobbybench: live metrics at http://%s/metrics\n", a)
+		}
+	}
 	if !cfg.StartAt.IsZero() {
 		info.StartAt = cfg.StartAt
 		noteStartWait(cfg.Warnings, cfg.Mode, cfg.StartAt)
@@ -381,16 +417,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	mem := startMemSampler(250 * time.Millisecond)
-	start := time.Now()
-	if !cfg.StartAt.IsZero() {
-		// The schedule's zero is the start instant, also when this
-		// process comes to it late: offsets are the coordinated run's.
-		start = cfg.StartAt
-	}
-	col := metrics.NewCollector(start)
 	var self *owned.SelfSampler
 	if srv != nil {
 		self = sampleSelf(start)
+		selfAt.Store(self)
 	}
 	if cfg.OnStart != nil {
 		cfg.OnStart(start)
@@ -417,21 +447,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		mem.Stop()
 		stopSelf()
 		return nil, err
-	}
-	if cfg.MetricsAddr != "" {
-		mctx, mcancel := metricsContext(ctx, cfg.MetricsUntil)
-		defer mcancel()
-		a, err := prom.ServeWith(mctx, cfg.MetricsAddr, col, prom.Options{Target: selfTelemetry(cfg, self, noteEmbedded)})
-		if err != nil {
-			sh.Close()
-			mem.Stop()
-			stopSelf()
-			return nil, fmt.Errorf("--metrics-addr: %w", err)
-		}
-		info.MetricsAddr = a.String()
-		if cfg.Mode != ProgressNone && cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "lobbybench: live metrics at http://%s/metrics\n", a)
-		}
 	}
 	// liveWD is the watchdog once it runs, for the live states a worker
 	// sends (its outages) and the live view.

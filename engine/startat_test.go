@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -189,6 +192,96 @@ func TestWaitStart(t *testing.T) {
 			t.Errorf("cancelled wait: %v after %v, want a StartWaitError after 1s", err, time.Since(t0))
 		}
 	})
+}
+
+// chanWriter hands each write to a channel: the progress lines of a run
+// on another goroutine, as they come.
+type chanWriter chan string
+
+func (c chanWriter) Write(p []byte) (int, error) {
+	c <- string(p)
+	return len(p), nil
+}
+
+// TestStartAtServesMetricsWhileWaiting: a run given --start-at and
+// --metrics-addr serves its live metrics while it waits for the instant
+// (a shard waiting is up for its scraper, its counters at zero), and a
+// busy address is refused before the wait, not at the instant when the
+// other shards start without this one. The instant is ten minutes away:
+// a run that waited before serving would reach the test's deadline.
+func TestStartAtServesMetricsWhileWaiting(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		name, addr string
+		wantErr    string // "": served, then stopped while waiting
+	}{
+		{"free address, served during the wait", "127.0.0.1:0", ""},
+		{"busy address, refused before the wait", busy.Addr().String(), "--metrics-addr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			lines := make(chanWriter, 16)
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(ctx, Config{Plan: mustPlan(t, fakeYAML), Factory: fakeFactory(time.Millisecond), Grace: time.Second,
+					StartAt: time.Now().Add(10 * time.Minute), MetricsAddr: tc.addr, Mode: ProgressLines, Progress: lines})
+				done <- err
+			}()
+			if tc.wantErr != "" {
+				select {
+				case err := <-done:
+					var we *StartWaitError
+					if err == nil || errors.As(err, &we) || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Errorf("Run: %v; want an error naming %s before the wait", err, tc.wantErr)
+					}
+				case <-ctx.Done():
+					t.Error("Run was still waiting for the instant with its metrics address busy")
+				}
+				return
+			}
+			var url string
+			for url == "" {
+				select {
+				case l := <-lines:
+					if _, rest, ok := strings.Cut(l, "live metrics at "); ok {
+						url = strings.TrimSpace(rest)
+					}
+				case err := <-done:
+					t.Fatalf("Run ended before serving its metrics: %v", err)
+				case <-ctx.Done():
+					t.Fatal("no live metrics while waiting for the start instant")
+				}
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("scrape while waiting: %v", err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("scrape while waiting: %s, %v", resp.Status, err)
+			}
+			for _, want := range []string{"\nlobbybench_requests_total 0\n", "\nlobbybench_sessions_started_total 0\n", "\nlobbybench_elapsed_seconds 0\n"} {
+				if !strings.Contains(string(body), want) {
+					t.Errorf("scrape while waiting lacks %q", strings.TrimSpace(want))
+				}
+			}
+			cancel() // Ctrl-C while waiting
+			var we *StartWaitError
+			if err := <-done; !errors.As(err, &we) {
+				t.Errorf("Run after Ctrl-C while waiting: %v, want a StartWaitError", err)
+			}
+		})
+	}
 }
 
 // noteStartWait tells a person watching the progress that the run waits
