@@ -31,21 +31,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${E2E_OUT:-$root/bin/e2e-dashboard}
 E2E_TIMEOUT=${E2E_TIMEOUT:-150}
 export DASHBOARD_SHOTS=${DASHBOARD_SHOTS:-$out/shots}
-pids=()
-
-not_run() {
-  echo "e2e-dashboard: NOT RUN: $*" >&2
-  echo "e2e-dashboard: NOT RUN (a prerequisite is missing; this is not a pass)" >&2
-  exit 2
-}
-fail() { echo "e2e-dashboard: FAIL: $*" >&2; exit 1; }
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+# shellcheck source=deploy/e2e/lib.sh
+. "$root/deploy/e2e/lib.sh"
+e2e_init e2e-dashboard
 
 # ---- 1. prerequisites
 can_install() { [ "${E2E_NO_INSTALL:-0}" != 1 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; }

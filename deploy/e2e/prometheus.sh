@@ -43,21 +43,9 @@ LINGER=5s         # the final metrics stay up this long: 5 scrapes
 RATE_WINDOW=10s   # what the check takes for Grafana's $__rate_interval
 RATE_AT=15        # seconds into the run where the rate is checked
 RATE_TOL=0.25     # see the header
-pids=()
-
-not_run() {
-  echo "e2e-prometheus: NOT RUN: $*" >&2
-  echo "e2e-prometheus: NOT RUN (a prerequisite is missing; this is not a pass)" >&2
-  exit 2
-}
-fail() { echo "e2e-prometheus: FAIL: $*" >&2; exit 1; }
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+# shellcheck source=deploy/e2e/lib.sh
+. "$root/deploy/e2e/lib.sh"
+e2e_init e2e-prometheus
 
 # ---- 1. prerequisites
 command -v go >/dev/null || not_run "go is not on PATH"
