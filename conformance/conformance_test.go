@@ -315,7 +315,7 @@ func TestJudge(t *testing.T) {
 		{"wrapped verify error", Must, fmt.Errorf("ctx: %w", Fail("x", "z")), result.VerdictFail, "z"},
 		{"skip", Must, Skipf("no %s", "room"), result.VerdictSkip, "no room"},
 		{"harness error skips", Must, errors.New("bind: boom"), result.VerdictSkip, "harness error: bind: boom"},
-		{"precondition failure skips", Must, precondition("setup", Fail("a", "b")), result.VerdictSkip, "setup: expected a, got b"},
+		{"precondition failure skips", Must, Precondition("setup", Fail("a", "b")), result.VerdictSkip, "setup: expected a, got b"},
 	}
 	for _, tt := range tests {
 		v, _, act := judge(tt.level, tt.err)

@@ -64,7 +64,7 @@ func init() {
 			case len(m.payload) == 0:
 				return Failf(want, "SERVER_PONG with payloadSize %d: no clientTime echoed", m.psize)
 			case len(m.payload) != 4:
-				return Failf(want, "SERVER_PONG with payloadSize %d (%s): clientTime is 4 bytes", m.psize, hexShort(m.payload))
+				return Failf(want, "SERVER_PONG with payloadSize %d (%s): clientTime is 4 bytes", m.psize, HexShort(m.payload))
 			case binary.BigEndian.Uint32(m.payload) != pingTime:
 				return Failf(want, "SERVER_PONG echoing clientTime %08x, not the %08x sent", binary.BigEndian.Uint32(m.payload), pingTime)
 			}
@@ -119,7 +119,7 @@ func init() {
 				return err
 			}
 			if !fx.hasListed {
-				return owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("the room was not found in the list"))
+				return Owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("the room was not found in the list"))
 			}
 			if int(fx.listed.Players) != fx.max {
 				return Failf(fmt.Sprintf("room %d listed with playerCount %d", fx.id, fx.max), "playerCount %d of %d after %d players joined the instance", fx.listed.Players, fx.listed.MaxPlayers, len(fx.players))
@@ -137,10 +137,10 @@ func init() {
 				return err
 			}
 			if !fx.started {
-				return owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
+				return Owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
 			}
 			if !fx.hasListed {
-				return owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("the room was not found in the list"))
+				return Owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("the room was not found in the list"))
 			}
 			if fx.listed.State != udplobby.Playing {
 				return Failf(fmt.Sprintf("room %d listed as Playing after SERVER_GAME_START", fx.id), "listed as %v (polled for 1 s)", fx.listed.State)
@@ -158,7 +158,7 @@ func init() {
 				return err
 			}
 			if !fx.started {
-				return owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
+				return Owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
 			}
 			return extraJoin(t, fx, "playing")
 		},
@@ -192,7 +192,7 @@ func init() {
 				}
 			}
 			if n == 0 {
-				return owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
+				return Owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
 			}
 			if len(bad) > 0 {
 				return Fail("every instance reply framed like the lobby's", strings.Join(bad, "; "))
@@ -216,7 +216,7 @@ func init() {
 				}
 			}
 			if len(seen) == 0 {
-				return owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
+				return Owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
 			}
 			return judgeReplySource(t, "instance", seen)
 		},
@@ -248,7 +248,7 @@ func init() {
 				}
 			}
 			if n == 0 {
-				return owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
+				return Owned(ProtoUDP, "SERVER_HELLO", Skipf("the instance answered nothing"))
 			}
 			if len(bad) > 0 {
 				return Fail("the request's sequenceId in every instance reply", strings.Join(bad, "; "))
@@ -272,7 +272,7 @@ func typeList(ts []udplobby.MsgType) string {
 // extraJoin brings one more player to the instance of fx (straight to the
 // instance: the lobby would refuse it) and expects SERVER_JOIN_DENY.
 func extraJoin(t *T, fx *roomFx, why string) error {
-	s, err := t.openUDP()
+	s, err := t.OpenUDP()
 	if err != nil {
 		return err
 	}
@@ -280,8 +280,8 @@ func extraJoin(t *T, fx *roomFx, why string) error {
 	defer p.leave()
 	typ, err := p.handshake()
 	if err != nil {
-		var s *silence
-		if errors.As(err, &s) && s.sent(udplobby.ServerJoinDeny.String()) {
+		var s *Silence
+		if errors.As(err, &s) && s.Sent(udplobby.ServerJoinDeny.String()) {
 			// Refused, but at the first message: the newcomer is kept
 			// out, which is what the case checks, so no failure. A warning
 			// all the same: PROTOCOLS.md §2 answers HELLO with SERVER_HELLO
@@ -292,8 +292,8 @@ func extraJoin(t *T, fx *roomFx, why string) error {
 				"the newcomer was refused at CLIENT_HELLO, before its CLIENT_JOIN_REQUEST: %v. PROTOCOLS.md §2 has SERVER_HELLO answer "+
 					"CLIENT_HELLO; a client that waits for it may wait out its timeout instead of reading the refusal", err)
 		}
-		if errors.Is(err, errSilence) {
-			return Failf("SERVER_JOIN_DENY", "%s", replyWords(err, "no reply: "+err.Error()))
+		if errors.Is(err, ErrSilence) {
+			return Failf("SERVER_JOIN_DENY", "%s", ReplyWords(err, "no reply: "+err.Error()))
 		}
 		return err
 	}
@@ -313,10 +313,10 @@ type instCall struct {
 
 func (c *instCall) judge(what string, want udplobby.MsgType) error {
 	if c.err != nil {
-		if errors.Is(c.err, errSilence) {
-			return Failf(what, "%s", replyWords(c.err, fmt.Sprintf("no reply to %v within the timeout, twice", c.req)))
+		if errors.Is(c.err, ErrSilence) {
+			return Failf(what, "%s", ReplyWords(c.err, fmt.Sprintf("no reply to %v within the timeout, twice", c.req)))
 		}
-		return precondition(c.req.String(), c.err)
+		return Precondition(c.req.String(), c.err)
 	}
 	if c.reply.typ != want {
 		return Failf(what, "%v", c.reply)
@@ -336,7 +336,7 @@ func instance(t *T) (*instFx, error) {
 		// Share the lobby fixture's room (its JOIN_SUCCESS socket holds a
 		// seat there): one room fewer taken from a small pool.
 		var port uint16
-		var s *udpSock
+		var s *UDPSocket
 		if rs, err := replies(ft); err == nil && rs.joinOK != nil && rs.joinOK.reply.typ == udplobby.LobbyJoinSuccess {
 			if id, jp, ok := rs.joinOK.reply.roomRef(); ok && id == rs.roomID && jp != 0 {
 				port, s = jp, rs.joinOK.sock
@@ -385,7 +385,7 @@ func instRoomOutlivesInstance(t *T) error {
 	p.leave()
 	if err != nil || typ != udplobby.ServerJoinAccept {
 		why := joinRefusal(err, typ)
-		return skipFor(why, "could not join the instance of room %d: %v", id, why)
+		return SkipFor(why, "could not join the instance of room %d: %v", id, why)
 	}
 	rooms, err := listRooms(t)
 	if err != nil {
@@ -396,17 +396,17 @@ func instRoomOutlivesInstance(t *T) error {
 		t.Notef("room %d left the list once its last player left", id)
 		return nil
 	}
-	s2, err := t.openUDP()
+	s2, err := t.OpenUDP()
 	if err != nil {
 		return err
 	}
 	q := newPlayer(t, s2, port)
 	defer s2.Close()
 	m, _, err := q.call(udplobby.ClientHello, udplobby.ServerHello, udplobby.ServerJoinAccept, udplobby.ServerJoinDeny, udplobby.ServerPong)
-	if errors.Is(err, errSilence) {
+	if errors.Is(err, ErrSilence) {
 		return Warnf(fmt.Sprintf("room %d gone from the list once its instance stopped answering", id),
 			"room %d is still listed (%v, %d of %d players, port %d) after its last player left, but port %d no longer answers CLIENT_HELLO (twice)%s: the lobby sends joiners to a dead instance",
-			id, r.State, r.Players, r.MaxPlayers, r.Port, port, silenceDetail(err))
+			id, r.State, r.Players, r.MaxPlayers, r.Port, port, SilenceDetail(err))
 	}
 	if err != nil {
 		return err

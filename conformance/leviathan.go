@@ -126,14 +126,14 @@ func (c *levClient) Close() { c.d.Close() }
 // pump runs the connection until within passes, keeping what arrives.
 func (c *levClient) pump(within time.Duration) error {
 	_, err := c.await(func(*lv.Message) bool { return false }, within)
-	if errors.Is(err, errSilence) {
+	if errors.Is(err, ErrSilence) {
 		return nil
 	}
 	return err
 }
 
 // await runs the connection until a new message satisfying match arrives
-// (returned, payload copied), within the given time; errSilence otherwise.
+// (returned, payload copied), within the given time; ErrSilence otherwise.
 // The server's own Connect request is answered, as the engine's client does.
 func (c *levClient) await(match func(*lv.Message) bool, within time.Duration) (*lv.Message, error) {
 	deadline := time.Now().Add(within)
@@ -154,7 +154,7 @@ func (c *levClient) await(match func(*lv.Message) bool, within time.Duration) (*
 					names, raw = append(names, m.String()), append(raw, m.Payload)
 				}
 				c.mu.Unlock()
-				return nil, instead("matching message", names, raw)
+				return nil, Instead("matching message", names, raw)
 			case levconn.IsRefused(err):
 				return nil, fmt.Errorf("%w: port closed (ICMP unreachable)", ErrUnreachable)
 			}
@@ -219,18 +219,18 @@ func (c *levClient) send(t lv.RequestType, payload []byte) (uint32, error) {
 
 // expectReply checks m answers request num with type want.
 func expectReply(what string, num uint32, m *lv.Message, err error, want lv.ResponseType) error {
-	if errors.Is(err, errSilence) {
-		var s *silence
+	if errors.Is(err, ErrSilence) {
+		var s *Silence
 		if errors.As(err, &s) {
-			s.want = fmt.Sprintf("Response %v to #%d", want, num)
+			s.Want = fmt.Sprintf("Response %v to #%d", want, num)
 		}
-		return owned(ProtoLeviathan, what, Failf(fmt.Sprintf("Response %v to #%d", want, num), "%s", replyWords(err, "no reply to "+what)))
+		return Owned(ProtoLeviathan, what, Failf(fmt.Sprintf("Response %v to #%d", want, num), "%s", ReplyWords(err, "no reply to "+what)))
 	}
 	if err != nil {
 		return err
 	}
 	if m.ResponseType() != want || m.ResponseTo != num {
-		return owned(ProtoLeviathan, what, Failf(fmt.Sprintf("Response %v to #%d", want, num), "%v", m))
+		return Owned(ProtoLeviathan, what, Failf(fmt.Sprintf("Response %v to #%d", want, num), "%v", m))
 	}
 	return nil
 }
@@ -259,7 +259,7 @@ func (t *T) levAuthed() (*levClient, error) {
 	}
 	if err := c.handshake(); err != nil {
 		c.Close()
-		return nil, precondition("handshake", err)
+		return nil, Precondition("handshake", err)
 	}
 	return c, nil
 }

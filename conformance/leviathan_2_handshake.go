@@ -47,7 +47,7 @@ func init() {
 			defer c.Close()
 			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
 			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
-				return precondition("Connect", err)
+				return Precondition("Connect", err)
 			}
 			n, m, err = c.request(lv.ReqSecurity, lv.SecurityRequest{SecureType: lv.SecureTypeNone}.Append(nil), lv.ResSecurity)
 			if err := expectReply("Security(None)", n, m, err, lv.ResSecurity); err != nil {
@@ -74,7 +74,7 @@ func init() {
 			err = c.handshake()
 			var v *VerifyError
 			if errors.As(err, &v) && !strings.HasPrefix(v.Expected, "Response Authenticate to #") {
-				return precondition("Connect/Security", err)
+				return Precondition("Connect/Security", err)
 			}
 			return err
 		},
@@ -91,7 +91,7 @@ func init() {
 			defer c.Close()
 			n, m, err := c.request(lv.ReqConnect, lv.Connect{CheckValue: lv.CheckValue}.Append(nil), lv.ResConnect)
 			if err := expectReply("Connect(42)", n, m, err, lv.ResConnect); err != nil {
-				return precondition("Connect", err)
+				return Precondition("Connect", err)
 			}
 			for _, r := range []struct {
 				t lv.RequestType
@@ -121,7 +121,7 @@ func init() {
 			if err == nil {
 				return Failf("silence before authentication", "%v", m)
 			}
-			if !errors.Is(err, errSilence) {
+			if !errors.Is(err, ErrSilence) {
 				return err
 			}
 			return nil

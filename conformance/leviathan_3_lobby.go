@@ -68,7 +68,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if errors.Is(f.errs[lv.ReqJoinServer], errSilence) {
+			if errors.Is(f.errs[lv.ReqJoinServer], ErrSilence) {
 				return Failf("ServerAllow", "no reply to JoinServer")
 			}
 			m, ok := f.reply(lv.ReqJoinServer, lv.ResServerAllow, lv.ResServerDisallow)
@@ -186,7 +186,7 @@ func init() {
 			defer c.close()
 			_, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 			if err != nil || m.ResponseType() != lv.ResServerAllow {
-				return owned(ProtoLeviathan, "ServerAllow to JoinServer", Skipf("first JoinServer not allowed (%v %v)", m, err))
+				return Owned(ProtoLeviathan, "ServerAllow to JoinServer", Skipf("first JoinServer not allowed (%v %v)", m, err))
 			}
 			n, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 			return expectDisallow(n, m, err, lv.DisallowServerAlreadyConnectedToYou)
@@ -204,11 +204,11 @@ func init() {
 			defer watcher.close()
 			_, m, err := watcher.request(lv.ReqServerstatus, nil, lv.ResServerStatus)
 			if err != nil {
-				return owned(ProtoLeviathan, "ServerStatus", Skipf("no ServerStatus to learn the player limit: %v", err))
+				return Owned(ProtoLeviathan, "ServerStatus", Skipf("no ServerStatus to learn the player limit: %v", err))
 			}
 			var st lv.ServerStatus
 			if err := st.Decode(m.Payload); err != nil {
-				return owned(ProtoLeviathan, "ServerStatus", Skipf("ServerStatus undecodable: %v", err))
+				return Owned(ProtoLeviathan, "ServerStatus", Skipf("ServerStatus undecodable: %v", err))
 			}
 			free := int(st.MaxPlayers - st.Players)
 			limit := max(t.Env.MaxFill, 64)
@@ -229,7 +229,7 @@ func init() {
 				clients = append(clients, c)
 				_, m, err := c.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
 				if err != nil || m.ResponseType() != lv.ResServerAllow {
-					return owned(ProtoLeviathan, "ServerAllow to JoinServer", Skipf("filling: join %d of %d not allowed (%v %v)", i+1, free, m, err))
+					return Owned(ProtoLeviathan, "ServerAllow to JoinServer", Skipf("filling: join %d of %d not allowed (%v %v)", i+1, free, m, err))
 				}
 			}
 			n, m, err := watcher.request(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil))
@@ -240,7 +240,7 @@ func init() {
 
 func expectDisallow(n uint32, m *lv.Message, err error, want lv.DisallowReason) error {
 	exp := fmt.Sprintf("ServerDisallow reason %v (%d)", want, want)
-	if errors.Is(err, errSilence) {
+	if errors.Is(err, ErrSilence) {
 		return Failf(exp, "no reply to JoinServer #%d", n)
 	}
 	if err != nil {

@@ -223,7 +223,7 @@ func init() {
 		Desc:        "a request received twice (network duplicate, then a resend with a new PKT_ID) is answered once",
 		Requirement: "Duplicates: MessageNumbers are remembered (last 50); a duplicate is acked but not acted on, so a resent request never gets a second response",
 		Run: func(t *T) error {
-			s, err := t.openUDP()
+			s, err := t.OpenUDP()
 			if err != nil {
 				return err
 			}
@@ -233,7 +233,7 @@ func init() {
 			first := append(lv.AppendNormalHeader(nil, lv.FirstPacketID, 0, nil, 1), msg...)
 			resend := append(lv.AppendNormalHeader(nil, lv.FirstPacketID+1, 0, nil, 1), msg...)
 			for i, b := range [][]byte{first, first, resend} {
-				if err := s.send(t.Env.Addr, b, []string{"Connect #1", "the same datagram again", "resend: new PKT_ID, same MessageNumber"}[i]); err != nil {
+				if err := s.Send(t.Env.Addr, b, []string{"Connect #1", "the same datagram again", "resend: new PKT_ID, same MessageNumber"}[i]); err != nil {
 					return err
 				}
 			}
@@ -242,8 +242,8 @@ func init() {
 			var p lv.Packet
 			deadline := time.Now().Add(2 * t.Env.Timeout)
 			for time.Now().Before(deadline) {
-				b, err := s.recv(t.Env.Addr, time.Until(deadline))
-				if errors.Is(err, errSilence) {
+				b, err := s.Recv(t.Env.Addr, time.Until(deadline))
+				if errors.Is(err, ErrSilence) {
 					break
 				}
 				if err != nil {
@@ -260,9 +260,9 @@ func init() {
 				}
 			}
 			bye, _ := lv.AppendAckOnly(nil, ackIDs[:min(len(ackIDs), 4)])
-			s.send(t.Env.Addr, bye, "ack what arrived")
+			s.Send(t.Env.Addr, bye, "ack what arrived")
 			bye = append(lv.AppendNormalHeader(nil, lv.FirstPacketID+2, 0, nil, 1), lv.AppendResponseHeader(nil, 2, lv.ResCloseConnection, 0)...)
-			s.send(t.Env.Addr, bye, "CloseConnection")
+			s.Send(t.Env.Addr, bye, "CloseConnection")
 			switch len(numbers) {
 			case 0:
 				return Skipf("Connect(42) not answered (leviathan/2/1)")
@@ -279,7 +279,7 @@ const levWithheldWindow = 6500 * time.Millisecond
 
 func levWithheldFixture(t *T) (*levWithheld, error) {
 	v, err := t.Fixture("lev-withheld", func(ft *T) (any, error) {
-		s, err := ft.openUDP()
+		s, err := ft.OpenUDP()
 		if err != nil {
 			return nil, err
 		}
@@ -287,15 +287,15 @@ func levWithheldFixture(t *T) (*levWithheld, error) {
 		b := lv.AppendNormalHeader(nil, lv.FirstPacketID, 0, nil, 1)
 		b = lv.AppendRequestHeader(b, 1, lv.ReqConnect)
 		b = lv.Connect{CheckValue: lv.CheckValue}.Append(b)
-		if err := s.send(ft.Env.Addr, b, "Connect #1; no ack will follow"); err != nil {
+		if err := s.Send(ft.Env.Addr, b, "Connect #1; no ack will follow"); err != nil {
 			return nil, err
 		}
 		w := &levWithheld{numbers: map[uint32]bool{}}
 		var p lv.Packet
 		deadline := time.Now().Add(levWithheldWindow)
 		for time.Now().Before(deadline) {
-			r, err := s.recv(ft.Env.Addr, time.Until(deadline))
-			if errors.Is(err, errSilence) {
+			r, err := s.Recv(ft.Env.Addr, time.Until(deadline))
+			if errors.Is(err, ErrSilence) {
 				break
 			}
 			if err != nil {
@@ -316,7 +316,7 @@ func levWithheldFixture(t *T) (*levWithheld, error) {
 			}
 		}
 		bye := append(lv.AppendNormalHeader(nil, lv.FirstPacketID+1, 0, nil, 1), lv.AppendResponseHeader(nil, 2, lv.ResCloseConnection, 0)...)
-		s.send(ft.Env.Addr, bye, "CloseConnection")
+		s.Send(ft.Env.Addr, bye, "CloseConnection")
 		return w, nil
 	})
 	if err != nil {

@@ -43,7 +43,7 @@ func init() {
 				if err == nil && r.ResponseType() == lv.ResNone {
 					return nil
 				}
-				if err != nil && !errors.Is(err, errSilence) {
+				if err != nil && !errors.Is(err, ErrSilence) {
 					return err
 				}
 				// Is it the connection or the whole server?

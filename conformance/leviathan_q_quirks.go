@@ -42,7 +42,7 @@ func init() {
 			}
 			c.d.SendRequest(2, lv.ReqEcho, nil)
 			m, err := c.await(func(m *lv.Message) bool { return m.Kind == lv.KindResponse }, t.Env.Timeout)
-			if errors.Is(err, errSilence) {
+			if errors.Is(err, ErrSilence) {
 				return nil
 			}
 			if err != nil {

@@ -143,7 +143,7 @@ func (c *tcpClient) readErr(err error) error {
 		if c.t.Ctx.Err() != nil {
 			return c.t.Ctx.Err()
 		}
-		return errSilence
+		return ErrSilence
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isReset(err) {
 		c.closedByPeer = true
@@ -161,13 +161,13 @@ func isReset(err error) bool {
 // types, within d; others are kept in pending.
 func (c *tcpClient) wait(d time.Duration, types ...tcplobby.Type) ([]byte, error) {
 	p, err := c.waitFor(d, func(p []byte) bool { return len(p) > 0 && hasTCPType(types, tcplobby.Type(p[0])) })
-	var s *silence
+	var s *Silence
 	if errors.As(err, &s) && len(types) > 0 && len(types) <= 3 {
 		names := make([]string, len(types))
 		for i, t := range types {
 			names[i] = t.String()
 		}
-		s.want = strings.Join(names, " or ") + " within the timeout"
+		s.Want = strings.Join(names, " or ") + " within the timeout"
 	}
 	return p, err
 }
@@ -205,10 +205,10 @@ func (c *tcpClient) request(m tcplobby.Message, types ...tcplobby.Type) ([]byte,
 // by the case that judges the reply what (Case.Owns).
 func tcpExpect(p []byte, err error, what string) ([]byte, error) {
 	switch {
-	case errors.Is(err, errSilence):
-		return nil, owned(ProtoTCP, what, Failf(what, "%s", replyWords(err, "no reply within the timeout")))
+	case errors.Is(err, ErrSilence):
+		return nil, Owned(ProtoTCP, what, Failf(what, "%s", ReplyWords(err, "no reply within the timeout")))
 	case errors.Is(err, errClosed):
-		return nil, owned(ProtoTCP, what, Failf(what, "the server closed the connection"))
+		return nil, Owned(ProtoTCP, what, Failf(what, "the server closed the connection"))
 	case err != nil:
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (c *tcpClient) create() (*tcplobby.CreateRoomAck, error) {
 		// is in the list under the unique name the suite gave it.
 		id, lerr := c.t.findTCPRoom(room)
 		if lerr != nil {
-			return nil, owned(ProtoTCP, "CREATE_ROOM_ACK", Failf("a CREATE_ROOM_ACK of 13 bytes", "%v (% x); and the room list could not be read: %v", derr, p, lerr))
+			return nil, Owned(ProtoTCP, "CREATE_ROOM_ACK", Failf("a CREATE_ROOM_ACK of 13 bytes", "%v (% x); and the room list could not be read: %v", derr, p, lerr))
 		}
 		if id == 0 {
 			c.t.Notef("CREATE_ROOM_ACK is malformed (% x, see tcp-lobby/5.1/2) and room %q is not listed: read as a failed creation (RoomID 0)", p, room)
@@ -293,7 +293,7 @@ func (c *tcpClient) join(id uint32) (*tcplobby.JoinRoomAck, []byte, error) {
 		if len(p) >= 10 {
 			ack.PlayerHash = binary.LittleEndian.Uint64(p[2:10])
 		}
-		c.t.Notef("JOIN_ROOM_ACK is malformed (%s, see tcp-lobby/5.1/3 and tcp-lobby/A/1); went on with its status %v", hexShort(p), ack.Status)
+		c.t.Notef("JOIN_ROOM_ACK is malformed (%s, see tcp-lobby/5.1/3 and tcp-lobby/A/1); went on with its status %v", HexShort(p), ack.Status)
 	}
 	c.hash = ack.PlayerHash
 	return &ack, p, nil
@@ -356,7 +356,7 @@ func newRoom(t *T) (*tcpClient, *tcplobby.CreateRoomAck, error) {
 	ack, err := h.create()
 	if err != nil {
 		h.Close()
-		return nil, nil, precondition("create a room", err)
+		return nil, nil, Precondition("create a room", err)
 	}
 	if ack.RoomID == 0 {
 		h.Close()
@@ -377,11 +377,11 @@ func joinRoom(t *T, id uint32) (*tcpClient, *tcplobby.JoinRoomAck, error) {
 	ack, _, err := c.join(id)
 	if err != nil {
 		c.Close()
-		return nil, nil, precondition("join a room", err)
+		return nil, nil, Precondition("join a room", err)
 	}
 	if ack.Status != tcplobby.JoinSuccess {
 		c.Close()
-		return nil, nil, owned(ProtoTCP, "JOIN_ROOM_ACK", Skipf("JOIN_ROOM_ACK status %v joining room %d", ack.Status, id))
+		return nil, nil, Owned(ProtoTCP, "JOIN_ROOM_ACK", Skipf("JOIN_ROOM_ACK status %v joining room %d", ack.Status, id))
 	}
 	if ack.PlayerHash == 0 {
 		ack.PlayerHash = c.learnHash()
@@ -426,7 +426,7 @@ func (c *tcpClient) waitFor(d time.Duration, match func([]byte) bool) ([]byte, e
 			return nil, c.silence()
 		}
 		p, err := c.read(left)
-		if errors.Is(err, errSilence) {
+		if errors.Is(err, ErrSilence) {
 			return nil, c.silence()
 		}
 		if err != nil {
@@ -451,13 +451,13 @@ func (c *tcpClient) silence() error {
 		}
 		names = append(names, name)
 	}
-	return instead("awaited reply within the timeout", names, c.pending)
+	return Instead("awaited reply within the timeout", names, c.pending)
 }
 
 // reachTCP checks the lobby accepts a connection and answers
 // LIST_ROOMS_REQ with a frame.
 func reachTCP(ctx context.Context, env *Env) (string, error) {
-	t := newT(ctx, env, &Case{ID: "reach", Protocol: ProtoTCP, Level: Info})
+	t := NewT(ctx, env, &Case{ID: "reach", Protocol: ProtoTCP, Level: Info})
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
 		c, err := dialTCP(t)

@@ -42,7 +42,7 @@ func init() {
 				return Fail("a payload starting with its type byte", "a frame of length 0")
 			}
 			if tcplobby.Type(p[0]) != tcplobby.TypeListRoomsAck {
-				return Failf("LIST_ROOMS_ACK (0x02) as the first payload byte", "type %v, payload %s", tcplobby.Type(p[0]), hexShort(p))
+				return Failf("LIST_ROOMS_ACK (0x02) as the first payload byte", "type %v, payload %s", tcplobby.Type(p[0]), HexShort(p))
 			}
 			if _, err := tcplobby.CheckSize(p); err != nil {
 				msg := err.Error()

@@ -56,10 +56,10 @@ func init() {
 			defer c.send(&tcplobby.Disconnect{}, "DISCONNECT (cleanup)")
 			var m tcplobby.CreateRoomAck
 			if err := m.DecodeOpts(p, tcplobby.Options{}); err != nil {
-				return Failf("a CREATE_ROOM_ACK of 13 bytes", "%d bytes (%s): %v", len(p), hexShort(p), err)
+				return Failf("a CREATE_ROOM_ACK of 13 bytes", "%d bytes (%s): %v", len(p), HexShort(p), err)
 			}
 			if m.RoomID == 0 {
-				return Skipf("CREATE_ROOM_ACK RoomID 0: the server has no free room (%s)", hexShort(p))
+				return Skipf("CREATE_ROOM_ACK RoomID 0: the server has no free room (%s)", HexShort(p))
 			}
 			if m.PlayerHash == 0 {
 				return Fail("a non-zero PlayerHash", "PlayerHash 0")
@@ -81,7 +81,7 @@ func init() {
 			for i, p := range g.joins {
 				var m tcplobby.JoinRoomAck
 				if err := m.DecodeOpts(p, tcplobby.Options{}); err != nil {
-					bad = append(bad, fmt.Sprintf("player %d: %d bytes (%s): %v", i+2, len(p), hexShort(p), err))
+					bad = append(bad, fmt.Sprintf("player %d: %d bytes (%s): %v", i+2, len(p), HexShort(p), err))
 					continue
 				}
 				if m.PlayerHash == 0 {
@@ -116,11 +116,11 @@ func init() {
 			defer c.Close()
 			p, err := c.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
 			if p, err = tcpExpect(p, err, "LIST_ROOMS_ACK"); err != nil {
-				return precondition("list rooms", err)
+				return Precondition("list rooms", err)
 			}
 			var l tcplobby.ListRoomsAck
 			if decodeAs(p, &l) != nil {
-				return owned(ProtoTCP, "LIST_ROOMS_ACK", Skipf("the room list does not decode"))
+				return Owned(ProtoTCP, "LIST_ROOMS_ACK", Skipf("the room list does not decode"))
 			}
 			id := uint32(0x7FFFFFF1)
 			for taken := true; taken; {
@@ -156,7 +156,7 @@ func init() {
 				return err
 			}
 			if !g.started[0] {
-				return owned(ProtoTCP, "GAME_START", Skipf("the game never started"))
+				return Owned(ProtoTCP, "GAME_START", Skipf("the game never started"))
 			}
 			return judgeJoin(t, g.inGame, g.inGameErr, tcplobby.JoinRoomInGame, "the room in game")
 		},
@@ -185,7 +185,7 @@ func judgeJoin(t *T, p []byte, err error, want tcplobby.JoinStatus, what string)
 		}
 	}
 	if len(p) < 2 {
-		return Failf(fmt.Sprintf("JOIN_ROOM_ACK %v for %s", want, what), "payload %s", hexShort(p))
+		return Failf(fmt.Sprintf("JOIN_ROOM_ACK %v for %s", want, what), "payload %s", HexShort(p))
 	}
 	if got := tcplobby.JoinStatus(p[1]); got != want {
 		return Failf(fmt.Sprintf("JOIN_ROOM_ACK %v for %s", want, what), "status %v", got)
@@ -194,7 +194,7 @@ func judgeJoin(t *T, p []byte, err error, want tcplobby.JoinStatus, what string)
 	if err := m.DecodeOpts(p, tcplobby.Options{}); err != nil {
 		// The layout is tcp-lobby/A/1's: this case owns the status, which is
 		// right.
-		t.Notef("the status is right; the ACK's layout is not (%s: %v), which tcp-lobby/A/1 reports", hexShort(p), err)
+		t.Notef("the status is right; the ACK's layout is not (%s: %v), which tcp-lobby/A/1 reports", HexShort(p), err)
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func tcpSeventeenthRoom(t *T) error {
 		hosts = append(hosts, h)
 		ack, err := h.create()
 		if err != nil {
-			return precondition(fmt.Sprintf("create room #%d", i+1), err)
+			return Precondition(fmt.Sprintf("create room #%d", i+1), err)
 		}
 		if ack.RoomID == 0 {
 			if existing+i < tcplobby.MaxRooms {
@@ -266,10 +266,10 @@ func tcpRoomCount(t *T) (int, error) {
 	p, err := lc.request(&tcplobby.ListRoomsReq{}, tcplobby.TypeListRoomsAck)
 	lc.Close()
 	if p, err = tcpExpect(p, err, "LIST_ROOMS_ACK"); err != nil {
-		return 0, precondition("list rooms", err)
+		return 0, Precondition("list rooms", err)
 	}
 	if len(p) < 2 {
-		return 0, owned(ProtoTCP, "LIST_ROOMS_ACK", Skipf("the room list does not decode"))
+		return 0, Owned(ProtoTCP, "LIST_ROOMS_ACK", Skipf("the room list does not decode"))
 	}
 	return int(p[1]), nil
 }

@@ -21,7 +21,7 @@ func init() {
 			}
 			defer c.Close()
 			p, err := c.request(&tcplobby.ConnectReq{PlayerName: tcplobby.MakeName(c.name)}, tcplobby.TypeConnectAck)
-			if errors.Is(err, errSilence) || errors.Is(err, errClosed) {
+			if errors.Is(err, ErrSilence) || errors.Is(err, errClosed) {
 				// tcp-lobby.md §5.2 calls CONNECT_REQ an "alternative to join flow":
 				// a lobby may implement the join flow only.
 				what := "no reply"

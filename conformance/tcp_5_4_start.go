@@ -26,10 +26,10 @@ func init() {
 			}
 			defer guest.Close()
 			if err := host.ready(ack.PlayerHash); err != nil {
-				return precondition("host ready", err)
+				return Precondition("host ready", err)
 			}
 			if err := guest.ready(jack.PlayerHash); err != nil {
-				return precondition("guest ready", err)
+				return Precondition("guest ready", err)
 			}
 			return startRefused(guest, tcplobby.ErrCodeNotHost, "START_REQ from the non-host")
 		},
@@ -50,7 +50,7 @@ func init() {
 			}
 			defer guest.Close()
 			if err := host.ready(ack.PlayerHash); err != nil {
-				return precondition("host ready", err)
+				return Precondition("host ready", err)
 			}
 			return startRefused(host, tcplobby.ErrCodeNotAllReady, "START_REQ with the guest not ready")
 		},
@@ -67,7 +67,7 @@ func startRefused(c *tcpClient, code tcplobby.ErrorCode, what string) error {
 	expected := fmt.Sprintf("ERROR_MSG 0x%02x", uint8(code))
 	p, err := c.wait(c.t.Env.Timeout, tcplobby.TypeErrorMsg, tcplobby.TypeCountdown, tcplobby.TypeGameStart)
 	switch {
-	case errors.Is(err, errSilence):
+	case errors.Is(err, ErrSilence):
 		return Warnf(expected, "no reply (ignored, which the RFC allows; tcp-lobby.md §5.4 asks for the error)")
 	case errors.Is(err, errClosed):
 		return Failf(expected, "the server closed the connection")

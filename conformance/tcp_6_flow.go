@@ -78,33 +78,33 @@ func init() {
 				return err
 			}
 			if !g.started[0] {
-				return owned(ProtoTCP, "GAME_START", Skipf("no GAME_START"))
+				return Owned(ProtoTCP, "GAME_START", Skipf("no GAME_START"))
 			}
 			var m tcplobby.GameStart
 			if decodeAs(g.gameStart[0], &m) != nil {
-				return owned(ProtoTCP, "Appendix A frame sizes", Skipf("GAME_START does not decode"))
+				return Owned(ProtoTCP, "Appendix A frame sizes", Skipf("GAME_START does not decode"))
 			}
 			ip, err := netip.ParseAddr(m.ServerIP.String())
 			if err != nil || m.UDPPort == 0 {
-				return owned(ProtoTCP, "GAME_START", Skipf("GAME_START carries no usable address"))
+				return Owned(ProtoTCP, "GAME_START", Skipf("GAME_START carries no usable address"))
 			}
 			if ip.IsUnspecified() {
 				ip = t.Env.Addr.Addr()
 			}
 			dst := netip.AddrPortFrom(ip, m.UDPPort)
 			for _, prof := range []udplobby.Profile{udplobby.ProfileSpec, udplobby.ProfileRType17} {
-				s, err := t.openUDP()
+				s, err := t.OpenUDP()
 				if err != nil {
 					return err
 				}
 				b, _ := udplobby.AppendEmpty(nil, prof, udplobby.ClientHello, nextSeq())
-				if err := s.send(dst, b, "CLIENT_HELLO ("+prof.String()+" header)"); err != nil {
+				if err := s.Send(dst, b, "CLIENT_HELLO ("+prof.String()+" header)"); err != nil {
 					s.Close()
 					return err
 				}
-				r, err := s.recv(dst, t.Env.Timeout)
+				r, err := s.Recv(dst, t.Env.Timeout)
 				s.Close()
-				if errors.Is(err, errSilence) {
+				if errors.Is(err, ErrSilence) {
 					continue
 				}
 				if err != nil {
@@ -114,7 +114,7 @@ func init() {
 					t.Notef("%v answered SERVER_HELLO (%s header)", dst, prof)
 					return nil
 				}
-				return Failf("SERVER_HELLO", "%s", hexShort(r))
+				return Failf("SERVER_HELLO", "%s", HexShort(r))
 			}
 			return Failf(fmt.Sprintf("SERVER_HELLO from %v", dst), "no reply to CLIENT_HELLO in either header profile")
 		},
@@ -141,7 +141,7 @@ func init() {
 				var m tcplobby.PlayerLeft
 				return len(p) > 0 && tcplobby.Type(p[0]) == tcplobby.TypePlayerLeft && decodeAs(p, &m) == nil && m.PlayerHash == jack.PlayerHash
 			})
-			if errors.Is(err, errSilence) {
+			if errors.Is(err, ErrSilence) {
 				return Failf(fmt.Sprintf("PLAYER_LEFT %#x at the host", jack.PlayerHash), "none within the timeout (received: %s)", typeNames(host.frames))
 			}
 			if err != nil {

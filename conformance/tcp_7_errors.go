@@ -52,7 +52,7 @@ func errorThenClose(t *T, b []byte) error {
 	switch {
 	case errors.Is(err, errClosed):
 		return Fail(expected, "the connection was closed without an ERROR_MSG")
-	case errors.Is(err, errSilence):
+	case errors.Is(err, ErrSilence):
 		return Failf(expected, "no ERROR_MSG and the connection stayed open for %v (received: %s)", t.Env.Timeout, typeNames(c.frames))
 	case err != nil:
 		return err
@@ -68,7 +68,7 @@ func errorThenClose(t *T, b []byte) error {
 		if errors.Is(err, errClosed) {
 			return nil
 		}
-		if errors.Is(err, errSilence) {
+		if errors.Is(err, ErrSilence) {
 			return Failf(expected, "ERROR_MSG 0x%02x received, but the connection stayed open for %v", uint8(m.Code), t.Env.Timeout)
 		}
 		if err != nil {

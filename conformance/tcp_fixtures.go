@@ -58,10 +58,10 @@ func tcpGameFx(t *T) (*tcpGame, error) {
 			g.clients = append(g.clients, c)
 			ja, p, err := c.join(g.roomID)
 			if err != nil {
-				return nil, precondition("join the room", err)
+				return nil, Precondition("join the room", err)
 			}
 			if ja.Status != tcplobby.JoinSuccess {
-				return nil, owned(ProtoTCP, "JOIN_ROOM_ACK", Skipf("JOIN_ROOM_ACK status %v for player %d of an open room", ja.Status, i+1))
+				return nil, Owned(ProtoTCP, "JOIN_ROOM_ACK", Skipf("JOIN_ROOM_ACK status %v for player %d of an open room", ja.Status, i+1))
 			}
 			g.joins = append(g.joins, p)
 			g.hashes = append(g.hashes, ja.PlayerHash)

@@ -68,7 +68,7 @@ func tcpRoomsOneAddress(t *T) error {
 		hosts = append(hosts, h)
 		ack, err := h.create()
 		if err != nil {
-			return precondition(fmt.Sprintf("create room #%d from %v", i+1, one), err)
+			return Precondition(fmt.Sprintf("create room #%d from %v", i+1, one), err)
 		}
 		if ack.RoomID == 0 {
 			refused = true
@@ -98,7 +98,7 @@ func tcpRoomsOneAddress(t *T) error {
 	hosts = append(hosts, c)
 	ack, err := c.create()
 	if err != nil {
-		return precondition(fmt.Sprintf("create a room from %v", other), err)
+		return Precondition(fmt.Sprintf("create a room from %v", other), err)
 	}
 	if ack.RoomID == 0 {
 		return Warnf("a per-address limit on rooms, below MAX_ROOMS",
@@ -114,7 +114,7 @@ func (c *tcpClient) served() (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, errSilence), errors.Is(err, errClosed):
+	case errors.Is(err, ErrSilence), errors.Is(err, errClosed):
 		return false, nil
 	}
 	var v *VerifyError

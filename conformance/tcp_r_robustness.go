@@ -72,7 +72,7 @@ func observeUntil(t *T, n int, gap time.Duration, more <-chan struct{}) ([]time.
 		switch {
 		case err == nil:
 			rtts = append(rtts, time.Since(start))
-		case errors.Is(err, errSilence):
+		case errors.Is(err, ErrSilence):
 			lost++
 			if lost >= 2 {
 				return rtts, lost, nil // stalled: no need to wait out the rest
@@ -137,7 +137,7 @@ func tcpSlowReader(t *T) error {
 	defer slow.Close()
 	slow.c.SetReadBuffer(4096)
 	if _, _, err := slow.join(ack.RoomID); err != nil {
-		return precondition("the slow reader joins", err)
+		return Precondition("the slow reader joins", err)
 	}
 	// From here the slow reader reads nothing. A goroutine reads the host's
 	// frames and counts its PLAYER_READY echoes.

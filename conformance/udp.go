@@ -7,9 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/crc32"
-	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -143,223 +141,6 @@ var seqCounter atomic.Uint32
 
 func nextSeq() uint16 { return uint16(seqCounter.Add(7919)) }
 
-// udpSock is one local UDP socket of a case, bound to a pool address, with
-// every datagram logged in the case's wire log and every send paced.
-type udpSock struct {
-	t     *T
-	c     *net.UDPConn
-	src   netip.Addr
-	local string
-	paced bool
-	buf   []byte
-}
-
-// openUDP opens a socket on the next paced source address.
-func (t *T) openUDP() (*udpSock, error) {
-	a, err := t.Env.Sources.Acquire(t.Ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := t.openUDPOn(a)
-	if err != nil {
-		return nil, err
-	}
-	s.paced = false // the token of Acquire pays for the first send
-	return s, nil
-}
-
-// openUDPOn opens a socket bound to address a (port chosen by the system).
-func (t *T) openUDPOn(a netip.Addr) (*udpSock, error) {
-	la := &net.UDPAddr{IP: a.AsSlice(), Zone: a.Zone()}
-	if !a.IsValid() {
-		la = &net.UDPAddr{}
-	}
-	c, err := net.ListenUDP("udp", la)
-	if err != nil {
-		return nil, fmt.Errorf("bind %v: %w", a, err)
-	}
-	s := &udpSock{t: t, c: c, src: a, local: c.LocalAddr().String(), paced: true, buf: make([]byte, 65536)}
-	context.AfterFunc(t.Ctx, func() { c.SetReadDeadline(time.Now()) })
-	return s, nil
-}
-
-func (s *udpSock) Close() { s.c.Close() }
-
-// send sends b to dst (paced) and logs it.
-func (s *udpSock) send(dst netip.AddrPort, b []byte, note string) error {
-	if s.paced {
-		if err := s.t.Env.Sources.Take(s.t.Ctx, s.src); err != nil {
-			return err
-		}
-	}
-	s.paced = true
-	s.t.LogSent(s.local, dst.String(), b, note)
-	_, err := s.c.WriteToUDPAddrPort(b, dst)
-	return err
-}
-
-// errSilence is what recv returns when nothing arrived in time.
-var errSilence = errors.New("no reply")
-
-// silence is the errSilence of a wait during which something did arrive:
-// datagrams from addresses the wait did not accept (others), or replies
-// from the peer that were not of the awaited type (got, e.g. a
-// SERVER_JOIN_DENY where SERVER_HELLO was awaited). The report must say
-// what did come rather than "no reply".
-type silence struct {
-	others []string
-	// want names what was awaited; got describes what came instead (type
-	// and bytes), gotTypes its type names.
-	want     string
-	got      []string
-	gotTypes []string
-}
-
-func (s *silence) Error() string {
-	msg := "no reply"
-	if len(s.got) > 0 {
-		msg = "no " + s.want + "; instead it sent " + strings.Join(s.got, ", ")
-	}
-	if len(s.others) > 0 {
-		msg += "; " + s.detail()
-	}
-	return msg
-}
-
-func (s *silence) Is(target error) bool { return target == errSilence }
-
-func (s *silence) detail() string {
-	return "meanwhile " + strings.Join(s.others, ", ")
-}
-
-// sent reports whether the peer sent a message of type name instead of
-// the awaited one.
-func (s *silence) sent(name string) bool {
-	for _, t := range s.gotTypes {
-		if t == name {
-			return true
-		}
-	}
-	return false
-}
-
-// mergeSilence keeps what arrived during both of two silent waits.
-func mergeSilence(prev, err error) error {
-	var a, b *silence
-	if !errors.As(prev, &a) {
-		return err
-	}
-	if !errors.As(err, &b) {
-		if errors.Is(err, errSilence) {
-			return prev
-		}
-		return err
-	}
-	m := &silence{others: append(append([]string(nil), a.others...), b.others...), want: b.want}
-	if m.want == "" {
-		m.want = a.want
-	}
-	// The second wait's "instead" includes what the first left unread.
-	m.got, m.gotTypes = a.got, a.gotTypes
-	if len(b.got) > 0 {
-		m.got, m.gotTypes = b.got, b.gotTypes
-	}
-	return m
-}
-
-// silenceDetail returns "" for plain silence, or "; meanwhile <who sent
-// what>" when something else arrived during the wait.
-func silenceDetail(err error) string {
-	var s *silence
-	if errors.As(err, &s) && len(s.others) > 0 {
-		return "; " + s.detail()
-	}
-	return ""
-}
-
-// replyWords says what a silent wait saw: plain is the caller's words for
-// true silence ("no reply within the timeout"), followed by what other
-// hosts sent meanwhile; when the peer sent something other than what was
-// awaited, that is said instead, with its type and bytes: never "no
-// reply" when something replied.
-func replyWords(err error, plain string) string {
-	var s *silence
-	if errors.As(err, &s) && len(s.got) > 0 {
-		return s.Error()
-	}
-	return plain + silenceDetail(err)
-}
-
-// instead returns the silence of a typed wait that ended with msgs (type
-// name and bytes each) unread, or errSilence when none came.
-func instead(want string, names []string, msgs [][]byte) error {
-	if len(msgs) == 0 {
-		return errSilence
-	}
-	s := &silence{want: want}
-	const shown = 4
-	if n := len(msgs); n > shown {
-		// The last ones: the oldest are the likeliest to be unrelated.
-		s.got = append(s.got, fmt.Sprintf("%d earlier messages", n-shown))
-		names, msgs = names[n-shown:], msgs[n-shown:]
-	}
-	for i, b := range msgs {
-		s.got = append(s.got, names[i]+" ["+hexShort(b)+"]")
-		s.gotTypes = append(s.gotTypes, names[i])
-	}
-	return s
-}
-
-// recv waits up to d for one datagram from from (any sender when from is
-// not valid) and returns a copy. A datagram from from's host but another
-// port is accepted too (a server may answer through a second socket; the
-// cases for that rule, udp-lobby/3/4 and inst/2/11, judge it): use recvFrom to
-// learn the port. Datagrams from other hosts are logged and ignored, and
-// named in the silence error if nothing else comes.
-func (s *udpSock) recv(from netip.AddrPort, d time.Duration) ([]byte, error) {
-	b, _, err := s.recvFrom(from, d)
-	return b, err
-}
-
-// recvFrom is recv that also returns the address the datagram came from.
-func (s *udpSock) recvFrom(from netip.AddrPort, d time.Duration) ([]byte, netip.AddrPort, error) {
-	deadline := time.Now().Add(d)
-	var others []string
-	for {
-		if err := s.c.SetReadDeadline(deadline); err != nil {
-			return nil, netip.AddrPort{}, err
-		}
-		n, src, err := s.c.ReadFromUDPAddrPort(s.buf)
-		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				if s.t.Ctx.Err() != nil {
-					return nil, netip.AddrPort{}, s.t.Ctx.Err()
-				}
-				if len(others) > 0 {
-					return nil, netip.AddrPort{}, &silence{others: others}
-				}
-				return nil, netip.AddrPort{}, errSilence
-			}
-			return nil, netip.AddrPort{}, err
-		}
-		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-		b := append([]byte(nil), s.buf[:n]...)
-		if from.IsValid() && src.Addr() != from.Addr() {
-			s.t.LogRecv(s.local, src.String(), b, "from an unexpected address, ignored")
-			if len(others) < 4 {
-				others = append(others, fmt.Sprintf("%v sent %d bytes (%s)", src, len(b), hexShort(b)))
-			}
-			continue
-		}
-		note := ""
-		if from.IsValid() && src != from {
-			note = fmt.Sprintf("from port %d, not %d, the port the request went to", src.Port(), from.Port())
-		}
-		s.t.LogRecv(s.local, src.String(), b, note)
-		return b, src, nil
-	}
-}
-
 // rawMsg is a datagram read leniently: the header fields under the run's
 // profile, whatever their values, and the payload as the datagram frames it
 // (between header and trailer). Cases that own a framing rule check it on
@@ -466,13 +247,13 @@ type exchange struct {
 	// to is where the request went (reply.from, where the reply came
 	// from, differs when the server answers through another socket).
 	to   netip.AddrPort
-	sock *udpSock // the socket that got the reply; the caller closes it
+	sock *UDPSocket // the socket that got the reply; the caller closes it
 }
 
 // lobbyRequest sends the request build(seq) to the lobby from a fresh
 // socket and waits for one reply. On silence it retries once, with the same
 // sequence, from a socket on another source address (a rate limiter may
-// have dropped the first), and only then reports errSilence. The reply is
+// have dropped the first), and only then reports ErrSilence. The reply is
 // read leniently (rawMsg). The caller must close x.sock.
 func lobbyRequest(t *T, build func(seq uint16) []byte, note string) (*exchange, error) {
 	return lobbyRequestTo(t, t.Env.Addr, build, note)
@@ -483,7 +264,7 @@ func lobbyRequestTo(t *T, dst netip.AddrPort, build func(seq uint16) []byte, not
 	req := build(seq)
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
-		s, err := t.openUDP()
+		s, err := t.OpenUDP()
 		if err != nil {
 			return nil, err
 		}
@@ -491,15 +272,15 @@ func lobbyRequestTo(t *T, dst netip.AddrPort, build func(seq uint16) []byte, not
 		if attempt > 0 {
 			n += " (retry from another source)"
 		}
-		if err := s.send(dst, req, n); err != nil {
+		if err := s.Send(dst, req, n); err != nil {
 			s.Close()
 			return nil, err
 		}
-		b, src, err := s.recvFrom(dst, t.Env.Timeout)
+		b, src, err := s.RecvFrom(dst, t.Env.Timeout)
 		if err != nil {
 			s.Close()
-			last = mergeSilence(last, err)
-			if errors.Is(err, errSilence) {
+			last = MergeSilence(last, err)
+			if errors.Is(err, ErrSilence) {
 				continue
 			}
 			return nil, err
@@ -512,7 +293,7 @@ func lobbyRequestTo(t *T, dst netip.AddrPort, build func(seq uint16) []byte, not
 		m.from = src
 		if m.typ == udplobby.LobbyRoomCreated {
 			if id, _, ok := m.roomRef(); ok {
-				t.Env.noteRoom(id)
+				t.Env.NoteRoom(id)
 			}
 		}
 		return &exchange{seq: seq, req: req, reply: m, to: dst, sock: s}, nil
@@ -525,8 +306,8 @@ func lobbyRequestTo(t *T, dst netip.AddrPort, build func(seq uint16) []byte, not
 // by the case that judges the reply what (Case.Owns).
 func expect(x *exchange, err error, what string, want ...udplobby.MsgType) (rawMsg, error) {
 	if err != nil {
-		if errors.Is(err, errSilence) {
-			return rawMsg{}, owned(ProtoUDP, what, Failf(what, "%s", replyWords(err, "no reply within the timeout, twice (from two source addresses)")))
+		if errors.Is(err, ErrSilence) {
+			return rawMsg{}, Owned(ProtoUDP, what, Failf(what, "%s", ReplyWords(err, "no reply within the timeout, twice (from two source addresses)")))
 		}
 		return rawMsg{}, err
 	}
@@ -535,7 +316,7 @@ func expect(x *exchange, err error, what string, want ...udplobby.MsgType) (rawM
 			return x.reply, nil
 		}
 	}
-	return x.reply, owned(ProtoUDP, what, Failf(what, "%v", x.reply))
+	return x.reply, Owned(ProtoUDP, what, Failf(what, "%v", x.reply))
 }
 
 func buildList(p udplobby.Profile) func(uint16) []byte {
@@ -559,11 +340,11 @@ func listRooms(t *T) ([]udplobby.Room, error) {
 	}
 	m, err := expect(x, err, "LOBBY_ROOM_LIST", udplobby.LobbyRoomList)
 	if err != nil {
-		return nil, precondition("list rooms", err)
+		return nil, Precondition("list rooms", err)
 	}
 	rooms, ok := m.rooms()
 	if !ok {
-		return nil, owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
+		return nil, Owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
 	}
 	return rooms, nil
 }
@@ -602,13 +383,13 @@ func createExchange(t *T, note string) (x *exchange, refused int, err error) {
 // instance for.
 func noFreeInstance(t *T, refused int) error {
 	return Skipf("LOBBY_CREATE_ROOM answered LOBBY_JOIN_FAILED %d times over --pool-wait %v: the server has no free instance, and freed none (this run made %d rooms itself)",
-		refused, t.Env.PoolWait, t.Env.roomsMade())
+		refused, t.Env.PoolWait, t.Env.RoomsMade())
 }
 
 // createRoom creates a room (waiting for a free instance, see
 // createExchange) and returns its id and port; a refusal and other
 // problems are skips for the caller.
-func createRoom(t *T) (id uint32, port uint16, sock *udpSock, err error) {
+func createRoom(t *T) (id uint32, port uint16, sock *UDPSocket, err error) {
 	x, refused, err := createExchange(t, "LOBBY_CREATE_ROOM")
 	m, err := expect(x, err, "LOBBY_ROOM_CREATED", udplobby.LobbyRoomCreated)
 	if err != nil {
@@ -618,12 +399,12 @@ func createRoom(t *T) (id uint32, port uint16, sock *udpSock, err error) {
 		if m.typ == udplobby.LobbyJoinFailed {
 			return 0, 0, nil, noFreeInstance(t, refused)
 		}
-		return 0, 0, nil, precondition("create a room", err)
+		return 0, 0, nil, Precondition("create a room", err)
 	}
 	id, port, ok := m.roomRef()
 	if !ok || id == 0 || port == 0 {
 		x.sock.Close()
-		return 0, 0, nil, owned(ProtoUDP, "LOBBY_ROOM_CREATED payload", Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port"))
+		return 0, 0, nil, Owned(ProtoUDP, "LOBBY_ROOM_CREATED payload", Skipf("LOBBY_ROOM_CREATED does not carry a usable roomId and port"))
 	}
 	return id, port, x.sock, nil
 }
@@ -669,20 +450,20 @@ func alive(t *T) (time.Duration, error) {
 // length or CRC, but a fragile server might not), then guesses the profile
 // from the reply. Silence is retried once from other source addresses.
 func reachUDP(ctx context.Context, env *Env) (string, error) {
-	t := newT(ctx, env, &Case{ID: "reach", Protocol: ProtoUDP, Level: Info})
+	t := NewT(ctx, env, &Case{ID: "reach", Protocol: ProtoUDP, Level: Info})
 	modes := []HeaderMode{env.udp().Header}
 	if env.udp().Header == HeaderAuto {
 		modes = []HeaderMode{HeaderSpec, HeaderRType17}
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		var socks []*udpSock
+		var socks []*UDPSocket
 		var sockMode []HeaderMode
 		start := time.Now()
 		deadline := start.Add(env.Timeout)
 		for {
 			if len(socks) < len(modes) && (len(socks) == 0 || time.Since(start) >= env.Timeout/5) {
 				m := modes[len(socks)]
-				s, err := t.openUDP()
+				s, err := t.OpenUDP()
 				if err != nil {
 					return "", err
 				}
@@ -692,16 +473,16 @@ func reachUDP(ctx context.Context, env *Env) (string, error) {
 				if m == HeaderRType17 {
 					p = udplobby.ProfileRType17
 				}
-				if err := s.send(env.Addr, udplobby.AppendListRooms(nil, p, nextSeq()), "reach"); err != nil {
+				if err := s.Send(env.Addr, udplobby.AppendListRooms(nil, p, nextSeq()), "reach"); err != nil {
 					return "", err
 				}
 				socks = append(socks, s)
 				sockMode = append(sockMode, m)
 			}
 			for i, s := range socks {
-				b, err := s.recv(env.Addr, 5*time.Millisecond)
+				b, err := s.Recv(env.Addr, 5*time.Millisecond)
 				if err != nil {
-					if errors.Is(err, errSilence) {
+					if errors.Is(err, ErrSilence) {
 						continue
 					}
 					if errors.Is(err, syscall.ECONNREFUSED) {
@@ -744,17 +525,6 @@ func headerNames(m []HeaderMode) string {
 		return "spec and rtype17"
 	}
 	return m[0].String()
-}
-
-// hexShort formats up to 64 bytes for an Actual line; none as "(0 bytes)".
-func hexShort(b []byte) string {
-	if len(b) == 0 {
-		return "(0 bytes)"
-	}
-	if len(b) > 64 {
-		return fmt.Sprintf("% x … (%d bytes)", b[:64], len(b))
-	}
-	return fmt.Sprintf("% x", b)
 }
 
 // sourceSeen is one reply and the address its request went to.

@@ -37,11 +37,11 @@ func init() {
 			if x != nil {
 				x.sock.Close()
 			}
-			if errors.Is(err, errSilence) {
+			if errors.Is(err, ErrSilence) {
 				// §14 puts roomId 0 with input validation and §13 drops
 				// invalid packets silently: a conforming server may do so.
 				return Warnf("LOBBY_JOIN_FAILED (the better answer: the client learns at once that the room does not exist)",
-					"no reply, twice (from two source addresses)%s: the request was dropped as invalid input, which udp-lobby.md §13-14 allow; the client waits for its timeout", silenceDetail(err))
+					"no reply, twice (from two source addresses)%s: the request was dropped as invalid input, which udp-lobby.md §13-14 allow; the client waits for its timeout", SilenceDetail(err))
 			}
 			_, err = expect(x, err, "LOBBY_JOIN_FAILED", udplobby.LobbyJoinFailed)
 			return err
@@ -74,7 +74,7 @@ func init() {
 				return err
 			}
 			if !fx.started {
-				return owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
+				return Owned(ProtoUDP, "SERVER_GAME_START", Skipf("the game never started"))
 			}
 			x, err := lobbyRequest(t, buildJoin(t.Env.profile(), fx.id), "LOBBY_JOIN_ROOM of the Playing room")
 			if x != nil {
@@ -152,7 +152,7 @@ func fillPool(t *T) (*poolFill, error) {
 		if f.one, err = ft.Env.Sources.Acquire(ft.Ctx); err != nil {
 			return nil, err
 		}
-		s, err := ft.openUDPOn(f.one)
+		s, err := ft.OpenUDPOn(f.one)
 		if err != nil {
 			return nil, err
 		}
@@ -212,17 +212,17 @@ func keepVerify(err error) error {
 // createFrom sends LOBBY_CREATE_ROOM from s (once more, same sequence, on
 // silence) and returns ROOM_CREATED or JOIN_FAILED; anything else is a
 // failure of the caller's case.
-func createFrom(t *T, s *udpSock, note string) (rawMsg, error) {
+func createFrom(t *T, s *UDPSocket, note string) (rawMsg, error) {
 	seq := nextSeq()
 	req := buildCreate(t.Env.profile())(seq)
-	var last error = errSilence
+	var last error = ErrSilence
 	for attempt := 0; attempt < 2; attempt++ {
-		if err := s.send(t.Env.Addr, req, note); err != nil {
+		if err := s.Send(t.Env.Addr, req, note); err != nil {
 			return rawMsg{}, err
 		}
-		b, err := s.recv(t.Env.Addr, t.Env.Timeout)
-		if errors.Is(err, errSilence) {
-			last = mergeSilence(last, err)
+		b, err := s.Recv(t.Env.Addr, t.Env.Timeout)
+		if errors.Is(err, ErrSilence) {
+			last = MergeSilence(last, err)
 			continue
 		}
 		if err != nil {
@@ -230,14 +230,14 @@ func createFrom(t *T, s *udpSock, note string) (rawMsg, error) {
 		}
 		m, ok := parseRaw(b, t.Env.profile())
 		if !ok || (m.typ != udplobby.LobbyRoomCreated && m.typ != udplobby.LobbyJoinFailed) {
-			return rawMsg{}, Failf("LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", "%d bytes (%s)", len(b), hexShort(b))
+			return rawMsg{}, Failf("LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", "%d bytes (%s)", len(b), HexShort(b))
 		}
 		if id, _, ok := m.roomRef(); ok && m.typ == udplobby.LobbyRoomCreated {
-			t.Env.noteRoom(id)
+			t.Env.NoteRoom(id)
 		}
 		return m, nil
 	}
-	return rawMsg{}, Failf("LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", "no reply, twice%s", silenceDetail(last))
+	return rawMsg{}, Failf("LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", "no reply, twice%s", SilenceDetail(last))
 }
 
 func udpCreatePastLimit(t *T) error {
@@ -270,10 +270,10 @@ func udpOneAddressTakesAll(t *T) error {
 		return err
 	}
 	if f.err != nil {
-		return owned(ProtoUDP, "LOBBY_JOIN_FAILED past the instance limit", Skipf("the pool filling met a wrong answer"))
+		return Owned(ProtoUDP, "LOBBY_JOIN_FAILED past the instance limit", Skipf("the pool filling met a wrong answer"))
 	}
 	if f.oneRefused && f.byOne == 0 {
-		return Skipf("no free instance to take: the pool was full before the filling began (%d rooms listed, %d ports; this run made %d rooms itself)", f.listed, f.ports.Size(), t.Env.roomsMade())
+		return Skipf("no free instance to take: the pool was full before the filling began (%d rooms listed, %d ports; this run made %d rooms itself)", f.listed, f.ports.Size(), t.Env.RoomsMade())
 	}
 	t.Notef("one address (%v) obtained %d rooms; %d were free (%d ports, %d rooms listed before)", f.one, f.byOne, f.need, f.ports.Size(), f.listed)
 	switch {

@@ -33,16 +33,16 @@ func udpSequenceEcho(t *T) error {
 	}
 	prof := t.Env.profile()
 	for _, seq := range []uint16{0, 0xFFFF} {
-		s, err := t.openUDP()
+		s, err := t.OpenUDP()
 		if err != nil {
 			return err
 		}
 		req := udplobby.AppendListRooms(nil, prof, seq)
-		if err := s.send(t.Env.Addr, req, fmt.Sprintf("LOBBY_LIST_ROOMS seq %d", seq)); err != nil {
+		if err := s.Send(t.Env.Addr, req, fmt.Sprintf("LOBBY_LIST_ROOMS seq %d", seq)); err != nil {
 			s.Close()
 			return err
 		}
-		b, err := s.recv(t.Env.Addr, t.Env.Timeout)
+		b, err := s.Recv(t.Env.Addr, t.Env.Timeout)
 		s.Close()
 		if err != nil {
 			continue // a lost reply is udp-lobby/4/1's business

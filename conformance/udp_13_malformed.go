@@ -63,14 +63,14 @@ func malformedGroup(t *T, corpus []datagram) error {
 	// reply arriving at any time before then is seen.
 	got := make([][]byte, len(corpus))
 	var wg sync.WaitGroup
-	socks := make([]*udpSock, 0, len(corpus))
+	socks := make([]*UDPSocket, 0, len(corpus))
 	defer func() {
 		for _, s := range socks {
 			s.Close()
 		}
 	}()
 	for i, d := range corpus {
-		s, err := t.openUDP()
+		s, err := t.OpenUDP()
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func malformedGroup(t *T, corpus []datagram) error {
 			got[i] = append([]byte(nil), buf[:n]...)
 			t.LogRecv(s.local, netip.AddrPortFrom(src.Addr().Unmap(), src.Port()).String(), got[i], "reply to "+d.note)
 		}()
-		if err := s.send(t.Env.Addr, d.b, d.note); err != nil {
+		if err := s.Send(t.Env.Addr, d.b, d.note); err != nil {
 			return fmt.Errorf("send %s: %w", d.note, err)
 		}
 	}
@@ -97,7 +97,7 @@ func malformedGroup(t *T, corpus []datagram) error {
 		wg.Wait()
 	}
 	rtt, err := alive(t)
-	if err != nil && !errors.Is(err, errSilence) {
+	if err != nil && !errors.Is(err, ErrSilence) {
 		stop()
 		return err // interrupted, or the suite's own trouble
 	}

@@ -228,7 +228,7 @@ func runFlood(ft *T) (any, error) {
 	if !ok {
 		return nil, Skipf("the flood needs its own source address: %s", needFourSources)
 	}
-	s, err := ft.openUDPOn(src)
+	s, err := ft.OpenUDPOn(src)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +335,7 @@ func isTransient(err error) bool {
 type secondSource struct {
 	t    *T
 	fx   *floodFx
-	s    *udpSock
+	s    *UDPSocket
 	seq0 uint16
 	// at[i] is the flood index before which request i goes out.
 	at []int
@@ -356,13 +356,13 @@ func openSecond(ft *T, fx *floodFx, total int) *secondSource {
 		fx.second.missing = "no second reserved source address: " + needFourSources
 		return nil
 	}
-	s, err := ft.openUDPOn(a)
+	s, err := ft.OpenUDPOn(a)
 	if err != nil {
 		fx.second.missing = fmt.Sprintf("the second reserved address %v cannot be used (%v): %s, each one bindable", a, err, needFourSources)
 		return nil
 	}
 	fx.second.addr = a.String()
-	n := int(env.FloodDuration.Seconds() * env.Sources.rate)
+	n := int(env.FloodDuration.Seconds() * env.Sources.Rate())
 	if n < 1 {
 		n = 1
 	}
@@ -385,7 +385,7 @@ func (sc *secondSource) sendDue(idx int) {
 		i := sc.next
 		b := udplobby.AppendListRooms(nil, env.profile(), sc.seq0+uint16(i))
 		sc.sentAt[i] = time.Now()
-		if err := sc.s.send(env.Addr, b, "second source during the flood"); err != nil {
+		if err := sc.s.Send(env.Addr, b, "second source during the flood"); err != nil {
 			sc.err = err // the requests sent so far are judged; no more go out
 			return
 		}

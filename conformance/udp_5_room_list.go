@@ -40,7 +40,7 @@ func udpRoomListLayout(t *T) error {
 	}
 	m, err := expect(rs.list, rs.listErr, "LOBBY_ROOM_LIST", udplobby.LobbyRoomList)
 	if err != nil {
-		return precondition("list rooms", err)
+		return Precondition("list rooms", err)
 	}
 	if rooms, ok := m.rooms(); ok {
 		t.Notef("%d rooms, payload %d bytes", len(rooms), len(m.payload))
@@ -48,7 +48,7 @@ func udpRoomListLayout(t *T) error {
 	}
 	actual := fmt.Sprintf("payload of %d bytes: % x", len(m.payload), m.payload)
 	if len(m.payload) > 64 {
-		actual = fmt.Sprintf("payload of %d bytes: %s", len(m.payload), hexShort(m.payload))
+		actual = fmt.Sprintf("payload of %d bytes: %s", len(m.payload), HexShort(m.payload))
 	}
 	if len(m.payload) >= 2 {
 		n := int(m.payload[0])<<8 | int(m.payload[1])
@@ -93,11 +93,11 @@ func udpRoomListEntries(t *T) error {
 	}
 	m, err := expect(rs.list, rs.listErr, "LOBBY_ROOM_LIST", udplobby.LobbyRoomList)
 	if err != nil {
-		return precondition("list rooms", err)
+		return Precondition("list rooms", err)
 	}
 	rooms, ok := m.rooms()
 	if !ok {
-		return owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
+		return Owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
 	}
 	if len(rooms) == 0 {
 		return Skipf("the list holds no room to check")
@@ -136,15 +136,15 @@ func udpRoomListAfterCreate(t *T) error {
 		return err
 	}
 	if rs.roomID == 0 {
-		return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
+		return Owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 	}
 	m, err := expect(rs.list, rs.listErr, "LOBBY_ROOM_LIST", udplobby.LobbyRoomList)
 	if err != nil {
-		return precondition("list rooms", err)
+		return Precondition("list rooms", err)
 	}
 	rooms, ok := m.rooms()
 	if !ok {
-		return owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
+		return Owned(ProtoUDP, "LOBBY_ROOM_LIST", Skipf("the room list does not have the canonical layout"))
 	}
 	r, ok := findRoom(rooms, rs.roomID)
 	if !ok {

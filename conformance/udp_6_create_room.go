@@ -46,17 +46,17 @@ func udpDuplicateCreate(t *T) error {
 		if m.typ == udplobby.LobbyJoinFailed {
 			return noFreeInstance(t, refused)
 		}
-		return precondition("create a room", err)
+		return Precondition("create a room", err)
 	}
 	defer x.sock.Close()
 	id1, _, _ := m.roomRef()
 	// The same datagram again from the same socket: a client whose reply
 	// was lost retries exactly so.
-	if err := x.sock.send(t.Env.Addr, x.req, "the same LOBBY_CREATE_ROOM again (retry)"); err != nil {
+	if err := x.sock.Send(t.Env.Addr, x.req, "the same LOBBY_CREATE_ROOM again (retry)"); err != nil {
 		return err
 	}
-	b, err := x.sock.recv(t.Env.Addr, t.Env.Timeout)
-	if errors.Is(err, errSilence) {
+	b, err := x.sock.Recv(t.Env.Addr, t.Env.Timeout)
+	if errors.Is(err, ErrSilence) {
 		t.Notef("the retry was dropped without a reply: no second room, but a client whose first reply was lost never learns its room")
 		return nil
 	}

@@ -21,7 +21,7 @@ func init() {
 				return err
 			}
 			if rs.create == nil || rs.create.reply.typ != udplobby.LobbyRoomCreated {
-				return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("LOBBY_CREATE_ROOM was not answered with LOBBY_ROOM_CREATED"))
+				return Owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("LOBBY_CREATE_ROOM was not answered with LOBBY_ROOM_CREATED"))
 			}
 			return checkRoomRef(t, rs.create.reply, 0)
 		},
@@ -40,7 +40,7 @@ func init() {
 				return err
 			}
 			if rs.port == 0 {
-				return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
+				return Owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 			}
 			if !pr.Contains(rs.port) {
 				return Failf("a port in "+pr.String(), "port %d", rs.port)
@@ -59,7 +59,7 @@ func init() {
 				return err
 			}
 			if rs.port == 0 {
-				return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
+				return Owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 			}
 			var bad []string
 			checked := 0
@@ -82,7 +82,7 @@ func init() {
 				}
 			}
 			if checked == 0 {
-				return owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("neither the list nor a join showed the room"))
+				return Owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("neither the list nor a join showed the room"))
 			}
 			if len(bad) > 0 {
 				return Fail(fmt.Sprintf("port %d everywhere for room %d", rs.port, rs.roomID), strings.Join(bad, "; "))

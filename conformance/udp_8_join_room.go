@@ -16,7 +16,7 @@ func init() {
 				return err
 			}
 			if rs.roomID == 0 {
-				return owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
+				return Owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 			}
 			_, err = expect(rs.joinOK, rs.joinOKErr, "LOBBY_JOIN_SUCCESS", udplobby.LobbyJoinSuccess)
 			return err

@@ -15,7 +15,7 @@ func init() {
 				return err
 			}
 			if rs.joinOK == nil || rs.joinOK.reply.typ != udplobby.LobbyJoinSuccess {
-				return owned(ProtoUDP, "LOBBY_JOIN_SUCCESS", Skipf("no LOBBY_JOIN_SUCCESS to look at"))
+				return Owned(ProtoUDP, "LOBBY_JOIN_SUCCESS", Skipf("no LOBBY_JOIN_SUCCESS to look at"))
 			}
 			return checkRoomRef(t, rs.joinOK.reply, rs.roomID)
 		},

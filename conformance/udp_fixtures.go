@@ -12,7 +12,7 @@ import (
 // player is one simulated player on a game instance (udp-lobby.md §15).
 type player struct {
 	t    *T
-	s    *udpSock
+	s    *UDPSocket
 	inst netip.AddrPort
 	// pending holds messages received while waiting for another type
 	// (broadcasts such as COUNTDOWN_TICK).
@@ -21,7 +21,7 @@ type player struct {
 
 func (t *T) instAddr(port uint16) netip.AddrPort { return netip.AddrPortFrom(t.Env.Addr.Addr(), port) }
 
-func newPlayer(t *T, s *udpSock, port uint16) *player {
+func newPlayer(t *T, s *UDPSocket, port uint16) *player {
 	return &player{t: t, s: s, inst: t.instAddr(port)}
 }
 
@@ -48,18 +48,18 @@ func (p *player) build(typ udplobby.MsgType, seq uint16) []byte {
 func (p *player) call(typ udplobby.MsgType, want ...udplobby.MsgType) (rawMsg, uint16, error) {
 	seq := nextSeq()
 	req := p.build(typ, seq)
-	var last error = errSilence
+	var last error = ErrSilence
 	for attempt := 0; attempt < 2; attempt++ {
 		note := typ.String()
 		if attempt > 0 {
 			note += " (retry)"
 		}
-		if err := p.s.send(p.inst, req, note); err != nil {
+		if err := p.s.Send(p.inst, req, note); err != nil {
 			return rawMsg{}, seq, err
 		}
 		m, err := p.wait(p.t.Env.Timeout, want...)
-		if errors.Is(err, errSilence) {
-			last = mergeSilence(last, err)
+		if errors.Is(err, ErrSilence) {
+			last = MergeSilence(last, err)
 			continue
 		}
 		return m, seq, err
@@ -84,11 +84,11 @@ func (p *player) wait(d time.Duration, want ...udplobby.MsgType) (rawMsg, error)
 		if left <= 0 {
 			return rawMsg{}, p.silence(want, junk)
 		}
-		b, src, err := p.s.recvFrom(p.inst, left)
-		if errors.Is(err, errSilence) {
+		b, src, err := p.s.RecvFrom(p.inst, left)
+		if errors.Is(err, ErrSilence) {
 			// Say what did come: other types waiting unread, or
 			// datagrams that do not parse.
-			return rawMsg{}, mergeSilence(p.silence(want, junk), err)
+			return rawMsg{}, MergeSilence(p.silence(want, junk), err)
 		}
 		if err != nil {
 			return rawMsg{}, err
@@ -117,7 +117,7 @@ func (p *player) silence(want []udplobby.MsgType, junk [][]byte) error {
 	for _, b := range junk {
 		names, msgs = append(names, fmt.Sprintf("a %d-byte datagram that does not parse", len(b))), append(msgs, b)
 	}
-	return instead(typeList(want), names, msgs)
+	return Instead(typeList(want), names, msgs)
 }
 
 func hasType(ts []udplobby.MsgType, t udplobby.MsgType) bool {
@@ -134,11 +134,11 @@ func hasType(ts []udplobby.MsgType, t udplobby.MsgType) bool {
 func (p *player) handshake() (udplobby.MsgType, error) {
 	m, _, err := p.call(udplobby.ClientHello, udplobby.ServerHello)
 	if err != nil {
-		return 0, owned(ProtoUDP, "SERVER_HELLO", fmt.Errorf("CLIENT_HELLO to %v: %w", p.inst, err))
+		return 0, Owned(ProtoUDP, "SERVER_HELLO", fmt.Errorf("CLIENT_HELLO to %v: %w", p.inst, err))
 	}
 	m, _, err = p.call(udplobby.ClientJoinRequest, udplobby.ServerJoinAccept, udplobby.ServerJoinDeny)
 	if err != nil {
-		return 0, owned(ProtoUDP, "SERVER_JOIN_ACCEPT", fmt.Errorf("CLIENT_JOIN_REQUEST to %v: %w", p.inst, err))
+		return 0, Owned(ProtoUDP, "SERVER_JOIN_ACCEPT", fmt.Errorf("CLIENT_JOIN_REQUEST to %v: %w", p.inst, err))
 	}
 	return m.typ, nil
 }
@@ -149,11 +149,11 @@ func joinRefusal(err error, typ udplobby.MsgType) error {
 	if err != nil {
 		return err
 	}
-	return owned(ProtoUDP, "SERVER_JOIN_ACCEPT", errors.New("answered "+typ.String()))
+	return Owned(ProtoUDP, "SERVER_JOIN_ACCEPT", errors.New("answered "+typ.String()))
 }
 
 func (p *player) leave() {
-	p.s.send(p.inst, p.build(udplobby.ClientDisconnect, nextSeq()), "CLIENT_DISCONNECT (cleanup)")
+	p.s.Send(p.inst, p.build(udplobby.ClientDisconnect, nextSeq()), "CLIENT_DISCONNECT (cleanup)")
 	p.s.Close()
 }
 
@@ -216,7 +216,7 @@ func replies(t *T) (*replySet, error) {
 				ft.Env.Cleanup(r.joinOK.sock.Close)
 			}
 		} else {
-			r.joinOKErr = owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
+			r.joinOKErr = Owned(ProtoUDP, "LOBBY_ROOM_CREATED", Skipf("no room was created"))
 		}
 		r.joinMissing, r.joinMissingErr = lobbyRequest(ft, buildJoin(prof, missingRoomID(rooms)), "LOBBY_JOIN_ROOM of a missing room")
 		closeX(r.joinMissing)
@@ -263,7 +263,7 @@ func joinedRoom(ft *T, n int) (*roomFx, error) {
 	r, ok := findRoom(rooms, id)
 	if !ok {
 		creator.Close()
-		return nil, owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("room %d is not in the list after its creation", id))
+		return nil, Owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", Skipf("room %d is not in the list after its creation", id))
 	}
 	fx := &roomFx{id: id, port: port, max: int(r.MaxPlayers)}
 	if fx.max < 1 || fx.max > 64 {
@@ -282,7 +282,7 @@ func joinedRoom(ft *T, n int) (*roomFx, error) {
 	fx.players = append(fx.players, pl)
 	if typ, err := pl.handshake(); err != nil || typ != udplobby.ServerJoinAccept {
 		why := joinRefusal(err, typ)
-		return nil, skipFor(why, "the creator could not join its instance: %v", why)
+		return nil, SkipFor(why, "the creator could not join its instance: %v", why)
 	}
 	for len(fx.players) < n {
 		x, err := lobbyRequest(ft, buildJoin(ft.Env.profile(), id), "LOBBY_JOIN_ROOM (filling)")
@@ -291,18 +291,18 @@ func joinedRoom(ft *T, n int) (*roomFx, error) {
 			if x != nil {
 				x.sock.Close()
 			}
-			return nil, skipFor(err, "the lobby refused join #%d while the room held %d of %d: %v", len(fx.players)+1, len(fx.players), fx.max, err)
+			return nil, SkipFor(err, "the lobby refused join #%d while the room held %d of %d: %v", len(fx.players)+1, len(fx.players), fx.max, err)
 		}
 		_, jport, _ := m.roomRef()
 		if jport != port {
 			x.sock.Close()
-			return nil, owned(ProtoUDP, "a stable room port", Skipf("LOBBY_JOIN_SUCCESS gave port %d, the creation %d", jport, port))
+			return nil, Owned(ProtoUDP, "a stable room port", Skipf("LOBBY_JOIN_SUCCESS gave port %d, the creation %d", jport, port))
 		}
 		p := newPlayer(ft, x.sock, port)
 		fx.players = append(fx.players, p)
 		if typ, err := p.handshake(); err != nil || typ != udplobby.ServerJoinAccept {
 			why := joinRefusal(err, typ)
-			return nil, skipFor(why, "player %d could not join the instance: %v", len(fx.players), why)
+			return nil, SkipFor(why, "player %d could not join the instance: %v", len(fx.players), why)
 		}
 	}
 	return fx, nil
@@ -358,7 +358,7 @@ func playingRoom(t *T) (*roomFx, error) {
 			return nil, err
 		}
 		for _, p := range fx.players {
-			if err := p.s.send(p.inst, p.build(udplobby.ClientReady, nextSeq()), "CLIENT_READY"); err != nil {
+			if err := p.s.Send(p.inst, p.build(udplobby.ClientReady, nextSeq()), "CLIENT_READY"); err != nil {
 				return nil, err
 			}
 		}
@@ -368,7 +368,7 @@ func playingRoom(t *T) (*roomFx, error) {
 		fx.msgs = make([][]udplobby.MsgType, len(fx.players))
 		for i, p := range fx.players {
 			_, err := p.wait(time.Until(deadline), udplobby.ServerGameStart)
-			if err != nil && !errors.Is(err, errSilence) {
+			if err != nil && !errors.Is(err, ErrSilence) {
 				return nil, err // interrupted: not the server's fault
 			}
 			for _, m := range p.pending {
