@@ -191,13 +191,6 @@ var (
 	oldGroups = map[string]string{}
 )
 
-// builtin are the cases of the groups of this package (UDPLobbyGroup …), by
-// protocol, as their files' init add them.
-var builtin = map[string][]*Case{}
-
-// addCase adds c to its protocol's builtin cases.
-func addCase(c *Case) { builtin[c.Protocol] = append(builtin[c.Protocol], c) }
-
 // RegisterGroup adds a protocol's group and its cases to the suite. The
 // protocol's descriptor calls it (protocols.Register). It panics on a
 // duplicate name or case id, a malformed id, an id outside the group's

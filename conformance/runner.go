@@ -35,7 +35,7 @@ type Config struct {
 	// Protocol is a registered protocol name; "" means DefaultProtocol().
 	Protocol string
 	// Options are the protocol's own settings (Group.Flags: udp-lobby's
-	// UDPOptions, its header profile and instance ports); nil: its
+	// udpcases.Options, its header profile and instance ports); nil: its
 	// defaults.
 	Options any
 	// Patterns select cases (see Match); none selects all.

@@ -53,6 +53,21 @@ func (t *T) OpenUDPOn(a netip.Addr) (*UDPSocket, error) {
 
 func (s *UDPSocket) Close() { s.c.Close() }
 
+// Conn is the socket itself, for what Send and Recv do not do: a flood's
+// own pacing, reads of every reply, buffer sizes.
+func (s *UDPSocket) Conn() *net.UDPConn { return s.c }
+
+// Local is the socket's address as the wire log names it.
+func (s *UDPSocket) Local() string { return s.local }
+
+// LogTo makes t the case (or fixture) whose wire log the socket's
+// datagrams go to from now on.
+func (s *UDPSocket) LogTo(t *T) { s.t = t }
+
+// FirstSendPaid tells the socket its next send is paid for by the token
+// SourcePool.Acquire took for its address: it is not paced again.
+func (s *UDPSocket) FirstSendPaid() { s.paced = false }
+
 // Send sends b to dst (paced) and logs it.
 func (s *UDPSocket) Send(dst netip.AddrPort, b []byte, note string) error {
 	if s.paced {

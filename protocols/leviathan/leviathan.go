@@ -5,7 +5,7 @@
 package leviathan
 
 import (
-	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/conformance/levcases"
 	"github.com/lobbybench/lobbybench/protocols"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	refleviathan "github.com/lobbybench/lobbybench/reference-server/leviathan"
@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	g := conformance.LeviathanGroup()
+	g := levcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    levclient.Spec,
 		Client:      levclient.Client,

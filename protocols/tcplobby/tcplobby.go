@@ -6,7 +6,7 @@
 package tcplobby
 
 import (
-	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/conformance/tcpcases"
 	"github.com/lobbybench/lobbybench/protocols"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	g := conformance.TCPLobbyGroup()
+	g := tcpcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    tcpclient.Spec,
 		Client:      tcpclient.Client,

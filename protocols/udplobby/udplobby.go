@@ -5,7 +5,7 @@
 package udplobby
 
 import (
-	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/conformance/udpcases"
 	"github.com/lobbybench/lobbybench/protocols"
 	refserver "github.com/lobbybench/lobbybench/reference-server"
 	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	g := conformance.UDPLobbyGroup()
+	g := udpcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    udpclient.Spec,
 		Client:      udpclient.Client,
