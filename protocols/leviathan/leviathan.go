@@ -1,7 +1,7 @@
 // Package leviathan registers the Leviathan reliable-UDP protocol
 // (leviathan.md): its descriptor is assembled here, once, from the
 // protocol's own packages (wire/leviathan, levconn, simclient/levclient,
-// the conformance group, reference-server/leviathan).
+// conformance/levcases, reference-server/leviathan).
 package leviathan
 
 import (

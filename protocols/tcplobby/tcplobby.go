@@ -1,7 +1,7 @@
 // Package tcplobby registers the length-prefixed TCP lobby protocol
 // (tcp-lobby.md): its descriptor is assembled here, once, from the
-// protocol's own packages (wire/tcplobby, simclient/tcpclient, the
-// conformance group, reference-server/tcp). Its server part needs a pool
+// protocol's own packages (wire/tcplobby, simclient/tcpclient,
+// conformance/tcpcases, reference-server/tcp). Its server part needs a pool
 // of game instances, which another part provides (the UDP lobby's).
 package tcplobby
 

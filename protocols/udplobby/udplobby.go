@@ -1,7 +1,7 @@
 // Package udplobby registers the UDP lobby protocol (udp-lobby.md) with
 // its game-instance handshake: its descriptor is assembled here, once,
 // from the protocol's own packages (wire/udplobby, simclient/udpclient,
-// the conformance group, reference-server/udp).
+// conformance/udpcases, reference-server/udp).
 package udplobby
 
 import (
