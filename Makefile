@@ -34,7 +34,7 @@ lint:
 # handlers, the closed model's iteration) with allocs, count 5 so benchstat has medians.
 bench: bench-run bench-truth bench-micro
 
-BENCH_HOT := ./wire/... ./metrics ./reference-server/udp ./simclient/udpclient ./levconn ./engine
+BENCH_HOT := ./wire/... ./metrics ./refserver/udp ./simclient/udpclient ./levconn ./engine
 
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -benchtime $(BENCHTIME) $(BENCH_HOT)
@@ -76,7 +76,7 @@ fuzz-campaign:
 # for a short check.
 SOAK_FLAGS ?=
 soak: build
-	$(GO) run ./reference-server/soak --bin $(BIN) $(SOAK_FLAGS)
+	$(GO) run ./refserver/soak --bin $(BIN) $(SOAK_FLAGS)
 
 ci:
 	bash .ci/run

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/refserver"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/simclient/udpclient"

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/simclient/udpclient"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/levconn"
-	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
+	reflev "github.com/lobbybench/lobbybench/refserver/leviathan"
 	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )

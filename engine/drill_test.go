@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/owned"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/refserver"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"

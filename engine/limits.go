@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	reflev "github.com/lobbybench/lobbybench/reference-server/leviathan"
-	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
+	reflev "github.com/lobbybench/lobbybench/refserver/leviathan"
+	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"

@@ -1,6 +1,6 @@
 // Package levconn is the Leviathan connection engine shared by the
 // simulated client (simclient/levclient) and the reference endpoint
-// (reference-server/leviathan): packet ids, MessageNumbers, acks, resends,
+// (refserver/leviathan): packet ids, MessageNumbers, acks, resends,
 // duplicate suppression, keepalive and idle timeout, as leviathan.md
 // describes the engine, on top of the wire/leviathan codec. Config holds
 // the engine's timings and bounds, each with its default.

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/lobbybench/lobbybench/conformance"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )

@@ -14,8 +14,8 @@ import (
 	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/capacity/caplobby"
 	"github.com/lobbybench/lobbybench/engine"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/refserver"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )

@@ -1,7 +1,7 @@
 // Command lobbybench load-tests and conformance-checks game lobby servers.
 //
 // This package only parses flags and wires the library packages together;
-// everything it runs lives in engine/, conformance/, reference-server/ and
+// everything it runs lives in engine/, conformance/, refserver/ and
 // reports/.
 package main
 

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 )
 
 const serveUsage = `Usage: lobbybench serve [flags]

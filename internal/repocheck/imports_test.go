@@ -98,7 +98,7 @@ var importRules = []importRule{{
 	rule:      "levconn imports only wire/leviathan and internal/... of the module",
 	applies:   in("levconn"),
 	forbidden: ownBut("levconn", "wire/leviathan", "internal"),
-	example:   [2]string{"levconn", "reference-server/leviathan"},
+	example:   [2]string{"levconn", "refserver/leviathan"},
 }, {
 	// result is the model that run, conform, capacity and `report
 	// merge/compare` read and write, and judge by; it depends on none of
@@ -140,20 +140,20 @@ var importRules = []importRule{{
 	// suite keeps its own sockets rather than the load harness's.
 	rule:      "conformance shares no code with the reference server, the clients or the engine",
 	applies:   in("conformance"),
-	forbidden: ownIn("reference-server", "simclient", "engine"),
-	example:   [2]string{"conformance", "reference-server/udp"},
+	forbidden: ownIn("refserver", "simclient", "engine"),
+	example:   [2]string{"conformance", "refserver/udp"},
 }, {
 	// The server under test shares only the codecs with what measures it.
-	rule:      "reference-server imports none of simclient, engine, conformance, metrics, liveness",
-	applies:   in("reference-server"),
+	rule:      "refserver imports none of simclient, engine, conformance, metrics, liveness",
+	applies:   in("refserver"),
 	forbidden: ownIn("simclient", "engine", "conformance", "metrics", "liveness"),
-	example:   [2]string{"reference-server/udp", "metrics"},
+	example:   [2]string{"refserver/udp", "metrics"},
 }, {
 	// A scenario is parsed and validated without the code that plays it;
 	// protocols register their step kinds with it from their descriptors.
-	rule:      "scenario imports none of simclient, engine, conformance, reference-server, metrics",
+	rule:      "scenario imports none of simclient, engine, conformance, refserver, metrics",
 	applies:   in("scenario"),
-	forbidden: ownIn("simclient", "engine", "conformance", "reference-server", "metrics"),
+	forbidden: ownIn("simclient", "engine", "conformance", "refserver", "metrics"),
 	example:   [2]string{"scenario", "simclient"},
 }, {
 	rule:      "simclient is driven by the engine and imports neither it nor conformance",
@@ -166,7 +166,7 @@ var importRules = []importRule{{
 	// a dependency on which protocols there are.
 	rule: "only the programs (cmd/..., the bench and soak programs) import protocols/...",
 	applies: func(rel string) bool {
-		return !under(rel, "cmd", "protocols", "engine/benchrun", "engine/benchtruth", "reference-server/soak")
+		return !under(rel, "cmd", "protocols", "engine/benchrun", "engine/benchtruth", "refserver/soak")
 	},
 	forbidden: ownIn("protocols"),
 	example:   [2]string{"engine", "protocols/all"},

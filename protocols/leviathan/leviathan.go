@@ -1,14 +1,14 @@
 // Package leviathan registers the Leviathan reliable-UDP protocol
 // (leviathan.md): its descriptor is assembled here, once, from the
 // protocol's own packages (wire/leviathan, levconn, simclient/levclient,
-// conformance/levcases, reference-server/leviathan).
+// conformance/levcases, refserver/leviathan).
 package leviathan
 
 import (
 	"github.com/lobbybench/lobbybench/conformance/levcases"
 	"github.com/lobbybench/lobbybench/protocols"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
-	refleviathan "github.com/lobbybench/lobbybench/reference-server/leviathan"
+	"github.com/lobbybench/lobbybench/refserver"
+	refleviathan "github.com/lobbybench/lobbybench/refserver/leviathan"
 	"github.com/lobbybench/lobbybench/simclient/levclient"
 )
 

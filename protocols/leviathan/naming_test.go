@@ -20,7 +20,7 @@ func TestNamedOnlyHere(t *testing.T) {
 	}
 	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "leviathan",
-		Own:  []string{"wire/leviathan", "levconn", "simclient/levclient", "reference-server/leviathan", "conformance/levcases", "protocols/leviathan"},
+		Own:  []string{"wire/leviathan", "levconn", "simclient/levclient", "refserver/leviathan", "conformance/levcases", "protocols/leviathan"},
 		Allowed: map[string]string{
 			"protocols/all": "the one list of the protocols",
 		},

@@ -20,7 +20,7 @@ func TestNamedOnlyHere(t *testing.T) {
 	}
 	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "tcp-lobby",
-		Own:  []string{"wire/tcplobby", "simclient/tcpclient", "reference-server/tcp", "conformance/tcpcases", "protocols/tcplobby"},
+		Own:  []string{"wire/tcplobby", "simclient/tcpclient", "refserver/tcp", "conformance/tcpcases", "protocols/tcplobby"},
 		Allowed: map[string]string{
 			"protocols/all": "the one list of the protocols",
 		},

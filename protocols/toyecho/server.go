@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 )
 
 // Config configures the toy echo server.

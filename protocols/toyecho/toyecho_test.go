@@ -19,7 +19,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/repocheck"
 	_ "github.com/lobbybench/lobbybench/protocols/all"
 	"github.com/lobbybench/lobbybench/protocols/toyecho"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )

@@ -20,7 +20,7 @@ func TestNamedOnlyHere(t *testing.T) {
 	}
 	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "udp-lobby",
-		Own:  []string{"wire/udplobby", "simclient/udpclient", "reference-server/udp", "conformance/udpcases", "protocols/udplobby"},
+		Own:  []string{"wire/udplobby", "simclient/udpclient", "refserver/udp", "conformance/udpcases", "protocols/udplobby"},
 		Allowed: map[string]string{
 			"protocols/all":                      "the one list of the protocols",
 			"conformance/tcpcases/tcp_6_flow.go": "tcp-lobby's games are played on udp-lobby's instances",

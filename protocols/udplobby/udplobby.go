@@ -1,14 +1,14 @@
 // Package udplobby registers the UDP lobby protocol (udp-lobby.md) with
 // its game-instance handshake: its descriptor is assembled here, once,
 // from the protocol's own packages (wire/udplobby, simclient/udpclient,
-// conformance/udpcases, reference-server/udp).
+// conformance/udpcases, refserver/udp).
 package udplobby
 
 import (
 	"github.com/lobbybench/lobbybench/conformance/udpcases"
 	"github.com/lobbybench/lobbybench/protocols"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/refserver"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/simclient/udpclient"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/levconn"
 	"github.com/lobbybench/lobbybench/metrics"
-	refsrv "github.com/lobbybench/lobbybench/reference-server/leviathan"
+	refsrv "github.com/lobbybench/lobbybench/refserver/leviathan"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"

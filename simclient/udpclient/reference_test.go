@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )

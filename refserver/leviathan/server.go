@@ -14,7 +14,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/pktinfo"
 	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/levconn"
-	"github.com/lobbybench/lobbybench/reference-server/ratelimit"
+	"github.com/lobbybench/lobbybench/refserver/ratelimit"
 	"github.com/lobbybench/lobbybench/wire/leviathan"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/pktinfo"
 	"github.com/lobbybench/lobbybench/internal/sockbuf"
-	"github.com/lobbybench/lobbybench/reference-server/ratelimit"
+	"github.com/lobbybench/lobbybench/refserver/ratelimit"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -212,7 +212,7 @@ func (s *Server) Allocate(n int) (netip.AddrPort, error) {
 
 // Release closes an instance Allocate returned if no player has joined it
 // yet: the TCP room it was for was cancelled before GAME_START. It
-// satisfies reference-server/tcp's optional Releaser.
+// satisfies refserver/tcp's optional Releaser.
 func (s *Server) Release(addr netip.AddrPort) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -7,7 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/lobbybench/lobbybench/levconn"
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"net/netip"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
+	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
-	reftcp "github.com/lobbybench/lobbybench/reference-server/tcp"
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/refserver"
+	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	refserver "github.com/lobbybench/lobbybench/reference-server"
-	refudp "github.com/lobbybench/lobbybench/reference-server/udp"
+	"github.com/lobbybench/lobbybench/refserver"
+	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
