@@ -191,13 +191,6 @@ var (
 	oldGroups = map[string]string{}
 )
 
-// builtin are the cases of the groups of this package (UDPLobbyGroup …), by
-// protocol, as their files' init add them.
-var builtin = map[string][]*Case{}
-
-// addCase adds c to its protocol's builtin cases.
-func addCase(c *Case) { builtin[c.Protocol] = append(builtin[c.Protocol], c) }
-
 // RegisterGroup adds a protocol's group and its cases to the suite. The
 // protocol's descriptor calls it (protocols.Register). It panics on a
 // duplicate name or case id, a malformed id, an id outside the group's
@@ -264,12 +257,12 @@ func ownerOf(protocol, msg string) string {
 	return owners[protocol][msg]
 }
 
-// owned marks err, a finding about the reply named msg, as judged by the
+// Owned marks err, a finding about the reply named msg, as judged by the
 // case of protocol that owns msg, so that a setup turning it into a skip
-// (precondition, skipFor) names that case. A *VerifyError or *SkipError
+// (Precondition, SkipFor) names that case. A *VerifyError or *SkipError
 // gets the Owner field; any other error is wrapped (errors.Is still sees
 // through). A nil err, and replies no case owns, are returned unchanged.
-func owned(protocol, msg string, err error) error {
+func Owned(protocol, msg string, err error) error {
 	id := ownerOf(protocol, msg)
 	if id == "" || err == nil || ownerIn(err) != "" {
 		return err
@@ -287,7 +280,7 @@ func owned(protocol, msg string, err error) error {
 	return &ownedError{owner: id, err: err}
 }
 
-// ownedError is an error owned marked that is neither a finding nor a skip
+// ownedError is an error Owned marked that is neither a finding nor a skip
 // (a silence, a refusal met during a setup).
 type ownedError struct {
 	owner string
@@ -297,7 +290,7 @@ type ownedError struct {
 func (e *ownedError) Error() string { return e.err.Error() }
 func (e *ownedError) Unwrap() error { return e.err }
 
-// ownerIn returns the id of the case owned marked err with, "" if none.
+// ownerIn returns the id of the case Owned marked err with, "" if none.
 func ownerIn(err error) string {
 	var v *VerifyError
 	if errors.As(err, &v) && v.Owner != "" {

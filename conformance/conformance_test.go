@@ -191,14 +191,14 @@ func TestCasesOldPatterns(t *testing.T) {
 		protocol string
 		old, now []string
 	}{
-		{ProtoUDP, []string{"udp/3"}, []string{"udp-lobby/3"}},
-		{ProtoUDP, []string{"udp/13/2"}, []string{"udp-lobby/13/2"}},
-		{ProtoUDP, []string{"udp/1*"}, []string{"udp-lobby/1*"}},
-		{ProtoUDP, []string{"udp"}, []string{"udp-lobby"}},
-		{ProtoUDP, []string{"udp/4", "inst/2/1"}, []string{"udp-lobby/4", "inst/2/1"}},
-		{ProtoTCP, []string{"tcp/5.1"}, []string{"tcp-lobby/5.1"}},
-		{ProtoTCP, []string{"tcp/R/*"}, []string{"tcp-lobby/R/*"}},
-		{ProtoTCP, []string{"tcp"}, []string{"tcp-lobby"}},
+		{protoUDP, []string{"udp/3"}, []string{"udp-lobby/3"}},
+		{protoUDP, []string{"udp/13/2"}, []string{"udp-lobby/13/2"}},
+		{protoUDP, []string{"udp/1*"}, []string{"udp-lobby/1*"}},
+		{protoUDP, []string{"udp"}, []string{"udp-lobby"}},
+		{protoUDP, []string{"udp/4", "inst/2/1"}, []string{"udp-lobby/4", "inst/2/1"}},
+		{protoTCP, []string{"tcp/5.1"}, []string{"tcp-lobby/5.1"}},
+		{protoTCP, []string{"tcp/R/*"}, []string{"tcp-lobby/R/*"}},
+		{protoTCP, []string{"tcp"}, []string{"tcp-lobby"}},
 		{"", []string{"udp", "tcp"}, []string{"udp-lobby", "tcp-lobby"}},
 	} {
 		got, want := Cases(tt.protocol, tt.old...), Cases(tt.protocol, tt.now...)
@@ -206,7 +206,7 @@ func TestCasesOldPatterns(t *testing.T) {
 			t.Errorf("Cases(%q, %q) = %s, want %s (as %q)", tt.protocol, tt.old, ids(got), ids(want), tt.now)
 		}
 	}
-	if n, all := len(Cases("", "udp", "tcp")), len(Cases(ProtoUDP))+len(Cases(ProtoTCP))-len(Cases(ProtoUDP, "inst")); n != all {
+	if n, all := len(Cases("", "udp", "tcp")), len(Cases(protoUDP))+len(Cases(protoTCP))-len(Cases(protoUDP, "inst")); n != all {
 		t.Errorf("udp,tcp select %d cases, want every lobby case but inst's (%d)", n, all)
 	}
 }
@@ -315,7 +315,7 @@ func TestJudge(t *testing.T) {
 		{"wrapped verify error", Must, fmt.Errorf("ctx: %w", Fail("x", "z")), result.VerdictFail, "z"},
 		{"skip", Must, Skipf("no %s", "room"), result.VerdictSkip, "no room"},
 		{"harness error skips", Must, errors.New("bind: boom"), result.VerdictSkip, "harness error: bind: boom"},
-		{"precondition failure skips", Must, precondition("setup", Fail("a", "b")), result.VerdictSkip, "setup: expected a, got b"},
+		{"precondition failure skips", Must, Precondition("setup", Fail("a", "b")), result.VerdictSkip, "setup: expected a, got b"},
 	}
 	for _, tt := range tests {
 		v, _, act := judge(tt.level, tt.err)
@@ -328,7 +328,7 @@ func TestJudge(t *testing.T) {
 // TestRegistry checks every registered case is complete and named after
 // its protocol's sections.
 func TestRegistry(t *testing.T) {
-	prefixes := map[string][]string{ProtoUDP: {"udp-lobby/", "inst/"}, ProtoTCP: {"tcp-lobby/"}}
+	prefixes := map[string][]string{protoUDP: {"udp-lobby/", "inst/"}, protoTCP: {"tcp-lobby/"}}
 	n := map[string]int{}
 	for _, c := range Cases("") {
 		n[c.Protocol]++
@@ -348,7 +348,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s belongs to unregistered protocol %q", c.ID, c.Protocol)
 		}
 	}
-	if n[ProtoUDP] < 40 || n[ProtoTCP] < 20 {
+	if n[protoUDP] < 40 || n[protoTCP] < 20 {
 		t.Errorf("cases per protocol %v", n)
 	}
 	mustPanic := func(name string, c *Case) {
@@ -360,13 +360,13 @@ func TestRegistry(t *testing.T) {
 		register(c)
 	}
 	run := func(*T) error { return nil }
-	mustPanic("duplicate", &Case{ID: "udp-lobby/3/1", Protocol: ProtoUDP, Level: Must, Run: run})
-	mustPanic("two segments", &Case{ID: "udp-lobby/3", Protocol: ProtoUDP, Level: Must, Run: run})
-	mustPanic("no run", &Case{ID: "udp-lobby/99/1", Protocol: ProtoUDP, Level: Must})
-	mustPanic("no level", &Case{ID: "udp-lobby/99/2", Protocol: ProtoUDP, Run: run})
-	mustPanic("old group", &Case{ID: "udp/99/3", Protocol: ProtoUDP, Level: Must, Run: run})
-	mustPanic("another protocol's group", &Case{ID: "leviathan/99/1", Protocol: ProtoUDP, Level: Must, Run: run})
-	mustPanic("inst of tcp", &Case{ID: "inst/99/1", Protocol: ProtoTCP, Level: Must, Run: run})
+	mustPanic("duplicate", &Case{ID: "udp-lobby/3/1", Protocol: protoUDP, Level: Must, Run: run})
+	mustPanic("two segments", &Case{ID: "udp-lobby/3", Protocol: protoUDP, Level: Must, Run: run})
+	mustPanic("no run", &Case{ID: "udp-lobby/99/1", Protocol: protoUDP, Level: Must})
+	mustPanic("no level", &Case{ID: "udp-lobby/99/2", Protocol: protoUDP, Run: run})
+	mustPanic("old group", &Case{ID: "udp/99/3", Protocol: protoUDP, Level: Must, Run: run})
+	mustPanic("another protocol's group", &Case{ID: "leviathan/99/1", Protocol: protoUDP, Level: Must, Run: run})
+	mustPanic("inst of tcp", &Case{ID: "inst/99/1", Protocol: protoTCP, Level: Must, Run: run})
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -382,7 +382,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestListGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteList(&b, Cases(ProtoUDP, "udp-lobby/13", "inst/2/1")); err != nil {
+	if err := WriteList(&b, Cases(protoUDP, "udp-lobby/13", "inst/2/1")); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "list.txt"), b.Bytes())
@@ -396,9 +396,9 @@ func TestListGolden(t *testing.T) {
 // and a finding made while the run is interrupted becomes a skip.
 func TestRunCaseResult(t *testing.T) {
 	newEnv := func() *Env {
-		return &Env{Protocol: ProtoUDP, fixtures: map[string]*fixture{}, selected: map[string]bool{"udp-lobby/3/2": true}}
+		return &Env{Protocol: protoUDP, fixtures: map[string]*fixture{}, selected: map[string]bool{"udp-lobby/3/2": true}}
 	}
-	c := &Case{ID: "udp-lobby/3/2", Protocol: ProtoUDP, Section: secPacket, Desc: "a failing case", Requirement: "the sentence", Rule: "U-TEST", Level: Must,
+	c := &Case{ID: "udp-lobby/3/2", Protocol: protoUDP, Section: "udp-lobby.md §3 Packet structure", Desc: "a failing case", Requirement: "the sentence", Rule: "U-TEST", Level: Must,
 		Run: func(t *T) error {
 			if _, err := t.Fixture("room", func(ft *T) (any, error) {
 				ft.LogSent("127.0.0.2:40001", "127.0.0.1:8080", []byte{1, 2}, "create")
@@ -415,7 +415,7 @@ func TestRunCaseResult(t *testing.T) {
 			return Fail("packetType 0x02", "packetType 0x01")
 		}}
 	got := runCase(context.Background(), newEnv(), c)
-	if got.ID != c.ID || got.Section != secPacket || got.Description != c.Desc || got.Requirement != c.Requirement || got.Rule != "U-TEST" || got.Level != result.LevelMust {
+	if got.ID != c.ID || got.Section != c.Section || got.Description != c.Desc || got.Requirement != c.Requirement || got.Rule != "U-TEST" || got.Level != result.LevelMust {
 		t.Errorf("case fields %+v", got)
 	}
 	if got.Verdict != result.VerdictFail || got.Expected != "packetType 0x02" || got.Actual != "packetType 0x01" || !slices.Equal(got.Notes, []string{"4 replies checked"}) {
@@ -441,14 +441,14 @@ func TestRunCaseResult(t *testing.T) {
 		}
 	}
 
-	owned := &Case{ID: "udp-lobby/6/1", Protocol: ProtoUDP, Level: Must, Run: func(*T) error {
+	owned := &Case{ID: "udp-lobby/6/1", Protocol: protoUDP, Level: Must, Run: func(*T) error {
 		return &SkipError{Reason: "no room", Owner: "udp-lobby/7/1"}
 	}}
 	if got := runCase(context.Background(), newEnv(), owned); got.Verdict != result.VerdictSkip || got.Actual != "no room — judged by udp-lobby/7/1, not run" {
 		t.Errorf("owned skip: %q %q", got.Verdict, got.Actual)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cut := &Case{ID: "udp-lobby/6/2", Protocol: ProtoUDP, Level: Should, Run: func(*T) error {
+	cut := &Case{ID: "udp-lobby/6/2", Protocol: protoUDP, Level: Should, Run: func(*T) error {
 		cancel()
 		return Fail("one room", "no reply")
 	}}
@@ -456,31 +456,8 @@ func TestRunCaseResult(t *testing.T) {
 		got.Actual != "run interrupted during the case (it had found: expected one room, got no reply)" {
 		t.Errorf("interrupted finding: %q %q %q", got.Verdict, got.Expected, got.Actual)
 	}
-	panics := &Case{ID: "udp-lobby/6/3", Protocol: ProtoUDP, Level: Info, Run: func(*T) error { panic("boom") }}
+	panics := &Case{ID: "udp-lobby/6/3", Protocol: protoUDP, Level: Info, Run: func(*T) error { panic("boom") }}
 	if got := runCase(context.Background(), newEnv(), panics); got.Verdict != result.VerdictSkip || !strings.HasPrefix(got.Actual, "harness error: panic: boom") || got.Level != result.LevelInfo {
 		t.Errorf("panic: %q %q", got.Verdict, got.Actual)
 	}
-}
-
-// FuzzParseRaw feeds arbitrary datagrams to every reader of untrusted bytes
-// the UDP cases use: none may panic.
-func FuzzParseRaw(f *testing.F) {
-	f.Add(udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 1))
-	b, _ := udplobby.AppendRoomList(nil, udplobby.ProfileSpec, 2, []udplobby.Room{{ID: 1, Players: 1, MaxPlayers: 4, Port: 9000}})
-	f.Add(b)
-	f.Add(udplobby.AppendRoomCreated(nil, udplobby.ProfileRType17, 3, 1, 9000))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		crcDiagnosis(b)
-		for _, p := range udplobby.Profiles {
-			m, ok := parseRaw(b, p)
-			if !ok {
-				continue
-			}
-			m.rooms()
-			m.roomRef()
-			_ = m.String()
-			listDiagnosis(p, m)
-		}
-	})
 }

@@ -7,9 +7,13 @@
 //
 // Case ids are "<group>/<section>/<n>". The Leviathan group's documents
 // have no numbered sections, so its sections are: framing 1, handshake 2,
-// lobby 3, acks 4, malformed 6, engine quirks Q. Each file holds the cases
-// of one section (udp_5_room_list.go, tcp_7_errors.go, …) and registers
-// them from init with Register.
+// lobby 3, acks 4, malformed 6, engine quirks Q. This package is the
+// runner: a protocol's cases live in a package of the protocol's own
+// (udpcases, tcpcases, levcases below this one; protocols/toyecho's beside
+// its descriptor), one file per section (udp_5_room_list.go,
+// tcp_7_errors.go, …), and reach the suite as the Group of its descriptor.
+// They are written with T, the verdict helpers (Fail, Failf, Warnf,
+// Skipf, Owned, Precondition, SkipFor) and, for UDP, T.OpenUDP.
 //
 // # Fail or warn: the review of every MUST-level case
 //

@@ -21,7 +21,7 @@ import (
 // small machine.
 func suiteConfig(target string, pr PortRange) Config {
 	return Config{
-		Target: target, Protocol: ProtoUDP, Options: UDPOptions{Header: HeaderAuto, InstancePorts: pr},
+		Target: target, Protocol: protoUDP, Options: udpLobbyOptions("auto", pr),
 		Timeout: 2 * time.Second, FloodRate: 5000, FloodDuration: 200 * time.Millisecond,
 	}
 }
@@ -310,11 +310,11 @@ func TestSkipNamesOwner(t *testing.T) {
 				}
 				return p
 			}})
-			return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
+			return Config{Target: target, Protocol: protoTCP, Timeout: 3 * time.Second}
 		}, "tcp-lobby/5.1/2", result.VerdictFail, "no CREATE_ROOM_ACK within the timeout; instead it sent ROOM_UPDATE [", []string{"tcp-lobby/5.3/1", "tcp-lobby/6.3/1"}},
 		{"leviathan: Authenticate refused", func(t *testing.T) Config {
 			addr := startFakeLev(t, levFaults{refuseAuth: true})
-			return Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: 3 * time.Second}
+			return Config{Target: addr.String(), Protocol: protoLeviathan, Timeout: 3 * time.Second}
 		}, "leviathan/2/3", result.VerdictFail, "ServerDisallow", []string{"leviathan/3/1", "leviathan/4/1"}},
 	}
 	for _, tt := range tests {
@@ -351,16 +351,16 @@ func TestSkipNamesOwner(t *testing.T) {
 	}
 }
 
-// TestOwnedNamesAreOwned: every name the sources mark a finding or skip
-// with (owned(Proto…, "name", …)) is in some case's Owns, so no mark is
-// silently lost to a typo.
+// TestOwnedNamesAreOwned: every name the protocols' cases mark a finding
+// or skip with (conformance.Owned(Proto…, "name", …)) is in some case's
+// Owns, so no mark is silently lost to a typo.
 func TestOwnedNamesAreOwned(t *testing.T) {
-	files, err := filepath.Glob("*.go")
+	files, err := filepath.Glob("*cases/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`owned\((Proto[A-Za-z]+), "([^"]+)"`)
-	protos := map[string]string{"ProtoUDP": ProtoUDP, "ProtoTCP": ProtoTCP, "ProtoLeviathan": ProtoLeviathan}
+	re := regexp.MustCompile(`conformance\.Owned\((Proto[A-Za-z]+), "([^"]+)"`)
+	protos := map[string]string{"ProtoUDP": protoUDP, "ProtoTCP": protoTCP, "ProtoLeviathan": protoLeviathan}
 	n := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -373,11 +373,11 @@ func TestOwnedNamesAreOwned(t *testing.T) {
 		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 			n++
 			if ownerOf(protos[m[1]], m[2]) == "" {
-				t.Errorf("%s: owned(%s, %q): no %s case Owns it", f, m[1], m[2], m[1])
+				t.Errorf("%s: Owned(%s, %q): no %s case Owns it", f, m[1], m[2], m[1])
 			}
 		}
 	}
 	if n < 20 {
-		t.Errorf("found %d owned(…) marks with a literal name; the pattern no longer matches the sources", n)
+		t.Errorf("found %d Owned(…) marks with a literal name; the pattern no longer matches the sources", n)
 	}
 }

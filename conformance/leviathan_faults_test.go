@@ -434,7 +434,7 @@ func TestLeviathanFaults(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			reps[i], errs[i] = Run(ctx, Config{Target: addr.String(), Protocol: ProtoLeviathan, Timeout: time.Second})
+			reps[i], errs[i] = Run(ctx, Config{Target: addr.String(), Protocol: protoLeviathan, Timeout: time.Second})
 		}()
 	}
 	wg.Wait()

@@ -83,7 +83,7 @@ func TestOwnedProcessUDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Target: addr, Protocol: ProtoUDP, Timeout: time.Second,
+	cfg := Config{Target: addr, Protocol: protoUDP, Timeout: time.Second,
 		Patterns: []string{"udp-lobby/4", "udp-lobby/8/1", "udp-lobby/12"}, Parallel: 1}
 	ready, err := cfg.ReachCheck()
 	if err != nil {

@@ -88,7 +88,7 @@ func TestReferenceUDP(t *testing.T) {
 	setups := []struct {
 		name   string
 		edit   func(*refudp.Config)
-		header HeaderMode
+		header string // --header
 		note   string
 		// warn lists the cases allowed (and required) to warn.
 		warn []string
@@ -98,10 +98,10 @@ func TestReferenceUDP(t *testing.T) {
 	}{
 		// udp-lobby/10/7: the reference server has no per-address room quota
 		// yet: one address takes every instance.
-		{"defaults", nil, HeaderAuto, "header spec, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
-		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, HeaderAuto, "header spec, guessed", []string{"udp-lobby/10/7"}, true},
-		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderAuto, "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
-		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, HeaderRType17, "", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
+		{"defaults", nil, "auto", "header spec, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
+		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, "auto", "header spec, guessed", []string{"udp-lobby/10/7"}, true},
+		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, "auto", "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
+		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, "rtype17", "", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 	}
 	reps := make([]*result.Conform, len(setups))
 	errs := make([]error, len(setups))
@@ -109,7 +109,7 @@ func TestReferenceUDP(t *testing.T) {
 	for i, s := range setups {
 		srv, pr := startRefUDP(t, s.edit)
 		cfg := suiteConfig(srv.Addr().String(), pr)
-		cfg.Options = UDPOptions{Header: s.header, InstancePorts: pr}
+		cfg.Options = udpLobbyOptions(s.header, pr)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -176,7 +176,7 @@ func startRef(t testing.TB) *refserver.Server {
 // every case passes.
 func TestReferenceTCP(t *testing.T) {
 	srv := startRef(t)
-	rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: ProtoTCP})
+	rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: protoTCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func refTCPVerdict(id string) string {
 func BenchmarkUDPSuiteReference(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		srv, pr := startRefUDP(b, func(c *refudp.Config) { c.CountdownInterval = time.Second; c.RateLimit, c.RateBurst = 100, 200 })
-		rep, err := Run(context.Background(), Config{Target: srv.Addr().String(), Options: UDPOptions{Header: HeaderAuto, InstancePorts: pr}})
+		rep, err := Run(context.Background(), Config{Target: srv.Addr().String(), Options: udpLobbyOptions("auto", pr)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -225,7 +225,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: ProtoTCP})
+		rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: protoTCP})
 		srv.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -35,7 +35,7 @@ type Config struct {
 	// Protocol is a registered protocol name; "" means DefaultProtocol().
 	Protocol string
 	// Options are the protocol's own settings (Group.Flags: udp-lobby's
-	// UDPOptions, its header profile and instance ports); nil: its
+	// udpcases.Options, its header profile and instance ports); nil: its
 	// defaults.
 	Options any
 	// Patterns select cases (see Match); none selects all.
@@ -244,7 +244,7 @@ func resolve(transport, target string) (netip.AddrPort, error) {
 // and returns its result: verdict, expected and actual, the notes, and the
 // wire log, the fixtures' entries first (noted "setup").
 func runCase(ctx context.Context, env *Env, c *Case) result.Case {
-	t := newT(ctx, env, c)
+	t := NewT(ctx, env, c)
 	start := time.Now()
 	res := result.Case{ID: c.ID, Section: c.Section, Description: c.Desc, Rule: c.Rule,
 		Requirement: c.Requirement, Level: levelName(c.Level)}

@@ -66,6 +66,9 @@ func NewSourcePool(addrs []netip.Addr, rate, burst float64) (*SourcePool, error)
 	return p, nil
 }
 
+// Rate is the sends per second each paced address is held to.
+func (p *SourcePool) Rate() float64 { return p.rate }
+
 // Addrs returns the paced addresses.
 func (p *SourcePool) Addrs() []netip.Addr { return append([]netip.Addr(nil), p.addrs...) }
 

@@ -59,7 +59,7 @@ type T struct {
 	fixtureLogs []*wireLog
 }
 
-func newT(ctx context.Context, env *Env, c *Case) *T {
+func NewT(ctx context.Context, env *Env, c *Case) *T {
 	return &T{Ctx: ctx, Env: env, Case: c, wire: &wireLog{start: time.Now()}}
 }
 
@@ -135,7 +135,7 @@ func (t *T) Fixture(key string, f func(ft *T) (any, error)) (any, error) {
 	t.fixtureLogs = append(t.fixtureLogs, fx.log)
 	t.mu.Unlock()
 	if fx.err != nil {
-		return nil, precondition("setup "+key, fx.err)
+		return nil, Precondition("setup "+key, fx.err)
 	}
 	return fx.val, nil
 }
@@ -191,8 +191,8 @@ func (e *Env) Cleanup(f func()) {
 	e.mu.Unlock()
 }
 
-// noteRoom records a room the run created.
-func (e *Env) noteRoom(id uint32) {
+// NoteRoom records a room the run created.
+func (e *Env) NoteRoom(id uint32) {
 	e.mu.Lock()
 	if e.made == nil {
 		e.made = map[uint32]bool{}
@@ -201,8 +201,8 @@ func (e *Env) noteRoom(id uint32) {
 	e.mu.Unlock()
 }
 
-// roomsMade returns how many rooms the run created so far.
-func (e *Env) roomsMade() int {
+// RoomsMade returns how many rooms the run created so far.
+func (e *Env) RoomsMade() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.made)

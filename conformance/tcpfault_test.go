@@ -356,7 +356,7 @@ func TestTCPFaultInjection(t *testing.T) {
 	// A generous timeout: the suites run at once on a small machine, and
 	// tcp-lobby/R/2 judges a stall by it.
 	cfg := func(target string) Config {
-		return Config{Target: target, Protocol: ProtoTCP, Timeout: 3 * time.Second}
+		return Config{Target: target, Protocol: protoTCP, Timeout: 3 * time.Second}
 	}
 	tests := tcpFaultRows
 	reps := make([]*result.Conform, len(tests))

@@ -22,7 +22,7 @@ type VerifyError struct {
 	// (e.g. a MUST case whose finding is only a warning in one branch).
 	Level Level
 	// Owner is the id of the case that owns the reply this finding is
-	// about (set by owned); a setup that turns the finding into a skip
+	// about (set by Owned); a setup that turns the finding into a skip
 	// names it.
 	Owner string
 }
@@ -89,11 +89,11 @@ func Skipf(format string, a ...any) error {
 	return &SkipError{Reason: fmt.Sprintf(format, a...)}
 }
 
-// precondition turns an error met while setting up a case (a fixture, a
+// Precondition turns an error met while setting up a case (a fixture, a
 // room to join) into a skip, so that a case never fails for a problem that
 // another case owns. A VerifyError's text is kept as the reason, and the
-// owning case (Owner, see owned) is kept for the runner to name.
-func precondition(what string, err error) error {
+// owning case (Owner, see Owned) is kept for the runner to name.
+func Precondition(what string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -108,9 +108,9 @@ func precondition(what string, err error) error {
 	return &SkipError{Reason: what + ": " + err.Error(), Owner: ownerIn(err)}
 }
 
-// skipFor is Skipf for a skip caused by err: it keeps the case err is
-// owned by (owned), so the skip names it.
-func skipFor(err error, format string, a ...any) error {
+// SkipFor is Skipf for a skip caused by err: it keeps the case err is
+// owned by (Owned), so the skip names it.
+func SkipFor(err error, format string, a ...any) error {
 	return &SkipError{Reason: fmt.Sprintf(format, a...), Owner: ownerIn(err)}
 }
 

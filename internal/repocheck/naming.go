@@ -28,7 +28,7 @@ type Ownership struct {
 	// ("wire/udplobby"); the packages below them are its too.
 	Own []string
 	// Allowed are further directories, files or file patterns
-	// (path.Match, e.g. "conformance/udp_*.go"), relative, that may name
+	// (path.Match, e.g. "conformance/tcpcases/tcp_6_*.go"), relative, that may name
 	// it, each with the reason.
 	Allowed map[string]string
 }

@@ -1,11 +1,11 @@
 // Package leviathan registers the Leviathan reliable-UDP protocol
 // (leviathan.md): its descriptor is assembled here, once, from the
 // protocol's own packages (wire/leviathan, levconn, simclient/levclient,
-// the conformance group, refserver/leviathan).
+// conformance/levcases, refserver/leviathan).
 package leviathan
 
 import (
-	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/conformance/levcases"
 	"github.com/lobbybench/lobbybench/protocols"
 	"github.com/lobbybench/lobbybench/refserver"
 	refleviathan "github.com/lobbybench/lobbybench/refserver/leviathan"
@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	g := conformance.LeviathanGroup()
+	g := levcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    levclient.Spec,
 		Client:      levclient.Client,

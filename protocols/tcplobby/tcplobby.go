@@ -1,12 +1,12 @@
 // Package tcplobby registers the length-prefixed TCP lobby protocol
 // (tcp-lobby.md): its descriptor is assembled here, once, from the
-// protocol's own packages (wire/tcplobby, simclient/tcpclient, the
-// conformance group, refserver/tcp). Its server part needs a pool
+// protocol's own packages (wire/tcplobby, simclient/tcpclient,
+// conformance/tcpcases, refserver/tcp). Its server part needs a pool
 // of game instances, which another part provides (the UDP lobby's).
 package tcplobby
 
 import (
-	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/conformance/tcpcases"
 	"github.com/lobbybench/lobbybench/protocols"
 	"github.com/lobbybench/lobbybench/refserver"
 	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	g := conformance.TCPLobbyGroup()
+	g := tcpcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    tcpclient.Spec,
 		Client:      tcpclient.Client,

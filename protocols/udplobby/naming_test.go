@@ -20,12 +20,10 @@ func TestNamedOnlyHere(t *testing.T) {
 	}
 	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
 		Name: "udp-lobby",
-		Own:  []string{"wire/udplobby", "simclient/udpclient", "refserver/udp", "protocols/udplobby"},
+		Own:  []string{"wire/udplobby", "simclient/udpclient", "refserver/udp", "conformance/udpcases", "protocols/udplobby"},
 		Allowed: map[string]string{
-			"protocols/all":             "the one list of the protocols",
-			"conformance/udp*.go":       "its cases, still in package conformance",
-			"conformance/inst_*.go":     "its cases, still in package conformance",
-			"conformance/tcp_6_flow.go": "tcp-lobby's games are played on udp-lobby's instances",
+			"protocols/all":                      "the one list of the protocols",
+			"conformance/tcpcases/tcp_6_flow.go": "tcp-lobby's games are played on udp-lobby's instances",
 		},
 	})
 	if err != nil {

@@ -1,11 +1,11 @@
 // Package udplobby registers the UDP lobby protocol (udp-lobby.md) with
 // its game-instance handshake: its descriptor is assembled here, once,
 // from the protocol's own packages (wire/udplobby, simclient/udpclient,
-// the conformance group, refserver/udp).
+// conformance/udpcases, refserver/udp).
 package udplobby
 
 import (
-	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/conformance/udpcases"
 	"github.com/lobbybench/lobbybench/protocols"
 	"github.com/lobbybench/lobbybench/refserver"
 	refudp "github.com/lobbybench/lobbybench/refserver/udp"
@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	g := conformance.UDPLobbyGroup()
+	g := udpcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    udpclient.Spec,
 		Client:      udpclient.Client,
