@@ -178,9 +178,10 @@ var importRules = []importRule{{
 	example:   [2]string{"internal/target", "scenario"},
 }, {
 	// testing in a binary bloats it, and internal/golden registers an
-	// -update flag: both are for tests only.
+	// -update flag: both are for tests only. The two test helpers
+	// (golden files, the repository's checks) may use testing.
 	rule:    "only tests import testing and internal/golden",
-	applies: func(rel string) bool { return !under(rel, "internal/golden") },
+	applies: func(rel string) bool { return !under(rel, "internal/golden", "internal/repocheck") },
 	forbidden: func(d listedPkg) bool {
 		rel, ok := own(d.ImportPath)
 		return d.ImportPath == "testing" || strings.HasPrefix(d.ImportPath, "testing/") || ok && under(rel, "internal/golden")

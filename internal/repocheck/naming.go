@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Module is the module path; paths below are relative to it.
@@ -142,4 +143,26 @@ func GoFiles(root string) ([]string, error) {
 	})
 	sort.Strings(files)
 	return files, err
+}
+
+// NamedOnlyHere is a protocol's naming test: it fails t once for each
+// place, in the files the binary links (BinaryFiles), outside p's own
+// packages and its allowed files, that names the protocol (NamedOutside).
+func NamedOnlyHere(t testing.TB, p Ownership) {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := BinaryFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := NamedOutside(root, files, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Error(f)
+	}
 }

@@ -10,25 +10,11 @@ import (
 // protocol (imports one of its packages or spells its name) but its own,
 // and the files allowed below, each with the reason.
 func TestNamedOnlyHere(t *testing.T) {
-	root, err := repocheck.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := repocheck.BinaryFiles(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
+	repocheck.NamedOnlyHere(t, repocheck.Ownership{
 		Name: "leviathan",
 		Own:  []string{"wire/leviathan", "levconn", "simclient/levclient", "refserver/leviathan", "conformance/levcases", "protocols/leviathan"},
 		Allowed: map[string]string{
 			"protocols/all": "the one list of the protocols",
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range found {
-		t.Error(f)
-	}
 }

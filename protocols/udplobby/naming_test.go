@@ -10,15 +10,7 @@ import (
 // protocol (imports one of its packages or spells its name) but its own,
 // and the files allowed below, each with the reason.
 func TestNamedOnlyHere(t *testing.T) {
-	root, err := repocheck.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := repocheck.BinaryFiles(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{
+	repocheck.NamedOnlyHere(t, repocheck.Ownership{
 		Name: "udp-lobby",
 		Own:  []string{"wire/udplobby", "simclient/udpclient", "refserver/udp", "conformance/udpcases", "protocols/udplobby"},
 		Allowed: map[string]string{
@@ -26,10 +18,4 @@ func TestNamedOnlyHere(t *testing.T) {
 			"conformance/tcpcases/tcp_6_flow.go": "tcp-lobby's games are played on udp-lobby's instances",
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range found {
-		t.Error(f)
-	}
 }
