@@ -110,8 +110,7 @@ func init() {
 				// what each step costs it is measured.
 				own = addOwnedTargetFlags(fs, true)
 			)
-			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
-			fs.Var(&seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
+			addTargetSeedFlags(fs, &o, &seed)
 			fs.Var(&shard, "shard", "play shard `i/n` (0-based) of a fixed ladder (--loads, or doubling from --start to --max): its share of every load, in a document 'report merge' merges with the other shards'")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) != 1 {

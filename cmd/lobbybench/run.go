@@ -87,6 +87,14 @@ func (s *seedFlag) Set(v string) error {
 	return nil
 }
 
+// addTargetSeedFlags declares --target and --seed, which every command
+// that loads a scenario takes over the scenario's own, on o and seed
+// (o.Seed is seed.v once the flags are parsed).
+func addTargetSeedFlags(fs *flag.FlagSet, o *scenario.Overrides, seed *seedFlag) {
+	fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
+	fs.Var(seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
+}
+
 func init() {
 	register("run", command{
 		summary: "run a YAML scenario of simulated clients against a lobby",
@@ -115,11 +123,10 @@ func init() {
 				maxWait    = fs.Duration("start-at-max-wait", DefaultStartAtMaxWait, "the furthest ahead --start-at may be (`DURATION`)")
 				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
 			)
-			fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
+			addTargetSeedFlags(fs, &o, &seed)
 			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
 			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
 			fs.IntVar(&o.Clients, "clients", 0, "closed model: scale the stages so the peak is `N` clients (open model: max clients)")
-			fs.Var(&seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
 			o.Protocol = scenario.AddProtocolFlags(fs)
 			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
 			return func(ctx context.Context, e *env, args []string) int {
