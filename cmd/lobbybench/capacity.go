@@ -205,7 +205,7 @@ func init() {
 				if err := outs.check(); err != nil {
 					return usageErr(e, "capacity", "%v", err)
 				}
-				e.stopNote = func() string { return "the step running ends, then the results so far are written" }
+				e.setStopNote(func() string { return "the step running ends, then the results so far are written" })
 				cfg := engine.Config{Grace: *grace, Abort: e.abort, Mode: engine.ProgressNone, Warnings: e.stderr, Watchdog: *watchdog, Shard: shard}
 				if *watchdog == 0 {
 					cfg.Watchdog = -1

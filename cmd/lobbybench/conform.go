@@ -268,7 +268,7 @@ func startConformTarget(ctx context.Context, e *env, f *conformFlags, cfg *confo
 	if err != nil {
 		return nil, usageErr(e, cmd, "%v", err)
 	}
-	e.stopNote = func() string { return "ending the cases in flight" }
+	e.setStopNote(func() string { return "ending the cases in flight" })
 	tgt, code := startOwnedTarget(ctx, e, cmd, f.owned, f.owned.command(""), f.target, ready)
 	if tgt == nil {
 		return nil, code

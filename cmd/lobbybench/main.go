@@ -47,11 +47,15 @@ type env struct {
 	getenv func(string) string
 	// abort is closed on a second Ctrl-C: stop at once (nil in tests).
 	abort <-chan struct{}
-	// stopNote, when a command sets it, says on the first Ctrl-C what
-	// the command waits for before it exits.
+	// sigMu guards stopNote and notes, which a command sets while the
+	// signal goroutine (handleSignals) may read them (nil in tests, which
+	// have no signal goroutine). A pointer: copies of env share it.
+	sigMu *sync.Mutex
+	// stopNote, when a command sets it (setStopNote), says on the first
+	// Ctrl-C what the command waits for before it exits.
 	stopNote func() string
-	// notes, when a command sets it, prints the Ctrl-C messages above its
-	// progress bar (run).
+	// notes, when a command sets it (setNotes), prints the Ctrl-C
+	// messages above its progress bar (run).
 	notes *barNotes
 	// onQuit, when a command sets it, runs before a third Ctrl-C quits on
 	// the spot: it stops a server the command started (--target-cmd).
@@ -83,7 +87,10 @@ func (n *barNotes) SetAbove(w io.Writer) {
 // dropped; a bar that ends meanwhile makes the write fail, and the note
 // goes to stderr.
 func (e *env) say(msg string) {
-	if n := e.notes; n != nil {
+	unlock := e.lockSig()
+	n := e.notes
+	unlock()
+	if n != nil {
 		n.mu.Lock()
 		above := n.above
 		n.mu.Unlock()
@@ -94,6 +101,33 @@ func (e *env) say(msg string) {
 		}
 	}
 	io.WriteString(e.stderr, msg)
+}
+
+// setStopNote sets what the first Ctrl-C says the command waits for.
+func (e *env) setStopNote(f func() string) {
+	defer e.lockSig()()
+	e.stopNote = f
+}
+
+// stopNoteFunc returns what setStopNote set (nil: nothing).
+func (e *env) stopNoteFunc() func() string {
+	defer e.lockSig()()
+	return e.stopNote
+}
+
+// setNotes makes n the writer say prints the Ctrl-C messages through.
+func (e *env) setNotes(n *barNotes) {
+	defer e.lockSig()()
+	e.notes = n
+}
+
+// lockSig locks sigMu, when there is one, and returns its unlock.
+func (e *env) lockSig() func() {
+	if e.sigMu == nil {
+		return func() {}
+	}
+	e.sigMu.Lock()
+	return e.sigMu.Unlock
 }
 
 // setOnQuit sets (nil: clears) what a third Ctrl-C runs before it quits.
@@ -137,7 +171,7 @@ Run 'lobbybench help <command>' (or '<command> --help') for a command's flags;
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	abort := make(chan struct{})
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, abort: abort, onQuit: new(atomic.Pointer[func()])}
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, abort: abort, onQuit: new(atomic.Pointer[func()]), sigMu: new(sync.Mutex)}
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go handleSignals(sigs, e, cancel, abort)
@@ -153,8 +187,8 @@ func main() {
 func handleSignals(sigs <-chan os.Signal, e *env, cancel func(), abort chan<- struct{}) {
 	<-sigs
 	note := "finishing up"
-	if e.stopNote != nil {
-		note = e.stopNote()
+	if f := e.stopNoteFunc(); f != nil {
+		note = f()
 	}
 	e.say(fmt.Sprintf("\nlobbybench: stopping: %s. Ctrl-C again to stop at once.\n", note))
 	cancel()

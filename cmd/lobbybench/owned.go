@@ -120,14 +120,14 @@ func startOwnedTarget(ctx context.Context, e *env, name string, f *ownedTargetFl
 	}
 	t.p = p
 	e.setOnQuit(t.Kill)
-	note := e.stopNote
-	e.stopNote = func() string {
+	note := e.stopNoteFunc()
+	e.setStopNote(func() string {
 		s := "finishing up"
 		if note != nil {
 			s = note()
 		}
 		return s + "; then the --target-cmd server is stopped"
-	}
+	})
 	return t, exitOK
 }
 

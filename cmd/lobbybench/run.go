@@ -211,10 +211,11 @@ func init() {
 					return usageErr(e, "run", "%v", err)
 				}
 
-				e.stopNote = func() string {
+				e.setStopNote(func() string {
 					return fmt.Sprintf("no new session starts; requests in flight get up to %v (--grace) to finish, then the results are written", *grace)
-				}
-				e.notes = &barNotes{stderr: e.stderr}
+				})
+				notes := &barNotes{stderr: e.stderr}
+				e.setNotes(notes)
 				now := time.Now()
 				var at time.Time
 				if *startAt != "" {
@@ -225,7 +226,7 @@ func init() {
 						return usageErr(e, "run", "%v", err)
 					}
 				}
-				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: e.notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
+				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
 				cfg.Client.Precise = *preciseOn
 				cfg.NoSpin = *noSpin
 				cfg.WorkerMetrics = *worker && *workerMet
@@ -368,7 +369,7 @@ func lingerServe(ctx context.Context, e *env, res *engine.Result, dash *dashboar
 	if dash != nil {
 		what = append(what, fmt.Sprintf("the final report at http://%s/", dash.Addr()))
 	}
-	e.stopNote = func() string { return "the results are written; serving stops" }
+	e.setStopNote(func() string { return "the results are written; serving stops" })
 	fmt.Fprintf(e.stderr, "lobbybench run: serving %s for %v (--serve-linger; Ctrl-C ends it)\n", strings.Join(what, " and "), d)
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -58,9 +58,13 @@ func TestRunWorkersMetrics(t *testing.T) {
 	}
 	fams := scrape(t, url)
 	cmd.Process.Signal(syscall.SIGINT) // ends the linger
-	go io.Copy(io.Discard, stderr)
+	// The rest of stderr too: under -race, a data race in the run is
+	// reported there (and exits 66).
+	rest := make(chan string)
+	go func() { b, _ := io.ReadAll(stderr); rest <- string(b) }()
+	tail := <-rest
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("run: %v; stderr:\n%s", err, errs.String())
+		t.Fatalf("run: %v; stderr:\n%s%s", err, errs.String(), tail)
 	}
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {
