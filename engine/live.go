@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -28,7 +27,7 @@ type Live struct {
 	telemetry  func() *result.TargetProcess
 	// watchdog is the one process's watchdog once it runs (nil with
 	// --workers: the workers' outages come with their states).
-	watchdog atomic.Pointer[liveness.Watchdog]
+	watchdog atomic.Pointer[watch]
 	now      func() time.Time
 }
 
@@ -50,7 +49,7 @@ func (l *Live) Run() (*result.Run, error) {
 	}
 	set := l.set()
 	if w := l.watchdog.Load(); w != nil {
-		set.Outages = w.Outages()
+		set.Outages = w.outages()
 	}
 	r, err := set.Run(l.start, now().Sub(l.start))
 	if err != nil {

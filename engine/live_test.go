@@ -59,7 +59,10 @@ func TestLiveRun(t *testing.T) {
 			if tc.down {
 				w := &liveness.Watchdog{}
 				w.MarkDown(2*time.Second, result.DownRefused, "connection refused", "", nil)
-				l.watchdog.Store(w)
+				// What the load had answered when it went down: the live
+				// view says it, as the final result will, not "nothing
+				// recorded of the load".
+				l.watchdog.Store(&watch{w: w, col: col, answered: map[time.Duration]int64{2 * time.Second: 7}})
 			}
 			run, err := l.Run()
 			if err != nil {
@@ -68,6 +71,9 @@ func TestLiveRun(t *testing.T) {
 			hl := run.Headline()
 			if !strings.HasPrefix(hl.Text, tc.want) {
 				t.Fatalf("headline %q, want %q…", hl.Text, tc.want)
+			}
+			if tc.down && !strings.Contains(hl.Text, "7 requests answered before") {
+				t.Errorf("headline %q does not say what was answered before the outage", hl.Text)
 			}
 			if len(run.Thresholds) != 1 || run.Thresholds[0].Pass == tc.fail || run.DurationNS != 3*time.Second || run.Totals.Requests != 20 {
 				t.Fatalf("thresholds %+v, duration %v, %d requests", run.Thresholds, run.DurationNS, run.Totals.Requests)

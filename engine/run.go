@@ -450,7 +450,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	// liveWD is the watchdog once it runs, for the live states a worker
 	// sends (its outages) and the live view.
-	var liveWD atomic.Pointer[liveness.Watchdog]
+	var liveWD atomic.Pointer[watch]
 	dr := newDrill(cfg, start)
 	engineRec := col.NewRecorder() // dropped starts, from the scheduling goroutine
 	var firstStart sync.Once
@@ -578,7 +578,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if cfg.WorkerMetrics && cfg.Mode == ProgressJSON && (ended.Load() || now.Sub(stateAt) >= time.Second) {
 				if st, err := col.LiveState(); err == nil {
 					if w := liveWD.Load(); w != nil {
-						st.Outages = w.Outages()
+						st.Outages = w.outages()
 					}
 					st.Sessions = liveSessions()
 					s.Metrics, stateAt = st, now
@@ -597,9 +597,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var wdog *liveness.Watchdog
 	if wd != nil {
 		wdog = wd.w
-		liveWD.Store(wdog)
+		liveWD.Store(wd)
 		if live != nil {
-			live.watchdog.Store(wdog)
+			live.watchdog.Store(wd)
 		}
 	}
 	if dr != nil {

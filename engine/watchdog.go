@@ -179,6 +179,29 @@ func outageNote(addr netip.AddrPort, o result.Outage) string {
 	return line
 }
 
+// outages returns the watchdog's outages so far, each with the steps that
+// failed during it (During), what it cost (Failures) and the successes
+// recorded before it began (AnsweredBefore): what stop records, and what
+// a live view shows while the run lasts (one still going counts its
+// failures up to now).
+func (x *watch) outages() []result.Outage {
+	out := x.w.Outages()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i := range out {
+		o := &out[i]
+		to := time.Duration(0)
+		if o.Back {
+			to = o.EndNS
+		}
+		// From the last answered probe: a request refused or timed out
+		// after it failed while the target was going down.
+		o.Failures, o.During = x.col.FailuresIn(o.LastUpNS, to)
+		o.AnsweredBefore = x.answered[o.StartNS]
+	}
+	return out
+}
+
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
 // stop ends the watchdog and fills run's outages: each with the steps
@@ -188,26 +211,13 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 func (x *watch) stop(run *result.Run) {
 	x.cancel()
 	<-x.done
-	out := x.w.Outages()
+	out := x.outages()
 	if len(out) == 0 {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	total := map[string]int64{}
-	for i := range out {
-		o := &out[i]
-		to := time.Duration(0)
-		if o.Back {
-			to = o.EndNS
-		}
-		// From the last answered probe: a request refused or timed out
-		// after it failed while the target was going down.
-		byReason, steps := x.col.FailuresIn(o.LastUpNS, to)
-		o.Failures = byReason
-		o.During = steps
-		o.AnsweredBefore = x.answered[o.StartNS]
-		for r, n := range byReason {
+	for _, o := range out {
+		for r, n := range o.Failures {
 			total[r] += n
 		}
 	}
