@@ -8,9 +8,12 @@ package faultproxy
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 )
@@ -120,7 +123,11 @@ func newProxy(mode Mode, after int) *Proxy {
 
 // TCP proxies to the TCP server at to.
 func TCP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	var ln *net.TCPListener
+	err := bindQuiet(func(port int) (err error) {
+		ln, err = net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +196,11 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) (read int64) {
 // UDP proxies to the UDP server at to: one upstream socket per client
 // address.
 func UDP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
-	ln, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	var ln *net.UDPConn
+	err := bindQuiet(func(port int) (err error) {
+		ln, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -242,4 +253,26 @@ func UDP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
 		}
 	}()
 	return p, nil
+}
+
+// bindQuiet calls bind with a free port below the kernel's ephemeral
+// range (net.ipv4.ip_local_port_range), trying random ones, and with
+// port 0 as a last resort. Once a proxy dies its port must stay dead: a
+// port of the ephemeral range is soon handed to another socket bound to
+// port 0, a test server running in parallel that then answers the
+// watchdog's probe in the dead target's place ("back", then down again).
+func bindQuiet(bind func(port int) error) error {
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		fmt.Sscanf(string(b), "%d", &lo)
+	}
+	const from = 10000
+	if lo > from+1000 {
+		for range 64 {
+			if bind(from+rand.IntN(lo-from)) == nil {
+				return nil
+			}
+		}
+	}
+	return bind(0)
 }
