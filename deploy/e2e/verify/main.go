@@ -109,25 +109,9 @@ func main() {
 // past the schedule's end would hold a shard's arrivals, far outside it.
 func checkSchedule(plan *scenario.Plan, shards []*result.Run, m *result.Run, delayed int, delay time.Duration) (bad []string, note string) {
 	fail := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
-	var at time.Time
-	var got []int64
-	var played, dropped int64
 	var waits []string
 	var maxOther time.Duration
-	for i, s := range shards {
-		if len(s.ShardRuns) != 1 {
-			continue
-		}
-		sr := s.ShardRuns[0]
-		switch {
-		case sr.StartAt.IsZero():
-			fail("shard %d has no start instant: START_AT did not reach it", i)
-			continue
-		case at.IsZero():
-			at = sr.StartAt
-		case !sr.StartAt.Equal(at):
-			fail("shard %d started its schedule at %v, shard 0 at %v", i, sr.StartAt, at)
-		}
+	at, got, played, dropped := walkShards(shards, fail, func(i int, s *result.Run, sr result.ShardRun) {
 		if !s.StartedAt.Equal(sr.StartAt) {
 			fail("shard %d: started_at %v is not its start instant %v", i, s.StartedAt, sr.StartAt)
 		}
@@ -141,15 +125,7 @@ func checkSchedule(plan *scenario.Plan, shards []*result.Run, m *result.Run, del
 		if i != delayed {
 			maxOther = max(maxOther, sr.StartWaitNS)
 		}
-		for k, v := range sr.PlayedPerSecond {
-			for len(got) <= k {
-				got = append(got, 0)
-			}
-			got[k] += v
-		}
-		played += sr.Sessions.Started
-		dropped += sr.Sessions.DroppedNoSlot + sr.Sessions.DroppedLate + sr.Sessions.DroppedLateStart
-	}
+	})
 	if delayed >= 0 && delayed < len(shards) && len(shards[delayed].ShardRuns) == 1 {
 		if w := shards[delayed].ShardRuns[0].StartWaitNS; w > maxOther-delay/2 {
 			fail("shard %d, whose pod was held back %v, waited %v for the start instant, the others up to %v: the pods did not start apart", delayed, delay, w, maxOther)
@@ -187,25 +163,10 @@ func checkLate(plan *scenario.Plan, shards []*result.Run, m *result.Run, delayed
 	for u, due := range scheduleOf(plan) {
 		all = append(all, arrival{u, due})
 	}
-	var at time.Time
-	var got []int64
-	var played, dropped, lateSum int64
+	var lateSum int64
 	var joinedBy time.Duration
 	var lates []string
-	for i, s := range shards {
-		if len(s.ShardRuns) != 1 {
-			continue
-		}
-		sr := s.ShardRuns[0]
-		switch {
-		case sr.StartAt.IsZero():
-			fail("shard %d has no start instant: START_AT did not reach it", i)
-			continue
-		case at.IsZero():
-			at = sr.StartAt
-		case !sr.StartAt.Equal(at):
-			fail("shard %d started its schedule at %v, shard 0 at %v", i, sr.StartAt, at)
-		}
+	_, got, played, dropped := walkShards(shards, fail, func(i int, _ *result.Run, sr result.ShardRun) {
 		late := time.Duration(sr.LateStartNS)
 		if i == delayed && late <= 0 {
 			fail("shard %d, whose pod was held back past the start instant, did not join late (waited %v)", i, sr.StartWaitNS)
@@ -231,15 +192,7 @@ func checkLate(plan *scenario.Plan, shards []*result.Run, m *result.Run, delayed
 			joinedBy = max(joinedBy, late)
 			lates = append(lates, fmt.Sprintf("shard %d joined %.1fs late, %d arrivals late_start (schedule: %d-%d)", i, late.Seconds(), d, lo, hi))
 		}
-		for k, v := range sr.PlayedPerSecond {
-			for len(got) <= k {
-				got = append(got, 0)
-			}
-			got[k] += v
-		}
-		played += sr.Sessions.Started
-		dropped += sr.Sessions.DroppedNoSlot + sr.Sessions.DroppedLate + sr.Sessions.DroppedLateStart
-	}
+	})
 	if played+dropped != int64(len(all)) {
 		fail("the shards started %d and dropped %d arrivals, the schedule has %d", played, dropped, len(all))
 	}
@@ -265,6 +218,37 @@ func checkLate(plan *scenario.Plan, shards []*result.Run, m *result.Run, delayed
 	note = fmt.Sprintf("late start: %s; merge %s; seconds %d-%d after every shard joined played as the schedule's",
 		strings.Join(lates, ", "), hl.Text, from, from+checked-1)
 	return bad, note
+}
+
+// walkShards checks that every shard's run starts its schedule at the one
+// start instant, calls each with every shard that has one, and sums what
+// they played second by second and the arrivals they played and dropped.
+func walkShards(shards []*result.Run, fail func(string, ...any), each func(i int, s *result.Run, sr result.ShardRun)) (at time.Time, got []int64, played, dropped int64) {
+	for i, s := range shards {
+		if len(s.ShardRuns) != 1 {
+			continue
+		}
+		sr := s.ShardRuns[0]
+		switch {
+		case sr.StartAt.IsZero():
+			fail("shard %d has no start instant: START_AT did not reach it", i)
+			continue
+		case at.IsZero():
+			at = sr.StartAt
+		case !sr.StartAt.Equal(at):
+			fail("shard %d started its schedule at %v, shard 0 at %v", i, sr.StartAt, at)
+		}
+		each(i, s, sr)
+		for k, v := range sr.PlayedPerSecond {
+			for len(got) <= k {
+				got = append(got, 0)
+			}
+			got[k] += v
+		}
+		played += sr.Sessions.Started
+		dropped += sr.Sessions.DroppedNoSlot + sr.Sessions.DroppedLate + sr.Sessions.DroppedLateStart
+	}
+	return at, got, played, dropped
 }
 
 // scheduleOf is the due times of the scenario's arrivals, in order: its
