@@ -54,6 +54,9 @@ type Config struct {
 	// Warnings receives the run's warnings as they happen, even with
 	// progress off: an estimate of open files above the limit, the first
 	// failed start. Nil: none are printed (they are in the result too).
+	// The engine writes to it one write at a time, from whichever of its
+	// goroutines has something to say: it need not be safe for
+	// concurrent use.
 	Warnings io.Writer
 	// EmbeddedAt, when valid, is the reference server a `run --workers`
 	// parent started for its workers: the run targets it as the embedded
@@ -305,6 +308,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if len(cfg.Faults) > 0 && cfg.Owned == nil {
 		return nil, errors.New("engine: faults need a target lobbybench started (target_cmd: or --target-cmd)")
 	}
+	cfg.Warnings = serialWarnings(cfg.Warnings)
 	p := *cfg.Plan // the run may adjust its copy
 	plan := &p
 	proto, ok := simclient.Describe(string(plan.Protocol))

@@ -105,6 +105,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	if w.N < 1 || w.N > MaxWorkers {
 		return nil, fmt.Errorf("engine: %d workers is outside 1-%d", w.N, MaxWorkers)
 	}
+	w.Warnings = serialWarnings(w.Warnings) // every worker's stderr pump writes to it
 	plan := w.Plan
 	info := &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: w.Client.Precise, NoSpin: w.NoSpin}
 	// A server of the caller's (capacity keeps one through a step's
