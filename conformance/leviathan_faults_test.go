@@ -412,6 +412,13 @@ func (s *fakeLev) max() int {
 	return 1000
 }
 
+// levSuiteTimeout is the reply wait of the whole-suite Leviathan tests. The
+// rows run at once, each with its fake or reference server in this process;
+// under -race on a loaded 2-core machine a reply wait of 1 s once passed
+// unanswered (a handshake skip). Silence waits are the price: the rows
+// overlap, so the test's wall time grows by a few of them, not by all.
+const levSuiteTimeout = 3 * time.Second
+
 // TestLeviathanFaults: each defect of the fake endpoint is reported by the
 // case that owns it, and every other case passes (or skips where its
 // precondition is the defect).
@@ -434,7 +441,7 @@ func TestLeviathanFaults(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			reps[i], errs[i] = Run(ctx, Config{Target: addr.String(), Protocol: protoLeviathan, Timeout: time.Second})
+			reps[i], errs[i] = Run(ctx, Config{Target: addr.String(), Protocol: protoLeviathan, Timeout: levSuiteTimeout})
 		}()
 	}
 	wg.Wait()

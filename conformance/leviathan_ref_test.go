@@ -62,7 +62,7 @@ func TestReferenceLeviathan(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			reps[i], errs[i] = Run(ctx, Config{Target: srv.Addr().String(), Protocol: protoLeviathan, Timeout: time.Second})
+			reps[i], errs[i] = Run(ctx, Config{Target: srv.Addr().String(), Protocol: protoLeviathan, Timeout: levSuiteTimeout})
 		}()
 	}
 	wg.Wait()
