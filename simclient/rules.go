@@ -22,7 +22,7 @@ const (
 	RuleUJoinRoom        = "U-JOIN-ROOM"         // JOIN_SUCCESS names another room than the one requested
 	RuleUCreatedList     = "U-CREATED-LISTED"    // a room this client just created is missing from its next list
 	RuleUMalformedAns    = "U-MALFORMED-REPLY"   // the lobby answered a malformed packet instead of dropping it
-	RuleUReplySource     = "U-REPLY-SOURCE"      // a datagram from an address or port the client never sent to
+	RuleUReplySource     = "U-REPLY-SOURCE"      // a reply from an address or port the client never sent to
 	RuleURoomPortChanged = "U-ROOM-PORT-CHANGED" // a room listed twice to the same client with two ports
 	RuleURoomState       = "U-ROOM-STATE-ORDER"  // a room's listed state went back (e.g. Playing, then Waiting)
 	// Game instance (udp-lobby.md §15).
@@ -68,7 +68,7 @@ var Rules = []RuleInfo{
 	{RuleUJoinRoom, "udp-lobby.md §9", "JOIN_SUCCESS names another roomId than the one requested"},
 	{RuleUCreatedList, "udp-lobby.md §5", "a room this client created is missing from the list it asked for right after (best effort, within 1 s)"},
 	{RuleUMalformedAns, "udp-lobby.md §13", "the lobby replied to a malformed datagram instead of dropping it silently"},
-	{RuleUReplySource, "udp-lobby.md §3.5", "a datagram came from an address or port this client never sent to (replies come from the lobby's or the instance's port); one from the lobby's or instance's host on another port is still used unless on_violation is fail_step"},
+	{RuleUReplySource, "udp-lobby.md §3.5", "a reply came from an address or port this client never sent to (replies come from the lobby's or the instance's port); one from the lobby's or instance's host on another port is still used unless on_violation is fail_step. A datagram from elsewhere that is no reply to this client (undecodable, or echoing no sequence id it used) is stray: counted in the harness section, not here"},
 	{RuleURoomPortChanged, "udp-lobby.md §5", "a room listed to the same client twice with two different ports (a room's port is stable)"},
 	{RuleURoomState, "udp-lobby.md §5", "a room's listed state went back between two lists of the same client (Waiting → Countdown → Playing → Finished)"},
 	{RuleISeqEcho, "udp-lobby.md §15", "an instance reply's sequenceId matches no request this client sent"},
