@@ -25,6 +25,7 @@ const (
 	RuleUReplySource     = "U-REPLY-SOURCE"      // a reply from an address or port the client never sent to
 	RuleURoomPortChanged = "U-ROOM-PORT-CHANGED" // a room listed twice to the same client with two ports
 	RuleURoomState       = "U-ROOM-STATE-ORDER"  // a room's listed state went back (e.g. Playing, then Waiting)
+	RuleUReplyDup        = "U-REPLY-DUP"         // a second reply to a lobby request sent once and already answered
 	// Game instance (udp-lobby.md §15).
 	RuleISeqEcho      = "I-SEQ-ECHO"        // an instance reply's sequenceId matches no request this client sent
 	RuleIReplyType    = "I-REPLY-TYPE"      // an instance reply is not a legal answer to the pending request
@@ -70,6 +71,7 @@ var Rules = []RuleInfo{
 	{RuleUMalformedAns, "udp-lobby.md §13", "the lobby replied to a malformed datagram instead of dropping it silently"},
 	{RuleUReplySource, "udp-lobby.md §3.5", "a reply came from an address or port this client never sent to (replies come from the lobby's or the instance's port); one from the lobby's or instance's host on another port is still used unless on_violation is fail_step. A datagram from elsewhere that is no reply to this client (undecodable, or echoing no sequence id it used) is stray: counted in the harness section, not here"},
 	{RuleURoomPortChanged, "udp-lobby.md §5", "a room listed to the same client twice with two different ports (a room's port is stable)"},
+	{RuleUReplyDup, "udp-lobby.md §1", "a second reply to a lobby request the client sent once and that was already answered (one request, exactly one datagram); not judged when the scenario's impairment duplicates datagrams"},
 	{RuleURoomState, "udp-lobby.md §5", "a room's listed state went back between two lists of the same client (Waiting → Countdown → Playing → Finished)"},
 	{RuleISeqEcho, "udp-lobby.md §15", "an instance reply's sequenceId matches no request this client sent"},
 	{RuleIReplyType, "udp-lobby.md §15", "an instance reply is not a legal answer (HELLO→HELLO, JOIN_REQUEST→JOIN_ACCEPT/JOIN_DENY, PING→PONG)"},

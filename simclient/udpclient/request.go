@@ -100,7 +100,11 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 		data, from, err := s.tr.recv(wait)
 		switch {
 		case err == nil:
-			switch s.handle(data, from) {
+			v := s.handle(data, from)
+			if v != replyNone && !s.p.inst {
+				s.answered = answeredReq{seq: s.p.seq, once: s.p.attempt == 0, valid: true}
+			}
+			switch v {
 			case replyOK:
 				now := time.Now()
 				s.Rec.Record(key, s.p.intended, s.p.sent, now)
@@ -275,8 +279,12 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		if other {
 			s.violation(simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch))
 		}
+		if ch == udplobby.ChannelLobby && s.oneReply && s.answered.valid && s.answered.once && m.Seq == s.answered.seq {
+			s.violation(simclient.RuleUReplyDup, data, nil, fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)", m.Type, m.Seq))
+			return replyNone
+		}
 		if s.knownSeq(m.Seq) {
-			s.stale++ // a late or duplicated answer to an earlier (retried) request
+			s.stale++ // a late answer to an earlier (retried) request
 			return replyNone
 		}
 		rule := simclient.RuleUSeqEcho

@@ -331,8 +331,30 @@ func TestMisbehavingLobby(t *testing.T) {
 			wantRule: simclient.RuleURoomPortChanged,
 		},
 		{
-			name:  "late duplicate replies are not violations",
+			name:     "every reply sent twice",
+			flow:     "- list_rooms\n      - list_rooms\n      - list_rooms",
+			setup:    func(f *fakeLobby) { f.dup = true },
+			wantRule: simclient.RuleUReplyDup,
+		},
+		{
+			// The second reply may answer the retry: stale, not a violation.
+			name: "a retried request answered twice",
+			flow: "- list_rooms\n      - list_rooms",
+			setup: func(f *fakeLobby) {
+				n := 0
+				f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+					if n++; n == 1 {
+						time.Sleep(300 * time.Millisecond) // past the 200 ms timeout: the request is sent again
+					}
+					return def
+				}
+			},
+		},
+		{
+			// The harness's own duplication is not the server's.
+			name:  "every reply sent twice, under a duplicating impairment",
 			flow:  "- list_rooms\n      - list_rooms\n      - list_rooms",
+			extra: "impairment: {out: {duplicate: 1%}}",
 			setup: func(f *fakeLobby) { f.dup = true },
 		},
 	}
@@ -712,20 +734,26 @@ func TestStrayDatagrams(t *testing.T) {
 		spray     func(m *udplobby.Message, def []byte) []byte
 		wantStray bool
 		wantRule  string
+		only      bool // the lobby's own port stays silent: the sprayed datagram is the only reply
 	}{
-		{"random bytes", func(*udplobby.Message, []byte) []byte { return []byte("not a lobby datagram at all") }, true, ""},
+		{"random bytes", func(*udplobby.Message, []byte) []byte { return []byte("not a lobby datagram at all") }, true, "", false},
 		{"a well-formed reply to a sequence id never used", func(m *udplobby.Message, _ []byte) []byte {
 			b, _ := udplobby.AppendRoomList(nil, udplobby.ProfileSpec, m.Seq+1000, nil)
 			return b
-		}, true, ""},
+		}, true, "", false},
 		{"a request, not a reply", func(m *udplobby.Message, _ []byte) []byte {
 			return udplobby.AppendListRooms(nil, udplobby.ProfileSpec, m.Seq)
-		}, true, ""},
-		{"the reply itself, from another port", func(_ *udplobby.Message, def []byte) []byte { return def }, false, simclient.RuleUReplySource},
+		}, true, "", false},
+		{"the reply itself, from another port", func(_ *udplobby.Message, def []byte) []byte { return def }, false, simclient.RuleUReplySource, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.spray = tc.spray })
+			f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) {
+				f.spray = tc.spray
+				if tc.only {
+					f.lobbyHook = func(*fakeLobby, *udplobby.Message, []byte) []byte { return nil }
+				}
+			})
 			p := plan(t, "defaults: {timeout: 2s, retries: 2, retry_interval: 10ms}", "  - steps:\n      - list_rooms\n      - list_rooms\n      - list_rooms\n")
 			r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
 			if r.errs[0] != nil {
