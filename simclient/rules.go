@@ -51,6 +51,7 @@ const (
 	RuleLAckReading   = "L-ACK-READING"     // the server's ack bits fit only the other ack-bit reading
 	RuleLMalformedAns = "L-MALFORMED-REPLY" // the server answered a malformed datagram instead of dropping it
 	RuleLMalformed    = "L-MALFORMED"       // a server datagram the client could not decode, without a more specific wire rule
+	RuleLPktDup       = "L-PKT-DUP"         // an Ln datagram received twice, byte for byte (same PKT_ID)
 )
 
 // RuleInfo describes a semantic rule.
@@ -93,6 +94,7 @@ var Rules = []RuleInfo{
 	{RuleLCheckValue, "leviathan.md §2", "a Connect reply's CheckValue is not 42 (the engine ignores such a reply)"},
 	{RuleLAckReading, "leviathan.md §4", "the server's ack fields acknowledge ids this client never sent under the configured ack-bit reading but fit the other one (engine vs seed+1)"},
 	{RuleLMalformedAns, "leviathan.md §6", "the server answered a malformed datagram (truncated, unknown type, random bytes) with a message instead of dropping it"},
+	{RuleLPktDup, "leviathan.md §1", "an Ln datagram received twice, byte for byte, with one PKT_ID: a resend takes a new PKT_ID, so the server (or a proxy) sent one datagram twice (conformance: leviathan/1/3)"},
 	{RuleLMalformed, "leviathan.md §1", "a datagram from the server could not be decoded and the codec gave no more specific L- rule"},
 }
 
