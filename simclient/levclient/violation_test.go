@@ -71,24 +71,10 @@ func TestEchoResponseToViolation(t *testing.T) {
 	} {
 		t.Run("on_violation "+tc.extra, func(t *testing.T) {
 			p := plan(t, tc.extra, "      - echo: {count: 3, timeout: 2s}")
-			col := metrics.NewCollector(time.Now())
-			sh, err := simclient.NewShared(p, addr, col, simclient.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sh.Close()
-			sess, err := New(sh, 0, &p.Flows[0], clientSrc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			err = sess.Run(ctx, time.Time{})
+			run, err := playOne(t, p, addr)
 			if got := simclient.ReasonOf(err); got != tc.wantFail {
 				t.Fatalf("Run = %v, want failure reason %q", err, tc.wantFail)
 			}
-			run, _ := col.Snapshot()
 			want := int64(3)
 			if p.OnViolation == scenario.ViolationFailStep {
 				want = 1
@@ -169,24 +155,10 @@ func TestDuplicatedDatagrams(t *testing.T) {
 	}{{1, false}, {2, true}} {
 		t.Run(fmt.Sprintf("%d copies", tc.copies), func(t *testing.T) {
 			addr := dupProxy(t, echoServer(t, 0), tc.copies)
-			p := plan(t, "", "      - echo: {count: 3, timeout: 5s}")
-			col := metrics.NewCollector(time.Now())
-			sh, err := simclient.NewShared(p, addr, col, simclient.Options{})
+			run, err := playOne(t, plan(t, "", "      - echo: {count: 3, timeout: 5s}"), addr)
 			if err != nil {
-				t.Fatal(err)
-			}
-			defer sh.Close()
-			sess, err := New(sh, 0, &p.Flows[0], clientSrc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := sess.Run(ctx, time.Time{}); err != nil {
 				t.Fatalf("Run = %v", err)
 			}
-			run, _ := col.Snapshot()
 			var got int64
 			for _, v := range run.Violations {
 				if v.Rule != simclient.RuleLPktDup {
@@ -205,4 +177,29 @@ func TestDuplicatedDatagrams(t *testing.T) {
 			}
 		})
 	}
+}
+
+// playOne plays p's first flow once, as one session against addr, and
+// returns the run's record and the session's error.
+func playOne(t *testing.T, p *scenario.Plan, addr netip.AddrPort) (*result.Run, error) {
+	t.Helper()
+	col := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, addr, col, simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	sess, err := New(sh, 0, &p.Flows[0], clientSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = sess.Run(ctx, time.Time{})
+	run, serr := col.Snapshot()
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	return run, err
 }
