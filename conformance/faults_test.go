@@ -105,6 +105,8 @@ var udpFaultRows = []udpFaultRow{
 		map[string]string{"inst/2/4": "instead it sent SERVER_JOIN_DENY [", "inst/2/8": "refused at CLIENT_HELLO"}, []string{"inst/2/4", "inst/2/8"}, 0},
 	{"duplicate create makes two rooms", withLimit(faults{dupCreateTwoRooms: true}), []string{"udp-lobby/6/2"}, nil,
 		map[string]string{"udp-lobby/6/2": "second room"}, nil, 0},
+	{"every lobby reply sent twice", withLimit(faults{dupReplies: true}), []string{"udp-lobby/1/1"}, nil,
+		map[string]string{"udp-lobby/1/1": "LOBBY_LIST_ROOMS sent once: its reply, then LOBBY_ROOM_LIST seq 1 ["}, nil, 0},
 	{"no rate limit", faults{}, []string{"udp-lobby/14/1"}, nil,
 		map[string]string{"udp-lobby/14/1": "no rate limit observed"}, nil, 0},
 	// A per-address limit by count (no clock): the flood is limited,

@@ -26,6 +26,7 @@ type faults struct {
 	joinFullAllowed   bool // the lobby JOIN skips the full-room check
 	crashOnTruncated  bool // stop answering after a datagram shorter than its header says
 	dupCreateTwoRooms bool // no session replay: a retried CREATE makes a room
+	dupReplies        bool // every lobby reply goes out twice
 	// One defect each, for the case that owns the reply or behaviour:
 	failedPacketType bool // LOBBY_JOIN_FAILED carries packetType 0x01 (client to server)
 	failedOrigSize   bool // LOBBY_JOIN_FAILED carries originalSize 1 (payloadSize 0)
@@ -274,6 +275,9 @@ func (l *testLobby) serve() {
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 		if out := l.handle(buf[:n], from); out != nil {
 			l.out.WriteToUDPAddrPort(out, from)
+			if l.f.dupReplies {
+				l.out.WriteToUDPAddrPort(out, from)
+			}
 		}
 	}
 }

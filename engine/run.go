@@ -647,6 +647,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		info.PlayedPerSecond = xr.PlayedPerSecond()
 	}
 	info.Harness = mem.Stop()
+	info.Harness.StrayDatagrams = sh.StrayDatagrams()
 	if srv != nil {
 		info.Server = srv.stats()
 	}

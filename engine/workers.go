@@ -375,5 +375,6 @@ func addHarness(h *Harness, o Harness) {
 	h.PeakGoRuntimeBytes += o.PeakGoRuntimeBytes
 	h.PeakGoroutines += o.PeakGoroutines
 	h.CPUSeconds += o.CPUSeconds
+	h.StrayDatagrams += o.StrayDatagrams
 	h.GOMAXPROCS = max(h.GOMAXPROCS, o.GOMAXPROCS)
 }

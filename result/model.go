@@ -224,6 +224,11 @@ type Harness struct {
 	GOMAXPROCS         int   `json:"gomaxprocs"`
 	// CPUSeconds is the process's user+system CPU time over the run.
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// StrayDatagrams counts datagrams the simulated clients received from
+	// a port the target never used that did not decode as a reply to one
+	// of their requests: other programs' traffic, not the target's, so
+	// not a violation (simclient.Shared.StrayDatagram).
+	StrayDatagrams int64 `json:"stray_datagrams,omitempty"`
 }
 
 // Totals are run-wide counters; each equals the sum over Steps except

@@ -22,9 +22,10 @@ const (
 	RuleUJoinRoom        = "U-JOIN-ROOM"         // JOIN_SUCCESS names another room than the one requested
 	RuleUCreatedList     = "U-CREATED-LISTED"    // a room this client just created is missing from its next list
 	RuleUMalformedAns    = "U-MALFORMED-REPLY"   // the lobby answered a malformed packet instead of dropping it
-	RuleUReplySource     = "U-REPLY-SOURCE"      // a datagram from an address or port the client never sent to
+	RuleUReplySource     = "U-REPLY-SOURCE"      // a reply from an address or port the client never sent to
 	RuleURoomPortChanged = "U-ROOM-PORT-CHANGED" // a room listed twice to the same client with two ports
 	RuleURoomState       = "U-ROOM-STATE-ORDER"  // a room's listed state went back (e.g. Playing, then Waiting)
+	RuleUReplyDup        = "U-REPLY-DUP"         // a second reply to a lobby request sent once and already answered
 	// Game instance (udp-lobby.md §15).
 	RuleISeqEcho      = "I-SEQ-ECHO"        // an instance reply's sequenceId matches no request this client sent
 	RuleIReplyType    = "I-REPLY-TYPE"      // an instance reply is not a legal answer to the pending request
@@ -50,6 +51,7 @@ const (
 	RuleLAckReading   = "L-ACK-READING"     // the server's ack bits fit only the other ack-bit reading
 	RuleLMalformedAns = "L-MALFORMED-REPLY" // the server answered a malformed datagram instead of dropping it
 	RuleLMalformed    = "L-MALFORMED"       // a server datagram the client could not decode, without a more specific wire rule
+	RuleLPktDup       = "L-PKT-DUP"         // an Ln datagram received twice, byte for byte (same PKT_ID)
 )
 
 // RuleInfo describes a semantic rule.
@@ -68,8 +70,9 @@ var Rules = []RuleInfo{
 	{RuleUJoinRoom, "udp-lobby.md §9", "JOIN_SUCCESS names another roomId than the one requested"},
 	{RuleUCreatedList, "udp-lobby.md §5", "a room this client created is missing from the list it asked for right after (best effort, within 1 s)"},
 	{RuleUMalformedAns, "udp-lobby.md §13", "the lobby replied to a malformed datagram instead of dropping it silently"},
-	{RuleUReplySource, "udp-lobby.md §3.5", "a datagram came from an address or port this client never sent to (replies come from the lobby's or the instance's port); one from the lobby's or instance's host on another port is still used unless on_violation is fail_step"},
+	{RuleUReplySource, "udp-lobby.md §3.5", "a reply came from an address or port this client never sent to (replies come from the lobby's or the instance's port); one from the lobby's or instance's host on another port is still used unless on_violation is fail_step. A datagram from elsewhere that is no reply to this client (undecodable, or echoing no sequence id it used) is stray: counted in the harness section, not here"},
 	{RuleURoomPortChanged, "udp-lobby.md §5", "a room listed to the same client twice with two different ports (a room's port is stable)"},
+	{RuleUReplyDup, "udp-lobby.md §1", "a second reply to a lobby request the client sent once and that was already answered (one request, exactly one datagram); not judged when the scenario's impairment duplicates datagrams"},
 	{RuleURoomState, "udp-lobby.md §5", "a room's listed state went back between two lists of the same client (Waiting → Countdown → Playing → Finished)"},
 	{RuleISeqEcho, "udp-lobby.md §15", "an instance reply's sequenceId matches no request this client sent"},
 	{RuleIReplyType, "udp-lobby.md §15", "an instance reply is not a legal answer (HELLO→HELLO, JOIN_REQUEST→JOIN_ACCEPT/JOIN_DENY, PING→PONG)"},
@@ -91,6 +94,7 @@ var Rules = []RuleInfo{
 	{RuleLCheckValue, "leviathan.md §2", "a Connect reply's CheckValue is not 42 (the engine ignores such a reply)"},
 	{RuleLAckReading, "leviathan.md §4", "the server's ack fields acknowledge ids this client never sent under the configured ack-bit reading but fit the other one (engine vs seed+1)"},
 	{RuleLMalformedAns, "leviathan.md §6", "the server answered a malformed datagram (truncated, unknown type, random bytes) with a message instead of dropping it"},
+	{RuleLPktDup, "leviathan.md §1", "an Ln datagram received twice, byte for byte, with one PKT_ID: a resend takes a new PKT_ID, so the server (or a proxy) sent one datagram twice (conformance: leviathan/1/3)"},
 	{RuleLMalformed, "leviathan.md §1", "a datagram from the server could not be decoded and the codec gave no more specific L- rule"},
 }
 

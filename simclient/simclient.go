@@ -249,8 +249,20 @@ type Shared struct {
 	values sync.Map
 	others *othersTracker
 
+	stray  atomic.Int64 // StrayDatagram
 	closed atomic.Bool
 }
+
+// StrayDatagram counts a datagram a client received that no server of the
+// run can have sent: from a port the target never used, and not decodable
+// as a reply to a request the client made. Other programs on the machine
+// send such datagrams (to a port they once used, or at random); they are
+// the harness's environment, not a violation of the target.
+func (sh *Shared) StrayDatagram() { sh.stray.Add(1) }
+
+// StrayDatagrams returns how many datagrams StrayDatagram counted (the
+// harness section's stray_datagrams).
+func (sh *Shared) StrayDatagrams() int64 { return sh.stray.Load() }
 
 type flowGroups struct {
 	next atomic.Int64 // sessions of the flow so far

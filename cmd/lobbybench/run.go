@@ -468,11 +468,15 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 		fmt.Fprintln(w, "Harness (summed over the workers and this process):")
 		first = "  " + strings.TrimPrefix(first, "Harness: ")
 	}
-	for _, line := range []string{
+	lines := []string{
 		first,
 		fmt.Sprintf("  peak Go heap %s (objects allocated, including fresh pages never written and so not resident)", mib(h.PeakHeapBytes)),
 		last,
-	} {
+	}
+	if h.StrayDatagrams > 0 {
+		lines = append(lines, fmt.Sprintf("  %s from ports the target never used, not replies to any request (other programs' traffic: not counted against the target)", words.Count(h.StrayDatagrams, "stray datagram")))
+	}
+	for _, line := range lines {
 		reports.WriteWrapped(w, line, 4)
 	}
 	if in.Server != nil {

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/reports"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 func TestCounterLines(t *testing.T) {
@@ -45,4 +47,31 @@ func assertNarrow(t *testing.T, out string) {
 func firstParagraph(out string) string {
 	p, _, _ := strings.Cut(strings.TrimSpace(out), "\n\n")
 	return strings.Join(strings.Fields(p), " ")
+}
+
+// TestEngineSummaryStray: stray datagrams (other programs' traffic, not
+// the target's) are named in the Harness lines when there were any, and
+// only then.
+func TestEngineSummaryStray(t *testing.T) {
+	for _, tt := range []struct {
+		stray int64
+		want  string // "" = no stray line
+	}{
+		{0, ""},
+		{1, "1 stray datagram from ports the target never used"},
+		{70, "70 stray datagrams from ports the target never used"},
+	} {
+		var b strings.Builder
+		res := &engine.Result{Run: &result.Run{}, Engine: &engine.Info{Protocol: "udp-lobby", Shard: "0/1", Harness: result.Harness{StrayDatagrams: tt.stray}}}
+		writeEngineSummary(&b, res)
+		out := b.String()
+		assertNarrow(t, out)
+		flat := strings.Join(strings.Fields(out), " ")
+		switch {
+		case tt.want == "" && strings.Contains(flat, "stray"):
+			t.Errorf("stray %d: a stray line:\n%s", tt.stray, out)
+		case tt.want != "" && !strings.Contains(flat, tt.want+", not replies to any request"):
+			t.Errorf("stray %d: no %q in:\n%s", tt.stray, tt.want, out)
+		}
+	}
 }

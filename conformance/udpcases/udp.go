@@ -24,6 +24,7 @@ import (
 const (
 	ProtoUDP = string(udplobby.ProtocolName)
 
+	secOverview    = "udp-lobby.md §1 Overview"
 	secPacket      = "udp-lobby.md §3 Packet structure"
 	secListRooms   = "udp-lobby.md §4 LOBBY_LIST_ROOMS"
 	secRoomList    = "udp-lobby.md §5 LOBBY_ROOM_LIST"

@@ -99,6 +99,7 @@ type link struct {
 	rec   *metrics.Recorder
 	waker *simclient.Waker
 	io    simclient.IOCount // the connection's payload bytes (Base.IO)
+	seen  lnSeen            // the last Ln datagrams received (received)
 }
 
 // New is the leviathan simclient.Factory.
@@ -125,7 +126,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 			l.rec.Violation(rule, time.Now(), b, nil, detail)
 		},
 		OnSend: func(b []byte) { l.io.Sent(len(b)) },
-		OnRecv: func(b []byte) { l.io.Received(len(b)) },
+		OnRecv: l.received,
 	}
 	if imp := sh.Plan.Impairment; !imp.IsZero() {
 		opt.In, opt.Out = levconn.Impair(imp.In), levconn.Impair(imp.Out)

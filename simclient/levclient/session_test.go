@@ -215,19 +215,7 @@ func TestServerSilentTimesOut(t *testing.T) {
 	s := startServer(t, nil)
 	addr := s.Addr()
 	s.Close() // nothing listens: ICMP refusals or silence
-	p := plan(t, "", `      - connect: {timeout: 300ms}`)
-	col := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, addr, col, simclient.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	sess, err := New(sh, 0, &p.Flows[0], clientSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	err = sess.Run(context.Background(), time.Time{})
+	_, err := playOne(t, plan(t, "", `      - connect: {timeout: 300ms}`), addr)
 	if r := simclient.ReasonOf(err); r != result.ReasonTimeout && r != result.ReasonConnRefused {
 		t.Fatalf("err %v (reason %q)", err, r)
 	}

@@ -41,6 +41,12 @@ type fakeLobby struct {
 	// otherPort makes every instance send from a second socket, not from
 	// the port the lobby handed out (replies and events alike).
 	otherPort bool
+	// spray, when set, is a sprayer: before each lobby reply, what it
+	// returns for the request (nil: nothing) goes to the client from a
+	// socket of its own (sprayFrom), as another program on the host would
+	// send.
+	spray     func(m *udplobby.Message, def []byte) []byte
+	sprayFrom *net.UDPConn
 }
 
 type fakeRoom struct {
@@ -62,6 +68,12 @@ func newFakeLobby(t testing.TB, p udplobby.Profile, setup ...func(*fakeLobby)) *
 		seqs: map[udplobby.MsgType][]uint16{}, countdown: 5 * time.Millisecond, size: 4}
 	for _, fn := range setup {
 		fn(f)
+	}
+	if f.spray != nil {
+		if f.sprayFrom, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.sprayFrom.Close() })
 	}
 	go f.serve()
 	t.Cleanup(func() {
@@ -116,6 +128,11 @@ func (f *fakeLobby) serve() {
 		out := def
 		if f.lobbyHook != nil {
 			out = f.lobbyHook(f, &m, def)
+		}
+		if f.spray != nil {
+			if junk := f.spray(&m, def); junk != nil {
+				f.sprayFrom.WriteToUDPAddrPort(junk, from)
+			}
 		}
 		if out != nil {
 			f.conn.WriteToUDPAddrPort(out, from)

@@ -100,7 +100,11 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 		data, from, err := s.tr.recv(wait)
 		switch {
 		case err == nil:
-			switch s.handle(data, from) {
+			v := s.handle(data, from)
+			if v != replyNone && !s.p.inst {
+				s.answered = answeredReq{seq: s.p.seq, once: s.p.attempt == 0, valid: true}
+			}
+			switch v {
 			case replyOK:
 				now := time.Now()
 				s.Rec.Record(key, s.p.intended, s.p.sent, now)
@@ -172,14 +176,6 @@ func (s *session) timedOut(key metrics.Key, pol scenario.RequestPolicy, deadline
 	return nil
 }
 
-// undecodableStranger reports an undecodable datagram (data) from a
-// source this client never sent to.
-//
-//go:noinline
-func (s *session) undecodableStranger(data []byte, from netip.AddrPort) {
-	s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("undecodable datagram from %v, a port this client never sent to (lobby %v, instance %v)", from, s.lobby, s.inst))
-}
-
 // sendFailed fails the pending request (key) whose send failed with err.
 //
 //go:noinline
@@ -226,10 +222,15 @@ const (
 // handle decodes and judges one received datagram. It applies the effects
 // of a good reply to the pending request and of instance events.
 //
-// A datagram from the lobby's or the instance's host but another port (a
-// server answering through a second socket) is decoded as whichever
-// channel its type belongs to and counted as RuleUReplySource, naming the
-// port that answered. It is then used as if it came from the right port
+// A datagram from any other port is stray unless it decodes as a
+// plausible reply (s.plausible): it is counted in the harness section
+// (simclient.Shared.StrayDatagram), not against the target, since other
+// programs on the machine send datagrams to ports they once used. A
+// plausible one from another host is RuleUReplySource and not used. One
+// from the lobby's or the instance's host but another port (a server
+// answering through a second socket) is decoded as whichever channel its
+// type belongs to and counted as RuleUReplySource, naming the port that
+// answered. It is then used as if it came from the right port
 // (simclient.ReplyViolation: unless on_violation is fail_step, which fails
 // the pending request, and drops such events). Requests keep going to
 // the port the lobby gave: udp-lobby.md §15 puts the instance there, and a
@@ -241,10 +242,13 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		ch = udplobby.ChannelLobby
 	case s.inst.IsValid() && from == s.inst:
 		ch = udplobby.ChannelInstance
+	case !s.plausible(data):
+		s.Shared.StrayDatagram()
+		return replyNone
 	case from.Addr() == s.lobby.Addr() || s.inst.IsValid() && from.Addr() == s.inst.Addr():
 		// another port of a host this client talks to: judged below
 	default:
-		s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("datagram from %v, which this client never sent to (lobby %v, instance %v)", from, s.lobby, s.inst))
+		s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", s.msg.Type, s.msg.Seq, from, s.lobby, s.inst))
 		return replyNone
 	}
 	other := ch == udplobby.ChannelAny
@@ -260,30 +264,27 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 	dec := udplobby.Decoder{Profile: s.profile, Dir: udplobby.ServerToClient, Channel: ch}
 	m := &s.msg
 	if err := dec.Decode(data, m); err != nil {
-		if other {
-			s.undecodableStranger(data, from)
-		}
 		return s.decodeFailed(data, err)
 	}
 	if other {
 		ch = m.Type.Channel()
 	}
-	if ch == udplobby.ChannelInstance {
-		switch m.Type {
-		case udplobby.ServerAllReady, udplobby.ServerCountdownTick, udplobby.ServerGameStart,
-			udplobby.ServerGameEnd, udplobby.ServerPlayerDisconnected, udplobby.ServerDisconnect:
-			if other && s.Shared.ReplyViolation(s.Rec, simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch), true) != nil {
-				return replyNone // on_violation fail_step: not taken
-			}
-			return s.event(data, m)
+	if ch == udplobby.ChannelInstance && isEvent(m.Type) {
+		if other && s.Shared.ReplyViolation(s.Rec, simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch), true) != nil {
+			return replyNone // on_violation fail_step: not taken
 		}
+		return s.event(data, m)
 	}
 	if !s.p.active || m.Seq != s.p.seq || s.p.inst != (ch == udplobby.ChannelInstance) {
 		if other {
 			s.violation(simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch))
 		}
+		if ch == udplobby.ChannelLobby && s.oneReply && s.answered.valid && s.answered.once && m.Seq == s.answered.seq {
+			s.violation(simclient.RuleUReplyDup, data, nil, fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)", m.Type, m.Seq))
+			return replyNone
+		}
 		if s.knownSeq(m.Seq) {
-			s.stale++ // a late or duplicated answer to an earlier (retried) request
+			s.stale++ // a late answer to an earlier (retried) request
 			return replyNone
 		}
 		rule := simclient.RuleUSeqEcho
@@ -299,6 +300,47 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		}
 	}
 	return s.reply(data, m)
+}
+
+// isEvent reports whether t is an instance's unsolicited message.
+func isEvent(t udplobby.MsgType) bool {
+	switch t {
+	case udplobby.ServerAllReady, udplobby.ServerCountdownTick, udplobby.ServerGameStart,
+		udplobby.ServerGameEnd, udplobby.ServerPlayerDisconnected, udplobby.ServerDisconnect:
+		return true
+	}
+	return false
+}
+
+// plausible reports whether data, from a port this client never sent to,
+// decodes (into s.msg) as a server's message that could be meant for this
+// client: a reply echoing a sequence id it used, or an instance's event
+// while it talks to an instance. Anything else is stray: other programs'
+// traffic, which says nothing of the target. It never sets the run's
+// header profile: under "auto" not yet settled it guesses one for this
+// datagram alone.
+//
+//go:noinline
+func (s *session) plausible(data []byte) bool {
+	if !s.known {
+		s.syncProfile()
+	}
+	prof := s.profile
+	if !s.known {
+		p, ok := udplobby.GuessProfile(data)
+		if !ok {
+			return false
+		}
+		prof = p
+	}
+	dec := udplobby.Decoder{Profile: prof, Dir: udplobby.ServerToClient, Channel: udplobby.ChannelAny}
+	if dec.Decode(data, &s.msg) != nil {
+		return false
+	}
+	if isEvent(s.msg.Type) {
+		return s.inst.IsValid()
+	}
+	return s.sent > 0 && s.knownSeq(s.msg.Seq)
 }
 
 // sourceDetail describes a message m that came from port from instead of

@@ -59,10 +59,12 @@ func TestReuse(t *testing.T) {
 	}
 }
 
-// TestReuseLateDuplicate: a reply duplicated by the network that arrives
-// after its session completed is read by the next session on the kept
-// socket; it is known as a stale answer to an id the socket used, not
-// counted as a violation (the count of ids used goes on with the ids).
+// TestReuseLateDuplicate: a lobby that sends every reply twice breaks
+// udp-lobby.md §1 (exactly one datagram). The copy that arrives after its
+// session completed is read by the next session on the kept socket, which
+// still knows it for a second reply to a request sent once: U-REPLY-DUP,
+// once per copy, not a stale answer (nor U-SEQ-ECHO: the count of ids
+// used goes on with the ids).
 func TestReuseLateDuplicate(t *testing.T) {
 	f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) { f.dup = true })
 	p := plan(t, "", "  - name: a\n    steps: [list_rooms]\n")
@@ -84,11 +86,13 @@ func TestReuseLateDuplicate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Violations) != 0 {
-		t.Errorf("violations %+v: a late duplicate on a kept socket is stale, not a violation", run.Violations)
+	// Sessions 2-4 each read the copy of the previous session's reply
+	// (the last copy is never read), and perhaps their own's.
+	if len(run.Violations) != 1 || run.Violations[0].Rule != simclient.RuleUReplyDup || run.Violations[0].Count < 3 {
+		t.Errorf("violations %+v, want U-REPLY-DUP for at least 3 copies", run.Violations)
 	}
-	if stale == 0 {
-		t.Error("no late duplicate was seen: the test did not exercise the kept socket")
+	if stale != 0 {
+		t.Errorf("%d copies taken as stale", stale)
 	}
 }
 
@@ -254,8 +258,9 @@ func TestTransportWatch(t *testing.T) {
 // lobby reply to the previous session's request (the network duplicated
 // it, or the server's replay cache answered a retry again) waits in the
 // kept socket and is read by the next session, whose request has the
-// next id. It is stale, not a violation; a reply to an id the socket
-// never used still is one, and its detail names the ids really used
+// next id. After a retry it is stale, not a violation; a second reply to
+// a request sent once is U-REPLY-DUP (udp-lobby.md §1); a reply to an id
+// the socket never used is U-SEQ-ECHO, and its detail names the ids really used
 // (before the count went on with the ids, the soak's reused sockets said
 // "LOBBY_ROOM_LIST seq 1: this client sent sequence ids 1-1" about a
 // socket that had sent 1 and 2). The late datagram is injected from the
@@ -265,13 +270,17 @@ func TestReuseLateReply(t *testing.T) {
 		name      string
 		seq, sent int    // ids the socket used before: sent of them, ending at seq (0: as session 1 left them)
 		late      uint16 // the injected reply's id
-		detail    string // the U-SEQ-ECHO detail, "" for a stale reply
+		retried   bool   // session 1's request counts as sent more than once
+		rule      string // the violation ("" for a stale reply)
+		detail    string // its detail
 	}{
-		{name: "late reply to session 1's request", late: 1},
-		{name: "reply to an id never sent", late: 9, detail: "LOBBY_ROOM_LIST seq 9: this client sent sequence ids 1-2"},
-		{name: "id 0 is never sent", late: 0, detail: "LOBBY_ROOM_LIST seq 0: this client sent sequence ids 1-2"},
+		{name: "late reply to session 1's retried request", late: 1, retried: true},
+		{name: "second reply to session 1's request, sent once", late: 1, rule: simclient.RuleUReplyDup,
+			detail: "LOBBY_ROOM_LIST seq 1: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)"},
+		{name: "reply to an id never sent", late: 9, rule: simclient.RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 9: this client sent sequence ids 1-2"},
+		{name: "id 0 is never sent", late: 0, rule: simclient.RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 0: this client sent sequence ids 1-2"},
 		{name: "late reply across the wrap", seq: 3, sent: 10, late: 65531},
-		{name: "unknown id across the wrap", seq: 3, sent: 10, late: 100, detail: "LOBBY_ROOM_LIST seq 100: this client sent sequence ids 65530-65535 and 0-4"},
+		{name: "unknown id across the wrap", seq: 3, sent: 10, late: 100, rule: simclient.RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 100: this client sent sequence ids 65530-65535 and 0-4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -291,6 +300,9 @@ func TestReuseLateReply(t *testing.T) {
 			if tc.sent != 0 {
 				s1.seq, s1.sent = uint16(tc.seq), tc.sent
 			}
+			if tc.retried {
+				s1.answered.once = false
+			}
 			late := f.defaultLobby(&udplobby.Message{Header: udplobby.Header{Type: udplobby.LobbyListRooms, Seq: tc.late}})
 			if _, err := f.conn.WriteToUDPAddrPort(late, s1.LocalAddr()); err != nil {
 				t.Fatal(err)
@@ -303,14 +315,14 @@ func TestReuseLateReply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.detail == "" {
+			if tc.rule == "" {
 				if len(run.Violations) != 0 || s2.stale != 1 {
 					t.Errorf("violations %+v, stale %d: a late reply to an id the socket used is stale (1), not a violation", run.Violations, s2.stale)
 				}
 				return
 			}
-			if len(run.Violations) != 1 || run.Violations[0].Rule != simclient.RuleUSeqEcho || run.Violations[0].Count != 1 {
-				t.Fatalf("violations %+v, want one %s", run.Violations, simclient.RuleUSeqEcho)
+			if len(run.Violations) != 1 || run.Violations[0].Rule != tc.rule || run.Violations[0].Count != 1 {
+				t.Fatalf("violations %+v, want one %s", run.Violations, tc.rule)
 			}
 			if got := run.Violations[0].Samples[0].Detail; got != tc.detail {
 				t.Errorf("detail %q, want %q", got, tc.detail)

@@ -90,10 +90,26 @@ type session struct {
 	lastEventN  int
 	disconnect  bool
 	strictOrder bool
+	// oneReply: a request sent once gets one datagram back, unless the
+	// scenario's impairment duplicates requests or replies.
+	oneReply bool
+	// answered is the last lobby request that got its reply, kept across
+	// Reuse: a second reply to it, when it was sent once, is
+	// RuleUReplyDup.
+	answered answeredReq
 
 	stale    int64
 	badReply error
 	refusal  *reqFail
+}
+
+// answeredReq is a lobby request that was answered: its sequence id, and
+// whether it was sent once (a second reply to a retried request may
+// answer the retry).
+type answeredReq struct {
+	seq   uint16
+	once  bool
+	valid bool
 }
 
 type pending struct {
@@ -143,6 +159,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	s.lobby = unmap(sh.Target)
 	s.obuf = make([]byte, 0, 64)
 	s.strictOrder = imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0
+	s.oneReply = imp.In.Duplicate == 0 && imp.Out.Duplicate == 0
 	s.lastTick = -1
 	s.syncProfile()
 	s.Join()
@@ -167,7 +184,7 @@ func (s *session) Reuse(id int, flow *scenario.Flow) (simclient.Session, bool) {
 	}
 	// What the client keeps; everything else starts from zero.
 	*s = session{Base: s.Renew(id, fi), rt: s.rt, tr: s.tr, lobby: s.lobby, strictOrder: s.strictOrder,
-		seq: s.seq, sent: s.sent, obuf: s.obuf[:0], rooms: s.rooms[:0], prevRooms: s.prevRooms[:0], lastTick: -1}
+		oneReply: s.oneReply, answered: s.answered, seq: s.seq, sent: s.sent, obuf: s.obuf[:0], rooms: s.rooms[:0], prevRooms: s.prevRooms[:0], lastTick: -1}
 	s.syncProfile()
 	return s, true
 }

@@ -29,8 +29,9 @@ func plan(t testing.TB, extra, flows string) *scenario.Plan {
 }
 
 type played struct {
-	run  *result.Run
-	errs []error
+	run   *result.Run
+	errs  []error
+	stray int64 // simclient.Shared.StrayDatagrams
 }
 
 func (r played) step(t testing.TB, name string) result.Series {
@@ -114,7 +115,7 @@ func runSessions(t testing.TB, p *scenario.Plan, target netip.AddrPort, n int, o
 	if err != nil {
 		t.Fatal(err)
 	}
-	return played{run: run, errs: errs}
+	return played{run: run, errs: errs, stray: sh.StrayDatagrams()}
 }
 
 func TestFullMatch(t *testing.T) {
@@ -330,8 +331,30 @@ func TestMisbehavingLobby(t *testing.T) {
 			wantRule: simclient.RuleURoomPortChanged,
 		},
 		{
-			name:  "late duplicate replies are not violations",
+			name:     "every reply sent twice",
+			flow:     "- list_rooms\n      - list_rooms\n      - list_rooms",
+			setup:    func(f *fakeLobby) { f.dup = true },
+			wantRule: simclient.RuleUReplyDup,
+		},
+		{
+			// The second reply may answer the retry: stale, not a violation.
+			name: "a retried request answered twice",
+			flow: "- list_rooms\n      - list_rooms",
+			setup: func(f *fakeLobby) {
+				n := 0
+				f.lobbyHook = func(f *fakeLobby, m *udplobby.Message, def []byte) []byte {
+					if n++; n == 1 {
+						time.Sleep(300 * time.Millisecond) // past the 200 ms timeout: the request is sent again
+					}
+					return def
+				}
+			},
+		},
+		{
+			// The harness's own duplication is not the server's.
+			name:  "every reply sent twice, under a duplicating impairment",
 			flow:  "- list_rooms\n      - list_rooms\n      - list_rooms",
+			extra: "impairment: {out: {duplicate: 1%}}",
 			setup: func(f *fakeLobby) { f.dup = true },
 		},
 	}
@@ -698,3 +721,54 @@ func TestCutRequestCounted(t *testing.T) {
 // tests, once failed TestImpairedFlow as U-REPLY-SOURCE + U-LENGTH under
 // .ci/stress-ci.
 var clientSrc = netip.MustParseAddr("127.0.77.1")
+
+// TestStrayDatagrams: a sprayer, another socket on the lobby's host, sends
+// the client a datagram before each lobby reply. What neither comes from a
+// port the target used nor decodes as a reply to one of the client's
+// requests is stray: counted for the harness, not against the target. A
+// decodable reply to the pending request from that other port is the
+// target's (a server answering through a second socket): U-REPLY-SOURCE.
+func TestStrayDatagrams(t *testing.T) {
+	tests := []struct {
+		name      string
+		spray     func(m *udplobby.Message, def []byte) []byte
+		wantStray bool
+		wantRule  string
+		only      bool // the lobby's own port stays silent: the sprayed datagram is the only reply
+	}{
+		{"random bytes", func(*udplobby.Message, []byte) []byte { return []byte("not a lobby datagram at all") }, true, "", false},
+		{"a well-formed reply to a sequence id never used", func(m *udplobby.Message, _ []byte) []byte {
+			b, _ := udplobby.AppendRoomList(nil, udplobby.ProfileSpec, m.Seq+1000, nil)
+			return b
+		}, true, "", false},
+		{"a request, not a reply", func(m *udplobby.Message, _ []byte) []byte {
+			return udplobby.AppendListRooms(nil, udplobby.ProfileSpec, m.Seq)
+		}, true, "", false},
+		{"the reply itself, from another port", func(_ *udplobby.Message, def []byte) []byte { return def }, false, simclient.RuleUReplySource, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeLobby(t, udplobby.ProfileSpec, func(f *fakeLobby) {
+				f.spray = tc.spray
+				if tc.only {
+					f.lobbyHook = func(*fakeLobby, *udplobby.Message, []byte) []byte { return nil }
+				}
+			})
+			p := plan(t, "defaults: {timeout: 2s, retries: 2, retry_interval: 10ms}", "  - steps:\n      - list_rooms\n      - list_rooms\n      - list_rooms\n")
+			r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
+			if r.errs[0] != nil {
+				t.Fatalf("session failed: %v", r.errs[0])
+			}
+			v := r.violations()
+			if tc.wantRule == "" && len(v) != 0 {
+				t.Errorf("violations %v: a stray datagram was charged to the target", v)
+			}
+			if tc.wantRule != "" && (v[tc.wantRule] == 0 || len(v) != 1) {
+				t.Errorf("violations %v, want %s alone", v, tc.wantRule)
+			}
+			if got := r.stray > 0; got != tc.wantStray {
+				t.Errorf("stray datagrams %d, want some: %v", r.stray, tc.wantStray)
+			}
+		})
+	}
+}
