@@ -51,7 +51,7 @@ nothing), the cases in flight fail with that, no further case starts (each
 is "not run"), and every format leads with TARGET DOWN.
 
 With --target-cmd 'COMMAND ARGS…' lobbybench owns the server: it starts the
-command (/bin/sh -c 'exec COMMAND', its own process group), waits until it
+command (/bin/sh -c, exec before the server's command, its own process group), waits until it
 answers the protocol's reachability check at --target (up to
 --target-ready-timeout), and stops it at the end or on Ctrl-C (SIGTERM,
 SIGKILL after 5s; a third Ctrl-C kills it at once). When it dies, the
