@@ -15,6 +15,7 @@ import (
 	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/dashboard"
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
@@ -229,7 +230,7 @@ func init() {
 						return usageErr(e, "run", "%v", err)
 					}
 				}
-				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
+				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics, Observers: observe.NewBudget()}
 				cfg.Client.Precise = *preciseOn
 				cfg.NoSpin = *noSpin
 				cfg.WorkerMetrics = *worker && *workerMet
@@ -243,7 +244,7 @@ func init() {
 				if *dashAddr != "" {
 					// Bound before anything is sent: a bad or taken
 					// address is a usage error.
-					if dash, err = dashboard.Listen(*dashAddr, dashboard.Options{}); err != nil {
+					if dash, err = dashboard.Listen(*dashAddr, dashboard.Options{Conns: cfg.Observers}); err != nil {
 						return usageErr(e, "run", "--dashboard-addr: %v", err)
 					}
 					defer dash.Close()
