@@ -173,22 +173,12 @@ func skipQuoted(line string, i int) (int, bool) {
 	case line[i] == '\'':
 		j := strings.IndexByte(line[i+1:], '\'')
 		return i + 1 + j, j >= 0
-	case line[i] == '"':
+	case line[i] == '"' || line[i] == '`':
 		for j := i + 1; j < len(line); j++ {
 			switch line[j] {
 			case '\\':
 				j++
-			case '"':
-				return j, true
-			}
-		}
-		return 0, false
-	case line[i] == '`':
-		for j := i + 1; j < len(line); j++ {
-			switch line[j] {
-			case '\\':
-				j++
-			case '`':
+			case line[i]:
 				return j, true
 			}
 		}
