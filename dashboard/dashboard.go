@@ -36,6 +36,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -55,6 +56,9 @@ type Options struct {
 	Every time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Conns is the connection budget Listen's server shares with the
+	// run's other observers (nil: one of its own).
+	Conns *observe.Budget
 }
 
 // Phases of a run as /state says them.
@@ -170,10 +174,9 @@ func Listen(addr string, opts Options) (*Server, error) {
 	}
 	s := New(opts)
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	s.srv = observe.Serve(ln, s.Handler(), opts.Conns)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.done = cancel, make(chan struct{})
-	go func() { _ = s.srv.Serve(ln) }()
 	every := opts.Every
 	if every <= 0 {
 		every = DefaultEvery

@@ -1,9 +1,11 @@
 package dashboard
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
@@ -269,5 +272,48 @@ func TestListen(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/state: %d", resp.StatusCode)
+	}
+}
+
+// TestListenObserverBudget: idle keep-alive connections beyond the run's
+// observer budget do not pile up: each one over it is answered 503 and
+// closed at once, so observers never hold more descriptors than the
+// budget the run left them.
+func TestListenObserverBudget(t *testing.T) {
+	b := observe.NewBudget()
+	b.Reserve(1000, 1000) // nothing left after the run: the minimum
+	s, err := Listen("127.0.0.1:0", Options{Conns: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	request := func(c net.Conn) (*http.Response, error) {
+		c.SetDeadline(time.Now().Add(30 * time.Second)) // a failure bound, not a measure
+		if _, err := io.WriteString(c, "GET /state HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			return nil, err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return resp, err
+	}
+	for i := range observe.MinConns + 3 {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		resp, err := request(c)
+		switch {
+		case i < observe.MinConns && (err != nil || resp.StatusCode != http.StatusOK):
+			t.Fatalf("connection %d, within the budget: %v %v", i, resp, err)
+		case i >= observe.MinConns && (err != nil || resp.StatusCode != http.StatusServiceUnavailable):
+			t.Fatalf("connection %d, over the budget: %v %v, want 503", i, resp, err)
+		}
+	}
+	if b.Refused() != 3 {
+		t.Errorf("refused %d, want 3", b.Refused())
 	}
 }

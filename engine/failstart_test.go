@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -199,5 +200,30 @@ func TestProgressJSON(t *testing.T) {
 	want := ProgressSample{Elapsed: 2 * time.Second, Active: 5, Started: 10, Rate: 150, Errors: 1, Violations: 4, FailedStarts: 1}
 	if sum != want {
 		t.Errorf("sum %+v, want %+v", sum, want)
+	}
+}
+
+// TestObserversAfterTheRun: the observers' connection budget is what the
+// run's open-files estimate leaves of the limit: its own sockets first.
+func TestObserversAfterTheRun(t *testing.T) {
+	limit := OpenFilesLimit()
+	if limit == 0 || limit > 1_000_000 {
+		t.Skipf("open-files limit %d: no max_clients leaves a budget under observe.DefaultConns", limit)
+	}
+	plan := mustPlan(t, fakeYAML)
+	// Room for the embedded server's estimate (about one socket per 200
+	// clients) and a few files over: fewer than DefaultConns.
+	plan.Load.MaxClients = int(limit) - FilesMargin - int(limit)/200 - 30
+	b := observe.NewBudget()
+	res, err := Run(context.Background(), Config{Plan: plan, Factory: fakeFactory(time.Millisecond), Grace: time.Second, Observers: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := int(limit) - res.Engine.Files.Needed()
+	if left <= observe.MinConns || left >= observe.DefaultConns {
+		t.Fatalf("the run leaves %d of %d files: the test wants between %d and %d", left, limit, observe.MinConns, observe.DefaultConns)
+	}
+	if got := b.Limit(); got != left {
+		t.Errorf("budget %d after a run needing %d of %d files, want the %d left", got, res.Engine.Files.Needed(), limit, left)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/internal/words"
@@ -85,6 +86,11 @@ type Config struct {
 	// serves the final figures while a scraper takes them. Nil: the
 	// server stops when the run returns.
 	MetricsUntil context.Context
+	// Observers is the connection budget the run's HTTP observers share
+	// (the metrics server here, the caller's live page): the run sets it
+	// from its open-files estimate (observe.Budget.Reserve), its own
+	// sockets first. Nil: the metrics server has a budget of its own.
+	Observers *observe.Budget
 	// WorkerMetrics (a --workers worker whose parent serves live metrics)
 	// adds the cumulative metrics.LiveState to the ProgressJSON lines: at
 	// most once a second, and on the final line.
@@ -367,6 +373,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		plan.Options = settled
 	}
 	info.Files = EstimateFiles(plan, cfg.Shard, srvCfg)
+	if cfg.Observers != nil {
+		cfg.Observers.Reserve(info.Files.Limit, info.Files.Needed())
+	}
 	if !info.Files.Fits() && cfg.Warnings != nil {
 		fmt.Fprintf(cfg.Warnings, "lobbybench: warning: this run needs %s: sessions beyond it will fail to start; spread the clients over processes with --workers auto (or --workers N, or --shard)\n", info.Files)
 	}
@@ -404,7 +413,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				return nil
 			}
 		}
-		a, err := prom.ServeWith(mctx, cfg.MetricsAddr, col, prom.Options{Target: target})
+		a, err := prom.ServeWith(mctx, cfg.MetricsAddr, col, prom.Options{Target: target, Conns: cfg.Observers})
 		if err != nil {
 			return nil, fmt.Errorf("--metrics-addr: %w", err)
 		}

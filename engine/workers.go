@@ -129,6 +129,9 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		// The parent holds the server's sockets (one per client for the
 		// TCP lobby), not the clients'.
 		info.Files = Files{Server: ServerFiles(c, plan.Load.MaxClients), Margin: FilesMargin, Limit: OpenFilesLimit()}
+		if w.Observers != nil {
+			w.Observers.Reserve(info.Files.Limit, info.Files.Needed())
+		}
 		if !info.Files.Fits() && w.Warnings != nil {
 			fmt.Fprintf(w.Warnings, "lobbybench: warning: the embedded server needs about %d open files against an open-files limit (RLIMIT_NOFILE) of %d: run it as a separate process (lobbybench serve) and give --target\n",
 				info.Files.Needed(), info.Files.Limit)

@@ -22,6 +22,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Add([]byte("protocol: udp-lobby\nload: &l {rate: 1/s, duration: 1s}\nx: *l\n"))
+	f.Add([]byte(reusedSteps(3, 4)))
+	f.Add([]byte(reusedSteps(600, 1000)))
+	f.Add([]byte(laughs()))
+	f.Add([]byte("protocol: udp-lobby\nflows: &f [{steps: *f}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("f.yaml", data)
 		if (p == nil) == (err == nil) {

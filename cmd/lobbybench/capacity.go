@@ -202,7 +202,7 @@ func init() {
 						return usageErr(e, "capacity", "%v", err)
 					}
 				}
-				if err := outs.check(); err != nil {
+				if err := outs.check(e); err != nil {
 					return usageErr(e, "capacity", "%v", err)
 				}
 				e.setStopNote(func() string { return "the step running ends, then the results so far are written" })
@@ -393,13 +393,10 @@ func reportCapacity(e *env, c *result.Capacity, outs *outputs) int {
 	}
 	wrote := outs.write(e, "capacity", c, reports.Options{})
 	code := capacityExit(c)
-	if code == exitOK && !wrote {
-		code = exitUsage
-	}
 	if code != exitOK {
 		fmt.Fprintf(e.stderr, "lobbybench capacity: %s\n", c.Headline().Text)
 	}
-	return code
+	return withOutputs(code, wrote)
 }
 
 // capacityExit is the exit code of a capacity result: 7 the target went

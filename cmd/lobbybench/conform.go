@@ -51,7 +51,7 @@ nothing), the cases in flight fail with that, no further case starts (each
 is "not run"), and every format leads with TARGET DOWN.
 
 With --target-cmd 'COMMAND ARGS…' lobbybench owns the server: it starts the
-command (/bin/sh -c 'exec COMMAND', its own process group), waits until it
+command (/bin/sh -c, exec before the server's command, its own process group), waits until it
 answers the protocol's reachability check at --target (up to
 --target-ready-timeout), and stops it at the end or on Ctrl-C (SIGTERM,
 SIGKILL after 5s; a third Ctrl-C kills it at once). When it dies, the
@@ -199,7 +199,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	// The output files are written once the suite has a result; a bad
 	// path is a usage error, found before anything is sent.
-	if err := f.outs.check(); err != nil {
+	if err := f.outs.check(e); err != nil {
 		return usageErr(e, cmd, "%v", err)
 	}
 	var tgt *ownedTarget
@@ -239,9 +239,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	fmt.Fprintln(e.stdout, hl.Text)
 	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target, DocsBase: f.docsBase}, TrimPassingWire: !f.verbose}
-	if !f.outs.write(e, cmd, doc, opts) {
-		return exitFailed
-	}
+	wrote := f.outs.write(e, cmd, doc, opts) // a failed write turns only a pass into 9: withOutputs
 	if hl.Status == result.StatusTargetDown {
 		fmt.Fprintf(e.stderr, "lobbybench conform: target down: %s\n", doc.TargetDown())
 		return exitTargetDown
@@ -255,7 +253,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if hl.Status == result.StatusFail {
 		return exitFailed
 	}
-	return exitOK
+	return withOutputs(exitOK, wrote)
 }
 
 // startConformTarget starts --target-cmd (startOwnedTarget) and points

@@ -36,7 +36,22 @@ const (
 	// harness's own send lag explains it, result.Run.HarnessBound):
 	// nothing shows the server slow, nothing shows it fast enough.
 	exitInconclusive = 8
+	// exitNotWritten: the verdict was all good but a result file asked
+	// for could not be written (a full disk): see withOutputs.
+	exitNotWritten = 9
 )
+
+// withOutputs is the exit code of a command whose verdict is code once
+// its result files are written (wrote false: one or more failed, each
+// named on stderr). A verdict other than all good stands, the stronger
+// news; a pass whose files are lost is no pass, and no usage error (the
+// paths were checked before anything ran), so it exits 9.
+func withOutputs(code int, wrote bool) int {
+	if code == exitOK && !wrote {
+		return exitNotWritten
+	}
+	return code
+}
 
 // env is the state a command runs with, injected so whole commands can be
 // tested in-process (k6's habit).

@@ -125,7 +125,7 @@ func TestSameOutputTwice(t *testing.T) {
 		want string
 	}{
 		{"run, same file after cleaning", []string{"run", scen, "--duration", "100ms", "--json", "r.out", "--html", "./r.out"}, `lobbybench run: --json and --html both write "./r.out"`},
-		{"conform, both to stdout", []string{"conform", "--target", "127.0.0.1:9", "--junit", "-", "--markdown", "-"}, `lobbybench conform: --junit and --markdown both write "-"`},
+		{"conform, both to stdout", []string{"conform", "--target", "127.0.0.1:9", "--junit", "-", "--markdown", "-"}, `lobbybench conform: --junit and --markdown both write to standard output (-)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, errs := runCLI(t, tt.args...)

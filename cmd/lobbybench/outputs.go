@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
@@ -16,8 +18,14 @@ import (
 // --markdown, --html, and whatever format comes next.
 type outputs struct {
 	formats []reports.Format
-	paths   []*string // by format; "" not asked for
+	paths   []*string // by format; "" not asked for, "-" standard output
+	// stdout is where a format given "-" writes: the command's standard
+	// output, taken by check from the command's own text.
+	stdout io.Writer
 }
+
+// stdoutPath is the path that names standard output, as report's -o.
+const stdoutPath = "-"
 
 // outputFlags defines --NAME FILE on fs for every format, with the help
 // the format gives for kind (result.KindRun, result.KindConform).
@@ -41,9 +49,13 @@ func (o *outputs) path(name string) string {
 
 // check finds a path that cannot be written before anything runs (a
 // usage error naming the flag): no two formats may go to the same file
-// (after cleaning the path; "-" is one path like any other), and each
-// path's directory must exist and take a new file. Nothing is left behind.
-func (o *outputs) check() error {
+// (after cleaning the path) or both to standard output ("-"), no path
+// may name an existing directory or anything else but a file, and each
+// path's directory must exist and take a new file. Nothing is left
+// behind. When a format writes to standard output, check takes it from
+// the command: e's text (the table, the summary) goes to standard error
+// from then on, so that standard output holds the format alone.
+func (o *outputs) check(e *env) error {
 	seen := map[string]string{} // cleaned path → flag
 	for i, f := range o.formats {
 		path := *o.paths[i]
@@ -51,30 +63,52 @@ func (o *outputs) check() error {
 			continue
 		}
 		key := filepath.Clean(path)
-		if abs, err := filepath.Abs(path); err == nil && path != "-" {
+		if abs, err := filepath.Abs(path); err == nil && path != stdoutPath {
 			key = abs
 		}
 		if first, dup := seen[key]; dup {
+			if path == stdoutPath {
+				return fmt.Errorf("--%s and --%s both write to standard output (-): one output holds one format", first, f.Name)
+			}
 			return fmt.Errorf("--%s and --%s both write %q: one file holds one format", first, f.Name, path)
 		}
 		seen[key] = f.Name
 	}
 	for i, f := range o.formats {
 		path := *o.paths[i]
-		if path == "" {
+		if path == "" || path == stdoutPath {
 			continue
 		}
-		dir := filepath.Dir(path)
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("--%s: directory of %q does not exist", f.Name, path)
+		if err := checkPath(path); err != nil {
+			return fmt.Errorf("--%s: %v", f.Name, err)
 		}
-		t, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-		if err != nil {
-			return fmt.Errorf("--%s: cannot write %q: %v", f.Name, path, err)
-		}
-		t.Close()
-		os.Remove(t.Name())
 	}
+	if _, ok := seen[stdoutPath]; ok {
+		o.stdout, e.stdout = e.stdout, e.stderr
+	}
+	return nil
+}
+
+// checkPath reports why path cannot take a result file.
+func checkPath(path string) error {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("directory of %q does not exist", path)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		switch {
+		case fi.IsDir():
+			return fmt.Errorf("%q is a directory: give a file name in it", path)
+		case !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0:
+			return fmt.Errorf("%q exists and is not a file (%v)", path, fi.Mode().Type())
+		}
+	}
+	t, err := os.CreateTemp(dir, tempPattern(path))
+	if err != nil {
+		return fmt.Errorf("cannot write %q: %v", path, err)
+	}
+	t.Close()
+	os.Remove(t.Name())
 	return nil
 }
 
@@ -88,7 +122,14 @@ func (o *outputs) write(e *env, cmd string, doc result.Doc, opts reports.Options
 		if path == "" {
 			continue
 		}
-		if err := writeFile(path, func(w io.Writer) error { return f.Write(w, opts, doc) }); err != nil {
+		render := func(w io.Writer) error { return f.Write(w, opts, doc) }
+		var err error
+		if path == stdoutPath {
+			err = render(o.stdout)
+		} else {
+			err = writeFile(path, render)
+		}
+		if err != nil {
 			fmt.Fprintf(e.stderr, "lobbybench %s: --%s: %v\n", cmd, f.Name, err)
 			ok = false
 		}
@@ -99,7 +140,7 @@ func (o *outputs) write(e *env, cmd string, doc result.Doc, opts reports.Options
 // writeOutput renders to stdout when path is "" or "-", otherwise to
 // path through writeFile (report's -o).
 func writeOutput(e *env, path string, render func(io.Writer) error) error {
-	if path == "" || path == "-" {
+	if path == "" || path == stdoutPath {
 		return render(e.stdout)
 	}
 	return writeFile(path, render)
@@ -108,9 +149,16 @@ func writeOutput(e *env, path string, render func(io.Writer) error) error {
 // writeFile renders to a temporary file beside path, renamed onto it once
 // complete: no half-written result is ever left where CI looks for it
 // (a --workers parent reads its workers' --json only once whole). Every
-// result file any command writes goes through it.
+// result file any command writes goes through it. A file it replaces
+// keeps its permissions (a new one is 0644), and the temporary files of
+// path that an earlier process left (killed mid-write) are removed.
 func writeFile(path string, render func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	removeStaleTemps(path, processStart)
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
 	if err != nil {
 		return err
 	}
@@ -119,7 +167,7 @@ func writeFile(path string, render func(io.Writer) error) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
+		err = os.Chmod(f.Name(), mode)
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), path)
@@ -128,4 +176,35 @@ func writeFile(path string, render func(io.Writer) error) error {
 		os.Remove(f.Name())
 	}
 	return err
+}
+
+// tempPattern is the os.CreateTemp pattern of path's temporary files:
+// ".NAME.<digits>.tmp" beside it.
+func tempPattern(path string) string { return "." + filepath.Base(path) + ".*.tmp" }
+
+// processStart is when this process began: a temporary file of ours not
+// touched since was left by an earlier process, as every write renders
+// its file within moments of creating it.
+var processStart = time.Now()
+
+// removeStaleTemps removes path's temporary files (tempPattern, with
+// os.CreateTemp's digits, beside path: no other file) last modified
+// before since.
+func removeStaleTemps(path string, since time.Time) {
+	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)+"."
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, ent := range ents {
+		name := ent.Name()
+		rest, ours := strings.CutPrefix(name, prefix)
+		digits, tmp := strings.CutSuffix(rest, ".tmp")
+		if !ours || !tmp || digits == "" || strings.Trim(digits, "0123456789") != "" || !ent.Type().IsRegular() {
+			continue
+		}
+		if fi, err := ent.Info(); err == nil && fi.ModTime().Before(since) {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
 }

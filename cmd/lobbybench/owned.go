@@ -30,7 +30,7 @@ type ownedTargetFlags struct {
 
 func addOwnedTargetFlags(fs *flag.FlagSet, scenario bool) *ownedTargetFlags {
 	f := &ownedTargetFlags{scenario: scenario}
-	help := fmt.Sprintf("start the server under test with `COMMAND ARGS…` (/bin/sh -c 'exec COMMAND', in its own process group): wait until it answers at --target, watch and sample it, stop it at the end (SIGTERM, SIGKILL after %v)", owned.DefaultGrace)
+	help := fmt.Sprintf("start the server under test with `COMMAND ARGS…` (/bin/sh -c, exec before the server's command: 'exec ./srv', 'cd d && VAR=x exec ./srv'; in its own process group): wait until it answers at --target, watch and sample it, stop it at the end (SIGTERM, SIGKILL after %v)", owned.DefaultGrace)
 	if scenario {
 		help += "; overrides the scenario's target_cmd"
 	}
@@ -111,7 +111,16 @@ func startOwnedTarget(ctx context.Context, e *env, name string, f *ownedTargetFl
 		}
 		t.log, spec.Log = lf, lf
 	}
-	fmt.Fprintf(e.stderr, "lobbybench %s: starting --target-cmd and waiting up to %v for it to answer at %s\n", name, f.readyTimeout, target)
+	script, _, err := owned.Script(command)
+	if err != nil {
+		t.closeLog()
+		return nil, usageErr(e, name, "%v", err)
+	}
+	from := "--target-cmd"
+	if !f.cmdGiven {
+		from = "the scenario's target_cmd"
+	}
+	fmt.Fprintf(e.stderr, "lobbybench %s: starting --target-cmd (%s): /bin/sh -c %s; waiting up to %v for it to answer at %s\n", name, from, shellQuote(script), f.readyTimeout, target)
 	p, err := owned.Start(ctx, spec)
 	if err != nil {
 		t.closeLog()
@@ -129,6 +138,12 @@ func startOwnedTarget(ctx context.Context, e *env, name string, f *ownedTargetFl
 		return s + "; then the --target-cmd server is stopped"
 	})
 	return t, exitOK
+}
+
+// shellQuote quotes s as one word for a POSIX shell, so that the command
+// lobbybench prints is the one it runs.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // startExit is the exit code of a start that failed with err: 5 when

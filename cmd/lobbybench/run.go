@@ -15,6 +15,7 @@ import (
 	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/dashboard"
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
@@ -156,6 +157,9 @@ func init() {
 				if *dashAddr != "" && *worker {
 					return usageErr(e, "run", "--dashboard-addr cannot be used with --worker: the --workers parent serves the page")
 				}
+				if *worker && outs.path("json") == stdoutPath {
+					return usageErr(e, "run", "--json - cannot be used with --worker: its standard output carries the progress to the --workers parent")
+				}
 				if *worker && (given["target-cmd"] || given["target-log"]) {
 					return usageErr(e, "run", "--target-cmd cannot be used with --worker: the --workers parent starts the server")
 				}
@@ -207,7 +211,7 @@ func init() {
 				// The output files are written once the run has a
 				// result; a bad path is a usage error, found before
 				// anything is sent.
-				if err := outs.check(); err != nil {
+				if err := outs.check(e); err != nil {
 					return usageErr(e, "run", "%v", err)
 				}
 
@@ -226,7 +230,7 @@ func init() {
 						return usageErr(e, "run", "%v", err)
 					}
 				}
-				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics}
+				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics, Observers: observe.NewBudget()}
 				cfg.Client.Precise = *preciseOn
 				cfg.NoSpin = *noSpin
 				cfg.WorkerMetrics = *worker && *workerMet
@@ -240,7 +244,7 @@ func init() {
 				if *dashAddr != "" {
 					// Bound before anything is sent: a bad or taken
 					// address is a usage error.
-					if dash, err = dashboard.Listen(*dashAddr, dashboard.Options{}); err != nil {
+					if dash, err = dashboard.Listen(*dashAddr, dashboard.Options{Conns: cfg.Observers}); err != nil {
 						return usageErr(e, "run", "--dashboard-addr: %v", err)
 					}
 					defer dash.Close()
@@ -382,14 +386,11 @@ func lingerServe(ctx context.Context, e *env, res *engine.Result, dash *dashboar
 // reportRun prints the summary, writes the requested files (outs) and
 // picks the exit code.
 func reportRun(e *env, res *engine.Result, outs *outputs) int {
-	code := exitOK
 	if err := reports.WriteRunTable(e.stdout, res.Run); err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench run: writing the table: %v\n", err)
 	}
 	writeEngineSummary(e.stdout, res)
-	if !outs.write(e, "run", res, reports.Options{}) {
-		code = exitUsage
-	}
+	wrote := outs.write(e, "run", res, reports.Options{})
 	for _, w := range res.Run.Warnings() {
 		fmt.Fprintf(e.stderr, "lobbybench run: warning: %s\n", w)
 	}
@@ -397,15 +398,13 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 		fmt.Fprintf(e.stderr, "lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", words.Count(n, "session"), words.Agree(n, "its", "their"))
 	}
 	ex := runExit(res.Run, res.Engine.Interrupted, res.ThresholdsOK)
-	switch {
-	case ex == exitTargetDown:
+	switch ex {
+	case exitTargetDown:
 		fmt.Fprintf(e.stderr, "lobbybench run: %s\n", res.Run.Headline().Text)
-	case ex == exitInterrupted:
+	case exitInterrupted:
 		fmt.Fprintln(e.stderr, "lobbybench run: interrupted; results cover the run so far")
-	case code != exitOK:
-		return code
 	}
-	return ex
+	return withOutputs(ex, wrote)
 }
 
 // runExit is the exit code of a run's result, merged or not, in the order

@@ -218,7 +218,11 @@ func TestRunOwnedTargetFails(t *testing.T) {
 		stderr []string
 	}{
 		{"not found", free, []string{"--target-cmd", "no-such-lobbyd-9x --port 1"}, exitUsage,
-			[]string{"command not found: no-such-lobbyd-9x"}},
+			[]string{"starting --target-cmd (--target-cmd): /bin/sh -c 'exec no-such-lobbyd-9x --port 1'", "command not found: no-such-lobbyd-9x"}},
+		{"not found after cd", free, []string{"--target-cmd", "cd / && LOBBY=1 no-such-lobbyd-9x"}, exitUsage,
+			[]string{"/bin/sh -c 'cd / && LOBBY=1 exec no-such-lobbyd-9x'", "command not found: one of its commands", "no-such-lobbyd-9x: not found"}},
+		{"list ending in a pipeline", free, []string{"--target-cmd", "cd / && ./srv | tee log"}, exitUsage,
+			[]string{`--target-cmd "cd / && ./srv | tee log": the last command is not a simple command`}},
 		{"exits at once", free, []string{"--target-cmd", "sh -c 'echo fatal: no config file >&2; exit 3'"}, exitUnreachable,
 			[]string{"exited with status 3", "before it answered at " + free, "fatal: no config file"}},
 		{"never ready", free, []string{"--target-cmd", "sleep 30", "--target-ready-timeout", "400ms"}, exitUnreachable,

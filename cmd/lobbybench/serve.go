@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"time"
 
+	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/refserver"
 )
 
@@ -96,8 +95,7 @@ func (f *serveFlags) run(ctx context.Context, e *env, args []string) int {
 			srv.Close()
 			return usageErr(e, "serve", "--stats-addr: %v", err)
 		}
-		hs := &http.Server{Handler: srv.StatsHandler(), ReadHeaderTimeout: 5 * time.Second}
-		go hs.Serve(ln)
+		hs := observe.Serve(ln, srv.StatsHandler(), nil)
 		defer hs.Close()
 		fmt.Fprintf(e.stderr, "lobbybench serve: stats on http://%s/stats\n", ln.Addr())
 	}

@@ -68,11 +68,11 @@ func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string, a
 }
 
 // shardPaths returns where the workers' results go: beside the --json
-// file (FILE.shard-i-of-n.json, kept), or in a temporary directory that
-// cleanup removes.
+// file (FILE.shard-i-of-n.json, kept), or, without one or with --json -,
+// in a temporary directory that cleanup removes.
 func shardPaths(jsonPath string) (path func(engine.Shard) string, cleanup func(), err error) {
 	base, cleanup := strings.TrimSuffix(jsonPath, ".json"), func() {}
-	if jsonPath == "" {
+	if jsonPath == "" || jsonPath == stdoutPath {
 		dir, err := os.MkdirTemp("", "lobbybench-workers-")
 		if err != nil {
 			return nil, nil, fmt.Errorf("--workers: %v", err)

@@ -63,7 +63,8 @@ func helperMain(mode string, args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println("listening on", conn.LocalAddr())
+	wd, _ := os.Getwd()
+	fmt.Println("listening on", conn.LocalAddr(), "in", wd)
 	buf := make([]byte, 512)
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
 		n, from, err := conn.ReadFrom(buf)

@@ -95,7 +95,7 @@ func (p *Process) start(ctx context.Context) error {
 
 func (p *Process) launch() (*incarnation, error) {
 	s := p.spec
-	cmd := exec.Command("/bin/sh", "-c", "exec "+s.Command)
+	cmd := exec.Command("/bin/sh", "-c", s.script)
 	cmd.Dir = s.Dir
 	if len(s.Env) > 0 {
 		cmd.Env = append(os.Environ(), s.Env...)

@@ -21,9 +21,10 @@ const (
 // Spec says how to start and watch the server under test.
 type Spec struct {
 	// Command is the command line as the user gave it to --target-cmd. It
-	// runs as /bin/sh -c 'exec Command', so quoting, globs and $VARS work
-	// and the process lobbybench watches is the server itself, not a
-	// shell.
+	// runs under /bin/sh -c with exec before the server's own command
+	// (Script: 'exec ./srv', 'cd d && VAR=x exec ./srv'), so quoting,
+	// globs, $VARS, assignments and a cd first work and the process
+	// lobbybench watches is the server itself, not a shell.
 	Command string
 	// Dir is its working directory; empty = lobbybench's.
 	Dir string
@@ -54,11 +55,17 @@ type Spec struct {
 	// Epoch is the time sample offsets count from (the report's
 	// StartedAt); zero = the first start.
 	Epoch time.Time
+
+	script, prog string // Script's, set by withDefaults
 }
 
 func (s Spec) withDefaults() (Spec, error) {
 	if strings.TrimSpace(s.Command) == "" {
 		return s, errors.New("--target-cmd: the command is empty")
+	}
+	var err error
+	if s.script, s.prog, err = Script(s.Command); err != nil {
+		return s, err
 	}
 	if s.Ready == nil {
 		return s, errors.New("owned: Spec.Ready is nil (the caller must give the protocol's reachability check)")
@@ -84,12 +91,13 @@ func (s Spec) withDefaults() (Spec, error) {
 	return s, nil
 }
 
-// program is the first word of the command line, for "command not found".
+// program is the server's program, the word exec runs, for "command not
+// found"; in a list, any of its commands may be the one.
 func (s Spec) program() string {
-	if f := strings.Fields(s.Command); len(f) > 0 {
-		return f[0]
+	if s.prog == "" {
+		return "one of its commands, named in its output"
 	}
-	return s.Command
+	return s.prog
 }
 
 // What went wrong, for errors.Is on a *StartError or *StopError.

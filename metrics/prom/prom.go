@@ -57,6 +57,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -93,6 +94,9 @@ type Options struct {
 	// exported as lobbybench_worker_state{shard,state}, 1 for the state it
 	// is in and 0 for the others.
 	Workers func() []WorkerState
+	// Conns is the connection budget ServeWith's server shares with the
+	// run's other observers (nil: one of its own).
+	Conns *observe.Budget
 }
 
 // Source is what a Collector reads at scrape time: a *metrics.Collector
@@ -440,8 +444,7 @@ func ServeWith(ctx context.Context, addr string, c Source, opts Options) (net.Ad
 		}
 		fmt.Fprintln(w, "lobbybench: metrics at /metrics")
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }() // returns ErrServerClosed after Shutdown
+	srv := observe.Serve(ln, mux, opts.Conns)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
