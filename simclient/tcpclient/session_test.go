@@ -361,6 +361,27 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			wantRule: simclient.RuleTCountdown,
 		},
 		{
+			// A hostile lobby aims its clients at a third party (TEST-NET-1):
+			// reported, and nothing is sent there (the client never goes on
+			// to the instance).
+			name: "game start naming another host",
+			flow: "[connect, {create: r1}, ready, start, wait_game_start]",
+			reply: func(req tcplobby.Message) [][]byte {
+				switch req.(type) {
+				case *tcplobby.CreateRoomReq:
+					return [][]byte{frame(&tcplobby.CreateRoomAck{RoomID: 3, PlayerHash: 7})}
+				case *tcplobby.ReadyReq:
+					return [][]byte{frame(&tcplobby.PlayerReady{PlayerHash: 7, Ready: true})}
+				case *tcplobby.StartReq:
+					gs := &tcplobby.GameStart{ServerIP: tcplobby.MakeIP("192.0.2.1"), UDPPort: 4000, PlayerCount: 1}
+					gs.Players[0] = tcplobby.PlayerInfo{Number: 1, Hash: 7, Ready: true}
+					return [][]byte{frame(&tcplobby.Countdown{Seconds: 1}), frame(gs)}
+				}
+				return okConnect(req)
+			},
+			wantRule: simclient.RuleTGameStartHost,
+		},
+		{
 			name: "game start before a member was announced ready",
 			flow: "[connect, {create: r1}, ready, start, wait_game_start]",
 			reply: func(req tcplobby.Message) [][]byte {
