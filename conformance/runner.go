@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/result"
 )
 
@@ -61,6 +62,9 @@ type Config struct {
 	// PoolWait bounds the wait for the server to free an instance when a
 	// create finds none; 0 means DefaultPoolWait, negative no wait.
 	PoolWait time.Duration
+	// AllowRedirect is where, besides the target's host, a server may
+	// send the suite (--allow-redirect; Env.Follow).
+	AllowRedirect target.Allow
 
 	// TargetExit, when set, reports whether a target process lobbybench
 	// owns (--target-cmd) has ended: exited true, exit how ("killed by
@@ -180,6 +184,11 @@ func newEnv(cfg Config, proto *Group) (*Env, error) {
 		FloodRate: cfg.FloodRate, FloodDuration: cfg.FloodDuration, MaxFill: cfg.MaxFill,
 		PoolWait: cfg.PoolWait, fixtures: map[string]*fixture{}, selected: map[string]bool{},
 	}
+	// The other addresses of the target's name count as its host; the
+	// name resolved a moment ago, and a failed second lookup only leaves
+	// the address resolve chose.
+	hosts, _ := target.HostAddrs(context.Background(), cfg.Target)
+	env.redirects = target.NewPolicy(addr, hosts, cfg.AllowRedirect)
 	if proto.Options != nil {
 		env.Options = proto.Options(cfg.Options)
 	}

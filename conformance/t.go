@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/result"
 )
 
@@ -174,6 +175,8 @@ type Env struct {
 	// when a create is refused for want of one.
 	PoolWait time.Duration
 
+	redirects *target.Policy // nil: the target's address alone (Follow)
+
 	mu       sync.Mutex
 	made     map[uint32]bool // rooms this run created (UDP lobby)
 	fixtures map[string]*fixture
@@ -181,6 +184,20 @@ type Env struct {
 	selected map[string]bool
 	down     string
 	cleanups []func()
+}
+
+// Follow returns where a case may send when the server named dst for it
+// to go on to (a GAME_START's instance address), or the
+// *target.RedirectError that refuses it: the target's host, or a host
+// --allow-redirect allows (target.Policy). Every UDP send of a case
+// passes it too (UDPSocket.Send), so no case can be made to send
+// elsewhere.
+func (e *Env) Follow(dst netip.AddrPort) (netip.AddrPort, error) {
+	p := e.redirects
+	if p == nil {
+		p = target.NewPolicy(e.Addr, nil, target.Allow{})
+	}
+	return p.Follow(dst)
 }
 
 // Cleanup registers f to run at the end of the run (e.g. disconnect the

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -280,6 +281,17 @@ var tcpFaultRows = []tcpFaultRow{
 		}
 		return p
 	}}, []string{"tcp-lobby/6.3/2"}, nil, false},
+	// A hostile lobby aims its clients at a third party (192.0.2.1,
+	// TEST-NET-1): tcp-lobby/6.3/1 fails the GAME_START and 6.3/2 skips
+	// without sending anything there (TestTCPFaultInjection checks every
+	// wire log).
+	{"GAME_START names another host", tcpFault{filter: func(p []byte) []byte {
+		if typeIs(p, tcplobby.TypeGameStart) && len(p) >= 1+tcplobby.IPSize+2 {
+			ip := tcplobby.MakeIP(redirectVictim)
+			copy(p[1:], ip[:])
+		}
+		return p
+	}}, []string{"tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false},
 	// A server that has 16 rooms still hands out a RoomID.
 	{"CREATE_ROOM_ACK RoomID never 0", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) >= 5 && binary.LittleEndian.Uint32(p[1:]) == 0 {
@@ -308,6 +320,10 @@ var tcpFaultRows = []tcpFaultRow{
 	{"LIST_ROOMS_ACK length prefix counts the header", tcpFault{headerCounted: tcplobby.TypeListRoomsAck},
 		[]string{"tcp-lobby/2.2/1", "tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false},
 }
+
+// redirectVictim is the host a hostile GAME_START names: TEST-NET-1, which
+// the suite must never send to.
+const redirectVictim = "192.0.2.1"
 
 // joinStatusAs rewrites JOIN_ROOM_ACK status from into to: a server that
 // refuses a join for the wrong reason.
@@ -388,6 +404,11 @@ func TestTCPFaultInjection(t *testing.T) {
 			skips := 0
 			for _, x := range reps[i].Cases {
 				id := x.ID
+				for _, w := range x.Wire {
+					if w.Dir == result.DirSent && strings.HasPrefix(w.Peer, redirectVictim+":") {
+						t.Errorf("%s sent a datagram to %s, the host a GAME_START named", id, w.Peer)
+					}
+				}
 				if x.Verdict == result.VerdictSkip {
 					skips++
 				}

@@ -68,8 +68,13 @@ func (s *UDPSocket) LogTo(t *T) { s.t = t }
 // SourcePool.Acquire took for its address: it is not paced again.
 func (s *UDPSocket) FirstSendPaid() { s.paced = false }
 
-// Send sends b to dst (paced) and logs it.
+// Send sends b to dst (paced) and logs it. It refuses a dst Env.Follow
+// refuses (nothing sent, nothing logged): a case sends only to the
+// target's host and the hosts --allow-redirect allows.
 func (s *UDPSocket) Send(dst netip.AddrPort, b []byte, note string) error {
+	if _, err := s.t.Env.Follow(dst); err != nil {
+		return err
+	}
 	if s.paced {
 		if err := s.t.Env.Sources.Take(s.t.Ctx, s.src); err != nil {
 			return err

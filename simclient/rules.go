@@ -34,15 +34,16 @@ const (
 	RuleIStateOrder   = "I-STATE-ORDER"     // game events out of order (GAME_START before joining, twice, GAME_END before GAME_START …)
 	RuleIMalformedAns = "I-MALFORMED-REPLY" // an instance answered a malformed packet instead of dropping it
 	// TCP lobby (tcp-lobby.md).
-	RuleTReplyType    = "T-REPLY-TYPE"       // a frame that is neither the answer to the pending request nor a legal broadcast
-	RuleTHash         = "T-HASH"             // a player hash of 0 on success, or a hash changed for the same player
-	RuleTRoomList     = "T-ROOM-LIST"        // a RoomInfo with PlayerCount > MaxPlayers, MaxPlayers > 4, or RoomID 0
-	RuleTJoinAck      = "T-JOIN-ACK"         // JOIN_ROOM_ACK SUCCESS without the joiner in its player list, or a failure carrying a hash/players
-	RuleTBroadcast    = "T-BROADCAST"        // a broadcast names a player not in the room, or the sender missed its own PLAYER_READY
-	RuleTCountdown    = "T-COUNTDOWN"        // COUNTDOWN seconds do not decrease, or GAME_START without a countdown
-	RuleTGameStart    = "T-GAME-START"       // GAME_START with port 0, an unparsable IP, or players that are not the room's
-	RuleTDirection    = "T-DIRECTION"        // the server sent a client-to-server message type
-	RuleTMalformedAns = "T-MALFORMED-ANSWER" // a malformed frame was not answered with ERROR_MSG and a close
+	RuleTReplyType     = "T-REPLY-TYPE"       // a frame that is neither the answer to the pending request nor a legal broadcast
+	RuleTHash          = "T-HASH"             // a player hash of 0 on success, or a hash changed for the same player
+	RuleTRoomList      = "T-ROOM-LIST"        // a RoomInfo with PlayerCount > MaxPlayers, MaxPlayers > 4, or RoomID 0
+	RuleTJoinAck       = "T-JOIN-ACK"         // JOIN_ROOM_ACK SUCCESS without the joiner in its player list, or a failure carrying a hash/players
+	RuleTBroadcast     = "T-BROADCAST"        // a broadcast names a player not in the room, or the sender missed its own PLAYER_READY
+	RuleTCountdown     = "T-COUNTDOWN"        // COUNTDOWN seconds do not decrease, or GAME_START without a countdown
+	RuleTGameStart     = "T-GAME-START"       // GAME_START with port 0, an unparsable IP, or players that are not the room's
+	RuleTGameStartHost = "T-GAME-START-HOST"  // GAME_START names a host other than the target's that --allow-redirect does not allow
+	RuleTDirection     = "T-DIRECTION"        // the server sent a client-to-server message type
+	RuleTMalformedAns  = "T-MALFORMED-ANSWER" // a malformed frame was not answered with ERROR_MSG and a close
 	// Leviathan (leviathan.md), reported by
 	// simclient/levclient under these same ids (its RuleResponseTo, …).
 	RuleLResponseTo   = "L-RESPONSE-TO"     // a reply's ResponseTo is not the MessageNumber of the request it answers
@@ -87,6 +88,7 @@ var Rules = []RuleInfo{
 	{RuleTBroadcast, "tcp-lobby.md §5.3", "a broadcast about a player not in the room, or READY_REQ not answered by the sender's own PLAYER_READY"},
 	{RuleTCountdown, "tcp-lobby.md §5.4", "COUNTDOWN seconds not strictly decreasing, or GAME_START without any COUNTDOWN"},
 	{RuleTGameStart, "tcp-lobby.md §5.4", "GAME_START twice, with UDP port 0, a ServerIP that is not an IP address, or players that are not the room's"},
+	{RuleTGameStartHost, "tcp-lobby.md §5.4", "GAME_START names a host other than the target's (or a multicast or broadcast address) that --allow-redirect does not allow"},
 	{RuleTDirection, "tcp-lobby.md §2.3", "the server sent a client-to-server message type (LIST_ROOMS_REQ, CREATE_ROOM_REQ, …)"},
 	{RuleTMalformedAns, "tcp-lobby.md §7", "a malformed frame was not answered with ERROR_MSG followed by the server closing the connection"},
 	{RuleLResponseTo, "leviathan.md §3", "a reply's ResponseTo is not the MessageNumber of the request it answers (StartWorldReceive and Echo's Response None: 0 or that number)"},

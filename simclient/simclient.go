@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -179,6 +180,9 @@ type Options struct {
 	// at once when what SuspendedOn names is ready. The closed model sets
 	// it from SuspendWaitsFrom clients per process.
 	SuspendWaits bool
+	// AllowRedirect is where, besides the target's host, the server may
+	// send clients (`--allow-redirect`; Shared.Redirects).
+	AllowRedirect target.Allow
 }
 
 // PreciseWindow is how long a client of a Precise protocol (udp-lobby's)
@@ -235,6 +239,10 @@ type Shared struct {
 	SuspendWaits bool
 	Sweeper      *Sweeper
 	Rooms        *RoomTable
+	// Redirects decides whether an address the server names (a tcp-lobby
+	// GAME_START's) is one lobbybench may go to: the target's host, or
+	// one Options.AllowRedirect allows.
+	Redirects *target.Policy
 
 	game     *Game // the protocol's (Client.Game)
 	recs     []*metrics.Recorder
@@ -270,11 +278,11 @@ type flowGroups struct {
 	live map[int64]*Group
 }
 
-// NewShared prepares the shared state of a run of plan against target (the
+// NewShared prepares the shared state of a run of plan against addr (the
 // server of the plan's protocol), recording
 // into c: it registers a step key for every step label and starts the
 // sweeper.
-func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector, opt Options) (*Shared, error) {
+func NewShared(plan *scenario.Plan, addr netip.AddrPort, c *metrics.Collector, opt Options) (*Shared, error) {
 	if plan == nil || c == nil {
 		return nil, errors.New("simclient: NewShared needs a plan and a collector")
 	}
@@ -283,7 +291,7 @@ func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector,
 	}
 	sh := &Shared{
 		Plan:      plan,
-		Target:    target,
+		Target:    addr,
 		Collector: c,
 		Rooms:     NewRoomTable(),
 		flowIdx:   map[*scenario.Flow]int{},
@@ -291,6 +299,13 @@ func NewShared(plan *scenario.Plan, target netip.AddrPort, c *metrics.Collector,
 		groups:    make([]flowGroups, len(plan.Flows)),
 		others:    newOthers(c.Start()),
 	}
+	var hosts []netip.Addr
+	if plan.Target != "" {
+		// Resolved a moment ago to addr; a failed second lookup leaves
+		// addr alone as the target's host.
+		hosts, _ = target.HostAddrs(context.Background(), plan.Target)
+	}
+	sh.Redirects = target.NewPolicy(addr, hosts, opt.AllowRedirect)
 	switch {
 	case opt.SocketBuffer > 0:
 		sh.SocketBuffer = opt.SocketBuffer

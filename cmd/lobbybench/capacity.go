@@ -108,7 +108,8 @@ func init() {
 				watchdog  = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket (0: no watchdog, and no TARGET DOWN verdict but an unreachable next step)")
 				// --target-cmd starts the server once, for the whole search;
 				// what each step costs it is measured.
-				own = addOwnedTargetFlags(fs, true)
+				own        = addOwnedTargetFlags(fs, true)
+				allowRedir = allowRedirectFlag(fs)
 			)
 			addTargetSeedFlags(fs, &o, &seed)
 			fs.Var(&shard, "shard", "play shard `i/n` (0-based) of a fixed ladder (--loads, or doubling from --start to --max): its share of every load, in a document 'report merge' merges with the other shards'")
@@ -210,12 +211,15 @@ func init() {
 				if *watchdog == 0 {
 					cfg.Watchdog = -1
 				}
+				if cfg.Client.AllowRedirect, err = allowRedirect(ctx, *allowRedir); err != nil {
+					return usageErr(e, "capacity", "%v", err)
+				}
 				j := capacity.DefaultJudgement
 				j.LagBound = *lagBound
 				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain, KeepRuns: sharded,
 					Note: func(line string) { fmt.Fprintf(e.stderr, "lobbybench capacity: %s\n", line) }}
 				if given["workers"] {
-					run, done, err := capacityWorkers(plan, nWorkers, *grace, *watchdog, args[0])
+					run, done, err := capacityWorkers(plan, nWorkers, *grace, *watchdog, *allowRedir, args[0])
 					if err != nil {
 						return usageErr(e, "capacity", "%v", err)
 					}
@@ -304,7 +308,7 @@ func init() {
 // rather than flatten them) against the plan's target or the step's
 // embedded server, merged by engine.RunWorkers. done removes the workers'
 // result files.
-func capacityWorkers(plan *scenario.Plan, n int, grace, watchdog time.Duration, scenarioPath string) (run func(context.Context, engine.Config) (*engine.Result, error), done func(), err error) {
+func capacityWorkers(plan *scenario.Plan, n int, grace, watchdog time.Duration, allowRedir, scenarioPath string) (run func(context.Context, engine.Config) (*engine.Result, error), done func(), err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, nil, fmt.Errorf("--workers: cannot find this program to start its workers: %v", err)
@@ -318,6 +322,9 @@ func capacityWorkers(plan *scenario.Plan, n int, grace, watchdog time.Duration, 
 	pass := []string{"--grace=" + grace.String(), "--watchdog=" + watchdog.String(), "--seed=" + strconv.FormatInt(plan.Seed, 10)}
 	if plan.Target != "" {
 		pass = append(pass, "--target="+plan.Target)
+	}
+	if allowRedir != "" {
+		pass = append(pass, "--allow-redirect="+allowRedir)
 	}
 	return func(ctx context.Context, cfg engine.Config) (*engine.Result, error) {
 		k := n

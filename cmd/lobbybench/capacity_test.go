@@ -44,6 +44,7 @@ func TestCapacityUsage(t *testing.T) {
 		{"precision", []string{"--precision", "1", sc}, "--precision"},
 		{"max below start", []string{"--start", "50", "--max", "10", sc}, "--max"},
 		{"budget", []string{"--budget", "0s", sc}, "--budget"},
+		{"allow-redirect", []string{"--allow-redirect", "any,10.0.0.1", sc}, `--allow-redirect: "any,10.0.0.1": "any" stands alone`},
 		{"warmup", []string{"--warmup", "-1s", sc}, "--warmup"},
 		{"missing file", []string{filepath.Join(t.TempDir(), "none.yaml")}, "none.yaml"},
 		{"json directory", []string{"--json", filepath.Join(t.TempDir(), "no", "c.json"), sc}, "--json"},

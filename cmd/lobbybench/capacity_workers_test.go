@@ -123,7 +123,7 @@ thresholds:
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	run, done, err := capacityWorkers(plan, 2, 500*time.Millisecond, 0, sc)
+	run, done, err := capacityWorkers(plan, 2, 500*time.Millisecond, 0, "", sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,7 @@ const maxFillBound = 4096
 type conformFlags struct {
 	target, protocol, cases string
 	sources, docsBase       string
+	allowRedirect           *string
 	// protoOpts makes the protocols' own flags (--header,
 	// --instance-ports) into the Config.Options of a protocol.
 	protoOpts                    func(protocol string) (any, error)
@@ -107,6 +108,7 @@ func init() {
 			fs.IntVar(&f.maxFill, "max-fill", conformance.DefaultMaxFill, fmt.Sprintf("at most `N` rooms (Leviathan: players) a case creates to reach the server's limit: filling an --instance-ports pool of P ports takes up to P+1 (at most %d)", maxFillBound))
 			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
 			f.outs = outputFlags(fs, result.KindConform)
+			f.allowRedirect = allowRedirectFlag(fs)
 			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
 			fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
 			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings (and, with --max-skips, the skipped cases) and the count line")
@@ -190,6 +192,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	if err := target.Check(f.target); err != nil {
 		return usageErr(e, cmd, "--target: %v", err) // the message run gives
+	}
+	if cfg.AllowRedirect, err = allowRedirect(ctx, *f.allowRedirect); err != nil {
+		return usageErr(e, cmd, "%v", err)
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		return usageErr(e, cmd, "%v", errs[0])

@@ -59,6 +59,8 @@ func TestConformUsage(t *testing.T) {
 		{"no case matches", []string{"conform", "--target", "127.0.0.1:1", "--cases", "nothing"}, "no udp-lobby case matches"},
 		{"unknown protocol", []string{"conform", "--target", "127.0.0.1:1", "--protocol", "smtp"}, `unknown protocol "smtp"`},
 		{"bad sources", []string{"conform", "--target", "127.0.0.1:1", "--source-addrs", "x"}, "--source-addrs"},
+		{"bad allow-redirect", []string{"conform", "--target", "127.0.0.1:1", "--allow-redirect", "10.0.0.1:80"}, `--allow-redirect: "10.0.0.1:80" is neither an IP address nor a host name`},
+		{"allow-redirect any in a list", []string{"conform", "--target", "127.0.0.1:1", "--allow-redirect", "any,10.0.0.1"}, `"any" stands alone`},
 		{"bad timeout", []string{"conform", "--target", "127.0.0.1:1", "--timeout", "0s"}, "--timeout"},
 		{"max fill zero", []string{"conform", "--target", "127.0.0.1:1", "--max-fill", "0"}, "--max-fill 0 is outside 1-4096"},
 		{"max fill over the bound", []string{"conform", "--target", "127.0.0.1:1", "--max-fill", "4097"}, "--max-fill 4097 is outside 1-4096"},

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -95,3 +97,21 @@ func (u unitDuration) Set(s string) error {
 }
 
 func (u unitDuration) Get() any { return u.inner.(flag.Getter).Get() }
+
+// allowRedirectFlag declares --allow-redirect, which run, capacity and
+// conform take: the hosts besides the target's own that a server may send
+// lobbybench to (a tcp-lobby GAME_START's game instance). Its value is
+// parsed by allowRedirect.
+func allowRedirectFlag(fs *flag.FlagSet) *string {
+	return fs.String("allow-redirect", "", "`hosts` (comma-separated, or \"any\") besides the target's own that the server may send clients to (a GAME_START's game instance); default: only the target's host")
+}
+
+// allowRedirect parses --allow-redirect's value (target.ParseAllow), the
+// error naming the flag.
+func allowRedirect(ctx context.Context, v string) (target.Allow, error) {
+	a, err := target.ParseAllow(ctx, v)
+	if err != nil {
+		return a, fmt.Errorf("--allow-redirect: %v", err)
+	}
+	return a, nil
+}

@@ -122,6 +122,7 @@ func init() {
 				own        = addOwnedTargetFlags(fs, true)
 				startAt    = fs.String("start-at", "", "start the schedule at `TIME`: RFC 3339 (2026-11-26T20:00:00Z) or an offset from now (+30s), so shards on several machines start together")
 				maxWait    = fs.Duration("start-at-max-wait", DefaultStartAtMaxWait, "the furthest ahead --start-at may be (`DURATION`)")
+				allowRedir = allowRedirectFlag(fs)
 				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
 			)
 			addTargetSeedFlags(fs, &o, &seed)
@@ -232,6 +233,9 @@ func init() {
 				}
 				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics, Observers: observe.NewBudget()}
 				cfg.Client.Precise = *preciseOn
+				if cfg.Client.AllowRedirect, err = allowRedirect(ctx, *allowRedir); err != nil {
+					return usageErr(e, "run", "%v", err)
+				}
 				cfg.NoSpin = *noSpin
 				cfg.WorkerMetrics = *worker && *workerMet
 				if *linger > 0 {

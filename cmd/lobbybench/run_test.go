@@ -67,6 +67,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"missing file", []string{"run", "/nonexistent/x.yaml"}, nil, "no such file"},
 		{"bad shard", []string{"run", "--shard", "3/3", good}, nil, "-shard"},
 		{"bad rate", []string{"run", "--rate", "fast", good}, nil, "-rate"},
+		{"bad allow-redirect", []string{"run", "--allow-redirect", "10.0.0.1,", good}, nil, "--allow-redirect: \"10.0.0.1,\" has an empty host"},
 		{"rate on closed", []string{"run", "--rate", "2x", writeScenario(t, strings.Replace(shortRun, "rate: 40/s", "clients: 2", 1))}, nil, "--rate applies to an open-model scenario"},
 		{"bad target", []string{"run", "--target", "nope", good}, nil, "--target"},
 		{"bad instance ports", []string{"run", "--instance-ports", "9063-9000", good}, nil, "--instance-ports: "},

@@ -21,7 +21,7 @@ import (
 // --precise, --no-spin and --watchdog (each worker watches the target; the
 // merge keeps the union of their outages), and the protocols' own flags
 // (--instance-ports).
-var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog"}
+var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog", "allow-redirect"}
 
 // parseWorkers reads --workers: a count 1..engine.MaxWorkers or "auto".
 func parseWorkers(v string, plan *scenario.Plan) (int, error) {

@@ -276,8 +276,12 @@ func init() {
 	})
 }
 
-// levWithheldWindow covers the engine's 5 transmissions 1 s apart.
-const levWithheldWindow = 6500 * time.Millisecond
+// levWithheldWindow covers the engine's 5 transmissions 1 s apart;
+// after levMaxWithheldTx transmissions the client sends nothing more.
+const (
+	levWithheldWindow = 6500 * time.Millisecond
+	levMaxWithheldTx  = 8
+)
 
 func levWithheldFixture(t *conformance.T) (*levWithheld, error) {
 	v, err := t.Fixture("lev-withheld", func(ft *conformance.T) (any, error) {
@@ -294,6 +298,13 @@ func levWithheldFixture(t *conformance.T) (*levWithheld, error) {
 		}
 		w := &levWithheld{numbers: map[uint32]bool{}}
 		var p lv.Packet
+		// After each transmission the client sends two Ln packets with no
+		// message and no ack (MessageCount 0: nothing to answer, even for
+		// a server that answers duplicates), so that a server bounding
+		// what it sends an address that has acked nothing (leviathan.md
+		// §4: 3× what it received) can still make every transmission it
+		// means to.
+		next := lv.FirstPacketID + 1
 		deadline := time.Now().Add(levWithheldWindow)
 		for time.Now().Before(deadline) {
 			r, err := s.Recv(ft.Env.Addr, time.Until(deadline))
@@ -314,10 +325,19 @@ func levWithheldFixture(t *conformance.T) (*levWithheld, error) {
 					w.transmissions++
 					w.last = time.Now()
 					w.numbers[m.Number] = true
+					for range 2 {
+						if w.transmissions > levMaxWithheldTx {
+							break
+						}
+						if err := s.Send(ft.Env.Addr, lv.AppendNormalHeader(nil, next, 0, nil, 0), "no message, no ack"); err != nil {
+							return nil, err
+						}
+						next++
+					}
 				}
 			}
 		}
-		bye := append(lv.AppendNormalHeader(nil, lv.FirstPacketID+1, 0, nil, 1), lv.AppendResponseHeader(nil, 2, lv.ResCloseConnection, 0)...)
+		bye := append(lv.AppendNormalHeader(nil, next, 0, nil, 1), lv.AppendResponseHeader(nil, 2, lv.ResCloseConnection, 0)...)
 		s.Send(ft.Env.Addr, bye, "CloseConnection")
 		return w, nil
 	})

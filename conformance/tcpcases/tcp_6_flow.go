@@ -18,8 +18,9 @@ import (
 func init() {
 	addCase(&conformance.Case{
 		ID: "tcp-lobby/6.3/1", Protocol: ProtoTCP, Section: secTCPFlow, Level: conformance.Must,
+		Rule:        "T-GAME-START-HOST",
 		Owns:        []string{"GAME_START"},
-		Desc:        "four players ready, the host starts: COUNTDOWN 3, 2, 1 then GAME_START (220 bytes, the players, a UDP address) reach every member",
+		Desc:        "four players ready, the host starts: COUNTDOWN 3, 2, 1 then GAME_START (220 bytes, the players, a UDP address on the target's host or one --allow-redirect allows) reach every member",
 		Requirement: "[All players ready] START_REQ (Host only) … COUNTDOWN (3) (2) (1) … GAME_START (serverIP, udpPort, ...) to the client and Other Clients",
 		Run: func(t *conformance.T) error {
 			g, err := tcpGameFx(t)
@@ -61,12 +62,15 @@ func init() {
 						bad = append(bad, fmt.Sprintf("player %d: GAME_START lacks player %d", i+1, j+1))
 					}
 				}
-				if _, err := netip.ParseAddr(m.ServerIP.String()); err != nil || m.UDPPort == 0 {
+				ip, err := netip.ParseAddr(m.ServerIP.String())
+				if err != nil || m.UDPPort == 0 {
 					bad = append(bad, fmt.Sprintf("player %d: GAME_START address %q port %d", i+1, m.ServerIP.String(), m.UDPPort))
+				} else if _, err := t.Env.Follow(netip.AddrPortFrom(ip, m.UDPPort)); err != nil {
+					bad = append(bad, fmt.Sprintf("player %d: GAME_START: %v", i+1, err))
 				}
 			}
 			if len(bad) > 0 {
-				return conformance.Fail("COUNTDOWN 3, 2, 1 and a GAME_START naming the 4 players and a UDP address, at every member", strings.Join(bad, "; "))
+				return conformance.Fail("COUNTDOWN 3, 2, 1 and a GAME_START naming the 4 players and a UDP address lobbybench may follow, at every member", strings.Join(bad, "; "))
 			}
 			return nil
 		},
@@ -91,10 +95,13 @@ func init() {
 			if err != nil || m.UDPPort == 0 {
 				return conformance.Owned(ProtoTCP, "GAME_START", conformance.Skipf("GAME_START carries no usable address"))
 			}
-			if ip.IsUnspecified() {
-				ip = t.Env.Addr.Addr()
+			// 0.0.0.0 means the lobby's own host (tcp-lobby.md §5.4); an
+			// address elsewhere is not followed, and tcp-lobby/6.3/1 fails
+			// it (T-GAME-START-HOST).
+			dst, err := t.Env.Follow(netip.AddrPortFrom(ip, m.UDPPort))
+			if err != nil {
+				return conformance.Owned(ProtoTCP, "GAME_START", conformance.Skipf("%v", err))
 			}
-			dst := netip.AddrPortFrom(ip, m.UDPPort)
 			for _, prof := range []udplobby.Profile{udplobby.ProfileSpec, udplobby.ProfileRType17} {
 				s, err := t.OpenUDP()
 				if err != nil {

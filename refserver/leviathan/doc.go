@@ -33,6 +33,11 @@
 //     has seen later ids and has been silent for 100 ms replaces it
 //     (Closes["restarted"]): a client port reused after a close the server
 //     never received.
+//   - Until a packet from an address acks one of the endpoint's PKT_IDs,
+//     what it is sent stays within AmplificationFactor (3) times what it
+//     sent (RFC 9000 §8.1), where the engine answers a Connect with five
+//     transmissions whoever sent it: a spoofed source would make it an
+//     amplifier (Drops["amplification"], Stats.Verified).
 //
 // One read goroutine handles datagrams and one ticker goroutine runs every
 // connection's timers, both under one mutex, under which UDP writes never

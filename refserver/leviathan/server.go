@@ -41,7 +41,25 @@ type peer struct {
 	inGame  bool
 	warned  bool   // ack-reading mismatch counted
 	maxID   uint32 // highest PKT_ID received
+	// bytesIn and bytesOut count the datagram bytes received from and
+	// sent to addr until it is verified (it acked one of our packets):
+	// until then sends are bounded by AmplificationFactor (mayAnswer).
+	bytesIn, bytesOut uint64
+	verified          bool
 }
+
+// AmplificationFactor bounds what the endpoint sends to an address that
+// has not proven it receives what is sent there: at most this many times
+// the bytes received from it (RFC 9000 §8.1's limit). With a spoofed source
+// address the endpoint would otherwise answer each 22-byte Connect with
+// five transmissions of Response Connect to the victim. An address is
+// proven once a packet from it acks one of the endpoint's PKT_IDs, which
+// only a receiver of that packet knows to ack (but see
+// docs/limitations.md: the ids are predictable). Datagrams beyond the
+// bound are not sent (Stats.Drops["amplification"]); the connection engine
+// takes them for lost, so a Critical message is resent later, against the
+// same bound.
+const AmplificationFactor = 3
 
 // Server is the reference Leviathan endpoint. Create it with Start, stop it
 // with Close. All methods are safe for concurrent use.
@@ -313,7 +331,9 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b 
 		if s.pkt.Type == leviathan.TypeNormal && !hasConnect(&s.pkt) {
 			if until, ok := s.lingering[from]; ok && now.Before(until) {
 				// A resend from a peer that closed: ack it statelessly so
-				// its CloseConnection completes.
+				// its CloseConnection completes. The ack (7 bytes) is
+				// smaller than the Ln packet it answers (at least 11):
+				// no amplification.
 				s.scratch, _ = leviathan.AppendAckOnly(s.scratch[:0], []uint32{s.pkt.ID})
 				if _, err := s.conn.WriteTo(s.scratch, from, local); err == nil {
 					s.st.datagramsOut++
@@ -349,11 +369,16 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b 
 	if local.IsValid() {
 		p.local = local
 	}
+	p.bytesIn += uint64(len(b))
 	if len(b) >= 6 && leviathan.PacketType(binary.BigEndian.Uint16(b)) == leviathan.TypeNormal {
 		p.maxID = max(p.maxID, binary.BigEndian.Uint32(b[2:]))
 	}
 	if err := p.c.Receive(now, b); err != nil {
 		s.st.drop(ruleOf(err)) // the decodable prefix was still acted on
+	}
+	if !p.verified && p.c.LastAcked() != 0 {
+		p.verified = true
+		s.st.verified++
 	}
 	s.events(now, p)
 	if !p.c.Closed() {
@@ -393,12 +418,24 @@ func (s *Server) events(now time.Time, p *peer) {
 
 func (s *Server) flush(now time.Time, p *peer) {
 	for dg := p.c.Poll(now); dg != nil; dg = p.c.Poll(now) {
+		if !p.mayAnswer(len(dg)) {
+			s.st.drop("amplification")
+			continue
+		}
 		if _, err := s.conn.WriteTo(dg, p.addr, p.local); err != nil {
 			s.st.writeErrors++
 			continue
 		}
+		p.bytesOut += uint64(len(dg))
 		s.st.datagramsOut++
 	}
+}
+
+// mayAnswer reports whether n more bytes may go to p: always once p is
+// verified, before that while the bytes sent stay within
+// AmplificationFactor times the bytes received.
+func (p *peer) mayAnswer(n int) bool {
+	return p.verified || p.bytesOut+uint64(n) <= AmplificationFactor*p.bytesIn
 }
 
 // lingerFor is how long a peer that sent CloseConnection still gets its

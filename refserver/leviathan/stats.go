@@ -31,6 +31,7 @@ type counters struct {
 	resends, duplicates       uint64
 	confirmed, lost           uint64
 	ackReadingMismatch        uint64
+	verified                  uint64
 }
 
 func (c *counters) drop(reason string) { c.drops[reason]++ }
@@ -58,7 +59,9 @@ type Stats struct {
 	// a Connect request), "pre-auth", "out-of-order" (Security before
 	// Connect, Authenticate before Security), "check-value",
 	// "unsupported" (requests the engine never answers), "payload",
-	// "send-failed" (the connection's in-flight bound).
+	// "send-failed" (the connection's in-flight bound), "amplification"
+	// (datagrams not sent to an address not yet verified, beyond
+	// AmplificationFactor times what it sent).
 	Drops map[string]uint64
 	// Closes counts ended connections by reason: close-connection,
 	// idle-timeout, handshake-timeout, critical-lost, shutdown, restarted
@@ -70,6 +73,9 @@ type Stats struct {
 	// AckReadingMismatch counts connections whose acks fit only the other
 	// ack-bit reading.
 	AckReadingMismatch uint64
+	// Verified counts connections whose address was proven (a packet
+	// acked one of ours), lifting the AmplificationFactor bound.
+	Verified uint64
 }
 
 func (c *counters) snapshot() Stats {
@@ -79,7 +85,7 @@ func (c *counters) snapshot() Stats {
 		Requests: map[string]uint64{}, Responses: map[string]uint64{},
 		Disallowed: map[string]uint64{}, Drops: map[string]uint64{}, Closes: map[string]uint64{},
 		Resends: c.resends, Duplicates: c.duplicates, Confirmed: c.confirmed, Lost: c.lost,
-		AckReadingMismatch: c.ackReadingMismatch,
+		AckReadingMismatch: c.ackReadingMismatch, Verified: c.verified,
 	}
 	for i, n := range c.requests {
 		if n > 0 {
@@ -131,6 +137,7 @@ func (st Stats) Flat() map[string]uint64 {
 		"engine.confirmed":    st.Confirmed,
 		"engine.lost":         st.Lost,
 		"engine.ack_reading":  st.AckReadingMismatch,
+		"conns.verified":      st.Verified,
 	}
 	for k, v := range st.Requests {
 		m["requests."+k] = v

@@ -61,7 +61,13 @@ func New[K comparable](rate float64, burst, maxKeys int) (*Limiter[K], error) {
 // Allow reports whether one more event for key k is allowed at time now and,
 // if so, takes a token. now is any monotonic clock in nanoseconds (e.g.
 // time.Since(epoch)); it must not go backwards by more than noise.
-func (l *Limiter[K]) Allow(k K, now int64) bool {
+func (l *Limiter[K]) Allow(k K, now int64) bool { return l.Spend(k, now, 0, 1) }
+
+// Spend adds credit tokens to k's bucket at time now (never above the
+// burst), then reports whether it holds cost tokens and, if so, takes
+// them: a budget of bytes that grows with what k sends (the reference
+// server's bound on what a source gets back) besides the steady refill.
+func (l *Limiter[K]) Spend(k K, now int64, credit, cost float64) bool {
 	if l == nil {
 		return true
 	}
@@ -79,9 +85,10 @@ func (l *Limiter[K]) Allow(k K, now int64) bool {
 		}
 		b.last = now
 	}
-	allowed := b.tokens >= 1
+	b.tokens = min(b.tokens+credit, l.burst)
+	allowed := b.tokens >= cost
 	if allowed {
-		b.tokens--
+		b.tokens -= cost
 	}
 	l.buckets[k] = b
 	l.mu.Unlock()

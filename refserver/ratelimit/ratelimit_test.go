@@ -52,6 +52,34 @@ func TestBucket(t *testing.T) {
 	}
 }
 
+// TestSpend: credit grows the bucket (never above the burst) before the
+// cost is taken; a cost the bucket does not hold takes nothing.
+func TestSpend(t *testing.T) {
+	l, err := New[string](100, 1000, 100) // 100/s, burst 1000
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		at           int64
+		credit, cost float64
+		want         bool
+	}{
+		{0, 0, 900, true},     // 100 left
+		{0, 0, 200, false},    // 100 left: nothing taken
+		{0, 150, 200, true},   // 250 - 200: 50 left
+		{0, 5000, 1000, true}, // credit capped at the burst: 1000 - 1000
+		{0, 0, 1, false},      // empty
+		{sec, 0, 100, true},   // one second refilled 100
+		{sec, 36, 37, false},  // 36 credited, 37 not held
+		{sec, 0, 36, true},    // the 36 were kept
+	}
+	for i, s := range steps {
+		if got := l.Spend("a", s.at, s.credit, s.cost); got != s.want {
+			t.Fatalf("step %d: Spend(credit %v, cost %v) = %v, want %v", i, s.credit, s.cost, got, s.want)
+		}
+	}
+}
+
 func TestKeysIndependent(t *testing.T) {
 	l, _ := New[string](1, 1, 100)
 	if !l.Allow("a", 0) || l.Allow("a", 0) {

@@ -108,8 +108,19 @@ type Config struct {
 	RateBurst int
 	// RateKey is ip (default) or ip:port.
 	RateKey RateKey
-	// MaxRateKeys bounds the rate limiter's table (default 65536).
+	// MaxRateKeys bounds the rate limiter's table (default 65536), and the
+	// amplification bound's.
 	MaxRateKeys int
+	// AmplifyAllowance bounds what a source IP gets back from the lobby:
+	// AmplificationFactor times the bytes of its requests, plus this many
+	// bytes a second, saved up to at most this many (or one full room
+	// list, if larger). A LOBBY_ROOM_LIST beyond it is not sent
+	// (Drops["amplification"]): a 12-byte request draws up to 11 bytes
+	// per room, and the protocol has no handshake to prove that a source
+	// address receives what is sent there. Loopback sources are exempt
+	// (no other machine can send from one). Default 16384; negative
+	// disables the bound.
+	AmplifyAllowance int
 	// SocketBuffer is SO_RCVBUF/SO_SNDBUF of the lobby socket and of every
 	// instance socket, in bytes (default 4 MiB; as root the limit in
 	// rmem_max is bypassed). 0 keeps the OS default.
@@ -137,8 +148,21 @@ func DefaultConfig() Config {
 		CountdownInterval: time.Second,
 		RateKey:           RateKeyIP,
 		MaxRateKeys:       65536,
+		AmplifyAllowance:  16384,
 		SocketBuffer:      4 << 20,
 	}
+}
+
+// AmplificationFactor is how many times the bytes of its requests a source
+// IP may get back beyond the allowance (Config.AmplifyAllowance): RFC 9000
+// §8.1's limit for an address not proven.
+const AmplificationFactor = 3
+
+// ampBurst is the amplification bucket's size: the allowance, or one full
+// room list of MaxInstances rooms under the larger header if that is
+// larger, so that a client can always get the whole list.
+func (c *Config) ampBurst() int {
+	return max(c.AmplifyAllowance, 17+2+c.MaxInstances*udplobby.RoomEntryLen+4)
 }
 
 // maxListRooms keeps a LOBBY_ROOM_LIST within one IPv4 UDP datagram
@@ -201,7 +225,7 @@ func (c *Config) Validate() error {
 	if c.RateKey > RateKeyIPPort {
 		bad("RateKey: invalid %d", c.RateKey)
 	}
-	if c.RateLimit > 0 && c.MaxRateKeys < 1 {
+	if (c.RateLimit > 0 || c.AmplifyAllowance > 0) && c.MaxRateKeys < 1 {
 		bad("MaxRateKeys: must be >= 1, got %d", c.MaxRateKeys)
 	}
 	if c.SocketBuffer < 0 {

@@ -67,7 +67,7 @@ func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []b
 		sess.lastSeen = now
 		s.sessions.put(from, sess, now)
 		s.c.replayed.Add(1)
-		return append(out, sess.reply[:sess.n]...)
+		return s.bounded(ip, now, len(pkt), append(out, sess.reply[:sess.n]...))
 	}
 	sess = session{lastSeen: now, seq: m.Seq, room: m.RoomID}
 	p := s.cfg.Profile
@@ -94,7 +94,21 @@ func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []b
 	}
 	s.sessions.put(from, sess, now)
 	s.nSessions.Store(int64(len(s.sessions.m)))
-	return out
+	return s.bounded(ip, now, len(pkt), out)
+}
+
+// bounded returns the reply out to a request of in bytes from ip, or out
+// emptied (counted) when ip may not get that many bytes back
+// (Config.AmplifyAllowance). Every request credits AmplificationFactor
+// times its bytes first, so only a LOBBY_ROOM_LIST can exceed it: CREATE
+// and JOIN replies are 18 bytes for requests of 12 and 16, and a refused
+// list has no side effect to undo.
+func (s *Server) bounded(ip netip.Addr, now int64, in int, out []byte) []byte {
+	if len(out) == 0 || ip.IsLoopback() || s.amp.Spend(ip, now, AmplificationFactor*float64(in), float64(len(out))) {
+		return out
+	}
+	s.c.drops[dropAmplification].Add(1)
+	return out[:0]
 }
 
 // cache remembers reply as the answer to a request of type t.

@@ -124,6 +124,7 @@ func flags(fs *refserver.Flags) func(refserver.FlagEnv) (any, error) {
 	gameLength := fs.Duration("game-length", u.GameLength, "send GAME_END this long after GAME_START (0: games never end)")
 	rateLimit := fs.Float64("rate-limit", refserver.ServeRateLimit, "UDP lobby requests per second per rate key (0: off)")
 	rateBurst := fs.Int("rate-burst", u.RateBurst, "rate-limit bucket size (0: twice the rate)")
+	amplify := fs.Int("amplify-allowance", u.AmplifyAllowance, "`bytes` per second (and bucket size, at least one full room list) a non-loopback source IP may get back from the UDP lobby beyond 3× what it sent (0: no bound)")
 	key := u.RateKey
 	rateKey := fs.Var(&key, "rate-key", "what the rate limit counts by: ip or ip:port").(*RateKey)
 	socketBuffer := fs.Int("socket-buffer", u.SocketBuffer, "SO_RCVBUF/SO_SNDBUF `bytes` of the UDP lobby and every instance socket (0: OS default)")
@@ -148,6 +149,7 @@ func flags(fs *refserver.Flags) func(refserver.FlagEnv) (any, error) {
 			{*gameLength < 0, "game-length", "must not be negative"},
 			{*rateLimit < 0, "rate-limit", "must not be negative"},
 			{*rateBurst < 0, "rate-burst", "must not be negative"},
+			{*amplify < 0, "amplify-allowance", "must not be negative (0: no bound)"},
 			{*socketBuffer < 0, "socket-buffer", "must not be negative"},
 			{*roomsPerIP < 0, "max-rooms-per-ip", "must not be negative (0: no cap)"},
 			{*holdsPerIP < 0, "max-holds-per-ip", "must not be negative (0: no cap)"},
@@ -167,6 +169,10 @@ func flags(fs *refserver.Flags) func(refserver.FlagEnv) (any, error) {
 		c.CountdownInterval, c.GameLength = *countdown, *gameLength
 		c.RateLimit, c.RateBurst, c.RateKey, c.SocketBuffer = *rateLimit, *rateBurst, *rateKey, *socketBuffer
 		c.MaxRoomsPerIP, c.MaxHoldsPerIP = *roomsPerIP, *holdsPerIP
+		c.AmplifyAllowance = *amplify
+		if *amplify == 0 {
+			c.AmplifyAllowance = -1 // Config's 0 is the default
+		}
 		if *advertise != "" {
 			ip, err := netip.ParseAddr(*advertise)
 			if err != nil || ip.IsUnspecified() {

@@ -33,7 +33,8 @@ type Server struct {
 	c       counters
 
 	limiter   *ratelimit.Limiter[netip.AddrPort]
-	sessions  sessionTable // owned by the lobby read loop
+	amp       *ratelimit.Limiter[netip.Addr] // the bytes a source IP may still get back (Config.AmplifyAllowance)
+	sessions  sessionTable                   // owned by the lobby read loop
 	nSessions atomic.Int64
 
 	mu       sync.Mutex
@@ -118,6 +119,13 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.RateLimit > 0 {
 		s.limiter, err = ratelimit.New[netip.AddrPort](cfg.RateLimit, cfg.burst(), cfg.MaxRateKeys)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("udp: %w", err)
+		}
+	}
+	if cfg.AmplifyAllowance > 0 {
+		s.amp, err = ratelimit.New[netip.Addr](float64(cfg.AmplifyAllowance), cfg.ampBurst(), cfg.MaxRateKeys)
 		if err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("udp: %w", err)
@@ -393,6 +401,7 @@ func (s *Server) janitor() {
 			return
 		}
 		s.limiter.Sweep(now)
+		s.amp.Sweep(now)
 	}
 }
 

@@ -12,9 +12,10 @@ import (
 // Drop reasons the server adds to the wire package's rule ids (which name
 // malformed datagrams: U-CRC, U-SHORT, I-TYPE-UNKNOWN, …).
 const (
-	DropRateLimited = "rate-limited" // lobby request over its key's rate
-	DropNotJoined   = "not-joined"   // READY or DISCONNECT from an endpoint that is not a player
-	DropOther       = "other"        // a decode error without a rule id (cannot happen with a valid profile)
+	DropRateLimited   = "rate-limited"  // lobby request over its key's rate
+	DropAmplification = "amplification" // lobby reply beyond what its source IP may get back (Config.AmplifyAllowance)
+	DropNotJoined     = "not-joined"    // READY or DISCONNECT from an endpoint that is not a player
+	DropOther         = "other"         // a decode error without a rule id (cannot happen with a valid profile)
 )
 
 // Lobby JOIN_FAILED reasons (Stats.Failures).
@@ -31,7 +32,7 @@ const (
 )
 
 var dropNames = func() []string {
-	n := []string{DropRateLimited, DropNotJoined, DropOther}
+	n := []string{DropRateLimited, DropAmplification, DropNotJoined, DropOther}
 	for _, r := range udplobby.Rules {
 		n = append(n, string(r.ID))
 	}
@@ -61,9 +62,10 @@ var dropIndex = func() map[udplobby.RuleID]int {
 }()
 
 var (
-	dropRateLimited = indexOf(dropNames, DropRateLimited)
-	dropNotJoined   = indexOf(dropNames, DropNotJoined)
-	dropOther       = indexOf(dropNames, DropOther)
+	dropRateLimited   = indexOf(dropNames, DropRateLimited)
+	dropAmplification = indexOf(dropNames, DropAmplification)
+	dropNotJoined     = indexOf(dropNames, DropNotJoined)
+	dropOther         = indexOf(dropNames, DropOther)
 )
 
 // counters are updated lock-free from the read loops.

@@ -227,8 +227,14 @@ func (s *session) gameStartFrame(p []byte, m *tcplobby.GameStart) {
 	if m.UDPPort == 0 {
 		s.violation(simclient.RuleTGameStart, p, nil, "GAME_START with UDP port 0")
 	}
-	if _, err := netip.ParseAddr(m.ServerIP.String()); err != nil {
+	if ip, err := netip.ParseAddr(m.ServerIP.String()); err != nil {
 		s.violation(simclient.RuleTGameStart, p, nil, fmt.Sprintf("GAME_START ServerIP %q is not an IP address", m.ServerIP.String()))
+	} else if m.UDPPort != 0 && s.Shared.Redirects != nil {
+		// The client does not go on to the instance; a host it could
+		// not follow is still the server's fault, reported.
+		if _, err := s.Shared.Redirects.Follow(netip.AddrPortFrom(ip, m.UDPPort)); err != nil {
+			s.violation(simclient.RuleTGameStartHost, p, nil, "GAME_START: "+err.Error())
+		}
 	}
 	for h, ready := range s.members {
 		if !ready {

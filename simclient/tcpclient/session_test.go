@@ -195,16 +195,40 @@ func rawFrame(payload ...byte) []byte {
 	return append([]byte{byte(len(payload)), byte(len(payload) >> 8), 0, 0}, payload...)
 }
 
-func TestMisbehavingTCPLobby(t *testing.T) {
-	okConnect := func(req tcplobby.Message) [][]byte {
+// soloGame is a lobby whose room of one player (hash 7) starts a game on
+// START_REQ: the countdown seconds given, then GAME_START naming ip:4000.
+func soloGame(ip string, countdown ...uint8) func(req tcplobby.Message) [][]byte {
+	return func(req tcplobby.Message) [][]byte {
 		switch req.(type) {
-		case *tcplobby.ConnectReq:
-			return [][]byte{frame(&tcplobby.ConnectAck{Success: true, PlayerHash: 7})}
-		case *tcplobby.ListRoomsReq:
-			return [][]byte{frame(&tcplobby.ListRoomsAck{})}
+		case *tcplobby.CreateRoomReq:
+			return [][]byte{frame(&tcplobby.CreateRoomAck{RoomID: 3, PlayerHash: 7})}
+		case *tcplobby.ReadyReq:
+			return [][]byte{frame(&tcplobby.PlayerReady{PlayerHash: 7, Ready: true})}
+		case *tcplobby.StartReq:
+			var out [][]byte
+			for _, sec := range countdown {
+				out = append(out, frame(&tcplobby.Countdown{Seconds: sec}))
+			}
+			gs := &tcplobby.GameStart{ServerIP: tcplobby.MakeIP(ip), UDPPort: 4000, PlayerCount: 1}
+			gs.Players[0] = tcplobby.PlayerInfo{Number: 1, Hash: 7, Ready: true}
+			return append(out, frame(gs))
 		}
-		return nil
+		return okConnect(req)
 	}
+}
+
+// okConnect answers CONNECT_REQ (hash 7) and LIST_ROOMS_REQ (no rooms).
+func okConnect(req tcplobby.Message) [][]byte {
+	switch req.(type) {
+	case *tcplobby.ConnectReq:
+		return [][]byte{frame(&tcplobby.ConnectAck{Success: true, PlayerHash: 7})}
+	case *tcplobby.ListRoomsReq:
+		return [][]byte{frame(&tcplobby.ListRoomsAck{})}
+	}
+	return nil
+}
+
+func TestMisbehavingTCPLobby(t *testing.T) {
 	tests := []struct {
 		name     string
 		flow     string
@@ -343,22 +367,19 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			wantRule: simclient.RuleTBroadcast,
 		},
 		{
-			name: "countdown going up",
-			flow: "[connect, {create: r1}, ready, start, wait_game_start]",
-			reply: func(req tcplobby.Message) [][]byte {
-				switch req.(type) {
-				case *tcplobby.CreateRoomReq:
-					return [][]byte{frame(&tcplobby.CreateRoomAck{RoomID: 3, PlayerHash: 7})}
-				case *tcplobby.ReadyReq:
-					return [][]byte{frame(&tcplobby.PlayerReady{PlayerHash: 7, Ready: true})}
-				case *tcplobby.StartReq:
-					gs := &tcplobby.GameStart{ServerIP: tcplobby.MakeIP("127.0.0.1"), UDPPort: 4000, PlayerCount: 1}
-					gs.Players[0] = tcplobby.PlayerInfo{Number: 1, Hash: 7, Ready: true}
-					return [][]byte{frame(&tcplobby.Countdown{Seconds: 2}), frame(&tcplobby.Countdown{Seconds: 3}), frame(gs)}
-				}
-				return okConnect(req)
-			},
+			name:     "countdown going up",
+			flow:     "[connect, {create: r1}, ready, start, wait_game_start]",
+			reply:    soloGame("127.0.0.1", 2, 3),
 			wantRule: simclient.RuleTCountdown,
+		},
+		{
+			// A hostile lobby aims its clients at a third party (TEST-NET-1):
+			// reported, and nothing is sent there (the client never goes on
+			// to the instance).
+			name:     "game start naming another host",
+			flow:     "[connect, {create: r1}, ready, start, wait_game_start]",
+			reply:    soloGame("192.0.2.1", 1),
+			wantRule: simclient.RuleTGameStartHost,
 		},
 		{
 			name: "game start before a member was announced ready",
