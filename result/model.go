@@ -257,6 +257,21 @@ type Totals struct {
 // request has no outcome), 0 when none completed.
 func (t Totals) ErrorRate() float64 { return rate(t.Failures, t.Requests-t.Cut) }
 
+// Timeouts are the failed requests that got no reply after every retry
+// (ReasonTimeout): failures with no latency, so no percentile shows them.
+func (t Totals) Timeouts() int64 { return t.FailuresByReason[ReasonTimeout] }
+
+// FailedText says the failed requests, their rate, and the timeouts
+// among them, which every headline figure names since no latency
+// percentile holds them: "failed 27 (69.23%; 27 timeouts)".
+func (t Totals) FailedText() string {
+	text := fmt.Sprintf("failed %d (%s", t.Failures, words.Pct(t.ErrorRate()))
+	if n := t.Timeouts(); n > 0 {
+		text += "; " + words.Count(n, "timeout")
+	}
+	return text + ")"
+}
+
 // Series is the record of one step or one message type.
 type Series struct {
 	Name string `json:"name"`
@@ -411,6 +426,9 @@ type ThresholdResult struct {
 	// a success, a rate without requests). Observed is then 0 and
 	// meaningless, and Pass is false.
 	NoData bool `json:"no_data,omitempty"`
+	// Default: the run's default error gate (DefaultErrorGate), which no
+	// threshold of the scenario replaced; its Name ends "(default)".
+	Default bool `json:"default,omitempty"`
 }
 
 // ObservedText is the observed value as every format shows it: "no data"

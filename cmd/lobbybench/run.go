@@ -54,8 +54,9 @@ not found, 3 when it exits before it answers, never answers, or its port
 is already in use (something answered there before it started).
 
 Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
-scenario; 3 target unreachable; 4 a threshold breached, or a step was
-tried and never succeeded (every request failed or was cut; a step never
+scenario; 3 target unreachable; 4 a threshold breached (the default error
+gate, errors.rate < 1%, included, unless the scenario gives its own error
+threshold or --no-default-gate), or a step was tried and never succeeded (every request failed or was cut; a step never
 reached does not count); 5 interrupted
 (Ctrl-C); 6 the load was not all generated (a client could not open its
 socket, e.g. too many open files, or a --workers worker died); 7 the
@@ -87,12 +88,13 @@ func (s *seedFlag) Set(v string) error {
 	return nil
 }
 
-// addTargetSeedFlags declares --target and --seed, which every command
-// that loads a scenario takes over the scenario's own, on o and seed
-// (o.Seed is seed.v once the flags are parsed).
+// addTargetSeedFlags declares --target, --seed and --no-default-gate,
+// which every command that loads a scenario takes over the scenario's
+// own, on o and seed (o.Seed is seed.v once the flags are parsed).
 func addTargetSeedFlags(fs *flag.FlagSet, o *scenario.Overrides, seed *seedFlag) {
 	fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 	fs.Var(seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
+	fs.BoolVar(&o.NoDefaultGate, "no-default-gate", false, fmt.Sprintf("judge the run by the scenario's thresholds alone: no default error gate %q (as the scenario's default_error_gate: false)", result.DefaultErrorGate.Name))
 }
 
 func init() {

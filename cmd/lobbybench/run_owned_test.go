@@ -280,7 +280,10 @@ func TestRunOwnedDrill(t *testing.T) {
 			sc := writeScenario(t, fmt.Sprintf("protocol: udp-lobby\ntarget: %s\ntarget_cmd: %q\nseed: 5\n"+
 				"defaults: {timeout: 300ms, retries: 0}\nload: {rate: 100/s, duration: 4s, max_clients: 50}\n"+
 				"flows:\n  - name: poll\n    steps: [list_rooms]\n"+
-				"faults: [{at: 1s, kill: SIGKILL, restart_after: 200ms}]\n", addr, serveCmd(t, addr)))
+				"faults: [{at: 1s, kill: SIGKILL, restart_after: 200ms}]\n"+
+				// The requests the kill fails are the drill's finding,
+				// judged by it: no error budget on top.
+				"default_error_gate: false\n", addr, serveCmd(t, addr)))
 			args := append(append([]string{"run", "--quiet", "--grace", "300ms", "--json", js}, tt.extra...), sc)
 			code, out, errs := runCLI(t, args...)
 			if code != tt.code {
