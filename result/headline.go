@@ -175,6 +175,28 @@ func (r *Run) MissingLoad() []string {
 	if r.Sessions != nil && r.Sessions.DroppedLateStart > 0 {
 		out = append(out, words.Count(r.Sessions.DroppedLateStart, "arrival")+" missed by a late start ("+strings.Join(r.LateShards(), "; ")+")")
 	}
+	return append(out, r.ClientsShort()...)
+}
+
+// ClientsShort says, for a closed-model run whose live clients stayed far
+// below what its stages asked for (Sessions.ClientsShort), how far: "only
+// 5118 of the 1000000 clients the stages asked for were ever live at
+// once", or one such phrase a shard that fell short ("shard 1/4: only
+// …"), each shard judged by its own share: a merge's sums could hide one
+// shard's shortfall behind another's plateau.
+func (r *Run) ClientsShort() []string {
+	var out []string
+	if len(r.ShardRuns) > 1 {
+		for _, s := range r.ShardRuns {
+			if s.Sessions.ClientsShort() {
+				out = append(out, "shard "+s.Shard+": "+s.Sessions.ClientsShortText())
+			}
+		}
+		return out
+	}
+	if r.Sessions != nil && r.Sessions.ClientsShort() {
+		out = append(out, r.Sessions.ClientsShortText())
+	}
 	return out
 }
 

@@ -59,7 +59,8 @@ gate, errors.rate < 1%, included, unless the scenario gives its own error
 threshold or --no-default-gate), or a step was tried and never succeeded (every request failed or was cut; a step never
 reached does not count); 5 interrupted
 (Ctrl-C); 6 the load was not all generated (a client could not open its
-socket, e.g. too many open files, or a --workers worker died); 7 the
+socket, e.g. too many open files, a --workers worker died, or the closed
+model's live clients stayed under 90% of what its stages asked for); 7 the
 target went down during the run (the watchdog's probes refused or
 unanswered); 8 inconclusive: every breached threshold is a latency the
 harness's own send lag explains (harness-bound; a late harness is not a
