@@ -5,6 +5,48 @@ import (
 	"testing"
 )
 
+// TestNoLoad: a run that sent no request is NO LOAD (status incomplete:
+// exit 6), first, whatever its thresholds say, and a closed-model run
+// whose stages never asked for a client says so.
+func TestNoLoad(t *testing.T) {
+	closed := func() *Run {
+		r := NewRun()
+		r.Sessions = &Sessions{}
+		r.ShardRuns = []ShardRun{{Shard: "0/1", Model: "closed"}}
+		return r
+	}
+	withThreshold := closed()
+	withThreshold.Thresholds = []ThresholdResult{{Name: "connect.p99 < 50ms", NoData: true}}
+	open := NewRun()
+	open.ShardRuns = []ShardRun{{Shard: "0/1", Model: "open"}}
+	sent := NewRun()
+	sent.Totals = Totals{Requests: 1, Successes: 1}
+	tests := []struct {
+		name string
+		run  *Run
+		want string // "" not NO LOAD
+	}{
+		{"closed, never asked", closed(), "NO LOAD · no request was sent (0 sessions started): the stages never asked for a client before the end"},
+		{"with a threshold", withThreshold, "NO LOAD · no request was sent (0 sessions started): the stages never asked for a client before the end (a ramp from 0 reaches its first client only when its target reaches 1): nothing was measured; 1 of 1 threshold breached"},
+		{"open", open, "NO LOAD · no request was sent (0 sessions started): nothing was measured"},
+		{"one request", sent, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hl := tt.run.Headline()
+			if tt.want == "" {
+				if strings.HasPrefix(hl.Text, "NO LOAD") || tt.run.NoLoad() != "" {
+					t.Errorf("headline %q, NoLoad %q: a run that sent a request", hl.Text, tt.run.NoLoad())
+				}
+				return
+			}
+			if hl.Status != StatusIncomplete || !strings.HasPrefix(hl.Text, tt.want) || !hl.Partial() {
+				t.Errorf("headline %+v, want status incomplete and %q", hl, tt.want)
+			}
+		})
+	}
+}
+
 // TestClientsShort: a closed-model run whose live clients stayed below
 // ClientsLiveFraction of what its stages asked for is INCOMPLETE with the
 // figures; one within it, an open-model run, and a document without the
