@@ -16,6 +16,22 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 )
 
+// startRefPart starts the reference server's parts names alone on free
+// loopback ports, stopped when the test ends.
+func startRefPart(t *testing.T, names ...string) *refserver.Server {
+	t.Helper()
+	cfg, err := refserver.Loopback().Only(names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
 // halfSilentRelay relays UDP datagrams to upstream and back, each client
 // address on its own upstream socket, and drops every reply to every
 // second client address after the first (the reachability check's): half
@@ -85,15 +101,7 @@ func halfSilentRelay(t *testing.T, upstream netip.AddrPort) string {
 // timeouts named in the totals. The scenario's own errors.rate replaces
 // the gate, and --no-default-gate turns it off.
 func TestRunDefaultGate(t *testing.T) {
-	cfg, err := refserver.Loopback().Only("udp-lobby")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := refserver.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := startRefPart(t, "udp-lobby")
 	const body = "protocol: udp-lobby\nload: {rate: 20/s, duration: 1s}\ndefaults: {timeout: 200ms, retries: 0}\n" +
 		"flows:\n  - name: poll\n    steps: [list_rooms]\n"
 	tests := []struct {
@@ -120,15 +128,7 @@ func TestRunDefaultGate(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
 			}
-			f, err := os.Open(js)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			run, err := result.ReadRun(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := readOwnedRun(t, js)
 			timeouts := run.Totals.Timeouts()
 			if timeouts == 0 || run.Totals.Successes == 0 {
 				t.Fatalf("totals %+v: want timeouts and successes", run.Totals)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -199,15 +197,7 @@ func TestRunOwnedTargetAborts(t *testing.T) {
 // once, never answers, or a port something else already answers at:
 // each a clear message and its exit code, and nothing is run.
 func TestRunOwnedTargetFails(t *testing.T) {
-	cfg, err := refserver.Loopback().Only(udplobby.ProtocolName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := refserver.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := startRefPart(t, udplobby.ProtocolName)
 	taken := srv.Addr(udplobby.ProtocolName).String()
 	free := freeUDPPort(t)
 	tests := []struct {
