@@ -319,6 +319,9 @@ func capacityWorkers(plan *scenario.Plan, n int, grace, watchdog time.Duration, 
 	if plan.Target != "" {
 		pass = append(pass, "--target="+plan.Target)
 	}
+	if plan.NoDefaultGate {
+		pass = append(pass, "--no-default-gate")
+	}
 	return func(ctx context.Context, cfg engine.Config) (*engine.Result, error) {
 		k := n
 		if k == 0 {
