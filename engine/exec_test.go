@@ -639,6 +639,10 @@ func TestClosedClientsUp(t *testing.T) {
 		// Read every 100 ms: the last read, at 0.9 s, asks for 9.
 		{"ramp to the end", closedPlan(0, []scenario.Stage{{Target: 10, For: time.Second}}, time.Second, 10), Shard{},
 			func(Start) (Session, error) { return &fakeSession{length: time.Hour}, nil }, 9, 9},
+		// The read at 1.0 s, 1 ms before the end, does not count: the
+		// one at 0.9 s asks for 8 (8.99).
+		{"a read too close to the end", closedPlan(0, []scenario.Stage{{Target: 10, For: 1001 * time.Millisecond}}, 1001*time.Millisecond, 10), Shard{},
+			func(Start) (Session, error) { return &fakeSession{length: time.Hour}, nil }, 8, 9},
 		{"a shard's share", closedPlan(20, nil, time.Second, 20), Shard{Index: 1, Count: 4},
 			func(Start) (Session, error) { return &fakeSession{length: 50 * time.Millisecond}, nil }, 5, 5},
 	}

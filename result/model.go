@@ -144,9 +144,10 @@ type Sessions struct {
 	MaxActive int64 `json:"max_active"`
 	// ClientsAsked is, in the closed model, the most clients the stages
 	// asked this run (a shard: its share) to keep live at once, as its
-	// scheduler read them (every 100 ms: a ramp counts what it had reached
-	// by the last read, so a ramp ending with the run, or a short run, is
-	// not asked more than it had time for); 0 in the open model and in
+	// scheduler read them (every 100 ms, and not within 50 ms of the end: a
+	// ramp counts what it had reached by the last read, so a ramp ending
+	// with the run, or a short run, is not asked more than it had time
+	// for); 0 in the open model and in
 	// documents older than the field. ClientsPeak is the most clients that
 	// were up at once: started and running their sessions, a client
 	// pausing after a failed session or suspended in a wait included.
