@@ -126,6 +126,8 @@ func (j Judgement) harnessBound(r *result.Run, hl result.Headline, parts []*resu
 			why = append(why, words.Count(s.DroppedLate, "start")+" dropped late (the generator fell behind)")
 		}
 	}
+	// A closed-model step whose clients did not all come up.
+	why = append(why, r.ClientsShort()...)
 	if j.LagBound > 0 {
 		if lag := sendLagP99(r); lag > j.LagBound {
 			why = append(why, fmt.Sprintf("send lag p99 %v over %v", lag, j.LagBound))

@@ -18,6 +18,7 @@ func passing(name string, observed, limit float64) result.ThresholdResult {
 func TestJudge(t *testing.T) {
 	base := func() *result.Run {
 		return &result.Run{DurationNS: 3 * time.Second,
+			Totals:     result.Totals{Requests: 100, Successes: 100}, // the sum over the steps
 			Steps:      []result.Series{{Name: "list_rooms", Requests: 100, Successes: 100, SendLag: result.Latency{Count: 100, P99US: 200}}},
 			Thresholds: []result.ThresholdResult{passing("errors.rate", 0.01, 0.05)},
 			Sessions:   &result.Sessions{Started: 100, Completed: 100},

@@ -25,6 +25,11 @@ type slot struct {
 	iter    int
 	backoff time.Duration // the current pause after a failed start
 	prev    Session       // the last session, completed and kept open (Start.Prev)
+	// up: the slot is counted in Stats.Up, from its first session (made,
+	// or a failed start) before the schedule's end until it releases the
+	// slot: a client pausing after a failed session or suspended stays
+	// up, and one that came up only after the end never was.
+	up bool
 	// active: the slot is counted in Stats.Active, from the start of a
 	// session until it ends unkept or the slot stops: a client keeping
 	// its session for the next iteration stays live in between, so a
@@ -45,6 +50,12 @@ type slot struct {
 	// name it); it never changes.
 	pos int
 }
+
+// askMargin: a read of the schedule this close to its end does not count
+// in Stats.ClientsAsked: the clients it starts have no time to come up
+// (a run 1.0001 s long reads at 1.0 s), and a shortfall they make is the
+// schedule's, not the harness's.
+const askMargin = 50 * time.Millisecond
 
 // startBurst is how many clients runClosed starts before it yields.
 const startBurst = 32
@@ -84,6 +95,9 @@ func (x *Execution) runClosed(ctx context.Context) {
 			return
 		}
 		n := x.o.Shard.Part(prof.Clients(elapsed, maxClients))
+		if int64(n) > x.Stats.ClientsAsked.Load() && prof.Duration()-elapsed >= askMargin {
+			x.Stats.ClientsAsked.Store(int64(n)) // this goroutine alone writes it
+		}
 		started := 0
 		for i, s := range slots {
 			want := i < n
@@ -192,6 +206,10 @@ func (x *Execution) loop(s *slot) {
 			x.Stats.Active.Add(-1)
 			s.active = false
 		}
+		if s.up {
+			x.Stats.Up.Add(-1)
+			s.up = false
+		}
 		s.running.Store(false)
 		// The controller may have wanted us again between the check and
 		// the store; if so, keep running rather than idle a whole tick.
@@ -230,7 +248,12 @@ func (x *Execution) next(s *slot, end time.Time, maxClients int) (sess Session, 
 		x.addActive()
 		s.active = true
 	}
-	return x.newSession(st), true
+	sess = x.newSession(st)
+	if !s.up && !x.stopping.Load() {
+		s.up = true
+		addPeak(&x.Stats.Up, &x.Stats.ClientsPeak)
+	}
+	return sess, true
 }
 
 // failBackoff is the first pause of a closed-model client after a failed

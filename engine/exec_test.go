@@ -608,3 +608,66 @@ func TestOpenShardsBindAsOneRun(t *testing.T) {
 		t.Errorf("shards ran %d sessions, unsharded %d", got, len(whole))
 	}
 }
+
+// TestClosedClientsUp: the closed model records the most clients its
+// schedule asked for (as the controller read it, its shard's share) and
+// the most that came up: a client whose first session is made only after
+// the end never came up; a client pausing after failed sessions stays up;
+// a ramp that ends with the run is asked only what it reached.
+func TestClosedClientsUp(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name      string
+		plan      *scenario.Plan
+		shard     Shard
+		new       func(Start) (Session, error)
+		asked, up int64
+	}{
+		{"all up", closedPlan(20, nil, time.Second, 20), Shard{},
+			func(Start) (Session, error) { return &fakeSession{length: 50 * time.Millisecond}, nil }, 20, 20},
+		{"most never came up", closedPlan(20, nil, time.Second, 20), Shard{},
+			func(s Start) (Session, error) {
+				if s.Slot >= 5 {
+					time.Sleep(5 * time.Second) // past the end: this client never came up
+				}
+				return &fakeSession{length: 50 * time.Millisecond}, nil
+			}, 20, 5},
+		{"failing at once, backing off", closedPlan(20, nil, time.Second, 20), Shard{},
+			func(Start) (Session, error) { return &fakeSession{err: boom}, nil }, 20, 20},
+		{"failed starts", closedPlan(20, nil, time.Second, 20), Shard{},
+			func(Start) (Session, error) { return nil, boom }, 20, 20},
+		// Read every 100 ms: the last read, at 0.9 s, asks for 9.
+		{"ramp to the end", closedPlan(0, []scenario.Stage{{Target: 10, For: time.Second}}, time.Second, 10), Shard{},
+			func(Start) (Session, error) { return &fakeSession{length: time.Hour}, nil }, 9, 9},
+		// The read at 1.0 s, 1 ms before the end, does not count: the
+		// one at 0.9 s asks for 8 (8.99).
+		{"a read too close to the end", closedPlan(0, []scenario.Stage{{Target: 10, For: 1001 * time.Millisecond}}, 1001*time.Millisecond, 10), Shard{},
+			func(Start) (Session, error) { return &fakeSession{length: time.Hour}, nil }, 8, 9},
+		{"a shard's share", closedPlan(20, nil, time.Second, 20), Shard{Index: 1, Count: 4},
+			func(Start) (Session, error) { return &fakeSession{length: 50 * time.Millisecond}, nil }, 5, 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				x, _, err := Execute(context.Background(), Options{Plan: tc.plan, Shard: tc.shard, New: tc.new, Grace: 100 * time.Millisecond}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := x.Stats.Snapshot()
+				if st.ClientsAsked != tc.asked || st.ClientsPeak != tc.up {
+					t.Errorf("clients asked %d, peak up %d; want %d, %d", st.ClientsAsked, st.ClientsPeak, tc.asked, tc.up)
+				}
+				// Let the clients that came up late end (the fake
+				// clock's sleep): they are not counted then either.
+				time.Sleep(10 * time.Second)
+				synctestWait()
+				if peak := x.Stats.ClientsPeak.Load(); peak != tc.up {
+					t.Errorf("after the late clients ended: peak up %d, want %d", peak, tc.up)
+				}
+				if up := x.Stats.Up.Load(); up != 0 {
+					t.Errorf("%d clients still up after the run", up)
+				}
+			})
+		})
+	}
+}

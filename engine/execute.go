@@ -145,6 +145,12 @@ type Stats struct {
 	// Active counts live sessions: running, or in the closed model kept
 	// open between a client's iterations; MaxActive is its peak.
 	Active, MaxActive atomic.Int64
+	// Closed model: ClientsAsked is the most clients the schedule asked
+	// this shard for at one of the controller's reads; Up counts the
+	// clients up (a slot's loop started and not yet released, pausing or
+	// suspended included), ClientsPeak is its peak
+	// (result.Sessions.ClientsAsked, ClientsPeak).
+	ClientsAsked, Up, ClientsPeak atomic.Int64
 	// WaitsSuspended counts the closed model's suspensions in a wait
 	// (simclient.Resumer.SuspendedOn), not in a pause.
 	WaitsSuspended atomic.Int64
@@ -163,6 +169,7 @@ type StatsSnapshot struct {
 	DroppedLateStart                    int64
 	LateStart                           time.Duration
 	Active, MaxActive                   int64
+	ClientsAsked, ClientsPeak           int64
 	WaitsSuspended                      int64
 }
 
@@ -174,7 +181,15 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		DroppedNoSlot: s.DroppedNoSlot.Load(), DroppedLate: s.DroppedLate.Load(),
 		DroppedLateStart: s.DroppedLateStart.Load(), LateStart: time.Duration(s.LateStart.Load()),
 		Active: s.Active.Load(), MaxActive: s.MaxActive.Load(), WaitsSuspended: s.WaitsSuspended.Load(),
+		ClientsAsked: s.ClientsAsked.Load(), ClientsPeak: s.ClientsPeak.Load(),
 	}
+}
+
+// info is the snapshot as a run's SessionInfo.
+func (st StatsSnapshot) info() SessionInfo {
+	return SessionInfo{Started: st.Started, Completed: st.Completed, Failed: st.Failed, FailedStarts: st.FailedStarts, Aborted: st.Aborted,
+		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, DroppedLateStart: st.DroppedLateStart, MaxActive: st.MaxActive,
+		ClientsAsked: st.ClientsAsked, ClientsPeak: st.ClientsPeak, WaitsSuspended: st.WaitsSuspended}
 }
 
 // Execution is one run of the plan's executor.
@@ -467,11 +482,14 @@ func (x *Execution) sessionDone(s *Start, sess Session, keep bool, err error) (f
 }
 
 // addActive counts one more live session and keeps the peak.
-func (x *Execution) addActive() {
-	n := x.Stats.Active.Add(1)
+func (x *Execution) addActive() { addPeak(&x.Stats.Active, &x.Stats.MaxActive) }
+
+// addPeak adds one to n and keeps its peak in peak.
+func addPeak(n, peak *atomic.Int64) {
+	v := n.Add(1)
 	for {
-		m := x.Stats.MaxActive.Load()
-		if n <= m || x.Stats.MaxActive.CompareAndSwap(m, n) {
+		m := peak.Load()
+		if v <= m || peak.CompareAndSwap(m, v) {
 			return
 		}
 	}

@@ -22,7 +22,8 @@ func fillRun(run *result.Run, in *Info) {
 // report converts the engine's session counters to the result model's.
 func (s SessionInfo) report() result.Sessions {
 	return result.Sessions{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts, Cut: s.Aborted,
-		DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, DroppedLateStart: s.DroppedLateStart, MaxActive: s.MaxActive}
+		DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, DroppedLateStart: s.DroppedLateStart, MaxActive: s.MaxActive,
+		ClientsAsked: s.ClientsAsked, ClientsPeak: s.ClientsPeak}
 }
 
 // markWaits sets Series.Wait on the steps of run whose label belongs only

@@ -279,6 +279,11 @@ type SessionInfo struct {
 	// (Config.StartAt; result.Sessions.DroppedLateStart).
 	DroppedLateStart int64 `json:"dropped_late_start,omitempty"`
 	MaxActive        int64 `json:"max_active"`
+	// ClientsAsked and ClientsPeak: the closed model's clients the
+	// schedule asked for and the most up at once
+	// (result.Sessions.ClientsAsked).
+	ClientsAsked int64 `json:"clients_asked,omitempty"`
+	ClientsPeak  int64 `json:"clients_peak,omitempty"`
 	// WaitsSuspended counts the waits (for a reply, for a group's room) in
 	// which a closed-model client gave up its goroutine
 	// (simclient.SuspendWaitsFrom); absent when none did. This process's
@@ -537,9 +542,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	liveSessions := func() *result.Sessions {
 		select {
 		case <-xready:
-			st := x.Stats.Snapshot()
-			return &result.Sessions{Started: st.Started, Completed: st.Completed, Failed: st.Failed, FailedStarts: st.FailedStarts, Cut: st.Aborted,
-				DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, DroppedLateStart: st.DroppedLateStart, MaxActive: st.MaxActive}
+			s := x.Stats.Snapshot().info().report()
+			return &s
 		default:
 			return nil
 		}
@@ -649,8 +653,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	info.Interrupted = interrupted
 	st := xr.Stats.Snapshot()
-	info.Sessions = SessionInfo{Started: st.Started, Completed: st.Completed, Failed: st.Failed, FailedStarts: st.FailedStarts, Aborted: st.Aborted,
-		DroppedNoSlot: st.DroppedNoSlot, DroppedLate: st.DroppedLate, DroppedLateStart: st.DroppedLateStart, MaxActive: st.MaxActive, WaitsSuspended: st.WaitsSuspended}
+	info.Sessions = st.info()
 	info.LateStartNS = st.LateStart
 	if !cfg.StartAt.IsZero() && plan.Load.Model != scenario.Closed {
 		info.PlayedPerSecond = xr.PlayedPerSecond()

@@ -104,8 +104,10 @@ func TestRunEmbedded(t *testing.T) {
 	if res.Engine.Harness.PeakHeapBytes <= 0 || res.Engine.Shard != "0/1" {
 		t.Errorf("engine info %+v", res.Engine)
 	}
-	want := []bool{true, true, true, true, false}
-	if len(res.Thresholds) != len(want) {
+	// The scenario's five, then the default error gate (it names no
+	// overall error threshold): no request failed.
+	want := []bool{true, true, true, true, false, true}
+	if len(res.Thresholds) != len(want) || !res.Thresholds[5].Default {
 		t.Fatalf("thresholds %+v", res.Thresholds)
 	}
 	for i, w := range want {
@@ -122,7 +124,7 @@ func TestRunEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := result.ReadRun(bytes.NewReader(buf.Bytes()))
-	if err != nil || back.Totals.Requests != 80 || len(back.Thresholds) != 5 {
+	if err != nil || back.Totals.Requests != 80 || len(back.Thresholds) != 6 || !back.Thresholds[5].Default {
 		t.Fatalf("ReadRun: %v %+v", err, back)
 	}
 	var raw struct {
@@ -214,8 +216,8 @@ func TestRunShardsMerge(t *testing.T) {
 			}
 		}
 	}
-	if len(merged.Thresholds) != 7 {
-		t.Errorf("merged thresholds %+v, want the plan's 7", merged.Thresholds)
+	if len(merged.Thresholds) != 8 || !merged.Thresholds[7].Default {
+		t.Errorf("merged thresholds %+v, want the plan's 7 and the default error gate", merged.Thresholds)
 	}
 }
 

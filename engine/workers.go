@@ -270,7 +270,8 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	if merged.Sessions != nil {
 		s := merged.Sessions
 		info.Sessions = SessionInfo{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts,
-			Aborted: s.Cut, DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, DroppedLateStart: s.DroppedLateStart, MaxActive: s.MaxActive}
+			Aborted: s.Cut, DroppedNoSlot: s.DroppedNoSlot, DroppedLate: s.DroppedLate, DroppedLateStart: s.DroppedLateStart, MaxActive: s.MaxActive,
+			ClientsAsked: s.ClientsAsked, ClientsPeak: s.ClientsPeak}
 	}
 	info.Harness = parentHarness
 	for _, sr := range merged.ShardRuns {

@@ -398,6 +398,8 @@ func buildRun(r *result.Run) (*runView, error) {
 		{"requests", itoa(t.Requests), ""},
 		{"throughput", tput, ""},
 		{"error rate", words.Pct(t.ErrorRate()), errClass},
+		// Failures no latency percentile shows: said apart.
+		{"timeouts", itoa(t.Timeouts()), map[bool]string{true: "bad", false: ""}[t.Timeouts() > 0]},
 		{"violations", itoa(t.Violations), violClass},
 		{"retries", itoa(t.Retries), ""},
 		{"dropped starts", itoa(t.Dropped), map[bool]string{true: "warn", false: ""}[t.Dropped > 0]},

@@ -52,7 +52,7 @@ func TestRunMarkdownGolden(t *testing.T) {
 		{"run_interrupted.md", interrupted, result.StatusInterrupted},
 		{"run_incomplete.md", incompleteRun(t), result.StatusIncomplete},
 		{"run_never.md", never, result.StatusFail},
-		{"run_empty.md", result.NewRun(), ""},
+		{"run_empty.md", result.NewRun(), result.StatusIncomplete}, // NO LOAD
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -216,7 +216,7 @@ func totalsLine(run *result.Run) string {
 	if secs := run.DurationNS.Seconds(); secs > 0 {
 		rps = float64(t.Requests) / secs
 	}
-	return fmt.Sprintf("Requests %d (%.1f/s), ok %d, failed %d (%s), cut %d, retries %d, ", t.Requests, rps, t.Successes, t.Failures, words.Pct(t.ErrorRate()), t.Cut, t.Retries) +
+	return fmt.Sprintf("Requests %d (%.1f/s), ok %d, %s, cut %d, retries %d, ", t.Requests, rps, t.Successes, t.FailedText(), t.Cut, t.Retries) +
 		totalsTail(t)
 }
 

@@ -4,7 +4,7 @@
 // rendering them: reading them back (Read), the exact merge of sharded
 // runs (Merge), regression comparison and its gates (Compare,
 // CompareConform, CompareCapacity), the headline verdict every format
-// leads with (Headline: TARGET DOWN, INTERRUPTED, INCOMPLETE, FAIL,
+// leads with (Headline: TARGET DOWN, INTERRUPTED, NO LOAD, INCOMPLETE, FAIL,
 // INCONCLUSIVE, PASS), the harness-bound judgement, the recovery drill's
 // findings, the threshold metrics of a run (RunMetrics) and the one
 // evaluation of thresholds (Evaluate, EvaluateThresholds, Reevaluate).

@@ -16,7 +16,9 @@ const (
 	StatusInterrupted = "interrupted"
 	// StatusIncomplete: the run was not interrupted but did not generate
 	// all the load its scenario asked for (a --workers worker died,
-	// sessions could not open their socket); exit 6.
+	// sessions could not open their socket, a closed model's clients did
+	// not come up), or none of it (its text then says NO LOAD: Run.NoLoad);
+	// exit 6.
 	StatusIncomplete = "incomplete"
 )
 
@@ -175,7 +177,59 @@ func (r *Run) MissingLoad() []string {
 	if r.Sessions != nil && r.Sessions.DroppedLateStart > 0 {
 		out = append(out, words.Count(r.Sessions.DroppedLateStart, "arrival")+" missed by a late start ("+strings.Join(r.LateShards(), "; ")+")")
 	}
+	return append(out, r.ClientsShort()...)
+}
+
+// ClientsShort says, for a closed-model run whose live clients stayed far
+// below what its stages asked for (Sessions.ClientsShort), how far: "only
+// 5118 of the 1000000 clients the stages asked for were ever live at
+// once", or one such phrase a shard that fell short ("shard 1/4: only
+// …"), each shard judged by its own share: a merge's sums could hide one
+// shard's shortfall behind another's plateau.
+func (r *Run) ClientsShort() []string {
+	var out []string
+	if len(r.ShardRuns) > 1 {
+		for _, s := range r.ShardRuns {
+			if s.Sessions.ClientsShort() {
+				out = append(out, "shard "+s.Shard+": "+s.Sessions.ClientsShortText())
+			}
+		}
+		return out
+	}
+	if r.Sessions != nil && r.Sessions.ClientsShort() {
+		out = append(out, r.Sessions.ClientsShortText())
+	}
 	return out
+}
+
+// NoLoad says why the run generated no load, "no request was sent (0
+// sessions started)", or "" when it sent one: such a run measured
+// nothing, so no threshold, and no absence of one, can make it pass. Its
+// headline is NO LOAD (status StatusIncomplete: none of the load was
+// generated) and `run` exits 6.
+func (r *Run) NoLoad() string {
+	if r.Totals.Requests > 0 {
+		return ""
+	}
+	started := r.Totals.SessionsStarted
+	if r.Sessions != nil {
+		started = max(started, r.Sessions.Started)
+	}
+	text := "no request was sent (" + words.Count(started, "session") + " started)"
+	if s := r.Sessions; s != nil && s.ClientsAsked == 0 && started == 0 && r.closed() {
+		text += ": the stages never asked for a client before the end (a ramp from 0 reaches its first client only when its target reaches 1)"
+	}
+	return text
+}
+
+// closed reports whether every shard of r ran the closed model.
+func (r *Run) closed() bool {
+	for _, s := range r.ShardRuns {
+		if s.Model != "closed" {
+			return false
+		}
+	}
+	return len(r.ShardRuns) > 0
 }
 
 // LateShards says, one phrase a shard, which shards came up after the
@@ -202,7 +256,8 @@ func (r *Run) LateShards() []string {
 // every figure after it is of a load against nothing. Otherwise an
 // interrupted run says so first, whatever its
 // thresholds say: they were judged on the part that ran; so does an
-// incomplete one (the load was not all generated), next. A step that was
+// incomplete one (the load was not all generated), next, and before it a
+// run that sent nothing (NO LOAD, status StatusIncomplete). A step that was
 // tried and never succeeded fails the run and leads its verdict, even when
 // every threshold passed (a run with "0 OK" on a step is not green). A run
 // whose only breaches are harness-bound (HarnessBound: the harness's own
@@ -284,6 +339,7 @@ func (r *Run) verdict() Headline {
 		status, verdict = StatusFail, what
 	}
 	missing := r.MissingLoad()
+	noLoad := r.NoLoad()
 	if r.Interrupted() {
 		who := "the run was stopped"
 		if k := len(r.ShardRuns); k > 1 {
@@ -304,6 +360,18 @@ func (r *Run) verdict() Headline {
 			text += " (on that part: " + verdict + ")"
 		}
 		return Headline{Status: StatusInterrupted, Text: text}
+	}
+	if noLoad != "" {
+		// Before INCOMPLETE and FAIL: whatever else is wrong, nothing
+		// was measured.
+		text := "NO LOAD · " + noLoad + ": nothing was measured"
+		if len(missing) > 0 {
+			text += " (" + strings.Join(missing, ", ") + ")"
+		}
+		if verdict != "" {
+			text += "; " + verdict
+		}
+		return Headline{Status: StatusIncomplete, Text: text}
 	}
 	if len(missing) > 0 {
 		text := "INCOMPLETE · the load was not all generated (" + strings.Join(missing, ", ") + "): the figures cover only what ran"

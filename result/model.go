@@ -142,6 +142,39 @@ type Sessions struct {
 	// it is the sum of the shards' peaks: exact when the peaks coincide (a
 	// closed model's plateau), otherwise an upper bound.
 	MaxActive int64 `json:"max_active"`
+	// ClientsAsked is, in the closed model, the most clients the stages
+	// asked this run (a shard: its share) to keep live at once, as its
+	// scheduler read them (every 100 ms, and not within 50 ms of the end: a
+	// ramp counts what it had reached by the last read, so a ramp ending
+	// with the run, or a short run, is not asked more than it had time
+	// for); 0 in the open model and in
+	// documents older than the field. ClientsPeak is the most clients that
+	// were up at once: started and running their sessions, a client
+	// pausing after a failed session or suspended in a wait included.
+	// ClientsPeak far below ClientsAsked (ClientsShort) makes the run
+	// INCOMPLETE. Merge sums both.
+	ClientsAsked int64 `json:"clients_asked,omitempty"`
+	ClientsPeak  int64 `json:"clients_peak,omitempty"`
+}
+
+// ClientsLiveFraction is the share of the clients the stages asked for
+// (Sessions.ClientsAsked) below which the peak of live clients
+// (Sessions.ClientsPeak) makes a closed-model run INCOMPLETE: the harness
+// did not bring up the load the scenario asked for. 10 % leaves room for
+// the clients a ramp's last read started just before the end; a harness
+// that keeps up is within a few clients of the ask.
+const ClientsLiveFraction = 0.9
+
+// ClientsShort reports whether the peak of live clients stayed below
+// ClientsLiveFraction of what the stages asked for.
+func (s Sessions) ClientsShort() bool {
+	return s.ClientsAsked > 0 && float64(s.ClientsPeak) < ClientsLiveFraction*float64(s.ClientsAsked)
+}
+
+// ClientsShortText says the shortfall: "only 5118 of the 1000000 clients
+// the stages asked for were ever live at once".
+func (s Sessions) ClientsShortText() string {
+	return fmt.Sprintf("only %d of the %d clients the stages asked for %s ever live at once", s.ClientsPeak, s.ClientsAsked, words.Agree(s.ClientsPeak, "was", "were"))
 }
 
 // String says how the sessions ended in one line, as `run` prints it:
@@ -172,6 +205,8 @@ func (s *Sessions) Add(o Sessions) {
 	s.DroppedLate += o.DroppedLate
 	s.DroppedLateStart += o.DroppedLateStart
 	s.MaxActive += o.MaxActive
+	s.ClientsAsked += o.ClientsAsked
+	s.ClientsPeak += o.ClientsPeak
 }
 
 // ShardRun is one engine run (a shard, or the whole run when unsharded):
@@ -261,6 +296,21 @@ type Totals struct {
 // ErrorRate is Failures over completed requests (Requests - Cut: a cut
 // request has no outcome), 0 when none completed.
 func (t Totals) ErrorRate() float64 { return rate(t.Failures, t.Requests-t.Cut) }
+
+// Timeouts are the failed requests that got no reply after every retry
+// (ReasonTimeout): failures with no latency, so no percentile shows them.
+func (t Totals) Timeouts() int64 { return t.FailuresByReason[ReasonTimeout] }
+
+// FailedText says the failed requests, their rate, and the timeouts
+// among them, which every headline figure names since no latency
+// percentile holds them: "failed 27 (69.23%; 27 timeouts)".
+func (t Totals) FailedText() string {
+	text := fmt.Sprintf("failed %d (%s", t.Failures, words.Pct(t.ErrorRate()))
+	if n := t.Timeouts(); n > 0 {
+		text += "; " + words.Count(n, "timeout")
+	}
+	return text + ")"
+}
 
 // Series is the record of one step or one message type.
 type Series struct {
@@ -416,6 +466,9 @@ type ThresholdResult struct {
 	// a success, a rate without requests). Observed is then 0 and
 	// meaningless, and Pass is false.
 	NoData bool `json:"no_data,omitempty"`
+	// Default: the run's default error gate (DefaultErrorGate), which no
+	// threshold of the scenario replaced; its Name ends "(default)".
+	Default bool `json:"default,omitempty"`
 }
 
 // ObservedText is the observed value as every format shows it: "no data"

@@ -41,7 +41,7 @@ func RunMetrics(run *Run) Lookup {
 		case "retries":
 			return float64(t.Retries), true
 		case "timeouts":
-			return float64(t.FailuresByReason[ReasonTimeout]), true
+			return float64(t.Timeouts()), true
 		case "errors.count":
 			return float64(t.Failures), true
 		case "errors.rate":

@@ -16,6 +16,7 @@ func TestShardCoverageStart(t *testing.T) {
 	shard := func(id string, start time.Time, late time.Duration, missed int64) *Run {
 		r := NewRun()
 		r.StartedAt = start
+		r.Totals.Requests, r.Totals.Successes = 100, 100
 		r.Sessions = &Sessions{Started: 100, Completed: 100, DroppedLateStart: missed}
 		r.ShardRuns = []ShardRun{{Shard: id, StartAt: start, LateStartNS: late, Sessions: *r.Sessions}}
 		return r

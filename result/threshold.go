@@ -18,6 +18,37 @@ type Threshold struct {
 	// Limit is in the metric's canonical unit: seconds for latencies,
 	// fractions for ratios, per second for rates, plain counts.
 	Limit float64
+	// Default: the run's default error gate (DefaultErrorGate), not a
+	// threshold the scenario wrote.
+	Default bool
+}
+
+// DefaultErrorGate is the error gate every run is judged by unless its
+// scenario gives its own overall error threshold (errors.rate or
+// errors.count: WithDefaultGate) or turns it off (the scenario's
+// default_error_gate: false, `run --no-default-gate`): a run whose
+// requests fail must not read PASS because its author wrote no error
+// threshold. 1 % is the error budget k6's documentation gives its own
+// failed-request rate (http_req_failed: rate<0.01). errors.rate is
+// Totals.ErrorRate: every failed request over the completed ones, so a
+// timeout (ReasonTimeout: no reply after every retry) counts, as k6 and
+// vegeta count one; a request cut by the end of the run (Totals.Cut) does
+// not: it has no outcome, and every run ends with requests in flight that
+// a healthy server would have answered. A run whose every request was cut
+// has no rate: the gate fails with no data, as any threshold does.
+// Its name says it is the default in every format.
+var DefaultErrorGate = Threshold{Name: "errors.rate < 1% (default)", Metric: "errors.rate", Op: "<", Limit: 0.01, Default: true}
+
+// WithDefaultGate is ts and, last, DefaultErrorGate, unless one of ts is
+// an overall error threshold (on errors.rate or errors.count), which
+// replaces it: the scenario's author has said what error budget holds.
+func WithDefaultGate(ts []Threshold) []Threshold {
+	for _, t := range ts {
+		if t.Metric == "errors.rate" || t.Metric == "errors.count" {
+			return ts
+		}
+	}
+	return append(slices.Clip(ts), DefaultErrorGate)
 }
 
 // Ops are the comparisons a threshold may make, longest first for
@@ -70,7 +101,7 @@ func Evaluate(ts []Threshold, lookup Lookup) (out []ThresholdResult, ok bool) {
 	ok = true
 	out = make([]ThresholdResult, 0, len(ts))
 	for _, t := range ts {
-		tr := ThresholdResult{Name: t.Name, Metric: t.Metric, Op: t.Op, Limit: t.Limit}
+		tr := ThresholdResult{Name: t.Name, Metric: t.Metric, Op: t.Op, Limit: t.Limit, Default: t.Default}
 		t.verdict(&tr, lookup)
 		ok = ok && tr.Pass
 		out = append(out, tr)
@@ -97,7 +128,7 @@ func ThresholdOf(tr ThresholdResult) (Threshold, error) {
 	if tr.Step != "" {
 		metric = tr.Step + "." + tr.Metric
 	}
-	return Threshold{Name: tr.Name, Metric: metric, Op: tr.Op, Limit: tr.Limit}, nil
+	return Threshold{Name: tr.Name, Metric: metric, Op: tr.Op, Limit: tr.Limit, Default: tr.Default}, nil
 }
 
 // Reevaluate judges merged shards again by the thresholds their results

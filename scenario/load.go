@@ -317,7 +317,7 @@ var indexRE = regexp.MustCompile(`\[\d+\]`)
 // topKeys are the top-level keys of every scenario; each protocol adds its
 // own (ProtocolSpec.Keys) after "protocol" (topLevelKeys).
 var topKeys = []string{"name", "description", "target", "protocol", "on_violation",
-	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "embedded_server",
+	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "default_error_gate", "embedded_server",
 	"target_cmd", "faults"}
 
 // topLevelKeys are the top-level keys a scenario may give: topKeys with
@@ -423,6 +423,7 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 	if n := f.get("thresholds"); n != nil {
 		p.Thresholds = d.thresholds(n, KnownMetrics(p))
 	}
+	p.NoDefaultGate = d.noDefaultGate(f.get("default_error_gate"))
 	return p
 }
 

@@ -13,7 +13,8 @@ import (
 // measure the run did not record has no data for its latencies and a
 // count of 0.
 func TestLobbyThresholds(t *testing.T) {
-	p, err := Parse("s.yaml", []byte(minimal+`thresholds:
+	p, err := Parse("s.yaml", []byte(minimal+`default_error_gate: false
+thresholds:
   - time_to_game.p99 < 2s
   - room_fill.count >= 1
   - data_sent < 1000

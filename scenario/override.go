@@ -20,6 +20,9 @@ type Overrides struct {
 	Rate     RateOverride  // --rate 2x | --rate 800/s (open model)
 	Clients  int           // --clients N: closed model: scale so the peak is N; open model: max_clients
 	Seed     *int64        // --seed
+	// NoDefaultGate: --no-default-gate, the run's default error gate off
+	// (as the scenario's default_error_gate: false).
+	NoDefaultGate bool
 	// Protocol are the protocols' own flags (ProtocolSpec.Flags, e.g.
 	// udp-lobby's --instance-ports); nil: none given.
 	Protocol *ProtocolFlags
@@ -157,6 +160,7 @@ func (r *RateOverride) Set(s string) error {
 func (p *Plan) Apply(o Overrides) error {
 	q := *p
 	q.Load.Stages = append([]Stage(nil), p.Load.Stages...)
+	q.NoDefaultGate = q.NoDefaultGate || o.NoDefaultGate
 	if o.Target != "" {
 		if err := target.Check(o.Target); err != nil {
 			return fmt.Errorf("--target: %v", err)

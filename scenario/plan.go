@@ -41,6 +41,10 @@ type Plan struct {
 	SocketBuffer int64        // SO_RCVBUF/SO_SNDBUF bytes; 0 = OS default
 
 	Thresholds []Threshold
+	// NoDefaultGate turns the run's default error gate off
+	// (default_error_gate: false, run --no-default-gate): Conditions then
+	// holds the scenario's thresholds alone.
+	NoDefaultGate bool
 
 	// Embedded configures the in-process reference server used when Target
 	// is empty; it is rejected when a target is given.

@@ -120,13 +120,29 @@ func (t Threshold) Condition() result.Threshold {
 }
 
 // Conditions are the plan's thresholds as package result evaluates them,
-// in order (Threshold.Condition).
+// in order (Threshold.Condition), then the default error gate
+// (result.DefaultErrorGate) unless one of them is an overall error
+// threshold (result.WithDefaultGate) or the plan turns it off
+// (NoDefaultGate).
 func (p *Plan) Conditions() []result.Threshold {
-	out := make([]result.Threshold, 0, len(p.Thresholds))
+	out := make([]result.Threshold, 0, len(p.Thresholds)+1)
 	for _, t := range p.Thresholds {
 		out = append(out, t.Condition())
 	}
-	return out
+	if p.NoDefaultGate {
+		return out
+	}
+	return result.WithDefaultGate(out)
+}
+
+// noDefaultGate reads default_error_gate (n nil: not given): true or
+// false, the latter turning the default error gate off.
+func (d *decoder) noDefaultGate(n *yaml.Node) bool {
+	if n == nil {
+		return false
+	}
+	v, ok := d.oneOf(n, "default_error_gate", []string{"true", "false"})
+	return ok && v == "false"
 }
 
 var metricWordRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -326,6 +326,9 @@ func capacityWorkers(plan *scenario.Plan, n int, grace, watchdog time.Duration, 
 	if allowRedir != "" {
 		pass = append(pass, "--allow-redirect="+allowRedir)
 	}
+	if plan.NoDefaultGate {
+		pass = append(pass, "--no-default-gate")
+	}
 	return func(ctx context.Context, cfg engine.Config) (*engine.Result, error) {
 		k := n
 		if k == 0 {

@@ -114,15 +114,7 @@ thresholds:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := refserver.Loopback().Only("udp-lobby")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := refserver.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startRefPart(t, "udp-lobby")
 	run, done, err := capacityWorkers(plan, 2, 500*time.Millisecond, 0, "", sc)
 	if err != nil {
 		t.Fatal(err)

@@ -55,19 +55,22 @@ not found, 3 when it exits before it answers, never answers, or its port
 is already in use (something answered there before it started).
 
 Exit codes: 0 all good; 1 protocol violations; 2 invalid usage, flags or
-scenario; 3 target unreachable; 4 a threshold breached, or a step was
-tried and never succeeded (every request failed or was cut; a step never
+scenario; 3 target unreachable; 4 a threshold breached (the default error
+gate, errors.rate < 1%, included, unless the scenario gives its own error
+threshold or --no-default-gate), or a step was tried and never succeeded (every request failed or was cut; a step never
 reached does not count); 5 interrupted
 (Ctrl-C); 6 the load was not all generated (a client could not open its
-socket, e.g. too many open files, or a --workers worker died); 7 the
+socket, e.g. too many open files, a --workers worker died, or the closed
+model's live clients stayed under 90% of what its stages asked for), or
+none of it (NO LOAD: no request was sent); 7 the
 target went down during the run (the watchdog's probes refused or
 unanswered); 8 inconclusive: every breached threshold is a latency the
 harness's own send lag explains (harness-bound; a late harness is not a
 slow server). When several apply, the first in the
 order 7, 5, 1, 6, 4, 8 wins. The JSON, JUnit, Markdown and HTML files are
 written in every case where the run started (Ctrl-C included), each led by
-the run's verdict: TARGET DOWN, INTERRUPTED, INCOMPLETE, FAIL, INCONCLUSIVE
-or PASS.`
+the run's verdict: TARGET DOWN, INTERRUPTED, NO LOAD, INCOMPLETE, FAIL,
+INCONCLUSIVE or PASS.`
 
 // seedFlag is an optional int64 flag: nil until set.
 type seedFlag struct{ v *int64 }
@@ -88,12 +91,13 @@ func (s *seedFlag) Set(v string) error {
 	return nil
 }
 
-// addTargetSeedFlags declares --target and --seed, which every command
-// that loads a scenario takes over the scenario's own, on o and seed
-// (o.Seed is seed.v once the flags are parsed).
+// addTargetSeedFlags declares --target, --seed and --no-default-gate,
+// which every command that loads a scenario takes over the scenario's
+// own, on o and seed (o.Seed is seed.v once the flags are parsed).
 func addTargetSeedFlags(fs *flag.FlagSet, o *scenario.Overrides, seed *seedFlag) {
 	fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 	fs.Var(seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
+	fs.BoolVar(&o.NoDefaultGate, "no-default-gate", false, fmt.Sprintf("judge the run by the scenario's thresholds alone: no default error gate %q (as the scenario's default_error_gate: false)", result.DefaultErrorGate.Name))
 }
 
 func init() {
@@ -414,8 +418,10 @@ func reportRun(e *env, res *engine.Result, outs *outputs) int {
 // runExit is the exit code of a run's result, merged or not, in the order
 // every format leads with: the target stopped answering (every figure
 // after is of a load against nothing), interrupted, protocol violations,
-// incomplete load, then a breached threshold or a step tried and never
-// succeeded (no figure a threshold could judge: as much a failed run).
+// incomplete load or none at all (NO LOAD: none of it generated), then a
+// breached threshold (the default error gate included) or a step tried
+// and never succeeded (no figure a threshold could judge: as much a
+// failed run).
 func runExit(r *result.Run, interrupted, thresholdsOK bool) int {
 	switch {
 	case len(r.DownOutages()) > 0:
@@ -424,7 +430,7 @@ func runExit(r *result.Run, interrupted, thresholdsOK bool) int {
 		return exitInterrupted
 	case r.Totals.Violations > 0:
 		return exitFailed
-	case len(r.MissingLoad()) > 0:
+	case len(r.MissingLoad()) > 0 || r.NoLoad() != "":
 		return exitIncomplete
 	case !thresholdsOK || len(r.StepsNeverSucceeded()) > 0:
 		return thresholdExit(r)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -199,15 +197,7 @@ func TestRunOwnedTargetAborts(t *testing.T) {
 // once, never answers, or a port something else already answers at:
 // each a clear message and its exit code, and nothing is run.
 func TestRunOwnedTargetFails(t *testing.T) {
-	cfg, err := refserver.Loopback().Only(udplobby.ProtocolName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := refserver.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := startRefPart(t, udplobby.ProtocolName)
 	taken := srv.Addr(udplobby.ProtocolName).String()
 	free := freeUDPPort(t)
 	tests := []struct {
@@ -284,7 +274,10 @@ func TestRunOwnedDrill(t *testing.T) {
 			sc := writeScenario(t, fmt.Sprintf("protocol: udp-lobby\ntarget: %s\ntarget_cmd: %q\nseed: 5\n"+
 				"defaults: {timeout: 300ms, retries: 0}\nload: {rate: 100/s, duration: 4s, max_clients: 50}\n"+
 				"flows:\n  - name: poll\n    steps: [list_rooms]\n"+
-				"faults: [{at: 1s, kill: SIGKILL, restart_after: 200ms}]\n", addr, serveCmd(t, addr)))
+				"faults: [{at: 1s, kill: SIGKILL, restart_after: 200ms}]\n"+
+				// The requests the kill fails are the drill's finding,
+				// judged by it: no error budget on top.
+				"default_error_gate: false\n", addr, serveCmd(t, addr)))
 			args := append(append([]string{"run", "--quiet", "--grace", "300ms", "--json", js}, tt.extra...), sc)
 			code, out, errs := runCLI(t, args...)
 			if code != tt.code {

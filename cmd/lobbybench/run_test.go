@@ -145,7 +145,8 @@ func TestRunEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Totals.SessionsStarted != 20 || run.Totals.Failures != 0 || len(run.Thresholds) != 2 {
+	// The scenario's two and the default error gate.
+	if run.Totals.SessionsStarted != 20 || run.Totals.Failures != 0 || len(run.Thresholds) != 3 || !run.Thresholds[2].Default {
 		t.Errorf("JSON totals %+v, thresholds %+v", run.Totals, run.Thresholds)
 	}
 	if x, err := os.ReadFile(ju); err != nil || !bytes.Contains(x, []byte("<testsuites")) {
@@ -154,7 +155,7 @@ func TestRunEmbedded(t *testing.T) {
 	if x, err := os.ReadFile(ht); err != nil || !bytes.Contains(x, []byte("<svg")) {
 		t.Errorf("HTML: %v %.200s", err, x)
 	}
-	if x, err := os.ReadFile(md); err != nil || !bytes.HasPrefix(x, []byte("**PASS · all 2 thresholds passed**\n")) || !bytes.Contains(x, []byte("| ping |")) {
+	if x, err := os.ReadFile(md); err != nil || !bytes.HasPrefix(x, []byte("**PASS · all 3 thresholds passed**\n")) || !bytes.Contains(x, []byte("| ping |")) {
 		t.Errorf("Markdown: %v %.300s", err, x)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 4 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/faultproxy"
-	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
@@ -25,15 +23,7 @@ func faultyTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *
 	if proto == tcplobby.ProtocolName {
 		parts = append(parts, udplobby.ProtocolName)
 	}
-	cfg, err := refserver.Loopback().Only(parts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := refserver.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := startRefPart(t, parts...)
 	newProxy := faultproxy.UDP
 	if proto == tcplobby.ProtocolName {
 		newProxy = faultproxy.TCP

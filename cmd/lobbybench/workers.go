@@ -19,9 +19,11 @@ import (
 // workerFlags are the run flags a --workers parent passes on to its
 // workers as given: the overrides that shape the plan, the grace,
 // --precise, --no-spin and --watchdog (each worker watches the target; the
-// merge keeps the union of their outages), and the protocols' own flags
+// merge keeps the union of their outages), --no-default-gate (each worker
+// judges its share, and the merge by the thresholds they carry), where a
+// server may send them (--allow-redirect), and the protocols' own flags
 // (--instance-ports).
-var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog", "allow-redirect"}
+var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog", "allow-redirect", "no-default-gate"}
 
 // parseWorkers reads --workers: a count 1..engine.MaxWorkers or "auto".
 func parseWorkers(v string, plan *scenario.Plan) (int, error) {

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lobbybench/lobbybench/refserver"
+	"github.com/lobbybench/lobbybench/result"
+)
+
+// startRefPart starts the reference server's parts names alone on free
+// loopback ports, stopped when the test ends.
+func startRefPart(t *testing.T, names ...string) *refserver.Server {
+	t.Helper()
+	cfg, err := refserver.Loopback().Only(names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := refserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// halfSilentRelay relays UDP datagrams to upstream and back, each client
+// address on its own upstream socket, and drops every reply to every
+// second client address after the first (the reachability check's): half
+// the sessions get no reply and time out, the other half are answered.
+func halfSilentRelay(t *testing.T, upstream netip.AddrPort) string {
+	t.Helper()
+	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var ups []*net.UDPConn
+	var wg sync.WaitGroup
+	peers := map[netip.AddrPort]*net.UDPConn{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		buf := make([]byte, 64<<10)
+		for {
+			n, from, err := ln.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return // closed
+			}
+			up := peers[from]
+			if up == nil {
+				if up, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(upstream)); err != nil {
+					return
+				}
+				silent := len(peers)%2 == 1
+				peers[from] = up
+				mu.Lock()
+				ups = append(ups, up)
+				mu.Unlock()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rb := make([]byte, 64<<10)
+					for {
+						m, err := up.Read(rb)
+						if err != nil {
+							return // closed
+						}
+						if !silent {
+							ln.WriteToUDPAddrPort(rb[:m], from)
+						}
+					}
+				}()
+			}
+			up.Write(buf[:n])
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, up := range ups {
+			up.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.LocalAddr().String()
+}
+
+// TestRunDefaultGate: a run half of whose requests time out fails the
+// default error gate when its scenario names no error threshold: exit 4,
+// the gate marked "(default)" in the table, the JSON and the JUnit, the
+// timeouts named in the totals. The scenario's own errors.rate replaces
+// the gate, and --no-default-gate turns it off.
+func TestRunDefaultGate(t *testing.T) {
+	srv := startRefPart(t, "udp-lobby")
+	const body = "protocol: udp-lobby\nload: {rate: 20/s, duration: 1s}\ndefaults: {timeout: 200ms, retries: 0}\n" +
+		"flows:\n  - name: poll\n    steps: [list_rooms]\n"
+	tests := []struct {
+		name     string
+		scenario string
+		flags    []string
+		code     int
+		gate     bool   // the default gate judged the run
+		last     string // the table's verdict line starts so
+	}{
+		{"no error threshold", body, nil, exitThreshold, true, "FAIL · 1 of 1 threshold breached"},
+		{"its own errors.rate", body + "thresholds: [errors.rate < 90%]\n", nil, exitOK, false, "PASS · the 1 threshold passed"},
+		{"--no-default-gate", body + "thresholds: [list_rooms.count > 0]\n", []string{"--no-default-gate"}, exitOK, false, "PASS · the 1 threshold passed"},
+		{"default_error_gate: false", body + "default_error_gate: false\nthresholds: [list_rooms.count > 0]\n", nil, exitOK, false, "PASS · the 1 threshold passed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Its own relay: the reachability check is its first client.
+			relay := halfSilentRelay(t, srv.Addr("udp-lobby"))
+			dir := t.TempDir()
+			js, ju := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
+			args := append([]string{"run", "--quiet", "--watchdog", "0", "--grace", "2s", "--target", relay, "--json", js, "--junit", ju}, tt.flags...)
+			code, out, errs := runCLI(t, append(args, writeScenario(t, tt.scenario))...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
+			}
+			run := readOwnedRun(t, js)
+			timeouts := run.Totals.Timeouts()
+			if timeouts == 0 || run.Totals.Successes == 0 {
+				t.Fatalf("totals %+v: want timeouts and successes", run.Totals)
+			}
+			if !strings.Contains(out, "; "+strconv.FormatInt(timeouts, 10)+" timeout") {
+				t.Errorf("the totals do not name the %d timeouts:\n%s", timeouts, out)
+			}
+			hasGate := slices.ContainsFunc(run.Thresholds, func(th result.ThresholdResult) bool { return th.Default })
+			junit, _ := os.ReadFile(ju)
+			if hasGate != tt.gate || strings.Contains(out, "(default)") != tt.gate || strings.Contains(string(junit), "(default)") != tt.gate {
+				t.Errorf("default gate in JSON %v, table %v, JUnit %v; want %v\n%s", hasGate, strings.Contains(out, "(default)"), strings.Contains(string(junit), "(default)"), tt.gate, out)
+			}
+			if !strings.Contains(out, "\n"+tt.last) {
+				t.Errorf("no verdict line %q in:\n%s", tt.last, out)
+			}
+			if tt.gate && !strings.Contains(string(junit), `failures="1"`) {
+				t.Errorf("JUnit does not fail the default gate:\n%s", junit)
+			}
+		})
+	}
+}
