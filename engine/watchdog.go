@@ -172,6 +172,7 @@ func outageNote(addr netip.AddrPort, o result.Outage) string {
 	}
 	line := fmt.Sprintf("lobbybench: TARGET DOWN at +%s: %v %s", secs(o.StartNS), addr, map[string]string{
 		result.DownRefused: "refuses connections", result.DownSilent: "stopped answering", result.DownExited: "exited",
+		result.DownClosed: "closes connections unanswered", result.DownGarbled: "answers, but not in its protocol",
 	}[o.Kind])
 	if why != "" {
 		line += " (" + why + ")"

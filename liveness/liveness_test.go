@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"syscall"
@@ -34,6 +35,10 @@ func TestClassify(t *testing.T) {
 		{"dial failed at once", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}, result.DownRefused},
 		{"timeout", errSilent, result.DownSilent},
 		{"deadline", context.DeadlineExceeded, result.DownSilent},
+		{"closed after accept", fmt.Errorf("LIST_ROOMS_REQ: %w", io.EOF), result.DownClosed},
+		{"closed mid-frame", fmt.Errorf("LIST_ROOMS_REQ: %w", io.ErrUnexpectedEOF), result.DownClosed},
+		{"reset after accept", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, result.DownClosed},
+		{"undecodable reply", fmt.Errorf("%w: 16 bytes", ErrGarbled), result.DownGarbled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Classify(tc.err); got != tc.want {

@@ -2,8 +2,10 @@ package tcpclient
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,21 +47,64 @@ func TestWatch(t *testing.T) {
 		name      string
 		addr      netip.AddrPort
 		kind      string // "" = answers
+		says      string // in the error
 		reachable bool
+		either    bool // reach may pass or fail (a reset as it accepts)
 	}{
-		{"reference lobby", srv.Addr(tcplobby.ProtocolName), "", true},
-		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), result.DownSilent, true},
-		{"nothing listening", goneAddr, result.DownRefused, false},
+		{"reference lobby", srv.Addr(tcplobby.ProtocolName), "", "", true, false},
+		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), result.DownSilent, "no reply", true, false},
+		{"nothing listening", goneAddr, result.DownRefused, "refused", false, false},
+		{"accepts then closes", closingServer(t, false), result.DownClosed, "closed the connection after accept", true, false},
+		{"accepts then resets", closingServer(t, true), result.DownClosed, "reset the connection", true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := watch(context.Background(), tc.addr, nil, 200*time.Millisecond)
+			err := watch(context.Background(), tc.addr, nil, 2*time.Second)
 			if got := liveness.Classify(err); got != tc.kind {
 				t.Errorf("watch = %v (%q), want %q", err, got, tc.kind)
 			}
-			if _, rerr := reach(context.Background(), tc.addr, nil, 200*time.Millisecond); (rerr == nil) != tc.reachable {
+			if err != nil && !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("watch = %v, want it to say %q", err, tc.says)
+			}
+			_, rerr := reach(context.Background(), tc.addr, nil, 200*time.Millisecond)
+			if rerr != nil && tc.either && !strings.Contains(rerr.Error(), tc.says) {
+				t.Errorf("reach = %v, want it to say %q", rerr, tc.says)
+			}
+			if (rerr == nil) != tc.reachable && !tc.either {
 				t.Errorf("reach = %v, want reachable %v", rerr, tc.reachable)
 			}
 		})
 	}
+}
+
+// closingServer listens on loopback and, to every connection it
+// accepts, answers nothing: it closes it cleanly (FIN, then reads until
+// the peer closes), or with reset, aborts it (SO_LINGER 0: RST).
+func closingServer(t *testing.T, reset bool) netip.AddrPort {
+	t.Helper()
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.AcceptTCP()
+			if err != nil {
+				return
+			}
+			if reset {
+				c.SetLinger(0)
+				c.Close()
+				continue
+			}
+			go func() {
+				defer c.Close()
+				c.CloseWrite()
+				c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).AddrPort()
 }
