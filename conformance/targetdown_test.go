@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -500,5 +501,50 @@ func TestOwnedTargetRerunAlone(t *testing.T) {
 	}
 	if t.Failed() {
 		logReport(t, rep)
+	}
+}
+
+// TestReachGarbled: a UDP target that answers every datagram with bytes
+// of no protocol fails conform's reachability check (the one made before
+// the suite and after each case) naming what came, classified garbled,
+// not silent, and never taken for a lobby or an endpoint.
+func TestReachGarbled(t *testing.T) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	junk := []byte{0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x42, 0x99, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			_, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			_, _ = c.WriteToUDPAddrPort(junk, from)
+		}
+	}()
+	target := c.LocalAddr().String()
+	for _, cfg := range []Config{
+		{Target: target, Protocol: protoUDP, Options: udpLobbyOptions("auto", PortRange{}), Timeout: 300 * time.Millisecond},
+		{Target: target, Protocol: protoUDP, Options: udpLobbyOptions("spec", PortRange{}), Timeout: 300 * time.Millisecond},
+		{Target: target, Protocol: protoLeviathan, Timeout: 300 * time.Millisecond},
+	} {
+		t.Run(cfg.Protocol, func(t *testing.T) {
+			check, err := cfg.ReachCheck()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err = check(ctx)
+			if err == nil || !strings.Contains(err.Error(), "16 bytes: de ad be ef") {
+				t.Fatalf("reach = %v, want it to fail naming the 16 bytes", err)
+			}
+			if k := liveness.Classify(err); k != result.DownGarbled {
+				t.Errorf("Classify(%v) = %q, want %q", err, k, result.DownGarbled)
+			}
+		})
 	}
 }

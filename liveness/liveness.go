@@ -42,7 +42,7 @@ var ErrInconclusive = errors.New("the probe could not be made here")
 // ErrGarbled, wrapped in a probe's error, says the target answered with
 // something that does not decode as its protocol: it is there and
 // sending, not silent, but not a server of the protocol either.
-var ErrGarbled = errors.New("answered with bytes that do not decode as the protocol")
+var ErrGarbled = errors.New("bytes that do not decode as the protocol")
 
 // Closed says what a TCP peer that accepted the connection did with a
 // request (what, "LIST_ROOMS_REQ") instead of answering it, for an err

@@ -13,6 +13,7 @@ import (
 	"github.com/lobbybench/lobbybench/conformance"
 
 	"github.com/lobbybench/lobbybench/levconn"
+	"github.com/lobbybench/lobbybench/liveness"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -340,8 +341,11 @@ func (f *levFlow) reply(rt lv.RequestType, types ...lv.ResponseType) (*lv.Messag
 	return nil, false
 }
 
-// reachLeviathan sends Connect(42) and waits for any datagram back.
+// reachLeviathan sends Connect(42) and waits for a datagram back that
+// decodes as Leviathan; one that does not is named (liveness.ErrGarbled),
+// not taken for the endpoint's answer.
 func reachLeviathan(ctx context.Context, env *conformance.Env) (string, error) {
+	var garbled []byte
 	for attempt := 0; attempt < 2; attempt++ {
 		src, err := env.Sources.Acquire(ctx)
 		if err != nil {
@@ -358,10 +362,14 @@ func reachLeviathan(ctx context.Context, env *conformance.Env) (string, error) {
 		conn.SetReadDeadline(time.Now().Add(env.Timeout))
 		buf := make([]byte, 2048)
 		n, err := conn.Read(buf)
+		var p lv.Packet
+		for err == nil && lv.Decode(&p, buf[:n], lv.Lenient) != nil {
+			garbled = append(garbled[:0], buf[:n]...) // not Leviathan: read on
+			n, err = conn.Read(buf)
+		}
 		// Tell the target we are gone, so the check holds nothing.
 		if err == nil {
-			var p lv.Packet
-			if lv.Decode(&p, buf[:n], lv.Lenient) == nil && p.Type == lv.TypeNormal {
+			if p.Type == lv.TypeNormal {
 				bye := lv.AppendNormalHeader(nil, lv.FirstPacketID+1, p.ID, []byte{1}, 1)
 				bye = lv.AppendResponseHeader(bye, 2, lv.ResCloseConnection, 0)
 				conn.Write(bye)
@@ -377,6 +385,10 @@ func reachLeviathan(ctx context.Context, env *conformance.Env) (string, error) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+	}
+	if garbled != nil {
+		return "", fmt.Errorf("%w: %s answered Connect(42) only with %w: %d bytes: %s",
+			conformance.ErrUnreachable, env.Target, liveness.ErrGarbled, len(garbled), conformance.HexShort(garbled))
 	}
 	return "", fmt.Errorf("%w: %s did not answer Connect(42) within %v, twice", conformance.ErrUnreachable, env.Target, env.Timeout)
 }

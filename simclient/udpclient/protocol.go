@@ -60,7 +60,8 @@ func identify() *simclient.Identify {
 }
 
 // reach checks a UDP lobby: a LOBBY_LIST_ROOMS must draw a datagram back
-// (judging it is the run's job). With header_profile auto (or empty) each
+// that frames under a header profile (judging the rest of it is the run's
+// job); datagrams that do not are named, not taken for an answer. With header_profile auto (or empty) each
 // try sends the request in both header profiles, so a server speaking
 // either is reachable, and the reply's profile is returned. With an
 // explicit profile the last try also sends the other profile: a server that
@@ -90,10 +91,11 @@ func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, time
 			What:    "LOBBY_LIST_ROOMS (spec or rtype17 header)",
 			Packets: func(int) [][]byte { return both },
 			Judge: func(b []byte) (bool, error) {
-				if got, ok := udplobby.GuessProfile(b); ok {
+				got, ok := udplobby.GuessProfile(b)
+				if ok {
 					answered = got.String()
 				}
-				return true, nil
+				return ok, nil
 			},
 		}
 	} else {
@@ -110,7 +112,11 @@ func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, time
 				return [][]byte{mine}
 			},
 			Judge: func(b []byte) (bool, error) {
-				if got, ok := udplobby.GuessProfile(b); ok && got != want {
+				got, ok := udplobby.GuessProfile(b)
+				if !ok {
+					return false, nil // not the protocol: keep listening
+				}
+				if got != want {
 					return true, fmt.Errorf("no reply in the %v header, but the server answers the %v header: set header_profile: %v (or auto)", want, got, got)
 				}
 				answered = want.String()
