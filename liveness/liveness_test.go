@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/simclient"
 )
 
 var (
@@ -159,11 +158,5 @@ func TestMarkDown(t *testing.T) {
 	}
 	if got := w.Outages(); len(got) != 2 || got[1].StartNS != 5*time.Second || got[1].LastUpNS != 4*time.Second {
 		t.Fatalf("outages = %+v", got)
-	}
-}
-
-func TestClassifySimclientRefusal(t *testing.T) {
-	if got := Classify(fmt.Errorf("reach: %w", simclient.ErrRefused)); got != result.DownRefused {
-		t.Errorf("Classify(simclient.ErrRefused) = %q, want refused", got)
 	}
 }

@@ -452,8 +452,9 @@ func alive(t *conformance.T) (time.Duration, error) {
 // rtype17 profile too (a lobby drops the one it does not speak: wrong
 // length or CRC, but a fragile server might not), then guesses the profile
 // from the reply. Silence is retried once from other source addresses. A
-// reply that frames under no profile and lacks the rtype17 magic is not
-// taken as the lobby's: the check goes on listening, and fails naming it
+// reply that frames under no profile, lacks the rtype17 magic and whose
+// length field does not fit its size under any profile is not taken as
+// the lobby's: the check goes on listening, and fails naming it
 // (liveness.ErrGarbled) if nothing better comes.
 func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 	t := conformance.NewT(ctx, env, &conformance.Case{ID: "reach", Protocol: ProtoUDP, Level: conformance.Info})
@@ -464,6 +465,7 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 	var garbled []byte // the last reply of no profile and no magic
 	for attempt := 0; attempt < 2; attempt++ {
 		var socks []*conformance.UDPSocket
+		var sockMode []HeaderMode
 		start := time.Now()
 		deadline := start.Add(env.Timeout)
 		for {
@@ -483,8 +485,9 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 					return "", err
 				}
 				socks = append(socks, s)
+				sockMode = append(sockMode, m)
 			}
-			for _, s := range socks {
+			for i, s := range socks {
 				b, err := s.Recv(env.Addr, 5*time.Millisecond)
 				if err != nil {
 					if errors.Is(err, conformance.ErrSilence) {
@@ -497,7 +500,7 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 				}
 				p, ok := udplobby.GuessProfile(b)
 				magic := len(b) >= 4 && [4]byte(b[:4]) == udplobby.Magic
-				if !ok && !magic {
+				if !ok && !magic && !udplobby.LengthFits(b) {
 					garbled = b
 					continue
 				}
@@ -511,8 +514,11 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 					}
 					return fmt.Sprintf("header %s, guessed from the first reply", udpOptions(env).Header), nil
 				}
-				udpOptions(env).Header = HeaderRType17 // it has the magic
-				return fmt.Sprintf("header %s, assumed: the first reply frames under no profile but has the rtype17 magic (% x)", udpOptions(env).Header, b), nil
+				udpOptions(env).Header = sockMode[i]
+				if magic {
+					udpOptions(env).Header = HeaderRType17
+				}
+				return fmt.Sprintf("header %s, assumed: the first reply frames under no profile (% x)", udpOptions(env).Header, b), nil
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				break
@@ -526,7 +532,7 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 		udpOptions(env).Header = HeaderSpec
 	}
 	if garbled != nil {
-		return "", fmt.Errorf("%w: %s answered LOBBY_LIST_ROOMS (header %s) only with what %w: %d bytes: %s",
+		return "", fmt.Errorf("%w: %s answered LOBBY_LIST_ROOMS (header %s) only with %w: %d bytes: %s",
 			conformance.ErrUnreachable, env.Target, headerNames(modes), liveness.ErrGarbled, len(garbled), conformance.HexShort(garbled))
 	}
 	return "", fmt.Errorf("%w: %s did not answer LOBBY_LIST_ROOMS (header %s) within %v, twice", conformance.ErrUnreachable, env.Target, headerNames(modes), env.Timeout)

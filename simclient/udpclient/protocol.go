@@ -60,8 +60,10 @@ func identify() *simclient.Identify {
 }
 
 // reach checks a UDP lobby: a LOBBY_LIST_ROOMS must draw a datagram back
-// that frames under a header profile (judging the rest of it is the run's
-// job); datagrams that do not are named, not taken for an answer. With header_profile auto (or empty) each
+// that is a lobby's, framed under a header profile or at least with a
+// length field that fits (udplobby.LengthFits: judging its CRC and the
+// rest is the run's job); bytes of no protocol are named, not taken for
+// an answer. With header_profile auto (or empty) each
 // try sends the request in both header profiles, so a server speaking
 // either is reachable, and the reply's profile is returned. With an
 // explicit profile the last try also sends the other profile: a server that
@@ -95,7 +97,7 @@ func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, time
 				if ok {
 					answered = got.String()
 				}
-				return ok, nil
+				return ok || udplobby.LengthFits(b), nil
 			},
 		}
 	} else {
@@ -113,10 +115,10 @@ func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, time
 			},
 			Judge: func(b []byte) (bool, error) {
 				got, ok := udplobby.GuessProfile(b)
-				if !ok {
+				if !ok && !udplobby.LengthFits(b) {
 					return false, nil // not the protocol: keep listening
 				}
-				if got != want {
+				if ok && got != want {
 					return true, fmt.Errorf("no reply in the %v header, but the server answers the %v header: set header_profile: %v (or auto)", want, got, got)
 				}
 				answered = want.String()
