@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
@@ -117,11 +118,18 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scen
 			// What the load had answered as each probe started: an
 			// outage's AnsweredBefore is the figure at its first failed
 			// probe (a hang is declared a probe or more later).
+			at := time.Since(start)
 			x.mu.Lock()
-			x.history[x.next%len(x.history)] = probeStart{time.Since(start), col.Live().Successes}
+			x.history[x.next%len(x.history)] = probeStart{at, col.Live().Successes}
 			x.next++
 			x.mu.Unlock()
-			return probe(ctx)
+			if cfg.Owned == nil {
+				return probe(ctx)
+			}
+			life := cfg.Owned.Current()
+			err := probe(ctx)
+			exitWins(x.w, life, at, err, reapWait)
+			return err
 		},
 		Interval: cfg.Watchdog,
 		Timeout:  timeout,
@@ -149,6 +157,32 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scen
 		x.w.Run(wctx)
 	}()
 	return x
+}
+
+// reapWait bounds how long a refused probe of an owned target waits for
+// its process's end (exitWins).
+const reapWait = time.Second
+
+// exitWins makes an owned process's end win over what a probe started at
+// offset at saw of it: the kernel closes a killed process's sockets
+// before its parent reaps it, so a probe can find the port refused
+// before the exit is known, and the outage then read "refuses
+// connections" or "exited" by the race. A refused probe (err) of the
+// process life waits up to wait for its end and, when it came, marks
+// the target down with its exit before the refusal is observed.
+func exitWins(w *liveness.Watchdog, life owned.Life, at time.Duration, err error, wait time.Duration) {
+	if liveness.Classify(err) != result.DownRefused {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-life.Exited():
+	case <-t.C:
+		return // still running: the refusal stands
+	}
+	exit, tail, _ := life.Ended()
+	w.MarkDown(at, result.DownExited, "", exit, tail)
 }
 
 // info is the watchdog's part of Info, after stop.
