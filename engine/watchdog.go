@@ -68,6 +68,10 @@ type watch struct {
 	col    *metrics.Collector
 	cancel context.CancelFunc
 	done   chan struct{}
+	// settle is the longest a request of the plan can take (settleTime):
+	// failures later than that after an outage are of requests sent once
+	// the target was back.
+	settle time.Duration
 
 	mu       sync.Mutex
 	answered map[time.Duration]int64 // by outage start
@@ -107,7 +111,7 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scen
 	if timeout <= 0 {
 		timeout = watchdogTimeout(plan)
 	}
-	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}}
+	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}, settle: settleTime(plan)}
 	probe := watchProbe(p, addr, plan.Options, timeout)
 	// OnChange runs in the watchdog's goroutine and in whoever calls
 	// MarkDown (an owned server's end, seen by cmd): one note at a time,
@@ -233,9 +237,37 @@ func (x *watch) outages() []result.Outage {
 		// after it failed while the target was going down.
 		o.Failures, o.During = x.col.FailuresIn(o.LastUpNS, to)
 		o.AnsweredBefore = x.answered[o.StartNS]
+		if o.Back && (o.Kind == result.DownRefused || o.Kind == result.DownExited) {
+			// A new process answers: what failed of the requests sent to
+			// it, up to the next outage, its lost state cost.
+			from := roundUp(o.EndNS+x.settle, metrics.FailResolution)
+			until := time.Duration(0)
+			if i+1 < len(out) {
+				until = out[i+1].LastUpNS
+			}
+			if until == 0 || until > from {
+				o.FailuresAfter, _ = x.col.FailuresIn(from, until)
+			}
+		}
 	}
 	return out
 }
+
+// settleTime is the longest a request of plan can take, all its tries:
+// a failure that long after the target came back is of a request sent
+// once it was back.
+func settleTime(plan *scenario.Plan) time.Duration {
+	longest := time.Duration(0)
+	for _, f := range plan.Flows {
+		for _, s := range f.Steps {
+			p := s.Policy
+			longest = max(longest, p.Timeout*time.Duration(p.Retries+1)+p.RetryInterval*time.Duration(p.Retries))
+		}
+	}
+	return longest
+}
+
+func roundUp(d, to time.Duration) time.Duration { return (d + to - 1) / to * to }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 

@@ -81,6 +81,13 @@ type Outage struct {
 	// end when not back), by reason, to 100 ms (run only): what the
 	// outage cost, apart from what failed while the target was up.
 	Failures map[string]int64 `json:"failures_by_reason,omitempty"`
+	// FailuresAfter, for an outage the target came back from after its
+	// process was gone (refused or exited: a restarted server), are the
+	// load's failures of requests sent once it was back (from EndNS and
+	// the longest a request sent before could still take, to the next
+	// outage or the end), by reason (run only): what the restart's lost
+	// state cost (sessions, rooms the new process never knew).
+	FailuresAfter map[string]int64 `json:"failures_after_back,omitempty"`
 }
 
 // Duration is how long the outage lasted, up to end when it was not back.
