@@ -147,5 +147,9 @@ func judge(level Level, err error) (verdict, expected, actual string) {
 			return result.VerdictInfo, ve.Expected, ve.Actual
 		}
 	}
-	return result.VerdictSkip, "", "harness error: " + err.Error()
+	return result.VerdictSkip, "", harnessError + err.Error()
 }
+
+// harnessError begins the Actual of a case skipped for an error of the
+// harness's own.
+const harnessError = "harness error: "

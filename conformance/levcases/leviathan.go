@@ -136,17 +136,22 @@ func (c *levClient) pump(within time.Duration) error {
 }
 
 // await runs the connection until a new message satisfying match arrives
-// (returned, payload copied), within the given time; ErrSilence otherwise.
-// The server's own Connect request is answered, as the engine's client does.
+// (returned, payload copied), within the given time (a conformance.Wait:
+// the harness's stalls extend it, and what is queued is read before it
+// gives up); ErrSilence otherwise, or a *conformance.StallError when it
+// cannot tell. The server's own Connect request is answered, as the
+// engine's client does.
 func (c *levClient) await(match func(*lv.Message) bool, within time.Duration) (*lv.Message, error) {
-	deadline := time.Now().Add(within)
+	w := c.t.NewWait(within)
 	c.mu.Lock()
 	first := len(c.msgs)
 	c.mu.Unlock()
 	for {
-		e, err := c.d.Next(c.t.Ctx, deadline)
+		e, err := c.d.Next(c.t.Ctx, w.Deadline())
 		if err != nil {
 			switch {
+			case errors.Is(err, levconn.ErrTimeout) && !w.TimedOut():
+				continue
 			case errors.Is(err, levconn.ErrTimeout):
 				// Say what came instead, if anything: never "no reply"
 				// when the server sent something.
@@ -157,7 +162,7 @@ func (c *levClient) await(match func(*lv.Message) bool, within time.Duration) (*
 					names, raw = append(names, m.String()), append(raw, m.Payload)
 				}
 				c.mu.Unlock()
-				return nil, conformance.Instead("matching message", names, raw)
+				return nil, w.Err(conformance.Instead("matching message", names, raw))
 			case levconn.IsRefused(err):
 				return nil, fmt.Errorf("%w: port closed (ICMP unreachable)", conformance.ErrUnreachable)
 			}

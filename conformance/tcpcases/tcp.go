@@ -135,8 +135,7 @@ func (e *closedError) Unwrap() error        { return e.err }
 
 // read reads one frame within d and returns its payload.
 func (c *tcpClient) read(d time.Duration) ([]byte, error) {
-	c.c.SetReadDeadline(time.Now().Add(d))
-	if _, err := io.ReadFull(c.c, c.hdr[:]); err != nil {
+	if err := c.t.ReadFull(c.c, c.hdr[:], d); err != nil {
 		return nil, c.readErr(err)
 	}
 	n := binary.LittleEndian.Uint32(c.hdr[:])
@@ -146,8 +145,7 @@ func (c *tcpClient) read(d time.Duration) ([]byte, error) {
 	}
 	buf := make([]byte, 4+n)
 	copy(buf, c.hdr[:])
-	c.c.SetReadDeadline(time.Now().Add(c.t.Env.Timeout))
-	if _, err := io.ReadFull(c.c, buf[4:]); err != nil {
+	if err := c.t.ReadFull(c.c, buf[4:], c.t.Env.Timeout); err != nil {
 		c.t.LogRecv(c.local, c.peer, c.hdr[:], "length prefix; the payload never came")
 		return nil, c.readErr(err)
 	}
