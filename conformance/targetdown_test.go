@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
@@ -509,23 +511,13 @@ func TestOwnedTargetRerunAlone(t *testing.T) {
 // the suite and after each case) naming what came, classified garbled,
 // not silent, and never taken for a lobby or an endpoint.
 func TestReachGarbled(t *testing.T) {
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	p, err := faultproxy.UDP(netip.MustParseAddrPort("127.0.0.1:9"), faultproxy.Garble, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	junk := []byte{0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x42, 0x99, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			_, from, err := c.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			_, _ = c.WriteToUDPAddrPort(junk, from)
-		}
-	}()
-	target := c.LocalAddr().String()
+	defer p.Close()
+	p.Trip()
+	target := p.Addr().String()
 	for _, cfg := range []Config{
 		{Target: target, Protocol: protoUDP, Options: udpLobbyOptions("auto", PortRange{}), Timeout: 300 * time.Millisecond},
 		{Target: target, Protocol: protoUDP, Options: udpLobbyOptions("spec", PortRange{}), Timeout: 300 * time.Millisecond},

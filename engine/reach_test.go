@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
@@ -199,26 +200,16 @@ func TestReachLeviathanSilence(t *testing.T) {
 }
 
 // garbageServer is a UDP server on 127.0.0.1 that answers every datagram
-// with the same 16 random-looking bytes, which decode as no protocol.
+// with faultproxy.Junk, which decodes as no protocol.
 func garbageServer(t *testing.T) netip.AddrPort {
 	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	p, err := faultproxy.UDP(deadPort(t), faultproxy.Garble, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	junk := []byte{0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x42, 0x99, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			_, from, err := c.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			_, _ = c.WriteToUDPAddrPort(junk, from)
-		}
-	}()
-	return c.LocalAddr().(*net.UDPAddr).AddrPort()
+	t.Cleanup(p.Close)
+	p.Trip()
+	return p.Addr()
 }
 
 // TestReachRandomBytes: a UDP target that answers with bytes of no

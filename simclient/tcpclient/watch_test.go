@@ -2,13 +2,13 @@ package tcpclient
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
@@ -54,8 +54,8 @@ func TestWatch(t *testing.T) {
 		{"reference lobby", srv.Addr(tcplobby.ProtocolName), "", "", true, false},
 		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), result.DownSilent, "no reply", true, false},
 		{"nothing listening", goneAddr, result.DownRefused, "refused", false, false},
-		{"accepts then closes", closingServer(t, false), result.DownClosed, "closed the connection after accept", true, false},
-		{"accepts then resets", closingServer(t, true), result.DownClosed, "reset the connection", true, true},
+		{"accepts then closes", closingServer(t, srv.Addr(tcplobby.ProtocolName), false), result.DownClosed, "closed the connection after accept", true, false},
+		{"accepts then resets", closingServer(t, srv.Addr(tcplobby.ProtocolName), true), result.DownClosed, "reset the connection", true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,34 +77,19 @@ func TestWatch(t *testing.T) {
 	}
 }
 
-// closingServer listens on loopback and, to every connection it
-// accepts, answers nothing: it closes it cleanly (FIN, then reads until
-// the peer closes), or with reset, aborts it (SO_LINGER 0: RST).
-func closingServer(t *testing.T, reset bool) netip.AddrPort {
+// closingServer is a proxy in front of lobby that closes every connection
+// it accepts, unanswered (FIN), or with reset, resets it (RST).
+func closingServer(t *testing.T, lobby netip.AddrPort, reset bool) netip.AddrPort {
 	t.Helper()
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	mode := faultproxy.Close
+	if reset {
+		mode = faultproxy.Reset
+	}
+	p, err := faultproxy.TCP(lobby, mode, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.AcceptTCP()
-			if err != nil {
-				return
-			}
-			if reset {
-				c.SetLinger(0)
-				c.Close()
-				continue
-			}
-			go func() {
-				defer c.Close()
-				c.CloseWrite()
-				c.SetReadDeadline(time.Now().Add(10 * time.Second))
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).AddrPort()
+	t.Cleanup(p.Close)
+	p.Trip()
+	return p.Addr()
 }
