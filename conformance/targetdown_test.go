@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"net/netip"
@@ -509,7 +510,8 @@ func TestOwnedTargetRerunAlone(t *testing.T) {
 // TestReachGarbled: a UDP target that answers every datagram with bytes
 // of no protocol fails conform's reachability check (the one made before
 // the suite and after each case) naming what came, classified garbled,
-// not silent, and never taken for a lobby or an endpoint.
+// not silent, never taken for a lobby or an endpoint, and not called
+// unreachable.
 func TestReachGarbled(t *testing.T) {
 	p, err := faultproxy.UDP(netip.MustParseAddrPort("127.0.0.1:9"), faultproxy.Garble, 0)
 	if err != nil {
@@ -531,11 +533,17 @@ func TestReachGarbled(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			err = check(ctx)
-			if err == nil || !strings.Contains(err.Error(), "16 bytes: de ad be ef") {
+			if err == nil || !strings.Contains(err.Error(), "16 bytes that do not decode as it: de ad be ef") {
 				t.Fatalf("reach = %v, want it to fail naming the 16 bytes", err)
 			}
 			if k := liveness.Classify(err); k != result.DownGarbled {
 				t.Errorf("Classify(%v) = %q, want %q", err, k, result.DownGarbled)
+			}
+			// No suite can run (exit 3), but the words are not
+			// "unreachable": it answers, in no protocol.
+			if !errors.Is(err, ErrUnreachable) || strings.Contains(err.Error(), "unreachable") ||
+				!strings.Contains(err.Error(), "answers, but not in its protocol") {
+				t.Errorf("reach = %v, want ErrUnreachable saying it answers, but not in its protocol", err)
 			}
 		})
 	}

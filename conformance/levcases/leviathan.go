@@ -13,7 +13,6 @@ import (
 	"github.com/lobbybench/lobbybench/conformance"
 
 	"github.com/lobbybench/lobbybench/levconn"
-	"github.com/lobbybench/lobbybench/liveness"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
@@ -347,7 +346,7 @@ func (f *levFlow) reply(rt lv.RequestType, types ...lv.ResponseType) (*lv.Messag
 }
 
 // reachLeviathan sends Connect(42) and waits for a datagram back that
-// decodes as Leviathan; one that does not is named (liveness.ErrGarbled),
+// decodes as Leviathan; one that does not is named (conformance.Garbled),
 // not taken for the endpoint's answer.
 func reachLeviathan(ctx context.Context, env *conformance.Env) (string, error) {
 	var garbled []byte
@@ -392,8 +391,7 @@ func reachLeviathan(ctx context.Context, env *conformance.Env) (string, error) {
 		}
 	}
 	if garbled != nil {
-		return "", fmt.Errorf("%w: %s answered Connect(42) only with %w: %d bytes: %s",
-			conformance.ErrUnreachable, env.Target, liveness.ErrGarbled, len(garbled), conformance.HexShort(garbled))
+		return "", conformance.Garbled(env.Target, "Connect(42)", garbled)
 	}
 	return "", fmt.Errorf("%w: %s did not answer Connect(42) within %v, twice", conformance.ErrUnreachable, env.Target, env.Timeout)
 }

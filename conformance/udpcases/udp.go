@@ -17,7 +17,6 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/refusals"
-	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
@@ -455,7 +454,7 @@ func alive(t *conformance.T) (time.Duration, error) {
 // reply that frames under no profile, lacks the rtype17 magic and whose
 // length field does not fit its size under any profile is not taken as
 // the lobby's: the check goes on listening, and fails naming it
-// (liveness.ErrGarbled) if nothing better comes.
+// (conformance.Garbled) if nothing better comes.
 func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 	t := conformance.NewT(ctx, env, &conformance.Case{ID: "reach", Protocol: ProtoUDP, Level: conformance.Info})
 	modes := []HeaderMode{udpOptions(env).Header}
@@ -532,8 +531,7 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 		udpOptions(env).Header = HeaderSpec
 	}
 	if garbled != nil {
-		return "", fmt.Errorf("%w: %s answered LOBBY_LIST_ROOMS (header %s) only with %w: %d bytes: %s",
-			conformance.ErrUnreachable, env.Target, headerNames(modes), liveness.ErrGarbled, len(garbled), conformance.HexShort(garbled))
+		return "", conformance.Garbled(env.Target, "LOBBY_LIST_ROOMS (header "+headerNames(modes)+")", garbled)
 	}
 	return "", fmt.Errorf("%w: %s did not answer LOBBY_LIST_ROOMS (header %s) within %v, twice", conformance.ErrUnreachable, env.Target, headerNames(modes), env.Timeout)
 }
