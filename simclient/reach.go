@@ -73,8 +73,8 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 	var garbled []byte // the last datagram Judge did not take
 	silence := func() error {
 		if garbled != nil {
-			return fmt.Errorf("no reply to %s within %v: the target answered with %w: %d bytes: %s",
-				p.What, timeout, liveness.ErrGarbled, len(garbled), hexPrefix(garbled))
+			return fmt.Errorf("%s drew only %w within %v: %d bytes: %s",
+				p.What, liveness.ErrGarbled, timeout, len(garbled), hexPrefix(garbled))
 		}
 		return fmt.Errorf("no reply to %s within %v", p.What, timeout)
 	}
