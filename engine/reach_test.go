@@ -245,6 +245,9 @@ func TestReachRandomBytes(t *testing.T) {
 					t.Errorf("reach = %v, want it to say %q", err, want)
 				}
 			}
+			if strings.Contains(err.Error(), "no reply") {
+				t.Errorf("reach = %v: says \"no reply\" where bytes came", err)
+			}
 			if k := liveness.Classify(err); k != result.DownGarbled {
 				t.Errorf("Classify = %q, want %q", k, result.DownGarbled)
 			}
