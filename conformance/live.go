@@ -106,6 +106,7 @@ func (lr *liveRun) probe(ctx context.Context) error {
 	if err != nil && errors.Is(err, ErrUnreachable) {
 		// The outage says the target is down: the probe's words need not.
 		msg := strings.TrimPrefix(err.Error(), ErrUnreachable.Error()+": ")
+		msg = strings.TrimPrefix(msg, "target ") // Garbled's
 		msg = strings.TrimPrefix(strings.TrimPrefix(msg, lr.env.Target+": "), lr.env.Target+" ")
 		return &probeError{msg: msg, err: err}
 	}

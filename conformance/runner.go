@@ -278,6 +278,9 @@ func runCase(ctx context.Context, env *Env, c *Case) result.Case {
 	res.DurationNS = time.Since(start)
 	t.mu.Lock()
 	res.Notes = append([]string(nil), t.notes...)
+	t.mu.Unlock()
+	t.stallVerdict(&res)
+	t.mu.Lock()
 	fl := t.fixtureLogs
 	t.mu.Unlock()
 	seen := map[*wireLog]bool{}

@@ -58,6 +58,10 @@ type T struct {
 	// fixtureLogs are the wire logs of the fixtures the case used, appended
 	// to its own at the end.
 	fixtureLogs []*wireLog
+	// stalled is the largest stall of the harness a wait of the case
+	// measured; cannotTell the first wait it made inconclusive (Wait).
+	stalled    time.Duration
+	cannotTell *StallError
 }
 
 func NewT(ctx context.Context, env *Env, c *Case) *T {
@@ -184,6 +188,9 @@ type Env struct {
 	selected map[string]bool
 	down     string
 	cleanups []func()
+	// stallHook, set by tests, runs in every wait between a read's
+	// deadline and the read: a stall of the harness.
+	stallHook func()
 }
 
 // Follow returns where a case may send when the server named dst for it

@@ -3,14 +3,18 @@ package conformance
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/faultproxy"
+	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/result"
 	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -20,7 +24,9 @@ import (
 // dyingTCP is a proxy in front of a TCP lobby that dies the first time a
 // client sends a frame of type on: "abort" closes its listener and every
 // connection for good (a new connection is refused), "hang" stops relaying
-// anything in either direction while it keeps accepting (silent).
+// anything in either direction while it keeps accepting (silent), "close"
+// and "reset" close or reset every connection, and each new one as it
+// accepts it (closed).
 type dyingTCP struct {
 	ln    net.Listener
 	how   string
@@ -107,7 +113,8 @@ func newDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) *dyingTCP
 			dead := p.dead
 			p.mu.Unlock()
 			if dead {
-				continue // hung: accepted, never answered
+				p.end(cc) // hung: accepted, never answered; or closed
+				continue
 			}
 			uc, err := net.Dial("tcp", upstream)
 			if err != nil {
@@ -186,9 +193,23 @@ func (p *dyingTCP) die() {
 	p.dead, p.stalled = true, false
 	if p.how == "abort" {
 		p.ln.Close()
-		for _, c := range p.conns {
-			c.Close()
+	}
+	for _, c := range p.conns {
+		p.end(c)
+	}
+}
+
+// end ends c as the dead proxy does: closed when it aborts, closed or
+// reset when it closes or resets; when it hangs, left open.
+func (p *dyingTCP) end(c net.Conn) {
+	switch p.how {
+	case "reset":
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0)
 		}
+		c.Close()
+	case "abort", "close":
+		c.Close()
 	}
 }
 
@@ -210,6 +231,9 @@ func checkDeath(t *testing.T, rep *result.Conform, kind string, wantNotRun bool)
 	o := rep.Outages[0]
 	if o.Kind != kind || len(o.During) == 0 || o.Back {
 		t.Errorf("outage %+v: want kind %s, cases in flight, not back", o, kind)
+	}
+	if kind == result.DownClosed && (!strings.Contains(o.Detail, "the connection after accept") || strings.Contains(o.Detail, "no answer")) {
+		t.Errorf("outage detail %q: want what the server did to the connection, never \"no answer\"", o.Detail)
 	}
 	during := map[string]bool{}
 	for _, id := range o.During {
@@ -276,6 +300,8 @@ func TestTargetDies(t *testing.T) {
 		{"udp-lobby hangs on LOBBY_JOIN_ROOM", result.DownSilent, udp("hang"), "udp-lobby/8/1"},
 		{"tcp-lobby aborts on READY_REQ", result.DownRefused, tcp("abort"), "tcp-lobby/5.3/1"},
 		{"tcp-lobby hangs on READY_REQ", result.DownSilent, tcp("hang"), "tcp-lobby/5.3/1"},
+		{"tcp-lobby closes every connection after READY_REQ", result.DownClosed, tcp("close"), "tcp-lobby/5.3/1"},
+		{"tcp-lobby resets every connection after READY_REQ", result.DownClosed, tcp("reset"), "tcp-lobby/5.3/1"},
 		{"leviathan aborts on JoinGame", result.DownRefused, lev("abort"), "leviathan/3/3"},
 		{"leviathan hangs on JoinGame", result.DownSilent, lev("hang"), "leviathan/3/3"},
 	}
@@ -478,5 +504,47 @@ func TestOwnedTargetRerunAlone(t *testing.T) {
 	}
 	if t.Failed() {
 		logReport(t, rep)
+	}
+}
+
+// TestReachGarbled: a UDP target that answers every datagram with bytes
+// of no protocol fails conform's reachability check (the one made before
+// the suite and after each case) naming what came, classified garbled,
+// not silent, never taken for a lobby or an endpoint, and not called
+// unreachable.
+func TestReachGarbled(t *testing.T) {
+	p, err := faultproxy.UDP(netip.MustParseAddrPort("127.0.0.1:9"), faultproxy.Garble, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.Trip()
+	target := p.Addr().String()
+	for _, cfg := range []Config{
+		{Target: target, Protocol: protoUDP, Options: udpLobbyOptions("auto", PortRange{}), Timeout: 300 * time.Millisecond},
+		{Target: target, Protocol: protoUDP, Options: udpLobbyOptions("spec", PortRange{}), Timeout: 300 * time.Millisecond},
+		{Target: target, Protocol: protoLeviathan, Timeout: 300 * time.Millisecond},
+	} {
+		t.Run(cfg.Protocol, func(t *testing.T) {
+			check, err := cfg.ReachCheck()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err = check(ctx)
+			if err == nil || !strings.Contains(err.Error(), "16 bytes that do not decode as it: de ad be ef") {
+				t.Fatalf("reach = %v, want it to fail naming the 16 bytes", err)
+			}
+			if k := liveness.Classify(err); k != result.DownGarbled {
+				t.Errorf("Classify(%v) = %q, want %q", err, k, result.DownGarbled)
+			}
+			// No suite can run (exit 3), but the words are not
+			// "unreachable": it answers, in no protocol.
+			if !errors.Is(err, ErrUnreachable) || strings.Contains(err.Error(), "unreachable") ||
+				!strings.Contains(err.Error(), "answers, but not in its protocol") {
+				t.Errorf("reach = %v, want ErrUnreachable saying it answers, but not in its protocol", err)
+			}
+		})
 	}
 }

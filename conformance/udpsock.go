@@ -210,11 +210,13 @@ func (s *UDPSocket) Recv(from netip.AddrPort, d time.Duration) ([]byte, error) {
 }
 
 // RecvFrom is recv that also returns the address the datagram came from.
+// The wait is a Wait: stalls of the harness extend it, and what is
+// already queued is read before silence is declared.
 func (s *UDPSocket) RecvFrom(from netip.AddrPort, d time.Duration) ([]byte, netip.AddrPort, error) {
-	deadline := time.Now().Add(d)
+	w := s.t.NewWait(d)
 	var others []string
 	for {
-		if err := s.c.SetReadDeadline(deadline); err != nil {
+		if err := s.c.SetReadDeadline(w.Deadline()); err != nil {
 			return nil, netip.AddrPort{}, err
 		}
 		n, src, err := s.c.ReadFromUDPAddrPort(s.buf)
@@ -223,10 +225,13 @@ func (s *UDPSocket) RecvFrom(from netip.AddrPort, d time.Duration) ([]byte, neti
 				if s.t.Ctx.Err() != nil {
 					return nil, netip.AddrPort{}, s.t.Ctx.Err()
 				}
-				if len(others) > 0 {
-					return nil, netip.AddrPort{}, &Silence{others: others}
+				if !w.TimedOut() {
+					continue
 				}
-				return nil, netip.AddrPort{}, ErrSilence
+				if len(others) > 0 {
+					return nil, netip.AddrPort{}, w.Err(&Silence{others: others})
+				}
+				return nil, netip.AddrPort{}, w.Err(ErrSilence)
 			}
 			return nil, netip.AddrPort{}, err
 		}

@@ -5,12 +5,30 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/result"
 )
 
 // ErrUnreachable is wrapped by a Group's Reach when the target does not
 // answer at all; the CLI exits 3 on it.
 var ErrUnreachable = errors.New("target unreachable")
+
+// Garbled is the error of a Group's Reach when the target answered what
+// (its request, "LOBBY_LIST_ROOMS") only with b, bytes of no protocol: it
+// says so ("target T answers, but not in its protocol: …"), not that the
+// target is unreachable, while it matches ErrUnreachable (no suite can run:
+// exit 3) and liveness.ErrGarbled (the target-life check's outage kind).
+func Garbled(target, what string, b []byte) error {
+	return &garbledError{msg: fmt.Sprintf("target %s answers, but not in its protocol: %s drew only %d bytes that do not decode as it: %s",
+		target, what, len(b), HexShort(b))}
+}
+
+type garbledError struct{ msg string }
+
+func (e *garbledError) Error() string { return e.msg }
+func (e *garbledError) Is(target error) bool {
+	return target == ErrUnreachable || target == liveness.ErrGarbled
+}
 
 // VerifyError is what a case returns when the target breaks the requirement
 // (h2spec's verifiers): what the case expected and what it saw. It drives
@@ -147,5 +165,9 @@ func judge(level Level, err error) (verdict, expected, actual string) {
 			return result.VerdictInfo, ve.Expected, ve.Actual
 		}
 	}
-	return result.VerdictSkip, "", "harness error: " + err.Error()
+	return result.VerdictSkip, "", harnessError + err.Error()
 }
+
+// harnessError begins the Actual of a case skipped for an error of the
+// harness's own.
+const harnessError = "harness error: "

@@ -92,19 +92,16 @@ func (d *drill) apply(ctx context.Context, i int, f owned.Fault) {
 	d.mu.Unlock()
 	markDone := make(chan struct{})
 	if f.Kill != "" && d.wd != nil {
-		exited := d.p.Exited()
+		life := d.p.Current() // its own exit, even once restarted
 		go func() {
 			defer close(markDone)
 			select {
-			case <-exited:
+			case <-life.Exited():
 			case <-ctx.Done():
 				return
 			}
-			exit := d.p.ExitStatus() // "" when already restarted
-			if exit == "" {
-				exit = "ended by " + f.Kill
-			}
-			d.wd.MarkDown(at, result.DownExited, "drill: "+f.String(), exit, d.p.Tail())
+			exit, tail, _ := life.Ended()
+			d.wd.MarkDown(at, result.DownExited, "drill: "+f.String(), exit, tail)
 		}()
 	} else {
 		close(markDone)

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -18,6 +20,11 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
+	if errors.Is(e.Err, liveness.ErrGarbled) {
+		// It is there and sending: not unreachable, but no server of
+		// the protocol either.
+		return fmt.Sprintf("target %s answers, but not in its protocol: %v", e.Target, e.Err)
+	}
 	return fmt.Sprintf("target %s unreachable: %v", e.Target, e.Err)
 }
 

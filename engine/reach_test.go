@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/faultproxy"
+	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/refserver"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/simclient/udpclient"
@@ -193,5 +196,61 @@ func TestReachLeviathanSilence(t *testing.T) {
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no reply to a Leviathan Connect") {
 		t.Errorf("Reach = %v, want unreachable: no reply to a Leviathan Connect", err)
+	}
+}
+
+// garbageServer is a UDP server on 127.0.0.1 that answers every datagram
+// with faultproxy.Junk, which decodes as no protocol.
+func garbageServer(t *testing.T) netip.AddrPort {
+	t.Helper()
+	p, err := faultproxy.UDP(deadPort(t), faultproxy.Garble, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	p.Trip()
+	return p.Addr()
+}
+
+// TestReachRandomBytes: a UDP target that answers with bytes of no
+// protocol is not alive, for the reachability check and so for the
+// watchdog (which probes with it): the check fails naming what came (its
+// size and first bytes, never "unreachable" alone), and the watchdog
+// classifies it as garbled, not silent.
+func TestReachRandomBytes(t *testing.T) {
+	junk := garbageServer(t)
+	for _, tc := range []struct {
+		name    string
+		proto   scenario.ProtocolName
+		profile string
+	}{
+		{"udp-lobby, auto", udplobby.ProtocolName, "auto"},
+		{"udp-lobby, spec", udplobby.ProtocolName, "spec"},
+		{"udp-lobby, rtype17", udplobby.ProtocolName, "rtype17"},
+		{"leviathan", leviathan.ProtocolName, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := simclient.Describe(string(tc.proto))
+			var opts scenario.Options
+			if tc.profile != "" {
+				opts = udpclient.Options{HeaderProfile: tc.profile}
+			}
+			_, err := reach(context.Background(), p, opts, junk, 300*time.Millisecond)
+			var ue *UnreachableError
+			if !errors.As(err, &ue) {
+				t.Fatalf("reach = %v, want it to fail", err)
+			}
+			for _, want := range []string{"answers, but not in its protocol", "16 bytes: de ad be ef 13 37"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("reach = %v, want it to say %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "no reply") {
+				t.Errorf("reach = %v: says \"no reply\" where bytes came", err)
+			}
+			if k := liveness.Classify(err); k != result.DownGarbled {
+				t.Errorf("Classify = %q, want %q", k, result.DownGarbled)
+			}
+		})
 	}
 }

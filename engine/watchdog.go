@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
@@ -67,6 +68,10 @@ type watch struct {
 	col    *metrics.Collector
 	cancel context.CancelFunc
 	done   chan struct{}
+	// settle is the longest a request of the plan can take (settleTime):
+	// failures later than that after an outage are of requests sent once
+	// the target was back.
+	settle time.Duration
 
 	mu       sync.Mutex
 	answered map[time.Duration]int64 // by outage start
@@ -106,7 +111,7 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scen
 	if timeout <= 0 {
 		timeout = watchdogTimeout(plan)
 	}
-	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}}
+	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}, settle: settleTime(plan)}
 	probe := watchProbe(p, addr, plan.Options, timeout)
 	// OnChange runs in the watchdog's goroutine and in whoever calls
 	// MarkDown (an owned server's end, seen by cmd): one note at a time,
@@ -117,11 +122,18 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scen
 			// What the load had answered as each probe started: an
 			// outage's AnsweredBefore is the figure at its first failed
 			// probe (a hang is declared a probe or more later).
+			at := time.Since(start)
 			x.mu.Lock()
-			x.history[x.next%len(x.history)] = probeStart{time.Since(start), col.Live().Successes}
+			x.history[x.next%len(x.history)] = probeStart{at, col.Live().Successes}
 			x.next++
 			x.mu.Unlock()
-			return probe(ctx)
+			if cfg.Owned == nil {
+				return probe(ctx)
+			}
+			life := cfg.Owned.Current()
+			err := probe(ctx)
+			exitWins(x.w, life, at, err, reapWait)
+			return err
 		},
 		Interval: cfg.Watchdog,
 		Timeout:  timeout,
@@ -151,6 +163,32 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scen
 	return x
 }
 
+// reapWait bounds how long a refused probe of an owned target waits for
+// its process's end (exitWins).
+const reapWait = time.Second
+
+// exitWins makes an owned process's end win over what a probe started at
+// offset at saw of it: the kernel closes a killed process's sockets
+// before its parent reaps it, so a probe can find the port refused
+// before the exit is known, and the outage then read "refuses
+// connections" or "exited" by the race. A refused probe (err) of the
+// process life waits up to wait for its end and, when it came, marks
+// the target down with its exit before the refusal is observed.
+func exitWins(w *liveness.Watchdog, life owned.Life, at time.Duration, err error, wait time.Duration) {
+	if liveness.Classify(err) != result.DownRefused {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-life.Exited():
+	case <-t.C:
+		return // still running: the refusal stands
+	}
+	exit, tail, _ := life.Ended()
+	w.MarkDown(at, result.DownExited, "", exit, tail)
+}
+
 // info is the watchdog's part of Info, after stop.
 func (x *watch) info() *WatchdogInfo {
 	made, answered := x.w.Probes()
@@ -172,6 +210,7 @@ func outageNote(addr netip.AddrPort, o result.Outage) string {
 	}
 	line := fmt.Sprintf("lobbybench: TARGET DOWN at +%s: %v %s", secs(o.StartNS), addr, map[string]string{
 		result.DownRefused: "refuses connections", result.DownSilent: "stopped answering", result.DownExited: "exited",
+		result.DownClosed: "closes connections unanswered", result.DownGarbled: "answers, but not in its protocol",
 	}[o.Kind])
 	if why != "" {
 		line += " (" + why + ")"
@@ -198,9 +237,37 @@ func (x *watch) outages() []result.Outage {
 		// after it failed while the target was going down.
 		o.Failures, o.During = x.col.FailuresIn(o.LastUpNS, to)
 		o.AnsweredBefore = x.answered[o.StartNS]
+		if o.Back && (o.Kind == result.DownRefused || o.Kind == result.DownExited) {
+			// A new process answers: what failed of the requests sent to
+			// it, up to the next outage, its lost state cost.
+			from := roundUp(o.EndNS+x.settle, metrics.FailResolution)
+			until := time.Duration(0)
+			if i+1 < len(out) {
+				until = out[i+1].LastUpNS
+			}
+			if until == 0 || until > from {
+				o.FailuresAfter, _ = x.col.FailuresIn(from, until)
+			}
+		}
 	}
 	return out
 }
+
+// settleTime is the longest a request of plan can take, all its tries:
+// a failure that long after the target came back is of a request sent
+// once it was back.
+func settleTime(plan *scenario.Plan) time.Duration {
+	longest := time.Duration(0)
+	for _, f := range plan.Flows {
+		for _, s := range f.Steps {
+			p := s.Policy
+			longest = max(longest, p.Timeout*time.Duration(p.Retries+1)+p.RetryInterval*time.Duration(p.Retries))
+		}
+	}
+	return longest
+}
+
+func roundUp(d, to time.Duration) time.Duration { return (d + to - 1) / to * to }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
+	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -232,5 +233,48 @@ func TestWatchProbeLocalFailure(t *testing.T) {
 				t.Errorf("Classify(%v) = %q, want %q", err, liveness.Classify(err), tc.kind)
 			}
 		})
+	}
+}
+
+// TestOutageLostState: the failures of requests sent once a restarted
+// target was back (after the longest a request sent before could take)
+// are the outage's FailuresAfter, up to the next outage; those that
+// ended sooner may have been sent while it was down and are not; a hang
+// the target came back from restarted nothing.
+func TestOutageLostState(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	silent := errors.New("no reply to LIST_ROOMS_REQ within 1s")
+	start := time.Now()
+	col := metrics.NewCollector(start)
+	r := col.NewRecorder()
+	k := col.Step("join")
+	fail := func(at time.Duration, reason string, n int) {
+		for i := 0; i < n; i++ {
+			r.Fail(k, reason, start.Add(at))
+		}
+	}
+	fail(1500*time.Millisecond, "conn_refused", 2) // while down
+	fail(2500*time.Millisecond, "timeout", 5)      // within the settle time: maybe sent while down
+	fail(4*time.Second, "timeout", 7)              // sent to the restarted server
+	fail(11*time.Second, "timeout", 1)             // during the hang
+	fail(13*time.Second, "timeout", 4)             // after the hang
+
+	w := &liveness.Watchdog{SilentAfter: 1}
+	for _, p := range []struct {
+		at  time.Duration
+		err error
+	}{{0, nil}, {time.Second, refused}, {2 * time.Second, nil}, {9 * time.Second, nil}, {10 * time.Second, silent}, {12 * time.Second, nil}} {
+		w.Observe(p.at, p.err)
+	}
+	x := &watch{w: w, col: col, answered: map[time.Duration]int64{}, settle: time.Second}
+	out := x.outages()
+	if len(out) != 2 {
+		t.Fatalf("outages %+v, want 2", out)
+	}
+	if got := out[0].FailuresAfter; len(got) != 1 || got["timeout"] != 7 {
+		t.Errorf("after the restart: %v, want 7 timeout", got)
+	}
+	if got := out[1].FailuresAfter; got != nil {
+		t.Errorf("after the hang: %v, want none (no restart)", got)
 	}
 }

@@ -1,7 +1,9 @@
 // Package liveness watches whether a target is still alive, for any
 // protocol: it classifies a failed reachability check as "refused"
-// (nothing listens: the process is gone) or "silent" (it accepts or
-// receives and answers nothing: hung), and a Watchdog probes a target a
+// (nothing listens: the process is gone), "closed" (it accepts TCP
+// connections and closes or resets them unanswered), "garbled" (it
+// answers, but not in its protocol) or "silent" (it accepts or receives
+// and answers nothing: hung), and a Watchdog probes a target a
 // few times a second on its own socket, recording the intervals during
 // which it did not answer (result.Outage). `run` runs a Watchdog beside
 // the load; `conform` classifies the check it makes after every case.
@@ -13,6 +15,8 @@ package liveness
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"sync"
 	"syscall"
@@ -35,8 +39,41 @@ type Probe func(ctx context.Context) error
 // harness out of descriptors read as a dead target.
 var ErrInconclusive = errors.New("the probe could not be made here")
 
+// ErrGarbled, wrapped in a probe's error, says the target answered with
+// something that does not decode as its protocol: it is there and
+// sending, not silent, but not a server of the protocol either.
+var ErrGarbled = errors.New("bytes that do not decode as the protocol")
+
+// Closed says what a TCP peer that accepted the connection did with a
+// request (what, "LIST_ROOMS_REQ") instead of answering it, for an err
+// met writing it or reading the reply: it closed the connection (EOF) or
+// reset it (ECONNRESET, EPIPE); err is wrapped, so Classify reads it as
+// result.DownClosed. Any other err is returned wrapped as it is ("what:
+// err"). With what empty it is about the dial: a connection reset as it
+// was accepted says so, any other err is returned as it is.
+func Closed(what string, err error) error {
+	if what == "" {
+		if errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("reset the connection as it was accepted (%w)", err)
+		}
+		return err
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("closed the connection after accept, without answering %s (%w)", what, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("closed the connection after accept, in the middle of its reply to %s (%w)", what, err)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return fmt.Errorf("reset the connection after accept, without answering %s (%w)", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // Classify says how a failed probe found the target: result.DownRefused
-// when nothing listens (the error wraps ECONNREFUSED), result.DownSilent
+// when nothing listens (the error wraps ECONNREFUSED), result.DownClosed
+// when it accepted a connection and closed or reset it unanswered (the
+// error wraps io.EOF or ECONNRESET), result.DownGarbled when it answered
+// with what is not its protocol (ErrGarbled), result.DownSilent
 // otherwise (a timeout: something may be there, but it did not answer).
 // A nil error classifies as "".
 func Classify(err error) string {
@@ -45,6 +82,9 @@ func Classify(err error) string {
 		return ""
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return result.DownRefused
+	case errors.Is(err, syscall.ECONNRESET):
+		// Also on a dial: the handshake was completed, then reset.
+		return result.DownClosed
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" && !op.Timeout() {
@@ -52,6 +92,12 @@ func Classify(err error) string {
 		// address not available) is as good as refused: nothing can be
 		// reached there.
 		return result.DownRefused
+	}
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return result.DownClosed
+	case errors.Is(err, ErrGarbled):
+		return result.DownGarbled
 	}
 	return result.DownSilent
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"syscall"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/simclient"
 )
 
 var (
@@ -34,6 +34,10 @@ func TestClassify(t *testing.T) {
 		{"dial failed at once", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}, result.DownRefused},
 		{"timeout", errSilent, result.DownSilent},
 		{"deadline", context.DeadlineExceeded, result.DownSilent},
+		{"closed after accept", fmt.Errorf("LIST_ROOMS_REQ: %w", io.EOF), result.DownClosed},
+		{"closed mid-frame", fmt.Errorf("LIST_ROOMS_REQ: %w", io.ErrUnexpectedEOF), result.DownClosed},
+		{"reset after accept", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, result.DownClosed},
+		{"undecodable reply", fmt.Errorf("%w: 16 bytes", ErrGarbled), result.DownGarbled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Classify(tc.err); got != tc.want {
@@ -154,11 +158,5 @@ func TestMarkDown(t *testing.T) {
 	}
 	if got := w.Outages(); len(got) != 2 || got[1].StartNS != 5*time.Second || got[1].LastUpNS != 4*time.Second {
 		t.Fatalf("outages = %+v", got)
-	}
-}
-
-func TestClassifySimclientRefusal(t *testing.T) {
-	if got := Classify(fmt.Errorf("reach: %w", simclient.ErrRefused)); got != result.DownRefused {
-		t.Errorf("Classify(simclient.ErrRefused) = %q, want refused", got)
 	}
 }

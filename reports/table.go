@@ -275,6 +275,9 @@ func OutageLines(run *result.Run) []string {
 		if len(o.Failures) > 0 {
 			line += "; failures: " + result.ReasonsText(o.Failures)
 		}
+		if len(o.FailuresAfter) > 0 {
+			line += "; after it came back, for the state the restart lost: " + result.ReasonsText(o.FailuresAfter)
+		}
 		out = append(out, line)
 	}
 	return out

@@ -90,6 +90,12 @@ func downText(outs []Outage) string {
 	} else if len(why) > 0 {
 		why = append(why, "no request failed "+after)
 	}
+	if lost := lostState(outs); len(lost) > 0 {
+		// Not "no request failed while down" alone when requests
+		// failed after the restarts, for what the server forgot.
+		why = append(why, ReasonsText(lost)+" after "+words.Agree(countRestarts(outs), "the restart", "the restarts")+
+			", of requests sent to the restarted server: it had lost their state")
+	}
 	if o.Back {
 		if len(why) > 0 {
 			text += "; " + strings.Join(why, "; ")
@@ -108,6 +114,32 @@ func downText(outs []Outage) string {
 		text += ", and " + words.Count(n, "more outage")
 	}
 	return text
+}
+
+// lostState sums the outages' FailuresAfter: the failures a restarted
+// server's lost state cost.
+func lostState(outs []Outage) map[string]int64 {
+	var m map[string]int64
+	for _, o := range outs {
+		for r, n := range o.FailuresAfter {
+			if m == nil {
+				m = map[string]int64{}
+			}
+			m[r] += n
+		}
+	}
+	return m
+}
+
+// countRestarts counts the outages with FailuresAfter.
+func countRestarts(outs []Outage) int {
+	n := 0
+	for _, o := range outs {
+		if len(o.FailuresAfter) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // ReasonsText is failures by reason in words, most first: "9

@@ -25,6 +25,12 @@ const (
 	// DownExited: lobbybench owns the target (--target-cmd) and saw its
 	// process end.
 	DownExited = "exited"
+	// DownClosed: the target accepts TCP connections and closes or
+	// resets them unanswered.
+	DownClosed = "closed"
+	// DownGarbled: the target answers, but with datagrams that do not
+	// decode as its protocol.
+	DownGarbled = "garbled"
 )
 
 // Outage is one interval during which the target did not answer its
@@ -42,7 +48,8 @@ type Outage struct {
 	// back by the end.
 	EndNS time.Duration `json:"end_ns,omitempty"`
 	Back  bool          `json:"back"`
-	// Kind is DownRefused, DownSilent or DownExited.
+	// Kind is DownRefused, DownSilent, DownClosed, DownGarbled or
+	// DownExited.
 	Kind string `json:"kind"`
 	// Detail is what the probe saw, in words ("read udp …: connection
 	// refused", "no reply to LOBBY_LIST_ROOMS in 1s").
@@ -74,6 +81,13 @@ type Outage struct {
 	// end when not back), by reason, to 100 ms (run only): what the
 	// outage cost, apart from what failed while the target was up.
 	Failures map[string]int64 `json:"failures_by_reason,omitempty"`
+	// FailuresAfter, for an outage the target came back from after its
+	// process was gone (refused or exited: a restarted server), are the
+	// load's failures of requests sent once it was back (from EndNS and
+	// the longest a request sent before could still take, to the next
+	// outage or the end), by reason (run only): what the restart's lost
+	// state cost (sessions, rooms the new process never knew).
+	FailuresAfter map[string]int64 `json:"failures_after_back,omitempty"`
 }
 
 // Duration is how long the outage lasted, up to end when it was not back.
@@ -133,6 +147,10 @@ func (o Outage) What() string {
 		return "refused: nothing listens"
 	case DownSilent:
 		return "silent: it answers nothing"
+	case DownClosed:
+		return "closed: it accepts connections and closes or resets them unanswered"
+	case DownGarbled:
+		return "garbled: it answers with bytes that are not its protocol"
 	case DownExited:
 		if o.Exit != "" {
 			return "exited: " + o.Exit

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/refusals"
+	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -33,7 +34,9 @@ func (refusedError) Is(target error) bool { return target == syscall.ECONNREFUSE
 // Packets(try) are sent on each of ReachTries tries, spread over the time
 // ctx leaves; Judge reads a reply: done with a nil error means reachable,
 // an error a reply proving the target speaks something else; not done, no
-// error: keep listening.
+// error: not a reply of the protocol, keep listening. A check that heard
+// only such datagrams fails saying what came (its size and first bytes),
+// wrapping liveness.ErrGarbled: never "no reply" when something replied.
 //
 // The socket is unconnected, so a reply from another port of the target's
 // host is read and judged as one from the target's port: servers in the
@@ -67,6 +70,14 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	defer stop()
 	buf := make([]byte, 64<<10)
+	var garbled []byte // the last datagram Judge did not take
+	silence := func() error {
+		if garbled != nil {
+			return fmt.Errorf("%s drew only %w within %v: %d bytes: %s",
+				p.What, liveness.ErrGarbled, timeout, len(garbled), hexPrefix(garbled))
+		}
+		return fmt.Errorf("no reply to %s within %v", p.What, timeout)
+	}
 	for i := 0; i < ReachTries; i++ {
 		for _, pkt := range p.Packets(i) {
 			if _, err := c.WriteToUDPAddrPort(pkt, addr); err != nil {
@@ -85,7 +96,7 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 					return ErrRefused
 				}
 				if ctx.Err() != nil {
-					return fmt.Errorf("no reply to %s within %v", p.What, timeout)
+					return silence()
 				}
 				break // next try
 			}
@@ -100,9 +111,18 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 			if done || err != nil {
 				return err
 			}
+			garbled = append(garbled[:0], buf[:n]...)
 		}
 	}
-	return fmt.Errorf("no reply to %s within %v", p.What, timeout)
+	return silence()
+}
+
+// hexPrefix is b's first 16 bytes in hex, "…" after when there are more.
+func hexPrefix(b []byte) string {
+	if len(b) > 16 {
+		return fmt.Sprintf("% x …", b[:16])
+	}
+	return fmt.Sprintf("% x", b)
 }
 
 // Identify is how a protocol's server is told from others: packets that

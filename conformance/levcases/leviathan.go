@@ -135,17 +135,22 @@ func (c *levClient) pump(within time.Duration) error {
 }
 
 // await runs the connection until a new message satisfying match arrives
-// (returned, payload copied), within the given time; ErrSilence otherwise.
-// The server's own Connect request is answered, as the engine's client does.
+// (returned, payload copied), within the given time (a conformance.Wait:
+// the harness's stalls extend it, and what is queued is read before it
+// gives up); ErrSilence otherwise, or a *conformance.StallError when it
+// cannot tell. The server's own Connect request is answered, as the
+// engine's client does.
 func (c *levClient) await(match func(*lv.Message) bool, within time.Duration) (*lv.Message, error) {
-	deadline := time.Now().Add(within)
+	w := c.t.NewWait(within)
 	c.mu.Lock()
 	first := len(c.msgs)
 	c.mu.Unlock()
 	for {
-		e, err := c.d.Next(c.t.Ctx, deadline)
+		e, err := c.d.Next(c.t.Ctx, w.Deadline())
 		if err != nil {
 			switch {
+			case errors.Is(err, levconn.ErrTimeout) && !w.TimedOut():
+				continue
 			case errors.Is(err, levconn.ErrTimeout):
 				// Say what came instead, if anything: never "no reply"
 				// when the server sent something.
@@ -156,7 +161,7 @@ func (c *levClient) await(match func(*lv.Message) bool, within time.Duration) (*
 					names, raw = append(names, m.String()), append(raw, m.Payload)
 				}
 				c.mu.Unlock()
-				return nil, conformance.Instead("matching message", names, raw)
+				return nil, w.Err(conformance.Instead("matching message", names, raw))
 			case levconn.IsRefused(err):
 				return nil, fmt.Errorf("%w: port closed (ICMP unreachable)", conformance.ErrUnreachable)
 			}
@@ -340,8 +345,11 @@ func (f *levFlow) reply(rt lv.RequestType, types ...lv.ResponseType) (*lv.Messag
 	return nil, false
 }
 
-// reachLeviathan sends Connect(42) and waits for any datagram back.
+// reachLeviathan sends Connect(42) and waits for a datagram back that
+// decodes as Leviathan; one that does not is named (conformance.Garbled),
+// not taken for the endpoint's answer.
 func reachLeviathan(ctx context.Context, env *conformance.Env) (string, error) {
+	var garbled []byte
 	for attempt := 0; attempt < 2; attempt++ {
 		src, err := env.Sources.Acquire(ctx)
 		if err != nil {
@@ -358,10 +366,14 @@ func reachLeviathan(ctx context.Context, env *conformance.Env) (string, error) {
 		conn.SetReadDeadline(time.Now().Add(env.Timeout))
 		buf := make([]byte, 2048)
 		n, err := conn.Read(buf)
+		var p lv.Packet
+		for err == nil && lv.Decode(&p, buf[:n], lv.Lenient) != nil {
+			garbled = append(garbled[:0], buf[:n]...) // not Leviathan: read on
+			n, err = conn.Read(buf)
+		}
 		// Tell the target we are gone, so the check holds nothing.
 		if err == nil {
-			var p lv.Packet
-			if lv.Decode(&p, buf[:n], lv.Lenient) == nil && p.Type == lv.TypeNormal {
+			if p.Type == lv.TypeNormal {
 				bye := lv.AppendNormalHeader(nil, lv.FirstPacketID+1, p.ID, []byte{1}, 1)
 				bye = lv.AppendResponseHeader(bye, 2, lv.ResCloseConnection, 0)
 				conn.Write(bye)
@@ -377,6 +389,9 @@ func reachLeviathan(ctx context.Context, env *conformance.Env) (string, error) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+	}
+	if garbled != nil {
+		return "", conformance.Garbled(env.Target, "Connect(42)", garbled)
 	}
 	return "", fmt.Errorf("%w: %s did not answer Connect(42) within %v, twice", conformance.ErrUnreachable, env.Target, env.Timeout)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/liveness"
 
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
@@ -109,13 +110,32 @@ func (c *tcpClient) sendRaw(b []byte, note string) error {
 	return err
 }
 
-// errClosed is what read returns when the server ended the stream.
-var errClosed = errors.New("connection closed by the server")
+// errClosed is what read returns when the server ended the stream
+// (errors.Is; the error itself is a *closedError saying whether it closed
+// or reset it).
+var errClosed = errors.New("the server closed the connection")
+
+// closedError is the end of the stream by the server: a close (FIN, EOF)
+// or a reset (RST). It wraps what the read met, so that
+// liveness.Classify reads it as closed, not silent.
+type closedError struct {
+	reset bool
+	err   error
+}
+
+func (e *closedError) Error() string {
+	if e.reset {
+		return "the server reset the connection"
+	}
+	return "the server closed the connection"
+}
+
+func (e *closedError) Is(target error) bool { return target == errClosed }
+func (e *closedError) Unwrap() error        { return e.err }
 
 // read reads one frame within d and returns its payload.
 func (c *tcpClient) read(d time.Duration) ([]byte, error) {
-	c.c.SetReadDeadline(time.Now().Add(d))
-	if _, err := io.ReadFull(c.c, c.hdr[:]); err != nil {
+	if err := c.t.ReadFull(c.c, c.hdr[:], d); err != nil {
 		return nil, c.readErr(err)
 	}
 	n := binary.LittleEndian.Uint32(c.hdr[:])
@@ -125,8 +145,7 @@ func (c *tcpClient) read(d time.Duration) ([]byte, error) {
 	}
 	buf := make([]byte, 4+n)
 	copy(buf, c.hdr[:])
-	c.c.SetReadDeadline(time.Now().Add(c.t.Env.Timeout))
-	if _, err := io.ReadFull(c.c, buf[4:]); err != nil {
+	if err := c.t.ReadFull(c.c, buf[4:], c.t.Env.Timeout); err != nil {
 		c.t.LogRecv(c.local, c.peer, c.hdr[:], "length prefix; the payload never came")
 		return nil, c.readErr(err)
 	}
@@ -149,7 +168,7 @@ func (c *tcpClient) readErr(err error) error {
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isReset(err) {
 		c.closedByPeer = true
-		return errClosed
+		return &closedError{reset: errors.Is(err, syscall.ECONNRESET), err: err}
 	}
 	return err
 }
@@ -210,7 +229,7 @@ func tcpExpect(p []byte, err error, what string) ([]byte, error) {
 	case errors.Is(err, conformance.ErrSilence):
 		return nil, conformance.Owned(ProtoTCP, what, conformance.Failf(what, "%s", conformance.ReplyWords(err, "no reply within the timeout")))
 	case errors.Is(err, errClosed):
-		return nil, conformance.Owned(ProtoTCP, what, conformance.Failf(what, "the server closed the connection"))
+		return nil, conformance.Owned(ProtoTCP, what, conformance.Failf(what, "%v", err))
 	case err != nil:
 		return nil, err
 	}
@@ -477,8 +496,12 @@ func reachTCP(ctx context.Context, env *conformance.Env) (string, error) {
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	if errors.Is(last, syscall.ECONNREFUSED) {
+	switch {
+	case errors.Is(last, syscall.ECONNREFUSED):
 		return "", fmt.Errorf("%w: %s: connection refused (nothing listens): %w", conformance.ErrUnreachable, env.Target, last)
+	case errors.Is(last, errClosed), errors.Is(last, syscall.ECONNRESET), errors.Is(last, syscall.EPIPE):
+		// Never "no answer": a FIN or an RST came.
+		return "", fmt.Errorf("%w: %s: %w", conformance.ErrUnreachable, env.Target, liveness.Closed("LIST_ROOMS_REQ", last))
 	}
 	return "", fmt.Errorf("%w: %s: no answer to LIST_ROOMS_REQ (%w)", conformance.ErrUnreachable, env.Target, last)
 }

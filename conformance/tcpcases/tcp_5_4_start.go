@@ -72,7 +72,7 @@ func startRefused(c *tcpClient, code tcplobby.ErrorCode, what string) error {
 	case errors.Is(err, conformance.ErrSilence):
 		return conformance.Warnf(expected, "no reply (ignored, which the RFC allows; tcp-lobby.md §5.4 asks for the error)")
 	case errors.Is(err, errClosed):
-		return conformance.Failf(expected, "the server closed the connection")
+		return conformance.Failf(expected, "%v", err)
 	case err != nil:
 		return err
 	}

@@ -451,13 +451,18 @@ func alive(t *conformance.T) (time.Duration, error) {
 // and, only if that is not answered within a fifth of the timeout, in the
 // rtype17 profile too (a lobby drops the one it does not speak: wrong
 // length or CRC, but a fragile server might not), then guesses the profile
-// from the reply. Silence is retried once from other source addresses.
+// from the reply. Silence is retried once from other source addresses. A
+// reply that frames under no profile, lacks the rtype17 magic and whose
+// length field does not fit its size under any profile is not taken as
+// the lobby's: the check goes on listening, and fails naming it
+// (conformance.Garbled) if nothing better comes.
 func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 	t := conformance.NewT(ctx, env, &conformance.Case{ID: "reach", Protocol: ProtoUDP, Level: conformance.Info})
 	modes := []HeaderMode{udpOptions(env).Header}
 	if udpOptions(env).Header == HeaderAuto {
 		modes = []HeaderMode{HeaderSpec, HeaderRType17}
 	}
+	var garbled []byte // the last reply of no profile and no magic
 	for attempt := 0; attempt < 2; attempt++ {
 		var socks []*conformance.UDPSocket
 		var sockMode []HeaderMode
@@ -493,10 +498,16 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 					}
 					return "", err
 				}
+				p, ok := udplobby.GuessProfile(b)
+				magic := len(b) >= 4 && [4]byte(b[:4]) == udplobby.Magic
+				if !ok && !magic && !udplobby.LengthFits(b) {
+					garbled = b
+					continue
+				}
 				if udpOptions(env).Header != HeaderAuto {
 					return "", nil
 				}
-				if p, ok := udplobby.GuessProfile(b); ok {
+				if ok {
 					udpOptions(env).Header = HeaderSpec
 					if p == udplobby.ProfileRType17 {
 						udpOptions(env).Header = HeaderRType17
@@ -504,7 +515,7 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 					return fmt.Sprintf("header %s, guessed from the first reply", udpOptions(env).Header), nil
 				}
 				udpOptions(env).Header = sockMode[i]
-				if len(b) >= 4 && [4]byte(b[:4]) == udplobby.Magic {
+				if magic {
 					udpOptions(env).Header = HeaderRType17
 				}
 				return fmt.Sprintf("header %s, assumed: the first reply frames under no profile (% x)", udpOptions(env).Header, b), nil
@@ -519,6 +530,9 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 	}
 	if udpOptions(env).Header == HeaderAuto {
 		udpOptions(env).Header = HeaderSpec
+	}
+	if garbled != nil {
+		return "", conformance.Garbled(env.Target, "LOBBY_LIST_ROOMS (header "+headerNames(modes)+")", garbled)
 	}
 	return "", fmt.Errorf("%w: %s did not answer LOBBY_LIST_ROOMS (header %s) within %v, twice", conformance.ErrUnreachable, env.Target, headerNames(modes), env.Timeout)
 }

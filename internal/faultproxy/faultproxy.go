@@ -2,8 +2,11 @@
 // of what a load or a suite does when its target fails mid-run: after a
 // given number of client packets (datagrams, or TCP reads) it either dies
 // (closes its listening socket and every connection for good: the
-// target refuses) or hangs (keeps every socket open and forwards nothing
-// more: the target is silent). It listens on 127.0.0.1 port 0.
+// target refuses), hangs (keeps every socket open and forwards nothing
+// more: the target is silent), closes or resets every TCP connection, as
+// it accepts it too (the target closes connections unanswered), or
+// answers every datagram with bytes of no protocol (Junk: the target
+// garbles). It listens on 127.0.0.1 port 0.
 package faultproxy
 
 import (
@@ -26,7 +29,13 @@ const (
 	Healthy Mode = iota // forwards for ever
 	Die                 // closes everything: refused
 	Hang                // keeps the sockets, forwards nothing: silent
+	Close               // TCP: closes each connection (FIN), new ones as accepted
+	Reset               // TCP: resets each connection (RST), new ones as accepted
+	Garble              // UDP: answers each datagram with Junk instead
 )
+
+// Junk is what a Garble proxy answers: 16 bytes of no protocol.
+var Junk = []byte{0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x42, 0x99, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}
 
 // Proxy forwards to a server until its fault.
 type Proxy struct {
@@ -40,6 +49,7 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	closers []io.Closer
+	clients []*net.TCPConn // TCP client connections, for Close and Reset
 	closed  bool
 	wg      sync.WaitGroup
 	addr    netip.AddrPort
@@ -79,10 +89,37 @@ func (p *Proxy) Trip() {
 	}
 	p.once.Do(func() {
 		close(p.Fault)
-		if p.mode == Die {
+		switch p.mode {
+		case Die:
 			p.closeAll()
+		case Close, Reset:
+			p.mu.Lock()
+			cs := p.clients
+			p.mu.Unlock()
+			for _, c := range cs {
+				p.end(c)
+			}
 		}
 	})
+}
+
+// end ends client connection c as Close or Reset do: a reset at once, or a
+// close after reading what the client sends until it closes too, so that
+// the client reads the end of the stream, not a reset for data the proxy
+// left unread.
+func (p *Proxy) end(c *net.TCPConn) {
+	if p.mode == Reset {
+		c.SetLinger(0)
+		c.Close()
+		return
+	}
+	c.CloseWrite()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		io.Copy(io.Discard, c) // until the client closes, or Close closes c
+		c.Close()
+	}()
 }
 
 // EmptyConns counts the TCP client connections that ended without
@@ -138,14 +175,20 @@ func TCP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
 	go func() {
 		defer p.wg.Done()
 		for {
-			c, err := ln.Accept()
+			c, err := ln.AcceptTCP()
 			if err != nil {
 				return
 			}
 			if !p.track(c) {
 				return
 			}
+			p.mu.Lock()
+			p.clients = append(p.clients, c)
+			p.mu.Unlock()
 			if p.Faulted() {
+				if p.mode == Close || p.mode == Reset {
+					p.end(c)
+				}
 				continue // hung: accepted by the kernel, never answered
 			}
 			up, err := net.Dial("tcp", to.String())
@@ -178,7 +221,7 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) (read int64) {
 				if p.mode == Hang {
 					continue // swallow: keep reading so nothing backs up
 				}
-				return read
+				return read // dead, or the connection ended (Close, Reset)
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return read
@@ -221,6 +264,9 @@ func UDP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
 				continue
 			}
 			if !p.count() {
+				if p.mode == Garble {
+					ln.WriteToUDPAddrPort(Junk, from)
+				}
 				continue
 			}
 			up := ups[from]

@@ -232,6 +232,28 @@ func (p *Process) ExitStatus() string {
 	}
 }
 
+// Life is one operating-system process of a Process, taken with Current:
+// unlike Exited and Ended, it stays about that process after a restart,
+// so that whoever saw it end reads its own exit, not the next one's.
+type Life struct{ inc *incarnation }
+
+// Current returns the current process's Life.
+func (p *Process) Current() Life { return Life{p.current()} }
+
+// Exited is closed when the process has ended.
+func (l Life) Exited() <-chan struct{} { return l.inc.exited }
+
+// Ended says whether the process has ended and, when it has, how
+// ("killed by SIGKILL") and its last QuotedLines lines of output.
+func (l Life) Ended() (status string, output []string, ended bool) {
+	select {
+	case <-l.inc.exited:
+		return l.inc.status, lastLines(l.inc.out.tail(), QuotedLines), true
+	default:
+		return "", nil, false
+	}
+}
+
 // Tail returns the current process's last lines of output, oldest first.
 func (p *Process) Tail() []string { return p.current().out.tail() }
 
@@ -242,13 +264,7 @@ const QuotedLines = 10
 // Ended says whether the current process has ended and, when it has,
 // how ("killed by SIGABRT") and its last QuotedLines lines of output.
 func (p *Process) Ended() (status string, output []string, ended bool) {
-	inc := p.current()
-	select {
-	case <-inc.exited:
-		return inc.status, lastLines(inc.out.tail(), QuotedLines), true
-	default:
-		return "", nil, false
-	}
+	return p.Current().Ended()
 }
 
 // Shutdown is the stop at the end: it takes a last sample, stops the

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
@@ -35,14 +36,15 @@ var Client = simclient.Client{
 	New:       New,
 }
 
-// reach checks a TCP lobby: a connection must be accepted.
+// reach checks a TCP lobby: a connection must be accepted (and not
+// reset as it is: liveness.Closed says so).
 func reach(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) (scenario.Options, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr.String())
 	if err != nil {
-		return nil, err
+		return nil, liveness.Closed("", err)
 	}
 	return nil, c.Close()
 }
@@ -50,27 +52,27 @@ func reach(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout
 // watch is the watchdog's probe of a TCP lobby: a connection must be
 // accepted and a LIST_ROOMS_REQ draw a frame back (any frame: an ERROR_MSG
 // too proves the lobby's loop is alive). A hung lobby whose kernel still
-// accepts connections fails it with silence; one that closes the
-// connection unanswered fails it too.
+// accepts connections fails it with silence; one that closes or resets
+// the connection unanswered fails it too, saying so (liveness.Closed).
 func watch(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr.String())
 	if err != nil {
-		return err
+		return liveness.Closed("", err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
 	defer stop()
 	if err := tcplobby.NewFrameWriter(c).WriteMessage(&tcplobby.ListRoomsReq{}); err != nil {
-		return err
+		return liveness.Closed("LIST_ROOMS_REQ", err)
 	}
 	if _, err := tcplobby.NewFrameReader(c, tcplobby.DefaultMaxFrame).Next(); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("no reply to LIST_ROOMS_REQ within %v", timeout)
 		}
-		return fmt.Errorf("LIST_ROOMS_REQ: %w", err)
+		return liveness.Closed("LIST_ROOMS_REQ", err)
 	}
 	return nil
 }

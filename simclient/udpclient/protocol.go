@@ -60,7 +60,10 @@ func identify() *simclient.Identify {
 }
 
 // reach checks a UDP lobby: a LOBBY_LIST_ROOMS must draw a datagram back
-// (judging it is the run's job). With header_profile auto (or empty) each
+// that is a lobby's, framed under a header profile or at least with a
+// length field that fits (udplobby.LengthFits: judging its CRC and the
+// rest is the run's job); bytes of no protocol are named, not taken for
+// an answer. With header_profile auto (or empty) each
 // try sends the request in both header profiles, so a server speaking
 // either is reachable, and the reply's profile is returned. With an
 // explicit profile the last try also sends the other profile: a server that
@@ -90,10 +93,11 @@ func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, time
 			What:    "LOBBY_LIST_ROOMS (spec or rtype17 header)",
 			Packets: func(int) [][]byte { return both },
 			Judge: func(b []byte) (bool, error) {
-				if got, ok := udplobby.GuessProfile(b); ok {
+				got, ok := udplobby.GuessProfile(b)
+				if ok {
 					answered = got.String()
 				}
-				return true, nil
+				return ok || udplobby.LengthFits(b), nil
 			},
 		}
 	} else {
@@ -110,7 +114,11 @@ func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, time
 				return [][]byte{mine}
 			},
 			Judge: func(b []byte) (bool, error) {
-				if got, ok := udplobby.GuessProfile(b); ok && got != want {
+				got, ok := udplobby.GuessProfile(b)
+				if !ok && !udplobby.LengthFits(b) {
+					return false, nil // not the protocol: keep listening
+				}
+				if ok && got != want {
 					return true, fmt.Errorf("no reply in the %v header, but the server answers the %v header: set header_profile: %v (or auto)", want, got, got)
 				}
 				answered = want.String()

@@ -427,3 +427,28 @@ func TestStrings(t *testing.T) {
 		t.Error("RoomState.Valid wrong")
 	}
 }
+
+// TestLengthFits: a lobby's datagram fits, also with a broken CRC;
+// random bytes and a datagram cut short do not.
+func TestLengthFits(t *testing.T) {
+	for _, p := range profiles {
+		good := AppendListRooms(nil, p, 7)
+		badCRC := append([]byte(nil), good...)
+		badCRC[len(badCRC)-1] ^= 0xff
+		for _, tc := range []struct {
+			name string
+			b    []byte
+			want bool
+		}{
+			{"framed", good, true},
+			{"CRC broken", badCRC, true},
+			{"cut short", good[:len(good)-1], false},
+			{"random bytes", []byte{0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x42, 0x99, 1, 2, 3, 4, 5, 6, 7, 8}, false},
+			{"empty", nil, false},
+		} {
+			if got := LengthFits(tc.b); got != tc.want {
+				t.Errorf("%v, %s: LengthFits(% x) = %v, want %v", p, tc.name, tc.b, got, tc.want)
+			}
+		}
+	}
+}

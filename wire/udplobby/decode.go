@@ -279,6 +279,19 @@ func GuessProfile(b []byte) (p Profile, ok bool) {
 	return ProfileSpec, false
 }
 
+// LengthFits reports whether b's length field agrees with its size under
+// a header profile, whatever its CRC and content: a lobby's datagram,
+// perhaps a faulty one, not bytes of another protocol. GuessProfile's
+// datagrams all fit.
+func LengthFits(b []byte) bool {
+	for _, p := range Profiles {
+		if hl := p.HeaderLen(); len(b) >= hl+CRCLen && hl+int(binary.BigEndian.Uint16(b[hl-4:]))+CRCLen == len(b) {
+			return true
+		}
+	}
+	return false
+}
+
 func framed(b []byte, p Profile) bool {
 	hl := p.HeaderLen()
 	if len(b) < hl+CRCLen {

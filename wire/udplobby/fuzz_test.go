@@ -46,6 +46,9 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("DecodeRule decoded %+v, Decode %+v", mr, m)
 		}
 		g, gok := GuessProfile(b)
+		if gok && !LengthFits(b) {
+			t.Fatalf("GuessProfile framed % x under %v, but LengthFits says its length does not fit", b, g)
+		}
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
