@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,10 +53,12 @@ func TestRunFromFlagsUsage(t *testing.T) {
 }
 
 // TestRunFromFlagsEmbedded is a short run made of flags against the
-// embedded server: exit 0, the result named as the command line's.
+// embedded server: exit 0, the result named as the command line's; its
+// --csv is the per-second series, as 'report csv' renders the JSON.
 func TestRunFromFlagsEmbedded(t *testing.T) {
-	js := filepath.Join(t.TempDir(), "r.json")
-	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--protocol", "udp-lobby", "--flow", "create_room,leave", "--rate", "20/s", "--duration", "500ms", "--seed", "5")
+	dir := t.TempDir()
+	js, cs := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--csv", cs, "--protocol", "udp-lobby", "--flow", "create_room,leave", "--rate", "20/s", "--duration", "500ms", "--seed", "5")
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr %s\nstdout %s", code, errs, out)
 	}
@@ -75,5 +79,22 @@ func TestRunFromFlagsEmbedded(t *testing.T) {
 	}
 	if len(run.ShardRuns) != 1 || run.ShardRuns[0].Seed != 5 {
 		t.Errorf("shard runs %+v: want one, seed 5 (--seed applies as to a file)", run.ShardRuns)
+	}
+	checkRunCSV(t, js, cs)
+}
+
+func checkRunCSV(t *testing.T, js, cs string) {
+	t.Helper()
+	written, err := os.ReadFile(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(written)).ReadAll()
+	if err != nil || len(rows) < 2 || rows[0][0] != "verdict" || rows[0][1] != "second" {
+		t.Fatalf("--csv: %v\n%s", err, written)
+	}
+	code, out, errs := runCLI(t, "report", "csv", js)
+	if code != exitOK || out != string(written) {
+		t.Errorf("report csv: exit %d, stderr %s; its output differs from run --csv's:\n%s\nvs\n%s", code, errs, out, written)
 	}
 }
