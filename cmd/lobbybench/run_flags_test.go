@@ -65,15 +65,7 @@ func TestRunFromFlagsEmbedded(t *testing.T) {
 	if !strings.HasPrefix(out, "Run "+scenario.CommandLine+" against embedded ") {
 		t.Errorf("stdout does not name the run as the command line's:\n%s", out)
 	}
-	f, err := os.Open(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	run, err := result.ReadRun(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := readRunFile(t, js)
 	if run.Scenario != scenario.CommandLine || run.Totals.SessionsStarted == 0 || run.Totals.Failures != 0 || len(run.Steps) != 2 {
 		t.Errorf("result %q: totals %+v, steps %+v", run.Scenario, run.Totals, run.Steps)
 	}
@@ -97,4 +89,18 @@ func checkRunCSV(t *testing.T, js, cs string) {
 	if code != exitOK || out != string(written) {
 		t.Errorf("report csv: exit %d, stderr %s; its output differs from run --csv's:\n%s\nvs\n%s", code, errs, out, written)
 	}
+}
+
+// readRunFile reads the run result a --json wrote.
+func readRunFile(t *testing.T, path string) *result.Run {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := result.ReadRun(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
