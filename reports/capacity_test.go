@@ -112,7 +112,7 @@ func TestCapacityFormats(t *testing.T) {
 			if err := f.Write(&b, Options{}, c); err != nil {
 				t.Fatalf("%s %s: %v", name, f.Name, err)
 			}
-			ext := map[string]string{"json": ".json", "html": ".html", "junit": "_junit.xml", "markdown": ".md"}[f.Name]
+			ext := map[string]string{"json": ".json", "html": ".html", "junit": "_junit.xml", "markdown": ".md", "csv": ".csv"}[f.Name]
 			golden.Check(t, filepath.Join("testdata", name+ext), b.Bytes())
 			if !strings.Contains(b.String(), lead[name]) {
 				t.Errorf("%s %s does not say %q", name, f.Name, lead[name])

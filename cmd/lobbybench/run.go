@@ -25,12 +25,16 @@ import (
 )
 
 const runUsage = `Usage: lobbybench run [flags] SCENARIO.yaml
+       lobbybench run [flags] --protocol P --flow STEPS --duration D (--rate N/s | --clients N)
 
 Drives simulated clients through the scenario's flows against its target
 (or an embedded reference server on free loopback ports when it names
 none), checks every packet against the protocol rules, and prints a summary
 table. A broken scenario is listed as file:line: message, one problem per
-line, and nothing is sent.
+line, and nothing is sent. Without a file, --protocol and --flow (steps,
+comma-separated: list_rooms or create_room,join=created,leave) make a
+one-flow scenario, checked as a file is; --rate N/s runs the open model,
+--clients N the closed one.
 
 A watchdog probes the target on its own socket during the load (every
 --watchdog, 250ms by default; 0 turns it off), with the protocol's own
@@ -134,16 +138,22 @@ func init() {
 			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
 			fs.IntVar(&o.Clients, "clients", 0, "closed model: scale the stages so the peak is `N` clients (open model: max clients)")
 			o.Protocol = scenario.AddProtocolFlags(fs)
+			protocol := fs.String("protocol", "", "without a SCENARIO.yaml: the protocol `P` (udp-lobby, tcp-lobby, leviathan)")
+			flowSteps := fs.String("flow", "", "without a SCENARIO.yaml: the flow's `STEPS`, comma-separated, each KIND or KIND=VALUE (create_room,join=created,leave)")
 			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
 			return func(ctx context.Context, e *env, args []string) int {
-				if len(args) != 1 {
-					return usageErr(e, "run", "want exactly one SCENARIO.yaml argument, got %d", len(args))
-				}
 				o.Seed = seed.v
 				// A zero value means "not given" below; given explicitly
 				// it is a mistake, not a request for the scenario's value.
 				given := map[string]bool{}
 				fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+				fromFlags := given["protocol"] || given["flow"]
+				switch {
+				case fromFlags && len(args) > 0:
+					return usageErr(e, "run", "--protocol and --flow make the scenario; give them or a SCENARIO.yaml (%s), not both", args[0])
+				case !fromFlags && len(args) != 1:
+					return usageErr(e, "run", "want exactly one SCENARIO.yaml argument, got %d (or --protocol and --flow to run without one)", len(args))
+				}
 				if given["duration"] && o.Duration == 0 {
 					return usageErr(e, "run", "--duration must be above 0")
 				}
@@ -182,8 +192,13 @@ func init() {
 					// rather than silently granting 3s.
 					return usageErr(e, "run", "--grace %v must be above 0", *grace)
 				}
-				plan, err := scenario.Load(args[0])
-				if err != nil {
+				var plan *scenario.Plan
+				var err error
+				if fromFlags {
+					if plan, err = scenario.FromFlags(*protocol, *flowSteps, o); err != nil {
+						return usageErrLines(e, "run", err)
+					}
+				} else if plan, err = scenario.Load(args[0]); err != nil {
 					var errs scenario.Errors
 					if errors.As(err, &errs) {
 						fmt.Fprintln(e.stderr, errs.Error())
@@ -301,7 +316,7 @@ func init() {
 				switch {
 				case *workers != "":
 					var done func()
-					res, done, err = runWorkers(ctx, fs, o.Protocol.Names(), cfg, *workers, outs.path("json"), args[0])
+					res, done, err = runWorkers(ctx, fs, o.Protocol.Names(), cfg, *workers, outs.path("json"), args)
 					defer done()
 				case *worker:
 					// stdout carries the progress to the parent; the
@@ -365,6 +380,15 @@ func init() {
 			}
 		},
 	})
+}
+
+// usageErrLines is usageErr for an error of several lines, one problem
+// a line, each led by the command's name.
+func usageErrLines(e *env, cmd string, err error) int {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		usageErr(e, cmd, "%s", line)
+	}
+	return exitUsage
 }
 
 // lingerServe waits out --serve-linger, the results written, while the

@@ -21,9 +21,10 @@ import (
 // --precise, --no-spin and --watchdog (each worker watches the target; the
 // merge keeps the union of their outages), --no-default-gate (each worker
 // judges its share, and the merge by the thresholds they carry), where a
-// server may send them (--allow-redirect), and the protocols' own flags
-// (--instance-ports).
-var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog", "allow-redirect", "no-default-gate"}
+// server may send them (--allow-redirect), the protocols' own flags
+// (--instance-ports), and --protocol and --flow, a run's scenario without
+// a file.
+var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog", "allow-redirect", "no-default-gate", "protocol", "flow"}
 
 // parseWorkers reads --workers: a count 1..engine.MaxWorkers or "auto".
 func parseWorkers(v string, plan *scenario.Plan) (int, error) {
@@ -38,10 +39,11 @@ func parseWorkers(v string, plan *scenario.Plan) (int, error) {
 }
 
 // workerCommand returns how the parent starts shard s: this binary's run
-// in worker mode with the given overrides, on the same scenario file.
+// in worker mode with the given overrides, on the same scenario file
+// (scenarioArgs: the run's arguments, none when its flags make the scenario).
 // Every worker gets the start instant at, the parent's (--start-at, or
 // one it picked), so the workers start their schedules together.
-func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string, at time.Time) (func(engine.Shard, string, netip.AddrPort) *exec.Cmd, error) {
+func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioArgs []string, at time.Time) (func(engine.Shard, string, netip.AddrPort) *exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("--workers: cannot find this program to start its workers: %v", err)
@@ -65,7 +67,7 @@ func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioPath string, a
 		if embeddedAt.IsValid() {
 			args = append(args, "--embedded-at", embeddedAt.String())
 		}
-		return exec.Command(exe, append(args, scenarioPath)...)
+		return exec.Command(exe, append(args, scenarioArgs...)...)
 	}, nil
 }
 
@@ -91,7 +93,7 @@ type usageError struct{ error }
 
 // runWorkers runs cfg as local worker processes (--workers v); done
 // removes what only the run needed.
-func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg engine.Config, v, jsonPath, scenarioPath string) (*engine.Result, func(), error) {
+func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg engine.Config, v, jsonPath string, scenarioArgs []string) (*engine.Result, func(), error) {
 	nop := func() {}
 	bad := ""
 	fs.Visit(func(f *flag.Flag) {
@@ -112,7 +114,7 @@ func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg 
 		// time for every process to come up and check the target.
 		cfg.StartAt = time.Now().Add(workersStartMargin(n))
 	}
-	command, err := workerCommand(fs, protoFlags, scenarioPath, cfg.StartAt)
+	command, err := workerCommand(fs, protoFlags, scenarioArgs, cfg.StartAt)
 	if err != nil {
 		return nil, nop, err
 	}
