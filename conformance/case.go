@@ -141,6 +141,14 @@ type Group struct {
 	OldGroups map[string]string
 	// Cases are its cases; each one's Protocol is Name (set when empty).
 	Cases []*Case
+	// Plausible reports whether b could be the protocol's datagram, if a
+	// faulty one (a UDP lobby's length field that fits, a Leviathan packet
+	// that decodes). A datagram from the target's host but a port the case
+	// did not wait on that is not plausible is stray: other programs on
+	// the machine send to ports they once used, so it is logged and
+	// ignored (UDPSocket.RecvFrom) rather than judged as the target's
+	// reply. Nil: every datagram is plausible.
+	Plausible func(b []byte) bool
 }
 
 // AddProtocolFlags declares every registered protocol's conform flags on

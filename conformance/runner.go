@@ -189,6 +189,7 @@ func newEnv(cfg Config, proto *Group) (*Env, error) {
 	// the address resolve chose.
 	hosts, _ := target.HostAddrs(context.Background(), cfg.Target)
 	env.redirects = target.NewPolicy(addr, hosts, cfg.AllowRedirect)
+	env.plausible = proto.Plausible
 	if proto.Options != nil {
 		env.Options = proto.Options(cfg.Options)
 	}

@@ -180,6 +180,8 @@ type Env struct {
 	PoolWait time.Duration
 
 	redirects *target.Policy // nil: the target's address alone (Follow)
+	// plausible is the protocol's Group.Plausible (nil: all are).
+	plausible func([]byte) bool
 
 	mu       sync.Mutex
 	made     map[uint32]bool // rooms this run created (UDP lobby)

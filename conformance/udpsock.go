@@ -200,10 +200,12 @@ func Instead(want string, names []string, msgs [][]byte) error {
 
 // Recv waits up to d for one datagram from from (any sender when from is
 // not valid) and returns a copy. A datagram from from's host but another
-// port is accepted too (a server may answer through a second socket; the
-// cases for that rule, udp-lobby/3/4 and inst/2/11, judge it): use RecvFrom to
-// learn the port. Datagrams from other hosts are logged and ignored, and
-// named in the silence error if nothing else comes.
+// port is accepted too when it could be the protocol's (a server may
+// answer through a second socket; the cases for that rule, udp-lobby/3/4
+// and inst/2/11, judge it): use RecvFrom to learn the port. One that is
+// not the protocol's at all is stray (Group.Plausible), and datagrams from
+// other hosts are not the target's: both are logged and ignored, and named
+// in the silence error if nothing else comes.
 func (s *UDPSocket) Recv(from netip.AddrPort, d time.Duration) ([]byte, error) {
 	b, _, err := s.RecvFrom(from, d)
 	return b, err
@@ -246,11 +248,28 @@ func (s *UDPSocket) RecvFrom(from netip.AddrPort, d time.Duration) ([]byte, neti
 		}
 		note := ""
 		if from.IsValid() && src != from {
+			if s.stray(b) {
+				s.t.LogRecv(s.local, src.String(), b, fmt.Sprintf("from port %d, not %d, and not the protocol's: stray, ignored", src.Port(), from.Port()))
+				if len(others) < 4 {
+					others = append(others, fmt.Sprintf("%v sent %d bytes (%s), not the protocol's", src, len(b), HexShort(b)))
+				}
+				continue
+			}
 			note = fmt.Sprintf("from port %d, not %d, the port the request went to", src.Port(), from.Port())
 		}
 		s.t.LogRecv(s.local, src.String(), b, note)
 		return b, src, nil
 	}
+}
+
+// stray reports whether b, from another port of the awaited host, is not
+// the protocol's at all (Group.Plausible): another program's datagram,
+// which says nothing of the target.
+func (s *UDPSocket) stray(b []byte) bool {
+	if s.t.Env == nil || s.t.Env.plausible == nil {
+		return false
+	}
+	return !s.t.Env.plausible(b)
 }
 
 // HexShort formats up to 64 bytes for an Actual line; none as "(0 bytes)".

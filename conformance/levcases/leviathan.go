@@ -37,8 +37,15 @@ const (
 // of its descriptor (package protocols), which registers it.
 func Group() conformance.Group {
 	return conformance.Group{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan,
-		Cases: cases,
+		Cases: cases, Plausible: plausible,
 	}
+}
+
+// plausible reports whether b decodes as a Leviathan packet, leniently:
+// a faulty one is still the target's to be judged (Group.Plausible).
+func plausible(b []byte) bool {
+	var p lv.Packet
+	return lv.Decode(&p, b, lv.Lenient) == nil
 }
 
 // levClient is a conformance session: the shared connection engine over a
