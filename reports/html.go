@@ -137,9 +137,10 @@ type card struct {
 }
 
 type runView struct {
-	R          *result.Run
-	Status     string // a Headline status, or "" (nothing to judge)
-	StatusText string
+	R *result.Run
+	// Headline is the banner (the "banner" template); no banner when its
+	// Status is "" (nothing to judge).
+	Headline result.Headline
 	// Warnings are Run.Warnings (the harness's send lag, dropped starts),
 	// said under the banner as the terminal and the Markdown say them.
 	Warnings   []string
@@ -380,12 +381,6 @@ func buildRun(r *result.Run) (*runView, error) {
 	if secs > 0 {
 		tput = strconv.FormatFloat(float64(t.Requests)/secs, 'f', 1, 64) + "/s"
 	}
-	passed := 0
-	for _, th := range r.Thresholds {
-		if th.Pass {
-			passed++
-		}
-	}
 	errClass := ""
 	if t.Failures > 0 {
 		errClass = "bad"
@@ -405,11 +400,10 @@ func buildRun(r *result.Run) (*runView, error) {
 		{"dropped starts", itoa(t.Dropped), map[bool]string{true: "warn", false: ""}[t.Dropped > 0]},
 		{"sessions started / finished", itoa(t.SessionsStarted) + " / " + itoa(t.SessionsFinished), ""},
 	}
-	hl := r.Headline()
-	v.Status, v.StatusText = hl.Status, hl.Text
+	v.Headline = r.Headline()
 	v.Warnings = r.Warnings()
 	if len(r.Thresholds) > 0 {
-		v.Cards = append(v.Cards, card{"thresholds", fmt.Sprintf("%d / %d passed", passed, len(r.Thresholds)), map[bool]string{true: "bad", false: "good"}[passed < len(r.Thresholds)]})
+		v.Cards = append(v.Cards, thresholdCard(r))
 	}
 
 	var combined []histSeries
@@ -471,6 +465,35 @@ func buildRun(r *result.Run) (*runView, error) {
 		v.Violations = append(v.Violations, vv)
 	}
 	return v, nil
+}
+
+// thresholdCard is the "N / M passed" card, coloured as the thresholds
+// were judged (thresholdVerdict, the table's badges): red for a breach the
+// server is charged with, amber when the only misses are harness-bound
+// (the banner then says INCONCLUSIVE, not FAIL), green when all passed.
+func thresholdCard(r *result.Run) card {
+	passed, bound, failed := 0, 0, 0
+	for _, th := range r.Thresholds {
+		switch thresholdVerdict(r, th, "pass", "fail", "bound") {
+		case "pass":
+			passed++
+		case "bound":
+			bound++
+		default:
+			failed++
+		}
+	}
+	c := card{Label: "thresholds", Value: fmt.Sprintf("%d / %d passed", passed, len(r.Thresholds)), Class: "good"}
+	switch {
+	case failed > 0:
+		c.Class = "bad"
+	case bound > 0:
+		c.Class = "warn"
+	}
+	if bound > 0 {
+		c.Label = fmt.Sprintf("thresholds (%d harness-bound)", bound)
+	}
+	return c
 }
 
 var verdictOrder = []string{result.VerdictPass, result.VerdictFail, result.VerdictWarn, result.VerdictInfo, result.VerdictSkip, result.VerdictNotRun}

@@ -1,0 +1,89 @@
+package reports
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lobbybench/lobbybench/result"
+)
+
+// TestThresholdCardFollowsVerdict: the "N / M passed" card is coloured as
+// the thresholds were judged, so it never reads redder or greener than the
+// banner: amber beside INCONCLUSIVE (only harness-bound misses), red
+// beside a breach, green when all passed.
+func TestThresholdCardFollowsVerdict(t *testing.T) {
+	tests := []struct {
+		name          string
+		run           *result.Run
+		status, class string
+		value, label  string
+	}{
+		{"pass", passingRun(t), result.StatusPass, "good", "2 / 2 passed", "thresholds"},
+		{"breach", sampleRun(t), result.StatusFail, "bad", "1 / 2 passed", "thresholds"},
+		{"harness-bound only", laggedRun(t), result.StatusInconclusive, "warn", "1 / 2 passed", "thresholds (1 harness-bound)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if hl := tt.run.Headline(); hl.Status != tt.status {
+				t.Fatalf("fixture's headline %+v, want status %s", hl, tt.status)
+			}
+			v, err := buildRun(tt.run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *card
+			for i := range v.Cards {
+				if strings.HasPrefix(v.Cards[i].Label, "thresholds") {
+					got = &v.Cards[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no thresholds card in %+v", v.Cards)
+			}
+			if got.Class != tt.class || got.Value != tt.value || got.Label != tt.label {
+				t.Errorf("card %+v, want class %q value %q label %q beside a %s banner", *got, tt.class, tt.value, tt.label, tt.status)
+			}
+		})
+	}
+}
+
+var (
+	headRE   = regexp.MustCompile(`(?s)^(.*)<title>.*?</title>(.*</head>)`)
+	bannerRE = regexp.MustCompile(`<p class="status ([a-z_]*)">([^<]*)</p>`)
+)
+
+// TestCapacityHTMLSharesRunShell: the capacity page is laid out as the run
+// report is: the same head (the one stylesheet, the inline icon), the
+// same header, main and footer, the same banner for its headline.
+func TestCapacityHTMLSharesRunShell(t *testing.T) {
+	var run, capPage bytes.Buffer
+	if err := WriteHTML(&run, HTMLOptions{}, passingRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := capacityFixture()
+	if err := WriteCapacityHTML(&capPage, c); err != nil {
+		t.Fatal(err)
+	}
+	rh, ch := headRE.FindStringSubmatch(run.String()), headRE.FindStringSubmatch(capPage.String())
+	if rh == nil || ch == nil {
+		t.Fatalf("no head with a title: run %v, capacity %v", rh != nil, ch != nil)
+	}
+	if rh[1] != ch[1] || rh[2] != ch[2] {
+		t.Errorf("the capacity page's head differs from the run report's (title aside)")
+	}
+	if !strings.Contains(ch[2], htmlCSS) {
+		t.Errorf("the capacity page does not embed html.css")
+	}
+	for _, part := range []string{`<header class="top">`, "<main>", "</main>\n<footer>"} {
+		if !strings.Contains(capPage.String(), part) {
+			t.Errorf("the capacity page has no %q", part)
+		}
+	}
+	m := bannerRE.FindStringSubmatch(capPage.String())
+	hl := c.Headline()
+	if m == nil || m[1] != hl.Status || m[2] != strings.ReplaceAll(strings.ReplaceAll(hl.Text, "<", "&lt;"), "'", "&#39;") {
+		t.Errorf("capacity banner %q, want the run report's banner of %+v", m, hl)
+	}
+}
