@@ -2,10 +2,12 @@ package reports
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/result"
 )
 
@@ -85,5 +87,45 @@ func TestCapacityHTMLSharesRunShell(t *testing.T) {
 	hl := c.Headline()
 	if m == nil || m[1] != hl.Status || m[2] != strings.ReplaceAll(strings.ReplaceAll(hl.Text, "<", "&lt;"), "'", "&#39;") {
 		t.Errorf("capacity banner %q, want the run report's banner of %+v", m, hl)
+	}
+}
+
+var legendRE = regexp.MustCompile(`<ul class="lg">(.*?)</ul><svg `)
+var liRE = regexp.MustCompile(`<li><span class="key[^"]*"( style="[^"]*")?></span>([^<]*)</li>`)
+
+// TestChartLegendWhole: a chart's legend is HTML above its SVG, each entry
+// the whole label (an SVG text at a fixed size was cut at the chart's
+// edge: "… n=13" for n=138), and the SVG draws no legend text of its own.
+func TestChartLegendWhole(t *testing.T) {
+	h := result.NewLatencyHistogram()
+	for i := range 138 {
+		if err := h.RecordValue(int64(100_000 + 1000*i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chart := string(percentileChart("Step create_room", []histSeries{
+		{Name: "corrected", Colour: colour(0), Hist: h},
+		{Name: "uncorrected", Colour: colour(0), Dashed: true, Hist: h},
+	}, 470, 300))
+	m := legendRE.FindStringSubmatch(chart)
+	if m == nil {
+		t.Fatalf("no HTML legend before the SVG: %.300s", chart)
+	}
+	items := liRE.FindAllStringSubmatch(m[1], -1)
+	figures := fmt.Sprintf("p50 %s · p99 %s · max %s · n=138", words.US(h.ValueAtPercentile(50)), words.US(h.ValueAtPercentile(99)), words.US(h.Max()))
+	want := []string{"corrected: " + figures, "uncorrected: " + figures}
+	if len(items) != len(want) {
+		t.Fatalf("legend %q, want %d entries", m[1], len(want))
+	}
+	for i, it := range items {
+		if it[2] != want[i] {
+			t.Errorf("legend entry %d %q, want %q", i, it[2], want[i])
+		}
+	}
+	if !strings.Contains(items[1][1], "dashed") || strings.Contains(items[0][1], "dashed") {
+		t.Errorf("the keys do not say which line is dashed: %q, %q", items[0][1], items[1][1])
+	}
+	if strings.Contains(chart, `class="lg" x=`) {
+		t.Errorf("the SVG still draws legend text")
 	}
 }

@@ -324,8 +324,11 @@ type tick struct {
 	Label string
 }
 
-// drawChart lays out one chart: title, legend (one line per entry, each
-// with its series' swatch), plot area with grid, axes and lines.
+// drawChart lays out one chart: its title and legend (one line per entry,
+// each with its series' key) as HTML above the SVG, where they wrap as
+// the page's text does instead of being cut at the SVG's edge, then the
+// plot area with grid, axes and lines. height is the whole chart's,
+// title and legend included, as laid out at width.
 func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lineSeries, legend []string, width, height float64) template.HTML {
 	const lineH = 16.0
 	if len(p.bands) > 0 {
@@ -340,36 +343,31 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 		}
 		legend = append(legend[:len(legend):len(legend)], name)
 	}
-	legendH := lineH * float64(len(legend))
-	p.left, p.top = 62, 30+legendH
-	p.w, p.h = width-p.left-34, height-p.top-38
+	// The title and legend took 30 px and a line per entry of height.
+	svgH := height - 30 - lineH*float64(len(legend)) + 10
+	p.left, p.top = 62, 10
+	p.w, p.h = width-p.left-34, svgH-p.top-38
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">`, f1(width), f1(height), html.EscapeString(title))
-	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(title))
-	fmt.Fprintf(&b, `<text class="ct" x="%s" y="18">%s</text>`, f1(p.left), html.EscapeString(title))
+	fmt.Fprintf(&b, `<div class="cbox" style="--inset: %s%%"><div class="ct">%s</div><ul class="lg">`, f1(100*p.left/width), html.EscapeString(title))
 	for i, l := range legend {
-		y := 30 + lineH*float64(i) + 10
-		ls := lineSeries{Colour: "#999"}
-		if i < len(lines) {
-			ls = lines[i]
+		key := `<span class="key" style="border-top-color: #999"></span>`
+		switch {
+		case i == faultLegend:
+			key = `<span class="key fault"></span>`
+		case len(p.bands) > 0 && i == len(legend)-1-min(len(p.faults), 1):
+			key = `<span class="key band"></span>`
+		case i < len(lines):
+			style := "solid"
+			if lines[i].Dashed {
+				style = "dashed"
+			}
+			key = fmt.Sprintf(`<span class="key" style="border-top: 2.5px %s %s"></span>`, style, lines[i].Colour)
 		}
-		if i == faultLegend {
-			fmt.Fprintf(&b, `<line class="fault" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(p.left+11), f1(y-10), f1(p.left+11), f1(y))
-			fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
-			continue
-		}
-		if len(p.bands) > 0 && i == len(legend)-1-min(len(p.faults), 1) {
-			fmt.Fprintf(&b, `<rect class="down" x="%s" y="%s" width="22" height="9"/>`, f1(p.left), f1(y-9))
-			fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
-			continue
-		}
-		dash := ""
-		if ls.Dashed {
-			dash = ` stroke-dasharray="5 3"`
-		}
-		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5"%s/>`, f1(p.left), f1(y-4), f1(p.left+22), f1(y-4), ls.Colour, dash)
-		fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
+		fmt.Fprintf(&b, `<li>%s%s</li>`, key, html.EscapeString(l))
 	}
+	b.WriteString(`</ul>`)
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">`, f1(width), f1(svgH), html.EscapeString(title))
+	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(title))
 	// Grid and tick labels.
 	for _, t := range yt {
 		y := p.py(t.V)
@@ -399,7 +397,7 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 		fmt.Fprintf(&b, `<text class="fl" x="%s" y="%s">%s</text>`, f1(x+3), f1(p.top+11), html.EscapeString(fl.Label))
 	}
 	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(p.left), f1(p.top), f1(p.w), f1(p.h))
-	fmt.Fprintf(&b, `<text class="at" x="%s" y="%s">%s</text>`, f1(p.left+p.w/2), f1(height-4), html.EscapeString(xTitle))
+	fmt.Fprintf(&b, `<text class="at" x="%s" y="%s">%s</text>`, f1(p.left+p.w/2), f1(svgH-4), html.EscapeString(xTitle))
 	fmt.Fprintf(&b, `<text class="at" transform="translate(13 %s) rotate(-90)">%s</text>`, f1(p.top+p.h/2), html.EscapeString(yTitle))
 	for _, l := range lines {
 		d := pathData(p, l.Points)
@@ -415,7 +413,7 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>`, f1(p.px(m.P.X)), f1(p.py(m.P.Y)), l.Colour, html.EscapeString(m.Title))
 		}
 	}
-	b.WriteString(`</svg>`)
+	b.WriteString(`</svg></div>`)
 	return template.HTML(b.String())
 }
 
