@@ -444,7 +444,8 @@ func buildRun(r *result.Run) (*runView, error) {
 	if r.Drill != nil {
 		faults = r.Drill.Faults
 	}
-	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, r.Outages, 960, faults...)
+	sp := runSpan(r)
+	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, sp, r.Outages, 960, faults...)
 	v.Lobby = buildLobby(r)
 	v.Drill = r.Drill
 	v.SplitDown = t.FailuresWhileDown != nil
@@ -452,7 +453,7 @@ func buildRun(r *result.Run) (*runView, error) {
 		v.Outages = append(v.Outages, outageView{Line: line, Output: r.Outages[i].Output})
 	}
 	v.Target = TargetLines(r)
-	v.TargetCharts = targetCharts(r.TargetProcess, r.DurationNS, r.Outages, 960)
+	v.TargetCharts = targetCharts(r.TargetProcess, r.DurationNS, sp, r.Outages, 960)
 	for _, k := range sortedReasons(t.FailuresByReason) {
 		d := t.FailuresWhileDown[k]
 		v.Reasons = append(v.Reasons, reasonRow{k, t.FailuresByReason[k], d, max(t.FailuresByReason[k]-d, 0)})

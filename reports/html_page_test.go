@@ -3,9 +3,12 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"html/template"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/result"
@@ -127,5 +130,115 @@ func TestChartLegendWhole(t *testing.T) {
 	}
 	if strings.Contains(chart, `class="lg" x=`) {
 		t.Errorf("the SVG still draws legend text")
+	}
+}
+
+// secondsRun is a run of 7.2 s whose completions stop after second 4 (the
+// rest is the grace: sessions waiting, nothing answered) while its players
+// are counted to second 6: p50 200µs, p99 400ms each second.
+func secondsRun(t *testing.T) *result.Run {
+	t.Helper()
+	r := result.NewRun()
+	r.DurationNS = 7200 * time.Millisecond
+	for sec := range int64(5) {
+		h := result.NewSecondHistogram()
+		for i := range 100 {
+			v := int64(200)
+			if i >= 98 {
+				v = 400_000
+			}
+			if err := h.RecordValue(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := result.NewPoint(sec, 100, 0, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.TimeSeries = append(r.TimeSeries, p)
+	}
+	for sec := range int64(7) {
+		r.Players = append(r.Players, result.PlayersPoint{Second: sec, InRoom: 4, InGame: 4})
+	}
+	return r
+}
+
+var (
+	xTickRE = regexp.MustCompile(`<text class="xt" x="([0-9.]+)" y="[0-9.]+">([^<]*)</text>`)
+	frameRE = regexp.MustCompile(`<rect class="frame" x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)"/>`)
+)
+
+// TestPerSecondChartsShareRunSpan: every per-second chart of a run spans
+// the run's time (the players chart ran to 7 s while the others stopped
+// at 5 s, where the completions did), with the same ticks at the same
+// places.
+func TestPerSecondChartsShareRunSpan(t *testing.T) {
+	v, err := buildRun(secondsRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts := append(append([]template.HTML(nil), v.TimeCharts...), v.Lobby.Chart)
+	if len(charts) != 4 {
+		t.Fatalf("%d per-second charts, want 3 time series and the players'", len(charts))
+	}
+	var want string
+	for i, c := range charts {
+		var got []string
+		for _, m := range xTickRE.FindAllStringSubmatch(string(c), -1) {
+			got = append(got, m[2]+"@"+m[1])
+		}
+		ticks := strings.Join(got, " ")
+		if i == 0 {
+			want = ticks
+			if !strings.HasSuffix(ticks, "7s@"+xTickRE.FindAllStringSubmatch(string(c), -1)[len(got)-1][1]) {
+				t.Errorf("chart 0's axis %s does not reach the run's 7.2 s", ticks)
+			}
+			continue
+		}
+		if ticks != want {
+			t.Errorf("chart %d's x axis %s, want chart 0's %s", i, ticks, want)
+		}
+	}
+}
+
+var (
+	p50PathRE = regexp.MustCompile(`<path d="([^"]*)"[^>]*><title>p50</title>`)
+	yTickRE   = regexp.MustCompile(`<text class="yt" x="[0-9.]+" y="([0-9.]+)">([^<]*)</text>`)
+)
+
+// TestLatencyPerSecondShowsP50: on the per-second latency chart the p50
+// line (200µs under a p99 of 400ms) is drawn where the axis says 200µs,
+// between its 100µs and 1ms ticks: the axis is logarithmic, as
+// HdrHistogram's plots are. On the old linear axis (0, 100ms, … 400ms) it
+// lay flat on 0.
+func TestLatencyPerSecondShowsP50(t *testing.T) {
+	v, err := buildRun(secondsRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := string(v.TimeCharts[1])
+	if !strings.Contains(c, "Latency per second") {
+		t.Fatalf("chart 1 is not the per-second latency: %.200s", c)
+	}
+	tickY := map[string]float64{}
+	for _, m := range yTickRE.FindAllStringSubmatch(c, -1) {
+		y, _ := strconv.ParseFloat(m[1], 64)
+		tickY[m[2]] = y - 4 // the label sits 4 below its grid line
+	}
+	lo, okLo := tickY["100µs"]
+	hi, okHi := tickY["1ms"]
+	m := p50PathRE.FindStringSubmatch(c)
+	if !okLo || !okHi || m == nil {
+		t.Fatalf("no 100µs and 1ms ticks (%v) or no p50 line (%v)", tickY, m != nil)
+	}
+	coords := strings.Fields(strings.NewReplacer("M", " ", "L", " ").Replace(m[1]))
+	for i := 1; i < len(coords); i += 2 {
+		y, err := strconv.ParseFloat(coords[i], 64)
+		if err != nil {
+			t.Fatalf("path %q: %v", m[1], err)
+		}
+		if y >= lo || y <= hi {
+			t.Errorf("p50 (200µs) at y=%.1f, not between the 100µs tick (y=%.1f) and the 1ms tick (y=%.1f)", y, lo, hi)
+		}
 	}
 }

@@ -449,7 +449,7 @@ func TestTimeSeriesData(t *testing.T) {
 	if d := timeSeriesData(far, 0); len(d.req) > 10 {
 		t.Errorf("far-apart seconds gave %d points", len(d.req))
 	}
-	if charts := timeSeriesCharts(far, 0, nil, 960); len(charts) != 3 {
+	if charts := timeSeriesCharts(far, 0, span{}, nil, 960); len(charts) != 3 {
 		t.Errorf("%d charts, want 3", len(charts))
 	}
 }
@@ -568,7 +568,7 @@ func TestPartialLastSecond(t *testing.T) {
 	if whole.lastFrac != 0 || whole.req[len(whole.req)-1].Y != 4 {
 		t.Errorf("a whole last second was scaled: %+v", whole)
 	}
-	charts := timeSeriesCharts(pts, 2400*time.Millisecond, nil, 960)
+	charts := timeSeriesCharts(pts, 2400*time.Millisecond, span{}, nil, 960)
 	if !strings.Contains(string(charts[0]), "the last second ran 0.40 s") {
 		t.Error("the completions chart does not say the last second was partial")
 	}
