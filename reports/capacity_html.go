@@ -115,7 +115,7 @@ func WriteCapacityHTML(w io.Writer, c *result.Capacity) error {
 		}
 		data.Matrix = append(data.Matrix, row)
 	}
-	data.Charts = capacityCharts(c, 760)
+	data.Charts = capacityCharts(c, 560)
 	return capacityTemplate.Execute(w, data)
 }
 
