@@ -165,7 +165,6 @@ func secondsRun(t *testing.T) *result.Run {
 
 var (
 	xTickRE = regexp.MustCompile(`<text class="xt" x="([0-9.]+)" y="[0-9.]+">([^<]*)</text>`)
-	frameRE = regexp.MustCompile(`<rect class="frame" x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)"/>`)
 )
 
 // TestPerSecondChartsShareRunSpan: every per-second chart of a run spans
