@@ -607,17 +607,8 @@ func buildRunMatrix(docs []*htmlDoc) (*runMatrix, error) {
 		if len(r.Thresholds) == 0 {
 			return matrixCell{Text: "-"}
 		}
-		n := 0
-		for _, t := range r.Thresholds {
-			if t.Pass {
-				n++
-			}
-		}
-		c := matrixCell{Text: fmt.Sprintf("%d / %d", n, len(r.Thresholds)), Class: "good"}
-		if n < len(r.Thresholds) {
-			c.Class = "bad"
-		}
-		return c
+		c := thresholdCard(r)
+		return matrixCell{Text: strings.TrimSuffix(c.Value, " passed"), Class: c.Class}
 	})
 	// Steps: the union in first-seen order.
 	var names []string

@@ -50,6 +50,16 @@ func TestThresholdCardFollowsVerdict(t *testing.T) {
 			if got.Class != tt.class || got.Value != tt.value || got.Label != tt.label {
 				t.Errorf("card %+v, want class %q value %q label %q beside a %s banner", *got, tt.class, tt.value, tt.label, tt.status)
 			}
+			// The side-by-side matrix's cell says it alike.
+			m, err := buildRunMatrix([]*htmlDoc{{Label: "a", Run: v}, {Label: "b", Run: v}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range m.Rows {
+				if row.Name == "thresholds" && (row.Cells[0].Class != tt.class || row.Cells[0].Text != strings.TrimSuffix(tt.value, " passed")) {
+					t.Errorf("matrix cell %+v, want class %q", row.Cells[0], tt.class)
+				}
+			}
 		})
 	}
 }
