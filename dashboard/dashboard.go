@@ -10,10 +10,14 @@
 // framework and no build step. It polls GET /state, a small JSON document
 // (headline, counters, thresholds, a sequence number), every second, and
 // when the sequence moved fetches GET /report, the report document, and
-// shows its body. A poll that fails (the server gone, a network cut)
-// turns the page's connection line into "connection lost, retrying…" with
-// the time of the last update, and the polling goes on: the page recovers
-// by itself when the server answers again.
+// shows its body. While the run goes on, the time so far is shown against
+// the planned length (Options.Planned) with a progress bar. A poll that
+// fails (the server gone, a network cut) during the run turns the page's
+// connection line into "connection lost, retrying…" with the time of the
+// last update, and the polling goes on: the page recovers by itself when
+// the server answers again. Once the final report is shown the page says
+// "the run is over (final report below)" and polls no more: the server
+// going away after --serve-linger is the end, not a lost connection.
 //
 // The run is sampled once a second (Server.Update), whoever watches; the
 // report is rendered at most once per sample, on the first request that
@@ -59,6 +63,10 @@ type Options struct {
 	// Conns is the connection budget Listen's server shares with the
 	// run's other observers (nil: one of its own).
 	Conns *observe.Budget
+	// Planned is how long the run is planned to last: its load's stages
+	// and the grace its last sessions get (0: not known). The page shows
+	// the time so far against it ("running, 14 s of 30 s planned").
+	Planned time.Duration
 }
 
 // Phases of a run as /state says them.
@@ -78,6 +86,8 @@ type State struct {
 	Updated time.Time `json:"updated,omitzero"`
 	// ElapsedS is the run's duration so far, in seconds.
 	ElapsedS float64 `json:"elapsed_s"`
+	// PlannedS is Options.Planned in seconds (omitted when not known).
+	PlannedS float64 `json:"planned_s,omitempty"`
 	// Status and Headline are result.Run.Headline's: the final report's
 	// banner, judged on the run so far.
 	Status     string      `json:"status"`
@@ -161,7 +171,7 @@ func New(opts Options) *Server {
 		panic(err) // a constant template and a string: cannot fail
 	}
 	s.shell = b.Bytes()
-	s.snap.state = State{Phase: PhaseWaiting, Headline: "waiting for the run to start", Thresholds: []Threshold{}}
+	s.snap.state = s.stamp(State{Phase: PhaseWaiting, Headline: "waiting for the run to start", Thresholds: []Threshold{}})
 	return s
 }
 
@@ -254,7 +264,7 @@ func (s *Server) Update() error {
 	}
 	run.TimeSeries = s.series.points()
 	s.seq++
-	s.snap = snapshot{run: run, state: stateOf(run, s.seq, PhaseRunning, now)}
+	s.snap = snapshot{run: run, state: s.stamp(stateOf(run, s.seq, PhaseRunning, now))}
 	return nil
 }
 
@@ -269,8 +279,15 @@ func (s *Server) Finish(run *result.Run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	s.snap = snapshot{run: run, html: b.Bytes(), state: stateOf(run, s.seq, PhaseFinal, now)}
+	s.snap = snapshot{run: run, html: b.Bytes(), state: s.stamp(stateOf(run, s.seq, PhaseFinal, now))}
 	return nil
+}
+
+// stamp adds what s knows of the run beyond its figures to st: its
+// planned length.
+func (s *Server) stamp(st State) State {
+	st.PlannedS = s.opts.Planned.Seconds()
+	return st
 }
 
 // stateOf is /state for run: its headline (Run.Headline, the report's

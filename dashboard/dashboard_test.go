@@ -317,3 +317,40 @@ func TestListenObserverBudget(t *testing.T) {
 		t.Errorf("refused %d, want 3", b.Refused())
 	}
 }
+
+// TestPlannedLength: /state says the run's planned length (stages and
+// grace) in every phase, so the page can show "14 s of 30 s planned" and
+// a progress bar; unknown, it is left out.
+func TestPlannedLength(t *testing.T) {
+	s := New(Options{Now: func() time.Time { return t0 }, Planned: 27*time.Second + 3*time.Second})
+	h := s.Handler()
+	if st := state(t, h); st.PlannedS != 30 {
+		t.Fatalf("waiting: planned %v s, want 30", st.PlannedS)
+	}
+	s.SetSource(func() (*result.Run, error) { return runOf(t, 100, false, 14*time.Second, errRate), nil })
+	if err := s.Update(); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, h); st.Phase != PhaseRunning || st.ElapsedS != 14 || st.PlannedS != 30 {
+		t.Fatalf("running: %+v, want 14 s of 30 s planned", st)
+	}
+	if err := s.Finish(runOf(t, 100, false, 29*time.Second, errRate)); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, h); st.Phase != PhaseFinal || st.PlannedS != 30 {
+		t.Fatalf("final: %+v", st)
+	}
+	_, b := get(t, New(Options{}).Handler(), "/state")
+	if bytes.Contains(b, []byte("planned_s")) {
+		t.Fatalf("no planned length known, yet /state says one: %s", b)
+	}
+}
+
+// TestPageAsksNoIcon: the page names an empty inline icon, so a browser
+// asks the server for no /favicon.ico (a 404 in every live page's log).
+func TestPageAsksNoIcon(t *testing.T) {
+	_, b := get(t, New(Options{}).Handler(), "/")
+	if !bytes.Contains(b, []byte(`<link rel="icon" href="data:,">`)) {
+		t.Fatalf("the page names no inline icon")
+	}
+}

@@ -14,23 +14,53 @@ func init() {
 	registerCapacity("html", "write a self-contained HTML report of the search to `FILE`", WriteCapacityHTML)
 }
 
-var capacityTemplate = template.Must(template.New("capacity").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>lobbybench capacity: {{.C.Scenario}}</title>
-<style>{{.CSS}}</style></head><body>
-<h1>lobbybench capacity: {{.C.Scenario}}</h1>
-<p class="banner {{.Status}}"><strong>{{.Headline}}</strong></p>
-{{with .C.Coverage}}<ul class="warnings">{{range .}}<li>COVERAGE: {{.}}</li>{{end}}</ul>
-{{end}}{{if .Summary}}<p>Target {{.C.Target}}, {{.C.Protocol}}, {{.C.Model}} model; load in {{.Unit}}; figures after a {{.Warmup}} warm-up. {{.Summary}}</p>{{else}}<p>Target {{.C.Target}}, {{.C.Protocol}}, {{.C.Model}} model; load in {{.Unit}}; figures after a {{.Warmup}} warm-up. Search stopped: {{.C.StopText}}.</p>{{end}}
-{{range .Charts}}<figure>{{.}}</figure>{{end}}
-<h2>Steps</h2>
-<table><thead><tr><th>Load</th><th>Verdict</th><th>Achieved/s</th><th>p50</th><th>p99</th><th>Errors</th><th>Send lag p99</th><th>Violations</th><th>Server</th><th>What broke</th></tr></thead><tbody>
-{{range .Steps}}<tr><td>{{.Load}}</td><td>{{.Verdict}}</td><td>{{.Achieved}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Err}}</td><td>{{.Lag}}</td><td>{{.Viol}}</td><td>{{.Server}}</td><td>{{.What}}</td></tr>
-{{end}}</tbody></table>
-<h2>Conformance under load</h2>
-{{if .Matrix}}<table><thead><tr><th>Rule</th><th>First broken at</th>{{range .Loads}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Matrix}}<tr><td>{{.Rule}}</td><td>{{.First}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</tbody></table>{{else}}<p>No protocol rule was broken at any load.</p>{{end}}
-</body></html>
+// capacityTemplate is the search's page in the run report's shell: its
+// head (the one stylesheet, html.css), banner and footer are html.tmpl's.
+var capacityTemplate = template.Must(template.Must(htmlTemplate.Clone()).New("capacity").Parse(`{{template "head" .}}
+<body>
+<header class="top">
+<h1>{{.Title}}</h1>
+</header>
+<main>
+<p class="meta">Capacity search of <code>{{.C.Scenario}}</code> against <code>{{.C.Target}}</code>, {{.C.Protocol}}, {{.C.Model}} model; load in {{.Unit}}; figures after a {{.Warmup}} warm-up.</p>
+{{template "banner" .Headline}}
+{{- with .C.Coverage}}
+<ul class="warnings">{{range .}}<li>COVERAGE: {{.}}</li>{{end}}</ul>
+{{- end}}
+{{- if .Summary}}
+<p>{{.Summary}}</p>
+{{- else}}
+<p>Search stopped: {{.C.StopText}}.</p>
+{{- end}}
+<div class="charts">
+{{- range .Charts}}
+<figure>{{.}}</figure>
+{{- end}}
+</div>
+<h3>Steps</h3>
+<div class="scroll"><table class="grid">
+<thead><tr><th>load</th><th>verdict</th><th class="n">achieved/s</th><th class="n">p50</th><th class="n">p99</th><th class="n">errors</th><th class="n">send lag p99</th><th class="n">violations</th><th>server</th><th>what broke</th></tr></thead>
+<tbody>
+{{- range .Steps}}
+<tr><td>{{.Load}}</td><td>{{.Verdict}}</td><td class="n">{{.Achieved}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.Err}}</td><td class="n">{{.Lag}}</td><td class="n">{{.Viol}}</td><td>{{.Server}}</td><td>{{.What}}</td></tr>
+{{- end}}
+</tbody></table></div>
+<h3>Conformance under load</h3>
+{{- if .Matrix}}
+<div class="scroll"><table class="grid">
+<thead><tr><th>rule</th><th>first broken at</th>{{range .Loads}}<th class="n">{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Matrix}}
+<tr><td><code>{{.Rule}}</code></td><td>{{.First}}</td>{{range .Cells}}<td class="n">{{.}}</td>{{end}}</tr>
+{{- end}}
+</tbody></table></div>
+{{- else}}
+<p class="none good">No protocol rule was broken at any load.</p>
+{{- end}}
+</main>
+{{template "foot"}}
+</body>
+</html>
 `))
 
 type capHTMLStep struct{ Load, Verdict, Achieved, P50, P99, Err, Lag, Viol, Server, What string }
@@ -44,18 +74,19 @@ type capHTMLRule struct {
 // headline, p99 against load and throughput against offered load (the
 // knee marked), the steps and the rule × load matrix.
 func WriteCapacityHTML(w io.Writer, c *result.Capacity) error {
-	hl := c.Headline()
 	u := c.Unit()
 	data := struct {
-		C                              *result.Capacity
-		CSS                            template.CSS
-		Status, Headline, Unit, Warmup string
-		Summary                        string // a ladder's, a merge's or --workers' (a plain search says only why it stopped)
-		Charts                         []template.HTML
-		Steps                          []capHTMLStep
-		Loads                          []string
-		Matrix                         []capHTMLRule
-	}{C: c, CSS: template.CSS(htmlCSS), Status: hl.Status, Headline: hl.Text, Unit: unitName(c), Warmup: c.Settings.WarmupNS.String()}
+		C            *result.Capacity
+		Title        string
+		CSS          template.CSS
+		Headline     result.Headline
+		Unit, Warmup string
+		Summary      string // a ladder's, a merge's or --workers' (a plain search says only why it stopped)
+		Charts       []template.HTML
+		Steps        []capHTMLStep
+		Loads        []string
+		Matrix       []capHTMLRule
+	}{C: c, Title: "lobbybench capacity: " + c.Scenario, CSS: template.CSS(htmlCSS), Headline: c.Headline(), Unit: unitName(c), Warmup: c.Settings.WarmupNS.String()}
 	if c.Ladder() || c.Shards > 0 || stepWorkers(c) > 0 {
 		data.Summary = capacitySummary(c)
 	}
@@ -84,7 +115,7 @@ func WriteCapacityHTML(w io.Writer, c *result.Capacity) error {
 		}
 		data.Matrix = append(data.Matrix, row)
 	}
-	data.Charts = capacityCharts(c, 760)
+	data.Charts = capacityCharts(c, 560)
 	return capacityTemplate.Execute(w, data)
 }
 

@@ -137,9 +137,10 @@ type card struct {
 }
 
 type runView struct {
-	R          *result.Run
-	Status     string // a Headline status, or "" (nothing to judge)
-	StatusText string
+	R *result.Run
+	// Headline is the banner (the "banner" template); no banner when its
+	// Status is "" (nothing to judge).
+	Headline result.Headline
 	// Warnings are Run.Warnings (the harness's send lag, dropped starts),
 	// said under the banner as the terminal and the Markdown say them.
 	Warnings   []string
@@ -380,12 +381,6 @@ func buildRun(r *result.Run) (*runView, error) {
 	if secs > 0 {
 		tput = strconv.FormatFloat(float64(t.Requests)/secs, 'f', 1, 64) + "/s"
 	}
-	passed := 0
-	for _, th := range r.Thresholds {
-		if th.Pass {
-			passed++
-		}
-	}
 	errClass := ""
 	if t.Failures > 0 {
 		errClass = "bad"
@@ -405,11 +400,10 @@ func buildRun(r *result.Run) (*runView, error) {
 		{"dropped starts", itoa(t.Dropped), map[bool]string{true: "warn", false: ""}[t.Dropped > 0]},
 		{"sessions started / finished", itoa(t.SessionsStarted) + " / " + itoa(t.SessionsFinished), ""},
 	}
-	hl := r.Headline()
-	v.Status, v.StatusText = hl.Status, hl.Text
+	v.Headline = r.Headline()
 	v.Warnings = r.Warnings()
 	if len(r.Thresholds) > 0 {
-		v.Cards = append(v.Cards, card{"thresholds", fmt.Sprintf("%d / %d passed", passed, len(r.Thresholds)), map[bool]string{true: "bad", false: "good"}[passed < len(r.Thresholds)]})
+		v.Cards = append(v.Cards, thresholdCard(r))
 	}
 
 	var combined []histSeries
@@ -450,7 +444,8 @@ func buildRun(r *result.Run) (*runView, error) {
 	if r.Drill != nil {
 		faults = r.Drill.Faults
 	}
-	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, r.Outages, 960, faults...)
+	sp := runSpan(r)
+	v.TimeCharts = timeSeriesCharts(r.TimeSeries, r.DurationNS, sp, r.Outages, 960, faults...)
 	v.Lobby = buildLobby(r)
 	v.Drill = r.Drill
 	v.SplitDown = t.FailuresWhileDown != nil
@@ -458,7 +453,7 @@ func buildRun(r *result.Run) (*runView, error) {
 		v.Outages = append(v.Outages, outageView{Line: line, Output: r.Outages[i].Output})
 	}
 	v.Target = TargetLines(r)
-	v.TargetCharts = targetCharts(r.TargetProcess, r.DurationNS, r.Outages, 960)
+	v.TargetCharts = targetCharts(r.TargetProcess, r.DurationNS, sp, r.Outages, 960)
 	for _, k := range sortedReasons(t.FailuresByReason) {
 		d := t.FailuresWhileDown[k]
 		v.Reasons = append(v.Reasons, reasonRow{k, t.FailuresByReason[k], d, max(t.FailuresByReason[k]-d, 0)})
@@ -471,6 +466,35 @@ func buildRun(r *result.Run) (*runView, error) {
 		v.Violations = append(v.Violations, vv)
 	}
 	return v, nil
+}
+
+// thresholdCard is the "N / M passed" card, coloured as the thresholds
+// were judged (thresholdVerdict, the table's badges): red for a breach the
+// server is charged with, amber when the only misses are harness-bound
+// (the banner then says INCONCLUSIVE, not FAIL), green when all passed.
+func thresholdCard(r *result.Run) card {
+	passed, bound, failed := 0, 0, 0
+	for _, th := range r.Thresholds {
+		switch thresholdVerdict(r, th, "pass", "fail", "bound") {
+		case "pass":
+			passed++
+		case "bound":
+			bound++
+		default:
+			failed++
+		}
+	}
+	c := card{Label: "thresholds", Value: fmt.Sprintf("%d / %d passed", passed, len(r.Thresholds)), Class: "good"}
+	switch {
+	case failed > 0:
+		c.Class = "bad"
+	case bound > 0:
+		c.Class = "warn"
+	}
+	if bound > 0 {
+		c.Label = fmt.Sprintf("thresholds (%d harness-bound)", bound)
+	}
+	return c
 }
 
 var verdictOrder = []string{result.VerdictPass, result.VerdictFail, result.VerdictWarn, result.VerdictInfo, result.VerdictSkip, result.VerdictNotRun}
@@ -583,17 +607,8 @@ func buildRunMatrix(docs []*htmlDoc) (*runMatrix, error) {
 		if len(r.Thresholds) == 0 {
 			return matrixCell{Text: "-"}
 		}
-		n := 0
-		for _, t := range r.Thresholds {
-			if t.Pass {
-				n++
-			}
-		}
-		c := matrixCell{Text: fmt.Sprintf("%d / %d", n, len(r.Thresholds)), Class: "good"}
-		if n < len(r.Thresholds) {
-			c.Class = "bad"
-		}
-		return c
+		c := thresholdCard(r)
+		return matrixCell{Text: strings.TrimSuffix(c.Value, " passed"), Class: c.Class}
 	})
 	// Steps: the union in first-seen order.
 	var names []string

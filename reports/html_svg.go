@@ -324,8 +324,11 @@ type tick struct {
 	Label string
 }
 
-// drawChart lays out one chart: title, legend (one line per entry, each
-// with its series' swatch), plot area with grid, axes and lines.
+// drawChart lays out one chart: its title and legend (one line per entry,
+// each with its series' key) as HTML above the SVG, where they wrap as
+// the page's text does instead of being cut at the SVG's edge, then the
+// plot area with grid, axes and lines. height is the whole chart's,
+// title and legend included, as laid out at width.
 func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lineSeries, legend []string, width, height float64) template.HTML {
 	const lineH = 16.0
 	if len(p.bands) > 0 {
@@ -340,36 +343,31 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 		}
 		legend = append(legend[:len(legend):len(legend)], name)
 	}
-	legendH := lineH * float64(len(legend))
-	p.left, p.top = 62, 30+legendH
-	p.w, p.h = width-p.left-34, height-p.top-38
+	// The title and legend took 30 px and a line per entry of height.
+	svgH := height - 30 - lineH*float64(len(legend)) + 10
+	p.left, p.top = 62, 10
+	p.w, p.h = width-p.left-34, svgH-p.top-38
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">`, f1(width), f1(height), html.EscapeString(title))
-	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(title))
-	fmt.Fprintf(&b, `<text class="ct" x="%s" y="18">%s</text>`, f1(p.left), html.EscapeString(title))
+	fmt.Fprintf(&b, `<div class="cbox" style="--inset: %s%%"><div class="ct">%s</div><ul class="lg">`, f1(100*p.left/width), html.EscapeString(title))
 	for i, l := range legend {
-		y := 30 + lineH*float64(i) + 10
-		ls := lineSeries{Colour: "#999"}
-		if i < len(lines) {
-			ls = lines[i]
+		key := `<span class="key" style="border-top-color: #999"></span>`
+		switch {
+		case i == faultLegend:
+			key = `<span class="key fault"></span>`
+		case len(p.bands) > 0 && i == len(legend)-1-min(len(p.faults), 1):
+			key = `<span class="key band"></span>`
+		case i < len(lines):
+			style := "solid"
+			if lines[i].Dashed {
+				style = "dashed"
+			}
+			key = fmt.Sprintf(`<span class="key" style="border-top: 2.5px %s %s"></span>`, style, lines[i].Colour)
 		}
-		if i == faultLegend {
-			fmt.Fprintf(&b, `<line class="fault" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(p.left+11), f1(y-10), f1(p.left+11), f1(y))
-			fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
-			continue
-		}
-		if len(p.bands) > 0 && i == len(legend)-1-min(len(p.faults), 1) {
-			fmt.Fprintf(&b, `<rect class="down" x="%s" y="%s" width="22" height="9"/>`, f1(p.left), f1(y-9))
-			fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
-			continue
-		}
-		dash := ""
-		if ls.Dashed {
-			dash = ` stroke-dasharray="5 3"`
-		}
-		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5"%s/>`, f1(p.left), f1(y-4), f1(p.left+22), f1(y-4), ls.Colour, dash)
-		fmt.Fprintf(&b, `<text class="lg" x="%s" y="%s">%s</text>`, f1(p.left+28), f1(y), html.EscapeString(l))
+		fmt.Fprintf(&b, `<li>%s%s</li>`, key, html.EscapeString(l))
 	}
+	b.WriteString(`</ul>`)
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">`, f1(width), f1(svgH), html.EscapeString(title))
+	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(title))
 	// Grid and tick labels.
 	for _, t := range yt {
 		y := p.py(t.V)
@@ -399,7 +397,7 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 		fmt.Fprintf(&b, `<text class="fl" x="%s" y="%s">%s</text>`, f1(x+3), f1(p.top+11), html.EscapeString(fl.Label))
 	}
 	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(p.left), f1(p.top), f1(p.w), f1(p.h))
-	fmt.Fprintf(&b, `<text class="at" x="%s" y="%s">%s</text>`, f1(p.left+p.w/2), f1(height-4), html.EscapeString(xTitle))
+	fmt.Fprintf(&b, `<text class="at" x="%s" y="%s">%s</text>`, f1(p.left+p.w/2), f1(svgH-4), html.EscapeString(xTitle))
 	fmt.Fprintf(&b, `<text class="at" transform="translate(13 %s) rotate(-90)">%s</text>`, f1(p.top+p.h/2), html.EscapeString(yTitle))
 	for _, l := range lines {
 		d := pathData(p, l.Points)
@@ -415,7 +413,7 @@ func drawChart(title, xTitle, yTitle string, p *plot, xt, yt []tick, lines []lin
 			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>`, f1(p.px(m.P.X)), f1(p.py(m.P.Y)), l.Colour, html.EscapeString(m.Title))
 		}
 	}
-	b.WriteString(`</svg>`)
+	b.WriteString(`</svg></div>`)
 	return template.HTML(b.String())
 }
 
@@ -495,22 +493,15 @@ func pathData(p *plot, pts []xy) string {
 // The outages (the target down) are shaded on each chart.
 //
 // Each fault of a recovery drill is a labelled vertical line on each chart.
-func timeSeriesCharts(in []result.Point, runEnd time.Duration, outs []result.Outage, width float64, faults ...result.FaultResult) []template.HTML {
+func timeSeriesCharts(in []result.Point, runEnd time.Duration, sp span, outs []result.Outage, width float64, faults ...result.FaultResult) []template.HTML {
 	if len(in) == 0 {
 		return nil
 	}
 	d := timeSeriesData(in, runEnd)
-	first, end, req, errs, p50, p99 := d.first, d.end, d.req, d.errs, d.p50, d.p99
-	maxReq, maxErr, maxLat, meanRate := d.maxReq, d.maxErr, d.maxLat, d.meanRate
-	xs := niceStep(end-first, 8)
-	var xt []tick
-	for i := 0; i <= 100; i++ {
-		v := first + float64(i)*xs
-		if v > end+1e-9 {
-			break
-		}
-		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
-	}
+	first, end := sp.cover(d.first, d.end)
+	req, errs, p50, p99 := d.req, d.errs, d.p50, d.p99
+	maxReq, maxErr, meanRate := d.maxReq, d.maxErr, d.meanRate
+	xt := secondTicks(first, end)
 	mk := func(vals []float64, f func(float64) string) []tick {
 		var t []tick
 		for _, v := range vals {
@@ -524,7 +515,18 @@ func timeSeriesCharts(in []result.Point, runEnd time.Duration, outs []result.Out
 	}
 	yr := niceTicks(maxReq, 4)
 	ye := niceTicks(maxErr, 3)
-	yl := niceTicks(maxLat, 4)
+	// Latency on a log axis, as HdrHistogram plots it: on a linear one
+	// a p50 of 200µs under a p99 of 400ms lies flat on zero.
+	lo, hi := math.Inf(1), 0.0
+	for _, l := range [][]xy{p50, p99} {
+		for _, p := range l {
+			if !math.IsNaN(p.Y) {
+				lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
+			}
+		}
+	}
+	l0, l1, yl := logTicks(lo, hi)
+	p50, p99 = logY(p50), logY(p99)
 	x1 := end
 	bands := downBands(outs, end)
 	fls := faultLines(faults)
@@ -533,8 +535,8 @@ func timeSeriesCharts(in []result.Point, runEnd time.Duration, outs []result.Out
 			&plot{x0: first, x1: x1, y1: yr[len(yr)-1], bands: bands, faults: fls}, xt, mk(yr, fmtAxisCount),
 			[]lineSeries{{Name: "completions/s", Colour: colour(0), Points: req}},
 			[]string{fmt.Sprintf("completions/s (mean %s, peak %s)%s", fmtAxisCount(meanRate), fmtAxisCount(maxReq), partial)}, width, 190),
-		drawChart("Latency per second (from intended send)", "seconds since start", "latency",
-			&plot{x0: first, x1: x1, y1: yl[len(yl)-1], bands: bands, faults: fls}, xt, mk(yl, fmtAxisUS),
+		drawChart("Latency per second (from intended send)", "seconds since start", "latency (log)",
+			&plot{x0: first, x1: x1, y0: l0, y1: l1, bands: bands, faults: fls}, xt, yl,
 			[]lineSeries{{Name: "p50", Colour: colour(2), Points: p50}, {Name: "p99", Colour: colour(3), Points: p99}},
 			[]string{"p50 of each second", "p99 of each second"}, width, 220),
 		drawChart("Errors per second", "seconds since start", "per second",
@@ -542,6 +544,90 @@ func timeSeriesCharts(in []result.Point, runEnd time.Duration, outs []result.Out
 			[]lineSeries{{Name: "errors/s", Colour: colour(1), Points: errs}},
 			[]string{fmt.Sprintf("errors/s (peak %s)%s", fmtAxisCount(maxErr), partial)}, width, 170),
 	}
+}
+
+// span is the x range, in seconds since the start, every per-second
+// chart of a run shares (runSpan), so their axes line up; the zero span
+// leaves each chart its own data's range.
+type span struct{ first, end float64 }
+
+// cover is the range of data from first to end widened to sp.
+func (sp span) cover(first, end float64) (float64, float64) {
+	if sp == (span{}) {
+		return first, end
+	}
+	return math.Min(first, sp.first), math.Max(end, sp.end)
+}
+
+// runSpan is the time the run's per-second charts cover: from the start
+// (or the earliest point before it) to the run's end, or the latest point
+// of its time series, players or server samples past it.
+func runSpan(r *result.Run) span {
+	sp := span{0, r.DurationNS.Seconds()}
+	if len(r.TimeSeries) > 0 {
+		d := timeSeriesData(r.TimeSeries, r.DurationNS)
+		sp.first, sp.end = math.Min(sp.first, d.first), math.Max(sp.end, d.end)
+	}
+	for _, p := range r.Players {
+		sp.first, sp.end = math.Min(sp.first, float64(p.Second)), math.Max(sp.end, float64(p.Second+1))
+	}
+	if tp := r.TargetProcess; tp != nil {
+		for _, s := range tp.Samples {
+			sp.first, sp.end = math.Min(sp.first, s.OffsetNS.Seconds()), math.Max(sp.end, s.OffsetNS.Seconds())
+		}
+	}
+	return sp
+}
+
+// secondTicks are the x ticks of a chart over seconds: round steps from
+// first to end, about eight.
+func secondTicks(first, end float64) []tick {
+	xs := niceStep(end-first, 8)
+	var xt []tick
+	for i := 0; i <= 100; i++ {
+		v := first + float64(i)*xs
+		if v > end+1e-9 {
+			break
+		}
+		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
+	}
+	return xt
+}
+
+// logTicks is a log latency axis from lo to hi µs (below 1 µs counts as
+// 1): its range in log10 units, whole decades around the data, and a tick
+// per decade, with the 2 and 5 of each when it spans fewer than three.
+func logTicks(lo, hi float64) (y0, y1 float64, ticks []tick) {
+	lg := func(v float64) float64 { return math.Log10(math.Max(v, 1)) }
+	if !(hi > 0) || math.IsInf(lo, 0) {
+		lo, hi = 1, 10
+	}
+	y0, y1 = math.Floor(lg(lo)), math.Ceil(lg(hi))
+	if y1 <= y0 {
+		y1 = y0 + 1
+	}
+	for k := y0; k <= y1; k++ {
+		ticks = append(ticks, tick{k, fmtAxisUS(math.Pow(10, k))})
+		if y1-y0 < 3 && k < y1 {
+			for _, m := range []float64{2, 5} {
+				ticks = append(ticks, tick{k + math.Log10(m), fmtAxisUS(m * math.Pow(10, k))})
+			}
+		}
+	}
+	return y0, y1, ticks
+}
+
+// logY is pts with each y replaced by its log10 (below 1 drawn at 1; a
+// NaN, a gap, stays one).
+func logY(pts []xy) []xy {
+	out := make([]xy, len(pts))
+	for i, p := range pts {
+		out[i] = xy{p.X, math.Log10(math.Max(p.Y, 1))}
+		if math.IsNaN(p.Y) {
+			out[i].Y = math.NaN()
+		}
+	}
+	return out
 }
 
 // tsData is the time series laid out for charts.
@@ -629,7 +715,7 @@ func timeSeriesData(in []result.Point, runEnd time.Duration) tsData {
 // charts over the run: its CPU, in % of one core over each interval
 // between two samples, and its resident memory. A restart breaks both
 // lines; the outages are shaded as on the time-series charts.
-func targetCharts(tp *result.TargetProcess, runEnd time.Duration, outs []result.Outage, width float64) []template.HTML {
+func targetCharts(tp *result.TargetProcess, runEnd time.Duration, sp span, outs []result.Outage, width float64) []template.HTML {
 	if tp == nil || len(tp.Samples) == 0 {
 		return nil
 	}
@@ -657,16 +743,8 @@ func targetCharts(tp *result.TargetProcess, runEnd time.Duration, outs []result.
 		cpu = append(cpu, xy{x, pct})
 		maxCPU = math.Max(maxCPU, pct)
 	}
-	first := math.Min(tp.Samples[0].OffsetNS.Seconds(), 0)
-	xs := niceStep(end-first, 8)
-	var xt []tick
-	for i := 0; i <= 100; i++ {
-		v := first + float64(i)*xs
-		if v > end+1e-9 {
-			break
-		}
-		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
-	}
+	first, end := sp.cover(math.Min(tp.Samples[0].OffsetNS.Seconds(), 0), end)
+	xt := secondTicks(first, end)
 	mk := func(vals []float64, unit string) []tick {
 		var t []tick
 		for _, v := range vals {

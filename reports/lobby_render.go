@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -133,13 +132,13 @@ func buildLobby(run *result.Run) *lobbyView {
 	if len(v.Rows) > 0 {
 		v.Header = []string{"measure", "samples", "p50", "p90", "p99", "max"}
 	}
-	v.Chart = playersChart(run.Players, 960)
+	v.Chart = playersChart(run.Players, runSpan(run), 960)
 	return v
 }
 
 // playersChart draws Run.Players: the players in a room and in a started
 // game during each second, a point at the middle of each second.
-func playersChart(ps []result.PlayersPoint, width float64) template.HTML {
+func playersChart(ps []result.PlayersPoint, sp span, width float64) template.HTML {
 	if len(ps) == 0 {
 		return ""
 	}
@@ -151,16 +150,8 @@ func playersChart(ps []result.PlayersPoint, width float64) template.HTML {
 		game = append(game, xy{x, float64(p.InGame)})
 		peak = math.Max(peak, float64(p.InRoom))
 	}
-	end := float64(ps[len(ps)-1].Second + 1)
-	xs := niceStep(end, 8)
-	var xt []tick
-	for i := 0; i <= 100; i++ {
-		v := float64(i) * xs
-		if v > end+1e-9 {
-			break
-		}
-		xt = append(xt, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
-	}
+	first, end := sp.cover(0, float64(ps[len(ps)-1].Second+1))
+	xt := secondTicks(first, end)
 	yv := niceTicks(math.Max(peak, 1), 4)
 	var yt []tick
 	for _, v := range yv {
@@ -168,7 +159,7 @@ func playersChart(ps []result.PlayersPoint, width float64) template.HTML {
 	}
 	pr, pg := result.PlayersPeak(ps)
 	return drawChart("Players in rooms and games", "seconds since start", "players",
-		&plot{x0: 0, x1: end, y1: yv[len(yv)-1]}, xt, yt,
+		&plot{x0: first, x1: end, y1: yv[len(yv)-1]}, xt, yt,
 		[]lineSeries{{Name: "in a room", Colour: colour(0), Points: room}, {Name: "in a started game", Colour: colour(2), Points: game}},
 		[]string{fmt.Sprintf("in a room during the second (peak %d)", pr), fmt.Sprintf("in a started game (peak %d)", pg)}, width, 220)
 }

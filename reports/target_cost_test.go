@@ -147,7 +147,7 @@ func TestTargetCharts(t *testing.T) {
 	tp := ownedProcess()
 	tp.Samples = append(tp.Samples, result.ProcSample{OffsetNS: 3 * time.Second, UserNS: 10 * time.Millisecond, RSSBytes: 8 << 20, Threads: 3, Restarted: true},
 		result.ProcSample{OffsetNS: 4 * time.Second, UserNS: 260 * time.Millisecond, RSSBytes: 9 << 20, Threads: 3})
-	charts := targetCharts(tp, 4*time.Second, nil, 960)
+	charts := targetCharts(tp, 4*time.Second, span{}, nil, 960)
 	if len(charts) != 2 {
 		t.Fatalf("%d charts, want CPU and RSS", len(charts))
 	}
@@ -161,7 +161,7 @@ func TestTargetCharts(t *testing.T) {
 			t.Errorf("chart %d: no line break at the restart (subpaths %d)", i, n)
 		}
 	}
-	if targetCharts(nil, time.Second, nil, 960) != nil || targetCharts(&result.TargetProcess{}, time.Second, nil, 960) != nil {
+	if targetCharts(nil, time.Second, span{}, nil, 960) != nil || targetCharts(&result.TargetProcess{}, time.Second, span{}, nil, 960) != nil {
 		t.Error("charts without samples")
 	}
 }

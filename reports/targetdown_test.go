@@ -137,8 +137,8 @@ func TestTargetDownGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			if strings.HasSuffix(tt.file, ".html") {
-				if n := strings.Count(b.String(), `<rect class="down"`); n != 2*3 {
-					t.Errorf("%d shaded rects, want a band and a legend swatch on each of 3 charts", n)
+				if n, k := strings.Count(b.String(), `<rect class="down"`), strings.Count(b.String(), `<span class="key band"></span>target down (shaded)`); n != 3 || k != 3 {
+					t.Errorf("%d shaded rects and %d legend keys, want a band and a legend key on each of 3 charts", n, k)
 				}
 				checkHTMLGolden(t, tt.file, b.Bytes())
 				return

@@ -255,7 +255,7 @@ func TestConformDocsBase(t *testing.T) {
 		extra      []string
 		want, lack string
 	}{
-		{nil, `title="docs/protocols/udp-lobby.md §4 in the lobbybench repository"`, `href="`},
+		{nil, `title="docs/protocols/udp-lobby.md §4 in the lobbybench repository"`, `<a href="`},
 		{[]string{"--docs-base", "file:///src/lobbybench/docs/protocols"}, `<a href="file:///src/lobbybench/docs/protocols/udp-lobby.md#s4">udp-lobby.md §4 LOBBY_LIST_ROOMS</a>`, ""},
 	} {
 		if code, out, errs := runCLI(t, append(args, tt.extra...)...); code != exitOK {

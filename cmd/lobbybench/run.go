@@ -267,7 +267,7 @@ func init() {
 				if *dashAddr != "" {
 					// Bound before anything is sent: a bad or taken
 					// address is a usage error.
-					if dash, err = dashboard.Listen(*dashAddr, dashboard.Options{Conns: cfg.Observers}); err != nil {
+					if dash, err = dashboard.Listen(*dashAddr, dashboard.Options{Conns: cfg.Observers, Planned: plan.Load.Duration + *grace}); err != nil {
 						return usageErr(e, "run", "--dashboard-addr: %v", err)
 					}
 					defer dash.Close()

@@ -17,9 +17,17 @@
 #        drawn (SVG) and hold more points;
 #      - the proxy cut: the page says "connection lost, retrying… (last
 #        update …)" and shows nothing new; restored, it resumes by itself;
+#      - while running: "running, N s of M s planned" and a progress bar;
 #      - after the run: the final report, its headline the one
 #        `report html` gives of the run's JSON result, its counters the
-#        JSON's; then Ctrl-C ends the linger.
+#        JSON's, and "the run is over (final report below)"; then Ctrl-C
+#        ends the linger, and the page still says so and keeps the report
+#        (not "connection lost"); no request of the page was refused (no
+#        favicon 404);
+#      - at 1,280 x 800, the live page, the run's HTML report and a
+#        capacity report (reports/testdata/capacity.json): nothing wider
+#        than the window (wide tables scroll in their own box), every
+#        chart legend and label whole.
 #   4. teardown (always): the processes it started, by PID
 #
 # Screenshots go to DASHBOARD_SHOTS (default: bin/e2e-dashboard/shots).
@@ -68,7 +76,7 @@ echo "e2e-dashboard: == build" >&2
 # browser's own start and stop)
 echo "e2e-dashboard: == chromium watches run --workers 2 --dashboard-addr" >&2
 rc=0
-LOBBYBENCH="$out/lobbybench" E2E_OUT="$out" E2E_TIMEOUT="$E2E_TIMEOUT" \
+LOBBYBENCH="$out/lobbybench" E2E_OUT="$out" E2E_TIMEOUT="$E2E_TIMEOUT" CAPACITY_JSON="$root/reports/testdata/capacity.json" \
   timeout --signal=TERM --kill-after=10 $(( E2E_TIMEOUT + 30 )) node "$out/js/test.mjs" &
 pids+=($!)
 wait "${pids[-1]}" || rc=$?

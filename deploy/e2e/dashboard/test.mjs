@@ -3,9 +3,14 @@
 // `lobbybench run --workers 2 --dashboard-addr` through a TCP proxy this
 // script owns, so the connection can be cut and restored.
 //
+// Then, in the same browser at 1,280 × 800, the run's HTML report and a
+// capacity report (of CAPACITY_JSON) are checked as the live page is:
+// nothing wider than the window (wide tables scroll in their own box),
+// every chart legend and label whole inside its chart.
+//
 // Environment: LOBBYBENCH (the binary), E2E_OUT (a work directory),
 // DASHBOARD_SHOTS (where the screenshots go), E2E_TIMEOUT (seconds for
-// the whole check). Every wait is bounded in time; the processes it
+// the whole check), CAPACITY_JSON (a capacity result to render). Every wait is bounded in time; the processes it
 // starts (the run, the browser) are ended by their PID.
 import { chromium } from "playwright-core";
 import { spawn, execFileSync } from "node:child_process";
@@ -19,6 +24,8 @@ const OUT = process.env.E2E_OUT;
 const SHOTS = process.env.DASHBOARD_SHOTS || fs.mkdtempSync(path.join(os.tmpdir(), "dashboard-shots-"));
 const DEADLINE = Date.now() + 1000 * Number(process.env.E2E_TIMEOUT || 150);
 const DURATION = 18; // seconds of load
+const CAPACITY_JSON = process.env.CAPACITY_JSON;
+const VIEWPORT = { width: 1280, height: 800 };
 
 let failed = 0;
 let run = null;
@@ -121,9 +128,13 @@ thresholds:
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
       "--disable-component-update", "--disable-sync"],
-    viewport: { width: 1100, height: 640 },
+    viewport: VIEWPORT,
   });
   const page = context.pages()[0] || (await context.newPage());
+  // Every request the pages make that fails or is refused (a favicon
+  // 404 was one).
+  const refused = [];
+  page.on("response", (r) => { if (r.status() >= 400 && !r.url().includes("/report")) refused.push(`${r.status()} ${r.url()}`); });
   const url = `http://127.0.0.1:${proxyPort}/`;
   const opened = await until(15000, async () => (await page.goto(url, { timeout: 3000 })).ok());
   if (!check("the page opens through the proxy", !!opened)) return;
@@ -162,6 +173,11 @@ thresholds:
   if (box) await page.screenshot({ path: path.join(SHOTS, "dashboard-charts.png"), fullPage: true, clip: box });
   check("the counters advance between the two screenshots", c1 > 0 && c2 > c1, `requests ${c1} then ${c2}`);
   check("the charts are drawn and grow", d1.svgs > 0 && d2.points > d1.points, `${d1.svgs} charts, ${d1.points} then ${d2.points} points`);
+  const phase = await page.textContent("#phase");
+  const bar = await page.evaluate(() => { const p = document.querySelector("#progress"); return p && !p.hidden ? p.value : -1; });
+  check("the page says how long of how long planned, with a progress bar", /^running, \d+ s of \d+ s planned$/.test(phase || "") && bar > 0 && bar <= 1,
+    `"${phase}", bar ${bar}`);
+  await fits(page, "the live page while running");
   const headline = await page.textContent("#headline");
   check("the page leads with a headline", /^(PASS|FAIL|INCOMPLETE|INTERRUPTED|TARGET DOWN|INCONCLUSIVE) · /.test(headline || ""), headline);
 
@@ -184,6 +200,9 @@ thresholds:
   const final = await until((DURATION + 40) * 1000, async () => (await body("phase")) === "final" && (await body("shown")) === (await body("seq")));
   if (!check("after the run the page shows the final report", !!final)) return;
   await page.screenshot({ path: path.join(SHOTS, "dashboard-final.png"), fullPage: false });
+  await fits(page, "the live page's final report");
+  const overText = await until(5000, async () => (await body("conn")) === "over" && (await page.textContent("#conn")));
+  check("with the final report shown, the page says the run is over", overText === "the run is over (final report below)", String(overText));
   const reportHTML = path.join(OUT, "from-json.html");
   execFileSync(BIN, ["report", "html", json, "-o", reportHTML], { timeout: 30000 });
   const fromJSON = (fs.readFileSync(reportHTML, "utf8").match(/<p class="status ([a-z_]+)">([^<]*)</) || []);
@@ -202,6 +221,71 @@ thresholds:
   run.kill("SIGINT");
   const end = await Promise.race([runExit, sleep(15000).then(() => null)]);
   check("the run ends on Ctrl-C during the linger", end !== null, end ? `exit ${end.code}` : "still running");
+
+  // The server is gone: the page still says the run is over, not
+  // "connection lost", and keeps the final report.
+  await sleep(3000);
+  const afterConn = await page.textContent("#conn");
+  const afterBanner = await page.evaluate(() => document.querySelector("#report p.status")?.textContent || "");
+  check("after the server went away the page says the run is over and keeps the report",
+    (await body("conn")) === "over" && afterConn === "the run is over (final report below)" && afterBanner === want,
+    `conn "${afterConn}", banner "${afterBanner}"`);
+  await page.screenshot({ path: path.join(SHOTS, "dashboard-over.png"), fullPage: false });
+  check("no request of the live page was refused (no favicon 404)", refused.length === 0, refused.join(", "));
+
+  // The run's HTML report and a capacity report, at the same size.
+  await page.goto("file://" + reportHTML);
+  await fits(page, "the run report");
+  await page.screenshot({ path: path.join(SHOTS, "run-report.png"), fullPage: false });
+  if (check("a capacity result to render (CAPACITY_JSON)", !!CAPACITY_JSON && fs.existsSync(CAPACITY_JSON), CAPACITY_JSON)) {
+    const capHTML = path.join(OUT, "capacity.html");
+    execFileSync(BIN, ["report", "html", CAPACITY_JSON, "-o", capHTML], { timeout: 30000 });
+    await page.goto("file://" + capHTML);
+    await fits(page, "the capacity report");
+    const capBanner = await page.evaluate(() => { const p = document.querySelector("main p.status"); return p ? getComputedStyle(p).backgroundColor : ""; });
+    check("the capacity report has the run report's coloured banner", capBanner !== "" && capBanner !== "rgba(0, 0, 0, 0)", capBanner);
+    await page.screenshot({ path: path.join(SHOTS, "capacity-report.png"), fullPage: false });
+  }
+}
+
+// fits checks a page as a person at 1,280 px sees it: nothing is wider
+// than the window (a wide table scrolls inside its .scroll box, which
+// itself fits), every chart legend entry is whole inside its box, and no
+// chart text leaves its SVG.
+async function fits(page, what) {
+  const r = await page.evaluate(() => {
+    const W = window.innerWidth;
+    const out = { scroll: document.documentElement.scrollWidth, W, wide: [], legends: 0, charts: 0, cut: [] };
+    const name = (e) => e.tagName.toLowerCase() + (e.className && typeof e.className === "string" ? "." + e.className.split(" ")[0] : "");
+    document.querySelectorAll("body *").forEach((e) => {
+      if (e.closest(".scroll") && !e.classList.contains("scroll")) return; // inside a box that scrolls
+      const b = e.getBoundingClientRect();
+      if (b.width > 0 && b.right > W + 1) out.wide.push(`${name(e)} to ${Math.round(b.right)} px`);
+    });
+    document.querySelectorAll("ul.lg li").forEach((li) => {
+      out.legends++;
+      const box = li.getBoundingClientRect();
+      const rg = document.createRange();
+      rg.selectNodeContents(li);
+      const t = rg.getBoundingClientRect();
+      if (t.right > box.right + 1 || li.scrollWidth > li.clientWidth + 1) out.cut.push(`legend "${li.textContent}"`);
+    });
+    // Each chart's legend is HTML just above it, where text wraps (an
+    // SVG text at a fixed size was cut at the chart's edge).
+    document.querySelectorAll("svg.chart").forEach((svg) => {
+      out.charts++;
+      const ul = svg.previousElementSibling;
+      if (!ul || !ul.matches("ul.lg") || ul.children.length === 0) out.cut.push(`chart "${svg.getAttribute("aria-label")}" has no HTML legend`);
+    });
+    document.querySelectorAll("svg.chart text").forEach((tx) => {
+      const s = tx.ownerSVGElement.getBoundingClientRect(), b = tx.getBoundingClientRect();
+      if (b.left < s.left - 1 || b.right > s.right + 1 || b.top < s.top - 1 || b.bottom > s.bottom + 1) out.cut.push(`chart text "${tx.textContent}"`);
+    });
+    out.wide = out.wide.slice(0, 5);
+    return out;
+  });
+  check(`${what}: nothing wider than the ${r.W} px window`, r.scroll <= r.W && r.wide.length === 0, `scrollWidth ${r.scroll}; ${r.wide.join("; ")}`);
+  check(`${what}: every legend and chart label whole`, r.charts > 0 && r.cut.length === 0, `${r.charts} charts, ${r.legends} legend entries; cut: ${r.cut.slice(0, 5).join("; ")}`);
 }
 
 // Ended from outside (dashboard.sh's timeout): the run goes too.
