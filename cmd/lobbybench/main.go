@@ -285,14 +285,20 @@ func runMain(ctx context.Context, e *env, args []string) int {
 
 func printCommandHelp(w io.Writer, name string, c command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "%s\n\n%s\n", c.summary, strings.TrimSpace(c.usage))
-	hasFlags := false
-	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	// The flags a user may set: internal ones (flags.go) are left out.
+	shown, hasFlags := flag.NewFlagSet(name, flag.ContinueOnError), false
+	fs.VisitAll(func(f *flag.Flag) {
+		if !isInternal(f) {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+			hasFlags = true
+		}
+	})
 	if hasFlags {
 		fmt.Fprintln(w, "\nFlags:")
 		var b strings.Builder
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		shown.SetOutput(&b)
+		shown.PrintDefaults()
 		fmt.Fprint(w, doubleDash(b.String()))
 	}
 }
