@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -35,16 +32,6 @@ func fmtLag(l result.Latency) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func renderTable(w io.Writer, header []string, rows [][]string) error {
-	// Auto-format would turn "p99.9" into "P 99 . 9"; it must be switched
-	// off before WithHeader, which formats the header when applied.
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeader(header))
-	if err := t.Bulk(rows); err != nil {
-		return err
-	}
-	return t.Render()
-}
 
 func sortedReasons(m map[string]int64) []string {
 	ks := make([]string, 0, len(m))
@@ -168,42 +155,6 @@ func WriteRunTable(w io.Writer, run *result.Run) error {
 		fmt.Fprintln(ew)
 		writeWrapped(ew, hl.Text, 2)
 	}
-	return ew.err
-}
-
-// WriteCompareTable writes the per-step deltas of c and the broken gates,
-// led by a line for each side that was interrupted.
-func WriteCompareTable(w io.Writer, c *result.Comparison) error {
-	ew := &errWriter{w: w}
-	for _, s := range c.Incomplete {
-		fmt.Fprintf(ew, "%s\n", s)
-	}
-	var rows [][]string
-	for _, d := range append(append([]result.StepDelta(nil), c.Steps...), c.Run) {
-		p50, p99 := "-", "-"
-		if d.HasLatency {
-			p50 = words.US(d.BaseP50US) + " -> " + words.US(d.NewP50US) + " (" + words.Signed(d.P50ChangePct, "%") + ")"
-			p99 = words.US(d.BaseP99US) + " -> " + words.US(d.NewP99US) + " (" + words.Signed(d.P99ChangePct, "%") + ")"
-		}
-		name := d.Name
-		switch {
-		case !d.InBase:
-			name += " (new)"
-		case !d.InNew:
-			name += " (gone)"
-		}
-		rows = append(rows, []string{name, p50, p99, words.Pct(d.BaseErrorRate) + " -> " + words.Pct(d.NewErrorRate) + " (" + words.Signed(d.ErrorRateChangePP, "pp") + ")"})
-	}
-	if err := renderTable(w, []string{"STEP", "p50", "p99", "ERROR RATE"}, rows); err != nil {
-		return err
-	}
-	if len(c.NewViolations) > 0 {
-		fmt.Fprintf(ew, "New violated rules: %s\n", strings.Join(c.NewViolations, ", "))
-	}
-	for _, s := range c.Spared {
-		fmt.Fprintf(ew, "Not gated: %s\n", s)
-	}
-	writeGates(ew, c.Breaches)
 	return ew.err
 }
 
@@ -340,7 +291,7 @@ func writeGates(w io.Writer, breaches []result.Breach) {
 	}
 	fmt.Fprintf(w, "Gates: %d broken\n", len(breaches))
 	for _, b := range breaches {
-		fmt.Fprintf(w, "  FAIL %s\n", b)
+		writeWrapped(w, fmt.Sprintf("  FAIL %s", b), 4)
 	}
 }
 
