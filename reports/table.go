@@ -47,8 +47,11 @@ func sortedReasons(m map[string]int64) []string {
 // counts and one of latency (corrected p50, p90, p99 and max, the
 // uncorrected p99 and the send lag p99 beside them; p99.9 and the send
 // lag's p50 and max are in the JSON and the HTML), failures by reason,
-// violated rules, findings and thresholds.
-func WriteRunTable(w io.Writer, run *result.Run) error {
+// violated rules, findings and thresholds. What about calls (each given w)
+// add the caller's lines about the run (run's harness figures), which go
+// with the run's warnings (writeRunWarnings) before the thresholds, so
+// that the verdict stays the last line.
+func WriteRunTable(w io.Writer, run *result.Run, about ...func(io.Writer)) error {
 	ew := &errWriter{w: w}
 	t := run.Totals
 	if hl := run.Headline(); hl.Partial() || len(run.StepsNeverSucceeded()) > 0 {
@@ -142,6 +145,10 @@ func WriteRunTable(w io.Writer, run *result.Run) error {
 		writeColumns(ew, 2, "lrrrrrr", []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rateLimitRows(run.RateLimits))
 		fmt.Fprintln(ew)
 	}
+	for _, f := range about {
+		f(ew)
+	}
+	writeRunWarnings(ew, run)
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {

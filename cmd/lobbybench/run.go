@@ -418,16 +418,15 @@ func lingerServe(ctx context.Context, e *env, res *engine.Result, dash *dashboar
 // reportRun prints the summary, writes the requested files (outs) and
 // picks the exit code.
 func reportRun(e *env, res *engine.Result, outs *outputs) int {
-	if err := reports.WriteRunTable(e.stdout, res.Run); err != nil {
+	// The engine's lines and the run's warnings (the harness's send lag)
+	// go before the thresholds: the verdict is the summary's last line,
+	// where the eye (and the tail of a CI log) ends up.
+	if err := reports.WriteRunTable(e.stdout, res.Run, func(w io.Writer) { writeEngineSummary(w, res) }); err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench run: writing the table: %v\n", err)
 	}
-	writeEngineSummary(e.stdout, res)
 	wrote := outs.write(e, "run", res, reports.Options{})
-	for _, w := range res.Run.Warnings() {
-		fmt.Fprintf(e.stderr, "lobbybench run: warning: %s\n", w)
-	}
 	if n := res.Engine.Sessions.FailedStarts; n > 0 {
-		fmt.Fprintf(e.stderr, "lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", words.Count(n, "session"), words.Agree(n, "its", "their"))
+		reports.WriteWrapped(e.stderr, fmt.Sprintf("lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for", words.Count(n, "session"), words.Agree(n, "its", "their")), 2)
 	}
 	ex := runExit(res.Run, res.Engine.Interrupted, res.ThresholdsOK)
 	switch ex {
@@ -474,10 +473,10 @@ func thresholdExit(r *result.Run) int {
 
 // writeEngineSummary prints what the table does not: shard, sessions,
 // harness resources and the embedded server's counters, folded to
-// reports.TermWidth columns as the table is.
+// reports.TermWidth columns as the table is, then a blank line.
 func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
-	fmt.Fprintln(w)
+	defer fmt.Fprintln(w)
 	if in.Workers > 0 {
 		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, %s merged, seed %d, %s", in.Protocol, in.Model, words.Count(in.Workers, "worker process"), in.Seed, words.Count(max(in.Sources, 1), "source address")), 2)
 	} else {
