@@ -257,6 +257,9 @@ func init() {
 				}
 				cfg.NoSpin = *noSpin
 				cfg.WorkerMetrics = *worker && *workerMet
+				// A capacity step's worker: the parent says the step's
+				// open-files need, once, from its load.
+				cfg.NoFilesWarning = *capStep != ""
 				if *linger > 0 {
 					// The metrics server outlives the run by the linger.
 					until, end := context.WithCancel(context.WithoutCancel(ctx))
