@@ -66,6 +66,9 @@ type EngineRunner struct {
 	// the step cost the server, when the engine did not measure it (it
 	// does the embedded server).
 	Telemetry func() *result.TargetProcess
+	// FilesLimit is the open-files limit a step's need is compared with
+	// (0: this process's, engine.OpenFilesLimit).
+	FilesLimit uint64
 
 	steps     int
 	baseline  int
@@ -131,6 +134,13 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 		run = engine.Run
 	}
 	cfg := r.Base
+	// The engine's open-files warning counts max_clients: the step says
+	// its own, once (noteFiles).
+	cfg.NoFilesWarning = true
+	var (
+		srvCfg *refserver.Config
+		said   bool
+	)
 	var self *owned.SelfSampler
 	if r.Plan.Target == "" && !cfg.EmbeddedAt.IsValid() {
 		// One server for the step's two runs, sampled from the judged
@@ -140,7 +150,7 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 			return result.CapacityStep{}, err
 		}
 		defer srv.Close()
-		cfg.EmbeddedAt = srv.addr
+		cfg.EmbeddedAt, srvCfg = srv.addr, &srv.cfg
 		onStart := cfg.OnStart
 		cfg.OnStart = func(start time.Time) {
 			if self == nil && srv.judged {
@@ -159,6 +169,7 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 			wcfg := cfg
 			wcfg.Plan = StepPlan(r.Plan, load, r.Warmup)
 			res, err := run(ctx, wcfg)
+			r.noteFiles(&said, load, res, srvCfg)
 			if st, done, err := r.warmedUp(load, res, err, drain); done {
 				return st, err
 			}
@@ -168,12 +179,14 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 		wcfg := cfg
 		wcfg.Plan = StepPlan(r.Plan, load, r.Warmup)
 		res, err := run(ctx, wcfg)
+		r.noteFiles(&said, load, res, srvCfg)
 		if st, done, err := r.warmedUp(load, res, err, drain); done {
 			return st, err
 		}
 	}
 	cfg.Plan = StepPlan(r.Plan, load, r.Hold)
 	res, err := run(ctx, cfg)
+	r.noteFiles(&said, load, res, srvCfg)
 	if err != nil {
 		return r.failed(load, err, drain)
 	}
@@ -207,6 +220,27 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 		st.Run = res.Run
 	}
 	return st, nil
+}
+
+// noteFiles says, once per step (*said), after its first run, when the
+// step needs more open files than the limit: from its own load, and for
+// an open model from the peak of live sessions that run measured
+// (stepFiles), not from max_clients. srv is the step's embedded server,
+// in this process (nil: none).
+func (r *EngineRunner) noteFiles(said *bool, load float64, res *engine.Result, srv *refserver.Config) {
+	if *said || r.Note == nil || res == nil || res.Engine == nil {
+		return
+	}
+	*said = true
+	limit := r.FilesLimit
+	if limit == 0 {
+		limit = engine.OpenFilesLimit()
+	}
+	workers := res.Engine.Workers
+	f := stepFiles(r.Plan, r.Base.Shard, load, res.Engine.Sessions.MaxActive, workers, srv, limit)
+	if w := filesWarning(r.Plan, load, f, workers); w != "" {
+		r.Note(w)
+	}
 }
 
 // warmedUp looks at a step's warm-up run: done when the step ends there
@@ -246,6 +280,7 @@ func (r *EngineRunner) failed(load float64, err error, drain string) (result.Cap
 
 // stepServer is the embedded reference server of one step.
 type stepServer struct {
+	cfg    refserver.Config
 	addr   netip.AddrPort
 	srv    *refserver.Server
 	judged bool // the judged run has begun
@@ -276,7 +311,7 @@ func (r *EngineRunner) embedded() (*stepServer, error) {
 		srv.Close()
 		return nil, fmt.Errorf("capacity: embedded reference server has no %s part", p.EmbeddedParts[0])
 	}
-	return &stepServer{addr: addr, srv: srv}, nil
+	return &stepServer{cfg: c, addr: addr, srv: srv}, nil
 }
 
 // drain waits for the server's rooms to fall back to the baseline taken

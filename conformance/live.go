@@ -217,6 +217,7 @@ func (lr *liveRun) runOne(c *Case) {
 	sp.end, sp.running = lr.now(), false
 	lr.results[c.ID] = len(lr.rep.Cases)
 	lr.rep.Cases = append(lr.rep.Cases, res)
+	lr.progressed(res.Section)
 	lr.mu.Unlock()
 }
 
@@ -236,6 +237,14 @@ func (lr *liveRun) runSpan(c *Case) (result.Case, *caseSpan) {
 	return res, sp
 }
 
+// progressed tells Config.Progress that one more case is done, of
+// section; lr.mu is held.
+func (lr *liveRun) progressed(section string) {
+	if lr.cfg.Progress != nil {
+		lr.cfg.Progress(len(lr.rep.Cases), len(lr.cases), section)
+	}
+}
+
 // notRun records c as not run: the target was down when its turn came.
 func (lr *liveRun) notRun(c *Case) {
 	res := result.Case{ID: c.ID, Section: c.Section, Description: c.Desc, Rule: c.Rule,
@@ -244,6 +253,7 @@ func (lr *liveRun) notRun(c *Case) {
 	lr.mu.Lock()
 	lr.results[c.ID] = len(lr.rep.Cases)
 	lr.rep.Cases = append(lr.rep.Cases, res)
+	lr.progressed(res.Section)
 	lr.mu.Unlock()
 }
 

@@ -79,6 +79,11 @@ type Config struct {
 	// closed (Back) and the run goes on with the cases not yet run, instead
 	// of marking them not run. Nil: once down, every later case is not run.
 	RestartTarget func(ctx context.Context) error
+	// Progress, when set, is told each time a case is done (judged, or
+	// not run): how many of the total are, and the section of the one
+	// just done. It is called with the runner's lock held, one call at a
+	// time, done counting up: it must return quickly (`conform`'s bar).
+	Progress func(done, total int, section string)
 }
 
 // Validate checks cfg and returns every problem at once (k6's habit).

@@ -59,6 +59,10 @@ type Config struct {
 	// goroutines has something to say: it need not be safe for
 	// concurrent use.
 	Warnings io.Writer
+	// NoFilesWarning leaves the open-files warning to the caller, who
+	// knows the run's need better than max_clients does (a capacity step
+	// says it once, from its own load); the estimate is still in Info.
+	NoFilesWarning bool
 	// EmbeddedAt, when valid, is the reference server a `run --workers`
 	// parent started for its workers: the run targets it as the embedded
 	// server (its instance ports are whatever it took) without starting
@@ -381,7 +385,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Observers != nil {
 		cfg.Observers.Reserve(info.Files.Limit, info.Files.Needed())
 	}
-	if !info.Files.Fits() && cfg.Warnings != nil {
+	if !info.Files.Fits() && cfg.Warnings != nil && !cfg.NoFilesWarning {
 		fmt.Fprintf(cfg.Warnings, "lobbybench: warning: this run needs %s: sessions beyond it will fail to start; spread the clients over processes with --workers auto (or --workers N, or --shard)\n", info.Files)
 	}
 

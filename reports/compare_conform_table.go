@@ -13,7 +13,7 @@ import (
 func WriteConformCompareTable(w io.Writer, c *result.ConformComparison) error {
 	ew := &errWriter{w: w}
 	for _, s := range c.Incomplete {
-		fmt.Fprintf(ew, "%s\n", s)
+		writeWrapped(ew, s, 2)
 	}
 	if len(c.Changed) == 0 {
 		fmt.Fprintln(ew, "No verdict changed.")
@@ -36,9 +36,9 @@ func WriteConformCompareTable(w io.Writer, c *result.ConformComparison) error {
 		add("changed", c.Changed, func(ch result.CaseChange) bool {
 			return ch.NewVerdict != result.VerdictFail && ch.BaseVerdict != result.VerdictFail
 		})
-		if err := renderTable(w, []string{"CASE", "BASE", "NEW", "CHANGE"}, rows); err != nil {
-			return err
-		}
+		fmt.Fprintln(ew, "Verdicts changed, BASE -> NEW:")
+		writeColumns(ew, 2, "llll", []string{"CASE", "BASE", "NEW", "CHANGE"}, rows)
+		fmt.Fprintln(ew)
 	}
 	fmt.Fprintf(ew, "%d newly failing, %d fixed, %d changed\n", len(c.NewlyFailing), len(c.Fixed), len(c.Changed))
 	writeGates(ew, c.Breaches)

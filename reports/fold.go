@@ -160,3 +160,15 @@ func writeRecords(w io.Writer, indent int, header []string, rows [][]string) {
 		writeWrapped(w, strings.Repeat(" ", indent)+r[0]+": "+strings.Join(parts, ", "), indent+2)
 	}
 }
+
+// cutTo is s cut to at most n display columns, "…" marking a cut.
+func cutTo(s string, n int) string {
+	if displayWidth(s) <= n {
+		return s
+	}
+	if n < 1 {
+		return ""
+	}
+	head, _ := cutWidth(s, n-1)
+	return head + "…"
+}

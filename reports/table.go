@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -36,16 +33,6 @@ func fmtLag(l result.Latency) string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-func renderTable(w io.Writer, header []string, rows [][]string) error {
-	// Auto-format would turn "p99.9" into "P 99 . 9"; it must be switched
-	// off before WithHeader, which formats the header when applied.
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeader(header))
-	if err := t.Bulk(rows); err != nil {
-		return err
-	}
-	return t.Render()
-}
-
 func sortedReasons(m map[string]int64) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
@@ -60,8 +47,11 @@ func sortedReasons(m map[string]int64) []string {
 // counts and one of latency (corrected p50, p90, p99 and max, the
 // uncorrected p99 and the send lag p99 beside them; p99.9 and the send
 // lag's p50 and max are in the JSON and the HTML), failures by reason,
-// violated rules, findings and thresholds.
-func WriteRunTable(w io.Writer, run *result.Run) error {
+// violated rules, findings and thresholds. What about calls (each given w)
+// add the caller's lines about the run (run's harness figures), which go
+// with the run's warnings (writeRunWarnings) before the thresholds, so
+// that the verdict stays the last line.
+func WriteRunTable(w io.Writer, run *result.Run, about ...func(io.Writer)) error {
 	ew := &errWriter{w: w}
 	t := run.Totals
 	if hl := run.Headline(); hl.Partial() || len(run.StepsNeverSucceeded()) > 0 {
@@ -155,6 +145,10 @@ func WriteRunTable(w io.Writer, run *result.Run) error {
 		writeColumns(ew, 2, "lrrrrrr", []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rateLimitRows(run.RateLimits))
 		fmt.Fprintln(ew)
 	}
+	for _, f := range about {
+		f(ew)
+	}
+	writeRunWarnings(ew, run)
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
@@ -168,42 +162,6 @@ func WriteRunTable(w io.Writer, run *result.Run) error {
 		fmt.Fprintln(ew)
 		writeWrapped(ew, hl.Text, 2)
 	}
-	return ew.err
-}
-
-// WriteCompareTable writes the per-step deltas of c and the broken gates,
-// led by a line for each side that was interrupted.
-func WriteCompareTable(w io.Writer, c *result.Comparison) error {
-	ew := &errWriter{w: w}
-	for _, s := range c.Incomplete {
-		fmt.Fprintf(ew, "%s\n", s)
-	}
-	var rows [][]string
-	for _, d := range append(append([]result.StepDelta(nil), c.Steps...), c.Run) {
-		p50, p99 := "-", "-"
-		if d.HasLatency {
-			p50 = words.US(d.BaseP50US) + " -> " + words.US(d.NewP50US) + " (" + words.Signed(d.P50ChangePct, "%") + ")"
-			p99 = words.US(d.BaseP99US) + " -> " + words.US(d.NewP99US) + " (" + words.Signed(d.P99ChangePct, "%") + ")"
-		}
-		name := d.Name
-		switch {
-		case !d.InBase:
-			name += " (new)"
-		case !d.InNew:
-			name += " (gone)"
-		}
-		rows = append(rows, []string{name, p50, p99, words.Pct(d.BaseErrorRate) + " -> " + words.Pct(d.NewErrorRate) + " (" + words.Signed(d.ErrorRateChangePP, "pp") + ")"})
-	}
-	if err := renderTable(w, []string{"STEP", "p50", "p99", "ERROR RATE"}, rows); err != nil {
-		return err
-	}
-	if len(c.NewViolations) > 0 {
-		fmt.Fprintf(ew, "New violated rules: %s\n", strings.Join(c.NewViolations, ", "))
-	}
-	for _, s := range c.Spared {
-		fmt.Fprintf(ew, "Not gated: %s\n", s)
-	}
-	writeGates(ew, c.Breaches)
 	return ew.err
 }
 
@@ -340,7 +298,7 @@ func writeGates(w io.Writer, breaches []result.Breach) {
 	}
 	fmt.Fprintf(w, "Gates: %d broken\n", len(breaches))
 	for _, b := range breaches {
-		fmt.Fprintf(w, "  FAIL %s\n", b)
+		writeWrapped(w, fmt.Sprintf("  FAIL %s", b), 4)
 	}
 }
 

@@ -53,8 +53,8 @@ func (r *Run) SendLagWarning() string {
 }
 
 // Warnings are what the run's figures must be read with, one sentence
-// each, as `run` prints them after its table ("warning: …") and the
-// Markdown lists them: session starts the engine dropped (the server got
+// each, as the terminal summary lists them before its thresholds
+// ("Warnings:") and the Markdown lists them: session starts the engine dropped (the server got
 // less load than asked), and the harness's send lag (SendLagWarning).
 func (r *Run) Warnings() []string {
 	var out []string

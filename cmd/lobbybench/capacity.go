@@ -217,7 +217,7 @@ func init() {
 				j := capacity.DefaultJudgement
 				j.LagBound = *lagBound
 				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain, KeepRuns: sharded,
-					Note: func(line string) { fmt.Fprintf(e.stderr, "lobbybench capacity: %s\n", line) }}
+					Note: func(line string) { reports.WriteWrapped(e.stderr, "lobbybench capacity: "+line, 2) }}
 				if given["workers"] {
 					run, done, err := capacityWorkers(plan, nWorkers, *grace, *watchdog, *allowRedir, args[0])
 					if err != nil {

@@ -55,7 +55,7 @@ func TestCapacityUsage(t *testing.T) {
 		{"loads with start", []string{"--loads", "10,20", "--start", "5", sc}, "--start cannot be used with --loads"},
 		{"loads with precision", []string{"--loads", "10,20", "--precision", "0.05", sc}, "--precision cannot be used with --loads"},
 		{"shard with workers", []string{"--shard", "0/2", "--workers", "2", "--target", "127.0.0.1:9", sc}, "--shard cannot be used with --workers"},
-		{"shard garbage", []string{"--shard", "2/2", sc}, `flag -shard: "2/2": i must be 0-1`},
+		{"shard garbage", []string{"--shard", "2/2", sc}, `for --shard: "2/2": i must be 0-1`},
 		{"shard without a target", []string{"--shard", "0/2", sc}, "--shard 0/2 needs --target"},
 		{"shard with target-cmd", []string{"--shard", "1/2", "--target", "127.0.0.1:9", "--target-cmd", "lobbybench serve", sc}, "--target-cmd cannot be used with --shard"},
 		{"shard with precision", []string{"--shard", "1/2", "--target", "127.0.0.1:9", "--precision", "0.05", sc}, "--precision cannot be used with --shard"},

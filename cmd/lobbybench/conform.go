@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/target"
@@ -215,7 +216,9 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		}
 		defer tgt.Stop() // also when interrupted: never left running
 	}
+	stopBar := conformBar(e, f.quiet, &cfg)
 	doc, err := conformance.Run(ctx, cfg)
+	stopBar()
 	if tgt != nil {
 		stopConformTarget(tgt, doc)
 	}
@@ -259,6 +262,25 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		return exitFailed
 	}
 	return withOutputs(exitOK, wrote)
+}
+
+// conformBar shows the suite's progress on a terminal (progressMode's
+// choice, as run's bar), on stderr: the cases done of the total and the
+// section of the last, with the Ctrl-C notes above it. The returned stop
+// removes it; piped output, and every report, never has it.
+func conformBar(e *env, quiet bool, cfg *conformance.Config) (stop func()) {
+	if progressMode(e, quiet) != engine.ProgressBar {
+		return func() {}
+	}
+	bar := reports.NewConformProgress(e.stderr, len(cfg.Selected()))
+	cfg.Progress = bar.Case
+	notes := &barNotes{stderr: e.stderr}
+	notes.SetAbove(bar.Above())
+	e.setNotes(notes)
+	return func() {
+		notes.SetAbove(nil)
+		bar.Stop()
+	}
 }
 
 // startConformTarget starts --target-cmd (startOwnedTarget) and points

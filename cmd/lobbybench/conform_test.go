@@ -111,6 +111,10 @@ func TestConformRun(t *testing.T) {
 	if !strings.Contains(out, "✔ udp-lobby/4/1") || !strings.Contains(out, "3 cases in") || !strings.Contains(out, "header spec, guessed") {
 		t.Errorf("stdout %q", out)
 	}
+	// The progress bar is for a terminal: piped output has none.
+	if strings.Contains(out+errs, "conform 3/3") || strings.Contains(out+errs, "[=") {
+		t.Errorf("a progress bar in piped output:\nstdout %q\nstderr %q", out, errs)
+	}
 	fh, err := os.Open(j)
 	if err != nil {
 		t.Fatal(err)

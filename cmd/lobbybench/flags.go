@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,19 +57,55 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 
 const undefinedFlag = "flag provided but not defined: -"
 
-// explainFlagErr rewords the flag package's "flag provided but not
-// defined: -durtion" as "unknown flag --durtion (did you mean
-// --duration?)"; other errors pass unchanged.
+// explainFlagErr rewords the flag package's errors in the spelling of
+// the docs and of --help: "flag provided but not defined: -durtion" as
+// "unknown flag --durtion (did you mean --duration?)", "invalid value
+// "5" for flag -duration: …" as "invalid value "5" for --duration: …",
+// and so on for each error that names a flag (one-letter flags keep
+// their one dash, as in --help).
 func explainFlagErr(err error, names []string) error {
 	msg := err.Error()
-	name, ok := strings.CutPrefix(msg, undefinedFlag)
-	if !ok {
-		return err
+	if name, ok := strings.CutPrefix(msg, undefinedFlag); ok {
+		if best, ok := scenario.Closest(name, names); ok {
+			return fmt.Errorf("unknown flag --%s (did you mean --%s?)", name, best)
+		}
+		return fmt.Errorf("unknown flag --%s", name)
 	}
-	if best, ok := scenario.Closest(name, names); ok {
-		return fmt.Errorf("unknown flag --%s (did you mean --%s?)", name, best)
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("flag %s needs an argument", dashed(name))
 	}
-	return fmt.Errorf("unknown flag --%s", name)
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean flag "); ok {
+		name, why, _ := strings.Cut(rest, ": ")
+		return fmt.Errorf("invalid boolean flag %s: %s", dashed(name), why)
+	}
+	for _, form := range []struct{ lead, mid, say string }{
+		{"invalid value ", " for flag -", "invalid value %s for %s: %s"},
+		{"invalid boolean value ", " for -", "invalid boolean value %s for %s: %s"},
+	} {
+		rest, ok := strings.CutPrefix(msg, form.lead)
+		if !ok {
+			continue
+		}
+		// The value is quoted (%q): whatever it holds, its end is known.
+		value, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			break
+		}
+		if rest, ok = strings.CutPrefix(rest[len(value):], form.mid); ok {
+			name, why, _ := strings.Cut(rest, ": ")
+			return fmt.Errorf(form.say, value, dashed(name), why)
+		}
+	}
+	return err
+}
+
+// dashed is a flag's name as the docs and --help spell it: --duration,
+// but -o.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // unitDuration is a duration flag parsed as scenario files parse
@@ -114,4 +151,39 @@ func allowRedirect(ctx context.Context, v string) (target.Allow, error) {
 		return a, fmt.Errorf("--allow-redirect: %v", err)
 	}
 	return a, nil
+}
+
+// internal declares a flag one lobbybench process passes another (a
+// --workers parent its workers): parsed like any other, left out of
+// --help, where it would only invite a user to set it. decl is the
+// flag set's own declaring method (fs.Bool, fs.String):
+//
+//	worker := internal(fs, fs.Bool, "worker", false, "…")
+func internal[T any](fs *flag.FlagSet, decl func(name string, value T, usage string) *T, name string, value T, usage string) *T {
+	p := decl(name, value, usage)
+	f := fs.Lookup(name)
+	f.Value = internalValue{f.Value}
+	return p
+}
+
+// internalValue marks an internal flag's value (internal); it behaves as
+// the value it wraps.
+type internalValue struct{ flag.Value }
+
+func (v internalValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+func (v internalValue) Get() any {
+	if g, ok := v.Value.(flag.Getter); ok {
+		return g.Get()
+	}
+	return v.Value.String()
+}
+
+// isInternal reports whether f was declared by internal.
+func isInternal(f *flag.Flag) bool {
+	_, ok := f.Value.(internalValue)
+	return ok
 }

@@ -73,3 +73,78 @@ func TestFlagHabits(t *testing.T) {
 		t.Errorf("run --help lost the duration type:\n%s", out)
 	}
 }
+
+// TestFlagErrorsTwoDashes: every error the flag package makes about a
+// named flag reaches the user with the flag spelled as --help and the docs
+// spell it (--duration; one-letter flags -o), the reason kept.
+func TestFlagErrorsTwoDashes(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--duration", "5"}, `invalid value "5" for --duration: duration "5" has no unit`},
+		{[]string{"--count", "x"}, `invalid value "x" for --count: parse error`},
+		{[]string{"--count"}, "flag --count needs an argument"},
+		{[]string{"-o"}, "flag -o needs an argument"},
+		{[]string{"--quiet=maybe"}, `invalid boolean value "maybe" for --quiet: parse error`},
+		{[]string{"--count", `" for flag -x: `}, `invalid value "\" for flag -x: " for --count: parse error`},
+		{[]string{"--cuont", "1"}, "unknown flag --cuont (did you mean --count?)"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			fs.Duration("duration", 0, "")
+			fs.Int("count", 0, "")
+			fs.Bool("quiet", false, "")
+			fs.String("o", "", "")
+			_, err := parseFlags(fs, tt.args)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want %q", err, tt.want)
+			}
+		})
+	}
+	// Through a command: the user's own example.
+	code, _, errs := runCLI(t, "run", "x.yaml", "--duration", "5")
+	if code != exitUsage || strings.Contains(errs, " -duration") || !strings.Contains(errs, "--duration") {
+		t.Errorf("exit %d, stderr %q: want the flag named --duration", code, errs)
+	}
+}
+
+// TestHelpHidesInternalFlags: the flags lobbybench passes its own worker
+// processes are declared internal and left out of every command's --help,
+// while a worker still parses them.
+func TestHelpHidesInternalFlags(t *testing.T) {
+	internals := 0
+	for name, c := range commands {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.flags(fs)
+		_, out, _ := runCLI(t, name, "--help")
+		fs.VisitAll(func(f *flag.Flag) {
+			listed := strings.Contains(out, "\n  "+dashed(f.Name)+" ") || strings.Contains(out, "\n  "+dashed(f.Name)+"\n")
+			switch {
+			case isInternal(f):
+				internals++
+				if listed || strings.Contains(out, dashed(f.Name)+" ") {
+					t.Errorf("%s --help lists the internal flag %s:\n%s", name, dashed(f.Name), out)
+				}
+			case !listed:
+				t.Errorf("%s --help does not list %s", name, dashed(f.Name))
+			}
+		})
+	}
+	if internals < 4 {
+		t.Errorf("%d internal flags declared, want at least run's --worker, --worker-metrics, --embedded-at, --capacity-step", internals)
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	worker := internal(fs, fs.Bool, "worker", false, "")
+	step := internal(fs, fs.String, "capacity-step", "", "")
+	if _, err := parseFlags(fs, []string{"--worker", "s.yaml", "--capacity-step", "10:1s"}); err != nil || !*worker || *step != "10:1s" {
+		t.Errorf("internal flags parsed: err %v, worker %v, step %q", err, *worker, *step)
+	}
+}

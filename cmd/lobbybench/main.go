@@ -97,10 +97,19 @@ func (n *barNotes) SetAbove(w io.Writer) {
 	n.above = w
 }
 
+// lineStart is a carriage return and a line clear: what a note above the
+// bar starts with. The terminal echoes the Ctrl-C ("^C") where the cursor
+// is, under the bar, and the bar's redraw moves up a line without going
+// back to column 0 and clears from there: a note written then would start
+// two columns in, after what is left of the bar's line
+// ("5slobbybench: stopping: …").
+const lineStart = "\r\x1b[K"
+
 // say prints msg above the bar while there is one, else on stderr as is.
 // Above the bar, a leading newline (there to leave the bar's line) is
-// dropped; a bar that ends meanwhile makes the write fail, and the note
-// goes to stderr.
+// dropped and the note starts at column 0 of a clean line (lineStart); a
+// bar that ends meanwhile makes the write fail, and the note goes to
+// stderr.
 func (e *env) say(msg string) {
 	unlock := e.lockSig()
 	n := e.notes
@@ -110,7 +119,7 @@ func (e *env) say(msg string) {
 		above := n.above
 		n.mu.Unlock()
 		if above != nil {
-			if _, err := io.WriteString(above, strings.TrimLeft(msg, "\n")); err == nil {
+			if _, err := io.WriteString(above, lineStart+strings.TrimLeft(msg, "\n")); err == nil {
 				return
 			}
 		}
@@ -285,14 +294,20 @@ func runMain(ctx context.Context, e *env, args []string) int {
 
 func printCommandHelp(w io.Writer, name string, c command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "%s\n\n%s\n", c.summary, strings.TrimSpace(c.usage))
-	hasFlags := false
-	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	// The flags a user may set: internal ones (flags.go) are left out.
+	shown, hasFlags := flag.NewFlagSet(name, flag.ContinueOnError), false
+	fs.VisitAll(func(f *flag.Flag) {
+		if !isInternal(f) {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+			hasFlags = true
+		}
+	})
 	if hasFlags {
 		fmt.Fprintln(w, "\nFlags:")
 		var b strings.Builder
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		shown.SetOutput(&b)
+		shown.PrintDefaults()
 		fmt.Fprint(w, doubleDash(b.String()))
 	}
 }

@@ -154,7 +154,7 @@ func TestSayAboveBar(t *testing.T) {
 	}{
 		{"no progress writer", false, nil, msg, ""},
 		{"no bar drawn", true, nil, msg, ""},
-		{"bar drawn", true, &bytes.Buffer{}, "", strings.TrimPrefix(msg, "\n")},
+		{"bar drawn", true, &bytes.Buffer{}, "", lineStart + strings.TrimPrefix(msg, "\n")},
 		{"bar just ended", true, failWriter{}, msg, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

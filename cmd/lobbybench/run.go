@@ -117,14 +117,14 @@ func init() {
 				metrics    = fs.String("metrics-addr", "", "serve live Prometheus metrics at http://`ADDR`/metrics during the run")
 				dashAddr   = fs.String("dashboard-addr", "", "serve a live page of the run (the HTML report's charts and tables, updated every second, then the final report) at http://`ADDR`/")
 				linger     = fs.Duration("serve-linger", 0, "with --metrics-addr or --dashboard-addr: keep serving the final metrics and report `DURATION` after the run (its results written), for the last scrape and the watchers; Ctrl-C ends it")
-				workerMet  = fs.Bool("worker-metrics", false, "(internal to --workers) send the cumulative metrics on the progress lines, for the parent's --metrics-addr and --dashboard-addr")
+				workerMet  = internal(fs, fs.Bool, "worker-metrics", false, "(internal to --workers) send the cumulative metrics on the progress lines, for the parent's --metrics-addr and --dashboard-addr")
 				quiet      = fs.Bool("quiet", false, "no progress output")
 				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
 				grace      = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
 				workers    = fs.String("workers", "", "run as `N` local shard processes (or auto: enough for the open-files limit), one merged result")
-				worker     = fs.Bool("worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
-				embeddedAt = fs.String("embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
-				capStep    = fs.String("capacity-step", "", "(internal to capacity --workers) play the scenario's flows at one flat `LOAD:DURATION`, as a capacity step does")
+				worker     = internal(fs, fs.Bool, "worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
+				embeddedAt = internal(fs, fs.String, "embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
+				capStep    = internal(fs, fs.String, "capacity-step", "", "(internal to capacity --workers) play the scenario's flows at one flat `LOAD:DURATION`, as a capacity step does")
 				preciseOn  = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
 				watchdog   = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket and report when it goes down (0: no watchdog)")
 				own        = addOwnedTargetFlags(fs, true)
@@ -257,6 +257,9 @@ func init() {
 				}
 				cfg.NoSpin = *noSpin
 				cfg.WorkerMetrics = *worker && *workerMet
+				// A capacity step's worker: the parent says the step's
+				// open-files need, once, from its load.
+				cfg.NoFilesWarning = *capStep != ""
 				if *linger > 0 {
 					// The metrics server outlives the run by the linger.
 					until, end := context.WithCancel(context.WithoutCancel(ctx))
@@ -418,16 +421,15 @@ func lingerServe(ctx context.Context, e *env, res *engine.Result, dash *dashboar
 // reportRun prints the summary, writes the requested files (outs) and
 // picks the exit code.
 func reportRun(e *env, res *engine.Result, outs *outputs) int {
-	if err := reports.WriteRunTable(e.stdout, res.Run); err != nil {
+	// The engine's lines and the run's warnings (the harness's send lag)
+	// go before the thresholds: the verdict is the summary's last line,
+	// where the eye (and the tail of a CI log) ends up.
+	if err := reports.WriteRunTable(e.stdout, res.Run, func(w io.Writer) { writeEngineSummary(w, res) }); err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench run: writing the table: %v\n", err)
 	}
-	writeEngineSummary(e.stdout, res)
 	wrote := outs.write(e, "run", res, reports.Options{})
-	for _, w := range res.Run.Warnings() {
-		fmt.Fprintf(e.stderr, "lobbybench run: warning: %s\n", w)
-	}
 	if n := res.Engine.Sessions.FailedStarts; n > 0 {
-		fmt.Fprintf(e.stderr, "lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for\n", words.Count(n, "session"), words.Agree(n, "its", "their"))
+		reports.WriteWrapped(e.stderr, fmt.Sprintf("lobbybench run: %s could not open %s socket (failed starts; reasons in the failures table): the server got less load than the scenario asked for", words.Count(n, "session"), words.Agree(n, "its", "their")), 2)
 	}
 	ex := runExit(res.Run, res.Engine.Interrupted, res.ThresholdsOK)
 	switch ex {
@@ -474,10 +476,10 @@ func thresholdExit(r *result.Run) int {
 
 // writeEngineSummary prints what the table does not: shard, sessions,
 // harness resources and the embedded server's counters, folded to
-// reports.TermWidth columns as the table is.
+// reports.TermWidth columns as the table is, then a blank line.
 func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
-	fmt.Fprintln(w)
+	defer fmt.Fprintln(w)
 	if in.Workers > 0 {
 		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, %s merged, seed %d, %s", in.Protocol, in.Model, words.Count(in.Workers, "worker process"), in.Seed, words.Count(max(in.Sources, 1), "source address")), 2)
 	} else {

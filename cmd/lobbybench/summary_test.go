@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -73,5 +74,45 @@ func TestEngineSummaryStray(t *testing.T) {
 		case tt.want != "" && !strings.Contains(flat, tt.want+", not replies to any request"):
 			t.Errorf("stray %d: no %q in:\n%s", tt.stray, tt.want, out)
 		}
+	}
+}
+
+// TestRunSummaryVerdictLast: on a passing run whose harness sent late,
+// the send-lag warning is folded to TermWidth and printed with the
+// harness's lines, before the verdict, which is the last line of the
+// output (the tail of a CI log); stderr stays empty.
+func TestRunSummaryVerdictLast(t *testing.T) {
+	lat := result.Latency{Count: 100, P50US: 200, P90US: 400, P99US: 5000, MaxUS: 6000}
+	lag := result.Latency{Count: 100, P50US: 100, P99US: 300, MaxUS: 400}
+	run := result.NewRun()
+	run.Scenario, run.Target, run.DurationNS = "s.yaml", "127.0.0.1:9", 1e9
+	run.Steps = []result.Series{{Name: "list_rooms", Requests: 100, Successes: 100, Latency: lat, Uncorrected: lat, SendLag: lag}}
+	run.Totals.Requests, run.Totals.Successes = 100, 100
+	run.Thresholds = []result.ThresholdResult{{Name: "list_rooms.p99 < 50ms", Metric: "list_rooms.p99", Op: "<", Limit: 0.05, Observed: 0.005, Pass: true}}
+	if run.SendLagWarning() == "" {
+		t.Fatal("the fixture has no send-lag warning")
+	}
+	res := &engine.Result{Run: run, Engine: &engine.Info{Protocol: "udp-lobby", Shard: "0/1"}, ThresholdsOK: true}
+	var out, errb strings.Builder
+	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	if code := reportRun(e, res, outputFlags(fs, result.KindRun)); code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	text := out.String()
+	assertNarrow(t, text)
+	if errb.Len() > 0 {
+		t.Errorf("stderr %q, want nothing (the warning is in the summary)", errb.String())
+	}
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if hl := run.Headline().Text; !strings.HasPrefix(hl, "PASS") || lines[len(lines)-1] != hl {
+		t.Errorf("the last line is %q, want the verdict %q:\n%s", lines[len(lines)-1], hl, text)
+	}
+	warn, harness := strings.Index(text, "the harness sent late"), strings.Index(text, "Harness: peak RSS")
+	if warn < 0 || harness < 0 || warn < harness {
+		t.Errorf("want the send-lag warning after the harness's lines:\n%s", text)
+	}
+	if flat := strings.Join(strings.Fields(text), " "); !strings.Contains(flat, run.SendLagWarning()) {
+		t.Errorf("the warning is not whole in the summary:\n%s", text)
 	}
 }
