@@ -87,7 +87,7 @@ var importRules = []importRule{{
 	rule:      "wire/... imports only the standard library",
 	applies:   in("wire"),
 	forbidden: func(d listedPkg) bool { return !d.Standard },
-	example:   [2]string{"wire/tcplobby", "gopkg.in/yaml.v3"},
+	example:   [2]string{"wire/tcplobby", "go.yaml.in/yaml/v3"},
 }, {
 	rule:      "nothing outside cmd/ imports cmd/...",
 	applies:   func(rel string) bool { return !under(rel, "cmd") },
@@ -412,12 +412,12 @@ func TestCheckImportsWhere(t *testing.T) {
 	}, {
 		name: "through a package the rule does not bind",
 		imports: map[string][]string{
-			m("wire/udplobby"): {m("internal/mid")},
-			m("internal/mid"):  {"gopkg.in/yaml.v3"},
-			"gopkg.in/yaml.v3": nil,
+			m("wire/udplobby"):   {m("internal/mid")},
+			m("internal/mid"):    {"go.yaml.in/yaml/v3"},
+			"go.yaml.in/yaml/v3": nil,
 		},
 		want: []string{"wire/... imports only the standard library: wire/udplobby → internal/mid",
-			"wire/... imports only the standard library: wire/udplobby → internal/mid → gopkg.in/yaml.v3"},
+			"wire/... imports only the standard library: wire/udplobby → internal/mid → go.yaml.in/yaml/v3"},
 	}, {
 		name: "two rules broken by one import",
 		imports: map[string][]string{
