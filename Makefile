@@ -47,13 +47,13 @@ bench-all:
 # closed loop from lobbybench (1-step and 50-step flows), a bare Go client and a Python asyncio
 # client, one after another (req/s and CPU us/request), then a 10,000-client memory run.
 bench-run: build
-	$(GO) run ./engine/benchrun -lobbybench $(BIN) $(BENCHRUN_FLAGS)
+	$(GO) run ./tools/benchrun -lobbybench $(BIN) $(BENCHRUN_FLAGS)
 
 # Latency truth: lobbybench against a plain blocking reference client, side by side, on a
 # stub server (stub and reference in a child process) with an injected delay (0, 20 ms) and a periodic stall (1 s every 3 s), at
 # 200, 2,000 and 20,000 sessions/s; corrected/uncorrected p50/p99, send lag, the reference's.
 bench-truth:
-	$(GO) run ./engine/benchtruth $(BENCHTRUTH_FLAGS)
+	$(GO) run ./tools/benchtruth $(BENCHTRUTH_FLAGS)
 
 # Every fuzz target, each bounded by FUZZTIME. go test -fuzz takes one target per run.
 fuzz:
@@ -76,7 +76,7 @@ fuzz-campaign:
 # for a short check.
 SOAK_FLAGS ?=
 soak: build
-	$(GO) run ./refserver/soak --bin $(BIN) $(SOAK_FLAGS)
+	$(GO) run ./tools/soak --bin $(BIN) $(SOAK_FLAGS)
 
 ci:
 	bash .ci/run

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/capacity/caplobby"
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/testkit/caplobby"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )

@@ -200,12 +200,12 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 	if res.Run.TargetProcess == nil {
 		switch {
 		case self != nil:
-			tp := self.Stop() // a last reading: a step shorter than the interval has its figures
-			tp.Note = "the embedded server runs in lobbybench's own process: these figures include the load generator's own work"
+			// a last reading: a step shorter than the interval has its figures
+			tp := engine.TargetProcess(self.Stop(), "the embedded server runs in lobbybench's own process: these figures include the load generator's own work")
 			if workers > 0 {
 				tp.Note = "the embedded server runs in the capacity process, the load in its worker processes: these figures are the server's"
 			}
-			res.Run.TargetProcess = &tp
+			res.Run.TargetProcess = tp
 		case r.Telemetry != nil:
 			res.Run.TargetProcess = r.Telemetry()
 		}

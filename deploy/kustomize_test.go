@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/scenario"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // kustomization is the part of a Kustomization or Component these

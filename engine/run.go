@@ -166,11 +166,7 @@ func selfTelemetry(cfg Config, s *owned.SelfSampler, note string) func() *result
 	case cfg.TargetTelemetry != nil:
 		return cfg.TargetTelemetry
 	case s != nil:
-		return func() *result.TargetProcess {
-			tp := s.Snapshot()
-			tp.Note = note
-			return &tp
-		}
+		return func() *result.TargetProcess { return TargetProcess(s.Snapshot(), note) }
 	}
 	return nil
 }
@@ -451,9 +447,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if self == nil {
 			return nil
 		}
-		tp := self.Stop()
-		tp.Note = noteEmbedded
-		return &tp
+		return TargetProcess(self.Stop(), noteEmbedded)
 	}
 	opt := cfg.Client
 	// A closed-model client's goroutine is its own loop, which can end in

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/internal/faultproxy"
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/refserver"

@@ -227,9 +227,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	parentHarness := mem.Stop()
 	var targetProc *result.TargetProcess
 	if self != nil {
-		tp := self.Stop()
-		tp.Note = noteEmbeddedWorkers
-		targetProc = &tp
+		targetProc = TargetProcess(self.Stop(), noteEmbeddedWorkers)
 	}
 
 	var runs []*result.Run

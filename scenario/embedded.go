@@ -3,7 +3,7 @@ package scenario
 import (
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // EmbeddedServer holds settings for the reference server that run starts

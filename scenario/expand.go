@@ -3,7 +3,7 @@ package scenario
 import (
 	"strconv"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxExpandedNodes bounds the YAML nodes of a scenario once its aliases are

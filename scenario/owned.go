@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/owned"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The keys of a scenario that let lobbybench own the server under test:

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lobbybench/lobbybench/capacity/caplobby"
+	"github.com/lobbybench/lobbybench/internal/testkit/caplobby"
 	"github.com/lobbybench/lobbybench/result"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/capacity"
-	"github.com/lobbybench/lobbybench/capacity/caplobby"
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/testkit/caplobby"
 	"github.com/lobbybench/lobbybench/refserver"
 	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/result"

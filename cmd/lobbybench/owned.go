@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -197,9 +198,9 @@ func (t *ownedTarget) Kill() { _ = t.p.Signal(syscall.SIGKILL) }
 // Snapshot is the server's telemetry so far, with how the stop went once
 // it is stopped.
 func (t *ownedTarget) Snapshot() *result.TargetProcess {
-	s := t.p.Snapshot()
+	s := engine.TargetProcess(t.p.Snapshot(), "")
 	t.mu.Lock()
 	s.Stop = t.how
 	t.mu.Unlock()
-	return &s
+	return s
 }

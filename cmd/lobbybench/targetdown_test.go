@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/internal/faultproxy"
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/wire/tcplobby"
 	"github.com/lobbybench/lobbybench/wire/udplobby"

@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"sync"
 	"time"
-
-	"github.com/lobbybench/lobbybench/result"
 )
 
 // Process is the server lobbybench started. Restart replaces its operating
@@ -362,7 +360,7 @@ func (p *Process) Restart(ctx context.Context) error {
 // Snapshot is what the process has cost so far: PIDs, starts, exits, the
 // /proc samples, peak RSS and CPU time summed over its processes. Safe to
 // call at any time, also after Stop.
-func (p *Process) Snapshot() result.TargetProcess { return p.acct.snapshot() }
+func (p *Process) Snapshot() Telemetry { return p.acct.snapshot() }
 
 func (p *Process) sample(inc *incarnation) {
 	t := time.NewTicker(p.spec.SampleEvery)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/lobbybench/lobbybench/result"
 )
 
 func TestRing(t *testing.T) {
@@ -129,7 +127,7 @@ func TestAccountThins(t *testing.T) {
 	if s.PeakRSSBytes != n-1 {
 		t.Errorf("peak %d", s.PeakRSSBytes)
 	}
-	if !slices.ContainsFunc(s.Samples, func(x result.ProcSample) bool { return x.Restarted && x.OffsetNS == time.Duration(n/2)*time.Second }) {
+	if !slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.Restarted && x.OffsetNS == time.Duration(n/2)*time.Second }) {
 		t.Error("the restart's first sample was dropped")
 	}
 }

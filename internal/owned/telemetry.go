@@ -5,12 +5,10 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/lobbybench/lobbybench/result"
 )
 
 // EmbeddedCommand is the Command of the embedded reference server's
-// TargetProcess.
+// Telemetry.
 const EmbeddedCommand = "embedded (in lobbybench's process)"
 
 // maxSamples bounds the samples kept: past it every other one is dropped
@@ -18,6 +16,33 @@ const EmbeddedCommand = "embedded (in lobbybench's process)"
 // half as often, so a day-long run keeps its whole shape in bounded
 // memory. Peak RSS and CPU time still come from every reading.
 const maxSamples = 4096
+
+// Sample is one reading of a process from /proc, taken about once a
+// second. CPU times are cumulative since the process started.
+type Sample struct {
+	OffsetNS  time.Duration // since the account's epoch
+	UserNS    time.Duration
+	SystemNS  time.Duration
+	RSSBytes  int64
+	Threads   int
+	OpenFDs   int
+	Restarted bool // first sample of a new process
+}
+
+// Telemetry is what an owned process did and cost. It is the figures of
+// result.TargetProcess, which the caller builds from it: owned knows no
+// result model.
+type Telemetry struct {
+	Command string
+	PIDs    []int // one per start
+	Starts  int   // 1 + restarts
+	Exits   []string
+	Samples []Sample
+	// PeakRSSBytes is the largest RSS sampled.
+	PeakRSSBytes int64
+	// CPUNS is the user+system CPU time used, summed over the processes.
+	CPUNS time.Duration
+}
 
 // reading is one look at a process in /proc.
 type reading struct {
@@ -27,11 +52,11 @@ type reading struct {
 	fds          int
 }
 
-// account builds a TargetProcess from starts, readings and exits.
+// account builds a Telemetry from starts, readings and exits.
 type account struct {
 	mu      sync.Mutex
 	epoch   time.Time
-	tp      result.TargetProcess
+	tp      Telemetry
 	cpu     []time.Duration // per process: the most it was seen to have used
 	base    time.Duration   // CPU already used when counting began (self sampling)
 	sampled []bool          // per process: has it a sample yet
@@ -40,7 +65,7 @@ type account struct {
 }
 
 func newAccount(command string, epoch time.Time) *account {
-	return &account{epoch: epoch, tp: result.TargetProcess{Command: command, Samples: []result.ProcSample{}}, stride: 1}
+	return &account{epoch: epoch, tp: Telemetry{Command: command, Samples: []Sample{}}, stride: 1}
 }
 
 func (a *account) started(n, pid int) {
@@ -71,7 +96,7 @@ func (a *account) sample(n int, r reading, at time.Time) {
 		return
 	}
 	a.seen = 0
-	a.tp.Samples = append(a.tp.Samples, result.ProcSample{
+	a.tp.Samples = append(a.tp.Samples, Sample{
 		OffsetNS: at.Sub(a.epoch), UserNS: r.user, SystemNS: r.system,
 		RSSBytes: r.rss, Threads: r.threads, OpenFDs: r.fds,
 		Restarted: first && n > 0,
@@ -99,7 +124,7 @@ func (a *account) exited(n int, words string, cpu time.Duration) {
 	}
 }
 
-func (a *account) snapshot() result.TargetProcess {
+func (a *account) snapshot() Telemetry {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	tp := a.tp
@@ -163,12 +188,12 @@ func SampleSelf(interval time.Duration, epoch time.Time) (*SelfSampler, error) {
 }
 
 // Snapshot is what the process has used so far; safe at any time.
-func (s *SelfSampler) Snapshot() result.TargetProcess { return s.acct.snapshot() }
+func (s *SelfSampler) Snapshot() Telemetry { return s.acct.snapshot() }
 
 // Stop ends the sampling (idempotent) with a last reading, so a run
 // shorter than the interval still has its figures, and returns the final
 // snapshot.
-func (s *SelfSampler) Stop() result.TargetProcess {
+func (s *SelfSampler) Stop() Telemetry {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done

@@ -87,7 +87,7 @@ var importRules = []importRule{{
 	rule:      "wire/... imports only the standard library",
 	applies:   in("wire"),
 	forbidden: func(d listedPkg) bool { return !d.Standard },
-	example:   [2]string{"wire/tcplobby", "gopkg.in/yaml.v3"},
+	example:   [2]string{"wire/tcplobby", "go.yaml.in/yaml/v3"},
 }, {
 	rule:      "nothing outside cmd/ imports cmd/...",
 	applies:   func(rel string) bool { return !under(rel, "cmd") },
@@ -165,26 +165,37 @@ var importRules = []importRule{{
 	// A protocol is its own packages plus one line in protocols/all: only
 	// the programs link the list (and tests), so that nothing else grows
 	// a dependency on which protocols there are.
-	rule: "only the programs (cmd/..., the bench, soak and e2e programs) import protocols/...",
+	rule: "only the programs (cmd/..., tools/... and the e2e programs) import protocols/...",
 	applies: func(rel string) bool {
-		return !under(rel, "cmd", "protocols", "engine/benchrun", "engine/benchtruth", "refserver/soak", "deploy/e2e")
+		return !under(rel, "cmd", "protocols", "tools", "deploy/e2e")
 	},
 	forbidden: ownIn("protocols"),
 	example:   [2]string{"engine", "protocols/all"},
 }, {
-	rule:      "internal/... imports only internal/... and result of the module",
-	applies:   in("internal"),
-	forbidden: ownBut("internal", "result"),
-	example:   [2]string{"internal/target", "scenario"},
+	// The test kit's fakes speak a protocol, so they may import its codec.
+	// The helpers sit beneath everything, the result model too: what
+	// they measure, the caller turns into the model.
+	rule:      "internal/... imports only internal/... of the module (internal/testkit aside)",
+	applies:   func(rel string) bool { return under(rel, "internal") && !under(rel, "internal/testkit") },
+	forbidden: ownBut("internal"),
+	example:   [2]string{"internal/owned", "result"},
 }, {
-	// testing in a binary bloats it, and internal/golden registers an
-	// -update flag: both are for tests only. The two test helpers
-	// (golden files, the repository's checks) may use testing.
-	rule:    "only tests import testing and internal/golden",
+	// The generic cores name no protocol: a program or a fake that needs a
+	// codec lives under tools/ or internal/testkit, not beside them.
+	rule:      "engine, capacity, liveness, metrics, scenario, result, reports and dashboard import no codec (wire/...)",
+	applies:   in("engine", "capacity", "liveness", "metrics", "scenario", "result", "reports", "dashboard"),
+	forbidden: ownIn("wire"),
+	example:   [2]string{"capacity", "wire/udplobby"},
+}, {
+	// testing in a binary bloats it, internal/golden registers an -update
+	// flag, and internal/testkit holds fakes: all are for tests only. The
+	// two test helpers (golden files, the repository's checks) may use
+	// testing.
+	rule:    "only tests import testing, internal/golden and internal/testkit",
 	applies: func(rel string) bool { return !under(rel, "internal/golden", "internal/repocheck") },
 	forbidden: func(d listedPkg) bool {
 		rel, ok := own(d.ImportPath)
-		return d.ImportPath == "testing" || strings.HasPrefix(d.ImportPath, "testing/") || ok && under(rel, "internal/golden")
+		return d.ImportPath == "testing" || strings.HasPrefix(d.ImportPath, "testing/") || ok && under(rel, "internal/golden", "internal/testkit")
 	},
 	example: [2]string{"engine", "testing"},
 }}
@@ -408,40 +419,43 @@ func TestCheckImportsWhere(t *testing.T) {
 			m("metrics"):        {"testing"},
 			"testing":           nil,
 		},
-		want: []string{"only tests import testing and internal/golden: metrics → testing"},
+		want: []string{"only tests import testing, internal/golden and internal/testkit: metrics → testing"},
 	}, {
 		name: "through a package the rule does not bind",
 		imports: map[string][]string{
-			m("wire/udplobby"): {m("internal/mid")},
-			m("internal/mid"):  {"gopkg.in/yaml.v3"},
-			"gopkg.in/yaml.v3": nil,
+			m("wire/udplobby"):   {m("internal/mid")},
+			m("internal/mid"):    {"go.yaml.in/yaml/v3"},
+			"go.yaml.in/yaml/v3": nil,
 		},
 		want: []string{"wire/... imports only the standard library: wire/udplobby → internal/mid",
-			"wire/... imports only the standard library: wire/udplobby → internal/mid → gopkg.in/yaml.v3"},
+			"wire/... imports only the standard library: wire/udplobby → internal/mid → go.yaml.in/yaml/v3"},
 	}, {
 		name: "two rules broken by one import",
 		imports: map[string][]string{
-			m("internal/owned"): {m("result")},
-			m("result"):         {m("wire/udplobby")},
-			m("wire/udplobby"):  nil,
+			m("liveness"):      {m("wire/udplobby")},
+			m("wire/udplobby"): nil,
 		},
-		want: []string{"internal/... imports only internal/... and result of the module: internal/owned → result → wire/udplobby",
-			"result imports nothing of the module but internal/...: result → wire/udplobby"},
+		want: []string{"liveness names no protocol: it imports only result and internal/... of the module: liveness → wire/udplobby",
+			"engine, capacity, liveness, metrics, scenario, result, reports and dashboard import no codec (wire/...): liveness → wire/udplobby"},
 	}, {
 		name: "allowed imports",
 		imports: map[string][]string{
-			m("cmd/lobbybench"): {m("engine"), m("liveness"), m("reports")},
-			m("reports"):        {m("result"), m("internal/words")},
-			m("engine"):         {m("metrics"), m("simclient")},
-			m("simclient"):      {m("scenario"), m("wire/udplobby")},
-			m("scenario"):       {m("internal/owned")},
-			m("internal/owned"): {m("result")},
-			m("liveness"):       {m("result")},
-			m("metrics"):        {m("result")},
-			m("result"):         {m("internal/words")},
-			m("internal/words"): {"fmt"},
-			m("wire/udplobby"):  {"fmt"},
-			"fmt":               nil,
+			m("cmd/lobbybench"):            {m("engine"), m("liveness"), m("reports"), m("simclient/udpclient")},
+			m("reports"):                   {m("result"), m("internal/words")},
+			m("engine"):                    {m("metrics"), m("simclient")},
+			m("simclient"):                 {m("scenario")},
+			m("simclient/udpclient"):       {m("simclient"), m("wire/udplobby")},
+			m("scenario"):                  {m("internal/owned")},
+			m("internal/owned"):            {m("internal/words")},
+			m("liveness"):                  {m("result")},
+			m("metrics"):                   {m("result")},
+			m("result"):                    {m("internal/words")},
+			m("internal/words"):            {"fmt"},
+			m("wire/udplobby"):             {"fmt"},
+			m("tools/benchtruth"):          {m("engine"), m("protocols/all"), m("wire/udplobby")},
+			m("protocols/all"):             {m("simclient/udpclient")},
+			m("internal/testkit/caplobby"): {m("wire/udplobby")},
+			"fmt":                          nil,
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

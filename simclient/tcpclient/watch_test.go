@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/internal/faultproxy"
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"

@@ -123,7 +123,7 @@ func main() {
 	script := ""
 	if *python != "" {
 		if _, err := exec.LookPath(*python); err == nil {
-			script = "engine/benchrun/lobby_client.py"
+			script = "tools/benchrun/lobby_client.py"
 			if _, err := os.Stat(script); err != nil {
 				script = ""
 			}
