@@ -333,98 +333,125 @@ func topLevelKeys() []string {
 }
 
 func (d *decoder) plan(root *yaml.Node) *Plan {
-	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1}
+	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1, OnViolation: ViolationContinue}
 	f, ok := d.mapping(root, "the scenario", topLevelKeys())
 	if !ok {
 		return p
 	}
-	if n := f.get("name"); n != nil {
-		p.Name, _ = d.str(n, "name")
-	}
-	if n := f.get("description"); n != nil {
-		p.Description, _ = d.str(n, "description")
-	}
-	if n := f.get("protocol"); n != nil {
-		if len(Protocols()) == 0 {
-			// A program that links no protocol (protocols/all links them
-			// all) cannot load any scenario.
-			d.errf(n, "protocol: no protocol is registered in this program (it must import protocols/all)")
-		} else {
-			s, _ := d.oneOf(n, "protocol", ProtocolNames())
-			p.Protocol = ProtocolName(s)
-		}
-	} else {
-		d.errf(root, "missing key \"protocol\" (%s)", orList(ProtocolNames()))
-	}
-	if n := f.get("target"); n != nil {
-		if s, ok := d.str(n, "target"); ok {
-			if err := target.Check(s); err != nil {
-				d.errf(n, "target: %v", err)
-			} else {
-				p.Target = s
-			}
+	for _, k := range topLevel {
+		n := f.get(k.key)
+		switch {
+		case k.key == "":
+			k.read(d, p, f, nil)
+		case n != nil:
+			k.read(d, p, f, n)
+		case k.missing != nil:
+			d.errf(root, "missing key %q%s", k.key, k.missing())
 		}
 	}
-	p.Options = d.protocolOptions(f, p.Protocol)
-	p.OnViolation = ViolationContinue
-	if n := f.get("on_violation"); n != nil {
-		if v, ok := d.oneOf(n, "on_violation", []string{string(ViolationContinue), string(ViolationFailStep)}); ok {
-			p.OnViolation = ViolationAction(v)
-		}
-	}
-	if n := f.get("seed"); n != nil {
-		p.Seed, _ = d.integer(n, "seed", math.MinInt64, math.MaxInt64)
-	}
-	if n := f.get("defaults"); n != nil {
-		p.Defaults = d.policy(n, "defaults", DefaultPolicy, true)
-	}
-	if n := f.get("load"); n != nil {
-		p.Load = d.load(n)
-	} else {
-		d.errf(root, "missing key \"load\"")
-	}
-	if n := f.get("impairment"); n != nil {
-		if p.Protocol != "" && !p.Protocol.UDP() {
-			d.errf(f.keys["impairment"], "impairment applies to UDP protocols (%s), not %s", strings.Join(udpProtocols(), ", "), p.Protocol)
-		} else {
-			p.Impairment = d.impairment(n, p.Seed)
-		}
-	}
-	if n := f.get("source_addrs"); n != nil {
-		p.SourceAddrs = d.sourceAddrs(n, p.Target)
-	}
-	if n := f.get("socket_buffer"); n != nil {
-		if s, ok := d.scalar(n, "socket_buffer"); ok {
-			v, err := ParseSize(s)
-			switch {
-			case err != nil:
-				d.errf(n, "socket_buffer: %v", err)
-			case v < 1024 || v > 1<<30:
-				d.errf(n, "socket_buffer: %s is outside 1KiB-1GiB", s)
-			default:
-				p.SocketBuffer = v
-			}
-		}
-	}
-	if n := f.get("embedded_server"); n != nil {
-		p.Embedded = d.embedded(n, p.Target)
-	}
-	if f.get("target_cmd") != nil {
-		p.TargetCmd = d.targetCmd(f, f.get("target") != nil)
-	}
-	if f.get("faults") != nil {
-		p.Faults = d.faults(f, p.Load.Duration)
-	}
-	if n := f.get("flows"); n != nil {
-		p.Flows = d.flows(n, p.Protocol, p.Defaults)
-	} else {
-		d.errf(root, "missing key \"flows\"")
-	}
-	if n := f.get("thresholds"); n != nil {
-		p.Thresholds = d.thresholds(n, KnownMetrics(p))
-	}
-	p.NoDefaultGate = d.noDefaultGate(f.get("default_error_gate"))
 	return p
+}
+
+// topKey is how one top-level key of a scenario is read.
+type topKey struct {
+	// key is the top-level key; "" for a step that reads every scenario,
+	// with or without a key of its own (the protocols' keys).
+	key string
+	// read reads n, the key's value (nil for key ""), into p; f is the
+	// whole scenario, for the keys that look at others.
+	read func(d *decoder, p *Plan, f fields, n *yaml.Node)
+	// missing, when set, makes the key required: it returns what follows
+	// the missing key's name in the error.
+	missing func() string
+}
+
+// topLevel reads the scenario's top-level keys in this order: a key may
+// use what those before it set (the protocol, the target, the seed, the
+// defaults, the load's length). topKeys lists the same keys for users.
+var topLevel = []topKey{
+	{key: "name", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Name, _ = d.str(n, "name") }},
+	{key: "description", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Description, _ = d.str(n, "description") }},
+	{key: "protocol", read: (*decoder).topProtocol, missing: func() string { return " (" + orList(ProtocolNames()) + ")" }},
+	{key: "target", read: (*decoder).topTarget},
+	{read: func(d *decoder, p *Plan, f fields, _ *yaml.Node) { p.Options = d.protocolOptions(f, p.Protocol) }},
+	{key: "on_violation", read: (*decoder).topOnViolation},
+	{key: "seed", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) {
+		p.Seed, _ = d.integer(n, "seed", math.MinInt64, math.MaxInt64)
+	}},
+	{key: "defaults", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) {
+		p.Defaults = d.policy(n, "defaults", DefaultPolicy, true)
+	}},
+	{key: "load", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Load = d.load(n) }, missing: func() string { return "" }},
+	{key: "impairment", read: (*decoder).topImpairment},
+	{key: "source_addrs", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.SourceAddrs = d.sourceAddrs(n, p.Target) }},
+	{key: "socket_buffer", read: (*decoder).topSocketBuffer},
+	{key: "embedded_server", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Embedded = d.embedded(n, p.Target) }},
+	{key: "target_cmd", read: func(d *decoder, p *Plan, f fields, _ *yaml.Node) {
+		p.TargetCmd = d.targetCmd(f, f.get("target") != nil)
+	}},
+	{key: "faults", read: func(d *decoder, p *Plan, f fields, _ *yaml.Node) { p.Faults = d.faults(f, p.Load.Duration) }},
+	{key: "flows", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Flows = d.flows(n, p.Protocol, p.Defaults) }, missing: func() string { return "" }},
+	{key: "thresholds", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Thresholds = d.thresholds(n, KnownMetrics(p)) }},
+	{key: "default_error_gate", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.NoDefaultGate = d.noDefaultGate(n) }},
+}
+
+// topProtocol reads protocol:, one of the protocols this program links.
+func (d *decoder) topProtocol(p *Plan, _ fields, n *yaml.Node) {
+	if len(Protocols()) == 0 {
+		// A program that links no protocol (protocols/all links them
+		// all) cannot load any scenario.
+		d.errf(n, "protocol: no protocol is registered in this program (it must import protocols/all)")
+		return
+	}
+	s, _ := d.oneOf(n, "protocol", ProtocolNames())
+	p.Protocol = ProtocolName(s)
+}
+
+// topTarget reads target:, a host:port (target.Check).
+func (d *decoder) topTarget(p *Plan, _ fields, n *yaml.Node) {
+	s, ok := d.str(n, "target")
+	if !ok {
+		return
+	}
+	if err := target.Check(s); err != nil {
+		d.errf(n, "target: %v", err)
+		return
+	}
+	p.Target = s
+}
+
+// topOnViolation reads on_violation:, what a protocol violation does to
+// its step.
+func (d *decoder) topOnViolation(p *Plan, _ fields, n *yaml.Node) {
+	if v, ok := d.oneOf(n, "on_violation", []string{string(ViolationContinue), string(ViolationFailStep)}); ok {
+		p.OnViolation = ViolationAction(v)
+	}
+}
+
+// topImpairment reads impairment:, which only UDP protocols take.
+func (d *decoder) topImpairment(p *Plan, f fields, n *yaml.Node) {
+	if p.Protocol != "" && !p.Protocol.UDP() {
+		d.errf(f.keys["impairment"], "impairment applies to UDP protocols (%s), not %s", strings.Join(udpProtocols(), ", "), p.Protocol)
+		return
+	}
+	p.Impairment = d.impairment(n, p.Seed)
+}
+
+// topSocketBuffer reads socket_buffer:, a size within 1KiB-1GiB.
+func (d *decoder) topSocketBuffer(p *Plan, _ fields, n *yaml.Node) {
+	s, ok := d.scalar(n, "socket_buffer")
+	if !ok {
+		return
+	}
+	v, err := ParseSize(s)
+	switch {
+	case err != nil:
+		d.errf(n, "socket_buffer: %v", err)
+	case v < 1024 || v > 1<<30:
+		d.errf(n, "socket_buffer: %s is outside 1KiB-1GiB", s)
+	default:
+		p.SocketBuffer = v
+	}
 }
 
 var policyKeys = []string{"timeout", "retries", "retry_interval"}
