@@ -183,45 +183,58 @@ func (x *Execution) loop(s *slot) {
 				x.Stats.Active.Add(-1)
 				s.active = false
 			}
-			if failedStart || failed && time.Since(st.Intended) < time.Millisecond {
-				// A session that cannot start (no descriptor, no port)
-				// or fails at once (connection refused) must not turn
-				// the slot into a busy loop: back off, doubling up to
-				// maxFailBackoff while it keeps failing.
-				s.backoff = min(max(2*s.backoff, failBackoff), maxFailBackoff)
-				if !x.pause(s.backoff, end) {
-					break
-				}
-			} else {
-				s.backoff = 0
+			if !x.backOff(s, failedStart || failed && time.Since(st.Intended) < time.Millisecond, end) {
+				break
 			}
 		}
-		if s.prev != nil {
-			// Before running is released: another goroutine may take
-			// the slot as soon as it is.
-			s.prev.Close()
-			s.prev = nil
-		}
-		if s.active {
-			x.Stats.Active.Add(-1)
-			s.active = false
-		}
-		if s.up {
-			x.Stats.Up.Add(-1)
-			s.up = false
-		}
-		s.running.Store(false)
-		// The controller may have wanted us again between the check and
-		// the store; if so, keep running rather than idle a whole tick.
-		// Past the end, or with the sessions cancelled, the inner loop
-		// would not run: going round again would spin every slot until
-		// the controller noticed the end, starving it (an 8 s run took
-		// 31 s).
-		if !s.want.Load() || x.stopping.Load() || !time.Now().Before(end) || x.sessCtx.Err() != nil ||
-			!s.running.CompareAndSwap(false, true) {
+		x.release(s)
+		if !x.rerun(s, end) {
 			return
 		}
 	}
+}
+
+// backOff keeps a slot whose session could not start (no descriptor, no
+// port) or failed at once (connection refused: failedFast) from turning
+// into a busy loop: it pauses, doubling up to maxFailBackoff while the
+// slot keeps failing. False when the pause was cut short (x.pause).
+func (x *Execution) backOff(s *slot, failedFast bool, end time.Time) bool {
+	if !failedFast {
+		s.backoff = 0
+		return true
+	}
+	s.backoff = min(max(2*s.backoff, failBackoff), maxFailBackoff)
+	return x.pause(s.backoff, end)
+}
+
+// release gives up slot s: it closes the session it kept, takes it out
+// of the active and up counts, and stops running.
+func (x *Execution) release(s *slot) {
+	if s.prev != nil {
+		// Before running is released: another goroutine may take the
+		// slot as soon as it is.
+		s.prev.Close()
+		s.prev = nil
+	}
+	if s.active {
+		x.Stats.Active.Add(-1)
+		s.active = false
+	}
+	if s.up {
+		x.Stats.Up.Add(-1)
+		s.up = false
+	}
+	s.running.Store(false)
+}
+
+// rerun takes slot s back (true) when the controller wanted it again
+// between the loop's check and release; if so it keeps running rather
+// than idle a whole tick. Past the end, or with the sessions cancelled,
+// the loop would not run: going round again would spin every slot until
+// the controller noticed the end, starving it (an 8 s run took 31 s).
+func (x *Execution) rerun(s *slot, end time.Time) bool {
+	return s.want.Load() && !x.stopping.Load() && time.Now().Before(end) && x.sessCtx.Err() == nil &&
+		s.running.CompareAndSwap(false, true)
 }
 
 // next makes slot s's next session (nil: it could not be made, a failed

@@ -163,89 +163,114 @@ func (d *drill) result(run *result.Run, end time.Duration) *result.Drill {
 	var since time.Duration // the previous fault's success back, or its end
 	for i, f := range d.faults {
 		a := d.applied[i]
-		fr := result.FaultResult{Fault: f.String(), AtNS: a.at}
 		if !a.started {
-			fr.AtNS, fr.NotApplied = f.At, true
+			fr := result.FaultResult{Fault: f.String(), AtNS: f.At, NotApplied: true}
 			fr.BaselineSuccess, fr.BaselineSeconds, _, _ = result.SuccessBack(run.TimeSeries, f.At, f.At, since)
 			out.Faults = append(out.Faults, fr)
 			continue
 		}
-		if a.err != nil {
-			fr.Error = a.err.Error()
-		}
-		// The fault's window: from a probe before it (one in flight at a
-		// SIGSTOP goes unanswered) to the slack after it ended.
-		lo := a.at - slack
-		hi := end
-		switch {
-		case a.err != nil || a.done == 0:
-		case f.Kill != "":
-			hi = a.done + slack
-		default:
-			hi = a.at + f.Stop + slack
-		}
-		recovered, backAt := a.err == nil && a.done > 0, a.at
-		for j := range run.Outages {
-			o := &run.Outages[j]
-			if o.Fault != "" || o.StartNS < lo || o.StartNS > hi {
-				continue
-			}
-			if o.Back && o.EndNS <= a.at {
-				// Over before the signal was sent: not this fault's.
-				continue
-			}
-			o.Fault = fr.Fault
-			fr.WentDown = true
-			if !o.Back {
-				recovered = false
-				continue
-			}
-			backAt = max(backAt, o.EndNS)
-		}
-		if !fr.WentDown && d.wd != nil && a.err == nil {
-			fr.Notes = append(fr.Notes, "never seen down by the watchdog (the fault was shorter than it can see)")
-		}
-		if d.wd == nil {
-			fr.Notes = append(fr.Notes, "no watchdog: whether and when it answered again is not measured (the restart's own check answered)")
-		}
-		fr.Recovered = recovered
-		if recovered && fr.WentDown {
-			fr.RecoveredAfterNS = backAt - a.at
-		}
-		from := backAt
-		if !recovered {
-			from = end
-		}
-		var back bool
-		var after time.Duration
-		fr.BaselineSuccess, fr.BaselineSeconds, back, after = result.SuccessBack(run.TimeSeries, a.at, from, since)
-		if recovered {
-			fr.SuccessBack, fr.SuccessBackAfterNS = back, after
-		}
-		since = end
-		if fr.SuccessBack {
-			since = a.at + after
-		}
-		if fr.BaselineSeconds == 0 {
-			fr.Notes = append(fr.Notes, "no request ended before the fault: the baseline is 100%")
-		}
-		// Sessions lost: failed, alive at some time between the fault and
-		// the target answering again.
-		until := end
-		if recovered {
-			until = backAt
-		}
-		for _, s := range d.failed {
-			if s.to >= a.at && s.from <= until {
-				fr.SessionsLost++
-			}
-		}
-		if len(d.failed) >= maxFailedSpans {
-			fr.Notes = append(fr.Notes, fmt.Sprintf("sessions lost counted among the first %d failed sessions only", maxFailedSpans))
-		}
-		out.Faults = append(out.Faults, fr)
+		out.Faults = append(out.Faults, d.faultResult(run, f, a, end, slack, &since))
 	}
 	return out
+}
+
+// faultResult is what became of fault f, applied as a: the outages it
+// caused (tagged in run), whether and when the target and the load's
+// success came back after it (since: the previous fault's success back,
+// updated for the next), and the sessions it cost. d.mu is held.
+func (d *drill) faultResult(run *result.Run, f owned.Fault, a applied, end, slack time.Duration, since *time.Duration) result.FaultResult {
+	fr := result.FaultResult{Fault: f.String(), AtNS: a.at}
+	if a.err != nil {
+		fr.Error = a.err.Error()
+	}
+	recovered, backAt := d.tagOutages(run, &fr, f, a, end, slack)
+	if !fr.WentDown && d.wd != nil && a.err == nil {
+		fr.Notes = append(fr.Notes, "never seen down by the watchdog (the fault was shorter than it can see)")
+	}
+	if d.wd == nil {
+		fr.Notes = append(fr.Notes, "no watchdog: whether and when it answered again is not measured (the restart's own check answered)")
+	}
+	fr.Recovered = recovered
+	if recovered && fr.WentDown {
+		fr.RecoveredAfterNS = backAt - a.at
+	}
+	from := backAt
+	if !recovered {
+		from = end
+	}
+	var back bool
+	var after time.Duration
+	fr.BaselineSuccess, fr.BaselineSeconds, back, after = result.SuccessBack(run.TimeSeries, a.at, from, *since)
+	if recovered {
+		fr.SuccessBack, fr.SuccessBackAfterNS = back, after
+	}
+	*since = end
+	if fr.SuccessBack {
+		*since = a.at + after
+	}
+	if fr.BaselineSeconds == 0 {
+		fr.Notes = append(fr.Notes, "no request ended before the fault: the baseline is 100%")
+	}
+	// Sessions lost: failed, alive at some time between the fault and
+	// the target answering again.
+	until := end
+	if recovered {
+		until = backAt
+	}
+	fr.SessionsLost = d.lostBetween(a.at, until)
+	if len(d.failed) >= maxFailedSpans {
+		fr.Notes = append(fr.Notes, fmt.Sprintf("sessions lost counted among the first %d failed sessions only", maxFailedSpans))
+	}
+	return fr
+}
+
+// tagOutages tags with fr's fault the untagged outages of run that
+// started within its window: from a probe before it (one in flight at a
+// SIGSTOP goes unanswered) to the slack after it ended (the run's end
+// when it did not end well). It returns whether the target recovered
+// (the fault ended well and every such outage is over) and when it was
+// last back.
+func (d *drill) tagOutages(run *result.Run, fr *result.FaultResult, f owned.Fault, a applied, end, slack time.Duration) (recovered bool, backAt time.Duration) {
+	lo := a.at - slack
+	hi := end
+	switch {
+	case a.err != nil || a.done == 0:
+	case f.Kill != "":
+		hi = a.done + slack
+	default:
+		hi = a.at + f.Stop + slack
+	}
+	recovered, backAt = a.err == nil && a.done > 0, a.at
+	for j := range run.Outages {
+		o := &run.Outages[j]
+		if o.Fault != "" || o.StartNS < lo || o.StartNS > hi {
+			continue
+		}
+		if o.Back && o.EndNS <= a.at {
+			// Over before the signal was sent: not this fault's.
+			continue
+		}
+		o.Fault = fr.Fault
+		fr.WentDown = true
+		if !o.Back {
+			recovered = false
+			continue
+		}
+		backAt = max(backAt, o.EndNS)
+	}
+	return recovered, backAt
+}
+
+// lostBetween counts the failed sessions alive at some time from at to
+// until.
+func (d *drill) lostBetween(at, until time.Duration) int64 {
+	var n int64
+	for _, s := range d.failed {
+		if s.to >= at && s.from <= until {
+			n++
+		}
+	}
+	return n
 }
 
 // drillRooms makes the drill's room check when the protocol has one

@@ -7,19 +7,13 @@ import (
 	"io"
 	"net/netip"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/internal/owned"
-	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/liveness"
-	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/metrics/prom"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -313,384 +307,36 @@ type Result struct {
 // grace period and still returns the full result, with
 // Engine.Interrupted set. The plan must be valid (scenario.Load).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.Plan == nil {
-		return nil, errors.New("engine: Config.Plan is nil")
-	}
-	if len(cfg.Faults) > 0 && cfg.Owned == nil {
-		return nil, errors.New("engine: faults need a target lobbybench started (target_cmd: or --target-cmd)")
-	}
-	cfg.Warnings = serialWarnings(cfg.Warnings)
-	p := *cfg.Plan // the run may adjust its copy
-	plan := &p
-	proto, ok := simclient.Describe(string(plan.Protocol))
-	if !ok {
-		return nil, fmt.Errorf("engine: no simulated client for protocol %q (have %v)", plan.Protocol, simclient.Protocols())
-	}
-	factory := cfg.Factory
-	if factory == nil {
-		factory = proto.New
-	}
-	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: cfg.Client.Precise, NoSpin: cfg.NoSpin}
-
-	// The target: the plan's, or an embedded server.
-	var addr netip.AddrPort
-	targetName := plan.Target
-	var srv *embedded
-	var srvCfg *refserver.Config
-	if cfg.EmbeddedAt.IsValid() {
-		addr = cfg.EmbeddedAt // the parent's: this process's harness figures do not include it
-		if plan.Options != nil {
-			plan.Options = plan.Options.Embedded()
-		}
-		targetName = "embedded " + addr.String()
-	} else if plan.Target == "" {
-		c, err := embeddedConfig(plan.Protocol, plan.Embedded)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Embedded != nil {
-			c = *cfg.Embedded
-		}
-		srvCfg = &c
-		if srv, err = startEmbedded(plan, srvCfg); err != nil {
-			return nil, err
-		}
-		defer srv.close()
-		addr = srv.addr
-		info.Embedded = true
-		// What the options say of the scenario's real target (udp-lobby's
-		// instance port range) is not true of the embedded server.
-		if plan.Options != nil {
-			plan.Options = plan.Options.Embedded()
-		}
-		targetName = "embedded " + addr.String()
-	} else {
-		var err error
-		if addr, err = target.Resolve(ctx, plan.Target); err != nil {
-			return nil, &UnreachableError{Target: plan.Target, Err: err}
-		}
-	}
-	settled, err := reach(ctx, proto, plan.Options, addr, cfg.ReachTimeout)
+	r, err := newRun(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if settled != nil {
-		plan.Options = settled
-	}
-	info.Files = EstimateFiles(plan, cfg.Shard, srvCfg)
-	if cfg.Observers != nil {
-		cfg.Observers.Reserve(info.Files.Limit, info.Files.Needed())
-	}
-	if !info.Files.Fits() && cfg.Warnings != nil && !cfg.NoFilesWarning {
-		fmt.Fprintf(cfg.Warnings, "lobbybench: warning: this run needs %s: sessions beyond it will fail to start; spread the clients over processes with --workers auto (or --workers N, or --shard)\n", info.Files)
-	}
-
-	sources := plan.SourceAddrs
-	if len(sources) == 0 {
-		sources = netrange.DefaultSources(addr.Addr(), netrange.ForClients(plan.Load.MaxClients))
-	}
-	info.Sources = len(sources)
-
-	// The schedule's zero: the start instant when given, also when this
-	// process comes to it late (offsets are the coordinated run's),
-	// otherwise now.
-	start := cfg.StartAt
-	if start.IsZero() {
-		start = time.Now()
-	}
-	col := metrics.NewCollector(start)
-	// The embedded server's sampler starts with the schedule, after the
-	// wait; the live metrics read it once it is there.
-	var selfAt atomic.Pointer[owned.SelfSampler]
-	if cfg.MetricsAddr != "" {
-		// Served before the wait for the start instant: a shard waiting
-		// for it is up for its scraper (its counters at zero), and a
-		// busy or bad address fails now, not at the instant after the
-		// whole wait, when the other shards start without this one.
-		mctx, mcancel := metricsContext(ctx, cfg.MetricsUntil)
-		defer mcancel()
-		target := cfg.TargetTelemetry
-		if target == nil && srv != nil {
-			target = func() *result.TargetProcess {
-				if s := selfAt.Load(); s != nil {
-					return selfTelemetry(cfg, s, noteEmbedded)()
-				}
-				return nil
-			}
-		}
-		a, err := prom.ServeWith(mctx, cfg.MetricsAddr, col, prom.Options{Target: target, Conns: cfg.Observers})
-		if err != nil {
-			return nil, fmt.Errorf("--metrics-addr: %w", err)
-		}
-		info.MetricsAddr = a.String()
-		if cfg.Mode != ProgressNone && cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "lobbybench: live metrics at http://%s/metrics\n", a)
-		}
-	}
-	if !cfg.StartAt.IsZero() {
-		info.StartAt = cfg.StartAt
-		noteStartWait(cfg.Warnings, cfg.Mode, cfg.StartAt)
-		if info.StartWaitNS, err = waitStart(ctx, cfg.StartAt); err != nil {
-			return nil, err
-		}
-	}
-	mem := startMemSampler(250 * time.Millisecond)
-	var self *owned.SelfSampler
-	if srv != nil {
-		self = sampleSelf(start)
-		selfAt.Store(self)
-	}
-	if cfg.OnStart != nil {
-		cfg.OnStart(start)
-	}
-	stopSelf := func() *result.TargetProcess {
-		if self == nil {
-			return nil
-		}
-		return TargetProcess(self.Stop(), noteEmbedded)
-	}
-	opt := cfg.Client
-	// A closed-model client's goroutine is its own loop, which can end in
-	// a pause and start again (Execution.loop); an open-model arrival's
-	// goroutine runs one session.
-	opt.Suspend = plan.Load.Model == scenario.Closed
-	// From SuspendWaitsFrom clients in this process (or when the caller
-	// asks), a client waiting for a reply or its group's room gives up
-	// its goroutine too.
-	opt.SuspendWaits = opt.Suspend && (opt.SuspendWaits || cfg.Shard.Part(plan.Load.MaxClients) >= simclient.SuspendWaitsFrom)
-	sh, err := simclient.NewShared(plan, addr, col, opt)
-	if err != nil {
-		mem.Stop()
-		stopSelf()
+	defer r.release()
+	if err := r.resolveTarget(); err != nil {
 		return nil, err
 	}
-	// liveWD is the watchdog once it runs, for the live states a worker
-	// sends (its outages) and the live view.
-	var liveWD atomic.Pointer[watch]
-	dr := newDrill(cfg, start)
-	engineRec := col.NewRecorder() // dropped starts, from the scheduling goroutine
-	var firstStart sync.Once
-	firstKey := make([]metrics.Key, len(plan.Flows))
-	for i, f := range plan.Flows {
-		if len(f.Steps) > 0 {
-			firstKey[i] = sh.StepKey(i, 0)
-		} else {
-			firstKey[i] = col.Step(f.Name)
-		}
+	if err := r.reachTarget(); err != nil {
+		return nil, err // nothing else is sent to a target that does not answer
 	}
-	o := Options{
-		Plan: plan, Shard: cfg.Shard, Sources: sources,
-		Grace: cfg.Grace, MaxLateness: cfg.MaxLateness, PollInterval: cfg.PollInterval, Abort: cfg.Abort,
-		// The schedule's spin would take a core from a server in this
-		// process.
-		HoldP: srv == nil && !cfg.NoSpin,
-		New: func(s Start) (Session, error) {
-			var prev simclient.Session
-			if s.Prev != nil {
-				prev = s.Prev
-			}
-			sess, err := simclient.Renew(factory, sh, prev, s.ID, &plan.Flows[s.Flow], s.Source)
-			if err != nil {
-				return nil, err
-			}
-			return sess, nil
-		},
-		// A dropped start counts against the flow's first step: the step
-		// the schedule wanted run and could not.
-		OnDropped:      func(s Start, _ DropReason) { engineRec.Dropped(firstKey[s.Flow]) },
-		OnSessionStart: func(s Start) { sh.Recorder(s.ID).SessionStarted() },
-		Start:          cfg.StartAt,
-		OnLateStart: func(late time.Duration, missed int64) {
-			if cfg.Warnings == nil {
-				return
-			}
-			line := fmt.Sprintf("lobbybench: shard %s came up %s after the start instant %s (--start-at) and joins late", cfg.Shard, words.Seconds(late), cfg.StartAt.UTC().Format(time.RFC3339Nano))
-			if plan.Load.Model != scenario.Closed {
-				line += fmt.Sprintf(": the %s due before now are counted as dropped starts (late_start), not shifted", words.Count(missed, "arrival"))
-			}
-			fmt.Fprintln(cfg.Warnings, line)
-		},
-		OnSessionEnd: func(s Start, err error, ran bool) {
-			rec := sh.Recorder(s.ID)
-			if !ran && err != nil {
-				// The session never ran a step: its failure counts
-				// against the flow's first step, as a dropped start
-				// does (a client whose first step opens the socket,
-				// TCP, records it there itself).
-				reason := simclient.ReasonOf(err)
-				if reason == "" {
-					reason = simclient.ReasonSocket
-				}
-				rec.Fail(firstKey[s.Flow], reason, time.Now())
-			}
-			if !ran || simclient.IsFailedStart(err) {
-				firstStart.Do(func() { warnFailedStart(cfg.Warnings, err) })
-			}
-			rec.SessionFinished()
-			if dr != nil {
-				dr.sessionEnded(s, err)
-			}
-		},
-	}
-
-	var x *Execution
-	xready := make(chan struct{})
-	// liveSessions are the scheduler's session counts so far, for the
-	// live view and a worker's live state; nil before the load starts.
-	liveSessions := func() *result.Sessions {
-		select {
-		case <-xready:
-			s := x.Stats.Snapshot().info().report()
-			return &s
-		default:
-			return nil
-		}
-	}
-	var live *Live
-	if cfg.OnLive != nil {
-		set := func() metrics.LiveSet {
-			s := col.LiveSet()
-			s.Sessions = liveSessions()
-			return s
-		}
-		live = &Live{start: start, plan: plan, target: targetName, ctx: ctx, set: set, shards: []string{cfg.Shard.String()},
-			telemetry: selfTelemetry(cfg, self, noteEmbedded)}
-		cfg.OnLive(live)
-	}
-	var ended atomic.Bool // the load is over: the next progress sample is the final one
-	stopProgress := func() {}
-	// note prints a line at once: above the bar, between the progress
-	// lines, or as a warning when progress is off or goes to a parent.
-	note := func(line string) {
-		if cfg.Warnings != nil {
-			fmt.Fprintln(cfg.Warnings, line)
-		}
-	}
-	if cfg.Mode != ProgressNone && cfg.Progress != nil {
-		// Live sums the steps only (message types re-record the same
-		// requests); the rate is taken over at least a second.
-		var lastReq int64
-		var rate float64
-		lastAt, stateAt := start, time.Time{}
-		var above func(string)
-		stopProgress, above = startProgress(cfg.Mode, cfg.Progress, plan.Load.Duration, cfg.LineInterval, func() ProgressSample {
-			live := col.Live()
-			now := time.Now()
-			if dt := now.Sub(lastAt); dt >= time.Second {
-				rate = float64(live.Requests-lastReq) / dt.Seconds()
-				lastReq, lastAt = live.Requests, now
-			}
-			s := ProgressSample{Elapsed: now.Sub(start), Total: plan.Load.Duration, Rate: rate, Errors: live.Failures,
-				Dropped: live.Dropped, Violations: live.Violations, Started: live.SessionsStarted, Finished: live.SessionsFinished}
-			select {
-			case <-xready:
-				s.Active = x.Stats.Active.Load()
-				s.FailedStarts = x.Stats.FailedStarts.Load()
-			default:
-			}
-			// The final line (after the load ended) carries the final
-			// state, so the parent's last scrape equals the result.
-			if cfg.WorkerMetrics && cfg.Mode == ProgressJSON && (ended.Load() || now.Sub(stateAt) >= time.Second) {
-				if st, err := col.LiveState(); err == nil {
-					if w := liveWD.Load(); w != nil {
-						st.Outages = w.outages()
-					}
-					st.Sessions = liveSessions()
-					s.Metrics, stateAt = st, now
-				}
-			}
-			return s
-		})
-		if cfg.Mode != ProgressJSON {
-			note = above
-		}
-	}
-	var wd *watch
-	if cfg.Watchdog >= 0 {
-		wd = startWatch(ctx, cfg, proto, plan, addr, col, start, note)
-	}
-	var wdog *liveness.Watchdog
-	if wd != nil {
-		wdog = wd.w
-		liveWD.Store(wd)
-		if live != nil {
-			live.watchdog.Store(wd)
-		}
-	}
-	if dr != nil {
-		dr.run(ctx, wdog)
-	}
-	xr, interrupted, err := Execute(ctx, o, func(e *Execution) { x = e; close(xready) })
-	var rooms *result.RoomCheck
-	if dr != nil {
-		// The faults end with the load (a stop still sends its SIGCONT);
-		// then the lobby's rooms are looked at while the watchdog still
-		// watches.
-		dr.stop()
-		if err == nil {
-			timeout := cfg.WatchdogTimeout
-			if timeout <= 0 {
-				timeout = watchdogTimeout(plan)
-			}
-			rooms = drillRooms(ctx, plan, addr, timeout, start, wdog)
-		}
-	}
-	var wdRun result.Run
-	if wd != nil {
-		// Stopped with the load: what it saw after is not the run's.
-		wd.stop(&wdRun)
-		info.Watchdog = wd.info()
-	}
-	ended.Store(true)
-	stopProgress()
-	sh.Close()
-	targetProc := stopSelf()
-	if err != nil {
-		mem.Stop()
+	r.estimateFiles()
+	r.startCollector()
+	if err := r.serveMetrics(); err != nil {
 		return nil, err
 	}
-	info.Interrupted = interrupted
-	st := xr.Stats.Snapshot()
-	info.Sessions = st.info()
-	info.LateStartNS = st.LateStart
-	if !cfg.StartAt.IsZero() && plan.Load.Model != scenario.Closed {
-		info.PlayedPerSecond = xr.PlayedPerSecond()
+	if err := r.waitForStart(); err != nil {
+		return nil, err
 	}
-	info.Harness = mem.Stop()
-	info.Harness.StrayDatagrams = sh.StrayDatagrams()
-	if srv != nil {
-		info.Server = srv.stats()
+	r.startSampling()
+	if err := r.buildSessions(); err != nil {
+		return nil, err
 	}
-
-	run, err := col.Snapshot()
+	o := r.sessionOptions()
+	r.startObservers()
+	out, err := r.execute(o)
 	if err != nil {
 		return nil, err
 	}
-	run.Scenario = plan.Name
-	run.Target = targetName
-	run.Outages = wdRun.Outages
-	run.Totals.FailuresWhileDown = wdRun.Totals.FailuresWhileDown
-	if dr != nil {
-		end := run.DurationNS
-		if end <= 0 {
-			end = time.Since(start)
-		}
-		run.Drill = dr.result(run, end)
-		run.Drill.Rooms = rooms
-	}
-	run.NoteTargetDown()
-	// The embedded server's figures; an owner of the target process
-	// (--target-cmd) fills run.TargetProcess with its own after Run
-	// returns.
-	run.TargetProcess = targetProc
-	if run.DurationNS <= 0 {
-		run.DurationNS = time.Since(start)
-	}
-	fillRun(run, info)
-	markWaits(run, plan)
-	res := &Result{Run: run, Engine: info}
-	res.ThresholdsOK = result.EvaluateThresholds(run, plan.Conditions())
-	return res, nil
+	return r.assemble(out)
 }
 
 // warnFailedStart prints the one line a run's first failed start gets: the

@@ -107,83 +107,135 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	}
 	w.Warnings = serialWarnings(w.Warnings) // every worker's stderr pump writes to it
 	plan := w.Plan
-	info := &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: w.Client.Precise, NoSpin: w.NoSpin}
+	r := &workersRun{ctx: ctx, w: w, embeddedAt: w.EmbeddedAt,
+		info: &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: w.Client.Precise, NoSpin: w.NoSpin}}
 	// A server of the caller's (capacity keeps one through a step's
 	// warm-up and judged runs) is the caller's to sample and report.
-	embeddedAt := w.EmbeddedAt
-	if !embeddedAt.IsValid() && plan.Target == "" {
-		c, err := embeddedConfig(plan.Protocol, plan.Embedded)
-		if err != nil {
-			return nil, err
-		}
-		if w.Embedded != nil {
-			c = *w.Embedded
-		}
-		srv, err := startEmbedded(plan, &c)
+	if !r.embeddedAt.IsValid() && plan.Target == "" {
+		srv, err := r.startEmbedded()
 		if err != nil {
 			return nil, err
 		}
 		defer srv.close()
-		embeddedAt = srv.addr
-		info.Embedded = true
-		// The parent holds the server's sockets (one per client for the
-		// TCP lobby), not the clients'.
-		info.Files = Files{Server: ServerFiles(c, plan.Load.MaxClients), Margin: FilesMargin, Limit: OpenFilesLimit()}
-		if w.Observers != nil {
-			w.Observers.Reserve(info.Files.Limit, info.Files.Needed())
-		}
-		if !info.Files.Fits() && w.Warnings != nil {
-			fmt.Fprintf(w.Warnings, "lobbybench: warning: the embedded server needs about %d open files against an open-files limit (RLIMIT_NOFILE) of %d: run it as a separate process (lobbybench serve) and give --target\n",
-				info.Files.Needed(), info.Files.Limit)
-		}
-		defer func() { info.Server = srv.stats() }()
+		defer func() { r.info.Server = srv.stats() }()
 	}
+	r.startSampling()
+	stopMetrics, err := r.startObservers()
+	if err != nil {
+		return nil, err
+	}
+	defer stopMetrics()
+	r.await(r.startWorkers())
+	harness, targetProc := r.stopSampling()
+	return r.merge(harness, targetProc)
+}
 
-	mem := startMemSampler(250 * time.Millisecond)
+// workersRun is one RunWorkers as it goes through its phases, as runState
+// is one Run.
+type workersRun struct {
+	ctx        context.Context
+	w          Workers // Warnings serialised
+	info       *Info
+	embeddedAt netip.AddrPort // the server the workers target, or invalid
+	mem        *memSampler
+	self       *owned.SelfSampler // the embedded server's process, or nil
+	// liveStart is the zero of the workers' offsets and of the elapsed
+	// time of the progress and the live metrics: their start instant.
+	liveStart time.Time
+	live      *metrics.Merged // the workers' live states, or nil
+	workers   []*worker
+}
+
+// startEmbedded starts the embedded server the workers target. The
+// parent holds the server's sockets (one per client for the TCP lobby),
+// not the clients': its open files are the server's, reserved from the
+// observers' budget and warned of when over the limit.
+func (r *workersRun) startEmbedded() (*embedded, error) {
+	w, plan, info := r.w, r.w.Plan, r.info
+	c, err := embeddedConfig(plan.Protocol, plan.Embedded)
+	if err != nil {
+		return nil, err
+	}
+	if w.Embedded != nil {
+		c = *w.Embedded
+	}
+	srv, err := startEmbedded(plan, &c)
+	if err != nil {
+		return nil, err
+	}
+	r.embeddedAt = srv.addr
+	info.Embedded = true
+	info.Files = Files{Server: ServerFiles(c, plan.Load.MaxClients), Margin: FilesMargin, Limit: OpenFilesLimit()}
+	if w.Observers != nil {
+		w.Observers.Reserve(info.Files.Limit, info.Files.Needed())
+	}
+	if !info.Files.Fits() && w.Warnings != nil {
+		fmt.Fprintf(w.Warnings, "lobbybench: warning: the embedded server needs about %d open files against an open-files limit (RLIMIT_NOFILE) of %d: run it as a separate process (lobbybench serve) and give --target\n",
+			info.Files.Needed(), info.Files.Limit)
+	}
+	return srv, nil
+}
+
+// startSampling starts sampling the parent's harness and, with an
+// embedded server, this process (the parent holds the server and not the
+// load: its figures are the server's); tells an owner the start
+// (Config.OnStart), and says when the workers wait for their start
+// instant.
+func (r *workersRun) startSampling() {
+	w := r.w
+	r.mem = startMemSampler(250 * time.Millisecond)
 	start := time.Now()
-	var self *owned.SelfSampler
-	if info.Embedded {
-		// The parent holds the embedded server and not the load: its
-		// figures are the server's.
-		self = sampleSelf(start)
+	if r.info.Embedded {
+		r.self = sampleSelf(start)
 	}
 	if w.OnStart != nil {
 		w.OnStart(start)
 	}
-	// The workers' offsets, and the elapsed time of the progress and of
-	// the live metrics, count from their start instant.
-	liveStart := start
+	r.liveStart = start
 	if !w.StartAt.IsZero() {
-		liveStart = w.StartAt
+		r.liveStart = w.StartAt
 	}
 	noteStartWait(w.Warnings, w.Mode, w.StartAt)
-	var live *metrics.Merged
+}
+
+// startObservers makes the workers and what shows them live: the merge
+// of their states, the live view (Config.OnLive) and the metrics server;
+// it returns what stops the server. On error it stops the sampling.
+func (r *workersRun) startObservers() (stopMetrics func(), err error) {
+	w := r.w
 	if w.MetricsAddr != "" || w.OnLive != nil {
-		live = metrics.NewMerged(liveStart, w.N)
+		r.live = metrics.NewMerged(r.liveStart, w.N)
 	}
-	workers := newWorkers(w, live)
+	r.workers = newWorkers(w, r.live)
+	telemetry := selfTelemetry(w.Config, r.self, noteEmbeddedWorkers)
 	if w.OnLive != nil {
 		target := w.Plan.Target
 		if target == "" {
-			target = "embedded " + embeddedAt.String()
+			target = "embedded " + r.embeddedAt.String()
 		}
-		w.OnLive(workersLive(ctx, w, target, liveStart, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers)))
+		w.OnLive(workersLive(r.ctx, w, target, r.liveStart, r.live, r.workers, telemetry))
 	}
-	stopMetrics, err := serveWorkersMetrics(ctx, w, live, workers, selfTelemetry(w.Config, self, noteEmbeddedWorkers), info)
+	stopMetrics, err = serveWorkersMetrics(r.ctx, w, r.live, r.workers, telemetry, r.info)
 	if err != nil {
-		mem.Stop()
-		if self != nil {
-			self.Stop()
+		r.mem.Stop()
+		if r.self != nil {
+			r.self.Stop()
 		}
 		return nil, err
 	}
-	defer stopMetrics()
+	return stopMetrics, nil
+}
+
+// startWorkers starts the worker processes; the channel is closed when
+// every one that started has exited. One that does not start is done,
+// with its error.
+func (r *workersRun) startWorkers() <-chan struct{} {
 	var wg sync.WaitGroup
-	for _, wk := range workers {
+	for _, wk := range r.workers {
 		s := wk.shard
 		os.Remove(wk.path) // a stale result must not pass for this run's
-		wk.cmd = w.Command(s, wk.path, embeddedAt)
-		if err := wk.start(w.Warnings); err != nil {
+		wk.cmd = r.w.Command(s, wk.path, r.embeddedAt)
+		if err := wk.start(r.w.Warnings); err != nil {
 			wk.err, wk.done = err, true
 			continue
 		}
@@ -199,24 +251,19 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
+	return allDone
+}
 
-	stopProgress, _ := startProgress(w.Mode, w.Progress, plan.Load.Duration, w.LineInterval, func() ProgressSample {
-		sum := ProgressSample{Total: plan.Load.Duration}
-		for _, wk := range workers {
-			wk.mu.Lock()
-			s := wk.last
-			wk.mu.Unlock()
-			sum.add(s)
-		}
-		sum.Elapsed = max(time.Since(liveStart), 0)
-		return sum
-	})
+// await shows the workers' combined progress until all are done; when
+// ctx ends first (Ctrl-C) it interrupts every worker, which stops its
+// schedule, finishes within its grace and writes its result.
+func (r *workersRun) await(allDone <-chan struct{}) {
+	w := r.w
+	stopProgress, _ := startProgress(w.Mode, w.Progress, w.Plan.Load.Duration, w.LineInterval, r.progressSample)
 	select {
 	case <-allDone:
-	case <-ctx.Done():
-		// Ctrl-C: every worker stops its schedule, finishes within its
-		// grace and writes its result.
-		for _, wk := range workers {
+	case <-r.ctx.Done():
+		for _, wk := range r.workers {
 			if wk.cmd.Process != nil {
 				_ = wk.cmd.Process.Signal(os.Interrupt)
 			}
@@ -224,28 +271,37 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		<-allDone
 	}
 	stopProgress()
-	parentHarness := mem.Stop()
-	var targetProc *result.TargetProcess
-	if self != nil {
-		targetProc = TargetProcess(self.Stop(), noteEmbeddedWorkers)
-	}
+}
 
-	var runs []*result.Run
-	var names []string
-	var incomplete []string
-	for _, wk := range workers {
-		run, why := wk.result()
-		if why != "" {
-			incomplete = append(incomplete, why)
-			if w.Warnings != nil {
-				fmt.Fprintf(w.Warnings, "lobbybench: %s\n", why)
-			}
-		}
-		if run != nil {
-			runs = append(runs, run)
-			names = append(names, wk.path)
-		}
+// progressSample is the sum of the workers' last progress samples.
+func (r *workersRun) progressSample() ProgressSample {
+	sum := ProgressSample{Total: r.w.Plan.Load.Duration}
+	for _, wk := range r.workers {
+		wk.mu.Lock()
+		s := wk.last
+		wk.mu.Unlock()
+		sum.add(s)
 	}
+	sum.Elapsed = max(time.Since(r.liveStart), 0)
+	return sum
+}
+
+// stopSampling stops the samplers: the parent's harness, and the
+// embedded server's figures (nil without one).
+func (r *workersRun) stopSampling() (Harness, *result.TargetProcess) {
+	parentHarness := r.mem.Stop()
+	if r.self == nil {
+		return parentHarness, nil
+	}
+	return parentHarness, TargetProcess(r.self.Stop(), noteEmbeddedWorkers)
+}
+
+// merge merges the results the workers left (MergeShards), with those
+// that left none in Incomplete and the engine's Info from the merge and
+// the parent's harness; it fails only when no worker left a result.
+func (r *workersRun) merge(parentHarness Harness, targetProc *result.TargetProcess) (*Result, error) {
+	w := r.w
+	runs, names, incomplete := r.results()
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("engine: no worker wrote a result: %s", strings.Join(incomplete, "; "))
 	}
@@ -265,6 +321,33 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 			fmt.Fprintf(w.Warnings, "lobbybench: warning: %s\n", m)
 		}
 	}
+	r.fillInfo(merged, parentHarness)
+	return &Result{Run: merged, Engine: r.info, ThresholdsOK: thOK, WorkerRuns: runs}, nil
+}
+
+// results are the workers' results and their files, and why each worker
+// that did not finish well did not (said on Warnings as well).
+func (r *workersRun) results() (runs []*result.Run, names, incomplete []string) {
+	for _, wk := range r.workers {
+		run, why := wk.result()
+		if why != "" {
+			incomplete = append(incomplete, why)
+			if r.w.Warnings != nil {
+				fmt.Fprintf(r.w.Warnings, "lobbybench: %s\n", why)
+			}
+		}
+		if run != nil {
+			runs = append(runs, run)
+			names = append(names, wk.path)
+		}
+	}
+	return runs, names, incomplete
+}
+
+// fillInfo completes the Info from the merged run: its sessions, the
+// harness (the parent's and every shard's), interrupted and sources.
+func (r *workersRun) fillInfo(merged *result.Run, parentHarness Harness) {
+	info := r.info
 	if merged.Sessions != nil {
 		s := merged.Sessions
 		info.Sessions = SessionInfo{Started: s.Started, Completed: s.Completed, Failed: s.Failed, FailedStarts: s.FailedStarts,
@@ -277,8 +360,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		info.Interrupted = info.Interrupted || sr.Interrupted
 		info.Sources = max(info.Sources, sr.Sources)
 	}
-	info.Interrupted = info.Interrupted || ctx.Err() != nil
-	return &Result{Run: merged, Engine: info, ThresholdsOK: thOK, WorkerRuns: runs}, nil
+	info.Interrupted = info.Interrupted || r.ctx.Err() != nil
 }
 
 // start starts the worker with its stdout (progress) and stderr (passed on

@@ -62,73 +62,104 @@ func (d *decoder) curve(n *yaml.Node, compress float64) (c Curve, start float64,
 		d.errf(n, "load.curve: %v", err)
 		return c, 0, nil, false
 	}
-	where := fmt.Sprintf(" (load.curve, %s:%d)", d.file, n.Line)
-	nerr := 0
-	bad := func(line int, format string, args ...any) {
-		nerr++
-		if nerr <= maxCurveErrors {
-			d.later = append(d.later, Error{File: path, Line: line, Msg: fmt.Sprintf(format, args...) + where})
-		}
+	cr := &curveReader{d: d, path: path, where: fmt.Sprintf(" (load.curve, %s:%d)", d.file, n.Line), r: csv.NewReader(strings.NewReader(string(data)))}
+	cr.r.Comment = '#'
+	cr.r.FieldsPerRecord = -1
+	cr.r.TrimLeadingSpace = true
+	if !cr.readHeader(&c) {
+		return c, 0, nil, false
 	}
-	r := csv.NewReader(strings.NewReader(string(data)))
-	r.Comment = '#'
-	r.FieldsPerRecord = -1
-	r.TrimLeadingSpace = true
-	header, err := r.Read()
+	pts := cr.readRows()
+	if cr.nerr > maxCurveErrors {
+		d.later = append(d.later, Error{File: path, Msg: fmt.Sprintf("%d more problems not shown", cr.nerr-maxCurveErrors)})
+	}
+	if cr.nerr > 0 {
+		return c, 0, nil, false
+	}
+	if len(pts) < 2 {
+		cr.bad(0, "%s: a curve needs at least 2 rows (the run lasts from the first row's time to the last's)", map[bool]string{true: "no rows", false: "only 1 row"}[len(pts) == 0])
+		return c, 0, nil, false
+	}
+	c.Points = len(pts)
+	c.Span = pts[len(pts)-1][0]
+	return c, pts[0][1], curveStages(pts, compress), true
+}
+
+// curveReader reads a load curve's CSV.
+type curveReader struct {
+	d     *decoder
+	path  string // the CSV's, for its errors
+	where string // " (load.curve, scenario:line)", after each error
+	r     *csv.Reader
+	nerr  int // the problems found; the first maxCurveErrors are reported
+	// header is the CSV's two column names; timeOf and model read them.
+	header []string
+	timeOf func(string) (float64, error)
+	model  LoadModel
+}
+
+// bad reports a problem at line of the CSV (0: the file), up to
+// maxCurveErrors of them.
+func (cr *curveReader) bad(line int, format string, args ...any) {
+	cr.nerr++
+	if cr.nerr <= maxCurveErrors {
+		cr.d.later = append(cr.d.later, Error{File: cr.path, Line: line, Msg: fmt.Sprintf(format, args...) + cr.where})
+	}
+}
+
+// readHeader reads the header: a time column (time, minute or second)
+// and a value column (players or rate) that sets c.Column and the model.
+func (cr *curveReader) readHeader(c *Curve) bool {
+	header, err := cr.r.Read()
 	if err != nil {
 		if err == io.EOF {
-			bad(0, "empty curve: want a header time,players (or minute/second, players/rate) and rows")
+			cr.bad(0, "empty curve: want a header time,players (or minute/second, players/rate) and rows")
 		} else {
-			bad(csvLine(err), "%v", csvErr(err))
+			cr.bad(csvLine(err), "%v", csvErr(err))
 		}
-		return c, 0, nil, false
+		return false
 	}
-	hline, _ := r.FieldPos(0)
-	var timeOf func(string) (float64, error)
-	var model LoadModel
+	hline, _ := cr.r.FieldPos(0)
 	if len(header) == 2 {
-		timeOf = curveTime[strings.ToLower(strings.TrimSpace(header[0]))]
+		cr.timeOf = curveTime[strings.ToLower(strings.TrimSpace(header[0]))]
 		c.Column = strings.ToLower(strings.TrimSpace(header[1]))
-		model = curveValue[c.Column]
+		cr.model = curveValue[c.Column]
 	}
-	if timeOf == nil || model == "" {
-		bad(hline, "header %q: want two columns, time, minute or second then players (concurrent clients, closed model) or rate (arrivals per second, open model), e.g. time,players", strings.Join(header, ","))
-		return c, 0, nil, false
+	if cr.timeOf == nil || cr.model == "" {
+		cr.bad(hline, "header %q: want two columns, time, minute or second then players (concurrent clients, closed model) or rate (arrivals per second, open model), e.g. time,players", strings.Join(header, ","))
+		return false
 	}
+	cr.header = header
+	return true
+}
+
+// readRows reads the rows as points (time from the first row's, value),
+// reporting each bad row; times must increase.
+func (cr *curveReader) readRows() [][2]float64 {
 	var first, prevT float64
 	prevLine, rows, prevRaw := 0, 0, ""
 	var pts [][2]float64
 	for {
-		rec, err := r.Read()
+		rec, err := cr.r.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			bad(csvLine(err), "%v", csvErr(err))
+			cr.bad(csvLine(err), "%v", csvErr(err))
 			break
 		}
-		line, _ := r.FieldPos(0)
+		line, _ := cr.r.FieldPos(0)
 		rows++
 		if rows > maxCurvePoints {
-			bad(line, "more than %d rows", maxCurvePoints)
+			cr.bad(line, "more than %d rows", maxCurvePoints)
 			break
 		}
-		if len(rec) != 2 {
-			bad(line, "%d field%s, want 2 (%s,%s)", len(rec), map[bool]string{true: "s"}[len(rec) != 1], header[0], header[1])
-			continue
-		}
-		t, err := timeOf(strings.TrimSpace(rec[0]))
-		if err != nil {
-			bad(line, "%s %q: %v", header[0], rec[0], err)
-			continue
-		}
-		v, err := curveNumber(model, strings.TrimSpace(rec[1]))
-		if err != nil {
-			bad(line, "%s %q: %v", header[1], rec[1], err)
+		t, v, ok := cr.readRow(rec, line)
+		if !ok {
 			continue
 		}
 		if prevLine > 0 && t <= prevT {
-			bad(line, "%s %s is not after %s on line %d: times must increase", header[0], strings.TrimSpace(rec[0]), prevRaw, prevLine)
+			cr.bad(line, "%s %s is not after %s on line %d: times must increase", cr.header[0], strings.TrimSpace(rec[0]), prevRaw, prevLine)
 			continue
 		}
 		if prevLine == 0 {
@@ -137,25 +168,39 @@ func (d *decoder) curve(n *yaml.Node, compress float64) (c Curve, start float64,
 		prevT, prevLine, prevRaw = t, line, strings.TrimSpace(rec[0])
 		pts = append(pts, [2]float64{t - first, v})
 	}
-	if nerr > maxCurveErrors {
-		d.later = append(d.later, Error{File: path, Msg: fmt.Sprintf("%d more problems not shown", nerr-maxCurveErrors)})
+	return pts
+}
+
+// readRow reads one row's time and value.
+func (cr *curveReader) readRow(rec []string, line int) (t, v float64, ok bool) {
+	header := cr.header
+	if len(rec) != 2 {
+		cr.bad(line, "%d field%s, want 2 (%s,%s)", len(rec), map[bool]string{true: "s"}[len(rec) != 1], header[0], header[1])
+		return 0, 0, false
 	}
-	if nerr > 0 {
-		return c, 0, nil, false
+	t, err := cr.timeOf(strings.TrimSpace(rec[0]))
+	if err != nil {
+		cr.bad(line, "%s %q: %v", header[0], rec[0], err)
+		return 0, 0, false
 	}
-	if len(pts) < 2 {
-		bad(0, "%s: a curve needs at least 2 rows (the run lasts from the first row's time to the last's)", map[bool]string{true: "no rows", false: "only 1 row"}[len(pts) == 0])
-		return c, 0, nil, false
+	v, err = curveNumber(cr.model, strings.TrimSpace(rec[1]))
+	if err != nil {
+		cr.bad(line, "%s %q: %v", header[1], rec[1], err)
+		return 0, 0, false
 	}
-	c.Points = len(pts)
-	c.Span = pts[len(pts)-1][0]
-	// Durations from the cumulative compressed time, so rounding to the
-	// nanosecond does not drift over many rows.
+	return t, v, true
+}
+
+// curveStages are the stages between the points, their time divided by
+// compress. Durations come from the cumulative compressed time, so
+// rounding to the nanosecond does not drift over many rows.
+func curveStages(pts [][2]float64, compress float64) []Stage {
 	at := func(t float64) time.Duration { return time.Duration(math.Round(t / compress * 1e9)) }
+	var stages []Stage
 	for i := 1; i < len(pts); i++ {
 		stages = append(stages, Stage{Target: pts[i][1], For: at(pts[i][0]) - at(pts[i-1][0])})
 	}
-	return c, pts[0][1], stages, true
+	return stages
 }
 
 // readCurveFile reads a regular file of at most maxCurveSize bytes.

@@ -204,25 +204,66 @@ func (d *decoder) steps(n *yaml.Node, flow string, proto ProtocolName, defaults 
 	return out
 }
 
+// step reads one step of flow: its kind, the parameters every step takes
+// (label, only), its request policy, and its kind's own parameters
+// (stepReaders).
 func (d *decoder) step(sn *yaml.Node, flow string, proto ProtocolName, defaults RequestPolicy, groupSize int) (Step, bool) {
-	sn = resolve(sn)
-	var kindNode, params *yaml.Node
-	switch {
-	case sn == nil:
-		d.errf(sn, "%s: empty step", flow)
+	kindNode, params, ok := d.stepNodes(sn, flow)
+	if !ok {
 		return Step{}, false
-	case sn.Kind == yaml.ScalarNode:
-		kindNode = sn
-	case sn.Kind == yaml.MappingNode && len(sn.Content) == 2:
-		kindNode, params = resolve(sn.Content[0]), sn.Content[1]
-	case sn.Kind == yaml.MappingNode:
-		d.errf(sn, "%s: a step is one key (its kind) with its parameters under it; found %d keys", flow, len(sn.Content)/2)
-		return Step{}, false
-	default:
-		d.errf(sn, "%s: a step must be a kind (e.g. list_rooms) or {kind: parameters}, got %s", flow, describe(sn))
+	}
+	kind, spec, ok := d.stepKind(kindNode, flow, proto)
+	if !ok {
 		return Step{}, false
 	}
 	written := kindNode.Value // the name as written: an alias stays in messages and the label
+	st := Step{Kind: kind, Label: written, Only: All, Line: kindNode.Line, Policy: spec.policy(defaults)}
+	in := &stepIn{what: fmt.Sprintf("%s: %s", flow, written), proto: proto, groupSize: groupSize, kindNode: kindNode}
+	if in.f, ok = d.stepFields(params, flow, kind, spec, in); !ok {
+		return st, false
+	}
+	d.stepLabel(in, &st)
+	d.stepOnly(in, &st)
+	d.stepPolicy(in, spec, &st)
+	if read := stepReaders[kind]; read != nil {
+		read(d, in, &st)
+	}
+	return st, true
+}
+
+// stepIn is what reading a step's parameters needs beside the step.
+type stepIn struct {
+	f         fields // the parameters
+	what      string // "flow: kind", for messages
+	proto     ProtocolName
+	groupSize int        // the flow's
+	kindNode  *yaml.Node // the step's kind as written
+}
+
+// stepNodes splits step sn into its kind and its parameters (nil when
+// it is a bare kind).
+func (d *decoder) stepNodes(sn *yaml.Node, flow string) (kindNode, params *yaml.Node, ok bool) {
+	sn = resolve(sn)
+	switch {
+	case sn == nil:
+		d.errf(sn, "%s: empty step", flow)
+		return nil, nil, false
+	case sn.Kind == yaml.ScalarNode:
+		return sn, nil, true
+	case sn.Kind == yaml.MappingNode && len(sn.Content) == 2:
+		return resolve(sn.Content[0]), sn.Content[1], true
+	case sn.Kind == yaml.MappingNode:
+		d.errf(sn, "%s: a step is one key (its kind) with its parameters under it; found %d keys", flow, len(sn.Content)/2)
+	default:
+		d.errf(sn, "%s: a step must be a kind (e.g. list_rooms) or {kind: parameters}, got %s", flow, describe(sn))
+	}
+	return nil, nil, false
+}
+
+// stepKind is the kind kindNode names (an alias resolved) and its spec,
+// with the protocol's own parameters for it; it must be one of proto's.
+func (d *decoder) stepKind(kindNode *yaml.Node, flow string, proto ProtocolName) (StepKind, stepSpec, bool) {
+	written := kindNode.Value
 	kind := StepKind(written)
 	if k, ok := stepAliases[written]; ok {
 		kind = k
@@ -231,12 +272,12 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto ProtocolName, defaults 
 	if kindNode.Kind != yaml.ScalarNode || !known {
 		d.errf(kindNode, "%s: unknown step %q%s", flow, kindNode.Value, suggest(kindNode.Value, allKinds()))
 		d.reject(kindNode.Value)
-		return Step{}, false
+		return kind, spec, false
 	}
 	if proto != "" && !validFor(kind, proto) {
 		d.errf(kindNode, "%s: step %q is not a %s step (%s steps: %s)", flow, written, proto, proto, kindNames(StepKinds(proto)))
 		d.reject(kindNode.Value)
-		return Step{}, false
+		return kind, spec, false
 	}
 	if ps, ok := proto.spec().StepParams[kind]; ok {
 		spec.params = ps
@@ -244,135 +285,191 @@ func (d *decoder) step(sn *yaml.Node, flow string, proto ProtocolName, defaults 
 			spec.shorthand = ""
 		}
 	}
-	st := Step{Kind: kind, Label: written, Only: All, Line: kindNode.Line, Policy: defaults}
-	what := fmt.Sprintf("%s: %s", flow, written)
-	if spec.wait {
-		st.Policy = RequestPolicy{Timeout: DefaultWaitTimeout}
+	return kind, spec, true
+}
+
+// policy is the request policy a step of this kind starts from: the
+// flow's defaults for a request, DefaultWaitTimeout for a wait, none
+// otherwise.
+func (spec stepSpec) policy(defaults RequestPolicy) RequestPolicy {
+	switch {
+	case spec.wait:
+		return RequestPolicy{Timeout: DefaultWaitTimeout}
+	case spec.request:
+		return defaults
 	}
-	if !spec.request && !spec.wait {
-		st.Policy = RequestPolicy{}
-	}
+	return RequestPolicy{}
+}
+
+// keys are the parameters a step of this kind takes.
+func (spec stepSpec) keys() []string {
 	keys := append([]string{"label", "only"}, spec.params...)
 	if spec.request {
 		keys = append(keys, policyKeys...)
 	} else if spec.wait {
 		keys = append(keys, "timeout")
 	}
-	var f fields
+	return keys
+}
+
+// stepFields reads a step's parameters: none, a single value (the
+// kind's shorthand; think's [min, max] too), or a mapping.
+func (d *decoder) stepFields(params *yaml.Node, flow string, kind StepKind, spec stepSpec, in *stepIn) (fields, bool) {
+	keys := spec.keys()
 	pn := resolve(params)
 	switch {
 	case pn == nil || (pn.Kind == yaml.ScalarNode && pn.Tag == "!!null"):
-		f = fields{vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, node: kindNode}
+		return fields{vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, node: in.kindNode}, true
 	case pn.Kind == yaml.ScalarNode || (pn.Kind == yaml.SequenceNode && kind == Think):
 		if spec.shorthand == "" {
-			d.errf(pn, "%s takes no single value; give parameters as a mapping (%s)", what, strings.Join(keys, ", "))
-			return st, false
+			d.errf(pn, "%s takes no single value; give parameters as a mapping (%s)", in.what, strings.Join(keys, ", "))
+			return fields{}, false
 		}
 		key := spec.shorthand
 		if pn.Kind == yaml.SequenceNode {
 			key = "uniform" // think: [100ms, 500ms]
 		}
-		f = fields{vals: map[string]*yaml.Node{key: pn}, keys: map[string]*yaml.Node{key: pn}, node: pn}
-	default:
-		var ok bool
-		if f, ok = d.mapping(pn, fmt.Sprintf("the %s step of %s", written, flow), keys); !ok {
-			return st, false
+		return fields{vals: map[string]*yaml.Node{key: pn}, keys: map[string]*yaml.Node{key: pn}, node: pn}, true
+	}
+	return d.mapping(pn, fmt.Sprintf("the %s step of %s", in.kindNode.Value, flow), keys)
+}
+
+// stepLabel reads a step's label, which names its metrics.
+func (d *decoder) stepLabel(in *stepIn, st *Step) {
+	v := in.f.get("label")
+	if v == nil {
+		return
+	}
+	if s, ok := d.str(v, in.what+" label"); ok {
+		if !metricWordRE.MatchString(s) {
+			d.errf(v, "%s: label %q must be letters, digits and _ (it names metrics)", in.what, s)
+		} else {
+			st.Label = s
 		}
 	}
-	if v := f.get("label"); v != nil {
-		if s, ok := d.str(v, what+" label"); ok {
-			if !metricWordRE.MatchString(s) {
-				d.errf(v, "%s: label %q must be letters, digits and _ (it names metrics)", what, s)
-			} else {
-				st.Label = s
-			}
+}
+
+// stepOnly reads which members of a group run the step.
+func (d *decoder) stepOnly(in *stepIn, st *Step) {
+	v := in.f.get("only")
+	if v == nil {
+		return
+	}
+	if s, ok := d.oneOf(v, in.what+" only", []string{string(All), string(Leader), string(Members)}); ok {
+		st.Only = Membership(s)
+		if st.Only != All && in.groupSize < 2 {
+			d.errf(v, "%s: only: %s needs group_size of 2 or more on the flow", in.what, s)
 		}
 	}
-	if v := f.get("only"); v != nil {
-		if s, ok := d.oneOf(v, what+" only", []string{string(All), string(Leader), string(Members)}); ok {
-			st.Only = Membership(s)
-			if st.Only != All && groupSize < 2 {
-				d.errf(v, "%s: only: %s needs group_size of 2 or more on the flow", what, s)
-			}
-		}
-	}
-	if kind == RateProbe {
+}
+
+// stepPolicy reads a request's policy, or a wait's timeout.
+func (d *decoder) stepPolicy(in *stepIn, spec stepSpec, st *Step) {
+	if st.Kind == RateProbe {
 		st.Policy.Retries = 0 // a probe measures loss: re-sending would hide it
 	}
 	if spec.request {
-		st.Policy = d.policyFields(f, what, st.Policy)
-	} else if spec.wait {
-		if v := f.get("timeout"); v != nil {
-			if t, ok := d.duration(v, what+" timeout"); ok {
-				if t == 0 {
-					d.errf(v, "%s: timeout must be above 0", what)
-				}
-				st.Policy.Timeout = t
+		st.Policy = d.policyFields(in.f, in.what, st.Policy)
+		return
+	}
+	if v := in.f.get("timeout"); v != nil && spec.wait {
+		if t, ok := d.duration(v, in.what+" timeout"); ok {
+			if t == 0 {
+				d.errf(v, "%s: timeout must be above 0", in.what)
 			}
+			st.Policy.Timeout = t
 		}
 	}
-	switch kind {
-	case Join:
-		st.Room = RoomRef{Kind: RoomRandomWaiting}
-		if v := f.get("room"); v != nil {
-			if s, ok := d.scalar(v, what+" room"); ok {
-				switch s {
-				case string(RoomRandomWaiting), string(RoomCreated):
-					st.Room.Kind = RoomRefKind(s)
-				default:
-					id, err := strconv.ParseUint(s, 10, 32)
-					if err != nil || id == 0 {
-						d.errf(v, "%s: room must be a room id 1-4294967295, random-waiting or created, got %q%s", what, s,
-							suggest(s, []string{string(RoomRandomWaiting), string(RoomCreated)}))
-					}
-					st.Room = RoomRef{Kind: RoomID, ID: uint32(id)}
-				}
-			}
+}
+
+// stepReaders read each kind's own parameters, into the step.
+var stepReaders = map[StepKind]func(d *decoder, in *stepIn, st *Step){
+	Join:       (*decoder).stepRoom,
+	Ping:       (*decoder).stepPing,
+	Echo:       (*decoder).stepPing,
+	CreateRoom: (*decoder).stepName,
+	Connect:    (*decoder).stepName,
+	JoinGame: func(d *decoder, in *stepIn, st *Step) {
+		if v := in.f.get("options"); v != nil {
+			st.Options, _ = d.str(v, in.what+" options")
 		}
-	case Ping, Echo:
-		st.Count, st.Interval = 1, 100*time.Millisecond
-		d.countInterval(f, what, &st)
-	case CreateRoom, Connect:
-		if v := f.get("name"); v != nil {
-			if s, ok := d.str(v, what+" name"); ok {
-				if len(s) > 31 {
-					d.errf(v, "%s: name is %d bytes; the TCP lobby allows 31", what, len(s))
-				}
-				st.Name = s
-			}
-		}
-	case JoinGame:
-		if v := f.get("options"); v != nil {
-			st.Options, _ = d.str(v, what+" options")
-		}
-	case Leave:
-		if v := f.get("reason"); v != nil {
-			r, _ := d.integer(v, what+" reason", 0, 255)
+	},
+	Leave: func(d *decoder, in *stepIn, st *Step) {
+		if v := in.f.get("reason"); v != nil {
+			r, _ := d.integer(v, in.what+" reason", 0, 255)
 			st.Reason = uint8(r)
 		}
-	case Think:
-		st.Think = d.think(f, what)
-	case Barrier:
-		st.BarrierN = groupSize
-		if v := f.get("n"); v != nil {
-			if nv, ok := d.integer(v, what+" n", 1, 1000); ok {
-				st.BarrierN = int(nv)
-				if int(nv) > groupSize && groupSize >= 2 {
-					d.errf(v, "%s: n is %d but the flow's group_size is %d: the barrier could never open", what, nv, groupSize)
-				}
+	},
+	Think:   func(d *decoder, in *stepIn, st *Step) { st.Think = d.think(in.f, in.what) },
+	Barrier: (*decoder).stepBarrier,
+	Malformed: func(d *decoder, in *stepIn, st *Step) {
+		st.Count, st.Interval = 1, 0
+		d.countInterval(in.f, in.what, st)
+		st.Malformed = d.malformed(in.f, in.what, in.proto, st)
+	},
+	RateProbe: func(d *decoder, in *stepIn, st *Step) { st.Probe = d.rateProbe(in.f, in.what, in.proto) },
+}
+
+// stepPing reads how many pings (or echoes) a step sends, and how far
+// apart: one by default, 100ms apart.
+func (d *decoder) stepPing(in *stepIn, st *Step) {
+	st.Count, st.Interval = 1, 100*time.Millisecond
+	d.countInterval(in.f, in.what, st)
+}
+
+// stepRoom reads which room a join joins: a random waiting one (the
+// default), the one the flow created, or one by id.
+func (d *decoder) stepRoom(in *stepIn, st *Step) {
+	st.Room = RoomRef{Kind: RoomRandomWaiting}
+	v := in.f.get("room")
+	if v == nil {
+		return
+	}
+	s, ok := d.scalar(v, in.what+" room")
+	if !ok {
+		return
+	}
+	switch s {
+	case string(RoomRandomWaiting), string(RoomCreated):
+		st.Room.Kind = RoomRefKind(s)
+	default:
+		id, err := strconv.ParseUint(s, 10, 32)
+		if err != nil || id == 0 {
+			d.errf(v, "%s: room must be a room id 1-4294967295, random-waiting or created, got %q%s", in.what, s,
+				suggest(s, []string{string(RoomRandomWaiting), string(RoomCreated)}))
+		}
+		st.Room = RoomRef{Kind: RoomID, ID: uint32(id)}
+	}
+}
+
+// stepName reads the name a room is created with, or a client connects
+// with: at most the TCP lobby's 31 bytes.
+func (d *decoder) stepName(in *stepIn, st *Step) {
+	if v := in.f.get("name"); v != nil {
+		if s, ok := d.str(v, in.what+" name"); ok {
+			if len(s) > 31 {
+				d.errf(v, "%s: name is %d bytes; the TCP lobby allows 31", in.what, len(s))
+			}
+			st.Name = s
+		}
+	}
+}
+
+// stepBarrier reads the count a barrier waits for (the flow's group_size
+// unless n is given), which needs a group.
+func (d *decoder) stepBarrier(in *stepIn, st *Step) {
+	st.BarrierN = in.groupSize
+	if v := in.f.get("n"); v != nil {
+		if nv, ok := d.integer(v, in.what+" n", 1, 1000); ok {
+			st.BarrierN = int(nv)
+			if int(nv) > in.groupSize && in.groupSize >= 2 {
+				d.errf(v, "%s: n is %d but the flow's group_size is %d: the barrier could never open", in.what, nv, in.groupSize)
 			}
 		}
-		if groupSize < 2 {
-			d.errf(kindNode, "%s needs group_size of 2 or more on the flow", what)
-		}
-	case Malformed:
-		st.Count, st.Interval = 1, 0
-		d.countInterval(f, what, &st)
-		st.Malformed = d.malformed(f, what, proto, &st)
-	case RateProbe:
-		st.Probe = d.rateProbe(f, what, proto)
 	}
-	return st, true
+	if in.groupSize < 2 {
+		d.errf(in.kindNode, "%s needs group_size of 2 or more on the flow", in.what)
+	}
 }
 
 func (d *decoder) countInterval(f fields, what string, st *Step) {

@@ -333,98 +333,125 @@ func topLevelKeys() []string {
 }
 
 func (d *decoder) plan(root *yaml.Node) *Plan {
-	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1}
+	p := &Plan{File: d.file, Defaults: DefaultPolicy, Seed: 1, OnViolation: ViolationContinue}
 	f, ok := d.mapping(root, "the scenario", topLevelKeys())
 	if !ok {
 		return p
 	}
-	if n := f.get("name"); n != nil {
-		p.Name, _ = d.str(n, "name")
-	}
-	if n := f.get("description"); n != nil {
-		p.Description, _ = d.str(n, "description")
-	}
-	if n := f.get("protocol"); n != nil {
-		if len(Protocols()) == 0 {
-			// A program that links no protocol (protocols/all links them
-			// all) cannot load any scenario.
-			d.errf(n, "protocol: no protocol is registered in this program (it must import protocols/all)")
-		} else {
-			s, _ := d.oneOf(n, "protocol", ProtocolNames())
-			p.Protocol = ProtocolName(s)
-		}
-	} else {
-		d.errf(root, "missing key \"protocol\" (%s)", orList(ProtocolNames()))
-	}
-	if n := f.get("target"); n != nil {
-		if s, ok := d.str(n, "target"); ok {
-			if err := target.Check(s); err != nil {
-				d.errf(n, "target: %v", err)
-			} else {
-				p.Target = s
-			}
+	for _, k := range topLevel {
+		n := f.get(k.key)
+		switch {
+		case k.key == "":
+			k.read(d, p, f, nil)
+		case n != nil:
+			k.read(d, p, f, n)
+		case k.missing != nil:
+			d.errf(root, "missing key %q%s", k.key, k.missing())
 		}
 	}
-	p.Options = d.protocolOptions(f, p.Protocol)
-	p.OnViolation = ViolationContinue
-	if n := f.get("on_violation"); n != nil {
-		if v, ok := d.oneOf(n, "on_violation", []string{string(ViolationContinue), string(ViolationFailStep)}); ok {
-			p.OnViolation = ViolationAction(v)
-		}
-	}
-	if n := f.get("seed"); n != nil {
-		p.Seed, _ = d.integer(n, "seed", math.MinInt64, math.MaxInt64)
-	}
-	if n := f.get("defaults"); n != nil {
-		p.Defaults = d.policy(n, "defaults", DefaultPolicy, true)
-	}
-	if n := f.get("load"); n != nil {
-		p.Load = d.load(n)
-	} else {
-		d.errf(root, "missing key \"load\"")
-	}
-	if n := f.get("impairment"); n != nil {
-		if p.Protocol != "" && !p.Protocol.UDP() {
-			d.errf(f.keys["impairment"], "impairment applies to UDP protocols (%s), not %s", strings.Join(udpProtocols(), ", "), p.Protocol)
-		} else {
-			p.Impairment = d.impairment(n, p.Seed)
-		}
-	}
-	if n := f.get("source_addrs"); n != nil {
-		p.SourceAddrs = d.sourceAddrs(n, p.Target)
-	}
-	if n := f.get("socket_buffer"); n != nil {
-		if s, ok := d.scalar(n, "socket_buffer"); ok {
-			v, err := ParseSize(s)
-			switch {
-			case err != nil:
-				d.errf(n, "socket_buffer: %v", err)
-			case v < 1024 || v > 1<<30:
-				d.errf(n, "socket_buffer: %s is outside 1KiB-1GiB", s)
-			default:
-				p.SocketBuffer = v
-			}
-		}
-	}
-	if n := f.get("embedded_server"); n != nil {
-		p.Embedded = d.embedded(n, p.Target)
-	}
-	if f.get("target_cmd") != nil {
-		p.TargetCmd = d.targetCmd(f, f.get("target") != nil)
-	}
-	if f.get("faults") != nil {
-		p.Faults = d.faults(f, p.Load.Duration)
-	}
-	if n := f.get("flows"); n != nil {
-		p.Flows = d.flows(n, p.Protocol, p.Defaults)
-	} else {
-		d.errf(root, "missing key \"flows\"")
-	}
-	if n := f.get("thresholds"); n != nil {
-		p.Thresholds = d.thresholds(n, KnownMetrics(p))
-	}
-	p.NoDefaultGate = d.noDefaultGate(f.get("default_error_gate"))
 	return p
+}
+
+// topKey is how one top-level key of a scenario is read.
+type topKey struct {
+	// key is the top-level key; "" for a step that reads every scenario,
+	// with or without a key of its own (the protocols' keys).
+	key string
+	// read reads n, the key's value (nil for key ""), into p; f is the
+	// whole scenario, for the keys that look at others.
+	read func(d *decoder, p *Plan, f fields, n *yaml.Node)
+	// missing, when set, makes the key required: it returns what follows
+	// the missing key's name in the error.
+	missing func() string
+}
+
+// topLevel reads the scenario's top-level keys in this order: a key may
+// use what those before it set (the protocol, the target, the seed, the
+// defaults, the load's length). topKeys lists the same keys for users.
+var topLevel = []topKey{
+	{key: "name", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Name, _ = d.str(n, "name") }},
+	{key: "description", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Description, _ = d.str(n, "description") }},
+	{key: "protocol", read: (*decoder).topProtocol, missing: func() string { return " (" + orList(ProtocolNames()) + ")" }},
+	{key: "target", read: (*decoder).topTarget},
+	{read: func(d *decoder, p *Plan, f fields, _ *yaml.Node) { p.Options = d.protocolOptions(f, p.Protocol) }},
+	{key: "on_violation", read: (*decoder).topOnViolation},
+	{key: "seed", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) {
+		p.Seed, _ = d.integer(n, "seed", math.MinInt64, math.MaxInt64)
+	}},
+	{key: "defaults", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) {
+		p.Defaults = d.policy(n, "defaults", DefaultPolicy, true)
+	}},
+	{key: "load", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Load = d.load(n) }, missing: func() string { return "" }},
+	{key: "impairment", read: (*decoder).topImpairment},
+	{key: "source_addrs", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.SourceAddrs = d.sourceAddrs(n, p.Target) }},
+	{key: "socket_buffer", read: (*decoder).topSocketBuffer},
+	{key: "embedded_server", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Embedded = d.embedded(n, p.Target) }},
+	{key: "target_cmd", read: func(d *decoder, p *Plan, f fields, _ *yaml.Node) {
+		p.TargetCmd = d.targetCmd(f, f.get("target") != nil)
+	}},
+	{key: "faults", read: func(d *decoder, p *Plan, f fields, _ *yaml.Node) { p.Faults = d.faults(f, p.Load.Duration) }},
+	{key: "flows", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Flows = d.flows(n, p.Protocol, p.Defaults) }, missing: func() string { return "" }},
+	{key: "thresholds", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Thresholds = d.thresholds(n, KnownMetrics(p)) }},
+	{key: "default_error_gate", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.NoDefaultGate = d.noDefaultGate(n) }},
+}
+
+// topProtocol reads protocol:, one of the protocols this program links.
+func (d *decoder) topProtocol(p *Plan, _ fields, n *yaml.Node) {
+	if len(Protocols()) == 0 {
+		// A program that links no protocol (protocols/all links them
+		// all) cannot load any scenario.
+		d.errf(n, "protocol: no protocol is registered in this program (it must import protocols/all)")
+		return
+	}
+	s, _ := d.oneOf(n, "protocol", ProtocolNames())
+	p.Protocol = ProtocolName(s)
+}
+
+// topTarget reads target:, a host:port (target.Check).
+func (d *decoder) topTarget(p *Plan, _ fields, n *yaml.Node) {
+	s, ok := d.str(n, "target")
+	if !ok {
+		return
+	}
+	if err := target.Check(s); err != nil {
+		d.errf(n, "target: %v", err)
+		return
+	}
+	p.Target = s
+}
+
+// topOnViolation reads on_violation:, what a protocol violation does to
+// its step.
+func (d *decoder) topOnViolation(p *Plan, _ fields, n *yaml.Node) {
+	if v, ok := d.oneOf(n, "on_violation", []string{string(ViolationContinue), string(ViolationFailStep)}); ok {
+		p.OnViolation = ViolationAction(v)
+	}
+}
+
+// topImpairment reads impairment:, which only UDP protocols take.
+func (d *decoder) topImpairment(p *Plan, f fields, n *yaml.Node) {
+	if p.Protocol != "" && !p.Protocol.UDP() {
+		d.errf(f.keys["impairment"], "impairment applies to UDP protocols (%s), not %s", strings.Join(udpProtocols(), ", "), p.Protocol)
+		return
+	}
+	p.Impairment = d.impairment(n, p.Seed)
+}
+
+// topSocketBuffer reads socket_buffer:, a size within 1KiB-1GiB.
+func (d *decoder) topSocketBuffer(p *Plan, _ fields, n *yaml.Node) {
+	s, ok := d.scalar(n, "socket_buffer")
+	if !ok {
+		return
+	}
+	v, err := ParseSize(s)
+	switch {
+	case err != nil:
+		d.errf(n, "socket_buffer: %v", err)
+	case v < 1024 || v > 1<<30:
+		d.errf(n, "socket_buffer: %s is outside 1KiB-1GiB", s)
+	default:
+		p.SocketBuffer = v
+	}
 }
 
 var policyKeys = []string{"timeout", "retries", "retry_interval"}
@@ -469,203 +496,332 @@ const DefaultMaxClients = 1000
 // maxDuration bounds any run so a typo cannot start a week-long test.
 const maxDuration = 24 * time.Hour
 
+// The keys that give the load of each model: its constant level, and
+// the level its first stage ramps from.
+var (
+	loadOpenKeys   = []string{"rate", "start_rate"}
+	loadClosedKeys = []string{"clients", "start_clients"}
+)
+
+// load reads load:, part by part: the model (given, the curve's, or
+// inferred from the keys used), the constant level or the stages, the
+// length, the peak, max_clients and the arrivals.
 func (d *decoder) load(n *yaml.Node) LoadShape {
-	var l LoadShape
 	errsBefore := len(d.errs)
 	f, ok := d.mapping(n, "load", loadKeys)
 	if !ok {
-		return l
+		return LoadShape{}
 	}
-	// The model is given, or inferred from the keys used.
-	openKeys, closedKeys := []string{"rate", "start_rate"}, []string{"clients", "start_clients"}
-	hasAny := func(keys []string) *yaml.Node {
-		for _, k := range keys {
-			if f.keys[k] != nil {
-				return f.keys[k]
-			}
-		}
-		return nil
-	}
+	r := &loadReader{d: d, f: f, errsBefore: errsBefore, curveKey: f.keys["curve"]}
 	if m := f.get("model"); m != nil {
 		s, _ := d.oneOf(m, "load.model", []string{string(Open), string(Closed)})
-		l.Model = LoadModel(s)
+		r.l.Model = LoadModel(s)
 	}
-	var stagesTotal time.Duration
-	curveKey := f.keys["curve"]
-	if curveKey != nil {
-		for _, k := range append(append([]string{"stages"}, openKeys...), closedKeys...) {
-			if kn := f.keys[k]; kn != nil {
-				d.errf(kn, "load.%s: load.curve (line %d) gives the load; give one or the other", k, curveKey.Line)
-			}
-		}
-		compress, compressOK := 1.0, true
-		if n := f.get("compress"); n != nil {
-			if compress, compressOK = d.number(n, "load.compress"); compressOK && (compress <= 0 || compress > 1_000_000) {
-				d.errf(n, "load.compress must be above 0 and at most 1000000, got %g", compress)
-				compressOK = false
-			}
-		}
-		if !compressOK {
-			return l
-		}
-		c, start, stages, ok := d.curve(f.get("curve"), compress)
-		if !ok {
-			return l
-		}
-		model := curveValue[c.Column]
-		if l.Model != "" && l.Model != model {
-			d.errf(f.get("model"), "load.model is %s, but the curve's %s column is for the %s model", l.Model, c.Column, model)
-			return l
-		}
-		l.Model, l.Start, l.Stages, l.Curve = model, start, stages, &c
-		for _, st := range stages {
-			stagesTotal += st.For
-		}
-	} else if kn := f.keys["compress"]; kn != nil {
-		d.errf(kn, "load.compress applies to load.curve (a CSV of the load over real time), which is not given")
+	if !r.readCurve() {
+		return r.l
 	}
-	stages := resolve(f.get("stages"))
-	if curveKey != nil {
-		stages = nil
+	if r.curveKey == nil {
+		r.stages = resolve(f.get("stages"))
 	}
-	stageKey := func(key string) *yaml.Node {
-		if stages == nil || stages.Kind != yaml.SequenceNode {
-			return nil
+	if !r.inferModel() {
+		return r.l
+	}
+	r.pickKeys()
+	r.readConstant()
+	r.readStages()
+	if !r.readDuration() {
+		return r.l
+	}
+	peak := r.checkPeak()
+	r.readMaxClients(peak)
+	r.readArrivals(peak)
+	return r.l
+}
+
+// loadReader is load: as it is read: its fields, the shape so far and
+// what one part tells the next.
+type loadReader struct {
+	d          *decoder
+	f          fields
+	l          LoadShape
+	errsBefore int        // the errors before load:, to tell whether it had any
+	curveKey   *yaml.Node // load.curve's key, or nil
+	// stages is load.stages (nil with a curve); stagesTotal the length of
+	// the stages read.
+	stages      *yaml.Node
+	stagesTotal time.Duration
+	// targetKey and startKey are the model's keys: rate and start_rate,
+	// or clients and start_clients.
+	targetKey, startKey string
+}
+
+// readCurve reads load.curve and load.compress, when given: the model,
+// start and stages come from the curve, and no other key may give the
+// load. False when the load can be read no further.
+func (r *loadReader) readCurve() bool {
+	d, f := r.d, r.f
+	if r.curveKey == nil {
+		if kn := f.keys["compress"]; kn != nil {
+			d.errf(kn, "load.compress applies to load.curve (a CSV of the load over real time), which is not given")
 		}
-		for _, s := range stages.Content {
-			if s = resolve(s); s.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(s.Content); i += 2 {
-					if s.Content[i].Value == key {
-						return s.Content[i]
-					}
+		return true
+	}
+	for _, k := range append(append([]string{"stages"}, loadOpenKeys...), loadClosedKeys...) {
+		if kn := f.keys[k]; kn != nil {
+			d.errf(kn, "load.%s: load.curve (line %d) gives the load; give one or the other", k, r.curveKey.Line)
+		}
+	}
+	compress, ok := r.compress()
+	if !ok {
+		return false
+	}
+	c, start, stages, ok := d.curve(f.get("curve"), compress)
+	if !ok {
+		return false
+	}
+	model := curveValue[c.Column]
+	if r.l.Model != "" && r.l.Model != model {
+		d.errf(f.get("model"), "load.model is %s, but the curve's %s column is for the %s model", r.l.Model, c.Column, model)
+		return false
+	}
+	r.l.Model, r.l.Start, r.l.Stages, r.l.Curve = model, start, stages, &c
+	for _, st := range stages {
+		r.stagesTotal += st.For
+	}
+	return true
+}
+
+// compress reads load.compress (1 when not given).
+func (r *loadReader) compress() (float64, bool) {
+	n := r.f.get("compress")
+	if n == nil {
+		return 1, true
+	}
+	compress, ok := r.d.number(n, "load.compress")
+	if ok && (compress <= 0 || compress > 1_000_000) {
+		r.d.errf(n, "load.compress must be above 0 and at most 1000000, got %g", compress)
+		return compress, false
+	}
+	return compress, ok
+}
+
+// inferModel infers the model, when not given, from the keys used in
+// load: or its stages. False when it cannot (none, or both models'
+// keys).
+func (r *loadReader) inferModel() bool {
+	if r.l.Model != "" {
+		return true
+	}
+	o, c := r.hasAny(loadOpenKeys), r.hasAny(loadClosedKeys)
+	if o == nil {
+		o = r.stageKey("rate")
+	}
+	if c == nil {
+		c = r.stageKey("clients")
+	}
+	switch {
+	case o != nil && c != nil:
+		r.d.errf(c, "load mixes open-model keys (rate, line %d) and closed-model keys (clients); set load.model", o.Line)
+		return false
+	case o != nil:
+		r.l.Model = Open
+	case c != nil:
+		r.l.Model = Closed
+	default:
+		if r.f.get("model") == nil {
+			r.d.errf(r.f.node, "load: give rate or stages of {rate, for} (open model), or clients or stages of {clients, for} (closed model)")
+		}
+		return false
+	}
+	return true
+}
+
+// hasAny is the key node of the first of keys that load: gives, or nil.
+func (r *loadReader) hasAny(keys []string) *yaml.Node {
+	for _, k := range keys {
+		if r.f.keys[k] != nil {
+			return r.f.keys[k]
+		}
+	}
+	return nil
+}
+
+// stageKey is the first key node named key in any of the stages, or nil.
+func (r *loadReader) stageKey(key string) *yaml.Node {
+	if r.stages == nil || r.stages.Kind != yaml.SequenceNode {
+		return nil
+	}
+	for _, s := range r.stages.Content {
+		if s = resolve(s); s.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(s.Content); i += 2 {
+				if s.Content[i].Value == key {
+					return s.Content[i]
 				}
 			}
 		}
-		return nil
 	}
-	if l.Model == "" {
-		o, c := hasAny(openKeys), hasAny(closedKeys)
-		if o == nil {
-			o = stageKey("rate")
-		}
-		if c == nil {
-			c = stageKey("clients")
-		}
-		switch {
-		case o != nil && c != nil:
-			d.errf(c, "load mixes open-model keys (rate, line %d) and closed-model keys (clients); set load.model", o.Line)
-			return l
-		case o != nil:
-			l.Model = Open
-		case c != nil:
-			l.Model = Closed
-		default:
-			if f.get("model") == nil {
-				d.errf(f.node, "load: give rate or stages of {rate, for} (open model), or clients or stages of {clients, for} (closed model)")
-			}
-			return l
-		}
+	return nil
+}
+
+// pickKeys sets the model's keys and reports the other model's, unless a
+// curve gives the load (readCurve reported them).
+func (r *loadReader) pickKeys() {
+	wrongKeys := loadClosedKeys
+	r.targetKey, r.startKey = "rate", "start_rate"
+	if r.l.Model == Closed {
+		r.targetKey, r.startKey, wrongKeys = "clients", "start_clients", loadOpenKeys
 	}
-	targetKey, startKey, wrongKeys := "rate", "start_rate", closedKeys
-	if l.Model == Closed {
-		targetKey, startKey, wrongKeys = "clients", "start_clients", openKeys
-	}
-	if curveKey != nil {
+	if r.curveKey != nil {
 		wrongKeys = nil // reported above
 	}
 	for _, k := range wrongKeys {
-		if kn := f.keys[k]; kn != nil {
-			d.errf(kn, "load.%s does not apply to the %s model (use %s)", k, l.Model, targetKey)
+		if kn := r.f.keys[k]; kn != nil {
+			r.d.errf(kn, "load.%s does not apply to the %s model (use %s)", k, r.l.Model, r.targetKey)
 		}
 	}
-	value := func(n *yaml.Node, what string) (float64, bool) {
-		if l.Model == Open {
-			return d.rate(n, what)
-		}
-		v, ok := d.integer(n, what, 0, 1_000_000)
-		return float64(v), ok
+}
+
+// value reads one level of the load: a rate (open) or a number of
+// clients (closed).
+func (r *loadReader) value(n *yaml.Node, what string) (float64, bool) {
+	if r.l.Model == Open {
+		return r.d.rate(n, what)
 	}
-	if n := f.get(startKey); n != nil && curveKey == nil {
-		l.Start, _ = value(n, "load."+startKey)
+	v, ok := r.d.integer(n, what, 0, 1_000_000)
+	return float64(v), ok
+}
+
+// readConstant reads the start level and the constant level, when given
+// without a curve.
+func (r *loadReader) readConstant() {
+	d, f, targetKey, startKey := r.d, r.f, r.targetKey, r.startKey
+	if r.curveKey != nil {
+		return
 	}
-	if n := f.get(targetKey); n != nil && curveKey == nil {
-		if stages != nil {
-			d.errf(f.keys[targetKey], "load: give either %s (constant) or stages, not both", targetKey)
-		}
-		if f.keys[startKey] != nil {
-			d.errf(f.keys[startKey], "load: %s ramps into stages; with a constant %s it has no use", startKey, targetKey)
-		}
-		if v, ok := value(n, "load."+targetKey); ok {
-			l.Start = v
-			l.Stages = nil
+	if n := f.get(startKey); n != nil {
+		r.l.Start, _ = r.value(n, "load."+startKey)
+	}
+	n := f.get(targetKey)
+	if n == nil {
+		return
+	}
+	if r.stages != nil {
+		d.errf(f.keys[targetKey], "load: give either %s (constant) or stages, not both", targetKey)
+	}
+	if f.keys[startKey] != nil {
+		d.errf(f.keys[startKey], "load: %s ramps into stages; with a constant %s it has no use", startKey, targetKey)
+	}
+	if v, ok := r.value(n, "load."+targetKey); ok {
+		r.l.Start = v
+		r.l.Stages = nil
+	}
+}
+
+// readStages reads load.stages, when given.
+func (r *loadReader) readStages() {
+	stages := r.stages
+	if stages == nil {
+		return
+	}
+	if stages.Kind != yaml.SequenceNode {
+		r.d.errf(stages, "load.stages must be a list of {%s, for}, got %s", r.targetKey, describe(stages))
+		return
+	}
+	if len(stages.Content) == 0 {
+		r.d.errf(stages, "load.stages is empty")
+	}
+	for i, sn := range stages.Content {
+		if st, ok := r.readStage(i, sn); ok {
+			r.stagesTotal += st.For
+			r.l.Stages = append(r.l.Stages, st)
 		}
 	}
-	if stages != nil {
-		if stages.Kind != yaml.SequenceNode {
-			d.errf(stages, "load.stages must be a list of {%s, for}, got %s", targetKey, describe(stages))
-		} else if len(stages.Content) == 0 {
-			d.errf(stages, "load.stages is empty")
-		}
-		if stages.Kind == yaml.SequenceNode {
-			for i, sn := range stages.Content {
-				what := fmt.Sprintf("load.stages[%d]", i)
-				sf, ok := d.mapping(sn, what, []string{targetKey, "for"})
-				if !ok {
-					continue
-				}
-				var st Stage
-				if n := sf.get(targetKey); n != nil {
-					st.Target, _ = value(n, what+"."+targetKey)
-				} else if other := map[string]string{"rate": "clients", "clients": "rate"}[targetKey]; !hasKey(sn, other) {
-					d.errf(sn, "%s: missing %q", what, targetKey)
-				}
-				if n := sf.get("for"); n != nil {
-					st.For, _ = d.duration(n, what+".for")
-				} else {
-					d.errf(sn, "%s: missing \"for\" (e.g. for: 10s)", what)
-				}
-				stagesTotal += st.For
-				l.Stages = append(l.Stages, st)
-			}
-		}
+}
+
+// readStage reads load.stages[i]; false when it is not a mapping.
+func (r *loadReader) readStage(i int, sn *yaml.Node) (Stage, bool) {
+	d, targetKey := r.d, r.targetKey
+	what := fmt.Sprintf("load.stages[%d]", i)
+	sf, ok := d.mapping(sn, what, []string{targetKey, "for"})
+	if !ok {
+		return Stage{}, false
 	}
-	l.Duration = stagesTotal
-	if curveKey != nil && stagesTotal == 0 {
-		d.errf(curveKey, "load.curve: the curve's %s lasts 0s once compressed %g times", formatSpan(l.Curve.Span), l.Curve.Compress)
-		return l
+	var st Stage
+	if n := sf.get(targetKey); n != nil {
+		st.Target, _ = r.value(n, what+"."+targetKey)
+	} else if other := map[string]string{"rate": "clients", "clients": "rate"}[targetKey]; !hasKey(sn, other) {
+		d.errf(sn, "%s: missing %q", what, targetKey)
 	}
-	durationOK := true
+	if n := sf.get("for"); n != nil {
+		st.For, _ = d.duration(n, what+".for")
+	} else {
+		d.errf(sn, "%s: missing \"for\" (e.g. for: 10s)", what)
+	}
+	return st, true
+}
+
+// readDuration sets the run's length: the stages', or load.duration; it
+// must be above 0 and within maxDuration. False when a curve lasts 0s.
+func (r *loadReader) readDuration() bool {
+	d, f := r.d, r.f
+	r.l.Duration = r.stagesTotal
+	if r.curveKey != nil && r.stagesTotal == 0 {
+		d.errf(r.curveKey, "load.curve: the curve's %s lasts 0s once compressed %g times", formatSpan(r.l.Curve.Span), r.l.Curve.Compress)
+		return false
+	}
 	if n := f.get("duration"); n != nil {
-		var v time.Duration
-		if v, durationOK = d.duration(n, "load.duration"); durationOK {
-			l.Duration = v
+		v, ok := d.duration(n, "load.duration")
+		if !ok {
+			return true // already reported
 		}
+		r.l.Duration = v
 	}
-	if !durationOK {
-		// already reported
-	} else if l.Duration <= 0 {
+	if r.l.Duration <= 0 {
 		d.errf(f.node, "load: the run has no length (set load.duration, or stages with for)")
-	} else if l.Duration > maxDuration {
-		d.errf(f.node, "load: the run lasts %s, over the %s limit", l.Duration, maxDuration)
+	} else if r.l.Duration > maxDuration {
+		d.errf(f.node, "load: the run lasts %s, over the %s limit", r.l.Duration, maxDuration)
 	}
+	return true
+}
+
+// checkPeak returns the load's peak level, reporting a load that is 0
+// throughout (when load: had no error before) or an open peak over
+// 1000000/s.
+func (r *loadReader) checkPeak() float64 {
+	d, l := r.d, &r.l
 	peak := l.Start
 	for _, s := range l.Stages {
 		peak = math.Max(peak, s.Target)
 	}
-	if peak == 0 && len(d.errs) == errsBefore {
-		d.errf(f.node, "load: the %s is 0 throughout: nothing would run (set %s or stages)", map[LoadModel]string{Open: "rate", Closed: "number of clients"}[l.Model], targetKey)
+	if peak == 0 && len(d.errs) == r.errsBefore {
+		d.errf(r.f.node, "load: the %s is 0 throughout: nothing would run (set %s or stages)", map[LoadModel]string{Open: "rate", Closed: "number of clients"}[l.Model], r.targetKey)
 	}
 	if l.Model == Open && peak > 1_000_000 {
-		d.errf(f.node, "load: peak rate %s is over 1000000/s", FormatRate(peak))
+		d.errf(r.f.node, "load: peak rate %s is over 1000000/s", FormatRate(peak))
 	}
-	if n := f.get("max_clients"); n != nil {
-		if v, ok := d.integer(n, "load.max_clients", 1, 1_000_000); ok {
-			l.MaxClients = int(v)
-			if l.Model == Closed && peak > float64(v) {
-				d.errf(n, "load.max_clients %d is below the peak of %d clients the stages ask for", v, int(peak))
-			}
+	return peak
+}
+
+// readMaxClients reads load.max_clients, which a closed model's peak must
+// not pass.
+func (r *loadReader) readMaxClients(peak float64) {
+	n := r.f.get("max_clients")
+	if n == nil {
+		return
+	}
+	if v, ok := r.d.integer(n, "load.max_clients", 1, 1_000_000); ok {
+		r.l.MaxClients = int(v)
+		if r.l.Model == Closed && peak > float64(v) {
+			r.d.errf(n, "load.max_clients %d is below the peak of %d clients the stages ask for", v, int(peak))
 		}
 	}
+}
+
+// readArrivals reads load.arrivals (the open model's only: uniform by
+// default), then defaults max_clients: DefaultMaxClients open, the peak
+// closed.
+func (r *loadReader) readArrivals(peak float64) {
+	d, f, l := r.d, r.f, &r.l
 	if l.Model == Open {
 		l.Arrivals = ArrivalsUniform
 	}
@@ -682,7 +838,6 @@ func (d *decoder) load(n *yaml.Node) LoadShape {
 			l.MaxClients = max(1, int(peak))
 		}
 	}
-	return l
 }
 
 var impairKeys = []string{"drop", "delay", "jitter", "duplicate", "reorder"}
