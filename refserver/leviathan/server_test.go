@@ -519,7 +519,8 @@ func TestRestartOnSameAddress(t *testing.T) {
 }
 
 // TestLateDuplicateIsNotARestart: a late copy of a connection's first
-// datagram (same bytes) does not replace the connection.
+// datagram (same bytes) does not replace the connection, and is dropped
+// unacked (restart-too-soon).
 //
 // "Late" must stay within restartQuiet of the connection's last packet on
 // the server's clock (after that it is rightly taken for a new client); an
@@ -563,7 +564,7 @@ func lateDuplicate(t *testing.T) bool {
 	// handled within took of the last packet.
 	var st Stats
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if st = s.Stats(); st.Duplicates != 0 || st.Closes["restarted"] != 0 {
+		if st = s.Stats(); st.Drops["restart-too-soon"] != 0 || st.Closes["restarted"] != 0 {
 			break
 		}
 		if time.Now().After(end) {
@@ -578,8 +579,8 @@ func lateDuplicate(t *testing.T) bool {
 	}
 	c.request(lv.ReqEcho, nil)
 	c.expect(lv.ResNone, 0)
-	if st := s.Stats(); st.Closes["restarted"] != 0 || st.Duplicates != 1 {
-		t.Fatalf("closes %v duplicates %d", st.Closes, st.Duplicates)
+	if st := s.Stats(); st.Closes["restarted"] != 0 || st.Drops["restart-too-soon"] != 1 {
+		t.Fatalf("closes %v drops %v", st.Closes, st.Drops)
 	}
 	return true
 }
@@ -673,4 +674,72 @@ func restartByResend(t *testing.T) bool {
 		t.Fatalf("closes %v", st.Closes)
 	}
 	return true
+}
+
+// TestRestartByEngineClient: a new client whose first packet comes too
+// soon after the old connection's last one, on the old connection's port,
+// is a levconn engine: it resends its Connect only while it is neither
+// acked nor answered. The server must leave that packet unacked, so that
+// the resend comes and replaces the stale connection; acked, the engine
+// took its Connect for delivered and waited for an answer that never came.
+//
+// Attempts the server handled only after restartQuiet (it then rightly
+// answered at once) cannot show the quiet window and are run again.
+func TestRestartByEngineClient(t *testing.T) {
+	for attempt := 1; attempt <= 5; attempt++ {
+		if restartByEngineClient(t) {
+			return
+		}
+		t.Logf("attempt %d: the first packet reached the server more than %v after the old connection's last one; again", attempt, restartQuiet)
+	}
+	t.Skipf("every attempt was slower than %v: the quiet window cannot be checked on this machine", restartQuiet)
+}
+
+// restartByEngineClient runs one attempt of TestRestartByEngineClient and
+// reports whether it was conclusive.
+func restartByEngineClient(t *testing.T) bool {
+	t.Helper()
+	s := start(t, nil)
+	a := dial(t, s, levconn.DriverOptions{})
+	a.handshake()
+	a.joinServer() // its ServerAllow stays unacked: the server resends it to the port
+	local := a.d.LocalAddr()
+	a.d.Close() // no CloseConnection
+	raw, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(local), net.UDPAddrFromAddrPort(s.Addr()))
+	if err != nil {
+		t.Skipf("cannot rebind %v: %v", local, err)
+	}
+	defer raw.Close()
+	c, _ := levconn.New(fast, time.Now())
+	num, _ := c.SendRequest(time.Now(), levconn.Critical, lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil))
+	buf := make([]byte, 2048)
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+		now := time.Now()
+		c.Tick(now)
+		for dg := c.Poll(now); dg != nil; dg = c.Poll(now) {
+			raw.Write(dg)
+		}
+		for _, e := range c.Events() {
+			if e.Kind == levconn.EventMessage && e.Msg.Kind == lv.KindResponse && e.Msg.ResponseType() == lv.ResConnect && e.Msg.ResponseTo == num {
+				st := s.Stats()
+				if st.Drops["restart-too-soon"] == 0 {
+					return false // answered at once: the quiet window was over
+				}
+				if st.Closes["restarted"] != 1 || st.PlayersActive != 0 {
+					t.Fatalf("closes %v players %d", st.Closes, st.PlayersActive)
+				}
+				return true
+			}
+		}
+		wake := time.Now().Add(20 * time.Millisecond)
+		if d := c.Deadline(); d.Before(wake) {
+			wake = d
+		}
+		raw.SetReadDeadline(wake)
+		if n, err := raw.Read(buf); err == nil {
+			c.Receive(time.Now(), buf[:n])
+		}
+	}
+	t.Fatalf("the new client's Connect was never answered (client %+v, server %+v)", c.Stats(), s.Stats())
+	return false
 }
