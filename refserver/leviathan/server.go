@@ -46,6 +46,10 @@ type peer struct {
 	// until then sends are bounded by AmplificationFactor (mayAnswer).
 	bytesIn, bytesOut uint64
 	verified          bool
+	// muted: a new client may have taken addr (restartTooSoon): nothing
+	// is sent to it, lest the client take our stale messages for its
+	// own connection's, until addr sends an Ln packet of this connection.
+	muted bool
 }
 
 // AmplificationFactor bounds what the endpoint sends to an address that
@@ -343,8 +347,12 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b 
 			// then comes after the quiet time and replaces the
 			// connection. Acked, the Connect would count as delivered
 			// and never be resent: the client would wait for its answer
-			// until it gave up.
+			// until it gave up. Until then the old connection is muted:
+			// its resends would reach the new client, whose engine would
+			// remember their MessageNumbers and take the new
+			// connection's messages with those numbers for duplicates.
 			s.st.drop("restart-too-soon")
+			p.muted = true
 			return
 		}
 	}
@@ -397,6 +405,7 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b 
 	p.bytesIn += uint64(len(b))
 	if len(b) >= 6 && leviathan.PacketType(binary.BigEndian.Uint16(b)) == leviathan.TypeNormal {
 		p.maxID = max(p.maxID, binary.BigEndian.Uint32(b[2:]))
+		p.muted = false
 	}
 	if err := p.c.Receive(now, b); err != nil {
 		s.st.drop(ruleOf(err)) // the decodable prefix was still acted on
@@ -443,6 +452,10 @@ func (s *Server) events(now time.Time, p *peer) {
 
 func (s *Server) flush(now time.Time, p *peer) {
 	for dg := p.c.Poll(now); dg != nil; dg = p.c.Poll(now) {
+		if p.muted {
+			s.st.drop("muted")
+			continue
+		}
 		if !p.mayAnswer(len(dg)) {
 			s.st.drop("amplification")
 			continue

@@ -680,8 +680,12 @@ func restartByResend(t *testing.T) bool {
 // soon after the old connection's last one, on the old connection's port,
 // is a levconn engine: it resends its Connect only while it is neither
 // acked nor answered. The server must leave that packet unacked, so that
-// the resend comes and replaces the stale connection; acked, the engine
-// took its Connect for delivered and waited for an answer that never came.
+// the resend comes and replaces the stale connection (acked, the engine
+// took its Connect for delivered and waited for an answer that never
+// came), and must not send the old connection's resends to the port
+// meanwhile: the engine would remember their MessageNumbers and drop the
+// new connection's messages with the same numbers (here the new
+// ServerAllow, number 4 on both) as duplicates.
 //
 // Attempts the server handled only after restartQuiet (it then rightly
 // answered at once) cannot show the quiet window and are run again.
@@ -699,10 +703,14 @@ func TestRestartByEngineClient(t *testing.T) {
 // reports whether it was conclusive.
 func restartByEngineClient(t *testing.T) bool {
 	t.Helper()
-	s := start(t, nil)
+	// The server resends the old ServerAllow 300 ms after it first sent
+	// it: after the new client's first packet when that was handled within
+	// restartQuiet (a conclusive attempt), and before the new client's
+	// resend (1 s).
+	s := start(t, func(c *Config) { c.Conn.LostAfter = 300 * time.Millisecond })
 	a := dial(t, s, levconn.DriverOptions{})
 	a.handshake()
-	a.joinServer() // its ServerAllow stays unacked: the server resends it to the port
+	a.joinServer() // closed before its ack is due: the server resends ServerAllow
 	local := a.d.LocalAddr()
 	a.d.Close() // no CloseConnection
 	raw, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(local), net.UDPAddrFromAddrPort(s.Addr()))
@@ -710,36 +718,59 @@ func restartByEngineClient(t *testing.T) bool {
 		t.Skipf("cannot rebind %v: %v", local, err)
 	}
 	defer raw.Close()
-	c, _ := levconn.New(fast, time.Now())
-	num, _ := c.SendRequest(time.Now(), levconn.Critical, lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil))
+	c := &rawEngine{t: t, raw: raw, end: time.Now().Add(20 * time.Second)}
+	c.c, _ = levconn.New(levconn.Config{LostAfter: time.Second, AckDelay: 10 * time.Millisecond}, time.Now())
+	c.exchange(lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil), lv.ResConnect)
+	st := s.Stats()
+	if st.Drops["restart-too-soon"] == 0 {
+		return false // answered at once: the quiet window was over
+	}
+	if st.Closes["restarted"] != 1 || st.PlayersActive != 0 {
+		t.Fatalf("closes %v players %d", st.Closes, st.PlayersActive)
+	}
+	c.exchange(lv.ReqSecurity, lv.SecurityRequest{SecureType: 1}.Append(nil), lv.ResSecurity)
+	c.exchange(lv.ReqAuthenticate, lv.AuthenticateRequest{UserName: []byte("p")}.Append(nil), lv.ResAuthenticate)
+	c.exchange(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil), lv.ResServerAllow)
+	return true
+}
+
+// rawEngine is a levconn engine driven over a socket of the test's own
+// (bound to a chosen port, which levconn.Dial cannot do).
+type rawEngine struct {
+	t   *testing.T
+	raw *net.UDPConn
+	c   *levconn.Conn
+	end time.Time
+}
+
+// exchange sends a Critical request and runs the engine until the server's
+// response of type want to it is delivered.
+func (e *rawEngine) exchange(t lv.RequestType, payload []byte, want lv.ResponseType) {
+	e.t.Helper()
+	num, err := e.c.SendRequest(time.Now(), levconn.Critical, t, payload)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	buf := make([]byte, 2048)
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+	for time.Now().Before(e.end) {
 		now := time.Now()
-		c.Tick(now)
-		for dg := c.Poll(now); dg != nil; dg = c.Poll(now) {
-			raw.Write(dg)
+		e.c.Tick(now)
+		for dg := e.c.Poll(now); dg != nil; dg = e.c.Poll(now) {
+			e.raw.Write(dg)
 		}
-		for _, e := range c.Events() {
-			if e.Kind == levconn.EventMessage && e.Msg.Kind == lv.KindResponse && e.Msg.ResponseType() == lv.ResConnect && e.Msg.ResponseTo == num {
-				st := s.Stats()
-				if st.Drops["restart-too-soon"] == 0 {
-					return false // answered at once: the quiet window was over
-				}
-				if st.Closes["restarted"] != 1 || st.PlayersActive != 0 {
-					t.Fatalf("closes %v players %d", st.Closes, st.PlayersActive)
-				}
-				return true
+		for _, ev := range e.c.Events() {
+			if m := ev.Msg; ev.Kind == levconn.EventMessage && m.Kind == lv.KindResponse && m.ResponseType() == want && m.ResponseTo == num {
+				return
 			}
 		}
 		wake := time.Now().Add(20 * time.Millisecond)
-		if d := c.Deadline(); d.Before(wake) {
+		if d := e.c.Deadline(); d.Before(wake) {
 			wake = d
 		}
-		raw.SetReadDeadline(wake)
-		if n, err := raw.Read(buf); err == nil {
-			c.Receive(time.Now(), buf[:n])
+		e.raw.SetReadDeadline(wake)
+		if n, err := e.raw.Read(buf); err == nil {
+			e.c.Receive(time.Now(), buf[:n])
 		}
 	}
-	t.Fatalf("the new client's Connect was never answered (client %+v, server %+v)", c.Stats(), s.Stats())
-	return false
+	e.t.Fatalf("%v #%d was never answered by %v (client %+v)", t, num, want, e.c.Stats())
 }

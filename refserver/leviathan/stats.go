@@ -64,7 +64,8 @@ type Stats struct {
 	// AmplificationFactor times what it sent), "restart-too-soon" (a
 	// Connect #1 from the address of a connection that sent later packets
 	// and was heard from within 100 ms: a late copy or a new client, not
-	// acked so that a new client resends it).
+	// acked so that a new client resends it), "muted" (datagrams of such a
+	// connection not sent until its address sends it an Ln packet again).
 	Drops map[string]uint64
 	// Closes counts ended connections by reason: close-connection,
 	// idle-timeout, handshake-timeout, critical-lost, shutdown, restarted
