@@ -527,13 +527,7 @@ func TestRestartOnSameAddress(t *testing.T) {
 // attempt a loaded machine stretched beyond that is inconclusive and run
 // again.
 func TestLateDuplicateIsNotARestart(t *testing.T) {
-	for attempt := 1; attempt <= 5; attempt++ {
-		if lateDuplicate(t) {
-			return
-		}
-		t.Logf("attempt %d: the copy reached the server more than %v after the connection's last packet; again", attempt, restartQuiet)
-	}
-	t.Skipf("every attempt was slower than %v: the quiet window cannot be checked on this machine", restartQuiet)
+	quietAttempts(t, lateDuplicate, "the copy reached the server late after the connection's last packet")
 }
 
 // lateDuplicate runs one attempt of TestLateDuplicateIsNotARestart and
@@ -594,13 +588,7 @@ func lateDuplicate(t *testing.T) bool {
 // client's first: such an attempt cannot show the quiet window and is run
 // again (the server then rightly answered at once).
 func TestRestartByResend(t *testing.T) {
-	for attempt := 1; attempt <= 5; attempt++ {
-		if restartByResend(t) {
-			return
-		}
-		t.Logf("attempt %d: the first packet reached the server more than %v after the old connection's last one; again", attempt, restartQuiet)
-	}
-	t.Skipf("every attempt was slower than %v: the quiet window cannot be checked on this machine", restartQuiet)
+	quietAttempts(t, restartByResend, "the first packet reached the server late after the old connection's last one")
 }
 
 // restartByResend runs one attempt of TestRestartByResend and reports
@@ -690,13 +678,7 @@ func restartByResend(t *testing.T) bool {
 // Attempts the server handled only after restartQuiet (it then rightly
 // answered at once) cannot show the quiet window and are run again.
 func TestRestartByEngineClient(t *testing.T) {
-	for attempt := 1; attempt <= 5; attempt++ {
-		if restartByEngineClient(t) {
-			return
-		}
-		t.Logf("attempt %d: the first packet reached the server more than %v after the old connection's last one; again", attempt, restartQuiet)
-	}
-	t.Skipf("every attempt was slower than %v: the quiet window cannot be checked on this machine", restartQuiet)
+	quietAttempts(t, restartByEngineClient, "the first packet reached the server late after the old connection's last one")
 }
 
 // restartByEngineClient runs one attempt of TestRestartByEngineClient and
@@ -773,4 +755,19 @@ func (e *rawEngine) exchange(t lv.RequestType, payload []byte, want lv.ResponseT
 		}
 	}
 	e.t.Fatalf("%v #%d was never answered by %v (client %+v)", t, num, want, e.c.Stats())
+}
+
+// quietAttempts runs attempt, which reports whether it was conclusive,
+// until it is, at most 5 times: an attempt is not when a loaded machine
+// stretched on the server's clock a gap meant to stay within restartQuiet
+// (slow says how), and the test is skipped when none was.
+func quietAttempts(t *testing.T, attempt func(*testing.T) bool, slow string) {
+	t.Helper()
+	for i := 1; i <= 5; i++ {
+		if attempt(t) {
+			return
+		}
+		t.Logf("attempt %d: %s (by more than %v); again", i, slow, restartQuiet)
+	}
+	t.Skipf("every attempt was slower than %v: the quiet window cannot be checked on this machine", restartQuiet)
 }

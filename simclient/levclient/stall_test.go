@@ -32,14 +32,7 @@ func TestClosedModelNoStall(t *testing.T) {
 	})
 	p := plan(t, "", "      - connect: {timeout: 3s}\n      - join_server\n")
 	col := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, srv.Addr(), col, simclient.Options{SocketBuffer: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	if !SetEngineConfig(sh, fastEngine) {
-		t.Fatal("engine config not taken")
-	}
+	sh := fastShared(t, p, srv, col)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
