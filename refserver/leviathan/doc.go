@@ -32,7 +32,14 @@
 //     Connect request number 1) from the address of a live connection that
 //     has seen later ids and has been silent for 100 ms replaces it
 //     (Closes["restarted"]): a client port reused after a close the server
-//     never received.
+//     never received. Within those 100 ms it may as well be a late copy of
+//     the connection's own first packet: it is dropped unacked
+//     (Drops["restart-too-soon"]), so that a new client's engine, its
+//     Connect neither acked nor answered, resends it (after 1 s), and the
+//     resend replaces the connection. Meanwhile nothing of the old
+//     connection is sent to the address (Drops["muted"]), since a new
+//     client would take its messages' numbers for its own connection's,
+//     until the address sends that connection an Ln packet again.
 //   - Until a packet from an address acks one of the endpoint's PKT_IDs,
 //     what it is sent stays within AmplificationFactor (3) times what it
 //     sent (RFC 9000 §8.1), where the engine answers a Connect with five

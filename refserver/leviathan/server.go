@@ -46,6 +46,10 @@ type peer struct {
 	// until then sends are bounded by AmplificationFactor (mayAnswer).
 	bytesIn, bytesOut uint64
 	verified          bool
+	// muted: a new client may have taken addr (restartTooSoon): nothing
+	// is sent to it, lest the client take our stale messages for its
+	// own connection's, until addr sends an Ln packet of this connection.
+	muted bool
 }
 
 // AmplificationFactor bounds what the endpoint sends to an address that
@@ -266,31 +270,43 @@ func (s *Server) tickLoop() {
 // one datagram (network duplicates) arrive much closer together.
 const restartQuiet = 100 * time.Millisecond
 
-// restarted reports whether b is one of the first packets of a new
+// restartKind is what a packet from the address of a live connection says
+// about that connection (restartOf).
+type restartKind uint8
+
+const (
+	restartNone    restartKind = iota // the connection's own packet
+	restartNew                        // a new client: replace the connection
+	restartTooSoon                    // a new client or a late copy of the connection's first packets: undecided
+)
+
+// restartOf tells whether b is one of the first packets of a new
 // connection (PKT_ID within the first CriticalTransmissions ids, carrying
 // Connect request #1: the engine's first message and its resends) from
-// the address of p, which has already received later packets and has been
-// quiet for restartQuiet (so that a late duplicate of p's own first
-// packets is not taken for a new client).
-func (s *Server) restarted(now time.Time, p *peer, b []byte) bool {
+// the address of p, which has already received later packets. It is a new
+// client when p has been quiet for restartQuiet; before that the packet
+// may as well be a late copy of p's own first packets, and is undecided.
+func (s *Server) restartOf(now time.Time, p *peer, b []byte) restartKind {
 	first := s.cfg.Conn.FirstPacketID
 	if len(b) < 10 || leviathan.PacketType(binary.BigEndian.Uint16(b)) != leviathan.TypeNormal {
-		return false
+		return restartNone
 	}
 	id := binary.BigEndian.Uint32(b[2:])
-	if id < first || id-first >= uint32(s.cfg.Conn.CriticalTransmissions) || p.maxID <= id ||
-		now.Sub(p.c.LastReceived()) < restartQuiet {
-		return false
+	if id < first || id-first >= uint32(s.cfg.Conn.CriticalTransmissions) || p.maxID <= id {
+		return restartNone
 	}
 	if leviathan.Decode(&s.pkt, b, leviathan.Lenient) != nil {
-		return false
+		return restartNone
 	}
 	for i := range s.pkt.Messages {
 		if m := &s.pkt.Messages[i]; m.Kind == leviathan.KindRequest && m.RequestType() == leviathan.ReqConnect && m.Number == 1 {
-			return true
+			if now.Sub(p.c.LastReceived()) < restartQuiet {
+				return restartTooSoon
+			}
+			return restartNew
 		}
 	}
-	return false
+	return restartNone
 }
 
 func ruleOf(err error) string {
@@ -316,12 +332,29 @@ func hasConnect(p *leviathan.Packet) bool {
 func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b []byte) {
 	s.st.datagramsIn++
 	p := s.peers[from]
-	if p != nil && s.restarted(now, p, b) {
-		// The address now belongs to a new client (a port reused after a
-		// close we never saw): its Connect would be a duplicate
-		// MessageNumber for the old connection and never answered.
-		s.dropPeer(p, closeRestarted)
-		p = nil
+	if p != nil {
+		switch s.restartOf(now, p, b) {
+		case restartNew:
+			// The address now belongs to a new client (a port reused after
+			// a close we never saw): its Connect would be a duplicate
+			// MessageNumber for the old connection and never answered.
+			s.dropPeer(p, closeRestarted)
+			p = nil
+		case restartTooSoon:
+			// Neither acted on nor acked, and the quiet time not reset: a
+			// late copy needs neither (its original was), and a new
+			// client's engine, its Connect unacked, resends it, which
+			// then comes after the quiet time and replaces the
+			// connection. Acked, the Connect would count as delivered
+			// and never be resent: the client would wait for its answer
+			// until it gave up. Until then the old connection is muted:
+			// its resends would reach the new client, whose engine would
+			// remember their MessageNumbers and take the new
+			// connection's messages with those numbers for duplicates.
+			s.st.drop("restart-too-soon")
+			p.muted = true
+			return
+		}
 	}
 	if p == nil {
 		if err := leviathan.Decode(&s.pkt, b, leviathan.Lenient); err != nil {
@@ -372,6 +405,7 @@ func (s *Server) handle(now time.Time, from netip.AddrPort, local netip.Addr, b 
 	p.bytesIn += uint64(len(b))
 	if len(b) >= 6 && leviathan.PacketType(binary.BigEndian.Uint16(b)) == leviathan.TypeNormal {
 		p.maxID = max(p.maxID, binary.BigEndian.Uint32(b[2:]))
+		p.muted = false
 	}
 	if err := p.c.Receive(now, b); err != nil {
 		s.st.drop(ruleOf(err)) // the decodable prefix was still acted on
@@ -418,6 +452,10 @@ func (s *Server) events(now time.Time, p *peer) {
 
 func (s *Server) flush(now time.Time, p *peer) {
 	for dg := p.c.Poll(now); dg != nil; dg = p.c.Poll(now) {
+		if p.muted {
+			s.st.drop("muted")
+			continue
+		}
 		if !p.mayAnswer(len(dg)) {
 			s.st.drop("amplification")
 			continue

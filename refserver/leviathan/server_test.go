@@ -519,20 +519,15 @@ func TestRestartOnSameAddress(t *testing.T) {
 }
 
 // TestLateDuplicateIsNotARestart: a late copy of a connection's first
-// datagram (same bytes) does not replace the connection.
+// datagram (same bytes) does not replace the connection, and is dropped
+// unacked (restart-too-soon).
 //
 // "Late" must stay within restartQuiet of the connection's last packet on
 // the server's clock (after that it is rightly taken for a new client); an
 // attempt a loaded machine stretched beyond that is inconclusive and run
 // again.
 func TestLateDuplicateIsNotARestart(t *testing.T) {
-	for attempt := 1; attempt <= 5; attempt++ {
-		if lateDuplicate(t) {
-			return
-		}
-		t.Logf("attempt %d: the copy reached the server more than %v after the connection's last packet; again", attempt, restartQuiet)
-	}
-	t.Skipf("every attempt was slower than %v: the quiet window cannot be checked on this machine", restartQuiet)
+	quietAttempts(t, lateDuplicate, "the copy reached the server late after the connection's last packet")
 }
 
 // lateDuplicate runs one attempt of TestLateDuplicateIsNotARestart and
@@ -563,7 +558,7 @@ func lateDuplicate(t *testing.T) bool {
 	// handled within took of the last packet.
 	var st Stats
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if st = s.Stats(); st.Duplicates != 0 || st.Closes["restarted"] != 0 {
+		if st = s.Stats(); st.Drops["restart-too-soon"] != 0 || st.Closes["restarted"] != 0 {
 			break
 		}
 		if time.Now().After(end) {
@@ -578,8 +573,8 @@ func lateDuplicate(t *testing.T) bool {
 	}
 	c.request(lv.ReqEcho, nil)
 	c.expect(lv.ResNone, 0)
-	if st := s.Stats(); st.Closes["restarted"] != 0 || st.Duplicates != 1 {
-		t.Fatalf("closes %v duplicates %d", st.Closes, st.Duplicates)
+	if st := s.Stats(); st.Closes["restarted"] != 0 || st.Drops["restart-too-soon"] != 1 {
+		t.Fatalf("closes %v drops %v", st.Closes, st.Drops)
 	}
 	return true
 }
@@ -593,13 +588,7 @@ func lateDuplicate(t *testing.T) bool {
 // client's first: such an attempt cannot show the quiet window and is run
 // again (the server then rightly answered at once).
 func TestRestartByResend(t *testing.T) {
-	for attempt := 1; attempt <= 5; attempt++ {
-		if restartByResend(t) {
-			return
-		}
-		t.Logf("attempt %d: the first packet reached the server more than %v after the old connection's last one; again", attempt, restartQuiet)
-	}
-	t.Skipf("every attempt was slower than %v: the quiet window cannot be checked on this machine", restartQuiet)
+	quietAttempts(t, restartByResend, "the first packet reached the server late after the old connection's last one")
 }
 
 // restartByResend runs one attempt of TestRestartByResend and reports
@@ -673,4 +662,112 @@ func restartByResend(t *testing.T) bool {
 		t.Fatalf("closes %v", st.Closes)
 	}
 	return true
+}
+
+// TestRestartByEngineClient: a new client whose first packet comes too
+// soon after the old connection's last one, on the old connection's port,
+// is a levconn engine: it resends its Connect only while it is neither
+// acked nor answered. The server must leave that packet unacked, so that
+// the resend comes and replaces the stale connection (acked, the engine
+// took its Connect for delivered and waited for an answer that never
+// came), and must not send the old connection's resends to the port
+// meanwhile: the engine would remember their MessageNumbers and drop the
+// new connection's messages with the same numbers (here the new
+// ServerAllow, number 4 on both) as duplicates.
+//
+// Attempts the server handled only after restartQuiet (it then rightly
+// answered at once) cannot show the quiet window and are run again.
+func TestRestartByEngineClient(t *testing.T) {
+	quietAttempts(t, restartByEngineClient, "the first packet reached the server late after the old connection's last one")
+}
+
+// restartByEngineClient runs one attempt of TestRestartByEngineClient and
+// reports whether it was conclusive.
+func restartByEngineClient(t *testing.T) bool {
+	t.Helper()
+	// The server resends the old ServerAllow 300 ms after it first sent
+	// it: after the new client's first packet when that was handled within
+	// restartQuiet (a conclusive attempt), and before the new client's
+	// resend (1 s).
+	s := start(t, func(c *Config) { c.Conn.LostAfter = 300 * time.Millisecond })
+	a := dial(t, s, levconn.DriverOptions{})
+	a.handshake()
+	a.joinServer() // closed before its ack is due: the server resends ServerAllow
+	local := a.d.LocalAddr()
+	a.d.Close() // no CloseConnection
+	raw, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(local), net.UDPAddrFromAddrPort(s.Addr()))
+	if err != nil {
+		t.Skipf("cannot rebind %v: %v", local, err)
+	}
+	defer raw.Close()
+	c := &rawEngine{t: t, raw: raw, end: time.Now().Add(20 * time.Second)}
+	c.c, _ = levconn.New(levconn.Config{LostAfter: time.Second, AckDelay: 10 * time.Millisecond}, time.Now())
+	c.exchange(lv.ReqConnect, lv.Connect{CheckValue: 42}.Append(nil), lv.ResConnect)
+	st := s.Stats()
+	if st.Drops["restart-too-soon"] == 0 {
+		return false // answered at once: the quiet window was over
+	}
+	if st.Closes["restarted"] != 1 || st.PlayersActive != 0 {
+		t.Fatalf("closes %v players %d", st.Closes, st.PlayersActive)
+	}
+	c.exchange(lv.ReqSecurity, lv.SecurityRequest{SecureType: 1}.Append(nil), lv.ResSecurity)
+	c.exchange(lv.ReqAuthenticate, lv.AuthenticateRequest{UserName: []byte("p")}.Append(nil), lv.ResAuthenticate)
+	c.exchange(lv.ReqJoinServer, lv.JoinServer{MasterServerToken: -1}.Append(nil), lv.ResServerAllow)
+	return true
+}
+
+// rawEngine is a levconn engine driven over a socket of the test's own
+// (bound to a chosen port, which levconn.Dial cannot do).
+type rawEngine struct {
+	t   *testing.T
+	raw *net.UDPConn
+	c   *levconn.Conn
+	end time.Time
+}
+
+// exchange sends a Critical request and runs the engine until the server's
+// response of type want to it is delivered.
+func (e *rawEngine) exchange(t lv.RequestType, payload []byte, want lv.ResponseType) {
+	e.t.Helper()
+	num, err := e.c.SendRequest(time.Now(), levconn.Critical, t, payload)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	buf := make([]byte, 2048)
+	for time.Now().Before(e.end) {
+		now := time.Now()
+		e.c.Tick(now)
+		for dg := e.c.Poll(now); dg != nil; dg = e.c.Poll(now) {
+			e.raw.Write(dg)
+		}
+		for _, ev := range e.c.Events() {
+			if m := ev.Msg; ev.Kind == levconn.EventMessage && m.Kind == lv.KindResponse && m.ResponseType() == want && m.ResponseTo == num {
+				return
+			}
+		}
+		wake := time.Now().Add(20 * time.Millisecond)
+		if d := e.c.Deadline(); d.Before(wake) {
+			wake = d
+		}
+		e.raw.SetReadDeadline(wake)
+		if n, err := e.raw.Read(buf); err == nil {
+			e.c.Receive(time.Now(), buf[:n])
+		}
+	}
+	e.t.Fatalf("%v #%d was never answered by %v (client %+v)", t, num, want, e.c.Stats())
+}
+
+// quietAttempts runs attempt, which reports whether it was conclusive,
+// until it is, at most 5 times: an attempt is not when a loaded machine
+// stretched on the server's clock a gap meant to stay within restartQuiet
+// (slow says how), and the test is skipped when none was.
+func quietAttempts(t *testing.T, attempt func(*testing.T) bool, slow string) {
+	t.Helper()
+	for i := 1; i <= 5; i++ {
+		if attempt(t) {
+			return
+		}
+		t.Logf("attempt %d: %s (by more than %v); again", i, slow, restartQuiet)
+	}
+	t.Skipf("every attempt was slower than %v: the quiet window cannot be checked on this machine", restartQuiet)
 }

@@ -61,7 +61,11 @@ type Stats struct {
 	// "unsupported" (requests the engine never answers), "payload",
 	// "send-failed" (the connection's in-flight bound), "amplification"
 	// (datagrams not sent to an address not yet verified, beyond
-	// AmplificationFactor times what it sent).
+	// AmplificationFactor times what it sent), "restart-too-soon" (a
+	// Connect #1 from the address of a connection that sent later packets
+	// and was heard from within 100 ms: a late copy or a new client, not
+	// acked so that a new client resends it), "muted" (datagrams of such a
+	// connection not sent until its address sends it an Ln packet again).
 	Drops map[string]uint64
 	// Closes counts ended connections by reason: close-connection,
 	// idle-timeout, handshake-timeout, critical-lost, shutdown, restarted

@@ -32,14 +32,7 @@ func TestReuse(t *testing.T) {
 			srv := startServer(t, nil)
 			p := plan(t, "", tc.steps)
 			col := metrics.NewCollector(time.Now())
-			sh, err := simclient.NewShared(p, srv.Addr(), col, simclient.Options{SocketBuffer: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sh.Close()
-			if !SetEngineConfig(sh, fastEngine) {
-				t.Fatal("engine config not taken")
-			}
+			sh := fastShared(t, p, srv, col)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var prev simclient.Session

@@ -76,18 +76,26 @@ const fullFlow = `      - connect: {name: bench}
       - status
       - close`
 
-// runAll runs n sessions of p's first flow at once against addr.
-func runAll(t testing.TB, p *scenario.Plan, s *refsrv.Server, n int) (*result.Run, []error) {
+// fastShared is the shared state of a run of p against s recording into
+// col, with the fastEngine timings; it is closed when the test ends.
+func fastShared(t testing.TB, p *scenario.Plan, s *refsrv.Server, col *metrics.Collector) *simclient.Shared {
 	t.Helper()
-	col := metrics.NewCollector(time.Now())
 	sh, err := simclient.NewShared(p, s.Addr(), col, simclient.Options{SocketBuffer: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sh.Close()
+	t.Cleanup(func() { sh.Close() })
 	if !SetEngineConfig(sh, fastEngine) {
 		t.Fatal("engine config not taken")
 	}
+	return sh
+}
+
+// runAll runs n sessions of p's first flow at once against addr.
+func runAll(t testing.TB, p *scenario.Plan, s *refsrv.Server, n int) (*result.Run, []error) {
+	t.Helper()
+	col := metrics.NewCollector(time.Now())
+	sh := fastShared(t, p, s, col)
 	factory, ok := simclient.Lookup("leviathan")
 	if !ok {
 		t.Fatal("leviathan not registered")
