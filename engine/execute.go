@@ -209,6 +209,9 @@ type Execution struct {
 	wg       sync.WaitGroup
 	seq      []atomic.Int64 // closed model: per-flow start counter
 	stopping atomic.Bool
+	// loadEnd is when the schedule stopped starting sessions (its end, or
+	// the interruption), set before the grace period (LoadEnd).
+	loadEnd time.Time
 	// res resumes the closed model's suspended sessions (resume.go).
 	res resumer
 	// slots are the closed model's clients (runClosed), by slot.pos.
@@ -274,6 +277,7 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	default:
 		x.runOpen(ctx)
 	}
+	x.loadEnd = time.Now()
 	x.stopping.Store(true)
 	interrupted = ctx.Err() != nil
 	if o.Plan.Load.Model == scenario.Closed || interrupted {
@@ -287,6 +291,11 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 	x.drain()
 	return x, interrupted, nil
 }
+
+// LoadEnd is when the schedule stopped starting sessions: the end of its
+// stages, or the interruption; the grace period for requests in flight
+// comes after it. Read it after Execute returns.
+func (x *Execution) LoadEnd() time.Time { return x.loadEnd }
 
 // StartTime is when the execution began (elapsed 0 of the schedule):
 // Options.Start when set.

@@ -582,6 +582,12 @@ func (r *runState) assemble(out *executed) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The collector's length ends at the last completion. The run lasted
+	// at least as long as its load: a target that stopped answering early
+	// must not shorten the run, and so raise its rate.
+	if d := out.x.LoadEnd().Sub(r.start); d > run.DurationNS {
+		run.DurationNS = d
+	}
 	run.Scenario = r.plan.Name
 	run.Target = r.targetName
 	run.Outages = out.wdRun.Outages

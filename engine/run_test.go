@@ -295,3 +295,32 @@ func TestRunPreciseReachesClients(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLengthIsTheLoads: a run whose requests all end early (each
+// client lists the rooms once, then thinks past the end) lasts as long
+// as its load, not until its last completion: a target that stops
+// answering must not shorten the run and so raise its rate. The bound
+// holds by construction (the schedule ends no earlier than its stages);
+// nothing here measures how long the run took.
+func TestRunLengthIsTheLoads(t *testing.T) {
+	plan := mustPlan(t, `
+protocol: udp-lobby
+load:
+  model: closed
+  start_clients: 2
+  stages: [{clients: 2, for: 1s}]
+flows:
+  - name: once
+    steps: [list_rooms, {think: 1h}]
+`)
+	res, err := Run(context.Background(), Config{Plan: plan, Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Totals.Successes != 2 {
+		t.Fatalf("successes %d, want the two clients' one list each", res.Totals.Successes)
+	}
+	if res.DurationNS < time.Second {
+		t.Errorf("run length %v, want at least the load's 1s", res.DurationNS)
+	}
+}
