@@ -90,13 +90,14 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 	wg.Add(1)
 	switch mode {
 	case ProgressBar:
-		// Auto refresh even when w is not detected as a terminal: the
-		// caller chose the bar for a terminal already.
+		// Auto refresh and redraw in place even when w is not detected as
+		// a terminal (a wrapper of stderr): the caller chose the bar for a
+		// terminal already.
 		notes, _ := w.(BarNotes)
 		if notes != nil {
 			w = notes.Terminal()
 		}
-		p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh())
+		p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh(), mpb.ForceTTY())
 		var mu sync.Mutex
 		last := ProgressSample{Total: total}
 		// Built with total 0 and given its total after: a bar built with

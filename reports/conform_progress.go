@@ -32,9 +32,10 @@ type ConformProgress struct {
 // NewConformProgress starts the bar on w for a suite of total cases.
 func NewConformProgress(w io.Writer, total int) *ConformProgress {
 	c := &ConformProgress{total: total}
-	// Auto refresh even when w is not detected as a terminal: the caller
-	// chose the bar for a terminal already.
-	c.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(TermWidth), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh())
+	// Auto refresh and redraw in place even when w is not detected as a
+	// terminal (a wrapper of stderr): the caller chose the bar for a
+	// terminal already.
+	c.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(TermWidth), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh(), mpb.ForceTTY())
 	c.bar = c.p.AddBar(int64(max(total, 1)), mpb.BarWidth(conformBarWidth), mpb.BarFillerTrim(),
 		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return c.line() })))
 	return c

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
-	"github.com/lobbybench/lobbybench/internal/termtest"
+	"github.com/lobbybench/lobbybench/internal/testkit/termtest"
 )
 
 // TestConformProgressGolden: conform's bar, drawn on a terminal, as it is

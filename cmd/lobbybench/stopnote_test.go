@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/internal/termtest"
+	"github.com/lobbybench/lobbybench/internal/testkit/termtest"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -20,7 +20,7 @@ import (
 func TestStopNoteAboveBarStartsAtColumnZero(t *testing.T) {
 	scr := termtest.New()
 	tick := make(chan any)
-	p := mpb.New(mpb.WithOutput(scr), mpb.WithWidth(32), mpb.WithManualRefresh(tick))
+	p := mpb.New(mpb.WithOutput(scr), mpb.WithWidth(32), mpb.WithManualRefresh(tick), mpb.ForceTTY())
 	defer p.Shutdown()
 	bar := p.AddBar(100, mpb.PrependDecorators(decor.Name("5s/10s")), mpb.AppendDecorators(decor.Name("4 live")))
 	bar.SetCurrent(50)

@@ -189,10 +189,10 @@ var importRules = []importRule{{
 }, {
 	// testing in a binary bloats it, internal/golden registers an -update
 	// flag, and internal/testkit holds fakes: all are for tests only. The
-	// two test helpers (golden files, the repository's checks) may use
-	// testing.
+	// test helpers (golden files, the repository's checks, the fakes and
+	// the test terminal of internal/testkit) may use testing.
 	rule:    "only tests import testing, internal/golden and internal/testkit",
-	applies: func(rel string) bool { return !under(rel, "internal/golden", "internal/repocheck") },
+	applies: func(rel string) bool { return !under(rel, "internal/golden", "internal/repocheck", "internal/testkit") },
 	forbidden: func(d listedPkg) bool {
 		rel, ok := own(d.ImportPath)
 		return d.ImportPath == "testing" || strings.HasPrefix(d.ImportPath, "testing/") || ok && under(rel, "internal/golden", "internal/testkit")
