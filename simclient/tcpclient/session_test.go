@@ -567,8 +567,18 @@ func TestRateProbePipelined(t *testing.T) {
 	}
 }
 
+// TestCloseDuringRun closes a session blocked on a silent server: Run
+// returns promptly with the step cancelled, and nothing is counted as
+// the server's failure.
 func TestCloseDuringRun(t *testing.T) {
-	addr := script(t, func(tcplobby.Message) [][]byte { return nil }) // never answers
+	asked := make(chan struct{}, 1)
+	addr := script(t, func(tcplobby.Message) [][]byte { // never answers
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		return nil
+	})
 	p := plan(t, "", "  - steps: [connect]\n")
 	c := metrics.NewCollector(time.Now())
 	sh, err := simclient.NewShared(p, addr, c, simclient.Options{})
@@ -583,7 +593,13 @@ func TestCloseDuringRun(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- s.Run(context.Background(), time.Time{}) }()
-	time.Sleep(50 * time.Millisecond)
+	// Closed once the server has the request, so the session is in its
+	// wait for the reply: closed before it started, it would prove nothing.
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session sent nothing")
+	}
 	s.Close()
 	select {
 	case err := <-done:
