@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
@@ -29,29 +30,44 @@ func testPlan(t testing.TB, flows string) *scenario.Plan {
 	return p
 }
 
+// TestSweeperWakesOnlyExpired, on synctest's clock: a waker armed 5 ms
+// ahead wakes once, not before its instant and within a 1 ms tick of it;
+// one armed an hour ahead and one removed never wake.
 func TestSweeperWakesOnlyExpired(t *testing.T) {
-	sw := NewSweeper(time.Millisecond)
-	defer sw.Stop()
-	var woke [3]atomic.Int32
-	ws := make([]*Waker, 3)
-	for i := range ws {
-		ws[i] = sw.Add(func() { woke[i].Add(1) })
-	}
-	ws[0].Arm(time.Now().Add(5 * time.Millisecond))
-	ws[1].Arm(time.Now().Add(time.Hour))
-	ws[2].Arm(time.Now().Add(5 * time.Millisecond))
-	sw.Remove(ws[2])
-	deadline := time.Now().Add(5 * time.Second)
-	for woke[0].Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	if woke[0].Load() != 1 || woke[1].Load() != 0 || woke[2].Load() != 0 {
-		t.Fatalf("wakes %d %d %d, want 1 0 0 (armed once, far future, removed)", woke[0].Load(), woke[1].Load(), woke[2].Load())
-	}
-	if ws[0].Armed() {
-		t.Fatal("a fired waker stays armed")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		sw := NewSweeper(time.Millisecond)
+		defer sw.Stop()
+		var woke [3]atomic.Int32
+		ws := make([]*Waker, 3)
+		for i := range ws {
+			ws[i] = sw.Add(func() { woke[i].Add(1) })
+		}
+		ws[0].Arm(time.Now().Add(5 * time.Millisecond))
+		ws[1].Arm(time.Now().Add(time.Hour))
+		ws[2].Arm(time.Now().Add(5 * time.Millisecond))
+		sw.Remove(ws[2])
+		time.Sleep(4 * time.Millisecond)
+		synctest.Wait()
+		if n := woke[0].Load(); n != 0 {
+			t.Fatalf("woke %d times 1 ms before its instant", n)
+		}
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		if n := woke[0].Load(); n != 1 {
+			t.Fatalf("woke %d times by a tick past its instant, want 1", n)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if woke[0].Load() != 1 || woke[1].Load() != 0 || woke[2].Load() != 0 {
+			t.Fatalf("wakes %d %d %d, want 1 0 0 (armed once, far future, removed)", woke[0].Load(), woke[1].Load(), woke[2].Load())
+		}
+		if ws[0].Armed() {
+			t.Fatal("a fired waker stays armed")
+		}
+		if got := sw.Wakes.Load(); got != 1 {
+			t.Errorf("Wakes = %d, want 1", got)
+		}
+	})
 }
 
 func TestGroupsFollowArrivalOrder(t *testing.T) {
