@@ -49,8 +49,10 @@ func TestResumeWatchesContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.(simclient.Resumer).Resume(ctx) }()
-	for lists.Load() < 2 {
-		time.Sleep(time.Millisecond) // until the second list is sent
+	for deadline := time.Now().Add(30 * time.Second); lists.Load() < 2; time.Sleep(time.Millisecond) { // until the second list is sent
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed session sent %d lists in 30 s, want a second", lists.Load())
+		}
 	}
 	cancel()
 	select {
