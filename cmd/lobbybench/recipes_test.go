@@ -228,3 +228,55 @@ func loadShards(t *testing.T, w workflow, vars map[string]string, cmd func([]str
 		}
 	}
 }
+
+// readmeExample returns the arguments of the README's example line that
+// starts with prefix ("lobbybench conform --target …").
+func readmeExample(t *testing.T, prefix string) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, prefix) {
+			return shellWords(t, strings.TrimPrefix(l, "lobbybench "))
+		}
+	}
+	t.Fatalf("README.md has no example line %q", prefix)
+	return nil
+}
+
+// TestReadmeConformExample runs the README's conform example against a
+// `lobbybench serve` with its defaults (in-process, its lobby and pool
+// moved to free loopback ports) and wants it to pass with no skip, as
+// written: --max-skips 0 is what a CI job copies.
+func TestReadmeConformExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole UDP conformance suite")
+	}
+	args := readmeExample(t, "lobbybench conform --target 127.0.0.1:8080 ")
+	base := freeUDPPorts(t, 101)
+	lobby := fmt.Sprintf("127.0.0.1:%d", base)
+	_, stderr, code, cancel := serveInProcess("--udp-lobby-addr", lobby, "--base-port", strconv.Itoa(base+1),
+		"--tcp-lobby-addr", "127.0.0.1:0", "--leviathan-addr", "127.0.0.1:0")
+	defer func() {
+		cancel()
+		<-code
+	}()
+	waitAddr(t, stderr.String)
+	dir := t.TempDir()
+	for i, a := range args {
+		switch {
+		case a == "127.0.0.1:8080":
+			args[i] = lobby
+		case defaultPool.MatchString(a):
+			args[i] = fmt.Sprintf("%d-%d", base+1, base+100)
+		case strings.HasSuffix(a, ".xml") || strings.HasSuffix(a, ".json"):
+			args[i] = filepath.Join(dir, a)
+		}
+	}
+	c, out, errs := runCLI(t, args...)
+	if c != exitOK || !strings.Contains(out, " 0 skipped") {
+		t.Fatalf("lobbybench %s: exit %d, want 0 and no skip\n%s\n%s", strings.Join(args, " "), c, out, errs)
+	}
+}
