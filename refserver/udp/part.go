@@ -51,6 +51,12 @@ func Part() *refserver.Part {
 		},
 		// The lobby's socket and one per game instance it may open.
 		Files: func(cfg any, _ int) int { return 1 + cfg.(*Config).MaxInstances },
+		// An emptied instance goes at the first cleanup pass at least an
+		// interval after it emptied: 1.5 intervals on average.
+		Rooms: func(cfg any) refserver.RoomLimit {
+			c := cfg.(*Config)
+			return refserver.RoomLimit{Max: c.MaxInstances, Kept: c.CleanupInterval * 3 / 2}
+		},
 		Off: refserver.OffFlag{Name: "no-udp-lobby", Usage: "do not run the UDP lobby (the TCP lobby then needs --instance-addr)",
 			Old: []string{"no-udp"}},
 		Flags: flags,
