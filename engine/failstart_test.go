@@ -227,3 +227,38 @@ func TestObserversAfterTheRun(t *testing.T) {
 		t.Errorf("budget %d after a run needing %d of %d files, want the %d left", got, res.Engine.Files.Needed(), limit, left)
 	}
 }
+
+// TestClosedBackingOffShown: clients pausing after sessions that fail at
+// once are counted (Stats.BackingOff), not live, and the progress line
+// names them and the pause; the count is 0 again after the run.
+func TestClosedBackingOffShown(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		const clients = 4
+		newS := func(Start) (Session, error) {
+			return &fakeSession{err: &simclient.StepError{Reason: "join_failed", Err: errors.New("LOBBY_JOIN_FAILED")}}, nil
+		}
+		got := make(chan *Execution, 1)
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := Execute(context.Background(), Options{Plan: closedPlan(clients, nil, 3*time.Second, clients), New: newS},
+				func(e *Execution) { got <- e })
+			done <- err
+		}()
+		x := <-got
+		time.Sleep(1500 * time.Millisecond)
+		synctestWait()
+		s := ProgressSample{Active: x.Stats.Active.Load(), BackingOff: x.Stats.BackingOff.Load()}
+		if s.Active != 0 || s.BackingOff != clients {
+			t.Errorf("mid-run: %d live, %d backing off; want 0 and %d", s.Active, s.BackingOff, clients)
+		}
+		if line := s.String(); !strings.Contains(line, "backing off 4 (sessions failing at once: 50ms doubling to 1s before the next)") {
+			t.Errorf("progress line %q", line)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := x.Stats.BackingOff.Load(); n != 0 {
+			t.Errorf("%d still backing off after the run", n)
+		}
+	})
+}

@@ -463,6 +463,7 @@ func (r *runState) progressSampler() func() ProgressSample {
 		case <-r.xready:
 			s.Active = r.x.Stats.Active.Load()
 			s.FailedStarts = r.x.Stats.FailedStarts.Load()
+			s.BackingOff = r.x.Stats.BackingOff.Load()
 		default:
 		}
 		// The final line (after the load ended) carries the final state,
