@@ -16,29 +16,22 @@ import (
 // compares it with testdata/forecast/<name>.golden (refresh with -update).
 // The open-files limit is this machine's, so it is fixed here.
 func TestForecastGolden(t *testing.T) {
-	files, _ := filepath.Glob("../scenarios/*.yaml")
-	if len(files) == 0 {
-		t.Fatal("no example scenarios")
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			p, err := scenario.Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fc, err := NewForecast(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fc.Files.Limit = 1024
-			var b bytes.Buffer
-			if err := fc.Write(&b); err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, filepath.Join("testdata", "forecast", name+".golden"), b.Bytes())
-		})
-	}
+	golden.Each(t, "../scenarios/*.yaml", filepath.Join("testdata", "forecast"), func(t *testing.T, f string) []byte {
+		p, err := scenario.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc, err := NewForecast(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc.Files.Limit = 1024
+		var b bytes.Buffer
+		if err := fc.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	})
 }
 
 // TestForecastRooms: the rooms a flow holds at once are its creates per
