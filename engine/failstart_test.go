@@ -187,7 +187,7 @@ func TestProgressJSON(t *testing.T) {
 	n := int64(0)
 	stop, _ := startProgress(ProgressJSON, &buf, time.Second, time.Hour, func() ProgressSample {
 		n++
-		return ProgressSample{Elapsed: time.Second, Active: 3, Started: 10 * n, Rate: 100, Errors: 1, FailedStarts: 1}
+		return ProgressSample{Elapsed: time.Second, Active: 3, Started: 10 * n, Rate: 100, Errors: 1, FailedStarts: 1, BackingOff: 2}
 	})
 	stop() // writes the final sample
 	var s ProgressSample
@@ -196,8 +196,8 @@ func TestProgressJSON(t *testing.T) {
 	}
 	var sum ProgressSample
 	sum.add(s)
-	sum.add(ProgressSample{Elapsed: 2 * time.Second, Active: 2, Rate: 50, Violations: 4})
-	want := ProgressSample{Elapsed: 2 * time.Second, Active: 5, Started: 10, Rate: 150, Errors: 1, Violations: 4, FailedStarts: 1}
+	sum.add(ProgressSample{Elapsed: 2 * time.Second, Active: 2, Rate: 50, Violations: 4, BackingOff: 1})
+	want := ProgressSample{Elapsed: 2 * time.Second, Active: 5, Started: 10, Rate: 150, Errors: 1, Violations: 4, FailedStarts: 1, BackingOff: 3}
 	if sum != want {
 		t.Errorf("sum %+v, want %+v", sum, want)
 	}
