@@ -204,6 +204,8 @@ func (x *Execution) backOff(s *slot, failedFast bool, end time.Time) bool {
 		return true
 	}
 	s.backoff = min(max(2*s.backoff, failBackoff), maxFailBackoff)
+	x.Stats.BackingOff.Add(1)
+	defer x.Stats.BackingOff.Add(-1)
 	return x.pause(s.backoff, end)
 }
 

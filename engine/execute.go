@@ -154,6 +154,10 @@ type Stats struct {
 	// WaitsSuspended counts the closed model's suspensions in a wait
 	// (simclient.Resumer.SuspendedOn), not in a pause.
 	WaitsSuspended atomic.Int64
+	// BackingOff counts the closed-model clients pausing now after a
+	// session that could not start or failed within a millisecond
+	// (failBackoff): not Active, so the progress names them apart.
+	BackingOff atomic.Int64
 }
 
 // Dropped is the number of dropped starts of both kinds.

@@ -187,7 +187,7 @@ func TestProgressJSON(t *testing.T) {
 	n := int64(0)
 	stop, _ := startProgress(ProgressJSON, &buf, time.Second, time.Hour, func() ProgressSample {
 		n++
-		return ProgressSample{Elapsed: time.Second, Active: 3, Started: 10 * n, Rate: 100, Errors: 1, FailedStarts: 1}
+		return ProgressSample{Elapsed: time.Second, Active: 3, Started: 10 * n, Rate: 100, Errors: 1, FailedStarts: 1, BackingOff: 2}
 	})
 	stop() // writes the final sample
 	var s ProgressSample
@@ -196,8 +196,8 @@ func TestProgressJSON(t *testing.T) {
 	}
 	var sum ProgressSample
 	sum.add(s)
-	sum.add(ProgressSample{Elapsed: 2 * time.Second, Active: 2, Rate: 50, Violations: 4})
-	want := ProgressSample{Elapsed: 2 * time.Second, Active: 5, Started: 10, Rate: 150, Errors: 1, Violations: 4, FailedStarts: 1}
+	sum.add(ProgressSample{Elapsed: 2 * time.Second, Active: 2, Rate: 50, Violations: 4, BackingOff: 1})
+	want := ProgressSample{Elapsed: 2 * time.Second, Active: 5, Started: 10, Rate: 150, Errors: 1, Violations: 4, FailedStarts: 1, BackingOff: 3}
 	if sum != want {
 		t.Errorf("sum %+v, want %+v", sum, want)
 	}
@@ -226,4 +226,39 @@ func TestObserversAfterTheRun(t *testing.T) {
 	if got := b.Limit(); got != left {
 		t.Errorf("budget %d after a run needing %d of %d files, want the %d left", got, res.Engine.Files.Needed(), limit, left)
 	}
+}
+
+// TestClosedBackingOffShown: clients pausing after sessions that fail at
+// once are counted (Stats.BackingOff), not live, and the progress line
+// names them and the pause; the count is 0 again after the run.
+func TestClosedBackingOffShown(t *testing.T) {
+	synctest(t, func(t *testing.T) {
+		const clients = 4
+		newS := func(Start) (Session, error) {
+			return &fakeSession{err: &simclient.StepError{Reason: "join_failed", Err: errors.New("LOBBY_JOIN_FAILED")}}, nil
+		}
+		got := make(chan *Execution, 1)
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := Execute(context.Background(), Options{Plan: closedPlan(clients, nil, 3*time.Second, clients), New: newS},
+				func(e *Execution) { got <- e })
+			done <- err
+		}()
+		x := <-got
+		time.Sleep(1500 * time.Millisecond)
+		synctestWait()
+		s := ProgressSample{Active: x.Stats.Active.Load(), BackingOff: x.Stats.BackingOff.Load()}
+		if s.Active != 0 || s.BackingOff != clients {
+			t.Errorf("mid-run: %d live, %d backing off; want 0 and %d", s.Active, s.BackingOff, clients)
+		}
+		if line := s.String(); !strings.Contains(line, "backing off 4 (sessions failing at once: 50ms doubling to 1s before the next)") {
+			t.Errorf("progress line %q", line)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n := x.Stats.BackingOff.Load(); n != 0 {
+			t.Errorf("%d still backing off after the run", n)
+		}
+	})
 }

@@ -53,14 +53,15 @@ type runState struct {
 	selfAt atomic.Pointer[owned.SelfSampler]
 
 	// The load (buildSessions, sessionOptions, execute).
-	sh         *simclient.Shared
-	dr         *drill                // the recovery drill, or nil
-	engineRec  *metrics.Recorder     // dropped starts, from the scheduling goroutine
-	firstKey   []metrics.Key         // each flow's first step, by flow
-	firstStart sync.Once             // the warning of the first failed start
-	x          *Execution            // the schedule, once xready is closed
-	xready     chan struct{}         // closed when Execute has started
-	liveWD     atomic.Pointer[watch] // the watchdog once it runs
+	sh           *simclient.Shared
+	dr           *drill                // the recovery drill, or nil
+	engineRec    *metrics.Recorder     // dropped starts, from the scheduling goroutine
+	firstKey     []metrics.Key         // each flow's first step, by flow
+	firstStart   sync.Once             // the warning of the first failed start
+	firstRefusal sync.Once             // the warning of the first refused request
+	x            *Execution            // the schedule, once xready is closed
+	xready       chan struct{}         // closed when Execute has started
+	liveWD       atomic.Pointer[watch] // the watchdog once it runs
 
 	// The observers (startObservers).
 	live         *Live
@@ -382,6 +383,9 @@ func (r *runState) sessionEnded(s Start, err error, ran bool) {
 	if !ran || simclient.IsFailedStart(err) {
 		r.firstStart.Do(func() { warnFailedStart(r.cfg.Warnings, err) })
 	}
+	if simclient.IsRefusal(err) {
+		r.firstRefusal.Do(func() { warnRefusal(r.cfg.Warnings, err) })
+	}
 	rec.SessionFinished()
 	if r.dr != nil {
 		r.dr.sessionEnded(s, err)
@@ -463,6 +467,7 @@ func (r *runState) progressSampler() func() ProgressSample {
 		case <-r.xready:
 			s.Active = r.x.Stats.Active.Load()
 			s.FailedStarts = r.x.Stats.FailedStarts.Load()
+			s.BackingOff = r.x.Stats.BackingOff.Load()
 		default:
 		}
 		// The final line (after the load ended) carries the final state,

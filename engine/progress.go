@@ -45,6 +45,10 @@ type ProgressSample struct {
 	// FailedStarts are sessions that could not open their socket (also
 	// counted in Errors); shown only when there are some.
 	FailedStarts int64
+	// BackingOff are closed-model clients pausing after a session that
+	// could not start or failed at once (Stats.BackingOff); shown only
+	// when there are some.
+	BackingOff int64 `json:",omitempty"`
 	// Metrics is a --workers worker's cumulative live figures for its
 	// parent's merged metrics (Config.WorkerMetrics); nil in other lines.
 	Metrics *metrics.LiveState `json:",omitempty"`
@@ -53,7 +57,19 @@ type ProgressSample struct {
 // String renders the sample as one status line.
 func (s ProgressSample) String() string {
 	return fmt.Sprintf("%s/%s clients %d sessions %d started %d done %.0f req/s errors %d dropped %d violations %d",
-		s.Elapsed.Truncate(time.Second), s.Total, s.Active, s.Started, s.Finished, s.Rate, s.Errors, s.Dropped, s.Violations) + s.failedStarts()
+		s.Elapsed.Truncate(time.Second), s.Total, s.Active, s.Started, s.Finished, s.Rate, s.Errors, s.Dropped, s.Violations) + s.failedStarts() + s.backingOff(false)
+}
+
+// backingOff is the suffix naming the clients backing off, empty when
+// none are; compact for the bar.
+func (s ProgressSample) backingOff(compact bool) string {
+	switch {
+	case s.BackingOff == 0:
+		return ""
+	case compact:
+		return fmt.Sprintf(" backoff %d", s.BackingOff)
+	}
+	return fmt.Sprintf(" backing off %d (sessions failing at once: %v doubling to %v before the next)", s.BackingOff, failBackoff, maxFailBackoff)
 }
 
 // failedStarts is the " failed starts N" suffix of a status line, empty
@@ -118,7 +134,7 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 				// the bar fills the scrollback (the long form is in
 				// ProgressLines).
 				return fmt.Sprintf("%d live %d/%d done %.0f/s err %d drop %d viol %d",
-					last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations) + last.failedStarts()
+					last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations) + last.failedStarts() + last.backingOff(true)
 			})),
 		)
 		bar.SetTotal(max(total.Milliseconds(), 1), false)

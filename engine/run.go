@@ -353,6 +353,15 @@ func warnFailedStart(w io.Writer, err error) {
 	fmt.Fprintf(w, "lobbybench: a client could not start: %v\n", err)
 }
 
+// warnRefusal prints the one line a run's first refused request gets:
+// the step, what the server answered and what governs it
+// (simclient.Refusal); the failures table counts them all.
+func warnRefusal(w io.Writer, err error) {
+	if w != nil {
+		fmt.Fprintf(w, "lobbybench: warning: a request was refused (the first; the failures table counts them all): %v\n", err)
+	}
+}
+
 // embedded is a reference server started in-process for a run.
 type embedded struct {
 	addr  netip.AddrPort

@@ -448,6 +448,7 @@ func (s *ProgressSample) add(o ProgressSample) {
 	s.Dropped += o.Dropped
 	s.Violations += o.Violations
 	s.FailedStarts += o.FailedStarts
+	s.BackingOff += o.BackingOff
 }
 
 // addHarness sums a process's figures into h: the processes ran at once,

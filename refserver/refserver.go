@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -79,6 +80,11 @@ type Part struct {
 	// Files estimates the file descriptors the part takes with clients
 	// connected.
 	Files func(cfg any, clients int) int
+	// Rooms is how many rooms the part holds at once and how long, on
+	// average, an emptied one is kept before its slot comes back
+	// (`describe` sets a scenario's rooms against them). Nil: the part
+	// has no rooms a scenario creates.
+	Rooms func(cfg any) RoomLimit
 	// Off is serve's flag that turns the part off (--no-udp-lobby), with
 	// its usage and older names.
 	Off OffFlag
@@ -285,6 +291,23 @@ func (c Config) Files(clients int) int {
 		}
 	}
 	return n
+}
+
+// RoomLimit is a part's room capacity (Part.Rooms).
+type RoomLimit struct {
+	Max  int           // rooms at once
+	Kept time.Duration // mean time an emptied room still holds its slot
+}
+
+// Rooms returns the room capacity of part name in c; false when the part
+// is disabled or has no rooms.
+func (c Config) Rooms(name string) (RoomLimit, bool) {
+	for _, p := range registered() {
+		if cfg := c.on(p); p.Name == name && cfg != nil && p.Rooms != nil {
+			return p.Rooms(cfg), true
+		}
+	}
+	return RoomLimit{}, false
 }
 
 // Server is a running reference server.

@@ -19,7 +19,7 @@ type EmbeddedServer struct {
 	CountdownInterval time.Duration // 0 = server default
 	GameLength        time.Duration // 0 = games never end
 	SeatHold          time.Duration // 0 = server default
-	CleanupInterval   time.Duration // 0 = server default (30 s)
+	CleanupInterval   time.Duration // 0 = server default (500 ms)
 }
 
 var embeddedKeys = []string{"rate_limit", "rate_burst", "max_instances", "max_players",

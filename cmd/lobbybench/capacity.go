@@ -156,19 +156,11 @@ func init() {
 				if err := own.check(); err != nil {
 					return usageErr(e, "capacity", "%v", err)
 				}
-				plan, err := scenario.Load(args[0])
-				if err != nil {
-					var errs scenario.Errors
-					if errors.As(err, &errs) {
-						fmt.Fprintln(e.stderr, errs.Error())
-					} else {
-						fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
-					}
-					return exitUsage
+				plan, bad := loadPlan(e, "capacity", args[0], o)
+				if plan == nil {
+					return bad
 				}
-				if err := plan.Apply(o); err != nil {
-					return usageErr(e, "capacity", "%v", err)
-				}
+				var err error
 				if sharded && !shard.Whole() && plan.Target == "" {
 					return usageErr(e, "capacity", "--shard %s needs --target (or the scenario's target): the shards on their machines must load one server, not an embedded server each", shard)
 				}

@@ -332,7 +332,7 @@ func TestConformMaxFill(t *testing.T) {
 		code int
 		want string
 	}{
-		{"default bound skips", nil, exitFailed, "(bound 64)"},
+		{"default bound skips, naming --max-fill", nil, exitFailed, "(bound 64): give --max-fill 71"},
 		{"--max-fill reaches the limit", []string{"--max-fill", "71"}, exitOK, "0 skipped"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

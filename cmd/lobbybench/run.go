@@ -95,6 +95,48 @@ func (s *seedFlag) Set(v string) error {
 	return nil
 }
 
+// addLoadFlags declares the flags that reshape a scenario's load
+// (--duration, --rate, --clients) and its protocol's own (udp-lobby's
+// --instance-ports) on o.
+func addLoadFlags(fs *flag.FlagSet, o *scenario.Overrides) {
+	fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
+	fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
+	fs.IntVar(&o.Clients, "clients", 0, "closed model: scale the stages so the peak is `N` clients (open model: max clients)")
+	o.Protocol = scenario.AddProtocolFlags(fs)
+}
+
+// checkLoadFlags refuses a zero given explicitly to addLoadFlags' flags: a
+// zero value means "not given" to Plan.Apply, so given it is a mistake,
+// not a request for the scenario's value.
+func checkLoadFlags(given map[string]bool, o scenario.Overrides) error {
+	if given["duration"] && o.Duration == 0 {
+		return errors.New("--duration must be above 0")
+	}
+	if given["clients"] && o.Clients == 0 {
+		return errors.New("--clients 0 is outside 1-1000000")
+	}
+	return nil
+}
+
+// loadPlan loads the scenario at path and applies o; a broken scenario is
+// printed as file:line: message lines. A nil plan comes with the exit code.
+func loadPlan(e *env, cmd, path string, o scenario.Overrides) (*scenario.Plan, int) {
+	plan, err := scenario.Load(path)
+	if err != nil {
+		var errs scenario.Errors
+		if errors.As(err, &errs) {
+			fmt.Fprintln(e.stderr, errs.Error())
+		} else {
+			fmt.Fprintf(e.stderr, "lobbybench %s: %v\n", cmd, err)
+		}
+		return nil, exitUsage
+	}
+	if err := plan.Apply(o); err != nil {
+		return nil, usageErr(e, cmd, "%v", err)
+	}
+	return plan, exitOK
+}
+
 // addTargetSeedFlags declares --target, --seed and --no-default-gate,
 // which every command that loads a scenario takes over the scenario's
 // own, on o and seed (o.Seed is seed.v once the flags are parsed).
@@ -134,10 +176,7 @@ func init() {
 				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
 			)
 			addTargetSeedFlags(fs, &o, &seed)
-			fs.DurationVar(&o.Duration, "duration", 0, "run length (cuts the stages or holds the last target longer)")
-			fs.Var(&o.Rate, "rate", "open model: scale the arrival rate, `2x` or an absolute peak like 800/s")
-			fs.IntVar(&o.Clients, "clients", 0, "closed model: scale the stages so the peak is `N` clients (open model: max clients)")
-			o.Protocol = scenario.AddProtocolFlags(fs)
+			addLoadFlags(fs, &o)
 			protocol := fs.String("protocol", "", "without a SCENARIO.yaml: the protocol `P` (udp-lobby, tcp-lobby, leviathan)")
 			flowSteps := fs.String("flow", "", "without a SCENARIO.yaml: the flow's `STEPS`, comma-separated, each KIND or KIND=VALUE (create_room,join=created,leave)")
 			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
@@ -154,11 +193,8 @@ func init() {
 				case !fromFlags && len(args) != 1:
 					return usageErr(e, "run", "want exactly one SCENARIO.yaml argument, got %d (or --protocol and --flow to run without one)", len(args))
 				}
-				if given["duration"] && o.Duration == 0 {
-					return usageErr(e, "run", "--duration must be above 0")
-				}
-				if given["clients"] && o.Clients == 0 {
-					return usageErr(e, "run", "--clients 0 is outside 1-1000000")
+				if err := checkLoadFlags(given, o); err != nil {
+					return usageErr(e, "run", "%v", err)
 				}
 				if *maxClients < 0 || given["max-clients"] && *maxClients == 0 {
 					return usageErr(e, "run", "--max-clients %d must be at least 1", *maxClients)
@@ -193,23 +229,21 @@ func init() {
 					return usageErr(e, "run", "--grace %v must be above 0", *grace)
 				}
 				var plan *scenario.Plan
-				var err error
 				if fromFlags {
+					var err error
 					if plan, err = scenario.FromFlags(*protocol, *flowSteps, o); err != nil {
 						return usageErrLines(e, "run", err)
 					}
-				} else if plan, err = scenario.Load(args[0]); err != nil {
-					var errs scenario.Errors
-					if errors.As(err, &errs) {
-						fmt.Fprintln(e.stderr, errs.Error())
-					} else {
-						fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
+					if err := plan.Apply(o); err != nil {
+						return usageErr(e, "run", "%v", err)
 					}
-					return exitUsage
+				} else {
+					var bad int
+					if plan, bad = loadPlan(e, "run", args[0], o); plan == nil {
+						return bad
+					}
 				}
-				if err := plan.Apply(o); err != nil {
-					return usageErr(e, "run", "%v", err)
-				}
+				var err error
 				if *capStep != "" {
 					// A capacity step's share: what --rate and
 					// --duration cannot say (they scale the stages).

@@ -139,7 +139,7 @@ func fillPool(t *conformance.T) (*poolFill, error) {
 	v, err := t.Fixture("udp-pool-fill", func(ft *conformance.T) (any, error) {
 		pr := udpOptions(ft.Env).InstancePorts
 		if pr.IsZero() {
-			return nil, conformance.Skipf("the instance limit is unknown: give --instance-ports LO-HI (at most %d ports) to let the suite reach it", ft.Env.MaxFill)
+			return nil, conformance.Skipf("the instance limit is unknown: give --instance-ports LO-HI, the target's instance ports, to let the suite reach it (a pool of %d or more also needs --max-fill, its size + 1)", ft.Env.MaxFill)
 		}
 		rooms, err := listRooms(ft)
 		if err != nil {
@@ -147,7 +147,7 @@ func fillPool(t *conformance.T) (*poolFill, error) {
 		}
 		f := &poolFill{ports: pr, listed: len(rooms), need: pr.Size() - len(rooms), refusedAt: -1}
 		if f.need+1 > ft.Env.MaxFill {
-			return nil, conformance.Skipf("reaching the limit of %d instances would take %d creates (bound %d)", pr.Size(), f.need+1, ft.Env.MaxFill)
+			return nil, conformance.Skipf("reaching the limit of %d instances would take %d creates (bound %d): give --max-fill %d", pr.Size(), f.need+1, ft.Env.MaxFill, f.need+1)
 		}
 		prof := headerProfile(ft.Env)
 		// Phase 1: one source address, one socket, as an attacker would.

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +35,22 @@ func Check(t testing.TB, path string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file (check, then go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// Each runs one subtest per file matching pattern (a filepath.Glob),
+// named after the file without its extension, and checks what render
+// makes of it against dir/<name>.golden; no file matching fails t.
+func Each(t *testing.T, pattern, dir string, render func(t *testing.T, path string) []byte) {
+	t.Helper()
+	files, _ := filepath.Glob(pattern)
+	if len(files) == 0 {
+		t.Fatalf("no file matches %s", pattern)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+		t.Run(name, func(t *testing.T) {
+			Check(t, filepath.Join(dir, name+".golden"), render(t, f))
+		})
 	}
 }

@@ -38,7 +38,9 @@ func Part() *refserver.Part {
 			}
 		},
 		// The listener and one per connected client.
-		Files:    func(_ any, clients int) int { return 1 + clients },
+		Files: func(_ any, clients int) int { return 1 + clients },
+		// A room is removed when its last player leaves.
+		Rooms:    func(cfg any) refserver.RoomLimit { return refserver.RoomLimit{Max: cfg.(*Config).MaxRooms} },
 		Off:      refserver.OffFlag{Name: "no-tcp-lobby", Usage: "do not run the TCP lobby", Old: []string{"no-tcp"}},
 		Flags:    flags,
 		Start:    start,

@@ -82,7 +82,13 @@ type Config struct {
 	Profile udplobby.Profile
 	// CleanupInterval is how often empty and finished instances are looked
 	// for; one is removed once it has been empty or finished for a whole
-	// interval (default 30s).
+	// interval (default 500ms, not the Lobby System page's 30 s: an
+	// abandoned room then holds its instance and its creator's quota for at
+	// most a second, so a join storm of 50 rooms/s, the bundled join-storm,
+	// needs ~55 of the 100 instances where 30 s would exhaust them in 2 s;
+	// a room created at the lobby counts as empty only SeatHold after its
+	// CREATE, and a joined one is not empty while a seat is held, so its
+	// players still have SeatHold to arrive).
 	CleanupInterval time.Duration
 	// IdleTimeout drops an instance player silent for that long (default 30s).
 	IdleTimeout time.Duration
@@ -140,7 +146,7 @@ func DefaultConfig() Config {
 		MaxRoomsPerIP:     25,
 		MaxHoldsPerIP:     100,
 		Profile:           udplobby.ProfileSpec,
-		CleanupInterval:   30 * time.Second,
+		CleanupInterval:   500 * time.Millisecond,
 		IdleTimeout:       30 * time.Second,
 		SessionTimeout:    30 * time.Second,
 		MaxSessions:       65536,

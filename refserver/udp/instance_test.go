@@ -292,6 +292,7 @@ func TestCleanupReusesPorts(t *testing.T) {
 	cfg.MaxInstances = 3
 	cfg.BasePort = freePortRange(t, 3)
 	cfg.CleanupInterval = 40 * time.Millisecond
+	cfg.SeatHold = time.Second // rooms 1 and 3 wait this for a creator who never comes
 	cfg.GameLength = time.Millisecond
 	s := start(t, cfg)
 	lob := dial(t, s.Addr(), cfg.Profile)
@@ -340,15 +341,16 @@ func TestCleanupReusesPorts(t *testing.T) {
 func TestEmptyRoomKeptForAnInterval(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig()
-	cfg.CleanupInterval = 500 * time.Millisecond
+	cfg.CleanupInterval = 50 * time.Millisecond
+	cfg.SeatHold = 2 * time.Second // far beyond the sleep below, however slow the machine
 	s := start(t, cfg)
 	lob := dial(t, s.Addr(), cfg.Profile)
 	lob.create()
-	// The creator has a cleanup interval to arrive: the room is still
-	// listed right after creation.
-	time.Sleep(50 * time.Millisecond)
+	// The creator has SeatHold and then a cleanup interval to arrive: the
+	// room is still listed after several intervals.
+	time.Sleep(200 * time.Millisecond)
 	if len(lob.list()) != 1 {
-		t.Fatal("fresh room cleaned up immediately")
+		t.Fatal("fresh room cleaned up before its creator's SeatHold passed")
 	}
 	eventually(t, "cleanup", func() bool { return s.Stats().Instances == 0 })
 }

@@ -51,6 +51,12 @@ func Part() *refserver.Part {
 		},
 		// The lobby's socket and one per game instance it may open.
 		Files: func(cfg any, _ int) int { return 1 + cfg.(*Config).MaxInstances },
+		// An emptied instance goes at the first cleanup pass at least an
+		// interval after it emptied: 1.5 intervals on average.
+		Rooms: func(cfg any) refserver.RoomLimit {
+			c := cfg.(*Config)
+			return refserver.RoomLimit{Max: c.MaxInstances, Kept: c.CleanupInterval * 3 / 2}
+		},
 		Off: refserver.OffFlag{Name: "no-udp-lobby", Usage: "do not run the UDP lobby (the TCP lobby then needs --instance-addr)",
 			Old: []string{"no-udp"}},
 		Flags: flags,
@@ -115,7 +121,7 @@ func flags(fs *refserver.Flags) func(refserver.FlagEnv) (any, error) {
 	holdsPerIP := fs.Int("max-holds-per-ip", u.MaxHoldsPerIP, "UDP seats one source IP may hold (JOIN_SUCCESS not yet taken at the instance) (0: no cap)")
 	profile := u.Profile
 	header := fs.Var(&profile, "header", "UDP header profile: spec or rtype17").(*udplobby.Profile)
-	cleanup := fs.Duration("cleanup-interval", u.CleanupInterval, "how often empty or finished instances are removed (after being so for one interval)")
+	cleanup := fs.Duration("cleanup-interval", u.CleanupInterval, "how often empty or finished instances are removed (after being so for one interval; a room created at the lobby counts as empty only --seat-hold after its CREATE)")
 	idle := fs.Duration("idle-timeout", u.IdleTimeout, "drop an instance player silent this long")
 	session := fs.Duration("session-timeout", u.SessionTimeout, "forget a UDP lobby session (retry replay) idle this long")
 	maxSessions := fs.Int("max-sessions", u.MaxSessions, "UDP lobby session table bound")

@@ -277,7 +277,11 @@ func (s *Server) newInstance(owner netip.Addr, holds int, now int64) (*instance,
 		in.holds = append(in.holds, hold{expires: now + int64(s.cfg.SeatHold)})
 	}
 	if holds == 0 {
-		in.idleSince = now
+		// A room created at the lobby waits SeatHold for its creator's
+		// JOIN, as a held seat waits for its player: only then does its
+		// cleanup interval start (a short interval must not take a room
+		// its creator has not had time to join).
+		in.idleSince = now + int64(s.cfg.SeatHold)
 	}
 	s.rooms[in.id] = in
 	s.invalidate()

@@ -457,11 +457,11 @@ func (s *session) reply(data []byte, m *udplobby.Message) verdict {
 		s.roomID = m.RoomID
 		s.setInstance(m.Port)
 	case udplobby.LobbyJoinFailed:
-		reason := result.ReasonJoinFailed
-		s.refusal = &reqFail{Reason: reason, Err: fmt.Errorf("%v answered JOIN_FAILED", p.typ)}
+		s.refusal = &reqFail{Reason: result.ReasonJoinFailed, Err: &simclient.Refusal{Request: p.typ.String(), Reply: m.Type.String(), Hint: joinFailedHint(p.typ)}}
 		return replyRefused
 	case udplobby.ServerJoinDeny:
-		s.refusal = &reqFail{Reason: result.ReasonJoinDeny, Err: errors.New("the instance answered SERVER_JOIN_DENY")}
+		s.refusal = &reqFail{Reason: result.ReasonJoinDeny, Err: &simclient.Refusal{Request: p.typ.String(), Reply: m.Type.String(),
+			Hint: "the instance refused the player: a full or started room, or a player it does not expect (udp-lobby.md §15)"}}
 		return replyRefused
 	case udplobby.ServerJoinAccept:
 		s.instJoined = true

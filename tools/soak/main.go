@@ -11,7 +11,7 @@
 //   - every --sample (10 s) it records serve's RSS, goroutines, rooms,
 //     instances and held seats, and run's RSS;
 //   - after the run it stops the flood and waits for rooms and instances
-//     to return to zero (the cleanup interval is 30 s), then stops serve.
+//     to return to zero (serve's cleanup interval, 500 ms), then stops serve.
 //
 // It prints the samples as a table and a verdict: PASS when serve's RSS and
 // goroutines and run's RSS are flat after warm-up (the median of the last
@@ -66,9 +66,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.bin, "bin", "bin/lobbybench", "the lobbybench `binary` to run serve and run from")
 	fs.DurationVar(&o.duration, "duration", 10*time.Minute, "how long the join-storm and the flood run")
 	fs.DurationVar(&o.sample, "sample", 10*time.Second, "sampling interval")
-	fs.DurationVar(&o.warmup, "warmup", 0, "samples before this are not judged for flatness (default: a fifth of --duration, at least 70s: serve's rooms reach their steady count after one or two 30 s cleanup intervals)")
+	fs.DurationVar(&o.warmup, "warmup", 0, "samples before this are not judged for flatness (default: a fifth of --duration, at least 70s: serve's rooms reach their steady count within seconds; the memory after it)")
 	fs.DurationVar(&o.drain, "drain", 2*time.Minute, "how long to wait after the load for rooms and instances to return to zero")
-	fs.Float64Var(&o.rate, "rate", 2, "join-storm sessions per second (groups of 4: a quarter of that in rooms per second; serve keeps an empty room 30-60 s, so 0.5 rooms/s holds up to 30 rooms, beside the flood's 2×25: under the 100-instance pool)")
+	fs.Float64Var(&o.rate, "rate", 2, "join-storm sessions per second (groups of 4: a quarter of that in rooms per second; serve keeps an empty room 0.5-1 s, so 0.5 rooms/s holds a few rooms, beside the flood's 2×25: under the 100-instance pool)")
 	fs.IntVar(&o.floodRate, "flood-rate", 100, "valid CREATEs per second from the two flooding addresses together")
 	fs.IntVar(&o.junkRate, "junk-rate", 400, "malformed datagrams per second from the two junk addresses together")
 	fs.BoolVar(&o.runMetrics, "run-metrics", false, "also sample run's heap in use and goroutines from its Prometheus endpoint (each scrape merges every histogram: it adds to what is measured)")
