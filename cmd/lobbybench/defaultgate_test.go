@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -148,5 +149,42 @@ func TestRunDefaultGate(t *testing.T) {
 				t.Errorf("JUnit does not fail the default gate:\n%s", junit)
 			}
 		})
+	}
+}
+
+// TestRunDefaultGateTrickle is the case that read PASS with most of its
+// connects timed out: a TCP lobby behind a link that, after the first
+// sessions, delivers the server's bytes one per 100 ms. A CONNECT_ACK
+// (12 bytes framed) then takes over a second against a 500 ms timeout,
+// while the first sessions, forwarded whole, succeed. The scenario names
+// no error threshold: the default gate fails the run, which exits 4, and
+// the totals name the timeouts.
+func TestRunDefaultGateTrickle(t *testing.T) {
+	srv := startRefPart(t, "udp-lobby", "tcp-lobby")
+	// One client read for the reachability check's LIST_ROOMS_REQ, then
+	// about three sessions' CONNECT_REQ and DISCONNECT whole.
+	px, err := faultproxy.TCP(srv.Addr("tcp-lobby"), faultproxy.Trickle, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(px.Close)
+	const body = "protocol: tcp-lobby\nload: {rate: 10/s, duration: 1s}\ndefaults: {timeout: 500ms, retries: 0}\n" +
+		"flows:\n  - name: c\n    steps: [{connect: {name: trickle}}, disconnect]\nthresholds: [connect.count > 0]\n"
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := runCLI(t, "run", "--quiet", "--watchdog", "0", "--grace", "2s", "--target", px.Addr().String(), "--json", js, writeScenario(t, body))
+	if code != exitThreshold {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitThreshold, out, errs)
+	}
+	run := readOwnedRun(t, js)
+	timeouts := run.Totals.Timeouts()
+	if timeouts == 0 || run.Totals.Successes == 0 {
+		t.Fatalf("totals %+v: want timeouts and successes", run.Totals)
+	}
+	i := slices.IndexFunc(run.Thresholds, func(th result.ThresholdResult) bool { return th.Default })
+	if i < 0 || run.Thresholds[i].Pass {
+		t.Fatalf("the default gate did not fail the run: %+v", run.Thresholds)
+	}
+	if !strings.Contains(out, "; "+strconv.FormatInt(timeouts, 10)+" timeout") {
+		t.Errorf("the totals do not name the %d timeouts:\n%s", timeouts, out)
 	}
 }

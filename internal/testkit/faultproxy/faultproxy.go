@@ -19,6 +19,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Mode is what the proxy does once its budget of packets is spent.
@@ -32,7 +33,12 @@ const (
 	Close               // TCP: closes each connection (FIN), new ones as accepted
 	Reset               // TCP: resets each connection (RST), new ones as accepted
 	Garble              // UDP: answers each datagram with Junk instead
+	Trickle             // TCP: forwards everything, the server's bytes one per TrickleEvery
 )
+
+// TrickleEvery is how long a Trickle proxy takes over each byte of the
+// server's it delivers.
+var TrickleEvery = 100 * time.Millisecond
 
 // Junk is what a Garble proxy answers: 16 bytes of no protocol.
 var Junk = []byte{0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x42, 0x99, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}
@@ -216,7 +222,19 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) (read int64) {
 	for {
 		n, err := src.Read(buf)
 		read += int64(n)
-		if n > 0 {
+		if n > 0 && p.mode == Trickle {
+			if fromClient {
+				p.count() // spends the budget; the client's bytes still go
+			} else if p.Faulted() {
+				if !trickle(dst, buf[:n]) {
+					return read
+				}
+				continue
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return read
+			}
+		} else if n > 0 {
 			if fromClient && !p.count() || !fromClient && p.Faulted() {
 				if p.mode == Hang {
 					continue // swallow: keep reading so nothing backs up
@@ -234,6 +252,18 @@ func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) (read int64) {
 			return read
 		}
 	}
+}
+
+// trickle writes b to dst a byte at a time, TrickleEvery apart (a slow
+// link, or a server that dribbles); false when dst is gone.
+func trickle(dst net.Conn, b []byte) bool {
+	for i := range b {
+		time.Sleep(TrickleEvery)
+		if _, err := dst.Write(b[i : i+1]); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // UDP proxies to the UDP server at to: one upstream socket per client
