@@ -2,7 +2,10 @@ package udp
 
 import (
 	"net/netip"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
@@ -65,4 +68,139 @@ func TestAmplificationBound(t *testing.T) {
 	if out := s.handleLobby(udplobby.AppendJoinRoom(nil, p, 900, 1), spent, now, nil); len(out) == 0 {
 		t.Error("JOIN from the spent source not answered")
 	}
+}
+
+// sent is what a server handed to each destination IP, by sinkSends.
+type sent struct {
+	mu    sync.Mutex
+	bytes map[netip.Addr]int
+	types map[netip.Addr][]udplobby.MsgType
+}
+
+// sinkSends makes s hand every datagram to a sent table instead of its
+// sockets, so sources that are not loopback addresses can be played without
+// sending anything off the machine. Call it before any traffic.
+func sinkSends(s *Server) *sent {
+	st := &sent{bytes: map[netip.Addr]int{}, types: map[netip.Addr][]udplobby.MsgType{}}
+	s.sink = func(b []byte, ep netip.AddrPort) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		ip := ep.Addr().Unmap()
+		st.bytes[ip] += len(b)
+		st.types[ip] = append(st.types[ip], udplobby.MsgType(b[s.typeOff]))
+	}
+	return st
+}
+
+func (st *sent) to(ip netip.Addr) (int, []udplobby.MsgType) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.bytes[ip], slices.Clone(st.types[ip])
+}
+
+// TestInstanceAmplificationBound: the game instances spend from the same
+// per-IP budget as the lobby. A spoofed source that fills room after room
+// with JOIN_REQUEST and READY from its ports (each endpoint then draws
+// JOIN_ACCEPT, ALL_READY, three ticks, GAME_START and GAME_END) gets back
+// at most AmplificationFactor times what it sent plus the bucket, the rest
+// counted as amplification drops; a loopback source is not bounded; and a
+// legitimate client on a source that is not loopback still gets its whole
+// game, lobby reply included, out of the smallest bucket (an allowance of
+// 1 byte a second, so the bucket is one list of MaxInstances rooms). The
+// clock is fixed and the timers are played by hand: nothing refills.
+func TestInstanceAmplificationBound(t *testing.T) {
+	const rooms = 6
+	cfg := testConfig()
+	cfg.MaxInstances = 8
+	cfg.MaxRoomsPerIP = 0
+	cfg.AmplifyAllowance = 1
+	cfg.CountdownInterval = time.Hour // the test plays the timers
+	cfg.GameLength = time.Hour
+	p := cfg.Profile
+	instanceMsg := func(typ udplobby.MsgType) []byte {
+		b, err := udplobby.Append(nil, p, &udplobby.Message{Header: udplobby.Header{Type: typ, Seq: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// play fills a new room with one endpoint per port of ip, each sending
+	// JOIN_REQUEST then READY, and runs its countdown and game to GAME_END;
+	// it returns the bytes ip sent.
+	play := func(t *testing.T, s *Server, now int64, ip netip.Addr, ports int) (in int) {
+		t.Helper()
+		room, reason := s.newInstance(netip.Addr{}, 0, now)
+		if room == nil {
+			t.Fatalf("no instance: %s", reason)
+		}
+		var m udplobby.Message
+		for _, typ := range []udplobby.MsgType{udplobby.ClientJoinRequest, udplobby.ClientReady} {
+			for port := range ports {
+				pkt := instanceMsg(typ)
+				in += len(pkt)
+				out, _ := room.receive(pkt, netip.AddrPortFrom(ip, uint16(5000+port)), netip.Addr{}, now, &m, nil)
+				if len(out) > 0 {
+					s.send(room.conn, out, netip.AddrPortFrom(ip, uint16(5000+port)), netip.Addr{})
+				}
+			}
+		}
+		for range countdownFrom + 1 { // TICK 2, TICK 1, GAME_START, GAME_END
+			s.mu.Lock()
+			room.advance(room.gen, now)
+			s.mu.Unlock()
+		}
+		return in
+	}
+
+	for _, tt := range []struct {
+		name    string
+		ip      string
+		bounded bool
+	}{
+		{"spoofed source", "192.0.2.7", true},
+		{"loopback source", "127.0.0.5", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := start(t, cfg)
+			got := sinkSends(s)
+			now := s.now()
+			ip := netip.MustParseAddr(tt.ip)
+			var in int
+			for range rooms {
+				in += play(t, s, now, ip, cfg.MaxPlayers)
+			}
+			back, _ := got.to(ip)
+			held := s.Stats().Drops[DropAmplification]
+			limit := AmplificationFactor*in + cfg.ampBurst()
+			switch {
+			case tt.bounded && (back > limit || held == 0):
+				t.Errorf("%d bytes sent to instances, %d back (%.1f×), %d datagrams held back; want at most %d (%d× + the %d-byte bucket)",
+					in, back, float64(back)/float64(in), held, limit, AmplificationFactor, cfg.ampBurst())
+			case !tt.bounded && (back <= limit || held != 0):
+				t.Errorf("%d bytes back (%d held back), want everything: more than %d, none held", back, held, limit)
+			}
+		})
+	}
+
+	t.Run("legitimate client", func(t *testing.T) {
+		s := start(t, cfg)
+		got := sinkSends(s)
+		now := s.now()
+		from := netip.MustParseAddrPort("198.51.100.20:4000")
+		if out := s.handleLobby(udplobby.AppendCreateRoom(nil, p, 1), from, now, nil); len(out) == 0 {
+			t.Fatal("CREATE not answered")
+		} else {
+			s.send(s.conn, out, from, netip.Addr{})
+		}
+		play(t, s, now, from.Addr(), 1)
+		want := []udplobby.MsgType{udplobby.LobbyRoomCreated, udplobby.ServerJoinAccept, udplobby.ServerAllReady,
+			udplobby.ServerCountdownTick, udplobby.ServerCountdownTick, udplobby.ServerCountdownTick,
+			udplobby.ServerGameStart, udplobby.ServerGameEnd}
+		if _, types := got.to(from.Addr()); !slices.Equal(types, want) {
+			t.Errorf("delivered %v, want %v", types, want)
+		}
+		if held := s.Stats().Drops[DropAmplification]; held != 0 {
+			t.Errorf("%d datagrams held back", held)
+		}
+	})
 }

@@ -117,10 +117,12 @@ type Config struct {
 	// MaxRateKeys bounds the rate limiter's table (default 65536), and the
 	// amplification bound's.
 	MaxRateKeys int
-	// AmplifyAllowance bounds what a source IP gets back from the lobby:
-	// AmplificationFactor times the bytes of its requests, plus this many
+	// AmplifyAllowance bounds what a source IP gets back from the lobby
+	// and the instances together (one budget per IP, Server.reach):
+	// AmplificationFactor times the bytes it sent them, plus this many
 	// bytes a second, saved up to at most this many (or one full room
-	// list, if larger). A LOBBY_ROOM_LIST beyond it is not sent
+	// list, if larger). A LOBBY_ROOM_LIST or an instance message beyond
+	// it is not sent
 	// (Drops["amplification"]): a 12-byte request draws up to 11 bytes
 	// per room, and the protocol has no handshake to prove that a source
 	// address receives what is sent there. Loopback sources are exempt

@@ -133,12 +133,19 @@ func (in *instance) receive(pkt []byte, from netip.AddrPort, local netip.Addr, n
 		return out, true
 	}
 	s.c.requests[m.Type].Add(1)
+	// The datagram's bytes credit its source's budget before anything is
+	// sent to it: a READY makes the broadcasts of ALL_READY and the first
+	// tick inside handle.
+	s.reach(from.Addr(), now, len(pkt), 0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if in.closed {
 		return out, false
 	}
 	out = in.handle(m, from, now, out)
+	if len(out) > 0 && !s.reach(from.Addr(), now, 0, len(out)) {
+		out = out[:0]
+	}
 	if local.IsValid() {
 		// Broadcasts to this player leave from where it last wrote.
 		if p := in.player(from); p != nil {
@@ -188,7 +195,7 @@ func (in *instance) handle(m *udplobby.Message, from netip.AddrPort, now int64, 
 		}
 		if !p.ready {
 			p.ready = true
-			in.maybeStart()
+			in.maybeStart(now)
 		}
 	case udplobby.ClientDisconnect:
 		if p == nil {
@@ -270,7 +277,7 @@ func (in *instance) expireHolds(now int64) {
 	in.holds = in.holds[:n]
 	in.s.invalidate()
 	in.settle(now)
-	in.maybeStart()
+	in.maybeStart(now)
 }
 
 // dropIdle disconnects players silent for IdleTimeout.
@@ -284,7 +291,7 @@ func (in *instance) dropIdle(now int64) {
 		}
 		in.bcast, _ = udplobby.Append(in.bcast[:0], in.s.cfg.Profile, &udplobby.Message{
 			Header: udplobby.Header{Type: udplobby.ServerDisconnect, Seq: in.nextSeq()}, Value: DisconnectTimeout})
-		in.s.send(in.conn, in.bcast, p.ep, p.local)
+		in.tell(p, in.bcast, now)
 		in.remove(p.id, now)
 	}
 }
@@ -299,9 +306,9 @@ func (in *instance) remove(id uint32, now int64) {
 		}
 	}
 	in.s.invalidate()
-	in.broadcast(udplobby.ServerPlayerDisconnected, id)
+	in.broadcast(udplobby.ServerPlayerDisconnected, id, now)
 	in.settle(now)
-	in.maybeStart()
+	in.maybeStart(now)
 }
 
 // settle records when the room became empty, and cancels a countdown when
@@ -319,8 +326,8 @@ func (in *instance) settle(now int64) {
 }
 
 // maybeStart starts the countdown when every joined player is ready and no
-// held seat is still awaited.
-func (in *instance) maybeStart() {
+// held seat is still awaited (at now).
+func (in *instance) maybeStart(now int64) {
 	if in.state != udplobby.Waiting || len(in.players) == 0 || len(in.holds) > 0 {
 		return
 	}
@@ -331,8 +338,8 @@ func (in *instance) maybeStart() {
 	}
 	in.state = udplobby.Countdown
 	in.s.invalidate()
-	in.announce(udplobby.ServerAllReady, 0)
-	in.announce(udplobby.ServerCountdownTick, countdownFrom)
+	in.announce(udplobby.ServerAllReady, 0, now)
+	in.announce(udplobby.ServerCountdownTick, countdownFrom, now)
 	in.left = countdownFrom - 1
 	in.schedule(in.s.cfg.CountdownInterval)
 }
@@ -367,14 +374,14 @@ func (in *instance) advance(gen uint32, now int64) {
 	switch in.state {
 	case udplobby.Countdown:
 		if in.left > 0 {
-			in.announce(udplobby.ServerCountdownTick, uint32(in.left))
+			in.announce(udplobby.ServerCountdownTick, uint32(in.left), now)
 			in.left--
 			in.schedule(s.cfg.CountdownInterval)
 			return
 		}
 		in.state = udplobby.Playing
 		s.invalidate()
-		in.announce(udplobby.ServerGameStart, 0)
+		in.announce(udplobby.ServerGameStart, 0, now)
 		s.c.games.Add(1)
 		s.log.Debug("udp instance: game started", "room", in.id, "players", len(in.players))
 		if s.cfg.GameLength > 0 {
@@ -385,7 +392,7 @@ func (in *instance) advance(gen uint32, now int64) {
 		if len(in.players) > 0 {
 			winner = in.players[0].id
 		}
-		in.announce(udplobby.ServerGameEnd, winner)
+		in.announce(udplobby.ServerGameEnd, winner, now)
 		in.state = udplobby.Finished
 		in.idleSince = now
 		s.invalidate()
@@ -397,8 +404,8 @@ func (in *instance) nextSeq() uint16 {
 	return in.seq
 }
 
-// broadcast sends a server-initiated message to every player.
-func (in *instance) broadcast(t udplobby.MsgType, v uint32) {
+// broadcast sends a server-initiated message to every player at now.
+func (in *instance) broadcast(t udplobby.MsgType, v uint32, now int64) {
 	m := udplobby.Message{Header: udplobby.Header{Type: t, Seq: in.nextSeq()}, Value: v}
 	var err error
 	in.bcast, err = udplobby.Append(in.bcast[:0], in.s.cfg.Profile, &m)
@@ -406,24 +413,42 @@ func (in *instance) broadcast(t udplobby.MsgType, v uint32) {
 		return
 	}
 	for _, p := range in.players {
-		in.s.send(in.conn, in.bcast, p.ep, p.local)
+		in.tell(p, in.bcast, now)
+	}
+}
+
+// tell sends a server-initiated message b to p at now, if p's IP may still
+// get b back (Server.reach: such a message is paid from its budget, with no
+// request to credit it). A legitimate client's whole game fits with room to
+// spare (spec header; rtype17 in brackets, 9 bytes more a message): its
+// JOIN_REQUEST and READY, 12 [21] bytes each, credit 3 × 24 = 72 [126]
+// bytes; it is sent JOIN_ACCEPT 12 [21], ALL_READY 12 [21], three
+// COUNTDOWN_TICKs of 13 [22] and GAME_START 12 [21], 75 [129] bytes, then
+// GAME_END 16 [25] and SERVER_DISCONNECT 13 [22]: 104 [176] in all, 32
+// [50] beyond its credit, against a bucket of at least 16384 bytes by
+// default that refills 16384 bytes a second (the countdown alone lasts
+// 3 s). A refused message is not lost for good: the client's next READY
+// credits 36 [63] bytes and is answered with the last state message.
+func (in *instance) tell(p player, b []byte, now int64) {
+	if in.s.reach(p.ep.Addr(), now, 0, len(b)) {
+		in.s.send(in.conn, b, p.ep, p.local)
 	}
 }
 
 // announce broadcasts a state message and keeps it, to resend to a player
 // who asks again with CLIENT_READY.
-func (in *instance) announce(t udplobby.MsgType, v uint32) {
-	in.broadcast(t, v)
+func (in *instance) announce(t udplobby.MsgType, v uint32, now int64) {
+	in.broadcast(t, v, now)
 	in.last = append(in.last[:0], in.bcast...)
 }
 
 // shutdown tells the players and closes the socket and timers; the caller
 // removes the room. Called with Server.mu held.
-func (in *instance) shutdown(reason uint32) {
+func (in *instance) shutdown(reason uint32, now int64) {
 	if in.closed {
 		return
 	}
-	in.broadcast(udplobby.ServerDisconnect, reason)
+	in.broadcast(udplobby.ServerDisconnect, reason, now)
 	in.cancelTimer()
 	in.closed = true
 	in.conn.Close()

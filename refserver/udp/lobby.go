@@ -98,16 +98,14 @@ func (s *Server) handleLobby(pkt []byte, from netip.AddrPort, now int64, out []b
 }
 
 // bounded returns the reply out to a request of in bytes from ip, or out
-// emptied (counted) when ip may not get that many bytes back
-// (Config.AmplifyAllowance). Every request credits AmplificationFactor
-// times its bytes first, so only a LOBBY_ROOM_LIST can exceed it: CREATE
-// and JOIN replies are 18 bytes for requests of 12 and 16, and a refused
-// list has no side effect to undo.
+// emptied when ip may not get that many bytes back (Server.reach). Every
+// request credits AmplificationFactor times its bytes first, so only a
+// LOBBY_ROOM_LIST can exceed it: CREATE and JOIN replies are 18 bytes for
+// requests of 12 and 16, and a refused list has no side effect to undo.
 func (s *Server) bounded(ip netip.Addr, now int64, in int, out []byte) []byte {
-	if len(out) == 0 || ip.IsLoopback() || s.amp.Spend(ip, now, AmplificationFactor*float64(in), float64(len(out))) {
+	if s.reach(ip, now, in, len(out)) {
 		return out
 	}
-	s.c.drops[dropAmplification].Add(1)
 	return out[:0]
 }
 

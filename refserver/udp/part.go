@@ -130,7 +130,7 @@ func flags(fs *refserver.Flags) func(refserver.FlagEnv) (any, error) {
 	gameLength := fs.Duration("game-length", u.GameLength, "send GAME_END this long after GAME_START (0: games never end)")
 	rateLimit := fs.Float64("rate-limit", refserver.ServeRateLimit, "UDP lobby requests per second per rate key (0: off)")
 	rateBurst := fs.Int("rate-burst", u.RateBurst, "rate-limit bucket size (0: twice the rate)")
-	amplify := fs.Int("amplify-allowance", u.AmplifyAllowance, "`bytes` per second (and bucket size, at least one full room list) a non-loopback source IP may get back from the UDP lobby beyond 3× what it sent (0: no bound)")
+	amplify := fs.Int("amplify-allowance", u.AmplifyAllowance, "`bytes` per second (and bucket size, at least one full room list) a non-loopback source IP may get back from the UDP lobby and its instances beyond 3× what it sent (0: no bound)")
 	key := u.RateKey
 	rateKey := fs.Var(&key, "rate-key", "what the rate limit counts by: ip or ip:port").(*RateKey)
 	socketBuffer := fs.Int("socket-buffer", u.SocketBuffer, "SO_RCVBUF/SO_SNDBUF `bytes` of the UDP lobby and every instance socket (0: OS default)")

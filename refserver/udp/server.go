@@ -33,7 +33,7 @@ type Server struct {
 	c       counters
 
 	limiter   *ratelimit.Limiter[netip.AddrPort]
-	amp       *ratelimit.Limiter[netip.Addr] // the bytes a source IP may still get back (Config.AmplifyAllowance)
+	amp       *ratelimit.Limiter[netip.Addr] // the bytes a source IP may still get back (Config.AmplifyAllowance), lobby and instances alike
 	sessions  sessionTable                   // owned by the lobby read loop
 	nSessions atomic.Int64
 
@@ -56,6 +56,11 @@ type Server struct {
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+
+	// sink, set by tests before any traffic, receives every datagram
+	// instead of the socket: a test then plays sources that are not
+	// loopback addresses without sending anything off the machine.
+	sink func(b []byte, ep netip.AddrPort)
 }
 
 // Listen validates cfg, binds the lobby socket and starts the lobby read
@@ -192,8 +197,9 @@ func (s *Server) Close() error {
 		s.conn.Close()
 		s.mu.Lock()
 		s.closed = true
+		now := s.now()
 		for _, in := range s.rooms {
-			s.removeLocked(in)
+			s.removeLocked(in, now)
 		}
 		s.mu.Unlock()
 		s.wg.Wait()
@@ -226,7 +232,7 @@ func (s *Server) Release(addr netip.AddrPort) {
 	defer s.mu.Unlock()
 	for _, in := range s.rooms {
 		if in.port == addr.Port() && len(in.players) == 0 {
-			s.removeLocked(in)
+			s.removeLocked(in, s.now())
 			return
 		}
 	}
@@ -424,16 +430,17 @@ func (s *Server) tidy(now int64, cleanup bool) bool {
 		in.dropIdle(now)
 		if cleanup && in.idleSince > 0 && now-in.idleSince >= int64(s.cfg.CleanupInterval) &&
 			(in.state == udplobby.Finished || in.empty()) {
-			s.removeLocked(in)
+			s.removeLocked(in, now)
 		}
 	}
 	return true
 }
 
 // removeLocked shuts in down and forgets its room, giving back its
-// creator's room quota and its holders' seat quotas. Called with mu held.
-func (s *Server) removeLocked(in *instance) {
-	in.shutdown(DisconnectShutdown)
+// creator's room quota and its holders' seat quotas at now. Called with mu
+// held.
+func (s *Server) removeLocked(in *instance, now int64) {
+	in.shutdown(DisconnectShutdown, now)
 	for _, h := range in.holds {
 		s.hold(h.ip, -1)
 	}
@@ -465,9 +472,28 @@ func count(m map[netip.Addr]int, ip netip.Addr, delta int) {
 // send writes b to ep on c from the local address ep wrote to (zero: the
 // kernel's choice), counting the reply by its message type.
 func (s *Server) send(c *pktinfo.Conn, b []byte, ep netip.AddrPort, local netip.Addr) {
-	if _, err := c.WriteTo(b, ep, local); err != nil {
+	if s.sink != nil {
+		s.sink(b, ep)
+	} else if _, err := c.WriteTo(b, ep, local); err != nil {
 		s.c.sendErrs.Add(1)
 		return
 	}
 	s.c.replies[b[s.typeOff]].Add(1)
+}
+
+// reach credits ip with AmplificationFactor times the in bytes just
+// received from it, then reports whether out bytes may be sent to it now,
+// taking them from its budget (Config.AmplifyAllowance); a refusal is
+// counted in Drops[DropAmplification]. The lobby and every instance spend
+// from one budget per IP, so what a source gets back is bounded by what it
+// sent whatever port it sent it to; server-initiated instance messages
+// (countdown, GAME_START, disconnects) spend with no credit. Loopback
+// sources are exempt: no other machine can send from one.
+func (s *Server) reach(ip netip.Addr, now int64, in, out int) bool {
+	ip = ip.Unmap()
+	if ip.IsLoopback() || s.amp.Spend(ip, now, AmplificationFactor*float64(in), float64(out)) {
+		return true
+	}
+	s.c.drops[dropAmplification].Add(1)
+	return false
 }

@@ -13,7 +13,7 @@ import (
 // malformed datagrams: U-CRC, U-SHORT, I-TYPE-UNKNOWN, …).
 const (
 	DropRateLimited   = "rate-limited"  // lobby request over its key's rate
-	DropAmplification = "amplification" // lobby reply beyond what its source IP may get back (Config.AmplifyAllowance)
+	DropAmplification = "amplification" // lobby reply or instance message beyond what its IP may get back (Config.AmplifyAllowance)
 	DropNotJoined     = "not-joined"    // READY or DISCONNECT from an endpoint that is not a player
 	DropOther         = "other"         // a decode error without a rule id (cannot happen with a valid profile)
 )
