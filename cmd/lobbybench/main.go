@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -127,6 +128,14 @@ func (e *env) say(msg string) {
 	io.WriteString(e.stderr, msg)
 }
 
+// stopLine is a Ctrl-C note folded to the report's 80 columns, its
+// continuation lines indented, as every line of the report is: a terminal
+// would otherwise break it wherever the 80th column falls ("(--" and
+// "grace)").
+func stopLine(s string) string {
+	return strings.Join(reports.Wrap(s, reports.TermWidth, 2), "\n") + "\n"
+}
+
 // setStopNote sets what the first Ctrl-C says the command waits for.
 func (e *env) setStopNote(f func() string) {
 	defer e.lockSig()()
@@ -214,10 +223,10 @@ func handleSignals(sigs <-chan os.Signal, e *env, cancel func(), abort chan<- st
 	if f := e.stopNoteFunc(); f != nil {
 		note = f()
 	}
-	e.say(fmt.Sprintf("\nlobbybench: stopping: %s. Ctrl-C again to stop at once.\n", note))
+	e.say("\n" + stopLine(fmt.Sprintf("lobbybench: stopping: %s. Ctrl-C again to stop at once.", note)))
 	cancel()
 	<-sigs
-	e.say("lobbybench: stopping now: in-flight requests are cut; what was measured is still written. Ctrl-C again to quit without it.\n")
+	e.say(stopLine("lobbybench: stopping now: in-flight requests are cut; what was measured is still written. Ctrl-C again to quit without it."))
 	close(abort)
 	<-sigs
 	fmt.Fprintln(e.stderr, "lobbybench: quit")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/reports"
 )
 
 // runCLI runs the whole command line in-process and returns its exit code
@@ -170,6 +172,35 @@ func TestSayAboveBar(t *testing.T) {
 			}
 			if b, ok := tt.above.(*bytes.Buffer); ok && b.String() != tt.wantAbov {
 				t.Errorf("above the bar %q, want %q", b.String(), tt.wantAbov)
+			}
+		})
+	}
+}
+
+// TestStopLineFolds: the Ctrl-C notes fold at the report's 80 columns
+// with an indent, at spaces, so a terminal never breaks them mid-flag
+// ("(--" then "grace)"); a short one stays one line.
+func TestStopLineFolds(t *testing.T) {
+	for _, tt := range []struct {
+		name, note string
+		lines      int
+	}{
+		{"short", "lobbybench: stopping: finishing up. Ctrl-C again to stop at once.", 1},
+		{"the run's", "lobbybench: stopping: no new session starts; requests in flight get up to 3s (--grace) to finish, then the results are written. Ctrl-C again to stop at once.", 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := stopLine(tt.note)
+			rows := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+			if len(rows) != tt.lines || !strings.HasSuffix(got, "\n") {
+				t.Fatalf("%d lines, want %d:\n%s", len(rows), tt.lines, got)
+			}
+			for i, r := range rows {
+				if len(r) > reports.TermWidth || i > 0 && !strings.HasPrefix(r, "  ") {
+					t.Errorf("line %d %q: over %d columns or not indented", i, r, reports.TermWidth)
+				}
+			}
+			if strings.Join(strings.Fields(got), " ") != tt.note || strings.Contains(got, "(--\n") {
+				t.Errorf("the note changed or broke mid-flag:\n%s", got)
 			}
 		})
 	}
