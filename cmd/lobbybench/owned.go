@@ -121,7 +121,7 @@ func startOwnedTarget(ctx context.Context, e *env, name string, f *ownedTargetFl
 	if !f.cmdGiven {
 		from = "the scenario's target_cmd"
 	}
-	fmt.Fprintf(e.stderr, "lobbybench %s: starting --target-cmd (%s): /bin/sh -c %s; waiting up to %v for it to answer at %s\n", name, from, shellQuote(script), f.readyTimeout, target)
+	fmt.Fprintf(e.stderr, "lobbybench %s: starting the target (%s): /bin/sh -c %s; waiting up to %v for it to answer at %s\n", name, from, shellQuote(script), f.readyTimeout, target)
 	p, err := owned.Start(ctx, spec)
 	if err != nil {
 		t.closeLog()

@@ -208,7 +208,7 @@ func TestRunOwnedTargetFails(t *testing.T) {
 		stderr []string
 	}{
 		{"not found", free, []string{"--target-cmd", "no-such-lobbyd-9x --port 1"}, exitUsage,
-			[]string{"starting --target-cmd (--target-cmd): /bin/sh -c 'exec no-such-lobbyd-9x --port 1'", "command not found: no-such-lobbyd-9x"}},
+			[]string{"starting the target (--target-cmd): /bin/sh -c 'exec no-such-lobbyd-9x --port 1'", "command not found: no-such-lobbyd-9x"}},
 		{"not found after cd", free, []string{"--target-cmd", "cd / && LOBBY=1 no-such-lobbyd-9x"}, exitUsage,
 			[]string{"/bin/sh -c 'cd / && LOBBY=1 exec no-such-lobbyd-9x'", "command not found: one of its commands", "no-such-lobbyd-9x: not found"}},
 		{"list ending in a pipeline", free, []string{"--target-cmd", "cd / && ./srv | tee log"}, exitUsage,
