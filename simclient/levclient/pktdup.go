@@ -11,17 +11,18 @@ import (
 )
 
 // seenLn is how many of the last Ln datagrams a connection remembers to
-// tell a byte-for-byte copy (simclient.RuleLPktDup).
-const seenLn = 64
+// tell a byte-for-byte copy (simclient.RuleLPktDup). A copy sent twice
+// arrives right behind its original, so a short window does; every
+// Leviathan client carries it.
+const seenLn = 16
 
 // lnSeen remembers the last seenLn Ln datagrams received on a connection,
-// by PKT_ID, length and CRC-32, so that one sent twice is recognised: a
-// resend takes a new PKT_ID (leviathan.md §1.1), so the same PKT_ID and
-// bytes again is the server (or its proxy) sending one datagram twice.
+// each as its PKT_ID and the CRC-32 of its bytes, so that one sent twice
+// is recognised: a resend takes a new PKT_ID (leviathan.md §1.1), so the
+// same PKT_ID and bytes again is the server (or its proxy) sending one
+// datagram twice.
 type lnSeen struct {
-	ids  [seenLn]uint32
-	lens [seenLn]int
-	sums [seenLn]uint32
+	keys [seenLn]uint64 // PKT_ID<<32 | CRC-32; 0: empty (PKT_ID 0 is never remembered)
 	next int
 }
 
@@ -33,13 +34,16 @@ func (s *lnSeen) copyOf(b []byte) (id uint32, dup bool) {
 		return 0, false
 	}
 	id = binary.BigEndian.Uint32(b[2:])
-	sum := crc32.ChecksumIEEE(b)
-	for i := range s.ids {
-		if s.ids[i] == id && s.lens[i] == len(b) && s.sums[i] == sum && id != 0 {
+	if id == 0 {
+		return 0, false
+	}
+	key := uint64(id)<<32 | uint64(crc32.ChecksumIEEE(b))
+	for _, k := range s.keys {
+		if k == key {
 			return id, true
 		}
 	}
-	s.ids[s.next], s.lens[s.next], s.sums[s.next] = id, len(b), sum
+	s.keys[s.next] = key
 	s.next = (s.next + 1) % seenLn
 	return id, false
 }
