@@ -8,12 +8,12 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/crash"
 	"github.com/lobbybench/lobbybench/refserver"
 	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
 	refudp "github.com/lobbybench/lobbybench/refserver/udp"
@@ -199,17 +199,9 @@ func (r *relay) serve(cc net.Conn) {
 }
 
 // abort says why on stderr and dies by SIGABRT, as a C server's failed
-// assert does: the Go runtime's crash dump goes to /dev/null, so the
-// last lines of output are the server's own.
+// assert does: the last lines of output are the server's own.
 func abort(why string) {
 	fmt.Fprintln(os.Stderr, why)
 	fmt.Fprintln(os.Stderr, "Aborted")
-	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
-		syscall.Dup3(int(null.Fd()), 2, 0)
-	}
-	syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
-	debug.SetTraceback("crash")
-	syscall.Kill(os.Getpid(), syscall.SIGABRT)
-	time.Sleep(10 * time.Second)
-	os.Exit(9)
+	crash.Abort()
 }

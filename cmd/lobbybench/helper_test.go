@@ -3,13 +3,14 @@ package main
 import (
 	"os"
 	"os/exec"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/crash"
 )
 
 // The test binary doubles as the lobbybench binary when asMainEnv is set,
@@ -45,11 +46,7 @@ func TestMain(m *testing.M) {
 		if d, err := time.ParseDuration(os.Getenv(abortEnv)); err == nil && len(os.Args) > 1 && os.Args[1] == "serve" {
 			time.AfterFunc(d, func() {
 				os.Stderr.WriteString("serve aborting on purpose\n")
-				// Die by the signal itself (not the Go runtime's exit
-				// status 2), without a core file.
-				syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
-				debug.SetTraceback("crash")
-				syscall.Kill(os.Getpid(), syscall.SIGABRT)
+				crash.Abort()
 			})
 		}
 		main()

@@ -9,12 +9,13 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/crash"
 )
 
 // The fake servers: the test binary runs itself with OWNED_HELPER set, as
@@ -73,13 +74,7 @@ func helperMain(mode string, args []string) int {
 		}
 		if string(buf[:n]) == "abort" {
 			fmt.Fprintln(os.Stderr, "got abort, aborting")
-			// Die by the signal itself, not the Go runtime's exit status 2,
-			// and without a core file.
-			syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
-			debug.SetTraceback("crash")
-			syscall.Kill(os.Getpid(), syscall.SIGABRT)
-			time.Sleep(10 * time.Second)
-			return 9
+			crash.Abort()
 		}
 		conn.WriteTo(buf[:n], from)
 	}
