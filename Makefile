@@ -34,7 +34,7 @@ lint:
 # handlers, the closed model's iteration) with allocs, count 5 so benchstat has medians.
 bench: bench-run bench-truth bench-micro
 
-BENCH_HOT := ./wire/... ./metrics ./refserver/udp ./simclient/udpclient ./levconn ./engine
+BENCH_HOT := ./protocols/udplobby/udpwire ./protocols/tcplobby/tcpwire ./protocols/leviathan/levwire ./metrics ./protocols/udplobby/udpserver ./protocols/udplobby/udpclient ./protocols/leviathan/levconn ./engine
 
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -benchtime $(BENCHTIME) $(BENCH_HOT)

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/simclient/udpclient"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestSearchStepsDoNotInheritRooms: against a reference server whose room
@@ -36,7 +36,7 @@ func TestSearchStepsDoNotInheritRooms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	p, _ := simclient.Describe(string(udplobby.ProtocolName))
+	p, _ := simclient.Describe(string(udpwire.ProtocolName))
 	addr := srv.Addr(p.EmbeddedParts[0])
 	if !addr.IsValid() {
 		t.Fatalf("the reference server has no %s part", p.EmbeddedParts[0])

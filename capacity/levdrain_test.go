@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/levconn"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levclient"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
+	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	"github.com/lobbybench/lobbybench/simclient/levclient"
-	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
 // levServer is a reference server's Leviathan endpoint for the test.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/testkit/caplobby"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // cappedLobby is the lobby of known capacity the searches are tried on.
@@ -94,8 +94,8 @@ func TestSearchNamesRuleBrokenUnderLoad(t *testing.T) {
 	const K = 60.0
 	c := searchLobby(t, &cappedLobby{BreakAbove: K}, 15)
 	// The rule the client's decoder finds broken in badReply.
-	var m udplobby.Message
-	rule := string(udplobby.Decoder{Profile: udplobby.ProfileSpec, Dir: udplobby.ServerToClient}.DecodeRule(caplobby.BadReply(1), &m))
+	var m udpwire.Message
+	rule := string(udpwire.Decoder{Profile: udpwire.ProfileSpec, Dir: udpwire.ServerToClient}.DecodeRule(caplobby.BadReply(1), &m))
 	if rule == "" {
 		t.Fatal("BadReply breaks no rule")
 	}

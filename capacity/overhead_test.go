@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/simclient/udpclient"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // overheadPlan is the list-poll scenario of pollPlan, against target
@@ -61,7 +61,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer srv.Close()
-		p, _ := simclient.Describe(string(udplobby.ProtocolName))
+		p, _ := simclient.Describe(string(udpwire.ProtocolName))
 		addr := srv.Addr(p.EmbeddedParts[0])
 		if !addr.IsValid() {
 			b.Fatalf("the reference server has no %s part", p.EmbeddedParts[0])

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpclient"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
-	"github.com/lobbybench/lobbybench/simclient/tcpclient"
-	"github.com/lobbybench/lobbybench/simclient/udpclient"
 )
 
 // fakeEngine answers every step with a passing run, or fails the steps

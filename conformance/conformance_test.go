@@ -15,8 +15,8 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/golden"
 	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func TestMatch(t *testing.T) {
@@ -407,7 +407,7 @@ func TestRunCaseResult(t *testing.T) {
 			}); err != nil {
 				return err
 			}
-			t.LogSent("127.0.0.2:40000", "127.0.0.1:8080", udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 7), "LOBBY_LIST_ROOMS")
+			t.LogSent("127.0.0.2:40000", "127.0.0.1:8080", udpwire.AppendListRooms(nil, udpwire.ProfileSpec, 7), "LOBBY_LIST_ROOMS")
 			for range result.MaxCaseWireEntries + 2 {
 				t.LogRecv("127.0.0.2:40000", "127.0.0.1:8080", []byte{0xab}, "")
 			}

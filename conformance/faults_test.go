@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // suiteConfig is the configuration the fault tests run the suite with: a
@@ -306,8 +306,8 @@ func TestSkipNamesOwner(t *testing.T) {
 		}, "inst/2/2", result.VerdictFail, "SERVER_JOIN_DENY", []string{"udp-lobby/10/3", "udp-lobby/10/4"}},
 		{"tcp: CREATE_ROOM_ACK never sent", func(t *testing.T) Config {
 			srv := startRef(t)
-			target := startTCPProxy(t, srv.Addr(tcplobby.ProtocolName).String(), tcpFault{filter: func(p []byte) []byte {
-				if typeIs(p, tcplobby.TypeCreateRoomAck) {
+			target := startTCPProxy(t, srv.Addr(tcpwire.ProtocolName).String(), tcpFault{filter: func(p []byte) []byte {
+				if typeIs(p, tcpwire.TypeCreateRoomAck) {
 					return nil
 				}
 				return p
@@ -357,7 +357,7 @@ func TestSkipNamesOwner(t *testing.T) {
 // or skip with (conformance.Owned(Proto…, "name", …)) is in some case's
 // Owns, so no mark is silently lost to a typo.
 func TestOwnedNamesAreOwned(t *testing.T) {
-	files, err := filepath.Glob("*cases/*.go")
+	files, err := filepath.Glob("../protocols/*/*cases/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/wire/udplobby"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
 // faults switches one defect each into the test lobby, so the tests can
@@ -62,7 +62,7 @@ type faults struct {
 	// then draw ICMP port unreachable: refused), hang stops answering
 	// anything (silent).
 	die   string
-	dieOn udplobby.MsgType
+	dieOn udpwire.MsgType
 	// onDie, when set, is called as the lobby dies, before its socket
 	// closes (the re-executed test binary aborts itself there, as a real
 	// server's failed assertion would).
@@ -131,7 +131,7 @@ type testLobby struct {
 
 type session struct {
 	seq   uint16
-	typ   udplobby.MsgType
+	typ   udpwire.MsgType
 	reply []byte
 }
 
@@ -144,7 +144,7 @@ type testRoom struct {
 	owner   netip.Addr   // the address that created it
 	gone    bool         // its instance exited (roomsOutlive): datagrams are dropped
 	active  time.Time    // last activity (creation, lobby JOIN, instance datagram)
-	state   udplobby.RoomState
+	state   udpwire.RoomState
 	players map[netip.AddrPort]bool // endpoint → ready
 	hellos  map[netip.AddrPort]bool // endpoints that sent CLIENT_HELLO (faults.helloOnce)
 }
@@ -286,7 +286,7 @@ func (l *testLobby) malformed(b []byte) []byte {
 	if !l.f.replyMalformed {
 		return nil
 	}
-	return l.seal(udplobby.AppendJoinFailed(nil, udplobby.ProfileSpec, 0))
+	return l.seal(udpwire.AppendJoinFailed(nil, udpwire.ProfileSpec, 0))
 }
 
 func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
@@ -334,11 +334,11 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 	if !l.f.noCRCCheck && binary.BigEndian.Uint32(b[end:]) != crc32.ChecksumIEEE(b[:end]) {
 		return l.malformed(b)
 	}
-	pt, typ, seq := udplobby.PacketType(b[0]), udplobby.MsgType(b[1]), binary.BigEndian.Uint16(b[2:])
-	if pt != udplobby.ClientToServer || binary.BigEndian.Uint16(b[6:]) != uint16(psize) {
+	pt, typ, seq := udpwire.PacketType(b[0]), udpwire.MsgType(b[1]), binary.BigEndian.Uint16(b[2:])
+	if pt != udpwire.ClientToServer || binary.BigEndian.Uint16(b[6:]) != uint16(psize) {
 		return l.malformed(b)
 	}
-	want := map[udplobby.MsgType]int{udplobby.LobbyListRooms: 0, udplobby.LobbyCreateRoom: 0, udplobby.LobbyJoinRoom: 4}
+	want := map[udpwire.MsgType]int{udpwire.LobbyListRooms: 0, udpwire.LobbyCreateRoom: 0, udpwire.LobbyJoinRoom: 4}
 	if n, ok := want[typ]; !ok || n != psize {
 		return l.malformed(b)
 	}
@@ -352,18 +352,18 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 		}
 		return nil
 	}
-	if s, ok := l.sessions[from]; ok && s.seq == seq && s.typ == typ && !(typ == udplobby.LobbyCreateRoom && l.f.dupCreateTwoRooms) {
+	if s, ok := l.sessions[from]; ok && s.seq == seq && s.typ == typ && !(typ == udpwire.LobbyCreateRoom && l.f.dupCreateTwoRooms) {
 		return s.reply
 	}
 	var out []byte
-	p := udplobby.ProfileSpec
+	p := udpwire.ProfileSpec
 	switch typ {
-	case udplobby.LobbyListRooms:
+	case udpwire.LobbyListRooms:
 		out = l.list(seq)
 		if l.f.listAnsweredFail {
-			out = udplobby.AppendJoinFailed(nil, p, seq)
+			out = udpwire.AppendJoinFailed(nil, p, seq)
 		}
-	case udplobby.LobbyCreateRoom:
+	case udpwire.LobbyCreateRoom:
 		if l.f.createSilent {
 			return nil
 		}
@@ -371,21 +371,21 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 			if l.f.poolFullSilent {
 				return nil
 			}
-			out = udplobby.AppendJoinFailed(nil, p, seq)
+			out = udpwire.AppendJoinFailed(nil, p, seq)
 			break
 		}
 		r, err := l.newRoom(from.Addr())
 		if err != nil {
-			out = udplobby.AppendJoinFailed(nil, p, seq)
+			out = udpwire.AppendJoinFailed(nil, p, seq)
 			break
 		}
-		out = udplobby.AppendRoomCreated(nil, p, seq, r.id, r.port)
+		out = udpwire.AppendRoomCreated(nil, p, seq, r.id, r.port)
 		if l.f.createdLong {
 			out = append(out[:len(out)-4], 0, 0, 0, 0, 0)
 			binary.BigEndian.PutUint16(out[4:], 7)
 			binary.BigEndian.PutUint16(out[6:], 7)
 		}
-	case udplobby.LobbyJoinRoom:
+	case udpwire.LobbyJoinRoom:
 		id := binary.BigEndian.Uint32(b[8:])
 		r := l.rooms[id]
 		if id == 0 && l.f.silentRoomZero {
@@ -396,11 +396,11 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 		}
 		switch {
 		case id == 0 || r == nil || l.f.joinRefused:
-			out = udplobby.AppendJoinFailed(nil, p, seq)
+			out = udpwire.AppendJoinFailed(nil, p, seq)
 		case len(r.players) >= l.maxPlayers && !l.f.joinFullAllowed:
-			out = udplobby.AppendJoinFailed(nil, p, seq)
-		case r.state != udplobby.Waiting && r.state != udplobby.Countdown && !l.f.joinPlayingOK:
-			out = udplobby.AppendJoinFailed(nil, p, seq)
+			out = udpwire.AppendJoinFailed(nil, p, seq)
+		case r.state != udpwire.Waiting && r.state != udpwire.Countdown && !l.f.joinPlayingOK:
+			out = udpwire.AppendJoinFailed(nil, p, seq)
 		default:
 			r.active = time.Now()
 			id, port := r.id, r.port
@@ -410,12 +410,12 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 			if l.f.joinPortOff {
 				port++
 			}
-			out = udplobby.AppendJoinSuccess(nil, p, seq, id, port)
+			out = udpwire.AppendJoinSuccess(nil, p, seq, id, port)
 		}
 	}
-	if udplobby.MsgType(out[1]) == udplobby.LobbyJoinFailed {
+	if udpwire.MsgType(out[1]) == udpwire.LobbyJoinFailed {
 		if l.f.failedPacketType {
-			out[0] = byte(udplobby.ClientToServer)
+			out[0] = byte(udpwire.ClientToServer)
 		}
 		if l.f.failedOrigSize {
 			binary.BigEndian.PutUint16(out[6:], 1)
@@ -451,27 +451,27 @@ func (l *testLobby) flooded(a netip.Addr) bool {
 }
 
 func (l *testLobby) list(seq uint16) []byte {
-	var rooms []udplobby.Room
+	var rooms []udpwire.Room
 	last := l.nextID
 	if l.f.listOmitsNewest && last > 0 {
 		last--
 	}
 	for id := uint32(1); id <= last; id++ {
 		if r := l.rooms[id]; r != nil {
-			room := udplobby.Room{ID: r.id, Players: uint16(len(r.players)), MaxPlayers: uint16(l.maxPlayers), Port: r.port, State: r.state}
+			room := udpwire.Room{ID: r.id, Players: uint16(len(r.players)), MaxPlayers: uint16(l.maxPlayers), Port: r.port, State: r.state}
 			if l.f.listCountLow && len(r.players) >= l.maxPlayers {
 				room.Players = uint16(l.maxPlayers - 1)
 			}
-			if l.f.listNeverPlaying && r.state == udplobby.Playing {
-				room.State = udplobby.Countdown
+			if l.f.listNeverPlaying && r.state == udpwire.Playing {
+				room.State = udpwire.Countdown
 			}
 			rooms = append(rooms, room)
 		}
 	}
 	if l.f.listBogusEntry {
-		rooms = append(rooms, udplobby.Room{MaxPlayers: uint16(l.maxPlayers)})
+		rooms = append(rooms, udpwire.Room{MaxPlayers: uint16(l.maxPlayers)})
 	}
-	p := udplobby.ProfileSpec
+	p := udpwire.ProfileSpec
 	if l.f.lobbySystemList {
 		pl := binary.BigEndian.AppendUint32(nil, uint32(len(rooms)))
 		for _, r := range rooms {
@@ -482,9 +482,9 @@ func (l *testLobby) list(seq uint16) []byte {
 			pl = binary.BigEndian.AppendUint32(pl, uint32(r.MaxPlayers))
 		}
 		n := uint16(len(pl))
-		return udplobby.AppendRaw(nil, p, udplobby.Header{PacketType: udplobby.ServerToClient, Type: udplobby.LobbyRoomList, Seq: seq, PayloadSize: n, OriginalSize: n}, pl)
+		return udpwire.AppendRaw(nil, p, udpwire.Header{PacketType: udpwire.ServerToClient, Type: udpwire.LobbyRoomList, Seq: seq, PayloadSize: n, OriginalSize: n}, pl)
 	}
-	b, _ := udplobby.AppendRoomList(nil, p, seq, rooms)
+	b, _ := udpwire.AppendRoomList(nil, p, seq, rooms)
 	if l.f.wrongRoomCount {
 		binary.BigEndian.PutUint16(b[8:], uint16(len(rooms)+1))
 	}
@@ -561,15 +561,15 @@ func (l *testLobby) servePort(idx int) {
 	defer l.wg.Done()
 	conn := l.ports[idx]
 	buf := make([]byte, 2048)
-	p := udplobby.ProfileSpec
+	p := udpwire.ProfileSpec
 	for {
 		n, from, err := conn.ReadFromUDPAddrPort(buf)
 		if err != nil {
 			return
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		var m udplobby.Message
-		if (udplobby.Decoder{Profile: p, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelInstance}).Decode(buf[:n], &m) != nil {
+		var m udpwire.Message
+		if (udpwire.Decoder{Profile: p, Dir: udpwire.ClientToServer, Channel: udpwire.ChannelInstance}).Decode(buf[:n], &m) != nil {
 			continue
 		}
 		l.mu.Lock()
@@ -581,56 +581,56 @@ func (l *testLobby) servePort(idx int) {
 		r.active = time.Now()
 		send := func(to netip.AddrPort, b []byte) { r.out.WriteToUDPAddrPort(l.seal(b), to) }
 		switch m.Type {
-		case udplobby.ClientHello:
+		case udpwire.ClientHello:
 			if l.f.helloOnce {
 				if r.hellos[from] {
 					break
 				}
 				r.hellos[from] = true
 			}
-			typ := udplobby.ServerHello
-			if _, in := r.players[from]; l.f.denyAtHello && !in && (len(r.players) >= l.maxPlayers || r.state != udplobby.Waiting) {
-				typ = udplobby.ServerJoinDeny
+			typ := udpwire.ServerHello
+			if _, in := r.players[from]; l.f.denyAtHello && !in && (len(r.players) >= l.maxPlayers || r.state != udpwire.Waiting) {
+				typ = udpwire.ServerJoinDeny
 			}
-			b, _ := udplobby.AppendEmpty(nil, p, typ, m.Seq)
+			b, _ := udpwire.AppendEmpty(nil, p, typ, m.Seq)
 			send(from, b)
-		case udplobby.ClientJoinRequest:
-			typ := udplobby.ServerJoinAccept
+		case udpwire.ClientJoinRequest:
+			typ := udpwire.ServerJoinAccept
 			if l.f.denyJoin {
-				typ = udplobby.ServerJoinDeny
+				typ = udpwire.ServerJoinDeny
 			} else if _, in := r.players[from]; !in {
-				if len(r.players) >= l.maxPlayers || r.state != udplobby.Waiting {
-					typ = udplobby.ServerJoinDeny
+				if len(r.players) >= l.maxPlayers || r.state != udpwire.Waiting {
+					typ = udpwire.ServerJoinDeny
 				} else {
 					r.players[from] = false
 				}
 			}
-			b, _ := udplobby.AppendEmpty(nil, p, typ, m.Seq)
+			b, _ := udpwire.AppendEmpty(nil, p, typ, m.Seq)
 			send(from, b)
-		case udplobby.ClientPing:
+		case udpwire.ClientPing:
 			if l.f.emptyPong {
 				// The spec header (8 bytes) with payloadSize and
 				// originalSize 0, then room for the CRC seal writes.
-				b := append(udplobby.AppendPong(nil, p, m.Seq, m.Value)[:8:8], 0, 0, 0, 0)
+				b := append(udpwire.AppendPong(nil, p, m.Seq, m.Value)[:8:8], 0, 0, 0, 0)
 				binary.BigEndian.PutUint32(b[4:], 0)
 				send(from, b)
 				break
 			}
-			send(from, udplobby.AppendPong(nil, p, m.Seq, m.Value))
-		case udplobby.ClientReady:
-			if _, in := r.players[from]; in && r.state == udplobby.Waiting {
+			send(from, udpwire.AppendPong(nil, p, m.Seq, m.Value))
+		case udpwire.ClientReady:
+			if _, in := r.players[from]; in && r.state == udpwire.Waiting {
 				r.players[from] = true
 				all := true
 				for _, ready := range r.players {
 					all = all && ready
 				}
 				if all {
-					r.state = udplobby.Countdown
+					r.state = udpwire.Countdown
 					l.wg.Add(1)
 					go l.countdown(r)
 				}
 			}
-		case udplobby.ClientDisconnect:
+		case udpwire.ClientDisconnect:
 			if _, in := r.players[from]; in {
 				delete(r.players, from)
 				if len(r.players) == 0 && l.f.roomsOutlive {
@@ -644,27 +644,27 @@ func (l *testLobby) servePort(idx int) {
 
 func (l *testLobby) countdown(r *testRoom) {
 	defer l.wg.Done()
-	p := udplobby.ProfileSpec
+	p := udpwire.ProfileSpec
 	bcast := func(b []byte) {
 		for ep := range r.players {
 			r.out.WriteToUDPAddrPort(l.seal(append([]byte(nil), b...)), ep)
 		}
 	}
 	l.mu.Lock()
-	b, _ := udplobby.AppendEmpty(nil, p, udplobby.ServerAllReady, 0)
+	b, _ := udpwire.AppendEmpty(nil, p, udpwire.ServerAllReady, 0)
 	bcast(b)
 	l.mu.Unlock()
 	for s := 3; s >= 1; s-- {
 		time.Sleep(l.tick)
 		l.mu.Lock()
-		b, _ := udplobby.Append(nil, p, &udplobby.Message{Header: udplobby.Header{Type: udplobby.ServerCountdownTick}, Value: uint32(s)})
+		b, _ := udpwire.Append(nil, p, &udpwire.Message{Header: udpwire.Header{Type: udpwire.ServerCountdownTick}, Value: uint32(s)})
 		bcast(b)
 		l.mu.Unlock()
 	}
 	time.Sleep(l.tick)
 	l.mu.Lock()
-	r.state = udplobby.Playing
-	b, _ = udplobby.AppendEmpty(nil, p, udplobby.ServerGameStart, 0)
+	r.state = udpwire.Playing
+	b, _ = udpwire.AppendEmpty(nil, p, udpwire.ServerGameStart, 0)
 	if l.f.startMissesOne {
 		missed := false
 		for ep := range r.players {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/levconn"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
+	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/result"
-	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
 // levFaults are deliberate defects of the fake endpoint.

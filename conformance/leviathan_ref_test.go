@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/levconn"
-	reflev "github.com/lobbybench/lobbybench/refserver/leviathan"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
+	reflev "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
+	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/result"
-	lv "github.com/lobbybench/lobbybench/wire/leviathan"
 )
 
 func startRefLeviathan(t testing.TB, edit func(*reflev.Config)) *reflev.Server {

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	ownedproc "github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // The test binary, run again with ownedLobbyEnv set to an address, is a
@@ -39,7 +39,7 @@ func TestOwnedLobbyProcess(t *testing.T) {
 	f := faults{listen: addr}
 	once := os.Getenv(ownedOnceEnv)
 	if _, err := os.Stat(once); err != nil {
-		f.die, f.dieOn = "abort", udplobby.LobbyJoinRoom
+		f.die, f.dieOn = "abort", udpwire.LobbyJoinRoom
 	}
 	f.onDie = func() {
 		os.WriteFile(once, nil, 0o644)

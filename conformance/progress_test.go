@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 )
 
 // TestProgress: Config.Progress is told of each case as it is done, once:
@@ -17,7 +17,7 @@ func TestProgress(t *testing.T) {
 		section     string
 	}
 	var calls []call
-	cfg := Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: protoTCP, Patterns: []string{"tcp-lobby/2.2", "tcp-lobby/5.1"},
+	cfg := Config{Target: srv.Addr(tcpwire.ProtocolName).String(), Protocol: protoTCP, Patterns: []string{"tcp-lobby/2.2", "tcp-lobby/5.1"},
 		Progress: func(done, total int, section string) { calls = append(calls, call{done, total, section}) }}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {

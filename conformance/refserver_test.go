@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // freePortRange finds n consecutive free UDP ports on 127.0.0.1 (bound and
@@ -100,8 +100,8 @@ func TestReferenceUDP(t *testing.T) {
 		// yet: one address takes every instance.
 		{"defaults", nil, "auto", "header spec, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 		{"rate limit 100/s per IP", func(c *refudp.Config) { c.RateLimit, c.RateBurst = 100, 20 }, "auto", "header spec, guessed", []string{"udp-lobby/10/7"}, true},
-		{"rtype17 header", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, "auto", "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
-		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udplobby.ProfileRType17 }, "rtype17", "", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
+		{"rtype17 header", func(c *refudp.Config) { c.Profile = udpwire.ProfileRType17 }, "auto", "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
+		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udpwire.ProfileRType17 }, "rtype17", "", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 	}
 	reps := make([]*result.Conform, len(setups))
 	errs := make([]error, len(setups))
@@ -176,7 +176,7 @@ func startRef(t testing.TB) *refserver.Server {
 // every case passes.
 func TestReferenceTCP(t *testing.T) {
 	srv := startRef(t)
-	rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: protoTCP})
+	rep, err := Run(context.Background(), Config{Target: srv.Addr(tcpwire.ProtocolName).String(), Protocol: protoTCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := Run(context.Background(), Config{Target: srv.Addr(tcplobby.ProtocolName).String(), Protocol: protoTCP})
+		rep, err := Run(context.Background(), Config{Target: srv.Addr(tcpwire.ProtocolName).String(), Protocol: protoTCP})
 		srv.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -15,10 +15,10 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
+	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
-	lv "github.com/lobbybench/lobbybench/wire/leviathan"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // dyingTCP is a proxy in front of a TCP lobby that dies the first time a
@@ -30,7 +30,7 @@ import (
 type dyingTCP struct {
 	ln    net.Listener
 	how   string
-	on    tcplobby.Type
+	on    tcpwire.Type
 	mu    sync.Mutex
 	dead  bool
 	conns []net.Conn
@@ -79,12 +79,12 @@ func (p *dyingTCP) frameDelay() time.Duration {
 	return p.delay
 }
 
-func startDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) string {
+func startDyingTCP(t *testing.T, upstream, how string, on tcpwire.Type) string {
 	t.Helper()
 	return newDyingTCP(t, upstream, how, on).ln.Addr().String()
 }
 
-func newDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) *dyingTCP {
+func newDyingTCP(t *testing.T, upstream, how string, on tcpwire.Type) *dyingTCP {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -137,7 +137,7 @@ func newDyingTCP(t *testing.T, upstream, how string, on tcplobby.Type) *dyingTCP
 					if _, err := io.ReadFull(cc, b); err != nil {
 						return
 					}
-					if len(b) > 0 && p.fatal(tcplobby.Type(b[0])) {
+					if len(b) > 0 && p.fatal(tcpwire.Type(b[0])) {
 						p.stallThenDie()
 					}
 					if p.mute() {
@@ -178,7 +178,7 @@ func (p *dyingTCP) isDead() bool {
 	return p.dead
 }
 
-func (p *dyingTCP) fatal(typ tcplobby.Type) bool {
+func (p *dyingTCP) fatal(typ tcpwire.Type) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return typ == p.on
@@ -279,14 +279,14 @@ func TestTargetDies(t *testing.T) {
 	}
 	udp := func(how string) func(t *testing.T) Config {
 		return func(t *testing.T) Config {
-			l := startTestLobby(t, faults{rateLimit: 100, rateBurst: 20, die: how, dieOn: udplobby.LobbyJoinRoom}, 12)
+			l := startTestLobby(t, faults{rateLimit: 100, rateBurst: 20, die: how, dieOn: udpwire.LobbyJoinRoom}, 12)
 			return suiteConfig(l.addr().String(), l.portRange())
 		}
 	}
 	tcp := func(how string) func(t *testing.T) Config {
 		return func(t *testing.T) Config {
 			ref := startRef(t)
-			return Config{Target: startDyingTCP(t, ref.Addr(tcplobby.ProtocolName).String(), how, tcplobby.TypeReadyReq), Protocol: protoTCP, Timeout: time.Second}
+			return Config{Target: startDyingTCP(t, ref.Addr(tcpwire.ProtocolName).String(), how, tcpwire.TypeReadyReq), Protocol: protoTCP, Timeout: time.Second}
 		}
 	}
 	lev := func(how string) func(t *testing.T) Config {
@@ -400,8 +400,8 @@ func (p *dyingTCP) restart(t *testing.T, upstream string) error {
 func TestOwnedTargetHooks(t *testing.T) {
 	t.Parallel()
 	ref := startRef(t)
-	upstream := ref.Addr(tcplobby.ProtocolName).String()
-	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
+	upstream := ref.Addr(tcpwire.ProtocolName).String()
+	px := newDyingTCP(t, upstream, "abort", tcpwire.TypeReadyReq)
 	restarts := 0
 	cfg := Config{Target: px.ln.Addr().String(), Protocol: protoTCP, Timeout: time.Second,
 		Patterns: []string{"tcp-lobby/5.3/1", "tcp-lobby/5.1/7", "tcp-lobby/R/4"},
@@ -447,8 +447,8 @@ func TestOwnedTargetHooks(t *testing.T) {
 func TestOwnedTargetRerunAlone(t *testing.T) {
 	t.Parallel()
 	ref := startRef(t)
-	upstream := ref.Addr(tcplobby.ProtocolName).String()
-	px := newDyingTCP(t, upstream, "abort", tcplobby.TypeReadyReq)
+	upstream := ref.Addr(tcpwire.ProtocolName).String()
+	px := newDyingTCP(t, upstream, "abort", tcpwire.TypeReadyReq)
 	// The cases overlap, and those beside the fatal one are still in
 	// flight when it dies.
 	px.slow(50*time.Millisecond, 300*time.Millisecond)

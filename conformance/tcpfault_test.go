@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // tcpFault is one defect a frame-aware proxy in front of the reference TCP
@@ -30,7 +30,7 @@ type tcpFault struct {
 	// headerCounted writes the length prefix of the frames whose type
 	// this names (when not 0) as the payload size plus 4, the payload
 	// followed by 4 zero bytes: the prefix counts itself.
-	headerCounted tcplobby.Type
+	headerCounted tcpwire.Type
 	// roomQuota and connQuota, when > 0, are per-address quotas the
 	// reference lacks: a client address holding roomQuota rooms gets
 	// CREATE_ROOM_ACK RoomID 0, one holding connQuota connections has the
@@ -136,7 +136,7 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 							continue
 						}
 					}
-					if f.roomQuota > 0 && typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) == tcplobby.SizeCreateRoomAck && binary.LittleEndian.Uint32(p[1:]) != 0 {
+					if f.roomQuota > 0 && typeIs(p, tcpwire.TypeCreateRoomAck) && len(p) == tcpwire.SizeCreateRoomAck && binary.LittleEndian.Uint32(p[1:]) != 0 {
 						mu.Lock()
 						if rooms[ip] >= f.roomQuota {
 							clear(p[1:]) // RoomID 0, PlayerHash 0
@@ -168,7 +168,7 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 }
 
 // typeIs reports whether the TCP lobby payload p is of type typ.
-func typeIs(p []byte, typ tcplobby.Type) bool { return len(p) > 0 && tcplobby.Type(p[0]) == typ }
+func typeIs(p []byte, typ tcpwire.Type) bool { return len(p) > 0 && tcpwire.Type(p[0]) == typ }
 
 // tcpFaultRow is one defect the proxy injects and what the suite must make
 // of it.
@@ -189,31 +189,31 @@ var tcpFaultRows = []tcpFaultRow{
 	{"transparent proxy", tcpFault{}, []string{"tcp-lobby/R/3", "tcp-lobby/R/4"}, nil, false},
 	{"per-address quotas", tcpFault{roomQuota: 4, connQuota: 16}, nil, nil, false},
 	{"no ERROR_MSG before closing on a bad frame", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeServerError) {
+		if typeIs(p, tcpwire.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcpwire.ErrCodeServerError) {
 			return nil
 		}
 		return p
 	}}, []string{"tcp-lobby/7.1"}, nil, false},
 	{"non-host START answered 0x04", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeNotHost) {
-			p[1] = byte(tcplobby.ErrCodeNotAllReady)
+		if typeIs(p, tcpwire.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcpwire.ErrCodeNotHost) {
+			p[1] = byte(tcpwire.ErrCodeNotAllReady)
 		}
 		return p
 	}}, []string{"tcp-lobby/5.4/1"}, nil, false},
 	{"PLAYER_JOIN never sent", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypePlayerJoin) {
+		if typeIs(p, tcpwire.TypePlayerJoin) {
 			return nil
 		}
 		return p
 	}}, []string{"tcp-lobby/5.3/2"}, nil, true}, // ROOM_UPDATE still sent: a warning
 	{"COUNTDOWN 2 skipped", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeCountdown) && len(p) == 2 && p[1] == 2 {
+		if typeIs(p, tcpwire.TypeCountdown) && len(p) == 2 && p[1] == 2 {
 			return nil
 		}
 		return p
 	}}, []string{"tcp-lobby/6.3/1"}, nil, false},
 	{"GAME_START one byte too long", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeGameStart) {
+		if typeIs(p, tcpwire.TypeGameStart) {
 			return append(p, 0)
 		}
 		return p
@@ -222,7 +222,7 @@ var tcpFaultRows = []tcpFaultRow{
 	// The quirky lobby: CONNECT_REQ not implemented (tcp-lobby.md §5.2 calls it an
 	// alternative to the join flow: a warning).
 	{"quirk: CONNECT_REQ ignored", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeConnectAck) {
+		if typeIs(p, tcpwire.TypeConnectAck) {
 			return nil
 		}
 		return p
@@ -230,7 +230,7 @@ var tcpFaultRows = []tcpFaultRow{
 	// The quirky lobby's short ACKs (a real server's): the fields the
 	// flow needs are there, so only the cases owning the layout fail.
 	{"quirk: CREATE_ROOM_ACK of 6 bytes (type, status, room id)", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) == 13 {
+		if typeIs(p, tcpwire.TypeCreateRoomAck) && len(p) == 13 {
 			status := byte(0)
 			if binary.LittleEndian.Uint32(p[1:]) == 0 {
 				status = 1
@@ -240,25 +240,25 @@ var tcpFaultRows = []tcpFaultRow{
 		return p
 	}}, []string{"tcp-lobby/5.1/2", "tcp-lobby/A/1"}, nil, false},
 	{"quirk: JOIN_ROOM_ACK of 2 bytes (type, status)", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeJoinRoomAck) {
+		if typeIs(p, tcpwire.TypeJoinRoomAck) {
 			return p[:min(len(p), 2)]
 		}
 		return p
 	}}, []string{"tcp-lobby/5.1/3", "tcp-lobby/A/1"}, nil, false},
-	{"missing room answered ROOM_FULL", tcpFault{filter: joinStatusAs(tcplobby.JoinRoomNotFound, tcplobby.JoinRoomFull)},
+	{"missing room answered ROOM_FULL", tcpFault{filter: joinStatusAs(tcpwire.JoinRoomNotFound, tcpwire.JoinRoomFull)},
 		[]string{"tcp-lobby/5.1/4"}, nil, false},
-	{"full room answered ROOM_NOT_FOUND", tcpFault{filter: joinStatusAs(tcplobby.JoinRoomFull, tcplobby.JoinRoomNotFound)},
+	{"full room answered ROOM_NOT_FOUND", tcpFault{filter: joinStatusAs(tcpwire.JoinRoomFull, tcpwire.JoinRoomNotFound)},
 		[]string{"tcp-lobby/5.1/5"}, nil, false},
-	{"started room answered ROOM_FULL", tcpFault{filter: joinStatusAs(tcplobby.JoinRoomInGame, tcplobby.JoinRoomFull)},
+	{"started room answered ROOM_FULL", tcpFault{filter: joinStatusAs(tcpwire.JoinRoomInGame, tcpwire.JoinRoomFull)},
 		[]string{"tcp-lobby/5.1/6"}, nil, false},
 	{"START with a player not ready answered 0x03", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcplobby.ErrCodeNotAllReady) {
-			p[1] = byte(tcplobby.ErrCodeNotHost)
+		if typeIs(p, tcpwire.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcpwire.ErrCodeNotAllReady) {
+			p[1] = byte(tcpwire.ErrCodeNotHost)
 		}
 		return p
 	}}, []string{"tcp-lobby/5.4/2"}, nil, false},
 	{"PLAYER_LEFT never sent", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypePlayerLeft) {
+		if typeIs(p, tcpwire.TypePlayerLeft) {
 			return nil
 		}
 		return p
@@ -268,7 +268,7 @@ var tcpFaultRows = []tcpFaultRow{
 	// reference also sends ROOM_UPDATE, which the decisions accept in its
 	// place: a warning, as for PLAYER_JOIN.
 	{"PLAYER_READY says Ready 0", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypePlayerReady) && len(p) == 10 {
+		if typeIs(p, tcpwire.TypePlayerReady) && len(p) == 10 {
 			p[9] = 0
 		}
 		return p
@@ -276,8 +276,8 @@ var tcpFaultRows = []tcpFaultRow{
 	// GAME_START names a port nothing listens on: the frame keeps its
 	// Appendix A size, only the hand-over fails.
 	{"GAME_START names a dead UDP port", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeGameStart) && len(p) >= 1+tcplobby.IPSize+2 {
-			binary.LittleEndian.PutUint16(p[1+tcplobby.IPSize:], 1)
+		if typeIs(p, tcpwire.TypeGameStart) && len(p) >= 1+tcpwire.IPSize+2 {
+			binary.LittleEndian.PutUint16(p[1+tcpwire.IPSize:], 1)
 		}
 		return p
 	}}, []string{"tcp-lobby/6.3/2"}, nil, false},
@@ -286,15 +286,15 @@ var tcpFaultRows = []tcpFaultRow{
 	// without sending anything there (TestTCPFaultInjection checks every
 	// wire log).
 	{"GAME_START names another host", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeGameStart) && len(p) >= 1+tcplobby.IPSize+2 {
-			ip := tcplobby.MakeIP(redirectVictim)
+		if typeIs(p, tcpwire.TypeGameStart) && len(p) >= 1+tcpwire.IPSize+2 {
+			ip := tcpwire.MakeIP(redirectVictim)
 			copy(p[1:], ip[:])
 		}
 		return p
 	}}, []string{"tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false},
 	// A server that has 16 rooms still hands out a RoomID.
 	{"CREATE_ROOM_ACK RoomID never 0", tcpFault{filter: func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeCreateRoomAck) && len(p) >= 5 && binary.LittleEndian.Uint32(p[1:]) == 0 {
+		if typeIs(p, tcpwire.TypeCreateRoomAck) && len(p) >= 5 && binary.LittleEndian.Uint32(p[1:]) == 0 {
 			binary.LittleEndian.PutUint32(p[1:], 0x7FFFFFFE)
 		}
 		return p
@@ -304,20 +304,20 @@ var tcpFaultRows = []tcpFaultRow{
 	// (tcp-lobby/2.2/1 passes) but the list does not decode; the cases
 	// that read the list to go on skip, naming tcp-lobby/5.1/1.
 	{"LIST_ROOMS_ACK room entry with InGame 2", tcpFault{filter: func(p []byte) []byte {
-		if !typeIs(p, tcplobby.TypeListRoomsAck) || len(p) < 2 || p[1] >= tcplobby.MaxRooms {
+		if !typeIs(p, tcpwire.TypeListRoomsAck) || len(p) < 2 || p[1] >= tcpwire.MaxRooms {
 			return p
 		}
-		room := make([]byte, tcplobby.RoomInfoSize)
+		room := make([]byte, tcpwire.RoomInfoSize)
 		binary.LittleEndian.PutUint32(room, 0x7FFF0000)
 		copy(room[4:], "bad")
-		room[36], room[37], room[38] = 0, tcplobby.MaxPlayers, 2
+		room[36], room[37], room[38] = 0, tcpwire.MaxPlayers, 2
 		p[1]++
 		return append(p, room...)
 	}}, []string{"tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false},
 	// The prefix of LIST_ROOMS_ACK counts itself. tcp-lobby/5.1/1 fails
 	// too: it reads the same frame and finds 4 bytes too many, the same
 	// defect seen from the message's side.
-	{"LIST_ROOMS_ACK length prefix counts the header", tcpFault{headerCounted: tcplobby.TypeListRoomsAck},
+	{"LIST_ROOMS_ACK length prefix counts the header", tcpFault{headerCounted: tcpwire.TypeListRoomsAck},
 		[]string{"tcp-lobby/2.2/1", "tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false},
 }
 
@@ -327,9 +327,9 @@ const redirectVictim = "192.0.2.1"
 
 // joinStatusAs rewrites JOIN_ROOM_ACK status from into to: a server that
 // refuses a join for the wrong reason.
-func joinStatusAs(from, to tcplobby.JoinStatus) func(p []byte) []byte {
+func joinStatusAs(from, to tcpwire.JoinStatus) func(p []byte) []byte {
 	return func(p []byte) []byte {
-		if typeIs(p, tcplobby.TypeJoinRoomAck) && len(p) > 1 && p[1] == byte(from) {
+		if typeIs(p, tcpwire.TypeJoinRoomAck) && len(p) > 1 && p[1] == byte(from) {
 			p[1] = byte(to)
 		}
 		return p
@@ -347,7 +347,7 @@ func relayLocked(uc, cc net.Conn, lock *sync.Mutex) {
 			return
 		}
 		n := binary.LittleEndian.Uint32(hdr[:])
-		if n == 0 || n > tcplobby.DefaultMaxFrame {
+		if n == 0 || n > tcpwire.DefaultMaxFrame {
 			uc.Write(hdr[:])
 			return
 		}
@@ -383,7 +383,7 @@ func TestTCPFaultInjection(t *testing.T) {
 			continue
 		}
 		srv := startRef(t)
-		target := startTCPProxy(t, srv.Addr(tcplobby.ProtocolName).String(), tt.f)
+		target := startTCPProxy(t, srv.Addr(tcpwire.ProtocolName).String(), tt.f)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // listStub is an in-process udp-lobby target that answers every
@@ -47,11 +47,11 @@ func (s *listStub) serve() {
 		if err != nil {
 			return
 		}
-		h, err := udplobby.DecodeHeader(in[:n], udplobby.ProfileSpec)
-		if err != nil || h.Type != udplobby.LobbyListRooms {
+		h, err := udpwire.DecodeHeader(in[:n], udpwire.ProfileSpec)
+		if err != nil || h.Type != udpwire.LobbyListRooms {
 			continue
 		}
-		out, _ = udplobby.AppendRoomList(out[:0], udplobby.ProfileSpec, h.Seq, nil)
+		out, _ = udpwire.AppendRoomList(out[:0], udpwire.ProfileSpec, h.Seq, nil)
 		_, _ = s.conn.WriteToUDPAddrPort(out, from)
 		if s.served.Add(1) == s.limit {
 			s.done()

@@ -14,14 +14,14 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/simclient/udpclient"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // drillServerEnv makes the test binary, run again as TestDrillServer, the
@@ -34,7 +34,7 @@ func TestDrillServer(t *testing.T) {
 	if addr == "" {
 		t.Skip("the drill's server, run by TestDrill as a process of its own")
 	}
-	cfg, err := refserver.Loopback().Only(udplobby.ProtocolName)
+	cfg, err := refserver.Loopback().Only(udpwire.ProtocolName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -45,7 +45,7 @@ func TestDrillServer(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("serving at", srv.Addr(udplobby.ProtocolName))
+	fmt.Println("serving at", srv.Addr(udpwire.ProtocolName))
 	time.Sleep(2 * time.Minute) // bounded: the test stops it long before
 	os.Exit(0)
 }

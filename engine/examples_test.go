@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/refserver/udp"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // createsRooms reports whether a flow of plan creates UDP lobby rooms
@@ -17,7 +17,7 @@ import (
 // them). The TCP lobby's games also take UDP instances, but when those are
 // freed is not checked here: full-match-tcp uses ~10 of 100 in its run.
 func createsRooms(plan *scenario.Plan) bool {
-	if plan.Protocol != udplobby.ProtocolName { // a TCP lobby room is not a game instance
+	if plan.Protocol != udpwire.ProtocolName { // a TCP lobby room is not a game instance
 		return false
 	}
 	for _, f := range plan.Flows {
@@ -103,7 +103,7 @@ func TestExampleScenarios(t *testing.T) {
 			if createsRooms(plan) && !raceOn {
 				cleanup := plan.Embedded.CleanupInterval
 				if cleanup == 0 {
-					cleanup = udp.DefaultConfig().CleanupInterval
+					cleanup = udpserver.DefaultConfig().CleanupInterval
 				}
 				if cleanup > 10*time.Second {
 					t.Errorf("example %s creates rooms with the embedded server's cleanup every %v: set embedded_server.cleanup_interval (at most 10s) so CI sees rooms recycled within %d intervals", name, cleanup, cleanupsInCI)
@@ -162,7 +162,7 @@ func TestExampleScenarios(t *testing.T) {
 			}
 			if createsRooms(plan) && !raceOn {
 				// The pool was recycled: the run passed a cleanup.
-				if sv := res.Engine.Server; sv == nil || udp.StatsOf(sv.Stats) == nil || udp.StatsOf(sv.Stats).InstancesClosed == 0 {
+				if sv := res.Engine.Server; sv == nil || udpserver.StatsOf(sv.Stats) == nil || udpserver.StatsOf(sv.Stats).InstancesClosed == 0 {
 					t.Errorf("no game instance was cleaned up in %v: the run never passed a cleanup interval", d)
 				}
 			}

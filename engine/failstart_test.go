@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/observe"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/wire/leviathan"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // emfile is the error a factory returns when the process is out of
@@ -141,9 +141,9 @@ func TestRunFailedStarts(t *testing.T) {
 }
 
 func TestEstimateFiles(t *testing.T) {
-	udp, err1 := embeddedConfig(udplobby.ProtocolName, scenario.EmbeddedServer{MaxInstances: 10})
-	tcp, err2 := embeddedConfig(tcplobby.ProtocolName, scenario.EmbeddedServer{MaxInstances: 10})
-	lev, err3 := embeddedConfig(leviathan.ProtocolName, scenario.EmbeddedServer{})
+	udp, err1 := embeddedConfig(udpwire.ProtocolName, scenario.EmbeddedServer{MaxInstances: 10})
+	tcp, err2 := embeddedConfig(tcpwire.ProtocolName, scenario.EmbeddedServer{MaxInstances: 10})
+	lev, err3 := embeddedConfig(levwire.ProtocolName, scenario.EmbeddedServer{})
 	if err := errors.Join(err1, err2, err3); err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestLobbyMeasures runs flows against the embedded reference server and
@@ -186,8 +186,8 @@ thresholds:
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := int64(len(udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 1)))
-	empty, err := udplobby.AppendRoomList(nil, udplobby.ProfileSpec, 1, nil)
+	list := int64(len(udpwire.AppendListRooms(nil, udpwire.ProfileSpec, 1)))
+	empty, err := udpwire.AppendRoomList(nil, udpwire.ProfileSpec, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

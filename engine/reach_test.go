@@ -12,13 +12,13 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/simclient/udpclient"
-	"github.com/lobbybench/lobbybench/wire/leviathan"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // profileLobby is a UDP lobby on 127.0.0.1 that answers LOBBY_LIST_ROOMS
@@ -26,7 +26,7 @@ import (
 // profile p, and drops every other datagram, as a real server of one
 // profile does. With otherPort it answers from a second socket, as
 // servers in the wild do.
-func profileLobby(t *testing.T, p udplobby.Profile, otherPort bool) netip.AddrPort {
+func profileLobby(t *testing.T, p udpwire.Profile, otherPort bool) netip.AddrPort {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -42,17 +42,17 @@ func profileLobby(t *testing.T, p udplobby.Profile, otherPort bool) netip.AddrPo
 	}
 	go func() {
 		buf := make([]byte, 2048)
-		dec := udplobby.Decoder{Profile: p, Dir: udplobby.ClientToServer, Channel: udplobby.ChannelLobby}
-		var m udplobby.Message
+		dec := udpwire.Decoder{Profile: p, Dir: udpwire.ClientToServer, Channel: udpwire.ChannelLobby}
+		var m udpwire.Message
 		for {
 			n, from, err := c.ReadFromUDPAddrPort(buf)
 			if err != nil {
 				return
 			}
-			if dec.Decode(buf[:n], &m) != nil || m.Type != udplobby.LobbyListRooms {
+			if dec.Decode(buf[:n], &m) != nil || m.Type != udpwire.LobbyListRooms {
 				continue
 			}
-			reply, _ := udplobby.AppendEmpty(nil, p, udplobby.LobbyJoinFailed, m.Seq)
+			reply, _ := udpwire.AppendEmpty(nil, p, udpwire.LobbyJoinFailed, m.Seq)
 			_, _ = out.WriteToUDPAddrPort(reply, from)
 		}
 	}()
@@ -64,12 +64,12 @@ func profileLobby(t *testing.T, p udplobby.Profile, otherPort bool) netip.AddrPo
 // the profile to set; a Leviathan scenario aimed at a UDP lobby fails
 // instead of running into timeouts, and reaches a Leviathan endpoint.
 func TestReachProfilesAndProtocols(t *testing.T) {
-	spec := profileLobby(t, udplobby.ProfileSpec, false)
-	r17 := profileLobby(t, udplobby.ProfileRType17, false)
-	specOther := profileLobby(t, udplobby.ProfileSpec, true)
-	r17Other := profileLobby(t, udplobby.ProfileRType17, true)
+	spec := profileLobby(t, udpwire.ProfileSpec, false)
+	r17 := profileLobby(t, udpwire.ProfileRType17, false)
+	specOther := profileLobby(t, udpwire.ProfileSpec, true)
+	r17Other := profileLobby(t, udpwire.ProfileRType17, true)
 	dead := deadPort(t)
-	cfg, err := refserver.Loopback().Only(leviathan.ProtocolName)
+	cfg, err := refserver.Loopback().Only(levwire.ProtocolName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,22 +86,22 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 		err     string // "" = reachable
 		header  string // under auto, the header profile the reply was in (the plan's then)
 	}{
-		{"auto, rtype17 server", udplobby.ProtocolName, "auto", r17, "", "rtype17"},
-		{"auto, spec server", udplobby.ProtocolName, "auto", spec, "", "spec"},
-		{"spec, spec server", udplobby.ProtocolName, "spec", spec, "", ""},
-		{"rtype17, rtype17 server", udplobby.ProtocolName, "rtype17", r17, "", ""},
-		{"spec, rtype17 server", udplobby.ProtocolName, "spec", r17, "set header_profile: rtype17", ""},
-		{"rtype17, spec server", udplobby.ProtocolName, "rtype17", spec, "set header_profile: spec", ""},
-		{"leviathan at a UDP lobby", leviathan.ProtocolName, "", spec, "answers the UDP lobby protocol", ""},
-		{"leviathan at an rtype17 UDP lobby", leviathan.ProtocolName, "", r17, "answers the UDP lobby protocol", ""},
-		{"leviathan endpoint", leviathan.ProtocolName, "", srv.Addr(leviathan.ProtocolName), "", ""},
+		{"auto, rtype17 server", udpwire.ProtocolName, "auto", r17, "", "rtype17"},
+		{"auto, spec server", udpwire.ProtocolName, "auto", spec, "", "spec"},
+		{"spec, spec server", udpwire.ProtocolName, "spec", spec, "", ""},
+		{"rtype17, rtype17 server", udpwire.ProtocolName, "rtype17", r17, "", ""},
+		{"spec, rtype17 server", udpwire.ProtocolName, "spec", r17, "set header_profile: rtype17", ""},
+		{"rtype17, spec server", udpwire.ProtocolName, "rtype17", spec, "set header_profile: spec", ""},
+		{"leviathan at a UDP lobby", levwire.ProtocolName, "", spec, "answers the UDP lobby protocol", ""},
+		{"leviathan at an rtype17 UDP lobby", levwire.ProtocolName, "", r17, "answers the UDP lobby protocol", ""},
+		{"leviathan endpoint", levwire.ProtocolName, "", srv.Addr(levwire.ProtocolName), "", ""},
 		// Replies from another port are replies.
-		{"auto, spec server answering from another port", udplobby.ProtocolName, "auto", specOther, "", "spec"},
-		{"spec, rtype17 server answering from another port", udplobby.ProtocolName, "spec", r17Other, "set header_profile: rtype17", ""},
-		{"leviathan endpoint answering from another port", leviathan.ProtocolName, "", otherPortProxy(t, srv.Addr(leviathan.ProtocolName)), "answers a Leviathan Connect from another port", ""},
+		{"auto, spec server answering from another port", udpwire.ProtocolName, "auto", specOther, "", "spec"},
+		{"spec, rtype17 server answering from another port", udpwire.ProtocolName, "spec", r17Other, "set header_profile: rtype17", ""},
+		{"leviathan endpoint answering from another port", levwire.ProtocolName, "", otherPortProxy(t, srv.Addr(levwire.ProtocolName)), "answers a Leviathan Connect from another port", ""},
 		// Nothing listens: ICMP port unreachable, told at once.
-		{"udp-lobby, nothing listening", udplobby.ProtocolName, "auto", dead, "connection refused", ""},
-		{"leviathan, nothing listening", leviathan.ProtocolName, "", dead, "connection refused", ""},
+		{"udp-lobby, nothing listening", udpwire.ProtocolName, "auto", dead, "connection refused", ""},
+		{"leviathan, nothing listening", levwire.ProtocolName, "", dead, "connection refused", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := simclient.Describe(string(tc.proto))
@@ -192,7 +192,7 @@ func TestReachLeviathanSilence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = Reach(context.Background(), leviathan.ProtocolName, nil, c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
+	err = Reach(context.Background(), levwire.ProtocolName, nil, c.LocalAddr().(*net.UDPAddr).AddrPort(), 300*time.Millisecond)
 	var ue *UnreachableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no reply to a Leviathan Connect") {
 		t.Errorf("Reach = %v, want unreachable: no reply to a Leviathan Connect", err)
@@ -224,10 +224,10 @@ func TestReachRandomBytes(t *testing.T) {
 		proto   scenario.ProtocolName
 		profile string
 	}{
-		{"udp-lobby, auto", udplobby.ProtocolName, "auto"},
-		{"udp-lobby, spec", udplobby.ProtocolName, "spec"},
-		{"udp-lobby, rtype17", udplobby.ProtocolName, "rtype17"},
-		{"leviathan", leviathan.ProtocolName, ""},
+		{"udp-lobby, auto", udpwire.ProtocolName, "auto"},
+		{"udp-lobby, spec", udpwire.ProtocolName, "spec"},
+		{"udp-lobby, rtype17", udpwire.ProtocolName, "rtype17"},
+		{"leviathan", levwire.ProtocolName, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := simclient.Describe(string(tc.proto))

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	reflev "github.com/lobbybench/lobbybench/refserver/leviathan"
-	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
+	reflev "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
+	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/wire/leviathan"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // pingSession is a fake simulated client: each step "succeeds" after hold,
@@ -237,9 +237,9 @@ func TestReach(t *testing.T) {
 		reach  bool
 		listen bool
 	}{
-		{"tcp open", tcplobby.ProtocolName, open, true, true},
-		{"tcp closed", tcplobby.ProtocolName, open, false, false},
-		{"leviathan closed", leviathan.ProtocolName, netip.MustParseAddrPort("127.0.0.1:9"), false, false},
+		{"tcp open", tcpwire.ProtocolName, open, true, true},
+		{"tcp closed", tcpwire.ProtocolName, open, false, false},
+		{"leviathan closed", levwire.ProtocolName, netip.MustParseAddrPort("127.0.0.1:9"), false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

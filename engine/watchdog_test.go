@@ -16,12 +16,12 @@ import (
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // watchedTarget starts the reference server's part for proto on
@@ -30,8 +30,8 @@ import (
 func watchedTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *faultproxy.Proxy {
 	t.Helper()
 	parts := []string{proto}
-	if proto == tcplobby.ProtocolName {
-		parts = append(parts, udplobby.ProtocolName) // its games' instances
+	if proto == tcpwire.ProtocolName {
+		parts = append(parts, udpwire.ProtocolName) // its games' instances
 	}
 	cfg, err := refserver.Loopback().Only(parts...)
 	if err != nil {
@@ -44,7 +44,7 @@ func watchedTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) 
 	t.Cleanup(func() { srv.Close() })
 	to := srv.Addr(proto)
 	var p *faultproxy.Proxy
-	if proto == tcplobby.ProtocolName {
+	if proto == tcpwire.ProtocolName {
 		p, err = faultproxy.TCP(to, mode, after)
 	} else {
 		p, err = faultproxy.UDP(to, mode, after)

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestCloseLeavesNothing: with a UDP room joined, a TCP client connected
@@ -26,26 +26,26 @@ func TestCloseLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	uc := udpSocket(t)
-	created := udpReq(t, uc, s.Addr(udplobby.ProtocolName), udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, 1))
-	inst := netip.AddrPortFrom(s.Addr(udplobby.ProtocolName).Addr(), created.Port)
-	udpReq(t, uc, inst, mustEmpty(t, udplobby.ClientJoinRequest, 2))
-	uc.WriteToUDPAddrPort(mustEmpty(t, udplobby.ClientReady, 3), inst)
-	for _, want := range []udplobby.MsgType{udplobby.ServerAllReady, udplobby.ServerCountdownTick} {
+	created := udpReq(t, uc, s.Addr(udpwire.ProtocolName), udpwire.AppendCreateRoom(nil, udpwire.ProfileSpec, 1))
+	inst := netip.AddrPortFrom(s.Addr(udpwire.ProtocolName).Addr(), created.Port)
+	udpReq(t, uc, inst, mustEmpty(t, udpwire.ClientJoinRequest, 2))
+	uc.WriteToUDPAddrPort(mustEmpty(t, udpwire.ClientReady, 3), inst)
+	for _, want := range []udpwire.MsgType{udpwire.ServerAllReady, udpwire.ServerCountdownTick} {
 		if m := udpRead(t, uc); m.Type != want {
 			t.Fatalf("got %v, want %v", m.Type, want)
 		}
 	}
-	tc, err := net.Dial("tcp", s.Addr(tcplobby.ProtocolName).String())
+	tc, err := net.Dial("tcp", s.Addr(tcpwire.ProtocolName).String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tc.Close()
-	if _, err := tc.Write(tcplobby.AppendFrame(nil, &tcplobby.ListRoomsReq{})); err != nil {
+	if _, err := tc.Write(tcpwire.AppendFrame(nil, &tcpwire.ListRoomsReq{})); err != nil {
 		t.Fatal(err)
 	}
 
 	s.Close()
-	if m := udpRead(t, uc); m.Type != udplobby.ServerDisconnect {
+	if m := udpRead(t, uc); m.Type != udpwire.ServerDisconnect {
 		t.Fatalf("player got %v at Close, want SERVER_DISCONNECT", m.Type)
 	}
 	// The instance port is free again.
@@ -65,16 +65,16 @@ func TestCloseLeavesNothing(t *testing.T) {
 	}
 }
 
-func mustEmpty(t *testing.T, typ udplobby.MsgType, seq uint16) []byte {
+func mustEmpty(t *testing.T, typ udpwire.MsgType, seq uint16) []byte {
 	t.Helper()
-	b, err := udplobby.AppendEmpty(nil, udplobby.ProfileSpec, typ, seq)
+	b, err := udpwire.AppendEmpty(nil, udpwire.ProfileSpec, typ, seq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-func udpRead(t *testing.T, c *net.UDPConn) udplobby.Message {
+func udpRead(t *testing.T, c *net.UDPConn) udpwire.Message {
 	t.Helper()
 	buf := make([]byte, 2048)
 	c.SetReadDeadline(time.Now().Add(ioTimeout))
@@ -82,8 +82,8 @@ func udpRead(t *testing.T, c *net.UDPConn) udplobby.Message {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m udplobby.Message
-	if err := (udplobby.Decoder{Dir: udplobby.ServerToClient}).Decode(buf[:n], &m); err != nil {
+	var m udpwire.Message
+	if err := (udpwire.Decoder{Dir: udpwire.ServerToClient}).Decode(buf[:n], &m); err != nil {
 		t.Fatal(err)
 	}
 	return m

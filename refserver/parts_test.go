@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	reflev "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
+	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	reflev "github.com/lobbybench/lobbybench/refserver/leviathan"
-	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
-	lv "github.com/lobbybench/lobbybench/wire/leviathan"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // TestOnlyAndAddr: Only keeps exactly the parts named (an unknown name is
@@ -30,12 +30,12 @@ func TestOnlyAndAddr(t *testing.T) {
 		parts []string
 		want  map[string]bool
 	}{
-		{[]string{udplobby.ProtocolName}, map[string]bool{udplobby.ProtocolName: true}},
-		{[]string{tcplobby.ProtocolName, udplobby.ProtocolName}, map[string]bool{udplobby.ProtocolName: true, tcplobby.ProtocolName: true}},
+		{[]string{udpwire.ProtocolName}, map[string]bool{udpwire.ProtocolName: true}},
+		{[]string{tcpwire.ProtocolName, udpwire.ProtocolName}, map[string]bool{udpwire.ProtocolName: true, tcpwire.ProtocolName: true}},
 		// The TCP lobby needs the UDP lobby's instances: Only keeps it.
-		{[]string{tcplobby.ProtocolName}, map[string]bool{udplobby.ProtocolName: true, tcplobby.ProtocolName: true}},
+		{[]string{tcpwire.ProtocolName}, map[string]bool{udpwire.ProtocolName: true, tcpwire.ProtocolName: true}},
 		{[]string{lv.ProtocolName}, map[string]bool{lv.ProtocolName: true}},
-		{refserver.PartNames(), map[string]bool{udplobby.ProtocolName: true, tcplobby.ProtocolName: true, lv.ProtocolName: true}},
+		{refserver.PartNames(), map[string]bool{udpwire.ProtocolName: true, tcpwire.ProtocolName: true, lv.ProtocolName: true}},
 	} {
 		c, err := refserver.Loopback().Only(tc.parts...)
 		if err != nil {
@@ -51,7 +51,7 @@ func TestOnlyAndAddr(t *testing.T) {
 			}
 		}
 		st := srv.Stats()
-		if (refudp.StatsOf(st) != nil) != tc.want[udplobby.ProtocolName] || (reftcp.StatsOf(st) != nil) != tc.want[tcplobby.ProtocolName] || (reflev.StatsOf(st) != nil) != tc.want[lv.ProtocolName] {
+		if (refudp.StatsOf(st) != nil) != tc.want[udpwire.ProtocolName] || (reftcp.StatsOf(st) != nil) != tc.want[tcpwire.ProtocolName] || (reflev.StatsOf(st) != nil) != tc.want[lv.ProtocolName] {
 			t.Errorf("%v: Stats has parts udp %v tcp %v leviathan %v", tc.parts, refudp.StatsOf(st) != nil, reftcp.StatsOf(st) != nil, reflev.StatsOf(st) != nil)
 		}
 		var b strings.Builder

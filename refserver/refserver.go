@@ -35,7 +35,7 @@ import (
 // ServiceInstancePool is what a part offering game instances to another
 // part's players provides (the UDP lobby's pool, which the TCP lobby's
 // GAME_START hands its players over to): a value with the methods of
-// refserver/tcp's InstancePool and Releaser.
+// protocols/tcplobby/tcpserver's InstancePool and Releaser.
 const ServiceInstancePool = "instance-pool"
 
 // ServeRateLimit is the per-source request rate `serve` allows by default

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 const ioTimeout = 10 * time.Second
@@ -26,7 +26,7 @@ func fast() refserver.Config {
 }
 
 // udpReq sends one datagram to addr from a fresh socket and decodes the reply.
-func udpReq(t *testing.T, conn *net.UDPConn, addr netip.AddrPort, req []byte) udplobby.Message {
+func udpReq(t *testing.T, conn *net.UDPConn, addr netip.AddrPort, req []byte) udpwire.Message {
 	t.Helper()
 	if _, err := conn.WriteToUDPAddrPort(req, addr); err != nil {
 		t.Fatal(err)
@@ -37,8 +37,8 @@ func udpReq(t *testing.T, conn *net.UDPConn, addr netip.AddrPort, req []byte) ud
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m udplobby.Message
-	if err := (udplobby.Decoder{Dir: udplobby.ServerToClient}).Decode(buf[:n], &m); err != nil {
+	var m udpwire.Message
+	if err := (udpwire.Decoder{Dir: udpwire.ServerToClient}).Decode(buf[:n], &m); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -62,40 +62,40 @@ func TestTCPHandsOverToUDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if !s.Addr(udplobby.ProtocolName).IsValid() || !s.Addr(tcplobby.ProtocolName).IsValid() || s.Addr(udplobby.ProtocolName).Port() == 0 || s.Addr(tcplobby.ProtocolName).Port() == 0 {
-		t.Fatalf("addresses %v %v", s.Addr(udplobby.ProtocolName), s.Addr(tcplobby.ProtocolName))
+	if !s.Addr(udpwire.ProtocolName).IsValid() || !s.Addr(tcpwire.ProtocolName).IsValid() || s.Addr(udpwire.ProtocolName).Port() == 0 || s.Addr(tcpwire.ProtocolName).Port() == 0 {
+		t.Fatalf("addresses %v %v", s.Addr(udpwire.ProtocolName), s.Addr(tcpwire.ProtocolName))
 	}
-	nc, err := net.Dial("tcp", s.Addr(tcplobby.ProtocolName).String())
+	nc, err := net.Dial("tcp", s.Addr(tcpwire.ProtocolName).String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(ioTimeout))
-	fw := tcplobby.NewFrameWriter(nc)
-	fr := tcplobby.NewFrameReader(bufio.NewReader(nc), 1<<16)
-	for _, m := range []tcplobby.Message{
-		&tcplobby.CreateRoomReq{RoomName: tcplobby.MakeName("r"), PlayerName: tcplobby.MakeName("p")},
-		&tcplobby.ReadyReq{},
-		&tcplobby.StartReq{},
+	fw := tcpwire.NewFrameWriter(nc)
+	fr := tcpwire.NewFrameReader(bufio.NewReader(nc), 1<<16)
+	for _, m := range []tcpwire.Message{
+		&tcpwire.CreateRoomReq{RoomName: tcpwire.MakeName("r"), PlayerName: tcpwire.MakeName("p")},
+		&tcpwire.ReadyReq{},
+		&tcpwire.StartReq{},
 	} {
 		if err := fw.WriteMessage(m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var gs *tcplobby.GameStart
+	var gs *tcpwire.GameStart
 	for gs == nil {
 		p, err := fr.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := tcplobby.Decode(p)
+		m, err := tcpwire.Decode(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch m := m.(type) {
-		case *tcplobby.GameStart:
+		case *tcpwire.GameStart:
 			gs = m
-		case *tcplobby.ErrorMsg:
+		case *tcpwire.ErrorMsg:
 			t.Fatalf("ERROR_MSG %+v", m)
 		}
 	}
@@ -105,14 +105,14 @@ func TestTCPHandsOverToUDP(t *testing.T) {
 	}
 	// The instance is a room of the UDP lobby, with the TCP player's seat held.
 	u := udpSocket(t)
-	l := udpReq(t, u, s.Addr(udplobby.ProtocolName), udplobby.AppendListRooms(nil, udplobby.ProfileSpec, 1))
+	l := udpReq(t, u, s.Addr(udpwire.ProtocolName), udpwire.AppendListRooms(nil, udpwire.ProfileSpec, 1))
 	rooms := l.Rooms.AppendRooms(nil)
 	if len(rooms) != 1 || rooms[0].Port != inst.Port() || rooms[0].Players != 1 {
 		t.Fatalf("UDP list %v, want one room on port %d with 1 held seat", rooms, inst.Port())
 	}
-	m := udpReq(t, u, inst, udplobby.AppendRaw(nil, udplobby.ProfileSpec,
-		udplobby.Header{PacketType: udplobby.ClientToServer, Type: udplobby.ClientJoinRequest, Seq: 9}, nil))
-	if m.Type != udplobby.ServerJoinAccept || m.Seq != 9 {
+	m := udpReq(t, u, inst, udpwire.AppendRaw(nil, udpwire.ProfileSpec,
+		udpwire.Header{PacketType: udpwire.ClientToServer, Type: udpwire.ClientJoinRequest, Seq: 9}, nil))
+	if m.Type != udpwire.ServerJoinAccept || m.Seq != 9 {
 		t.Fatalf("instance answered %v seq %d", m.Type, m.Seq)
 	}
 	st := s.Stats()
@@ -143,7 +143,7 @@ func TestStartErrors(t *testing.T) {
 	}
 	tc := reftcp.DefaultConfig()
 	tc.Addr = "127.0.0.1:0"
-	if _, err := refserver.Start(context.Background(), refserver.Config{Parts: map[string]any{tcplobby.ProtocolName: &tc}}); err == nil {
+	if _, err := refserver.Start(context.Background(), refserver.Config{Parts: map[string]any{tcpwire.ProtocolName: &tc}}); err == nil {
 		t.Error("TCP without UDP and without a pool started")
 	}
 	c := refserver.Loopback()
@@ -161,24 +161,24 @@ func TestStartErrors(t *testing.T) {
 
 func TestPartsAlone(t *testing.T) {
 	c := refserver.Loopback()
-	delete(c.Parts, tcplobby.ProtocolName)
+	delete(c.Parts, tcpwire.ProtocolName)
 	s, err := refserver.Start(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Addr(tcplobby.ProtocolName).IsValid() || s.Part(tcplobby.ProtocolName) != nil || reftcp.StatsOf(s.Stats()) != nil {
+	if s.Addr(tcpwire.ProtocolName).IsValid() || s.Part(tcpwire.ProtocolName) != nil || reftcp.StatsOf(s.Stats()) != nil {
 		t.Error("TCP disabled yet present")
 	}
 	s.Close()
 
 	c = refserver.Loopback()
-	delete(c.Parts, udplobby.ProtocolName)
+	delete(c.Parts, udpwire.ProtocolName)
 	reftcp.ConfigOf(c).Pool = reftcp.StaticPool{Addr: netip.MustParseAddrPort("127.0.0.1:9")}
 	s, err = refserver.Start(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Addr(udplobby.ProtocolName).IsValid() || refudp.StatsOf(s.Stats()) != nil {
+	if s.Addr(udpwire.ProtocolName).IsValid() || refudp.StatsOf(s.Stats()) != nil {
 		t.Error("UDP disabled yet present")
 	}
 	s.Close()
@@ -193,7 +193,7 @@ func TestContextStops(t *testing.T) {
 	cancel()
 	deadline := time.Now().Add(ioTimeout)
 	for {
-		c, err := net.DialTimeout("tcp", s.Addr(tcplobby.ProtocolName).String(), time.Second)
+		c, err := net.DialTimeout("tcp", s.Addr(tcpwire.ProtocolName).String(), time.Second)
 		if err != nil {
 			break
 		}

@@ -45,7 +45,7 @@ const (
 	RuleTDirection     = "T-DIRECTION"        // the server sent a client-to-server message type
 	RuleTMalformedAns  = "T-MALFORMED-ANSWER" // a malformed frame was not answered with ERROR_MSG and a close
 	// Leviathan (leviathan.md), reported by
-	// simclient/levclient under these same ids (its RuleResponseTo, …).
+	// protocols/leviathan/levclient under these same ids (its RuleResponseTo, …).
 	RuleLResponseTo   = "L-RESPONSE-TO"     // a reply's ResponseTo is not the MessageNumber of the request it answers
 	RuleLReplyType    = "L-REPLY-TYPE"      // a reply's type (or ServerAllow's AcceptedType) is not a legal answer to the request
 	RuleLCheckValue   = "L-CONNECT-CHECK"   // a Connect reply carries another CheckValue than 42

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
-	"github.com/lobbybench/lobbybench/wire/leviathan"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func testPlan(t testing.TB, flows string) *scenario.Plan {
@@ -440,10 +440,10 @@ func TestPreciseNote(t *testing.T) {
 		want     string
 		cost     bool
 	}{
-		{udplobby.ProtocolName, false, "polls its socket without parking", false},
-		{udplobby.ProtocolName, true, "polls its socket without parking", true},
-		{tcplobby.ProtocolName, true, "affects udp-lobby clients only", false},
-		{leviathan.ProtocolName, false, "affects udp-lobby clients only", false},
+		{udpwire.ProtocolName, false, "polls its socket without parking", false},
+		{udpwire.ProtocolName, true, "polls its socket without parking", true},
+		{tcpwire.ProtocolName, true, "affects udp-lobby clients only", false},
+		{levwire.ProtocolName, false, "affects udp-lobby clients only", false},
 	} {
 		got := PreciseNote(tc.proto, tc.embedded)
 		if !strings.Contains(got, tc.want) || strings.Contains(got, costs) != tc.cost {

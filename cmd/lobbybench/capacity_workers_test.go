@@ -14,8 +14,8 @@ import (
 	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/testkit/caplobby"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/refserver"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 )
 
 // dyingLobby is a proxy in front of the reference TCP lobby that dies the
@@ -19,7 +19,7 @@ import (
 // and every connection (refused), hang relays nothing more (silent).
 func dyingLobby(t *testing.T, how string) string {
 	t.Helper()
-	upstream := startConformRef(t).Addr(tcplobby.ProtocolName).String()
+	upstream := startConformRef(t).Addr(tcpwire.ProtocolName).String()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func dyingLobby(t *testing.T, how string) string {
 					if _, err := io.ReadFull(cc, b); err != nil {
 						return
 					}
-					if len(b) > 0 && tcplobby.Type(b[0]) == tcplobby.TypeReadyReq {
+					if len(b) > 0 && tcpwire.Type(b[0]) == tcpwire.TypeReadyReq {
 						die()
 					}
 					if isDead() {

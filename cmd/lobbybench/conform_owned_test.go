@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // fakeCmd is the --target-cmd line that runs the fake server mode at
@@ -77,7 +77,7 @@ func caseByID(c *result.Conform, id string) *result.Case {
 // anything starts, and so is the command (exit 2); a server that cannot be
 // brought up is a clear error naming why, exit 3.
 func TestConformTargetCmdUsage(t *testing.T) {
-	ref := startConformRef(t).Addr(tcplobby.ProtocolName).String()
+	ref := startConformRef(t).Addr(tcpwire.ProtocolName).String()
 	tests := []struct {
 		name   string
 		args   func(t *testing.T) []string

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func startConformRef(t *testing.T) *refserver.Server {
@@ -103,7 +103,7 @@ func TestConformRun(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
 	j, x, m, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.md"), filepath.Join(dir, "c.html")
-	code, out, errs := runCLI(t, "conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/4,udp-lobby/12,inst/2/1",
+	code, out, errs := runCLI(t, "conform", "--target", srv.Addr(udpwire.ProtocolName).String(), "--cases", "udp-lobby/4,udp-lobby/12,inst/2/1",
 		"--json", j, "--junit", x, "--markdown", m, "--html", h)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -134,7 +134,7 @@ func TestConformRun(t *testing.T) {
 		}
 	}
 	// TCP on the same reference server.
-	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.Addr(tcplobby.ProtocolName).String(), "--cases", "tcp-lobby/2.2,tcp-lobby/7.1", "--quiet")
+	code, out, _ = runCLI(t, "conform", "--protocol", "tcp-lobby", "--target", srv.Addr(tcpwire.ProtocolName).String(), "--cases", "tcp-lobby/2.2,tcp-lobby/7.1", "--quiet")
 	if code != exitOK || !strings.Contains(out, "5 cases in") || strings.Contains(out, "✔") {
 		t.Errorf("tcp: exit %d, stdout %q", code, out)
 	}
@@ -152,7 +152,7 @@ func TestConformFailureAndStrict(t *testing.T) {
 	// A passing case goes with it: a run in which not one case passed
 	// never passes.
 	srv := startConformRef(t)
-	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(tcplobby.ProtocolName).String(), "--cases", "tcp-lobby/R/4,tcp-lobby/5.1/1"}
+	args := []string{"conform", "--protocol", "tcp-lobby", "--target", srv.Addr(tcpwire.ProtocolName).String(), "--cases", "tcp-lobby/R/4,tcp-lobby/5.1/1"}
 	if code, out, _ := runCLI(t, args...); code != exitOK || !strings.Contains(out, "! tcp-lobby/R/4") {
 		t.Errorf("non-strict: exit %d, stdout %q", code, out)
 	}
@@ -173,7 +173,7 @@ func TestConformMaxSkips(t *testing.T) {
 	srv := startConformRef(t)
 	x := filepath.Join(t.TempDir(), "c.xml")
 	// udp-lobby/7/2 needs --instance-ports: without it, it is skipped.
-	args := []string{"conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/4/1,udp-lobby/7/2", "--junit", x}
+	args := []string{"conform", "--target", srv.Addr(udpwire.ProtocolName).String(), "--cases", "udp-lobby/4/1,udp-lobby/7/2", "--junit", x}
 	code, out, _ := runCLI(t, args...)
 	if code != exitOK || !strings.Contains(out, "PASS · no case failed (1 of 2 passed); 1 of 2 cases skipped") {
 		t.Errorf("no budget: exit %d, stdout %q", code, out)
@@ -199,7 +199,7 @@ func TestConformPassingWire(t *testing.T) {
 	srv := startConformRef(t)
 	dir := t.TempDir()
 	j, x, h := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.xml"), filepath.Join(dir, "c.html")
-	args := []string{"conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/4/1", "--json", j, "--junit", x, "--html", h}
+	args := []string{"conform", "--target", srv.Addr(udpwire.ProtocolName).String(), "--cases", "udp-lobby/4/1", "--json", j, "--junit", x, "--html", h}
 	if code, out, errs := runCLI(t, args...); code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -254,7 +254,7 @@ func TestConformPassingWire(t *testing.T) {
 func TestConformDocsBase(t *testing.T) {
 	srv := startConformRef(t)
 	h := filepath.Join(t.TempDir(), "c.html")
-	args := []string{"conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/4/1", "--html", h}
+	args := []string{"conform", "--target", srv.Addr(udpwire.ProtocolName).String(), "--cases", "udp-lobby/4/1", "--html", h}
 	for _, tt := range []struct {
 		extra      []string
 		want, lack string
@@ -336,7 +336,7 @@ func TestConformMaxFill(t *testing.T) {
 		{"--max-fill reaches the limit", []string{"--max-fill", "71"}, exitOK, "0 skipped"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"conform", "--target", srv.Addr(udplobby.ProtocolName).String(), "--cases", "udp-lobby/10/5",
+			args := append([]string{"conform", "--target", srv.Addr(udpwire.ProtocolName).String(), "--cases", "udp-lobby/10/5",
 				"--instance-ports", ports, "--max-skips", "0", "--pool-wait", "0s"}, tt.fill...)
 			code, out, errs := runCLI(t, args...)
 			if code != tt.code || !strings.Contains(out, tt.want) {

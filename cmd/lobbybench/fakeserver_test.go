@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/crash"
+	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/refserver"
-	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
 )
 
 // The fake servers a --target-cmd test owns: the test binary run again
@@ -86,9 +86,9 @@ func fakeServer(mode string, args []string) int {
 		fmt.Fprintf(os.Stderr, "fake server: unknown mode %q\n", mode)
 		return 2
 	}
-	fatal := tcplobby.Type(0)
+	fatal := tcpwire.Type(0)
 	if on != "" {
-		for _, t := range tcplobby.Types {
+		for _, t := range tcpwire.Types {
 			if t.String() == on {
 				fatal = t
 			}
@@ -114,7 +114,7 @@ func fakeServer(mode string, args []string) int {
 		return 1
 	}
 	fmt.Println("fake lobby listening on", ln.Addr())
-	r := &relay{upstream: ref.Addr(tcplobby.ProtocolName).String(), fatal: fatal, hang: mode == "tcp-hang", latency: latency}
+	r := &relay{upstream: ref.Addr(tcpwire.ProtocolName).String(), fatal: fatal, hang: mode == "tcp-hang", latency: latency}
 	// Bounded: the test that started it stops it long before.
 	time.AfterFunc(5*time.Minute, func() { os.Exit(9) })
 	for {
@@ -130,7 +130,7 @@ func fakeServer(mode string, args []string) int {
 // dies (or hangs) on the fatal frame type.
 type relay struct {
 	upstream string
-	fatal    tcplobby.Type
+	fatal    tcpwire.Type
 	hang     bool
 	latency  time.Duration
 	mu       sync.Mutex
@@ -176,7 +176,7 @@ func (r *relay) serve(cc net.Conn) {
 			uc.Close()
 			return
 		}
-		if r.fatal != 0 && len(b) > 0 && tcplobby.Type(b[0]) == r.fatal {
+		if r.fatal != 0 && len(b) > 0 && tcpwire.Type(b[0]) == r.fatal {
 			if r.hang {
 				fmt.Fprintf(os.Stderr, "lobby: deadlock handling %s\n", r.fatal)
 				r.mu.Lock()

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // freeUDPPort returns a loopback UDP address free a moment ago: the
@@ -197,8 +197,8 @@ func TestRunOwnedTargetAborts(t *testing.T) {
 // once, never answers, or a port something else already answers at:
 // each a clear message and its exit code, and nothing is run.
 func TestRunOwnedTargetFails(t *testing.T) {
-	srv := startRefPart(t, udplobby.ProtocolName)
-	taken := srv.Addr(udplobby.ProtocolName).String()
+	srv := startRefPart(t, udpwire.ProtocolName)
+	taken := srv.Addr(udpwire.ProtocolName).String()
 	free := freeUDPPort(t)
 	tests := []struct {
 		name   string

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // writeScenario writes a scenario file into a temp dir and returns its path.
@@ -322,7 +322,7 @@ func TestRunPrecise(t *testing.T) {
 	for _, tc := range []struct {
 		name, scenario, want string
 	}{
-		{"udp-lobby", shortRun, simclient.PreciseNote(udplobby.ProtocolName, true)},
+		{"udp-lobby", shortRun, simclient.PreciseNote(udpwire.ProtocolName, true)},
 		{"tcp-lobby", tcp, "--precise affects udp-lobby clients only: this tcp-lobby run is measured as without it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -375,7 +375,7 @@ func TestRunNoSpin(t *testing.T) {
 // exit 1), and gives the message conform gives for a bad range.
 func TestRunInstancePorts(t *testing.T) {
 	srv := startConformRef(t) // instances on free ports, all above 1023
-	addr := srv.Addr(udplobby.ProtocolName).String()
+	addr := srv.Addr(udpwire.ProtocolName).String()
 	good := writeScenario(t, shortRun+"instance_ports: 1-2\n")
 	for _, tt := range []struct {
 		name  string

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lobbybench/lobbybench/wire/udplobby"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test reads.
@@ -53,14 +53,14 @@ func waitAddr(t *testing.T, out func() string) netip.AddrPort {
 }
 
 // listRooms sends LOBBY_LIST_ROOMS and returns the number of rooms listed.
-func listRooms(t *testing.T, to netip.AddrPort, p udplobby.Profile) int {
+func listRooms(t *testing.T, to netip.AddrPort, p udpwire.Profile) int {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.WriteToUDPAddrPort(udplobby.AppendListRooms(nil, p, 3), to); err != nil {
+	if _, err := c.WriteToUDPAddrPort(udpwire.AppendListRooms(nil, p, 3), to); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 65536)
@@ -69,8 +69,8 @@ func listRooms(t *testing.T, to netip.AddrPort, p udplobby.Profile) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m udplobby.Message
-	if err := (udplobby.Decoder{Profile: p}).Decode(buf[:n], &m); err != nil || m.Type != udplobby.LobbyRoomList || m.Seq != 3 {
+	var m udpwire.Message
+	if err := (udpwire.Decoder{Profile: p}).Decode(buf[:n], &m); err != nil || m.Type != udpwire.LobbyRoomList || m.Seq != 3 {
 		t.Fatalf("reply %v seq %d err %v", m.Type, m.Seq, err)
 	}
 	return m.Rooms.Len()
@@ -92,7 +92,7 @@ func TestServeInProcess(t *testing.T) {
 		"--base-port", "0", "--header", "rtype17", "--socket-buffer", "0", "--leviathan-addr", "127.0.0.1:0")
 	defer cancel()
 	addr := waitAddr(t, stderr.String)
-	if n := listRooms(t, addr, udplobby.ProfileRType17); n != 0 {
+	if n := listRooms(t, addr, udpwire.ProfileRType17); n != 0 {
 		t.Fatalf("%d rooms on a fresh server", n)
 	}
 	if !strings.Contains(stderr.String(), "tcp lobby on 127.0.0.1:") {
@@ -199,7 +199,7 @@ func TestServeSignal(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	addr := waitAddr(t, stderr.String)
-	listRooms(t, addr, udplobby.ProfileSpec)
+	listRooms(t, addr, udpwire.ProfileSpec)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -234,8 +234,8 @@ func TestServeQuotaAndStats(t *testing.T) {
 	}
 	defer c.Close()
 	buf := make([]byte, 2048)
-	for seq, want := range []udplobby.MsgType{udplobby.LobbyRoomCreated, udplobby.LobbyJoinFailed} {
-		if _, err := c.WriteToUDPAddrPort(udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, uint16(seq+1)), addr); err != nil {
+	for seq, want := range []udpwire.MsgType{udpwire.LobbyRoomCreated, udpwire.LobbyJoinFailed} {
+		if _, err := c.WriteToUDPAddrPort(udpwire.AppendCreateRoom(nil, udpwire.ProfileSpec, uint16(seq+1)), addr); err != nil {
 			t.Fatal(err)
 		}
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -243,8 +243,8 @@ func TestServeQuotaAndStats(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m udplobby.Message
-		if err := (udplobby.Decoder{}).Decode(buf[:n], &m); err != nil || m.Type != want {
+		var m udpwire.Message
+		if err := (udpwire.Decoder{}).Decode(buf[:n], &m); err != nil || m.Type != want {
 			t.Fatalf("CREATE %d: got %v (%v), want %v", seq+1, m.Type, err, want)
 		}
 	}

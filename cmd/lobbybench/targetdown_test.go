@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // faultyTarget is the reference server's part proto behind a faultproxy
@@ -20,12 +20,12 @@ import (
 func faultyTarget(t *testing.T, proto string, mode faultproxy.Mode, after int) *faultproxy.Proxy {
 	t.Helper()
 	parts := []string{proto}
-	if proto == tcplobby.ProtocolName {
-		parts = append(parts, udplobby.ProtocolName)
+	if proto == tcpwire.ProtocolName {
+		parts = append(parts, udpwire.ProtocolName)
 	}
 	srv := startRefPart(t, parts...)
 	newProxy := faultproxy.UDP
-	if proto == tcplobby.ProtocolName {
+	if proto == tcpwire.ProtocolName {
 		newProxy = faultproxy.TCP
 	}
 	p, err := newProxy(srv.Addr(proto), mode, after)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )

@@ -1,7 +1,7 @@
 // Package impair simulates network impairment of one direction of a
 // datagram stream: drop, duplicate, delay ± jitter and reordering, drawn
 // from a seeded generator so a run is reproducible. It is the one
-// implementation behind the UDP lobby client (simclient/udpclient) and the
+// implementation behind the UDP lobby client (protocols/udplobby/udpclient) and the
 // Leviathan driver (levconn).
 //
 // An Impairer does no I/O and starts no goroutine: the caller offers each

@@ -16,11 +16,11 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/wire/leviathan"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 // docsDir is docs/protocols seen from this package's directory.
@@ -180,16 +180,16 @@ func TestCasesAreDocumented(t *testing.T) {
 // its package says states it ("" when the package does not say).
 func codeRules() map[string]string {
 	rules := map[string]string{}
-	for _, r := range udplobby.Rules {
+	for _, r := range udpwire.Rules {
 		rules[string(r.ID)] = r.Section
 	}
 	for _, r := range simclient.Rules {
 		rules[r.ID] = r.Section
 	}
-	for _, r := range tcplobby.Rules {
+	for _, r := range tcpwire.Rules {
 		rules[r.ID] = ""
 	}
-	for _, r := range leviathan.Rules {
+	for _, r := range levwire.Rules {
 		rules[string(r.ID)] = ""
 	}
 	for _, c := range conformance.Cases("") {

@@ -30,7 +30,7 @@ type listedPkg struct {
 type pkgGraph map[string]listedPkg
 
 // own reports whether path is a package of the module, and its path
-// relative to the module ("wire/udplobby").
+// relative to the module ("protocols/udplobby/udpwire").
 func own(path string) (string, bool) {
 	if rel, ok := strings.CutPrefix(path, module+"/"); ok {
 		return rel, true
@@ -81,13 +81,66 @@ func in(dirs ...string) func(string) bool {
 	return func(rel string) bool { return under(rel, dirs...) }
 }
 
+// isPart reports whether rel is, or is below, one of a protocol's packages
+// of one of kinds: protocols/<name>/<prefix><kind>, as the codec
+// "protocols/udplobby/udpwire" is the udp-lobby's "wire".
+func isPart(rel string, kinds ...string) bool {
+	e := strings.Split(rel, "/")
+	if len(e) < 3 || e[0] != "protocols" {
+		return false
+	}
+	for _, k := range kinds {
+		if strings.HasSuffix(e[2], k) {
+			return true
+		}
+	}
+	return false
+}
+
+// part binds a protocol's packages of kinds (see isPart).
+func part(kinds ...string) func(string) bool {
+	return func(rel string) bool { return isPart(rel, kinds...) }
+}
+
+// ownPart forbids a protocol's packages of kinds (see isPart).
+func ownPart(kinds ...string) func(listedPkg) bool {
+	return func(d listedPkg) bool {
+		rel, ok := own(d.ImportPath)
+		return ok && isPart(rel, kinds...)
+	}
+}
+
+// either binds what any of fs binds.
+func either(fs ...func(string) bool) func(string) bool {
+	return func(rel string) bool {
+		for _, f := range fs {
+			if f(rel) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// anyOf forbids what any of fs forbids.
+func anyOf(fs ...func(listedPkg) bool) func(listedPkg) bool {
+	return func(d listedPkg) bool {
+		for _, f := range fs {
+			if f(d) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 var importRules = []importRule{{
 	// The codecs are the contract: self-contained, fuzzable and reusable
 	// on their own.
-	rule:      "wire/... imports only the standard library",
-	applies:   in("wire"),
+	rule:      "a codec (protocols/*/*wire) imports only the standard library",
+	applies:   part("wire"),
 	forbidden: func(d listedPkg) bool { return !d.Standard },
-	example:   [2]string{"wire/tcplobby", "go.yaml.in/yaml/v3"},
+	example:   [2]string{"protocols/tcplobby/tcpwire", "go.yaml.in/yaml/v3"},
 }, {
 	rule:      "nothing outside cmd/ imports cmd/...",
 	applies:   func(rel string) bool { return !under(rel, "cmd") },
@@ -96,10 +149,10 @@ var importRules = []importRule{{
 }, {
 	// The Leviathan connection engine is shared by the client and the
 	// server, so it sits beneath both.
-	rule:      "levconn imports only wire/leviathan and internal/... of the module",
-	applies:   in("levconn"),
-	forbidden: ownBut("levconn", "wire/leviathan", "internal"),
-	example:   [2]string{"levconn", "refserver/leviathan"},
+	rule:      "levconn imports only Leviathan's codec and internal/... of the module",
+	applies:   in("protocols/leviathan/levconn"),
+	forbidden: ownBut("protocols/leviathan/levconn", "protocols/leviathan/levwire", "internal"),
+	example:   [2]string{"protocols/leviathan/levconn", "protocols/leviathan/levserver"},
 }, {
 	// result is the model that run, conform, capacity and `report
 	// merge/compare` read and write, and judge by; it depends on none of
@@ -117,8 +170,8 @@ var importRules = []importRule{{
 }, {
 	// What measures, plays or judges a server needs the model, not its
 	// renderings: a format is chosen and written by cmd/ alone.
-	rule:      "metrics, scenario, simclient, wire/..., liveness, conformance, engine and capacity import no renderer (reports)",
-	applies:   in("metrics", "scenario", "simclient", "wire", "liveness", "conformance", "engine", "capacity"),
+	rule:      "metrics, scenario, simclient, protocols/..., liveness, conformance, engine and capacity import no renderer (reports)",
+	applies:   in("metrics", "scenario", "simclient", "protocols", "liveness", "conformance", "engine", "capacity"),
 	forbidden: ownIn("reports"),
 	example:   [2]string{"engine", "reports"},
 }, {
@@ -127,7 +180,7 @@ var importRules = []importRule{{
 	rule:      "liveness names no protocol: it imports only result and internal/... of the module",
 	applies:   in("liveness"),
 	forbidden: ownBut("liveness", "result", "internal"),
-	example:   [2]string{"liveness", "wire/udplobby"},
+	example:   [2]string{"liveness", "protocols/udplobby/udpwire"},
 }, {
 	// The recorder counts keys and latencies; it knows no protocol,
 	// scenario or client.
@@ -139,16 +192,16 @@ var importRules = []importRule{{
 	// The suite judges a server by what it sends: code shared with the
 	// reference server could hide the very bug a case looks for, and the
 	// suite keeps its own sockets rather than the load harness's.
-	rule:      "conformance shares no code with the reference server, the clients or the engine",
-	applies:   in("conformance"),
-	forbidden: ownIn("refserver", "simclient", "engine"),
-	example:   [2]string{"conformance", "refserver/udp"},
+	rule:      "conformance and the cases (protocols/*/*cases) share no code with the reference server, the clients or the engine",
+	applies:   either(in("conformance"), part("cases")),
+	forbidden: anyOf(ownIn("refserver", "simclient", "engine"), ownPart("server", "client")),
+	example:   [2]string{"protocols/udplobby/udpcases", "protocols/udplobby/udpserver"},
 }, {
 	// The server under test shares only the codecs with what measures it.
-	rule:      "refserver imports none of simclient, engine, conformance, metrics, liveness",
-	applies:   in("refserver"),
-	forbidden: ownIn("simclient", "engine", "conformance", "metrics", "liveness"),
-	example:   [2]string{"refserver/udp", "metrics"},
+	rule:      "refserver and the server parts (protocols/*/*server) import none of simclient, engine, conformance, metrics, liveness, the clients or the cases",
+	applies:   either(in("refserver"), part("server")),
+	forbidden: anyOf(ownIn("simclient", "engine", "conformance", "metrics", "liveness"), ownPart("client", "cases")),
+	example:   [2]string{"protocols/udplobby/udpserver", "metrics"},
 }, {
 	// A scenario is parsed and validated without the code that plays it;
 	// protocols register their step kinds with it from their descriptors.
@@ -157,20 +210,27 @@ var importRules = []importRule{{
 	forbidden: ownIn("simclient", "engine", "conformance", "refserver", "metrics"),
 	example:   [2]string{"scenario", "simclient"},
 }, {
-	rule:      "simclient is driven by the engine and imports neither it nor conformance",
-	applies:   in("simclient"),
-	forbidden: ownIn("engine", "conformance"),
-	example:   [2]string{"simclient/udpclient", "engine"},
+	rule:      "simclient and the clients (protocols/*/*client) are driven by the engine and import neither it, conformance nor the cases",
+	applies:   either(in("simclient"), part("client")),
+	forbidden: anyOf(ownIn("engine", "conformance"), ownPart("cases")),
+	example:   [2]string{"protocols/udplobby/udpclient", "engine"},
 }, {
-	// A protocol is its own packages plus one line in protocols/all: only
-	// the programs link the list (and tests), so that nothing else grows
-	// a dependency on which protocols there are.
+	// A protocol is its folder plus one line in protocols/all: only the
+	// programs link the list (and tests), so that nothing else grows a
+	// dependency on which protocols there are.
 	rule: "only the programs (cmd/..., tools/... and the e2e programs) import protocols/...",
 	applies: func(rel string) bool {
-		return !under(rel, "cmd", "protocols", "tools", "deploy/e2e")
+		return !under(rel, "cmd", "protocols", "tools", "deploy/e2e", "internal/testkit")
 	},
 	forbidden: ownIn("protocols"),
 	example:   [2]string{"engine", "protocols/all"},
+}, {
+	// A fake speaks a protocol through its codec alone, so that it shares
+	// no code with the client it fools or the server it stands in for.
+	rule:      "internal/testkit imports no part of a protocol but its codec",
+	applies:   in("internal/testkit"),
+	forbidden: func(d listedPkg) bool { return ownIn("protocols")(d) && !ownPart("wire")(d) },
+	example:   [2]string{"internal/testkit/caplobby", "protocols/udplobby/udpserver"},
 }, {
 	// The test kit's fakes speak a protocol, so they may import its codec.
 	// The helpers sit beneath everything, the result model too: what
@@ -182,10 +242,10 @@ var importRules = []importRule{{
 }, {
 	// The generic cores name no protocol: a program or a fake that needs a
 	// codec lives under tools/ or internal/testkit, not beside them.
-	rule:      "engine, capacity, liveness, metrics, scenario, result, reports and dashboard import no codec (wire/...)",
+	rule:      "engine, capacity, liveness, metrics, scenario, result, reports and dashboard import no codec (protocols/*/*wire)",
 	applies:   in("engine", "capacity", "liveness", "metrics", "scenario", "result", "reports", "dashboard"),
-	forbidden: ownIn("wire"),
-	example:   [2]string{"capacity", "wire/udplobby"},
+	forbidden: ownPart("wire"),
+	example:   [2]string{"capacity", "protocols/udplobby/udpwire"},
 }, {
 	// testing in a binary bloats it, internal/golden registers an -update
 	// flag, and internal/testkit holds fakes: all are for tests only. The
@@ -333,7 +393,7 @@ func TestUnregisteredCatches(t *testing.T) {
 	g := pkgGraph{
 		module + "/cmd/good":      {Name: "main", Deps: []string{module + "/scenario", module + "/protocols/all"}},
 		module + "/cmd/bad":       {Name: "main", Deps: []string{module + "/scenario"}},
-		module + "/cmd/noscen":    {Name: "main", Deps: []string{module + "/wire/udplobby"}},
+		module + "/cmd/noscen":    {Name: "main", Deps: []string{module + "/protocols/udplobby/udpwire"}},
 		module + "/engine":        {Name: "engine", Deps: []string{module + "/scenario"}},
 		module + "/protocols/all": {Name: "all"},
 	}
@@ -423,39 +483,40 @@ func TestCheckImportsWhere(t *testing.T) {
 	}, {
 		name: "through a package the rule does not bind",
 		imports: map[string][]string{
-			m("wire/udplobby"):   {m("internal/mid")},
-			m("internal/mid"):    {"go.yaml.in/yaml/v3"},
-			"go.yaml.in/yaml/v3": nil,
+			m("protocols/udplobby/udpwire"): {m("internal/mid")},
+			m("internal/mid"):               {"go.yaml.in/yaml/v3"},
+			"go.yaml.in/yaml/v3":            nil,
 		},
-		want: []string{"wire/... imports only the standard library: wire/udplobby → internal/mid",
-			"wire/... imports only the standard library: wire/udplobby → internal/mid → go.yaml.in/yaml/v3"},
+		want: []string{"a codec (protocols/*/*wire) imports only the standard library: protocols/udplobby/udpwire → internal/mid",
+			"a codec (protocols/*/*wire) imports only the standard library: protocols/udplobby/udpwire → internal/mid → go.yaml.in/yaml/v3"},
 	}, {
-		name: "two rules broken by one import",
+		name: "three rules broken by one import",
 		imports: map[string][]string{
-			m("liveness"):      {m("wire/udplobby")},
-			m("wire/udplobby"): nil,
+			m("liveness"):                   {m("protocols/udplobby/udpwire")},
+			m("protocols/udplobby/udpwire"): nil,
 		},
-		want: []string{"liveness names no protocol: it imports only result and internal/... of the module: liveness → wire/udplobby",
-			"engine, capacity, liveness, metrics, scenario, result, reports and dashboard import no codec (wire/...): liveness → wire/udplobby"},
+		want: []string{"liveness names no protocol: it imports only result and internal/... of the module: liveness → protocols/udplobby/udpwire",
+			"only the programs (cmd/..., tools/... and the e2e programs) import protocols/...: liveness → protocols/udplobby/udpwire",
+			"engine, capacity, liveness, metrics, scenario, result, reports and dashboard import no codec (protocols/*/*wire): liveness → protocols/udplobby/udpwire"},
 	}, {
 		name: "allowed imports",
 		imports: map[string][]string{
-			m("cmd/lobbybench"):            {m("engine"), m("liveness"), m("reports"), m("simclient/udpclient")},
-			m("reports"):                   {m("result"), m("internal/words")},
-			m("engine"):                    {m("metrics"), m("simclient")},
-			m("simclient"):                 {m("scenario")},
-			m("simclient/udpclient"):       {m("simclient"), m("wire/udplobby")},
-			m("scenario"):                  {m("internal/owned")},
-			m("internal/owned"):            {m("internal/words")},
-			m("liveness"):                  {m("result")},
-			m("metrics"):                   {m("result")},
-			m("result"):                    {m("internal/words")},
-			m("internal/words"):            {"fmt"},
-			m("wire/udplobby"):             {"fmt"},
-			m("tools/benchtruth"):          {m("engine"), m("protocols/all"), m("wire/udplobby")},
-			m("protocols/all"):             {m("simclient/udpclient")},
-			m("internal/testkit/caplobby"): {m("wire/udplobby")},
-			"fmt":                          nil,
+			m("cmd/lobbybench"):               {m("engine"), m("liveness"), m("reports"), m("protocols/udplobby/udpclient")},
+			m("reports"):                      {m("result"), m("internal/words")},
+			m("engine"):                       {m("metrics"), m("simclient")},
+			m("simclient"):                    {m("scenario")},
+			m("protocols/udplobby/udpclient"): {m("simclient"), m("protocols/udplobby/udpwire")},
+			m("scenario"):                     {m("internal/owned")},
+			m("internal/owned"):               {m("internal/words")},
+			m("liveness"):                     {m("result")},
+			m("metrics"):                      {m("result")},
+			m("result"):                       {m("internal/words")},
+			m("internal/words"):               {"fmt"},
+			m("protocols/udplobby/udpwire"):   {"fmt"},
+			m("tools/benchtruth"):             {m("engine"), m("protocols/all"), m("protocols/udplobby/udpwire")},
+			m("protocols/all"):                {m("protocols/udplobby/udpclient")},
+			m("internal/testkit/caplobby"):    {m("protocols/udplobby/udpwire")},
+			"fmt":                             nil,
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,10 +26,10 @@ type Ownership struct {
 	// Name is its name ("udp-lobby").
 	Name string
 	// Own are its packages' directories, relative to the module root
-	// ("wire/udplobby"); the packages below them are its too.
+	// ("protocols/udplobby"); the packages below them are its too.
 	Own []string
 	// Allowed are further directories, files or file patterns
-	// (path.Match, e.g. "conformance/tcpcases/tcp_6_*.go"), relative, that may name
+	// (path.Match, e.g. "protocols/tcplobby/tcpcases/tcp_6_*.go"), relative, that may name
 	// it, each with the reason.
 	Allowed map[string]string
 }

@@ -1,15 +1,15 @@
 // Package leviathan registers the Leviathan reliable-UDP protocol
 // (leviathan.md): its descriptor is assembled here, once, from the
-// protocol's own packages (wire/leviathan, levconn, simclient/levclient,
-// conformance/levcases, refserver/leviathan).
+// protocol's own packages (protocols/leviathan/levwire, levconn, protocols/leviathan/levclient,
+// protocols/leviathan/levcases, protocols/leviathan/levserver).
 package leviathan
 
 import (
-	"github.com/lobbybench/lobbybench/conformance/levcases"
 	"github.com/lobbybench/lobbybench/protocols"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levcases"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levclient"
+	refleviathan "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
 	"github.com/lobbybench/lobbybench/refserver"
-	refleviathan "github.com/lobbybench/lobbybench/refserver/leviathan"
-	"github.com/lobbybench/lobbybench/simclient/levclient"
 )
 
 func init() {

@@ -12,7 +12,7 @@ import (
 func TestNamedOnlyHere(t *testing.T) {
 	repocheck.NamedOnlyHere(t, repocheck.Ownership{
 		Name: "leviathan",
-		Own:  []string{"wire/leviathan", "levconn", "simclient/levclient", "refserver/leviathan", "conformance/levcases", "protocols/leviathan"},
+		Own:  []string{"protocols/leviathan"},
 		Allowed: map[string]string{
 			"protocols/all": "the one list of the protocols",
 		},

@@ -12,7 +12,7 @@ import (
 func TestNamedOnlyHere(t *testing.T) {
 	repocheck.NamedOnlyHere(t, repocheck.Ownership{
 		Name: "tcp-lobby",
-		Own:  []string{"wire/tcplobby", "simclient/tcpclient", "refserver/tcp", "conformance/tcpcases", "protocols/tcplobby"},
+		Own:  []string{"protocols/tcplobby"},
 		Allowed: map[string]string{
 			"protocols/all": "the one list of the protocols",
 		},

@@ -1,16 +1,16 @@
 // Package tcplobby registers the length-prefixed TCP lobby protocol
 // (tcp-lobby.md): its descriptor is assembled here, once, from the
-// protocol's own packages (wire/tcplobby, simclient/tcpclient,
-// conformance/tcpcases, refserver/tcp). Its server part needs a pool
+// protocol's own packages (protocols/tcplobby/tcpwire, protocols/tcplobby/tcpclient,
+// protocols/tcplobby/tcpcases, protocols/tcplobby/tcpserver). Its server part needs a pool
 // of game instances, which another part provides (the UDP lobby's).
 package tcplobby
 
 import (
-	"github.com/lobbybench/lobbybench/conformance/tcpcases"
 	"github.com/lobbybench/lobbybench/protocols"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpcases"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpclient"
+	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
 	"github.com/lobbybench/lobbybench/refserver"
-	reftcp "github.com/lobbybench/lobbybench/refserver/tcp"
-	"github.com/lobbybench/lobbybench/simclient/tcpclient"
 )
 
 func init() {

@@ -12,10 +12,10 @@ import (
 func TestNamedOnlyHere(t *testing.T) {
 	repocheck.NamedOnlyHere(t, repocheck.Ownership{
 		Name: "udp-lobby",
-		Own:  []string{"wire/udplobby", "simclient/udpclient", "refserver/udp", "conformance/udpcases", "protocols/udplobby"},
+		Own:  []string{"protocols/udplobby"},
 		Allowed: map[string]string{
-			"protocols/all":                      "the one list of the protocols",
-			"conformance/tcpcases/tcp_6_flow.go": "tcp-lobby's games are played on udp-lobby's instances",
+			"protocols/all": "the one list of the protocols",
+			"protocols/tcplobby/tcpcases/tcp_6_flow.go": "tcp-lobby's games are played on udp-lobby's instances",
 		},
 	})
 }

@@ -1,15 +1,15 @@
 // Package udplobby registers the UDP lobby protocol (udp-lobby.md) with
 // its game-instance handshake: its descriptor is assembled here, once,
-// from the protocol's own packages (wire/udplobby, simclient/udpclient,
-// conformance/udpcases, refserver/udp).
+// from the protocol's own packages (protocols/udplobby/udpwire, protocols/udplobby/udpclient,
+// protocols/udplobby/udpcases, protocols/udplobby/udpserver).
 package udplobby
 
 import (
-	"github.com/lobbybench/lobbybench/conformance/udpcases"
 	"github.com/lobbybench/lobbybench/protocols"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpcases"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
+	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/refserver"
-	refudp "github.com/lobbybench/lobbybench/refserver/udp"
-	"github.com/lobbybench/lobbybench/simclient/udpclient"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
 // bareRun is the bare Go lobby client the harness is measured against:
@@ -56,7 +56,7 @@ func bareRun(n int, d time.Duration, lobby netip.AddrPort, connected bool) (floa
 			out, in := make([]byte, 0, 16), make([]byte, 2048)
 			var ok int64
 			for seq := uint16(1); time.Now().Before(deadline); seq++ {
-				out = udplobby.AppendListRooms(out[:0], udplobby.ProfileSpec, seq)
+				out = udpwire.AppendListRooms(out[:0], udpwire.ProfileSpec, seq)
 				var err error
 				if connected {
 					_, err = c.Write(out)
@@ -76,8 +76,8 @@ func bareRun(n int, d time.Duration, lobby netip.AddrPort, connected bool) (floa
 				if err != nil {
 					continue
 				}
-				if h, err := udplobby.DecodeHeader(in[:k], udplobby.ProfileSpec); err == nil &&
-					h.Type == udplobby.LobbyRoomList && h.Seq == seq {
+				if h, err := udpwire.DecodeHeader(in[:k], udpwire.ProfileSpec); err == nil &&
+					h.Type == udpwire.LobbyRoomList && h.Seq == seq {
 					ok++
 				}
 			}

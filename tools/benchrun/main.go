@@ -38,13 +38,13 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
-	"github.com/lobbybench/lobbybench/refserver/udp"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
-	"github.com/lobbybench/lobbybench/wire/tcplobby"
-	"github.com/lobbybench/lobbybench/wire/udplobby"
 )
 
 func main() {
@@ -370,15 +370,15 @@ func memRun(n int, d, interval time.Duration, heapFile string, at time.Duration,
 // UDP address; it exits when its parent closes stdin or signals it.
 func serveChild(rooms int) {
 	cfg := refserver.Loopback()
-	delete(cfg.Parts, tcplobby.ProtocolName)
-	u := udp.ConfigOf(cfg)
+	delete(cfg.Parts, tcpwire.ProtocolName)
+	u := udpserver.ConfigOf(cfg)
 	u.MaxInstances, u.MaxPlayers = rooms, 4
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrun: server child: %v\n", err)
 		os.Exit(1)
 	}
-	fmt.Println(srv.Addr(udplobby.ProtocolName))
+	fmt.Println(srv.Addr(udpwire.ProtocolName))
 	sig := make(chan os.Signal, 1)
 	notify(sig)
 	select {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lobbybench/lobbybench/wire/udplobby"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
 // The peer is a child process (this program again, peerEnv set) running
@@ -197,11 +197,11 @@ func (s *stub) serve() {
 		if err != nil {
 			return
 		}
-		h, err := udplobby.DecodeHeader(buf[:n], udplobby.ProfileSpec)
-		if err != nil || h.Type != udplobby.LobbyListRooms {
+		h, err := udpwire.DecodeHeader(buf[:n], udpwire.ProfileSpec)
+		if err != nil || h.Type != udpwire.LobbyListRooms {
 			continue
 		}
-		reply, _ := udplobby.AppendRoomList(nil, udplobby.ProfileSpec, h.Seq, nil)
+		reply, _ := udpwire.AppendRoomList(nil, udpwire.ProfileSpec, h.Seq, nil)
 		now := time.Now()
 		if at := s.replyAt(now); at.After(now) {
 			time.AfterFunc(at.Sub(now), func() { _, _ = s.conn.WriteToUDPAddrPort(reply, from) })

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/lobbybench/lobbybench/wire/udplobby"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
 // refResult is the reference client's figures (µs).
@@ -74,7 +74,7 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 				for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 				}
 			}
-			buf = udplobby.AppendListRooms(buf[:0], udplobby.ProfileSpec, uint16(k))
+			buf = udpwire.AppendListRooms(buf[:0], udpwire.ProfileSpec, uint16(k))
 			mu.Lock()
 			sent[k] = time.Now()
 			mu.Unlock()
@@ -95,8 +95,8 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 		if err != nil {
 			continue // EAGAIN: the receive timeout
 		}
-		h, err := udplobby.DecodeHeader(buf[:m], udplobby.ProfileSpec)
-		if err != nil || h.Type != udplobby.LobbyRoomList {
+		h, err := udpwire.DecodeHeader(buf[:m], udpwire.ProfileSpec)
+		if err != nil || h.Type != udpwire.LobbyRoomList {
 			continue
 		}
 		k := int(h.Seq)

@@ -45,7 +45,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lobbybench/lobbybench/wire/udplobby"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -548,14 +548,14 @@ func (s *soaker) flood(ctx context.Context, wg *sync.WaitGroup) {
 				if err != nil {
 					return
 				}
-				var m udplobby.Message
-				if (udplobby.Decoder{Dir: udplobby.ServerToClient}).Decode(buf[:n], &m) != nil {
+				var m udpwire.Message
+				if (udpwire.Decoder{Dir: udpwire.ServerToClient}).Decode(buf[:n], &m) != nil {
 					continue
 				}
 				switch m.Type {
-				case udplobby.LobbyRoomCreated:
+				case udpwire.LobbyRoomCreated:
 					s.floodOK.Add(1)
-				case udplobby.LobbyJoinFailed:
+				case udpwire.LobbyJoinFailed:
 					s.floodNo.Add(1)
 				}
 			}
@@ -581,7 +581,7 @@ func (s *soaker) flood(ctx context.Context, wg *sync.WaitGroup) {
 					if junk {
 						b = malformed(r, seq)
 					} else {
-						b = udplobby.AppendCreateRoom(nil, udplobby.ProfileSpec, seq)
+						b = udpwire.AppendCreateRoom(nil, udpwire.ProfileSpec, seq)
 					}
 					conn.WriteToUDPAddrPort(b, s.lobby)
 				}
@@ -593,7 +593,7 @@ func (s *soaker) flood(ctx context.Context, wg *sync.WaitGroup) {
 // malformed returns one bad datagram: random bytes, a valid request with a
 // bit flipped, truncated, or with a junk tail.
 func malformed(r *rand.Rand, seq uint16) []byte {
-	valid := udplobby.AppendJoinRoom(nil, udplobby.ProfileSpec, seq, r.Uint32N(200))
+	valid := udpwire.AppendJoinRoom(nil, udpwire.ProfileSpec, seq, r.Uint32N(200))
 	switch r.IntN(4) {
 	case 0:
 		b := make([]byte, 1+r.IntN(64))

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lobbybench/lobbybench/wire/udplobby"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
 // Lobby answers LOBBY_LIST_ROOMS (an empty list) at most CapPerSec a
@@ -104,23 +104,23 @@ func (l *Lobby) Start(t TB) netip.AddrPort {
 	t.Cleanup(func() { c.Close(); <-done })
 	go func() {
 		defer close(done)
-		dec := udplobby.Decoder{Profile: udplobby.ProfileSpec, Dir: udplobby.ClientToServer}
+		dec := udpwire.Decoder{Profile: udpwire.ProfileSpec, Dir: udpwire.ClientToServer}
 		buf := make([]byte, 2048)
-		var m udplobby.Message
+		var m udpwire.Message
 		for {
 			n, from, err := c.ReadFromUDPAddrPort(buf)
 			if err != nil {
 				return
 			}
-			if dec.Decode(buf[:n], &m) != nil || m.Type != udplobby.LobbyListRooms {
+			if dec.Decode(buf[:n], &m) != nil || m.Type != udpwire.LobbyListRooms {
 				continue
 			}
 			answer, bad := l.admit(time.Now())
 			if !answer {
 				continue
 			}
-			reply := udplobby.Message{Header: udplobby.Header{PacketType: 2, Type: udplobby.LobbyRoomList, Seq: m.Seq}}
-			out, err := udplobby.Append(nil, udplobby.ProfileSpec, &reply)
+			reply := udpwire.Message{Header: udpwire.Header{PacketType: 2, Type: udpwire.LobbyRoomList, Seq: m.Seq}}
+			out, err := udpwire.Append(nil, udpwire.ProfileSpec, &reply)
 			if err != nil {
 				continue
 			}
@@ -136,5 +136,5 @@ func (l *Lobby) Start(t TB) netip.AddrPort {
 // BadReply is a LOBBY_ROOM_LIST of packetType 3, which no server may
 // send.
 func BadReply(seq uint16) []byte {
-	return udplobby.AppendRaw(nil, udplobby.ProfileSpec, udplobby.Header{PacketType: 3, Type: udplobby.LobbyRoomList, Seq: seq, PayloadSize: 2, OriginalSize: 2}, []byte{0, 0})
+	return udpwire.AppendRaw(nil, udpwire.ProfileSpec, udpwire.Header{PacketType: 3, Type: udpwire.LobbyRoomList, Seq: seq, PayloadSize: 2, OriginalSize: 2}, []byte{0, 0})
 }

@@ -1,0 +1,237 @@
+package levclient
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
+	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// RuleMalformedAnswer: the server answered a malformed datagram with a
+// message instead of dropping it.
+const RuleMalformedAnswer = "L-MALFORMED-REPLY"
+
+var defaultKinds = []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes}
+
+// badPacket builds a malformed datagram of kind k. None of them has a
+// decodable Ln header, so a conforming server neither answers nor acks
+// them.
+func (s *session) badPacket(k scenario.MalformedKind) []byte {
+	switch k {
+	case scenario.Truncated:
+		// A valid Echo packet cut inside its Ln header.
+		b := lv.AppendNormalHeader(nil, 0x7fff0000+uint32(s.Think.IntN(1<<16)), 0, nil, 1)
+		b = lv.AppendRequestHeader(b, 1, lv.ReqEcho)
+		return b[:2+s.Think.IntN(8)]
+	case scenario.UnknownType:
+		// A packet type that is neither Ln nor La.
+		b := lv.AppendNormalHeader(nil, 0x7fff0000, 0, nil, 1)
+		b = lv.AppendRequestHeader(b, 1, lv.ReqEcho)
+		binary.BigEndian.PutUint16(b, 0x4c7a)
+		return b
+	default: // random, never starting with "L"
+		b := make([]byte, 1+s.Think.IntN(64))
+		for i := range b {
+			b[i] = byte(s.Think.Uint32())
+		}
+		if b[0] == 0x4c {
+			b[0] = 0xff
+		}
+		return b
+	}
+}
+
+// malformed sends Count datagrams, Interval apart, a Share of them
+// malformed and the rest Echo requests; any message from the server within
+// Silence of a malformed one is an unexpected reply (a violation). A final
+// Echo checks the connection survived.
+func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error {
+	spec := st.Malformed
+	kinds := spec.Kinds
+	if len(kinds) == 0 {
+		kinds = defaultKinds
+	}
+	type tally struct{ sent, replies int64 }
+	per := map[scenario.MalformedKind]*tally{}
+	key := s.StepKey(i)
+	start := time.Now()
+	count := max(st.Count, 1)
+	for k := 0; k < count; k++ {
+		if k > 0 && st.Interval > 0 {
+			if err := s.SleepUntil(ctx, i, st, start.Add(time.Duration(k)*st.Interval)); err != nil {
+				return err
+			}
+		}
+		if spec.Share < 1 && s.Think.Float64() >= spec.Share {
+			if err := s.echoOnce(ctx, st); err != nil {
+				return s.StepErr(i, st, err)
+			}
+			continue
+		}
+		kind := kinds[s.Think.IntN(len(kinds))]
+		t := per[kind]
+		if t == nil {
+			t = &tally{}
+			per[kind] = t
+		}
+		b := s.badPacket(kind)
+		if err := s.d.WriteRaw(b); err != nil {
+			return s.Fail(i, st, simclient.ReasonSocket, err)
+		}
+		t.sent++
+		deadline := time.Now().Add(spec.Silence)
+		for {
+			m, err := s.next1(ctx, deadline)
+			if err != nil {
+				if errors.Is(err, levconn.ErrTimeout) {
+					break
+				}
+				return s.Fail(i, st, reasonOf(ctx, err), err)
+			}
+			t.replies++
+			s.Rec.Violation(RuleMalformedAnswer, time.Now(), lv.AppendMessage(nil, m), b,
+				fmt.Sprintf("%v within %s of a malformed (%s) datagram", m, spec.Silence, kind))
+		}
+	}
+	kept := int64(0)
+	err := s.echoOnce(ctx, st)
+	if err == nil {
+		kept = 1
+	}
+	for kind, t := range per {
+		s.Shared.Collector.AddMalformed(string(kind), t.sent, t.replies, 1, kept)
+	}
+	if err != nil {
+		return s.StepErr(i, st, err)
+	}
+	now := time.Now()
+	s.Rec.Record(key, start, start, now)
+	s.Next = now
+	return nil
+}
+
+func (s *session) echoOnce(ctx context.Context, st *scenario.Step) error {
+	timeout := st.Policy.Timeout
+	if timeout <= 0 { // malformed steps take no request keys
+		timeout = scenario.DefaultPolicy.Timeout
+	}
+	_, err := s.request(ctx, timeout, lv.ReqEcho, nil, time.Now(),
+		func(num uint32, m *lv.Message) (verdict, error) {
+			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResNone {
+				return accept, nil
+			}
+			return skip, nil
+		})
+	if err != nil {
+		var rf *reqFail
+		if !errors.As(err, &rf) {
+			err = &reqFail{Reason: result.ReasonTimeout, Err: err}
+		}
+	}
+	return err
+}
+
+// rateProbe ramps Echo requests From→To per second over Over (sent
+// untracked, so the engine's resends do not hide a loss), each answered by
+// the next Response None (the engine's None carries ResponseTo 0, so
+// replies are matched to the oldest pending Echo), and records the first
+// one-second window whose share of Echos unanswered within the step's
+// timeout exceeds Loss (simclient.Probe; Collector.AddRateLimit).
+func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
+	spec := st.Probe
+	if spec.Request != "" && spec.Request != scenario.Echo {
+		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("rate_probe request %q: leviathan probes with echo only", spec.Request))
+	}
+	key := s.StepKey(i)
+	msgKey := s.rt.req[lv.ReqEcho]
+	timeout := st.Policy.Timeout
+	if timeout <= 0 {
+		timeout = scenario.DefaultPolicy.Timeout
+	}
+	start := time.Now()
+	pr := simclient.NewProbe(spec, start)
+	total := pr.Total()
+	type flight struct{ intended, sent time.Time }
+	fl := make([]flight, 0, min(total, 1<<16))
+	head := 0
+	expire := func(now time.Time) {
+		for head < len(fl) && now.Sub(fl[head].sent) >= timeout {
+			pr.Outcome(fl[head].intended.Sub(start), simclient.Lost)
+			head++
+		}
+	}
+	recvUntil := func(deadline time.Time) error {
+		for {
+			m, err := s.next1(ctx, deadline)
+			if errors.Is(err, levconn.ErrTimeout) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResNone && head < len(fl) {
+				f := fl[head]
+				head++
+				now := time.Now()
+				s.Rec.Record(key, f.intended, f.sent, now)
+				s.Rec.Record(msgKey, f.intended, f.sent, now)
+				pr.Outcome(f.intended.Sub(start), simclient.Answered)
+			}
+		}
+	}
+	var ioErr error
+send:
+	for k := 0; k < total; k++ {
+		due := start.Add(pr.At(k))
+		for time.Now().Before(due) {
+			wait := due
+			if head < len(fl) {
+				if exp := fl[head].sent.Add(timeout); exp.Before(wait) {
+					wait = exp
+				}
+			}
+			if err := recvUntil(wait); err != nil {
+				ioErr = err
+				break send
+			}
+			expire(time.Now())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		sent := time.Now()
+		if _, err := s.d.SendRequest(levconn.None, lv.ReqEcho, nil); err != nil {
+			ioErr = err
+			break
+		}
+		fl = append(fl, flight{due, sent})
+	}
+	if ioErr == nil && ctx.Err() == nil {
+		end := time.Now().Add(timeout)
+		for head < len(fl) && time.Now().Before(end) {
+			if err := recvUntil(fl[head].sent.Add(timeout)); err != nil {
+				ioErr = err
+				break
+			}
+			expire(time.Now())
+		}
+		expire(end.Add(time.Nanosecond))
+	}
+	cut := ctx.Err() != nil
+	s.Shared.ReportProbe(pr, st.Label, s.d.LocalAddr().String(), start, cut)
+	if cut {
+		return s.Fail(i, st, simclient.ReasonCancelled, context.Canceled)
+	}
+	if ioErr != nil {
+		return s.Fail(i, st, reasonOf(ctx, ioErr), ioErr)
+	}
+	s.Next = time.Now()
+	return nil
+}

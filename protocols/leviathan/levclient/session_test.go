@@ -1,0 +1,266 @@
+package levclient
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
+	refsrv "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
+	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// fastEngine is the connection engine of both ends in these tests: a short
+// loss timer so that lossy runs finish fast, and 16 transmissions (the
+// engine's cap) of a Critical message before it is given up. The server
+// needs them as much as the client: a response given up is never answered
+// again (the request's resends are duplicates), so at 20% loss the engine's
+// own 5 would give up about 0.2^5 ≈ 3e-4 of the responses and time out a
+// session in some runs of TestFlowUnderLoss's 30 sessions (about 270
+// responses): 3 of 66 runs over impairment seeds, since timing changes
+// which datagrams the seeded impairment drops. 16 give up 0.2^16 ≈ 7e-12
+// (0 of 60 runs, none even lost). The schedule fits the steps' 5 s
+// timeout: 16 × 80 ms for a request and as much again for its response.
+var fastEngine = levconn.Config{LostAfter: 80 * time.Millisecond, AckDelay: 10 * time.Millisecond, CriticalTransmissions: 16}
+
+func startServer(t testing.TB, mod func(*refsrv.Config)) *refsrv.Server {
+	t.Helper()
+	cfg := refsrv.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.TickInterval = 5 * time.Millisecond
+	cfg.Conn = fastEngine
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := refsrv.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func plan(t testing.TB, impairment, steps string) *scenario.Plan {
+	t.Helper()
+	y := fmt.Sprintf(`name: t
+protocol: leviathan
+seed: 3
+load:
+  stages:
+    - {rate: 10/s, for: 1s}
+%s
+defaults:
+  timeout: 5s
+flows:
+  - name: f
+    steps:
+%s
+`, impairment, steps)
+	p, err := scenario.Parse("t.yaml", []byte(y))
+	if err != nil {
+		t.Fatalf("scenario: %v\n%s", err, y)
+	}
+	return p
+}
+
+const fullFlow = `      - connect: {name: bench}
+      - join_server
+      - join_game: {options: ""}
+      - echo: {count: 2, interval: 5ms}
+      - status
+      - close`
+
+// fastShared is the shared state of a run of p against s recording into
+// col, with the fastEngine timings; it is closed when the test ends.
+func fastShared(t testing.TB, p *scenario.Plan, s *refsrv.Server, col *metrics.Collector) *simclient.Shared {
+	t.Helper()
+	sh, err := simclient.NewShared(p, s.Addr(), col, simclient.Options{SocketBuffer: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	if !SetEngineConfig(sh, fastEngine) {
+		t.Fatal("engine config not taken")
+	}
+	return sh
+}
+
+// runAll runs n sessions of p's first flow at once against addr.
+func runAll(t testing.TB, p *scenario.Plan, s *refsrv.Server, n int) (*result.Run, []error) {
+	t.Helper()
+	col := metrics.NewCollector(time.Now())
+	sh := fastShared(t, p, s, col)
+	factory, ok := simclient.Lookup("leviathan")
+	if !ok {
+		t.Fatal("leviathan not registered")
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < n; i++ {
+		sess, err := factory(sh, i, &p.Flows[0], clientSrc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer sess.Close()
+			errs[i] = sess.Run(ctx, time.Time{})
+		}()
+	}
+	wg.Wait()
+	run, err := col.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, errs
+}
+
+func TestFlowUnderLoss(t *testing.T) {
+	for _, loss := range []string{"0%", "5%", "20%"} {
+		t.Run(loss, func(t *testing.T) {
+			s := startServer(t, nil)
+			imp := fmt.Sprintf("impairment: {drop: %s, duplicate: 2%%}", loss)
+			p := plan(t, imp, fullFlow)
+			const n = 30
+			run, errs := runAll(t, p, s, n)
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("session %d: %v", i, err)
+				}
+			}
+			st := s.Stats()
+			for _, r := range []string{"Connect", "Security", "Authenticate", "JoinServer", "JoinGame", "Serverstatus"} {
+				if st.Requests[r] != n {
+					t.Fatalf("%s acted on %d times for %d sessions (%v)", r, st.Requests[r], n, st.Requests)
+				}
+			}
+			if st.Requests["Echo"] != 2*n {
+				t.Fatalf("Echo acted on %d times", st.Requests["Echo"])
+			}
+			waitFor(t, "players released by CloseConnection", func() bool { return s.Stats().PlayersActive == 0 })
+			steps := map[string]result.Series{}
+			for _, sp := range run.Steps {
+				steps[sp.Name] = sp
+			}
+			for _, name := range []string{"connect", "join_server", "join_game", "status", "close"} {
+				if steps[name].Successes != n {
+					t.Fatalf("step %s count %d, want %d", name, steps[name].Successes, n)
+				}
+			}
+			if steps["echo"].Successes != 2*n {
+				t.Fatalf("echo count %d", steps["echo"].Successes)
+			}
+			if len(run.Violations) != 0 {
+				t.Fatalf("violations %+v", run.Violations)
+			}
+			msgs := map[string]result.Series{}
+			for _, m := range run.Messages {
+				msgs[m.Name] = m
+			}
+			if msgs["ack"].Successes == 0 {
+				t.Fatal("no ack latency recorded")
+			}
+			if loss == "20%" && msgs["JoinServer"].Retries+msgs["Connect"].Retries+msgs["JoinGame"].Retries == 0 {
+				t.Fatal("no resends recorded at 20% loss")
+			}
+			t.Logf("loss %s: server resends %d duplicates %d; client acks %d duplicates %d", loss, st.Resends, st.Duplicates, msgs["ack"].Successes, msgs["duplicate"].Successes)
+		})
+	}
+}
+
+func TestJoinDeniedWhenFull(t *testing.T) {
+	s := startServer(t, func(c *refsrv.Config) { c.MaxPlayers = 1 })
+	p := plan(t, "", `      - connect
+      - join_server
+      - think: 300ms`)
+	_, errs := runAll(t, p, s, 2)
+	denied := 0
+	for _, err := range errs {
+		if err != nil {
+			if simclient.ReasonOf(err) != result.ReasonJoinDeny {
+				t.Fatalf("failure %v, want %s", err, result.ReasonJoinDeny)
+			}
+			denied++
+		}
+	}
+	if denied != 1 {
+		t.Fatalf("%d sessions denied, want 1 (errors %v)", denied, errs)
+	}
+}
+
+func TestMalformedStep(t *testing.T) {
+	s := startServer(t, nil)
+	p := plan(t, "", `      - connect
+      - malformed: {count: 6, silence: 50ms}
+      - echo`)
+	run, errs := runAll(t, p, s, 1)
+	if errs[0] != nil {
+		t.Fatalf("%v\nserver %+v", errs[0], s.Stats())
+	}
+	if len(run.Violations) != 0 {
+		t.Fatalf("violations %+v", run.Violations)
+	}
+	if len(run.Malformed) == 0 {
+		t.Fatalf("no malformed findings: %+v", run.Malformed)
+	}
+	for _, f := range run.Malformed {
+		if f.UnexpectedReplies != 0 || f.LivenessKept != f.LivenessChecks {
+			t.Fatalf("finding %+v", f)
+		}
+	}
+}
+
+func TestServerSilentTimesOut(t *testing.T) {
+	s := startServer(t, nil)
+	addr := s.Addr()
+	s.Close() // nothing listens: ICMP refusals or silence
+	_, err := playOne(t, plan(t, "", `      - connect: {timeout: 300ms}`), addr)
+	if r := simclient.ReasonOf(err); r != result.ReasonTimeout && r != result.ReasonConnRefused {
+		t.Fatalf("err %v (reason %q)", err, r)
+	}
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting: %s", what)
+}
+
+func TestRateProbe(t *testing.T) {
+	s := startServer(t, func(c *refsrv.Config) { c.RateLimit, c.RateBurst = 50, 10 })
+	p := plan(t, "", `      - connect
+      - rate_probe: {from: 20/s, to: 300/s, over: 2s, timeout: 300ms}`)
+	run, errs := runAll(t, p, s, 1)
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if len(run.RateLimits) != 1 {
+		t.Fatalf("findings %+v", run.RateLimits)
+	}
+	f := run.RateLimits[0]
+	if f.ObservedLimitPerSec <= 0 || f.ObservedLimitPerSec > 120 || f.Limited == 0 {
+		t.Fatalf("finding %+v, want a limit near 50/s", f)
+	}
+	t.Logf("%+v", f)
+}
+
+// clientSrc is the source address of this package's test clients. The
+// Leviathan server retransmits to clients that have gone, and go test runs
+// packages in parallel: on an address of their own those late datagrams
+// cannot reach another package's test client that the kernel gave the same
+// port on 127.0.0.1 (one such stray failed a udpclient test under
+// .ci/stress-ci). udpclient uses 127.0.77.1.
+var clientSrc = netip.MustParseAddr("127.0.78.1")

@@ -1,0 +1,332 @@
+package levconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lobbybench/lobbybench/internal/impair"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+)
+
+// ErrTimeout is returned by Driver.Next when its deadline passes first.
+var ErrTimeout = errors.New("levconn: timed out")
+
+// DriverOptions configure a Driver. The zero value is usable.
+type DriverOptions struct {
+	// Config configures the connection engine.
+	Config Config
+	// Local is the local address to bind (the zero Addr: the OS chooses).
+	Local netip.Addr
+	// SocketBuffer sets SO_RCVBUF/SO_SNDBUF when positive.
+	SocketBuffer int
+	// In and Out impair received and sent datagrams, drawn from Rand
+	// (required when either is set).
+	In, Out Impair
+	Rand    *rand.Rand
+	// Wake, when set, replaces per-read socket deadlines: the driver calls
+	// Wake(t) before a blocking read that must end at t (the zero t:
+	// disarm), and Wake's owner makes the read return at t, typically by
+	// SetReadDeadline(now) on Driver.Socket from one sweeper goroutine
+	// (simclient.Sweeper). Without it the driver sets the read deadline.
+	Wake func(t time.Time)
+	// OnSend and OnRecv, when set, see every datagram written to or read
+	// from the socket (after Out impairment / before In impairment), e.g.
+	// for a conformance wire log. They must not keep b.
+	OnSend, OnRecv func(b []byte)
+	// OnMalformed, when set, is told about every received datagram the
+	// engine could not fully decode (it still acted on the decodable
+	// prefix, see Conn.Receive), e.g. to record a violation.
+	OnMalformed func(b []byte, err error)
+}
+
+// Driver is the thin socket driver of one client connection: a connected
+// UDP socket and a Conn, run on the caller's goroutine (Next blocks and
+// runs timers and I/O until an event is available). Send*, Next and the
+// accessors must be called from one goroutine; Close may be called from any.
+type Driver struct {
+	c      *Conn
+	sock   *net.UDPConn
+	opt    DriverOptions
+	in     *impair.Impairer
+	out    *impair.Impairer
+	buf    []byte
+	queue  []Event
+	qpos   int
+	held   []byte // impaired datagram whose events are queued
+	closed atomic.Bool
+
+	// Truncated counts datagrams lost because they did not fit the
+	// initial receive buffer (which then grew to the largest datagram).
+	Truncated int
+}
+
+// Dial opens a UDP socket connected to peer and a connection engine for it.
+func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
+	now := time.Now()
+	c, err := New(opt.Config, now)
+	if err != nil {
+		return nil, err
+	}
+	if (!opt.In.IsZero() || !opt.Out.IsZero()) && opt.Rand == nil {
+		return nil, errors.New("levconn: impairment needs DriverOptions.Rand")
+	}
+	var laddr *net.UDPAddr
+	if opt.Local.IsValid() {
+		laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(opt.Local, 0))
+	}
+	sock, err := net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(peer))
+	if err != nil {
+		return nil, err
+	}
+	if opt.SocketBuffer > 0 {
+		sock.SetReadBuffer(opt.SocketBuffer)
+		sock.SetWriteBuffer(opt.SocketBuffer)
+	}
+	return &Driver{
+		c:    c,
+		sock: sock,
+		opt:  opt,
+		in:   impair.New(opt.In, opt.Rand, maxHeld),
+		out:  impair.New(opt.Out, opt.Rand, maxHeld),
+		buf:  make([]byte, smallBuf),
+	}, nil
+}
+
+// Conn returns the connection engine (for Stats and settings).
+func (d *Driver) Conn() *Conn { return d.c }
+
+// Socket returns the UDP socket (for a Wake owner's SetReadDeadline).
+func (d *Driver) Socket() *net.UDPConn { return d.sock }
+
+// LocalAddr returns the socket's local address.
+func (d *Driver) LocalAddr() netip.AddrPort {
+	if a, ok := d.sock.LocalAddr().(*net.UDPAddr); ok {
+		return a.AddrPort()
+	}
+	return netip.AddrPort{}
+}
+
+// ImpairStats returns what the impairment did so far, per direction.
+func (d *Driver) ImpairStats() (in, out ImpairStats) {
+	return d.in.Stats(), d.out.Stats()
+}
+
+// Close closes the socket; a blocked Next returns ErrClosed. It does not
+// send anything: send a CloseConnection response first to tell the peer.
+func (d *Driver) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	return d.sock.Close()
+}
+
+// Closed reports whether Close was called.
+func (d *Driver) Closed() bool { return d.closed.Load() }
+
+// SendRequest queues a request (see Conn.SendRequest) and writes what is
+// due.
+func (d *Driver) SendRequest(rel Reliability, t levwire.RequestType, payload []byte) (uint32, error) {
+	now := time.Now()
+	n, err := d.c.SendRequest(now, rel, t, payload)
+	if err == nil {
+		err = d.flush(now)
+	}
+	return n, err
+}
+
+// SendResponse queues a response (see Conn.SendResponse) and writes what
+// is due.
+func (d *Driver) SendResponse(rel Reliability, t levwire.ResponseType, responseTo uint32, payload []byte) (uint32, error) {
+	now := time.Now()
+	n, err := d.c.SendResponse(now, rel, t, responseTo, payload)
+	if err == nil {
+		err = d.flush(now)
+	}
+	return n, err
+}
+
+// WriteRaw writes b to the peer as is, bypassing the engine (for
+// conformance probes: malformed packets). Out impairment does not apply.
+func (d *Driver) WriteRaw(b []byte) error {
+	if d.opt.OnSend != nil {
+		d.opt.OnSend(b)
+	}
+	_, err := d.sock.Write(b)
+	return err
+}
+
+// Flush writes the datagrams the engine has due now (acks waiting for
+// AckDelay are sent by Next when due).
+func (d *Driver) Flush() error { return d.flush(time.Now()) }
+
+func (d *Driver) flush(now time.Time) error {
+	var first error
+	for b := d.c.Poll(now); b != nil; b = d.c.Poll(now) {
+		if d.out != nil && !d.out.Apply(now, netip.AddrPort{}, b) {
+			continue
+		}
+		if err := d.write(b); err != nil && first == nil {
+			first = err
+		}
+	}
+	for {
+		h, ok := d.out.Pop(now)
+		if !ok {
+			break
+		}
+		if err := d.write(h.Data); err != nil && first == nil {
+			first = err
+		}
+		d.out.Recycle(h.Data)
+	}
+	return first
+}
+
+func (d *Driver) write(b []byte) error {
+	if d.opt.OnSend != nil {
+		d.opt.OnSend(b)
+	}
+	_, err := d.sock.Write(b)
+	if err != nil && d.closed.Load() {
+		return ErrClosed
+	}
+	return err
+}
+
+func earliest(ts ...time.Time) time.Time {
+	var d time.Time
+	for _, t := range ts {
+		if !t.IsZero() && (d.IsZero() || t.Before(d)) {
+			d = t
+		}
+	}
+	return d
+}
+
+// smallBuf is the initial receive buffer: lobby datagrams are small, and
+// thousands of sessions with 64 KiB each would cost hundreds of MiB. A
+// datagram that does not fit is lost (counted in Stats.Truncated) and the
+// buffer grows to the largest datagram; the peer's resend then fits.
+const smallBuf = 2048
+
+// maxBlock bounds one blocking read without a Wake owner, so a cancelled
+// context is noticed within it even if its wake-up raced a deadline reset.
+const maxBlock = 250 * time.Millisecond
+
+// Next runs the connection (reads, timers, resends, acks) until it has an
+// event and returns it. It returns ErrTimeout when deadline (zero: none)
+// passes first, ctx's error when ctx ends, ErrClosed after Close, and a
+// socket error otherwise (e.g. ECONNREFUSED when the peer port is closed;
+// see IsRefused). An EventMessage's payload is valid until the next call.
+func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
+	var stop func() bool
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
+	for {
+		if d.qpos < len(d.queue) {
+			e := d.queue[d.qpos]
+			d.qpos++
+			return e, nil
+		}
+		d.queue, d.qpos = d.queue[:0], 0
+		if d.held != nil {
+			d.in.Recycle(d.held)
+			d.held = nil
+		}
+		if d.closed.Load() {
+			return Event{}, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return Event{}, err
+		}
+		if stop == nil && ctx.Done() != nil {
+			stop = context.AfterFunc(ctx, func() { d.sock.SetReadDeadline(time.Now()) })
+		}
+		now := time.Now()
+		if h, ok := d.in.Pop(now); ok {
+			d.held = h.Data
+			d.receive(now, h.Data)
+			continue
+		}
+		if !deadline.IsZero() && !now.Before(deadline) {
+			return Event{}, ErrTimeout
+		}
+		d.c.Tick(now)
+		d.queue = append(d.queue, d.c.Events()...)
+		if err := d.flush(now); err != nil {
+			return Event{}, err
+		}
+		if len(d.queue) > 0 {
+			continue
+		}
+		wake := earliest(d.c.Deadline(), d.in.Next(), d.out.Next(), deadline)
+		if d.opt.Wake != nil {
+			d.opt.Wake(wake)
+		} else {
+			if wake.IsZero() || wake.Sub(now) > maxBlock {
+				wake = now.Add(maxBlock)
+			}
+			d.sock.SetReadDeadline(wake)
+		}
+		n, _, flags, _, err := d.sock.ReadMsgUDPAddrPort(d.buf, nil)
+		if d.opt.Wake != nil {
+			d.opt.Wake(time.Time{})
+		}
+		if err != nil {
+			if d.closed.Load() {
+				return Event{}, ErrClosed
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				if d.opt.Wake != nil {
+					d.sock.SetReadDeadline(time.Time{})
+				}
+				continue
+			}
+			return Event{}, fmt.Errorf("levconn: read: %w", err)
+		}
+		if (msgTrunc != 0 && flags&msgTrunc != 0) || (msgTrunc == 0 && n == len(d.buf)) {
+			if len(d.buf) < levwire.MaxDatagram+1 {
+				d.Truncated++
+				d.buf = make([]byte, levwire.MaxDatagram+1)
+				continue
+			}
+		}
+		now = time.Now()
+		if d.opt.OnRecv != nil {
+			d.opt.OnRecv(d.buf[:n])
+		}
+		if d.in != nil && !d.in.Apply(now, netip.AddrPort{}, d.buf[:n]) {
+			continue // dropped or held
+		}
+		d.receive(now, d.buf[:n])
+	}
+}
+
+func (d *Driver) receive(now time.Time, b []byte) {
+	if err := d.c.Receive(now, b); err != nil && d.opt.OnMalformed != nil && !errors.Is(err, ErrClosed) {
+		d.opt.OnMalformed(b, err)
+	}
+	d.queue = append(d.queue, d.c.Events()...)
+	d.flush(now)
+}
+
+// IsRefused reports whether err says the peer's port is closed (an ICMP
+// port unreachable surfaced on the connected socket).
+func IsRefused(err error) bool {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return errors.Is(se.Err, syscall.ECONNREFUSED)
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
+}

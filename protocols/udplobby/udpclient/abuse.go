@@ -1,0 +1,427 @@
+package udpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// flight is one datagram of a burst (malformed mix or rate probe) whose
+// reply, if any, is matched by sequence id.
+type flight struct {
+	sent, intended time.Time
+	kind           int8 // -1: valid request; else index into the malformed kinds
+	outcome        int8 // 0 pending, 1 answered, 2 refused, 3 lost
+	unexpected     bool // a malformed packet that got a reply
+}
+
+const (
+	pendingOutcome = iota
+	answeredOutcome
+	refusedOutcome
+	lostOutcome
+)
+
+// burst tracks the datagrams of a malformed or probe step sent with
+// consecutive sequence ids from first.
+type burst struct {
+	first uint16
+	fl    []flight
+	valid udpwire.MsgType // the valid request type of the burst
+	to    netip.AddrPort
+	inst  bool
+}
+
+// index returns the flight of seq, or nil.
+func (b *burst) index(seq uint16) *flight {
+	i := int(seq - b.first)
+	if i < 0 || i >= len(b.fl) {
+		return nil
+	}
+	return &b.fl[i]
+}
+
+// sendValid sends the burst's valid request with the next sequence id.
+func (s *session) sendValid(b *burst, intended time.Time, roomID uint32) error {
+	s.seq++
+	s.sent++
+	p := pending{typ: b.valid, seq: s.seq, roomID: roomID, value: uint32(s.seq)}
+	s.obuf = s.encode(s.obuf[:0], &p, s.sendProfile(0))
+	b.fl = append(b.fl, flight{intended: intended, sent: time.Now(), kind: -1})
+	return s.tr.send(b.to, s.obuf)
+}
+
+// sendMalformed sends one packet of kind k with the next sequence id.
+func (s *session) sendMalformed(b *burst, kind scenario.MalformedKind, k int) error {
+	s.seq++
+	s.sent++
+	s.obuf = s.malformedPacket(s.obuf[:0], b, kind, s.seq)
+	b.fl = append(b.fl, flight{sent: time.Now(), kind: int8(k)})
+	return s.tr.send(b.to, s.obuf)
+}
+
+// malformedPacket builds a packet of kind with the encoder, then breaks it.
+func (s *session) malformedPacket(dst []byte, b *burst, kind scenario.MalformedKind, seq uint16) []byte {
+	prof := s.sendProfile(0)
+	hl := prof.HeaderLen()
+	valid := s.encode(dst, &pending{typ: b.valid, seq: seq, value: uint32(seq)}, prof)
+	payload := append([]byte(nil), valid[hl:len(valid)-udpwire.CRCLen]...)
+	h := udpwire.Header{PacketType: udpwire.ClientToServer, Type: b.valid, Seq: seq,
+		PayloadSize: uint16(len(payload)), OriginalSize: uint16(len(payload))}
+	switch kind {
+	case scenario.BadCRC:
+		valid[len(valid)-1] ^= 0x5A
+		return valid
+	case scenario.Truncated:
+		return valid[:hl-1]
+	case scenario.WrongLength:
+		h.PayloadSize += 3
+		h.OriginalSize = h.PayloadSize
+		return udpwire.AppendRaw(dst[:0], prof, h, payload)
+	case scenario.UnknownType:
+		h.Type = 0x7E
+		if b.inst {
+			h.Type = 0x3E
+		}
+		return udpwire.AppendRaw(dst[:0], prof, h, payload)
+	case scenario.WrongDirection:
+		h.PacketType = udpwire.ServerToClient
+		return udpwire.AppendRaw(dst[:0], prof, h, payload)
+	}
+	// random: random bytes of random length, 1-64.
+	n := 1 + s.Think.IntN(64)
+	out := dst[:0]
+	for range n {
+		out = append(out, byte(s.Think.Uint32()))
+	}
+	return out
+}
+
+// burstRecv reads until deadline, matching replies to the burst's flights;
+// it returns at the deadline (nil) or on a socket error.
+func (s *session) burstRecv(b *burst, deadline time.Time, onAnswer func(f *flight, ok bool)) error {
+	for {
+		data, from, err := s.tr.recv(deadline)
+		switch {
+		case err == nil:
+		case errors.Is(err, errTimeout):
+			return nil
+		case errors.Is(err, errTruncated):
+			continue
+		default:
+			return err
+		}
+		s.burstHandle(b, data, from, onAnswer)
+	}
+}
+
+func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnswer func(f *flight, ok bool)) {
+	if from != b.to {
+		s.handle(data, from) // other traffic: judged as usual
+		return
+	}
+	ch := udpwire.ChannelLobby
+	if b.inst {
+		ch = udpwire.ChannelInstance
+	}
+	dec := udpwire.Decoder{Profile: s.profile, Dir: udpwire.ServerToClient, Channel: ch}
+	m := &s.msg
+	err := dec.Decode(data, m)
+	var seq uint16
+	haveSeq := false
+	if err != nil {
+		var e *udpwire.Error
+		if errors.As(err, &e) && e.HaveHeader {
+			seq, haveSeq = e.Header.Seq, true
+		}
+	} else {
+		seq, haveSeq = m.Seq, true
+		if b.inst {
+			switch m.Type {
+			case udpwire.ServerAllReady, udpwire.ServerCountdownTick, udpwire.ServerGameStart,
+				udpwire.ServerGameEnd, udpwire.ServerPlayerDisconnected, udpwire.ServerDisconnect:
+				s.event(data, m)
+				return
+			}
+		}
+	}
+	var f *flight
+	if haveSeq {
+		f = b.index(seq)
+	}
+	if f == nil {
+		// Not attributable by sequence: blame the last malformed packet
+		// sent, if any, else judge it as an ordinary datagram.
+		for i := len(b.fl) - 1; i >= 0; i-- {
+			if b.fl[i].kind >= 0 {
+				f = &b.fl[i]
+				break
+			}
+		}
+		if f == nil {
+			if err != nil {
+				s.violation(string(udpwire.RuleOf(err)), data, nil, err.Error())
+			} else if !s.knownSeq(seq) {
+				s.violation(simclient.RuleUSeqEcho, data, nil, fmt.Sprintf("%v seq %d matches no request", m.Type, seq))
+			}
+			return
+		}
+	}
+	if f.kind >= 0 {
+		rule := simclient.RuleUMalformedAns
+		if b.inst {
+			rule = simclient.RuleIMalformedAns
+		}
+		if !f.unexpected {
+			f.unexpected = true
+			s.violation(rule, data, nil, fmt.Sprintf("reply %d bytes to a malformed packet", len(data)))
+		}
+		return
+	}
+	if err != nil {
+		s.violation(string(udpwire.RuleOf(err)), data, nil, err.Error())
+		if f.outcome == pendingOutcome {
+			f.outcome = refusedOutcome
+			onAnswer(f, false)
+		}
+		return
+	}
+	if f.outcome != pendingOutcome {
+		return // duplicate
+	}
+	legal := false
+	switch b.valid {
+	case udpwire.LobbyListRooms:
+		legal = m.Type == udpwire.LobbyRoomList
+	case udpwire.LobbyCreateRoom:
+		legal = m.Type == udpwire.LobbyRoomCreated
+	case udpwire.LobbyJoinRoom:
+		legal = m.Type == udpwire.LobbyJoinSuccess
+	case udpwire.ClientPing:
+		legal = m.Type == udpwire.ServerPong
+	}
+	if legal {
+		f.outcome = answeredOutcome
+	} else {
+		f.outcome = refusedOutcome // JOIN_FAILED or another answer: refused
+	}
+	onAnswer(f, legal)
+}
+
+// malformed runs a malformed step (see the package doc).
+func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error {
+	spec := st.Malformed
+	key := s.StepKey(i)
+	b := &burst{first: s.seq + 1, valid: udpwire.LobbyListRooms, to: s.lobby}
+	if spec.To == "instance" {
+		if !s.inst.IsValid() {
+			return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("malformed to: instance needs a joined room"))
+		}
+		b.valid, b.to, b.inst = udpwire.ClientPing, s.inst, true
+	}
+	if s.disconnect {
+		return s.Fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
+	}
+	kinds := spec.Kinds
+	if len(kinds) == 0 {
+		kinds = scenario.MalformedKinds(udpwire.ProtocolName)
+	}
+	msgKey := s.rt.keys[b.valid]
+	answered := func(f *flight, ok bool) {
+		now := time.Now()
+		if ok {
+			s.Rec.Record(key, f.intended, f.sent, now)
+			s.Rec.Record(msgKey, f.intended, f.sent, now)
+		} else {
+			s.Rec.Fail(key, simclient.ReasonRefused, now)
+			s.Rec.Fail(msgKey, simclient.ReasonRefused, now)
+		}
+	}
+	base := s.Next
+	for k := 0; k < st.Count; k++ {
+		due := base.Add(time.Duration(k) * st.Interval)
+		if err := s.burstRecv(b, due, answered); err != nil {
+			return s.StepErr(i, st, err)
+		}
+		if ctx.Err() != nil {
+			return s.Fail(i, st, simclient.ReasonCancelled, ctx.Err())
+		}
+		var err error
+		if s.Think.Float64() < spec.Share {
+			kind := s.Think.IntN(len(kinds))
+			err = s.sendMalformed(b, kinds[kind], kind)
+		} else {
+			err = s.sendValid(b, due, 0)
+		}
+		if err != nil {
+			return s.StepErr(i, st, err)
+		}
+	}
+	// The silence window after the last packet: replies to the valid
+	// requests are welcome, replies to malformed ones are not.
+	if err := s.burstRecv(b, time.Now().Add(spec.Silence), answered); err != nil {
+		return s.StepErr(i, st, err)
+	}
+	now := time.Now()
+	for j := range b.fl {
+		if f := &b.fl[j]; f.kind < 0 && f.outcome == pendingOutcome {
+			f.outcome = lostOutcome
+			s.Rec.Fail(key, result.ReasonTimeout, now)
+			s.Rec.Fail(msgKey, result.ReasonTimeout, now)
+		}
+	}
+	// Liveness: one ordinary request, with the scenario's default policy.
+	p := pending{typ: b.valid, to: b.to, inst: b.inst, intended: time.Now(), value: 1}
+	sent, lerr := s.request(&p, s.Shared.Plan.Defaults)
+	kept := int64(0)
+	if lerr == nil {
+		kept = 1
+		s.Rec.Record(key, p.intended, sent, time.Now())
+	} else if errors.Is(lerr, errCancelled) {
+		return s.Fail(i, st, simclient.ReasonCancelled, lerr)
+	} else {
+		s.Rec.Fail(key, reasonOfReq(lerr), time.Now())
+	}
+	sentBy := make([]int64, len(kinds))
+	unexp := make([]int64, len(kinds))
+	for _, f := range b.fl {
+		if f.kind >= 0 {
+			sentBy[f.kind]++
+			if f.unexpected {
+				unexp[f.kind]++
+			}
+		}
+	}
+	for k, kind := range kinds {
+		if sentBy[k] > 0 {
+			s.Shared.Collector.AddMalformed(string(kind), sentBy[k], unexp[k], 1, kept)
+		}
+	}
+	s.Next = time.Now()
+	return nil
+}
+
+func reasonOfReq(err error) string {
+	var rf *reqFail
+	if errors.As(err, &rf) {
+		return rf.Reason
+	}
+	return simclient.ReasonSocket
+}
+
+// rateProbe runs a rate_probe step (see the package doc).
+func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
+	if s.disconnect {
+		return s.Fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
+	}
+	spec := st.Probe
+	key := s.StepKey(i)
+	b := &burst{first: s.seq + 1, to: s.lobby}
+	var room uint32
+	switch spec.Request {
+	case scenario.CreateRoom:
+		b.valid = udpwire.LobbyCreateRoom
+	case scenario.Join:
+		b.valid = udpwire.LobbyJoinRoom
+		room = s.roomID
+		if room == 0 {
+			if r, ok := s.Member.Group.RoomNow(); ok {
+				room = r.ID
+			} else {
+				room = 1
+			}
+		}
+	default:
+		b.valid = udpwire.LobbyListRooms
+	}
+	msgKey := s.rt.keys[b.valid]
+	start := time.Now()
+	pr := simclient.NewProbe(spec, start)
+	total := pr.Total()
+	if total > 1<<16-1 {
+		total = 1<<16 - 1 // sequence ids must stay unambiguous
+	}
+	b.fl = make([]flight, 0, total)
+	answered := func(f *flight, ok bool) {
+		now := time.Now()
+		if ok {
+			s.Rec.Record(key, f.intended, f.sent, now)
+			s.Rec.Record(msgKey, f.intended, f.sent, now)
+			pr.Outcome(f.intended.Sub(start), simclient.Answered)
+		} else {
+			pr.Outcome(f.intended.Sub(start), simclient.Refused)
+		}
+	}
+	timeout := st.Policy.Timeout
+	oldest := 0
+	expire := func(now time.Time) {
+		for ; oldest < len(b.fl); oldest++ {
+			f := &b.fl[oldest]
+			if f.outcome != pendingOutcome {
+				continue
+			}
+			if now.Sub(f.sent) < timeout {
+				break
+			}
+			f.outcome = lostOutcome
+			pr.Outcome(f.intended.Sub(start), simclient.Lost)
+		}
+	}
+	var ioErr error
+	cut := false
+send:
+	for k := 0; k < total; k++ {
+		due := start.Add(pr.At(k))
+		for time.Now().Before(due) {
+			wait := due
+			if oldest < len(b.fl) {
+				if exp := b.fl[oldest].sent.Add(timeout); exp.Before(wait) {
+					wait = exp
+				}
+			}
+			if err := s.burstRecv(b, wait, answered); err != nil {
+				ioErr = err
+				break send
+			}
+			expire(time.Now())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if err := s.sendValid(b, due, room); err != nil {
+			ioErr = err
+			break
+		}
+	}
+	if ioErr == nil && ctx.Err() == nil {
+		end := time.Now().Add(timeout)
+		for oldest < len(b.fl) && time.Now().Before(end) {
+			if err := s.burstRecv(b, b.fl[oldest].sent.Add(timeout), answered); err != nil {
+				ioErr = err
+				break
+			}
+			expire(time.Now())
+		}
+		expire(end.Add(time.Nanosecond))
+	}
+	if ctx.Err() != nil || errors.Is(ioErr, errCancelled) {
+		cut = true // the run ended: report what was measured so far
+		ioErr = nil
+	}
+	s.Shared.ReportProbe(pr, st.Label, s.tr.localAddr().String(), start, cut)
+	if ioErr != nil {
+		return s.StepErr(i, st, ioErr)
+	}
+	if cut {
+		return s.Fail(i, st, simclient.ReasonCancelled, context.Canceled)
+	}
+	s.Next = time.Now()
+	return nil
+}

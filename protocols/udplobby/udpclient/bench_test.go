@@ -1,0 +1,261 @@
+package udpclient
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// echoServer answers CLIENT_PING with SERVER_PONG and LOBBY_LIST_ROOMS
+// with an empty LOBBY_ROOM_LIST (spec profile) by rewriting the request in
+// place: it allocates nothing, so AllocsPerRun measures the client alone.
+type echoServer struct {
+	conn    *net.UDPConn
+	served  atomic.Int64
+	workers sync.WaitGroup
+}
+
+func newEchoServer(t testing.TB, workers int) *echoServer {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = simclient.SetBuffers(c, 8<<20)
+	e := &echoServer{conn: c}
+	for range workers {
+		e.workers.Add(1)
+		go e.serve()
+	}
+	t.Cleanup(func() { c.Close(); e.workers.Wait() })
+	return e
+}
+
+func (e *echoServer) addr() netip.AddrPort { return e.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
+
+func (e *echoServer) serve() {
+	defer e.workers.Done()
+	buf := make([]byte, 2048)
+	for {
+		n, from, err := e.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return
+		}
+		if n < 12 {
+			continue
+		}
+		b := buf[:n]
+		switch udpwire.MsgType(b[1]) {
+		case udpwire.ClientPing:
+			b[1] = byte(udpwire.ServerPong)
+		case udpwire.LobbyListRooms:
+			b = buf[:14]
+			b[1] = byte(udpwire.LobbyRoomList)
+			binary.BigEndian.PutUint16(b[4:], 2)
+			binary.BigEndian.PutUint16(b[6:], 2)
+			b[8], b[9] = 0, 0
+		default:
+			continue
+		}
+		b[0] = byte(udpwire.ServerToClient)
+		binary.BigEndian.PutUint32(b[len(b)-4:], crc32.ChecksumIEEE(b[:len(b)-4]))
+		e.conn.WriteToUDPAddrPort(b, from)
+		e.served.Add(1)
+	}
+}
+
+// benchSession makes a session whose instance is the echo server.
+func benchSession(t testing.TB, sh *simclient.Shared, id int, e *echoServer) *session {
+	t.Helper()
+	f, _ := simclient.Lookup("udp-lobby")
+	ss, err := f(sh, id, &sh.Plan.Flows[0], clientSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ss.(*session)
+	s.inst = e.addr()
+	return s
+}
+
+func benchShared(t testing.TB, target netip.AddrPort) *simclient.Shared {
+	t.Helper()
+	p := plan(t, "", "  - steps: [{ping: 1}]\n")
+	sh, err := simclient.NewShared(p, target, metrics.NewCollector(time.Now()), simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	return sh
+}
+
+// TestRequestZeroAlloc keeps the ping and list request paths (encode, send,
+// receive, decode, judge, record) free of allocations.
+func TestRequestZeroAlloc(t *testing.T) {
+	e := newEchoServer(t, 1)
+	sh := benchShared(t, newEchoServer(t, 1).addr())
+	s := benchSession(t, sh, 0, e)
+	defer s.Close()
+	pol := scenario.DefaultPolicy
+	for _, tc := range []struct {
+		name string
+		p    pending
+	}{
+		{"ping", pending{typ: udpwire.ClientPing, to: s.inst, inst: true}},
+		{"list", pending{typ: udpwire.LobbyListRooms, to: s.lobby}},
+	} {
+		run := func() {
+			p := tc.p
+			p.intended = time.Now()
+			if _, err := s.request(&p, pol); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run() // first use of the metrics key allocates its histograms
+		if n := testing.AllocsPerRun(200, run); n != 0 {
+			t.Errorf("%s: %.1f allocations per request, want 0", tc.name, n)
+		}
+	}
+}
+
+// BenchmarkPing measures one client's ping round trip through the whole
+// client path (one request in flight).
+func BenchmarkPing(b *testing.B) {
+	e := newEchoServer(b, 1)
+	sh := benchShared(b, newEchoServer(b, 1).addr())
+	s := benchSession(b, sh, 0, e)
+	defer s.Close()
+	pol := scenario.DefaultPolicy
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, intended: time.Now()}, pol); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPingClients runs many clients, one goroutine and socket each,
+// pinging in a closed loop; it reports requests per second.
+func BenchmarkPingClients(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(itoa(n), func(b *testing.B) {
+			e := newEchoServer(b, 1)
+			sh := benchShared(b, newEchoServer(b, 1).addr())
+			ss := make([]*session, n)
+			for i := range ss {
+				ss[i] = benchSession(b, sh, i, e)
+			}
+			defer func() {
+				for _, s := range ss {
+					s.Close()
+				}
+			}()
+			pol := scenario.DefaultPolicy
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			cpu0 := cpuTime()
+			var wg sync.WaitGroup
+			ctx := context.Background()
+			for _, s := range ss {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for left.Add(-1) >= 0 && ctx.Err() == nil {
+						if _, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, intended: time.Now()}, pol); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/req")
+		})
+	}
+}
+
+// cpuTime is the process's user+system CPU time: per request it is less
+// sensitive than req/s to other load on a shared machine. It includes the
+// echo server's share, the same in every benchmark here.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func itoa(n int) string {
+	if n >= 1000 {
+		return itoa(n/1000) + "k"
+	}
+	b := []byte{}
+	for n > 0 || len(b) == 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+// BenchmarkBareEchoClients is the yardstick: the same clients as
+// BenchmarkPingClients reduced to a raw write and read of a ping datagram,
+// against the same echo server. lobbybench's rate divided by this one is
+// the harness's efficiency.
+func BenchmarkBareEchoClients(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(itoa(n), func(b *testing.B) {
+			e := newEchoServer(b, 1)
+			conns := make([]*net.UDPConn, n)
+			for i := range conns {
+				c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				conns[i] = c
+				defer c.Close()
+			}
+			to := e.addr()
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			b.ResetTimer()
+			start := time.Now()
+			cpu0 := cpuTime()
+			var wg sync.WaitGroup
+			for _, c := range conns {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					out := udpwire.AppendPing(nil, udpwire.ProfileSpec, 1, 1)
+					in := make([]byte, 2048)
+					for left.Add(-1) >= 0 {
+						if _, err := c.WriteToUDPAddrPort(out, to); err != nil {
+							b.Error(err)
+							return
+						}
+						if _, _, err := c.ReadFromUDPAddrPort(in); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/req")
+		})
+	}
+}

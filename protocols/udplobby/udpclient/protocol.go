@@ -1,0 +1,133 @@
+package udpclient
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// Spec is the UDP lobby protocol as the scenario loader knows it: the
+// scenario half of its descriptor (protocols/udplobby).
+var Spec = scenario.ProtocolSpec{
+	Name: udpwire.ProtocolName, Order: 1, Transport: "udp",
+	Steps: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Hello, scenario.InstanceJoin,
+		scenario.Ready, scenario.Ping, scenario.WaitGameStart, scenario.Leave, scenario.Disconnect},
+	Malformed: []scenario.MalformedKind{scenario.BadCRC, scenario.Truncated, scenario.WrongLength, scenario.UnknownType,
+		scenario.WrongDirection, scenario.RandomBytes},
+	ProbeRequests: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join},
+	StepParams:    map[scenario.StepKind][]string{scenario.CreateRoom: {}}, // the UDP lobby's rooms have no name
+	MalformedTo:   []string{"instance"},                                    // the game instance a join returned
+	Keys:          keys,
+	Options:       parseOptions,
+	Flags:         flags,
+}
+
+// Client is how a run plays the UDP lobby protocol: the client half of its
+// descriptor.
+var Client = simclient.Client{
+	Identify: identify(),
+	Game: &simclient.Game{
+		TTGJoin: []scenario.StepKind{scenario.InstanceJoin, scenario.Hello},
+		Room:    []scenario.StepKind{scenario.Join},
+	},
+	Precise:   true, // its sessions poll under run --precise (PollWindow)
+	Occupancy: occupancy,
+	RoomCheck: checkRooms,
+	Reach:     reach,
+	New:       New,
+}
+
+// reachListRooms returns the LOBBY_LIST_ROOMS a reachability check sends,
+// in the spec and the rtype17 header profile (sequence ids 0xFFFE and
+// 0xFFFD): the udp-lobby check asks with them, another protocol's sends
+// them last to name a UDP lobby found at its address (Client.Identify).
+func reachListRooms() (spec, rtype17 []byte) {
+	return udpwire.AppendListRooms(nil, udpwire.ProfileSpec, 0xFFFE),
+		udpwire.AppendListRooms(nil, udpwire.ProfileRType17, 0xFFFD)
+}
+
+// identify tells a UDP lobby: it answers a LOBBY_LIST_ROOMS in either
+// header profile with a datagram that frames under one.
+func identify() *simclient.Identify {
+	spec, rtype17 := reachListRooms()
+	return &simclient.Identify{Title: "UDP lobby", Packets: [][]byte{spec, rtype17},
+		Is: func(b []byte) bool { _, ok := udpwire.GuessProfile(b); return ok }}
+}
+
+// reach checks a UDP lobby: a LOBBY_LIST_ROOMS must draw a datagram back
+// that is a lobby's, framed under a header profile or at least with a
+// length field that fits (udplobby.LengthFits: judging its CRC and the
+// rest is the run's job); bytes of no protocol are named, not taken for
+// an answer. With header_profile auto (or empty) each
+// try sends the request in both header profiles, so a server speaking
+// either is reachable, and the reply's profile is returned. With an
+// explicit profile the last try also sends the other profile: a server that
+// answers only that one fails with a message naming the header_profile to
+// set.
+func reach(ctx context.Context, addr netip.AddrPort, opts scenario.Options, timeout time.Duration) (scenario.Options, error) {
+	o, _ := opts.(Options)
+	answered, err := reachProfile(ctx, addr, o.HeaderProfile, timeout)
+	if err != nil || o.HeaderProfile != "auto" || answered == "" {
+		return nil, err
+	}
+	// The check's reply is the first reply auto guesses from: the
+	// sessions need not spend a timeout finding the header again.
+	o.HeaderProfile = answered
+	return o, nil
+}
+
+// reachProfile is reach for header profile profile; answered is the
+// profile the reply was in ("" when it could not tell).
+func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (answered string, err error) {
+	spec, rtype17 := reachListRooms()
+	both := [][]byte{spec, rtype17}
+	var r simclient.DatagramReach
+	want, err := udpwire.ParseProfile(profile)
+	if err != nil { // "auto" or empty: either profile will do
+		r = simclient.DatagramReach{
+			What:    "LOBBY_LIST_ROOMS (spec or rtype17 header)",
+			Packets: func(int) [][]byte { return both },
+			Judge: func(b []byte) (bool, error) {
+				got, ok := udpwire.GuessProfile(b)
+				if ok {
+					answered = got.String()
+				}
+				return ok || udpwire.LengthFits(b), nil
+			},
+		}
+	} else {
+		mine, other := both[0], both[1]
+		if want == udpwire.ProfileRType17 {
+			mine, other = other, mine
+		}
+		r = simclient.DatagramReach{
+			What: fmt.Sprintf("LOBBY_LIST_ROOMS (%v header)", want),
+			Packets: func(try int) [][]byte {
+				if try == simclient.ReachTries-1 {
+					return [][]byte{mine, other}
+				}
+				return [][]byte{mine}
+			},
+			Judge: func(b []byte) (bool, error) {
+				got, ok := udpwire.GuessProfile(b)
+				if !ok && !udpwire.LengthFits(b) {
+					return false, nil // not the protocol: keep listening
+				}
+				if ok && got != want {
+					return true, fmt.Errorf("no reply in the %v header, but the server answers the %v header: set header_profile: %v (or auto)", want, got, got)
+				}
+				answered = want.String()
+				return true, nil
+			},
+		}
+	}
+	if err := r.Run(ctx, addr, timeout); err != nil {
+		return "", err
+	}
+	return answered, nil
+}

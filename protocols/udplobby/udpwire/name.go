@@ -1,0 +1,6 @@
+package udpwire
+
+// ProtocolName is the UDP lobby protocol's name, declared once: the scenario key
+// protocol:, the --protocol flags, the reference server's part, results and
+// conformance case groups all use it.
+const ProtocolName = "udp-lobby"
