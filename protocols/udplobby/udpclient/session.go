@@ -302,7 +302,7 @@ func (s *session) create(i int, st *scenario.Step, intended time.Time) (time.Tim
 
 func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended time.Time) (time.Time, error) {
 	var room uint32
-	rr, _ := st.Params.(stepkit.Room)
+	rr := stepkit.RoomOf(st)
 	switch rr.Kind {
 	case stepkit.RoomID:
 		room = rr.ID
