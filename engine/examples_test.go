@@ -22,7 +22,7 @@ func createsRooms(plan *scenario.Plan) bool {
 	}
 	for _, f := range plan.Flows {
 		for _, st := range f.Steps {
-			if st.Kind == scenario.CreateRoom {
+			if st.Spec.CreatesRoom {
 				return true
 			}
 		}

@@ -40,7 +40,7 @@ func TestForecastGolden(t *testing.T) {
 func TestForecastRooms(t *testing.T) {
 	flow := func(only scenario.Membership, think time.Duration) scenario.Flow {
 		return scenario.Flow{Name: "f", Weight: 1, GroupSize: 4, Steps: []scenario.Step{
-			{Kind: scenario.CreateRoom, Only: only},
+			{Kind: "create_room", Spec: &scenario.StepSpec{CreatesRoom: true}, Only: only},
 			{Kind: scenario.Think, Think: scenario.ThinkTime{Dist: scenario.Fixed, A: think}},
 		}}
 	}

@@ -26,7 +26,8 @@ func TestRegister(t *testing.T) {
 	// of this run's own, so -count=N works.
 	name := scenario.ProtocolName(fmt.Sprintf("test-proto-%d", time.Now().UnixNano()))
 	d := Descriptor{
-		Scenario: scenario.ProtocolSpec{Name: name, Order: 99, Transport: "udp", ProbeRequests: []scenario.StepKind{scenario.Think}},
+		Scenario: scenario.ProtocolSpec{Name: name, Order: 99, Transport: "udp", Steps: []scenario.StepSpec{{Kind: "poke", Request: true}},
+			ProbeRequests: []scenario.StepKind{"poke"}},
 		Client: simclient.Client{
 			Reach: func(context.Context, netip.AddrPort, scenario.Options, time.Duration) (scenario.Options, error) {
 				return nil, nil
@@ -61,7 +62,7 @@ func TestRegister(t *testing.T) {
 		d    Descriptor
 	}{
 		{"twice", d},
-		{"no client", Descriptor{Scenario: scenario.ProtocolSpec{Name: name + "-x", Transport: "udp", ProbeRequests: []scenario.StepKind{scenario.Think}},
+		{"no client", Descriptor{Scenario: scenario.ProtocolSpec{Name: name + "-x", Transport: "udp", Steps: d.Scenario.Steps, ProbeRequests: []scenario.StepKind{"poke"}},
 			Server: []*refserver.Part{testPart(string(name) + "-x-part")}}},
 	} {
 		func() {

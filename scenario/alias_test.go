@@ -19,21 +19,21 @@ func TestStepAliases(t *testing.T) {
 		err        string
 	}{
 		{"tcp canonical", "protocol: tcp-lobby\n" + head + "[connect, list_rooms, {create_room: r1}]\n",
-			[]StepKind{Connect, ListRooms, CreateRoom}, []string{"connect", "list_rooms", "create_room"}, ""},
+			[]StepKind{StepKind("connect"), StepKind("list_rooms"), StepKind("create_room")}, []string{"connect", "list_rooms", "create_room"}, ""},
 		{"tcp old names", "protocol: tcp-lobby\n" + head + "[connect, list, {create: r1}]\n",
-			[]StepKind{Connect, ListRooms, CreateRoom}, []string{"connect", "list", "create"}, ""},
+			[]StepKind{StepKind("connect"), StepKind("list_rooms"), StepKind("create_room")}, []string{"connect", "list", "create"}, ""},
 		{"tcp rate probe request by old name", "protocol: tcp-lobby\n" + head + "[connect, {rate_probe: {from: 10/s, to: 20/s, over: 1s, request: list}}]\n",
-			[]StepKind{Connect, RateProbe}, []string{"connect", "rate_probe"}, ""},
+			[]StepKind{StepKind("connect"), RateProbe}, []string{"connect", "rate_probe"}, ""},
 		{"udp create_room takes no name", "protocol: udp-lobby\n" + head + "[{create_room: {name: r1}}]\n",
 			nil, nil, `unknown key "name"`},
 		{"udp create_room shorthand refused", "protocol: udp-lobby\n" + head + "[{create_room: r1}]\n",
 			nil, nil, "takes no single value"},
 		{"udp old tcp name", "protocol: udp-lobby\n" + head + "[list]\n",
-			[]StepKind{ListRooms}, []string{"list"}, ""},
+			[]StepKind{StepKind("list_rooms")}, []string{"list"}, ""},
 		{"leviathan old close", "protocol: leviathan\n" + head + "[connect, close]\n",
-			[]StepKind{Connect, Disconnect}, []string{"connect", "close"}, ""},
+			[]StepKind{StepKind("connect"), StepKind("disconnect")}, []string{"connect", "close"}, ""},
 		{"leviathan disconnect", "protocol: leviathan\n" + head + "[connect, disconnect]\n",
-			[]StepKind{Connect, Disconnect}, []string{"connect", "disconnect"}, ""},
+			[]StepKind{StepKind("connect"), StepKind("disconnect")}, []string{"connect", "disconnect"}, ""},
 		{"leviathan does not list rooms", "protocol: leviathan\n" + head + "[list]\n",
 			nil, nil, `step "list" is not a leviathan step`},
 	}
@@ -58,8 +58,8 @@ func TestStepAliases(t *testing.T) {
 					t.Errorf("step %d = %s labelled %s, want %s labelled %s", i, st.Kind, st.Label, tc.kinds[i], tc.labels[i])
 				}
 			}
-			if rp := steps[len(steps)-1]; rp.Kind == RateProbe && rp.Probe.Request != ListRooms {
-				t.Errorf("rate probe request %s, want %s", rp.Probe.Request, ListRooms)
+			if rp := steps[len(steps)-1]; rp.Kind == RateProbe && rp.Probe.Request != StepKind("list_rooms") {
+				t.Errorf("rate probe request %s, want %s", rp.Probe.Request, StepKind("list_rooms"))
 			}
 		})
 	}

@@ -136,9 +136,6 @@ func (i Impair) describe() string {
 }
 
 func (s Step) describe() string {
-	req := func() string {
-		return fmt.Sprintf("timeout %s, %d retries", s.Policy.Timeout, s.Policy.Retries)
-	}
 	switch s.Kind {
 	case Think:
 		switch s.Think.Dist {
@@ -152,28 +149,16 @@ func (s Step) describe() string {
 		return s.Think.A.String()
 	case Barrier:
 		return fmt.Sprintf("%d of the group, timeout %s", s.BarrierN, s.Policy.Timeout)
-	case Join:
-		room := string(s.Room.Kind)
-		if s.Room.Kind == RoomID {
-			room = strconv.FormatUint(uint64(s.Room.ID), 10)
-		}
-		return fmt.Sprintf("room %s, %s", room, req())
-	case Ping, Echo:
-		return fmt.Sprintf("%d× every %s, %s", s.Count, s.Interval, req())
-	case WaitGameStart, WaitCountdown:
-		return fmt.Sprintf("timeout %s", s.Policy.Timeout)
 	case Malformed:
 		kinds := make([]string, len(s.Malformed.Kinds))
 		for i, k := range s.Malformed.Kinds {
 			kinds[i] = string(k)
 		}
-		return fmt.Sprintf("%d to %s, %g%% malformed (%s), silence %s", s.Count, s.Malformed.To, 100*s.Malformed.Share, strings.Join(kinds, ","), s.Malformed.Silence)
+		return fmt.Sprintf("%d to %s, %g%% malformed (%s), silence %s", s.Malformed.Count, s.Malformed.To, 100*s.Malformed.Share, strings.Join(kinds, ","), s.Malformed.Silence)
 	case RateProbe:
 		return fmt.Sprintf("%s %s→%s over %s, limit at %g%% loss", s.Probe.Request, FormatRate(s.Probe.From), FormatRate(s.Probe.To), s.Probe.Over, 100*s.Probe.Loss)
-	case Leave, Disconnect:
-		return ""
 	}
-	return req()
+	return s.describeOwn()
 }
 
 func formatSize(n int64) string {

@@ -18,9 +18,9 @@ func TestFormatDocumentsEveryKey(t *testing.T) {
 	}
 	text := string(doc)
 	var kinds, params []string
-	for k, spec := range stepSpecs {
-		kinds = append(kinds, string(k))
-		params = append(params, spec.params...)
+	for _, spec := range allSteps() {
+		kinds = append(kinds, spec.names()...)
+		params = append(params, spec.Params...)
 	}
 	slices.Sort(kinds)
 	slices.Sort(params)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
@@ -46,8 +47,8 @@ func TestFromFlags(t *testing.T) {
 				if got := kinds(p); got != "create_room,join,ping,think,list_rooms,leave" {
 					t.Fatalf("steps %s", got)
 				}
-				if st[1].Room.Kind != scenario.RoomCreated || st[2].Count != 3 || st[3].Think.A != 100*time.Millisecond || st[4].Label != "list" {
-					t.Errorf("join %v, ping %d, think %v, list labelled %q", st[1].Room, st[2].Count, st[3].Think, st[4].Label)
+				if stepkit.RoomOf(&st[1]).Kind != stepkit.RoomCreated || stepkit.SeriesOf(&st[2]).Count != 3 || st[3].Think.A != 100*time.Millisecond || st[4].Label != "list" {
+					t.Errorf("join %v, ping %v, think %v, list labelled %q", st[1].Params, st[2].Params, st[3].Think, st[4].Label)
 				}
 			}},
 		{name: "no protocol", flow: "list_rooms", o: scenario.Overrides{Rate: rateOf(1), Duration: time.Second},

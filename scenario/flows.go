@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,80 +30,6 @@ type Impairment struct {
 
 // IsZero reports whether no impairment applies.
 func (i Impairment) IsZero() bool { return i.In.IsZero() && i.Out.IsZero() }
-
-// stepSpec says which parameters a step kind takes. Which protocols take
-// it is theirs to say (ProtocolSpec.Steps); a kind no protocol lists as its
-// own is every protocol's (everyKind).
-type stepSpec struct {
-	request   bool // takes timeout/retries/retry_interval
-	wait      bool // takes timeout only (default DefaultWaitTimeout)
-	params    []string
-	shorthand string // parameter a scalar value sets
-}
-
-var stepSpecs = map[StepKind]stepSpec{
-	ListRooms:     {request: true},
-	CreateRoom:    {request: true, params: []string{"name"}, shorthand: "name"},
-	Join:          {request: true, params: []string{"room"}, shorthand: "room"},
-	Hello:         {request: true},
-	InstanceJoin:  {request: true},
-	Ready:         {request: true},
-	Ping:          {request: true, params: []string{"count", "interval"}, shorthand: "count"},
-	WaitGameStart: {wait: true, shorthand: "timeout"},
-	Leave:         {params: []string{"reason"}},
-	Disconnect:    {},
-	Connect:       {request: true, params: []string{"name"}},
-	Start:         {request: true},
-	WaitCountdown: {wait: true, shorthand: "timeout"},
-	JoinServer:    {request: true},
-	JoinGame:      {request: true, params: []string{"options"}},
-	Echo:          {request: true, params: []string{"count", "interval"}, shorthand: "count"},
-	Status:        {request: true},
-	Think:         {params: []string{"fixed", "uniform", "exponential", "normal"}, shorthand: "fixed"},
-	Barrier:       {wait: true, params: []string{"n"}, shorthand: "n"},
-	Malformed:     {params: []string{"kinds", "count", "share", "to", "silence", "interval"}, shorthand: "count"},
-	RateProbe:     {request: true, params: []string{"from", "to", "over", "request", "loss"}},
-}
-
-// everyKind lists the step kinds every protocol takes.
-var everyKind = []StepKind{Think, Barrier, Malformed, RateProbe}
-
-// validFor reports whether step kind k is valid for p.
-func validFor(k StepKind, p ProtocolName) bool {
-	return slices.Contains(everyKind, k) || slices.Contains(p.spec().Steps, k)
-}
-
-// StepKinds returns the step kinds valid for p, sorted.
-func StepKinds(p ProtocolName) []StepKind {
-	var out []StepKind
-	for k := range stepSpecs {
-		if validFor(k, p) {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func allKinds() []string {
-	var out []string
-	for k := range stepSpecs {
-		out = append(out, string(k))
-	}
-	for a := range stepAliases {
-		out = append(out, a)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func kindNames(ks []StepKind) string {
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = string(k)
-	}
-	return strings.Join(s, ", ")
-}
 
 // MalformedKinds lists the malformed kinds valid for p.
 func MalformedKinds(p ProtocolName) []MalformedKind { return p.spec().Malformed }
@@ -187,57 +112,59 @@ func (d *decoder) steps(n *yaml.Node, flow string, proto ProtocolName, defaults 
 		d.errf(n, "%s: steps is empty", flow)
 	}
 	var out []Step
-	created := false
+	in := stepIn{flow: flow, proto: proto, groupSize: groupSize, defaults: defaults}
 	for _, sn := range n.Content {
-		st, ok := d.step(sn, flow, proto, defaults, groupSize)
+		st, ok := d.step(sn, &in)
 		if !ok {
 			continue
 		}
-		if st.Kind == Join && st.Room.Kind == RoomCreated && !created {
-			d.errAt(st.Line, "%s: join room: created needs a create_room/create step earlier in the flow", flow)
-		}
-		if st.Kind == CreateRoom {
-			created = true
-		}
+		in.created = in.created || st.Spec.CreatesRoom
 		out = append(out, st)
 	}
 	return out
 }
 
-// step reads one step of flow: its kind, the parameters every step takes
-// (label, only), its request policy, and its kind's own parameters
-// (stepReaders).
-func (d *decoder) step(sn *yaml.Node, flow string, proto ProtocolName, defaults RequestPolicy, groupSize int) (Step, bool) {
-	kindNode, params, ok := d.stepNodes(sn, flow)
+// step reads one step of a flow: its kind, the parameters every step
+// takes (label, only), its request policy, and its kind's own parameters
+// (its spec's reader or parser).
+func (d *decoder) step(sn *yaml.Node, in *stepIn) (Step, bool) {
+	kindNode, params, ok := d.stepNodes(sn, in.flow)
 	if !ok {
 		return Step{}, false
 	}
-	kind, spec, ok := d.stepKind(kindNode, flow, proto)
+	spec, ok := d.stepKind(kindNode, in.flow, in.proto)
 	if !ok {
 		return Step{}, false
 	}
 	written := kindNode.Value // the name as written: an alias stays in messages and the label
-	st := Step{Kind: kind, Label: written, Only: All, Line: kindNode.Line, Policy: spec.policy(defaults)}
-	in := &stepIn{what: fmt.Sprintf("%s: %s", flow, written), proto: proto, groupSize: groupSize, kindNode: kindNode}
-	if in.f, ok = d.stepFields(params, flow, kind, spec, in); !ok {
+	st := Step{Kind: spec.Kind, Label: written, Only: All, Line: kindNode.Line, Spec: spec, Policy: spec.policy(in.defaults)}
+	in.what, in.kindNode = fmt.Sprintf("%s: %s", in.flow, written), kindNode
+	if in.f, ok = d.stepFields(params, in.flow, spec, in); !ok {
 		return st, false
 	}
 	d.stepLabel(in, &st)
 	d.stepOnly(in, &st)
 	d.stepPolicy(in, spec, &st)
-	if read := stepReaders[kind]; read != nil {
-		read(d, in, &st)
+	switch {
+	case spec.read != nil:
+		spec.read(d, in, &st)
+	case spec.Parse != nil:
+		st.Params = spec.Parse(d.stepKeys(in))
 	}
 	return st, true
 }
 
 // stepIn is what reading a step's parameters needs beside the step.
 type stepIn struct {
-	f         fields // the parameters
-	what      string // "flow: kind", for messages
+	flow      string // the flow, for messages
 	proto     ProtocolName
-	groupSize int        // the flow's
-	kindNode  *yaml.Node // the step's kind as written
+	groupSize int           // the flow's
+	defaults  RequestPolicy // the flow's request policy
+	created   bool          // an earlier step of the flow creates the group's room
+
+	f        fields     // the parameters
+	what     string     // "flow: kind", for messages
+	kindNode *yaml.Node // the step's kind as written
 }
 
 // stepNodes splits step sn into its kind and its parameters (nil when
@@ -260,53 +187,49 @@ func (d *decoder) stepNodes(sn *yaml.Node, flow string) (kindNode, params *yaml.
 	return nil, nil, false
 }
 
-// stepKind is the kind kindNode names (an alias resolved) and its spec,
-// with the protocol's own parameters for it; it must be one of proto's.
-func (d *decoder) stepKind(kindNode *yaml.Node, flow string, proto ProtocolName) (StepKind, stepSpec, bool) {
+// stepKind is the spec of the kind kindNode names (or an alias of it); it
+// must be one of proto's.
+func (d *decoder) stepKind(kindNode *yaml.Node, flow string, proto ProtocolName) (*StepSpec, bool) {
 	written := kindNode.Value
-	kind := StepKind(written)
-	if k, ok := stepAliases[written]; ok {
-		kind = k
+	var spec *StepSpec
+	known := false
+	if kindNode.Kind == yaml.ScalarNode {
+		spec, known = ProtocolName("").stepSpec(written)
 	}
-	spec, known := stepSpecs[kind]
-	if kindNode.Kind != yaml.ScalarNode || !known {
+	if !known {
 		d.errf(kindNode, "%s: unknown step %q%s", flow, kindNode.Value, suggest(kindNode.Value, allKinds()))
 		d.reject(kindNode.Value)
-		return kind, spec, false
+		return nil, false
 	}
-	if proto != "" && !validFor(kind, proto) {
-		d.errf(kindNode, "%s: step %q is not a %s step (%s steps: %s)", flow, written, proto, proto, kindNames(StepKinds(proto)))
-		d.reject(kindNode.Value)
-		return kind, spec, false
-	}
-	if ps, ok := proto.spec().StepParams[kind]; ok {
-		spec.params = ps
-		if !slices.Contains(ps, spec.shorthand) {
-			spec.shorthand = ""
+	if _, ok := LookupProtocol(proto); ok {
+		if spec, known = proto.stepSpec(written); !known {
+			d.errf(kindNode, "%s: step %q is not a %s step (%s steps: %s)", flow, written, proto, proto, kindNames(StepKinds(proto)))
+			d.reject(kindNode.Value)
+			return nil, false
 		}
 	}
-	return kind, spec, true
+	return spec, true
 }
 
 // policy is the request policy a step of this kind starts from: the
 // flow's defaults for a request, DefaultWaitTimeout for a wait, none
 // otherwise.
-func (spec stepSpec) policy(defaults RequestPolicy) RequestPolicy {
+func (spec *StepSpec) policy(defaults RequestPolicy) RequestPolicy {
 	switch {
-	case spec.wait:
+	case spec.Wait:
 		return RequestPolicy{Timeout: DefaultWaitTimeout}
-	case spec.request:
+	case spec.Request:
 		return defaults
 	}
 	return RequestPolicy{}
 }
 
 // keys are the parameters a step of this kind takes.
-func (spec stepSpec) keys() []string {
-	keys := append([]string{"label", "only"}, spec.params...)
-	if spec.request {
+func (spec *StepSpec) keys() []string {
+	keys := append([]string{"label", "only"}, spec.Params...)
+	if spec.Request {
 		keys = append(keys, policyKeys...)
-	} else if spec.wait {
+	} else if spec.Wait {
 		keys = append(keys, "timeout")
 	}
 	return keys
@@ -314,18 +237,18 @@ func (spec stepSpec) keys() []string {
 
 // stepFields reads a step's parameters: none, a single value (the
 // kind's shorthand; think's [min, max] too), or a mapping.
-func (d *decoder) stepFields(params *yaml.Node, flow string, kind StepKind, spec stepSpec, in *stepIn) (fields, bool) {
+func (d *decoder) stepFields(params *yaml.Node, flow string, spec *StepSpec, in *stepIn) (fields, bool) {
 	keys := spec.keys()
 	pn := resolve(params)
 	switch {
 	case pn == nil || (pn.Kind == yaml.ScalarNode && pn.Tag == "!!null"):
 		return fields{vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, node: in.kindNode}, true
-	case pn.Kind == yaml.ScalarNode || (pn.Kind == yaml.SequenceNode && kind == Think):
-		if spec.shorthand == "" {
+	case pn.Kind == yaml.ScalarNode || thinkShorthand(spec.Kind, pn):
+		if spec.Shorthand == "" {
 			d.errf(pn, "%s takes no single value; give parameters as a mapping (%s)", in.what, strings.Join(keys, ", "))
 			return fields{}, false
 		}
-		key := spec.shorthand
+		key := spec.Shorthand
 		if pn.Kind == yaml.SequenceNode {
 			key = "uniform" // think: [100ms, 500ms]
 		}
@@ -364,93 +287,17 @@ func (d *decoder) stepOnly(in *stepIn, st *Step) {
 }
 
 // stepPolicy reads a request's policy, or a wait's timeout.
-func (d *decoder) stepPolicy(in *stepIn, spec stepSpec, st *Step) {
-	if st.Kind == RateProbe {
-		st.Policy.Retries = 0 // a probe measures loss: re-sending would hide it
-	}
-	if spec.request {
+func (d *decoder) stepPolicy(in *stepIn, spec *StepSpec, st *Step) {
+	if spec.Request {
 		st.Policy = d.policyFields(in.f, in.what, st.Policy)
 		return
 	}
-	if v := in.f.get("timeout"); v != nil && spec.wait {
+	if v := in.f.get("timeout"); v != nil && spec.Wait {
 		if t, ok := d.duration(v, in.what+" timeout"); ok {
 			if t == 0 {
 				d.errf(v, "%s: timeout must be above 0", in.what)
 			}
 			st.Policy.Timeout = t
-		}
-	}
-}
-
-// stepReaders read each kind's own parameters, into the step.
-var stepReaders = map[StepKind]func(d *decoder, in *stepIn, st *Step){
-	Join:       (*decoder).stepRoom,
-	Ping:       (*decoder).stepPing,
-	Echo:       (*decoder).stepPing,
-	CreateRoom: (*decoder).stepName,
-	Connect:    (*decoder).stepName,
-	JoinGame: func(d *decoder, in *stepIn, st *Step) {
-		if v := in.f.get("options"); v != nil {
-			st.Options, _ = d.str(v, in.what+" options")
-		}
-	},
-	Leave: func(d *decoder, in *stepIn, st *Step) {
-		if v := in.f.get("reason"); v != nil {
-			r, _ := d.integer(v, in.what+" reason", 0, 255)
-			st.Reason = uint8(r)
-		}
-	},
-	Think:   func(d *decoder, in *stepIn, st *Step) { st.Think = d.think(in.f, in.what) },
-	Barrier: (*decoder).stepBarrier,
-	Malformed: func(d *decoder, in *stepIn, st *Step) {
-		st.Count, st.Interval = 1, 0
-		d.countInterval(in.f, in.what, st)
-		st.Malformed = d.malformed(in.f, in.what, in.proto, st)
-	},
-	RateProbe: func(d *decoder, in *stepIn, st *Step) { st.Probe = d.rateProbe(in.f, in.what, in.proto) },
-}
-
-// stepPing reads how many pings (or echoes) a step sends, and how far
-// apart: one by default, 100ms apart.
-func (d *decoder) stepPing(in *stepIn, st *Step) {
-	st.Count, st.Interval = 1, 100*time.Millisecond
-	d.countInterval(in.f, in.what, st)
-}
-
-// stepRoom reads which room a join joins: a random waiting one (the
-// default), the one the flow created, or one by id.
-func (d *decoder) stepRoom(in *stepIn, st *Step) {
-	st.Room = RoomRef{Kind: RoomRandomWaiting}
-	v := in.f.get("room")
-	if v == nil {
-		return
-	}
-	s, ok := d.scalar(v, in.what+" room")
-	if !ok {
-		return
-	}
-	switch s {
-	case string(RoomRandomWaiting), string(RoomCreated):
-		st.Room.Kind = RoomRefKind(s)
-	default:
-		id, err := strconv.ParseUint(s, 10, 32)
-		if err != nil || id == 0 {
-			d.errf(v, "%s: room must be a room id 1-4294967295, random-waiting or created, got %q%s", in.what, s,
-				suggest(s, []string{string(RoomRandomWaiting), string(RoomCreated)}))
-		}
-		st.Room = RoomRef{Kind: RoomID, ID: uint32(id)}
-	}
-}
-
-// stepName reads the name a room is created with, or a client connects
-// with: at most the TCP lobby's 31 bytes.
-func (d *decoder) stepName(in *stepIn, st *Step) {
-	if v := in.f.get("name"); v != nil {
-		if s, ok := d.str(v, in.what+" name"); ok {
-			if len(s) > 31 {
-				d.errf(v, "%s: name is %d bytes; the TCP lobby allows 31", in.what, len(s))
-			}
-			st.Name = s
 		}
 	}
 }
@@ -469,19 +316,6 @@ func (d *decoder) stepBarrier(in *stepIn, st *Step) {
 	}
 	if in.groupSize < 2 {
 		d.errf(in.kindNode, "%s needs group_size of 2 or more on the flow", in.what)
-	}
-}
-
-func (d *decoder) countInterval(f fields, what string, st *Step) {
-	if v := f.get("count"); v != nil {
-		if c, ok := d.integer(v, what+" count", 1, 1_000_000); ok {
-			st.Count = int(c)
-		}
-	}
-	if v := f.get("interval"); v != nil {
-		if iv, ok := d.duration(v, what+" interval"); ok {
-			st.Interval = iv
-		}
 	}
 }
 
@@ -535,8 +369,18 @@ func (d *decoder) think(f fields, what string) ThinkTime {
 	return t
 }
 
-func (d *decoder) malformed(f fields, what string, proto ProtocolName, st *Step) MalformedSpec {
-	m := MalformedSpec{Share: 1, To: "lobby", Silence: time.Second}
+func (d *decoder) malformed(f fields, what string, proto ProtocolName) MalformedSpec {
+	m := MalformedSpec{Count: 1, Share: 1, To: "lobby", Silence: time.Second}
+	if v := f.get("count"); v != nil {
+		if c, ok := d.integer(v, what+" count", 1, 1_000_000); ok {
+			m.Count = int(c)
+		}
+	}
+	if v := f.get("interval"); v != nil {
+		if iv, ok := d.duration(v, what+" interval"); ok {
+			m.Interval = iv
+		}
+	}
 	allowed := MalformedKinds(proto)
 	names := make([]string, len(allowed))
 	for i, k := range allowed {
@@ -622,9 +466,9 @@ func (d *decoder) rateProbe(f fields, what string, proto ProtocolName) RateProbe
 			reqs = append(reqs, string(k))
 		}
 		if n := resolve(v); n != nil && n.Kind == yaml.ScalarNode {
-			if k, ok := stepAliases[n.Value]; ok { // an older name of the step
+			if k, ok := proto.spec().ownStep(n.Value); ok && n.Value != string(k.Kind) { // an older name of the step
 				c := *n
-				c.Value = string(k)
+				c.Value = string(k.Kind)
 				v = &c
 			}
 		}

@@ -27,8 +27,12 @@ func (f Flow) Waits() time.Duration {
 		switch s.Kind {
 		case Think:
 			d += s.Think.Mean()
-		case Ping, Echo, Malformed:
-			d += time.Duration(max(s.Count-1, 0)) * s.Interval
+		case Malformed:
+			d += time.Duration(max(s.Malformed.Count-1, 0)) * s.Malformed.Interval
+		default:
+			if w, ok := s.Params.(waiter); ok {
+				d += w.Waits()
+			}
 		}
 	}
 	return d
@@ -41,7 +45,7 @@ func (f Flow) RoomsPerSession() float64 {
 	g := float64(max(f.GroupSize, 1))
 	n := 0.0
 	for _, s := range f.Steps {
-		if s.Kind != CreateRoom {
+		if s.Spec == nil || !s.Spec.CreatesRoom {
 			continue
 		}
 		switch s.Only {

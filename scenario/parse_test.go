@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"reflect"
@@ -90,27 +91,27 @@ func TestParseEveryKey(t *testing.T) {
 		},
 		SocketBuffer: 4 << 20,
 		Flows: []Flow{{Name: "all", Weight: 2.5, GroupSize: 3, Line: 29, Steps: []Step{
-			{Kind: ListRooms, Label: "list_rooms", Only: All, Line: 33, Policy: def},
-			{Kind: CreateRoom, Label: "create_room", Only: Leader, Line: 34, Policy: RequestPolicy{Timeout: time.Second}},
-			{Kind: Join, Label: "join_own", Only: All, Line: 35, Policy: def, Room: RoomRef{Kind: RoomCreated}},
-			{Kind: Join, Label: "join", Only: All, Line: 36, Policy: def, Room: RoomRef{Kind: RoomID, ID: 42}},
-			{Kind: Join, Label: "join", Only: All, Line: 37, Policy: def, Room: RoomRef{Kind: RoomRandomWaiting}},
-			{Kind: Hello, Label: "hello", Only: All, Line: 38, Policy: def},
-			{Kind: InstanceJoin, Label: "instance_join", Only: All, Line: 39, Policy: def},
-			{Kind: Ready, Label: "ready", Only: All, Line: 40, Policy: def},
-			{Kind: Ping, Label: "ping", Only: All, Line: 41, Policy: def, Count: 3, Interval: 50 * ms},
+			{Kind: StepKind("list_rooms"), Label: "list_rooms", Only: All, Line: 33, Policy: def},
+			{Kind: StepKind("create_room"), Label: "create_room", Only: Leader, Line: 34, Policy: RequestPolicy{Timeout: time.Second}},
+			{Kind: StepKind("join"), Label: "join_own", Only: All, Line: 35, Policy: def, Params: "{Kind:created ID:0}"},
+			{Kind: StepKind("join"), Label: "join", Only: All, Line: 36, Policy: def, Params: "{Kind:id ID:42}"},
+			{Kind: StepKind("join"), Label: "join", Only: All, Line: 37, Policy: def, Params: "{Kind:random-waiting ID:0}"},
+			{Kind: StepKind("hello"), Label: "hello", Only: All, Line: 38, Policy: def},
+			{Kind: StepKind("instance_join"), Label: "instance_join", Only: All, Line: 39, Policy: def},
+			{Kind: StepKind("ready"), Label: "ready", Only: All, Line: 40, Policy: def},
+			{Kind: StepKind("ping"), Label: "ping", Only: All, Line: 41, Policy: def, Params: "{Count:3 Interval:50ms}"},
 			{Kind: Barrier, Label: "barrier", Only: Members, Line: 42, Policy: wait(3 * time.Second), BarrierN: 2},
-			{Kind: WaitGameStart, Label: "wait_game_start", Only: All, Line: 43, Policy: wait(20 * time.Second)},
+			{Kind: StepKind("wait_game_start"), Label: "wait_game_start", Only: All, Line: 43, Policy: wait(20 * time.Second)},
 			{Kind: Think, Label: "think", Only: All, Line: 44, Think: ThinkTime{Dist: Fixed, A: 150 * ms}},
 			{Kind: Think, Label: "think", Only: All, Line: 45, Think: ThinkTime{Dist: Uniform, A: time.Second, B: 2 * time.Second}},
 			{Kind: Think, Label: "think", Only: All, Line: 46, Think: ThinkTime{Dist: Exponential, A: 300 * ms}},
 			{Kind: Think, Label: "think", Only: All, Line: 47, Think: ThinkTime{Dist: Normal, A: time.Second, B: 100 * ms}},
-			{Kind: Malformed, Label: "malformed", Only: All, Line: 48, Count: 4, Interval: 5 * ms,
-				Malformed: MalformedSpec{Kinds: []MalformedKind{Truncated}, Share: 0.25, To: "instance", Silence: 200 * ms}},
+			{Kind: Malformed, Label: "malformed", Only: All, Line: 48,
+				Malformed: MalformedSpec{Count: 4, Interval: 5 * ms, Kinds: []MalformedKind{Truncated}, Share: 0.25, To: "instance", Silence: 200 * ms}},
 			{Kind: RateProbe, Label: "rate_probe", Only: All, Line: 49, Policy: RequestPolicy{Timeout: 2 * time.Second, RetryInterval: 250 * time.Millisecond},
-				Probe: RateProbeSpec{From: 10, To: 100, Over: 2 * time.Second, Request: CreateRoom, Loss: 0.02}},
-			{Kind: Leave, Label: "leave", Only: All, Line: 50, Reason: 3},
-			{Kind: Disconnect, Label: "disconnect", Only: All, Line: 51},
+				Probe: RateProbeSpec{From: 10, To: 100, Over: 2 * time.Second, Request: StepKind("create_room"), Loss: 0.02}},
+			{Kind: StepKind("leave"), Label: "leave", Only: All, Line: 50, Params: "{Reason:3}"},
+			{Kind: StepKind("disconnect"), Label: "disconnect", Only: All, Line: 51},
 		}}},
 	}
 	thr := p.Thresholds
@@ -121,6 +122,19 @@ func TestParseEveryKey(t *testing.T) {
 		t.Errorf("options %#v", p.Options)
 	}
 	want.Options = p.Options
+	// A protocol's step kinds are its own (the scenario package names
+	// none): what their parsers returned is compared as printed, and
+	// every step has its kind's spec.
+	for i := range p.Flows[0].Steps {
+		st := &p.Flows[0].Steps[i]
+		if st.Spec == nil || st.Spec.Kind != st.Kind {
+			t.Errorf("step %d (%s): spec %+v", i, st.Kind, st.Spec)
+		}
+		st.Spec = nil
+		if st.Params != nil {
+			st.Params = fmt.Sprintf("%+v", st.Params)
+		}
+	}
 	if !reflect.DeepEqual(p, want) {
 		gotF, wantF := p.Flows, want.Flows
 		p.Flows, want.Flows = nil, nil
@@ -226,10 +240,10 @@ flows:
 		t.Fatal(err)
 	}
 	st := p.Flows[0].Steps
-	if st[0].Name != "alice" || st[0].Policy.Timeout != time.Second || st[2].Name != "host-room" ||
+	if params(st[0]) != "{Name:alice}" || st[0].Policy.Timeout != time.Second || params(st[2]) != "{Name:host-room}" ||
 		st[3].Only != Members || st[5].Only != Leader || st[6].Policy.Timeout != DefaultWaitTimeout ||
 		st[7].Label != "game_start" || st[7].Policy.Timeout != 9*time.Second ||
-		!reflect.DeepEqual(st[8].Malformed.Kinds, []MalformedKind{WrongLength, UnknownType}) || st[8].Count != 2 || st[9].Kind != Disconnect {
+		!reflect.DeepEqual(st[8].Malformed.Kinds, []MalformedKind{WrongLength, UnknownType}) || st[8].Malformed.Count != 2 || st[9].Kind != StepKind("disconnect") {
 		t.Errorf("tcp steps: %+v", st)
 	}
 	if _, ok := KnownMetrics(p)["game_start.p99"]; !ok {
@@ -255,9 +269,9 @@ flows:
 		t.Fatal(err)
 	}
 	st = p.Flows[0].Steps
-	if st[2].Options != "mode=1" || st[3].Count != 4 || st[3].Interval != 100*time.Millisecond ||
+	if params(st[2]) != "{Options:mode=1}" || params(st[3]) != "{Count:4 Interval:100ms}" ||
 		!reflect.DeepEqual(st[5].Malformed.Kinds, MalformedKinds(Leviathan)) || st[5].Malformed.Silence != time.Second ||
-		st[6].Probe.Request != Echo || st[6].Probe.Loss != 0.01 || st[6].Policy.Retries != 0 || st[7].Kind != Disconnect || st[7].Label != "close" {
+		st[6].Probe.Request != StepKind("echo") || st[6].Probe.Loss != 0.01 || st[6].Policy.Retries != 0 || st[7].Kind != StepKind("disconnect") || st[7].Label != "close" {
 		t.Errorf("leviathan steps: %+v", st)
 	}
 	if p.Impairment.In.Delay != time.Millisecond || !p.Impairment.Out.IsZero() || p.Options != nil {
@@ -276,3 +290,6 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// params prints what a protocol's parser read of a step's parameters.
+func params(st Step) string { return fmt.Sprintf("%+v", st.Params) }

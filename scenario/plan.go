@@ -169,77 +169,25 @@ func (m Membership) Runs(idx int) bool {
 	return true
 }
 
-// StepKind names a step.
-type StepKind string
-
-// Step kinds, one name per action across protocols (which protocol takes
-// which is in its ProtocolSpec). See docs/scenario.md for what each does on the
-// wire.
-const (
-	ListRooms     StepKind = "list_rooms"  // old tcp-lobby name: list
-	CreateRoom    StepKind = "create_room" // old tcp-lobby name: create
-	Join          StepKind = "join"
-	Hello         StepKind = "hello"
-	InstanceJoin  StepKind = "instance_join"
-	Ready         StepKind = "ready"
-	Ping          StepKind = "ping"
-	WaitGameStart StepKind = "wait_game_start"
-	Leave         StepKind = "leave"
-	Disconnect    StepKind = "disconnect" // old leviathan name: close
-	Connect       StepKind = "connect"
-	Start         StepKind = "start"
-	WaitCountdown StepKind = "wait_countdown"
-	JoinServer    StepKind = "join_server"
-	JoinGame      StepKind = "join_game"
-	Echo          StepKind = "echo"
-	Status        StepKind = "status"
-	// every protocol's
-	Think     StepKind = "think"
-	Barrier   StepKind = "barrier"
-	Malformed StepKind = "malformed"
-	RateProbe StepKind = "rate_probe"
-)
-
-// stepAliases are older names of step kinds, still accepted (the step's
-// label, and so its metrics, keep the name written).
-var stepAliases = map[string]StepKind{"list": ListRooms, "create": CreateRoom, "close": Disconnect}
-
 // Step is one action of a flow. Only the fields of its Kind are set.
 type Step struct {
 	Kind  StepKind
 	Label string // metric name prefix; defaults to Kind
 	Only  Membership
 	Line  int
+	// Spec is the kind's spec, in its protocol (or a shared kind's).
+	Spec *StepSpec
 
 	Policy RequestPolicy // request steps: effective policy; wait/barrier steps: Timeout only
 
-	Room     RoomRef       // join
-	Name     string        // tcp create: room name; connect: player/user name
-	Options  string        // leviathan join_game options
-	Reason   uint8         // udp leave: CLIENT_DISCONNECT reason
-	Count    int           // ping, echo: how many; malformed: packets sent
-	Interval time.Duration // ping, echo, malformed: gap between sends
+	// Params are a protocol's own kind's parameters, as its parser read
+	// them (StepSpec.Parse); only the protocol's packages read inside them.
+	Params any
 
 	Think     ThinkTime     // think
 	BarrierN  int           // barrier: clients of the group that must arrive
 	Malformed MalformedSpec // malformed
 	Probe     RateProbeSpec // rate_probe
-}
-
-// RoomRefKind says which room a join targets.
-type RoomRefKind string
-
-// How a join chooses its room.
-const (
-	RoomID            RoomRefKind = "id"             // a fixed room id
-	RoomRandomWaiting RoomRefKind = "random-waiting" // list rooms, pick a random Waiting room with space
-	RoomCreated       RoomRefKind = "created"        // the room this client's group created (waits for it)
-)
-
-// RoomRef is the room a join step targets.
-type RoomRef struct {
-	Kind RoomRefKind
-	ID   uint32 // Kind == RoomID
 }
 
 // Distribution is the shape of a think time.
@@ -308,10 +256,12 @@ const (
 // violation) while answering the valid ones; a TCP server must answer
 // ERROR_MSG and close (tcp-lobby.md §7).
 type MalformedSpec struct {
-	Kinds   []MalformedKind
-	Share   float64
-	To      string
-	Silence time.Duration
+	Count    int           // packets sent
+	Interval time.Duration // gap between sends
+	Kinds    []MalformedKind
+	Share    float64
+	To       string
+	Silence  time.Duration
 }
 
 // RateProbeSpec ramps one client's request rate linearly From→To (per

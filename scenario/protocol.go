@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // ProtocolName is the wire protocol a scenario speaks: the name of a registered
@@ -23,17 +26,14 @@ type ProtocolSpec struct {
 	Order int
 	// Transport is "udp" or "tcp". Impairment applies to "udp" protocols.
 	Transport string
-	// Steps are the protocol's own step kinds; think, barrier, malformed
-	// and rate_probe are every protocol's.
-	Steps []StepKind
+	// Steps are the protocol's own step kinds, declared in its packages;
+	// think, barrier, malformed and rate_probe are every protocol's.
+	Steps []StepSpec
 	// Malformed are the malformed kinds it accepts.
 	Malformed []MalformedKind
 	// ProbeRequests are the requests a rate_probe may send, the first being
 	// its default and what a malformed mix interleaves.
 	ProbeRequests []StepKind
-	// StepParams are a step kind's parameters in this protocol where they
-	// differ from the kind's own (udp-lobby's create_room takes no name).
-	StepParams map[StepKind][]string
 	// MalformedTo are where its malformed datagrams may go besides its
 	// lobby ("lobby", the default of a malformed step's to:), e.g.
 	// udp-lobby's "instance".
@@ -69,26 +69,56 @@ type Options interface {
 
 // Keys gives a protocol's Options parser the scenario's values of its own
 // keys, read through the loader: a bad value is an error naming the file
-// and line, as every other key's is.
+// and line, as every other key's is. A step kind's parser reads its
+// parameters through the same (StepKeys).
 type Keys struct {
-	d *decoder
-	f fields
+	d    *decoder
+	f    fields
+	what string     // names the mapping in messages ("" for the top level)
+	at   *yaml.Node // where a problem of no one key is reported
+}
+
+// name is key as messages name it.
+func (k *Keys) name(key string) string {
+	if k.what == "" {
+		return key
+	}
+	return k.what + " " + key
 }
 
 // Has reports whether the scenario gives key.
 func (k *Keys) Has(key string) bool { return k.f.get(key) != nil }
 
 // String returns key's value, a single value; false (reported) otherwise.
-func (k *Keys) String(key string) (string, bool) { return k.d.str(k.f.get(key), key) }
+func (k *Keys) String(key string) (string, bool) { return k.d.str(k.f.get(key), k.name(key)) }
+
+// Int returns key's value, a whole number in [lo, hi]; false (reported)
+// otherwise.
+func (k *Keys) Int(key string, lo, hi int64) (int64, bool) {
+	return k.d.integer(k.f.get(key), k.name(key), lo, hi)
+}
+
+// Duration returns key's value, a duration ("100ms"); false (reported)
+// otherwise.
+func (k *Keys) Duration(key string) (time.Duration, bool) {
+	return k.d.duration(k.f.get(key), k.name(key))
+}
 
 // OneOf returns key's value when it is one of allowed; false (reported,
 // with the nearest allowed value) otherwise.
 func (k *Keys) OneOf(key string, allowed []string) (string, bool) {
-	return k.d.oneOf(k.f.get(key), key, allowed)
+	return k.d.oneOf(k.f.get(key), k.name(key), allowed)
 }
 
-// Errorf reports a problem with key's value, at its line.
-func (k *Keys) Errorf(key, format string, a ...any) { k.d.errf(k.f.get(key), format, a...) }
+// Errorf reports a problem with key's value, at its line; with key "", a
+// problem of the whole (a step's: at its kind).
+func (k *Keys) Errorf(key, format string, a ...any) {
+	n := k.at
+	if key != "" {
+		n = k.f.get(key)
+	}
+	k.d.errf(n, format, a...)
+}
 
 // protocolOptions parses the protocol keys of the scenario f: a key of
 // another protocol than p is an error at its line; p's own are parsed by
@@ -134,8 +164,8 @@ var (
 )
 
 // RegisterProtocol adds s to the registry. It panics on a second
-// registration of a name, a spec without a request for rate_probe, or an
-// unknown step kind: all programming errors of a protocol package's init.
+// registration of a name, a spec without a request for rate_probe, a
+// rate_probe request not among its step kinds or a step kind named twice: all programming errors of a protocol package's init.
 func RegisterProtocol(s ProtocolSpec) {
 	protoMu.Lock()
 	defer protoMu.Unlock()
@@ -145,11 +175,7 @@ func RegisterProtocol(s ProtocolSpec) {
 	if len(s.ProbeRequests) == 0 || (s.Transport != "udp" && s.Transport != "tcp") {
 		panic(fmt.Sprintf("scenario: protocol %q needs ProbeRequests and a udp or tcp Transport", s.Name))
 	}
-	for _, k := range append(slices.Clone(s.Steps), s.ProbeRequests...) {
-		if _, ok := stepSpecs[k]; !ok {
-			panic(fmt.Sprintf("scenario: protocol %q: unknown step kind %q", s.Name, k))
-		}
-	}
+	s.checkSteps()
 	protos[s.Name] = s
 }
 

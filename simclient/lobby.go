@@ -39,6 +39,14 @@ type Game struct {
 	Room []scenario.StepKind
 	// Game are the steps whose success is the game start (no event).
 	Game []scenario.StepKind
+	// Fill are the steps whose success is a member's join of its group's
+	// room (room fill time).
+	Fill []scenario.StepKind
+	// WaitStart are the steps that wait for the game start: a member that
+	// runs one reaches its game at the start, not at a join (TTGJoin).
+	WaitStart []scenario.StepKind
+	// Leave are the steps whose success takes the player out of its room.
+	Leave []scenario.StepKind
 }
 
 // IOCount counts the payload bytes a session's socket sent and received
@@ -80,25 +88,27 @@ func lobbyFor(def *Game, flow *scenario.Flow, idx int) lobbyState {
 		return lobbyState{}
 	}
 	l := lobbyState{def: def}
-	runs := func(k scenario.StepKind) bool {
-		for i := range flow.Steps {
-			if st := &flow.Steps[i]; st.Kind == k && st.Only.Runs(idx) {
-				return true
-			}
-		}
-		return false
-	}
-	if runs(scenario.WaitGameStart) {
+	if runsAny(flow, idx, def.WaitStart) {
 		l.ttgGame = true
 		return l
 	}
 	for _, k := range def.TTGJoin {
-		if runs(k) {
+		if runsAny(flow, idx, []scenario.StepKind{k}) {
 			l.ttgJoin = k
 			break
 		}
 	}
 	return l
+}
+
+// runsAny reports whether member idx of flow runs a step of one of kinds.
+func runsAny(flow *scenario.Flow, idx int, kinds []scenario.StepKind) bool {
+	for i := range flow.Steps {
+		if st := &flow.Steps[i]; hasKind(kinds, st.Kind) && st.Only.Runs(idx) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKind(ks []scenario.StepKind, k scenario.StepKind) bool {
@@ -139,12 +149,12 @@ func (b *Base) stepEnded(i int, st *scenario.Step, err error) {
 	}
 	d := b.lob.def
 	switch {
-	case st.Kind == scenario.Leave || st.Kind == scenario.Disconnect:
+	case hasKind(d.Leave, st.Kind):
 		b.leaveRoom(now)
 		return
 	case hasKind(d.Room, st.Kind):
 		b.enterRoom(now)
-		if st.Kind == scenario.Join {
+		if hasKind(d.Fill, st.Kind) {
 			b.groupJoined(now)
 		}
 	}
@@ -227,15 +237,12 @@ func (b *Base) groupJoined(now time.Time) {
 }
 
 // joiners counts the members of a group of the session's flow that run a
-// join step.
+// join of the group's room (Game.Fill).
 func (b *Base) joiners() int {
 	n := 0
 	for idx := range b.Member.Group.Size {
-		for i := range b.Flow.Steps {
-			if st := &b.Flow.Steps[i]; st.Kind == scenario.Join && st.Only.Runs(idx) {
-				n++
-				break
-			}
+		if runsAny(b.Flow, idx, b.lob.def.Fill) {
+			n++
 		}
 	}
 	return n

@@ -19,13 +19,13 @@ func TestLobbyFor(t *testing.T) {
 		game     bool
 	}{
 		{"udp waits for the game", "udp-lobby", "[create_room: {only: leader}, {join: {room: created}}, hello, instance_join, ready, wait_game_start]", 1, "", true},
-		{"udp instance join", "udp-lobby", "[create_room: {only: leader}, {join: {room: created}}, hello, instance_join]", 0, scenario.InstanceJoin, false},
-		{"udp hello only", "udp-lobby", "[create_room: {only: leader}, {join: {room: created}}, hello]", 1, scenario.Hello, false},
+		{"udp instance join", "udp-lobby", "[create_room: {only: leader}, {join: {room: created}}, hello, instance_join]", 0, scenario.StepKind("instance_join"), false},
+		{"udp hello only", "udp-lobby", "[create_room: {only: leader}, {join: {room: created}}, hello]", 1, scenario.StepKind("hello"), false},
 		{"udp lobby only", "udp-lobby", "[list_rooms]", 0, "", false},
-		{"tcp member joins", "tcp-lobby", "[connect, create: {only: leader}, {join: {room: created, only: members}}]", 1, scenario.Join, false},
-		{"tcp creator", "tcp-lobby", "[connect, create: {only: leader}, {join: {room: created, only: members}}]", 0, scenario.CreateRoom, false},
+		{"tcp member joins", "tcp-lobby", "[connect, create: {only: leader}, {join: {room: created, only: members}}]", 1, scenario.StepKind("join"), false},
+		{"tcp creator", "tcp-lobby", "[connect, create: {only: leader}, {join: {room: created, only: members}}]", 0, scenario.StepKind("create_room"), false},
 		{"tcp game start", "tcp-lobby", "[connect, create: {only: leader}, {join: {room: created, only: members}}, ready, wait_game_start]", 0, "", true},
-		{"leviathan join_game", "leviathan", "[connect, join_server, join_game]", 0, scenario.JoinGame, false},
+		{"leviathan join_game", "leviathan", "[connect, join_server, join_game]", 0, scenario.StepKind("join_game"), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

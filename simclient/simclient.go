@@ -559,11 +559,11 @@ func (sh *Shared) Value(key any, mk func() any) any {
 }
 
 // Creates reports whether group member idx runs a room-creating step
-// (create_room, create) of flow: only such a member's failure or early end
+// (scenario.StepSpec.CreatesRoom: create_room) of flow: only such a member's failure or early end
 // tells the group that its room will not exist (Group.FailRoom).
 func Creates(flow *scenario.Flow, idx int) bool {
 	for _, st := range flow.Steps {
-		if st.Kind == scenario.CreateRoom && st.Only.Runs(idx) {
+		if st.Spec != nil && st.Spec.CreatesRoom && st.Only.Runs(idx) {
 			return true
 		}
 	}

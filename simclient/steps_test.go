@@ -90,11 +90,11 @@ func stepFigures(t *testing.T, c *metrics.Collector, name string) (int64, map[st
 func TestFailStep(t *testing.T) {
 	c := metrics.NewCollector(time.Now())
 	rec, key := c.NewRecorder(), c.Step("s")
-	st := &scenario.Step{Kind: scenario.Ping, Label: "s"}
+	st := &scenario.Step{Kind: scenario.StepKind("ping"), Label: "s"}
 	cause := errors.New("cause")
 	err := FailStep(rec, key, 3, st, result.ReasonTimeout, cause)
 	var se *StepError
-	if !errors.As(err, &se) || se.Index != 3 || se.Kind != scenario.Ping || se.Label != "s" || se.Reason != result.ReasonTimeout || !errors.Is(err, cause) {
+	if !errors.As(err, &se) || se.Index != 3 || se.Kind != scenario.StepKind("ping") || se.Label != "s" || se.Reason != result.ReasonTimeout || !errors.Is(err, cause) {
 		t.Fatalf("FailStep = %#v", err)
 	}
 	// A step cut by the run's end is returned and counted as cut, not as

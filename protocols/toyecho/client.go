@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -68,24 +69,37 @@ func (s *session) Run(ctx context.Context, due time.Time) error { return s.Play(
 // Close implements simclient.Session.
 func (s *session) Close() error { return s.CloseOnce(s.c.Close) }
 
-// Step implements simclient.Stepper: the toy has one step kind, echo.
+// Step implements simclient.Stepper: the toy's step kinds, echo and say.
 func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
-	if st.Kind != scenario.Echo {
-		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not supported by the %s client", st.Kind, Name))
+	switch st.Kind {
+	case Echo:
+		return s.echoes(ctx, i, st)
+	case Say:
+		p, _ := st.Params.(SayParams)
+		intended := s.Next
+		sent, err := s.echo(ctx, st.Policy.Timeout, []byte(p.Text))
+		return s.Finish(i, st, intended, sent, err)
 	}
+	return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not supported by the %s client", st.Kind, Name))
+}
+
+// echoes plays an echo step: its series of requests carrying the
+// scenario's payload (stepkit.Series).
+func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 	key := s.StepKey(i)
 	start := s.Next
-	for k := 0; k < max(st.Count, 1); k++ {
-		intended := simclient.SeriesIntended(start, s.Next, k, st.Interval)
+	ser := stepkit.SeriesOf(st)
+	for k := 0; k < max(ser.Count, 1); k++ {
+		intended := simclient.SeriesIntended(start, s.Next, k, ser.Interval)
 		if k > 0 && s.Stop.Err() != nil {
 			return s.Fail(i, st, simclient.ReasonCancelled, s.Stop.Err())
 		}
-		if k > 0 && st.Interval > 0 {
+		if k > 0 && ser.Interval > 0 {
 			if err := s.SleepUntil(s.Stop, i, st, intended); err != nil {
 				return err
 			}
 		}
-		sent, err := s.echo(ctx, st.Policy.Timeout)
+		sent, err := s.echo(ctx, st.Policy.Timeout, s.payload)
 		if err != nil {
 			return s.StepErr(i, st, err)
 		}
@@ -96,11 +110,12 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	return nil
 }
 
-// echo sends one request and waits up to timeout for its reply, counting
-// a reply with another payload as a violation (the reply still answers).
-func (s *session) echo(ctx context.Context, timeout time.Duration) (sent time.Time, err error) {
+// echo sends one request carrying payload and waits up to timeout for its
+// reply, counting a reply with another payload as a violation (the reply
+// still answers).
+func (s *session) echo(ctx context.Context, timeout time.Duration, payload []byte) (sent time.Time, err error) {
 	s.seq++
-	s.out = appendRequest(s.out[:0], s.seq, s.payload)
+	s.out = appendRequest(s.out[:0], s.seq, payload)
 	sent = time.Now()
 	if _, err := s.c.Write(s.out); err != nil {
 		return sent, &simclient.RequestError{Reason: reasonOf(err), Err: err}
@@ -119,12 +134,12 @@ func (s *session) echo(ctx context.Context, timeout time.Duration) (sent time.Ti
 			}
 			return sent, &simclient.RequestError{Reason: result.ReasonTimeout, Err: fmt.Errorf("no reply within %v", timeout)}
 		}
-		seq, payload, ok := parse(s.buf[:n], replyMagic)
+		seq, got, ok := parse(s.buf[:n], replyMagic)
 		if !ok || seq != s.seq {
 			continue // not this request's reply
 		}
-		if !bytes.Equal(payload, s.payload) {
-			s.Rec.Violation(RulePayload, time.Now(), s.buf[:n], s.out, fmt.Sprintf("payload %q, want %q", payload, s.payload))
+		if !bytes.Equal(got, payload) {
+			s.Rec.Violation(RulePayload, time.Now(), s.buf[:n], s.out, fmt.Sprintf("payload %q, want %q", got, payload))
 		}
 		return sent, nil
 	}

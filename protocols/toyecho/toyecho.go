@@ -33,8 +33,8 @@ func init() {
 	protocols.Register(protocols.Descriptor{
 		Scenario: scenario.ProtocolSpec{
 			Name: Name, Order: 100, Transport: "udp",
-			Steps:         []scenario.StepKind{scenario.Echo},
-			ProbeRequests: []scenario.StepKind{scenario.Echo},
+			Steps:         steps,
+			ProbeRequests: []scenario.StepKind{Echo},
 			Keys:          []string{"echo_payload"},
 			Options:       parseOptions,
 			Flags:         runFlags,
@@ -80,7 +80,10 @@ type Options struct {
 }
 
 // Describe adds the payload to the plan's description.
-func (o Options) Describe() string { return fmt.Sprintf(", payload %q", o.Payload) }
+func (o Options) Describe() string { return ", payload " + quoteText(o.Payload) }
+
+// quoteText quotes a payload for a description.
+func quoteText(s string) string { return fmt.Sprintf("%q", s) }
 
 // Embedded keeps the options: nothing in them describes only a real target.
 func (o Options) Embedded() scenario.Options { return o }

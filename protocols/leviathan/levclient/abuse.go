@@ -62,10 +62,10 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 	per := map[scenario.MalformedKind]*tally{}
 	key := s.StepKey(i)
 	start := time.Now()
-	count := max(st.Count, 1)
+	count := max(st.Malformed.Count, 1)
 	for k := 0; k < count; k++ {
-		if k > 0 && st.Interval > 0 {
-			if err := s.SleepUntil(ctx, i, st, start.Add(time.Duration(k)*st.Interval)); err != nil {
+		if k > 0 && st.Malformed.Interval > 0 {
+			if err := s.SleepUntil(ctx, i, st, start.Add(time.Duration(k)*st.Malformed.Interval)); err != nil {
 				return err
 			}
 		}
@@ -146,7 +146,7 @@ func (s *session) echoOnce(ctx context.Context, st *scenario.Step) error {
 // timeout exceeds Loss (simclient.Probe; Collector.AddRateLimit).
 func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
 	spec := st.Probe
-	if spec.Request != "" && spec.Request != scenario.Echo {
+	if spec.Request != "" && spec.Request != Echo {
 		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("rate_probe request %q: leviathan probes with echo only", spec.Request))
 	}
 	key := s.StepKey(i)

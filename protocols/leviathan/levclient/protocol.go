@@ -8,6 +8,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -16,19 +17,19 @@ import (
 // scenario half of its descriptor (protocols/leviathan).
 var Spec = scenario.ProtocolSpec{
 	Name: levwire.ProtocolName, Order: 3, Transport: "udp",
-	Steps: []scenario.StepKind{scenario.Connect, scenario.JoinServer, scenario.JoinGame, scenario.Echo,
-		scenario.Status, scenario.Disconnect},
+	Steps:         steps,
 	Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
-	ProbeRequests: []scenario.StepKind{scenario.Echo},
+	ProbeRequests: []scenario.StepKind{Echo},
 }
 
 // Client is how a run plays the Leviathan protocol: the client half of its
 // descriptor.
 var Client = simclient.Client{
 	Game: &simclient.Game{
-		TTGJoin: []scenario.StepKind{scenario.JoinGame},
-		Room:    []scenario.StepKind{scenario.JoinGame},
-		Game:    []scenario.StepKind{scenario.JoinGame},
+		TTGJoin: []scenario.StepKind{JoinGame},
+		Room:    []scenario.StepKind{JoinGame},
+		Game:    []scenario.StepKind{JoinGame},
+		Leave:   []scenario.StepKind{stepkit.Disconnect},
 	},
 	Occupancy: occupancy,
 	Reach:     reach,

@@ -10,6 +10,7 @@ import (
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
 	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -184,19 +185,19 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	var sent time.Time
 	var err error
 	switch st.Kind {
-	case scenario.Connect:
+	case stepkit.Connect:
 		sent, err = s.connect(ctx, st, intended)
-	case scenario.JoinServer:
+	case JoinServer:
 		s.seated = true // even when refused or unanswered: the server may hold the player
 		sent, err = s.joinServer(ctx, st, intended)
-	case scenario.JoinGame:
+	case JoinGame:
 		s.seated = true
 		sent, err = s.joinGame(ctx, st, intended)
-	case scenario.Echo:
+	case Echo:
 		return s.echoes(ctx, i, st)
-	case scenario.Status:
+	case Status:
 		sent, err = s.status(ctx, st, intended)
-	case scenario.Disconnect:
+	case stepkit.Disconnect:
 		sent, err = s.closeConn(ctx, st)
 	case scenario.Malformed:
 		s.robust = true
@@ -363,7 +364,7 @@ func (s *session) answers(num uint32, m *lv.Message, want ...lv.ResponseType) (v
 }
 
 func (s *session) connect(ctx context.Context, st *scenario.Step, intended time.Time) (time.Time, error) {
-	name := st.Name
+	name := stepkit.NameOf(st)
 	if name == "" {
 		name = "player"
 	}
@@ -429,7 +430,7 @@ func (s *session) allowOrDeny(m *lv.Message, want lv.AcceptedType) (verdict, err
 
 func (s *session) joinGame(ctx context.Context, st *scenario.Step, intended time.Time) (time.Time, error) {
 	allowed, world := false, false
-	return s.request(ctx, st.Policy.Timeout, lv.ReqJoinGame, lv.JoinGame{Options: []byte(st.Options)}.Append(s.buf[:0]), intended,
+	return s.request(ctx, st.Policy.Timeout, lv.ReqJoinGame, lv.JoinGame{Options: []byte(joinGameOptions(st))}.Append(s.buf[:0]), intended,
 		func(num uint32, m *lv.Message) (verdict, error) {
 			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResStartWorldReceive {
 				if m.ResponseTo != 0 && m.ResponseTo != num {
@@ -455,21 +456,22 @@ func (s *session) joinGame(ctx context.Context, st *scenario.Step, intended time
 		})
 }
 
-// echoes sends st.Count Echo requests st.Interval apart on a fixed
+// echoes sends the step's Count Echo requests Interval apart (stepkit.Series) on a fixed
 // schedule (back to back, each due when the previous was answered, with
 // interval 0: simclient.SeriesIntended); each is answered by a Response
 // None (ResponseTo 0).
 func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 	key := s.StepKey(i)
 	start := s.Next
-	count := max(st.Count, 1)
+	ser := stepkit.SeriesOf(st)
+	count := max(ser.Count, 1)
 	for k := 0; k < count; k++ {
-		intended := simclient.SeriesIntended(start, s.Next, k, st.Interval)
+		intended := simclient.SeriesIntended(start, s.Next, k, ser.Interval)
 		if k > 0 && s.Stop.Err() != nil {
 			// The stop signal: a back-to-back series has no pause to end.
 			return s.Fail(i, st, simclient.ReasonCancelled, s.Stop.Err())
 		}
-		if k > 0 && st.Interval > 0 {
+		if k > 0 && ser.Interval > 0 {
 			if err := s.SleepUntil(s.Stop, i, st, intended); err != nil {
 				return err
 			}

@@ -129,8 +129,8 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 		s.Rec.Record(msgKey, intended, sent, now)
 	}
 	base := s.Next
-	for k := 0; k < st.Count; k++ {
-		due := base.Add(time.Duration(k) * st.Interval)
+	for k := 0; k < st.Malformed.Count; k++ {
+		due := base.Add(time.Duration(k) * st.Malformed.Interval)
 		if err := s.SleepUntil(ctx, i, st, due); err != nil {
 			return err
 		}

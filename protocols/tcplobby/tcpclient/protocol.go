@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/liveness"
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -17,18 +18,20 @@ import (
 // scenario half of its descriptor (protocols/tcplobby).
 var Spec = scenario.ProtocolSpec{
 	Name: tcpwire.ProtocolName, Order: 2, Transport: "tcp",
-	Steps: []scenario.StepKind{scenario.Connect, scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Ready,
-		scenario.Start, scenario.WaitCountdown, scenario.WaitGameStart, scenario.Disconnect},
+	Steps:         steps,
 	Malformed:     []scenario.MalformedKind{scenario.WrongLength, scenario.UnknownType, scenario.RandomBytes},
-	ProbeRequests: []scenario.StepKind{scenario.ListRooms},
+	ProbeRequests: []scenario.StepKind{stepkit.ListRooms},
 }
 
 // Client is how a run plays the TCP lobby protocol: the client half of its
 // descriptor.
 var Client = simclient.Client{
 	Game: &simclient.Game{
-		TTGJoin: []scenario.StepKind{scenario.Join, scenario.CreateRoom},
-		Room:    []scenario.StepKind{scenario.Join, scenario.CreateRoom},
+		TTGJoin:   []scenario.StepKind{stepkit.Join, stepkit.CreateRoom},
+		Room:      []scenario.StepKind{stepkit.Join, stepkit.CreateRoom},
+		Fill:      []scenario.StepKind{stepkit.Join},
+		WaitStart: []scenario.StepKind{stepkit.WaitGameStart},
+		Leave:     []scenario.StepKind{stepkit.Disconnect},
 	},
 	Occupancy: occupancy,
 	Reach:     reach,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -190,7 +191,7 @@ func (s *session) Prepare() {
 			break
 		}
 	}
-	if first == nil || first.Kind != scenario.Connect {
+	if first == nil || first.Kind != stepkit.Connect {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -296,23 +297,23 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	sent := time.Now()
 	var err error
 	switch st.Kind {
-	case scenario.Connect:
+	case stepkit.Connect:
 		sent, err = s.doConnect(st, intended)
-	case scenario.ListRooms:
+	case stepkit.ListRooms:
 		sent, err = s.request(&tcpwire.ListRoomsReq{}, tcpwire.TypeListRoomsAck, st.Policy, intended)
-	case scenario.CreateRoom:
+	case stepkit.CreateRoom:
 		sent, err = s.create(st, intended)
-	case scenario.Join:
+	case stepkit.Join:
 		sent, err = s.join(s.Stop, st, intended) // ctx bounds only the wait for the group's room
-	case scenario.Ready:
+	case stepkit.Ready:
 		sent, err = s.request(&tcpwire.ReadyReq{}, tcpwire.TypePlayerReady, st.Policy, intended)
-	case scenario.Start:
+	case Start:
 		sent, err = s.request(&tcpwire.StartReq{}, tcpwire.TypeCountdown, st.Policy, intended)
-	case scenario.WaitCountdown:
+	case WaitCountdown:
 		err = s.wait(tcpwire.TypeCountdown, st.Policy.Timeout, intended)
-	case scenario.WaitGameStart:
+	case stepkit.WaitGameStart:
 		err = s.wait(tcpwire.TypeGameStart, st.Policy.Timeout, intended)
-	case scenario.Disconnect:
+	case stepkit.Disconnect:
 		err = s.disconnect(intended)
 	default:
 		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not a tcp-lobby step", st.Kind))
@@ -334,8 +335,8 @@ func (s *session) doConnect(st *scenario.Step, intended time.Time) (time.Time, e
 	}
 	sent := time.Now()
 	name := s.name
-	if st.Name != "" {
-		name = tcpwire.MakeName(st.Name)
+	if n := stepkit.NameOf(st); n != "" {
+		name = tcpwire.MakeName(n)
 		s.name = name
 	}
 	_, err := s.requestFrom(&tcpwire.ConnectReq{PlayerName: name}, tcpwire.TypeConnectAck, st.Policy, intended, sent)
@@ -343,7 +344,7 @@ func (s *session) doConnect(st *scenario.Step, intended time.Time) (time.Time, e
 }
 
 func (s *session) create(st *scenario.Step, intended time.Time) (time.Time, error) {
-	name := st.Name
+	name := stepkit.NameOf(st)
 	if name == "" {
 		name = fmt.Sprintf("room%d", s.ID)
 	}
@@ -360,10 +361,11 @@ func (s *session) create(st *scenario.Step, intended time.Time) (time.Time, erro
 
 func (s *session) join(ctx context.Context, st *scenario.Step, intended time.Time) (time.Time, error) {
 	var room uint32
-	switch st.Room.Kind {
-	case scenario.RoomID:
-		room = st.Room.ID
-	case scenario.RoomCreated:
+	rr := stepkit.RoomOf(st)
+	switch rr.Kind {
+	case stepkit.RoomID:
+		room = rr.ID
+	case stepkit.RoomCreated:
 		r, err := s.GroupRoom(ctx, st)
 		if err != nil {
 			return intended, err

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -245,8 +246,8 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 		}
 	}
 	base := s.Next
-	for k := 0; k < st.Count; k++ {
-		due := base.Add(time.Duration(k) * st.Interval)
+	for k := 0; k < st.Malformed.Count; k++ {
+		due := base.Add(time.Duration(k) * st.Malformed.Interval)
 		if err := s.burstRecv(b, due, answered); err != nil {
 			return s.StepErr(i, st, err)
 		}
@@ -326,9 +327,9 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	b := &burst{first: s.seq + 1, to: s.lobby}
 	var room uint32
 	switch spec.Request {
-	case scenario.CreateRoom:
+	case stepkit.CreateRoom:
 		b.valid = udpwire.LobbyCreateRoom
-	case scenario.Join:
+	case stepkit.Join:
 		b.valid = udpwire.LobbyJoinRoom
 		room = s.roomID
 		if room == 0 {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -15,13 +16,11 @@ import (
 // scenario half of its descriptor (protocols/udplobby).
 var Spec = scenario.ProtocolSpec{
 	Name: udpwire.ProtocolName, Order: 1, Transport: "udp",
-	Steps: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join, scenario.Hello, scenario.InstanceJoin,
-		scenario.Ready, scenario.Ping, scenario.WaitGameStart, scenario.Leave, scenario.Disconnect},
+	Steps: steps,
 	Malformed: []scenario.MalformedKind{scenario.BadCRC, scenario.Truncated, scenario.WrongLength, scenario.UnknownType,
 		scenario.WrongDirection, scenario.RandomBytes},
-	ProbeRequests: []scenario.StepKind{scenario.ListRooms, scenario.CreateRoom, scenario.Join},
-	StepParams:    map[scenario.StepKind][]string{scenario.CreateRoom: {}}, // the UDP lobby's rooms have no name
-	MalformedTo:   []string{"instance"},                                    // the game instance a join returned
+	ProbeRequests: []scenario.StepKind{stepkit.ListRooms, stepkit.CreateRoom, stepkit.Join},
+	MalformedTo:   []string{"instance"}, // the game instance a join returned
 	Keys:          keys,
 	Options:       parseOptions,
 	Flags:         flags,
@@ -32,8 +31,11 @@ var Spec = scenario.ProtocolSpec{
 var Client = simclient.Client{
 	Identify: identify(),
 	Game: &simclient.Game{
-		TTGJoin: []scenario.StepKind{scenario.InstanceJoin, scenario.Hello},
-		Room:    []scenario.StepKind{scenario.Join},
+		TTGJoin:   []scenario.StepKind{InstanceJoin, Hello},
+		Room:      []scenario.StepKind{stepkit.Join},
+		Fill:      []scenario.StepKind{stepkit.Join},
+		WaitStart: []scenario.StepKind{stepkit.WaitGameStart},
+		Leave:     []scenario.StepKind{Leave, stepkit.Disconnect},
 	},
 	Precise:   true, // its sessions poll under run --precise (PollWindow)
 	Occupancy: occupancy,

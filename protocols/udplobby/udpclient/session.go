@@ -10,6 +10,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/impair"
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -224,7 +225,7 @@ func (s *session) Idle() { s.tr.idle() }
 func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	s.mayAwait = false
 	switch st.Kind {
-	case scenario.Disconnect:
+	case stepkit.Disconnect:
 		s.closeStep(i)
 		return nil
 	case scenario.Malformed:
@@ -242,33 +243,33 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	// its start, on Resume, reaches the same request call first.
 	s.mayAwait = true
 	switch st.Kind {
-	case scenario.ListRooms:
+	case stepkit.ListRooms:
 		sent, err = s.list(st.Policy, intended)
-	case scenario.CreateRoom:
+	case stepkit.CreateRoom:
 		sent, err = s.create(i, st, intended)
-	case scenario.Join:
+	case stepkit.Join:
 		sent, err = s.join(s.Stop, i, st, intended) // ctx bounds only the wait for the group's room
-	case scenario.Hello, scenario.InstanceJoin:
+	case Hello, InstanceJoin:
 		typ := udpwire.ClientHello
-		if st.Kind == scenario.InstanceJoin {
+		if st.Kind == InstanceJoin {
 			typ = udpwire.ClientJoinRequest
 		}
 		if !s.inst.IsValid() {
 			return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("no instance: the flow has not created or joined a room"))
 		}
 		sent, err = s.instRequest(typ, st, intended)
-	case scenario.Ready, scenario.Leave:
+	case stepkit.Ready, Leave:
 		if !s.inst.IsValid() {
 			return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("no instance: the flow has not created or joined a room"))
 		}
 		typ, v := udpwire.ClientReady, uint32(0)
-		if st.Kind == scenario.Leave {
-			typ, v = udpwire.ClientDisconnect, uint32(st.Reason)
+		if st.Kind == Leave {
+			typ, v = udpwire.ClientDisconnect, uint32(leaveReason(st))
 		}
 		sent, err = s.notify(typ, v, intended)
-	case scenario.Ping:
+	case Ping:
 		return s.pings(s.Stop, i, st) // ctx bounds only the pauses between pings
-	case scenario.WaitGameStart:
+	case stepkit.WaitGameStart:
 		sent, err = s.waitGameStart(st, intended)
 	default:
 		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not a udp-lobby step", st.Kind))
@@ -301,10 +302,11 @@ func (s *session) create(i int, st *scenario.Step, intended time.Time) (time.Tim
 
 func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended time.Time) (time.Time, error) {
 	var room uint32
-	switch st.Room.Kind {
-	case scenario.RoomID:
-		room = st.Room.ID
-	case scenario.RoomCreated:
+	rr := stepkit.RoomOf(st)
+	switch rr.Kind {
+	case stepkit.RoomID:
+		room = rr.ID
+	case stepkit.RoomCreated:
 		if r, ok, waited := s.CreatedRoom(); ok {
 			room = r.ID
 			if waited {
@@ -398,7 +400,7 @@ type series struct {
 	base, prev time.Time
 }
 
-// pings sends st.Count pings st.Interval apart on a fixed schedule: ping k
+// pings sends the step's Count pings Interval apart (stepkit.Series) on a fixed schedule: ping k
 // is intended at start + k×interval, so a slow reply delays the next ping
 // but its lateness is measured. With interval 0 the pings go back to back,
 // each intended when the previous one was answered
@@ -408,6 +410,7 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 		return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("no instance: the flow has not created or joined a room"))
 	}
 	key := s.StepKey(i)
+	ser, _ := st.Params.(stepkit.Series)
 	// The series' place is kept in the session, not on the stack: a
 	// suspended pause (simclient.Base.Pause) ends the goroutine, and
 	// Resume runs this step again, which goes on at ping sr.k.
@@ -416,15 +419,15 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 	if !resumed {
 		*sr = series{step: i, base: s.Next, prev: s.Next}
 	}
-	for ; sr.k < st.Count; sr.k++ {
-		intended := simclient.SeriesIntended(sr.base, sr.prev, sr.k, st.Interval)
+	for ; sr.k < ser.Count; sr.k++ {
+		intended := simclient.SeriesIntended(sr.base, sr.prev, sr.k, ser.Interval)
 		if sr.k > 0 && !resumed {
 			if ctx.Err() != nil {
 				// The stop signal: a back-to-back series has no pause to end.
 				sr.k = 0
 				return s.Fail(i, st, simclient.ReasonCancelled, ctx.Err())
 			}
-			if st.Interval > 0 {
+			if ser.Interval > 0 {
 				if err := s.Pause(ctx, i, st, intended, i); err != nil {
 					if err != simclient.ErrSuspended {
 						sr.k = 0
@@ -514,4 +517,11 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 	}
 	s.Rec.Record(key, intended, intended, time.Now())
 	return intended, nil
+}
+
+// leaveReason is the CLIENT_DISCONNECT reason of a leave step (0 for
+// another step).
+func leaveReason(st *scenario.Step) uint8 {
+	p, _ := st.Params.(LeaveParams)
+	return p.Reason
 }
