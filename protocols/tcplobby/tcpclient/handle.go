@@ -20,92 +20,22 @@ import (
 // was read (simclient.ReplyViolation); otherwise, if it answers the
 // pending request, that request fails with reason "violation".
 func (s *session) handle(p []byte) {
-	m, err := s.dec.Decode(p)
-	s.salvaged = false
-	if err != nil {
-		var req []byte
-		pending := s.pend != 0 && len(p) > 0 && tcpwire.Type(p[0]) == s.pend
-		if pending {
-			req = s.req
-		}
-		sm, note, usable := tcpwire.Salvage(p)
-		detail := err.Error()
-		if usable {
-			detail += "; " + note
-		}
-		if e := s.Shared.ReplyViolation(s.Rec, tcpwire.RuleOf(err), p, req, detail, usable); e != nil {
-			if pending {
-				s.refusal = e
-			}
-			return
-		}
-		m, s.salvaged = sm, true
+	m, ok := s.decode(p)
+	if !ok {
+		return
 	}
 	switch m := m.(type) {
 	case *tcpwire.ListRoomsReq, *tcpwire.CreateRoomReq, *tcpwire.JoinRoomReq, *tcpwire.ConnectReq,
 		*tcpwire.ReadyReq, *tcpwire.StartReq, *tcpwire.Disconnect:
 		s.violation(simclient.RuleTDirection, p, nil, fmt.Sprintf("the server sent %v, a client-to-server message", m.Type()))
 	case *tcpwire.ConnectAck:
-		if !s.answer(p, tcpwire.TypeConnectAck) {
-			return
-		}
-		if !m.Success {
-			s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("CONNECT_ACK Success 0 for name %q", s.name.String())}
-			return
-		}
-		if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "CONNECT_ACK success with player hash 0", true) {
-			return
-		}
-		s.hash = m.PlayerHash
+		s.connectAck(p, m)
 	case *tcpwire.ListRoomsAck:
-		if !s.answer(p, tcpwire.TypeListRoomsAck) {
-			return
-		}
-		s.rooms = append(s.rooms[:0], m.Rooms[:m.Count]...)
-		for i := range s.rooms {
-			r := &s.rooms[i]
-			if r.ID == 0 || r.MaxPlayers > tcpwire.MaxPlayers || r.PlayerCount > r.MaxPlayers {
-				s.bad(simclient.RuleTRoomList, p, fmt.Sprintf("room #%d: id %d, %d/%d players", i, r.ID, r.PlayerCount, r.MaxPlayers), true)
-				return // one violation per list
-			}
-		}
+		s.listRoomsAck(p, m)
 	case *tcpwire.CreateRoomAck:
-		if !s.answer(p, tcpwire.TypeCreateRoomAck) {
-			return
-		}
-		if m.RoomID == 0 {
-			s.refusal = &reqFail{Reason: simclient.ReasonRoomFull, Err: fmt.Errorf("CREATE_ROOM_ACK RoomID 0 (hash %d)", m.PlayerHash)}
-			return
-		}
-		if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "CREATE_ROOM_ACK with player hash 0", true) {
-			return
-		}
-		s.enterRoom(m.RoomID, m.PlayerHash)
-		s.members[m.PlayerHash] = false
+		s.createRoomAck(p, m)
 	case *tcpwire.JoinRoomAck:
-		if !s.answer(p, tcpwire.TypeJoinRoomAck) {
-			return
-		}
-		if m.Status != tcpwire.JoinSuccess {
-			if m.PlayerHash != 0 || m.Count != 0 {
-				s.violation(simclient.RuleTJoinAck, p, s.req, fmt.Sprintf("JOIN_ROOM_ACK %v carries hash %d and %d players", m.Status, m.PlayerHash, m.Count))
-			}
-			s.refusal = &reqFail{Reason: result.ReasonJoinFailed, Err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
-			return
-		}
-		// A salvaged ACK lacks the fields these rules judge: nothing to add.
-		if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "JOIN_ROOM_ACK SUCCESS with player hash 0", true) {
-			return
-		}
-		found := false
-		for _, pl := range m.Players[:m.Count] {
-			found = found || pl.Hash == m.PlayerHash
-		}
-		if !found && !s.salvaged && !s.bad(simclient.RuleTJoinAck, p, fmt.Sprintf("JOIN_ROOM_ACK SUCCESS: the joiner's hash %d is not among its %d players", m.PlayerHash, m.Count), true) {
-			return
-		}
-		s.enterRoom(s.joining, m.PlayerHash)
-		s.setMembers(m.Players[:m.Count])
+		s.joinRoomAck(p, m)
 	case *tcpwire.RoomUpdate:
 		if s.room == 0 {
 			s.violation(simclient.RuleTBroadcast, p, nil, "ROOM_UPDATE while not in a room")
@@ -113,53 +43,166 @@ func (s *session) handle(p []byte) {
 		}
 		s.setMembers(m.Players[:m.Count])
 	case *tcpwire.PlayerJoin:
-		switch {
-		case s.room == 0:
-			s.violation(simclient.RuleTBroadcast, p, nil, "PLAYER_JOIN while not in a room")
-		case m.Player.Hash == s.hash:
-			s.violation(simclient.RuleTBroadcast, p, nil, "PLAYER_JOIN announcing this client to itself (it goes to the members already in the room)")
-		}
-		s.members[m.Player.Hash] = m.Player.Ready
+		s.playerJoin(p, m)
 	case *tcpwire.PlayerLeft:
 		if _, in := s.members[m.PlayerHash]; s.room == 0 || !in {
 			s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_LEFT for hash %d, not a member of this client's room", m.PlayerHash))
 		}
 		delete(s.members, m.PlayerHash)
 	case *tcpwire.PlayerReady:
-		// With its own hash unknown (a short ACK), the client cannot tell
-		// its own PLAYER_READY from a stranger's: not judged.
-		if _, in := s.members[m.PlayerHash]; s.room == 0 || !in && m.PlayerHash != s.hash && s.hash != 0 {
-			s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_READY for hash %d, not a member of this client's room", m.PlayerHash))
-		}
-		if s.room != 0 {
-			s.members[m.PlayerHash] = m.Ready
-		}
-		if s.pend == tcpwire.TypePlayerReady && (m.PlayerHash == s.hash || s.hash == 0) {
-			s.done = true // hash still unknown (no ROOM_UPDATE named it): the first PLAYER_READY after READY_REQ
-		}
+		s.playerReady(p, m)
 	case *tcpwire.Countdown:
-		if s.room == 0 {
-			s.violation(simclient.RuleTBroadcast, p, nil, "COUNTDOWN while not in a room")
-		}
-		if s.lastCount >= 0 && int(m.Seconds) >= s.lastCount {
-			s.violation(simclient.RuleTCountdown, p, nil, fmt.Sprintf("COUNTDOWN %d after %d", m.Seconds, s.lastCount))
-		}
-		s.lastCount = int(m.Seconds)
-		s.countdowns++
-		if s.pend == tcpwire.TypeCountdown {
-			s.done = true
-		}
+		s.countdown(p, m)
 	case *tcpwire.GameStart:
 		s.gameStartFrame(p, m)
 	case *tcpwire.ErrorMsg:
-		e := *m
-		s.lastError = &e
-		if s.pend != 0 {
-			s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("ERROR_MSG 0x%02x %q", uint8(m.Code), m.Text)}
+		s.errorMsg(m)
+	}
+}
+
+// decode decodes p, or salvages what the flow needs of a frame that breaks
+// its rule (see handle); ok is false when nothing more is to be done with it.
+func (s *session) decode(p []byte) (tcpwire.Message, bool) {
+	m, err := s.dec.Decode(p)
+	s.salvaged = false
+	if err == nil {
+		return m, true
+	}
+	var req []byte
+	pending := s.pend != 0 && len(p) > 0 && tcpwire.Type(p[0]) == s.pend
+	if pending {
+		req = s.req
+	}
+	sm, note, usable := tcpwire.Salvage(p)
+	detail := err.Error()
+	if usable {
+		detail += "; " + note
+	}
+	if e := s.Shared.ReplyViolation(s.Rec, tcpwire.RuleOf(err), p, req, detail, usable); e != nil {
+		if pending {
+			s.refusal = e
 		}
-		if s.lastCount >= 0 && !s.gameStarted {
-			s.lastCount = -1 // the countdown was cancelled (e.g. no instance available)
+		return nil, false
+	}
+	s.salvaged = true
+	return sm, true
+}
+
+func (s *session) connectAck(p []byte, m *tcpwire.ConnectAck) {
+	if !s.answer(p, tcpwire.TypeConnectAck) {
+		return
+	}
+	if !m.Success {
+		s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("CONNECT_ACK Success 0 for name %q", s.name.String())}
+		return
+	}
+	if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "CONNECT_ACK success with player hash 0", true) {
+		return
+	}
+	s.hash = m.PlayerHash
+}
+
+func (s *session) listRoomsAck(p []byte, m *tcpwire.ListRoomsAck) {
+	if !s.answer(p, tcpwire.TypeListRoomsAck) {
+		return
+	}
+	s.rooms = append(s.rooms[:0], m.Rooms[:m.Count]...)
+	for i := range s.rooms {
+		r := &s.rooms[i]
+		if r.ID == 0 || r.MaxPlayers > tcpwire.MaxPlayers || r.PlayerCount > r.MaxPlayers {
+			s.bad(simclient.RuleTRoomList, p, fmt.Sprintf("room #%d: id %d, %d/%d players", i, r.ID, r.PlayerCount, r.MaxPlayers), true)
+			return // one violation per list
 		}
+	}
+}
+
+func (s *session) createRoomAck(p []byte, m *tcpwire.CreateRoomAck) {
+	if !s.answer(p, tcpwire.TypeCreateRoomAck) {
+		return
+	}
+	if m.RoomID == 0 {
+		s.refusal = &reqFail{Reason: simclient.ReasonRoomFull, Err: fmt.Errorf("CREATE_ROOM_ACK RoomID 0 (hash %d)", m.PlayerHash)}
+		return
+	}
+	if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "CREATE_ROOM_ACK with player hash 0", true) {
+		return
+	}
+	s.enterRoom(m.RoomID, m.PlayerHash)
+	s.members[m.PlayerHash] = false
+}
+
+func (s *session) joinRoomAck(p []byte, m *tcpwire.JoinRoomAck) {
+	if !s.answer(p, tcpwire.TypeJoinRoomAck) {
+		return
+	}
+	if m.Status != tcpwire.JoinSuccess {
+		if m.PlayerHash != 0 || m.Count != 0 {
+			s.violation(simclient.RuleTJoinAck, p, s.req, fmt.Sprintf("JOIN_ROOM_ACK %v carries hash %d and %d players", m.Status, m.PlayerHash, m.Count))
+		}
+		s.refusal = &reqFail{Reason: result.ReasonJoinFailed, Err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
+		return
+	}
+	// A salvaged ACK lacks the fields these rules judge: nothing to add.
+	if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "JOIN_ROOM_ACK SUCCESS with player hash 0", true) {
+		return
+	}
+	found := false
+	for _, pl := range m.Players[:m.Count] {
+		found = found || pl.Hash == m.PlayerHash
+	}
+	if !found && !s.salvaged && !s.bad(simclient.RuleTJoinAck, p, fmt.Sprintf("JOIN_ROOM_ACK SUCCESS: the joiner's hash %d is not among its %d players", m.PlayerHash, m.Count), true) {
+		return
+	}
+	s.enterRoom(s.joining, m.PlayerHash)
+	s.setMembers(m.Players[:m.Count])
+}
+
+func (s *session) playerJoin(p []byte, m *tcpwire.PlayerJoin) {
+	switch {
+	case s.room == 0:
+		s.violation(simclient.RuleTBroadcast, p, nil, "PLAYER_JOIN while not in a room")
+	case m.Player.Hash == s.hash:
+		s.violation(simclient.RuleTBroadcast, p, nil, "PLAYER_JOIN announcing this client to itself (it goes to the members already in the room)")
+	}
+	s.members[m.Player.Hash] = m.Player.Ready
+}
+
+func (s *session) playerReady(p []byte, m *tcpwire.PlayerReady) {
+	// With its own hash unknown (a short ACK), the client cannot tell
+	// its own PLAYER_READY from a stranger's: not judged.
+	if _, in := s.members[m.PlayerHash]; s.room == 0 || !in && m.PlayerHash != s.hash && s.hash != 0 {
+		s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_READY for hash %d, not a member of this client's room", m.PlayerHash))
+	}
+	if s.room != 0 {
+		s.members[m.PlayerHash] = m.Ready
+	}
+	if s.pend == tcpwire.TypePlayerReady && (m.PlayerHash == s.hash || s.hash == 0) {
+		s.done = true // hash still unknown (no ROOM_UPDATE named it): the first PLAYER_READY after READY_REQ
+	}
+}
+
+func (s *session) countdown(p []byte, m *tcpwire.Countdown) {
+	if s.room == 0 {
+		s.violation(simclient.RuleTBroadcast, p, nil, "COUNTDOWN while not in a room")
+	}
+	if s.lastCount >= 0 && int(m.Seconds) >= s.lastCount {
+		s.violation(simclient.RuleTCountdown, p, nil, fmt.Sprintf("COUNTDOWN %d after %d", m.Seconds, s.lastCount))
+	}
+	s.lastCount = int(m.Seconds)
+	s.countdowns++
+	if s.pend == tcpwire.TypeCountdown {
+		s.done = true
+	}
+}
+
+func (s *session) errorMsg(m *tcpwire.ErrorMsg) {
+	e := *m
+	s.lastError = &e
+	if s.pend != 0 {
+		s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("ERROR_MSG 0x%02x %q", uint8(m.Code), m.Text)}
+	}
+	if s.lastCount >= 0 && !s.gameStarted {
+		s.lastCount = -1 // the countdown was cancelled (e.g. no instance available)
 	}
 }
 

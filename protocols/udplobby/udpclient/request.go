@@ -236,31 +236,12 @@ const (
 // the port the lobby gave: udp-lobby.md §15 puts the instance there, and a
 // client behind NAT or with a connected socket could use no other.
 func (s *session) handle(data []byte, from netip.AddrPort) verdict {
-	ch := udpwire.ChannelAny
-	switch {
-	case from == s.lobby:
-		ch = udpwire.ChannelLobby
-	case s.inst.IsValid() && from == s.inst:
-		ch = udpwire.ChannelInstance
-	case !s.plausible(data):
-		s.Shared.StrayDatagram()
-		return replyNone
-	case from.Addr() == s.lobby.Addr() || s.inst.IsValid() && from.Addr() == s.inst.Addr():
-		// another port of a host this client talks to: judged below
-	default:
-		s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", s.msg.Type, s.msg.Seq, from, s.lobby, s.inst))
+	ch, ok := s.channel(data, from)
+	if !ok {
 		return replyNone
 	}
 	other := ch == udpwire.ChannelAny
-	if !s.known {
-		s.syncProfile()
-		if !s.known {
-			if p, ok := udpwire.GuessProfile(data); ok {
-				s.rt.profile.CompareAndSwap(-1, int32(p))
-				s.syncProfile()
-			}
-		}
-	}
+	s.settleProfile(data)
 	dec := udpwire.Decoder{Profile: s.profile, Dir: udpwire.ServerToClient, Channel: ch}
 	m := &s.msg
 	if err := dec.Decode(data, m); err != nil {
@@ -279,19 +260,7 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		if other {
 			s.violation(simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch))
 		}
-		if ch == udpwire.ChannelLobby && s.oneReply && s.answered.valid && s.answered.once && m.Seq == s.answered.seq {
-			s.violation(simclient.RuleUReplyDup, data, nil, fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)", m.Type, m.Seq))
-			return replyNone
-		}
-		if s.knownSeq(m.Seq) {
-			s.stale++ // a late answer to an earlier (retried) request
-			return replyNone
-		}
-		rule := simclient.RuleUSeqEcho
-		if ch == udpwire.ChannelInstance {
-			rule = simclient.RuleISeqEcho
-		}
-		s.violation(rule, data, nil, fmt.Sprintf("%v seq %d: this client sent %s", m.Type, m.Seq, s.usedIDs()))
+		s.unmatched(data, m, ch)
 		return replyNone
 	}
 	if other {
@@ -300,6 +269,61 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		}
 	}
 	return s.reply(data, m)
+}
+
+// channel tells which of this client's channels a datagram from from
+// belongs to: the lobby's, the instance's, or ChannelAny for another port
+// of one of their hosts (judged by its type). ok is false for a datagram
+// already dealt with: a stray one (counted) or a plausible one from
+// another host (a violation).
+func (s *session) channel(data []byte, from netip.AddrPort) (ch udpwire.Channel, ok bool) {
+	switch {
+	case from == s.lobby:
+		return udpwire.ChannelLobby, true
+	case s.inst.IsValid() && from == s.inst:
+		return udpwire.ChannelInstance, true
+	case !s.plausible(data):
+		s.Shared.StrayDatagram()
+		return udpwire.ChannelAny, false
+	case from.Addr() == s.lobby.Addr() || s.inst.IsValid() && from.Addr() == s.inst.Addr():
+		return udpwire.ChannelAny, true // another port of a host this client talks to
+	}
+	s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", s.msg.Type, s.msg.Seq, from, s.lobby, s.inst))
+	return udpwire.ChannelAny, false
+}
+
+// settleProfile settles the run's header profile from data while it is
+// "auto" and unknown.
+func (s *session) settleProfile(data []byte) {
+	if s.known {
+		return
+	}
+	s.syncProfile()
+	if !s.known {
+		if p, ok := udpwire.GuessProfile(data); ok {
+			s.rt.profile.CompareAndSwap(-1, int32(p))
+			s.syncProfile()
+		}
+	}
+}
+
+// unmatched judges a reply that answers no pending request: a second
+// reply to one answered already, a late one to a retried request, or a
+// sequence id this client never used.
+func (s *session) unmatched(data []byte, m *udpwire.Message, ch udpwire.Channel) {
+	if ch == udpwire.ChannelLobby && s.oneReply && s.answered.valid && s.answered.once && m.Seq == s.answered.seq {
+		s.violation(simclient.RuleUReplyDup, data, nil, fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)", m.Type, m.Seq))
+		return
+	}
+	if s.knownSeq(m.Seq) {
+		s.stale++ // a late answer to an earlier (retried) request
+		return
+	}
+	rule := simclient.RuleUSeqEcho
+	if ch == udpwire.ChannelInstance {
+		rule = simclient.RuleISeqEcho
+	}
+	s.violation(rule, data, nil, fmt.Sprintf("%v seq %d: this client sent %s", m.Type, m.Seq, s.usedIDs()))
 }
 
 // isEvent reports whether t is an instance's unsolicited message.
@@ -381,20 +405,7 @@ func (s *session) usedIDs() string {
 // reply judges the answer to the pending request (sequence already matched).
 func (s *session) reply(data []byte, m *udpwire.Message) verdict {
 	p := &s.p
-	legal := false
-	switch p.typ {
-	case udpwire.LobbyListRooms:
-		legal = m.Type == udpwire.LobbyRoomList
-	case udpwire.LobbyCreateRoom, udpwire.LobbyJoinRoom:
-		legal = m.Type == udpwire.LobbyJoinFailed || m.Type == p.typ+1 // ROOM_CREATED, JOIN_SUCCESS
-	case udpwire.ClientHello:
-		legal = m.Type == udpwire.ServerHello
-	case udpwire.ClientJoinRequest:
-		legal = m.Type == udpwire.ServerJoinAccept || m.Type == udpwire.ServerJoinDeny
-	case udpwire.ClientPing:
-		legal = m.Type == udpwire.ServerPong
-	}
-	if !legal {
+	if !answers(p.typ, m.Type) {
 		rule := simclient.RuleUReplyType
 		if p.inst {
 			rule = simclient.RuleIReplyType
@@ -403,30 +414,7 @@ func (s *session) reply(data []byte, m *udpwire.Message) verdict {
 	}
 	switch m.Type {
 	case udpwire.LobbyRoomList:
-		s.prevRooms, s.rooms = s.rooms, s.prevRooms
-		s.rooms = m.Rooms.AppendRooms(s.rooms[:0])
-		s.compareLists(data)
-		for i := range s.rooms {
-			if r := &s.rooms[i]; !s.portOK(r.Port) {
-				if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
-					return v
-				}
-				break // one violation per list
-			}
-		}
-		if s.created != 0 && time.Since(s.createdAt) < createdListWindow {
-			found := false
-			for i := range s.rooms {
-				if s.rooms[i].ID == s.created {
-					found = true
-					break
-				}
-			}
-			if !found {
-				s.violation(simclient.RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt).Round(time.Microsecond), len(s.rooms)))
-			}
-			s.created = 0
-		}
+		return s.roomList(data, m)
 	case udpwire.LobbyRoomCreated:
 		if !s.portOK(m.Port) {
 			if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("ROOM_CREATED port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
@@ -437,25 +425,7 @@ func (s *session) reply(data []byte, m *udpwire.Message) verdict {
 		s.roomID, s.created, s.createdAt = m.RoomID, m.RoomID, time.Now()
 		s.setInstance(m.Port)
 	case udpwire.LobbyJoinSuccess:
-		// Each of these leaves the port readable: with on_violation
-		// continue the flow goes on to the port JOIN_SUCCESS gave.
-		if m.RoomID != p.roomID {
-			if v := s.bad(simclient.RuleUJoinRoom, data, fmt.Sprintf("asked to join room %d, JOIN_SUCCESS names room %d", p.roomID, m.RoomID), true); v != replyOK {
-				return v
-			}
-		}
-		if !s.portOK(m.Port) {
-			if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("JOIN_SUCCESS port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
-				return v
-			}
-		}
-		if prev, known := s.Shared.Rooms.Observe(m.RoomID, m.Port); known && prev != m.Port {
-			if v := s.bad(simclient.RuleUJoinPort, data, fmt.Sprintf("room %d was created on port %d, JOIN_SUCCESS says %d", m.RoomID, prev, m.Port), true); v != replyOK {
-				return v
-			}
-		}
-		s.roomID = m.RoomID
-		s.setInstance(m.Port)
+		return s.joinSuccess(data, m)
 	case udpwire.LobbyJoinFailed:
 		s.refusal = &reqFail{Reason: result.ReasonJoinFailed, Err: &simclient.Refusal{Request: p.typ.String(), Reply: m.Type.String(), Hint: joinFailedHint(p.typ)}}
 		return replyRefused
@@ -470,6 +440,77 @@ func (s *session) reply(data []byte, m *udpwire.Message) verdict {
 			return s.bad(simclient.RuleIPongEcho, data, fmt.Sprintf("PONG clientTime %d, ping sent %d", m.Value, p.value), true)
 		}
 	}
+	return replyOK
+}
+
+// answers reports whether a reply of type got may answer a request of
+// type req.
+func answers(req, got udpwire.MsgType) bool {
+	switch req {
+	case udpwire.LobbyListRooms:
+		return got == udpwire.LobbyRoomList
+	case udpwire.LobbyCreateRoom, udpwire.LobbyJoinRoom:
+		return got == udpwire.LobbyJoinFailed || got == req+1 // ROOM_CREATED, JOIN_SUCCESS
+	case udpwire.ClientHello:
+		return got == udpwire.ServerHello
+	case udpwire.ClientJoinRequest:
+		return got == udpwire.ServerJoinAccept || got == udpwire.ServerJoinDeny
+	case udpwire.ClientPing:
+		return got == udpwire.ServerPong
+	}
+	return false
+}
+
+// roomList takes a ROOM_LIST: its ports within instance_ports, and the
+// room this client created just before in it.
+func (s *session) roomList(data []byte, m *udpwire.Message) verdict {
+	s.prevRooms, s.rooms = s.rooms, s.prevRooms
+	s.rooms = m.Rooms.AppendRooms(s.rooms[:0])
+	s.compareLists(data)
+	for i := range s.rooms {
+		if r := &s.rooms[i]; !s.portOK(r.Port) {
+			if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
+				return v
+			}
+			break // one violation per list
+		}
+	}
+	if s.created != 0 && time.Since(s.createdAt) < createdListWindow {
+		found := false
+		for i := range s.rooms {
+			if s.rooms[i].ID == s.created {
+				found = true
+				break
+			}
+		}
+		if !found {
+			s.violation(simclient.RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt).Round(time.Microsecond), len(s.rooms)))
+		}
+		s.created = 0
+	}
+	return replyOK
+}
+
+// joinSuccess takes a JOIN_SUCCESS. Each check leaves the port readable:
+// with on_violation continue the flow goes on to the port it gave.
+func (s *session) joinSuccess(data []byte, m *udpwire.Message) verdict {
+	if m.RoomID != s.p.roomID {
+		if v := s.bad(simclient.RuleUJoinRoom, data, fmt.Sprintf("asked to join room %d, JOIN_SUCCESS names room %d", s.p.roomID, m.RoomID), true); v != replyOK {
+			return v
+		}
+	}
+	if !s.portOK(m.Port) {
+		if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("JOIN_SUCCESS port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
+			return v
+		}
+	}
+	if prev, known := s.Shared.Rooms.Observe(m.RoomID, m.Port); known && prev != m.Port {
+		if v := s.bad(simclient.RuleUJoinPort, data, fmt.Sprintf("room %d was created on port %d, JOIN_SUCCESS says %d", m.RoomID, prev, m.Port), true); v != replyOK {
+			return v
+		}
+	}
+	s.roomID = m.RoomID
+	s.setInstance(m.Port)
 	return replyOK
 }
 
