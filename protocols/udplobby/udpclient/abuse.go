@@ -129,7 +129,7 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 	}
 	m := &s.msg
 	seq, haveSeq, err := s.decodeBurst(b, data, m)
-	if err == nil && b.inst && instanceEvent(m.Type) {
+	if err == nil && b.inst && isEvent(m.Type) {
 		s.event(data, m)
 		return
 	}
@@ -196,17 +196,6 @@ func (s *session) decodeBurst(b *burst, data []byte, m *udpwire.Message) (seq ui
 		return 0, false, err
 	}
 	return m.Seq, true, nil
-}
-
-// instanceEvent reports whether t is a game instance's event, not an
-// answer to a request.
-func instanceEvent(t udpwire.MsgType) bool {
-	switch t {
-	case udpwire.ServerAllReady, udpwire.ServerCountdownTick, udpwire.ServerGameStart,
-		udpwire.ServerGameEnd, udpwire.ServerPlayerDisconnected, udpwire.ServerDisconnect:
-		return true
-	}
-	return false
 }
 
 // lastMalformed returns the last malformed packet of b sent, nil if none.
