@@ -101,112 +101,123 @@ func startProgress(mode ProgressMode, w io.Writer, total time.Duration, every ti
 	if mode == ProgressNone || w == nil {
 		return func() {}, func(string) {}
 	}
+	if mode == ProgressBar {
+		return startBar(w, total, sample)
+	}
+	return startLines(mode, w, every, sample)
+}
+
+// startBar is startProgress's bar (ProgressBar): mpb redraws it in place.
+func startBar(w io.Writer, total time.Duration, sample func() ProgressSample) (stop func(), note func(string)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
-	switch mode {
-	case ProgressBar:
-		// Auto refresh and redraw in place even when w is not detected as
-		// a terminal (a wrapper of stderr): the caller chose the bar for a
-		// terminal already.
-		notes, _ := w.(BarNotes)
-		if notes != nil {
-			w = notes.Terminal()
-		}
-		p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh(), mpb.ForceTTY())
-		var mu sync.Mutex
-		last := ProgressSample{Total: total}
-		// Built with total 0 and given its total after: a bar built with
-		// a total > 0 ignores SetTotal, so a stop before the last sample
-		// reached the total (any interrupt, and most ends) left the bar
-		// incomplete and p.Wait blocked forever.
-		bar := p.AddBar(0,
-			mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
-				mu.Lock()
-				defer mu.Unlock()
-				return fmt.Sprintf("%s/%s", last.Elapsed.Truncate(time.Second), total)
-			}, decor.WCSyncSpaceR)),
-			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
-				mu.Lock()
-				defer mu.Unlock()
-				// Compact: the whole line must fit an 80-column terminal,
-				// or each redraw wraps and moves up one row too few, and
-				// the bar fills the scrollback (the long form is in
-				// ProgressLines).
-				return fmt.Sprintf("%d live %d/%d done %.0f/s err %d drop %d viol %d",
-					last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations) + last.failedStarts() + last.backingOff(true)
-			})),
-		)
-		bar.SetTotal(max(total.Milliseconds(), 1), false)
-		if notes != nil {
-			notes.SetAbove(p)
-		}
-		go func() {
-			defer wg.Done()
-			t := time.NewTicker(200 * time.Millisecond)
-			defer t.Stop()
-			for {
-				s := sample()
-				mu.Lock()
-				last = s
-				mu.Unlock()
-				bar.SetCurrent(min(s.Elapsed.Milliseconds(), max(total.Milliseconds(), 1)))
-				select {
-				case <-ctx.Done():
-					// Abort, not SetTotal(-1, true): that sets the total
-					// to the current value, so an interrupted run's bar
-					// jumped to full. Aborted, it stays where the run
-					// stopped (full only when the run reached its end).
-					bar.Abort(false)
-					return
-				case <-t.C:
-				}
-			}
-		}()
-		return func() {
-				cancel()
-				wg.Wait()
-				if notes != nil {
-					notes.SetAbove(nil)
-				}
-				p.Wait()
-			}, func(line string) {
-				if _, err := fmt.Fprintln(p, line); err != nil {
-					fmt.Fprintln(w, line) // the bar is done
-				}
-			}
-	default:
-		// Lines for people every LineInterval; JSON for a --workers
-		// parent, also once at the stop so it gets the final counts.
-		var mu sync.Mutex // the lines and the notes share w
-		write, final := func(s ProgressSample) { mu.Lock(); defer mu.Unlock(); fmt.Fprintf(w, "lobbybench: %s\n", s) }, false
-		if mode == ProgressJSON {
-			enc := json.NewEncoder(w)
-			write, final = func(s ProgressSample) { mu.Lock(); defer mu.Unlock(); _ = enc.Encode(s) }, true
-		}
-		if every <= 0 {
-			every = DefaultLineInterval
-		}
-		go func() {
-			defer wg.Done()
-			t := time.NewTicker(every)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					if final {
-						write(sample())
-					}
-					return
-				case <-t.C:
-					write(sample())
-				}
-			}
-		}()
-		return func() { cancel(); wg.Wait() }, func(line string) {
+	// Auto refresh and redraw in place even when w is not detected as
+	// a terminal (a wrapper of stderr): the caller chose the bar for a
+	// terminal already.
+	notes, _ := w.(BarNotes)
+	if notes != nil {
+		w = notes.Terminal()
+	}
+	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh(), mpb.ForceTTY())
+	var mu sync.Mutex
+	last := ProgressSample{Total: total}
+	// Built with total 0 and given its total after: a bar built with
+	// a total > 0 ignores SetTotal, so a stop before the last sample
+	// reached the total (any interrupt, and most ends) left the bar
+	// incomplete and p.Wait blocked forever.
+	bar := p.AddBar(0,
+		mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintln(w, line)
+			return fmt.Sprintf("%s/%s", last.Elapsed.Truncate(time.Second), total)
+		}, decor.WCSyncSpaceR)),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
+			mu.Lock()
+			defer mu.Unlock()
+			// Compact: the whole line must fit an 80-column terminal,
+			// or each redraw wraps and moves up one row too few, and
+			// the bar fills the scrollback (the long form is in
+			// ProgressLines).
+			return fmt.Sprintf("%d live %d/%d done %.0f/s err %d drop %d viol %d",
+				last.Active, last.Finished, last.Started, last.Rate, last.Errors, last.Dropped, last.Violations) + last.failedStarts() + last.backingOff(true)
+		})),
+	)
+	bar.SetTotal(max(total.Milliseconds(), 1), false)
+	if notes != nil {
+		notes.SetAbove(p)
+	}
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			s := sample()
+			mu.Lock()
+			last = s
+			mu.Unlock()
+			bar.SetCurrent(min(s.Elapsed.Milliseconds(), max(total.Milliseconds(), 1)))
+			select {
+			case <-ctx.Done():
+				// Abort, not SetTotal(-1, true): that sets the total
+				// to the current value, so an interrupted run's bar
+				// jumped to full. Aborted, it stays where the run
+				// stopped (full only when the run reached its end).
+				bar.Abort(false)
+				return
+			case <-t.C:
+			}
 		}
+	}()
+	return func() {
+			cancel()
+			wg.Wait()
+			if notes != nil {
+				notes.SetAbove(nil)
+			}
+			p.Wait()
+		}, func(line string) {
+			if _, err := fmt.Fprintln(p, line); err != nil {
+				fmt.Fprintln(w, line) // the bar is done
+			}
+		}
+}
+
+// startLines is startProgress's lines (ProgressLines, ProgressJSON).
+func startLines(mode ProgressMode, w io.Writer, every time.Duration, sample func() ProgressSample) (stop func(), note func(string)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	// Lines for people every LineInterval; JSON for a --workers
+	// parent, also once at the stop so it gets the final counts.
+	var mu sync.Mutex // the lines and the notes share w
+	write, final := func(s ProgressSample) { mu.Lock(); defer mu.Unlock(); fmt.Fprintf(w, "lobbybench: %s\n", s) }, false
+	if mode == ProgressJSON {
+		enc := json.NewEncoder(w)
+		write, final = func(s ProgressSample) { mu.Lock(); defer mu.Unlock(); _ = enc.Encode(s) }, true
+	}
+	if every <= 0 {
+		every = DefaultLineInterval
+	}
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				if final {
+					write(sample())
+				}
+				return
+			case <-t.C:
+				write(sample())
+			}
+		}
+	}()
+	return func() { cancel(); wg.Wait() }, func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(w, line)
 	}
 }

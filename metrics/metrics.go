@@ -504,136 +504,35 @@ func (c *Collector) Snapshot() (*result.Run, error) {
 	kinds := append([]Kind(nil), c.kinds...)
 	c.mu.Unlock()
 
-	type agg struct {
-		s             result.Series
-		corr, un, lag *hdrhistogram.Histogram
-		used          bool
-	}
-	aggs := make([]agg, len(names))
-	for i := range aggs {
-		aggs[i] = agg{s: result.Series{Name: names[i], FailuresByReason: map[string]int64{}},
-			corr: result.NewLatencyHistogram(), un: result.NewLatencyHistogram(), lag: result.NewLatencyHistogram()}
-	}
+	acc := newSnapshotAcc(names)
 	run := result.NewRun()
 	run.StartedAt = c.start
-	viol := map[string]*result.Violation{}
-	var violOrder []string
-	var lob lobbyAcc
 	for _, r := range rs {
 		r.mu.Lock()
 		r.flushSecond()
-		lob.add(r)
-		for k := range r.keys {
-			s := &r.keys[k]
-			if !s.used {
-				continue
-			}
-			a := &aggs[k]
-			a.used = true
-			a.s.Successes += s.successes
-			a.s.Failures += s.failures
-			a.s.Retries += s.retries
-			a.s.Dropped += s.dropped
-			a.s.Cut += s.cut
-			a.s.DataSent += s.bytesSent
-			a.s.DataReceived += s.bytesReceived
-			for reason, n := range s.reasons {
-				a.s.FailuresByReason[reason] += n
-			}
-			a.corr.Merge(s.corrected)
-			a.un.Merge(s.uncorr)
-			a.lag.Merge(s.lag)
-		}
-		for _, rule := range r.violOrder {
-			v := r.violations[rule]
-			acc := viol[rule]
-			if acc == nil {
-				acc = &result.Violation{Rule: rule, Samples: []result.ViolationSample{}}
-				viol[rule] = acc
-				violOrder = append(violOrder, rule)
-			}
-			acc.Count += v.Count
-			for _, smp := range v.Samples {
-				if len(acc.Samples) < result.MaxViolationSamples {
-					acc.Samples = append(acc.Samples, smp)
-				}
-			}
-		}
+		acc.add(r)
 		r.mu.Unlock()
 		run.Totals.SessionsStarted += r.live.sessionsStarted.Load()
 		run.Totals.SessionsFinished += r.live.sessionsFinished.Load()
 	}
-
-	run.Steps, run.Messages = []result.Series{}, []result.Series{}
-	t := &run.Totals
-	for i := range aggs {
-		a := &aggs[i]
-		if !a.used {
-			continue
-		}
-		var err error
-		if a.s.Latency, err = result.NewLatency(a.corr); err != nil {
-			return nil, err
-		}
-		if a.s.Uncorrected, err = result.NewLatency(a.un); err != nil {
-			return nil, err
-		}
-		if a.s.SendLag, err = result.NewLatency(a.lag); err != nil {
-			return nil, err
-		}
-		a.s.Requests = a.s.Successes + a.s.Failures + a.s.Cut
-		if kinds[i] == KindMessage {
-			run.Messages = append(run.Messages, a.s)
-			continue
-		}
-		run.Steps = append(run.Steps, a.s)
-		t.Requests += a.s.Requests
-		t.Successes += a.s.Successes
-		t.Failures += a.s.Failures
-		t.Retries += a.s.Retries
-		t.Dropped += a.s.Dropped
-		t.Cut += a.s.Cut
-		t.DataSent += a.s.DataSent
-		t.DataReceived += a.s.DataReceived
-		for reason, n := range a.s.FailuresByReason {
-			t.FailuresByReason[reason] += n
-		}
-	}
-	if err := lob.result(run); err != nil {
-		return nil, err
-	}
 	// Steps and messages come out in registration order, whichever
 	// recorder saw a key first.
-
-	run.Violations = make([]result.Violation, 0, len(violOrder))
-	sort.Strings(violOrder)
-	for _, rule := range violOrder {
-		run.Violations = append(run.Violations, *viol[rule])
-		t.Violations += viol[rule].Count
+	if err := acc.series(run, kinds); err != nil {
+		return nil, err
 	}
+	if err := acc.lob.result(run); err != nil {
+		return nil, err
+	}
+	acc.violations(run)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
 		return nil, c.err
 	}
-	secs := make([]int64, 0, len(c.seconds))
-	for s := range c.seconds {
-		secs = append(secs, s)
-	}
-	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
-	run.TimeSeries = make([]result.Point, 0, len(secs))
-	for _, s := range secs {
-		v := c.seconds[s]
-		if v.point != nil {
-			run.TimeSeries = append(run.TimeSeries, *v.point)
-			continue
-		}
-		p, err := result.NewPoint(s, v.requests, v.errors, v.h)
-		if err != nil {
-			return nil, err
-		}
-		run.TimeSeries = append(run.TimeSeries, p)
+	var err error
+	if run.TimeSeries, err = c.timeSeries(); err != nil {
+		return nil, err
 	}
 	if c.last.After(c.start) {
 		run.DurationNS = c.last.Sub(c.start)
@@ -645,6 +544,156 @@ func (c *Collector) Snapshot() (*result.Run, error) {
 	}
 	run.Thresholds = []result.ThresholdResult{}
 	return run, nil
+}
+
+// seriesAgg is one key's figures summed over the recorders.
+type seriesAgg struct {
+	s             result.Series
+	corr, un, lag *hdrhistogram.Histogram
+	used          bool
+}
+
+// add sums a recorder's figures of the key into a.
+func (a *seriesAgg) add(s *keyStats) {
+	a.used = true
+	a.s.Successes += s.successes
+	a.s.Failures += s.failures
+	a.s.Retries += s.retries
+	a.s.Dropped += s.dropped
+	a.s.Cut += s.cut
+	a.s.DataSent += s.bytesSent
+	a.s.DataReceived += s.bytesReceived
+	for reason, n := range s.reasons {
+		a.s.FailuresByReason[reason] += n
+	}
+	a.corr.Merge(s.corrected)
+	a.un.Merge(s.uncorr)
+	a.lag.Merge(s.lag)
+}
+
+// series returns the key's series, its latencies from the merged
+// histograms.
+func (a *seriesAgg) series() (result.Series, error) {
+	var err error
+	if a.s.Latency, err = result.NewLatency(a.corr); err != nil {
+		return result.Series{}, err
+	}
+	if a.s.Uncorrected, err = result.NewLatency(a.un); err != nil {
+		return result.Series{}, err
+	}
+	if a.s.SendLag, err = result.NewLatency(a.lag); err != nil {
+		return result.Series{}, err
+	}
+	a.s.Requests = a.s.Successes + a.s.Failures + a.s.Cut
+	return a.s, nil
+}
+
+// snapshotAcc holds what Snapshot sums over the recorders.
+type snapshotAcc struct {
+	aggs      []seriesAgg // by key
+	viol      map[string]*result.Violation
+	violOrder []string
+	lob       lobbyAcc
+}
+
+func newSnapshotAcc(names []string) *snapshotAcc {
+	a := &snapshotAcc{aggs: make([]seriesAgg, len(names)), viol: map[string]*result.Violation{}}
+	for i := range a.aggs {
+		a.aggs[i] = seriesAgg{s: result.Series{Name: names[i], FailuresByReason: map[string]int64{}},
+			corr: result.NewLatencyHistogram(), un: result.NewLatencyHistogram(), lag: result.NewLatencyHistogram()}
+	}
+	return a
+}
+
+// add sums recorder r, which the caller holds locked, into a.
+func (a *snapshotAcc) add(r *Recorder) {
+	a.lob.add(r)
+	for k := range r.keys {
+		if s := &r.keys[k]; s.used {
+			a.aggs[k].add(s)
+		}
+	}
+	for _, rule := range r.violOrder {
+		v := r.violations[rule]
+		acc := a.viol[rule]
+		if acc == nil {
+			acc = &result.Violation{Rule: rule, Samples: []result.ViolationSample{}}
+			a.viol[rule] = acc
+			a.violOrder = append(a.violOrder, rule)
+		}
+		acc.Count += v.Count
+		for _, smp := range v.Samples {
+			if len(acc.Samples) < result.MaxViolationSamples {
+				acc.Samples = append(acc.Samples, smp)
+			}
+		}
+	}
+}
+
+// series sets run's steps and messages from the keys used, in
+// registration order, and sums the steps into run's totals.
+func (a *snapshotAcc) series(run *result.Run, kinds []Kind) error {
+	run.Steps, run.Messages = []result.Series{}, []result.Series{}
+	t := &run.Totals
+	for i := range a.aggs {
+		if !a.aggs[i].used {
+			continue
+		}
+		s, err := a.aggs[i].series()
+		if err != nil {
+			return err
+		}
+		if kinds[i] == KindMessage {
+			run.Messages = append(run.Messages, s)
+			continue
+		}
+		run.Steps = append(run.Steps, s)
+		t.Requests += s.Requests
+		t.Successes += s.Successes
+		t.Failures += s.Failures
+		t.Retries += s.Retries
+		t.Dropped += s.Dropped
+		t.Cut += s.Cut
+		t.DataSent += s.DataSent
+		t.DataReceived += s.DataReceived
+		for reason, n := range s.FailuresByReason {
+			t.FailuresByReason[reason] += n
+		}
+	}
+	return nil
+}
+
+// violations sets run's violations, sorted by rule, and their total.
+func (a *snapshotAcc) violations(run *result.Run) {
+	run.Violations = make([]result.Violation, 0, len(a.violOrder))
+	sort.Strings(a.violOrder)
+	for _, rule := range a.violOrder {
+		run.Violations = append(run.Violations, *a.viol[rule])
+		run.Totals.Violations += a.viol[rule].Count
+	}
+}
+
+// timeSeries returns the collected seconds in order. Callers hold c.mu.
+func (c *Collector) timeSeries() ([]result.Point, error) {
+	secs := make([]int64, 0, len(c.seconds))
+	for s := range c.seconds {
+		secs = append(secs, s)
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
+	ts := make([]result.Point, 0, len(secs))
+	for _, s := range secs {
+		v := c.seconds[s]
+		if v.point != nil {
+			ts = append(ts, *v.point)
+			continue
+		}
+		p, err := result.NewPoint(s, v.requests, v.errors, v.h)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, p)
+	}
+	return ts, nil
 }
 
 // FailResolution is the granularity of the failure timeline FailuresIn

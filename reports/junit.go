@@ -245,83 +245,12 @@ func WriteConformJUnit(w io.Writer, c *result.Conform) error {
 	}
 	s := junitSuite{Name: name, Time: junitTime(c.DurationNS), Timestamp: timestamp(c.StartedAt)}
 	if hl := c.Headline(); hl.Status == result.StatusTargetDown {
-		// An <error>, not a <failure>: no case's requirement was judged
-		// by it, the suite could not go on. CI goes red on either.
-		var d strings.Builder
-		d.WriteString(hl.Text + "\n")
-		for _, o := range c.Outages {
-			fmt.Fprintf(&d, "down at +%v (%s), last answered at +%v", o.StartNS.Round(time.Millisecond), o.What(), o.LastUpNS.Round(time.Millisecond))
-			if o.Detail != "" {
-				fmt.Fprintf(&d, ": %s", o.Detail)
-			}
-			if len(o.During) > 0 {
-				fmt.Fprintf(&d, "; during %s", strings.Join(o.During, ", "))
-			}
-			if o.Exit != "" {
-				fmt.Fprintf(&d, "; exit: %s", o.Exit)
-			}
-			d.WriteByte('\n')
-			for _, l := range o.Output {
-				fmt.Fprintf(&d, "output: %s\n", l)
-			}
-		}
-		s.add(junitCase{Name: "target kept answering", Classname: "conform", Time: junitTime(c.DurationNS),
-			Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(d.String())}})
+		s.add(targetDownJUnitCase(c, hl))
 	} else {
 		addInterrupted(&s, hl, "conform", c.DurationNS)
 	}
-	for _, k := range c.Cases {
-		name := k.ID + " " + k.Description
-		if k.Rule != "" {
-			// the rule leads the description, as in the text report
-			name = k.ID + " [" + k.Rule + "] " + k.Description
-		}
-		jc := junitCase{Name: name, Classname: "conform." + k.Section, Time: junitTime(k.DurationNS)}
-		var out strings.Builder
-		var d strings.Builder
-		fmt.Fprintf(&d, "requirement (%s): %s\n", k.Level, k.Requirement)
-		if k.Rule != "" {
-			fmt.Fprintf(&d, "rule: %s\n", k.Rule)
-		}
-		if k.Expected != "" || k.Verdict != result.VerdictInfo {
-			fmt.Fprintf(&d, "expected: %s\n", k.Expected)
-		}
-		if k.Actual != "" || k.Verdict != result.VerdictInfo {
-			fmt.Fprintf(&d, "actual: %s\n", k.Actual)
-		}
-		writeNotes(&d, k.Notes)
-		detail := d.String()
-		switch k.Verdict {
-		case result.VerdictFail:
-			jc.Failure = &junitFailure{Message: "expected " + k.Expected + ", got " + k.Actual, Type: k.Level, Text: xmlSafe(detail)}
-		case result.VerdictSkip:
-			jc.Skipped = &junitSkipped{Message: k.Actual}
-			writeNotes(&out, k.Notes)
-		case result.VerdictNotRun:
-			// <skipped>: the case was not executed, which is what JUnit's
-			// skipped means; the suite is red already through the
-			// "target kept answering" <error> and the in-flight cases'
-			// <failure>s, and one dead server is not N errors.
-			jc.Skipped = &junitSkipped{Message: k.Actual}
-		case result.VerdictWarn:
-			if c.Strict {
-				jc.Failure = &junitFailure{Message: "strict: expected " + k.Expected + ", got " + k.Actual, Type: k.Level + " (strict)", Text: xmlSafe(detail)}
-			} else {
-				out.WriteString(k.Verdict + ": " + detail)
-			}
-		case result.VerdictInfo:
-			out.WriteString(k.Verdict + ": " + detail)
-		default:
-			writeNotes(&out, k.Notes)
-		}
-		writeWire(&out, k.Wire, k.WireElided)
-		if k.WireOmitted > 0 {
-			fmt.Fprintf(&out, "(%s of this passing case left out: conform --verbose keeps them; the JSON has them)\n", words.Count(k.WireOmitted, "wire log entry"))
-		}
-		if out.Len() > 0 {
-			jc.SystemOut = &junitText{Text: xmlSafe(out.String())}
-		}
-		s.add(jc)
+	for i := range c.Cases {
+		s.add(conformJUnitCase(&c.Cases[i], c.Strict))
 	}
 	if c.MaxSkips != nil {
 		sum := c.Summary()
@@ -338,6 +267,96 @@ func WriteConformJUnit(w io.Writer, c *result.Conform) error {
 		s.SystemOut = &junitText{Text: xmlSafe(out.String())}
 	}
 	return writeJUnit(w, "lobbybench conform", c.DurationNS, s)
+}
+
+// targetDownJUnitCase is the <error> testcase "target kept answering" of
+// a suite during which the target stopped: how and during which cases.
+func targetDownJUnitCase(c *result.Conform, hl result.Headline) junitCase {
+	// An <error>, not a <failure>: no case's requirement was judged
+	// by it, the suite could not go on. CI goes red on either.
+	var d strings.Builder
+	d.WriteString(hl.Text + "\n")
+	for _, o := range c.Outages {
+		fmt.Fprintf(&d, "down at +%v (%s), last answered at +%v", o.StartNS.Round(time.Millisecond), o.What(), o.LastUpNS.Round(time.Millisecond))
+		if o.Detail != "" {
+			fmt.Fprintf(&d, ": %s", o.Detail)
+		}
+		if len(o.During) > 0 {
+			fmt.Fprintf(&d, "; during %s", strings.Join(o.During, ", "))
+		}
+		if o.Exit != "" {
+			fmt.Fprintf(&d, "; exit: %s", o.Exit)
+		}
+		d.WriteByte('\n')
+		for _, l := range o.Output {
+			fmt.Fprintf(&d, "output: %s\n", l)
+		}
+	}
+	return junitCase{Name: "target kept answering", Classname: "conform", Time: junitTime(c.DurationNS),
+		Error: &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(d.String())}}
+}
+
+// conformJUnitCase is case k's testcase (see WriteConformJUnit); under
+// strict a warning is a <failure>.
+func conformJUnitCase(k *result.Case, strict bool) junitCase {
+	name := k.ID + " " + k.Description
+	if k.Rule != "" {
+		// the rule leads the description, as in the text report
+		name = k.ID + " [" + k.Rule + "] " + k.Description
+	}
+	jc := junitCase{Name: name, Classname: "conform." + k.Section, Time: junitTime(k.DurationNS)}
+	var out strings.Builder
+	detail := junitCaseDetail(k)
+	switch k.Verdict {
+	case result.VerdictFail:
+		jc.Failure = &junitFailure{Message: "expected " + k.Expected + ", got " + k.Actual, Type: k.Level, Text: xmlSafe(detail)}
+	case result.VerdictSkip:
+		jc.Skipped = &junitSkipped{Message: k.Actual}
+		writeNotes(&out, k.Notes)
+	case result.VerdictNotRun:
+		// <skipped>: the case was not executed, which is what JUnit's
+		// skipped means; the suite is red already through the
+		// "target kept answering" <error> and the in-flight cases'
+		// <failure>s, and one dead server is not N errors.
+		jc.Skipped = &junitSkipped{Message: k.Actual}
+	case result.VerdictWarn:
+		if strict {
+			jc.Failure = &junitFailure{Message: "strict: expected " + k.Expected + ", got " + k.Actual, Type: k.Level + " (strict)", Text: xmlSafe(detail)}
+		} else {
+			out.WriteString(k.Verdict + ": " + detail)
+		}
+	case result.VerdictInfo:
+		out.WriteString(k.Verdict + ": " + detail)
+	default:
+		writeNotes(&out, k.Notes)
+	}
+	writeWire(&out, k.Wire, k.WireElided)
+	if k.WireOmitted > 0 {
+		fmt.Fprintf(&out, "(%s of this passing case left out: conform --verbose keeps them; the JSON has them)\n", words.Count(k.WireOmitted, "wire log entry"))
+	}
+	if out.Len() > 0 {
+		jc.SystemOut = &junitText{Text: xmlSafe(out.String())}
+	}
+	return jc
+}
+
+// junitCaseDetail is the text of case k's verdict: requirement, rule,
+// expected, actual and notes (an info case's empty expected and actual
+// left out).
+func junitCaseDetail(k *result.Case) string {
+	var d strings.Builder
+	fmt.Fprintf(&d, "requirement (%s): %s\n", k.Level, k.Requirement)
+	if k.Rule != "" {
+		fmt.Fprintf(&d, "rule: %s\n", k.Rule)
+	}
+	if k.Expected != "" || k.Verdict != result.VerdictInfo {
+		fmt.Fprintf(&d, "expected: %s\n", k.Expected)
+	}
+	if k.Actual != "" || k.Verdict != result.VerdictInfo {
+		fmt.Fprintf(&d, "actual: %s\n", k.Actual)
+	}
+	writeNotes(&d, k.Notes)
+	return d.String()
 }
 
 func writeNotes(b *strings.Builder, notes []string) {

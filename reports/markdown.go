@@ -74,6 +74,37 @@ first: TARGET DOWN, INTERRUPTED, INCOMPLETE, FAIL, INCONCLUSIVE or PASS.`,
 // failed or warned, and the observations of info cases.
 func WriteConformMarkdown(w io.Writer, c *result.Conform) error {
 	ew := &errWriter{w: w}
+	writeConformMDHead(ew, c)
+	writeOutagesMD(ew, c.Outages)
+	writeConformMDTable(ew, c)
+	writeConformMDFailures(ew, c.Cases)
+	writeConformMDInfo(ew, c.Cases)
+	return ew.err
+}
+
+// WriteRunMarkdown writes run as a Markdown summary for a pull-request
+// comment or a CI job summary ($GITHUB_STEP_SUMMARY). Its first line is
+// the run's headline (Run.Headline, as in every format: INTERRUPTED,
+// INCOMPLETE, FAIL, INCONCLUSIVE or PASS; none when there is nothing to judge), then
+// what ran and why it is incomplete, the totals and sessions, the
+// thresholds, a table per step and per message type (count, outcomes,
+// latency from the intended send time, send lag p99) with the steps that
+// never succeeded, failures by reason, violations by rule, the
+// malformed and rate-limit findings, and the warnings `run` prints. The
+// figures are in the terminal's units, from the terminal's helpers.
+func WriteRunMarkdown(w io.Writer, run *result.Run) error {
+	ew := &errWriter{w: w}
+	writeRunMDHead(ew, run)
+	writeRunMDThresholds(ew, run)
+	writeRunMDSeries(ew, run)
+	writeLobbyMarkdown(ew, run)
+	writeRunMDTarget(ew, run)
+	writeRunMDFindings(ew, run)
+	return ew.err
+}
+
+// writeConformMDHead writes the title, the headline, what ran and the notes.
+func writeConformMDHead(ew *errWriter, c *result.Conform) {
 	title := "Conformance"
 	if c.Protocol != "" {
 		title += ": " + c.Protocol
@@ -99,7 +130,12 @@ func WriteConformMarkdown(w io.Writer, c *result.Conform) error {
 	if len(c.Notes) > 0 {
 		fmt.Fprint(ew, "\n")
 	}
-	for _, o := range c.Outages {
+}
+
+// writeOutagesMD writes one item per outage of the target, its output in
+// a code block.
+func writeOutagesMD(ew *errWriter, outages []result.Outage) {
+	for _, o := range outages {
 		fmt.Fprintf(ew, "- ⛔ Target down at +%v (%s), last answered at +%v", o.StartNS.Round(time.Millisecond), mdInline(o.What()), o.LastUpNS.Round(time.Millisecond))
 		if o.Detail != "" {
 			fmt.Fprintf(ew, ": %s", mdInline(o.Detail))
@@ -118,9 +154,13 @@ func WriteConformMarkdown(w io.Writer, c *result.Conform) error {
 			fmt.Fprintf(ew, "\n```text\n%s\n```\n", strings.ReplaceAll(strings.Join(o.Output, "\n"), "```", "` ` `"))
 		}
 	}
-	if len(c.Outages) > 0 {
+	if len(outages) > 0 {
 		fmt.Fprint(ew, "\n")
 	}
+}
+
+// writeConformMDTable writes the counts and the table of every case.
+func writeConformMDTable(ew *errWriter, c *result.Conform) {
 	s := c.Summary()
 	notRun := ""
 	if s.NotRun > 0 {
@@ -139,8 +179,13 @@ func WriteConformMarkdown(w io.Writer, c *result.Conform) error {
 		}
 		fmt.Fprintf(ew, "| `%s` | %s | %s | %s | %s |\n", mdCell(k.ID), mdCell(k.Section), mdCell(k.Level), v, desc)
 	}
+}
+
+// writeConformMDFailures writes the details of each case that failed or
+// warned.
+func writeConformMDFailures(ew *errWriter, cases []result.Case) {
 	first := true
-	for _, k := range c.Cases {
+	for _, k := range cases {
 		if k.Verdict != result.VerdictFail && k.Verdict != result.VerdictWarn {
 			continue
 		}
@@ -166,8 +211,12 @@ func WriteConformMarkdown(w io.Writer, c *result.Conform) error {
 			fmt.Fprintf(ew, "\n```text\n%s```\n", strings.ReplaceAll(b.String(), "```", "` ` `"))
 		}
 	}
-	first = true
-	for _, k := range c.Cases {
+}
+
+// writeConformMDInfo writes the observations of the info cases.
+func writeConformMDInfo(ew *errWriter, cases []result.Case) {
+	first := true
+	for _, k := range cases {
 		if k.Verdict != result.VerdictInfo || (k.Actual == "" && len(k.Notes) == 0) {
 			continue
 		}
@@ -181,21 +230,11 @@ func WriteConformMarkdown(w io.Writer, c *result.Conform) error {
 		}
 		fmt.Fprintf(ew, "- `%s` %s: %s\n", k.ID, mdInline(k.Description), mdInline(strings.Join(obs, "; ")))
 	}
-	return ew.err
 }
 
-// WriteRunMarkdown writes run as a Markdown summary for a pull-request
-// comment or a CI job summary ($GITHUB_STEP_SUMMARY). Its first line is
-// the run's headline (Run.Headline, as in every format: INTERRUPTED,
-// INCOMPLETE, FAIL, INCONCLUSIVE or PASS; none when there is nothing to judge), then
-// what ran and why it is incomplete, the totals and sessions, the
-// thresholds, a table per step and per message type (count, outcomes,
-// latency from the intended send time, send lag p99) with the steps that
-// never succeeded, failures by reason, violations by rule, the
-// malformed and rate-limit findings, and the warnings `run` prints. The
-// figures are in the terminal's units, from the terminal's helpers.
-func WriteRunMarkdown(w io.Writer, run *result.Run) error {
-	ew := &errWriter{w: w}
+// writeRunMDHead writes the headline, what ran, why it is incomplete, the
+// totals and the sessions.
+func writeRunMDHead(ew *errWriter, run *result.Run) {
 	if hl := run.Headline(); hl.Text != "" {
 		fmt.Fprintf(ew, "**%s**\n\n", mdInline(hl.Text))
 	}
@@ -212,6 +251,10 @@ func WriteRunMarkdown(w io.Writer, run *result.Run) error {
 	if run.Sessions != nil {
 		fmt.Fprintf(ew, "- Sessions: %s.\n", mdInline(run.Sessions.String()))
 	}
+}
+
+// writeRunMDThresholds writes the table of thresholds, if any.
+func writeRunMDThresholds(ew *errWriter, run *result.Run) {
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
@@ -221,6 +264,11 @@ func WriteRunMarkdown(w io.Writer, run *result.Run) error {
 		fmt.Fprint(ew, "\n#### Thresholds\n\n")
 		mdTable(ew, []string{"Threshold", "Limit", "Observed", "Verdict"}, rows)
 	}
+}
+
+// writeRunMDSeries writes the tables of steps and of message types, and
+// the steps that never succeeded.
+func writeRunMDSeries(ew *errWriter, run *result.Run) {
 	for _, part := range []struct {
 		title, col string
 		rows       []result.Series
@@ -245,7 +293,11 @@ func WriteRunMarkdown(w io.Writer, run *result.Run) error {
 			}
 		}
 	}
-	writeLobbyMarkdown(ew, run)
+}
+
+// writeRunMDTarget writes the target's outages, what its process cost and
+// the recovery drill.
+func writeRunMDTarget(ew *errWriter, run *result.Run) {
 	if lines := OutageLines(run); len(lines) > 0 {
 		fmt.Fprintf(ew, "\n#### Target outages\n\n")
 		for i, line := range lines {
@@ -273,6 +325,11 @@ func WriteRunMarkdown(w io.Writer, run *result.Run) error {
 			fmt.Fprintf(ew, "- %s\n", mdInline(line))
 		}
 	}
+}
+
+// writeRunMDFindings writes the failures by reason, violations,
+// malformed and rate-limit findings, and the warnings.
+func writeRunMDFindings(ew *errWriter, run *result.Run) {
 	mdReasonHeader, mdReasonRows := reasonTable(run.Totals, "Reason", "Count", "While down", "While up")
 	for _, t := range []struct {
 		title  string
@@ -296,7 +353,6 @@ func WriteRunMarkdown(w io.Writer, run *result.Run) error {
 			fmt.Fprintf(ew, "- ⚠️ %s\n", mdInline(line))
 		}
 	}
-	return ew.err
 }
 
 var mdEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\r", "", "\n", " ")

@@ -53,6 +53,22 @@ func sortedReasons(m map[string]int64) []string {
 // that the verdict stays the last line.
 func WriteRunTable(w io.Writer, run *result.Run, about ...func(io.Writer)) error {
 	ew := &errWriter{w: w}
+	writeRunTableHead(ew, run)
+	writeSeriesTables(ew, run)
+	writeLobbyTable(ew, run)
+	writeRunTableTarget(ew, run)
+	writeRunTableFindings(ew, run)
+	for _, f := range about {
+		f(ew)
+	}
+	writeRunWarnings(ew, run)
+	writeRunTableVerdict(ew, run)
+	return ew.err
+}
+
+// writeRunTableHead writes the partial run's headline first, what ran
+// and the totals.
+func writeRunTableHead(ew *errWriter, run *result.Run) {
 	t := run.Totals
 	if hl := run.Headline(); hl.Partial() || len(run.StepsNeverSucceeded()) > 0 {
 		// First, before any figure: what follows is a partial run
@@ -68,6 +84,11 @@ func WriteRunTable(w io.Writer, run *result.Run, about ...func(io.Writer)) error
 	tail := totalsTail(t)
 	writeWrapped(ew, strings.ToUpper(tail[:1])+tail[1:], 2)
 	fmt.Fprintln(ew)
+}
+
+// writeSeriesTables writes, for the steps and for the message types, a
+// table of counts and one of latency, and the steps that never succeeded.
+func writeSeriesTables(ew *errWriter, run *result.Run) {
 	for _, part := range []struct {
 		title, col string
 		rows       []result.Series
@@ -96,7 +117,11 @@ func WriteRunTable(w io.Writer, run *result.Run, about ...func(io.Writer)) error
 		}
 		fmt.Fprintln(ew)
 	}
-	writeLobbyTable(ew, run)
+}
+
+// writeRunTableTarget writes the target's outages, what its process cost
+// and the recovery drill.
+func writeRunTableTarget(ew *errWriter, run *result.Run) {
 	if len(run.Outages) > 0 {
 		fmt.Fprintln(ew, "Target outages (watchdog):")
 		for i, line := range OutageLines(run) {
@@ -124,6 +149,12 @@ func WriteRunTable(w io.Writer, run *result.Run, about ...func(io.Writer)) error
 		}
 		fmt.Fprintln(ew)
 	}
+}
+
+// writeRunTableFindings writes the failures by reason, violations,
+// malformed and rate-limit findings.
+func writeRunTableFindings(ew *errWriter, run *result.Run) {
+	t := run.Totals
 	if len(t.FailuresByReason) > 0 {
 		fmt.Fprintln(ew, "Failures by reason:")
 		header, rows := reasonTable(t, "REASON", "COUNT", "WHILE DOWN", "WHILE UP")
@@ -145,10 +176,10 @@ func WriteRunTable(w io.Writer, run *result.Run, about ...func(io.Writer)) error
 		writeColumns(ew, 2, "lrrrrrr", []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rateLimitRows(run.RateLimits))
 		fmt.Fprintln(ew)
 	}
-	for _, f := range about {
-		f(ew)
-	}
-	writeRunWarnings(ew, run)
+}
+
+// writeRunTableVerdict writes the thresholds and, last, the headline.
+func writeRunTableVerdict(ew *errWriter, run *result.Run) {
 	if len(run.Thresholds) > 0 {
 		var rows [][]string
 		for _, th := range run.Thresholds {
@@ -162,7 +193,6 @@ func WriteRunTable(w io.Writer, run *result.Run, about ...func(io.Writer)) error
 		fmt.Fprintln(ew)
 		writeWrapped(ew, hl.Text, 2)
 	}
-	return ew.err
 }
 
 // totalsLine is the run's totals in one sentence: requests (and their
@@ -367,41 +397,49 @@ func WriteConformText(w io.Writer, c *result.Conform, o ConformTextOptions) erro
 			fmt.Fprintf(ew, " [%s]", k.Verdict)
 		}
 		fmt.Fprintln(ew)
-		switch k.Verdict {
-		case result.VerdictFail, result.VerdictWarn:
-			fmt.Fprintf(ew, "      requirement (%s): %s\n", strings.ToUpper(k.Level), k.Requirement)
-			if k.Rule != "" {
-				fmt.Fprintf(ew, "      rule:     %s\n", k.Rule)
-			}
-			fmt.Fprintf(ew, "      expected: %s\n", k.Expected)
-			fmt.Fprintf(ew, "      actual:   %s\n", k.Actual)
-			for _, n := range k.Notes {
-				fmt.Fprintf(ew, "      note:     %s\n", n)
-			}
-			if k.Verdict == result.VerdictFail {
-				writeWireText(ew, k.Wire, k.WireElided, o.MaxWireBytes, o.MaxWireEntries)
-			}
-		case result.VerdictSkip:
-			fmt.Fprintf(ew, "      skipped:  %s\n", k.Actual)
-		case result.VerdictNotRun:
-			fmt.Fprintf(ew, "      %s\n", k.Actual)
-		case result.VerdictInfo:
-			if k.Actual != "" {
-				fmt.Fprintf(ew, "      %s\n", k.Actual)
-			}
-			for _, n := range k.Notes {
-				fmt.Fprintf(ew, "      %s\n", n)
-			}
-		case result.VerdictPass:
-			if o.Verbose {
-				for _, n := range k.Notes {
-					fmt.Fprintf(ew, "      %s\n", n)
-				}
-			}
-		}
+		writeCaseDetailText(ew, &k, o)
 	}
 	fmt.Fprintf(ew, "\n%s\n", c.CountLine())
 	return ew.err
+}
+
+// writeCaseDetailText writes what goes under case k's line: the
+// requirement, expected and actual (and the wire log of a failure) under
+// a failure or warning, the reason of a skip or a case not run, the
+// observations of an info case, the notes of a pass under o.Verbose.
+func writeCaseDetailText(ew *errWriter, k *result.Case, o ConformTextOptions) {
+	switch k.Verdict {
+	case result.VerdictFail, result.VerdictWarn:
+		fmt.Fprintf(ew, "      requirement (%s): %s\n", strings.ToUpper(k.Level), k.Requirement)
+		if k.Rule != "" {
+			fmt.Fprintf(ew, "      rule:     %s\n", k.Rule)
+		}
+		fmt.Fprintf(ew, "      expected: %s\n", k.Expected)
+		fmt.Fprintf(ew, "      actual:   %s\n", k.Actual)
+		for _, n := range k.Notes {
+			fmt.Fprintf(ew, "      note:     %s\n", n)
+		}
+		if k.Verdict == result.VerdictFail {
+			writeWireText(ew, k.Wire, k.WireElided, o.MaxWireBytes, o.MaxWireEntries)
+		}
+	case result.VerdictSkip:
+		fmt.Fprintf(ew, "      skipped:  %s\n", k.Actual)
+	case result.VerdictNotRun:
+		fmt.Fprintf(ew, "      %s\n", k.Actual)
+	case result.VerdictInfo:
+		if k.Actual != "" {
+			fmt.Fprintf(ew, "      %s\n", k.Actual)
+		}
+		for _, n := range k.Notes {
+			fmt.Fprintf(ew, "      %s\n", n)
+		}
+	case result.VerdictPass:
+		if o.Verbose {
+			for _, n := range k.Notes {
+				fmt.Fprintf(ew, "      %s\n", n)
+			}
+		}
+	}
 }
 
 // writeOutagesText writes one block per outage: when the target was found

@@ -185,48 +185,69 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 	if base == nil || new == nil {
 		return nil, fmt.Errorf("reports: compare needs two runs")
 	}
-	c := &Comparison{Steps: []StepDelta{}, NewViolations: []string{}, Breaches: []Breach{}}
-	baseSteps := map[string]Series{}
-	for _, s := range base.Steps {
-		baseSteps[s.Name] = s
-	}
-	seen := map[string]bool{}
-	add := func(b, n Series, inBase, inNew bool) {
-		d := StepDelta{
-			Name: n.Name, InBase: inBase, InNew: inNew,
-			BaseP50US: b.Latency.P50US, NewP50US: n.Latency.P50US,
-			BaseP99US: b.Latency.P99US, NewP99US: n.Latency.P99US,
-			BaseErrorRate: b.ErrorRate(), NewErrorRate: n.ErrorRate(),
-		}
-		if d.Name == "" {
-			d.Name = b.Name
-		}
-		if inBase && inNew && b.Latency.Count > 0 && n.Latency.Count > 0 {
-			d.HasLatency = true
-			d.P50ChangePct = pctChange(d.BaseP50US, d.NewP50US)
-			d.P99ChangePct = pctChange(d.BaseP99US, d.NewP99US)
-			d.P50CI = ciPair(b.Latency, n.Latency, 0.50)
-			d.P99CI = ciPair(b.Latency, n.Latency, 0.99)
-			d.BaseLagP50US, d.NewLagP50US = b.SendLag.P50US, n.SendLag.P50US
-			d.BaseLagP99US, d.NewLagP99US = b.SendLag.P99US, n.SendLag.P99US
-		}
-		d.ErrorRateChangePP = (d.NewErrorRate - d.BaseErrorRate) * 100
-		c.Steps = append(c.Steps, d)
-	}
-	for _, n := range new.Steps {
-		b, ok := baseSteps[n.Name]
-		seen[n.Name] = true
-		add(b, n, ok, true)
-	}
-	for _, b := range base.Steps {
-		if !seen[b.Name] {
-			add(b, Series{}, true, false)
-		}
-	}
+	c := &Comparison{Steps: compareSteps(base.Steps, new.Steps), NewViolations: newViolations(base, new), Breaches: []Breach{}}
 	c.Run = StepDelta{Name: "run", InBase: true, InNew: true,
 		BaseErrorRate: base.Totals.ErrorRate(), NewErrorRate: new.Totals.ErrorRate()}
 	c.Run.ErrorRateChangePP = (c.Run.NewErrorRate - c.Run.BaseErrorRate) * 100
+	c.Incomplete, c.Breaches = partialSides(c.Incomplete, c.Breaches, base.Headline(), new.Headline(), "run")
+	for _, g := range gates {
+		if err := c.checkGate(g); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
 
+// compareSteps returns the deltas of the steps matched by name: new's
+// order, then the steps only base has.
+func compareSteps(base, new []Series) []StepDelta {
+	out := []StepDelta{}
+	baseSteps := map[string]Series{}
+	for _, s := range base {
+		baseSteps[s.Name] = s
+	}
+	seen := map[string]bool{}
+	for _, n := range new {
+		b, ok := baseSteps[n.Name]
+		seen[n.Name] = true
+		out = append(out, stepDelta(b, n, ok, true))
+	}
+	for _, b := range base {
+		if !seen[b.Name] {
+			out = append(out, stepDelta(b, Series{}, true, false))
+		}
+	}
+	return out
+}
+
+// stepDelta compares step b of the base with step n of the new run; the
+// latency is compared only when both sides have the step and recorded it.
+func stepDelta(b, n Series, inBase, inNew bool) StepDelta {
+	d := StepDelta{
+		Name: n.Name, InBase: inBase, InNew: inNew,
+		BaseP50US: b.Latency.P50US, NewP50US: n.Latency.P50US,
+		BaseP99US: b.Latency.P99US, NewP99US: n.Latency.P99US,
+		BaseErrorRate: b.ErrorRate(), NewErrorRate: n.ErrorRate(),
+	}
+	if d.Name == "" {
+		d.Name = b.Name
+	}
+	if inBase && inNew && b.Latency.Count > 0 && n.Latency.Count > 0 {
+		d.HasLatency = true
+		d.P50ChangePct = pctChange(d.BaseP50US, d.NewP50US)
+		d.P99ChangePct = pctChange(d.BaseP99US, d.NewP99US)
+		d.P50CI = ciPair(b.Latency, n.Latency, 0.50)
+		d.P99CI = ciPair(b.Latency, n.Latency, 0.99)
+		d.BaseLagP50US, d.NewLagP50US = b.SendLag.P50US, n.SendLag.P50US
+		d.BaseLagP99US, d.NewLagP99US = b.SendLag.P99US, n.SendLag.P99US
+	}
+	d.ErrorRateChangePP = (d.NewErrorRate - d.BaseErrorRate) * 100
+	return d
+}
+
+// newViolations returns, sorted, the rules violated in new and not in base.
+func newViolations(base, new *Run) []string {
+	out := []string{}
 	baseRules := map[string]bool{}
 	for _, v := range base.Violations {
 		if v.Count > 0 {
@@ -235,67 +256,76 @@ func Compare(base, new *Run, gates []Gate) (*Comparison, error) {
 	}
 	for _, v := range new.Violations {
 		if v.Count > 0 && !baseRules[v.Rule] {
-			c.NewViolations = append(c.NewViolations, v.Rule)
+			out = append(out, v.Rule)
 		}
 	}
-	sort.Strings(c.NewViolations)
-	c.Incomplete, c.Breaches = partialSides(c.Incomplete, c.Breaches, base.Headline(), new.Headline(), "run")
+	sort.Strings(out)
+	return out
+}
 
-	for _, g := range gates {
-		check := func(subject string, v float64) {
-			if v > g.Max {
-				c.Breaches = append(c.Breaches, Breach{Gate: g, Subject: subject, Value: v})
-			}
-		}
-		switch g.Metric {
-		case GateP50IncreasePct, GateP99IncreasePct:
-			for _, d := range c.Steps {
-				if !d.HasLatency {
-					continue
-				}
-				pct, b, n, ci, name := d.P99ChangePct, d.BaseP99US, d.NewP99US, d.P99CI, "p99"
-				bl, nl := d.BaseLagP99US, d.NewLagP99US
-				if g.Metric == GateP50IncreasePct {
-					pct, b, n, ci, name = d.P50ChangePct, d.BaseP50US, d.NewP50US, d.P50CI, "p50"
-					bl, nl = d.BaseLagP50US, d.NewLagP50US
-				}
-				if pct <= g.Max {
-					continue
-				}
-				switch {
-				case n-b <= g.MinDeltaUS:
-					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): under the %s floor", d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), words.US(g.MinDeltaUS)))
-				case !ci.Significant():
-					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): within the noise (99%% intervals %s-%s and %s-%s overlap)",
-						d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), words.US(ci.BaseLoUS), words.US(ci.BaseHiUS), words.US(ci.NewLoUS), words.US(ci.NewHiUS)))
-				case LagExplains(n-b, nl):
-					// Without its send lag the new figure would be
-					// within the base's: no evidence against the server.
-					// (The base's lag is not taken off its figure: that
-					// would lower the base and judge more, not less.)
-					c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): not judged: harness-bound (send lag %s %s on the new side, %s on the base)",
-						d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), name, words.US(nl), words.US(bl)))
-				default:
-					check(d.Name, pct)
-				}
-			}
-		case GateErrorRateIncreasePP:
-			for _, d := range c.Steps {
-				check(d.Name, d.ErrorRateChangePP)
-			}
-			check("run", c.Run.ErrorRateChangePP)
-		case GateNewViolations:
-			if float64(len(c.NewViolations)) > g.Max {
-				for _, r := range c.NewViolations {
-					c.Breaches = append(c.Breaches, Breach{Gate: g, Subject: r, Value: float64(len(c.NewViolations))})
-				}
-			}
-		case GateNewlyFailingCases:
-		default:
-			return nil, fmt.Errorf("reports: unknown gate metric %q", g.Metric)
-		}
+// breach records a breach of g by subject when v is over g's maximum.
+func (c *Comparison) breach(g Gate, subject string, v float64) {
+	if v > g.Max {
+		c.Breaches = append(c.Breaches, Breach{Gate: g, Subject: subject, Value: v})
 	}
-	return c, nil
+}
+
+// checkGate checks gate g against the deltas of c.
+func (c *Comparison) checkGate(g Gate) error {
+	switch g.Metric {
+	case GateP50IncreasePct, GateP99IncreasePct:
+		for _, d := range c.Steps {
+			if d.HasLatency {
+				c.checkLatency(g, d)
+			}
+		}
+	case GateErrorRateIncreasePP:
+		for _, d := range c.Steps {
+			c.breach(g, d.Name, d.ErrorRateChangePP)
+		}
+		c.breach(g, "run", c.Run.ErrorRateChangePP)
+	case GateNewViolations:
+		if float64(len(c.NewViolations)) > g.Max {
+			for _, r := range c.NewViolations {
+				c.Breaches = append(c.Breaches, Breach{Gate: g, Subject: r, Value: float64(len(c.NewViolations))})
+			}
+		}
+	case GateNewlyFailingCases:
+	default:
+		return fmt.Errorf("reports: unknown gate metric %q", g.Metric)
+	}
+	return nil
+}
+
+// checkLatency checks latency gate g (p50 or p99 increase) on step delta
+// d: an increase over the gate is spared when under its MinDeltaUS floor,
+// within the noise or explained by the harness's send lag.
+func (c *Comparison) checkLatency(g Gate, d StepDelta) {
+	pct, b, n, ci, name := d.P99ChangePct, d.BaseP99US, d.NewP99US, d.P99CI, "p99"
+	bl, nl := d.BaseLagP99US, d.NewLagP99US
+	if g.Metric == GateP50IncreasePct {
+		pct, b, n, ci, name = d.P50ChangePct, d.BaseP50US, d.NewP50US, d.P50CI, "p50"
+		bl, nl = d.BaseLagP50US, d.NewLagP50US
+	}
+	if pct <= g.Max {
+		return
+	}
+	switch {
+	case n-b <= g.MinDeltaUS:
+		c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): under the %s floor", d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), words.US(g.MinDeltaUS)))
+	case !ci.Significant():
+		c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): within the noise (99%% intervals %s-%s and %s-%s overlap)",
+			d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), words.US(ci.BaseLoUS), words.US(ci.BaseHiUS), words.US(ci.NewLoUS), words.US(ci.NewHiUS)))
+	case LagExplains(n-b, nl):
+		// Without its send lag the new figure would be
+		// within the base's: no evidence against the server.
+		// (The base's lag is not taken off its figure: that
+		// would lower the base and judge more, not less.)
+		c.Spared = append(c.Spared, fmt.Sprintf("%s %s %s -> %s (%s): not judged: harness-bound (send lag %s %s on the new side, %s on the base)",
+			d.Name, name, words.US(b), words.US(n), words.Signed(pct, "%"), name, words.US(nl), words.US(bl)))
+	default:
+		c.breach(g, d.Name, pct)
+	}
 }
 
 // CaseChange is a conform case whose verdict changed.

@@ -323,75 +323,16 @@ func (r *Run) Headline() Headline {
 
 // verdict is Headline without the target's outages.
 func (r *Run) verdict() Headline {
-	passed := 0
-	for _, th := range r.Thresholds {
-		if th.Pass {
-			passed++
-		}
-	}
-	bound := r.HarnessBreaches()
-	real := len(r.Thresholds) - passed - len(bound)
-	var verdict string
-	status := ""
-	switch n := len(r.Thresholds); {
-	case real > 0:
-		status, verdict = StatusFail, fmt.Sprintf("%d of %s breached", real, words.Count(n, "threshold"))
-		if len(bound) > 0 {
-			verdict += fmt.Sprintf(", %d more harness-bound (%s)", len(bound), harnessBoundText(bound))
-		}
-	case r.Totals.Violations > 0:
-		status, verdict = StatusFail, words.Count(r.Totals.Violations, "protocol violation")
-		if len(bound) > 0 {
-			verdict += fmt.Sprintf("; %d of %s harness-bound (%s)", len(bound), words.Count(n, "threshold"), harnessBoundText(bound))
-		}
-	case len(bound) > 0:
-		// No breach the server can be charged with, and none it is
-		// cleared of: the harness was too late to tell.
-		status, verdict = StatusInconclusive, "harness-bound: "+harnessBoundText(bound)
-		if passed > 0 {
-			verdict += fmt.Sprintf(" (%d of %s passed)", passed, words.Count(n, "threshold"))
-		}
-	case n > 0:
-		status, verdict = StatusPass, words.Agree(n, "the", "all")+" "+words.Count(n, "threshold")+" passed"
-	}
+	status, verdict := r.thresholdVerdict()
 	if never := r.StepsNeverSucceeded(); len(never) > 0 {
 		// First: a step with no success has no figure to judge, so
 		// whatever else passed, the run did not do what it set out to.
-		var parts []string
-		for _, s := range never {
-			parts = append(parts, s.Name+" ("+s.Tally()+")")
-		}
-		what := fmt.Sprintf("step %s was tried and never succeeded", parts[0])
-		if len(parts) > 1 {
-			what = fmt.Sprintf("%d steps were tried and never succeeded: %s", len(parts), strings.Join(parts, ", "))
-		}
-		if verdict != "" {
-			what += "; " + verdict
-		}
-		status, verdict = StatusFail, what
+		status, verdict = StatusFail, neverSucceededText(never, verdict)
 	}
 	missing := r.MissingLoad()
 	noLoad := r.NoLoad()
 	if r.Interrupted() {
-		who := "the run was stopped"
-		if k := len(r.ShardRuns); k > 1 {
-			stopped := 0
-			for _, s := range r.ShardRuns {
-				if s.Interrupted {
-					stopped++
-				}
-			}
-			who = fmt.Sprintf("%d of %d shards were stopped", stopped, k)
-		}
-		text := fmt.Sprintf("INTERRUPTED · %s after %s, before the scenario's end", who, r.DurationNS.Round(time.Millisecond))
-		if len(missing) > 0 {
-			text += ", and the load was not all generated (" + strings.Join(missing, ", ") + ")"
-		}
-		text += ": the figures cover only what ran"
-		if verdict != "" {
-			text += " (on that part: " + verdict + ")"
-		}
-		return Headline{Status: StatusInterrupted, Text: text}
+		return r.interruptedHeadline(missing, verdict)
 	}
 	if noLoad != "" {
 		// Before INCOMPLETE and FAIL: whatever else is wrong, nothing
@@ -416,6 +357,82 @@ func (r *Run) verdict() Headline {
 		return Headline{}
 	}
 	return Headline{Status: status, Text: strings.ToUpper(status) + " · " + verdict}
+}
+
+// thresholdVerdict judges the thresholds and protocol violations: the
+// status and its text ("" and "" when there is nothing to judge).
+func (r *Run) thresholdVerdict() (status, verdict string) {
+	passed := 0
+	for _, th := range r.Thresholds {
+		if th.Pass {
+			passed++
+		}
+	}
+	bound := r.HarnessBreaches()
+	real := len(r.Thresholds) - passed - len(bound)
+	switch n := len(r.Thresholds); {
+	case real > 0:
+		status, verdict = StatusFail, fmt.Sprintf("%d of %s breached", real, words.Count(n, "threshold"))
+		if len(bound) > 0 {
+			verdict += fmt.Sprintf(", %d more harness-bound (%s)", len(bound), harnessBoundText(bound))
+		}
+	case r.Totals.Violations > 0:
+		status, verdict = StatusFail, words.Count(r.Totals.Violations, "protocol violation")
+		if len(bound) > 0 {
+			verdict += fmt.Sprintf("; %d of %s harness-bound (%s)", len(bound), words.Count(n, "threshold"), harnessBoundText(bound))
+		}
+	case len(bound) > 0:
+		// No breach the server can be charged with, and none it is
+		// cleared of: the harness was too late to tell.
+		status, verdict = StatusInconclusive, "harness-bound: "+harnessBoundText(bound)
+		if passed > 0 {
+			verdict += fmt.Sprintf(" (%d of %s passed)", passed, words.Count(n, "threshold"))
+		}
+	case n > 0:
+		status, verdict = StatusPass, words.Agree(n, "the", "all")+" "+words.Count(n, "threshold")+" passed"
+	}
+	return status, verdict
+}
+
+// neverSucceededText names the steps tried that never succeeded, then
+// the verdict on the rest.
+func neverSucceededText(never []Series, verdict string) string {
+	var parts []string
+	for _, s := range never {
+		parts = append(parts, s.Name+" ("+s.Tally()+")")
+	}
+	what := fmt.Sprintf("step %s was tried and never succeeded", parts[0])
+	if len(parts) > 1 {
+		what = fmt.Sprintf("%d steps were tried and never succeeded: %s", len(parts), strings.Join(parts, ", "))
+	}
+	if verdict != "" {
+		what += "; " + verdict
+	}
+	return what
+}
+
+// interruptedHeadline is the headline of a stopped run: who was stopped,
+// the load missing, and the verdict on what ran.
+func (r *Run) interruptedHeadline(missing []string, verdict string) Headline {
+	who := "the run was stopped"
+	if k := len(r.ShardRuns); k > 1 {
+		stopped := 0
+		for _, s := range r.ShardRuns {
+			if s.Interrupted {
+				stopped++
+			}
+		}
+		who = fmt.Sprintf("%d of %d shards were stopped", stopped, k)
+	}
+	text := fmt.Sprintf("INTERRUPTED · %s after %s, before the scenario's end", who, r.DurationNS.Round(time.Millisecond))
+	if len(missing) > 0 {
+		text += ", and the load was not all generated (" + strings.Join(missing, ", ") + ")"
+	}
+	text += ": the figures cover only what ran"
+	if verdict != "" {
+		text += " (on that part: " + verdict + ")"
+	}
+	return Headline{Status: StatusInterrupted, Text: text}
 }
 
 // Headline judges the conform result: a failed case, a warning under

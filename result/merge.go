@@ -29,16 +29,7 @@ func Merge(runs ...*Run) (*Run, error) {
 	}
 	out := NewRun()
 	out.Shards = 0
-	var end time.Time
-	steps, msgs := newSeriesMerger(), newSeriesMerger()
-	points := map[int64]*pointAcc{}
-	viol := map[string]*Violation{}
-	var violOrder []string
-	mal := map[string]*MalformedFinding{}
-	var malOrder []string
-	sessions := &Sessions{}
-	var outages []Outage
-	lobby := newLobbyMerger()
+	m := newRunMerger()
 	for i, r := range runs {
 		if r == nil {
 			return nil, fmt.Errorf("reports: merge: run %d is nil", i)
@@ -49,139 +40,211 @@ func Merge(runs ...*Run) (*Run, error) {
 		if i == 0 {
 			out.Scenario, out.Target = r.Scenario, r.Target
 		}
-		if out.StartedAt.IsZero() || (!r.StartedAt.IsZero() && r.StartedAt.Before(out.StartedAt)) {
-			out.StartedAt = r.StartedAt
-		}
-		if e := r.StartedAt.Add(r.DurationNS); e.After(end) {
-			end = e
-		}
-		out.Shards += max(r.Shards, 1)
-		t := &out.Totals
-		t.Requests += r.Totals.Requests
-		t.Successes += r.Totals.Successes
-		t.Failures += r.Totals.Failures
-		t.Retries += r.Totals.Retries
-		t.Dropped += r.Totals.Dropped
-		t.Cut += r.Totals.Cut
-		t.Violations += r.Totals.Violations
-		t.SessionsStarted += r.Totals.SessionsStarted
-		t.SessionsFinished += r.Totals.SessionsFinished
-		t.DataSent += r.Totals.DataSent
-		t.DataReceived += r.Totals.DataReceived
-		addReasons(t.FailuresByReason, r.Totals.FailuresByReason)
-		if len(r.Totals.FailuresWhileDown) > 0 {
-			if t.FailuresWhileDown == nil {
-				t.FailuresWhileDown = map[string]int64{}
-			}
-			addReasons(t.FailuresWhileDown, r.Totals.FailuresWhileDown)
-		}
-		outages = append(outages, r.Outages...)
-		if out.Drill == nil && r.Drill != nil {
-			out.Drill = r.Drill // made by the one process that owns the target
-		}
-		if err := steps.add(r.Steps); err != nil {
-			return nil, fmt.Errorf("reports: merge run %d: %w", i, err)
-		}
-		if err := msgs.add(r.Messages); err != nil {
-			return nil, fmt.Errorf("reports: merge run %d: %w", i, err)
-		}
-		if err := lobby.add(i, r); err != nil {
+		if err := m.add(out, i, r); err != nil {
 			return nil, err
 		}
-		for _, p := range r.TimeSeries {
-			acc := points[p.Second]
-			if acc == nil {
-				acc = &pointAcc{h: NewSecondHistogram()}
-				points[p.Second] = acc
-			}
-			acc.requests += p.Requests
-			acc.errors += p.Errors
-			h, err := p.Histogram()
-			if err != nil {
-				return nil, fmt.Errorf("reports: merge run %d second %d: %w", i, p.Second, err)
-			}
-			if d := acc.h.Merge(h); d != 0 {
-				return nil, fmt.Errorf("reports: merge run %d second %d: %d values out of range", i, p.Second, d)
-			}
-		}
-		for _, v := range r.Violations {
-			acc := viol[v.Rule]
-			if acc == nil {
-				acc = &Violation{Rule: v.Rule, Samples: []ViolationSample{}}
-				viol[v.Rule] = acc
-				violOrder = append(violOrder, v.Rule)
-			}
-			acc.Count += v.Count
-			for _, s := range v.Samples {
-				if len(acc.Samples) < MaxViolationSamples {
-					acc.Samples = append(acc.Samples, s)
-				}
-			}
-		}
-		for _, m := range r.Malformed {
-			acc := mal[m.Kind]
-			if acc == nil {
-				acc = &MalformedFinding{Kind: m.Kind}
-				mal[m.Kind] = acc
-				malOrder = append(malOrder, m.Kind)
-			}
-			acc.Sent += m.Sent
-			acc.UnexpectedReplies += m.UnexpectedReplies
-			acc.LivenessChecks += m.LivenessChecks
-			acc.LivenessKept += m.LivenessKept
-		}
-		out.RateLimits = append(out.RateLimits, r.RateLimits...)
-		if r.Sessions == nil {
-			sessions = nil
-		} else if sessions != nil {
-			sessions.Add(*r.Sessions)
-		}
-		out.ShardRuns = append(out.ShardRuns, r.ShardRuns...)
-		out.Incomplete = append(out.Incomplete, r.Incomplete...)
 	}
-	out.Sessions = sessions
-	out.Outages = MergeOutages(outages)
+	if err := m.result(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// runMerger holds what Merge accumulates over the runs beside out itself.
+type runMerger struct {
+	end         time.Time // the latest end of a run
+	steps, msgs *seriesMerger
+	points      map[int64]*pointAcc
+	viol        map[string]*Violation
+	violOrder   []string
+	mal         map[string]*MalformedFinding
+	malOrder    []string
+	sessions    *Sessions // nil once a run lacks them
+	outages     []Outage
+	lobby       *lobbyMerger
+}
+
+func newRunMerger() *runMerger {
+	return &runMerger{
+		steps: newSeriesMerger(), msgs: newSeriesMerger(),
+		points:   map[int64]*pointAcc{},
+		viol:     map[string]*Violation{},
+		mal:      map[string]*MalformedFinding{},
+		sessions: &Sessions{},
+		lobby:    newLobbyMerger(),
+	}
+}
+
+// add merges run i, r, into out and m.
+func (m *runMerger) add(out *Run, i int, r *Run) error {
+	if out.StartedAt.IsZero() || (!r.StartedAt.IsZero() && r.StartedAt.Before(out.StartedAt)) {
+		out.StartedAt = r.StartedAt
+	}
+	if e := r.StartedAt.Add(r.DurationNS); e.After(m.end) {
+		m.end = e
+	}
+	out.Shards += max(r.Shards, 1)
+	addTotals(&out.Totals, &r.Totals)
+	m.outages = append(m.outages, r.Outages...)
+	if out.Drill == nil && r.Drill != nil {
+		out.Drill = r.Drill // made by the one process that owns the target
+	}
+	if err := m.steps.add(r.Steps); err != nil {
+		return fmt.Errorf("reports: merge run %d: %w", i, err)
+	}
+	if err := m.msgs.add(r.Messages); err != nil {
+		return fmt.Errorf("reports: merge run %d: %w", i, err)
+	}
+	if err := m.lobby.add(i, r); err != nil {
+		return err
+	}
+	if err := m.addPoints(i, r.TimeSeries); err != nil {
+		return err
+	}
+	m.addViolations(r.Violations)
+	m.addMalformed(r.Malformed)
+	out.RateLimits = append(out.RateLimits, r.RateLimits...)
+	if r.Sessions == nil {
+		m.sessions = nil
+	} else if m.sessions != nil {
+		m.sessions.Add(*r.Sessions)
+	}
+	out.ShardRuns = append(out.ShardRuns, r.ShardRuns...)
+	out.Incomplete = append(out.Incomplete, r.Incomplete...)
+	return nil
+}
+
+// addTotals sums the counters of src into t.
+func addTotals(t, src *Totals) {
+	t.Requests += src.Requests
+	t.Successes += src.Successes
+	t.Failures += src.Failures
+	t.Retries += src.Retries
+	t.Dropped += src.Dropped
+	t.Cut += src.Cut
+	t.Violations += src.Violations
+	t.SessionsStarted += src.SessionsStarted
+	t.SessionsFinished += src.SessionsFinished
+	t.DataSent += src.DataSent
+	t.DataReceived += src.DataReceived
+	addReasons(t.FailuresByReason, src.FailuresByReason)
+	if len(src.FailuresWhileDown) > 0 {
+		if t.FailuresWhileDown == nil {
+			t.FailuresWhileDown = map[string]int64{}
+		}
+		addReasons(t.FailuresWhileDown, src.FailuresWhileDown)
+	}
+}
+
+// addPoints merges the time series of run i by second offset.
+func (m *runMerger) addPoints(i int, series []Point) error {
+	for _, p := range series {
+		acc := m.points[p.Second]
+		if acc == nil {
+			acc = &pointAcc{h: NewSecondHistogram()}
+			m.points[p.Second] = acc
+		}
+		acc.requests += p.Requests
+		acc.errors += p.Errors
+		h, err := p.Histogram()
+		if err != nil {
+			return fmt.Errorf("reports: merge run %d second %d: %w", i, p.Second, err)
+		}
+		if d := acc.h.Merge(h); d != 0 {
+			return fmt.Errorf("reports: merge run %d second %d: %d values out of range", i, p.Second, d)
+		}
+	}
+	return nil
+}
+
+// addViolations merges violations per rule, keeping samples in shard
+// order up to MaxViolationSamples.
+func (m *runMerger) addViolations(vs []Violation) {
+	for _, v := range vs {
+		acc := m.viol[v.Rule]
+		if acc == nil {
+			acc = &Violation{Rule: v.Rule, Samples: []ViolationSample{}}
+			m.viol[v.Rule] = acc
+			m.violOrder = append(m.violOrder, v.Rule)
+		}
+		acc.Count += v.Count
+		for _, s := range v.Samples {
+			if len(acc.Samples) < MaxViolationSamples {
+				acc.Samples = append(acc.Samples, s)
+			}
+		}
+	}
+}
+
+// addMalformed sums malformed findings per kind.
+func (m *runMerger) addMalformed(fs []MalformedFinding) {
+	for _, f := range fs {
+		acc := m.mal[f.Kind]
+		if acc == nil {
+			acc = &MalformedFinding{Kind: f.Kind}
+			m.mal[f.Kind] = acc
+			m.malOrder = append(m.malOrder, f.Kind)
+		}
+		acc.Sent += f.Sent
+		acc.UnexpectedReplies += f.UnexpectedReplies
+		acc.LivenessChecks += f.LivenessChecks
+		acc.LivenessKept += f.LivenessKept
+	}
+}
+
+// result writes what m accumulated into out.
+func (m *runMerger) result(out *Run) error {
+	out.Sessions = m.sessions
+	out.Outages = MergeOutages(m.outages)
 	out.NoteTargetDown()
 	if !out.StartedAt.IsZero() {
-		out.DurationNS = end.Sub(out.StartedAt)
+		out.DurationNS = m.end.Sub(out.StartedAt)
 	}
 	var err error
-	if out.Steps, err = steps.result(); err != nil {
-		return nil, err
+	if out.Steps, err = m.steps.result(); err != nil {
+		return err
 	}
-	if out.Messages, err = msgs.result(); err != nil {
-		return nil, err
+	if out.Messages, err = m.msgs.result(); err != nil {
+		return err
 	}
-	if err := lobby.result(out); err != nil {
-		return nil, err
+	if err := m.lobby.result(out); err != nil {
+		return err
 	}
-	secs := make([]int64, 0, len(points))
-	for s := range points {
-		secs = append(secs, s)
+	if out.TimeSeries, err = m.timeSeries(); err != nil {
+		return err
 	}
-	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
-	out.TimeSeries = make([]Point, 0, len(secs))
-	for _, s := range secs {
-		acc := points[s]
-		p, err := NewPoint(s, acc.requests, acc.errors, acc.h)
-		if err != nil {
-			return nil, err
-		}
-		out.TimeSeries = append(out.TimeSeries, p)
+	out.Violations = make([]Violation, 0, len(m.violOrder))
+	for _, k := range m.violOrder {
+		out.Violations = append(out.Violations, *m.viol[k])
 	}
-	out.Violations = make([]Violation, 0, len(violOrder))
-	for _, k := range violOrder {
-		out.Violations = append(out.Violations, *viol[k])
-	}
-	out.Malformed = make([]MalformedFinding, 0, len(malOrder))
-	for _, k := range malOrder {
-		out.Malformed = append(out.Malformed, *mal[k])
+	out.Malformed = make([]MalformedFinding, 0, len(m.malOrder))
+	for _, k := range m.malOrder {
+		out.Malformed = append(out.Malformed, *m.mal[k])
 	}
 	if out.RateLimits == nil {
 		out.RateLimits = []RateLimitFinding{}
 	}
 	out.Thresholds = []ThresholdResult{}
-	return out, nil
+	return nil
+}
+
+// timeSeries returns the merged points in second order.
+func (m *runMerger) timeSeries() ([]Point, error) {
+	secs := make([]int64, 0, len(m.points))
+	for s := range m.points {
+		secs = append(secs, s)
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
+	ts := make([]Point, 0, len(secs))
+	for _, s := range secs {
+		acc := m.points[s]
+		p, err := NewPoint(s, acc.requests, acc.errors, acc.h)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, p)
+	}
+	return ts, nil
 }
 
 // MergeOutages combines the outages several watchdogs saw of one target

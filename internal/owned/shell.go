@@ -87,52 +87,32 @@ type element struct {
 // each command's words. ok is false when the line cannot be read so
 // (an unclosed quote or substitution, a here-document): the shell is
 // left to say what it makes of it.
-func shellList(line string) (elems []element, ok bool) {
-	cur := element{}
-	start := -1 // of the word being read
-	endWord := func(i int) {
-		if start >= 0 {
-			cur.words = append(cur.words, [2]int{start, i})
-			if len(cur.words) == 1 || allAssignments(line, cur.words[:len(cur.words)-1]) {
-				if reserved[line[start:i]] {
-					cur.complex = true
-				}
-			}
-			start = -1
-		}
-	}
-	next := func() { elems = append(elems, cur); cur = element{} }
+func shellList(line string) ([]element, bool) {
+	s := &listScanner{line: line, start: -1}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
 		switch {
 		case c == ' ' || c == '\t':
-			endWord(i)
+			s.endWord(i)
 			continue
-		case c == '#' && start < 0:
-			for i < len(line) && line[i] != '\n' {
-				i++
-			}
-			i-- // the newline ends the command
+		case c == '#' && s.start < 0:
+			i = commentEnd(line, i) // the newline ends the command
 			continue
 		case c == '\n' || c == ';' || c == '&' && !redirection(line, i):
-			endWord(i)
-			if c == ';' && i+1 < len(line) && line[i+1] == ';' {
-				return nil, false // ;; belongs in a case
+			var ok bool
+			if i, ok = s.separator(i); !ok {
+				return nil, false
 			}
-			if c == '&' && i+1 < len(line) && line[i+1] == '&' {
-				i++
-			}
-			next()
 			continue
 		case c == '|' || c == '(' || c == ')':
-			endWord(i)
-			cur.complex = true
+			s.endWord(i)
+			s.cur.complex = true
 			continue
 		case c == '<' && i+1 < len(line) && line[i+1] == '<':
 			return nil, false // a here-document's lines are no commands
 		}
-		if start < 0 {
-			start = i
+		if s.start < 0 {
+			s.start = i
 		}
 		end, ok := skipQuoted(line, i)
 		if !ok {
@@ -140,13 +120,69 @@ func shellList(line string) (elems []element, ok bool) {
 		}
 		i = end
 	}
-	endWord(len(line))
-	elems = append(elems, cur)
+	s.endWord(len(line))
+	s.next()
+	elems := s.elems
 	// Separators at the end (./srv;) leave empty commands: not the last.
 	for len(elems) > 1 && len(elems[len(elems)-1].words) == 0 && !elems[len(elems)-1].complex {
 		elems = elems[:len(elems)-1]
 	}
 	return elems, true
+}
+
+// listScanner is shellList's state: the commands read, the one being
+// read and the start of the word being read.
+type listScanner struct {
+	line  string
+	elems []element
+	cur   element
+	start int // of the word being read; -1 between words
+}
+
+// endWord ends the word being read, if any, at i; a reserved word in
+// command position makes the command complex.
+func (s *listScanner) endWord(i int) {
+	if s.start < 0 {
+		return
+	}
+	s.cur.words = append(s.cur.words, [2]int{s.start, i})
+	if len(s.cur.words) == 1 || allAssignments(s.line, s.cur.words[:len(s.cur.words)-1]) {
+		if reserved[s.line[s.start:i]] {
+			s.cur.complex = true
+		}
+	}
+	s.start = -1
+}
+
+// next ends the command being read.
+func (s *listScanner) next() {
+	s.elems = append(s.elems, s.cur)
+	s.cur = element{}
+}
+
+// separator ends the command at the separator at i (;, &, && or a
+// newline) and returns the offset of the separator's last byte. ok is
+// false at ;;, which belongs in a case.
+func (s *listScanner) separator(i int) (last int, ok bool) {
+	c := s.line[i]
+	s.endWord(i)
+	if c == ';' && i+1 < len(s.line) && s.line[i+1] == ';' {
+		return i, false
+	}
+	if c == '&' && i+1 < len(s.line) && s.line[i+1] == '&' {
+		i++
+	}
+	s.next()
+	return i, true
+}
+
+// commentEnd returns the offset of the last byte of the comment that
+// starts at i, before the newline that ends it.
+func commentEnd(line string, i int) int {
+	if j := strings.IndexByte(line[i:], '\n'); j >= 0 {
+		return i + j - 1
+	}
+	return len(line) - 1
 }
 
 // redirection reports whether the & at i belongs to a redirection (2>&1,

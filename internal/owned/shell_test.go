@@ -53,3 +53,21 @@ func TestScript(t *testing.T) {
 		})
 	}
 }
+
+func TestCommentEnd(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		i    int
+		want int
+	}{
+		{"./srv # the server", 6, 17},  // to the end of the line
+		{"./a # x\n./srv", 4, 6},       // before the newline
+		{"#\n./srv", 0, 0},             // an empty comment
+		{"./a #", 4, 4},                // a comment of only #
+		{"./a # x\n# y\n./srv", 8, 10}, // the second of two
+	} {
+		if got := commentEnd(tt.line, tt.i); got != tt.want {
+			t.Errorf("commentEnd(%q, %d) = %d, want %d", tt.line, tt.i, got, tt.want)
+		}
+	}
+}

@@ -122,158 +122,168 @@ func init() {
 		ID: "leviathan/4/1", Protocol: ProtoLeviathan, Section: secLevAcks, Level: conformance.Must,
 		Desc:        fmt.Sprintf("every Ln packet the client sends is acked (piggybacked or in an La packet) within %v", levAckBound),
 		Requirement: "Acks: every received Ln PKT_ID is acknowledged, piggybacked on outgoing Ln packets, or, when idle for 200 ms with acks pending, in an ack-only packet",
-		Run: func(t *conformance.T) error {
-			a, err := levAcksFixture(t)
-			if err != nil {
-				return err
-			}
-			var worst time.Duration
-			for id, sent := range a.sentIDs {
-				at, ok := a.acked[id]
-				if !ok {
-					if time.Since(sent) < levAckBound {
-						continue
-					}
-					return conformance.Failf("every Ln PKT_ID acked", "PKT_ID %d (sent %v before the end) never acked", id, a.lastSent.Sub(sent)+levAckBound)
-				}
-				d := at.Sub(sent)
-				worst = max(worst, d)
-				if d > levAckBound {
-					return conformance.Failf(fmt.Sprintf("acks within %v", levAckBound), "PKT_ID %d acked after %v", id, d.Round(time.Millisecond))
-				}
-			}
-			t.Notef("%d Ln packets acked, slowest after %v", len(a.sentIDs), worst.Round(time.Millisecond))
-			return nil
-		},
+		Run:         runLev4_1,
 	})
 	addCase(&conformance.Case{
 		ID: "leviathan/4/2", Protocol: ProtoLeviathan, Section: secLevAcks, Level: conformance.Should,
 		Desc:        "the server's ack fields use the engine's bit order (bit b of byte i acks StartAck+8i+b, no +1)",
 		Requirement: "Ack bits: bit b (least significant first) of ack byte i acknowledges packet StartAck + 8*i + b. The packet format page says StartAck + index + 1; the engine and its tests use no +1",
-		Run: func(t *conformance.T) error {
-			a, err := levAcksFixture(t)
-			if err != nil {
-				return err
-			}
-			var both, engine, seed, neither int
-			for _, f := range a.fields {
-				switch {
-				case f[0] == 1 && f[1] == 1:
-					both++
-				case f[0] == 1:
-					engine++
-				case f[1] == 1:
-					seed++
-				default:
-					neither++
-				}
-			}
-			t.Notef("%d ack fields: %d fit the engine reading only, %d the seed's +1 only, %d both, %d neither", len(a.fields), engine, seed, both, neither)
-			switch {
-			case len(a.fields) == 0:
-				return conformance.Skipf("the server sent no Ln ack field (acks only in La packets)")
-			case seed > 0 && engine == 0:
-				return conformance.Warnf("the engine's bit order", "%d ack fields fit only the packet format page's +1 reading (leviathan.md §4): the server follows that page (its clients must read acks with the +1; the engine does not)", seed)
-			case neither > 0:
-				return conformance.Failf("ack fields naming ids the client sent", "%d ack fields ack ids the client never sent under either reading", neither)
-			}
-			return nil
-		},
+		Run:         runLev4_2,
 	})
 	addCase(&conformance.Case{
 		ID: "leviathan/4/3", Protocol: ProtoLeviathan, Section: secLevAcks, Level: conformance.Must,
 		Desc:        "a Critical reply (Response Connect) is resent, with a new PKT_ID and the same MessageNumber, when the client withholds its ack",
 		Requirement: "Reliability classes: … Critical (the engine sends 5 transmissions …). A message counts as lost after 1000 ms without an ack … A resend keeps its MessageNumber and gets a new PKT_ID",
-		Run: func(t *conformance.T) error {
-			w, err := levWithheldFixture(t)
-			if err != nil {
-				return err
-			}
-			if w.transmissions == 0 {
-				return conformance.Failf("Response Connect", "no reply to Connect(42)")
-			}
-			if len(w.numbers) > 1 {
-				return conformance.Failf("one MessageNumber for every transmission", "Connect answered under MessageNumbers %v", keys(w.numbers))
-			}
-			if w.transmissions < 2 {
-				return conformance.Failf("the reply resent while unacked", "1 transmission in %v", levWithheldWindow)
-			}
-			t.Notef("%d transmissions over %v", w.transmissions, w.last.Sub(w.first).Round(time.Millisecond))
-			return nil
-		},
+		Run:         runLev4_3,
 	})
 	addCase(&conformance.Case{
 		ID: "leviathan/4/4", Protocol: ProtoLeviathan, Section: secLevAcks, Level: conformance.Should,
 		Desc:        "an unacked Critical reply is transmitted 5 times in all, as the engine does",
 		Requirement: "Critical (the engine sends 5 transmissions, then logs and keeps the connection)",
-		Run: func(t *conformance.T) error {
-			w, err := levWithheldFixture(t)
-			if err != nil {
-				return err
-			}
-			if w.transmissions < 2 {
-				return conformance.Skipf("no resend at all (leviathan/4/3)")
-			}
-			if w.transmissions != 5 {
-				return conformance.Warnf("5 transmissions", "%d transmissions in %v", w.transmissions, levWithheldWindow)
-			}
-			return nil
-		},
+		Run:         runLev4_4,
 	})
 	addCase(&conformance.Case{
 		ID: "leviathan/4/5", Protocol: ProtoLeviathan, Section: secLevAcks, Level: conformance.Must,
 		Desc:        "a request received twice (network duplicate, then a resend with a new PKT_ID) is answered once",
 		Requirement: "Duplicates: MessageNumbers are remembered (last 50); a duplicate is acked but not acted on, so a resent request never gets a second response",
-		Run: func(t *conformance.T) error {
-			s, err := t.OpenUDP()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			msg := lv.AppendRequestHeader(nil, 1, lv.ReqConnect)
-			msg = lv.Connect{CheckValue: lv.CheckValue}.Append(msg)
-			first := append(lv.AppendNormalHeader(nil, lv.FirstPacketID, 0, nil, 1), msg...)
-			resend := append(lv.AppendNormalHeader(nil, lv.FirstPacketID+1, 0, nil, 1), msg...)
-			for i, b := range [][]byte{first, first, resend} {
-				if err := s.Send(t.Env.Addr, b, []string{"Connect #1", "the same datagram again", "resend: new PKT_ID, same MessageNumber"}[i]); err != nil {
-					return err
-				}
-			}
-			numbers := map[uint32]bool{}
-			ackIDs := []uint32{}
-			var p lv.Packet
-			deadline := time.Now().Add(2 * t.Env.Timeout)
-			for time.Now().Before(deadline) {
-				b, err := s.Recv(t.Env.Addr, time.Until(deadline))
-				if errors.Is(err, conformance.ErrSilence) {
-					break
-				}
-				if err != nil {
-					return err
-				}
-				if lv.Decode(&p, b, lv.Lenient) != nil || p.Type != lv.TypeNormal {
-					continue
-				}
-				ackIDs = append(ackIDs, p.ID)
-				for _, m := range p.Messages {
-					if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResConnect && m.ResponseTo == 1 {
-						numbers[m.Number] = true
-					}
-				}
-			}
-			bye, _ := lv.AppendAckOnly(nil, ackIDs[:min(len(ackIDs), 4)])
-			s.Send(t.Env.Addr, bye, "ack what arrived")
-			bye = append(lv.AppendNormalHeader(nil, lv.FirstPacketID+2, 0, nil, 1), lv.AppendResponseHeader(nil, 2, lv.ResCloseConnection, 0)...)
-			s.Send(t.Env.Addr, bye, "CloseConnection")
-			switch len(numbers) {
-			case 0:
-				return conformance.Skipf("Connect(42) not answered (leviathan/2/1)")
-			case 1:
-				return nil
-			}
-			return conformance.Failf("one Response Connect", "%d distinct Response Connect messages (MessageNumbers %v) answered Connect #1", len(numbers), keys(numbers))
-		},
+		Run:         runLev4_5,
 	})
+}
+
+func runLev4_1(t *conformance.T) error {
+	a, err := levAcksFixture(t)
+	if err != nil {
+		return err
+	}
+	var worst time.Duration
+	for id, sent := range a.sentIDs {
+		at, ok := a.acked[id]
+		if !ok {
+			if time.Since(sent) < levAckBound {
+				continue
+			}
+			return conformance.Failf("every Ln PKT_ID acked", "PKT_ID %d (sent %v before the end) never acked", id, a.lastSent.Sub(sent)+levAckBound)
+		}
+		d := at.Sub(sent)
+		worst = max(worst, d)
+		if d > levAckBound {
+			return conformance.Failf(fmt.Sprintf("acks within %v", levAckBound), "PKT_ID %d acked after %v", id, d.Round(time.Millisecond))
+		}
+	}
+	t.Notef("%d Ln packets acked, slowest after %v", len(a.sentIDs), worst.Round(time.Millisecond))
+	return nil
+}
+
+func runLev4_2(t *conformance.T) error {
+	a, err := levAcksFixture(t)
+	if err != nil {
+		return err
+	}
+	var both, engine, seed, neither int
+	for _, f := range a.fields {
+		switch {
+		case f[0] == 1 && f[1] == 1:
+			both++
+		case f[0] == 1:
+			engine++
+		case f[1] == 1:
+			seed++
+		default:
+			neither++
+		}
+	}
+	t.Notef("%d ack fields: %d fit the engine reading only, %d the seed's +1 only, %d both, %d neither", len(a.fields), engine, seed, both, neither)
+	switch {
+	case len(a.fields) == 0:
+		return conformance.Skipf("the server sent no Ln ack field (acks only in La packets)")
+	case seed > 0 && engine == 0:
+		return conformance.Warnf("the engine's bit order", "%d ack fields fit only the packet format page's +1 reading (leviathan.md §4): the server follows that page (its clients must read acks with the +1; the engine does not)", seed)
+	case neither > 0:
+		return conformance.Failf("ack fields naming ids the client sent", "%d ack fields ack ids the client never sent under either reading", neither)
+	}
+	return nil
+}
+
+func runLev4_3(t *conformance.T) error {
+	w, err := levWithheldFixture(t)
+	if err != nil {
+		return err
+	}
+	if w.transmissions == 0 {
+		return conformance.Failf("Response Connect", "no reply to Connect(42)")
+	}
+	if len(w.numbers) > 1 {
+		return conformance.Failf("one MessageNumber for every transmission", "Connect answered under MessageNumbers %v", keys(w.numbers))
+	}
+	if w.transmissions < 2 {
+		return conformance.Failf("the reply resent while unacked", "1 transmission in %v", levWithheldWindow)
+	}
+	t.Notef("%d transmissions over %v", w.transmissions, w.last.Sub(w.first).Round(time.Millisecond))
+	return nil
+}
+
+func runLev4_4(t *conformance.T) error {
+	w, err := levWithheldFixture(t)
+	if err != nil {
+		return err
+	}
+	if w.transmissions < 2 {
+		return conformance.Skipf("no resend at all (leviathan/4/3)")
+	}
+	if w.transmissions != 5 {
+		return conformance.Warnf("5 transmissions", "%d transmissions in %v", w.transmissions, levWithheldWindow)
+	}
+	return nil
+}
+
+func runLev4_5(t *conformance.T) error {
+	s, err := t.OpenUDP()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	msg := lv.AppendRequestHeader(nil, 1, lv.ReqConnect)
+	msg = lv.Connect{CheckValue: lv.CheckValue}.Append(msg)
+	first := append(lv.AppendNormalHeader(nil, lv.FirstPacketID, 0, nil, 1), msg...)
+	resend := append(lv.AppendNormalHeader(nil, lv.FirstPacketID+1, 0, nil, 1), msg...)
+	for i, b := range [][]byte{first, first, resend} {
+		if err := s.Send(t.Env.Addr, b, []string{"Connect #1", "the same datagram again", "resend: new PKT_ID, same MessageNumber"}[i]); err != nil {
+			return err
+		}
+	}
+	numbers := map[uint32]bool{}
+	ackIDs := []uint32{}
+	var p lv.Packet
+	deadline := time.Now().Add(2 * t.Env.Timeout)
+	for time.Now().Before(deadline) {
+		b, err := s.Recv(t.Env.Addr, time.Until(deadline))
+		if errors.Is(err, conformance.ErrSilence) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if lv.Decode(&p, b, lv.Lenient) != nil || p.Type != lv.TypeNormal {
+			continue
+		}
+		ackIDs = append(ackIDs, p.ID)
+		for _, m := range p.Messages {
+			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResConnect && m.ResponseTo == 1 {
+				numbers[m.Number] = true
+			}
+		}
+	}
+	bye, _ := lv.AppendAckOnly(nil, ackIDs[:min(len(ackIDs), 4)])
+	s.Send(t.Env.Addr, bye, "ack what arrived")
+	bye = append(lv.AppendNormalHeader(nil, lv.FirstPacketID+2, 0, nil, 1), lv.AppendResponseHeader(nil, 2, lv.ResCloseConnection, 0)...)
+	s.Send(t.Env.Addr, bye, "CloseConnection")
+	switch len(numbers) {
+	case 0:
+		return conformance.Skipf("Connect(42) not answered (leviathan/2/1)")
+	case 1:
+		return nil
+	}
+	return conformance.Failf("one Response Connect", "%d distinct Response Connect messages (MessageNumbers %v) answered Connect #1", len(numbers), keys(numbers))
 }
 
 // levWithheldWindow covers the engine's 5 transmissions 1 s apart;

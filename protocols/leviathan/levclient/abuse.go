@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
 	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/result"
@@ -149,83 +150,20 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	if spec.Request != "" && spec.Request != Echo {
 		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("rate_probe request %q: leviathan probes with echo only", spec.Request))
 	}
-	key := s.StepKey(i)
-	msgKey := s.rt.req[lv.ReqEcho]
 	timeout := st.Policy.Timeout
 	if timeout <= 0 {
 		timeout = scenario.DefaultPolicy.Timeout
 	}
 	start := time.Now()
-	pr := simclient.NewProbe(spec, start)
-	total := pr.Total()
-	type flight struct{ intended, sent time.Time }
-	fl := make([]flight, 0, min(total, 1<<16))
-	head := 0
-	expire := func(now time.Time) {
-		for head < len(fl) && now.Sub(fl[head].sent) >= timeout {
-			pr.Outcome(fl[head].intended.Sub(start), simclient.Lost)
-			head++
-		}
-	}
-	recvUntil := func(deadline time.Time) error {
-		for {
-			m, err := s.next1(ctx, deadline)
-			if errors.Is(err, levconn.ErrTimeout) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResNone && head < len(fl) {
-				f := fl[head]
-				head++
-				now := time.Now()
-				s.Rec.Record(key, f.intended, f.sent, now)
-				s.Rec.Record(msgKey, f.intended, f.sent, now)
-				pr.Outcome(f.intended.Sub(start), simclient.Answered)
-			}
-		}
-	}
-	var ioErr error
-send:
-	for k := 0; k < total; k++ {
-		due := start.Add(pr.At(k))
-		for time.Now().Before(due) {
-			wait := due
-			if head < len(fl) {
-				if exp := fl[head].sent.Add(timeout); exp.Before(wait) {
-					wait = exp
-				}
-			}
-			if err := recvUntil(wait); err != nil {
-				ioErr = err
-				break send
-			}
-			expire(time.Now())
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		sent := time.Now()
-		if _, err := s.d.SendRequest(levconn.None, lv.ReqEcho, nil); err != nil {
-			ioErr = err
-			break
-		}
-		fl = append(fl, flight{due, sent})
-	}
+	r := &probeRun{s: s, key: s.StepKey(i), msgKey: s.rt.req[lv.ReqEcho], timeout: timeout, start: start, pr: simclient.NewProbe(spec, start)}
+	total := r.pr.Total()
+	r.fl = make([]probeFlight, 0, min(total, 1<<16))
+	ioErr := r.send(ctx, total)
 	if ioErr == nil && ctx.Err() == nil {
-		end := time.Now().Add(timeout)
-		for head < len(fl) && time.Now().Before(end) {
-			if err := recvUntil(fl[head].sent.Add(timeout)); err != nil {
-				ioErr = err
-				break
-			}
-			expire(time.Now())
-		}
-		expire(end.Add(time.Nanosecond))
+		ioErr = r.drain(ctx)
 	}
 	cut := ctx.Err() != nil
-	s.Shared.ReportProbe(pr, st.Label, s.d.LocalAddr().String(), start, cut)
+	s.Shared.ReportProbe(r.pr, st.Label, s.d.LocalAddr().String(), start, cut)
 	if cut {
 		return s.Fail(i, st, simclient.ReasonCancelled, context.Canceled)
 	}
@@ -234,4 +172,93 @@ send:
 	}
 	s.Next = time.Now()
 	return nil
+}
+
+// probeFlight is an Echo of a rate probe awaiting its answer.
+type probeFlight struct{ intended, sent time.Time }
+
+// probeRun is a rate_probe step's Echos under way, answered in order.
+type probeRun struct {
+	s           *session
+	key, msgKey metrics.Key
+	timeout     time.Duration
+	start       time.Time
+	pr          *simclient.Probe
+	fl          []probeFlight
+	head        int // the oldest Echo not answered
+}
+
+// expire counts the Echos sent a timeout before now as lost.
+func (r *probeRun) expire(now time.Time) {
+	for r.head < len(r.fl) && now.Sub(r.fl[r.head].sent) >= r.timeout {
+		r.pr.Outcome(r.fl[r.head].intended.Sub(r.start), simclient.Lost)
+		r.head++
+	}
+}
+
+// recvUntil takes the answers that come before deadline, each answering
+// the oldest Echo awaited.
+func (r *probeRun) recvUntil(ctx context.Context, deadline time.Time) error {
+	for {
+		m, err := r.s.next1(ctx, deadline)
+		if errors.Is(err, levconn.ErrTimeout) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResNone && r.head < len(r.fl) {
+			f := r.fl[r.head]
+			r.head++
+			now := time.Now()
+			r.s.Rec.Record(r.key, f.intended, f.sent, now)
+			r.s.Rec.Record(r.msgKey, f.intended, f.sent, now)
+			r.pr.Outcome(f.intended.Sub(r.start), simclient.Answered)
+		}
+	}
+}
+
+// send sends total Echos on the probe's schedule, taking the answers and
+// expiring the lost between them, until ctx ends or the socket fails.
+func (r *probeRun) send(ctx context.Context, total int) error {
+	for k := 0; k < total; k++ {
+		due := r.start.Add(r.pr.At(k))
+		for time.Now().Before(due) {
+			wait := due
+			if r.head < len(r.fl) {
+				if exp := r.fl[r.head].sent.Add(r.timeout); exp.Before(wait) {
+					wait = exp
+				}
+			}
+			if err := r.recvUntil(ctx, wait); err != nil {
+				return err
+			}
+			r.expire(time.Now())
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		sent := time.Now()
+		if _, err := r.s.d.SendRequest(levconn.None, lv.ReqEcho, nil); err != nil {
+			return err
+		}
+		r.fl = append(r.fl, probeFlight{due, sent})
+	}
+	return nil
+}
+
+// drain takes the answers still awaited for up to a timeout, then counts
+// the rest as lost.
+func (r *probeRun) drain(ctx context.Context) error {
+	var ioErr error
+	end := time.Now().Add(r.timeout)
+	for r.head < len(r.fl) && time.Now().Before(end) {
+		if err := r.recvUntil(ctx, r.fl[r.head].sent.Add(r.timeout)); err != nil {
+			ioErr = err
+			break
+		}
+		r.expire(time.Now())
+	}
+	r.expire(end.Add(time.Nanosecond))
+	return ioErr
 }

@@ -1,6 +1,7 @@
 package levconn
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -117,42 +118,18 @@ const maxLnHeader = 2 + 4 + 4 + 1 + levwire.MaxAckBytes + 1
 // error naming every invalid field.
 func (c Config) WithDefaults() (Config, error) {
 	d := DefaultConfig()
-	if c.FirstPacketID == 0 {
-		c.FirstPacketID = d.FirstPacketID
-	}
-	if c.AckDelay == 0 {
-		c.AckDelay = d.AckDelay
-	}
-	if c.LostAfter == 0 {
-		c.LostAfter = d.LostAfter
-	}
-	if c.LostIDGap == 0 {
-		c.LostIDGap = d.LostIDGap
-	}
-	if c.CriticalTransmissions == 0 {
-		c.CriticalTransmissions = d.CriticalTransmissions
-	}
-	if c.KeepaliveAfter == 0 {
-		c.KeepaliveAfter = d.KeepaliveAfter
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = d.IdleTimeout
-	}
-	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = d.DuplicateWindow
-	}
-	if c.MaxInFlight == 0 {
-		c.MaxInFlight = d.MaxInFlight
-	}
-	if c.MaxPendingAcks == 0 {
-		c.MaxPendingAcks = d.MaxPendingAcks
-	}
-	if c.MaxMessage == 0 {
-		c.MaxMessage = d.MaxMessage
-	}
-	if c.MaxEvents == 0 {
-		c.MaxEvents = d.MaxEvents
-	}
+	c.FirstPacketID = cmp.Or(c.FirstPacketID, d.FirstPacketID)
+	c.AckDelay = cmp.Or(c.AckDelay, d.AckDelay)
+	c.LostAfter = cmp.Or(c.LostAfter, d.LostAfter)
+	c.LostIDGap = cmp.Or(c.LostIDGap, d.LostIDGap)
+	c.CriticalTransmissions = cmp.Or(c.CriticalTransmissions, d.CriticalTransmissions)
+	c.KeepaliveAfter = cmp.Or(c.KeepaliveAfter, d.KeepaliveAfter)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, d.IdleTimeout)
+	c.DuplicateWindow = cmp.Or(c.DuplicateWindow, d.DuplicateWindow)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, d.MaxInFlight)
+	c.MaxPendingAcks = cmp.Or(c.MaxPendingAcks, d.MaxPendingAcks)
+	c.MaxMessage = cmp.Or(c.MaxMessage, d.MaxMessage)
+	c.MaxEvents = cmp.Or(c.MaxEvents, d.MaxEvents)
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("levconn: "+format, a...)) }
 	if c.AckReading != levwire.AckEngine && c.AckReading != levwire.AckSeedPlusOne {

@@ -270,47 +270,58 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 		if len(d.queue) > 0 {
 			continue
 		}
-		wake := earliest(d.c.Deadline(), d.in.Next(), d.out.Next(), deadline)
-		if d.opt.Wake != nil {
-			d.opt.Wake(wake)
-		} else {
-			if wake.IsZero() || wake.Sub(now) > maxBlock {
-				wake = now.Add(maxBlock)
-			}
-			d.sock.SetReadDeadline(wake)
+		if err := d.readOne(now, deadline); err != nil {
+			return Event{}, err
 		}
-		n, _, flags, _, err := d.sock.ReadMsgUDPAddrPort(d.buf, nil)
-		if d.opt.Wake != nil {
-			d.opt.Wake(time.Time{})
-		}
-		if err != nil {
-			if d.closed.Load() {
-				return Event{}, ErrClosed
-			}
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				if d.opt.Wake != nil {
-					d.sock.SetReadDeadline(time.Time{})
-				}
-				continue
-			}
-			return Event{}, fmt.Errorf("levconn: read: %w", err)
-		}
-		if (msgTrunc != 0 && flags&msgTrunc != 0) || (msgTrunc == 0 && n == len(d.buf)) {
-			if len(d.buf) < levwire.MaxDatagram+1 {
-				d.Truncated++
-				d.buf = make([]byte, levwire.MaxDatagram+1)
-				continue
-			}
-		}
-		now = time.Now()
-		if d.opt.OnRecv != nil {
-			d.opt.OnRecv(d.buf[:n])
-		}
-		if d.in != nil && !d.in.Apply(now, netip.AddrPort{}, d.buf[:n]) {
-			continue // dropped or held
-		}
-		d.receive(now, d.buf[:n])
 	}
+}
+
+// readOne waits for one datagram until the connection's next timer, the
+// deadline or maxBlock, and hands it to the connection. Its error ends
+// Next; a read that timed out and a datagram lost to a short buffer (which
+// grows it) are none.
+func (d *Driver) readOne(now, deadline time.Time) error {
+	wake := earliest(d.c.Deadline(), d.in.Next(), d.out.Next(), deadline)
+	if d.opt.Wake != nil {
+		d.opt.Wake(wake)
+	} else {
+		if wake.IsZero() || wake.Sub(now) > maxBlock {
+			wake = now.Add(maxBlock)
+		}
+		d.sock.SetReadDeadline(wake)
+	}
+	n, _, flags, _, err := d.sock.ReadMsgUDPAddrPort(d.buf, nil)
+	if d.opt.Wake != nil {
+		d.opt.Wake(time.Time{})
+	}
+	if err != nil {
+		if d.closed.Load() {
+			return ErrClosed
+		}
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if d.opt.Wake != nil {
+				d.sock.SetReadDeadline(time.Time{})
+			}
+			return nil
+		}
+		return fmt.Errorf("levconn: read: %w", err)
+	}
+	if (msgTrunc != 0 && flags&msgTrunc != 0) || (msgTrunc == 0 && n == len(d.buf)) {
+		if len(d.buf) < levwire.MaxDatagram+1 {
+			d.Truncated++
+			d.buf = make([]byte, levwire.MaxDatagram+1)
+			return nil
+		}
+	}
+	now = time.Now()
+	if d.opt.OnRecv != nil {
+		d.opt.OnRecv(d.buf[:n])
+	}
+	if d.in != nil && !d.in.Apply(now, netip.AddrPort{}, d.buf[:n]) {
+		return nil // dropped or held
+	}
+	d.receive(now, d.buf[:n])
+	return nil
 }
 
 func (d *Driver) receive(now time.Time, b []byte) {

@@ -569,50 +569,7 @@ func (s *Server) message(now time.Time, p *peer, m *levwire.Message) {
 		return
 	}
 	t := m.RequestType()
-	b := s.scratch[:0]
-	switch t {
-	case levwire.ReqConnect:
-		var pl levwire.Connect
-		if pl.Decode(m.Payload) != nil {
-			s.st.drop("payload")
-			return
-		}
-		if pl.CheckValue != levwire.CheckValue {
-			s.st.drop("check-value")
-			return
-		}
-		s.countRequest(t)
-		p.state = max(p.state, hsConnected)
-		s.respond(now, p, levconn.Critical, levwire.ResConnect, m.Number, levwire.Connect{CheckValue: levwire.CheckValue}.Append(b))
-		return
-	case levwire.ReqSecurity:
-		var pl levwire.SecurityRequest
-		if pl.Decode(m.Payload) != nil {
-			s.st.drop("payload")
-			return
-		}
-		if p.state < hsConnected {
-			s.st.drop("out-of-order")
-			return
-		}
-		s.countRequest(t)
-		p.state = max(p.state, hsSecured)
-		s.respond(now, p, levconn.Critical, levwire.ResSecurity, m.Number, levwire.SecurityResponse{SecureType: levwire.SecureTypeNone}.Append(b))
-		return
-	case levwire.ReqAuthenticate:
-		var pl levwire.AuthenticateRequest
-		if pl.Decode(m.Payload) != nil {
-			s.st.drop("payload")
-			return
-		}
-		if p.state < hsSecured {
-			s.st.drop("out-of-order")
-			return
-		}
-		s.countRequest(t)
-		p.state = hsAuthenticated
-		// The engine accepts any credentials and answers UserID 0, token 0.
-		s.respond(now, p, levconn.Critical, levwire.ResAuthenticate, m.Number, levwire.AuthenticateResponse{}.Append(b))
+	if s.handshake(now, p, m, t) {
 		return
 	}
 	if p.state < hsAuthenticated {
@@ -621,44 +578,9 @@ func (s *Server) message(now time.Time, p *peer, m *levwire.Message) {
 	}
 	switch t {
 	case levwire.ReqJoinServer:
-		var pl levwire.JoinServer
-		if pl.Decode(m.Payload) != nil {
-			s.st.drop("payload")
-			return
-		}
-		s.countRequest(t)
-		if r, refused := s.joinRefusal(p); refused {
-			s.st.disallowed[r]++
-			s.respond(now, p, levconn.Critical, levwire.ResServerDisallow, m.Number,
-				levwire.ServerDisallow{Message: []byte(disallowText[r]), Reason: r}.Append(b))
-			return
-		}
-		p.player = s.nextPlayer
-		s.nextPlayer++
-		s.players++
-		s.st.playersJoined++
-		msg := strconv.AppendInt(append(s.msgBuf[:0], "Allowed, ID: "...), int64(p.player), 10)
-		s.respond(now, p, levconn.Critical, levwire.ResServerAllow, m.Number,
-			levwire.ServerAllow{Accepted: levwire.AcceptConnectAccepted, Message: msg}.Append(b))
+		s.joinServer(now, p, m)
 	case levwire.ReqJoinGame:
-		var pl levwire.JoinGame
-		if pl.Decode(m.Payload) != nil {
-			s.st.drop("payload")
-			return
-		}
-		s.countRequest(t)
-		if p.player == 0 {
-			r := levwire.DisallowNotAuthorized
-			s.st.disallowed[r]++
-			s.respond(now, p, levconn.Critical, levwire.ResServerDisallow, m.Number,
-				levwire.ServerDisallow{Message: []byte("join the server first"), Reason: r}.Append(b))
-			return
-		}
-		p.inGame = true
-		s.respond(now, p, levconn.Critical, levwire.ResServerAllow, m.Number,
-			levwire.ServerAllow{Accepted: levwire.AcceptDone, Message: []byte("Joined game")}.Append(b))
-		s.respond(now, p, levconn.Critical, levwire.ResStartWorldReceive, 0,
-			levwire.StartWorldReceive{WorldID: 1, WorldType: 0}.Append(s.scratch[:0]))
+		s.joinGame(now, p, m)
 	case levwire.ReqEcho:
 		s.countRequest(t)
 		// The engine sends this untracked; we make it Critical so that
@@ -666,21 +588,128 @@ func (s *Server) message(now time.Time, p *peer, m *levwire.Message) {
 		// the client's ack confirms it).
 		s.respond(now, p, levconn.Critical, levwire.ResNone, 0, nil)
 	case levwire.ReqServerstatus:
-		s.countRequest(t)
-		st := levwire.ServerStatus{
-			Name:       []byte(s.cfg.Name),
-			Joinable:   s.accepting && s.players < s.cfg.MaxPlayers,
-			Status:     levwire.StatusRunning,
-			Players:    int32(s.players),
-			MaxPlayers: int32(s.cfg.MaxPlayers),
-		}
-		s.respond(now, p, levconn.Critical, levwire.ResServerStatus, m.Number, st.Append(b))
+		s.serverStatus(now, p, m)
 	default:
 		// Identification, remote console, sync values, …: the engine's
 		// endpoint does not answer these either.
 		s.countRequest(t)
 		s.st.drop("unsupported")
 	}
+}
+
+// handshake acts on a handshake request t (Connect, Security,
+// Authenticate) and reports true, or reports false for any other.
+func (s *Server) handshake(now time.Time, p *peer, m *levwire.Message, t levwire.RequestType) bool {
+	b := s.scratch[:0]
+	switch t {
+	case levwire.ReqConnect:
+		var pl levwire.Connect
+		if pl.Decode(m.Payload) != nil {
+			s.st.drop("payload")
+			return true
+		}
+		if pl.CheckValue != levwire.CheckValue {
+			s.st.drop("check-value")
+			return true
+		}
+		s.countRequest(t)
+		p.state = max(p.state, hsConnected)
+		s.respond(now, p, levconn.Critical, levwire.ResConnect, m.Number, levwire.Connect{CheckValue: levwire.CheckValue}.Append(b))
+		return true
+	case levwire.ReqSecurity:
+		var pl levwire.SecurityRequest
+		if pl.Decode(m.Payload) != nil {
+			s.st.drop("payload")
+			return true
+		}
+		if p.state < hsConnected {
+			s.st.drop("out-of-order")
+			return true
+		}
+		s.countRequest(t)
+		p.state = max(p.state, hsSecured)
+		s.respond(now, p, levconn.Critical, levwire.ResSecurity, m.Number, levwire.SecurityResponse{SecureType: levwire.SecureTypeNone}.Append(b))
+		return true
+	case levwire.ReqAuthenticate:
+		var pl levwire.AuthenticateRequest
+		if pl.Decode(m.Payload) != nil {
+			s.st.drop("payload")
+			return true
+		}
+		if p.state < hsSecured {
+			s.st.drop("out-of-order")
+			return true
+		}
+		s.countRequest(t)
+		p.state = hsAuthenticated
+		// The engine accepts any credentials and answers UserID 0, token 0.
+		s.respond(now, p, levconn.Critical, levwire.ResAuthenticate, m.Number, levwire.AuthenticateResponse{}.Append(b))
+		return true
+	}
+	return false
+}
+
+// joinServer answers JoinServer: ServerAllow with the player's id, or
+// ServerDisallow with the first failing check.
+func (s *Server) joinServer(now time.Time, p *peer, m *levwire.Message) {
+	b := s.scratch[:0]
+	var pl levwire.JoinServer
+	if pl.Decode(m.Payload) != nil {
+		s.st.drop("payload")
+		return
+	}
+	s.countRequest(levwire.ReqJoinServer)
+	if r, refused := s.joinRefusal(p); refused {
+		s.st.disallowed[r]++
+		s.respond(now, p, levconn.Critical, levwire.ResServerDisallow, m.Number,
+			levwire.ServerDisallow{Message: []byte(disallowText[r]), Reason: r}.Append(b))
+		return
+	}
+	p.player = s.nextPlayer
+	s.nextPlayer++
+	s.players++
+	s.st.playersJoined++
+	msg := strconv.AppendInt(append(s.msgBuf[:0], "Allowed, ID: "...), int64(p.player), 10)
+	s.respond(now, p, levconn.Critical, levwire.ResServerAllow, m.Number,
+		levwire.ServerAllow{Accepted: levwire.AcceptConnectAccepted, Message: msg}.Append(b))
+}
+
+// joinGame answers JoinGame of a joined player: ServerAllow, then
+// StartWorldReceive.
+func (s *Server) joinGame(now time.Time, p *peer, m *levwire.Message) {
+	b := s.scratch[:0]
+	var pl levwire.JoinGame
+	if pl.Decode(m.Payload) != nil {
+		s.st.drop("payload")
+		return
+	}
+	s.countRequest(levwire.ReqJoinGame)
+	if p.player == 0 {
+		r := levwire.DisallowNotAuthorized
+		s.st.disallowed[r]++
+		s.respond(now, p, levconn.Critical, levwire.ResServerDisallow, m.Number,
+			levwire.ServerDisallow{Message: []byte("join the server first"), Reason: r}.Append(b))
+		return
+	}
+	p.inGame = true
+	s.respond(now, p, levconn.Critical, levwire.ResServerAllow, m.Number,
+		levwire.ServerAllow{Accepted: levwire.AcceptDone, Message: []byte("Joined game")}.Append(b))
+	s.respond(now, p, levconn.Critical, levwire.ResStartWorldReceive, 0,
+		levwire.StartWorldReceive{WorldID: 1, WorldType: 0}.Append(s.scratch[:0]))
+}
+
+// serverStatus answers Serverstatus.
+func (s *Server) serverStatus(now time.Time, p *peer, m *levwire.Message) {
+	b := s.scratch[:0]
+	s.countRequest(levwire.ReqServerstatus)
+	st := levwire.ServerStatus{
+		Name:       []byte(s.cfg.Name),
+		Joinable:   s.accepting && s.players < s.cfg.MaxPlayers,
+		Status:     levwire.StatusRunning,
+		Players:    int32(s.players),
+		MaxPlayers: int32(s.cfg.MaxPlayers),
+	}
+	s.respond(now, p, levconn.Critical, levwire.ResServerStatus, m.Number, st.Append(b))
 }
 
 var disallowText = [...]string{

@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -181,95 +182,125 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	if err := s.connect(st.Policy.Timeout); err != nil {
 		return s.StepErr(i, st, err)
 	}
-	key := s.StepKey(i)
-	msgKey := s.rt.keys[tcpwire.TypeListRoomsReq]
-	timeout := st.Policy.Timeout
 	start := time.Now()
-	pr := simclient.NewProbe(st.Probe, start)
-	total := pr.Total()
-	type out struct{ intended, sent time.Time }
-	var q []out
-	head := 0
+	r := &probeRun{s: s, key: s.StepKey(i), msgKey: s.rt.keys[tcpwire.TypeListRoomsReq],
+		timeout: st.Policy.Timeout, start: start, pr: simclient.NewProbe(st.Probe, start)}
+	total := r.pr.Total()
 	frame := tcpwire.AppendFrame(nil, &tcpwire.ListRoomsReq{})
 	s.pend = tcpwire.TypeListRoomsAck
 	defer func() { s.pend = 0 }()
-	closed := false
-	read := func(until time.Time) error {
-		for head < len(q) || !until.IsZero() {
-			wait := until
-			if head < len(q) {
-				if exp := q[head].sent.Add(timeout); wait.IsZero() || exp.Before(wait) {
-					wait = exp
-				}
-			}
-			if closed {
-				for ; head < len(q); head++ {
-					pr.Outcome(q[head].intended.Sub(start), simclient.Lost)
-				}
-				return nil
-			}
-			s.done, s.refusal = false, nil
-			p, err := s.fc.next(wait)
-			now := time.Now()
-			switch {
-			case err == nil:
-				s.handle(p)
-				switch {
-				case s.done && head < len(q):
-					s.Rec.Record(key, q[head].intended, q[head].sent, now)
-					s.Rec.Record(msgKey, q[head].intended, q[head].sent, now)
-					pr.Outcome(q[head].intended.Sub(start), simclient.Answered)
-					head++
-				case s.refusal != nil && head < len(q):
-					pr.Outcome(q[head].intended.Sub(start), simclient.Refused)
-					head++
-				}
-			case errors.Is(err, errTimeout):
-				for ; head < len(q) && !now.Before(q[head].sent.Add(timeout)); head++ {
-					pr.Outcome(q[head].intended.Sub(start), simclient.Lost)
-				}
-				if !until.IsZero() && !now.Before(until) {
-					return nil
-				}
-			case errors.Is(err, errCancelled):
-				return err
-			default:
-				s.readFailed(err)
-				closed = true
-			}
-		}
-		return nil
-	}
 	cut := false
 	for k := 0; k < total; k++ {
-		due := start.Add(pr.At(k))
-		if err := read(due); err != nil || ctx.Err() != nil {
+		due := start.Add(r.pr.At(k))
+		if err := r.read(due); err != nil || ctx.Err() != nil {
 			cut = true
 			break
 		}
-		if closed {
-			pr.Outcome(due.Sub(start), simclient.Lost)
-			continue
-		}
-		sent := time.Now()
-		if _, err := s.fc.c.Write(frame); err != nil {
-			closed = true
-			pr.Outcome(due.Sub(start), simclient.Lost)
-			continue
-		}
-		s.io.Sent(len(frame))
-		q = append(q, out{intended: due, sent: sent})
+		r.send(due, frame)
 	}
-	if !cut && read(time.Time{}) != nil {
+	if !cut && r.read(time.Time{}) != nil {
 		cut = true
 	}
-	s.Shared.ReportProbe(pr, st.Label, s.fc.c.LocalAddr().String(), start, cut)
+	s.Shared.ReportProbe(r.pr, st.Label, s.fc.c.LocalAddr().String(), start, cut)
 	s.Next = time.Now()
-	if closed {
+	if r.closed {
 		s.closedBy = io.EOF
 	}
 	if cut {
 		return s.Fail(i, st, simclient.ReasonCancelled, context.Canceled)
 	}
 	return nil
+}
+
+// probeOut is a request of a rate probe awaiting its answer.
+type probeOut struct{ intended, sent time.Time }
+
+// probeRun is a rate_probe step's requests under way, answered in order.
+type probeRun struct {
+	s           *session
+	key, msgKey metrics.Key
+	timeout     time.Duration
+	start       time.Time
+	pr          *simclient.Probe
+	q           []probeOut
+	head        int  // the oldest request not answered
+	closed      bool // the connection failed: the rest is lost
+}
+
+// send writes one request due at due, or counts it lost when the
+// connection is closed or the write fails (which closes it).
+func (r *probeRun) send(due time.Time, frame []byte) {
+	if r.closed {
+		r.pr.Outcome(due.Sub(r.start), simclient.Lost)
+		return
+	}
+	sent := time.Now()
+	if _, err := r.s.fc.c.Write(frame); err != nil {
+		r.closed = true
+		r.pr.Outcome(due.Sub(r.start), simclient.Lost)
+		return
+	}
+	r.s.io.Sent(len(frame))
+	r.q = append(r.q, probeOut{intended: due, sent: sent})
+}
+
+// read reads answers until until (zero: until none is awaited), counting
+// the requests a timeout old as lost; its error is a cancel.
+func (r *probeRun) read(until time.Time) error {
+	s := r.s
+	for r.head < len(r.q) || !until.IsZero() {
+		wait := until
+		if r.head < len(r.q) {
+			if exp := r.q[r.head].sent.Add(r.timeout); wait.IsZero() || exp.Before(wait) {
+				wait = exp
+			}
+		}
+		if r.closed {
+			for ; r.head < len(r.q); r.head++ {
+				r.pr.Outcome(r.q[r.head].intended.Sub(r.start), simclient.Lost)
+			}
+			return nil
+		}
+		s.done, s.refusal = false, nil
+		p, err := s.fc.next(wait)
+		now := time.Now()
+		switch {
+		case err == nil:
+			r.answer(p, now)
+		case errors.Is(err, errTimeout):
+			for ; r.head < len(r.q) && !now.Before(r.q[r.head].sent.Add(r.timeout)); r.head++ {
+				r.pr.Outcome(r.q[r.head].intended.Sub(r.start), simclient.Lost)
+			}
+			if !until.IsZero() && !now.Before(until) {
+				return nil
+			}
+		case errors.Is(err, errCancelled):
+			return err
+		default:
+			s.readFailed(err)
+			r.closed = true
+		}
+	}
+	return nil
+}
+
+// answer hands frame p to the flow and, when it answered or refused the
+// oldest request awaited, counts that request so.
+func (r *probeRun) answer(p []byte, now time.Time) {
+	s := r.s
+	s.handle(p)
+	if r.head >= len(r.q) {
+		return
+	}
+	o := r.q[r.head]
+	switch {
+	case s.done:
+		s.Rec.Record(r.key, o.intended, o.sent, now)
+		s.Rec.Record(r.msgKey, o.intended, o.sent, now)
+		r.pr.Outcome(o.intended.Sub(r.start), simclient.Answered)
+		r.head++
+	case s.refusal != nil:
+		r.pr.Outcome(o.intended.Sub(r.start), simclient.Refused)
+		r.head++
+	}
 }

@@ -1,6 +1,7 @@
 package tcpserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -98,45 +99,19 @@ func DefaultConfig() Config {
 // withDefaults fills zero fields and validates. It reports every problem at once.
 func (c Config) withDefaults() (Config, error) {
 	d := DefaultConfig()
-	if c.Addr == "" {
-		c.Addr = d.Addr
-	}
-	if c.MaxConns == 0 {
-		c.MaxConns = d.MaxConns
-	}
-	if c.MaxConnsPerIP == 0 {
-		c.MaxConnsPerIP = d.MaxConnsPerIP
-	}
-	if c.MaxRoomsPerIP == 0 {
-		c.MaxRoomsPerIP = d.MaxRoomsPerIP
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = d.IdleTimeout
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = d.WriteTimeout
-	}
-	if c.MaxQueue == 0 {
-		c.MaxQueue = d.MaxQueue
-	}
-	if c.MaxFrame == 0 {
-		c.MaxFrame = d.MaxFrame
-	}
-	if c.MaxRooms == 0 {
-		c.MaxRooms = d.MaxRooms
-	}
-	if c.MaxPlayers == 0 {
-		c.MaxPlayers = d.MaxPlayers
-	}
-	if c.CountdownFrom == 0 {
-		c.CountdownFrom = d.CountdownFrom
-	}
-	if c.CountdownInterval == 0 {
-		c.CountdownInterval = d.CountdownInterval
-	}
-	if c.Linger == 0 {
-		c.Linger = d.Linger
-	}
+	c.Addr = cmp.Or(c.Addr, d.Addr)
+	c.MaxConns = cmp.Or(c.MaxConns, d.MaxConns)
+	c.MaxConnsPerIP = cmp.Or(c.MaxConnsPerIP, d.MaxConnsPerIP)
+	c.MaxRoomsPerIP = cmp.Or(c.MaxRoomsPerIP, d.MaxRoomsPerIP)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, d.IdleTimeout)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, d.WriteTimeout)
+	c.MaxQueue = cmp.Or(c.MaxQueue, d.MaxQueue)
+	c.MaxFrame = cmp.Or(c.MaxFrame, d.MaxFrame)
+	c.MaxRooms = cmp.Or(c.MaxRooms, d.MaxRooms)
+	c.MaxPlayers = cmp.Or(c.MaxPlayers, d.MaxPlayers)
+	c.CountdownFrom = cmp.Or(c.CountdownFrom, d.CountdownFrom)
+	c.CountdownInterval = cmp.Or(c.CountdownInterval, d.CountdownInterval)
+	c.Linger = cmp.Or(c.Linger, d.Linger)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

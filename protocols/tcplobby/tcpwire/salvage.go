@@ -54,51 +54,11 @@ func Salvage(p []byte) (m Message, note string, ok bool) {
 		}
 		return a, fmt.Sprintf("%d-byte CONNECT_ACK: Success read, no PlayerHash", n), true
 	case TypeCreateRoomAck:
-		if n == 6 {
-			a := &CreateRoomAck{RoomID: le.Uint32(p[2:6])}
-			return a, fmt.Sprintf("6-byte CREATE_ROOM_ACK read as Type, Status 0x%02x, RoomID %d; no PlayerHash", p[1], a.RoomID), true
-		}
-		if n < 5 {
-			break
-		}
-		a := &CreateRoomAck{RoomID: le.Uint32(p[1:5])}
-		if n >= 13 {
-			a.PlayerHash = le.Uint64(p[5:13])
-			return a, fmt.Sprintf("%d-byte CREATE_ROOM_ACK: RoomID %d and PlayerHash read", n, a.RoomID), true
-		}
-		return a, fmt.Sprintf("%d-byte CREATE_ROOM_ACK: RoomID %d read, no PlayerHash", n, a.RoomID), true
+		return salvageCreateRoomAck(p)
 	case TypeJoinRoomAck:
-		if n < 2 {
-			break
-		}
-		a := &JoinRoomAck{Status: JoinStatus(p[1])}
-		if n < 10 {
-			return a, fmt.Sprintf("%d-byte JOIN_ROOM_ACK: Status %v read, no PlayerHash or players", n, a.Status), true
-		}
-		a.PlayerHash = le.Uint64(p[2:10])
-		if n >= SizeJoinRoomAckHeader {
-			want := min(int(p[10]), MaxPlayers)
-			for i := 0; i < want && SizeJoinRoomAckHeader+(i+1)*PlayerInfoSize <= n; i++ {
-				if decodePlayer(&a.Players[i], p, t, SizeJoinRoomAckHeader+i*PlayerInfoSize, true, &lenient) != nil {
-					break
-				}
-				a.Count++
-			}
-		}
-		return a, fmt.Sprintf("%d-byte JOIN_ROOM_ACK: Status %v, PlayerHash and %d whole player entries read", n, a.Status, a.Count), true
+		return salvageJoinRoomAck(p)
 	case TypeListRoomsAck:
-		if n < 2 {
-			break
-		}
-		a := &ListRoomsAck{}
-		want := min(int(p[1]), MaxRooms)
-		for i := 0; i < want && SizeListRoomsAckHeader+(i+1)*RoomInfoSize <= n; i++ {
-			if decodeRoom(&a.Rooms[i], p, t, SizeListRoomsAckHeader+i*RoomInfoSize, &lenient) != nil {
-				break
-			}
-			a.Count++
-		}
-		return a, fmt.Sprintf("%d-byte LIST_ROOMS_ACK: %d of %d rooms read whole", n, a.Count, p[1]), true
+		return salvageListRoomsAck(p)
 	case TypeCountdown:
 		if n >= 2 {
 			return &Countdown{Seconds: p[1]}, fmt.Sprintf("%d-byte COUNTDOWN: Seconds read", n), true
@@ -110,4 +70,69 @@ func Salvage(p []byte) (m Message, note string, ok bool) {
 		}
 	}
 	return nil, "", false
+}
+
+// salvageCreateRoomAck reads what it can of a CREATE_ROOM_ACK of a wrong
+// size (see Salvage).
+func salvageCreateRoomAck(p []byte) (Message, string, bool) {
+	n := len(p)
+	if n == 6 {
+		a := &CreateRoomAck{RoomID: le.Uint32(p[2:6])}
+		return a, fmt.Sprintf("6-byte CREATE_ROOM_ACK read as Type, Status 0x%02x, RoomID %d; no PlayerHash", p[1], a.RoomID), true
+	}
+	if n < 5 {
+		return nil, "", false
+	}
+	a := &CreateRoomAck{RoomID: le.Uint32(p[1:5])}
+	if n >= 13 {
+		a.PlayerHash = le.Uint64(p[5:13])
+		return a, fmt.Sprintf("%d-byte CREATE_ROOM_ACK: RoomID %d and PlayerHash read", n, a.RoomID), true
+	}
+	return a, fmt.Sprintf("%d-byte CREATE_ROOM_ACK: RoomID %d read, no PlayerHash", n, a.RoomID), true
+}
+
+// salvageJoinRoomAck reads Status, PlayerHash and the whole PlayerInfo
+// entries of a JOIN_ROOM_ACK of a wrong size.
+func salvageJoinRoomAck(p []byte) (Message, string, bool) {
+	n := len(p)
+	t := Type(p[0])
+	lenient := Options{Lenient: true}
+	if n < 2 {
+		return nil, "", false
+	}
+	a := &JoinRoomAck{Status: JoinStatus(p[1])}
+	if n < 10 {
+		return a, fmt.Sprintf("%d-byte JOIN_ROOM_ACK: Status %v read, no PlayerHash or players", n, a.Status), true
+	}
+	a.PlayerHash = le.Uint64(p[2:10])
+	if n >= SizeJoinRoomAckHeader {
+		want := min(int(p[10]), MaxPlayers)
+		for i := 0; i < want && SizeJoinRoomAckHeader+(i+1)*PlayerInfoSize <= n; i++ {
+			if decodePlayer(&a.Players[i], p, t, SizeJoinRoomAckHeader+i*PlayerInfoSize, true, &lenient) != nil {
+				break
+			}
+			a.Count++
+		}
+	}
+	return a, fmt.Sprintf("%d-byte JOIN_ROOM_ACK: Status %v, PlayerHash and %d whole player entries read", n, a.Status, a.Count), true
+}
+
+// salvageListRoomsAck reads the whole RoomInfo entries of a
+// LIST_ROOMS_ACK of a wrong size, up to RoomCount.
+func salvageListRoomsAck(p []byte) (Message, string, bool) {
+	n := len(p)
+	t := Type(p[0])
+	lenient := Options{Lenient: true}
+	if n < 2 {
+		return nil, "", false
+	}
+	a := &ListRoomsAck{}
+	want := min(int(p[1]), MaxRooms)
+	for i := 0; i < want && SizeListRoomsAckHeader+(i+1)*RoomInfoSize <= n; i++ {
+		if decodeRoom(&a.Rooms[i], p, t, SizeListRoomsAckHeader+i*RoomInfoSize, &lenient) != nil {
+			break
+		}
+		a.Count++
+	}
+	return a, fmt.Sprintf("%d-byte LIST_ROOMS_ACK: %d of %d rooms read whole", n, a.Count, p[1]), true
 }

@@ -24,204 +24,63 @@ func init() {
 		Owns:        []string{"SERVER_HELLO"},
 		Desc:        "the port LOBBY_ROOM_CREATED returned answers CLIENT_HELLO with SERVER_HELLO, and keeps answering",
 		Requirement: "If success: Client connects to game instance at specified port; Client → Instance: CLIENT_HELLO (udp-lobby.md §11); HELLO→HELLO (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := instance(t)
-			if err != nil {
-				return err
-			}
-			if e := fx.hello.judge("SERVER_HELLO", udpwire.ServerHello); e != nil {
-				return e
-			}
-			return fx.hello2.judge("SERVER_HELLO to a second CLIENT_HELLO a moment later (the port is stable)", udpwire.ServerHello)
-		},
+		Run:         runInst2_1,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/2", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Must,
 		Owns:        []string{"SERVER_JOIN_ACCEPT"},
 		Desc:        "CLIENT_JOIN_REQUEST to an instance with a free seat is answered with SERVER_JOIN_ACCEPT",
 		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := instance(t)
-			if err != nil {
-				return err
-			}
-			return fx.join.judge("SERVER_JOIN_ACCEPT", udpwire.ServerJoinAccept)
-		},
+		Run:         runInst2_2,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/3", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Must,
 		Desc:        "CLIENT_PING is answered with SERVER_PONG echoing clientTime",
 		Requirement: "CLIENT_PING u32 clientTime … SERVER_PONG u32 clientTime (echoed); PING→PONG (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := instance(t)
-			if err != nil {
-				return err
-			}
-			if e := fx.pong.judge("SERVER_PONG", udpwire.ServerPong); e != nil {
-				return e
-			}
-			m := fx.pong.reply
-			want := fmt.Sprintf("SERVER_PONG with the 4-byte clientTime %08x", pingTime)
-			switch {
-			case len(m.payload) == 0:
-				return conformance.Failf(want, "SERVER_PONG with payloadSize %d: no clientTime echoed", m.psize)
-			case len(m.payload) != 4:
-				return conformance.Failf(want, "SERVER_PONG with payloadSize %d (%s): clientTime is 4 bytes", m.psize, conformance.HexShort(m.payload))
-			case binary.BigEndian.Uint32(m.payload) != pingTime:
-				return conformance.Failf(want, "SERVER_PONG echoing clientTime %08x, not the %08x sent", binary.BigEndian.Uint32(m.payload), pingTime)
-			}
-			return nil
-		},
+		Run:         runInst2_3,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/4", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Must,
 		Desc:        "CLIENT_JOIN_REQUEST to a full instance is answered with SERVER_JOIN_DENY",
 		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := fullRoom(t)
-			if err != nil {
-				return err
-			}
-			return extraJoin(t, fx, "full")
-		},
+		Run:         runInst2_4,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/5", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Must,
 		Owns:        []string{"SERVER_GAME_START"},
 		Desc:        "when every joined player is ready, SERVER_GAME_START reaches every player",
 		Requirement: "When every joined player is ready the instance counts down and sends GAME_START to all (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := playingRoom(t)
-			if err != nil {
-				return err
-			}
-			for i := range fx.players {
-				t.Notef("player %d received %s", i+1, typeList(fx.msgs[i]))
-			}
-			if !fx.started {
-				var missing []string
-				for i, ok := range fx.gotStart {
-					if !ok {
-						missing = append(missing, fmt.Sprint(i+1))
-					}
-				}
-				return conformance.Failf(fmt.Sprintf("SERVER_GAME_START to each of the %d ready players within %v", len(fx.players), startWait),
-					"player(s) %s never received it", strings.Join(missing, ", "))
-			}
-			return nil
-		},
+		Run:         runInst2_5,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/6", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Must,
 		Desc:        "the lobby's list follows the instance: a room filled through the handshake is listed with playerCount = maxPlayers",
 		Requirement: "the room's state, as the lobby lists it, follows (udp-lobby.md §15); RoomInfo playerCount: Current player count (udp-lobby.md §5)",
-		Run: func(t *conformance.T) error {
-			fx, err := fullRoom(t)
-			if err != nil {
-				return err
-			}
-			if !fx.hasListed {
-				return conformance.Owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", conformance.Skipf("the room was not found in the list"))
-			}
-			if int(fx.listed.Players) != fx.max {
-				return conformance.Failf(fmt.Sprintf("room %d listed with playerCount %d", fx.id, fx.max), "playerCount %d of %d after %d players joined the instance", fx.listed.Players, fx.listed.MaxPlayers, len(fx.players))
-			}
-			return nil
-		},
+		Run:         runInst2_6,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/7", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Must,
 		Desc:        "the lobby's list follows the instance: a started game is listed as Playing",
 		Requirement: "the room's state, as the lobby lists it, follows (Waiting → Countdown → Playing → Finished) (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := playingRoom(t)
-			if err != nil {
-				return err
-			}
-			if !fx.started {
-				return conformance.Owned(ProtoUDP, "SERVER_GAME_START", conformance.Skipf("the game never started"))
-			}
-			if !fx.hasListed {
-				return conformance.Owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", conformance.Skipf("the room was not found in the list"))
-			}
-			if fx.listed.State != udpwire.Playing {
-				return conformance.Failf(fmt.Sprintf("room %d listed as Playing after SERVER_GAME_START", fx.id), "listed as %v (polled for 1 s)", fx.listed.State)
-			}
-			return nil
-		},
+		Run:         runInst2_7,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/8", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Must,
 		Desc:        "CLIENT_JOIN_REQUEST to an instance whose game started is answered with SERVER_JOIN_DENY",
 		Requirement: "JOIN_REQUEST→JOIN_ACCEPT (or JOIN_DENY when the room is full or already playing) (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := playingRoom(t)
-			if err != nil {
-				return err
-			}
-			if !fx.started {
-				return conformance.Owned(ProtoUDP, "SERVER_GAME_START", conformance.Skipf("the game never started"))
-			}
-			return extraJoin(t, fx, "playing")
-		},
+		Run:         runInst2_8,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/10", Protocol: ProtoUDP, Section: secInstance, Rule: string(udpwire.RuleCRC), Level: conformance.Must,
 		Desc:        "instance replies are framed like the lobby's: CRC-32 big-endian, packetType 0x02, length = header + payloadSize + 4",
 		Requirement: "The public implementation of this lobby uses the same header and CRC as the lobby for its instances (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := instance(t)
-			if err != nil {
-				return err
-			}
-			p := headerProfile(t.Env)
-			var bad []string
-			n := 0
-			for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
-				if c.err != nil {
-					continue
-				}
-				n++
-				m := c.reply
-				if d := crcDiagnosis(m.b); d != "" {
-					bad = append(bad, fmt.Sprintf("%v: %s", m.typ, d))
-				}
-				if m.pt != udpwire.ServerToClient {
-					bad = append(bad, fmt.Sprintf("%v: packetType 0x%02x", m.typ, uint8(m.pt)))
-				}
-				if want := p.PacketLen(int(m.psize)); len(m.b) != want || m.osize != m.psize {
-					bad = append(bad, fmt.Sprintf("%v: %d bytes, payloadSize %d, originalSize %d", m.typ, len(m.b), m.psize, m.osize))
-				}
-			}
-			if n == 0 {
-				return conformance.Owned(ProtoUDP, "SERVER_HELLO", conformance.Skipf("the instance answered nothing"))
-			}
-			if len(bad) > 0 {
-				return conformance.Fail("every instance reply framed like the lobby's", strings.Join(bad, "; "))
-			}
-			return nil
-		},
+		Run:         runInst2_10,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/11", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Should,
 		Desc:        "instance replies come from the port the lobby returned (the port the client sends to)",
 		Requirement: "If success: Client connects to game instance at specified port (udp-lobby.md §11); NAT and connected UDP sockets only pass replies from that port",
-		Run: func(t *conformance.T) error {
-			fx, err := instance(t)
-			if err != nil {
-				return err
-			}
-			var seen []sourceSeen
-			for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
-				if c.err == nil {
-					seen = append(seen, sourceSeen{name: fmt.Sprintf("%v (reply to %v)", c.reply.typ, c.req), to: instAddr(t, fx.port), from: c.reply.from})
-				}
-			}
-			if len(seen) == 0 {
-				return conformance.Owned(ProtoUDP, "SERVER_HELLO", conformance.Skipf("the instance answered nothing"))
-			}
-			return judgeReplySource(t, "instance", seen)
-		},
+		Run:         runInst2_11,
 	})
 	addCase(&conformance.Case{
 		ID: "inst/2/12", Protocol: ProtoUDP, Section: secInstance, Level: conformance.Should, Phase: conformance.PhaseSerial,
@@ -233,31 +92,194 @@ func init() {
 		ID: "inst/2/9", Protocol: ProtoUDP, Section: secInstance, Rule: "I-SEQ", Level: conformance.Must,
 		Desc:        "instance replies echo the request's sequenceId",
 		Requirement: "Replies echo the request's sequenceId (udp-lobby.md §15)",
-		Run: func(t *conformance.T) error {
-			fx, err := instance(t)
-			if err != nil {
-				return err
-			}
-			var bad []string
-			n := 0
-			for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
-				if c.err != nil {
-					continue
-				}
-				n++
-				if c.reply.seq != c.seq {
-					bad = append(bad, fmt.Sprintf("%v: sent %d, reply %v carries %d", c.req, c.seq, c.reply.typ, c.reply.seq))
-				}
-			}
-			if n == 0 {
-				return conformance.Owned(ProtoUDP, "SERVER_HELLO", conformance.Skipf("the instance answered nothing"))
-			}
-			if len(bad) > 0 {
-				return conformance.Fail("the request's sequenceId in every instance reply", strings.Join(bad, "; "))
-			}
-			return nil
-		},
+		Run:         runInst2_9,
 	})
+}
+
+func runInst2_1(t *conformance.T) error {
+	fx, err := instance(t)
+	if err != nil {
+		return err
+	}
+	if e := fx.hello.judge("SERVER_HELLO", udpwire.ServerHello); e != nil {
+		return e
+	}
+	return fx.hello2.judge("SERVER_HELLO to a second CLIENT_HELLO a moment later (the port is stable)", udpwire.ServerHello)
+}
+
+func runInst2_2(t *conformance.T) error {
+	fx, err := instance(t)
+	if err != nil {
+		return err
+	}
+	return fx.join.judge("SERVER_JOIN_ACCEPT", udpwire.ServerJoinAccept)
+}
+
+func runInst2_3(t *conformance.T) error {
+	fx, err := instance(t)
+	if err != nil {
+		return err
+	}
+	if e := fx.pong.judge("SERVER_PONG", udpwire.ServerPong); e != nil {
+		return e
+	}
+	m := fx.pong.reply
+	want := fmt.Sprintf("SERVER_PONG with the 4-byte clientTime %08x", pingTime)
+	switch {
+	case len(m.payload) == 0:
+		return conformance.Failf(want, "SERVER_PONG with payloadSize %d: no clientTime echoed", m.psize)
+	case len(m.payload) != 4:
+		return conformance.Failf(want, "SERVER_PONG with payloadSize %d (%s): clientTime is 4 bytes", m.psize, conformance.HexShort(m.payload))
+	case binary.BigEndian.Uint32(m.payload) != pingTime:
+		return conformance.Failf(want, "SERVER_PONG echoing clientTime %08x, not the %08x sent", binary.BigEndian.Uint32(m.payload), pingTime)
+	}
+	return nil
+}
+
+func runInst2_4(t *conformance.T) error {
+	fx, err := fullRoom(t)
+	if err != nil {
+		return err
+	}
+	return extraJoin(t, fx, "full")
+}
+
+func runInst2_5(t *conformance.T) error {
+	fx, err := playingRoom(t)
+	if err != nil {
+		return err
+	}
+	for i := range fx.players {
+		t.Notef("player %d received %s", i+1, typeList(fx.msgs[i]))
+	}
+	if !fx.started {
+		var missing []string
+		for i, ok := range fx.gotStart {
+			if !ok {
+				missing = append(missing, fmt.Sprint(i+1))
+			}
+		}
+		return conformance.Failf(fmt.Sprintf("SERVER_GAME_START to each of the %d ready players within %v", len(fx.players), startWait),
+			"player(s) %s never received it", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func runInst2_6(t *conformance.T) error {
+	fx, err := fullRoom(t)
+	if err != nil {
+		return err
+	}
+	if !fx.hasListed {
+		return conformance.Owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", conformance.Skipf("the room was not found in the list"))
+	}
+	if int(fx.listed.Players) != fx.max {
+		return conformance.Failf(fmt.Sprintf("room %d listed with playerCount %d", fx.id, fx.max), "playerCount %d of %d after %d players joined the instance", fx.listed.Players, fx.listed.MaxPlayers, len(fx.players))
+	}
+	return nil
+}
+
+func runInst2_7(t *conformance.T) error {
+	fx, err := playingRoom(t)
+	if err != nil {
+		return err
+	}
+	if !fx.started {
+		return conformance.Owned(ProtoUDP, "SERVER_GAME_START", conformance.Skipf("the game never started"))
+	}
+	if !fx.hasListed {
+		return conformance.Owned(ProtoUDP, "a created room in LOBBY_ROOM_LIST", conformance.Skipf("the room was not found in the list"))
+	}
+	if fx.listed.State != udpwire.Playing {
+		return conformance.Failf(fmt.Sprintf("room %d listed as Playing after SERVER_GAME_START", fx.id), "listed as %v (polled for 1 s)", fx.listed.State)
+	}
+	return nil
+}
+
+func runInst2_8(t *conformance.T) error {
+	fx, err := playingRoom(t)
+	if err != nil {
+		return err
+	}
+	if !fx.started {
+		return conformance.Owned(ProtoUDP, "SERVER_GAME_START", conformance.Skipf("the game never started"))
+	}
+	return extraJoin(t, fx, "playing")
+}
+
+func runInst2_10(t *conformance.T) error {
+	fx, err := instance(t)
+	if err != nil {
+		return err
+	}
+	p := headerProfile(t.Env)
+	var bad []string
+	n := 0
+	for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
+		if c.err != nil {
+			continue
+		}
+		n++
+		m := c.reply
+		if d := crcDiagnosis(m.b); d != "" {
+			bad = append(bad, fmt.Sprintf("%v: %s", m.typ, d))
+		}
+		if m.pt != udpwire.ServerToClient {
+			bad = append(bad, fmt.Sprintf("%v: packetType 0x%02x", m.typ, uint8(m.pt)))
+		}
+		if want := p.PacketLen(int(m.psize)); len(m.b) != want || m.osize != m.psize {
+			bad = append(bad, fmt.Sprintf("%v: %d bytes, payloadSize %d, originalSize %d", m.typ, len(m.b), m.psize, m.osize))
+		}
+	}
+	if n == 0 {
+		return conformance.Owned(ProtoUDP, "SERVER_HELLO", conformance.Skipf("the instance answered nothing"))
+	}
+	if len(bad) > 0 {
+		return conformance.Fail("every instance reply framed like the lobby's", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+func runInst2_11(t *conformance.T) error {
+	fx, err := instance(t)
+	if err != nil {
+		return err
+	}
+	var seen []sourceSeen
+	for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
+		if c.err == nil {
+			seen = append(seen, sourceSeen{name: fmt.Sprintf("%v (reply to %v)", c.reply.typ, c.req), to: instAddr(t, fx.port), from: c.reply.from})
+		}
+	}
+	if len(seen) == 0 {
+		return conformance.Owned(ProtoUDP, "SERVER_HELLO", conformance.Skipf("the instance answered nothing"))
+	}
+	return judgeReplySource(t, "instance", seen)
+}
+
+func runInst2_9(t *conformance.T) error {
+	fx, err := instance(t)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	n := 0
+	for _, c := range []*instCall{&fx.hello, &fx.hello2, &fx.join, &fx.pong} {
+		if c.err != nil {
+			continue
+		}
+		n++
+		if c.reply.seq != c.seq {
+			bad = append(bad, fmt.Sprintf("%v: sent %d, reply %v carries %d", c.req, c.seq, c.reply.typ, c.reply.seq))
+		}
+	}
+	if n == 0 {
+		return conformance.Owned(ProtoUDP, "SERVER_HELLO", conformance.Skipf("the instance answered nothing"))
+	}
+	if len(bad) > 0 {
+		return conformance.Fail("the request's sequenceId in every instance reply", strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 func typeList(ts []udpwire.MsgType) string {

@@ -477,12 +477,7 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 					return "", err
 				}
 				defer s.Close()
-				refusals.Report(s.Conn())
-				p := udpwire.ProfileSpec
-				if m == HeaderRType17 {
-					p = udpwire.ProfileRType17
-				}
-				if err := s.Send(env.Addr, udpwire.AppendListRooms(nil, p, nextSeq()), "reach"); err != nil {
+				if err := sendReach(env, s, m); err != nil {
 					return "", err
 				}
 				socks = append(socks, s)
@@ -499,27 +494,12 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 					}
 					return "", err
 				}
-				p, ok := udpwire.GuessProfile(b)
-				magic := len(b) >= 4 && [4]byte(b[:4]) == udpwire.Magic
-				if !ok && !magic && !udpwire.LengthFits(b) {
+				note, lobbys := settleHeader(env, b, sockMode[i])
+				if !lobbys {
 					garbled = b
 					continue
 				}
-				if udpOptions(env).Header != HeaderAuto {
-					return "", nil
-				}
-				if ok {
-					udpOptions(env).Header = HeaderSpec
-					if p == udpwire.ProfileRType17 {
-						udpOptions(env).Header = HeaderRType17
-					}
-					return fmt.Sprintf("header %s, guessed from the first reply", udpOptions(env).Header), nil
-				}
-				udpOptions(env).Header = sockMode[i]
-				if magic {
-					udpOptions(env).Header = HeaderRType17
-				}
-				return fmt.Sprintf("header %s, assumed: the first reply frames under no profile (% x)", udpOptions(env).Header, b), nil
+				return note, nil
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				break
@@ -536,6 +516,44 @@ func reachUDP(ctx context.Context, env *conformance.Env) (string, error) {
 		return "", conformance.Garbled(env.Target, "LOBBY_LIST_ROOMS (header "+headerNames(modes)+")", garbled)
 	}
 	return "", fmt.Errorf("%w: %s did not answer LOBBY_LIST_ROOMS (header %s) within %v, twice", conformance.ErrUnreachable, env.Target, headerNames(modes), env.Timeout)
+}
+
+// sendReach sends reachUDP's LIST_ROOMS on s, framed in the profile of m.
+func sendReach(env *conformance.Env, s *conformance.UDPSocket, m HeaderMode) error {
+	refusals.Report(s.Conn())
+	p := udpwire.ProfileSpec
+	if m == HeaderRType17 {
+		p = udpwire.ProfileRType17
+	}
+	return s.Send(env.Addr, udpwire.AppendListRooms(nil, p, nextSeq()), "reach")
+}
+
+// settleHeader judges reply b to reachUDP's request sent in mode m. lobbys
+// is false when b frames under no profile, lacks the rtype17 magic and its
+// length field fits no profile: not taken as the lobby's. Otherwise it
+// settles --header auto from b (or from m when b frames under no profile)
+// and returns the note saying how; under a fixed --header the note is "".
+func settleHeader(env *conformance.Env, b []byte, m HeaderMode) (note string, lobbys bool) {
+	p, ok := udpwire.GuessProfile(b)
+	magic := len(b) >= 4 && [4]byte(b[:4]) == udpwire.Magic
+	if !ok && !magic && !udpwire.LengthFits(b) {
+		return "", false
+	}
+	if udpOptions(env).Header != HeaderAuto {
+		return "", true
+	}
+	if ok {
+		udpOptions(env).Header = HeaderSpec
+		if p == udpwire.ProfileRType17 {
+			udpOptions(env).Header = HeaderRType17
+		}
+		return fmt.Sprintf("header %s, guessed from the first reply", udpOptions(env).Header), true
+	}
+	udpOptions(env).Header = m
+	if magic {
+		udpOptions(env).Header = HeaderRType17
+	}
+	return fmt.Sprintf("header %s, assumed: the first reply frames under no profile (% x)", udpOptions(env).Header, b), true
 }
 
 func headerNames(m []HeaderMode) string {

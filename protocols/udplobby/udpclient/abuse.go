@@ -128,30 +128,11 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 		s.handle(data, from) // other traffic: judged as usual
 		return
 	}
-	ch := udpwire.ChannelLobby
-	if b.inst {
-		ch = udpwire.ChannelInstance
-	}
-	dec := udpwire.Decoder{Profile: s.profile, Dir: udpwire.ServerToClient, Channel: ch}
 	m := &s.msg
-	err := dec.Decode(data, m)
-	var seq uint16
-	haveSeq := false
-	if err != nil {
-		var e *udpwire.Error
-		if errors.As(err, &e) && e.HaveHeader {
-			seq, haveSeq = e.Header.Seq, true
-		}
-	} else {
-		seq, haveSeq = m.Seq, true
-		if b.inst {
-			switch m.Type {
-			case udpwire.ServerAllReady, udpwire.ServerCountdownTick, udpwire.ServerGameStart,
-				udpwire.ServerGameEnd, udpwire.ServerPlayerDisconnected, udpwire.ServerDisconnect:
-				s.event(data, m)
-				return
-			}
-		}
+	seq, haveSeq, err := s.decodeBurst(b, data, m)
+	if err == nil && b.inst && isEvent(m.Type) {
+		s.event(data, m)
+		return
 	}
 	var f *flight
 	if haveSeq {
@@ -160,13 +141,7 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 	if f == nil {
 		// Not attributable by sequence: blame the last malformed packet
 		// sent, if any, else judge it as an ordinary datagram.
-		for i := len(b.fl) - 1; i >= 0; i-- {
-			if b.fl[i].kind >= 0 {
-				f = &b.fl[i]
-				break
-			}
-		}
-		if f == nil {
+		if f = b.lastMalformed(); f == nil {
 			if err != nil {
 				s.violation(string(udpwire.RuleOf(err)), data, nil, err.Error())
 			} else if !s.knownSeq(seq) {
@@ -197,23 +172,57 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 	if f.outcome != pendingOutcome {
 		return // duplicate
 	}
-	legal := false
-	switch b.valid {
-	case udpwire.LobbyListRooms:
-		legal = m.Type == udpwire.LobbyRoomList
-	case udpwire.LobbyCreateRoom:
-		legal = m.Type == udpwire.LobbyRoomCreated
-	case udpwire.LobbyJoinRoom:
-		legal = m.Type == udpwire.LobbyJoinSuccess
-	case udpwire.ClientPing:
-		legal = m.Type == udpwire.ServerPong
-	}
+	legal := validAnswer(b.valid, m.Type)
 	if legal {
 		f.outcome = answeredOutcome
 	} else {
 		f.outcome = refusedOutcome // JOIN_FAILED or another answer: refused
 	}
 	onAnswer(f, legal)
+}
+
+// decodeBurst decodes a burst's reply into m, and returns its sequence
+// id when its header could be read, even if the rest did not decode.
+func (s *session) decodeBurst(b *burst, data []byte, m *udpwire.Message) (seq uint16, haveSeq bool, err error) {
+	ch := udpwire.ChannelLobby
+	if b.inst {
+		ch = udpwire.ChannelInstance
+	}
+	dec := udpwire.Decoder{Profile: s.profile, Dir: udpwire.ServerToClient, Channel: ch}
+	if err := dec.Decode(data, m); err != nil {
+		var e *udpwire.Error
+		if errors.As(err, &e) && e.HaveHeader {
+			return e.Header.Seq, true, err
+		}
+		return 0, false, err
+	}
+	return m.Seq, true, nil
+}
+
+// lastMalformed returns the last malformed packet of b sent, nil if none.
+func (b *burst) lastMalformed() *flight {
+	for i := len(b.fl) - 1; i >= 0; i-- {
+		if b.fl[i].kind >= 0 {
+			return &b.fl[i]
+		}
+	}
+	return nil
+}
+
+// validAnswer reports whether got is the answer that accepts request
+// valid (JOIN_FAILED and any other answer refuse it).
+func validAnswer(valid, got udpwire.MsgType) bool {
+	switch valid {
+	case udpwire.LobbyListRooms:
+		return got == udpwire.LobbyRoomList
+	case udpwire.LobbyCreateRoom:
+		return got == udpwire.LobbyRoomCreated
+	case udpwire.LobbyJoinRoom:
+		return got == udpwire.LobbyJoinSuccess
+	case udpwire.ClientPing:
+		return got == udpwire.ServerPong
+	}
+	return false
 }
 
 // malformed runs a malformed step (see the package doc).
@@ -326,22 +335,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	key := s.StepKey(i)
 	b := &burst{first: s.seq + 1, to: s.lobby}
 	var room uint32
-	switch spec.Request {
-	case stepkit.CreateRoom:
-		b.valid = udpwire.LobbyCreateRoom
-	case stepkit.Join:
-		b.valid = udpwire.LobbyJoinRoom
-		room = s.roomID
-		if room == 0 {
-			if r, ok := s.Member.Group.RoomNow(); ok {
-				room = r.ID
-			} else {
-				room = 1
-			}
-		}
-	default:
-		b.valid = udpwire.LobbyListRooms
-	}
+	b.valid, room = s.probeRequest(spec)
 	msgKey := s.rt.keys[b.valid]
 	start := time.Now()
 	pr := simclient.NewProbe(spec, start)
@@ -350,7 +344,8 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		total = 1<<16 - 1 // sequence ids must stay unambiguous
 	}
 	b.fl = make([]flight, 0, total)
-	answered := func(f *flight, ok bool) {
+	r := &probeRun{s: s, b: b, pr: pr, start: start, timeout: st.Policy.Timeout}
+	r.answered = func(f *flight, ok bool) {
 		now := time.Now()
 		if ok {
 			s.Rec.Record(key, f.intended, f.sent, now)
@@ -360,58 +355,11 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 			pr.Outcome(f.intended.Sub(start), simclient.Refused)
 		}
 	}
-	timeout := st.Policy.Timeout
-	oldest := 0
-	expire := func(now time.Time) {
-		for ; oldest < len(b.fl); oldest++ {
-			f := &b.fl[oldest]
-			if f.outcome != pendingOutcome {
-				continue
-			}
-			if now.Sub(f.sent) < timeout {
-				break
-			}
-			f.outcome = lostOutcome
-			pr.Outcome(f.intended.Sub(start), simclient.Lost)
-		}
-	}
-	var ioErr error
-	cut := false
-send:
-	for k := 0; k < total; k++ {
-		due := start.Add(pr.At(k))
-		for time.Now().Before(due) {
-			wait := due
-			if oldest < len(b.fl) {
-				if exp := b.fl[oldest].sent.Add(timeout); exp.Before(wait) {
-					wait = exp
-				}
-			}
-			if err := s.burstRecv(b, wait, answered); err != nil {
-				ioErr = err
-				break send
-			}
-			expire(time.Now())
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		if err := s.sendValid(b, due, room); err != nil {
-			ioErr = err
-			break
-		}
-	}
+	ioErr := r.send(ctx, total, room)
 	if ioErr == nil && ctx.Err() == nil {
-		end := time.Now().Add(timeout)
-		for oldest < len(b.fl) && time.Now().Before(end) {
-			if err := s.burstRecv(b, b.fl[oldest].sent.Add(timeout), answered); err != nil {
-				ioErr = err
-				break
-			}
-			expire(time.Now())
-		}
-		expire(end.Add(time.Nanosecond))
+		ioErr = r.drain()
 	}
+	cut := false
 	if ctx.Err() != nil || errors.Is(ioErr, errCancelled) {
 		cut = true // the run ended: report what was measured so far
 		ioErr = nil
@@ -425,4 +373,93 @@ send:
 	}
 	s.Next = time.Now()
 	return nil
+}
+
+// probeRequest returns the request the rate probe spec sends, and the
+// room a JOIN names: the flow's room, else a room of its group, else 1.
+func (s *session) probeRequest(spec scenario.RateProbeSpec) (udpwire.MsgType, uint32) {
+	switch spec.Request {
+	case stepkit.CreateRoom:
+		return udpwire.LobbyCreateRoom, 0
+	case stepkit.Join:
+		room := s.roomID
+		if room == 0 {
+			if r, ok := s.Member.Group.RoomNow(); ok {
+				room = r.ID
+			} else {
+				room = 1
+			}
+		}
+		return udpwire.LobbyJoinRoom, room
+	}
+	return udpwire.LobbyListRooms, 0
+}
+
+// probeRun is a rate_probe step's burst under way.
+type probeRun struct {
+	s        *session
+	b        *burst
+	pr       *simclient.Probe
+	start    time.Time
+	timeout  time.Duration
+	oldest   int // the first flight that may still be pending
+	answered func(f *flight, ok bool)
+}
+
+// expire counts the pending flights sent a timeout before now as lost.
+func (r *probeRun) expire(now time.Time) {
+	for ; r.oldest < len(r.b.fl); r.oldest++ {
+		f := &r.b.fl[r.oldest]
+		if f.outcome != pendingOutcome {
+			continue
+		}
+		if now.Sub(f.sent) < r.timeout {
+			break
+		}
+		f.outcome = lostOutcome
+		r.pr.Outcome(f.intended.Sub(r.start), simclient.Lost)
+	}
+}
+
+// send sends total requests on the probe's schedule, reading the answers
+// and expiring the lost between them, until ctx ends or a socket fails.
+func (r *probeRun) send(ctx context.Context, total int, room uint32) error {
+	for k := 0; k < total; k++ {
+		due := r.start.Add(r.pr.At(k))
+		for time.Now().Before(due) {
+			wait := due
+			if r.oldest < len(r.b.fl) {
+				if exp := r.b.fl[r.oldest].sent.Add(r.timeout); exp.Before(wait) {
+					wait = exp
+				}
+			}
+			if err := r.s.burstRecv(r.b, wait, r.answered); err != nil {
+				return err
+			}
+			r.expire(time.Now())
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := r.s.sendValid(r.b, due, room); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain reads the answers still pending for up to a timeout, then counts
+// the rest as lost.
+func (r *probeRun) drain() error {
+	var ioErr error
+	end := time.Now().Add(r.timeout)
+	for r.oldest < len(r.b.fl) && time.Now().Before(end) {
+		if err := r.s.burstRecv(r.b, r.b.fl[r.oldest].sent.Add(r.timeout), r.answered); err != nil {
+			ioErr = err
+			break
+		}
+		r.expire(time.Now())
+	}
+	r.expire(end.Add(time.Nanosecond))
+	return ioErr
 }

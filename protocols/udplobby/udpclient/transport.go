@@ -225,41 +225,11 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 				return data, from, err
 			}
 		}
-		poll := false
-		if !wake.IsZero() && !now.Before(wake) {
-			if deadline.IsZero() || now.Before(deadline) {
-				continue // a held datagram is due
-			}
-			// The deadline passed: still take what already arrived, with
-			// a non-blocking read, before calling it a timeout.
-			poll = true
-			_ = t.c.SetReadDeadline(pastDeadline)
-		} else if wake.IsZero() {
-			t.waker.Disarm()
-		} else if wake.Sub(now) < t.sw.Tick() {
-			// Closer than the sweeper's resolution (rate probes, ping
-			// series, impairment delays): a deadline of our own, cleared
-			// after the read.
-			poll = true
-			_ = t.c.SetReadDeadline(wake)
-		} else if noPark && t.in == nil && t.out == nil && t.pollUntil.IsZero() && t.waitFD() >= 0 {
-			t.nowait = true // the caller suspends instead of parking
-		} else {
-			t.waker.Arm(wake)
+		poll, again := t.arm(now, wake, deadline, noPark)
+		if again {
+			continue // a held datagram is due
 		}
-		var spin time.Time
-		if !t.pollUntil.IsZero() {
-			// Precise mode, just after a send: poll without parking,
-			// until the window or the wake-up ends, whichever is first.
-			spin = t.pollUntil
-			if !wake.IsZero() && wake.Before(spin) {
-				spin = wake
-			}
-			if !now.Before(spin) {
-				spin, t.pollUntil = time.Time{}, time.Time{}
-			}
-		}
-		n, trunc, from, err := t.read(spin)
+		n, trunc, from, err := t.read(t.spinUntil(now, wake))
 		t.nowait = false
 		if err == nil {
 			t.io.Received(n)
@@ -268,22 +238,10 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			_ = t.c.SetReadDeadline(time.Time{})
 		}
 		if err != nil {
-			if t.cancelled.Load() {
-				return nil, netip.AddrPort{}, errCancelled // closed or woken by Close/cancel
+			if err = t.readFailed(err, poll, deadline); err != nil {
+				return nil, netip.AddrPort{}, err
 			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				if poll {
-					if !deadline.IsZero() && !time.Now().Before(deadline) {
-						return nil, netip.AddrPort{}, errTimeout
-					}
-					continue
-				}
-				// Woken by the sweeper (maybe for an older arming) or
-				// by cancel: clear the deadline and look at the clock.
-				_ = t.c.SetReadDeadline(time.Time{})
-				continue
-			}
-			return nil, netip.AddrPort{}, err
+			continue
 		}
 		t.waker.Disarm()
 		if trunc {
@@ -302,6 +260,74 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			return data, from, nil
 		}
 	}
+}
+
+// arm prepares recv's read that waits until wake (deadline is recv's): a
+// read deadline of its own (poll, cleared after the read), the sweeper's
+// arming, or none for a caller that suspends instead of parking. again
+// is true when a held datagram is due: recv looks again at once.
+func (t *transport) arm(now, wake, deadline time.Time, noPark bool) (poll, again bool) {
+	switch {
+	case !wake.IsZero() && !now.Before(wake):
+		if deadline.IsZero() || now.Before(deadline) {
+			return false, true
+		}
+		// The deadline passed: still take what already arrived, with
+		// a non-blocking read, before calling it a timeout.
+		_ = t.c.SetReadDeadline(pastDeadline)
+		return true, false
+	case wake.IsZero():
+		t.waker.Disarm()
+	case wake.Sub(now) < t.sw.Tick():
+		// Closer than the sweeper's resolution (rate probes, ping
+		// series, impairment delays): a deadline of our own, cleared
+		// after the read.
+		_ = t.c.SetReadDeadline(wake)
+		return true, false
+	case noPark && t.in == nil && t.out == nil && t.pollUntil.IsZero() && t.waitFD() >= 0:
+		t.nowait = true // the caller suspends instead of parking
+	default:
+		t.waker.Arm(wake)
+	}
+	return false, false
+}
+
+// spinUntil returns until when recv's read polls without parking: in
+// precise mode, just after a send, until the window or the wake-up ends,
+// whichever is first (zero: it parks; the window ends once passed).
+func (t *transport) spinUntil(now, wake time.Time) time.Time {
+	if t.pollUntil.IsZero() {
+		return time.Time{}
+	}
+	spin := t.pollUntil
+	if !wake.IsZero() && wake.Before(spin) {
+		spin = wake
+	}
+	if !now.Before(spin) {
+		spin, t.pollUntil = time.Time{}, time.Time{}
+	}
+	return spin
+}
+
+// readFailed judges recv's failed read (poll: under a deadline of its
+// own): nil when recv should look again, else the error recv returns.
+func (t *transport) readFailed(err error, poll bool, deadline time.Time) error {
+	if t.cancelled.Load() {
+		return errCancelled // closed or woken by Close/cancel
+	}
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	if poll {
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return errTimeout
+		}
+		return nil
+	}
+	// Woken by the sweeper (maybe for an older arming) or by cancel:
+	// clear the deadline and look at the clock.
+	_ = t.c.SetReadDeadline(time.Time{})
+	return nil
 }
 
 // held is recv's work for an impaired socket: it sends the outgoing

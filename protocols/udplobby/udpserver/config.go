@@ -224,6 +224,18 @@ func (c *Config) Validate() error {
 	if c.MaxSessions < 1 {
 		bad("MaxSessions: must be >= 1, got %d", c.MaxSessions)
 	}
+	c.validateRate(bad)
+	if c.SocketBuffer < 0 {
+		bad("SocketBuffer: must be >= 0, got %d", c.SocketBuffer)
+	}
+	if c.AdvertiseAddr.IsValid() && c.AdvertiseAddr.IsUnspecified() {
+		bad("AdvertiseAddr: %v is not an address clients can reach", c.AdvertiseAddr)
+	}
+	return errors.Join(errs...)
+}
+
+// validateRate reports the problems of the rate-limit fields through bad.
+func (c *Config) validateRate(bad func(format string, a ...any)) {
 	if c.RateLimit < 0 {
 		bad("RateLimit: must be >= 0, got %v", c.RateLimit)
 	}
@@ -236,13 +248,6 @@ func (c *Config) Validate() error {
 	if (c.RateLimit > 0 || c.AmplifyAllowance > 0) && c.MaxRateKeys < 1 {
 		bad("MaxRateKeys: must be >= 1, got %d", c.MaxRateKeys)
 	}
-	if c.SocketBuffer < 0 {
-		bad("SocketBuffer: must be >= 0, got %d", c.SocketBuffer)
-	}
-	if c.AdvertiseAddr.IsValid() && c.AdvertiseAddr.IsUnspecified() {
-		bad("AdvertiseAddr: %v is not an address clients can reach", c.AdvertiseAddr)
-	}
-	return errors.Join(errs...)
 }
 
 // burst returns the effective bucket size.
