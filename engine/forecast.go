@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -124,7 +125,7 @@ func (f Forecast) Write(w io.Writer) error {
 		fmt.Fprintf(tw, "  rooms\t%s\n", r.String())
 	}
 	tw.Flush()
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, words.FoldColumns(b.String(), words.TermWidth))
 	return err
 }
 

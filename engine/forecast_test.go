@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -29,6 +30,11 @@ func TestForecastGolden(t *testing.T) {
 		var b bytes.Buffer
 		if err := fc.Write(&b); err != nil {
 			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if w := words.Width(l); w > words.TermWidth {
+				t.Errorf("line %q is %d columns wide, over %d", l, w, words.TermWidth)
+			}
 		}
 		return b.Bytes()
 	})

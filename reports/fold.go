@@ -4,72 +4,20 @@ import (
 	"io"
 	"strings"
 
-	"github.com/clipperhouse/displaywidth"
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // TermWidth is the width, in display columns, the terminal report is laid
-// out for. It is fixed rather than read from the terminal: the report is
-// the same on a terminal, in a pipe, in a CI log and in the golden files,
-// 80 columns is what a default terminal and a pasted log show, and wider
-// terminals lose nothing but blank space.
-const TermWidth = 80
+// out for (words.TermWidth says why).
+const TermWidth = words.TermWidth
 
-// displayWidth is the number of terminal columns s takes (a CJK rune two,
-// "µ" or "·" one), with ambiguous-width runes counted narrow.
-func displayWidth(s string) int { return displaywidth.String(s) }
-
-// Wrap breaks text into lines of at most width display columns, at spaces:
-// the first line keeps text's leading spaces, the following ones start
-// with hang spaces (a hanging indent). A word too wide for a line of its
-// own is cut where the line ends.
-func Wrap(text string, width, hang int) []string {
-	lead := text[:len(text)-len(strings.TrimLeft(text, " "))]
-	if hang < 0 || hang >= width {
-		hang = 0
-	}
-	if displayWidth(lead) >= width {
-		lead = ""
-	}
-	indent := strings.Repeat(" ", hang)
-	var lines []string
-	cur, curW, empty := lead, displayWidth(lead), true
-	for _, word := range strings.Fields(text) {
-		ww := displayWidth(word)
-		if !empty && curW+1+ww > width {
-			lines = append(lines, cur)
-			cur, curW, empty = indent, hang, true
-		}
-		if !empty {
-			cur, curW = cur+" ", curW+1
-		}
-		// Each turn moves at least one rune of word onto a line.
-		for curW+ww > width {
-			head, tail := cutWidth(word, width-curW)
-			lines = append(lines, cur+head)
-			cur, curW, word, ww = indent, hang, tail, displayWidth(tail)
-		}
-		cur, curW, empty = cur+word, curW+ww, false
-	}
-	return append(lines, cur)
-}
-
-// cutWidth splits s after as many runes as fit in n columns, at least one.
-func cutWidth(s string, n int) (string, string) {
-	w := 0
-	for i, r := range s {
-		rw := displayWidth(string(r))
-		if i > 0 && w+rw > n {
-			return s[:i], s[i:]
-		}
-		w += rw
-	}
-	return s, ""
-}
+// displayWidth is the number of terminal columns s takes (words.Width).
+func displayWidth(s string) int { return words.Width(s) }
 
 // writeWrapped writes text wrapped to TermWidth with a hanging indent of
 // hang columns.
 func writeWrapped(w io.Writer, text string, hang int) {
-	for _, line := range Wrap(text, TermWidth, hang) {
+	for _, line := range words.Wrap(text, TermWidth, hang) {
 		io.WriteString(w, line+"\n")
 	}
 }
@@ -169,6 +117,6 @@ func cutTo(s string, n int) string {
 	if n < 1 {
 		return ""
 	}
-	head, _ := cutWidth(s, n-1)
+	head, _ := words.CutWidth(s, n-1)
 	return head + "…"
 }

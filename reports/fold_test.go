@@ -21,38 +21,6 @@ func paragraphs(s string) []string {
 	return out
 }
 
-func TestWrap(t *testing.T) {
-	tests := []struct {
-		name        string
-		text        string
-		width, hang int
-		want        []string
-	}{
-		{"fits", "a short line", 20, 2, []string{"a short line"}},
-		{"exact", "12345 7890", 10, 2, []string{"12345 7890"}},
-		{"hanging", "one two three four five", 10, 2, []string{"one two", "  three", "  four", "  five"}},
-		{"keeps leading spaces", "  down at +1.2 s, last seen up", 16, 4, []string{"  down at +1.2", "    s, last seen", "    up"}},
-		{"cuts a word too long", "x abcdefghijkl", 6, 2, []string{"x", "  abcd", "  efgh", "  ijkl"}},
-		{"counts runes not bytes", "µµµµ µµµµ", 9, 0, []string{"µµµµ µµµµ"}},
-		{"counts display width", "界界界 界", 8, 0, []string{"界界界", "界"}},
-		{"hang too wide", "aa bb", 3, 5, []string{"aa", "bb"}},
-		{"empty", "", 10, 2, []string{""}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Wrap(tt.text, tt.width, tt.hang)
-			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
-				t.Errorf("Wrap(%q, %d, %d) = %q, want %q", tt.text, tt.width, tt.hang, got, tt.want)
-			}
-			for _, l := range got {
-				if w := displayWidth(l); w > tt.width {
-					t.Errorf("line %q is %d columns wide, over %d", l, w, tt.width)
-				}
-			}
-		})
-	}
-}
-
 func TestWriteColumns(t *testing.T) {
 	long := strings.Repeat("n", 70)
 	tests := []struct {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // Describe writes a human summary of the plan, for `lobbybench run
@@ -81,7 +83,7 @@ func (p *Plan) Describe(w io.Writer) error {
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \n")
 	}
-	_, err := io.WriteString(w, strings.Join(lines[:len(lines)-1], "\n")+"\n")
+	_, err := io.WriteString(w, words.FoldColumns(strings.Join(lines[:len(lines)-1], "\n")+"\n", words.TermWidth))
 	return err
 }
 

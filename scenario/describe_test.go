@@ -3,9 +3,11 @@ package scenario
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/internal/words"
 )
 
 // TestDescribe renders every example scenario and compares it with
@@ -20,6 +22,11 @@ func TestDescribe(t *testing.T) {
 		var b bytes.Buffer
 		if err := p.Describe(&b); err != nil {
 			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if w := words.Width(l); w > words.TermWidth {
+				t.Errorf("line %q is %d columns wide, over %d", l, w, words.TermWidth)
+			}
 		}
 		return b.Bytes()
 	})

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -133,7 +134,7 @@ func (e *env) say(msg string) {
 // would otherwise break it wherever the 80th column falls ("(--" and
 // "grace)").
 func stopLine(s string) string {
-	return strings.Join(reports.Wrap(s, reports.TermWidth, 2), "\n") + "\n"
+	return strings.Join(words.Wrap(s, reports.TermWidth, 2), "\n") + "\n"
 }
 
 // setStopNote sets what the first Ctrl-C says the command waits for.
