@@ -158,25 +158,18 @@ func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string)
 }
 
 // startOwner starts the server --target-cmd (or the scenario's target_cmd)
-// names, once for every step, and makes r's steps watch and measure it;
-// nil when there is none.
+// names, once for every step, and makes r's steps watch and measure it
+// (ownTarget); nil when there is none.
 func (c *capacityOptions) startOwner(ctx context.Context, e *env, r *capacity.EngineRunner) (*ownedRun, int) {
 	plan := r.Plan
 	cmdline := c.own.command(plan.TargetCmd)
 	if c.sharded() && cmdline != "" {
 		return nil, usageErr(e, "capacity", "the scenario's target_cmd cannot be used with --shard: every shard must load the one server; start it apart and give --target")
 	}
-	if err := c.own.need(cmdline, plan.Target); err != nil {
-		return nil, usageErr(e, "capacity", "%v", err)
-	}
-	if cmdline == "" {
-		return nil, exitOK
-	}
-	owner, code := startOwned(ctx, e, "capacity", c.own, cmdline, plan)
+	owner, code := ownTarget(ctx, e, "capacity", c.own, cmdline, plan, &r.Base)
 	if owner == nil {
 		return nil, code
 	}
-	r.Base.OnWatchdog, r.Base.OnStart, r.Base.TargetTelemetry = owner.onWatchdog, owner.onStart, owner.Snapshot
 	r.Telemetry = owner.Snapshot
 	// A step's workers see only that the address stopped answering; the
 	// process's end, and how, is known here.

@@ -180,7 +180,7 @@ func runRun(ctx context.Context, e *env, r *runOptions, args []string) int {
 	if err != nil {
 		return usageErr(e, "run", "%v", err)
 	}
-	cfg.Abort, cfg.Progress, cfg.Mode, cfg.Warnings, cfg.Observers = e.abort, notes, progressMode(e, r.quiet), e.stderr, observe.NewBudget()
+	cfg.Abort, cfg.Progress, cfg.Mode, cfg.Warnings, cfg.ConnBudget = e.abort, notes, progressMode(e, r.quiet), e.stderr, observe.NewBudget()
 	if r.linger > 0 {
 		// The metrics server outlives the run by the linger.
 		until, end := context.WithCancel(context.WithoutCancel(ctx))
@@ -247,41 +247,40 @@ func (r *runOptions) openDashboard(e *env, cfg *engine.Config) (*dashboard.Serve
 	if r.dashAddr == "" {
 		return nil, exitOK
 	}
-	dash, err := dashboard.Listen(r.dashAddr, dashboard.Options{Conns: cfg.Observers, Planned: cfg.Plan.Load.Duration + r.grace})
+	dash, err := dashboard.Listen(r.dashAddr, dashboard.Options{Conns: cfg.ConnBudget, Planned: cfg.Plan.Load.Duration + r.grace})
 	if err != nil {
 		return nil, usageErr(e, "run", "--dashboard-addr: %v", err)
 	}
-	cfg.OnLive = func(l *engine.Live) { dash.SetSource(l.Run) }
+	cfg.Observers = append(cfg.Observers, liveObserver{dash: dash})
 	if cfg.Mode != engine.ProgressNone {
 		fmt.Fprintf(e.stderr, "lobbybench run: live page at http://%s/\n", dash.Addr())
 	}
 	return dash, exitOK
 }
 
+// liveObserver is the engine.Observer that feeds the live page the run's
+// live view.
+type liveObserver struct {
+	engine.Observes
+	dash *dashboard.Server
+}
+
+func (l liveObserver) LiveReady(v *engine.Live) { l.dash.SetSource(v.Run) }
+
 // startOwner starts the server --target-cmd (or the scenario's target_cmd)
-// names and makes cfg watch it; nil when there is none, or in a --workers
-// worker, whose parent starts it.
+// names and makes cfg watch it (ownTarget); nil when there is none, or in
+// a --workers worker, whose parent starts it.
 func (r *runOptions) startOwner(ctx context.Context, e *env, cfg *engine.Config) (*ownedRun, int) {
-	plan := cfg.Plan
-	cmdline := r.own.command(plan.TargetCmd)
 	if r.worker {
 		return nil, exitOK
 	}
-	if err := r.own.need(cmdline, plan.Target); err != nil {
-		return nil, usageErr(e, "run", "%v", err)
+	owner, code := ownTarget(ctx, e, "run", r.own, r.own.command(cfg.Plan.TargetCmd), cfg.Plan, cfg)
+	if owner != nil {
+		// A recovery drill runs where the server is owned: the engine
+		// applies the scenario's faults to it.
+		cfg.Owned, cfg.Faults = owner.p, cfg.Plan.Faults
 	}
-	if cmdline == "" {
-		return nil, exitOK
-	}
-	owner, code := startOwned(ctx, e, "run", r.own, cmdline, plan)
-	if owner == nil {
-		return nil, code
-	}
-	cfg.OnWatchdog, cfg.OnStart, cfg.TargetTelemetry = owner.onWatchdog, owner.onStart, owner.Snapshot
-	// A recovery drill runs where the server is owned: the engine
-	// applies the scenario's faults to it.
-	cfg.Owned, cfg.Faults = owner.p, plan.Faults
-	return owner, exitOK
+	return owner, code
 }
 
 // execute runs cfg: as --workers processes, as a --workers worker, or

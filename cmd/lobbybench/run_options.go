@@ -195,8 +195,8 @@ func (r *runOptions) shapePlan(plan *scenario.Plan) (*scenario.Plan, error) {
 
 // config is the engine.Config of plan the flags say, now being the time
 // --start-at's offset counts from; what the run's surroundings give
-// (Abort, Progress, Mode, Warnings, Observers) and the owned target are
-// the caller's.
+// (Abort, Progress, Mode, Warnings, ConnBudget) and its observers (the
+// live page, the owned target) are the caller's.
 func (r *runOptions) config(ctx context.Context, plan *scenario.Plan, now time.Time) (engine.Config, error) {
 	cfg := engine.Config{Plan: plan, Shard: r.shard, Grace: r.grace, MetricsAddr: r.metrics, NoSpin: r.noSpin}
 	var err error
