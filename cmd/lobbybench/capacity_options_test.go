@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -17,13 +15,7 @@ import (
 // does, nothing run: the options and the positional arguments.
 func parseCapacityOptions(t *testing.T, args ...string) (*capacityOptions, []string) {
 	t.Helper()
-	fs := flag.NewFlagSet("capacity", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	c := addCapacityFlags(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		t.Fatalf("parsing %q: %v", args, err)
-	}
+	c, fs, pos := parseOptions(t, addCapacityFlags, args...)
 	c.parsed(fs)
 	return c, pos
 }

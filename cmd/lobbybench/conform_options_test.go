@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"io"
 	"net/netip"
 	"slices"
 	"strings"
@@ -17,12 +15,7 @@ import (
 // nothing run.
 func parseConformFlags(t *testing.T, args ...string) *conformFlags {
 	t.Helper()
-	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f := addConformFlags(fs)
-	if _, err := parseFlags(fs, args); err != nil {
-		t.Fatalf("parsing %q: %v", args, err)
-	}
+	f, _, _ := parseOptions(t, addConformFlags, args...)
 	return f
 }
 

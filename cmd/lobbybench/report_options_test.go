@@ -1,8 +1,6 @@
 package main
 
 import (
-	"flag"
-	"io"
 	"slices"
 	"testing"
 
@@ -32,12 +30,7 @@ func TestCompareOptionsGates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			c := addCompareFlags(fs)
-			if _, err := parseFlags(fs, tc.args); err != nil {
-				t.Fatalf("parsing %q: %v", tc.args, err)
-			}
+			c, _, _ := parseOptions(t, addCompareFlags, tc.args...)
 			if got := errText(c.check([]string{"base.json", "new.json"})); got != tc.error {
 				t.Fatalf("error %q, want %q", got, tc.error)
 			}
@@ -64,11 +57,7 @@ func TestCompareOptionsCapacityGate(t *testing.T) {
 		{[]string{"--max-capacity-drop", "15"}, 15},
 		{[]string{"--max-capacity-drop", "off"}, 100},
 	} {
-		fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-		c := addCompareFlags(fs)
-		if _, err := parseFlags(fs, tc.args); err != nil {
-			t.Fatalf("parsing %q: %v", tc.args, err)
-		}
+		c, _, _ := parseOptions(t, addCompareFlags, tc.args...)
 		if g := c.capacityGate(b, n); g.Metric != own.Metric || g.Max != tc.want {
 			t.Errorf("%q: gate %+v, want %s max %v", tc.args, g, own.Metric, tc.want)
 		}

@@ -13,17 +13,26 @@ import (
 	"github.com/lobbybench/lobbybench/scenario"
 )
 
-// parseRunOptions parses run's flags from args as the command does,
-// nothing run: the options and the positional arguments.
-func parseRunOptions(t *testing.T, args ...string) (*runOptions, []string) {
+// parseOptions declares a command's flags with add on a fresh flag set
+// and parses args as the command does, nothing run: the options, the flag
+// set and the positional arguments.
+func parseOptions[T any](t *testing.T, add func(*flag.FlagSet) T, args ...string) (T, *flag.FlagSet, []string) {
 	t.Helper()
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	r := addRunFlags(fs)
+	o := add(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		t.Fatalf("parsing %q: %v", args, err)
 	}
+	return o, fs, pos
+}
+
+// parseRunOptions parses run's flags from args as the command does,
+// nothing run: the options and the positional arguments.
+func parseRunOptions(t *testing.T, args ...string) (*runOptions, []string) {
+	t.Helper()
+	r, _, pos := parseOptions(t, addRunFlags, args...)
 	r.parsed()
 	return r, pos
 }
