@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ type EngineRunner struct {
 	// Sleep waits between drain polls (nil: a timer honouring ctx).
 	Sleep func(context.Context, time.Duration)
 	// Telemetry, when set, is the owned target process's figures since
-	// the step's start (engine.Config.OnStart takes the baseline): what
+	// the step's start (its engine.Observer's LoadStart takes the baseline): what
 	// the step cost the server, when the engine did not measure it (it
 	// does the embedded server).
 	Telemetry func() *result.TargetProcess
@@ -151,15 +152,7 @@ func (r *EngineRunner) Step(ctx context.Context, load float64) (result.CapacityS
 		}
 		defer srv.Close()
 		cfg.EmbeddedAt, srvCfg = srv.addr, &srv.cfg
-		onStart := cfg.OnStart
-		cfg.OnStart = func(start time.Time) {
-			if self == nil && srv.judged {
-				self, _ = owned.SampleSelf(time.Second, start)
-			}
-			if onStart != nil {
-				onStart(start)
-			}
-		}
+		cfg.Observers = append(slices.Clip(cfg.Observers), judgedSampler{srv: srv, self: &self})
 		defer func() {
 			if self != nil {
 				self.Stop()
@@ -279,6 +272,20 @@ func (r *EngineRunner) failed(load float64, err error, drain string) (result.Cap
 }
 
 // stepServer is the embedded reference server of one step.
+// judgedSampler is the engine.Observer that starts sampling a step's
+// embedded server's process (into *self) at its judged run's start.
+type judgedSampler struct {
+	engine.Observes
+	srv  *stepServer
+	self **owned.SelfSampler
+}
+
+func (j judgedSampler) LoadStart(start time.Time) {
+	if *j.self == nil && j.srv.judged {
+		*j.self, _ = owned.SampleSelf(time.Second, start)
+	}
+}
+
 type stepServer struct {
 	cfg    refserver.Config
 	addr   netip.AddrPort

@@ -178,8 +178,8 @@ func TestEngineRunnerWarmupApart(t *testing.T) {
 				Run: func(_ context.Context, cfg engine.Config) (*engine.Result, error) {
 					runs = append(runs, cfg.Plan.Load.Duration)
 					servers = append(servers, cfg.EmbeddedAt)
-					if cfg.OnStart != nil {
-						cfg.OnStart(time.Now()) // as the engine does
+					for _, o := range cfg.Observers {
+						o.LoadStart(time.Now()) // as the engine does
 					}
 					warm := cfg.Plan.Load.Duration == time.Second
 					run := &result.Run{DurationNS: cfg.Plan.Load.Duration, Thresholds: []result.ThresholdResult{passing("errors.rate", 0, 0.05)},

@@ -215,7 +215,7 @@ func TestObserversAfterTheRun(t *testing.T) {
 	// clients) and a few files over: fewer than DefaultConns.
 	plan.Load.MaxClients = int(limit) - FilesMargin - int(limit)/200 - 30
 	b := observe.NewBudget()
-	res, err := Run(context.Background(), Config{Plan: plan, Factory: fakeFactory(time.Millisecond), Grace: time.Second, Observers: b})
+	res, err := Run(context.Background(), Config{Plan: plan, Factory: fakeFactory(time.Millisecond), Grace: time.Second, ConnBudget: b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // Live is a running run's view so far, as a live page shows it
-// (Config.OnLive; `run --dashboard-addr`): the figures of the one process
+// (Observer.LiveReady; `run --dashboard-addr`): the figures of the one process
 // (Run), or the exact merge of its workers' latest states (RunWorkers:
 // metrics.Merged, the merge the live metrics serve), as a result.Run whose
 // thresholds and headline are judged as the final result's are. Safe for

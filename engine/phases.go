@@ -185,8 +185,8 @@ func (r *runState) reachTarget() error {
 func (r *runState) estimateFiles() {
 	plan, info := r.plan, r.info
 	info.Files = EstimateFiles(plan, r.cfg.Shard, r.srvCfg)
-	if r.cfg.Observers != nil {
-		r.cfg.Observers.Reserve(info.Files.Limit, info.Files.Needed())
+	if r.cfg.ConnBudget != nil {
+		r.cfg.ConnBudget.Reserve(info.Files.Limit, info.Files.Needed())
 	}
 	if !info.Files.Fits() && r.cfg.Warnings != nil && !r.cfg.NoFilesWarning {
 		fmt.Fprintf(r.cfg.Warnings, "lobbybench: warning: this run needs %s: sessions beyond it will fail to start; spread the clients over processes with --workers auto (or --workers N, or --shard)\n", info.Files)
@@ -221,7 +221,7 @@ func (r *runState) serveMetrics() error {
 	}
 	var mctx context.Context
 	mctx, r.mcancel = metricsContext(r.ctx, cfg.MetricsUntil)
-	a, err := prom.ServeWith(mctx, cfg.MetricsAddr, r.col, prom.Options{Target: r.metricsTelemetry(), Conns: cfg.Observers})
+	a, err := prom.ServeWith(mctx, cfg.MetricsAddr, r.col, prom.Options{Target: r.metricsTelemetry(), Conns: cfg.ConnBudget})
 	if err != nil {
 		return fmt.Errorf("--metrics-addr: %w", err)
 	}
@@ -233,11 +233,11 @@ func (r *runState) serveMetrics() error {
 }
 
 // metricsTelemetry is the target process's figures for the live metrics:
-// the owner's (Config.TargetTelemetry), or the embedded server's once its
+// the owner's (a TargetObserver's), or the embedded server's once its
 // sampler is there (startSampling), or nil.
 func (r *runState) metricsTelemetry() func() *result.TargetProcess {
-	if r.cfg.TargetTelemetry != nil || r.srv == nil {
-		return r.cfg.TargetTelemetry
+	if t := r.cfg.targetTelemetry(); t != nil || r.srv == nil {
+		return t
 	}
 	return func() *result.TargetProcess {
 		if s := r.selfAt.Load(); s != nil {
@@ -263,16 +263,14 @@ func (r *runState) waitForStart() error {
 
 // startSampling starts sampling the harness and, with an embedded
 // server, this process, and tells an owner of the target process the
-// run's start (Config.OnStart).
+// run's start (Observer.LoadStart).
 func (r *runState) startSampling() {
 	r.mem = startMemSampler(250 * time.Millisecond)
 	if r.srv != nil {
 		r.self = sampleSelf(r.start)
 		r.selfAt.Store(r.self)
 	}
-	if r.cfg.OnStart != nil {
-		r.cfg.OnStart(r.start)
-	}
+	r.cfg.loadStart(r.start)
 }
 
 // stopSelf stops sampling the embedded server's process and returns its
@@ -405,7 +403,7 @@ func (r *runState) liveSessions() *result.Sessions {
 }
 
 // startObservers starts what watches the run beside the load, in this
-// order: the live view (Config.OnLive), the progress, the watchdog and
+// order: the live view (Observer.LiveReady), the progress, the watchdog and
 // the drill's faults.
 func (r *runState) startObservers() {
 	r.startLive()
@@ -416,9 +414,9 @@ func (r *runState) startObservers() {
 	}
 }
 
-// startLive hands the run's live view to Config.OnLive, when set.
+// startLive hands the run's live view to its observers, when it has any.
 func (r *runState) startLive() {
-	if r.cfg.OnLive == nil {
+	if !r.cfg.wantsLive() {
 		return
 	}
 	set := func() metrics.LiveSet {
@@ -428,7 +426,7 @@ func (r *runState) startLive() {
 	}
 	r.live = &Live{start: r.start, plan: r.plan, target: r.targetName, ctx: r.ctx, set: set, shards: []string{r.cfg.Shard.String()},
 		telemetry: selfTelemetry(r.cfg, r.self, noteEmbedded)}
-	r.cfg.OnLive(r.live)
+	r.cfg.liveReady(r.live)
 }
 
 // startProgress shows the progress in Config.Mode, when it is on; the

@@ -13,7 +13,6 @@ import (
 	"github.com/lobbybench/lobbybench/internal/observe"
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/words"
-	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -68,13 +67,6 @@ type Config struct {
 	// --watchdog 0`). WatchdogTimeout bounds one probe (0: the scenario's
 	// shortest request timeout, within 1-5 s).
 	Watchdog, WatchdogTimeout time.Duration
-	// OnWatchdog, when set, is handed the run's watchdog before it
-	// starts: the hook through which an owned target process's death is
-	// reported (Watchdog.MarkDown with result.DownExited, its exit and
-	// last output), so it opens or completes the outage the probes see.
-	// An owner's telemetry goes to Result.Run.TargetProcess after Run
-	// returns.
-	OnWatchdog func(*liveness.Watchdog)
 	// MetricsAddr, when set, serves the live counters and latencies in the
 	// Prometheus/OpenMetrics text format at http://MetricsAddr/metrics for
 	// the length of the run.
@@ -84,31 +76,26 @@ type Config struct {
 	// serves the final figures while a scraper takes them. Nil: the
 	// server stops when the run returns.
 	MetricsUntil context.Context
-	// Observers is the connection budget the run's HTTP observers share
+	// ConnBudget is the connection budget the run's HTTP observers share
 	// (the metrics server here, the caller's live page): the run sets it
 	// from its open-files estimate (observe.Budget.Reserve), its own
 	// sockets first. Nil: the metrics server has a budget of its own.
-	Observers *observe.Budget
+	ConnBudget *observe.Budget
 	// WorkerMetrics (a --workers worker whose parent serves live metrics)
 	// adds the cumulative metrics.LiveState to the ProgressJSON lines: at
 	// most once a second, and on the final line.
 	WorkerMetrics bool
-	// OnLive, when set, is handed the run's live view as its load starts
-	// (Live: the one process's figures, or with RunWorkers the exact
-	// merge of its workers' states, the one MetricsAddr serves): what
-	// `run --dashboard-addr` shows. RunWorkers's workers must send their
-	// states (WorkerMetrics) for it to hold more than their deaths.
-	OnLive func(*Live)
+	// Observers watch the run at its named moments (Observer): its
+	// watchdog ready, its load's start, its live view ready; a
+	// TargetObserver's figures are the owned target's in the live
+	// metrics.
+	Observers []Observer
 	// Owned is the target's process when lobbybench started it
 	// (--target-cmd); Faults, the scenario's recovery drill, are applied
 	// to it during the run (engine/drill.go, Result.Run.Drill). Faults
 	// need Owned.
 	Owned  *owned.Process
 	Faults []owned.Fault
-	// OnStart, when set, is called with the run's start (the origin of
-	// its offsets, Run.StartedAt) as the load begins: an owner of the
-	// target process (--target-cmd) takes its baseline then.
-	OnStart func(start time.Time)
 	// StartAt, when set, is the run's start instant (`run --start-at`):
 	// once the target answers, the run waits for it (ctx ends the wait:
 	// a *StartWaitError, nothing measured) and starts its schedule there,
@@ -118,10 +105,6 @@ type Config struct {
 	// arrivals it missed are dropped starts (late_start). Bounding how
 	// far ahead or behind it may be is the caller's (the flags').
 	StartAt time.Time
-	// TargetTelemetry, when set, returns the owned target process's
-	// figures so far (owned.Process.Snapshot), for the live metrics. The
-	// embedded server's are sampled by the run itself.
-	TargetTelemetry func() *result.TargetProcess
 }
 
 // metricsContext is the metrics server's life: until the run returns
@@ -154,11 +137,11 @@ func sampleSelf(start time.Time) *owned.SelfSampler {
 }
 
 // selfTelemetry is the embedded server's TargetProcess so far, or the
-// owner's (Config.TargetTelemetry).
+// owner's (a TargetObserver's).
 func selfTelemetry(cfg Config, s *owned.SelfSampler, note string) func() *result.TargetProcess {
 	switch {
-	case cfg.TargetTelemetry != nil:
-		return cfg.TargetTelemetry
+	case cfg.targetTelemetry() != nil:
+		return cfg.targetTelemetry()
 	case s != nil:
 		return func() *result.TargetProcess { return TargetProcess(s.Snapshot(), note) }
 	}

@@ -13,11 +13,12 @@ import (
 
 // TestRunEmbeddedTelemetry: a run against the embedded server reports
 // its process's figures, saying they include the load generator's own
-// work; OnStart gets the run's start, the origin of the offsets.
+// work; Observer.LoadStart gets the run's start, the origin of the offsets.
 func TestRunEmbeddedTelemetry(t *testing.T) {
-	var started time.Time
+	var log []string
+	rec := &momentLog{log: &log}
 	res, err := Run(context.Background(), Config{Plan: mustPlan(t, fakeYAML), Factory: fakeFactory(time.Millisecond),
-		OnStart: func(s time.Time) { started = s }})
+		Observers: []Observer{rec}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +32,8 @@ func TestRunEmbeddedTelemetry(t *testing.T) {
 	if len(tp.Samples) < 1 || tp.PeakRSSBytes < 1<<20 || tp.Samples[0].Threads < 1 {
 		t.Errorf("implausible figures: %d samples, peak RSS %d", len(tp.Samples), tp.PeakRSSBytes)
 	}
-	if !started.Equal(res.Run.StartedAt) {
-		t.Errorf("OnStart got %v, the run started at %v", started, res.Run.StartedAt)
+	if !rec.start.Equal(res.Run.StartedAt) {
+		t.Errorf("LoadStart got %v, the run started at %v", rec.start, res.Run.StartedAt)
 	}
 	if last := tp.Samples[len(tp.Samples)-1].OffsetNS; last < 0 {
 		t.Errorf("sample offset %v before the start", last)

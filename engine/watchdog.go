@@ -105,7 +105,7 @@ func (x *watch) answeredAt(from time.Duration) int64 {
 // startWatch starts the watchdog of a run that started at start; note
 // prints a line at once (above the progress bar) when the target goes
 // down or comes back. hook, when set, gets the watchdog before it starts
-// (Config.OnWatchdog).
+// (Observer.WatchdogReady).
 func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scenario.Plan, addr netip.AddrPort, col *metrics.Collector, start time.Time, note func(string)) *watch {
 	timeout := cfg.WatchdogTimeout
 	if timeout <= 0 {
@@ -151,9 +151,7 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scen
 			}
 		},
 	}
-	if cfg.OnWatchdog != nil {
-		cfg.OnWatchdog(x.w)
-	}
+	cfg.watchdogReady(x.w)
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	x.cancel = cancel
 	go func() {

@@ -183,15 +183,16 @@ func TestWatchdogOff(t *testing.T) {
 	}
 }
 
-// TestWatchdogHook: Config.OnWatchdog gets the watchdog before the load
+// TestWatchdogHook: Observer.WatchdogReady gets the watchdog before the load
 // starts, and an outage it reports (an owned process's exit) is the
 // run's, first in the headline.
 func TestWatchdogHook(t *testing.T) {
 	p := watchedTarget(t, "udp-lobby", faultproxy.Healthy, 0)
 	plan := watchedPlan(t, "udp-lobby", p.Addr(), 300*time.Millisecond)
-	res, err := Run(context.Background(), Config{Plan: plan, OnWatchdog: func(w *liveness.Watchdog) {
+	var log []string
+	res, err := Run(context.Background(), Config{Plan: plan, Observers: []Observer{&momentLog{log: &log, onWatchdog: func(w *liveness.Watchdog) {
 		w.MarkDown(time.Millisecond, result.DownExited, "", "killed by SIGABRT", []string{"abort"})
-	}})
+	}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,8 +166,8 @@ func (r *workersRun) startEmbedded() (*embedded, error) {
 	r.embeddedAt = srv.addr
 	info.Embedded = true
 	info.Files = Files{Server: ServerFiles(c, plan.Load.MaxClients), Margin: FilesMargin, Limit: OpenFilesLimit()}
-	if w.Observers != nil {
-		w.Observers.Reserve(info.Files.Limit, info.Files.Needed())
+	if w.ConnBudget != nil {
+		w.ConnBudget.Reserve(info.Files.Limit, info.Files.Needed())
 	}
 	if !info.Files.Fits() && w.Warnings != nil {
 		fmt.Fprintf(w.Warnings, "lobbybench: warning: the embedded server needs about %d open files against an open-files limit (RLIMIT_NOFILE) of %d: run it as a separate process (lobbybench serve) and give --target\n",
@@ -179,7 +179,7 @@ func (r *workersRun) startEmbedded() (*embedded, error) {
 // startSampling starts sampling the parent's harness and, with an
 // embedded server, this process (the parent holds the server and not the
 // load: its figures are the server's); tells an owner the start
-// (Config.OnStart), and says when the workers wait for their start
+// (Observer.LoadStart), and says when the workers wait for their start
 // instant.
 func (r *workersRun) startSampling() {
 	w := r.w
@@ -188,9 +188,7 @@ func (r *workersRun) startSampling() {
 	if r.info.Embedded {
 		r.self = sampleSelf(start)
 	}
-	if w.OnStart != nil {
-		w.OnStart(start)
-	}
+	w.loadStart(start)
 	r.liveStart = start
 	if !w.StartAt.IsZero() {
 		r.liveStart = w.StartAt
@@ -199,21 +197,21 @@ func (r *workersRun) startSampling() {
 }
 
 // startObservers makes the workers and what shows them live: the merge
-// of their states, the live view (Config.OnLive) and the metrics server;
+// of their states, the live view (Observer.LiveReady) and the metrics server;
 // it returns what stops the server. On error it stops the sampling.
 func (r *workersRun) startObservers() (stopMetrics func(), err error) {
 	w := r.w
-	if w.MetricsAddr != "" || w.OnLive != nil {
+	if w.MetricsAddr != "" || w.wantsLive() {
 		r.live = metrics.NewMerged(r.liveStart, w.N)
 	}
 	r.workers = newWorkers(w, r.live)
 	telemetry := selfTelemetry(w.Config, r.self, noteEmbeddedWorkers)
-	if w.OnLive != nil {
+	if w.wantsLive() {
 		target := w.Plan.Target
 		if target == "" {
 			target = "embedded " + r.embeddedAt.String()
 		}
-		w.OnLive(workersLive(r.ctx, w, target, r.liveStart, r.live, r.workers, telemetry))
+		w.liveReady(workersLive(r.ctx, w, target, r.liveStart, r.live, r.workers, telemetry))
 	}
 	stopMetrics, err = serveWorkersMetrics(r.ctx, w, r.live, r.workers, telemetry, r.info)
 	if err != nil {

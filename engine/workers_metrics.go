@@ -48,7 +48,7 @@ func serveWorkersMetrics(ctx context.Context, w Workers, live *metrics.Merged, w
 		}
 		return out
 	}
-	a, err := prom.ServeWith(mctx, w.MetricsAddr, live, prom.Options{Workers: states, Target: target, Conns: w.Observers})
+	a, err := prom.ServeWith(mctx, w.MetricsAddr, live, prom.Options{Workers: states, Target: target, Conns: w.ConnBudget})
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("--metrics-addr: %w", err)

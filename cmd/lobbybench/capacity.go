@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -88,209 +87,128 @@ func init() {
 		summary: "find the highest load a scenario's thresholds hold at, and what breaks first",
 		usage:   capacityUsage,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
-			var (
-				o         scenario.Overrides
-				seed      seedFlag
-				shard     engine.Shard
-				outs      = outputFlags(fs, result.KindCapacity)
-				quiet     = fs.Bool("quiet", false, "no line per step")
-				start     = fs.Float64("start", 0, "first load: sessions/s (open model) or clients (closed); default the scenario's peak, or 10")
-				maxLoad   = fs.Float64("max", 100000, "highest load tried")
-				loads     = fs.String("loads", "", "play this fixed ladder of `L1,L2,…` loads in increasing order, each one step, instead of searching (no bisection)")
-				workers   = fs.String("workers", "", "play each step as `N` local worker processes (or auto: enough for the open-files limit at that step's load), judged on their merge")
-				step      = fs.Duration("step", 10*time.Second, "how long each load is held and judged (the judged run), after its warm-up")
-				warmup    = fs.Duration("warmup", 2*time.Second, "how long each load runs before it is judged (a run of its own; 0: none)")
-				precision = fs.Float64("precision", 0.1, "stop when the gap between the load that held and the one that broke is within this share (0.1: 10%)")
-				budget    = fs.Duration("budget", 5*time.Minute, "total time of the search: no step starts that would end after it")
-				drain     = fs.Duration("drain", 30*time.Second, "how long to wait before a step for the target's rooms (udp-lobby, tcp-lobby) or players (leviathan) to fall back to their count before the first step")
-				lagBound  = fs.Duration("lag-bound", 100*time.Millisecond, "a step whose send lag p99 is above it is harness-bound")
-				grace     = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after each step")
-				watchdog  = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket (0: no watchdog, and no TARGET DOWN verdict but an unreachable next step)")
-				// --target-cmd starts the server once, for the whole search;
-				// what each step costs it is measured.
-				own        = addOwnedTargetFlags(fs, true)
-				allowRedir = allowRedirectFlag(fs)
-			)
-			addTargetSeedFlags(fs, &o, &seed)
-			fs.Var(&shard, "shard", "play shard `i/n` (0-based) of a fixed ladder (--loads, or doubling from --start to --max): its share of every load, in a document 'report merge' merges with the other shards'")
+			c := addCapacityFlags(fs)
 			return func(ctx context.Context, e *env, args []string) int {
-				if len(args) != 1 {
-					return usageErr(e, "capacity", "want exactly one SCENARIO.yaml argument, got %d", len(args))
-				}
-				o.Seed = seed.v
-				given := map[string]bool{}
-				fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-				sharded := given["shard"]
-				switch {
-				case *step <= 0:
-					return usageErr(e, "capacity", "--step %v must be above 0", *step)
-				case *warmup < 0:
-					return usageErr(e, "capacity", "--warmup %v must be 0 or above", *warmup)
-				case *drain < 0:
-					return usageErr(e, "capacity", "--drain %v must be 0 or above", *drain)
-				case *lagBound <= 0:
-					return usageErr(e, "capacity", "--lag-bound %v must be above 0", *lagBound)
-				case *grace <= 0:
-					return usageErr(e, "capacity", "--grace %v must be above 0", *grace)
-				case *watchdog < 0:
-					return usageErr(e, "capacity", "--watchdog %v must be 0 (off) or above", *watchdog)
-				case sharded && given["workers"]:
-					return usageErr(e, "capacity", "--shard cannot be used with --workers: a shard is one process; run more shards instead")
-				case sharded && (given["target-cmd"] || given["target-log"]):
-					return usageErr(e, "capacity", "--target-cmd cannot be used with --shard: every shard must load the one server; start it apart and give --target")
-				}
-				var ladder []float64
-				if given["loads"] {
-					for _, f := range []string{"start", "max", "precision"} {
-						if given[f] {
-							return usageErr(e, "capacity", "--%s cannot be used with --loads: the ladder names every load it plays", f)
-						}
-					}
-					var err error
-					if ladder, err = capacity.ParseLoads(*loads); err != nil {
-						return usageErr(e, "capacity", "%v", err)
-					}
-				} else if sharded && given["precision"] {
-					return usageErr(e, "capacity", "--precision cannot be used with --shard: a sharded run plays a fixed ladder (doubling from --start to --max, or --loads), it does not bisect")
-				}
-				if err := own.check(); err != nil {
-					return usageErr(e, "capacity", "%v", err)
-				}
-				plan, bad := loadPlan(e, "capacity", args[0], o)
-				if plan == nil {
-					return bad
-				}
-				var err error
-				if sharded && !shard.Whole() && plan.Target == "" {
-					return usageErr(e, "capacity", "--shard %s needs --target (or the scenario's target): the shards on their machines must load one server, not an embedded server each", shard)
-				}
-				nWorkers := 0 // auto: per step
-				if given["workers"] && *workers != "auto" {
-					if nWorkers, err = parseWorkers(*workers, plan); err != nil {
-						return usageErr(e, "capacity", "%v", err)
-					}
-				}
-				if *start == 0 {
-					*start = math.Round(peakOf(plan.Load))
-					if *start < 1 {
-						*start = 10
-					}
-				}
-				stepCost := *warmup + *step + *grace/3
-				s := capacity.Settings{Start: *start, Max: *maxLoad, Precision: *precision, Budget: *budget, StepCost: stepCost}
-				if ladder == nil {
-					if err := s.Check(); err != nil {
-						return usageErr(e, "capacity", "%v", err)
-					}
-					if sharded {
-						ladder = capacity.DoublingLoads(*start, *maxLoad)
-					}
-				}
-				ls := capacity.LadderSettings{Loads: ladder, Budget: *budget, StepCost: stepCost}
-				if sharded {
-					ls.Shard = shard.String()
-				}
-				if ladder != nil {
-					if err := ls.Check(); err != nil {
-						return usageErr(e, "capacity", "%v", err)
-					}
-				}
-				if err := outs.check(e); err != nil {
-					return usageErr(e, "capacity", "%v", err)
-				}
-				e.setStopNote(func() string { return "the step running ends, then the results so far are written" })
-				cfg := engine.Config{Grace: *grace, Abort: e.abort, Mode: engine.ProgressNone, Warnings: e.stderr, Watchdog: *watchdog, Shard: shard}
-				if *watchdog == 0 {
-					cfg.Watchdog = -1
-				}
-				if cfg.Client.AllowRedirect, err = allowRedirect(ctx, *allowRedir); err != nil {
-					return usageErr(e, "capacity", "%v", err)
-				}
-				j := capacity.DefaultJudgement
-				j.LagBound = *lagBound
-				r := &capacity.EngineRunner{Plan: plan, Base: cfg, Hold: *step, Warmup: *warmup, Judge: j, Drain: *drain, KeepRuns: sharded,
-					Note: func(line string) { reports.WriteWrapped(e.stderr, "lobbybench capacity: "+line, 2) }}
-				if given["workers"] {
-					run, done, err := capacityWorkers(plan, nWorkers, *grace, *watchdog, *allowRedir, args[0])
-					if err != nil {
-						return usageErr(e, "capacity", "%v", err)
-					}
-					defer done()
-					r.Run = run
-				}
-				targetName := plan.Target
-				if plan.Target == "" {
-					targetName = "embedded reference server (a fresh one per step)"
-				} else if !r.CountTarget() && !*quiet {
-					fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (the protocol offers no count of what its server still holds)\n", plan.Protocol)
-				}
-				cmdline := own.command(plan.TargetCmd)
-				if sharded && cmdline != "" {
-					return usageErr(e, "capacity", "the scenario's target_cmd cannot be used with --shard: every shard must load the one server; start it apart and give --target")
-				}
-				if err := own.need(cmdline, plan.Target); err != nil {
-					return usageErr(e, "capacity", "%v", err)
-				}
-				if cmdline != "" {
-					owner, code := startOwned(ctx, e, "capacity", own, cmdline, plan)
-					if owner == nil {
-						return code
-					}
-					defer owner.stop()
-					r.Base.OnWatchdog, r.Base.OnStart, r.Base.TargetTelemetry = owner.onWatchdog, owner.onStart, owner.Snapshot
-					r.Telemetry = owner.Snapshot
-					// A step's workers see only that the address stopped
-					// answering; the process's end, and how, is known here.
-					inner := r.Run
-					if inner == nil {
-						inner = engine.Run
-					}
-					r.Run = func(ctx context.Context, cfg engine.Config) (*engine.Result, error) {
-						res, err := inner(ctx, cfg)
-						if res != nil && res.Run != nil {
-							owner.noteEnd(res)
-						}
-						return res, err
-					}
-					targetName += " (started by --target-cmd)"
-				}
-				var progress func(result.CapacityStep)
-				if !*quiet {
-					n := 0
-					unit := "/s"
-					if plan.Load.Model == scenario.Closed {
-						unit = " clients"
-					}
-					progress = func(st result.CapacityStep) {
-						n++
-						fmt.Fprintln(e.stderr, stepLine(n, unit, st))
-					}
-				}
-				var c *result.Capacity
-				if ladder != nil {
-					c, err = capacity.Ladder(ctx, ls, r, time.Now, progress)
-				} else {
-					c, err = capacity.Search(ctx, s, r, time.Now, progress)
-				}
-				if c == nil {
-					return usageErr(e, "capacity", "%v", err)
-				}
-				c.Scenario, c.Target, c.Protocol, c.Model = plan.Name, targetName, string(plan.Protocol), string(plan.Load.Model)
-				c.Settings.StepNS, c.Settings.WarmupNS, c.Settings.DrainNS, c.Settings.LagBoundNS = *step, *warmup, *drain, *lagBound
-				if err != nil {
-					fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
-					if len(c.Steps) == 0 {
-						var unreach *engine.UnreachableError
-						if errors.As(err, &unreach) {
-							return exitUnreachable
-						}
-						return exitUsage
-					}
-				}
-				return reportCapacity(e, c, outs)
+				c.parsed(fs)
+				return runCapacity(ctx, e, c, args)
 			}
 		},
 	})
+}
+
+// runCapacity is the capacity command once its flags are parsed into c.
+func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string) int {
+	if err := c.check(args); err != nil {
+		return usageErr(e, "capacity", "%v", err)
+	}
+	plan, bad := loadPlan(e, "capacity", args[0], c.o)
+	if plan == nil {
+		return bad
+	}
+	cc, err := c.config(ctx, plan)
+	if err != nil {
+		return usageErr(e, "capacity", "%v", err)
+	}
+	if err := c.outs.check(e); err != nil {
+		return usageErr(e, "capacity", "%v", err)
+	}
+	e.setStopNote(func() string { return "the step running ends, then the results so far are written" })
+	r := cc.runner
+	r.Base.Abort, r.Base.Warnings = e.abort, e.stderr
+	r.Note = func(line string) { reports.WriteWrapped(e.stderr, "lobbybench capacity: "+line, 2) }
+	if c.given["workers"] {
+		run, done, err := capacityWorkers(plan, cc.workers, c.grace, c.watchdog, c.allowRedir, args[0])
+		if err != nil {
+			return usageErr(e, "capacity", "%v", err)
+		}
+		defer done()
+		r.Run = run
+	}
+	targetName := plan.Target
+	if plan.Target == "" {
+		targetName = "embedded reference server (a fresh one per step)"
+	} else if !r.CountTarget() && !c.quiet {
+		fmt.Fprintf(e.stderr, "lobbybench capacity: %s: the server's drain between steps is not checked (the protocol offers no count of what its server still holds)\n", plan.Protocol)
+	}
+	owner, code := c.startOwner(ctx, e, r)
+	if code != exitOK {
+		return code
+	}
+	if owner != nil {
+		defer owner.stop()
+		targetName += " (started by --target-cmd)"
+	}
+	res, err := cc.play(ctx, r, c.progress(e, plan))
+	if res == nil {
+		return usageErr(e, "capacity", "%v", err)
+	}
+	res.Scenario, res.Target, res.Protocol, res.Model = plan.Name, targetName, string(plan.Protocol), string(plan.Load.Model)
+	res.Settings.StepNS, res.Settings.WarmupNS, res.Settings.DrainNS, res.Settings.LagBoundNS = c.step, c.warmup, c.drain, c.lagBound
+	if err != nil {
+		fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
+		if len(res.Steps) == 0 {
+			var unreach *engine.UnreachableError
+			if errors.As(err, &unreach) {
+				return exitUnreachable
+			}
+			return exitUsage
+		}
+	}
+	return reportCapacity(e, res, c.outs)
+}
+
+// startOwner starts the server --target-cmd (or the scenario's target_cmd)
+// names, once for every step, and makes r's steps watch and measure it
+// (ownTarget); nil when there is none.
+func (c *capacityOptions) startOwner(ctx context.Context, e *env, r *capacity.EngineRunner) (*ownedRun, int) {
+	plan := r.Plan
+	cmdline := c.own.command(plan.TargetCmd)
+	if c.sharded() && cmdline != "" {
+		return nil, usageErr(e, "capacity", "the scenario's target_cmd cannot be used with --shard: every shard must load the one server; start it apart and give --target")
+	}
+	owner, code := ownTarget(ctx, e, "capacity", c.own, cmdline, plan, &r.Base)
+	if owner == nil {
+		return nil, code
+	}
+	r.Telemetry = owner.Snapshot
+	// A step's workers see only that the address stopped answering; the
+	// process's end, and how, is known here.
+	inner := r.Run
+	if inner == nil {
+		inner = engine.Run
+	}
+	r.Run = func(ctx context.Context, cfg engine.Config) (*engine.Result, error) {
+		res, err := inner(ctx, cfg)
+		if res != nil && res.Run != nil {
+			owner.noteEnd(res)
+		}
+		return res, err
+	}
+	return owner, exitOK
+}
+
+// progress is the line per step on stderr (nil with --quiet).
+func (c *capacityOptions) progress(e *env, plan *scenario.Plan) func(result.CapacityStep) {
+	if c.quiet {
+		return nil
+	}
+	n := 0
+	unit := "/s"
+	if plan.Load.Model == scenario.Closed {
+		unit = " clients"
+	}
+	return func(st result.CapacityStep) {
+		n++
+		fmt.Fprintln(e.stderr, stepLine(n, unit, st))
+	}
+}
+
+// play runs the ladder, or the search when there is none, with r.
+func (cc capacityConfig) play(ctx context.Context, r *capacity.EngineRunner, progress func(result.CapacityStep)) (*result.Capacity, error) {
+	if cc.ladder.Loads != nil {
+		return capacity.Ladder(ctx, cc.ladder, r, time.Now, progress)
+	}
+	return capacity.Search(ctx, cc.search, r, time.Now, progress)
 }
 
 // capacityWorkers is the engine run of a `capacity --workers` step: n

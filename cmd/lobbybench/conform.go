@@ -82,7 +82,7 @@ const maxFillBound = 4096
 type conformFlags struct {
 	target, protocol, cases string
 	sources, docsBase       string
-	allowRedirect           *string
+	allowRedirect           string
 	// protoOpts makes the protocols' own flags (--header,
 	// --instance-ports) into the Config.Options of a protocol.
 	protoOpts                    func(protocol string) (any, error)
@@ -98,27 +98,34 @@ func init() {
 		summary: "run the numbered conformance suite against a lobby server",
 		usage:   conformUsage,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
-			f := &conformFlags{}
-			fs.StringVar(&f.target, "target", "", "`host:port` of the lobby to check (required)")
-			fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol(), "protocol: "+strings.Join(conformance.Protocols(), ", "))
-			f.protoOpts = conformance.AddProtocolFlags(fs)
-			fs.StringVar(&f.cases, "cases", "", "comma-separated case `patterns`: an id prefix by whole segments (udp-lobby/13) or a glob (udp-lobby/1*, */5/*); the old groups udp and tcp mean udp-lobby and tcp-lobby")
-			fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
-			fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
-			fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
-			fs.IntVar(&f.maxFill, "max-fill", conformance.DefaultMaxFill, fmt.Sprintf("at most `N` rooms (Leviathan: players) a case creates to reach the server's limit: filling an --instance-ports pool of P ports takes up to P+1 (at most %d)", maxFillBound))
-			fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
-			f.outs = outputFlags(fs, result.KindConform)
-			f.allowRedirect = allowRedirectFlag(fs)
-			fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
-			fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
-			fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings (and, with --max-skips, the skipped cases) and the count line")
-			fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
-			f.owned = addOwnedTargetFlags(fs, false)
-			fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")
+			f := addConformFlags(fs)
 			return func(ctx context.Context, e *env, args []string) int { return runConform(ctx, e, f, args) }
 		},
 	})
+}
+
+// addConformFlags declares conform's flags on fs, each filling its field
+// of the returned options.
+func addConformFlags(fs *flag.FlagSet) *conformFlags {
+	f := &conformFlags{}
+	fs.StringVar(&f.target, "target", "", "`host:port` of the lobby to check (required)")
+	fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol(), "protocol: "+strings.Join(conformance.Protocols(), ", "))
+	f.protoOpts = conformance.AddProtocolFlags(fs)
+	fs.StringVar(&f.cases, "cases", "", "comma-separated case `patterns`: an id prefix by whole segments (udp-lobby/13) or a glob (udp-lobby/1*, */5/*); the old groups udp and tcp mean udp-lobby and tcp-lobby")
+	fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
+	fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
+	fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
+	fs.IntVar(&f.maxFill, "max-fill", conformance.DefaultMaxFill, fmt.Sprintf("at most `N` rooms (Leviathan: players) a case creates to reach the server's limit: filling an --instance-ports pool of P ports takes up to P+1 (at most %d)", maxFillBound))
+	fs.DurationVar(&f.poolWait, "pool-wait", conformance.DefaultPoolWait, "when the server has no free instance for a case's room, wait this long for its cleanup before skipping (0: skip at once)")
+	f.outs = outputFlags(fs, result.KindConform)
+	allowRedirectFlag(fs, &f.allowRedirect)
+	fs.StringVar(&f.sources, "source-addrs", "", "source `addresses` to spread the requests over: a list and/or ranges, e.g. 127.0.0.1-127.0.0.32 (default that for a loopback target)")
+	fs.StringVar(&f.docsBase, "docs-base", "", "`URL` (or path) where docs/protocols of the lobbybench repository is published: the --html report then links each cited section there (default: sections shown as text, no link)")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only failures, warnings (and, with --max-skips, the skipped cases) and the count line")
+	fs.BoolVar(&f.verbose, "verbose", false, "also print what passing cases observed, and keep their wire logs in the HTML and JUnit")
+	f.owned = addOwnedTargetFlags(fs, false)
+	fs.IntVar(&f.maxSkips, "max-skips", -1, "fail (exit 1) when more than `N` cases are skipped: a hollow run (default: no limit)")
+	return f
 }
 
 func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int {
@@ -126,82 +133,15 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if len(args) > 0 {
 		return usageErr(e, cmd, "unexpected argument %q", args[0])
 	}
-	cfg := conformance.Config{Target: f.target, Protocol: f.protocol, Strict: f.strict, Timeout: f.timeout}
-	var err error
-	if cfg.Options, err = f.protoOpts(f.protocol); err != nil {
+	cfg, err := f.config()
+	if err != nil {
 		return usageErr(e, cmd, "%v", err)
-	}
-	if f.cases != "" {
-		for _, p := range strings.Split(f.cases, ",") {
-			if err := conformance.ValidPattern(p); err != nil {
-				return usageErr(e, cmd, "--cases: %v", err)
-			}
-			cfg.Patterns = append(cfg.Patterns, strings.TrimSpace(p))
-		}
-	}
-	if f.sources != "" {
-		if cfg.Sources, err = netrange.ParseAddrs(f.sources); err != nil {
-			return usageErr(e, cmd, "--source-addrs: %v", err)
-		}
-	}
-	if err := reports.CheckDocsBase(f.docsBase); err != nil {
-		return usageErr(e, cmd, "--docs-base: %v", err)
-	}
-	if f.maxSkips < -1 {
-		return usageErr(e, cmd, "--max-skips %d must be 0 or more", f.maxSkips)
-	}
-	if f.maxFill < 1 || f.maxFill > maxFillBound {
-		return usageErr(e, cmd, "--max-fill %d is outside 1-%d", f.maxFill, maxFillBound)
-	}
-	cfg.MaxFill = f.maxFill
-	if f.timeout <= 0 {
-		return usageErr(e, cmd, "--timeout: must be positive, got %v", f.timeout)
-	}
-	switch {
-	case f.poolWait < 0:
-		return usageErr(e, cmd, "--pool-wait: must be 0 or more, got %v", f.poolWait)
-	case f.poolWait == 0:
-		cfg.PoolWait = -1 // Config's 0 is the default
-	default:
-		cfg.PoolWait = f.poolWait
 	}
 	if f.list {
-		if f.target == "" {
-			cfg.Target = "127.0.0.1:1" // listing needs no target
-		}
-		if errs := cfg.Validate(); len(errs) > 0 {
-			return usageErr(e, cmd, "%v", errs[0])
-		}
-		cases := cfg.Selected()
-		if len(cases) == 0 {
-			return usageErr(e, cmd, "--cases: no %s case matches %q", cfg.Protocol, f.cases)
-		}
-		if err := conformance.WriteList(e.stdout, cases); err != nil {
-			return exitFailed
-		}
-		fmt.Fprintf(e.stdout, "\n%s\nSections cite %s/ in the lobbybench repository.\n", words.Count(len(cases), "case"), result.ProtocolDocsDir)
-		return exitOK
+		return listConform(e, f, cfg)
 	}
-	if err := f.owned.check(); err != nil {
+	if err := f.checkRun(ctx, &cfg); err != nil {
 		return usageErr(e, cmd, "%v", err)
-	}
-	if err := f.owned.need(f.owned.command(""), f.target); err != nil {
-		return usageErr(e, cmd, "%v", err)
-	}
-	if f.target == "" {
-		return usageErr(e, cmd, "--target is required (host:port)")
-	}
-	if err := target.Check(f.target); err != nil {
-		return usageErr(e, cmd, "--target: %v", err) // the message run gives
-	}
-	if cfg.AllowRedirect, err = allowRedirect(ctx, *f.allowRedirect); err != nil {
-		return usageErr(e, cmd, "%v", err)
-	}
-	if errs := cfg.Validate(); len(errs) > 0 {
-		return usageErr(e, cmd, "%v", errs[0])
-	}
-	if len(cfg.Selected()) == 0 {
-		return usageErr(e, cmd, "--cases: no %s case matches %q", cfg.Protocol, f.cases)
 	}
 	// The output files are written once the suite has a result; a bad
 	// path is a usage error, found before anything is sent.
@@ -233,6 +173,114 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		}
 		return usageErr(e, cmd, "%v", err)
 	}
+	return reportConform(ctx, e, f, doc)
+}
+
+// config is the conformance.Config the flags say, before the target is
+// checked (a listing needs none): each error names its flag.
+func (f *conformFlags) config() (conformance.Config, error) {
+	cfg := conformance.Config{Target: f.target, Protocol: f.protocol, Strict: f.strict, Timeout: f.timeout, MaxFill: f.maxFill}
+	var err error
+	if cfg.Options, err = f.protoOpts(f.protocol); err != nil {
+		return cfg, err
+	}
+	if cfg.Patterns, err = casePatterns(f.cases); err != nil {
+		return cfg, err
+	}
+	if f.sources != "" {
+		if cfg.Sources, err = netrange.ParseAddrs(f.sources); err != nil {
+			return cfg, fmt.Errorf("--source-addrs: %v", err)
+		}
+	}
+	if err := reports.CheckDocsBase(f.docsBase); err != nil {
+		return cfg, fmt.Errorf("--docs-base: %v", err)
+	}
+	switch {
+	case f.maxSkips < -1:
+		return cfg, fmt.Errorf("--max-skips %d must be 0 or more", f.maxSkips)
+	case f.maxFill < 1 || f.maxFill > maxFillBound:
+		return cfg, fmt.Errorf("--max-fill %d is outside 1-%d", f.maxFill, maxFillBound)
+	case f.timeout <= 0:
+		return cfg, fmt.Errorf("--timeout: must be positive, got %v", f.timeout)
+	case f.poolWait < 0:
+		return cfg, fmt.Errorf("--pool-wait: must be 0 or more, got %v", f.poolWait)
+	case f.poolWait == 0:
+		cfg.PoolWait = -1 // Config's 0 is the default
+	default:
+		cfg.PoolWait = f.poolWait
+	}
+	return cfg, nil
+}
+
+// casePatterns reads --cases: comma-separated patterns, each checked.
+func casePatterns(cases string) ([]string, error) {
+	if cases == "" {
+		return nil, nil
+	}
+	var patterns []string
+	for _, p := range strings.Split(cases, ",") {
+		if err := conformance.ValidPattern(p); err != nil {
+			return nil, fmt.Errorf("--cases: %v", err)
+		}
+		patterns = append(patterns, strings.TrimSpace(p))
+	}
+	return patterns, nil
+}
+
+// checkRun checks what running the suite needs beyond a listing: the
+// target (and the server --target-cmd starts there), --allow-redirect, and
+// at least one case selected. It completes cfg.
+func (f *conformFlags) checkRun(ctx context.Context, cfg *conformance.Config) error {
+	if err := f.owned.check(); err != nil {
+		return err
+	}
+	if err := f.owned.need(f.owned.command(""), f.target); err != nil {
+		return err
+	}
+	if f.target == "" {
+		return errors.New("--target is required (host:port)")
+	}
+	if err := target.Check(f.target); err != nil {
+		return fmt.Errorf("--target: %v", err) // the message run gives
+	}
+	var err error
+	if cfg.AllowRedirect, err = allowRedirect(ctx, f.allowRedirect); err != nil {
+		return err
+	}
+	return f.checkSelected(*cfg)
+}
+
+// checkSelected reports cfg's first problem, or that --cases selects none
+// of its protocol's cases.
+func (f *conformFlags) checkSelected(cfg conformance.Config) error {
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return errs[0]
+	}
+	if len(cfg.Selected()) == 0 {
+		return fmt.Errorf("--cases: no %s case matches %q", cfg.Protocol, f.cases)
+	}
+	return nil
+}
+
+// listConform prints the cases cfg selects (--list), sending nothing.
+func listConform(e *env, f *conformFlags, cfg conformance.Config) int {
+	if f.target == "" {
+		cfg.Target = "127.0.0.1:1" // listing needs no target
+	}
+	if err := f.checkSelected(cfg); err != nil {
+		return usageErr(e, "conform", "%v", err)
+	}
+	cases := cfg.Selected()
+	if err := conformance.WriteList(e.stdout, cases); err != nil {
+		return exitFailed
+	}
+	fmt.Fprintf(e.stdout, "\n%s\nSections cite %s/ in the lobbybench repository.\n", words.Count(len(cases), "case"), result.ProtocolDocsDir)
+	return exitOK
+}
+
+// reportConform prints the suite's result doc, writes the requested
+// files and picks the exit code.
+func reportConform(ctx context.Context, e *env, f *conformFlags, doc *result.Conform) int {
 	if f.maxSkips >= 0 {
 		doc.MaxSkips = &f.maxSkips
 	}
@@ -247,7 +295,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	fmt.Fprintln(e.stdout, hl.Text)
 	opts := reports.Options{HTMLOptions: reports.HTMLOptions{Title: "lobbybench conform: " + doc.Protocol + " " + doc.Target, DocsBase: f.docsBase}, TrimPassingWire: !f.verbose}
-	wrote := f.outs.write(e, cmd, doc, opts) // a failed write turns only a pass into 9: withOutputs
+	wrote := f.outs.write(e, "conform", doc, opts) // a failed write turns only a pass into 9: withOutputs
 	if hl.Status == result.StatusTargetDown {
 		fmt.Fprintf(e.stderr, "lobbybench conform: target down: %s\n", doc.TargetDown())
 		return exitTargetDown

@@ -137,10 +137,10 @@ func (u unitDuration) Get() any { return u.inner.(flag.Getter).Get() }
 
 // allowRedirectFlag declares --allow-redirect, which run, capacity and
 // conform take: the hosts besides the target's own that a server may send
-// lobbybench to (a tcp-lobby GAME_START's game instance). Its value is
-// parsed by allowRedirect.
-func allowRedirectFlag(fs *flag.FlagSet) *string {
-	return fs.String("allow-redirect", "", "`hosts` (comma-separated, or \"any\") besides the target's own that the server may send clients to (a GAME_START's game instance); default: only the target's host")
+// lobbybench to (a tcp-lobby GAME_START's game instance), into p. Its value
+// is parsed by allowRedirect.
+func allowRedirectFlag(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "allow-redirect", "", "`hosts` (comma-separated, or \"any\") besides the target's own that the server may send clients to (a GAME_START's game instance); default: only the target's host")
 }
 
 // allowRedirect parses --allow-redirect's value (target.ParseAllow), the
@@ -161,9 +161,15 @@ func allowRedirect(ctx context.Context, v string) (target.Allow, error) {
 //	worker := internal(fs, fs.Bool, "worker", false, "…")
 func internal[T any](fs *flag.FlagSet, decl func(name string, value T, usage string) *T, name string, value T, usage string) *T {
 	p := decl(name, value, usage)
+	markInternal(fs, name)
+	return p
+}
+
+// markInternal makes fs's flag name internal (see internal), for a flag
+// declared with the flag set's Var methods (fs.BoolVar(&o.worker, …)).
+func markInternal(fs *flag.FlagSet, name string) {
 	f := fs.Lookup(name)
 	f.Value = internalValue{f.Value}
-	return p
 }
 
 // internalValue marks an internal flag's value (internal); it behaves as

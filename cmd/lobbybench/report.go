@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/conformance"
@@ -259,46 +260,94 @@ func (c *capDropFlag) Set(s string) error {
 	return nil
 }
 
+// compareOptions is what report compare's flags say, filled by parsing
+// them (addCompareFlags): check refuses a bad value, gates turns the
+// rest into the gates result.Compare takes.
+type compareOptions struct {
+	p99, p50, errRate pctFlag
+	newViol, newFail  bool
+	capDrop           capDropFlag
+	format            string
+	minDelta          time.Duration
+}
+
+// addCompareFlags declares report compare's flags on fs, each filling its
+// field of the returned options.
+func addCompareFlags(fs *flag.FlagSet) *compareOptions {
+	c := &compareOptions{
+		p99:     pctFlag{v: 10, on: true, unit: "%"},
+		p50:     pctFlag{unit: "%"},
+		errRate: pctFlag{v: 0.5, on: true, unit: "pp"},
+		capDrop: capDropFlag{pct: pctFlag{unit: "%"}},
+	}
+	fs.Var(&c.p99, "max-p99-increase", "largest allowed p99 increase of any step, in `percent` of BASE, or off")
+	fs.Var(&c.p50, "max-p50-increase", "largest allowed p50 increase of any step, in `percent` of BASE, or off")
+	fs.Var(&c.errRate, "max-error-rate-increase", "largest allowed error-rate increase of any step and of the run, in percentage `points` (0.5pp), or off")
+	fs.BoolVar(&c.newViol, "fail-on-new-violations", true, "break when NEW violates a protocol rule BASE did not")
+	fs.BoolVar(&c.newFail, "fail-on-new-failures", true, "conform: break when a case fails in NEW that did not fail in BASE")
+	fs.Var(&c.capDrop, "max-capacity-drop", "capacity: largest allowed drop of the sustainable load, in `percent` of BASE, or off (default: the larger --precision of the two searches)")
+	fs.StringVar(&c.format, "format", "table", "output `format`: table or json")
+	fs.DurationVar(&c.minDelta, "min-delta", 0, "latency gates: increases of at most `D` (e.g. 1ms) never break, whatever their percentage")
+	return c
+}
+
+// check refuses a bad value or argument count, naming the flag.
+func (c *compareOptions) check(args []string) error {
+	switch {
+	case c.minDelta < 0:
+		return fmt.Errorf("--min-delta %v must not be negative", c.minDelta)
+	case len(args) != 2:
+		return fmt.Errorf("want BASE.json and NEW.json, got %s", words.Count(len(args), "file"))
+	case c.format != "table" && c.format != "json":
+		return fmt.Errorf("--format %q: want table or json", c.format)
+	}
+	return nil
+}
+
+// gates is the gates the flags set, in the order the comparison lists
+// them (a capacity comparison's own drop gate is capacityGate's).
+func (c *compareOptions) gates() []result.Gate {
+	floor := c.minDelta.Microseconds()
+	var gates []result.Gate
+	if c.p99.on {
+		gates = append(gates, result.Gate{Metric: result.GateP99IncreasePct, Max: c.p99.v, MinDeltaUS: floor})
+	}
+	if c.p50.on {
+		gates = append(gates, result.Gate{Metric: result.GateP50IncreasePct, Max: c.p50.v, MinDeltaUS: floor})
+	}
+	if c.errRate.on {
+		gates = append(gates, result.Gate{Metric: result.GateErrorRateIncreasePP, Max: c.errRate.v})
+	}
+	if c.newViol {
+		gates = append(gates, result.Gate{Metric: result.GateNewViolations, Max: 0})
+	}
+	if c.newFail {
+		gates = append(gates, result.Gate{Metric: result.GateNewlyFailingCases, Max: 0})
+	}
+	return gates
+}
+
+// capacityGate is the gate of a capacity comparison's sustainable load:
+// by default the larger precision of the two searches, else
+// --max-capacity-drop (off: a drop is at most 100 %).
+func (c *compareOptions) capacityGate(b, n *result.Capacity) result.Gate {
+	g := result.CapacityDropGate(b, n)
+	switch {
+	case !c.capDrop.given:
+	case c.capDrop.pct.on:
+		g.Max = c.capDrop.pct.v
+	default:
+		g.Max = 100
+	}
+	return g
+}
+
 func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
-	p99 := &pctFlag{v: 10, on: true, unit: "%"}
-	p50 := &pctFlag{unit: "%"}
-	errRate := &pctFlag{v: 0.5, on: true, unit: "pp"}
-	fs.Var(p99, "max-p99-increase", "largest allowed p99 increase of any step, in `percent` of BASE, or off")
-	fs.Var(p50, "max-p50-increase", "largest allowed p50 increase of any step, in `percent` of BASE, or off")
-	fs.Var(errRate, "max-error-rate-increase", "largest allowed error-rate increase of any step and of the run, in percentage `points` (0.5pp), or off")
-	newViol := fs.Bool("fail-on-new-violations", true, "break when NEW violates a protocol rule BASE did not")
-	newFail := fs.Bool("fail-on-new-failures", true, "conform: break when a case fails in NEW that did not fail in BASE")
-	capDrop := &capDropFlag{pct: pctFlag{unit: "%"}}
-	fs.Var(capDrop, "max-capacity-drop", "capacity: largest allowed drop of the sustainable load, in `percent` of BASE, or off (default: the larger --precision of the two searches)")
-	format := fs.String("format", "table", "output `format`: table or json")
-	minDelta := fs.Duration("min-delta", 0, "latency gates: increases of at most `D` (e.g. 1ms) never break, whatever their percentage")
+	c := addCompareFlags(fs)
 	return func(e *env, args []string) int {
 		const cmd = "report compare"
-		if *minDelta < 0 {
-			return usageErr(e, cmd, "--min-delta %v must not be negative", *minDelta)
-		}
-		floor := minDelta.Microseconds()
-		if len(args) != 2 {
-			return usageErr(e, cmd, "want BASE.json and NEW.json, got %s", words.Count(len(args), "file"))
-		}
-		if *format != "table" && *format != "json" {
-			return usageErr(e, cmd, "--format %q: want table or json", *format)
-		}
-		var gates []result.Gate
-		if p99.on {
-			gates = append(gates, result.Gate{Metric: result.GateP99IncreasePct, Max: p99.v, MinDeltaUS: floor})
-		}
-		if p50.on {
-			gates = append(gates, result.Gate{Metric: result.GateP50IncreasePct, Max: p50.v, MinDeltaUS: floor})
-		}
-		if errRate.on {
-			gates = append(gates, result.Gate{Metric: result.GateErrorRateIncreasePP, Max: errRate.v})
-		}
-		if *newViol {
-			gates = append(gates, result.Gate{Metric: result.GateNewViolations, Max: 0})
-		}
-		if *newFail {
-			gates = append(gates, result.Gate{Metric: result.GateNewlyFailingCases, Max: 0})
+		if err := c.check(args); err != nil {
+			return usageErr(e, cmd, "%v", err)
 		}
 		base, err := readResult(args[0])
 		if err != nil {
@@ -308,46 +357,14 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 		if err != nil {
 			return usageErr(e, cmd, "%v", err)
 		}
-		var (
-			ok    bool
-			res   any
-			table func(io.Writer) error
-		)
 		if bk, nk := result.KindOf(base), result.KindOf(nw); bk != nk {
 			return usageErr(e, cmd, "%s is a %s result but %s is a %s result", args[0], bk, args[1], nk)
 		}
-		switch b := base.(type) {
-		case *result.Run:
-			n := nw.(*result.Run)
-			c, err := result.Compare(b, n, gates)
-			if err != nil {
-				return usageErr(e, cmd, "%v", err)
-			}
-			ok, res, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCompareTable(w, c) }
-		case *result.Conform:
-			n := nw.(*result.Conform)
-			c, err := result.CompareConform(b, n, gates)
-			if err != nil {
-				return usageErr(e, cmd, "%v", err)
-			}
-			ok, res, table = c.OK(), c, func(w io.Writer) error { return reports.WriteConformCompareTable(w, c) }
-		case *result.Capacity:
-			n := nw.(*result.Capacity)
-			g := result.CapacityDropGate(b, n)
-			switch {
-			case !capDrop.given:
-			case capDrop.pct.on:
-				g.Max = capDrop.pct.v
-			default:
-				g.Max = 100 // off: a drop is at most 100 %
-			}
-			c, err := result.CompareCapacity(b, n, append(gates, g))
-			if err != nil {
-				return usageErr(e, cmd, "%v", err)
-			}
-			ok, res, table = c.OK(), c, func(w io.Writer) error { return reports.WriteCapacityCompareTable(w, c) }
+		ok, res, table, err := c.compare(base, nw)
+		if err != nil {
+			return usageErr(e, cmd, "%v", err)
 		}
-		if *format == "json" {
+		if c.format == "json" {
 			table = func(w io.Writer) error { return reports.WriteJSON(w, res) }
 		}
 		if err := table(e.stdout); err != nil {
@@ -359,6 +376,34 @@ func reportCompareFlags(fs *flag.FlagSet) func(*env, []string) int {
 		}
 		return exitOK
 	}
+}
+
+// compare compares two results of one kind by the flags' gates: whether
+// every gate held, the comparison and its table.
+func (c *compareOptions) compare(base, nw result.Doc) (ok bool, res any, table func(io.Writer) error, err error) {
+	gates := c.gates()
+	switch b := base.(type) {
+	case *result.Run:
+		cmp, err := result.Compare(b, nw.(*result.Run), gates)
+		if err != nil {
+			return false, nil, nil, err
+		}
+		return cmp.OK(), cmp, func(w io.Writer) error { return reports.WriteCompareTable(w, cmp) }, nil
+	case *result.Conform:
+		cmp, err := result.CompareConform(b, nw.(*result.Conform), gates)
+		if err != nil {
+			return false, nil, nil, err
+		}
+		return cmp.OK(), cmp, func(w io.Writer) error { return reports.WriteConformCompareTable(w, cmp) }, nil
+	case *result.Capacity:
+		n := nw.(*result.Capacity)
+		cmp, err := result.CompareCapacity(b, n, append(gates, c.capacityGate(b, n)))
+		if err != nil {
+			return false, nil, nil, err
+		}
+		return cmp.OK(), cmp, func(w io.Writer) error { return reports.WriteCapacityCompareTable(w, cmp) }, nil
+	}
+	return false, nil, nil, fmt.Errorf("cannot compare a %s result", result.KindOf(base))
 }
 
 const reportMergeUsage = `Usage: lobbybench report merge SHARD.json... [-o FILE]

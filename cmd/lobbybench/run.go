@@ -6,17 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/lobbybench/lobbybench/capacity"
 	"github.com/lobbybench/lobbybench/dashboard"
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/observe"
-	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
@@ -151,272 +148,214 @@ func init() {
 		summary: "run a YAML scenario of simulated clients against a lobby",
 		usage:   runUsage,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
-			var (
-				o          scenario.Overrides
-				seed       seedFlag
-				shard      engine.Shard
-				outs       = outputFlags(fs, result.KindRun)
-				metrics    = fs.String("metrics-addr", "", "serve live Prometheus metrics at http://`ADDR`/metrics during the run")
-				dashAddr   = fs.String("dashboard-addr", "", "serve a live page of the run (the HTML report's charts and tables, updated every second, then the final report) at http://`ADDR`/")
-				linger     = fs.Duration("serve-linger", 0, "with --metrics-addr or --dashboard-addr: keep serving the final metrics and report `DURATION` after the run (its results written), for the last scrape and the watchers; Ctrl-C ends it")
-				workerMet  = internal(fs, fs.Bool, "worker-metrics", false, "(internal to --workers) send the cumulative metrics on the progress lines, for the parent's --metrics-addr and --dashboard-addr")
-				quiet      = fs.Bool("quiet", false, "no progress output")
-				maxClients = fs.Int("max-clients", 0, "cap on concurrent sessions (overrides load.max_clients)")
-				grace      = fs.Duration("grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
-				workers    = fs.String("workers", "", "run as `N` local shard processes (or auto: enough for the open-files limit), one merged result")
-				worker     = internal(fs, fs.Bool, "worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
-				embeddedAt = internal(fs, fs.String, "embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
-				capStep    = internal(fs, fs.String, "capacity-step", "", "(internal to capacity --workers) play the scenario's flows at one flat `LOAD:DURATION`, as a capacity step does")
-				preciseOn  = fs.Bool("precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
-				watchdog   = fs.Duration("watchdog", 250*time.Millisecond, "probe the target every `INTERVAL` on its own socket and report when it goes down (0: no watchdog)")
-				own        = addOwnedTargetFlags(fs, true)
-				startAt    = fs.String("start-at", "", "start the schedule at `TIME`: RFC 3339 (2026-11-26T20:00:00Z) or an offset from now (+30s), so shards on several machines start together")
-				maxWait    = fs.Duration("start-at-max-wait", DefaultStartAtMaxWait, "the furthest ahead --start-at may be (`DURATION`)")
-				allowRedir = allowRedirectFlag(fs)
-				noSpin     = fs.Bool("no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
-			)
-			addTargetSeedFlags(fs, &o, &seed)
-			addLoadFlags(fs, &o)
-			protocol := fs.String("protocol", "", "without a SCENARIO.yaml: the protocol `P` (udp-lobby, tcp-lobby, leviathan)")
-			flowSteps := fs.String("flow", "", "without a SCENARIO.yaml: the flow's `STEPS`, comma-separated, each KIND or KIND=VALUE (create_room,join=created,leave)")
-			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
+			r := addRunFlags(fs)
 			return func(ctx context.Context, e *env, args []string) int {
-				o.Seed = seed.v
-				// A zero value means "not given" below; given explicitly
-				// it is a mistake, not a request for the scenario's value.
-				given := map[string]bool{}
-				fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-				fromFlags := given["protocol"] || given["flow"]
-				switch {
-				case fromFlags && len(args) > 0:
-					return usageErr(e, "run", "--protocol and --flow make the scenario; give them or a SCENARIO.yaml (%s), not both", args[0])
-				case !fromFlags && len(args) != 1:
-					return usageErr(e, "run", "want exactly one SCENARIO.yaml argument, got %d (or --protocol and --flow to run without one)", len(args))
-				}
-				if err := checkLoadFlags(given, o); err != nil {
-					return usageErr(e, "run", "%v", err)
-				}
-				if *maxClients < 0 || given["max-clients"] && *maxClients == 0 {
-					return usageErr(e, "run", "--max-clients %d must be at least 1", *maxClients)
-				}
-				if *watchdog < 0 {
-					return usageErr(e, "run", "--watchdog %v must be 0 (off) or above", *watchdog)
-				}
-				if *linger < 0 || *linger > 0 && *metrics == "" && *dashAddr == "" {
-					return usageErr(e, "run", "--serve-linger %v needs --metrics-addr or --dashboard-addr and must be 0 or above", *linger)
-				}
-				if *dashAddr != "" && *worker {
-					return usageErr(e, "run", "--dashboard-addr cannot be used with --worker: the --workers parent serves the page")
-				}
-				if *worker && outs.path("json") == stdoutPath {
-					return usageErr(e, "run", "--json - cannot be used with --worker: its standard output carries the progress to the --workers parent")
-				}
-				if *worker && (given["target-cmd"] || given["target-log"]) {
-					return usageErr(e, "run", "--target-cmd cannot be used with --worker: the --workers parent starts the server")
-				}
-				if err := own.check(); err != nil {
-					return usageErr(e, "run", "%v", err)
-				}
-				if *maxWait <= 0 {
-					return usageErr(e, "run", "--start-at-max-wait %v must be above 0", *maxWait)
-				}
-				if given["start-at-max-wait"] && *startAt == "" {
-					return usageErr(e, "run", "--start-at-max-wait needs --start-at")
-				}
-				if *grace < 0 || given["grace"] && *grace == 0 {
-					// The engine takes 0 for its default (3s): say so
-					// rather than silently granting 3s.
-					return usageErr(e, "run", "--grace %v must be above 0", *grace)
-				}
-				var plan *scenario.Plan
-				if fromFlags {
-					var err error
-					if plan, err = scenario.FromFlags(*protocol, *flowSteps, o); err != nil {
-						return usageErrLines(e, "run", err)
-					}
-					if err := plan.Apply(o); err != nil {
-						return usageErr(e, "run", "%v", err)
-					}
-				} else {
-					var bad int
-					if plan, bad = loadPlan(e, "run", args[0], o); plan == nil {
-						return bad
-					}
-				}
-				var err error
-				if *capStep != "" {
-					// A capacity step's share: what --rate and
-					// --duration cannot say (they scale the stages).
-					if !*worker {
-						return usageErr(e, "run", "--capacity-step is internal to 'capacity --workers': it needs --worker")
-					}
-					load, d, err := parseCapacityStep(*capStep)
-					if err != nil {
-						return usageErr(e, "run", "%v", err)
-					}
-					plan = capacity.StepPlan(plan, load, d)
-				}
-				if *maxClients > 0 {
-					if plan.Load.Model == scenario.Closed && *maxClients < int(peakOf(plan.Load)) {
-						return usageErr(e, "run", "--max-clients %d is below the scenario's peak of %s", *maxClients, words.Count(int(peakOf(plan.Load)), "client"))
-					}
-					plan.Load.MaxClients = *maxClients
-				}
-				// The output files are written once the run has a
-				// result; a bad path is a usage error, found before
-				// anything is sent.
-				if err := outs.check(e); err != nil {
-					return usageErr(e, "run", "%v", err)
-				}
-
-				e.setStopNote(func() string {
-					return fmt.Sprintf("no new session starts; requests in flight get up to %v (--grace) to finish, then the results are written", *grace)
-				})
-				notes := &barNotes{stderr: e.stderr}
-				e.setNotes(notes)
-				now := time.Now()
-				var at time.Time
-				if *startAt != "" {
-					if at, err = parseStartAt(*startAt, now); err != nil {
-						return usageErr(e, "run", "%v", err)
-					}
-					if err := checkStartAt(at, now, *maxWait, plan.Load.Duration); err != nil {
-						return usageErr(e, "run", "%v", err)
-					}
-				}
-				cfg := engine.Config{Plan: plan, Shard: shard, StartAt: at, Grace: *grace, Abort: e.abort, Progress: notes, Mode: progressMode(e, *quiet), Warnings: e.stderr, MetricsAddr: *metrics, Observers: observe.NewBudget()}
-				cfg.Client.Precise = *preciseOn
-				if cfg.Client.AllowRedirect, err = allowRedirect(ctx, *allowRedir); err != nil {
-					return usageErr(e, "run", "%v", err)
-				}
-				cfg.NoSpin = *noSpin
-				cfg.WorkerMetrics = *worker && *workerMet
-				// A capacity step's worker: the parent says the step's
-				// open-files need, once, from its load.
-				cfg.NoFilesWarning = *capStep != ""
-				if *linger > 0 {
-					// The metrics server outlives the run by the linger.
-					until, end := context.WithCancel(context.WithoutCancel(ctx))
-					defer end()
-					cfg.MetricsUntil = until
-				}
-				var dash *dashboard.Server
-				if *dashAddr != "" {
-					// Bound before anything is sent: a bad or taken
-					// address is a usage error.
-					if dash, err = dashboard.Listen(*dashAddr, dashboard.Options{Conns: cfg.Observers, Planned: plan.Load.Duration + *grace}); err != nil {
-						return usageErr(e, "run", "--dashboard-addr: %v", err)
-					}
-					defer dash.Close()
-					cfg.OnLive = func(l *engine.Live) { dash.SetSource(l.Run) }
-					if cfg.Mode != engine.ProgressNone {
-						fmt.Fprintf(e.stderr, "lobbybench run: live page at http://%s/\n", dash.Addr())
-					}
-				}
-				cfg.Watchdog = *watchdog
-				if *watchdog == 0 {
-					cfg.Watchdog = -1 // the engine's "off"
-				}
-				if *preciseOn && !*worker {
-					fmt.Fprintf(e.stderr, "lobbybench run: %s\n", simclient.PreciseNote(plan.Protocol, plan.Target == ""))
-				}
-				if *embeddedAt != "" {
-					if cfg.EmbeddedAt, err = netip.ParseAddrPort(*embeddedAt); err != nil {
-						return usageErr(e, "run", "--embedded-at: %v", err)
-					}
-				}
-				if len(plan.Faults) > 0 && *workers != "" {
-					return usageErr(e, "run", "--workers: the scenario's faults (a recovery drill) are applied and judged by one process; run it without --workers")
-				}
-				// A --workers worker never starts the server: its parent
-				// does.
-				var owner *ownedRun
-				if cmdline := own.command(plan.TargetCmd); !*worker {
-					if err := own.need(cmdline, plan.Target); err != nil {
-						return usageErr(e, "run", "%v", err)
-					}
-					if cmdline != "" {
-						var code int
-						if owner, code = startOwned(ctx, e, "run", own, cmdline, plan); owner == nil {
-							return code
-						}
-						// Stopped on every way out: the end, an error; a
-						// third Ctrl-C kills it.
-						defer owner.stop()
-						cfg.OnWatchdog, cfg.OnStart, cfg.TargetTelemetry = owner.onWatchdog, owner.onStart, owner.Snapshot
-						// A recovery drill runs where the server is owned:
-						// the engine applies the scenario's faults to it.
-						cfg.Owned, cfg.Faults = owner.p, plan.Faults
-					}
-				}
-				var res *engine.Result
-				switch {
-				case *workers != "":
-					var done func()
-					res, done, err = runWorkers(ctx, fs, o.Protocol.Names(), cfg, *workers, outs.path("json"), args)
-					defer done()
-				case *worker:
-					// stdout carries the progress to the parent; the
-					// parent prints the merged table.
-					cfg.Mode, cfg.Progress, cfg.LineInterval = engine.ProgressJSON, e.stdout, engine.WorkerLineInterval
-					res, err = engine.Run(ctx, cfg)
-					we := *e
-					we.stdout = io.Discard
-					if *capStep != "" {
-						// A capacity step's share: the parent judges
-						// the step (send lag, failed starts) from the
-						// result; the summary's warnings would only
-						// repeat it once per worker and step.
-						we.stderr = io.Discard
-					}
-					e = &we
-				default:
-					res, err = engine.Run(ctx, cfg)
-				}
-				if err != nil {
-					var usage usageError
-					if errors.As(err, &usage) {
-						return usageErr(e, "run", "%v", err)
-					}
-					// No run happened: no result file is written.
-					var wait *engine.StartWaitError
-					if errors.As(err, &wait) {
-						fmt.Fprintf(e.stderr, "lobbybench run: interrupted: %v\n", err)
-						return exitInterrupted
-					}
-					if ctx.Err() != nil {
-						fmt.Fprintf(e.stderr, "lobbybench run: interrupted before the run started: %v\n", err)
-						return exitInterrupted
-					}
-					var unreach *engine.UnreachableError
-					if errors.As(err, &unreach) {
-						fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
-						if owner != nil {
-							if why := owner.endedEarly(); why != "" {
-								fmt.Fprintf(e.stderr, "lobbybench run: %s\n", why)
-							}
-						}
-						return exitUnreachable
-					}
-					fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
-					return exitUsage
-				}
-				if owner != nil {
-					// Stopped before the reports, which include how it
-					// ended and what it cost.
-					owner.finish(res)
-				}
-				code := reportRun(e, res, outs)
-				if dash != nil {
-					if err := dash.Finish(res.Run); err != nil {
-						fmt.Fprintf(e.stderr, "lobbybench run: --dashboard-addr: the final report: %v\n", err)
-					}
-				}
-				lingerServe(ctx, e, res, dash, *linger)
-				return code
+				r.parsed()
+				return runRun(ctx, e, r, args)
 			}
 		},
 	})
+}
+
+// runRun is the run command once its flags are parsed into r.
+func runRun(ctx context.Context, e *env, r *runOptions, args []string) int {
+	if err := r.check(args); err != nil {
+		return usageErr(e, "run", "%v", err)
+	}
+	plan, code := r.plan(e, args)
+	if plan == nil {
+		return code
+	}
+	// The output files are written once the run has a result; a bad path
+	// is a usage error, found before anything is sent.
+	if err := r.outs.check(e); err != nil {
+		return usageErr(e, "run", "%v", err)
+	}
+	e.setStopNote(func() string {
+		return fmt.Sprintf("no new session starts; requests in flight get up to %v (--grace) to finish, then the results are written", r.grace)
+	})
+	notes := &barNotes{stderr: e.stderr}
+	e.setNotes(notes)
+	cfg, err := r.config(ctx, plan, time.Now())
+	if err != nil {
+		return usageErr(e, "run", "%v", err)
+	}
+	cfg.Abort, cfg.Progress, cfg.Mode, cfg.Warnings, cfg.ConnBudget = e.abort, notes, progressMode(e, r.quiet), e.stderr, observe.NewBudget()
+	if r.linger > 0 {
+		// The metrics server outlives the run by the linger.
+		until, end := context.WithCancel(context.WithoutCancel(ctx))
+		defer end()
+		cfg.MetricsUntil = until
+	}
+	dash, code := r.openDashboard(e, &cfg)
+	if code != exitOK {
+		return code
+	}
+	if dash != nil {
+		defer dash.Close()
+	}
+	if r.precise && !r.worker {
+		fmt.Fprintf(e.stderr, "lobbybench run: %s\n", simclient.PreciseNote(plan.Protocol, plan.Target == ""))
+	}
+	owner, code := r.startOwner(ctx, e, &cfg)
+	if code != exitOK {
+		return code
+	}
+	if owner != nil {
+		// Stopped on every way out: the end, an error; a third Ctrl-C
+		// kills it.
+		defer owner.stop()
+	}
+	res, re, done, err := r.execute(ctx, e, cfg, args)
+	defer done()
+	if err != nil {
+		return runFailed(ctx, re, err, owner)
+	}
+	return r.finish(ctx, re, res, owner, dash)
+}
+
+// plan is the scenario the flags make (--protocol, --flow) or the file
+// args names, shaped by the flags; a nil plan comes with the exit code, its
+// problems printed.
+func (r *runOptions) plan(e *env, args []string) (*scenario.Plan, int) {
+	var plan *scenario.Plan
+	if r.fromFlags() {
+		var err error
+		if plan, err = scenario.FromFlags(r.protocol, r.flow, r.o); err != nil {
+			return nil, usageErrLines(e, "run", err)
+		}
+		if err := plan.Apply(r.o); err != nil {
+			return nil, usageErr(e, "run", "%v", err)
+		}
+	} else {
+		var bad int
+		if plan, bad = loadPlan(e, "run", args[0], r.o); plan == nil {
+			return nil, bad
+		}
+	}
+	plan, err := r.shapePlan(plan)
+	if err != nil {
+		return nil, usageErr(e, "run", "%v", err)
+	}
+	return plan, exitOK
+}
+
+// openDashboard binds --dashboard-addr's live page, before anything is
+// sent (a bad or taken address is a usage error), and makes cfg feed it;
+// nil when the flag is not given.
+func (r *runOptions) openDashboard(e *env, cfg *engine.Config) (*dashboard.Server, int) {
+	if r.dashAddr == "" {
+		return nil, exitOK
+	}
+	dash, err := dashboard.Listen(r.dashAddr, dashboard.Options{Conns: cfg.ConnBudget, Planned: cfg.Plan.Load.Duration + r.grace})
+	if err != nil {
+		return nil, usageErr(e, "run", "--dashboard-addr: %v", err)
+	}
+	cfg.Observers = append(cfg.Observers, liveObserver{dash: dash})
+	if cfg.Mode != engine.ProgressNone {
+		fmt.Fprintf(e.stderr, "lobbybench run: live page at http://%s/\n", dash.Addr())
+	}
+	return dash, exitOK
+}
+
+// liveObserver is the engine.Observer that feeds the live page the run's
+// live view.
+type liveObserver struct {
+	engine.Observes
+	dash *dashboard.Server
+}
+
+func (l liveObserver) LiveReady(v *engine.Live) { l.dash.SetSource(v.Run) }
+
+// startOwner starts the server --target-cmd (or the scenario's target_cmd)
+// names and makes cfg watch it (ownTarget); nil when there is none, or in
+// a --workers worker, whose parent starts it.
+func (r *runOptions) startOwner(ctx context.Context, e *env, cfg *engine.Config) (*ownedRun, int) {
+	if r.worker {
+		return nil, exitOK
+	}
+	owner, code := ownTarget(ctx, e, "run", r.own, r.own.command(cfg.Plan.TargetCmd), cfg.Plan, cfg)
+	if owner != nil {
+		// A recovery drill runs where the server is owned: the engine
+		// applies the scenario's faults to it.
+		cfg.Owned, cfg.Faults = owner.p, cfg.Plan.Faults
+	}
+	return owner, code
+}
+
+// execute runs cfg: as --workers processes, as a --workers worker, or
+// here. A worker's env (the returned one) prints no table; done cleans up
+// after the workers.
+func (r *runOptions) execute(ctx context.Context, e *env, cfg engine.Config, args []string) (*engine.Result, *env, func(), error) {
+	switch {
+	case r.workers != "":
+		res, done, err := runWorkers(ctx, r.fs, r.o.Protocol.Names(), cfg, r.workers, r.outs.path("json"), args)
+		return res, e, done, err
+	case r.worker:
+		// stdout carries the progress to the parent; the parent prints
+		// the merged table.
+		cfg.Mode, cfg.Progress, cfg.LineInterval = engine.ProgressJSON, e.stdout, engine.WorkerLineInterval
+		res, err := engine.Run(ctx, cfg)
+		we := *e
+		we.stdout = io.Discard
+		if r.capStep != "" {
+			// A capacity step's share: the parent judges the step (send
+			// lag, failed starts) from the result; the summary's warnings
+			// would only repeat it once per worker and step.
+			we.stderr = io.Discard
+		}
+		return res, &we, func() {}, err
+	}
+	res, err := engine.Run(ctx, cfg)
+	return res, e, func() {}, err
+}
+
+// runFailed is the exit code of a run that has no result, err saying
+// why; no result file is written.
+func runFailed(ctx context.Context, e *env, err error, owner *ownedRun) int {
+	var usage usageError
+	if errors.As(err, &usage) {
+		return usageErr(e, "run", "%v", err)
+	}
+	var wait *engine.StartWaitError
+	if errors.As(err, &wait) {
+		fmt.Fprintf(e.stderr, "lobbybench run: interrupted: %v\n", err)
+		return exitInterrupted
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(e.stderr, "lobbybench run: interrupted before the run started: %v\n", err)
+		return exitInterrupted
+	}
+	var unreach *engine.UnreachableError
+	if errors.As(err, &unreach) {
+		fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
+		if owner != nil {
+			if why := owner.endedEarly(); why != "" {
+				fmt.Fprintf(e.stderr, "lobbybench run: %s\n", why)
+			}
+		}
+		return exitUnreachable
+	}
+	fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
+	return exitUsage
+}
+
+// finish reports res (reportRun), hands the live page its final report
+// and serves on for --serve-linger.
+func (r *runOptions) finish(ctx context.Context, e *env, res *engine.Result, owner *ownedRun, dash *dashboard.Server) int {
+	if owner != nil {
+		// Stopped before the reports, which include how it ended and
+		// what it cost.
+		owner.finish(res)
+	}
+	code := reportRun(e, res, r.outs)
+	if dash != nil {
+		if err := dash.Finish(res.Run); err != nil {
+			fmt.Fprintf(e.stderr, "lobbybench run: --dashboard-addr: the final report: %v\n", err)
+		}
+	}
+	lingerServe(ctx, e, res, dash, r.linger)
+	return code
 }
 
 // usageErrLines is usageErr for an error of several lines, one problem

@@ -18,10 +18,11 @@ import (
 // process ended when it ended on its own.
 type ownedRun struct {
 	*ownedTarget
+	engine.Observes // no live view: LiveReady does nothing
 
 	mu       sync.Mutex
 	w        *liveness.Watchdog
-	start    time.Time // the run's start (OnStart)
+	start    time.Time // the run's start (LoadStart)
 	exitedAt time.Time // zero while it runs, or when lobbybench stopped it
 	exit     string
 	tail     []string
@@ -98,9 +99,29 @@ func (r *ownedRun) watch() {
 	}
 }
 
-// onWatchdog is engine.Config.OnWatchdog: the run's watchdog learns of
-// the process's end, even one before the run began.
-func (r *ownedRun) onWatchdog(w *liveness.Watchdog) {
+// ownTarget starts cmdline, the server --target-cmd (or the scenario's
+// target_cmd) names, at plan's target, and makes the runs of cfg
+// watch it: it observes them (engine.TargetObserver). A nil owner comes
+// with exitOK when there is no command, else with the exit code of the
+// failure, said.
+func ownTarget(ctx context.Context, e *env, name string, own *ownedTargetFlags, cmdline string, plan *scenario.Plan, cfg *engine.Config) (*ownedRun, int) {
+	if err := own.need(cmdline, plan.Target); err != nil {
+		return nil, usageErr(e, name, "%v", err)
+	}
+	if cmdline == "" {
+		return nil, exitOK
+	}
+	owner, code := startOwned(ctx, e, name, own, cmdline, plan)
+	if owner == nil {
+		return nil, code
+	}
+	cfg.Observers = append(cfg.Observers, owner)
+	return owner, exitOK
+}
+
+// WatchdogReady is engine.Observer's: the run's watchdog learns of the
+// process's end, even one before the run began.
+func (r *ownedRun) WatchdogReady(w *liveness.Watchdog) {
 	r.mu.Lock()
 	r.w = w
 	at, exit, tail := r.exitedAt, r.exit, r.tail
@@ -110,14 +131,18 @@ func (r *ownedRun) onWatchdog(w *liveness.Watchdog) {
 	}
 }
 
-// onStart is engine.Config.OnStart: the telemetry counts from the run's
+// LoadStart is engine.Observer's: the telemetry counts from the run's
 // start.
-func (r *ownedRun) onStart(start time.Time) {
+func (r *ownedRun) LoadStart(start time.Time) {
 	r.mu.Lock()
 	r.start = start
 	r.mu.Unlock()
 	r.p.Baseline(start)
 }
+
+// TargetTelemetry is engine.TargetObserver's: the process's figures so
+// far, for the live metrics.
+func (r *ownedRun) TargetTelemetry() *result.TargetProcess { return r.Snapshot() }
 
 // stop stops watching, then the server (ownedTarget.Stop); safe on every
 // path, a run or none, and more than once.

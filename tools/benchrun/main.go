@@ -25,6 +25,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"runtime"
@@ -77,38 +78,13 @@ func main() {
 		return
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
-			os.Exit(2)
-		}
-		// One profile, of the first lobbybench run (the 1-step flow):
-		// profiles of several runs written to one file cannot be read.
-		done := false
-		profileLobby = func(start bool) {
-			switch {
-			case done:
-			case start:
-				pprof.StartCPUProfile(f)
-			default:
-				pprof.StopCPUProfile()
-				done = true
-			}
-		}
+		profileFirstLobby(*cpuProfile)
 	}
 	if *serve > 0 {
 		serveChild(*serve)
 		return
 	}
-	var counts []int
-	for _, s := range strings.Split(*clients, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 10000 {
-			fmt.Fprintf(os.Stderr, "benchrun: -clients: %q is not 1-10000\n", s)
-			os.Exit(2)
-		}
-		counts = append(counts, n)
-	}
+	counts := clientCounts(*clients)
 	if *runs < 1 || *duration < 500*time.Millisecond {
 		fmt.Fprintln(os.Stderr, "benchrun: -runs must be ≥ 1 and -duration ≥ 500ms")
 		os.Exit(2)
@@ -120,54 +96,15 @@ func main() {
 		os.Exit(1)
 	}
 	defer stopServe()
-	script := ""
-	if *python != "" {
-		if _, err := exec.LookPath(*python); err == nil {
-			script = "tools/benchrun/lobby_client.py"
-			if _, err := os.Stat(script); err != nil {
-				script = ""
-			}
-		}
-	}
+	script := pythonScript(*python)
 	fmt.Printf("lobbybench against a server in another process (%s serve on %s): %d run(s) of %v per figure, medians, GOMAXPROCS %d\n",
 		*lbBin, lobby, *runs, *duration, procs())
 	fmt.Println("closed loop of list_rooms; req/s and CPU µs per request of each client's own process; ratios against the bare Go client")
 	fmt.Printf("\n%8s  %-22s  %10s  %9s  %8s  %8s\n", "clients", "client", "req/s", "CPU µs/req", "rate ×", "CPU ×")
 	failed := false
 	for _, c := range counts {
-		type contender struct {
-			name string
-			run  func() (measure, error)
-		}
-		cs := []contender{
-			{"bare Go client", func() (measure, error) { return bareMeasure(c, *duration, lobby, true) }},
-			{"bare Go, unconnected", func() (measure, error) { return bareMeasure(c, *duration, lobby, false) }},
-			{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, 1, *duration, lobby) }},
-			{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, 50, *duration, lobby) }},
-		}
-		if script != "" {
-			cs = append(cs, contender{"Python asyncio", func() (measure, error) { return pythonRun(*python, script, c, *duration, lobby) }})
-		}
-		rates, cpus := make([][]float64, len(cs)), make([][]float64, len(cs))
-		for range *runs {
-			for i, ct := range cs { // one after another, each run in turn
-				m, err := ct.run()
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "benchrun: %s, %d clients: %v\n", ct.name, c, err)
-					os.Exit(1)
-				}
-				rates[i], cpus[i] = append(rates[i], m.rate), append(cpus[i], m.cpuPerReq)
-			}
-		}
-		baseRate, baseCPU := median(rates[0]), median(cpus[0])
-		for i, ct := range cs {
-			r, cpu := median(rates[i]), median(cpus[i])
-			line := fmt.Sprintf("%8d  %-22s  %10.0f  %9.1f  %8.2f  %8.2f", c, ct.name, r, cpu*1e6, r/baseRate, cpu/baseCPU)
-			if strings.HasPrefix(ct.name, "lobbybench") && (r/baseRate < 0.9 || cpu/baseCPU > 1.2) {
-				line += "  (aim ≥ 0.90 and ≤ 1.20)"
-				failed = true
-			}
-			fmt.Println(line)
+		if !compareClients(c, *runs, *duration, lobby, *python, script) {
+			failed = true
 		}
 	}
 	if *memClients > 0 {
@@ -192,6 +129,100 @@ func main() {
 	if failed {
 		fmt.Println("\nsome figures miss their aim (see above)")
 	}
+}
+
+// profileFirstLobby makes profileLobby write a CPU profile of the first
+// lobbybench run (the 1-step flow) to path: profiles of several runs
+// written to one file cannot be read.
+func profileFirstLobby(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
+		os.Exit(2)
+	}
+	done := false
+	profileLobby = func(start bool) {
+		switch {
+		case done:
+		case start:
+			pprof.StartCPUProfile(f)
+		default:
+			pprof.StopCPUProfile()
+			done = true
+		}
+	}
+}
+
+// clientCounts reads -clients: comma-separated counts of 1-10000.
+func clientCounts(v string) []int {
+	var counts []int
+	for _, s := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 10000 {
+			fmt.Fprintf(os.Stderr, "benchrun: -clients: %q is not 1-10000\n", s)
+			os.Exit(2)
+		}
+		counts = append(counts, n)
+	}
+	return counts
+}
+
+// pythonScript is the asyncio client's script when python is found and
+// so is the script, else "".
+func pythonScript(python string) string {
+	if python == "" {
+		return ""
+	}
+	if _, err := exec.LookPath(python); err != nil {
+		return ""
+	}
+	script := "tools/benchrun/lobby_client.py"
+	if _, err := os.Stat(script); err != nil {
+		return ""
+	}
+	return script
+}
+
+// compareClients measures every contender with c clients, runs times
+// each, one after another, and prints their medians against the bare Go
+// client's; false when a lobbybench figure misses its aim.
+func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, python, script string) bool {
+	type contender struct {
+		name string
+		run  func() (measure, error)
+	}
+	cs := []contender{
+		{"bare Go client", func() (measure, error) { return bareMeasure(c, duration, lobby, true) }},
+		{"bare Go, unconnected", func() (measure, error) { return bareMeasure(c, duration, lobby, false) }},
+		{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, 1, duration, lobby) }},
+		{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, 50, duration, lobby) }},
+	}
+	if script != "" {
+		cs = append(cs, contender{"Python asyncio", func() (measure, error) { return pythonRun(python, script, c, duration, lobby) }})
+	}
+	rates, cpus := make([][]float64, len(cs)), make([][]float64, len(cs))
+	for range runs {
+		for i, ct := range cs { // one after another, each run in turn
+			m, err := ct.run()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "benchrun: %s, %d clients: %v\n", ct.name, c, err)
+				os.Exit(1)
+			}
+			rates[i], cpus[i] = append(rates[i], m.rate), append(cpus[i], m.cpuPerReq)
+		}
+	}
+	ok := true
+	baseRate, baseCPU := median(rates[0]), median(cpus[0])
+	for i, ct := range cs {
+		r, cpu := median(rates[i]), median(cpus[i])
+		line := fmt.Sprintf("%8d  %-22s  %10.0f  %9.1f  %8.2f  %8.2f", c, ct.name, r, cpu*1e6, r/baseRate, cpu/baseCPU)
+		if strings.HasPrefix(ct.name, "lobbybench") && (r/baseRate < 0.9 || cpu/baseCPU > 1.2) {
+			line += "  (aim ≥ 0.90 and ≤ 1.20)"
+			ok = false
+		}
+		fmt.Println(line)
+	}
+	return ok
 }
 
 // profileLobby starts and stops the CPU profile around lobbybench runs.
@@ -237,6 +268,57 @@ func pingSeries(res *engine.Result) *result.Series {
 	return nil
 }
 
+// sampleStacks keeps in peak the peak of goroutine stacks, every 100 ms
+// until stop is closed, and with trace prints heap, stacks and GC cycles
+// on stderr every 200 ms (BENCHRUN_MEMTRACE=all: every runtime memory
+// class too).
+func sampleStacks(peak *atomic.Uint64, trace bool, stop <-chan struct{}) {
+	t0 := time.Now()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	for i := 0; ; i++ {
+		metrics.Read(s)
+		if v := s[2].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+		if trace && i%2 == 1 { // every 200 ms
+			fmt.Fprintf(os.Stderr, "%6.2fs heap %4d MiB stacks %4d MiB gc %d\n", time.Since(t0).Seconds(), s[0].Value.Uint64()>>20, s[2].Value.Uint64()>>20, s[1].Value.Uint64())
+			if os.Getenv("BENCHRUN_MEMTRACE") == "all" {
+				var all []metrics.Sample
+				for _, d := range metrics.All() {
+					if strings.HasPrefix(d.Name, "/memory/classes/") {
+						all = append(all, metrics.Sample{Name: d.Name})
+					}
+				}
+				metrics.Read(all)
+				for _, a := range all {
+					fmt.Fprintf(os.Stderr, "    %-50s %7.2f MiB\n", a.Name, float64(a.Value.Uint64())/(1<<20))
+				}
+			}
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// profileHeapAt writes a heap profile to file, and its goroutines to
+// file.goroutines, once at has passed; the timer's Stop cancels it.
+func profileHeapAt(file string, at time.Duration) *time.Timer {
+	return time.AfterFunc(at, func() {
+		runtime.GC() // the profile shows the heap as of the last GC: this moment's
+		if f, err := os.Create(file); err == nil {
+			pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+		if f, err := os.Create(file + ".goroutines"); err == nil {
+			pprof.Lookup("goroutine").WriteTo(f, 1)
+			f.Close()
+		}
+	})
+}
+
 // memRun runs n clients pinging every interval against a reference server
 // in a child process, so the figures are the harness's alone.
 func memRun(n int, d, interval time.Duration, heapFile string, at time.Duration, cpuFile string) error {
@@ -272,52 +354,12 @@ func memRun(n int, d, interval time.Duration, heapFile string, at time.Duration,
 	trace := os.Getenv("BENCHRUN_MEMTRACE") != ""
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() {
-		t0 := time.Now()
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}, {Name: "/memory/classes/heap/stacks:bytes"}}
-		for i := 0; ; i++ {
-			metrics.Read(s)
-			if v := s[2].Value.Uint64(); v > peakStacks.Load() {
-				peakStacks.Store(v)
-			}
-			if trace && i%2 == 1 { // every 200 ms
-				fmt.Fprintf(os.Stderr, "%6.2fs heap %4d MiB stacks %4d MiB gc %d\n", time.Since(t0).Seconds(), s[0].Value.Uint64()>>20, s[2].Value.Uint64()>>20, s[1].Value.Uint64())
-				if os.Getenv("BENCHRUN_MEMTRACE") == "all" {
-					var all []metrics.Sample
-					for _, d := range metrics.All() {
-						if strings.HasPrefix(d.Name, "/memory/classes/") {
-							all = append(all, metrics.Sample{Name: d.Name})
-						}
-					}
-					metrics.Read(all)
-					for _, a := range all {
-						fmt.Fprintf(os.Stderr, "    %-50s %7.2f MiB\n", a.Name, float64(a.Value.Uint64())/(1<<20))
-					}
-				}
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
+	go sampleStacks(&peakStacks, trace, stop)
 	if heapFile != "" {
 		if at <= 0 {
 			at = d / 2
 		}
-		t := time.AfterFunc(at, func() {
-			runtime.GC() // the profile shows the heap as of the last GC: this moment's
-			if f, err := os.Create(heapFile); err == nil {
-				pprof.Lookup("heap").WriteTo(f, 0)
-				f.Close()
-			}
-			if f, err := os.Create(heapFile + ".goroutines"); err == nil {
-				pprof.Lookup("goroutine").WriteTo(f, 1)
-				f.Close()
-			}
-		})
-		defer t.Stop()
+		defer profileHeapAt(heapFile, at).Stop()
 	}
 	if cpuFile != "" {
 		w, err := os.Create(cpuFile)

@@ -250,6 +250,38 @@ func (v *verdict) pass() bool {
 	return len(v.checks) > 0
 }
 
+// sample takes the figures of serve, and of run while the load runs.
+func (s *soaker) sample(at time.Duration, load bool) sample {
+	sm := sample{at: at, load: load}
+	sm.serveRSS = rss(s.serve.Process.Pid)
+	if load {
+		sm.runRSS = rss(s.runCmd.Process.Pid)
+		if s.runMetrics != "" {
+			sm.runHeap, sm.runGoroutines = s.runRuntime()
+		}
+	}
+	if st, err := s.stats(); err == nil {
+		sm.goroutines, sm.serveHeap = st.Goroutines, st.HeapAlloc
+		sm.rooms, sm.instances, sm.held = st.UDP.Rooms, st.UDP.Instances, st.UDP.HeldSeats
+		sm.roomsPerIPRefused = st.UDP.Failures["rooms-per-ip"]
+	}
+	return sm
+}
+
+// print writes sm as a line of soak's table.
+func (sm sample) print(out io.Writer) {
+	phase := "load"
+	runRSS, runHeap, runGor := mib(sm.runRSS), mib(sm.runHeap), strconv.Itoa(sm.runGoroutines)
+	if !sm.load {
+		phase, runRSS = "drain", "-"
+	}
+	if sm.runHeap == 0 {
+		runHeap, runGor = "-", "-"
+	}
+	fmt.Fprintf(out, "%8s %5s %12s %12s %10d %6d %9d %5d %12s %12s %8s %13d\n", sm.at, phase, mib(sm.serveRSS), mib(sm.serveHeap), sm.goroutines,
+		sm.rooms, sm.instances, sm.held, runRSS, runHeap, runGor, sm.roomsPerIPRefused)
+}
+
 func (s *soaker) soak(out io.Writer) *verdict {
 	v := &verdict{}
 	base, err := s.stats()
@@ -308,30 +340,9 @@ func (s *soaker) soak(out io.Writer) *verdict {
 			continue
 		case <-tick.C:
 		}
-		sm := sample{at: time.Since(t0).Round(time.Second), load: !runEnded}
-		sm.serveRSS = rss(s.serve.Process.Pid)
-		if !runEnded {
-			sm.runRSS = rss(s.runCmd.Process.Pid)
-			if s.runMetrics != "" {
-				sm.runHeap, sm.runGoroutines = s.runRuntime()
-			}
-		}
-		if st, err := s.stats(); err == nil {
-			sm.goroutines, sm.serveHeap = st.Goroutines, st.HeapAlloc
-			sm.rooms, sm.instances, sm.held = st.UDP.Rooms, st.UDP.Instances, st.UDP.HeldSeats
-			sm.roomsPerIPRefused = st.UDP.Failures["rooms-per-ip"]
-		}
+		sm := s.sample(time.Since(t0).Round(time.Second), !runEnded)
 		samples = append(samples, sm)
-		phase := "load"
-		runRSS, runHeap, runGor := mib(sm.runRSS), mib(sm.runHeap), strconv.Itoa(sm.runGoroutines)
-		if !sm.load {
-			phase, runRSS = "drain", "-"
-		}
-		if sm.runHeap == 0 {
-			runHeap, runGor = "-", "-"
-		}
-		fmt.Fprintf(out, "%8s %5s %12s %12s %10d %6d %9d %5d %12s %12s %8s %13d\n", sm.at, phase, mib(sm.serveRSS), mib(sm.serveHeap), sm.goroutines,
-			sm.rooms, sm.instances, sm.held, runRSS, runHeap, runGor, sm.roomsPerIPRefused)
+		sm.print(out)
 		if runEnded && (sm.rooms == 0 && sm.instances == 0 || time.Now().After(drainUntil)) {
 			break
 		}

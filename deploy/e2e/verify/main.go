@@ -360,34 +360,51 @@ func sessionsList(shards []*result.Run) string {
 
 var latencyMetric = regexp.MustCompile(`^(.+)\.p(50|90|99|99\.9)$`)
 
+// problems collects what check finds wrong, one line each.
+type problems []string
+
+func (p *problems) fail(format string, a ...any) { *p = append(*p, fmt.Sprintf(format, a...)) }
+
 func check(shards []*result.Run, m *result.Run) []string {
-	var bad []string
-	fail := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
+	var bad problems
+	sum := checkTotals(&bad, shards, m)
+	whole := checkLatencies(&bad, shards, m)
+	checkThresholds(&bad, shards, m, whole, sum)
+	return bad
+}
+
+// checkTotals checks each shard is its i/n and the merge's totals are the
+// shards' sums, which it returns.
+func checkTotals(bad *problems, shards []*result.Run, m *result.Run) result.Totals {
 	n := len(shards)
 	var sum result.Totals
 	for i, s := range shards {
 		want := fmt.Sprintf("%d/%d", i, n)
 		if len(s.ShardRuns) != 1 {
-			fail("shard-%d.json records %d runs, want one (shard %s)", i, len(s.ShardRuns), want)
+			bad.fail("shard-%d.json records %d runs, want one (shard %s)", i, len(s.ShardRuns), want)
 		} else if s.ShardRuns[0].Shard != want {
-			fail("shard-%d.json is shard %s, want %s", i, s.ShardRuns[0].Shard, want)
+			bad.fail("shard-%d.json is shard %s, want %s", i, s.ShardRuns[0].Shard, want)
 		}
 		if s.Totals.SessionsStarted == 0 {
-			fail("shard %d started no session", i)
+			bad.fail("shard %d started no session", i)
 		}
 		sum.SessionsStarted += s.Totals.SessionsStarted
 		sum.Requests += s.Totals.Requests
 		sum.Failures += s.Totals.Failures
 	}
 	if m.Shards != n {
-		fail("merged.json merges %d shards, want %d", m.Shards, n)
+		bad.fail("merged.json merges %d shards, want %d", m.Shards, n)
 	}
 	if m.Totals.SessionsStarted != sum.SessionsStarted || m.Totals.Requests != sum.Requests || m.Totals.Failures != sum.Failures {
-		fail("merged sessions/requests/failures %d/%d/%d, the shards' sums %d/%d/%d",
+		bad.fail("merged sessions/requests/failures %d/%d/%d, the shards' sums %d/%d/%d",
 			m.Totals.SessionsStarted, m.Totals.Requests, m.Totals.Failures, sum.SessionsStarted, sum.Requests, sum.Failures)
 	}
+	return sum
+}
 
-	// One histogram per step, fed every shard's samples.
+// checkLatencies checks each merged step's latency against one histogram
+// fed every shard's samples, and returns those, by step.
+func checkLatencies(bad *problems, shards []*result.Run, m *result.Run) map[string]result.Latency {
 	whole := map[string]result.Latency{}
 	for _, st := range m.Steps {
 		h := result.NewLatencyHistogram()
@@ -398,7 +415,7 @@ func check(shards []*result.Run, m *result.Run) []string {
 				}
 				sh, err := ss.Latency.Histogram()
 				if err != nil {
-					fail("shard %d step %s: %v", i, ss.Name, err)
+					bad.fail("shard %d step %s: %v", i, ss.Name, err)
 					continue
 				}
 				h.Merge(sh)
@@ -406,55 +423,69 @@ func check(shards []*result.Run, m *result.Run) []string {
 		}
 		l, err := result.NewLatency(h)
 		if err != nil {
-			fail("step %s: %v", st.Name, err)
+			bad.fail("step %s: %v", st.Name, err)
 			continue
 		}
 		whole[st.Name] = l
 		got := st.Latency
 		if got.Count != l.Count || got.P50US != l.P50US || got.P90US != l.P90US || got.P99US != l.P99US || got.P999US != l.P999US || got.MaxUS != l.MaxUS {
-			fail("step %s: merged latency count %d p50 %d p99 %d max %d µs, one histogram of every sample: %d, %d, %d, %d",
+			bad.fail("step %s: merged latency count %d p50 %d p99 %d max %d µs, one histogram of every sample: %d, %d, %d, %d",
 				st.Name, got.Count, got.P50US, got.P99US, got.MaxUS, l.Count, l.P50US, l.P99US, l.MaxUS)
 		}
 	}
+	return whole
+}
 
-	// Thresholds: judged again on the merge, not copied from a shard.
+// checkThresholds checks the merge's thresholds were judged again on the
+// merge, not copied from a shard: each passes, its verdict agrees with
+// its figure, and the figure is recomputed from the shards' samples
+// (whole, sum) where the metric allows.
+func checkThresholds(bad *problems, shards []*result.Run, m *result.Run, whole map[string]result.Latency, sum result.Totals) {
 	if len(shards[0].Thresholds) == 0 {
-		fail("the shards carry no thresholds: nothing to judge on the merge")
+		bad.fail("the shards carry no thresholds: nothing to judge on the merge")
 	}
 	if len(m.Thresholds) != len(shards[0].Thresholds) {
-		fail("merged.json has %d thresholds, the scenario %d", len(m.Thresholds), len(shards[0].Thresholds))
+		bad.fail("merged.json has %d thresholds, the scenario %d", len(m.Thresholds), len(shards[0].Thresholds))
 	}
 	for _, th := range m.Thresholds {
 		if !th.Pass {
-			fail("threshold %q fails on the merge (observed %v)", th.Name, th.Observed)
+			bad.fail("threshold %q fails on the merge (observed %v)", th.Name, th.Observed)
 		}
 		if ok := compare(th.Observed, th.Op, th.Limit); ok != th.Pass && !th.NoData {
-			fail("threshold %q: observed %v %s %v is %v, recorded %v", th.Name, th.Observed, th.Op, th.Limit, ok, th.Pass)
+			bad.fail("threshold %q: observed %v %s %v is %v, recorded %v", th.Name, th.Observed, th.Op, th.Limit, ok, th.Pass)
 		}
-		var want float64
-		switch mm := latencyMetric.FindStringSubmatch(th.Metric); {
-		case mm != nil:
-			l, ok := whole[mm[1]]
-			if !ok {
-				fail("threshold %q names step %q, not in the merge", th.Name, mm[1])
-				continue
-			}
-			us := map[string]int64{"50": l.P50US, "90": l.P90US, "99": l.P99US, "99.9": l.P999US}[mm[2]]
-			want = float64(us) / 1e6
-		case th.Metric == "errors.rate":
-			want = float64(sum.Failures) / float64(max(sum.Requests, 1))
-		case th.Metric == "violations":
-			for _, s := range shards {
-				want += float64(s.Totals.Violations)
-			}
-		default:
+		want, ok := recomputed(bad, th, shards, whole, sum)
+		if !ok {
 			continue // other metrics: the verdict check above only
 		}
 		if math.Abs(th.Observed-want) > 1e-9*math.Max(1, math.Abs(want)) {
-			fail("threshold %q: merged observed %v, recomputed from the shards' samples %v", th.Name, th.Observed, want)
+			bad.fail("threshold %q: merged observed %v, recomputed from the shards' samples %v", th.Name, th.Observed, want)
 		}
 	}
-	return bad
+}
+
+// recomputed is th's figure recomputed from the shards' samples; false
+// for a metric it cannot recompute (or a step not in the merge, reported).
+func recomputed(bad *problems, th result.ThresholdResult, shards []*result.Run, whole map[string]result.Latency, sum result.Totals) (float64, bool) {
+	switch mm := latencyMetric.FindStringSubmatch(th.Metric); {
+	case mm != nil:
+		l, ok := whole[mm[1]]
+		if !ok {
+			bad.fail("threshold %q names step %q, not in the merge", th.Name, mm[1])
+			return 0, false
+		}
+		us := map[string]int64{"50": l.P50US, "90": l.P90US, "99": l.P99US, "99.9": l.P999US}[mm[2]]
+		return float64(us) / 1e6, true
+	case th.Metric == "errors.rate":
+		return float64(sum.Failures) / float64(max(sum.Requests, 1)), true
+	case th.Metric == "violations":
+		var want float64
+		for _, s := range shards {
+			want += float64(s.Totals.Violations)
+		}
+		return want, true
+	}
+	return 0, false
 }
 
 func compare(v float64, op string, limit float64) bool {
