@@ -28,6 +28,7 @@ lint:
 	$(GO) mod tidy -diff
 	bash .ci/tool staticcheck $(PKGS)
 	bash .ci/tool actionlint -shellcheck= -pyflakes=
+	bash .ci/tool gocyclo -over 25 -ignore '_test\.go$$' .
 
 # The figures that matter, in one go: harness overhead against a real target
 # (bench-run), then the hot-path micro-benchmarks (codecs, recorder, server

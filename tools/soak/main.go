@@ -368,6 +368,13 @@ func (s *soaker) soak(out io.Writer) *verdict {
 	v.add("flood refused", s.o.floodRate == 0 || s.floodNo.Load() > 0,
 		"the CREATE flood got %d rooms and %d JOIN_FAILED (the per-IP room quota must refuse it)", s.floodOK.Load(), s.floodNo.Load())
 
+	s.stopServe(v)
+	v.print(out)
+	return v
+}
+
+// stopServe interrupts the server and checks that it stops, within 15 s.
+func (s *soaker) stopServe(v *verdict) {
 	s.serve.Process.Signal(syscall.SIGINT)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.serve.Wait() }()
@@ -377,6 +384,10 @@ func (s *soaker) soak(out io.Writer) *verdict {
 	case <-time.After(15 * time.Second):
 		v.add("serve stops", false, "still running 15s after SIGINT")
 	}
+}
+
+// print writes one line per check, ok or FAIL.
+func (v *verdict) print(out io.Writer) {
 	for _, c := range v.checks {
 		mark := "ok  "
 		if !c.ok {
@@ -384,7 +395,6 @@ func (s *soaker) soak(out io.Writer) *verdict {
 		}
 		fmt.Fprintf(out, "%s %-20s %s\n", mark, c.name, c.note)
 	}
-	return v
 }
 
 // judge adds the leak checks over the samples: flat after warm, back to
