@@ -125,6 +125,31 @@ func badEcho(t *testing.T) netip.AddrPort {
 	return c.LocalAddr().(*net.UDPAddr).AddrPort()
 }
 
+// conformRows are TestConform's servers (nil: the toy's reference part)
+// and the verdict each wants of each case. The toy's fault rows live here,
+// with the toy, not in the conformance package: TestFaultCoverage holds its
+// cases to them.
+var conformRows = []struct {
+	name   string
+	server func(*testing.T) netip.AddrPort
+	want   map[string]string
+}{
+	{"reference part", nil, map[string]string{"toy-echo/1/1": result.VerdictPass, "toy-echo/1/2": result.VerdictPass}},
+	{"broken echo", badEcho, map[string]string{"toy-echo/1/1": result.VerdictFail, "toy-echo/1/2": result.VerdictWarn}},
+}
+
+// TestFaultCoverage: every toy case is proven by a row of TestConform that
+// needs it to fail or warn.
+func TestFaultCoverage(t *testing.T) {
+	rows := conformance.FaultRows{}
+	for _, r := range conformRows {
+		rows.Wanted("TestConform/"+r.name, r.want)
+	}
+	for _, e := range conformance.FaultCoverage(rows, nil, toyecho.Name) {
+		t.Error(e)
+	}
+}
+
 // TestConform: the toy's cases are listed as conform --list lists them, and
 // run against the toy's server part (pass) and a broken echo (fail, warn).
 func TestConform(t *testing.T) {
@@ -142,16 +167,13 @@ func TestConform(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	for _, tc := range []struct {
-		name   string
-		target netip.AddrPort
-		want   map[string]string
-	}{
-		{"reference part", srv.Addr(toyecho.Name), map[string]string{"toy-echo/1/1": result.VerdictPass, "toy-echo/1/2": result.VerdictPass}},
-		{"broken echo", badEcho(t), map[string]string{"toy-echo/1/1": result.VerdictFail, "toy-echo/1/2": result.VerdictWarn}},
-	} {
+	for _, tc := range conformRows {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := conformance.Run(context.Background(), conformance.Config{Target: tc.target.String(), Protocol: toyecho.Name, Timeout: 300 * time.Millisecond})
+			target := srv.Addr(toyecho.Name)
+			if tc.server != nil {
+				target = tc.server(t)
+			}
+			rep, err := conformance.Run(context.Background(), conformance.Config{Target: target.String(), Protocol: toyecho.Name, Timeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
