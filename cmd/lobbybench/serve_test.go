@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/refserver"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test reads.
@@ -125,8 +127,9 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--tcp-addr", "example.com:1"}, "--tcp-addr"},
 		{[]string{"--udp-lobby-addr", "nope"}, "--udp-lobby-addr"}, // the names; the old ones above are aliases
 		{[]string{"--tcp-lobby-addr", "example.com:1"}, "--tcp-lobby-addr"},
-		{[]string{"--no-udp-lobby", "--no-tcp-lobby", "--no-leviathan"}, "--no-udp-lobby"},
-		{[]string{"--no-udp", "--no-tcp-lobby", "--no-leviathan"}, "nothing left to serve"}, // old and new names mix
+		// Every part off, whatever parts are linked: nothing to serve.
+		{refserver.OffFlags(), "--no-udp-lobby"},
+		{append([]string{"--no-udp"}, refserver.OffFlags(udpwire.ProtocolName)...), "nothing left to serve"}, // old and new names mix
 		{[]string{"--base-port", "70000"}, "--base-port"},
 		{[]string{"--base-port", "65500"}, "--base-port"},
 		{[]string{"--max-instances", "0"}, "--max-instances"},
@@ -136,7 +139,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--rate-limit", "-2"}, "--rate-limit"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
 		{[]string{"--advertise-addr", "0.0.0.0"}, "--advertise-addr"},
-		{[]string{"--no-udp", "--no-tcp", "--no-leviathan"}, "--no-udp"},
+		{append([]string{"--no-udp", "--no-tcp"}, refserver.OffFlags(udpwire.ProtocolName, tcpwire.ProtocolName)...), "--no-udp"},
 		{[]string{"--leviathan-addr", "nope"}, "--leviathan-addr"},
 		{[]string{"--leviathan-max-players", "0"}, "--leviathan-max-players"},
 		{[]string{"--leviathan-rate-limit", "-1"}, "--leviathan-rate-limit"},
