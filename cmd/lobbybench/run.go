@@ -177,7 +177,7 @@ func init() {
 			)
 			addTargetSeedFlags(fs, &o, &seed)
 			addLoadFlags(fs, &o)
-			protocol := fs.String("protocol", "", "without a SCENARIO.yaml: the protocol `P` (udp-lobby, tcp-lobby, leviathan)")
+			protocol := fs.String("protocol", "", "without a SCENARIO.yaml: the protocol `P` ("+strings.Join(scenario.ProtocolNames(), ", ")+")")
 			flowSteps := fs.String("flow", "", "without a SCENARIO.yaml: the flow's `STEPS`, comma-separated, each KIND or KIND=VALUE (create_room,join=created,leave)")
 			fs.Var(&shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
 			return func(ctx context.Context, e *env, args []string) int {
