@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/all"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/refserver"
@@ -183,14 +184,15 @@ func TestServeTCPOnly(t *testing.T) {
 	}
 }
 
-// TestServeSignal runs the real binary and stops it with SIGTERM: exit 0
-// and counters printed.
+// TestServeSignal runs the real binary, built with this test's protocols
+// (all.Tags), and stops it with SIGTERM: exit 0 and the counters of every
+// part printed, each part on by default.
 func TestServeSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := t.TempDir() + "/lobbybench"
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", strings.Join(all.Tags, ","), "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "serve", "--udp-addr", "127.0.0.1:0", "--base-port", "0", "--tcp-addr", "127.0.0.1:0",
@@ -218,6 +220,12 @@ func TestServeSignal(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "udp-lobby.requests.LOBBY_LIST_ROOMS 1") {
 		t.Errorf("counters not printed: %q", stdout.String())
+	}
+	// Every part linked runs by default: its counters are printed.
+	for _, p := range refserver.PartNames() {
+		if !strings.HasPrefix(stdout.String(), p+".") && !strings.Contains(stdout.String(), "\n"+p+".") {
+			t.Errorf("no counters of the part %s, on by default: %q", p, stdout.String())
+		}
 	}
 }
 

@@ -7,3 +7,5 @@ package all
 // protocol no test names, proving that every list of the protocols in code
 // and tests comes from the registries (see docs/testing.md).
 import _ "github.com/lobbybench/lobbybench/protocols/toyecho"
+
+func init() { Tags = append(Tags, "lobbybench_toy") }
