@@ -2,11 +2,10 @@ package conformance
 
 import (
 	"flag"
+	"maps"
 	"regexp"
-	"slices"
+	"strings"
 	"testing"
-
-	"github.com/lobbybench/lobbybench/result"
 )
 
 // faultRows selects fault-injection rows by name while one is developed:
@@ -33,68 +32,70 @@ var faultExempt = map[string]string{
 	"udp-lobby/14/3": "informational: reports the accepted flood rate, never fails",
 }
 
-// faultCatches returns, per fault-injection row, the case patterns the row
-// requires to fail or warn: TestFaultInjection's caught and quirk cases,
-// TestTCPFaultInjection's caught cases, and the cases TestLeviathanFaults
-// wants failed or warned.
-func faultCatches() map[string][]string {
-	rows := map[string][]string{}
-	for _, r := range udpFaultRows {
-		rows["TestFaultInjection/"+r.name] = slices.Concat(r.caught, r.quirk)
-	}
-	for _, r := range tcpFaultRows {
-		rows["TestTCPFaultInjection/"+r.name] = r.caught
-	}
-	for _, r := range levFaultRows {
-		for id, v := range r.want {
-			if v == result.VerdictFail || v == result.VerdictWarn {
-				rows["TestLeviathanFaults/"+r.name] = append(rows["TestLeviathanFaults/"+r.name], id)
-			}
-		}
-	}
-	return rows
+// faultTable is one fault-injection test's rows: the case patterns each
+// row needs to fail or warn, and the protocol whose cases they prove.
+type faultTable struct {
+	protocol string
+	rows     func() FaultRows
 }
 
-// TestFaultCoverage holds the suite to its standard: every registered case
-// is proven by a fault-injection row that needs it to fail or warn, so no
-// case can silently stop catching anything.
+// faultTables are the fault-injection tests of this package, each added
+// by its own file's init: a protocol whose fault servers live here adds its
+// table there, and TestFaultCoverage holds that protocol's cases to it. A
+// protocol that proves its cases in its own package (the toy) calls
+// FaultCoverage in its own tests.
+var faultTables []faultTable
+
+func addFaultTable(protocol string, rows func() FaultRows) {
+	faultTables = append(faultTables, faultTable{protocol, rows})
+}
+
+// TestFaultCoverage holds the suite to its standard: every case of a
+// protocol whose fault servers live here is proven by a fault-injection
+// row that needs it to fail or warn (FaultCoverage).
 func TestFaultCoverage(t *testing.T) {
-	rows := faultCatches()
-	for name, pats := range rows {
-		for _, p := range pats {
-			if err := ValidPattern(p); err != nil {
-				t.Errorf("%s: %v", name, err)
-			} else if len(Cases("", p)) == 0 {
-				t.Errorf("%s: caught pattern %q matches no registered case", name, p)
-			}
+	rows := FaultRows{}
+	var protocols []string
+	for _, ft := range faultTables {
+		maps.Copy(rows, ft.rows())
+		protocols = append(protocols, ft.protocol)
+	}
+	if len(protocols) == 0 {
+		t.Fatal("no fault-injection table")
+	}
+	for _, e := range FaultCoverage(rows, faultExempt, protocols...) {
+		t.Error(e)
+	}
+}
+
+// TestFaultCoverageFinds: FaultCoverage reports a pattern that matches no
+// case, an exempt case that is not INFO, and a case no row catches.
+func TestFaultCoverageFinds(t *testing.T) {
+	p := DefaultProtocol()
+	cs := Cases(p)
+	if len(cs) < 2 {
+		t.Fatalf("%s has %d cases", p, len(cs))
+	}
+	first, second := cs[0], cs[1]
+	if first.Level == Info {
+		first, second = second, first
+	}
+	got := strings.Join(FaultCoverage(FaultRows{"row": {"no-such/1/1", second.ID}}, map[string]string{first.ID: "why"}, p), "\n")
+	for _, want := range []string{
+		`row: caught pattern "no-such/1/1" matches no registered case`,
+		"exempt names " + first.ID + " (why), a " + first.Level.String() + " case: only INFO cases may be exempt",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("FaultCoverage lacks %q:\n%s", want, got)
 		}
 	}
-	caught := func(id string) []string {
-		var by []string
-		for name, pats := range rows {
-			if matchAny(pats, id) {
-				by = append(by, name)
-			}
-		}
-		return by
+	if len(cs) > 2 && !strings.Contains(got, cs[2].ID+" ("+cs[2].Level.String()+"): no fault-injection row catches it") {
+		t.Errorf("FaultCoverage does not report %s, caught by no row:\n%s", cs[2].ID, got)
 	}
-	for id, why := range faultExempt {
-		c := Cases("", id)
-		switch {
-		case len(c) != 1 || c[0].ID != id:
-			t.Errorf("faultExempt names %s, which is not a registered case", id)
-		case c[0].Level != Info:
-			t.Errorf("faultExempt names %s (%s), a %v case: only INFO cases may be exempt", id, why, c[0].Level)
-		}
+	if strings.Contains(got, second.ID+" (") {
+		t.Errorf("FaultCoverage reports %s, which a row catches:\n%s", second.ID, got)
 	}
-	for _, p := range Protocols() {
-		for _, c := range Cases(p) {
-			if _, ok := faultExempt[c.ID]; ok {
-				continue
-			}
-			if len(caught(c.ID)) == 0 {
-				t.Errorf("%s (%v): no fault-injection row catches it", c.ID, c.Level)
-			}
-		}
+	if got := FaultCoverage(nil, nil, "no-such-protocol"); len(got) != 1 || !strings.Contains(got[0], "no registered case") {
+		t.Errorf("a protocol with no case: %q", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,6 +78,16 @@ type udpFaultRow struct {
 	quirk []string
 	// pool is the test lobby's instance count (0: 12).
 	pool int
+}
+
+func init() {
+	addFaultTable(protoUDP, func() FaultRows {
+		rows := FaultRows{}
+		for _, r := range udpFaultRows {
+			rows["TestFaultInjection/"+r.name] = slices.Concat(r.caught, r.quirk)
+		}
+		return rows
+	})
 }
 
 // udpFaultRows are TestFaultInjection's defects; TestFaultCoverage reads

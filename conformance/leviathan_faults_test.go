@@ -330,6 +330,16 @@ type levFaultRow struct {
 	skip []string
 }
 
+func init() {
+	addFaultTable(protoLeviathan, func() FaultRows {
+		rows := FaultRows{}
+		for _, r := range levFaultRows {
+			rows.Wanted("TestLeviathanFaults/"+r.name, r.want)
+		}
+		return rows
+	})
+}
+
 // levFaultRows are TestLeviathanFaults' defects; TestFaultCoverage counts
 // a case caught by a row that wants it to fail or warn.
 var levFaultRows = []levFaultRow{

@@ -181,6 +181,16 @@ type tcpFaultRow struct {
 	warn bool
 }
 
+func init() {
+	addFaultTable(protoTCP, func() FaultRows {
+		rows := FaultRows{}
+		for _, r := range tcpFaultRows {
+			rows["TestTCPFaultInjection/"+r.name] = r.caught
+		}
+		return rows
+	})
+}
+
 // tcpFaultRows are TestTCPFaultInjection's defects; TestFaultCoverage
 // reads their caught patterns.
 var tcpFaultRows = []tcpFaultRow{

@@ -142,7 +142,7 @@ func TestNeeds(t *testing.T) {
 
 // TestServeFlags: each part's flags, a flag two parts declare read by
 // both with the first's usage, the off flags and their old names, and the
-// errors naming the flag.
+// errors naming the flag; OffFlags turns off the parts not kept.
 func TestServeFlags(t *testing.T) {
 	var log []string
 	withParts(t, fakePart("a-x", 1, &log), fakePart("b-x", 2, &log))
@@ -156,6 +156,8 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--old-no-b-x"}, "a-x:1/1s"},
 		{[]string{"--no-a-x", "--no-b-x"}, "--no-a-x and --no-b-x: nothing left to serve"},
 		{[]string{"--no-b-x", "--b-x-port", "-1"}, "--b-x-port: must not be negative"},
+		{OffFlags(), "--no-a-x and --no-b-x: nothing left to serve"},
+		{OffFlags("b-x"), "b-x:1/1s"},
 	} {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 		build := ServeFlags(fs)

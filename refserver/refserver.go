@@ -184,6 +184,19 @@ func PartNames() []string {
 	return out
 }
 
+// OffFlags returns serve's flags that turn off every registered part but
+// those named in keep ("--no-tcp-lobby"), in Order: what a command line
+// that serves only the parts in keep, whatever parts are linked, passes.
+func OffFlags(keep ...string) []string {
+	var out []string
+	for _, p := range registered() {
+		if !slices.Contains(keep, p.Name) {
+			out = append(out, "--"+p.Off.Name)
+		}
+	}
+	return out
+}
+
 // Config selects and configures the parts to run.
 type Config struct {
 	// Parts maps a part's name to its configuration (a pointer to the

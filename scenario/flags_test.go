@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,9 +53,9 @@ func TestFromFlags(t *testing.T) {
 				}
 			}},
 		{name: "no protocol", flow: "list_rooms", o: scenario.Overrides{Rate: rateOf(1), Duration: time.Second},
-			err: []string{"--protocol is needed to run without a scenario file (udp-lobby, tcp-lobby or leviathan)"}},
+			err: append([]string{"--protocol is needed to run without a scenario file ("}, scenario.ProtocolNames()...)}, // whatever protocols are linked
 		{name: "unknown protocol", proto: "udp-lobyb", flow: "list_rooms", o: scenario.Overrides{Rate: rateOf(1), Duration: time.Second},
-			err: []string{`--protocol: unknown value "udp-lobyb" (want one of udp-lobby, tcp-lobby, leviathan) (did you mean "udp-lobby"?)`}},
+			err: slices.Concat([]string{`--protocol: unknown value "udp-lobyb" (want one of `}, scenario.ProtocolNames(), []string{`) (did you mean "udp-lobby"?)`})},
 		{name: "no flow", proto: "udp-lobby", o: scenario.Overrides{Rate: rateOf(1), Duration: time.Second},
 			err: []string{"--flow is needed"}},
 		{name: "empty step", proto: "udp-lobby", flow: "list_rooms,,leave", o: scenario.Overrides{Rate: rateOf(1), Duration: time.Second},

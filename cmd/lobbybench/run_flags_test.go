@@ -24,7 +24,7 @@ func TestRunFromFlagsUsage(t *testing.T) {
 		{"both a file and a flow", []string{"--protocol", "udp-lobby", "--flow", "list_rooms", "--rate", "1/s", "--duration", "1s", file},
 			[]string{"lobbybench run: --protocol and --flow make the scenario; give them or a SCENARIO.yaml (" + file + "), not both"}},
 		{"no protocol", []string{"--flow", "list_rooms", "--rate", "1/s", "--duration", "1s"},
-			[]string{"lobbybench run: --protocol is needed to run without a scenario file (udp-lobby, tcp-lobby or leviathan)"}},
+			[]string{"lobbybench run: --protocol is needed to run without a scenario file (" + strings.Join(scenario.ProtocolNames()[:len(scenario.ProtocolNames())-1], ", ") + " or "}}, // the registered protocols
 		{"unknown step", []string{"--protocol", "udp-lobby", "--flow", "list_room", "--rate", "1/s", "--duration", "1s"},
 			[]string{`lobbybench run: --flow: unknown step "list_room" (did you mean "list_rooms"?)`}},
 		{"a bare think", []string{"--protocol", "tcp-lobby", "--flow", "connect,think", "--clients", "2", "--duration", "1s"},

@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/all"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/refserver"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test reads.
@@ -125,8 +128,9 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--tcp-addr", "example.com:1"}, "--tcp-addr"},
 		{[]string{"--udp-lobby-addr", "nope"}, "--udp-lobby-addr"}, // the names; the old ones above are aliases
 		{[]string{"--tcp-lobby-addr", "example.com:1"}, "--tcp-lobby-addr"},
-		{[]string{"--no-udp-lobby", "--no-tcp-lobby", "--no-leviathan"}, "--no-udp-lobby"},
-		{[]string{"--no-udp", "--no-tcp-lobby", "--no-leviathan"}, "nothing left to serve"}, // old and new names mix
+		// Every part off, whatever parts are linked: nothing to serve.
+		{refserver.OffFlags(), "--no-udp-lobby"},
+		{append([]string{"--no-udp"}, refserver.OffFlags(udpwire.ProtocolName)...), "nothing left to serve"}, // old and new names mix
 		{[]string{"--base-port", "70000"}, "--base-port"},
 		{[]string{"--base-port", "65500"}, "--base-port"},
 		{[]string{"--max-instances", "0"}, "--max-instances"},
@@ -136,7 +140,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--rate-limit", "-2"}, "--rate-limit"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
 		{[]string{"--advertise-addr", "0.0.0.0"}, "--advertise-addr"},
-		{[]string{"--no-udp", "--no-tcp", "--no-leviathan"}, "--no-udp"},
+		{append([]string{"--no-udp", "--no-tcp"}, refserver.OffFlags(udpwire.ProtocolName, tcpwire.ProtocolName)...), "--no-udp"},
 		{[]string{"--leviathan-addr", "nope"}, "--leviathan-addr"},
 		{[]string{"--leviathan-max-players", "0"}, "--leviathan-max-players"},
 		{[]string{"--leviathan-rate-limit", "-1"}, "--leviathan-rate-limit"},
@@ -180,14 +184,15 @@ func TestServeTCPOnly(t *testing.T) {
 	}
 }
 
-// TestServeSignal runs the real binary and stops it with SIGTERM: exit 0
-// and counters printed.
+// TestServeSignal runs the real binary, built with this test's protocols
+// (all.Tags), and stops it with SIGTERM: exit 0 and the counters of every
+// part printed, each part on by default.
 func TestServeSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := t.TempDir() + "/lobbybench"
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", strings.Join(all.Tags, ","), "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "serve", "--udp-addr", "127.0.0.1:0", "--base-port", "0", "--tcp-addr", "127.0.0.1:0",
@@ -215,6 +220,12 @@ func TestServeSignal(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "udp-lobby.requests.LOBBY_LIST_ROOMS 1") {
 		t.Errorf("counters not printed: %q", stdout.String())
+	}
+	// Every part linked runs by default: its counters are printed.
+	for _, p := range refserver.PartNames() {
+		if !strings.HasPrefix(stdout.String(), p+".") && !strings.Contains(stdout.String(), "\n"+p+".") {
+			t.Errorf("no counters of the part %s, on by default: %q", p, stdout.String())
+		}
 	}
 }
 

@@ -8,9 +8,11 @@ package protodocs
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -81,13 +84,16 @@ func parseDoc(name, text string) (*doc, error) {
 	return d, nil
 }
 
+// loadDocs reads the document of every registered protocol,
+// docs/protocols/<name>.md (the file its cases cite), keyed by file name.
 func loadDocs(t *testing.T) map[string]*doc {
 	t.Helper()
 	docs := map[string]*doc{}
-	for _, name := range []string{"udp-lobby.md", "tcp-lobby.md", "leviathan.md"} {
+	for _, p := range scenario.ProtocolNames() {
+		name := p + ".md"
 		b, err := os.ReadFile(filepath.Join(docsDir, name))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("protocol %s: its document: %v", p, err)
 		}
 		d, err := parseDoc(name, string(b))
 		if err != nil {
@@ -95,20 +101,26 @@ func loadDocs(t *testing.T) map[string]*doc {
 		}
 		docs[name] = d
 	}
+	if len(docs) == 0 {
+		t.Fatal("no protocol registered")
+	}
 	return docs
 }
 
-// docOfRule is the document that states a rule, by the rule id's prefix.
-func docOfRule(id string) string {
-	switch {
-	case strings.HasPrefix(id, "U-"), strings.HasPrefix(id, "I-"):
-		return "udp-lobby.md"
-	case strings.HasPrefix(id, "T-"):
-		return "tcp-lobby.md"
-	case strings.HasPrefix(id, "L-"):
-		return "leviathan.md"
+// docOfRule is the document whose rule table lists id, "" when none does;
+// more than one is an error.
+func docOfRule(docs map[string]*doc, id string) (string, error) {
+	var in []string
+	for name, d := range docs {
+		if ruleRow(d.text, id) != "" {
+			in = append(in, name)
+		}
 	}
-	return ""
+	sort.Strings(in)
+	if len(in) > 1 {
+		return "", fmt.Errorf("rule %s: listed in %s: a rule belongs to one document", id, strings.Join(in, " and "))
+	}
+	return strings.Join(in, ""), nil
 }
 
 // ruleRow finds the rule table row of id ("| `U-CRC` | MUST | …") and
@@ -214,23 +226,23 @@ func TestRulesAreDocumented(t *testing.T) {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		name := docOfRule(id)
+		name, err := docOfRule(docs, id)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if name == "" {
+			t.Errorf("rule %s: no row \"| `%s` | MUST/SHOULD/INFO | … |\" in a rule table of %s", id, id, strings.Join(slices.Sorted(maps.Keys(docs)), ", "))
+			continue
+		}
 		d := docs[name]
-		if d == nil {
-			t.Errorf("rule %s: no document for its prefix", id)
-			continue
-		}
-		if ruleRow(d.text, id) == "" {
-			t.Errorf("rule %s: no row \"| `%s` | MUST/SHOULD/INFO | … |\" in %s", id, id, name)
-			continue
-		}
 		if sec := rules[id]; sec != "" {
 			ref, ok := result.ParseDocRef(sec)
 			switch {
 			case !ok:
 				t.Errorf("rule %s: its Section %q is not \"<file>.md §<n>\"", id, sec)
 			case ref.File != name:
-				t.Errorf("rule %s: its Section names %s, its prefix %s", id, ref.File, name)
+				t.Errorf("rule %s: its Section names %s, the rule table that lists it is in %s", id, ref.File, name)
 			case d.sections[ref.Section] == nil:
 				t.Errorf("rule %s: %s has no §%s", id, name, ref.Section)
 			case ruleRow(d.sections[ref.Section].body, id) == "":
@@ -238,7 +250,7 @@ func TestRulesAreDocumented(t *testing.T) {
 			}
 		}
 	}
-	row := regexp.MustCompile("(?m)^\\| `([UITL]-[A-Z0-9*-]+)` \\| (?:MUST|SHOULD|INFO) \\|")
+	row := regexp.MustCompile("(?m)^\\| `([A-Z]-[A-Z0-9*-]+)` \\| (?:MUST|SHOULD|INFO) \\|")
 	for name, d := range docs {
 		for _, m := range row.FindAllStringSubmatch(d.text, -1) {
 			if _, ok := rules[m[1]]; !ok {

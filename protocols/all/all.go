@@ -8,3 +8,8 @@ import (
 	_ "github.com/lobbybench/lobbybench/protocols/tcplobby"
 	_ "github.com/lobbybench/lobbybench/protocols/udplobby"
 )
+
+// Tags are the build tags under which this build links protocols beyond
+// the ones above ("lobbybench_toy": toy.go), so that a test that builds
+// lobbybench builds it with the protocols its own binary has.
+var Tags []string

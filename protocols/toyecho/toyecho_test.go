@@ -3,13 +3,13 @@ package toyecho_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +125,31 @@ func badEcho(t *testing.T) netip.AddrPort {
 	return c.LocalAddr().(*net.UDPAddr).AddrPort()
 }
 
+// conformRows are TestConform's servers (nil: the toy's reference part)
+// and the verdict each wants of each case. The toy's fault rows live here,
+// with the toy, not in the conformance package: TestFaultCoverage holds its
+// cases to them.
+var conformRows = []struct {
+	name   string
+	server func(*testing.T) netip.AddrPort
+	want   map[string]string
+}{
+	{"reference part", nil, map[string]string{"toy-echo/1/1": result.VerdictPass, "toy-echo/1/2": result.VerdictPass}},
+	{"broken echo", badEcho, map[string]string{"toy-echo/1/1": result.VerdictFail, "toy-echo/1/2": result.VerdictWarn}},
+}
+
+// TestFaultCoverage: every toy case is proven by a row of TestConform that
+// needs it to fail or warn.
+func TestFaultCoverage(t *testing.T) {
+	rows := conformance.FaultRows{}
+	for _, r := range conformRows {
+		rows.Wanted("TestConform/"+r.name, r.want)
+	}
+	for _, e := range conformance.FaultCoverage(rows, nil, toyecho.Name) {
+		t.Error(e)
+	}
+}
+
 // TestConform: the toy's cases are listed as conform --list lists them, and
 // run against the toy's server part (pass) and a broken echo (fail, warn).
 func TestConform(t *testing.T) {
@@ -142,16 +167,13 @@ func TestConform(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	for _, tc := range []struct {
-		name   string
-		target netip.AddrPort
-		want   map[string]string
-	}{
-		{"reference part", srv.Addr(toyecho.Name), map[string]string{"toy-echo/1/1": result.VerdictPass, "toy-echo/1/2": result.VerdictPass}},
-		{"broken echo", badEcho(t), map[string]string{"toy-echo/1/1": result.VerdictFail, "toy-echo/1/2": result.VerdictWarn}},
-	} {
+	for _, tc := range conformRows {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := conformance.Run(context.Background(), conformance.Config{Target: tc.target.String(), Protocol: toyecho.Name, Timeout: 300 * time.Millisecond})
+			target := srv.Addr(toyecho.Name)
+			if tc.server != nil {
+				target = tc.server(t)
+			}
+			rep, err := conformance.Run(context.Background(), conformance.Config{Target: target.String(), Protocol: toyecho.Name, Timeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +196,7 @@ func TestServeFlags(t *testing.T) {
 			t.Errorf("serve has no --%s", name)
 		}
 	}
-	if err := fs.Parse([]string{"--toy-echo-addr", "127.0.0.1:0", "--no-udp-lobby", "--no-tcp-lobby", "--no-leviathan"}); err != nil {
+	if err := fs.Parse(append([]string{"--toy-echo-addr", "127.0.0.1:0"}, refserver.OffFlags(toyecho.Name)...)); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := build()
@@ -191,9 +213,10 @@ func TestServeFlags(t *testing.T) {
 	}
 }
 
-// TestOneLine builds lobbybench with one file added, the one line that
-// imports this package, and finds the toy in run, conform --list and
-// serve --help: nothing else of the repository changes for it.
+// TestOneLine builds lobbybench with the build tag lobbybench_toy, under
+// which protocols/all/toy.go adds the one line that imports this package,
+// and finds the toy in run, conform --list and serve --help: nothing else
+// of the repository changes for it.
 func TestOneLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -203,16 +226,8 @@ func TestOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	link := filepath.Join(dir, "toyecho.go")
-	if err := os.WriteFile(link, []byte("package main\n\nimport _ \"github.com/lobbybench/lobbybench/protocols/toyecho\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, "cmd", "lobbybench", "zz_toyecho.go"): link}})
-	if err := os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	bin := filepath.Join(dir, "lobbybench")
-	build := exec.Command("go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", bin, "./cmd/lobbybench")
+	build := exec.Command("go", "build", "-tags", "lobbybench_toy", "-o", bin, "./cmd/lobbybench")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -226,7 +241,7 @@ func TestOneLine(t *testing.T) {
 		want []string
 	}{
 		{[]string{"conform", "--list", "--protocol", "toy-echo"}, []string{"toy-echo/1/1", "toy-echo/1/2"}},
-		{[]string{"conform", "--help"}, []string{"protocol: leviathan, tcp-lobby, toy-echo, udp-lobby"}},
+		{[]string{"conform", "--help"}, []string{"protocol: " + strings.Join(slices.Sorted(slices.Values(scenario.ProtocolNames())), ", ")}},
 		{[]string{"serve", "--help"}, []string{"--toy-echo-addr address", "--no-toy-echo", "--udp-lobby-addr"}},
 		{[]string{"run", "--help"}, []string{"--echo-payload"}},
 		{[]string{"run", sc, "--echo-payload", "from-flag"}, []string{"Run: toy-echo, closed model", "toy-echo: requests="}},
@@ -247,7 +262,8 @@ func TestOneLine(t *testing.T) {
 }
 
 // TestNamedOnlyHere: no Go file of the repository outside this package
-// names the toy protocol (imports it or spells its name).
+// names the toy protocol (imports it or spells its name) but the one line
+// that links it under the build tag lobbybench_toy.
 func TestNamedOnlyHere(t *testing.T) {
 	root, err := repocheck.Root()
 	if err != nil {
@@ -257,7 +273,8 @@ func TestNamedOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{Name: toyecho.Name, Own: []string{"protocols/toyecho"}})
+	found, err := repocheck.NamedOutside(root, files, repocheck.Ownership{Name: toyecho.Name, Own: []string{"protocols/toyecho"},
+		Allowed: map[string]string{"protocols/all/toy.go": "links the toy under the build tag lobbybench_toy, for the tests only"}})
 	if err != nil {
 		t.Fatal(err)
 	}
