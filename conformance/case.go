@@ -149,6 +149,12 @@ type Group struct {
 	// ignored (UDPSocket.RecvFrom) rather than judged as the target's
 	// reply. Nil: every datagram is plausible.
 	Plausible func(b []byte) bool
+	// FaultsIn is the folder, relative to the module's root, whose tests
+	// prove the group's cases (each caught by a fault row, FaultCoverage)
+	// when its fault servers live with the protocol rather than in this
+	// package's tests ("protocols/toyecho"). Empty: this package's fault
+	// tables prove them, and a group with none there fails its coverage.
+	FaultsIn string
 }
 
 // AddProtocolFlags declares every registered protocol's conform flags on
@@ -325,6 +331,17 @@ func Protocols() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// LookupGroup returns the registered group named name.
+func LookupGroup(name string) (Group, bool) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	g, ok := groups[name]
+	if !ok {
+		return Group{}, false
+	}
+	return *g, true
 }
 
 // DefaultProtocol is --protocol's default: the first group in Order.

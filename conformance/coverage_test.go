@@ -1,8 +1,12 @@
 package conformance
 
 import (
+	"bytes"
 	"flag"
+	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -65,6 +69,71 @@ func TestFaultCoverage(t *testing.T) {
 	}
 	for _, e := range FaultCoverage(rows, faultExempt, protocols...) {
 		t.Error(e)
+	}
+}
+
+// TestEveryGroupProven: every registered group's cases are proven
+// somewhere: by a fault table of this package, or by the tests of the
+// folder its FaultsIn names, which call FaultCoverage. A protocol added
+// with no fault rows at all fails here.
+func TestEveryGroupProven(t *testing.T) {
+	here := map[string]bool{}
+	for _, ft := range faultTables {
+		here[ft.protocol] = true
+	}
+	for _, p := range Protocols() {
+		g, _ := LookupGroup(p)
+		if problem := provenBy(g, here[p], "..", os.ReadFile); problem != "" {
+			t.Error(problem)
+		}
+	}
+}
+
+// provenBy says what is wrong with how group g's cases are proven ("" if
+// nothing): hasTable is whether this package has a fault table for it;
+// root is the module's root, read reads a file.
+func provenBy(g Group, hasTable bool, root string, read func(string) ([]byte, error)) string {
+	if g.FaultsIn == "" {
+		if !hasTable {
+			return fmt.Sprintf("protocol %q: no fault-injection table here and no FaultsIn: its cases are proven nowhere", g.Name)
+		}
+		return ""
+	}
+	files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(g.FaultsIn), "*_test.go"))
+	for _, f := range files {
+		if b, err := read(f); err == nil && bytes.Contains(b, []byte("conformance.FaultCoverage(")) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("protocol %q: FaultsIn %q has no test that calls conformance.FaultCoverage", g.Name, g.FaultsIn)
+}
+
+// TestProvenByCatches: a group proven nowhere, and one whose FaultsIn
+// folder has no coverage test, are named; one proven here or in its
+// folder is not.
+func TestProvenByCatches(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"good/x_test.go": "conformance.FaultCoverage(rows)", "bad/x_test.go": "nothing"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		g        Group
+		hasTable bool
+		want     string
+	}{
+		{Group{Name: "a"}, true, ""},
+		{Group{Name: "a"}, false, "proven nowhere"},
+		{Group{Name: "a", FaultsIn: "good"}, false, ""},
+		{Group{Name: "a", FaultsIn: "bad"}, false, "has no test that calls"},
+		{Group{Name: "a", FaultsIn: "missing"}, false, "has no test that calls"},
+	} {
+		got := provenBy(tt.g, tt.hasTable, dir, os.ReadFile)
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("provenBy(%+v, %v) = %q, want %q", tt.g.FaultsIn, tt.hasTable, got, tt.want)
+		}
 	}
 }
 

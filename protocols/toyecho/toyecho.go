@@ -44,7 +44,7 @@ func init() {
 			Packets: [][]byte{appendRequest(nil, 0xFFFF, []byte("who"))},
 			Is:      func(b []byte) bool { _, _, ok := parse(b, replyMagic); return ok },
 		}},
-		Conformance: &conformance.Group{Transport: "udp", Reach: conformReach, Cases: cases},
+		Conformance: &conformance.Group{Transport: "udp", Reach: conformReach, Cases: cases, FaultsIn: "protocols/toyecho"},
 		Server:      []*refserver.Part{Part()},
 	})
 }
