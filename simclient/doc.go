@@ -1,11 +1,11 @@
 // Package simclient holds what every simulated client of `lobbybench run`
 // shares: the Session and Factory contract the engine drives, the per-run
 // Shared state (plan, target, metrics recorders, group registry, room
-// table, timeout Sweeper), the semantic rule ids sessions report (Rules)
-// and the failure type sessions return (StepError). Each protocol lives in
-// a subpackage that registers its Client from init (protocol.go): udpclient
-// ("udp-lobby", udp-lobby.md), tcpclient ("tcp-lobby", tcp-lobby.md), levclient
-// ("leviathan", leviathan.md).
+// table, timeout Sweeper), the shape of the rules a protocol reports
+// (RuleInfo, listed in its Client.Rules) and the failure type sessions
+// return (StepError). Each protocol's client lives in its own folder,
+// protocols/<name>/<x>client, and registers its Client from init
+// (protocol.go).
 //
 // # What a session measures
 //

@@ -48,6 +48,11 @@ type Factory func(sh *Shared, id int, flow *scenario.Flow, src netip.Addr) (Sess
 type Client struct {
 	// Name is the protocol's (its scenario spec's) name.
 	Name scenario.ProtocolName
+	// Rules are every rule id a run of the protocol can report, its
+	// codec's decode rules and its client's semantic ones, each with the
+	// section of its document that states it where known: what the
+	// protocol documents' tests hold the documents to.
+	Rules []RuleInfo
 	// Reach checks, before a run sends anything else, that a server
 	// speaking the protocol answers at addr within timeout, given the
 	// plan's options (Plan.Options; nil: the protocol's defaults). It

@@ -18,9 +18,6 @@ import (
 	"testing"
 
 	"github.com/lobbybench/lobbybench/conformance"
-	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
-	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
-	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -188,21 +185,16 @@ func TestCasesAreDocumented(t *testing.T) {
 	}
 }
 
-// codeRules returns every rule id the code can report, with the section
-// its package says states it ("" when the package does not say).
+// codeRules returns every rule id the code can report (each registered
+// protocol's Rules, and the conformance cases'), with the section its
+// package says states it ("" when the package does not say).
 func codeRules() map[string]string {
 	rules := map[string]string{}
-	for _, r := range udpwire.Rules {
-		rules[string(r.ID)] = r.Section
-	}
-	for _, r := range simclient.Rules {
-		rules[r.ID] = r.Section
-	}
-	for _, r := range tcpwire.Rules {
-		rules[r.ID] = ""
-	}
-	for _, r := range levwire.Rules {
-		rules[string(r.ID)] = ""
+	for _, p := range simclient.Protocols() {
+		c, _ := simclient.Describe(p)
+		for _, r := range c.Rules {
+			rules[r.ID] = r.Section
+		}
 	}
 	for _, c := range conformance.Cases("") {
 		for _, r := range strings.Split(c.Rule, ", ") {

@@ -19,6 +19,9 @@ import (
 // RulePayload is broken by a reply whose payload is not the request's.
 const RulePayload = "TOY-PAYLOAD"
 
+// rules are the rules a toy-echo run reports.
+var rules = []simclient.RuleInfo{{ID: RulePayload, Section: "toy-echo.md §1", Summary: "a reply's payload is not its request's"}}
+
 // reach checks a toy echo server: a request must draw a reply.
 func reach(ctx context.Context, addr netip.AddrPort, _ scenario.Options, timeout time.Duration) (scenario.Options, error) {
 	r := simclient.DatagramReach{

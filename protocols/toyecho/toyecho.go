@@ -39,7 +39,7 @@ func init() {
 			Options:       parseOptions,
 			Flags:         runFlags,
 		},
-		Client: simclient.Client{Reach: reach, New: newSession, Identify: &simclient.Identify{
+		Client: simclient.Client{Reach: reach, New: newSession, Rules: rules, Identify: &simclient.Identify{
 			Title:   "toy echo",
 			Packets: [][]byte{appendRequest(nil, 0xFFFF, []byte("who"))},
 			Is:      func(b []byte) bool { _, _, ok := parse(b, replyMagic); return ok },

@@ -1,7 +1,7 @@
 // Package levclient is the simulated client of the Leviathan protocol
 // (leviathan.md). It registers the "leviathan" factory with
 // simclient; its steps are listed in docs/scenario.md and its rules in
-// simclient.Rules.
+// rules.go.
 //
 // A session owns one UDP socket connected to the target and one levconn
 // engine, run by levconn.Driver on the goroutine calling Run: the run's

@@ -7,11 +7,10 @@ import (
 	"time"
 
 	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
-	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // seenLn is how many of the last Ln datagrams a connection remembers to
-// tell a byte-for-byte copy (simclient.RuleLPktDup). A copy sent twice
+// tell a byte-for-byte copy (RulePktDup). A copy sent twice
 // arrives right behind its original, so a short window does; every
 // Leviathan client carries it.
 const seenLn = 16
@@ -51,7 +50,7 @@ func (s *lnSeen) copyOf(b []byte) (id uint32, dup bool) {
 // received judges a datagram as it is read from the socket, before the
 // scenario's impairment (whose copies are the harness's own): a
 // byte-for-byte copy of an Ln datagram already received is
-// simclient.RuleLPktDup, unless it is the engine's ack-only datagram
+// RulePktDup, unless it is the engine's ack-only datagram
 // (the previous Ln packet with an La section after it, sent twice:
 // leviathan.md §Q, owned by leviathan/Q/1).
 func (l *link) received(b []byte) {
@@ -64,5 +63,5 @@ func (l *link) received(b []byte) {
 	if lv.Decode(&p, b, lv.Lenient) != nil || p.EmbeddedAckOnly() {
 		return
 	}
-	l.rec.Violation(simclient.RuleLPktDup, time.Now(), b, nil, fmt.Sprintf("Ln PKT_ID %d received twice, byte for byte (%d bytes): a resend takes a new PKT_ID", id, len(b)))
+	l.rec.Violation(RulePktDup, time.Now(), b, nil, fmt.Sprintf("Ln PKT_ID %d received twice, byte for byte (%d bytes): a resend takes a new PKT_ID", id, len(b)))
 }

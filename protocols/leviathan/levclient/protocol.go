@@ -25,6 +25,7 @@ var Spec = scenario.ProtocolSpec{
 // Client is how a run plays the Leviathan protocol: the client half of its
 // descriptor.
 var Client = simclient.Client{
+	Rules: rules(),
 	Game: &simclient.Game{
 		TTGJoin: []scenario.StepKind{JoinGame},
 		Room:    []scenario.StepKind{JoinGame},

@@ -119,7 +119,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		Local:        src,
 		SocketBuffer: max(sh.SocketBuffer, 0),
 		OnMalformed: func(b []byte, err error) {
-			rule, detail := "L-MALFORMED", err.Error()
+			rule, detail := RuleMalformed, err.Error()
 			var le *lv.Error
 			if errors.As(err, &le) {
 				rule, detail = string(le.Rule), le.Detail

@@ -161,7 +161,7 @@ func TestDuplicatedDatagrams(t *testing.T) {
 			}
 			var got int64
 			for _, v := range run.Violations {
-				if v.Rule != simclient.RuleLPktDup {
+				if v.Rule != RulePktDup {
 					t.Errorf("violation %s: %+v", v.Rule, v.Samples)
 					continue
 				}
@@ -170,10 +170,10 @@ func TestDuplicatedDatagrams(t *testing.T) {
 			// The last reply's copy may come after the session stopped
 			// reading; the copies of the first two are read by the next echo.
 			if tc.want && got < 2 {
-				t.Errorf("%s counted %d times, want one per duplicated reply read (2 or more)", simclient.RuleLPktDup, got)
+				t.Errorf("%s counted %d times, want one per duplicated reply read (2 or more)", RulePktDup, got)
 			}
 			if !tc.want && got != 0 {
-				t.Errorf("%s counted %d times through a plain relay", simclient.RuleLPktDup, got)
+				t.Errorf("%s counted %d times through a plain relay", RulePktDup, got)
 			}
 		})
 	}

@@ -152,7 +152,7 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 			s.io.Sent(len(frame))
 			if ok, why := answeredWithError(c, spec.Silence); !ok {
 				unexp[kind]++
-				s.violation(simclient.RuleTMalformedAns, frame, nil, fmt.Sprintf("%s frame: %s within %s", kinds[kind], why, spec.Silence))
+				s.violation(RuleTMalformedAns, frame, nil, fmt.Sprintf("%s frame: %s within %s", kinds[kind], why, spec.Silence))
 			}
 		}
 		c.Close()

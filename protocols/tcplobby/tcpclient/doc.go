@@ -1,6 +1,6 @@
 // Package tcpclient is the simulated client of the TCP lobby (tcp-lobby.md). It registers the "tcp-lobby" factory with simclient;
 // its steps are listed in docs/scenario.md (with what connect measures)
-// and the rules it checks in simclient.Rules.
+// and the rules it checks in rules.go.
 //
 // A session owns one TCP connection, dialed from its source address by the
 // first step that needs it (a refused dial fails that step with

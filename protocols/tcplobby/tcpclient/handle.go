@@ -27,7 +27,7 @@ func (s *session) handle(p []byte) {
 	switch m := m.(type) {
 	case *tcpwire.ListRoomsReq, *tcpwire.CreateRoomReq, *tcpwire.JoinRoomReq, *tcpwire.ConnectReq,
 		*tcpwire.ReadyReq, *tcpwire.StartReq, *tcpwire.Disconnect:
-		s.violation(simclient.RuleTDirection, p, nil, fmt.Sprintf("the server sent %v, a client-to-server message", m.Type()))
+		s.violation(RuleTDirection, p, nil, fmt.Sprintf("the server sent %v, a client-to-server message", m.Type()))
 	case *tcpwire.ConnectAck:
 		s.connectAck(p, m)
 	case *tcpwire.ListRoomsAck:
@@ -38,7 +38,7 @@ func (s *session) handle(p []byte) {
 		s.joinRoomAck(p, m)
 	case *tcpwire.RoomUpdate:
 		if s.room == 0 {
-			s.violation(simclient.RuleTBroadcast, p, nil, "ROOM_UPDATE while not in a room")
+			s.violation(RuleTBroadcast, p, nil, "ROOM_UPDATE while not in a room")
 			return
 		}
 		s.setMembers(m.Players[:m.Count])
@@ -46,7 +46,7 @@ func (s *session) handle(p []byte) {
 		s.playerJoin(p, m)
 	case *tcpwire.PlayerLeft:
 		if _, in := s.members[m.PlayerHash]; s.room == 0 || !in {
-			s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_LEFT for hash %d, not a member of this client's room", m.PlayerHash))
+			s.violation(RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_LEFT for hash %d, not a member of this client's room", m.PlayerHash))
 		}
 		delete(s.members, m.PlayerHash)
 	case *tcpwire.PlayerReady:
@@ -96,7 +96,7 @@ func (s *session) connectAck(p []byte, m *tcpwire.ConnectAck) {
 		s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("CONNECT_ACK Success 0 for name %q", s.name.String())}
 		return
 	}
-	if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "CONNECT_ACK success with player hash 0", true) {
+	if m.PlayerHash == 0 && !s.salvaged && !s.bad(RuleTHash, p, "CONNECT_ACK success with player hash 0", true) {
 		return
 	}
 	s.hash = m.PlayerHash
@@ -110,7 +110,7 @@ func (s *session) listRoomsAck(p []byte, m *tcpwire.ListRoomsAck) {
 	for i := range s.rooms {
 		r := &s.rooms[i]
 		if r.ID == 0 || r.MaxPlayers > tcpwire.MaxPlayers || r.PlayerCount > r.MaxPlayers {
-			s.bad(simclient.RuleTRoomList, p, fmt.Sprintf("room #%d: id %d, %d/%d players", i, r.ID, r.PlayerCount, r.MaxPlayers), true)
+			s.bad(RuleTRoomList, p, fmt.Sprintf("room #%d: id %d, %d/%d players", i, r.ID, r.PlayerCount, r.MaxPlayers), true)
 			return // one violation per list
 		}
 	}
@@ -124,7 +124,7 @@ func (s *session) createRoomAck(p []byte, m *tcpwire.CreateRoomAck) {
 		s.refusal = &reqFail{Reason: simclient.ReasonRoomFull, Err: fmt.Errorf("CREATE_ROOM_ACK RoomID 0 (hash %d)", m.PlayerHash)}
 		return
 	}
-	if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "CREATE_ROOM_ACK with player hash 0", true) {
+	if m.PlayerHash == 0 && !s.salvaged && !s.bad(RuleTHash, p, "CREATE_ROOM_ACK with player hash 0", true) {
 		return
 	}
 	s.enterRoom(m.RoomID, m.PlayerHash)
@@ -137,20 +137,20 @@ func (s *session) joinRoomAck(p []byte, m *tcpwire.JoinRoomAck) {
 	}
 	if m.Status != tcpwire.JoinSuccess {
 		if m.PlayerHash != 0 || m.Count != 0 {
-			s.violation(simclient.RuleTJoinAck, p, s.req, fmt.Sprintf("JOIN_ROOM_ACK %v carries hash %d and %d players", m.Status, m.PlayerHash, m.Count))
+			s.violation(RuleTJoinAck, p, s.req, fmt.Sprintf("JOIN_ROOM_ACK %v carries hash %d and %d players", m.Status, m.PlayerHash, m.Count))
 		}
 		s.refusal = &reqFail{Reason: result.ReasonJoinFailed, Err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
 		return
 	}
 	// A salvaged ACK lacks the fields these rules judge: nothing to add.
-	if m.PlayerHash == 0 && !s.salvaged && !s.bad(simclient.RuleTHash, p, "JOIN_ROOM_ACK SUCCESS with player hash 0", true) {
+	if m.PlayerHash == 0 && !s.salvaged && !s.bad(RuleTHash, p, "JOIN_ROOM_ACK SUCCESS with player hash 0", true) {
 		return
 	}
 	found := false
 	for _, pl := range m.Players[:m.Count] {
 		found = found || pl.Hash == m.PlayerHash
 	}
-	if !found && !s.salvaged && !s.bad(simclient.RuleTJoinAck, p, fmt.Sprintf("JOIN_ROOM_ACK SUCCESS: the joiner's hash %d is not among its %d players", m.PlayerHash, m.Count), true) {
+	if !found && !s.salvaged && !s.bad(RuleTJoinAck, p, fmt.Sprintf("JOIN_ROOM_ACK SUCCESS: the joiner's hash %d is not among its %d players", m.PlayerHash, m.Count), true) {
 		return
 	}
 	s.enterRoom(s.joining, m.PlayerHash)
@@ -160,9 +160,9 @@ func (s *session) joinRoomAck(p []byte, m *tcpwire.JoinRoomAck) {
 func (s *session) playerJoin(p []byte, m *tcpwire.PlayerJoin) {
 	switch {
 	case s.room == 0:
-		s.violation(simclient.RuleTBroadcast, p, nil, "PLAYER_JOIN while not in a room")
+		s.violation(RuleTBroadcast, p, nil, "PLAYER_JOIN while not in a room")
 	case m.Player.Hash == s.hash:
-		s.violation(simclient.RuleTBroadcast, p, nil, "PLAYER_JOIN announcing this client to itself (it goes to the members already in the room)")
+		s.violation(RuleTBroadcast, p, nil, "PLAYER_JOIN announcing this client to itself (it goes to the members already in the room)")
 	}
 	s.members[m.Player.Hash] = m.Player.Ready
 }
@@ -171,7 +171,7 @@ func (s *session) playerReady(p []byte, m *tcpwire.PlayerReady) {
 	// With its own hash unknown (a short ACK), the client cannot tell
 	// its own PLAYER_READY from a stranger's: not judged.
 	if _, in := s.members[m.PlayerHash]; s.room == 0 || !in && m.PlayerHash != s.hash && s.hash != 0 {
-		s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_READY for hash %d, not a member of this client's room", m.PlayerHash))
+		s.violation(RuleTBroadcast, p, nil, fmt.Sprintf("PLAYER_READY for hash %d, not a member of this client's room", m.PlayerHash))
 	}
 	if s.room != 0 {
 		s.members[m.PlayerHash] = m.Ready
@@ -183,10 +183,10 @@ func (s *session) playerReady(p []byte, m *tcpwire.PlayerReady) {
 
 func (s *session) countdown(p []byte, m *tcpwire.Countdown) {
 	if s.room == 0 {
-		s.violation(simclient.RuleTBroadcast, p, nil, "COUNTDOWN while not in a room")
+		s.violation(RuleTBroadcast, p, nil, "COUNTDOWN while not in a room")
 	}
 	if s.lastCount >= 0 && int(m.Seconds) >= s.lastCount {
-		s.violation(simclient.RuleTCountdown, p, nil, fmt.Sprintf("COUNTDOWN %d after %d", m.Seconds, s.lastCount))
+		s.violation(RuleTCountdown, p, nil, fmt.Sprintf("COUNTDOWN %d after %d", m.Seconds, s.lastCount))
 	}
 	s.lastCount = int(m.Seconds)
 	s.countdowns++
@@ -213,7 +213,7 @@ func (s *session) answer(p []byte, t tcpwire.Type) bool {
 		s.done = true
 		return true
 	}
-	s.violation(simclient.RuleTReplyType, p, s.req, fmt.Sprintf("%v while the pending request expects %v", t, s.pend))
+	s.violation(RuleTReplyType, p, s.req, fmt.Sprintf("%v while the pending request expects %v", t, s.pend))
 	return false
 }
 
@@ -259,29 +259,29 @@ func (s *session) setMembers(ps []tcpwire.PlayerInfo) {
 
 func (s *session) gameStartFrame(p []byte, m *tcpwire.GameStart) {
 	if s.room == 0 {
-		s.violation(simclient.RuleTBroadcast, p, nil, "GAME_START while not in a room")
+		s.violation(RuleTBroadcast, p, nil, "GAME_START while not in a room")
 	}
 	if s.countdowns == 0 {
-		s.violation(simclient.RuleTCountdown, p, nil, "GAME_START without any COUNTDOWN")
+		s.violation(RuleTCountdown, p, nil, "GAME_START without any COUNTDOWN")
 	}
 	if s.gameStarted {
-		s.violation(simclient.RuleTGameStart, p, nil, "GAME_START twice")
+		s.violation(RuleTGameStart, p, nil, "GAME_START twice")
 	}
 	if m.UDPPort == 0 {
-		s.violation(simclient.RuleTGameStart, p, nil, "GAME_START with UDP port 0")
+		s.violation(RuleTGameStart, p, nil, "GAME_START with UDP port 0")
 	}
 	if ip, err := netip.ParseAddr(m.ServerIP.String()); err != nil {
-		s.violation(simclient.RuleTGameStart, p, nil, fmt.Sprintf("GAME_START ServerIP %q is not an IP address", m.ServerIP.String()))
+		s.violation(RuleTGameStart, p, nil, fmt.Sprintf("GAME_START ServerIP %q is not an IP address", m.ServerIP.String()))
 	} else if m.UDPPort != 0 && s.Shared.Redirects != nil {
 		// The client does not go on to the instance; a host it could
 		// not follow is still the server's fault, reported.
 		if _, err := s.Shared.Redirects.Follow(netip.AddrPortFrom(ip, m.UDPPort)); err != nil {
-			s.violation(simclient.RuleTGameStartHost, p, nil, "GAME_START: "+err.Error())
+			s.violation(RuleTGameStartHost, p, nil, "GAME_START: "+err.Error())
 		}
 	}
 	for h, ready := range s.members {
 		if !ready {
-			s.violation(simclient.RuleTBroadcast, p, nil, fmt.Sprintf("GAME_START although this client was never told that member %d is ready (PLAYER_READY or ROOM_UPDATE)", h))
+			s.violation(RuleTBroadcast, p, nil, fmt.Sprintf("GAME_START although this client was never told that member %d is ready (PLAYER_READY or ROOM_UPDATE)", h))
 			break
 		}
 	}
@@ -290,11 +290,11 @@ func (s *session) gameStartFrame(p []byte, m *tcpwire.GameStart) {
 		listed[pl.Hash] = true
 	}
 	if len(listed) != len(s.members) {
-		s.violation(simclient.RuleTGameStart, p, nil, fmt.Sprintf("GAME_START lists %d players, the room has %d", len(listed), len(s.members)))
+		s.violation(RuleTGameStart, p, nil, fmt.Sprintf("GAME_START lists %d players, the room has %d", len(listed), len(s.members)))
 	} else {
 		for h := range s.members {
 			if !listed[h] {
-				s.violation(simclient.RuleTGameStart, p, nil, fmt.Sprintf("GAME_START does not list member %d", h))
+				s.violation(RuleTGameStart, p, nil, fmt.Sprintf("GAME_START does not list member %d", h))
 				break
 			}
 		}

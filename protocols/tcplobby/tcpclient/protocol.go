@@ -26,6 +26,7 @@ var Spec = scenario.ProtocolSpec{
 // Client is how a run plays the TCP lobby protocol: the client half of its
 // descriptor.
 var Client = simclient.Client{
+	Rules: rules(),
 	Game: &simclient.Game{
 		TTGJoin:   []scenario.StepKind{stepkit.Join, stepkit.CreateRoom},
 		Room:      []scenario.StepKind{stepkit.Join, stepkit.CreateRoom},

@@ -253,7 +253,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			reply: func(tcpwire.Message) [][]byte {
 				return [][]byte{frame(&tcpwire.ConnectAck{Success: true})}
 			},
-			wantRule: simclient.RuleTHash, wantFail: result.ReasonViolation, failStep: "connect",
+			wantRule: RuleTHash, wantFail: result.ReasonViolation, failStep: "connect",
 		},
 		{
 			name: "hash 0 on success, continue",
@@ -264,7 +264,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: simclient.RuleTHash,
+			wantRule: RuleTHash,
 		},
 		{
 			name: "6-byte CREATE_ROOM_ACK, continue",
@@ -345,7 +345,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: simclient.RuleTReplyType, wantFail: result.ReasonTimeout, failStep: "list",
+			wantRule: RuleTReplyType, wantFail: result.ReasonTimeout, failStep: "list",
 		},
 		{
 			name: "server sends a request type",
@@ -353,7 +353,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			reply: func(req tcpwire.Message) [][]byte {
 				return append([][]byte{frame(&tcpwire.StartReq{})}, okConnect(req)...)
 			},
-			wantRule: simclient.RuleTDirection,
+			wantRule: RuleTDirection,
 		},
 		{
 			name: "broadcast about a stranger",
@@ -364,13 +364,13 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: simclient.RuleTBroadcast,
+			wantRule: RuleTBroadcast,
 		},
 		{
 			name:     "countdown going up",
 			flow:     "[connect, {create: r1}, ready, start, wait_game_start]",
 			reply:    soloGame("127.0.0.1", 2, 3),
-			wantRule: simclient.RuleTCountdown,
+			wantRule: RuleTCountdown,
 		},
 		{
 			// A hostile lobby aims its clients at a third party (TEST-NET-1):
@@ -379,7 +379,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 			name:     "game start naming another host",
 			flow:     "[connect, {create: r1}, ready, start, wait_game_start]",
 			reply:    soloGame("192.0.2.1", 1),
-			wantRule: simclient.RuleTGameStartHost,
+			wantRule: RuleTGameStartHost,
 		},
 		{
 			name: "game start before a member was announced ready",
@@ -399,7 +399,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: simclient.RuleTBroadcast,
+			wantRule: RuleTBroadcast,
 		},
 		{
 			name:  "join ack without the joiner",
@@ -413,7 +413,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 				}
 				return okConnect(req)
 			},
-			wantRule: simclient.RuleTJoinAck, wantFail: result.ReasonViolation, failStep: "join",
+			wantRule: RuleTJoinAck, wantFail: result.ReasonViolation, failStep: "join",
 		},
 		{
 			name: "join refused",
@@ -543,8 +543,8 @@ func TestMalformedIgnored(t *testing.T) {
 	if r.errs[0] != nil {
 		t.Fatal(r.errs[0])
 	}
-	if got := r.violations()[simclient.RuleTMalformedAns]; got != 2 {
-		t.Fatalf("%s = %d, want 2", simclient.RuleTMalformedAns, got)
+	if got := r.violations()[RuleTMalformedAns]; got != 2 {
+		t.Fatalf("%s = %d, want 2", RuleTMalformedAns, got)
 	}
 	if m := r.run.Malformed; len(m) != 1 || m[0].UnexpectedReplies != 2 || m[0].LivenessKept != 0 {
 		t.Fatalf("%+v", m)

@@ -145,15 +145,15 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 			if err != nil {
 				s.violation(string(udpwire.RuleOf(err)), data, nil, err.Error())
 			} else if !s.knownSeq(seq) {
-				s.violation(simclient.RuleUSeqEcho, data, nil, fmt.Sprintf("%v seq %d matches no request", m.Type, seq))
+				s.violation(RuleUSeqEcho, data, nil, fmt.Sprintf("%v seq %d matches no request", m.Type, seq))
 			}
 			return
 		}
 	}
 	if f.kind >= 0 {
-		rule := simclient.RuleUMalformedAns
+		rule := RuleUMalformedAns
 		if b.inst {
-			rule = simclient.RuleIMalformedAns
+			rule = RuleIMalformedAns
 		}
 		if !f.unexpected {
 			f.unexpected = true

@@ -59,8 +59,8 @@ func TestMalformedAnswered(t *testing.T) {
 	if r.errs[0] != nil {
 		t.Fatal(r.errs[0])
 	}
-	if r.violations()[simclient.RuleUMalformedAns] != 10 {
-		t.Fatalf("violations %v, want 10 %s", r.violations(), simclient.RuleUMalformedAns)
+	if r.violations()[RuleUMalformedAns] != 10 {
+		t.Fatalf("violations %v, want 10 %s", r.violations(), RuleUMalformedAns)
 	}
 	var unexp int64
 	for _, m := range r.run.Malformed {

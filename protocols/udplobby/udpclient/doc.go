@@ -1,7 +1,7 @@
 // Package udpclient is the simulated client of the UDP lobby (udp-lobby.md
 // §1-14) and of the game instance it hands out (§15). It registers the
 // "udp-lobby" factory with simclient; its steps are listed in
-// docs/scenario.md and the rules it checks in simclient.Rules.
+// docs/scenario.md and the rules it checks in rules.go.
 //
 // A session owns one UDP socket bound to its source address, unconnected so
 // that it talks to the lobby and to the instance port a create or join

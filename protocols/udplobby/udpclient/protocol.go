@@ -29,6 +29,7 @@ var Spec = scenario.ProtocolSpec{
 // Client is how a run plays the UDP lobby protocol: the client half of its
 // descriptor.
 var Client = simclient.Client{
+	Rules:    rules(),
 	Identify: identify(),
 	Game: &simclient.Game{
 		TTGJoin:   []scenario.StepKind{InstanceJoin, Hello},

@@ -251,20 +251,20 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 		ch = m.Type.Channel()
 	}
 	if ch == udpwire.ChannelInstance && isEvent(m.Type) {
-		if other && s.Shared.ReplyViolation(s.Rec, simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch), true) != nil {
+		if other && s.Shared.ReplyViolation(s.Rec, RuleUReplySource, data, nil, s.sourceDetail(m, from, ch), true) != nil {
 			return replyNone // on_violation fail_step: not taken
 		}
 		return s.event(data, m)
 	}
 	if !s.p.active || m.Seq != s.p.seq || s.p.inst != (ch == udpwire.ChannelInstance) {
 		if other {
-			s.violation(simclient.RuleUReplySource, data, nil, s.sourceDetail(m, from, ch))
+			s.violation(RuleUReplySource, data, nil, s.sourceDetail(m, from, ch))
 		}
 		s.unmatched(data, m, ch)
 		return replyNone
 	}
 	if other {
-		if v := s.bad(simclient.RuleUReplySource, data, s.sourceDetail(m, from, ch), true); v != replyOK {
+		if v := s.bad(RuleUReplySource, data, s.sourceDetail(m, from, ch), true); v != replyOK {
 			return v
 		}
 	}
@@ -288,7 +288,7 @@ func (s *session) channel(data []byte, from netip.AddrPort) (ch udpwire.Channel,
 	case from.Addr() == s.lobby.Addr() || s.inst.IsValid() && from.Addr() == s.inst.Addr():
 		return udpwire.ChannelAny, true // another port of a host this client talks to
 	}
-	s.violation(simclient.RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", s.msg.Type, s.msg.Seq, from, s.lobby, s.inst))
+	s.violation(RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", s.msg.Type, s.msg.Seq, from, s.lobby, s.inst))
 	return udpwire.ChannelAny, false
 }
 
@@ -312,16 +312,16 @@ func (s *session) settleProfile(data []byte) {
 // sequence id this client never used.
 func (s *session) unmatched(data []byte, m *udpwire.Message, ch udpwire.Channel) {
 	if ch == udpwire.ChannelLobby && s.oneReply && s.answered.valid && s.answered.once && m.Seq == s.answered.seq {
-		s.violation(simclient.RuleUReplyDup, data, nil, fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)", m.Type, m.Seq))
+		s.violation(RuleUReplyDup, data, nil, fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)", m.Type, m.Seq))
 		return
 	}
 	if s.knownSeq(m.Seq) {
 		s.stale++ // a late answer to an earlier (retried) request
 		return
 	}
-	rule := simclient.RuleUSeqEcho
+	rule := RuleUSeqEcho
 	if ch == udpwire.ChannelInstance {
-		rule = simclient.RuleISeqEcho
+		rule = RuleISeqEcho
 	}
 	s.violation(rule, data, nil, fmt.Sprintf("%v seq %d: this client sent %s", m.Type, m.Seq, s.usedIDs()))
 }
@@ -406,9 +406,9 @@ func (s *session) usedIDs() string {
 func (s *session) reply(data []byte, m *udpwire.Message) verdict {
 	p := &s.p
 	if !answers(p.typ, m.Type) {
-		rule := simclient.RuleUReplyType
+		rule := RuleUReplyType
 		if p.inst {
-			rule = simclient.RuleIReplyType
+			rule = RuleIReplyType
 		}
 		return s.bad(rule, data, fmt.Sprintf("%v answered with %v", p.typ, m.Type), false)
 	}
@@ -417,7 +417,7 @@ func (s *session) reply(data []byte, m *udpwire.Message) verdict {
 		return s.roomList(data, m)
 	case udpwire.LobbyRoomCreated:
 		if !s.portOK(m.Port) {
-			if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("ROOM_CREATED port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
+			if v := s.bad(RuleUPortRange, data, fmt.Sprintf("ROOM_CREATED port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
 				return v
 			}
 		}
@@ -437,7 +437,7 @@ func (s *session) reply(data []byte, m *udpwire.Message) verdict {
 		s.instJoined = true
 	case udpwire.ServerPong:
 		if m.Value != p.value {
-			return s.bad(simclient.RuleIPongEcho, data, fmt.Sprintf("PONG clientTime %d, ping sent %d", m.Value, p.value), true)
+			return s.bad(RuleIPongEcho, data, fmt.Sprintf("PONG clientTime %d, ping sent %d", m.Value, p.value), true)
 		}
 	}
 	return replyOK
@@ -469,7 +469,7 @@ func (s *session) roomList(data []byte, m *udpwire.Message) verdict {
 	s.compareLists(data)
 	for i := range s.rooms {
 		if r := &s.rooms[i]; !s.portOK(r.Port) {
-			if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
+			if v := s.bad(RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
 				return v
 			}
 			break // one violation per list
@@ -484,7 +484,7 @@ func (s *session) roomList(data []byte, m *udpwire.Message) verdict {
 			}
 		}
 		if !found {
-			s.violation(simclient.RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt).Round(time.Microsecond), len(s.rooms)))
+			s.violation(RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt).Round(time.Microsecond), len(s.rooms)))
 		}
 		s.created = 0
 	}
@@ -495,17 +495,17 @@ func (s *session) roomList(data []byte, m *udpwire.Message) verdict {
 // with on_violation continue the flow goes on to the port it gave.
 func (s *session) joinSuccess(data []byte, m *udpwire.Message) verdict {
 	if m.RoomID != s.p.roomID {
-		if v := s.bad(simclient.RuleUJoinRoom, data, fmt.Sprintf("asked to join room %d, JOIN_SUCCESS names room %d", s.p.roomID, m.RoomID), true); v != replyOK {
+		if v := s.bad(RuleUJoinRoom, data, fmt.Sprintf("asked to join room %d, JOIN_SUCCESS names room %d", s.p.roomID, m.RoomID), true); v != replyOK {
 			return v
 		}
 	}
 	if !s.portOK(m.Port) {
-		if v := s.bad(simclient.RuleUPortRange, data, fmt.Sprintf("JOIN_SUCCESS port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
+		if v := s.bad(RuleUPortRange, data, fmt.Sprintf("JOIN_SUCCESS port %d outside instance_ports %d-%d", m.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
 			return v
 		}
 	}
 	if prev, known := s.Shared.Rooms.Observe(m.RoomID, m.Port); known && prev != m.Port {
-		if v := s.bad(simclient.RuleUJoinPort, data, fmt.Sprintf("room %d was created on port %d, JOIN_SUCCESS says %d", m.RoomID, prev, m.Port), true); v != replyOK {
+		if v := s.bad(RuleUJoinPort, data, fmt.Sprintf("room %d was created on port %d, JOIN_SUCCESS says %d", m.RoomID, prev, m.Port), true); v != replyOK {
 			return v
 		}
 	}
@@ -567,29 +567,29 @@ func (s *session) event(data []byte, m *udpwire.Message) verdict {
 	switch m.Type {
 	case udpwire.ServerAllReady:
 		if !s.instJoined {
-			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_ALL_READY before this client was accepted")
+			s.violation(RuleIStateOrder, data, nil, "SERVER_ALL_READY before this client was accepted")
 		}
 		s.allReady = true
 	case udpwire.ServerCountdownTick:
 		if !s.instJoined {
-			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_COUNTDOWN_TICK before this client was accepted")
+			s.violation(RuleIStateOrder, data, nil, "SERVER_COUNTDOWN_TICK before this client was accepted")
 		}
 		if s.strictOrder && s.lastTick >= 0 && int(m.Value) >= s.lastTick {
-			s.violation(simclient.RuleICountdown, data, nil, fmt.Sprintf("countdown %d after %d", m.Value, s.lastTick))
+			s.violation(RuleICountdown, data, nil, fmt.Sprintf("countdown %d after %d", m.Value, s.lastTick))
 		}
 		s.lastTick = int(m.Value)
 	case udpwire.ServerGameStart:
 		switch {
 		case !s.instJoined:
-			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_GAME_START before this client was accepted")
+			s.violation(RuleIStateOrder, data, nil, "SERVER_GAME_START before this client was accepted")
 		case s.gameStarted && s.strictOrder:
-			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_GAME_START twice")
+			s.violation(RuleIStateOrder, data, nil, "SERVER_GAME_START twice")
 		}
 		s.gameStarted = true
 		s.GameStarted(time.Now())
 	case udpwire.ServerGameEnd:
 		if !s.gameStarted && s.strictOrder {
-			s.violation(simclient.RuleIStateOrder, data, nil, "SERVER_GAME_END before SERVER_GAME_START")
+			s.violation(RuleIStateOrder, data, nil, "SERVER_GAME_END before SERVER_GAME_START")
 		}
 		s.gameEnded = true
 		s.GameEnded(time.Now())
@@ -629,11 +629,11 @@ func (s *session) compareLists(data []byte) {
 			j++
 		default:
 			if a.Port != b.Port {
-				s.violation(simclient.RuleURoomPortChanged, data, s.obuf, fmt.Sprintf("room %d listed on port %d, then on port %d", a.ID, a.Port, b.Port))
+				s.violation(RuleURoomPortChanged, data, s.obuf, fmt.Sprintf("room %d listed on port %d, then on port %d", a.ID, a.Port, b.Port))
 				return
 			}
 			if b.State < a.State {
-				s.violation(simclient.RuleURoomState, data, s.obuf, fmt.Sprintf("room %d listed %v, then %v", a.ID, a.State, b.State))
+				s.violation(RuleURoomState, data, s.obuf, fmt.Sprintf("room %d listed %v, then %v", a.ID, a.State, b.State))
 				return
 			}
 			i++

@@ -88,7 +88,7 @@ func TestReuseLateDuplicate(t *testing.T) {
 	}
 	// Sessions 2-4 each read the copy of the previous session's reply
 	// (the last copy is never read), and perhaps their own's.
-	if len(run.Violations) != 1 || run.Violations[0].Rule != simclient.RuleUReplyDup || run.Violations[0].Count < 3 {
+	if len(run.Violations) != 1 || run.Violations[0].Rule != RuleUReplyDup || run.Violations[0].Count < 3 {
 		t.Errorf("violations %+v, want U-REPLY-DUP for at least 3 copies", run.Violations)
 	}
 	if stale != 0 {
@@ -275,12 +275,12 @@ func TestReuseLateReply(t *testing.T) {
 		detail    string // its detail
 	}{
 		{name: "late reply to session 1's retried request", late: 1, retried: true},
-		{name: "second reply to session 1's request, sent once", late: 1, rule: simclient.RuleUReplyDup,
+		{name: "second reply to session 1's request, sent once", late: 1, rule: RuleUReplyDup,
 			detail: "LOBBY_ROOM_LIST seq 1: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)"},
-		{name: "reply to an id never sent", late: 9, rule: simclient.RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 9: this client sent sequence ids 1-2"},
-		{name: "id 0 is never sent", late: 0, rule: simclient.RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 0: this client sent sequence ids 1-2"},
+		{name: "reply to an id never sent", late: 9, rule: RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 9: this client sent sequence ids 1-2"},
+		{name: "id 0 is never sent", late: 0, rule: RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 0: this client sent sequence ids 1-2"},
 		{name: "late reply across the wrap", seq: 3, sent: 10, late: 65531},
-		{name: "unknown id across the wrap", seq: 3, sent: 10, late: 100, rule: simclient.RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 100: this client sent sequence ids 65530-65535 and 0-4"},
+		{name: "unknown id across the wrap", seq: 3, sent: 10, late: 100, rule: RuleUSeqEcho, detail: "LOBBY_ROOM_LIST seq 100: this client sent sequence ids 65530-65535 and 0-4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

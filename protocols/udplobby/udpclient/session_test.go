@@ -180,7 +180,7 @@ func TestMisbehavingLobby(t *testing.T) {
 			name:     "wrong sequence then silence",
 			flow:     "- list_rooms",
 			setup:    func(f *fakeLobby) { f.lobbyHook = seqPlus(100) },
-			wantRule: simclient.RuleUSeqEcho, wantFail: result.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
+			wantRule: RuleUSeqEcho, wantFail: result.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
 		},
 		{
 			name: "bad CRC on the reply",
@@ -198,47 +198,47 @@ func TestMisbehavingLobby(t *testing.T) {
 					return udpwire.AppendRoomCreated(nil, f.p, m.Seq, 9, 9000)
 				}
 			},
-			wantRule: simclient.RuleUReplyType, wantFail: result.ReasonViolation, failStep: "list_rooms",
+			wantRule: RuleUReplyType, wantFail: result.ReasonViolation, failStep: "list_rooms",
 		},
 		{
 			name:     "join returns another port than the creation, fail_step",
 			flow:     "- create_room\n      - join: created",
 			extra:    "on_violation: fail_step",
 			setup:    func(f *fakeLobby) { f.joinPort = 1 },
-			wantRule: simclient.RuleUJoinPort, wantFail: result.ReasonViolation, failStep: "join",
+			wantRule: RuleUJoinPort, wantFail: result.ReasonViolation, failStep: "join",
 		},
 		{
 			name:     "join returns another port than the creation, continue",
 			flow:     "- create_room\n      - join: created",
 			setup:    func(f *fakeLobby) { f.joinPort = 1 },
-			wantRule: simclient.RuleUJoinPort,
+			wantRule: RuleUJoinPort,
 		},
 		{
 			name:     "port outside instance_ports, fail_step",
 			flow:     "- create_room",
 			extra:    "instance_ports: 1-2\non_violation: fail_step",
 			setup:    func(f *fakeLobby) {},
-			wantRule: simclient.RuleUPortRange, wantFail: result.ReasonViolation, failStep: "create_room",
+			wantRule: RuleUPortRange, wantFail: result.ReasonViolation, failStep: "create_room",
 		},
 		{
 			name:     "port outside instance_ports, continue to the port given",
 			flow:     "- create_room\n      - hello",
 			extra:    "instance_ports: 1-2",
 			setup:    func(f *fakeLobby) {},
-			wantRule: simclient.RuleUPortRange,
+			wantRule: RuleUPortRange,
 		},
 		{
 			name:     "instance replies from another port, continue",
 			flow:     "- create_room\n      - hello\n      - instance_join\n      - ping: {count: 3}",
 			setup:    func(f *fakeLobby) { f.otherPort = true },
-			wantRule: simclient.RuleUReplySource,
+			wantRule: RuleUReplySource,
 		},
 		{
 			name:     "instance replies from another port, fail_step",
 			flow:     "- create_room\n      - hello\n      - instance_join",
 			extra:    "on_violation: fail_step",
 			setup:    func(f *fakeLobby) { f.otherPort = true },
-			wantRule: simclient.RuleUReplySource, wantFail: result.ReasonViolation, failStep: "hello",
+			wantRule: RuleUReplySource, wantFail: result.ReasonViolation, failStep: "hello",
 		},
 		{
 			name:     "silent server: timeout after retries",
@@ -275,7 +275,7 @@ func TestMisbehavingLobby(t *testing.T) {
 					return udpwire.AppendPong(nil, f.p, m.Seq, m.Value+1)
 				}
 			},
-			wantRule: simclient.RuleIPongEcho, wantFail: result.ReasonViolation, failStep: "ping",
+			wantRule: RuleIPongEcho, wantFail: result.ReasonViolation, failStep: "ping",
 		},
 		{
 			name: "pong does not echo clientTime, continue",
@@ -285,7 +285,7 @@ func TestMisbehavingLobby(t *testing.T) {
 					return udpwire.AppendPong(nil, f.p, m.Seq, m.Value+1)
 				}
 			},
-			wantRule: simclient.RuleIPongEcho,
+			wantRule: RuleIPongEcho,
 		},
 		{
 			name: "created room missing from the next list",
@@ -299,7 +299,7 @@ func TestMisbehavingLobby(t *testing.T) {
 					return def
 				}
 			},
-			wantRule: simclient.RuleUCreatedList,
+			wantRule: RuleUCreatedList,
 		},
 		{
 			name: "room state goes back between two lists",
@@ -315,7 +315,7 @@ func TestMisbehavingLobby(t *testing.T) {
 					return b
 				}
 			},
-			wantRule: simclient.RuleURoomState,
+			wantRule: RuleURoomState,
 		},
 		{
 			name: "room port changes between two lists",
@@ -328,13 +328,13 @@ func TestMisbehavingLobby(t *testing.T) {
 					return b
 				}
 			},
-			wantRule: simclient.RuleURoomPortChanged,
+			wantRule: RuleURoomPortChanged,
 		},
 		{
 			name:     "every reply sent twice",
 			flow:     "- list_rooms\n      - list_rooms\n      - list_rooms",
 			setup:    func(f *fakeLobby) { f.dup = true },
-			wantRule: simclient.RuleUReplyDup,
+			wantRule: RuleUReplyDup,
 		},
 		{
 			// The second reply may answer the retry: stale, not a violation.
@@ -645,7 +645,7 @@ func testRepliesFromAnotherPort(t *testing.T, opt simclient.Options) {
 		}
 	}
 	for _, v := range r.run.Violations {
-		if v.Rule != simclient.RuleUReplySource {
+		if v.Rule != RuleUReplySource {
 			t.Errorf("unexpected violation %s: %+v", v.Rule, v.Samples)
 			continue
 		}
@@ -655,7 +655,7 @@ func testRepliesFromAnotherPort(t *testing.T, opt simclient.Options) {
 	}
 	// 4 HELLO + 4 JOIN_ACCEPT + 12 PONG replies, and the ALL_READY,
 	// 3 COUNTDOWN_TICK and GAME_START events of 4 players.
-	if got := r.violations()[simclient.RuleUReplySource]; got != 4+4+12+4*5 {
+	if got := r.violations()[RuleUReplySource]; got != 4+4+12+4*5 {
 		t.Errorf("U-REPLY-SOURCE counted %d times, want %d (one per datagram)", got, 4+4+12+4*5)
 	}
 	if got := f.count(udpwire.ClientPing); got != 12 {
@@ -744,7 +744,7 @@ func TestStrayDatagrams(t *testing.T) {
 		{"a request, not a reply", func(m *udpwire.Message, _ []byte) []byte {
 			return udpwire.AppendListRooms(nil, udpwire.ProfileSpec, m.Seq)
 		}, true, "", false},
-		{"the reply itself, from another port", func(_ *udpwire.Message, def []byte) []byte { return def }, false, simclient.RuleUReplySource, true},
+		{"the reply itself, from another port", func(_ *udpwire.Message, def []byte) []byte { return def }, false, RuleUReplySource, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
