@@ -1,6 +1,7 @@
 package simclient
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -52,6 +53,73 @@ func (p *Probe) At(k int) time.Duration {
 		t = (-b + math.Sqrt(b*b+4*a*float64(k))) / (2 * a)
 	}
 	return time.Duration(t * float64(time.Second))
+}
+
+// ProbeIO is a client's side of a rate probe whose answers come on the
+// session's own schedule of reads (Probe.Run drives it).
+type ProbeIO interface {
+	// Oldest is when the oldest request still awaited was sent; ok is
+	// false when none is.
+	Oldest() (sent time.Time, ok bool)
+	// Recv takes the answers that come before deadline, reporting each
+	// request's outcome.
+	Recv(deadline time.Time) error
+	// Expire reports the awaited requests sent a timeout before now as
+	// lost.
+	Expire(now time.Time)
+	// Send sends the next request, due at due.
+	Send(due time.Time) error
+}
+
+// Run sends total requests through c on the probe's schedule, taking the
+// answers and expiring the lost between sends (a read never waits past
+// the oldest request's timeout), then drains: the answers still awaited,
+// for up to timeout, the rest lost. It returns nil when ctx ends (what
+// was measured stands), or the first error of c.
+func (p *Probe) Run(ctx context.Context, c ProbeIO, total int, timeout time.Duration) error {
+	for k := 0; k < total; k++ {
+		due := p.Start.Add(p.At(k))
+		for time.Now().Before(due) {
+			wait := due
+			if old, ok := c.Oldest(); ok && old.Add(timeout).Before(wait) {
+				wait = old.Add(timeout)
+			}
+			if err := c.Recv(wait); err != nil {
+				return err
+			}
+			c.Expire(time.Now())
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := c.Send(due); err != nil {
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return drainProbe(c, timeout)
+}
+
+// drainProbe takes the answers still awaited for up to timeout, then
+// reports the rest as lost.
+func drainProbe(c ProbeIO, timeout time.Duration) error {
+	var ioErr error
+	end := time.Now().Add(timeout)
+	for time.Now().Before(end) {
+		old, ok := c.Oldest()
+		if !ok {
+			break
+		}
+		if err := c.Recv(old.Add(timeout)); err != nil {
+			ioErr = err
+			break
+		}
+		c.Expire(time.Now())
+	}
+	c.Expire(end.Add(time.Nanosecond))
+	return ioErr
 }
 
 // RateAt returns the scheduled rate (per second) at offset d.

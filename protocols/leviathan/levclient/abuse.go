@@ -155,13 +155,10 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		timeout = scenario.DefaultPolicy.Timeout
 	}
 	start := time.Now()
-	r := &probeRun{s: s, key: s.StepKey(i), msgKey: s.rt.req[lv.ReqEcho], timeout: timeout, start: start, pr: simclient.NewProbe(spec, start)}
+	r := &probeRun{ctx: ctx, s: s, key: s.StepKey(i), msgKey: s.rt.req[lv.ReqEcho], timeout: timeout, start: start, pr: simclient.NewProbe(spec, start)}
 	total := r.pr.Total()
 	r.fl = make([]probeFlight, 0, min(total, 1<<16))
-	ioErr := r.send(ctx, total)
-	if ioErr == nil && ctx.Err() == nil {
-		ioErr = r.drain(ctx)
-	}
+	ioErr := r.pr.Run(ctx, r, total, timeout)
 	cut := ctx.Err() != nil
 	s.Shared.ReportProbe(r.pr, st.Label, s.d.LocalAddr().String(), start, cut)
 	if cut {
@@ -179,6 +176,7 @@ type probeFlight struct{ intended, sent time.Time }
 
 // probeRun is a rate_probe step's Echos under way, answered in order.
 type probeRun struct {
+	ctx         context.Context
 	s           *session
 	key, msgKey metrics.Key
 	timeout     time.Duration
@@ -188,19 +186,19 @@ type probeRun struct {
 	head        int // the oldest Echo not answered
 }
 
-// expire counts the Echos sent a timeout before now as lost.
-func (r *probeRun) expire(now time.Time) {
+// Expire counts the Echos sent a timeout before now as lost.
+func (r *probeRun) Expire(now time.Time) {
 	for r.head < len(r.fl) && now.Sub(r.fl[r.head].sent) >= r.timeout {
 		r.pr.Outcome(r.fl[r.head].intended.Sub(r.start), simclient.Lost)
 		r.head++
 	}
 }
 
-// recvUntil takes the answers that come before deadline, each answering
-// the oldest Echo awaited.
-func (r *probeRun) recvUntil(ctx context.Context, deadline time.Time) error {
+// Recv takes the answers that come before deadline, each answering the
+// oldest Echo awaited.
+func (r *probeRun) Recv(deadline time.Time) error {
 	for {
-		m, err := r.s.next1(ctx, deadline)
+		m, err := r.s.next1(r.ctx, deadline)
 		if errors.Is(err, levconn.ErrTimeout) {
 			return nil
 		}
@@ -218,47 +216,20 @@ func (r *probeRun) recvUntil(ctx context.Context, deadline time.Time) error {
 	}
 }
 
-// send sends total Echos on the probe's schedule, taking the answers and
-// expiring the lost between them, until ctx ends or the socket fails.
-func (r *probeRun) send(ctx context.Context, total int) error {
-	for k := 0; k < total; k++ {
-		due := r.start.Add(r.pr.At(k))
-		for time.Now().Before(due) {
-			wait := due
-			if r.head < len(r.fl) {
-				if exp := r.fl[r.head].sent.Add(r.timeout); exp.Before(wait) {
-					wait = exp
-				}
-			}
-			if err := r.recvUntil(ctx, wait); err != nil {
-				return err
-			}
-			r.expire(time.Now())
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		sent := time.Now()
-		if _, err := r.s.d.SendRequest(levconn.None, lv.ReqEcho, nil); err != nil {
-			return err
-		}
-		r.fl = append(r.fl, probeFlight{due, sent})
+// Oldest is when the oldest Echo awaited was sent.
+func (r *probeRun) Oldest() (time.Time, bool) {
+	if r.head < len(r.fl) {
+		return r.fl[r.head].sent, true
 	}
-	return nil
+	return time.Time{}, false
 }
 
-// drain takes the answers still awaited for up to a timeout, then counts
-// the rest as lost.
-func (r *probeRun) drain(ctx context.Context) error {
-	var ioErr error
-	end := time.Now().Add(r.timeout)
-	for r.head < len(r.fl) && time.Now().Before(end) {
-		if err := r.recvUntil(ctx, r.fl[r.head].sent.Add(r.timeout)); err != nil {
-			ioErr = err
-			break
-		}
-		r.expire(time.Now())
+// Send sends the next Echo, due at due.
+func (r *probeRun) Send(due time.Time) error {
+	sent := time.Now()
+	if _, err := r.s.d.SendRequest(levconn.None, lv.ReqEcho, nil); err != nil {
+		return err
 	}
-	r.expire(end.Add(time.Nanosecond))
-	return ioErr
+	r.fl = append(r.fl, probeFlight{due, sent})
+	return nil
 }

@@ -344,7 +344,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		total = 1<<16 - 1 // sequence ids must stay unambiguous
 	}
 	b.fl = make([]flight, 0, total)
-	r := &probeRun{s: s, b: b, pr: pr, start: start, timeout: st.Policy.Timeout}
+	r := &probeRun{s: s, b: b, pr: pr, start: start, timeout: st.Policy.Timeout, room: room}
 	r.answered = func(f *flight, ok bool) {
 		now := time.Now()
 		if ok {
@@ -355,10 +355,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 			pr.Outcome(f.intended.Sub(start), simclient.Refused)
 		}
 	}
-	ioErr := r.send(ctx, total, room)
-	if ioErr == nil && ctx.Err() == nil {
-		ioErr = r.drain()
-	}
+	ioErr := pr.Run(ctx, r, total, st.Policy.Timeout)
 	cut := false
 	if ctx.Err() != nil || errors.Is(ioErr, errCancelled) {
 		cut = true // the run ended: report what was measured so far
@@ -402,12 +399,13 @@ type probeRun struct {
 	pr       *simclient.Probe
 	start    time.Time
 	timeout  time.Duration
-	oldest   int // the first flight that may still be pending
+	oldest   int    // the first flight that may still be pending
+	room     uint32 // the room a JOIN names
 	answered func(f *flight, ok bool)
 }
 
-// expire counts the pending flights sent a timeout before now as lost.
-func (r *probeRun) expire(now time.Time) {
+// Expire counts the pending flights sent a timeout before now as lost.
+func (r *probeRun) Expire(now time.Time) {
 	for ; r.oldest < len(r.b.fl); r.oldest++ {
 		f := &r.b.fl[r.oldest]
 		if f.outcome != pendingOutcome {
@@ -421,45 +419,16 @@ func (r *probeRun) expire(now time.Time) {
 	}
 }
 
-// send sends total requests on the probe's schedule, reading the answers
-// and expiring the lost between them, until ctx ends or a socket fails.
-func (r *probeRun) send(ctx context.Context, total int, room uint32) error {
-	for k := 0; k < total; k++ {
-		due := r.start.Add(r.pr.At(k))
-		for time.Now().Before(due) {
-			wait := due
-			if r.oldest < len(r.b.fl) {
-				if exp := r.b.fl[r.oldest].sent.Add(r.timeout); exp.Before(wait) {
-					wait = exp
-				}
-			}
-			if err := r.s.burstRecv(r.b, wait, r.answered); err != nil {
-				return err
-			}
-			r.expire(time.Now())
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := r.s.sendValid(r.b, due, room); err != nil {
-			return err
-		}
+// Oldest is when the first flight that may still be pending was sent.
+func (r *probeRun) Oldest() (time.Time, bool) {
+	if r.oldest < len(r.b.fl) {
+		return r.b.fl[r.oldest].sent, true
 	}
-	return nil
+	return time.Time{}, false
 }
 
-// drain reads the answers still pending for up to a timeout, then counts
-// the rest as lost.
-func (r *probeRun) drain() error {
-	var ioErr error
-	end := time.Now().Add(r.timeout)
-	for r.oldest < len(r.b.fl) && time.Now().Before(end) {
-		if err := r.s.burstRecv(r.b, r.b.fl[r.oldest].sent.Add(r.timeout), r.answered); err != nil {
-			ioErr = err
-			break
-		}
-		r.expire(time.Now())
-	}
-	r.expire(end.Add(time.Nanosecond))
-	return ioErr
-}
+// Recv reads the burst's answers until deadline.
+func (r *probeRun) Recv(deadline time.Time) error { return r.s.burstRecv(r.b, deadline, r.answered) }
+
+// Send sends the next request, due at due.
+func (r *probeRun) Send(due time.Time) error { return r.s.sendValid(r.b, due, r.room) }
