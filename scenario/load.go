@@ -59,6 +59,9 @@ func Parse(file string, data []byte) (plan *Plan, err error) {
 	if !d.checkExpansion(&doc) {
 		return nil, d.errs
 	}
+	if !d.expandEnv(&doc, os.LookupEnv) {
+		return nil, d.errs
+	}
 	p := d.plan(doc.Content[0])
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
