@@ -142,6 +142,14 @@ var importRules = []importRule{{
 	forbidden: func(d listedPkg) bool { return !d.Standard },
 	example:   [2]string{"protocols/tcplobby/tcpwire", "go.yaml.in/yaml/v3"},
 }, {
+	// Scripted steps are the scenario's, the clients' and the suite's
+	// alike: the shared part names no protocol and depends on none of
+	// them, so that each can play a script through a protocol's catalog.
+	rule:      "script imports nothing of the module",
+	applies:   in("script"),
+	forbidden: ownBut("script"),
+	example:   [2]string{"script", "scenario"},
+}, {
 	rule:      "nothing outside cmd/ imports cmd/...",
 	applies:   func(rel string) bool { return !under(rel, "cmd") },
 	forbidden: ownIn("cmd"),
