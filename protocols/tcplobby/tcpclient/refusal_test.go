@@ -23,9 +23,9 @@ func (failingPool) Allocate(int) (netip.AddrPort, error) {
 	return netip.AddrPort{}, errors.New("udp: allocate: no instance (max-instances)")
 }
 
-// startServer runs the reference TCP lobby on 127.0.0.1 port 0 with cfg
-// changed by set.
-func startServer(t *testing.T, set func(*tcpserver.Config)) netip.AddrPort {
+// startServer runs the reference TCP lobby on 127.0.0.1 port 0 for the
+// test, its defaults changed by set.
+func startServer(t testing.TB, set func(*tcpserver.Config)) *tcpserver.Server {
 	t.Helper()
 	cfg := tcpserver.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
@@ -40,7 +40,7 @@ func startServer(t *testing.T, set func(*tcpserver.Config)) netip.AddrPort {
 	done := make(chan struct{})
 	go func() { srv.Serve(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); srv.Close(); <-done })
-	return srv.Addr()
+	return srv
 }
 
 // rawPlayer is a connection of the test's own to the lobby: it creates a
@@ -138,7 +138,7 @@ func TestRefusalNamed(t *testing.T) {
 				"tcp-lobby.errors.pool-error", "--max-instances", "--cleanup-interval", "embedded_server max_instances, cleanup_interval"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := startServer(t, tt.set)
+			addr := startServer(t, tt.set).Addr()
 			flow := tt.flow
 			if tt.before != nil {
 				if id := tt.before(t, addr); strings.Contains(flow, "%s") {
