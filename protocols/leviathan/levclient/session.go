@@ -398,18 +398,18 @@ func (s *session) joinServer(ctx context.Context, st *scenario.Step, intended ti
 			if v != accept {
 				return v, err
 			}
-			return s.allowOrDeny(m, lv.AcceptConnectAccepted)
+			return s.allowOrDeny(lv.ReqJoinServer, m, lv.AcceptConnectAccepted)
 		})
 }
 
-// allowOrDeny judges a ServerAllow/ServerDisallow answer.
-func (s *session) allowOrDeny(m *lv.Message, want lv.AcceptedType) (verdict, error) {
+// allowOrDeny judges a ServerAllow/ServerDisallow answer to req.
+func (s *session) allowOrDeny(req lv.RequestType, m *lv.Message, want lv.AcceptedType) (verdict, error) {
 	if m.ResponseType() == lv.ResServerDisallow {
 		var p lv.ServerDisallow
 		if err := p.Decode(m.Payload); err != nil {
 			return s.bad(false, string(lv.RulePayload), m, "%v", err)
 		}
-		return refuse, &reqFail{Reason: result.ReasonJoinDeny, Err: fmt.Errorf("ServerDisallow reason %v: %q", p.Reason, p.Message)}
+		return refuse, &reqFail{Reason: result.ReasonJoinDeny, Err: disallowRefusal(req, &p)}
 	}
 	var p lv.ServerAllow
 	if err := p.Decode(m.Payload); err != nil {
@@ -444,7 +444,7 @@ func (s *session) joinGame(ctx context.Context, st *scenario.Step, intended time
 				if v != accept {
 					return v, err
 				}
-				if v, err := s.allowOrDeny(m, lv.AcceptDone); v != accept {
+				if v, err := s.allowOrDeny(lv.ReqJoinGame, m, lv.AcceptDone); v != accept {
 					return v, err
 				}
 				allowed = true

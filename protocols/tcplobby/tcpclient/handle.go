@@ -93,7 +93,8 @@ func (s *session) connectAck(p []byte, m *tcpwire.ConnectAck) {
 		return
 	}
 	if !m.Success {
-		s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("CONNECT_ACK Success 0 for name %q", s.name.String())}
+		s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: &simclient.Refusal{
+			Request: fmt.Sprintf("CONNECT_REQ for name %q", s.name.String()), Reply: "CONNECT_ACK Success 0", Hint: connectRefusedHint}}
 		return
 	}
 	if m.PlayerHash == 0 && !s.salvaged && !s.bad(RuleTHash, p, "CONNECT_ACK success with player hash 0", true) {
@@ -121,7 +122,8 @@ func (s *session) createRoomAck(p []byte, m *tcpwire.CreateRoomAck) {
 		return
 	}
 	if m.RoomID == 0 {
-		s.refusal = &reqFail{Reason: simclient.ReasonRoomFull, Err: fmt.Errorf("CREATE_ROOM_ACK RoomID 0 (hash %d)", m.PlayerHash)}
+		s.refusal = &reqFail{Reason: simclient.ReasonRoomFull, Err: &simclient.Refusal{
+			Request: "CREATE_ROOM_REQ", Reply: fmt.Sprintf("CREATE_ROOM_ACK RoomID 0 (hash %d)", m.PlayerHash), Hint: createRefusedHint}}
 		return
 	}
 	if m.PlayerHash == 0 && !s.salvaged && !s.bad(RuleTHash, p, "CREATE_ROOM_ACK with player hash 0", true) {
@@ -139,7 +141,8 @@ func (s *session) joinRoomAck(p []byte, m *tcpwire.JoinRoomAck) {
 		if m.PlayerHash != 0 || m.Count != 0 {
 			s.violation(RuleTJoinAck, p, s.req, fmt.Sprintf("JOIN_ROOM_ACK %v carries hash %d and %d players", m.Status, m.PlayerHash, m.Count))
 		}
-		s.refusal = &reqFail{Reason: result.ReasonJoinFailed, Err: fmt.Errorf("JOIN_ROOM_ACK %v for room %d", m.Status, s.joining)}
+		s.refusal = &reqFail{Reason: result.ReasonJoinFailed, Err: &simclient.Refusal{
+			Request: fmt.Sprintf("JOIN_ROOM_REQ for room %d", s.joining), Reply: fmt.Sprintf("JOIN_ROOM_ACK %v", m.Status), Hint: joinRefusedHint(m.Status)}}
 		return
 	}
 	// A salvaged ACK lacks the fields these rules judge: nothing to add.
@@ -199,7 +202,7 @@ func (s *session) errorMsg(m *tcpwire.ErrorMsg) {
 	e := *m
 	s.lastError = &e
 	if s.pend != 0 {
-		s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("ERROR_MSG 0x%02x %q", uint8(m.Code), m.Text)}
+		s.refusal = &reqFail{Reason: simclient.ReasonRefused, Err: errorRefusal(s.reqType.String(), m)}
 	}
 	if s.lastCount >= 0 && !s.gameStarted {
 		s.lastCount = -1 // the countdown was cancelled (e.g. no instance available)

@@ -76,6 +76,7 @@ type session struct {
 	joining   uint32 // room of a pending JOIN_ROOM_REQ
 	sentReady bool   // a READY_REQ is pending
 	pend      tcpwire.Type
+	reqType   tcpwire.Type // the pending request's type
 	done      bool
 	refusal   *reqFail
 
@@ -431,7 +432,7 @@ func (s *session) requestFrom(m tcpwire.Message, want tcpwire.Type, pol scenario
 		s.Rec.Fail(key, reason, time.Now())
 		return sent, &reqFail{Reason: reason, Err: err}
 	}
-	s.pend, s.done, s.refusal = want, false, nil
+	s.pend, s.reqType, s.done, s.refusal = want, m.Type(), false, nil
 	s.sentReady = m.Type() == tcpwire.TypeReadyReq
 	defer func() { s.pend = 0 }()
 	deadline := time.Now().Add(pol.Timeout)
@@ -527,7 +528,7 @@ func (s *session) wait(t tcpwire.Type, timeout time.Duration, intended time.Time
 			e := s.lastError
 			s.lastError = nil
 			s.Rec.Fail(key, simclient.ReasonRefused, time.Now())
-			return &reqFail{Reason: simclient.ReasonRefused, Err: fmt.Errorf("ERROR_MSG 0x%02x %q while waiting for GAME_START", uint8(e.Code), e.Text)}
+			return &reqFail{Reason: simclient.ReasonRefused, Err: errorRefusal("the room's start (waiting for GAME_START)", e)}
 		}
 	}
 	s.Rec.Record(key, intended, intended, time.Now())

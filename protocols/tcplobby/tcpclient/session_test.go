@@ -97,19 +97,7 @@ func referenceServer(t testing.TB) netip.AddrPort {
 // the test.
 func startReference(t testing.TB) *tcpserver.Server {
 	t.Helper()
-	cfg := tcpserver.DefaultConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.CountdownInterval = 5 * time.Millisecond
-	cfg.Pool = tcpserver.StaticPool{Addr: netip.MustParseAddrPort("127.0.0.1:9999")}
-	srv, err := tcpserver.Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); srv.Close(); <-done })
-	return srv
+	return startServer(t, func(*tcpserver.Config) {})
 }
 
 func TestFullMatchAgainstReference(t *testing.T) {
