@@ -1,0 +1,71 @@
+package udpscript
+
+import (
+	"fmt"
+
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+)
+
+// session is one client's state across its scripted messages.
+type session struct {
+	profile udpwire.Profile
+	// settled is false under header_profile auto until a received
+	// datagram was framed under one profile; until then sends use spec.
+	settled bool
+	// seq is the last sequence id the session gave (0: none yet).
+	seq uint16
+	// err is what was wrong with the options; every Encode returns it.
+	err error
+}
+
+// NewSession returns a session for options: udpclient.Options (the
+// scenario's udp-lobby options), a *udpclient.Options, or nil (the spec
+// header). The sequence counter starts at 0, so the first send without a
+// sequenceId carries 1, as the built-in client's first request does.
+func (catalog) NewSession(options any) any {
+	switch o := options.(type) {
+	case nil:
+		return &session{profile: udpwire.ProfileSpec, settled: true}
+	case udpclient.Options:
+		return newSession(o.HeaderProfile)
+	case *udpclient.Options:
+		if o == nil {
+			return newSession("")
+		}
+		return newSession(o.HeaderProfile)
+	}
+	return &session{err: fmt.Errorf("udpscript: options of type %T, want udpclient.Options", options)}
+}
+
+func newSession(profile string) *session {
+	switch profile {
+	case "", "auto":
+		return &session{profile: udpwire.ProfileSpec, settled: profile == ""}
+	}
+	p, err := udpwire.ParseProfile(profile)
+	if err != nil {
+		return &session{err: fmt.Errorf("udpscript: header_profile: %v", err)}
+	}
+	return &session{profile: p, settled: true}
+}
+
+// sessionOf returns the session Encode and Decode were given.
+func sessionOf(s any) (*session, error) {
+	ss, ok := s.(*session)
+	if !ok || ss == nil {
+		return nil, fmt.Errorf("udpscript: session of type %T, want one NewSession made", s)
+	}
+	return ss, ss.err
+}
+
+// settle fixes an auto session's profile from received datagram b, when b
+// is framed under one profile.
+func (s *session) settle(b []byte) {
+	if s.settled {
+		return
+	}
+	if p, ok := udpwire.GuessProfile(b); ok {
+		s.profile, s.settled = p, true
+	}
+}
