@@ -21,7 +21,7 @@ var fakeMessages = []Message{
 	{Name: "HELLO", FromClient: true, Channel: "instance", Fields: []Field{{Name: "player", Kind: Text, Max: 16}}},
 }
 
-func (fakeCatalog) Messages() []Message  { return fakeMessages }
+func (fakeCatalog) Messages() []Message { return fakeMessages }
 func (fakeCatalog) NewSession(any) any  { return new(int) }
 func (fakeCatalog) Encode(s any, name string, fields map[string]any) ([]byte, error) {
 	seq := s.(*int)

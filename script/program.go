@@ -81,7 +81,7 @@ type SetField struct {
 	Value Src
 
 	field *Field
-	val   any       // a literal, converted to the field's kind
+	val   any        // a literal, converted to the field's kind
 	parts []tmplPart // otherwise: the template
 }
 
