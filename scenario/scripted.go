@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/lobbybench/lobbybench/script"
 	"go.yaml.in/yaml/v3"
@@ -21,7 +22,9 @@ const (
 
 // scripted reports whether s is a scripted kind, which only a protocol
 // with a catalog takes.
-func (s *StepSpec) scripted() bool { return slices.Contains([]StepKind{Send, Expect, If, Repeat}, s.Kind) }
+func (s *StepSpec) scripted() bool {
+	return slices.Contains([]StepKind{Send, Expect, If, Repeat}, s.Kind)
+}
 
 // blockKinds are the kinds whose step is one mapping of several keys, the
 // kind's first (if: … then: …; repeat: … steps: …).
@@ -65,7 +68,7 @@ func (d *decoder) scripted(in *stepIn, st *Step, s script.Step) {
 	case !known:
 		return // the protocol's own error is reported
 	case spec.Catalog == nil:
-		d.errf(in.kindNode, "%s: %s has no scripted steps (send, expect, if, repeat)%s", in.what, in.proto, catalogOwners())
+		d.errf(in.kindNode, "%s: %s has no scripted steps (send, expect, if, repeat%s)", in.what, in.proto, catalogOwners())
 		return
 	case in.scope == nil:
 		in.scope = script.NewScope()
@@ -84,7 +87,7 @@ func catalogOwners() string {
 	if len(out) == 0 {
 		return ""
 	}
-	return "; " + orList(out) + " have"
+	return "; protocols with them: " + orList(out)
 }
 
 // scriptErrors reports a script's problems at their places.
@@ -96,10 +99,24 @@ func (d *decoder) scriptErrors(what string, err error) {
 	for _, e := range es {
 		msg := fmt.Sprintf("%s: %s", what, e.Msg)
 		if e.Names != nil {
-			msg += suggest(e.Name, e.Names)
+			msg += suggestName(e.Name, e.Names)
 		}
 		d.errs = append(d.errs, Error{File: d.file, Line: e.Line, Column: e.Col, Exact: e.Exact, Msg: msg})
 	}
+}
+
+// suggestName is suggest for names of any case (LOBBY_CREATE_ROOM,
+// roomId): it compares them lowercased and names the one meant as
+// written.
+func suggestName(s string, names []string) string {
+	lower := make([]string, len(names))
+	for i, n := range names {
+		lower[i] = strings.ToLower(n)
+	}
+	if best, ok := Closest(s, lower); ok {
+		return fmt.Sprintf(" (did you mean %q?)", names[slices.Index(lower, best)])
+	}
+	return ""
 }
 
 // src is a scalar's text and where it starts (inside its quotes).
