@@ -14,12 +14,18 @@ type Error struct {
 	File   string
 	Line   int
 	Column int
-	Msg    string
+	// Exact: Column points at the problem (an expression's) and is
+	// printed.
+	Exact bool
+	Msg   string
 }
 
 // Error formats the problem as "file:line: message", the form editors and
 // CI logs understand.
 func (e Error) Error() string {
+	if e.Line > 0 && e.Exact {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}

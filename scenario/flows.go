@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/lobbybench/lobbybench/script"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -161,6 +163,8 @@ type stepIn struct {
 	groupSize int           // the flow's
 	defaults  RequestPolicy // the flow's request policy
 	created   bool          // an earlier step of the flow creates the group's room
+	scope     *script.Scope // the variables the flow's scripted steps set so far
+	nested    bool          // inside an if or a repeat: checked with it
 
 	f        fields     // the parameters
 	what     string     // "flow: kind", for messages
@@ -177,6 +181,8 @@ func (d *decoder) stepNodes(sn *yaml.Node, flow string) (kindNode, params *yaml.
 		return nil, nil, false
 	case sn.Kind == yaml.ScalarNode:
 		return sn, nil, true
+	case sn.Kind == yaml.MappingNode && len(sn.Content) >= 2 && slices.Contains(blockKinds, resolve(sn.Content[0]).Value):
+		return resolve(sn.Content[0]), sn, true // if: … then: …, the kind's own key among its parameters
 	case sn.Kind == yaml.MappingNode && len(sn.Content) == 2:
 		return resolve(sn.Content[0]), sn.Content[1], true
 	case sn.Kind == yaml.MappingNode:

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/lobbybench/lobbybench/script"
+
 	"flag"
 	"fmt"
 	"slices"
@@ -38,6 +40,10 @@ type ProtocolSpec struct {
 	// lobby ("lobby", the default of a malformed step's to:), e.g.
 	// udp-lobby's "instance".
 	MalformedTo []string
+	// Catalog is the protocol's messages for scripted steps (send,
+	// expect, if, repeat), which the loader checks them against; nil: the
+	// protocol has none, and a scenario using one is an error naming it.
+	Catalog script.Catalog
 	// Keys are the protocol's own top-level scenario keys (udp-lobby's
 	// header_profile and instance_ports); another protocol's scenario
 	// giving one is an error naming the file and line.

@@ -114,6 +114,9 @@ func (s ProtocolSpec) ownStep(name string) (*StepSpec, bool) {
 func StepKinds(p ProtocolName) []StepKind {
 	var out []StepKind
 	for _, s := range sharedSteps {
+		if s.scripted() && p.spec().Catalog == nil {
+			continue
+		}
 		out = append(out, s.Kind)
 	}
 	for _, s := range p.spec().Steps {

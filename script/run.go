@@ -1,0 +1,323 @@
+package script
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr"
+)
+
+// Vars are a client's variables: the builtins, which the client sets,
+// and the captures, kept across the blocks of its flow.
+type Vars map[string]any
+
+// Transport carries a client's units (datagrams, frames' payloads,
+// messages) on its channels.
+type Transport interface {
+	// Send sends b on channel ("" for a protocol's one) and says when.
+	Send(channel string, b []byte) (sent time.Time, err error)
+	// Recv returns the next unit received on any channel, and when; past
+	// deadline an error that errors.Is os.ErrDeadlineExceeded.
+	Recv(deadline time.Time) (channel string, b []byte, at time.Time, err error)
+}
+
+// Router is a Transport that opens the channel a reply routes the client
+// to (Decoded.Route).
+type Router interface {
+	Route(r Route) error
+}
+
+// Key names a measured request: the send step's label and its message.
+type Key struct{ Label, Message string }
+
+// Request is one measured send/expect pair.
+type Request struct {
+	Key                      Key
+	Intended, Sent, Received time.Time
+}
+
+// Recorder is what a client records of a script.
+type Recorder interface {
+	// Request is a send answered by the expect after it.
+	Request(r Request)
+	// Violation is a rule a received message broke; key is the request
+	// it answered (Message: the received one when none).
+	Violation(key Key, v Violation)
+	// Fail is a step that failed and said on_fail: continue.
+	Fail(label string, err error)
+}
+
+// Env is what Run plays a block with.
+type Env struct {
+	Catalog   Catalog
+	Session   any // the catalog's session (Catalog.NewSession)
+	Transport Transport
+	Vars      Vars
+	// Intended returns the intended time of a send (the schedule's);
+	// nil: the send's start.
+	Intended func() time.Time
+	// Call plays a step the script does not (Step.Call).
+	Call   func(ctx context.Context, v any) error
+	Record Recorder
+
+	pending *Request // the last send, until an expect answers it
+}
+
+// Failure is a step that failed: what it wanted and what came instead.
+type Failure struct {
+	Line  int
+	Label string
+	Msg   string
+}
+
+func (f *Failure) Error() string { return fmt.Sprintf("%s (line %d): %s", f.Label, f.Line, f.Msg) }
+
+// Run plays b. It returns the first failure of a step whose on_fail is
+// abort (or retry, out of retries), or ctx's error.
+func Run(ctx context.Context, b *Block, env *Env) error {
+	for i := range b.Steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := runStep(ctx, &b.Steps[i], env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runStep plays st as its on_fail says.
+func runStep(ctx context.Context, st *Step, env *Env) error {
+	for try := 0; ; try++ {
+		err := playStep(ctx, st, env)
+		var f *Failure
+		if err == nil || !errors.As(err, &f) {
+			return err
+		}
+		switch {
+		case st.OnFail == Continue:
+			env.Record.Fail(st.Label, err)
+			return nil
+		case st.OnFail == Retry && try < st.Retries:
+			continue
+		}
+		return err
+	}
+}
+
+func playStep(ctx context.Context, st *Step, env *Env) error {
+	switch {
+	case st.Send != nil:
+		return env.send(st, st.Send)
+	case st.Expect != nil && st.Expect.Silence > 0:
+		return env.silence(st, st.Expect)
+	case st.Expect != nil:
+		return env.expect(st, st.Expect)
+	case st.If != nil:
+		return env.ifStep(ctx, st)
+	case st.Repeat != nil:
+		return env.repeat(ctx, st, st.Repeat)
+	case st.Call != nil:
+		return env.Call(ctx, st.Call.Value)
+	}
+	return nil
+}
+
+func fail(st *Step, format string, a ...any) error {
+	return &Failure{Line: st.Line, Label: st.Label, Msg: fmt.Sprintf(format, a...)}
+}
+
+func (env *Env) send(st *Step, s *Send) error {
+	intended := time.Now()
+	if env.Intended != nil {
+		intended = env.Intended()
+	}
+	b, name := s.raw, "raw"
+	if s.msg != nil {
+		name = s.msg.Name
+		fields := map[string]any{}
+		for i := range s.Fields {
+			v, err := s.Fields[i].resolve(env.Vars)
+			if err != nil {
+				return fail(st, "%s.%s: %v", name, s.Fields[i].Name.S, err)
+			}
+			fields[s.Fields[i].Name.S] = v
+		}
+		var err error
+		if b, err = env.Catalog.Encode(env.Session, name, fields); err != nil {
+			return fail(st, "cannot make %s: %v", name, err)
+		}
+	}
+	sent, err := env.Transport.Send(s.channel, b)
+	if err != nil {
+		return fail(st, "send %s: %v", name, err)
+	}
+	env.pending = &Request{Key: Key{Label: st.Label, Message: name}, Intended: intended, Sent: sent}
+	return nil
+}
+
+// recv is the next unit, decoded, its violations recorded; ok false at
+// the deadline.
+func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok bool, err error) {
+	ch, b, at, err := env.Transport.Recv(deadline)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return d, nil, at, false, nil
+	}
+	if err != nil {
+		return d, nil, at, false, err
+	}
+	d = env.Catalog.Decode(env.Session, ch, b)
+	key := Key{Label: "expect", Message: d.Name}
+	if env.pending != nil {
+		key = env.pending.Key
+	}
+	for _, v := range d.Violations {
+		env.Record.Violation(key, v)
+	}
+	if r, isRouter := env.Transport.(Router); isRouter && d.Route != nil {
+		err = r.Route(*d.Route)
+	}
+	return d, b, at, true, err
+}
+
+func (env *Env) expect(st *Step, e *Expect) error {
+	d, b, at, ok, err := env.recv(time.Now().Add(e.Within))
+	switch {
+	case err != nil:
+		return fail(st, "expected %s: %v", wanted(e), err)
+	case !ok:
+		return fail(st, "expected %s within %s: nothing came", wanted(e), e.Within)
+	case !e.Any && !named(e.Messages, d.Name):
+		return fail(st, "expected %s, got %s", wanted(e), came(d, b))
+	}
+	vars := env.exprEnv(d)
+	if e.Where.prog != nil {
+		held, err := expr.Run(e.Where.prog, vars)
+		if err != nil || held != true {
+			return fail(st, "%s: where %q does not hold (%v): got %s", d.Name, e.Where.S, err, came(d, b))
+		}
+	}
+	for _, c := range e.Capture {
+		env.Vars[c.Var.S] = vars[c.Field.S]
+	}
+	if p := env.pending; p != nil {
+		env.pending = nil
+		p.Received = at
+		env.Record.Request(*p)
+	}
+	return nil
+}
+
+func (env *Env) silence(st *Step, e *Expect) error {
+	d, b, _, ok, err := env.recv(time.Now().Add(e.Silence))
+	switch {
+	case err != nil:
+		return fail(st, "expected silence for %s: %v", e.Silence, err)
+	case ok:
+		return fail(st, "expected silence for %s, got %s", e.Silence, came(d, b))
+	}
+	return nil
+}
+
+// exprEnv is an expression's variables for received message d.
+func (env *Env) exprEnv(d Decoded) map[string]any {
+	m := make(map[string]any, len(env.Vars)+len(d.Fields)+1)
+	for k, v := range env.Vars {
+		m[k] = v
+	}
+	for k, v := range d.Fields {
+		m[k] = v
+	}
+	m[MessageVar] = d.Name
+	return m
+}
+
+func (env *Env) cond(st *Step, x *Expr) (bool, error) {
+	v, err := expr.Run(x.prog, map[string]any(env.Vars))
+	if err != nil {
+		return false, fail(st, "expression %q: %v", x.S, err)
+	}
+	return v == true, nil
+}
+
+func (env *Env) ifStep(ctx context.Context, st *Step) error {
+	ok, err := env.cond(st, &st.If.Cond)
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		return Run(ctx, &st.If.Then, env)
+	}
+	return Run(ctx, &st.If.Else, env)
+}
+
+func (env *Env) repeat(ctx context.Context, st *Step, r *Repeat) error {
+	n := r.Count
+	if r.While.Set() {
+		n = r.Max
+	}
+	for i := 0; i <= n; i++ {
+		if r.While.Set() {
+			ok, err := env.cond(st, &r.While)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		if i == n {
+			return failMax(st, r)
+		}
+		if err := Run(ctx, &r.Body, env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failMax fails a while that still holds after its max rounds (a
+// count's last round ends the loop).
+func failMax(st *Step, r *Repeat) error {
+	if !r.While.Set() {
+		return nil
+	}
+	return fail(st, "while %q still holds after %d rounds (max)", r.While.S, r.Max)
+}
+
+func wanted(e *Expect) string {
+	if e.Any {
+		return "any message"
+	}
+	s := make([]string, len(e.Messages))
+	for i, m := range e.Messages {
+		s[i] = m.S
+	}
+	return strings.Join(s, " or ")
+}
+
+func named(ts []Src, name string) bool {
+	for _, t := range ts {
+		if t.S == name {
+			return true
+		}
+	}
+	return false
+}
+
+// came names a received unit for a failure: its type, or that it could
+// not be read, and its bytes.
+func came(d Decoded, b []byte) string {
+	name := d.Name
+	if name == "" {
+		name = "an unreadable message"
+	}
+	const most = 64
+	h := hex.EncodeToString(b[:min(len(b), most)])
+	if len(b) > most {
+		h += fmt.Sprintf("… (%d bytes)", len(b))
+	}
+	return fmt.Sprintf("%s (hex %s)", name, h)
+}
