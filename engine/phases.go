@@ -288,6 +288,7 @@ func (r *runState) stopSelf() *result.TargetProcess {
 func (r *runState) buildSessions() error {
 	plan := r.plan
 	opt := r.cfg.Client
+	opt.Shard = r.cfg.Shard.Index
 	// A closed-model client's goroutine is its own loop, which can end in
 	// a pause and start again (Execution.loop); an open-model arrival's
 	// goroutine runs one session.

@@ -14,6 +14,7 @@ import (
 	"github.com/lobbybench/lobbybench/conformance"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/script"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -24,6 +25,11 @@ type Descriptor struct {
 	// documentation order, transport, step kinds, malformed kinds,
 	// rate-probe requests and its own top-level keys.
 	Scenario scenario.ProtocolSpec
+	// Catalog is its messages for scripted steps (send, expect …), by
+	// its document's names; nil: it has none, and a scenario of it may
+	// not use them. Register hands it to the scenario loader
+	// (ProtocolSpec.Catalog).
+	Catalog script.Catalog
 	// Client is how a run plays it: the reachability check, the watchdog's
 	// probe, the session factory, how its servers are told from others'.
 	// Its Name, Transport and EmbeddedParts are Register's to fill in.
@@ -61,6 +67,9 @@ func Register(d Descriptor) {
 	d.Client.EmbeddedParts = nil
 	for _, p := range d.Server {
 		d.Client.EmbeddedParts = append(d.Client.EmbeddedParts, p.Name)
+	}
+	if d.Catalog != nil {
+		d.Scenario.Catalog = d.Catalog
 	}
 	scenario.RegisterProtocol(d.Scenario)
 	simclient.Register(d.Client)

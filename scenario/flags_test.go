@@ -72,7 +72,7 @@ func TestFromFlags(t *testing.T) {
 			err: []string{`--flow: step "connect" is not a udp-lobby step (udp-lobby steps: `}},
 		{name: "bare steps that need more", proto: "udp-lobby", flow: "think,barrier,list_rooms", o: scenario.Overrides{Rate: rateOf(1), Duration: time.Second},
 			err: []string{"--flow: think: give exactly one of fixed", "--flow: barrier needs group_size of 2",
-				"--flow: think, barrier cannot run bare (udp-lobby steps that cannot: barrier, rate_probe, think): give a step's one value as KIND=VALUE"}},
+				"--flow: think, barrier cannot run bare (udp-lobby steps that cannot: barrier, expect, if, rate_probe, repeat, send, think): give a step's one value as KIND=VALUE"}},
 		{name: "join created alone", proto: "udp-lobby", flow: "join=created", o: scenario.Overrides{Rate: rateOf(1), Duration: time.Second},
 			err: []string{"--flow: join room: created needs a create_room/create step earlier in the flow"}},
 		{name: "bad value", proto: "udp-lobby", flow: "ping=lots", o: scenario.Overrides{Rate: rateOf(1), Duration: time.Second},

@@ -164,6 +164,7 @@ type stepIn struct {
 	defaults  RequestPolicy // the flow's request policy
 	created   bool          // an earlier step of the flow creates the group's room
 	scope     *script.Scope // the variables the flow's scripted steps set so far
+	lastSend  string        // the label of the flow's last top-level send, an expect's default
 	nested    bool          // inside an if or a repeat: checked with it
 
 	f        fields     // the parameters

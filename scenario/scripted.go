@@ -51,6 +51,7 @@ func init() {
 // catalog.
 func (d *decoder) scripted(in *stepIn, st *Step, s script.Step) {
 	s.Pos = script.Pos{Line: in.kindNode.Line, Col: in.kindNode.Column}
+	d.scriptLabel(in, st, &s)
 	s.Label = st.Label
 	s.Retries = max(in.defaults.Retries, 1)
 	if v := in.f.get("on_fail"); v != nil {
@@ -74,6 +75,39 @@ func (d *decoder) scripted(in *stepIn, st *Step, s script.Step) {
 		in.scope = script.NewScope()
 	}
 	d.scriptErrors(in.what, script.Check(spec.Catalog, b, in.scope))
+}
+
+// scriptLabel names a scripted step without a label after what it does,
+// so that its metrics read as a built-in step's: a send after its message
+// (lobby_create_room, send_raw), an expect after the send it answers, so
+// that the pair is one row.
+func (d *decoder) scriptLabel(in *stepIn, st *Step, s *script.Step) {
+	if st.Label == string(st.Kind) {
+		switch {
+		case s.Send != nil && s.Send.Message.S != "":
+			st.Label = labelOf(s.Send.Message.S)
+		case s.Send != nil:
+			st.Label = "send_raw"
+		case s.Expect != nil && !in.nested && in.lastSend != "":
+			st.Label = in.lastSend
+		}
+	}
+	if s.Send != nil && !in.nested {
+		in.lastSend = st.Label
+	}
+}
+
+// labelOf is a message's name as a metric word: lowercased, anything
+// but a letter or a digit an underscore ("Request Connect" →
+// "request_connect").
+func labelOf(name string) string {
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // catalogOwners names the protocols with scripted steps, for messages.

@@ -73,6 +73,9 @@ type Failure struct {
 	Line  int
 	Label string
 	Msg   string
+	// Silent says nothing came where a message was expected (a timeout,
+	// not a wrong reply).
+	Silent bool
 }
 
 func (f *Failure) Error() string { return fmt.Sprintf("%s (line %d): %s", f.Label, f.Line, f.Msg) }
@@ -191,7 +194,9 @@ func (env *Env) expect(st *Step, e *Expect) error {
 	case err != nil:
 		return fail(st, "expected %s: %v", wanted(e), err)
 	case !ok:
-		return fail(st, "expected %s within %s: nothing came", wanted(e), e.Within)
+		f := fail(st, "expected %s within %s: nothing came", wanted(e), e.Within).(*Failure)
+		f.Silent = true
+		return f
 	case !e.Any && !named(e.Messages, d.Name):
 		return fail(st, "expected %s, got %s", wanted(e), came(d, b))
 	}

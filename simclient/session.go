@@ -70,6 +70,9 @@ type Base struct {
 	// sets it (its transport's IOCount) after Begin; Renew keeps it.
 	IO  *IOCount
 	lob lobbyState // the lobby measures (lobby.go)
+	// script is the session's scripted steps' state, from its first one
+	// (scripted.go); nil for a flow without them.
+	script *scriptState
 }
 
 // suspension is where a session that gave up its goroutine goes on. In a
@@ -301,6 +304,10 @@ func (b *Base) RunStep(ctx context.Context, i int, st *scenario.Step) error {
 		if err == nil {
 			b.Next = now
 		}
+		return err
+	case scenario.Send, scenario.Expect, scenario.If, scenario.Repeat:
+		err := b.playScripted(ctx, i, st)
+		b.stepEnded(i, st, err)
 		return err
 	}
 	err := b.proto.Step(ctx, i, st)

@@ -158,6 +158,9 @@ const DefaultSocketBuffer = 4 << 20
 
 // Options tune a run's shared machinery. The zero value is sensible.
 type Options struct {
+	// Shard is this process's shard index of the run (0 alone): a
+	// scripted step's ${shard}.
+	Shard int
 	// Recorders is how many metrics recorders clients are spread over
 	// (client id % Recorders); 0 means GOMAXPROCS: each Recorder holds
 	// three 160 KiB latency histograms per step and message type, and a
@@ -262,8 +265,12 @@ type Shared struct {
 	values sync.Map
 	others *othersTracker
 
-	stray  atomic.Int64 // StrayDatagram
-	closed atomic.Bool
+	stray atomic.Int64 // StrayDatagram
+	// shard is Options.Shard; scripts counts the sessions that played a
+	// scripted step (a script's ${shard}, ${session}).
+	shard   int
+	scripts atomic.Uint64
+	closed  atomic.Bool
 }
 
 // StrayDatagram counts a datagram a client received that no server of the
@@ -276,6 +283,10 @@ func (sh *Shared) StrayDatagram() { sh.stray.Add(1) }
 // StrayDatagrams returns how many datagrams StrayDatagram counted (the
 // harness section's stray_datagrams).
 func (sh *Shared) StrayDatagrams() int64 { return sh.stray.Load() }
+
+// nextScriptSession numbers a session that plays scripted steps, from 1
+// in this process: its ${session}.
+func (sh *Shared) nextScriptSession() uint64 { return sh.scripts.Add(1) }
 
 type flowGroups struct {
 	next atomic.Int64 // sessions of the flow so far
@@ -328,6 +339,7 @@ func NewShared(plan *scenario.Plan, addr netip.AddrPort, c *metrics.Collector, o
 	}
 	sh.Suspend = opt.Suspend
 	sh.SuspendWaits = opt.Suspend && opt.SuspendWaits
+	sh.shard = opt.Shard
 	n := opt.Recorders
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)

@@ -8,6 +8,7 @@ import (
 	"github.com/lobbybench/lobbybench/protocols"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levcases"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levclient"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levscript"
 	refleviathan "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
 	"github.com/lobbybench/lobbybench/refserver"
 )
@@ -16,6 +17,7 @@ func init() {
 	g := levcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    levclient.Spec,
+		Catalog:     levscript.Catalog,
 		Client:      levclient.Client,
 		Conformance: &g,
 		Server:      []*refserver.Part{refleviathan.Part()},

@@ -9,6 +9,7 @@ import (
 	"github.com/lobbybench/lobbybench/protocols"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpcases"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpclient"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpscript"
 	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
 	"github.com/lobbybench/lobbybench/refserver"
 )
@@ -17,6 +18,7 @@ func init() {
 	g := tcpcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    tcpclient.Spec,
+		Catalog:     tcpscript.Catalog,
 		Client:      tcpclient.Client,
 		Conformance: &g,
 		Server:      []*refserver.Part{reftcp.Part()},

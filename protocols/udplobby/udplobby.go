@@ -8,6 +8,7 @@ import (
 	"github.com/lobbybench/lobbybench/protocols"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpcases"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpscript"
 	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/refserver"
 )
@@ -16,6 +17,7 @@ func init() {
 	g := udpcases.Group()
 	protocols.Register(protocols.Descriptor{
 		Scenario:    udpclient.Spec,
+		Catalog:     udpscript.Catalog,
 		Client:      udpclient.Client,
 		Conformance: &g,
 		Server:      []*refserver.Part{refudp.Part()},

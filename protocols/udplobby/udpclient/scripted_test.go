@@ -1,0 +1,161 @@
+package udpclient
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// recordingRelay forwards a client's datagrams to upstream and the
+// replies back, from its own address, keeping what the client sent.
+type recordingRelay struct {
+	conn *net.UDPConn
+	mu   sync.Mutex
+	sent [][]byte
+}
+
+func newRecordingRelay(t *testing.T, upstream netip.AddrPort) *recordingRelay {
+	t.Helper()
+	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(upstream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recordingRelay{conn: front}
+	var client netip.AddrPort
+	var cmu sync.Mutex
+	go func() { // replies: upstream → client
+		buf := make([]byte, 65536)
+		for {
+			n, err := back.Read(buf)
+			if err != nil {
+				return
+			}
+			cmu.Lock()
+			to := client
+			cmu.Unlock()
+			front.WriteToUDPAddrPort(buf[:n], to)
+		}
+	}()
+	go func() { // requests: client → upstream
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := front.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			cmu.Lock()
+			client = from
+			cmu.Unlock()
+			r.mu.Lock()
+			r.sent = append(r.sent, bytes.Clone(buf[:n]))
+			r.mu.Unlock()
+			back.Write(buf[:n])
+		}
+	}()
+	t.Cleanup(func() { front.Close(); back.Close() })
+	return r
+}
+
+func (r *recordingRelay) addr() netip.AddrPort { return r.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
+
+func (r *recordingRelay) datagrams() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slicesClone(r.sent)
+}
+
+func slicesClone(b [][]byte) [][]byte { return append([][]byte(nil), b...) }
+
+// TestScriptSendsWhatStepsSend: a flow of built-in steps and the same flow
+// as a script send the reference server the same datagrams, byte for
+// byte, in both header profiles, and both are measured as requests of
+// their messages without a violation.
+func TestScriptSendsWhatStepsSend(t *testing.T) {
+	const builtIn = `  - steps:
+      - list_rooms
+      - create_room
+      - list_rooms
+`
+	const scripted = `  - steps:
+      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_LIST
+      - send: LOBBY_CREATE_ROOM
+      - expect: {message: LOBBY_ROOM_CREATED, where: "roomId > 0", capture: {room: roomId}}
+      - send: LOBBY_LIST_ROOMS
+      - expect: {message: LOBBY_ROOM_LIST, where: "any(rooms, .roomId == room)"}
+`
+	for _, prof := range []udpwire.Profile{udpwire.ProfileSpec, udpwire.ProfileRType17} {
+		t.Run(prof.String(), func(t *testing.T) {
+			var got [2][][]byte
+			for i, flow := range []string{builtIn, scripted} {
+				srv := referenceServer(t, func(c *udpserver.Config) { c.Profile = prof })
+				relay := newRecordingRelay(t, srv.Addr())
+				p := plan(t, "header_profile: "+prof.String()+"\ndefaults: {timeout: 2s}", flow)
+				r := runSessions(t, p, relay.addr(), 1, simclient.Options{})
+				if r.errs[0] != nil {
+					t.Fatalf("flow %d: %v", i, r.errs[0])
+				}
+				if v := r.violations(); len(v) != 0 {
+					t.Errorf("flow %d: violations %v", i, v)
+				}
+				if m := r.message("LOBBY_LIST_ROOMS"); m.Successes != 2 {
+					t.Errorf("flow %d: LOBBY_LIST_ROOMS measured %d times, want 2", i, m.Successes)
+				}
+				got[i] = relay.datagrams()
+			}
+			if len(got[0]) != 3 || len(got[0]) != len(got[1]) {
+				t.Fatalf("built-in sent %d datagrams, the script %d; want 3 each", len(got[0]), len(got[1]))
+			}
+			for k := range got[0] {
+				if !bytes.Equal(got[0][k], got[1][k]) {
+					t.Errorf("datagram %d: built-in % x, script % x", k, got[0][k], got[1][k])
+				}
+			}
+		})
+	}
+}
+
+// TestScriptFailsNamingWhatCame: an expect that gets another message fails
+// its step as unexpected, naming the message that came and its bytes; one
+// that gets nothing fails as a timeout.
+func TestScriptFailsNamingWhatCame(t *testing.T) {
+	srv := referenceServer(t, nil)
+	for _, tt := range []struct {
+		name, flow, reason, says string
+	}{
+		{"another message", `  - steps:
+      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_CREATED
+`, simclient.ReasonUnexpected, "got LOBBY_ROOM_LIST"},
+		{"silence", `  - steps:
+      - send: {raw: "00"}
+      - expect: {message: any, within: 200ms}
+`, "timeout", "nothing came"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := plan(t, "defaults: {timeout: 2s}", tt.flow)
+			r := runSessions(t, p, srv.Addr(), 1, simclient.Options{})
+			if r.errs[0] == nil || !strings.Contains(r.errs[0].Error(), tt.says) {
+				t.Fatalf("error %v, want one saying %q", r.errs[0], tt.says)
+			}
+			var failed int64
+			for _, s := range r.run.Steps {
+				failed += s.FailuresByReason[tt.reason]
+			}
+			if failed != 1 {
+				t.Errorf("steps %+v: want one failure %q", r.run.Steps, tt.reason)
+			}
+		})
+	}
+}

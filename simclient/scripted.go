@@ -1,0 +1,127 @@
+package simclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/script"
+)
+
+// ReasonUnexpected fails a scripted expect that got another message than
+// it wanted, or one its where did not hold for.
+const ReasonUnexpected = "unexpected"
+
+// Scripter is a protocol's session that plays scripted steps (send,
+// expect, if, repeat): it gives the transport over its own socket or
+// connection, opening it if need be; Base plays the script through the
+// plan's protocol catalog, measures each send and the expect after it as
+// a request, and records what a received message broke.
+type Scripter interface {
+	ScriptTransport(ctx context.Context) (script.Transport, error)
+}
+
+// scriptState is a session's script: its environment, which keeps the
+// captures and a send awaiting its expect from one step to the next.
+type scriptState struct {
+	env  script.Env
+	rec  scriptRecorder
+	step int // the running step, for think inside if and repeat
+	st   *scenario.Step
+}
+
+// playScripted runs scripted step i (st) of the flow.
+func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error {
+	blk, ok := st.Params.(*script.Block)
+	sc, ok2 := b.proto.(Scripter)
+	if !ok || !ok2 {
+		return b.Fail(i, st, ReasonSocket, fmt.Errorf("%s does not play scripted steps", b.Shared.Plan.Protocol))
+	}
+	if err := b.scriptReady(ctx, sc); err != nil {
+		return b.StepErr(i, st, err)
+	}
+	b.script.step, b.script.st = i, st
+	err := script.Run(ctx, blk, &b.script.env)
+	b.Next = time.Now()
+	var f *script.Failure
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return b.Fail(i, st, ReasonCancelled, err)
+	case errors.As(err, &f) && f.Silent:
+		return b.Fail(i, st, result.ReasonTimeout, err)
+	case errors.As(err, &f):
+		return b.Fail(i, st, ReasonUnexpected, err)
+	}
+	return b.StepErr(i, st, err)
+}
+
+// scriptReady makes the session's script environment on its first
+// scripted step.
+func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
+	if b.script != nil {
+		return nil
+	}
+	tr, err := sc.ScriptTransport(ctx)
+	if err != nil {
+		return err
+	}
+	spec, _ := scenario.LookupProtocol(b.Shared.Plan.Protocol)
+	cat := spec.Catalog
+	s := &scriptState{}
+	s.rec = scriptRecorder{b: b}
+	s.env = script.Env{
+		Catalog: cat, Session: cat.NewSession(b.Shared.Plan.Options), Transport: tr,
+		Vars: script.Vars{
+			"session": b.Shared.nextScriptSession(), "client": uint64(b.ID),
+			"group": uint64(b.Member.Group.ID), "shard": uint64(b.Shared.shard),
+		},
+		Intended: func() time.Time { return b.Next },
+		Call:     b.scriptCall,
+		Record:   &s.rec,
+	}
+	b.script = s
+	return nil
+}
+
+// scriptCall plays a step inside an if or a repeat that the script does
+// not: a think, held on the session's goroutine.
+func (b *Base) scriptCall(ctx context.Context, v any) error {
+	st, ok := v.(*scenario.Step)
+	if !ok || st.Kind != scenario.Think {
+		return fmt.Errorf("a %T inside a scripted step: only think", v)
+	}
+	at := b.Next.Add(st.Think.Sample(b.Think))
+	if err := SleepUntil(b.Stop, &b.timer, at); err != nil {
+		return err
+	}
+	b.Next = at
+	return nil
+}
+
+// scriptRecorder records a script's requests and findings on the
+// session's recorder: a request under its message's key and the running
+// step's, which is the send's for the expect that answers it (an expect
+// takes the label of the send before it) and the if's or repeat's for
+// the requests inside them.
+type scriptRecorder struct{ b *Base }
+
+func (r *scriptRecorder) key() metrics.Key { return r.b.StepKey(r.b.script.step) }
+
+func (r *scriptRecorder) Request(q script.Request) {
+	r.b.Rec.Record(r.key(), q.Intended, q.Sent, q.Received)
+	r.b.Rec.Record(r.b.Shared.MessageKey(q.Key.Message), q.Intended, q.Sent, q.Received)
+}
+
+func (r *scriptRecorder) Violation(key script.Key, v script.Violation) {
+	r.b.Rec.Violation(v.Rule, time.Now(), nil, nil, v.Detail)
+}
+
+func (r *scriptRecorder) Fail(label string, err error) {
+	r.b.Rec.Fail(r.key(), ReasonUnexpected, time.Now())
+}
