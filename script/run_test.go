@@ -162,3 +162,19 @@ func TestRunIntended(t *testing.T) {
 		}
 	})
 }
+
+// TestDescribe: a block in words names what each step sends, waits for
+// or tests.
+func TestDescribe(t *testing.T) {
+	b := &Block{Steps: []Step{
+		{Send: &Send{Message: Src{S: "HELLO"}, To: Src{S: "instance"}}},
+		{Expect: &Expect{Messages: []Src{{S: "A"}, {S: "B"}}, Within: time.Second, Where: Expr{Src: Src{S: "x > 1"}}}},
+		{Expect: &Expect{Silence: 300 * time.Millisecond}},
+		{Send: &Send{Raw: Src{S: "00ff"}}},
+		{Repeat: &Repeat{Count: 2, Body: Block{Steps: []Step{{Send: &Send{Message: Src{S: "PING"}}}}}}},
+	}}
+	want := "send HELLO to instance; expect A or B within 1s where x > 1; expect silence for 300ms; send 2 raw bytes; repeat 2 times: send PING"
+	if got := b.Describe(); got != want {
+		t.Errorf("Describe() =\n%q, want\n%q", got, want)
+	}
+}
