@@ -89,10 +89,22 @@ func foldLine(l string, width int) []string {
 		value := Wrap(strings.Repeat(" ", hang)+l[at:], width, hang)
 		return append([]string{strings.TrimRight(l[:at], " ")}, value...)
 	}
-	pad := strings.Repeat(" ", col)
-	out := Wrap(pad+l[at:], width, col)
-	out[0] = l[:at] + strings.TrimPrefix(out[0], pad)
-	return out
+	// The first line as written (its columns' gaps kept) up to the last
+	// space that fits; the rest under the value.
+	cut := -1
+	for i := at; i < len(l); i++ {
+		if l[i] == ' ' && Width(l[:i]) <= width {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		pad := strings.Repeat(" ", col)
+		out := Wrap(pad+l[at:], width, col)
+		out[0] = l[:at] + strings.TrimPrefix(out[0], pad)
+		return out
+	}
+	rest := Wrap(strings.Repeat(" ", col)+strings.TrimSpace(l[cut:]), width, col)
+	return append([]string{strings.TrimRight(l[:cut], " ")}, rest...)
 }
 
 // valueAt is the byte offset in l where its value starts: after the first

@@ -53,6 +53,7 @@ func TestFoldColumns(t *testing.T) {
 		{"several lines", "x\n  ab  cd ef gh\n", 12, "x\n  ab  cd ef\n      gh\n"},
 		{"no final newline", "  ab  cd ef gh", 12, "  ab  cd ef\n      gh"},
 		{"value column past half", "  a long label  v w x", 16, "  a long label\n    v w x"},
+		{"columns kept", "  1  label  one two three", 20, "  1  label  one two\n     three"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := FoldColumns(tt.in, tt.width)
