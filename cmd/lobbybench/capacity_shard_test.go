@@ -16,6 +16,7 @@ import (
 // `--loads` ladder finds there; one shard's document alone merges to a
 // result that says the other is missing and judges no step.
 func TestCapacityShards(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("three real ladders")
 	}

@@ -97,6 +97,7 @@ var defaultPool = regexp.MustCompile(`^8081-8180$`)
 // each to exit 0: the recipe users copy into their CI must be green against
 // the bundled server.
 func TestNightlyRecipe(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the conformance suite and 6 s of sharded load")
 	}
@@ -267,6 +268,7 @@ func readmeExample(t *testing.T, prefix string) []string {
 // moved to free loopback ports) and wants it to pass with no skip, as
 // written: --max-skips 0 is what a CI job copies.
 func TestReadmeConformExample(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the whole UDP conformance suite")
 	}
