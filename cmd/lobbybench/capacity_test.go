@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -81,6 +81,7 @@ func TestCapacityUsage(t *testing.T) {
 }
 
 func TestCapacityEmbedded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, threshold string
@@ -123,6 +124,7 @@ func TestCapacityEmbedded(t *testing.T) {
 }
 
 func TestCapacityUnreachable(t *testing.T) {
+	t.Parallel()
 	code, _, errs := runCLI(t, "capacity", "--target", "127.0.0.1:1", "--step", "1s", pollScenario(t, "list_rooms.errors == 0"))
 	if code != exitUnreachable {
 		t.Errorf("exit %d (%s), want %d", code, errs, exitUnreachable)
@@ -133,6 +135,7 @@ func TestCapacityUnreachable(t *testing.T) {
 // serve` once, searches against it, and every step says what it cost the
 // server.
 func TestCapacityOwnsTarget(t *testing.T) {
+	t.Parallel()
 	addr := freeUDPPort(t)
 	js := filepath.Join(t.TempDir(), "c.json")
 	sc := writeScenario(t, "name: owned-poll\nprotocol: udp-lobby\ntarget: "+addr+"\ndefaults: {timeout: 1s, retries: 0}\nload: {rate: 10/s, duration: 2s}\nflows:\n  - name: poll\n    steps: [list_rooms]\nthresholds:\n  - list_rooms.errors == 0\n")
@@ -159,13 +162,19 @@ func TestCapacityOwnsTarget(t *testing.T) {
 }
 
 // TestCapacityInterrupted: Ctrl-C (the context cancelled) ends the search
-// with the steps so far written, exit 5.
+// with the steps so far written, exit 5. The cancel comes once the first
+// step's line is out (the search then goes on to the second), not after
+// a wall-clock wait a busy machine could outlast.
 func TestCapacityInterrupted(t *testing.T) {
+	t.Parallel()
 	js := filepath.Join(t.TempDir(), "c.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	time.AfterFunc(2500*time.Millisecond, cancel)
-	code, stdout, errs := runCLICtx(ctx, "capacity", "--step", "1s", "--warmup", "0s", "--grace", "200ms", "--start", "10", "--json", js, pollScenario(t, "list_rooms.errors == 0"))
+	var out strings.Builder
+	errw := &cancelOn{match: "step 1 ", cancel: cancel}
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: errw, getenv: func(string) string { return "" }}
+	code := runMain(ctx, e, []string{"capacity", "--step", "1s", "--warmup", "0s", "--grace", "200ms", "--start", "10", "--json", js, pollScenario(t, "list_rooms.errors == 0")})
+	stdout, errs := out.String(), errw.String()
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, errs)
 	}
@@ -180,4 +189,28 @@ func TestCapacityInterrupted(t *testing.T) {
 	if c.Stop != result.StopInterrupted || c.Status != result.StatusInterrupted || len(c.Steps) == 0 {
 		t.Errorf("stop %q status %q, %d steps: want interrupted with the steps before it", c.Stop, c.Status, len(c.Steps))
 	}
+}
+
+// cancelOn is a stderr that calls cancel once match has been written.
+type cancelOn struct {
+	mu     sync.Mutex
+	buf    strings.Builder
+	match  string
+	cancel func()
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.match) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+func (c *cancelOn) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
 }

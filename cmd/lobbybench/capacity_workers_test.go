@@ -60,10 +60,11 @@ func readCapacity(t *testing.T, path string) *result.Capacity {
 // capacity finds it within 10 %, every step played by the two workers
 // (real processes of this binary) and judged on their merge.
 func TestCapacityWorkers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real search, two processes a step")
 	}
-	t.Setenv(asMainEnv, "1") // the workers are this test binary
+	// The workers are this test binary (TestMain sets asMainEnv).
 	const R = 50.0
 	lobby := &caplobby.Lobby{CapPerSec: R, Burst: 4} // two reachability checks at once
 	js := filepath.Join(t.TempDir(), "c.json")
@@ -95,7 +96,8 @@ func TestCapacityWorkers(t *testing.T) {
 // workers aim at the step's embedded server, and the step's figures are
 // the sum of the workers'.
 func TestCapacityWorkerStep(t *testing.T) {
-	t.Setenv(asMainEnv, "1")
+	t.Parallel()
+	// The workers are this test binary (TestMain sets asMainEnv).
 	sc := writeScenario(t, `name: flat
 protocol: udp-lobby
 load:
@@ -167,10 +169,11 @@ thresholds:
 // aborting is still said as its end in words (exited: killed by SIGABRT),
 // first, with exit 7.
 func TestCapacityWorkersOwnedAborts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real search, two processes a step")
 	}
-	t.Setenv(asMainEnv, "1") // the workers are this test binary
+	// The workers are this test binary (TestMain sets asMainEnv).
 	addr := freeUDPPort(t)
 	js := filepath.Join(t.TempDir(), "c.json")
 	code, stdout, errs := runCLI(t, "capacity", "--workers", "2", "--step", "3s", "--warmup", "0s", "--grace", "300ms", "--start", "20",

@@ -120,6 +120,7 @@ func dyingLobby(t *testing.T, how string) string {
 // the later cases not run, and exit 7; one killing case alone is no PASS
 // either. The JUnit says so too.
 func TestConformTargetDown(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, how, cases, kind string
 		notRun                 bool

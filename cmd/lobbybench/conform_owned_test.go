@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,25 +28,11 @@ func fakeCmd(t *testing.T, mode, addr string, env ...string) string {
 	return fmt.Sprintf("env %s=%s %s '%s' %s", fakeEnv, mode, strings.Join(env, " "), exe, addr)
 }
 
-// freeTCP returns a loopback TCP address nothing listens on, below the
-// ephemeral range (32768 and up on Linux): an owned server binds it a
-// moment later, and a port the kernel hands out as the source of the
-// connections other tests open meanwhile would then be in use.
+// freeTCP returns a loopback TCP address nothing listens on (freePorts):
+// an owned server binds it a moment later.
 func freeTCP(t *testing.T) string {
 	t.Helper()
-	for range 50 {
-		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
-		if ln, err := net.Listen("tcp", a); err == nil {
-			ln.Close()
-			return a
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return fmt.Sprintf("127.0.0.1:%d", freePorts(t, "tcp", 1))
 }
 
 func readConformJSON(t *testing.T, path string) *result.Conform {
@@ -77,6 +61,7 @@ func caseByID(c *result.Conform, id string) *result.Case {
 // anything starts, and so is the command (exit 2); a server that cannot be
 // brought up is a clear error naming why, exit 3.
 func TestConformTargetCmdUsage(t *testing.T) {
+	t.Parallel()
 	ref := startConformRef(t).Addr(tcpwire.ProtocolName).String()
 	tests := []struct {
 		name   string
@@ -126,6 +111,7 @@ func TestConformTargetCmdUsage(t *testing.T) {
 // TestConformTargetCmdSlowStart: a server that takes seconds to answer
 // is waited for; a slow start is no failure.
 func TestConformTargetCmdSlowStart(t *testing.T) {
+	t.Parallel()
 	a := freeTCP(t)
 	code, out, errs := runCLI(t, "conform", "--protocol", "tcp-lobby", "--cases", "tcp-lobby/5.1/1",
 		"--target", a, "--target-cmd", fakeCmd(t, "slow-tcp", a))
@@ -140,6 +126,7 @@ func TestConformTargetCmdSlowStart(t *testing.T) {
 // that killed it fails naming the death, the later case runs and passes.
 // A hung server is killed (SIGKILL to its group) before the restart.
 func TestConformTargetCmdCrash(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, mode string
 		kind       string // the outage's
@@ -207,6 +194,7 @@ func TestConformTargetCmdCrash(t *testing.T) {
 // death, the others take the verdict of their solo run, and the cases
 // of the batch not yet started run (not "not run").
 func TestConformTargetCmdCulprit(t *testing.T) {
+	t.Parallel()
 	a := freeTCP(t)
 	js := filepath.Join(t.TempDir(), "c.json")
 	// Every frame is delayed 100ms, so no case has ended when CONNECT_REQ,
@@ -254,6 +242,7 @@ func TestConformTargetCmdCulprit(t *testing.T) {
 // TestConformTargetCmdServe: lobbybench's own serve as the owned target:
 // the suite passes, the telemetry is plausible and it stops cleanly.
 func TestConformTargetCmdServe(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +280,7 @@ func TestConformTargetCmdServe(t *testing.T) {
 // when a third Ctrl-C makes lobbybench quit on the spot while it waits
 // for a server that ignores SIGTERM.
 func TestConformTargetCmdInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, ctrlC := range []int{1, 3} {
 		t.Run(fmt.Sprintf("%d Ctrl-C", ctrlC), func(t *testing.T) {
 			a := freeTCP(t)

@@ -141,6 +141,7 @@ func TestConformRun(t *testing.T) {
 }
 
 func TestConformFailureAndStrict(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runCLI(t, "conform", "--target", echoServer(t), "--header", "spec", "--cases", "udp-lobby/4")
 	if code != exitFailed || !strings.Contains(out, "✘ udp-lobby/4/1") || !strings.Contains(out, "wire:") {
 		t.Errorf("echo server: exit %d, stdout %q", code, out)
@@ -316,6 +317,7 @@ func TestTargetSameMessage(t *testing.T) {
 // and reach the limit, as against a default 'lobbybench serve' (100
 // instances).
 func TestConformMaxFill(t *testing.T) {
+	t.Parallel()
 	const pool = 70
 	lo := freeUDPPorts(t, pool)
 	cfg := refserver.Loopback()
@@ -350,23 +352,5 @@ func TestConformMaxFill(t *testing.T) {
 // were free a moment ago.
 func freeUDPPorts(t *testing.T, n int) int {
 	t.Helper()
-	for try := 0; try < 50; try++ {
-		base := 20000 + (time.Now().Nanosecond()/1000+try*1013)%30000
-		var got []*net.UDPConn
-		for i := 0; i < n; i++ {
-			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: base + i})
-			if err != nil {
-				break
-			}
-			got = append(got, c)
-		}
-		for _, c := range got {
-			c.Close()
-		}
-		if len(got) == n {
-			return base
-		}
-	}
-	t.Fatal("no free port range")
-	return 0
+	return freePorts(t, "udp", n)
 }

@@ -102,6 +102,7 @@ func halfSilentRelay(t *testing.T, upstream netip.AddrPort) string {
 // timeouts named in the totals. The scenario's own errors.rate replaces
 // the gate, and --no-default-gate turns it off.
 func TestRunDefaultGate(t *testing.T) {
+	t.Parallel()
 	srv := startRefPart(t, "udp-lobby")
 	const body = "protocol: udp-lobby\nload: {rate: 20/s, duration: 1s}\ndefaults: {timeout: 200ms, retries: 0}\n" +
 		"flows:\n  - name: poll\n    steps: [list_rooms]\n"
@@ -160,6 +161,7 @@ func TestRunDefaultGate(t *testing.T) {
 // no error threshold: the default gate fails the run, which exits 4, and
 // the totals name the timeouts.
 func TestRunDefaultGateTrickle(t *testing.T) {
+	t.Parallel()
 	srv := startRefPart(t, "udp-lobby", "tcp-lobby")
 	// One client read for the reachability check's LIST_ROOMS_REQ, then
 	// about three sessions' CONNECT_REQ and DISCONNECT whole.

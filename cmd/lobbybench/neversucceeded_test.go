@@ -51,6 +51,7 @@ func silentTCP(t *testing.T) string {
 // testcase and exits 4, even with no threshold; a step never reached, and
 // a think the end of the run cut, do not fail a run.
 func TestRunNeverSucceeded(t *testing.T) {
+	t.Parallel()
 	silent := silentTCP(t)
 	tests := []struct {
 		name     string

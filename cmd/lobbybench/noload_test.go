@@ -11,6 +11,7 @@ import (
 // client sent nothing: NO LOAD first in the table, the Markdown and the
 // JUnit (no green tests="0"), exit 6.
 func TestRunNoLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ju, md := filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.md")
 	sc := writeScenario(t, "protocol: udp-lobby\nload:\n  model: closed\n  stages: [{clients: 1, for: 1s}]\n"+

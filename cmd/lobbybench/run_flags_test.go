@@ -56,6 +56,7 @@ func TestRunFromFlagsUsage(t *testing.T) {
 // embedded server: exit 0, the result named as the command line's; its
 // --csv is the per-second series, as 'report csv' renders the JSON.
 func TestRunFromFlagsEmbedded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	js, cs := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
 	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--csv", cs, "--protocol", "udp-lobby", "--flow", "create_room,leave", "--rate", "20/s", "--duration", "500ms", "--seed", "5")

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,13 +21,7 @@ import (
 // owned server must be told where to listen before it starts.
 func freeUDPPort(t *testing.T) string {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := c.LocalAddr().String()
-	c.Close()
-	return addr
+	return fmt.Sprintf("127.0.0.1:%d", freePorts(t, "udp", 1))
 }
 
 // serveCmd is a --target-cmd running this test binary as `lobbybench
@@ -90,6 +83,7 @@ func gone(pid int) bool {
 // summary says what the load cost the server, and --target-log has its
 // output.
 func TestRunOwnsTarget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		extra []string
@@ -159,6 +153,7 @@ func TestRunOwnsTarget(t *testing.T) {
 // lines, whether the watchdog runs or not (the run then adds the
 // outage itself).
 func TestRunOwnedTargetAborts(t *testing.T) {
+	t.Parallel()
 	for _, wd := range []string{"50ms", "0"} {
 		t.Run("watchdog "+wd, func(t *testing.T) {
 			addr := freeUDPPort(t)
@@ -197,6 +192,7 @@ func TestRunOwnedTargetAborts(t *testing.T) {
 // once, never answers, or a port something else already answers at:
 // each a clear message and its exit code, and nothing is run.
 func TestRunOwnedTargetFails(t *testing.T) {
+	t.Parallel()
 	srv := startRefPart(t, udpwire.ProtocolName)
 	taken := srv.Addr(udpwire.ProtocolName).String()
 	free := freeUDPPort(t)
@@ -259,6 +255,7 @@ func TestRunOwnedNeedsTarget(t *testing.T) {
 // A drill is judged by the one process that owns the server, so
 // --workers is a usage error naming it, before anything starts.
 func TestRunOwnedDrill(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		extra []string

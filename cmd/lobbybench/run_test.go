@@ -117,6 +117,7 @@ func TestRunUsageErrors(t *testing.T) {
 // TestRunEmbedded is a short real run: embedded server, real UDP clients,
 // JSON, JUnit, Markdown and HTML written, exit 0.
 func TestRunEmbedded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	js, ju, ht, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.html"), filepath.Join(dir, "r.md")
 	code, out, errs := runCLI(t, "run", "--quiet", "--json", js, "--junit", ju, "--html", ht, "--markdown", md, "--metrics-addr", "127.0.0.1:0", writeScenario(t, shortRun))
@@ -166,6 +167,7 @@ func TestRunEmbedded(t *testing.T) {
 // TestRunInterruptedWritesJSON cancels a long run: exit 5, JSON written
 // with what was measured, and every other format led by INTERRUPTED.
 func TestRunInterruptedWritesJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	js, ju, md, ht := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.md"), filepath.Join(dir, "r.html")
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
@@ -222,6 +224,7 @@ func TestRunUnreachable(t *testing.T) {
 
 // TestRunThresholdBreached: a failing threshold exits 4.
 func TestRunThresholdBreached(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runCLI(t, "run", "--quiet", writeScenario(t, shortRun+"  - ping.p50 > 1h\n"))
 	if code != exitThreshold {
 		t.Errorf("exit %d, want %d; stderr %s\n%s", code, exitThreshold, errs, out)
@@ -231,6 +234,7 @@ func TestRunThresholdBreached(t *testing.T) {
 // TestRunEmbeddedTCP runs a tcp-lobby scenario against the embedded TCP
 // lobby: the same pipeline with the other protocol's clients.
 func TestRunEmbeddedTCP(t *testing.T) {
+	t.Parallel()
 	sc := `
 protocol: tcp-lobby
 load: {rate: 20/s, duration: 500ms}
@@ -250,6 +254,7 @@ thresholds:
 // TestRunEmbeddedLeviathan runs a leviathan scenario against the embedded
 // Leviathan endpoint.
 func TestRunEmbeddedLeviathan(t *testing.T) {
+	t.Parallel()
 	sc := `
 protocol: leviathan
 load: {rate: 20/s, duration: 500ms}
@@ -271,6 +276,7 @@ thresholds:
 // --workers at the first failed start, counts the failed starts in the
 // JSON and exits 6 although no threshold failed.
 func TestRunFailedStartsExit(t *testing.T) {
+	t.Parallel()
 	sc := `
 protocol: udp-lobby
 load: {model: closed, clients: 100, duration: 500ms}
@@ -374,6 +380,7 @@ func TestRunNoSpin(t *testing.T) {
 // instance_ports against a real target (a port outside it is a violation,
 // exit 1), and gives the message conform gives for a bad range.
 func TestRunInstancePorts(t *testing.T) {
+	t.Parallel()
 	srv := startConformRef(t) // instances on free ports, all above 1023
 	addr := srv.Addr(udpwire.ProtocolName).String()
 	good := writeScenario(t, shortRun+"instance_ports: 1-2\n")

@@ -48,6 +48,7 @@ func faultyScenario(t *testing.T, proto string, target netip.AddrPort, duration 
 // failures into while down and while up; the same healthy target exits
 // 0 with none.
 func TestRunTargetDown(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, proto, duration string
 		mode                  faultproxy.Mode
@@ -119,6 +120,7 @@ func mustRead(t *testing.T, path string) string {
 // TestRunWatchdogFlag: --watchdog takes 0 (off) and rejects a negative
 // interval as a usage error.
 func TestRunWatchdogFlag(t *testing.T) {
+	t.Parallel()
 	code, _, errs := runCLI(t, "run", "--watchdog", "-1s", writeScenario(t, shortRun))
 	if code != exitUsage || !strings.Contains(errs, "--watchdog -1s must be 0 (off) or above") {
 		t.Errorf("exit %d, stderr %q", code, errs)
@@ -134,6 +136,7 @@ func TestRunWatchdogFlag(t *testing.T) {
 // target; the merged document has the union of their outages (one), says
 // TARGET DOWN, and the parent exits 7.
 func TestRunWorkersTargetDown(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}

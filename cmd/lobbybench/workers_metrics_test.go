@@ -26,6 +26,7 @@ import (
 // whole-run HDR percentiles (merged histograms, not averaged quantiles).
 // Both workers show as exited.
 func TestRunWorkersMetrics(t *testing.T) {
+	t.Parallel()
 	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "800ms", 1))
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
 	cmd := lobbybenchCmd(t, nil, "run", "--quiet", "--workers", "2", "--metrics-addr", "127.0.0.1:0", "--serve-linger", "1m", "--json", jsonPath, sc)

@@ -68,6 +68,7 @@ func runWorkersCmd(t *testing.T, env []string, interruptAfter time.Duration, arg
 // kept beside it) whose session counts add up and whose thresholds were
 // evaluated on the merge.
 func TestRunWorkers(t *testing.T) {
+	t.Parallel()
 	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "500ms", 1))
 	code, errs, doc, dir := runWorkersCmd(t, nil, 0, "--workers", "2", "--quiet", sc)
 	if code != exitOK || doc == nil {
@@ -101,6 +102,7 @@ func TestRunWorkers(t *testing.T) {
 // the merged result of the others says it is incomplete, and the exit is
 // 6.
 func TestRunWorkersDeath(t *testing.T) {
+	t.Parallel()
 	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "500ms", 1))
 	md := filepath.Join(t.TempDir(), "r.md")
 	code, errs, doc, _ := runWorkersCmd(t, []string{dieEnv + "=1/2"}, 0, "--workers", "2", "--quiet", "--markdown", md, sc)
@@ -124,6 +126,7 @@ func TestRunWorkersDeath(t *testing.T) {
 // TestRunWorkersInterrupt: Ctrl-C on the parent stops every worker, and
 // the merged result is still written, marked interrupted (exit 5).
 func TestRunWorkersInterrupt(t *testing.T) {
+	t.Parallel()
 	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "1h", 1))
 	code, errs, doc, _ := runWorkersCmd(t, nil, 1500*time.Millisecond, "--workers", "2", "--quiet", "--grace", "500ms", sc)
 	if code != exitInterrupted {
