@@ -81,7 +81,8 @@ func TestCapacityUsage(t *testing.T) {
 }
 
 func TestCapacityEmbedded(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its verdict judges latency and errors at a load,
+	// which other tests' load beside it would change.
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, threshold string
@@ -135,7 +136,8 @@ func TestCapacityUnreachable(t *testing.T) {
 // serve` once, searches against it, and every step says what it cost the
 // server.
 func TestCapacityOwnsTarget(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its verdict judges latency and errors at a load,
+	// which other tests' load beside it would change.
 	addr := freeUDPPort(t)
 	js := filepath.Join(t.TempDir(), "c.json")
 	sc := writeScenario(t, "name: owned-poll\nprotocol: udp-lobby\ntarget: "+addr+"\ndefaults: {timeout: 1s, retries: 0}\nload: {rate: 10/s, duration: 2s}\nflows:\n  - name: poll\n    steps: [list_rooms]\nthresholds:\n  - list_rooms.errors == 0\n")
