@@ -290,23 +290,18 @@ func (s *session) next1(ctx context.Context, deadline time.Time) (*lv.Message, e
 		if err != nil {
 			return nil, err
 		}
-		now := time.Now()
 		switch e.Kind {
 		case levconn.EventResent:
 			if e.MsgKind == lv.KindRequest {
 				s.Rec.Retry(s.rt.req[int(e.Type)%len(s.rt.req)])
 			}
-		case levconn.EventDuplicate:
-			s.Rec.Record(s.rt.dup, now, now, now)
+		case levconn.EventDuplicate, levconn.EventAckReading:
+			s.engineEvent(&e)
 		case levconn.EventConfirmed:
-			if !e.ByResponse && e.MsgKind == lv.KindRequest {
-				s.Rec.Record(s.rt.ack, now.Add(-e.AckRTT), now.Add(-e.AckRTT), now)
-			}
+			s.engineEvent(&e)
 			if s.await != 0 && e.Number == s.await && e.MsgKind == lv.KindResponse {
 				return nil, errConfirmed
 			}
-		case levconn.EventAckReading:
-			s.Rec.Violation(RuleAckReading, now, nil, nil, e.Detail)
 		case levconn.EventClosed:
 			s.closed = true
 			return nil, errServerClosed
@@ -328,6 +323,23 @@ func (s *session) next1(ctx context.Context, deadline time.Time) (*lv.Message, e
 			}
 			return m, nil
 		}
+	}
+}
+
+// engineEvent records what the engine reports besides messages, resends
+// and closing: a duplicate suppressed, a request's ack latency, an ack
+// field that fits only the other ack-bit reading.
+func (s *session) engineEvent(e *levconn.Event) {
+	now := time.Now()
+	switch e.Kind {
+	case levconn.EventDuplicate:
+		s.Rec.Record(s.rt.dup, now, now, now)
+	case levconn.EventConfirmed:
+		if !e.ByResponse && e.MsgKind == lv.KindRequest {
+			s.Rec.Record(s.rt.ack, now.Add(-e.AckRTT), now.Add(-e.AckRTT), now)
+		}
+	case levconn.EventAckReading:
+		s.Rec.Violation(RuleAckReading, now, nil, nil, e.Detail)
 	}
 }
 

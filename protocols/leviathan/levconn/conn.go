@@ -283,42 +283,111 @@ func (c *Conn) SendResponse(now time.Time, rel Reliability, t levwire.ResponseTy
 }
 
 func (c *Conn) send(rel Reliability, kind levwire.MessageKind, typ uint16, responseTo uint32, payload []byte) (uint32, error) {
-	if c.closed {
-		return 0, ErrClosed
-	}
-	if rel > Critical {
-		return 0, fmt.Errorf("levconn: unknown reliability %d", rel)
-	}
-	hdr := 7
+	hdr := requestHeader
 	if kind == levwire.KindResponse {
-		hdr = 11
+		hdr = responseHeader
 	}
-	if hdr+len(payload) > c.cfg.MaxMessage {
-		return 0, ErrMessageTooLarge
+	if err := c.admit(rel, hdr+len(payload)); err != nil {
+		return 0, err
 	}
-	if c.held >= c.cfg.MaxInFlight {
-		return 0, ErrInFlightFull
-	}
-	m := c.alloc()
-	m.number = c.nextMsg
-	c.nextMsg++
-	if c.nextMsg == 0 {
-		c.nextMsg = 1
-	}
-	m.kind, m.typ, m.rel = kind, typ, rel
+	m := c.enqueue(rel, kind, typ, c.takeNumber())
 	if kind == levwire.KindResponse {
 		m.buf = levwire.AppendResponseHeader(m.buf[:0], m.number, levwire.ResponseType(typ), responseTo)
 	} else {
 		m.buf = levwire.AppendRequestHeader(m.buf[:0], m.number, levwire.RequestType(typ))
 	}
 	m.buf = append(m.buf, payload...)
+	return m.number, nil
+}
+
+// SendMessage queues msg, one message already encoded (its header and
+// payload, as they follow an Ln packet's MessageCount: levwire's
+// AppendMessage), byte for byte, and returns its MessageNumber: the one
+// in its header, which the connection tracks it under. The numbers the
+// connection gives its later messages go on after it; a number below
+// them (a message numbered again on purpose) moves nothing. Poll returns
+// its datagram, an Ln packet with the connection's PKT_ID and acks.
+func (c *Conn) SendMessage(now time.Time, rel Reliability, msg []byte) (uint32, error) {
+	kind, number, typ, err := messageHeader(msg)
+	if err != nil {
+		return 0, err
+	}
+	if err := c.admit(rel, len(msg)); err != nil {
+		return 0, err
+	}
+	if number >= c.nextMsg {
+		c.nextMsg = number
+		c.takeNumber()
+	}
+	m := c.enqueue(rel, kind, typ, number)
+	m.buf = append(m.buf[:0], msg...)
+	return number, nil
+}
+
+// The sizes of a request's and a response's header (leviathan.md §1.3).
+const (
+	requestHeader  = 7
+	responseHeader = 11
+)
+
+// messageHeader reads the kind, MessageNumber and type of an encoded
+// message.
+func messageHeader(msg []byte) (levwire.MessageKind, uint32, uint16, error) {
+	if len(msg) == 0 {
+		return 0, 0, 0, errors.New("levconn: an empty message")
+	}
+	kind, hdr := levwire.MessageKind(msg[0]), requestHeader
+	switch kind {
+	case levwire.KindRequest:
+	case levwire.KindResponse:
+		hdr = responseHeader
+	default:
+		return 0, 0, 0, fmt.Errorf("levconn: a message begins with its kind, 0x%02x (request) or 0x%02x (response), not 0x%02x",
+			byte(levwire.KindRequest), byte(levwire.KindResponse), msg[0])
+	}
+	if len(msg) < hdr {
+		return 0, 0, 0, fmt.Errorf("levconn: a %v message of %d bytes: its header alone is %d", kind, len(msg), hdr)
+	}
+	return kind, binary.BigEndian.Uint32(msg[1:]), binary.BigEndian.Uint16(msg[5:]), nil
+}
+
+// admit says whether a message of size bytes may be queued.
+func (c *Conn) admit(rel Reliability, size int) error {
+	switch {
+	case c.closed:
+		return ErrClosed
+	case rel > Critical:
+		return fmt.Errorf("levconn: unknown reliability %d", rel)
+	case size > c.cfg.MaxMessage:
+		return ErrMessageTooLarge
+	case c.held >= c.cfg.MaxInFlight:
+		return ErrInFlightFull
+	}
+	return nil
+}
+
+// takeNumber returns the next MessageNumber and moves on, skipping 0.
+func (c *Conn) takeNumber() uint32 {
+	n := c.nextMsg
+	c.nextMsg++
+	if c.nextMsg == 0 {
+		c.nextMsg = 1
+	}
+	return n
+}
+
+// enqueue queues a new message to transmit, tracked unless rel is None;
+// the caller fills its buf.
+func (c *Conn) enqueue(rel Reliability, kind levwire.MessageKind, typ uint16, number uint32) *outMsg {
+	m := c.alloc()
+	m.number, m.kind, m.typ, m.rel = number, kind, typ, rel
 	if rel != None {
 		c.inflight = append(c.inflight, m)
 	}
 	m.queued = true
 	c.queue = append(c.queue, m)
 	c.st.MessagesSent++
-	return m.number, nil
+	return m
 }
 
 func (c *Conn) alloc() *outMsg {

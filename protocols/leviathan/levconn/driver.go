@@ -153,6 +153,17 @@ func (d *Driver) SendResponse(rel Reliability, t levwire.ResponseType, responseT
 	return n, err
 }
 
+// SendMessage queues an encoded message as it is (see Conn.SendMessage)
+// and writes what is due.
+func (d *Driver) SendMessage(rel Reliability, msg []byte) (uint32, error) {
+	now := time.Now()
+	n, err := d.c.SendMessage(now, rel, msg)
+	if err == nil {
+		err = d.flush(now)
+	}
+	return n, err
+}
+
 // WriteRaw writes b to the peer as is, bypassing the engine (for
 // conformance probes: malformed packets). Out impairment does not apply.
 func (d *Driver) WriteRaw(b []byte) error {

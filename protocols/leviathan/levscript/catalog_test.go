@@ -262,3 +262,44 @@ func sectionLine(t *testing.T, doc, prefix string) string {
 	para, _, _ := strings.Cut(doc[i:], "\n\n")
 	return para
 }
+
+// TestName: a message's kind and type name it as the catalog does, and
+// one the catalog lacks is named "".
+func TestName(t *testing.T) {
+	for _, tc := range []struct {
+		kind lv.MessageKind
+		typ  uint16
+		want string
+	}{
+		{lv.KindRequest, uint16(lv.ReqConnect), "Request Connect"},
+		{lv.KindResponse, uint16(lv.ResConnect), "Response Connect"},
+		{lv.KindResponse, uint16(lv.ResServerAllow), "Response ServerAllow"},
+		{lv.KindRequest, 0xffff, ""},
+		{lv.MessageKind(0x99), uint16(lv.ReqConnect), ""},
+	} {
+		if got := Name(tc.kind, tc.typ); got != tc.want {
+			t.Errorf("Name(%v, %d) = %q, want %q", tc.kind, tc.typ, got, tc.want)
+		}
+	}
+}
+
+// TestDirections: the messages a script sends are the client's and those
+// it expects the server's; Response Connect, which both sides send, is
+// the server's, the answer every handshake expects.
+func TestDirections(t *testing.T) {
+	fromClient := map[string]bool{}
+	for _, m := range Catalog.Messages() {
+		fromClient[m.Name] = m.FromClient
+	}
+	for name, want := range map[string]bool{
+		"Request Connect":          true,
+		"Request Echo":             true,
+		"Response Connect":         false,
+		"Response ServerAllow":     false,
+		"Response CloseConnection": true,
+	} {
+		if got, ok := fromClient[name]; !ok || got != want {
+			t.Errorf("%s: FromClient %v (in the catalog: %v), want %v", name, got, ok, want)
+		}
+	}
+}

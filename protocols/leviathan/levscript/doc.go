@@ -20,8 +20,12 @@
 // both sides send both kinds (the client answers the server's Connect and
 // sends Response CloseConnection), so the direction cannot tell them
 // apart. In YAML that reads "send: Request JoinServer", "expect: Response
-// ServerAllow". FromClient is set on the requests and on the responses the
-// built-in client sends (Connect, CloseConnection).
+// ServerAllow". FromClient is set on the requests and on Response
+// CloseConnection, which the built-in client sends; not on Response
+// Connect, which a script expects after its Request Connect (a script
+// marks each message as one side's, and every handshake needs this one
+// from the server), so a script answers a server's own Connect as raw
+// bytes.
 //
 // # Fields
 //

@@ -91,7 +91,7 @@ var entries = []entry{
 	request(lv.ReqJoinServer, joinServerFields, encodeJoinServer, decodeJoinServer),
 	request(lv.ReqJoinGame, joinGameFields, encodeJoinGame, decodeJoinGame),
 	request(lv.ReqEcho, nil, encodeEmpty, decodeEmpty),
-	response(lv.ResConnect, true, []lv.RequestType{lv.ReqConnect}, connectFields, encodeConnect, decodeConnect),
+	response(lv.ResConnect, false, []lv.RequestType{lv.ReqConnect}, connectFields, encodeConnect, decodeConnect),
 	response(lv.ResSecurity, false, []lv.RequestType{lv.ReqSecurity}, securityResponseFields, encodeSecurityResponse, decodeSecurityResponse),
 	response(lv.ResAuthenticate, false, []lv.RequestType{lv.ReqAuthenticate}, authResponseFields, encodeAuthResponse, decodeAuthResponse),
 	response(lv.ResKeepalive, false, nil, nil, encodeEmpty, decodeEmpty),
@@ -124,4 +124,13 @@ func byType(kind lv.MessageKind, typ uint16) (*entry, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Name is the catalog's name of a message of kind and type ("Request
+// Connect"), or "" when the catalog has none.
+func Name(kind lv.MessageKind, typ uint16) string {
+	if e, ok := byType(kind, typ); ok {
+		return e.msg.Name
+	}
+	return ""
 }
