@@ -26,6 +26,7 @@ func TestExamples(t *testing.T) {
 		{"soak.yaml", UDPLobby, Closed, time.Hour, 2},
 		{"leviathan-join.yaml", Leviathan, Open, time.Minute, 1},
 		{"matchmaker-day.yaml", UDPLobby, Open, time.Minute, 1},
+		{"scripted-tcp.yaml", TCPLobby, Open, time.Minute, 1},
 	}
 	matches, _ := filepath.Glob("../scenarios/*.yaml")
 	if len(matches) != len(tests) {

@@ -70,9 +70,14 @@ func (f *frameConn) close() error {
 // write sends m as one frame.
 func (f *frameConn) write(m tcpwire.Message) ([]byte, error) {
 	f.wbuf = tcpwire.AppendFrame(f.wbuf[:0], m)
-	n, err := f.c.Write(f.wbuf)
+	return f.wbuf, f.send(f.wbuf)
+}
+
+// send writes frame, counted in io.
+func (f *frameConn) send(frame []byte) error {
+	n, err := f.c.Write(frame)
 	f.io.Sent(n)
-	return f.wbuf, err
+	return err
 }
 
 // next returns the next frame's payload (type byte first), aliasing the

@@ -1,0 +1,196 @@
+package tcpclient
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
+	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// recordingRelay forwards each connection a client opens to upstream and
+// back, keeping every byte the client sent.
+type recordingRelay struct {
+	ln   net.Listener
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	sent bytes.Buffer
+}
+
+func newRecordingRelay(t *testing.T, upstream netip.AddrPort) *recordingRelay {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recordingRelay{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r.wg.Add(1)
+			go r.relay(c, upstream)
+		}
+	}()
+	return r
+}
+
+// relay pipes c to upstream until the client closes c.
+func (r *recordingRelay) relay(c net.Conn, upstream netip.AddrPort) {
+	defer r.wg.Done()
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	up, err := net.DialTCP("tcp", nil, net.TCPAddrFromAddrPort(upstream))
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	go io.Copy(c, up) // replies: ends when up closes
+	var got bytes.Buffer
+	_, _ = io.Copy(up, io.TeeReader(c, &got))
+	r.mu.Lock()
+	r.sent.Write(got.Bytes())
+	r.mu.Unlock()
+}
+
+func (r *recordingRelay) addr() netip.AddrPort { return r.ln.Addr().(*net.TCPAddr).AddrPort() }
+
+// bytes waits until every connection the client opened is closed and
+// returns what it sent on them.
+func (r *recordingRelay) bytes() []byte {
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return bytes.Clone(r.sent.Bytes())
+}
+
+func (r played) message(name string) result.Series {
+	for _, s := range r.run.Messages {
+		if s.Name == name {
+			return s
+		}
+	}
+	return result.Series{}
+}
+
+// frames splits a stream into its frames.
+func frames(t *testing.T, b []byte) [][]byte {
+	t.Helper()
+	fr := tcpwire.NewFrameReader(bytes.NewReader(b), 0)
+	var out [][]byte
+	for {
+		p, err := fr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("the client's stream %x: %v", b, err)
+		}
+		out = append(out, bytes.Clone(p))
+	}
+}
+
+// TestScriptSendsWhatStepsSend: a flow of built-in steps and the same flow
+// as a script send the reference server the same frames, byte for byte,
+// on one connection the script dials itself, and both are measured as
+// requests of their messages without a violation.
+func TestScriptSendsWhatStepsSend(t *testing.T) {
+	const builtIn = `  - steps:
+      - connect
+      - list_rooms
+      - create_room
+      - list_rooms
+      - disconnect
+`
+	const scripted = `  - steps:
+      - send: {message: CONNECT_REQ, fields: {playerName: bot0}}
+      - expect: {message: CONNECT_ACK, where: "success", capture: {hash: playerHash}}
+      - send: LIST_ROOMS_REQ
+      - expect: LIST_ROOMS_ACK
+      - send: {message: CREATE_ROOM_REQ, fields: {roomName: room0, playerName: bot0}}
+      - expect: {message: CREATE_ROOM_ACK, where: "playerHash == hash", capture: {room: roomId}}
+      - expect: {message: ROOM_UPDATE, where: "playerCount == 1 && players[0].hash == hash"}
+      - send: LIST_ROOMS_REQ
+      - expect: {message: LIST_ROOMS_ACK, where: "any(rooms, .id == room)"}
+      - send: DISCONNECT
+`
+	var got [2][][]byte
+	for i, flow := range []string{builtIn, scripted} {
+		relay := newRecordingRelay(t, referenceServer(t))
+		r := runSessions(t, plan(t, "defaults: {timeout: 5s}", flow), relay.addr(), 1)
+		if r.errs[0] != nil {
+			t.Fatalf("flow %d: %v", i, r.errs[0])
+		}
+		if v := r.violations(); len(v) != 0 {
+			t.Errorf("flow %d: violations %v", i, v)
+		}
+		for msg, want := range map[string]int64{"CONNECT_REQ": 1, "LIST_ROOMS_REQ": 2, "CREATE_ROOM_REQ": 1} {
+			if m := r.message(msg); m.Successes != want {
+				t.Errorf("flow %d: %s measured %d times, want %d", i, msg, m.Successes, want)
+			}
+		}
+		stream := relay.bytes()
+		if tot := r.run.Totals; tot.DataSent != int64(len(stream)) || tot.DataReceived == 0 {
+			t.Errorf("flow %d: counted %d bytes sent (the relay got %d), %d received", i, tot.DataSent, len(stream), tot.DataReceived)
+		}
+		got[i] = frames(t, stream)
+	}
+	if len(got[0]) != 5 || len(got[0]) != len(got[1]) {
+		t.Fatalf("built-in sent %d frames, the script %d; want 5 each", len(got[0]), len(got[1]))
+	}
+	for k := range got[0] {
+		if !bytes.Equal(got[0][k], got[1][k]) {
+			t.Errorf("frame %d: built-in % x, script % x", k, got[0][k], got[1][k])
+		}
+	}
+}
+
+// TestScriptFailsNamingWhatCame: an expect that gets another frame fails
+// its step as unexpected, naming the message that came and its bytes; one
+// that gets nothing fails as a timeout; one whose connection the server
+// closes names that.
+func TestScriptFailsNamingWhatCame(t *testing.T) {
+	ref := referenceServer(t)
+	for _, tt := range []struct {
+		name, flow, reason, says string
+		target                   netip.AddrPort
+	}{
+		{"another message", `  - steps:
+      - send: LIST_ROOMS_REQ
+      - expect: CREATE_ROOM_ACK
+`, simclient.ReasonUnexpected, "got LIST_ROOMS_ACK (hex 02", ref},
+		{"silence", `  - steps:
+      - send: {message: CONNECT_REQ, fields: {playerName: quiet}}
+      - expect: CONNECT_ACK
+      - expect: {message: any, within: 200ms}
+`, "timeout", "nothing came", ref},
+		{"closed", `  - steps:
+      - send: LIST_ROOMS_REQ
+      - expect: LIST_ROOMS_ACK
+`, simclient.ReasonUnexpected, "the lobby ended the connection", closingServer(t, ref, false)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runSessions(t, plan(t, "defaults: {timeout: 5s}", tt.flow), tt.target, 1)
+			if r.errs[0] == nil || !strings.Contains(r.errs[0].Error(), tt.says) {
+				t.Fatalf("error %v, want one saying %q", r.errs[0], tt.says)
+			}
+			var failed int64
+			for _, s := range r.run.Steps {
+				failed += s.FailuresByReason[tt.reason]
+			}
+			if failed != 1 {
+				t.Errorf("steps %+v: want one failure %q", r.run.Steps, tt.reason)
+			}
+		})
+	}
+}
