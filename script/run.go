@@ -76,7 +76,13 @@ type Failure struct {
 	// Silent says nothing came where a message was expected (a timeout,
 	// not a wrong reply).
 	Silent bool
+	// Err is the transport's error that ended the step (a send that
+	// failed, a connection closed), nil for a wrong or missing reply.
+	Err error
 }
+
+// Unwrap is the transport's error, if one ended the step.
+func (f *Failure) Unwrap() error { return f.Err }
 
 func (f *Failure) Error() string { return fmt.Sprintf("%s (line %d): %s", f.Label, f.Line, f.Msg) }
 
@@ -135,6 +141,11 @@ func fail(st *Step, format string, a ...any) error {
 	return &Failure{Line: st.Line, Label: st.Label, Msg: fmt.Sprintf(format, a...)}
 }
 
+// failErr is fail for a step the transport's error ended.
+func failErr(st *Step, err error, format string, a ...any) error {
+	return &Failure{Line: st.Line, Label: st.Label, Msg: fmt.Sprintf(format, a...), Err: err}
+}
+
 func (env *Env) send(st *Step, s *Send) error {
 	intended := time.Now()
 	if env.Intended != nil {
@@ -158,7 +169,7 @@ func (env *Env) send(st *Step, s *Send) error {
 	}
 	sent, err := env.Transport.Send(s.channel, b)
 	if err != nil {
-		return fail(st, "send %s: %v", name, err)
+		return failErr(st, err, "send %s: %v", name, err)
 	}
 	env.pending = &Request{Key: Key{Label: st.Label, Message: name}, Intended: intended, Sent: sent}
 	return nil
@@ -192,7 +203,7 @@ func (env *Env) expect(st *Step, e *Expect) error {
 	d, b, at, ok, err := env.recv(time.Now().Add(e.Within))
 	switch {
 	case err != nil:
-		return fail(st, "expected %s: %v", wanted(e), err)
+		return failErr(st, err, "expected %s: %v", wanted(e), err)
 	case !ok:
 		f := fail(st, "expected %s within %s: nothing came", wanted(e), e.Within).(*Failure)
 		f.Silent = true
@@ -222,7 +233,7 @@ func (env *Env) silence(st *Step, e *Expect) error {
 	d, b, _, ok, err := env.recv(time.Now().Add(e.Silence))
 	switch {
 	case err != nil:
-		return fail(st, "expected silence for %s: %v", e.Silence, err)
+		return failErr(st, err, "expected silence for %s: %v", e.Silence, err)
 	case ok:
 		return fail(st, "expected silence for %s, got %s", e.Silence, came(d, b))
 	}

@@ -25,6 +25,14 @@ type Scripter interface {
 	ScriptTransport(ctx context.Context) (script.Transport, error)
 }
 
+// ScriptSyncer is a Scripter whose state the catalog's session must
+// follow across the flow's built-in steps (Leviathan's MessageNumbers,
+// which its built-in steps take too): before each scripted step Base
+// hands it the catalog's session to bring up to date.
+type ScriptSyncer interface {
+	SyncScript(session any)
+}
+
 // scriptState is a session's script: its environment, which keeps the
 // captures and a send awaiting its expect from one step to the next.
 type scriptState struct {
@@ -45,6 +53,9 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 		return b.StepErr(i, st, err)
 	}
 	b.script.step, b.script.st = i, st
+	if sy, ok := sc.(ScriptSyncer); ok {
+		sy.SyncScript(b.script.env.Session)
+	}
 	err := script.Run(ctx, blk, &b.script.env)
 	b.Next = time.Now()
 	var f *script.Failure
@@ -55,10 +66,10 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 		return b.Fail(i, st, ReasonCancelled, err)
 	case errors.As(err, &f) && f.Silent:
 		return b.Fail(i, st, result.ReasonTimeout, err)
-	case errors.As(err, &f):
+	case errors.As(err, &f) && f.Err == nil:
 		return b.Fail(i, st, ReasonUnexpected, err)
 	}
-	return b.StepErr(i, st, err)
+	return b.StepErr(i, st, err) // the transport's: closed, refused, a socket error
 }
 
 // scriptReady makes the session's script environment on its first
@@ -92,7 +103,7 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 // scriptCall plays a step inside an if or a repeat that the script does
 // not: a think, held on the session's goroutine.
 func (b *Base) scriptCall(ctx context.Context, v any) error {
-	st, ok := v.(*scenario.Step)
+	st, ok := v.(scenario.Step)
 	if !ok || st.Kind != scenario.Think {
 		return fmt.Errorf("a %T inside a scripted step: only think", v)
 	}

@@ -92,3 +92,17 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 		}
 	}
 }
+
+// SyncScript implements simclient.ScriptSyncer: a script's next message
+// takes the number after those the flow's built-in steps sent, so that
+// the server does not drop it as a duplicate (numbers wrap past 0, as
+// levconn's do).
+func (s *session) SyncScript(cs any) {
+	ls, ok := cs.(*levscript.Session)
+	if !ok {
+		return
+	}
+	if n := s.d.Conn().NextMessageNumber(); int32(n-ls.NextMessageNumber) > 0 {
+		ls.NextMessageNumber = n
+	}
+}

@@ -210,6 +210,23 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 	}
 }
 
+// TestScriptAfterBuiltInSteps: a script after built-in steps that sent
+// messages numbers its own after theirs, and the server answers them.
+func TestScriptAfterBuiltInSteps(t *testing.T) {
+	srv := startServer(t, nil)
+	run, err := playThrough(t, plan(t, "", `      - connect: {name: bench}
+      - send: Request JoinServer
+      - expect: {message: Response ServerAllow, where: "AcceptedType == 0"}
+      - send: Request Echo
+      - expect: Response None`), srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := successes(run); got["Request JoinServer"] != 1 || got["Request Echo"] != 1 {
+		t.Errorf("measured %v, want the scripted JoinServer and Echo answered", got)
+	}
+}
+
 // TestScriptFailsNamingWhatCame: an expect that gets another message fails
 // its step as unexpected, naming the message that came; one that gets
 // nothing (the server acks a request before the handshake and drops it:

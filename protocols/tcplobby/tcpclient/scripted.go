@@ -76,7 +76,7 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 	}
 	reason := t.s.readFailed(err)
 	if tcpwire.RuleOf(err) != "" {
-		return "", nil, at, fmt.Errorf("the lobby's stream broke the framing (%s): %w", reason, err)
+		return "", nil, at, &reqFail{Reason: reason, Err: fmt.Errorf("the lobby's stream broke the framing: %w", err)}
 	}
-	return "", nil, at, fmt.Errorf("the lobby ended the connection (%s): %w", reason, err)
+	return "", nil, at, &reqFail{Reason: reason, Err: fmt.Errorf("the lobby ended the connection: %w", err)}
 }

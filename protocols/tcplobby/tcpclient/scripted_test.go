@@ -177,7 +177,7 @@ func TestScriptFailsNamingWhatCame(t *testing.T) {
 		{"closed", `  - steps:
       - send: LIST_ROOMS_REQ
       - expect: LIST_ROOMS_ACK
-`, simclient.ReasonUnexpected, "the lobby ended the connection", closingServer(t, ref, false)},
+`, simclient.ReasonClosed, "the lobby ended the connection", closingServer(t, ref, false)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runSessions(t, plan(t, "defaults: {timeout: 5s}", tt.flow), tt.target, 1)

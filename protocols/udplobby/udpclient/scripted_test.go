@@ -126,6 +126,27 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 	}
 }
 
+// TestScriptThinksInsideARepeat: a think inside a repeat pauses the
+// script on the session's schedule, and the requests around it are
+// measured.
+func TestScriptThinksInsideARepeat(t *testing.T) {
+	srv := referenceServer(t, nil)
+	p := plan(t, "defaults: {timeout: 2s}", `  - steps:
+      - repeat: {count: 2}
+        steps:
+          - send: LOBBY_LIST_ROOMS
+          - expect: LOBBY_ROOM_LIST
+          - think: 1ms
+`)
+	r := runSessions(t, p, srv.Addr(), 1, simclient.Options{})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	if m := r.message("LOBBY_LIST_ROOMS"); m.Successes != 2 {
+		t.Errorf("LOBBY_LIST_ROOMS measured %d times, want 2", m.Successes)
+	}
+}
+
 // TestScriptFailsNamingWhatCame: an expect that gets another message fails
 // its step as unexpected, naming the message that came and its bytes; one
 // that gets nothing fails as a timeout.
