@@ -27,6 +27,7 @@ func TestExamples(t *testing.T) {
 		{"leviathan-join.yaml", Leviathan, Open, time.Minute, 1},
 		{"matchmaker-day.yaml", UDPLobby, Open, time.Minute, 1},
 		{"scripted-tcp.yaml", TCPLobby, Open, time.Minute, 1},
+		{"scripted-udp.yaml", UDPLobby, Open, time.Minute, 1},
 	}
 	matches, _ := filepath.Glob("../scenarios/*.yaml")
 	if len(matches) != len(tests) {
