@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lobbybench/lobbybench/script"
 	"go.yaml.in/yaml/v3"
@@ -35,7 +36,8 @@ type CaseSpec struct {
 	// Steps are its steps as a flow's are: scripted steps and think.
 	Steps []Step
 	// Block is the steps as one script, in order: what a runner plays
-	// (a think is a script.Call whose value is its Step).
+	// (a think is a script.Call whose value is its Step). An expect that
+	// gives no within has Within 0: the runner's timeout (WithTimeout).
 	Block *script.Block
 }
 
@@ -148,7 +150,11 @@ func (d *decoder) userCase(cn *yaml.Node, proto ProtocolName, seen map[string]in
 	if strings.TrimSpace(c.Requirement) == "" {
 		d.errf(f.get("requirement"), "%s: requirement is empty: say in words what the case checks", what)
 	}
-	c.Steps = d.steps(f.get("steps"), what, proto, DefaultPolicy, 1)
+	// An expect without within waits the runner's timeout (Within 0:
+	// conform's --timeout).
+	pol := DefaultPolicy
+	pol.Timeout = 0
+	c.Steps = d.steps(f.get("steps"), what, proto, pol, 1)
 	c.Block = d.caseBlock(what, c.Steps, f.get("steps"))
 	return c, true
 }
@@ -185,4 +191,28 @@ func (d *decoder) caseBlock(what string, steps []Step, at *yaml.Node) *script.Bl
 		d.errf(at, "%s: no step could be read", what)
 	}
 	return b
+}
+
+// WithTimeout is b with d as the wait of every expect that gives no
+// within (Within 0); b is left as it is.
+func WithTimeout(b script.Block, d time.Duration) script.Block {
+	out := script.Block{Steps: slices.Clone(b.Steps)}
+	for i := range out.Steps {
+		st := &out.Steps[i]
+		switch {
+		case st.Expect != nil && st.Expect.Silence == 0 && st.Expect.Within == 0:
+			e := *st.Expect
+			e.Within = d
+			st.Expect = &e
+		case st.If != nil:
+			s := *st.If
+			s.Then, s.Else = WithTimeout(s.Then, d), WithTimeout(s.Else, d)
+			st.If = &s
+		case st.Repeat != nil:
+			r := *st.Repeat
+			r.Body = WithTimeout(r.Body, d)
+			st.Repeat = &r
+		}
+	}
+	return out
 }

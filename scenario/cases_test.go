@@ -2,8 +2,10 @@ package scenario_test
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -120,5 +122,28 @@ func TestExampleCaseFiles(t *testing.T) {
 		if _, err := scenario.LoadCases(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestCaseTimeout: an expect without within waits the runner's timeout,
+// nested ones too; one with within keeps it.
+func TestCaseTimeout(t *testing.T) {
+	cf, err := scenario.ParseCases("c.yaml", []byte(caseHead+`      - send: LOBBY_CREATE_ROOM
+      - expect: LOBBY_ROOM_CREATED
+      - expect: {message: LOBBY_ROOM_CREATED, within: 3s}
+      - repeat: {count: 1}
+        steps: [{expect: LOBBY_ROOM_LIST}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := cf.Cases[0].Block
+	b := scenario.WithTimeout(*orig, 2*time.Second)
+	got := []time.Duration{b.Steps[1].Expect.Within, b.Steps[2].Expect.Within, b.Steps[3].Repeat.Body.Steps[0].Expect.Within}
+	if want := []time.Duration{2 * time.Second, 3 * time.Second, 2 * time.Second}; !slices.Equal(got, want) {
+		t.Errorf("waits %v, want %v", got, want)
+	}
+	if orig.Steps[1].Expect.Within != 0 {
+		t.Error("WithTimeout changed the case's own block")
 	}
 }
