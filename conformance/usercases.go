@@ -100,11 +100,14 @@ func playCase(t *T, b *script.Block, cat script.Catalog, opts scenario.Options, 
 		return rec.found
 	}
 	var f *script.Failure
+	var v *VerifyError
 	switch {
 	case err == nil:
 		return nil
 	case t.Ctx.Err() != nil, errors.Is(err, ErrStalled):
 		return err // not the target's doing
+	case errors.As(err, &v):
+		return v // the transport's own finding (a frame too long)
 	case errors.As(err, &f):
 		return Fail(fmt.Sprintf("step %s (line %d) to pass", f.Label, f.Line), f.Msg)
 	}
@@ -132,7 +135,7 @@ func (r *caseRecorder) Request(script.Request) {}
 func (r *caseRecorder) Violation(key script.Key, v script.Violation) {
 	if r.found == nil {
 		r.found = Failf(fmt.Sprintf("the reply to %s to keep %s", key.Message, v.Rule),
-			"%s broken: %s; the datagram: %s", v.Rule, v.Detail, HexShort(r.tr.last))
+			"%s broken: %s; received: %s", v.Rule, v.Detail, HexShort(r.tr.last))
 	}
 }
 

@@ -68,7 +68,7 @@ func TestUserCasesFault(t *testing.T) {
 		f    faults
 		want []string
 	}{
-		{"created long", faults{createdLong: true}, []string{"LOBBY_ROOM_CREATED", "broken", "00 00 00"}},
+		{"created long", faults{createdLong: true}, []string{"LOBBY_ROOM_CREATED", "broken", "received: 02 43"}},
 		{"create silent", faults{createSilent: true}, []string{"expected LOBBY_ROOM_CREATED within", "nothing came"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,7 +86,6 @@ func TestUserCasesFault(t *testing.T) {
 					t.Errorf("my/1 says %q / %q, lacking %q", c.Expected, c.Actual, w)
 				}
 			}
-			t.Logf("%s / %s", c.Expected, c.Actual)
 			if len(c.Wire) == 0 {
 				t.Error("no wire log")
 			}
@@ -133,5 +132,23 @@ func TestUserCasesSelected(t *testing.T) {
 	cfg.Protocol = protoTCP
 	if errs := cfg.Validate(); len(errs) == 0 {
 		t.Error("udp-lobby cases in a tcp-lobby run were not refused")
+	}
+}
+
+// TestUserCasesLeviathanRefused: Leviathan's user cases are refused at
+// load, naming why, before anything is sent.
+func TestUserCasesLeviathanRefused(t *testing.T) {
+	cf, err := scenario.ParseCases("lev.yaml", []byte(`protocol: leviathan
+cases:
+  - id: mylev/1
+    level: MUST
+    requirement: "x"
+    steps: [{send: "Request Connect"}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UserCases(cf); err == nil || !strings.Contains(err.Error(), "lev.yaml: leviathan cannot run a user's own cases: a user case's steps would travel on a Leviathan connection") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -31,7 +31,7 @@ func TestConformUserCases(t *testing.T) {
 			[]string{"✔ my/1", "✔ my/3", "✔ udp-lobby/4/1", "4 cases in"}},
 		{"only the file's", []string{"--target", ref, "--cases", exampleCaseFile + ",my/1"}, exitOK, []string{"✔ my/1", "1 case in"}},
 		{"a MUST fails", []string{"--target", echoServer(t), "--header", "spec", "--timeout", "300ms", "--cases", exampleCaseFile + ",my/1"}, exitFailed,
-			[]string{"✘ my/1", "U-DIRECTION broken", "the datagram: 01 42", "wire:"}},
+			[]string{"✘ my/1", "U-DIRECTION broken", "received: 01 42", "wire:"}},
 		{"bad file", []string{"--target", ref, "--cases", bad}, exitUsage, []string{"bad.yaml:7:", `did you mean "LOBBY_CREATE_ROOM"`}},
 		{"protocol mismatch", []string{"--target", ref, "--protocol", "tcp-lobby", "--cases", exampleCaseFile}, exitUsage, []string{"udp-lobby's", "tcp-lobby"}},
 		{"missing file", []string{"--target", ref, "--cases", "nope.yaml"}, exitUsage, []string{"nope.yaml"}},
