@@ -155,7 +155,7 @@ func (d *decoder) userCase(cn *yaml.Node, proto ProtocolName, seen map[string]in
 	pol := DefaultPolicy
 	pol.Timeout = 0
 	c.Steps = d.steps(f.get("steps"), what, proto, pol, 1)
-	c.Block = d.caseBlock(what, c.Steps, f.get("steps"))
+	c.Block = d.caseBlock(what, c.Steps)
 	return c, true
 }
 
@@ -175,20 +175,12 @@ func checkCaseID(id string) error {
 
 // caseBlock joins a case's steps into one script; a step that is neither
 // scripted nor think is an error at its line.
-func (d *decoder) caseBlock(what string, steps []Step, at *yaml.Node) *script.Block {
+func (d *decoder) caseBlock(what string, steps []Step) *script.Block {
 	b := &script.Block{}
 	for _, st := range steps {
-		switch blk, isScript := st.Params.(*script.Block); {
-		case isScript:
-			b.Steps = append(b.Steps, blk.Steps...)
-		case st.Kind == Think:
-			b.Steps = append(b.Steps, script.Step{Pos: script.Pos{Line: st.Line}, Label: st.Label, Call: &script.Call{Value: st}})
-		default:
+		if !appendScript(b, st) {
 			d.errAt(st.Line, "%s: %s cannot be a case's step (only %s)", what, st.Kind, kindNames(nestable))
 		}
-	}
-	if len(steps) == 0 && at != nil && len(resolve(at).Content) > 0 {
-		d.errf(at, "%s: no step could be read", what)
 	}
 	return b
 }
