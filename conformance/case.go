@@ -155,6 +155,11 @@ type Group struct {
 	// package's tests ("protocols/toyecho"). Empty: this package's fault
 	// tables prove them, and a group with none there fails its coverage.
 	FaultsIn string
+	// ScriptTransport opens a user case's transport (conform --cases
+	// FILE, UserCases) on the case's own paced, logged sockets. Nil: the
+	// protocol runs no user cases, and NoScripts says why.
+	ScriptTransport func(t *T) (ScriptConn, error)
+	NoScripts       string
 }
 
 // AddProtocolFlags declares every registered protocol's conform flags on

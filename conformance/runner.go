@@ -41,6 +41,9 @@ type Config struct {
 	Options any
 	// Patterns select cases (see Match); none selects all.
 	Patterns []string
+	// Extra are cases of this run only, beside the registered ones (a
+	// user's own, UserCases), selected by Patterns as they are.
+	Extra []*Case
 	// Strict counts warnings as failures (result.Conform.Headline).
 	Strict bool
 	// Timeout is the wait for one reply; 0 means DefaultTimeout.
@@ -102,6 +105,11 @@ func (cfg *Config) Validate() []error {
 			errs = append(errs, err)
 		}
 	}
+	for _, c := range cfg.Extra {
+		if c.Protocol != cfg.protocol() {
+			errs = append(errs, fmt.Errorf("case %s is a %s case, not %s", c.ID, c.Protocol, cfg.protocol()))
+		}
+	}
 	if cfg.Timeout < 0 {
 		errs = append(errs, errors.New("timeout must be positive"))
 	}
@@ -117,7 +125,16 @@ func (cfg *Config) protocol() string {
 
 // Selected returns the cases cfg would run, in id order, without sending
 // anything (--list).
-func (cfg *Config) Selected() []*Case { return Cases(cfg.protocol(), cfg.Patterns...) }
+func (cfg *Config) Selected() []*Case {
+	out := Cases(cfg.protocol(), cfg.Patterns...)
+	for _, c := range cfg.Extra {
+		if c.Protocol == cfg.protocol() && (len(cfg.Patterns) == 0 || matchAny(cfg.Patterns, c.ID)) {
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return caseLess(out[i].ID, out[j].ID) })
+	return out
+}
 
 // Run checks the target is reachable, then runs the selected cases phase by phase and
 // returns their results, in id order, as the reports package's conform

@@ -339,14 +339,23 @@ func (d *decoder) nested(in *stepIn, key string) script.Block {
 		if !ok {
 			continue
 		}
-		switch blk, isScript := st.Params.(*script.Block); {
-		case isScript:
-			b.Steps = append(b.Steps, blk.Steps...)
-		case st.Kind == Think:
-			b.Steps = append(b.Steps, script.Step{Pos: script.Pos{Line: st.Line}, Label: st.Label, Call: &script.Call{Value: st}})
-		default:
+		if !appendScript(&b, st) {
 			d.errf(sn, "%s: %s cannot be inside %s (only %s)", in.what, st.Kind, key, kindNames(nestable))
 		}
 	}
 	return b
+}
+
+// appendScript appends st to b when a script plays it: a scripted step's
+// own, or a think as a script.Call whose value is st. False for any other.
+func appendScript(b *script.Block, st Step) bool {
+	switch blk, isScript := st.Params.(*script.Block); {
+	case isScript:
+		b.Steps = append(b.Steps, blk.Steps...)
+	case st.Kind == Think:
+		b.Steps = append(b.Steps, script.Step{Pos: script.Pos{Line: st.Line}, Label: st.Label, Call: &script.Call{Value: st}})
+	default:
+		return false
+	}
+	return true
 }

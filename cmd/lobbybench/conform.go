@@ -81,6 +81,7 @@ const maxFillBound = 4096
 
 type conformFlags struct {
 	target, protocol, cases string
+	protocolSet             bool // --protocol was given (or a case file set it)
 	sources, docsBase       string
 	allowRedirect           string
 	// protoOpts makes the protocols' own flags (--header,
@@ -109,9 +110,10 @@ func init() {
 func addConformFlags(fs *flag.FlagSet) *conformFlags {
 	f := &conformFlags{}
 	fs.StringVar(&f.target, "target", "", "`host:port` of the lobby to check (required)")
-	fs.StringVar(&f.protocol, "protocol", conformance.DefaultProtocol(), "protocol: "+strings.Join(conformance.Protocols(), ", "))
+	f.protocol = conformance.DefaultProtocol()
+	fs.Var(protocolFlag{&f.protocol, &f.protocolSet}, "protocol", "protocol: "+strings.Join(conformance.Protocols(), ", ")+" (default: a case file's of --cases, else "+f.protocol+")")
 	f.protoOpts = conformance.AddProtocolFlags(fs)
-	fs.StringVar(&f.cases, "cases", "", "comma-separated case `patterns`: an id prefix by whole segments (udp-lobby/13) or a glob (udp-lobby/1*, */5/*); the old groups udp and tcp mean udp-lobby and tcp-lobby")
+	fs.StringVar(&f.cases, "cases", "", casesHelp)
 	fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
 	fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
 	fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
@@ -135,7 +137,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	}
 	cfg, err := f.config()
 	if err != nil {
-		return usageErr(e, cmd, "%v", err)
+		return usageErrLines(e, cmd, err)
 	}
 	if f.list {
 		return listConform(e, f, cfg)
@@ -179,12 +181,16 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 // config is the conformance.Config the flags say, before the target is
 // checked (a listing needs none): each error names its flag.
 func (f *conformFlags) config() (conformance.Config, error) {
-	cfg := conformance.Config{Target: f.target, Protocol: f.protocol, Strict: f.strict, Timeout: f.timeout, MaxFill: f.maxFill}
-	var err error
+	files, patterns := splitCases(f.cases)
+	extra, err := f.userCases(files)
+	if err != nil {
+		return conformance.Config{}, err
+	}
+	cfg := conformance.Config{Target: f.target, Protocol: f.protocol, Strict: f.strict, Timeout: f.timeout, MaxFill: f.maxFill, Extra: extra}
 	if cfg.Options, err = f.protoOpts(f.protocol); err != nil {
 		return cfg, err
 	}
-	if cfg.Patterns, err = casePatterns(f.cases); err != nil {
+	if cfg.Patterns, err = casePatterns(patterns); err != nil {
 		return cfg, err
 	}
 	if f.sources != "" {

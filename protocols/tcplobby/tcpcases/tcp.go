@@ -40,7 +40,7 @@ const (
 // of its descriptor (package protocols), which registers it.
 func Group() conformance.Group {
 	return conformance.Group{Name: ProtoTCP, Transport: "tcp", Reach: reachTCP,
-		OldGroups: map[string]string{"tcp": ProtoTCP}, Cases: cases,
+		OldGroups: map[string]string{"tcp": ProtoTCP}, Cases: cases, ScriptTransport: scriptTransport,
 	}
 }
 

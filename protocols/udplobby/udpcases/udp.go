@@ -48,7 +48,7 @@ func Group() conformance.Group {
 			return &u
 		},
 		Groups: []string{groupInstance}, OldGroups: map[string]string{"udp": ProtoUDP}, Cases: cases,
-		Plausible: udpwire.LengthFits,
+		Plausible: udpwire.LengthFits, ScriptTransport: scriptTransport,
 	}
 }
 

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+)
+
+const exampleCaseFile = "../../scenarios/cases/udp-lobby.yaml"
+
+// TestConformUserCases: conform --cases FILE end to end: the file's cases
+// pass against the reference server (0), fail against a wrong one (1),
+// and a bad file is a usage error at its line before anything is sent (2).
+func TestConformUserCases(t *testing.T) {
+	srv := startConformRef(t)
+	ref := srv.Addr(udpwire.ProtocolName).String()
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("protocol: udp-lobby\ncases:\n  - id: my/1\n    level: MUST\n    requirement: x\n    steps:\n      - send: {message: LOBBY_CREATE_ROMO}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  []string // in stdout (stderr for a usage error)
+	}{
+		{"pass beside a built-in case", []string{"--target", ref, "--cases", exampleCaseFile + ",my,udp-lobby/4"}, exitOK,
+			[]string{"✔ my/1", "✔ my/3", "✔ udp-lobby/4/1", "4 cases in"}},
+		{"only the file's", []string{"--target", ref, "--cases", exampleCaseFile + ",my/1"}, exitOK, []string{"✔ my/1", "1 case in"}},
+		{"a MUST fails", []string{"--target", echoServer(t), "--header", "spec", "--timeout", "300ms", "--cases", exampleCaseFile + ",my/1"}, exitFailed,
+			[]string{"✘ my/1", "U-DIRECTION broken", "received: 01 42", "wire:"}},
+		{"bad file", []string{"--target", ref, "--cases", bad}, exitUsage, []string{"bad.yaml:7:", `did you mean "LOBBY_CREATE_ROOM"`}},
+		{"protocol mismatch", []string{"--target", ref, "--protocol", "tcp-lobby", "--cases", exampleCaseFile}, exitUsage, []string{"udp-lobby's", "tcp-lobby"}},
+		{"missing file", []string{"--target", ref, "--cases", "nope.yaml"}, exitUsage, []string{"nope.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, append([]string{"conform"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, out, errs)
+			}
+			got := out
+			if tc.code == exitUsage {
+				got = errs
+			}
+			for _, w := range tc.out {
+				if !strings.Contains(got, w) {
+					t.Errorf("output lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+// TestConformUserCasesList: --list shows a file's cases, and --cases
+// patterns select among them and the built-in ones.
+func TestConformUserCasesList(t *testing.T) {
+	code, out, errs := runCLI(t, "conform", "--list", "--cases", exampleCaseFile+",my/2,udp-lobby/4")
+	if code != exitOK || !strings.Contains(out, "my/2 ") || strings.Contains(out, "my/1") || !strings.Contains(out, "udp-lobby/4/1") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, "conform", "--list", "--cases", exampleCaseFile)
+	if code != exitOK || !strings.Contains(out, "my/3") || !strings.Contains(out, "udp-lobby/13/1") {
+		t.Errorf("beside the built-in: exit %d, stdout %q", code, out)
+	}
+}
