@@ -85,6 +85,9 @@ func logReport(t *testing.T, r *result.Conform) {
 // server that does not limit. The fault tests pin both cases' verdicts
 // deterministically (TestFaultInjection).
 func TestReferenceUDP(t *testing.T) {
+	// Parallel: its suites mostly wait, and a machine too busy for the
+	// flood is allowed for above.
+	t.Parallel()
 	setups := []struct {
 		name   string
 		edit   func(*refudp.Config)
@@ -242,6 +245,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 // is a wall-clock figure a loaded machine breaks), the cases it did not finish
 // are skipped, and none fails for the interruption.
 func TestInterrupted(t *testing.T) {
+	t.Parallel() // it waits, and judges no timing
 	for _, after := range []time.Duration{100 * time.Millisecond, 600 * time.Millisecond, 1200 * time.Millisecond, 1600 * time.Millisecond} {
 		t.Run(after.String(), func(t *testing.T) {
 			srv, pr := startRefUDP(t, nil)

@@ -379,6 +379,7 @@ func relayLocked(uc, cc net.Conn, lock *sync.Mutex) {
 // first (every case passes), then with one defect at a time, each caught
 // by the case meant for it and by no other.
 func TestTCPFaultInjection(t *testing.T) {
+	t.Parallel() // its suites mostly wait, as TestFaultInjection's
 	// A generous timeout: the suites run at once on a small machine, and
 	// tcp-lobby/R/2 judges a stall by it.
 	cfg := func(target string) Config {
