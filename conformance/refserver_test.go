@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -106,20 +105,13 @@ func TestReferenceUDP(t *testing.T) {
 		{"rtype17 header", func(c *refudp.Config) { c.Profile = udpwire.ProfileRType17 }, "auto", "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udpwire.ProfileRType17 }, "rtype17", "", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 	}
-	reps := make([]*result.Conform, len(setups))
-	errs := make([]error, len(setups))
-	var wg sync.WaitGroup
+	cfgs := make([]Config, len(setups))
 	for i, s := range setups {
 		srv, pr := startRefUDP(t, s.edit)
-		cfg := suiteConfig(srv.Addr().String(), pr)
-		cfg.Options = udpLobbyOptions(s.header, pr)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reps[i], errs[i] = Run(context.Background(), cfg)
-		}()
+		cfgs[i] = suiteConfig(srv.Addr().String(), pr)
+		cfgs[i].Options = udpLobbyOptions(s.header, pr)
 	}
-	wg.Wait()
+	reps, errs := runSuites(cfgs)
 	for i, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
 			rep, err := reps[i], errs[i]
