@@ -38,6 +38,33 @@ func runSuite(t *testing.T, cfg Config) *result.Conform {
 	return rep
 }
 
+// runSuites runs a suite of each of cfgs at once, each bounded by a
+// minute, and returns their reports and errors in cfgs' order; a zero
+// Config (a row -faultrows did not select) runs nothing. Whole-suite
+// tests run their rows this way rather than as parallel subtests: the
+// suites mostly wait out replies and silences, so they overlap well
+// beyond go test's -parallel (the cores, 2 on a small machine), and the
+// subtests judge the reports afterwards.
+func runSuites(cfgs []Config) ([]*result.Conform, []error) {
+	reps := make([]*result.Conform, len(cfgs))
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i, cfg := range cfgs {
+		if cfg.Target == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			reps[i], errs[i] = Run(ctx, cfg)
+		}()
+	}
+	wg.Wait()
+	return reps, errs
+}
+
 func reportText(r *result.Conform) string {
 	var b bytes.Buffer
 	reports.WriteConformText(&b, r, reports.ConformTextOptions{})
@@ -174,8 +201,34 @@ var udpFaultRows = []udpFaultRow{
 }
 
 func TestFaultInjection(t *testing.T) {
+	// Parallel with the other whole-suite tests: its suites mostly wait
+	// (their CPU time is a few seconds), and every assertion is on
+	// verdicts, which the harness keeps from a busy machine (stalls make a
+	// wait longer or the case inconclusive, never a fail).
+	t.Parallel()
+	// The correct server's suite (the baseline) and every faulty
+	// server's run at once (runSuites); the subtests then judge the
+	// reports. A row not selected by -faultrows runs nothing.
+	tests := udpFaultRows
 	base := startTestLobby(t, limited, 12)
-	baseline := runSuite(t, suiteConfig(base.addr().String(), base.portRange()))
+	cfgs := make([]Config, 1+len(tests)) // the baseline, then row i at i+1
+	cfgs[0] = suiteConfig(base.addr().String(), base.portRange())
+	for i, tt := range tests {
+		if !rowSelected(tt.name) {
+			continue
+		}
+		pool := tt.pool
+		if pool == 0 {
+			pool = 12
+		}
+		l := startTestLobby(t, tt.f, pool)
+		cfgs[i+1] = suiteConfig(l.addr().String(), l.portRange())
+	}
+	reps, errs := runSuites(cfgs)
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	baseline := reps[0]
 	for _, x := range baseline.Cases {
 		if x.Verdict != result.VerdictPass && x.Verdict != result.VerdictInfo {
 			t.Errorf("correct rate-limited server: %s is %v, want pass: %s\n%s", x.ID, x.Verdict, x.Actual, reportText(baseline))
@@ -188,38 +241,12 @@ func TestFaultInjection(t *testing.T) {
 	for _, x := range baseline.Cases {
 		baseVerdict[x.ID] = x.Verdict
 	}
-
-	tests := udpFaultRows
-	// Every faulty server and its suite run at once (go test's -parallel
-	// defaults to the 2 cores here, and the suites mostly wait); the
-	// subtests then judge the reports.
-	reps := make([]*result.Conform, len(tests))
-	errs := make([]error, len(tests))
-	var wg sync.WaitGroup
-	for i, tt := range tests {
-		if !rowSelected(tt.name) {
-			continue
-		}
-		pool := tt.pool
-		if pool == 0 {
-			pool = 12
-		}
-		l := startTestLobby(t, tt.f, pool)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			reps[i], errs[i] = Run(ctx, suiteConfig(l.addr().String(), l.portRange()))
-		}()
-	}
-	wg.Wait()
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if !rowSelected(tt.name) {
 				t.Skip("not selected by -faultrows")
 			}
-			rep, err := reps[i], errs[i]
+			rep, err := reps[i+1], errs[i+1]
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -297,6 +324,7 @@ func checkVerdicts(t *testing.T, rep *result.Conform, base map[string]string, e 
 // defect. One fault per protocol; each suite runs only the owner and a few
 // dependants (--cases), once with the owner and once without it.
 func TestSkipNamesOwner(t *testing.T) {
+	t.Parallel() // its suites mostly wait, as TestFaultInjection's
 	tests := []struct {
 		name   string
 		target func(t *testing.T) Config
@@ -330,18 +358,31 @@ func TestSkipNamesOwner(t *testing.T) {
 			return Config{Target: addr.String(), Protocol: protoLeviathan, Timeout: 3 * time.Second}
 		}, "leviathan/2/3", result.VerdictFail, "ServerDisallow", []string{"leviathan/3/1", "leviathan/4/1"}},
 	}
+	// Each row runs twice, with the owner and without it, every run on a
+	// target of its own, all at once (runSuites).
+	var cfgs []Config
 	for _, tt := range tests {
+		for _, withOwner := range []bool{true, false} {
+			cfg := tt.target(t)
+			cfg.Patterns = tt.dependants
+			if withOwner {
+				cfg.Patterns = append([]string{tt.owner}, tt.dependants...)
+			}
+			cfgs = append(cfgs, cfg)
+		}
+	}
+	reps, errs := runSuites(cfgs)
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			for _, withOwner := range []bool{true, false} {
-				cfg := tt.target(t)
-				cfg.Patterns = tt.dependants
+			for j, withOwner := range []bool{true, false} {
+				rep, err := reps[2*i+j], errs[2*i+j]
+				if err != nil {
+					t.Fatal(err)
+				}
 				suffix := "— judged by " + tt.owner + ", not run"
 				if withOwner {
-					cfg.Patterns = append([]string{tt.owner}, tt.dependants...)
 					suffix = "— judged by " + tt.owner
 				}
-				rep := runSuite(t, cfg)
 				for _, x := range rep.Cases {
 					id := x.ID
 					switch {

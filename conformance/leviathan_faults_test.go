@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"net"
 	"net/netip"
 	"sync"
@@ -460,23 +459,15 @@ func TestLeviathanFaults(t *testing.T) {
 	// the package's wall time under -race.
 	t.Parallel()
 	setups := levFaultRows
-	reps := make([]*result.Conform, len(setups))
-	errs := make([]error, len(setups))
-	var wg sync.WaitGroup
+	cfgs := make([]Config, len(setups))
 	for i, s := range setups {
 		if !rowSelected(s.name) {
 			continue
 		}
 		addr := startFakeLev(t, s.f)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			reps[i], errs[i] = Run(ctx, Config{Target: addr.String(), Protocol: protoLeviathan, Timeout: levSuiteTimeout})
-		}()
+		cfgs[i] = Config{Target: addr.String(), Protocol: protoLeviathan, Timeout: levSuiteTimeout}
 	}
-	wg.Wait()
+	reps, errs := runSuites(cfgs)
 	for i, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
 			if !rowSelected(s.name) {

@@ -1,10 +1,7 @@
 package conformance
 
 import (
-	"context"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
 	reflev "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
@@ -52,20 +49,12 @@ func TestReferenceLeviathan(t *testing.T) {
 			"leviathan/3/2": result.VerdictSkip, "leviathan/3/3": result.VerdictSkip, "leviathan/3/6": result.VerdictSkip, "leviathan/3/7": result.VerdictSkip,
 		}},
 	}
-	reps := make([]*result.Conform, len(setups))
-	errs := make([]error, len(setups))
-	var wg sync.WaitGroup
+	cfgs := make([]Config, len(setups))
 	for i, s := range setups {
 		srv := startRefLeviathan(t, s.edit)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			reps[i], errs[i] = Run(ctx, Config{Target: srv.Addr().String(), Protocol: protoLeviathan, Timeout: levSuiteTimeout})
-		}()
+		cfgs[i] = Config{Target: srv.Addr().String(), Protocol: protoLeviathan, Timeout: levSuiteTimeout}
 	}
-	wg.Wait()
+	reps, errs := runSuites(cfgs)
 	for i, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
 			rep, err := reps[i], errs[i]

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -85,6 +84,9 @@ func logReport(t *testing.T, r *result.Conform) {
 // server that does not limit. The fault tests pin both cases' verdicts
 // deterministically (TestFaultInjection).
 func TestReferenceUDP(t *testing.T) {
+	// Parallel: its suites mostly wait, and a machine too busy for the
+	// flood is allowed for above.
+	t.Parallel()
 	setups := []struct {
 		name   string
 		edit   func(*refudp.Config)
@@ -103,20 +105,13 @@ func TestReferenceUDP(t *testing.T) {
 		{"rtype17 header", func(c *refudp.Config) { c.Profile = udpwire.ProfileRType17 }, "auto", "header rtype17, guessed", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 		{"rtype17 header given", func(c *refudp.Config) { c.Profile = udpwire.ProfileRType17 }, "rtype17", "", []string{"udp-lobby/14/1", "udp-lobby/10/7"}, false},
 	}
-	reps := make([]*result.Conform, len(setups))
-	errs := make([]error, len(setups))
-	var wg sync.WaitGroup
+	cfgs := make([]Config, len(setups))
 	for i, s := range setups {
 		srv, pr := startRefUDP(t, s.edit)
-		cfg := suiteConfig(srv.Addr().String(), pr)
-		cfg.Options = udpLobbyOptions(s.header, pr)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reps[i], errs[i] = Run(context.Background(), cfg)
-		}()
+		cfgs[i] = suiteConfig(srv.Addr().String(), pr)
+		cfgs[i].Options = udpLobbyOptions(s.header, pr)
 	}
-	wg.Wait()
+	reps, errs := runSuites(cfgs)
 	for i, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
 			rep, err := reps[i], errs[i]
@@ -242,6 +237,7 @@ func BenchmarkTCPSuiteReference(b *testing.B) {
 // is a wall-clock figure a loaded machine breaks), the cases it did not finish
 // are skipped, and none fails for the interruption.
 func TestInterrupted(t *testing.T) {
+	t.Parallel() // it waits, and judges no timing
 	for _, after := range []time.Duration{100 * time.Millisecond, 600 * time.Millisecond, 1200 * time.Millisecond, 1600 * time.Millisecond} {
 		t.Run(after.String(), func(t *testing.T) {
 			srv, pr := startRefUDP(t, nil)

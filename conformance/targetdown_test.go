@@ -277,10 +277,17 @@ func TestTargetDies(t *testing.T) {
 		// alone selects one case that sends the fatal message.
 		alone string
 	}
+	// Every row waits 1 s for a reply (the CLI's default, and what the TCP
+	// and Leviathan rows always had): a hang is found by waits running
+	// out (a case's, then the reachability check's, 3 waits and a margin),
+	// so the wait's length is most of a hang row's time, and 1 s is still
+	// a thousand times what an answer takes on loopback.
 	udp := func(how string) func(t *testing.T) Config {
 		return func(t *testing.T) Config {
 			l := startTestLobby(t, faults{rateLimit: 100, rateBurst: 20, die: how, dieOn: udpwire.LobbyJoinRoom}, 12)
-			return suiteConfig(l.addr().String(), l.portRange())
+			cfg := suiteConfig(l.addr().String(), l.portRange())
+			cfg.Timeout = time.Second
+			return cfg
 		}
 	}
 	tcp := func(how string) func(t *testing.T) Config {
@@ -305,17 +312,29 @@ func TestTargetDies(t *testing.T) {
 		{"leviathan aborts on JoinGame", result.DownRefused, lev("abort"), "leviathan/3/3"},
 		{"leviathan hangs on JoinGame", result.DownSilent, lev("hang"), "leviathan/3/3"},
 	}
+	// Each set-up runs twice, the whole suite and the fatal case alone,
+	// every run on a target of its own. The runs mostly wait out the
+	// hangs, so they all run at once (runSuites), beyond go test's
+	// -parallel; the subtests then judge the reports.
+	var cfgs []Config
 	for _, s := range setups {
+		whole, alone := s.start(t), s.start(t)
+		alone.Patterns = []string{s.alone}
+		cfgs = append(cfgs, whole, alone)
+	}
+	reps, errs := runSuites(cfgs)
+	for i, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
-			t.Parallel()
-			rep := runSuite(t, s.start(t))
-			checkDeath(t, rep, s.kind, true)
+			if errs[2*i] != nil {
+				t.Fatal(errs[2*i])
+			}
+			checkDeath(t, reps[2*i], s.kind, true)
 		})
 		t.Run(s.name+", that case alone", func(t *testing.T) {
-			t.Parallel()
-			cfg := s.start(t)
-			cfg.Patterns = []string{s.alone}
-			rep := runSuite(t, cfg)
+			rep, err := reps[2*i+1], errs[2*i+1]
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(rep.Cases) != 1 {
 				t.Fatalf("%d cases, want 1 (%s)", len(rep.Cases), s.alone)
 			}
@@ -513,6 +532,7 @@ func TestOwnedTargetRerunAlone(t *testing.T) {
 // not silent, never taken for a lobby or an endpoint, and not called
 // unreachable.
 func TestReachGarbled(t *testing.T) {
+	t.Parallel() // it waits out reachability checks against a garbling proxy
 	p, err := faultproxy.UDP(netip.MustParseAddrPort("127.0.0.1:9"), faultproxy.Garble, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -379,30 +378,22 @@ func relayLocked(uc, cc net.Conn, lock *sync.Mutex) {
 // first (every case passes), then with one defect at a time, each caught
 // by the case meant for it and by no other.
 func TestTCPFaultInjection(t *testing.T) {
+	t.Parallel() // its suites mostly wait, as TestFaultInjection's
 	// A generous timeout: the suites run at once on a small machine, and
 	// tcp-lobby/R/2 judges a stall by it.
 	cfg := func(target string) Config {
 		return Config{Target: target, Protocol: protoTCP, Timeout: 3 * time.Second}
 	}
 	tests := tcpFaultRows
-	reps := make([]*result.Conform, len(tests))
-	errs := make([]error, len(tests))
-	var wg sync.WaitGroup
+	cfgs := make([]Config, len(tests))
 	for i, tt := range tests {
 		if !rowSelected(tt.name) {
 			continue
 		}
 		srv := startRef(t)
-		target := startTCPProxy(t, srv.Addr(tcpwire.ProtocolName).String(), tt.f)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			reps[i], errs[i] = Run(ctx, cfg(target))
-		}()
+		cfgs[i] = cfg(startTCPProxy(t, srv.Addr(tcpwire.ProtocolName).String(), tt.f))
 	}
-	wg.Wait()
+	reps, errs := runSuites(cfgs)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if !rowSelected(tt.name) {

@@ -50,7 +50,10 @@ func helperMain(mode string, args []string) int {
 		fmt.Fprintf(os.Stderr, "listen udp %s: bind: address already in use\n", addr)
 		return 1
 	case "slow":
-		time.Sleep(2 * time.Second)
+		// Longer than the 300 ms udpReady waits for an answer, so a Start
+		// that returned before the server listened fails the test's check
+		// (a datagram to the closed port is refused at once).
+		time.Sleep(500 * time.Millisecond)
 	case "noterm":
 		ignoreTerm()
 	case "spin":
@@ -141,6 +144,12 @@ func send(t *testing.T, addr, msg string) {
 		t.Fatal(err)
 	}
 }
+
+// ignoredGrace is the grace given a helper that ignores SIGTERM (mode
+// noterm, which ignores it before it listens, so before Start returns):
+// it is waited out in full whatever its length, and no clean end has to
+// fit in it.
+const ignoredGrace = 250 * time.Millisecond
 
 func spec(t *testing.T, mode, addr string) Spec {
 	cmd, env := helperCmd(t, mode, addr)
@@ -253,6 +262,9 @@ func TestStop(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := spec(t, tt.mode, freeUDP(t))
 			s.Grace = time.Second
+			if tt.mode == "noterm" {
+				s.Grace = ignoredGrace
+			}
 			if tt.stopped {
 				s.Grace = 20 * time.Second // generous: the clean end must not be the SIGKILL
 			}

@@ -50,16 +50,26 @@ func TestWatch(t *testing.T) {
 		says      string // in the error
 		reachable bool
 		either    bool // reach may pass or fail (a reset as it accepts)
+		// wait is watch's timeout; 0: 2 s, for a lobby that must answer
+		// or close within it however loaded the machine.
+		wait time.Duration
 	}{
-		{"reference lobby", srv.Addr(tcpwire.ProtocolName), "", "", true, false},
-		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), result.DownSilent, "no reply", true, false},
-		{"nothing listening", goneAddr, result.DownRefused, "refused", false, false},
-		{"accepts then closes", closingServer(t, srv.Addr(tcpwire.ProtocolName), false), result.DownClosed, "closed the connection after accept", true, false},
-		{"accepts then resets", closingServer(t, srv.Addr(tcpwire.ProtocolName), true), result.DownClosed, "reset the connection", true, true},
+		{"reference lobby", srv.Addr(tcpwire.ProtocolName), "", "", true, false, 0},
+		// A hung lobby never answers: any wait ends silent, and 500 ms
+		// still leaves the loopback connect (from the kernel's backlog)
+		// far more than it takes.
+		{"hung lobby", hung.Addr().(*net.TCPAddr).AddrPort(), result.DownSilent, "no reply", true, false, 500 * time.Millisecond},
+		{"nothing listening", goneAddr, result.DownRefused, "refused", false, false, 0},
+		{"accepts then closes", closingServer(t, srv.Addr(tcpwire.ProtocolName), false), result.DownClosed, "closed the connection after accept", true, false, 0},
+		{"accepts then resets", closingServer(t, srv.Addr(tcpwire.ProtocolName), true), result.DownClosed, "reset the connection", true, true, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := watch(context.Background(), tc.addr, nil, 2*time.Second)
+			wait := tc.wait
+			if wait == 0 {
+				wait = 2 * time.Second
+			}
+			err := watch(context.Background(), tc.addr, nil, wait)
 			if got := liveness.Classify(err); got != tc.kind {
 				t.Errorf("watch = %v (%q), want %q", err, got, tc.kind)
 			}
