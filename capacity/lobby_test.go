@@ -53,6 +53,12 @@ thresholds:
 // searchLobby runs a real search against addr with short steps. The
 // watchdog is off: a server that drops what it cannot take would fail its
 // probes too.
+//
+// The tests of real searches and ladders run in parallel (each against a
+// server of its own): they wait on the steps' clocks, at tens of requests
+// a second, and what they find is set by the server's own token bucket
+// (a rate in time, not in CPU) and judged on error rates with the lag
+// bound lifted, so another search beside them changes no verdict.
 func searchLobby(t *testing.T, l *cappedLobby, start float64) *reportsCapacity {
 	t.Helper()
 	plan := pollPlan(t, l.Start(t))
@@ -77,6 +83,7 @@ func searchLobby(t *testing.T, l *cappedLobby, start float64) *reportsCapacity {
 }
 
 func TestSearchFindsServerCapacity(t *testing.T) {
+	t.Parallel() // see searchLobby
 	const R = 50.0
 	c := searchLobby(t, &cappedLobby{CapPerSec: R}, 12)
 	if c.Stop != "precision" {
@@ -91,6 +98,7 @@ func TestSearchFindsServerCapacity(t *testing.T) {
 }
 
 func TestSearchNamesRuleBrokenUnderLoad(t *testing.T) {
+	t.Parallel() // see searchLobby
 	const K = 60.0
 	c := searchLobby(t, &cappedLobby{BreakAbove: K}, 15)
 	// The rule the client's decoder finds broken in badReply.
