@@ -82,6 +82,7 @@ func TestExampleScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every example scenario (~2.5 min; ~25 s under -race)")
 	}
+	waitsInParallel(t)
 	files, err := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +93,7 @@ func TestExampleScenarios(t *testing.T) {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		t.Run(name, func(t *testing.T) {
+			waitsInParallel(t)
 			plan, err := scenario.Load(f)
 			if err != nil {
 				t.Fatal(err)
