@@ -54,11 +54,14 @@ thresholds:
 // watchdog is off: a server that drops what it cannot take would fail its
 // probes too.
 //
-// The tests of real searches and ladders run in parallel (each against a
-// server of its own): they wait on the steps' clocks, at tens of requests
-// a second, and what they find is set by the server's own token bucket
+// The tests of real searches and ladders run in parallel (at most
+// -parallel at once, each against a server of its own): they wait on the
+// steps' clocks at tens of requests a second (about 1 s of CPU in all),
+// and what they find is set by the server's own token bucket or room pool
 // (a rate in time, not in CPU) and judged on error rates with the lag
-// bound lifted, so another search beside them changes no verdict.
+// bound lifted. What they cannot take, beside another or alone, is a
+// process stalled for a second or more (arrivals dropped late, then
+// hurried): that is the machine's.
 func searchLobby(t *testing.T, l *cappedLobby, start float64) *reportsCapacity {
 	t.Helper()
 	plan := pollPlan(t, l.Start(t))
