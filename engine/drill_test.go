@@ -125,6 +125,7 @@ func TestDrill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process and runs 5 s of load")
 	}
+	waitsInParallel(t)
 	// Room for the success rate to come back after the stop: requests
 	// sent while it held the server time out up to a second after it.
 	const length = 6 * time.Second
@@ -143,6 +144,7 @@ func TestDrill(t *testing.T) {
 		}, []bool{false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			waitsInParallel(t)
 			addr := freeUDP(t)
 			p := ownedServer(t, addr, tc.failRestart)
 			res, err := Run(context.Background(), Config{

@@ -82,6 +82,7 @@ func TestExampleScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every example scenario (~2.5 min; ~25 s under -race)")
 	}
+	waitsInParallel(t)
 	files, err := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +92,9 @@ func TestExampleScenarios(t *testing.T) {
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		// The examples run one after another (their load is the heaviest
+		// of the package's, and dropped_starts == 0 is kept), beside the
+		// package's other waiting tests only (waitsInParallel).
 		t.Run(name, func(t *testing.T) {
 			plan, err := scenario.Load(f)
 			if err != nil {

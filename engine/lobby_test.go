@@ -20,6 +20,7 @@ func TestLobbyMeasures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs full matches against the embedded server")
 	}
+	waitsInParallel(t)
 	cases := []struct {
 		name string
 		yaml string
@@ -103,6 +104,7 @@ flows:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			waitsInParallel(t)
 			plan := mustPlan(t, tc.yaml)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -167,6 +169,7 @@ flows:
 // exactly from its request count; the reachability check's own LIST is
 // not counted.
 func TestLobbyBytesExact(t *testing.T) {
+	waitsInParallel(t)
 	plan := mustPlan(t, `
 protocol: udp-lobby
 seed: 1

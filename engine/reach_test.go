@@ -64,6 +64,7 @@ func profileLobby(t *testing.T, p udpwire.Profile, otherPort bool) netip.AddrPor
 // the profile to set; a Leviathan scenario aimed at a UDP lobby fails
 // instead of running into timeouts, and reaches a Leviathan endpoint.
 func TestReachProfilesAndProtocols(t *testing.T) {
+	waitsInParallel(t)
 	spec := profileLobby(t, udpwire.ProfileSpec, false)
 	r17 := profileLobby(t, udpwire.ProfileRType17, false)
 	specOther := profileLobby(t, udpwire.ProfileSpec, true)
@@ -77,7 +78,7 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() }) // after the parallel subtests
 	for _, tc := range []struct {
 		name    string
 		proto   scenario.ProtocolName
@@ -104,6 +105,7 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 		{"leviathan, nothing listening", levwire.ProtocolName, "", dead, "connection refused", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			waitsInParallel(t)
 			p, _ := simclient.Describe(string(tc.proto))
 			var opts scenario.Options
 			if tc.profile != "" {
@@ -218,6 +220,7 @@ func garbageServer(t *testing.T) netip.AddrPort {
 // size and first bytes, never "unreachable" alone), and the watchdog
 // classifies it as garbled, not silent.
 func TestReachRandomBytes(t *testing.T) {
+	waitsInParallel(t)
 	junk := garbageServer(t)
 	for _, tc := range []struct {
 		name    string
@@ -230,6 +233,7 @@ func TestReachRandomBytes(t *testing.T) {
 		{"leviathan", levwire.ProtocolName, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			waitsInParallel(t)
 			p, _ := simclient.Describe(string(tc.proto))
 			var opts scenario.Options
 			if tc.profile != "" {

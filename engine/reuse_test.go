@@ -92,6 +92,7 @@ func TestClosedKeepsSessions(t *testing.T) {
 // reachability check's, and the watchdog's probes), however many sessions
 // it plays; with new_socket every session opens its own.
 func TestClosedKeepsConnections(t *testing.T) {
+	waitsInParallel(t)
 	const clients = 3
 	tests := []struct {
 		proto, steps string
@@ -104,6 +105,7 @@ func TestClosedKeepsConnections(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s new_socket %v", tc.proto, tc.newSocket), func(t *testing.T) {
+			waitsInParallel(t)
 			y := fmt.Sprintf("protocol: %s\nload: {model: closed, clients: %d, duration: 2s}\nflows:\n  - name: poll\n    new_socket: %v\n    steps: %s\n",
 				tc.proto, clients, tc.newSocket, tc.steps)
 			plan, err := scenario.Parse("test.yaml", []byte(y))

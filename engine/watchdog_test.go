@@ -82,12 +82,14 @@ func watchedPlan(t *testing.T, proto string, target netip.AddrPort, d time.Durat
 // leads with TARGET DOWN, and the failures after it are counted apart
 // from those before.
 func TestWatchdogSeesTheTargetGo(t *testing.T) {
+	waitsInParallel(t)
 	for _, proto := range []string{"udp-lobby", "tcp-lobby", "leviathan"} {
 		for _, tc := range []struct {
 			mode faultproxy.Mode
 			kind string
 		}{{faultproxy.Die, result.DownRefused}, {faultproxy.Hang, result.DownSilent}} {
 			t.Run(proto+" "+tc.kind, func(t *testing.T) {
+				waitsInParallel(t)
 				p := watchedTarget(t, proto, tc.mode, 40)
 				plan := watchedPlan(t, proto, p.Addr(), 2*time.Second)
 				var progress bytes.Buffer // written under the progress display's lock until Run returns
@@ -149,8 +151,10 @@ func TestWatchdogSeesTheTargetGo(t *testing.T) {
 // TestWatchdogNoFalseAlarm: a healthy target under the load, watched at
 // the defaults, has no outage, and the headline says nothing of one.
 func TestWatchdogNoFalseAlarm(t *testing.T) {
+	waitsInParallel(t)
 	for _, proto := range []string{"udp-lobby", "tcp-lobby", "leviathan"} {
 		t.Run(proto, func(t *testing.T) {
+			waitsInParallel(t)
 			p := watchedTarget(t, proto, faultproxy.Healthy, 0)
 			plan := watchedPlan(t, proto, p.Addr(), time.Second)
 			res, err := Run(context.Background(), Config{Plan: plan})
