@@ -29,7 +29,6 @@ func TestSearchStepsDoNotInheritRooms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two real searches")
 	}
-	t.Parallel() // see searchLobby
 	cfg := refserver.Loopback()
 	refudp.ConfigOf(cfg).MaxInstances, refudp.ConfigOf(cfg).CleanupInterval = 6, 200*time.Millisecond
 	srv, err := refserver.Start(context.Background(), cfg)

@@ -54,14 +54,12 @@ thresholds:
 // watchdog is off: a server that drops what it cannot take would fail its
 // probes too.
 //
-// The tests of real searches and ladders run in parallel (at most
-// -parallel at once, each against a server of its own): they wait on the
-// steps' clocks at tens of requests a second (about 1 s of CPU in all),
-// and what they find is set by the server's own token bucket or room pool
-// (a rate in time, not in CPU) and judged on error rates with the lag
-// bound lifted. What they cannot take, beside another or alone, is a
-// process stalled for a second or more (arrivals dropped late, then
-// hurried): that is the machine's.
+// The tests of real searches and ladders run one after another: each
+// judges error rates at loads set by its server's token bucket or room
+// pool, and a process stalled for a second or more (arrivals dropped
+// late, then hurried) fails a step. Run side by side they finished in
+// half the time, and one run in seven under a heavily loaded machine
+// failed so: the time is not worth a test that fails by chance.
 func searchLobby(t *testing.T, l *cappedLobby, start float64) *reportsCapacity {
 	t.Helper()
 	plan := pollPlan(t, l.Start(t))
@@ -86,7 +84,6 @@ func searchLobby(t *testing.T, l *cappedLobby, start float64) *reportsCapacity {
 }
 
 func TestSearchFindsServerCapacity(t *testing.T) {
-	t.Parallel() // see searchLobby
 	const R = 50.0
 	c := searchLobby(t, &cappedLobby{CapPerSec: R}, 12)
 	if c.Stop != "precision" {
@@ -101,7 +98,6 @@ func TestSearchFindsServerCapacity(t *testing.T) {
 }
 
 func TestSearchNamesRuleBrokenUnderLoad(t *testing.T) {
-	t.Parallel() // see searchLobby
 	const K = 60.0
 	c := searchLobby(t, &cappedLobby{BreakAbove: K}, 15)
 	// The rule the client's decoder finds broken in badReply.

@@ -206,7 +206,6 @@ func TestShardedLadder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three real ladders")
 	}
-	t.Parallel() // see searchLobby
 	const R = 30.0
 	lobby := &cappedLobby{CapPerSec: R, Burst: 4} // two reachability checks at once
 	plan := pollPlan(t, lobby.Start(t))
