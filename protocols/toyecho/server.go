@@ -102,12 +102,12 @@ func Part() *refserver.Part {
 	return &refserver.Part{
 		Name:     Name,
 		Order:    100,
-		Default:  func() any { return &Config{Addr: ":9099"} },
+		Default:  func() any { return &Config{Addr: "127.0.0.1:0"} },
 		Loopback: func() any { return &Config{Addr: "127.0.0.1:0"} },
 		Files:    func(any, int) int { return 1 },
 		Off:      refserver.OffFlag{Name: "no-toy-echo", Usage: "do not run the toy echo server"},
 		Flags: func(fs *refserver.Flags) func(refserver.FlagEnv) (any, error) {
-			addr := fs.String("toy-echo-addr", ":9099", "toy echo server listen `address`")
+			addr := fs.String("toy-echo-addr", "127.0.0.1:0", "toy echo server listen `address` (by default a free loopback port: a test protocol that many serve processes of the tests run at once)")
 			delay := fs.Duration("toy-echo-delay", 0, "how long the toy echo server waits before each reply")
 			return func(env refserver.FlagEnv) (any, error) {
 				switch {
