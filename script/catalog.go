@@ -106,6 +106,10 @@ type Decoded struct {
 	Violations []Violation
 	// Route is where it sends the client next, if anywhere.
 	Route *Route
+	// Stale says it answers an earlier request, not the last one sent (a
+	// duplicate reply, a late answer to a request sent again): its
+	// violations are recorded, and an expect waits on for the answer.
+	Stale bool
 }
 
 // Catalog is a protocol's messages for scripts.

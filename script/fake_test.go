@@ -51,6 +51,10 @@ func (fakeCatalog) Decode(_ any, _ string, b []byte) Decoded {
 	d := Decoded{Name: parts[0], Fields: map[string]any{}}
 	for _, p := range parts[1:] {
 		k, v, _ := strings.Cut(p, "=")
+		if k == "stale" {
+			d.Stale = true
+			continue
+		}
 		if k == "bad" {
 			d.Violations = append(d.Violations, Violation{Rule: "fake-1", Detail: v})
 			continue

@@ -178,25 +178,30 @@ func (env *Env) send(st *Step, s *Send) error {
 // recv is the next unit, decoded, its violations recorded; ok false at
 // the deadline.
 func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok bool, err error) {
-	ch, b, at, err := env.Transport.Recv(deadline)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return d, nil, at, false, nil
+	for {
+		ch, b, at, err := env.Transport.Recv(deadline)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return d, nil, at, false, nil
+		}
+		if err != nil {
+			return d, nil, at, false, err
+		}
+		d = env.Catalog.Decode(env.Session, ch, b)
+		key := Key{Label: "expect", Message: d.Name}
+		if env.pending != nil {
+			key = env.pending.Key
+		}
+		for _, v := range d.Violations {
+			env.Record.Violation(key, v)
+		}
+		if d.Stale {
+			continue // an earlier request's answer: not the one awaited
+		}
+		if r, isRouter := env.Transport.(Router); isRouter && d.Route != nil {
+			err = r.Route(*d.Route)
+		}
+		return d, b, at, true, err
 	}
-	if err != nil {
-		return d, nil, at, false, err
-	}
-	d = env.Catalog.Decode(env.Session, ch, b)
-	key := Key{Label: "expect", Message: d.Name}
-	if env.pending != nil {
-		key = env.pending.Key
-	}
-	for _, v := range d.Violations {
-		env.Record.Violation(key, v)
-	}
-	if r, isRouter := env.Transport.(Router); isRouter && d.Route != nil {
-		err = r.Route(*d.Route)
-	}
-	return d, b, at, true, err
 }
 
 func (env *Env) expect(st *Step, e *Expect) error {

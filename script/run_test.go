@@ -15,6 +15,8 @@ func server(sent string) []delayed {
 	switch {
 	case strings.HasPrefix(sent, "CREATE "), sent == "CREATE":
 		return []delayed{{10 * time.Millisecond, "CREATED roomId=7 port=9000"}}
+	case strings.HasPrefix(sent, "JOIN roomId=5"): // a duplicate of an earlier answer first
+		return []delayed{{5 * time.Millisecond, "JOINED roomId=4 stale bad=dup"}, {20 * time.Millisecond, "JOINED roomId=5"}}
 	case strings.HasPrefix(sent, "JOIN roomId=7"):
 		return []delayed{{20 * time.Millisecond, "FAILED roomId=7 reason=full"}}
 	case strings.HasPrefix(sent, "JOIN"):
@@ -54,6 +56,11 @@ func TestRun(t *testing.T) {
 			sent:       []string{"lobby:JOIN roomId=1", "lobby:JOIN roomId=1"},
 			requests:   []string{"send JOIN 20ms", "send JOIN 20ms"},
 			violations: []string{"send JOIN: fake-1 x", "send JOIN: fake-1 x"}},
+		{name: "a stale reply is recorded and skipped, the expect waits on",
+			b:          block(send(1, "JOIN", "roomId", "5"), expect(2, time.Second, "roomId == 5", "JOINED")),
+			sent:       []string{"lobby:JOIN roomId=5"},
+			requests:   []string{"send JOIN 20ms"},
+			violations: []string{"send JOIN: fake-1 dup"}},
 		{name: "repeat while, bounded by max",
 			b:   block(Step{Pos: Pos{Line: 1}, Label: "repeat", Repeat: &Repeat{While: ex(1, "client < 5"), Max: 3, Body: *block(think)}}),
 			err: `repeat (line 1): while "client < 5" still holds after 3 rounds (max)`, calls: 3},

@@ -22,6 +22,11 @@ type recordingRelay struct {
 }
 
 func newRecordingRelay(t *testing.T, upstream netip.AddrPort) *recordingRelay {
+	return newRelay(t, upstream, 1)
+}
+
+// newRelay is a recording relay that sends every reply copies times.
+func newRelay(t *testing.T, upstream netip.AddrPort, copies int) *recordingRelay {
 	t.Helper()
 	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -44,7 +49,9 @@ func newRecordingRelay(t *testing.T, upstream netip.AddrPort) *recordingRelay {
 			cmu.Lock()
 			to := client
 			cmu.Unlock()
-			front.WriteToUDPAddrPort(buf[:n], to)
+			for range copies {
+				front.WriteToUDPAddrPort(buf[:n], to)
+			}
 		}
 	}()
 	go func() { // requests: client → upstream
@@ -123,6 +130,31 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScriptDuplicateReplies: against a lobby that answers every request
+// twice, a script's expects take the answer to their own request, each
+// second copy is a U-REPLY-DUP, and the flow passes (as the built-in
+// steps do), where a script that took the next datagram blindly failed
+// its join on the create's copy.
+func TestScriptDuplicateReplies(t *testing.T) {
+	srv := referenceServer(t, nil)
+	relay := newRelay(t, srv.Addr(), 2)
+	p := plan(t, "defaults: {timeout: 2s}", `  - steps:
+      - send: LOBBY_CREATE_ROOM
+      - expect: {message: LOBBY_ROOM_CREATED, capture: {room: roomId}}
+      - send: {message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}
+      - expect: LOBBY_JOIN_SUCCESS
+      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_LIST
+`)
+	r := runSessions(t, p, relay.addr(), 1, simclient.Options{})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	if v := r.violations(); v[RuleUReplyDup] < 2 {
+		t.Errorf("violations %v, want the duplicates as %s", v, RuleUReplyDup)
 	}
 }
 

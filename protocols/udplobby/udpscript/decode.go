@@ -32,7 +32,9 @@ func (catalog) Decode(sess any, channel string, b []byte) script.Decoded {
 	var m udpwire.Message
 	err = udpwire.Decoder{Profile: s.profile, Dir: udpwire.ServerToClient, Channel: ch}.Decode(b, &m)
 	if err == nil {
-		return decoded(s.profile, m.Header, b)
+		d := decoded(s.profile, m.Header, b)
+		s.judgeReply(&d, m.Header)
+		return d
 	}
 	v := script.Violation{Rule: string(udpwire.RuleOf(err)), Detail: err.Error()}
 	if v.Rule == "" {

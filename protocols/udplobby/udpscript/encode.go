@@ -36,6 +36,7 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 	if _, given := fields[fSeq]; !given {
 		s.seq = m.Seq
 	}
+	s.track(m.Seq)
 	return b, nil
 }
 

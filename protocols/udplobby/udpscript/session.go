@@ -15,6 +15,12 @@ type session struct {
 	settled bool
 	// seq is the last sequence id the session gave (0: none yet).
 	seq uint16
+	// sent are the sequence ids of the session's requests, oldest first
+	// (at most maxTracked); answered those a reply echoed already, and
+	// last the latest sent.
+	sent     []uint16
+	answered map[uint16]bool
+	last     uint16
 	// err is what was wrong with the options; every Encode returns it.
 	err error
 }

@@ -1,0 +1,71 @@
+package udpscript
+
+import (
+	"fmt"
+
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/script"
+)
+
+// maxTracked bounds the sequence ids a session remembers sending: a
+// script's requests are few, and a reply to one older than that is judged
+// as one to an id never sent.
+const maxTracked = 256
+
+// track remembers a request's sequence id.
+func (s *session) track(seq uint16) {
+	if len(s.sent) == maxTracked {
+		delete(s.answered, s.sent[0])
+		s.sent = s.sent[1:]
+	}
+	s.sent = append(s.sent, seq)
+	s.last = seq
+	delete(s.answered, seq) // a given id sent again awaits its answer again
+}
+
+// judgeReply marks a reply that answers an earlier request than the last
+// one sent as stale, as the built-in client does: a second reply to a
+// request already answered is a U-REPLY-DUP (udp-lobby.md §1: one
+// request, exactly one datagram); a first one is a late answer (to a
+// request the script sent before, or sent again), not counted. A reply
+// echoing an id never sent is left to the expect, which names it. An
+// instance's events echo no request.
+func (s *session) judgeReply(d *script.Decoded, h udpwire.Header) {
+	if isEvent(h.Type) || !s.sentSeq(h.Seq) {
+		return
+	}
+	if s.answered == nil {
+		s.answered = map[uint16]bool{}
+	}
+	switch {
+	case s.answered[h.Seq]:
+		d.Stale, d.Route = true, nil
+		d.Violations = append(d.Violations, script.Violation{Rule: udpclient.RuleUReplyDup,
+			Detail: fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, already answered (udp-lobby.md §1: exactly one datagram)", h.Type, h.Seq)})
+	case h.Seq != s.last:
+		d.Stale, d.Route = true, nil
+	}
+	s.answered[h.Seq] = true
+}
+
+// sentSeq reports whether the session sent a request with sequence id seq.
+func (s *session) sentSeq(seq uint16) bool {
+	for _, v := range s.sent {
+		if v == seq {
+			return true
+		}
+	}
+	return false
+}
+
+// isEvent reports whether t is an instance's unsolicited message, which
+// echoes no request.
+func isEvent(t udpwire.MsgType) bool {
+	switch t {
+	case udpwire.ServerAllReady, udpwire.ServerCountdownTick, udpwire.ServerGameStart,
+		udpwire.ServerGameEnd, udpwire.ServerPlayerDisconnected, udpwire.ServerDisconnect:
+		return true
+	}
+	return false
+}
