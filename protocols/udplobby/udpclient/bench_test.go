@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -258,4 +259,48 @@ func BenchmarkBareEchoClients(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/req")
 		})
 	}
+}
+
+// benchFlow plays whole sessions of flow (100 LOBBY_LIST_ROOMS requests
+// each) against the echo server, one after another, and reports the CPU
+// per request: what a scripted flow costs beside the built-in one.
+func benchFlow(b *testing.B, flow string) {
+	e := newEchoServer(b, 1)
+	p := plan(b, "defaults: {timeout: 2s}", flow)
+	sh, err := simclient.NewShared(p, e.addr(), metrics.NewCollector(time.Now()), simclient.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sh.Close()
+	f, _ := simclient.Lookup("udp-lobby")
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		s, err := f(sh, i, &p.Flows[0], clientSrc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Run(ctx, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N*100), "cpu-µs/req")
+}
+
+// BenchmarkFlowBuiltIn and BenchmarkFlowScripted: the same 100 list
+// requests a session, as built-in steps and as a script.
+func BenchmarkFlowBuiltIn(b *testing.B) {
+	benchFlow(b, "  - steps: ["+strings.Repeat("list_rooms, ", 99)+"list_rooms]\n")
+}
+
+func BenchmarkFlowScripted(b *testing.B) {
+	benchFlow(b, `  - steps:
+      - repeat: {count: 100}
+        steps:
+          - send: LOBBY_LIST_ROOMS
+          - expect: LOBBY_ROOM_LIST
+`)
 }
