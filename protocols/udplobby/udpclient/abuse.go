@@ -130,7 +130,7 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 	}
 	m := &s.msg
 	seq, haveSeq, err := s.decodeBurst(b, data, m)
-	if err == nil && b.inst && isEvent(m.Type) {
+	if err == nil && b.inst && m.Type.Event() {
 		s.event(data, m)
 		return
 	}

@@ -250,7 +250,7 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 	if other {
 		ch = m.Type.Channel()
 	}
-	if ch == udpwire.ChannelInstance && isEvent(m.Type) {
+	if ch == udpwire.ChannelInstance && m.Type.Event() {
 		if other && s.Shared.ReplyViolation(s.Rec, RuleUReplySource, data, nil, s.sourceDetail(m, from, ch), true) != nil {
 			return replyNone // on_violation fail_step: not taken
 		}
@@ -326,16 +326,6 @@ func (s *session) unmatched(data []byte, m *udpwire.Message, ch udpwire.Channel)
 	s.violation(rule, data, nil, fmt.Sprintf("%v seq %d: this client sent %s", m.Type, m.Seq, s.usedIDs()))
 }
 
-// isEvent reports whether t is an instance's unsolicited message.
-func isEvent(t udpwire.MsgType) bool {
-	switch t {
-	case udpwire.ServerAllReady, udpwire.ServerCountdownTick, udpwire.ServerGameStart,
-		udpwire.ServerGameEnd, udpwire.ServerPlayerDisconnected, udpwire.ServerDisconnect:
-		return true
-	}
-	return false
-}
-
 // plausible reports whether data, from a port this client never sent to,
 // decodes (into s.msg) as a server's message that could be meant for this
 // client: a reply echoing a sequence id it used, or an instance's event
@@ -361,7 +351,7 @@ func (s *session) plausible(data []byte) bool {
 	if dec.Decode(data, &s.msg) != nil {
 		return false
 	}
-	if isEvent(s.msg.Type) {
+	if s.msg.Type.Event() {
 		return s.inst.IsValid()
 	}
 	return s.sent > 0 && s.knownSeq(s.msg.Seq)

@@ -32,7 +32,7 @@ func (s *session) track(seq uint16) {
 // echoing an id never sent is left to the expect, which names it. An
 // instance's events echo no request.
 func (s *session) judgeReply(d *script.Decoded, h udpwire.Header) {
-	if isEvent(h.Type) || !s.sentSeq(h.Seq) {
+	if h.Type.Event() || !s.sentSeq(h.Seq) {
 		return
 	}
 	if s.answered == nil {
@@ -55,17 +55,6 @@ func (s *session) sentSeq(seq uint16) bool {
 		if v == seq {
 			return true
 		}
-	}
-	return false
-}
-
-// isEvent reports whether t is an instance's unsolicited message, which
-// echoes no request.
-func isEvent(t udpwire.MsgType) bool {
-	switch t {
-	case udpwire.ServerAllReady, udpwire.ServerCountdownTick, udpwire.ServerGameStart,
-		udpwire.ServerGameEnd, udpwire.ServerPlayerDisconnected, udpwire.ServerDisconnect:
-		return true
 	}
 	return false
 }

@@ -452,3 +452,22 @@ func TestLengthFits(t *testing.T) {
 		}
 	}
 }
+
+// TestEvent: the six unsolicited instance messages are events, and every
+// event is a server's instance message.
+func TestEvent(t *testing.T) {
+	n := 0
+	for v := 0; v < 256; v++ {
+		m := MsgType(v)
+		if !m.Event() {
+			continue
+		}
+		n++
+		if m.Channel() != ChannelInstance || m.Dir() != ServerToClient {
+			t.Errorf("%v is an event but not a server's instance message", m)
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d events, want 6", n)
+	}
+}

@@ -166,6 +166,18 @@ func (t MsgType) Dir() PacketType { return msgTable[t].dir }
 // ChannelAny for an unknown one.
 func (t MsgType) Channel() Channel { return msgTable[t].channel }
 
+// Event reports whether t is an instance's unsolicited message (ALL_READY,
+// COUNTDOWN_TICK, GAME_START, GAME_END, PLAYER_DISCONNECTED, DISCONNECT),
+// which answers no request and so echoes no request's sequence id.
+func (t MsgType) Event() bool {
+	switch t {
+	case ServerAllReady, ServerCountdownTick, ServerGameStart,
+		ServerGameEnd, ServerPlayerDisconnected, ServerDisconnect:
+		return true
+	}
+	return false
+}
+
 // PayloadLen returns the fixed payload size of t. ok is false for
 // LobbyRoomList (variable size, 2 + 11n) and for unknown types.
 func (t MsgType) PayloadLen() (n int, ok bool) {
