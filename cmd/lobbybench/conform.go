@@ -111,7 +111,7 @@ func addConformFlags(fs *flag.FlagSet) *conformFlags {
 	f := &conformFlags{}
 	fs.StringVar(&f.target, "target", "", "`host:port` of the lobby to check (required)")
 	f.protocol = conformance.DefaultProtocol()
-	fs.Var(protocolFlag{&f.protocol, &f.protocolSet}, "protocol", "protocol: "+strings.Join(conformance.Protocols(), ", ")+" (default: a case file's of --cases, else "+f.protocol+")")
+	fs.Var(protocolFlag{&f.protocol, &f.protocolSet}, "protocol", "protocol: "+strings.Join(conformance.Protocols(), ", ")+" (when not given: a case file's of --cases, else the default)")
 	f.protoOpts = conformance.AddProtocolFlags(fs)
 	fs.StringVar(&f.cases, "cases", "", casesHelp)
 	fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
