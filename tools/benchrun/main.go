@@ -35,7 +35,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
@@ -93,9 +92,10 @@ func main() {
 	lobby, stopServe, err := startServe(*lbBin)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
-		os.Exit(1)
+		exit(1)
 	}
 	defer stopServe()
+	exitOnInterrupt()
 	script := pythonScript(*python)
 	fmt.Printf("lobbybench against a server in another process (%s serve on %s): %d run(s) of %v per figure, medians, GOMAXPROCS %d\n",
 		*lbBin, lobby, *runs, *duration, procs())
@@ -114,16 +114,17 @@ func main() {
 		cmd := exec.Command(os.Args[0], "-mem-child", "-mem-clients", strconv.Itoa(*memClients),
 			"-mem-duration", memDuration.String(), "-mem-interval", memInterval.String(), "-memprofile", *memProfile, "-memprofile-at", memAt.String(), "-mem-cpuprofile", *memCPU)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		setDeathSignal(cmd)
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrun: memory run: %v\n", err)
-			os.Exit(1)
+			exit(1)
 		}
 	}
 	if *wClients > 0 {
 		fmt.Println()
 		if err := workersRun(*lbBin, lobby.String(), *wClients, *wWorkers, *wHold, *wInterval); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrun: --workers run: %v\n", err)
-			os.Exit(1)
+			exit(1)
 		}
 	}
 	if failed {
@@ -206,7 +207,7 @@ func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, p
 			m, err := ct.run()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "benchrun: %s, %d clients: %v\n", ct.name, c, err)
-				os.Exit(1)
+				exit(1)
 			}
 			rates[i], cpus[i] = append(rates[i], m.rate), append(cpus[i], m.cpuPerReq)
 		}
@@ -328,13 +329,11 @@ func memRun(n int, d, interval time.Duration, heapFile string, at time.Duration,
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	stopServer, err := ownChild(cmd)
+	if err != nil {
 		return err
 	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	}()
+	defer stopServer()
 	line := make([]byte, 64)
 	k, err := out.Read(line)
 	if err != nil {

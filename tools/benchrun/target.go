@@ -30,10 +30,10 @@ func startServe(bin string) (netip.AddrPort, func(), error) {
 	if err != nil {
 		return netip.AddrPort{}, nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	stop, err := ownChild(cmd)
+	if err != nil {
 		return netip.AddrPort{}, nil, fmt.Errorf("%s serve: %v (build it first: make build)", bin, err)
 	}
-	stop := func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }
 	sc := bufio.NewScanner(errp)
 	for sc.Scan() {
 		// "lobbybench serve: udp lobby on 127.0.0.1:PORT (...)"
@@ -103,6 +103,7 @@ func bareMeasure(n int, d time.Duration, lobby netip.AddrPort, connected bool) (
 func pythonRun(python, script string, n int, d time.Duration, lobby netip.AddrPort) (measure, error) {
 	cmd := exec.Command(python, script, lobby.String(), strconv.Itoa(n), strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
 	cmd.Stderr = os.Stderr
+	setDeathSignal(cmd)
 	start := time.Now()
 	out, err := cmd.Output()
 	if err != nil {

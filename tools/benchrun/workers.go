@@ -47,6 +47,7 @@ func workersRun(bin, lobby string, n, workers int, hold, interval time.Duration)
 	}
 	cmd := exec.Command(bin, "run", "--workers", strconv.Itoa(workers), "--quiet", "--target", lobby, "--json", out, sc)
 	cmd.Stderr = os.Stderr
+	setDeathSignal(cmd)
 	runErr := cmd.Run() // exit codes are read from the result below
 	b, err := os.ReadFile(out)
 	if err != nil {
