@@ -1,14 +1,12 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/crash"
+	"github.com/lobbybench/lobbybench/internal/testkit/waiting"
 )
 
 // The test binary doubles as the lobbybench binary when asMainEnv is set,
@@ -73,27 +72,10 @@ func TestMain(m *testing.M) {
 	// what each of them wants (the guard above stays for a binary started
 	// by hand).
 	os.Setenv(asMainEnv, "1")
-	flag.Parse()
-	if !flagGiven("test.parallel") {
-		// -parallel defaults to GOMAXPROCS, a fit for tests that use
-		// their CPU; this package's parallel tests mostly wait (on a
-		// load's length, a timeout, a child process), about a tenth of a
-		// core each, so a 2-core machine would idle through them two by
-		// two. An explicit -parallel still wins.
-		flag.Set("test.parallel", strconv.Itoa(max(runtime.GOMAXPROCS(0), parallelWaiting)))
-	}
+	// This package's parallel tests mostly wait (on a load's length, a
+	// timeout, a child process): four at once.
+	waiting.Parallel(4)
 	os.Exit(m.Run())
-}
-
-// parallelWaiting is how many t.Parallel tests of this package run at
-// once by default (see TestMain).
-const parallelWaiting = 4
-
-// flagGiven reports whether the flag name was set on the command line.
-func flagGiven(name string) bool {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }
 
 // Loopback ports a test hands to a process that binds them a moment later
