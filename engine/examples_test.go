@@ -78,11 +78,59 @@ func ciThresholds(ts []scenario.Threshold, race bool) (keep, dropped []scenario.
 // remove an instance: rooms are recycled within the run, so a pool that
 // fills up (as soak's did with the 30 s default) fails here. Under the
 // race detector each runs for exampleDuration only, with a fast countdown.
+//
+// The examples whose CI thresholds read the harness's own pace (dropped
+// starts, a rate probe's limit: loadSensitive) run in
+// TestExampleScenariosAlone; the rest here, side by side (their runs are
+// light and their thresholds error rates and counts), and beside the
+// package's other waiting tests. Under the race detector, which slows
+// everything several times over, they run one after another.
 func TestExampleScenarios(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every example scenario (~2.5 min; ~25 s under -race)")
+		t.Skip("runs every example scenario (~40 s; ~25 s under -race)")
 	}
 	waitsInParallel(t)
+	for _, ex := range examples(t) {
+		if loadSensitive(ex.plan) {
+			continue
+		}
+		t.Run(ex.name, func(t *testing.T) {
+			if !raceOn {
+				waitsInParallel(t)
+			}
+			runExample(t, ex.name, ex.plan)
+		})
+	}
+}
+
+// TestExampleScenariosAlone runs the load-sensitive examples one after
+// another, before and apart from the package's parallel tests: a
+// dropped_starts == 0 or a probe's limit holds on a loaded machine only
+// when nothing else of the package's runs beside it.
+func TestExampleScenariosAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the load-sensitive example scenarios (~15 s)")
+	}
+	n := 0
+	for _, ex := range examples(t) {
+		if loadSensitive(ex.plan) {
+			n++
+			t.Run(ex.name, func(t *testing.T) { runExample(t, ex.name, ex.plan) })
+		}
+	}
+	if n == 0 {
+		t.Fatal("no example has a load-sensitive threshold: the split has nothing to keep apart")
+	}
+}
+
+type example struct {
+	name string
+	plan *scenario.Plan
+}
+
+// examples loads every example in scenarios/.
+func examples(t *testing.T) []example {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,91 +138,105 @@ func TestExampleScenarios(t *testing.T) {
 	if len(files) < 9 {
 		t.Fatalf("found %d example scenarios, want at least 9: %v", len(files), files)
 	}
+	var exs []example
 	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		// The examples run one after another (their load is the heaviest
-		// of the package's, and dropped_starts == 0 is kept), beside the
-		// package's other waiting tests only (waitsInParallel).
-		t.Run(name, func(t *testing.T) {
-			plan, err := scenario.Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if plan.Target != "" {
-				t.Fatalf("example %s names a target (%s): examples must run against the embedded server", name, plan.Target)
-			}
-			d := exampleDuration
-			if createsRooms(plan) && !raceOn {
-				cleanup := plan.Embedded.CleanupInterval
-				if cleanup == 0 {
-					cleanup = udpserver.DefaultConfig().CleanupInterval
-				}
-				if cleanup > 10*time.Second {
-					t.Errorf("example %s creates rooms with the embedded server's cleanup every %v: set embedded_server.cleanup_interval (at most 10s) so CI sees rooms recycled within %d intervals", name, cleanup, cleanupsInCI)
-				}
-				d = min(max(d, cleanupsInCI*cleanup), plan.Load.Duration)
-			}
-			for i := range plan.Flows {
-				for j := range plan.Flows[i].Steps {
-					st := &plan.Flows[i].Steps[j]
-					if st.Kind == scenario.RateProbe && st.Probe.Over > d {
-						// The whole ramp, compressed, so the probe finds the limit.
-						st.Probe.Over = d
-						d += time.Second // and the last window is answered
-					}
-				}
-			}
-			if err := plan.Apply(scenario.Overrides{Duration: d}); err != nil {
-				t.Fatal(err)
-			}
-			// Matches wait for a 3-tick countdown: in a smoke run, tick
-			// faster so the short run's matches start within it.
-			if raceOn && (plan.Embedded.CountdownInterval == 0 || plan.Embedded.CountdownInterval > 100*time.Millisecond) {
-				plan.Embedded.CountdownInterval = 100 * time.Millisecond
-			}
-			var dropped []scenario.Threshold
-			plan.Thresholds, dropped = ciThresholds(plan.Thresholds, raceOn)
-			if len(plan.Thresholds) == 0 {
-				t.Fatalf("no CI-safe threshold left of %d", len(dropped))
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			t0 := time.Now()
-			res, err := Run(ctx, Config{Plan: plan})
-			if err != nil {
-				t.Fatal(err)
-			}
-			took := time.Since(t0)
-			if res.Engine.Interrupted {
-				t.Error("the run was interrupted")
-			}
-			var viol int64
-			for _, v := range res.Violations {
-				viol += v.Count
-				t.Errorf("violation %s ×%d", v.Rule, v.Count)
-			}
-			s := res.Engine.Sessions
-			if s.Started == 0 || s.Completed+s.Aborted == 0 {
-				t.Errorf("sessions %+v: nothing ran", s)
-			}
-			for _, r := range res.Thresholds {
-				if !r.Pass {
-					t.Errorf("threshold %q failed: observed %v", r.Name, r.Observed)
-				} else {
-					t.Logf("threshold %q: observed %v", r.Name, r.Observed)
-				}
-			}
-			if createsRooms(plan) && !raceOn {
-				// The pool was recycled: the run passed a cleanup.
-				if sv := res.Engine.Server; sv == nil || udpserver.StatsOf(sv.Stats) == nil || udpserver.StatsOf(sv.Stats).InstancesClosed == 0 {
-					t.Errorf("no game instance was cleaned up in %v: the run never passed a cleanup interval", d)
-				}
-			}
-			// How long the run took past its duration is logged, not
-			// asserted: a wall-clock figure a loaded machine breaks.
-			t.Logf("%v: %d requests, %.2f%% errors, sessions %d started %d completed %d failed %d cut; %d CI thresholds (dropped %d machine-dependent ones: latency, count floors, and under -race dropped starts and probe limits)",
-				took.Round(time.Millisecond), res.Totals.Requests, 100*res.Totals.ErrorRate(), s.Started, s.Completed, s.Failed, s.Aborted,
-				len(plan.Thresholds), len(dropped))
-		})
+		plan, err := scenario.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exs = append(exs, example{strings.TrimSuffix(filepath.Base(f), ".yaml"), plan})
 	}
+	return exs
+}
+
+// loadSensitive reports whether one of plan's CI-safe thresholds (outside
+// the race detector) reads the harness's own pace: dropped starts, or a
+// rate probe's limit.
+func loadSensitive(plan *scenario.Plan) bool {
+	keep, _ := ciThresholds(plan.Thresholds, false)
+	for _, th := range keep {
+		if th.Metric == "dropped_starts" || strings.HasSuffix(th.Metric, ".limit") {
+			return true
+		}
+	}
+	return false
+}
+
+// runExample runs one example as TestExampleScenarios says.
+func runExample(t *testing.T, name string, plan *scenario.Plan) {
+	if plan.Target != "" {
+		t.Fatalf("example %s names a target (%s): examples must run against the embedded server", name, plan.Target)
+	}
+	d := exampleDuration
+	if createsRooms(plan) && !raceOn {
+		cleanup := plan.Embedded.CleanupInterval
+		if cleanup == 0 {
+			cleanup = udpserver.DefaultConfig().CleanupInterval
+		}
+		if cleanup > 10*time.Second {
+			t.Errorf("example %s creates rooms with the embedded server's cleanup every %v: set embedded_server.cleanup_interval (at most 10s) so CI sees rooms recycled within %d intervals", name, cleanup, cleanupsInCI)
+		}
+		d = min(max(d, cleanupsInCI*cleanup), plan.Load.Duration)
+	}
+	for i := range plan.Flows {
+		for j := range plan.Flows[i].Steps {
+			st := &plan.Flows[i].Steps[j]
+			if st.Kind == scenario.RateProbe && st.Probe.Over > d {
+				// The whole ramp, compressed, so the probe finds the limit.
+				st.Probe.Over = d
+				d += time.Second // and the last window is answered
+			}
+		}
+	}
+	if err := plan.Apply(scenario.Overrides{Duration: d}); err != nil {
+		t.Fatal(err)
+	}
+	// Matches wait for a 3-tick countdown: in a smoke run, tick
+	// faster so the short run's matches start within it.
+	if raceOn && (plan.Embedded.CountdownInterval == 0 || plan.Embedded.CountdownInterval > 100*time.Millisecond) {
+		plan.Embedded.CountdownInterval = 100 * time.Millisecond
+	}
+	var dropped []scenario.Threshold
+	plan.Thresholds, dropped = ciThresholds(plan.Thresholds, raceOn)
+	if len(plan.Thresholds) == 0 {
+		t.Fatalf("no CI-safe threshold left of %d", len(dropped))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	res, err := Run(ctx, Config{Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(t0)
+	if res.Engine.Interrupted {
+		t.Error("the run was interrupted")
+	}
+	var viol int64
+	for _, v := range res.Violations {
+		viol += v.Count
+		t.Errorf("violation %s ×%d", v.Rule, v.Count)
+	}
+	s := res.Engine.Sessions
+	if s.Started == 0 || s.Completed+s.Aborted == 0 {
+		t.Errorf("sessions %+v: nothing ran", s)
+	}
+	for _, r := range res.Thresholds {
+		if !r.Pass {
+			t.Errorf("threshold %q failed: observed %v", r.Name, r.Observed)
+		} else {
+			t.Logf("threshold %q: observed %v", r.Name, r.Observed)
+		}
+	}
+	if createsRooms(plan) && !raceOn {
+		// The pool was recycled: the run passed a cleanup.
+		if sv := res.Engine.Server; sv == nil || udpserver.StatsOf(sv.Stats) == nil || udpserver.StatsOf(sv.Stats).InstancesClosed == 0 {
+			t.Errorf("no game instance was cleaned up in %v: the run never passed a cleanup interval", d)
+		}
+	}
+	// How long the run took past its duration is logged, not
+	// asserted: a wall-clock figure a loaded machine breaks.
+	t.Logf("%v: %d requests, %.2f%% errors, sessions %d started %d completed %d failed %d cut; %d CI thresholds (dropped %d machine-dependent ones: latency, count floors, and under -race dropped starts and probe limits)",
+		took.Round(time.Millisecond), res.Totals.Requests, 100*res.Totals.ErrorRate(), s.Started, s.Completed, s.Failed, s.Aborted,
+		len(plan.Thresholds), len(dropped))
 }
