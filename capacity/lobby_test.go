@@ -85,7 +85,7 @@ func searchLobby(t *testing.T, l *cappedLobby, start float64) *reportsCapacity {
 
 func TestSearchFindsServerCapacity(t *testing.T) {
 	const R = 50.0
-	c := searchLobby(t, &cappedLobby{CapPerSec: R}, 12)
+	c := searchLobby(t, &cappedLobby{CapPerSec: R}, 35)
 	if c.Stop != "precision" {
 		t.Fatalf("stopped on %q (%s), want precision", c.Stop, c.StopText)
 	}
@@ -99,7 +99,7 @@ func TestSearchFindsServerCapacity(t *testing.T) {
 
 func TestSearchNamesRuleBrokenUnderLoad(t *testing.T) {
 	const K = 60.0
-	c := searchLobby(t, &cappedLobby{BreakAbove: K}, 15)
+	c := searchLobby(t, &cappedLobby{BreakAbove: K}, 32)
 	// The rule the client's decoder finds broken in badReply.
 	var m udpwire.Message
 	rule := string(udpwire.Decoder{Profile: udpwire.ProfileSpec, Dir: udpwire.ServerToClient}.DecodeRule(caplobby.BadReply(1), &m))

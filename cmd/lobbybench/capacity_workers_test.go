@@ -72,7 +72,7 @@ func TestCapacityWorkers(t *testing.T) {
 	// The server's capacity is the subject: a shared machine's send lag
 	// is not judged (--lag-bound), and the lobby drops the watchdog's
 	// probes with the rest (--watchdog 0).
-	code, stdout, errs := runCLI(t, "capacity", "--workers", "2", "--step", "2s", "--warmup", "0s", "--grace", "500ms", "--start", "12",
+	code, stdout, errs := runCLI(t, "capacity", "--workers", "2", "--step", "2s", "--warmup", "0s", "--grace", "500ms", "--start", "35",
 		"--lag-bound", "10s", "--watchdog", "0", "--drain", "0s", "--json", js, cappedScenario(t, lobby.Start(t)))
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, errs)
 	if code != exitOK {
