@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"flag"
-	"io"
 	"strings"
 	"testing"
 
@@ -11,22 +9,6 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
-
-// udpOptionsArgs are the udp-lobby options conform's flags args make.
-func udpOptionsArgs(t *testing.T, args ...string) any {
-	t.Helper()
-	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	build := AddProtocolFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	opts, err := build(protoUDP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return opts
-}
 
 // headerCases is a udp-lobby case file whose cases read a created room,
 // with header_profile (header, when not "") at line 2.
@@ -73,7 +55,7 @@ func TestUserCasesHeader(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cf := headerCases(t, tc.file)
-			opts, err := CaseFileOptions(protoUDP, udpOptionsArgs(t, append(tc.flags, "-instance-ports", pr.String())...), cf)
+			opts, err := CaseFileOptions(protoUDP, udpOptionsArgs(append(tc.flags, "-instance-ports", pr.String())...), cf)
 			if tc.clash != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.clash) {
 					t.Fatalf("got %v, want %q", err, tc.clash)
