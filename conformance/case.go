@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
 // Level is how strongly the documents state a requirement (RFC 2119, with
@@ -160,6 +161,17 @@ type Group struct {
 	// protocol runs no user cases, and NoScripts says why.
 	ScriptTransport func(t *T) (ScriptConn, error)
 	NoScripts       string
+	// CaseFile settles a user's case file with the run's flags: given the
+	// options Flags made (Config.Options), it returns the run's options,
+	// a setting of the file's own keys (cf.KeyLines) taking the place of
+	// its flag when the flag was not given, and an error naming both when
+	// they disagree (CaseFileOptions). Nil: the file's keys reach only
+	// its scripts.
+	CaseFile func(opts any, cf *scenario.CaseFile) (any, error)
+	// ScriptOptions makes the options a user case's script sessions are
+	// made of from the file's (CaseFile.Options) and the run's settled
+	// ones (Env.Options). Nil: the file's.
+	ScriptOptions func(env *Env, file scenario.Options) scenario.Options
 }
 
 // AddProtocolFlags declares every registered protocol's conform flags on

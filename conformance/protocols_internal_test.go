@@ -14,16 +14,22 @@ const (
 )
 
 // udpLobbyOptions are udp-lobby's Config.Options for conform's --header
-// header and, unless pr is zero, --instance-ports pr, made by the
-// protocol's own flags (Group.Flags) as the command line makes them.
+// header and, unless pr is zero, --instance-ports pr.
 func udpLobbyOptions(header string, pr PortRange) any {
-	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	build := AddProtocolFlags(fs)
 	args := []string{"-header", header}
 	if pr != (PortRange{}) {
 		args = append(args, "-instance-ports", pr.String())
 	}
+	return udpOptionsArgs(args...)
+}
+
+// udpOptionsArgs are udp-lobby's Config.Options for conform's arguments
+// args, made by the protocol's own flags (Group.Flags) as the command line
+// makes them.
+func udpOptionsArgs(args ...string) any {
+	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	build := AddProtocolFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		panic("udp-lobby options: " + err.Error())
 	}

@@ -48,7 +48,7 @@ func UserCases(cf *scenario.CaseFile) ([]*Case, error) {
 		if clash {
 			return nil, fmt.Errorf("%s:%d: case id %s is a built-in case's: choose another (conform --list lists them)", cf.File, cs.Line, cs.ID)
 		}
-		out = append(out, userCase(cf, cs, g.ScriptTransport, spec.Catalog))
+		out = append(out, userCase(cf, cs, g, spec.Catalog))
 	}
 	return out, nil
 }
@@ -56,7 +56,17 @@ func UserCases(cf *scenario.CaseFile) ([]*Case, error) {
 // userLevels maps a case file's levels to the suite's: a MAY informs.
 var userLevels = map[string]Level{"MUST": Must, "SHOULD": Should, "MAY": Info}
 
-func userCase(cf *scenario.CaseFile, cs *scenario.CaseSpec, open func(*T) (ScriptConn, error), cat script.Catalog) *Case {
+// CaseFileOptions settles case file cf with opts, the options protocol's
+// flags made (Config.Options), by its group's CaseFile: the run's options.
+func CaseFileOptions(protocol string, opts any, cf *scenario.CaseFile) (any, error) {
+	g, ok := lookupGroup(protocol)
+	if !ok || g.CaseFile == nil {
+		return opts, nil
+	}
+	return g.CaseFile(opts, cf)
+}
+
+func userCase(cf *scenario.CaseFile, cs *scenario.CaseSpec, g *Group, cat script.Catalog) *Case {
 	return &Case{
 		ID: cs.ID, Protocol: string(cf.Protocol),
 		Section:     fmt.Sprintf("%s line %d", filepath.Base(cf.File), cs.Line),
@@ -67,13 +77,17 @@ func userCase(cf *scenario.CaseFile, cs *scenario.CaseSpec, open func(*T) (Scrip
 		// alone, after the concurrent cases.
 		Phase: PhaseSerial,
 		Run: func(t *T) error {
-			conn, err := open(t)
+			conn, err := g.ScriptTransport(t)
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
+			opts := cf.Options
+			if g.ScriptOptions != nil {
+				opts = g.ScriptOptions(t.Env, opts)
+			}
 			b := scenario.WithTimeout(*cs.Block, t.Env.Timeout)
-			return playCase(t, &b, cat, cf.Options, conn)
+			return playCase(t, &b, cat, opts, conn)
 		},
 	}
 }

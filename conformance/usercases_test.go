@@ -134,21 +134,3 @@ func TestUserCasesSelected(t *testing.T) {
 		t.Error("udp-lobby cases in a tcp-lobby run were not refused")
 	}
 }
-
-// TestUserCasesLeviathanRefused: Leviathan's user cases are refused at
-// load, naming why, before anything is sent.
-func TestUserCasesLeviathanRefused(t *testing.T) {
-	cf, err := scenario.ParseCases("lev.yaml", []byte(`protocol: leviathan
-cases:
-  - id: mylev/1
-    level: MUST
-    requirement: "x"
-    steps: [{send: "Request Connect"}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := UserCases(cf); err == nil || !strings.Contains(err.Error(), "lev.yaml: leviathan cannot run a user's own cases: a user case's steps would travel on a Leviathan connection") {
-		t.Errorf("got %v", err)
-	}
-}

@@ -22,7 +22,11 @@ type CaseFile struct {
 	// Options are the protocol's settings, as a scenario's Plan.Options
 	// (nil: its defaults); the catalog's sessions are made of them.
 	Options Options
-	Cases   []CaseSpec
+	// KeyLines are the protocol's own keys the file gives, each with its
+	// line: a runner's flags give way to them or clash (Options alone
+	// cannot tell a key given from its default).
+	KeyLines map[string]int
+	Cases    []CaseSpec
 }
 
 // CaseSpec is one user case.
@@ -107,6 +111,14 @@ func (d *decoder) caseFile(root *yaml.Node) *CaseFile {
 		return cf
 	}
 	cf.Options = d.protocolOptions(f, cf.Protocol)
+	for _, k := range protocolKeys() {
+		if n := f.keys[k]; n != nil {
+			if cf.KeyLines == nil {
+				cf.KeyLines = map[string]int{}
+			}
+			cf.KeyLines[k] = n.Line
+		}
+	}
 	cs := resolve(f.get("cases"))
 	switch {
 	case cs == nil:

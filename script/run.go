@@ -219,8 +219,11 @@ func (env *Env) expect(st *Step, e *Expect) error {
 	vars := env.exprEnv(d)
 	if e.Where.prog != nil {
 		held, err := expr.Run(e.Where.prog, vars)
-		if err != nil || held != true {
-			return fail(st, "%s: where %q does not hold (%v): got %s", d.Name, e.Where.S, err, came(d, b))
+		switch {
+		case err != nil:
+			return fail(st, "%s: where %q could not be evaluated (%v): got %s", d.Name, e.Where.S, err, came(d, b))
+		case held != true:
+			return fail(st, "%s: where %q does not hold: got %s", d.Name, e.Where.S, came(d, b))
 		}
 	}
 	for _, c := range e.Capture {

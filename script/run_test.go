@@ -71,7 +71,7 @@ func TestRun(t *testing.T) {
 		{name: "where false",
 			b:    block(send(1, "CREATE"), expect(2, time.Second, "port < 100", "CREATED")),
 			sent: []string{"lobby:CREATE seq=1"},
-			err:  `CREATED: where "port < 100" does not hold (<nil>): got CREATED (hex`},
+			err:  `CREATED: where "port < 100" does not hold: got CREATED (hex`},
 		{name: "nothing within",
 			b:    block(send(1, "CREATE"), expect(2, 5*time.Millisecond, "", "CREATED")),
 			sent: []string{"lobby:CREATE seq=1"},

@@ -182,12 +182,15 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 // checked (a listing needs none): each error names its flag.
 func (f *conformFlags) config() (conformance.Config, error) {
 	files, patterns := splitCases(f.cases)
-	extra, err := f.userCases(files)
+	caseFiles, err := f.loadCases(files)
 	if err != nil {
 		return conformance.Config{}, err
 	}
-	cfg := conformance.Config{Target: f.target, Protocol: f.protocol, Strict: f.strict, Timeout: f.timeout, MaxFill: f.maxFill, Extra: extra}
+	cfg := conformance.Config{Target: f.target, Protocol: f.protocol, Strict: f.strict, Timeout: f.timeout, MaxFill: f.maxFill}
 	if cfg.Options, err = f.protoOpts(f.protocol); err != nil {
+		return cfg, err
+	}
+	if err := userCases(&cfg, caseFiles); err != nil {
 		return cfg, err
 	}
 	if cfg.Patterns, err = casePatterns(patterns); err != nil {

@@ -53,12 +53,12 @@ func (p protocolFlag) Set(s string) error {
 	return nil
 }
 
-// userCases loads the case files of --cases into cases for this run. A
-// file's protocol sets --protocol when it was not given, and must be
-// --protocol's when it was (or another file's). A problem in a file is
-// every line of it, file:line first.
-func (f *conformFlags) userCases(files []string) ([]*conformance.Case, error) {
-	var out []*conformance.Case
+// loadCases loads the case files of --cases. A file's protocol sets
+// --protocol when it was not given, and must be --protocol's when it was
+// (or another file's). A problem in a file is every line of it, file:line
+// first.
+func (f *conformFlags) loadCases(files []string) ([]*scenario.CaseFile, error) {
+	var out []*scenario.CaseFile
 	for _, path := range files {
 		cf, err := scenario.LoadCases(path)
 		if err != nil {
@@ -70,11 +70,25 @@ func (f *conformFlags) userCases(files []string) ([]*conformance.Case, error) {
 		case string(cf.Protocol) != f.protocol:
 			return nil, fmt.Errorf("--cases: %s: its cases are %s's, and this run's protocol is %s (--protocol, or an earlier case file)", path, cf.Protocol, f.protocol)
 		}
-		cs, err := conformance.UserCases(cf)
-		if err != nil {
-			return nil, fmt.Errorf("--cases: %w", err)
-		}
-		out = append(out, cs...)
+		out = append(out, cf)
 	}
 	return out, nil
+}
+
+// userCases makes the loaded case files into cases for this run, each
+// file's own settings (udp-lobby's header_profile) settled with the
+// protocol's flags in cfg.Options first.
+func userCases(cfg *conformance.Config, files []*scenario.CaseFile) error {
+	for _, cf := range files {
+		var err error
+		if cfg.Options, err = conformance.CaseFileOptions(cfg.Protocol, cfg.Options, cf); err != nil {
+			return fmt.Errorf("--cases: %w", err)
+		}
+		cs, err := conformance.UserCases(cf)
+		if err != nil {
+			return fmt.Errorf("--cases: %w", err)
+		}
+		cfg.Extra = append(cfg.Extra, cs...)
+	}
+	return nil
 }

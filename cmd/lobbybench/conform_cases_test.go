@@ -66,3 +66,32 @@ func TestConformUserCasesList(t *testing.T) {
 		t.Errorf("beside the built-in: exit %d, stdout %q", code, out)
 	}
 }
+
+// TestConformUserCasesHeader: a case file's header_profile that
+// disagrees with --header is a usage error naming the file's line and
+// both values, before anything is sent; one that agrees, or a file that
+// gives none, is not.
+func TestConformUserCasesHeader(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "h.yaml")
+	if err := os.WriteFile(file, []byte("protocol: udp-lobby\nheader_profile: rtype17\ncases:\n  - id: my/h\n    level: MUST\n    requirement: x\n    steps: [{send: LOBBY_LIST_ROOMS}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		{"disagreeing", []string{"--header", "spec", "--cases", file}, exitUsage, "h.yaml:2: header_profile is rtype17, and --header spec: they disagree"},
+		{"agreeing", []string{"--header", "rtype17", "--cases", file}, exitOK, ""},
+		{"no --header", []string{"--cases", file}, exitOK, ""},
+		{"no header_profile", []string{"--header", "spec", "--cases", exampleCaseFile}, exitOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, append([]string{"conform", "--list"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errs, tc.err) {
+				t.Fatalf("exit %d, want %d with %q\n%s\n%s", code, tc.code, tc.err, out, errs)
+			}
+		})
+	}
+}

@@ -37,8 +37,7 @@ const (
 // of its descriptor (package protocols), which registers it.
 func Group() conformance.Group {
 	return conformance.Group{Name: ProtoLeviathan, Transport: "udp", Reach: reachLeviathan,
-		Cases: cases, Plausible: plausible,
-		NoScripts: "a user case's steps would travel on a Leviathan connection (packet ids, acks, resends), which the suite does not yet open for scripts; see docs/limitations.md",
+		Cases: cases, Plausible: plausible, ScriptTransport: scriptTransport,
 	}
 }
 

@@ -3,8 +3,6 @@ package levclient
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
@@ -14,22 +12,11 @@ import (
 )
 
 // scriptTransport plays a session's scripted steps over its connection
-// engine: a scripted send is one message (levscript's unit) that the
-// engine carries in an Ln packet with its own PKT_ID and acks, Critical as
-// the built-in client's, resent until acked or answered; a receive is the
-// next new message the server sent, a request or a response, duplicates
-// suppressed. Resends, duplicates, acks and bytes are recorded as the
-// built-in steps record them.
-//
-// The MessageNumber is the one in the script's bytes (levscript numbers
-// from 1, as the engine does), and the engine's own count goes on after
-// it (levconn.Conn.SendMessage): the transport sees the bytes after the
-// catalog encoded them, never the catalog's session, so it cannot number
-// the message for the script, and a MessageNumber a script gives on
-// purpose goes out as given.
+// engine with the protocol's one script transport (levscript.Conn), and
+// records resends, duplicates and acks as the built-in steps record them.
 type scriptTransport struct {
-	s   *session
-	ctx context.Context
+	levscript.Conn
+	s *session
 }
 
 // ScriptTransport implements simclient.Scripter. The session's socket is
@@ -42,54 +29,37 @@ func (s *session) ScriptTransport(ctx context.Context) (script.Transport, error)
 		return nil, errors.New("the connection was closed earlier in the flow")
 	}
 	s.seated = true
-	return scriptTransport{s: s, ctx: ctx}, nil
+	return scriptTransport{Conn: levscript.Conn{Driver: s.d, Ctx: ctx, Event: s.scriptEvent}, s: s}, nil
 }
 
 // Send implements script.Transport: b is one encoded message.
-func (t scriptTransport) Send(_ string, b []byte) (time.Time, error) {
-	sent := time.Now()
-	if _, err := t.s.d.SendMessage(levconn.Critical, b); err != nil {
-		return sent, err
-	}
-	if len(b) >= 7 && lv.MessageKind(b[0]) == lv.KindResponse && lv.ResponseType(uint16(b[5])<<8|uint16(b[6])) == lv.ResCloseConnection {
+func (t scriptTransport) Send(channel string, b []byte) (time.Time, error) {
+	sent, err := t.Conn.Send(channel, b)
+	if err == nil && levscript.IsClose(b) {
 		t.s.closed = true // later built-in steps fail as closed; the script may still listen
 	}
-	return sent, nil
+	return sent, err
 }
 
-// Recv implements script.Transport.
-func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, error) {
-	s := t.s
-	for {
-		e, err := s.d.Next(t.ctx, deadline)
-		at := time.Now()
-		switch {
-		case errors.Is(err, levconn.ErrTimeout):
-			return "", nil, at, os.ErrDeadlineExceeded
-		case err != nil:
-			return "", nil, at, err
+// scriptEvent records an engine event a script's receive read.
+func (s *session) scriptEvent(e *levconn.Event) {
+	switch e.Kind {
+	case levconn.EventMessage:
+		if m := &e.Msg; m.Kind == lv.KindResponse && m.ResponseType() == lv.ResCloseConnection {
+			s.closed, s.serverBye = true, true
 		}
-		switch e.Kind {
-		case levconn.EventMessage:
-			m := &e.Msg
-			if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResCloseConnection {
-				s.closed, s.serverBye = true, true
+	case levconn.EventResent:
+		if e.MsgKind == lv.KindRequest {
+			name := levscript.Name(e.MsgKind, e.Type)
+			if name == "" {
+				name = "raw" // what the script measures it under
 			}
-			return "", lv.AppendMessage(nil, m), at, nil
-		case levconn.EventResent:
-			if e.MsgKind == lv.KindRequest {
-				name := levscript.Name(e.MsgKind, e.Type)
-				if name == "" {
-					name = "raw" // what the script measures it under
-				}
-				s.Rec.Retry(s.Shared.MessageKey(name))
-			}
-		case levconn.EventClosed:
-			s.closed = true
-			return "", nil, at, fmt.Errorf("the connection closed (%v)", e.Reason)
-		default:
-			s.engineEvent(&e)
+			s.Rec.Retry(s.Shared.MessageKey(name))
 		}
+	case levconn.EventClosed:
+		s.closed = true
+	default:
+		s.engineEvent(e)
 	}
 }
 

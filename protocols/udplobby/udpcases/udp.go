@@ -62,13 +62,16 @@ type Options struct {
 	// Header is the header profile, or HeaderAuto (guess from the first
 	// reply; the reachability check settles it).
 	Header HeaderMode
+	// HeaderGiven is set when --header was given: a case file's
+	// header_profile then must agree with it (FileHeader).
+	HeaderGiven bool
 	// InstancePorts is the target's game-instance port range, if known.
 	InstancePorts conformance.PortRange
 }
 
 // udpFlags declares conform's --header and --instance-ports.
 func udpFlags(fs *flag.FlagSet) func() (any, error) {
-	header := fs.String("header", "auto", "UDP header profile: spec, rtype17 or auto (guess from the first reply and say which)")
+	header := fs.String("header", "auto", "UDP header profile: spec, rtype17 or auto (guess from the first reply and say which); a case file's header_profile sets it when not given, and must agree when given")
 	ports := fs.String("instance-ports", "", "the target's game-instance port `range` LO-HI (checks ports, lets the suite reach a small instance limit)")
 	return func() (any, error) {
 		var o Options
@@ -76,6 +79,7 @@ func udpFlags(fs *flag.FlagSet) func() (any, error) {
 		if o.Header, err = ParseHeaderMode(*header); err != nil {
 			return nil, fmt.Errorf("--header: %v", err)
 		}
+		fs.Visit(func(f *flag.Flag) { o.HeaderGiven = o.HeaderGiven || f.Name == "header" })
 		if *ports != "" {
 			if o.InstancePorts, err = netrange.ParsePorts(*ports); err != nil {
 				return nil, fmt.Errorf("--instance-ports: %v", err)
@@ -130,6 +134,31 @@ func (h HeaderMode) String() string {
 	}
 	return fmt.Sprintf("HeaderMode(%d)", int(h))
 }
+
+// FileHeader settles a case file's header_profile, value, given at
+// where (file:line), with the run's options opts (Config.Options, from
+// the flags): it becomes the run's --header when --header was not given,
+// and must be --header's value when it was. Both are read by
+// ParseHeaderMode.
+func FileHeader(opts any, value, where string) (any, error) {
+	o, _ := opts.(Options)
+	h, err := ParseHeaderMode(value)
+	if err != nil {
+		return nil, fmt.Errorf("%s: header_profile: %v", where, err)
+	}
+	switch {
+	case !o.HeaderGiven:
+		o.Header = h
+	case h != o.Header:
+		return nil, fmt.Errorf("%s: header_profile is %v, and --header %v: they disagree (give one, or the same)", where, h, o.Header)
+	}
+	return o, nil
+}
+
+// RunHeader is the header profile of the run (spec, rtype17), settled by
+// the reachability check under --header auto: a user case's scripts send
+// in it.
+func RunHeader(e *conformance.Env) string { return headerProfile(e).String() }
 
 // headerProfile returns the header profile settled for the run.
 func headerProfile(e *conformance.Env) udpwire.Profile {
