@@ -9,6 +9,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
 // shardRun is one shard's judged run of a step: n list_rooms requests,
@@ -207,14 +208,12 @@ func TestShardedLadder(t *testing.T) {
 		t.Skip("three real ladders")
 	}
 	const R = 30.0
-	lobby := &cappedLobby{CapPerSec: R, Burst: 4} // two reachability checks at once
-	plan := pollPlan(t, lobby.Start(t))
 	// 60/s over a 2s step is 120 requests, of which the server answers
 	// at most its half-second burst and 2s at R: a clear break. It is
 	// the last: a server that drops what it cannot take drops the next
 	// step's reachability check too, when one shard is still on it.
 	loads := []float64{10, 20, 60}
-	ladder := func(shard engine.Shard) *result.Capacity {
+	ladder := func(plan *scenario.Plan, shard engine.Shard) *result.Capacity {
 		j := DefaultJudgement
 		// The server's capacity is the subject (see searchLobby).
 		j.LagBound = 10 * time.Second
@@ -227,25 +226,41 @@ func TestShardedLadder(t *testing.T) {
 			t.Logf("shard %s %v/s: %s %v %s (err %.1f%%)", shard, st.Load, st.Verdict, st.Broke, st.Why, st.ErrorRate*100)
 		})
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return nil
 		}
 		c.Settings.StepNS, c.Settings.LagBoundNS = 2*time.Second, j.LagBound
 		return c
 	}
-	whole := ladder(engine.Shard{})
-	if whole.Sustainable != 20 || whole.BrokeAt != 60 {
-		t.Fatalf("unsharded: sustainable %v, broke at %v: want 20 and 60 against a server of %v/s", whole.Sustainable, whole.BrokeAt, R)
+	// The unsharded ladder and the two shards' play at the same time,
+	// against two lobbies of the same capacity: each lobby sees one
+	// ladder's load, as if they ran one after the other.
+	newPlan := func() *scenario.Plan {
+		return pollPlan(t, (&cappedLobby{CapPerSec: R, Burst: 4}).Start(t)) // Burst: two reachability checks at once
 	}
+	wholePlan, shardPlan := newPlan(), newPlan()
+	var whole *result.Capacity
 	shards := make([]*result.Capacity, 2)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		whole = ladder(wholePlan, engine.Shard{})
+	}()
 	for i := range shards {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			shards[i] = ladder(engine.Shard{Index: i, Count: 2})
+			shards[i] = ladder(shardPlan, engine.Shard{Index: i, Count: 2})
 		}()
 	}
 	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if whole.Sustainable != 20 || whole.BrokeAt != 60 {
+		t.Fatalf("unsharded: sustainable %v, broke at %v: want 20 and 60 against a server of %v/s", whole.Sustainable, whole.BrokeAt, R)
+	}
 	for _, s := range shards {
 		if len(s.Steps) != len(loads) || s.Headline().Status != result.StatusShard || s.Sustainable != 0 {
 			t.Fatalf("shard %s: %d steps, %s: want every load played, no verdict of its own", s.Shard, len(s.Steps), s.Headline().Text)
