@@ -4,7 +4,8 @@
 // and one after another, it runs a closed loop of LOBBY_LIST_ROOMS with:
 //
 //   - lobbybench, a 1-step flow (the client keeps its socket across
-//     iterations) and a 50-step flow;
+//     iterations), a 50-step flow, and the 1-step flow written as a
+//     script (send LOBBY_LIST_ROOMS, expect LOBBY_ROOM_LIST);
 //   - a bare Go lobby client (bare.go): one goroutine and socket per
 //     client, nothing checked but the reply's type and sequence id;
 //   - a Python asyncio client (lobby_client.py), when python3 is found;
@@ -195,8 +196,9 @@ func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, p
 	cs := []contender{
 		{"bare Go client", func() (measure, error) { return bareMeasure(c, duration, lobby, true) }},
 		{"bare Go, unconnected", func() (measure, error) { return bareMeasure(c, duration, lobby, false) }},
-		{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, 1, duration, lobby) }},
-		{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, 50, duration, lobby) }},
+		{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, 1, false, duration, lobby) }},
+		{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, 50, false, duration, lobby) }},
+		{"lobbybench, scripted 1-step", func() (measure, error) { return lobbybenchRun(c, 1, true, duration, lobby) }},
 	}
 	if script != "" {
 		cs = append(cs, contender{"Python asyncio", func() (measure, error) { return pythonRun(python, script, c, duration, lobby) }})

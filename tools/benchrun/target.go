@@ -55,17 +55,22 @@ func startServe(bin string) (netip.AddrPort, func(), error) {
 }
 
 // listYAML is a closed loop of n clients each playing a flow of steps
-// list_rooms requests back to back.
-func listYAML(n, steps int, d time.Duration) string {
+// list_rooms requests back to back: the built-in step, or the same request
+// as a scripted send and expect.
+func listYAML(n, steps int, d time.Duration, scripted bool) string {
+	step := "list_rooms, "
+	if scripted {
+		step = "{send: LOBBY_LIST_ROOMS}, {expect: {message: LOBBY_ROOM_LIST}}, "
+	}
 	return fmt.Sprintf("protocol: udp-lobby\nseed: 1\nload: {model: closed, clients: %d, duration: %s}\nflows:\n  - name: poll\n    steps: [%s]\n",
-		n, d, strings.TrimSuffix(strings.Repeat("list_rooms, ", steps), ", "))
+		n, d, strings.TrimSuffix(strings.Repeat(step, steps), ", "))
 }
 
 // lobbybenchRun runs lobbybench's closed loop of list_rooms flows of steps
-// steps against lobby in this process (the server is in another, so the
-// process's CPU time is the harness's).
-func lobbybenchRun(n, steps int, d time.Duration, lobby netip.AddrPort) (measure, error) {
-	plan, err := scenario.Parse("benchrun", []byte(listYAML(n, steps, d)))
+// steps (scripted or built-in) against lobby in this process (the server
+// is in another, so the process's CPU time is the harness's).
+func lobbybenchRun(n, steps int, scripted bool, d time.Duration, lobby netip.AddrPort) (measure, error) {
+	plan, err := scenario.Parse("benchrun", []byte(listYAML(n, steps, d, scripted)))
 	if err != nil {
 		return measure{}, err
 	}
