@@ -21,6 +21,13 @@
 // Ps and its GC (the reference's sender, asleep in a syscall, holds a P
 // until the runtime takes it back) and be charged to its send lag.
 //
+// -order says when the reference client runs: "together" (beside
+// lobbybench, the same seconds), "apart" (alone, right after lobbybench's
+// run, against the same stub): the first shows both clients the same
+// machine, the second keeps either from slowing the other. Each
+// configuration, mode and order is measured -runs times; every run is a
+// row, and a second table gives the medians, judged against the targets.
+//
 // lobbybench is measured in each mode of -modes: "default" and "precise"
 // (`run --precise`: poll the socket after each send before parking), each
 // beside its own reference client, one after the other on the same
@@ -31,8 +38,9 @@
 // took from this machine's CPUs during the run (/proc/stat): whatever
 // runs in such a gap, both clients are late.
 //
-// Targets: at 0 and 20 ms delay, at 200 and 2,000 sessions/s,
-// lobbybench's corrected p50 within max(5 %, 100 µs) of the reference's;
+// Targets: at 0 and 20 ms delay, at 200 and 2,000 sessions/s, in both
+// orders, lobbybench's corrected p50 within max(5 %, 50 µs) of the
+// reference's (the median over the runs);
 // send lag p99 under 100 µs at 2,000/s; a stall shows in the corrected p99
 // and in the time series (the worst second's p99 against the median
 // second's). The "ok" column says whether the p50 target held.
@@ -70,6 +78,8 @@ func main() {
 		stall    = flag.Duration("stall", time.Second, "stall length of the stall runs (0: skip them)")
 		every    = flag.Duration("stall-every", 3*time.Second, "period of the stall")
 		modes    = flag.String("modes", "default,precise", "comma-separated lobbybench modes: default, precise (run --precise)")
+		orders   = flag.String("order", "together,apart", "comma-separated: together (the reference beside lobbybench), apart (the reference alone, after it)")
+		runs     = flag.Int("runs", 3, "runs of each configuration, mode and order (the summary takes medians)")
 	)
 	flag.Parse()
 	if cfg := os.Getenv(peerEnv); cfg != "" {
@@ -106,23 +116,111 @@ func main() {
 			fatal(fmt.Errorf("-modes: %q is neither default nor precise", m))
 		}
 	}
+	if *runs < 1 {
+		fatal(fmt.Errorf("-runs %d: want at least 1", *runs))
+	}
+	var all [][]row
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "rate/s\tdelay\tstall\tmode\tlb p50\tlb p99\tlb uncorr p50\tlb uncorr p99\tsend lag p50\tsend lag p99\tref p50\tref p99\tref uncorr p50\tref lag p50\tref lag p99\tworst s p99\tmedian s p99\tcpu\tcpu/req\tsteal\tp50 ok\tp50 vs default\tlag p99 vs default\tcpu/req vs default\t")
+	fmt.Fprintln(w, "rate/s\tdelay\tstall\tmode\torder\tlb p50\tlb p99\tlb uncorr p50\tlb uncorr p99\tsend lag p50\tsend lag p99\tref p50\tref p99\tref uncorr p50\tref lag p50\tref lag p99\tworst s p99\tmedian s p99\tcpu\tcpu/req\tsteal\tp50 ok\tp50 vs default\tlag p99 vs default\tcpu/req vs default\t")
 	for _, c := range cfgs {
-		var base *row
-		for _, p := range precise {
-			fmt.Fprintf(os.Stderr, "benchtruth: %d/s, delay %v, stall %v, %s …\n", c.rate, c.delay, c.stall, modeName(p))
-			r, err := measure(c, *duration, p)
-			if err != nil {
-				fatal(err)
+		for _, together := range parseOrders(*orders) {
+			if !together && c.stall > 0 {
+				continue // a stall is seen by whoever runs during it: only side by side compares
 			}
-			fmt.Fprintln(w, r.format(base))
-			if !p {
-				base = &r
+			for _, p := range precise {
+				var rs []row
+				for i := range *runs {
+					fmt.Fprintf(os.Stderr, "benchtruth: %d/s, delay %v, stall %v, %s, %s, run %d/%d …\n", c.rate, c.delay, c.stall, modeName(p), orderName(together), i+1, *runs)
+					r, err := measure(c, *duration, p, together)
+					if err != nil {
+						fatal(err)
+					}
+					rs = append(rs, r)
+				}
+				all = append(all, rs)
 			}
 		}
 	}
+	for _, rs := range all {
+		var base *row
+		for _, other := range all {
+			if !other[0].precise && other[0].c == rs[0].c && other[0].together == rs[0].together {
+				base = &other[0]
+			}
+		}
+		for _, r := range rs {
+			fmt.Fprintln(w, r.format(base))
+		}
+	}
 	w.Flush()
+	fmt.Println()
+	printMedians(all)
+}
+
+// parseOrders reads -order: true for together, false for apart.
+func parseOrders(v string) []bool {
+	var out []bool
+	for _, o := range strings.Split(v, ",") {
+		switch strings.TrimSpace(o) {
+		case "together":
+			out = append(out, true)
+		case "apart":
+			out = append(out, false)
+		default:
+			fatal(fmt.Errorf("-order: %q is neither together nor apart", o))
+		}
+	}
+	return out
+}
+
+func orderName(together bool) string {
+	if together {
+		return "together"
+	}
+	return "apart"
+}
+
+// printMedians prints, per configuration, mode and order, the medians over
+// the runs and whether the p50 target holds on them.
+func printMedians(all [][]row) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "medians\trate/s\tdelay\tstall\tmode\torder\truns\tlb p50\tref p50\tp50 gap\ttolerance\tsend lag p99\tref lag p99\tcpu/req\tp50 ok\t")
+	for _, rs := range all {
+		med := func(f func(row) int64) int64 {
+			v := make([]int64, len(rs))
+			for i, r := range rs {
+				v[i] = f(r)
+			}
+			slices.Sort(v)
+			return v[len(v)/2]
+		}
+		lb, ref := med(func(r row) int64 { return r.s.Latency.P50US }), med(func(r row) int64 { return r.ref.p50 })
+		ok := "-"
+		if rs[0].c.stall == 0 {
+			ok = p50OK(lb, ref)
+		}
+		c := rs[0].c
+		stall := "-"
+		if c.stall > 0 {
+			stall = fmt.Sprintf("%v/%v", c.stall, c.every)
+		}
+		fmt.Fprintf(w, "\t%d\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\t\n", c.rate, c.delay, stall, modeName(rs[0].precise), orderName(rs[0].together), len(rs),
+			us(lb), us(ref), us(lb-ref), us(p50Tolerance(ref)), us(med(func(r row) int64 { return r.s.SendLag.P99US })), us(med(func(r row) int64 { return r.ref.lagP99 })),
+			time.Duration(med(func(r row) int64 { return int64(r.cpuPerReq) })).Round(100*time.Nanosecond), ok)
+	}
+	w.Flush()
+}
+
+// p50Tolerance is how far lobbybench's p50 may be from the reference's
+// (ref, in µs): max(5 %, 50 µs).
+func p50Tolerance(ref int64) int64 { return max(ref*5/100, 50) }
+
+// p50OK says whether lobbybench's p50 lb is within p50Tolerance of ref.
+func p50OK(lb, ref int64) string {
+	if d := lb - ref; d > p50Tolerance(ref) || d < -p50Tolerance(ref) {
+		return "no"
+	}
+	return "yes"
 }
 
 func parseRates(s string) []int {
@@ -155,6 +253,7 @@ func modeName(precise bool) string {
 type row struct {
 	c          config
 	precise    bool
+	together   bool // the reference ran beside lobbybench (else after it)
 	s          *result.Series
 	ref        refResult
 	worst, med int64
@@ -186,19 +285,20 @@ func (r row) format(base *row) string {
 		p50, lag, cpu = "-", "-", "-"
 	}
 	s := r.s
-	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%v\t%s\t%s\t%s\t%s\t%s\t",
-		r.c.rate, r.c.delay, stall, modeName(r.precise), us(s.Latency.P50US), us(s.Latency.P99US), us(s.Uncorrected.P50US), us(s.Uncorrected.P99US),
+	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%v\t%s\t%s\t%s\t%s\t%s\t",
+		r.c.rate, r.c.delay, stall, modeName(r.precise), orderName(r.together), us(s.Latency.P50US), us(s.Latency.P99US), us(s.Uncorrected.P50US), us(s.Uncorrected.P99US),
 		us(s.SendLag.P50US), us(s.SendLag.P99US), us(r.ref.p50), us(r.ref.p99), us(r.ref.uncorrP50), us(r.ref.lagP50), us(r.ref.lagP99), us(r.worst), us(r.med), r.cpu*100,
 		r.cpuPerReq.Round(100*time.Nanosecond), r.steal, r.ok, p50, lag, cpu)
 }
 
 // measure runs lobbybench (with --precise or not) and the reference
-// client side by side against a fresh stub with c's delay and stall. The
+// client against a fresh stub with c's delay and stall: side by side when
+// together, else the reference alone right after lobbybench. The
 // stub and the reference client run in a child process (peer): a target
 // and an independent client are other processes, and in lobbybench's
 // they would hold its Ps (the reference's sender sleeps in a syscall
 // holding one until the runtime takes it back) and share its GC.
-func measure(c config, d time.Duration, precise bool) (row, error) {
+func measure(c config, d time.Duration, precise, together bool) (row, error) {
 	pr, err := startPeer(c, d)
 	if err != nil {
 		return row{}, err
@@ -220,8 +320,10 @@ flows:
 	if err != nil {
 		return row{}, err
 	}
-	if err := pr.start(); err != nil {
-		return row{}, err
+	if together {
+		if err := pr.start(); err != nil {
+			return row{}, err
+		}
 	}
 	st0, stOK := stolen()
 	cpu0 := cpuSeconds()
@@ -236,6 +338,11 @@ flows:
 	cpu := cpuS / time.Since(t0).Seconds()
 	if err != nil {
 		return row{}, err
+	}
+	if !together {
+		if err := pr.start(); err != nil {
+			return row{}, err
+		}
 	}
 	r := pr.result()
 	if r.err != nil {
@@ -259,14 +366,10 @@ flows:
 	if len(secs) > 0 {
 		worst, med = secs[len(secs)-1], secs[len(secs)/2]
 	}
-	tol := max(r.p50*5/100, 100)
-	ok := "yes"
-	if diff := s.Latency.P50US - r.p50; diff > tol || diff < -tol {
-		ok = "no"
-	}
+	ok := p50OK(s.Latency.P50US, r.p50)
 	if c.stall > 0 {
 		ok = "-"
 	}
-	return row{c: c, precise: precise, s: s, ref: r, worst: worst, med: med, cpu: cpu,
+	return row{c: c, precise: precise, together: together, s: s, ref: r, worst: worst, med: med, cpu: cpu,
 		cpuPerReq: time.Duration(cpuS / float64(s.Latency.Count) * float64(time.Second)), steal: steal, ok: ok}, nil
 }
