@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/impair"
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 )
 
@@ -57,15 +58,11 @@ type Driver struct {
 	opt    DriverOptions
 	in     *impair.Impairer
 	out    *impair.Impairer
-	buf    []byte
+	rx     *rxbuf.Conn // whole datagrams, whatever their size
 	queue  []Event
 	qpos   int
 	held   []byte // impaired datagram whose events are queued
 	closed atomic.Bool
-
-	// Truncated counts datagrams lost because they did not fit the
-	// initial receive buffer (which then grew to the largest datagram).
-	Truncated int
 }
 
 // Dial opens a UDP socket connected to peer and a connection engine for it.
@@ -96,7 +93,7 @@ func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
 		opt:  opt,
 		in:   impair.New(opt.In, opt.Rand, maxHeld),
 		out:  impair.New(opt.Out, opt.Rand, maxHeld),
-		buf:  make([]byte, smallBuf),
+		rx:   rxbuf.NewConn(sock),
 	}, nil
 }
 
@@ -222,12 +219,6 @@ func earliest(ts ...time.Time) time.Time {
 	return d
 }
 
-// smallBuf is the initial receive buffer: lobby datagrams are small, and
-// thousands of sessions with 64 KiB each would cost hundreds of MiB. A
-// datagram that does not fit is lost (counted in Stats.Truncated) and the
-// buffer grows to the largest datagram; the peer's resend then fits.
-const smallBuf = 2048
-
 // maxBlock bounds one blocking read without a Wake owner, so a cancelled
 // context is noticed within it even if its wake-up raced a deadline reset.
 const maxBlock = 250 * time.Millisecond
@@ -288,9 +279,8 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 }
 
 // readOne waits for one datagram until the connection's next timer, the
-// deadline or maxBlock, and hands it to the connection. Its error ends
-// Next; a read that timed out and a datagram lost to a short buffer (which
-// grows it) are none.
+// deadline or maxBlock, and hands it to the connection, whole whatever
+// its size (rxbuf). Its error ends Next; a read that timed out is none.
 func (d *Driver) readOne(now, deadline time.Time) error {
 	wake := earliest(d.c.Deadline(), d.in.Next(), d.out.Next(), deadline)
 	if d.opt.Wake != nil {
@@ -301,7 +291,7 @@ func (d *Driver) readOne(now, deadline time.Time) error {
 		}
 		d.sock.SetReadDeadline(wake)
 	}
-	n, _, flags, _, err := d.sock.ReadMsgUDPAddrPort(d.buf, nil)
+	b, _, err := d.rx.Read()
 	if d.opt.Wake != nil {
 		d.opt.Wake(time.Time{})
 	}
@@ -317,21 +307,14 @@ func (d *Driver) readOne(now, deadline time.Time) error {
 		}
 		return fmt.Errorf("levconn: read: %w", err)
 	}
-	if (msgTrunc != 0 && flags&msgTrunc != 0) || (msgTrunc == 0 && n == len(d.buf)) {
-		if len(d.buf) < levwire.MaxDatagram+1 {
-			d.Truncated++
-			d.buf = make([]byte, levwire.MaxDatagram+1)
-			return nil
-		}
-	}
 	now = time.Now()
 	if d.opt.OnRecv != nil {
-		d.opt.OnRecv(d.buf[:n])
+		d.opt.OnRecv(b)
 	}
-	if d.in != nil && !d.in.Apply(now, netip.AddrPort{}, d.buf[:n]) {
+	if d.in != nil && !d.in.Apply(now, netip.AddrPort{}, b) {
 		return nil // dropped or held
 	}
-	d.receive(now, d.buf[:n])
+	d.receive(now, b)
 	return nil
 }
 

@@ -125,11 +125,6 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			if err := s.timedOut(key, pol, &s.pw.deadline, &s.pw.resendAt); err != nil {
 				return s.p.sent, err
 			}
-		case errors.Is(err, errTruncated):
-			// The reply did not fit; the buffer has grown: ask again now.
-			if err := s.resend(); err != nil {
-				return s.p.sent, s.sendFailed(key, err)
-			}
 		case errors.Is(err, errCancelled):
 			s.Rec.Cut(key)
 			return s.p.sent, errCancelled

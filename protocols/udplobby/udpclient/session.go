@@ -510,7 +510,6 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 		case errors.Is(err, errTimeout):
 			s.Rec.Fail(key, result.ReasonTimeout, time.Now())
 			return intended, &reqFail{Reason: result.ReasonTimeout, Err: fmt.Errorf("no SERVER_GAME_START within %s", st.Policy.Timeout)}
-		case errors.Is(err, errTruncated):
 		default:
 			return intended, err
 		}

@@ -1,0 +1,44 @@
+package levconn
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
+)
+
+// TestDriverReadsLargeDatagramWhole: a datagram larger than the 2 KiB a
+// driver used to start with is read whole the first time, its message
+// delivered; the peer need not send it again.
+func TestDriverReadsLargeDatagramWhole(t *testing.T) {
+	for _, size := range []int{10, 2048, 10_000, levwire.MaxDatagram - 64} {
+		peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer peer.Close()
+		d, err := Dial(peer.LocalAddr().(*net.UDPAddr).AddrPort(), DriverOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		payload := bytes.Repeat([]byte{0x5a}, size)
+		dg := levwire.AppendNormalHeader(nil, 5, 0, nil, 1)
+		dg = levwire.AppendRequestHeader(dg, 3, levwire.ReqIdentification)
+		dg = append(dg, payload...)
+		if _, err := peer.WriteToUDPAddrPort(dg, d.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := d.Next(context.Background(), time.Now().Add(10*time.Second))
+		if err != nil {
+			t.Fatalf("%d-byte payload: Next: %v", size, err)
+		}
+		if ev.Kind != EventMessage || !bytes.Equal(ev.Msg.Payload, payload) {
+			t.Fatalf("%d-byte payload: event %v with a %d-byte payload, want the message whole", size, ev.Kind, len(ev.Msg.Payload))
+		}
+	}
+}
+
