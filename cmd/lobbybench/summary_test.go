@@ -77,6 +77,33 @@ func TestEngineSummaryStray(t *testing.T) {
 	}
 }
 
+// TestEngineSummaryLatencyEnd: the Harness lines say where the latencies
+// end when the clients said, and nothing when they did not.
+func TestEngineSummaryLatencyEnd(t *testing.T) {
+	for _, tt := range []struct {
+		end  string
+		want string // "" = no latency_end line
+	}{
+		{"", ""},
+		{result.LatencyEndKernel, "latencies end at each reply's kernel receive stamp (latency_end: kernel receive stamp)"},
+		{result.LatencyEndUser, "latencies end when the client saw each reply, after its wake-up: no kernel receive stamps (latency_end: user-space receive)"},
+		{result.LatencyEndMixed, "for others (latency_end: mixed)"},
+	} {
+		var b strings.Builder
+		res := &engine.Result{Run: &result.Run{}, Engine: &engine.Info{Protocol: "udp-lobby", Shard: "0/1", Harness: result.Harness{LatencyEnd: tt.end}}}
+		writeEngineSummary(&b, res)
+		out := b.String()
+		assertNarrow(t, out)
+		flat := strings.Join(strings.Fields(out), " ")
+		switch {
+		case tt.want == "" && strings.Contains(flat, "latency_end"):
+			t.Errorf("%q: a latency_end line:\n%s", tt.end, out)
+		case tt.want != "" && !strings.Contains(flat, tt.want):
+			t.Errorf("%q: no %q in:\n%s", tt.end, tt.want, out)
+		}
+	}
+}
+
 // TestRunSummaryVerdictLast: on a passing run whose harness sent late,
 // the send-lag warning is folded to TermWidth and printed with the
 // harness's lines, before the verdict, which is the last line of the

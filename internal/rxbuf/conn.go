@@ -22,6 +22,11 @@ type Conn struct {
 	errno syscall.Errno
 
 	buf Buf
+
+	// Stamp is the kernel's receive stamp of the datagram Read last
+	// returned (Scratch.Stamp: ns on CLOCK_REALTIME), 0 when none came
+	// with it (stamps not enabled, or not read here).
+	Stamp int64
 }
 
 // NewConn returns a Conn reading from c.
@@ -41,6 +46,7 @@ func NewConn(c *net.UDPConn) *Conn {
 // Release. Errors are the net package's (a deadline's is a timeout).
 func (r *Conn) Read() ([]byte, netip.AddrPort, error) {
 	if r.raw == nil {
+		r.Stamp = 0
 		s := Get()
 		n, _, _, from, err := r.c.ReadMsgUDPAddrPort(s.Bytes(), nil)
 		if err != nil {
@@ -49,7 +55,7 @@ func (r *Conn) Read() ([]byte, netip.AddrPort, error) {
 		}
 		return r.buf.Keep(s, n), from, nil
 	}
-	r.data, r.errno = nil, 0
+	r.data, r.errno, r.Stamp = nil, 0, 0
 	if err := r.raw.Read(r.fn); err != nil {
 		return nil, netip.AddrPort{}, err
 	}
@@ -69,7 +75,7 @@ func (r *Conn) rawRead(fd uintptr) bool {
 		n, e := s.Recv(fd)
 		switch e {
 		case 0:
-			r.from = s.Source()
+			r.from, r.Stamp = s.Source(), s.Stamp()
 			r.data = r.buf.Keep(s, n)
 			return true
 		case syscall.EINTR:

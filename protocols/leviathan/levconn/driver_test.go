@@ -41,4 +41,3 @@ func TestDriverReadsLargeDatagramWhole(t *testing.T) {
 		}
 	}
 }
-

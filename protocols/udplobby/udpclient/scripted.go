@@ -38,6 +38,9 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 	for {
 		data, from, err := t.s.tr.recv(deadline)
 		at := time.Now()
+		if err == nil {
+			at = t.s.replyAt()
+		}
 		switch {
 		case errors.Is(err, errTimeout):
 			return "", nil, at, os.ErrDeadlineExceeded

@@ -149,6 +149,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if err := tr.open(src, sh.SocketBuffer, sh.Sweeper, sh.PollWindow); err != nil {
 		return nil, simclient.OpenError(err)
 	}
+	sh.ReceiveStamps(tr.stamps)
 	imp := sh.Plan.Impairment
 	if !imp.IsZero() {
 		r := sh.ImpairRand(id)
@@ -514,8 +515,19 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 			return intended, err
 		}
 	}
-	s.Rec.Record(key, intended, intended, time.Now())
+	s.Rec.Record(key, intended, intended, s.replyAt())
 	return intended, nil
+}
+
+// replyAt is when the reply recv last returned reached this host
+// (transport.receivedAt), counting one timed in user space on a socket
+// with kernel stamps (the run then says its latencies end mixed).
+func (s *session) replyAt() time.Time {
+	at, kernel := s.tr.receivedAt()
+	if !kernel && s.tr.stamps {
+		s.Shared.StampMissed()
+	}
+	return at
 }
 
 // leaveReason is the CLIENT_DISCONNECT reason of a leave step (0 for

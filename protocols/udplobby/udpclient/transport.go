@@ -43,6 +43,11 @@ type transport struct {
 
 	cancelled atomic.Bool
 	closed    atomic.Bool
+	// stamps: the kernel stamps every datagram the socket receives
+	// (SO_TIMESTAMPNS, Linux). kns is the stamp of the datagram recv last
+	// returned (ns on CLOCK_REALTIME), 0 when it came with none.
+	stamps bool
+	kns    int64
 	// io counts the payload bytes sent and received (the session's
 	// simclient.Base.IO).
 	io simclient.IOCount
@@ -326,7 +331,7 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 		}
 	}
 	if h, ok := t.in.Pop(now); ok {
-		t.cur = h.Data
+		t.cur, t.kns = h.Data, 0 // its time is when the impairment let it through
 		return h.Data, h.Addr, true, nil
 	}
 	if n := t.out.Next(); !n.IsZero() && (wake.IsZero() || n.Before(*wake)) {
@@ -343,12 +348,43 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 // where raw reads are not available (initIO).
 func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
 	s := rxbuf.Get()
+	t.kns = 0
 	n, _, _, from, err := t.c.ReadMsgUDPAddrPort(s.Bytes(), nil)
 	if err != nil {
 		s.Put()
 		return nil, from, err
 	}
 	return t.rx.Keep(s, n), from, nil
+}
+
+// maxStampAge bounds how long before recv's return a kernel receive stamp
+// can be: longer than any wait for a reply. An older stamp, or one from
+// the future, means the wall clock stepped in between.
+const maxStampAge = time.Minute
+
+// receivedAt returns when the datagram recv last returned reached this
+// host: its kernel receive stamp (kernel) where the socket has them, else
+// now, when the client sees it.
+//
+// The kernel stamps on CLOCK_REALTIME; the intended send times the
+// latencies start from carry Go's monotonic reading, which does not step
+// with the wall clock. So the stamp is not used as a time of its own: now
+// (wall and monotonic) is read once, the datagram's age is the difference
+// of the two wall clocks (now.Sub of a time without a monotonic reading
+// compares wall clocks), and the result is now less that age: a time on
+// both clocks, comparable with the intended send time. Only a wall clock
+// step in the microseconds between the stamp and now could bend it; an
+// age out of bounds (maxStampAge) is taken as one, and now is used.
+func (t *transport) receivedAt() (at time.Time, kernel bool) {
+	now := time.Now()
+	if t.kns == 0 {
+		return now, false
+	}
+	age := now.Sub(time.Unix(0, t.kns))
+	if age < 0 || age > maxStampAge {
+		return now, false
+	}
+	return now.Add(-age), true
 }
 
 // armPoll opens the window in which recv polls without parking, after a

@@ -77,8 +77,13 @@ func (t *transport) initIO() bool {
 	}
 	t.raw, t.family, t.fd = raw, fam, sfd
 	t.readFn, t.writeFn = t.rawRead, t.rawWrite
+	t.stamps = enableStamps(raw) == nil
 	return true
 }
+
+// enableStamps turns the kernel's receive stamps on (a variable: tests
+// make it refuse).
+var enableStamps = rxbuf.EnableStamps
 
 // waitFD is the descriptor a session that recv left with errWouldBlock
 // waits on (readable: its datagram is there), or -1 when recv never does
@@ -124,7 +129,7 @@ func (t *transport) rawRead(fd uintptr) bool {
 		n, e := s.Recv(fd)
 		switch e {
 		case 0:
-			t.from, t.got = s.Source(), true
+			t.from, t.kns, t.got = s.Source(), s.Stamp(), true
 			t.data = t.rx.Keep(s, n)
 		case unix.EAGAIN, unix.EINTR:
 		default:
