@@ -265,8 +265,8 @@ type Harness struct {
 	// not a violation (simclient.Shared.StrayDatagram).
 	StrayDatagrams int64 `json:"stray_datagrams,omitempty"`
 	// LatencyEnd is where the run's latencies end (LatencyEndKernel,
-	// LatencyEndUser, LatencyEndMixed); empty when no client said (TCP
-	// and Leviathan clients do not).
+	// LatencyEndUser, LatencyEndMixed); empty when no client said
+	// (tcp-lobby's do not).
 	LatencyEnd string `json:"latency_end,omitempty"`
 }
 

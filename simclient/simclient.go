@@ -14,6 +14,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -268,7 +269,7 @@ type Shared struct {
 	stray atomic.Int64 // StrayDatagram
 	// stamped and plain count the client sockets with kernel receive
 	// stamps and without (ReceiveStamps); stampMissed the replies timed
-	// in user space on a stamped one (StampMissed).
+	// in user space on a stamped one (ReplyAt).
 	stamped, plain, stampMissed atomic.Int64
 	// shard is Options.Shard; scripts counts the sessions that played a
 	// scripted step (a script's ${shard}, ${session}).
@@ -299,10 +300,18 @@ func (sh *Shared) ReceiveStamps(kernel bool) {
 	}
 }
 
-// StampMissed counts a reply timed when the client saw it although its
-// socket has kernel receive stamps: none came with it, or the client's
-// impairment held it.
-func (sh *Shared) StampMissed() { sh.stampMissed.Add(1) }
+// ReplyAt returns when a reply reached this host: the kernel receive
+// stamp ns that came with it (rxbuf.At; 0: none), or now. A reply timed
+// now on a socket with stamps (stamped: none came with it, or the
+// client's impairment held it) is counted: the run's latencies then end
+// mixed.
+func (sh *Shared) ReplyAt(stamped bool, ns int64) time.Time {
+	at, kernel := rxbuf.At(ns)
+	if stamped && !kernel {
+		sh.stampMissed.Add(1)
+	}
+	return at
+}
 
 // LatencyEnd says where the run's latencies end (result.LatencyEndOf).
 func (sh *Shared) LatencyEnd() string {

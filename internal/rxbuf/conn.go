@@ -41,6 +41,10 @@ func NewConn(c *net.UDPConn) *Conn {
 	return r
 }
 
+// EnableStamps turns the kernel's receive stamps on (EnableStamps), for
+// Stamp; false where they are not had.
+func (r *Conn) EnableStamps() bool { return r.raw != nil && EnableStamps(r.raw) == nil }
+
 // Read waits for the next datagram (within c's read deadline) and returns
 // it, whole, and its source. The datagram is valid until the next Read or
 // Release. Errors are the net package's (a deadline's is a timeout).

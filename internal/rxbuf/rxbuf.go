@@ -12,7 +12,10 @@
 // holds it only until it reads again.
 package rxbuf
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 const (
 	// Size is a Scratch's capacity: more than the largest UDP payload
@@ -90,4 +93,34 @@ func (r *Buf) Held() int {
 		n += Size
 	}
 	return n
+}
+
+// maxStampAge bounds how long before At a kernel receive stamp can be:
+// longer than any wait for a reply. An older stamp, or one from the
+// future, means the wall clock stepped in between.
+const maxStampAge = time.Minute
+
+// At returns when a datagram with the kernel receive stamp ns (Stamp; 0:
+// none) reached this host, as a time comparable with Go's (kernel), or
+// now when it has no usable stamp.
+//
+// The kernel stamps on CLOCK_REALTIME; the intended send times latencies
+// start from carry Go's monotonic reading, which does not step with the
+// wall clock. So the stamp is not used as a time of its own: now (wall
+// and monotonic) is read once, the datagram's age is the difference of
+// the two wall clocks (now.Sub of a time without a monotonic reading
+// compares wall clocks), and the result is now less that age: a time on
+// both clocks. Only a wall clock step in the microseconds between the
+// stamp and now could bend it; an age out of bounds (maxStampAge) is
+// taken as one, and now is used.
+func At(ns int64) (at time.Time, kernel bool) {
+	now := time.Now()
+	if ns == 0 {
+		return now, false
+	}
+	age := now.Sub(time.Unix(0, ns))
+	if age < 0 || age > maxStampAge {
+		return now, false
+	}
+	return now.Add(-age), true
 }

@@ -26,6 +26,9 @@ type DriverOptions struct {
 	Config Config
 	// Local is the local address to bind (the zero Addr: the OS chooses).
 	Local netip.Addr
+	// KernelStamps asks the kernel to stamp each datagram's arrival
+	// (rxbuf.EnableStamps), for ReceivedAt.
+	KernelStamps bool
 	// SocketBuffer sets SO_RCVBUF/SO_SNDBUF when positive.
 	SocketBuffer int
 	// In and Out impair received and sent datagrams, drawn from Rand
@@ -63,6 +66,10 @@ type Driver struct {
 	qpos   int
 	held   []byte // impaired datagram whose events are queued
 	closed atomic.Bool
+	// stamps: the socket has kernel receive stamps; kns is the stamp of
+	// the datagram whose events Next returns (0: none).
+	stamps bool
+	kns    int64
 }
 
 // Dial opens a UDP socket connected to peer and a connection engine for it.
@@ -87,15 +94,26 @@ func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
 		sock.SetReadBuffer(opt.SocketBuffer)
 		sock.SetWriteBuffer(opt.SocketBuffer)
 	}
-	return &Driver{
+	d := &Driver{
 		c:    c,
 		sock: sock,
 		opt:  opt,
 		in:   impair.New(opt.In, opt.Rand, maxHeld),
 		out:  impair.New(opt.Out, opt.Rand, maxHeld),
 		rx:   rxbuf.NewConn(sock),
-	}, nil
+	}
+	d.stamps = opt.KernelStamps && d.rx.EnableStamps()
+	return d, nil
 }
+
+// KernelStamps reports whether the socket's datagrams come with the
+// kernel's receive stamps.
+func (d *Driver) KernelStamps() bool { return d.stamps }
+
+// Stamp is the kernel's receive stamp of the datagram whose events Next
+// returns (ns on CLOCK_REALTIME; rxbuf.At converts it), 0 when it came
+// with none or the impairment held it.
+func (d *Driver) Stamp() int64 { return d.kns }
 
 // Conn returns the connection engine (for Stats and settings).
 func (d *Driver) Conn() *Conn { return d.c }
@@ -257,7 +275,7 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 		}
 		now := time.Now()
 		if h, ok := d.in.Pop(now); ok {
-			d.held = h.Data
+			d.held, d.kns = h.Data, 0
 			d.receive(now, h.Data)
 			continue
 		}
@@ -307,7 +325,7 @@ func (d *Driver) readOne(now, deadline time.Time) error {
 		}
 		return fmt.Errorf("levconn: read: %w", err)
 	}
-	now = time.Now()
+	now, d.kns = time.Now(), d.rx.Stamp
 	if d.opt.OnRecv != nil {
 		d.opt.OnRecv(b)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -38,6 +39,45 @@ func TestDriverReadsLargeDatagramWhole(t *testing.T) {
 		}
 		if ev.Kind != EventMessage || !bytes.Equal(ev.Msg.Payload, payload) {
 			t.Fatalf("%d-byte payload: event %v with a %d-byte payload, want the message whole", size, ev.Kind, len(ev.Msg.Payload))
+		}
+	}
+}
+
+// TestDriverStamp: a driver asked for kernel stamps gives each datagram's
+// (between its send and Next's return); one not asked gives none.
+func TestDriverStamp(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kernel receive stamps are read on Linux only")
+	}
+	for _, want := range []bool{true, false} {
+		peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer peer.Close()
+		d, err := Dial(peer.LocalAddr().(*net.UDPAddr).AddrPort(), DriverOptions{KernelStamps: want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if d.KernelStamps() != want {
+			t.Fatalf("KernelStamps = %v, want %v", d.KernelStamps(), want)
+		}
+		dg := levwire.AppendNormalHeader(nil, 5, 0, nil, 1)
+		dg = levwire.AppendRequestHeader(dg, 3, levwire.ReqIdentification)
+		before := time.Now().UnixNano()
+		if _, err := peer.WriteToUDPAddrPort(dg, d.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Next(context.Background(), time.Now().Add(10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now().UnixNano()
+		switch ns := d.Stamp(); {
+		case want && (ns < before || ns > after):
+			t.Errorf("stamp %d not between the send (%d) and Next's return (%d)", ns, before, after)
+		case !want && ns != 0:
+			t.Errorf("a stamp (%d) on a driver not asked for them", ns)
 		}
 	}
 }

@@ -520,15 +520,8 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 }
 
 // replyAt is when the reply recv last returned reached this host
-// (transport.receivedAt), counting one timed in user space on a socket
-// with kernel stamps (the run then says its latencies end mixed).
-func (s *session) replyAt() time.Time {
-	at, kernel := s.tr.receivedAt()
-	if !kernel && s.tr.stamps {
-		s.Shared.StampMissed()
-	}
-	return at
-}
+// (simclient.Shared.ReplyAt).
+func (s *session) replyAt() time.Time { return s.Shared.ReplyAt(s.tr.stamps, s.tr.kns) }
 
 // leaveReason is the CLIENT_DISCONNECT reason of a leave step (0 for
 // another step).

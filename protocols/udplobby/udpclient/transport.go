@@ -357,36 +357,6 @@ func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
 	return t.rx.Keep(s, n), from, nil
 }
 
-// maxStampAge bounds how long before recv's return a kernel receive stamp
-// can be: longer than any wait for a reply. An older stamp, or one from
-// the future, means the wall clock stepped in between.
-const maxStampAge = time.Minute
-
-// receivedAt returns when the datagram recv last returned reached this
-// host: its kernel receive stamp (kernel) where the socket has them, else
-// now, when the client sees it.
-//
-// The kernel stamps on CLOCK_REALTIME; the intended send times the
-// latencies start from carry Go's monotonic reading, which does not step
-// with the wall clock. So the stamp is not used as a time of its own: now
-// (wall and monotonic) is read once, the datagram's age is the difference
-// of the two wall clocks (now.Sub of a time without a monotonic reading
-// compares wall clocks), and the result is now less that age: a time on
-// both clocks, comparable with the intended send time. Only a wall clock
-// step in the microseconds between the stamp and now could bend it; an
-// age out of bounds (maxStampAge) is taken as one, and now is used.
-func (t *transport) receivedAt() (at time.Time, kernel bool) {
-	now := time.Now()
-	if t.kns == 0 {
-		return now, false
-	}
-	age := now.Sub(time.Unix(0, t.kns))
-	if age < 0 || age > maxStampAge {
-		return now, false
-	}
-	return now.Add(-age), true
-}
-
 // armPoll opens the window in which recv polls without parking, after a
 // send in precise mode.
 func (t *transport) armPoll() { t.pollUntil = time.Now().Add(t.window) }
