@@ -11,21 +11,29 @@ import (
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 )
 
+// dialPeer is a driver with opt connected to a loopback socket of the
+// test's, the peer; both close when the test ends.
+func dialPeer(t *testing.T, opt DriverOptions) (*net.UDPConn, *Driver) {
+	t.Helper()
+	peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	d, err := Dial(peer.LocalAddr().(*net.UDPAddr).AddrPort(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return peer, d
+}
+
 // TestDriverReadsLargeDatagramWhole: a datagram larger than the 2 KiB a
 // driver used to start with is read whole the first time, its message
 // delivered; the peer need not send it again.
 func TestDriverReadsLargeDatagramWhole(t *testing.T) {
 	for _, size := range []int{10, 2048, 10_000, levwire.MaxDatagram - 64} {
-		peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer peer.Close()
-		d, err := Dial(peer.LocalAddr().(*net.UDPAddr).AddrPort(), DriverOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
+		peer, d := dialPeer(t, DriverOptions{})
 		payload := bytes.Repeat([]byte{0x5a}, size)
 		dg := levwire.AppendNormalHeader(nil, 5, 0, nil, 1)
 		dg = levwire.AppendRequestHeader(dg, 3, levwire.ReqIdentification)
@@ -50,16 +58,7 @@ func TestDriverStamp(t *testing.T) {
 		t.Skip("kernel receive stamps are read on Linux only")
 	}
 	for _, want := range []bool{true, false} {
-		peer, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer peer.Close()
-		d, err := Dial(peer.LocalAddr().(*net.UDPAddr).AddrPort(), DriverOptions{KernelStamps: want})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
+		peer, d := dialPeer(t, DriverOptions{KernelStamps: want})
 		if d.KernelStamps() != want {
 			t.Fatalf("KernelStamps = %v, want %v", d.KernelStamps(), want)
 		}
