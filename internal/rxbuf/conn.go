@@ -10,7 +10,7 @@ import (
 // Conn reads whole datagrams from a UDP socket for one goroutine. On
 // Linux it reads through the socket's syscall.RawConn, taking a Scratch
 // only once a datagram is there: parked on the netpoller, it holds no
-// buffer. Elsewhere it reads with the net package, holding a Scratch
+// buffer, not even the small one of its last datagram. Elsewhere it reads with the net package, holding a Scratch
 // while parked.
 type Conn struct {
 	c   *net.UDPConn
@@ -85,7 +85,10 @@ func (r *Conn) rawRead(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
+			// Nothing yet: wait holding no buffer (the last datagram
+			// is no longer valid: this is the next Read).
 			s.Put()
+			r.buf.Release()
 			return false
 		}
 		s.Put()

@@ -2,7 +2,9 @@ package rxbuf
 
 import (
 	"bytes"
+	"net"
 	"testing"
+	"time"
 )
 
 // TestKeep: a datagram is kept whole whatever its size; one that fits is
@@ -35,5 +37,40 @@ func TestKeep(t *testing.T) {
 	r.Release()
 	if h := r.Held(); h != 0 {
 		t.Errorf("after Release the reader holds %d bytes, want 0", h)
+	}
+}
+
+// TestConnParksEmptyHanded: a Conn waiting for a datagram holds no
+// buffer (Linux), and reads a large one whole.
+func TestConnParksEmptyHanded(t *testing.T) {
+	if !Supported {
+		t.Skip("off Linux a Conn holds a Scratch while it waits")
+	}
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := NewConn(c)
+	for _, size := range []int{100, 20_000} {
+		want := bytes.Repeat([]byte{7}, size)
+		if _, err := c.WriteToUDPAddrPort(want, c.LocalAddr().(*net.UDPAddr).AddrPort()); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, _, err := r.Read()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("Read = %d bytes, %v; want the %d whole", len(got), err, size)
+		}
+		if r.buf.Held() == 0 {
+			t.Fatal("the datagram Read returned is held by nothing")
+		}
+		c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		if _, _, err := r.Read(); err == nil {
+			t.Fatal("a Read with nothing sent returned a datagram")
+		}
+		if n := r.buf.Held(); n != 0 {
+			t.Errorf("after waiting for nothing the Conn holds %d bytes", n)
+		}
 	}
 }
