@@ -572,6 +572,7 @@ func (r *runState) fillInfo(out *executed) {
 	}
 	info.Harness = r.mem.Stop()
 	info.Harness.StrayDatagrams = r.sh.StrayDatagrams()
+	info.Harness.LatencyEnd = r.sh.LatencyEnd()
 	if r.srv != nil {
 		info.Server = r.srv.stats()
 	}

@@ -451,7 +451,7 @@ func (s *ProgressSample) add(o ProgressSample) {
 
 // addHarness sums a process's figures into h: the processes ran at once,
 // so their peaks and CPU add up (an upper bound of the joint peak);
-// GOMAXPROCS is the largest.
+// GOMAXPROCS is the largest; latencies that end differently are mixed.
 func addHarness(h *Harness, o Harness) {
 	h.PeakRSSBytes += o.PeakRSSBytes
 	h.PeakHeapBytes += o.PeakHeapBytes
@@ -459,5 +459,6 @@ func addHarness(h *Harness, o Harness) {
 	h.PeakGoroutines += o.PeakGoroutines
 	h.CPUSeconds += o.CPUSeconds
 	h.StrayDatagrams += o.StrayDatagrams
+	h.LatencyEnd = result.MergeLatencyEnd(h.LatencyEnd, o.LatencyEnd)
 	h.GOMAXPROCS = max(h.GOMAXPROCS, o.GOMAXPROCS)
 }

@@ -264,6 +264,47 @@ type Harness struct {
 	// of their requests: other programs' traffic, not the target's, so
 	// not a violation (simclient.Shared.StrayDatagram).
 	StrayDatagrams int64 `json:"stray_datagrams,omitempty"`
+	// LatencyEnd is where the run's latencies end (LatencyEndKernel,
+	// LatencyEndUser, LatencyEndMixed); empty when no client said
+	// (tcp-lobby's do not).
+	LatencyEnd string `json:"latency_end,omitempty"`
+}
+
+// Where a latency ends: the kernel's receive stamp of the reply
+// (SO_TIMESTAMPNS, Linux), the moment the client's goroutine saw the
+// reply (later by its wake-up: ~10 µs at the median, ~140 µs at p99 on a
+// busy machine), or some of each.
+const (
+	LatencyEndKernel = "kernel receive stamp"
+	LatencyEndUser   = "user-space receive"
+	LatencyEndMixed  = "mixed"
+)
+
+// LatencyEndOf says where the latencies of a run end from its clients'
+// sockets: stamped (kernel receive stamps on), plain (off), and missed,
+// the replies timed in user space on a stamped socket (no stamp came
+// with them). "" when no socket was counted.
+func LatencyEndOf(stamped, plain, missed int64) string {
+	switch {
+	case stamped == 0 && plain == 0:
+		return ""
+	case plain == 0 && missed == 0:
+		return LatencyEndKernel
+	case stamped == 0:
+		return LatencyEndUser
+	}
+	return LatencyEndMixed
+}
+
+// MergeLatencyEnd is where the latencies of two merged runs end.
+func MergeLatencyEnd(a, b string) string {
+	switch {
+	case a == "" || a == b:
+		return b
+	case b == "":
+		return a
+	}
+	return LatencyEndMixed
 }
 
 // Totals are run-wide counters; each equals the sum over Steps except

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -266,6 +267,10 @@ type Shared struct {
 	others *othersTracker
 
 	stray atomic.Int64 // StrayDatagram
+	// stamped and plain count the client sockets with kernel receive
+	// stamps and without (ReceiveStamps); stampMissed the replies timed
+	// in user space on a stamped one (ReplyAt).
+	stamped, plain, stampMissed atomic.Int64
 	// shard is Options.Shard; scripts counts the sessions that played a
 	// scripted step (a script's ${shard}, ${session}).
 	shard   int
@@ -283,6 +288,35 @@ func (sh *Shared) StrayDatagram() { sh.stray.Add(1) }
 // StrayDatagrams returns how many datagrams StrayDatagram counted (the
 // harness section's stray_datagrams).
 func (sh *Shared) StrayDatagrams() int64 { return sh.stray.Load() }
+
+// ReceiveStamps tells the run how the replies a client socket receives
+// are timed, once per socket: by the kernel's receive stamp (kernel) or
+// when the client saw them.
+func (sh *Shared) ReceiveStamps(kernel bool) {
+	if kernel {
+		sh.stamped.Add(1)
+	} else {
+		sh.plain.Add(1)
+	}
+}
+
+// ReplyAt returns when a reply reached this host: the kernel receive
+// stamp ns that came with it (rxbuf.At; 0: none), or now. A reply timed
+// now on a socket with stamps (stamped: none came with it, or the
+// client's impairment held it) is counted: the run's latencies then end
+// mixed.
+func (sh *Shared) ReplyAt(stamped bool, ns int64) time.Time {
+	at, kernel := rxbuf.At(ns)
+	if stamped && !kernel {
+		sh.stampMissed.Add(1)
+	}
+	return at
+}
+
+// LatencyEnd says where the run's latencies end (result.LatencyEndOf).
+func (sh *Shared) LatencyEnd() string {
+	return result.LatencyEndOf(sh.stamped.Load(), sh.plain.Load(), sh.stampMissed.Load())
+}
 
 // nextScriptSession numbers a session that plays scripted steps, from 1
 // in this process: its ${session}.

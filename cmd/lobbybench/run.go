@@ -484,6 +484,9 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	if h.StrayDatagrams > 0 {
 		lines = append(lines, fmt.Sprintf("  %s from ports the target never used, not replies to any request (other programs' traffic: not counted against the target)", words.Count(h.StrayDatagrams, "stray datagram")))
 	}
+	if line := latencyEndLine(h.LatencyEnd); line != "" {
+		lines = append(lines, line)
+	}
 	for _, line := range lines {
 		reports.WriteWrapped(w, line, 4)
 	}
@@ -546,4 +549,18 @@ func progressMode(e *env, quiet bool) engine.ProgressMode {
 		}
 	}
 	return engine.ProgressLines
+}
+
+// latencyEndLine says in the Harness lines where the latencies end
+// (result.Harness.LatencyEnd; "" when no client said).
+func latencyEndLine(end string) string {
+	switch end {
+	case result.LatencyEndKernel:
+		return "  latencies end at each reply's kernel receive stamp (latency_end: " + end + ")"
+	case result.LatencyEndUser:
+		return "  latencies end when the client saw each reply, after its wake-up: no kernel receive stamps (latency_end: " + end + ")"
+	case result.LatencyEndMixed:
+		return "  latencies end at the kernel's receive stamp for some replies, when the client saw them for others (latency_end: " + end + ")"
+	}
+	return ""
 }

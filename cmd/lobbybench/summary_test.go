@@ -50,6 +50,18 @@ func firstParagraph(out string) string {
 	return strings.Join(strings.Fields(p), " ")
 }
 
+// harnessSummary is the engine summary of a run with harness figures h,
+// checked narrow: as printed, and its words joined by single spaces.
+func harnessSummary(t *testing.T, h result.Harness) (out, flat string) {
+	t.Helper()
+	var b strings.Builder
+	res := &engine.Result{Run: &result.Run{}, Engine: &engine.Info{Protocol: "udp-lobby", Shard: "0/1", Harness: h}}
+	writeEngineSummary(&b, res)
+	out = b.String()
+	assertNarrow(t, out)
+	return out, strings.Join(strings.Fields(out), " ")
+}
+
 // TestEngineSummaryStray: stray datagrams (other programs' traffic, not
 // the target's) are named in the Harness lines when there were any, and
 // only then.
@@ -62,17 +74,34 @@ func TestEngineSummaryStray(t *testing.T) {
 		{1, "1 stray datagram from ports the target never used"},
 		{70, "70 stray datagrams from ports the target never used"},
 	} {
-		var b strings.Builder
-		res := &engine.Result{Run: &result.Run{}, Engine: &engine.Info{Protocol: "udp-lobby", Shard: "0/1", Harness: result.Harness{StrayDatagrams: tt.stray}}}
-		writeEngineSummary(&b, res)
-		out := b.String()
-		assertNarrow(t, out)
-		flat := strings.Join(strings.Fields(out), " ")
+		out, flat := harnessSummary(t, result.Harness{StrayDatagrams: tt.stray})
 		switch {
 		case tt.want == "" && strings.Contains(flat, "stray"):
 			t.Errorf("stray %d: a stray line:\n%s", tt.stray, out)
 		case tt.want != "" && !strings.Contains(flat, tt.want+", not replies to any request"):
 			t.Errorf("stray %d: no %q in:\n%s", tt.stray, tt.want, out)
+		}
+	}
+}
+
+// TestEngineSummaryLatencyEnd: the Harness lines say where the latencies
+// end when the clients said, and nothing when they did not.
+func TestEngineSummaryLatencyEnd(t *testing.T) {
+	for _, tt := range []struct {
+		end  string
+		want string // "" = no latency_end line
+	}{
+		{"", ""},
+		{result.LatencyEndKernel, "latencies end at each reply's kernel receive stamp (latency_end: kernel receive stamp)"},
+		{result.LatencyEndUser, "latencies end when the client saw each reply, after its wake-up: no kernel receive stamps (latency_end: user-space receive)"},
+		{result.LatencyEndMixed, "for others (latency_end: mixed)"},
+	} {
+		out, flat := harnessSummary(t, result.Harness{LatencyEnd: tt.end})
+		switch {
+		case tt.want == "" && strings.Contains(flat, "latency_end"):
+			t.Errorf("%q: a latency_end line:\n%s", tt.end, out)
+		case tt.want != "" && !strings.Contains(flat, tt.want):
+			t.Errorf("%q: no %q in:\n%s", tt.end, tt.want, out)
 		}
 	}
 }

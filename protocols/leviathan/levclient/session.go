@@ -117,6 +117,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	opt := levconn.DriverOptions{
 		Config:       rt.engineCfg,
 		Local:        src,
+		KernelStamps: true,
 		SocketBuffer: max(sh.SocketBuffer, 0),
 		OnMalformed: func(b []byte, err error) {
 			rule, detail := RuleMalformed, err.Error()
@@ -148,6 +149,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		return nil, simclient.OpenError(err)
 	}
 	s.d = d
+	sh.ReceiveStamps(d.KernelStamps())
 	if sh.Sweeper != nil {
 		s.waker = sh.Sweeper.Add(func() { d.Socket().SetReadDeadline(time.Now()) })
 		l.waker = s.waker
@@ -244,7 +246,7 @@ func (s *session) request(ctx context.Context, timeout time.Duration, t lv.Reque
 		v, ferr := match(num, m)
 		switch v {
 		case accept:
-			s.Rec.Record(key, intended, sent, time.Now())
+			s.Rec.Record(key, intended, sent, s.replyAt())
 			return sent, nil
 		case refuse:
 			s.Rec.Fail(key, reasonOfRefusal(ferr), time.Now())
@@ -501,7 +503,7 @@ func (s *session) echoes(ctx context.Context, i int, st *scenario.Step) error {
 		if err != nil {
 			return s.StepErr(i, st, err)
 		}
-		now := time.Now()
+		now := s.replyAt()
 		// s.Next is the previous reply: a slow one delays this echo, and
 		// that wait is the server's, not the harness's send lag.
 		s.Rec.RecordReady(key, intended, s.Next, sent, now)
@@ -558,3 +560,7 @@ func (s *session) closeConn(ctx context.Context, st *scenario.Step) (time.Time, 
 	simclient.EndRequest(s.Rec, s.rt.closeKey, reasonOf(ctx, err), time.Now())
 	return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("CloseConnection not acked: %w", err)}
 }
+
+// replyAt is when the reply Next last returned reached this host
+// (simclient.Shared.ReplyAt).
+func (s *session) replyAt() time.Time { return s.Shared.ReplyAt(s.d.KernelStamps(), s.d.Stamp()) }

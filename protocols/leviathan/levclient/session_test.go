@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -264,3 +265,28 @@ func TestRateProbe(t *testing.T) {
 // port on 127.0.0.1 (one such stray failed a udpclient test under
 // .ci/stress-ci). udpclient uses 127.0.77.1.
 var clientSrc = netip.MustParseAddr("127.0.78.1")
+
+// TestLatencyEndKernel: on Linux a Leviathan client's replies are timed
+// by the kernel's receive stamp, and the run says so.
+func TestLatencyEndKernel(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kernel receive stamps are read on Linux only")
+	}
+	s := startServer(t, nil)
+	p := plan(t, "", fullFlow)
+	sh := fastShared(t, p, s, metrics.NewCollector(time.Now()))
+	factory, _ := simclient.Lookup("leviathan")
+	sess, err := factory(sh, 0, &p.Flows[0], clientSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := sess.Run(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := sh.LatencyEnd(); got != result.LatencyEndKernel {
+		t.Errorf("LatencyEnd = %q, want %q", got, result.LatencyEndKernel)
+	}
+}

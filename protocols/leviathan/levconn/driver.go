@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/impair"
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 )
 
@@ -25,6 +26,9 @@ type DriverOptions struct {
 	Config Config
 	// Local is the local address to bind (the zero Addr: the OS chooses).
 	Local netip.Addr
+	// KernelStamps asks the kernel to stamp each datagram's arrival
+	// (rxbuf.EnableStamps), for ReceivedAt.
+	KernelStamps bool
 	// SocketBuffer sets SO_RCVBUF/SO_SNDBUF when positive.
 	SocketBuffer int
 	// In and Out impair received and sent datagrams, drawn from Rand
@@ -57,15 +61,15 @@ type Driver struct {
 	opt    DriverOptions
 	in     *impair.Impairer
 	out    *impair.Impairer
-	buf    []byte
+	rx     *rxbuf.Conn // whole datagrams, whatever their size
 	queue  []Event
 	qpos   int
 	held   []byte // impaired datagram whose events are queued
 	closed atomic.Bool
-
-	// Truncated counts datagrams lost because they did not fit the
-	// initial receive buffer (which then grew to the largest datagram).
-	Truncated int
+	// stamps: the socket has kernel receive stamps; kns is the stamp of
+	// the datagram whose events Next returns (0: none).
+	stamps bool
+	kns    int64
 }
 
 // Dial opens a UDP socket connected to peer and a connection engine for it.
@@ -90,15 +94,26 @@ func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
 		sock.SetReadBuffer(opt.SocketBuffer)
 		sock.SetWriteBuffer(opt.SocketBuffer)
 	}
-	return &Driver{
+	d := &Driver{
 		c:    c,
 		sock: sock,
 		opt:  opt,
 		in:   impair.New(opt.In, opt.Rand, maxHeld),
 		out:  impair.New(opt.Out, opt.Rand, maxHeld),
-		buf:  make([]byte, smallBuf),
-	}, nil
+		rx:   rxbuf.NewConn(sock),
+	}
+	d.stamps = opt.KernelStamps && d.rx.EnableStamps()
+	return d, nil
 }
+
+// KernelStamps reports whether the socket's datagrams come with the
+// kernel's receive stamps.
+func (d *Driver) KernelStamps() bool { return d.stamps }
+
+// Stamp is the kernel's receive stamp of the datagram whose events Next
+// returns (ns on CLOCK_REALTIME; rxbuf.At converts it), 0 when it came
+// with none or the impairment held it.
+func (d *Driver) Stamp() int64 { return d.kns }
 
 // Conn returns the connection engine (for Stats and settings).
 func (d *Driver) Conn() *Conn { return d.c }
@@ -222,12 +237,6 @@ func earliest(ts ...time.Time) time.Time {
 	return d
 }
 
-// smallBuf is the initial receive buffer: lobby datagrams are small, and
-// thousands of sessions with 64 KiB each would cost hundreds of MiB. A
-// datagram that does not fit is lost (counted in Stats.Truncated) and the
-// buffer grows to the largest datagram; the peer's resend then fits.
-const smallBuf = 2048
-
 // maxBlock bounds one blocking read without a Wake owner, so a cancelled
 // context is noticed within it even if its wake-up raced a deadline reset.
 const maxBlock = 250 * time.Millisecond
@@ -266,7 +275,7 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 		}
 		now := time.Now()
 		if h, ok := d.in.Pop(now); ok {
-			d.held = h.Data
+			d.held, d.kns = h.Data, 0
 			d.receive(now, h.Data)
 			continue
 		}
@@ -288,9 +297,8 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 }
 
 // readOne waits for one datagram until the connection's next timer, the
-// deadline or maxBlock, and hands it to the connection. Its error ends
-// Next; a read that timed out and a datagram lost to a short buffer (which
-// grows it) are none.
+// deadline or maxBlock, and hands it to the connection, whole whatever
+// its size (rxbuf). Its error ends Next; a read that timed out is none.
 func (d *Driver) readOne(now, deadline time.Time) error {
 	wake := earliest(d.c.Deadline(), d.in.Next(), d.out.Next(), deadline)
 	if d.opt.Wake != nil {
@@ -301,7 +309,7 @@ func (d *Driver) readOne(now, deadline time.Time) error {
 		}
 		d.sock.SetReadDeadline(wake)
 	}
-	n, _, flags, _, err := d.sock.ReadMsgUDPAddrPort(d.buf, nil)
+	b, _, err := d.rx.Read()
 	if d.opt.Wake != nil {
 		d.opt.Wake(time.Time{})
 	}
@@ -317,21 +325,14 @@ func (d *Driver) readOne(now, deadline time.Time) error {
 		}
 		return fmt.Errorf("levconn: read: %w", err)
 	}
-	if (msgTrunc != 0 && flags&msgTrunc != 0) || (msgTrunc == 0 && n == len(d.buf)) {
-		if len(d.buf) < levwire.MaxDatagram+1 {
-			d.Truncated++
-			d.buf = make([]byte, levwire.MaxDatagram+1)
-			return nil
-		}
-	}
-	now = time.Now()
+	now, d.kns = time.Now(), d.rx.Stamp
 	if d.opt.OnRecv != nil {
-		d.opt.OnRecv(d.buf[:n])
+		d.opt.OnRecv(b)
 	}
-	if d.in != nil && !d.in.Apply(now, netip.AddrPort{}, d.buf[:n]) {
+	if d.in != nil && !d.in.Apply(now, netip.AddrPort{}, b) {
 		return nil // dropped or held
 	}
-	d.receive(now, d.buf[:n])
+	d.receive(now, b)
 	return nil
 }
 

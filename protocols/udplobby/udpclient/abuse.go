@@ -114,8 +114,6 @@ func (s *session) burstRecv(b *burst, deadline time.Time, onAnswer func(f *fligh
 		case err == nil:
 		case errors.Is(err, errTimeout):
 			return nil
-		case errors.Is(err, errTruncated):
-			continue
 		default:
 			return err
 		}

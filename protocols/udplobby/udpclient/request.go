@@ -106,7 +106,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			}
 			switch v {
 			case replyOK:
-				now := time.Now()
+				now := s.replyAt()
 				s.Rec.Record(key, s.p.intended, s.p.sent, now)
 				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended), true)
 				return s.p.sent, nil
@@ -124,11 +124,6 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 		case errors.Is(err, errTimeout):
 			if err := s.timedOut(key, pol, &s.pw.deadline, &s.pw.resendAt); err != nil {
 				return s.p.sent, err
-			}
-		case errors.Is(err, errTruncated):
-			// The reply did not fit; the buffer has grown: ask again now.
-			if err := s.resend(); err != nil {
-				return s.p.sent, s.sendFailed(key, err)
 			}
 		case errors.Is(err, errCancelled):
 			s.Rec.Cut(key)

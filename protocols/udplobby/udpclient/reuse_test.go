@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -189,8 +190,7 @@ func TestReuseAfterClose(t *testing.T) {
 }
 
 // TestIdleReleasesBuffer: a session waiting out a think time holds no
-// receive buffer, takes one again for the next reply, and keeps a grown
-// one (the pool holds initial-size buffers only).
+// receive buffer, and takes one again for the next reply.
 func TestIdleReleasesBuffer(t *testing.T) {
 	f := newFakeLobby(t, udpwire.ProfileSpec)
 	p := plan(t, "", "  - name: a\n    steps: [list_rooms, {think: 1ms}, list_rooms, {think: 1ms}]\n")
@@ -199,16 +199,11 @@ func TestIdleReleasesBuffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := s.(*session).tr
-	if tr.buf != nil {
-		t.Errorf("after a think time the session holds a %d-byte receive buffer", len(tr.buf))
+	if n := tr.rx.Held(); n != 0 {
+		t.Errorf("after a think time the session holds a %d-byte receive buffer", n)
 	}
 	if n := f.count(udpwire.LobbyListRooms); n != 2 {
 		t.Errorf("server saw %d lists, want 2", n)
-	}
-	tr.buf = make([]byte, maxBuf)
-	tr.idle()
-	if len(tr.buf) != maxBuf {
-		t.Error("a grown buffer was given away")
 	}
 }
 
@@ -328,5 +323,42 @@ func TestReuseLateReply(t *testing.T) {
 				t.Errorf("detail %q, want %q", got, tc.detail)
 			}
 		})
+	}
+}
+
+// TestLargeRoomList: a room list of 1,000 rooms (about 11 KB, more than
+// the small buffer a client keeps) is read whole the first time: no
+// request is sent again and none is counted as a retry.
+func TestLargeRoomList(t *testing.T) {
+	rooms := make([]udpwire.Room, 1000)
+	for i := range rooms {
+		rooms[i] = udpwire.Room{ID: uint32(i + 1), MaxPlayers: 4, Port: uint16(20000 + i), State: udpwire.Waiting}
+	}
+	f := newFakeLobby(t, udpwire.ProfileSpec, func(f *fakeLobby) {
+		f.lobbyHook = func(f *fakeLobby, m *udpwire.Message, def []byte) []byte {
+			if m.Type != udpwire.LobbyListRooms {
+				return def
+			}
+			b, err := udpwire.AppendRoomList(nil, f.p, m.Seq, rooms)
+			if err != nil {
+				f.t.Error(err)
+			}
+			if len(b) <= rxbuf.Small {
+				f.t.Errorf("a list of %d bytes fits the small buffer: the test proves nothing", len(b))
+			}
+			return b
+		}
+	})
+	p := plan(t, "defaults: {timeout: 5s, retries: 3}", "  - steps: [list_rooms, {think: 1ms}, list_rooms, {think: 1ms}]\n")
+	r := runSessions(t, p, f.addr(), 1, simclient.Options{})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	st := r.step(t, "list_rooms")
+	if st.Successes != 2 || st.Retries != 0 || st.Failures != 0 {
+		t.Errorf("list_rooms: %d ok, %d retries, %d failed; want 2, 0, 0", st.Successes, st.Retries, st.Failures)
+	}
+	if n := f.count(udpwire.LobbyListRooms); n != 2 {
+		t.Errorf("server saw %d lists, want 2 (one per step)", n)
 	}
 }

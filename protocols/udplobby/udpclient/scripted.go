@@ -38,11 +38,12 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 	for {
 		data, from, err := t.s.tr.recv(deadline)
 		at := time.Now()
+		if err == nil {
+			at = t.s.replyAt()
+		}
 		switch {
 		case errors.Is(err, errTimeout):
 			return "", nil, at, os.ErrDeadlineExceeded
-		case errors.Is(err, errTruncated):
-			continue // the buffer grew; the sender's next datagram fits
 		case err != nil:
 			return "", nil, at, err
 		case from == t.s.lobby:

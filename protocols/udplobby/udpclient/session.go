@@ -149,6 +149,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	if err := tr.open(src, sh.SocketBuffer, sh.Sweeper, sh.PollWindow); err != nil {
 		return nil, simclient.OpenError(err)
 	}
+	sh.ReceiveStamps(tr.stamps)
 	imp := sh.Plan.Impairment
 	if !imp.IsZero() {
 		r := sh.ImpairRand(id)
@@ -510,14 +511,17 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 		case errors.Is(err, errTimeout):
 			s.Rec.Fail(key, result.ReasonTimeout, time.Now())
 			return intended, &reqFail{Reason: result.ReasonTimeout, Err: fmt.Errorf("no SERVER_GAME_START within %s", st.Policy.Timeout)}
-		case errors.Is(err, errTruncated):
 		default:
 			return intended, err
 		}
 	}
-	s.Rec.Record(key, intended, intended, time.Now())
+	s.Rec.Record(key, intended, intended, s.replyAt())
 	return intended, nil
 }
+
+// replyAt is when the reply recv last returned reached this host
+// (simclient.Shared.ReplyAt).
+func (s *session) replyAt() time.Time { return s.Shared.ReplyAt(s.tr.stamps, s.tr.kns) }
 
 // leaveReason is the CLIENT_DISCONNECT reason of a leave step (0 for
 // another step).

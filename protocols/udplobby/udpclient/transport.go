@@ -12,26 +12,18 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/impair"
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
 var (
 	// errTimeout: the deadline given to recv passed.
 	errTimeout = errors.New("timeout")
-	// errTruncated: a datagram larger than the receive buffer arrived and
-	// was cut; the buffer has grown, the datagram is lost.
-	errTruncated = errors.New("datagram truncated by the receive buffer")
 	// errCancelled: the session's context ended.
 	errCancelled = simclient.ErrCancelled
 	// errWouldBlock: nothing to read yet, and the caller asked recv not to
 	// park (noPark): it suspends the session instead (waitFD).
 	errWouldBlock = errors.New("no datagram yet")
-)
-
-const (
-	initialBuf = 2048     // fits a 180-room list; grows on truncation
-	maxBuf     = 64 << 10 // any datagram of either profile fits
-	msgTrunc   = 0x20     // MSG_TRUNC (Linux); other systems never report it
 )
 
 // pastDeadline makes a read non-blocking.
@@ -44,15 +36,18 @@ type transport struct {
 	c     *net.UDPConn
 	sw    *simclient.Sweeper
 	waker *simclient.Waker
-	buf   []byte
+	rx    rxbuf.Buf // the last datagram read, valid until the next recv
 	out   *impair.Impairer
 	in    *impair.Impairer
 	cur   []byte // held incoming datagram returned by the last recv, recycled at the next
 
 	cancelled atomic.Bool
 	closed    atomic.Bool
-	// truncated counts datagrams lost to the receive buffer's size.
-	truncated int64
+	// stamps: the kernel stamps every datagram the socket receives
+	// (SO_TIMESTAMPNS, Linux). kns is the stamp of the datagram recv last
+	// returned (ns on CLOCK_REALTIME), 0 when it came with none.
+	stamps bool
+	kns    int64
 	// io counts the payload bytes sent and received (the session's
 	// simclient.Base.IO).
 	io simclient.IOCount
@@ -203,10 +198,10 @@ func (t *transport) flushOut(now time.Time) error {
 }
 
 // recv returns the next datagram and its source, waiting until deadline
-// (zero: no deadline). The datagram aliases a buffer valid until the next
-// recv. It returns errTimeout once deadline passed, errTruncated when a
-// datagram did not fit (the buffer grew), errCancelled after cancel, and
-// socket errors as they are.
+// (zero: no deadline), whole whatever its size (rxbuf). The datagram
+// aliases a buffer valid until the next recv. It returns errTimeout once
+// deadline passed, errCancelled after cancel, and socket errors as they
+// are.
 func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 	if t.cur != nil {
 		t.in.Recycle(t.cur)
@@ -229,10 +224,10 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		if again {
 			continue // a held datagram is due
 		}
-		n, trunc, from, err := t.read(t.spinUntil(now, wake))
+		data, from, err := t.read(t.spinUntil(now, wake))
 		t.nowait = false
 		if err == nil {
-			t.io.Received(n)
+			t.io.Received(len(data))
 		}
 		if poll {
 			_ = t.c.SetReadDeadline(time.Time{})
@@ -244,15 +239,7 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			continue
 		}
 		t.waker.Disarm()
-		if trunc {
-			t.truncated++
-			if len(t.buf) < maxBuf {
-				t.buf = make([]byte, maxBuf)
-			}
-			return nil, from, errTruncated
-		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		data := t.buf[:n]
 		if t.in == nil {
 			return data, from, nil
 		}
@@ -344,7 +331,7 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 		}
 	}
 	if h, ok := t.in.Pop(now); ok {
-		t.cur = h.Data
+		t.cur, t.kns = h.Data, 0 // its time is when the impairment let it through
 		return h.Data, h.Addr, true, nil
 	}
 	if n := t.out.Next(); !n.IsZero() && (wake.IsZero() || n.Before(*wake)) {
@@ -356,37 +343,34 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 	return nil, netip.AddrPort{}, false, nil
 }
 
-// readNet reads one datagram into t.buf (taken from rxPool when t has
-// none) with the net package, parked on the netpoller until one comes:
-// where raw reads are not available (initIO). trunc: it did not fit.
-func (t *transport) readNet() (n int, trunc bool, from netip.AddrPort, err error) {
-	if t.buf == nil {
-		t.buf = rxPool.Get().(*[initialBuf]byte)[:]
+// readNet reads one datagram into t.rx with the net package, parked on
+// the netpoller until one comes, holding a 64 KiB scratch while it waits:
+// where raw reads are not available (initIO).
+func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
+	s := rxbuf.Get()
+	t.kns = 0
+	n, _, _, from, err := t.c.ReadMsgUDPAddrPort(s.Bytes(), nil)
+	if err != nil {
+		s.Put()
+		return nil, from, err
 	}
-	n, _, flags, from, err := t.c.ReadMsgUDPAddrPort(t.buf, nil)
-	return n, flags&msgTrunc != 0 || n > len(t.buf), from, err
+	return t.rx.Keep(s, n), from, nil
 }
 
 // armPoll opens the window in which recv polls without parking, after a
 // send in precise mode.
 func (t *transport) armPoll() { t.pollUntil = time.Now().Add(t.window) }
 
-// rxPool holds the initial-size receive buffers of sessions that are not
-// reading: a client waiting out a think time or a ping interval does not
-// hold 2 KiB (at 60,000 pollers, 120 MiB).
-var rxPool = sync.Pool{New: func() any { return new([initialBuf]byte) }}
-
-// idle gives the receive buffer back to rxPool while the session waits
-// without reading; recv takes one again. The caller must hold nothing
-// recv returned (a step that completed has decoded and copied what it
-// keeps). A grown buffer is kept, and so is the buffer of an impaired
-// socket, whose held datagrams may alias it.
+// idle gives the receive buffers back to their pools while the session
+// waits without reading: a client waiting out a think time or a ping
+// interval holds none (at 60,000 pollers, 2 KiB each would be 120 MiB).
+// The caller must hold nothing recv returned (a step that completed has
+// decoded and copied what it keeps). An impaired socket keeps its buffer.
 func (t *transport) idle() {
-	if t.in != nil || t.cur != nil || len(t.buf) != initialBuf {
+	if t.in != nil || t.cur != nil {
 		return
 	}
-	rxPool.Put((*[initialBuf]byte)(t.buf))
-	t.buf = nil
+	t.rx.Release()
 }
 
 // isRefused reports whether err is an ICMP port-unreachable reported on

@@ -4,12 +4,13 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
 	"syscall"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 )
 
 // maxPolls bounds one polling window in reads, whatever the clock says (a
@@ -30,9 +31,8 @@ const (
 // (with the socket's deadlines) only when the socket has nothing to read
 // or no room to write. Against ReadMsgUDPAddrPort and WriteToUDPAddrPort
 // this is fewer calls between the session and the system call (a shallower
-// goroutine stack, less CPU per request), and a read takes its receive
-// buffer from rxPool only once a datagram is there: a client waiting for
-// a reply holds no buffer. It also reads without parking for a window
+// goroutine stack, less CPU per request), and a read takes a buffer
+// (rxbuf) only while it reads: a client waiting for a reply holds none. It also reads without parking for a window
 // after a send (run --precise). Nothing here allocates.
 type sockio struct {
 	raw     syscall.RawConn
@@ -43,13 +43,11 @@ type sockio struct {
 	fd int // the socket's descriptor (waitFD)
 
 	// read state, for rawRead
-	until  time.Time // spin (no parking) until then; zero: no spin
-	rsa    unix.RawSockaddrAny
-	rsaLen uint32
-	n      int
-	from   netip.AddrPort
-	err    error
-	got    bool
+	until time.Time // spin (no parking) until then; zero: no spin
+	data  []byte
+	from  netip.AddrPort
+	err   error
+	got   bool
 
 	// write state, for rawWrite
 	wsa    unix.RawSockaddrInet6 // large enough for either family
@@ -79,8 +77,13 @@ func (t *transport) initIO() bool {
 	}
 	t.raw, t.family, t.fd = raw, fam, sfd
 	t.readFn, t.writeFn = t.rawRead, t.rawWrite
+	t.stamps = enableStamps(raw) == nil
 	return true
 }
+
+// enableStamps turns the kernel's receive stamps on (a variable: tests
+// make it refuse).
+var enableStamps = rxbuf.EnableStamps
 
 // waitFD is the descriptor a session that recv left with errWouldBlock
 // waits on (readable: its datagram is there), or -1 when recv never does
@@ -95,19 +98,20 @@ func (t *transport) waitFD() int {
 // preciseOK reports whether t can poll without parking (run --precise).
 func (t *transport) preciseOK() bool { return t.raw != nil }
 
-// read reads one datagram into t.buf (taken from rxPool when t has none),
-// spinning without parking until spin (zero: not at all, and the window
-// of a precise client ends there). It returns the datagram's full length
-// n (trunc: it did not fit), its source, or the read's error.
-func (t *transport) read(spin time.Time) (n int, trunc bool, from netip.AddrPort, err error) {
+// read reads one datagram, whole, into t.rx, spinning without parking
+// until spin (zero: not at all, and the window of a precise client ends
+// there). It returns the datagram and its source, or the read's error.
+func (t *transport) read(spin time.Time) ([]byte, netip.AddrPort, error) {
 	if t.raw == nil {
 		return t.readNet()
 	}
-	t.until, t.got, t.err = spin, false, nil
+	t.until, t.got, t.data, t.err = spin, false, nil, nil
 	if err := t.raw.Read(t.readFn); err != nil {
-		return 0, false, netip.AddrPort{}, err
+		return nil, netip.AddrPort{}, err
 	}
-	return t.n, t.n > len(t.buf), t.from, t.err
+	data := t.data
+	t.data = nil
+	return data, t.from, t.err
 }
 
 // rawRead is read's body, run by RawConn.Read on the descriptor: true
@@ -115,23 +119,22 @@ func (t *transport) read(spin time.Time) (n int, trunc bool, from netip.AddrPort
 // is readable (or its read deadline passes).
 func (t *transport) rawRead(fd uintptr) bool {
 	spin := !t.until.IsZero()
+	s := rxbuf.Get()
 	for range maxPolls {
 		if t.cancelled.Load() {
+			s.Put()
 			t.err, t.got = errCancelled, true
 			return true
 		}
-		if t.buf == nil {
-			t.buf = rxPool.Get().(*[initialBuf]byte)[:]
-		}
-		t.rsaLen = unix.SizeofSockaddrAny
-		r, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&t.buf[0])), uintptr(len(t.buf)),
-			unix.MSG_DONTWAIT|unix.MSG_TRUNC, uintptr(unsafe.Pointer(&t.rsa)), uintptr(unsafe.Pointer(&t.rsaLen)))
+		n, e := s.Recv(fd)
 		switch e {
 		case 0:
-			t.n, t.from, t.got = int(r), t.source(), true
+			t.from, t.kns, t.got = s.Source(), s.Stamp(), true
+			t.data = t.rx.Keep(s, n)
 		case unix.EAGAIN, unix.EINTR:
 		default:
-			t.err, t.got = &net.OpError{Op: "read", Net: "udp", Source: t.c.LocalAddr(), Err: os.NewSyscallError("recvfrom", e)}, true
+			s.Put()
+			t.err, t.got = &net.OpError{Op: "read", Net: "udp", Source: t.c.LocalAddr(), Err: os.NewSyscallError("recvmsg", e)}, true
 		}
 		if t.got {
 			if spin && t.pollHook != nil {
@@ -152,6 +155,7 @@ func (t *transport) rawRead(fd uintptr) bool {
 			break
 		}
 	}
+	s.Put()
 	if spin {
 		// The window is over: park from now on, for this request.
 		if t.pollHook != nil {
@@ -209,42 +213,13 @@ func (t *transport) sockaddr(to netip.AddrPort) bool {
 	switch {
 	case t.family == unix.AF_INET && a.Unmap().Is4():
 		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&t.wsa))
-		*sa = unix.RawSockaddrInet4{Family: unix.AF_INET, Port: port(to.Port()), Addr: a.Unmap().As4()}
+		*sa = unix.RawSockaddrInet4{Family: unix.AF_INET, Port: rxbuf.Port(to.Port()), Addr: a.Unmap().As4()}
 		t.wsaLen = unix.SizeofSockaddrInet4
 	case t.family == unix.AF_INET6 && a.Zone() == "" && a.IsValid():
-		t.wsa = unix.RawSockaddrInet6{Family: unix.AF_INET6, Port: port(to.Port()), Addr: a.As16()}
+		t.wsa = unix.RawSockaddrInet6{Family: unix.AF_INET6, Port: rxbuf.Port(to.Port()), Addr: a.As16()}
 		t.wsaLen = unix.SizeofSockaddrInet6
 	default:
 		return false
 	}
 	return true
-}
-
-// source decodes the sender's address recvfrom left in t.rsa.
-func (t *transport) source() netip.AddrPort {
-	switch t.rsa.Addr.Family {
-	case unix.AF_INET:
-		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&t.rsa))
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), port(sa.Port))
-	case unix.AF_INET6:
-		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&t.rsa))
-		a := netip.AddrFrom16(sa.Addr)
-		if sa.Scope_id != 0 {
-			// As the net package names it: the interface's name, or its index.
-			if ifi, err := net.InterfaceByIndex(int(sa.Scope_id)); err == nil {
-				a = a.WithZone(ifi.Name)
-			} else {
-				a = a.WithZone(strconv.Itoa(int(sa.Scope_id)))
-			}
-		}
-		return netip.AddrPortFrom(a, port(sa.Port))
-	}
-	return netip.AddrPort{}
-}
-
-// port converts a port between host and network byte order (the same swap
-// both ways).
-func port(p uint16) uint16 {
-	b := (*[2]byte)(unsafe.Pointer(&p))
-	return uint16(b[0])<<8 | uint16(b[1])
 }

@@ -23,7 +23,7 @@ func (t *transport) waitFD() int { return -1 }
 func (t *transport) preciseOK() bool { return false }
 
 // read reads one datagram with the net package (spin is ignored).
-func (t *transport) read(time.Time) (int, bool, netip.AddrPort, error) { return t.readNet() }
+func (t *transport) read(time.Time) ([]byte, netip.AddrPort, error) { return t.readNet() }
 
 // write sends b to to with the net package.
 func (t *transport) write(b []byte, to netip.AddrPort) error {
