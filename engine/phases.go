@@ -11,6 +11,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/liveness"
@@ -94,7 +95,7 @@ func newRun(ctx context.Context, cfg Config) (*runState, error) {
 	if factory == nil {
 		factory = proto.New
 	}
-	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: cfg.Client.Precise, NoSpin: cfg.NoSpin}
+	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: cfg.Client.Precise, NoSpin: cfg.NoSpin, Pacing: precise.Pacing}
 	return &runState{ctx: ctx, cfg: cfg, plan: plan, proto: proto, factory: factory, info: info,
 		xready: make(chan struct{}), stopProgress: func() {}, note: warningNote(cfg)}, nil
 }
