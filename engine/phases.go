@@ -452,17 +452,21 @@ func (r *runState) startProgress() {
 // live state at most once a second and on the final line.
 func (r *runState) progressSampler() func() ProgressSample {
 	var lastReq int64
-	var rate float64
-	lastAt, stateAt := r.start, time.Time{}
+	var rate, cpu float64
+	var lag time.Duration
+	lastAt, lastCPU, stateAt := r.start, cpuSeconds(), time.Time{}
 	return func() ProgressSample {
 		live := r.col.Live()
 		now := time.Now()
 		if dt := now.Sub(lastAt); dt >= time.Second {
-			rate = float64(live.Requests-lastReq) / dt.Seconds()
-			lastReq, lastAt = live.Requests, now
+			c := cpuSeconds()
+			rate, cpu = float64(live.Requests-lastReq)/dt.Seconds(), (c-lastCPU)/dt.Seconds()
+			lastReq, lastAt, lastCPU = live.Requests, now, c
+			lag = sendLagP99(r.col.LiveKeys())
 		}
 		s := ProgressSample{Elapsed: now.Sub(r.start), Total: r.plan.Load.Duration, Rate: rate, Errors: live.Failures,
-			Dropped: live.Dropped, Violations: live.Violations, Started: live.SessionsStarted, Finished: live.SessionsFinished}
+			Dropped: live.Dropped, Violations: live.Violations, Started: live.SessionsStarted, Finished: live.SessionsFinished,
+			SendLagP99: lag, CPU: cpu}
 		select {
 		case <-r.xready:
 			s.Active = r.x.Stats.Active.Load()

@@ -448,6 +448,10 @@ func (s *ProgressSample) add(o ProgressSample) {
 	s.Violations += o.Violations
 	s.FailedStarts += o.FailedStarts
 	s.BackingOff += o.BackingOff
+	// The worst worker's p99 (no exact merge of quantiles); the
+	// processes' CPU adds up.
+	s.SendLagP99 = max(s.SendLagP99, o.SendLagP99)
+	s.CPU += o.CPU
 }
 
 // addHarness sums a process's figures into h: the processes ran at once,
