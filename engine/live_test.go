@@ -81,3 +81,35 @@ func TestLiveRun(t *testing.T) {
 		})
 	}
 }
+
+// The one process's live run carries its CPU so far in its shard run's
+// harness (the live page shows it); without a CPU source (--workers) it
+// is 0, not known.
+func TestLiveRunCPU(t *testing.T) {
+	plan, err := scenario.Parse("live.yaml", []byte("name: live\nprotocol: udp-lobby\nload: {rate: 10/s, duration: 10s}\nflows: [{steps: [list_rooms]}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		cpu  func() float64
+		want float64
+	}{
+		{"one process", func() float64 { return 1.25 }, 1.25},
+		{"no CPU source", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			col := metrics.NewCollector(t0)
+			l := &Live{start: t0, plan: plan, target: "127.0.0.1:9", ctx: context.Background(), set: col.LiveSet, shards: []string{"0/1"},
+				now: func() time.Time { return t0.Add(3 * time.Second) }, cpu: tc.cpu}
+			run, err := l.Run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.ShardRuns) != 1 || run.ShardRuns[0].Harness.CPUSeconds != tc.want {
+				t.Fatalf("shard runs %+v, want one with %v CPU seconds", run.ShardRuns, tc.want)
+			}
+		})
+	}
+}

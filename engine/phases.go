@@ -427,7 +427,7 @@ func (r *runState) startLive() {
 		return s
 	}
 	r.live = &Live{start: r.start, plan: r.plan, target: r.targetName, ctx: r.ctx, set: set, shards: []string{r.cfg.Shard.String()},
-		telemetry: selfTelemetry(r.cfg, r.self, noteEmbedded)}
+		telemetry: selfTelemetry(r.cfg, r.self, noteEmbedded), cpu: r.mem.cpuSoFar}
 	r.cfg.liveReady(r.live)
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/result"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -51,7 +50,7 @@ type ProgressSample struct {
 	// could not start or failed at once (Stats.BackingOff); shown only
 	// when there are some.
 	BackingOff int64 `json:",omitempty"`
-	// SendLagP99 is the steps' send lag p99 so far (sendLagP99): how late
+	// SendLagP99 is the worst step's send lag p99 so far (sendLagP99): how late
 	// the harness sent after the intended times; CPU the process's CPU
 	// over the last second, in cores (the embedded server's included when
 	// it runs in the process). Both sampled once a second; shown only
@@ -82,19 +81,17 @@ func (s ProgressSample) harness() string {
 	return b.String()
 }
 
-// sendLagP99 is the send lag p99 of keys' steps (message types re-record
-// the same sends), merged; 0 when none was recorded.
+// sendLagP99 is the worst step's send lag p99 in keys (message types
+// re-record the same sends: left out), as result.Run.WorstSendLag takes
+// it from a result; 0 when nothing was sent.
 func sendLagP99(keys []metrics.LiveKey) time.Duration {
-	h := result.NewLatencyHistogram()
+	var worst int64
 	for _, k := range keys {
-		if k.Kind == metrics.KindStep && k.SendLag != nil {
-			h.Merge(k.SendLag)
+		if k.Kind == metrics.KindStep && k.SendLag != nil && k.SendLag.TotalCount() > 0 {
+			worst = max(worst, k.SendLag.ValueAtQuantile(99))
 		}
 	}
-	if h.TotalCount() == 0 {
-		return 0
-	}
-	return time.Duration(h.ValueAtQuantile(99)) * time.Microsecond
+	return time.Duration(worst) * time.Microsecond
 }
 
 // backingOff is the suffix naming the clients backing off, empty when

@@ -182,8 +182,8 @@ func TestProgressLineHarness(t *testing.T) {
 	}
 }
 
-// sendLagP99 merges the steps' send lag (not the message types', which
-// re-record the same sends) and is 0 when nothing was sent.
+// sendLagP99 is the worst step's send lag p99 (message types, which
+// re-record the same sends, left out), 0 when nothing was sent.
 func TestSendLagP99(t *testing.T) {
 	hist := func(us ...int64) *hdrhistogram.Histogram {
 		h := result.NewLatencyHistogram()
@@ -203,7 +203,8 @@ func TestSendLagP99(t *testing.T) {
 	}{
 		{"none", nil, 0},
 		{"nothing sent", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist()}}, 0},
-		{"steps merged", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(fast...)}, {Kind: metrics.KindStep, SendLag: hist(slow...)}}, 100 * time.Microsecond},
+		{"the worst step's", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(slow...)}, {Kind: metrics.KindStep, SendLag: hist(fast...)}}, 5000 * time.Microsecond},
+		{"p99 within a step", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(append(fast, slow...)...)}}, 100 * time.Microsecond},
 		{"message types left out", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(100)}, {Kind: metrics.KindMessage, SendLag: hist(9000)}}, 100 * time.Microsecond},
 		{"p99 of two", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(100, 5000)}}, 5000 * time.Microsecond},
 	} {
