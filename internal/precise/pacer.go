@@ -82,6 +82,9 @@ type waiter struct {
 // early: the caller finishes the rest, Until's package function does),
 // or until ctx is done (ctx's error), or returns ErrUnavailable.
 func (p *Pacer) Until(ctx context.Context, t time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	w, _ := p.waiters.Get().(*waiter)
 	if w == nil {
 		w = &waiter{ch: make(chan struct{}, 1)}
@@ -152,17 +155,26 @@ func (p *Pacer) loop(sl sleeper, exited chan struct{}) {
 	}
 	for {
 		sl.wait()
-		if !p.handOver() {
+		more, handed := p.handOver()
+		if !more {
 			sl.close()
 			return
+		}
+		if handed > 0 {
+			// The goroutines handed over wait in this P's run queue:
+			// blocking in the next wait's system call would keep the
+			// P from them until the runtime's monitor takes it back
+			// (20 µs to 10 ms later, unless another P is idle to
+			// steal them). Yielding gives them the P now.
+			runtime.Gosched()
 		}
 	}
 }
 
 // handOver hands over every wait due within the window, earliest first,
-// and arms the sleeper for the next; false when the thread is to end
-// (closed, or idle too long).
-func (p *Pacer) handOver() bool {
+// and arms the sleeper for the next; more is false when the thread is to
+// end (closed, or idle too long); handed counts the waits handed over.
+func (p *Pacer) handOver() (more bool, handed int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wakes++
@@ -176,6 +188,7 @@ func (p *Pacer) handOver() bool {
 		}
 		w.ch <- struct{}{}
 		p.lastDue = now
+		handed++
 	}
 	switch {
 	case p.closed:
@@ -186,13 +199,13 @@ func (p *Pacer) handOver() bool {
 		}
 	case len(p.q) > 0:
 		p.arm(p.q[0].at)
-		return true
+		return true, handed
 	case now.Sub(p.lastDue) < p.idle:
 		p.arm(p.lastDue.Add(p.idle))
-		return true
+		return true, handed
 	}
 	p.sl = nil
-	return false
+	return false, handed
 }
 
 // Close ends the pacer: waits queued return ErrUnavailable (their callers
