@@ -41,6 +41,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lobbybench/lobbybench/internal/observe"
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -93,6 +94,7 @@ type State struct {
 	Status     string      `json:"status"`
 	Headline   string      `json:"headline"`
 	Counters   Counters    `json:"counters"`
+	Harness    Harness     `json:"harness"`
 	Thresholds []Threshold `json:"thresholds"`
 	// Error is why the last sample failed ("" when it did not).
 	Error string `json:"error,omitempty"`
@@ -106,6 +108,41 @@ type Counters struct {
 	Violations       int64 `json:"violations"`
 	SessionsStarted  int64 `json:"sessions_started"`
 	SessionsFinished int64 `json:"sessions_finished"`
+}
+
+// Harness is the load generator's own figures so far: how late it sent
+// (the worst step's send lag p99: result.Run.WorstSendLag) and the CPU its
+// process used (the embedded server's included when it runs in it).
+type Harness struct {
+	SendLagP99US int64  `json:"send_lag_p99_us"`
+	SendLagStep  string `json:"send_lag_step,omitempty"` // "": no send lag recorded yet
+	// CPUSeconds is the process's CPU so far; 0 when not known (a live
+	// --workers run: the parent does not have its workers' CPU).
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	// Text says the above in one line, as the page shows it.
+	Text string `json:"text"`
+}
+
+// harnessOf is the harness figures of run, elapsed as it is.
+func harnessOf(run *result.Run) Harness {
+	var h Harness
+	h.SendLagP99US, h.SendLagStep = run.WorstSendLag()
+	for _, sr := range run.ShardRuns {
+		h.CPUSeconds += sr.Harness.CPUSeconds
+	}
+	h.Text = "harness: send lag p99 "
+	if h.SendLagStep == "" {
+		h.Text += "not recorded yet"
+	} else {
+		h.Text += words.US(h.SendLagP99US) + " (" + h.SendLagStep + ")"
+	}
+	switch el := run.DurationNS.Seconds(); {
+	case h.CPUSeconds > 0 && el > 0:
+		h.Text += fmt.Sprintf(", CPU %.1f s (%.0f%% of one core)", h.CPUSeconds, 100*h.CPUSeconds/el)
+	case h.CPUSeconds > 0:
+		h.Text += fmt.Sprintf(", CPU %.1f s", h.CPUSeconds)
+	}
+	return h
 }
 
 // Threshold is one threshold judged on the run so far, as the report's
@@ -302,6 +339,7 @@ func stateOf(run *result.Run, seq int64, phase string, now time.Time) State {
 	t := run.Totals
 	st.Counters = Counters{Requests: t.Requests, Successes: t.Successes, Failures: t.Failures, Violations: t.Violations,
 		SessionsStarted: t.SessionsStarted, SessionsFinished: t.SessionsFinished}
+	st.Harness = harnessOf(run)
 	for _, th := range run.Thresholds {
 		v := "fail"
 		switch _, bound := run.HarnessBound(th); {

@@ -354,3 +354,46 @@ func TestPageAsksNoIcon(t *testing.T) {
 		t.Fatalf("the page names no inline icon")
 	}
 }
+
+// The page says the harness's own figures: the worst step's send lag p99
+// and the process's CPU (with its share of one core over the elapsed
+// time), each only once known.
+func TestHarnessLine(t *testing.T) {
+	step := func(name string, n, p99 int64) result.Series {
+		return result.Series{Name: name, SendLag: result.Latency{Count: n, P99US: p99}}
+	}
+	for _, tc := range []struct {
+		name    string
+		steps   []result.Series
+		cpu     []float64 // per shard run
+		elapsed time.Duration
+		want    Harness
+	}{
+		{"nothing yet", nil, nil, 0, Harness{Text: "harness: send lag p99 not recorded yet"}},
+		{"lag, CPU unknown (--workers)", []result.Series{step("a", 3, 408), step("b", 3, 2160)}, []float64{0, 0}, 2 * time.Second,
+			Harness{SendLagP99US: 2160, SendLagStep: "b", Text: "harness: send lag p99 2.16ms (b)"}},
+		{"lag and CPU", []result.Series{step("a", 3, 408)}, []float64{1.4}, 2 * time.Second,
+			Harness{SendLagP99US: 408, SendLagStep: "a", CPUSeconds: 1.4, Text: "harness: send lag p99 408µs (a), CPU 1.4 s (70% of one core)"}},
+		{"shards' CPU adds up", []result.Series{step("a", 3, 0)}, []float64{1, 2}, 2 * time.Second,
+			Harness{SendLagStep: "a", CPUSeconds: 3, Text: "harness: send lag p99 0µs (a), CPU 3.0 s (150% of one core)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := &result.Run{Steps: tc.steps, DurationNS: tc.elapsed}
+			for _, c := range tc.cpu {
+				run.ShardRuns = append(run.ShardRuns, result.ShardRun{Harness: result.Harness{CPUSeconds: c}})
+			}
+			if got := harnessOf(run); got != tc.want {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+	// And /state carries it.
+	s := New(Options{Now: func() time.Time { return t0 }})
+	s.SetSource(func() (*result.Run, error) { return runOf(t, 10, false, time.Second), nil })
+	if err := s.Update(); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, s.Handler()); st.Harness.SendLagStep != "list_rooms" || !strings.HasPrefix(st.Harness.Text, "harness: send lag p99 ") {
+		t.Errorf("/state harness %+v", st.Harness)
+	}
+}

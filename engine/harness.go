@@ -66,6 +66,15 @@ func (m *memSampler) take() {
 	m.mu.Unlock()
 }
 
+// cpuSoFar is the process's CPU time since the sampler started, in
+// seconds; 0 where it is not known (cpuSeconds).
+func (m *memSampler) cpuSoFar() float64 {
+	if c := cpuSeconds(); c > 0 {
+		return c - m.cpu0
+	}
+	return 0
+}
+
 // Stop ends sampling and returns the peaks.
 func (m *memSampler) Stop() Harness {
 	close(m.stop)
@@ -74,9 +83,7 @@ func (m *memSampler) Stop() Harness {
 	defer m.mu.Unlock()
 	h := m.h
 	h.PeakRSSBytes = peakRSS()
-	if c := cpuSeconds(); c > 0 {
-		h.CPUSeconds = c - m.cpu0
-	}
+	h.CPUSeconds = m.cpuSoFar()
 	return h
 }
 

@@ -25,6 +25,10 @@ type Live struct {
 	shards     []string
 	incomplete func() []string
 	telemetry  func() *result.TargetProcess
+	// cpu is the process's CPU seconds since the run started (its one
+	// shard run's Harness.CPUSeconds); nil with --workers, whose
+	// workers' CPU the parent does not have live.
+	cpu func() float64
 	// watchdog is the one process's watchdog once it runs (nil with
 	// --workers: the workers' outages come with their states).
 	watchdog atomic.Pointer[watch]
@@ -39,7 +43,9 @@ func (l *Live) Start() time.Time { return l.start }
 // process (interrupted once the run was told to stop), the workers that
 // died (Incomplete), the server's process figures when lobbybench owns or
 // embeds it, and the scenario's thresholds evaluated on it
-// (result.EvaluateThresholds), TargetDown noted. Its Headline is then the
+// (result.EvaluateThresholds), TargetDown noted, and the process's CPU so
+// far in its shard run's harness (its other harness figures are the
+// final result's only). Its Headline is then the
 // one the final result would have, were the run to end now. No time
 // series: a live page samples its own.
 func (l *Live) Run() (*result.Run, error) {
@@ -57,8 +63,11 @@ func (l *Live) Run() (*result.Run, error) {
 	}
 	r.Scenario, r.Target = l.plan.Name, l.target
 	stopped := l.ctx.Err() != nil
-	for _, s := range l.shards {
+	for i, s := range l.shards {
 		r.ShardRuns = append(r.ShardRuns, result.ShardRun{Shard: s, Protocol: string(l.plan.Protocol), Model: string(l.plan.Load.Model), Seed: l.plan.Seed, Interrupted: stopped})
+		if i == 0 && l.cpu != nil {
+			r.ShardRuns[0].Harness.CPUSeconds = l.cpu()
+		}
 	}
 	if l.incomplete != nil {
 		r.Incomplete = l.incomplete()

@@ -27,12 +27,13 @@ func TestLiveRun(t *testing.T) {
 		fail, stop bool
 		dead, down bool
 		want       string
+		cpu        float64 // the process's CPU source; 0: none (--workers)
 	}{
-		{"passing so far", false, false, false, false, "PASS · "},
-		{"a breach", true, false, false, false, "FAIL · 1 of 1 threshold breached"},
-		{"a dead worker", true, false, true, false, "INCOMPLETE · "},
-		{"stopped", true, true, true, false, "INTERRUPTED · "},
-		{"target down", true, true, true, true, "TARGET DOWN · "},
+		{"passing so far", false, false, false, false, "PASS · ", 1.25},
+		{"a breach", true, false, false, false, "FAIL · 1 of 1 threshold breached", 0},
+		{"a dead worker", true, false, true, false, "INCOMPLETE · ", 0},
+		{"stopped", true, true, true, false, "INTERRUPTED · ", 0},
+		{"target down", true, true, true, true, "TARGET DOWN · ", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			col := metrics.NewCollector(t0)
@@ -53,6 +54,9 @@ func TestLiveRun(t *testing.T) {
 			}
 			l := &Live{start: t0, plan: plan, target: "127.0.0.1:9", ctx: ctx, set: col.LiveSet, shards: []string{"0/2", "1/2"},
 				now: func() time.Time { return t0.Add(3 * time.Second) }}
+			if tc.cpu > 0 {
+				l.cpu = func() float64 { return tc.cpu }
+			}
 			if tc.dead {
 				l.incomplete = func() []string { return []string{"worker 1/2 died: the result is incomplete"} }
 			}
@@ -77,6 +81,11 @@ func TestLiveRun(t *testing.T) {
 			}
 			if len(run.Thresholds) != 1 || run.Thresholds[0].Pass == tc.fail || run.DurationNS != 3*time.Second || run.Totals.Requests != 20 {
 				t.Fatalf("thresholds %+v, duration %v, %d requests", run.Thresholds, run.DurationNS, run.Totals.Requests)
+			}
+			// The process's CPU so far, in its (first) shard run's
+			// harness: the live page shows it; none without a source.
+			if len(run.ShardRuns) != 2 || run.ShardRuns[0].Harness.CPUSeconds != tc.cpu || run.ShardRuns[1].Harness.CPUSeconds != 0 {
+				t.Errorf("shard runs %+v, want the first with %v CPU seconds", run.ShardRuns, tc.cpu)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/liveness"
@@ -94,7 +95,7 @@ func newRun(ctx context.Context, cfg Config) (*runState, error) {
 	if factory == nil {
 		factory = proto.New
 	}
-	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: cfg.Client.Precise, NoSpin: cfg.NoSpin}
+	info := &Info{Shard: cfg.Shard.String(), Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: cfg.Client.Precise, NoSpin: cfg.NoSpin, Pacing: precise.Pacing}
 	return &runState{ctx: ctx, cfg: cfg, plan: plan, proto: proto, factory: factory, info: info,
 		xready: make(chan struct{}), stopProgress: func() {}, note: warningNote(cfg)}, nil
 }
@@ -426,7 +427,7 @@ func (r *runState) startLive() {
 		return s
 	}
 	r.live = &Live{start: r.start, plan: r.plan, target: r.targetName, ctx: r.ctx, set: set, shards: []string{r.cfg.Shard.String()},
-		telemetry: selfTelemetry(r.cfg, r.self, noteEmbedded)}
+		telemetry: selfTelemetry(r.cfg, r.self, noteEmbedded), cpu: r.mem.cpuSoFar}
 	r.cfg.liveReady(r.live)
 }
 
@@ -451,17 +452,21 @@ func (r *runState) startProgress() {
 // live state at most once a second and on the final line.
 func (r *runState) progressSampler() func() ProgressSample {
 	var lastReq int64
-	var rate float64
-	lastAt, stateAt := r.start, time.Time{}
+	var rate, cpu float64
+	var lag time.Duration
+	lastAt, lastCPU, stateAt := r.start, cpuSeconds(), time.Time{}
 	return func() ProgressSample {
 		live := r.col.Live()
 		now := time.Now()
 		if dt := now.Sub(lastAt); dt >= time.Second {
-			rate = float64(live.Requests-lastReq) / dt.Seconds()
-			lastReq, lastAt = live.Requests, now
+			c := cpuSeconds()
+			rate, cpu = float64(live.Requests-lastReq)/dt.Seconds(), (c-lastCPU)/dt.Seconds()
+			lastReq, lastAt, lastCPU = live.Requests, now, c
+			lag = sendLagP99(r.col.LiveKeys())
 		}
 		s := ProgressSample{Elapsed: now.Sub(r.start), Total: r.plan.Load.Duration, Rate: rate, Errors: live.Failures,
-			Dropped: live.Dropped, Violations: live.Violations, Started: live.SessionsStarted, Finished: live.SessionsFinished}
+			Dropped: live.Dropped, Violations: live.Violations, Started: live.SessionsStarted, Finished: live.SessionsFinished,
+			SendLagP99: lag, CPU: cpu}
 		select {
 		case <-r.xready:
 			s.Active = r.x.Stats.Active.Load()

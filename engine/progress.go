@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +50,13 @@ type ProgressSample struct {
 	// could not start or failed at once (Stats.BackingOff); shown only
 	// when there are some.
 	BackingOff int64 `json:",omitempty"`
+	// SendLagP99 is the worst step's send lag p99 so far (sendLagP99): how late
+	// the harness sent after the intended times; CPU the process's CPU
+	// over the last second, in cores (the embedded server's included when
+	// it runs in the process). Both sampled once a second; shown only
+	// once known (after the first second; CPU not off Unix).
+	SendLagP99 time.Duration `json:",omitempty"`
+	CPU        float64       `json:",omitempty"`
 	// Metrics is a --workers worker's cumulative live figures for its
 	// parent's merged metrics (Config.WorkerMetrics); nil in other lines.
 	Metrics *metrics.LiveState `json:",omitempty"`
@@ -57,7 +65,33 @@ type ProgressSample struct {
 // String renders the sample as one status line.
 func (s ProgressSample) String() string {
 	return fmt.Sprintf("%s/%s clients %d sessions %d started %d done %.0f req/s errors %d dropped %d violations %d",
-		s.Elapsed.Truncate(time.Second), s.Total, s.Active, s.Started, s.Finished, s.Rate, s.Errors, s.Dropped, s.Violations) + s.failedStarts() + s.backingOff(false)
+		s.Elapsed.Truncate(time.Second), s.Total, s.Active, s.Started, s.Finished, s.Rate, s.Errors, s.Dropped, s.Violations) + s.failedStarts() + s.backingOff(false) + s.harness()
+}
+
+// harness is the suffix of the harness's own figures (send lag p99,
+// process CPU), each only once known.
+func (s ProgressSample) harness() string {
+	var b strings.Builder
+	if s.SendLagP99 > 0 {
+		fmt.Fprintf(&b, " send lag p99 %v", s.SendLagP99)
+	}
+	if s.CPU > 0 {
+		fmt.Fprintf(&b, " process cpu %.0f%%", 100*s.CPU)
+	}
+	return b.String()
+}
+
+// sendLagP99 is the worst step's send lag p99 in keys (message types
+// re-record the same sends: left out), as result.Run.WorstSendLag takes
+// it from a result; 0 when nothing was sent.
+func sendLagP99(keys []metrics.LiveKey) time.Duration {
+	var worst int64
+	for _, k := range keys {
+		if k.Kind == metrics.KindStep && k.SendLag != nil && k.SendLag.TotalCount() > 0 {
+			worst = max(worst, k.SendLag.ValueAtQuantile(99))
+		}
+	}
+	return time.Duration(worst) * time.Microsecond
 }
 
 // backingOff is the suffix naming the clients backing off, empty when

@@ -8,6 +8,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/result"
 )
 
 // syncBuffer is a bytes.Buffer safe for the progress goroutine.
@@ -148,5 +153,65 @@ func TestProgressBarNotes(t *testing.T) {
 	}
 	if _, err := io.WriteString(above[0], "late\n"); err == nil {
 		t.Error("a note after the bar ended did not fail: it would be lost")
+	}
+}
+
+// The status line ends with the harness's figures once they are known:
+// the send lag p99 and the process's CPU.
+func TestProgressLineHarness(t *testing.T) {
+	base := ProgressSample{Elapsed: 3 * time.Second, Total: 10 * time.Second, Active: 7, Started: 9, Finished: 2, Rate: 1234.4}
+	const head = "3s/10s clients 7 sessions 9 started 2 done 1234 req/s errors 0 dropped 0 violations 0"
+	for _, tc := range []struct {
+		name string
+		lag  time.Duration
+		cpu  float64
+		want string
+	}{
+		{"not known yet", 0, 0, head},
+		{"both", 2160 * time.Microsecond, 0.853, head + " send lag p99 2.16ms process cpu 85%"},
+		{"lag only", 408 * time.Microsecond, 0, head + " send lag p99 408µs"},
+		{"cpu only", 0, 1.5, head + " process cpu 150%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			s.SendLagP99, s.CPU = tc.lag, tc.cpu
+			if got := s.String(); got != tc.want {
+				t.Errorf("line %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// sendLagP99 is the worst step's send lag p99 (message types, which
+// re-record the same sends, left out), 0 when nothing was sent.
+func TestSendLagP99(t *testing.T) {
+	hist := func(us ...int64) *hdrhistogram.Histogram {
+		h := result.NewLatencyHistogram()
+		for _, v := range us {
+			_ = h.RecordValue(v)
+		}
+		return h
+	}
+	fast, slow := make([]int64, 99), []int64{5000}
+	for i := range fast {
+		fast[i] = 100
+	}
+	for _, tc := range []struct {
+		name string
+		keys []metrics.LiveKey
+		want time.Duration
+	}{
+		{"none", nil, 0},
+		{"nothing sent", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist()}}, 0},
+		{"the worst step's", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(slow...)}, {Kind: metrics.KindStep, SendLag: hist(fast...)}}, 5000 * time.Microsecond},
+		{"p99 within a step", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(append(fast, slow...)...)}}, 100 * time.Microsecond},
+		{"message types left out", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(100)}, {Kind: metrics.KindMessage, SendLag: hist(9000)}}, 100 * time.Microsecond},
+		{"p99 of two", []metrics.LiveKey{{Kind: metrics.KindStep, SendLag: hist(100, 5000)}}, 5000 * time.Microsecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sendLagP99(tc.keys); got.Round(10*time.Microsecond) != tc.want {
+				t.Errorf("p99 %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -13,9 +13,9 @@ import (
 // resumer starts the closed model's suspended slots again (Execution.loop)
 // at their pauses' ends, in due order, from one goroutine: the only wait
 // in the precise phase for all of them. Per-slot timers each finishing
-// their own precise wait would contend for precise.FineSlots (GOMAXPROCS)
-// and, past that, end on the millisecond timer: at 20 clients in think
-// times the send lag p99 was ~0.6 ms that way. A slot it starts finds its
+// their own precise wait once contended for a few precise-wait slots and,
+// past them, ended on the millisecond timer: at 20 clients in think times
+// the send lag p99 was ~0.6 ms that way. A slot it starts finds its
 // pause over (Base.Resume) and sends at once.
 //
 // A slot suspended in a wait (simclient.Resumer.SuspendedOn) is also

@@ -178,6 +178,9 @@ type Info struct {
 	Precise bool `json:"precise,omitempty"`
 	// NoSpin is true for a `run --no-spin` run (Config.NoSpin).
 	NoSpin bool `json:"no_spin,omitempty"`
+	// Pacing is how waits that end in a send were paced (precise.Pacing):
+	// the pacing thread, or the Go timer off Linux.
+	Pacing string `json:"pacing"`
 	// Watchdog is what the target's watchdog did; nil when it was off.
 	Watchdog *WatchdogInfo `json:"watchdog,omitempty"`
 	// StartAt, StartWaitNS, LateStartNS, PlayedPerSecond: see

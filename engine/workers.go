@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -108,7 +109,7 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	w.Warnings = serialWarnings(w.Warnings) // every worker's stderr pump writes to it
 	plan := w.Plan
 	r := &workersRun{ctx: ctx, w: w, embeddedAt: w.EmbeddedAt,
-		info: &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: w.Client.Precise, NoSpin: w.NoSpin}}
+		info: &Info{Shard: "0/1", Workers: w.N, Protocol: string(plan.Protocol), Model: string(plan.Load.Model), Seed: plan.Seed, Precise: w.Client.Precise, NoSpin: w.NoSpin, Pacing: precise.Pacing}}
 	// A server of the caller's (capacity keeps one through a step's
 	// warm-up and judged runs) is the caller's to sample and report.
 	if !r.embeddedAt.IsValid() && plan.Target == "" {
@@ -447,6 +448,10 @@ func (s *ProgressSample) add(o ProgressSample) {
 	s.Violations += o.Violations
 	s.FailedStarts += o.FailedStarts
 	s.BackingOff += o.BackingOff
+	// The worst worker's p99 (no exact merge of quantiles); the
+	// processes' CPU adds up.
+	s.SendLagP99 = max(s.SendLagP99, o.SendLagP99)
+	s.CPU += o.CPU
 }
 
 // addHarness sums a process's figures into h: the processes ran at once,

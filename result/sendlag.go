@@ -22,8 +22,6 @@ const (
 // the rest counted.
 func (r *Run) SendLagWarning() string {
 	var hit []string
-	var worst int64
-	worstIn := ""
 	for _, s := range r.Steps {
 		if s.SendLag.Count == 0 || s.Latency.Count == 0 {
 			continue
@@ -36,13 +34,11 @@ func (r *Run) SendLagWarning() string {
 				hit = append(hit, s.Name+" "+q.name)
 			}
 		}
-		if s.SendLag.P99US > worst {
-			worst, worstIn = s.SendLag.P99US, s.Name
-		}
 	}
 	if len(hit) == 0 {
 		return ""
 	}
+	worst, worstIn := r.WorstSendLag()
 	const named = 4
 	list := strings.Join(hit[:min(len(hit), named)], ", ")
 	if len(hit) > named {
@@ -50,6 +46,18 @@ func (r *Run) SendLagWarning() string {
 	}
 	return fmt.Sprintf("the harness sent late (send lag p99 up to %s, in %s): it is %.0f%% or more of %s, which overstate the server's latency by that much (the uncorrected figures do not include it)",
 		words.US(worst), worstIn, SendLagShare*100, list)
+}
+
+// WorstSendLag is the highest send lag p99 of the run's steps, in µs, and
+// the step's name (the first one with it); 0 and "" when no step
+// recorded a send lag.
+func (r *Run) WorstSendLag() (p99US int64, step string) {
+	for _, s := range r.Steps {
+		if s.SendLag.Count > 0 && (step == "" || s.SendLag.P99US > p99US) {
+			p99US, step = s.SendLag.P99US, s.Name
+		}
+	}
+	return p99US, step
 }
 
 // Warnings are what the run's figures must be read with, one sentence

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -344,7 +345,8 @@ func TestRunPrecise(t *testing.T) {
 }
 
 // TestRunNoSpin: --no-spin is accepted and recorded in the result's JSON
-// (engine.no_spin), and absent without it.
+// (engine.no_spin), and absent without it; engine.pacing names the
+// pacing used either way.
 func TestRunNoSpin(t *testing.T) {
 	for _, noSpin := range []bool{false, true} {
 		t.Run(fmt.Sprint(noSpin), func(t *testing.T) {
@@ -363,7 +365,8 @@ func TestRunNoSpin(t *testing.T) {
 			}
 			var doc struct {
 				Engine struct {
-					NoSpin *bool `json:"no_spin"`
+					NoSpin *bool  `json:"no_spin"`
+					Pacing string `json:"pacing"`
 				} `json:"engine"`
 			}
 			if err := json.Unmarshal(b, &doc); err != nil {
@@ -371,6 +374,9 @@ func TestRunNoSpin(t *testing.T) {
 			}
 			if got := doc.Engine.NoSpin != nil && *doc.Engine.NoSpin; got != noSpin || !noSpin && doc.Engine.NoSpin != nil {
 				t.Errorf("engine.no_spin = %v, want %v (absent when false)", doc.Engine.NoSpin, noSpin)
+			}
+			if doc.Engine.Pacing != precise.Pacing {
+				t.Errorf("engine.pacing = %q, want %q", doc.Engine.Pacing, precise.Pacing)
 			}
 		})
 	}

@@ -9,24 +9,20 @@
 // more. That lateness sat between a request's intended time and its send
 // and was charged to the server.
 //
-// How: Until sleeps on a Go timer until Coarse before the deadline (cheap,
-// no thread held), then on a blocking nanosleep(2) until Hold before it
-// (microsecond-accurate, the thread is parked in the kernel), then spins
-// on its P without yielding until the deadline (Linux; one wait at a
-// time, HoldSlots; UntilHeld only). A wait that does not hold sleeps until
-// Spin before the deadline and yields
-// (runtime.Gosched) until it. Only FineSlots goroutines may be in the
-// fine phase at once, so the number of threads parked in nanosleep and
-// the CPU spent spinning stay bounded; a wait that finds no free slot
-// finishes on the Go timer (the old behaviour, late by up to ~1 ms — but a
-// process that busy has running Ps checking timers often, so its timers
-// are late by much less).
+// How (Linux): every wait is queued on one pacing thread (Pacer), an OS
+// thread locked to its goroutine that sleeps in the kernel on a timerfd
+// armed at the earliest deadline (absolute CLOCK_MONOTONIC, no timer
+// slack) and, at it, hands every wait due within Window to its goroutine
+// (a buffered channel send). No wait has a Go timer, no wait spins but
+// UntilHeld's last Hold, and nothing is bounded by slots: at 20,000
+// arrivals a second the thread wakes at most that often, and batches
+// deadlines closer than Window into one wake. The thread ends by itself
+// after Idle without a wait. Elsewhere waits end on the Go timer (Pacing
+// says which).
 //
-// Cost, per wait that gets a slot: one or two nanosleep syscalls and at
-// most Hold of spinning (200 µs of one core's CPU) when it holds, Spin
-// of yielding (up to 100 µs, less when other goroutines are runnable)
-// when it does not. At 2,000 waits/s holding is about 40 % of one core;
-// docs/performance.md quotes the measured figure.
+// On a fake clock (testing/synctest, where time moves only when every
+// goroutine is blocked) a wait ends on its timer: the pacing thread keeps
+// real time.
 package precise
 
 import (
@@ -37,42 +33,57 @@ import (
 )
 
 const (
-	// Coarse is how long before the deadline the Go timer hands over to
-	// nanosleep: more than the timer's worst idle lateness (1 ms) plus a
-	// thread wake-up.
+	// Coarse is the Go timer's worst idle lateness and a thread wake-up:
+	// callers that must stay interruptible by their own events (the
+	// closed model's resumer) wait on a Go timer until Coarse before a
+	// deadline, then on Until.
 	Coarse = 1500 * time.Microsecond
-	// Spin is how long before the deadline nanosleep hands over to
-	// yielding: covers nanosleep's own wake-up lateness (timer slack,
-	// default 50 µs on Linux, plus the thread wake-up).
-	Spin = 100 * time.Microsecond
+	// Window: the pacing thread hands over at one wake every wait due
+	// within Window of it; a wait handed over early yields until its
+	// deadline (never returns before it).
+	Window = 10 * time.Microsecond
+	// Idle is how long the pacing thread stays without a wait before it
+	// ends (the next wait starts it again).
+	Idle = time.Second
 	// Hold is how long before the deadline a wait stops giving up its P
 	// (one wait at a time: HoldSlots) and spins, without yielding and
-	// without a system call, until the deadline. Yielding there, or
-	// returning from a nanosleep that gave the P up, puts the waiting
-	// goroutine behind whatever is runnable then (at 2,000 sessions/s
-	// against a server answering in 20 ms, replies being handled) and
-	// the send was 130-150 µs late at p99; a nanosleep that keeps the P
-	// wakes when the OS gives its thread a core, as late. Holding costs
-	// up to Hold of one core's CPU per wait (at 2,000 waits/s, about 40 %
-	// of a core). Only UntilHeld holds.
+	// without a system call, until the deadline. A goroutine woken by the
+	// pacing thread waits for a P behind whatever is runnable then (at
+	// 2,000 sessions/s against a server answering in 20 ms, replies being
+	// handled). Holding costs up to Hold of one core's CPU per wait (at
+	// 2,000 waits/s, about 40 % of a core). Only UntilHeld holds.
 	Hold = 200 * time.Microsecond
 )
-
-// FineSlots bounds the waits in their fine phase at once.
-var FineSlots = int64(max(runtime.GOMAXPROCS(0), 2))
 
 // HoldSlots bounds the waits holding their P at once: one less than the
 // Ps, so that a P is always left for everything else (none with one P).
 var HoldSlots = int64(runtime.GOMAXPROCS(0) - 1)
 
-var fine, holding atomic.Int64
+var holding atomic.Int64
+
+// pacer is the process's pacing thread.
+var pacer = &Pacer{newSleeper: newTimerfd, lock: lockThread, window: Window, idle: Idle}
 
 // Until waits until t, or until ctx is done (then it returns ctx's error);
 // a deadline already past returns nil at once.
-// timer is the caller's reusable timer (created on first use), so a
+// timer is the caller's reusable timer (created on first use) for the
+// waits that end on the Go timer (a fake clock, no pacing thread), so a
 // session's waits do not allocate.
 func Until(ctx context.Context, timer **time.Timer, t time.Time) error {
-	return until(ctx, timer, t, false)
+	if time.Until(t) <= 0 {
+		return nil
+	}
+	if !threadPacing || fakeClock() {
+		return OnTimer(ctx, timer, t)
+	}
+	switch err := pacer.Until(ctx, t); err {
+	case nil:
+		return finish(ctx, timer, t)
+	case ErrUnavailable:
+		return OnTimer(ctx, timer, t)
+	default:
+		return err
+	}
 }
 
 // UntilHeld is Until whose last Hold keeps the P (Hold), for the one
@@ -81,102 +92,64 @@ func Until(ctx context.Context, timer **time.Timer, t time.Time) error {
 // closed-model resumer holding beside 200 clients and an embedded server
 // made their p50 1.5-2x worse.
 func UntilHeld(ctx context.Context, timer **time.Timer, t time.Time) error {
-	return until(ctx, timer, t, canHold)
+	if !canHold || time.Until(t) <= Hold || fakeClock() {
+		return Until(ctx, timer, t)
+	}
+	if err := Until(ctx, timer, t.Add(-Hold)); err != nil {
+		return err
+	}
+	if holding.Add(1) > HoldSlots {
+		holding.Add(-1)
+		return Until(ctx, timer, t)
+	}
+	defer holding.Add(-1)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	spinUntil(t)
+	return nil
 }
 
-func until(ctx context.Context, timer **time.Timer, t time.Time, mayHold bool) error {
-	if d := time.Until(t) - Coarse; d > 0 {
-		if err := sleep(ctx, timer, d); err != nil {
-			return err
-		}
-	}
-	if time.Until(t) <= 0 {
-		return nil
-	}
-	if fine.Add(1) > FineSlots {
-		fine.Add(-1)
-		// No slot: finish on the timer.
-		if d := time.Until(t); d > 0 {
-			return sleep(ctx, timer, d)
-		}
-		return nil
-	}
-	defer fine.Add(-1)
-	return finish(ctx, timer, t, mayHold)
-}
-
-// finish is the fine phase: nanosleep to Spin before t, then yield. A
-// clock that does not move across a nanosleep, or across many yields, is a
-// fake one (testing/synctest, where time advances only when every
-// goroutine is blocked): the wait then ends on the timer.
-func finish(ctx context.Context, timer **time.Timer, t time.Time, mayHold bool) error {
-	still := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		now := time.Now()
-		d := t.Sub(now)
-		if d <= 0 {
-			return nil
-		}
-		if d <= Hold && mayHold {
-			if holding.Add(1) <= HoldSlots {
-				ok := spinUntil(t)
-				holding.Add(-1)
-				if ok {
-					return nil
-				}
-				return sleep(ctx, timer, time.Until(t)) // a fake clock
-			}
-			holding.Add(-1)
-			mayHold = false // the slot is taken: finish as before
-		}
-		if lead := spinLead(mayHold); d > lead {
-			// At most Coarse long, so ctx is checked again soon.
-			nanosleep(min(d-lead, Coarse))
-			if time.Now().Equal(now) {
-				return sleep(ctx, timer, d)
-			}
-			continue
-		}
-		runtime.Gosched()
-		if time.Now().Equal(now) {
-			if still++; still > fakeClockYields {
-				return sleep(ctx, timer, d)
-			}
-		}
-	}
-}
-
-// fakeClockYields is how many yields in a row may see the same clock
-// reading before the clock is taken for a fake one.
-const fakeClockYields = 10000
-
-// spinLead is how long before the deadline the fine phase stops
-// sleeping: Hold for a wait that may hold its P, Spin otherwise.
-func spinLead(mayHold bool) time.Duration {
-	if mayHold {
-		return Hold
-	}
-	return Spin
-}
-
-// spinUntil spins without yielding until t, and reports true; false when
-// the clock does not move (a fake one).
-func spinUntil(t time.Time) bool {
+// finish yields until t, for a wait the pacing thread handed over early
+// (at most Window); a clock that does not move across many yields is a
+// fake one: the wait then ends on the timer.
+func finish(ctx context.Context, timer **time.Timer, t time.Time) error {
 	start := time.Now()
 	for n := 0; time.Now().Before(t); n++ {
 		if n > fakeClockYields && time.Now().Equal(start) {
+			return OnTimer(ctx, timer, t)
+		}
+		runtime.Gosched()
+	}
+	return nil
+}
+
+// fakeClock reports whether the clock stands still while this goroutine
+// runs (testing/synctest's): a real one moves between two readings.
+func fakeClock() bool {
+	start := time.Now()
+	for range 100 {
+		if !time.Now().Equal(start) {
 			return false
 		}
 	}
 	return true
 }
 
-// OnTimer waits until t on the Go timer alone, as Until without its fine
-// phase (late by up to ~1 ms on an idle process); for fake clocks
-// (testing/synctest), where the fine phase would spend real time.
+// fakeClockYields is how many yields in a row may see the same clock
+// reading before the clock is taken for a fake one.
+const fakeClockYields = 10000
+
+// spinUntil spins without yielding until t (a real clock: UntilHeld
+// checked).
+func spinUntil(t time.Time) {
+	for time.Now().Before(t) {
+	}
+}
+
+// OnTimer waits until t on the Go timer alone (late by up to ~1 ms on an
+// idle process): for waits that need no precision (preparing arrivals),
+// and the ones a fake clock (testing/synctest) or no pacing thread leaves.
 func OnTimer(ctx context.Context, timer **time.Timer, t time.Time) error {
 	if d := time.Until(t); d > 0 {
 		return sleep(ctx, timer, d)

@@ -2,15 +2,18 @@
 
 package precise
 
-import (
-	"runtime"
-	"time"
-)
+import "errors"
 
-// nanosleep yields instead where the Linux call is not used: the fine
-// phase then yields for all of it (more CPU, same precision).
-func nanosleep(time.Duration) { runtime.Gosched() }
+// Pacing names how waits that end in a send are paced here (run
+// summaries say it): the pacing thread is Linux's (timerfd).
+const Pacing = "Go timer (no pacing thread on this OS)"
 
-// canHold: no wait holds its P here (nanosleep is a yield: the fine
-// phase already spins, yielding).
+// threadPacing: Until waits on the Go timer.
+const threadPacing = false
+
+// canHold: no wait holds its P here.
 const canHold = false
+
+func newTimerfd() (sleeper, error) { return nil, errors.New("no timerfd") }
+
+func setSlack() {}

@@ -9,10 +9,10 @@ import (
 )
 
 // On a fake clock every wait ends exactly at its deadline, held or not:
-// the fine phase (or the held spin) notices the clock does not move and
-// finishes on the timer.
+// it sees the clock does not move and waits on the timer, not on the
+// pacing thread (real time).
 func TestUntilFakeClock(t *testing.T) {
-	for _, d := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, Spin + time.Microsecond, Hold + time.Microsecond, Coarse, 3 * time.Millisecond, time.Second} {
+	for _, d := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, Window, Hold + time.Microsecond, Coarse, 3 * time.Millisecond, time.Second} {
 		for name, until := range map[string]func(context.Context, **time.Timer, time.Time) error{"Until": Until, "UntilHeld": UntilHeld} {
 			t.Run(name+" "+d.String(), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
@@ -51,26 +51,6 @@ func TestUntilCancelled(t *testing.T) {
 	})
 }
 
-// With every fine slot taken a wait still ends at its deadline (on the
-// timer), and gives no slot back it did not take.
-func TestUntilNoSlot(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		fine.Add(FineSlots)
-		defer fine.Add(-FineSlots)
-		var timer *time.Timer
-		due := time.Now().Add(5 * time.Millisecond)
-		if err := Until(context.Background(), &timer, due); err != nil {
-			t.Fatal(err)
-		}
-		if !time.Now().Equal(due) {
-			t.Fatalf("returned %v off the deadline", time.Since(due))
-		}
-		if got := fine.Load(); got != FineSlots {
-			t.Fatalf("fine = %d, want %d", got, FineSlots)
-		}
-	})
-}
-
 // On the real clock a wait never ends early, whether it holds its P
 // (UntilHeld), finds the hold slot taken, or does not hold (Until); and it
 // gives back the slots it took (its lateness is a benchmark figure, not
@@ -91,7 +71,7 @@ func TestUntilRealClockNotEarly(t *testing.T) {
 				defer holding.Add(-HoldSlots)
 			}
 			var timer *time.Timer
-			for _, d := range []time.Duration{0, 20 * time.Microsecond, Hold / 2, 300 * time.Microsecond, 2 * time.Millisecond} {
+			for _, d := range []time.Duration{0, Window / 2, 20 * time.Microsecond, Hold / 2, 300 * time.Microsecond, 2 * time.Millisecond} {
 				due := time.Now().Add(d)
 				if err := tc.until(context.Background(), &timer, due); err != nil {
 					t.Fatal(err)
@@ -104,8 +84,8 @@ func TestUntilRealClockNotEarly(t *testing.T) {
 			if tc.slotUsed {
 				want = HoldSlots
 			}
-			if got, hold := fine.Load(), holding.Load(); got != 0 || hold != want {
-				t.Fatalf("fine = %d, holding = %d after the waits, want 0 and %d", got, hold, want)
+			if hold := holding.Load(); hold != want {
+				t.Fatalf("holding = %d after the waits, want %d", hold, want)
 			}
 		})
 	}
