@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/metrics"
-	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 )
