@@ -338,17 +338,26 @@ func (b *Base) StepErr(i int, st *scenario.Step, err error) error {
 
 // Finish ends step i (st), measured as one request intended at intended
 // and sent at sent: on success it records the step and moves Next to its
-// end; err fails it (StepErr).
+// end, now; err fails it (StepErr).
 func (b *Base) Finish(i int, st *scenario.Step, intended, sent time.Time, err error) error {
+	return b.FinishAt(i, st, intended, sent, time.Time{}, err)
+}
+
+// FinishAt is Finish for a step whose end is known: done, when the reply
+// that ended it arrived (zero: now). The step then ends when its last
+// request does, and the clock is not read again for it.
+func (b *Base) FinishAt(i int, st *scenario.Step, intended, sent, done time.Time, err error) error {
 	if err == ErrSuspended {
 		return err // a wait suspended the step (Await): it is not over
 	}
 	if err != nil {
 		return b.StepErr(i, st, err)
 	}
-	now := time.Now()
-	b.Rec.Record(b.StepKey(i), intended, sent, now)
-	b.Next = now
+	if done.IsZero() {
+		done = time.Now()
+	}
+	b.Rec.Record(b.StepKey(i), intended, sent, done)
+	b.Next = done
 	return nil
 }
 
