@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
@@ -56,12 +56,16 @@ type Base struct {
 	Stop    context.Context
 	CurStep int // index of the running step, -1 before the first
 
-	thinkSrc  *rand.PCG // Think's source, re-seeded for each session
-	timer     *time.Timer
-	proto     Stepper // the session Play runs
-	creator   bool    // this member runs a create step of the flow
-	closeOnce sync.Once
-	leaveOnce sync.Once
+	thinkSrc *rand.PCG // Think's source, re-seeded for each session
+	timer    *time.Timer
+	proto    Stepper // the session Play runs
+	creator  bool    // this member runs a create step of the flow
+	// closed and left: CloseOnce and leaveGroup have run (or begun, in
+	// another goroutine; a later call does not wait for them). Flags,
+	// not sync.Once: each session runs both once, always Once's slow
+	// path, a mutex taken and released, twice per session.
+	closed    atomic.Bool
+	left      atomic.Bool
 	susp      suspension // where a suspended session resumes (Pause, Await)
 	roomBy    time.Time  // GroupRoom: when the wait for the room times out
 	parkWaits bool       // ParkWaits was called
@@ -198,7 +202,7 @@ func (b *Base) FlowIndex(flow *scenario.Flow) int {
 // a session renewed in place allocates nothing. b is spent: it has left
 // its group, and a stray Close of it releases nothing.
 func (b *Base) Renew(id, fi int) Base {
-	b.closeOnce.Do(func() {})
+	b.closed.Store(true)
 	b.leaveGroup()
 	sh := b.Shared
 	sh.ReseedThink(b.thinkSrc, id)
@@ -451,13 +455,14 @@ var errCreatorEnded = errors.New("the creator's session ended before creating th
 // fails its group's room first (a no-op once the room exists), so that
 // its members do not wait out their timeouts.
 func (b *Base) leaveGroup() {
-	b.leaveOnce.Do(func() {
-		b.lobbyEnd()
-		if b.Member.Group != nil && b.creator {
-			b.Member.Group.FailRoom(errCreatorEnded)
-		}
-		b.Shared.Leave(b.Member)
-	})
+	if !b.left.CompareAndSwap(false, true) {
+		return
+	}
+	b.lobbyEnd()
+	if b.Member.Group != nil && b.creator {
+		b.Member.Group.FailRoom(errCreatorEnded)
+	}
+	b.Shared.Leave(b.Member)
 }
 
 // CloseOnce implements Session.Close for the protocol's session: the
@@ -465,11 +470,11 @@ func (b *Base) leaveGroup() {
 // the group place; later calls, and calls after Renew, do nothing and
 // return nil.
 func (b *Base) CloseOnce(release func() error) error {
-	var err error
-	b.closeOnce.Do(func() {
-		err = release()
-		b.leaveGroup()
-	})
+	if !b.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := release()
+	b.leaveGroup()
 	return err
 }
 
