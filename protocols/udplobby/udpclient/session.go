@@ -278,6 +278,16 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	default:
 		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not a udp-lobby step", st.Kind))
 	}
+	return s.finish(i, st, intended, sent, err)
+}
+
+// finish ends step i (st) at its last reply's arrival (Base.FinishAt),
+// now when it had none. A function of its own, never inlined: the third
+// time FinishAt takes would widen Step's frame, which sits below every
+// request (simclient.StackBudget).
+//
+//go:noinline
+func (s *session) finish(i int, st *scenario.Step, intended, sent time.Time, err error) error {
 	return s.FinishAt(i, st, intended, sent, s.pw.replied, err)
 }
 
