@@ -1,6 +1,12 @@
 package simclient
 
-import "testing"
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+)
 
 // BenchmarkBaseRenew is a closed-model client's bookkeeping between two
 // sessions on one socket: Renew (the spent session closed and out of its
@@ -19,5 +25,29 @@ func BenchmarkBaseRenew(b *testing.B) {
 		id++
 		s = s.Renew(id, 0)
 		s.leaveGroup()
+	}
+}
+
+// BenchmarkObserve is one request's outcome told to the others tracker,
+// in a run with a rate probe (kept) and without (none).
+func BenchmarkObserve(b *testing.B) {
+	for _, tc := range []struct{ name, flows string }{
+		{"probe", "  - steps: [list_rooms, {rate_probe: {from: 10/s, to: 100/s, over: 2s}}]\n"},
+		{"none", "  - steps: [list_rooms]\n"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := metrics.NewCollector(time.Now())
+			sh, err := NewShared(testPlan(b, tc.flows), netip.AddrPort{}, c, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sh.Close()
+			now := c.Start().Add(time.Second)
+			id := 0
+			for b.Loop() {
+				id++
+				sh.Observe(id, now, 100*time.Microsecond, true)
+			}
+		})
 	}
 }

@@ -461,27 +461,3 @@ func TestOthersOnlyWithAProbe(t *testing.T) {
 		sh.Close()
 	}
 }
-
-// BenchmarkObserve is one request's outcome told to the others tracker,
-// in a run with a rate probe (kept) and without (none).
-func BenchmarkObserve(b *testing.B) {
-	for _, tc := range []struct{ name, flows string }{
-		{"probe", "  - steps: [list_rooms, {rate_probe: {from: 10/s, to: 100/s, over: 2s}}]\n"},
-		{"none", "  - steps: [list_rooms]\n"},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			c := metrics.NewCollector(time.Now())
-			sh, err := NewShared(testPlan(b, tc.flows), netip.AddrPort{}, c, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer sh.Close()
-			now := c.Start().Add(time.Second)
-			id := 0
-			for b.Loop() {
-				id++
-				sh.Observe(id, now, 100*time.Microsecond, true)
-			}
-		})
-	}
-}
