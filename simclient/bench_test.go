@@ -51,3 +51,26 @@ func BenchmarkObserve(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStepFinish is the end of a successful step: Finish (the clock
+// read for its end) and FinishAt given the reply's time.
+func BenchmarkStepFinish(b *testing.B) {
+	sh, _ := baseShared(b, "  - name: f\n    steps: [list_rooms]\n")
+	var s Base
+	if err := s.Begin(sh, 0, &sh.Plan.Flows[0]); err != nil {
+		b.Fatal(err)
+	}
+	st := &s.Flow.Steps[0]
+	intended := time.Now()
+	done := intended.Add(time.Millisecond)
+	b.Run("Finish", func(b *testing.B) {
+		for b.Loop() {
+			_ = s.Finish(0, st, intended, intended, nil)
+		}
+	})
+	b.Run("FinishAt", func(b *testing.B) {
+		for b.Loop() {
+			_ = s.FinishAt(0, st, intended, intended, done, nil)
+		}
+	})
+}
