@@ -103,3 +103,23 @@ func BenchmarkClosedIteration(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSlotFlowPick is a closed-model slot's flow pick for a plan of
+// one flow: drawn from the slot's stream (as every pick was), and as
+// pickFlow makes it (no draw).
+func BenchmarkSlotFlowPick(b *testing.B) {
+	plan := closedPlan(1, nil, time.Second, 1)
+	s := &slot{rng: scenario.NewRand(plan.Seed, slotStreamBase)}
+	var n int
+	b.Run("drawn", func(b *testing.B) {
+		for b.Loop() {
+			n += plan.PickFlow(s.rng.Float64())
+		}
+	})
+	b.Run("pickFlow", func(b *testing.B) {
+		for b.Loop() {
+			n += pickFlow(plan, s)
+		}
+	})
+	_ = n
+}

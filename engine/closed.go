@@ -21,7 +21,7 @@ type slot struct {
 	j       int
 	want    atomic.Bool
 	running atomic.Bool
-	rng     *rand.Rand
+	rng     *rand.Rand // flow picks (pickFlow); nil with one flow
 	iter    int
 	backoff time.Duration // the current pause after a failed start
 	prev    Session       // the last session, completed and kept open (Start.Prev)
@@ -103,7 +103,7 @@ func (x *Execution) runClosed(ctx context.Context) {
 			want := i < n
 			s.want.Store(want)
 			if want && s.running.CompareAndSwap(false, true) {
-				if s.rng == nil {
+				if s.rng == nil && len(plan.Flows) > 1 {
 					s.rng = scenario.NewRand(plan.Seed, slotStreamBase+uint64(s.j))
 				}
 				x.wg.Add(1)
@@ -247,7 +247,7 @@ func (x *Execution) next(s *slot, end time.Time, maxClients int) (sess Session, 
 		return nil, false
 	}
 	plan := x.o.Plan
-	f := plan.PickFlow(s.rng.Float64())
+	f := pickFlow(plan, s)
 	seq := int(x.seq[f].Add(1) - 1)
 	st := &s.st
 	*st = Start{} // field by field below: a literal would be built on the stack first
@@ -269,6 +269,16 @@ func (x *Execution) next(s *slot, end time.Time, maxClients int) (sess Session, 
 		addPeak(&x.Stats.Up, &x.Stats.ClientsPeak)
 	}
 	return sess, true
+}
+
+// pickFlow draws the flow of slot s's next session from its stream. With
+// one flow there is nothing to draw: the slot has no stream (runClosed),
+// and a closed loop of 1-step flows does not read one per request.
+func pickFlow(plan *scenario.Plan, s *slot) int {
+	if len(plan.Flows) == 1 {
+		return 0
+	}
+	return plan.PickFlow(s.rng.Float64())
 }
 
 // failBackoff is the first pause of a closed-model client after a failed

@@ -671,3 +671,52 @@ func TestClosedClientsUp(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedFlowPicks: a closed-model slot picks each session's flow from
+// its own stream (slotStreamBase + slot), in order; with one flow there is
+// nothing to pick, and the slot keeps no stream.
+func TestClosedFlowPicks(t *testing.T) {
+	two := []scenario.Flow{{Name: "a", Weight: 1, GroupSize: 1}, {Name: "b", Weight: 2, GroupSize: 1}}
+	for _, tc := range []struct {
+		name  string
+		flows []scenario.Flow
+	}{{"one flow", nil}, {"two flows", two}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest(t, func(t *testing.T) {
+				plan := openPlan(3, nil, time.Second, 3, tc.flows...)
+				plan.Load.Model = scenario.Closed
+				var r recorder
+				x, _, err := Execute(context.Background(), Options{Plan: plan, New: r.factory(100 * time.Millisecond), Grace: 100 * time.Millisecond}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[int][]int{} // slot: flows in start order
+				for _, s := range r.starts {
+					got[s.Slot] = append(got[s.Slot], s.Flow)
+				}
+				for _, s := range x.slots {
+					if len(plan.Flows) == 1 {
+						if s.rng != nil {
+							t.Errorf("slot %d keeps a stream with one flow to pick", s.j)
+						}
+						for _, f := range got[s.j] {
+							if f != 0 {
+								t.Fatalf("slot %d played flow %d of 1", s.j, f)
+							}
+						}
+						continue
+					}
+					rng := scenario.NewRand(plan.Seed, slotStreamBase+uint64(s.j))
+					for k, f := range got[s.j] {
+						if want := plan.PickFlow(rng.Float64()); f != want {
+							t.Fatalf("slot %d session %d: flow %d, want %d (its stream's pick)", s.j, k, f, want)
+						}
+					}
+					if len(got[s.j]) < 5 {
+						t.Errorf("slot %d played %d sessions, want about 10", s.j, len(got[s.j]))
+					}
+				}
+			})
+		})
+	}
+}

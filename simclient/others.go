@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/lobbybench/lobbybench/scenario"
 )
 
 // The run-wide others tracker (everyone but a rate probe): a coarse latency histogram per second of
@@ -85,7 +87,13 @@ func (t *othersTracker) slot(stripe int, at time.Time) *othersSlot {
 // Observe records one request outcome of client id completed at done with
 // latency d (ok) or as an error (!ok) into the run-wide tracker. Sessions
 // call it for every request except a rate probe's own.
+//
+// In a run with no rate probe there is nobody to tell, and it does
+// nothing: every request would pay for a count that nothing reads.
 func (sh *Shared) Observe(id int, done time.Time, d time.Duration, ok bool) {
+	if sh.others == nil {
+		return
+	}
 	s := sh.others.slot(id, done)
 	if s == nil {
 		return
@@ -108,6 +116,9 @@ type OthersEffect struct {
 // resolution, within the last minute.
 func (sh *Shared) OthersP99(from, to time.Time) (p99US int64, errors int64) {
 	t := sh.others
+	if t == nil {
+		return 0, 0 // no rate probe in the run: nothing observed
+	}
 	s0 := int64(from.Sub(t.start) / time.Second)
 	s1 := int64(to.Sub(t.start)/time.Second) + 1
 	var hist [othersBuckets]int64
@@ -141,4 +152,17 @@ func (sh *Shared) OthersP99(from, to time.Time) (p99US int64, errors int64) {
 		}
 	}
 	return bucketUpper(othersBuckets - 1), errors
+}
+
+// probes reports whether a flow of plan has a rate probe step: whether
+// the run keeps the others tracker.
+func probes(plan *scenario.Plan) bool {
+	for i := range plan.Flows {
+		for j := range plan.Flows[i].Steps {
+			if plan.Flows[i].Steps[j].Kind == scenario.RateProbe {
+				return true
+			}
+		}
+	}
+	return false
 }

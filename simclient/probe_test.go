@@ -18,7 +18,7 @@ import (
 // note.
 func TestReportProbe(t *testing.T) {
 	c := metrics.NewCollector(time.Now())
-	sh, err := NewShared(testPlan(t, "  - steps: [list_rooms]\n"), netip.AddrPort{}, c, Options{})
+	sh, err := NewShared(testPlan(t, "  - steps: [list_rooms, {rate_probe: {from: 10/s, to: 100/s, over: 2s}}]\n"), netip.AddrPort{}, c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,8 @@ func (r *Refusal) Error() string {
 
 // IsRefusal reports whether err is, or wraps, a Refusal.
 func IsRefusal(err error) bool {
-	var r *Refusal
-	return errors.As(err, &r)
+	// AsType, not As: As's target escapes, an allocation on every call,
+	// and the engine asks about every session that ends (IsFailedStart).
+	_, ok := errors.AsType[*Refusal](err)
+	return ok
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
@@ -56,12 +56,16 @@ type Base struct {
 	Stop    context.Context
 	CurStep int // index of the running step, -1 before the first
 
-	thinkSrc  *rand.PCG // Think's source, re-seeded for each session
-	timer     *time.Timer
-	proto     Stepper // the session Play runs
-	creator   bool    // this member runs a create step of the flow
-	closeOnce sync.Once
-	leaveOnce sync.Once
+	thinkSrc *rand.PCG // Think's source, re-seeded for each session
+	timer    *time.Timer
+	proto    Stepper // the session Play runs
+	creator  bool    // this member runs a create step of the flow
+	// closed and left: CloseOnce and leaveGroup have run (or begun, in
+	// another goroutine; a later call does not wait for them). Flags,
+	// not sync.Once: each session runs both once, always Once's slow
+	// path, a mutex taken and released, twice per session.
+	closed    atomic.Bool
+	left      atomic.Bool
 	susp      suspension // where a suspended session resumes (Pause, Await)
 	roomBy    time.Time  // GroupRoom: when the wait for the room times out
 	parkWaits bool       // ParkWaits was called
@@ -198,7 +202,7 @@ func (b *Base) FlowIndex(flow *scenario.Flow) int {
 // a session renewed in place allocates nothing. b is spent: it has left
 // its group, and a stray Close of it releases nothing.
 func (b *Base) Renew(id, fi int) Base {
-	b.closeOnce.Do(func() {})
+	b.closed.Store(true)
 	b.leaveGroup()
 	sh := b.Shared
 	sh.ReseedThink(b.thinkSrc, id)
@@ -338,17 +342,26 @@ func (b *Base) StepErr(i int, st *scenario.Step, err error) error {
 
 // Finish ends step i (st), measured as one request intended at intended
 // and sent at sent: on success it records the step and moves Next to its
-// end; err fails it (StepErr).
+// end, now; err fails it (StepErr).
 func (b *Base) Finish(i int, st *scenario.Step, intended, sent time.Time, err error) error {
+	return b.FinishAt(i, st, intended, sent, time.Time{}, err)
+}
+
+// FinishAt is Finish for a step whose end is known: done, when the reply
+// that ended it arrived (zero: now). The step then ends when its last
+// request does, and the clock is not read again for it.
+func (b *Base) FinishAt(i int, st *scenario.Step, intended, sent, done time.Time, err error) error {
 	if err == ErrSuspended {
 		return err // a wait suspended the step (Await): it is not over
 	}
 	if err != nil {
 		return b.StepErr(i, st, err)
 	}
-	now := time.Now()
-	b.Rec.Record(b.StepKey(i), intended, sent, now)
-	b.Next = now
+	if done.IsZero() {
+		done = time.Now()
+	}
+	b.Rec.Record(b.StepKey(i), intended, sent, done)
+	b.Next = done
 	return nil
 }
 
@@ -442,13 +455,14 @@ var errCreatorEnded = errors.New("the creator's session ended before creating th
 // fails its group's room first (a no-op once the room exists), so that
 // its members do not wait out their timeouts.
 func (b *Base) leaveGroup() {
-	b.leaveOnce.Do(func() {
-		b.lobbyEnd()
-		if b.Member.Group != nil && b.creator {
-			b.Member.Group.FailRoom(errCreatorEnded)
-		}
-		b.Shared.Leave(b.Member)
-	})
+	if !b.left.CompareAndSwap(false, true) {
+		return
+	}
+	b.lobbyEnd()
+	if b.Member.Group != nil && b.creator {
+		b.Member.Group.FailRoom(errCreatorEnded)
+	}
+	b.Shared.Leave(b.Member)
 }
 
 // CloseOnce implements Session.Close for the protocol's session: the
@@ -456,11 +470,11 @@ func (b *Base) leaveGroup() {
 // the group place; later calls, and calls after Renew, do nothing and
 // return nil.
 func (b *Base) CloseOnce(release func() error) error {
-	var err error
-	b.closeOnce.Do(func() {
-		err = release()
-		b.leaveGroup()
-	})
+	if !b.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := release()
+	b.leaveGroup()
 	return err
 }
 

@@ -56,7 +56,7 @@ func newBaseSession(t *testing.T, sh *Shared, id int, flow *scenario.Flow) *base
 	return s
 }
 
-func baseShared(t *testing.T, flows string) (*Shared, *metrics.Collector) {
+func baseShared(t testing.TB, flows string) (*Shared, *metrics.Collector) {
 	t.Helper()
 	c := metrics.NewCollector(time.Now())
 	sh, err := NewShared(testPlan(t, flows), netip.MustParseAddrPort("127.0.0.1:9"), c, Options{Recorders: 1})

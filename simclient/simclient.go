@@ -264,6 +264,9 @@ type Shared struct {
 	groups []flowGroups
 
 	values sync.Map
+	// others: everybody's outcomes for a rate probe to judge its effect
+	// by (Observe); nil in a run with no rate probe, which has no use
+	// for it.
 	others *othersTracker
 
 	stray atomic.Int64 // StrayDatagram
@@ -347,7 +350,9 @@ func NewShared(plan *scenario.Plan, addr netip.AddrPort, c *metrics.Collector, o
 		flowIdx:   map[*scenario.Flow]int{},
 		msgKeys:   map[string]metrics.Key{},
 		groups:    make([]flowGroups, len(plan.Flows)),
-		others:    newOthers(c.Start()),
+	}
+	if probes(plan) {
+		sh.others = newOthers(c.Start())
 	}
 	var hosts []netip.Addr
 	if plan.Target != "" {

@@ -296,7 +296,7 @@ func TestOthersP99(t *testing.T) {
 			t.Errorf("%dµs in bucket %d (upper %d, previous upper %d)", us, b, up, bucketUpper(b-1))
 		}
 	}
-	p := testPlan(t, "  - steps: [list_rooms]\n")
+	p := testPlan(t, "  - steps: [list_rooms, {rate_probe: {from: 10/s, to: 100/s, over: 2s}}]\n")
 	c := metrics.NewCollector(time.Now())
 	sh, err := NewShared(p, netip.AddrPort{}, c, Options{})
 	if err != nil {
@@ -433,5 +433,31 @@ func TestPreciseNote(t *testing.T) {
 		if !strings.Contains(got, tc.want) || strings.Contains(got, costs) != tc.cost {
 			t.Errorf("PreciseNote(%s, %v) = %q: want %q, embedded cost said: %v", tc.proto, tc.embedded, got, tc.want, tc.cost)
 		}
+	}
+}
+
+// The others tracker is kept for a run with a rate probe, which reads it,
+// and for no other: without one, an outcome observed is counted nowhere.
+func TestOthersOnlyWithAProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flows string
+		want  bool
+	}{
+		{"no probe", "  - steps: [list_rooms]\n", false},
+		{"a probe", "  - steps: [list_rooms]\n  - steps: [{rate_probe: {from: 10/s, to: 100/s, over: 2s}}]\n", true},
+	} {
+		c := metrics.NewCollector(time.Now())
+		sh, err := NewShared(testPlan(t, tc.flows), netip.AddrPort{}, c, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := c.Start().Add(time.Second)
+		sh.Observe(1, now, time.Millisecond, true)
+		p99, _ := sh.OthersP99(now.Add(-time.Second), now)
+		if got := sh.others != nil; got != tc.want || (p99 > 0) != tc.want {
+			t.Errorf("%s: tracker kept %v (p99 %dµs), want %v", tc.name, got, p99, tc.want)
+		}
+		sh.Close()
 	}
 }

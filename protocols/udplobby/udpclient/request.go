@@ -107,6 +107,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			switch v {
 			case replyOK:
 				now := s.replyAt()
+				s.pw.replied = now
 				s.Rec.Record(key, s.p.intended, s.p.sent, now)
 				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended), true)
 				return s.p.sent, nil

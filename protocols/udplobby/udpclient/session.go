@@ -137,6 +137,9 @@ type replyWait struct {
 	deadline  time.Time
 	resendAt  time.Time
 	suspended bool
+	// replied is when the reply to the step's last request arrived
+	// (zero: none yet in this step): the step's end (Base.FinishAt).
+	replied time.Time
 }
 
 // New is the udp-lobby simclient.Factory.
@@ -238,6 +241,7 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 		return s.Fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
 	}
 	intended := s.Next
+	s.pw.replied = time.Time{}
 	var sent time.Time
 	var err error
 	// A step whose requests can suspend (request): running it again from
@@ -275,7 +279,17 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 	default:
 		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("step %q is not a udp-lobby step", st.Kind))
 	}
-	return s.Finish(i, st, intended, sent, err)
+	return s.finish(i, st, intended, sent, err)
+}
+
+// finish ends step i (st) at its last reply's arrival (Base.FinishAt),
+// now when it had none. A function of its own, never inlined: the third
+// time FinishAt takes would widen Step's frame, which sits below every
+// request (simclient.StackBudget).
+//
+//go:noinline
+func (s *session) finish(i int, st *scenario.Step, intended, sent time.Time, err error) error {
+	return s.FinishAt(i, st, intended, sent, s.pw.replied, err)
 }
 
 // list asks for the room list and copies it into s.rooms.

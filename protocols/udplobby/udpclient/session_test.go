@@ -772,3 +772,30 @@ func TestStrayDatagrams(t *testing.T) {
 		})
 	}
 }
+
+// A step of one request ends when its reply arrives (Base.FinishAt): the
+// step's latencies are its request's, sample for sample. Ending it at a
+// later reading of the clock (after the request's own recording) made
+// some of them a microsecond longer.
+func TestStepEndsAtItsReply(t *testing.T) {
+	f := newFakeLobby(t, udpwire.ProfileSpec)
+	p := plan(t, "", "  - name: poll\n    steps: [list_rooms]\n")
+	r := runSessions(t, p, f.addr(), 200, simclient.Options{})
+	for i, err := range r.errs {
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+	}
+	step, msg := r.step(t, "list_rooms"), r.message(udpwire.LobbyListRooms.String())
+	if step.Successes != 200 || msg.Successes != 200 {
+		t.Fatalf("%d steps and %d requests succeeded, want 200 of each", step.Successes, msg.Successes)
+	}
+	for _, c := range []struct {
+		name      string
+		step, msg result.Latency
+	}{{"latency", step.Latency, msg.Latency}, {"uncorrected", step.Uncorrected, msg.Uncorrected}} {
+		if c.step.Hist != c.msg.Hist {
+			t.Errorf("%s: the step's histogram differs from its request's: step %+v, request %+v", c.name, c.step, c.msg)
+		}
+	}
+}
