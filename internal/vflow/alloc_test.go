@@ -27,11 +27,7 @@ func batchOf(to netip.AddrPort) []Datagram {
 func TestSteadyStateAllocatesNothing(t *testing.T) {
 	needPrivileges(t)
 	f := openFlows(t, allocRange)
-	s, err := NewSender(16) // smaller than the batch: Send loops
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newSender(t, 16) // smaller than the batch: Send loops
 	r, err := f.Receiver(64)
 	if err != nil {
 		t.Fatal(err)
@@ -72,16 +68,8 @@ func BenchmarkSend(b *testing.B) {
 	if err := Available(); err != nil {
 		b.Skip(err)
 	}
-	f, err := Open(allocRange)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	s, err := NewSender(64)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	openFlows(b, allocRange)
+	s := newSender(b, 64)
 	// to a flow of the range: steered to f's socket, which drops what its
 	// buffer cannot hold; no port unreachable
 	ds := batchOf(netip.AddrPortFrom(allocRange.Addrs.Addr().Next(), allocRange.Ports.First+1))

@@ -49,7 +49,18 @@ func echoServer(t *testing.T) netip.AddrPort {
 	return c.LocalAddr().(*net.UDPAddr).AddrPort()
 }
 
-func openFlows(t *testing.T, cfg Config) *Flows {
+// newSender opens a Sender closed with the test.
+func newSender(t testing.TB, batch int) *Sender {
+	t.Helper()
+	s, err := NewSender(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openFlows(t testing.TB, cfg Config) *Flows {
 	t.Helper()
 	f, err := Open(cfg)
 	if err != nil {
@@ -59,16 +70,17 @@ func openFlows(t *testing.T, cfg Config) *Flows {
 	return f
 }
 
-// flowAddrs returns n distinct address:ports of cfg's range: perAddr ports
-// on each of successive addresses.
+// flowAddrs returns the first n flows of cfg's range laid out by a Table
+// with perAddr ports on each address.
 func flowAddrs(cfg Config, n, perAddr int) []netip.AddrPort {
+	cfg.Ports.Last = cfg.Ports.First + uint16(perAddr) - 1
+	tab, err := NewTable[struct{}](cfg, n)
+	if err != nil {
+		panic(err)
+	}
 	out := make([]netip.AddrPort, n)
-	a := cfg.Addrs.Addr().Next()
 	for i := range out {
-		if i > 0 && i%perAddr == 0 {
-			a = a.Next()
-		}
-		out[i] = netip.AddrPortFrom(a, cfg.Ports.First+1+uint16(i%perAddr))
+		out[i] = tab.Flow(i)
 	}
 	return out
 }
@@ -77,11 +89,7 @@ func flowAddrs(cfg Config, n, perAddr int) []netip.AddrPort {
 // receives the replies, keyed by the flow they came back to.
 func echoRound(t *testing.T, f *Flows, flows []netip.AddrPort, server netip.AddrPort) map[netip.AddrPort]Message {
 	t.Helper()
-	s, err := NewSender(64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newSender(t, 64)
 	ds := make([]Datagram, len(flows))
 	for i, fl := range flows {
 		ds[i] = Datagram{Src: fl, Dst: server, Payload: []byte(fl.String())}

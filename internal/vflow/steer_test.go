@@ -64,11 +64,7 @@ func TestTwoUsersDisjoint(t *testing.T) {
 	b := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.81.0.0/24"), Ports: ports})
 	server := echoServer(t)
 	fa, fb := flowAddrs(a.Config(), 100, 10), flowAddrs(b.Config(), 100, 10)
-	s, err := NewSender(16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newSender(t, 16)
 	var ds []Datagram
 	for _, fl := range append(append([]netip.AddrPort{}, fa...), fb...) {
 		ds = append(ds, Datagram{Src: fl, Dst: server, Payload: []byte(fl.String())})
@@ -144,11 +140,7 @@ func TestReplyFromOtherPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	s, err := NewSender(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newSender(t, 1)
 	flow := netip.MustParseAddrPort("127.83.0.9:23009")
 	if _, err := s.Send([]Datagram{{Src: flow, Dst: in.LocalAddr().(*net.UDPAddr).AddrPort(), Payload: []byte("hi")}}); err != nil {
 		t.Fatal(err)
