@@ -271,12 +271,22 @@ func TestSIGKILLDetaches(t *testing.T) {
 	cmd.Wait()
 	// the kernel may release the link just after the process is reaped:
 	// ask a bounded number of times
-	var last, lerr error
+	var last error
 	for range 50 {
 		if _, last = ping(c, 200*time.Millisecond); errors.Is(last, syscall.ECONNREFUSED) {
 			break
 		}
 	}
+	if !errors.Is(last, syscall.ECONNREFUSED) {
+		t.Fatalf("after SIGKILL a datagram to %s: %v, want port unreachable (the steering outlived its process)", flow, last)
+	}
+	f := openFlows(t, childRange)
+	server := echoServer(t)
+	checkEcho(t, echoRound(t, f, []netip.AddrPort{flow}, server), []netip.AddrPort{flow}, server)
+	f.Close()
+	// the socket died with the child, so a pinned link would steer nothing
+	// either: only the link's absence proves the attachment went too
+	var lerr error
 	for range 50 {
 		var l link.Link
 		if l, lerr = link.NewFromID(link.ID(linkID)); lerr != nil {
@@ -288,13 +298,9 @@ func TestSIGKILLDetaches(t *testing.T) {
 	switch {
 	case lerr == nil:
 		t.Errorf("after SIGKILL the child's link %d is still there: the attachment outlived its process", linkID)
+	case errors.Is(lerr, os.ErrPermission):
+		t.Skipf("looking a link up by id needs CAP_SYS_ADMIN, so whether the child's link %d is gone is unchecked (%v); the rest passed", linkID, lerr)
 	case !errors.Is(lerr, os.ErrNotExist):
 		t.Errorf("after SIGKILL looking up the child's link %d: %v, want not exist", linkID, lerr)
 	}
-	if !errors.Is(last, syscall.ECONNREFUSED) {
-		t.Fatalf("after SIGKILL a datagram to %s: %v, want port unreachable (the steering outlived its process)", flow, last)
-	}
-	f := openFlows(t, childRange)
-	server := echoServer(t)
-	checkEcho(t, echoRound(t, f, []netip.AddrPort{flow}, server), []netip.AddrPort{flow}, server)
 }
