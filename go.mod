@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/cilium/ebpf v0.22.0
 	github.com/clipperhouse/displaywidth v0.11.0
 	github.com/expr-lang/expr v1.17.8
 	github.com/prometheus/client_golang v1.25.0

@@ -1,0 +1,70 @@
+package vflow
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/lobbybench/lobbybench/internal/netrange"
+)
+
+// Defaults of Config: a block of 127.0.0.0/8 nothing else of lobbybench
+// uses, every unprivileged port, an 8 MiB receive buffer.
+var (
+	DefaultAddrs = netip.MustParsePrefix("127.77.0.0/16")
+	DefaultPorts = netrange.PortRange{First: 1024, Last: 65535}
+)
+
+// DefaultReadBuffer is the steered socket's receive buffer: every flow's
+// replies queue on that one socket.
+const DefaultReadBuffer = 8 << 20
+
+// loopback is where flows' addresses may lie for now: the steering would
+// take replies meant for any local address in the range, and a range on a
+// real interface also needs routes that bring replies back to this host.
+var loopback = netip.MustParsePrefix("127.0.0.0/8")
+
+// Config is the range of a vflow user's flows. Two users on one machine
+// must take disjoint ranges (package doc).
+type Config struct {
+	Addrs      netip.Prefix       // the flows' addresses; zero: DefaultAddrs
+	Ports      netrange.PortRange // the flows' ports; zero: DefaultPorts
+	ReadBuffer int                // receive buffer in bytes; 0: DefaultReadBuffer
+}
+
+func (c Config) withDefaults() Config {
+	if !c.Addrs.IsValid() {
+		c.Addrs = DefaultAddrs
+	}
+	if c.Ports.IsZero() {
+		c.Ports = DefaultPorts
+	}
+	if c.ReadBuffer == 0 {
+		c.ReadBuffer = DefaultReadBuffer
+	}
+	return c
+}
+
+// check refuses a range that would steer traffic meant for others.
+func (c Config) check() error {
+	a := c.Addrs
+	switch {
+	case !a.Addr().Is4():
+		return fmt.Errorf("vflow: address range %s is not IPv4", a)
+	case a != a.Masked():
+		return fmt.Errorf("vflow: address range %s has host bits set (did you mean %s?)", a, a.Masked())
+	case a.Bits() < 9 || !loopback.Contains(a.Addr()):
+		return fmt.Errorf("vflow: address range %s is not a block inside 127.0.0.0/8 smaller than it", a)
+	case a.Contains(netip.AddrFrom4([4]byte{127, 0, 0, 1})):
+		return fmt.Errorf("vflow: address range %s holds 127.0.0.1, which other programs use", a)
+	case c.Ports.First == 0 || c.Ports.First > c.Ports.Last:
+		return fmt.Errorf("vflow: port range %s is empty or starts at 0", c.Ports)
+	case c.ReadBuffer < 0:
+		return fmt.Errorf("vflow: receive buffer %d bytes is negative", c.ReadBuffer)
+	}
+	return nil
+}
+
+// Contains reports whether ap is an address:port of the range: a flow's.
+func (c Config) Contains(ap netip.AddrPort) bool {
+	return c.Addrs.Contains(ap.Addr()) && c.Ports.Contains(ap.Port())
+}

@@ -1,0 +1,67 @@
+package vflow
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"unsafe"
+)
+
+// MaxFlowState is the most bytes a flow's state may take in a Table: a
+// million flows stay under 64 MiB, and a slot fits a cache line.
+const MaxFlowState = 64
+
+// Table is the flow table: one fixed slot of state S per flow, flow i
+// being the i-th address:port of the range (ports of the first address,
+// then of the next). A datagram's flow (Message.Flow) finds its slot by
+// arithmetic, without a map. One goroutine at a time.
+type Table[S any] struct {
+	cfg   Config
+	slots []S
+}
+
+// NewTable makes the slots of the first n flows of cfg's range.
+func NewTable[S any](cfg Config, n int) (*Table[S], error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	var zero S
+	if size := unsafe.Sizeof(zero); size > MaxFlowState {
+		return nil, fmt.Errorf("vflow: flow state %T of %d bytes exceeds %d", zero, size, MaxFlowState)
+	}
+	if max := (uint64(1) << (32 - cfg.Addrs.Bits())) * uint64(cfg.Ports.Size()); n < 1 || uint64(n) > max {
+		return nil, fmt.Errorf("vflow: %d flows, but range %s ports %s holds 1 to %d", n, cfg.Addrs, cfg.Ports, max)
+	}
+	return &Table[S]{cfg: cfg, slots: make([]S, n)}, nil
+}
+
+// Len returns the number of flows.
+func (t *Table[S]) Len() int { return len(t.slots) }
+
+// Flow returns flow i's address:port.
+func (t *Table[S]) Flow(i int) netip.AddrPort {
+	per := t.cfg.Ports.Size()
+	base := t.cfg.Addrs.Addr().As4()
+	var a [4]byte
+	binary.BigEndian.PutUint32(a[:], binary.BigEndian.Uint32(base[:])+uint32(i/per))
+	return netip.AddrPortFrom(netip.AddrFrom4(a), t.cfg.Ports.First+uint16(i%per))
+}
+
+// Slot returns the state of the flow at ap, or nil when ap is no flow of
+// the table (outside the range, or beyond its n flows).
+func (t *Table[S]) Slot(ap netip.AddrPort) *S {
+	if !ap.Addr().Is4() || !t.cfg.Contains(ap) {
+		return nil
+	}
+	base, a := t.cfg.Addrs.Addr().As4(), ap.Addr().As4()
+	off := uint64(binary.BigEndian.Uint32(a[:]) - binary.BigEndian.Uint32(base[:]))
+	i := off*uint64(t.cfg.Ports.Size()) + uint64(ap.Port()-t.cfg.Ports.First)
+	if i >= uint64(len(t.slots)) {
+		return nil
+	}
+	return &t.slots[i]
+}
+
+// At returns flow i's state.
+func (t *Table[S]) At(i int) *S { return &t.slots[i] }

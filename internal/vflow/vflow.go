@@ -1,0 +1,156 @@
+//go:build linux
+
+package vflow
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/lobbybench/lobbybench/internal/sockbuf"
+)
+
+// Flows is an attached range: the steered socket, its SOCKMAP and the
+// sk_lookup program's link. Close detaches and closes everything.
+type Flows struct {
+	cfg  Config
+	conn *net.UDPConn
+	m    *ebpf.Map
+	prog *ebpf.Program
+	link closer
+}
+
+// Open steers every UDP datagram addressed to cfg's range to one socket of
+// this process, read with Receiver. The steering lasts until Close or the
+// end of the process.
+func Open(cfg Config) (*Flows, error) { return linux.open(cfg) }
+
+func (s system) open(cfg Config) (_ *Flows, err error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	f := &Flows{cfg: cfg}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	if f.conn, err = listen(cfg); err != nil {
+		return nil, err
+	}
+	f.m, err = ebpf.NewMap(&ebpf.MapSpec{Name: "vflow_sock", Type: ebpf.SockMap, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	if err != nil {
+		return nil, refused("creating the SOCKMAP", err, needBPF)
+	}
+	if err := f.holdSocket(); err != nil {
+		return nil, refused("putting the socket in the SOCKMAP", err, needBPF, needNetAdmin)
+	}
+	if f.prog, err = ebpf.NewProgram(program(cfg, f.m)); err != nil {
+		return nil, refused("loading the sk_lookup program", err, needBPF, needNetAdmin)
+	}
+	ns, err := os.Open("/proc/self/ns/net")
+	if err != nil {
+		return nil, fmt.Errorf("vflow: opening this process's network namespace: %w", err)
+	}
+	defer ns.Close()
+	if f.link, err = s.attach(int(ns.Fd()), f.prog); err != nil {
+		return nil, refused("attaching the sk_lookup program to the network namespace", err, needNetAdmin)
+	}
+	return f, nil
+}
+
+// attachNetNs attaches through a BPF link that only this process's
+// descriptor holds (never pinned), so the kernel detaches it when the
+// process ends however it ends.
+func attachNetNs(netns int, p *ebpf.Program) (closer, error) {
+	return link.AttachNetNs(netns, p)
+}
+
+// listen opens the steered socket on the range's first address and port,
+// with a large receive buffer and the original destination and kernel
+// receive time reported on each datagram.
+func listen(cfg Config) (*net.UDPConn, error) {
+	at := netip.AddrPortFrom(cfg.Addrs.Addr(), cfg.Ports.First)
+	c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(at))
+	if err != nil {
+		return nil, fmt.Errorf("vflow: opening the steered socket on %s: %w", at, err)
+	}
+	if err := sockbuf.SetRead(c, cfg.ReadBuffer); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("vflow: setting the steered socket's receive buffer to %d bytes: %w", cfg.ReadBuffer, err)
+	}
+	if err := setsockopts(c, [][3]int{
+		{unix.IPPROTO_IP, unix.IP_RECVORIGDSTADDR, 1},
+		{unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1},
+	}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("vflow: steered socket on %s: %w", at, err)
+	}
+	return c, nil
+}
+
+func setsockopts(c *net.UDPConn, opts [][3]int) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		for _, o := range opts {
+			if serr == nil {
+				serr = unix.SetsockoptInt(int(fd), o[0], o[1], o[2])
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+func (f *Flows) holdSocket() error {
+	rc, err := f.conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var uerr error
+	if err := rc.Control(func(fd uintptr) {
+		uerr = f.m.Update(uint32(0), uint64(fd), ebpf.UpdateAny)
+	}); err != nil {
+		return err
+	}
+	return uerr
+}
+
+// Config returns the range, defaults filled in.
+func (f *Flows) Config() Config { return f.cfg }
+
+// Close detaches the program and closes the map and the socket; a Receiver
+// blocked on the socket returns. The range may be opened again after; a
+// second Close does nothing.
+func (f *Flows) Close() error {
+	var errs []error
+	if f.link != nil {
+		errs = append(errs, f.link.Close())
+		f.link = nil
+	}
+	if f.prog != nil {
+		errs = append(errs, f.prog.Close())
+		f.prog = nil
+	}
+	if f.m != nil {
+		errs = append(errs, f.m.Close())
+		f.m = nil
+	}
+	if f.conn != nil {
+		errs = append(errs, f.conn.Close())
+		f.conn = nil
+	}
+	return errors.Join(errs...)
+}
