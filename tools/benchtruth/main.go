@@ -88,34 +88,8 @@ func main() {
 		}
 		return
 	}
-	var cfgs []config
-	for _, d := range strings.Split(*delays, ",") {
-		dd, err := time.ParseDuration(strings.TrimSpace(d))
-		if err != nil {
-			fatal(fmt.Errorf("-delays: %w", err))
-		}
-		for _, r := range parseRates(*rates) {
-			cfgs = append(cfgs, config{rate: r, delay: dd})
-		}
-	}
-	if *stall > 0 {
-		for _, r := range parseRates(*rates) {
-			if r <= 2000 {
-				cfgs = append(cfgs, config{rate: r, stall: *stall, every: *every})
-			}
-		}
-	}
-	var precise []bool
-	for _, m := range strings.Split(*modes, ",") {
-		switch strings.TrimSpace(m) {
-		case "default":
-			precise = append(precise, false)
-		case "precise":
-			precise = append(precise, true)
-		default:
-			fatal(fmt.Errorf("-modes: %q is neither default nor precise", m))
-		}
-	}
+	cfgs := configs(*rates, *delays, *stall, *every)
+	precise := parseModes(*modes)
 	if *runs < 1 {
 		fatal(fmt.Errorf("-runs %d: want at least 1", *runs))
 	}
@@ -221,6 +195,45 @@ func p50OK(lb, ref int64) string {
 		return "no"
 	}
 	return "yes"
+}
+
+// configs is every configuration of -rates and -delays, then the stall
+// runs at rates up to 2,000/s (none when stall is 0).
+func configs(rates, delays string, stall, every time.Duration) []config {
+	var cfgs []config
+	for _, d := range strings.Split(delays, ",") {
+		dd, err := time.ParseDuration(strings.TrimSpace(d))
+		if err != nil {
+			fatal(fmt.Errorf("-delays: %w", err))
+		}
+		for _, r := range parseRates(rates) {
+			cfgs = append(cfgs, config{rate: r, delay: dd})
+		}
+	}
+	if stall > 0 {
+		for _, r := range parseRates(rates) {
+			if r <= 2000 {
+				cfgs = append(cfgs, config{rate: r, stall: stall, every: every})
+			}
+		}
+	}
+	return cfgs
+}
+
+// parseModes reads -modes: true for precise, false for default.
+func parseModes(v string) []bool {
+	var precise []bool
+	for _, m := range strings.Split(v, ",") {
+		switch strings.TrimSpace(m) {
+		case "default":
+			precise = append(precise, false)
+		case "precise":
+			precise = append(precise, true)
+		default:
+			fatal(fmt.Errorf("-modes: %q is neither default nor precise", m))
+		}
+	}
+	return precise
 }
 
 func parseRates(s string) []int {
