@@ -4,45 +4,16 @@ import (
 	"bytes"
 	"net"
 	"net/netip"
-	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/bundled"
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
-
-// bundledDir holds the bundled scenarios, scriptedDir their flows as
-// scripts: one place for every protocol's.
-const (
-	bundledDir  = "../../../scenarios"
-	scriptedDir = "../../../scenarios/testdata/scripted"
-)
-
-// unscripted are the bundled flows no script can play, and why (also in
-// docs/limitations.md).
-var unscripted = map[string]string{
-	"malformed-mix/garbage": "malformed sends datagrams broken on purpose (bad CRC, truncated, wrong length…) " +
-		"chosen at random per packet, mixed with valid requests, and counts replies to them: a script's raw " +
-		"sends fixed bytes, one step each",
-	"rate-limit-probe/prober": "rate_probe ramps a request rate and searches for the limit: no script step " +
-		"sends at a rate",
-}
-
-// onePlayer is flow f as one session plays it alone: the group's leader,
-// no barrier to wait at, no think (a think sends nothing; dropped, in
-// both the built-in and the scripted flow, to keep the test short).
-func onePlayer(f scenario.Flow) scenario.Flow {
-	f.GroupSize = 1
-	f.Steps = slices.DeleteFunc(slices.Clone(f.Steps), func(st scenario.Step) bool {
-		return st.Kind == scenario.Barrier || st.Kind == scenario.Think || st.Only == scenario.Members
-	})
-	return f
-}
 
 // recorded is what one session sent the lobby and its instance.
 type recorded struct{ lobby, instance [][]byte }
@@ -52,7 +23,7 @@ type recorded struct{ lobby, instance [][]byte }
 // front of the instance port (the server on 127.0.0.2 with a pool of one
 // port Q, the relay on 127.0.0.1:Q, the lobby's host as the client sees
 // it, so that the instance's traffic passes it too).
-func playRecorded(t *testing.T, p *scenario.Plan, f scenario.Flow) recorded {
+func playRecorded(t *testing.T, p *scenario.Plan) recorded {
 	t.Helper()
 	probe, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -71,14 +42,13 @@ func playRecorded(t *testing.T, p *scenario.Plan, f scenario.Flow) recorded {
 		faultproxy.Options{Record: true, Listen: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), q)})
 	lobby := faultproxy.Relay(t, "udp", srv.Addr(), faultproxy.Options{Record: true})
 	one := *p
-	one.Flows = []scenario.Flow{onePlayer(f)}
 	one.Options = OptionsOf(p).Embedded() // the instance's port is the relay's, not the scenario's range
 	r := runSessions(t, &one, lobby.Addr(), 1, simclient.Options{})
 	if r.errs[0] != nil {
-		t.Fatalf("%s: %v", f.Name, r.errs[0])
+		t.Fatalf("%s: %v", p.Name, r.errs[0])
 	}
 	if v := r.violations(); len(v) != 0 {
-		t.Errorf("%s: violations %v", f.Name, v)
+		t.Errorf("%s: violations %v", p.Name, v)
 	}
 	return recorded{lobby.Sent(), inst.Sent()}
 }
@@ -107,65 +77,34 @@ func normalise(t *testing.T, prof udpwire.Profile, b []byte) []byte {
 // TestBundledScripted: every flow of every bundled udp-lobby scenario,
 // played by one session, sends the lobby and the instance the same
 // datagrams, byte for byte, as its script in scenarios/testdata/scripted
-// (but for normalise); a flow with no script is in unscripted.
+// (but for normalise); bundled.Unscripted names the flows with none.
 func TestBundledScripted(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(bundledDir, "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	pairs := bundled.Pairs(t, udpwire.ProtocolName)
+	if len(pairs) < 8 {
+		t.Errorf("%d bundled udp-lobby flows with a script, want the 8 there are", len(pairs))
 	}
-	var played int
-	for _, file := range files {
-		name := filepath.Base(file)
-		builtIn, err := scenario.Load(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(builtIn.Protocol) != udpwire.ProtocolName || name[:min(len(name), 9)] == "scripted-" {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, pair := range pairs {
+		t.Run(pair.Key, func(t *testing.T) {
 			t.Parallel()
-			var scripted *scenario.Plan
-			for _, f := range builtIn.Flows {
-				key := builtIn.Name + "/" + f.Name
-				if why, ok := unscripted[key]; ok {
-					t.Logf("%s: no script: %s", key, why)
+			a, b := playRecorded(t, pair.BuiltIn), playRecorded(t, pair.Scripted)
+			prof := udpwire.ProfileSpec // the reference server's, which an auto client takes too
+			for _, ch := range []struct {
+				name string
+				a, b [][]byte
+			}{{"lobby", a.lobby, b.lobby}, {"instance", a.instance, b.instance}} {
+				if len(ch.a) != len(ch.b) {
+					t.Errorf("built-in sent the %s %d datagrams, the script %d", ch.name, len(ch.a), len(ch.b))
 					continue
 				}
-				if scripted == nil {
-					if scripted, err = scenario.Load(filepath.Join(scriptedDir, name)); err != nil {
-						t.Fatal(err)
+				for k := range ch.a {
+					if x, y := normalise(t, prof, ch.a[k]), normalise(t, prof, ch.b[k]); !bytes.Equal(x, y) {
+						t.Errorf("%s datagram %d: built-in % x, script % x", ch.name, k, x, y)
 					}
-				}
-				i := slices.IndexFunc(scripted.Flows, func(g scenario.Flow) bool { return g.Name == f.Name })
-				if i < 0 {
-					t.Fatalf("%s: no flow %q in its script, nor a reason in unscripted", key, f.Name)
-				}
-				a := playRecorded(t, builtIn, f)
-				b := playRecorded(t, scripted, scripted.Flows[i])
-				prof := udpwire.ProfileSpec // the reference server's, which an auto client takes too
-				for _, ch := range []struct {
-					name string
-					a, b [][]byte
-				}{{"lobby", a.lobby, b.lobby}, {"instance", a.instance, b.instance}} {
-					if len(ch.a) != len(ch.b) {
-						t.Errorf("%s: built-in sent the %s %d datagrams, the script %d", key, ch.name, len(ch.a), len(ch.b))
-						continue
-					}
-					for k := range ch.a {
-						if x, y := normalise(t, prof, ch.a[k]), normalise(t, prof, ch.b[k]); !bytes.Equal(x, y) {
-							t.Errorf("%s: %s datagram %d: built-in % x, script % x", key, ch.name, k, x, y)
-						}
-					}
-				}
-				if len(a.lobby) == 0 {
-					t.Errorf("%s: sent nothing", key)
 				}
 			}
+			if len(a.lobby) == 0 {
+				t.Error("sent nothing")
+			}
 		})
-		played++
-	}
-	if played < 8 {
-		t.Errorf("%d bundled udp-lobby scenarios, want the 8 there are", played)
 	}
 }
