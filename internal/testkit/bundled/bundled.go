@@ -102,3 +102,18 @@ func alone(p *scenario.Plan, f scenario.Flow) *scenario.Plan {
 	one.Flows = []scenario.Flow{f}
 	return &one
 }
+
+// Compare fails t unless the built-in flow and its script sent the same
+// units (datagrams, frames, messages: what), byte for byte, and some.
+func Compare(t testing.TB, what string, builtIn, scripted [][]byte) {
+	t.Helper()
+	if len(builtIn) == 0 || len(builtIn) != len(scripted) {
+		t.Errorf("built-in sent %d %s, the script %d", len(builtIn), what, len(scripted))
+		return
+	}
+	for k := range builtIn {
+		if string(builtIn[k]) != string(scripted[k]) {
+			t.Errorf("%s %d: built-in % x, script % x", what, k, builtIn[k], scripted[k])
+		}
+	}
+}

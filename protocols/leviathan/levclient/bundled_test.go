@@ -44,14 +44,7 @@ func TestBundledScripted(t *testing.T) {
 	for _, pair := range pairs {
 		t.Run(pair.Key, func(t *testing.T) {
 			a, b := sentMessages(t, pair.BuiltIn), sentMessages(t, pair.Scripted)
-			if len(a) == 0 || len(a) != len(b) {
-				t.Fatalf("built-in sent %d messages, the script %d", len(a), len(b))
-			}
-			for k := range a {
-				if string(a[k]) != string(b[k]) {
-					t.Errorf("message %d: built-in % x, script % x", k, a[k], b[k])
-				}
-			}
+			bundled.Compare(t, "messages", a, b)
 		})
 	}
 }

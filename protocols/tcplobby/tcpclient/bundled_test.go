@@ -36,14 +36,7 @@ func TestBundledScripted(t *testing.T) {
 	for _, pair := range pairs {
 		t.Run(pair.Key, func(t *testing.T) {
 			a, b := sentFrames(t, pair.BuiltIn), sentFrames(t, pair.Scripted)
-			if len(a) == 0 || len(a) != len(b) {
-				t.Fatalf("built-in sent %d frames, the script %d", len(a), len(b))
-			}
-			for k := range a {
-				if !bytes.Equal(a[k], b[k]) {
-					t.Errorf("frame %d: built-in % x, script % x", k, a[k], b[k])
-				}
-			}
+			bundled.Compare(t, "frames", a, b)
 		})
 	}
 }
