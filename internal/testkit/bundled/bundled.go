@@ -117,3 +117,18 @@ func Compare(t testing.TB, what string, builtIn, scripted [][]byte) {
 		}
 	}
 }
+
+// Each plays every pair of protocol's bundled flows with play, which
+// returns what one session of a plan sent, and compares the two (Compare).
+func Each(t *testing.T, protocol, what string, play func(*testing.T, *scenario.Plan) [][]byte) {
+	t.Helper()
+	pairs := Pairs(t, protocol)
+	if len(pairs) == 0 {
+		t.Fatalf("no bundled %s flow", protocol)
+	}
+	for _, pair := range pairs {
+		t.Run(pair.Key, func(t *testing.T) {
+			Compare(t, what, play(t, pair.BuiltIn), play(t, pair.Scripted))
+		})
+	}
+}

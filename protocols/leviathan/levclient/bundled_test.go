@@ -37,14 +37,5 @@ func sentMessages(t *testing.T, p *scenario.Plan) [][]byte {
 // packets numbered one by one, as its script in
 // scenarios/testdata/scripted.
 func TestBundledScripted(t *testing.T) {
-	pairs := bundled.Pairs(t, lv.ProtocolName)
-	if len(pairs) == 0 {
-		t.Fatal("no bundled leviathan flow")
-	}
-	for _, pair := range pairs {
-		t.Run(pair.Key, func(t *testing.T) {
-			a, b := sentMessages(t, pair.BuiltIn), sentMessages(t, pair.Scripted)
-			bundled.Compare(t, "messages", a, b)
-		})
-	}
+	bundled.Each(t, lv.ProtocolName, "messages", sentMessages)
 }

@@ -29,14 +29,5 @@ func sentFrames(t *testing.T, p *scenario.Plan) [][]byte {
 // played by one session, sends the same frames, byte for byte (length
 // prefixes too), as its script in scenarios/testdata/scripted.
 func TestBundledScripted(t *testing.T) {
-	pairs := bundled.Pairs(t, tcpwire.ProtocolName)
-	if len(pairs) == 0 {
-		t.Fatal("no bundled tcp-lobby flow")
-	}
-	for _, pair := range pairs {
-		t.Run(pair.Key, func(t *testing.T) {
-			a, b := sentFrames(t, pair.BuiltIn), sentFrames(t, pair.Scripted)
-			bundled.Compare(t, "frames", a, b)
-		})
-	}
+	bundled.Each(t, tcpwire.ProtocolName, "frames", sentFrames)
 }
