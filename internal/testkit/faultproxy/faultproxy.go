@@ -6,10 +6,16 @@
 // more: the target is silent), closes or resets every TCP connection, as
 // it accepts it too (the target closes connections unanswered), or
 // answers every datagram with bytes of no protocol (Junk: the target
-// garbles). It listens on 127.0.0.1 port 0.
+// garbles). It listens on 127.0.0.1 port 0, or where Options.Listen says.
+//
+// A proxy started with Options.Record keeps every packet it forwards, each
+// way, in order (Recorded, Sent): the recording relay of the tests that
+// compare what two clients sent. Options.Copies sends every server
+// datagram more than once (a lobby that answers twice).
 package faultproxy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +23,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -43,10 +51,33 @@ var TrickleEvery = 100 * time.Millisecond
 // Junk is what a Garble proxy answers: 16 bytes of no protocol.
 var Junk = []byte{0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x42, 0x99, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}
 
+// Options are a proxy's extras; the zero value is a plain proxy.
+type Options struct {
+	// Record keeps every packet forwarded, each way (Recorded).
+	Record bool
+	// Copies is how many times a UDP proxy sends each server datagram to
+	// its client (0 and 1: once).
+	Copies int
+	// Listen is where the proxy listens; unset, 127.0.0.1 on a free port.
+	Listen netip.AddrPort
+}
+
+// Packet is one packet the proxy forwarded: a datagram, or what one TCP
+// read got.
+type Packet struct {
+	FromClient bool
+	Conn       int // TCP: the connection's number, from 0 as accepted; UDP: 0
+	B          []byte
+}
+
 // Proxy forwards to a server until its fault.
 type Proxy struct {
 	mode  Mode
 	after int64
+	opt   Options
+	recmu sync.Mutex
+	log   []Packet
+	pipes sync.WaitGroup // TCP client-to-server pipes, for Recorded
 	n     atomic.Int64
 	empty atomic.Int64
 	// Fault is closed when the fault happened.
@@ -160,27 +191,71 @@ func (p *Proxy) Close() {
 	p.wg.Wait()
 }
 
-func newProxy(mode Mode, after int) *Proxy {
-	return &Proxy{mode: mode, after: int64(after), Fault: make(chan struct{})}
+func newProxy(mode Mode, after int, opt Options) *Proxy {
+	return &Proxy{mode: mode, after: int64(after), opt: opt, Fault: make(chan struct{})}
+}
+
+// record keeps a copy of b, when the proxy records.
+func (p *Proxy) record(fromClient bool, conn int, b []byte) {
+	if !p.opt.Record {
+		return
+	}
+	p.recmu.Lock()
+	p.log = append(p.log, Packet{FromClient: fromClient, Conn: conn, B: bytes.Clone(b)})
+	p.recmu.Unlock()
+}
+
+// Recorded is every packet forwarded so far, each way, in the order the
+// proxy read them (Options.Record). On TCP it first waits until every
+// client connection has ended, so that all a client sent is in.
+func (p *Proxy) Recorded() []Packet {
+	p.pipes.Wait()
+	p.recmu.Lock()
+	defer p.recmu.Unlock()
+	return slices.Clone(p.log)
+}
+
+// Sent is what the clients sent, as Recorded.
+func (p *Proxy) Sent() [][]byte {
+	var out [][]byte
+	for _, pk := range p.Recorded() {
+		if pk.FromClient {
+			out = append(out, pk.B)
+		}
+	}
+	return out
+}
+
+// listen binds with bind at opt.Listen, or at a quiet port of 127.0.0.1.
+func (o Options) listen(bind func(ip net.IP, port int) error) error {
+	if o.Listen.IsValid() {
+		return bind(o.Listen.Addr().AsSlice(), int(o.Listen.Port()))
+	}
+	return bindQuiet(func(port int) error { return bind(net.IPv4(127, 0, 0, 1), port) })
 }
 
 // TCP proxies to the TCP server at to.
 func TCP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
+	return TCPWith(to, mode, after, Options{})
+}
+
+// TCPWith is TCP with options.
+func TCPWith(to netip.AddrPort, mode Mode, after int, opt Options) (*Proxy, error) {
 	var ln *net.TCPListener
-	err := bindQuiet(func(port int) (err error) {
-		ln, err = net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+	err := opt.listen(func(ip net.IP, port int) (err error) {
+		ln, err = net.ListenTCP("tcp4", &net.TCPAddr{IP: ip, Port: port})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	p := newProxy(mode, after)
+	p := newProxy(mode, after, opt)
 	p.addr = ln.Addr().(*net.TCPAddr).AddrPort()
 	p.track(ln)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		for {
+		for conn := 0; ; conn++ {
 			c, err := ln.AcceptTCP()
 			if err != nil {
 				return
@@ -203,13 +278,15 @@ func TCP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
 				continue
 			}
 			p.wg.Add(2)
+			p.pipes.Add(1)
 			go func() {
 				defer p.wg.Done()
-				if p.pipe(c, up, true) == 0 {
+				defer p.pipes.Done()
+				if p.pipe(c, up, conn, true) == 0 {
 					p.empty.Add(1)
 				}
 			}()
-			go func() { defer p.wg.Done(); p.pipe(up, c, false) }()
+			go func() { defer p.wg.Done(); p.pipe(up, c, conn, false) }()
 		}
 	}()
 	return p, nil
@@ -217,11 +294,14 @@ func TCP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
 
 // pipe copies from src to dst; client-side reads count against the
 // budget. It returns how many bytes it read.
-func (p *Proxy) pipe(src, dst net.Conn, fromClient bool) (read int64) {
+func (p *Proxy) pipe(src, dst net.Conn, conn int, fromClient bool) (read int64) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		read += int64(n)
+		if n > 0 && (fromClient || !p.Faulted()) {
+			p.record(fromClient, conn, buf[:n])
+		}
 		if n > 0 && p.mode == Trickle {
 			if fromClient {
 				p.count() // spends the budget; the client's bytes still go
@@ -269,15 +349,21 @@ func trickle(dst net.Conn, b []byte) bool {
 // UDP proxies to the UDP server at to: one upstream socket per client
 // address.
 func UDP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
+	return UDPWith(to, mode, after, Options{})
+}
+
+// UDPWith is UDP with options.
+func UDPWith(to netip.AddrPort, mode Mode, after int, opt Options) (*Proxy, error) {
 	var ln *net.UDPConn
-	err := bindQuiet(func(port int) (err error) {
-		ln, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+	err := opt.listen(func(ip net.IP, port int) (err error) {
+		ln, err = net.ListenUDP("udp4", &net.UDPAddr{IP: ip, Port: port})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	p := newProxy(mode, after)
+	p := newProxy(mode, after, opt)
+	copies := max(opt.Copies, 1)
 	p.addr = ln.LocalAddr().(*net.UDPAddr).AddrPort()
 	p.track(ln)
 	ups := map[netip.AddrPort]*net.UDPConn{}
@@ -321,10 +407,14 @@ func UDP(to netip.AddrPort, mode Mode, after int) (*Proxy, error) {
 						if p.Faulted() {
 							continue
 						}
-						ln.WriteToUDPAddrPort(b[:n], from)
+						p.record(false, 0, b[:n])
+						for range copies {
+							ln.WriteToUDPAddrPort(b[:n], from)
+						}
 					}
 				}()
 			}
+			p.record(true, 0, buf[:n])
 			up.Write(buf[:n])
 		}
 	}()
@@ -351,4 +441,20 @@ func bindQuiet(bind func(port int) error) error {
 		}
 	}
 	return bind(0)
+}
+
+// Relay is a Healthy proxy of network ("udp" or "tcp") to the server at
+// to, for test t: t fails if it cannot listen, and it closes when t ends.
+func Relay(t testing.TB, network string, to netip.AddrPort, opt Options) *Proxy {
+	t.Helper()
+	start := UDPWith
+	if network == "tcp" {
+		start = TCPWith
+	}
+	p, err := start(to, Healthy, 0, opt)
+	if err != nil {
+		t.Fatalf("%s relay to %v: %v", network, to, err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }

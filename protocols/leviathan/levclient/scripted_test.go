@@ -2,14 +2,12 @@ package levclient
 
 import (
 	"context"
-	"net"
 	"net/netip"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/metrics"
 	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/result"
@@ -17,77 +15,15 @@ import (
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
-// recordingRelay passes datagrams between one client and a server,
-// keeping what the client sent; it stops when its sockets close, after at
-// most 10000 datagrams each way.
-type recordingRelay struct {
-	front, back *net.UDPConn
-	mu          sync.Mutex
-	sent        [][]byte
-	client      *net.UDPAddr
-}
-
-func startRecordingRelay(t *testing.T, server netip.AddrPort) *recordingRelay {
-	t.Helper()
-	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(server))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &recordingRelay{front: front, back: back}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); r.pass(true) }()
-	go func() { defer wg.Done(); r.pass(false) }()
-	t.Cleanup(func() { front.Close(); back.Close(); wg.Wait() })
-	return r
-}
-
-func (r *recordingRelay) pass(fromClient bool) {
-	buf := make([]byte, lv.MaxDatagram)
-	for range 10000 {
-		if !fromClient {
-			n, err := r.back.Read(buf)
-			r.mu.Lock()
-			client := r.client
-			r.mu.Unlock()
-			if err != nil {
-				return
-			}
-			if client != nil {
-				r.front.WriteToUDP(buf[:n], client)
-			}
-			continue
-		}
-		n, from, err := r.front.ReadFromUDP(buf)
-		if err != nil {
-			return
-		}
-		r.mu.Lock()
-		r.client = from
-		r.sent = append(r.sent, slices.Clone(buf[:n]))
-		r.mu.Unlock()
-		r.back.Write(buf[:n])
-	}
-}
-
-func (r *recordingRelay) addr() netip.AddrPort { return r.front.LocalAddr().(*net.UDPAddr).AddrPort() }
-
 // messages are the messages the client sent in Ln packets, first
 // transmissions only, as levwire encodes a message, and whether the Ln
 // packets' PKT_IDs grew one by one.
-func (r *recordingRelay) messages(t *testing.T) (msgs [][]byte, idsInOrder bool) {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func messages(sent [][]byte) (msgs [][]byte, idsInOrder bool) {
 	seen := map[uint32]bool{}
 	var last uint32
 	idsInOrder = true
 	var p lv.Packet
-	for _, b := range r.sent {
+	for _, b := range sent {
 		if lv.Decode(&p, b, lv.Lenient) != nil || p.Type != lv.TypeNormal {
 			continue
 		}
@@ -178,8 +114,8 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startServer(t, nil)
-			relay := startRecordingRelay(t, srv.Addr())
-			run, err := playThrough(t, plan(t, "", tc.flow), relay.addr())
+			relay := faultproxy.Relay(t, "udp", srv.Addr(), faultproxy.Options{Record: true})
+			run, err := playThrough(t, plan(t, "", tc.flow), relay.Addr())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +128,7 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 					t.Errorf("%s measured %d times, want %d (all: %v)", name, got[name], n, got)
 				}
 			}
-			msgs, inOrder := relay.messages(t)
+			msgs, inOrder := messages(relay.Sent())
 			if !inOrder {
 				t.Error("the client's Ln packets do not take PKT_IDs one by one")
 			}

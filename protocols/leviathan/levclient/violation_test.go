@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
 	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
@@ -95,55 +96,6 @@ func TestEchoResponseToViolation(t *testing.T) {
 	}
 }
 
-// dupProxy relays one client's datagrams to server and the server's back,
-// each of the server's copies times (1: a plain relay). It is the
-// duplicating proxy of a lobby that answers every request twice.
-func dupProxy(t *testing.T, server netip.AddrPort, copies int) netip.AddrPort {
-	t.Helper()
-	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(server))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { front.Close(); back.Close() })
-	client := make(chan netip.AddrPort, 1)
-	go func() {
-		buf := make([]byte, 64<<10)
-		first := true
-		for {
-			n, from, err := front.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			if first {
-				client <- from
-				first = false
-			}
-			back.Write(buf[:n])
-		}
-	}()
-	go func() {
-		buf := make([]byte, 64<<10)
-		var to netip.AddrPort
-		for {
-			n, err := back.Read(buf)
-			if err != nil {
-				return
-			}
-			if !to.IsValid() {
-				to = <-client
-			}
-			for range copies {
-				front.WriteToUDPAddrPort(buf[:n], to)
-			}
-		}
-	}()
-	return front.LocalAddr().(*net.UDPAddr).AddrPort()
-}
-
 // TestDuplicatedDatagrams: through a proxy that sends every server
 // datagram twice, each copy is L-PKT-DUP (the same PKT_ID and bytes
 // again: not a resend, which takes a new PKT_ID); through a plain relay,
@@ -154,7 +106,7 @@ func TestDuplicatedDatagrams(t *testing.T) {
 		want   bool
 	}{{1, false}, {2, true}} {
 		t.Run(fmt.Sprintf("%d copies", tc.copies), func(t *testing.T) {
-			addr := dupProxy(t, echoServer(t, 0), tc.copies)
+			addr := faultproxy.Relay(t, "udp", echoServer(t, 0), faultproxy.Options{Copies: tc.copies}).Addr()
 			run, err := playOne(t, plan(t, "", "      - echo: {count: 3, timeout: 5s}"), addr)
 			if err != nil {
 				t.Fatalf("Run = %v", err)

@@ -2,13 +2,12 @@ package levscript_test
 
 import (
 	"context"
-	"net"
 	"net/netip"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/metrics"
 	_ "github.com/lobbybench/lobbybench/protocols/all"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levclient"
@@ -19,75 +18,6 @@ import (
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
-
-// datagram is one datagram the relay passed, and which way.
-type datagram struct {
-	fromClient bool
-	b          []byte
-}
-
-// relay passes datagrams between one client and server, recording them in
-// order; it stops when its sockets close, after at most 10000 datagrams.
-type relay struct {
-	front, back *net.UDPConn
-	mu          sync.Mutex
-	log         []datagram
-	client      *net.UDPAddr
-}
-
-func startRelay(t *testing.T, server netip.AddrPort) *relay {
-	t.Helper()
-	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(server))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &relay{front: front, back: back}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); r.pass(true) }()
-	go func() { defer wg.Done(); r.pass(false) }()
-	t.Cleanup(func() { front.Close(); back.Close(); wg.Wait() })
-	return r
-}
-
-func (r *relay) pass(fromClient bool) {
-	buf := make([]byte, lv.MaxDatagram)
-	for range 10000 {
-		var n int
-		var err error
-		if fromClient {
-			var from *net.UDPAddr
-			n, from, err = r.front.ReadFromUDP(buf)
-			r.mu.Lock()
-			r.client = from
-			r.mu.Unlock()
-		} else {
-			n, err = r.back.Read(buf)
-		}
-		if err != nil {
-			return
-		}
-		r.mu.Lock()
-		r.log = append(r.log, datagram{fromClient, slices.Clone(buf[:n])})
-		client := r.client
-		r.mu.Unlock()
-		if fromClient {
-			r.back.Write(buf[:n])
-		} else if client != nil {
-			r.front.WriteToUDP(buf[:n], client)
-		}
-	}
-}
-
-func (r *relay) trace() []datagram {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.log)
-}
 
 // builtinFlow is every built-in Leviathan step, with the parameters that
 // reach a message (the player's name, the join options).
@@ -112,7 +42,7 @@ flows:
 
 // runBuiltin plays builtinFlow's one session through a relay to a
 // reference server and returns what the relay saw.
-func runBuiltin(t *testing.T) []datagram {
+func runBuiltin(t *testing.T) []faultproxy.Packet {
 	cfg := refsrv.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.TickInterval = 5 * time.Millisecond
@@ -121,12 +51,12 @@ func runBuiltin(t *testing.T) []datagram {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	r := startRelay(t, srv.Addr())
+	r := faultproxy.Relay(t, "udp", srv.Addr(), faultproxy.Options{Record: true})
 	p, err := scenario.Parse("t.yaml", []byte(builtinFlow))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, err := simclient.NewShared(p, r.front.LocalAddr().(*net.UDPAddr).AddrPort(), metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
+	sh, err := simclient.NewShared(p, r.Addr(), metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +72,7 @@ func runBuiltin(t *testing.T) []datagram {
 		t.Fatalf("the built-in flow failed: %v", err)
 	}
 	sess.Close()
-	return r.trace()
+	return r.Recorded()
 }
 
 // TestBuiltinStepsBytes: the messages the built-in client sends in every
@@ -160,13 +90,13 @@ func TestBuiltinStepsBytes(t *testing.T) {
 	var names []string
 	var p lv.Packet
 	for _, d := range trace {
-		if lv.Decode(&p, d.b, lv.Lenient) != nil || p.Type != lv.TypeNormal {
+		if lv.Decode(&p, d.B, lv.Lenient) != nil || p.Type != lv.TypeNormal {
 			continue
 		}
 		for i := range p.Messages {
 			m := &p.Messages[i]
 			b := lv.AppendMessage(nil, m)
-			if !d.fromClient {
+			if !d.FromClient {
 				levscript.Catalog.Decode(sess, "", b)
 				continue
 			}

@@ -3,76 +3,15 @@ package tcpclient
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
 )
-
-// recordingRelay forwards each connection a client opens to upstream and
-// back, keeping every byte the client sent.
-type recordingRelay struct {
-	ln   net.Listener
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	sent bytes.Buffer
-}
-
-func newRecordingRelay(t *testing.T, upstream netip.AddrPort) *recordingRelay {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &recordingRelay{ln: ln}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			r.wg.Add(1)
-			go r.relay(c, upstream)
-		}
-	}()
-	return r
-}
-
-// relay pipes c to upstream until the client closes c.
-func (r *recordingRelay) relay(c net.Conn, upstream netip.AddrPort) {
-	defer r.wg.Done()
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-	up, err := net.DialTCP("tcp", nil, net.TCPAddrFromAddrPort(upstream))
-	if err != nil {
-		return
-	}
-	defer up.Close()
-	go io.Copy(c, up) // replies: ends when up closes
-	var got bytes.Buffer
-	_, _ = io.Copy(up, io.TeeReader(c, &got))
-	r.mu.Lock()
-	r.sent.Write(got.Bytes())
-	r.mu.Unlock()
-}
-
-func (r *recordingRelay) addr() netip.AddrPort { return r.ln.Addr().(*net.TCPAddr).AddrPort() }
-
-// bytes waits until every connection the client opened is closed and
-// returns what it sent on them.
-func (r *recordingRelay) bytes() []byte {
-	r.wg.Wait()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return bytes.Clone(r.sent.Bytes())
-}
 
 func (r played) message(name string) result.Series {
 	for _, s := range r.run.Messages {
@@ -126,8 +65,8 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 `
 	var got [2][][]byte
 	for i, flow := range []string{builtIn, scripted} {
-		relay := newRecordingRelay(t, referenceServer(t))
-		r := runSessions(t, plan(t, "defaults: {timeout: 5s}", flow), relay.addr(), 1)
+		relay := faultproxy.Relay(t, "tcp", referenceServer(t), faultproxy.Options{Record: true})
+		r := runSessions(t, plan(t, "defaults: {timeout: 5s}", flow), relay.Addr(), 1)
 		if r.errs[0] != nil {
 			t.Fatalf("flow %d: %v", i, r.errs[0])
 		}
@@ -139,7 +78,7 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 				t.Errorf("flow %d: %s measured %d times, want %d", i, msg, m.Successes, want)
 			}
 		}
-		stream := relay.bytes()
+		stream := bytes.Join(relay.Sent(), nil)
 		if tot := r.run.Totals; tot.DataSent != int64(len(stream)) || tot.DataReceived == 0 {
 			t.Errorf("flow %d: counted %d bytes sent (the relay got %d), %d received", i, tot.DataSent, len(stream), tot.DataReceived)
 		}

@@ -2,87 +2,14 @@ package udpclient
 
 import (
 	"bytes"
-	"net"
-	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/simclient"
 )
-
-// recordingRelay forwards a client's datagrams to upstream and the
-// replies back, from its own address, keeping what the client sent.
-type recordingRelay struct {
-	conn *net.UDPConn
-	mu   sync.Mutex
-	sent [][]byte
-}
-
-func newRecordingRelay(t *testing.T, upstream netip.AddrPort) *recordingRelay {
-	return newRelay(t, upstream, 1)
-}
-
-// newRelay is a recording relay that sends every reply copies times.
-func newRelay(t *testing.T, upstream netip.AddrPort, copies int) *recordingRelay {
-	t.Helper()
-	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(upstream))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &recordingRelay{conn: front}
-	var client netip.AddrPort
-	var cmu sync.Mutex
-	go func() { // replies: upstream → client
-		buf := make([]byte, 65536)
-		for {
-			n, err := back.Read(buf)
-			if err != nil {
-				return
-			}
-			cmu.Lock()
-			to := client
-			cmu.Unlock()
-			for range copies {
-				front.WriteToUDPAddrPort(buf[:n], to)
-			}
-		}
-	}()
-	go func() { // requests: client → upstream
-		buf := make([]byte, 65536)
-		for {
-			n, from, err := front.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			cmu.Lock()
-			client = from
-			cmu.Unlock()
-			r.mu.Lock()
-			r.sent = append(r.sent, bytes.Clone(buf[:n]))
-			r.mu.Unlock()
-			back.Write(buf[:n])
-		}
-	}()
-	t.Cleanup(func() { front.Close(); back.Close() })
-	return r
-}
-
-func (r *recordingRelay) addr() netip.AddrPort { return r.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
-
-func (r *recordingRelay) datagrams() [][]byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slicesClone(r.sent)
-}
-
-func slicesClone(b [][]byte) [][]byte { return append([][]byte(nil), b...) }
 
 // TestScriptSendsWhatStepsSend: a flow of built-in steps and the same flow
 // as a script send the reference server the same datagrams, byte for
@@ -107,9 +34,9 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 			var got [2][][]byte
 			for i, flow := range []string{builtIn, scripted} {
 				srv := referenceServer(t, func(c *udpserver.Config) { c.Profile = prof })
-				relay := newRecordingRelay(t, srv.Addr())
+				relay := faultproxy.Relay(t, "udp", srv.Addr(), faultproxy.Options{Record: true})
 				p := plan(t, "header_profile: "+prof.String()+"\ndefaults: {timeout: 2s}", flow)
-				r := runSessions(t, p, relay.addr(), 1, simclient.Options{})
+				r := runSessions(t, p, relay.Addr(), 1, simclient.Options{})
 				if r.errs[0] != nil {
 					t.Fatalf("flow %d: %v", i, r.errs[0])
 				}
@@ -119,7 +46,7 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 				if m := r.message("LOBBY_LIST_ROOMS"); m.Successes != 2 {
 					t.Errorf("flow %d: LOBBY_LIST_ROOMS measured %d times, want 2", i, m.Successes)
 				}
-				got[i] = relay.datagrams()
+				got[i] = relay.Sent()
 			}
 			if len(got[0]) != 3 || len(got[0]) != len(got[1]) {
 				t.Fatalf("built-in sent %d datagrams, the script %d; want 3 each", len(got[0]), len(got[1]))
@@ -140,7 +67,7 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
 // its join on the create's copy.
 func TestScriptDuplicateReplies(t *testing.T) {
 	srv := referenceServer(t, nil)
-	relay := newRelay(t, srv.Addr(), 2)
+	relay := faultproxy.Relay(t, "udp", srv.Addr(), faultproxy.Options{Copies: 2})
 	p := plan(t, "defaults: {timeout: 2s}", `  - steps:
       - send: LOBBY_CREATE_ROOM
       - expect: {message: LOBBY_ROOM_CREATED, capture: {room: roomId}}
@@ -149,7 +76,7 @@ func TestScriptDuplicateReplies(t *testing.T) {
       - send: LOBBY_LIST_ROOMS
       - expect: LOBBY_ROOM_LIST
 `)
-	r := runSessions(t, p, relay.addr(), 1, simclient.Options{})
+	r := runSessions(t, p, relay.Addr(), 1, simclient.Options{})
 	if r.errs[0] != nil {
 		t.Fatal(r.errs[0])
 	}

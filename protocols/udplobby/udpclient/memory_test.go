@@ -1,0 +1,202 @@
+package udpclient
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// memoryFlows are one flow as built-in steps and as a script: create a
+// room, join it and its instance, then wait for a game that never starts
+// (nobody is ready), parked mid-flow with the room captured.
+var memoryFlows = []struct{ name, flow string }{
+	{"built-in", `  - steps:
+      - create_room
+      - join: {room: created}
+      - hello
+      - instance_join
+      - wait_game_start: 60s
+`},
+	{"scripted", `  - steps:
+      - send: LOBBY_CREATE_ROOM
+      - expect: {message: LOBBY_ROOM_CREATED, where: "roomId > 0", capture: {room: roomId}}
+      - send: {message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}
+      - expect: LOBBY_JOIN_SUCCESS
+      - send: CLIENT_HELLO
+      - expect: SERVER_HELLO
+      - send: CLIENT_JOIN_REQUEST
+      - expect: SERVER_JOIN_ACCEPT
+      - expect: {message: SERVER_GAME_START, within: 60s}
+`},
+}
+
+// parkedHeap runs n sessions of flow against a reference lobby until
+// every one has joined its instance and waits, and returns the heap bytes
+// (live, after a GC) and the goroutine stack bytes they added, per
+// session. The reference server's rooms are in the heap figure too, the
+// same for both flows.
+func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
+	t.Helper()
+	srv := referenceServer(t, func(c *udpserver.Config) {
+		c.MaxInstances, c.MaxRoomsPerIP, c.MaxHoldsPerIP = n, 0, 0
+	})
+	p := plan(t, "defaults: {timeout: 10s}", flow)
+	sh, err := simclient.NewShared(p, srv.Addr(), metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	f, _ := simclient.Lookup("udp-lobby")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	sessions := make([]simclient.Session, n)
+	for i := range sessions {
+		if sessions[i], err = f(sh, i, &p.Flows[0], clientSrc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Run(ctx, time.Now()) }()
+	}
+	defer func() {
+		cancel()
+		for _, s := range sessions {
+			s.Close()
+		}
+		wg.Wait()
+	}()
+	for deadline := time.Now().Add(time.Minute); srv.Stats().Players < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d sessions joined their instance in a minute", srv.Stats().Players, n)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
+		float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n)
+}
+
+// TestScriptMemoryPerClient: a session parked mid-flow in a script keeps
+// at most 1 KB of heap more than the same flow's built-in steps do (the
+// script's program is shared by every session: each keeps its captures,
+// not an interpreter).
+func TestScriptMemoryPerClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1000 sessions")
+	}
+	const n = 1000
+	heap := map[string]float64{}
+	for _, tc := range memoryFlows {
+		h, s := parkedHeap(t, tc.flow, n)
+		heap[tc.name] = h
+		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session (the server's room included)", tc.name, h, s)
+	}
+	if d := heap["scripted"] - heap["built-in"]; d > 1024 {
+		t.Errorf("a scripted session keeps %.0f heap bytes more than a built-in one, want at most 1024", d)
+	}
+}
+
+// BenchmarkScriptWaitMemory: from simclient.SuspendWaitsFrom clients a
+// session waiting for a reply gives up its goroutine (Base.Await). Each
+// round, n sessions of each flow send one request to a lobby that never
+// answers; reported are the stack and heap bytes their waits keep per
+// session and how many suspended. A script's expect does not suspend yet
+// (docs/limitations.md): this measures what that costs.
+func BenchmarkScriptWaitMemory(b *testing.B) {
+	for _, tc := range []struct{ name, flow string }{
+		{"built-in", "  - steps: [create_room]\n"},
+		{"scripted", "  - steps: [{send: LOBBY_CREATE_ROOM}, {expect: LOBBY_ROOM_CREATED}]\n"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for range b.N {
+				stack, heap, suspended := waitingMemory(b, tc.flow, 1000)
+				b.ReportMetric(stack, "stack-B/client")
+				b.ReportMetric(heap, "heap-B/client")
+				b.ReportMetric(suspended, "suspended/client")
+			}
+		})
+	}
+}
+
+// waitingMemory runs n sessions of flow, whose first request a silent
+// lobby never answers, with waits that may suspend, and returns the stack
+// and heap bytes per session once every request has come, and the share
+// of sessions that suspended.
+func waitingMemory(b *testing.B, flow string, n int) (stack, heap, suspended float64) {
+	silent, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer silent.Close()
+	silent.SetReadBuffer(8 << 20)
+	came := make(chan error, 1)
+	go func() { // counts the requests, never answers
+		buf := make([]byte, 2048)
+		silent.SetReadDeadline(time.Now().Add(time.Minute))
+		for got := 0; got < n; got++ {
+			if _, err := silent.Read(buf); err != nil {
+				came <- fmt.Errorf("%d of %d requests came: %v", got, n, err)
+				return
+			}
+		}
+		came <- nil
+	}()
+	p := plan(b, "defaults: {timeout: 60s, retries: 1}", flow)
+	sh, err := simclient.NewShared(p, silent.LocalAddr().(*net.UDPAddr).AddrPort(), metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sh.Close()
+	sh.Suspend, sh.SuspendWaits = true, true
+	f, _ := simclient.Lookup("udp-lobby")
+	ctx, cancel := context.WithCancel(context.Background())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var wg sync.WaitGroup
+	var susp atomic.Int64
+	sessions := make([]simclient.Session, n)
+	defer func() {
+		cancel()
+		for _, s := range sessions {
+			if s != nil {
+				s.Close()
+			}
+		}
+		wg.Wait()
+	}()
+	for i := range sessions {
+		if sessions[i], err = f(sh, i, &p.Flows[0], clientSrc); err != nil {
+			b.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if sessions[i].Run(ctx, time.Now()) == simclient.ErrSuspended {
+				susp.Add(1)
+			}
+		}()
+	}
+	if err := <-came; err != nil { // every request sent
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n),
+		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
+		float64(susp.Load()) / float64(n)
+}
