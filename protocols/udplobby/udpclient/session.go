@@ -477,8 +477,9 @@ func (s *session) notify(typ udpwire.MsgType, v uint32, intended time.Time) (tim
 	s.seq++
 	s.sent++
 	s.obuf = s.encode(s.obuf[:0], &pending{typ: typ, value: v, seq: s.seq}, s.profile)
-	sent := time.Now()
-	if err := s.tr.send(s.inst, s.obuf); err != nil {
+	err := s.tr.send(s.inst, s.obuf)
+	sent := s.tr.sent
+	if err != nil {
 		s.Rec.Fail(s.rt.keys[typ], simclient.ReasonSocket, time.Now())
 		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}

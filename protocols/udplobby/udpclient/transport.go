@@ -51,6 +51,14 @@ type transport struct {
 	// io counts the payload bytes sent and received (the session's
 	// simclient.Base.IO).
 	io simclient.IOCount
+	// sent is the send stamp of the datagram send last sent: taken just
+	// before the system call that sent it (rawWrite, or write's net
+	// package call), so that send lag counts all of the client's own
+	// work. Through an outgoing impairment it is when the impairment
+	// took the datagram (it may go out later: the delay is the network's
+	// part of the latency, not the client's lag); after a failed send,
+	// when send gave up.
+	sent time.Time
 
 	// window is how long recv polls the socket without parking after a
 	// send (run --precise; 0: never), until pollUntil (zero: not armed).
@@ -137,6 +145,7 @@ func (t *transport) localAddr() netip.AddrPort {
 // the caller as soon as send returns.
 func (t *transport) send(to netip.AddrPort, b []byte) error {
 	if t.closed.Load() {
+		t.sent = time.Now()
 		return net.ErrClosed
 	}
 	if t.window > 0 {
@@ -146,6 +155,7 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 		return t.put(b, to)
 	}
 	now := time.Now()
+	t.sent = now // the impairment takes it now, whenever it goes out
 	if t.out.Apply(now, to, b) {
 		if err := t.put(b, to); err != nil {
 			return err
@@ -154,7 +164,8 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 	return t.flushOut(now)
 }
 
-// put writes b to to, counting its bytes when it left.
+// put writes b to to, counting its bytes when it left. Unimpaired, write
+// stamps t.sent.
 func (t *transport) put(b []byte, to netip.AddrPort) error {
 	err := t.write(b, to)
 	if err == nil {
@@ -376,3 +387,11 @@ func (t *transport) idle() {
 // isRefused reports whether err is an ICMP port-unreachable reported on
 // the socket.
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// stampSend takes the send stamp just before the system call, unless the
+// outgoing impairment took it already (send).
+func (t *transport) stampSend() {
+	if t.out == nil {
+		t.sent = time.Now()
+	}
+}

@@ -56,8 +56,10 @@ type sockio struct {
 	werr   error
 
 	// pollHook, when set (tests only), is told of each read in a window
-	// and of a window that ends empty.
-	pollHook func(pollEvent)
+	// and of a window that ends empty. writeHook (tests only) runs in
+	// rawWrite before the send stamp.
+	pollHook  func(pollEvent)
+	writeHook func()
 }
 
 // initIO binds the raw reads and writes to t's socket; false (no raw
@@ -171,9 +173,11 @@ func (t *transport) rawRead(fd uintptr) bool {
 	return false
 }
 
-// write sends b to to.
+// write sends b to to. Unimpaired (t.out nil), it stamps t.sent just
+// before the system call.
 func (t *transport) write(b []byte, to netip.AddrPort) error {
 	if t.raw == nil || len(b) == 0 || !t.sockaddr(to) {
+		t.stampSend()
 		_, err := t.c.WriteToUDPAddrPort(b, to)
 		return err
 	}
@@ -189,7 +193,11 @@ func (t *transport) write(b []byte, to netip.AddrPort) error {
 // rawWrite is write's body, run by RawConn.Write: false to park until the
 // socket is writable.
 func (t *transport) rawWrite(fd uintptr) bool {
+	if t.writeHook != nil {
+		t.writeHook()
+	}
 	for {
+		t.stampSend()
 		_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&t.wbuf[0])), uintptr(len(t.wbuf)),
 			unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(&t.wsa)), t.wsaLen)
 		switch e {
