@@ -24,6 +24,7 @@ const (
 	pollEmpty  pollEvent = iota // a non-blocking read in the window found nothing
 	pollGaveUp                  // the window ended with nothing read
 	pollGot                     // a read in the window returned a datagram or an error
+	pollNoSlot                  // every polling slot was taken (polls): the read parks at once
 )
 
 // sockio reads and writes the socket through its syscall.RawConn:
@@ -44,6 +45,7 @@ type sockio struct {
 
 	// read state, for rawRead
 	until time.Time // spin (no parking) until then; zero: no spin
+	slot  bool      // holds one of the polls' slots while it spins
 	data  []byte
 	from  netip.AddrPort
 	err   error
@@ -107,8 +109,17 @@ func (t *transport) read(spin time.Time) ([]byte, netip.AddrPort, error) {
 	if t.raw == nil {
 		return t.readNet()
 	}
-	t.until, t.got, t.data, t.err = spin, false, nil, nil
-	if err := t.raw.Read(t.readFn); err != nil {
+	if !spin.IsZero() && !polls.take() {
+		// Every slot is taken: park at once, for this request.
+		spin, t.pollUntil = time.Time{}, time.Time{}
+		if t.pollHook != nil {
+			t.pollHook(pollNoSlot)
+		}
+	}
+	t.until, t.got, t.data, t.err, t.slot = spin, false, nil, nil, !spin.IsZero()
+	err := t.raw.Read(t.readFn)
+	t.endSpin()
+	if err != nil {
 		return nil, netip.AddrPort{}, err
 	}
 	data := t.data
@@ -164,6 +175,7 @@ func (t *transport) rawRead(fd uintptr) bool {
 			t.pollHook(pollGaveUp)
 		}
 		t.until, t.pollUntil = time.Time{}, time.Time{}
+		t.endSpin() // before parking: a parked client holds no slot
 	}
 	t.idle() // nothing to read: wait without a buffer
 	if t.nowait && !spin {
@@ -171,6 +183,14 @@ func (t *transport) rawRead(fd uintptr) bool {
 		return true
 	}
 	return false
+}
+
+// endSpin gives back the polling slot read took, if it holds it.
+func (t *transport) endSpin() {
+	if t.slot {
+		t.slot = false
+		polls.give()
+	}
 }
 
 // write sends b to to. Unimpaired (t.out nil), it stamps t.sent just
