@@ -71,9 +71,15 @@ type transport struct {
 	nowait bool
 	sockio // the socket's raw reads and writes (transport_linux.go)
 
-	wmu     sync.Mutex      // guards watched and unwatch (watch and close)
-	watched context.Context // the context whose end cancels the transport
-	unwatch func() bool     // stops that (context.AfterFunc's stop)
+	wmu     sync.Mutex              // serialises watch's changes and close
+	watched atomic.Pointer[watchOf] // the context whose end cancels the transport
+}
+
+// watchOf is a context a transport watches, and how to stop that
+// (context.AfterFunc's stop).
+type watchOf struct {
+	ctx     context.Context
+	unwatch func() bool
 }
 
 func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, window time.Duration) error {
@@ -106,25 +112,29 @@ func (t *transport) cancel() {
 // watch makes ctx's end cancel the transport. A socket kept across a
 // client's sessions watches the run's context once, not once per session:
 // context.AfterFunc takes the parent context's lock, which every client
-// shares. Ending the watch is close's job.
+// shares. Ending the watch is close's job. A session watching the context
+// already watched takes no lock.
 func (t *transport) watch(ctx context.Context) {
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	if t.watched == ctx || t.closed.Load() {
+	if w := t.watched.Load(); w != nil && w.ctx == ctx {
 		return
 	}
-	if t.unwatch != nil {
-		t.unwatch()
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	w := t.watched.Load()
+	if w != nil && w.ctx == ctx || t.closed.Load() {
+		return
 	}
-	t.watched, t.unwatch = ctx, context.AfterFunc(ctx, t.cancel)
+	if w != nil {
+		w.unwatch()
+	}
+	t.watched.Store(&watchOf{ctx: ctx, unwatch: context.AfterFunc(ctx, t.cancel)})
 }
 
 func (t *transport) close() error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	if t.unwatch != nil {
-		t.unwatch()
-		t.watched, t.unwatch = nil, nil
+	if w := t.watched.Swap(nil); w != nil {
+		w.unwatch()
 	}
 	if t.c == nil || !t.closed.CompareAndSwap(false, true) {
 		return nil
