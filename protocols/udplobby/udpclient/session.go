@@ -535,8 +535,8 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 }
 
 // replyAt is when the reply recv last returned reached this host
-// (simclient.Shared.ReplyAt).
-func (s *session) replyAt() time.Time { return s.Shared.ReplyAt(s.tr.stamps, s.tr.kns) }
+// (transport.replyAt).
+func (s *session) replyAt() time.Time { return s.tr.replyAt(s.Shared) }
 
 // leaveReason is the CLIENT_DISCONNECT reason of a leave step (0 for
 // another step).

@@ -48,6 +48,10 @@ type transport struct {
 	// returned (ns on CLOCK_REALTIME), 0 when it came with none.
 	stamps bool
 	kns    int64
+	// readAt is recv's clock reading just before the read that returned
+	// its datagram, zero when that read parked (then the clock is read
+	// again to time the reply: replyAt).
+	readAt time.Time
 	// io counts the payload bytes sent and received (the session's
 	// simclient.Base.IO).
 	io simclient.IOCount
@@ -245,6 +249,7 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		if again {
 			continue // a held datagram is due
 		}
+		t.readAt = now // zeroed by a read that parks
 		data, from, err := t.read(t.spinUntil(now, wake))
 		t.nowait = false
 		if err == nil {
@@ -369,7 +374,7 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 // where raw reads are not available (initIO).
 func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
 	s := rxbuf.Get()
-	t.kns = 0
+	t.kns, t.readAt = 0, time.Time{}
 	n, _, _, from, err := t.c.ReadMsgUDPAddrPort(s.Bytes(), nil)
 	if err != nil {
 		s.Put()
@@ -397,6 +402,18 @@ func (t *transport) idle() {
 // isRefused reports whether err is an ICMP port-unreachable reported on
 // the socket.
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// replyAt is when the datagram recv last returned reached this host: its
+// kernel stamp mapped with recv's clock reading when the read did not
+// park (no clock read here), else sh.ReplyAt's.
+func (t *transport) replyAt(sh *simclient.Shared) time.Time {
+	if t.kns != 0 && !t.readAt.IsZero() {
+		if at, ok := rxbuf.AtRead(t.readAt, t.kns); ok {
+			return at
+		}
+	}
+	return sh.ReplyAt(t.stamps, t.kns)
+}
 
 // stampSend takes the send stamp just before the system call, unless the
 // outgoing impairment took it already (send).

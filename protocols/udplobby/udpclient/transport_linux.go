@@ -182,6 +182,7 @@ func (t *transport) rawRead(fd uintptr) bool {
 		t.err, t.got = errWouldBlock, true
 		return true
 	}
+	t.readAt = time.Time{} // parks: recv's clock reading is old by the time a datagram comes
 	return false
 }
 
