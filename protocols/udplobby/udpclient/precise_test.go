@@ -64,15 +64,22 @@ func (r *preciseRig) reply(b []byte) {
 // transport's receive queue, without reading it.
 func (r *preciseRig) waitQueued() {
 	r.t.Helper()
-	raw, err := r.tr.c.SyscallConn()
+	waitQueued(r.t, r.tr.c)
+}
+
+// waitQueued waits (poll(2), bounded) until a datagram sits in c's receive
+// queue, without reading it.
+func waitQueued(t testing.TB, c *net.UDPConn) {
+	t.Helper()
+	raw, err := c.SyscallConn()
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var n int
 	if err := raw.Control(func(fd uintptr) {
 		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 10_000)
 	}); err != nil || n != 1 {
-		r.t.Fatalf("no datagram queued: %d, %v", n, err)
+		t.Fatalf("no datagram queued: %d, %v", n, err)
 	}
 }
 

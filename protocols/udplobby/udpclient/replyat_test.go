@@ -10,7 +10,6 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
-	"golang.org/x/sys/unix"
 )
 
 // TestReplyAtFromRead: a reply read without parking is timed by its kernel
@@ -56,15 +55,7 @@ func BenchmarkReplyAt(b *testing.B) {
 	if err := s.tr.send(s.inst, s.obuf); err != nil {
 		b.Fatal(err)
 	}
-	raw, err := s.tr.c.SyscallConn()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := raw.Control(func(fd uintptr) {
-		_, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 10_000)
-	}); err != nil {
-		b.Fatal(err)
-	}
+	waitQueued(b, s.tr.c)
 	if _, _, err := s.tr.recv(time.Now().Add(time.Minute)); err != nil {
 		b.Fatal(err)
 	}
