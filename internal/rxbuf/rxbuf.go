@@ -114,12 +114,35 @@ const maxStampAge = time.Minute
 // stamp and now could bend it; an age out of bounds (maxStampAge) is
 // taken as one, and now is used.
 func At(ns int64) (at time.Time, kernel bool) {
-	now := time.Now()
+	return since(time.Now(), ns, 0)
+}
+
+// readSlack bounds how long after the clock reading given to AtRead the
+// datagram may have been stamped: the read's own few hundred
+// nanoseconds, or a precise client's polling window (50 µs).
+const readSlack = time.Millisecond
+
+// AtRead is At for a datagram read without parking just after the clock
+// reading before (the reader's own, taken anyway): the stamp is mapped
+// with it, with no clock read of its own. The stamp may come up to
+// readSlack after before (the datagram arrived during the read); kernel
+// is false, and at zero, when there is no usable stamp: the caller then
+// asks At.
+func AtRead(before time.Time, ns int64) (at time.Time, kernel bool) {
+	if at, kernel = since(before, ns, readSlack); !kernel {
+		return time.Time{}, false
+	}
+	return at, true
+}
+
+// since maps the stamp ns with the clock reading now, taken up to ahead
+// before the stamp or up to maxStampAge after it (At).
+func since(now time.Time, ns int64, ahead time.Duration) (time.Time, bool) {
 	if ns == 0 {
 		return now, false
 	}
 	age := now.Sub(time.Unix(0, ns))
-	if age < 0 || age > maxStampAge {
+	if age < -ahead || age > maxStampAge {
 		return now, false
 	}
 	return now.Add(-age), true

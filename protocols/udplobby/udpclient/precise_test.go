@@ -64,15 +64,22 @@ func (r *preciseRig) reply(b []byte) {
 // transport's receive queue, without reading it.
 func (r *preciseRig) waitQueued() {
 	r.t.Helper()
-	raw, err := r.tr.c.SyscallConn()
+	waitQueued(r.t, r.tr.c)
+}
+
+// waitQueued waits (poll(2), bounded) until a datagram sits in c's receive
+// queue, without reading it.
+func waitQueued(t testing.TB, c *net.UDPConn) {
+	t.Helper()
+	raw, err := c.SyscallConn()
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var n int
 	if err := raw.Control(func(fd uintptr) {
 		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 10_000)
 	}); err != nil || n != 1 {
-		r.t.Fatalf("no datagram queued: %d, %v", n, err)
+		t.Fatalf("no datagram queued: %d, %v", n, err)
 	}
 }
 
@@ -279,4 +286,61 @@ func TestRawIOFamilies(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestPreciseBudget: a client that finds every polling slot taken parks at
+// once (its reply is read by the netpoller's path, no poll is tried); a
+// window, whether it ends with a datagram or empty, gives its slot back.
+func TestPreciseBudget(t *testing.T) {
+	old := polls
+	polls = &pollBudget{max: 1}
+	t.Cleanup(func() { polls = old })
+
+	t.Run("no slot", func(t *testing.T) {
+		r := newPreciseRig(t, time.Hour)
+		if !polls.take() { // another client polls
+			t.Fatal("the test's budget refused its first take")
+		}
+		defer polls.give()
+		r.request()
+		r.reply([]byte("pong"))
+		data, _, err := r.tr.recv(time.Now().Add(time.Minute))
+		if err != nil || string(data) != "pong" {
+			t.Fatalf("recv = %q, %v; want \"pong\"", data, err)
+		}
+		if r.count(pollNoSlot) != 1 || r.count(pollEmpty)+r.count(pollGot)+r.count(pollGaveUp) != 0 {
+			t.Errorf("poll events %v: want no slot, and no poll", r.events)
+		}
+		if !r.tr.pollUntil.IsZero() {
+			t.Error("the window stayed open without a slot")
+		}
+	})
+	t.Run("slot given back", func(t *testing.T) {
+		r := newPreciseRig(t, simclient.PreciseWindow)
+		r.tr.pollHook = func(e pollEvent) {
+			r.events = append(r.events, e)
+			if e == pollGaveUp {
+				r.reply([]byte("late")) // read after the window, parked
+			}
+		}
+		r.request()
+		if _, _, err := r.tr.recv(time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if n := polls.n.Load(); n != 0 {
+			t.Errorf("%d slots taken after a window that ended empty, want 0", n)
+		}
+		r.request()
+		r.reply([]byte("pong"))
+		r.waitQueued()
+		if _, _, err := r.tr.recv(time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if n := polls.n.Load(); n != 0 {
+			t.Errorf("%d slots taken after a window that read a reply, want 0", n)
+		}
+		if r.count(pollNoSlot) != 0 || r.count(pollGaveUp) != 1 || r.count(pollGot) != 1 {
+			t.Errorf("poll events %v: want an empty window, then a window that read the reply", r.events)
+		}
+	})
 }

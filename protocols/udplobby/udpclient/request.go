@@ -77,8 +77,9 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 		s.p.seq = s.seq
 		s.p.active = true
 		s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(0))
-		s.p.sent = time.Now()
-		if err := s.tr.send(s.p.to, s.obuf); err != nil {
+		err := s.tr.send(s.p.to, s.obuf)
+		s.p.sent = s.tr.sent // just before the system call (transport.sent)
+		if err != nil {
 			s.p.active = false
 			return s.p.sent, s.sendFailed(s.rt.keys[s.p.typ], err)
 		}

@@ -30,8 +30,8 @@ func (t scriptTransport) Send(channel string, b []byte) (time.Time, error) {
 		}
 		to = t.s.inst
 	}
-	sent := time.Now()
-	return sent, t.s.tr.send(to, b)
+	err := t.s.tr.send(to, b)
+	return t.s.tr.sent, err
 }
 
 func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, error) {

@@ -477,8 +477,9 @@ func (s *session) notify(typ udpwire.MsgType, v uint32, intended time.Time) (tim
 	s.seq++
 	s.sent++
 	s.obuf = s.encode(s.obuf[:0], &pending{typ: typ, value: v, seq: s.seq}, s.profile)
-	sent := time.Now()
-	if err := s.tr.send(s.inst, s.obuf); err != nil {
+	err := s.tr.send(s.inst, s.obuf)
+	sent := s.tr.sent
+	if err != nil {
 		s.Rec.Fail(s.rt.keys[typ], simclient.ReasonSocket, time.Now())
 		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}
 	}
@@ -534,8 +535,8 @@ func (s *session) waitGameStart(st *scenario.Step, intended time.Time) (time.Tim
 }
 
 // replyAt is when the reply recv last returned reached this host
-// (simclient.Shared.ReplyAt).
-func (s *session) replyAt() time.Time { return s.Shared.ReplyAt(s.tr.stamps, s.tr.kns) }
+// (transport.replyAt).
+func (s *session) replyAt() time.Time { return s.tr.replyAt(s.Shared) }
 
 // leaveReason is the CLIENT_DISCONNECT reason of a leave step (0 for
 // another step).

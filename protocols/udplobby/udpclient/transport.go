@@ -48,9 +48,21 @@ type transport struct {
 	// returned (ns on CLOCK_REALTIME), 0 when it came with none.
 	stamps bool
 	kns    int64
+	// readAt is recv's clock reading just before the read that returned
+	// its datagram, zero when that read parked (then the clock is read
+	// again to time the reply: replyAt).
+	readAt time.Time
 	// io counts the payload bytes sent and received (the session's
 	// simclient.Base.IO).
 	io simclient.IOCount
+	// sent is the send stamp of the datagram send last sent: taken just
+	// before the system call that sent it (rawWrite, or write's net
+	// package call), so that send lag counts all of the client's own
+	// work. Through an outgoing impairment it is when the impairment
+	// took the datagram (it may go out later: the delay is the network's
+	// part of the latency, not the client's lag); after a failed send,
+	// when send gave up.
+	sent time.Time
 
 	// window is how long recv polls the socket without parking after a
 	// send (run --precise; 0: never), until pollUntil (zero: not armed).
@@ -63,9 +75,15 @@ type transport struct {
 	nowait bool
 	sockio // the socket's raw reads and writes (transport_linux.go)
 
-	wmu     sync.Mutex      // guards watched and unwatch (watch and close)
-	watched context.Context // the context whose end cancels the transport
-	unwatch func() bool     // stops that (context.AfterFunc's stop)
+	wmu     sync.Mutex              // serialises watch's changes and close
+	watched atomic.Pointer[watchOf] // the context whose end cancels the transport
+}
+
+// watchOf is a context a transport watches, and how to stop that
+// (context.AfterFunc's stop).
+type watchOf struct {
+	ctx     context.Context
+	unwatch func() bool
 }
 
 func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, window time.Duration) error {
@@ -98,25 +116,29 @@ func (t *transport) cancel() {
 // watch makes ctx's end cancel the transport. A socket kept across a
 // client's sessions watches the run's context once, not once per session:
 // context.AfterFunc takes the parent context's lock, which every client
-// shares. Ending the watch is close's job.
+// shares. Ending the watch is close's job. A session watching the context
+// already watched takes no lock.
 func (t *transport) watch(ctx context.Context) {
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	if t.watched == ctx || t.closed.Load() {
+	if w := t.watched.Load(); w != nil && w.ctx == ctx {
 		return
 	}
-	if t.unwatch != nil {
-		t.unwatch()
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	w := t.watched.Load()
+	if w != nil && w.ctx == ctx || t.closed.Load() {
+		return
 	}
-	t.watched, t.unwatch = ctx, context.AfterFunc(ctx, t.cancel)
+	if w != nil {
+		w.unwatch()
+	}
+	t.watched.Store(&watchOf{ctx: ctx, unwatch: context.AfterFunc(ctx, t.cancel)})
 }
 
 func (t *transport) close() error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	if t.unwatch != nil {
-		t.unwatch()
-		t.watched, t.unwatch = nil, nil
+	if w := t.watched.Swap(nil); w != nil {
+		w.unwatch()
 	}
 	if t.c == nil || !t.closed.CompareAndSwap(false, true) {
 		return nil
@@ -137,6 +159,7 @@ func (t *transport) localAddr() netip.AddrPort {
 // the caller as soon as send returns.
 func (t *transport) send(to netip.AddrPort, b []byte) error {
 	if t.closed.Load() {
+		t.sent = time.Now()
 		return net.ErrClosed
 	}
 	if t.window > 0 {
@@ -146,6 +169,7 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 		return t.put(b, to)
 	}
 	now := time.Now()
+	t.sent = now // the impairment takes it now, whenever it goes out
 	if t.out.Apply(now, to, b) {
 		if err := t.put(b, to); err != nil {
 			return err
@@ -154,7 +178,8 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 	return t.flushOut(now)
 }
 
-// put writes b to to, counting its bytes when it left.
+// put writes b to to, counting its bytes when it left. Unimpaired, write
+// stamps t.sent.
 func (t *transport) put(b []byte, to netip.AddrPort) error {
 	err := t.write(b, to)
 	if err == nil {
@@ -224,6 +249,7 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		if again {
 			continue // a held datagram is due
 		}
+		t.readAt = now // zeroed by a read that parks
 		data, from, err := t.read(t.spinUntil(now, wake))
 		t.nowait = false
 		if err == nil {
@@ -348,7 +374,7 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 // where raw reads are not available (initIO).
 func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
 	s := rxbuf.Get()
-	t.kns = 0
+	t.kns, t.readAt = 0, time.Time{}
 	n, _, _, from, err := t.c.ReadMsgUDPAddrPort(s.Bytes(), nil)
 	if err != nil {
 		s.Put()
@@ -376,3 +402,23 @@ func (t *transport) idle() {
 // isRefused reports whether err is an ICMP port-unreachable reported on
 // the socket.
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// replyAt is when the datagram recv last returned reached this host: its
+// kernel stamp mapped with recv's clock reading when the read did not
+// park (no clock read here), else sh.ReplyAt's.
+func (t *transport) replyAt(sh *simclient.Shared) time.Time {
+	if t.kns != 0 && !t.readAt.IsZero() {
+		if at, ok := rxbuf.AtRead(t.readAt, t.kns); ok {
+			return at
+		}
+	}
+	return sh.ReplyAt(t.stamps, t.kns)
+}
+
+// stampSend takes the send stamp just before the system call, unless the
+// outgoing impairment took it already (send).
+func (t *transport) stampSend() {
+	if t.out == nil {
+		t.sent = time.Now()
+	}
+}

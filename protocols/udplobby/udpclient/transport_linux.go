@@ -24,6 +24,7 @@ const (
 	pollEmpty  pollEvent = iota // a non-blocking read in the window found nothing
 	pollGaveUp                  // the window ended with nothing read
 	pollGot                     // a read in the window returned a datagram or an error
+	pollNoSlot                  // every polling slot was taken (polls): the read parks at once
 )
 
 // sockio reads and writes the socket through its syscall.RawConn:
@@ -44,6 +45,7 @@ type sockio struct {
 
 	// read state, for rawRead
 	until time.Time // spin (no parking) until then; zero: no spin
+	slot  bool      // holds one of the polls' slots while it spins
 	data  []byte
 	from  netip.AddrPort
 	err   error
@@ -56,8 +58,10 @@ type sockio struct {
 	werr   error
 
 	// pollHook, when set (tests only), is told of each read in a window
-	// and of a window that ends empty.
-	pollHook func(pollEvent)
+	// and of a window that ends empty. writeHook (tests only) runs in
+	// rawWrite before the send stamp.
+	pollHook  func(pollEvent)
+	writeHook func()
 }
 
 // initIO binds the raw reads and writes to t's socket; false (no raw
@@ -105,8 +109,17 @@ func (t *transport) read(spin time.Time) ([]byte, netip.AddrPort, error) {
 	if t.raw == nil {
 		return t.readNet()
 	}
-	t.until, t.got, t.data, t.err = spin, false, nil, nil
-	if err := t.raw.Read(t.readFn); err != nil {
+	if !spin.IsZero() && !polls.take() {
+		// Every slot is taken: park at once, for this request.
+		spin, t.pollUntil = time.Time{}, time.Time{}
+		if t.pollHook != nil {
+			t.pollHook(pollNoSlot)
+		}
+	}
+	t.until, t.got, t.data, t.err, t.slot = spin, false, nil, nil, !spin.IsZero()
+	err := t.raw.Read(t.readFn)
+	t.endSpin()
+	if err != nil {
 		return nil, netip.AddrPort{}, err
 	}
 	data := t.data
@@ -162,18 +175,30 @@ func (t *transport) rawRead(fd uintptr) bool {
 			t.pollHook(pollGaveUp)
 		}
 		t.until, t.pollUntil = time.Time{}, time.Time{}
+		t.endSpin() // before parking: a parked client holds no slot
 	}
 	t.idle() // nothing to read: wait without a buffer
 	if t.nowait && !spin {
 		t.err, t.got = errWouldBlock, true
 		return true
 	}
+	t.readAt = time.Time{} // parks: recv's clock reading is old by the time a datagram comes
 	return false
 }
 
-// write sends b to to.
+// endSpin gives back the polling slot read took, if it holds it.
+func (t *transport) endSpin() {
+	if t.slot {
+		t.slot = false
+		polls.give()
+	}
+}
+
+// write sends b to to. Unimpaired (t.out nil), it stamps t.sent just
+// before the system call.
 func (t *transport) write(b []byte, to netip.AddrPort) error {
 	if t.raw == nil || len(b) == 0 || !t.sockaddr(to) {
+		t.stampSend()
 		_, err := t.c.WriteToUDPAddrPort(b, to)
 		return err
 	}
@@ -189,7 +214,11 @@ func (t *transport) write(b []byte, to netip.AddrPort) error {
 // rawWrite is write's body, run by RawConn.Write: false to park until the
 // socket is writable.
 func (t *transport) rawWrite(fd uintptr) bool {
+	if t.writeHook != nil {
+		t.writeHook()
+	}
 	for {
+		t.stampSend()
 		_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&t.wbuf[0])), uintptr(len(t.wbuf)),
 			unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(&t.wsa)), t.wsaLen)
 		switch e {

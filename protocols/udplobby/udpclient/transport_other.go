@@ -27,6 +27,7 @@ func (t *transport) read(time.Time) ([]byte, netip.AddrPort, error) { return t.r
 
 // write sends b to to with the net package.
 func (t *transport) write(b []byte, to netip.AddrPort) error {
+	t.stampSend()
 	_, err := t.c.WriteToUDPAddrPort(b, to)
 	return err
 }
