@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
-	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/internal/target"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
