@@ -320,7 +320,7 @@ var indexRE = regexp.MustCompile(`\[\d+\]`)
 // topKeys are the top-level keys of every scenario; each protocol adds its
 // own (ProtocolSpec.Keys) after "protocol" (topLevelKeys).
 var topKeys = []string{"name", "description", "target", "protocol", "on_violation",
-	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "default_error_gate", "embedded_server",
+	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "flows_mode", "thresholds", "default_error_gate", "embedded_server",
 	"target_cmd", "faults"}
 
 // topLevelKeys are the top-level keys a scenario may give: topKeys with
