@@ -40,7 +40,6 @@ type Hub struct {
 	free []int      // flows given back, oldest first
 
 	done     chan struct{}
-	readErr  error // the dispatcher's last read error, once done
 	unrouted atomic.Int64
 	dropped  atomic.Int64
 }
@@ -137,7 +136,6 @@ func (h *Hub) dispatch(r *Receiver) {
 	for fails := 0; fails < maxReadErrors; {
 		n, err := r.Receive(ms)
 		if err != nil {
-			h.readErr = err
 			if h.closing() {
 				return
 			}
