@@ -578,6 +578,7 @@ func (r *runState) fillInfo(out *executed) {
 	info.Harness = r.mem.Stop()
 	info.Harness.StrayDatagrams = r.sh.StrayDatagrams()
 	info.Harness.LatencyEnd = r.sh.LatencyEnd()
+	info.Harness.Flows = string(r.sh.FlowsMode())
 	if r.srv != nil {
 		info.Server = r.srv.stats()
 	}

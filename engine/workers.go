@@ -465,5 +465,8 @@ func addHarness(h *Harness, o Harness) {
 	h.CPUSeconds += o.CPUSeconds
 	h.StrayDatagrams += o.StrayDatagrams
 	h.LatencyEnd = result.MergeLatencyEnd(h.LatencyEnd, o.LatencyEnd)
+	if h.Flows == "" {
+		h.Flows = o.Flows // the same in every worker (the parent's --flows)
+	}
 	h.GOMAXPROCS = max(h.GOMAXPROCS, o.GOMAXPROCS)
 }

@@ -268,6 +268,10 @@ type Harness struct {
 	// LatencyEndUser, LatencyEndMixed); empty when no client said
 	// (tcp-lobby's do not).
 	LatencyEnd string `json:"latency_end,omitempty"`
+	// Flows is how the clients met the network (scenario.FlowsMode):
+	// "sockets", a socket each, or "virtual", a virtual flow each;
+	// empty in results made before flows modes.
+	Flows string `json:"flows,omitempty"`
 }
 
 // Where a latency ends: the kernel's receive stamp of the reply

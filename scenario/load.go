@@ -320,7 +320,7 @@ var indexRE = regexp.MustCompile(`\[\d+\]`)
 // topKeys are the top-level keys of every scenario; each protocol adds its
 // own (ProtocolSpec.Keys) after "protocol" (topLevelKeys).
 var topKeys = []string{"name", "description", "target", "protocol", "on_violation",
-	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "thresholds", "default_error_gate", "embedded_server",
+	"seed", "load", "defaults", "flows", "impairment", "source_addrs", "socket_buffer", "flows_mode", "thresholds", "default_error_gate", "embedded_server",
 	"target_cmd", "faults"}
 
 // topLevelKeys are the top-level keys a scenario may give: topKeys with
@@ -388,6 +388,7 @@ var topLevel = []topKey{
 	{key: "impairment", read: (*decoder).topImpairment},
 	{key: "source_addrs", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.SourceAddrs = d.sourceAddrs(n, p.Target) }},
 	{key: "socket_buffer", read: (*decoder).topSocketBuffer},
+	{key: "flows_mode", read: (*decoder).topFlowsMode},
 	{key: "embedded_server", read: func(d *decoder, p *Plan, _ fields, n *yaml.Node) { p.Embedded = d.embedded(n, p.Target) }},
 	{key: "target_cmd", read: func(d *decoder, p *Plan, f fields, _ *yaml.Node) {
 		p.TargetCmd = d.targetCmd(f, f.get("target") != nil)
@@ -438,6 +439,20 @@ func (d *decoder) topImpairment(p *Plan, f fields, n *yaml.Node) {
 		return
 	}
 	p.Impairment = d.impairment(n, p.Seed)
+}
+
+// topFlowsMode reads flows_mode:, virtual only for a protocol that
+// takes virtual flows.
+func (d *decoder) topFlowsMode(p *Plan, _ fields, n *yaml.Node) {
+	s, ok := d.oneOf(n, "flows_mode", FlowsModes)
+	if !ok {
+		return
+	}
+	if err := p.Protocol.checkFlowsMode(FlowsMode(s)); err != nil {
+		d.errf(n, "flows_mode: %v", err)
+		return
+	}
+	p.FlowsMode = FlowsMode(s)
 }
 
 // topSocketBuffer reads socket_buffer:, a size within 1KiB-1GiB.

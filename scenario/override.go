@@ -23,6 +23,9 @@ type Overrides struct {
 	// NoDefaultGate: --no-default-gate, the run's default error gate off
 	// (as the scenario's default_error_gate: false).
 	NoDefaultGate bool
+	// Flows is --flows: how clients meet the network ("": the
+	// scenario's flows_mode).
+	Flows FlowsMode
 	// Protocol are the protocols' own flags (ProtocolSpec.Flags, e.g.
 	// udp-lobby's --instance-ports); nil: none given.
 	Protocol *ProtocolFlags
@@ -169,6 +172,12 @@ func (p *Plan) Apply(o Overrides) error {
 	}
 	if err := o.Protocol.applyTo(&q); err != nil {
 		return err
+	}
+	if o.Flows != "" {
+		if err := q.Protocol.checkFlowsMode(o.Flows); err != nil {
+			return fmt.Errorf("--flows %s: %v", o.Flows, err)
+		}
+		q.FlowsMode = o.Flows
 	}
 	if o.Duration != 0 {
 		if o.Duration < 0 || o.Duration > maxDuration {

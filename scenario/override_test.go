@@ -55,6 +55,9 @@ flows: [{steps: [list_rooms]}]
 		{"no protocol flag given", open + "instance_ports: 8081-8180\n", Overrides{Protocol: protoFlags()}, func(p *Plan) bool { return ports(p) == ", header spec, instance ports 8081-8180" }, ""},
 		{"instance ports backwards", open, Overrides{Protocol: protoFlags("--instance-ports", "9063-9000")}, nil, "--instance-ports: "},
 		{"instance ports not a port", open, Overrides{Protocol: protoFlags("--instance-ports", "ports")}, nil, "--instance-ports: "},
+		{"flows replace the key", open + "flows_mode: auto\n", Overrides{Flows: FlowsVirtual}, func(p *Plan) bool { return p.FlowsMode == FlowsVirtual }, ""},
+		{"no flows flag keeps the key", open + "flows_mode: auto\n", Overrides{}, func(p *Plan) bool { return p.FlowsMode == FlowsAuto }, ""},
+		{"flows virtual on tcp-lobby", strings.Replace(open, "udp-lobby", "tcp-lobby", 1), Overrides{Flows: FlowsVirtual}, nil, "--flows virtual: virtual flows are UDP only, and tcp-lobby runs over TCP"},
 		{"instance ports on tcp-lobby", strings.Replace(open, "udp-lobby", "tcp-lobby", 1), Overrides{Protocol: protoFlags("--instance-ports", "9000-9063")}, nil, "--instance-ports applies to udp-lobby only, not tcp-lobby"},
 	}
 	for _, tt := range tests {

@@ -39,6 +39,9 @@ type Plan struct {
 
 	SourceAddrs  []netip.Addr // local addresses to bind clients to, round-robin; empty = OS choice
 	SocketBuffer int64        // SO_RCVBUF/SO_SNDBUF bytes; 0 = OS default
+	// FlowsMode is how clients meet the network (flows_mode, run
+	// --flows); "" = FlowsSockets.
+	FlowsMode FlowsMode
 
 	Thresholds []Threshold
 	// NoDefaultGate turns the run's default error gate off

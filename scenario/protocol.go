@@ -28,6 +28,9 @@ type ProtocolSpec struct {
 	Order int
 	// Transport is "udp" or "tcp". Impairment applies to "udp" protocols.
 	Transport string
+	// VirtualFlows says its clients can run on virtual flows (flows_mode:
+	// virtual, FlowsMode).
+	VirtualFlows bool
 	// Steps are the protocol's own step kinds, declared in its packages;
 	// think, barrier, malformed and rate_probe are every protocol's.
 	Steps []StepSpec

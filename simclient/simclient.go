@@ -14,6 +14,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/internal/target"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -248,6 +249,11 @@ type Shared struct {
 	SuspendWaits bool
 	Sweeper      *Sweeper
 	Rooms        *RoomTable
+	// Flows are the run's virtual flows (flows_mode: virtual), which
+	// clients of a protocol that takes them use instead of sockets; nil:
+	// every client has its own socket.
+	Flows     *vflow.Hub
+	flowsMode scenario.FlowsMode
 	// Redirects decides whether an address the server names (a tcp-lobby
 	// GAME_START's) is one lobbybench may go to: the target's host, or
 	// one Options.AllowRedirect allows.
@@ -405,15 +411,19 @@ func NewShared(plan *scenario.Plan, addr netip.AddrPort, c *metrics.Collector, o
 			tick = time.Millisecond
 		}
 	}
+	if err := sh.openFlows(plan); err != nil {
+		return nil, err
+	}
 	sh.Sweeper = NewSweeper(tick)
 	return sh, nil
 }
 
-// Close stops the sweeper. Sessions still running lose their timeouts, so
-// close them first.
+// Close stops the sweeper and closes the virtual flows. Sessions still
+// running lose their timeouts and flows, so close them first.
 func (sh *Shared) Close() error {
 	if sh.closed.CompareAndSwap(false, true) {
 		sh.Sweeper.Stop()
+		return sh.closeFlows()
 	}
 	return nil
 }

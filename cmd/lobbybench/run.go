@@ -237,6 +237,9 @@ func (r *runOptions) plan(e *env, args []string) (*scenario.Plan, int) {
 	if err != nil {
 		return nil, usageErr(e, "run", "%v", err)
 	}
+	if code := r.resolveFlows(e, plan); code != exitOK {
+		return nil, code
+	}
 	return plan, exitOK
 }
 

@@ -76,6 +76,7 @@ func addRunFlags(fs *flag.FlagSet) *runOptions {
 	fs.BoolVar(&r.noSpin, "no-spin", false, fmt.Sprintf("the open model's schedule does not spin on a core for the last %v before each arrival: less CPU, and the core left to a server on this machine, for a later send", precise.Hold))
 	addTargetSeedFlags(fs, &r.o, &r.seed)
 	addLoadFlags(fs, &r.o)
+	addFlowsFlag(fs, &r.o)
 	fs.StringVar(&r.protocol, "protocol", "", "without a SCENARIO.yaml: the protocol `P` ("+strings.Join(scenario.ProtocolNames(), ", ")+")")
 	fs.StringVar(&r.flow, "flow", "", "without a SCENARIO.yaml: the flow's `STEPS`, comma-separated, each KIND or KIND=VALUE (create_room,join=created,leave)")
 	fs.Var(&r.shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")

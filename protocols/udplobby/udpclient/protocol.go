@@ -15,7 +15,7 @@ import (
 // Spec is the UDP lobby protocol as the scenario loader knows it: the
 // scenario half of its descriptor (protocols/udplobby).
 var Spec = scenario.ProtocolSpec{
-	Name: udpwire.ProtocolName, Order: 1, Transport: "udp",
+	Name: udpwire.ProtocolName, Order: 1, Transport: "udp", VirtualFlows: true,
 	Steps: steps,
 	Malformed: []scenario.MalformedKind{scenario.BadCRC, scenario.Truncated, scenario.WrongLength, scenario.UnknownType,
 		scenario.WrongDirection, scenario.RandomBytes},

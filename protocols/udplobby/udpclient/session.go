@@ -149,7 +149,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		return nil, err
 	}
 	tr := &transport{}
-	if err := tr.open(src, sh.SocketBuffer, sh.Sweeper, sh.PollWindow); err != nil {
+	if err := tr.openOn(sh, src); err != nil {
 		return nil, simclient.OpenError(err)
 	}
 	sh.ReceiveStamps(tr.stamps)

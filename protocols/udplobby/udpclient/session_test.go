@@ -358,38 +358,43 @@ func TestMisbehavingLobby(t *testing.T) {
 			setup: func(f *fakeLobby) { f.dup = true },
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeLobby(t, udpwire.ProfileSpec, tc.setup)
-			p := plan(t, fastPolicy+"\n"+tc.extra, "  - steps:\n      "+tc.flow+"\n")
-			r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
-			v := r.violations()
-			if tc.wantRule != "" && v[tc.wantRule] == 0 {
-				t.Errorf("violation %s not counted; got %v", tc.wantRule, v)
-			}
-			if tc.wantRule == "" && len(v) != 0 {
-				t.Errorf("unexpected violations %v", v)
-			}
-			err := r.errs[0]
-			if tc.wantFail == "" {
-				if err != nil {
-					t.Fatalf("session failed: %v", err)
-				}
-				return
-			}
-			if got := simclient.ReasonOf(err); got != tc.wantFail {
-				t.Fatalf("failure reason %q (%v), want %q", got, err, tc.wantFail)
-			}
-			var se *simclient.StepError
-			if !errors.As(err, &se) || se.Label != tc.failStep {
-				t.Fatalf("failed step %+v, want %s", se, tc.failStep)
-			}
-			st := r.step(t, tc.failStep)
-			if st.FailuresByReason[tc.wantFail] != 1 {
-				t.Errorf("step failures %v", st.FailuresByReason)
-			}
-			if st.Retries != tc.wantRetry {
-				t.Errorf("step retries = %d, want %d", st.Retries, tc.wantRetry)
+	// Every rule is judged alike on a socket and on a virtual flow.
+	for _, mode := range testFlowsModes(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					f := newFakeLobby(t, udpwire.ProfileSpec, tc.setup)
+					p := plan(t, fastPolicy+"\n"+tc.extra+"\nflows_mode: "+string(mode), "  - steps:\n      "+tc.flow+"\n")
+					r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
+					v := r.violations()
+					if tc.wantRule != "" && v[tc.wantRule] == 0 {
+						t.Errorf("violation %s not counted; got %v", tc.wantRule, v)
+					}
+					if tc.wantRule == "" && len(v) != 0 {
+						t.Errorf("unexpected violations %v", v)
+					}
+					err := r.errs[0]
+					if tc.wantFail == "" {
+						if err != nil {
+							t.Fatalf("session failed: %v", err)
+						}
+						return
+					}
+					if got := simclient.ReasonOf(err); got != tc.wantFail {
+						t.Fatalf("failure reason %q (%v), want %q", got, err, tc.wantFail)
+					}
+					var se *simclient.StepError
+					if !errors.As(err, &se) || se.Label != tc.failStep {
+						t.Fatalf("failed step %+v, want %s", se, tc.failStep)
+					}
+					st := r.step(t, tc.failStep)
+					if st.FailuresByReason[tc.wantFail] != 1 {
+						t.Errorf("step failures %v", st.FailuresByReason)
+					}
+					if st.Retries != tc.wantRetry {
+						t.Errorf("step retries = %d, want %d", st.Retries, tc.wantRetry)
+					}
+				})
 			}
 		})
 	}

@@ -33,7 +33,7 @@ var pastDeadline = time.Unix(1, 0)
 // timeouts and the client-side impairment. It is used by one goroutine
 // (the session's), except cancel and close.
 type transport struct {
-	c     *net.UDPConn
+	c     udpConn // a *net.UDPConn, or a virtual flow (flows.go)
 	sw    *simclient.Sweeper
 	waker *simclient.Waker
 	rx    rxbuf.Buf // the last datagram read, valid until the next recv
@@ -96,13 +96,20 @@ func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, win
 		return err
 	}
 	_ = simclient.SetBuffers(c, bufSize) // best effort: the OS caps it
+	t.attach(c, sw, window)
+	return nil
+}
+
+// attach makes c the transport's socket (open's, or openFlow's virtual
+// flow), woken by the sweeper, polling for window after each send where
+// it can.
+func (t *transport) attach(c udpConn, sw *simclient.Sweeper, window time.Duration) {
 	t.c = c
 	t.sw = sw
 	t.waker = sw.Add(func() { _ = c.SetReadDeadline(time.Now()) })
 	if t.initIO() && window > 0 && t.preciseOK() {
 		t.window = window
 	}
-	return nil
 }
 
 // cancel makes a blocked or later recv return errCancelled.

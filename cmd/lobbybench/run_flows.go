@@ -1,0 +1,62 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// flowsFlag is run --flows, parsed by scenario.ParseFlowsMode into the
+// overrides (flows_mode's, which it overrides).
+type flowsFlag struct{ o *scenario.Overrides }
+
+func (f flowsFlag) String() string {
+	if f.o == nil {
+		return ""
+	}
+	return string(f.o.Flows)
+}
+
+func (f flowsFlag) Set(s string) error {
+	m, err := scenario.ParseFlowsMode(s)
+	if err != nil {
+		return err
+	}
+	f.o.Flows = m
+	return nil
+}
+
+// addFlowsFlag declares --flows on fs, filling o.Flows.
+func addFlowsFlag(fs *flag.FlagSet, o *scenario.Overrides) {
+	fs.Var(flowsFlag{o}, "flows", "how clients meet the network: `MODE` "+strings.Join(scenario.FlowsModes, ", ")+
+		" (udp-lobby: a virtual flow each instead of a socket, needs CAP_NET_RAW, CAP_BPF and CAP_NET_ADMIN; auto: virtual where available; overrides flows_mode; default sockets)")
+}
+
+// resolveFlows settles plan's flows mode (auto: virtual or sockets, said
+// in one line on stderr) before anything is sent; virtual flows that
+// cannot run are a usage error saying why.
+func (r *runOptions) resolveFlows(e *env, plan *scenario.Plan) int {
+	apart := ""
+	switch {
+	case r.workers != "" || r.worker:
+		apart = "--workers: every worker process would steer the same range"
+	case len(plan.SourceAddrs) > 0:
+		apart = "source_addrs: a virtual flow's address is its range's, not one of the scenario's"
+	}
+	mode, note, err := simclient.ResolveFlows(plan.Protocol, plan.FlowsMode, apart)
+	if err != nil {
+		what := "flows_mode: virtual"
+		if r.o.Flows != "" {
+			what = "--flows virtual"
+		}
+		return usageErr(e, "run", "%s: %v", what, err)
+	}
+	if note != "" && !r.worker {
+		fmt.Fprintf(e.stderr, "lobbybench run: %s\n", note)
+	}
+	plan.FlowsMode = mode
+	return exitOK
+}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/internal/vflow"
+	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
+)
+
+// TestVirtualFlowsSameVerdicts plays full-match-udp (lobby, then the
+// instance handshake on the port the lobby returned: replies from another
+// port of the target) against the embedded server with a socket per client
+// and with virtual flows, and requires the same run: the same steps with
+// requests within timing's slack, the same failures, violations by rule
+// and threshold verdicts, kernel receive stamps ending the latencies both
+// ways, and the harness section saying which mode ran.
+func TestVirtualFlowsSameVerdicts(t *testing.T) {
+	if err := vflow.Available(); err != nil {
+		t.Skipf("virtual flows unavailable here: %v", err)
+	}
+	runs := map[scenario.FlowsMode]*Result{}
+	for _, mode := range []scenario.FlowsMode{scenario.FlowsSockets, scenario.FlowsVirtual} {
+		plan, err := scenario.Load(filepath.Join("..", "scenarios", "full-match-udp.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := plan.Apply(scenario.Overrides{Duration: 2 * time.Second, Flows: mode}); err != nil {
+			t.Fatal(err)
+		}
+		plan.Embedded.CountdownInterval = 100 * time.Millisecond // matches start within the short run
+		plan.Thresholds, _ = ciThresholds(plan.Thresholds, raceOn)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		res, err := Run(ctx, Config{Plan: plan})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if got := res.Engine.Harness.Flows; got != string(mode) {
+			t.Errorf("%s run: harness flows %q", mode, got)
+		}
+		if got := res.Engine.Harness.LatencyEnd; got != result.LatencyEndKernel {
+			t.Errorf("%s run: latencies end at %q, want %q", mode, got, result.LatencyEndKernel)
+		}
+		runs[mode] = res
+	}
+	s, v := runs[scenario.FlowsSockets], runs[scenario.FlowsVirtual]
+	compareSteps(t, s.Steps, v.Steps)
+	if a, b := violationsByRule(s.Violations), violationsByRule(v.Violations); !maps.Equal(a, b) {
+		t.Errorf("violations: sockets %v, virtual %v", a, b)
+	}
+	if a, b := verdicts(s.Thresholds), verdicts(v.Thresholds); !maps.Equal(a, b) {
+		t.Errorf("threshold verdicts: sockets %v, virtual %v", a, b)
+	}
+	if v.Totals.Successes == 0 {
+		t.Error("the virtual run had no successful request")
+	}
+}
+
+// compareSteps requires the same steps in the same order, the same
+// failures by reason, and requests within timing's slack: the schedule
+// starts matches by the clock, so a run may start one more or fewer.
+func compareSteps(t *testing.T, s, v []result.Series) {
+	t.Helper()
+	if len(s) != len(v) {
+		t.Fatalf("sockets ran %d steps, virtual %d", len(s), len(v))
+	}
+	for i := range s {
+		a, b := s[i], v[i]
+		if a.Name != b.Name {
+			t.Errorf("step %d: sockets %s, virtual %s", i, a.Name, b.Name)
+			continue
+		}
+		if d, slack := abs(a.Requests-b.Requests), max(8, a.Requests/4); d > slack {
+			t.Errorf("%s: sockets %d requests, virtual %d (more apart than %d)", a.Name, a.Requests, b.Requests, slack)
+		}
+		if !maps.Equal(a.FailuresByReason, b.FailuresByReason) {
+			t.Errorf("%s failures: sockets %v, virtual %v", a.Name, a.FailuresByReason, b.FailuresByReason)
+		}
+		t.Logf("%s: sockets %d requests (%d ok), virtual %d (%d ok)", a.Name, a.Requests, a.Successes, b.Requests, b.Successes)
+	}
+}
+
+func abs(n int64) int64 { return max(n, -n) }
+
+func violationsByRule(vs []result.Violation) map[string]int64 {
+	m := map[string]int64{}
+	for _, v := range vs {
+		m[v.Rule] += v.Count
+	}
+	return m
+}
+
+func verdicts(ts []result.ThresholdResult) map[string]bool {
+	m := map[string]bool{}
+	for _, th := range ts {
+		m[th.Name] = th.Pass
+	}
+	return m
+}

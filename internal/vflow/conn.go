@@ -1,0 +1,202 @@
+//go:build linux
+
+package vflow
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxQueued is how many received datagrams a Conn holds unread; more are
+// dropped (Hub.Dropped), as a full socket buffer drops them.
+const MaxQueued = 256
+
+// Conn is one flow given out by a Hub, used as a client's UDP socket: the
+// subset of *net.UDPConn's methods a client needs, with the same meaning
+// (deadlines, net.ErrClosed, os.ErrDeadlineExceeded). Reads and
+// SetReadDeadline may come from different goroutines; one reader at a
+// time.
+type Conn struct {
+	h    *Hub
+	i    int
+	addr netip.AddrPort
+
+	mu       sync.Mutex // guards q, deadline and closed
+	q        []packet
+	deadline time.Time
+	closed   bool
+	wake     chan struct{} // signalled on every change of the above
+
+	timer *time.Timer // the reader's, for its deadline
+	stamp *int64      // where a read writes its datagram's receive time (StampInto)
+}
+
+// packet is a received datagram waiting to be read.
+type packet struct {
+	b     []byte
+	from  netip.AddrPort
+	ns    int64 // kernel receive time, ns since the epoch; 0: none
+	trunc bool
+}
+
+func newConn(h *Hub, i int, addr netip.AddrPort) *Conn {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &Conn{h: h, i: i, addr: addr, wake: make(chan struct{}, 1), timer: t}
+}
+
+// StampInto makes every read write the kernel receive time of the datagram
+// it returns into *p (ns since the epoch, CLOCK_REALTIME; 0 when the
+// kernel gave none).
+func (c *Conn) StampInto(p *int64) { c.stamp = p }
+
+// AddrPort returns the flow's address:port.
+func (c *Conn) AddrPort() netip.AddrPort { return c.addr }
+
+// LocalAddr returns the flow's address, as a *net.UDPAddr.
+func (c *Conn) LocalAddr() net.Addr { return net.UDPAddrFromAddrPort(c.addr) }
+
+// SyscallConn reports that a flow has no descriptor of its own: a caller
+// falls back to the methods here.
+func (c *Conn) SyscallConn() (syscall.RawConn, error) {
+	return nil, &net.OpError{Op: "raw-conn", Net: "udp", Source: c.LocalAddr(), Err: errNoFD}
+}
+
+var errNoFD = os.NewSyscallError("virtual flow", syscall.ENOTSUP)
+
+func (c *Conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// push queues a copy of m for the reader; false when the queue is full or
+// the Conn closed.
+func (c *Conn) push(m *Message) bool {
+	p := packet{b: append([]byte(nil), m.Buf[:m.N]...), from: m.From, trunc: m.Truncated}
+	if !m.Time.IsZero() {
+		p.ns = m.Time.UnixNano()
+	}
+	c.mu.Lock()
+	ok := !c.closed && len(c.q) < MaxQueued
+	if ok {
+		c.q = append(c.q, p)
+	}
+	c.mu.Unlock()
+	if ok {
+		c.signal()
+	}
+	return ok
+}
+
+// SetReadDeadline bounds the wait of reads, as net.Conn's does: a read
+// waiting then returns an error wrapping os.ErrDeadlineExceeded.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	closed := c.closed
+	c.deadline = t
+	c.mu.Unlock()
+	if closed {
+		return c.opErr("set", net.ErrClosed)
+	}
+	c.signal()
+	return nil
+}
+
+// ReadMsgUDPAddrPort waits for the flow's next datagram (until the read
+// deadline) and copies it into b; flags has MSG_TRUNC when it was cut. No
+// control messages are returned (StampInto gives the receive time).
+func (c *Conn) ReadMsgUDPAddrPort(b, _ []byte) (n, oobn, flags int, from netip.AddrPort, err error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return 0, 0, 0, from, c.opErr("read", net.ErrClosed)
+		}
+		if len(c.q) > 0 {
+			p := c.q[0]
+			c.q[0] = packet{}
+			c.q = c.q[1:]
+			c.mu.Unlock()
+			return c.deliver(p, b)
+		}
+		dl := c.deadline
+		c.mu.Unlock()
+		if err := c.wait(dl); err != nil {
+			return 0, 0, 0, from, err
+		}
+	}
+}
+
+// deliver copies p into b and says its receive time.
+func (c *Conn) deliver(p packet, b []byte) (n, oobn, flags int, from netip.AddrPort, err error) {
+	n = copy(b, p.b)
+	if n < len(p.b) || p.trunc {
+		flags = unix.MSG_TRUNC
+	}
+	if c.stamp != nil {
+		*c.stamp = p.ns
+	}
+	return n, 0, flags, p.from, nil
+}
+
+// wait waits for a change (a datagram, a new deadline, Close) or the
+// deadline dl; an error once dl passed.
+func (c *Conn) wait(dl time.Time) error {
+	if dl.IsZero() {
+		<-c.wake
+		return nil
+	}
+	d := time.Until(dl)
+	if d <= 0 {
+		return c.opErr("read", os.ErrDeadlineExceeded)
+	}
+	c.timer.Reset(d)
+	select {
+	case <-c.wake:
+	case <-c.timer.C:
+	}
+	c.timer.Stop()
+	return nil
+}
+
+// WriteToUDPAddrPort sends b from the flow to addr (IPv4).
+func (c *Conn) WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return 0, c.opErr("write", net.ErrClosed)
+	}
+	to := netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
+	if err := c.h.send(c.addr, to, b); err != nil {
+		return 0, &net.OpError{Op: "write", Net: "udp", Source: c.LocalAddr(), Addr: net.UDPAddrFromAddrPort(to), Err: err}
+	}
+	return len(b), nil
+}
+
+// Close gives the flow back to the Hub; a waiting read returns
+// net.ErrClosed. A second Close returns net.ErrClosed.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	was := c.closed
+	c.closed, c.q = true, nil
+	c.mu.Unlock()
+	if was {
+		return c.opErr("close", net.ErrClosed)
+	}
+	c.signal()
+	c.h.release(c.i)
+	return nil
+}
+
+func (c *Conn) opErr(op string, err error) error {
+	return &net.OpError{Op: op, Net: "udp", Source: c.LocalAddr(), Err: err}
+}

@@ -1,0 +1,195 @@
+//go:build linux
+
+package vflow
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultHubFlows is how many flows a Hub holds at once unless told: 2 MiB
+// of slots, more clients than one process runs.
+const DefaultHubFlows = 1 << 18
+
+// hubBatch is how many datagrams the dispatcher takes per recvmmsg.
+const hubBatch = 32
+
+// maxReadErrors bounds the dispatcher's consecutive failed reads before it
+// stops (a read fails only when the socket is closed, or broken).
+const maxReadErrors = 100
+
+// Hub is one process's virtual flows in use: the attached range, one
+// Sender that every flow sends through (one at a time, under a mutex), and
+// a dispatcher goroutine that reads the Receiver and hands each datagram
+// to the Conn of its flow, found by its original destination in a Table.
+// Make it once per run with OpenHub; Close it after the last Conn.
+type Hub struct {
+	f   *Flows
+	tab *Table[atomic.Pointer[Conn]]
+
+	smu sync.Mutex // guards s and one
+	s   *Sender
+	one [1]Datagram
+
+	amu  sync.Mutex // guards next and free
+	next int        // flows never given out start here
+	free []int      // flows given back, oldest first
+
+	done     chan struct{}
+	unrouted atomic.Int64
+	dropped  atomic.Int64
+}
+
+// OpenHub opens cfg's range (Open) for up to n flows at once (0:
+// DefaultHubFlows, at most the range's size), its Sender and its
+// dispatcher.
+func OpenHub(cfg Config, n int) (_ *Hub, err error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		n = int(min(uint64(DefaultHubFlows), cfg.size()))
+	}
+	tab, err := NewTable[atomic.Pointer[Conn]](cfg, n)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{tab: tab, done: make(chan struct{})}
+	if h.s, err = NewSender(1); err != nil {
+		return nil, err
+	}
+	if h.f, err = Open(cfg); err != nil {
+		h.s.Close()
+		return nil, err
+	}
+	r, err := h.f.Receiver(hubBatch)
+	if err != nil {
+		h.f.Close()
+		h.s.Close()
+		return nil, err
+	}
+	go h.dispatch(r)
+	return h, nil
+}
+
+// size is how many address:ports the range holds.
+func (c Config) size() uint64 {
+	return (uint64(1) << (32 - c.Addrs.Bits())) * uint64(c.Ports.Size())
+}
+
+// Conn gives out a flow: the least recently used free one, so that a late
+// reply to a flow's last user reaches as few later users as can be.
+func (h *Hub) Conn() (*Conn, error) {
+	h.amu.Lock()
+	i := -1
+	switch {
+	case h.next < h.tab.Len():
+		i = h.next
+		h.next++
+	case len(h.free) > 0:
+		i = h.free[0]
+		h.free = h.free[1:]
+	}
+	h.amu.Unlock()
+	if i < 0 {
+		return nil, fmt.Errorf("vflow: all %d flows are in use", h.tab.Len())
+	}
+	c := newConn(h, i, h.tab.Flow(i))
+	h.tab.At(i).Store(c)
+	return c, nil
+}
+
+// release takes flow i back.
+func (h *Hub) release(i int) {
+	h.tab.At(i).Store(nil)
+	h.amu.Lock()
+	h.free = append(h.free, i)
+	h.amu.Unlock()
+}
+
+// send sends b from flow src to dst.
+func (h *Hub) send(src, dst netip.AddrPort, b []byte) error {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	if h.s == nil {
+		return net.ErrClosed
+	}
+	h.one[0] = Datagram{Src: src, Dst: dst, Payload: b}
+	_, err := h.s.Send(h.one[:])
+	h.one[0].Payload = nil
+	return err
+}
+
+// dispatch reads the steered socket until it is closed and hands each
+// datagram to its flow's Conn.
+func (h *Hub) dispatch(r *Receiver) {
+	defer close(h.done)
+	ms := make([]Message, hubBatch)
+	for i := range ms {
+		ms[i].Buf = make([]byte, MaxPayload)
+	}
+	for fails := 0; fails < maxReadErrors; {
+		n, err := r.Receive(ms)
+		if err != nil {
+			if h.closing() {
+				return
+			}
+			fails++
+			continue
+		}
+		fails = 0
+		for i := range n {
+			h.route(&ms[i])
+		}
+	}
+}
+
+func (h *Hub) closing() bool {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	return h.s == nil
+}
+
+// route hands m to its flow's Conn; a datagram for no open flow (one that
+// was given back, or no flow the kernel named) is counted as unrouted.
+func (h *Hub) route(m *Message) {
+	var c *Conn
+	if slot := h.tab.Slot(m.Flow); slot != nil {
+		c = slot.Load()
+	}
+	if c == nil {
+		h.unrouted.Add(1)
+		return
+	}
+	if !c.push(m) {
+		h.dropped.Add(1)
+	}
+}
+
+// Unrouted returns how many datagrams came for no open flow.
+func (h *Hub) Unrouted() int64 { return h.unrouted.Load() }
+
+// Dropped returns how many datagrams a flow had no room for (MaxQueued
+// unread already).
+func (h *Hub) Dropped() int64 { return h.dropped.Load() }
+
+// Close stops the dispatcher, detaches the range and closes the Sender:
+// close the Conns first (one still open receives nothing more, and its
+// sends fail with net.ErrClosed). A second Close does nothing.
+func (h *Hub) Close() error {
+	h.smu.Lock()
+	s := h.s
+	h.s = nil
+	h.smu.Unlock()
+	if s == nil {
+		return nil
+	}
+	err := h.f.Close()
+	<-h.done
+	return errors.Join(err, s.Close())
+}

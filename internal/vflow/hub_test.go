@@ -1,0 +1,134 @@
+//go:build linux
+
+package vflow
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+)
+
+// hubRange is the hub tests' own range, apart from the other tests' and
+// from the run's default.
+var hubRange = Config{Addrs: netip.MustParsePrefix("127.79.0.0/16")}
+
+func openHub(t *testing.T, n int) *Hub {
+	t.Helper()
+	needPrivileges(t)
+	h, err := OpenHub(hubRange, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// TestHubRoutesReplies: each Conn reads only its own flow's replies, with
+// the server as source and a kernel receive time.
+func TestHubRoutesReplies(t *testing.T) {
+	h := openHub(t, 4)
+	srv := echoServer(t)
+	conns := make([]*Conn, 3)
+	var stamps [3]int64
+	for i := range conns {
+		c, err := h.Conn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.StampInto(&stamps[i])
+		conns[i] = c
+	}
+	for i, c := range conns {
+		if _, err := c.WriteToUDPAddrPort([]byte{byte('a' + i)}, srv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 64)
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _, _, from, err := c.ReadMsgUDPAddrPort(buf, nil)
+		if err != nil {
+			t.Fatalf("flow %d: %v", i, err)
+		}
+		if got := string(buf[:n]); got != string(rune('a'+i)) || from != srv {
+			t.Errorf("flow %d (%s) read %q from %s, want %q from %s", i, c.AddrPort(), got, from, string(rune('a'+i)), srv)
+		}
+		if stamps[i] == 0 {
+			t.Errorf("flow %d: no kernel receive time", i)
+		}
+	}
+	if u := h.Unrouted(); u != 0 {
+		t.Errorf("%d datagrams unrouted", u)
+	}
+}
+
+// TestConnDeadlineAndClose: a read ends at its deadline, when another
+// goroutine moves the deadline to now, and when the Conn closes, each
+// with the error a *net.UDPConn gives.
+func TestConnDeadlineAndClose(t *testing.T) {
+	h := openHub(t, 2)
+	c, err := h.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	_ = c.SetReadDeadline(time.Now().Add(-time.Second))
+	if _, _, _, _, err := c.ReadMsgUDPAddrPort(buf, nil); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("past deadline: %v, want ErrDeadlineExceeded", err)
+	}
+	for _, tc := range []struct {
+		name string
+		end  func()
+		want error
+	}{
+		{"deadline moved to now", func() { _ = c.SetReadDeadline(time.Now()) }, os.ErrDeadlineExceeded},
+		{"closed", func() { _ = c.Close() }, net.ErrClosed},
+	} {
+		_ = c.SetReadDeadline(time.Time{})
+		done := make(chan error, 1)
+		go func() { _, _, _, _, err := c.ReadMsgUDPAddrPort(buf, nil); done <- err }()
+		tc.end()
+		select {
+		case err := <-done:
+			if !errors.Is(err, tc.want) {
+				t.Errorf("%s: read returned %v, want %v", tc.name, err, tc.want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the read did not return", tc.name)
+		}
+	}
+}
+
+// TestHubGivesOutFlows: flows are given out until all are in use, and one
+// given back is given out again.
+func TestHubGivesOutFlows(t *testing.T) {
+	h := openHub(t, 2)
+	a, err := h.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.AddrPort() == b.AddrPort() {
+		t.Fatalf("two open Conns share flow %s", a.AddrPort())
+	}
+	if _, err := h.Conn(); err == nil {
+		t.Fatal("a third Conn of 2 flows: no error")
+	}
+	_ = a.Close()
+	c, err := h.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AddrPort() != a.AddrPort() {
+		t.Errorf("given back %s, then given out %s", a.AddrPort(), c.AddrPort())
+	}
+	if _, err := a.WriteToUDPAddrPort([]byte{1}, netip.MustParseAddrPort("127.0.0.1:9")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("write on a closed Conn: %v, want net.ErrClosed", err)
+	}
+}
