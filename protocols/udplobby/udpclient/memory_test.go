@@ -59,8 +59,7 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	settledHeap(&before)
 	sessions := make([]simclient.Session, n)
 	for i := range sessions {
 		if sessions[i], err = f(sh, i, &p.Flows[0], clientSrc); err != nil {
@@ -84,10 +83,19 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 			t.Fatalf("%d of %d sessions joined their instance in a minute", srv.Stats().Players, n)
 		}
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
+	settledHeap(&after)
 	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
 		float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n)
+}
+
+// settledHeap reads m after two collections: the first moves sync.Pool
+// contents (rxbuf's 64 KiB read buffers among them) to the pools' victim
+// caches, the second frees them, so pooled buffers the sessions no longer
+// hold do not count as theirs.
+func settledHeap(m *runtime.MemStats) {
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(m)
 }
 
 // TestScriptMemoryPerClient: a session parked mid-flow in a script keeps
@@ -101,7 +109,13 @@ func TestScriptMemoryPerClient(t *testing.T) {
 	const n = 1000
 	heap := map[string]float64{}
 	for _, tc := range memoryFlows {
+		// The least of three: what else the process allocates meanwhile
+		// (the server, the runtime) only adds to a figure.
 		h, s := parkedHeap(t, tc.flow, n)
+		for range 2 {
+			h2, s2 := parkedHeap(t, tc.flow, n)
+			h, s = min(h, h2), min(s, s2)
+		}
 		heap[tc.name] = h
 		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session (the server's room included)", tc.name, h, s)
 	}
@@ -165,8 +179,7 @@ func waitingMemory(b *testing.B, flow string, n int) (stack, heap, suspended flo
 	f, _ := simclient.Lookup("udp-lobby")
 	ctx, cancel := context.WithCancel(context.Background())
 	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	settledHeap(&before)
 	var wg sync.WaitGroup
 	var susp atomic.Int64
 	sessions := make([]simclient.Session, n)
@@ -194,8 +207,7 @@ func waitingMemory(b *testing.B, flow string, n int) (stack, heap, suspended flo
 	if err := <-came; err != nil { // every request sent
 		b.Fatal(err)
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
+	settledHeap(&after)
 	return float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n),
 		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
 		float64(susp.Load()) / float64(n)

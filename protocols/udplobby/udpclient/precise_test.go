@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,9 +70,13 @@ func (r *preciseRig) waitQueued() {
 
 // waitQueued waits (poll(2), bounded) until a datagram sits in c's receive
 // queue, without reading it.
-func waitQueued(t testing.TB, c *net.UDPConn) {
+func waitQueued(t testing.TB, c udpConn) {
 	t.Helper()
-	raw, err := c.SyscallConn()
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		t.Fatalf("%T has no descriptor to poll", c)
+	}
+	raw, err := sc.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
