@@ -2,6 +2,7 @@ package udpscript
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -21,8 +22,21 @@ type session struct {
 	sent     []uint16
 	answered map[uint16]bool
 	last     uint16
+	// pings is the ping series the session is in (clientTime), zero
+	// when its last send was not a CLIENT_PING.
+	pings time.Time
 	// err is what was wrong with the options; every Encode returns it.
 	err error
+}
+
+// clientTime is the clientTime of a CLIENT_PING sent now: the
+// microseconds since its series began (udpclient.ClientTime), this ping
+// beginning one when the session's last send was another message.
+func (s *session) clientTime() uint32 {
+	if s.pings.IsZero() {
+		s.pings = time.Now()
+	}
+	return udpclient.ClientTime(s.pings)
 }
 
 // NewSession returns a session for options: udpclient.Options (the
