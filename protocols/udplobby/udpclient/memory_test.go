@@ -27,7 +27,13 @@ var memoryFlows = []struct{ name, flow string }{
       - wait_game_start: 60s
 `},
 	{"scripted", `  - steps:
-      - send: LOBBY_CREATE_ROOM
+` + joinScript + `      - expect: {message: SERVER_GAME_START, within: 60s}
+`},
+}
+
+// joinScript is the script of create_room, join: {room: created}, hello
+// and instance_join, steps of a flow (room: the room created).
+const joinScript = `      - send: LOBBY_CREATE_ROOM
       - expect: {message: LOBBY_ROOM_CREATED, where: "roomId > 0", capture: {room: roomId}}
       - send: {message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}
       - expect: LOBBY_JOIN_SUCCESS
@@ -35,9 +41,7 @@ var memoryFlows = []struct{ name, flow string }{
       - expect: SERVER_HELLO
       - send: CLIENT_JOIN_REQUEST
       - expect: SERVER_JOIN_ACCEPT
-      - expect: {message: SERVER_GAME_START, within: 60s}
-`},
-}
+`
 
 // parkedHeap runs n sessions of flow against a reference lobby until
 // every one has joined its instance and waits, and returns the heap bytes

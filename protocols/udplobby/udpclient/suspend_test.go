@@ -246,15 +246,7 @@ func TestSuspendWaitsFlow(t *testing.T) {
 		{"scripted", `
   - name: pinger
     steps:
-      - send: LOBBY_CREATE_ROOM
-      - expect: {message: LOBBY_ROOM_CREATED, capture: {room: roomId}}
-      - send: {message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}
-      - expect: LOBBY_JOIN_SUCCESS
-      - send: CLIENT_HELLO
-      - expect: SERVER_HELLO
-      - send: CLIENT_JOIN_REQUEST
-      - expect: SERVER_JOIN_ACCEPT
-      - repeat: {count: 3}
+` + joinScript + `      - repeat: {count: 3}
         steps:
           - if: "room > 0"
             then:
