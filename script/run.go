@@ -242,6 +242,9 @@ func (env *Env) send(st *Step, s *Send) error {
 			}
 			fields[s.Fields[i].Name.S] = v
 		}
+		if sc, ok := env.Session.(Scheduled); ok {
+			sc.Intend(intended)
+		}
 		var err error
 		if b, err = env.Catalog.Encode(env.Session, name, fields); err != nil {
 			return fail(st, "cannot make %s: %v", name, err)

@@ -15,8 +15,9 @@
 // clientTime is Auto: not given, the microseconds since the session's
 // ping series began (udpclient.ClientTime, what the built-in ping step
 // sends), a series being the CLIENT_PINGs a session sends with no other
-// message between them, begun by the first one's send (its clientTime
-// 0); given, sent as given.
+// message between them, due at the first one's intended time
+// (script.Scheduled), as the built-in step's series is; given, sent as
+// given.
 //
 // A session's header profile is the scenario's header_profile
 // (udpclient.Options): spec, rtype17, or auto, which sends the spec header

@@ -166,28 +166,31 @@ func TestGivenSequenceIDIsSentAsGiven(t *testing.T) {
 }
 
 // TestPingClientTime: a CLIENT_PING not given its clientTime sends the
-// microseconds since its series began (udpclient.ClientTime, what the
+// microseconds since its series was due (udpclient.ClientTime, what the
 // built-in ping step sends), a series being the pings sent with no other
-// message between; a given clientTime is sent as given, in the series.
+// message between, due at its first ping's intended time
+// (script.Scheduled); a given clientTime is sent as given, in the series.
 // In a bubble: the sleeps move the clock exactly.
 func TestPingClientTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTestSession(t, "spec")
 		for _, c := range []struct {
 			after time.Duration // slept before the send
+			late  time.Duration // how long after its intended time it is sent
 			msg   string
 			given any // nil: not given
 			want  uint32
 		}{
-			{0, "CLIENT_PING", nil, 0},
-			{100 * time.Millisecond, "CLIENT_PING", nil, 100_000},
-			{50 * time.Millisecond, "CLIENT_PING", uint64(7), 7},
-			{time.Millisecond, "CLIENT_PING", nil, 151_000},
-			{time.Second, "CLIENT_READY", nil, 0}, // ends the series
-			{2 * time.Millisecond, "CLIENT_PING", nil, 0},
-			{3 * time.Millisecond, "CLIENT_PING", nil, 3_000},
+			{0, 0, "CLIENT_PING", nil, 0},
+			{100 * time.Millisecond, 0, "CLIENT_PING", nil, 100_000},
+			{50 * time.Millisecond, 0, "CLIENT_PING", uint64(7), 7},
+			{time.Millisecond, 5 * time.Millisecond, "CLIENT_PING", nil, 151_000},
+			{time.Second, 0, "CLIENT_READY", nil, 0}, // ends the series
+			{2 * time.Millisecond, 4 * time.Millisecond, "CLIENT_PING", nil, 4_000},
+			{3 * time.Millisecond, 0, "CLIENT_PING", nil, 7_000},
 		} {
 			time.Sleep(c.after)
+			s.(script.Scheduled).Intend(time.Now().Add(-c.late))
 			fields := map[string]any{}
 			if c.given != nil {
 				fields[fClientTime] = c.given
@@ -201,7 +204,7 @@ func TestPingClientTime(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.msg == "CLIENT_PING" && m.Value != c.want {
-				t.Errorf("%v later, clientTime given %v: sent %d, want %d", c.after, c.given, m.Value, c.want)
+				t.Errorf("%v later, %v late, clientTime given %v: sent %d, want %d", c.after, c.late, c.given, m.Value, c.want)
 			}
 		}
 	})
