@@ -11,6 +11,7 @@ package script
 import (
 	"fmt"
 	"net/netip"
+	"time"
 )
 
 // Kind is a field's type as a script sees it.
@@ -110,6 +111,14 @@ type Decoded struct {
 	// duplicate reply, a late answer to a request sent again): its
 	// violations are recorded, and an expect waits on for the answer.
 	Stale bool
+}
+
+// Scheduled is a catalog session that computes a field from the
+// schedule (udp-lobby's clientTime, the time since its ping series was
+// due): Run tells it each send's intended time (Env.Intended) before it
+// encodes the message.
+type Scheduled interface {
+	Intend(t time.Time)
 }
 
 // Catalog is a protocol's messages for scripts.

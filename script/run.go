@@ -22,9 +22,20 @@ type Transport interface {
 	// Send sends b on channel ("" for a protocol's one) and says when.
 	Send(channel string, b []byte) (sent time.Time, err error)
 	// Recv returns the next unit received on any channel, and when; past
-	// deadline an error that errors.Is os.ErrDeadlineExceeded.
+	// deadline an error that errors.Is os.ErrDeadlineExceeded. It may
+	// instead return ErrSuspended when nothing is there yet and its
+	// client gives up its goroutine for the wait: Run then returns
+	// ErrSuspended, keeping its place, and the caller's next Run of the
+	// same block goes on with the same wait, its deadline unchanged.
 	Recv(deadline time.Time) (channel string, b []byte, at time.Time, err error)
 }
+
+// ErrSuspended is what a Transport's Recv, or an Env's Call, returns to
+// give up the goroutine in a wait, and what Run then returns, unwrapped:
+// the block is not over. Run, called again with the same block and Env,
+// goes on where it stopped (in its ifs, repeats and retries), with the
+// same wait: an expect's or silence's deadline kept, a Call's wait over.
+var ErrSuspended = errors.New("script: suspended in a wait")
 
 // Router is a Transport that opens the channel a reply routes the client
 // to (Decoded.Route).
@@ -66,6 +77,62 @@ type Env struct {
 	Record Recorder
 
 	pending *Request // the last send, until an expect answers it
+	// resume is where a suspended Run goes on: the step index, try,
+	// round or branch of each level it was in, innermost first (pushed
+	// as ErrSuspended went up), popped from the end as Run goes down
+	// again. Its array is kept from one suspension to the next.
+	resume []int
+	// leaf is the suspended wait, once Run goes on: the expect's or
+	// silence's deadline (zero for a Call's wait, which is over).
+	leaf struct {
+		until time.Time
+		set   bool
+	}
+}
+
+// resumed pops the place of the level Run goes down to, when it goes on
+// after a suspension (ok true), and 0 otherwise.
+func (env *Env) resumed() (at int, ok bool) {
+	n := len(env.resume)
+	if n == 0 {
+		return 0, false
+	}
+	at = env.resume[n-1]
+	env.resume = env.resume[:n-1]
+	return at, true
+}
+
+// suspended pushes a level's place at when err is ErrSuspended going up,
+// and returns err.
+func (env *Env) suspended(err error, at int) error {
+	if err == ErrSuspended {
+		env.resume = append(env.resume, at)
+	}
+	return err
+}
+
+// until is the deadline of a wait for d: the suspended one's when Run goes
+// on with it, else d from now.
+func (env *Env) until(d time.Duration) time.Time {
+	if env.leaf.set {
+		env.leaf.set = false
+		return env.leaf.until
+	}
+	return time.Now().Add(d)
+}
+
+// resumedCall reports whether the Call Run goes down to is the one
+// whose wait suspended it (then over).
+func (env *Env) resumedCall() bool {
+	ok := env.leaf.set
+	env.leaf.set = false
+	return ok
+}
+
+// suspend marks a leaf's wait until until suspended (ErrSuspended).
+func (env *Env) suspend(until time.Time) error {
+	env.leaf.until, env.leaf.set = until, true
+	return ErrSuspended
 }
 
 // Failure is a step that failed: what it wanted and what came instead.
@@ -87,14 +154,20 @@ func (f *Failure) Unwrap() error { return f.Err }
 func (f *Failure) Error() string { return fmt.Sprintf("%s (line %d): %s", f.Label, f.Line, f.Msg) }
 
 // Run plays b. It returns the first failure of a step whose on_fail is
-// abort (or retry, out of retries), or ctx's error.
+// abort (or retry, out of retries), or ctx's error, or ErrSuspended (a
+// wait gave up the goroutine: Run with the same b and env goes on).
 func Run(ctx context.Context, b *Block, env *Env) error {
-	for i := range b.Steps {
-		if err := ctx.Err(); err != nil {
+	i, resumed := env.resumed()
+	for ; i < len(b.Steps); i++ {
+		// A suspended wait goes on even when ctx ended: the step it
+		// is in ends as its transport says (cancelled), and Run's
+		// place is all taken back.
+		if err := ctx.Err(); err != nil && !resumed {
 			return err
 		}
+		resumed = false
 		if err := runStep(ctx, &b.Steps[i], env); err != nil {
-			return err
+			return env.suspended(err, i)
 		}
 	}
 	return nil
@@ -102,11 +175,12 @@ func Run(ctx context.Context, b *Block, env *Env) error {
 
 // runStep plays st as its on_fail says.
 func runStep(ctx context.Context, st *Step, env *Env) error {
-	for try := 0; ; try++ {
+	try, _ := env.resumed()
+	for ; ; try++ {
 		err := playStep(ctx, st, env)
 		var f *Failure
 		if err == nil || !errors.As(err, &f) {
-			return err
+			return env.suspended(err, try)
 		}
 		switch {
 		case st.OnFail == Continue:
@@ -131,8 +205,14 @@ func playStep(ctx context.Context, st *Step, env *Env) error {
 		return env.ifStep(ctx, st)
 	case st.Repeat != nil:
 		return env.repeat(ctx, st, st.Repeat)
+	case st.Call != nil && env.resumedCall():
+		return nil
 	case st.Call != nil:
-		return env.Call(ctx, st.Call.Value)
+		err := env.Call(ctx, st.Call.Value)
+		if err == ErrSuspended {
+			return env.suspend(time.Time{})
+		}
+		return err
 	}
 	return nil
 }
@@ -162,6 +242,9 @@ func (env *Env) send(st *Step, s *Send) error {
 			}
 			fields[s.Fields[i].Name.S] = v
 		}
+		if sc, ok := env.Session.(Scheduled); ok {
+			sc.Intend(intended)
+		}
 		var err error
 		if b, err = env.Catalog.Encode(env.Session, name, fields); err != nil {
 			return fail(st, "cannot make %s: %v", name, err)
@@ -182,6 +265,9 @@ func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok 
 		ch, b, at, err := env.Transport.Recv(deadline)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return d, nil, at, false, nil
+		}
+		if err == ErrSuspended {
+			return d, nil, at, false, env.suspend(deadline)
 		}
 		if err != nil {
 			return d, nil, at, false, err
@@ -205,8 +291,10 @@ func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok 
 }
 
 func (env *Env) expect(st *Step, e *Expect) error {
-	d, b, at, ok, err := env.recv(time.Now().Add(e.Within))
+	d, b, at, ok, err := env.recv(env.until(e.Within))
 	switch {
+	case err == ErrSuspended:
+		return err
 	case err != nil:
 		return failErr(st, err, "expected %s: %v", wanted(e), err)
 	case !ok:
@@ -238,8 +326,10 @@ func (env *Env) expect(st *Step, e *Expect) error {
 }
 
 func (env *Env) silence(st *Step, e *Expect) error {
-	d, b, _, ok, err := env.recv(time.Now().Add(e.Silence))
+	d, b, _, ok, err := env.recv(env.until(e.Silence))
 	switch {
+	case err == ErrSuspended:
+		return err
 	case err != nil:
 		return failErr(st, err, "expected silence for %s: %v", e.Silence, err)
 	case ok:
@@ -269,15 +359,25 @@ func (env *Env) cond(st *Step, x *Expr) (bool, error) {
 	return v == true, nil
 }
 
+// ifStep plays Then or Else; going on after a suspension, the branch it
+// was in (1: Then), its condition not evaluated again.
 func (env *Env) ifStep(ctx context.Context, st *Step) error {
-	ok, err := env.cond(st, &st.If.Cond)
-	switch {
-	case err != nil:
-		return err
-	case ok:
-		return Run(ctx, &st.If.Then, env)
+	then, resumed := env.resumed()
+	if !resumed {
+		ok, err := env.cond(st, &st.If.Cond)
+		if err != nil {
+			return err
+		}
+		then = 0
+		if ok {
+			then = 1
+		}
 	}
-	return Run(ctx, &st.If.Else, env)
+	blk := &st.If.Else
+	if then == 1 {
+		blk = &st.If.Then
+	}
+	return env.suspended(Run(ctx, blk, env), then)
 }
 
 func (env *Env) repeat(ctx context.Context, st *Step, r *Repeat) error {
@@ -285,8 +385,13 @@ func (env *Env) repeat(ctx context.Context, st *Step, r *Repeat) error {
 	if r.While.Set() {
 		n = r.Max
 	}
-	for i := 0; i <= n; i++ {
-		if r.While.Set() {
+	// Going on after a suspension: inside round i's body, its while
+	// not evaluated again.
+	i, resumed := env.resumed()
+	for ; i <= n; i++ {
+		if resumed {
+			resumed = false
+		} else if r.While.Set() {
 			ok, err := env.cond(st, &r.While)
 			if err != nil || !ok {
 				return err
@@ -296,7 +401,7 @@ func (env *Env) repeat(ctx context.Context, st *Step, r *Repeat) error {
 			return failMax(st, r)
 		}
 		if err := Run(ctx, &r.Body, env); err != nil {
-			return err
+			return env.suspended(err, i)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -100,47 +101,115 @@ func TestRun(t *testing.T) {
 		{name: "silence outlasts a late reply",
 			b:    block(Step{Pos: Pos{Line: 1}, Send: &Send{Raw: src(1, "00ff")}}, Step{Pos: Pos{Line: 2}, Label: "expect", Expect: &Expect{Silence: 150 * time.Millisecond}}),
 			sent: []string{"lobby:\x00\xff"}},
+		{name: "on_fail retry, out of retries",
+			b: block(send(1, "CREATE"), func() Step {
+				s := expect(2, 2*time.Millisecond, "", "CREATED")
+				s.OnFail, s.Retries = Retry, 2
+				return s
+			}()),
+			sent: []string{"lobby:CREATE seq=1"},
+			err:  "expected CREATED within 2ms: nothing came"},
+		{name: "an if's branch is the one taken, whatever its steps captured",
+			b: block(send(1, "CREATE"), capture(expect(2, time.Second, "", "CREATED"), "got", "message"),
+				Step{Pos: Pos{Line: 3}, If: &If{Cond: ex(3, "got == 'CREATED'"),
+					Then: *block(send(4, "JOIN", "roomId", "1"), capture(expect(5, time.Second, "", "JOINED"), "got", "message"), think),
+					Else: *block(think, think)}}),
+			sent:       []string{"lobby:CREATE seq=1", "lobby:JOIN roomId=1"},
+			requests:   []string{"send CREATE 10ms", "send JOIN 20ms"},
+			violations: []string{"send JOIN: fake-1 x"},
+			calls:      1},
+		{name: "a repeat's round is played whole, whatever its steps captured",
+			b: block(send(1, "CREATE"), capture(expect(2, time.Second, "", "CREATED"), "got", "message"),
+				Step{Pos: Pos{Line: 3}, Repeat: &Repeat{While: ex(3, "got != 'JOINED'"), Max: 3, Body: *block(
+					send(4, "JOIN", "roomId", "1"), capture(expect(5, time.Second, "", "JOINED"), "got", "message"),
+					send(6, "CREATE"), expect(7, time.Second, "", "CREATED"))}}),
+			sent:       []string{"lobby:CREATE seq=1", "lobby:JOIN roomId=1", "lobby:CREATE seq=3"},
+			requests:   []string{"send CREATE 10ms", "send JOIN 20ms", "send CREATE 10ms"},
+			violations: []string{"send JOIN: fake-1 x"}},
 		{name: "value out of a narrower field's range at run time",
 			b:    block(send(1, "HELLO", "player", "${client}"), Step{Pos: Pos{Line: 2}, Label: "send", Send: &Send{Message: src(2, "JOIN"), Fields: []SetField{{Name: src(2, "small"), Value: src(2, "${session}")}}}}),
 			sent: []string{"instance:HELLO player=3"},
 			err:  "JOIN.small: 300 is out of range (0-255, 8 bits)"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := Check(fakeCatalog{}, tc.b, NewScope()); err != nil {
-				t.Fatalf("check: %v", err)
+		for _, suspend := range []bool{false, true} {
+			name := tc.name
+			if suspend {
+				name += ", every wait suspended"
 			}
-			synctest.Test(t, func(t *testing.T) {
-				tr := &fakeTransport{reply: server}
-				rec := &recorder{}
-				calls := 0
-				env := &Env{Catalog: fakeCatalog{}, Session: fakeCatalog{}.NewSession(nil), Transport: tr, Record: rec,
-					Vars: Vars{"client": uint64(3), "session": uint64(300)},
-					Call: func(_ context.Context, v any) error { calls++; return nil }}
-				err := Run(context.Background(), tc.b, env)
-				if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-					t.Fatalf("err %v, want %q", err, tc.err)
+			t.Run(name, func(t *testing.T) {
+				if err := Check(fakeCatalog{}, tc.b, NewScope()); err != nil {
+					t.Fatalf("check: %v", err)
 				}
-				var f *Failure
-				if err != nil && !errors.As(err, &f) {
-					t.Fatalf("err %T is not a step's failure", err)
-				}
-				var reqs []string
-				for _, r := range rec.requests {
-					if !r.Intended.Equal(r.Sent) {
-						t.Errorf("intended %v, sent %v: no schedule was given", r.Intended, r.Sent)
+				synctest.Test(t, func(t *testing.T) {
+					tr := &fakeTransport{reply: server}
+					rec := &recorder{}
+					calls := 0
+					env := &Env{Catalog: fakeCatalog{}, Session: fakeCatalog{}.NewSession(nil), Transport: tr, Record: rec,
+						Vars: Vars{"client": uint64(3), "session": uint64(300)},
+						Call: func(_ context.Context, v any) error { calls++; return nil }}
+					sus := &suspender{fakeTransport: tr}
+					if suspend {
+						env.Transport = sus
+						env.Call = func(_ context.Context, v any) error { calls++; return ErrSuspended }
 					}
-					reqs = append(reqs, r.Key.Label+" "+r.Key.Message+" "+r.Received.Sub(r.Sent).String())
-				}
-				eq(t, "sent", tr.sent, tc.sent)
-				eq(t, "requests", reqs, tc.requests)
-				eq(t, "violations", rec.violations, tc.violations)
-				eq(t, "fails", rec.fails, tc.fails)
-				if calls != tc.calls {
-					t.Errorf("calls %d, want %d", calls, tc.calls)
-				}
+					err := Run(context.Background(), tc.b, env)
+					for n := 0; err == ErrSuspended && n < 100; n++ {
+						err = Run(context.Background(), tc.b, env)
+					}
+					if suspend && len(tc.requests) > 0 && sus.waits == 0 {
+						t.Error("no wait suspended")
+					}
+					if sus.moved != "" {
+						t.Error(sus.moved)
+					}
+					if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+						t.Fatalf("err %v, want %q", err, tc.err)
+					}
+					var f *Failure
+					if err != nil && !errors.As(err, &f) {
+						t.Fatalf("err %T is not a step's failure", err)
+					}
+					var reqs []string
+					for _, r := range rec.requests {
+						if !r.Intended.Equal(r.Sent) {
+							t.Errorf("intended %v, sent %v: no schedule was given", r.Intended, r.Sent)
+						}
+						reqs = append(reqs, r.Key.Label+" "+r.Key.Message+" "+r.Received.Sub(r.Sent).String())
+					}
+					eq(t, "sent", tr.sent, tc.sent)
+					eq(t, "requests", reqs, tc.requests)
+					eq(t, "violations", rec.violations, tc.violations)
+					eq(t, "fails", rec.fails, tc.fails)
+					if calls != tc.calls {
+						t.Errorf("calls %d, want %d", calls, tc.calls)
+					}
+				})
 			})
-		})
+		}
 	}
+}
+
+// suspender gives up each wait once (ErrSuspended) before it waits, as a
+// client that suspends in every wait does; Run, called again, must go on
+// with the same wait: moved names one whose deadline changed.
+type suspender struct {
+	*fakeTransport
+	given time.Time // the deadline of the wait given up, zero none
+	waits int
+	moved string
+}
+
+func (s *suspender) Recv(deadline time.Time) (string, []byte, time.Time, error) {
+	if s.given.IsZero() {
+		s.given = deadline
+		s.waits++
+		return "", nil, time.Now(), ErrSuspended
+	}
+	if !deadline.Equal(s.given) && s.moved == "" {
+		s.moved = fmt.Sprintf("a suspended wait went on until %v, given up until %v", deadline, s.given)
+	}
+	s.given = time.Time{}
+	return s.fakeTransport.Recv(deadline)
 }
 
 func eq(t *testing.T, what string, got, want []string) {

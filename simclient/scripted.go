@@ -57,6 +57,11 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 		sy.SyncScript(b.script.env.Session)
 	}
 	err := script.Run(ctx, blk, &b.script.env)
+	if err == script.ErrSuspended {
+		// A wait gave up the goroutine (Await, Pause): Resume runs
+		// this step again, and the script goes on where it waited.
+		return ErrSuspended
+	}
 	b.Next = time.Now()
 	var f *script.Failure
 	switch {
@@ -101,13 +106,19 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 }
 
 // scriptCall plays a step inside an if or a repeat that the script does
-// not: a think, held on the session's goroutine.
+// not: a think, which gives up the goroutine as a think step's pause does
+// (Pause: script.ErrSuspended, and Resume runs the scripted step again
+// once the pause is over, which goes on after the think), or holds it.
 func (b *Base) scriptCall(ctx context.Context, v any) error {
 	st, ok := v.(scenario.Step)
 	if !ok || st.Kind != scenario.Think {
 		return fmt.Errorf("a %T inside a scripted step: only think", v)
 	}
 	at := b.Next.Add(st.Think.Sample(b.Think))
+	if b.mayPause(b.Stop, at) {
+		b.suspendPause(b.script.step, b.script.st, at, b.script.step)
+		return script.ErrSuspended
+	}
 	if err := SleepUntil(b.Stop, &b.timer, at); err != nil {
 		return err
 	}

@@ -385,12 +385,24 @@ func (b *Base) SleepUntil(ctx context.Context, i int, st *scenario.Step, t time.
 // place in the step in its session, and goes on there when Resume runs
 // step next = i again.
 func (b *Base) Pause(ctx context.Context, i int, st *scenario.Step, t time.Time, next int) error {
-	if b.Shared.Suspend && ctx.Err() == nil && time.Until(t) >= SuspendMin {
-		b.pausing(t)
-		b.susp = suspension{at: t, step: i, st: st, next: next}
+	if b.mayPause(ctx, t) {
+		b.suspendPause(i, st, t, next)
 		return ErrSuspended
 	}
 	return b.SleepUntil(ctx, i, st, t)
+}
+
+// mayPause reports whether a pause until t may give up the goroutine
+// (Pause).
+func (b *Base) mayPause(ctx context.Context, t time.Time) bool {
+	return b.Shared.Suspend && ctx.Err() == nil && time.Until(t) >= SuspendMin
+}
+
+// suspendPause records a pause of step i (st) until t, after which the
+// flow goes on at step next (Pause).
+func (b *Base) suspendPause(i int, st *scenario.Step, t time.Time, next int) {
+	b.pausing(t)
+	b.susp = suspension{at: t, step: i, st: st, next: next}
 }
 
 // pausing begins a pause until t: Next moves to t, and the session's Idle

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/testkit/bundled"
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -52,31 +53,66 @@ func playRecorded(t *testing.T, p *scenario.Plan) recorded {
 	return recorded{lobby.Sent(), inst.Sent()}
 }
 
-// normalise rewrites what differs by nature between two plays of the same
-// flow: a CLIENT_PING's clientTime, the built-in client's clock (µs since
-// its series began), which a script does not read, so it sends 0. The
-// datagram is decoded and encoded again, its CRC with it; its sequence id
-// and length are kept.
-func normalise(t *testing.T, prof udpwire.Profile, b []byte) []byte {
-	var m udpwire.Message
-	if err := (udpwire.Decoder{Profile: prof}).Decode(b, &m); err != nil {
-		t.Fatalf("% x: %v", b, err)
-	}
-	if m.Type != udpwire.ClientPing {
-		return b
-	}
-	m.Value = 0
-	out, err := udpwire.Append(nil, prof, &m)
-	if err != nil {
-		t.Fatal(err)
+// pingSeries masks what differs by nature between two plays of the same
+// flow, a CLIENT_PING's clientTime, after checking it against the
+// series' schedule. clientTime is a clock: the microseconds since the
+// ping series began (ClientTime, the built-in step's and the script's
+// alike), read when each ping is sent, so two plays' values differ by
+// however long their sends and the server's replies took. What both must
+// keep is the series: ping k goes no earlier than k intervals after the
+// series began (the built-in step's schedule, the script's thinks), so
+// its clientTime is at least k × interval, and the values rise. The
+// datagrams are returned with clientTime 0, decoded and encoded again,
+// their CRC with them; sequence ids and lengths are kept.
+func pingSeries(t *testing.T, prof udpwire.Profile, interval time.Duration, ds [][]byte) [][]byte {
+	t.Helper()
+	out := make([][]byte, len(ds))
+	k, prev := 0, uint32(0)
+	for i, b := range ds {
+		var m udpwire.Message
+		if err := (udpwire.Decoder{Profile: prof}).Decode(b, &m); err != nil {
+			t.Fatalf("% x: %v", b, err)
+		}
+		out[i] = b
+		if m.Type != udpwire.ClientPing {
+			continue
+		}
+		if least := uint32(k) * uint32(interval/time.Microsecond); m.Value < least || m.Value < prev {
+			t.Errorf("ping %d: clientTime %d µs, want at least %d (%d × %v) and no less than ping %d's %d", k, m.Value, least, k, interval, k-1, prev)
+		}
+		k, prev = k+1, m.Value
+		m.Value = 0
+		var err error
+		if out[i], err = udpwire.Append(nil, prof, &m); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return out
+}
+
+// pingInterval is the interval of flow f's ping series; f has at most one
+// (pingSeries checks one series a play).
+func pingInterval(t *testing.T, f *scenario.Flow) time.Duration {
+	var iv []time.Duration
+	for _, st := range f.Steps {
+		if st.Kind == Ping {
+			iv = append(iv, st.Params.(stepkit.Series).Interval)
+		}
+	}
+	if len(iv) > 1 {
+		t.Fatalf("flow %s has %d ping steps: pingSeries checks one series", f.Name, len(iv))
+	}
+	if len(iv) == 0 {
+		return 0
+	}
+	return iv[0]
 }
 
 // TestBundledScripted: every flow of every bundled udp-lobby scenario,
 // played by one session, sends the lobby and the instance the same
 // datagrams, byte for byte, as its script in scenarios/testdata/scripted
-// (but for normalise); bundled.Unscripted names the flows with none.
+// (but for a ping's clientTime, a clock: pingSeries checks it);
+// bundled.Unscripted names the flows with none.
 func TestBundledScripted(t *testing.T) {
 	pairs := bundled.Pairs(t, udpwire.ProtocolName)
 	if len(pairs) < 8 {
@@ -87,16 +123,10 @@ func TestBundledScripted(t *testing.T) {
 			t.Parallel()
 			a, b := playRecorded(t, pair.BuiltIn), playRecorded(t, pair.Scripted)
 			prof := udpwire.ProfileSpec // the reference server's, which an auto client takes too
-			norm := func(ds [][]byte) [][]byte {
-				out := make([][]byte, len(ds))
-				for k, d := range ds {
-					out[k] = normalise(t, prof, d)
-				}
-				return out
-			}
-			bundled.Compare(t, "lobby datagrams", norm(a.lobby), norm(b.lobby))
+			iv := pingInterval(t, &pair.BuiltIn.Flows[0])
+			bundled.Compare(t, "lobby datagrams", pingSeries(t, prof, iv, a.lobby), pingSeries(t, prof, iv, b.lobby))
 			if len(a.instance)+len(b.instance) > 0 {
-				bundled.Compare(t, "instance datagrams", norm(a.instance), norm(b.instance))
+				bundled.Compare(t, "instance datagrams", pingSeries(t, prof, iv, a.instance), pingSeries(t, prof, iv, b.instance))
 			}
 		})
 	}

@@ -27,7 +27,13 @@ var memoryFlows = []struct{ name, flow string }{
       - wait_game_start: 60s
 `},
 	{"scripted", `  - steps:
-      - send: LOBBY_CREATE_ROOM
+` + joinScript + `      - expect: {message: SERVER_GAME_START, within: 60s}
+`},
+}
+
+// joinScript is the script of create_room, join: {room: created}, hello
+// and instance_join, steps of a flow (room: the room created).
+const joinScript = `      - send: LOBBY_CREATE_ROOM
       - expect: {message: LOBBY_ROOM_CREATED, where: "roomId > 0", capture: {room: roomId}}
       - send: {message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}
       - expect: LOBBY_JOIN_SUCCESS
@@ -35,9 +41,7 @@ var memoryFlows = []struct{ name, flow string }{
       - expect: SERVER_HELLO
       - send: CLIENT_JOIN_REQUEST
       - expect: SERVER_JOIN_ACCEPT
-      - expect: {message: SERVER_GAME_START, within: 60s}
-`},
-}
+`
 
 // parkedHeap runs n sessions of flow against a reference lobby until
 // every one has joined its instance and waits, and returns the heap bytes
@@ -59,7 +63,8 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var before, after runtime.MemStats
-	settledHeap(&before)
+	settle()
+	runtime.ReadMemStats(&before)
 	sessions := make([]simclient.Session, n)
 	for i := range sessions {
 		if sessions[i], err = f(sh, i, &p.Flows[0], clientSrc); err != nil {
@@ -83,19 +88,18 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 			t.Fatalf("%d of %d sessions joined their instance in a minute", srv.Stats().Players, n)
 		}
 	}
-	settledHeap(&after)
+	settle()
+	runtime.ReadMemStats(&after)
 	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
 		float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n)
 }
 
-// settledHeap reads m after two collections: the first moves sync.Pool
-// contents (rxbuf's 64 KiB read buffers among them) to the pools' victim
-// caches, the second frees them, so pooled buffers the sessions no longer
-// hold do not count as theirs.
-func settledHeap(m *runtime.MemStats) {
+// settle collects the heap until sync.Pool's victims are gone too (the
+// receive path's pooled 64 KiB scratches, rxbuf): a pool's free items
+// outlive one GC, in its victim cache, and would count as the sessions'.
+func settle() {
 	runtime.GC()
 	runtime.GC()
-	runtime.ReadMemStats(m)
 }
 
 // TestScriptMemoryPerClient: a session parked mid-flow in a script keeps
@@ -124,36 +128,72 @@ func TestScriptMemoryPerClient(t *testing.T) {
 	}
 }
 
+// waitFlows are one request a silent lobby never answers, as a built-in
+// step and as a script.
+var waitFlows = []struct{ name, flow string }{
+	{"built-in", "  - steps: [create_room]\n"},
+	{"scripted", "  - steps: [{send: LOBBY_CREATE_ROOM}, {expect: LOBBY_ROOM_CREATED}]\n"},
+}
+
+// TestScriptWaitMemory: from simclient.SuspendWaitsFrom clients a session
+// waiting for a reply gives up its goroutine (Base.Await), a script's
+// expect as a built-in request's wait: with that many sessions waiting,
+// few goroutines are left (none but those still on their way to their
+// wait), and a scripted session keeps at most 1 KB of heap more than a
+// built-in one.
+func TestScriptWaitMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2 × 2000 sessions")
+	}
+	const n = simclient.SuspendWaitsFrom
+	heap := map[string]float64{}
+	for _, tc := range waitFlows {
+		w := waitingMemory(t, tc.flow, n, n/20)
+		heap[tc.name] = w.heap
+		t.Logf("%s: %.0f heap bytes per waiting session, %d goroutines left, %.2f suspended", tc.name, w.heap, w.goroutines, w.suspended)
+		if w.goroutines >= n/20 || w.suspended != 1 {
+			t.Errorf("%s: %d goroutines left of %d sessions waiting, %.2f of them suspended: want under %d, all", tc.name, w.goroutines, n, w.suspended, n/20)
+		}
+	}
+	if d := heap["scripted"] - heap["built-in"]; d > 1024 {
+		t.Errorf("a scripted session waiting keeps %.0f heap bytes more than a built-in one, want at most 1024", d)
+	}
+}
+
 // BenchmarkScriptWaitMemory: from simclient.SuspendWaitsFrom clients a
-// session waiting for a reply gives up its goroutine (Base.Await). Each
-// round, n sessions of each flow send one request to a lobby that never
-// answers; reported are the stack and heap bytes their waits keep per
-// session and how many suspended. A script's expect does not suspend yet
-// (docs/limitations.md): this measures what that costs.
+// session waiting for a reply gives up its goroutine (Base.Await), a
+// script's expect too. Each round, n sessions of each flow send one
+// request to a lobby that never answers; reported are the stack and heap
+// bytes their waits keep per session and how many suspended.
 func BenchmarkScriptWaitMemory(b *testing.B) {
-	for _, tc := range []struct{ name, flow string }{
-		{"built-in", "  - steps: [create_room]\n"},
-		{"scripted", "  - steps: [{send: LOBBY_CREATE_ROOM}, {expect: LOBBY_ROOM_CREATED}]\n"},
-	} {
+	for _, tc := range waitFlows {
 		b.Run(tc.name, func(b *testing.B) {
 			for range b.N {
-				stack, heap, suspended := waitingMemory(b, tc.flow, 1000)
-				b.ReportMetric(stack, "stack-B/client")
-				b.ReportMetric(heap, "heap-B/client")
-				b.ReportMetric(suspended, "suspended/client")
+				w := waitingMemory(b, tc.flow, 1000, 1000)
+				b.ReportMetric(w.stack, "stack-B/client")
+				b.ReportMetric(w.heap, "heap-B/client")
+				b.ReportMetric(w.suspended, "suspended/client")
 			}
 		})
 	}
 }
 
+// waiting is what n sessions waiting keep: stack and heap bytes per
+// session, the goroutines they hold, and the share that suspended.
+type waiting struct {
+	stack, heap, suspended float64
+	goroutines             int
+}
+
 // waitingMemory runs n sessions of flow, whose first request a silent
-// lobby never answers, with waits that may suspend, and returns the stack
-// and heap bytes per session once every request has come, and the share
-// of sessions that suspended.
-func waitingMemory(b *testing.B, flow string, n int) (stack, heap, suspended float64) {
+// lobby never answers, with waits that may suspend, and returns what they
+// keep once every request has come and fewer than most goroutines are
+// left (waiting up to 10 s for them to go: a session's goroutine ends
+// once it suspended).
+func waitingMemory(tb testing.TB, flow string, n, most int) waiting {
 	silent, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer silent.Close()
 	silent.SetReadBuffer(8 << 20)
@@ -169,17 +209,19 @@ func waitingMemory(b *testing.B, flow string, n int) (stack, heap, suspended flo
 		}
 		came <- nil
 	}()
-	p := plan(b, "defaults: {timeout: 60s, retries: 1}", flow)
+	p := plan(tb, "defaults: {timeout: 60s, retries: 1}", flow)
 	sh, err := simclient.NewShared(p, silent.LocalAddr().(*net.UDPAddr).AddrPort(), metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer sh.Close()
 	sh.Suspend, sh.SuspendWaits = true, true
 	f, _ := simclient.Lookup("udp-lobby")
 	ctx, cancel := context.WithCancel(context.Background())
 	var before, after runtime.MemStats
-	settledHeap(&before)
+	settle()
+	runtime.ReadMemStats(&before)
+	goroutines := runtime.NumGoroutine()
 	var wg sync.WaitGroup
 	var susp atomic.Int64
 	sessions := make([]simclient.Session, n)
@@ -194,7 +236,7 @@ func waitingMemory(b *testing.B, flow string, n int) (stack, heap, suspended flo
 	}()
 	for i := range sessions {
 		if sessions[i], err = f(sh, i, &p.Flows[0], clientSrc); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		wg.Add(1)
 		go func() {
@@ -205,10 +247,17 @@ func waitingMemory(b *testing.B, flow string, n int) (stack, heap, suspended flo
 		}()
 	}
 	if err := <-came; err != nil { // every request sent
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	settledHeap(&after)
-	return float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n),
-		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
-		float64(susp.Load()) / float64(n)
+	for end := time.Now().Add(10 * time.Second); runtime.NumGoroutine()-goroutines >= most && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	settle()
+	runtime.ReadMemStats(&after)
+	return waiting{
+		stack:      float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n),
+		heap:       float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
+		suspended:  float64(susp.Load()) / float64(n),
+		goroutines: max(runtime.NumGoroutine()-goroutines, 0),
+	}
 }

@@ -34,14 +34,23 @@ func (t scriptTransport) Send(channel string, b []byte) (time.Time, error) {
 	return t.s.tr.sent, err
 }
 
+// Recv waits as a built-in request's wait does: with waits that may
+// suspend (simclient.Base.MayAwait), when nothing is there yet it
+// suspends the session (simclient.Base.Await) and returns
+// script.ErrSuspended; the script's next Recv, once Resume plays the
+// step again, goes on with the same wait.
 func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, error) {
 	for {
+		t.s.tr.noPark = t.s.MayAwait(deadline)
 		data, from, err := t.s.tr.recv(deadline)
 		at := time.Now()
 		if err == nil {
 			at = t.s.replyAt()
 		}
 		switch {
+		case err == errWouldBlock:
+			_ = t.s.Await(t.s.tr.waitFD(), deadline) // simclient.ErrSuspended
+			return "", nil, at, script.ErrSuspended
 		case errors.Is(err, errTimeout):
 			return "", nil, at, os.ErrDeadlineExceeded
 		case err != nil:

@@ -452,7 +452,7 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 			}
 		}
 		resumed = false
-		ct := uint32(time.Since(sr.base) / time.Microsecond)
+		ct := ClientTime(sr.base)
 		sent, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, value: ct, intended: intended}, st.Policy)
 		if err == simclient.ErrSuspended {
 			// Waiting for ping sr.k's reply: Resume runs this step
@@ -471,6 +471,11 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 	s.Next = time.Now()
 	return nil
 }
+
+// ClientTime is a CLIENT_PING's clientTime: the microseconds since its
+// ping series began at base (udp-lobby.md §15; the server echoes it in
+// SERVER_PONG), the wrap of a uint32 past 71 minutes.
+func ClientTime(base time.Time) uint32 { return uint32(time.Since(base) / time.Microsecond) }
 
 // notify sends a request that has no reply (CLIENT_READY, CLIENT_DISCONNECT).
 func (s *session) notify(typ udpwire.MsgType, v uint32, intended time.Time) (time.Time, error) {

@@ -225,12 +225,15 @@ func TestSuspendWaits(t *testing.T) {
 // parked, each request sent once, when its session suspends in its waits
 // for replies as well as in its pauses: each step that waited runs again
 // on Resume and goes on with its request in flight (a ping series at its
-// ping), not from its start. The test resumes a wait once its socket is
-// readable, as the engine's poller does, and a pause at its end.
+// ping, a script at its expect, in its repeat's round), not from its
+// start. The test resumes a wait once its socket is readable, as the
+// engine's poller does, and a pause at its end.
 func TestSuspendWaitsFlow(t *testing.T) {
-	var held heldReplies
-	f := newFakeLobby(t, udpwire.ProfileSpec, held.hold)
-	p := plan(t, "", `
+	for _, tc := range []struct {
+		name, flow string
+		pauses     int
+	}{
+		{"built-in", `
   - name: pinger
     steps:
       - create_room
@@ -239,32 +242,52 @@ func TestSuspendWaitsFlow(t *testing.T) {
       - instance_join
       - ping: {count: 3, interval: 100ms}
       - list_rooms
-`)
-	s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: true})
-	waits, pauses, err := playSuspending(t, s, func() { held.release(t, s.(*session).LocalAddr()) })
-	if err != nil {
-		t.Fatalf("the flow ended with %v after %d waits and %d pauses suspended", err, waits, pauses)
-	}
-	if waits == 0 || pauses != 2 {
-		t.Errorf("%d waits and %d pauses suspended, want some waits and 2 pauses", waits, pauses)
-	}
-	for typ, n := range map[udpwire.MsgType]int{udpwire.LobbyCreateRoom: 1, udpwire.LobbyJoinRoom: 1, udpwire.ClientHello: 1,
-		udpwire.ClientJoinRequest: 1, udpwire.ClientPing: 3, udpwire.LobbyListRooms: 1} {
-		if got := f.count(typ); got != n {
-			t.Errorf("server saw %d %v, want %d", got, typ, n)
-		}
-	}
-	run, err := c.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.Totals.Failures != 0 || run.Totals.Violations != 0 || run.Totals.Retries != 0 {
-		t.Errorf("failures %d, violations %d, retries %d, want none", run.Totals.Failures, run.Totals.Violations, run.Totals.Retries)
-	}
-	for _, st := range run.Steps {
-		if st.Successes == 0 {
-			t.Errorf("step %s recorded no success", st.Name)
-		}
+`, 2},
+		{"scripted", `
+  - name: pinger
+    steps:
+` + joinScript + `      - repeat: {count: 3}
+        steps:
+          - if: "room > 0"
+            then:
+              - send: CLIENT_PING
+              - expect: SERVER_PONG
+          - think: 100ms
+      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_LIST
+`, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var held heldReplies
+			f := newFakeLobby(t, udpwire.ProfileSpec, held.hold)
+			p := plan(t, "", tc.flow)
+			s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: true})
+			waits, pauses, err := playSuspending(t, s, func() { held.release(t, s.(*session).LocalAddr()) })
+			if err != nil {
+				t.Fatalf("the flow ended with %v after %d waits and %d pauses suspended", err, waits, pauses)
+			}
+			if waits == 0 || pauses != tc.pauses {
+				t.Errorf("%d waits and %d pauses suspended, want some waits and %d pauses", waits, pauses, tc.pauses)
+			}
+			for typ, n := range map[udpwire.MsgType]int{udpwire.LobbyCreateRoom: 1, udpwire.LobbyJoinRoom: 1, udpwire.ClientHello: 1,
+				udpwire.ClientJoinRequest: 1, udpwire.ClientPing: 3, udpwire.LobbyListRooms: 1} {
+				if got := f.count(typ); got != n {
+					t.Errorf("server saw %d %v, want %d", got, typ, n)
+				}
+			}
+			run, err := c.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Totals.Failures != 0 || run.Totals.Violations != 0 || run.Totals.Retries != 0 {
+				t.Errorf("failures %d, violations %d, retries %d, want none", run.Totals.Failures, run.Totals.Violations, run.Totals.Retries)
+			}
+			for _, st := range run.Steps {
+				if st.Successes == 0 {
+					t.Errorf("step %s recorded no success", st.Name)
+				}
+			}
+		})
 	}
 }
 

@@ -11,7 +11,13 @@
 // untouched) and tickId (rtype17 header only; not given: 0, as the
 // built-in client sends). LOBBY_ROOM_LIST's roomCount is Auto too: not
 // given, the number of rooms; given, written as given, even when it
-// disagrees with the rooms (a malformed list on purpose).
+// disagrees with the rooms (a malformed list on purpose). CLIENT_PING's
+// clientTime is Auto: not given, the microseconds since the session's
+// ping series began (udpclient.ClientTime, what the built-in ping step
+// sends), a series being the CLIENT_PINGs a session sends with no other
+// message between them, due at the first one's intended time
+// (script.Scheduled), as the built-in step's series is; given, sent as
+// given.
 //
 // A session's header profile is the scenario's header_profile
 // (udpclient.Options): spec, rtype17, or auto, which sends the spec header
@@ -49,6 +55,7 @@ const (
 	fPlayerCount = "playerCount"
 	fMaxPlayers  = "maxPlayers"
 	fState       = "state"
+	fClientTime  = "clientTime"
 )
 
 func intField(name string, bits int) script.Field {
@@ -78,9 +85,9 @@ var payloadFields = map[udpwire.MsgType][]script.Field{
 	udpwire.LobbyRoomCreated:         {intField(fRoomID, 32), intField(fPort, 16)},
 	udpwire.LobbyJoinRoom:            {intField(fRoomID, 32)},
 	udpwire.LobbyJoinSuccess:         {intField(fRoomID, 32), intField(fPort, 16)},
-	udpwire.ClientPing:               {intField("clientTime", 32)},
+	udpwire.ClientPing:               {{Name: fClientTime, Kind: script.Int, Bits: 32, Auto: true}},
 	udpwire.ClientDisconnect:         {intField("reason", 8)},
-	udpwire.ServerPong:               {intField("clientTime", 32)},
+	udpwire.ServerPong:               {intField(fClientTime, 32)},
 	udpwire.ServerGameEnd:            {intField("winningPlayerId", 32)},
 	udpwire.ServerDisconnect:         {intField("reason", 8)},
 	udpwire.ServerPlayerDisconnected: {intField("playerId", 32)},

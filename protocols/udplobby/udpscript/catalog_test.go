@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -161,6 +163,51 @@ func TestGivenSequenceIDIsSentAsGiven(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPingClientTime: a CLIENT_PING not given its clientTime sends the
+// microseconds since its series was due (udpclient.ClientTime, what the
+// built-in ping step sends), a series being the pings sent with no other
+// message between, due at its first ping's intended time
+// (script.Scheduled); a given clientTime is sent as given, in the series.
+// In a bubble: the sleeps move the clock exactly.
+func TestPingClientTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestSession(t, "spec")
+		for _, c := range []struct {
+			after time.Duration // slept before the send
+			late  time.Duration // how long after its intended time it is sent
+			msg   string
+			given any // nil: not given
+			want  uint32
+		}{
+			{0, 0, "CLIENT_PING", nil, 0},
+			{100 * time.Millisecond, 0, "CLIENT_PING", nil, 100_000},
+			{50 * time.Millisecond, 0, "CLIENT_PING", uint64(7), 7},
+			{time.Millisecond, 5 * time.Millisecond, "CLIENT_PING", nil, 151_000},
+			{time.Second, 0, "CLIENT_READY", nil, 0}, // ends the series
+			{2 * time.Millisecond, 4 * time.Millisecond, "CLIENT_PING", nil, 4_000},
+			{3 * time.Millisecond, 0, "CLIENT_PING", nil, 7_000},
+		} {
+			time.Sleep(c.after)
+			s.(script.Scheduled).Intend(time.Now().Add(-c.late))
+			fields := map[string]any{}
+			if c.given != nil {
+				fields[fClientTime] = c.given
+			}
+			b, err := Catalog.Encode(s, c.msg, fields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m udpwire.Message
+			if err := (udpwire.Decoder{Profile: udpwire.ProfileSpec}).Decode(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			if c.msg == "CLIENT_PING" && m.Value != c.want {
+				t.Errorf("%v later, %v late, clientTime given %v: sent %d, want %d", c.after, c.late, c.given, m.Value, c.want)
+			}
+		}
+	})
 }
 
 // TestDecodeViolations: a reply breaking a rule decodes with the rule

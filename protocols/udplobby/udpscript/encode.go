@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/script"
@@ -27,6 +28,7 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 	if err != nil {
 		return nil, fmt.Errorf("udpscript: %s: %v", name, err)
 	}
+	s.ping(&m, fields)
 	var b []byte
 	if count >= 0 && count != m.Rooms.Len() {
 		b = appendListAsGiven(s.profile, &m, count)
@@ -70,6 +72,19 @@ func (s *session) fill(m *udpwire.Message, fields map[string]any) (count int, er
 		}
 	}
 	return count, nil
+}
+
+// ping keeps the session's ping series: a CLIENT_PING (m) is in it, its
+// clientTime the series' unless given; another message ends it.
+func (s *session) ping(m *udpwire.Message, fields map[string]any) {
+	if m.Type != udpwire.ClientPing {
+		s.pings = time.Time{}
+		return
+	}
+	ct := s.clientTime()
+	if _, given := fields[fClientTime]; !given {
+		m.Value = ct
+	}
 }
 
 // set stores the integer field k of m.

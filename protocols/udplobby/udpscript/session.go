@@ -2,9 +2,11 @@ package udpscript
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/script"
 )
 
 // session is one client's state across its scripted messages.
@@ -21,9 +23,33 @@ type session struct {
 	sent     []uint16
 	answered map[uint16]bool
 	last     uint16
+	// pings is when the ping series the session is in was due
+	// (clientTime), zero when its last send was not a CLIENT_PING;
+	// intended is the send being encoded's intended time (Intend).
+	pings, intended time.Time
 	// err is what was wrong with the options; every Encode returns it.
 	err error
 }
+
+// Intend implements script.Scheduled.
+func (s *session) Intend(t time.Time) { s.intended = t }
+
+// clientTime is the clientTime of a CLIENT_PING sent now: the
+// microseconds since its series was due (udpclient.ClientTime), this
+// ping beginning one, due at its intended time (now when not told), when
+// the session's last send was another message: the built-in ping step's
+// series is due at its first ping's intended time too.
+func (s *session) clientTime() uint32 {
+	if s.pings.IsZero() {
+		s.pings = s.intended
+		if s.pings.IsZero() {
+			s.pings = time.Now()
+		}
+	}
+	return udpclient.ClientTime(s.pings)
+}
+
+var _ script.Scheduled = (*session)(nil)
 
 // NewSession returns a session for options: udpclient.Options (the
 // scenario's udp-lobby options), a *udpclient.Options, or nil (the spec
