@@ -10,7 +10,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/netrange"
 )
 
-var allocRange = Config{Addrs: netip.MustParsePrefix("127.88.0.0/24"), Ports: netrange.PortRange{First: 28000, Last: 28099}}
+var allocRange = Config{Addrs: netip.MustParsePrefix("127.211.0.0/24"), Ports: netrange.PortRange{First: 28000, Last: 28099}}
 
 // batchOf returns 64 datagrams from 64 flows of allocRange to to.
 func batchOf(to netip.AddrPort) []Datagram {

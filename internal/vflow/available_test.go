@@ -76,7 +76,7 @@ func TestOpenAttachRefused(t *testing.T) {
 	needPrivileges(t)
 	sys := linux
 	sys.attach = func(int, *ebpf.Program) (closer, error) { return nil, unix.EPERM }
-	cfg := Config{Addrs: netip.MustParsePrefix("127.86.0.0/24"), Ports: netrange.PortRange{First: 26000, Last: 26099}}
+	cfg := Config{Addrs: netip.MustParsePrefix("127.209.0.0/24"), Ports: netrange.PortRange{First: 26000, Last: 26099}}
 	f, err := sys.open(cfg)
 	if err == nil {
 		f.Close()
@@ -97,7 +97,7 @@ func TestOpenAttachRefused(t *testing.T) {
 // TestAvailableHere: on this machine Available agrees with Open.
 func TestAvailableHere(t *testing.T) {
 	aerr := Available()
-	f, oerr := Open(Config{Addrs: netip.MustParsePrefix("127.87.0.0/24"), Ports: netrange.PortRange{First: 27000, Last: 27099}})
+	f, oerr := Open(Config{Addrs: netip.MustParsePrefix("127.210.0.0/24"), Ports: netrange.PortRange{First: 27000, Last: 27099}})
 	if oerr == nil {
 		f.Close()
 	}

@@ -8,11 +8,23 @@ import (
 )
 
 // Defaults of Config: a block of 127.0.0.0/8 nothing else of lobbybench
-// uses, every unprivileged port, an 8 MiB receive buffer.
+// uses, every unprivileged port, an 8 MiB receive buffer. A Config without
+// Addrs takes the first of DefaultBlocks /16 blocks from DefaultAddrs on
+// (127.77.0.0/16, 127.78.0.0/16, …) that no other vflow user holds (Open).
 var (
 	DefaultAddrs = netip.MustParsePrefix("127.77.0.0/16")
 	DefaultPorts = netrange.PortRange{First: 1024, Last: 65535}
 )
+
+// DefaultBlocks is how many /16 blocks a Config without Addrs may try.
+const DefaultBlocks = 48
+
+// defaultBlock is the i-th /16 block from DefaultAddrs.
+func defaultBlock(i int) netip.Prefix {
+	a := DefaultAddrs.Addr().As4()
+	a[1] += byte(i)
+	return netip.PrefixFrom(netip.AddrFrom4(a), 16)
+}
 
 // DefaultReadBuffer is the steered socket's receive buffer: every flow's
 // replies queue on that one socket.
@@ -26,7 +38,7 @@ var loopback = netip.MustParsePrefix("127.0.0.0/8")
 // Config is the range of a vflow user's flows. Two users on one machine
 // must take disjoint ranges (package doc).
 type Config struct {
-	Addrs      netip.Prefix       // the flows' addresses; zero: DefaultAddrs
+	Addrs      netip.Prefix       // the flows' addresses; zero: a free default block (DefaultAddrs on)
 	Ports      netrange.PortRange // the flows' ports; zero: DefaultPorts
 	ReadBuffer int                // receive buffer in bytes; 0: DefaultReadBuffer
 }

@@ -22,10 +22,12 @@
 //
 // Several users of vflow on one machine (several lobbybench processes) share
 // the network namespace's sk_lookup hook. Each program steers only its own
-// range, so each must take a range no other uses: give each its own
-// Config.Addrs (127.77.0.0/16, 127.78.0.0/16, …). Overlapping ranges steal
-// each other's replies: the first program attached wins the datagrams of the
-// overlap.
+// range, so each must take a range no other uses. A Config without Addrs
+// takes the first /16 block from 127.77.0.0/16 on whose first address:port
+// it can bind (Open): users that leave the range to vflow land on disjoint
+// blocks. A range given by hand is the giver's to keep apart: overlapping
+// ranges steal each other's replies (the first program attached wins the
+// datagrams of the overlap).
 //
 // Everything needs CAP_NET_RAW (the raw socket), CAP_BPF (maps and the
 // program) and CAP_NET_ADMIN (loading a networking program, attaching it to

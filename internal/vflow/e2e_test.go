@@ -189,7 +189,7 @@ func snmp(t *testing.T, proto, name string) int64 {
 // and none draws an ICMP port unreachable.
 func TestEchoThousandFlows(t *testing.T) {
 	needPrivileges(t)
-	cfg := Config{Addrs: netip.MustParsePrefix("127.77.0.0/16"), Ports: netrange.PortRange{First: 20000, Last: 20999}}
+	cfg := Config{Addrs: netip.MustParsePrefix("127.200.0.0/16"), Ports: netrange.PortRange{First: 20000, Last: 20999}}
 	f := openFlows(t, cfg)
 	server := echoServer(t)
 	flows := flowAddrs(cfg, 1000, 10)

@@ -48,28 +48,27 @@ type Hub struct {
 // DefaultHubFlows, at most the range's size), its Sender and its
 // dispatcher.
 func OpenHub(cfg Config, n int) (_ *Hub, err error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.check(); err != nil {
+	h := &Hub{done: make(chan struct{})}
+	if h.f, err = Open(cfg); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			h.f.Close()
+		}
+	}()
+	cfg = h.f.Config()
 	if n <= 0 {
 		n = int(min(uint64(DefaultHubFlows), cfg.size()))
 	}
-	tab, err := NewTable[atomic.Pointer[Conn]](cfg, n)
-	if err != nil {
+	if h.tab, err = NewTable[atomic.Pointer[Conn]](cfg, n); err != nil {
 		return nil, err
 	}
-	h := &Hub{tab: tab, done: make(chan struct{})}
 	if h.s, err = NewSender(1); err != nil {
-		return nil, err
-	}
-	if h.f, err = Open(cfg); err != nil {
-		h.s.Close()
 		return nil, err
 	}
 	r, err := h.f.Receiver(hubBatch)
 	if err != nil {
-		h.f.Close()
 		h.s.Close()
 		return nil, err
 	}

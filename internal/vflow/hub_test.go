@@ -13,7 +13,7 @@ import (
 
 // hubRange is the hub tests' own range, apart from the other tests' and
 // from the run's default.
-var hubRange = Config{Addrs: netip.MustParsePrefix("127.79.0.0/16")}
+var hubRange = Config{Addrs: netip.MustParsePrefix("127.202.0.0/16")}
 
 func openHub(t *testing.T, n int) *Hub {
 	t.Helper()

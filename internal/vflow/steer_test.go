@@ -29,10 +29,10 @@ func TestConfigCheck(t *testing.T) {
 		want string // "" accepted, else a part of the error
 	}{
 		{"defaults", Config{}, ""},
-		{"a /24", Config{Addrs: netip.MustParsePrefix("127.90.1.0/24"), Ports: ports}, ""},
-		{"one address", Config{Addrs: netip.MustParsePrefix("127.90.1.7/32"), Ports: ports}, ""},
+		{"a /24", Config{Addrs: netip.MustParsePrefix("127.213.1.0/24"), Ports: ports}, ""},
+		{"one address", Config{Addrs: netip.MustParsePrefix("127.213.1.7/32"), Ports: ports}, ""},
 		{"IPv6", Config{Addrs: netip.MustParsePrefix("fd00::/64")}, "not IPv4"},
-		{"host bits", Config{Addrs: netip.MustParsePrefix("127.90.1.5/24")}, "did you mean 127.90.1.0/24"},
+		{"host bits", Config{Addrs: netip.MustParsePrefix("127.213.1.5/24")}, "did you mean 127.213.1.0/24"},
 		{"not loopback", Config{Addrs: netip.MustParsePrefix("10.1.0.0/16")}, "inside 127.0.0.0/8"},
 		{"all of loopback", Config{Addrs: netip.MustParsePrefix("127.0.0.0/8")}, "inside 127.0.0.0/8"},
 		{"holds 127.0.0.1", Config{Addrs: netip.MustParsePrefix("127.0.0.0/16")}, "holds 127.0.0.1"},
@@ -60,8 +60,8 @@ func TestConfigCheck(t *testing.T) {
 func TestTwoUsersDisjoint(t *testing.T) {
 	needPrivileges(t)
 	ports := netrange.PortRange{First: 21000, Last: 21099}
-	a := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.80.0.0/24"), Ports: ports})
-	b := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.81.0.0/24"), Ports: ports})
+	a := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.203.0.0/24"), Ports: ports})
+	b := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.204.0.0/24"), Ports: ports})
 	server := echoServer(t)
 	fa, fb := flowAddrs(a.Config(), 100, 10), flowAddrs(b.Config(), 100, 10)
 	s := newSender(t, 16)
@@ -106,21 +106,21 @@ func ping(c *net.UDPConn, wait time.Duration) (string, error) {
 // own range.
 func TestOutsideRangeNotSteered(t *testing.T) {
 	needPrivileges(t)
-	cfg := Config{Addrs: netip.MustParsePrefix("127.82.0.0/24"), Ports: netrange.PortRange{First: 22000, Last: 22099}}
+	cfg := Config{Addrs: netip.MustParsePrefix("127.205.0.0/24"), Ports: netrange.PortRange{First: 22000, Last: 22099}}
 	f := openFlows(t, cfg)
-	for _, to := range []string{"127.82.0.5:22100", "127.82.1.5:22005", "127.82.0.5:21999"} {
+	for _, to := range []string{"127.205.0.5:22100", "127.205.1.5:22005", "127.205.0.5:21999"} {
 		c := dialRange(t, netip.MustParseAddrPort(to))
 		if _, err := ping(c, 10*time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Errorf("datagram to %s outside %s %s: %v, want port unreachable (ECONNREFUSED)", to, cfg.Addrs, cfg.Ports, err)
 		}
 	}
 	// and one inside reaches the steered socket
-	c := dialRange(t, netip.MustParseAddrPort("127.82.0.5:22005"))
+	c := dialRange(t, netip.MustParseAddrPort("127.205.0.5:22005"))
 	c.Write([]byte("in"))
 	got := receiveAll(t, f, 1)
-	m, ok := got[netip.MustParseAddrPort("127.82.0.5:22005")]
+	m, ok := got[netip.MustParseAddrPort("127.205.0.5:22005")]
 	if !ok || string(m.Buf[:m.N]) != "in" || m.From != c.LocalAddr().(*net.UDPAddr).AddrPort() {
-		t.Errorf("steered socket got %v, want \"in\" for 127.82.0.5:22005 from %s", got, c.LocalAddr())
+		t.Errorf("steered socket got %v, want \"in\" for 127.205.0.5:22005 from %s", got, c.LocalAddr())
 	}
 }
 
@@ -128,7 +128,7 @@ func TestOutsideRangeNotSteered(t *testing.T) {
 // one written to shows as From, for the client to judge.
 func TestReplyFromOtherPort(t *testing.T) {
 	needPrivileges(t)
-	cfg := Config{Addrs: netip.MustParsePrefix("127.83.0.0/24"), Ports: netrange.PortRange{First: 23000, Last: 23099}}
+	cfg := Config{Addrs: netip.MustParsePrefix("127.206.0.0/24"), Ports: netrange.PortRange{First: 23000, Last: 23099}}
 	f := openFlows(t, cfg)
 	in, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -141,7 +141,7 @@ func TestReplyFromOtherPort(t *testing.T) {
 	}
 	defer out.Close()
 	s := newSender(t, 1)
-	flow := netip.MustParseAddrPort("127.83.0.9:23009")
+	flow := netip.MustParseAddrPort("127.206.0.9:23009")
 	if _, err := s.Send([]Datagram{{Src: flow, Dst: in.LocalAddr().(*net.UDPAddr).AddrPort(), Payload: []byte("hi")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestReplyFromOtherPort(t *testing.T) {
 // unreachable again) and the same range opens again.
 func TestCloseThenReopen(t *testing.T) {
 	needPrivileges(t)
-	cfg := Config{Addrs: netip.MustParsePrefix("127.84.0.0/24"), Ports: netrange.PortRange{First: 24000, Last: 24099}}
+	cfg := Config{Addrs: netip.MustParsePrefix("127.207.0.0/24"), Ports: netrange.PortRange{First: 24000, Last: 24099}}
 	server := echoServer(t)
 	flows := flowAddrs(cfg, 20, 5)
 	for round := range 2 {
@@ -183,7 +183,7 @@ func TestCloseThenReopen(t *testing.T) {
 
 const childEnv = "VFLOW_TEST_CHILD"
 
-var childRange = Config{Addrs: netip.MustParsePrefix("127.85.0.0/24"), Ports: netrange.PortRange{First: 25000, Last: 25099}}
+var childRange = Config{Addrs: netip.MustParsePrefix("127.208.0.0/24"), Ports: netrange.PortRange{First: 25000, Last: 25099}}
 
 // TestChildHolder is the child of TestSIGKILLDetaches: it attaches
 // childRange, says "ready" and echoes every datagram from its flow until
@@ -260,7 +260,7 @@ func TestSIGKILLDetaches(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("child not ready in 60 s")
 	}
-	flow := netip.MustParseAddrPort("127.85.0.9:25009")
+	flow := netip.MustParseAddrPort("127.208.0.9:25009")
 	c := dialRange(t, flow)
 	if got, err := ping(c, 10*time.Second); err != nil || got != "ping" {
 		t.Fatalf("while the child holds %s: %q, %v; want its echo", flow, got, err)

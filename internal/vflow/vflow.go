@@ -28,8 +28,30 @@ type Flows struct {
 
 // Open steers every UDP datagram addressed to cfg's range to one socket of
 // this process, read with Receiver. The steering lasts until Close or the
-// end of the process.
-func Open(cfg Config) (*Flows, error) { return linux.open(cfg) }
+// end of the process. A cfg without Addrs takes the first default block
+// (DefaultBlocks from DefaultAddrs) whose steered socket it can bind: every
+// vflow user binds its range's first address:port, so that bind is what
+// keeps two lobbybench processes (or two runs in one) on disjoint ranges.
+func Open(cfg Config) (*Flows, error) {
+	if cfg.Addrs.IsValid() {
+		return linux.open(cfg)
+	}
+	return openFree(cfg, linux.open)
+}
+
+// openFree opens cfg on the first default block open can bind.
+func openFree(cfg Config, open func(Config) (*Flows, error)) (*Flows, error) {
+	var err error
+	for i := range DefaultBlocks {
+		cfg.Addrs = defaultBlock(i)
+		var f *Flows
+		if f, err = open(cfg); !errors.Is(err, unix.EADDRINUSE) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("vflow: every default range from %s to %s is held by another user (%w): give the run a range of its own",
+		defaultBlock(0), defaultBlock(DefaultBlocks-1), err)
+}
 
 func (s system) open(cfg Config) (_ *Flows, err error) {
 	cfg = cfg.withDefaults()
