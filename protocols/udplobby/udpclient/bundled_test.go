@@ -3,6 +3,7 @@ package udpclient
 import (
 	"net"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
+// pickPort keeps plays side by side from picking the same instance port.
+var pickPort sync.Mutex
+
 // recorded is what one session sent the lobby and its instance.
 type recorded struct{ lobby, instance [][]byte }
 
@@ -25,6 +29,28 @@ type recorded struct{ lobby, instance [][]byte }
 // it, so that the instance's traffic passes it too).
 func playRecorded(t *testing.T, p *scenario.Plan) recorded {
 	t.Helper()
+	srv, inst := instanceRelay(t)
+	lobby := faultproxy.Relay(t, "udp", srv.Addr(), faultproxy.Options{Record: true})
+	one := *p
+	one.Options = OptionsOf(p).Embedded() // the instance's port is the relay's, not the scenario's range
+	r := runSessions(t, &one, lobby.Addr(), 1, simclient.Options{})
+	if r.errs[0] != nil {
+		t.Fatalf("%s: %v", p.Name, r.errs[0])
+	}
+	if v := r.violations(); len(v) != 0 {
+		t.Errorf("%s: violations %v", p.Name, v)
+	}
+	return recorded{lobby.Sent(), inst.Sent()}
+}
+
+// instanceRelay starts the reference server on 127.0.0.2 with a pool of
+// one instance port Q, free on 127.0.0.1, and a recording relay on
+// 127.0.0.1:Q in front of it. From Q's pick until the relay holds it, no
+// other play (plays run side by side) may pick a port.
+func instanceRelay(t *testing.T) (*udpserver.Server, *faultproxy.Proxy) {
+	t.Helper()
+	pickPort.Lock()
+	defer pickPort.Unlock()
 	probe, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -40,17 +66,7 @@ func playRecorded(t *testing.T, p *scenario.Plan) recorded {
 	})
 	inst := faultproxy.Relay(t, "udp", netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), q),
 		faultproxy.Options{Record: true, Listen: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), q)})
-	lobby := faultproxy.Relay(t, "udp", srv.Addr(), faultproxy.Options{Record: true})
-	one := *p
-	one.Options = OptionsOf(p).Embedded() // the instance's port is the relay's, not the scenario's range
-	r := runSessions(t, &one, lobby.Addr(), 1, simclient.Options{})
-	if r.errs[0] != nil {
-		t.Fatalf("%s: %v", p.Name, r.errs[0])
-	}
-	if v := r.violations(); len(v) != 0 {
-		t.Errorf("%s: violations %v", p.Name, v)
-	}
-	return recorded{lobby.Sent(), inst.Sent()}
+	return srv, inst
 }
 
 // pingSeries masks what differs by nature between two plays of the same
@@ -121,7 +137,15 @@ func TestBundledScripted(t *testing.T) {
 	for _, pair := range pairs {
 		t.Run(pair.Key, func(t *testing.T) {
 			t.Parallel()
-			a, b := playRecorded(t, pair.BuiltIn), playRecorded(t, pair.Scripted)
+			// The two plays side by side (soak's player pings for 10 s).
+			var a, b recorded
+			t.Run("play", func(t *testing.T) {
+				t.Run("built-in", func(t *testing.T) { t.Parallel(); a = playRecorded(t, pair.BuiltIn) })
+				t.Run("scripted", func(t *testing.T) { t.Parallel(); b = playRecorded(t, pair.Scripted) })
+			})
+			if t.Failed() {
+				return
+			}
 			prof := udpwire.ProfileSpec // the reference server's, which an auto client takes too
 			iv := pingInterval(t, &pair.BuiltIn.Flows[0])
 			bundled.Compare(t, "lobby datagrams", pingSeries(t, prof, iv, a.lobby), pingSeries(t, prof, iv, b.lobby))
