@@ -23,6 +23,7 @@ func TestVirtualFlowsSameVerdicts(t *testing.T) {
 	if err := vflow.Available(); err != nil {
 		t.Skipf("virtual flows unavailable here: %v", err)
 	}
+	waitsInParallel(t) // 8 sessions/s against its own embedded server; counts, not figures
 	runs := map[scenario.FlowsMode]*Result{}
 	for _, mode := range []scenario.FlowsMode{scenario.FlowsSockets, scenario.FlowsVirtual} {
 		plan, err := scenario.Load(filepath.Join("..", "scenarios", "full-match-udp.yaml"))

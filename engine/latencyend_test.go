@@ -14,6 +14,7 @@ import (
 // TestRunLatencyEnd: the run's harness says where its latencies end, as
 // its clients' sockets told the shared state; nothing when none told.
 func TestRunLatencyEnd(t *testing.T) {
+	waitsInParallel(t)
 	for _, tc := range []struct {
 		name   string
 		kernel func(id int) *bool // nil: the session says nothing
@@ -25,6 +26,7 @@ func TestRunLatencyEnd(t *testing.T) {
 		{"some refused", func(id int) *bool { v := id%2 == 0; return &v }, result.LatencyEndMixed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			waitsInParallel(t)
 			inner := fakeFactory(time.Millisecond)
 			f := func(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (simclient.Session, error) {
 				if k := tc.kernel(id); k != nil {
