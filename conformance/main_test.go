@@ -7,12 +7,12 @@ import (
 	"github.com/lobbybench/lobbybench/internal/testkit/waiting"
 )
 
-// TestMain lets four of this package's parallel tests run at once: each
+// TestMain lets eight of this package's parallel tests run at once: each
 // runs whole suites that mostly wait out case timeouts (a few seconds of
 // CPU in all), and asserts verdicts only, which the suite keeps from a
 // busy machine (a stall makes a wait longer or a case inconclusive, never
 // a failure).
 func TestMain(m *testing.M) {
-	waiting.Parallel(4)
+	waiting.Parallel(8)
 	os.Exit(m.Run())
 }
