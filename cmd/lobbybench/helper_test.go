@@ -73,8 +73,8 @@ func TestMain(m *testing.M) {
 	// by hand).
 	os.Setenv(asMainEnv, "1")
 	// This package's parallel tests mostly wait (on a load's length, a
-	// timeout, a child process): four at once.
-	waiting.Parallel(4)
+	// timeout, a child process): six at once.
+	waiting.Parallel(6)
 	os.Exit(m.Run())
 }
 
