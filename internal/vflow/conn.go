@@ -115,27 +115,44 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 // control messages are returned (StampInto gives the receive time).
 func (c *Conn) ReadMsgUDPAddrPort(b, _ []byte) (n, oobn, flags int, from netip.AddrPort, err error) {
 	for {
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return 0, 0, 0, from, c.opErr("read", net.ErrClosed)
+		if err := c.WaitReadable(); err != nil {
+			return 0, 0, 0, from, err
 		}
-		if len(c.q) > 0 {
+		c.mu.Lock()
+		if len(c.q) > 0 && !c.closed {
 			p := c.q[0]
 			c.q[0] = packet{}
 			c.q = c.q[1:]
 			c.mu.Unlock()
 			return c.deliver(p, b)
 		}
+		c.mu.Unlock()
+	}
+}
+
+// WaitReadable blocks until a datagram is queued for c, its read deadline
+// passes or it closes, and returns the error a read would then return.
+// It takes no buffer: a client waiting for a reply on a virtual flow
+// needs none until the reply is there.
+func (c *Conn) WaitReadable() error {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return c.opErr("read", net.ErrClosed)
+		}
+		if len(c.q) > 0 {
+			c.mu.Unlock()
+			return nil
+		}
 		dl := c.deadline
 		c.mu.Unlock()
 		if err := c.wait(dl); err != nil {
-			return 0, 0, 0, from, err
+			return err
 		}
 	}
 }
 
-// deliver copies p into b and says its receive time.
 func (c *Conn) deliver(p packet, b []byte) (n, oobn, flags int, from netip.AddrPort, err error) {
 	n = copy(b, p.b)
 	if n < len(p.b) || p.trunc {

@@ -170,6 +170,10 @@ func (h *Hub) route(m *Message) {
 	}
 }
 
+// Config is the range the hub's flows take (a free default block when
+// OpenHub was given none).
+func (h *Hub) Config() Config { return h.f.Config() }
+
 // Unrouted returns how many datagrams came for no open flow.
 func (h *Hub) Unrouted() int64 { return h.unrouted.Load() }
 

@@ -24,9 +24,15 @@ type udpConn interface {
 	SyscallConn() (syscall.RawConn, error)
 }
 
+// readableWaiter is a udpConn that can wait for a datagram without a
+// buffer (vflow.Conn): readNet then takes its 64 KiB scratch only once
+// the datagram is there, as the raw reads of a socket do.
+type readableWaiter interface{ WaitReadable() error }
+
 var (
-	_ udpConn = (*net.UDPConn)(nil)
-	_ udpConn = (*vflow.Conn)(nil)
+	_ udpConn        = (*net.UDPConn)(nil)
+	_ udpConn        = (*vflow.Conn)(nil)
+	_ readableWaiter = (*vflow.Conn)(nil)
 )
 
 // openFlow gives t a virtual flow of h instead of a socket. Its reads say

@@ -2,9 +2,13 @@ package udpclient
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -48,8 +52,8 @@ func TestSessionTakesVirtualFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := ss.(*session)
-	if a := s.LocalAddr(); !vflow.DefaultAddrs.Contains(a.Addr()) {
-		t.Errorf("session address %s, want a flow of %s", a, vflow.DefaultAddrs)
+	if a, r := s.LocalAddr(), sh.Flows.Config().Addrs; !r.Contains(a.Addr()) {
+		t.Errorf("session address %s, want a flow of %s", a, r)
 	}
 	if s.tr.window != 0 || s.tr.waitFD() != -1 {
 		t.Errorf("a virtual flow polls for %v and waits on descriptor %d", s.tr.window, s.tr.waitFD())
@@ -71,5 +75,57 @@ func TestSessionTakesVirtualFlow(t *testing.T) {
 	defer next.Close()
 	if next.AddrPort() == first {
 		t.Errorf("flow %s given out again at once, before the unused ones", first)
+	}
+}
+
+// TestVirtualWaitHoldsNoScratch: clients waiting for a reply on virtual
+// flows hold no 64 KiB read buffer each (readNet waits before it takes
+// one), as socket clients on raw reads do not.
+func TestVirtualWaitHoldsNoScratch(t *testing.T) {
+	if err := vflow.Available(); err != nil {
+		t.Skipf("virtual flows unavailable here: %v", err)
+	}
+	const n = 500
+	h, err := vflow.OpenHub(vflow.Config{}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	sw := simclient.NewSweeper(time.Second)
+	defer sw.Stop()
+	trs := make([]*transport, n)
+	for i := range trs {
+		trs[i] = new(transport)
+		if err := trs[i].openFlow(h, sw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	settle()
+	runtime.ReadMemStats(&before)
+	var wg sync.WaitGroup
+	var waiting atomic.Int64
+	for _, tr := range trs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			waiting.Add(1)
+			_, _, _ = tr.readNet() // ends when the flow closes
+		}()
+	}
+	for deadline := time.Now().Add(30 * time.Second); waiting.Load() < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // into their waits (a wait past this only lowers the figure)
+	settle()
+	runtime.ReadMemStats(&after)
+	for _, tr := range trs {
+		_ = tr.c.Close()
+	}
+	wg.Wait()
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d heap bytes per waiting client", per)
+	if per > rxbuf.Size/4 {
+		t.Errorf("a waiting client holds %d heap bytes: a %d-byte scratch each", per, rxbuf.Size)
 	}
 }

@@ -380,6 +380,12 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 // the netpoller until one comes, holding a 64 KiB scratch while it waits:
 // where raw reads are not available (initIO).
 func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
+	if w, ok := t.c.(readableWaiter); ok {
+		// A virtual flow: wait for the datagram holding no scratch.
+		if err := w.WaitReadable(); err != nil {
+			return nil, netip.AddrPort{}, err
+		}
+	}
 	s := rxbuf.Get()
 	t.kns, t.readAt = 0, time.Time{}
 	n, _, _, from, err := t.c.ReadMsgUDPAddrPort(s.Bytes(), nil)
