@@ -33,14 +33,28 @@ func (r *roomServer) closes() int {
 }
 
 // leaderSession creates the room, then waits in a barrier its member never
-// reaches: only the run's stop (or cancellation) ends it. Closing it
-// removes the room.
-type leaderSession struct{ r *roomServer }
+// reaches: only the run's stop (or cancellation) ends it; or, with done
+// set, its last request is answered after done and it completes. Closing
+// it removes the room.
+type leaderSession struct {
+	r    *roomServer
+	done time.Duration
+}
 
 func (l *leaderSession) Run(ctx context.Context, _ time.Time) error {
 	l.r.mu.Lock()
 	l.r.open = true
 	l.r.mu.Unlock()
+	if l.done > 0 {
+		t := time.NewTimer(l.done)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	select {
 	case <-simclient.StopContext(ctx).Done():
 		return simclient.Stopped(ctx, simclient.StopContext(ctx), nil)
@@ -93,7 +107,9 @@ func (m *memberSession) Close() error { return m.r.close() }
 // TestEndCutKeepsRoomsForJoinsInFlight: at the end of a closed-model run
 // a leader waiting in its barrier is cut at once, while its member's join,
 // sent before the end and answered 0.5 s after it (the injected delay), is
-// in flight. The leader's connection stays open until drain ends, so the
+// in flight; or the leader's own last request, in flight at the end, is
+// answered before the join, and the client releases its kept session.
+// The leader's connection stays open until drain ends, so the
 // join finds the room: no failure is charged to the target for the
 // harness's cut. Every session is closed when Execute returns (or, one
 // that ignored its cancellation, as soon as it ends); an interrupt with
@@ -103,14 +119,16 @@ func TestEndCutKeepsRoomsForJoinsInFlight(t *testing.T) {
 		name      string
 		interrupt bool // Ctrl-C at 0.5 s, Abort at 0.7 s
 		grace     time.Duration
-		deaf      bool // the member ignores cancellation
+		deaf      bool          // the member ignores cancellation
+		leader    time.Duration // the leader completes then (0: cut in its barrier)
 		// want: the counts when Execute returns, and when it returned.
 		completed, aborted, closedAtReturn int
 		returnedAt                         time.Duration
 	}{
-		{"deadline: the join in flight finds the room", false, time.Hour, false, 1, 1, 2, 1500 * time.Millisecond},
-		{"abort: both cut at once, both closed", true, time.Hour, false, 0, 2, 2, 700 * time.Millisecond},
-		{"grace over: the leader closed, the deaf member when it ends", false, 200 * time.Millisecond, true, 0, 1, 1, 1400 * time.Millisecond},
+		{"deadline: the join in flight finds the room", false, time.Hour, false, 0, 1, 1, 2, 1500 * time.Millisecond},
+		{"deadline: the leader completing in the grace keeps its room too", false, time.Hour, false, 1200 * time.Millisecond, 2, 0, 2, 1500 * time.Millisecond},
+		{"abort: both cut at once, both closed", true, time.Hour, false, 0, 0, 2, 2, 700 * time.Millisecond},
+		{"grace over: the leader closed, the deaf member when it ends", false, 200 * time.Millisecond, true, 0, 0, 1, 1, 1400 * time.Millisecond},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,7 +136,7 @@ func TestEndCutKeepsRoomsForJoinsInFlight(t *testing.T) {
 				r := &roomServer{}
 				newS := func(s Start) (Session, error) {
 					if s.Slot == 0 {
-						return &leaderSession{r: r}, nil
+						return &leaderSession{r: r, done: tc.leader}, nil
 					}
 					return &memberSession{r: r, delay: 1500 * time.Millisecond, deaf: tc.deaf}, nil
 				}
