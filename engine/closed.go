@@ -214,8 +214,13 @@ func (x *Execution) backOff(s *slot, failedFast bool, end time.Time) bool {
 func (x *Execution) release(s *slot) {
 	if s.prev != nil {
 		// Before running is released: another goroutine may take the
-		// slot as soon as it is.
-		s.prev.Close()
+		// slot as soon as it is. At the run's end, after drain
+		// (closeLater): another member of its group may be in flight.
+		if x.stopping.Load() {
+			x.closeLater(s.prev)
+		} else {
+			s.prev.Close()
+		}
 		s.prev = nil
 	}
 	if s.active {

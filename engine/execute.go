@@ -232,6 +232,12 @@ type Execution struct {
 	// each second from start, by the moment it played them (written only
 	// by the goroutine holding the schedule: openSched).
 	perSecond []int64
+	// later holds the sessions the end of the run cut, and the ones it
+	// released kept open, until drain ends (closeLater); drained: it
+	// has, and they are closed.
+	laterMu sync.Mutex
+	later   []Session
+	drained bool
 }
 
 // ErrNoFactory is returned when Options.New is nil.
@@ -293,6 +299,7 @@ func Execute(ctx context.Context, o Options, started func(*Execution)) (x *Execu
 		x.wakeSuspended()
 	}
 	x.drain()
+	x.closeDeferred()
 	return x, interrupted, nil
 }
 
@@ -355,6 +362,41 @@ func (x *Execution) drain() {
 		case <-done:
 		case <-t.C:
 		}
+	}
+}
+
+// closeLater closes sess, a session the end of the run cut or released,
+// once drain has ended (at once if it has). Closing it at the cut could
+// fail a request another session still has in flight: a tcp-lobby
+// leader cut in its barrier closes its connection, the server removes
+// its room, and a member whose join was on the wire is refused
+// (join_failed), a failure the harness caused, charged to the target.
+// So the connections of cut sessions stay open until every session has
+// ended or drain gave up on it; Abort cuts drain short, and these
+// closes with it.
+//
+//go:noinline
+func (x *Execution) closeLater(sess Session) {
+	x.laterMu.Lock()
+	if x.drained {
+		x.laterMu.Unlock()
+		sess.Close()
+		return
+	}
+	x.later = append(x.later, sess)
+	x.laterMu.Unlock()
+}
+
+// closeDeferred closes the sessions closeLater kept, after drain; a
+// session ending after it (one drain gave up waiting for) closes at once.
+func (x *Execution) closeDeferred() {
+	x.laterMu.Lock()
+	x.drained = true
+	later := x.later
+	x.later = nil
+	x.laterMu.Unlock()
+	for _, sess := range later {
+		sess.Close()
 	}
 }
 
@@ -473,13 +515,18 @@ func (x *Execution) sessionDone(s *Start, sess Session, keep bool, err error) (f
 			return false, false, false, true
 		}
 	}
-	if kept = keep && err == nil; !kept {
+	cut := err != nil && (x.sessCtx.Err() != nil || errors.Is(err, simclient.ErrStopped))
+	switch kept = keep && err == nil; {
+	case kept:
+	case cut:
+		x.closeLater(sess)
+	default:
 		sess.Close()
 	}
 	switch {
 	case err == nil:
 		x.Stats.Completed.Add(1)
-	case x.sessCtx.Err() != nil || errors.Is(err, simclient.ErrStopped):
+	case cut:
 		x.Stats.Aborted.Add(1)
 		err = nil
 	default:

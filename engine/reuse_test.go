@@ -150,7 +150,8 @@ func TestClosedKeepsConnections(t *testing.T) {
 // did suspend in waits.
 //
 // A tcp-lobby client suspends only in its wait for the group's room, and
-// its join goes on as well.
+// its join goes on as well: no join is refused, not even one in flight
+// when the run's end cut its leader.
 func TestRunSuspendedWaits(t *testing.T) {
 	flows := map[string]string{
 		"udp-lobby": `
@@ -194,16 +195,10 @@ flows:
 				t.Fatal(err)
 			}
 			s := res.Engine.Sessions
-			// The reference tcp-lobby server refuses a few joins of this
-			// flow (about 0.1 %), whether the member waited suspended or
-			// not: up to 1 % are let through.
-			failures := res.Totals.Failures
-			for _, st := range res.Steps {
-				if tc.proto == "tcp-lobby" && st.Name == "join" {
-					failures -= min(st.FailuresByReason["join_failed"], max(st.Successes/100, 3))
-				}
-			}
-			if s.Failed > res.Totals.Failures-failures || s.Completed < 24 || failures != 0 || res.Totals.Violations != 0 || res.Totals.Retries != 0 {
+			// No join is refused: at the end of the run a leader cut in
+			// its barrier keeps its connection, and so its room, until
+			// the members' joins in flight are answered (closeLater).
+			if s.Failed != 0 || s.Completed < 24 || res.Totals.Failures != 0 || res.Totals.Violations != 0 || res.Totals.Retries != 0 {
 				for _, st := range res.Steps {
 					t.Logf("%s: %+v", st.Name, st.FailuresByReason)
 				}
