@@ -12,6 +12,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -74,6 +75,11 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Leviathan endpoint resends to probes that have gone; on an
+	// address of its own, a later probe that took such a probe's port on
+	// 127.0.0.1 ignores the resend (another host's datagram) instead of
+	// taking it for its UDP lobby's answer from another port.
+	levserver.ConfigOf(cfg).Addr = "127.0.0.9:0"
 	srv, err := refserver.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
