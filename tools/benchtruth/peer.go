@@ -37,8 +37,8 @@ type peerConfig struct {
 
 // peerResult is refResult on the wire.
 type peerResult struct {
-	P50, P99, UncorrP50, LagP50, LagP99 int64
-	Err                                 string
+	P50, P99, UncorrP50, KernelP50, LagP50, LagP99 int64
+	Err                                            string
 }
 
 // peer is the parent's handle on a running child.
@@ -103,7 +103,7 @@ func (p *peer) result() refResult {
 	if err := json.Unmarshal([]byte(line), &w); err != nil {
 		return refResult{err: fmt.Errorf("peer: %w", err)}
 	}
-	r := refResult{p50: w.P50, p99: w.P99, uncorrP50: w.UncorrP50, lagP50: w.LagP50, lagP99: w.LagP99}
+	r := refResult{p50: w.P50, p99: w.P99, uncorrP50: w.UncorrP50, kernelP50: w.KernelP50, lagP50: w.LagP50, lagP99: w.LagP99}
 	if w.Err != "" {
 		r.err = errors.New(w.Err)
 	}
@@ -134,7 +134,7 @@ func runPeer(cfg string) error {
 		return nil // the parent gave up
 	}
 	r := runReference(srv.addr, c.Rate, c.Duration)
-	w := peerResult{P50: r.p50, P99: r.p99, UncorrP50: r.uncorrP50, LagP50: r.lagP50, LagP99: r.lagP99}
+	w := peerResult{P50: r.p50, P99: r.p99, UncorrP50: r.uncorrP50, KernelP50: r.kernelP50, LagP50: r.lagP50, LagP99: r.lagP99}
 	if r.err != nil {
 		w.Err = r.err.Error()
 	}

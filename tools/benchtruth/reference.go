@@ -15,12 +15,17 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
 // refResult is the reference client's figures (µs).
 type refResult struct {
 	p50, p99, uncorrP50 int64
+	// kernelP50: the corrected p50 ending at the kernel's receive stamp
+	// (SO_TIMESTAMPNS) instead of recvfrom's return, as lobbybench's end
+	// on Linux; 0 when no reply carried a stamp.
+	kernelP50 int64
 	// lagP50, lagP99: its send lag, the send minus the due time: what
 	// this machine's scheduler costs a plain blocking sender.
 	lagP50, lagP99 int64
@@ -31,7 +36,8 @@ type refResult struct {
 // blocking mode, a sender on a locked OS thread that sleeps in
 // clock_nanosleep(2) (timer slack 1 ns) until each request's due time on
 // the same open schedule as lobbybench (request k due at k/rate), then
-// sendto(2); a receiver on another locked thread blocked in recvfrom(2).
+// sendto(2); a receiver on another locked thread blocked in recvmsg(2),
+// with the kernel's receive stamp of each reply (SO_TIMESTAMPNS).
 // Requests are matched by their 16-bit sequence id; latency is measured
 // from the due time (corrected) and from the send (uncorrected). No Go
 // netpoller is involved.
@@ -44,6 +50,7 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 8<<20)
 	// A receive timeout lets the receiver notice the end of the run.
 	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 100000})
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		return refResult{err: err}
 	}
@@ -54,6 +61,7 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 	due := make([]time.Time, n)
 	sent := make([]time.Time, n)
 	done := make([]time.Time, n)
+	kdone := make([]time.Time, n) // at the kernel's receive stamp
 	start := time.Now().Add(10 * time.Millisecond)
 	for k := range due {
 		due[k] = start.Add(time.Duration(k) * time.Second / time.Duration(rate))
@@ -87,14 +95,16 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	buf := make([]byte, 2048)
+	oob := make([]byte, 128)
 	got := 0
 	end := due[n-1].Add(6 * time.Second)
 	for got < n && time.Now().Before(end) {
-		m, _, err := unix.Recvfrom(fd, buf, 0)
+		m, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, 0)
 		now := time.Now()
 		if err != nil {
 			continue // EAGAIN: the receive timeout
 		}
+		kat, kernel := rxbuf.At(rxbuf.ParseStamp(oob[:oobn]))
 		h, err := udpwire.DecodeHeader(buf[:m], udpwire.ProfileSpec)
 		if err != nil || h.Type != udpwire.LobbyRoomList {
 			continue
@@ -102,6 +112,9 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 		k := int(h.Seq)
 		if k < n && done[k].IsZero() {
 			done[k] = now
+			if kernel {
+				kdone[k] = kat
+			}
 			got++
 		}
 	}
@@ -109,7 +122,7 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 	if sendErr != nil {
 		return refResult{err: sendErr}
 	}
-	var corr, unc, lag []int64
+	var corr, unc, lag, kern []int64
 	mu.Lock()
 	defer mu.Unlock()
 	for k := range done {
@@ -117,6 +130,9 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 			continue
 		}
 		corr = append(corr, done[k].Sub(due[k]).Microseconds())
+		if !kdone[k].IsZero() {
+			kern = append(kern, kdone[k].Sub(due[k]).Microseconds())
+		}
 		unc = append(unc, done[k].Sub(sent[k]).Microseconds())
 	}
 	for k := range sent {
@@ -130,8 +146,14 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 	sort.Slice(corr, func(i, j int) bool { return corr[i] < corr[j] })
 	sort.Slice(unc, func(i, j int) bool { return unc[i] < unc[j] })
 	sort.Slice(lag, func(i, j int) bool { return lag[i] < lag[j] })
-	pct := func(xs []int64, p float64) int64 { return xs[min(int(float64(len(xs))*p), len(xs)-1)] }
-	return refResult{p50: pct(corr, 0.5), p99: pct(corr, 0.99), uncorrP50: pct(unc, 0.5), lagP50: pct(lag, 0.5), lagP99: pct(lag, 0.99)}
+	sort.Slice(kern, func(i, j int) bool { return kern[i] < kern[j] })
+	pct := func(xs []int64, p float64) int64 {
+		if len(xs) == 0 {
+			return 0
+		}
+		return xs[min(int(float64(len(xs))*p), len(xs)-1)]
+	}
+	return refResult{p50: pct(corr, 0.5), kernelP50: pct(kern, 0.5), p99: pct(corr, 0.99), uncorrP50: pct(unc, 0.5), lagP50: pct(lag, 0.5), lagP99: pct(lag, 0.99)}
 }
 
 func cpuSeconds() float64 {

@@ -10,6 +10,7 @@ import (
 
 type refResult struct {
 	p50, p99, uncorrP50 int64
+	kernelP50           int64
 	lagP50, lagP99      int64
 	err                 error
 }
