@@ -122,38 +122,9 @@ func runReference(target netip.AddrPort, rate int, d time.Duration) refResult {
 	if sendErr != nil {
 		return refResult{err: sendErr}
 	}
-	var corr, unc, lag, kern []int64
 	mu.Lock()
 	defer mu.Unlock()
-	for k := range done {
-		if done[k].IsZero() {
-			continue
-		}
-		corr = append(corr, done[k].Sub(due[k]).Microseconds())
-		if !kdone[k].IsZero() {
-			kern = append(kern, kdone[k].Sub(due[k]).Microseconds())
-		}
-		unc = append(unc, done[k].Sub(sent[k]).Microseconds())
-	}
-	for k := range sent {
-		if !sent[k].IsZero() {
-			lag = append(lag, max(sent[k].Sub(due[k]).Microseconds(), 0))
-		}
-	}
-	if len(corr) == 0 {
-		return refResult{err: fmt.Errorf("no reply of %d requests", n)}
-	}
-	sort.Slice(corr, func(i, j int) bool { return corr[i] < corr[j] })
-	sort.Slice(unc, func(i, j int) bool { return unc[i] < unc[j] })
-	sort.Slice(lag, func(i, j int) bool { return lag[i] < lag[j] })
-	sort.Slice(kern, func(i, j int) bool { return kern[i] < kern[j] })
-	pct := func(xs []int64, p float64) int64 {
-		if len(xs) == 0 {
-			return 0
-		}
-		return xs[min(int(float64(len(xs))*p), len(xs)-1)]
-	}
-	return refResult{p50: pct(corr, 0.5), kernelP50: pct(kern, 0.5), p99: pct(corr, 0.99), uncorrP50: pct(unc, 0.5), lagP50: pct(lag, 0.5), lagP99: pct(lag, 0.99)}
+	return refStats(due, sent, done, kdone)
 }
 
 func cpuSeconds() float64 {
@@ -195,3 +166,38 @@ func parseSteal(stat string) (time.Duration, bool) {
 // clockTicks is USER_HZ, /proc/stat's unit: 100 on every Linux ABI Go
 // supports.
 const clockTicks = 100
+
+// refStats is the reference's figures from each request's due, send and
+// reply times (zero: none), the reply's at the kernel's stamp too.
+func refStats(due, sent, done, kdone []time.Time) refResult {
+	var corr, unc, lag, kern []int64
+	for k := range done {
+		if done[k].IsZero() {
+			continue
+		}
+		corr = append(corr, done[k].Sub(due[k]).Microseconds())
+		if !kdone[k].IsZero() {
+			kern = append(kern, kdone[k].Sub(due[k]).Microseconds())
+		}
+		unc = append(unc, done[k].Sub(sent[k]).Microseconds())
+	}
+	for k := range sent {
+		if !sent[k].IsZero() {
+			lag = append(lag, max(sent[k].Sub(due[k]).Microseconds(), 0))
+		}
+	}
+	if len(corr) == 0 {
+		return refResult{err: fmt.Errorf("no reply of %d requests", len(due))}
+	}
+	sort.Slice(corr, func(i, j int) bool { return corr[i] < corr[j] })
+	sort.Slice(unc, func(i, j int) bool { return unc[i] < unc[j] })
+	sort.Slice(lag, func(i, j int) bool { return lag[i] < lag[j] })
+	sort.Slice(kern, func(i, j int) bool { return kern[i] < kern[j] })
+	pct := func(xs []int64, p float64) int64 {
+		if len(xs) == 0 {
+			return 0
+		}
+		return xs[min(int(float64(len(xs))*p), len(xs)-1)]
+	}
+	return refResult{p50: pct(corr, 0.5), kernelP50: pct(kern, 0.5), p99: pct(corr, 0.99), uncorrP50: pct(unc, 0.5), lagP50: pct(lag, 0.5), lagP99: pct(lag, 0.99)}
+}
