@@ -158,6 +158,29 @@ func (r *RateOverride) Set(s string) error {
 	return err
 }
 
+// applyFlowsAndDuration applies --flows and --duration to q.
+func (o Overrides) applyFlowsAndDuration(q *Plan) error {
+	if o.Flows != "" {
+		if err := q.Protocol.checkFlowsMode(o.Flows); err != nil {
+			return fmt.Errorf("--flows %s: %v", o.Flows, err)
+		}
+		q.FlowsMode = o.Flows
+	}
+	if o.Duration == 0 {
+		return nil
+	}
+	if o.Duration < 0 || o.Duration > maxDuration {
+		return fmt.Errorf("--duration %s is outside (0, %s]", o.Duration, maxDuration)
+	}
+	q.Load.Duration = o.Duration
+	for _, f := range q.Faults {
+		if f.At >= o.Duration {
+			return fmt.Errorf("--duration %s ends the run before the scenario's fault %s", o.Duration, f)
+		}
+	}
+	return nil
+}
+
 // Apply changes the plan in place. It returns an error (and changes
 // nothing) when an override does not fit the plan.
 func (p *Plan) Apply(o Overrides) error {
@@ -173,22 +196,8 @@ func (p *Plan) Apply(o Overrides) error {
 	if err := o.Protocol.applyTo(&q); err != nil {
 		return err
 	}
-	if o.Flows != "" {
-		if err := q.Protocol.checkFlowsMode(o.Flows); err != nil {
-			return fmt.Errorf("--flows %s: %v", o.Flows, err)
-		}
-		q.FlowsMode = o.Flows
-	}
-	if o.Duration != 0 {
-		if o.Duration < 0 || o.Duration > maxDuration {
-			return fmt.Errorf("--duration %s is outside (0, %s]", o.Duration, maxDuration)
-		}
-		q.Load.Duration = o.Duration
-		for _, f := range q.Faults {
-			if f.At >= o.Duration {
-				return fmt.Errorf("--duration %s ends the run before the scenario's fault %s", o.Duration, f)
-			}
-		}
+	if err := o.applyFlowsAndDuration(&q); err != nil {
+		return err
 	}
 	peak := q.Load.Start
 	for _, s := range q.Load.Stages {
