@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,17 +93,53 @@ func TestExampleScenarios(t *testing.T) {
 		t.Skip("runs every example scenario (~40 s; ~25 s under -race)")
 	}
 	waitsInParallel(t)
+	var light []example
 	for _, ex := range examples(t) {
-		if loadSensitive(ex.plan) {
-			continue
+		if !loadSensitive(ex.plan) {
+			light = append(light, ex)
 		}
-		t.Run(ex.name, func(t *testing.T) {
-			if !raceOn {
-				waitsInParallel(t)
-			}
-			runExample(t, ex.name, ex.plan)
-		})
 	}
+	// The longest first, exampleSlots at a time, each a subtest run from
+	// a goroutine of this test: parallel subtests would queue behind
+	// every other parallel test of the package, and soak's 25 s began
+	// 14 s late. Under the race detector, one at a time.
+	slices.SortStableFunc(light, func(a, b example) int { return cmp.Compare(exampleLength(b.plan), exampleLength(a.plan)) })
+	slots := make(chan struct{}, exampleSlots)
+	if raceOn {
+		slots = make(chan struct{}, 1)
+	}
+	var wg sync.WaitGroup
+	for _, ex := range light {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			t.Run(ex.name, func(t *testing.T) { runExample(t, ex.name, ex.plan) })
+		}()
+	}
+	wg.Wait()
+}
+
+// exampleSlots is how many light examples TestExampleScenarios runs at
+// once.
+const exampleSlots = 4
+
+// exampleLength is how long runExample plays plan outside the race
+// detector (its order only matters).
+func exampleLength(plan *scenario.Plan) time.Duration {
+	d := exampleDuration
+	if createsRooms(plan) {
+		d = min(max(d, cleanupsInCI*embeddedCleanup(plan)), plan.Load.Duration)
+	}
+	return d
+}
+
+// embeddedCleanup is the room cleanup interval of plan's embedded server.
+func embeddedCleanup(plan *scenario.Plan) time.Duration {
+	if c := plan.Embedded.CleanupInterval; c != 0 {
+		return c
+	}
+	return udpserver.DefaultConfig().CleanupInterval
 }
 
 // TestExampleScenariosAlone runs the load-sensitive examples one after
@@ -169,14 +208,10 @@ func runExample(t *testing.T, name string, plan *scenario.Plan) {
 	}
 	d := exampleDuration
 	if createsRooms(plan) && !raceOn {
-		cleanup := plan.Embedded.CleanupInterval
-		if cleanup == 0 {
-			cleanup = udpserver.DefaultConfig().CleanupInterval
-		}
-		if cleanup > 10*time.Second {
+		if cleanup := embeddedCleanup(plan); cleanup > 10*time.Second {
 			t.Errorf("example %s creates rooms with the embedded server's cleanup every %v: set embedded_server.cleanup_interval (at most 10s) so CI sees rooms recycled within %d intervals", name, cleanup, cleanupsInCI)
 		}
-		d = min(max(d, cleanupsInCI*cleanup), plan.Load.Duration)
+		d = exampleLength(plan)
 	}
 	for i := range plan.Flows {
 		for j := range plan.Flows[i].Steps {
