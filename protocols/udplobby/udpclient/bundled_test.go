@@ -1,6 +1,7 @@
 package udpclient
 
 import (
+	"bytes"
 	"net"
 	"net/netip"
 	"sync"
@@ -106,6 +107,22 @@ func pingSeries(t *testing.T, prof udpwire.Profile, interval time.Duration, ds [
 	return out
 }
 
+// resendsFolded drops each datagram that repeats the one before it byte
+// for byte: a retry (it keeps its sequence id, TestRetriesKeepSequence),
+// which one play makes and the other not when a reply is late on a busy
+// machine (CI once saw the built-in play send an instance 2 datagrams and
+// the script 3). What differs then is timing, not what is sent.
+func resendsFolded(ds [][]byte) [][]byte {
+	var out [][]byte
+	for i, d := range ds {
+		if i > 0 && bytes.Equal(d, ds[i-1]) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // pingInterval is the interval of flow f's ping series; f has at most one
 // (pingSeries checks one series a play).
 func pingInterval(t *testing.T, f *scenario.Flow) time.Duration {
@@ -148,9 +165,9 @@ func TestBundledScripted(t *testing.T) {
 			}
 			prof := udpwire.ProfileSpec // the reference server's, which an auto client takes too
 			iv := pingInterval(t, &pair.BuiltIn.Flows[0])
-			bundled.Compare(t, "lobby datagrams", pingSeries(t, prof, iv, a.lobby), pingSeries(t, prof, iv, b.lobby))
+			bundled.Compare(t, "lobby datagrams", pingSeries(t, prof, iv, resendsFolded(a.lobby)), pingSeries(t, prof, iv, resendsFolded(b.lobby)))
 			if len(a.instance)+len(b.instance) > 0 {
-				bundled.Compare(t, "instance datagrams", pingSeries(t, prof, iv, a.instance), pingSeries(t, prof, iv, b.instance))
+				bundled.Compare(t, "instance datagrams", pingSeries(t, prof, iv, resendsFolded(a.instance)), pingSeries(t, prof, iv, resendsFolded(b.instance)))
 			}
 		})
 	}
