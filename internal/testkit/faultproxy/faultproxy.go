@@ -16,6 +16,7 @@ package faultproxy
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -78,8 +79,15 @@ type Proxy struct {
 	recmu sync.Mutex
 	log   []Packet
 	pipes sync.WaitGroup // TCP client-to-server pipes, for Recorded
-	n     atomic.Int64
-	empty atomic.Int64
+	// mark is a UDP recorder's own client (Recorded's settle): its
+	// datagram, read after every one sent before it, is not forwarded.
+	mark    *net.UDPConn
+	markAt  netip.AddrPort
+	marked  chan uint64 // the number each mark read carried
+	marks   uint64      // marks sent, under settlem
+	settlem sync.Mutex
+	n       atomic.Int64
+	empty   atomic.Int64
 	// Fault is closed when the fault happened.
 	Fault chan struct{}
 	once  sync.Once
@@ -208,11 +216,44 @@ func (p *Proxy) record(fromClient bool, conn int, b []byte) {
 // Recorded is every packet forwarded so far, each way, in the order the
 // proxy read them (Options.Record). On TCP it first waits until every
 // client connection has ended, so that all a client sent is in.
+//
+// On UDP it first settles: a datagram a client sent before the call may
+// still wait in the proxy's socket. The proxy sends itself a mark, and
+// the socket's queue is read in order, so once the mark is read every
+// datagram sent before it is recorded (or the proxy is closed, or 5 s
+// passed: a guard, not a wait the tests count on).
 func (p *Proxy) Recorded() []Packet {
 	p.pipes.Wait()
+	p.settle()
 	p.recmu.Lock()
 	defer p.recmu.Unlock()
 	return slices.Clone(p.log)
+}
+
+// settle waits until the UDP proxy has read its mark (Recorded). Each
+// mark carries its number, so one left over from a settle that gave up
+// is not taken for this one's.
+func (p *Proxy) settle() {
+	if p.mark == nil {
+		return
+	}
+	p.settlem.Lock()
+	defer p.settlem.Unlock()
+	p.marks++
+	if _, err := p.mark.Write(binary.BigEndian.AppendUint64(nil, p.marks)); err != nil {
+		return
+	}
+	guard := time.After(5 * time.Second)
+	for {
+		select {
+		case n := <-p.marked:
+			if n == p.marks {
+				return
+			}
+		case <-guard:
+			return
+		}
+	}
 }
 
 // Sent is what the clients sent, as Recorded.
@@ -366,6 +407,14 @@ func UDPWith(to netip.AddrPort, mode Mode, after int, opt Options) (*Proxy, erro
 	copies := max(opt.Copies, 1)
 	p.addr = ln.LocalAddr().(*net.UDPAddr).AddrPort()
 	p.track(ln)
+	if opt.Record {
+		if p.mark, err = net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(p.addr)); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		p.track(p.mark)
+		p.markAt, p.marked = p.mark.LocalAddr().(*net.UDPAddr).AddrPort(), make(chan uint64, 4)
+	}
 	ups := map[netip.AddrPort]*net.UDPConn{}
 	p.wg.Add(1)
 	go func() {
@@ -376,6 +425,15 @@ func UDPWith(to netip.AddrPort, mode Mode, after int, opt Options) (*Proxy, erro
 			if err != nil {
 				if errors.Is(err, net.ErrClosed) {
 					return
+				}
+				continue
+			}
+			if p.mark != nil && from == p.markAt {
+				if n == 8 {
+					select {
+					case p.marked <- binary.BigEndian.Uint64(buf[:8]):
+					default: // nobody waits for it any more
+					}
 				}
 				continue
 			}
