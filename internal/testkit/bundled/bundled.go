@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/script"
 )
 
 // Unscripted are the bundled flows no script can play, and why (also in
@@ -92,15 +94,74 @@ func Pairs(t testing.TB, protocol string) []Pair {
 // alone is a copy of p whose one flow is f as one session plays it
 // alone: the group's leader, no barrier to wait at, no think (a think
 // sends nothing; dropped, from the built-in and the scripted flow alike,
-// to keep the tests short).
+// to keep the tests short), and every pause left (a series' interval, a
+// think inside a script's block) Pace times shorter.
 func alone(p *scenario.Plan, f scenario.Flow) *scenario.Plan {
 	f.GroupSize = 1
-	f.Steps = slices.DeleteFunc(slices.Clone(f.Steps), func(st scenario.Step) bool {
+	f.Steps = faster(slices.DeleteFunc(slices.Clone(f.Steps), func(st scenario.Step) bool {
 		return st.Kind == scenario.Barrier || st.Kind == scenario.Think || st.Only == scenario.Members
-	})
+	}))
 	one := *p
 	one.Flows = []scenario.Flow{f}
 	return &one
+}
+
+// Pace is how many times faster than written a pair plays its pauses.
+// What a flow sends does not depend on how long it pauses, only the
+// clock a datagram may carry (a ping's clientTime), which keeps its
+// schedule's shape: soak's player pings 10 times a second apart, 10 s
+// of waiting at the pace written, 1 s at this one. A server's timer the
+// flow waits for (a countdown) is the test's to shorten.
+const Pace = 10
+
+// faster is a copy of steps with each pause Pace times shorter: a
+// think's, a series' interval (stepkit.Series), and those inside a
+// script's blocks. The copies share nothing they change with steps.
+func faster(steps []scenario.Step) []scenario.Step {
+	out := slices.Clone(steps)
+	for i := range out {
+		out[i] = fasterStep(out[i])
+	}
+	return out
+}
+
+func fasterStep(st scenario.Step) scenario.Step {
+	if st.Kind == scenario.Think {
+		st.Think.A, st.Think.B = st.Think.A/Pace, st.Think.B/Pace
+	}
+	switch p := st.Params.(type) {
+	case stepkit.Series:
+		p.Interval /= Pace
+		st.Params = p
+	case *script.Block:
+		b := fasterBlock(*p)
+		st.Params = &b
+	}
+	return st
+}
+
+// fasterBlock is faster for a script's block: a think is a Call whose
+// value is its scenario.Step, and blocks nest in ifs and repeats.
+func fasterBlock(b script.Block) script.Block {
+	out := script.Block{Steps: slices.Clone(b.Steps)}
+	for i := range out.Steps {
+		s := &out.Steps[i]
+		switch {
+		case s.Call != nil:
+			if st, ok := s.Call.Value.(scenario.Step); ok {
+				s.Call = &script.Call{Value: fasterStep(st)}
+			}
+		case s.If != nil:
+			c := *s.If
+			c.Then, c.Else = fasterBlock(c.Then), fasterBlock(c.Else)
+			s.If = &c
+		case s.Repeat != nil:
+			r := *s.Repeat
+			r.Body = fasterBlock(r.Body)
+			s.Repeat = &r
+		}
+	}
+	return out
 }
 
 // Compare fails t unless the built-in flow and its script sent the same
