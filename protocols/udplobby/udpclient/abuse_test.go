@@ -158,6 +158,7 @@ func TestRateProbeNoLimit(t *testing.T) {
 // duplication, delay and reordering: retries recover the losses and the
 // duplicates are not taken for violations.
 func TestImpairedFlow(t *testing.T) {
+	t.Parallel() // waits on its retries; asserts counts (TestMain)
 	f := newFakeLobby(t, udpwire.ProfileSpec)
 	// Members wait up to about timeout × (retries + 1) for the leader's
 	// room: 25 ms gave them 285 ms, and a loaded machine took 500 ms for

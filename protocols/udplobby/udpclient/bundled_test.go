@@ -60,9 +60,11 @@ func instanceRelay(t *testing.T) (*udpserver.Server, *faultproxy.Proxy) {
 	probe.Close()
 	srv := referenceServer(t, func(c *udpserver.Config) {
 		c.Addr, c.BasePort, c.MaxInstances = "127.0.0.2:0", int(q), 1
-		// The game starts 3 s after everyone is ready, after full-match's
-		// pings (500 ms): the script waits for it after them, as the
-		// built-in step does (a script cannot note that it came early).
+		// The game starts 3 s after everyone is ready, well after
+		// full-match's pings (50 ms at bundled.Pace, more under the race
+		// detector with every play at once): the script waits for it
+		// after them, as the built-in step does (a script cannot note
+		// that it came early).
 		c.CountdownInterval = time.Second
 	})
 	inst := faultproxy.Relay(t, "udp", netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), q),
@@ -147,6 +149,7 @@ func pingInterval(t *testing.T, f *scenario.Flow) time.Duration {
 // (but for a ping's clientTime, a clock: pingSeries checks it);
 // bundled.Unscripted names the flows with none.
 func TestBundledScripted(t *testing.T) {
+	t.Parallel() // waits on its plays; compares bytes (TestMain)
 	pairs := bundled.Pairs(t, udpwire.ProtocolName)
 	if len(pairs) < 8 {
 		t.Errorf("%d bundled udp-lobby flows with a script, want the 8 there are", len(pairs))
@@ -154,7 +157,7 @@ func TestBundledScripted(t *testing.T) {
 	for _, pair := range pairs {
 		t.Run(pair.Key, func(t *testing.T) {
 			t.Parallel()
-			// The two plays side by side (soak's player pings for 10 s).
+			// The two plays side by side (soak's player pings for 1 s).
 			var a, b recorded
 			t.Run("play", func(t *testing.T) {
 				t.Run("built-in", func(t *testing.T) { t.Parallel(); a = playRecorded(t, pair.BuiltIn) })

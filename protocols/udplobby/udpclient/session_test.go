@@ -163,6 +163,7 @@ func TestFullMatch(t *testing.T) {
 }
 
 func TestMisbehavingLobby(t *testing.T) {
+	t.Parallel() // waits on its timeouts; asserts counts and reasons (TestMain)
 	// Short enough for the silent cases, long enough that a loaded
 	// machine's slow reply is not taken for silence (50 ms could be).
 	fastPolicy := "defaults: {timeout: 200ms, retries: 2, retry_interval: 10ms}"
