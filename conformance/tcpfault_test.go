@@ -98,7 +98,17 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 				mu.Unlock()
 				continue
 			}
-			cc.(*net.TCPConn).SetWriteBuffer(16 << 10)
+			// A writer for every client stalls once one client's path
+			// is full: a 4 KiB buffer toward each client (and the slow
+			// reader's own) fill with a few hundred of tcp-lobby/R/2's
+			// toggles. 16 KiB took more than the 352 toggles the case
+			// could send in its 3 s under the race detector beside two
+			// busy loops, and the defect went unseen.
+			wbuf := 16 << 10
+			if f.globalWriteLock {
+				wbuf = 4 << 10
+			}
+			cc.(*net.TCPConn).SetWriteBuffer(wbuf)
 			mu.Lock()
 			conns = append(conns, cc, uc)
 			mu.Unlock()
