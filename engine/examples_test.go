@@ -25,7 +25,7 @@ func createsRooms(plan *scenario.Plan) bool {
 	}
 	for _, f := range plan.Flows {
 		for _, st := range f.Steps {
-			if st.Spec.CreatesRoom {
+			if st.CreatesRoom() {
 				return true
 			}
 		}

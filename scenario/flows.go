@@ -120,7 +120,7 @@ func (d *decoder) steps(n *yaml.Node, flow string, proto ProtocolName, defaults 
 		if !ok {
 			continue
 		}
-		in.created = in.created || st.Spec.CreatesRoom
+		in.created = in.created || st.CreatesRoom()
 		out = append(out, st)
 	}
 	return out

@@ -45,7 +45,7 @@ func (f Flow) RoomsPerSession() float64 {
 	g := float64(max(f.GroupSize, 1))
 	n := 0.0
 	for _, s := range f.Steps {
-		if s.Spec == nil || !s.Spec.CreatesRoom {
+		if !s.CreatesRoom() {
 			continue
 		}
 		switch s.Only {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/script"
 )
 
 // Plan is a validated scenario: everything the engine needs, with defaults
@@ -191,6 +192,18 @@ type Step struct {
 	BarrierN  int           // barrier: clients of the group that must arrive
 	Malformed MalformedSpec // malformed
 	Probe     RateProbeSpec // rate_probe
+}
+
+// CreatesRoom reports whether the step creates the room its flow's group
+// shares: its kind does (StepSpec.CreatesRoom: create_room), or it is a
+// script that sends a message that does (script.Message.CreatesRoom), in
+// any branch or round of it.
+func (s *Step) CreatesRoom() bool {
+	if s.Spec != nil && s.Spec.CreatesRoom {
+		return true
+	}
+	b, ok := s.Params.(*script.Block)
+	return ok && b.CreatesRoom()
 }
 
 // Distribution is the shape of a think time.

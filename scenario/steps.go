@@ -197,7 +197,7 @@ func (k *StepKeys) What() string { return k.in.what }
 func (k *StepKeys) Flow() string { return k.in.flow }
 
 // RoomCreated reports whether an earlier step of the flow creates the
-// room its group shares (StepSpec.CreatesRoom).
+// room its group shares (Step.CreatesRoom).
 func (k *StepKeys) RoomCreated() bool { return k.in.created }
 
 // Suggest returns ` (did you mean "x"?)` when one of candidates is close

@@ -76,6 +76,10 @@ type Message struct {
 	Channel string
 	// Fields are its fields, in the document's order.
 	Fields []Field
+	// CreatesRoom: sending it creates the room a flow's group shares, as
+	// a create_room step does (udp-lobby's LOBBY_CREATE_ROOM), so that a
+	// built-in join: {room: created} after it is valid.
+	CreatesRoom bool
 }
 
 // Route is where a reply tells the client to go next: udp-lobby's

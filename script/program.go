@@ -63,6 +63,22 @@ type Step struct {
 	Call *Call
 }
 
+// CreatesRoom reports whether the block, once checked (Check), sends a
+// message that creates a room (Message.CreatesRoom), in any branch or
+// round of it.
+func (b *Block) CreatesRoom() bool {
+	for i := range b.Steps {
+		s := &b.Steps[i]
+		switch {
+		case s.Send != nil && s.Send.msg != nil && s.Send.msg.CreatesRoom,
+			s.If != nil && (s.If.Then.CreatesRoom() || s.If.Else.CreatesRoom()),
+			s.Repeat != nil && s.Repeat.Body.CreatesRoom():
+			return true
+		}
+	}
+	return false
+}
+
 // Send sends one message, or raw bytes.
 type Send struct {
 	Message Src // the message's name; "" with Raw

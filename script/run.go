@@ -43,6 +43,15 @@ type Router interface {
 	Route(r Route) error
 }
 
+// Follower is a Transport whose client keeps state of its own for the
+// built-in steps of its flow (a room created, an instance joined, a game
+// started): it is told of each message a script received, decoded and
+// not stale, after its Route, so that the built-in steps after the
+// script go on from where the script left the client.
+type Follower interface {
+	Follow(channel string, d *Decoded)
+}
+
 // Key names a measured request: the send step's label and its message.
 type Key struct{ Label, Message string }
 
@@ -285,6 +294,9 @@ func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok 
 		}
 		if r, isRouter := env.Transport.(Router); isRouter && d.Route != nil {
 			err = r.Route(*d.Route)
+		}
+		if f, follows := env.Transport.(Follower); follows && d.Name != "" {
+			f.Follow(ch, &d)
 		}
 		return d, b, at, true, err
 	}

@@ -33,6 +33,15 @@ type ScriptSyncer interface {
 	SyncScript(session any)
 }
 
+// ScriptFollower is a Scripter whose own counters must follow the
+// catalog's session after each scripted step (udp-lobby's sequence ids,
+// which its built-in steps and its scripts take from one counter), so
+// that a built-in step after a script does not reuse what the script
+// used. ScriptSyncer is the other way round.
+type ScriptFollower interface {
+	FollowScript(session any)
+}
+
 // scriptState is a session's script: its environment, which keeps the
 // captures and a send awaiting its expect from one step to the next.
 type scriptState struct {
@@ -61,6 +70,9 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 		// A wait gave up the goroutine (Await, Pause): Resume runs
 		// this step again, and the script goes on where it waited.
 		return ErrSuspended
+	}
+	if f, ok := sc.(ScriptFollower); ok {
+		f.FollowScript(b.script.env.Session)
 	}
 	b.Next = time.Now()
 	var f *script.Failure

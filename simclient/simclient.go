@@ -625,11 +625,12 @@ func (sh *Shared) Value(key any, mk func() any) any {
 }
 
 // Creates reports whether group member idx runs a room-creating step
-// (scenario.StepSpec.CreatesRoom: create_room) of flow: only such a member's failure or early end
-// tells the group that its room will not exist (Group.FailRoom).
+// (scenario.Step.CreatesRoom: create_room, a script that sends a create)
+// of flow: only such a member's failure or early end tells the group that
+// its room will not exist (Group.FailRoom).
 func Creates(flow *scenario.Flow, idx int) bool {
-	for _, st := range flow.Steps {
-		if st.Spec != nil && st.Spec.CreatesRoom && st.Only.Runs(idx) {
+	for i := range flow.Steps {
+		if st := &flow.Steps[i]; st.CreatesRoom() && st.Only.Runs(idx) {
 			return true
 		}
 	}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/script"
+	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // scriptTransport plays a session's scripted steps on its socket: the
@@ -78,4 +80,109 @@ func (t scriptTransport) Route(r script.Route) error {
 	return nil
 }
 
-var _ script.Router = scriptTransport{}
+// Follow implements script.Follower: the built-in steps after a script
+// see the room it created (the group's, for its members' join: {room:
+// created}) or joined, the instance that accepted it and
+// the game's progress, as if they had read those messages themselves
+// (Route has already pointed the instance's channel at the port the
+// room's message named). A field the message did not carry whole (its
+// payload broke a rule) is not taken.
+func (t scriptTransport) Follow(_ string, d *script.Decoded) {
+	s := t.s
+	num := func(field string) (uint64, bool) { v, ok := d.Fields[field].(uint64); return v, ok }
+	switch d.Name {
+	case followed.roomCreated:
+		id, ok1 := num(followed.roomID)
+		port, ok2 := num(followed.port)
+		if ok1 && ok2 {
+			s.Shared.Rooms.Replace(uint32(id), uint16(port))
+			s.roomID, s.created, s.createdAt = uint32(id), uint32(id), time.Now()
+			if s.Member.Group != nil { // the room its members join (created), as create_room's
+				s.Member.Group.SetRoom(simclient.Room{ID: s.roomID, Port: s.inst.Port(), Addr: s.inst})
+			}
+		}
+	case followed.joinSuccess:
+		if id, ok := num(followed.roomID); ok {
+			s.roomID = uint32(id)
+		}
+	case followed.joinAccept:
+		s.instJoined = true
+	case followed.allReady:
+		s.allReady = true
+	case followed.tick:
+		if v, ok := num(followed.secondsLeft); ok {
+			s.lastTick = int(v)
+		}
+	case followed.gameStart:
+		s.gameStarted = true
+		s.GameStarted(time.Now())
+	case followed.gameEnd:
+		s.gameEnded = true
+		s.GameEnded(time.Now())
+	case followed.disconnect:
+		s.kicked = true
+	}
+}
+
+// followed names the messages and fields Follow reads, as udpscript's
+// catalog names them (udp-lobby.md; TestFollowedNames checks them there).
+var followed = struct {
+	roomCreated, joinSuccess, joinAccept, allReady, tick, gameStart, gameEnd, disconnect string
+	roomID, port, secondsLeft                                                            string
+}{
+	udpwire.LobbyRoomCreated.String(), udpwire.LobbyJoinSuccess.String(), udpwire.ServerJoinAccept.String(),
+	udpwire.ServerAllReady.String(), udpwire.ServerCountdownTick.String(), udpwire.ServerGameStart.String(),
+	udpwire.ServerGameEnd.String(), udpwire.ServerDisconnect.String(),
+	"roomId", "port", "secondsLeft",
+}
+
+// FollowedFields are the (message, field) pairs Follow reads, for the
+// catalog's test.
+func FollowedFields() [][2]string {
+	return [][2]string{
+		{followed.roomCreated, followed.roomID}, {followed.roomCreated, followed.port},
+		{followed.joinSuccess, followed.roomID}, {followed.tick, followed.secondsLeft},
+	}
+}
+
+// ScriptSeq is a script session's sequence counter (udpscript's): a
+// flow's built-in steps and its scripts take sequence ids from one
+// counter, so that neither sends an id the other used (a server caches a
+// reply by sequence id and answers a reused one with it, as a retry).
+type ScriptSeq interface {
+	// LastSeq is the last sequence id the script gave.
+	LastSeq() uint16
+	// FollowSeq takes last, the built-in steps' last id, as its own,
+	// unless the script has gone on past it (a scripted step resumed
+	// after a suspension).
+	FollowSeq(last uint16)
+}
+
+// SyncScript implements simclient.ScriptSyncer: the script's next id
+// follows the built-in steps' last.
+func (s *session) SyncScript(cs any) {
+	if q, ok := cs.(ScriptSeq); ok && s.sent > 0 {
+		q.FollowSeq(s.seq)
+	}
+}
+
+// FollowScript implements simclient.ScriptFollower: the built-in steps'
+// next id follows the script's last, and the ids the script took count
+// as this client's (a late reply to one is known, not a stranger's).
+func (s *session) FollowScript(cs any) {
+	q, ok := cs.(ScriptSeq)
+	if !ok {
+		return
+	}
+	if d := q.LastSeq() - s.seq; d != 0 && d < 1<<15 {
+		s.seq += d
+		s.sent += int(d)
+	}
+}
+
+var (
+	_ script.Router            = scriptTransport{}
+	_ script.Follower          = scriptTransport{}
+	_ simclient.ScriptSyncer   = (*session)(nil)
+	_ simclient.ScriptFollower = (*session)(nil)
+)

@@ -2,8 +2,10 @@ package udpclient
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
@@ -135,6 +137,71 @@ func TestScriptFailsNamingWhatCame(t *testing.T) {
 			}
 			if failed != 1 {
 				t.Errorf("steps %+v: want one failure %q", r.run.Steps, tt.reason)
+			}
+		})
+	}
+}
+
+// TestScriptAndStepsShareState: a flow that mixes built-in and scripted
+// steps takes sequence ids from one counter (the reference server answers
+// a reused id with its cached reply, as to a retry: a built-in step after
+// a script used to send the script's ids again), and the built-in steps
+// after a script go on from the room, instance and game the script got.
+func TestScriptAndStepsShareState(t *testing.T) {
+	tests := []struct {
+		name, flow string
+		seqs       []uint16 // the sequence ids the lobby saw, in order
+	}{
+		{"one counter", `  - steps:
+      - list_rooms
+      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_LIST
+      - list_rooms
+      - create_room
+      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_LIST
+`, []uint16{1, 2, 3, 4, 5}},
+		{"a script's room and instance", `  - steps:
+      - send: LOBBY_CREATE_ROOM
+      - expect: LOBBY_ROOM_CREATED
+      - join: {room: created}
+      - send: CLIENT_HELLO
+      - expect: SERVER_HELLO
+      - send: CLIENT_JOIN_REQUEST
+      - expect: SERVER_JOIN_ACCEPT
+      - ready
+      - wait_game_start
+      - list_rooms
+      - leave
+`, []uint16{1, 2, 6}}, // HELLO 3, JOIN_REQUEST 4 and READY 5 went to the instance
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// The create's and the join's seats: the instance waits for
+			// the second (held 5 s by default) before its countdown.
+			srv := referenceServer(t, func(c *udpserver.Config) { c.SeatHold = 100 * time.Millisecond })
+			relay := faultproxy.Relay(t, "udp", srv.Addr(), faultproxy.Options{Record: true})
+			p := plan(t, "defaults: {timeout: 2s}", tc.flow)
+			r := runSessions(t, p, relay.Addr(), 1, simclient.Options{})
+			if r.errs[0] != nil {
+				t.Fatal(r.errs[0])
+			}
+			if v := r.violations(); len(v) != 0 {
+				t.Errorf("violations %v", v)
+			}
+			var seqs []uint16
+			for _, b := range relay.Sent() {
+				var m udpwire.Message
+				if err := (udpwire.Decoder{Profile: udpwire.ProfileSpec}).Decode(b, &m); err != nil {
+					t.Fatalf("% x: %v", b, err)
+				}
+				seqs = append(seqs, m.Seq)
+			}
+			if !slices.Equal(seqs, tc.seqs) {
+				t.Errorf("the lobby saw sequence ids %v, want %v", seqs, tc.seqs)
+			}
+			if n := srv.Stats().Replayed; n != 0 {
+				t.Errorf("the server answered %d requests from its cache, as retries", n)
 			}
 		})
 	}

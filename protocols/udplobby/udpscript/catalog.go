@@ -101,10 +101,11 @@ var messages, byName = func() ([]script.Message, map[string]udpwire.MsgType) {
 	names := map[string]udpwire.MsgType{}
 	for _, t := range udpwire.MsgTypes {
 		ms = append(ms, script.Message{
-			Name:       t.String(),
-			FromClient: t.Dir() == udpwire.ClientToServer,
-			Channel:    channelName(t.Channel()),
-			Fields:     append(append([]script.Field{}, headerFields...), payloadFields[t]...),
+			Name:        t.String(),
+			FromClient:  t.Dir() == udpwire.ClientToServer,
+			CreatesRoom: t == udpwire.LobbyCreateRoom,
+			Channel:     channelName(t.Channel()),
+			Fields:      append(append([]script.Field{}, headerFields...), payloadFields[t]...),
 		})
 		names[t.String()] = t
 	}

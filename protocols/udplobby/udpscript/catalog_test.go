@@ -375,3 +375,55 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestFollowedNames: every message and field the built-in client reads
+// from what a script received (udpclient's Follow) is the catalog's, and
+// only LOBBY_CREATE_ROOM creates a room.
+func TestFollowedNames(t *testing.T) {
+	msgs := map[string]script.Message{}
+	for _, m := range Catalog.Messages() {
+		msgs[m.Name] = m
+		if m.CreatesRoom != (m.Name == udpwire.LobbyCreateRoom.String()) {
+			t.Errorf("%s: CreatesRoom %v", m.Name, m.CreatesRoom)
+		}
+	}
+	for _, pair := range udpclient.FollowedFields() {
+		m, ok := msgs[pair[0]]
+		if !ok {
+			t.Errorf("no message %s", pair[0])
+			continue
+		}
+		if !slices.ContainsFunc(m.Fields, func(f script.Field) bool { return f.Name == pair[1] }) {
+			t.Errorf("%s has no field %s", pair[0], pair[1])
+		}
+	}
+}
+
+// TestFollowSeq: the session goes on after the built-in steps' last
+// sequence id, never back (a scripted step resumed after a suspension),
+// and a reply to one of the ids it skipped is an earlier request's.
+func TestFollowSeq(t *testing.T) {
+	s := Catalog.NewSession(nil).(*session)
+	s.FollowSeq(7)
+	if s.LastSeq() != 7 {
+		t.Fatalf("after FollowSeq(7): last %d", s.LastSeq())
+	}
+	if _, err := Catalog.Encode(s, "LOBBY_LIST_ROOMS", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.FollowSeq(7) // the built-in steps have not followed the script's 8 yet
+	if s.LastSeq() != 8 {
+		t.Errorf("FollowSeq(7) after the script sent 8: last %d, want 8", s.LastSeq())
+	}
+	s.FollowSeq(2) // behind 8 (within half the id space): not followed
+	if s.LastSeq() != 8 {
+		t.Errorf("FollowSeq(2) after 8: last %d, want 8", s.LastSeq())
+	}
+	s.FollowSeq(8 + 40)
+	if s.LastSeq() != 48 {
+		t.Errorf("FollowSeq(48) after 8: last %d, want 48", s.LastSeq())
+	}
+	if !s.sentSeq(47) || !s.sentSeq(9) || s.sentSeq(49) {
+		t.Errorf("ids the built-in steps took: 9 known %v, 47 known %v, 49 known %v (want true, true, false)", s.sentSeq(9), s.sentSeq(47), s.sentSeq(49))
+	}
+}

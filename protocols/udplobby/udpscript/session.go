@@ -51,6 +51,29 @@ func (s *session) clientTime() uint32 {
 
 var _ script.Scheduled = (*session)(nil)
 
+// LastSeq implements udpclient.ScriptSeq.
+func (s *session) LastSeq() uint16 { return s.seq }
+
+// FollowSeq implements udpclient.ScriptSeq: the session goes on after
+// last, the built-in steps' last sequence id, unless it has already
+// gone past it (within half the id space: a scripted step resumed after
+// a suspension, whose sends the built-in steps have not followed yet).
+// The ids it skips are the built-in steps': a late reply to one is an
+// earlier request's (stale), not a reply to an id never sent.
+func (s *session) FollowSeq(last uint16) {
+	d := last - s.seq
+	if s.seq != 0 && (d == 0 || d >= 1<<15) {
+		return
+	}
+	n := min(int(d), maxTracked)
+	for id := last - uint16(n) + 1; n > 0; id, n = id+1, n-1 {
+		s.sentBefore(id)
+	}
+	s.seq = last
+}
+
+var _ udpclient.ScriptSeq = (*session)(nil)
+
 // NewSession returns a session for options: udpclient.Options (the
 // scenario's udp-lobby options), a *udpclient.Options, or nil (the spec
 // header). The sequence counter starts at 0, so the first send without a
