@@ -137,7 +137,7 @@ type Catalog interface {
 	// Encode makes the message named name of fields, which the loader
 	// checked against Messages (names, kinds, ranges); the fields not
 	// given take the protocol's defaults or, for Auto ones, the session's
-	// values.
+	// values. It does not keep fields (a pool's map, Run's).
 	Encode(session any, name string, fields map[string]any) ([]byte, error)
 	// Decode reads one received unit (a datagram, a frame's payload, a
 	// message) that came on channel, and checks it against the spec.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -49,7 +50,7 @@ type Router interface {
 // not stale, after its Route, so that the built-in steps after the
 // script go on from where the script left the client.
 type Follower interface {
-	Follow(channel string, d *Decoded)
+	Follow(channel string, d Decoded)
 }
 
 // Key names a measured request: the send step's label and its message.
@@ -85,7 +86,11 @@ type Env struct {
 	Call   func(ctx context.Context, v any) error
 	Record Recorder
 
-	pending *Request // the last send, until an expect answers it
+	// pending is the last send, until an expect answers it (pendingSet):
+	// a value, not a pointer, so that a send allocates none.
+	pending    Request
+	pendingSet bool
+
 	// resume is where a suspended Run goes on: the step index, try,
 	// round or branch of each level it was in, innermost first (pushed
 	// as ErrSuspended went up), popped from the end as Run goes down
@@ -144,6 +149,33 @@ func (env *Env) suspend(until time.Time) error {
 	return ErrSuspended
 }
 
+// mapPool holds the maps a send's fields and an expect's variables are
+// made in for as long as the step runs: a map per request allocated a
+// request apart, and one kept per client between steps cost a parked
+// client hundreds of bytes.
+var mapPool = sync.Pool{New: func() any { return make(map[string]any, 8) }}
+
+func getMap() map[string]any { return mapPool.Get().(map[string]any) }
+
+func putMap(m map[string]any) {
+	clear(m)
+	mapPool.Put(m)
+}
+
+// Recycler is a Catalog whose Decoded Fields maps come from a pool of
+// its own: Run hands each back (Recycle) once it has read the message,
+// and reads nothing of it after.
+type Recycler interface {
+	Recycle(fields map[string]any)
+}
+
+// recycle hands d's fields back to a Recycler catalog.
+func (env *Env) recycle(d Decoded) {
+	if r, ok := env.Catalog.(Recycler); ok && d.Fields != nil {
+		r.Recycle(d.Fields)
+	}
+}
+
 // Failure is a step that failed: what it wanted and what came instead.
 type Failure struct {
 	Line  int
@@ -187,8 +219,7 @@ func runStep(ctx context.Context, st *Step, env *Env) error {
 	try, _ := env.resumed()
 	for ; ; try++ {
 		err := playStep(ctx, st, env)
-		var f *Failure
-		if err == nil || !errors.As(err, &f) {
+		if err == nil || !isFailure(err) {
 			return env.suspended(err, try)
 		}
 		switch {
@@ -200,6 +231,13 @@ func runStep(ctx context.Context, st *Step, env *Env) error {
 		}
 		return err
 	}
+}
+
+// isFailure reports whether err is a step's Failure (apart from runStep,
+// so that the variable errors.As fills escapes only when a step failed).
+func isFailure(err error) bool {
+	var f *Failure
+	return errors.As(err, &f)
 }
 
 func playStep(ctx context.Context, st *Step, env *Env) error {
@@ -243,7 +281,11 @@ func (env *Env) send(st *Step, s *Send) error {
 	b, name := s.raw, "raw"
 	if s.msg != nil {
 		name = s.msg.Name
-		fields := map[string]any{}
+		var fields map[string]any // nil: none given
+		if len(s.Fields) > 0 {
+			fields = getMap() // Catalog.Encode does not keep it
+			defer putMap(fields)
+		}
 		for i := range s.Fields {
 			v, err := s.Fields[i].resolve(env.Vars)
 			if err != nil {
@@ -263,7 +305,7 @@ func (env *Env) send(st *Step, s *Send) error {
 	if err != nil {
 		return failErr(st, err, "send %s: %v", name, err)
 	}
-	env.pending = &Request{Key: Key{Label: st.Label, Message: name}, Intended: intended, Sent: sent}
+	env.pending, env.pendingSet = Request{Key: Key{Label: st.Label, Message: name}, Intended: intended, Sent: sent}, true
 	return nil
 }
 
@@ -283,20 +325,21 @@ func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok 
 		}
 		d = env.Catalog.Decode(env.Session, ch, b)
 		key := Key{Label: "expect", Message: d.Name}
-		if env.pending != nil {
+		if env.pendingSet {
 			key = env.pending.Key
 		}
 		for _, v := range d.Violations {
 			env.Record.Violation(key, v)
 		}
 		if d.Stale {
+			env.recycle(d)
 			continue // an earlier request's answer: not the one awaited
 		}
 		if r, isRouter := env.Transport.(Router); isRouter && d.Route != nil {
 			err = r.Route(*d.Route)
 		}
 		if f, follows := env.Transport.(Follower); follows && d.Name != "" {
-			f.Follow(ch, &d)
+			f.Follow(ch, d)
 		}
 		return d, b, at, true, err
 	}
@@ -316,7 +359,12 @@ func (env *Env) expect(st *Step, e *Expect) error {
 	case !e.Any && !named(e.Messages, d.Name):
 		return fail(st, "expected %s, got %s", wanted(e), came(d, b))
 	}
-	vars := env.exprEnv(d)
+	defer env.recycle(d)
+	var vars map[string]any
+	if e.Where.prog != nil || len(e.Capture) > 0 {
+		vars = env.exprEnv(d)
+		defer putMap(vars)
+	}
 	if e.Where.prog != nil {
 		held, err := expr.Run(e.Where.prog, vars)
 		switch {
@@ -329,10 +377,10 @@ func (env *Env) expect(st *Step, e *Expect) error {
 	for _, c := range e.Capture {
 		env.Vars[c.Var.S] = vars[c.Field.S]
 	}
-	if p := env.pending; p != nil {
-		env.pending = nil
-		p.Received = at
-		env.Record.Request(*p)
+	if env.pendingSet {
+		env.pendingSet = false
+		env.pending.Received = at
+		env.Record.Request(env.pending)
 	}
 	return nil
 }
@@ -351,8 +399,9 @@ func (env *Env) silence(st *Step, e *Expect) error {
 }
 
 // exprEnv is an expression's variables for received message d.
+// The map is mapPool's (putMap it): a capture copies its value out.
 func (env *Env) exprEnv(d Decoded) map[string]any {
-	m := make(map[string]any, len(env.Vars)+len(d.Fields)+1)
+	m := getMap()
 	for k, v := range env.Vars {
 		m[k] = v
 	}

@@ -3,6 +3,7 @@ package udpclient
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"net"
 	"net/netip"
@@ -303,4 +304,49 @@ func BenchmarkFlowScripted(b *testing.B) {
           - send: LOBBY_LIST_ROOMS
           - expect: LOBBY_ROOM_LIST
 `)
+}
+
+// TestScriptAllocsPerRequest: a scripted request (a send and the expect
+// after it) allocates about as little as the built-in step's: the
+// datagram it encodes and little more. It allocated 13.6 (a map of
+// variables per expect, of fields per send and per reply, a pending
+// request, the failure errors.As looked for) and cost 1.5× the built-in
+// flow's CPU in bench-run. Counted per request from the difference
+// between sessions of 200 and of 100 requests, the sessions' own set-up
+// cancelling out.
+func TestScriptAllocsPerRequest(t *testing.T) {
+	e := newEchoServer(t, 1)
+	perRequest := func(script bool) float64 {
+		allocs := func(n int) float64 {
+			flow := "  - steps: [" + strings.Repeat("list_rooms, ", n-1) + "list_rooms]\n"
+			if script {
+				flow = fmt.Sprintf("  - steps:\n      - repeat: {count: %d}\n        steps:\n          - send: LOBBY_LIST_ROOMS\n          - expect: LOBBY_ROOM_LIST\n", n)
+			}
+			p := plan(t, "defaults: {timeout: 2s}", flow)
+			sh, err := simclient.NewShared(p, e.addr(), metrics.NewCollector(time.Now()), simclient.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sh.Close()
+			f, _ := simclient.Lookup("udp-lobby")
+			i := 0
+			return testing.AllocsPerRun(20, func() {
+				s, err := f(sh, i, &p.Flows[0], clientSrc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				i++
+				if err := s.Run(context.Background(), time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				s.Close()
+			})
+		}
+		return (allocs(200) - allocs(100)) / 100
+	}
+	builtIn, scripted := perRequest(false), perRequest(true)
+	t.Logf("allocations a request: built-in %.2f, scripted %.2f", builtIn, scripted)
+	if scripted > builtIn+2 {
+		t.Errorf("a scripted request allocates %.2f times, the built-in step %.2f: want at most 2 more (the datagram and a boxed field)", scripted, builtIn)
+	}
 }

@@ -87,7 +87,7 @@ func (t scriptTransport) Route(r script.Route) error {
 // (Route has already pointed the instance's channel at the port the
 // room's message named). A field the message did not carry whole (its
 // payload broke a rule) is not taken.
-func (t scriptTransport) Follow(_ string, d *script.Decoded) {
+func (t scriptTransport) Follow(_ string, d script.Decoded) {
 	s := t.s
 	num := func(field string) (uint64, bool) { v, ok := d.Fields[field].(uint64); return v, ok }
 	switch d.Name {

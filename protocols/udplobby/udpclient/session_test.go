@@ -164,9 +164,14 @@ func TestFullMatch(t *testing.T) {
 
 func TestMisbehavingLobby(t *testing.T) {
 	t.Parallel() // waits on its timeouts; asserts counts and reasons (TestMain)
-	// Short enough for the silent cases, long enough that a loaded
-	// machine's slow reply is not taken for silence (50 ms could be).
+	// Short enough for the cases that wait out timeouts (waitsOut),
+	// long enough that a loaded machine's slow reply is not taken for
+	// silence (50 ms could be). The others, whose every request is
+	// answered, take a longer timeout: under the race detector beside
+	// two busy loops a reply once took over 200 ms and "wrong reply
+	// type" counted a retry.
 	fastPolicy := "defaults: {timeout: 200ms, retries: 2, retry_interval: 10ms}"
+	replyPolicy := "defaults: {timeout: 2s, retries: 2, retry_interval: 10ms}"
 	tests := []struct {
 		name      string
 		flow      string
@@ -176,12 +181,13 @@ func TestMisbehavingLobby(t *testing.T) {
 		wantFail  string // the failure reason of the failing step ("" = the session succeeds)
 		failStep  string
 		wantRetry int64 // retries counted on failStep
+		waitsOut  bool  // the case waits out the fast policy's timeouts
 	}{
 		{
 			name:     "wrong sequence then silence",
 			flow:     "- list_rooms",
 			setup:    func(f *fakeLobby) { f.lobbyHook = seqPlus(100) },
-			wantRule: RuleUSeqEcho, wantFail: result.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
+			wantRule: RuleUSeqEcho, wantFail: result.ReasonTimeout, failStep: "list_rooms", wantRetry: 2, waitsOut: true,
 		},
 		{
 			name: "bad CRC on the reply",
@@ -245,7 +251,7 @@ func TestMisbehavingLobby(t *testing.T) {
 			name:     "silent server: timeout after retries",
 			flow:     "- list_rooms",
 			setup:    func(f *fakeLobby) { f.silent = true },
-			wantFail: result.ReasonTimeout, failStep: "list_rooms", wantRetry: 2,
+			wantFail: result.ReasonTimeout, failStep: "list_rooms", wantRetry: 2, waitsOut: true,
 		},
 		{
 			name:     "join failed",
@@ -339,8 +345,9 @@ func TestMisbehavingLobby(t *testing.T) {
 		},
 		{
 			// The second reply may answer the retry: stale, not a violation.
-			name: "a retried request answered twice",
-			flow: "- list_rooms\n      - list_rooms",
+			name:     "a retried request answered twice",
+			flow:     "- list_rooms\n      - list_rooms",
+			waitsOut: true,
 			setup: func(f *fakeLobby) {
 				n := 0
 				f.lobbyHook = func(f *fakeLobby, m *udpwire.Message, def []byte) []byte {
@@ -365,7 +372,11 @@ func TestMisbehavingLobby(t *testing.T) {
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
 					f := newFakeLobby(t, udpwire.ProfileSpec, tc.setup)
-					p := plan(t, fastPolicy+"\n"+tc.extra+"\nflows_mode: "+string(mode), "  - steps:\n      "+tc.flow+"\n")
+					policy := replyPolicy
+					if tc.waitsOut {
+						policy = fastPolicy
+					}
+					p := plan(t, policy+"\n"+tc.extra+"\nflows_mode: "+string(mode), "  - steps:\n      "+tc.flow+"\n")
 					r := runSessions(t, p, f.addr(), 1, simclient.Options{Tick: time.Millisecond})
 					v := r.violations()
 					if tc.wantRule != "" && v[tc.wantRule] == 0 {

@@ -3,6 +3,7 @@ package udpscript
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/script"
@@ -32,7 +33,7 @@ func (catalog) Decode(sess any, channel string, b []byte) script.Decoded {
 	var m udpwire.Message
 	err = udpwire.Decoder{Profile: s.profile, Dir: udpwire.ServerToClient, Channel: ch}.Decode(b, &m)
 	if err == nil {
-		d := decoded(s.profile, m.Header, b)
+		d := decoded(s.profile, m.Header, b, fieldsPool.Get().(map[string]any))
 		s.judgeReply(&d, m.Header)
 		return d
 	}
@@ -43,12 +44,22 @@ func (catalog) Decode(sess any, channel string, b []byte) script.Decoded {
 	d := script.Decoded{}
 	var e *udpwire.Error
 	if errors.As(err, &e) && e.HaveHeader && e.Header.Type.Known() {
-		d = decoded(s.profile, e.Header, b)
+		d = decoded(s.profile, e.Header, b, fieldsPool.Get().(map[string]any))
 		d.Route = nil
 	}
 	d.Violations = []script.Violation{v}
 	return d
 }
+
+// fieldsPool holds the maps of Decoded's Fields: script.Run hands each
+// back once it has read its message (Recycle), so that a reply costs no
+// map, and a client waiting between steps keeps none.
+var fieldsPool = sync.Pool{New: func() any { return make(map[string]any, 8) }}
+
+// Recycle implements script.Recycler.
+func (catalog) Recycle(fields map[string]any) { fieldsPool.Put(fields) }
+
+var _ script.Recycler = catalog{}
 
 var channels = map[string]udpwire.Channel{
 	"":              udpwire.ChannelAny,
@@ -57,9 +68,12 @@ var channels = map[string]udpwire.Channel{
 }
 
 // decoded is the message of header h in datagram b: its name, header
-// fields, and payload fields when the payload has its type's layout.
-func decoded(p udpwire.Profile, h udpwire.Header, b []byte) script.Decoded {
-	d := script.Decoded{Name: h.Type.String(), Fields: map[string]any{fSeq: uint64(h.Seq)}}
+// fields, and payload fields when the payload has its type's layout, in
+// fields (emptied first).
+func decoded(p udpwire.Profile, h udpwire.Header, b []byte, fields map[string]any) script.Decoded {
+	clear(fields)
+	fields[fSeq] = uint64(h.Seq)
+	d := script.Decoded{Name: h.Type.String(), Fields: fields}
 	if p == udpwire.ProfileRType17 {
 		d.Fields[fTick] = uint64(h.TickID)
 	}
@@ -77,10 +91,38 @@ func decoded(p udpwire.Profile, h udpwire.Header, b []byte) script.Decoded {
 }
 
 // readPayload reads payload pl by fields, in wire order, into out; it
-// reads nothing and returns false unless pl is exactly their size. A
-// List's entries number the value of the field before it (roomCount).
+// reads nothing and returns false unless pl is exactly their size
+// (payloadFits).
 func readPayload(out map[string]any, fields []script.Field, pl []byte) bool {
-	got := map[string]any{}
+	if !payloadFits(fields, pl) {
+		return false
+	}
+	var last uint64
+	for _, f := range fields {
+		if f.Kind == script.List {
+			n := int(last) * recordLen(f.Elem)
+			if last == 0 {
+				out[f.Name] = emptyList // boxed once: a list of no rooms costs no allocation
+			} else {
+				out[f.Name] = readList(f.Elem, int(last), pl[:n])
+			}
+			pl = pl[n:]
+			continue
+		}
+		last = readUint(pl[:f.Bits/8])
+		out[f.Name] = last
+		pl = pl[f.Bits/8:]
+	}
+	return true
+}
+
+// emptyList is the value of a List field of no entries, shared: nothing
+// changes a list read.
+var emptyList any = []map[string]any{}
+
+// payloadFits reports whether pl is exactly the size of fields, a List's
+// entries numbering the value of the field before it (roomCount).
+func payloadFits(fields []script.Field, pl []byte) bool {
 	var last uint64
 	for _, f := range fields {
 		if f.Kind == script.List {
@@ -88,7 +130,6 @@ func readPayload(out map[string]any, fields []script.Field, pl []byte) bool {
 			if len(pl) < n {
 				return false
 			}
-			got[f.Name] = readList(f.Elem, int(last), pl[:n])
 			pl = pl[n:]
 			continue
 		}
@@ -96,16 +137,9 @@ func readPayload(out map[string]any, fields []script.Field, pl []byte) bool {
 			return false
 		}
 		last = readUint(pl[:f.Bits/8])
-		got[f.Name] = last
 		pl = pl[f.Bits/8:]
 	}
-	if len(pl) != 0 {
-		return false
-	}
-	for k, v := range got {
-		out[k] = v
-	}
-	return true
+	return len(pl) == 0
 }
 
 func recordLen(fields []script.Field) int {

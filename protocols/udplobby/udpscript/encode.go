@@ -32,7 +32,7 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 	var b []byte
 	if count >= 0 && count != m.Rooms.Len() {
 		b = appendListAsGiven(s.profile, &m, count)
-	} else if b, err = udpwire.Append(nil, s.profile, &m); err != nil {
+	} else if b, err = udpwire.Append(make([]byte, 0, encodeCap), s.profile, &m); err != nil {
 		return nil, fmt.Errorf("udpscript: %s: %v", name, err)
 	}
 	if _, given := fields[fSeq]; !given {
@@ -41,6 +41,11 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 	s.track(m.Seq)
 	return b, nil
 }
+
+// encodeCap holds a client's message (a header, a payload of at most 8
+// bytes, the CRC) in one allocation: appended to nil, the CRC grew it
+// again.
+const encodeCap = 64
 
 // fill sets m's header and payload from fields, checked against m.Type's
 // fields; count is a given roomCount, or -1.
