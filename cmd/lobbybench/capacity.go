@@ -105,6 +105,9 @@ func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string)
 	if plan == nil {
 		return bad
 	}
+	if code := settleFlows(e, "capacity", plan, c.o.Flows != "", false); code != exitOK {
+		return code
+	}
 	cc, err := c.config(ctx, plan)
 	if err != nil {
 		return usageErr(e, "capacity", "%v", err)
@@ -229,7 +232,10 @@ func capacityWorkers(plan *scenario.Plan, n int, grace, watchdog time.Duration, 
 	}
 	// The worker reads the scenario file again: what the parent's plan
 	// took from flags is passed as flags.
-	pass := []string{"--grace=" + grace.String(), "--watchdog=" + watchdog.String(), "--seed=" + strconv.FormatInt(plan.Seed, 10)}
+	// The flows mode as settled (settleFlows): each worker takes a
+	// virtual range of its own.
+	pass := []string{"--grace=" + grace.String(), "--watchdog=" + watchdog.String(), "--seed=" + strconv.FormatInt(plan.Seed, 10),
+		"--flows=" + string(plan.FlowsMode)}
 	if plan.Target != "" {
 		pass = append(pass, "--target="+plan.Target)
 	}

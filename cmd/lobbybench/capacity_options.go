@@ -63,6 +63,7 @@ func addCapacityFlags(fs *flag.FlagSet) *capacityOptions {
 	c.own = addOwnedTargetFlags(fs, true)
 	allowRedirectFlag(fs, &c.allowRedir)
 	addTargetSeedFlags(fs, &c.o, &c.seed)
+	addFlowsFlag(fs, &c.o)
 	fs.Var(&c.shard, "shard", "play shard `i/n` (0-based) of a fixed ladder (--loads, or doubling from --start to --max): its share of every load, in a document 'report merge' merges with the other shards'")
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/result"
 )
 
@@ -219,4 +220,32 @@ func (c *cancelOn) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.buf.String()
+}
+
+// TestCapacityFlows: capacity --flows plays every step's clients as run's
+// does: virtual refused where it cannot run (exit 2, naming the flag),
+// auto settled once before the first step and said in one line.
+func TestCapacityFlows(t *testing.T) {
+	t.Parallel()
+	t.Run("refused on tcp-lobby", func(t *testing.T) {
+		sc := writeScenario(t, "name: t\nprotocol: tcp-lobby\nload: {rate: 5/s, duration: 1s}\nflows:\n  - name: c\n    steps: [connect]\n")
+		code, _, errs := runCLI(t, "capacity", "--flows", "virtual", "--loads", "5", sc)
+		if code != exitUsage || !strings.Contains(errs, "lobbybench capacity: --flows virtual: virtual flows are UDP only") {
+			t.Errorf("exit %d, stderr %q: want %d naming --flows virtual", code, errs, exitUsage)
+		}
+	})
+	t.Run("auto", func(t *testing.T) {
+		if err := vflow.Available(); err != nil {
+			t.Skipf("virtual flows cannot run on this machine: %v", err)
+		}
+		out := filepath.Join(t.TempDir(), "c.json")
+		code, stdout, errs := runCLI(t, "capacity", "--flows", "auto", "--loads", "5,10", "--step", "1s", "--warmup", "0s", "--grace", "500ms",
+			"--lag-bound", "10s", "--json", out, pollScenario(t, "list_rooms.errors == 0"))
+		if code != exitOK {
+			t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, errs)
+		}
+		if n := strings.Count(errs, "lobbybench capacity: flows auto: virtual"); n != 1 {
+			t.Errorf("stderr says flows auto: virtual %d times, want once:\n%s", n, errs)
+		}
+	})
 }

@@ -35,27 +35,33 @@ func addFlowsFlag(fs *flag.FlagSet, o *scenario.Overrides) {
 		" (udp-lobby: a virtual flow each instead of a socket, needs CAP_NET_RAW, CAP_BPF and CAP_NET_ADMIN; auto: virtual where available; overrides flows_mode; default sockets)")
 }
 
-// resolveFlows settles plan's flows mode (auto: virtual or sockets, said
-// in one line on stderr) before anything is sent; virtual flows that
-// cannot run are a usage error saying why.
+// resolveFlows settles plan's flows mode for run (settleFlows); a worker
+// says nothing, its parent has.
 func (r *runOptions) resolveFlows(e *env, plan *scenario.Plan) int {
+	return settleFlows(e, "run", plan, r.o.Flows != "", r.worker)
+}
+
+// settleFlows settles plan's flows mode for command cmd (auto: virtual or
+// sockets, said in one line on stderr unless quiet) before anything is
+// sent; virtual flows that cannot run are a usage error saying why, and
+// naming --flows when the flag (given), not flows_mode, asked for them.
+// Worker processes (--workers) each take a range of their own (vflow's
+// first free block), as two runs on one machine do.
+func settleFlows(e *env, cmd string, plan *scenario.Plan, given, quiet bool) int {
 	apart := ""
-	switch {
-	case r.workers != "" || r.worker:
-		apart = "--workers: every worker process would steer the same range"
-	case len(plan.SourceAddrs) > 0:
+	if len(plan.SourceAddrs) > 0 {
 		apart = "source_addrs: a virtual flow's address is its range's, not one of the scenario's"
 	}
 	mode, note, err := simclient.ResolveFlows(plan.Protocol, plan.FlowsMode, apart)
 	if err != nil {
 		what := "flows_mode: virtual"
-		if r.o.Flows != "" {
+		if given {
 			what = "--flows virtual"
 		}
-		return usageErr(e, "run", "%s: %v", what, err)
+		return usageErr(e, cmd, "%s: %v", what, err)
 	}
-	if note != "" && !r.worker {
-		fmt.Fprintf(e.stderr, "lobbybench run: %s\n", note)
+	if note != "" && !quiet {
+		fmt.Fprintf(e.stderr, "lobbybench %s: %s\n", cmd, note)
 	}
 	plan.FlowsMode = mode
 	return exitOK

@@ -24,7 +24,7 @@ import (
 // server may send them (--allow-redirect), the protocols' own flags
 // (--instance-ports), and --protocol and --flow, a run's scenario without
 // a file.
-var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog", "allow-redirect", "no-default-gate", "protocol", "flow"}
+var workerFlags = []string{"target", "duration", "rate", "clients", "seed", "max-clients", "grace", "precise", "no-spin", "watchdog", "allow-redirect", "no-default-gate", "protocol", "flow", "flows"}
 
 // parseWorkers reads --workers: a count 1..engine.MaxWorkers or "auto".
 func parseWorkers(v string, plan *scenario.Plan) (int, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -95,6 +96,34 @@ func TestRunWorkers(t *testing.T) {
 	}
 	if !doc.Engine.Embedded || doc.Engine.Server == nil || refudp.StatsOf(doc.Engine.Server.Stats).Requests["LOBBY_LIST_ROOMS"] < uint64(doc.Steps[0].Requests) {
 		t.Errorf("the parent's embedded server did not serve the workers: %+v", doc.Engine.Server)
+	}
+}
+
+// TestRunWorkersVirtual: with --workers 2 --flows virtual each worker
+// process plays its share on a virtual range of its own (two processes
+// on one machine take disjoint blocks: they used to be refused, when
+// every worker would have steered the same one), every request is
+// answered, and the merge and every shard say virtual.
+func TestRunWorkersVirtual(t *testing.T) {
+	t.Parallel()
+	if err := vflow.Available(); err != nil {
+		t.Skipf("virtual flows cannot run on this machine: %v", err)
+	}
+	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "500ms", 1))
+	code, errs, doc, _ := runWorkersCmd(t, nil, 0, "--workers", "2", "--flows", "virtual", "--quiet", sc)
+	if code != exitOK || doc == nil {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, errs)
+	}
+	if doc.Engine.Harness.Flows != string(scenario.FlowsVirtual) || len(doc.ShardRuns) != 2 {
+		t.Fatalf("merged harness flows %q over %d shard runs, want virtual over 2", doc.Engine.Harness.Flows, len(doc.ShardRuns))
+	}
+	for _, sr := range doc.ShardRuns {
+		if sr.Harness.Flows != string(scenario.FlowsVirtual) || sr.Sessions.Started == 0 {
+			t.Errorf("shard %s: flows %q, sessions %+v", sr.Shard, sr.Harness.Flows, sr.Sessions)
+		}
+	}
+	if doc.Totals.Requests == 0 || doc.Totals.Failures != 0 {
+		t.Errorf("%d requests, %d failed: want some, none failed", doc.Totals.Requests, doc.Totals.Failures)
 	}
 }
 
