@@ -27,7 +27,7 @@ func TestResolveFlows(t *testing.T) {
 		{name: "virtual", proto: "udp-lobby", mode: scenario.FlowsVirtual, want: scenario.FlowsVirtual},
 		{name: "virtual, unprivileged", proto: "udp-lobby", mode: scenario.FlowsVirtual, avail: noPriv, wantError: "CAP_NET_RAW"},
 		{name: "virtual, tcp-lobby", proto: "tcp-lobby", mode: scenario.FlowsVirtual, wantError: "tcp-lobby runs over TCP"},
-		{name: "virtual, leviathan", proto: "leviathan", mode: scenario.FlowsVirtual, wantError: "not yet wired for leviathan"},
+		{name: "virtual, leviathan", proto: "leviathan", mode: scenario.FlowsVirtual, want: scenario.FlowsVirtual},
 		{name: "virtual, workers", proto: "udp-lobby", mode: scenario.FlowsVirtual, apart: "--workers: x", wantError: "--workers"},
 		{name: "auto", proto: "udp-lobby", mode: scenario.FlowsAuto, want: scenario.FlowsVirtual, wantNote: "flows auto: virtual"},
 		{name: "auto, unprivileged", proto: "udp-lobby", mode: scenario.FlowsAuto, avail: noPriv, want: scenario.FlowsSockets, wantNote: "sockets, as virtual flows cannot run: vflow: opening the raw socket"},

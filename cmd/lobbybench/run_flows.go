@@ -32,7 +32,7 @@ func (f flowsFlag) Set(s string) error {
 // addFlowsFlag declares --flows on fs, filling o.Flows.
 func addFlowsFlag(fs *flag.FlagSet, o *scenario.Overrides) {
 	fs.Var(flowsFlag{o}, "flows", "how clients meet the network: `MODE` "+strings.Join(scenario.FlowsModes, ", ")+
-		" (udp-lobby: a virtual flow each instead of a socket, needs CAP_NET_RAW, CAP_BPF and CAP_NET_ADMIN; auto: virtual where available; overrides flows_mode; default sockets)")
+		" (udp-lobby, leviathan: a virtual flow each instead of a socket, needs CAP_NET_RAW, CAP_BPF and CAP_NET_ADMIN; auto: virtual where available; overrides flows_mode; default sockets)")
 }
 
 // resolveFlows settles plan's flows mode for run (settleFlows); a worker

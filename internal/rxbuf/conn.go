@@ -7,13 +7,26 @@ import (
 	"syscall"
 )
 
+// Socket is what Conn reads from: a *net.UDPConn, or a socket without a
+// descriptor (a virtual flow, whose SyscallConn fails), read with
+// ReadMsgUDPAddrPort. One that can wait for a datagram without a buffer
+// (WaitReadable) is waited on before a Scratch is taken.
+type Socket interface {
+	ReadMsgUDPAddrPort(b, oob []byte) (n, oobn, flags int, addr netip.AddrPort, err error)
+	SyscallConn() (syscall.RawConn, error)
+	LocalAddr() net.Addr
+}
+
+// readableWaiter is a Socket that waits for a datagram holding no buffer.
+type readableWaiter interface{ WaitReadable() error }
+
 // Conn reads whole datagrams from a UDP socket for one goroutine. On
 // Linux it reads through the socket's syscall.RawConn, taking a Scratch
 // only once a datagram is there: parked on the netpoller, it holds no
 // buffer, not even the small one of its last datagram. Elsewhere it reads with the net package, holding a Scratch
 // while parked.
 type Conn struct {
-	c   *net.UDPConn
+	c   Socket
 	raw syscall.RawConn    // nil: the net package's reads
 	fn  func(uintptr) bool // rawRead, bound once
 
@@ -30,7 +43,7 @@ type Conn struct {
 }
 
 // NewConn returns a Conn reading from c.
-func NewConn(c *net.UDPConn) *Conn {
+func NewConn(c Socket) *Conn {
 	r := &Conn{c: c}
 	if Supported {
 		if raw, err := c.SyscallConn(); err == nil {
@@ -51,6 +64,11 @@ func (r *Conn) EnableStamps() bool { return r.raw != nil && EnableStamps(r.raw) 
 func (r *Conn) Read() ([]byte, netip.AddrPort, error) {
 	if r.raw == nil {
 		r.Stamp = 0
+		if w, ok := r.c.(readableWaiter); ok {
+			if err := w.WaitReadable(); err != nil {
+				return nil, netip.AddrPort{}, err
+			}
+		}
 		s := Get()
 		n, _, _, from, err := r.c.ReadMsgUDPAddrPort(s.Bytes(), nil)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 // Spec is the Leviathan protocol as the scenario loader knows it: the
 // scenario half of its descriptor (protocols/leviathan).
 var Spec = scenario.ProtocolSpec{
-	Name: levwire.ProtocolName, Order: 3, Transport: "udp",
+	Name: levwire.ProtocolName, Order: 3, Transport: "udp", VirtualFlows: true,
 	Steps:         steps,
 	Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
 	ProbeRequests: []scenario.StepKind{Echo},

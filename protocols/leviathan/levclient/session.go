@@ -144,14 +144,24 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 		}
 	}
 	target := netip.AddrPortFrom(sh.Target.Addr().Unmap(), sh.Target.Port())
+	if sh.Flows != nil { // a virtual flow of the run's range, not a socket
+		f, err := sh.Flows.Conn()
+		if err != nil {
+			return nil, simclient.OpenError(err)
+		}
+		opt.Flow, opt.OnStray = f, func([]byte, netip.AddrPort) { sh.StrayDatagram() }
+	}
 	d, err := levconn.Dial(target, opt)
 	if err != nil {
+		if opt.Flow != nil {
+			opt.Flow.Close()
+		}
 		return nil, simclient.OpenError(err)
 	}
 	s.d = d
 	sh.ReceiveStamps(d.KernelStamps())
 	if sh.Sweeper != nil {
-		s.waker = sh.Sweeper.Add(func() { d.Socket().SetReadDeadline(time.Now()) })
+		s.waker = sh.Sweeper.Add(func() { d.SetReadDeadline(time.Now()) })
 		l.waker = s.waker
 	}
 	s.Join()

@@ -49,6 +49,32 @@ type DriverOptions struct {
 	// engine could not fully decode (it still acted on the decodable
 	// prefix, see Conn.Receive), e.g. to record a violation.
 	OnMalformed func(b []byte, err error)
+	// Flow, when set, is the connection's address instead of a socket of
+	// its own: a virtual flow (vflow.Conn), which the Driver then owns
+	// (Close closes it). Local and SocketBuffer do not apply; kernel
+	// stamps come with the flow's reads.
+	Flow Flow
+	// OnStray, when set, is told about every datagram a Flow received
+	// from another address than the peer's (a connected socket never
+	// receives those): it is dropped, not handed to the engine.
+	OnStray func(b []byte, from netip.AddrPort)
+}
+
+// socket is what the Driver uses of its socket: a connected
+// *net.UDPConn, or a Flow.
+type socket interface {
+	rxbuf.Socket
+	SetReadDeadline(t time.Time) error
+	Close() error
+}
+
+// Flow is a virtual flow (vflow.Conn): an address:port with no socket of
+// its own, which sends to any address and stamps each datagram it reads
+// with the kernel's receive time (StampInto).
+type Flow interface {
+	socket
+	WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error)
+	StampInto(p *int64)
 }
 
 // Driver is the thin socket driver of one client connection: a connected
@@ -57,7 +83,10 @@ type DriverOptions struct {
 // accessors must be called from one goroutine; Close may be called from any.
 type Driver struct {
 	c      *Conn
-	sock   *net.UDPConn
+	sock   socket
+	peer   netip.AddrPort
+	send   func(b []byte) (int, error) // to the peer
+	flow   bool                        // sock is a Flow: sources are checked
 	opt    DriverOptions
 	in     *impair.Impairer
 	out    *impair.Impairer
@@ -82,6 +111,22 @@ func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
 	if (!opt.In.IsZero() || !opt.Out.IsZero()) && opt.Rand == nil {
 		return nil, errors.New("levconn: impairment needs DriverOptions.Rand")
 	}
+	d := &Driver{
+		c:    c,
+		peer: peer,
+		opt:  opt,
+		in:   impair.New(opt.In, opt.Rand, maxHeld),
+		out:  impair.New(opt.Out, opt.Rand, maxHeld),
+	}
+	if opt.Flow != nil {
+		f := opt.Flow
+		d.sock, d.flow = f, true
+		d.send = func(b []byte) (int, error) { return f.WriteToUDPAddrPort(b, peer) }
+		d.rx = rxbuf.NewConn(f)
+		f.StampInto(&d.rx.Stamp)
+		d.stamps = opt.KernelStamps
+		return d, nil
+	}
 	var laddr *net.UDPAddr
 	if opt.Local.IsValid() {
 		laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(opt.Local, 0))
@@ -94,14 +139,7 @@ func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
 		sock.SetReadBuffer(opt.SocketBuffer)
 		sock.SetWriteBuffer(opt.SocketBuffer)
 	}
-	d := &Driver{
-		c:    c,
-		sock: sock,
-		opt:  opt,
-		in:   impair.New(opt.In, opt.Rand, maxHeld),
-		out:  impair.New(opt.Out, opt.Rand, maxHeld),
-		rx:   rxbuf.NewConn(sock),
-	}
+	d.sock, d.send, d.rx = sock, sock.Write, rxbuf.NewConn(sock)
 	d.stamps = opt.KernelStamps && d.rx.EnableStamps()
 	return d, nil
 }
@@ -118,8 +156,8 @@ func (d *Driver) Stamp() int64 { return d.kns }
 // Conn returns the connection engine (for Stats and settings).
 func (d *Driver) Conn() *Conn { return d.c }
 
-// Socket returns the UDP socket (for a Wake owner's SetReadDeadline).
-func (d *Driver) Socket() *net.UDPConn { return d.sock }
+// SetReadDeadline sets the socket's read deadline (for a Wake owner).
+func (d *Driver) SetReadDeadline(t time.Time) error { return d.sock.SetReadDeadline(t) }
 
 // LocalAddr returns the socket's local address.
 func (d *Driver) LocalAddr() netip.AddrPort {
@@ -185,7 +223,7 @@ func (d *Driver) WriteRaw(b []byte) error {
 	if d.opt.OnSend != nil {
 		d.opt.OnSend(b)
 	}
-	_, err := d.sock.Write(b)
+	_, err := d.send(b)
 	return err
 }
 
@@ -220,7 +258,7 @@ func (d *Driver) write(b []byte) error {
 	if d.opt.OnSend != nil {
 		d.opt.OnSend(b)
 	}
-	_, err := d.sock.Write(b)
+	_, err := d.send(b)
 	if err != nil && d.closed.Load() {
 		return ErrClosed
 	}
@@ -309,7 +347,7 @@ func (d *Driver) readOne(now, deadline time.Time) error {
 		}
 		d.sock.SetReadDeadline(wake)
 	}
-	b, _, err := d.rx.Read()
+	b, from, err := d.rx.Read()
 	if d.opt.Wake != nil {
 		d.opt.Wake(time.Time{})
 	}
@@ -324,6 +362,12 @@ func (d *Driver) readOne(now, deadline time.Time) error {
 			return nil
 		}
 		return fmt.Errorf("levconn: read: %w", err)
+	}
+	if d.flow && from != d.peer {
+		if d.opt.OnStray != nil {
+			d.opt.OnStray(b, from)
+		}
+		return nil // a connected socket would not have read it
 	}
 	now, d.kns = time.Now(), d.rx.Stamp
 	if d.opt.OnRecv != nil {

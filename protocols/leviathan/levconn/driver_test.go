@@ -3,8 +3,11 @@ package levconn
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
+	"net/netip"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,5 +81,84 @@ func TestDriverStamp(t *testing.T) {
 		case !want && ns != 0:
 			t.Errorf("a stamp (%d) on a driver not asked for them", ns)
 		}
+	}
+}
+
+// testFlow is a Flow over an unconnected loopback socket, as a virtual
+// flow is to the driver: no descriptor (SyscallConn fails), datagrams from
+// any address, each read stamped with stamp.
+type testFlow struct {
+	*net.UDPConn
+	stamp int64
+	into  *int64
+}
+
+func (f *testFlow) SyscallConn() (syscall.RawConn, error) {
+	return nil, errors.New("a flow has no descriptor")
+}
+func (f *testFlow) StampInto(p *int64) { f.into = p }
+func (f *testFlow) ReadMsgUDPAddrPort(b, oob []byte) (int, int, int, netip.AddrPort, error) {
+	n, oobn, flags, from, err := f.UDPConn.ReadMsgUDPAddrPort(b, oob)
+	if err == nil && f.into != nil {
+		*f.into = f.stamp
+	}
+	return n, oobn, flags, from, err
+}
+
+// TestDriverFlow: a driver on a Flow sends to its peer from the flow's
+// address, hands the engine what the peer sends, with the flow's stamp,
+// and drops a datagram from any other address (OnStray), which the
+// connected socket it stands in for would never have read.
+func TestDriverFlow(t *testing.T) {
+	listen := func() *net.UDPConn {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	peer, stranger := listen(), listen()
+	flow := &testFlow{UDPConn: listen(), stamp: 12345}
+	var strays []netip.AddrPort
+	d, err := Dial(peer.LocalAddr().(*net.UDPAddr).AddrPort(), DriverOptions{Flow: flow, KernelStamps: true,
+		OnStray: func(_ []byte, from netip.AddrPort) { strays = append(strays, from) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	msg := func(payload string) []byte {
+		dg := levwire.AppendNormalHeader(nil, 5, 0, nil, 1)
+		dg = levwire.AppendRequestHeader(dg, 3, levwire.ReqIdentification)
+		return append(dg, payload...)
+	}
+	at := d.LocalAddr()
+	if _, err := stranger.WriteToUDPAddrPort(msg("stranger"), at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := peer.WriteToUDPAddrPort(msg("peer"), at); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := d.Next(context.Background(), time.Now().Add(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != EventMessage || string(ev.Msg.Payload) != "peer" {
+		t.Fatalf("event %v, payload %q: want the peer's message", ev.Kind, ev.Msg.Payload)
+	}
+	if len(strays) != 1 || strays[0] != stranger.LocalAddr().(*net.UDPAddr).AddrPort() {
+		t.Errorf("strays %v, want the stranger's one datagram", strays)
+	}
+	if !d.KernelStamps() || d.Stamp() != flow.stamp {
+		t.Errorf("stamps %v, stamp %d: want the flow's %d", d.KernelStamps(), d.Stamp(), flow.stamp)
+	}
+	if err := d.WriteRaw([]byte("to the peer")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 64)
+	peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, from, err := peer.ReadFromUDPAddrPort(b)
+	if err != nil || string(b[:n]) != "to the peer" || from != at {
+		t.Errorf("the peer read %q from %v (%v), want the driver's datagram from %v", b[:n], from, err, at)
 	}
 }
