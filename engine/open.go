@@ -104,6 +104,18 @@ func (x *Execution) runOpen(ctx context.Context) {
 	}
 	go o.loop(ctx)
 	<-o.done
+	// The schedule ends at its last arrival, the load at the end of its
+	// stages: the run lasts as long (its length, and every rate made of
+	// it, is the load's), however few arrivals it had. A shard's share of
+	// 2/s in a 1 s capacity step is one arrival, at 0: its run lasted
+	// 0.5 ms, and its CPU read as 107 % of 2 cores (harness-bound).
+	if ctx.Err() == nil {
+		var t *time.Timer
+		x.wait(ctx, &t, x.start.Add(plan.Load.Duration))
+		if t != nil {
+			t.Stop()
+		}
+	}
 }
 
 // openSched is the open model's schedule (runOpen), run by one goroutine

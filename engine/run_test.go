@@ -296,31 +296,43 @@ func TestRunPreciseReachesClients(t *testing.T) {
 	}
 }
 
-// TestRunLengthIsTheLoads: a run whose requests all end early (each
-// client lists the rooms once, then thinks past the end) lasts as long
-// as its load, not until its last completion: a target that stops
-// answering must not shorten the run and so raise its rate. The bound
-// holds by construction (the schedule ends no earlier than its stages);
-// nothing here measures how long the run took.
+// TestRunLengthIsTheLoads: a run whose requests all end early lasts as
+// long as its load, not until its last completion or its last arrival: a
+// target that stops answering must not shorten the run and so raise its
+// rate, nor may a schedule of few arrivals (an open model at 2/s for 1 s
+// arrives at 0 and 0.5 s; a shard of it at 0 only: its run lasted
+// 0.5 ms, its CPU read as 107 % of 2 cores). The bound holds by
+// construction (the schedule ends no earlier than its stages); nothing
+// here measures how long the run took.
 func TestRunLengthIsTheLoads(t *testing.T) {
-	plan := mustPlan(t, `
+	for _, tc := range []struct {
+		name, load string
+		shard      Shard
+		successes  int64
+	}{
+		{"closed, each client once", "model: closed\n  start_clients: 2\n  stages: [{clients: 2, for: 1s}]", Shard{}, 2},
+		{"open, 2 arrivals", "rate: 2/s\n  duration: 1s", Shard{}, 2},
+		{"open, a shard's 1 arrival", "rate: 2/s\n  duration: 1s", Shard{Index: 0, Count: 2}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := mustPlan(t, `
 protocol: udp-lobby
 load:
-  model: closed
-  start_clients: 2
-  stages: [{clients: 2, for: 1s}]
+  `+tc.load+`
 flows:
   - name: once
     steps: [list_rooms, {think: 1h}]
 `)
-	res, err := Run(context.Background(), Config{Plan: plan, Grace: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Totals.Successes != 2 {
-		t.Fatalf("successes %d, want the two clients' one list each", res.Totals.Successes)
-	}
-	if res.DurationNS < time.Second {
-		t.Errorf("run length %v, want at least the load's 1s", res.DurationNS)
+			res, err := Run(context.Background(), Config{Plan: plan, Grace: 100 * time.Millisecond, Shard: tc.shard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Totals.Successes != tc.successes {
+				t.Fatalf("successes %d, want %d (one list each)", res.Totals.Successes, tc.successes)
+			}
+			if res.DurationNS < time.Second {
+				t.Errorf("run length %v, want at least the load's 1s", res.DurationNS)
+			}
+		})
 	}
 }
