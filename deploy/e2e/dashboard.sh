@@ -9,7 +9,7 @@
 #      deploy/e2e/dashboard/package-lock.json (npm ci). No browser is ever
 #      downloaded through playwright: it drives /usr/bin/chromium.
 #   2. go build of lobbybench
-#   3. deploy/e2e/dashboard/test.mjs: an embedded-server run of 18 s with
+#   3. deploy/e2e/dashboard/test.mjs: an embedded-server run of 30 s with
 #      --workers 2 --dashboard-addr 127.0.0.1:PORT --serve-linger, watched
 #      by chromium (headless, fresh user-data-dir) through a TCP proxy of
 #      the test's own:
