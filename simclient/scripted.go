@@ -49,6 +49,11 @@ type scriptState struct {
 	rec  scriptRecorder
 	step int // the running step, for think inside if and repeat
 	st   *scenario.Step
+	// ready: made for this session (scriptReady). A renewed session
+	// keeps the state, not ready, and its next scripted step makes it
+	// again in place: a 1-step scripted flow in a closed loop used to
+	// allocate a state, an environment and a variables map a request.
+	ready bool
 }
 
 // playScripted runs scripted step i (st) of the flow.
@@ -90,9 +95,9 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 }
 
 // scriptReady makes the session's script environment on its first
-// scripted step.
+// scripted step: in the state a renewed session kept, else a new one.
 func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
-	if b.script != nil {
+	if b.script != nil && b.script.ready {
 		return nil
 	}
 	tr, err := sc.ScriptTransport(ctx)
@@ -101,20 +106,35 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	}
 	spec, _ := scenario.LookupProtocol(b.Shared.Plan.Protocol)
 	cat := spec.Catalog
-	s := &scriptState{}
-	s.rec = scriptRecorder{b: b}
+	s := b.script
+	if s == nil {
+		s = &scriptState{}
+	}
+	vars := s.env.Vars
+	if vars == nil {
+		vars = make(script.Vars, 4)
+	}
+	clear(vars)
+	vars["session"], vars["client"] = b.Shared.nextScriptSession(), uint64(b.ID)
+	vars["group"], vars["shard"] = uint64(b.Member.Group.ID), uint64(b.Shared.shard)
+	*s = scriptState{rec: scriptRecorder{b: b}, ready: true}
 	s.env = script.Env{
-		Catalog: cat, Session: cat.NewSession(b.Shared.Plan.Options), Transport: tr,
-		Vars: script.Vars{
-			"session": b.Shared.nextScriptSession(), "client": uint64(b.ID),
-			"group": uint64(b.Member.Group.ID), "shard": uint64(b.Shared.shard),
-		},
+		Catalog: cat, Session: cat.NewSession(b.Shared.Plan.Options), Transport: tr, Vars: vars,
 		Intended: func() time.Time { return b.Next },
 		Call:     b.scriptCall,
 		Record:   &s.rec,
 	}
 	b.script = s
 	return nil
+}
+
+// keptScript is the script state a renewed session keeps (Renew), to be
+// made again by its first scripted step.
+func (b *Base) keptScript() *scriptState {
+	if b.script != nil {
+		b.script.ready = false
+	}
+	return b.script
 }
 
 // scriptCall plays a step inside an if or a repeat that the script does

@@ -210,7 +210,7 @@ func (b *Base) Renew(id, fi int) Base {
 	m := sh.Rejoin(fi, b.Member)
 	return Base{Shared: sh, ID: id, Flow: flow, FlowIdx: fi, Member: m, Rec: sh.Recorder(id), Think: b.Think, CurStep: -1,
 		thinkSrc: b.thinkSrc, timer: b.timer, creator: Creates(flow, m.Index), parkWaits: b.parkWaits,
-		IO: b.IO, lob: lobbyFor(sh.game, flow, m.Index)}
+		IO: b.IO, lob: lobbyFor(sh.game, flow, m.Index), script: b.keptScript()}
 }
 
 // Play runs the session's flow as Session.Run does, p's steps with the

@@ -24,17 +24,6 @@ func (s *session) track(seq uint16) {
 	delete(s.answered, seq) // a given id sent again awaits its answer again
 }
 
-// sentBefore remembers the sequence id of a request the built-in steps
-// sent (FollowSeq), in the order sent: known, not the last sent, so a reply to
-// it is stale.
-func (s *session) sentBefore(seq uint16) {
-	if len(s.sent) == maxTracked {
-		delete(s.answered, s.sent[0])
-		s.sent = s.sent[1:]
-	}
-	s.sent = append(s.sent, seq)
-}
-
 // judgeReply marks a reply that answers an earlier request than the last
 // one sent as stale, as the built-in client does: a second reply to a
 // request already answered is a U-REPLY-DUP (udp-lobby.md §1: one
@@ -60,8 +49,12 @@ func (s *session) judgeReply(d *script.Decoded, h udpwire.Header) {
 	s.answered[h.Seq] = true
 }
 
-// sentSeq reports whether the session sent a request with sequence id seq.
+// sentSeq reports whether the session sent a request with sequence id
+// seq, or the built-in steps it went on after did (FollowSeq).
 func (s *session) sentSeq(seq uint16) bool {
+	if s.builtLast != 0 && s.builtLast-seq <= s.built {
+		return true
+	}
 	for _, v := range s.sent {
 		if v == seq {
 			return true

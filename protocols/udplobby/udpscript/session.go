@@ -29,6 +29,9 @@ type session struct {
 	pings, intended time.Time
 	// err is what was wrong with the options; every Encode returns it.
 	err error
+	// builtLast and built are the built-in steps' ids the session went
+	// on after (FollowSeq): built+1 ids up to builtLast, sent by them.
+	builtLast, built uint16
 }
 
 // Intend implements script.Scheduled.
@@ -58,16 +61,18 @@ func (s *session) LastSeq() uint16 { return s.seq }
 // last, the built-in steps' last sequence id, unless it has already
 // gone past it (within half the id space: a scripted step resumed after
 // a suspension, whose sends the built-in steps have not followed yet).
-// The ids it skips are the built-in steps': a late reply to one is an
-// earlier request's (stale), not a reply to an id never sent.
+// The ids it skips are the built-in steps' (a range, not a list: a
+// session renewed after thousands of requests costs nothing more): a
+// late reply to one is an earlier request's (stale), not a reply to an
+// id never sent.
 func (s *session) FollowSeq(last uint16) {
 	d := last - s.seq
 	if s.seq != 0 && (d == 0 || d >= 1<<15) {
 		return
 	}
-	n := min(int(d), maxTracked)
-	for id := last - uint16(n) + 1; n > 0; id, n = id+1, n-1 {
-		s.sentBefore(id)
+	s.builtLast, s.built = last, d
+	if s.seq == 0 { // a new session: the built-in steps' ids, as far back as they may go
+		s.built = uint16(min(int(last), 1<<15)) - 1
 	}
 	s.seq = last
 }
