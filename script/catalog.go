@@ -140,6 +140,9 @@ type Catalog interface {
 	// values. It does not keep fields (a pool's map, Run's).
 	Encode(session any, name string, fields map[string]any) ([]byte, error)
 	// Decode reads one received unit (a datagram, a frame's payload, a
-	// message) that came on channel, and checks it against the spec.
+	// message) that came on channel, and checks it against the spec. The
+	// Decoded's Fields map is Run's once returned: it is emptied and used
+	// again after the message is read (FieldsMap), so the catalog keeps
+	// no reference to it.
 	Decode(session any, channel string, b []byte) Decoded
 }

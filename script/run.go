@@ -149,10 +149,10 @@ func (env *Env) suspend(until time.Time) error {
 	return ErrSuspended
 }
 
-// mapPool holds the maps a send's fields and an expect's variables are
-// made in for as long as the step runs: a map per request allocated a
-// request apart, and one kept per client between steps cost a parked
-// client hundreds of bytes.
+// mapPool holds the maps a send's fields, an expect's variables and a
+// received message's fields are made in for as long as a step reads
+// them: a map per request allocated a request apart, and one kept per
+// client between steps cost a parked client hundreds of bytes.
 var mapPool = sync.Pool{New: func() any { return make(map[string]any, 8) }}
 
 func getMap() map[string]any { return mapPool.Get().(map[string]any) }
@@ -162,17 +162,16 @@ func putMap(m map[string]any) {
 	mapPool.Put(m)
 }
 
-// Recycler is a Catalog whose Decoded Fields maps come from a pool of
-// its own: Run hands each back (Recycle) once it has read the message,
-// and reads nothing of it after.
-type Recycler interface {
-	Recycle(fields map[string]any)
-}
+// FieldsMap is an empty map for a Decoded's Fields, from the pool Run
+// puts every Decoded's Fields back into once it has read the message
+// (Catalog.Decode): a catalog that takes its maps here makes a reply
+// cost none.
+func FieldsMap() map[string]any { return getMap() }
 
-// recycle hands d's fields back to a Recycler catalog.
+// recycle puts d's fields back into the pool (FieldsMap).
 func (env *Env) recycle(d Decoded) {
-	if r, ok := env.Catalog.(Recycler); ok && d.Fields != nil {
-		r.Recycle(d.Fields)
+	if d.Fields != nil {
+		putMap(d.Fields)
 	}
 }
 

@@ -3,7 +3,6 @@ package udpscript
 import (
 	"encoding/binary"
 	"errors"
-	"sync"
 
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/script"
@@ -33,7 +32,7 @@ func (catalog) Decode(sess any, channel string, b []byte) script.Decoded {
 	var m udpwire.Message
 	err = udpwire.Decoder{Profile: s.profile, Dir: udpwire.ServerToClient, Channel: ch}.Decode(b, &m)
 	if err == nil {
-		d := decoded(s.profile, m.Header, b, fieldsPool.Get().(map[string]any))
+		d := decoded(s.profile, m.Header, b, script.FieldsMap())
 		s.judgeReply(&d, m.Header)
 		return d
 	}
@@ -44,22 +43,12 @@ func (catalog) Decode(sess any, channel string, b []byte) script.Decoded {
 	d := script.Decoded{}
 	var e *udpwire.Error
 	if errors.As(err, &e) && e.HaveHeader && e.Header.Type.Known() {
-		d = decoded(s.profile, e.Header, b, fieldsPool.Get().(map[string]any))
+		d = decoded(s.profile, e.Header, b, script.FieldsMap())
 		d.Route = nil
 	}
 	d.Violations = []script.Violation{v}
 	return d
 }
-
-// fieldsPool holds the maps of Decoded's Fields: script.Run hands each
-// back once it has read its message (Recycle), so that a reply costs no
-// map, and a client waiting between steps keeps none.
-var fieldsPool = sync.Pool{New: func() any { return make(map[string]any, 8) }}
-
-// Recycle implements script.Recycler.
-func (catalog) Recycle(fields map[string]any) { fieldsPool.Put(fields) }
-
-var _ script.Recycler = catalog{}
 
 var channels = map[string]udpwire.Channel{
 	"":              udpwire.ChannelAny,
@@ -69,9 +58,8 @@ var channels = map[string]udpwire.Channel{
 
 // decoded is the message of header h in datagram b: its name, header
 // fields, and payload fields when the payload has its type's layout, in
-// fields (emptied first).
+// fields, an empty map (script.FieldsMap).
 func decoded(p udpwire.Profile, h udpwire.Header, b []byte, fields map[string]any) script.Decoded {
-	clear(fields)
 	fields[fSeq] = uint64(h.Seq)
 	d := script.Decoded{Name: h.Type.String(), Fields: fields}
 	if p == udpwire.ProfileRType17 {
