@@ -408,9 +408,7 @@ func (s *session) reply(data []byte, m *udpwire.Message) verdict {
 				return v
 			}
 		}
-		s.Shared.Rooms.Replace(m.RoomID, m.Port)
-		s.roomID, s.created, s.createdAt = m.RoomID, m.RoomID, time.Now()
-		s.setInstance(m.Port)
+		s.roomCreated(m.RoomID, m.Port)
 	case udpwire.LobbyJoinSuccess:
 		return s.joinSuccess(data, m)
 	case udpwire.LobbyJoinFailed:
@@ -503,6 +501,22 @@ func (s *session) joinSuccess(data []byte, m *udpwire.Message) verdict {
 
 func (s *session) portOK(port uint16) bool {
 	return s.rt.ports.IsZero() || s.rt.ports.Contains(port)
+}
+
+// roomCreated takes room id, which this client created on port: the
+// run's room table, the session's room and its instance's channel.
+func (s *session) roomCreated(id uint32, port uint16) {
+	s.Shared.Rooms.Replace(id, port)
+	s.roomID, s.created, s.createdAt = id, id, time.Now()
+	s.setInstance(port)
+}
+
+// shareRoom makes the room this client created its group's, the one
+// its members join (join: {room: created}).
+func (s *session) shareRoom() {
+	if s.Member.Group != nil {
+		s.Member.Group.SetRoom(simclient.Room{ID: s.roomID, Port: s.inst.Port(), Addr: s.inst})
+	}
 }
 
 func (s *session) setInstance(port uint16) {

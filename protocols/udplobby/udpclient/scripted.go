@@ -94,12 +94,9 @@ func (t scriptTransport) Follow(_ string, d script.Decoded) {
 	case followed.roomCreated:
 		id, ok1 := num(followed.roomID)
 		port, ok2 := num(followed.port)
-		if ok1 && ok2 {
-			s.Shared.Rooms.Replace(uint32(id), uint16(port))
-			s.roomID, s.created, s.createdAt = uint32(id), uint32(id), time.Now()
-			if s.Member.Group != nil { // the room its members join (created), as create_room's
-				s.Member.Group.SetRoom(simclient.Room{ID: s.roomID, Port: s.inst.Port(), Addr: s.inst})
-			}
+		if ok1 && ok2 { // as create_room takes its reply
+			s.roomCreated(uint32(id), uint16(port))
+			s.shareRoom()
 		}
 	case followed.joinSuccess:
 		if id, ok := num(followed.roomID); ok {

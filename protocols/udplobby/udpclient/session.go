@@ -309,9 +309,7 @@ func (s *session) create(i int, st *scenario.Step, intended time.Time) (time.Tim
 		}
 		return sent, err
 	}
-	if s.Member.Group != nil {
-		s.Member.Group.SetRoom(simclient.Room{ID: s.roomID, Port: s.inst.Port(), Addr: s.inst})
-	}
+	s.shareRoom()
 	return sent, nil
 }
 
