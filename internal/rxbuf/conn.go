@@ -10,15 +10,17 @@ import (
 // Socket is what Conn reads from: a *net.UDPConn, or a socket without a
 // descriptor (a virtual flow, whose SyscallConn fails), read with
 // ReadMsgUDPAddrPort. One that can wait for a datagram without a buffer
-// (WaitReadable) is waited on before a Scratch is taken.
+// (ReadableWaiter) is waited on before a Scratch is taken.
 type Socket interface {
 	ReadMsgUDPAddrPort(b, oob []byte) (n, oobn, flags int, addr netip.AddrPort, err error)
 	SyscallConn() (syscall.RawConn, error)
 	LocalAddr() net.Addr
 }
 
-// readableWaiter is a Socket that waits for a datagram holding no buffer.
-type readableWaiter interface{ WaitReadable() error }
+// ReadableWaiter is a socket that can wait for a datagram holding no
+// buffer (a virtual flow, vflow.Conn): a reader takes its Scratch only
+// once the datagram is there, as the raw reads of a socket do.
+type ReadableWaiter interface{ WaitReadable() error }
 
 // Conn reads whole datagrams from a UDP socket for one goroutine. On
 // Linux it reads through the socket's syscall.RawConn, taking a Scratch
@@ -64,7 +66,7 @@ func (r *Conn) EnableStamps() bool { return r.raw != nil && EnableStamps(r.raw) 
 func (r *Conn) Read() ([]byte, netip.AddrPort, error) {
 	if r.raw == nil {
 		r.Stamp = 0
-		if w, ok := r.c.(readableWaiter); ok {
+		if w, ok := r.c.(ReadableWaiter); ok {
 			if err := w.WaitReadable(); err != nil {
 				return nil, netip.AddrPort{}, err
 			}

@@ -3,9 +3,9 @@ package udpclient
 import (
 	"net"
 	"net/netip"
-	"syscall"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -16,23 +16,16 @@ import (
 // these methods: no raw reads, no precise polling, no suspending on a
 // descriptor (waitFD is -1).
 type udpConn interface {
-	ReadMsgUDPAddrPort(b, oob []byte) (n, oobn, flags int, addr netip.AddrPort, err error)
+	rxbuf.Socket // reads, SyscallConn, LocalAddr
 	WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error)
 	SetReadDeadline(t time.Time) error
-	LocalAddr() net.Addr
 	Close() error
-	SyscallConn() (syscall.RawConn, error)
 }
 
-// readableWaiter is a udpConn that can wait for a datagram without a
-// buffer (vflow.Conn): readNet then takes its 64 KiB scratch only once
-// the datagram is there, as the raw reads of a socket do.
-type readableWaiter interface{ WaitReadable() error }
-
 var (
-	_ udpConn        = (*net.UDPConn)(nil)
-	_ udpConn        = (*vflow.Conn)(nil)
-	_ readableWaiter = (*vflow.Conn)(nil)
+	_ udpConn              = (*net.UDPConn)(nil)
+	_ udpConn              = (*vflow.Conn)(nil)
+	_ rxbuf.ReadableWaiter = (*vflow.Conn)(nil)
 )
 
 // openFlow gives t a virtual flow of h instead of a socket. Its reads say

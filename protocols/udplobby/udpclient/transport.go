@@ -380,7 +380,7 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 // the netpoller until one comes, holding a 64 KiB scratch while it waits:
 // where raw reads are not available (initIO).
 func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
-	if w, ok := t.c.(readableWaiter); ok {
+	if w, ok := t.c.(rxbuf.ReadableWaiter); ok {
 		// A virtual flow: wait for the datagram holding no scratch.
 		if err := w.WaitReadable(); err != nil {
 			return nil, netip.AddrPort{}, err
