@@ -262,49 +262,59 @@ func BenchmarkBareEchoClients(b *testing.B) {
 	}
 }
 
-// benchFlow plays whole sessions of flow (100 LOBBY_LIST_ROOMS requests
-// each) against the echo server, one after another, and reports the CPU
-// per request: what a scripted flow costs beside the built-in one.
-func benchFlow(b *testing.B, flow string) {
-	e := newEchoServer(b, 1)
-	p := plan(b, "defaults: {timeout: 2s}", flow)
-	sh, err := simclient.NewShared(p, e.addr(), metrics.NewCollector(time.Now()), simclient.Options{})
-	if err != nil {
-		b.Fatal(err)
+// listFlow is a flow of n LOBBY_LIST_ROOMS requests a session, as
+// built-in steps or as a script.
+func listFlow(scripted bool, n int) string {
+	if scripted {
+		return fmt.Sprintf("  - steps:\n      - repeat: {count: %d}\n        steps:\n          - send: LOBBY_LIST_ROOMS\n          - expect: LOBBY_ROOM_LIST\n", n)
 	}
-	defer sh.Close()
+	return "  - steps: [" + strings.Repeat("list_rooms, ", n-1) + "list_rooms]\n"
+}
+
+// flowPlayer returns a function that plays one whole session of flow
+// against addr, a new session each call; the run's shared state closes
+// when tb ends.
+func flowPlayer(tb testing.TB, addr netip.AddrPort, flow string) func() {
+	p := plan(tb, "defaults: {timeout: 2s}", flow)
+	sh, err := simclient.NewShared(p, addr, metrics.NewCollector(time.Now()), simclient.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { sh.Close() })
 	f, _ := simclient.Lookup("udp-lobby")
-	ctx := context.Background()
+	i := 0
+	return func() {
+		s, err := f(sh, i, &p.Flows[0], clientSrc)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		i++
+		if err := s.Run(context.Background(), time.Now()); err != nil {
+			tb.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// benchFlow plays whole sessions of 100 LOBBY_LIST_ROOMS requests
+// (listFlow) against the echo server, one after another, and reports the
+// CPU per request: what a scripted flow costs beside the built-in one.
+func benchFlow(b *testing.B, scripted bool) {
+	play := flowPlayer(b, newEchoServer(b, 1).addr(), listFlow(scripted, 100))
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
-	for i := 0; b.Loop(); i++ {
-		s, err := f(sh, i, &p.Flows[0], clientSrc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Run(ctx, time.Now()); err != nil {
-			b.Fatal(err)
-		}
-		s.Close()
+	for b.Loop() {
+		play()
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N*100), "cpu-µs/req")
 }
 
 // BenchmarkFlowBuiltIn and BenchmarkFlowScripted: the same 100 list
 // requests a session, as built-in steps and as a script.
-func BenchmarkFlowBuiltIn(b *testing.B) {
-	benchFlow(b, "  - steps: ["+strings.Repeat("list_rooms, ", 99)+"list_rooms]\n")
-}
+func BenchmarkFlowBuiltIn(b *testing.B) { benchFlow(b, false) }
 
-func BenchmarkFlowScripted(b *testing.B) {
-	benchFlow(b, `  - steps:
-      - repeat: {count: 100}
-        steps:
-          - send: LOBBY_LIST_ROOMS
-          - expect: LOBBY_ROOM_LIST
-`)
-}
+func BenchmarkFlowScripted(b *testing.B) { benchFlow(b, true) }
 
 // TestScriptAllocsPerRequest: a scripted request (a send and the expect
 // after it) allocates about as little as the built-in step's: the
@@ -315,33 +325,9 @@ func BenchmarkFlowScripted(b *testing.B) {
 // between sessions of 200 and of 100 requests, the sessions' own set-up
 // cancelling out.
 func TestScriptAllocsPerRequest(t *testing.T) {
-	e := newEchoServer(t, 1)
-	perRequest := func(script bool) float64 {
-		allocs := func(n int) float64 {
-			flow := "  - steps: [" + strings.Repeat("list_rooms, ", n-1) + "list_rooms]\n"
-			if script {
-				flow = fmt.Sprintf("  - steps:\n      - repeat: {count: %d}\n        steps:\n          - send: LOBBY_LIST_ROOMS\n          - expect: LOBBY_ROOM_LIST\n", n)
-			}
-			p := plan(t, "defaults: {timeout: 2s}", flow)
-			sh, err := simclient.NewShared(p, e.addr(), metrics.NewCollector(time.Now()), simclient.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sh.Close()
-			f, _ := simclient.Lookup("udp-lobby")
-			i := 0
-			return testing.AllocsPerRun(20, func() {
-				s, err := f(sh, i, &p.Flows[0], clientSrc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				i++
-				if err := s.Run(context.Background(), time.Now()); err != nil {
-					t.Fatal(err)
-				}
-				s.Close()
-			})
-		}
+	addr := newEchoServer(t, 1).addr()
+	perRequest := func(scripted bool) float64 {
+		allocs := func(n int) float64 { return testing.AllocsPerRun(20, flowPlayer(t, addr, listFlow(scripted, n))) }
 		return (allocs(200) - allocs(100)) / 100
 	}
 	builtIn, scripted := perRequest(false), perRequest(true)
