@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/alone"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -58,6 +59,9 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Closed after the sessions: the next measurement starts without
+	// this one's rooms (the server would keep them until the test ends).
+	defer srv.Close()
 	defer sh.Close()
 	f, _ := simclient.Lookup("udp-lobby")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -105,10 +109,13 @@ func settle() {
 // TestScriptMemoryPerClient: a session parked mid-flow in a script keeps
 // at most 1 KB of heap more than the same flow's built-in steps do (the
 // script's program is shared by every session: each keeps its captures,
-// not an interpreter).
+// not an interpreter). It runs alone in a process of its own.
 func TestScriptMemoryPerClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1000 sessions")
+	}
+	if !alone.Run(t) {
+		return
 	}
 	const n = 1000
 	heap := map[string]float64{}
@@ -144,6 +151,9 @@ var waitFlows = []struct{ name, flow string }{
 func TestScriptWaitMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2 × 2000 sessions")
+	}
+	if !alone.Run(t) {
+		return
 	}
 	const n = simclient.SuspendWaitsFrom
 	heap := map[string]float64{}
