@@ -18,8 +18,12 @@ import (
 // sometimes within 100 ms of that connection's last packet: the server
 // took such a Connect for a duplicate of the old connection's, acked it and
 // never answered, and the client's engine, its Connect acked, never resent
-// it: the client stalled until its timeout. Every flow's connect must be
-// answered.
+// it: the client stalled until its timeout. And the server's connection
+// with the port's earlier client may resend to it a response the earlier
+// client never acked, whose number the new client's engine took for one
+// it had seen: the new connection's own response with that number was
+// dropped as a copy (levconn's TestResponseToUnusedNumber). Every flow's
+// connect and join must be answered.
 //
 // Which ports collide is the kernel's draw: a run fails the old server
 // when at least one does (a few in a thousand sessions at loopback speed),

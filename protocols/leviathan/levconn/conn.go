@@ -719,6 +719,19 @@ func (c *Conn) onAck(now time.Time, id uint32) {
 }
 
 func (c *Conn) deliver(now time.Time, m *levwire.Message) {
+	if m.Kind == levwire.KindResponse && m.ResponseTo >= c.nextMsg {
+		// A response to a number this connection has not used yet answers
+		// nothing here, so it is delivered (the client judges it) but its
+		// number not remembered. It is most often a resend from the peer's
+		// connection with the client this address belonged to before (a
+		// port the OS handed again while the peer still held it):
+		// remembered, its number would make the new connection's own
+		// message with that number a copy, dropped, and its request would
+		// wait for an answer until it gave up.
+		c.st.Delivered++
+		c.emit(Event{Kind: EventMessage, Msg: *m})
+		return
+	}
 	for _, n := range c.dup {
 		if n == m.Number {
 			c.st.Duplicates++

@@ -317,6 +317,37 @@ func TestDuplicateWindow(t *testing.T) {
 	}
 }
 
+// TestResponseToUnusedNumber: a response to a number the connection has
+// not used yet (a resend from the peer's connection with the client that
+// held this port before) is delivered but not remembered: the response
+// with that MessageNumber that answers this connection's own request,
+// later, is delivered too, not dropped as a copy.
+func TestResponseToUnusedNumber(t *testing.T) {
+	c := newConn(t, Config{})
+	recv := func(id, num, responseTo uint32) Event {
+		dg := levwire.AppendNormalHeader(nil, id, 0, nil, 1)
+		dg = append(levwire.AppendResponseHeader(dg, num, levwire.ResConnect, responseTo), connect()...)
+		if err := c.Receive(t0, dg); err != nil {
+			t.Fatal(err)
+		}
+		ev := c.Events()
+		return ev[len(ev)-1]
+	}
+	if e := recv(5000, 1, 1); e.Kind != EventMessage { // stale: #1 not sent yet
+		t.Fatalf("a response to an unused number: %v, want delivered (the client judges it)", e.Kind)
+	}
+	num, err := c.SendRequest(t0, Critical, levwire.ReqEcho, nil)
+	if err != nil || num != 1 {
+		t.Fatalf("request #%d, %v", num, err)
+	}
+	if e := recv(1001, 1, num); e.Kind != EventMessage || e.Msg.ResponseTo != num {
+		t.Fatalf("the answer to request #%d: %+v, want delivered", num, e)
+	}
+	if e := recv(1002, 1, num); e.Kind != EventDuplicate { // and it is remembered
+		t.Fatalf("a copy of the answer: %v, want a duplicate", e.Kind)
+	}
+}
+
 func TestAckReadings(t *testing.T) {
 	E, S := levwire.AckEngine, levwire.AckSeedPlusOne
 	for _, tc := range []struct {
