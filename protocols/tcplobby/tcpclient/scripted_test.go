@@ -133,3 +133,62 @@ func TestScriptFailsNamingWhatCame(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptAndStepsShareState: the built-in steps after a script go on
+// from what the script got: the room its CREATE_ROOM_REQ created is the
+// group's (join: {room: created} may follow it), and the built-in steps
+// judge the room's broadcasts (PLAYER_JOIN, PLAYER_READY, COUNTDOWN,
+// GAME_START) knowing the room, its members and the client's hash:
+// without that each would be a broadcast violation.
+func TestScriptAndStepsShareState(t *testing.T) {
+	const script = `      - send: {message: CONNECT_REQ, fields: {playerName: "p${client}"}, only: leader}
+      - expect: {message: CONNECT_ACK, where: "success", only: leader}
+      - send: {message: CREATE_ROOM_REQ, fields: {roomName: mixed, playerName: "p${client}"}, only: leader}
+      - expect: {message: CREATE_ROOM_ACK, where: "roomId > 0", only: leader}
+      - expect: {message: ROOM_UPDATE, only: leader}
+`
+	const match = `      - ready
+      - barrier: 2
+      - start: {only: leader}
+      - wait_countdown
+      - wait_game_start
+      - disconnect
+`
+	for _, tc := range []struct {
+		name, flow string
+		steps      map[string]int64
+	}{
+		{"alone in the script's room", `
+  - name: alone
+    steps:
+` + strings.ReplaceAll(script, ", only: leader", "") + strings.ReplaceAll(strings.ReplaceAll(match, "      - barrier: 2\n", ""), ": {only: leader}", ""),
+			map[string]int64{"ready": 1, "start": 1, "wait_game_start": 1}},
+		{"a member joins the script's room", `
+  - name: mixed
+    group_size: 2
+    steps:
+` + script + `      - connect: {only: members}
+      - join: {room: created, only: members}
+      - barrier: 2
+` + match,
+			map[string]int64{"join": 1, "ready": 2, "start": 1, "wait_game_start": 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan(t, "defaults: {timeout: 5s}", tc.flow)
+			r := runSessions(t, p, referenceServer(t), p.Flows[0].GroupSize)
+			for i, err := range r.errs {
+				if err != nil {
+					t.Errorf("session %d: %v", i, err)
+				}
+			}
+			if v := r.violations(); len(v) != 0 {
+				t.Errorf("violations %v (%+v)", v, r.run.Violations)
+			}
+			for name, want := range tc.steps {
+				if got := r.step(t, name).Successes; got != want {
+					t.Errorf("%s successes = %d, want %d", name, got, want)
+				}
+			}
+		})
+	}
+}

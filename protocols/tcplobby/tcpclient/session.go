@@ -69,8 +69,9 @@ type session struct {
 	gameStarted bool
 	gameStart   tcpwire.GameStart
 	lastError   *tcpwire.ErrorMsg
-	closedBy    error // the server ended the connection
-	salvaged    bool  // the frame being handled was read by tcplobby.Salvage
+	closedBy    error  // the server ended the connection
+	salvaged    bool   // the frame being handled was read by tcplobby.Salvage
+	scriptIn    []byte // the payload a script's Recv returned last, for Follow
 
 	// pending request
 	joining   uint32 // room of a pending JOIN_ROOM_REQ

@@ -33,9 +33,10 @@ func (catalog) Messages() []script.Message {
 	out := make([]script.Message, 0, len(tcpwire.Types))
 	for _, t := range tcpwire.Types {
 		out = append(out, script.Message{
-			Name:       t.String(),
-			FromClient: codecs[t].fromClient,
-			Fields:     codecs[t].fields,
+			Name:        t.String(),
+			FromClient:  codecs[t].fromClient,
+			CreatesRoom: t == tcpwire.TypeCreateRoomReq,
+			Fields:      codecs[t].fields,
 		})
 	}
 	return out
