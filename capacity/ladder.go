@@ -138,8 +138,9 @@ func Ladder(ctx context.Context, s LadderSettings, r Runner, now func() time.Tim
 // c.Stop says why the ladder ends where it does, in this order: a
 // target that went down at some step (the finding, whatever came
 // before); a harness-bound step before any FAIL (the limit is the
-// harness's); how its playing ended, when it was interrupted; no load
-// held (the lowest broke); the budget, when it ran out; else the ladder
+// harness's); how its playing ended, when it was interrupted; a load
+// that held above the one that broke (the verdicts do not rise with the
+// load: no limit to find); no load held (the lowest broke); the budget, when it ran out; else the ladder
 // itself (every load played). A search bisects; a ladder only knows the
 // limit lies between the load that held and the one that broke.
 func ConcludeLadder(c *result.Capacity) {
@@ -180,6 +181,8 @@ func ConcludeLadder(c *result.Capacity) {
 	case harness != nil:
 		c.Stop, c.StopText = result.StopHarness, "the harness could not offer "+result.FormatLoad(harness.Load, u)
 	case c.Stop == result.StopInterrupted || c.Stop == "error":
+	case bad > 0 && c.HeldAbove() > 0:
+		c.Stop, c.StopText = result.StopNotMonotone, fmt.Sprintf("%s broke, yet %s held: the verdicts do not rise with the load", result.FormatLoad(bad, u), result.FormatLoad(c.HeldAbove(), u))
 	case bad > 0 && good == 0:
 		c.Stop, c.StopText = result.StopNoLoadHeld, "no load of the ladder held: the lowest, "+result.FormatLoad(bad, u)+", broke"
 	case c.Stop == result.StopBudget:

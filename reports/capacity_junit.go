@@ -14,7 +14,8 @@ func init() {
 
 // WriteCapacityJUnit writes the search as JUnit XML: first the search's
 // own testcase (an error when the target went down, the search was
-// harness-bound or interrupted; a failure when no load held), then a
+// harness-bound or interrupted, or a ladder's verdicts did not rise with
+// the load; a failure when no load held), then a
 // testcase per step (a harness-bound or target-down step an error; a FAIL
 // step, the load above the limit that a search is meant to find, passes
 // with what broke in its output), then a failure per protocol rule

@@ -28,6 +28,7 @@ const (
 	StopBudget      = "budget"        // --budget ran out
 	StopNoLoadHeld  = "no-load-held"  // even the lowest load tried broke
 	StopHarness     = "harness-bound" // the harness could not offer the load
+	StopNotMonotone = "not-monotone"  // a ladder's load broke and a higher one held
 	StopTargetDown  = "target-down"   // the target died
 	StopInterrupted = "interrupted"   // Ctrl-C
 	// StopLadder: a fixed ladder (--loads, or a sharded run's) played
@@ -151,8 +152,9 @@ type RuleOnset struct {
 }
 
 // Headline judges the search: TARGET DOWN first, then INCONCLUSIVE
-// (harness-bound: the limit found is the harness's), FAIL (no load
-// held), PASS (a limit found, or everything held up to --max).
+// (harness-bound: the limit found is the harness's; a ladder whose load
+// broke below one that held), FAIL (no load held), PASS (a limit found,
+// or everything held up to --max).
 func (c *Capacity) Headline() Headline {
 	u := c.Unit()
 	held := "no load held"
@@ -200,6 +202,9 @@ func (c *Capacity) Headline() Headline {
 		return Headline{Status: StatusInconclusive, Text: fmt.Sprintf("INCONCLUSIVE · harness-bound at %s (%s): the limit found (%s) is the harness's, not the server's; add --workers or more machines", FormatLoad(s.Load, u), s.Why, held)}
 	case StopNoLoadHeld:
 		return Headline{Status: StatusFail, Text: fmt.Sprintf("FAIL · no load held: %s broke first on %s", FormatLoad(c.BrokeAt, u), c.BrokeFirst)}
+	case StopNotMonotone:
+		return Headline{Status: StatusInconclusive, Text: fmt.Sprintf("INCONCLUSIVE · %s broke first on %s, yet %s held: the verdicts do not rise with the load, no limit to find (a count floor?)",
+			FormatLoad(c.BrokeAt, u), c.BrokeFirst, FormatLoad(c.HeldAbove(), u))}
 	case StopInterrupted:
 		return Headline{Status: StatusInterrupted, Text: "INTERRUPTED · the " + what + " was stopped: " + held}
 	}
@@ -216,6 +221,19 @@ func (c *Capacity) Headline() Headline {
 		text += fmt.Sprintf("; %s broke first on %s", FormatLoad(c.BrokeAt, u), c.BrokeFirst)
 	}
 	return Headline{Status: StatusPass, Text: text + " (" + c.StopText + ")"}
+}
+
+// HeldAbove is the highest load that held above the first that broke
+// (BrokeAt), 0 when none did: a ladder whose verdicts rise with the
+// load has none.
+func (c *Capacity) HeldAbove() float64 {
+	var held float64
+	for _, s := range c.Steps {
+		if s.Verdict == CapPass && c.BrokeAt > 0 && s.Load > c.BrokeAt {
+			held = max(held, s.Load)
+		}
+	}
+	return held
 }
 
 func (c *Capacity) document() Doc { return c }

@@ -79,7 +79,8 @@ that never answers Serverstatus gets one line: the drain is not checked.
 Exit codes: 0 a limit found, every load held up to --max, or a shard's
 ladder played; 1 no load held; 2 invalid usage, flags or scenario; 3
 target unreachable; 5 interrupted; 7 the target went down; 8
-harness-bound (the limit found is the harness's). The JSON, JUnit,
+harness-bound (the limit found is the harness's), or a ladder's load
+broke below one that held (no limit to find). The JSON, JUnit,
 Markdown and HTML files are written in every case where a step ran.`
 
 func init() {
@@ -327,7 +328,8 @@ func reportCapacity(e *env, c *result.Capacity, outs *outputs) int {
 
 // capacityExit is the exit code of a capacity result: 7 the target went
 // down, 5 interrupted; a shard's document (no verdict of its own) 0;
-// else 8 harness-bound, 1 no load held, 0 a limit found.
+// else 8 harness-bound or a ladder whose verdicts do not rise with the
+// load, 1 no load held, 0 a limit found.
 func capacityExit(c *result.Capacity) int {
 	switch {
 	case c.Stop == result.StopTargetDown:
@@ -336,7 +338,7 @@ func capacityExit(c *result.Capacity) int {
 		return exitInterrupted
 	case c.Shard != "":
 		return exitOK
-	case c.Stop == result.StopHarness:
+	case c.Stop == result.StopHarness, c.Stop == result.StopNotMonotone:
 		return exitInconclusive
 	case c.Stop == result.StopNoLoadHeld || c.Sustainable == 0:
 		return exitFailed

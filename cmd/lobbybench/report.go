@@ -432,7 +432,8 @@ n that no file gives, or a step a shard did not play, is said on stderr
 ("coverage: ...") and in the document, and such a step is judged
 harness-bound (its load was not all offered), never PASS. Exit codes are
 then those of 'capacity': 0 a limit found, 1 no load held, 7 the target
-went down, 8 harness-bound or a share missing, 2 files that are not the
+went down, 8 harness-bound, a share missing, or a load broke below one
+that held, 2 files that are not the
 shards of one ladder.`
 
 func reportMergeFlags(fs *flag.FlagSet) func(*env, []string) int {
