@@ -125,6 +125,14 @@ type Scheduled interface {
 	Intend(t time.Time)
 }
 
+// Renewer is a catalog session that starts again in place, as the
+// catalog's NewSession made it with the same options, keeping what it
+// allocated: a client's next session on the same connection (a closed
+// loop's) then costs no new one.
+type Renewer interface {
+	Renew()
+}
+
 // Catalog is a protocol's messages for scripts.
 type Catalog interface {
 	// Messages are every message type of the protocol.

@@ -54,6 +54,9 @@ type scriptState struct {
 	// again in place: a 1-step scripted flow in a closed loop used to
 	// allocate a state, an environment and a variables map a request.
 	ready bool
+	// owner is the Base the environment's closures (Intended, Call)
+	// were made for: a renewed session on the same one keeps them.
+	owner *Base
 }
 
 // playScripted runs scripted step i (st) of the flow.
@@ -80,10 +83,18 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 		f.FollowScript(b.script.env.Session)
 	}
 	b.Next = time.Now()
+	if err == nil {
+		return nil
+	}
+	return b.scriptFailed(ctx, i, st, err)
+}
+
+// scriptFailed fails scripted step i (st) for err, Run's: apart from
+// playScripted, whose every step would otherwise allocate the Failure
+// that errors.As looks for.
+func (b *Base) scriptFailed(ctx context.Context, i int, st *scenario.Step, err error) error {
 	var f *script.Failure
 	switch {
-	case err == nil:
-		return nil
 	case ctx.Err() != nil:
 		return b.Fail(i, st, ReasonCancelled, err)
 	case errors.As(err, &f) && f.Silent:
@@ -110,19 +121,27 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	if s == nil {
 		s = &scriptState{}
 	}
-	vars := s.env.Vars
+	kept := s.env
+	vars := kept.Vars
 	if vars == nil {
 		vars = make(script.Vars, 4)
 	}
 	clear(vars)
 	vars["session"], vars["client"] = b.Shared.nextScriptSession(), uint64(b.ID)
 	vars["group"], vars["shard"] = uint64(b.Member.Group.ID), uint64(b.Shared.shard)
-	*s = scriptState{rec: scriptRecorder{b: b}, ready: true}
+	sess := kept.Session
+	if r, ok := sess.(script.Renewer); ok {
+		r.Renew() // a renewed client's: the same run, the same catalog and options
+	} else {
+		sess = cat.NewSession(b.Shared.Plan.Options)
+	}
+	if s.owner != b { // a renewed session on another Base: its own closures
+		kept.Intended, kept.Call = func() time.Time { return b.Next }, b.scriptCall
+	}
+	*s = scriptState{rec: scriptRecorder{b: b}, ready: true, owner: b}
 	s.env = script.Env{
-		Catalog: cat, Session: cat.NewSession(b.Shared.Plan.Options), Transport: tr, Vars: vars,
-		Intended: func() time.Time { return b.Next },
-		Call:     b.scriptCall,
-		Record:   &s.rec,
+		Catalog: cat, Session: sess, Transport: tr, Vars: vars,
+		Intended: kept.Intended, Call: kept.Call, Record: &s.rec,
 	}
 	b.script = s
 	return nil

@@ -310,6 +310,57 @@ func benchFlow(b *testing.B, scripted bool) {
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N*100), "cpu-µs/req")
 }
 
+// renewedPlayer returns a function that plays one session of flow
+// against addr, each renewed from the one before as the engine's closed
+// loop renews them (simclient.Renew: the socket and the script's state
+// kept); the last one closes when tb ends.
+func renewedPlayer(tb testing.TB, addr netip.AddrPort, flow string) func() {
+	p := plan(tb, "defaults: {timeout: 2s}", flow)
+	sh, err := simclient.NewShared(p, addr, metrics.NewCollector(time.Now()), simclient.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f, _ := simclient.Lookup("udp-lobby")
+	var s simclient.Session
+	tb.Cleanup(func() {
+		if s != nil {
+			s.Close()
+		}
+		sh.Close()
+	})
+	i := 0
+	return func() {
+		if s, err = simclient.Renew(f, sh, s, i, &p.Flows[0], clientSrc); err != nil {
+			tb.Fatal(err)
+		}
+		i++
+		if err := s.Run(context.Background(), time.Now()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// benchRenewed plays renewed sessions of one LOBBY_LIST_ROOMS request
+// (listFlow, renewedPlayer) against the echo server and reports the CPU
+// per request: what a session costs beside its request, the 1-step row
+// of make bench-run.
+func benchRenewed(b *testing.B, scripted bool) {
+	play := renewedPlayer(b, newEchoServer(b, 1).addr(), listFlow(scripted, 1))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		play()
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/req")
+}
+
+// BenchmarkRenewedBuiltIn and BenchmarkRenewedScripted: one list request
+// a renewed session, as a built-in step and as a script.
+func BenchmarkRenewedBuiltIn(b *testing.B) { benchRenewed(b, false) }
+
+func BenchmarkRenewedScripted(b *testing.B) { benchRenewed(b, true) }
+
 // BenchmarkFlowBuiltIn and BenchmarkFlowScripted: the same 100 list
 // requests a session, as built-in steps and as a script.
 func BenchmarkFlowBuiltIn(b *testing.B) { benchFlow(b, false) }
@@ -334,5 +385,26 @@ func TestScriptAllocsPerRequest(t *testing.T) {
 	t.Logf("allocations a request: built-in %.2f, scripted %.2f", builtIn, scripted)
 	if scripted > builtIn+2 {
 		t.Errorf("a scripted request allocates %.2f times, the built-in step %.2f: want at most 2 more (the datagram and a boxed field)", scripted, builtIn)
+	}
+}
+
+// TestScriptAllocsPerSession: a renewed session of one scripted request
+// allocates little more than the built-in step's: it allocated 11 times
+// (a catalog session and its map of answered ids, the environment's two
+// closures, the Failure errors.As looked for) where the built-in step
+// allocates none; the catalog session is renewed in place now
+// (script.Renewer) and the closures kept (4: the send's datagram, boxed
+// numbers).
+func TestScriptAllocsPerSession(t *testing.T) {
+	addr := newEchoServer(t, 1).addr()
+	perSession := func(scripted bool) float64 {
+		play := renewedPlayer(t, addr, listFlow(scripted, 1))
+		play() // the first session makes what the renewed ones keep
+		return testing.AllocsPerRun(200, play)
+	}
+	builtIn, scripted := perSession(false), perSession(true)
+	t.Logf("allocations a renewed 1-request session: built-in %.2f, scripted %.2f", builtIn, scripted)
+	if scripted > builtIn+5 {
+		t.Errorf("a renewed scripted session allocates %.2f times, the built-in one %.2f: want at most 5 more", scripted, builtIn)
 	}
 }

@@ -427,3 +427,37 @@ func TestFollowSeq(t *testing.T) {
 		t.Errorf("ids the built-in steps took: 9 known %v, 47 known %v, 49 known %v (want true, true, false)", s.sentSeq(9), s.sentSeq(47), s.sentSeq(49))
 	}
 }
+
+// TestRenew: a renewed session is the one NewSession makes with the same
+// options (its sequence counter at 0, an auto profile unsettled again, no
+// id sent or answered), whatever it went through before, and keeps its
+// buffers.
+func TestRenew(t *testing.T) {
+	for profile, replies := range map[string]udpwire.Profile{"spec": udpwire.ProfileSpec, "auto": udpwire.ProfileRType17, "rtype17": udpwire.ProfileRType17} {
+		t.Run(profile, func(t *testing.T) {
+			s := newTestSession(t, profile).(*session)
+			for range 3 {
+				if _, err := Catalog.Encode(s, "LOBBY_LIST_ROOMS", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.FollowSeq(40)
+			reply, _ := udpwire.AppendRoomList(nil, replies, s.seq, nil)
+			if d := Catalog.Decode(s, "lobby", reply); d.Name != "LOBBY_ROOM_LIST" || len(s.answered) != 1 {
+				t.Fatalf("reply %q, %d answered", d.Name, len(s.answered))
+			}
+			s.Renew()
+			fresh := newTestSession(t, profile).(*session)
+			if len(s.sent) != 0 || len(s.answered) != 0 {
+				t.Errorf("renewed: %d ids sent, %d answered", len(s.sent), len(s.answered))
+			}
+			if cap(s.sent) == 0 || s.answered == nil {
+				t.Errorf("renewed without its buffers: cap %d, map %v", cap(s.sent), s.answered)
+			}
+			s.sent, s.answered, fresh.sent, fresh.answered = nil, nil, nil, nil
+			if !reflect.DeepEqual(s, fresh) {
+				t.Errorf("renewed %+v, new %+v", s, fresh)
+			}
+		})
+	}
+}

@@ -32,7 +32,22 @@ type session struct {
 	// builtLast and built are the built-in steps' ids the session went
 	// on after (FollowSeq): built+1 ids up to builtLast, sent by them.
 	builtLast, built uint16
+	// made is the profile NewSession gave it, for Renew.
+	made struct {
+		profile udpwire.Profile
+		settled bool
+	}
 }
+
+// Renew implements script.Renewer: the session as NewSession made it,
+// its list of sent ids and its map of answered ones kept, emptied.
+func (s *session) Renew() {
+	sent, answered := s.sent[:0], s.answered
+	clear(answered)
+	*s = session{profile: s.made.profile, settled: s.made.settled, err: s.err, sent: sent, answered: answered, made: s.made}
+}
+
+var _ script.Renewer = (*session)(nil)
 
 // Intend implements script.Scheduled.
 func (s *session) Intend(t time.Time) { s.intended = t }
@@ -84,6 +99,12 @@ var _ udpclient.ScriptSeq = (*session)(nil)
 // header). The sequence counter starts at 0, so the first send without a
 // sequenceId carries 1, as the built-in client's first request does.
 func (catalog) NewSession(options any) any {
+	s := sessionFor(options)
+	s.made.profile, s.made.settled = s.profile, s.settled
+	return s
+}
+
+func sessionFor(options any) *session {
 	switch o := options.(type) {
 	case nil:
 		return &session{profile: udpwire.ProfileSpec, settled: true}
