@@ -264,6 +264,11 @@ func TestDecoderReuse(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { _, _ = d.Decode(p) }); a != 0 {
 		t.Fatalf("%v allocs", a)
 	}
+	for _, typ := range Types { // the table holds every type by its id
+		if int(typ) >= len(d.msgs) {
+			t.Fatalf("type %v (0x%02x) past the Decoder's table of %d", typ, byte(typ), len(d.msgs))
+		}
+	}
 }
 
 // TestEveryDecoderChecksSize calls each type's DecodeOpts directly (not via
