@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -101,7 +102,7 @@ func TestVirtualWaitHoldsNoScratch(t *testing.T) {
 		}
 	}
 	var before, after runtime.MemStats
-	settle()
+	memfig.Settle()
 	runtime.ReadMemStats(&before)
 	var wg sync.WaitGroup
 	var waiting atomic.Int64
@@ -117,7 +118,7 @@ func TestVirtualWaitHoldsNoScratch(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond) // into their waits (a wait past this only lowers the figure)
-	settle()
+	memfig.Settle()
 	runtime.ReadMemStats(&after)
 	for _, tr := range trs {
 		_ = tr.c.Close()

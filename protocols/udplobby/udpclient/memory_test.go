@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/alone"
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
+	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -46,64 +48,54 @@ const joinScript = `      - send: LOBBY_CREATE_ROOM
 
 // parkedHeap runs n sessions of flow against a reference lobby until
 // every one has joined its instance and waits, and returns the heap bytes
-// (live, after a GC) and the goroutine stack bytes they added, per
-// session. The reference server's rooms are in the heap figure too, the
-// same for both flows.
+// and the goroutine stack bytes they added, per session (memfig.Parked).
+// The reference server's rooms are in the heap figure too, the same for
+// both flows.
 func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 	t.Helper()
 	srv := referenceServer(t, func(c *udpserver.Config) {
 		c.MaxInstances, c.MaxRoomsPerIP, c.MaxHoldsPerIP = n, 0, 0
 	})
+	// Closed after the sessions: the next measurement starts without
+	// this one's rooms (the server would keep them until the test ends).
+	defer srv.Close()
 	p := plan(t, "defaults: {timeout: 10s}", flow)
 	sh, err := simclient.NewShared(p, srv.Addr(), metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Closed after the sessions: the next measurement starts without
-	// this one's rooms (the server would keep them until the test ends).
-	defer srv.Close()
 	defer sh.Close()
 	f, _ := simclient.Lookup("udp-lobby")
+	return memfig.Parked(t, n, func() func() { return playAll(t, f, sh, &p.Flows[0], n) },
+		func() bool { return srv.Stats().Players >= n })
+}
+
+// playAll starts n sessions of flow, each on a goroutine of its own,
+// and returns what stops them (and waits for their goroutines).
+func playAll(t testing.TB, f simclient.Factory, sh *simclient.Shared, flow *scenario.Flow, n int) (stop func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var before, after runtime.MemStats
-	settle()
-	runtime.ReadMemStats(&before)
 	sessions := make([]simclient.Session, n)
+	var wg sync.WaitGroup
+	stop = func() {
+		cancel()
+		for _, s := range sessions {
+			if s != nil {
+				s.Close()
+			}
+		}
+		wg.Wait()
+	}
 	for i := range sessions {
-		if sessions[i], err = f(sh, i, &p.Flows[0], clientSrc); err != nil {
+		s, err := f(sh, i, flow, clientSrc)
+		if err != nil {
+			stop()
 			t.Fatal(err)
 		}
-	}
-	var wg sync.WaitGroup
-	for _, s := range sessions {
+		sessions[i] = s
 		wg.Add(1)
 		go func() { defer wg.Done(); s.Run(ctx, time.Now()) }()
 	}
-	defer func() {
-		cancel()
-		for _, s := range sessions {
-			s.Close()
-		}
-		wg.Wait()
-	}()
-	for deadline := time.Now().Add(time.Minute); srv.Stats().Players < n; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d sessions joined their instance in a minute", srv.Stats().Players, n)
-		}
-	}
-	settle()
-	runtime.ReadMemStats(&after)
-	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
-		float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n)
-}
-
-// settle collects the heap until sync.Pool's victims are gone too (the
-// receive path's pooled 64 KiB scratches, rxbuf): a pool's free items
-// outlive one GC, in its victim cache, and would count as the sessions'.
-func settle() {
-	runtime.GC()
-	runtime.GC()
+	return stop
 }
 
 // TestScriptMemoryPerClient: a session parked mid-flow in a script keeps
@@ -120,13 +112,7 @@ func TestScriptMemoryPerClient(t *testing.T) {
 	const n = 1000
 	heap := map[string]float64{}
 	for _, tc := range memoryFlows {
-		// The least of three: what else the process allocates meanwhile
-		// (the server, the runtime) only adds to a figure.
-		h, s := parkedHeap(t, tc.flow, n)
-		for range 2 {
-			h2, s2 := parkedHeap(t, tc.flow, n)
-			h, s = min(h, h2), min(s, s2)
-		}
+		h, s := memfig.Least(3, func() (float64, float64) { return parkedHeap(t, tc.flow, n) })
 		heap[tc.name] = h
 		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session (the server's room included)", tc.name, h, s)
 	}
@@ -229,7 +215,7 @@ func waitingMemory(tb testing.TB, flow string, n, most int) waiting {
 	f, _ := simclient.Lookup("udp-lobby")
 	ctx, cancel := context.WithCancel(context.Background())
 	var before, after runtime.MemStats
-	settle()
+	memfig.Settle()
 	runtime.ReadMemStats(&before)
 	goroutines := runtime.NumGoroutine()
 	var wg sync.WaitGroup
@@ -262,7 +248,7 @@ func waitingMemory(tb testing.TB, flow string, n, most int) waiting {
 	for end := time.Now().Add(10 * time.Second); runtime.NumGoroutine()-goroutines >= most && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	settle()
+	memfig.Settle()
 	runtime.ReadMemStats(&after)
 	return waiting{
 		stack:      float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n),
