@@ -33,6 +33,14 @@ type ScriptSyncer interface {
 	SyncScript(session any)
 }
 
+// ScriptSessioner is a Scripter that makes its scripts' catalog session
+// itself, in place of the catalog's NewSession: tcp-lobby's shares the
+// client's decoder, so that a client keeps one decoded message of each
+// type it receives, not two.
+type ScriptSessioner interface {
+	ScriptSession() any
+}
+
 // ScriptFollower is a Scripter whose own counters must follow the
 // catalog's session after each scripted step (udp-lobby's sequence ids,
 // which its built-in steps and its scripts take from one counter), so
@@ -132,6 +140,8 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	sess := kept.Session
 	if r, ok := sess.(script.Renewer); ok {
 		r.Renew() // a renewed client's: the same run, the same catalog and options
+	} else if ss, ok := sc.(ScriptSessioner); ok {
+		sess = ss.ScriptSession()
 	} else {
 		sess = cat.NewSession(b.Shared.Plan.Options)
 	}

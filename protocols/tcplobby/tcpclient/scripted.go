@@ -32,6 +32,11 @@ func (s *session) ScriptTransport(context.Context) (lbscript.Transport, error) {
 	return scriptTransport{s}, nil
 }
 
+// ScriptSession implements simclient.ScriptSessioner: the scripts
+// decode with the session's own decoder (Follow decodes what they took
+// with it again, one message of each type between them).
+func (s *session) ScriptSession() any { return tcpscript.SessionOn(s.dec) }
+
 // conn is the session's connection, dialled now (with the plan's request
 // timeout) if it has none.
 func (t scriptTransport) conn() (*frameConn, error) {
@@ -179,4 +184,7 @@ func (s *session) followSent(b []byte) {
 	}
 }
 
-var _ lbscript.Follower = scriptTransport{}
+var (
+	_ lbscript.Follower         = scriptTransport{}
+	_ simclient.ScriptSessioner = (*session)(nil)
+)

@@ -72,6 +72,12 @@ func (catalog) Encode(_ any, name string, fields map[string]any) ([]byte, error)
 	return p, nil
 }
 
+// SessionOn returns a session that decodes with dec, a client's own
+// decoder (simclient.ScriptSessioner): the client and its scripts then
+// keep one decoded message of each type between them. dec must decode as
+// NewSession's options would (the scenario's are nil: strict).
+func SessionOn(dec *tcpwire.Decoder) any { return &session{dec: dec} }
+
 // Decode implements script.Catalog: p is one frame's payload. The
 // channel is not read: tcp-lobby has one.
 func (catalog) Decode(sess any, _ string, p []byte) script.Decoded {

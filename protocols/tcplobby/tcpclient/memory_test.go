@@ -1,0 +1,106 @@
+package tcpclient
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/alone"
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
+	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
+	"github.com/lobbybench/lobbybench/simclient"
+)
+
+// memoryFlows are one flow as built-in steps and as a script: log in,
+// list the rooms, then wait for a game that never starts (the client is
+// in no room), parked mid-flow with the player's hash captured.
+var memoryFlows = []struct{ name, flow string }{
+	{"built-in", `  - steps:
+      - connect
+      - list_rooms
+      - wait_game_start: 60s
+`},
+	{"scripted", `  - steps:
+      - send: {message: CONNECT_REQ, fields: {playerName: "bot${client}"}}
+      - expect: {message: CONNECT_ACK, where: "success", capture: {hash: playerHash}}
+      - send: LIST_ROOMS_REQ
+      - expect: LIST_ROOMS_ACK
+      - expect: {message: GAME_START, within: 60s}
+`},
+}
+
+// parkedHeap runs n sessions of flow against a reference lobby until
+// every one has its room list and waits, and returns the heap and stack
+// bytes they added, per session (memfig.Parked), the server's
+// connections included (the same for both flows).
+func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
+	t.Helper()
+	srv := startServer(t, func(c *tcpserver.Config) { c.MaxConnsPerIP = -1 })
+	defer srv.Close() // the next measurement starts without this one's connections
+	p := plan(t, "defaults: {timeout: 10s}", flow)
+	sh, err := simclient.NewShared(p, srv.Addr(), metrics.NewCollector(time.Now()), simclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	f, _ := simclient.Lookup("tcp-lobby")
+	start := func() func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		var wg sync.WaitGroup
+		sessions := make([]simclient.Session, n)
+		for i := range sessions {
+			s, err := f(sh, i, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sessions[i] = s
+			wg.Add(1)
+			go func() { defer wg.Done(); s.Run(ctx, time.Now()) }()
+		}
+		return func() {
+			cancel()
+			for _, s := range sessions {
+				s.Close()
+			}
+			wg.Wait()
+		}
+	}
+	// Every list answered, and a moment for its client to read it.
+	var listed time.Time
+	parked := func() bool {
+		if srv.Stats().FramesOut["LIST_ROOMS_ACK"] < uint64(n) {
+			return false
+		}
+		if listed.IsZero() {
+			listed = time.Now()
+		}
+		return time.Since(listed) > 200*time.Millisecond
+	}
+	return memfig.Parked(t, n, start, parked)
+}
+
+// TestScriptMemoryPerClient: a tcp-lobby session parked mid-flow in a
+// script keeps at most 1 KB of heap more than the same flow's built-in
+// steps do (each keeps its captures and its catalog session, not an
+// interpreter). It runs alone in a process of its own.
+func TestScriptMemoryPerClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1000 sessions")
+	}
+	if !alone.Run(t) {
+		return
+	}
+	const n = 1000
+	heap := map[string]float64{}
+	for _, tc := range memoryFlows {
+		h, s := memfig.Least(3, func() (float64, float64) { return parkedHeap(t, tc.flow, n) })
+		heap[tc.name] = h
+		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session (the server's connection included)", tc.name, h, s)
+	}
+	if d := heap["scripted"] - heap["built-in"]; d > 1024 {
+		t.Errorf("a scripted session keeps %.0f heap bytes more than a built-in one, want at most 1024", d)
+	}
+}
