@@ -13,10 +13,14 @@ import (
 
 // fakeSleeper is a sleeper on the bubble's clock (testing/synctest): wait
 // sleeps on a Go timer until the armed instant, and arming again wakes it
-// to sleep for the new one.
+// to sleep for the new one. Not yet armed, it waits to be, as the
+// timerfd does: the thread may reach its first wait before add arms it
+// (the test failed now and then under -race on a loaded machine, woken
+// at once by a zero instant).
 type fakeSleeper struct {
 	mu     sync.Mutex
 	at     time.Time
+	armed  bool
 	kick   chan struct{}
 	closed bool
 }
@@ -25,7 +29,7 @@ func newFakeSleeper() *fakeSleeper { return &fakeSleeper{kick: make(chan struct{
 
 func (s *fakeSleeper) arm(t time.Time) {
 	s.mu.Lock()
-	s.at = t
+	s.at, s.armed = t, true
 	s.mu.Unlock()
 	select {
 	case s.kick <- struct{}{}:
@@ -38,8 +42,12 @@ func (s *fakeSleeper) wait() {
 	defer tm.Stop()
 	for {
 		s.mu.Lock()
-		d := time.Until(s.at)
+		d, armed := time.Until(s.at), s.armed
 		s.mu.Unlock()
+		if !armed {
+			<-s.kick
+			continue
+		}
 		if d <= 0 {
 			return
 		}
