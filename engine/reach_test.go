@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/deadport"
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
@@ -136,18 +137,9 @@ func TestReachProfilesAndProtocols(t *testing.T) {
 	}
 }
 
-// deadPort is a UDP port on 127.0.0.1 nothing listens on (bound, then
-// closed): datagrams to it draw ICMP port unreachable.
-func deadPort(t *testing.T) netip.AddrPort {
-	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := c.LocalAddr().(*net.UDPAddr).AddrPort()
-	c.Close()
-	return addr
-}
+// deadPort is a UDP port on 127.0.0.1 whose datagrams draw ICMP port
+// unreachable, held for the test (deadport.UDP).
+func deadPort(t *testing.T) netip.AddrPort { return deadport.UDP(t) }
 
 // otherPortProxy relays datagrams to target from a socket of its own, and
 // target's replies back to the client from a third socket: target, seen

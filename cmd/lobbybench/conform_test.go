@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/deadport"
 	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
@@ -34,17 +34,9 @@ func startConformRef(t *testing.T) *refserver.Server {
 // echoServer answers every datagram with itself: reachable, and wrong.
 func echoServer(t *testing.T) string { return interruptingEcho(t, 0, nil) }
 
-// deadPort returns a loopback UDP port nothing listens on.
-func deadPort(t *testing.T) string {
-	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := c.LocalAddr().String()
-	c.Close()
-	return addr
-}
+// deadPort returns a loopback UDP port that refuses datagrams, held for
+// the test (deadport.UDP).
+func deadPort(t *testing.T) string { return deadport.UDP(t).String() }
 
 func TestConformUsage(t *testing.T) {
 	tests := []struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/deadport"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/result"
@@ -123,12 +124,7 @@ func TestPrepareNotConnectFirst(t *testing.T) {
 // start with reason socket; a refused connection is the server's failure,
 // conn_refused, not a failed start.
 func TestPrepareDialFailure(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().(*net.TCPAddr).AddrPort()
-	ln.Close() // nothing listens there now: refused
+	closed := deadport.TCP(t) // refused
 	tests := []struct {
 		name       string
 		src        netip.Addr

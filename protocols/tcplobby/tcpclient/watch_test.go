@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/deadport"
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
@@ -37,12 +38,7 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hung.Close()
-	gone, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	goneAddr := gone.Addr().(*net.TCPAddr).AddrPort()
-	gone.Close()
+	goneAddr := deadport.TCP(t)
 	tests := []struct {
 		name      string
 		addr      netip.AddrPort
