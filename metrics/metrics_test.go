@@ -7,6 +7,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/result"
 )
 
@@ -226,7 +227,7 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	r.Record(k, t0, t0, t0)
 	r.Fail(k, result.ReasonTimeout, t0)
 	now := t0
-	allocs := testing.AllocsPerRun(1000, func() {
+	allocs := memfig.Allocs(1000, func() {
 		r.Record(k, now, now, now.Add(300*time.Microsecond))
 		r.Fail(k, result.ReasonTimeout, now)
 	})

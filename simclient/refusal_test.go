@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 )
 
 func TestIsRefusal(t *testing.T) {
@@ -32,10 +34,10 @@ func TestIsRefusal(t *testing.T) {
 func TestSessionEndChecksDoNotAllocate(t *testing.T) {
 	errs := []error{nil, errors.New("timeout"), &StepError{Reason: "timeout", Err: errors.New("no reply")}}
 	for _, err := range errs {
-		if n := testing.AllocsPerRun(100, func() { _ = IsRefusal(err) }); n != 0 {
+		if n := memfig.Allocs(100, func() { _ = IsRefusal(err) }); n != 0 {
 			t.Errorf("IsRefusal(%v): %v allocations per call, want 0", err, n)
 		}
-		if n := testing.AllocsPerRun(100, func() { _ = IsFailedStart(err) }); n != 0 {
+		if n := memfig.Allocs(100, func() { _ = IsFailedStart(err) }); n != 0 {
 			t.Errorf("IsFailedStart(%v): %v allocations per call, want 0", err, n)
 		}
 	}

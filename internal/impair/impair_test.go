@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 )
 
 const ms = time.Millisecond
@@ -261,7 +263,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	im := New(cfg, rand.New(rand.NewPCG(3, 4)), 0)
 	now, data := t0, make([]byte, 64)
 	steady(im, &now, data, 1000)
-	if n := testing.AllocsPerRun(100, func() { steady(im, &now, data, 10) }); n != 0 {
+	if n := memfig.Allocs(100, func() { steady(im, &now, data, 10) }); n != 0 {
 		t.Errorf("%v allocations per 10 datagrams in the steady state, want 0", n)
 	}
 }

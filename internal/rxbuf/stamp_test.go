@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 )
 
 // cmsg builds one control message as recvmsg(2) lays it out here.
@@ -73,7 +75,7 @@ func TestParseStamp(t *testing.T) {
 		}
 	}
 	both := join(other, stamp)
-	if n := testing.AllocsPerRun(100, func() { ParseStamp(both) }); n != 0 {
+	if n := memfig.Allocs(100, func() { ParseStamp(both) }); n != 0 {
 		t.Errorf("ParseStamp allocates %.0f times", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 )
 
 var allocRange = Config{Addrs: netip.MustParsePrefix("127.211.0.0/24"), Ports: netrange.PortRange{First: 28000, Last: 28099}}
@@ -41,12 +42,12 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	f.SetDeadline(time.Now().Add(time.Minute))
 	var got int
 	var rerr error
-	sends := testing.AllocsPerRun(20, func() {
+	sends := memfig.Allocs(20, func() {
 		if _, err := s.Send(ds); err != nil {
 			t.Fatal(err)
 		}
 	})
-	recvs := testing.AllocsPerRun(20, func() {
+	recvs := memfig.Allocs(20, func() {
 		var n int
 		n, rerr = r.Receive(ms)
 		got += n

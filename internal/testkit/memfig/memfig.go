@@ -50,3 +50,29 @@ func Least(runs int, measure func() (heap, stack float64)) (heap, stack float64)
 	}
 	return heap, stack
 }
+
+// PerSession is what one more session keeps: measure's figures (per
+// session, as Parked returns them) at n and at 2n sessions, each the
+// least of three runs (Least), taken apart. What a run keeps whatever its
+// size (a server's buffers, the metrics' histograms: one set per message
+// key a flow records and per recorder) cancels out, and a flow that
+// records more keys is not charged for them per client.
+func PerSession(n int, measure func(n int) (heap, stack float64)) (heap, stack float64) {
+	h1, s1 := Least(3, func() (float64, float64) { return measure(n) })
+	h2, s2 := Least(3, func() (float64, float64) { return measure(2 * n) })
+	return 2*h2 - h1, 2*s2 - s1 // (2n·h2 − n·h1) / n
+}
+
+// Allocs is testing.AllocsPerRun(runs, f), the least of three tries:
+// AllocsPerRun counts every allocation in the process while it runs, and
+// on a loaded machine another goroutine (a test's server winding down,
+// the runtime's own) allocating meanwhile made a loop that allocates
+// nothing read as one allocation a call. What f allocates itself is in
+// every try.
+func Allocs(runs int, f func()) float64 {
+	least := testing.AllocsPerRun(runs, f)
+	for range 2 {
+		least = min(least, testing.AllocsPerRun(runs, f))
+	}
+	return least
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 )
 
@@ -48,7 +49,7 @@ func TestExchangeDoesNotAllocate(t *testing.T) {
 		now = now.Add(time.Millisecond)
 		exchange(x, y, now, payload)
 	}
-	if n := testing.AllocsPerRun(200, func() {
+	if n := memfig.Allocs(200, func() {
 		now = now.Add(time.Millisecond)
 		exchange(x, y, now, payload)
 	}); n != 0 {

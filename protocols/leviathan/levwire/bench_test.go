@@ -1,6 +1,10 @@
 package levwire
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
+)
 
 // The hot path: an Ln packet acking a few ids and carrying one small message.
 var benchAckIDs = []uint32{1001, 1002, 1004, 1009}
@@ -123,7 +127,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 			}
 		},
 	} {
-		if n := testing.AllocsPerRun(100, fn); n != 0 {
+		if n := memfig.Allocs(100, fn); n != 0 {
 			t.Errorf("%s: %.1f allocs per run, want 0", name, n)
 		}
 	}

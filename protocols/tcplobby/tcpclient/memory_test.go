@@ -88,17 +88,17 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 // interpreter). It runs alone in a process of its own.
 func TestScriptMemoryPerClient(t *testing.T) {
 	if testing.Short() {
-		t.Skip("1000 sessions")
+		t.Skip("500 and 1000 sessions")
 	}
 	if !alone.Run(t) {
 		return
 	}
-	const n = 1000
+	const n = 500
 	heap := map[string]float64{}
 	for _, tc := range memoryFlows {
-		h, s := memfig.Least(3, func() (float64, float64) { return parkedHeap(t, tc.flow, n) })
+		h, s := memfig.PerSession(n, func(n int) (float64, float64) { return parkedHeap(t, tc.flow, n) })
 		heap[tc.name] = h
-		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session (the server's connection included)", tc.name, h, s)
+		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session", tc.name, h, s)
 	}
 	if d := heap["scripted"] - heap["built-in"]; d > 1024 {
 		t.Errorf("a scripted session keeps %.0f heap bytes more than a built-in one, want at most 1024", d)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 )
 
@@ -44,7 +45,7 @@ func TestRequestAllocs(t *testing.T) {
 		{"CONNECT_REQ", tcpwire.Marshal(&tcpwire.ConnectReq{PlayerName: tcpwire.MakeName("somebody")}), 1},
 	}
 	for _, tt := range tests {
-		got := testing.AllocsPerRun(100, func() {
+		got := memfig.Allocs(100, func() {
 			s.handle(c, tt.payload)
 			drain()
 		})

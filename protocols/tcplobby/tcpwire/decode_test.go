@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 )
 
 // mutate returns a copy of p with p[i] = b.
@@ -261,7 +263,7 @@ func TestDecoderReuse(t *testing.T) {
 		t.Fatalf("unknown: %v", err)
 	}
 	p := ps[len(ps)-5] // a non-ERROR_MSG frame
-	if a := testing.AllocsPerRun(100, func() { _, _ = d.Decode(p) }); a != 0 {
+	if a := memfig.Allocs(100, func() { _, _ = d.Decode(p) }); a != 0 {
 		t.Fatalf("%v allocs", a)
 	}
 	for _, typ := range Types { // the table holds every type by its id

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"testing/iotest"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 )
 
 // countingReader counts the bytes handed out by the underlying reader.
@@ -166,7 +168,7 @@ func TestFrameReaderNoAllocs(t *testing.T) {
 	r := bytes.NewReader(nil)
 	fr := NewFrameReader(r, 0)
 	var m PlayerReady
-	allocs := testing.AllocsPerRun(100, func() {
+	allocs := memfig.Allocs(100, func() {
 		r.Reset(one)
 		p, err := fr.Next()
 		if err != nil {

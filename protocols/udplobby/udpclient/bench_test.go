@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -125,7 +126,7 @@ func TestRequestZeroAlloc(t *testing.T) {
 			}
 		}
 		run() // first use of the metrics key allocates its histograms
-		if n := testing.AllocsPerRun(200, run); n != 0 {
+		if n := memfig.Allocs(200, run); n != 0 {
 			t.Errorf("%s: %.1f allocations per request, want 0", tc.name, n)
 		}
 	}
@@ -378,7 +379,7 @@ func BenchmarkFlowScripted(b *testing.B) { benchFlow(b, true) }
 func TestScriptAllocsPerRequest(t *testing.T) {
 	addr := newEchoServer(t, 1).addr()
 	perRequest := func(scripted bool) float64 {
-		allocs := func(n int) float64 { return testing.AllocsPerRun(20, flowPlayer(t, addr, listFlow(scripted, n))) }
+		allocs := func(n int) float64 { return memfig.Allocs(20, flowPlayer(t, addr, listFlow(scripted, n))) }
 		return (allocs(200) - allocs(100)) / 100
 	}
 	builtIn, scripted := perRequest(false), perRequest(true)
@@ -400,7 +401,7 @@ func TestScriptAllocsPerSession(t *testing.T) {
 	perSession := func(scripted bool) float64 {
 		play := renewedPlayer(t, addr, listFlow(scripted, 1))
 		play() // the first session makes what the renewed ones keep
-		return testing.AllocsPerRun(200, play)
+		return memfig.Allocs(200, play)
 	}
 	builtIn, scripted := perSession(false), perSession(true)
 	t.Logf("allocations a renewed 1-request session: built-in %.2f, scripted %.2f", builtIn, scripted)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/simclient"
 	"golang.org/x/sys/unix"
@@ -133,7 +134,7 @@ func TestPreciseReplyAlreadyThere(t *testing.T) {
 	// allocates nothing either).
 	r.events = make([]pollEvent, 0, 1<<16)
 	deadline := time.Now().Add(time.Minute)
-	allocs := testing.AllocsPerRun(50, func() {
+	allocs := memfig.Allocs(50, func() {
 		r.request()
 		r.reply([]byte("pong"))
 		if _, _, err := r.tr.recv(deadline); err != nil {

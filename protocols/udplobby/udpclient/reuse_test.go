@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -123,7 +124,7 @@ func testReuseZeroAlloc(t *testing.T, precise bool) {
 	c := &keptClient{t: t, sh: sh}
 	defer c.close()
 	c.next(ctx) // the socket, the session and the metrics keys' first use allocate
-	if n := testing.AllocsPerRun(100, func() { c.next(ctx) }); n != 0 {
+	if n := memfig.Allocs(100, func() { c.next(ctx) }); n != 0 {
 		t.Errorf("%.1f allocations per iteration on a kept socket, want 0", n)
 	}
 }

@@ -3,6 +3,8 @@ package udpwire
 import (
 	"bytes"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 )
 
 func benchRooms(n int) []Room {
@@ -39,19 +41,19 @@ func TestZeroAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, f := range encs {
-			if n := testing.AllocsPerRun(100, f); n != 0 {
+			if n := memfig.Allocs(100, f); n != 0 {
 				t.Errorf("%v %s: %v allocs/op", p, name, n)
 			}
 		}
 		var rbuf []Room
 		for _, s := range samples() {
 			b := mustAppend(t, p, &s.m)
-			if n := testing.AllocsPerRun(100, func() { _ = dec.Decode(b, &m) }); n != 0 {
+			if n := memfig.Allocs(100, func() { _ = dec.Decode(b, &m) }); n != 0 {
 				t.Errorf("%v Decode %s: %v allocs/op", p, s.name, n)
 			}
 		}
 		rbuf = make([]Room, 0, 100)
-		if n := testing.AllocsPerRun(100, func() {
+		if n := memfig.Allocs(100, func() {
 			_ = dec.Decode(list, &m)
 			rbuf = m.Rooms.AppendRooms(rbuf[:0])
 		}); n != 0 {
@@ -63,11 +65,11 @@ func TestZeroAllocs(t *testing.T) {
 		bad[len(bad)-1] ^= 1
 		for _, b := range [][]byte{nil, list[:5], bad, AppendJoinFailed(nil, p, 1), list} {
 			srv := Decoder{Profile: p, Dir: ClientToServer, Channel: ChannelLobby}
-			if n := testing.AllocsPerRun(100, func() { _ = srv.DecodeRule(b, &m) }); n != 0 {
+			if n := memfig.Allocs(100, func() { _ = srv.DecodeRule(b, &m) }); n != 0 {
 				t.Errorf("%v DecodeRule(% x…): %v allocs/op", p, b[:min(len(b), 8)], n)
 			}
 		}
-		if n := testing.AllocsPerRun(100, func() { GuessProfile(list) }); n != 0 {
+		if n := memfig.Allocs(100, func() { GuessProfile(list) }); n != 0 {
 			t.Errorf("%v GuessProfile: %v allocs/op", p, n)
 		}
 	}
