@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/script"
@@ -32,13 +33,17 @@ type Session struct {
 	// messages itself (levconn.Conn.NextMessageNumber) sets it first.
 	NextMessageNumber uint32
 
-	last  [32]received // by request type: the last one decoded
+	// last is the last request decoded of each type met (a few: a
+	// server's own requests), not a table of every type: a client keeps
+	// it as long as it lives.
+	last  []received
 	count uint64
 }
 
 // received is the last request of a type decoded: its MessageNumber and
 // when (the order of decoding).
 type received struct {
+	typ    lv.RequestType
 	number uint32
 	seq    uint64
 }
@@ -65,8 +70,8 @@ func (s *Session) take() uint32 {
 // response answers, or 0.
 func (s *Session) answerTo(types []lv.RequestType) uint32 {
 	var best received
-	for _, t := range types {
-		if r := s.last[int(t)%len(s.last)]; r.seq > best.seq {
+	for _, r := range s.last {
+		if r.seq > best.seq && slices.Contains(types, r.typ) {
 			best = r
 		}
 	}
@@ -76,7 +81,13 @@ func (s *Session) answerTo(types []lv.RequestType) uint32 {
 // saw records a request decoded.
 func (s *Session) saw(t lv.RequestType, number uint32) {
 	s.count++
-	s.last[int(t)%len(s.last)] = received{number: number, seq: s.count}
+	for i := range s.last {
+		if s.last[i].typ == t {
+			s.last[i].number, s.last[i].seq = number, s.count
+			return
+		}
+	}
+	s.last = append(s.last, received{typ: t, number: number, seq: s.count})
 }
 
 // sessionOf is the session Encode and Decode were given; nil (or another
