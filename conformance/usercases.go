@@ -105,7 +105,7 @@ func playCase(t *T, b *script.Block, cat script.Catalog, opts scenario.Options, 
 	rec := &caseRecorder{tr: tr}
 	env := &script.Env{
 		Catalog: cat, Session: cat.NewSession(options), Transport: tr,
-		Vars:   script.Vars{"session": uint64(0), "client": uint64(0), "group": uint64(0), "shard": uint64(0)},
+		Vars:   script.Vars(nil).WithBuiltins(0, 0, 0, 0),
 		Call:   func(ctx context.Context, v any) error { return thinkCall(t, v) },
 		Record: rec,
 	}

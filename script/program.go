@@ -79,6 +79,25 @@ func (b *Block) CreatesRoom() bool {
 	return false
 }
 
+// Captures counts the captures of the block's expects, in every branch
+// and round: at most the variables its scripts add to the builtins (a
+// Vars' capacity).
+func (b *Block) Captures() int {
+	n := 0
+	for i := range b.Steps {
+		s := &b.Steps[i]
+		switch {
+		case s.Expect != nil:
+			n += len(s.Expect.Capture)
+		case s.If != nil:
+			n += s.If.Then.Captures() + s.If.Else.Captures()
+		case s.Repeat != nil:
+			n += s.Repeat.Body.Captures()
+		}
+	}
+	return n
+}
+
 // Send sends one message, or raw bytes.
 type Send struct {
 	Message Src // the message's name; "" with Raw

@@ -115,7 +115,7 @@ func (f *SetField) resolve(vars Vars) (any, error) {
 		return f.val, nil
 	}
 	if f.field.Kind != Text {
-		v := vars[f.parts[0].variable]
+		v, _ := vars.Get(f.parts[0].variable)
 		if u, ok := v.(uint64); ok {
 			return checkInt(*f.field, u)
 		}
@@ -127,7 +127,8 @@ func (f *SetField) resolve(vars Vars) (any, error) {
 			b.WriteString(p.text)
 			continue
 		}
-		switch v := vars[p.variable].(type) {
+		v, _ := vars.Get(p.variable)
+		switch v := v.(type) {
 		case []byte:
 			b.WriteString(hex.EncodeToString(v))
 		default:

@@ -132,11 +132,9 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	kept := s.env
 	vars := kept.Vars
 	if vars == nil {
-		vars = make(script.Vars, 4)
+		vars = make(script.Vars, 0, len(script.Builtins)+captures(b.Flow))
 	}
-	clear(vars)
-	vars["session"], vars["client"] = b.Shared.nextScriptSession(), uint64(b.ID)
-	vars["group"], vars["shard"] = uint64(b.Member.Group.ID), uint64(b.Shared.shard)
+	vars = vars.WithBuiltins(b.Shared.nextScriptSession(), uint64(b.ID), uint64(b.Member.Group.ID), uint64(b.Shared.shard))
 	sess := kept.Session
 	if r, ok := sess.(script.Renewer); ok {
 		r.Renew() // a renewed client's: the same run, the same catalog and options
@@ -155,6 +153,17 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	}
 	b.script = s
 	return nil
+}
+
+// captures counts the captures of flow's scripted steps (Block.Captures).
+func captures(flow *scenario.Flow) int {
+	n := 0
+	for i := range flow.Steps {
+		if blk, ok := flow.Steps[i].Params.(*script.Block); ok {
+			n += blk.Captures()
+		}
+	}
+	return n
 }
 
 // keptScript is the script state a renewed session keeps (Renew), to be
