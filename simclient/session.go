@@ -64,8 +64,13 @@ type Base struct {
 	// another goroutine; a later call does not wait for them). Flags,
 	// not sync.Once: each session runs both once, always Once's slow
 	// path, a mutex taken and released, twice per session.
-	closed    atomic.Bool
-	left      atomic.Bool
+	closed atomic.Bool
+	left   atomic.Bool
+	// running: Play or Resume is on, and Run's goroutine owns the
+	// session's state; a Close meanwhile releases the socket but leaves
+	// the group place to Run's end (endRun), since giving it up touches
+	// what Run writes (the step's bytes, the room).
+	running   atomic.Bool
 	susp      suspension // where a suspended session resumes (Pause, Await)
 	roomBy    time.Time  // GroupRoom: when the wait for the room times out
 	parkWaits bool       // ParkWaits was called
@@ -225,6 +230,7 @@ func (b *Base) Play(ctx context.Context, due time.Time, p Stepper) error {
 	b.lob.start = due
 	b.Stop = StopContext(ctx)
 	b.proto = p
+	b.running.Store(true)
 	// RunFlow is called here and in Resume, not from a shared helper:
 	// the helper is too large to inline, and its frame would sit below
 	// every request (StackBudget).
@@ -232,7 +238,20 @@ func (b *Base) Play(ctx context.Context, due time.Time, p Stepper) error {
 	if err != ErrSuspended {
 		b.leaveGroup() // a suspended session keeps its place
 	}
+	b.endRun()
 	return err
+}
+
+// endRun ends Run's hold on the session's state: a Close that came
+// meanwhile left the group place to it, given up now, suspended or not
+// (a closed session does not resume). Close stores closed before it
+// reads running, and this the other way round: one of them sees the
+// other, and leaveGroup runs once.
+func (b *Base) endRun() {
+	b.running.Store(false)
+	if b.closed.Load() {
+		b.leaveGroup()
+	}
 }
 
 // Resume implements Resumer.
@@ -241,9 +260,11 @@ func (b *Base) Resume(ctx context.Context) error {
 	b.susp = suspension{}
 	b.Stop = StopContext(ctx)
 	b.CurStep = sp.step
+	b.running.Store(true)
 	if !sp.wait {
 		if err := b.SleepUntil(b.Stop, sp.step, sp.st, sp.at); err != nil {
 			b.leaveGroup()
+			b.endRun()
 			return Stopped(ctx, b.Stop, err)
 		}
 	}
@@ -251,6 +272,7 @@ func (b *Base) Resume(ctx context.Context) error {
 	if err != ErrSuspended {
 		b.leaveGroup()
 	}
+	b.endRun()
 	return err
 }
 
@@ -486,7 +508,9 @@ func (b *Base) CloseOnce(release func() error) error {
 		return nil
 	}
 	err := release()
-	b.leaveGroup()
+	if !b.running.Load() {
+		b.leaveGroup() // else Run's end gives it up (endRun)
+	}
 	return err
 }
 

@@ -262,3 +262,50 @@ func TestBaseGroupRoom(t *testing.T) {
 		})
 	}
 }
+
+// blockingSession's steps wait for release; entered says each has begun.
+type blockingSession struct {
+	baseSession
+	entered, release chan struct{}
+}
+
+func (s *blockingSession) Run(ctx context.Context, due time.Time) error { return s.Play(ctx, due, s) }
+
+func (s *blockingSession) Step(ctx context.Context, i int, st *scenario.Step) error {
+	s.entered <- struct{}{}
+	<-s.release
+	return s.Finish(i, st, s.Next, s.Next, nil)
+}
+
+// TestBaseCloseDuringRun: Close may run while Run plays a step (the
+// engine's stop, a session closed from another goroutine): it releases
+// the socket at once, and the group place, whose leaving touches what Run
+// writes (the step's bytes, the room), is given up by Run as it ends, once
+// (under -race, leaving from Close raced with the step).
+func TestBaseCloseDuringRun(t *testing.T) {
+	sh, _ := baseShared(t, "  - steps: [list_rooms, list_rooms]\n")
+	s := &blockingSession{entered: make(chan struct{}), release: make(chan struct{})}
+	if err := s.Begin(sh, 0, &sh.Plan.Flows[0]); err != nil {
+		t.Fatal(err)
+	}
+	s.Join()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background(), time.Time{}) }()
+	<-s.entered
+	s.Close()
+	if s.released != 1 || s.left.Load() {
+		t.Errorf("Close during a step: released %d, group place given up %v; want 1, not yet", s.released, s.left.Load())
+	}
+	close(s.release)
+	<-s.entered // the flow goes on: Close does not stop a step, the protocol's teardown does
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !s.left.Load() {
+		t.Errorf("after Run: group place given up %v; want given up", s.left.Load())
+	}
+	s.Close()
+	if s.released != 1 {
+		t.Errorf("released %d times, want once", s.released)
+	}
+}
