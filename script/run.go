@@ -27,8 +27,20 @@ type Var struct {
 
 // WithBuiltins is v emptied, with the builtins (Builtins, in their order)
 // set to these values: a client's variables before its first capture.
+// A value v held already is kept as it was boxed (a renewed client's
+// client, group and shard numbers): boxing a number of 256 or more
+// allocates.
 func (v Vars) WithBuiltins(session, client, group, shard uint64) Vars {
-	return append(v[:0], Var{"session", session}, Var{"client", client}, Var{"group", group}, Var{"shard", shard})
+	vals := [...]uint64{session, client, group, shard}
+	var boxed [len(vals)]any
+	for i, n := range vals {
+		if i < len(v) && v[i].Value == any(n) {
+			boxed[i] = v[i].Value
+		} else {
+			boxed[i] = n
+		}
+	}
+	return append(v[:0], Var{"session", boxed[0]}, Var{"client", boxed[1]}, Var{"group", boxed[2]}, Var{"shard", boxed[3]})
 }
 
 // Get returns variable name's value (nil, false when it is not set).
