@@ -29,6 +29,7 @@ func (*Conn) LocalAddr() net.Addr                   { return &net.UDPAddr{} }
 func (*Conn) SyscallConn() (syscall.RawConn, error) { return nil, Available() }
 func (*Conn) SetReadDeadline(time.Time) error       { return Available() }
 func (*Conn) Close() error                          { return nil }
+func (*Conn) WaitReadable() error                   { return Available() }
 func (*Conn) ReadMsgUDPAddrPort(_, _ []byte) (n, oobn, flags int, from netip.AddrPort, err error) {
 	return 0, 0, 0, from, Available()
 }
