@@ -49,3 +49,19 @@ func set(c syscall.Conn, n int, send bool) error {
 	}
 	return serr
 }
+
+// ReadControl is a net.Dialer's Control that sets the receive buffer to
+// n bytes before the socket connects: a TCP receive window is advertised
+// from the handshake on, and a buffer shrunk after it takes effect only
+// once the window already offered is used up.
+func ReadControl(n int) func(network, address string, c syscall.RawConn) error {
+	return func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, n)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}
+}

@@ -30,3 +30,8 @@ func SetRead(c syscall.Conn, n int) error {
 	}
 	return nil
 }
+
+// ReadControl is a net.Dialer's Control that sets the receive buffer
+// before the socket connects; elsewhere than Linux it does nothing (the
+// caller sizes the buffer after connecting).
+func ReadControl(int) func(network, address string, c syscall.RawConn) error { return nil }

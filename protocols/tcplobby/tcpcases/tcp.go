@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/conformance"
+	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/liveness"
 
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
@@ -62,14 +63,19 @@ type tcpClient struct {
 }
 
 // dialTCP connects to the target from the next source address.
-func dialTCP(t *conformance.T) (*tcpClient, error) {
+func dialTCP(t *conformance.T) (*tcpClient, error) { return dialTCPRead(t, 0) }
+
+// dialTCPRead is dialTCP with a receive buffer of rcvbuf bytes from before
+// the connection (0: the system's), so that the window it advertises is
+// small from the handshake on (sockbuf.ReadControl).
+func dialTCPRead(t *conformance.T, rcvbuf int) (*tcpClient, error) {
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
 		src, err := t.Env.Sources.Acquire(t.Ctx)
 		if err != nil {
 			return nil, err
 		}
-		c, err := dialTCPFrom(t, src)
+		c, err := dialTCPFromRead(t, src, rcvbuf)
 		if err == nil {
 			return c, nil
 		}
@@ -81,7 +87,14 @@ func dialTCP(t *conformance.T) (*tcpClient, error) {
 // dialTCPFrom connects to the target from address src, once (the caller
 // paces it).
 func dialTCPFrom(t *conformance.T, src netip.Addr) (*tcpClient, error) {
+	return dialTCPFromRead(t, src, 0)
+}
+
+func dialTCPFromRead(t *conformance.T, src netip.Addr, rcvbuf int) (*tcpClient, error) {
 	d := net.Dialer{Timeout: t.Env.Timeout}
+	if rcvbuf > 0 {
+		d.Control = sockbuf.ReadControl(rcvbuf)
+	}
 	if src.IsValid() && !src.IsUnspecified() {
 		d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
 	}
