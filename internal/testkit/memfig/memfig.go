@@ -3,7 +3,9 @@
 package memfig
 
 import (
+	"context"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -75,4 +77,76 @@ func Allocs(runs int, f func()) float64 {
 		least = min(least, testing.AllocsPerRun(runs, f))
 	}
 	return least
+}
+
+// Session is what Play starts: a simulated client (simclient.Session,
+// named here so that simclient's own tests may use this package).
+type Session interface {
+	Run(ctx context.Context, due time.Time) error
+	Close() error
+}
+
+// Play starts n sessions that newSession makes, each running on a
+// goroutine of its own, and returns what stops them: their runs cancelled,
+// the sessions closed, their goroutines waited for.
+func Play(tb testing.TB, n int, newSession func(i int) (Session, error)) (stop func()) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	sessions := make([]Session, 0, n)
+	var wg sync.WaitGroup
+	stop = func() {
+		cancel()
+		for _, s := range sessions {
+			s.Close()
+		}
+		wg.Wait()
+	}
+	for i := range n {
+		s, err := newSession(i)
+		if err != nil {
+			stop()
+			tb.Fatal(err)
+		}
+		sessions = append(sessions, s)
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Run(ctx, time.Now()) }()
+	}
+	return stop
+}
+
+// Settled is a parked condition for Parked: done (what the server saw,
+// every request answered) once it has held for grace, a moment for each
+// client to read the answer that made it true.
+func Settled(done func() bool, grace time.Duration) func() bool {
+	var since time.Time
+	return func() bool {
+		if !done() {
+			return false
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		return time.Since(since) > grace
+	}
+}
+
+// Flow is one side of a memory comparison: a flow's name ("built-in",
+// "scripted") and its steps.
+type Flow struct{ Name, Steps string }
+
+// ScriptedKeepsAtMost measures each of flows with measure at n and 2n
+// sessions (PerSession), logs the figures (note says what the heap figure
+// includes) and fails t when the "scripted" flow keeps more than most
+// heap bytes a session more than the "built-in" one.
+func ScriptedKeepsAtMost(t *testing.T, most float64, n int, note string, flows []Flow, measure func(steps string, n int) (heap, stack float64)) {
+	t.Helper()
+	heap := map[string]float64{}
+	for _, f := range flows {
+		h, s := PerSession(n, func(n int) (float64, float64) { return measure(f.Steps, n) })
+		heap[f.Name] = h
+		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session%s", f.Name, h, s, note)
+	}
+	if d := heap["scripted"] - heap["built-in"]; d > most {
+		t.Errorf("a scripted session keeps %.0f heap bytes more than a built-in one, want at most %.0f", d, most)
+	}
 }

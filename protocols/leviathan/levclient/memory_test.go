@@ -1,8 +1,6 @@
 package levclient
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +14,12 @@ import (
 // memoryFlows are one flow as built-in steps and as a script: connect,
 // join the server, then think for a minute, parked mid-flow with a field
 // captured.
-var memoryFlows = []struct{ name, steps string }{
-	{"built-in", `      - connect: {name: bench}
+var memoryFlows = []memfig.Flow{
+	{Name: "built-in", Steps: `      - connect: {name: bench}
       - join_server
       - think: 60s
 `},
-	{"scripted", `      - send: Request Connect
+	{Name: "scripted", Steps: `      - send: Request Connect
       - expect: {message: Response Connect, where: "CheckValue == 42"}
       - send: Request Security
       - expect: Response Security
@@ -55,38 +53,11 @@ func parkedHeap(t *testing.T, steps string, n int) (heap, stack float64) {
 	}
 	defer sh.Close()
 	start := func() func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		var wg sync.WaitGroup
-		sessions := make([]simclient.Session, n)
-		for i := range sessions {
-			s, err := New(sh, i, &p.Flows[0], clientSrc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sessions[i] = s
-			wg.Add(1)
-			go func() { defer wg.Done(); s.Run(ctx, time.Now()) }()
-		}
-		return func() {
-			cancel()
-			for _, s := range sessions {
-				s.Close()
-			}
-			wg.Wait()
-		}
+		return memfig.Play(t, n, func(i int) (memfig.Session, error) { return New(sh, i, &p.Flows[0], clientSrc) })
 	}
 	// Every join allowed, and a moment for its client to read the answer
 	// and ack it.
-	var joined time.Time
-	parked := func() bool {
-		if srv.Stats().PlayersJoined < uint64(n) {
-			return false
-		}
-		if joined.IsZero() {
-			joined = time.Now()
-		}
-		return time.Since(joined) > 200*time.Millisecond
-	}
+	parked := memfig.Settled(func() bool { return srv.Stats().PlayersJoined >= uint64(n) }, 200*time.Millisecond)
 	return memfig.Parked(t, n, start, parked)
 }
 
@@ -101,14 +72,7 @@ func TestScriptMemoryPerClient(t *testing.T) {
 	if !alone.Run(t) {
 		return
 	}
-	const n = 500
-	heap := map[string]float64{}
-	for _, tc := range memoryFlows {
-		h, s := memfig.PerSession(n, func(n int) (float64, float64) { return parkedHeap(t, tc.steps, n) })
-		heap[tc.name] = h
-		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session", tc.name, h, s)
-	}
-	if d := heap["scripted"] - heap["built-in"]; d > 1024 {
-		t.Errorf("a scripted session keeps %.0f heap bytes more than a built-in one, want at most 1024", d)
-	}
+	memfig.ScriptedKeepsAtMost(t, 1024, 500, "", memoryFlows, func(steps string, n int) (float64, float64) {
+		return parkedHeap(t, steps, n)
+	})
 }

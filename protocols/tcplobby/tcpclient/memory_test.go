@@ -1,9 +1,7 @@
 package tcpclient
 
 import (
-	"context"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,13 +15,13 @@ import (
 // memoryFlows are one flow as built-in steps and as a script: log in,
 // list the rooms, then wait for a game that never starts (the client is
 // in no room), parked mid-flow with the player's hash captured.
-var memoryFlows = []struct{ name, flow string }{
-	{"built-in", `  - steps:
+var memoryFlows = []memfig.Flow{
+	{Name: "built-in", Steps: `  - steps:
       - connect
       - list_rooms
       - wait_game_start: 60s
 `},
-	{"scripted", `  - steps:
+	{Name: "scripted", Steps: `  - steps:
       - send: {message: CONNECT_REQ, fields: {playerName: "bot${client}"}}
       - expect: {message: CONNECT_ACK, where: "success", capture: {hash: playerHash}}
       - send: LIST_ROOMS_REQ
@@ -48,37 +46,10 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 	defer sh.Close()
 	f, _ := simclient.Lookup("tcp-lobby")
 	start := func() func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		var wg sync.WaitGroup
-		sessions := make([]simclient.Session, n)
-		for i := range sessions {
-			s, err := f(sh, i, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sessions[i] = s
-			wg.Add(1)
-			go func() { defer wg.Done(); s.Run(ctx, time.Now()) }()
-		}
-		return func() {
-			cancel()
-			for _, s := range sessions {
-				s.Close()
-			}
-			wg.Wait()
-		}
+		return memfig.Play(t, n, func(i int) (memfig.Session, error) { return f(sh, i, &p.Flows[0], netip.MustParseAddr("127.0.0.1")) })
 	}
 	// Every list answered, and a moment for its client to read it.
-	var listed time.Time
-	parked := func() bool {
-		if srv.Stats().FramesOut["LIST_ROOMS_ACK"] < uint64(n) {
-			return false
-		}
-		if listed.IsZero() {
-			listed = time.Now()
-		}
-		return time.Since(listed) > 200*time.Millisecond
-	}
+	parked := memfig.Settled(func() bool { return srv.Stats().FramesOut["LIST_ROOMS_ACK"] >= uint64(n) }, 200*time.Millisecond)
 	return memfig.Parked(t, n, start, parked)
 }
 
@@ -93,14 +64,7 @@ func TestScriptMemoryPerClient(t *testing.T) {
 	if !alone.Run(t) {
 		return
 	}
-	const n = 500
-	heap := map[string]float64{}
-	for _, tc := range memoryFlows {
-		h, s := memfig.PerSession(n, func(n int) (float64, float64) { return parkedHeap(t, tc.flow, n) })
-		heap[tc.name] = h
-		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session", tc.name, h, s)
-	}
-	if d := heap["scripted"] - heap["built-in"]; d > 1024 {
-		t.Errorf("a scripted session keeps %.0f heap bytes more than a built-in one, want at most 1024", d)
-	}
+	memfig.ScriptedKeepsAtMost(t, 1024, 500, "", memoryFlows, func(flow string, n int) (float64, float64) {
+		return parkedHeap(t, flow, n)
+	})
 }

@@ -14,22 +14,21 @@ import (
 	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
-	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
 // memoryFlows are one flow as built-in steps and as a script: create a
 // room, join it and its instance, then wait for a game that never starts
 // (nobody is ready), parked mid-flow with the room captured.
-var memoryFlows = []struct{ name, flow string }{
-	{"built-in", `  - steps:
+var memoryFlows = []memfig.Flow{
+	{Name: "built-in", Steps: `  - steps:
       - create_room
       - join: {room: created}
       - hello
       - instance_join
       - wait_game_start: 60s
 `},
-	{"scripted", `  - steps:
+	{Name: "scripted", Steps: `  - steps:
 ` + joinScript + `      - expect: {message: SERVER_GAME_START, within: 60s}
 `},
 }
@@ -66,36 +65,10 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 	}
 	defer sh.Close()
 	f, _ := simclient.Lookup("udp-lobby")
-	return memfig.Parked(t, n, func() func() { return playAll(t, f, sh, &p.Flows[0], n) },
-		func() bool { return srv.Stats().Players >= n })
-}
-
-// playAll starts n sessions of flow, each on a goroutine of its own,
-// and returns what stops them (and waits for their goroutines).
-func playAll(t testing.TB, f simclient.Factory, sh *simclient.Shared, flow *scenario.Flow, n int) (stop func()) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	sessions := make([]simclient.Session, n)
-	var wg sync.WaitGroup
-	stop = func() {
-		cancel()
-		for _, s := range sessions {
-			if s != nil {
-				s.Close()
-			}
-		}
-		wg.Wait()
+	start := func() func() {
+		return memfig.Play(t, n, func(i int) (memfig.Session, error) { return f(sh, i, &p.Flows[0], clientSrc) })
 	}
-	for i := range sessions {
-		s, err := f(sh, i, flow, clientSrc)
-		if err != nil {
-			stop()
-			t.Fatal(err)
-		}
-		sessions[i] = s
-		wg.Add(1)
-		go func() { defer wg.Done(); s.Run(ctx, time.Now()) }()
-	}
-	return stop
+	return memfig.Parked(t, n, start, func() bool { return srv.Stats().Players >= n })
 }
 
 // TestScriptMemoryPerClient: a session parked mid-flow in a script keeps
@@ -109,16 +82,9 @@ func TestScriptMemoryPerClient(t *testing.T) {
 	if !alone.Run(t) {
 		return
 	}
-	const n = 500
-	heap := map[string]float64{}
-	for _, tc := range memoryFlows {
-		h, s := memfig.PerSession(n, func(n int) (float64, float64) { return parkedHeap(t, tc.flow, n) })
-		heap[tc.name] = h
-		t.Logf("%s: %.0f heap bytes, %.0f stack bytes per parked session (its room in the server included)", tc.name, h, s)
-	}
-	if d := heap["scripted"] - heap["built-in"]; d > 1024 {
-		t.Errorf("a scripted session keeps %.0f heap bytes more than a built-in one, want at most 1024", d)
-	}
+	memfig.ScriptedKeepsAtMost(t, 1024, 500, " (its room in the server included)", memoryFlows, func(flow string, n int) (float64, float64) {
+		return parkedHeap(t, flow, n)
+	})
 }
 
 // waitFlows are one request a silent lobby never answers, as a built-in
