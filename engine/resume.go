@@ -20,7 +20,8 @@ import (
 //
 // A slot suspended in a wait (simclient.Resumer.SuspendedOn) is also
 // started when its socket becomes readable (the poller, poll_linux.go) or
-// its group's room is published (simclient.Group.OnRoom), whichever comes
+// what else it waits on is ready (simclient.Notifier: its group's room
+// published, a virtual flow's datagram queued), whichever comes
 // before its time: wake takes it out of the heap. Each suspension of a
 // slot has its own number (slot.gen), so a late readiness event or
 // callback for an earlier one starts nothing.
@@ -66,21 +67,21 @@ func (h *dueSlots) Pop() any {
 // run is stopping: the caller resumes the session at once, and the pause
 // ends cut.
 //
-// A wait's socket is handed to the poller, and a wait for the group's
-// room to the group (OnRoom), after the slot is in the heap: either may
+// A wait's socket is handed to the poller, and a wait on a Notifier to
+// it (OnReady), after the slot is in the heap: either may
 // start the slot at once, on this goroutine or another, which then owns
 // it (the caller must not touch s once suspend returned true).
 func (x *Execution) suspend(s *slot) bool {
 	sess := s.susp.(simclient.Resumer)
 	at := sess.SuspendedUntil()
-	fd, room := sess.SuspendedOn()
+	fd, on := sess.SuspendedOn()
 	r := &x.res
 	r.mu.Lock()
 	if r.stop {
 		r.mu.Unlock()
 		return false
 	}
-	if fd >= 0 || room != nil {
+	if fd >= 0 || on != nil {
 		x.Stats.WaitsSuspended.Add(1)
 	}
 	s.gen++
@@ -108,8 +109,8 @@ func (x *Execution) suspend(s *slot) bool {
 			x.run(s)
 		}
 	}
-	if room != nil {
-		room.OnRoom(func() { x.wake(s, gen) })
+	if on != nil {
+		on.OnReady(func() { x.wake(s, gen) })
 	}
 	return true
 }

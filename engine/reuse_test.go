@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	reflev "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
 	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -147,7 +148,8 @@ func TestClosedKeepsConnections(t *testing.T) {
 // their group's room (Shared.SuspendWaits, forced here below
 // simclient.SuspendWaitsFrom clients) play their flows as parked clients
 // do: no failure, no violation, no retry, every ping answered; and they
-// did suspend in waits.
+// did suspend in waits, on their sockets or, where this machine allows
+// virtual flows, on their flows.
 //
 // A tcp-lobby client suspends only in its wait for the group's room, and
 // its join goes on as well: no join is refused, not even one in flight
@@ -170,15 +172,26 @@ func TestRunSuspendedWaits(t *testing.T) {
       - list
 `,
 	}
-	for _, tc := range []struct {
-		proto string
-		waits bool
-	}{{"udp-lobby", false}, {"udp-lobby", true}, {"tcp-lobby", false}, {"tcp-lobby", true}} {
+	type row struct {
+		proto, flows string
+		waits        bool
+	}
+	rows := []row{{"udp-lobby", "sockets", false}, {"udp-lobby", "sockets", true}, {"tcp-lobby", "", false}, {"tcp-lobby", "", true}}
+	if err := vflow.Available(); err == nil {
+		rows = append(rows, row{"udp-lobby", "virtual", false}, row{"udp-lobby", "virtual", true})
+	} else {
+		t.Logf("virtual flows unavailable here: %v", err)
+	}
+	for _, tc := range rows {
 		waits := tc.waits
-		t.Run(fmt.Sprintf("%s SuspendWaits %v", tc.proto, waits), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %s SuspendWaits %v", tc.proto, tc.flows, waits), func(t *testing.T) {
+			mode := ""
+			if tc.flows != "" {
+				mode = "flows_mode: " + tc.flows + "\n"
+			}
 			plan, err := scenario.Parse("test.yaml", []byte(`
 protocol: `+tc.proto+`
-seed: 1
+`+mode+`seed: 1
 load: {model: closed, clients: 24, duration: 1s}
 flows:
   - name: pinger

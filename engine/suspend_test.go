@@ -49,9 +49,12 @@ func (s *suspender) Resume(ctx context.Context) error {
 
 func (s *suspender) SuspendedUntil() time.Time { return s.until }
 func (s *suspender) ParkWaits()                {}
-func (s *suspender) SuspendedOn() (int, *simclient.Group) {
+func (s *suspender) SuspendedOn() (int, simclient.Notifier) {
 	if !s.wait {
 		return -1, nil
+	}
+	if s.room == nil {
+		return s.fd, nil
 	}
 	return s.fd, s.room
 }
@@ -170,9 +173,12 @@ func (w *waiter) Resume(ctx context.Context) error {
 func (w *waiter) SuspendedUntil() time.Time { return w.until }
 func (w *waiter) ParkWaits()                {}
 func (w *waiter) Close() error              { return nil }
-func (w *waiter) SuspendedOn() (int, *simclient.Group) {
+func (w *waiter) SuspendedOn() (int, simclient.Notifier) {
 	if w.isPause {
 		return -1, nil
+	}
+	if w.room == nil {
+		return w.fd, nil
 	}
 	return w.fd, w.room
 }

@@ -36,7 +36,7 @@ type Group struct {
 	room     Room
 	roomErr  error
 	roomDone chan struct{} // closed by SetRoom or FailRoom
-	onRoom   []func()      // OnRoom's, called once roomDone is closed
+	onRoom   []func()      // OnReady's, called once roomDone is closed
 	barriers map[int]*barrier
 	hashes   map[uint64]int // tcp: player hash → member index
 	// roomAt is when SetRoom published the room; roomJoins counts the
@@ -75,7 +75,7 @@ func (g *Group) SetRoom(r Room) {
 	g.roomKnown()
 }
 
-// roomKnown calls the OnRoom functions, once roomDone is closed; g.mu is
+// roomKnown calls the OnReady functions, once roomDone is closed; g.mu is
 // held, and is unlocked and locked again around the calls.
 func (g *Group) roomKnown() {
 	fs := g.onRoom
@@ -87,11 +87,12 @@ func (g *Group) roomKnown() {
 	g.mu.Lock()
 }
 
-// OnRoom calls f once the group's room is published or failed (SetRoom,
+// OnReady calls f once the group's room is published or failed (SetRoom,
 // FailRoom): at once, on this goroutine, if it already is; else on the
 // goroutine that publishes it. A suspended session waiting for the room
-// (Base.GroupRoom) is resumed that way, without a goroutine of its own.
-func (g *Group) OnRoom(f func()) {
+// (Base.GroupRoom) is resumed that way, without a goroutine of its own
+// (Notifier).
+func (g *Group) OnReady(f func()) {
 	g.mu.Lock()
 	if g.RoomDone() {
 		g.mu.Unlock()

@@ -96,8 +96,8 @@ type suspension struct {
 	st   *scenario.Step
 	next int
 	wait bool
-	fd   int // with wait: the socket whose readability ends it; -1 none
-	room *Group
+	fd   int      // with wait: the socket whose readability ends it; -1 none
+	on   Notifier // with wait: what else ends it (a group's room, a virtual flow); nil none
 }
 
 // SuspendMin is the shortest pause a session gives up its goroutine for
@@ -135,9 +135,10 @@ type Resumer interface {
 	// or when its wait times out.
 	SuspendedUntil() time.Time
 	// SuspendedOn is what may end a suspended wait before SuspendedUntil:
-	// its socket fd becoming readable (fd ≥ 0), or its group's room being
-	// published (room not nil: Group.OnRoom). A pause has neither (-1, nil).
-	SuspendedOn() (fd int, room *Group)
+	// its socket fd becoming readable (fd ≥ 0), or on being ready (not
+	// nil: its group's room published, a virtual flow's datagram
+	// queued). A pause has neither (-1, nil).
+	SuspendedOn() (fd int, on Notifier)
 	// ParkWaits tells the session that its caller cannot watch a socket
 	// (SuspendedOn's fd): from now on its waits park, keeping the
 	// goroutine, as without Shared.SuspendWaits.
@@ -280,11 +281,11 @@ func (b *Base) Resume(ctx context.Context) error {
 func (b *Base) SuspendedUntil() time.Time { return b.susp.at }
 
 // SuspendedOn implements Resumer.
-func (b *Base) SuspendedOn() (fd int, room *Group) {
+func (b *Base) SuspendedOn() (fd int, on Notifier) {
 	if !b.susp.wait {
 		return -1, nil
 	}
-	return b.susp.fd, b.susp.room
+	return b.susp.fd, b.susp.on
 }
 
 // ParkWaits implements Resumer.
@@ -310,11 +311,24 @@ func (b *Base) MayAwait(until time.Time) bool {
 //go:noinline
 func (b *Base) Await(fd int, until time.Time) error { return b.suspendWait(until, fd, nil) }
 
+// AwaitOn is Await for a wait that on ends (a virtual flow, which has no
+// descriptor), rather than a socket's readability.
+//
+//go:noinline
+func (b *Base) AwaitOn(on Notifier, until time.Time) error { return b.suspendWait(until, -1, on) }
+
+// Notifier is what a suspended wait may be ended by besides its time and
+// a socket (Base.AwaitOn): OnReady calls f once what the wait waits for is
+// there, at once on the caller's goroutine when it already is, else on
+// the goroutine that makes it so. A Group (its room) and a virtual flow
+// (a datagram for it) are Notifiers.
+type Notifier interface{ OnReady(f func()) }
+
 // suspendWait records a wait of the current step that ends at until, or
-// earlier when socket fd (≥ 0) is readable or room is published, and
-// returns ErrSuspended (Await, GroupRoom).
-func (b *Base) suspendWait(until time.Time, fd int, room *Group) error {
-	b.susp = suspension{at: until, step: b.CurStep, next: b.CurStep, wait: true, fd: fd, room: room}
+// earlier when socket fd (≥ 0) is readable or on is ready, and returns
+// ErrSuspended (Await, AwaitOn, GroupRoom).
+func (b *Base) suspendWait(until time.Time, fd int, on Notifier) error {
+	b.susp = suspension{at: until, step: b.CurStep, next: b.CurStep, wait: true, fd: fd, on: on}
 	return ErrSuspended
 }
 

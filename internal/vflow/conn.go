@@ -27,10 +27,11 @@ type Conn struct {
 	i    int
 	addr netip.AddrPort
 
-	mu       sync.Mutex // guards q, deadline and closed
+	mu       sync.Mutex // guards q, deadline, closed and notify
 	q        []packet
 	deadline time.Time
 	closed   bool
+	notify   func()        // OnReady's, called once at the next datagram or Close
 	wake     chan struct{} // signalled on every change of the above
 
 	timer *time.Timer // the reader's, for its deadline
@@ -86,14 +87,43 @@ func (c *Conn) push(m *Message) bool {
 	}
 	c.mu.Lock()
 	ok := !c.closed && len(c.q) < MaxQueued
+	var f func()
 	if ok {
 		c.q = append(c.q, p)
+		f, c.notify = c.notify, nil
 	}
 	c.mu.Unlock()
 	if ok {
 		c.signal()
 	}
+	if f != nil {
+		f()
+	}
 	return ok
+}
+
+// Ready reports whether a read would return at once: a datagram is
+// queued, or c is closed.
+func (c *Conn) Ready() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed || len(c.q) > 0
+}
+
+// OnReady calls f once c is Ready: at once on this goroutine if it is,
+// else on the goroutine that queues its next datagram (the hub's
+// dispatcher) or closes it. A client's session waits for its reply this
+// way without a goroutine (simclient.Notifier); a later OnReady replaces
+// an f not yet called, whose wait has ended otherwise.
+func (c *Conn) OnReady(f func()) {
+	c.mu.Lock()
+	if c.closed || len(c.q) > 0 {
+		c.mu.Unlock()
+		f()
+		return
+	}
+	c.notify = f
+	c.mu.Unlock()
 }
 
 // SetReadDeadline bounds the wait of reads, as net.Conn's does: a read
@@ -204,12 +234,16 @@ func (c *Conn) WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error) {
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	was := c.closed
-	c.closed, c.q = true, nil
+	f := c.notify
+	c.closed, c.q, c.notify = true, nil, nil
 	c.mu.Unlock()
 	if was {
 		return c.opErr("close", net.ErrClosed)
 	}
 	c.signal()
+	if f != nil {
+		f()
+	}
 	c.h.release(c.i)
 	return nil
 }

@@ -30,6 +30,8 @@ func (*Conn) SyscallConn() (syscall.RawConn, error) { return nil, Available() }
 func (*Conn) SetReadDeadline(time.Time) error       { return Available() }
 func (*Conn) Close() error                          { return nil }
 func (*Conn) WaitReadable() error                   { return Available() }
+func (*Conn) Ready() bool                           { return true }
+func (*Conn) OnReady(f func())                      { f() }
 func (*Conn) ReadMsgUDPAddrPort(_, _ []byte) (n, oobn, flags int, from netip.AddrPort, err error) {
 	return 0, 0, 0, from, Available()
 }

@@ -132,3 +132,56 @@ func TestHubGivesOutFlows(t *testing.T) {
 		t.Errorf("write on a closed Conn: %v, want net.ErrClosed", err)
 	}
 }
+
+// TestConnOnReady: OnReady calls its function once the flow has a
+// datagram or closes: at once when it already is ready, else when the
+// datagram comes; an OnReady replaced before then is never called.
+func TestConnOnReady(t *testing.T) {
+	h := openHub(t, 2)
+	srv := echoServer(t)
+	c, err := h.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := make(chan string, 4)
+	on := func(name string) func() { return func() { calls <- name } }
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got := <-calls:
+			if got != want {
+				t.Fatalf("OnReady called %q, want %q", got, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("OnReady %q not called", want)
+		}
+	}
+	if c.Ready() {
+		t.Fatal("a new flow is ready")
+	}
+	c.OnReady(on("replaced"))
+	c.OnReady(on("datagram"))
+	if _, err := c.WriteToUDPAddrPort([]byte("x"), srv); err != nil {
+		t.Fatal(err)
+	}
+	expect("datagram")
+	if !c.Ready() {
+		t.Fatal("not ready with a datagram queued")
+	}
+	c.OnReady(on("queued")) // at once, on this goroutine
+	expect("queued")
+	buf := make([]byte, 8)
+	if _, _, _, _, err := c.ReadMsgUDPAddrPort(buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.OnReady(on("closed"))
+	_ = c.Close()
+	expect("closed")
+	c.OnReady(on("after close"))
+	expect("after close")
+	select {
+	case got := <-calls:
+		t.Errorf("OnReady %q called as well", got)
+	default:
+	}
+}

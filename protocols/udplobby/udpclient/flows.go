@@ -13,8 +13,8 @@ import (
 // udpConn is what the transport uses of its socket: *net.UDPConn's
 // methods, which a virtual flow (vflow.Conn) has too. A virtual flow has
 // no descriptor (SyscallConn fails), so initIO leaves the transport on
-// these methods: no raw reads, no precise polling, no suspending on a
-// descriptor (waitFD is -1).
+// these methods: no raw reads, no precise polling, no descriptor (waitFD
+// is -1); a waiting session suspends on the flow itself (await).
 type udpConn interface {
 	rxbuf.Socket // reads, SyscallConn, LocalAddr
 	WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error)
@@ -22,11 +22,35 @@ type udpConn interface {
 	Close() error
 }
 
+// flowWaiter is how a session waits for a virtual flow's datagram: parked
+// (WaitReadable, holding no buffer), or suspended without its goroutine
+// (Ready, and OnReady as the engine's simclient.Notifier).
+type flowWaiter interface {
+	rxbuf.ReadableWaiter
+	Ready() bool
+	simclient.Notifier
+}
+
 var (
-	_ udpConn              = (*net.UDPConn)(nil)
-	_ udpConn              = (*vflow.Conn)(nil)
-	_ rxbuf.ReadableWaiter = (*vflow.Conn)(nil)
+	_ udpConn    = (*net.UDPConn)(nil)
+	_ udpConn    = (*vflow.Conn)(nil)
+	_ flowWaiter = (*vflow.Conn)(nil)
 )
+
+// canSuspend reports whether a wait for a datagram can end in
+// errWouldBlock, the session suspending until it comes (await): a socket
+// read raw (waitFD), or a virtual flow.
+func (t *transport) canSuspend() bool { return t.flow != nil || t.waitFD() >= 0 }
+
+// await suspends session b until t's next datagram, or until
+// (simclient.ErrSuspended): on the socket's descriptor, or the virtual
+// flow's readiness.
+func (t *transport) await(b *simclient.Base, until time.Time) error {
+	if t.flow != nil {
+		return b.AwaitOn(t.flow, until)
+	}
+	return b.Await(t.waitFD(), until)
+}
 
 // openFlow gives t a virtual flow of h instead of a socket. Its reads say
 // the kernel's receive time of each datagram in t.kns, as a socket's
@@ -38,6 +62,7 @@ func (t *transport) openFlow(h *vflow.Hub, sw *simclient.Sweeper) error {
 	}
 	c.StampInto(&t.kns)
 	t.attach(c, sw, 0)
+	t.flow = c
 	t.stamps = true
 	return nil
 }

@@ -122,7 +122,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			continue
 		case err == errWouldBlock:
 			s.pw.suspended = true
-			return s.p.sent, s.Await(s.tr.waitFD(), wait)
+			return s.p.sent, s.tr.await(&s.Base, wait)
 		case errors.Is(err, errTimeout):
 			if err := s.timedOut(key, pol, &s.pw.deadline, &s.pw.resendAt); err != nil {
 				return s.p.sent, err

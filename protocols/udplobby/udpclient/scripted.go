@@ -51,7 +51,7 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 		}
 		switch {
 		case err == errWouldBlock:
-			_ = t.s.Await(t.s.tr.waitFD(), deadline) // simclient.ErrSuspended
+			_ = t.s.tr.await(&t.s.Base, deadline) // simclient.ErrSuspended
 			return "", nil, at, script.ErrSuspended
 		case errors.Is(err, errTimeout):
 			return "", nil, at, os.ErrDeadlineExceeded

@@ -11,8 +11,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
+	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -133,90 +135,104 @@ func TestSuspendedStop(t *testing.T) {
 // with the same sequence id, under the step's retries, and the request
 // fails only once they are spent. Without SuspendWaits the session parks.
 func TestSuspendWaits(t *testing.T) {
-	tests := []struct {
-		name  string
-		opt   simclient.Options
-		reply bool // the test sends the held reply once suspended
-		// wantSusp is the number of suspensions; wantSends, the lists the
-		// server saw; wantErr, that the step failed (timeout).
-		wantSusp, wantSends int
-		wantErr             bool
-	}{
+	tests := []suspendWaitsCase{
 		{"reply while suspended", simclient.Options{Suspend: true, SuspendWaits: true}, true, 1, 1, false},
 		// Three: the first deadline, the retry interval, the retry's
 		// deadline.
 		{"deadlines while suspended", simclient.Options{Suspend: true, SuspendWaits: true}, false, 3, 2, true},
 		{"parks without SuspendWaits", simclient.Options{Suspend: true}, false, 0, 2, true},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			held := make(chan []byte, 4)
-			f := newFakeLobby(t, udpwire.ProfileSpec, func(f *fakeLobby) {
-				f.lobbyHook = func(_ *fakeLobby, _ *udpwire.Message, def []byte) []byte {
-					held <- append([]byte(nil), def...)
-					return nil // the test answers, or nobody does
-				}
-			})
-			p := plan(t, "", `
+	for _, mode := range testFlowsModes(t) {
+		for _, tc := range tests {
+			t.Run(string(mode)+"/"+tc.name, func(t *testing.T) { tc.play(t, mode) })
+		}
+	}
+}
+
+// suspendWaitsCase is a row of TestSuspendWaits.
+type suspendWaitsCase struct {
+	name  string
+	opt   simclient.Options
+	reply bool // the test sends the held reply once suspended
+	// wantSusp is the number of suspensions; wantSends, the lists the
+	// server saw; wantErr, that the step failed (timeout).
+	wantSusp, wantSends int
+	wantErr             bool
+}
+
+// play plays the row with its session on a socket or a virtual flow
+// (mode): a socket's wait suspends on its descriptor, a flow's on the
+// flow (a Notifier), never both.
+func (tc suspendWaitsCase) play(t *testing.T, mode scenario.FlowsMode) {
+	held := make(chan []byte, 4)
+	f := newFakeLobby(t, udpwire.ProfileSpec, func(f *fakeLobby) {
+		f.lobbyHook = func(_ *fakeLobby, _ *udpwire.Message, def []byte) []byte {
+			held <- append([]byte(nil), def...)
+			return nil // the test answers, or nobody does
+		}
+	})
+	p := plan(t, "flows_mode: "+string(mode), `
   - name: lister
     steps: [{list_rooms: {timeout: 200ms, retries: 1, retry_interval: 100ms}}]
 `)
-			s, c := oneSession(t, p, f.addr(), tc.opt)
-			r := s.(simclient.Resumer)
-			ctx := context.Background()
-			var susp int
-			err := s.Run(ctx, time.Now())
-			for err == simclient.ErrSuspended && susp < 10 {
-				susp++
-				fd, room := r.SuspendedOn()
-				if fd < 0 || room != nil {
-					t.Fatalf("suspended on fd %d, room %v: want the socket", fd, room)
-				}
-				if tc.reply {
-					reply := <-held
-					if _, err := f.conn.WriteToUDPAddrPort(reply, s.(*session).LocalAddr()); err != nil {
-						t.Fatal(err)
-					}
-					// As the engine's poller would: resume once readable.
-					pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-					if n, err := unix.Poll(pfd, 10_000); n != 1 || err != nil {
-						t.Fatalf("the socket did not become readable: %d, %v", n, err)
-					}
-				} else {
-					time.Sleep(time.Until(r.SuspendedUntil()))
-				}
-				err = r.Resume(ctx)
+	s, c := oneSession(t, p, f.addr(), tc.opt)
+	r := s.(simclient.Resumer)
+	ctx := context.Background()
+	var susp int
+	err := s.Run(ctx, time.Now())
+	for err == simclient.ErrSuspended && susp < 10 {
+		susp++
+		fd, on := r.SuspendedOn()
+		if virtual := mode == scenario.FlowsVirtual; (fd >= 0) == virtual || (on != nil) != virtual {
+			t.Fatalf("suspended on fd %d, notifier %v: want the %s", fd, on, map[bool]string{false: "socket", true: "flow"}[virtual])
+		}
+		if tc.reply {
+			reply := <-held
+			if _, err := f.conn.WriteToUDPAddrPort(reply, s.(*session).LocalAddr()); err != nil {
+				t.Fatal(err)
 			}
-			if susp != tc.wantSusp {
-				t.Errorf("%d suspensions, want %d", susp, tc.wantSusp)
-			}
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("the flow ended with %v, want error %v", err, tc.wantErr)
-			}
-			if n := f.count(udpwire.LobbyListRooms); n != tc.wantSends {
-				t.Errorf("server saw %d lists, want %d", n, tc.wantSends)
-			}
-			if seqs := f.seqsOf(udpwire.LobbyListRooms); len(seqs) == 2 && seqs[0] != seqs[1] {
-				t.Errorf("the retry was sent with seq %d, the first send with %d: want the same", seqs[1], seqs[0])
-			}
-			run, err2 := c.Snapshot()
-			if err2 != nil {
-				t.Fatal(err2)
-			}
-			wantFail := int64(0)
-			if tc.wantErr {
-				wantFail = 1
-			}
-			if run.Totals.Failures != wantFail {
-				t.Errorf("failures %d, want %d", run.Totals.Failures, wantFail)
-			}
-			if tc.wantErr {
-				var se *simclient.StepError
-				if !errors.As(err, &se) || se.Reason != result.ReasonTimeout {
-					t.Errorf("the step failed with %v, want a timeout", err)
-				}
-			}
-		})
+			// As the engine would: resume once the reply is there.
+			waitReady(t, fd, on, time.Now().Add(10*time.Second))
+		} else {
+			time.Sleep(time.Until(r.SuspendedUntil()))
+		}
+		err = r.Resume(ctx)
+	}
+	if susp != tc.wantSusp {
+		t.Errorf("%d suspensions, want %d", susp, tc.wantSusp)
+	}
+	if (err != nil) != tc.wantErr {
+		t.Fatalf("the flow ended with %v, want error %v", err, tc.wantErr)
+	}
+	if n := f.count(udpwire.LobbyListRooms); n != tc.wantSends {
+		t.Errorf("server saw %d lists, want %d", n, tc.wantSends)
+	}
+	if seqs := f.seqsOf(udpwire.LobbyListRooms); len(seqs) == 2 && seqs[0] != seqs[1] {
+		t.Errorf("the retry was sent with seq %d, the first send with %d: want the same", seqs[1], seqs[0])
+	}
+	tc.checkTotals(t, c, err)
+}
+
+// checkTotals checks the run's failures, and the step's error, against
+// the row's.
+func (tc suspendWaitsCase) checkTotals(t *testing.T, c *metrics.Collector, err error) {
+	t.Helper()
+	run, err2 := c.Snapshot()
+	if err2 != nil {
+		t.Fatal(err2)
+	}
+	wantFail := int64(0)
+	if tc.wantErr {
+		wantFail = 1
+	}
+	if run.Totals.Failures != wantFail {
+		t.Errorf("failures %d, want %d", run.Totals.Failures, wantFail)
+	}
+	if tc.wantErr {
+		var se *simclient.StepError
+		if !errors.As(err, &se) || se.Reason != result.ReasonTimeout {
+			t.Errorf("the step failed with %v, want a timeout", err)
+		}
 	}
 }
 
@@ -257,37 +273,39 @@ func TestSuspendWaitsFlow(t *testing.T) {
       - expect: LOBBY_ROOM_LIST
 `, 3},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var held heldReplies
-			f := newFakeLobby(t, udpwire.ProfileSpec, held.hold)
-			p := plan(t, "", tc.flow)
-			s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: true})
-			waits, pauses, err := playSuspending(t, s, func() { held.release(t, s.(*session).LocalAddr()) })
-			if err != nil {
-				t.Fatalf("the flow ended with %v after %d waits and %d pauses suspended", err, waits, pauses)
-			}
-			if waits == 0 || pauses != tc.pauses {
-				t.Errorf("%d waits and %d pauses suspended, want some waits and %d pauses", waits, pauses, tc.pauses)
-			}
-			for typ, n := range map[udpwire.MsgType]int{udpwire.LobbyCreateRoom: 1, udpwire.LobbyJoinRoom: 1, udpwire.ClientHello: 1,
-				udpwire.ClientJoinRequest: 1, udpwire.ClientPing: 3, udpwire.LobbyListRooms: 1} {
-				if got := f.count(typ); got != n {
-					t.Errorf("server saw %d %v, want %d", got, typ, n)
+		for _, mode := range testFlowsModes(t) {
+			t.Run(string(mode)+"/"+tc.name, func(t *testing.T) {
+				var held heldReplies
+				f := newFakeLobby(t, udpwire.ProfileSpec, held.hold)
+				p := plan(t, "flows_mode: "+string(mode), tc.flow)
+				s, c := oneSession(t, p, f.addr(), simclient.Options{Suspend: true, SuspendWaits: true})
+				waits, pauses, err := playSuspending(t, s, func() { held.release(t, s.(*session).LocalAddr()) })
+				if err != nil {
+					t.Fatalf("the flow ended with %v after %d waits and %d pauses suspended", err, waits, pauses)
 				}
-			}
-			run, err := c.Snapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if run.Totals.Failures != 0 || run.Totals.Violations != 0 || run.Totals.Retries != 0 {
-				t.Errorf("failures %d, violations %d, retries %d, want none", run.Totals.Failures, run.Totals.Violations, run.Totals.Retries)
-			}
-			for _, st := range run.Steps {
-				if st.Successes == 0 {
-					t.Errorf("step %s recorded no success", st.Name)
+				if waits == 0 || pauses != tc.pauses {
+					t.Errorf("%d waits and %d pauses suspended, want some waits and %d pauses", waits, pauses, tc.pauses)
 				}
-			}
-		})
+				for typ, n := range map[udpwire.MsgType]int{udpwire.LobbyCreateRoom: 1, udpwire.LobbyJoinRoom: 1, udpwire.ClientHello: 1,
+					udpwire.ClientJoinRequest: 1, udpwire.ClientPing: 3, udpwire.LobbyListRooms: 1} {
+					if got := f.count(typ); got != n {
+						t.Errorf("server saw %d %v, want %d", got, typ, n)
+					}
+				}
+				run, err := c.Snapshot()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if run.Totals.Failures != 0 || run.Totals.Violations != 0 || run.Totals.Retries != 0 {
+					t.Errorf("failures %d, violations %d, retries %d, want none", run.Totals.Failures, run.Totals.Violations, run.Totals.Retries)
+				}
+				for _, st := range run.Steps {
+					if st.Successes == 0 {
+						t.Errorf("step %s recorded no success", st.Name)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -415,16 +433,12 @@ func playSuspending(t *testing.T, s simclient.Session, release func()) (waits, p
 	ctx := context.Background()
 	err = s.Run(ctx, time.Now())
 	for err == simclient.ErrSuspended && waits+pauses < 100 {
-		if fd, _ := r.SuspendedOn(); fd >= 0 {
+		if fd, on := r.SuspendedOn(); fd >= 0 || on != nil {
 			waits++
 			if release != nil {
 				release()
 			}
-			ms := max(int(time.Until(r.SuspendedUntil())/time.Millisecond), 0)
-			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
-				t.Fatal(err)
-			}
+			waitReady(t, fd, on, r.SuspendedUntil())
 		} else {
 			pauses++
 			time.Sleep(time.Until(r.SuspendedUntil()))
@@ -432,4 +446,24 @@ func playSuspending(t *testing.T, s simclient.Session, release func()) (waits, p
 		err = r.Resume(ctx)
 	}
 	return waits, pauses, err
+}
+
+// waitReady waits as the engine does for a suspended wait to end: until
+// socket fd (≥ 0) is readable or on is ready, at most until until.
+func waitReady(t *testing.T, fd int, on simclient.Notifier, until time.Time) {
+	t.Helper()
+	if on != nil {
+		ready := make(chan struct{})
+		on.OnReady(func() { close(ready) })
+		select {
+		case <-ready:
+		case <-time.After(time.Until(until)):
+		}
+		return
+	}
+	ms := max(int(time.Until(until)/time.Millisecond), 0)
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
+		t.Fatal(err)
+	}
 }

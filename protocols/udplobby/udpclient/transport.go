@@ -22,7 +22,7 @@ var (
 	// errCancelled: the session's context ended.
 	errCancelled = simclient.ErrCancelled
 	// errWouldBlock: nothing to read yet, and the caller asked recv not to
-	// park (noPark): it suspends the session instead (waitFD).
+	// park (noPark): it suspends the session instead (await).
 	errWouldBlock = errors.New("no datagram yet")
 )
 
@@ -33,7 +33,8 @@ var pastDeadline = time.Unix(1, 0)
 // timeouts and the client-side impairment. It is used by one goroutine
 // (the session's), except cancel and close.
 type transport struct {
-	c     udpConn // a *net.UDPConn, or a virtual flow (flows.go)
+	c     udpConn    // a *net.UDPConn, or a virtual flow (flows.go)
+	flow  flowWaiter // c when it is a virtual flow, else nil
 	sw    *simclient.Sweeper
 	waker *simclient.Waker
 	rx    rxbuf.Buf // the last datagram read, valid until the next recv
@@ -69,7 +70,7 @@ type transport struct {
 	window    time.Duration
 	pollUntil time.Time
 	// noPark asks the next recv to return errWouldBlock rather than park
-	// until its deadline, where it can (waitFD ≥ 0, nothing held, no
+	// until its deadline, where it can (canSuspend, nothing held, no
 	// polling window); each recv clears it. nowait is that for one read.
 	noPark bool
 	nowait bool
@@ -304,7 +305,7 @@ func (t *transport) arm(now, wake, deadline time.Time, noPark bool) (poll, again
 		// after the read.
 		_ = t.c.SetReadDeadline(wake)
 		return true, false
-	case noPark && t.in == nil && t.out == nil && t.pollUntil.IsZero() && t.waitFD() >= 0:
+	case noPark && t.in == nil && t.out == nil && t.pollUntil.IsZero() && t.canSuspend():
 		t.nowait = true // the caller suspends instead of parking
 	default:
 		t.waker.Arm(wake)
@@ -380,9 +381,13 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 // the netpoller until one comes, holding a 64 KiB scratch while it waits:
 // where raw reads are not available (initIO).
 func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
-	if w, ok := t.c.(rxbuf.ReadableWaiter); ok {
-		// A virtual flow: wait for the datagram holding no scratch.
-		if err := w.WaitReadable(); err != nil {
+	if t.flow != nil {
+		if t.nowait && !t.flow.Ready() {
+			t.idle() // nothing to read: wait without a buffer
+			return nil, netip.AddrPort{}, errWouldBlock
+		}
+		// Wait for the datagram holding no scratch.
+		if err := t.flow.WaitReadable(); err != nil {
 			return nil, netip.AddrPort{}, err
 		}
 	}
