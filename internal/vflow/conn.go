@@ -32,9 +32,9 @@ type Conn struct {
 	deadline time.Time
 	closed   bool
 	notify   func()        // OnReady's, called once at the next datagram or Close
-	wake     chan struct{} // signalled on every change of the above
+	wake     chan struct{} // signalled on every change of the above; made by the first wait
 
-	timer *time.Timer // the reader's, for its deadline
+	timer *time.Timer // the reader's, for its deadline; made by its first wait with one
 	stamp *int64      // where a read writes its datagram's receive time (StampInto)
 }
 
@@ -46,10 +46,11 @@ type packet struct {
 	trunc bool
 }
 
+// newConn makes flow i's Conn. Its wake channel and timer are made by its
+// first parked read: a client that only ever suspends (OnReady) or finds
+// its datagram there has neither, some 250 bytes less per flow.
 func newConn(h *Hub, i int, addr netip.AddrPort) *Conn {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return &Conn{h: h, i: i, addr: addr, wake: make(chan struct{}, 1), timer: t}
+	return &Conn{h: h, i: i, addr: addr}
 }
 
 // StampInto makes every read write the kernel receive time of the datagram
@@ -71,9 +72,14 @@ func (c *Conn) SyscallConn() (syscall.RawConn, error) {
 
 var errNoFD = os.NewSyscallError("virtual flow", syscall.ENOTSUP)
 
-func (c *Conn) signal() {
+// signal wakes a parked read: w is c.wake, read under c.mu (nil: no read
+// ever parked).
+func signal(w chan struct{}) {
+	if w == nil {
+		return
+	}
 	select {
-	case c.wake <- struct{}{}:
+	case w <- struct{}{}:
 	default:
 	}
 }
@@ -92,9 +98,10 @@ func (c *Conn) push(m *Message) bool {
 		c.q = append(c.q, p)
 		f, c.notify = c.notify, nil
 	}
+	w := c.wake
 	c.mu.Unlock()
 	if ok {
-		c.signal()
+		signal(w)
 	}
 	if f != nil {
 		f()
@@ -132,11 +139,12 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	closed := c.closed
 	c.deadline = t
+	w := c.wake
 	c.mu.Unlock()
 	if closed {
 		return c.opErr("set", net.ErrClosed)
 	}
-	c.signal()
+	signal(w)
 	return nil
 }
 
@@ -175,9 +183,12 @@ func (c *Conn) WaitReadable() error {
 			c.mu.Unlock()
 			return nil
 		}
-		dl := c.deadline
+		if c.wake == nil {
+			c.wake = make(chan struct{}, 1)
+		}
+		dl, w := c.deadline, c.wake
 		c.mu.Unlock()
-		if err := c.wait(dl); err != nil {
+		if err := c.wait(w, dl); err != nil {
 			return err
 		}
 	}
@@ -194,20 +205,24 @@ func (c *Conn) deliver(p packet, b []byte) (n, oobn, flags int, from netip.AddrP
 	return n, 0, flags, p.from, nil
 }
 
-// wait waits for a change (a datagram, a new deadline, Close) or the
-// deadline dl; an error once dl passed.
-func (c *Conn) wait(dl time.Time) error {
+// wait waits for a change (a datagram, a new deadline, Close: a signal
+// on w, c.wake) or the deadline dl; an error once dl passed.
+func (c *Conn) wait(w chan struct{}, dl time.Time) error {
 	if dl.IsZero() {
-		<-c.wake
+		<-w
 		return nil
 	}
 	d := time.Until(dl)
 	if d <= 0 {
 		return c.opErr("read", os.ErrDeadlineExceeded)
 	}
-	c.timer.Reset(d)
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
 	select {
-	case <-c.wake:
+	case <-w:
 	case <-c.timer.C:
 	}
 	c.timer.Stop()
@@ -234,13 +249,13 @@ func (c *Conn) WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error) {
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	was := c.closed
-	f := c.notify
+	f, w := c.notify, c.wake
 	c.closed, c.q, c.notify = true, nil, nil
 	c.mu.Unlock()
 	if was {
 		return c.opErr("close", net.ErrClosed)
 	}
-	c.signal()
+	signal(w)
 	if f != nil {
 		f()
 	}
