@@ -163,6 +163,38 @@ func TestScriptAfterBuiltInSteps(t *testing.T) {
 	}
 }
 
+// TestBuiltInStepsAfterScript: built-in steps after a script that
+// connected and joined go on from where it left the connection: their
+// messages take the numbers after the script's (the server would drop a
+// number again as a copy), the server answers them as a joined player's,
+// and nothing is a violation.
+func TestBuiltInStepsAfterScript(t *testing.T) {
+	srv := startServer(t, nil)
+	run, err := playThrough(t, plan(t, "", `      - send: Request Connect
+      - expect: {message: Response Connect, where: "CheckValue == 42"}
+      - send: Request Security
+      - expect: Response Security
+      - send: {message: Request Authenticate, fields: {UserName: bench}}
+      - expect: Response Authenticate
+      - send: Request JoinServer
+      - expect: {message: Response ServerAllow, where: "AcceptedType == 0"}
+      - echo: {count: 2}
+      - status
+      - close`), srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Violations) != 0 {
+		t.Errorf("violations %+v", run.Violations)
+	}
+	got := successes(run)
+	for name, n := range map[string]int64{"Request JoinServer": 1, "Echo": 2, "Serverstatus": 1, "CloseConnection": 1} {
+		if got[name] != n {
+			t.Errorf("%s measured %d times, want %d (all: %v)", name, got[name], n, got)
+		}
+	}
+}
+
 // TestScriptFailsNamingWhatCame: an expect that gets another message fails
 // its step as unexpected, naming the message that came; one that gets
 // nothing (the server acks a request before the handshake and drops it:
