@@ -3,11 +3,11 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
@@ -17,38 +17,14 @@ import (
 	"github.com/lobbybench/lobbybench/result"
 )
 
-// freePortRange finds n consecutive free UDP ports on 127.0.0.1 (bound and
-// released: the reference server binds instance ports lazily).
-func freePortRange(t testing.TB, n int) PortRange {
-	t.Helper()
-	for try := 0; try < 50; try++ {
-		base := 20000 + (time.Now().Nanosecond()/1000+try*1013)%30000
-		var got []*net.UDPConn
-		for i := 0; i < n; i++ {
-			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: base + i})
-			if err != nil {
-				break
-			}
-			got = append(got, c)
-		}
-		for _, c := range got {
-			c.Close()
-		}
-		if len(got) == n {
-			return PortRange{First: uint16(base), Last: uint16(base + n - 1)}
-		}
-	}
-	t.Fatal("no free port range")
-	return PortRange{}
-}
-
 // startRefUDP starts the reference UDP lobby on a free loopback port with
 // instance ports from a free range of 12 (so the instance limit is
 // reachable) and a short countdown.
 func startRefUDP(t testing.TB, edit func(*refudp.Config)) (*refudp.Server, PortRange) {
 	t.Helper()
 	const instances = 12
-	pr := freePortRange(t, instances)
+	lo := quietport.Pick(t, "udp", instances)
+	pr := PortRange{First: uint16(lo), Last: uint16(lo + instances - 1)}
 	cfg := refudp.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.BasePort = int(pr.First)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -32,7 +33,7 @@ func fakeCmd(t *testing.T, mode, addr string, env ...string) string {
 // an owned server binds it a moment later.
 func freeTCP(t *testing.T) string {
 	t.Helper()
-	return fmt.Sprintf("127.0.0.1:%d", freePorts(t, "tcp", 1))
+	return fmt.Sprintf("127.0.0.1:%d", quietport.Pick(t, "tcp", 1))
 }
 
 func readConformJSON(t *testing.T, path string) *result.Conform {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/deadport"
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	reftcp "github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
@@ -311,7 +312,7 @@ func TestTargetSameMessage(t *testing.T) {
 func TestConformMaxFill(t *testing.T) {
 	t.Parallel()
 	const pool = 70
-	lo := freeUDPPorts(t, pool)
+	lo := quietport.Pick(t, "udp", pool)
 	cfg := refserver.Loopback()
 	refudp.ConfigOf(cfg).BasePort, refudp.ConfigOf(cfg).MaxInstances = lo, pool
 	srv, err := refserver.Start(context.Background(), cfg)
@@ -338,11 +339,4 @@ func TestConformMaxFill(t *testing.T) {
 			}
 		})
 	}
-}
-
-// freeUDPPorts returns the first of n consecutive loopback UDP ports that
-// were free a moment ago.
-func freeUDPPorts(t *testing.T, n int) int {
-	t.Helper()
-	return freePorts(t, "udp", n)
 }

@@ -1,16 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -76,74 +71,6 @@ func TestMain(m *testing.M) {
 	// timeout, a child process): six at once.
 	waiting.Parallel(6)
 	os.Exit(m.Run())
-}
-
-// Loopback ports a test hands to a process that binds them a moment later
-// (an owned server, a server's instance pool) are picked below Linux's
-// ephemeral range (32768 and up): the sockets other tests open meanwhile
-// on port 0, many of them while tests run in parallel, never take one.
-// Within this process, no port is handed out twice, so two parallel tests
-// never pick the same one either.
-const (
-	pickLow  = 20000
-	pickHigh = 32768
-)
-
-var picked struct {
-	sync.Mutex
-	used map[int]bool
-}
-
-// freePorts returns the first of n consecutive loopback ports below the
-// ephemeral range that are free for network ("udp" or "tcp") now, and
-// that no other test of this process was given.
-func freePorts(t *testing.T, network string, n int) int {
-	t.Helper()
-	picked.Lock()
-	defer picked.Unlock()
-	if picked.used == nil {
-		picked.used = map[int]bool{}
-	}
-	for range 200 {
-		base := pickLow + rand.IntN(pickHigh-pickLow-n)
-		if bindable(network, base, n) {
-			for p := base; p < base+n; p++ {
-				picked.used[p] = true
-			}
-			return base
-		}
-	}
-	t.Fatalf("no %d free %s ports in %d-%d", n, network, pickLow, pickHigh-1)
-	return 0
-}
-
-// bindable reports whether ports base..base+n-1 are all free for network
-// on 127.0.0.1 and given to no test yet; it binds each and lets it go.
-func bindable(network string, base, n int) bool {
-	var closers []io.Closer
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
-	for p := base; p < base+n; p++ {
-		if picked.used[p] {
-			return false
-		}
-		a := fmt.Sprintf("127.0.0.1:%d", p)
-		var c io.Closer
-		var err error
-		if network == "tcp" {
-			c, err = net.Listen("tcp", a)
-		} else {
-			c, err = net.ListenPacket("udp", a)
-		}
-		if err != nil {
-			return false
-		}
-		closers = append(closers, c)
-	}
-	return true
 }
 
 // lobbybenchCmd is the test binary run as lobbybench with args, env added.

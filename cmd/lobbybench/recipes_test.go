@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 )
 
 // workflow is what TestNightlyRecipe reads of a GitHub Actions workflow.
@@ -114,7 +116,7 @@ func TestNightlyRecipe(t *testing.T) {
 	}
 	// The reference server's default pool is 8081-8180; here it moves to
 	// free ports, and every pool range of the recipe moves with it.
-	base := freeUDPPorts(t, 101)
+	base := quietport.Pick(t, "udp", 101)
 	lobby := fmt.Sprintf("127.0.0.1:%d", base)
 	pool := fmt.Sprintf("%d-%d", base+1, base+100)
 	vars := map[string]string{}
@@ -276,7 +278,7 @@ func TestReadmeConformExample(t *testing.T) {
 		t.Skip("runs the whole UDP conformance suite")
 	}
 	args := readmeExample(t, "lobbybench conform --target 127.0.0.1:8080 ")
-	base := freeUDPPorts(t, 101)
+	base := quietport.Pick(t, "udp", 101)
 	lobby := fmt.Sprintf("127.0.0.1:%d", base)
 	_, stderr, code, cancel := serveInProcess("--udp-lobby-addr", lobby, "--base-port", strconv.Itoa(base+1),
 		"--tcp-lobby-addr", "127.0.0.1:0", "--leviathan-addr", "127.0.0.1:0")

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -21,7 +22,7 @@ import (
 // owned server must be told where to listen before it starts.
 func freeUDPPort(t *testing.T) string {
 	t.Helper()
-	return fmt.Sprintf("127.0.0.1:%d", freePorts(t, "udp", 1))
+	return fmt.Sprintf("127.0.0.1:%d", quietport.Pick(t, "udp", 1))
 }
 
 // serveCmd is a --target-cmd running this test binary as `lobbybench

@@ -18,17 +18,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 )
 
 // Mode is what the proxy does once its budget of packets is spent.
@@ -272,7 +271,7 @@ func (o Options) listen(bind func(ip net.IP, port int) error) error {
 	if o.Listen.IsValid() {
 		return bind(o.Listen.Addr().AsSlice(), int(o.Listen.Port()))
 	}
-	return bindQuiet(func(port int) error { return bind(net.IPv4(127, 0, 0, 1), port) })
+	return quietport.Bind(func(port int) error { return bind(net.IPv4(127, 0, 0, 1), port) })
 }
 
 // TCP proxies to the TCP server at to.
@@ -477,28 +476,6 @@ func UDPWith(to netip.AddrPort, mode Mode, after int, opt Options) (*Proxy, erro
 		}
 	}()
 	return p, nil
-}
-
-// bindQuiet calls bind with a free port below the kernel's ephemeral
-// range (net.ipv4.ip_local_port_range), trying random ones, and with
-// port 0 as a last resort. Once a proxy dies its port must stay dead: a
-// port of the ephemeral range is soon handed to another socket bound to
-// port 0, a test server running in parallel that then answers the
-// watchdog's probe in the dead target's place ("back", then down again).
-func bindQuiet(bind func(port int) error) error {
-	lo := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		fmt.Sscanf(string(b), "%d", &lo)
-	}
-	const from = 10000
-	if lo > from+1000 {
-		for range 64 {
-			if bind(from+rand.IntN(lo-from)) == nil {
-				return nil
-			}
-		}
-	}
-	return bind(0)
 }
 
 // Relay is a Healthy proxy of network ("udp" or "tcp") to the server at

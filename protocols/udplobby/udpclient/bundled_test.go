@@ -2,23 +2,19 @@ package udpclient
 
 import (
 	"bytes"
-	"net"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/bundled"
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
-
-// pickPort keeps plays side by side from picking the same instance port.
-var pickPort sync.Mutex
 
 // recorded is what one session sent the lobby and its instance.
 type recorded struct{ lobby, instance [][]byte }
@@ -45,19 +41,14 @@ func playRecorded(t *testing.T, p *scenario.Plan) recorded {
 }
 
 // instanceRelay starts the reference server on 127.0.0.2 with a pool of
-// one instance port Q, free on 127.0.0.1, and a recording relay on
-// 127.0.0.1:Q in front of it. From Q's pick until the relay holds it, no
-// other play (plays run side by side) may pick a port.
+// one instance port Q, and a recording relay on 127.0.0.1:Q in front of
+// it. Q is free on both addresses, below the ephemeral range and given to
+// no other play (quietport): the server binds it only at the create, and
+// a port of the ephemeral range was once taken in between by a socket of
+// a test beside it (the create was answered LOBBY_JOIN_FAILED).
 func instanceRelay(t *testing.T) (*udpserver.Server, *faultproxy.Proxy) {
 	t.Helper()
-	pickPort.Lock()
-	defer pickPort.Unlock()
-	probe, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := probe.LocalAddr().(*net.UDPAddr).AddrPort().Port()
-	probe.Close()
+	q := uint16(quietport.Pick(t, "udp", 1, netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")))
 	srv := referenceServer(t, func(c *udpserver.Config) {
 		c.Addr, c.BasePort, c.MaxInstances = "127.0.0.2:0", int(q), 1
 		// The game starts 3 s after everyone is ready, well after

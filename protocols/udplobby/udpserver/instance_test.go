@@ -1,12 +1,12 @@
 package udpserver
 
 import (
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
@@ -266,31 +266,10 @@ func TestIdlePlayerDropped(t *testing.T) {
 	}
 }
 
-// freePortRange finds n consecutive free UDP ports on 127.0.0.1.
-func freePortRange(t *testing.T, n int) int {
-	t.Helper()
-	for base := 20000 + int(time.Now().UnixNano()%20000); base < 60000; base += n {
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
-			if err != nil {
-				ok = false
-				continue
-			}
-			c.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free port range")
-	return 0
-}
-
 func TestCleanupReusesPorts(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxInstances = 3
-	cfg.BasePort = freePortRange(t, 3)
+	cfg.BasePort = quietport.Pick(t, "udp", 3)
 	cfg.CleanupInterval = 40 * time.Millisecond
 	cfg.SeatHold = time.Second // rooms 1 and 3 wait this for a creator who never comes
 	cfg.GameLength = time.Millisecond

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"syscall"
 	"testing"
+
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 )
 
 func rcvbuf(t *testing.T, c *net.UDPConn) int {
@@ -30,7 +32,7 @@ func TestInstanceSocketBuffer(t *testing.T) {
 	in0, _ := s0.newInstance(netip.Addr{}, 0, s0.now())
 	osDefault := rcvbuf(t, in0.conn.UDPConn)
 
-	for _, base := range []int{0, freePortRange(t, 2)} {
+	for _, base := range []int{0, quietport.Pick(t, "udp", 2)} {
 		cfg := testConfig()
 		cfg.SocketBuffer = 3 << 20
 		cfg.BasePort = base

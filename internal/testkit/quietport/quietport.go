@@ -1,0 +1,133 @@
+// Package quietport picks loopback ports that a test hands to something
+// that binds them a moment later (a server's instance pool, an owned
+// server process, a relay that must keep its port once dead).
+//
+// A port found free and let go can be taken before it is bound again.
+// Most sockets take their port from the kernel's ephemeral range (bound
+// to port 0, or bound implicitly by a first send), and tests running
+// beside each other (in this package and in others) open many of them:
+// one once took a reference server's one instance port between the pick
+// and the bind, and the server answered LOBBY_CREATE_ROOM with
+// LOBBY_JOIN_FAILED. So ports are picked below the ephemeral range
+// (net.ipv4.ip_local_port_range), where only explicit binds land, and
+// never handed out twice in one process.
+package quietport
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"testing"
+)
+
+// low is the first port picked; high (Range) ends below the ephemeral
+// range.
+const low = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range, 32768
+// where it cannot be read.
+func ephemeralLow() int {
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		_, _ = fmt.Sscanf(string(b), "%d", &lo)
+	}
+	return lo
+}
+
+var picked struct {
+	sync.Mutex
+	used map[int]bool
+}
+
+// loopback is the address Pick probes when given none.
+var loopback = netip.MustParseAddr("127.0.0.1")
+
+// Pick returns the first of n consecutive ports below the ephemeral range
+// that are free for network ("udp" or "tcp") on every one of addrs
+// (127.0.0.1 when none) now, and that no other caller in this process was
+// given. The test fails when there are none.
+func Pick(tb testing.TB, network string, n int, addrs ...netip.Addr) int {
+	tb.Helper()
+	if len(addrs) == 0 {
+		addrs = []netip.Addr{loopback}
+	}
+	high := ephemeralLow()
+	picked.Lock()
+	defer picked.Unlock()
+	if picked.used == nil {
+		picked.used = map[int]bool{}
+	}
+	if high-low > n {
+		for range 200 {
+			base := low + rand.IntN(high-low-n)
+			if bindable(network, base, n, addrs) {
+				for p := base; p < base+n; p++ {
+					picked.used[p] = true
+				}
+				return base
+			}
+		}
+	}
+	tb.Fatalf("quietport: no %d free %s ports in %d-%d on %v", n, network, low, high-1, addrs)
+	return 0
+}
+
+// bindable reports whether ports base..base+n-1 are free for network on
+// each of addrs and given to nobody yet: it binds each and lets it go.
+// picked is held.
+func bindable(network string, base, n int, addrs []netip.Addr) bool {
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	for p := base; p < base+n; p++ {
+		if picked.used[p] {
+			return false
+		}
+		for _, a := range addrs {
+			c, err := listen(network, netip.AddrPortFrom(a, uint16(p)))
+			if err != nil {
+				return false
+			}
+			closers = append(closers, c)
+		}
+	}
+	return true
+}
+
+func listen(network string, ap netip.AddrPort) (io.Closer, error) {
+	if network == "tcp" {
+		return net.Listen("tcp", ap.String())
+	}
+	return net.ListenPacket("udp", ap.String())
+}
+
+// Bind calls bind with random ports below the ephemeral range until one
+// succeeds, and with port 0 as a last resort: for a socket whose port
+// must not be handed to another socket soon after it closes (a dead
+// proxy's port answered by a server started later would read as the
+// target back up). Pick does not hand out a port Bind took, even once its socket closed.
+func Bind(bind func(port int) error) error {
+	high := ephemeralLow()
+	picked.Lock()
+	defer picked.Unlock()
+	if picked.used == nil {
+		picked.used = map[int]bool{}
+	}
+	if high > low+1000 {
+		for range 64 {
+			p := low + rand.IntN(high-low)
+			if !picked.used[p] && bind(p) == nil {
+				picked.used[p] = true
+				return nil
+			}
+		}
+	}
+	return bind(0)
+}
