@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -202,9 +203,16 @@ func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, p
 	cs := []contender{
 		{"bare Go client", func() (measure, error) { return bareMeasure(c, duration, lobby, true) }},
 		{"bare Go, unconnected", func() (measure, error) { return bareMeasure(c, duration, lobby, false) }},
-		{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, 1, false, duration, lobby) }},
-		{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, 50, false, duration, lobby) }},
-		{"lobbybench, scripted 1-step", func() (measure, error) { return lobbybenchRun(c, 1, true, duration, lobby) }},
+		{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, lbFlow{steps: 1}, duration, lobby) }},
+		{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, lbFlow{steps: 50}, duration, lobby) }},
+		{"lobbybench, scripted 1-step", func() (measure, error) { return lobbybenchRun(c, lbFlow{steps: 1, scripted: true}, duration, lobby) }},
+	}
+	if err := vflow.Available(); err == nil {
+		cs = append(cs, contender{virtualRow, func() (measure, error) {
+			return lobbybenchRun(c, lbFlow{steps: 1, flows: string(scenario.FlowsVirtual)}, duration, lobby)
+		}})
+	} else {
+		fmt.Fprintf(os.Stderr, "benchrun: no virtual-flows row: %v\n", err)
 	}
 	if script != "" {
 		cs = append(cs, contender{"Python asyncio", func() (measure, error) { return pythonRun(python, script, c, duration, lobby) }})
@@ -225,7 +233,13 @@ func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, p
 	for i, ct := range cs {
 		r, cpu := median(rates[i]), median(cpus[i])
 		line := fmt.Sprintf("%8d  %-22s  %10.0f  %9.1f  %8.2f  %8.2f", c, ct.name, r, cpu*1e6, r/baseRate, cpu/baseCPU)
-		if strings.HasPrefix(ct.name, "lobbybench") && (r/baseRate < 0.9 || cpu/baseCPU > 1.2) {
+		switch {
+		case ct.name == virtualRow && cpu/baseCPU > 0.5:
+			// Virtual flows' aim: twice the bare client's requests per
+			// CPU-second.
+			line += "  (aim: CPU × ≤ 0.50)"
+			ok = false
+		case ct.name != virtualRow && strings.HasPrefix(ct.name, "lobbybench") && (r/baseRate < 0.9 || cpu/baseCPU > 1.2):
 			line += "  (aim ≥ 0.90 and ≤ 1.20)"
 			ok = false
 		}
@@ -233,6 +247,9 @@ func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, p
 	}
 	return ok
 }
+
+// virtualRow names the contender on virtual flows.
+const virtualRow = "lobbybench, virtual 1-step"
 
 // profileLobby starts and stops the CPU profile around lobbybench runs.
 var profileLobby = func(bool) {}

@@ -54,23 +54,35 @@ func startServe(bin string) (netip.AddrPort, func(), error) {
 	return netip.AddrPort{}, nil, fmt.Errorf("%s serve printed no UDP lobby address", bin)
 }
 
-// listYAML is a closed loop of n clients each playing a flow of steps
-// list_rooms requests back to back: the built-in step, or the same request
-// as a scripted send and expect.
-func listYAML(n, steps int, d time.Duration, scripted bool) string {
-	step := "list_rooms, "
-	if scripted {
-		step = "{send: LOBBY_LIST_ROOMS}, {expect: {message: LOBBY_ROOM_LIST}}, "
-	}
-	return fmt.Sprintf("protocol: udp-lobby\nseed: 1\nload: {model: closed, clients: %d, duration: %s}\nflows:\n  - name: poll\n    steps: [%s]\n",
-		n, d, strings.TrimSuffix(strings.Repeat(step, steps), ", "))
+// lbFlow is one lobbybench contender's flow: steps list_rooms requests
+// back to back, as built-in steps or as a scripted send and expect, on a
+// socket each or on virtual flows (flows, scenario flows_mode; "":
+// sockets).
+type lbFlow struct {
+	steps    int
+	scripted bool
+	flows    string
 }
 
-// lobbybenchRun runs lobbybench's closed loop of list_rooms flows of steps
-// steps (scripted or built-in) against lobby in this process (the server
-// is in another, so the process's CPU time is the harness's).
-func lobbybenchRun(n, steps int, scripted bool, d time.Duration, lobby netip.AddrPort) (measure, error) {
-	plan, err := scenario.Parse("benchrun", []byte(listYAML(n, steps, d, scripted)))
+// listYAML is a closed loop of n clients each playing f.
+func listYAML(n int, f lbFlow, d time.Duration) string {
+	step := "list_rooms, "
+	if f.scripted {
+		step = "{send: LOBBY_LIST_ROOMS}, {expect: {message: LOBBY_ROOM_LIST}}, "
+	}
+	mode := ""
+	if f.flows != "" {
+		mode = "flows_mode: " + f.flows + "\n"
+	}
+	return fmt.Sprintf("protocol: udp-lobby\nseed: 1\n%sload: {model: closed, clients: %d, duration: %s}\nflows:\n  - name: poll\n    steps: [%s]\n",
+		mode, n, d, strings.TrimSuffix(strings.Repeat(step, f.steps), ", "))
+}
+
+// lobbybenchRun runs lobbybench's closed loop of n clients playing f
+// against lobby in this process (the server is in another, so the
+// process's CPU time is the harness's).
+func lobbybenchRun(n int, f lbFlow, d time.Duration, lobby netip.AddrPort) (measure, error) {
+	plan, err := scenario.Parse("benchrun", []byte(listYAML(n, f, d)))
 	if err != nil {
 		return measure{}, err
 	}
