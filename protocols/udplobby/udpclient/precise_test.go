@@ -263,7 +263,7 @@ func TestRawIOFamilies(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { tr.close() })
-				if tr.raw == nil {
+				if !tr.rawOK() {
 					t.Fatal("no raw reads and writes on Linux")
 				}
 				t.Logf("socket family %d (AF_INET %d, AF_INET6 %d)", tr.family, unix.AF_INET, unix.AF_INET6)

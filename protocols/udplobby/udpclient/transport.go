@@ -74,7 +74,10 @@ type transport struct {
 	// polling window); each recv clears it. nowait is that for one read.
 	noPark bool
 	nowait bool
-	sockio // the socket's raw reads and writes (transport_linux.go)
+	// *sockio is the socket's raw reads and writes (transport_linux.go),
+	// nil where they are not available (a virtual flow, another OS): some
+	// 250 bytes a virtual client does not hold.
+	*sockio
 
 	wmu     sync.Mutex              // serialises watch's changes and close
 	watched atomic.Pointer[watchOf] // the context whose end cancels the transport

@@ -79,7 +79,7 @@ func (t *transport) initIO() bool {
 	}) != nil || err != nil {
 		return false
 	}
-	t.raw, t.family, t.fd = raw, fam, sfd
+	t.sockio = &sockio{raw: raw, family: fam, fd: sfd}
 	t.readFn, t.writeFn = t.rawRead, t.rawWrite
 	t.stamps = enableStamps(raw) == nil
 	return true
@@ -93,20 +93,23 @@ var enableStamps = rxbuf.EnableStamps
 // waits on (readable: its datagram is there), or -1 when recv never does
 // (no raw reads): the socket's, valid while it is open.
 func (t *transport) waitFD() int {
-	if t.raw == nil {
+	if !t.rawOK() {
 		return -1
 	}
 	return t.fd
 }
 
 // preciseOK reports whether t can poll without parking (run --precise).
-func (t *transport) preciseOK() bool { return t.raw != nil }
+func (t *transport) preciseOK() bool { return t.rawOK() }
+
+// rawOK reports whether t reads and writes raw (initIO).
+func (t *transport) rawOK() bool { return t.sockio != nil && t.raw != nil }
 
 // read reads one datagram, whole, into t.rx, spinning without parking
 // until spin (zero: not at all, and the window of a precise client ends
 // there). It returns the datagram and its source, or the read's error.
 func (t *transport) read(spin time.Time) ([]byte, netip.AddrPort, error) {
-	if t.raw == nil {
+	if !t.rawOK() {
 		return t.readNet()
 	}
 	if !spin.IsZero() && !polls.take() {
@@ -197,7 +200,7 @@ func (t *transport) endSpin() {
 // write sends b to to. Unimpaired (t.out nil), it stamps t.sent just
 // before the system call.
 func (t *transport) write(b []byte, to netip.AddrPort) error {
-	if t.raw == nil || len(b) == 0 || !t.sockaddr(to) {
+	if !t.rawOK() || len(b) == 0 || !t.sockaddr(to) {
 		t.stampSend()
 		_, err := t.c.WriteToUDPAddrPort(b, to)
 		return err
