@@ -30,12 +30,14 @@
 // configuration, mode and order is measured -runs times; every run is a
 // row, and a second table gives the medians, judged against the targets.
 //
-// lobbybench is measured in each mode of -modes: "default" and "precise"
-// (`run --precise`: poll the socket after each send before parking), each
+// lobbybench is measured in each mode of -modes: "default", "precise"
+// (`run --precise`: poll the socket after each send before parking) and
+// "virtual" (`run --flows virtual`: a virtual flow per arrival instead of
+// a socket; Linux with the privileges only), each
 // beside its own reference client, one after the other on the same
 // configuration. "cpu" and "cpu/req" are lobbybench's process's CPU time
 // (over the run, and per lobbybench request); the "vs default" columns
-// are the precise row's p50, send-lag p99 and cpu/req as ratios against
+// are another mode's row's p50, send-lag p99 and cpu/req as ratios against
 // the default row just before it. "steal" is the time the hypervisor
 // took from this machine's CPUs during the run (/proc/stat): whatever
 // runs in such a gap, both clients are late.
@@ -80,7 +82,7 @@ func main() {
 		duration = flag.Duration("duration", 5*time.Second, "length of each measured run")
 		stall    = flag.Duration("stall", time.Second, "stall length of the stall runs (0: skip them)")
 		every    = flag.Duration("stall-every", 3*time.Second, "period of the stall")
-		modes    = flag.String("modes", "default,precise", "comma-separated lobbybench modes: default, precise (run --precise)")
+		modes    = flag.String("modes", "default,precise", "comma-separated lobbybench modes: default, precise (run --precise), virtual (run --flows virtual)")
 		orders   = flag.String("order", "together,apart", "comma-separated: together (the reference beside lobbybench), apart (the reference alone, after it)")
 		runs     = flag.Int("runs", 3, "runs of each configuration, mode and order (the summary takes medians)")
 	)
@@ -92,7 +94,7 @@ func main() {
 		return
 	}
 	cfgs := configs(*rates, *delays, *stall, *every)
-	precise := parseModes(*modes)
+	modeList := parseModes(*modes)
 	if *runs < 1 {
 		fatal(fmt.Errorf("-runs %d: want at least 1", *runs))
 	}
@@ -104,10 +106,10 @@ func main() {
 			if !together && c.stall > 0 {
 				continue // a stall is seen by whoever runs during it: only side by side compares
 			}
-			for _, p := range precise {
+			for _, p := range modeList {
 				var rs []row
 				for i := range *runs {
-					fmt.Fprintf(os.Stderr, "benchtruth: %d/s, delay %v, stall %v, %s, %s, run %d/%d …\n", c.rate, c.delay, c.stall, modeName(p), orderName(together), i+1, *runs)
+					fmt.Fprintf(os.Stderr, "benchtruth: %d/s, delay %v, stall %v, %s, %s, run %d/%d …\n", c.rate, c.delay, c.stall, p, orderName(together), i+1, *runs)
 					r, err := measure(c, *duration, p, together)
 					if err != nil {
 						fatal(err)
@@ -121,7 +123,7 @@ func main() {
 	for _, rs := range all {
 		var base *row
 		for _, other := range all {
-			if !other[0].precise && other[0].c == rs[0].c && other[0].together == rs[0].together {
+			if other[0].mode == modeDefault && other[0].c == rs[0].c && other[0].together == rs[0].together {
 				base = &other[0]
 			}
 		}
@@ -185,7 +187,7 @@ func printMedians(all [][]row) {
 		if c.stall > 0 {
 			stall = fmt.Sprintf("%v/%v", c.stall, c.every)
 		}
-		fmt.Fprintf(w, "\t%d\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\t\n", c.rate, c.delay, stall, modeName(rs[0].precise), orderName(rs[0].together), len(rs), ends,
+		fmt.Fprintf(w, "\t%d\t%v\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\t\n", c.rate, c.delay, stall, rs[0].mode, orderName(rs[0].together), len(rs), ends,
 			us(lb), us(med(func(r row) int64 { return r.ref.p50 })), us(med(func(r row) int64 { return r.ref.kernelP50 })), us(lb-ref), us(p50Tolerance(ref)), us(med(func(r row) int64 { return r.s.SendLag.P99US })), us(med(func(r row) int64 { return r.ref.lagP99 })),
 			time.Duration(med(func(r row) int64 { return int64(r.cpuPerReq) })).Round(100*time.Nanosecond), ok)
 	}
@@ -237,20 +239,25 @@ func configs(rates, delays string, stall, every time.Duration) []config {
 	return cfgs
 }
 
-// parseModes reads -modes: true for precise, false for default.
-func parseModes(v string) []bool {
-	var precise []bool
+// The modes lobbybench is measured in (-modes).
+const (
+	modeDefault = "default"
+	modePrecise = "precise"
+	modeVirtual = "virtual"
+)
+
+// parseModes reads -modes.
+func parseModes(v string) []string {
+	var modes []string
 	for _, m := range strings.Split(v, ",") {
-		switch strings.TrimSpace(m) {
-		case "default":
-			precise = append(precise, false)
-		case "precise":
-			precise = append(precise, true)
+		switch m = strings.TrimSpace(m); m {
+		case modeDefault, modePrecise, modeVirtual:
+			modes = append(modes, m)
 		default:
-			fatal(fmt.Errorf("-modes: %q is neither default nor precise", m))
+			fatal(fmt.Errorf("-modes: %q is none of default, precise, virtual", m))
 		}
 	}
-	return precise
+	return modes
 }
 
 func parseRates(s string) []int {
@@ -272,19 +279,12 @@ func fatal(err error) {
 
 func us(v int64) string { return (time.Duration(v) * time.Microsecond).String() }
 
-func modeName(precise bool) string {
-	if precise {
-		return "precise"
-	}
-	return "default"
-}
-
 // row is one configuration measured in one mode.
 type row struct {
 	c          config
-	precise    bool
-	together   bool // the reference ran beside lobbybench (else after it)
-	lbKernel   bool // lobbybench's latencies ended at the kernel's receive stamp
+	mode       string // modeDefault, modePrecise or modeVirtual
+	together   bool   // the reference ran beside lobbybench (else after it)
+	lbKernel   bool   // lobbybench's latencies ended at the kernel's receive stamp
 	s          *result.Series
 	ref        refResult
 	worst, med int64
@@ -298,7 +298,7 @@ type row struct {
 // the same configuration, nil: none).
 func (r row) format(base *row) string {
 	ratio := func(a, b float64) string {
-		if base == nil || !r.precise || b <= 0 {
+		if base == nil || r.mode == modeDefault || b <= 0 {
 			return "-"
 		}
 		return fmt.Sprintf("%.2f×", a/b)
@@ -317,25 +317,30 @@ func (r row) format(base *row) string {
 	}
 	s := r.s
 	return fmt.Sprintf("%d\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%v\t%s\t%s\t%s\t%s\t%s\t",
-		r.c.rate, r.c.delay, stall, modeName(r.precise), orderName(r.together), us(s.Latency.P50US), us(s.Latency.P99US), us(s.Uncorrected.P50US), us(s.Uncorrected.P99US),
+		r.c.rate, r.c.delay, stall, r.mode, orderName(r.together), us(s.Latency.P50US), us(s.Latency.P99US), us(s.Uncorrected.P50US), us(s.Uncorrected.P99US),
 		us(s.SendLag.P50US), us(s.SendLag.P99US), us(r.ref.p50), us(r.ref.kernelP50), us(r.ref.p99), us(r.ref.uncorrP50), us(r.ref.lagP50), us(r.ref.lagP99), us(r.worst), us(r.med), r.cpu*100,
 		r.cpuPerReq.Round(100*time.Nanosecond), r.steal, r.ok, p50, lag, cpu)
 }
 
-// measure runs lobbybench (with --precise or not) and the reference
+// measure runs lobbybench (in mode) and the reference
 // client against a fresh stub with c's delay and stall: side by side when
 // together, else the reference alone right after lobbybench. The
 // stub and the reference client run in a child process (peer): a target
 // and an independent client are other processes, and in lobbybench's
 // they would hold its Ps (the reference's sender sleeps in a syscall
 // holding one until the runtime takes it back) and share its GC.
-func measure(c config, d time.Duration, precise, together bool) (row, error) {
+func measure(c config, d time.Duration, mode string, together bool) (row, error) {
 	pr, err := startPeer(c, d)
 	if err != nil {
 		return row{}, err
 	}
 	defer pr.close()
+	flows := "sockets"
+	if mode == modeVirtual {
+		flows = "virtual"
+	}
 	plan, err := scenario.Parse("benchtruth", []byte(fmt.Sprintf(`protocol: udp-lobby
+flows_mode: `+flows+`
 target: %s
 seed: 1
 load:
@@ -359,7 +364,7 @@ flows:
 	st0, stOK := stolen()
 	cpu0 := cpuSeconds()
 	t0 := time.Now()
-	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: 6 * time.Second, Client: simclient.Options{Precise: precise}})
+	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: 6 * time.Second, Client: simclient.Options{Precise: mode == modePrecise}})
 	cpuS := cpuSeconds() - cpu0
 	st1, stOK1 := stolen()
 	steal := "-"
@@ -402,6 +407,6 @@ flows:
 	if c.stall > 0 {
 		ok = "-"
 	}
-	return row{c: c, precise: precise, together: together, lbKernel: lbKernel, s: s, ref: r, worst: worst, med: med, cpu: cpu,
+	return row{c: c, mode: mode, together: together, lbKernel: lbKernel, s: s, ref: r, worst: worst, med: med, cpu: cpu,
 		cpuPerReq: time.Duration(cpuS / float64(s.Latency.Count) * float64(time.Second)), steal: steal, ok: ok}, nil
 }
