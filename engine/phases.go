@@ -579,6 +579,9 @@ func (r *runState) fillInfo(out *executed) {
 	info.Harness.StrayDatagrams = r.sh.StrayDatagrams()
 	info.Harness.LatencyEnd = r.sh.LatencyEnd()
 	info.Harness.Flows = string(r.sh.FlowsMode())
+	if h := r.sh.Flows; h != nil {
+		info.Harness.FlowsDropped, info.Harness.FlowsUnrouted = h.Dropped(), h.Unrouted()
+	}
 	if r.srv != nil {
 		info.Server = r.srv.stats()
 	}

@@ -464,6 +464,8 @@ func addHarness(h *Harness, o Harness) {
 	h.PeakGoroutines += o.PeakGoroutines
 	h.CPUSeconds += o.CPUSeconds
 	h.StrayDatagrams += o.StrayDatagrams
+	h.FlowsDropped += o.FlowsDropped
+	h.FlowsUnrouted += o.FlowsUnrouted
 	h.LatencyEnd = result.MergeLatencyEnd(h.LatencyEnd, o.LatencyEnd)
 	if h.Flows == "" {
 		h.Flows = o.Flows // the same in every worker (the parent's --flows)

@@ -272,6 +272,13 @@ type Harness struct {
 	// "sockets", a socket each, or "virtual", a virtual flow each;
 	// empty in results made before flows modes.
 	Flows string `json:"flows,omitempty"`
+	// FlowsDropped counts datagrams for a virtual flow whose client had
+	// no room left for them (vflow.MaxQueued unread): lost in the
+	// harness, as a full socket buffer loses them, not by the target.
+	FlowsDropped int64 `json:"flows_dropped,omitempty"`
+	// FlowsUnrouted counts datagrams for a virtual flow no client held:
+	// a reply that came after its client closed, or traffic of no run.
+	FlowsUnrouted int64 `json:"flows_unrouted,omitempty"`
 }
 
 // Where a latency ends: the kernel's receive stamp of the reply

@@ -14,6 +14,7 @@ import (
 	"github.com/lobbybench/lobbybench/dashboard"
 	"github.com/lobbybench/lobbybench/engine"
 	"github.com/lobbybench/lobbybench/internal/observe"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/reports"
 	"github.com/lobbybench/lobbybench/result"
@@ -486,6 +487,13 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	}
 	if h.StrayDatagrams > 0 {
 		lines = append(lines, fmt.Sprintf("  %s from ports the target never used, not replies to any request (other programs' traffic: not counted against the target)", words.Count(h.StrayDatagrams, "stray datagram")))
+	}
+	if h.FlowsDropped > 0 {
+		lines = append(lines, fmt.Sprintf("  %s for virtual flows whose clients had %d unread already: lost in the harness, not by the target (flows_dropped)",
+			words.Count(h.FlowsDropped, "datagram"), vflow.MaxQueued))
+	}
+	if h.FlowsUnrouted > 0 {
+		lines = append(lines, fmt.Sprintf("  %s for virtual flows no client held: replies after their clients closed (flows_unrouted)", words.Count(h.FlowsUnrouted, "datagram")))
 	}
 	if line := latencyEndLine(h.LatencyEnd); line != "" {
 		lines = append(lines, line)

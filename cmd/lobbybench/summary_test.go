@@ -84,6 +84,30 @@ func TestEngineSummaryStray(t *testing.T) {
 	}
 }
 
+// TestEngineSummaryFlows: datagrams a virtual flow's client had no room
+// for (the harness's loss) and datagrams for flows no client held are
+// named in the Harness lines when there were any, and only then.
+func TestEngineSummaryFlows(t *testing.T) {
+	for _, tt := range []struct {
+		h    result.Harness
+		want []string // "" = no flows line
+	}{
+		{result.Harness{Flows: "virtual"}, nil},
+		{result.Harness{Flows: "virtual", FlowsDropped: 3}, []string{"3 datagrams for virtual flows whose clients had 256 unread already: lost in the harness, not by the target (flows_dropped)"}},
+		{result.Harness{Flows: "virtual", FlowsUnrouted: 1}, []string{"1 datagram for virtual flows no client held: replies after their clients closed (flows_unrouted)"}},
+	} {
+		out, flat := harnessSummary(t, tt.h)
+		if len(tt.want) == 0 && strings.Contains(flat, "flows_") {
+			t.Errorf("%+v: a flows line:\n%s", tt.h, out)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(flat, w) {
+				t.Errorf("%+v: no %q in:\n%s", tt.h, w, out)
+			}
+		}
+	}
+}
+
 // TestEngineSummaryLatencyEnd: the Harness lines say where the latencies
 // end when the clients said, and nothing when they did not.
 func TestEngineSummaryLatencyEnd(t *testing.T) {

@@ -7,6 +7,10 @@ import (
 	"github.com/lobbybench/lobbybench/internal/netrange"
 )
 
+// MaxQueued is how many received datagrams a Conn holds unread; more are
+// dropped (Hub.Dropped), as a full socket buffer drops them.
+const MaxQueued = 256
+
 // Defaults of Config: a block of 127.0.0.0/8 nothing else of lobbybench
 // uses, every unprivileged port, an 8 MiB receive buffer. A Config without
 // Addrs takes the first of DefaultBlocks /16 blocks from DefaultAddrs on

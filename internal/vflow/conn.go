@@ -13,10 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// MaxQueued is how many received datagrams a Conn holds unread; more are
-// dropped (Hub.Dropped), as a full socket buffer drops them.
-const MaxQueued = 256
-
 // Conn is one flow given out by a Hub, used as a client's UDP socket: the
 // subset of *net.UDPConn's methods a client needs, with the same meaning
 // (deadlines, net.ErrClosed, os.ErrDeadlineExceeded). Reads and

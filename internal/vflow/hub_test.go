@@ -185,3 +185,48 @@ func TestConnOnReady(t *testing.T) {
 	default:
 	}
 }
+
+// TestHubCountsLosses: datagrams past a flow's MaxQueued unread are
+// dropped and counted (Dropped: the harness's loss, which a run reports
+// apart from the target's), and a datagram for a flow no Conn holds is
+// counted as unrouted.
+func TestHubCountsLosses(t *testing.T) {
+	h := openHub(t, 4)
+	c, err := h.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := h.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = gone.Close()
+	peer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	const extra = 5
+	for i := range MaxQueued + extra {
+		if _, err := peer.WriteToUDPAddrPort([]byte{byte(i)}, c.AddrPort()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := peer.WriteToUDPAddrPort([]byte("late"), gone.AddrPort()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); (h.Dropped() < extra || h.Unrouted() < 1) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if d, u := h.Dropped(), h.Unrouted(); d != extra || u != 1 {
+		t.Errorf("dropped %d, unrouted %d; want %d and 1", d, u, extra)
+	}
+	buf := make([]byte, 8)
+	for i := range MaxQueued {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _, _, _, err := c.ReadMsgUDPAddrPort(buf, nil)
+		if err != nil || n != 1 || buf[0] != byte(i) {
+			t.Fatalf("datagram %d: % x, %v; want the first %d in order", i, buf[:n], err, MaxQueued)
+		}
+	}
+}
