@@ -70,6 +70,108 @@ func TestSweeperWakesOnlyExpired(t *testing.T) {
 	})
 }
 
+// TestSweeperListsOnlyArmed, on synctest's clock: a scan visits only the
+// wakers armed lately. Wakers never armed are not listed; one disarmed
+// for idleScans scans leaves the list, and its next Arm lists it again
+// and still wakes it, once.
+func TestSweeperListsOnlyArmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := NewSweeper(time.Millisecond)
+		defer sw.Stop()
+		listed := func() int {
+			sw.mu.Lock()
+			defer sw.mu.Unlock()
+			return len(sw.ws)
+		}
+		for range 1000 {
+			sw.Add(func() {})
+		}
+		var woke atomic.Int32
+		w := sw.Add(func() { woke.Add(1) })
+		if n := listed(); n != 0 {
+			t.Fatalf("%d wakers listed before any was armed", n)
+		}
+		w.Arm(time.Now().Add(time.Hour))
+		if n := listed(); n != 1 {
+			t.Fatalf("%d listed after one Arm, want 1", n)
+		}
+		w.Disarm()
+		time.Sleep((idleScans + 2) * time.Millisecond)
+		synctest.Wait()
+		if n := listed(); n != 0 {
+			t.Fatalf("%d listed after %d disarmed scans, want 0", n, idleScans+2)
+		}
+		w.Arm(time.Now().Add(3 * time.Millisecond))
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		if n := woke.Load(); n != 1 {
+			t.Fatalf("woke %d times after being listed again, want 1", n)
+		}
+	})
+}
+
+// TestSweeperDropKeepsArmed: a scan that found a waker disarmed and
+// drops it, while an Arm lands between its look and the drop (the Arm saw
+// the waker listed, so it did not list it), lists it back: the armed
+// waker is not lost. The interleaving is played step by step.
+func TestSweeperDropKeepsArmed(t *testing.T) {
+	sw := &Sweeper{} // no loop: the test scans
+	w := sw.Add(func() {})
+	w.Arm(time.Now().Add(time.Hour)) // listed
+	w.Disarm()
+	// The scan's look (at == 0), then the racing Arm's store: it reads
+	// listed true and leaves the listing to the scan.
+	w.at.Store(time.Now().Add(time.Hour).UnixNano())
+	sw.mu.Lock()
+	sw.drop(w)
+	n := len(sw.ws)
+	sw.mu.Unlock()
+	if n != 1 || !w.listed.Load() {
+		t.Fatalf("after the drop: %d listed, listed %v; want the armed waker listed", n, w.listed.Load())
+	}
+}
+
+// TestSweeperArmRacesScan: wakers armed and disarmed by many goroutines
+// while the sweeper scans (and drops the idle ones) all wake once armed
+// for good; under -race, the detector checks the listing's accesses.
+func TestSweeperArmRacesScan(t *testing.T) {
+	sw := NewSweeper(100 * time.Microsecond)
+	defer sw.Stop()
+	const n = 64
+	var woke [n]atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		w := sw.Add(func() { woke[i].Add(1) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 2000 {
+				w.Arm(time.Now().Add(time.Hour))
+				if k%7 == 0 {
+					time.Sleep(time.Duration(k%3) * time.Millisecond) // long enough, at times, to be dropped
+				}
+				w.Disarm()
+			}
+			w.Arm(time.Now())
+		}()
+	}
+	wg.Wait()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		done := true
+		for i := range woke {
+			done = done && woke[i].Load() == 1
+		}
+		if done {
+			return
+		}
+	}
+	for i := range woke {
+		if woke[i].Load() != 1 {
+			t.Errorf("waker %d woke %d times, want 1", i, woke[i].Load())
+		}
+	}
+}
+
 func TestGroupsFollowArrivalOrder(t *testing.T) {
 	p := testPlan(t, `  - name: a
     group_size: 3
