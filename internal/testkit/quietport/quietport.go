@@ -10,7 +10,12 @@
 // and the bind, and the server answered LOBBY_CREATE_ROOM with
 // LOBBY_JOIN_FAILED. So ports are picked below the ephemeral range
 // (net.ipv4.ip_local_port_range), where only explicit binds land, and
-// never handed out twice in one process.
+// never handed out twice in one process. Test binaries run side by side
+// (go test runs packages at once), and each picks too: a process takes a
+// slice of the range of its own (ownSlice), held by a file lock until it
+// exits, so two processes never hand out the same port either (one
+// process's pick of 127.0.0.1:26688 was bound by another's server before
+// its own).
 package quietport
 
 import (
@@ -20,13 +25,16 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 )
 
-// low is the first port picked; high (Range) ends below the ephemeral
-// range.
+// low is the first port picked; the range ends below the ephemeral one.
 const low = 20000
+
+// slices is how many parts the range is cut into, one a process.
+const slices = 12
 
 // ephemeralLow is the first port of the kernel's ephemeral range, 32768
 // where it cannot be read.
@@ -36,6 +44,37 @@ func ephemeralLow() int {
 		_, _ = fmt.Sscanf(string(b), "%d", &lo)
 	}
 	return lo
+}
+
+var own struct {
+	once     sync.Once
+	from, to int      // this process's ports: from..to-1
+	lock     *os.File // holds the slice until the process exits
+}
+
+// ownRange returns the ports this process picks from: the first slice of
+// low..ephemeralLow() no other process holds (lockSlice), or the whole
+// range when every slice is held or locks are not available.
+func ownRange() (from, to int) {
+	own.once.Do(func() {
+		high := ephemeralLow()
+		own.from, own.to = low, high
+		size := (high - low) / slices
+		if size < 200 {
+			return
+		}
+		dir := filepath.Join(os.TempDir(), "lobbybench-quietport")
+		if os.MkdirAll(dir, 0o777) != nil {
+			return
+		}
+		for i := range slices {
+			if f := lockSlice(filepath.Join(dir, fmt.Sprintf("%d.lock", i))); f != nil {
+				own.from, own.to, own.lock = low+i*size, low+(i+1)*size, f
+				return
+			}
+		}
+	})
+	return own.from, own.to
 }
 
 var picked struct {
@@ -55,15 +94,15 @@ func Pick(tb testing.TB, network string, n int, addrs ...netip.Addr) int {
 	if len(addrs) == 0 {
 		addrs = []netip.Addr{loopback}
 	}
-	high := ephemeralLow()
+	from, to := ownRange()
 	picked.Lock()
 	defer picked.Unlock()
 	if picked.used == nil {
 		picked.used = map[int]bool{}
 	}
-	if high-low > n {
+	if to-from > n {
 		for range 200 {
-			base := low + rand.IntN(high-low-n)
+			base := from + rand.IntN(to-from-n)
 			if bindable(network, base, n, addrs) {
 				for p := base; p < base+n; p++ {
 					picked.used[p] = true
@@ -72,7 +111,7 @@ func Pick(tb testing.TB, network string, n int, addrs ...netip.Addr) int {
 			}
 		}
 	}
-	tb.Fatalf("quietport: no %d free %s ports in %d-%d on %v", n, network, low, high-1, addrs)
+	tb.Fatalf("quietport: no %d free %s ports in %d-%d on %v", n, network, from, to-1, addrs)
 	return 0
 }
 
@@ -114,15 +153,15 @@ func listen(network string, ap netip.AddrPort) (io.Closer, error) {
 // proxy's port answered by a server started later would read as the
 // target back up). Pick does not hand out a port Bind took, even once its socket closed.
 func Bind(bind func(port int) error) error {
-	high := ephemeralLow()
+	from, to := ownRange()
 	picked.Lock()
 	defer picked.Unlock()
 	if picked.used == nil {
 		picked.used = map[int]bool{}
 	}
-	if high > low+1000 {
+	if to-from >= 200 {
 		for range 64 {
-			p := low + rand.IntN(high-low)
+			p := from + rand.IntN(to-from)
 			if !picked.used[p] && bind(p) == nil {
 				picked.used[p] = true
 				return nil
