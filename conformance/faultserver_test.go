@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
 
@@ -202,11 +203,15 @@ func listenLoopback(t *testing.T) *net.UDPConn {
 }
 
 // bindPorts binds maxRooms consecutive loopback ports for the instances, so
-// the suite can be given the range (--instance-ports).
+// the suite can be given the range (--instance-ports). They are picked
+// with the maxRooms after them (portRange's ports "elsewhere") from this
+// process's quiet ports (quietport): held here, but picked by no other
+// test, of this process or another, which once found a port of its own
+// pick bound by a lobby of these tests probing for a free range.
 func (l *testLobby) bindPorts(t *testing.T) {
 	t.Helper()
 	for try := 0; try < 50; try++ {
-		base := 20000 + (time.Now().Nanosecond()/1000+try*997)%30000
+		base := quietport.Pick(t, "udp", 2*l.maxRooms)
 		var got []*net.UDPConn
 		for i := 0; i < l.maxRooms; i++ {
 			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: base + i})

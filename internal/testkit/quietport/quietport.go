@@ -33,8 +33,11 @@ import (
 // low is the first port picked; the range ends below the ephemeral one.
 const low = 20000
 
-// slices is how many parts the range is cut into, one a process.
-const slices = 12
+// slices is how many parts the range is cut into, one a process: 3,192
+// ports each, for conformance's fault rows' 59 lobbies of 24 ports at
+// once and room to spare. More test processes than slices pick from the
+// whole range (ownRange).
+const slices = 4
 
 // ephemeralLow is the first port of the kernel's ephemeral range, 32768
 // where it cannot be read.
@@ -87,8 +90,9 @@ var loopback = netip.MustParseAddr("127.0.0.1")
 
 // Pick returns the first of n consecutive ports below the ephemeral range
 // that are free for network ("udp" or "tcp") on every one of addrs
-// (127.0.0.1 when none) now, and that no other caller in this process was
-// given. The test fails when there are none.
+// (127.0.0.1 when none) now, and that no other caller in this process
+// holds: they are the test's until it ends. The test fails when there are
+// none.
 func Pick(tb testing.TB, network string, n int, addrs ...netip.Addr) int {
 	tb.Helper()
 	if len(addrs) == 0 {
@@ -101,18 +105,36 @@ func Pick(tb testing.TB, network string, n int, addrs ...netip.Addr) int {
 		picked.used = map[int]bool{}
 	}
 	if to-from > n {
-		for range 200 {
-			base := from + rand.IntN(to-from-n)
+		// Random places first (two processes falling back to the whole
+		// range rarely meet), then every place in turn (a slice crowded
+		// by this process's own picks).
+		for k := range 200 + to - from - n {
+			base := from + k - 200
+			if k < 200 {
+				base = from + rand.IntN(to-from-n)
+			}
 			if bindable(network, base, n, addrs) {
 				for p := base; p < base+n; p++ {
 					picked.used[p] = true
 				}
+				tb.Cleanup(func() { release(base, n) })
 				return base
 			}
 		}
 	}
 	tb.Fatalf("quietport: no %d free %s ports in %d-%d on %v", n, network, from, to-1, addrs)
 	return 0
+}
+
+// release gives ports base..base+n-1 back to Pick once the test that
+// picked them ended (and with it what bound them): a process of many
+// tests would otherwise run out of its slice.
+func release(base, n int) {
+	picked.Lock()
+	defer picked.Unlock()
+	for p := base; p < base+n; p++ {
+		delete(picked.used, p)
+	}
 }
 
 // bindable reports whether ports base..base+n-1 are free for network on

@@ -46,11 +46,19 @@ func TestProcessesPickApart(t *testing.T) {
 		t.Errorf("the child picks from %d-%d, this process from %d-%d: they overlap", cfrom, cto-1, from, to-1)
 	}
 	seen := map[int]bool{}
-	for range 20 {
-		p := Pick(t, "udp", 3)
-		if p < from || p+3 > to || seen[p] {
-			t.Fatalf("picked %d: outside %d-%d, or twice", p, from, to-1)
+	t.Run("picks", func(t *testing.T) {
+		for range 20 {
+			p := Pick(t, "udp", 3)
+			if p < from || p+3 > to || seen[p] {
+				t.Fatalf("picked %d: outside %d-%d, or twice", p, from, to-1)
+			}
+			seen[p] = true
 		}
-		seen[p] = true
+	})
+	picked.Lock()
+	held := len(picked.used)
+	picked.Unlock()
+	if held != 0 {
+		t.Errorf("%d ports still held after the test that picked them ended", held)
 	}
 }
