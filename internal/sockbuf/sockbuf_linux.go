@@ -31,6 +31,11 @@ func set(c syscall.Conn, n int, send bool) error {
 	if err != nil {
 		return err
 	}
+	return setRaw(rc, n, send)
+}
+
+// setRaw is set on the socket's raw connection.
+func setRaw(rc syscall.RawConn, n int, send bool) error {
 	var serr error
 	try := func(fd, force, plain int) {
 		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, force, n) != nil {
@@ -55,13 +60,5 @@ func set(c syscall.Conn, n int, send bool) error {
 // from the handshake on, and a buffer shrunk after it takes effect only
 // once the window already offered is used up.
 func ReadControl(n int) func(network, address string, c syscall.RawConn) error {
-	return func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		if err := c.Control(func(fd uintptr) {
-			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, n)
-		}); err != nil {
-			return err
-		}
-		return serr
-	}
+	return func(_, _ string, c syscall.RawConn) error { return setRaw(c, n, false) }
 }
