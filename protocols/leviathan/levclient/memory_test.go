@@ -19,13 +19,7 @@ var memoryFlows = []memfig.Flow{
       - join_server
       - think: 60s
 `},
-	{Name: "scripted", Steps: `      - send: Request Connect
-      - expect: {message: Response Connect, where: "CheckValue == 42"}
-      - send: Request Security
-      - expect: Response Security
-      - send: {message: Request Authenticate, fields: {UserName: bench}}
-      - expect: Response Authenticate
-      - send: Request JoinServer
+	{Name: "scripted", Steps: scriptedHandshake + `      - send: Request JoinServer
       - expect: {message: Response ServerAllow, capture: {accepted: AcceptedType}}
       - think: 60s
 `},

@@ -76,6 +76,22 @@ func successes(run *result.Run) map[string]int64 {
 	return got
 }
 
+// scriptedHandshake is the built-in connect step as a script (the
+// handshake of leviathan.md §3, the user name "bench"); scriptedJoin adds
+// the join_server step, accepted.
+const (
+	scriptedHandshake = `      - send: Request Connect
+      - expect: {message: Response Connect, where: "CheckValue == 42"}
+      - send: Request Security
+      - expect: Response Security
+      - send: {message: Request Authenticate, fields: {UserName: bench}}
+      - expect: Response Authenticate
+`
+	scriptedJoin = scriptedHandshake + `      - send: Request JoinServer
+      - expect: {message: Response ServerAllow, where: "AcceptedType == 0"}
+`
+)
+
 // TestScriptSendsWhatStepsSend: a flow of built-in steps and the same flow
 // as a script send the reference server the same messages, byte for byte,
 // in Ln packets the engine numbers; both run without a violation, each
@@ -86,15 +102,7 @@ func TestScriptSendsWhatStepsSend(t *testing.T) {
       - echo: {count: 2}
       - status
       - close`
-	const scripted = `      - send: Request Connect
-      - expect: {message: Response Connect, where: "CheckValue == 42"}
-      - send: Request Security
-      - expect: Response Security
-      - send: {message: Request Authenticate, fields: {UserName: bench}}
-      - expect: Response Authenticate
-      - send: Request JoinServer
-      - expect: {message: Response ServerAllow, where: "AcceptedType == 0"}
-      - repeat: {count: 2}
+	const scripted = scriptedJoin + `      - repeat: {count: 2}
         steps:
           - send: Request Echo
           - expect: Response None
@@ -170,15 +178,7 @@ func TestScriptAfterBuiltInSteps(t *testing.T) {
 // and nothing is a violation.
 func TestBuiltInStepsAfterScript(t *testing.T) {
 	srv := startServer(t, nil)
-	run, err := playThrough(t, plan(t, "", `      - send: Request Connect
-      - expect: {message: Response Connect, where: "CheckValue == 42"}
-      - send: Request Security
-      - expect: Response Security
-      - send: {message: Request Authenticate, fields: {UserName: bench}}
-      - expect: Response Authenticate
-      - send: Request JoinServer
-      - expect: {message: Response ServerAllow, where: "AcceptedType == 0"}
-      - echo: {count: 2}
+	run, err := playThrough(t, plan(t, "", scriptedJoin+`      - echo: {count: 2}
       - status
       - close`), srv.Addr())
 	if err != nil {
