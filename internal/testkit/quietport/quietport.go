@@ -12,7 +12,7 @@
 // (net.ipv4.ip_local_port_range), where only explicit binds land, and
 // never handed out twice in one process. Test binaries run side by side
 // (go test runs packages at once), and each picks too: a process takes a
-// slice of the range of its own (ownSlice), held by a file lock until it
+// slice of the range of its own (ownRange), held by a file lock until it
 // exits, so two processes never hand out the same port either (one
 // process's pick of 127.0.0.1:26688 was bound by another's server before
 // its own).
@@ -104,20 +104,27 @@ func Pick(tb testing.TB, network string, n int, addrs ...netip.Addr) int {
 	if picked.used == nil {
 		picked.used = map[int]bool{}
 	}
-	if to-from > n {
+	take := func(base int) bool {
+		if !bindable(network, base, n, addrs) {
+			return false
+		}
+		for p := base; p < base+n; p++ {
+			picked.used[p] = true
+		}
+		tb.Cleanup(func() { release(base, n) })
+		return true
+	}
+	if last := to - n; last > from {
 		// Random places first (two processes falling back to the whole
 		// range rarely meet), then every place in turn (a slice crowded
 		// by this process's own picks).
-		for k := range 200 + to - from - n {
-			base := from + k - 200
-			if k < 200 {
-				base = from + rand.IntN(to-from-n)
+		for range 200 {
+			if base := from + rand.IntN(last-from); take(base) {
+				return base
 			}
-			if bindable(network, base, n, addrs) {
-				for p := base; p < base+n; p++ {
-					picked.used[p] = true
-				}
-				tb.Cleanup(func() { release(base, n) })
+		}
+		for base := from; base < last; base++ {
+			if take(base) {
 				return base
 			}
 		}
@@ -173,7 +180,8 @@ func listen(network string, ap netip.AddrPort) (io.Closer, error) {
 // succeeds, and with port 0 as a last resort: for a socket whose port
 // must not be handed to another socket soon after it closes (a dead
 // proxy's port answered by a server started later would read as the
-// target back up). Pick does not hand out a port Bind took, even once its socket closed.
+// target back up). Pick does not hand out a port Bind took, even once its
+// socket closed.
 func Bind(bind func(port int) error) error {
 	from, to := ownRange()
 	picked.Lock()
