@@ -131,45 +131,43 @@ func TestSweeperDropKeepsArmed(t *testing.T) {
 	}
 }
 
-// TestSweeperArmRacesScan: wakers armed and disarmed by many goroutines
-// while the sweeper scans (and drops the idle ones) all wake once armed
-// for good; under -race, the detector checks the listing's accesses.
+// TestSweeperArmRacesScan, on synctest's clock: wakers armed and disarmed
+// by many goroutines while the sweeper scans (and drops the idle ones)
+// all wake once armed for good; under -race, the detector checks the
+// listing's accesses.
 func TestSweeperArmRacesScan(t *testing.T) {
-	sw := NewSweeper(100 * time.Microsecond)
-	defer sw.Stop()
-	const n = 64
-	var woke [n]atomic.Int32
-	var wg sync.WaitGroup
-	for i := range n {
-		w := sw.Add(func() { woke[i].Add(1) })
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range 2000 {
-				w.Arm(time.Now().Add(time.Hour))
-				if k%7 == 0 {
-					time.Sleep(time.Duration(k%3) * time.Millisecond) // long enough, at times, to be dropped
+	synctest.Test(t, func(t *testing.T) {
+		sw := NewSweeper(100 * time.Microsecond)
+		defer sw.Stop()
+		const n = 64
+		var woke [n]atomic.Int32
+		var wg sync.WaitGroup
+		for i := range n {
+			w := sw.Add(func() { woke[i].Add(1) })
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range 2000 {
+					w.Arm(time.Now().Add(time.Hour))
+					w.Disarm()
+					if k%7 == 0 {
+						// Disarmed for 0-2 ms: at times past idleScans
+						// ticks, dropped, and listed again by the next Arm.
+						time.Sleep(time.Duration(k%3) * time.Millisecond)
+					}
 				}
-				w.Disarm()
-			}
-			w.Arm(time.Now())
-		}()
-	}
-	wg.Wait()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		done := true
+				w.Arm(time.Now())
+			}()
+		}
+		wg.Wait()
+		time.Sleep(time.Millisecond) // a few ticks
+		synctest.Wait()
 		for i := range woke {
-			done = done && woke[i].Load() == 1
+			if woke[i].Load() != 1 {
+				t.Errorf("waker %d woke %d times, want 1", i, woke[i].Load())
+			}
 		}
-		if done {
-			return
-		}
-	}
-	for i := range woke {
-		if woke[i].Load() != 1 {
-			t.Errorf("waker %d woke %d times, want 1", i, woke[i].Load())
-		}
-	}
+	})
 }
 
 func TestGroupsFollowArrivalOrder(t *testing.T) {
