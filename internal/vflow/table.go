@@ -12,9 +12,13 @@ import (
 const MaxFlowState = 64
 
 // Table is the flow table: one fixed slot of state S per flow, flow i
-// being the i-th address:port of the range (ports of the first address,
-// then of the next). A datagram's flow (Message.Flow) finds its slot by
-// arithmetic, without a map. One goroutine at a time.
+// being the i-th address:port of the range, addresses first: the first
+// port on every address of the block, then the next port on every address
+// (Flow). Flows given out in order thus each have an address of their own
+// up to the block's size (65,536 for a /16), as players do: a server's
+// per-address limits (a request rate, rooms per address) see that many
+// sources, not one flooding address. A datagram's flow (Message.Flow)
+// finds its slot by arithmetic, without a map. One goroutine at a time.
 type Table[S any] struct {
 	cfg   Config
 	slots []S
@@ -39,13 +43,17 @@ func NewTable[S any](cfg Config, n int) (*Table[S], error) {
 // Len returns the number of flows.
 func (t *Table[S]) Len() int { return len(t.slots) }
 
-// Flow returns flow i's address:port.
+// addrs is how many addresses the range's block holds.
+func (t *Table[S]) addrs() uint64 { return uint64(1) << (32 - t.cfg.Addrs.Bits()) }
+
+// Flow returns flow i's address:port: address i mod addrs of the block,
+// port i / addrs of the range.
 func (t *Table[S]) Flow(i int) netip.AddrPort {
-	per := t.cfg.Ports.Size()
+	n := t.addrs()
 	base := t.cfg.Addrs.Addr().As4()
 	var a [4]byte
-	binary.BigEndian.PutUint32(a[:], binary.BigEndian.Uint32(base[:])+uint32(i/per))
-	return netip.AddrPortFrom(netip.AddrFrom4(a), t.cfg.Ports.First+uint16(i%per))
+	binary.BigEndian.PutUint32(a[:], binary.BigEndian.Uint32(base[:])+uint32(uint64(i)%n))
+	return netip.AddrPortFrom(netip.AddrFrom4(a), t.cfg.Ports.First+uint16(uint64(i)/n))
 }
 
 // Slot returns the state of the flow at ap, or nil when ap is no flow of
@@ -56,7 +64,7 @@ func (t *Table[S]) Slot(ap netip.AddrPort) *S {
 	}
 	base, a := t.cfg.Addrs.Addr().As4(), ap.Addr().As4()
 	off := uint64(binary.BigEndian.Uint32(a[:]) - binary.BigEndian.Uint32(base[:]))
-	i := off*uint64(t.cfg.Ports.Size()) + uint64(ap.Port()-t.cfg.Ports.First)
+	i := uint64(ap.Port()-t.cfg.Ports.First)*t.addrs() + off
 	if i >= uint64(len(t.slots)) {
 		return nil
 	}
