@@ -15,6 +15,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/simclient"
 	"golang.org/x/sys/unix"
@@ -35,9 +36,15 @@ func newPreciseRig(t *testing.T, window time.Duration) *preciseRig {
 	sw := simclient.NewSweeper(time.Millisecond)
 	t.Cleanup(sw.Stop)
 	r := &preciseRig{t: t, tr: &transport{}}
-	if err := r.tr.open(netip.MustParseAddr("127.0.0.1"), 0, sw, window); err != nil {
+	// A quiet port, not an ephemeral one: a late datagram for an earlier
+	// holder of an ephemeral port (another test's) would be read by a
+	// window the test wants empty.
+	lo := netip.MustParseAddr("127.0.0.1")
+	c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(lo, uint16(quietport.Pick(t, "udp4", 1, lo)))))
+	if err != nil {
 		t.Fatal(err)
 	}
+	r.tr.attach(c, sw, window)
 	t.Cleanup(func() { r.tr.close() })
 	if r.tr.window != window {
 		t.Fatalf("transport window %v, want %v", r.tr.window, window)
