@@ -235,7 +235,7 @@ type keyStats struct {
 	successes         int64
 	failures          int64
 	retries, dropped  int64
-	cut               int64
+	cut, cutSilent    int64
 	reasons           map[string]int64
 	corrected, uncorr *hdrhistogram.Histogram
 	// lag is the send lag: actual first send minus intended send time,
@@ -398,10 +398,18 @@ func (r *Recorder) Retry(k Key) {
 
 // Cut counts one request (or step run) of key k that the end of the run
 // cut short: sent, but neither answered nor failed. It counts in
-// Requests, not in the error rate, and not in Live.
-func (r *Recorder) Cut(k Key) {
+// Requests, not in the error rate, and not in Live. waited is how long
+// the request had waited for its reply, timeout the longest its policy
+// lets an attempt wait (0, 0: unknown, a step's run): one that waited
+// result.SilentAfter or its timeout is also counted as silent.
+func (r *Recorder) Cut(k Key, waited, timeout time.Duration) {
+	silent := waited >= result.SilentAfter || timeout > 0 && waited >= timeout
 	r.mu.Lock()
-	r.stats(k).cut++
+	s := r.stats(k)
+	s.cut++
+	if silent {
+		s.cutSilent++
+	}
 	r.mu.Unlock()
 }
 
@@ -561,6 +569,7 @@ func (a *seriesAgg) add(s *keyStats) {
 	a.s.Retries += s.retries
 	a.s.Dropped += s.dropped
 	a.s.Cut += s.cut
+	a.s.CutSilent += s.cutSilent
 	a.s.DataSent += s.bytesSent
 	a.s.DataReceived += s.bytesReceived
 	for reason, n := range s.reasons {

@@ -439,3 +439,40 @@ func TestRecordReady(t *testing.T) {
 		})
 	}
 }
+
+// TestCutSilent: a cut request counts as silent when it had waited
+// result.SilentAfter, or its whole timeout, without a reply; a step's run
+// (wait and timeout unknown) never does. Sums over recorders.
+func TestCutSilent(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		waited, timeout time.Duration
+		silent          bool
+	}{
+		{"just sent", 10 * time.Millisecond, 5 * time.Second, false},
+		{"a second without a reply", result.SilentAfter, 5 * time.Second, true},
+		{"its whole timeout", 200 * time.Millisecond, 200 * time.Millisecond, true},
+		{"short of a short timeout", 199 * time.Millisecond, 200 * time.Millisecond, false},
+		{"no timeout known", 500 * time.Millisecond, 0, false},
+		{"a step's run", 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCollector(t0)
+			k := c.Message("LOBBY_LIST_ROOMS")
+			r1, r2 := c.NewRecorder(), c.NewRecorder()
+			r1.Cut(k, tc.waited, tc.timeout)
+			r2.Cut(k, tc.waited, tc.timeout)
+			run, err := c.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := int64(0)
+			if tc.silent {
+				want = 2
+			}
+			if s := run.Messages[0]; s.Cut != 2 || s.CutSilent != want {
+				t.Errorf("cut %d, silent %d; want 2 cut, %d silent", s.Cut, s.CutSilent, want)
+			}
+		})
+	}
+}

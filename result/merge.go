@@ -352,6 +352,7 @@ func (m *seriesMerger) add(in []Series) error {
 		acc.s.Retries += s.Retries
 		acc.s.Dropped += s.Dropped
 		acc.s.Cut += s.Cut
+		acc.s.CutSilent += s.CutSilent
 		acc.s.DataSent += s.DataSent
 		acc.s.DataReceived += s.DataReceived
 		addReasons(acc.s.FailuresByReason, s.FailuresByReason)

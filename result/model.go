@@ -378,8 +378,13 @@ type Series struct {
 	// Cut counts requests sent but cut short by the end of the run (the
 	// stop signal or the grace period): neither answered nor failed, and
 	// left out of the error rate.
-	Cut     int64 `json:"cut,omitempty"`
-	Retries int64 `json:"retries"`
+	Cut int64 `json:"cut,omitempty"`
+	// CutSilent counts those of Cut that had waited a second or more, or
+	// their whole timeout, without a reply (metrics.SilentAfter): what a
+	// server dropping requests leaves in a run shorter than the timeout.
+	// Message types only (a step's run does not know its request's wait).
+	CutSilent int64 `json:"cut_silent,omitempty"`
+	Retries   int64 `json:"retries"`
 	// Dropped counts starts the schedule could not keep (generator saturated).
 	Dropped int64 `json:"dropped"`
 	// Latency is measured from the intended send time (coordinated-omission

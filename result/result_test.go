@@ -49,9 +49,9 @@ func TestMergeExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Steps = []Series{{Name: "join", Requests: 20001, Successes: 20000, Failures: 1,
+		r.Steps = []Series{{Name: "join", Requests: 20003, Successes: 20000, Failures: 1, Cut: 2, CutSilent: 1,
 			FailuresByReason: map[string]int64{ReasonTimeout: 1}, Latency: lat, Uncorrected: unc}}
-		r.Totals = Totals{Requests: 20001, Successes: 20000, Failures: 1, FailuresByReason: map[string]int64{ReasonTimeout: 1}, SessionsStarted: 7}
+		r.Totals = Totals{Requests: 20003, Successes: 20000, Failures: 1, Cut: 2, FailuresByReason: map[string]int64{ReasonTimeout: 1}, SessionsStarted: 7}
 		for s := int64(0); s < int64(5+i); s++ {
 			r.TimeSeries = append(r.TimeSeries, pointOf(t, s, 1, 0))
 			p, err := NewPoint(s, secs[s].TotalCount(), 0, secs[s])
@@ -89,8 +89,11 @@ func TestMergeExact(t *testing.T) {
 	if got.Hist != want.Hist {
 		t.Error("merged histogram encoding differs from the single histogram's")
 	}
-	if m.Shards != shards || m.Totals.Requests != 3*20001 || m.Totals.FailuresByReason[ReasonTimeout] != 3 || m.Totals.SessionsStarted != 21 {
+	if m.Shards != shards || m.Totals.Requests != 3*20003 || m.Totals.FailuresByReason[ReasonTimeout] != 3 || m.Totals.SessionsStarted != 21 {
 		t.Errorf("merged totals %+v shards %d", m.Totals, m.Shards)
+	}
+	if s := m.Steps[0]; s.Cut != 6 || s.CutSilent != 3 {
+		t.Errorf("merged cut %d, silent %d; want 6, 3", s.Cut, s.CutSilent)
 	}
 	if m.Steps[0].Uncorrected.Count != 60000 {
 		t.Errorf("uncorrected count %d", m.Steps[0].Uncorrected.Count)

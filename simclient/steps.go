@@ -48,17 +48,22 @@ func RunFlow(ctx, stop context.Context, flow *scenario.Flow, idx, from int, r Fl
 // returns its *StepError (EndRequest: a step cut by the end of the run is
 // counted as cut, not as a failure of the server).
 func FailStep(rec *metrics.Recorder, key metrics.Key, i int, st *scenario.Step, reason string, err error) error {
-	EndRequest(rec, key, reason, time.Now())
+	EndRequest(rec, key, reason, time.Time{}, 0, time.Now())
 	return &StepError{Index: i, Kind: st.Kind, Label: st.Label, Reason: reason, Err: err}
 }
 
-// EndRequest records the end of a request (or step) of key k that did not
-// succeed: cut (Recorder.Cut) when reason is ReasonCancelled — the run
-// ended, the server is not at fault, yet the send is counted — a failure
-// for reason otherwise.
-func EndRequest(rec *metrics.Recorder, k metrics.Key, reason string, at time.Time) {
+// EndRequest records the end at at of a request (or step) of key k that
+// did not succeed: cut (Recorder.Cut) when reason is ReasonCancelled —
+// the run ended, the server is not at fault, yet the send is counted — a
+// failure for reason otherwise. sent is when the request was sent and
+// timeout its policy's (zero, 0: a step's run, whose wait is not known).
+func EndRequest(rec *metrics.Recorder, k metrics.Key, reason string, sent time.Time, timeout time.Duration, at time.Time) {
 	if reason == ReasonCancelled {
-		rec.Cut(k)
+		var waited time.Duration
+		if !sent.IsZero() {
+			waited = at.Sub(sent)
+		}
+		rec.Cut(k, waited, timeout)
 		return
 	}
 	rec.Fail(k, reason, at)

@@ -250,7 +250,7 @@ func (s *session) request(ctx context.Context, timeout time.Duration, t lv.Reque
 	for {
 		m, err := s.next1(ctx, deadline)
 		if err != nil {
-			simclient.EndRequest(s.Rec, key, reasonOf(ctx, err), time.Now())
+			simclient.EndRequest(s.Rec, key, reasonOf(ctx, err), sent, timeout, time.Now())
 			return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("%v: %w", t, err)}
 		}
 		v, ferr := match(num, m)
@@ -567,7 +567,7 @@ func (s *session) closeConn(ctx context.Context, st *scenario.Step) (time.Time, 
 		s.Rec.Record(s.rt.closeKey, sent, sent, time.Now())
 		return sent, nil
 	}
-	simclient.EndRequest(s.Rec, s.rt.closeKey, reasonOf(ctx, err), time.Now())
+	simclient.EndRequest(s.Rec, s.rt.closeKey, reasonOf(ctx, err), sent, timeout, time.Now())
 	return sent, &reqFail{Reason: reasonOf(ctx, err), Err: fmt.Errorf("CloseConnection not acked: %w", err)}
 }
 

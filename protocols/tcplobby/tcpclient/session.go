@@ -446,7 +446,7 @@ func (s *session) requestFrom(m tcpwire.Message, want tcpwire.Type, pol scenario
 				return sent, &reqFail{Reason: result.ReasonTimeout, Err: fmt.Errorf("no %v within %s", want, pol.Timeout)}
 			}
 			if errors.Is(err, errCancelled) {
-				s.Rec.Cut(key)
+				s.Rec.Cut(key, time.Since(sent), pol.Timeout)
 				return sent, errCancelled
 			}
 			reason := s.readFailed(err)
@@ -517,7 +517,7 @@ func (s *session) wait(t tcpwire.Type, timeout time.Duration, intended time.Time
 				return &reqFail{Reason: result.ReasonTimeout, Err: fmt.Errorf("no %v within %s", t, timeout)}
 			}
 			if errors.Is(err, errCancelled) {
-				s.Rec.Cut(key)
+				s.Rec.Cut(key, 0, 0) // a wait for others' doing, not for a reply
 				return errCancelled
 			}
 			reason := s.readFailed(err)

@@ -128,7 +128,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 				return s.p.sent, err
 			}
 		case errors.Is(err, errCancelled):
-			s.Rec.Cut(key)
+			s.Rec.Cut(key, time.Since(s.p.sent), pol.Timeout)
 			return s.p.sent, errCancelled
 		default:
 			return s.p.sent, s.readFailed(key, err)
@@ -151,8 +151,9 @@ func (s *session) timedOut(key metrics.Key, pol scenario.RequestPolicy, deadline
 	now := time.Now()
 	if s.p.attempt < pol.Retries && s.Stop != nil && s.Stop.Err() != nil {
 		// The run is stopping: a request in flight may still be
-		// answered, but it is not sent again (not a failure: cut).
-		s.Rec.Cut(key)
+		// answered, but it is not sent again (not a failure: cut, and
+		// silent: its timeout passed).
+		s.Rec.Cut(key, now.Sub(s.p.sent), pol.Timeout)
 		return errCancelled
 	}
 	if s.p.attempt >= pol.Retries {

@@ -715,6 +715,13 @@ func TestCutRequestCounted(t *testing.T) {
 			t.Errorf("%s: requests %d, cut %d, ok %d, failed %d, retries %d; want 1 request, cut, with its retries",
 				series.Name, series.Requests, series.Cut, series.Successes, series.Failures, series.Retries)
 		}
+		wantSilent := int64(1) // its attempts timed out unanswered
+		if series.Name == "list_rooms" {
+			wantSilent = 0 // a step's run does not know its request's wait
+		}
+		if series.CutSilent != wantSilent {
+			t.Errorf("%s: %d cut silent, want %d", series.Name, series.CutSilent, wantSilent)
+		}
 		if series.Name == "list_rooms" {
 			sends := series.Requests + series.Retries
 			for i := 0; i < 200 && int64(f.count(udpwire.LobbyListRooms)) < sends; i++ {
