@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/refusals"
+	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/liveness"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -39,16 +40,37 @@ func (refusedError) Is(target error) bool { return target == syscall.ECONNREFUSE
 // wrapping liveness.ErrGarbled: never "no reply" when something replied.
 //
 // The socket is unconnected, so a reply from another port of the target's
-// host is read and judged as one from the target's port: servers in the
-// wild answer from another port than the one asked, and a check that
-// said "no reply" to them would be wrong. SamePort makes such a judged
-// reply an error that names the port, for a protocol whose clients cannot
-// take it.
+// host is read and judged too: servers in the wild answer from another
+// port than the one asked, and a check that said "no reply" to them would
+// be wrong. But the target's own port comes first: a datagram from
+// another port decides only when the target's port stayed silent for the
+// whole try it came in, and only if Mine (when set) takes it for an
+// answer to this check's packets. On a shared host a check's new port
+// also gets strays meant for its earlier holder (another client's late
+// reply, a server's resend), which must not make a dead target alive or
+// a garbled one look like another protocol. SamePort makes a judged reply
+// from another port an error that names the port, for a protocol whose
+// clients cannot take it.
 type DatagramReach struct {
 	What     string // what is sent, for "no reply to …"
 	Packets  func(try int) [][]byte
 	Judge    func(b []byte) (done bool, err error)
-	SamePort string // non-empty: a reply from another port fails the check, with this said of why
+	Mine     func(b []byte) bool // nil: any datagram Judge takes may answer the check
+	SamePort string              // non-empty: a reply from another port fails the check, with this said of why
+}
+
+// reachState is what a DatagramReach has heard so far.
+type reachState struct {
+	garbled []byte // the last datagram from the target's port Judge did not take
+	other   *otherAnswer
+	strays  int // datagrams from other ports of the host not taken for an answer
+}
+
+// otherAnswer is the first answer from another port of the target's host:
+// the check's verdict if the target's own port stays silent.
+type otherAnswer struct {
+	from netip.AddrPort
+	err  error
 }
 
 // Run checks addr within timeout (ctx may end it sooner).
@@ -70,14 +92,7 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	defer stop()
 	buf := make([]byte, 64<<10)
-	var garbled []byte // the last datagram Judge did not take
-	silence := func() error {
-		if garbled != nil {
-			return fmt.Errorf("%s drew only %w within %v: %d bytes: %s",
-				p.What, liveness.ErrGarbled, timeout, len(garbled), hexPrefix(garbled))
-		}
-		return fmt.Errorf("no reply to %s within %v", p.What, timeout)
-	}
+	var st reachState
 	for i := 0; i < ReachTries; i++ {
 		for _, pkt := range p.Packets(i) {
 			if _, err := c.WriteToUDPAddrPort(pkt, addr); err != nil {
@@ -88,33 +103,81 @@ func (p DatagramReach) Run(ctx context.Context, addr netip.AddrPort, timeout tim
 			}
 		}
 		end := time.Now().Add(time.Until(deadline) / time.Duration(ReachTries-i))
-		for {
-			c.SetReadDeadline(end)
-			n, from, err := c.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				if errors.Is(err, syscall.ECONNREFUSED) {
-					return ErrRefused
-				}
-				if ctx.Err() != nil {
-					return silence()
-				}
-				break // next try
-			}
-			from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-			if from.Addr() != addr.Addr() {
-				continue // another host's datagram: not an answer
-			}
-			done, err := p.Judge(buf[:n])
-			if done && err == nil && from != addr && p.SamePort != "" {
-				return fmt.Errorf("the target answers %s from another port, %v, not from %v: %s", p.What, from, addr, p.SamePort)
-			}
-			if done || err != nil {
-				return err
-			}
-			garbled = append(garbled[:0], buf[:n]...)
+		if done, err := p.listen(c, buf, addr, end, &st); done {
+			return err
+		}
+		if st.garbled == nil && st.other != nil {
+			return p.fromOther(addr, st.other)
+		}
+		if ctx.Err() != nil {
+			break
 		}
 	}
-	return silence()
+	return p.silence(&st, timeout)
+}
+
+// listen reads c until end for the try's answers: done when the target's
+// own port decided the check (err its verdict), or the host refused it.
+func (p DatagramReach) listen(c *net.UDPConn, buf []byte, addr netip.AddrPort, end time.Time, st *reachState) (done bool, err error) {
+	for {
+		c.SetReadDeadline(end)
+		n, from, err := c.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return true, ErrRefused
+			}
+			return false, nil // the try's end (or the check's)
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		b := buf[:n]
+		switch {
+		case from.Addr() != addr.Addr():
+			// another host's datagram: not an answer
+		case from != addr:
+			p.heardOther(b, from, st)
+		default:
+			if done, err := p.Judge(b); done || err != nil {
+				return true, err
+			}
+			st.garbled = append(st.garbled[:0], b...)
+		}
+	}
+}
+
+// heardOther notes datagram b from another port of the target's host: the
+// first answer Judge takes (and Mine, if set), else a stray.
+func (p DatagramReach) heardOther(b []byte, from netip.AddrPort, st *reachState) {
+	if st.other == nil && (p.Mine == nil || p.Mine(b)) {
+		if done, err := p.Judge(b); done || err != nil {
+			st.other = &otherAnswer{from: from, err: err}
+			return
+		}
+	}
+	st.strays++
+}
+
+// fromOther is the verdict of an answer from another port: its own, or
+// SamePort's refusal of a reply the protocol's clients cannot take.
+func (p DatagramReach) fromOther(addr netip.AddrPort, o *otherAnswer) error {
+	if o.err == nil && p.SamePort != "" {
+		return fmt.Errorf("the target answers %s from another port, %v, not from %v: %s", p.What, o.from, addr, p.SamePort)
+	}
+	return o.err
+}
+
+// silence is the verdict of a check whose target's port decided nothing:
+// garbled when it sent only datagrams of no protocol, else no reply
+// (naming the datagrams other ports sent that were not taken for one).
+func (p DatagramReach) silence(st *reachState, timeout time.Duration) error {
+	if st.garbled != nil {
+		return fmt.Errorf("%s drew only %w within %v: %d bytes: %s",
+			p.What, liveness.ErrGarbled, timeout, len(st.garbled), hexPrefix(st.garbled))
+	}
+	if st.strays > 0 {
+		return fmt.Errorf("no reply to %s within %v (%s from other ports of its host answered none of the check's packets)",
+			p.What, timeout, words.Count(st.strays, "datagram"))
+	}
+	return fmt.Errorf("no reply to %s within %v", p.What, timeout)
 }
 
 // hexPrefix is b's first 16 bytes in hex, "…" after when there are more.

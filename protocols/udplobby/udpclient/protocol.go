@@ -2,7 +2,9 @@ package udpclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"time"
 
@@ -45,19 +47,41 @@ var Client = simclient.Client{
 	New:       New,
 }
 
-// reachListRooms returns the LOBBY_LIST_ROOMS a reachability check sends,
-// in the spec and the rtype17 header profile (sequence ids 0xFFFE and
-// 0xFFFD): the udp-lobby check asks with them, another protocol's sends
-// them last to name a UDP lobby found at its address (Client.Identify).
-func reachListRooms() (spec, rtype17 []byte) {
-	return udpwire.AppendListRooms(nil, udpwire.ProfileSpec, 0xFFFE),
-		udpwire.AppendListRooms(nil, udpwire.ProfileRType17, 0xFFFD)
+// identifySeq is the sequence id of the LOBBY_LIST_ROOMS another
+// protocol's reachability check sends last to name a UDP lobby found at
+// its address (Client.Identify): 0xFFFE in the spec header profile, one
+// less in the rtype17 one.
+const identifySeq = 0xFFFE
+
+// reachListRooms returns a reachability check's LOBBY_LIST_ROOMS in the
+// spec and the rtype17 header profile, with sequence ids seq and seq-1.
+func reachListRooms(seq uint16) (spec, rtype17 []byte) {
+	return udpwire.AppendListRooms(nil, udpwire.ProfileSpec, seq),
+		udpwire.AppendListRooms(nil, udpwire.ProfileRType17, seq-1)
+}
+
+// echoes reports whether datagram b, framed under some header profile
+// (its CRC and the rest unjudged), carries sequence id seq or seq-1: a
+// reply to reachListRooms(seq), as a lobby's reply echoes its request's
+// sequenceId (udp-lobby.md §12). A datagram from another port that does
+// not is a stray, not an answer from another port (U-REPLY-SOURCE's rule).
+func echoes(b []byte, seq uint16) bool {
+	for _, p := range udpwire.Profiles {
+		h, err := udpwire.DecodeHeader(b, p)
+		var e *udpwire.Error
+		if err == nil || errors.As(err, &e) && e.HaveHeader {
+			if h.Seq == seq || h.Seq == seq-1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // identify tells a UDP lobby: it answers a LOBBY_LIST_ROOMS in either
 // header profile with a datagram that frames under one.
 func identify() *simclient.Identify {
-	spec, rtype17 := reachListRooms()
+	spec, rtype17 := reachListRooms(identifySeq)
 	return &simclient.Identify{Title: "UDP lobby", Packets: [][]byte{spec, rtype17},
 		Is: func(b []byte) bool { _, ok := udpwire.GuessProfile(b); return ok }}
 }
@@ -87,14 +111,20 @@ func reach(ctx context.Context, addr netip.AddrPort, opts scenario.Options, time
 // reachProfile is reach for header profile profile; answered is the
 // profile the reply was in ("" when it could not tell).
 func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, timeout time.Duration) (answered string, err error) {
-	spec, rtype17 := reachListRooms()
+	// A sequence id of its own, so that a stray lobby datagram (a late
+	// reply to another check or client that held the check's port before)
+	// is not taken for the target's answer from another port.
+	seq := uint16(2 + rand.N(0xFFFD))
+	spec, rtype17 := reachListRooms(seq)
 	both := [][]byte{spec, rtype17}
+	echo := func(b []byte) bool { return echoes(b, seq) }
 	var r simclient.DatagramReach
 	want, err := udpwire.ParseProfile(profile)
 	if err != nil { // "auto" or empty: either profile will do
 		r = simclient.DatagramReach{
 			What:    "LOBBY_LIST_ROOMS (spec or rtype17 header)",
 			Packets: func(int) [][]byte { return both },
+			Mine:    echo,
 			Judge: func(b []byte) (bool, error) {
 				got, ok := udpwire.GuessProfile(b)
 				if ok {
@@ -110,6 +140,7 @@ func reachProfile(ctx context.Context, addr netip.AddrPort, profile string, time
 		}
 		r = simclient.DatagramReach{
 			What: fmt.Sprintf("LOBBY_LIST_ROOMS (%v header)", want),
+			Mine: echo,
 			Packets: func(try int) [][]byte {
 				if try == simclient.ReachTries-1 {
 					return [][]byte{mine, other}
