@@ -59,6 +59,24 @@ func newPreciseRig(t *testing.T, window time.Duration) *preciseRig {
 	return r
 }
 
+// windowEndsEmpty makes the polling window end at its first empty poll,
+// then calls then (if any): the rig's window is long (time.Hour), so that
+// a test starved between its send and its recv still finds the window
+// open, and it ends where the test says rather than after a real 50 µs.
+func (r *preciseRig) windowEndsEmpty(then func()) {
+	r.tr.pollHook = func(e pollEvent) {
+		r.events = append(r.events, e)
+		switch e {
+		case pollEmpty:
+			r.tr.until = time.Unix(1, 0) // passed: the poll loop ends
+		case pollGaveUp:
+			if then != nil {
+				then()
+			}
+		}
+	}
+}
+
 func (r *preciseRig) peerAddr() netip.AddrPort { return r.peer.LocalAddr().(*net.UDPAddr).AddrPort() }
 
 // reply sends b from the peer to the transport.
@@ -159,13 +177,8 @@ func TestPreciseReplyAlreadyThere(t *testing.T) {
 // silence still ends in errTimeout at the deadline.
 func TestPreciseFallsBack(t *testing.T) {
 	t.Run("reply after the window", func(t *testing.T) {
-		r := newPreciseRig(t, simclient.PreciseWindow)
-		r.tr.pollHook = func(e pollEvent) {
-			r.events = append(r.events, e)
-			if e == pollGaveUp {
-				r.reply([]byte("late")) // only once the window is over
-			}
-		}
+		r := newPreciseRig(t, time.Hour)
+		r.windowEndsEmpty(func() { r.reply([]byte("late")) }) // only once the window is over
 		r.request()
 		data, from, err := r.tr.recv(time.Now().Add(time.Minute))
 		if err != nil || string(data) != "late" || from != r.peerAddr() {
@@ -179,7 +192,8 @@ func TestPreciseFallsBack(t *testing.T) {
 		}
 	})
 	t.Run("no reply", func(t *testing.T) {
-		r := newPreciseRig(t, simclient.PreciseWindow)
+		r := newPreciseRig(t, time.Hour)
+		r.windowEndsEmpty(nil)
 		r.request()
 		_, _, err := r.tr.recv(time.Now().Add(10 * time.Millisecond))
 		if !errors.Is(err, errTimeout) {
@@ -329,13 +343,8 @@ func TestPreciseBudget(t *testing.T) {
 		}
 	})
 	t.Run("slot given back", func(t *testing.T) {
-		r := newPreciseRig(t, simclient.PreciseWindow)
-		r.tr.pollHook = func(e pollEvent) {
-			r.events = append(r.events, e)
-			if e == pollGaveUp {
-				r.reply([]byte("late")) // read after the window, parked
-			}
-		}
+		r := newPreciseRig(t, time.Hour)
+		r.windowEndsEmpty(func() { r.reply([]byte("late")) }) // read after the window, parked
 		r.request()
 		if _, _, err := r.tr.recv(time.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
@@ -343,6 +352,7 @@ func TestPreciseBudget(t *testing.T) {
 		if n := polls.n.Load(); n != 0 {
 			t.Errorf("%d slots taken after a window that ended empty, want 0", n)
 		}
+		r.tr.pollHook = func(e pollEvent) { r.events = append(r.events, e) }
 		r.request()
 		r.reply([]byte("pong"))
 		r.waitQueued()
