@@ -248,6 +248,21 @@ func (r *runState) metricsTelemetry() func() *result.TargetProcess {
 	}
 }
 
+// passGate takes the start instant from the start gate, when the run has
+// one (Config.StartGate): the target has answered, and the instant its
+// parent sets once every worker is ready is the run's StartAt.
+func (r *runState) passGate() error {
+	if r.cfg.StartGate == nil {
+		return nil
+	}
+	at, err := r.cfg.StartGate(r.ctx)
+	if err != nil {
+		return err
+	}
+	r.cfg.StartAt = at
+	return nil
+}
+
 // waitForStart waits for the start instant (Config.StartAt), when there
 // is one; ctx ends the wait with a *StartWaitError.
 func (r *runState) waitForStart() error {

@@ -60,6 +60,9 @@ type ProgressSample struct {
 	// Metrics is a --workers worker's cumulative live figures for its
 	// parent's merged metrics (Config.WorkerMetrics); nil in other lines.
 	Metrics *metrics.LiveState `json:",omitempty"`
+	// Ready is a --workers worker's one line before its load: it is
+	// ready and waits for its start instant (Workers.Gate, AwaitStart).
+	Ready bool `json:",omitempty"`
 }
 
 // String renders the sample as one status line.

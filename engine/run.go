@@ -105,6 +105,10 @@ type Config struct {
 	// arrivals it missed are dropped starts (late_start). Bounding how
 	// far ahead or behind it may be is the caller's (the flags').
 	StartAt time.Time
+	// StartGate, when set, gives StartAt once the target answers: a
+	// --workers worker says it is ready and waits for its parent's
+	// instant (Workers.Gate, AwaitStart). ctx ends the wait.
+	StartGate func(ctx context.Context) (time.Time, error)
 }
 
 // metricsContext is the metrics server's life: until the run returns
@@ -205,8 +209,6 @@ func (e *StartWaitError) Error() string {
 
 func (e *StartWaitError) Unwrap() error { return e.Err }
 
-// waitStart waits until at, or until ctx ends; it returns how long it
-// waited.
 // noteStartWait says on w, once, that the run waits for its start
 // instant, when the wait is over a second and the run shows its progress
 // to a person (not a worker's JSON lines, whose parent says it once for
@@ -219,6 +221,8 @@ func noteStartWait(w io.Writer, mode ProgressMode, at time.Time) {
 	fmt.Fprintf(w, "lobbybench: waiting %s for the start instant %s (--start-at)\n", words.Seconds(d), at.UTC().Format(time.RFC3339Nano))
 }
 
+// waitStart waits until at, or until ctx ends; it returns how long it
+// waited.
 func waitStart(ctx context.Context, at time.Time) (time.Duration, error) {
 	d := time.Until(at)
 	if d <= 0 {
@@ -305,6 +309,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err // nothing else is sent to a target that does not answer
 	}
 	r.estimateFiles()
+	if err := r.passGate(); err != nil {
+		return nil, err
+	}
 	r.startCollector()
 	if err := r.serveMetrics(); err != nil {
 		return nil, err

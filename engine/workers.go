@@ -62,6 +62,11 @@ type Workers struct {
 	Command func(s Shard, jsonPath string, embeddedAt netip.AddrPort) *exec.Cmd
 	// ShardPath is where shard s's JSON result is written (and kept).
 	ShardPath func(s Shard) string
+	// Gate: the workers' command has no start instant; each says when it
+	// is ready and reads the instant from its standard input
+	// (Config.StartGate, AwaitStart), which RunWorkers sets once all are
+	// ready (gate.go) and which StartAt must then not be.
+	Gate bool
 }
 
 // worker is one running shard process.
@@ -71,8 +76,13 @@ type worker struct {
 	path  string
 	index int
 	live  *metrics.Merged // nil: no live metrics
+	stdin io.WriteCloser  // the start gate's (Workers.Gate), else nil
+	// settled is signalled when the worker says it is ready or ends
+	// (openGate).
+	settled chan<- struct{}
 
 	mu    sync.Mutex
+	ready bool // it said it is ready for its start instant (Workers.Gate)
 	last  ProgressSample
 	tail  []string // last stderr lines
 	err   error    // Start or Wait error
@@ -106,6 +116,9 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 	if w.N < 1 || w.N > MaxWorkers {
 		return nil, fmt.Errorf("engine: %d workers is outside 1-%d", w.N, MaxWorkers)
 	}
+	if w.Gate && !w.StartAt.IsZero() {
+		return nil, errors.New("engine: Workers.Gate sets the start instant: StartAt must be zero")
+	}
 	w.Warnings = serialWarnings(w.Warnings) // every worker's stderr pump writes to it
 	plan := w.Plan
 	r := &workersRun{ctx: ctx, w: w, embeddedAt: w.EmbeddedAt,
@@ -126,7 +139,12 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		return nil, err
 	}
 	defer stopMetrics()
-	r.await(r.startWorkers())
+	allDone := r.startWorkers()
+	if w.Gate {
+		r.openGate(allDone)
+	}
+	r.showLive()
+	r.await(allDone)
 	harness, targetProc := r.stopSampling()
 	return r.merge(harness, targetProc)
 }
@@ -145,6 +163,8 @@ type workersRun struct {
 	liveStart time.Time
 	live      *metrics.Merged // the workers' live states, or nil
 	workers   []*worker
+	settled   chan struct{} // a worker said it is ready or ended (openGate)
+	telemetry func() *result.TargetProcess
 }
 
 // startEmbedded starts the embedded server the workers target. The
@@ -197,24 +217,18 @@ func (r *workersRun) startSampling() {
 	noteStartWait(w.Warnings, w.Mode, w.StartAt)
 }
 
-// startObservers makes the workers and what shows them live: the merge
-// of their states, the live view (Observer.LiveReady) and the metrics server;
-// it returns what stops the server. On error it stops the sampling.
+// startObservers makes the workers and the merge of their states, and
+// serves it (the metrics server) before they start; it returns what stops
+// the server. On error it stops the sampling.
 func (r *workersRun) startObservers() (stopMetrics func(), err error) {
 	w := r.w
 	if w.MetricsAddr != "" || w.wantsLive() {
 		r.live = metrics.NewMerged(r.liveStart, w.N)
 	}
-	r.workers = newWorkers(w, r.live)
-	telemetry := selfTelemetry(w.Config, r.self, noteEmbeddedWorkers)
-	if w.wantsLive() {
-		target := w.Plan.Target
-		if target == "" {
-			target = "embedded " + r.embeddedAt.String()
-		}
-		w.liveReady(workersLive(r.ctx, w, target, r.liveStart, r.live, r.workers, telemetry))
-	}
-	stopMetrics, err = serveWorkersMetrics(r.ctx, w, r.live, r.workers, telemetry, r.info)
+	r.settled = make(chan struct{}, 1)
+	r.workers = newWorkers(w, r.live, r.settled)
+	r.telemetry = selfTelemetry(w.Config, r.self, noteEmbeddedWorkers)
+	stopMetrics, err = serveWorkersMetrics(r.ctx, w, r.live, r.workers, r.telemetry, r.info)
 	if err != nil {
 		r.mem.Stop()
 		if r.self != nil {
@@ -223,6 +237,21 @@ func (r *workersRun) startObservers() (stopMetrics func(), err error) {
 		return nil, err
 	}
 	return stopMetrics, nil
+}
+
+// showLive hands the live view (Observer.LiveReady) to the observers as
+// the load starts: its zero is the workers' start instant, which the
+// start gate sets only once they are ready.
+func (r *workersRun) showLive() {
+	w := r.w
+	if !w.wantsLive() {
+		return
+	}
+	target := w.Plan.Target
+	if target == "" {
+		target = "embedded " + r.embeddedAt.String()
+	}
+	w.liveReady(workersLive(r.ctx, w, target, r.liveStart, r.live, r.workers, r.telemetry))
 }
 
 // startWorkers starts the worker processes; the channel is closed when
@@ -234,7 +263,7 @@ func (r *workersRun) startWorkers() <-chan struct{} {
 		s := wk.shard
 		os.Remove(wk.path) // a stale result must not pass for this run's
 		wk.cmd = r.w.Command(s, wk.path, r.embeddedAt)
-		if err := wk.start(r.w.Warnings); err != nil {
+		if err := wk.start(r.w.Warnings, r.w.Gate); err != nil {
 			wk.err, wk.done = err, true
 			continue
 		}
@@ -246,6 +275,7 @@ func (r *workersRun) startWorkers() <-chan struct{} {
 			wk.mu.Lock()
 			wk.err, wk.done = err, true
 			wk.mu.Unlock()
+			wk.settle()
 		}()
 	}
 	allDone := make(chan struct{})
@@ -363,11 +393,17 @@ func (r *workersRun) fillInfo(merged *result.Run, parentHarness Harness) {
 }
 
 // start starts the worker with its stdout (progress) and stderr (passed on
-// to warn, prefixed, and kept as a tail) read by goroutines.
-func (wk *worker) start(warn io.Writer) error {
+// to warn, prefixed, and kept as a tail) read by goroutines, and with
+// gate (Workers.Gate) a pipe to its stdin for its start instant.
+func (wk *worker) start(warn io.Writer, gate bool) error {
 	out, err := wk.cmd.StdoutPipe()
 	if err != nil {
 		return err
+	}
+	if gate {
+		if wk.stdin, err = wk.cmd.StdinPipe(); err != nil {
+			return err
+		}
 	}
 	errp, err := wk.cmd.StderrPipe()
 	if err != nil {
@@ -384,13 +420,21 @@ func (wk *worker) start(warn io.Writer) error {
 		sc.Buffer(make([]byte, 64<<10), maxProgressLine)
 		for sc.Scan() {
 			var s ProgressSample
-			if json.Unmarshal(sc.Bytes(), &s) == nil {
-				wk.takeMetrics(s.Metrics)
-				s.Metrics = nil
-				wk.mu.Lock()
-				wk.last = s
-				wk.mu.Unlock()
+			if json.Unmarshal(sc.Bytes(), &s) != nil {
+				continue
 			}
+			if s.Ready {
+				wk.mu.Lock()
+				wk.ready = true
+				wk.mu.Unlock()
+				wk.settle()
+				continue
+			}
+			wk.takeMetrics(s.Metrics)
+			s.Metrics = nil
+			wk.mu.Lock()
+			wk.last = s
+			wk.mu.Unlock()
 		}
 	}()
 	go func() {

@@ -23,12 +23,13 @@ import (
 // that died keeps counting with its last state.
 
 // newWorkers returns the workers of w, not started, each feeding its
-// slot of live when live is set.
-func newWorkers(w Workers, live *metrics.Merged) []*worker {
+// slot of live when live is set, and signalling settled when it is ready
+// for its start instant or ends (openGate).
+func newWorkers(w Workers, live *metrics.Merged, settled chan<- struct{}) []*worker {
 	workers := make([]*worker, w.N)
 	for i := range workers {
 		s := Shard{Index: i, Count: w.N}
-		workers[i] = &worker{shard: s, path: w.ShardPath(s), index: i, live: live}
+		workers[i] = &worker{shard: s, path: w.ShardPath(s), index: i, live: live, settled: settled}
 	}
 	return workers
 }

@@ -202,7 +202,20 @@ func (m *Merged) all() []LiveSet {
 }
 
 // Start is when the merged counters started.
-func (m *Merged) Start() time.Time { return m.start }
+func (m *Merged) Start() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.start
+}
+
+// SetStart moves the start, before any slot has counted: a --workers
+// parent learns its workers' start instant only once they are ready
+// (engine's start gate).
+func (m *Merged) SetStart(t time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.start = t
+}
 
 // Live sums the slots' counters.
 func (m *Merged) Live() Live {

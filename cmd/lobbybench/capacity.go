@@ -253,13 +253,13 @@ func capacityWorkers(plan *scenario.Plan, n int, grace, watchdog time.Duration, 
 		}
 		flat := "--capacity-step=" + capacityStepArg(cfg.Plan.Load.Start, cfg.Plan.Load.Duration)
 		command := func(s engine.Shard, jsonPath string, embeddedAt netip.AddrPort) *exec.Cmd {
-			args := append([]string{"run", "--worker", "--shard", s.String(), "--json", jsonPath, flat}, pass...)
+			args := append([]string{"run", "--worker", "--shard", s.String(), "--json", jsonPath, "--start-gate", flat}, pass...)
 			if embeddedAt.IsValid() {
 				args = append(args, "--embedded-at", embeddedAt.String())
 			}
 			return exec.Command(exe, append(args, scenarioPath)...)
 		}
-		return engine.RunWorkers(ctx, engine.Workers{Config: cfg, N: k, Command: command, ShardPath: paths})
+		return engine.RunWorkers(ctx, engine.Workers{Config: cfg, N: k, Command: command, ShardPath: paths, Gate: true})
 	}, done, nil
 }
 

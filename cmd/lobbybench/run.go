@@ -299,6 +299,9 @@ func (r *runOptions) execute(ctx context.Context, e *env, cfg engine.Config, arg
 		// stdout carries the progress to the parent; the parent prints
 		// the merged table.
 		cfg.Mode, cfg.Progress, cfg.LineInterval = engine.ProgressJSON, e.stdout, engine.WorkerLineInterval
+		if r.startGate {
+			cfg.StartGate = func(ctx context.Context) (time.Time, error) { return engine.AwaitStart(ctx, e.stdout, e.stdin) }
+		}
 		res, err := engine.Run(ctx, cfg)
 		we := *e
 		we.stdout = io.Discard

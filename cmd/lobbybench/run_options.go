@@ -35,6 +35,7 @@ type runOptions struct {
 	grace      time.Duration
 	workers    string
 	worker     bool
+	startGate  bool
 	embeddedAt string
 	capStep    string
 	precise    bool
@@ -65,6 +66,7 @@ func addRunFlags(fs *flag.FlagSet) *runOptions {
 	fs.DurationVar(&r.grace, "grace", engine.DefaultGrace, "how long in-flight sessions may run on after the end or Ctrl-C")
 	fs.StringVar(&r.workers, "workers", "", "run as `N` local shard processes (or auto: enough for the open-files limit), one merged result")
 	fs.BoolVar(&r.worker, "worker", false, "(internal to --workers) run as a worker: progress as JSON lines on stdout, no table")
+	fs.BoolVar(&r.startGate, "start-gate", false, "(internal to --workers) once the target answers, say ready on stdout and read the start instant from stdin")
 	fs.StringVar(&r.embeddedAt, "embedded-at", "", "(internal to --workers) the parent's embedded server `ADDR`")
 	fs.StringVar(&r.capStep, "capacity-step", "", "(internal to capacity --workers) play the scenario's flows at one flat `LOAD:DURATION`, as a capacity step does")
 	fs.BoolVar(&r.precise, "precise", false, fmt.Sprintf("udp-lobby clients poll their socket for %v after each send before parking: a lower latency floor for more CPU per request", simclient.PreciseWindow))
@@ -80,7 +82,7 @@ func addRunFlags(fs *flag.FlagSet) *runOptions {
 	fs.StringVar(&r.protocol, "protocol", "", "without a SCENARIO.yaml: the protocol `P` ("+strings.Join(scenario.ProtocolNames(), ", ")+")")
 	fs.StringVar(&r.flow, "flow", "", "without a SCENARIO.yaml: the flow's `STEPS`, comma-separated, each KIND or KIND=VALUE (create_room,join=created,leave)")
 	fs.Var(&r.shard, "shard", "run shard `i/n` (0-based) of the load: n machines together run the scenario")
-	for _, name := range []string{"worker-metrics", "worker", "embedded-at", "capacity-step"} {
+	for _, name := range []string{"worker-metrics", "worker", "start-gate", "embedded-at", "capacity-step"} {
 		markInternal(fs, name)
 	}
 	return r
@@ -153,6 +155,8 @@ func (r *runOptions) checkWorker() error {
 		return errors.New("--json - cannot be used with --worker: its standard output carries the progress to the --workers parent")
 	case r.worker && (r.given["target-cmd"] || r.given["target-log"]):
 		return errors.New("--target-cmd cannot be used with --worker: the --workers parent starts the server")
+	case r.startGate && (!r.worker || r.startAt != ""):
+		return errors.New("--start-gate is internal to --workers: it needs --worker, and no --start-at")
 	}
 	return nil
 }

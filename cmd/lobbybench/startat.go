@@ -11,13 +11,6 @@ import (
 // (a wrong date, a time zone), not a plan to wait.
 const DefaultStartAtMaxWait = 10 * time.Minute
 
-// workersStartMargin is how far ahead a `run --workers` parent sets the
-// start instant its workers share when --start-at is not given: time for
-// n processes to start, read the scenario and check the target.
-func workersStartMargin(n int) time.Duration {
-	return time.Second + time.Duration(n)*20*time.Millisecond
-}
-
 // parseStartAt reads --start-at: an RFC 3339 time
 // (2026-11-26T20:00:00Z, fractions of a second allowed) or an offset from
 // now ("+30s", any time.ParseDuration of 0 or more after the plus).

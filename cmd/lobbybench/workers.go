@@ -63,7 +63,11 @@ func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioArgs []string,
 		}
 	})
 	return func(s engine.Shard, jsonPath string, embeddedAt netip.AddrPort) *exec.Cmd {
-		args := append([]string{"run", "--worker", "--shard", s.String(), "--json", jsonPath, "--start-at", at.UTC().Format(time.RFC3339Nano)}, pass...)
+		args := []string{"run", "--worker", "--shard", s.String(), "--json", jsonPath, "--start-gate"}
+		if !at.IsZero() {
+			args[len(args)-1] = "--start-at=" + at.UTC().Format(time.RFC3339Nano)
+		}
+		args = append(args, pass...)
 		if embeddedAt.IsValid() {
 			args = append(args, "--embedded-at", embeddedAt.String())
 		}
@@ -98,7 +102,7 @@ func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg 
 	bad := ""
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "shard", "worker", "embedded-at", "worker-metrics":
+		case "shard", "worker", "start-gate", "embedded-at", "worker-metrics":
 			bad = f.Name
 		}
 	})
@@ -109,11 +113,9 @@ func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg 
 	if err != nil {
 		return nil, nop, usageError{err}
 	}
-	if cfg.StartAt.IsZero() {
-		// The workers start together too: at an instant a little ahead,
-		// time for every process to come up and check the target.
-		cfg.StartAt = time.Now().Add(workersStartMargin(n))
-	}
+	// Without --start-at the workers start together at the instant their
+	// start gate sets once every one is ready (engine.Workers.Gate).
+	gate := cfg.StartAt.IsZero()
 	command, err := workerCommand(fs, protoFlags, scenarioArgs, cfg.StartAt)
 	if err != nil {
 		return nil, nop, err
@@ -125,6 +127,6 @@ func runWorkers(ctx context.Context, fs *flag.FlagSet, protoFlags []string, cfg 
 	if cfg.Mode == engine.ProgressNone {
 		cfg.Progress = nil
 	}
-	res, err := engine.RunWorkers(ctx, engine.Workers{Config: cfg, N: n, Command: command, ShardPath: paths})
+	res, err := engine.RunWorkers(ctx, engine.Workers{Config: cfg, N: n, Command: command, ShardPath: paths, Gate: gate})
 	return res, done, err
 }
