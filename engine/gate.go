@@ -23,8 +23,13 @@ import (
 // ahead and writes it to them all (openGate).
 
 // gateMargin is how far ahead of the moment every worker is ready the
-// parent sets their start instant: time for each to read it, not to start.
-const gateMargin = 100 * time.Millisecond
+// parent sets their start instant: time for each to read it, not to start,
+// also when the machine is busy (a worker waking after the instant sends
+// its first arrivals late). Half a second: a run starts that much after
+// its workers' reachability checks, as a server that limits bursts (a
+// token bucket refilled after an idle spell, internal/testkit/caplobby's)
+// would see between a one-process run's steps too.
+const gateMargin = 500 * time.Millisecond
 
 // gateWait bounds the parent's wait for its workers to be ready: past it,
 // the instant is set anyway, and a worker still preparing joins late (as

@@ -34,7 +34,11 @@ type Lobby struct {
 // Window is what a Lobby measures its rate over.
 const Window = time.Second
 
-// idle is the pause after which a Lobby's token bucket starts afresh.
+// idle is the pause after which a Lobby's token bucket starts afresh:
+// below the half second between a --workers step's reachability checks
+// and its load (the workers' start gate), so that every step starts from
+// Burst; a bucket refilled over that gap instead answered a few a second
+// more than CapPerSec over a 2 s step.
 const idle = 300 * time.Millisecond
 
 func (l *Lobby) admit(now time.Time) (answer, bad bool) {
