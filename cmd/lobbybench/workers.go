@@ -63,11 +63,11 @@ func workerCommand(fs *flag.FlagSet, protoFlags []string, scenarioArgs []string,
 		}
 	})
 	return func(s engine.Shard, jsonPath string, embeddedAt netip.AddrPort) *exec.Cmd {
-		args := []string{"run", "--worker", "--shard", s.String(), "--json", jsonPath, "--start-gate"}
+		start := "--start-gate"
 		if !at.IsZero() {
-			args[len(args)-1] = "--start-at=" + at.UTC().Format(time.RFC3339Nano)
+			start = "--start-at=" + at.UTC().Format(time.RFC3339Nano)
 		}
-		args = append(args, pass...)
+		args := append([]string{"run", "--worker", "--shard", s.String(), "--json", jsonPath, start}, pass...)
 		if embeddedAt.IsValid() {
 			args = append(args, "--embedded-at", embeddedAt.String())
 		}
