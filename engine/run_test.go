@@ -104,10 +104,10 @@ func TestRunEmbedded(t *testing.T) {
 	if res.Engine.Harness.PeakHeapBytes <= 0 || res.Engine.Shard != "0/1" {
 		t.Errorf("engine info %+v", res.Engine)
 	}
-	// The scenario's five, then the default error gate (it names no
-	// overall error threshold): no request failed.
-	want := []bool{true, true, true, true, false, true}
-	if len(res.Thresholds) != len(want) || !res.Thresholds[5].Default {
+	// The scenario's five, then the default gates (it names no overall
+	// error threshold): no request failed, none was cut silent.
+	want := []bool{true, true, true, true, false, true, true}
+	if len(res.Thresholds) != len(want) || !res.Thresholds[5].Default || !res.Thresholds[6].Default {
 		t.Fatalf("thresholds %+v", res.Thresholds)
 	}
 	for i, w := range want {
@@ -124,7 +124,7 @@ func TestRunEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := result.ReadRun(bytes.NewReader(buf.Bytes()))
-	if err != nil || back.Totals.Requests != 80 || len(back.Thresholds) != 6 || !back.Thresholds[5].Default {
+	if err != nil || back.Totals.Requests != 80 || len(back.Thresholds) != 7 || !back.Thresholds[5].Default || !back.Thresholds[6].Default {
 		t.Fatalf("ReadRun: %v %+v", err, back)
 	}
 	var raw struct {
@@ -216,8 +216,8 @@ func TestRunShardsMerge(t *testing.T) {
 			}
 		}
 	}
-	if len(merged.Thresholds) != 8 || !merged.Thresholds[7].Default {
-		t.Errorf("merged thresholds %+v, want the plan's 7 and the default error gate", merged.Thresholds)
+	if len(merged.Thresholds) != 9 || !merged.Thresholds[7].Default || !merged.Thresholds[8].Default {
+		t.Errorf("merged thresholds %+v, want the plan's 7 and the default gates", merged.Thresholds)
 	}
 }
 

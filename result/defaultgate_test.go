@@ -3,6 +3,7 @@ package result
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,69 +18,80 @@ func timedOutRun() *Run {
 	return r
 }
 
-// TestWithDefaultGate: the default error gate is added to a scenario's
-// thresholds unless one of them is an overall error threshold.
+// TestWithDefaultGate: the default gates are added to a scenario's
+// thresholds unless one of them replaces them: an overall error threshold
+// replaces both, one on cut_silent the silent gate alone.
 func TestWithDefaultGate(t *testing.T) {
 	th := func(metric string) Threshold {
 		return Threshold{Name: metric + " < 5", Metric: metric, Op: "<", Limit: 5}
 	}
 	tests := []struct {
-		name string
-		ts   []Threshold
-		gate bool
+		name  string
+		ts    []Threshold
+		gates []Threshold // added, in order
 	}{
-		{"none", nil, true},
-		{"latency only", []Threshold{th("connect.p99")}, true},
-		{"a step's error rate", []Threshold{th("join.error_rate")}, true},
-		{"a step's errors", []Threshold{th("join.errors")}, true},
-		{"errors.rate", []Threshold{th("connect.p99"), th("errors.rate")}, false},
-		{"errors.count", []Threshold{th("errors.count")}, false},
+		{"none", nil, []Threshold{DefaultErrorGate, DefaultSilentGate}},
+		{"latency only", []Threshold{th("connect.p99")}, []Threshold{DefaultErrorGate, DefaultSilentGate}},
+		{"a step's error rate", []Threshold{th("join.error_rate")}, []Threshold{DefaultErrorGate, DefaultSilentGate}},
+		{"a step's errors", []Threshold{th("join.errors")}, []Threshold{DefaultErrorGate, DefaultSilentGate}},
+		{"errors.rate", []Threshold{th("connect.p99"), th("errors.rate")}, nil},
+		{"errors.count", []Threshold{th("errors.count")}, nil},
+		{"cut_silent.rate", []Threshold{th("cut_silent.rate")}, []Threshold{DefaultErrorGate}},
+		{"cut_silent.count", []Threshold{th("cut_silent.count")}, []Threshold{DefaultErrorGate}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := WithDefaultGate(tt.ts)
-			if n := len(got) - len(tt.ts); n != map[bool]int{true: 1, false: 0}[tt.gate] {
-				t.Fatalf("%d thresholds added to %d, want the gate %v", n, len(tt.ts), tt.gate)
-			}
-			if tt.gate && got[len(got)-1] != DefaultErrorGate {
-				t.Errorf("last %+v, want the default gate", got[len(got)-1])
+			if !slices.Equal(got[:len(tt.ts)], tt.ts) || !slices.Equal(got[len(tt.ts):], tt.gates) {
+				t.Fatalf("%+v, want %+v then %+v", got, tt.ts, tt.gates)
 			}
 		})
 	}
-	if g := DefaultErrorGate; !g.Default || !strings.HasSuffix(g.Name, "(default)") {
-		t.Errorf("default gate %+v is not marked as the default", g)
+	for _, g := range []Threshold{DefaultErrorGate, DefaultSilentGate} {
+		if !g.Default || !strings.HasSuffix(g.Name, "(default)") || !strings.HasPrefix(g.Name, g.Metric+" ") {
+			t.Errorf("default gate %+v is not marked as the default, or not named by its metric", g)
+		}
 	}
 }
 
-// TestDefaultGateJudges: the default gate fails a run whose requests
-// timed out (timeouts are errors; the cut ones are not counted on either
-// side), passes one whose only unanswered requests were cut by the end,
-// fails a run with no outcome at all (no data), and keeps its mark
-// through the JSON and a re-evaluation (a merge).
+// gateWant is what a default gate should say of a run.
+type gateWant struct {
+	pass, noData bool
+	observed     float64
+}
+
+// TestDefaultGateJudges: the error gate fails a run whose requests timed
+// out (timeouts are errors; the cut ones are not counted on either side)
+// and passes one whose only unanswered requests were cut by the end; the
+// silent gate fails a run whose cut requests had waited long without a
+// reply (but for waits, long by nature); both fail a run with no outcome
+// at all (no data); and each keeps its mark through the JSON and a
+// re-evaluation (a merge).
 func TestDefaultGateJudges(t *testing.T) {
-	cut := NewRun()
-	cut.Totals = Totals{Requests: 40, Successes: 31, Cut: 9, FailuresByReason: map[string]int64{}}
+	cutRun := func(silent int64, wait bool) *Run {
+		r := NewRun()
+		r.Totals = Totals{Requests: 40, Successes: 31, Cut: 9, FailuresByReason: map[string]int64{}}
+		r.Messages = []Series{{Name: "LOBBY_LIST_ROOMS", Requests: 40, Successes: 31, Cut: 9, CutSilent: silent, Wait: wait}}
+		return r
+	}
 	allCut := NewRun()
 	allCut.Totals = Totals{Requests: 9, Cut: 9, FailuresByReason: map[string]int64{}}
 	tests := []struct {
-		name     string
-		run      *Run
-		pass     bool
-		noData   bool
-		observed float64
-		headline string
+		name         string
+		run          *Run
+		errs, silent gateWant
+		headline     string
 	}{
-		{"timeouts", timedOutRun(), false, false, 27.0 / 39, "FAIL · 1 of 1 threshold breached"},
-		{"only cut", cut, true, false, 0, "PASS · the 1 threshold passed"},
-		{"every request cut", allCut, false, true, 0, "FAIL · 1 of 1 threshold breached"},
+		{"timeouts", timedOutRun(), gateWant{false, false, 27.0 / 39}, gateWant{true, false, 0}, "FAIL · 1 of 2 thresholds breached"},
+		{"only cut", cutRun(0, false), gateWant{true, false, 0}, gateWant{true, false, 0}, "PASS · all 2 thresholds passed"},
+		{"cut silent", cutRun(6, false), gateWant{true, false, 0}, gateWant{false, false, 6.0 / 37}, "FAIL · 1 of 2 thresholds breached"},
+		{"a wait cut silent", cutRun(6, true), gateWant{true, false, 0}, gateWant{true, false, 0}, "PASS · all 2 thresholds passed"},
+		{"every request cut", allCut, gateWant{false, true, 0}, gateWant{false, true, 0}, "FAIL · 2 of 2 thresholds breached"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ok := EvaluateThresholds(tt.run, WithDefaultGate(nil))
-			g := tt.run.Thresholds[0]
-			if ok != tt.pass || g.Pass != tt.pass || g.NoData != tt.noData || math.Abs(g.Observed-tt.observed) > 1e-9 || !g.Default {
-				t.Errorf("gate %+v (ok %v), want pass %v no data %v observed %v", g, ok, tt.pass, tt.noData, tt.observed)
-			}
+			EvaluateThresholds(tt.run, WithDefaultGate(nil))
+			checkGates(t, tt.run.Thresholds, tt.errs, tt.silent)
 			if hl := tt.run.Headline(); !strings.HasPrefix(hl.Text, tt.headline) {
 				t.Errorf("headline %q, want %q", hl.Text, tt.headline)
 			}
@@ -91,11 +103,27 @@ func TestDefaultGateJudges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, ok, _, err := Reevaluate([]*Run{back}, []string{"a"}, RunMetrics(back))
-			if err != nil || ok != tt.pass || !again[0].Default || again[0].Name != DefaultErrorGate.Name {
-				t.Errorf("re-evaluated %+v ok %v err %v: the default mark lost", again, ok, err)
+			again, _, _, err := Reevaluate([]*Run{back}, []string{"a"}, RunMetrics(back))
+			if err != nil {
+				t.Fatal(err)
 			}
+			checkGates(t, again, tt.errs, tt.silent)
 		})
+	}
+}
+
+// checkGates checks that got are the two default gates, each as want.
+func checkGates(t *testing.T, got []ThresholdResult, errs, silent gateWant) {
+	t.Helper()
+	if len(got) != 2 {
+		t.Fatalf("%d verdicts %+v, want the two default gates", len(got), got)
+	}
+	for i, g := range []Threshold{DefaultErrorGate, DefaultSilentGate} {
+		w := []gateWant{errs, silent}[i]
+		v := got[i]
+		if v.Name != g.Name || !v.Default || v.Pass != w.pass || v.NoData != w.noData || math.Abs(v.Observed-w.observed) > 1e-9 {
+			t.Errorf("verdict %+v, want %s with %+v", v, g.Name, w)
+		}
 	}
 }
 

@@ -523,7 +523,7 @@ type ThresholdResult struct {
 	// a success, a rate without requests). Observed is then 0 and
 	// meaningless, and Pass is false.
 	NoData bool `json:"no_data,omitempty"`
-	// Default: the run's default error gate (DefaultErrorGate), which no
+	// Default: one of the run's default gates (DefaultErrorGate, DefaultSilentGate), which no
 	// threshold of the scenario replaced; its Name ends "(default)".
 	Default bool `json:"default,omitempty"`
 }

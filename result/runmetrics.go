@@ -75,6 +75,11 @@ func runWideMetric(run *Run, metric string) (v float64, ok, known bool) {
 	case "errors.rate":
 		v, ok := ratio(t.Failures, t.Requests-t.Cut)
 		return v, ok, true
+	case "cut_silent.count":
+		return float64(run.SilentCuts()), true, true
+	case "cut_silent.rate":
+		v, ok := run.SilentCutRate()
+		return v, ok, true
 	case "violations":
 		return float64(t.Violations), true, true
 	case "dropped_starts":

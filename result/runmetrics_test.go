@@ -19,6 +19,8 @@ func TestRunMetrics(t *testing.T) {
 		},
 		RateLimits: []RateLimitFinding{{ObservedLimitPerSec: 120}, {ObservedLimitPerSec: 0}},
 		Malformed:  []MalformedFinding{{Sent: 10, UnexpectedReplies: 1}, {Sent: 5}},
+		// a wait's silent cuts are not counted: it is long by nature
+		Messages: []Series{{Name: "LOBBY_JOIN_ROOM", CutSilent: 3}, {Name: "LOBBY_GAME_START", Wait: true, CutSilent: 5}},
 	}
 	look := RunMetrics(run)
 	tests := []struct {
@@ -31,6 +33,8 @@ func TestRunMetrics(t *testing.T) {
 		{"timeouts", 6, true},
 		{"errors.count", 10, true},
 		{"errors.rate", 0.05, true},
+		{"cut_silent.count", 3, true},
+		{"cut_silent.rate", 3.0 / 203, true},
 		{"violations", 1, true},
 		{"dropped_starts", 2, true},
 		{"sessions.started", 50, true},

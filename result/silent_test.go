@@ -16,7 +16,7 @@ func TestSilentCutWarning(t *testing.T) {
 	}{
 		{"none cut", []Series{{Name: "LOBBY_LIST_ROOMS", Requests: 10, Successes: 10}}, false, nil},
 		{"cut, none silent", []Series{{Name: "LOBBY_LIST_ROOMS", Requests: 10, Cut: 4}}, false, nil},
-		{"silent", []Series{list}, false, []string{"3 requests had had no reply for 1.0 s or more", "(LOBBY_LIST_ROOMS 3)", "not counted as errors"}},
+		{"silent", []Series{list}, false, []string{"3 requests had had no reply for 1.0 s or more", "(LOBBY_LIST_ROOMS 3)", "not errors", "cut_silent.rate"}},
 		{"two messages", []Series{list, join}, false, []string{"5 requests", "(LOBBY_LIST_ROOMS 3, LOBBY_JOIN_ROOM 2)"}},
 		{"interrupted", []Series{list}, true, nil},
 	} {

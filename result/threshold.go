@@ -18,18 +18,18 @@ type Threshold struct {
 	// Limit is in the metric's canonical unit: seconds for latencies,
 	// fractions for ratios, per second for rates, plain counts.
 	Limit float64
-	// Default: the run's default error gate (DefaultErrorGate), not a
+	// Default: one of the run's default gates (DefaultErrorGate, DefaultSilentGate), not a
 	// threshold the scenario wrote.
 	Default bool
 }
 
 // DefaultErrorGate is the error gate every run is judged by unless its
 // scenario gives its own overall error threshold (errors.rate or
-// errors.count: WithDefaultGate) or turns it off (the scenario's
-// default_error_gate: false, `run --no-default-gate`): a run whose
-// requests fail must not read PASS because its author wrote no error
-// threshold. 1 % is the error budget k6's documentation gives its own
-// failed-request rate (http_req_failed: rate<0.01). errors.rate is
+// errors.count: WithDefaultGate) or turns the default gates off (the
+// scenario's default_error_gate: false, `run --no-default-gate`): a run
+// whose requests fail must not read PASS because its author wrote no
+// error threshold. 1 % is the error budget k6's documentation gives its
+// own failed-request rate (http_req_failed: rate<0.01). errors.rate is
 // Totals.ErrorRate: every failed request over the completed ones, so a
 // timeout (ReasonTimeout: no reply after every retry) counts, as k6 and
 // vegeta count one; a request cut by the end of the run (Totals.Cut) does
@@ -39,16 +39,38 @@ type Threshold struct {
 // Its name says it is the default in every format.
 var DefaultErrorGate = Threshold{Name: "errors.rate < 1% (default)", Metric: "errors.rate", Op: "<", Limit: 0.01, Default: true}
 
-// WithDefaultGate is ts and, last, DefaultErrorGate, unless one of ts is
-// an overall error threshold (on errors.rate or errors.count), which
-// replaces it: the scenario's author has said what error budget holds.
+// DefaultSilentGate judges what DefaultErrorGate cannot: the requests the
+// end of the run cut after they had had no reply for SilentAfter or their
+// whole timeout (Run.SilentCutRate). A server that drops requests leaves
+// most of them so in a run not much longer than their timeout, where few
+// time out: without it such a run read PASS. The same 1 %, and the same
+// ways to replace it (a scenario's threshold on cut_silent.rate or
+// cut_silent.count, or on errors.rate or errors.count: its author has said
+// what error budget holds) or turn it off.
+var DefaultSilentGate = Threshold{Name: "cut_silent.rate < 1% (default)", Metric: "cut_silent.rate", Op: "<", Limit: 0.01, Default: true}
+
+// WithDefaultGate is ts and, last, the default gates a threshold of ts
+// does not replace: DefaultErrorGate unless one of ts is an overall error
+// threshold (errors.rate, errors.count), DefaultSilentGate unless one of
+// ts is that or on cut_silent.rate or cut_silent.count.
 func WithDefaultGate(ts []Threshold) []Threshold {
+	errs, silent := false, false
 	for _, t := range ts {
-		if t.Metric == "errors.rate" || t.Metric == "errors.count" {
-			return ts
+		switch t.Metric {
+		case "errors.rate", "errors.count":
+			errs, silent = true, true
+		case "cut_silent.rate", "cut_silent.count":
+			silent = true
 		}
 	}
-	return append(slices.Clip(ts), DefaultErrorGate)
+	out := slices.Clip(ts)
+	if !errs {
+		out = append(out, DefaultErrorGate)
+	}
+	if !silent {
+		out = append(out, DefaultSilentGate)
+	}
+	return out
 }
 
 // Ops are the comparisons a threshold may make, longest first for

@@ -44,6 +44,8 @@ var GlobalMetrics = map[string]Unit{
 	"timeouts":           Count, // requests that got no reply after every retry
 	"errors.count":       Count, // failed steps of any kind
 	"errors.rate":        Ratio, // errors.count / requests
+	"cut_silent.count":   Count, // requests the end cut after 1 s or their timeout unanswered
+	"cut_silent.rate":    Ratio, // cut_silent.count / (completed requests + cut_silent.count)
 	"violations":         Count, // protocol violations (conformance rules broken)
 	"dropped_starts":     Count, // open model: arrivals not started (max_clients reached or engine behind)
 	"sessions.started":   Count,
@@ -120,9 +122,8 @@ func (t Threshold) Condition() result.Threshold {
 }
 
 // Conditions are the plan's thresholds as package result evaluates them,
-// in order (Threshold.Condition), then the default error gate
-// (result.DefaultErrorGate) unless one of them is an overall error
-// threshold (result.WithDefaultGate) or the plan turns it off
+// in order (Threshold.Condition), then the default gates none of them
+// replaces (result.WithDefaultGate), unless the plan turns them off
 // (NoDefaultGate).
 func (p *Plan) Conditions() []result.Threshold {
 	out := make([]result.Threshold, 0, len(p.Thresholds)+1)
@@ -136,7 +137,7 @@ func (p *Plan) Conditions() []result.Threshold {
 }
 
 // noDefaultGate reads default_error_gate (n nil: not given): true or
-// false, the latter turning the default error gate off.
+// false, the latter turning the default gates off.
 func (d *decoder) noDefaultGate(n *yaml.Node) bool {
 	if n == nil {
 		return false

@@ -114,7 +114,7 @@ func TestRunDefaultGate(t *testing.T) {
 		gate     bool   // the default gate judged the run
 		last     string // the table's verdict line starts so
 	}{
-		{"no error threshold", body, nil, exitThreshold, true, "FAIL · 1 of 1 threshold breached"},
+		{"no error threshold", body, nil, exitThreshold, true, "FAIL · 1 of 2 thresholds breached"},
 		{"its own errors.rate", body + "thresholds: [errors.rate < 90%]\n", nil, exitOK, false, "PASS · the 1 threshold passed"},
 		{"--no-default-gate", body + "thresholds: [list_rooms.count > 0]\n", []string{"--no-default-gate"}, exitOK, false, "PASS · the 1 threshold passed"},
 		{"default_error_gate: false", body + "default_error_gate: false\nthresholds: [list_rooms.count > 0]\n", nil, exitOK, false, "PASS · the 1 threshold passed"},
@@ -150,6 +150,42 @@ func TestRunDefaultGate(t *testing.T) {
 				t.Errorf("JUnit does not fail the default gate:\n%s", junit)
 			}
 		})
+	}
+}
+
+// TestRunSilentGate is the run that read PASS with a quarter of its
+// requests dropped: a server that answers half the clients and drops the
+// other half's requests, against a timeout longer than the run, so that
+// none of them fails and the end of the run cuts them all. The error gate
+// passes (nothing failed); the silent gate fails the run, which exits 4,
+// and the warnings name the silent requests by message type.
+func TestRunSilentGate(t *testing.T) {
+	t.Parallel()
+	srv := startRefPart(t, "udp-lobby")
+	relay := halfSilentRelay(t, srv.Addr("udp-lobby"))
+	const body = "protocol: udp-lobby\nload: {rate: 20/s, duration: 1s}\ndefaults: {timeout: 1h, retries: 0}\n" +
+		"flows:\n  - name: poll\n    steps: [list_rooms]\n"
+	js := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := runCLI(t, "run", "--quiet", "--watchdog", "0", "--grace", "2s", "--target", relay, "--json", js, writeScenario(t, body))
+	if code != exitThreshold {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitThreshold, out, errs)
+	}
+	run := readOwnedRun(t, js)
+	if run.Totals.Failures != 0 || run.Totals.Successes == 0 || run.SilentCuts() == 0 {
+		t.Fatalf("totals %+v, %d cut silent: want successes, silent cuts, no failure", run.Totals, run.SilentCuts())
+	}
+	want := map[string]bool{result.DefaultErrorGate.Name: true, result.DefaultSilentGate.Name: false}
+	for _, th := range run.Thresholds {
+		if pass, ok := want[th.Name]; !ok || th.Pass != pass || !th.Default {
+			t.Errorf("verdict %+v, want the default gates, the silent one failing", th)
+		}
+		delete(want, th.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("gates %v not judged", want)
+	}
+	if !strings.Contains(out, "\nFAIL · 1 of 2 thresholds breached") || !strings.Contains(out, "LIST_ROOMS") {
+		t.Errorf("the verdict or the warning naming the silent requests is missing:\n%s", out)
 	}
 }
 

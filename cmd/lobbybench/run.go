@@ -141,7 +141,7 @@ func loadPlan(e *env, cmd, path string, o scenario.Overrides) (*scenario.Plan, i
 func addTargetSeedFlags(fs *flag.FlagSet, o *scenario.Overrides, seed *seedFlag) {
 	fs.StringVar(&o.Target, "target", "", "server `host:port` (overrides the scenario's target)")
 	fs.Var(seed, "seed", "seed `N` of every random choice (overrides the scenario's)")
-	fs.BoolVar(&o.NoDefaultGate, "no-default-gate", false, fmt.Sprintf("judge the run by the scenario's thresholds alone: no default error gate %q (as the scenario's default_error_gate: false)", result.DefaultErrorGate.Name))
+	fs.BoolVar(&o.NoDefaultGate, "no-default-gate", false, fmt.Sprintf("judge the run by the scenario's thresholds alone: no default gates %q and %q (as the scenario's default_error_gate: false)", result.DefaultErrorGate.Name, result.DefaultSilentGate.Name))
 }
 
 func init() {

@@ -147,8 +147,8 @@ func TestRunEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The scenario's two and the default error gate.
-	if run.Totals.SessionsStarted != 20 || run.Totals.Failures != 0 || len(run.Thresholds) != 3 || !run.Thresholds[2].Default {
+	// The scenario's two and the default gates.
+	if run.Totals.SessionsStarted != 20 || run.Totals.Failures != 0 || len(run.Thresholds) != 4 || !run.Thresholds[2].Default || !run.Thresholds[3].Default {
 		t.Errorf("JSON totals %+v, thresholds %+v", run.Totals, run.Thresholds)
 	}
 	if x, err := os.ReadFile(ju); err != nil || !bytes.Contains(x, []byte("<testsuites")) {
@@ -157,7 +157,7 @@ func TestRunEmbedded(t *testing.T) {
 	if x, err := os.ReadFile(ht); err != nil || !bytes.Contains(x, []byte("<svg")) {
 		t.Errorf("HTML: %v %.200s", err, x)
 	}
-	if x, err := os.ReadFile(md); err != nil || !bytes.HasPrefix(x, []byte("**PASS · all 3 thresholds passed**\n")) || !bytes.Contains(x, []byte("| ping |")) {
+	if x, err := os.ReadFile(md); err != nil || !bytes.HasPrefix(x, []byte("**PASS · all 4 thresholds passed**\n")) || !bytes.Contains(x, []byte("| ping |")) {
 		t.Errorf("Markdown: %v %.300s", err, x)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 4 {

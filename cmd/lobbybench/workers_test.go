@@ -89,9 +89,9 @@ func TestRunWorkers(t *testing.T) {
 	if started == 0 || doc.Sessions.Started != started || doc.Engine.Sessions.Started != started {
 		t.Errorf("merged sessions %d (engine %d), shards' sum %d", doc.Sessions.Started, doc.Engine.Sessions.Started, started)
 	}
-	// The scenario's two and the default error gate, carried by the
-	// workers and judged again on the merge.
-	if len(doc.Thresholds) != 3 || !doc.Thresholds[2].Default || !doc.Thresholds[0].Pass || doc.Thresholds[0].Observed != float64(doc.Steps[0].Requests) {
+	// The scenario's two and the default gates, carried by the workers
+	// and judged again on the merge.
+	if len(doc.Thresholds) != 4 || !doc.Thresholds[2].Default || !doc.Thresholds[3].Default || !doc.Thresholds[0].Pass || doc.Thresholds[0].Observed != float64(doc.Steps[0].Requests) {
 		t.Errorf("thresholds %+v: want list_rooms.count judged on the merged count %d", doc.Thresholds, doc.Steps[0].Requests)
 	}
 	if !doc.Engine.Embedded || doc.Engine.Server == nil || refudp.StatsOf(doc.Engine.Server.Stats).Requests["LOBBY_LIST_ROOMS"] < uint64(doc.Steps[0].Requests) {
