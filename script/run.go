@@ -151,6 +151,15 @@ type Env struct {
 	}
 }
 
+// TakePending returns the send no expect has answered yet, if there is
+// one, and forgets it: the caller records how it ended (the end of the
+// run cut it, or its step failed).
+func (env *Env) TakePending() (Request, bool) {
+	q, ok := env.pending, env.pendingSet
+	env.pendingSet = false
+	return q, ok
+}
+
 // resumed pops the place of the level Run goes down to, when it goes on
 // after a suspension (ok true), and 0 otherwise.
 func (env *Env) resumed() (at int, ok bool) {
@@ -441,6 +450,9 @@ func (env *Env) silence(st *Step, e *Expect) error {
 	case ok:
 		return fail(st, "expected silence for %s, got %s", e.Silence, came(d, b))
 	}
+	// A send the silence followed wanted no reply: it is not a request
+	// left unanswered (TakePending).
+	env.pendingSet = false
 	return nil
 }
 

@@ -100,17 +100,25 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 // scriptFailed fails scripted step i (st) for err, Run's: apart from
 // playScripted, whose every step would otherwise allocate the Failure
 // that errors.As looks for.
+// The send the failing expect awaited ends as the step does, under its
+// message's key: cut by the end of the run (silent if it had waited
+// result.SilentAfter), timed out, or answered with what it did not want.
 func (b *Base) scriptFailed(ctx context.Context, i int, st *scenario.Step, err error) error {
 	var f *script.Failure
+	reason := ""
 	switch {
 	case ctx.Err() != nil:
-		return b.Fail(i, st, ReasonCancelled, err)
+		reason = ReasonCancelled
 	case errors.As(err, &f) && f.Silent:
-		return b.Fail(i, st, result.ReasonTimeout, err)
+		reason = result.ReasonTimeout
 	case errors.As(err, &f) && f.Err == nil:
-		return b.Fail(i, st, ReasonUnexpected, err)
+		reason = ReasonUnexpected
 	}
-	return b.StepErr(i, st, err) // the transport's: closed, refused, a socket error
+	if reason == "" {
+		reason, err = StepFailure(err, ErrCancelled) // the transport's: closed, refused, a socket error
+	}
+	b.script.rec.endPending(reason)
+	return b.Fail(i, st, reason, err)
 }
 
 // scriptReady makes the session's script environment on its first
@@ -216,4 +224,16 @@ func (r *scriptRecorder) Violation(key script.Key, v script.Violation) {
 
 func (r *scriptRecorder) Fail(label string, err error) {
 	r.b.Rec.Fail(r.key(), ReasonUnexpected, time.Now())
+	r.endPending(ReasonUnexpected)
+}
+
+// endPending records the send no expect answered, if any, as ended for
+// reason now under its message's key (EndRequest: cut when the run
+// ended), so that a message type's figures count its every send.
+func (r *scriptRecorder) endPending(reason string) {
+	q, ok := r.b.script.env.TakePending()
+	if !ok {
+		return
+	}
+	EndRequest(r.b.Rec, r.b.Shared.MessageKey(q.Key.Message), reason, q.Sent, 0, time.Now())
 }

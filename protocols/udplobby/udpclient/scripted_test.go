@@ -2,14 +2,17 @@ package udpclient
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
+	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -110,20 +113,21 @@ func TestScriptThinksInsideARepeat(t *testing.T) {
 
 // TestScriptFailsNamingWhatCame: an expect that gets another message fails
 // its step as unexpected, naming the message that came and its bytes; one
-// that gets nothing fails as a timeout.
+// that gets nothing fails as a timeout. The send it awaited fails so too
+// under its message's key, which counts its every send.
 func TestScriptFailsNamingWhatCame(t *testing.T) {
 	srv := referenceServer(t, nil)
 	for _, tt := range []struct {
-		name, flow, reason, says string
+		name, flow, reason, says, message string
 	}{
 		{"another message", `  - steps:
       - send: LOBBY_LIST_ROOMS
       - expect: LOBBY_ROOM_CREATED
-`, simclient.ReasonUnexpected, "got LOBBY_ROOM_LIST"},
+`, simclient.ReasonUnexpected, "got LOBBY_ROOM_LIST", "LOBBY_LIST_ROOMS"},
 		{"silence", `  - steps:
       - send: {raw: "00"}
       - expect: {message: any, within: 200ms}
-`, "timeout", "nothing came"},
+`, "timeout", "nothing came", "raw"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := plan(t, "defaults: {timeout: 2s}", tt.flow)
@@ -138,7 +142,60 @@ func TestScriptFailsNamingWhatCame(t *testing.T) {
 			if failed != 1 {
 				t.Errorf("steps %+v: want one failure %q", r.run.Steps, tt.reason)
 			}
+			if m := r.message(tt.message); m.Requests != 1 || m.FailuresByReason[tt.reason] != 1 {
+				t.Errorf("message %+v: want its one send failed %q", m, tt.reason)
+			}
 		})
+	}
+}
+
+// TestScriptCutSilent: a scripted send the end of the run cut while its
+// expect had waited more than result.SilentAfter counts under its
+// message's key as cut and silent (the default silent gate's figure);
+// one a silence followed wanted no reply and is not counted at all.
+func TestScriptCutSilent(t *testing.T) {
+	f := newFakeLobby(t, udpwire.ProfileSpec, func(f *fakeLobby) { f.silent = true })
+	p := plan(t, "defaults: {timeout: 1h}", `  - steps:
+      - send: {raw: "00"}
+      - expect: {silence: 1ms}
+      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_LIST
+`)
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{Tick: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	s, err := New(sh, 0, &p.Flows[0], clientSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, time.Now()) }()
+	for i := 0; i < 2000 && f.count(udpwire.LobbyListRooms) < 1; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(result.SilentAfter + 100*time.Millisecond) // at least this long unanswered
+	cancel()
+	<-done
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := played{run: run}
+	if m := got.message("LOBBY_LIST_ROOMS"); m.Requests != 1 || m.Cut != 1 || m.CutSilent != 1 {
+		t.Errorf("LOBBY_LIST_ROOMS %+v: want its send cut silent", m)
+	}
+	for _, m := range run.Messages {
+		if m.Name == "raw" && m.Requests != 0 {
+			t.Errorf("raw %+v: a send that wanted no reply counted as a request", m)
+		}
+	}
+	if n := run.SilentCuts(); n != 1 {
+		t.Errorf("the run counts %d silent cuts, want 1", n)
 	}
 }
 
