@@ -222,9 +222,16 @@ func (r *scriptRecorder) Violation(key script.Key, v script.Violation) {
 	r.b.Rec.Violation(v.Rule, time.Now(), nil, nil, v.Detail)
 }
 
+// Fail records a step that failed and went on (on_fail: continue): as a
+// timeout when nothing came, as unexpected otherwise, and the send it
+// awaited so too.
 func (r *scriptRecorder) Fail(label string, err error) {
-	r.b.Rec.Fail(r.key(), ReasonUnexpected, time.Now())
-	r.endPending(ReasonUnexpected)
+	reason := ReasonUnexpected
+	if f := (*script.Failure)(nil); errors.As(err, &f) && f.Silent {
+		reason = result.ReasonTimeout
+	}
+	r.b.Rec.Fail(r.key(), reason, time.Now())
+	r.endPending(reason)
 }
 
 // endPending records the send no expect answered, if any, as ended for

@@ -149,6 +149,36 @@ func TestScriptFailsNamingWhatCame(t *testing.T) {
 	}
 }
 
+// TestScriptContinueCounts: an expect that said on_fail: continue and got
+// nothing fails as a timeout, its send too under its message, and the
+// script goes on to its next request.
+func TestScriptContinueCounts(t *testing.T) {
+	srv := referenceServer(t, nil)
+	p := plan(t, "defaults: {timeout: 2s}", `  - steps:
+      - send: {raw: "00"}
+      - expect: {message: any, within: 200ms, on_fail: continue}
+      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_LIST
+`)
+	r := runSessions(t, p, srv.Addr(), 1, simclient.Options{})
+	if r.errs[0] != nil {
+		t.Fatalf("the session failed: %v", r.errs[0])
+	}
+	var timeouts int64
+	for _, s := range r.run.Steps {
+		timeouts += s.FailuresByReason["timeout"]
+	}
+	if timeouts != 1 {
+		t.Errorf("steps %+v: want one timeout", r.run.Steps)
+	}
+	if m := r.message("raw"); m.Requests != 1 || m.FailuresByReason["timeout"] != 1 {
+		t.Errorf("raw %+v: want its send failed as a timeout", m)
+	}
+	if m := r.message("LOBBY_LIST_ROOMS"); m.Successes != 1 {
+		t.Errorf("LOBBY_LIST_ROOMS %+v: want the next request answered", m)
+	}
+}
+
 // TestScriptCutSilent: a scripted send the end of the run cut while its
 // expect had waited more than result.SilentAfter counts under its
 // message's key as cut and silent (the default silent gate's figure);
