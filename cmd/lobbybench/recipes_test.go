@@ -278,15 +278,11 @@ func TestReadmeConformExample(t *testing.T) {
 		t.Skip("runs the whole UDP conformance suite")
 	}
 	args := readmeExample(t, "lobbybench conform --target 127.0.0.1:8080 ")
-	base := quietport.Pick(t, "udp", 101)
+	base := servePicked(t, 101, func(base int) []string {
+		return []string{"--udp-lobby-addr", fmt.Sprintf("127.0.0.1:%d", base), "--base-port", strconv.Itoa(base + 1),
+			"--tcp-lobby-addr", "127.0.0.1:0", "--leviathan-addr", "127.0.0.1:0"}
+	})
 	lobby := fmt.Sprintf("127.0.0.1:%d", base)
-	_, stderr, code, cancel := serveInProcess("--udp-lobby-addr", lobby, "--base-port", strconv.Itoa(base+1),
-		"--tcp-lobby-addr", "127.0.0.1:0", "--leviathan-addr", "127.0.0.1:0")
-	defer func() {
-		cancel()
-		<-code
-	}()
-	waitAddr(t, stderr.String)
 	dir := t.TempDir()
 	for i, a := range args {
 		switch {
@@ -302,4 +298,49 @@ func TestReadmeConformExample(t *testing.T) {
 	if c != exitOK || !strings.Contains(out, " 0 skipped") {
 		t.Fatalf("lobbybench %s: exit %d, want 0 and no skip\n%s\n%s", strings.Join(args, " "), c, out, errs)
 	}
+}
+
+// servePicked starts `lobbybench serve` in-process, its UDP lobby and pool
+// on n quiet ports (quietport.Pick) as args(base) says, waits for its
+// address line and returns base; serve stops when the test ends. A port
+// found free can be bound by another socket before serve binds it (under
+// a stress run, serve once failed so on its lobby's port): serve then
+// exits naming "address already in use", and the ports are picked again,
+// three times at most. Any other failure to start fails the test.
+func servePicked(t *testing.T, n int, args func(base int) []string) int {
+	t.Helper()
+	for try := 1; ; try++ {
+		base := quietport.Pick(t, "udp", n)
+		_, stderr, code, cancel := serveInProcess(args(base)...)
+		if started(stderr.String, code) {
+			t.Cleanup(func() {
+				cancel()
+				<-code
+			})
+			return base
+		}
+		cancel()
+		if try == 3 || !strings.Contains(stderr.String(), "address already in use") {
+			t.Fatalf("serve on ports %d-%d did not start (try %d): %q", base, base+n-1, try, stderr.String())
+		}
+	}
+}
+
+// started waits for serve's "udp lobby on" line in out (true) or its
+// exit, read from code (false), for 10 s at most (false, serve left to
+// the caller's cancel).
+func started(out func() string, code chan int) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if udpLine.MatchString(out()) {
+			return true
+		}
+		select {
+		case c := <-code:
+			code <- c // for the caller's wait after cancel
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return false
 }
