@@ -2,14 +2,12 @@ package udpclient
 
 import (
 	"bytes"
-	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/faultproxy"
-	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
@@ -191,30 +189,12 @@ func TestScriptCutSilent(t *testing.T) {
       - send: LOBBY_LIST_ROOMS
       - expect: LOBBY_ROOM_LIST
 `)
-	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{Tick: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	s, err := New(sh, 0, &p.Flows[0], clientSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, time.Now()) }()
-	for i := 0; i < 2000 && f.count(udpwire.LobbyListRooms) < 1; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(result.SilentAfter + 100*time.Millisecond) // at least this long unanswered
-	cancel()
-	<-done
-	run, err := c.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := cutSession(t, f, p, func() {
+		for i := 0; i < 2000 && f.count(udpwire.LobbyListRooms) < 1; i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(result.SilentAfter + 100*time.Millisecond) // at least this long unanswered
+	})
 	got := played{run: run}
 	if m := got.message("LOBBY_LIST_ROOMS"); m.Requests != 1 || m.Cut != 1 || m.CutSilent != 1 {
 		t.Errorf("LOBBY_LIST_ROOMS %+v: want its send cut silent", m)

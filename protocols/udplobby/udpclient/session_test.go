@@ -687,29 +687,11 @@ func testRepliesFromAnotherPort(t *testing.T, opt simclient.Options) {
 func TestCutRequestCounted(t *testing.T) {
 	f := newFakeLobby(t, udpwire.ProfileSpec, func(f *fakeLobby) { f.silent = true })
 	p := plan(t, "defaults: {timeout: 50ms, retries: 100, retry_interval: 1ms}", "  - steps: [list_rooms]\n")
-	c := metrics.NewCollector(time.Now())
-	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{Tick: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	s, err := New(sh, 0, &p.Flows[0], clientSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, time.Now()) }()
-	for i := 0; i < 2000 && f.count(udpwire.LobbyListRooms) < 3; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	<-done
-	run, err := c.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := cutSession(t, f, p, func() {
+		for i := 0; i < 2000 && f.count(udpwire.LobbyListRooms) < 3; i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
 	for _, series := range []result.Series{played{run: run}.step(t, "list_rooms"), played{run: run}.message("LOBBY_LIST_ROOMS")} {
 		if series.Requests != 1 || series.Cut != 1 || series.Successes+series.Failures != 0 || series.Retries < 2 {
 			t.Errorf("%s: requests %d, cut %d, ok %d, failed %d, retries %d; want 1 request, cut, with its retries",
@@ -735,6 +717,35 @@ func TestCutRequestCounted(t *testing.T) {
 	if run.Totals.ErrorRate() != 0 {
 		t.Errorf("a cut request counted as an error: rate %v", run.Totals.ErrorRate())
 	}
+}
+
+// cutSession plays p's first flow as one session against f until wait
+// returns, then ends the run (its context cancelled, as the end of a run
+// does) and returns what was recorded.
+func cutSession(t *testing.T, f *fakeLobby, p *scenario.Plan, wait func()) *result.Run {
+	t.Helper()
+	c := metrics.NewCollector(time.Now())
+	sh, err := simclient.NewShared(p, f.addr(), c, simclient.Options{Tick: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	s, err := New(sh, 0, &p.Flows[0], clientSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, time.Now()) }()
+	wait()
+	cancel()
+	<-done
+	run, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
 
 // clientSrc is the source address of this package's test clients: a
