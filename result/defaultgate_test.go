@@ -112,6 +112,17 @@ func TestDefaultGateJudges(t *testing.T) {
 	}
 }
 
+// TestDefaultGateText: both gates show their limit and value as
+// percentages in every format (the silent one once read "< 0.01").
+func TestDefaultGateText(t *testing.T) {
+	for _, g := range []Threshold{DefaultErrorGate, DefaultSilentGate} {
+		tr := ThresholdResult{Name: g.Name, Metric: g.Metric, Op: g.Op, Limit: g.Limit, Observed: 0.25}
+		if got, want := tr.LimitText()+" "+tr.ObservedText(), "< 1.00% 25.00%"; got != want {
+			t.Errorf("%s: %q, want %q", g.Name, got, want)
+		}
+	}
+}
+
 // checkGates checks that got are the two default gates, each as want.
 func checkGates(t *testing.T, got []ThresholdResult, errs, silent gateWant) {
 	t.Helper()

@@ -543,22 +543,25 @@ func (t ThresholdResult) LimitText() string {
 	return t.Op + " " + t.ValueText(t.Limit)
 }
 
+// runRatios are the run-wide ratio metrics, shown as percentages.
+var runRatios = map[string]bool{"errors.rate": true, "cut_silent.rate": true}
+
 // ValueText says v, the threshold's limit or observed value, by its
 // metric: latency statistics (p50…p999, min, max, mean; canonical seconds,
 // or microseconds for a "_us" metric) as durations, ratios as percentages,
 // byte counts in bytes, everything else as a number.
 func (t ThresholdResult) ValueText(v float64) string {
 	m := t.Metric
-	if i := strings.LastIndexByte(m, '.'); i >= 0 && m != "errors.rate" {
+	if i := strings.LastIndexByte(m, '.'); i >= 0 && !runRatios[m] {
 		m = m[i+1:]
 	}
 	switch {
+	case runRatios[m] || m == "error_rate":
+		return words.Pct(v)
 	case strings.HasSuffix(m, "_us"):
 		return words.US(int64(v))
 	case m == "p50" || m == "p90" || m == "p99" || m == "p999" || m == "min" || m == "max" || m == "mean":
 		return words.US(int64(math.Round(v * 1e6)))
-	case m == "error_rate" || m == "errors.rate":
-		return words.Pct(v)
 	case m == "throughput" || m == "limit":
 		return words.Float(v) + "/s"
 	case m == MeasureDataSent || m == MeasureDataReceived:
