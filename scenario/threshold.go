@@ -126,7 +126,7 @@ func (t Threshold) Condition() result.Threshold {
 // replaces (result.WithDefaultGate), unless the plan turns them off
 // (NoDefaultGate).
 func (p *Plan) Conditions() []result.Threshold {
-	out := make([]result.Threshold, 0, len(p.Thresholds)+1)
+	out := make([]result.Threshold, 0, len(p.Thresholds)+2)
 	for _, t := range p.Thresholds {
 		out = append(out, t.Condition())
 	}

@@ -451,8 +451,8 @@ func (env *Env) silence(st *Step, e *Expect) error {
 		return fail(st, "expected silence for %s, got %s", e.Silence, came(d, b))
 	}
 	// A send the silence followed wanted no reply: it is not a request
-	// left unanswered (TakePending).
-	env.pendingSet = false
+	// left unanswered.
+	env.TakePending()
 	return nil
 }
 

@@ -104,15 +104,9 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 // message's key: cut by the end of the run (silent if it had waited
 // result.SilentAfter), timed out, or answered with what it did not want.
 func (b *Base) scriptFailed(ctx context.Context, i int, st *scenario.Step, err error) error {
-	var f *script.Failure
-	reason := ""
-	switch {
-	case ctx.Err() != nil:
+	reason := scriptReason(err)
+	if ctx.Err() != nil {
 		reason = ReasonCancelled
-	case errors.As(err, &f) && f.Silent:
-		reason = result.ReasonTimeout
-	case errors.As(err, &f) && f.Err == nil:
-		reason = ReasonUnexpected
 	}
 	if reason == "" {
 		reason, err = StepFailure(err, ErrCancelled) // the transport's: closed, refused, a socket error
@@ -226,9 +220,9 @@ func (r *scriptRecorder) Violation(key script.Key, v script.Violation) {
 // timeout when nothing came, as unexpected otherwise, and the send it
 // awaited so too.
 func (r *scriptRecorder) Fail(label string, err error) {
-	reason := ReasonUnexpected
-	if f := (*script.Failure)(nil); errors.As(err, &f) && f.Silent {
-		reason = result.ReasonTimeout
+	reason := scriptReason(err)
+	if reason == "" {
+		reason = ReasonUnexpected
 	}
 	r.b.Rec.Fail(r.key(), reason, time.Now())
 	r.endPending(reason)
@@ -243,4 +237,18 @@ func (r *scriptRecorder) endPending(reason string) {
 		return
 	}
 	EndRequest(r.b.Rec, r.b.Shared.MessageKey(q.Key.Message), reason, q.Sent, 0, time.Now())
+}
+
+// scriptReason is the reason of a script step's failure err: a timeout
+// when nothing came, unexpected when something else did, "" when the
+// transport's error ended it.
+func scriptReason(err error) string {
+	var f *script.Failure
+	switch {
+	case errors.As(err, &f) && f.Silent:
+		return result.ReasonTimeout
+	case errors.As(err, &f) && f.Err == nil:
+		return ReasonUnexpected
+	}
+	return ""
 }
