@@ -40,9 +40,9 @@ func caseByID(r *result.Conform, id string) result.Case {
 func TestUserCasesReference(t *testing.T) {
 	srv, pr := startRefUDP(t, nil)
 	rep := runSuite(t, userCfg(t, exampleCases, Config{Target: srv.Addr().String(), Protocol: protoUDP, Options: udpLobbyOptions("auto", pr)}))
-	if len(rep.Cases) != 3 {
+	if len(rep.Cases) != 4 {
 		logReport(t, rep)
-		t.Fatalf("%d cases ran, want the file's 3", len(rep.Cases))
+		t.Fatalf("%d cases ran, want the file's 4", len(rep.Cases))
 	}
 	for _, c := range rep.Cases {
 		if c.Verdict != result.VerdictPass {
@@ -61,29 +61,32 @@ func TestUserCasesReference(t *testing.T) {
 
 // TestUserCasesFault: against a lobby whose LOBBY_ROOM_CREATED breaks
 // the spec, the MUST case that reads it fails, naming the rule and the
-// bytes; a lobby that never answers fails it with what the step wanted.
+// bytes; a lobby that never answers fails it with what the step wanted;
+// a lobby that answers a request whatever its CRC fails the case that
+// sends one wrong on purpose, naming the reply.
 func TestUserCasesFault(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		f    faults
-		want []string
+		name, id string
+		f        faults
+		want     []string
 	}{
-		{"created long", faults{createdLong: true}, []string{"LOBBY_ROOM_CREATED", "broken", "received: 02 43"}},
-		{"create silent", faults{createSilent: true}, []string{"expected LOBBY_ROOM_CREATED within", "nothing came"}},
+		{"created long", "my/1", faults{createdLong: true}, []string{"LOBBY_ROOM_CREATED", "broken", "received: 02 43"}},
+		{"create silent", "my/1", faults{createSilent: true}, []string{"expected LOBBY_ROOM_CREATED within", "nothing came"}},
+		{"no CRC check", "my/4", faults{noCRCCheck: true}, []string{"expected silence", "got LOBBY_ROOM_LIST (hex 02410001"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := startTestLobby(t, tc.f, 8)
 			cfg := userCfg(t, exampleCases, suiteConfig(l.addr().String(), l.portRange()))
-			cfg.Patterns = []string{"my/1"}
+			cfg.Patterns = []string{tc.id}
 			rep := runSuite(t, cfg)
-			c := caseByID(rep, "my/1")
+			c := caseByID(rep, tc.id)
 			if c.Verdict != result.VerdictFail {
 				logReport(t, rep)
-				t.Fatalf("my/1: %s, want a failure", c.Verdict)
+				t.Fatalf("%s: %s, want a failure", tc.id, c.Verdict)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(c.Expected+" "+c.Actual, w) {
-					t.Errorf("my/1 says %q / %q, lacking %q", c.Expected, c.Actual, w)
+					t.Errorf("%s says %q / %q, lacking %q", tc.id, c.Expected, c.Actual, w)
 				}
 			}
 			if len(c.Wire) == 0 {

@@ -62,6 +62,11 @@ type Field struct {
 	// (a sequence id, a length, a checksum, a message number): given, it
 	// is sent as given, on purpose.
 	Auto bool
+	// SendOnly is framing a send may set on purpose (udp-lobby's CRC,
+	// payloadSize, packetType) that a received message does not give a
+	// script: what a reply's framing breaks is judged by the rules and
+	// recorded as a violation, not read by an expect's where or capture.
+	SendOnly bool
 }
 
 // Message is one message type of a protocol.

@@ -272,10 +272,19 @@ func (c *checker) capture(cp Capture, fields []Field, ms []*Message, sc *Scope) 
 		return
 	}
 	f := fieldOf(fields, cp.Field.S)
+	if f == nil && framing(ms, cp.Field.S) {
+		c.errf(cp.Field.Pos, "capture %s: %s is framing: a send may set it on purpose, an expect does not read it "+
+			"(a reply whose framing is wrong breaks a rule, recorded as a violation)", cp.Var.S, cp.Field.S)
+		return
+	}
 	if f == nil {
 		var all []string
 		for _, m := range ms {
-			all = append(all, fieldNames(m.Fields)...)
+			for _, f := range m.Fields {
+				if !f.SendOnly {
+					all = append(all, f.Name)
+				}
+			}
 		}
 		c.unknown(cp.Field, append(all, MessageVar), "capture %s: %q is not a field of every message expected (%s)",
 			cp.Var.S, cp.Field.S, messageNames(ms))
@@ -332,6 +341,9 @@ func commonFields(ms []*Message) []Field {
 	}
 	var out []Field
 	for _, f := range ms[0].Fields {
+		if f.SendOnly {
+			continue
+		}
 		all := true
 		for _, m := range ms[1:] {
 			g := fieldOf(m.Fields, f.Name)
@@ -354,6 +366,16 @@ func fieldOf(fs []Field, name string) *Field {
 		}
 	}
 	return nil
+}
+
+// framing reports whether name is a SendOnly field of a message of ms.
+func framing(ms []*Message, name string) bool {
+	for _, m := range ms {
+		if f := fieldOf(m.Fields, name); f != nil && f.SendOnly {
+			return true
+		}
+	}
+	return false
 }
 
 func fieldNames(fs []Field) []string {

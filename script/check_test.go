@@ -46,6 +46,8 @@ func TestCheckBadInput(t *testing.T) {
 		{"where not bool", block(expect(9, 0, "port + 1", "CREATED")), 9, 5, "expected bool", ""},
 		{"where on a field not common", block(expect(9, 0, "reason == ''", "JOINED", "FAILED")), 9, 5, "unknown name reason", ""},
 		{"capture not common", block(capture(expect(10, 0, "", "JOINED", "FAILED"), "r", "reason")), 10, 0, `capture r: "reason" is not a field of every message expected`, "reason"},
+		{"where on framing", block(expect(9, 0, "crc == 0", "CREATED")), 9, 5, "unknown name crc", ""},
+		{"capture framing", block(capture(expect(10, 0, "", "CREATED"), "c", "crc")), 10, 0, "capture c: crc is framing: a send may set it on purpose", ""},
 		{"capture a builtin", block(capture(expect(10, 0, "", "CREATED"), "client", "roomId")), 10, 0, "capture: client is always set", ""},
 		{"capture bad name", block(capture(expect(10, 0, "", "CREATED"), "a b", "roomId")), 10, 0, `"a b" is not a variable name`, ""},
 		{"if uses an unset capture", block(Step{Pos: Pos{Line: 11}, If: &If{Cond: ex(11, "got == 'x'")}}), 11, 5, "unknown name got", ""},

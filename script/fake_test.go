@@ -14,7 +14,7 @@ type fakeCatalog struct{}
 
 var fakeMessages = []Message{
 	{Name: "CREATE", FromClient: true, Channel: "lobby", Fields: []Field{{Name: "seq", Kind: Int, Bits: 16, Auto: true}, {Name: "name", Kind: Text, Max: 8}}},
-	{Name: "CREATED", Channel: "lobby", Fields: []Field{{Name: "roomId", Kind: Int, Bits: 32}, {Name: "port", Kind: Int, Bits: 16}}},
+	{Name: "CREATED", Channel: "lobby", Fields: []Field{{Name: "roomId", Kind: Int, Bits: 32}, {Name: "port", Kind: Int, Bits: 16}, {Name: "crc", Kind: Int, Bits: 32, Auto: true, SendOnly: true}}},
 	{Name: "JOIN", FromClient: true, Channel: "lobby", Fields: []Field{{Name: "roomId", Kind: Int, Bits: 32}, {Name: "small", Kind: Int, Bits: 8}, {Name: "open", Kind: Bool}, {Name: "blob", Kind: Bytes, Max: 2}, {Name: "rooms", Kind: List, Elem: []Field{{Name: "id", Kind: Int, Bits: 8}}}}},
 	{Name: "JOINED", Channel: "lobby", Fields: []Field{{Name: "roomId", Kind: Int, Bits: 32}}},
 	{Name: "FAILED", Channel: "lobby", Fields: []Field{{Name: "roomId", Kind: Int, Bits: 32}, {Name: "reason", Kind: Text}}},

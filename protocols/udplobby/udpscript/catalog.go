@@ -56,6 +56,12 @@ const (
 	fMaxPlayers  = "maxPlayers"
 	fState       = "state"
 	fClientTime  = "clientTime"
+	// framing (§3.1, §3.3): SendOnly
+	fPacketType   = "packetType"
+	fMessageType  = "messageType"
+	fPayloadSize  = "payloadSize"
+	fOriginalSize = "originalSize"
+	fCRC          = "crc"
 )
 
 func intField(name string, bits int) script.Field {
@@ -63,10 +69,18 @@ func intField(name string, bits int) script.Field {
 }
 
 // headerFields are the header fields a script may set: every message has
-// them (tickId only means something in the rtype17 header).
+// them (tickId only means something in the rtype17 header), the framing
+// ones on a send only.
 var headerFields = []script.Field{
 	{Name: fSeq, Kind: script.Int, Bits: 16, Auto: true},
 	{Name: fTick, Kind: script.Int, Bits: 32, Auto: true},
+	framingField(fPacketType, 8), framingField(fMessageType, 8),
+	framingField(fPayloadSize, 16), framingField(fOriginalSize, 16),
+	framingField(fCRC, 32),
+}
+
+func framingField(name string, bits int) script.Field {
+	return script.Field{Name: name, Kind: script.Int, Bits: bits, Auto: true, SendOnly: true}
 }
 
 // roomFields are one LOBBY_ROOM_LIST entry's, in wire order (§5).

@@ -2,6 +2,7 @@ package udpscript
 
 import (
 	"bytes"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -37,10 +38,14 @@ var sample = map[string]any{
 }
 
 // sampleFields gives every field of m a sample value (tickId only in the
-// rtype17 header, which alone has one).
+// rtype17 header, which alone has one), but framing (SendOnly: a send
+// sets it on purpose, TestFramingOnPurpose).
 func sampleFields(t *testing.T, m script.Message, profile string) map[string]any {
 	fields := map[string]any{}
 	for _, f := range m.Fields {
+		if f.SendOnly {
+			continue
+		}
 		v, ok := sample[f.Name]
 		if !ok {
 			t.Fatalf("%s: no sample value for field %s", m.Name, f.Name)
@@ -459,5 +464,61 @@ func TestRenew(t *testing.T) {
 				t.Errorf("renewed %+v, new %+v", s, fresh)
 			}
 		})
+	}
+}
+
+// TestFramingOnPurpose: each framing field a send gives is written as
+// given, the rest of the datagram as the message would be (its sequence
+// id the session's, the CRC that of what precedes it unless crc is
+// given), so that the datagram breaks the one rule of udp-lobby.md §3.4
+// the field names, as the lobby's decoder reads it.
+func TestFramingOnPurpose(t *testing.T) {
+	for _, profile := range profiles {
+		prof := udpwire.ProfileSpec
+		if profile == "rtype17" {
+			prof = udpwire.ProfileRType17
+		}
+		for _, tc := range []struct {
+			name  string
+			given map[string]any
+			rule  udpwire.RuleID // "": the datagram is well formed
+		}{
+			{"none", nil, ""},
+			{"crc", map[string]any{fCRC: uint64(0)}, udpwire.RuleCRC},
+			{"payloadSize", map[string]any{fPayloadSize: uint64(7)}, udpwire.RuleLength},
+			{"originalSize", map[string]any{fOriginalSize: uint64(9)}, udpwire.RuleOriginalSize},
+			{"packetType server", map[string]any{fPacketType: uint64(2)}, udpwire.RuleDirection},
+			{"packetType 7", map[string]any{fPacketType: uint64(7)}, udpwire.RulePacketType},
+			{"packetType 0", map[string]any{fPacketType: uint64(0)}, udpwire.RulePacketType},
+			{"messageType", map[string]any{fMessageType: uint64(0x7E)}, udpwire.RuleTypeUnknown},
+			{"messageType list", map[string]any{fMessageType: uint64(udpwire.LobbyListRooms)}, udpwire.RulePayloadSize},
+		} {
+			t.Run(profile+"/"+tc.name, func(t *testing.T) {
+				s := newTestSession(t, profile)
+				fields := map[string]any{fRoomID: uint64(7)}
+				maps.Copy(fields, tc.given)
+				b, err := Catalog.Encode(s, udpwire.LobbyJoinRoom.String(), fields)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var m udpwire.Message
+				err = udpwire.Decoder{Profile: prof, Dir: udpwire.ClientToServer, Channel: udpwire.ChannelLobby}.Decode(b, &m)
+				if got := udpwire.RuleOf(err); got != tc.rule {
+					t.Fatalf("% x: rule %q (%v), want %q", b, got, err, tc.rule)
+				}
+				if want := prof.PacketLen(4); len(b) != want {
+					t.Errorf("% x: %d bytes, want %d (the payload kept)", b, len(b), want)
+				}
+				var h udpwire.Header
+				if err == nil {
+					h = m.Header
+				} else if e := (*udpwire.Error)(nil); errors.As(err, &e) && e.HaveHeader {
+					h = e.Header
+				}
+				if h.Seq != 1 {
+					t.Errorf("% x: sequenceId %d, want the session's first, 1", b, h.Seq)
+				}
+			})
+		}
 	}
 }

@@ -24,7 +24,8 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 		return nil, fmt.Errorf("udpscript: no message %q in udp-lobby.md", name)
 	}
 	m := udpwire.Message{Header: udpwire.Header{Type: t}}
-	count, err := s.fill(&m, fields)
+	var fr framing
+	count, err := s.fill(&m, &fr, fields)
 	if err != nil {
 		return nil, fmt.Errorf("udpscript: %s: %v", name, err)
 	}
@@ -34,6 +35,9 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 		b = appendListAsGiven(s.profile, &m, count)
 	} else if b, err = udpwire.Append(make([]byte, 0, encodeCap), s.profile, &m); err != nil {
 		return nil, fmt.Errorf("udpscript: %s: %v", name, err)
+	}
+	if fr.given != 0 {
+		b = fr.apply(s.profile, &m, b)
 	}
 	if _, given := fields[fSeq]; !given {
 		s.seq = m.Seq
@@ -48,8 +52,9 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 const encodeCap = 64
 
 // fill sets m's header and payload from fields, checked against m.Type's
-// fields; count is a given roomCount, or -1.
-func (s *session) fill(m *udpwire.Message, fields map[string]any) (count int, err error) {
+// fields, and fr from the framing fields given; count is a given
+// roomCount, or -1.
+func (s *session) fill(m *udpwire.Message, fr *framing, fields map[string]any) (count int, err error) {
 	count = -1
 	m.Seq = s.seq + 1
 	for k, v := range fields {
@@ -71,6 +76,9 @@ func (s *session) fill(m *udpwire.Message, fields map[string]any) (count int, er
 		}
 		if k == fRoomCount {
 			count = int(n)
+		}
+		if fr.set(k, n) {
+			continue
 		}
 		if err := s.set(m, k, n); err != nil {
 			return 0, err
@@ -111,6 +119,66 @@ func (s *session) set(m *udpwire.Message, k string, n uint64) error {
 		m.Value = uint32(n)
 	}
 	return nil
+}
+
+// framing is what a send gave of its datagram's framing (§3.1, §3.3):
+// each given field is written as given, the others computed.
+type framing struct {
+	given                     uint8 // a bit per field, framingBit
+	packetType, messageType   uint8
+	payloadSize, originalSize uint16
+	crc                       uint32
+}
+
+// framingBit is each framing field's bit in framing.given.
+var framingBit = map[string]uint8{fPacketType: 1, fMessageType: 2, fPayloadSize: 4, fOriginalSize: 8, fCRC: 16}
+
+// set keeps framing field k's value n, and reports whether k is one.
+func (fr *framing) set(k string, n uint64) bool {
+	bit, ok := framingBit[k]
+	if !ok {
+		return false
+	}
+	fr.given |= bit
+	switch k {
+	case fPacketType:
+		fr.packetType = uint8(n)
+	case fMessageType:
+		fr.messageType = uint8(n)
+	case fPayloadSize:
+		fr.payloadSize = uint16(n)
+	case fOriginalSize:
+		fr.originalSize = uint16(n)
+	default:
+		fr.crc = uint32(n)
+	}
+	return true
+}
+
+// apply writes datagram b of m again with the framing given: the header
+// as m's but for the fields given, the same payload, and the CRC of what
+// precedes it unless crc was given.
+func (fr *framing) apply(p udpwire.Profile, m *udpwire.Message, b []byte) []byte {
+	payload := b[p.HeaderLen() : len(b)-udpwire.CRCLen]
+	n := uint16(len(payload))
+	h := udpwire.Header{PacketType: m.Type.Dir(), Type: m.Type, Seq: m.Seq, TickID: m.TickID, PayloadSize: n, OriginalSize: n}
+	if fr.given&framingBit[fPacketType] != 0 {
+		h.PacketType = udpwire.PacketType(fr.packetType)
+	}
+	if fr.given&framingBit[fMessageType] != 0 {
+		h.Type = udpwire.MsgType(fr.messageType)
+	}
+	if fr.given&framingBit[fPayloadSize] != 0 {
+		h.PayloadSize = fr.payloadSize
+	}
+	if fr.given&framingBit[fOriginalSize] != 0 {
+		h.OriginalSize = fr.originalSize
+	}
+	out := udpwire.AppendRaw(make([]byte, 0, len(b)), p, h, payload)
+	if fr.given&framingBit[fCRC] != 0 {
+		binary.BigEndian.PutUint32(out[len(out)-udpwire.CRCLen:], fr.crc)
+	}
+	return out
 }
 
 // fieldOf finds field k among t's header and payload fields.
