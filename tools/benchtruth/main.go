@@ -58,6 +58,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -85,6 +86,7 @@ func main() {
 		modes    = flag.String("modes", "default,precise", "comma-separated lobbybench modes: default, precise (run --precise), virtual (run --flows virtual)")
 		orders   = flag.String("order", "together,apart", "comma-separated: together (the reference beside lobbybench), apart (the reference alone, after it)")
 		runs     = flag.Int("runs", 3, "runs of each configuration, mode and order (the summary takes medians)")
+		profile  = flag.String("cpuprofile", "", "write a CPU profile of this process (lobbybench's runs; the stub and the reference are a child's) to `FILE`")
 	)
 	flag.Parse()
 	if cfg := os.Getenv(peerEnv); cfg != "" {
@@ -92,6 +94,16 @@ func main() {
 			fatal(err)
 		}
 		return
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatal(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	cfgs := configs(*rates, *delays, *stall, *every)
 	modeList := parseModes(*modes)
