@@ -60,7 +60,8 @@ func main() {
 		memDuration = flag.Duration("mem-duration", 10*time.Second, "length of the memory run")
 		memInterval = flag.Duration("mem-interval", time.Second, "ping interval of each client in the memory run")
 		serve       = flag.Int("serve-child", 0, "internal: run a reference server for this many rooms and print its address")
-		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the first lobbybench run (the 1-step flow) to `FILE`")
+		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the first lobbybench run of -cpuprofile-flow to `FILE`")
+		profFlow    = flag.String("cpuprofile-flow", "built-in", "the 1-step flow -cpuprofile profiles: built-in, scripted or virtual")
 		memProfile  = flag.String("memprofile", "", "write a heap profile of the memory run to `FILE`, and its goroutines to FILE.goroutines")
 		memAt       = flag.Duration("memprofile-at", 0, "when the memory run's profiles are taken (0: halfway)")
 		memCPU      = flag.String("mem-cpuprofile", "", "write a CPU profile of the memory run to `FILE`")
@@ -85,7 +86,7 @@ func main() {
 		return
 	}
 	if *cpuProfile != "" {
-		profileFirstLobby(*cpuProfile)
+		profileFirstLobby(*cpuProfile, *profFlow)
 	}
 	if *serve > 0 {
 		serveChild(*serve, *memGroup)
@@ -141,18 +142,22 @@ func main() {
 }
 
 // profileFirstLobby makes profileLobby write a CPU profile of the first
-// lobbybench run (the 1-step flow) to path: profiles of several runs
+// lobbybench run of the 1-step flow of kind flow to path: profiles of several runs
 // written to one file cannot be read.
-func profileFirstLobby(path string) {
+func profileFirstLobby(path, flow string) {
+	if !slices.Contains([]string{"built-in", "scripted", "virtual"}, flow) {
+		fmt.Fprintf(os.Stderr, "benchrun: -cpuprofile-flow %q: want built-in, scripted or virtual\n", flow)
+		os.Exit(2)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
 		os.Exit(2)
 	}
 	done := false
-	profileLobby = func(start bool) {
+	profileLobby = func(lf lbFlow, start bool) {
 		switch {
-		case done:
+		case done, lf.steps != 1, lf.kind() != flow:
 		case start:
 			pprof.StartCPUProfile(f)
 		default:
@@ -203,9 +208,9 @@ func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, p
 	cs := []contender{
 		{"bare Go client", func() (measure, error) { return bareMeasure(c, duration, lobby, true) }},
 		{"bare Go, unconnected", func() (measure, error) { return bareMeasure(c, duration, lobby, false) }},
-		{"lobbybench, 1-step flow", func() (measure, error) { return lobbybenchRun(c, lbFlow{steps: 1}, duration, lobby) }},
+		{builtInRow, func() (measure, error) { return lobbybenchRun(c, lbFlow{steps: 1}, duration, lobby) }},
 		{"lobbybench, 50-step flow", func() (measure, error) { return lobbybenchRun(c, lbFlow{steps: 50}, duration, lobby) }},
-		{"lobbybench, scripted 1-step", func() (measure, error) { return lobbybenchRun(c, lbFlow{steps: 1, scripted: true}, duration, lobby) }},
+		{scriptedRow, func() (measure, error) { return lobbybenchRun(c, lbFlow{steps: 1, scripted: true}, duration, lobby) }},
 	}
 	if err := vflow.Available(); err == nil {
 		cs = append(cs, contender{virtualRow, func() (measure, error) {
@@ -245,6 +250,31 @@ func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, p
 		}
 		fmt.Println(line)
 	}
+	at := func(name string) []float64 {
+		return cpus[slices.IndexFunc(cs, func(ct contender) bool { return ct.name == name })]
+	}
+	return scriptedAgainstBuiltIn(c, at(builtInRow), at(scriptedRow)) && ok
+}
+
+// builtInRow and scriptedRow are the 1-step flow's rows, built-in and
+// scripted: the second is judged against the first too
+// (scriptedAgainstBuiltIn).
+const (
+	builtInRow  = "lobbybench, 1-step flow"
+	scriptedRow = "lobbybench, scripted 1-step"
+)
+
+// scriptedAgainstBuiltIn prints the scripted 1-step flow's CPU per
+// request as a ratio of the built-in 1-step flow's, the flow it mirrors
+// (aim: at most 1.2×), and reports whether the aim holds.
+func scriptedAgainstBuiltIn(c int, builtIn, scripted []float64) bool {
+	r := median(scripted) / median(builtIn)
+	line := fmt.Sprintf("%8d  scripted 1-step against the built-in 1-step flow: CPU × %.2f", c, r)
+	ok := r <= 1.2
+	if !ok {
+		line += "  (aim ≤ 1.20)"
+	}
+	fmt.Println(line)
 	return ok
 }
 
@@ -252,7 +282,7 @@ func compareClients(c, runs int, duration time.Duration, lobby netip.AddrPort, p
 const virtualRow = "lobbybench, virtual 1-step"
 
 // profileLobby starts and stops the CPU profile around lobbybench runs.
-var profileLobby = func(bool) {}
+var profileLobby = func(lbFlow, bool) {}
 
 func procs() int { return runtimeGOMAXPROCS() }
 

@@ -64,6 +64,17 @@ type lbFlow struct {
 	flows    string
 }
 
+// kind names the flow as -cpuprofile-flow does.
+func (f lbFlow) kind() string {
+	switch {
+	case f.flows == string(scenario.FlowsVirtual):
+		return "virtual"
+	case f.scripted:
+		return "scripted"
+	}
+	return "built-in"
+}
+
 // listYAML is a closed loop of n clients each playing f.
 func listYAML(n int, f lbFlow, d time.Duration) string {
 	step := "list_rooms, "
@@ -88,9 +99,9 @@ func lobbybenchRun(n int, f lbFlow, d time.Duration, lobby netip.AddrPort) (meas
 	}
 	plan.Target = lobby.String()
 	runtime.GC()
-	profileLobby(true)
+	profileLobby(f, true)
 	res, err := engine.Run(context.Background(), engine.Config{Plan: plan, Grace: 200 * time.Millisecond})
-	profileLobby(false)
+	profileLobby(f, false)
 	if err != nil {
 		return measure{}, err
 	}
