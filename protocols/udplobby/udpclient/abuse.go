@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"time"
 
@@ -70,12 +71,22 @@ func (s *session) sendMalformed(b *burst, kind scenario.MalformedKind, k int) er
 
 // malformedPacket builds a packet of kind with the encoder, then breaks it.
 func (s *session) malformedPacket(dst []byte, b *burst, kind scenario.MalformedKind, seq uint16) []byte {
-	prof := s.sendProfile(0)
+	valid := s.encode(dst, &pending{typ: b.valid, seq: seq, value: uint32(seq)}, s.sendProfile(0))
+	return Break(valid, s.sendProfile(0), kind, b.inst, s.Think)
+}
+
+// Break breaks valid, a well-formed client datagram of profile prof, as
+// kind says (udp-lobby.md §3.4), in valid's storage: bad_crc flips the
+// CRC's last byte, truncated cuts it short of its header, wrong_length
+// says 3 bytes more payload than it has, unknown_type gives it a type
+// nobody defines (inst: from the instance's range), wrong_direction
+// makes it server → client; random is 1-64 random bytes drawn from rng.
+// The malformed step and a scripted send's malformed: break alike, so
+// that both send the same bytes from the same draws.
+func Break(valid []byte, prof udpwire.Profile, kind scenario.MalformedKind, inst bool, rng *rand.Rand) []byte {
 	hl := prof.HeaderLen()
-	valid := s.encode(dst, &pending{typ: b.valid, seq: seq, value: uint32(seq)}, prof)
+	h, _ := udpwire.DecodeHeader(valid, prof) // valid: it has one
 	payload := append([]byte(nil), valid[hl:len(valid)-udpwire.CRCLen]...)
-	h := udpwire.Header{PacketType: udpwire.ClientToServer, Type: b.valid, Seq: seq,
-		PayloadSize: uint16(len(payload)), OriginalSize: uint16(len(payload))}
 	switch kind {
 	case scenario.BadCRC:
 		valid[len(valid)-1] ^= 0x5A
@@ -85,22 +96,22 @@ func (s *session) malformedPacket(dst []byte, b *burst, kind scenario.MalformedK
 	case scenario.WrongLength:
 		h.PayloadSize += 3
 		h.OriginalSize = h.PayloadSize
-		return udpwire.AppendRaw(dst[:0], prof, h, payload)
+		return udpwire.AppendRaw(valid[:0], prof, h, payload)
 	case scenario.UnknownType:
 		h.Type = 0x7E
-		if b.inst {
+		if inst {
 			h.Type = 0x3E
 		}
-		return udpwire.AppendRaw(dst[:0], prof, h, payload)
+		return udpwire.AppendRaw(valid[:0], prof, h, payload)
 	case scenario.WrongDirection:
 		h.PacketType = udpwire.ServerToClient
-		return udpwire.AppendRaw(dst[:0], prof, h, payload)
+		return udpwire.AppendRaw(valid[:0], prof, h, payload)
 	}
 	// random: random bytes of random length, 1-64.
-	n := 1 + s.Think.IntN(64)
-	out := dst[:0]
+	n := 1 + rng.IntN(64)
+	out := valid[:0]
 	for range n {
-		out = append(out, byte(s.Think.Uint32()))
+		out = append(out, byte(rng.Uint32()))
 	}
 	return out
 }
