@@ -40,9 +40,9 @@ func caseByID(r *result.Conform, id string) result.Case {
 func TestUserCasesReference(t *testing.T) {
 	srv, pr := startRefUDP(t, nil)
 	rep := runSuite(t, userCfg(t, exampleCases, Config{Target: srv.Addr().String(), Protocol: protoUDP, Options: udpLobbyOptions("auto", pr)}))
-	if len(rep.Cases) != 4 {
+	if len(rep.Cases) != 5 {
 		logReport(t, rep)
-		t.Fatalf("%d cases ran, want the file's 4", len(rep.Cases))
+		t.Fatalf("%d cases ran, want the file's 5", len(rep.Cases))
 	}
 	for _, c := range rep.Cases {
 		if c.Verdict != result.VerdictPass {
@@ -73,6 +73,9 @@ func TestUserCasesFault(t *testing.T) {
 		{"created long", "my/1", faults{createdLong: true}, []string{"LOBBY_ROOM_CREATED", "broken", "received: 02 43"}},
 		{"create silent", "my/1", faults{createSilent: true}, []string{"expected LOBBY_ROOM_CREATED within", "nothing came"}},
 		{"no CRC check", "my/4", faults{noCRCCheck: true}, []string{"expected silence", "got LOBBY_ROOM_LIST (hex 02410001"}},
+		{"malformed answered", "my/5", faults{replyMalformed: true}, []string{"expected silence for 100ms", "got LOBBY_JOIN_FAILED (hex 0246"}},
+		{"bad CRC processed", "my/5", faults{noCRCCheck: true}, []string{"the reply to LOBBY_LIST_ROOMS to keep U-MALFORMED-REPLY",
+			"a reply to a packet sent malformed (bad_crc) on purpose; received: 02 41 00 02"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := startTestLobby(t, tc.f, 8)

@@ -35,7 +35,7 @@ var nestable = []StepKind{Send, Expect, If, Repeat, Think}
 
 func init() {
 	sharedSteps = append(sharedSteps,
-		StepSpec{Kind: Send, Params: []string{"message", "fields", "to", "raw", "on_fail"}, Shorthand: "message",
+		StepSpec{Kind: Send, Params: []string{"message", "fields", "to", "raw", "malformed", "on_fail"}, Shorthand: "message",
 			read: func(d *decoder, in *stepIn, st *Step) { d.scripted(in, st, script.Step{Send: d.send(in)}) }},
 		StepSpec{Kind: Expect, Params: []string{"message", "where", "capture", "within", "silence", "on_fail"}, Shorthand: "message",
 			read: func(d *decoder, in *stepIn, st *Step) { d.scripted(in, st, script.Step{Expect: d.expect(in)}) }},
@@ -190,7 +190,31 @@ func (d *decoder) send(in *stepIn) *script.Send {
 	for _, kv := range d.pairs(in.f.get("fields"), in.what+" fields") {
 		s.Fields = append(s.Fields, script.SetField{Name: kv[0], Value: kv[1]})
 	}
+	s.Malformed = d.names(in.f.get("malformed"), in.what+" malformed")
 	return s
+}
+
+// names are the names of n, one or a list of them (nil: none).
+func (d *decoder) names(n *yaml.Node, what string) []script.Src {
+	n = resolve(n)
+	if n == nil {
+		return nil
+	}
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+		if len(items) == 0 {
+			d.errf(n, "%s: the list is empty", what)
+		}
+	}
+	var out []script.Src
+	for _, it := range items {
+		it = resolve(it)
+		if _, ok := d.str(it, what); ok {
+			out = append(out, src(it))
+		}
+	}
+	return out
 }
 
 // pairs are the keys and values of mapping n (nil: none), each a single

@@ -10,6 +10,7 @@ package script
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"time"
 )
@@ -120,6 +121,28 @@ type Decoded struct {
 	// duplicate reply, a late answer to a request sent again): its
 	// violations are recorded, and an expect waits on for the answer.
 	Stale bool
+	// Malformed, when set, is the kind of the malformed send it answers
+	// (Breaker): a reply where the spec wants silence, counted as one.
+	Malformed string
+}
+
+// Breaker is a catalog that breaks a message on purpose, as the
+// protocol's built-in malformed step does (send: {malformed: kinds}).
+type Breaker interface {
+	// MalformedKinds are the kinds it knows, as scenarios name them.
+	MalformedKinds() []string
+	// Break makes message name of fields as Encode does (the session's
+	// sequence id taken) and breaks it by kind, drawing from rng what
+	// the kind needs (random bytes). A reply to it is decoded with
+	// Decoded.Malformed set.
+	Break(session any, name string, fields map[string]any, kind string, rng *rand.Rand) ([]byte, error)
+}
+
+// MalformedRecorder is a Recorder that counts malformed sends (Breaker)
+// by kind, and the replies to them.
+type MalformedRecorder interface {
+	MalformedSent(kind string)
+	MalformedReply(kind string)
 }
 
 // Scheduled is a catalog session that computes a field from the

@@ -19,6 +19,11 @@ var Builtins = []string{"session", "client", "group", "shard"}
 // the name's variable in a where.
 const MessageVar = "message"
 
+// RandomFunc is the function an expression calls for a number drawn from
+// the client's random source, in [0, 1): random() < 0.5 holds for half
+// the clients' draws.
+const RandomFunc = "random"
+
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Scope is the variables known at a point of a flow, with their types:
@@ -41,6 +46,7 @@ func (s *Scope) Has(name string) bool { _, ok := s.vars[name]; return ok }
 
 // checker checks blocks against one catalog.
 type checker struct {
+	cat      Catalog
 	msgs     map[string]*Message
 	names    []string // every message's name
 	channels []string // the catalog's channels ("" none)
@@ -52,7 +58,7 @@ type checker struct {
 // its place; an Error whose Names is set names an unknown Name (for "did
 // you mean").
 func Check(cat Catalog, b *Block, sc *Scope) error {
-	c := &checker{msgs: map[string]*Message{}}
+	c := &checker{cat: cat, msgs: map[string]*Message{}}
 	ms := cat.Messages()
 	for i := range ms {
 		c.msgs[ms[i].Name] = &ms[i]
@@ -142,9 +148,13 @@ func (c *checker) channel(s *Send) {
 func (c *checker) send(s *Send, sc *Scope) {
 	c.channel(s)
 	if s.Raw.S != "" || s.Message.S == "" {
+		if len(s.Malformed) > 0 {
+			c.errf(s.Malformed[0].Pos, "malformed breaks a message: give message, not raw")
+		}
 		c.raw(s)
 		return
 	}
+	c.malformed(s)
 	m, ok := c.msgs[s.Message.S]
 	if !ok {
 		c.unknown(s.Message, c.names, "unknown message %q", s.Message.S)
@@ -165,6 +175,24 @@ func (c *checker) send(s *Send, sc *Scope) {
 		}
 		seen[f.Name.S] = true
 		c.setField(m, f, sc)
+	}
+}
+
+// malformed checks a send's malformed kinds against the catalog's.
+func (c *checker) malformed(s *Send) {
+	if len(s.Malformed) == 0 {
+		return
+	}
+	br, ok := c.cat.(Breaker)
+	if !ok {
+		c.errf(s.Malformed[0].Pos, "malformed: this protocol's scripts do not break messages; send raw bytes")
+		return
+	}
+	kinds := br.MalformedKinds()
+	for _, k := range s.Malformed {
+		if !slices.Contains(kinds, k.S) {
+			c.unknown(k, kinds, "malformed: unknown kind %q (kinds: %v)", k.S, kinds)
+		}
 	}
 }
 
@@ -266,6 +294,9 @@ func (c *checker) capture(cp Capture, fields []Field, ms []*Message, sc *Scope) 
 	case slices.Contains(Builtins, cp.Var.S):
 		c.errf(cp.Var.Pos, "capture: %s is always set (%v): choose another name", cp.Var.S, Builtins)
 		return
+	case cp.Var.S == RandomFunc:
+		c.errf(cp.Var.Pos, "capture: %s is a function (%s() draws a number): choose another name", cp.Var.S, RandomFunc)
+		return
 	}
 	if cp.Field.S == MessageVar {
 		sc.vars[cp.Var.S] = Field{Name: cp.Var.S, Kind: Text}
@@ -309,6 +340,7 @@ func (c *checker) env(fields []Field, sc *Scope) map[string]any {
 	for _, f := range fields {
 		env[f.Name] = zero(f)
 	}
+	env[RandomFunc] = func() float64 { return 0 }
 	return env
 }
 

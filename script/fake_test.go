@@ -55,6 +55,10 @@ func (fakeCatalog) Decode(_ any, _ string, b []byte) Decoded {
 			d.Stale = true
 			continue
 		}
+		if k == "malformed" { // answers a malformed send of kind v
+			d.Stale, d.Malformed = true, v
+			continue
+		}
 		if k == "bad" {
 			d.Violations = append(d.Violations, Violation{Rule: "fake-1", Detail: v})
 			continue
@@ -116,7 +120,11 @@ type recorder struct {
 	requests   []Request
 	violations []string
 	fails      []string
+	malformed  []string // "sent KIND", "reply KIND"
 }
+
+func (r *recorder) MalformedSent(kind string)  { r.malformed = append(r.malformed, "sent "+kind) }
+func (r *recorder) MalformedReply(kind string) { r.malformed = append(r.malformed, "reply "+kind) }
 
 func (r *recorder) Request(q Request) { r.requests = append(r.requests, q) }
 func (r *recorder) Violation(k Key, v Violation) {

@@ -104,6 +104,9 @@ type Send struct {
 	Fields  []SetField
 	To      Src // the channel; "" for the message's own
 	Raw     Src // hex
+	// Malformed, when given, are kinds to break the message by
+	// (Breaker): one is drawn per send from the client's random source.
+	Malformed []Src
 
 	msg     *Message
 	raw     []byte

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -132,6 +133,18 @@ type Env struct {
 	// Call plays a step the script does not (Step.Call).
 	Call   func(ctx context.Context, v any) error
 	Record Recorder
+	// Rand is the client's random source (the built-in steps' own):
+	// random() in an expression and a malformed send's kind draw from it.
+	// nil: a source seeded 1, 1.
+	Rand *rand.Rand
+
+	// random is random() as expressions call it, made once.
+	random func() float64
+	// malformed is the kind of the last send, when it was broken on
+	// purpose; "" otherwise. malformedKey is the last malformed send's,
+	// which a reply to a malformed send is recorded under.
+	malformed    string
+	malformedKey Key
 
 	// pending is the last send, until an expect answers it (pendingSet):
 	// a value, not a pointer, so that a send allocates none.
@@ -333,6 +346,7 @@ func (env *Env) send(st *Step, s *Send) error {
 	if env.Intended != nil {
 		intended = env.Intended()
 	}
+	env.malformed = ""
 	b, name := s.raw, "raw"
 	if s.msg != nil {
 		name = s.msg.Name
@@ -352,7 +366,7 @@ func (env *Env) send(st *Step, s *Send) error {
 			sc.Intend(intended)
 		}
 		var err error
-		if b, err = env.Catalog.Encode(env.Session, name, fields); err != nil {
+		if b, err = env.encode(s, name, fields); err != nil {
 			return fail(st, "cannot make %s: %v", name, err)
 		}
 	}
@@ -360,8 +374,40 @@ func (env *Env) send(st *Step, s *Send) error {
 	if err != nil {
 		return failErr(st, err, "send %s: %v", name, err)
 	}
+	if env.malformed != "" {
+		// Broken on purpose: no reply is wanted, so it is no request.
+		env.pendingSet = false
+		env.malformedKey = Key{Label: st.Label, Message: name}
+		if mr, ok := env.Record.(MalformedRecorder); ok {
+			mr.MalformedSent(env.malformed)
+		}
+		return nil
+	}
 	env.pending, env.pendingSet = Request{Key: Key{Label: st.Label, Message: name}, Intended: intended, Sent: sent}, true
 	return nil
+}
+
+// encode makes send s's message of fields, broken by a kind drawn from
+// its malformed ones when it has them (env.malformed names it).
+func (env *Env) encode(s *Send, name string, fields map[string]any) ([]byte, error) {
+	if len(s.Malformed) == 0 {
+		return env.Catalog.Encode(env.Session, name, fields)
+	}
+	rng := env.rng()
+	kind := s.Malformed[rng.IntN(len(s.Malformed))].S // drawn as the built-in malformed step draws
+	b, err := env.Catalog.(Breaker).Break(env.Session, name, fields, kind, rng)
+	if err == nil {
+		env.malformed = kind
+	}
+	return b, err
+}
+
+// rng is the client's random source (a fixed one when it has none).
+func (env *Env) rng() *rand.Rand {
+	if env.Rand == nil {
+		env.Rand = rand.New(rand.NewPCG(1, 1))
+	}
+	return env.Rand
 }
 
 // recv is the next unit, decoded, its violations recorded; ok false at
@@ -380,11 +426,17 @@ func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok 
 		}
 		d = env.Catalog.Decode(env.Session, ch, b)
 		key := Key{Label: "expect", Message: d.Name}
-		if env.pendingSet {
+		switch {
+		case d.Malformed != "":
+			key = env.malformedKey
+		case env.pendingSet:
 			key = env.pending.Key
 		}
 		for _, v := range d.Violations {
 			env.Record.Violation(key, v)
+		}
+		if mr, ok := env.Record.(MalformedRecorder); ok && d.Malformed != "" {
+			mr.MalformedReply(d.Malformed)
 		}
 		if d.Stale {
 			env.recycle(d)
@@ -474,6 +526,10 @@ func (env *Env) varsMap() map[string]any {
 	for _, v := range env.Vars {
 		m[v.Name] = v.Value
 	}
+	if env.random == nil {
+		env.random = func() float64 { return env.rng().Float64() }
+	}
+	m[RandomFunc] = env.random
 	return m
 }
 

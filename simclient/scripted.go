@@ -151,7 +151,7 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	*s = scriptState{rec: scriptRecorder{b: b}, ready: true, owner: b}
 	s.env = script.Env{
 		Catalog: cat, Session: sess, Transport: tr, Vars: vars,
-		Intended: kept.Intended, Call: kept.Call, Record: &s.rec,
+		Intended: kept.Intended, Call: kept.Call, Record: &s.rec, Rand: b.Think,
 	}
 	b.script = s
 	return nil
@@ -214,6 +214,17 @@ func (r *scriptRecorder) Request(q script.Request) {
 
 func (r *scriptRecorder) Violation(key script.Key, v script.Violation) {
 	r.b.Rec.Violation(v.Rule, time.Now(), nil, nil, v.Detail)
+}
+
+// MalformedSent and MalformedReply count a scripted malformed send and a
+// reply to one in the run's malformed findings, by kind, as the built-in
+// malformed step does (a script has no liveness probe of its own).
+func (r *scriptRecorder) MalformedSent(kind string) {
+	r.b.Shared.Collector.AddMalformed(kind, 1, 0, 0, 0)
+}
+
+func (r *scriptRecorder) MalformedReply(kind string) {
+	r.b.Shared.Collector.AddMalformed(kind, 0, 1, 0, 0)
 }
 
 // Fail records a step that failed and went on (on_fail: continue): as a

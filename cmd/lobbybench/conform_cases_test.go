@@ -28,7 +28,7 @@ func TestConformUserCases(t *testing.T) {
 		out  []string // in stdout (stderr for a usage error)
 	}{
 		{"pass beside a built-in case", []string{"--target", ref, "--cases", exampleCaseFile + ",my,udp-lobby/4"}, exitOK,
-			[]string{"✔ my/1", "✔ my/3", "✔ my/4", "✔ udp-lobby/4/1", "5 cases in"}},
+			[]string{"✔ my/1", "✔ my/3", "✔ my/4", "✔ my/5", "✔ udp-lobby/4/1", "6 cases in"}},
 		{"only the file's", []string{"--target", ref, "--cases", exampleCaseFile + ",my/1"}, exitOK, []string{"✔ my/1", "1 case in"}},
 		{"a MUST fails", []string{"--target", echoServer(t), "--header", "spec", "--timeout", "300ms", "--cases", exampleCaseFile + ",my/1"}, exitFailed,
 			[]string{"✘ my/1", "U-DIRECTION broken", "received: 01 42", "wire:"}},

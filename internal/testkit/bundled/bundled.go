@@ -20,9 +20,6 @@ import (
 // Unscripted are the bundled flows no script can play, and why (also in
 // docs/limitations.md), by scenario name/flow name.
 var Unscripted = map[string]string{
-	"malformed-mix/garbage": "malformed sends datagrams broken on purpose (bad CRC, truncated, wrong length…) " +
-		"chosen at random per packet, mixed with valid requests, and counts replies to them: a script breaks " +
-		"each datagram as its step says (framing fields, raw), drawing nothing at random",
 	"rate-limit-probe/prober": "rate_probe ramps a request rate and searches for the limit: no script step " +
 		"sends at a rate",
 }

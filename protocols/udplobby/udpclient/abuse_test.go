@@ -38,12 +38,12 @@ func TestMalformedSilentServer(t *testing.T) {
 	}
 }
 
+// TestMalformedAnswered: against a lobby that answers everything it can
+// frame, even garbage, each malformed packet's reply is a violation and an
+// unexpected reply of its kind, sent by the built-in malformed step or by
+// a script's malformed send alike (for which a reply is no answer: the
+// silence after them holds).
 func TestMalformedAnswered(t *testing.T) {
-	// A lobby answering everything it can frame, even garbage.
-	f := newFakeLobby(t, udpwire.ProfileSpec)
-	c := f.conn
-	f2 := newFakeLobby(t, udpwire.ProfileSpec)
-	_ = f2
 	echo := newRawResponder(t, func(b []byte) []byte {
 		if len(b) < 12 {
 			return nil
@@ -51,23 +51,32 @@ func TestMalformedAnswered(t *testing.T) {
 		out, _ := udpwire.AppendRoomList(nil, udpwire.ProfileSpec, uint16(b[2])<<8|uint16(b[3]), nil)
 		return out
 	})
-	_ = c
-	p := plan(t, "", `  - steps:
+	for _, tc := range []struct{ name, flow string }{
+		{"built-in", `  - steps:
       - malformed: {count: 10, kinds: [bad_crc, unknown_type], silence: 50ms}
-`)
-	r := runSessions(t, p, echo, 1, simclient.Options{Tick: time.Millisecond})
-	if r.errs[0] != nil {
-		t.Fatal(r.errs[0])
-	}
-	if r.violations()[RuleUMalformedAns] != 10 {
-		t.Fatalf("violations %v, want 10 %s", r.violations(), RuleUMalformedAns)
-	}
-	var unexp int64
-	for _, m := range r.run.Malformed {
-		unexp += m.UnexpectedReplies
-	}
-	if unexp != 10 {
-		t.Fatalf("unexpected replies %d, want 10 (%+v)", unexp, r.run.Malformed)
+`},
+		{"scripted", `  - steps:
+      - repeat: {count: 10}
+        steps: [{send: {message: LOBBY_LIST_ROOMS, malformed: [bad_crc, unknown_type]}}]
+      - expect: {silence: 50ms}
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runSessions(t, plan(t, "", tc.flow), echo, 1, simclient.Options{Tick: time.Millisecond})
+			if r.errs[0] != nil {
+				t.Fatal(r.errs[0])
+			}
+			if r.violations()[RuleUMalformedAns] != 10 {
+				t.Fatalf("violations %v, want 10 %s", r.violations(), RuleUMalformedAns)
+			}
+			var sent, unexp int64
+			for _, m := range r.run.Malformed {
+				sent, unexp = sent+m.Sent, unexp+m.UnexpectedReplies
+			}
+			if sent != 10 || unexp != 10 {
+				t.Fatalf("sent %d, unexpected replies %d, want 10 and 10 (%+v)", sent, unexp, r.run.Malformed)
+			}
+		})
 	}
 }
 

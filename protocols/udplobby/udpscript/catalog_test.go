@@ -522,3 +522,50 @@ func TestFramingOnPurpose(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakReplies: a datagram broken on purpose takes the session's
+// sequence id as any send does, and a reply echoing that id is not an
+// answer an expect takes: it is counted against the kind, and its first
+// copy breaks the rule the built-in malformed step charges
+// (U-MALFORMED-REPLY); the next request's reply is an answer as usual.
+func TestBreakReplies(t *testing.T) {
+	s := newTestSession(t, "spec")
+	b, err := Catalog.(script.Breaker).Break(s, udpwire.LobbyListRooms.String(), nil, "bad_crc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := udpwire.DecodeHeader(b, udpwire.ProfileSpec); udpwire.RuleOf(err) != udpwire.RuleCRC {
+		t.Fatalf("% x: %v, want a bad CRC", b, err)
+	}
+	if _, err := Catalog.Encode(s, udpwire.LobbyListRooms.String(), nil); err != nil {
+		t.Fatal(err)
+	}
+	reply := func(seq uint16) script.Decoded {
+		m := udpwire.Message{Header: udpwire.Header{Type: udpwire.LobbyRoomList, Seq: seq}}
+		r, err := udpwire.Append(nil, udpwire.ProfileSpec, &m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Catalog.Decode(s, ChannelLobby, r)
+	}
+	for i, tc := range []struct {
+		seq        uint16
+		stale      bool
+		malformed  string
+		violations []string
+	}{
+		{1, true, "bad_crc", []string{"U-MALFORMED-REPLY"}},
+		{1, true, "bad_crc", nil}, // counted once as a violation
+		{2, false, "", nil},
+	} {
+		d := reply(tc.seq)
+		var rules []string
+		for _, v := range d.Violations {
+			rules = append(rules, v.Rule)
+		}
+		if d.Stale != tc.stale || d.Malformed != tc.malformed || !slices.Equal(rules, tc.violations) {
+			t.Errorf("reply %d (seq %d): stale %v, malformed %q, violations %v; want %v, %q, %v",
+				i, tc.seq, d.Stale, d.Malformed, rules, tc.stale, tc.malformed, tc.violations)
+		}
+	}
+}

@@ -4,9 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 
+	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/script"
 )
 
@@ -45,6 +48,33 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 	s.track(m.Seq)
 	return b, nil
 }
+
+// MalformedKinds implements script.Breaker: the malformed step's kinds.
+func (catalog) MalformedKinds() []string {
+	var out []string
+	for _, k := range scenario.MalformedKinds(udpwire.ProtocolName) {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// Break implements script.Breaker: the message as Encode makes it,
+// broken as the built-in malformed step breaks its packets
+// (udpclient.Break, the same draws from rng for the same bytes), a reply
+// to its sequence id then judged as one to a malformed packet.
+func (c catalog) Break(sess any, name string, fields map[string]any, kind string, rng *rand.Rand) ([]byte, error) {
+	b, err := c.Encode(sess, name, fields)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := sessionOf(sess) // Encode checked it
+	inst := byName[name].Channel() == udpwire.ChannelInstance
+	b = udpclient.Break(b, s.profile, scenario.MalformedKind(kind), inst, rng)
+	s.noteMalformed(s.last, kind)
+	return b, nil
+}
+
+var _ script.Breaker = catalog{}
 
 // encodeCap holds a client's message (a header, a payload of at most 8
 // bytes, the CRC) in one allocation: appended to nil, the CRC grew it

@@ -32,7 +32,7 @@ func (s *session) track(seq uint16) {
 // echoing an id never sent is left to the expect, which names it. An
 // instance's events echo no request.
 func (s *session) judgeReply(d *script.Decoded, h udpwire.Header) {
-	if h.Type.Event() || !s.sentSeq(h.Seq) {
+	if h.Type.Event() || s.judgeMalformedReply(d, h) || !s.sentSeq(h.Seq) {
 		return
 	}
 	if s.answered == nil {
@@ -59,6 +59,53 @@ func (s *session) sentSeq(seq uint16) bool {
 		if v == seq {
 			return true
 		}
+	}
+	return false
+}
+
+// maxMalformed bounds the malformed sends a session remembers: a reply
+// to an older one is judged as one to an id never sent.
+const maxMalformed = 64
+
+// malformedSent is a send broken on purpose (Break): its sequence id,
+// its kind, and whether a reply to it was counted.
+type malformedSent struct {
+	seq     uint16
+	kind    string
+	replied bool
+}
+
+// noteMalformed remembers that the datagram of sequence id seq was
+// broken by kind.
+func (s *session) noteMalformed(seq uint16, kind string) {
+	if len(s.malformed) == maxMalformed {
+		s.malformed = append(s.malformed[:0], s.malformed[1:]...)
+	}
+	s.malformed = append(s.malformed, malformedSent{seq: seq, kind: kind})
+}
+
+// judgeMalformedReply judges a reply echoing the sequence id of a
+// malformed send, and reports whether it was one: stale (no expect takes
+// it), its kind in d.Malformed, and on the first reply to that send the
+// rule the built-in malformed step charges (a lobby or an instance
+// answered a packet it should have dropped, udp-lobby.md §3.4).
+func (s *session) judgeMalformedReply(d *script.Decoded, h udpwire.Header) bool {
+	for i := len(s.malformed) - 1; i >= 0; i-- {
+		m := &s.malformed[i]
+		if m.seq != h.Seq {
+			continue
+		}
+		d.Stale, d.Route, d.Malformed = true, nil, m.kind
+		if !m.replied {
+			m.replied = true
+			rule := udpclient.RuleUMalformedAns
+			if h.Type.Channel() == udpwire.ChannelInstance {
+				rule = udpclient.RuleIMalformedAns
+			}
+			d.Violations = append(d.Violations, script.Violation{Rule: rule,
+				Detail: fmt.Sprintf("%v seq %d: a reply to a packet sent malformed (%s) on purpose", h.Type, h.Seq, m.kind)})
+		}
+		return true
 	}
 	return false
 }

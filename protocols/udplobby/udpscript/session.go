@@ -32,6 +32,9 @@ type session struct {
 	// builtLast and built are the built-in steps' ids the session went
 	// on after (FollowSeq): built+1 ids up to builtLast, sent by them.
 	builtLast, built uint16
+	// malformed are the sends broken on purpose, oldest first (at most
+	// maxMalformed; nil until the first).
+	malformed []malformedSent
 	// made is the profile NewSession gave it, for Renew.
 	made struct {
 		profile udpwire.Profile
@@ -42,9 +45,10 @@ type session struct {
 // Renew implements script.Renewer: the session as NewSession made it,
 // its list of sent ids and its map of answered ones kept, emptied.
 func (s *session) Renew() {
-	sent, answered := s.sent[:0], s.answered
+	sent, answered, malformed := s.sent[:0], s.answered, s.malformed[:0]
 	clear(answered)
-	*s = session{profile: s.made.profile, settled: s.made.settled, err: s.err, sent: sent, answered: answered, made: s.made}
+	*s = session{profile: s.made.profile, settled: s.made.settled, err: s.err, sent: sent, answered: answered,
+		malformed: malformed, made: s.made}
 }
 
 var _ script.Renewer = (*session)(nil)
