@@ -71,6 +71,9 @@ func Register(d Descriptor) {
 	if d.Catalog != nil {
 		d.Scenario.Catalog = d.Catalog
 	}
+	for _, r := range d.Client.Rules {
+		d.Scenario.Rules = append(d.Scenario.Rules, r.ID)
+	}
 	scenario.RegisterProtocol(d.Scenario)
 	simclient.Register(d.Client)
 	for _, p := range d.Server {

@@ -47,6 +47,9 @@ type ProtocolSpec struct {
 	// expect, if, repeat), which the loader checks them against; nil: the
 	// protocol has none, and a scenario using one is an error naming it.
 	Catalog script.Catalog
+	// Rules are the rule ids a run of the protocol reports (registered
+	// with its client), which a raw send's allow: may name.
+	Rules []string
 	// Keys are the protocol's own top-level scenario keys (udp-lobby's
 	// header_profile and instance_ports); another protocol's scenario
 	// giving one is an error naming the file and line.

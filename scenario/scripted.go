@@ -35,7 +35,7 @@ var nestable = []StepKind{Send, Expect, If, Repeat, Think}
 
 func init() {
 	sharedSteps = append(sharedSteps,
-		StepSpec{Kind: Send, Params: []string{"message", "fields", "to", "raw", "malformed", "on_fail"}, Shorthand: "message",
+		StepSpec{Kind: Send, Params: []string{"message", "fields", "to", "raw", "malformed", "allow", "on_fail"}, Shorthand: "message",
 			read: func(d *decoder, in *stepIn, st *Step) { d.scripted(in, st, script.Step{Send: d.send(in)}) }},
 		StepSpec{Kind: Expect, Params: []string{"message", "where", "capture", "within", "silence", "on_fail"}, Shorthand: "message",
 			read: func(d *decoder, in *stepIn, st *Step) { d.scripted(in, st, script.Step{Expect: d.expect(in)}) }},
@@ -72,7 +72,7 @@ func (d *decoder) scripted(in *stepIn, st *Step, s script.Step) {
 		d.errf(in.kindNode, "%s: %s has no scripted steps (send, expect, if, repeat%s)", in.what, in.proto, catalogOwners())
 		return
 	case in.scope == nil:
-		in.scope = script.NewScope()
+		in.scope = script.NewScope().WithRules(spec.Rules)
 	}
 	d.scriptErrors(in.what, script.Check(spec.Catalog, b, in.scope))
 }
@@ -191,6 +191,7 @@ func (d *decoder) send(in *stepIn) *script.Send {
 		s.Fields = append(s.Fields, script.SetField{Name: kv[0], Value: kv[1]})
 	}
 	s.Malformed = d.names(in.f.get("malformed"), in.what+" malformed")
+	s.Allow = d.names(in.f.get("allow"), in.what+" allow")
 	return s
 }
 

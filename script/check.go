@@ -27,8 +27,19 @@ const RandomFunc = "random"
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Scope is the variables known at a point of a flow, with their types:
-// the builtins and the captures of the steps checked before it.
-type Scope struct{ vars map[string]Field }
+// the builtins and the captures of the steps checked before it; and the
+// rule ids the protocol reports, which a raw send's allow names (nil: not
+// known, not checked).
+type Scope struct {
+	vars  map[string]Field
+	rules []string
+}
+
+// WithRules is s knowing the protocol's rule ids (Send.Allow's).
+func (s *Scope) WithRules(rules []string) *Scope {
+	s.rules = rules
+	return s
+}
 
 // NewScope is a flow's scope before its first step.
 func NewScope() *Scope {
@@ -39,7 +50,7 @@ func NewScope() *Scope {
 	return s
 }
 
-func (s *Scope) clone() *Scope { return &Scope{vars: maps.Clone(s.vars)} }
+func (s *Scope) clone() *Scope { return &Scope{vars: maps.Clone(s.vars), rules: s.rules} }
 
 // Has reports whether variable name is set at this point.
 func (s *Scope) Has(name string) bool { _, ok := s.vars[name]; return ok }
@@ -152,7 +163,11 @@ func (c *checker) send(s *Send, sc *Scope) {
 			c.errf(s.Malformed[0].Pos, "malformed breaks a message: give message, not raw")
 		}
 		c.raw(s)
+		c.allow(s, sc.rules)
 		return
+	}
+	if len(s.Allow) > 0 {
+		c.errf(s.Allow[0].Pos, "allow: only raw bytes' replies may break rules on purpose; a message's replies are judged in full")
 	}
 	c.malformed(s)
 	m, ok := c.msgs[s.Message.S]
@@ -193,6 +208,18 @@ func (c *checker) malformed(s *Send) {
 		if !slices.Contains(kinds, k.S) {
 			c.unknown(k, kinds, "malformed: unknown kind %q (kinds: %v)", k.S, kinds)
 		}
+	}
+}
+
+// allow checks a raw send's allowed rules against the protocol's, when
+// they are known.
+func (c *checker) allow(s *Send, rules []string) {
+	for _, r := range s.Allow {
+		if rules != nil && !slices.Contains(rules, r.S) {
+			c.unknown(r, rules, "allow: unknown rule %q", r.S)
+			continue
+		}
+		s.allow = append(s.allow, r.S)
 	}
 }
 

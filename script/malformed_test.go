@@ -141,3 +141,69 @@ func TestRunMalformed(t *testing.T) {
 		}
 	})
 }
+
+// fakeRules are the fake protocol's rule ids, as a scope knows them.
+func fakeRules() *Scope { return NewScope().WithRules([]string{"fake-1", "fake-2"}) }
+
+func rawSend(n int, hex string, allow ...string) Step {
+	s := &Send{Raw: src(n, hex)}
+	for _, r := range allow {
+		s.Allow = append(s.Allow, src(n, r))
+	}
+	return Step{Pos: Pos{Line: n}, Label: "send_raw", Send: s}
+}
+
+// TestCheckAllow: allow is for raw bytes only, and its rules are the
+// protocol's (with the nearest when not).
+func TestCheckAllow(t *testing.T) {
+	withAllow := send(2, "CREATE")
+	withAllow.Send.Allow = []Src{src(2, "fake-1")}
+	for _, tc := range []struct {
+		name string
+		b    *Block
+		want string
+		near string
+	}{
+		{"a message's", block(withAllow), "allow: only raw bytes' replies may break rules on purpose", ""},
+		{"unknown rule", block(rawSend(3, "00ff", "fake-3")), `allow: unknown rule "fake-3"`, "fake-3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var es Errors
+			if err := Check(fakeCatalog{}, tc.b, fakeRules()); !errors.As(err, &es) || len(es) != 1 {
+				t.Fatalf("got %v, want one error", err)
+			}
+			if e := es[0]; !strings.Contains(e.Msg, tc.want) || e.Name != tc.near {
+				t.Fatalf("got %q (name %q), want %q (name %q)", e.Msg, e.Name, tc.want, tc.near)
+			}
+		})
+	}
+}
+
+// TestRunAllow: the rules a raw send allows are not recorded for the
+// replies that follow it, until the next send; others are, and so are
+// the allowed ones after another send.
+func TestRunAllow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := block(
+			rawSend(1, "00ff", "fake-1"), expect(2, time.Second, "", "any"),
+			send(3, "JOIN", "roomId", "1"), expect(4, time.Second, "", "JOINED"))
+		if err := Check(fakeCatalog{}, b, fakeRules()); err != nil {
+			t.Fatal(err)
+		}
+		tr := &fakeTransport{reply: func(sent string) []delayed {
+			if sent == "\x00\xff" {
+				return []delayed{{time.Millisecond, "CREATED roomId=1 port=1 bad=allowed"}}
+			}
+			return server(sent)
+		}}
+		rec := &recorder{}
+		env := &Env{Catalog: fakeCatalog{}, Session: fakeCatalog{}.NewSession(nil), Transport: tr, Record: rec,
+			Vars: Vars(nil).WithBuiltins(1, 2, 3, 4)}
+		if err := Run(context.Background(), b, env); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"send JOIN: fake-1 x"}; !slices.Equal(rec.violations, want) {
+			t.Errorf("violations %q, want %q (the raw send's allowed one left out)", rec.violations, want)
+		}
+	})
+}

@@ -107,10 +107,15 @@ type Send struct {
 	// Malformed, when given, are kinds to break the message by
 	// (Breaker): one is drawn per send from the client's random source.
 	Malformed []Src
+	// Allow, with Raw, are rules the replies to the raw bytes may break
+	// on purpose: until the next send, a violation of one is not
+	// recorded.
+	Allow []Src
 
 	msg     *Message
 	raw     []byte
 	channel string
+	allow   []string
 }
 
 // SetField is one field a send gives: a literal, or text with ${var}s.

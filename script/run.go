@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -145,6 +146,9 @@ type Env struct {
 	// which a reply to a malformed send is recorded under.
 	malformed    string
 	malformedKey Key
+	// allow are the rules the last send's replies may break on purpose
+	// (Send.Allow), not recorded.
+	allow []string
 
 	// pending is the last send, until an expect answers it (pendingSet):
 	// a value, not a pointer, so that a send allocates none.
@@ -346,7 +350,7 @@ func (env *Env) send(st *Step, s *Send) error {
 	if env.Intended != nil {
 		intended = env.Intended()
 	}
-	env.malformed = ""
+	env.malformed, env.allow = "", s.allow
 	b, name := s.raw, "raw"
 	if s.msg != nil {
 		name = s.msg.Name
@@ -433,7 +437,9 @@ func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok 
 			key = env.pending.Key
 		}
 		for _, v := range d.Violations {
-			env.Record.Violation(key, v)
+			if !slices.Contains(env.allow, v.Rule) {
+				env.Record.Violation(key, v)
+			}
 		}
 		if mr, ok := env.Record.(MalformedRecorder); ok && d.Malformed != "" {
 			mr.MalformedReply(d.Malformed)

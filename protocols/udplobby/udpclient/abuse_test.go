@@ -2,11 +2,13 @@ package udpclient
 
 import (
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -248,5 +250,42 @@ func TestImpairedLeaveSent(t *testing.T) {
 	}
 	if n := leaves.Load(); n != 1 {
 		t.Errorf("server got %d CLIENT_DISCONNECT, want 1", n)
+	}
+}
+
+// TestScriptAllow: a lobby answering every datagram with one of a type
+// nobody defines: the reply to a script's raw bytes breaks U-TYPE-UNKNOWN
+// unless the raw send allows it, and an allowed rule that is not the
+// protocol's is a load error at its line, naming the nearest.
+func TestScriptAllow(t *testing.T) {
+	odd := newRawResponder(t, func(b []byte) []byte {
+		h := udpwire.Header{PacketType: udpwire.ServerToClient, Type: 0x7E, Seq: 1}
+		return udpwire.AppendRaw(nil, udpwire.ProfileSpec, h, nil)
+	})
+	const raw = "0140000100000000d0e3833e" // a LOBBY_LIST_ROOMS of sequence id 1
+	for _, tc := range []struct {
+		name, allow string
+		violations  int64
+	}{
+		{"allowed", ", allow: [U-TYPE-UNKNOWN]", 0},
+		{"not allowed", "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan(t, "header_profile: spec", `  - steps:
+      - send: {raw: "`+raw+`"`+tc.allow+`}
+      - expect: any
+`)
+			r := runSessions(t, p, odd, 1, simclient.Options{})
+			if r.errs[0] != nil {
+				t.Fatal(r.errs[0])
+			}
+			if got := r.violations()[string(udpwire.RuleTypeUnknown)]; got != tc.violations {
+				t.Errorf("%s violations %d, want %d (%v)", udpwire.RuleTypeUnknown, got, tc.violations, r.violations())
+			}
+		})
+	}
+	_, err := scenario.Parse("a.yaml", []byte("protocol: udp-lobby\nload: {clients: 1, duration: 1s}\nflows:\n  - steps:\n      - send: {raw: \"00\", allow: [U-TYPE-UNKNOWM]}\n"))
+	if err == nil || !strings.Contains(err.Error(), `a.yaml:5:`) || !strings.Contains(err.Error(), `did you mean "U-TYPE-UNKNOWN"`) {
+		t.Errorf("an unknown allowed rule: %v", err)
 	}
 }
