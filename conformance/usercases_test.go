@@ -73,7 +73,8 @@ func TestUserCasesFault(t *testing.T) {
 		{"created long", "my/1", faults{createdLong: true}, []string{"LOBBY_ROOM_CREATED", "broken", "received: 02 43"}},
 		{"create silent", "my/1", faults{createSilent: true}, []string{"expected LOBBY_ROOM_CREATED within", "nothing came"}},
 		{"no CRC check", "my/4", faults{noCRCCheck: true}, []string{"expected silence", "got LOBBY_ROOM_LIST (hex 02410001"}},
-		{"malformed answered", "my/5", faults{replyMalformed: true}, []string{"expected silence for 100ms", "got LOBBY_JOIN_FAILED (hex 0246"}},
+		{"malformed answered", "my/5", faults{replyMalformed: true}, []string{"the reply to LOBBY_LIST_ROOMS to keep U-MALFORMED-REPLY",
+			"a reply to a packet sent malformed (random) on purpose; received: 02 46 00 00"}},
 		{"bad CRC processed", "my/5", faults{noCRCCheck: true}, []string{"the reply to LOBBY_LIST_ROOMS to keep U-MALFORMED-REPLY",
 			"a reply to a packet sent malformed (bad_crc) on purpose; received: 02 41 00 02"}},
 	} {

@@ -103,6 +103,10 @@ type Route struct {
 // Violation is a rule of the protocol a received message broke.
 type Violation struct {
 	Rule, Detail string
+	// Packet is the unit received that broke it, set by Run before it
+	// records the violation (a Recorder copies what it keeps: the
+	// transport may read into the same bytes next).
+	Packet []byte
 }
 
 // Decoded is a received message as a script sees it.

@@ -438,6 +438,7 @@ func (env *Env) recv(deadline time.Time) (d Decoded, b []byte, at time.Time, ok 
 		}
 		for _, v := range d.Violations {
 			if !slices.Contains(env.allow, v.Rule) {
+				v.Packet = b
 				env.Record.Violation(key, v)
 			}
 		}

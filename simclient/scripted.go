@@ -213,7 +213,7 @@ func (r *scriptRecorder) Request(q script.Request) {
 }
 
 func (r *scriptRecorder) Violation(key script.Key, v script.Violation) {
-	r.b.Rec.Violation(v.Rule, time.Now(), nil, nil, v.Detail)
+	r.b.Rec.Violation(v.Rule, time.Now(), v.Packet, nil, v.Detail)
 }
 
 // MalformedSent and MalformedReply count a scripted malformed send and a

@@ -1,12 +1,15 @@
 package udpclient
 
 import (
+	"maps"
+	"net"
 	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/bundled"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -41,10 +44,10 @@ func TestMalformedSilentServer(t *testing.T) {
 }
 
 // TestMalformedAnswered: against a lobby that answers everything it can
-// frame, even garbage, each malformed packet's reply is a violation and an
-// unexpected reply of its kind, sent by the built-in malformed step or by
-// a script's malformed send alike (for which a reply is no answer: the
-// silence after them holds).
+// frame, even garbage, each malformed packet's reply is a violation, with
+// the reply's bytes, and an unexpected reply of its kind, sent by the
+// built-in malformed step or by a script's malformed send alike (for
+// which a reply is no answer: the silence after them holds).
 func TestMalformedAnswered(t *testing.T) {
 	echo := newRawResponder(t, func(b []byte) []byte {
 		if len(b) < 12 {
@@ -77,6 +80,11 @@ func TestMalformedAnswered(t *testing.T) {
 			}
 			if sent != 10 || unexp != 10 {
 				t.Fatalf("sent %d, unexpected replies %d, want 10 and 10 (%+v)", sent, unexp, r.run.Malformed)
+			}
+			for _, v := range r.run.Violations {
+				if v.Rule == RuleUMalformedAns && (len(v.Samples) == 0 || !strings.HasPrefix(v.Samples[0].Packet, "0241")) {
+					t.Errorf("%s samples %+v, want the reply's bytes (02 41 …)", v.Rule, v.Samples)
+				}
 			}
 		})
 	}
@@ -287,5 +295,111 @@ func TestScriptAllow(t *testing.T) {
 	_, err := scenario.Parse("a.yaml", []byte("protocol: udp-lobby\nload: {clients: 1, duration: 1s}\nflows:\n  - steps:\n      - send: {raw: \"00\", allow: [U-TYPE-UNKNOWM]}\n"))
 	if err == nil || !strings.Contains(err.Error(), `a.yaml:5:`) || !strings.Contains(err.Error(), `did you mean "U-TYPE-UNKNOWN"`) {
 		t.Errorf("an unknown allowed rule: %v", err)
+	}
+}
+
+// TestGarbageAnsweredAlike: malformed-mix's garbage flow and its script
+// (the same datagrams, TestBundledScripted) against a lobby that answers
+// every datagram with LOBBY_JOIN_FAILED echoing whatever its bytes 2-3
+// hold, a sequence id read from garbage: both count the same malformed
+// packets sent and answered by kind, the same violations, and the
+// script's session does not fail on a reply that echoes no id it sent
+// (it is blamed on the malformed send just before, as the step does).
+func TestGarbageAnsweredAlike(t *testing.T) {
+	echo := newRawResponder(t, func(b []byte) []byte {
+		if len(b) < 4 {
+			return nil
+		}
+		h := udpwire.Header{PacketType: udpwire.ServerToClient, Type: udpwire.LobbyJoinFailed, Seq: uint16(b[2])<<8 | uint16(b[3])}
+		if b[0] == 1 && b[1] == byte(udpwire.LobbyListRooms) && len(b) == 12 {
+			out, _ := udpwire.AppendRoomList(nil, udpwire.ProfileSpec, h.Seq, nil)
+			return out // a good request (or one with a bad CRC: not checked) gets its list
+		}
+		return udpwire.AppendRaw(nil, udpwire.ProfileSpec, h, nil)
+	})
+	var pair *bundled.Pair
+	for _, p := range bundled.Pairs(t, udpwire.ProtocolName) {
+		if p.Key == "malformed-mix/garbage" {
+			pair = &p
+		}
+	}
+	if pair == nil {
+		t.Fatal("no malformed-mix/garbage pair")
+	}
+	play := func(p *scenario.Plan) (map[string][2]int64, int64) {
+		r := runSessions(t, p, echo, 1, simclient.Options{Tick: time.Millisecond})
+		if r.errs[0] != nil {
+			t.Fatalf("%s: %v", p.Name, r.errs[0])
+		}
+		by := map[string][2]int64{}
+		for _, m := range r.run.Malformed {
+			by[m.Kind] = [2]int64{m.Sent, m.UnexpectedReplies}
+		}
+		return by, r.violations()[RuleUMalformedAns]
+	}
+	a, av := play(pair.BuiltIn)
+	b, bv := play(pair.Scripted)
+	if !maps.Equal(a, b) || av != bv || av == 0 {
+		t.Errorf("built-in: %v, %d %s; scripted: %v, %d", a, av, RuleUMalformedAns, b, bv)
+	}
+}
+
+// TestScriptOtherPort: a lobby that answers through a second socket, as
+// lobbies in the wild do: a script's expect takes the reply as a built-in
+// step does (a U-REPLY-SOURCE, the request answered), not as a stray
+// datagram and a timeout, also when the send and the expect are in one
+// block (the id is the client's from the send on, not from the step's
+// end); a datagram from that port echoing no id the client used is
+// stray, not charged to the lobby.
+func TestScriptOtherPort(t *testing.T) {
+	const steps = `      - send: LOBBY_LIST_ROOMS
+      - expect: LOBBY_ROOM_LIST
+`
+	const block = `      - repeat: {count: 1}
+        steps: [{send: LOBBY_LIST_ROOMS}, {expect: LOBBY_ROOM_LIST}]
+`
+	for _, tc := range []struct {
+		name, flow string
+		seqOff     uint16 // added to the request's id in the reply
+		ok, stray  int64
+		violations int64
+	}{
+		{"its own id", steps, 0, 1, 0, 1},
+		{"its own id, in a block", block, 0, 1, 0, 1},
+		{"an id never used", steps, 0x4000, 0, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { in.Close(); out.Close() })
+			go func() {
+				buf := make([]byte, 2048)
+				for {
+					n, from, err := in.ReadFromUDPAddrPort(buf)
+					if err != nil {
+						return
+					}
+					if n >= 4 {
+						seq := uint16(buf[2])<<8 | uint16(buf[3]) + tc.seqOff
+						reply, _ := udpwire.AppendRoomList(nil, udpwire.ProfileSpec, seq, nil)
+						out.WriteToUDPAddrPort(reply, from)
+					}
+				}
+			}()
+			p := plan(t, "header_profile: spec\ndefaults: {timeout: 200ms}", "  - steps:\n"+tc.flow)
+			r := runSessions(t, p, in.LocalAddr().(*net.UDPAddr).AddrPort(), 1, simclient.Options{})
+			if got := r.run.Totals.Successes; got != tc.ok {
+				t.Errorf("answered %d, want %d (session: %v)", got, tc.ok, r.errs[0])
+			}
+			if r.stray != tc.stray || r.violations()[RuleUReplySource] != tc.violations {
+				t.Errorf("stray %d, %s %d; want %d, %d", r.stray, RuleUReplySource, r.violations()[RuleUReplySource], tc.stray, tc.violations)
+			}
+		})
 	}
 }

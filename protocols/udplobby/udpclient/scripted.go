@@ -3,6 +3,7 @@ package udpclient
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"os"
 	"time"
 
@@ -14,8 +15,12 @@ import (
 // scriptTransport plays a session's scripted steps on its socket: the
 // lobby's channel to the target, the instance's to the port the last
 // ROOM_CREATED or JOIN_SUCCESS named (script.Router), on the lobby's host.
-// A datagram from any other address is stray (counted in the harness
-// section), not a reply.
+// A datagram from another port is judged as a built-in step's is
+// (session.channel): a reply from another port of the lobby's or the
+// instance's host, echoing a sequence id this client used (the script's
+// own included: followSent), is a U-REPLY-SOURCE and is used, on the
+// channel its type belongs to; one from another host is a violation and
+// not used; anything else is stray (counted in the harness section).
 type scriptTransport struct{ s *session }
 
 // ScriptTransport implements simclient.Scripter.
@@ -33,7 +38,57 @@ func (t scriptTransport) Send(channel string, b []byte) (time.Time, error) {
 		to = t.s.inst
 	}
 	err := t.s.tr.send(to, b)
+	if err == nil {
+		t.s.followSent(b)
+	}
 	return t.s.tr.sent, err
+}
+
+// followSent counts the sequence id of datagram b, which a script sent,
+// as used by this client when it is a little past the last one used (the
+// script's messages take the next ids of the counter it shares with the
+// built-in steps; a datagram broken on purpose still took one): a reply
+// to it from another port is then known as this client's (plausible),
+// before the step ends and FollowScript catches the counter up.
+func (s *session) followSent(b []byte) {
+	h, err := udpwire.DecodeHeader(b, s.sendProfile(0))
+	if err != nil && !headerRead(err) {
+		return
+	}
+	if d := h.Seq - s.seq; d != 0 && d <= maxFollowed {
+		s.seq += d
+		s.sent += int(d)
+	}
+}
+
+// headerRead reports whether DecodeHeader's err still read the header (a
+// datagram broken past it): apart, so that followSent's every call does
+// not allocate the variable errors.As fills.
+func headerRead(err error) bool {
+	var e *udpwire.Error
+	return errors.As(err, &e) && e.HaveHeader
+}
+
+// maxFollowed bounds how far past the last sequence id used followSent
+// takes a script's: raw bytes may carry any id.
+const maxFollowed = 64
+
+// scriptOtherPort judges a datagram a script's transport received from
+// from, neither the lobby's port nor the instance's, as handle does: the
+// channel to take it on, or false when it is not the target's reply
+// (stray, from another host, or on_violation fail_step).
+func (s *session) scriptOtherPort(data []byte, from netip.AddrPort) (string, bool) {
+	if _, ok := s.channel(data, from); !ok {
+		return "", false
+	}
+	ch := s.msg.Type.Channel() // channel decoded it (plausible)
+	if s.Shared.ReplyViolation(s.Rec, RuleUReplySource, data, nil, s.sourceDetail(&s.msg, from, ch), true) != nil {
+		return "", false
+	}
+	if ch == udpwire.ChannelInstance {
+		return "instance", true
+	}
+	return "lobby", true
 }
 
 // Recv waits as a built-in request's wait does: with waits that may
@@ -62,7 +117,9 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 		case t.s.inst.IsValid() && from == t.s.inst:
 			return "instance", data, at, nil
 		}
-		t.s.Shared.StrayDatagram()
+		if ch, ok := t.s.scriptOtherPort(data, from); ok {
+			return ch, data, at, nil
+		}
 	}
 }
 

@@ -84,28 +84,58 @@ func (s *session) noteMalformed(seq uint16, kind string) {
 	s.malformed = append(s.malformed, malformedSent{seq: seq, kind: kind})
 }
 
-// judgeMalformedReply judges a reply echoing the sequence id of a
-// malformed send, and reports whether it was one: stale (no expect takes
-// it), its kind in d.Malformed, and on the first reply to that send the
-// rule the built-in malformed step charges (a lobby or an instance
-// answered a packet it should have dropped, udp-lobby.md §3.4).
+// judgeMalformedReply judges a reply to a malformed send, and reports
+// whether it was one: stale (no expect takes it), its kind in
+// d.Malformed, and on the first reply to that send the rule the built-in
+// malformed step charges (a lobby or an instance answered a packet it
+// should have dropped, udp-lobby.md §3.4). A reply is one when it echoes
+// a malformed send's sequence id, or, echoing none this session sent,
+// when a send of random bytes (which carried no id to echo) has no reply
+// yet: the latest such (the built-in step blames the last malformed
+// packet). Each takes one reply; a script reads replies only in its
+// expects, so one may come several sends after its packet.
 func (s *session) judgeMalformedReply(d *script.Decoded, h udpwire.Header) bool {
-	for i := len(s.malformed) - 1; i >= 0; i-- {
-		m := &s.malformed[i]
-		if m.seq != h.Seq {
-			continue
-		}
-		d.Stale, d.Route, d.Malformed = true, nil, m.kind
-		if !m.replied {
-			m.replied = true
-			rule := udpclient.RuleUMalformedAns
-			if h.Type.Channel() == udpwire.ChannelInstance {
-				rule = udpclient.RuleIMalformedAns
-			}
-			d.Violations = append(d.Violations, script.Violation{Rule: rule,
-				Detail: fmt.Sprintf("%v seq %d: a reply to a packet sent malformed (%s) on purpose", h.Type, h.Seq, m.kind)})
-		}
-		return true
+	m := s.malformedSeq(h.Seq)
+	if m == nil && !s.sentSeq(h.Seq) {
+		m = s.unechoed()
 	}
-	return false
+	if m == nil {
+		return false
+	}
+	d.Stale, d.Route, d.Malformed = true, nil, m.kind
+	if !m.replied {
+		m.replied = true
+		rule := udpclient.RuleUMalformedAns
+		if h.Type.Channel() == udpwire.ChannelInstance {
+			rule = udpclient.RuleIMalformedAns
+		}
+		d.Violations = append(d.Violations, script.Violation{Rule: rule,
+			Detail: fmt.Sprintf("%v seq %d: a reply to a packet sent malformed (%s) on purpose", h.Type, h.Seq, m.kind)})
+	}
+	return true
+}
+
+// malformedSeq is the malformed send whose datagram carried sequence id
+// seq, the latest, or nil.
+func (s *session) malformedSeq(seq uint16) *malformedSent {
+	for i := len(s.malformed) - 1; i >= 0; i-- {
+		if m := &s.malformed[i]; m.seq == seq && m.kind != kindRandom {
+			return m
+		}
+	}
+	return nil
+}
+
+// kindRandom is the malformed kind whose datagram carries no sequence id.
+const kindRandom = "random"
+
+// unechoed is the latest send of random bytes with no reply yet (among
+// the maxMalformed remembered), or nil.
+func (s *session) unechoed() *malformedSent {
+	for i := len(s.malformed) - 1; i >= 0; i-- {
+		if m := &s.malformed[i]; m.kind == kindRandom && !m.replied {
+			return m
+		}
+	}
+	return nil
 }
