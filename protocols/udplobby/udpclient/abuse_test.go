@@ -392,7 +392,8 @@ func TestScriptOtherPort(t *testing.T) {
 					}
 				}
 			}()
-			p := plan(t, "header_profile: spec\ndefaults: {timeout: 200ms}", "  - steps:\n"+tc.flow)
+			// 2 s: the reply must be read within the wait, on a busy machine too.
+			p := plan(t, "header_profile: spec\ndefaults: {timeout: 2s}", "  - steps:\n"+tc.flow)
 			r := runSessions(t, p, in.LocalAddr().(*net.UDPAddr).AddrPort(), 1, simclient.Options{})
 			if got := r.run.Totals.Successes; got != tc.ok {
 				t.Errorf("answered %d, want %d (session: %v)", got, tc.ok, r.errs[0])
