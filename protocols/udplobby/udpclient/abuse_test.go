@@ -349,7 +349,8 @@ func TestGarbageAnsweredAlike(t *testing.T) {
 // step does (a U-REPLY-SOURCE, the request answered), not as a stray
 // datagram and a timeout, also when the send and the expect are in one
 // block (the id is the client's from the send on, not from the step's
-// end); a datagram from that port echoing no id the client used is
+// end), and under on_violation: fail_step (a script applies it to no
+// rule); a datagram from that port echoing no id the client used is
 // stray, not charged to the lobby.
 func TestScriptOtherPort(t *testing.T) {
 	const steps = `      - send: LOBBY_LIST_ROOMS
@@ -359,14 +360,15 @@ func TestScriptOtherPort(t *testing.T) {
         steps: [{send: LOBBY_LIST_ROOMS}, {expect: LOBBY_ROOM_LIST}]
 `
 	for _, tc := range []struct {
-		name, flow string
-		seqOff     uint16 // added to the request's id in the reply
-		ok, stray  int64
-		violations int64
+		name, flow, extra string
+		seqOff            uint16 // added to the request's id in the reply
+		ok, stray         int64
+		violations        int64
 	}{
-		{"its own id", steps, 0, 1, 0, 1},
-		{"its own id, in a block", block, 0, 1, 0, 1},
-		{"an id never used", steps, 0x4000, 0, 1, 0},
+		{"its own id", steps, "", 0, 1, 0, 1},
+		{"its own id, in a block", block, "", 0, 1, 0, 1},
+		{"its own id, on_violation fail_step", steps, "on_violation: fail_step", 0, 1, 0, 1},
+		{"an id never used", steps, "", 0x4000, 0, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -393,7 +395,7 @@ func TestScriptOtherPort(t *testing.T) {
 				}
 			}()
 			// 2 s: the reply must be read within the wait, on a busy machine too.
-			p := plan(t, "header_profile: spec\ndefaults: {timeout: 2s}", "  - steps:\n"+tc.flow)
+			p := plan(t, "header_profile: spec\ndefaults: {timeout: 2s}\n"+tc.extra, "  - steps:\n"+tc.flow)
 			r := runSessions(t, p, in.LocalAddr().(*net.UDPAddr).AddrPort(), 1, simclient.Options{})
 			if got := r.run.Totals.Successes; got != tc.ok {
 				t.Errorf("answered %d, want %d (session: %v)", got, tc.ok, r.errs[0])

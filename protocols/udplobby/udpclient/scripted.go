@@ -76,15 +76,14 @@ const maxFollowed = 64
 // scriptOtherPort judges a datagram a script's transport received from
 // from, neither the lobby's port nor the instance's, as handle does: the
 // channel to take it on, or false when it is not the target's reply
-// (stray, from another host, or on_violation fail_step).
+// (stray, or from another host). A script does not apply on_violation (no
+// violation fails a scripted step): the reply is taken either way.
 func (s *session) scriptOtherPort(data []byte, from netip.AddrPort) (string, bool) {
 	if _, ok := s.channel(data, from); !ok {
 		return "", false
 	}
 	ch := s.msg.Type.Channel() // channel decoded it (plausible)
-	if s.Shared.ReplyViolation(s.Rec, RuleUReplySource, data, nil, s.sourceDetail(&s.msg, from, ch), true) != nil {
-		return "", false
-	}
+	_ = s.Shared.ReplyViolation(s.Rec, RuleUReplySource, data, nil, s.sourceDetail(&s.msg, from, ch), true)
 	if ch == udpwire.ChannelInstance {
 		return "instance", true
 	}
