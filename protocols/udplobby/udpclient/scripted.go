@@ -55,7 +55,13 @@ func (s *session) followSent(b []byte) {
 	if err != nil && !headerRead(err) {
 		return
 	}
-	if d := h.Seq - s.seq; d != 0 && d <= maxFollowed {
+	s.takeSeqs(h.Seq, maxFollowed)
+}
+
+// takeSeqs counts the ids after the last one used, up to last, as used,
+// when last is at most max past it (not behind it: ids wrap at 2^16).
+func (s *session) takeSeqs(last, max uint16) {
+	if d := last - s.seq; d != 0 && d <= max {
 		s.seq += d
 		s.sent += int(d)
 	}
@@ -227,10 +233,7 @@ func (s *session) FollowScript(cs any) {
 	if !ok {
 		return
 	}
-	if d := q.LastSeq() - s.seq; d != 0 && d < 1<<15 {
-		s.seq += d
-		s.sent += int(d)
-	}
+	s.takeSeqs(q.LastSeq(), 1<<15-1)
 }
 
 var (

@@ -154,33 +154,36 @@ func (s *session) set(m *udpwire.Message, k string, n uint64) error {
 // framing is what a send gave of its datagram's framing (§3.1, §3.3):
 // each given field is written as given, the others computed.
 type framing struct {
-	given                     uint8 // a bit per field, framingBit
+	given                     uint8 // a givenX bit per field given
 	packetType, messageType   uint8
 	payloadSize, originalSize uint16
 	crc                       uint32
 }
 
-// framingBit is each framing field's bit in framing.given.
-var framingBit = map[string]uint8{fPacketType: 1, fMessageType: 2, fPayloadSize: 4, fOriginalSize: 8, fCRC: 16}
+// Each framing field's bit in framing.given.
+const (
+	givenPacketType uint8 = 1 << iota
+	givenMessageType
+	givenPayloadSize
+	givenOriginalSize
+	givenCRC
+)
 
 // set keeps framing field k's value n, and reports whether k is one.
 func (fr *framing) set(k string, n uint64) bool {
-	bit, ok := framingBit[k]
-	if !ok {
-		return false
-	}
-	fr.given |= bit
 	switch k {
 	case fPacketType:
-		fr.packetType = uint8(n)
+		fr.packetType, fr.given = uint8(n), fr.given|givenPacketType
 	case fMessageType:
-		fr.messageType = uint8(n)
+		fr.messageType, fr.given = uint8(n), fr.given|givenMessageType
 	case fPayloadSize:
-		fr.payloadSize = uint16(n)
+		fr.payloadSize, fr.given = uint16(n), fr.given|givenPayloadSize
 	case fOriginalSize:
-		fr.originalSize = uint16(n)
+		fr.originalSize, fr.given = uint16(n), fr.given|givenOriginalSize
+	case fCRC:
+		fr.crc, fr.given = uint32(n), fr.given|givenCRC
 	default:
-		fr.crc = uint32(n)
+		return false
 	}
 	return true
 }
@@ -192,20 +195,20 @@ func (fr *framing) apply(p udpwire.Profile, m *udpwire.Message, b []byte) []byte
 	payload := b[p.HeaderLen() : len(b)-udpwire.CRCLen]
 	n := uint16(len(payload))
 	h := udpwire.Header{PacketType: m.Type.Dir(), Type: m.Type, Seq: m.Seq, TickID: m.TickID, PayloadSize: n, OriginalSize: n}
-	if fr.given&framingBit[fPacketType] != 0 {
+	if fr.given&givenPacketType != 0 {
 		h.PacketType = udpwire.PacketType(fr.packetType)
 	}
-	if fr.given&framingBit[fMessageType] != 0 {
+	if fr.given&givenMessageType != 0 {
 		h.Type = udpwire.MsgType(fr.messageType)
 	}
-	if fr.given&framingBit[fPayloadSize] != 0 {
+	if fr.given&givenPayloadSize != 0 {
 		h.PayloadSize = fr.payloadSize
 	}
-	if fr.given&framingBit[fOriginalSize] != 0 {
+	if fr.given&givenOriginalSize != 0 {
 		h.OriginalSize = fr.originalSize
 	}
 	out := udpwire.AppendRaw(make([]byte, 0, len(b)), p, h, payload)
-	if fr.given&framingBit[fCRC] != 0 {
+	if fr.given&givenCRC != 0 {
 		binary.BigEndian.PutUint32(out[len(out)-udpwire.CRCLen:], fr.crc)
 	}
 	return out
