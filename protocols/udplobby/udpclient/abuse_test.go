@@ -1,6 +1,7 @@
 package udpclient
 
 import (
+	"fmt"
 	"maps"
 	"net"
 	"net/netip"
@@ -92,6 +93,11 @@ func TestMalformedAnswered(t *testing.T) {
 
 // newRawResponder answers every datagram with reply(datagram), if not nil.
 func newRawResponder(t testing.TB, reply func([]byte) []byte) netip.AddrPort {
+	return newCopyingResponder(t, 1, reply)
+}
+
+// newCopyingResponder is newRawResponder sending each reply copies times.
+func newCopyingResponder(t testing.TB, copies int, reply func([]byte) []byte) netip.AddrPort {
 	f := newFakeLobby(t, udpwire.ProfileSpec)
 	f.conn.Close() // reuse only the helper's cleanup; open our own socket
 	e := newEchoServer(t, 0)
@@ -103,7 +109,9 @@ func newRawResponder(t testing.TB, reply func([]byte) []byte) netip.AddrPort {
 				return
 			}
 			if out := reply(buf[:n]); out != nil {
-				e.conn.WriteToUDPAddrPort(out, from)
+				for range copies {
+					e.conn.WriteToUDPAddrPort(out, from)
+				}
 			}
 		}
 	}()
@@ -304,9 +312,17 @@ func TestScriptAllow(t *testing.T) {
 // hold, a sequence id read from garbage: both count the same malformed
 // packets sent and answered by kind, the same violations, and the
 // script's session does not fail on a reply that echoes no id it sent
-// (it is blamed on the malformed send just before, as the step does).
+// (it is blamed on the malformed send just before, as the step does);
+// also when the lobby sends every reply twice (a packet answered counts
+// once).
 func TestGarbageAnsweredAlike(t *testing.T) {
-	echo := newRawResponder(t, func(b []byte) []byte {
+	for _, copies := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d copies", copies), func(t *testing.T) { garbageAnsweredAlike(t, copies) })
+	}
+}
+
+func garbageAnsweredAlike(t *testing.T, copies int) {
+	echo := newCopyingResponder(t, copies, func(b []byte) []byte {
 		if len(b) < 4 {
 			return nil
 		}

@@ -85,15 +85,16 @@ func (s *session) noteMalformed(seq uint16, kind string) {
 }
 
 // judgeMalformedReply judges a reply to a malformed send, and reports
-// whether it was one: stale (no expect takes it), its kind in
-// d.Malformed, and on the first reply to that send the rule the built-in
-// malformed step charges (a lobby or an instance answered a packet it
+// whether it was one: stale (no expect takes it), and, when it is the
+// first reply to that send, its kind in d.Malformed and the rule the
+// built-in malformed step charges (a lobby or an instance answered a packet it
 // should have dropped, udp-lobby.md §3.4). A reply is one when it echoes
 // a malformed send's sequence id, or, echoing none this session sent,
 // when a send of random bytes (which carried no id to echo) has no reply
 // yet: the latest such (the built-in step blames the last malformed
-// packet). Each takes one reply; a script reads replies only in its
-// expects, so one may come several sends after its packet.
+// packet), else the latest answered (a copy). Each counts one reply; a
+// script reads replies only in its expects, so one may come several
+// sends after its packet.
 func (s *session) judgeMalformedReply(d *script.Decoded, h udpwire.Header) bool {
 	m := s.malformedSeq(h.Seq)
 	if m == nil && !s.sentSeq(h.Seq) {
@@ -102,9 +103,9 @@ func (s *session) judgeMalformedReply(d *script.Decoded, h udpwire.Header) bool 
 	if m == nil {
 		return false
 	}
-	d.Stale, d.Route, d.Malformed = true, nil, m.kind
-	if !m.replied {
-		m.replied = true
+	d.Stale, d.Route = true, nil
+	if !m.replied { // a copy of the reply is not counted again, as the step counts a packet answered once
+		m.replied, d.Malformed = true, m.kind
 		rule := udpclient.RuleUMalformedAns
 		if h.Type.Channel() == udpwire.ChannelInstance {
 			rule = udpclient.RuleIMalformedAns
@@ -130,12 +131,19 @@ func (s *session) malformedSeq(seq uint16) *malformedSent {
 const kindRandom = "random"
 
 // unechoed is the latest send of random bytes with no reply yet (among
-// the maxMalformed remembered), or nil.
+// the maxMalformed remembered), else the latest one answered already (a
+// copy of its reply), or nil.
 func (s *session) unechoed() *malformedSent {
+	var copied *malformedSent
 	for i := len(s.malformed) - 1; i >= 0; i-- {
-		if m := &s.malformed[i]; m.kind == kindRandom && !m.replied {
+		m := &s.malformed[i]
+		switch {
+		case m.kind != kindRandom:
+		case !m.replied:
 			return m
+		case copied == nil:
+			copied = m
 		}
 	}
-	return nil
+	return copied
 }
