@@ -458,3 +458,24 @@ func TestOwnedNamesAreOwned(t *testing.T) {
 		t.Errorf("found %d Owned(…) marks with a literal name; the pattern no longer matches the sources", n)
 	}
 }
+
+// TestPoolFillGhosts: a lobby whose list names rooms already gone (their
+// ports back in the pool), as one that cleans up lazily does, is still
+// found to refuse a create past its limit: udp-lobby/10/5, every create
+// answered, lists the rooms again and goes on for the ports the list no
+// longer holds (it failed here, 9 creates answered, 4 ghosts listed).
+func TestPoolFillGhosts(t *testing.T) {
+	t.Parallel()                                                                       // waits on replies
+	l := startTestLobby(t, withLimit(faults{ghostsOnce: true, noAddrQuota: true}), 12) // no quota: only the full pool refuses
+	cfg := suiteConfig(l.addr().String(), l.portRange())
+	cfg.Patterns = []string{"udp-lobby/10/5"}
+	rep := runSuite(t, cfg)
+	if len(rep.Cases) != 1 {
+		t.Fatalf("%d cases run, want udp-lobby/10/5 alone:\n%s", len(rep.Cases), reportText(rep))
+	}
+	x := rep.Cases[0]
+	want := "LOBBY_JOIN_FAILED after 12 creates (4 rooms listed before, 12 ports)"
+	if x.Verdict != result.VerdictPass || !slices.Contains(x.Notes, want) {
+		t.Errorf("%s is %v, notes %q, want pass noting %q:\n%s", x.ID, x.Verdict, x.Notes, want, reportText(rep))
+	}
+}

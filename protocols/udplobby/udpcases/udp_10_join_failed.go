@@ -129,12 +129,19 @@ type poolFill struct {
 	// JOIN_FAILED came from an address other than one (-1: none came).
 	created   int
 	refusedAt int
+	// relisted is how many rooms were listed again after relistedAt
+	// creates, all answered (-1: not listed again).
+	relisted, relistedAt int
 	// err is a wrong answer to a create (udp-lobby/10/5 fails with it).
 	err error
 }
 
 // fillPool runs (once per run) the pool filling; it skips when the pool
-// is unknown or too large for MaxFill.
+// is unknown or too large for MaxFill. A server that cleans up lazily may
+// drop rooms it listed while the pool fills: when every create was
+// answered, the rooms are listed again and the filling goes on for the
+// ports those freed (once, within MaxFill), so that a refusal still due is
+// not taken for a missing one.
 func fillPool(t *conformance.T) (*poolFill, error) {
 	v, err := t.Fixture("udp-pool-fill", func(ft *conformance.T) (any, error) {
 		pr := udpOptions(ft.Env).InstancePorts
@@ -145,53 +152,23 @@ func fillPool(t *conformance.T) (*poolFill, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &poolFill{ports: pr, listed: len(rooms), need: pr.Size() - len(rooms), refusedAt: -1}
+		f := &poolFill{ports: pr, listed: len(rooms), need: pr.Size() - len(rooms), refusedAt: -1, relisted: -1}
 		if f.need+1 > ft.Env.MaxFill {
 			return nil, conformance.Skipf("reaching the limit of %d instances would take %d creates (bound %d): give --max-fill %d", pr.Size(), f.need+1, ft.Env.MaxFill, f.need+1)
 		}
-		prof := headerProfile(ft.Env)
-		// Phase 1: one source address, one socket, as an attacker would.
-		if f.one, err = ft.Env.Sources.Acquire(ft.Ctx); err != nil {
-			return nil, err
+		if err := f.fromOne(ft); err != nil || f.err != nil {
+			return f, err
 		}
-		s, err := ft.OpenUDPOn(f.one)
-		if err != nil {
-			return nil, err
+		if err := f.fromOthers(ft); err != nil || f.err != nil || f.refusedAt >= 0 || f.oneRefused {
+			return f, err
 		}
-		defer s.Close()
-		s.FirstSendPaid() // Acquire's token pays for the first send
-		for f.created <= f.need {
-			m, err := createFrom(ft, s, fmt.Sprintf("LOBBY_CREATE_ROOM #%d (all from %v)", f.created+1, f.one))
-			if err != nil {
-				f.err = err
-				return f, keepVerify(err)
-			}
-			if m.typ == udpwire.LobbyJoinFailed {
-				f.oneRefused = true
-				break
-			}
-			f.created++
-			f.byOne++
+		if rooms, err = listRooms(ft); err != nil {
+			return f, keepVerify(err)
 		}
-		// Phase 2: the other addresses, until the pool is full.
-		for f.created <= f.need {
-			x, err := lobbyRequest(ft, buildCreate(prof), fmt.Sprintf("LOBBY_CREATE_ROOM #%d", f.created+1))
-			if x != nil {
-				x.sock.Close()
-			}
-			m, err := expect(x, err, "LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", udpwire.LobbyRoomCreated, udpwire.LobbyJoinFailed)
-			if err != nil {
-				f.err = err
-				return f, keepVerify(err)
-			}
-			if f.afterOne == 0 {
-				f.afterOne = m.typ
-			}
-			if m.typ == udpwire.LobbyJoinFailed {
-				f.refusedAt = f.created
-				break
-			}
-			f.created++
+		f.relisted, f.relistedAt = len(rooms), f.created
+		if freed := pr.Size() - len(rooms); freed > 0 && f.created+freed+1 <= ft.Env.MaxFill {
+			f.need = f.created + freed
+			return f, f.fromOthers(ft)
 		}
 		return f, nil
 	})
@@ -199,6 +176,61 @@ func fillPool(t *conformance.T) (*poolFill, error) {
 		return nil, err
 	}
 	return v.(*poolFill), nil
+}
+
+// fromOne is the filling's first phase: one source address, one socket,
+// as an attacker would, until the server refuses it or the pool is full.
+func (f *poolFill) fromOne(ft *conformance.T) error {
+	var err error
+	if f.one, err = ft.Env.Sources.Acquire(ft.Ctx); err != nil {
+		return err
+	}
+	s, err := ft.OpenUDPOn(f.one)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	s.FirstSendPaid() // Acquire's token pays for the first send
+	for f.created <= f.need {
+		m, err := createFrom(ft, s, fmt.Sprintf("LOBBY_CREATE_ROOM #%d (all from %v)", f.created+1, f.one))
+		if err != nil {
+			f.err = err
+			return keepVerify(err)
+		}
+		if m.typ == udpwire.LobbyJoinFailed {
+			f.oneRefused = true
+			return nil
+		}
+		f.created++
+		f.byOne++
+	}
+	return nil
+}
+
+// fromOthers is the second phase: the other addresses, until the pool is
+// full (a create past f.need) or the server refuses one.
+func (f *poolFill) fromOthers(ft *conformance.T) error {
+	prof := headerProfile(ft.Env)
+	for f.created <= f.need {
+		x, err := lobbyRequest(ft, buildCreate(prof), fmt.Sprintf("LOBBY_CREATE_ROOM #%d", f.created+1))
+		if x != nil {
+			x.sock.Close()
+		}
+		m, err := expect(x, err, "LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", udpwire.LobbyRoomCreated, udpwire.LobbyJoinFailed)
+		if err != nil {
+			f.err = err
+			return keepVerify(err)
+		}
+		if f.afterOne == 0 {
+			f.afterOne = m.typ
+		}
+		if m.typ == udpwire.LobbyJoinFailed {
+			f.refusedAt = f.created
+			return nil
+		}
+		f.created++
+	}
+	return nil
 }
 
 // keepVerify returns nil for a *VerifyError (a finding the fixture keeps
@@ -261,8 +293,12 @@ func udpCreatePastLimit(t *conformance.T) error {
 		}
 		return nil
 	}
+	relisted := ""
+	if f.relisted >= 0 {
+		relisted = fmt.Sprintf(", %d listed again after %d creates", f.relisted, f.relistedAt)
+	}
 	return conformance.Failf(fmt.Sprintf("LOBBY_JOIN_FAILED once the %d instance ports %v are in use", pr.Size(), pr),
-		"%d creates all answered LOBBY_ROOM_CREATED (%d rooms listed before)", f.created, f.listed)
+		"%d creates all answered LOBBY_ROOM_CREATED (%d rooms listed before%s)", f.created, f.listed, relisted)
 }
 
 // udpOneAddressTakesAll: the one-address attack, judged on the pool filling.
