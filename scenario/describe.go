@@ -158,7 +158,11 @@ func (s Step) describe() string {
 		}
 		return fmt.Sprintf("%d to %s, %g%% malformed (%s), silence %s", s.Malformed.Count, s.Malformed.To, 100*s.Malformed.Share, strings.Join(kinds, ","), s.Malformed.Silence)
 	case RateProbe:
-		return fmt.Sprintf("%s %s→%s over %s, limit at %g%% loss", s.Probe.Request, FormatRate(s.Probe.From), FormatRate(s.Probe.To), s.Probe.Over, 100*s.Probe.Loss)
+		req := string(s.Probe.Request)
+		if s.Probe.Script != nil {
+			req = s.Probe.Script.Send.Message.S
+		}
+		return fmt.Sprintf("%s %s→%s over %s, limit at %g%% loss", req, FormatRate(s.Probe.From), FormatRate(s.Probe.To), s.Probe.Over, 100*s.Probe.Loss)
 	}
 	return s.describeOwn()
 }

@@ -250,14 +250,14 @@ func (d *decoder) stepFields(params *yaml.Node, flow string, spec *StepSpec, in 
 	switch {
 	case pn == nil || (pn.Kind == yaml.ScalarNode && pn.Tag == "!!null"):
 		return fields{vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, node: in.kindNode}, true
-	case pn.Kind == yaml.ScalarNode || thinkShorthand(spec.Kind, pn):
+	case pn.Kind == yaml.ScalarNode || pn.Kind == yaml.SequenceNode && listShorthand(spec.Kind) != "":
 		if spec.Shorthand == "" {
 			d.errf(pn, "%s takes no single value; give parameters as a mapping (%s)", in.what, strings.Join(keys, ", "))
 			return fields{}, false
 		}
 		key := spec.Shorthand
 		if pn.Kind == yaml.SequenceNode {
-			key = "uniform" // think: [100ms, 500ms]
+			key = listShorthand(spec.Kind) // think: [100ms, 500ms]; expect: [A, B]
 		}
 		return fields{vals: map[string]*yaml.Node{key: pn}, keys: map[string]*yaml.Node{key: pn}, node: pn}, true
 	}

@@ -288,7 +288,11 @@ type RateProbeSpec struct {
 	From, To float64
 	Over     time.Duration
 	Request  StepKind
-	Loss     float64
+	// Script, when set, is the request written as a script (send:,
+	// expect:) in place of Request: its message is sent, and a reply is
+	// an answer when its expect accepts it, a refusal otherwise.
+	Script *script.Pipelined
+	Loss   float64
 }
 
 // NewRand returns the deterministic generator for one stream of a run

@@ -47,6 +47,9 @@ type ProtocolSpec struct {
 	// expect, if, repeat), which the loader checks them against; nil: the
 	// protocol has none, and a scenario using one is an error naming it.
 	Catalog script.Catalog
+	// ProbeScripts says its rate_probe takes a request written as a
+	// script (send:, expect:) against its Catalog.
+	ProbeScripts bool
 	// Rules are the rule ids a run of the protocol reports (registered
 	// with its client), which a raw send's allow: may name.
 	Rules []string
@@ -226,11 +229,16 @@ func ProtocolNames() []string {
 }
 
 // orList joins names as "a, b or c".
-func orList(names []string) string {
+func orList(names []string) string { return joinList(names, "or") }
+
+// andList joins names as "a, b and c".
+func andList(names []string) string { return joinList(names, "and") }
+
+func joinList(names []string, last string) string {
 	if len(names) < 2 {
 		return strings.Join(names, "")
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(names[:len(names)-1], ", ") + " " + last + " " + names[len(names)-1]
 }
 
 // UDP reports whether the protocol runs over UDP (and so accepts

@@ -38,7 +38,7 @@ const (
 )
 
 func init() {
-	for _, p := range []ProtocolSpec{{Name: scriptedProto, Catalog: scriptCatalog{}}, {Name: scriptlessFake}} {
+	for _, p := range []ProtocolSpec{{Name: scriptedProto, Catalog: scriptCatalog{}, ProbeScripts: true}, {Name: scriptlessFake}} {
 		p.Order, p.Transport = 1000, "tcp"
 		p.Steps = []StepSpec{{Kind: "list_rooms", Request: true}} // a documented name: the docs test lists every kind
 		p.ProbeRequests = []StepKind{p.Steps[0].Kind}
@@ -159,6 +159,22 @@ func TestScriptedBadInput(t *testing.T) {
 			`s.yaml:7: flow "custom": repeat: max bounds a while; a count is its own bound`, false},
 		{"protocol without a catalog", `      - send: LOBBY_LIST_ROOMS`, scriptlessFake,
 			`s.yaml:7: flow "custom": send: scriptless-fake has no scripted steps (send, expect, if, repeat; protocols with them: `, false},
+		{"probe: request and send", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, request: list_rooms, send: LOBBY_LIST_ROOMS, expect: LOBBY_ROOM_LIST}`, "",
+			`s.yaml:7: flow "custom": rate_probe: give request (a built-in step) or send and expect (a message), not both`, false},
+		{"probe: send without expect", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: LOBBY_LIST_ROOMS}`, "",
+			`s.yaml:7: flow "custom": rate_probe: a scripted request needs both send (the message) and expect (the reply that answers it)`, false},
+		{"probe: raw", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: {raw: "00"}, expect: LOBBY_ROOM_LIST}`, "",
+			`s.yaml:7: flow "custom": rate_probe: send: raw does not apply to a probe's request (its send takes message, fields and to)`, false},
+		{"probe: capture", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: LOBBY_LIST_ROOMS, expect: {message: LOBBY_ROOM_LIST, capture: {n: roomCount}}}`, "",
+			`s.yaml:7: flow "custom": rate_probe: expect: capture does not apply to a probe's request (its expect takes message and where)`, false},
+		{"probe: unknown message", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: LOBBY_LIST_ROMS, expect: LOBBY_ROOM_LIST}`, "",
+			`s.yaml:7: flow "custom": rate_probe: unknown message "LOBBY_LIST_ROMS" (did you mean "LOBBY_LIST_ROOMS"?)`, false},
+		{"probe: where on an unknown field", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: LOBBY_LIST_ROOMS, expect: {message: LOBBY_ROOM_LIST, where: "rooms > 1"}}`, "",
+			`s.yaml:7:119: flow "custom": rate_probe: expression "rooms > 1": unknown name rooms`, false},
+		{"probe: a variable not set", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: {message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}, expect: LOBBY_JOIN_SUCCESS}`, "",
+			`s.yaml:7: flow "custom": rate_probe: LOBBY_JOIN_ROOM.roomId: variable "room" is not set before this step`, false},
+		{"probe: a protocol without", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: LOBBY_LIST_ROOMS, expect: LOBBY_ROOM_LIST}`, scriptlessFake,
+			`s.yaml:7: flow "custom": rate_probe: a scripted request (send, expect) is not built for scriptless-fake yet (it is for `, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			head := scriptedHead
@@ -173,5 +189,42 @@ func TestScriptedBadInput(t *testing.T) {
 				t.Fatalf("more than one error:\n%v", err)
 			}
 		})
+	}
+}
+
+// TestScriptedProbe: a rate_probe's request written as a script is
+// checked with the flow's captures before it, and carried on the step.
+func TestScriptedProbe(t *testing.T) {
+	p, err := Parse("s.yaml", []byte(scriptedHead+`      - send: LOBBY_CREATE_ROOM
+      - expect: {message: LOBBY_ROOM_CREATED, capture: {room: roomId}}
+      - rate_probe:
+          send: {message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}
+          expect: {message: [LOBBY_JOIN_SUCCESS], where: "roomId == room"}
+          from: 10/s
+          to: 100/s
+          over: 2s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := p.Flows[0].Steps[2]
+	ps := st.Probe.Script
+	if st.Kind != RateProbe || ps == nil || ps.Message() != "LOBBY_JOIN_ROOM" || ps.Channel() != "lobby" || st.Policy.Retries != 0 {
+		t.Fatalf("step %+v", st)
+	}
+	if got, want := st.describe(), "LOBBY_JOIN_ROOM 10/s→100/s over 2s"; !strings.HasPrefix(got, want) {
+		t.Errorf("described %q, want it to start %q", got, want)
+	}
+}
+
+// TestExpectListShorthand: expect: [A, B] is expect: {message: [A, B]}.
+func TestExpectListShorthand(t *testing.T) {
+	p, err := Parse("s.yaml", []byte(scriptedHead+"      - send: {message: LOBBY_JOIN_ROOM, fields: {roomId: 1}}\n      - expect: [LOBBY_JOIN_SUCCESS, LOBBY_JOIN_FAILED]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := p.Flows[0].Steps[1].Params.(*script.Block).Steps[0].Expect
+	if len(e.Messages) != 2 || e.Messages[0].S != "LOBBY_JOIN_SUCCESS" || e.Messages[1].S != "LOBBY_JOIN_FAILED" || e.Any {
+		t.Errorf("expect %+v", e)
 	}
 }

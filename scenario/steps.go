@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // StepKind names a step.
@@ -62,10 +60,10 @@ var sharedSteps = []StepSpec{
 	{Kind: Barrier, Wait: true, Params: []string{"n"}, Shorthand: "n", read: (*decoder).stepBarrier},
 	{Kind: Malformed, Params: []string{"kinds", "count", "share", "to", "silence", "interval"}, Shorthand: "count",
 		read: func(d *decoder, in *stepIn, st *Step) { st.Malformed = d.malformed(in.f, in.what, in.proto) }},
-	{Kind: RateProbe, Request: true, Params: []string{"from", "to", "over", "request", "loss"},
+	{Kind: RateProbe, Request: true, Params: []string{"from", "to", "over", "request", "send", "expect", "loss"},
 		read: func(d *decoder, in *stepIn, st *Step) {
-			st.Policy.Retries = 0 // a probe measures loss: re-sending would hide it
-			st.Probe = d.rateProbe(in.f, in.what, in.proto)
+			st.Policy.Retries = 0                           // a probe measures loss: re-sending would hide it
+			st.Probe = d.rateProbe(in.f, in.what, in.proto) // and its Script (probescript.go)
 		}},
 }
 
@@ -227,7 +225,14 @@ func (s Step) describeOwn() string {
 	return strings.Join(parts, ", ")
 }
 
-// thinkShorthand reports whether pn is think's [min, max] shorthand.
-func thinkShorthand(kind StepKind, pn *yaml.Node) bool {
-	return kind == Think && pn.Kind == yaml.SequenceNode
+// listShorthand is the key a kind's shorthand given as a list sets
+// (think's [min, max], expect's [A, B]), "" when the kind takes none.
+func listShorthand(kind StepKind) string {
+	switch kind {
+	case Think:
+		return "uniform"
+	case Expect:
+		return "message"
+	}
+	return ""
 }

@@ -354,24 +354,9 @@ func (env *Env) send(st *Step, s *Send) error {
 	b, name := s.raw, "raw"
 	if s.msg != nil {
 		name = s.msg.Name
-		var fields map[string]any // nil: none given
-		if len(s.Fields) > 0 {
-			fields = getMap() // Catalog.Encode does not keep it
-			defer putMap(fields)
-		}
-		for i := range s.Fields {
-			v, err := s.Fields[i].resolve(env.Vars)
-			if err != nil {
-				return fail(st, "%s.%s: %v", name, s.Fields[i].Name.S, err)
-			}
-			fields[s.Fields[i].Name.S] = v
-		}
-		if sc, ok := env.Session.(Scheduled); ok {
-			sc.Intend(intended)
-		}
 		var err error
-		if b, err = env.encode(s, name, fields); err != nil {
-			return fail(st, "cannot make %s: %v", name, err)
+		if b, err = env.make(s, intended); err != nil {
+			return fail(st, "%v", err)
 		}
 	}
 	sent, err := env.Transport.Send(s.channel, b)
@@ -389,6 +374,32 @@ func (env *Env) send(st *Step, s *Send) error {
 	}
 	env.pending, env.pendingSet = Request{Key: Key{Label: st.Label, Message: name}, Intended: intended, Sent: sent}, true
 	return nil
+}
+
+// make encodes send s's message, its fields resolved from the variables,
+// the session told of its intended time (Scheduled).
+func (env *Env) make(s *Send, intended time.Time) ([]byte, error) {
+	name := s.msg.Name
+	var fields map[string]any // nil: none given
+	if len(s.Fields) > 0 {
+		fields = getMap() // Catalog.Encode does not keep it
+		defer putMap(fields)
+	}
+	for i := range s.Fields {
+		v, err := s.Fields[i].resolve(env.Vars)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %v", name, s.Fields[i].Name.S, err)
+		}
+		fields[s.Fields[i].Name.S] = v
+	}
+	if sc, ok := env.Session.(Scheduled); ok {
+		sc.Intend(intended)
+	}
+	b, err := env.encode(s, name, fields)
+	if err != nil {
+		return nil, fmt.Errorf("cannot make %s: %v", name, err)
+	}
+	return b, nil
 }
 
 // encode makes send s's message of fields, broken by a kind drawn from
@@ -479,14 +490,8 @@ func (env *Env) expect(st *Step, e *Expect) error {
 		vars = env.exprEnv(d)
 		defer putMap(vars)
 	}
-	if e.Where.prog != nil {
-		held, err := expr.Run(e.Where.prog, vars)
-		switch {
-		case err != nil:
-			return fail(st, "%s: where %q could not be evaluated (%v): got %s", d.Name, e.Where.S, err, came(d, b))
-		case held != true:
-			return fail(st, "%s: where %q does not hold: got %s", d.Name, e.Where.S, came(d, b))
-		}
+	if err := where(e, vars); err != nil {
+		return fail(st, "%s: %v: got %s", d.Name, err, came(d, b))
 	}
 	for _, c := range e.Capture {
 		env.Vars.Set(c.Var.S, vars[c.Field.S])
@@ -495,6 +500,21 @@ func (env *Env) expect(st *Step, e *Expect) error {
 		env.pendingSet = false
 		env.pending.Received = at
 		env.Record.Request(env.pending)
+	}
+	return nil
+}
+
+// where is nil when e has no where or it holds for vars (exprEnv's).
+func where(e *Expect, vars map[string]any) error {
+	if e.Where.prog == nil {
+		return nil
+	}
+	held, err := expr.Run(e.Where.prog, vars)
+	switch {
+	case err != nil:
+		return fmt.Errorf("where %q could not be evaluated (%v)", e.Where.S, err)
+	case held != true:
+		return fmt.Errorf("where %q does not hold", e.Where.S)
 	}
 	return nil
 }

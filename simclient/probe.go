@@ -21,6 +21,22 @@ type Probe struct {
 	win   []probeWindow
 	// Sent, Answered, Refused and Lost count every request of the probe.
 	Sent, Answered, Refused, Lost int64
+	// Refusal names what the first refused request got (its message and
+	// bytes), for the finding; "" when the protocol does not say.
+	Refusal string
+}
+
+// NoteRefusal notes reply data, of message what ("" when it could not be
+// read), that refused a request, when it is the first: the finding names
+// what came.
+func (p *Probe) NoteRefusal(what string, data []byte) {
+	if p.Refusal != "" {
+		return
+	}
+	if what == "" {
+		what = "an unreadable reply"
+	}
+	p.Refusal = fmt.Sprintf("%s (%s)", what, hexPrefix(data))
 }
 
 type probeWindow struct{ sent, answered, refused, lost int64 }
@@ -200,6 +216,9 @@ func (p *Probe) Finding(source, addr string, others OthersEffect) result.RateLim
 			addr, p.Spec.Loss*100, w+1, at, p.Refused, p.Lost)
 	} else {
 		f.Note = fmt.Sprintf("from %v: no limit up to %.0f/s (%d refused, %d lost)", addr, p.Spec.To, p.Refused, p.Lost)
+	}
+	if p.Refusal != "" {
+		f.Note += "; the first refusal: " + p.Refusal
 	}
 	return f
 }

@@ -157,6 +157,25 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	return nil
 }
 
+// ScriptEnv is the session's script environment, made as its first
+// scripted step makes it, and brought up to date with the built-in steps
+// (ScriptSyncer): a built-in step that plays a script's message itself
+// (a rate_probe's request written as a script, script.Pipelined) makes
+// and judges it through this, with the flow's captures.
+func (b *Base) ScriptEnv(ctx context.Context) (*script.Env, error) {
+	sc, ok := b.proto.(Scripter)
+	if !ok {
+		return nil, fmt.Errorf("%s does not play scripted steps", b.Shared.Plan.Protocol)
+	}
+	if err := b.scriptReady(ctx, sc); err != nil {
+		return nil, err
+	}
+	if sy, ok := sc.(ScriptSyncer); ok {
+		sy.SyncScript(b.script.env.Session)
+	}
+	return &b.script.env, nil
+}
+
 // captures counts the captures of flow's scripted steps (Block.Captures).
 func captures(flow *scenario.Flow) int {
 	n := 0

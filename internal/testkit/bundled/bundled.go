@@ -1,7 +1,7 @@
 // Package bundled pairs every flow of the bundled scenarios
 // (scenarios/*.yaml) with the same flow written as a script
 // (scenarios/testdata/scripted/<file>), for the tests that play both and
-// compare what they send, and names the flows no script can play.
+// compare what they send.
 package bundled
 
 import (
@@ -16,13 +16,6 @@ import (
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/script"
 )
-
-// Unscripted are the bundled flows no script can play, and why (also in
-// docs/limitations.md), by scenario name/flow name.
-var Unscripted = map[string]string{
-	"rate-limit-probe/prober": "rate_probe ramps a request rate and searches for the limit: no script step " +
-		"sends at a rate",
-}
 
 // Pair is one bundled flow and its script, each alone in a copy of its
 // plan, as one session plays it.
@@ -42,7 +35,7 @@ func dir(t testing.TB) string {
 
 // Pairs returns every flow of the bundled scenarios of protocol (the
 // scripted-*.yaml examples, already scripts, aside) with its script; t
-// fails on a flow that has neither a script nor a reason in Unscripted.
+// fails on a flow that has no script.
 func Pairs(t testing.TB, protocol string) []Pair {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir(t), "*.yaml"))
@@ -65,14 +58,10 @@ func Pairs(t testing.TB, protocol string) []Pair {
 		var scripted *scenario.Plan
 		for _, f := range builtIn.Flows {
 			key := builtIn.Name + "/" + f.Name
-			if why, ok := Unscripted[key]; ok {
-				t.Logf("%s: no script: %s", key, why)
-				continue
-			}
 			if scripted == nil {
 				sf := filepath.Join(dir(t), "testdata", "scripted", name)
 				if _, err := os.Stat(sf); err != nil {
-					t.Fatalf("%s: no script (%v), nor a reason in bundled.Unscripted", key, err)
+					t.Fatalf("%s: no script (%v)", key, err)
 				}
 				if scripted, err = scenario.Load(sf); err != nil {
 					t.Fatal(err)
@@ -80,7 +69,7 @@ func Pairs(t testing.TB, protocol string) []Pair {
 			}
 			i := slices.IndexFunc(scripted.Flows, func(g scenario.Flow) bool { return g.Name == f.Name })
 			if i < 0 {
-				t.Fatalf("%s: no flow %q in its script, nor a reason in bundled.Unscripted", key, f.Name)
+				t.Fatalf("%s: no flow %q in its script", key, f.Name)
 			}
 			out = append(out, Pair{Key: key, BuiltIn: alone(builtIn, f), Scripted: alone(scripted, scripted.Flows[i])})
 		}
@@ -123,8 +112,11 @@ func faster(steps []scenario.Step) []scenario.Step {
 }
 
 func fasterStep(st scenario.Step) scenario.Step {
-	if st.Kind == scenario.Think {
+	switch st.Kind {
+	case scenario.Think:
 		st.Think.A, st.Think.B = st.Think.A/Pace, st.Think.B/Pace
+	case scenario.RateProbe: // the same ramp, Pace times shorter: rates are what a probe sends by
+		st.Probe.Over /= Pace
 	}
 	switch p := st.Params.(type) {
 	case stepkit.Series:

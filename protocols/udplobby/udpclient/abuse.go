@@ -8,10 +8,12 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
+	"github.com/lobbybench/lobbybench/script"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -37,8 +39,14 @@ type burst struct {
 	first uint16
 	fl    []flight
 	valid udpwire.MsgType // the valid request type of the burst
-	to    netip.AddrPort
-	inst  bool
+	// accept, when set, judges whether a reply that decoded answers its
+	// request (a scripted probe's expect), in place of validAnswer.
+	accept func(data []byte) bool
+	// refused, when set, is told of each reply that refused a request
+	// (its message's name, "" when unreadable).
+	refused func(what string, data []byte)
+	to      netip.AddrPort
+	inst    bool
 }
 
 // index returns the flight of seq, or nil.
@@ -174,6 +182,7 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 		s.violation(string(udpwire.RuleOf(err)), data, nil, err.Error())
 		if f.outcome == pendingOutcome {
 			f.outcome = refusedOutcome
+			b.refusal("", data)
 			onAnswer(f, false)
 		}
 		return
@@ -181,13 +190,26 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 	if f.outcome != pendingOutcome {
 		return // duplicate
 	}
-	legal := validAnswer(b.valid, m.Type)
+	var legal bool
+	if b.accept != nil {
+		legal = b.accept(data)
+	} else {
+		legal = validAnswer(b.valid, m.Type)
+	}
 	if legal {
 		f.outcome = answeredOutcome
 	} else {
 		f.outcome = refusedOutcome // JOIN_FAILED or another answer: refused
+		b.refusal(m.Type.String(), data)
 	}
 	onAnswer(f, legal)
+}
+
+// refusal tells b.refused, if set, of a reply that refused a request.
+func (b *burst) refusal(what string, data []byte) {
+	if b.refused != nil {
+		b.refused(what, data)
+	}
 }
 
 // decodeBurst decodes a burst's reply into m, and returns its sequence
@@ -344,8 +366,18 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	key := s.StepKey(i)
 	b := &burst{first: s.seq + 1, to: s.lobby}
 	var room uint32
-	b.valid, room = s.probeRequest(spec)
-	msgKey := s.rt.keys[b.valid]
+	var ps *probeScript
+	var msgKey metrics.Key
+	if spec.Script != nil {
+		var err error
+		if ps, err = s.newProbeScript(ctx, b, spec.Script); err != nil {
+			return s.Fail(i, st, simclient.ReasonNoRoom, err)
+		}
+		msgKey = s.Shared.MessageKey(spec.Script.Message())
+	} else {
+		b.valid, room = s.probeRequest(spec)
+		msgKey = s.rt.keys[b.valid]
+	}
 	start := time.Now()
 	pr := simclient.NewProbe(spec, start)
 	total := pr.Total()
@@ -353,7 +385,8 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		total = 1<<16 - 1 // sequence ids must stay unambiguous
 	}
 	b.fl = make([]flight, 0, total)
-	r := &probeRun{s: s, b: b, pr: pr, start: start, timeout: st.Policy.Timeout, room: room}
+	b.refused = pr.NoteRefusal
+	r := &probeRun{s: s, b: b, pr: pr, start: start, timeout: st.Policy.Timeout, room: room, script: ps}
 	r.answered = func(f *flight, ok bool) {
 		now := time.Now()
 		if ok {
@@ -410,6 +443,7 @@ type probeRun struct {
 	timeout  time.Duration
 	oldest   int    // the first flight that may still be pending
 	room     uint32 // the room a JOIN names
+	script   *probeScript
 	answered func(f *flight, ok bool)
 }
 
@@ -440,4 +474,55 @@ func (r *probeRun) Oldest() (time.Time, bool) {
 func (r *probeRun) Recv(deadline time.Time) error { return r.s.burstRecv(r.b, deadline, r.answered) }
 
 // Send sends the next request, due at due.
-func (r *probeRun) Send(due time.Time) error { return r.s.sendValid(r.b, due, r.room) }
+func (r *probeRun) Send(due time.Time) error {
+	if r.script != nil {
+		return r.s.sendScripted(r.b, due, r.script)
+	}
+	return r.s.sendValid(r.b, due, r.room)
+}
+
+// probeScript is a rate_probe's request written as a script: its message
+// made, and a reply judged, through the session's script environment,
+// with the flow's captures.
+type probeScript struct {
+	p   *script.Pipelined
+	env *script.Env
+	ch  string // the channel it goes on
+}
+
+// newProbeScript readies the script environment for p and points burst
+// b at p's channel: the instance's needs one named.
+func (s *session) newProbeScript(ctx context.Context, b *burst, p *script.Pipelined) (*probeScript, error) {
+	ps := &probeScript{p: p, ch: p.Channel()}
+	if ps.ch == "instance" {
+		if !s.inst.IsValid() {
+			return nil, fmt.Errorf("%s goes to the instance: none is named yet (no ROOM_CREATED or JOIN_SUCCESS)", p.Message())
+		}
+		b.to, b.inst = s.inst, true
+	}
+	env, err := s.ScriptEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ps.env = env
+	b.accept = func(data []byte) bool {
+		return p.Accepts(env, env.Catalog.Decode(env.Session, ps.ch, data))
+	}
+	return ps, nil
+}
+
+// sendScripted sends the scripted request of burst b with the next
+// sequence id: the script's session takes the id the built-in steps'
+// counter would (SyncScript), so that replies match flights as
+// sendValid's do.
+func (s *session) sendScripted(b *burst, intended time.Time, ps *probeScript) error {
+	s.SyncScript(ps.env.Session)
+	buf, err := ps.p.Make(ps.env, intended)
+	if err != nil {
+		return err
+	}
+	s.seq++
+	s.sent++
+	b.fl = append(b.fl, flight{intended: intended, sent: time.Now(), kind: -1})
+	return s.tr.send(b.to, buf)
+}

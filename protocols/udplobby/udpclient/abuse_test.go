@@ -6,12 +6,14 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/bundled"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
+	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -150,14 +152,7 @@ func TestRateProbeFindsLimit(t *testing.T) {
 	p := plan(t, "", `  - steps:
       - rate_probe: {from: 20/s, to: 200/s, over: 1s, timeout: 100ms, loss: 5%}
 `)
-	r := runSessions(t, p, addr, 1, simclient.Options{Tick: time.Millisecond})
-	if r.errs[0] != nil {
-		t.Fatal(r.errs[0])
-	}
-	if len(r.run.RateLimits) != 1 {
-		t.Fatalf("rate limit findings %+v", r.run.RateLimits)
-	}
-	fd := r.run.RateLimits[0]
+	fd, _ := probeFinding(t, p, addr)
 	if fd.Source != "rate_probe" || fd.Sent != 110 || fd.Limited == 0 || fd.Accepted+fd.Limited != fd.Sent {
 		t.Errorf("finding %+v", fd)
 	}
@@ -166,19 +161,93 @@ func TestRateProbeFindsLimit(t *testing.T) {
 	}
 }
 
+// probeFinding plays p, one session against addr, and returns its one
+// rate-limit finding.
+func probeFinding(t *testing.T, p *scenario.Plan, addr netip.AddrPort) (result.RateLimitFinding, played) {
+	t.Helper()
+	r := runSessions(t, p, addr, 1, simclient.Options{Tick: time.Millisecond})
+	if r.errs[0] != nil {
+		t.Fatal(r.errs[0])
+	}
+	if len(r.run.RateLimits) != 1 {
+		t.Fatalf("rate limit findings %+v", r.run.RateLimits)
+	}
+	return r.run.RateLimits[0], r
+}
+
 func TestRateProbeNoLimit(t *testing.T) {
 	e := newEchoServer(t, 1)
 	p := plan(t, "", `  - steps:
       - rate_probe: {from: 10/s, to: 100/s, over: 500ms, timeout: 200ms}
 `)
-	r := runSessions(t, p, e.addr(), 1, simclient.Options{Tick: time.Millisecond})
-	if r.errs[0] != nil {
-		t.Fatal(r.errs[0])
-	}
-	fd := r.run.RateLimits[0]
+	fd, _ := probeFinding(t, p, e.addr())
 	if fd.ObservedLimitPerSec != 0 || fd.Limited != 0 || fd.Sent != 27 {
 		t.Errorf("finding %+v, want no limit and 27 sent", fd)
 	}
+}
+
+// TestRateProbeScripted: a rate_probe's request written as a script
+// sends its message with the flow's captures, and a reply is an answer
+// only when its expect takes it (the message, the where), a refusal
+// otherwise. The lobby creates room 7 and lets a JOIN_ROOM into room 7
+// only (JOIN_FAILED otherwise); each case's probe sends 27 requests.
+func TestRateProbeScripted(t *testing.T) {
+	t.Parallel()        // waits on its probes
+	var joined sync.Map // room ids the JOIN_ROOMs named
+	addr := newRawResponder(t, func(b []byte) []byte {
+		var m udpwire.Message
+		if err := (udpwire.Decoder{Profile: udpwire.ProfileSpec, Dir: udpwire.ClientToServer}).Decode(b, &m); err != nil {
+			return nil
+		}
+		switch {
+		case m.Type == udpwire.LobbyCreateRoom:
+			return udpwire.AppendRoomCreated(nil, udpwire.ProfileSpec, m.Seq, 7, 9000)
+		case m.Type == udpwire.LobbyJoinRoom && m.RoomID == 7:
+			joined.Store(m.RoomID, true)
+			return udpwire.AppendJoinSuccess(nil, udpwire.ProfileSpec, m.Seq, 7, 9000)
+		case m.Type == udpwire.LobbyJoinRoom:
+			joined.Store(m.RoomID, true)
+			return udpwire.AppendJoinFailed(nil, udpwire.ProfileSpec, m.Seq)
+		}
+		return nil
+	})
+	for _, tc := range []struct {
+		name, send, expect string
+		answered           int64
+		refusal            string // the first refusal the note names: its type, and sequence id 2 (the create took 1)
+	}{
+		{"the captured room", `{message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}`, `{message: LOBBY_JOIN_SUCCESS, where: "roomId == room"}`, 27, ""},
+		{"another message", `{message: LOBBY_JOIN_ROOM, fields: {roomId: 8}}`, `LOBBY_JOIN_SUCCESS`, 0, "LOBBY_JOIN_FAILED (02 46 00 02 "},
+		{"a where that fails", `{message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}`, `{message: LOBBY_JOIN_SUCCESS, where: "roomId == room + 1"}`, 0, "LOBBY_JOIN_SUCCESS (02 45 00 02 "},
+		{"either message", `{message: LOBBY_JOIN_ROOM, fields: {roomId: 8}}`, `[LOBBY_JOIN_SUCCESS, LOBBY_JOIN_FAILED]`, 27, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan(t, "", `  - steps:
+      - send: LOBBY_CREATE_ROOM
+      - expect: {message: LOBBY_ROOM_CREATED, capture: {room: roomId}}
+      - rate_probe: {from: 10/s, to: 100/s, over: 500ms, timeout: 200ms, send: `+tc.send+`, expect: `+tc.expect+`}
+`)
+			fd, r := probeFinding(t, p, addr)
+			if fd.Sent != 27 || fd.Accepted != tc.answered || fd.Limited != 27-tc.answered {
+				t.Errorf("finding %+v, want 27 sent, %d answered", fd, tc.answered)
+			}
+			if refused := fmt.Sprintf("%d refused, 0 lost", 27-tc.answered); !strings.Contains(fd.Note, refused) {
+				t.Errorf("note %q, want %q", fd.Note, refused)
+			}
+			if i := strings.Index(fd.Note, "the first refusal: "); tc.refusal == "" && i >= 0 || tc.refusal != "" && !strings.Contains(fd.Note, "the first refusal: "+tc.refusal) {
+				t.Errorf("note %q, want its first refusal %q", fd.Note, tc.refusal)
+			}
+			if v := r.violations(); len(v) != 0 {
+				t.Errorf("violations %v", v)
+			}
+		})
+	}
+	joined.Range(func(k, _ any) bool {
+		if k != uint32(7) && k != uint32(8) {
+			t.Errorf("a JOIN_ROOM named room %v, want 7 (captured) or 8 (given)", k)
+		}
+		return true
+	})
 }
 
 // TestImpairedFlow runs a full match through outgoing and incoming loss,

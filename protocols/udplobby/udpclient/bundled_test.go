@@ -140,8 +140,8 @@ func pingInterval(t *testing.T, f *scenario.Flow) time.Duration {
 func TestBundledScripted(t *testing.T) {
 	t.Parallel() // waits on its plays; compares bytes (TestMain)
 	pairs := bundled.Pairs(t, udpwire.ProtocolName)
-	if len(pairs) < 8 {
-		t.Errorf("%d bundled udp-lobby flows with a script, want the 8 there are", len(pairs))
+	if len(pairs) < 9 {
+		t.Errorf("%d bundled udp-lobby flows with a script, want the 9 there are", len(pairs))
 	}
 	for _, pair := range pairs {
 		t.Run(pair.Key, func(t *testing.T) {

@@ -23,6 +23,7 @@ var Spec = scenario.ProtocolSpec{
 		scenario.WrongDirection, scenario.RandomBytes},
 	ProbeRequests: []scenario.StepKind{stepkit.ListRooms, stepkit.CreateRoom, stepkit.Join},
 	MalformedTo:   []string{"instance"}, // the game instance a join returned
+	ProbeScripts:  true,
 	Keys:          keys,
 	Options:       parseOptions,
 	Flags:         flags,
