@@ -339,7 +339,7 @@ func writeRunMDFindings(ew *errWriter, run *result.Run) {
 		{"Failures by reason", mdReasonHeader, mdReasonRows},
 		{"Protocol violations", []string{"Rule", "Count", "First packet"}, violationRows(run.Violations)},
 		{"Malformed packets", []string{"Kind", "Sent", "Unexpected replies", "Liveness kept"}, malformedRows(run.Malformed)},
-		{"Rate limits", []string{"Source", "Limit/s", "Sent", "Accepted", "Limited", "Others p99", "Others errors"}, rateLimitRows(run.RateLimits)},
+		{"Rate limits", []string{"Source", "Limit/s", "Sent", "Accepted", "Limited", "Others p99", "Others errors", "Note"}, rateLimitNoted(run.RateLimits)},
 	} {
 		if len(t.rows) == 0 {
 			continue
@@ -353,6 +353,16 @@ func writeRunMDFindings(ew *errWriter, run *result.Run) {
 			fmt.Fprintf(ew, "- ⚠️ %s\n", mdInline(line))
 		}
 	}
+}
+
+// rateLimitNoted is rateLimitRows with each finding's note, the HTML's
+// last column too.
+func rateLimitNoted(rs []result.RateLimitFinding) [][]string {
+	rows := rateLimitRows(rs)
+	for i := range rows {
+		rows[i] = append(rows[i], rs[i].Note)
+	}
+	return rows
 }
 
 var mdEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\r", "", "\n", " ")

@@ -174,6 +174,11 @@ func writeRunTableFindings(ew *errWriter, run *result.Run) {
 	if len(run.RateLimits) > 0 {
 		fmt.Fprintln(ew, "Rate limits:")
 		writeColumns(ew, 2, "lrrrrrr", []string{"SOURCE", "LIMIT/S", "SENT", "ACCEPTED", "LIMITED", "OTHERS p99", "OTHERS ERRORS"}, rateLimitRows(run.RateLimits))
+		for _, f := range run.RateLimits {
+			if f.Note != "" { // what the limit was found by, and what the first refusal got
+				writeWrapped(ew, "  "+f.Source+": "+f.Note, 4)
+			}
+		}
 		fmt.Fprintln(ew)
 	}
 }
