@@ -247,14 +247,15 @@ func (r *scriptRecorder) MalformedReply(kind string) {
 }
 
 // Fail records a step that failed and went on (on_fail: continue): as a
-// timeout when nothing came, as unexpected otherwise, and the send it
-// awaited so too.
+// timeout when nothing came, as unexpected when something else did, as
+// cut when the end of the run ended its wait, and the send it awaited so
+// too.
 func (r *scriptRecorder) Fail(label string, err error) {
 	reason := scriptReason(err)
 	if reason == "" {
-		reason = ReasonUnexpected
+		reason, _ = StepFailure(err, ErrCancelled) // the transport's: cut by the end of the run, a socket error
 	}
-	r.b.Rec.Fail(r.key(), reason, time.Now())
+	EndRequest(r.b.Rec, r.key(), reason, time.Time{}, 0, time.Now())
 	r.endPending(reason)
 }
 

@@ -136,6 +136,17 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 	}
 }
 
+// TakeInFlight implements simclient.InFlight: the request whose wait
+// the session suspended, which the end of the run stopped it in (Resume
+// does not go back to the step).
+func (s *session) TakeInFlight() (metrics.Key, time.Time, bool) {
+	if !s.p.active || !s.pw.suspended {
+		return metrics.Key(0), time.Time{}, false
+	}
+	s.p.active, s.pw.suspended = false, false
+	return s.rt.keys[s.p.typ], s.p.sent, true
+}
+
 // The rarer outcomes of request are functions of their own, never
 // inlined: request's frame sits on every client's goroutine stack while
 // it waits for a reply, and theirs need not (simclient.StackBudget).
