@@ -302,11 +302,10 @@ func (b *Base) cutInFlight(ctx context.Context, err error) {
 		return
 	}
 	now := time.Now()
-	step := b.StepKey(b.CurStep)
-	if f, ok := b.proto.(InFlight); ok {
+	if f, ok := b.proto.(InFlight); ok && b.CurStep >= 0 {
 		if key, sent, ok := f.TakeInFlight(); ok {
 			EndRequest(b.Rec, key, ReasonCancelled, sent, 0, now)
-			EndRequest(b.Rec, step, ReasonCancelled, sent, 0, now)
+			EndRequest(b.Rec, b.StepKey(b.CurStep), ReasonCancelled, sent, 0, now)
 		}
 	}
 	if b.script == nil || !b.script.ready {
