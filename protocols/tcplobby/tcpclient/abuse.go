@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
+	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpscript"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
+	lbscript "github.com/lobbybench/lobbybench/script"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -189,6 +192,12 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	frame := tcpwire.AppendFrame(nil, &tcpwire.ListRoomsReq{})
 	s.pend = tcpwire.TypeListRoomsAck
 	defer func() { s.pend = 0 }()
+	if p := st.Probe.Script; p != nil {
+		var err error
+		if frame, err = r.scripted(ctx, p, start); err != nil {
+			return s.StepErr(i, st, err)
+		}
+	}
 	cut := false
 	for k := 0; k < total; k++ {
 		due := start.Add(r.pr.At(k))
@@ -212,6 +221,33 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	return nil
 }
 
+// scripted readies r for a request written as a script (send:, expect:):
+// the frame its send makes, sent as many times as the probe sends, its
+// message's metrics key, and its expect as the judge of a reply. The
+// pending reply type is the expect's first message, so that the answer
+// the flow reads is not a reply of the wrong type.
+func (r *probeRun) scripted(ctx context.Context, p *lbscript.Pipelined, start time.Time) ([]byte, error) {
+	s := r.s
+	env, err := s.ScriptEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := p.Make(env, start)
+	if err != nil {
+		return nil, err
+	}
+	r.msgKey = s.Shared.MessageKey(p.Message())
+	r.accept = func(b []byte) bool { return p.Accepts(env, env.Catalog.Decode(env.Session, "", b)) }
+	s.pend = 0
+	if len(p.Expect.Messages) > 0 {
+		name := p.Expect.Messages[0].S
+		if k := slices.IndexFunc(tcpwire.Types, func(t tcpwire.Type) bool { return t.String() == name }); k >= 0 {
+			s.pend = tcpwire.Types[k]
+		}
+	}
+	return tcpscript.Frame(payload), nil
+}
+
 // probeOut is a request of a rate probe awaiting its answer.
 type probeOut struct{ intended, sent time.Time }
 
@@ -225,6 +261,10 @@ type probeRun struct {
 	q           []probeOut
 	head        int  // the oldest request not answered
 	closed      bool // the connection failed: the rest is lost
+	// accept, when set, judges whether a frame answers the oldest
+	// request (a scripted request's expect): one it does not accept
+	// refuses it when the flow took it as the answer or a refusal.
+	accept func(p []byte) bool
 }
 
 // send writes one request due at due, or counts it lost when the
@@ -293,13 +333,21 @@ func (r *probeRun) answer(p []byte, now time.Time) {
 		return
 	}
 	o := r.q[r.head]
+	ok, resolves := s.done, s.done || s.refusal != nil
+	if r.accept != nil {
+		ok = r.accept(p)
+		resolves = resolves || ok
+	}
 	switch {
-	case s.done:
+	case ok:
 		s.Rec.Record(r.key, o.intended, o.sent, now)
 		s.Rec.Record(r.msgKey, o.intended, o.sent, now)
 		r.pr.Outcome(o.intended.Sub(r.start), simclient.Answered)
 		r.head++
-	case s.refusal != nil:
+	case resolves:
+		if len(p) > 0 {
+			r.pr.NoteRefusal(tcpwire.Type(p[0]).String(), p)
+		}
 		r.pr.Outcome(o.intended.Sub(r.start), simclient.Refused)
 		r.head++
 	}

@@ -21,6 +21,7 @@ var Spec = scenario.ProtocolSpec{
 	Steps:         steps,
 	Malformed:     []scenario.MalformedKind{scenario.WrongLength, scenario.UnknownType, scenario.RandomBytes},
 	ProbeRequests: []scenario.StepKind{stepkit.ListRooms},
+	ProbeScripts:  true,
 }
 
 // Client is how a run plays the TCP lobby protocol: the client half of its

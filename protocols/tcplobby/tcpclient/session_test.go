@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -539,19 +540,41 @@ func TestMalformedIgnored(t *testing.T) {
 	}
 }
 
+// TestRateProbePipelined: the probe pipelines its requests on the
+// connection and matches the answers in order, its request built in or
+// written as a script; a scripted expect that a reply does not meet
+// (its where) counts that request refused, and the note names the reply.
 func TestRateProbePipelined(t *testing.T) {
 	addr := referenceServer(t)
-	p := plan(t, "", `  - steps:
+	for _, tc := range []struct {
+		name, request string // the request's keys in the rate_probe
+		accepted      int64
+		refusal       string
+	}{
+		{"built-in", "", 225, ""},
+		{"scripted", ", send: LIST_ROOMS_REQ, expect: LIST_ROOMS_ACK", 225, ""},
+		{"scripted, a where that fails", `, send: LIST_ROOMS_REQ, expect: {message: LIST_ROOMS_ACK, where: "roomCount > 1000"}`, 0, "LIST_ROOMS_ACK ("},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan(t, "", `  - steps:
       - connect
-      - rate_probe: {from: 50/s, to: 400/s, over: 1s, timeout: 500ms}
+      - rate_probe: {from: 50/s, to: 400/s, over: 1s, timeout: 500ms`+tc.request+`}
 `)
-	r := runSessions(t, p, addr, 1)
-	if r.errs[0] != nil {
-		t.Fatal(r.errs[0])
-	}
-	fd := r.run.RateLimits[0]
-	if fd.Sent != 225 || fd.Accepted != 225 || fd.ObservedLimitPerSec != 0 {
-		t.Fatalf("finding %+v: the reference TCP lobby has no rate limit", fd)
+			r := runSessions(t, p, addr, 1)
+			if r.errs[0] != nil {
+				t.Fatal(r.errs[0])
+			}
+			fd := r.run.RateLimits[0]
+			if fd.Sent != 225 || fd.Accepted != tc.accepted || fd.Accepted+fd.Limited != fd.Sent {
+				t.Fatalf("finding %+v: want 225 sent, %d accepted (the reference TCP lobby has no rate limit)", fd, tc.accepted)
+			}
+			if tc.refusal != "" && !strings.Contains(fd.Note, "the first refusal: "+tc.refusal) {
+				t.Errorf("note %q, want the first refusal %q", fd.Note, tc.refusal)
+			}
+			if v := r.violations(); len(v) != 0 {
+				t.Errorf("violations %v", v)
+			}
+		})
 	}
 }
 
