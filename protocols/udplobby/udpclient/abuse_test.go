@@ -225,7 +225,7 @@ func TestRateProbeScripted(t *testing.T) {
 			p := plan(t, "", `  - steps:
       - send: LOBBY_CREATE_ROOM
       - expect: {message: LOBBY_ROOM_CREATED, capture: {room: roomId}}
-      - rate_probe: {from: 10/s, to: 100/s, over: 500ms, timeout: 200ms, send: `+tc.send+`, expect: `+tc.expect+`}
+      - rate_probe: {from: 10/s, to: 100/s, over: 500ms, timeout: 1s, send: `+tc.send+`, expect: `+tc.expect+`}
 `)
 			fd, r := probeFinding(t, p, addr)
 			if fd.Sent != 27 || fd.Accepted != tc.answered || fd.Limited != 27-tc.answered {
