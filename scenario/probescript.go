@@ -10,9 +10,9 @@ import (
 // probeKeys are the keys a rate_probe's send and expect take, as a send
 // and an expect step take them; the others would mean nothing for a
 // request the probe sends many at a time and matches to its reply.
-var probeKeys = map[string]struct{ ok []string }{
-	"send":   {[]string{"message", "fields", "to"}},
-	"expect": {[]string{"message", "where"}},
+var probeKeys = map[string][]string{
+	"send":   {"message", "fields", "to"},
+	"expect": {"message", "where"},
 }
 
 // A rate_probe's reader reads its script too; set here, since reading a
@@ -43,7 +43,7 @@ func (d *decoder) probeScript(in *stepIn) *script.Pipelined {
 		return nil
 	}
 	spec, known := LookupProtocol(in.proto)
-	if known && !spec.ProbeScripts {
+	if known && (!spec.ProbeScripts || spec.Catalog == nil) {
 		d.errf(in.f.keys["send"], "%s: a scripted request (send, expect) is not built for %s yet%s; give request", in.what, in.proto, probeScriptOwners())
 		return nil
 	}
@@ -71,9 +71,9 @@ func (d *decoder) probeStep(in *stepIn, key string) (script.Step, bool) {
 		return script.Step{}, false
 	}
 	for k, kn := range sub.f.keys {
-		if !slices.Contains(probeKeys[key].ok, k) {
+		if !slices.Contains(probeKeys[key], k) {
 			d.errf(kn, "%s: %s does not apply to a probe's request (its %s takes %s): the probe keeps many in flight, each answered within the step's timeout",
-				sub.what, k, key, andList(probeKeys[key].ok))
+				sub.what, k, key, andList(probeKeys[key]))
 			ok = false
 		}
 	}
