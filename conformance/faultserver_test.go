@@ -58,7 +58,7 @@ type faults struct {
 	silentRoomZero bool // LOBBY_JOIN_ROOM of roomId 0 is dropped, not answered
 	noAddrQuota    bool // no per-address room quota: one address can take every instance
 	roomsOutlive   bool // an instance exits when its last player leaves, its room stays listed
-	ghostsOnce     bool // until the first CREATE_ROOM, ROOM_LIST also names 4 rooms already gone (no instance, no port held)
+	ghosts         int  // until the first CREATE_ROOM, ROOM_LIST also names this many rooms already gone (no instance, no port held)
 	// die, "abort" or "hang", kills the lobby when it receives a valid
 	// request of type dieOn: abort closes its socket for good (datagrams
 	// then draw ICMP port unreachable: refused), hang stops answering
@@ -477,8 +477,8 @@ func (l *testLobby) list(seq uint16) []byte {
 	if l.f.listBogusEntry {
 		rooms = append(rooms, udpwire.Room{MaxPlayers: uint16(l.maxPlayers)})
 	}
-	if l.f.ghostsOnce && l.nextID == 0 {
-		for i := range 4 { // a lazy server's list: rooms it has freed, their ports back in the pool
+	if l.nextID == 0 {
+		for i := range l.f.ghosts { // a lazy server's list: rooms it has freed, their ports back in the pool
 			rooms = append(rooms, udpwire.Room{ID: 1_000_000 + uint32(i), MaxPlayers: uint16(l.maxPlayers), Port: l.portLo + uint16(len(l.ports)-1-i)})
 		}
 	}

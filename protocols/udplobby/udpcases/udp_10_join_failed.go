@@ -166,7 +166,7 @@ func fillPool(t *conformance.T) (*poolFill, error) {
 			return f, keepVerify(err)
 		}
 		f.relisted, f.relistedAt = len(rooms), f.created
-		if freed := pr.Size() - len(rooms); freed > 0 && f.created+freed+1 <= ft.Env.MaxFill {
+		if freed := pr.Size() - len(rooms); freed >= 0 && f.created+freed+1 <= ft.Env.MaxFill {
 			f.need = f.created + freed
 			return f, f.fromOthers(ft)
 		}
