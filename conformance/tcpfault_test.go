@@ -103,10 +103,13 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 			// reader's own) fill with a few hundred of tcp-lobby/R/2's
 			// toggles. 16 KiB took more than the 352 toggles the case
 			// could send in its 3 s under the race detector beside two
-			// busy loops, and the defect went unseen.
+			// busy loops, and the defect went unseen; on a noisier
+			// machine 4 KiB went unseen too (96 toggles sent), so the
+			// lock's fault takes the kernel's smallest buffer (about
+			// 4.5 KiB once doubled and clamped, asked 1 byte).
 			wbuf := 16 << 10
 			if f.globalWriteLock {
-				wbuf = 4 << 10
+				wbuf = 1
 			}
 			cc.(*net.TCPConn).SetWriteBuffer(wbuf)
 			mu.Lock()

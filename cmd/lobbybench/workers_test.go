@@ -157,7 +157,12 @@ func TestRunWorkersDeath(t *testing.T) {
 func TestRunWorkersInterrupt(t *testing.T) {
 	t.Parallel()
 	sc := writeScenario(t, strings.Replace(workersRun, "DURATION", "1h", 1))
-	code, errs, doc, _ := runWorkersCmd(t, nil, 1500*time.Millisecond, "--workers", "2", "--quiet", "--grace", "500ms", sc)
+	// Ctrl-C a second after the run's start instant, given: interrupted
+	// 1.5 s after launch, a CI run under the race detector stopped the
+	// workers while they waited for the start, nothing measured and no
+	// result to merge.
+	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	code, errs, doc, _ := runWorkersCmd(t, nil, 4*time.Second, "--workers", "2", "--quiet", "--grace", "500ms", "--start-at", start, sc)
 	if code != exitInterrupted {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, errs)
 	}
