@@ -309,13 +309,8 @@ func runFlood(ft *conformance.T) (any, error) {
 		time.Sleep(time.Millisecond)
 	}
 	fx.dur = time.Since(start)
-	// The flood's replies still queued are read until none has come for
-	// floodQuiet, up to the reply timeout after the flood, as long as
-	// the second source's are waited for: a fixed 300 ms counted a slow
-	// server's late answers as dropped (under the race detector a lobby
-	// without a limit answered 371 of 1,000 in time and passed as rate
-	// limited). The second source's reader stops early once every
-	// request is answered.
+	// The flood's replies are read until they stop (floodTail); the
+	// second source's reader stops early once every request is answered.
 	floodTail(ft, &lastReply, env.Timeout)
 	s.Conn().SetReadDeadline(time.Now())
 	second.stop(env.Timeout)
@@ -333,7 +328,10 @@ const floodQuiet = 300 * time.Millisecond
 
 // floodTail waits after the flood until neither the flood's end nor a
 // reply has come for floodQuiet (last holds when the last reply came),
-// or limit has passed.
+// or limit has passed: as long as the second source's replies are waited
+// for. A fixed 300 ms counted a slow server's late answers as dropped
+// (under the race detector a lobby without a limit answered 371 of 1,000
+// in time and passed as rate limited).
 func floodTail(ft *conformance.T, last *atomic.Int64, limit time.Duration) {
 	flooded := time.Now()
 	end := flooded.Add(limit)
