@@ -87,12 +87,7 @@ func (d *decoder) probeStep(in *stepIn, key string) (script.Step, bool) {
 // probeScriptOwners names the protocols whose rate_probe takes a
 // scripted request, for messages.
 func probeScriptOwners() string {
-	var out []string
-	for _, p := range Protocols() {
-		if p.spec().ProbeScripts {
-			out = append(out, string(p))
-		}
-	}
+	out := protocolsWith(func(s ProtocolSpec) bool { return s.ProbeScripts && s.Catalog != nil })
 	if len(out) == 0 {
 		return ""
 	}

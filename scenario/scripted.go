@@ -112,16 +112,23 @@ func labelOf(name string) string {
 
 // catalogOwners names the protocols with scripted steps, for messages.
 func catalogOwners() string {
-	var out []string
-	for _, p := range Protocols() {
-		if p.spec().Catalog != nil {
-			out = append(out, string(p))
-		}
-	}
+	out := protocolsWith(func(s ProtocolSpec) bool { return s.Catalog != nil })
 	if len(out) == 0 {
 		return ""
 	}
 	return "; protocols with them: " + orList(out)
+}
+
+// protocolsWith names the registered protocols whose spec has, for
+// messages.
+func protocolsWith(has func(ProtocolSpec) bool) []string {
+	var out []string
+	for _, p := range Protocols() {
+		if has(p.spec()) {
+			out = append(out, string(p))
+		}
+	}
+	return out
 }
 
 // scriptErrors reports a script's problems at their places.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"time"
 
 	"github.com/lobbybench/lobbybench/metrics"
@@ -240,10 +239,7 @@ func (r *probeRun) scripted(ctx context.Context, p *lbscript.Pipelined, start ti
 	r.accept = func(b []byte) bool { return p.Accepts(env, env.Catalog.Decode(env.Session, "", b)) }
 	s.pend = 0
 	if len(p.Expect.Messages) > 0 {
-		name := p.Expect.Messages[0].S
-		if k := slices.IndexFunc(tcpwire.Types, func(t tcpwire.Type) bool { return t.String() == name }); k >= 0 {
-			s.pend = tcpwire.Types[k]
-		}
+		s.pend, _ = tcpwire.TypeNamed(p.Expect.Messages[0].S)
 	}
 	return tcpscript.Frame(payload), nil
 }

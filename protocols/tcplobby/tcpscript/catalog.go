@@ -51,7 +51,7 @@ func (catalog) NewSession(options any) any {
 
 // Encode implements script.Catalog: the payload of the message named name.
 func (catalog) Encode(_ any, name string, fields map[string]any) ([]byte, error) {
-	t, ok := typeOf(name)
+	t, ok := tcpwire.TypeNamed(name)
 	if !ok {
 		return nil, fmt.Errorf("tcp-lobby has no message %q", name)
 	}
@@ -121,15 +121,6 @@ func route(m tcpwire.Message) *script.Route {
 		r.Addr = netip.AddrPortFrom(ip, gs.UDPPort)
 	}
 	return r
-}
-
-func typeOf(name string) (tcpwire.Type, bool) {
-	for _, t := range tcpwire.Types {
-		if t.String() == name {
-			return t, true
-		}
-	}
-	return 0, false
 }
 
 // checkNames refuses a field the message does not have.

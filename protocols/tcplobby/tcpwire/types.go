@@ -94,6 +94,17 @@ var Types = []Type{
 	TypeDisconnect, TypePlayerLeft, TypeCountdown, TypeErrorMsg,
 }
 
+// TypeNamed returns the packet type the seed calls name
+// ("LIST_ROOMS_ACK"), and whether there is one.
+func TypeNamed(name string) (Type, bool) {
+	for _, t := range Types {
+		if t.String() == name {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
 // Known reports whether t is one of the 18 packet types.
 func (t Type) Known() bool { return typeNames[t] != "" }
 
