@@ -204,7 +204,7 @@ type StartWaitError struct {
 }
 
 func (e *StartWaitError) Error() string {
-	return fmt.Sprintf("stopped while waiting for the start instant %s (--start-at): nothing was measured", e.At.UTC().Format(time.RFC3339Nano))
+	return fmt.Sprintf("stopped while waiting for the start instant %s (--start-at)", e.At.UTC().Format(time.RFC3339Nano))
 }
 
 func (e *StartWaitError) Unwrap() error { return e.Err }

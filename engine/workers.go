@@ -332,6 +332,10 @@ func (r *workersRun) merge(parentHarness Harness, targetProc *result.TargetProce
 	w := r.w
 	runs, names, incomplete := r.results()
 	if len(runs) == 0 {
+		if r.ctx.Err() != nil {
+			// Each worker's part was said as it ended (results).
+			return nil, errors.New("every worker was stopped before its load began")
+		}
 		return nil, fmt.Errorf("engine: no worker wrote a result: %s", strings.Join(incomplete, "; "))
 	}
 	merged, warns, thOK, err := MergeShards(runs, names)

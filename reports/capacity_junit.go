@@ -14,7 +14,7 @@ func init() {
 
 // WriteCapacityJUnit writes the search as JUnit XML: first the search's
 // own testcase (an error when the target went down, the search was
-// harness-bound or interrupted, or a ladder's verdicts did not rise with
+// harness-bound, interrupted or never began, or a ladder's verdicts did not rise with
 // the load; a failure when no load held), then a
 // testcase per step (a harness-bound or target-down step an error; a FAIL
 // step, the load above the limit that a search is meant to find, passes
@@ -29,10 +29,10 @@ func WriteCapacityJUnit(w io.Writer, c *result.Capacity) error {
 		text += "\nCOVERAGE: " + line
 	}
 	search := junitCase{Name: "sustainable load", Classname: "capacity", Time: junitTime(c.DurationNS), SystemOut: &junitText{Text: xmlSafe(text)}}
-	switch hl.Status {
-	case result.StatusTargetDown, result.StatusInconclusive, result.StatusInterrupted:
+	switch {
+	case hl.Partial() || hl.Status == result.StatusInconclusive:
 		search.Error = &junitError{Message: hl.Text, Type: hl.Status, Text: xmlSafe(hl.Text)}
-	case result.StatusFail:
+	case hl.Status == result.StatusFail:
 		search.Failure = &junitFailure{Message: hl.Text, Type: "capacity", Text: xmlSafe(hl.Text)}
 	}
 	s.add(search)

@@ -106,7 +106,7 @@ func TestHTMLCSS(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range []string{result.StatusPass, result.StatusFail, result.StatusInterrupted, result.StatusIncomplete, result.StatusTargetDown, result.StatusInconclusive} {
+	for _, s := range []string{result.StatusPass, result.StatusFail, result.StatusInterrupted, result.StatusIncomplete, result.StatusTargetDown, result.StatusInconclusive, result.StatusUnreachable} {
 		if !styled[".status."+s] {
 			t.Errorf("no rule .status.%s for headline status %s", s, s)
 		}
@@ -134,7 +134,7 @@ func TestHTMLCSS(t *testing.T) {
 	for _, v := range []string{result.VerdictPass, result.VerdictFail, result.VerdictWarn, result.VerdictInfo, result.VerdictSkip, result.VerdictNotRun} {
 		carried["v-"+v], carried["c-"+v] = true, true
 	}
-	for _, s := range []string{result.StatusPass, result.StatusFail, result.StatusInterrupted, result.StatusIncomplete, result.StatusTargetDown, result.StatusInconclusive} {
+	for _, s := range []string{result.StatusPass, result.StatusFail, result.StatusInterrupted, result.StatusIncomplete, result.StatusTargetDown, result.StatusInconclusive, result.StatusUnreachable} {
 		carried[s] = true
 	}
 	carried["w-"+result.DirSent], carried["w-"+result.DirRecv] = true, true

@@ -48,8 +48,12 @@ type Capacity struct {
 	Kind          string `json:"kind"` // always KindCapacity
 	// Status and Verdict are the Headline, filled as the JSON is
 	// written (WriteCapacityJSON), so the document says it first.
-	Status     string           `json:"status"`
-	Verdict    string           `json:"verdict"`
+	Status  string `json:"status"`
+	Verdict string `json:"verdict"`
+	// NotStarted says why the command measured nothing at all, when it
+	// ended before it began (result/notstarted.go); every format leads
+	// with it. Nil for every document that measured.
+	NotStarted *NotStarted      `json:"not_started,omitempty"`
 	Scenario   string           `json:"scenario,omitempty"`
 	Target     string           `json:"target,omitempty"`
 	Protocol   string           `json:"protocol,omitempty"`
@@ -156,6 +160,9 @@ type RuleOnset struct {
 // broke below one that held), FAIL (no load held), PASS (a limit found,
 // or everything held up to --max).
 func (c *Capacity) Headline() Headline {
+	if c.NotStarted != nil {
+		return c.NotStarted.headline()
+	}
 	u := c.Unit()
 	held := "no load held"
 	if c.Sustainable > 0 {

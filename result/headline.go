@@ -34,12 +34,17 @@ type Headline struct {
 }
 
 // Partial reports whether the result cannot be read as a whole
-// measurement: the target went down (StatusTargetDown), or the result
-// covers only part of what was asked (interrupted, or incomplete). Every
+// measurement: the target went down (StatusTargetDown), the result
+// covers only part of what was asked (interrupted, or incomplete), or
+// nothing was measured at all (NotStarted). Every
 // format says so before any figure, JUnit with an <error> testcase, and
 // a comparison breaks GateComplete.
 func (h Headline) Partial() bool {
-	return h.Status == StatusTargetDown || h.Status == StatusInterrupted || h.Status == StatusIncomplete
+	switch h.Status {
+	case StatusTargetDown, StatusInterrupted, StatusIncomplete, StatusUnreachable:
+		return true
+	}
+	return false
 }
 
 // DownOutages returns the outages that make the run TARGET DOWN: every
@@ -297,6 +302,9 @@ func (r *Run) LateShards() []string {
 // harness-bound: list_rooms.p99 < 20ms measured 535.00ms, send lag p99
 // 533.00ms".
 func (r *Run) Headline() Headline {
+	if r.NotStarted != nil {
+		return r.NotStarted.headline()
+	}
 	hl := r.verdict()
 	if r.Drill != nil && len(r.Drill.Faults) > 0 {
 		if hl.Text == "" {
@@ -443,6 +451,9 @@ func (r *Run) interruptedHeadline(missing []string, verdict string) Headline {
 // verdict); an interrupted suite says so next, whatever its cases say: they
 // are only the part that ran.
 func (c *Conform) Headline() Headline {
+	if c.NotStarted != nil {
+		return c.NotStarted.headline()
+	}
 	hl := c.verdict()
 	if c.Interrupted {
 		text := fmt.Sprintf("INTERRUPTED · the suite was stopped after %s, before every case ran: the verdicts cover only what ran", c.DurationNS.Round(time.Millisecond))

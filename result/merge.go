@@ -21,7 +21,8 @@ import (
 // players summed per second, bytes summed). Steps and messages are matched by name, keeping the
 // first shard's order. Sessions are summed when every run has them (nil
 // otherwise, since a partial sum would undercount); ShardRuns and
-// Incomplete are concatenated. Thresholds are dropped: evaluate them again on the merged
+// Incomplete are concatenated, and a run that measured nothing
+// (NotStarted) adds only a sentence to Incomplete. Thresholds are dropped: evaluate them again on the merged
 // result. Inputs are not modified.
 func Merge(runs ...*Run) (*Run, error) {
 	if len(runs) == 0 {
@@ -39,6 +40,11 @@ func Merge(runs ...*Run) (*Run, error) {
 		}
 		if i == 0 {
 			out.Scenario, out.Target = r.Scenario, r.Target
+		}
+		if r.NotStarted != nil {
+			// Its load is missing: the merge says so first (INCOMPLETE).
+			out.Incomplete = append(out.Incomplete, fmt.Sprintf("run %d of the merge measured nothing (%s)", i+1, r.NotStarted.headline().Text))
+			continue
 		}
 		if err := m.add(out, i, r); err != nil {
 			return nil, err

@@ -48,10 +48,14 @@ type Run struct {
 	// during the run (Run.DownOutages), so the document says it first;
 	// empty otherwise. Producers fill it with NoteTargetDown; readers
 	// judge from Outages.
-	TargetDown string    `json:"target_down,omitempty"`
-	Scenario   string    `json:"scenario,omitempty"`
-	Target     string    `json:"target,omitempty"`
-	StartedAt  time.Time `json:"started_at"`
+	TargetDown string `json:"target_down,omitempty"`
+	// NotStarted says why the command measured nothing at all, when it
+	// ended before it began (result/notstarted.go); every format leads
+	// with it. Nil for every document that measured.
+	NotStarted *NotStarted `json:"not_started,omitempty"`
+	Scenario   string      `json:"scenario,omitempty"`
+	Target     string      `json:"target,omitempty"`
+	StartedAt  time.Time   `json:"started_at"`
 	// DurationNS is the wall time from start to the last recorded sample.
 	DurationNS time.Duration `json:"duration_ns"`
 	// Shards is how many recorded runs were merged into this one (1 if none).
@@ -575,9 +579,13 @@ func (t ThresholdResult) ValueText(v float64) string {
 type Conform struct {
 	SchemaVersion int    `json:"schema_version"`
 	Kind          string `json:"kind"` // always KindConform
-	Protocol      string `json:"protocol,omitempty"`
-	Target        string `json:"target,omitempty"`
-	Strict        bool   `json:"strict"`
+	// NotStarted says why the command measured nothing at all, when it
+	// ended before it began (result/notstarted.go); every format leads
+	// with it. Nil for every document that measured.
+	NotStarted *NotStarted `json:"not_started,omitempty"`
+	Protocol   string      `json:"protocol,omitempty"`
+	Target     string      `json:"target,omitempty"`
+	Strict     bool        `json:"strict"`
 	// MaxSkips is the skip budget the run was given (conform --max-skips):
 	// more skipped cases fail it. Nil when none was set.
 	MaxSkips *int `json:"max_skips,omitempty"`

@@ -98,7 +98,7 @@ func init() {
 }
 
 // runCapacity is the capacity command once its flags are parsed into c.
-func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string) int {
+func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string) (code int) {
 	if err := c.check(args); err != nil {
 		return usageErr(e, "capacity", "%v", err)
 	}
@@ -116,6 +116,11 @@ func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string)
 	if err := c.outs.check(e); err != nil {
 		return usageErr(e, "capacity", "%v", err)
 	}
+	defer c.outs.settle(e, "capacity", &code, func(why *result.NotStarted) result.Doc {
+		doc := capacityDoc(plan, nil)
+		doc.NotStarted = why
+		return doc
+	})
 	e.setStopNote(func() string { return "the step running ends, then the results so far are written" })
 	r := cc.runner
 	r.Base.Abort, r.Base.Warnings = e.abort, e.stderr
@@ -143,22 +148,47 @@ func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string)
 		targetName += " (started by --target-cmd)"
 	}
 	res, err := cc.play(ctx, r, c.progress(e, plan))
-	if res == nil {
-		return usageErr(e, "capacity", "%v", err)
-	}
-	res.Scenario, res.Target, res.Protocol, res.Model = plan.Name, targetName, string(plan.Protocol), string(plan.Load.Model)
+	res = capacityDoc(plan, res)
+	res.Target = targetName
 	res.Settings.StepNS, res.Settings.WarmupNS, res.Settings.DrainNS, res.Settings.LagBoundNS = c.step, c.warmup, c.drain, c.lagBound
+	if err != nil && len(res.Steps) == 0 {
+		return capacityFailed(ctx, e, res, c.outs, err)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
-		if len(res.Steps) == 0 {
-			var unreach *engine.UnreachableError
-			if errors.As(err, &unreach) {
-				return exitUnreachable
-			}
-			return exitUsage
-		}
 	}
 	return reportCapacity(e, res, c.outs)
+}
+
+// capacityDoc is res (a new document when nil) with what plan says of
+// the search: its scenario, target, protocol and model.
+func capacityDoc(plan *scenario.Plan, res *result.Capacity) *result.Capacity {
+	if res == nil {
+		res = &result.Capacity{SchemaVersion: result.SchemaVersion, Kind: result.KindCapacity, StartedAt: time.Now()}
+	}
+	res.Scenario, res.Target, res.Protocol, res.Model = plan.Name, plan.Target, string(plan.Protocol), string(plan.Load.Model)
+	return res
+}
+
+// capacityFailed is the exit code of a search that played no step, err
+// saying why; every result file asked for says it (res as a NotStarted
+// document), so that none of an earlier search is left in its place, but
+// for a usage error (exit 2), which writes none.
+func capacityFailed(ctx context.Context, e *env, res *result.Capacity, outs *outputs, err error) int {
+	var unreach *engine.UnreachableError
+	code := exitUnreachable
+	switch {
+	case errors.As(err, &unreach):
+		fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
+		res.NotStarted = &result.NotStarted{Status: result.StatusUnreachable, Reason: err.Error()}
+	case ctx.Err() != nil:
+		fmt.Fprintf(e.stderr, "lobbybench capacity: interrupted before the first step: %v\n", err)
+		res.NotStarted, code = &result.NotStarted{Status: result.StatusInterrupted, Reason: "stopped before the first step (" + err.Error() + ")"}, exitInterrupted
+	default:
+		return usageErr(e, "capacity", "%v", err)
+	}
+	outs.write(e, "capacity", res, reports.Options{})
+	return code
 }
 
 // startOwner starts the server --target-cmd (or the scenario's target_cmd)

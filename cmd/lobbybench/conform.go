@@ -130,7 +130,7 @@ func addConformFlags(fs *flag.FlagSet) *conformFlags {
 	return f
 }
 
-func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int {
+func runConform(ctx context.Context, e *env, f *conformFlags, args []string) (code int) {
 	const cmd = "conform"
 	if len(args) > 0 {
 		return usageErr(e, cmd, "unexpected argument %q", args[0])
@@ -150,6 +150,7 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 	if err := f.outs.check(e); err != nil {
 		return usageErr(e, cmd, "%v", err)
 	}
+	defer f.outs.settle(e, cmd, &code, f.notStarted)
 	var tgt *ownedTarget
 	if f.owned.command("") != "" {
 		var code int
@@ -165,17 +166,40 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) int
 		stopConformTarget(tgt, doc)
 	}
 	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			fmt.Fprintf(e.stderr, "lobbybench conform: interrupted\n")
-			return exitInterrupted
-		case errors.Is(err, conformance.ErrUnreachable):
-			fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
-			return exitUnreachable
-		}
-		return usageErr(e, cmd, "%v", err)
+		return conformFailed(ctx, e, f, err)
 	}
 	return reportConform(ctx, e, f, doc)
+}
+
+// conformFailed is the exit code of a suite that has no result, err
+// saying why; every result file asked for says it (a NotStarted
+// document), so that none of an earlier suite is left in its place, but
+// for a usage error (exit 2), which writes none.
+func conformFailed(ctx context.Context, e *env, f *conformFlags, err error) int {
+	var why *result.NotStarted
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(e.stderr, "lobbybench conform: interrupted\n")
+		why = &result.NotStarted{Status: result.StatusInterrupted, Reason: "stopped before the suite began (" + err.Error() + ")"}
+	case errors.Is(err, conformance.ErrUnreachable):
+		fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
+		why = &result.NotStarted{Status: result.StatusUnreachable, Reason: err.Error()}
+	default:
+		return usageErr(e, "conform", "%v", err)
+	}
+	f.outs.write(e, "conform", f.notStarted(why), reports.Options{})
+	if why.Status == result.StatusInterrupted {
+		return exitInterrupted
+	}
+	return exitUnreachable
+}
+
+// notStarted is the conform document of a suite that measured nothing,
+// why saying why.
+func (f *conformFlags) notStarted(why *result.NotStarted) result.Doc {
+	doc := result.NewConform()
+	doc.NotStarted, doc.Protocol, doc.Target, doc.StartedAt = why, f.protocol, f.target, time.Now()
+	return doc
 }
 
 // config is the conformance.Config the flags say, before the target is

@@ -78,6 +78,10 @@ type env struct {
 	// the spot: it stops a server the command started (--target-cmd).
 	// Nil in tests.
 	onQuit *atomic.Pointer[func()]
+	// notStarted is why the command ended before its run began, when
+	// the step that said so on stderr also keeps it here (a --target-cmd
+	// server that never came up): the reason outputs.settle writes.
+	notStarted string
 }
 
 // barNotes is a progress writer (stderr) that also prints notes above a

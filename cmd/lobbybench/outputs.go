@@ -22,6 +22,9 @@ type outputs struct {
 	// stdout is where a format given "-" writes: the command's standard
 	// output, taken by check from the command's own text.
 	stdout io.Writer
+	// wrote is set once write was called (whether every file was
+	// written or not): settle then has nothing to do.
+	wrote bool
 }
 
 // stdoutPath is the path that names standard output, as report's -o.
@@ -116,6 +119,7 @@ func checkPath(path string) error {
 // whatever the others do; a failure is reported on stderr naming the
 // flag. It reports whether all were written.
 func (o *outputs) write(e *env, cmd string, doc result.Doc, opts reports.Options) bool {
+	o.wrote = true
 	ok := true
 	for i, f := range o.formats {
 		path := *o.paths[i]
@@ -135,6 +139,32 @@ func (o *outputs) write(e *env, cmd string, doc result.Doc, opts reports.Options
 		}
 	}
 	return ok
+}
+
+// settle writes, when the command ends with *code 3 (unreachable) or 5
+// (interrupted) and wrote no result, the document doc makes of a
+// NotStarted that says so in every format asked for: a result file of an
+// earlier run must never be left where CI reads this one's. The paths
+// that end a command before its run with a reason of their own write
+// theirs first (runFailed, conformFailed, capacityFailed); this catches
+// every other (a --target-cmd server that never came up), by its exit
+// code. A usage error (2) writes nothing: it is the invocation to fix,
+// found before anything ran. Deferred once the paths are checked.
+func (o *outputs) settle(e *env, cmd string, code *int, doc func(*result.NotStarted) result.Doc) {
+	ns := &result.NotStarted{Status: result.StatusUnreachable}
+	switch {
+	case o.wrote:
+		return
+	case *code == exitInterrupted:
+		ns.Status = result.StatusInterrupted
+	case *code != exitUnreachable:
+		return
+	}
+	ns.Reason = e.notStarted
+	if ns.Reason == "" {
+		ns.Reason = fmt.Sprintf("lobbybench %s ended with exit code %d before it measured anything (its standard error says why)", cmd, *code)
+	}
+	o.write(e, cmd, doc(ns), reports.Options{})
 }
 
 // writeOutput renders to stdout when path is "" or "-", otherwise to

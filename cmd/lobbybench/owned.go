@@ -126,6 +126,7 @@ func startOwnedTarget(ctx context.Context, e *env, name string, f *ownedTargetFl
 	if err != nil {
 		t.closeLog()
 		fmt.Fprintf(e.stderr, "lobbybench %s: %v\n", name, err)
+		e.notStarted = err.Error()
 		return nil, startExit(ctx, err)
 	}
 	t.p = p

@@ -159,7 +159,7 @@ func init() {
 }
 
 // runRun is the run command once its flags are parsed into r.
-func runRun(ctx context.Context, e *env, r *runOptions, args []string) int {
+func runRun(ctx context.Context, e *env, r *runOptions, args []string) (code int) {
 	if err := r.check(args); err != nil {
 		return usageErr(e, "run", "%v", err)
 	}
@@ -171,6 +171,9 @@ func runRun(ctx context.Context, e *env, r *runOptions, args []string) int {
 	// is a usage error, found before anything is sent.
 	if err := r.outs.check(e); err != nil {
 		return usageErr(e, "run", "%v", err)
+	}
+	if !r.worker { // a worker's parent says it for every worker
+		defer r.outs.settle(e, "run", &code, func(ns *result.NotStarted) result.Doc { return notStartedRun(plan, ns) })
 	}
 	e.setStopNote(func() string {
 		return fmt.Sprintf("no new session starts; requests in flight get up to %v (--grace) to finish, then the results are written", r.grace)
@@ -210,7 +213,11 @@ func runRun(ctx context.Context, e *env, r *runOptions, args []string) int {
 	res, re, done, err := r.execute(ctx, e, cfg, args)
 	defer done()
 	if err != nil {
-		return runFailed(ctx, re, err, owner)
+		code, why := runFailed(ctx, re, err, owner)
+		if why != nil && !r.worker {
+			r.outs.write(re, "run", notStartedRun(plan, why), reports.Options{})
+		}
+		return code
 	}
 	return r.finish(ctx, re, res, owner, dash)
 }
@@ -318,33 +325,48 @@ func (r *runOptions) execute(ctx context.Context, e *env, cfg engine.Config, arg
 }
 
 // runFailed is the exit code of a run that has no result, err saying
-// why; no result file is written.
-func runFailed(ctx context.Context, e *env, err error, owner *ownedRun) int {
+// why, and the why as the result files say it (nil: a usage or setup
+// error, exit 2, which writes none).
+func runFailed(ctx context.Context, e *env, err error, owner *ownedRun) (int, *result.NotStarted) {
 	var usage usageError
 	if errors.As(err, &usage) {
-		return usageErr(e, "run", "%v", err)
+		return usageErr(e, "run", "%v", err), nil
 	}
 	var wait *engine.StartWaitError
 	if errors.As(err, &wait) {
-		fmt.Fprintf(e.stderr, "lobbybench run: interrupted: %v\n", err)
-		return exitInterrupted
+		fmt.Fprintf(e.stderr, "lobbybench run: interrupted: %v: nothing was measured\n", err)
+		return exitInterrupted, &result.NotStarted{Status: result.StatusInterrupted, Reason: err.Error()}
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(e.stderr, "lobbybench run: interrupted before the run started: %v\n", err)
-		return exitInterrupted
+		return exitInterrupted, &result.NotStarted{Status: result.StatusInterrupted, Reason: "stopped before the run started (" + err.Error() + ")"}
 	}
 	var unreach *engine.UnreachableError
 	if errors.As(err, &unreach) {
 		fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
+		why := err.Error()
 		if owner != nil {
-			if why := owner.endedEarly(); why != "" {
-				fmt.Fprintf(e.stderr, "lobbybench run: %s\n", why)
+			if early := owner.endedEarly(); early != "" {
+				fmt.Fprintf(e.stderr, "lobbybench run: %s\n", early)
+				why += "; " + early
 			}
 		}
-		return exitUnreachable
+		return exitUnreachable, &result.NotStarted{Status: result.StatusUnreachable, Reason: why}
 	}
 	fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
-	return exitUsage
+	return exitUsage, nil
+}
+
+// notStartedRun is the run document of a run that measured nothing,
+// why saying why: what every result file asked for then holds, so that
+// none from an earlier run is left in its place.
+func notStartedRun(plan *scenario.Plan, why *result.NotStarted) *result.Run {
+	doc := result.NewRun()
+	doc.NotStarted, doc.Scenario, doc.Target, doc.StartedAt = why, plan.Name, plan.Target, time.Now()
+	if plan.Target == "" {
+		doc.Target = "embedded reference server"
+	}
+	return doc
 }
 
 // finish reports res (reportRun), hands the live page its final report

@@ -234,8 +234,15 @@ func TestRunOwnedTargetFails(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", s, errs)
 				}
 			}
-			if _, err := os.Stat(js); err == nil {
-				t.Error("a result was written though nothing ran")
+			_, err := os.Stat(js)
+			switch {
+			case tt.code == exitUsage && err == nil:
+				t.Error("a result was written for a usage error")
+			case tt.code == exitUnreachable:
+				// Written, so that no earlier run's result is left there.
+				if hl := readOwnedRun(t, js).Headline(); hl.Status != result.StatusUnreachable || !strings.HasSuffix(hl.Text, "nothing was measured") {
+					t.Errorf("result: %+v, want UNREACHABLE, nothing measured", hl)
+				}
 			}
 		})
 	}
