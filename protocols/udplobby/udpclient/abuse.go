@@ -188,7 +188,12 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 		return
 	}
 	if f.outcome != pendingOutcome {
-		return // duplicate
+		// A reply after the flight timed out (lost) is late, not a
+		// second one; the instance has no rule of one reply.
+		if f.outcome != lostOutcome && !b.inst && s.oneReply {
+			s.violation(RuleUReplyDup, data, nil, fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, sent once and already answered (udp-lobby.md §1: exactly one datagram)", m.Type, seq))
+		}
+		return
 	}
 	var legal bool
 	if b.accept != nil {

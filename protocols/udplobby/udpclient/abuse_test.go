@@ -161,6 +161,27 @@ func TestRateProbeFindsLimit(t *testing.T) {
 	}
 }
 
+// TestRateProbeDuplicate: a lobby that answers each of the probe's
+// requests twice breaks U-REPLY-DUP once a request (the probe dropped
+// the second reply unsaid), and the probe still counts each request
+// once, answered.
+func TestRateProbeDuplicate(t *testing.T) {
+	addr := newCopyingResponder(t, 2, func(b []byte) []byte {
+		out, _ := udpwire.AppendRoomList(nil, udpwire.ProfileSpec, uint16(b[2])<<8|uint16(b[3]), nil)
+		return out
+	})
+	p := plan(t, "", `  - steps:
+      - rate_probe: {from: 10/s, to: 100/s, over: 500ms, timeout: 200ms}
+`)
+	fd, r := probeFinding(t, p, addr)
+	if fd.Sent != 27 || fd.Accepted != 27 || fd.Limited != 0 {
+		t.Errorf("finding %+v, want 27 sent and answered", fd)
+	}
+	if got := r.violations()[RuleUReplyDup]; got != 27 {
+		t.Errorf("violations %v, want 27 %s", r.violations(), RuleUReplyDup)
+	}
+}
+
 // probeFinding plays p, one session against addr, and returns its one
 // rate-limit finding.
 func probeFinding(t *testing.T, p *scenario.Plan, addr netip.AddrPort) (result.RateLimitFinding, played) {
