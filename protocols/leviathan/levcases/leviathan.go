@@ -352,6 +352,22 @@ func (f *levFlow) reply(rt lv.RequestType, types ...lv.ResponseType) (*lv.Messag
 	return nil, false
 }
 
+// missing says that rt's request drew none of the responses a case
+// wanted (want, in words), and names what answered it instead: never "no
+// reply" when something replied.
+func (f *levFlow) missing(rt lv.RequestType, want string) string {
+	var got []string
+	for i := range f.msgs {
+		if m := &f.msgs[i]; m.Kind == lv.KindResponse && m.ResponseTo == f.num[rt] {
+			got = append(got, fmt.Sprintf("%v (payload % x)", m, m.Payload))
+		}
+	}
+	if len(got) == 0 {
+		return fmt.Sprintf("no %s answering %v: nothing answered it (no response naming #%d)", want, rt, f.num[rt])
+	}
+	return fmt.Sprintf("no %s answering %v; it was answered by %s", want, rt, strings.Join(got, ", "))
+}
+
 // reachLeviathan sends Connect(42) and waits for a datagram back that
 // decodes as Leviathan; one that does not is named (conformance.Garbled),
 // not taken for the endpoint's answer.

@@ -112,7 +112,7 @@ func runLev3_2(t *conformance.T) error {
 	}
 	m, ok := f.reply(lv.ReqJoinServer, lv.ResServerAllow, lv.ResServerDisallow)
 	if !ok {
-		return conformance.Failf("ServerAllow", "no ServerAllow/ServerDisallow answering JoinServer")
+		return conformance.Failf("ServerAllow", "%s", f.missing(lv.ReqJoinServer, "ServerAllow/ServerDisallow"))
 	}
 	if m.ResponseType() == lv.ResServerDisallow {
 		var d lv.ServerDisallow
@@ -141,7 +141,7 @@ func runLev3_3(t *conformance.T) error {
 	}
 	m, ok := f.reply(lv.ReqJoinGame, lv.ResServerAllow, lv.ResServerDisallow)
 	if !ok {
-		return conformance.Failf("ServerAllow(Done)", "no reply answering JoinGame")
+		return conformance.Failf("ServerAllow(Done)", "%s", f.missing(lv.ReqJoinGame, "ServerAllow/ServerDisallow"))
 	}
 	if m.ResponseType() == lv.ResServerDisallow {
 		// A valid refusal (the engine: InvalidParameters, "No valid
@@ -190,7 +190,7 @@ func runLev3_5(t *conformance.T) error {
 	}
 	m, ok := f.reply(lv.ReqServerstatus, lv.ResServerStatus)
 	if !ok {
-		return conformance.Warnf("ServerStatus", "Serverstatus not answered (the engine's known defect)")
+		return conformance.Warnf("ServerStatus", "%s (unanswered: the engine's known defect)", f.missing(lv.ReqServerstatus, "ServerStatus"))
 	}
 	var st lv.ServerStatus
 	if err := st.Decode(m.Payload); err != nil {
