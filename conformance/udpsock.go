@@ -155,14 +155,23 @@ func MergeSilence(prev, err error) error {
 	return m
 }
 
-// SilenceDetail returns "" for plain silence, or "; meanwhile <who sent
-// what>" when something else arrived during the wait.
+// SilenceDetail returns "" for plain silence, or what else arrived
+// during the wait: "; instead it sent <type and bytes>" from the peer (a
+// typed wait's other messages), "; meanwhile <who sent what>" from other
+// hosts.
 func SilenceDetail(err error) string {
 	var s *Silence
-	if errors.As(err, &s) && len(s.others) > 0 {
-		return "; " + s.detail()
+	if !errors.As(err, &s) {
+		return ""
 	}
-	return ""
+	d := ""
+	if len(s.got) > 0 {
+		d = "; instead it sent " + strings.Join(s.got, ", ")
+	}
+	if len(s.others) > 0 {
+		d += "; " + s.detail()
+	}
+	return d
 }
 
 // ReplyWords says what a silent wait saw: plain is the caller's words for

@@ -257,7 +257,7 @@ func runLev3_7(t *conformance.T) error {
 func expectDisallow(n uint32, m *lv.Message, err error, want lv.DisallowReason) error {
 	exp := fmt.Sprintf("ServerDisallow reason %v (%d)", want, want)
 	if errors.Is(err, conformance.ErrSilence) {
-		return conformance.Failf(exp, "no reply to JoinServer #%d", n)
+		return conformance.Failf(exp, "%s", conformance.ReplyWords(err, fmt.Sprintf("no reply to JoinServer #%d", n)))
 	}
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func startRefused(c *tcpClient, code tcpwire.ErrorCode, what string) error {
 	p, err := c.wait(c.t.Env.Timeout, tcpwire.TypeErrorMsg, tcpwire.TypeCountdown, tcpwire.TypeGameStart)
 	switch {
 	case errors.Is(err, conformance.ErrSilence):
-		return conformance.Warnf(expected, "no reply (ignored, which the RFC allows; tcp-lobby.md §5.4 asks for the error)")
+		return conformance.Warnf(expected, "%s", conformance.ReplyWords(err, "no reply (ignored, which the RFC allows; tcp-lobby.md §5.4 asks for the error)"))
 	case errors.Is(err, errClosed):
 		return conformance.Failf(expected, "%v", err)
 	case err != nil:
