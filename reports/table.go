@@ -301,7 +301,7 @@ func violationRows(vs []result.Violation) [][]string {
 func malformedRows(ms []result.MalformedFinding) [][]string {
 	var rows [][]string
 	for _, m := range ms {
-		rows = append(rows, []string{m.Kind, itoa(m.Sent), itoa(m.UnexpectedReplies), fmt.Sprintf("%d/%d", m.LivenessKept, m.LivenessChecks)})
+		rows = append(rows, []string{m.Kind, itoa(m.Sent), itoa(m.UnexpectedReplies), m.LivenessText()})
 	}
 	return rows
 }

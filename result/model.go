@@ -514,6 +514,16 @@ type MalformedFinding struct {
 	LivenessKept   int64 `json:"liveness_kept"`
 }
 
+// LivenessText is "kept/checked", or "not checked" when no probe followed
+// the malformed packets (a script's malformed sends have none of their
+// own): never a "0/0" that reads as kept.
+func (m MalformedFinding) LivenessText() string {
+	if m.LivenessChecks == 0 {
+		return "not checked"
+	}
+	return fmt.Sprintf("%d/%d", m.LivenessKept, m.LivenessChecks)
+}
+
 // ThresholdResult is one evaluated threshold (for example "join p99 < 50ms").
 type ThresholdResult struct {
 	Name     string  `json:"name"`           // as written in the scenario
