@@ -4,6 +4,7 @@ import (
 	"github.com/lobbybench/lobbybench/script"
 
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -436,6 +437,17 @@ func (d *decoder) malformed(f fields, what string, proto ProtocolName) Malformed
 	return m
 }
 
+// probeTotal refuses a probe whose ramp sends more than MaxProbeRequests,
+// saying how long an over its rates may have.
+func (d *decoder) probeTotal(f fields, what string, r RateProbeSpec) {
+	if r.total() <= MaxProbeRequests || r.To <= r.From || r.To > MaxProbeRate {
+		return // within the bound, or an error said already
+	}
+	fit := time.Duration(MaxProbeRequests / ((r.From + r.To) / 2) * float64(time.Second))
+	d.errf(f.get("over"), "%s: sends %.0f requests ((from + to)/2 × over), more than the %d a probe may send: "+
+		"shorten over to %s or less at these rates, or lower from and to", what, math.Floor(r.total()), MaxProbeRequests, fit.Truncate(time.Millisecond))
+}
+
 func (d *decoder) rateProbe(f fields, what string, proto ProtocolName) RateProbeSpec {
 	r := RateProbeSpec{Request: defaultListStep(proto), Loss: 0.01}
 	need := func(k string) *yaml.Node {
@@ -454,8 +466,8 @@ func (d *decoder) rateProbe(f fields, what string, proto ProtocolName) RateProbe
 			if t <= r.From {
 				d.errf(v, "%s: to (%s) must be above from (%s)", what, FormatRate(t), FormatRate(r.From))
 			}
-			if t > 1_000_000 {
-				d.errf(v, "%s: to is over 1000000/s", what)
+			if t > MaxProbeRate {
+				d.errf(v, "%s: to is over %d/s", what, MaxProbeRate)
 			}
 		}
 	}
@@ -467,6 +479,7 @@ func (d *decoder) rateProbe(f fields, what string, proto ProtocolName) RateProbe
 			r.Over = o
 		}
 	}
+	d.probeTotal(f, what, r)
 	if v := f.get("request"); v != nil {
 		var reqs []string
 		for _, k := range proto.spec().ProbeRequests {

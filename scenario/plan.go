@@ -295,6 +295,25 @@ type RateProbeSpec struct {
 	Loss   float64
 }
 
+// MaxProbeRate is the highest rate a rate_probe ramps to.
+const MaxProbeRate = 1_000_000
+
+// MaxProbeRequests bounds the requests one rate_probe sends (Total), so
+// that a scenario from elsewhere cannot keep a client sending for hours
+// (to: 1000000/s, over: 24h would be 43 billion): five million is the
+// steepest probe worth running, a ramp from 0 to MaxProbeRate over 10 s.
+// A limit a probe has not met by then is not one a probe finds; a
+// longer look at a rate is a load stage's.
+const MaxProbeRequests = MaxProbeRate / 2 * 10
+
+// Total is the number of requests the probe sends: the integral of its
+// ramp over Over.
+func (r RateProbeSpec) Total() int {
+	return int(r.total())
+}
+
+func (r RateProbeSpec) total() float64 { return (r.From + r.To) / 2 * r.Over.Seconds() }
+
 // NewRand returns the deterministic generator for one stream of a run
 // seeded with seed: the engine uses stream 0 for flow choice and stream
 // 1+clientIndex for each client's think times, so a run is reproducible

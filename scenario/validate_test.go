@@ -101,6 +101,10 @@ func TestValidation(t *testing.T) {
 		{"arrivals on the closed model", strings.Replace(minimal, "{rate: 10/s, duration: 2s}", "{clients: 10, duration: 2s, arrivals: poisson}", 1), []string{`2: load.arrivals applies to the open model (rate), not the closed model`}},
 		{"closed over max", strings.Replace(minimal, "{rate: 10/s, duration: 2s}", "{clients: 10, duration: 2s, max_clients: 5}", 1), []string{`2: load.max_clients 5 is below the peak of 10 clients`}},
 		{"wrong type for steps", strings.Replace(minimal, "    steps:\n      - create_room: {only: leader}\n      - join: {room: created}\n", "    steps: list_rooms\n", 1), []string{`6: flow "f": steps must be a list, got "list_rooms"`}},
+		{"probe over the cap", minimal + "      - rate_probe: {from: 10/s, to: 1000000/s, over: 24h}\n", []string{
+			`9: flow "f": rate_probe: sends 43200432000 requests ((from + to)/2 × over), more than the 5000000 a probe may send: shorten over to 9.999s or less at these rates, or lower from and to`}},
+		{"probe at the cap", minimal + "      - rate_probe: {from: 0/s, to: 1000000/s, over: 10s}\n", nil},
+		{"probe over its highest rate", minimal + "      - rate_probe: {from: 0/s, to: 2000000/s, over: 24h}\n", []string{`9: flow "f": rate_probe: to is over 1000000/s`}},
 		{"step with two keys", minimal + "      - {ping: 2, think: 1s}\n", []string{`9: flow "f": a step is one key (its kind) with its parameters under it; found 2 keys`}},
 	}
 	for _, tt := range tests {

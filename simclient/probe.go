@@ -42,16 +42,17 @@ func (p *Probe) NoteRefusal(what string, data []byte) {
 type probeWindow struct{ sent, answered, refused, lost int64 }
 
 // NewProbe starts the accounting of a probe whose first send is at start.
+// Its windows are added as its requests reach them (Outcome), not made
+// for the whole of Over at once: a long over of a slow ramp holds a window
+// per second the probe has run, not per second it could.
 func NewProbe(spec scenario.RateProbeSpec, start time.Time) *Probe {
-	n := int(math.Ceil(spec.Over.Seconds())) + 1
-	return &Probe{Spec: spec, Start: start, win: make([]probeWindow, n)}
+	return &Probe{Spec: spec, Start: start, win: make([]probeWindow, 0, min(int(math.Ceil(spec.Over.Seconds()))+1, 64))}
 }
 
 // Total is the number of requests the schedule sends: the integral of the
-// rate over Over.
-func (p *Probe) Total() int {
-	return int((p.Spec.From + p.Spec.To) / 2 * p.Spec.Over.Seconds())
-}
+// rate over Over (RateProbeSpec.Total, which the loader bounds by
+// scenario.MaxProbeRequests).
+func (p *Probe) Total() int { return p.Spec.Total() }
 
 // At returns when, after Start, request k is due: the instant the integral
 // of the ramp reaches k.

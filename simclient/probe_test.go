@@ -156,3 +156,17 @@ func TestProbeRunCancelled(t *testing.T) {
 		}
 	})
 }
+
+// TestProbeWindowsAsReached: a probe holds a window per second its
+// requests reached, not one per second of its over: a slow ramp over a
+// long over (which the loader's bound on the total allows) holds little.
+func TestProbeWindowsAsReached(t *testing.T) {
+	p := NewProbe(scenario.RateProbeSpec{From: 0, To: 1, Over: 1000 * time.Hour}, time.Now())
+	p.Outcome(2500*time.Millisecond, Answered)
+	if len(p.win) != 3 || cap(p.win) > 64 {
+		t.Fatalf("%d windows held, room for %d; want 3, room for 64 at most", len(p.win), cap(p.win))
+	}
+	if limited, _, _, _ := p.Limit(); limited {
+		t.Fatal("limited on one answer")
+	}
+}
