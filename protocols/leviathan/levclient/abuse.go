@@ -156,11 +156,12 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	}
 	start := time.Now()
 	r := &probeRun{ctx: ctx, s: s, key: s.StepKey(i), msgKey: s.rt.req[lv.ReqEcho], timeout: timeout, start: start, pr: simclient.NewProbe(spec, start)}
-	total := r.pr.Total()
-	r.fl = make([]probeFlight, 0, min(total, 1<<16))
-	ioErr := r.pr.Run(ctx, r, total, timeout)
+	ioErr := r.pr.Run(ctx, r, r.pr.Total(), timeout)
 	cut := ctx.Err() != nil
 	s.Shared.ReportProbe(r.pr, st.Label, s.d.LocalAddr().String(), start, cut)
+	if probeHeld != nil {
+		probeHeld(r.fl.Held())
+	}
 	if cut {
 		return s.Fail(i, st, simclient.ReasonCancelled, context.Canceled)
 	}
@@ -171,8 +172,9 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	return nil
 }
 
-// probeFlight is an Echo of a rate probe awaiting its answer.
-type probeFlight struct{ intended, sent time.Time }
+// probeHeld, when set (tests), hears how many requests a probe's queue
+// had room for when it ended.
+var probeHeld func(int)
 
 // probeRun is a rate_probe step's Echos under way, answered in order.
 type probeRun struct {
@@ -182,16 +184,14 @@ type probeRun struct {
 	timeout     time.Duration
 	start       time.Time
 	pr          *simclient.Probe
-	fl          []probeFlight
-	head        int // the oldest Echo not answered
+	fl          simclient.ProbeQueue // the Echos awaited
 }
 
 // Expire counts the Echos sent a timeout before now as lost.
 func (r *probeRun) Expire(now time.Time) {
-	for r.head < len(r.fl) && now.Sub(r.fl[r.head].sent) >= r.timeout {
-		r.pr.Outcome(r.fl[r.head].intended.Sub(r.start), simclient.Lost)
-		r.head++
-	}
+	r.fl.Expire(now, r.timeout, func(f simclient.ProbeFlight) {
+		r.pr.Outcome(f.Intended.Sub(r.start), simclient.Lost)
+	})
 }
 
 // Recv takes the answers that come before deadline, each answering the
@@ -205,23 +205,22 @@ func (r *probeRun) Recv(deadline time.Time) error {
 		if err != nil {
 			return err
 		}
-		if m.Kind == lv.KindResponse && m.ResponseType() == lv.ResNone && r.head < len(r.fl) {
-			f := r.fl[r.head]
-			r.head++
+		if m.Kind != lv.KindResponse || m.ResponseType() != lv.ResNone {
+			continue
+		}
+		if f, ok := r.fl.Take(); ok {
 			now := time.Now()
-			r.s.Rec.Record(r.key, f.intended, f.sent, now)
-			r.s.Rec.Record(r.msgKey, f.intended, f.sent, now)
-			r.pr.Outcome(f.intended.Sub(r.start), simclient.Answered)
+			r.s.Rec.Record(r.key, f.Intended, f.Sent, now)
+			r.s.Rec.Record(r.msgKey, f.Intended, f.Sent, now)
+			r.pr.Outcome(f.Intended.Sub(r.start), simclient.Answered)
 		}
 	}
 }
 
 // Oldest is when the oldest Echo awaited was sent.
 func (r *probeRun) Oldest() (time.Time, bool) {
-	if r.head < len(r.fl) {
-		return r.fl[r.head].sent, true
-	}
-	return time.Time{}, false
+	f, ok := r.fl.Oldest()
+	return f.Sent, ok
 }
 
 // Send sends the next Echo, due at due.
@@ -230,6 +229,6 @@ func (r *probeRun) Send(due time.Time) error {
 	if _, err := r.s.d.SendRequest(levconn.None, lv.ReqEcho, nil); err != nil {
 		return err
 	}
-	r.fl = append(r.fl, probeFlight{due, sent})
+	r.fl.Add(simclient.ProbeFlight{Intended: due, Sent: sent})
 	return nil
 }

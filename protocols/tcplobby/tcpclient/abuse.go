@@ -210,6 +210,9 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 		cut = true
 	}
 	s.Shared.ReportProbe(r.pr, st.Label, s.fc.c.LocalAddr().String(), start, cut)
+	if probeHeld != nil {
+		probeHeld(r.q.Held())
+	}
 	s.Next = time.Now()
 	if r.closed {
 		s.closedBy = io.EOF
@@ -244,8 +247,9 @@ func (r *probeRun) scripted(ctx context.Context, p *lbscript.Pipelined, start ti
 	return tcpscript.Frame(payload), nil
 }
 
-// probeOut is a request of a rate probe awaiting its answer.
-type probeOut struct{ intended, sent time.Time }
+// probeHeld, when set (tests), hears how many requests a probe's queue
+// had room for when it ended.
+var probeHeld func(int)
 
 // probeRun is a rate_probe step's requests under way, answered in order.
 type probeRun struct {
@@ -254,9 +258,8 @@ type probeRun struct {
 	timeout     time.Duration
 	start       time.Time
 	pr          *simclient.Probe
-	q           []probeOut
-	head        int  // the oldest request not answered
-	closed      bool // the connection failed: the rest is lost
+	q           simclient.ProbeQueue // the requests awaited
+	closed      bool                 // the connection failed: the rest is lost
 	// accept, when set, judges whether a frame answers the oldest
 	// request (a scripted request's expect): one it does not accept
 	// refuses it when the flow took it as the answer or a refusal.
@@ -277,24 +280,31 @@ func (r *probeRun) send(due time.Time, frame []byte) {
 		return
 	}
 	r.s.io.Sent(len(frame))
-	r.q = append(r.q, probeOut{intended: due, sent: sent})
+	r.q.Add(simclient.ProbeFlight{Intended: due, Sent: sent})
+}
+
+// lost counts request f lost.
+func (r *probeRun) lost(f simclient.ProbeFlight) {
+	r.pr.Outcome(f.Intended.Sub(r.start), simclient.Lost)
 }
 
 // read reads answers until until (zero: until none is awaited), counting
 // the requests a timeout old as lost; its error is a cancel.
 func (r *probeRun) read(until time.Time) error {
 	s := r.s
-	for r.head < len(r.q) || !until.IsZero() {
+	for {
 		wait := until
-		if r.head < len(r.q) {
-			if exp := r.q[r.head].sent.Add(r.timeout); wait.IsZero() || exp.Before(wait) {
+		oldest, awaited := r.q.Oldest()
+		if !awaited && until.IsZero() {
+			return nil
+		}
+		if awaited {
+			if exp := oldest.Sent.Add(r.timeout); wait.IsZero() || exp.Before(wait) {
 				wait = exp
 			}
 		}
 		if r.closed {
-			for ; r.head < len(r.q); r.head++ {
-				r.pr.Outcome(r.q[r.head].intended.Sub(r.start), simclient.Lost)
-			}
+			r.q.Clear(r.lost)
 			return nil
 		}
 		s.done, s.refusal = false, nil
@@ -304,9 +314,7 @@ func (r *probeRun) read(until time.Time) error {
 		case err == nil:
 			r.answer(p, now)
 		case errors.Is(err, errTimeout):
-			for ; r.head < len(r.q) && !now.Before(r.q[r.head].sent.Add(r.timeout)); r.head++ {
-				r.pr.Outcome(r.q[r.head].intended.Sub(r.start), simclient.Lost)
-			}
+			r.q.Expire(now, r.timeout, r.lost)
 			if !until.IsZero() && !now.Before(until) {
 				return nil
 			}
@@ -317,7 +325,6 @@ func (r *probeRun) read(until time.Time) error {
 			r.closed = true
 		}
 	}
-	return nil
 }
 
 // answer hands frame p to the flow and, when it answered or refused the
@@ -325,10 +332,10 @@ func (r *probeRun) read(until time.Time) error {
 func (r *probeRun) answer(p []byte, now time.Time) {
 	s := r.s
 	s.handle(p)
-	if r.head >= len(r.q) {
+	o, awaited := r.q.Oldest()
+	if !awaited {
 		return
 	}
-	o := r.q[r.head]
 	ok, resolves := s.done, s.done || s.refusal != nil
 	if r.accept != nil {
 		ok = r.accept(p)
@@ -336,15 +343,15 @@ func (r *probeRun) answer(p []byte, now time.Time) {
 	}
 	switch {
 	case ok:
-		s.Rec.Record(r.key, o.intended, o.sent, now)
-		s.Rec.Record(r.msgKey, o.intended, o.sent, now)
-		r.pr.Outcome(o.intended.Sub(r.start), simclient.Answered)
-		r.head++
+		s.Rec.Record(r.key, o.Intended, o.Sent, now)
+		s.Rec.Record(r.msgKey, o.Intended, o.Sent, now)
+		r.pr.Outcome(o.Intended.Sub(r.start), simclient.Answered)
+		r.q.Take()
 	case resolves:
 		if len(p) > 0 {
 			r.pr.NoteRefusal(tcpwire.Type(p[0]).String(), p)
 		}
-		r.pr.Outcome(o.intended.Sub(r.start), simclient.Refused)
-		r.head++
+		r.pr.Outcome(o.Intended.Sub(r.start), simclient.Refused)
+		r.q.Take()
 	}
 }

@@ -544,8 +544,13 @@ func TestMalformedIgnored(t *testing.T) {
 // connection and matches the answers in order, its request built in or
 // written as a script; a scripted expect that a reply does not meet
 // (its where) counts that request refused, and the note names the reply.
+// The requests leave the probe's queue as they are answered: it ends
+// holding room for fewer than it sent.
 func TestRateProbePipelined(t *testing.T) {
 	addr := referenceServer(t)
+	held := -1
+	probeHeld = func(n int) { held = n }
+	t.Cleanup(func() { probeHeld = nil })
 	for _, tc := range []struct {
 		name, request string // the request's keys in the rate_probe
 		accepted      int64
@@ -570,6 +575,9 @@ func TestRateProbePipelined(t *testing.T) {
 			}
 			if tc.refusal != "" && !strings.Contains(fd.Note, "the first refusal: "+tc.refusal) {
 				t.Errorf("note %q, want the first refusal %q", fd.Note, tc.refusal)
+			}
+			if held < 0 || held >= int(fd.Sent) {
+				t.Errorf("the probe's queue had room for %d requests at its end, of %d sent: want only those that were in flight at once", held, fd.Sent)
 			}
 			if v := r.violations(); len(v) != 0 {
 				t.Errorf("violations %v", v)
