@@ -56,7 +56,11 @@ func (d *decoder) probeScript(in *stepIn) *script.Pipelined {
 	if in.scope == nil {
 		in.scope = script.NewScope().WithRules(spec.Rules)
 	}
-	d.scriptErrors(in.what, script.Check(spec.Catalog, p.Block(), in.scope))
+	err := script.Check(spec.Catalog, p.Block(), in.scope)
+	if err == nil && spec.ProbeCheck != nil {
+		err = spec.ProbeCheck(p)
+	}
+	d.scriptErrors(in.what, err)
 	return p
 }
 

@@ -50,6 +50,11 @@ type ProtocolSpec struct {
 	// ProbeScripts says its rate_probe takes a request written as a
 	// script (send:, expect:) against its Catalog.
 	ProbeScripts bool
+	// ProbeCheck, when set, checks a rate_probe's request written as a
+	// script, once its catalog has, for what the protocol's probe
+	// cannot send or match (a field it numbers each request by);
+	// its script.Errors are load errors at their places.
+	ProbeCheck func(p *script.Pipelined) error
 	// Rules are the rule ids a run of the protocol reports (registered
 	// with its client), which a raw send's allow: may name.
 	Rules []string

@@ -175,6 +175,22 @@ func TestScriptedBadInput(t *testing.T) {
 			`s.yaml:7: flow "custom": rate_probe: LOBBY_JOIN_ROOM.roomId: variable "room" is not set before this step`, false},
 		{"probe: a protocol without", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: LOBBY_LIST_ROOMS, expect: LOBBY_ROOM_LIST}`, scriptlessFake,
 			`s.yaml:7: flow "custom": rate_probe: a scripted request (send, expect) is not built for scriptless-fake yet (it is for `, false},
+		{"leviathan probe: unknown message", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: Request Ecko, expect: Response None}`, "leviathan",
+			`s.yaml:7: flow "custom": rate_probe: unknown message "Request Ecko" (did you mean "Request Echo"?)`, false},
+		{"leviathan probe: unknown field", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: {message: Request JoinServer, fields: {MasterServerTokn: 1}}, expect: Response ServerAllow}`, "leviathan",
+			`s.yaml:7: flow "custom": rate_probe: Request JoinServer has no field "MasterServerTokn" (did you mean "MasterServerToken"?)`, false},
+		{"leviathan probe: where on an unknown field", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: Request Serverstatus, expect: {message: Response ServerStatus, where: "Player > 1"}}`, "leviathan",
+			`s.yaml:7:129: flow "custom": rate_probe: expression "Player > 1": unknown name Player`, false},
+		{"leviathan probe: a response", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: Response CloseConnection, expect: Response None}`, "leviathan",
+			`s.yaml:7: flow "custom": rate_probe: send: Response CloseConnection is a response, which nothing answers: a probe sends a request`, false},
+		{"leviathan probe: a MessageNumber", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: {message: Request Echo, fields: {MessageNumber: 9}}, expect: Response None}`, "leviathan",
+			`s.yaml:7: flow "custom": rate_probe: send: MessageNumber does not apply to a probe's request: each takes the connection's next, which its reply's ResponseTo names`, false},
+		{"leviathan probe: a channel", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: {message: Request Echo, to: lobby}, expect: Response None}`, "leviathan",
+			`s.yaml:7: flow "custom": rate_probe: to: the protocol has one channel; leave to out`, false},
+		{"leviathan probe: within", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: Request Echo, expect: {message: Response None, within: 1s}}`, "leviathan",
+			`s.yaml:7: flow "custom": rate_probe: expect: within does not apply to a probe's request (its expect takes message and where)`, false},
+		{"leviathan probe: the server's message", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: Response ServerStatus, expect: Response None}`, "leviathan",
+			`s.yaml:7: flow "custom": rate_probe: Response ServerStatus is a server's message`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			head := scriptedHead

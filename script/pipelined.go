@@ -4,7 +4,8 @@ import "time"
 
 // Pipelined is a send and the expect that answers it, which a protocol's
 // own loop plays many at a time, matching each reply to its send by the
-// protocol's means (udp-lobby's sequence ids): a rate_probe's request
+// protocol's means (udp-lobby's sequence ids, tcp-lobby's order,
+// Leviathan's ResponseTo): a rate_probe's request
 // written as a script. Make encodes each send as a send step would;
 // Accepts judges a reply as the expect would. The loader checks it with
 // Check, as the block of its two steps.
@@ -39,7 +40,7 @@ func (p *Pipelined) Make(env *Env, intended time.Time) ([]byte, error) {
 func (p *Pipelined) Accepts(env *Env, d Decoded) bool {
 	defer env.recycle(d)
 	e := p.Expect
-	if d.Name == "" || !e.Any && !named(e.Messages, d.Name) {
+	if !p.Expects(d.Name) {
 		return false
 	}
 	if e.Where.prog == nil {
@@ -48,4 +49,12 @@ func (p *Pipelined) Accepts(env *Env, d Decoded) bool {
 	vars := env.exprEnv(d)
 	defer putMap(vars)
 	return where(e, vars) == nil
+}
+
+// Expects reports whether a message named name is one of the expect's
+// (any, when it says so, but one that could not be read: name ""), its
+// where aside: a protocol whose reply may name no request (Leviathan's
+// ResponseTo 0) takes only such a reply for the answer to one.
+func (p *Pipelined) Expects(name string) bool {
+	return name != "" && (p.Expect.Any || named(p.Expect.Messages, name))
 }

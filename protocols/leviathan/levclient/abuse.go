@@ -9,9 +9,11 @@ import (
 
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levscript"
 	lv "github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
+	lbscript "github.com/lobbybench/lobbybench/script"
 	"github.com/lobbybench/lobbybench/simclient"
 )
 
@@ -139,23 +141,33 @@ func (s *session) echoOnce(ctx context.Context, st *scenario.Step) error {
 	return err
 }
 
-// rateProbe ramps Echo requests From→To per second over Over (sent
-// untracked, so the engine's resends do not hide a loss), each answered by
-// the next Response None (the engine's None carries ResponseTo 0, so
-// replies are matched to the oldest pending Echo), and records the first
-// one-second window whose share of Echos unanswered within the step's
-// timeout exceeds Loss (simclient.Probe; Collector.AddRateLimit).
+// rateProbe ramps requests From→To per second over Over and records the
+// first one-second window whose share of requests refused or unanswered
+// within the step's timeout exceeds Loss (simclient.Probe;
+// Collector.AddRateLimit). The requests are sent untracked, so that the
+// engine's resends do not hide a loss. The built-in request is Echo,
+// answered by the next Response None, in order: the engine's None
+// carries ResponseTo 0. A request written as a script (send:, expect:) is
+// paired with its reply as probeRun.pair says.
 func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error {
 	spec := st.Probe
-	if spec.Request != "" && spec.Request != Echo {
+	if spec.Script == nil && spec.Request != "" && spec.Request != Echo {
 		return s.Fail(i, st, simclient.ReasonSocket, fmt.Errorf("rate_probe request %q: leviathan probes with echo only", spec.Request))
 	}
 	timeout := st.Policy.Timeout
 	if timeout <= 0 {
 		timeout = scenario.DefaultPolicy.Timeout
 	}
+	r := &probeRun{ctx: ctx, s: s, key: s.StepKey(i), msgKey: s.rt.req[lv.ReqEcho], timeout: timeout}
+	if p := spec.Script; p != nil {
+		env, err := s.ScriptEnv(ctx)
+		if err != nil {
+			return s.StepErr(i, st, err)
+		}
+		r.script, r.env, r.msgKey = p, env, s.Shared.MessageKey(p.Message())
+	}
 	start := time.Now()
-	r := &probeRun{ctx: ctx, s: s, key: s.StepKey(i), msgKey: s.rt.req[lv.ReqEcho], timeout: timeout, start: start, pr: simclient.NewProbe(spec, start)}
+	r.start, r.pr = start, simclient.NewProbe(spec, start)
 	ioErr := r.pr.Run(ctx, r, r.pr.Total(), timeout)
 	cut := ctx.Err() != nil
 	s.Shared.ReportProbe(r.pr, st.Label, s.d.LocalAddr().String(), start, cut)
@@ -176,7 +188,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 // had room for when it ended.
 var probeHeld func(int)
 
-// probeRun is a rate_probe step's Echos under way, answered in order.
+// probeRun is a rate_probe step's requests under way.
 type probeRun struct {
 	ctx         context.Context
 	s           *session
@@ -184,18 +196,24 @@ type probeRun struct {
 	timeout     time.Duration
 	start       time.Time
 	pr          *simclient.Probe
-	fl          simclient.ProbeQueue // the Echos awaited
+	fl          simclient.ProbeQueue // the requests awaited, by MessageNumber
+	// script, when set, is the request written as a script: each one
+	// made, and a reply judged, through env, the session's script
+	// environment, with the flow's captures.
+	script *lbscript.Pipelined
+	env    *lbscript.Env
+	buf    []byte
 }
 
-// Expire counts the Echos sent a timeout before now as lost.
+// Expire counts the requests sent a timeout before now as lost.
 func (r *probeRun) Expire(now time.Time) {
 	r.fl.Expire(now, r.timeout, func(f simclient.ProbeFlight) {
 		r.pr.Outcome(f.Intended.Sub(r.start), simclient.Lost)
 	})
 }
 
-// Recv takes the answers that come before deadline, each answering the
-// oldest Echo awaited.
+// Recv takes the replies that come before deadline, each answering or
+// refusing the request it pairs with.
 func (r *probeRun) Recv(deadline time.Time) error {
 	for {
 		m, err := r.s.next1(r.ctx, deadline)
@@ -205,30 +223,81 @@ func (r *probeRun) Recv(deadline time.Time) error {
 		if err != nil {
 			return err
 		}
-		if m.Kind != lv.KindResponse || m.ResponseType() != lv.ResNone {
-			continue
-		}
-		if f, ok := r.fl.Take(); ok {
+		f, paired, answers := r.pair(m)
+		switch {
+		case !paired:
+		case answers:
 			now := time.Now()
 			r.s.Rec.Record(r.key, f.Intended, f.Sent, now)
 			r.s.Rec.Record(r.msgKey, f.Intended, f.Sent, now)
 			r.pr.Outcome(f.Intended.Sub(r.start), simclient.Answered)
+		default:
+			r.pr.NoteRefusal(levscript.Name(m.Kind, m.Type), r.buf)
+			r.pr.Outcome(f.Intended.Sub(r.start), simclient.Refused)
 		}
 	}
 }
 
-// Oldest is when the oldest Echo awaited was sent.
+// pair finds the request awaited that m replies to, and whether m answers
+// it (or refuses it). Only a response replies. The built-in probe's Echo
+// is answered by a Response None, which names no request (ResponseTo 0):
+// the oldest awaited. A scripted request's reply is the response whose
+// ResponseTo is its MessageNumber, judged by the expect (its messages, its
+// where); a response with ResponseTo 0 replies to the oldest awaited when
+// it is one of the expect's messages (Response None answering an Echo)
+// and to none otherwise (StartWorldReceive after a JoinGame's answer).
+func (r *probeRun) pair(m *lv.Message) (f simclient.ProbeFlight, paired, answers bool) {
+	if m.Kind != lv.KindResponse {
+		return f, false, false
+	}
+	switch {
+	case r.script == nil:
+		if m.ResponseType() != lv.ResNone {
+			return f, false, false
+		}
+		f, paired = r.fl.Take()
+		return f, paired, true
+	case m.ResponseTo != 0:
+		f, paired = r.fl.TakeID(m.ResponseTo)
+	case r.script.Expects(levscript.Name(m.Kind, m.Type)):
+		f, paired = r.fl.Take()
+	}
+	if !paired {
+		return f, false, false
+	}
+	r.buf = lv.AppendMessage(r.buf[:0], m)
+	return f, true, r.script.Accepts(r.env, r.env.Catalog.Decode(r.env.Session, "", r.buf))
+}
+
+// Oldest is when the oldest request awaited was sent.
 func (r *probeRun) Oldest() (time.Time, bool) {
 	f, ok := r.fl.Oldest()
 	return f.Sent, ok
 }
 
-// Send sends the next Echo, due at due.
+// Send sends the next request, due at due, untracked: a scripted one with
+// the connection's next MessageNumber (SyncScript), as the built-in Echo
+// takes it.
 func (r *probeRun) Send(due time.Time) error {
+	var b []byte
+	if r.script != nil {
+		r.s.SyncScript(r.env.Session)
+		var err error
+		if b, err = r.script.Make(r.env, due); err != nil {
+			return err
+		}
+	}
 	sent := time.Now()
-	if _, err := r.s.d.SendRequest(levconn.None, lv.ReqEcho, nil); err != nil {
+	var num uint32
+	var err error
+	if b != nil {
+		num, err = r.s.d.SendMessage(levconn.None, b)
+	} else {
+		num, err = r.s.d.SendRequest(levconn.None, lv.ReqEcho, nil)
+	}
+	if err != nil {
 		return err
 	}
-	r.fl.Add(simclient.ProbeFlight{Intended: due, Sent: sent})
+	r.fl.Add(simclient.ProbeFlight{Intended: due, Sent: sent, ID: num})
 	return nil
 }

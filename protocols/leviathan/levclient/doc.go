@@ -19,8 +19,10 @@
 // CloseConnection Critical and waits (its timeout) for the server's ack
 // before closing the socket, so the server releases the player even under
 // loss. malformed's valid datagrams and liveness check are Echo requests.
-// rate_probe sends its Echo requests untracked, so the engine's resends
-// cannot hide a loss, and matches each reply to the oldest pending Echo.
+// rate_probe sends its requests untracked, so the engine's resends cannot
+// hide a loss, and matches each Echo's Response None to the oldest
+// pending Echo; a request written as a script is matched to its reply by
+// the reply's ResponseTo (probeRun.pair).
 //
 // Besides step and message latencies, every engine resend of a request is
 // a Retry of its message; message "ack" holds the latency of each request's

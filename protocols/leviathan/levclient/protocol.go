@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
+	"github.com/lobbybench/lobbybench/protocols/leviathan/levscript"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -20,6 +21,8 @@ var Spec = scenario.ProtocolSpec{
 	Steps:         steps,
 	Malformed:     []scenario.MalformedKind{scenario.Truncated, scenario.UnknownType, scenario.RandomBytes},
 	ProbeRequests: []scenario.StepKind{Echo},
+	ProbeScripts:  true,
+	ProbeCheck:    levscript.ProbeCheck,
 }
 
 // Client is how a run plays the Leviathan protocol: the client half of its

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -240,22 +241,69 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Fatalf("timed out waiting: %s", what)
 }
 
+// TestRateProbe: the probe finds the reference server's rate limit (50
+// datagrams a second from an address) with its built-in Echo and with a
+// request written as a script, which its reply's ResponseTo pairs with
+// (Response ServerStatus) or, naming none, the order (Response None). A
+// where that never holds reads 0/s, every reply a refusal, the first named
+// with its bytes; without a limit, every request is answered (a JoinGame's
+// StartWorldReceive, ResponseTo 0 and not the expect's, refuses none), and
+// the requests leave the probe's queue as they are.
 func TestRateProbe(t *testing.T) {
-	s := startServer(t, func(c *refsrv.Config) { c.RateLimit, c.RateBurst = 50, 10 })
-	p := plan(t, "", `      - connect
-      - rate_probe: {from: 20/s, to: 300/s, over: 2s, timeout: 300ms}`)
-	run, errs := runAll(t, p, s, 1)
-	if errs[0] != nil {
-		t.Fatal(errs[0])
+	for _, tc := range []struct {
+		name, request string // the request's keys in the rate_probe
+		limit         bool   // the server limits the rate (else none does)
+		refusal       string // the first refusal's start; none when ""
+	}{
+		{"built-in", "", true, ""},
+		{"scripted Echo", ", send: Request Echo, expect: Response None", true, ""},
+		{"scripted Serverstatus", `, send: Request Serverstatus, expect: {message: Response ServerStatus, where: "MaxPlayers > 0 && ResponseTo > 0"}`, true, ""},
+		// ResponseTo 5: the first request, after the handshake's 3 and JoinServer.
+		{"a where that never holds", `, send: Request Serverstatus, expect: {message: Response ServerStatus, where: "Players > 1000"}`, false, "Response ServerStatus (12 00 00 00 05 00 0b 00 00 00 05 "},
+		{"scripted Echo, no limit", ", send: Request Echo, expect: Response None", false, ""},
+		{"scripted JoinGame, no limit", ", send: Request JoinGame, expect: Response ServerAllow", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t, func(c *refsrv.Config) {
+				if tc.limit {
+					c.RateLimit, c.RateBurst = 50, 10
+				}
+			})
+			held := -1
+			probeHeld = func(n int) { held = n }
+			t.Cleanup(func() { probeHeld = nil })
+			p := plan(t, "", `      - connect
+      - join_server
+      - rate_probe: {from: 20/s, to: 300/s, over: 2s, timeout: 300ms`+tc.request+`}`)
+			run, errs := runAll(t, p, s, 1)
+			if errs[0] != nil {
+				t.Fatal(errs[0])
+			}
+			if len(run.RateLimits) != 1 {
+				t.Fatalf("findings %+v", run.RateLimits)
+			}
+			f := run.RateLimits[0]
+			switch {
+			case f.Sent != 320:
+				t.Fatalf("finding %+v, want 320 sent", f)
+			case tc.limit && (f.ObservedLimitPerSec <= 0 || f.ObservedLimitPerSec > 120 || f.Limited == 0):
+				t.Fatalf("finding %+v, want a limit near 50/s", f)
+			case tc.refusal != "" && (f.ObservedLimitPerSec != 0 || f.Accepted != 0 || !strings.Contains(f.Note, "320 refused, 0 lost; the first refusal: "+tc.refusal)):
+				t.Fatalf("finding %+v, want 0/s, every request refused, the first refusal %q", f, tc.refusal)
+			case !tc.limit && tc.refusal == "" && (f.Accepted != 320 || strings.Contains(f.Note, "refusal")):
+				t.Fatalf("finding %+v, want every request answered", f)
+			}
+			if !tc.limit && held >= 320 {
+				t.Errorf("the probe's queue had room for %d requests at its end, of 320 sent: want only those in flight at once", held)
+			}
+			if tc.refusal == "" && strings.Contains(f.Note, "the first refusal") {
+				t.Errorf("note %q names a refusal", f.Note)
+			}
+			if len(run.Violations) != 0 {
+				t.Errorf("violations %+v", run.Violations)
+			}
+		})
 	}
-	if len(run.RateLimits) != 1 {
-		t.Fatalf("findings %+v", run.RateLimits)
-	}
-	f := run.RateLimits[0]
-	if f.ObservedLimitPerSec <= 0 || f.ObservedLimitPerSec > 120 || f.Limited == 0 {
-		t.Fatalf("finding %+v, want a limit near 50/s", f)
-	}
-	t.Logf("%+v", f)
 }
 
 // clientSrc is the source address of this package's test clients. The
