@@ -16,6 +16,7 @@ import (
 
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/precise"
+	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -133,6 +134,9 @@ func RunWorkers(ctx context.Context, w Workers) (*Result, error) {
 		defer srv.close()
 		defer func() { r.info.Server = srv.stats() }()
 	}
+	if err := r.reachTarget(); err != nil {
+		return nil, err // as one process: nothing else is sent, no worker started
+	}
 	r.startSampling()
 	stopMetrics, err := r.startObservers()
 	if err != nil {
@@ -165,6 +169,21 @@ type workersRun struct {
 	workers   []*worker
 	settled   chan struct{} // a worker said it is ready or ended (openGate)
 	telemetry func() *result.TargetProcess
+}
+
+// reachTarget checks a target of the plan's (not the embedded server)
+// answers before any worker starts, as Run does: an unreachable target
+// is an *UnreachableError here, said once, not each worker's death.
+func (r *workersRun) reachTarget() error {
+	plan := r.w.Plan
+	if r.embeddedAt.IsValid() || plan.Target == "" {
+		return nil
+	}
+	addr, err := target.Resolve(r.ctx, plan.Target)
+	if err != nil {
+		return &UnreachableError{Target: plan.Target, Err: err}
+	}
+	return Reach(r.ctx, plan.Protocol, plan.Options, addr, r.w.ReachTimeout)
 }
 
 // startEmbedded starts the embedded server the workers target. The

@@ -33,6 +33,7 @@ func TestNotStartedReplacesStaleFiles(t *testing.T) {
 		reason string // in the headline
 	}{
 		{"run unreachable", 0, []string{"run", "--quiet", "--target", dead}, run, exitUnreachable, result.StatusUnreachable, "unreachable"},
+		{"run --workers unreachable", 0, []string{"run", "--quiet", "--workers", "2", "--target", dead}, run, exitUnreachable, result.StatusUnreachable, "unreachable"},
 		{"run stopped waiting for its start", 200 * time.Millisecond, []string{"run", "--quiet", "--start-at", "+5m"}, run, exitInterrupted, result.StatusInterrupted, "stopped while waiting for the start instant"},
 		{"run's --target-cmd exited", 0, []string{"run", "--quiet", "--target", dead, "--target-cmd", exited}, run, exitUnreachable, result.StatusUnreachable, "exited with status 3"},
 		{"conform unreachable", 0, []string{"conform", "--quiet", "--target", dead, "--timeout", "50ms"}, "", exitUnreachable, result.StatusUnreachable, "unreachable"},

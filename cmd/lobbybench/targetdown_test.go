@@ -140,13 +140,13 @@ func TestRunWorkersTargetDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
-	// The target dies once both workers' reachability checks (a connect
-	// and close, nothing sent) went through: a worker that found it
-	// already dead would leave no result, rightly, and prove nothing of
-	// the merge.
+	// The target dies once the parent's and both workers' reachability
+	// checks (a connect and close each, nothing sent) went through: a
+	// worker that found it already dead would leave no result, rightly,
+	// and prove nothing of the merge.
 	p := faultyTarget(t, "tcp-lobby", faultproxy.Die, 1<<62)
 	go func() {
-		for i := 0; i < 6000 && p.EmptyConns() < 2; i++ {
+		for i := 0; i < 6000 && p.EmptyConns() < 3; i++ {
 			time.Sleep(5 * time.Millisecond)
 		}
 		p.Trip()
