@@ -24,6 +24,10 @@ type Probe struct {
 	// Refusal names what the first refused request got (its message and
 	// bytes), for the finding; "" when the protocol does not say.
 	Refusal string
+	// Caveat is what the protocol's probe says to read the finding by,
+	// the end of its note (udp-lobby's requests that waited for a
+	// sequence id, later than the schedule); "" for nothing.
+	Caveat string
 }
 
 // NoteRefusal notes reply data, of message what ("" when it could not be
@@ -220,6 +224,9 @@ func (p *Probe) Finding(source, addr string, others OthersEffect) result.RateLim
 	}
 	if p.Refusal != "" {
 		f.Note += "; the first refusal: " + p.Refusal
+	}
+	if p.Caveat != "" {
+		f.Note += "; " + p.Caveat
 	}
 	return f
 }

@@ -34,10 +34,12 @@ const (
 )
 
 // burst tracks the datagrams of a malformed or probe step sent with
-// consecutive sequence ids from first.
+// consecutive sequence ids from first: a malformed step's, every one sent
+// (fl); a rate probe's, those in flight (ids).
 type burst struct {
 	first uint16
 	fl    []flight
+	ids   *probeIDs       // a rate probe's requests, by sequence id (fl unused)
 	valid udpwire.MsgType // the valid request type of the burst
 	// accept, when set, judges whether a reply that decoded answers its
 	// request (a scripted probe's expect), in place of validAnswer.
@@ -49,8 +51,12 @@ type burst struct {
 	inst    bool
 }
 
-// index returns the flight of seq, or nil.
+// index returns the flight of seq, or nil. A rate probe's request in
+// flight is taken out of those awaited: the reply ends it (settle).
 func (b *burst) index(seq uint16) *flight {
+	if b.ids != nil {
+		return b.ids.lookup(seq)
+	}
 	i := int(seq - b.first)
 	if i < 0 || i >= len(b.fl) {
 		return nil
@@ -58,13 +64,39 @@ func (b *burst) index(seq uint16) *flight {
 	return &b.fl[i]
 }
 
+// add notes flight f, just sent with the burst's next sequence id.
+func (b *burst) add(f flight) {
+	if b.ids != nil {
+		b.ids.add(f)
+		return
+	}
+	b.fl = append(b.fl, f)
+}
+
+// settle ends flight f, of sequence id seq, with outcome o.
+func (b *burst) settle(f *flight, seq uint16, o int8) {
+	f.outcome = o
+	if b.ids != nil {
+		b.ids.ended[seq] = o
+	}
+}
+
+// nextSeq is the sequence id the burst's next datagram takes, the one
+// after last (a rate probe's: its ids cycle, probeIDs).
+func (b *burst) nextSeq(last uint16) uint16 {
+	if b.ids != nil {
+		return b.ids.seq(b.ids.next)
+	}
+	return last + 1
+}
+
 // sendValid sends the burst's valid request with the next sequence id.
 func (s *session) sendValid(b *burst, intended time.Time, roomID uint32) error {
-	s.seq++
+	s.seq = b.nextSeq(s.seq)
 	s.sent++
 	p := pending{typ: b.valid, seq: s.seq, roomID: roomID, value: uint32(s.seq)}
 	s.obuf = s.encode(s.obuf[:0], &p, s.sendProfile(0))
-	b.fl = append(b.fl, flight{intended: intended, sent: time.Now(), kind: -1})
+	b.add(flight{intended: intended, sent: time.Now(), kind: -1})
 	return s.tr.send(b.to, s.obuf)
 }
 
@@ -73,7 +105,7 @@ func (s *session) sendMalformed(b *burst, kind scenario.MalformedKind, k int) er
 	s.seq++
 	s.sent++
 	s.obuf = s.malformedPacket(s.obuf[:0], b, kind, s.seq)
-	b.fl = append(b.fl, flight{sent: time.Now(), kind: int8(k)})
+	b.add(flight{sent: time.Now(), kind: int8(k)})
 	return s.tr.send(b.to, s.obuf)
 }
 
@@ -181,7 +213,7 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 	if err != nil {
 		s.violation(string(udpwire.RuleOf(err)), data, nil, err.Error())
 		if f.outcome == pendingOutcome {
-			f.outcome = refusedOutcome
+			b.settle(f, seq, refusedOutcome)
 			b.refusal("", data)
 			onAnswer(f, false)
 		}
@@ -202,9 +234,9 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 		legal = validAnswer(b.valid, m.Type)
 	}
 	if legal {
-		f.outcome = answeredOutcome
+		b.settle(f, seq, answeredOutcome)
 	} else {
-		f.outcome = refusedOutcome // JOIN_FAILED or another answer: refused
+		b.settle(f, seq, refusedOutcome) // JOIN_FAILED or another answer: refused
 		b.refusal(m.Type.String(), data)
 	}
 	onAnswer(f, legal)
@@ -385,11 +417,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	}
 	start := time.Now()
 	pr := simclient.NewProbe(spec, start)
-	total := pr.Total()
-	if total > 1<<16-1 {
-		total = 1<<16 - 1 // sequence ids must stay unambiguous
-	}
-	b.fl = make([]flight, 0, total)
+	b.ids = newProbeIDs(s.seq + 1)
 	b.refused = pr.NoteRefusal
 	r := &probeRun{s: s, b: b, pr: pr, start: start, timeout: st.Policy.Timeout, room: room, script: ps}
 	r.answered = func(f *flight, ok bool) {
@@ -402,7 +430,8 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 			pr.Outcome(f.intended.Sub(start), simclient.Refused)
 		}
 	}
-	ioErr := pr.Run(ctx, r, total, st.Policy.Timeout)
+	ioErr := pr.Run(ctx, r, pr.Total(), st.Policy.Timeout)
+	r.noteWaits()
 	cut := false
 	if ctx.Err() != nil || errors.Is(ioErr, errCancelled) {
 		cut = true // the run ended: report what was measured so far
@@ -446,44 +475,79 @@ type probeRun struct {
 	pr       *simclient.Probe
 	start    time.Time
 	timeout  time.Duration
-	oldest   int    // the first flight that may still be pending
 	room     uint32 // the room a JOIN names
 	script   *probeScript
 	answered func(f *flight, ok bool)
+	// waited counts the requests that waited for their sequence id,
+	// from the first's send time (probeRun.freeID).
+	waited   int
+	waitedAt time.Duration
 }
 
-// Expire counts the pending flights sent a timeout before now as lost.
+// Expire counts the requests in flight sent a timeout before now as lost.
 func (r *probeRun) Expire(now time.Time) {
-	for ; r.oldest < len(r.b.fl); r.oldest++ {
-		f := &r.b.fl[r.oldest]
-		if f.outcome != pendingOutcome {
-			continue
-		}
-		if now.Sub(f.sent) < r.timeout {
-			break
-		}
-		f.outcome = lostOutcome
-		r.pr.Outcome(f.intended.Sub(r.start), simclient.Lost)
-	}
+	r.b.ids.expire(now, r.timeout, func(f simclient.ProbeFlight) {
+		r.pr.Outcome(f.Intended.Sub(r.start), simclient.Lost)
+	})
 }
 
-// Oldest is when the first flight that may still be pending was sent.
+// Oldest is when the oldest request in flight was sent.
 func (r *probeRun) Oldest() (time.Time, bool) {
-	if r.oldest < len(r.b.fl) {
-		return r.b.fl[r.oldest].sent, true
-	}
-	return time.Time{}, false
+	f, ok := r.b.ids.q.Oldest()
+	return f.Sent, ok
 }
 
 // Recv reads the burst's answers until deadline.
 func (r *probeRun) Recv(deadline time.Time) error { return r.s.burstRecv(r.b, deadline, r.answered) }
 
-// Send sends the next request, due at due.
+// Send sends the next request, due at due, once its sequence id is free.
 func (r *probeRun) Send(due time.Time) error {
+	if err := r.freeID(due); err != nil {
+		return err
+	}
 	if r.script != nil {
 		return r.s.sendScripted(r.b, due, r.script)
 	}
 	return r.s.sendValid(r.b, due, r.room)
+}
+
+// freeID returns once the sequence id the next request (due at due)
+// takes is free: while the request that held it, seqSpace requests
+// earlier, is in flight (as many as the ids tell apart: the rate × the
+// timeout is beyond them, or the probe fell behind its schedule), it
+// takes the answers until that one ends, answered or lost, and counts the
+// wait for the finding (noteWaits).
+func (r *probeRun) freeID(due time.Time) error {
+	waited := false
+	for {
+		held, ok := r.b.ids.holder()
+		if !ok {
+			return nil
+		}
+		if now := time.Now(); now.Sub(held.Sent) < r.timeout {
+			if !waited {
+				if waited = true; r.waited == 0 {
+					r.waitedAt = due.Sub(r.start)
+				}
+				r.waited++
+			}
+			if err := r.Recv(held.Sent.Add(r.timeout)); err != nil {
+				return err
+			}
+		}
+		r.Expire(time.Now())
+	}
+}
+
+// noteWaits tells the finding of the requests that waited for their
+// sequence id: they went later than the schedule, at a lower rate than
+// it offered.
+func (r *probeRun) noteWaits() {
+	if r.waited == 0 {
+		return
+	}
+	r.pr.Caveat = fmt.Sprintf("%d requests from second %d on went late, each waiting for a sequence id: all %d were in flight (the rate × the %v timeout is more than the ids tell apart; a lower timeout fits more), so the rates from there were lower than offered",
+		r.waited, int(r.waitedAt/time.Second)+1, seqSpace, r.timeout)
 }
 
 // probeScript is a rate_probe's request written as a script: its message
@@ -528,6 +592,6 @@ func (s *session) sendScripted(b *burst, intended time.Time, ps *probeScript) er
 	}
 	s.seq++
 	s.sent++
-	b.fl = append(b.fl, flight{intended: intended, sent: time.Now(), kind: -1})
+	b.add(flight{intended: intended, sent: time.Now(), kind: -1})
 	return s.tr.send(b.to, buf)
 }

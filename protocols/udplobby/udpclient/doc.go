@@ -32,7 +32,8 @@
 // malformed breaks packets built by the encoder; its valid packets and the
 // liveness check after the silence window are requests of the step's label.
 // rate_probe keeps several requests in flight, each with its own sequence
-// id and no re-send; a refusal is any answer but the legal one (say,
+// id and no re-send (an id is used again 65,536 requests later, once its
+// request has ended: probeIDs); a refusal is any answer but the legal one (say,
 // JOIN_FAILED). Answered probe requests are the step's successes; lost or
 // refused ones are not failures of the run but the finding's Limited count.
 package udpclient
