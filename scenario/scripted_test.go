@@ -173,6 +173,11 @@ func TestScriptedBadInput(t *testing.T) {
 			`s.yaml:7:119: flow "custom": rate_probe: expression "rooms > 1": unknown name rooms`, false},
 		{"probe: a variable not set", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: {message: LOBBY_JOIN_ROOM, fields: {roomId: "${room}"}}, expect: LOBBY_JOIN_SUCCESS}`, "",
 			`s.yaml:7: flow "custom": rate_probe: LOBBY_JOIN_ROOM.roomId: variable "room" is not set before this step`, false},
+		{"udp-lobby probe: a sequenceId", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: {message: LOBBY_LIST_ROOMS, fields: {sequenceId: 9}}, expect: LOBBY_ROOM_LIST}`, "udp-lobby",
+			`s.yaml:7: flow "custom": rate_probe: send: sequenceId does not apply to a probe's request: the probe gives each request its own, which its reply echoes to be matched to it`, false},
+		{"udp-lobby probe: a sequenceId from a capture", "      - send: LOBBY_CREATE_ROOM\n      - expect: {message: LOBBY_ROOM_CREATED, capture: {n: roomId}}\n" +
+			`      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: {message: CLIENT_PING, fields: {sequenceId: "${n}"}}, expect: SERVER_PONG}`, "udp-lobby",
+			`s.yaml:9: flow "custom": rate_probe: send: sequenceId does not apply to a probe's request`, false},
 		{"probe: a protocol without", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: LOBBY_LIST_ROOMS, expect: LOBBY_ROOM_LIST}`, scriptlessFake,
 			`s.yaml:7: flow "custom": rate_probe: a scripted request (send, expect) is not built for scriptless-fake yet (it is for `, false},
 		{"leviathan probe: unknown message", `      - rate_probe: {from: 1/s, to: 9/s, over: 1s, send: Request Ecko, expect: Response None}`, "leviathan",

@@ -20,8 +20,10 @@ import (
 func init() {
 	g := udpcases.Group()
 	g.CaseFile, g.ScriptOptions = caseFileHeader, scriptHeader
+	spec := udpclient.Spec
+	spec.ProbeCheck = udpscript.ProbeCheck // udpclient cannot import the catalog that imports it
 	protocols.Register(protocols.Descriptor{
-		Scenario:    udpclient.Spec,
+		Scenario:    spec,
 		Catalog:     udpscript.Catalog,
 		Client:      udpclient.Client,
 		Conformance: &g,

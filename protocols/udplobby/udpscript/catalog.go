@@ -8,7 +8,7 @@
 // Header fields a script may set on purpose, both Auto: sequenceId (not
 // given: the session's counter, incremented per send from 1, as the
 // built-in client numbers its requests; given: sent as given, the counter
-// untouched) and tickId (rtype17 header only; not given: 0, as the
+// untouched, except in a rate_probe's send, which takes none: ProbeCheck) and tickId (rtype17 header only; not given: 0, as the
 // built-in client sends). LOBBY_ROOM_LIST's roomCount is Auto too: not
 // given, the number of rooms; given, written as given, even when it
 // disagrees with the rooms (a malformed list on purpose). CLIENT_PING's
