@@ -152,7 +152,7 @@ func TestReferenceTCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, x := range rep.Cases {
-		if want := refTCPVerdict(x.ID); x.Verdict != want {
+		if want := refTCPVerdict(x.ID); x.Verdict != want && !unmeasured(t, x) {
 			t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)
 		}
 	}

@@ -26,6 +26,10 @@ type tcpFault struct {
 	// from a frame's length prefix to its last byte, as a naive server
 	// does: one client that sends half a frame stalls everybody.
 	globalReadLock bool
+	// readyDelay, when > 0, holds every READY_REQ that long before
+	// relaying it: a server (or a machine) too slow for tcp-lobby/R/2's
+	// flood to reach its volume in its time.
+	readyDelay time.Duration
 	// headerCounted writes the length prefix of the frames whose type
 	// this names (when not 0) as the payload size plus 4, the payload
 	// followed by 4 zero bytes: the prefix counts itself.
@@ -118,8 +122,8 @@ func startTCPProxy(t *testing.T, upstream string, f tcpFault) string {
 			wg.Add(2)
 			go func() { // client → server, untouched
 				defer wg.Done()
-				if f.globalReadLock {
-					relayLocked(uc, cc, &readLock)
+				if f.globalReadLock || f.readyDelay > 0 {
+					relayFrames(uc, cc, f, &readLock)
 				}
 				io.Copy(uc, cc)
 				uc.(*net.TCPConn).CloseWrite()
@@ -191,6 +195,9 @@ type tcpFaultRow struct {
 	mayskip []string
 	// warn: the caught cases warn (the decisions accept a substitute).
 	warn bool
+	// inconclusive are cases that must be skipped as inconclusive: the
+	// fault keeps them from producing what they test.
+	inconclusive []string
 }
 
 func init() {
@@ -208,39 +215,44 @@ func init() {
 var tcpFaultRows = []tcpFaultRow{
 	// The reference has no per-address quotas: R/3 and R/4 warn, and pass
 	// once the proxy adds them.
-	{"transparent proxy", tcpFault{}, []string{"tcp-lobby/R/3", "tcp-lobby/R/4"}, nil, false},
-	{"per-address quotas", tcpFault{roomQuota: 4, connQuota: 16}, nil, nil, false},
+	{"transparent proxy", tcpFault{}, []string{"tcp-lobby/R/3", "tcp-lobby/R/4"}, nil, false, nil},
+	{"per-address quotas", tcpFault{roomQuota: 4, connQuota: 16}, nil, nil, false, nil},
 	{"no ERROR_MSG before closing on a bad frame", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcpwire.ErrCodeServerError) {
 			return nil
 		}
 		return p
-	}}, []string{"tcp-lobby/7.1"}, nil, false},
+	}}, []string{"tcp-lobby/7.1"}, nil, false, nil},
 	{"non-host START answered 0x04", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcpwire.ErrCodeNotHost) {
 			p[1] = byte(tcpwire.ErrCodeNotAllReady)
 		}
 		return p
-	}}, []string{"tcp-lobby/5.4/1"}, nil, false},
+	}}, []string{"tcp-lobby/5.4/1"}, nil, false, nil},
 	{"PLAYER_JOIN never sent", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypePlayerJoin) {
 			return nil
 		}
 		return p
-	}}, []string{"tcp-lobby/5.3/2"}, nil, true}, // ROOM_UPDATE still sent: a warning
+	}}, []string{"tcp-lobby/5.3/2"}, nil, true, nil}, // ROOM_UPDATE still sent: a warning
 	{"COUNTDOWN 2 skipped", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypeCountdown) && len(p) == 2 && p[1] == 2 {
 			return nil
 		}
 		return p
-	}}, []string{"tcp-lobby/6.3/1"}, nil, false},
+	}}, []string{"tcp-lobby/6.3/1"}, nil, false, nil},
 	{"GAME_START one byte too long", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypeGameStart) {
 			return append(p, 0)
 		}
 		return p
-	}}, []string{"tcp-lobby/A/1", "tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false},
-	{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp-lobby/R/2"}, nil, false},
+	}}, []string{"tcp-lobby/A/1", "tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false, nil},
+	{"one writer for every client (a slow reader stalls all)", tcpFault{globalWriteLock: true}, []string{"tcp-lobby/R/2"}, nil, false, nil},
+	// READY_REQ relayed one per 50 ms: tcp-lobby/R/2's flood owes the
+	// slow reader at most 60 toggles' bytes in its 3 s, short of its
+	// volume. Nothing stalls, but the case must not pass: inconclusive.
+	{name: "READY_REQ held 50 ms (the flood cannot reach its volume)", f: tcpFault{readyDelay: 50 * time.Millisecond},
+		inconclusive: []string{"tcp-lobby/R/2"}},
 	// The quirky lobby: CONNECT_REQ not implemented (tcp-lobby.md §5.2 calls it an
 	// alternative to the join flow: a warning).
 	{"quirk: CONNECT_REQ ignored", tcpFault{filter: func(p []byte) []byte {
@@ -248,7 +260,7 @@ var tcpFaultRows = []tcpFaultRow{
 			return nil
 		}
 		return p
-	}}, []string{"tcp-lobby/5.2/1"}, nil, true},
+	}}, []string{"tcp-lobby/5.2/1"}, nil, true, nil},
 	// The quirky lobby's short ACKs (a real server's): the fields the
 	// flow needs are there, so only the cases owning the layout fail.
 	{"quirk: CREATE_ROOM_ACK of 6 bytes (type, status, room id)", tcpFault{filter: func(p []byte) []byte {
@@ -260,31 +272,31 @@ var tcpFaultRows = []tcpFaultRow{
 			return append([]byte{p[0], status}, p[1:5]...)
 		}
 		return p
-	}}, []string{"tcp-lobby/5.1/2", "tcp-lobby/A/1"}, nil, false},
+	}}, []string{"tcp-lobby/5.1/2", "tcp-lobby/A/1"}, nil, false, nil},
 	{"quirk: JOIN_ROOM_ACK of 2 bytes (type, status)", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypeJoinRoomAck) {
 			return p[:min(len(p), 2)]
 		}
 		return p
-	}}, []string{"tcp-lobby/5.1/3", "tcp-lobby/A/1"}, nil, false},
+	}}, []string{"tcp-lobby/5.1/3", "tcp-lobby/A/1"}, nil, false, nil},
 	{"missing room answered ROOM_FULL", tcpFault{filter: joinStatusAs(tcpwire.JoinRoomNotFound, tcpwire.JoinRoomFull)},
-		[]string{"tcp-lobby/5.1/4"}, nil, false},
+		[]string{"tcp-lobby/5.1/4"}, nil, false, nil},
 	{"full room answered ROOM_NOT_FOUND", tcpFault{filter: joinStatusAs(tcpwire.JoinRoomFull, tcpwire.JoinRoomNotFound)},
-		[]string{"tcp-lobby/5.1/5"}, nil, false},
+		[]string{"tcp-lobby/5.1/5"}, nil, false, nil},
 	{"started room answered ROOM_FULL", tcpFault{filter: joinStatusAs(tcpwire.JoinRoomInGame, tcpwire.JoinRoomFull)},
-		[]string{"tcp-lobby/5.1/6"}, nil, false},
+		[]string{"tcp-lobby/5.1/6"}, nil, false, nil},
 	{"START with a player not ready answered 0x03", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypeErrorMsg) && len(p) > 1 && p[1] == byte(tcpwire.ErrCodeNotAllReady) {
 			p[1] = byte(tcpwire.ErrCodeNotHost)
 		}
 		return p
-	}}, []string{"tcp-lobby/5.4/2"}, nil, false},
+	}}, []string{"tcp-lobby/5.4/2"}, nil, false, nil},
 	{"PLAYER_LEFT never sent", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypePlayerLeft) {
 			return nil
 		}
 		return p
-	}}, []string{"tcp-lobby/6.4/1"}, nil, false},
+	}}, []string{"tcp-lobby/6.4/1"}, nil, false, nil},
 	// Dropping PLAYER_READY would starve every flow that waits for it
 	// (5.4, R/2); a wrong Ready byte is seen by its owner alone. The
 	// reference also sends ROOM_UPDATE, which the decisions accept in its
@@ -294,7 +306,7 @@ var tcpFaultRows = []tcpFaultRow{
 			p[9] = 0
 		}
 		return p
-	}}, []string{"tcp-lobby/5.3/1"}, nil, true},
+	}}, []string{"tcp-lobby/5.3/1"}, nil, true, nil},
 	// GAME_START names a port nothing listens on: the frame keeps its
 	// Appendix A size, only the hand-over fails.
 	{"GAME_START names a dead UDP port", tcpFault{filter: func(p []byte) []byte {
@@ -302,7 +314,7 @@ var tcpFaultRows = []tcpFaultRow{
 			binary.LittleEndian.PutUint16(p[1+tcpwire.IPSize:], 1)
 		}
 		return p
-	}}, []string{"tcp-lobby/6.3/2"}, nil, false},
+	}}, []string{"tcp-lobby/6.3/2"}, nil, false, nil},
 	// A hostile lobby aims its clients at a third party (192.0.2.1,
 	// TEST-NET-1): tcp-lobby/6.3/1 fails the GAME_START and 6.3/2 skips
 	// without sending anything there (TestTCPFaultInjection checks every
@@ -313,15 +325,15 @@ var tcpFaultRows = []tcpFaultRow{
 			copy(p[1:], ip[:])
 		}
 		return p
-	}}, []string{"tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false},
+	}}, []string{"tcp-lobby/6.3/1"}, []string{"tcp-lobby/6.3/2"}, false, nil},
 	// A server that has 16 rooms still hands out a RoomID.
 	{"CREATE_ROOM_ACK RoomID never 0", tcpFault{filter: func(p []byte) []byte {
 		if typeIs(p, tcpwire.TypeCreateRoomAck) && len(p) >= 5 && binary.LittleEndian.Uint32(p[1:]) == 0 {
 			binary.LittleEndian.PutUint32(p[1:], 0x7FFFFFFE)
 		}
 		return p
-	}}, []string{"tcp-lobby/5.1/7"}, nil, false},
-	{"one reader for every client (half a frame stalls all)", tcpFault{globalReadLock: true}, []string{"tcp-lobby/R/1"}, nil, false},
+	}}, []string{"tcp-lobby/5.1/7"}, nil, false, nil},
+	{"one reader for every client (half a frame stalls all)", tcpFault{globalReadLock: true}, []string{"tcp-lobby/R/1"}, nil, false, nil},
 	// A room entry whose InGame byte is 2: the frame keeps its size
 	// (tcp-lobby/2.2/1 passes) but the list does not decode; the cases
 	// that read the list to go on skip, naming tcp-lobby/5.1/1.
@@ -335,12 +347,12 @@ var tcpFaultRows = []tcpFaultRow{
 		room[36], room[37], room[38] = 0, tcpwire.MaxPlayers, 2
 		p[1]++
 		return append(p, room...)
-	}}, []string{"tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false},
+	}}, []string{"tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false, nil},
 	// The prefix of LIST_ROOMS_ACK counts itself. tcp-lobby/5.1/1 fails
 	// too: it reads the same frame and finds 4 bytes too many, the same
 	// defect seen from the message's side.
 	{"LIST_ROOMS_ACK length prefix counts the header", tcpFault{headerCounted: tcpwire.TypeListRoomsAck},
-		[]string{"tcp-lobby/2.2/1", "tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false},
+		[]string{"tcp-lobby/2.2/1", "tcp-lobby/5.1/1"}, []string{"tcp-lobby/5.1/4", "tcp-lobby/R/3"}, false, nil},
 }
 
 // redirectVictim is the host a hostile GAME_START names: TEST-NET-1, which
@@ -358,11 +370,12 @@ func joinStatusAs(from, to tcpwire.JoinStatus) func(p []byte) []byte {
 	}
 }
 
-// relayLocked relays client frames from cc to uc, reading each frame's
-// payload under lock. It returns at the first frame it will not hold the
-// lock for (empty or longer than 4096 bytes: its prefix is relayed, the
-// rest is the caller's to copy) or at an error.
-func relayLocked(uc, cc net.Conn, lock *sync.Mutex) {
+// relayFrames relays client frames from cc to uc, frame by frame: with
+// f.globalReadLock each frame's payload is read under lock, and with
+// f.readyDelay each READY_REQ is held that long. It returns at the first
+// frame it will not read whole (empty or longer than 4096 bytes: its
+// prefix is relayed, the rest is the caller's to copy) or at an error.
+func relayFrames(uc, cc net.Conn, f tcpFault, lock *sync.Mutex) {
 	var hdr [4]byte
 	for {
 		if _, err := io.ReadFull(cc, hdr[:]); err != nil {
@@ -375,11 +388,18 @@ func relayLocked(uc, cc net.Conn, lock *sync.Mutex) {
 		}
 		p := make([]byte, 4+n)
 		copy(p, hdr[:])
-		lock.Lock()
+		if f.globalReadLock {
+			lock.Lock()
+		}
 		_, err := io.ReadFull(cc, p[4:])
-		lock.Unlock()
+		if f.globalReadLock {
+			lock.Unlock()
+		}
 		if err != nil {
 			return
+		}
+		if f.readyDelay > 0 && typeIs(p[4:], tcpwire.TypeReadyReq) {
+			time.Sleep(f.readyDelay)
 		}
 		if _, err := uc.Write(p); err != nil {
 			return
@@ -427,6 +447,11 @@ func TestTCPFaultInjection(t *testing.T) {
 					skips++
 				}
 				switch {
+				case matchAny(tt.inconclusive, id):
+					if !isInconclusive(x) {
+						t.Errorf("%s is %v (%s), want skipped as inconclusive", id, x.Verdict, x.Actual)
+					}
+				case unmeasured(t, x):
 				case matchAny(tt.caught, id):
 					want := result.VerdictFail
 					if x.Level == result.LevelShould || tt.warn {

@@ -107,6 +107,20 @@ func Skipf(format string, a ...any) error {
 	return &SkipError{Reason: fmt.Sprintf(format, a...)}
 }
 
+// Inconclusivef returns the *SkipError of a case that could not produce
+// the condition it tests (a flood that never reached its volume, the
+// harness too late to read what the server sent): its reason begins
+// "inconclusive: " and should say what was reached and what was needed.
+// Like a stall (StallError), it is never a pass: it counts against
+// --max-skips.
+func Inconclusivef(format string, a ...any) error {
+	return &SkipError{Reason: Inconclusive + fmt.Sprintf(format, a...)}
+}
+
+// Inconclusive begins the reason of every skip that says the case could
+// not tell (Inconclusivef, StallError).
+const Inconclusive = "inconclusive: "
+
 // Precondition turns an error met while setting up a case (a fixture, a
 // room to join) into a skip, so that a case never fails for a problem that
 // another case owns. A VerifyError's text is kept as the reason, and the

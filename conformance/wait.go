@@ -56,7 +56,7 @@ type StallError struct {
 }
 
 func (e *StallError) Error() string {
-	return fmt.Sprintf("inconclusive: the harness stalled for %v during a %v wait for a reply (more than the %v it makes up for), so it cannot tell the server's silence from its own lateness; nothing was queued when it looked",
+	return fmt.Sprintf(Inconclusive+"the harness stalled for %v during a %v wait for a reply (more than the %v it makes up for), so it cannot tell the server's silence from its own lateness; nothing was queued when it looked",
 		e.Stalled.Round(time.Millisecond), e.Wait, e.Limit)
 }
 
