@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
@@ -90,6 +91,12 @@ type faults struct {
 	// datagrams in a row, and lasts while each datagram follows one of
 	// that address's.
 	overload uint16
+	// floodPause, when > 0, stops the lobby reading for that long when
+	// the first flood starts (floodRun datagrams in a row from one
+	// address), then it answers all it holds: a lobby without a limit on
+	// a machine that gives it no CPU for a while, whose answers all come
+	// late.
+	floodPause time.Duration
 }
 
 // floodRun is how many lobby datagrams in a row from one address make a
@@ -128,7 +135,9 @@ type testLobby struct {
 	// the flooding address (invalid when no flood is arriving).
 	last, flooder netip.Addr
 	run           int
-	wg            sync.WaitGroup
+	// paused: the lobby took its faults.floodPause; pauseNow: it is due.
+	paused, pauseNow bool
+	wg               sync.WaitGroup
 }
 
 type session struct {
@@ -164,7 +173,7 @@ func startTestLobby(t *testing.T, f faults, maxRooms int) *testLobby {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetReadBuffer(4 << 20)
+	sockbuf.SetRead(c, 4<<20) // a flood held by faults.floodPause must not overflow it
 	l := &testLobby{f: f, conn: c, maxRooms: maxRooms, maxPlayers: 4, tick: 30 * time.Millisecond,
 		rooms: map[uint32]*testRoom{}, sessions: map[netip.AddrPort]session{}, buckets: map[netip.Addr]*bucket{},
 		counts: map[netip.Addr]int{}}
@@ -285,6 +294,13 @@ func (l *testLobby) serve() {
 				l.out.WriteToUDPAddrPort(out, from)
 			}
 		}
+		l.mu.Lock()
+		pause := l.pauseNow
+		l.pauseNow = false
+		l.mu.Unlock()
+		if pause {
+			time.Sleep(l.f.floodPause)
+		}
 	}
 }
 
@@ -317,6 +333,9 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 		if n%l.f.perSourceWindow >= l.f.perSource {
 			return nil
 		}
+	}
+	if l.f.floodPause > 0 && !l.paused && l.flooded(from.Addr()) {
+		l.paused, l.pauseNow = true, true
 	}
 	if l.f.overload > 0 && l.flooded(from.Addr()) && (len(b) < 4 || binary.BigEndian.Uint16(b[2:])%l.f.overload != 0) {
 		return nil
@@ -432,7 +451,7 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 	return out
 }
 
-// flooded tracks floods (faults.overload) as a lobby datagram from a
+// flooded tracks floods (faults.overload, floodPause) as a lobby datagram from a
 // arrives, and tells whether one is arriving: a came from the flooding
 // address, or right after one of its datagrams.
 func (l *testLobby) flooded(a netip.Addr) bool {

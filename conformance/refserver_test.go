@@ -117,7 +117,7 @@ func TestReferenceUDP(t *testing.T) {
 					want = result.VerdictWarn // this machine was too busy to serve the second source
 					t.Logf("udp-lobby/14/2 warns: %s", x.Actual)
 				}
-				if x.Verdict != want {
+				if x.Verdict != want && !unmeasured(t, x) {
 					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"sort"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -120,6 +120,15 @@ type floodFx struct {
 	answered, errReplies int
 	dur                  time.Duration
 	lateRate             float64
+	// quiet: the flood's replies had stopped when its reader did
+	// (floodTail), so those it did not read were dropped, not late.
+	quiet bool
+	// tail is how long the replies were waited for after the second
+	// source's (floodTail's limit).
+	tail time.Duration
+	// cannotTell is the StallError of a harness that stalled for longer
+	// than it makes up for while reading the last of the replies.
+	cannotTell error
 	// second is the second source: requests from another address, paced
 	// by the flood's progress, each answered or not.
 	second struct {
@@ -133,13 +142,21 @@ type floodFx struct {
 
 // perAddress is udp-lobby/14/1's verdict: nil when the flood was limited while
 // the second source was served, more often than overload could explain.
+// A flood whose replies were not all read (still coming, or the harness
+// too late to read them) is inconclusive rather than limited.
 func (f *floodFx) perAddress() error {
 	sec := &f.second
 	switch {
 	case !f.limited():
 		return conformance.Failf(fmt.Sprintf("most of a %d/s flood from one source dropped or answered with an error", f.rate),
-			"%d of %d requests sent in %v from %v answered with LOBBY_ROOM_LIST: no rate limit observed at %d/s",
-			f.answered, f.sent, f.dur.Round(time.Millisecond), f.src, f.rate)
+			"%d of %d requests sent in %v from %v answered with LOBBY_ROOM_LIST: no rate limit observed at %s",
+			f.answered, f.sent, f.dur.Round(time.Millisecond), f.src, f.rateReached())
+	case f.cannotTell != nil:
+		return conformance.Inconclusivef("the flood got %d of %d answered, but the rest cannot be counted dropped: %s",
+			f.answered, f.sent, strings.TrimPrefix(f.cannotTell.Error(), conformance.Inconclusive))
+	case !f.quiet:
+		return conformance.Inconclusivef("the flood got %d of %d answered, but its replies were still coming %v after the second source's were in: the rest cannot be counted dropped (this machine or the server too slow for the flood)",
+			f.answered, f.sent, f.tail)
 	case sec.sent == 0:
 		return conformance.Warnf(perAddrWant, "the flood got %d of %d answered with LOBBY_ROOM_LIST (%d with another type), but no second source ran (%s): without a second address a per-address limit cannot be told from overload",
 			f.answered, f.sent, f.errReplies, sec.missing)
@@ -154,6 +171,26 @@ func (f *floodFx) perAddress() error {
 			sec.addr, sec.answered, sec.sent, f.answered, f.sent, f.overloadChance())
 	}
 	return nil
+}
+
+// rateReached is the flood's rate as this machine sent it: the rate
+// asked, or, when it sent below 80% of it (noteHarness), what it reached
+// and what was asked.
+func (f *floodFx) rateReached() string {
+	if got, ok := f.behind(); ok {
+		return fmt.Sprintf("the %.0f/s this machine reached (%d/s asked)", got, f.rate)
+	}
+	return fmt.Sprintf("%d/s", f.rate)
+}
+
+// behind returns the rate the flood was sent at and whether it was below
+// 80% of the rate asked: this machine could not keep up.
+func (f *floodFx) behind() (float64, bool) {
+	if f.dur <= 0 {
+		return 0, false
+	}
+	got := float64(f.sent) / f.dur.Seconds()
+	return got, got < 0.8*float64(f.rate)
 }
 
 // limited: most of the flood was refused, or some of it answered with
@@ -199,10 +236,7 @@ func binomialTail(n, k int, p float64) float64 {
 // rate asked (below 80% of it): the flood was lighter than it says, and
 // the machine itself was busy.
 func (f *floodFx) noteHarness(t *conformance.T) {
-	if f.dur <= 0 {
-		return
-	}
-	if got := float64(f.sent) / f.dur.Seconds(); got < 0.8*float64(f.rate) {
+	if got, ok := f.behind(); ok {
 		t.Notef("the harness fell behind: it sent the flood at %.0f/s, not the %d/s asked (%d in %v); this machine is busy, and the flood was lighter than asked",
 			got, f.rate, f.sent, f.dur.Round(time.Millisecond))
 	}
@@ -238,7 +272,6 @@ func runFlood(ft *conformance.T) (any, error) {
 	defer s.Close()
 	sockbuf.SetRead(s.Conn(), 8<<20) // a flood's replies must not be lost in our own socket
 	fx := &floodFx{src: src.String(), rate: env.FloodRate}
-	prof := headerProfile(env)
 	total := int(float64(env.FloodRate) * env.FloodDuration.Seconds())
 	if total < 1 {
 		total = 1
@@ -247,54 +280,44 @@ func runFlood(ft *conformance.T) (any, error) {
 	if second != nil {
 		defer second.s.Close()
 	}
-
-	start := time.Now()
-	var wg sync.WaitGroup
-	// Reader: count replies by type, and those in the second half.
-	var late int
-	var lastReply atomic.Int64 // when the last flood reply came (UnixNano)
-	lastReply.Store(start.UnixNano())
-	wg.Add(1)
+	fr := &floodReader{t: ft, s: s, prof: headerProfile(env), start: time.Now()}
+	fr.last.Store(fr.start.UnixNano())
+	readDone, secondDone := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer wg.Done()
-		buf := make([]byte, 65536)
-		logged := 0
-		for {
-			n, _, err := s.Conn().ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			lastReply.Store(time.Now().UnixNano())
-			if logged < 4 {
-				ft.LogRecv(s.Local(), env.Addr.String(), buf[:n], "flood reply")
-				logged++
-			}
-			m, ok := parseRaw(buf[:n], prof)
-			if ok && m.typ == udpwire.LobbyRoomList {
-				fx.answered++
-				if time.Since(start) >= env.FloodDuration/2 && time.Since(start) <= env.FloodDuration {
-					late++
-				}
-			} else {
-				fx.errReplies++
-			}
-		}
+		defer close(readDone)
+		fr.read()
 	}()
-	if second != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			second.read()
-		}()
+	go func() {
+		defer close(secondDone)
+		second.read()
+	}()
+	err = sendFlood(ft, fx, s, second, fr.prof, total)
+	fx.dur = time.Since(fr.start)
+	// The flood's replies are read for as long as the second source's
+	// (until every one of its requests is answered, or the timeout after
+	// its last), then until they stop (floodTail), then what is queued.
+	second.stop(env.Timeout)
+	<-secondDone
+	fx.quiet, fx.tail = floodTail(ft, &fr.last, env.Timeout), env.Timeout
+	fr.stop()
+	<-readDone
+	if err != nil {
+		return nil, err
 	}
-	// Flood: a tick per millisecond, sending what is due, and the second
-	// source's requests at their places in it.
+	second.tally()
+	fr.tally(fx)
+	return fx, nil
+}
+
+// sendFlood sends the flood of total datagrams at fx.rate from s: a tick
+// per millisecond, sending what is due, and the second source's requests
+// at their places in it. It counts them in fx.sent.
+func sendFlood(ft *conformance.T, fx *floodFx, s *conformance.UDPSocket, second *secondSource, prof udpwire.Profile, total int) error {
+	env := ft.Env
 	buf := make([]byte, 0, 64)
+	start := time.Now()
 	for fx.sent < total && ft.Ctx.Err() == nil {
-		due := int(float64(env.FloodRate) * time.Since(start).Seconds())
-		if due > total {
-			due = total
-		}
+		due := min(int(float64(fx.rate)*time.Since(start).Seconds()), total)
 		for fx.sent < due {
 			second.sendDue(fx.sent)
 			buf = udpwire.AppendListRooms(buf[:0], prof, uint16(fx.sent))
@@ -302,46 +325,115 @@ func runFlood(ft *conformance.T) (any, error) {
 				ft.LogSent(s.Local(), env.Addr.String(), buf, "flood")
 			}
 			if _, err := s.Conn().WriteToUDPAddrPort(buf, env.Addr); err != nil && !isTransient(err) {
-				return nil, err
+				return err
 			}
 			fx.sent++
 		}
 		time.Sleep(time.Millisecond)
 	}
-	fx.dur = time.Since(start)
-	// The flood's replies are read until they stop (floodTail); the
-	// second source's reader stops early once every request is answered.
-	floodTail(ft, &lastReply, env.Timeout)
-	s.Conn().SetReadDeadline(time.Now())
-	second.stop(env.Timeout)
-	wg.Wait()
-	second.tally()
-	if fx.dur > 0 {
-		fx.lateRate = float64(late) / (env.FloodDuration.Seconds() / 2)
+	return nil
+}
+
+// floodReader counts the replies to the flood, from start until stop,
+// and what was queued by then.
+type floodReader struct {
+	t     *conformance.T
+	s     *conformance.UDPSocket
+	prof  udpwire.Profile
+	start time.Time
+	// last holds when the last reply came (UnixNano), for floodTail.
+	last     atomic.Int64
+	stopping atomic.Bool
+	// listAt are the LOBBY_ROOM_LIST replies' arrivals after start;
+	// others counts the replies of another type.
+	listAt []time.Duration
+	others int
+	// cannotTell is the drain's StallError when the harness stalled for
+	// longer than it makes up for while reading what was queued.
+	cannotTell error
+}
+
+// read counts replies until stop; then it reads what is already queued
+// on the socket (a conformance.Wait's drain, which a harness that comes
+// back late still does) before it returns: a deadline already past
+// would have Go return without looking at the socket.
+func (r *floodReader) read() {
+	buf := make([]byte, 65536)
+	var drain *conformance.Wait
+	for {
+		if drain != nil {
+			r.s.Conn().SetReadDeadline(drain.Deadline())
+		}
+		n, _, err := r.s.Conn().ReadFromUDPAddrPort(buf)
+		switch {
+		case err == nil:
+		case !errors.Is(err, os.ErrDeadlineExceeded) || !r.stopping.Load():
+			return
+		case drain == nil:
+			drain = r.t.NewWait(0)
+			continue
+		case drain.TimedOut():
+			r.cannotTell = drain.Err(nil)
+			return
+		default:
+			continue
+		}
+		now := time.Now()
+		r.last.Store(now.UnixNano())
+		if len(r.listAt)+r.others < 4 {
+			r.t.LogRecv(r.s.Local(), r.t.Env.Addr.String(), buf[:n], "flood reply")
+		}
+		if m, ok := parseRaw(buf[:n], r.prof); ok && m.typ == udpwire.LobbyRoomList {
+			r.listAt = append(r.listAt, now.Sub(r.start))
+		} else {
+			r.others++
+		}
 	}
-	return fx, nil
+}
+
+// stop ends read once it has read what is queued.
+func (r *floodReader) stop() {
+	r.stopping.Store(true)
+	r.s.Conn().SetReadDeadline(time.Now())
+}
+
+// tally fills fx's reply counts once read has returned: the accepted rate
+// is that of the second half of the flood as this machine sent it.
+func (r *floodReader) tally(fx *floodFx) {
+	fx.answered, fx.errReplies, fx.cannotTell = len(r.listAt), r.others, r.cannotTell
+	if fx.dur <= 0 {
+		return
+	}
+	late := 0
+	for _, at := range r.listAt {
+		if at >= fx.dur/2 && at <= fx.dur {
+			late++
+		}
+	}
+	fx.lateRate = float64(late) / (fx.dur.Seconds() / 2)
 }
 
 // floodQuiet is how long no flood reply may come before the flood's
 // reader stops (floodTail).
 const floodQuiet = 300 * time.Millisecond
 
-// floodTail waits after the flood until neither the flood's end nor a
-// reply has come for floodQuiet (last holds when the last reply came),
-// or limit has passed: as long as the second source's replies are waited
-// for. A fixed 300 ms counted a slow server's late answers as dropped
-// (under the race detector a lobby without a limit answered 371 of 1,000
-// in time and passed as rate limited).
-func floodTail(ft *conformance.T, last *atomic.Int64, limit time.Duration) {
+// floodTail waits, once the second source's replies are in, until neither
+// its start nor a flood reply has come for floodQuiet (last holds when
+// the last reply came), or limit has passed; it reports whether the
+// replies stopped. A fixed 300 ms counted a slow server's late answers
+// as dropped (under the race detector a lobby without a limit answered
+// 371 of 1,000 in time and passed as rate limited).
+func floodTail(ft *conformance.T, last *atomic.Int64, limit time.Duration) (quiet bool) {
 	flooded := time.Now()
 	end := flooded.Add(limit)
 	for time.Now().Before(end) && ft.Ctx.Err() == nil {
 		quietAt := time.Unix(0, max(last.Load(), flooded.UnixNano())).Add(floodQuiet)
 		if !time.Now().Before(quietAt) {
-			return
+			return true
 		}
 		ft.Sleep(min(time.Until(quietAt), time.Until(end)))
 	}
+	return false
 }
 
 func isTransient(err error) bool {
@@ -415,8 +507,12 @@ func (sc *secondSource) sendDue(idx int) {
 	}
 }
 
-// read records the first reply to each request, until stop.
+// read records the first reply to each request, until stop (none on a
+// nil source).
 func (sc *secondSource) read() {
+	if sc == nil {
+		return
+	}
 	env := sc.t.Env
 	prof := headerProfile(env)
 	got := 0
