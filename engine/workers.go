@@ -355,6 +355,10 @@ func (r *workersRun) merge(parentHarness Harness, targetProc *result.TargetProce
 			// Each worker's part was said as it ended (results).
 			return nil, errors.New("every worker was stopped before its load began")
 		}
+		if err := r.reachTarget(); err != nil {
+			// It went between the parent's check and the workers'.
+			return nil, err
+		}
 		return nil, fmt.Errorf("engine: no worker wrote a result: %s", strings.Join(incomplete, "; "))
 	}
 	merged, warns, thOK, err := MergeShards(runs, names)

@@ -174,12 +174,15 @@ func TestCapacityWorkersOwnedAborts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real search, two processes a step")
 	}
-	// The workers are this test binary (TestMain sets asMainEnv).
+	// The workers are this test binary (TestMain sets asMainEnv). The
+	// server aborts 2.5 s after it starts: after the workers' checks
+	// (slow to start under -race on a busy machine: with 1 s they found it
+	// gone, and no step ran), within the step.
 	addr := freeUDPPort(t)
 	js := filepath.Join(t.TempDir(), "c.json")
 	code, stdout, errs := runCLI(t, "capacity", "--workers", "2", "--step", "3s", "--warmup", "0s", "--grace", "300ms", "--start", "20",
 		"--lag-bound", "10s", "--watchdog", "50ms", "--drain", "0s", "--json", js,
-		"--target-cmd", serveCmd(t, addr, abortEnv+"=1s"), ownedScenario(t, addr, "2s"))
+		"--target-cmd", serveCmd(t, addr, abortEnv+"=2500ms"), ownedScenario(t, addr, "2s"))
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, errs)
 	if code != exitTargetDown {
 		t.Fatalf("exit %d, want %d", code, exitTargetDown)
