@@ -116,8 +116,9 @@ func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string)
 	if err := c.outs.check(e); err != nil {
 		return usageErr(e, "capacity", "%v", err)
 	}
+	targetName := plan.Target
 	defer c.outs.settle(e, "capacity", &code, func(why *result.NotStarted) result.Doc {
-		doc := capacityDoc(plan, nil)
+		doc := c.doc(plan, targetName, nil)
 		doc.NotStarted = why
 		return doc
 	})
@@ -133,7 +134,6 @@ func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string)
 		defer done()
 		r.Run = run
 	}
-	targetName := plan.Target
 	if plan.Target == "" {
 		targetName = "embedded reference server (a fresh one per step)"
 	} else if !r.CountTarget() && !c.quiet {
@@ -148,11 +148,9 @@ func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string)
 		targetName += " (started by --target-cmd)"
 	}
 	res, err := cc.play(ctx, r, c.progress(e, plan))
-	res = capacityDoc(plan, res)
-	res.Target = targetName
-	res.Settings.StepNS, res.Settings.WarmupNS, res.Settings.DrainNS, res.Settings.LagBoundNS = c.step, c.warmup, c.drain, c.lagBound
+	res = c.doc(plan, targetName, res)
 	if err != nil && len(res.Steps) == 0 {
-		return capacityFailed(ctx, e, res, c.outs, err)
+		return capacityFailed(ctx, e, err)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
@@ -160,35 +158,34 @@ func runCapacity(ctx context.Context, e *env, c *capacityOptions, args []string)
 	return reportCapacity(e, res, c.outs)
 }
 
-// capacityDoc is res (a new document when nil) with what plan says of
-// the search: its scenario, target, protocol and model.
-func capacityDoc(plan *scenario.Plan, res *result.Capacity) *result.Capacity {
+// doc is res (a new document when nil) with what plan says of the
+// search (its scenario, protocol and model), its target's name and the
+// flags' settings.
+func (c *capacityOptions) doc(plan *scenario.Plan, target string, res *result.Capacity) *result.Capacity {
 	if res == nil {
 		res = &result.Capacity{SchemaVersion: result.SchemaVersion, Kind: result.KindCapacity, StartedAt: time.Now()}
 	}
-	res.Scenario, res.Target, res.Protocol, res.Model = plan.Name, plan.Target, string(plan.Protocol), string(plan.Load.Model)
+	res.Scenario, res.Target, res.Protocol, res.Model = plan.Name, target, string(plan.Protocol), string(plan.Load.Model)
+	res.Settings.StepNS, res.Settings.WarmupNS, res.Settings.DrainNS, res.Settings.LagBoundNS = c.step, c.warmup, c.drain, c.lagBound
 	return res
 }
 
 // capacityFailed is the exit code of a search that played no step, err
-// saying why; every result file asked for says it (res as a NotStarted
-// document), so that none of an earlier search is left in its place, but
-// for a usage error (exit 2), which writes none.
-func capacityFailed(ctx context.Context, e *env, res *result.Capacity, outs *outputs, err error) int {
+// saying why; an unreachable target's or an interruption's why is kept
+// for the result files (env.notStarted, outputs.settle).
+func capacityFailed(ctx context.Context, e *env, err error) int {
 	var unreach *engine.UnreachableError
-	code := exitUnreachable
 	switch {
 	case errors.As(err, &unreach):
 		fmt.Fprintf(e.stderr, "lobbybench capacity: %v\n", err)
-		res.NotStarted = &result.NotStarted{Status: result.StatusUnreachable, Reason: err.Error()}
+		e.notStarted = err.Error()
+		return exitUnreachable
 	case ctx.Err() != nil:
 		fmt.Fprintf(e.stderr, "lobbybench capacity: interrupted before the first step: %v\n", err)
-		res.NotStarted, code = &result.NotStarted{Status: result.StatusInterrupted, Reason: "stopped before the first step (" + err.Error() + ")"}, exitInterrupted
-	default:
-		return usageErr(e, "capacity", "%v", err)
+		e.notStarted = "stopped before the first step (" + err.Error() + ")"
+		return exitInterrupted
 	}
-	outs.write(e, "capacity", res, reports.Options{})
-	return code
+	return usageErr(e, "capacity", "%v", err)
 }
 
 // startOwner starts the server --target-cmd (or the scenario's target_cmd)

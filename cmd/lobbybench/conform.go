@@ -166,32 +166,26 @@ func runConform(ctx context.Context, e *env, f *conformFlags, args []string) (co
 		stopConformTarget(tgt, doc)
 	}
 	if err != nil {
-		return conformFailed(ctx, e, f, err)
+		return conformFailed(ctx, e, err)
 	}
 	return reportConform(ctx, e, f, doc)
 }
 
 // conformFailed is the exit code of a suite that has no result, err
-// saying why; every result file asked for says it (a NotStarted
-// document), so that none of an earlier suite is left in its place, but
-// for a usage error (exit 2), which writes none.
-func conformFailed(ctx context.Context, e *env, f *conformFlags, err error) int {
-	var why *result.NotStarted
+// saying why; an unreachable target's or an interruption's why is kept
+// for the result files (env.notStarted, outputs.settle).
+func conformFailed(ctx context.Context, e *env, err error) int {
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintf(e.stderr, "lobbybench conform: interrupted\n")
-		why = &result.NotStarted{Status: result.StatusInterrupted, Reason: "stopped before the suite began (" + err.Error() + ")"}
+		e.notStarted = "stopped before the suite began (" + err.Error() + ")"
+		return exitInterrupted
 	case errors.Is(err, conformance.ErrUnreachable):
 		fmt.Fprintf(e.stderr, "lobbybench conform: %v\n", err)
-		why = &result.NotStarted{Status: result.StatusUnreachable, Reason: err.Error()}
-	default:
-		return usageErr(e, "conform", "%v", err)
+		e.notStarted = err.Error()
+		return exitUnreachable
 	}
-	f.outs.write(e, "conform", f.notStarted(why), reports.Options{})
-	if why.Status == result.StatusInterrupted {
-		return exitInterrupted
-	}
-	return exitUnreachable
+	return usageErr(e, "conform", "%v", err)
 }
 
 // notStarted is the conform document of a suite that measured nothing,

@@ -78,9 +78,10 @@ type env struct {
 	// the spot: it stops a server the command started (--target-cmd).
 	// Nil in tests.
 	onQuit *atomic.Pointer[func()]
-	// notStarted is why the command ended before its run began, when
-	// the step that said so on stderr also keeps it here (a --target-cmd
-	// server that never came up): the reason outputs.settle writes.
+	// notStarted is why the command ended before its run began (the
+	// target unreachable, a Ctrl-C before the start), kept by the step
+	// that said so on stderr: the reason outputs.settle writes in the
+	// result files.
 	notStarted string
 }
 

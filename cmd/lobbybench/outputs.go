@@ -144,27 +144,20 @@ func (o *outputs) write(e *env, cmd string, doc result.Doc, opts reports.Options
 // settle writes, when the command ends with *code 3 (unreachable) or 5
 // (interrupted) and wrote no result, the document doc makes of a
 // NotStarted that says so in every format asked for: a result file of an
-// earlier run must never be left where CI reads this one's. The paths
-// that end a command before its run with a reason of their own write
-// theirs first (runFailed, conformFailed, capacityFailed); this catches
-// every other (a --target-cmd server that never came up), by its exit
-// code. A usage error (2) writes nothing: it is the invocation to fix,
-// found before anything ran. Deferred once the paths are checked.
+// earlier run must never be left where CI reads this one's. The reason
+// is the one the command kept (env.notStarted), or its exit code. A
+// usage error (2) writes nothing: it is the invocation to fix, found
+// before anything ran. Deferred once the paths are checked.
 func (o *outputs) settle(e *env, cmd string, code *int, doc func(*result.NotStarted) result.Doc) {
-	ns := &result.NotStarted{Status: result.StatusUnreachable}
-	switch {
-	case o.wrote:
-		return
-	case *code == exitInterrupted:
-		ns.Status = result.StatusInterrupted
-	case *code != exitUnreachable:
+	status := map[int]string{exitUnreachable: result.StatusUnreachable, exitInterrupted: result.StatusInterrupted}[*code]
+	if o.wrote || status == "" {
 		return
 	}
-	ns.Reason = e.notStarted
-	if ns.Reason == "" {
-		ns.Reason = fmt.Sprintf("lobbybench %s ended with exit code %d before it measured anything (its standard error says why)", cmd, *code)
+	reason := e.notStarted
+	if reason == "" {
+		reason = fmt.Sprintf("lobbybench %s ended with exit code %d before it measured anything (its standard error says why)", cmd, *code)
 	}
-	o.write(e, cmd, doc(ns), reports.Options{})
+	o.write(e, cmd, doc(&result.NotStarted{Status: status, Reason: reason}), reports.Options{})
 }
 
 // writeOutput renders to stdout when path is "" or "-", otherwise to

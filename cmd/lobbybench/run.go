@@ -213,11 +213,7 @@ func runRun(ctx context.Context, e *env, r *runOptions, args []string) (code int
 	res, re, done, err := r.execute(ctx, e, cfg, args)
 	defer done()
 	if err != nil {
-		code, why := runFailed(ctx, re, err, owner)
-		if why != nil && !r.worker {
-			r.outs.write(re, "run", notStartedRun(plan, why), reports.Options{})
-		}
-		return code
+		return runFailed(ctx, re, err, owner)
 	}
 	return r.finish(ctx, re, res, owner, dash)
 }
@@ -325,36 +321,38 @@ func (r *runOptions) execute(ctx context.Context, e *env, cfg engine.Config, arg
 }
 
 // runFailed is the exit code of a run that has no result, err saying
-// why, and the why as the result files say it (nil: a usage or setup
-// error, exit 2, which writes none).
-func runFailed(ctx context.Context, e *env, err error, owner *ownedRun) (int, *result.NotStarted) {
+// why; an unreachable target's or an interruption's why is kept for the
+// result files (env.notStarted, outputs.settle).
+func runFailed(ctx context.Context, e *env, err error, owner *ownedRun) int {
 	var usage usageError
 	if errors.As(err, &usage) {
-		return usageErr(e, "run", "%v", err), nil
+		return usageErr(e, "run", "%v", err)
 	}
 	var wait *engine.StartWaitError
 	if errors.As(err, &wait) {
 		fmt.Fprintf(e.stderr, "lobbybench run: interrupted: %v: nothing was measured\n", err)
-		return exitInterrupted, &result.NotStarted{Status: result.StatusInterrupted, Reason: err.Error()}
+		e.notStarted = err.Error()
+		return exitInterrupted
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(e.stderr, "lobbybench run: interrupted before the run started: %v\n", err)
-		return exitInterrupted, &result.NotStarted{Status: result.StatusInterrupted, Reason: "stopped before the run started (" + err.Error() + ")"}
+		e.notStarted = "stopped before the run started (" + err.Error() + ")"
+		return exitInterrupted
 	}
 	var unreach *engine.UnreachableError
 	if errors.As(err, &unreach) {
 		fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
-		why := err.Error()
+		e.notStarted = err.Error()
 		if owner != nil {
 			if early := owner.endedEarly(); early != "" {
 				fmt.Fprintf(e.stderr, "lobbybench run: %s\n", early)
-				why += "; " + early
+				e.notStarted += "; " + early
 			}
 		}
-		return exitUnreachable, &result.NotStarted{Status: result.StatusUnreachable, Reason: why}
+		return exitUnreachable
 	}
 	fmt.Fprintf(e.stderr, "lobbybench run: %v\n", err)
-	return exitUsage, nil
+	return exitUsage
 }
 
 // notStartedRun is the run document of a run that measured nothing,

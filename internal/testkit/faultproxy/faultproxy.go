@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"io"
 	"net"
 	"net/netip"
@@ -28,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/sockbuf"
 	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 )
 
