@@ -46,7 +46,7 @@ func parkedHeap(t *testing.T, steps string, n int) (heap, stack float64) {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	start := func() func() {
+	start := func() *memfig.Played {
 		return memfig.Play(t, n, func(i int) (memfig.Session, error) { return New(sh, i, &p.Flows[0], clientSrc) })
 	}
 	// Every join allowed, and a moment for its client to read the answer

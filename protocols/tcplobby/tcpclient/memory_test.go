@@ -45,7 +45,7 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 	}
 	defer sh.Close()
 	f, _ := simclient.Lookup("tcp-lobby")
-	start := func() func() {
+	start := func() *memfig.Played {
 		return memfig.Play(t, n, func(i int) (memfig.Session, error) { return f(sh, i, &p.Flows[0], netip.MustParseAddr("127.0.0.1")) })
 	}
 	// Every list answered, and a moment for its client to read it.

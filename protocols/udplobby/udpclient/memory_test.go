@@ -65,7 +65,7 @@ func parkedHeap(t *testing.T, flow string, n int) (heap, stack float64) {
 	}
 	defer sh.Close()
 	f, _ := simclient.Lookup("udp-lobby")
-	start := func() func() {
+	start := func() *memfig.Played {
 		return memfig.Play(t, n, func(i int) (memfig.Session, error) { return f(sh, i, &p.Flows[0], clientSrc) })
 	}
 	return memfig.Parked(t, n, start, func() bool { return srv.Stats().Players >= n })
