@@ -177,7 +177,9 @@ type Catalog interface {
 	// Encode makes the message named name of fields, which the loader
 	// checked against Messages (names, kinds, ranges); the fields not
 	// given take the protocol's defaults or, for Auto ones, the session's
-	// values. It does not keep fields (a pool's map, Run's).
+	// values. It does not keep fields (a pool's map, Run's). The bytes
+	// may be the session's buffer, written over by its next Encode: the
+	// caller sends them (or copies them) first.
 	Encode(session any, name string, fields map[string]any) ([]byte, error)
 	// Decode reads one received unit (a datagram, a frame's payload, a
 	// message) that came on channel, and checks it against the spec. The

@@ -456,10 +456,10 @@ func TestRenew(t *testing.T) {
 			if len(s.sent) != 0 || len(s.answered) != 0 {
 				t.Errorf("renewed: %d ids sent, %d answered", len(s.sent), len(s.answered))
 			}
-			if cap(s.sent) == 0 || s.answered == nil {
-				t.Errorf("renewed without its buffers: cap %d, map %v", cap(s.sent), s.answered)
+			if cap(s.sent) == 0 || s.answered == nil || cap(s.buf) == 0 {
+				t.Errorf("renewed without its buffers: cap %d, map %v, datagram's cap %d", cap(s.sent), s.answered, cap(s.buf))
 			}
-			s.sent, s.answered, fresh.sent, fresh.answered = nil, nil, nil, nil
+			s.sent, s.answered, s.buf, fresh.sent, fresh.answered = nil, nil, nil, nil, nil
 			if !reflect.DeepEqual(s, fresh) {
 				t.Errorf("renewed %+v, new %+v", s, fresh)
 			}

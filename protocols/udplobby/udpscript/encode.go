@@ -16,7 +16,9 @@ import (
 // Encode makes the datagram of message name in the session's header
 // profile with udpwire.Append (header, payload, CRC computed). Fields not
 // given are 0 (an empty room list), but sequenceId, which takes the
-// session's next one; a given field is sent as given.
+// session's next one; a given field is sent as given. The datagram is in
+// the session's buffer, written over by its next Encode
+// (script.Catalog).
 func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, error) {
 	s, err := sessionOf(sess)
 	if err != nil {
@@ -36,8 +38,10 @@ func (catalog) Encode(sess any, name string, fields map[string]any) ([]byte, err
 	var b []byte
 	if count >= 0 && count != m.Rooms.Len() {
 		b = appendListAsGiven(s.profile, &m, count)
-	} else if b, err = udpwire.Append(make([]byte, 0, encodeCap), s.profile, &m); err != nil {
+	} else if b, err = udpwire.Append(s.buf[:0], s.profile, &m); err != nil {
 		return nil, fmt.Errorf("udpscript: %s: %v", name, err)
+	} else {
+		s.buf = b
 	}
 	if fr.given != 0 {
 		b = fr.apply(s.profile, &m, b)
@@ -75,11 +79,6 @@ func (c catalog) Break(sess any, name string, fields map[string]any, kind string
 }
 
 var _ script.Breaker = catalog{}
-
-// encodeCap holds a client's message (a header, a payload of at most 8
-// bytes, the CRC) in one allocation: appended to nil, the CRC grew it
-// again.
-const encodeCap = 64
 
 // fill sets m's header and payload from fields, checked against m.Type's
 // fields, and fr from the framing fields given; count is a given

@@ -35,6 +35,9 @@ type session struct {
 	// malformed are the sends broken on purpose, oldest first (at most
 	// maxMalformed; nil until the first).
 	malformed []malformedSent
+	// buf is the datagram Encode made last: a session's sends take one
+	// buffer, grown to the largest, not an allocation each.
+	buf []byte
 	// made is the profile NewSession gave it, for Renew.
 	made struct {
 		profile udpwire.Profile
@@ -43,12 +46,13 @@ type session struct {
 }
 
 // Renew implements script.Renewer: the session as NewSession made it,
-// its list of sent ids and its map of answered ones kept, emptied.
+// its list of sent ids and its map of answered ones kept, emptied, and
+// its buffer.
 func (s *session) Renew() {
 	sent, answered, malformed := s.sent[:0], s.answered, s.malformed[:0]
 	clear(answered)
 	*s = session{profile: s.made.profile, settled: s.made.settled, err: s.err, sent: sent, answered: answered,
-		malformed: malformed, made: s.made}
+		malformed: malformed, buf: s.buf, made: s.made}
 }
 
 var _ script.Renewer = (*session)(nil)
