@@ -21,35 +21,49 @@ import (
 // where five variables take 160; a flow has a handful.
 type Vars []Var
 
-// Var is one variable and its value.
+// Var is one variable and its value. A builtin is kept as its number and
+// boxed the first time something reads it (Get, an expression): boxing a
+// number of 256 or more allocates, and a renewed client sets a new
+// session number every time, which most flows never read.
 type Var struct {
 	Name  string
-	Value any
+	value any
+	num   uint64
+	// boxed: value holds the variable (a capture's, or a builtin's
+	// number once read); else num does.
+	boxed bool
 }
 
 // WithBuiltins is v emptied, with the builtins (Builtins, in their order)
 // set to these values: a client's variables before its first capture.
 // A value v held already is kept as it was boxed (a renewed client's
-// client, group and shard numbers): boxing a number of 256 or more
-// allocates.
+// client, group and shard numbers).
 func (v Vars) WithBuiltins(session, client, group, shard uint64) Vars {
 	vals := [...]uint64{session, client, group, shard}
-	var boxed [len(vals)]any
+	var out [len(vals)]Var
 	for i, n := range vals {
-		if i < len(v) && v[i].Value == any(n) {
-			boxed[i] = v[i].Value
-		} else {
-			boxed[i] = n
+		out[i] = Var{Name: Builtins[i], num: n}
+		if i < len(v) && v[i].Name == Builtins[i] && v[i].boxed && v[i].value == any(n) {
+			out[i] = v[i]
 		}
 	}
-	return append(v[:0], Var{"session", boxed[0]}, Var{"client", boxed[1]}, Var{"group", boxed[2]}, Var{"shard", boxed[3]})
+	return append(v[:0], out[:]...)
+}
+
+// at returns variable i's value, boxing a builtin's number the first
+// time, in v's array: later reads find it boxed.
+func (v Vars) at(i int) any {
+	if !v[i].boxed {
+		v[i].value, v[i].boxed = v[i].num, true
+	}
+	return v[i].value
 }
 
 // Get returns variable name's value (nil, false when it is not set).
 func (v Vars) Get(name string) (any, bool) {
 	for i := range v {
 		if v[i].Name == name {
-			return v[i].Value, true
+			return v.at(i), true
 		}
 	}
 	return nil, false
@@ -59,11 +73,11 @@ func (v Vars) Get(name string) (any, bool) {
 func (v *Vars) Set(name string, value any) {
 	for i := range *v {
 		if (*v)[i].Name == name {
-			(*v)[i].Value = value
+			(*v)[i] = Var{Name: name, value: value, boxed: true}
 			return
 		}
 	}
-	*v = append(*v, Var{name, value})
+	*v = append(*v, Var{Name: name, value: value, boxed: true})
 }
 
 // Transport carries a client's units (datagrams, frames' payloads,
@@ -150,6 +164,10 @@ type Env struct {
 	// (Send.Allow), not recorded.
 	allow []string
 
+	// ended is when the message the last step played received came, when
+	// that step was an expect (Ended); zero after any other step.
+	ended time.Time
+
 	// pending is the last send, until an expect answers it (pendingSet):
 	// a value, not a pointer, so that a send allocates none.
 	pending    Request
@@ -167,6 +185,11 @@ type Env struct {
 		set   bool
 	}
 }
+
+// Ended is when the message the last step Run played received came,
+// when that step was an expect that held: the end of the block, which
+// its caller need not read the clock for. Zero otherwise.
+func (env *Env) Ended() time.Time { return env.ended }
 
 // TakePending returns the send no expect has answered yet, if there is
 // one, and forgets it: the caller records how it ended (the end of the
@@ -289,6 +312,7 @@ func Run(ctx context.Context, b *Block, env *Env) error {
 // runStep plays st as its on_fail says.
 func runStep(ctx context.Context, st *Step, env *Env) error {
 	try, _ := env.resumed()
+	env.ended = time.Time{}
 	for ; ; try++ {
 		err := playStep(ctx, st, env)
 		if err == nil || !isFailure(err) {
@@ -346,9 +370,11 @@ func failErr(st *Step, err error, format string, a ...any) error {
 }
 
 func (env *Env) send(st *Step, s *Send) error {
-	intended := time.Now()
+	var intended time.Time
 	if env.Intended != nil {
 		intended = env.Intended()
+	} else {
+		intended = time.Now()
 	}
 	env.malformed, env.allow = "", s.allow
 	b, name := s.raw, "raw"
@@ -501,6 +527,7 @@ func (env *Env) expect(st *Step, e *Expect) error {
 		env.pending.Received = at
 		env.Record.Request(env.pending)
 	}
+	env.ended = at
 	return nil
 }
 
@@ -550,8 +577,8 @@ func (env *Env) exprEnv(d Decoded) map[string]any {
 // map (putMap it).
 func (env *Env) varsMap() map[string]any {
 	m := getMap()
-	for _, v := range env.Vars {
-		m[v.Name] = v.Value
+	for i := range env.Vars {
+		m[env.Vars[i].Name] = env.Vars.at(i)
 	}
 	if env.random == nil {
 		env.random = func() float64 { return env.rng().Float64() }

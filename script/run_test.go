@@ -145,7 +145,7 @@ func TestRun(t *testing.T) {
 					rec := &recorder{}
 					calls := 0
 					env := &Env{Catalog: fakeCatalog{}, Session: fakeCatalog{}.NewSession(nil), Transport: tr, Record: rec,
-						Vars: Vars{{"client", uint64(3)}, {"session", uint64(300)}},
+						Vars: Vars{{Name: "client", num: 3}, {Name: "session", value: uint64(300), boxed: true}},
 						Call: func(_ context.Context, v any) error { calls++; return nil }}
 					sus := &suspender{fakeTransport: tr}
 					if suspend {
@@ -252,5 +252,43 @@ func TestDescribe(t *testing.T) {
 	want := "send HELLO to instance; expect A or B within 1s where x > 1; expect silence for 300ms; send 2 raw bytes; repeat 2 times: send PING"
 	if got := b.Describe(); got != want {
 		t.Errorf("Describe() =\n%q, want\n%q", got, want)
+	}
+}
+
+// TestEnded: a block whose last step is an expect that held ends when
+// its message came (the caller reads no clock for it); one that ends
+// otherwise (a send, a silence, an if whose branch ends so) has no end of
+// its own.
+func TestEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    *Block
+		want time.Duration // after the start; -1: zero
+	}{
+		{"expect last", block(send(1, "CREATE"), expect(2, time.Second, "", "CREATED")), 10 * time.Millisecond},
+		{"send last", block(send(1, "CREATE"), expect(2, time.Second, "", "CREATED"), send(3, "HELLO")), -1},
+		{"silence last", block(send(1, "HELLO"), Step{Pos: Pos{Line: 2}, Label: "silence", Expect: &Expect{Silence: 50 * time.Millisecond}}), -1},
+		{"an if's expect last", block(Step{Pos: Pos{Line: 1}, If: &If{Cond: ex(1, "true"),
+			Then: *block(send(2, "JOIN", "roomId", "7"), expect(3, time.Second, "", "FAILED"))}}), 20 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := Check(fakeCatalog{}, tc.b, NewScope()); err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				env := &Env{Catalog: fakeCatalog{}, Session: fakeCatalog{}.NewSession(nil), Transport: &fakeTransport{reply: server}, Record: &recorder{}}
+				if err := Run(context.Background(), tc.b, env); err != nil {
+					t.Fatal(err)
+				}
+				want := time.Time{}
+				if tc.want >= 0 {
+					want = start.Add(tc.want)
+				}
+				if got := env.Ended(); !got.Equal(want) {
+					t.Errorf("Ended = %v after the start, want %v", got.Sub(start), tc.want)
+				}
+			})
+		})
 	}
 }

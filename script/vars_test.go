@@ -35,4 +35,21 @@ func TestVars(t *testing.T) {
 	if w := v.WithBuiltins(5, 6, 7, 8); len(w) != 4 || &w[0] != &v[0] {
 		t.Errorf("WithBuiltins again: %d variables, same array %v", len(w), &w[0] == &v[0])
 	}
+
+	// A renewed client sets a new session number each time: kept as a
+	// number, it allocates nothing until something reads it, and then
+	// once.
+	n := uint64(1000)
+	if a := testing.AllocsPerRun(100, func() { n++; v = v.WithBuiltins(n, 2000, 3, 4) }); a != 0 {
+		t.Errorf("WithBuiltins of numbers past 255 allocates %v times, want 0", a)
+	}
+	if got, _ := v.Get("session"); got != any(n) {
+		t.Errorf("session read %v, want %d", got, n)
+	}
+	if a := testing.AllocsPerRun(100, func() { _, _ = v.Get("session") }); a != 0 {
+		t.Errorf("reading session again allocates %v times, want 0 (boxed once)", a)
+	}
+	if m := (&Env{Vars: v}).varsMap(); m["client"] != any(uint64(2000)) || m["session"] != any(n) {
+		t.Errorf("an expression reads client %v and session %v, want 2000 and %d", m["client"], m["session"], n)
+	}
 }

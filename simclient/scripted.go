@@ -90,7 +90,11 @@ func (b *Base) playScripted(ctx context.Context, i int, st *scenario.Step) error
 	if f, ok := sc.(ScriptFollower); ok {
 		f.FollowScript(b.script.env.Session)
 	}
-	b.Next = time.Now()
+	// The step ends when its last expect's message came, as a built-in
+	// request's does when its reply came (FinishAt); else now.
+	if b.Next = b.script.env.Ended(); b.Next.IsZero() {
+		b.Next = time.Now()
+	}
 	if err == nil {
 		return nil
 	}
@@ -125,13 +129,16 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	if err != nil {
 		return err
 	}
-	spec, _ := scenario.LookupProtocol(b.Shared.Plan.Protocol)
-	cat := spec.Catalog
 	s := b.script
 	if s == nil {
 		s = &scriptState{}
 	}
 	kept := s.env
+	cat := kept.Catalog // a renewed session's: the same run's protocol
+	if cat == nil {
+		spec, _ := scenario.LookupProtocol(b.Shared.Plan.Protocol)
+		cat = spec.Catalog
+	}
 	vars := kept.Vars
 	if vars == nil {
 		vars = make(script.Vars, 0, len(script.Builtins)+captures(b.Flow))

@@ -105,18 +105,11 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 	for {
 		t.s.tr.noPark = t.s.MayAwait(deadline)
 		data, from, err := t.s.tr.recv(deadline)
-		at := time.Now()
-		if err == nil {
-			at = t.s.replyAt()
+		if err != nil {
+			return t.recvFailed(err, deadline)
 		}
+		at := t.s.replyAt()
 		switch {
-		case err == errWouldBlock:
-			_ = t.s.tr.await(&t.s.Base, deadline) // simclient.ErrSuspended
-			return "", nil, at, script.ErrSuspended
-		case errors.Is(err, errTimeout):
-			return "", nil, at, os.ErrDeadlineExceeded
-		case err != nil:
-			return "", nil, at, err
 		case from == t.s.lobby:
 			return "lobby", data, at, nil
 		case t.s.inst.IsValid() && from == t.s.inst:
@@ -126,6 +119,20 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 			return ch, data, at, nil
 		}
 	}
+}
+
+// recvFailed is Recv's answer to recv's error err: the wait suspended,
+// timed out or failed.
+func (t scriptTransport) recvFailed(err error, deadline time.Time) (string, []byte, time.Time, error) {
+	at := time.Now()
+	switch {
+	case err == errWouldBlock:
+		_ = t.s.tr.await(&t.s.Base, deadline) // simclient.ErrSuspended
+		return "", nil, at, script.ErrSuspended
+	case errors.Is(err, errTimeout):
+		return "", nil, at, os.ErrDeadlineExceeded
+	}
+	return "", nil, at, err
 }
 
 // Route points the instance's channel at the port a reply named, on the
