@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/cpufig"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -50,7 +51,7 @@ func benchFlow(b *testing.B, steps string) {
 	}
 	ctx := context.Background()
 	b.ReportAllocs()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpufig.Process()
 	for i := 0; b.Loop(); i++ {
 		s, err := New(sh, i, &p.Flows[0], clientSrc)
 		if err != nil {
@@ -62,4 +63,5 @@ func benchFlow(b *testing.B, steps string) {
 		s.Close()
 	}
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*100), "ns/req")
+	cpufig.PerRequest(b, cpu0, b.N*100)
 }

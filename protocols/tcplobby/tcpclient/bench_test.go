@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/cpufig"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -42,7 +43,7 @@ func benchFlow(b *testing.B, flow string) {
 	f, _ := simclient.Lookup("tcp-lobby")
 	ctx := context.Background()
 	b.ReportAllocs()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpufig.Process()
 	for i := 0; b.Loop(); i++ {
 		s, err := f(sh, i, &p.Flows[0], netip.MustParseAddr("127.0.0.1"))
 		if err != nil {
@@ -54,4 +55,5 @@ func benchFlow(b *testing.B, flow string) {
 		s.Close()
 	}
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*100), "ns/req")
+	cpufig.PerRequest(b, cpu0, b.N*100)
 }

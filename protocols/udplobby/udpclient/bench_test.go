@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/cpufig"
 	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -171,7 +171,7 @@ func BenchmarkPingClients(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			start := time.Now()
-			cpu0 := cpuTime()
+			cpu0 := cpufig.Process()
 			var wg sync.WaitGroup
 			ctx := context.Background()
 			for _, s := range ss {
@@ -188,18 +188,9 @@ func BenchmarkPingClients(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/req")
+			cpufig.PerRequest(b, cpu0, b.N)
 		})
 	}
-}
-
-// cpuTime is the process's user+system CPU time: per request it is less
-// sensitive than req/s to other load on a shared machine. It includes the
-// echo server's share, the same in every benchmark here.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func itoa(n int) string {
@@ -236,7 +227,7 @@ func BenchmarkBareEchoClients(b *testing.B) {
 			left.Store(int64(b.N))
 			b.ResetTimer()
 			start := time.Now()
-			cpu0 := cpuTime()
+			cpu0 := cpufig.Process()
 			var wg sync.WaitGroup
 			for _, c := range conns {
 				wg.Add(1)
@@ -258,7 +249,7 @@ func BenchmarkBareEchoClients(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/req")
+			cpufig.PerRequest(b, cpu0, b.N)
 		})
 	}
 }
@@ -304,11 +295,11 @@ func benchFlow(b *testing.B, scripted bool) {
 	play := flowPlayer(b, newEchoServer(b, 1).addr(), listFlow(scripted, 100))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cpufig.Process()
 	for b.Loop() {
 		play()
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N*100), "cpu-µs/req")
+	cpufig.PerRequest(b, cpu0, b.N*100)
 }
 
 // renewedPlayer returns a function that plays one session of flow
@@ -349,11 +340,11 @@ func benchRenewed(b *testing.B, scripted bool) {
 	play := renewedPlayer(b, newEchoServer(b, 1).addr(), listFlow(scripted, 1))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cpufig.Process()
 	for b.Loop() {
 		play()
 	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/req")
+	cpufig.PerRequest(b, cpu0, b.N)
 }
 
 // BenchmarkRenewedBuiltIn and BenchmarkRenewedScripted: one list request
