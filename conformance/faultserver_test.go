@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"cmp"
 	"encoding/binary"
 	"hash/crc32"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -58,8 +60,12 @@ type faults struct {
 	lobbyOtherPort bool // the lobby answers through a second socket
 	silentRoomZero bool // LOBBY_JOIN_ROOM of roomId 0 is dropped, not answered
 	noAddrQuota    bool // no per-address room quota: one address can take every instance
-	roomsOutlive   bool // an instance exits when its last player leaves, its room stays listed
-	ghosts         int  // until the first CREATE_ROOM, ROOM_LIST also names this many rooms already gone (no instance, no port held)
+	// freeOnFull: the first time a create finds the pool full, a lazy
+	// cleanup frees this many rooms (the oldest empty ones) right after
+	// the refusal, before the next request.
+	freeOnFull   int
+	roomsOutlive bool // an instance exits when its last player leaves, its room stays listed
+	ghosts       int  // until the first CREATE_ROOM, ROOM_LIST also names this many rooms already gone (no instance, no port held)
 	// die, "abort" or "hang", kills the lobby when it receives a valid
 	// request of type dieOn: abort closes its socket for good (datagrams
 	// then draw ICMP port unreachable: refused), hang stops answering
@@ -120,6 +126,8 @@ type testLobby struct {
 	alts   []*net.UDPConn // second sockets of instOtherPort
 	// perAddr is the per-source-IP room quota (0: none).
 	perAddr int
+	// freedOnFull: freeAfterFull has freed its rooms.
+	freedOnFull bool
 
 	mu       sync.Mutex
 	dead     bool
@@ -397,6 +405,7 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 				return nil
 			}
 			out = udpwire.AppendJoinFailed(nil, p, seq)
+			l.freeAfterFull()
 			break
 		}
 		r, err := l.newRoom(from.Addr())
@@ -560,6 +569,21 @@ func (l *testLobby) newRoom(from netip.Addr) (*testRoom, error) {
 	l.rooms[r.id] = r
 	l.byPort[idx] = r
 	return r, nil
+}
+
+// freeAfterFull frees faults.freeOnFull rooms, the oldest, the first time
+// the pool is found full: a cleanup that falls between a refusal and the
+// next create.
+func (l *testLobby) freeAfterFull() {
+	if l.f.freeOnFull == 0 || l.freedOnFull {
+		return
+	}
+	l.freedOnFull = true
+	rooms := slices.SortedFunc(maps.Values(l.rooms), func(a, b *testRoom) int { return cmp.Compare(a.id, b.id) })
+	for _, r := range rooms[:min(l.f.freeOnFull, len(rooms))] {
+		delete(l.rooms, r.id)
+		l.byPort[r.idx] = nil
+	}
 }
 
 // janitor frees, lazily, rooms empty and idle for faults.cleanup (their

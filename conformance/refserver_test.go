@@ -117,6 +117,13 @@ func TestReferenceUDP(t *testing.T) {
 					want = result.VerdictWarn // this machine was too busy to serve the second source
 					t.Logf("udp-lobby/14/2 warns: %s", x.Actual)
 				}
+				if x.ID == "udp-lobby/10/7" && isInconclusive(x) {
+					// The server's cleanup freed one room between the
+					// filling's refusal and the next create, from
+					// another case's rooms (TestFaultInjection pins it).
+					t.Logf("udp-lobby/10/7 could not tell: %s", x.Actual)
+					continue
+				}
 				if x.Verdict != want && !unmeasured(t, x) {
 					t.Errorf("%s is %v, want %v: expected %s, actual %s", x.ID, x.Verdict, want, x.Expected, x.Actual)
 				}

@@ -125,6 +125,10 @@ type poolFill struct {
 	// afterOne is what the first create from another address got once
 	// one was refused (0: none was sent).
 	afterOne udpwire.MsgType
+	// oneAgain and otherAgain are what one's next create, and another
+	// address's after it, got when afterOne was a room (confirm; 0: not
+	// asked).
+	oneAgain, otherAgain udpwire.MsgType
 	// created counts every room made; refusedAt is created when the first
 	// JOIN_FAILED came from an address other than one (-1: none came).
 	created   int
@@ -221,7 +225,8 @@ func (f *poolFill) fromOthers(ft *conformance.T) error {
 			f.err = err
 			return keepVerify(err)
 		}
-		if f.afterOne == 0 {
+		first := f.afterOne == 0
+		if first {
 			f.afterOne = m.typ
 		}
 		if m.typ == udpwire.LobbyJoinFailed {
@@ -229,7 +234,50 @@ func (f *poolFill) fromOthers(ft *conformance.T) error {
 			return nil
 		}
 		f.created++
+		if first && f.oneRefused && f.created+2 <= ft.Env.MaxFill {
+			if err := f.confirm(ft); err != nil || f.err != nil || f.refusedAt >= 0 {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// confirm tells a per-address limit from a pool that was full when one
+// was refused and had a room freed before another address asked (a
+// server that cleans up lazily frees an earlier case's room at any
+// moment): one asks again, and if refused, another address once more.
+// A limit refuses one and serves the other both times; a full pool that
+// freed one room serves one now, or refuses the other.
+func (f *poolFill) confirm(ft *conformance.T) error {
+	s, err := ft.OpenUDPOn(f.one)
+	if err != nil {
+		return err
+	}
+	m, err := createFrom(ft, s, fmt.Sprintf("LOBBY_CREATE_ROOM #%d (from %v again: its limit, or was the pool full?)", f.created+1, f.one))
+	s.Close()
+	if err != nil {
+		f.err = err
+		return keepVerify(err)
+	}
+	if f.oneAgain = m.typ; m.typ == udpwire.LobbyRoomCreated {
+		f.created++
+		f.byOne++
+		return nil
+	}
+	x, err := lobbyRequest(ft, buildCreate(headerProfile(ft.Env)), fmt.Sprintf("LOBBY_CREATE_ROOM #%d (another address again)", f.created+1))
+	if x != nil {
+		x.sock.Close()
+	}
+	if m, err = expect(x, err, "LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", udpwire.LobbyRoomCreated, udpwire.LobbyJoinFailed); err != nil {
+		f.err = err
+		return keepVerify(err)
+	}
+	if f.otherAgain = m.typ; m.typ == udpwire.LobbyJoinFailed {
+		f.refusedAt = f.created
+		return nil
+	}
+	f.created++
 	return nil
 }
 
@@ -321,6 +369,11 @@ func udpOneAddressTakesAll(t *conformance.T) error {
 	case f.afterOne == udpwire.LobbyJoinFailed:
 		return conformance.Warnf("a per-address limit on rooms, below the pool",
 			"%v obtained %d rooms, then LOBBY_JOIN_FAILED, and another address was refused too: the one address took every free instance (%d ports, %d listed before)", f.one, f.byOne, f.ports.Size(), f.listed)
+	case f.oneAgain == udpwire.LobbyRoomCreated:
+		return conformance.Warnf("a per-address limit on rooms, below the pool",
+			"%v was refused after %d rooms, another address then got one, and %v got another right after: the refusal was a full pool's (a room freed meanwhile), not a limit; one source can take every free instance (%d ports, %d listed before)", f.one, f.byOne-1, f.one, f.ports.Size(), f.listed)
+	case f.otherAgain == udpwire.LobbyJoinFailed:
+		return conformance.Inconclusivef("%v was refused after %d rooms and again after another address got a room, but the other address was then refused too: a per-address limit cannot be told from a pool that had one room free (%d ports, %d listed before)", f.one, f.byOne, f.ports.Size(), f.listed)
 	}
 	t.Notef("then %v was refused while another address could still create a room: a per-address limit of %d rooms", f.one, f.byOne)
 	return nil
