@@ -272,7 +272,7 @@ func TestFaultInjection(t *testing.T) {
 	}
 	baseline := reps[0]
 	for _, x := range baseline.Cases {
-		if x.Verdict != result.VerdictPass && x.Verdict != result.VerdictInfo && !unmeasured(t, x) {
+		if x.Verdict != result.VerdictPass && x.Verdict != result.VerdictInfo && !unmeasured(t, x) && !excused(t, x, overloaded(baseline)) {
 			t.Errorf("correct rate-limited server: %s is %v, want pass: %s\n%s", x.ID, x.Verdict, x.Actual, reportText(baseline))
 		}
 	}
@@ -282,6 +282,9 @@ func TestFaultInjection(t *testing.T) {
 	baseVerdict := map[string]string{}
 	for _, x := range baseline.Cases {
 		baseVerdict[x.ID] = x.Verdict
+		if excused(t, x, overloaded(baseline)) {
+			baseVerdict[x.ID] = result.VerdictPass
+		}
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -329,6 +332,31 @@ func unmeasured(t *testing.T, x result.Case) bool {
 	return true
 }
 
+// overloaded reports whether rep's flood found every source dropped
+// alike: udp-lobby/14/1 warns that overload, of the server or of this
+// machine, may explain it. The whole-suite tests run dozens of suites,
+// and their servers, in one process at once: on a busy machine a flood
+// may starve every source.
+func overloaded(rep *result.Conform) bool {
+	for _, x := range rep.Cases {
+		if x.ID == "udp-lobby/14/1" && x.Verdict == result.VerdictWarn && strings.Contains(x.Actual, "overload") {
+			return true
+		}
+	}
+	return false
+}
+
+// excused reports whether x's verdict is the flood's under overload
+// (overloaded): udp-lobby/14/1's warning and udp-lobby/14/2's, which a
+// row whose defect is elsewhere accepts, saying so in the log.
+func excused(t *testing.T, x result.Case, overloaded bool) bool {
+	if !overloaded || x.Verdict != result.VerdictWarn || (x.ID != "udp-lobby/14/1" && x.ID != "udp-lobby/14/2") {
+		return false
+	}
+	t.Logf("%s warns, the flood having found every source dropped alike (overload): %s", x.ID, x.Actual)
+	return true
+}
+
 // expectation is what a fault-injection test expects of a suite's verdicts
 // against a server with one defect.
 type expectation struct {
@@ -357,6 +385,7 @@ type expectation struct {
 func checkVerdicts(t *testing.T, rep *result.Conform, base map[string]string, e expectation) {
 	t.Helper()
 	skips := 0
+	load := overloaded(rep)
 	for _, x := range rep.Cases {
 		id := x.ID
 		if x.Verdict == result.VerdictSkip {
@@ -383,6 +412,7 @@ func checkVerdicts(t *testing.T, rep *result.Conform, base map[string]string, e 
 				t.Errorf("%s actual %q lacks %q", id, x.Actual, s)
 			}
 		case matchAny(e.mayskip, id) && (x.Verdict == result.VerdictSkip || x.Verdict == result.VerdictNotRun):
+		case x.Verdict != base[id] && excused(t, x, load):
 		case x.Verdict != base[id]:
 			t.Errorf("%s is %v (%s: %s), baseline %v: an unrelated case changed", id, x.Verdict, x.Expected, x.Actual, base[id])
 		}
