@@ -382,6 +382,9 @@ func (d *decoder) malformed(f fields, what string, proto ProtocolName) Malformed
 	if v := f.get("count"); v != nil {
 		if c, ok := d.integer(v, what+" count", 1, 1_000_000); ok {
 			m.Count = int(c)
+			if spec, _ := LookupProtocol(proto); spec.MaxMalformed > 0 && m.Count > spec.MaxMalformed {
+				d.errf(v, "%s count: %d packets: %s tells at most %d of one step apart (its replies are matched by a sequence id that wraps); split them over several steps", what, m.Count, proto, spec.MaxMalformed)
+			}
 		}
 	}
 	if v := f.get("interval"); v != nil {

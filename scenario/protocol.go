@@ -39,6 +39,11 @@ type ProtocolSpec struct {
 	// ProbeRequests are the requests a rate_probe may send, the first being
 	// its default and what a malformed mix interleaves.
 	ProbeRequests []StepKind
+	// MaxMalformed is the most packets one malformed step may send, when
+	// the protocol tells its packets apart by an id that wraps (udp-lobby's
+	// 16-bit sequence ids): a reply past it would be charged to an
+	// earlier packet that held the same id. 0: the loader's own bound.
+	MaxMalformed int
 	// MalformedTo are where its malformed datagrams may go besides its
 	// lobby ("lobby", the default of a malformed step's to:), e.g.
 	// udp-lobby's "instance".

@@ -23,10 +23,13 @@ var Spec = scenario.ProtocolSpec{
 		scenario.WrongDirection, scenario.RandomBytes},
 	ProbeRequests: []scenario.StepKind{stepkit.ListRooms, stepkit.CreateRoom, stepkit.Join},
 	MalformedTo:   []string{"instance"}, // the game instance a join returned
-	ProbeScripts:  true,
-	Keys:          keys,
-	Options:       parseOptions,
-	Flags:         flags,
+	// A step's packets take ids first..first+count-1 and its liveness
+	// request the next: count at most 2^16-1 keeps them all apart.
+	MaxMalformed: 1<<16 - 1,
+	ProbeScripts: true,
+	Keys:         keys,
+	Options:      parseOptions,
+	Flags:        flags,
 }
 
 // Client is how a run plays the UDP lobby protocol: the client half of its
