@@ -60,6 +60,13 @@ type faults struct {
 	lobbyOtherPort bool // the lobby answers through a second socket
 	silentRoomZero bool // LOBBY_JOIN_ROOM of roomId 0 is dropped, not answered
 	noAddrQuota    bool // no per-address room quota: one address can take every instance
+	// cleanAtHello: a room whose instance first hears from a member who
+	// joined it through the lobby (not its creator: the lobby cases' room,
+	// which the instance cases share) is cleaned up lazily just as that
+	// CLIENT_HELLO comes, nobody having joined its instance: that HELLO,
+	// and every later datagram to its port, goes unanswered (the port is
+	// not given to another room). Once a run.
+	cleanAtHello bool
 	// freeOnFull: the first time a create finds the pool full, a lazy
 	// cleanup frees this many rooms (the oldest empty ones) right after
 	// the refusal, before the next request.
@@ -126,8 +133,9 @@ type testLobby struct {
 	alts   []*net.UDPConn // second sockets of instOtherPort
 	// perAddr is the per-source-IP room quota (0: none).
 	perAddr int
-	// freedOnFull: freeAfterFull has freed its rooms.
-	freedOnFull bool
+	// freedOnFull: freeAfterFull has freed its rooms; cleanedAtHello:
+	// cleanAtHello's cleanup has run.
+	freedOnFull, cleanedAtHello bool
 
 	mu       sync.Mutex
 	dead     bool
@@ -158,11 +166,13 @@ type testRoom struct {
 	id      uint32
 	port    uint16
 	conn    *net.UDPConn
-	out     *net.UDPConn // where replies go out from (conn unless instOtherPort)
-	idx     int          // index of its port
-	owner   netip.Addr   // the address that created it
-	gone    bool         // its instance exited (roomsOutlive): datagrams are dropped
-	active  time.Time    // last activity (creation, lobby JOIN, instance datagram)
+	out     *net.UDPConn   // where replies go out from (conn unless instOtherPort)
+	idx     int            // index of its port
+	owner   netip.Addr     // the address that created it
+	creator netip.AddrPort // the endpoint that created it
+	spoken  bool           // its instance has received a datagram
+	gone    bool           // its instance exited (roomsOutlive): datagrams are dropped
+	active  time.Time      // last activity (creation, lobby JOIN, instance datagram)
 	state   udpwire.RoomState
 	players map[netip.AddrPort]bool // endpoint → ready
 	hellos  map[netip.AddrPort]bool // endpoints that sent CLIENT_HELLO (faults.helloOnce)
@@ -413,6 +423,7 @@ func (l *testLobby) handle(b []byte, from netip.AddrPort) []byte {
 			out = udpwire.AppendJoinFailed(nil, p, seq)
 			break
 		}
+		r.creator = from
 		out = udpwire.AppendRoomCreated(nil, p, seq, r.id, r.port)
 		if l.f.createdLong {
 			out = append(out[:len(out)-4], 0, 0, 0, 0, 0)
@@ -586,6 +597,23 @@ func (l *testLobby) freeAfterFull() {
 	}
 }
 
+// cleanAtHello runs faults.cleanAtHello's cleanup when the first
+// datagram to room r's instance is a CLIENT_HELLO (typ) from another
+// endpoint than its creator's (a member who joined it through the lobby:
+// the instance cases' room, shared with the lobby cases'), once a run,
+// and reports whether it freed r.
+func (l *testLobby) cleanAtHello(r *testRoom, typ udpwire.MsgType, from netip.AddrPort) bool {
+	first := !r.spoken
+	r.spoken = true
+	if !l.f.cleanAtHello || l.cleanedAtHello || !first || typ != udpwire.ClientHello || from == r.creator || len(r.players) > 0 {
+		return false
+	}
+	l.cleanedAtHello = true
+	delete(l.rooms, r.id)
+	r.gone = true // its port stays taken, dark: not handed to the next room
+	return true
+}
+
 // janitor frees, lazily, rooms empty and idle for faults.cleanup (their
 // port goes back to the pool); a room whose instance exited stays listed.
 func (l *testLobby) janitor(done <-chan struct{}) {
@@ -633,6 +661,10 @@ func (l *testLobby) servePort(idx int) {
 			continue
 		}
 		r.active = time.Now()
+		if l.cleanAtHello(r, m.Type, from) {
+			l.mu.Unlock()
+			continue // the room is gone: nothing answers on its port
+		}
 		send := func(to netip.AddrPort, b []byte) { r.out.WriteToUDPAddrPort(l.seal(b), to) }
 		switch m.Type {
 		case udpwire.ClientHello:
