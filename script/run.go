@@ -21,42 +21,55 @@ import (
 // where five variables take 160; a flow has a handful.
 type Vars []Var
 
-// Var is one variable and its value. A builtin is kept as its number and
-// boxed the first time something reads it (Get, an expression): boxing a
-// number of 256 or more allocates, and a renewed client sets a new
-// session number every time, which most flows never read.
+// Var is one variable and its value. Read it with Vars.Get: the session
+// number may be held unboxed (WithBuiltins).
 type Var struct {
 	Name  string
-	value any
-	num   uint64
-	// boxed: value holds the variable (a capture's, or a builtin's
-	// number once read); else num does.
-	boxed bool
+	Value any
 }
 
 // WithBuiltins is v emptied, with the builtins (Builtins, in their order)
 // set to these values: a client's variables before its first capture.
 // A value v held already is kept as it was boxed (a renewed client's
-// client, group and shard numbers).
+// client, group and shard numbers): boxing a number of 256 or more
+// allocates. The session number, new for every renewed client and read by
+// few flows, is boxed when something reads it (Get, an expression): until
+// then it is a number in the variable's own cell (unboxed), which a
+// renewed client's table keeps.
 func (v Vars) WithBuiltins(session, client, group, shard uint64) Vars {
 	vals := [...]uint64{session, client, group, shard}
-	var out [len(vals)]Var
+	var boxed [len(vals)]any
 	for i, n := range vals {
-		out[i] = Var{Name: Builtins[i], num: n}
-		if i < len(v) && v[i].Name == Builtins[i] && v[i].boxed && v[i].value == any(n) {
-			out[i] = v[i]
+		if i < len(v) && v[i].Value == any(n) {
+			boxed[i] = v[i].Value
+		} else if i > 0 {
+			boxed[i] = n
 		}
 	}
-	return append(v[:0], out[:]...)
+	cell, ok := unboxed(nil), false
+	if len(v) > 0 {
+		cell, ok = v[0].Value.(unboxed)
+	}
+	if boxed[0] == nil && !ok {
+		cell = new(uint64) // once a client, or once after a flow read its session
+	}
+	if boxed[0] == nil {
+		*cell, boxed[0] = session, cell
+	}
+	return append(v[:0], Var{"session", boxed[0]}, Var{"client", boxed[1]}, Var{"group", boxed[2]}, Var{"shard", boxed[3]})
 }
 
-// at returns variable i's value, boxing a builtin's number the first
-// time, in v's array: later reads find it boxed.
+// unboxed is a number variable's value not boxed yet: a pointer in an
+// interface allocates nothing (WithBuiltins).
+type unboxed *uint64
+
+// at is variable i's value, boxing an unboxed number the first time, in
+// v's array: later reads find it boxed.
 func (v Vars) at(i int) any {
-	if !v[i].boxed {
-		v[i].value, v[i].boxed = v[i].num, true
+	if n, ok := v[i].Value.(unboxed); ok {
+		v[i].Value = *n
 	}
-	return v[i].value
+	return v[i].Value
 }
 
 // Get returns variable name's value (nil, false when it is not set).
@@ -73,11 +86,11 @@ func (v Vars) Get(name string) (any, bool) {
 func (v *Vars) Set(name string, value any) {
 	for i := range *v {
 		if (*v)[i].Name == name {
-			(*v)[i] = Var{Name: name, value: value, boxed: true}
+			(*v)[i].Value = value
 			return
 		}
 	}
-	*v = append(*v, Var{Name: name, value: value, boxed: true})
+	*v = append(*v, Var{name, value})
 }
 
 // Transport carries a client's units (datagrams, frames' payloads,

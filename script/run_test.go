@@ -145,7 +145,7 @@ func TestRun(t *testing.T) {
 					rec := &recorder{}
 					calls := 0
 					env := &Env{Catalog: fakeCatalog{}, Session: fakeCatalog{}.NewSession(nil), Transport: tr, Record: rec,
-						Vars: Vars{{Name: "client", num: 3}, {Name: "session", value: uint64(300), boxed: true}},
+						Vars: Vars{{"client", uint64(3)}, {"session", uint64(300)}},
 						Call: func(_ context.Context, v any) error { calls++; return nil }}
 					sus := &suspender{fakeTransport: tr}
 					if suspend {

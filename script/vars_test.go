@@ -36,10 +36,11 @@ func TestVars(t *testing.T) {
 		t.Errorf("WithBuiltins again: %d variables, same array %v", len(w), &w[0] == &v[0])
 	}
 
-	// A renewed client sets a new session number each time: kept as a
-	// number, it allocates nothing until something reads it, and then
-	// once.
+	// A renewed client sets a new session number each time: kept in its
+	// cell, it allocates nothing until something reads it, and then once;
+	// the client, group and shard numbers are kept as boxed.
 	n := uint64(1000)
+	v = v.WithBuiltins(n, 2000, 3, 4)
 	if a := testing.AllocsPerRun(100, func() { n++; v = v.WithBuiltins(n, 2000, 3, 4) }); a != 0 {
 		t.Errorf("WithBuiltins of numbers past 255 allocates %v times, want 0", a)
 	}
@@ -49,7 +50,11 @@ func TestVars(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { _, _ = v.Get("session") }); a != 0 {
 		t.Errorf("reading session again allocates %v times, want 0 (boxed once)", a)
 	}
-	if m := (&Env{Vars: v}).varsMap(); m["client"] != any(uint64(2000)) || m["session"] != any(n) {
-		t.Errorf("an expression reads client %v and session %v, want 2000 and %d", m["client"], m["session"], n)
+	if w := v.WithBuiltins(n+1, 2000, 3, 4); func() any { x, _ := w.Get("session"); return x }() != any(n+1) {
+		t.Errorf("after a read, the next client's session is not %d", n+1)
+	}
+	v = v.WithBuiltins(n+2, 2000, 3, 4)
+	if m := (&Env{Vars: v}).varsMap(); m["client"] != any(uint64(2000)) || m["session"] != any(n+2) {
+		t.Errorf("an expression reads client %v and session %v, want 2000 and %d", m["client"], m["session"], n+2)
 	}
 }

@@ -389,7 +389,7 @@ func TestScriptAllocsPerRequest(t *testing.T) {
 // closures, the Failure errors.As looked for) where the built-in step
 // allocates none; the catalog session is renewed in place now
 // (script.Renewer) and the closures kept, the datagram made in the
-// session's buffer and the session number boxed only when read: none.
+// session's buffer, and the session number boxed only when read: none.
 func TestScriptAllocsPerSession(t *testing.T) {
 	if memfig.Race {
 		t.Skip("the race detector's sync.Pool drops items at random: allocation counts are its own (the plain run counts them)")
