@@ -453,12 +453,16 @@ func TestRenew(t *testing.T) {
 			}
 			s.Renew()
 			fresh := newTestSession(t, profile).(*session)
-			if len(s.sent) != 0 || len(s.answered) != 0 {
-				t.Errorf("renewed: %d ids sent, %d answered", len(s.sent), len(s.answered))
+			if len(s.sent) != 3 || len(s.answered) != 1 || cap(s.buf) == 0 {
+				t.Errorf("renewed: %d ids sent, %d answered, datagram's cap %d: want the socket's 3 and 1 kept, and the buffer", len(s.sent), len(s.answered), cap(s.buf))
 			}
-			if cap(s.sent) == 0 || s.answered == nil || cap(s.buf) == 0 {
-				t.Errorf("renewed without its buffers: cap %d, map %v, datagram's cap %d", cap(s.sent), s.answered, cap(s.buf))
+			// The previous client's request answered twice: the second
+			// reply comes after the renewal, and is still a second one.
+			s.FollowSeq(40)
+			if d := Catalog.Decode(s, "lobby", reply); !d.Stale || len(d.Violations) != 1 || d.Violations[0].Rule != udpclient.RuleUReplyDup {
+				t.Errorf("a second reply after the renewal: stale %v, violations %v; want stale and %s", d.Stale, d.Violations, udpclient.RuleUReplyDup)
 			}
+			s.Renew()
 			s.sent, s.answered, s.buf, fresh.sent, fresh.answered = nil, nil, nil, nil, nil
 			if !reflect.DeepEqual(s, fresh) {
 				t.Errorf("renewed %+v, new %+v", s, fresh)

@@ -46,13 +46,14 @@ type session struct {
 }
 
 // Renew implements script.Renewer: the session as NewSession made it,
-// its list of sent ids and its map of answered ones kept, emptied, and
-// its buffer.
+// but for what its socket, which the renewed client keeps, has seen: the
+// ids it sent, the ones answered and its malformed sends are kept, so
+// that a reply to the previous client's request arriving now is known
+// (late, or a second reply: U-REPLY-DUP, as the built-in client, which
+// keeps them too, judges it), and its buffer.
 func (s *session) Renew() {
-	sent, answered, malformed := s.sent[:0], s.answered, s.malformed[:0]
-	clear(answered)
-	*s = session{profile: s.made.profile, settled: s.made.settled, err: s.err, sent: sent, answered: answered,
-		malformed: malformed, buf: s.buf, made: s.made}
+	*s = session{profile: s.made.profile, settled: s.made.settled, err: s.err, sent: s.sent, answered: s.answered,
+		malformed: s.malformed, buf: s.buf, made: s.made}
 }
 
 var _ script.Renewer = (*session)(nil)
