@@ -37,26 +37,24 @@ type Var struct {
 // then it is a number in the variable's own cell (unboxed), which a
 // renewed client's table keeps.
 func (v Vars) WithBuiltins(session, client, group, shard uint64) Vars {
-	vals := [...]uint64{session, client, group, shard}
-	var boxed [len(vals)]any
-	for i, n := range vals {
-		if i < len(v) && v[i].Value == any(n) {
-			boxed[i] = v[i].Value
-		} else if i > 0 {
-			boxed[i] = n
-		}
-	}
 	cell, ok := unboxed(nil), false
 	if len(v) > 0 {
 		cell, ok = v[0].Value.(unboxed)
 	}
-	if boxed[0] == nil && !ok {
+	if !ok {
 		cell = new(uint64) // once a client, or once after a flow read its session
 	}
-	if boxed[0] == nil {
-		*cell, boxed[0] = session, cell
+	*cell = session
+	vals := [...]uint64{client, group, shard}
+	var boxed [len(vals)]any
+	for i, n := range vals {
+		if i+1 < len(v) && v[i+1].Value == any(n) {
+			boxed[i] = v[i+1].Value
+		} else {
+			boxed[i] = n
+		}
 	}
-	return append(v[:0], Var{"session", boxed[0]}, Var{"client", boxed[1]}, Var{"group", boxed[2]}, Var{"shard", boxed[3]})
+	return append(v[:0], Var{"session", cell}, Var{"client", boxed[0]}, Var{"group", boxed[1]}, Var{"shard", boxed[2]})
 }
 
 // unboxed is a number variable's value not boxed yet: a pointer in an

@@ -214,16 +214,10 @@ func (f *poolFill) fromOne(ft *conformance.T) error {
 // fromOthers is the second phase: the other addresses, until the pool is
 // full (a create past f.need) or the server refuses one.
 func (f *poolFill) fromOthers(ft *conformance.T) error {
-	prof := headerProfile(ft.Env)
 	for f.created <= f.need {
-		x, err := lobbyRequest(ft, buildCreate(prof), fmt.Sprintf("LOBBY_CREATE_ROOM #%d", f.created+1))
-		if x != nil {
-			x.sock.Close()
-		}
-		m, err := expect(x, err, "LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", udpwire.LobbyRoomCreated, udpwire.LobbyJoinFailed)
-		if err != nil {
-			f.err = err
-			return keepVerify(err)
+		m, err := f.createOther(ft, fmt.Sprintf("LOBBY_CREATE_ROOM #%d", f.created+1))
+		if err != nil || f.err != nil {
+			return err
 		}
 		first := f.afterOne == 0
 		if first {
@@ -265,13 +259,8 @@ func (f *poolFill) confirm(ft *conformance.T) error {
 		f.byOne++
 		return nil
 	}
-	x, err := lobbyRequest(ft, buildCreate(headerProfile(ft.Env)), fmt.Sprintf("LOBBY_CREATE_ROOM #%d (another address again)", f.created+1))
-	if x != nil {
-		x.sock.Close()
-	}
-	if m, err = expect(x, err, "LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", udpwire.LobbyRoomCreated, udpwire.LobbyJoinFailed); err != nil {
-		f.err = err
-		return keepVerify(err)
+	if m, err = f.createOther(ft, fmt.Sprintf("LOBBY_CREATE_ROOM #%d (another address again)", f.created+1)); err != nil || f.err != nil {
+		return err
 	}
 	if f.otherAgain = m.typ; m.typ == udpwire.LobbyJoinFailed {
 		f.refusedAt = f.created
@@ -279,6 +268,23 @@ func (f *poolFill) confirm(ft *conformance.T) error {
 	}
 	f.created++
 	return nil
+}
+
+// createOther creates a room from another address than one's (a socket
+// of its own, closed after): ROOM_CREATED or JOIN_FAILED. Any other
+// answer is f.err (udp-lobby/10/5 fails with it), and the error returned
+// only a harness problem (keepVerify).
+func (f *poolFill) createOther(ft *conformance.T, note string) (rawMsg, error) {
+	x, err := lobbyRequest(ft, buildCreate(headerProfile(ft.Env)), note)
+	if x != nil {
+		x.sock.Close()
+	}
+	m, err := expect(x, err, "LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", udpwire.LobbyRoomCreated, udpwire.LobbyJoinFailed)
+	if err != nil {
+		f.err = err
+		return m, keepVerify(err)
+	}
+	return m, nil
 }
 
 // keepVerify returns nil for a *VerifyError (a finding the fixture keeps
