@@ -5,8 +5,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	ownedproc "github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -66,19 +65,10 @@ func TestOwnedLobbyProcess(t *testing.T) {
 // time: the case that killed it is the only one in flight).
 func TestOwnedProcessUDP(t *testing.T) {
 	t.Parallel()
-	// Below the ephemeral range, so that no socket of the other tests
-	// takes the port before the lobby binds it.
-	addr := ""
-	for i := 0; i < 50 && addr == ""; i++ {
-		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
-		if c, err := net.ListenPacket("udp", a); err == nil {
-			c.Close()
-			addr = a
-		}
-	}
-	if addr == "" {
-		t.Fatal("no free UDP port")
-	}
+	// A quiet port (below the ephemeral range, in this process's own
+	// slice of it): picked here at random, it was once taken by another
+	// test's instance pool before the lobby's process bound it.
+	addr := fmt.Sprintf("127.0.0.1:%d", quietport.Pick(t, "udp4", 1))
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
