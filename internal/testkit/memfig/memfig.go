@@ -52,6 +52,16 @@ func Parked(tb testing.TB, n int, start func() *Played, parked func() bool) (hea
 		float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n)
 }
 
+// SkipUnderRace skips tb under the race detector, whose figures (heap
+// and allocations) are its own: its sync.Pool drops items at random and
+// its runtime allocates beside the code. The plain run asserts them.
+func SkipUnderRace(tb testing.TB) {
+	tb.Helper()
+	if Race {
+		tb.Skip("the race detector's heap and allocation figures are its own (its sync.Pool drops items at random): the plain run asserts them")
+	}
+}
+
 // Least runs measure until runs of its tries measured (a try that could
 // not returns NaN: Parked), at most runs+3 tries, and returns the least of
 // each figure: what else the process allocates meanwhile (a server, the

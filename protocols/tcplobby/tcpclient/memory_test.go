@@ -61,6 +61,7 @@ func TestScriptMemoryPerClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("500 and 1000 sessions")
 	}
+	memfig.SkipUnderRace(t)
 	if !alone.Run(t) {
 		return
 	}

@@ -368,9 +368,7 @@ func BenchmarkFlowScripted(b *testing.B) { benchFlow(b, true) }
 // between sessions of 200 and of 100 requests, the sessions' own set-up
 // cancelling out.
 func TestScriptAllocsPerRequest(t *testing.T) {
-	if memfig.Race {
-		t.Skip("the race detector's sync.Pool drops items at random: allocation counts are its own (the plain run counts them)")
-	}
+	memfig.SkipUnderRace(t)
 	addr := newEchoServer(t, 1).addr()
 	perRequest := func(scripted bool) float64 {
 		allocs := func(n int) float64 { return memfig.Allocs(20, flowPlayer(t, addr, listFlow(scripted, n))) }
@@ -391,9 +389,7 @@ func TestScriptAllocsPerRequest(t *testing.T) {
 // (script.Renewer) and the closures kept, the datagram made in the
 // session's buffer, and the session number boxed only when read: none.
 func TestScriptAllocsPerSession(t *testing.T) {
-	if memfig.Race {
-		t.Skip("the race detector's sync.Pool drops items at random: allocation counts are its own (the plain run counts them)")
-	}
+	memfig.SkipUnderRace(t)
 	addr := newEchoServer(t, 1).addr()
 	perSession := func(scripted bool) float64 {
 		play := renewedPlayer(t, addr, listFlow(scripted, 1))

@@ -79,6 +79,7 @@ func TestScriptMemoryPerClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("500 and 1000 sessions")
 	}
+	memfig.SkipUnderRace(t)
 	if !alone.Run(t) {
 		return
 	}
@@ -104,6 +105,7 @@ func TestScriptWaitMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2 × 2000 sessions")
 	}
+	memfig.SkipUnderRace(t)
 	if !alone.Run(t) {
 		return
 	}
