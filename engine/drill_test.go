@@ -5,7 +5,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/owned"
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpclient"
 	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -50,15 +50,12 @@ func TestDrillServer(t *testing.T) {
 	os.Exit(0)
 }
 
-// freeUDP returns a loopback UDP address nothing listens on now.
+// freeUDP returns a loopback UDP address nothing listens on now, picked
+// with quietport: the owned server binds it (again after each restart),
+// and a port let go by the kernel can be taken by another test between.
 func freeUDP(t *testing.T) netip.AddrPort {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).AddrPort()
+	return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(quietport.Pick(t, "udp", 1)))
 }
 
 // ownedServer starts the drill's server as lobbybench's owned target; with

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/deadport"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
@@ -223,33 +224,26 @@ func TestRunShardsMerge(t *testing.T) {
 
 func TestReach(t *testing.T) {
 	// A TCP listener accepts; a closed TCP port refuses; a closed UDP
-	// port refuses Leviathan's Connect datagram.
+	// port refuses Leviathan's Connect datagram. The closed ports are
+	// held (deadport): one found free and let go could be taken by another
+	// test before it is dialled.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := ln.Addr().(*net.TCPAddr).AddrPort()
-	ln.Close() // now closed: nobody listens
+	defer ln.Close()
 	tests := []struct {
-		name   string
-		proto  scenario.ProtocolName
-		addr   netip.AddrPort
-		reach  bool
-		listen bool
+		name  string
+		proto scenario.ProtocolName
+		addr  netip.AddrPort
+		reach bool
 	}{
-		{"tcp open", tcpwire.ProtocolName, open, true, true},
-		{"tcp closed", tcpwire.ProtocolName, open, false, false},
-		{"leviathan closed", levwire.ProtocolName, netip.MustParseAddrPort("127.0.0.1:9"), false, false},
+		{"tcp open", tcpwire.ProtocolName, ln.Addr().(*net.TCPAddr).AddrPort(), true},
+		{"tcp closed", tcpwire.ProtocolName, deadport.TCP(t), false},
+		{"leviathan closed", levwire.ProtocolName, deadport.UDP(t), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.listen {
-				l, err := net.Listen("tcp", tc.addr.String())
-				if err != nil {
-					t.Skipf("port reused meanwhile: %v", err)
-				}
-				defer l.Close()
-			}
 			err := Reach(context.Background(), tc.proto, nil, tc.addr, time.Second)
 			var ue *UnreachableError
 			if got := !errors.As(err, &ue); got != tc.reach || (tc.reach && err != nil) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/crash"
+	"github.com/lobbybench/lobbybench/internal/testkit/quietport"
 )
 
 // The fake servers: the test binary runs itself with OWNED_HELPER set, as
@@ -94,15 +95,13 @@ func helperCmd(t *testing.T, mode, addr string) (string, []string) {
 	return fmt.Sprintf("'%s' -test.run='^TestHelperProcess$' -- %s", exe, addr), []string{helperEnv + "=" + mode}
 }
 
-// freeUDP returns a loopback UDP address nothing listens on.
+// freeUDP returns a loopback UDP address nothing listens on, picked with
+// quietport: a port taken from the kernel and let go was once bound by
+// another package's echo server before the helper, and "exits at once"
+// saw that server answer.
 func freeUDP(t *testing.T) string {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().String()
+	return fmt.Sprintf("127.0.0.1:%d", quietport.Pick(t, "udp", 1))
 }
 
 // udpReady is a reachability check: a datagram to addr must come back.

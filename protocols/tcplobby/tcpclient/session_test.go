@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/deadport"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpserver"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
@@ -469,12 +470,7 @@ func TestMisbehavingTCPLobby(t *testing.T) {
 }
 
 func TestConnRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().(*net.TCPAddr).AddrPort()
-	ln.Close()
+	addr := deadport.TCP(t)
 	p := plan(t, "", "  - steps: [connect]\n")
 	r := runSessions(t, p, addr, 1)
 	if got := simclient.ReasonOf(r.errs[0]); got != result.ReasonConnRefused {
