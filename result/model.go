@@ -280,8 +280,10 @@ type Harness struct {
 	// no room left for them (vflow.MaxQueued unread): lost in the
 	// harness, as a full socket buffer loses them, not by the target.
 	FlowsDropped int64 `json:"flows_dropped,omitempty"`
-	// FlowsUnrouted counts datagrams for a virtual flow no client held:
-	// a reply that came after its client closed, or traffic of no run.
+	// FlowsUnrouted counts datagrams for a virtual flow no client held
+	// (a reply that came after its client closed, or traffic of no run),
+	// and ICMP errors no one flow could be charged with (vflow's
+	// reportError).
 	FlowsUnrouted int64 `json:"flows_unrouted,omitempty"`
 }
 

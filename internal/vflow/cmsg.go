@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -16,6 +17,7 @@ import (
 type ancillary struct {
 	origDst netip.AddrPort // IP_ORIGDSTADDR: the flow the datagram was for
 	time    time.Time      // SO_TIMESTAMPNS: when the kernel received it
+	errno   syscall.Errno  // IP_RECVERR (an error queue's message): what the kernel reported
 }
 
 // cmsgLenSize is the size of cmsghdr.cmsg_len (size_t); level and type, two
@@ -23,7 +25,7 @@ type ancillary struct {
 const cmsgLenSize = int(unsafe.Sizeof(unix.Cmsghdr{}.Len))
 
 // parseCmsgs decodes a received datagram's control messages, keeping the
-// two it asks for and skipping others. It stops at the first malformed
+// ones it asks for and skipping others. It stops at the first malformed
 // header and says why, returning what it decoded before.
 func parseCmsgs(b []byte) (ancillary, error) {
 	var a ancillary
@@ -78,6 +80,13 @@ func (a *ancillary) take(level, typ int32, data []byte) error {
 			return fmt.Errorf("SO_TIMESTAMPNS nanoseconds %d out of range", nsec)
 		}
 		a.time = time.Unix(sec, nsec)
+	case level == unix.IPPROTO_IP && typ == unix.IP_RECVERR:
+		// struct sock_extended_err: ee_errno first (host order), then
+		// origin, type, code, a pad, info and data; the offender follows.
+		if len(data) < int(unsafe.Sizeof(unix.SockExtendedErr{})) {
+			return fmt.Errorf("IP_RECVERR of %d bytes is shorter than sock_extended_err", len(data))
+		}
+		a.errno = syscall.Errno(binary.NativeEndian.Uint32(data))
 	}
 	return nil
 }

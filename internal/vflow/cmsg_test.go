@@ -39,6 +39,16 @@ func timespec(sec, nsec int64) []byte {
 	return b
 }
 
+// extendedErr is an IP_RECVERR message's data as the kernel writes it for
+// an ICMP port unreachable: struct sock_extended_err, then the offender.
+func extendedErr(e unix.Errno) []byte {
+	b := make([]byte, unsafe.Sizeof(unix.SockExtendedErr{})+unix.SizeofSockaddrInet4)
+	binary.NativeEndian.PutUint32(b, uint32(e))
+	b[4], b[5], b[6] = unix.SO_EE_ORIGIN_ICMP, 3, 3
+	copy(b[16:], sockaddrBytes(netip.MustParseAddrPort("127.0.0.1:0")))
+	return b
+}
+
 func cat(bs ...[]byte) []byte {
 	var out []byte
 	for _, b := range bs {
@@ -53,6 +63,7 @@ func TestParseCmsgs(t *testing.T) {
 	ts := cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, timespec(1700000000, 123456789))
 	when := time.Unix(1700000000, 123456789)
 	other := cmsg(unix.IPPROTO_IP, unix.IP_TTL, []byte{64, 0, 0, 0})
+	refused := cmsg(unix.IPPROTO_IP, unix.IP_RECVERR, extendedErr(unix.ECONNREFUSED))
 	for _, tc := range []struct {
 		name    string
 		in      []byte
@@ -71,11 +82,13 @@ func TestParseCmsgs(t *testing.T) {
 		{name: "origdst short", in: cmsg(unix.IPPROTO_IP, unix.IP_ORIGDSTADDR, sockaddrBytes(flow)[:8]), wantErr: "IP_ORIGDSTADDR of 8 bytes"},
 		{name: "timestamp odd size", in: cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, make([]byte, 12)), wantErr: "SO_TIMESTAMPNS of 12 bytes"},
 		{name: "timestamp nanoseconds", in: cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, timespec(1, 1e9)), wantErr: "nanoseconds 1000000000 out of range"},
+		{name: "an error queue's report", in: cat(ts, orig, refused), want: ancillary{origDst: flow, time: when, errno: unix.ECONNREFUSED}},
+		{name: "report short", in: cmsg(unix.IPPROTO_IP, unix.IP_RECVERR, extendedErr(unix.ECONNREFUSED)[:12]), wantErr: "IP_RECVERR of 12 bytes"},
 		{name: "error keeps what came before", in: cat(orig, cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, make([]byte, 4))), want: ancillary{origDst: flow}, wantErr: "SO_TIMESTAMPNS of 4 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseCmsgs(tc.in)
-			if got.origDst != tc.want.origDst || !got.time.Equal(tc.want.time) {
+			if got.origDst != tc.want.origDst || !got.time.Equal(tc.want.time) || got.errno != tc.want.errno {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 			switch {
@@ -100,6 +113,7 @@ func FuzzParseCmsgs(f *testing.F) {
 	flow := netip.MustParseAddrPort("127.77.3.4:20001")
 	f.Add(cat(cmsg(unix.IPPROTO_IP, unix.IP_ORIGDSTADDR, sockaddrBytes(flow)), cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, timespec(1, 2))))
 	f.Add(cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS_NEW, timespec(-1, 999999999)))
+	f.Add(cmsg(unix.IPPROTO_IP, unix.IP_RECVERR, extendedErr(unix.ECONNREFUSED)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := parseCmsgs(b)

@@ -3,10 +3,12 @@
 package vflow
 
 import (
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,18 +22,23 @@ import (
 // time.
 type Conn struct {
 	h    *Hub
-	i    int
 	addr netip.AddrPort
 
-	mu       sync.Mutex // guards q, deadline, closed and notify
+	mu       sync.Mutex // guards q, deadline, closed, failed and notify
 	q        []packet
 	deadline time.Time
-	closed   bool
 	notify   func()        // OnReady's, called once at the next datagram or Close
 	wake     chan struct{} // signalled on every change of the above; made by the first wait
 
-	timer *time.Timer // the reader's, for its deadline; made by its first wait with one
-	stamp *int64      // where a read writes its datagram's receive time (StampInto)
+	timer *time.Timer   // the reader's, for its deadline; made by its first wait with one
+	stamp *int64        // where a read writes its datagram's receive time (StampInto)
+	peer  atomic.Uint64 // Connect's peer (packPeer); 0: none
+	i     int32         // the flow's index in the Hub's table
+	// closed: Close was called. failed: the kernel's error for a datagram
+	// sent to peer, which the next read returns (a connected socket's
+	// pending error), 0 when none.
+	closed bool
+	failed uint16
 }
 
 // packet is a received datagram waiting to be read.
@@ -46,7 +53,61 @@ type packet struct {
 // first parked read: a client that only ever suspends (OnReady) or finds
 // its datagram there has neither, some 250 bytes less per flow.
 func newConn(h *Hub, i int, addr netip.AddrPort) *Conn {
-	return &Conn{h: h, i: i, addr: addr}
+	return &Conn{h: h, i: int32(i), addr: addr}
+}
+
+// Connect makes c's reads return the kernel's errors for the datagrams it
+// sends to peer (an ICMP port unreachable as ECONNREFUSED, once, on the
+// next read), as a UDP socket connected to peer does; a Conn not connected
+// is told none, as an unconnected socket is not. It does not filter what
+// c receives: the caller judges a datagram's source.
+func (c *Conn) Connect(peer netip.AddrPort) { c.peer.Store(packPeer(peer)) }
+
+// packPeer is an IPv4 address:port in one word, with a bit that makes it
+// non-zero; any other address packs to 0, no peer.
+func packPeer(ap netip.AddrPort) uint64 {
+	a := ap.Addr().Unmap()
+	if !a.Is4() {
+		return 0
+	}
+	b := a.As4()
+	return 1<<48 | uint64(binary.BigEndian.Uint32(b[:]))<<16 | uint64(ap.Port())
+}
+
+// connectedTo reports whether c was connected to ap.
+func (c *Conn) connectedTo(ap netip.AddrPort) bool {
+	p := c.peer.Load()
+	return p != 0 && p == packPeer(ap)
+}
+
+// fail makes c's next read return the kernel's error e for a datagram c
+// sent (reportError), waking a waiting read as a datagram does; a later
+// error replaces one not yet read.
+func (c *Conn) fail(e syscall.Errno) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.failed = uint16(e)
+	f, w := c.notify, c.wake
+	c.notify = nil
+	c.mu.Unlock()
+	signal(w)
+	if f != nil {
+		f()
+	}
+}
+
+// takeFailed returns the read error of the pending kernel error, clearing
+// it; nil when there is none. c.mu is held.
+func (c *Conn) takeFailed() error {
+	if c.failed == 0 {
+		return nil
+	}
+	e := syscall.Errno(c.failed)
+	c.failed = 0
+	return c.opErr("read", os.NewSyscallError("recvmsg", e))
 }
 
 // StampInto makes every read write the kernel receive time of the datagram
@@ -105,12 +166,12 @@ func (c *Conn) push(m *Message) bool {
 	return ok
 }
 
-// Ready reports whether a read would return at once: a datagram is
-// queued, or c is closed.
+// Ready reports whether a read would return at once: a datagram or an
+// error is pending, or c is closed.
 func (c *Conn) Ready() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.closed || len(c.q) > 0
+	return c.closed || len(c.q) > 0 || c.failed != 0
 }
 
 // OnReady calls f once c is Ready: at once on this goroutine if it is,
@@ -120,7 +181,7 @@ func (c *Conn) Ready() bool {
 // an f not yet called, whose wait has ended otherwise.
 func (c *Conn) OnReady(f func()) {
 	c.mu.Lock()
-	if c.closed || len(c.q) > 0 {
+	if c.closed || len(c.q) > 0 || c.failed != 0 {
 		c.mu.Unlock()
 		f()
 		return
@@ -146,13 +207,18 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 
 // ReadMsgUDPAddrPort waits for the flow's next datagram (until the read
 // deadline) and copies it into b; flags has MSG_TRUNC when it was cut. No
-// control messages are returned (StampInto gives the receive time).
+// control messages are returned (StampInto gives the receive time). A
+// pending error (Connect) is returned first, once, wrapping its errno.
 func (c *Conn) ReadMsgUDPAddrPort(b, _ []byte) (n, oobn, flags int, from netip.AddrPort, err error) {
 	for {
 		if err := c.WaitReadable(); err != nil {
 			return 0, 0, 0, from, err
 		}
 		c.mu.Lock()
+		if err := c.takeFailed(); err != nil && !c.closed {
+			c.mu.Unlock()
+			return 0, 0, 0, from, err
+		}
 		if len(c.q) > 0 && !c.closed {
 			p := c.q[0]
 			c.q[0] = packet{}
@@ -164,8 +230,9 @@ func (c *Conn) ReadMsgUDPAddrPort(b, _ []byte) (n, oobn, flags int, from netip.A
 	}
 }
 
-// WaitReadable blocks until a datagram is queued for c, its read deadline
-// passes or it closes, and returns the error a read would then return.
+// WaitReadable blocks until a datagram or an error (Connect) is pending
+// for c, its read deadline passes or it closes, and returns the error a
+// read would then return: nil when it would return either.
 // It takes no buffer: a client waiting for a reply on a virtual flow
 // needs none until the reply is there.
 func (c *Conn) WaitReadable() error {
@@ -175,7 +242,7 @@ func (c *Conn) WaitReadable() error {
 			c.mu.Unlock()
 			return c.opErr("read", net.ErrClosed)
 		}
-		if len(c.q) > 0 {
+		if len(c.q) > 0 || c.failed != 0 {
 			c.mu.Unlock()
 			return nil
 		}
@@ -255,7 +322,7 @@ func (c *Conn) Close() error {
 	if f != nil {
 		f()
 	}
-	c.h.release(c.i)
+	c.h.release(int(c.i))
 	return nil
 }
 

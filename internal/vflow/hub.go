@@ -157,6 +157,10 @@ func (h *Hub) closing() bool {
 // route hands m to its flow's Conn; a datagram for no open flow (one that
 // was given back, or no flow the kernel named) is counted as unrouted.
 func (h *Hub) route(m *Message) {
+	if m.Errno != 0 {
+		h.reportError(m)
+		return
+	}
 	var c *Conn
 	if slot := h.tab.Slot(m.Flow); slot != nil {
 		c = slot.Load()
@@ -167,6 +171,30 @@ func (h *Hub) route(m *Message) {
 	}
 	if !c.push(m) {
 		h.dropped.Add(1)
+	}
+}
+
+// reportError hands the kernel's error for a datagram sent to m.From
+// (Message.Errno) to the one open flow of m.Flow's address connected to
+// m.From (Conn.Connect), as a connected socket hears it. Flows not
+// connected there are not told, as an unconnected socket is not. Two or
+// more connected there (past the block's first 65,536 flows, several
+// share an address) cannot be told apart, the kernel naming no port: the
+// error is counted as unrouted and no flow is charged with it.
+func (h *Hub) reportError(m *Message) {
+	var hit *Conn
+	n := 0
+	for i := range h.tab.OnAddr(m.Flow.Addr()) {
+		if c := h.tab.At(i).Load(); c != nil && c.connectedTo(m.From) {
+			hit = c
+			n++
+		}
+	}
+	switch {
+	case n == 1:
+		hit.fail(m.Errno)
+	case n > 1:
+		h.unrouted.Add(1)
 	}
 }
 

@@ -24,6 +24,7 @@ func (*Hub) Dropped() int64       { return 0 }
 func (*Hub) Close() error         { return nil }
 
 func (*Conn) StampInto(*int64)                      {}
+func (*Conn) Connect(netip.AddrPort)                {}
 func (*Conn) AddrPort() netip.AddrPort              { return netip.AddrPort{} }
 func (*Conn) LocalAddr() net.Addr                   { return &net.UDPAddr{} }
 func (*Conn) SyscallConn() (syscall.RawConn, error) { return nil, Available() }

@@ -30,9 +30,16 @@ type Message struct {
 	// Err: the control messages could not be read whole (Flow or Time may
 	// be missing).
 	Err error
+	// Errno, when not 0, says this is no datagram but the kernel's report
+	// of an error for one a flow sent (IP_RECVERR): ECONNREFUSED for an
+	// ICMP port unreachable. Buf[:N] is what was sent (as far as the ICMP
+	// message quoted it), From where it was sent, and Flow holds only the
+	// flow's address: the kernel does not say its port.
+	Errno syscall.Errno
 }
 
-// oobSize holds IP_ORIGDSTADDR (16+16) and SO_TIMESTAMPNS (16+16) with room.
+// oobSize holds IP_ORIGDSTADDR (16+16) and SO_TIMESTAMPNS (16+16), or
+// those and IP_RECVERR (16+32) on an error queue's message, with room.
 const oobSize = 128
 
 // Receiver reads the steered socket in batches with recvmmsg. Its buffers
@@ -47,6 +54,7 @@ type Receiver struct {
 	// made once, closes over nothing new
 	want  int
 	got   int
+	errq  bool // what was read is the error queue's
 	errno syscall.Errno
 	read  func(fd uintptr) bool
 }
@@ -80,8 +88,9 @@ func (f *Flows) Receiver(batch int) (*Receiver, error) {
 // SetDeadline bounds the wait of Receive (the socket's read deadline).
 func (f *Flows) SetDeadline(t time.Time) error { return f.conn.SetReadDeadline(t) }
 
-// Receive waits for at least one datagram and fills up to len(ms) (at most
-// the batch) of ms, each into its Buf; it returns how many. It returns an
+// Receive waits for at least one datagram, or one report of an error for a
+// datagram sent (Message.Errno), and fills up to len(ms) (at most the
+// batch) of ms, each into its Buf; it returns how many. It returns an
 // error when the deadline passes or the Flows are closed.
 func (r *Receiver) Receive(ms []Message) (int, error) {
 	n := min(len(ms), len(r.msgs))
@@ -98,7 +107,7 @@ func (r *Receiver) Receive(ms []Message) (int, error) {
 		h.SetControllen(oobSize)
 		h.Flags = 0
 	}
-	r.want, r.got, r.errno = n, 0, 0
+	r.want, r.got, r.errq, r.errno = n, 0, false, 0
 	if err := r.rc.Read(r.read); err != nil {
 		return 0, err
 	}
@@ -114,13 +123,42 @@ func (r *Receiver) Receive(ms []Message) (int, error) {
 	return r.got, nil
 }
 
+// recvmmsg reads a batch of datagrams, or of error reports: the kernel
+// reports an ICMP error for a flow's datagram (the steered socket has
+// IP_RECVERR) by queueing it on the socket's error queue and failing the
+// next read once with its errno (sk_err), however many datagrams wait.
+// That read is followed by one of the error queue and, when it is empty,
+// by another of the datagrams.
 func (r *Receiver) recvmmsg(fd uintptr) bool {
-	got, e := mmsg(unix.SYS_RECVMMSG, fd, r.msgs[:r.want], unix.MSG_DONTWAIT)
-	if e == unix.EAGAIN {
-		return false // the poller waits for the socket and calls again
+	for range 100 {
+		got, e := mmsg(unix.SYS_RECVMMSG, fd, r.msgs[:r.want], unix.MSG_DONTWAIT)
+		if e == unix.EAGAIN {
+			return false // the poller waits for the socket and calls again
+		}
+		if !reported(e) {
+			r.got, r.errno = got, e
+			return true
+		}
+		got, e = mmsg(unix.SYS_RECVMMSG, fd, r.msgs[:r.want], unix.MSG_DONTWAIT|unix.MSG_ERRQUEUE)
+		if e == 0 && got > 0 {
+			r.got, r.errq = got, true
+			return true
+		}
 	}
-	r.got, r.errno = got, e
+	r.errno = unix.EIO // errors reported without end: stop rather than spin
 	return true
+}
+
+// reported reports whether e is an error the kernel reports on a socket
+// for a datagram it sent (an ICMP error: net/ipv4/icmp.c's
+// icmp_err_convert), not one of the read itself.
+func reported(e syscall.Errno) bool {
+	switch e {
+	case unix.ECONNREFUSED, unix.EHOSTUNREACH, unix.ENETUNREACH, unix.EHOSTDOWN, unix.ENONET,
+		unix.ENOPROTOOPT, unix.EMSGSIZE, unix.EOPNOTSUPP, unix.EACCES, unix.EPROTO:
+		return true
+	}
+	return false
 }
 
 func (r *Receiver) fill(i int, m *Message) {
@@ -132,7 +170,15 @@ func (r *Receiver) fill(i int, m *Message) {
 	if err == nil && mm.Hdr.Flags&unix.MSG_CTRUNC != 0 {
 		err = errCtrunc
 	}
-	m.Flow, m.Time, m.Err = a.origDst, a.time, err
+	m.Flow, m.Time, m.Err, m.Errno = a.origDst, a.time, err, 0
+	if r.errq {
+		// The error queue's IP_ORIGDSTADDR is the flow's address with two
+		// bytes of the payload as its port; no errno read is an error.
+		m.Flow, m.Errno = netip.AddrPortFrom(m.Flow.Addr(), 0), a.errno
+		if m.Errno == 0 {
+			m.Errno = unix.EIO
+		}
+	}
 }
 
 var errCtrunc = errors.New("control messages truncated (MSG_CTRUNC)")

@@ -3,6 +3,7 @@ package vflow
 import (
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"net/netip"
 	"unsafe"
 )
@@ -69,6 +70,24 @@ func (t *Table[S]) Slot(ap netip.AddrPort) *S {
 		return nil
 	}
 	return &t.slots[i]
+}
+
+// OnAddr yields the flows of the table with address a (none when a is not
+// in the range): flow i mod addrs of a's place in the block, then every
+// addrs-th after it.
+func (t *Table[S]) OnAddr(a netip.Addr) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if !a.Is4() || !t.cfg.Addrs.Contains(a) {
+			return
+		}
+		base, b := t.cfg.Addrs.Addr().As4(), a.As4()
+		step := t.addrs()
+		for i := uint64(binary.BigEndian.Uint32(b[:]) - binary.BigEndian.Uint32(base[:])); i < uint64(len(t.slots)); i += step {
+			if !yield(int(i)) {
+				return
+			}
+		}
+	}
 }
 
 // At returns flow i's state.

@@ -96,8 +96,10 @@ func attachNetNs(netns int, p *ebpf.Program) (closer, error) {
 }
 
 // listen opens the steered socket on the range's first address and port,
-// with a large receive buffer and the original destination and kernel
-// receive time reported on each datagram.
+// with a large receive buffer, the original destination and kernel
+// receive time reported on each datagram, and the kernel's errors for the
+// flows' datagrams (an ICMP port unreachable) on its error queue
+// (IP_RECVERR: the Receiver reads them; Conn.Connect says who hears them).
 func listen(cfg Config) (*net.UDPConn, error) {
 	at := netip.AddrPortFrom(cfg.Addrs.Addr(), cfg.Ports.First)
 	c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(at))
@@ -111,6 +113,7 @@ func listen(cfg Config) (*net.UDPConn, error) {
 	if err := setsockopts(c, [][3]int{
 		{unix.IPPROTO_IP, unix.IP_RECVORIGDSTADDR, 1},
 		{unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1},
+		{unix.IPPROTO_IP, unix.IP_RECVERR, 1},
 	}); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("vflow: steered socket on %s: %w", at, err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/deadport"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levconn"
 	refsrv "github.com/lobbybench/lobbybench/protocols/leviathan/levserver"
@@ -221,13 +223,23 @@ func TestMalformedStep(t *testing.T) {
 	}
 }
 
-func TestServerSilentTimesOut(t *testing.T) {
-	s := startServer(t, nil)
-	addr := s.Addr()
-	s.Close() // nothing listens: ICMP refusals or silence
-	_, err := playOne(t, plan(t, "", `      - connect: {timeout: 300ms}`), addr)
-	if r := simclient.ReasonOf(err); r != result.ReasonTimeout && r != result.ReasonConnRefused {
-		t.Fatalf("err %v (reason %q)", err, r)
+// TestClosedPortRefuses: a connect to a port nothing listens on fails as
+// conn_refused, the ICMP port unreachable heard, on a socket (connected to
+// the server) and on a virtual flow (connected to it too, vflow.Conn's
+// Connect), not as a timeout.
+func TestClosedPortRefuses(t *testing.T) {
+	for _, mode := range []scenario.FlowsMode{scenario.FlowsSockets, scenario.FlowsVirtual} {
+		t.Run(string(mode), func(t *testing.T) {
+			if err := vflow.Available(); mode == scenario.FlowsVirtual && err != nil {
+				t.Skipf("virtual flows unavailable here: %v", err)
+			}
+			p := plan(t, "", `      - connect: {timeout: 5s}`)
+			p.FlowsMode = mode
+			_, err := playOne(t, p, deadport.UDP(t))
+			if r := simclient.ReasonOf(err); r != result.ReasonConnRefused {
+				t.Fatalf("err %v (reason %q), want conn_refused", err, r)
+			}
+		})
 	}
 }
 

@@ -69,12 +69,15 @@ type socket interface {
 }
 
 // Flow is a virtual flow (vflow.Conn): an address:port with no socket of
-// its own, which sends to any address and stamps each datagram it reads
-// with the kernel's receive time (StampInto).
+// its own, which sends to any address, stamps each datagram it reads with
+// the kernel's receive time (StampInto) and, connected to the peer
+// (Connect), reads the kernel's errors for what it sent there (an ICMP
+// port unreachable as ECONNREFUSED), as the connected socket it replaces.
 type Flow interface {
 	socket
 	WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error)
 	StampInto(p *int64)
+	Connect(peer netip.AddrPort)
 }
 
 // Driver is the thin socket driver of one client connection: a connected
@@ -121,6 +124,7 @@ func Dial(peer netip.AddrPort, opt DriverOptions) (*Driver, error) {
 	if opt.Flow != nil {
 		f := opt.Flow
 		d.sock, d.flow = f, true
+		f.Connect(peer)
 		d.send = func(b []byte) (int, error) { return f.WriteToUDPAddrPort(b, peer) }
 		d.rx = rxbuf.NewConn(f)
 		f.StampInto(&d.rx.Stamp)

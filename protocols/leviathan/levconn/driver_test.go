@@ -86,12 +86,16 @@ func TestDriverStamp(t *testing.T) {
 
 // testFlow is a Flow over an unconnected loopback socket, as a virtual
 // flow is to the driver: no descriptor (SyscallConn fails), datagrams from
-// any address, each read stamped with stamp.
+// any address, each read stamped with stamp; it keeps whom it was
+// connected to.
 type testFlow struct {
 	*net.UDPConn
-	stamp int64
-	into  *int64
+	stamp     int64
+	into      *int64
+	connected netip.AddrPort
 }
+
+func (f *testFlow) Connect(peer netip.AddrPort) { f.connected = peer }
 
 func (f *testFlow) SyscallConn() (syscall.RawConn, error) {
 	return nil, errors.New("a flow has no descriptor")
@@ -105,7 +109,8 @@ func (f *testFlow) ReadMsgUDPAddrPort(b, oob []byte) (int, int, int, netip.AddrP
 	return n, oobn, flags, from, err
 }
 
-// TestDriverFlow: a driver on a Flow sends to its peer from the flow's
+// TestDriverFlow: a driver on a Flow connects it to its peer (so that it
+// hears the peer's port refuse), sends to its peer from the flow's
 // address, hands the engine what the peer sends, with the flow's stamp,
 // and drops a datagram from any other address (OnStray), which the
 // connected socket it stands in for would never have read.
@@ -127,6 +132,9 @@ func TestDriverFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	if want := peer.LocalAddr().(*net.UDPAddr).AddrPort(); flow.connected != want {
+		t.Errorf("flow connected to %s, want the peer %s", flow.connected, want)
+	}
 	msg := func(payload string) []byte {
 		dg := levwire.AppendNormalHeader(nil, 5, 0, nil, 1)
 		dg = levwire.AppendRequestHeader(dg, 3, levwire.ReqIdentification)
