@@ -3,14 +3,14 @@
 package vflow
 
 import (
-	"bufio"
+	"errors"
 	"net"
 	"net/netip"
-	"os"
-	"strconv"
-	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/sockbuf"
@@ -151,55 +151,91 @@ func checkEcho(t *testing.T, got map[netip.AddrPort]Message, flows []netip.AddrP
 	}
 }
 
-// snmp reads a counter of /proc/net/snmp ("Udp", "NoPorts").
-func snmp(t *testing.T, proto, name string) int64 {
+// refusalServer is an echo server on 127.0.0.1:0 that counts the ICMP
+// errors its replies draw (IP_RECVERR): a reply to a flow no socket takes
+// draws a port unreachable, which comes back to it, and to no other
+// socket, so the count is this test's whatever other tests send.
+type refusalServer struct {
+	addr netip.AddrPort
+	rc   syscall.RawConn
+}
+
+func newRefusalServer(t *testing.T) *refusalServer {
 	t.Helper()
-	f, err := os.Open("/proc/net/snmp")
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var names []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 || fields[0] != proto+":" {
-			continue
-		}
-		if names == nil {
-			names = fields
-			continue
-		}
-		for i, n := range names {
-			if n == name && i < len(fields) {
-				v, err := strconv.ParseInt(fields[i], 10, 64)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
-			}
-		}
+	t.Cleanup(func() { c.Close() })
+	if err := sockbuf.Set(c, 8<<20); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("/proc/net/snmp has no %s %s", proto, name)
-	return 0
+	if err := setsockopts(c, [][3]int{{unix.IPPROTO_IP, unix.IP_RECVERR, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			switch {
+			case errors.Is(err, syscall.ECONNREFUSED):
+				continue // an error queued: refusals counts it
+			case err != nil:
+				return
+			}
+			c.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+	return &refusalServer{addr: c.LocalAddr().(*net.UDPAddr).AddrPort(), rc: rc}
+}
+
+// refusals takes the errors queued since the last call, counting them.
+func (s *refusalServer) refusals(t *testing.T) int {
+	t.Helper()
+	n := 0
+	if err := s.rc.Control(func(fd uintptr) {
+		buf := make([]byte, 2048)
+		for range 100000 {
+			if _, _, _, _, err := unix.Recvmsg(int(fd), buf, nil, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT); err != nil {
+				return
+			}
+			n++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestEchoThousandFlows: 1,000 flows, 100 addresses x 10 ports, each send
-// one datagram to a plain echo server; every reply comes back to its flow
-// and none draws an ICMP port unreachable.
+// one datagram to an echo server; every reply comes back to its flow and
+// none draws an ICMP port unreachable. A datagram sent first from an
+// address outside the range, whose reply no socket takes, proves that one
+// would be seen.
 func TestEchoThousandFlows(t *testing.T) {
 	needPrivileges(t)
 	cfg := Config{Addrs: netip.MustParsePrefix("127.200.0.0/16"), Ports: netrange.PortRange{First: 20000, Last: 20999}}
 	f := openFlows(t, cfg)
-	server := echoServer(t)
-	flows := flowAddrs(cfg, 1000, 10)
-	noPorts, unreach := snmp(t, "Udp", "NoPorts"), snmp(t, "Icmp", "OutDestUnreachs")
-	got := echoRound(t, f, flows, server)
-	checkEcho(t, got, flows, server)
-	if d := snmp(t, "Udp", "NoPorts") - noPorts; d >= 10 {
-		t.Errorf("Udp NoPorts grew by %d during the round: replies went to no socket", d)
+	server := newRefusalServer(t)
+	outside := netip.MustParseAddrPort("127.201.0.1:20000")
+	if _, err := newSender(t, 1).Send([]Datagram{{Src: outside, Dst: server.addr, Payload: []byte("no socket")}}); err != nil {
+		t.Fatal(err)
 	}
-	if d := snmp(t, "Icmp", "OutDestUnreachs") - unreach; d >= 10 {
-		t.Errorf("Icmp OutDestUnreachs grew by %d during the round", d)
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; n == 0; n = server.refusals(t) {
+		if time.Now().After(deadline) {
+			t.Fatal("a reply to an address outside the range drew no ICMP error: the count sees nothing")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	flows := flowAddrs(cfg, 1000, 10)
+	got := echoRound(t, f, flows, server.addr)
+	checkEcho(t, got, flows, server.addr)
+	if n := server.refusals(t); n != 0 {
+		t.Errorf("%d replies drew an ICMP port unreachable: they went to no socket", n)
 	}
 }
