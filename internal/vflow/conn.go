@@ -294,6 +294,24 @@ func (c *Conn) wait(w chan struct{}, dl time.Time) error {
 
 // WriteToUDPAddrPort sends b from the flow to addr (IPv4).
 func (c *Conn) WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error) {
+	return c.write(b, addr, nil)
+}
+
+// WriteQueued sends b from the flow to addr (IPv4) in a batch with other
+// flows' datagrams (outq.go): it returns once b is copied into the hub's
+// queue, and the writer flushing the queue (this one, when no flush was
+// under way) sends it in a batch with others, writing the time just
+// before the system call that carries it into *sent (ns since the epoch,
+// CLOCK_REALTIME) in place of the value *sent holds now: the caller stores
+// its own stamp there first, and reads the send's when its reply comes. A
+// later store of the caller's is kept (the flusher's is a
+// compare-and-swap). A failed send reaches the flow's next read.
+func (c *Conn) WriteQueued(b []byte, addr netip.AddrPort, sent *atomic.Int64) (int, error) {
+	return c.write(b, addr, sent)
+}
+
+// write sends b to addr at once (sent nil) or queued (WriteQueued).
+func (c *Conn) write(b []byte, addr netip.AddrPort, sent *atomic.Int64) (int, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -301,7 +319,13 @@ func (c *Conn) WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error) {
 		return 0, c.opErr("write", net.ErrClosed)
 	}
 	to := netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
-	if err := c.h.send(c.addr, to, b); err != nil {
+	var err error
+	if sent == nil {
+		err = c.h.send(c.addr, to, b)
+	} else {
+		err = c.h.queue(c, to, b, sent)
+	}
+	if err != nil {
 		return 0, &net.OpError{Op: "write", Net: "udp", Source: c.LocalAddr(), Addr: net.UDPAddrFromAddrPort(to), Err: err}
 	}
 	return len(b), nil

@@ -22,18 +22,22 @@ const hubBatch = 32
 // stops (a read fails only when the socket is closed, or broken).
 const maxReadErrors = 100
 
-// Hub is one process's virtual flows in use: the attached range, one
-// Sender that every flow sends through (one at a time, under a mutex), and
-// a dispatcher goroutine that reads the Receiver and hands each datagram
-// to the Conn of its flow, found by its original destination in a Table.
-// Make it once per run with OpenHub; Close it after the last Conn.
+// Hub is one process's virtual flows in use: the attached range, two
+// Senders (one that every flow's WriteToUDPAddrPort sends through, one at
+// a time under a mutex, and one that the flows' queued writes go through
+// in batches: outq.go), and a dispatcher goroutine
+// that reads the Receiver and hands each datagram to the Conn of its flow,
+// found by its original destination in a Table. Make it once per run with
+// OpenHub; Close it after the last Conn.
 type Hub struct {
 	f   *Flows
 	tab *Table[atomic.Pointer[Conn]]
 
-	smu sync.Mutex // guards s and one
-	s   *Sender
-	one [1]Datagram
+	smu   sync.Mutex // guards s and one
+	s     *Sender
+	one   [1]Datagram
+	batch *Sender // the queued writes' (outq.go)
+	out   outQueue
 
 	amu  sync.Mutex // guards next and free
 	next int        // flows never given out start here
@@ -67,11 +71,17 @@ func OpenHub(cfg Config, n int) (_ *Hub, err error) {
 	if h.s, err = NewSender(1); err != nil {
 		return nil, err
 	}
-	r, err := h.f.Receiver(hubBatch)
-	if err != nil {
+	if h.batch, err = NewSender(sendBatch); err != nil {
 		h.s.Close()
 		return nil, err
 	}
+	r, err := h.f.Receiver(hubBatch)
+	if err != nil {
+		h.s.Close()
+		h.batch.Close()
+		return nil, err
+	}
+	h.out.init()
 	go h.dispatch(r)
 	return h, nil
 }
@@ -220,7 +230,8 @@ func (h *Hub) Close() error {
 	if s == nil {
 		return nil
 	}
+	h.closeOut()
 	err := h.f.Close()
 	<-h.done
-	return errors.Join(err, s.Close())
+	return errors.Join(err, s.Close(), h.batch.Close())
 }

@@ -5,6 +5,7 @@ package vflow
 import (
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -36,4 +37,5 @@ func (*Conn) OnReady(f func())                      { f() }
 func (*Conn) ReadMsgUDPAddrPort(_, _ []byte) (n, oobn, flags int, from netip.AddrPort, err error) {
 	return 0, 0, 0, from, Available()
 }
-func (*Conn) WriteToUDPAddrPort([]byte, netip.AddrPort) (int, error) { return 0, Available() }
+func (*Conn) WriteToUDPAddrPort([]byte, netip.AddrPort) (int, error)         { return 0, Available() }
+func (*Conn) WriteQueued([]byte, netip.AddrPort, *atomic.Int64) (int, error) { return 0, Available() }

@@ -67,6 +67,11 @@ func TestSessionTakesVirtualFlow(t *testing.T) {
 	if got := sh.LatencyEnd(); got != result.LatencyEndKernel {
 		t.Errorf("latencies end at %q, want %q", got, result.LatencyEndKernel)
 	}
+	// The request went through the hub's batched send, and its send stamp
+	// is the flusher's (wall clock only), not the one taken when queued.
+	if s.p.sent != s.p.sent.Round(0) || s.p.sent.UnixNano() != s.sentNS.Load() {
+		t.Errorf("send stamp %v (cell %d): not the flusher's", s.p.sent, s.sentNS.Load())
+	}
 	first := s.LocalAddr()
 	_ = s.Close()
 	next, err := sh.Flows.Conn()
@@ -128,5 +133,27 @@ func TestVirtualWaitHoldsNoScratch(t *testing.T) {
 	t.Logf("%d heap bytes per waiting client", per)
 	if per > rxbuf.Size/4 {
 		t.Errorf("a waiting client holds %d heap bytes: a %d-byte scratch each", per, rxbuf.Size)
+	}
+}
+
+// TestQueuedSent: a request's send stamp is the flusher's once it replaced
+// the one taken when the datagram was queued, and the queued one until
+// then (or through a socket, where the cell holds the same).
+func TestQueuedSent(t *testing.T) {
+	queued := time.Now()
+	for _, tc := range []struct {
+		name string
+		cell int64
+		want time.Time
+	}{
+		{"not flushed yet, or a socket", queued.UnixNano(), queued},
+		{"flushed", queued.UnixNano() + 1500, time.Unix(0, queued.UnixNano()+1500)},
+		{"a stale cell", queued.UnixNano() - 1, queued},
+	} {
+		var cell atomic.Int64
+		cell.Store(tc.cell)
+		if got := queuedSent(queued, &cell); !got.Equal(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

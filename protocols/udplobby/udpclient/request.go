@@ -77,8 +77,8 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 		s.p.seq = s.seq
 		s.p.active = true
 		s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(0))
-		err := s.tr.send(s.p.to, s.obuf)
-		s.p.sent = s.tr.sent // just before the system call (transport.sent)
+		err := s.tr.sendQueued(s.p.to, s.obuf, &s.sentNS)
+		s.p.sent = s.tr.sent // just before the system call (transport.sent), or queued
 		if err != nil {
 			s.p.active = false
 			return s.p.sent, s.sendFailed(s.rt.keys[s.p.typ], err)
@@ -108,6 +108,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			switch v {
 			case replyOK:
 				now := s.replyAt()
+				s.p.sent = queuedSent(s.p.sent, &s.sentNS)
 				s.pw.replied = now
 				s.Rec.Record(key, s.p.intended, s.p.sent, now)
 				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended), true)

@@ -55,6 +55,10 @@ type session struct {
 	simclient.Base
 	rt *runState
 	tr *transport
+	// sentNS is the send stamp of the pending request's first datagram
+	// (ns since the epoch), written by a virtual flow's flusher when the
+	// send was queued (transport.sendQueued).
+	sentNS atomic.Int64
 	// series is where a ping series suspended in a pause goes on.
 	series series
 

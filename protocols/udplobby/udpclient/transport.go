@@ -189,6 +189,41 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 	return t.flushOut(now)
 }
 
+// queuer is a virtual flow's batched write (vflow.Conn.WriteQueued).
+type queuer interface {
+	WriteQueued(b []byte, addr netip.AddrPort, sent *atomic.Int64) (int, error)
+}
+
+// sendQueued is send for a request's first datagram: on an unimpaired
+// virtual flow it is queued for the hub's batched send, and *cell, which
+// holds t.sent's stamp once it returns, is given the time just before the
+// system call that carries it when it goes (queuedSent reads it). Through
+// a socket, or impaired, it is send, and *cell holds t.sent.
+func (t *transport) sendQueued(to netip.AddrPort, b []byte, cell *atomic.Int64) error {
+	q, ok := t.c.(queuer)
+	if !ok || t.out != nil || t.window > 0 || t.closed.Load() {
+		err := t.send(to, b)
+		cell.Store(t.sent.UnixNano())
+		return err
+	}
+	t.sent = time.Now()
+	cell.Store(t.sent.UnixNano())
+	if _, err := q.WriteQueued(b, to, cell); err != nil {
+		return err
+	}
+	t.io.Sent(len(b))
+	return nil
+}
+
+// queuedSent is the send stamp of a datagram sendQueued stamped sent: the
+// flusher's, once it went.
+func queuedSent(sent time.Time, cell *atomic.Int64) time.Time {
+	if ns := cell.Load(); ns > sent.UnixNano() {
+		return time.Unix(0, ns)
+	}
+	return sent
+}
+
 // put writes b to to, counting its bytes when it left. Unimpaired, write
 // stamps t.sent.
 func (t *transport) put(b []byte, to netip.AddrPort) error {

@@ -1,0 +1,92 @@
+//go:build linux
+
+package vflow
+
+import (
+	"errors"
+	"net/netip"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWriteQueued: queued writes of many flows at once all reach the
+// server, each reply to its flow, and each write's send stamp is replaced
+// by the one taken before its system call, taken after the writer's and before the reply came.
+func TestWriteQueued(t *testing.T) {
+	h := openHub(t, 64)
+	srv := echoServer(t)
+	conns := make([]*Conn, 64)
+	stamps := make([]atomic.Int64, len(conns))
+	queued := time.Now().Add(-time.Second).UnixNano()
+	for i := range conns {
+		c, err := h.Conn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+		stamps[i].Store(queued)
+		if _, err := c.WriteQueued([]byte{byte(i)}, srv, &stamps[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 8)
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _, _, from, err := c.ReadMsgUDPAddrPort(buf, nil)
+		if err != nil || n != 1 || buf[0] != byte(i) || from != srv {
+			t.Fatalf("flow %d read %v from %s (%v), want its own byte from %s", i, buf[:n], from, err, srv)
+		}
+		if s := stamps[i].Load(); s <= queued || s > time.Now().UnixNano() {
+			t.Errorf("flow %d: send stamp %d, want one after the writer's %d and before now", i, s, queued)
+		}
+	}
+}
+
+// TestSendChunkStamps: the flusher stamps a datagram's writer only if the
+// writer's stamp is still the one it had when the datagram was queued (a
+// late flush never overwrites a later request's stamp), and a datagram the
+// kernel refuses fails its own flow's next read, not another's, while the
+// ones after it go.
+func TestSendChunkStamps(t *testing.T) {
+	h := openHub(t, 4)
+	srv := echoServer(t)
+	var conns [3]*Conn
+	for i := range conns {
+		c, err := h.Conn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	var kept, stamped, after atomic.Int64
+	kept.Store(5) // the writer stamped again since: 5, not the 1 queued with
+	stamped.Store(1)
+	after.Store(1)
+	broadcast := netip.MustParseAddrPort("255.255.255.255:9") // refused: no SO_BROADCAST
+	arena := []byte("abc")
+	part := []outgoing{
+		{c: conns[0], dst: srv, off: 0, n: 1, sent: &kept, was: 1},
+		{c: conns[1], dst: broadcast, off: 1, n: 1, sent: &stamped, was: 1},
+		{c: conns[2], dst: srv, off: 2, n: 1, sent: &after, was: 1},
+	}
+	h.sendChunk(part, arena)
+	if kept.Load() != 5 {
+		t.Errorf("a later stamp was overwritten: %d", kept.Load())
+	}
+	if stamped.Load() == 1 || after.Load() == 1 {
+		t.Errorf("stamps %d and %d, want the flusher's", stamped.Load(), after.Load())
+	}
+	buf := make([]byte, 8)
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _, _, _, err := c.ReadMsgUDPAddrPort(buf, nil)
+		switch {
+		case i == 1 && !errors.Is(err, syscall.EACCES):
+			t.Errorf("the refused datagram's flow read %q, %v; want EACCES", buf[:n], err)
+		case i != 1 && (err != nil || string(buf[:n]) != string(arena[i])):
+			t.Errorf("flow %d read %q, %v; want its datagram echoed", i, buf[:n], err)
+		}
+	}
+}
