@@ -321,68 +321,116 @@ func (r *EngineRunner) embedded() (*stepServer, error) {
 	return &stepServer{cfg: c, addr: addr, srv: srv}, nil
 }
 
-// drain waits for the server's rooms to fall back to the baseline taken
-// before the first step, and says when they did not ("" when they did or
-// nothing is checked).
+// settleFor is how long the count must stay level before the first step
+// for it to be the baseline, when it is not 0: rooms an earlier run left
+// (a run just before, or the search before this one) empty and are cleaned
+// up within it by a server that cleans up every second or so.
+const settleFor = 2 * time.Second
+
+// drain waits for the server's rooms to fall back to the baseline, and
+// says when they did not ("" when they did or nothing is checked). The
+// baseline is taken before the first step, once the count is 0 or has
+// stayed level for settleFor (up to Drain): a count taken at once after an
+// earlier run would hold that run's rooms, and every later step would
+// count as drained with this run's own in their place. A later reading
+// below it lowers it (rooms there before the first step that went since).
 func (r *EngineRunner) drain(ctx context.Context) string {
 	if r.Rooms == nil || r.unchecked {
 		return ""
 	}
-	counted := r.Counted
-	if counted == "" {
-		counted = "rooms listed"
-	}
-	noun, _, _ := strings.Cut(counted, " ")
 	if r.steps == 0 {
-		n, err := r.Rooms(ctx)
-		if errors.Is(err, ErrNoCount) {
-			r.unchecked = true
-			if r.Note != nil {
-				r.Note("drain not checked: " + err.Error())
-			}
-			return ""
-		}
-		if err != nil {
-			r.noBase = "no " + strings.TrimSuffix(noun, "s") + " baseline (" + err.Error() + ")"
-			return r.noBase
-		}
-		r.baseline = n
-		return ""
+		return r.takeBaseline(ctx)
 	}
 	if r.noBase != "" {
 		return r.noBase
 	}
-	sleep := r.Sleep
-	if sleep == nil {
-		sleep = func(ctx context.Context, d time.Duration) {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-		}
-	}
-	poll := r.DrainPoll
-	if poll <= 0 {
-		poll = 500 * time.Millisecond
-	}
-	tries := max(1, int(r.Drain/poll)+1)
+	noun, verb := r.counted()
+	tries := max(1, int(r.Drain/r.poll())+1)
 	last, lastErr := -1, error(nil)
 	for i := 0; i < tries && ctx.Err() == nil; i++ {
 		n, err := r.Rooms(ctx)
+		if err == nil && n < r.baseline {
+			r.baseline = n
+		}
 		if err == nil && n <= r.baseline {
 			return ""
 		}
 		last, lastErr = n, err
 		if i < tries-1 {
-			sleep(ctx, poll)
+			r.sleep(ctx, r.poll())
 		}
 	}
 	if lastErr != nil {
-		_, verb, _ := strings.Cut(counted, " ")
 		return fmt.Sprintf("not drained: %s not %s within --drain %v (%v)", noun, verb, r.Drain, lastErr)
 	}
-	_, verb, _ := strings.Cut(counted, " ")
 	return fmt.Sprintf("not drained: %s %s after --drain %v, baseline %d", words.Count(last, strings.TrimSuffix(noun, "s")), verb, r.Drain, r.baseline)
+}
+
+// takeBaseline reads the count before the first step, polling (every
+// DrainPoll, up to Drain) until it is 0 or has not fallen for settleFor;
+// a count above 0 is told (Note).
+func (r *EngineRunner) takeBaseline(ctx context.Context) string {
+	noun, verb := r.counted()
+	n, err := r.Rooms(ctx)
+	if errors.Is(err, ErrNoCount) {
+		r.unchecked = true
+		if r.Note != nil {
+			r.Note("drain not checked: " + err.Error())
+		}
+		return ""
+	}
+	if err != nil {
+		r.noBase = "no " + strings.TrimSuffix(noun, "s") + " baseline (" + err.Error() + ")"
+		return r.noBase
+	}
+	level := time.Duration(0)
+	for waited := time.Duration(0); n > 0 && level < settleFor && waited < r.Drain && ctx.Err() == nil; waited += r.poll() {
+		r.sleep(ctx, r.poll())
+		m, err := r.Rooms(ctx)
+		switch {
+		case err != nil:
+			level = settleFor // keep what was read
+		case m < n:
+			n, level = m, 0
+		default:
+			level += r.poll()
+		}
+	}
+	r.baseline = n
+	if n > 0 && r.Note != nil {
+		r.Note(fmt.Sprintf("drain: %s %s before the first step: the baseline each later step waits for", words.Count(n, strings.TrimSuffix(noun, "s")), verb))
+	}
+	return ""
+}
+
+// counted is what Rooms counts, as its noun and verb ("rooms", "listed").
+func (r *EngineRunner) counted() (noun, verb string) {
+	counted := r.Counted
+	if counted == "" {
+		counted = "rooms listed"
+	}
+	noun, verb, _ = strings.Cut(counted, " ")
+	return noun, verb
+}
+
+// poll is DrainPoll, 0.5 s when not set.
+func (r *EngineRunner) poll() time.Duration {
+	if r.DrainPoll <= 0 {
+		return 500 * time.Millisecond
+	}
+	return r.DrainPoll
+}
+
+// sleep waits d between drain polls (Sleep, or a timer honouring ctx).
+func (r *EngineRunner) sleep(ctx context.Context, d time.Duration) {
+	if r.Sleep != nil {
+		r.Sleep(ctx, d)
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

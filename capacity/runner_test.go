@@ -35,21 +35,38 @@ func TestEngineRunnerDrain(t *testing.T) {
 	plan := pollPlan(t, (&cappedLobby{}).Start(t))
 	for _, tc := range []struct {
 		name  string
-		rooms []int // what each listing says, in turn; the first is the baseline
+		rooms []int // what each listing says, in turn
+		drain time.Duration
 		err   error
-		want  []string
+		want  []string // each step's drain
 		slept int
+		note  string // "" none
 	}{
-		{"drained at once", []int{2, 2, 1}, nil, []string{"", "", ""}, 0},
-		{"drains after a wait", []int{0, 3, 1, 0, 0}, nil, []string{"", "", ""}, 2},
-		{"never drains", []int{0, 5, 5, 5, 5, 0}, nil, []string{"", "not drained: 5 rooms listed after --drain 1s, baseline 0", ""}, 3},
-		{"no baseline", nil, fmt.Errorf("no LOBBY_ROOM_LIST"), []string{"no room baseline (no LOBBY_ROOM_LIST)", "no room baseline (no LOBBY_ROOM_LIST)"}, 0},
+		{"empty: baseline at once", []int{0, 0, 0}, time.Second, nil, []string{"", "", ""}, 0, ""},
+		{"drains after a wait", []int{0, 3, 1, 0, 0}, time.Second, nil, []string{"", "", ""}, 2, ""},
+		{"never drains", []int{0, 5, 5, 5, 5, 0}, time.Second, nil, []string{"", "not drained: 5 rooms listed after --drain 1s, baseline 0", ""}, 3, ""},
+		// An earlier run's rooms, cleaned up before the first step: the
+		// baseline waits for them (settleFor level), and the rooms this
+		// run leaves are then not taken for the server's own.
+		{"earlier run's rooms go", []int{3, 1, 1, 1, 1, 1, 2, 1}, 5 * time.Second, nil,
+			[]string{"", ""}, 6, "drain: 1 room listed before the first step: the baseline each later step waits for"},
+		// Rooms that stay (another user's) are the baseline once level
+		// for settleFor, or when --drain is over first.
+		{"rooms that stay", []int{2, 2, 2, 2, 2}, time.Second, nil, []string{"", ""}, 2,
+			"drain: 2 rooms listed before the first step: the baseline each later step waits for"},
+		// Readings below the baseline lower it: later steps wait for the
+		// lower count.
+		{"baseline falls later", []int{2, 2, 2, 0, 1, 1, 1, 0}, time.Second, nil, []string{"", "", "not drained: 1 room listed after --drain 1s, baseline 0"}, 4,
+			"drain: 2 rooms listed before the first step: the baseline each later step waits for"},
+		{"no baseline", nil, time.Second, fmt.Errorf("no LOBBY_ROOM_LIST"), []string{"no room baseline (no LOBBY_ROOM_LIST)", "no room baseline (no LOBBY_ROOM_LIST)"}, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			i, slept := 0, 0
+			var notes []string
 			r := &EngineRunner{Plan: plan, Hold: time.Second, Judge: DefaultJudgement, Run: fakeEngine(1e9, nil),
-				Drain: time.Second, DrainPoll: 500 * time.Millisecond,
+				Drain: tc.drain, DrainPoll: 500 * time.Millisecond,
 				Sleep: func(context.Context, time.Duration) { slept++ },
+				Note:  func(s string) { notes = append(notes, s) },
 				Rooms: func(context.Context) (int, error) {
 					if tc.err != nil {
 						return 0, tc.err
@@ -68,6 +85,9 @@ func TestEngineRunnerDrain(t *testing.T) {
 			}
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") || slept != tc.slept {
 				t.Errorf("drain %q slept %d, want %q %d", got, slept, tc.want, tc.slept)
+			}
+			if want := []string{tc.note}; tc.note == "" && len(notes) > 0 || tc.note != "" && !slices.Equal(notes, want) {
+				t.Errorf("notes %q, want %q", notes, tc.note)
 			}
 		})
 	}
