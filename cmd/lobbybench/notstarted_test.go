@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lobbybench/lobbybench/result"
 )
@@ -25,19 +25,19 @@ func TestNotStartedReplacesStaleFiles(t *testing.T) {
 	run := writeScenario(t, shortRun)
 	tests := []struct {
 		name   string
-		cancel time.Duration // > 0: Ctrl-C after it
+		cancel string // not "": Ctrl-C once stderr says it
 		args   []string
 		file   string // the scenario, after the flags
 		code   int
 		status string
 		reason string // in the headline
 	}{
-		{"run unreachable", 0, []string{"run", "--quiet", "--target", dead}, run, exitUnreachable, result.StatusUnreachable, "unreachable"},
-		{"run --workers unreachable", 0, []string{"run", "--quiet", "--workers", "2", "--target", dead}, run, exitUnreachable, result.StatusUnreachable, "unreachable"},
-		{"run stopped waiting for its start", 200 * time.Millisecond, []string{"run", "--quiet", "--start-at", "+5m"}, run, exitInterrupted, result.StatusInterrupted, "stopped while waiting for the start instant"},
-		{"run's --target-cmd exited", 0, []string{"run", "--quiet", "--target", dead, "--target-cmd", exited}, run, exitUnreachable, result.StatusUnreachable, "exited with status 3"},
-		{"conform unreachable", 0, []string{"conform", "--quiet", "--target", dead, "--timeout", "50ms"}, "", exitUnreachable, result.StatusUnreachable, "unreachable"},
-		{"capacity unreachable", 0, []string{"capacity", "--target", dead, "--step", "1s"}, pollScenario(t, "list_rooms.errors == 0"), exitUnreachable, result.StatusUnreachable, "unreachable"},
+		{"run unreachable", "", []string{"run", "--quiet", "--target", dead}, run, exitUnreachable, result.StatusUnreachable, "unreachable"},
+		{"run --workers unreachable", "", []string{"run", "--quiet", "--workers", "2", "--target", dead}, run, exitUnreachable, result.StatusUnreachable, "unreachable"},
+		{"run stopped waiting for its start", "waiting ", []string{"run", "--start-at", "+5m"}, run, exitInterrupted, result.StatusInterrupted, "stopped while waiting for the start instant"},
+		{"run's --target-cmd exited", "", []string{"run", "--quiet", "--target", dead, "--target-cmd", exited}, run, exitUnreachable, result.StatusUnreachable, "exited with status 3"},
+		{"conform unreachable", "", []string{"conform", "--quiet", "--target", dead, "--timeout", "50ms"}, "", exitUnreachable, result.StatusUnreachable, "unreachable"},
+		{"capacity unreachable", "", []string{"capacity", "--target", dead, "--step", "1s"}, pollScenario(t, "list_rooms.errors == 0"), exitUnreachable, result.StatusUnreachable, "unreachable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,10 +57,13 @@ func TestNotStartedReplacesStaleFiles(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if tt.cancel > 0 {
-				go func() { time.Sleep(tt.cancel); cancel() }()
+			stderr := &cancelOn{match: tt.cancel, cancel: cancel}
+			if tt.cancel == "" {
+				stderr.cancel = func() {}
 			}
-			code, _, errs := runCLICtx(ctx, args...)
+			e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr, getenv: func(string) string { return "" }}
+			code := runMain(ctx, e, args)
+			errs := stderr.String()
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d; stderr %s", code, tt.code, errs)
 			}
