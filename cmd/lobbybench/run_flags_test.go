@@ -33,6 +33,8 @@ func TestRunFromFlagsUsage(t *testing.T) {
 			[]string{"lobbybench run: --instance-ports applies to udp-lobby only, not tcp-lobby"}},
 		{"virtual flows on tcp-lobby", []string{"--protocol", "tcp-lobby", "--flow", "connect", "--clients", "2", "--duration", "1s", "--flows", "virtual"},
 			[]string{"lobbybench run: --flows virtual: virtual flows are UDP only, and tcp-lobby runs over TCP: use sockets"}},
+		{"virtual flows to a target off loopback", []string{"--protocol", "udp-lobby", "--flow", "list_rooms", "--rate", "1/s", "--duration", "1s", "--flows", "virtual", "--target", "192.0.2.7:7777"},
+			[]string{"lobbybench run: --flows virtual: the target 192.0.2.7 is not on this machine's loopback: a virtual flow's address lies in 127.0.0.0/8, which only a server on 127.0.0.0/8 can answer"}},
 		{"unknown flows mode", []string{"--protocol", "udp-lobby", "--flow", "list_rooms", "--rate", "1/s", "--duration", "1s", "--flows", "virtua"},
 			[]string{`lobbybench run: invalid value "virtua" for --flows: unknown value "virtua" (want one of sockets, virtual, auto)`}},
 		{"neither", nil, []string{"lobbybench run: want exactly one SCENARIO.yaml argument, got 0 (or --protocol and --flow to run without one)"}},

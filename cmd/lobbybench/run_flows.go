@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/netip"
 	"strings"
+	"time"
 
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -48,11 +53,7 @@ func (r *runOptions) resolveFlows(e *env, plan *scenario.Plan) int {
 // Worker processes (--workers) each take a range of their own (vflow's
 // first free block), as two runs on one machine do.
 func settleFlows(e *env, cmd string, plan *scenario.Plan, given, quiet bool) int {
-	apart := ""
-	if len(plan.SourceAddrs) > 0 {
-		apart = "source_addrs: a virtual flow's address is its range's, not one of the scenario's"
-	}
-	mode, note, err := simclient.ResolveFlows(plan.Protocol, plan.FlowsMode, apart)
+	mode, note, err := simclient.ResolveFlows(plan.Protocol, plan.FlowsMode, flowsApart(plan))
 	if err != nil {
 		what := "flows_mode: virtual"
 		if given {
@@ -65,4 +66,35 @@ func settleFlows(e *env, cmd string, plan *scenario.Plan, given, quiet bool) int
 	}
 	plan.FlowsMode = mode
 	return exitOK
+}
+
+// flowsApart is why plan cannot run on virtual flows whatever the machine
+// allows ("" none): source addresses of its own, or a target off loopback
+// (vflow.CanReach; a name is resolved here, and one that does not resolve
+// is left to the run, which says so).
+func flowsApart(plan *scenario.Plan) string {
+	if len(plan.SourceAddrs) > 0 {
+		return "source_addrs: a virtual flow's address is its range's, not one of the scenario's"
+	}
+	if plan.Target == "" || plan.FlowsMode == "" || plan.FlowsMode == scenario.FlowsSockets {
+		return "" // the embedded server listens on loopback
+	}
+	host, _, err := net.SplitHostPort(plan.Target)
+	if err != nil {
+		return ""
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		as, lerr := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+		if lerr != nil || len(as) == 0 {
+			return ""
+		}
+		a = as[0]
+	}
+	if err := vflow.CanReach(a); err != nil {
+		return err.Error()
+	}
+	return ""
 }

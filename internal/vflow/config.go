@@ -84,3 +84,15 @@ func (c Config) check() error {
 func (c Config) Contains(ap netip.AddrPort) bool {
 	return c.Addrs.Contains(ap.Addr()) && c.Ports.Contains(ap.Port())
 }
+
+// CanReach says whether flows can talk with a server at a: only one on an
+// IPv4 loopback address can, the flows' own addresses lying in
+// 127.0.0.0/8 (a datagram from such a source does not leave the machine,
+// nor could a reply find its way back to it). Sent elsewhere, every
+// request would go unanswered, and the run would blame the server.
+func CanReach(a netip.Addr) error {
+	if a = a.Unmap(); loopback.Contains(a) {
+		return nil
+	}
+	return fmt.Errorf("the target %s is not on this machine's loopback: a virtual flow's address lies in %s, which only a server on %s can answer", a, loopback, loopback)
+}
