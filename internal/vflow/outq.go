@@ -94,11 +94,22 @@ func (h *Hub) queue(c *Conn, dst netip.AddrPort, b []byte, sent *atomic.Int64) e
 	return nil
 }
 
+// maxRounds is how many rounds one writer sends before it hands the flush
+// to a goroutine of its own: under a steady load the queue is never empty,
+// and the writer's own client would wait behind everyone else's sends.
+const maxRounds = 4
+
 // flushQueue sends the queue, round after round, until it is empty; the
-// caller holds the flush (q.flushing).
+// caller holds the flush (q.flushing). After maxRounds it goes on in a
+// goroutine of its own, still holding it, and returns: a queue is never
+// left with no one to send it.
 func (h *Hub) flushQueue() {
 	q := &h.out
 	for round := 0; ; round++ {
+		if round == maxRounds {
+			go h.flushQueue()
+			return
+		}
 		q.mu.Lock()
 		if len(q.pend) > 0 && round > 0 {
 			q.mu.Unlock()

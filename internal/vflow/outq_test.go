@@ -5,6 +5,7 @@ package vflow
 import (
 	"errors"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -89,4 +90,56 @@ func TestSendChunkStamps(t *testing.T) {
 			t.Errorf("flow %d read %q, %v; want its datagram echoed", i, buf[:n], err)
 		}
 	}
+}
+
+// TestFlushHandsOff: a writer that holds the flush sends the queue, but
+// not for ever: while another goroutine keeps queueing, it hands the
+// flush on (maxRounds) and returns, its own client going on.
+func TestFlushHandsOff(t *testing.T) {
+	h := openHub(t, 4)
+	srv := echoServer(t)
+	feeder := mustConn(t, h)
+	q := &h.out
+	q.mu.Lock()
+	q.flushing = true // this goroutine's, as a writer that found none under way
+	q.mu.Unlock()
+	var fed atomic.Int64
+	feed := make([]byte, 1024) // few to drain at the end: the queue holds at most maxOutBytes
+	done := make(chan struct{})
+	stopped := make(chan bool, 1) // true: the feeder stopped because the flush returned
+	go func() {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+			select {
+			case <-done:
+				stopped <- true
+				return
+			default:
+			}
+			if _, err := feeder.WriteQueued(feed, srv, &fed); err != nil {
+				t.Error(err)
+				break
+			}
+		}
+		stopped <- false
+	}()
+	for queued := 0; queued == 0; {
+		runtime.Gosched()
+		q.mu.Lock()
+		queued = len(q.pend)
+		q.mu.Unlock()
+	}
+	h.flushQueue()
+	close(done)
+	if !<-stopped {
+		t.Error("the flush returned only once the feeder had stopped: it sent the feeder's datagrams for as long as they came")
+	}
+}
+
+func mustConn(t *testing.T, h *Hub) *Conn {
+	t.Helper()
+	c, err := h.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
