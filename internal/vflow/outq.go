@@ -66,9 +66,10 @@ func (q *outQueue) init() {
 
 // queue queues b from c to dst, and sends the queue when no flush is under
 // way (flushQueue: the writer that does is the flusher); *sent, from the
-// value it holds now, is stamped just before the system call that sends b. It returns net.ErrClosed
-// once the hub closes; a failure of the send itself reaches c's next read
-// (Conn.fail), as a socket's pending error does.
+// value it holds now, is stamped just before the system call that sends
+// b. It returns net.ErrClosed once the hub closes; a failure of the send
+// itself reaches c's next read (Conn.fail), as a socket's pending error
+// does.
 func (h *Hub) queue(c *Conn, dst netip.AddrPort, b []byte, sent *atomic.Int64) error {
 	if !dst.Addr().Is4() || len(b) > MaxPayload {
 		return fmt.Errorf("vflow: datagram of %d bytes to %s: IPv4 and at most %d bytes only", len(b), dst, MaxPayload)
