@@ -20,7 +20,7 @@ import (
 // same time: neither hides the other.
 func TestReceiverReportsErrors(t *testing.T) {
 	needPrivileges(t)
-	f := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.205.0.0/24")})
+	f := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.212.0.0/24")})
 	server, dead := echoServer(t), deadport.UDP(t)
 	flows := flowAddrs(f.Config(), 6, 10)
 	var ds []Datagram
