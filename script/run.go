@@ -54,7 +54,7 @@ func (v Vars) WithBuiltins(session, client, group, shard uint64) Vars {
 			boxed[i] = n
 		}
 	}
-	return append(v[:0], Var{"session", cell}, Var{"client", boxed[0]}, Var{"group", boxed[1]}, Var{"shard", boxed[2]})
+	return append(v[:0], Var{Builtins[0], cell}, Var{Builtins[1], boxed[0]}, Var{Builtins[2], boxed[1]}, Var{Builtins[3], boxed[2]})
 }
 
 // unboxed is a number variable's value not boxed yet: a pointer in an

@@ -4,11 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
-	"net/netip"
 	"strings"
-	"time"
 
+	"github.com/lobbybench/lobbybench/internal/target"
 	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/scenario"
 	"github.com/lobbybench/lobbybench/simclient"
@@ -70,8 +68,8 @@ func settleFlows(e *env, cmd string, plan *scenario.Plan, given, quiet bool) int
 
 // flowsApart is why plan cannot run on virtual flows whatever the machine
 // allows ("" none): source addresses of its own, or a target off loopback
-// (vflow.CanReach; a name is resolved here, and one that does not resolve
-// is left to the run, which says so).
+// (vflow.CanReach; a target that does not resolve is left to the run,
+// which says so).
 func flowsApart(plan *scenario.Plan) string {
 	if len(plan.SourceAddrs) > 0 {
 		return "source_addrs: a virtual flow's address is its range's, not one of the scenario's"
@@ -79,21 +77,11 @@ func flowsApart(plan *scenario.Plan) string {
 	if plan.Target == "" || plan.FlowsMode == "" || plan.FlowsMode == scenario.FlowsSockets {
 		return "" // the embedded server listens on loopback
 	}
-	host, _, err := net.SplitHostPort(plan.Target)
+	ap, err := target.Resolve(context.Background(), plan.Target)
 	if err != nil {
 		return ""
 	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		as, lerr := net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
-		if lerr != nil || len(as) == 0 {
-			return ""
-		}
-		a = as[0]
-	}
-	if err := vflow.CanReach(a); err != nil {
+	if err := vflow.CanReach(ap.Addr()); err != nil {
 		return err.Error()
 	}
 	return ""

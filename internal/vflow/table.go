@@ -63,9 +63,7 @@ func (t *Table[S]) Slot(ap netip.AddrPort) *S {
 	if !ap.Addr().Is4() || !t.cfg.Contains(ap) {
 		return nil
 	}
-	base, a := t.cfg.Addrs.Addr().As4(), ap.Addr().As4()
-	off := uint64(binary.BigEndian.Uint32(a[:]) - binary.BigEndian.Uint32(base[:]))
-	i := uint64(ap.Port()-t.cfg.Ports.First)*t.addrs() + off
+	i := uint64(ap.Port()-t.cfg.Ports.First)*t.addrs() + t.place(ap.Addr())
 	if i >= uint64(len(t.slots)) {
 		return nil
 	}
@@ -80,14 +78,20 @@ func (t *Table[S]) OnAddr(a netip.Addr) iter.Seq[int] {
 		if !a.Is4() || !t.cfg.Addrs.Contains(a) {
 			return
 		}
-		base, b := t.cfg.Addrs.Addr().As4(), a.As4()
 		step := t.addrs()
-		for i := uint64(binary.BigEndian.Uint32(b[:]) - binary.BigEndian.Uint32(base[:])); i < uint64(len(t.slots)); i += step {
+		for i := t.place(a); i < uint64(len(t.slots)); i += step {
 			if !yield(int(i)) {
 				return
 			}
 		}
 	}
+}
+
+// place is a's place in the block (a an IPv4 address of it): the index of
+// its flow on the range's first port.
+func (t *Table[S]) place(a netip.Addr) uint64 {
+	base, b := t.cfg.Addrs.Addr().As4(), a.As4()
+	return uint64(binary.BigEndian.Uint32(b[:]) - binary.BigEndian.Uint32(base[:]))
 }
 
 // At returns flow i's state.
