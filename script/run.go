@@ -22,7 +22,7 @@ import (
 type Vars []Var
 
 // Var is one variable and its value. Read it with Vars.Get: the session
-// number may be held unboxed (WithBuiltins).
+// numbers may be held unboxed (WithBuiltins).
 type Var struct {
 	Name  string
 	Value any
@@ -30,31 +30,26 @@ type Var struct {
 
 // WithBuiltins is v emptied, with the builtins (Builtins, in their order)
 // set to these values: a client's variables before its first capture.
-// A value v held already is kept as it was boxed (a renewed client's
-// client, group and shard numbers): boxing a number of 256 or more
-// allocates. The session number, new for every renewed client and read by
-// few flows, is boxed when something reads it (Get, an expression): until
-// then it is a number in the variable's own cell (unboxed), which a
-// renewed client's table keeps.
+// Each is a number in the variable's own cell (unboxed), boxed when
+// something reads it (Get, an expression): a renewed client's table keeps
+// its cells, so a renewal allocates nothing, though its session number is
+// new each time and its group number often is (boxing a number of 256 or
+// more allocates), and few flows read them.
 func (v Vars) WithBuiltins(session, client, group, shard uint64) Vars {
-	cell, ok := unboxed(nil), false
-	if len(v) > 0 {
-		cell, ok = v[0].Value.(unboxed)
-	}
-	if !ok {
-		cell = new(uint64) // once a client, or once after a flow read its session
-	}
-	*cell = session
-	vals := [...]uint64{client, group, shard}
-	var boxed [len(vals)]any
+	vals := [...]uint64{session, client, group, shard}
+	var cells [len(vals)]unboxed
 	for i, n := range vals {
-		if i+1 < len(v) && v[i+1].Value == any(n) {
-			boxed[i] = v[i+1].Value
-		} else {
-			boxed[i] = n
+		cell, ok := unboxed(nil), false
+		if i < len(v) {
+			cell, ok = v[i].Value.(unboxed)
 		}
+		if !ok {
+			cell = new(uint64) // once a client, or once after a flow read it
+		}
+		*cell = n
+		cells[i] = cell
 	}
-	return append(v[:0], Var{Builtins[0], cell}, Var{Builtins[1], boxed[0]}, Var{Builtins[2], boxed[1]}, Var{Builtins[3], boxed[2]})
+	return append(v[:0], Var{Builtins[0], cells[0]}, Var{Builtins[1], cells[1]}, Var{Builtins[2], cells[2]}, Var{Builtins[3], cells[3]})
 }
 
 // unboxed is a number variable's value not boxed yet: a pointer in an

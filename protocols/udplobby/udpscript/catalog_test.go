@@ -448,13 +448,13 @@ func TestRenew(t *testing.T) {
 			}
 			s.FollowSeq(40)
 			reply, _ := udpwire.AppendRoomList(nil, replies, s.seq, nil)
-			if d := Catalog.Decode(s, "lobby", reply); d.Name != "LOBBY_ROOM_LIST" || len(s.answered) != 1 {
-				t.Fatalf("reply %q, %d answered", d.Name, len(s.answered))
+			if d := Catalog.Decode(s, "lobby", reply); d.Name != "LOBBY_ROOM_LIST" || len(s.builtAnswered) != 1 {
+				t.Fatalf("reply %q, %d built-in ids answered", d.Name, len(s.builtAnswered))
 			}
 			s.Renew()
 			fresh := newTestSession(t, profile).(*session)
-			if len(s.sent) != 3 || len(s.answered) != 1 || cap(s.buf) == 0 {
-				t.Errorf("renewed: %d ids sent, %d answered, datagram's cap %d: want the socket's 3 and 1 kept, and the buffer", len(s.sent), len(s.answered), cap(s.buf))
+			if len(s.sent.ids) != 3 || len(s.builtAnswered) != 1 || cap(s.buf) == 0 {
+				t.Errorf("renewed: %d ids sent, %d answered, datagram's cap %d: want the socket's 3 and 1 kept, and the buffer", len(s.sent.ids), len(s.builtAnswered), cap(s.buf))
 			}
 			// The previous client's request answered twice: the second
 			// reply comes after the renewal, and is still a second one.
@@ -463,7 +463,7 @@ func TestRenew(t *testing.T) {
 				t.Errorf("a second reply after the renewal: stale %v, violations %v; want stale and %s", d.Stale, d.Violations, udpclient.RuleUReplyDup)
 			}
 			s.Renew()
-			s.sent, s.answered, s.buf, fresh.sent, fresh.answered = nil, nil, nil, nil, nil
+			s.sent, s.builtAnswered, s.buf, fresh.sent = sentIDs{}, nil, nil, sentIDs{}
 			if !reflect.DeepEqual(s, fresh) {
 				t.Errorf("renewed %+v, new %+v", s, fresh)
 			}

@@ -8,20 +8,10 @@ import (
 	"github.com/lobbybench/lobbybench/script"
 )
 
-// maxTracked bounds the sequence ids a session remembers sending: a
-// script's requests are few, and a reply to one older than that is judged
-// as one to an id never sent.
-const maxTracked = 256
-
 // track remembers a request's sequence id.
 func (s *session) track(seq uint16) {
-	if len(s.sent) == maxTracked {
-		delete(s.answered, s.sent[0])
-		s.sent = s.sent[1:]
-	}
-	s.sent = append(s.sent, seq)
+	s.sent.add(seq)
 	s.last = seq
-	delete(s.answered, seq) // a given id sent again awaits its answer again
 }
 
 // judgeReply marks a reply that answers an earlier request than the last
@@ -30,37 +20,46 @@ func (s *session) track(seq uint16) {
 // request, exactly one datagram); a first one is a late answer (to a
 // request the script sent before, or sent again), not counted. A reply
 // echoing an id never sent is left to the expect, which names it. An
-// instance's events echo no request.
+// instance's event echoes no request.
 func (s *session) judgeReply(d *script.Decoded, h udpwire.Header) {
-	if h.Type.Event() || s.judgeMalformedReply(d, h) || !s.sentSeq(h.Seq) {
+	if h.Type.Event() || s.judgeMalformedReply(d, h) {
 		return
 	}
-	if s.answered == nil {
-		s.answered = map[uint16]bool{}
+	i := s.sent.find(h.Seq)
+	var answered bool
+	switch {
+	case i >= 0:
+		answered = s.sent.isAnswered(i)
+		s.sent.answer(i)
+	case s.builtSeq(h.Seq):
+		if s.builtAnswered == nil {
+			s.builtAnswered = map[uint16]bool{}
+		}
+		answered = s.builtAnswered[h.Seq]
+		s.builtAnswered[h.Seq] = true
+	default:
+		return
 	}
 	switch {
-	case s.answered[h.Seq]:
+	case answered:
 		d.Stale, d.Route = true, nil
 		d.Violations = append(d.Violations, script.Violation{Rule: udpclient.RuleUReplyDup,
 			Detail: fmt.Sprintf("%v seq %d: a second reply to the request of that sequence id, already answered (udp-lobby.md §1: exactly one datagram)", h.Type, h.Seq)})
 	case h.Seq != s.last:
 		d.Stale, d.Route = true, nil
 	}
-	s.answered[h.Seq] = true
 }
 
 // sentSeq reports whether the session sent a request with sequence id
 // seq, or the built-in steps it went on after did (FollowSeq).
 func (s *session) sentSeq(seq uint16) bool {
-	if s.builtLast != 0 && s.builtLast-seq <= s.built {
-		return true
-	}
-	for _, v := range s.sent {
-		if v == seq {
-			return true
-		}
-	}
-	return false
+	return s.sent.find(seq) >= 0 || s.builtSeq(seq)
+}
+
+// builtSeq reports whether the built-in steps the session went on after
+// sent a request with sequence id seq (FollowSeq).
+func (s *session) builtSeq(seq uint16) bool {
+	return s.builtLast != 0 && s.builtLast-seq <= s.built
 }
 
 // maxMalformed bounds the malformed sends a session remembers: a reply

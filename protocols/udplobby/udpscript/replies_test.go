@@ -59,3 +59,43 @@ func allReady(t *testing.T) []byte {
 	}
 	return b
 }
+
+// TestSentIDs: the ring finds an id's latest send, forgets the oldest past
+// maxTracked, and an id sent again awaits its answer again, wherever the
+// ring had wrapped to.
+func TestSentIDs(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		sends    int // ids 1..sends, each answered
+		resend   uint16
+		find     uint16
+		want     bool // found
+		answered bool // its latest send answered
+	}{
+		{"the latest", 3, 0, 3, true, true},
+		{"the first, not yet forgotten", maxTracked, 0, 1, true, true},
+		{"the first, forgotten past maxTracked", maxTracked + 1, 0, 1, false, false},
+		{"the oldest kept", maxTracked + 5, 0, 6, true, true},
+		{"an id never sent", 10, 0, 11, false, false},
+		{"sent again, not answered again", maxTracked + 70, 100, 100, true, false},
+		{"sent again before the ring is full", 5, 2, 2, true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var r sentIDs
+			for id := 1; id <= tt.sends; id++ {
+				r.add(uint16(id))
+				r.answer(r.find(uint16(id)))
+			}
+			if tt.resend != 0 {
+				r.add(tt.resend)
+			}
+			i := r.find(tt.find)
+			if (i >= 0) != tt.want || (i >= 0 && r.isAnswered(i) != tt.answered) {
+				t.Errorf("find(%d) = %d (answered %v); want found %v, answered %v", tt.find, i, i >= 0 && r.isAnswered(i), tt.want, tt.answered)
+			}
+			if len(r.ids) > maxTracked {
+				t.Errorf("%d ids kept, more than %d", len(r.ids), maxTracked)
+			}
+		})
+	}
+}

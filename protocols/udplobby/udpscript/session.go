@@ -17,12 +17,13 @@ type session struct {
 	settled bool
 	// seq is the last sequence id the session gave (0: none yet).
 	seq uint16
-	// sent are the sequence ids of the session's requests, oldest first
-	// (at most maxTracked); answered those a reply echoed already, and
-	// last the latest sent.
-	sent     []uint16
-	answered map[uint16]bool
-	last     uint16
+	// sent are the sequence ids of the session's latest requests, and
+	// whether each was answered; last is the latest sent.
+	sent sentIDs
+	last uint16
+	// builtAnswered are the ids of the built-in steps' requests (FollowSeq)
+	// a reply echoed already (nil until one did).
+	builtAnswered map[uint16]bool
 	// pings is when the ping series the session is in was due
 	// (clientTime), zero when its last send was not a CLIENT_PING;
 	// intended is the send being encoded's intended time (Intend).
@@ -52,7 +53,7 @@ type session struct {
 // (late, or a second reply: U-REPLY-DUP, as the built-in client, which
 // keeps them too, judges it), and its buffer.
 func (s *session) Renew() {
-	*s = session{profile: s.made.profile, settled: s.made.settled, err: s.err, sent: s.sent, answered: s.answered,
+	*s = session{profile: s.made.profile, settled: s.made.settled, err: s.err, sent: s.sent, builtAnswered: s.builtAnswered,
 		malformed: s.malformed, buf: s.buf, made: s.made}
 }
 
