@@ -155,7 +155,7 @@ func (b *Base) scriptReady(ctx context.Context, sc Scripter) error {
 	if s.owner != b { // a renewed session on another Base: its own closures
 		kept.Intended, kept.Call = func() time.Time { return b.Next }, b.scriptCall
 	}
-	*s = scriptState{rec: scriptRecorder{b: b}, ready: true, owner: b}
+	*s = scriptState{rec: s.rec.renewed(b), ready: true, owner: b}
 	s.env = script.Env{
 		Catalog: cat, Session: sess, Transport: tr, Vars: vars,
 		Intended: kept.Intended, Call: kept.Call, Record: &s.rec, Rand: b.Think,
@@ -229,13 +229,33 @@ func (b *Base) scriptCall(ctx context.Context, v any) error {
 // step's, which is the send's for the expect that answers it (an expect
 // takes the label of the send before it) and the if's or repeat's for
 // the requests inside them.
-type scriptRecorder struct{ b *Base }
+type scriptRecorder struct {
+	b *Base
+	// msg is the message of the last request recorded and msgKey its
+	// key: a flow's requests mostly repeat one message, whose key
+	// Shared.MessageKey finds under a lock every client takes.
+	msg    string
+	msgKey metrics.Key
+}
+
+// renewed is the recorder of a renewed session on b, which keeps the
+// message key it found when b is of the same run.
+func (r scriptRecorder) renewed(b *Base) scriptRecorder {
+	if r.b == nil || r.b.Shared != b.Shared {
+		return scriptRecorder{b: b}
+	}
+	r.b = b
+	return r
+}
 
 func (r *scriptRecorder) key() metrics.Key { return r.b.StepKey(r.b.script.step) }
 
 func (r *scriptRecorder) Request(q script.Request) {
+	if r.msg != q.Key.Message || r.msg == "" {
+		r.msg, r.msgKey = q.Key.Message, r.b.Shared.MessageKey(q.Key.Message)
+	}
 	r.b.Rec.Record(r.key(), q.Intended, q.Sent, q.Received)
-	r.b.Rec.Record(r.b.Shared.MessageKey(q.Key.Message), q.Intended, q.Sent, q.Received)
+	r.b.Rec.Record(r.msgKey, q.Intended, q.Sent, q.Received)
 }
 
 func (r *scriptRecorder) Violation(key script.Key, v script.Violation) {
