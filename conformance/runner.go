@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,8 +40,10 @@ type Config struct {
 	// udpcases.Options, its header profile and instance ports); nil: its
 	// defaults.
 	Options any
-	// Patterns select cases (see Match); none selects all.
+	// Patterns select cases (see Match), and IDs by their exact ids;
+	// neither selects all.
 	Patterns []string
+	IDs      []string
 	// Extra are cases of this run only, beside the registered ones (a
 	// user's own, UserCases), selected by Patterns as they are.
 	Extra []*Case
@@ -126,9 +129,21 @@ func (cfg *Config) protocol() string {
 // Selected returns the cases cfg would run, in id order, without sending
 // anything (--list).
 func (cfg *Config) Selected() []*Case {
-	out := Cases(cfg.protocol(), cfg.Patterns...)
+	var out []*Case
+	for _, c := range cfg.All() {
+		if len(cfg.Patterns)+len(cfg.IDs) == 0 || matchAny(cfg.Patterns, c.ID) || slices.Contains(cfg.IDs, c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// All returns every case of cfg's protocol, built-in and Extra, in id
+// order, whatever Patterns and IDs select.
+func (cfg *Config) All() []*Case {
+	out := Cases(cfg.protocol())
 	for _, c := range cfg.Extra {
-		if c.Protocol == cfg.protocol() && (len(cfg.Patterns) == 0 || matchAny(cfg.Patterns, c.ID)) {
+		if c.Protocol == cfg.protocol() {
 			out = append(out, c)
 		}
 	}

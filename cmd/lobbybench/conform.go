@@ -81,7 +81,8 @@ const maxFillBound = 4096
 
 type conformFlags struct {
 	target, protocol, cases string
-	protocolSet             bool // --protocol was given (or a case file set it)
+	caseIDs, sections       string // --case, --section
+	protocolSet             bool   // --protocol was given (or a case file set it)
 	sources, docsBase       string
 	allowRedirect           string
 	// protoOpts makes the protocols' own flags (--header,
@@ -114,6 +115,8 @@ func addConformFlags(fs *flag.FlagSet) *conformFlags {
 	fs.Var(protocolFlag{&f.protocol, &f.protocolSet}, "protocol", "protocol: "+strings.Join(conformance.Protocols(), ", ")+" (when not given: a case file's of --cases, else the default)")
 	f.protoOpts = conformance.AddProtocolFlags(fs)
 	fs.StringVar(&f.cases, "cases", "", casesHelp)
+	fs.StringVar(&f.caseIDs, "case", "", caseHelp)
+	fs.StringVar(&f.sections, "section", "", sectionHelp)
 	fs.BoolVar(&f.list, "list", false, "print the selected cases and exit without sending anything")
 	fs.BoolVar(&f.strict, "strict", false, "count warnings (broken SHOULDs) as failures")
 	fs.DurationVar(&f.timeout, "timeout", conformance.DefaultTimeout, "wait for one reply")
@@ -212,6 +215,9 @@ func (f *conformFlags) config() (conformance.Config, error) {
 		return cfg, err
 	}
 	if cfg.Patterns, err = casePatterns(patterns); err != nil {
+		return cfg, err
+	}
+	if err := f.pick(&cfg); err != nil {
 		return cfg, err
 	}
 	if f.sources != "" {

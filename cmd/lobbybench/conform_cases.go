@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lobbybench/lobbybench/conformance"
@@ -10,6 +11,55 @@ import (
 
 // casesHelp is --cases' help line.
 const casesHelp = "comma-separated case `patterns` and case files: a pattern is an id prefix by whole segments (udp-lobby/13) or a glob (udp-lobby/1*, */5/*), the old groups udp and tcp meaning udp-lobby and tcp-lobby; a file (NAME.yaml or .yml) holds your own cases, run beside the selected ones (docs/conform.md#your-own-cases)"
+
+// caseHelp and sectionHelp are --case's and --section's help lines.
+const (
+	caseHelp    = "comma-separated case `ids`, each exactly (udp-lobby/5/2, or a case file's: my/1): run those, beside what --cases selects"
+	sectionHelp = "comma-separated `sections` (udp-lobby/13, leviathan/4): run every case under them, beside what --cases selects"
+)
+
+// pick adds --case's ids and --section's sections to cfg's selection,
+// each checked against cfg's cases (its protocol's and its case files'):
+// an id no case has, or a section no case is under, is an error naming
+// it, with the nearest there is.
+func (f *conformFlags) pick(cfg *conformance.Config) error {
+	var ids, sections []string
+	for _, c := range cfg.All() {
+		ids = append(ids, c.ID)
+		if i := strings.LastIndex(c.ID, "/"); i > 0 && !slices.Contains(sections, c.ID[:i]) {
+			sections = append(sections, c.ID[:i])
+		}
+	}
+	for _, id := range listItems(f.caseIDs) {
+		id = conformance.CaseID(id)
+		if !slices.Contains(ids, id) {
+			return fmt.Errorf("--case: no %s case %q%s", cfg.Protocol, id, didYouMean(id, ids, "--list prints them"))
+		}
+		cfg.IDs = append(cfg.IDs, id)
+	}
+	for _, sec := range listItems(f.sections) {
+		sec = conformance.CaseID(strings.Trim(sec, "/"))
+		switch {
+		case strings.ContainsAny(sec, "*?[\\"):
+			return fmt.Errorf("--section %q: a section is an id's first segments (udp-lobby/13); a glob goes in --cases", sec)
+		case !slices.ContainsFunc(ids, func(id string) bool { return conformance.Match(sec, id) }):
+			return fmt.Errorf("--section: no %s case is under %q%s", cfg.Protocol, sec, didYouMean(sec, sections, "--list prints the cases"))
+		}
+		cfg.Patterns = append(cfg.Patterns, sec)
+	}
+	return nil
+}
+
+// listItems splits a comma-separated flag value, leaving out empty items.
+func listItems(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
 
 // isCaseFile reports whether an item of --cases names a case file.
 func isCaseFile(item string) bool {

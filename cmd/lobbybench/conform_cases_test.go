@@ -95,3 +95,52 @@ func TestConformUserCasesHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestConformCaseAndSection: --case selects cases by their exact ids (a
+// case file's too, and not a longer id it is a prefix of), --section every
+// case under a section, both beside what --cases selects; an id or a
+// section that no case has is a usage error naming it and the nearest.
+func TestConformCaseAndSection(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mine.yaml")
+	steps := "    level: MUST\n    requirement: x\n    steps:\n      - send: {message: LOBBY_LIST_ROOMS}\n"
+	if err := os.WriteFile(file, []byte("protocol: udp-lobby\ncases:\n  - id: my/1\n"+steps+"  - id: my/1/2\n"+steps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		code      int
+		want, not []string // in stdout (stderr for a usage error); not in it
+	}{
+		{"an id", []string{"--case", "udp-lobby/5/2"}, exitOK, []string{"udp-lobby/5/2 ", "\n1 case\n"}, []string{"udp-lobby/5/1 "}},
+		{"an older build's id", []string{"--case", "udp/5/2"}, exitOK, []string{"udp-lobby/5/2 ", "\n1 case\n"}, nil},
+		{"a file's id, not the longer one", []string{"--cases", file, "--case", "my/1"}, exitOK, []string{"my/1 ", "\n1 case\n"}, []string{"my/1/2"}},
+		{"a section", []string{"--section", "udp-lobby/13"}, exitOK, []string{"udp-lobby/13/1 "}, []string{"udp-lobby/5/2 ", "udp-lobby/1/"}},
+		{"beside --cases", []string{"--cases", "udp-lobby/4", "--case", "udp-lobby/5/2", "--section", "udp-lobby/13"}, exitOK,
+			[]string{"udp-lobby/4/1 ", "udp-lobby/5/2 ", "udp-lobby/13/1 "}, []string{"udp-lobby/5/1 "}},
+		{"no such id", []string{"--case", "udp-lobby/5/99"}, exitUsage, []string{`--case: no udp-lobby case "udp-lobby/5/99"; did you mean`}, nil},
+		{"no such section", []string{"--section", "udp-lobby/99"}, exitUsage, []string{`--section: no udp-lobby case is under "udp-lobby/99"`}, nil},
+		{"a glob for a section", []string{"--section", "udp-lobby/1*"}, exitUsage, []string{"a glob goes in --cases"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, append([]string{"conform", "--list"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, out, errs)
+			}
+			got := out
+			if tc.code == exitUsage {
+				got = errs
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("output lacks %q:\n%s", w, got)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(got, w) {
+					t.Errorf("output has %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
