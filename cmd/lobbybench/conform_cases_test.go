@@ -37,19 +37,7 @@ func TestConformUserCases(t *testing.T) {
 		{"missing file", []string{"--target", ref, "--cases", "nope.yaml"}, exitUsage, []string{"nope.yaml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errs := runCLI(t, append([]string{"conform"}, tc.args...)...)
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, out, errs)
-			}
-			got := out
-			if tc.code == exitUsage {
-				got = errs
-			}
-			for _, w := range tc.out {
-				if !strings.Contains(got, w) {
-					t.Errorf("output lacks %q:\n%s", w, got)
-				}
-			}
+			wantCLI(t, tc.code, tc.out, nil, append([]string{"conform"}, tc.args...)...)
 		})
 	}
 }
@@ -123,24 +111,30 @@ func TestConformCaseAndSection(t *testing.T) {
 		{"a glob for a section", []string{"--section", "udp-lobby/1*"}, exitUsage, []string{"a glob goes in --cases"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errs := runCLI(t, append([]string{"conform", "--list"}, tc.args...)...)
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, out, errs)
-			}
-			got := out
-			if tc.code == exitUsage {
-				got = errs
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("output lacks %q:\n%s", w, got)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(got, w) {
-					t.Errorf("output has %q:\n%s", w, got)
-				}
-			}
+			wantCLI(t, tc.code, tc.want, tc.not, append([]string{"conform", "--list"}, tc.args...)...)
 		})
+	}
+}
+
+// wantCLI runs lobbybench with args and wants exit code, every string of
+// want in its output and none of not: stdout, or stderr for a usage error.
+func wantCLI(t *testing.T, code int, want, not []string, args ...string) {
+	t.Helper()
+	got, out, errs := runCLI(t, args...)
+	if got != code {
+		t.Fatalf("exit %d, want %d\n%s\n%s", got, code, out, errs)
+	}
+	if code == exitUsage {
+		out = errs
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(out, w) {
+			t.Errorf("output has %q:\n%s", w, out)
+		}
 	}
 }
