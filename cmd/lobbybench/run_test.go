@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,10 +172,35 @@ func TestRunInterruptedWritesJSON(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	js, ju, md, ht := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.md"), filepath.Join(dir, "r.html")
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	long := strings.Replace(shortRun, "duration: 500ms", "duration: 1h", 1)
-	code, out, errs := runCLICtx(ctx, "run", "--quiet", "--grace", "200ms", "--json", js, "--junit", ju, "--markdown", md, "--html", ht, writeScenario(t, long))
+	// Ctrl-C once the live metrics count a session started, not after a
+	// wall-clock wait that a busy machine's setup could outlast (CI's race
+	// phase once did: no session had started).
+	errw := &urlOn{found: make(chan string, 1)}
+	type ran struct {
+		code int
+		out  string
+	}
+	done := make(chan ran, 1)
+	go func() {
+		var out bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: errw, getenv: func(string) string { return "" }}
+		code := runMain(ctx, e, []string{"run", "--metrics-addr", "127.0.0.1:0", "--grace", "200ms", "--json", js, "--junit", ju, "--markdown", md, "--html", ht, writeScenario(t, long)})
+		done <- ran{code, out.String()}
+	}()
+	select {
+	case url := <-errw.found:
+		for ctx.Err() == nil && scrape(t, url)["lobbybench_sessions_started_total"] == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	case r := <-done:
+		t.Fatalf("the run ended (exit %d) before serving its metrics:\n%s", r.code, errw.String())
+	}
+	cancel()
+	r := <-done
+	code, out, errs := r.code, r.out, errw.String()
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d; stderr %s", code, exitInterrupted, errs)
 	}
@@ -414,4 +440,32 @@ func TestRunInstancePorts(t *testing.T) {
 	if runMsg == "" || runMsg != confMsg {
 		t.Errorf("run says %q, conform says %q: want one message", runErr, confErr)
 	}
+}
+
+// urlOn is a stderr that sends, once, the address its "live metrics at"
+// line names.
+type urlOn struct {
+	mu    sync.Mutex
+	buf   strings.Builder
+	found chan string
+	sent  bool
+}
+
+var liveMetricsRE = regexp.MustCompile(`live metrics at (\S+)`)
+
+func (u *urlOn) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.buf.Write(p)
+	if m := liveMetricsRE.FindStringSubmatch(u.buf.String()); m != nil && !u.sent {
+		u.sent = true
+		u.found <- m[1]
+	}
+	return len(p), nil
+}
+
+func (u *urlOn) String() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.buf.String()
 }
