@@ -20,7 +20,9 @@ import (
 
 func init() {
 	addCase(&conformance.Case{
-		ID: "tcp-lobby/R/1", Protocol: ProtoTCP, Section: secTCPRobust, Level: conformance.Should,
+		// Serial: against a server it stalls, every case running beside
+		// it would be stalled too, and fail for R/1's finding.
+		ID: "tcp-lobby/R/1", Protocol: ProtoTCP, Section: secTCPRobust, Level: conformance.Should, Phase: conformance.PhaseSerial,
 		Desc:        "a client that sent half a frame and stopped does not stall the others",
 		Requirement: "slow-reader and half-frame clients do not stall other clients; a slow or stuck client never blocks the others",
 		Run: func(t *conformance.T) error {
