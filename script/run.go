@@ -36,9 +36,8 @@ type Var struct {
 // new each time and its group number often is (boxing a number of 256 or
 // more allocates), and few flows read them.
 func (v Vars) WithBuiltins(session, client, group, shard uint64) Vars {
-	vals := [...]uint64{session, client, group, shard}
-	var cells [len(vals)]unboxed
-	for i, n := range vals {
+	out := v[:0] // variable i is read before out's i overwrites it
+	for i, n := range [...]uint64{session, client, group, shard} {
 		cell, ok := unboxed(nil), false
 		if i < len(v) {
 			cell, ok = v[i].Value.(unboxed)
@@ -47,9 +46,9 @@ func (v Vars) WithBuiltins(session, client, group, shard uint64) Vars {
 			cell = new(uint64) // once a client, or once after a flow read it
 		}
 		*cell = n
-		cells[i] = cell
+		out = append(out, Var{Builtins[i], cell})
 	}
-	return append(v[:0], Var{Builtins[0], cells[0]}, Var{Builtins[1], cells[1]}, Var{Builtins[2], cells[2]}, Var{Builtins[3], cells[3]})
+	return out
 }
 
 // unboxed is a number variable's value not boxed yet: a pointer in an

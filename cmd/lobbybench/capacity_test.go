@@ -181,7 +181,7 @@ func TestCapacityInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out strings.Builder
-	errw := &cancelOn{match: "step 1 ", cancel: cancel}
+	errw := cancelOn("step 1 ", cancel)
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: errw, getenv: func(string) string { return "" }}
 	code := runMain(ctx, e, []string{"capacity", "--step", "1s", "--warmup", "0s", "--grace", "200ms", "--start", "10", "--json", js, pollScenario(t, "list_rooms.errors == 0")})
 	stdout, errs := out.String(), errw.String()
@@ -201,28 +201,40 @@ func TestCapacityInterrupted(t *testing.T) {
 	}
 }
 
-// cancelOn is a stderr that calls cancel once match has been written.
-type cancelOn struct {
-	mu     sync.Mutex
-	buf    strings.Builder
-	match  string
-	cancel func()
+// watched is a stderr that, after each write, hands seen everything
+// written so far, until seen returns true.
+type watched struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	seen func(text string) bool
+	done bool
 }
 
-func (c *cancelOn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.buf.Write(p)
-	if strings.Contains(c.buf.String(), c.match) {
-		c.cancel()
+func (w *watched) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.done {
+		w.done = w.seen(w.buf.String())
 	}
 	return len(p), nil
 }
 
-func (c *cancelOn) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// cancelOn is a stderr that calls cancel once match has been written.
+func cancelOn(match string, cancel func()) *watched {
+	return &watched{seen: func(text string) bool {
+		if strings.Contains(text, match) {
+			cancel()
+			return true
+		}
+		return false
+	}}
 }
 
 // TestCapacityFlows: capacity --flows plays every step's clients as run's

@@ -57,10 +57,11 @@ func TestNotStartedReplacesStaleFiles(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			stderr := &cancelOn{match: tt.cancel, cancel: cancel}
+			onMatch := cancel
 			if tt.cancel == "" {
-				stderr.cancel = func() {}
+				onMatch = func() {}
 			}
+			stderr := cancelOn(tt.cancel, onMatch)
 			e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr, getenv: func(string) string { return "" }}
 			code := runMain(ctx, e, args)
 			errs := stderr.String()

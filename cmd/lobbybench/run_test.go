@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -178,7 +177,14 @@ func TestRunInterruptedWritesJSON(t *testing.T) {
 	// Ctrl-C once the live metrics count a session started, not after a
 	// wall-clock wait that a busy machine's setup could outlast (CI's race
 	// phase once did: no session had started).
-	errw := &urlOn{found: make(chan string, 1)}
+	found := make(chan string, 1)
+	errw := &watched{seen: func(text string) bool {
+		m := liveMetricsRE.FindStringSubmatch(text)
+		if m != nil {
+			found <- m[1]
+		}
+		return m != nil
+	}}
 	type ran struct {
 		code int
 		out  string
@@ -191,7 +197,7 @@ func TestRunInterruptedWritesJSON(t *testing.T) {
 		done <- ran{code, out.String()}
 	}()
 	select {
-	case url := <-errw.found:
+	case url := <-found:
 		for ctx.Err() == nil && scrape(t, url)["lobbybench_sessions_started_total"] == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -442,30 +448,5 @@ func TestRunInstancePorts(t *testing.T) {
 	}
 }
 
-// urlOn is a stderr that sends, once, the address its "live metrics at"
-// line names.
-type urlOn struct {
-	mu    sync.Mutex
-	buf   strings.Builder
-	found chan string
-	sent  bool
-}
-
+// liveMetricsRE finds the address of the live metrics in a run's stderr.
 var liveMetricsRE = regexp.MustCompile(`live metrics at (\S+)`)
-
-func (u *urlOn) Write(p []byte) (int, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.buf.Write(p)
-	if m := liveMetricsRE.FindStringSubmatch(u.buf.String()); m != nil && !u.sent {
-		u.sent = true
-		u.found <- m[1]
-	}
-	return len(p), nil
-}
-
-func (u *urlOn) String() string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.buf.String()
-}

@@ -102,7 +102,7 @@ func TestRunStartAtInterruptedWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
-	errs := &cancelOn{match: "waiting ", cancel: cancel}
+	errs := cancelOn("waiting ", cancel)
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: errs, getenv: func(string) string { return "" }}
 	code := runMain(ctx, e, []string{"run", "--start-at", "+5m", writeScenario(t, shortRun)})
 	if s := errs.String(); code != exitInterrupted || !strings.Contains(s, "stopped while waiting for the start instant") || !strings.Contains(s, "nothing was measured") {

@@ -131,7 +131,7 @@ func runUntil(t *testing.T, match string, args ...string) (int, string, string) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
-	errs := &cancelOn{match: match, cancel: cancel}
+	errs := cancelOn(match, cancel)
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: errs, getenv: func(string) string { return "" }}
 	code := runMain(ctx, e, args)
 	return code, out.String(), errs.String()
