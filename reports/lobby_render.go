@@ -63,6 +63,15 @@ func byteRows(run *result.Run) [][]string {
 	return rows
 }
 
+// lobbyTitle is the lobby section's title: it names the time to game only
+// when rows of it follow (a run with only players or bytes has none).
+func lobbyTitle(rows [][]string) string {
+	if len(rows) == 0 {
+		return "Lobby"
+	}
+	return "Lobby (time to game from a session's intended start)"
+}
+
 // writeLobbyTable writes the lobby measures for the terminal, in columns
 // that fit 80 characters, then a blank line; nothing when the run has
 // none.
@@ -70,9 +79,10 @@ func writeLobbyTable(w io.Writer, run *result.Run) {
 	if !run.HasLobby() {
 		return
 	}
-	fmt.Fprintln(w, "Lobby (time to game from a session's intended start):")
+	rows := lobbyRows(run)
+	fmt.Fprintf(w, "%s:\n", lobbyTitle(rows))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if rows := lobbyRows(run); len(rows) > 0 {
+	if len(rows) > 0 {
 		fmt.Fprintln(tw, "  "+strings.Join(lobbyHeader, "\t"))
 		for _, r := range rows {
 			fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
@@ -100,8 +110,9 @@ func writeLobbyMarkdown(w io.Writer, run *result.Run) {
 	if !run.HasLobby() {
 		return
 	}
-	fmt.Fprint(w, "\n#### Lobby (time to game from a session's intended start)\n\n")
-	if rows := lobbyRows(run); len(rows) > 0 {
+	rows := lobbyRows(run)
+	fmt.Fprintf(w, "\n#### %s\n\n", lobbyTitle(rows))
+	if len(rows) > 0 {
 		mdTable(w, []string{"Measure", "N", "p50", "p90", "p99", "Max"}, rows)
 		fmt.Fprintln(w)
 	}
@@ -116,6 +127,7 @@ func writeLobbyMarkdown(w io.Writer, run *result.Run) {
 
 // lobbyView is the HTML's lobby section.
 type lobbyView struct {
+	Title  string
 	Header []string
 	Rows   [][]string
 	Lines  []string
@@ -129,6 +141,7 @@ func buildLobby(run *result.Run) *lobbyView {
 		return nil
 	}
 	v := &lobbyView{Rows: lobbyRows(run), Lines: LobbyLines(run), Bytes: byteRows(run)}
+	v.Title = lobbyTitle(v.Rows)
 	if len(v.Rows) > 0 {
 		v.Header = []string{"measure", "samples", "p50", "p90", "p99", "max"}
 	}

@@ -100,3 +100,31 @@ func TestLobbyGolden(t *testing.T) {
 		}
 	}
 }
+
+// A run with bytes but no game (a list_rooms poll): each format's lobby
+// section is there, for the bytes, and its title does not promise a time
+// to game that no row gives.
+func TestLobbyTitleWithoutGames(t *testing.T) {
+	run := sampleRun(t)
+	run.Steps[0].DataSent, run.Steps[0].DataReceived = 1200, 1400
+	run.Totals.DataSent, run.Totals.DataReceived = 1200, 1400
+	for _, tc := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"text", func(b *bytes.Buffer) error { writeLobbyTable(b, run); return nil }},
+		{"markdown", func(b *bytes.Buffer) error { writeLobbyMarkdown(b, run); return nil }},
+		{"html", func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, run) }},
+	} {
+		var b bytes.Buffer
+		if err := tc.write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "1.2 KiB sent") {
+			t.Errorf("%s: no lobby section with the bytes:\n%s", tc.name, b.String())
+		}
+		if strings.Contains(b.String(), "time to game") {
+			t.Errorf("%s: the title promises a time to game the run has none of:\n%s", tc.name, b.String())
+		}
+	}
+}
