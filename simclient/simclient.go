@@ -276,6 +276,9 @@ type Shared struct {
 	others *othersTracker
 
 	stray atomic.Int64 // StrayDatagram
+	// cancels are the sets whose contexts' ends cancel the clients'
+	// sockets (Cancels).
+	cancels cancelSets
 	// stamped and plain count the client sockets with kernel receive
 	// stamps and without (ReceiveStamps); stampMissed the replies timed
 	// in user space on a stamped one (ReplyAt).
@@ -423,6 +426,7 @@ func NewShared(plan *scenario.Plan, addr netip.AddrPort, c *metrics.Collector, o
 func (sh *Shared) Close() error {
 	if sh.closed.CompareAndSwap(false, true) {
 		sh.Sweeper.Stop()
+		sh.closeCancels()
 		return sh.closeFlows()
 	}
 	return nil

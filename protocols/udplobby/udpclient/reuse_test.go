@@ -212,10 +212,11 @@ func TestIdleReleasesBuffer(t *testing.T) {
 // context it watches last, once; close ends the watch.
 func TestTransportWatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		sh := &simclient.Shared{}
 		ctx, cancel := context.WithCancel(context.Background())
 		tr := &transport{}
-		tr.watch(ctx)
-		tr.watch(ctx) // a reused socket's next session: already watched
+		tr.watch(ctx, sh)
+		tr.watch(ctx, sh) // a reused socket's next session: already watched
 		cancel()
 		synctest.Wait()
 		if !tr.cancelled.Load() {
@@ -225,8 +226,8 @@ func TestTransportWatch(t *testing.T) {
 		ctxA, cancelA := context.WithCancel(context.Background())
 		ctxB, cancelB := context.WithCancel(context.Background())
 		tr2 := &transport{}
-		tr2.watch(ctxA)
-		tr2.watch(ctxB)
+		tr2.watch(ctxA, sh)
+		tr2.watch(ctxB, sh)
 		cancelA()
 		synctest.Wait()
 		if tr2.cancelled.Load() {
@@ -240,7 +241,7 @@ func TestTransportWatch(t *testing.T) {
 
 		ctxC, cancelC := context.WithCancel(context.Background())
 		tr3 := &transport{}
-		tr3.watch(ctxC)
+		tr3.watch(ctxC, sh)
 		tr3.close()
 		cancelC()
 		synctest.Wait()

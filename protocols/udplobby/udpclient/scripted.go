@@ -25,7 +25,7 @@ type scriptTransport struct{ s *session }
 
 // ScriptTransport implements simclient.Scripter.
 func (s *session) ScriptTransport(ctx context.Context) (script.Transport, error) {
-	s.tr.watch(ctx)
+	s.tr.watch(ctx, s.Shared)
 	return scriptTransport{s}, nil
 }
 

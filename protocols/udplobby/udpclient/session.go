@@ -221,7 +221,7 @@ func (s *session) LocalAddr() netip.AddrPort { return s.tr.localAddr() }
 
 // Run implements simclient.Session.
 func (s *session) Run(ctx context.Context, due time.Time) error {
-	s.tr.watch(ctx)
+	s.tr.watch(ctx, s.Shared)
 	return s.Play(ctx, due, s)
 }
 

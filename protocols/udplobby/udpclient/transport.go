@@ -79,15 +79,11 @@ type transport struct {
 	// 250 bytes a virtual client does not hold.
 	*sockio
 
-	wmu     sync.Mutex              // serialises watch's changes and close
-	watched atomic.Pointer[watchOf] // the context whose end cancels the transport
-}
-
-// watchOf is a context a transport watches, and how to stop that
-// (context.AfterFunc's stop).
-type watchOf struct {
-	ctx     context.Context
-	unwatch func() bool
+	wmu sync.Mutex // serialises watch's changes and close
+	// cset is the set whose context's end cancels the transport (watch),
+	// cslot its place there.
+	cset  atomic.Pointer[simclient.CancelSet]
+	cslot int32
 }
 
 func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, window time.Duration) error {
@@ -124,32 +120,37 @@ func (t *transport) cancel() {
 	}
 }
 
-// watch makes ctx's end cancel the transport. A socket kept across a
-// client's sessions watches the run's context once, not once per session:
-// context.AfterFunc takes the parent context's lock, which every client
-// shares. Ending the watch is close's job. A session watching the context
-// already watched takes no lock.
-func (t *transport) watch(ctx context.Context) {
-	if w := t.watched.Load(); w != nil && w.ctx == ctx {
+// watch makes ctx's end cancel the transport, through run sh's set for
+// ctx (one context.AfterFunc for all its clients). A socket kept across a
+// client's sessions joins the set once, not once per session. Leaving it
+// is close's job. A session watching the context already watched takes
+// no lock.
+func (t *transport) watch(ctx context.Context, sh *simclient.Shared) {
+	if c := t.cset.Load(); c != nil && c.Context() == ctx {
 		return
 	}
+	set := sh.Cancels(ctx)
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	w := t.watched.Load()
-	if w != nil && w.ctx == ctx || t.closed.Load() {
+	c := t.cset.Load()
+	if c == set || t.closed.Load() {
 		return
 	}
-	if w != nil {
-		w.unwatch()
+	if c != nil {
+		c.Remove(&t.cslot)
 	}
-	t.watched.Store(&watchOf{ctx: ctx, unwatch: context.AfterFunc(ctx, t.cancel)})
+	t.cset.Store(set)
+	set.Add(t, &t.cslot)
 }
+
+// Cancel implements simclient.Canceler: cancel.
+func (t *transport) Cancel() { t.cancel() }
 
 func (t *transport) close() error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	if w := t.watched.Swap(nil); w != nil {
-		w.unwatch()
+	if c := t.cset.Swap(nil); c != nil {
+		c.Remove(&t.cslot)
 	}
 	if t.c == nil || !t.closed.CompareAndSwap(false, true) {
 		return nil
