@@ -13,6 +13,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
@@ -40,7 +41,7 @@ func TestSweeperWakesOnlyExpired(t *testing.T) {
 		var woke [3]atomic.Int32
 		ws := make([]*Waker, 3)
 		for i := range ws {
-			ws[i] = sw.Add(func() { woke[i].Add(1) })
+			ws[i] = sw.Add(wakeFunc(func() { woke[i].Add(1) }))
 		}
 		ws[0].Arm(time.Now().Add(5 * time.Millisecond))
 		ws[1].Arm(time.Now().Add(time.Hour))
@@ -84,10 +85,10 @@ func TestSweeperListsOnlyArmed(t *testing.T) {
 			return len(sw.ws)
 		}
 		for range 1000 {
-			sw.Add(func() {})
+			sw.Add(wakeFunc(func() {}))
 		}
 		var woke atomic.Int32
-		w := sw.Add(func() { woke.Add(1) })
+		w := sw.Add(wakeFunc(func() { woke.Add(1) }))
 		if n := listed(); n != 0 {
 			t.Fatalf("%d wakers listed before any was armed", n)
 		}
@@ -116,7 +117,7 @@ func TestSweeperListsOnlyArmed(t *testing.T) {
 // waker is not lost. The interleaving is played step by step.
 func TestSweeperDropKeepsArmed(t *testing.T) {
 	sw := &Sweeper{} // no loop: the test scans
-	w := sw.Add(func() {})
+	w := sw.Add(wakeFunc(func() {}))
 	w.Arm(time.Now().Add(time.Hour)) // listed
 	w.Disarm()
 	// The scan's look (at == 0), then the racing Arm's store: it reads
@@ -143,7 +144,7 @@ func TestSweeperArmRacesScan(t *testing.T) {
 		var woke [n]atomic.Int32
 		var wg sync.WaitGroup
 		for i := range n {
-			w := sw.Add(func() { woke[i].Add(1) })
+			w := sw.Add(wakeFunc(func() { woke[i].Add(1) }))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -559,5 +560,18 @@ func TestOthersOnlyWithAProbe(t *testing.T) {
 			t.Errorf("%s: tracker kept %v (p99 %dµs), want %v", tc.name, got, p99, tc.want)
 		}
 		sh.Close()
+	}
+}
+
+// wakeFunc is a Deadliner that calls itself: a test's waker.
+type wakeFunc func()
+
+func (f wakeFunc) SetReadDeadline(time.Time) error { f(); return nil }
+
+// TestWakerSize: a waker, one per client socket, fits the allocator's
+// 48-byte class (with a closure to wake, it took 64 and 32 more).
+func TestWakerSize(t *testing.T) {
+	if n := unsafe.Sizeof(Waker{}); n > 48 {
+		t.Errorf("a Waker is %d bytes, over the 48-byte size class", n)
 	}
 }

@@ -41,15 +41,20 @@ const idleScans = 8
 type Waker struct {
 	at     atomic.Int64 // UnixNano of the armed instant; 0 = disarmed
 	listed atomic.Bool  // in Sweeper.ws (set under Sweeper.mu)
-	wake   func()
-	s      *Sweeper
 	// Guarded by Sweeper.mu: the position in Sweeper.ws (-1: not
 	// listed), the scans in a row that found it disarmed, and whether it
 	// was removed (never listed again).
-	idx     int
-	idle    int
+	idx     int32
+	idle    int32
 	removed bool
+	d       Deadliner
+	s       *Sweeper
 }
+
+// Deadliner is what a waker wakes: a socket, whose read deadline set to
+// now makes a blocked read return. A socket rather than a function: a
+// closure over it was 32 bytes more a client.
+type Deadliner interface{ SetReadDeadline(time.Time) error }
 
 // NewSweeper starts a sweeper scanning every tick.
 func NewSweeper(tick time.Duration) *Sweeper {
@@ -64,12 +69,12 @@ func NewSweeper(tick time.Duration) *Sweeper {
 // Tick returns the scan period.
 func (s *Sweeper) Tick() time.Duration { return s.tick }
 
-// Add makes a waker whose expiry calls wake (typically
-// conn.SetReadDeadline(time.Now()), which makes a blocked read return).
-// wake runs on the sweeper goroutine: it must be quick and must not block.
-// The waker is listed for the scans at its first Arm.
-func (s *Sweeper) Add(wake func()) *Waker {
-	return &Waker{wake: wake, s: s, idx: -1}
+// Add makes a waker whose expiry calls d.SetReadDeadline(time.Now()),
+// which makes a blocked read return. It runs on the sweeper goroutine: it
+// must be quick and must not block. The waker is listed for the scans at
+// its first Arm.
+func (s *Sweeper) Add(d Deadliner) *Waker {
+	return &Waker{d: d, s: s, idx: -1}
 }
 
 // Remove ends w: its wake function is not called afterwards, and a later
@@ -87,13 +92,13 @@ func (s *Sweeper) Remove(w *Waker) {
 
 // unlist takes w out of s.ws; s.mu is held.
 func (s *Sweeper) unlist(w *Waker) {
-	i := w.idx
+	i := int(w.idx)
 	if i < 0 || i >= len(s.ws) || s.ws[i] != w {
 		return
 	}
 	last := len(s.ws) - 1
 	s.ws[i] = s.ws[last]
-	s.ws[i].idx = i
+	s.ws[i].idx = int32(i)
 	s.ws[last] = nil
 	s.ws = s.ws[:last]
 	w.idx = -1
@@ -123,7 +128,7 @@ func (s *Sweeper) list(w *Waker) {
 	if w.removed || w.listed.Load() {
 		return
 	}
-	w.idx, w.idle = len(s.ws), 0
+	w.idx, w.idle = int32(len(s.ws)), 0
 	s.ws = append(s.ws, w)
 	w.listed.Store(true)
 }
@@ -156,7 +161,7 @@ func (s *Sweeper) loop() {
 		case now := <-t.C:
 			fire = s.scan(now.UnixNano(), fire[:0])
 			for _, w := range fire {
-				w.wake()
+				_ = w.d.SetReadDeadline(time.Now())
 			}
 			s.Wakes.Add(int64(len(fire)))
 			clear(fire)
@@ -198,7 +203,7 @@ func (s *Sweeper) drop(w *Waker) bool {
 	if w.at.Load() == 0 {
 		return true
 	}
-	w.idx, w.idle = len(s.ws), 0
+	w.idx, w.idle = int32(len(s.ws)), 0
 	s.ws = append(s.ws, w)
 	w.listed.Store(true)
 	return true // it moved to the end: place i holds another now

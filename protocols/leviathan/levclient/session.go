@@ -161,7 +161,7 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	s.d = d
 	sh.ReceiveStamps(d.KernelStamps())
 	if sh.Sweeper != nil {
-		s.waker = sh.Sweeper.Add(func() { d.SetReadDeadline(time.Now()) })
+		s.waker = sh.Sweeper.Add(d)
 		l.waker = s.waker
 	}
 	s.Join()

@@ -50,7 +50,7 @@ func dialContext(ctx context.Context, src, dst net.Addr, sw *simclient.Sweeper, 
 		_ = simclient.SetBuffers(tc, bufSize)
 	}
 	fc := &frameConn{c: c, sw: sw, buf: make([]byte, 2*(tcpwire.HeaderSize+tcpwire.DefaultMaxFrame)), wbuf: make([]byte, 0, 256)}
-	fc.waker = sw.Add(func() { _ = c.SetReadDeadline(time.Now()) })
+	fc.waker = sw.Add(c)
 	return fc, nil
 }
 

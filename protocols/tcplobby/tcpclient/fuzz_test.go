@@ -43,7 +43,7 @@ func FuzzFrames(f *testing.F) {
 		a, b := net.Pipe()
 		defer a.Close()
 		go func() { b.Write(stream); b.Close() }()
-		s.fc = &frameConn{c: a, sw: sh.Sweeper, waker: sh.Sweeper.Add(func() {}), buf: make([]byte, 8200)}
+		s.fc = &frameConn{c: a, sw: sh.Sweeper, waker: sh.Sweeper.Add(a), buf: make([]byte, 8200)}
 		defer sh.Sweeper.Remove(s.fc.waker)
 		s.room, s.hash, s.pend = 3, 7, tcpwire.Type(pend)
 		s.members = map[uint64]bool{7: true}

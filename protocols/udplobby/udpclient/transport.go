@@ -106,7 +106,7 @@ func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, win
 func (t *transport) attach(c udpConn, sw *simclient.Sweeper, window time.Duration) {
 	t.c = c
 	t.sw = sw
-	t.waker = sw.Add(func() { _ = c.SetReadDeadline(time.Now()) })
+	t.waker = sw.Add(c)
 	if t.initIO() && window > 0 && t.preciseOK() {
 		t.window = window
 	}
