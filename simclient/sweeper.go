@@ -77,7 +77,7 @@ func (s *Sweeper) Add(d Deadliner) *Waker {
 	return &Waker{d: d, s: s, idx: -1}
 }
 
-// Remove ends w: its wake function is not called afterwards, and a later
+// Remove ends w: its socket is not woken afterwards, and a later
 // Arm (a session closed while its run still ends) lists it no more.
 func (s *Sweeper) Remove(w *Waker) {
 	if w == nil {
