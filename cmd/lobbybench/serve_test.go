@@ -44,15 +44,22 @@ var udpLine = regexp.MustCompile(`udp lobby on (\S+)`)
 // waitAddr polls out for the "udp lobby on ADDR" line.
 func waitAddr(t *testing.T, out func() string) netip.AddrPort {
 	t.Helper()
+	return netip.MustParseAddrPort(waitLine(t, out, udpLine, "address")[1])
+}
+
+// waitLine waits (at most 10 s) for out to match re, and returns the
+// match; what names the line in the failure.
+func waitLine(t *testing.T, out func() string, re *regexp.Regexp, what string) []string {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if m := udpLine.FindStringSubmatch(out()); m != nil {
-			return netip.MustParseAddrPort(m[1])
+		if m := re.FindStringSubmatch(out()); m != nil {
+			return m
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("no address line in %q", out())
-	return netip.AddrPort{}
+	t.Fatalf("no %s line in %q", what, out())
+	return nil
 }
 
 // listRooms sends LOBBY_LIST_ROOMS and returns the number of rooms listed.
@@ -259,10 +266,9 @@ func TestServeQuotaAndStats(t *testing.T) {
 			t.Fatalf("CREATE %d: got %v (%v), want %v", seq+1, m.Type, err, want)
 		}
 	}
-	m := statsLine.FindStringSubmatch(stderr.String())
-	if m == nil {
-		t.Fatalf("no stats line in %q", stderr.String())
-	}
+	// The stats line follows the lobby's: on a loaded machine, maybe after
+	// both creates were answered.
+	m := waitLine(t, stderr.String, statsLine, "stats")
 	resp, err := http.Get(m[1])
 	if err != nil {
 		t.Fatal(err)
