@@ -2,7 +2,9 @@ package simclient
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Canceler is a member of a CancelSet: what its context's end interrupts
@@ -24,7 +26,9 @@ type CancelSet struct {
 
 	mu      sync.Mutex
 	members []cancelMember
-	fired   bool
+	// fired: the context ended and the members were cancelled; set
+	// under mu, read without it too (Shared.Cancels).
+	fired atomic.Bool
 }
 
 type cancelMember struct {
@@ -47,7 +51,7 @@ func (s *CancelSet) Context() context.Context { return s.ctx }
 // on this goroutine, when the context has ended (then *slot is -1).
 func (s *CancelSet) Add(c Canceler, slot *int32) {
 	s.mu.Lock()
-	if s.fired {
+	if s.fired.Load() {
 		*slot = -1
 		s.mu.Unlock()
 		c.Cancel()
@@ -88,7 +92,7 @@ func (s *CancelSet) Len() int {
 // member's own locks), and makes later Adds cancel at once.
 func (s *CancelSet) fire() {
 	s.mu.Lock()
-	s.fired = true
+	s.fired.Store(true)
 	ms := s.members
 	s.members = nil
 	for _, m := range ms {
@@ -112,25 +116,21 @@ type cancelSets struct {
 }
 
 // Cancels returns the set that ctx's end cancels, made at the first call
-// for ctx. Sets of contexts that have ended are let go (their members'
-// Removes still work).
+// for ctx. Sets that have fired are let go (their members' Removes still
+// work); that reads their flag, not their contexts, whose Err takes the
+// lock every client shares.
 func (sh *Shared) Cancels(ctx context.Context) *CancelSet {
 	cs := &sh.cancels
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	live := cs.sets[:0]
 	var found *CancelSet
-	for _, s := range cs.sets {
-		switch {
-		case s.ctx == ctx:
+	cs.sets = slices.DeleteFunc(cs.sets, func(s *CancelSet) bool {
+		if s.ctx == ctx {
 			found = s
-			live = append(live, s)
-		case s.ctx.Err() == nil:
-			live = append(live, s)
+			return false
 		}
-	}
-	clear(cs.sets[len(live):])
-	cs.sets = live
+		return s.fired.Load()
+	})
 	if found == nil {
 		found = NewCancelSet(ctx)
 		cs.sets = append(cs.sets, found)
