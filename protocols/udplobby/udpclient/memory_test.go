@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/lobbybench/lobbybench/internal/testkit/alone"
 	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
@@ -223,5 +224,24 @@ func waitingMemory(tb testing.TB, flow string, n, most int) waiting {
 		heap:       float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n),
 		suspended:  float64(susp.Load()) / float64(n),
 		goroutines: max(runtime.NumGoroutine()-goroutines, 0),
+	}
+}
+
+// TestClientSizes: a client's session and transport, one each per client
+// (a quarter of a million with virtual flows), stay in the allocator's
+// 896- and 224-byte size classes. Their waits' deadlines and send stamps
+// are 8-byte instants (internal/instant): as time.Time, 24 bytes each,
+// they took the 1,024- and 288-byte classes.
+func TestClientSizes(t *testing.T) {
+	for _, c := range []struct {
+		what      string
+		size, max uintptr
+	}{
+		{"session", unsafe.Sizeof(session{}), 896},
+		{"transport", unsafe.Sizeof(transport{}), 224},
+	} {
+		if c.size > c.max {
+			t.Errorf("a %s is %d bytes, over the %d-byte size class", c.what, c.size, c.max)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 )
@@ -30,18 +31,17 @@ func TestReplyAtFromRead(t *testing.T) {
 	// read, unless the scheduler took the thread in between: then the
 	// stamp may come after it by more than AtRead allows, and replyAt
 	// rightly asks At. So the reading is replaced by one the test
-	// chooses, half a millisecond after the stamp and with no monotonic
-	// reading: only a mapping with it gives a time without one (At's
-	// carries the monotonic reading of its own clock read).
-	r.tr.readAt = time.Unix(0, r.tr.kns).Add(time.Millisecond / 2)
-	want, ok := rxbuf.AtRead(r.tr.readAt, r.tr.kns)
+	// chooses, half a millisecond after the stamp: only a mapping with it
+	// gives a time on it (At's carries its own clock read).
+	r.tr.readAt = instant.Of(time.Unix(0, r.tr.kns).Add(time.Millisecond / 2))
+	want, ok := rxbuf.AtRead(r.tr.readAt.Time(), r.tr.kns)
 	if got := r.tr.replyAt(sh); !ok || got != want { // == on purpose: Equal ignores the monotonic reading
 		t.Errorf("replyAt = %v, want the stamp mapped with recv's reading, %v (%v)", got, want, ok)
 	}
 
 	// A read that parks (nothing comes, its deadline ends the wait)
 	// leaves no reading: the next reply would be timed by At.
-	r.tr.readAt = time.Now()
+	r.tr.readAt = instant.Now()
 	if err := r.tr.c.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/result"
@@ -78,12 +79,12 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 		s.p.active = true
 		s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(0))
 		err := s.tr.sendQueued(s.p.to, s.obuf, &s.sentNS)
-		s.p.sent = s.tr.sent // just before the system call (transport.sent), or queued
+		s.p.sent = s.tr.sent.Time() // just before the system call (transport.sent), or queued
 		if err != nil {
 			s.p.active = false
 			return s.p.sent, s.sendFailed(s.rt.keys[s.p.typ], err)
 		}
-		s.pw = replyWait{deadline: s.p.sent.Add(pol.Timeout)}
+		s.pw = replyWait{deadline: instant.Of(s.p.sent).Add(pol.Timeout)}
 	}
 	s.pw.suspended = false
 	defer func() {
@@ -93,9 +94,9 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 	}()
 	key := s.rt.keys[s.p.typ]
 	for {
-		wait := s.pw.deadline
+		wait := s.pw.deadline.Time()
 		if !s.pw.resendAt.IsZero() {
-			wait = s.pw.resendAt
+			wait = s.pw.resendAt.Time()
 		}
 		s.tr.noPark = s.mayAwait && s.MayAwait(wait)
 		data, from, err := s.tr.recv(wait)
@@ -109,7 +110,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			case replyOK:
 				now := s.replyAt()
 				s.p.sent = queuedSent(s.p.sent, &s.sentNS)
-				s.pw.replied = now
+				s.pw.replied = instant.Of(now)
 				s.Rec.Record(key, s.p.intended, s.p.sent, now)
 				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended), true)
 				return s.p.sent, nil
@@ -159,7 +160,7 @@ func (s *session) TakeInFlight() (metrics.Key, time.Time, bool) {
 // is stopping) and returns its error.
 //
 //go:noinline
-func (s *session) timedOut(key metrics.Key, pol scenario.RequestPolicy, deadline, resendAt *time.Time) error {
+func (s *session) timedOut(key metrics.Key, pol scenario.RequestPolicy, deadline, resendAt *instant.Instant) error {
 	now := time.Now()
 	if s.p.attempt < pol.Retries && s.Stop != nil && s.Stop.Err() != nil {
 		// The run is stopping: a request in flight may still be
@@ -175,14 +176,14 @@ func (s *session) timedOut(key metrics.Key, pol scenario.RequestPolicy, deadline
 			Err: fmt.Errorf("no reply to %v seq %d after %d sends, %s timeout each", s.p.typ, s.p.seq, s.p.attempt+1, pol.Timeout)}
 	}
 	if !resendAt.IsZero() || pol.RetryInterval <= 0 {
-		*resendAt = time.Time{}
+		*resendAt = 0
 		if err := s.resend(); err != nil {
 			return s.sendFailed(key, err)
 		}
-		*deadline = time.Now().Add(pol.Timeout)
+		*deadline = instant.Now().Add(pol.Timeout)
 		return nil
 	}
-	*resendAt = now.Add(pol.RetryInterval)
+	*resendAt = instant.Of(now).Add(pol.RetryInterval)
 	return nil
 }
 
@@ -473,7 +474,7 @@ func (s *session) roomList(data []byte, m *udpwire.Message) verdict {
 			break // one violation per list
 		}
 	}
-	if s.created != 0 && time.Since(s.createdAt) < createdListWindow {
+	if s.created != 0 && time.Since(s.createdAt.Time()) < createdListWindow {
 		found := false
 		for i := range s.rooms {
 			if s.rooms[i].ID == s.created {
@@ -482,7 +483,7 @@ func (s *session) roomList(data []byte, m *udpwire.Message) verdict {
 			}
 		}
 		if !found {
-			s.violation(RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt).Round(time.Microsecond), len(s.rooms)))
+			s.violation(RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt.Time()).Round(time.Microsecond), len(s.rooms)))
 		}
 		s.created = 0
 	}
@@ -520,7 +521,7 @@ func (s *session) portOK(port uint16) bool {
 // run's room table, the session's room and its instance's channel.
 func (s *session) roomCreated(id uint32, port uint16) {
 	s.Shared.Rooms.Replace(id, port)
-	s.roomID, s.created, s.createdAt = id, id, time.Now()
+	s.roomID, s.created, s.createdAt = id, id, instant.Now()
 	s.setInstance(port)
 }
 

@@ -41,7 +41,7 @@ func (t scriptTransport) Send(channel string, b []byte) (time.Time, error) {
 	if err == nil {
 		t.s.followSent(b)
 	}
-	return t.s.tr.sent, err
+	return t.s.tr.sent.Time(), err
 }
 
 // followSent counts the sequence id of datagram b, which a script sent,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/impair"
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -84,7 +85,7 @@ type session struct {
 	// game state
 	roomID      uint32
 	created     uint32
-	createdAt   time.Time
+	createdAt   instant.Instant
 	instJoined  bool
 	allReady    bool
 	gameStarted bool
@@ -138,12 +139,12 @@ type pending struct {
 // pending, whose literals the steps build on their own frames
 // (simclient.StackBudget).
 type replyWait struct {
-	deadline  time.Time
-	resendAt  time.Time
+	deadline  instant.Instant
+	resendAt  instant.Instant
 	suspended bool
 	// replied is when the reply to the step's last request arrived
 	// (zero: none yet in this step): the step's end (Base.FinishAt).
-	replied time.Time
+	replied instant.Instant
 }
 
 // New is the udp-lobby simclient.Factory.
@@ -245,7 +246,7 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 		return s.Fail(i, st, simclient.ReasonClosed, errors.New("the flow disconnected earlier"))
 	}
 	intended := s.Next
-	s.pw.replied = time.Time{}
+	s.pw.replied = 0
 	var sent time.Time
 	var err error
 	// A step whose requests can suspend (request): running it again from
@@ -293,7 +294,7 @@ func (s *session) Step(ctx context.Context, i int, st *scenario.Step) error {
 //
 //go:noinline
 func (s *session) finish(i int, st *scenario.Step, intended, sent time.Time, err error) error {
-	return s.FinishAt(i, st, intended, sent, s.pw.replied, err)
+	return s.FinishAt(i, st, intended, sent, s.pw.replied.Time(), err)
 }
 
 // list asks for the room list and copies it into s.rooms.
@@ -414,7 +415,7 @@ func (s *session) instRequest(typ udpwire.MsgType, st *scenario.Step, intended t
 // is suspended in the pause before ping k.
 type series struct {
 	step, k    int
-	base, prev time.Time
+	base, prev instant.Instant
 }
 
 // pings sends the step's Count pings Interval apart (stepkit.Series) on a fixed schedule: ping k
@@ -434,10 +435,11 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 	sr := &s.series
 	resumed := sr.step == i && sr.k > 0 // the pause before ping sr.k is over
 	if !resumed {
-		*sr = series{step: i, base: s.Next, prev: s.Next}
+		next := instant.Of(s.Next)
+		*sr = series{step: i, base: next, prev: next}
 	}
 	for ; sr.k < ser.Count; sr.k++ {
-		intended := simclient.SeriesIntended(sr.base, sr.prev, sr.k, ser.Interval)
+		intended := simclient.SeriesIntended(sr.base.Time(), sr.prev.Time(), sr.k, ser.Interval)
 		if sr.k > 0 && !resumed {
 			if ctx.Err() != nil {
 				// The stop signal: a back-to-back series has no pause to end.
@@ -454,7 +456,7 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 			}
 		}
 		resumed = false
-		ct := ClientTime(sr.base)
+		ct := ClientTime(sr.base.Time())
 		sent, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, value: ct, intended: intended}, st.Policy)
 		if err == simclient.ErrSuspended {
 			// Waiting for ping sr.k's reply: Resume runs this step
@@ -465,9 +467,10 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 			sr.k = 0
 			return s.StepErr(i, st, err)
 		}
-		ready := sr.prev // a slow reply delays the next ping: its wait, not the harness's
-		sr.prev = time.Now()
-		s.Rec.RecordReady(key, intended, ready, sent, sr.prev)
+		ready := sr.prev.Time() // a slow reply delays the next ping: its wait, not the harness's
+		now := time.Now()
+		sr.prev = instant.Of(now)
+		s.Rec.RecordReady(key, intended, ready, sent, now)
 	}
 	sr.k = 0
 	s.Next = time.Now()
@@ -485,7 +488,7 @@ func (s *session) notify(typ udpwire.MsgType, v uint32, intended time.Time) (tim
 	s.sent++
 	s.obuf = s.encode(s.obuf[:0], &pending{typ: typ, value: v, seq: s.seq}, s.profile)
 	err := s.tr.send(s.inst, s.obuf)
-	sent := s.tr.sent
+	sent := s.tr.sent.Time()
 	if err != nil {
 		s.Rec.Fail(s.rt.keys[typ], simclient.ReasonSocket, time.Now())
 		return sent, &reqFail{Reason: simclient.ReasonSocket, Err: err}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/impair"
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -52,7 +53,7 @@ type transport struct {
 	// readAt is recv's clock reading just before the read that returned
 	// its datagram, zero when that read parked (then the clock is read
 	// again to time the reply: replyAt).
-	readAt time.Time
+	readAt instant.Instant
 	// io counts the payload bytes sent and received (the session's
 	// simclient.Base.IO).
 	io simclient.IOCount
@@ -63,12 +64,12 @@ type transport struct {
 	// took the datagram (it may go out later: the delay is the network's
 	// part of the latency, not the client's lag); after a failed send,
 	// when send gave up.
-	sent time.Time
+	sent instant.Instant
 
 	// window is how long recv polls the socket without parking after a
 	// send (run --precise; 0: never), until pollUntil (zero: not armed).
 	window    time.Duration
-	pollUntil time.Time
+	pollUntil instant.Instant
 	// noPark asks the next recv to return errWouldBlock rather than park
 	// until its deadline, where it can (canSuspend, nothing held, no
 	// polling window); each recv clears it. nowait is that for one read.
@@ -171,7 +172,7 @@ func (t *transport) localAddr() netip.AddrPort {
 // the caller as soon as send returns.
 func (t *transport) send(to netip.AddrPort, b []byte) error {
 	if t.closed.Load() {
-		t.sent = time.Now()
+		t.sent = instant.Now()
 		return net.ErrClosed
 	}
 	if t.window > 0 {
@@ -181,7 +182,7 @@ func (t *transport) send(to netip.AddrPort, b []byte) error {
 		return t.put(b, to)
 	}
 	now := time.Now()
-	t.sent = now // the impairment takes it now, whenever it goes out
+	t.sent = instant.Of(now) // the impairment takes it now, whenever it goes out
 	if t.out.Apply(now, to, b) {
 		if err := t.put(b, to); err != nil {
 			return err
@@ -204,11 +205,12 @@ func (t *transport) sendQueued(to netip.AddrPort, b []byte, cell *atomic.Int64) 
 	q, ok := t.c.(queuer)
 	if !ok || t.out != nil || t.window > 0 || t.closed.Load() {
 		err := t.send(to, b)
-		cell.Store(t.sent.UnixNano())
+		cell.Store(t.sent.Time().UnixNano())
 		return err
 	}
-	t.sent = time.Now()
-	cell.Store(t.sent.UnixNano())
+	now := time.Now()
+	t.sent = instant.Of(now)
+	cell.Store(now.UnixNano())
 	if _, err := q.WriteQueued(b, to, cell); err != nil {
 		return err
 	}
@@ -296,7 +298,7 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 		if again {
 			continue // a held datagram is due
 		}
-		t.readAt = now // zeroed by a read that parks
+		t.readAt = instant.Of(now) // zeroed by a read that parks
 		data, from, err := t.read(t.spinUntil(now, wake))
 		t.nowait = false
 		if err == nil {
@@ -359,12 +361,12 @@ func (t *transport) spinUntil(now, wake time.Time) time.Time {
 	if t.pollUntil.IsZero() {
 		return time.Time{}
 	}
-	spin := t.pollUntil
+	spin := t.pollUntil.Time()
 	if !wake.IsZero() && wake.Before(spin) {
 		spin = wake
 	}
 	if !now.Before(spin) {
-		spin, t.pollUntil = time.Time{}, time.Time{}
+		spin, t.pollUntil = time.Time{}, 0
 	}
 	return spin
 }
@@ -431,7 +433,7 @@ func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
 		}
 	}
 	s := rxbuf.Get()
-	t.kns, t.readAt = 0, time.Time{}
+	t.kns, t.readAt = 0, 0
 	n, _, _, from, err := t.c.ReadMsgUDPAddrPort(s.Bytes(), nil)
 	if err != nil {
 		s.Put()
@@ -442,7 +444,7 @@ func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
 
 // armPoll opens the window in which recv polls without parking, after a
 // send in precise mode.
-func (t *transport) armPoll() { t.pollUntil = time.Now().Add(t.window) }
+func (t *transport) armPoll() { t.pollUntil = instant.Now().Add(t.window) }
 
 // idle gives the receive buffers back to their pools while the session
 // waits without reading: a client waiting out a think time or a ping
@@ -465,7 +467,7 @@ func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 // park (no clock read here), else sh.ReplyAt's.
 func (t *transport) replyAt(sh *simclient.Shared) time.Time {
 	if t.kns != 0 && !t.readAt.IsZero() {
-		if at, ok := rxbuf.AtRead(t.readAt, t.kns); ok {
+		if at, ok := rxbuf.AtRead(t.readAt.Time(), t.kns); ok {
 			return at
 		}
 	}
@@ -476,6 +478,6 @@ func (t *transport) replyAt(sh *simclient.Shared) time.Time {
 // outgoing impairment took it already (send).
 func (t *transport) stampSend() {
 	if t.out == nil {
-		t.sent = time.Now()
+		t.sent = instant.Now()
 	}
 }

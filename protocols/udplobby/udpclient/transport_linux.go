@@ -114,7 +114,7 @@ func (t *transport) read(spin time.Time) ([]byte, netip.AddrPort, error) {
 	}
 	if !spin.IsZero() && !polls.take() {
 		// Every slot is taken: park at once, for this request.
-		spin, t.pollUntil = time.Time{}, time.Time{}
+		spin, t.pollUntil = time.Time{}, 0
 		if t.pollHook != nil {
 			t.pollHook(pollNoSlot)
 		}
@@ -177,7 +177,7 @@ func (t *transport) rawRead(fd uintptr) bool {
 		if t.pollHook != nil {
 			t.pollHook(pollGaveUp)
 		}
-		t.until, t.pollUntil = time.Time{}, time.Time{}
+		t.until, t.pollUntil = time.Time{}, 0
 		t.endSpin() // before parking: a parked client holds no slot
 	}
 	t.idle() // nothing to read: wait without a buffer
@@ -185,7 +185,7 @@ func (t *transport) rawRead(fd uintptr) bool {
 		t.err, t.got = errWouldBlock, true
 		return true
 	}
-	t.readAt = time.Time{} // parks: recv's clock reading is old by the time a datagram comes
+	t.readAt = 0 // parks: recv's clock reading is old by the time a datagram comes
 	return false
 }
 
