@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
 	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
@@ -79,5 +80,38 @@ func BenchmarkSend(b *testing.B) {
 		if _, err := s.Send(ds); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestConnReadAllocatesOnlyTheCopy: a datagram queued for a flow and read
+// costs one allocation, its payload's copy; the queue's array is reused
+// (taking the head off a queue of one made the next datagram allocate
+// another).
+func TestConnReadAllocatesOnlyTheCopy(t *testing.T) {
+	c := newConn(nil, 0, netip.MustParseAddrPort("127.211.1.1:28000"))
+	m := &Message{Buf: []byte("a pong"), N: 6, From: netip.MustParseAddrPort("127.0.0.1:7777")}
+	b := make([]byte, 64)
+	var n int
+	var err error
+	allocs := memfig.Allocs(100, func() {
+		if !c.push(m) {
+			t.Fatal("push refused")
+		}
+		n, _, _, _, err = c.ReadMsgUDPAddrPort(b, nil)
+	})
+	if err != nil || string(b[:n]) != "a pong" {
+		t.Fatalf("read %q, %v", b[:n], err)
+	}
+	if allocs > 1 {
+		t.Errorf("%v allocations per datagram pushed and read, want 1 (the copy)", allocs)
+	}
+}
+
+// TestConnSize: a Conn, one per virtual client, stays in the allocator's
+// 128-byte size class (its read deadline is an 8-byte instant; as a
+// time.Time it took the 144-byte class).
+func TestConnSize(t *testing.T) {
+	if n := unsafe.Sizeof(Conn{}); n > 128 {
+		t.Errorf("a Conn is %d bytes, over the 128-byte size class", n)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lobbybench/lobbybench/internal/instant"
 )
 
 // Conn is one flow given out by a Hub, used as a client's UDP socket: the
@@ -26,7 +28,7 @@ type Conn struct {
 
 	mu       sync.Mutex // guards q, deadline, closed, failed and notify
 	q        []packet
-	deadline time.Time
+	deadline instant.Instant
 	notify   func()        // OnReady's, called once at the next datagram or Close
 	wake     chan struct{} // signalled on every change of the above; made by the first wait
 
@@ -195,7 +197,7 @@ func (c *Conn) OnReady(f func()) {
 func (c *Conn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	closed := c.closed
-	c.deadline = t
+	c.deadline = instant.Of(t)
 	w := c.wake
 	c.mu.Unlock()
 	if closed {
@@ -222,7 +224,11 @@ func (c *Conn) ReadMsgUDPAddrPort(b, _ []byte) (n, oobn, flags int, from netip.A
 		if len(c.q) > 0 && !c.closed {
 			p := c.q[0]
 			c.q[0] = packet{}
-			c.q = c.q[1:]
+			if len(c.q) == 1 {
+				c.q = c.q[:0] // the next datagram reuses the array
+			} else {
+				c.q = c.q[1:]
+			}
 			c.mu.Unlock()
 			return c.deliver(p, b)
 		}
@@ -249,7 +255,7 @@ func (c *Conn) WaitReadable() error {
 		if c.wake == nil {
 			c.wake = make(chan struct{}, 1)
 		}
-		dl, w := c.deadline, c.wake
+		dl, w := c.deadline.Time(), c.wake
 		c.mu.Unlock()
 		if err := c.wait(w, dl); err != nil {
 			return err
