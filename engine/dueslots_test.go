@@ -5,13 +5,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/lobbybench/lobbybench/internal/instant"
 )
 
 // The resumer's heap: slots come out in due order whatever was removed
 // from the middle, every slot knows its place (hidx, -1 once out), and
 // neither a suspension nor a wake allocates once the heap has grown.
 func TestDueSlots(t *testing.T) {
-	base := time.Unix(1000, 0)
+	base := instant.Of(time.Unix(1000, 0))
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 3, 10, 100} {
 		var h dueSlots
@@ -26,7 +28,7 @@ func TestDueSlots(t *testing.T) {
 				if d.s.hidx != i {
 					t.Fatalf("n=%d: slot at %d says it is at %d", n, i, d.s.hidx)
 				}
-				if i > 0 && h[(i-1)/2].at.After(d.at) {
+				if i > 0 && d.at.Before(h[(i-1)/2].at) {
 					t.Fatalf("n=%d: heap order broken at %d", n, i)
 				}
 			}
@@ -40,7 +42,7 @@ func TestDueSlots(t *testing.T) {
 			removed[s] = true
 			check()
 		}
-		var got []time.Time
+		var got []instant.Instant
 		for len(h) > 0 {
 			d := h.popMin()
 			if removed[d.s] || d.s.hidx != -1 {
@@ -49,8 +51,8 @@ func TestDueSlots(t *testing.T) {
 			got = append(got, d.at)
 			check()
 		}
-		if len(got) != n-n/3 || !slices.IsSortedFunc(got, func(a, b time.Time) int { return a.Compare(b) }) {
-			t.Fatalf("n=%d: popped %d slots, sorted %v", n, len(got), slices.IsSortedFunc(got, func(a, b time.Time) int { return a.Compare(b) }))
+		if len(got) != n-n/3 || !slices.IsSorted(got) {
+			t.Fatalf("n=%d: popped %d slots, sorted %v", n, len(got), slices.IsSorted(got))
 		}
 	}
 

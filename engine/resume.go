@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/simclient"
 )
@@ -34,9 +35,10 @@ type resumer struct {
 	poll    poller // readiness of suspended sessions' sockets
 }
 
-// dueSlot is a suspended slot and when its pause ends.
+// dueSlot is a suspended slot and when its pause ends: 16 bytes, one per
+// suspended client (as a time.Time, 32).
 type dueSlot struct {
-	at time.Time
+	at instant.Instant
 	s  *slot
 }
 
@@ -48,7 +50,7 @@ type dueSlot struct {
 type dueSlots []dueSlot
 
 func (h dueSlots) Len() int           { return len(h) }
-func (h dueSlots) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueSlots) Less(i, j int) bool { return h[i].at < h[j].at }
 func (h dueSlots) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].s.hidx, h[j].s.hidx = i, j
@@ -106,7 +108,7 @@ func (x *Execution) suspend(s *slot) bool {
 	}
 	s.gen++
 	gen := s.gen
-	r.due.push(dueSlot{at: at, s: s})
+	r.due.push(dueSlot{at: instant.Of(at), s: s})
 	first := r.due[0].s == s
 	if !r.running {
 		r.running = true
@@ -185,7 +187,7 @@ func (x *Execution) resumeLoop() {
 		}
 		var at time.Time
 		if len(r.due) > 0 {
-			at = r.due[0].at
+			at = r.due[0].at.Time()
 		}
 		r.mu.Unlock()
 		if at.IsZero() {
@@ -219,9 +221,9 @@ func (x *Execution) resumeLoop() {
 			return
 		}
 		r.mu.Lock()
-		now := time.Now()
+		now := instant.Now()
 		ready = ready[:0]
-		for len(r.due) > 0 && !r.due[0].at.After(now) {
+		for len(r.due) > 0 && r.due[0].at <= now {
 			ready = append(ready, r.due.popMin().s)
 		}
 		r.mu.Unlock()
