@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -71,9 +72,9 @@ type Base struct {
 	// the group place to Run's end (endRun), since giving it up touches
 	// what Run writes (the step's bytes, the room).
 	running   atomic.Bool
-	susp      suspension // where a suspended session resumes (Pause, Await)
-	roomBy    time.Time  // GroupRoom: when the wait for the room times out
-	parkWaits bool       // ParkWaits was called
+	susp      suspension      // where a suspended session resumes (Pause, Await)
+	roomBy    instant.Instant // GroupRoom: when the wait for the room times out
+	parkWaits bool            // ParkWaits was called
 
 	// IO counts the payload bytes of the session's socket: the protocol
 	// sets it (its transport's IOCount) after Begin; Renew keeps it.
@@ -91,7 +92,7 @@ type Base struct {
 // when room is published, or at at, whichever is first; the step keeps its
 // own place (a request in flight) in its session.
 type suspension struct {
-	at   time.Time
+	at   instant.Instant
 	step int
 	st   *scenario.Step
 	next int
@@ -264,7 +265,7 @@ func (b *Base) Resume(ctx context.Context) error {
 	b.CurStep = sp.step
 	b.running.Store(true)
 	if !sp.wait {
-		if err := b.SleepUntil(b.Stop, sp.step, sp.st, sp.at); err != nil {
+		if err := b.SleepUntil(b.Stop, sp.step, sp.st, sp.at.Time()); err != nil {
 			err = Stopped(ctx, b.Stop, err)
 			b.cutInFlight(ctx, err)
 			b.leaveGroup()
@@ -318,7 +319,7 @@ func (b *Base) cutInFlight(ctx context.Context, err error) {
 }
 
 // SuspendedUntil implements Resumer.
-func (b *Base) SuspendedUntil() time.Time { return b.susp.at }
+func (b *Base) SuspendedUntil() time.Time { return b.susp.at.Time() }
 
 // SuspendedOn implements Resumer.
 func (b *Base) SuspendedOn() (fd int, on Notifier) {
@@ -368,7 +369,7 @@ type Notifier interface{ OnReady(f func()) }
 // earlier when socket fd (≥ 0) is readable or on is ready, and returns
 // ErrSuspended (Await, AwaitOn, GroupRoom).
 func (b *Base) suspendWait(until time.Time, fd int, on Notifier) error {
-	b.susp = suspension{at: until, step: b.CurStep, next: b.CurStep, wait: true, fd: fd, on: on}
+	b.susp = suspension{at: instant.Of(until), step: b.CurStep, next: b.CurStep, wait: true, fd: fd, on: on}
 	return ErrSuspended
 }
 
@@ -478,7 +479,7 @@ func (b *Base) mayPause(ctx context.Context, t time.Time) bool {
 // flow goes on at step next (Pause).
 func (b *Base) suspendPause(i int, st *scenario.Step, t time.Time, next int) {
 	b.pausing(t)
-	b.susp = suspension{at: t, step: i, st: st, next: next}
+	b.susp = suspension{at: instant.Of(t), step: i, st: st, next: next}
 }
 
 // pausing begins a pause until t: Next moves to t, and the session's Idle
@@ -503,15 +504,16 @@ func (b *Base) pausing(t time.Time) {
 func (b *Base) GroupRoom(ctx context.Context, st *scenario.Step) (Room, error) {
 	g := b.Member.Group
 	if b.roomBy.IsZero() {
-		b.roomBy = time.Now().Add(Budget(st.Policy))
+		b.roomBy = instant.Now().Add(Budget(st.Policy))
 	}
-	if !g.RoomDone() && b.MayAwait(b.roomBy) {
-		return Room{}, b.suspendWait(b.roomBy, -1, g)
+	by := b.roomBy.Time()
+	if !g.RoomDone() && b.MayAwait(by) {
+		return Room{}, b.suspendWait(by, -1, g)
 	}
-	tctx, cancel := context.WithDeadline(ctx, b.roomBy)
+	tctx, cancel := context.WithDeadline(ctx, by)
 	r, err := g.WaitRoom(tctx)
 	cancel()
-	b.roomBy = time.Time{}
+	b.roomBy = 0
 	switch {
 	case err == nil:
 		return r, nil
@@ -530,7 +532,7 @@ func (b *Base) GroupRoom(ctx context.Context, st *scenario.Step) (Room, error) {
 func (b *Base) CreatedRoom() (r Room, ok, waited bool) {
 	if r, ok = b.Member.Group.RoomNow(); ok {
 		waited = !b.roomBy.IsZero()
-		b.roomBy = time.Time{}
+		b.roomBy = 0
 	}
 	return r, ok, waited
 }
