@@ -93,7 +93,7 @@ func (b *burst) nextSeq(last uint16) uint16 {
 // sendValid sends the burst's valid request with the next sequence id.
 func (s *session) sendValid(b *burst, intended time.Time, roomID uint32) error {
 	s.seq = b.nextSeq(s.seq)
-	s.sent++
+	s.useIDs(1)
 	p := pending{typ: b.valid, seq: s.seq, roomID: roomID, value: uint32(s.seq)}
 	s.obuf = s.encode(s.obuf[:0], &p, s.sendProfile(0))
 	b.add(flight{intended: intended, sent: time.Now(), kind: -1})
@@ -103,7 +103,7 @@ func (s *session) sendValid(b *burst, intended time.Time, roomID uint32) error {
 // sendMalformed sends one packet of kind k with the next sequence id.
 func (s *session) sendMalformed(b *burst, kind scenario.MalformedKind, k int) error {
 	s.seq++
-	s.sent++
+	s.useIDs(1)
 	s.obuf = s.malformedPacket(s.obuf[:0], b, kind, s.seq)
 	b.add(flight{sent: time.Now(), kind: int8(k)})
 	return s.tr.send(b.to, s.obuf)
@@ -297,7 +297,7 @@ func validAnswer(valid, got udpwire.MsgType) bool {
 func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error {
 	spec := st.Malformed
 	key := s.StepKey(i)
-	b := &burst{first: s.seq + 1, valid: udpwire.LobbyListRooms, to: s.lobby}
+	b := &burst{first: s.seq + 1, valid: udpwire.LobbyListRooms, to: s.rt.lobby}
 	if spec.To == "instance" {
 		if !s.inst.IsValid() {
 			return s.Fail(i, st, simclient.ReasonNoRoom, errors.New("malformed to: instance needs a joined room"))
@@ -401,7 +401,7 @@ func (s *session) rateProbe(ctx context.Context, i int, st *scenario.Step) error
 	}
 	spec := st.Probe
 	key := s.StepKey(i)
-	b := &burst{first: s.seq + 1, to: s.lobby}
+	b := &burst{first: s.seq + 1, to: s.rt.lobby}
 	var room uint32
 	var ps *probeScript
 	var msgKey metrics.Key
@@ -591,7 +591,7 @@ func (s *session) sendScripted(b *burst, intended time.Time, ps *probeScript) er
 		return err
 	}
 	s.seq++
-	s.sent++
+	s.useIDs(1)
 	b.add(flight{intended: intended, sent: time.Now(), kind: -1})
 	return s.tr.send(b.to, buf)
 }

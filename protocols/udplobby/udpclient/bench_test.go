@@ -116,7 +116,7 @@ func TestRequestZeroAlloc(t *testing.T) {
 		p    pending
 	}{
 		{"ping", pending{typ: udpwire.ClientPing, to: s.inst, inst: true}},
-		{"list", pending{typ: udpwire.LobbyListRooms, to: s.lobby}},
+		{"list", pending{typ: udpwire.LobbyListRooms, to: s.rt.lobby}},
 	} {
 		run := func() {
 			p := tc.p

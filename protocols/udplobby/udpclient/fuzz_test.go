@@ -42,7 +42,7 @@ func FuzzHandle(f *testing.F) {
 	}
 	defer ss.Close()
 	s := ss.(*session)
-	lobby := s.lobby
+	lobby := s.rt.lobby
 	inst := netip.MustParseAddrPort("127.0.0.1:9000")
 	f.Fuzz(func(t *testing.T, data []byte, fromInst bool, typ uint8) {
 		s.inst = inst

@@ -116,7 +116,7 @@ func TestRateProbeReusedIDs(t *testing.T) {
 	defer ss.Close()
 	s := ss.(*session)
 	start := time.Now()
-	r := &probeRun{s: s, b: &burst{to: s.lobby, valid: udpwire.LobbyListRooms, ids: newProbeIDs(s.seq + 1)},
+	r := &probeRun{s: s, b: &burst{to: s.rt.lobby, valid: udpwire.LobbyListRooms, ids: newProbeIDs(s.seq + 1)},
 		pr: simclient.NewProbe(p.Flows[0].Steps[0].Probe, start), start: start, timeout: time.Second}
 	var answered []time.Time // the intended times of the requests answered
 	r.answered = func(f *flight, ok bool) {

@@ -74,7 +74,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 	if !s.pw.suspended {
 		s.p = *p
 		s.seq++
-		s.sent++
+		s.useIDs(1)
 		s.p.seq = s.seq
 		s.p.active = true
 		s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(0))
@@ -289,17 +289,17 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 // another host (a violation).
 func (s *session) channel(data []byte, from netip.AddrPort) (ch udpwire.Channel, ok bool) {
 	switch {
-	case from == s.lobby:
+	case from == s.rt.lobby:
 		return udpwire.ChannelLobby, true
 	case s.inst.IsValid() && from == s.inst:
 		return udpwire.ChannelInstance, true
 	case !s.plausible(data):
 		s.Shared.StrayDatagram()
 		return udpwire.ChannelAny, false
-	case from.Addr() == s.lobby.Addr() || s.inst.IsValid() && from.Addr() == s.inst.Addr():
+	case from.Addr() == s.rt.lobby.Addr() || s.inst.IsValid() && from.Addr() == s.inst.Addr():
 		return udpwire.ChannelAny, true // another port of a host this client talks to
 	}
-	s.violation(RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", s.msg.Type, s.msg.Seq, from, s.lobby, s.inst))
+	s.violation(RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", s.msg.Type, s.msg.Seq, from, s.rt.lobby, s.inst))
 	return udpwire.ChannelAny, false
 }
 
@@ -371,7 +371,7 @@ func (s *session) plausible(data []byte) bool {
 // sourceDetail describes a message m that came from port from instead of
 // the lobby's or the instance's.
 func (s *session) sourceDetail(m *udpwire.Message, from netip.AddrPort, ch udpwire.Channel) string {
-	want, who := s.lobby, "lobby"
+	want, who := s.rt.lobby, "lobby"
 	if ch == udpwire.ChannelInstance {
 		want, who = s.inst, "instance"
 	}
@@ -384,7 +384,7 @@ func (s *session) knownSeq(seq uint16) bool {
 		return true
 	}
 	d := s.seq - seq // sequence ids used are s.seq-sent+1 … s.seq (mod 2^16)
-	return int(d) < s.sent
+	return int(d) < int(s.sent)
 }
 
 // usedIDs names the sequence ids this socket used, s.seq-sent+1 … s.seq
@@ -534,11 +534,14 @@ func (s *session) shareRoom() {
 }
 
 func (s *session) setInstance(port uint16) {
-	inst := netip.AddrPortFrom(s.lobby.Addr(), port)
+	inst := netip.AddrPortFrom(s.rt.lobby.Addr(), port)
 	if inst != s.inst {
 		s.inst = inst
 		s.instJoined, s.allReady, s.gameStarted, s.gameEnded, s.kicked = false, false, false, false, false
-		s.lastTick, s.lastEventN = -1, 0
+		s.lastTick = -1
+		if s.lastEvent != nil {
+			s.lastEvent.n = 0
+		}
 	}
 }
 
@@ -571,13 +574,28 @@ func (s *session) decodeFailed(data []byte, err error) verdict {
 	return replyNone
 }
 
+// repeatedEvent reports whether data repeats the instance's last event
+// of up to 32 bytes, and keeps it as the last one.
+func (s *session) repeatedEvent(data []byte) bool {
+	e := s.lastEvent
+	if e == nil {
+		e = new(eventCopy)
+		s.lastEvent = e
+	}
+	if len(data) > len(e.b) {
+		return false
+	}
+	if int(e.n) == len(data) && string(e.b[:len(data)]) == string(data) {
+		return true
+	}
+	e.n = uint8(copy(e.b[:], data))
+	return false
+}
+
 // event handles an instance's unsolicited message.
 func (s *session) event(data []byte, m *udpwire.Message) verdict {
-	if !s.strictOrder && len(data) <= len(s.lastEvent) && s.lastEventN == len(data) && string(s.lastEvent[:len(data)]) == string(data) {
+	if !s.strictOrder && s.repeatedEvent(data) {
 		return replyNone // an exact repeat under incoming duplication/reordering
-	}
-	if len(data) <= len(s.lastEvent) {
-		s.lastEventN = copy(s.lastEvent[:], data)
 	}
 	switch m.Type {
 	case udpwire.ServerAllReady:

@@ -295,7 +295,7 @@ func TestReuseLateReply(t *testing.T) {
 			defer kc.close()
 			s1 := kc.next(ctx)
 			if tc.sent != 0 {
-				s1.seq, s1.sent = uint16(tc.seq), tc.sent
+				s1.seq, s1.sent = uint16(tc.seq), int32(tc.sent)
 			}
 			if tc.retried {
 				s1.answered.once = false
@@ -362,5 +362,36 @@ func TestLargeRoomList(t *testing.T) {
 	}
 	if n := f.count(udpwire.LobbyListRooms); n != 2 {
 		t.Errorf("server saw %d lists, want 2 (one per step)", n)
+	}
+}
+
+// TestUseIDs: the count of sequence ids used stops at 1<<16, all of them,
+// so that knownSeq knows every id however long the socket lived.
+func TestUseIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		from, n    int32
+		want       int32
+		known, not uint16 // an id knownSeq must know, and one it must not (0: none)
+	}{
+		{name: "first", from: 0, n: 1, want: 1, known: 5, not: 4},
+		{name: "some", from: 10, n: 5, want: 15, known: 0, not: 65525},
+		{name: "to the last id", from: 65530, n: 6, want: 1 << 16, known: 6},
+		{name: "past it", from: 65530, n: 100, want: 1 << 16, known: 7},
+		{name: "long after", from: 1 << 16, n: 1 << 20, want: 1 << 16, known: 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &session{seq: 5, sent: tc.from}
+			s.useIDs(int(tc.n))
+			if s.sent != tc.want {
+				t.Fatalf("sent %d, want %d", s.sent, tc.want)
+			}
+			if !s.knownSeq(tc.known) {
+				t.Errorf("id %d not known after %d used", tc.known, s.sent)
+			}
+			if tc.not != 0 && s.knownSeq(tc.not) {
+				t.Errorf("id %d known after %d used ending at %d", tc.not, s.sent, s.seq)
+			}
+		})
 	}
 }

@@ -30,7 +30,7 @@ func (s *session) ScriptTransport(ctx context.Context) (script.Transport, error)
 }
 
 func (t scriptTransport) Send(channel string, b []byte) (time.Time, error) {
-	to := t.s.lobby
+	to := t.s.rt.lobby
 	if channel == "instance" {
 		if !t.s.inst.IsValid() {
 			return time.Time{}, errors.New("no instance yet: no ROOM_CREATED or JOIN_SUCCESS named one")
@@ -63,7 +63,7 @@ func (s *session) followSent(b []byte) {
 func (s *session) takeSeqs(last, max uint16) {
 	if d := last - s.seq; d != 0 && d <= max {
 		s.seq += d
-		s.sent += int(d)
+		s.useIDs(int(d))
 	}
 }
 
@@ -110,7 +110,7 @@ func (t scriptTransport) Recv(deadline time.Time) (string, []byte, time.Time, er
 		}
 		at := t.s.replyAt()
 		switch {
-		case from == t.s.lobby:
+		case from == t.s.rt.lobby:
 			return "lobby", data, at, nil
 		case t.s.inst.IsValid() && from == t.s.inst:
 			return "instance", data, at, nil

@@ -27,12 +27,13 @@ type runState struct {
 	profile atomic.Int32 // udplobby.Profile, or -1 while "auto" has not guessed it
 	keys    [256]metrics.Key
 	ports   scenario.PortRange
+	lobby   netip.AddrPort // the target, every session's lobby
 }
 
 func getRun(sh *simclient.Shared) *runState {
 	return sh.Value(runKey{}, func() any {
 		o := OptionsOf(sh.Plan)
-		rt := &runState{ports: o.InstancePorts}
+		rt := &runState{ports: o.InstancePorts, lobby: unmap(sh.Target)}
 		switch o.HeaderProfile {
 		case "rtype17":
 			rt.profile.Store(int32(udpwire.ProfileRType17))
@@ -63,13 +64,12 @@ type session struct {
 	// series is where a ping series suspended in a pause goes on.
 	series series
 
-	lobby netip.AddrPort
-	inst  netip.AddrPort // zero until a create or join returned a port
+	inst netip.AddrPort // zero until a create or join returned a port
 
 	profile   udpwire.Profile
 	known     bool // profile known (not auto, or guessed)
 	seq       uint16
-	sent      int // sequence ids used so far
+	sent      int32 // sequence ids used so far, up to 1<<16 (useIDs)
 	obuf      []byte
 	msg       udpwire.Message
 	rooms     []udpwire.Room
@@ -92,8 +92,10 @@ type session struct {
 	gameEnded   bool
 	kicked      bool
 	lastTick    int
-	lastEvent   [32]byte
-	lastEventN  int
+	// lastEvent is the instance's last event, to tell an exact repeat
+	// under the impairment's duplication or reordering (not strictOrder);
+	// nil until then, as most clients never need it.
+	lastEvent   *eventCopy
 	disconnect  bool
 	strictOrder bool
 	// oneReply: a request sent once gets one datagram back, unless the
@@ -109,6 +111,17 @@ type session struct {
 	refusal  *reqFail
 }
 
+// eventCopy is a copy of an instance's event of up to 32 bytes
+// (session.lastEvent).
+type eventCopy struct {
+	b [32]byte
+	n uint8
+}
+
+// useIDs counts n more sequence ids as used (session.sent): past 1<<16,
+// every id has been.
+func (s *session) useIDs(n int) { s.sent = int32(min(int(s.sent)+n, 1<<16)) }
+
 // answeredReq is a lobby request that was answered: its sequence id, and
 // whether it was sent once (a second reply to a retried request may
 // answer the retry).
@@ -119,16 +132,18 @@ type answeredReq struct {
 }
 
 type pending struct {
-	active   bool
-	typ      udpwire.MsgType
+	// in size order: 104 bytes, not 112 (the session's size class,
+	// TestClientSizes)
 	to       netip.AddrPort
-	inst     bool
+	intended time.Time
+	sent     time.Time
+	attempt  int
 	roomID   uint32
 	value    uint32
 	seq      uint16
-	attempt  int
-	intended time.Time
-	sent     time.Time
+	active   bool
+	typ      udpwire.MsgType
+	inst     bool
 }
 
 // replyWait is the wait for the pending request's reply (request): the
@@ -166,7 +181,6 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	}
 	s.rt, s.tr = getRun(sh), tr
 	s.IO = &tr.io
-	s.lobby = unmap(sh.Target)
 	s.obuf = make([]byte, 0, 64)
 	s.strictOrder = imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0
 	s.oneReply = imp.In.Duplicate == 0 && imp.Out.Duplicate == 0
@@ -193,7 +207,7 @@ func (s *session) Reuse(id int, flow *scenario.Flow) (simclient.Session, bool) {
 		return nil, false
 	}
 	// What the client keeps; everything else starts from zero.
-	*s = session{Base: s.Renew(id, fi), rt: s.rt, tr: s.tr, lobby: s.lobby, strictOrder: s.strictOrder,
+	*s = session{Base: s.Renew(id, fi), rt: s.rt, tr: s.tr, strictOrder: s.strictOrder,
 		oneReply: s.oneReply, answered: s.answered, seq: s.seq, sent: s.sent, obuf: s.obuf[:0], rooms: s.rooms[:0], prevRooms: s.prevRooms[:0], lastTick: -1}
 	s.syncProfile()
 	return s, true
@@ -299,12 +313,12 @@ func (s *session) finish(i int, st *scenario.Step, intended, sent time.Time, err
 
 // list asks for the room list and copies it into s.rooms.
 func (s *session) list(pol scenario.RequestPolicy, intended time.Time) (time.Time, error) {
-	sent, err := s.request(&pending{typ: udpwire.LobbyListRooms, to: s.lobby, intended: intended}, pol)
+	sent, err := s.request(&pending{typ: udpwire.LobbyListRooms, to: s.rt.lobby, intended: intended}, pol)
 	return sent, err
 }
 
 func (s *session) create(i int, st *scenario.Step, intended time.Time) (time.Time, error) {
-	sent, err := s.request(&pending{typ: udpwire.LobbyCreateRoom, to: s.lobby, intended: intended}, st.Policy)
+	sent, err := s.request(&pending{typ: udpwire.LobbyCreateRoom, to: s.rt.lobby, intended: intended}, st.Policy)
 	if err == simclient.ErrSuspended {
 		return sent, err
 	}
@@ -348,7 +362,7 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 		}
 		intended = time.Now()
 	}
-	return s.request(&pending{typ: udpwire.LobbyJoinRoom, to: s.lobby, roomID: room, intended: intended}, st.Policy)
+	return s.request(&pending{typ: udpwire.LobbyJoinRoom, to: s.rt.lobby, roomID: room, intended: intended}, st.Policy)
 }
 
 // pickRoom lists the rooms (intended then) and picks one at random among
@@ -485,7 +499,7 @@ func ClientTime(base time.Time) uint32 { return uint32(time.Since(base) / time.M
 // notify sends a request that has no reply (CLIENT_READY, CLIENT_DISCONNECT).
 func (s *session) notify(typ udpwire.MsgType, v uint32, intended time.Time) (time.Time, error) {
 	s.seq++
-	s.sent++
+	s.useIDs(1)
 	s.obuf = s.encode(s.obuf[:0], &pending{typ: typ, value: v, seq: s.seq}, s.profile)
 	err := s.tr.send(s.inst, s.obuf)
 	sent := s.tr.sent.Time()
