@@ -181,7 +181,6 @@ func New(sh *simclient.Shared, id int, flow *scenario.Flow, src netip.Addr) (sim
 	}
 	s.rt, s.tr = getRun(sh), tr
 	s.IO = &tr.io
-	s.obuf = make([]byte, 0, 64)
 	s.strictOrder = imp.In.Duplicate == 0 && imp.In.Reorder == 0 && imp.In.Jitter == 0
 	s.oneReply = imp.In.Duplicate == 0 && imp.Out.Duplicate == 0
 	s.lastTick = -1

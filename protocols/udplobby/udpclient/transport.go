@@ -34,8 +34,7 @@ var pastDeadline = time.Unix(1, 0)
 // timeouts and the client-side impairment. It is used by one goroutine
 // (the session's), except cancel and close.
 type transport struct {
-	c     udpConn    // a *net.UDPConn, or a virtual flow (flows.go)
-	flow  flowWaiter // c when it is a virtual flow, else nil
+	c     udpConn // a *net.UDPConn, or a virtual flow (flows.go)
 	sw    *simclient.Sweeper
 	waker *simclient.Waker
 	rx    rxbuf.Buf // the last datagram read, valid until the next recv
@@ -45,11 +44,9 @@ type transport struct {
 
 	cancelled atomic.Bool
 	closed    atomic.Bool
-	// stamps: the kernel stamps every datagram the socket receives
-	// (SO_TIMESTAMPNS, Linux). kns is the stamp of the datagram recv last
-	// returned (ns on CLOCK_REALTIME), 0 when it came with none.
-	stamps bool
-	kns    int64
+	// kns is the stamp of the datagram recv last returned (ns on
+	// CLOCK_REALTIME), 0 when it came with none (stamps).
+	kns int64
 	// readAt is recv's clock reading just before the read that returned
 	// its datagram, zero when that read parked (then the clock is read
 	// again to time the reply: replyAt).
@@ -70,11 +67,6 @@ type transport struct {
 	// send (run --precise; 0: never), until pollUntil (zero: not armed).
 	window    time.Duration
 	pollUntil instant.Instant
-	// noPark asks the next recv to return errWouldBlock rather than park
-	// until its deadline, where it can (canSuspend, nothing held, no
-	// polling window); each recv clears it. nowait is that for one read.
-	noPark bool
-	nowait bool
 	// *sockio is the socket's raw reads and writes (transport_linux.go),
 	// nil where they are not available (a virtual flow, another OS): some
 	// 250 bytes a virtual client does not hold.
@@ -85,6 +77,16 @@ type transport struct {
 	// cslot its place there.
 	cset  atomic.Pointer[simclient.CancelSet]
 	cslot int32
+
+	// The flags last, beside cslot, where they take no padding.
+	// stamps: the kernel stamps every datagram the socket receives
+	// (SO_TIMESTAMPNS, Linux). noPark asks the next recv to return
+	// errWouldBlock rather than park until its deadline, where it can
+	// (canSuspend, nothing held, no polling window); each recv clears it.
+	// nowait is that for one read.
+	stamps bool
+	noPark bool
+	nowait bool
 }
 
 func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, window time.Duration) error {
@@ -422,13 +424,13 @@ func (t *transport) held(now time.Time, wake *time.Time) (data []byte, from neti
 // the netpoller until one comes, holding a 64 KiB scratch while it waits:
 // where raw reads are not available (initIO).
 func (t *transport) readNet() ([]byte, netip.AddrPort, error) {
-	if t.flow != nil {
-		if t.nowait && !t.flow.Ready() {
+	if f := t.flow(); f != nil {
+		if t.nowait && !f.Ready() {
 			t.idle() // nothing to read: wait without a buffer
 			return nil, netip.AddrPort{}, errWouldBlock
 		}
 		// Wait for the datagram holding no scratch.
-		if err := t.flow.WaitReadable(); err != nil {
+		if err := f.WaitReadable(); err != nil {
 			return nil, netip.AddrPort{}, err
 		}
 	}
