@@ -25,16 +25,6 @@ type slot struct {
 	iter    int
 	backoff time.Duration // the current pause after a failed start
 	prev    Session       // the last session, completed and kept open (Start.Prev)
-	// up: the slot is counted in Stats.Up, from its first session (made,
-	// or a failed start) before the schedule's end until it releases the
-	// slot: a client pausing after a failed session or suspended stays
-	// up, and one that came up only after the end never was.
-	up bool
-	// active: the slot is counted in Stats.Active, from the start of a
-	// session until it ends unkept or the slot stops: a client keeping
-	// its session for the next iteration stays live in between, so a
-	// looping client does not touch the shared counter per iteration.
-	active bool
 	// st is the Start of the slot's current session, kept here rather
 	// than on the client's goroutine stack (simclient.StackBudget).
 	st Start
@@ -46,6 +36,17 @@ type slot struct {
 	// not there) and the number of its current suspension.
 	hidx int
 	gen  uint32
+	// up: the slot is counted in Stats.Up, from its first session (made,
+	// or a failed start) before the schedule's end until it releases the
+	// slot: a client pausing after a failed session or suspended stays
+	// up, and one that came up only after the end never was. (The flags
+	// are beside gen, where they take no padding: a slot is 192 bytes.)
+	up bool
+	// active: the slot is counted in Stats.Active, from the start of a
+	// session until it ends unkept or the slot stops: a client keeping
+	// its session for the next iteration stays live in between, so a
+	// looping client does not touch the shared counter per iteration.
+	active bool
 	// pos is the slot's index in Execution.slots (the poller's events
 	// name it); it never changes.
 	pos int

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/lobbybench/lobbybench/internal/instant"
 )
@@ -65,5 +66,19 @@ func TestDueSlots(t *testing.T) {
 		h.popMin()
 	}); a != 0 {
 		t.Errorf("a suspension and its wake allocate %v times, want 0", a)
+	}
+}
+
+// TestClientStateSizes: what the engine keeps per closed-model client, a
+// quarter of a million of them with virtual flows, stays in its size
+// class: a slot in the 192-byte class (its flags took a padded word of
+// their own, and the 208-byte class), a suspended slot's heap entry 16
+// bytes (with a time.Time, 32).
+func TestClientStateSizes(t *testing.T) {
+	if n := unsafe.Sizeof(slot{}); n > 192 {
+		t.Errorf("a slot is %d bytes, over the 192-byte size class", n)
+	}
+	if n := unsafe.Sizeof(dueSlot{}); n > 16 {
+		t.Errorf("a heap entry is %d bytes, want 16", n)
 	}
 }
