@@ -108,10 +108,40 @@ func TestConnReadAllocatesOnlyTheCopy(t *testing.T) {
 }
 
 // TestConnSize: a Conn, one per virtual client, stays in the allocator's
-// 128-byte size class (its read deadline is an 8-byte instant; as a
-// time.Time it took the 144-byte class).
+// 112-byte size class, and a queued datagram in 48 bytes. Addresses are
+// words (word4) and the read deadline an 8-byte instant; with a
+// netip.AddrPort and a time.Time a Conn took the 144-byte class, and a
+// datagram queued alone the 80-byte one.
 func TestConnSize(t *testing.T) {
-	if n := unsafe.Sizeof(Conn{}); n > 128 {
-		t.Errorf("a Conn is %d bytes, over the 128-byte size class", n)
+	if n := unsafe.Sizeof(Conn{}); n > 112 {
+		t.Errorf("a Conn is %d bytes, over the 112-byte size class", n)
+	}
+	if n := unsafe.Sizeof(packet{}); n > 48 {
+		t.Errorf("a queued datagram is %d bytes, over the 48-byte size class", n)
+	}
+}
+
+// TestWord4: an IPv4 address:port packs into a word and back, port 0
+// and the IPv4-mapped form included; an IPv6 address packs to none.
+func TestWord4(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string // want "": none
+	}{
+		{"127.211.1.1:28000", "127.211.1.1:28000"},
+		{"0.0.0.0:0", "0.0.0.0:0"},
+		{"255.255.255.255:65535", "255.255.255.255:65535"},
+		{"[::ffff:10.0.0.1]:53", "10.0.0.1:53"},
+		{"[::1]:53", ""},
+	} {
+		w := pack4(netip.MustParseAddrPort(tc.in))
+		if tc.want == "" {
+			if w != 0 || w.AddrPort().IsValid() {
+				t.Errorf("%s packed to %#x, %v: want none", tc.in, uint64(w), w.AddrPort())
+			}
+			continue
+		}
+		if got := w.AddrPort(); w == 0 || got != netip.MustParseAddrPort(tc.want) {
+			t.Errorf("%s packed to %#x, unpacked %v: want %s", tc.in, uint64(w), got, tc.want)
+		}
 	}
 }

@@ -24,7 +24,7 @@ import (
 // time.
 type Conn struct {
 	h    *Hub
-	addr netip.AddrPort
+	addr word4 // the flow's address:port
 
 	mu       sync.Mutex // guards q, deadline, closed, failed and notify
 	q        []packet
@@ -34,7 +34,7 @@ type Conn struct {
 
 	timer *time.Timer   // the reader's, for its deadline; made by its first wait with one
 	stamp *int64        // where a read writes its datagram's receive time (StampInto)
-	peer  atomic.Uint64 // Connect's peer (packPeer); 0: none
+	peer  atomic.Uint64 // Connect's peer (a word4); 0: none
 	i     int32         // the flow's index in the Hub's table
 	// closed: Close was called. failed: the kernel's error for a datagram
 	// sent to peer, which the next read returns (a connected socket's
@@ -43,10 +43,12 @@ type Conn struct {
 	failed uint16
 }
 
-// packet is a received datagram waiting to be read.
+// packet is a received datagram waiting to be read: 48 bytes, its source
+// in a word (a netip.AddrPort is 32 bytes, and the queue of one it sits in
+// took the 80-byte class).
 type packet struct {
 	b     []byte
-	from  netip.AddrPort
+	from  word4
 	ns    int64 // kernel receive time, ns since the epoch; 0: none
 	trunc bool
 }
@@ -55,7 +57,7 @@ type packet struct {
 // first parked read: a client that only ever suspends (OnReady) or finds
 // its datagram there has neither, some 250 bytes less per flow.
 func newConn(h *Hub, i int, addr netip.AddrPort) *Conn {
-	return &Conn{h: h, i: int32(i), addr: addr}
+	return &Conn{h: h, i: int32(i), addr: pack4(addr)}
 }
 
 // Connect makes c's reads return the kernel's errors for the datagrams it
@@ -63,23 +65,36 @@ func newConn(h *Hub, i int, addr netip.AddrPort) *Conn {
 // next read), as a UDP socket connected to peer does; a Conn not connected
 // is told none, as an unconnected socket is not. It does not filter what
 // c receives: the caller judges a datagram's source.
-func (c *Conn) Connect(peer netip.AddrPort) { c.peer.Store(packPeer(peer)) }
+func (c *Conn) Connect(peer netip.AddrPort) { c.peer.Store(uint64(pack4(peer))) }
 
-// packPeer is an IPv4 address:port in one word, with a bit that makes it
-// non-zero; any other address packs to 0, no peer.
-func packPeer(ap netip.AddrPort) uint64 {
+// word4 is an IPv4 address:port in one word, with a bit that makes it
+// non-zero (pack4); 0 is none, or an address that is not IPv4 (flows and
+// the datagrams they receive are IPv4).
+type word4 uint64
+
+func pack4(ap netip.AddrPort) word4 {
 	a := ap.Addr().Unmap()
 	if !a.Is4() {
 		return 0
 	}
 	b := a.As4()
-	return 1<<48 | uint64(binary.BigEndian.Uint32(b[:]))<<16 | uint64(ap.Port())
+	return 1<<48 | word4(binary.BigEndian.Uint32(b[:]))<<16 | word4(ap.Port())
+}
+
+// AddrPort is w unpacked: the zero AddrPort for 0.
+func (w word4) AddrPort() netip.AddrPort {
+	if w == 0 {
+		return netip.AddrPort{}
+	}
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(w>>16))
+	return netip.AddrPortFrom(netip.AddrFrom4(b), uint16(w))
 }
 
 // connectedTo reports whether c was connected to ap.
 func (c *Conn) connectedTo(ap netip.AddrPort) bool {
 	p := c.peer.Load()
-	return p != 0 && p == packPeer(ap)
+	return p != 0 && p == uint64(pack4(ap))
 }
 
 // fail makes c's next read return the kernel's error e for a datagram c
@@ -118,10 +133,10 @@ func (c *Conn) takeFailed() error {
 func (c *Conn) StampInto(p *int64) { c.stamp = p }
 
 // AddrPort returns the flow's address:port.
-func (c *Conn) AddrPort() netip.AddrPort { return c.addr }
+func (c *Conn) AddrPort() netip.AddrPort { return c.addr.AddrPort() }
 
 // LocalAddr returns the flow's address, as a *net.UDPAddr.
-func (c *Conn) LocalAddr() net.Addr { return net.UDPAddrFromAddrPort(c.addr) }
+func (c *Conn) LocalAddr() net.Addr { return net.UDPAddrFromAddrPort(c.AddrPort()) }
 
 // SyscallConn reports that a flow has no descriptor of its own: a caller
 // falls back to the methods here.
@@ -146,7 +161,7 @@ func signal(w chan struct{}) {
 // push queues a copy of m for the reader; false when the queue is full or
 // the Conn closed.
 func (c *Conn) push(m *Message) bool {
-	p := packet{b: append([]byte(nil), m.Buf[:m.N]...), from: m.From, trunc: m.Truncated}
+	p := packet{b: append([]byte(nil), m.Buf[:m.N]...), from: pack4(m.From), trunc: m.Truncated}
 	if !m.Time.IsZero() {
 		p.ns = m.Time.UnixNano()
 	}
@@ -271,7 +286,7 @@ func (c *Conn) deliver(p packet, b []byte) (n, oobn, flags int, from netip.AddrP
 	if c.stamp != nil {
 		*c.stamp = p.ns
 	}
-	return n, 0, flags, p.from, nil
+	return n, 0, flags, p.from.AddrPort(), nil
 }
 
 // wait waits for a change (a datagram, a new deadline, Close: a signal
@@ -327,7 +342,7 @@ func (c *Conn) write(b []byte, addr netip.AddrPort, sent *atomic.Int64) (int, er
 	to := netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
 	var err error
 	if sent == nil {
-		err = c.h.send(c.addr, to, b)
+		err = c.h.send(c.AddrPort(), to, b)
 	} else {
 		err = c.h.queue(c, to, b, sent)
 	}

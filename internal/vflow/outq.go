@@ -147,7 +147,7 @@ func (h *Hub) sendChunk(part []outgoing, arena []byte) {
 	q := &h.out
 	ds := q.ds[:0]
 	for _, o := range part {
-		ds = append(ds, Datagram{Src: o.c.addr, Dst: o.dst, Payload: arena[o.off : o.off+o.n]})
+		ds = append(ds, Datagram{Src: o.c.AddrPort(), Dst: o.dst, Payload: arena[o.off : o.off+o.n]})
 	}
 	q.ds = ds
 	for len(part) > 0 {
