@@ -380,10 +380,15 @@ func sampleStacks(peak *atomic.Uint64, trace bool, stop <-chan struct{}) {
 }
 
 // profileHeapAt writes a heap profile to file, and its goroutines to
-// file.goroutines, once at has passed; the timer's Stop cancels it.
-func profileHeapAt(file string, at time.Duration) *time.Timer {
+// file.goroutines, once at has passed, and stores in *live the bytes of
+// heap objects right after the collection it forces there (exact, where
+// the profile's figures are sampled); the timer's Stop cancels it.
+func profileHeapAt(file string, at time.Duration, live *atomic.Uint64) *time.Timer {
 	return time.AfterFunc(at, func() {
 		runtime.GC() // the profile shows the heap as of the last GC: this moment's
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		live.Store(s[0].Value.Uint64())
 		if f, err := os.Create(file); err == nil {
 			pprof.Lookup("heap").WriteTo(f, 0)
 			f.Close()
@@ -430,11 +435,12 @@ func memRun(n, group int, flows string, d, interval time.Duration, heapFile stri
 	stop := make(chan struct{})
 	defer close(stop)
 	go sampleStacks(&peakStacks, trace, stop)
+	var live atomic.Uint64
 	if heapFile != "" {
 		if at <= 0 {
 			at = d / 2
 		}
-		defer profileHeapAt(heapFile, at).Stop()
+		defer profileHeapAt(heapFile, at, &live).Stop()
 	}
 	if cpuFile != "" {
 		w, err := os.Create(cpuFile)
@@ -462,6 +468,11 @@ func memRun(n, group int, flows string, d, interval time.Duration, heapFile stri
 	fmt.Printf("  harness peak RSS %.1f MiB, peak live heap %.1f MiB, Go runtime total %.1f MiB, %d goroutines peak, %.1f CPU-s\n",
 		float64(h.PeakRSSBytes)/(1<<20), float64(h.PeakHeapBytes)/(1<<20), float64(h.PeakGoRuntimeBytes)/(1<<20), h.PeakGoroutines, h.CPUSeconds)
 	fmt.Printf("  pings ok %d, failed %d, violations %d, sessions failed %d\n", pings, fails, res.Totals.Violations, res.Engine.Sessions.Failed)
+	if l := live.Load(); l > 0 {
+		// What the clients keep, apart from the garbage the collector has
+		// yet to take (the RSS's peak holds both).
+		fmt.Printf("  live heap after a collection at %v (-memprofile-at): %.1f MiB, %.0f bytes per client\n", at, float64(l)/(1<<20), float64(l)/float64(n))
+	}
 	if n >= simclient.SuspendWaitsFrom {
 		// Clients waiting hold no goroutine (simclient.SuspendWaitsFrom):
 		// stacks per client would be the stack cache's, not a path's.
