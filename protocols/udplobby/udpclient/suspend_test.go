@@ -134,13 +134,14 @@ func TestSuspendedStop(t *testing.T) {
 // meantime completes it, sent once; a deadline that passed sends it again
 // with the same sequence id, under the step's retries, and the request
 // fails only once they are spent. Without SuspendWaits the session parks.
+// Only a session that parked made its socket a sweeper's waker.
 func TestSuspendWaits(t *testing.T) {
 	tests := []suspendWaitsCase{
-		{"reply while suspended", simclient.Options{Suspend: true, SuspendWaits: true}, true, 1, 1, false},
+		{"reply while suspended", simclient.Options{Suspend: true, SuspendWaits: true}, true, 1, 1, false, false},
 		// Three: the first deadline, the retry interval, the retry's
 		// deadline.
-		{"deadlines while suspended", simclient.Options{Suspend: true, SuspendWaits: true}, false, 3, 2, true},
-		{"parks without SuspendWaits", simclient.Options{Suspend: true}, false, 0, 2, true},
+		{"deadlines while suspended", simclient.Options{Suspend: true, SuspendWaits: true}, false, 3, 2, true, false},
+		{"parks without SuspendWaits", simclient.Options{Suspend: true}, false, 0, 2, true, true},
 	}
 	for _, mode := range testFlowsModes(t) {
 		for _, tc := range tests {
@@ -158,6 +159,8 @@ type suspendWaitsCase struct {
 	// server saw; wantErr, that the step failed (timeout).
 	wantSusp, wantSends int
 	wantErr             bool
+	// wantWaker: the session's transport made its waker (a read parked).
+	wantWaker bool
 }
 
 // play plays the row with its session on a socket or a virtual flow
@@ -200,6 +203,9 @@ func (tc suspendWaitsCase) play(t *testing.T, mode scenario.FlowsMode) {
 	}
 	if susp != tc.wantSusp {
 		t.Errorf("%d suspensions, want %d", susp, tc.wantSusp)
+	}
+	if made := s.(*session).tr.waker.Load() != nil; made != tc.wantWaker {
+		t.Errorf("the transport made a waker: %v, want %v (only a read that parks needs one)", made, tc.wantWaker)
 	}
 	if (err != nil) != tc.wantErr {
 		t.Fatalf("the flow ended with %v, want error %v", err, tc.wantErr)

@@ -34,9 +34,11 @@ var pastDeadline = time.Unix(1, 0)
 // timeouts and the client-side impairment. It is used by one goroutine
 // (the session's), except cancel and close.
 type transport struct {
-	c     udpConn // a *net.UDPConn, or a virtual flow (flows.go)
-	sw    *simclient.Sweeper
-	waker *simclient.Waker
+	c  udpConn // a *net.UDPConn, or a virtual flow (flows.go)
+	sw *simclient.Sweeper
+	// waker is the sweeper's for this socket's parked reads, made at the
+	// first (armWaker): a client whose waits all suspend holds none.
+	waker atomic.Pointer[simclient.Waker]
 	rx    rxbuf.Buf // the last datagram read, valid until the next recv
 	out   *impair.Impairer
 	in    *impair.Impairer
@@ -109,7 +111,6 @@ func (t *transport) open(src netip.Addr, bufSize int, sw *simclient.Sweeper, win
 func (t *transport) attach(c udpConn, sw *simclient.Sweeper, window time.Duration) {
 	t.c = c
 	t.sw = sw
-	t.waker = sw.Add(c)
 	if t.initIO() && window > 0 && t.preciseOK() {
 		t.window = window
 	}
@@ -158,7 +159,7 @@ func (t *transport) close() error {
 	if t.c == nil || !t.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	t.sw.Remove(t.waker)
+	t.sw.Remove(t.waker.Load())
 	return t.c.Close()
 }
 
@@ -315,7 +316,7 @@ func (t *transport) recv(deadline time.Time) ([]byte, netip.AddrPort, error) {
 			}
 			continue
 		}
-		t.waker.Disarm()
+		t.disarmWaker()
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 		if t.in == nil {
 			return data, from, nil
@@ -341,7 +342,7 @@ func (t *transport) arm(now, wake, deadline time.Time, noPark bool) (poll, again
 		_ = t.c.SetReadDeadline(pastDeadline)
 		return true, false
 	case wake.IsZero():
-		t.waker.Disarm()
+		t.disarmWaker()
 	case wake.Sub(now) < t.sw.Tick():
 		// Closer than the sweeper's resolution (rate probes, ping
 		// series, impairment delays): a deadline of our own, cleared
@@ -351,9 +352,35 @@ func (t *transport) arm(now, wake, deadline time.Time, noPark bool) (poll, again
 	case noPark && t.in == nil && t.out == nil && t.pollUntil.IsZero() && t.canSuspend():
 		t.nowait = true // the caller suspends instead of parking
 	default:
-		t.waker.Arm(wake)
+		t.armWaker(wake)
 	}
 	return false, false
+}
+
+// armWaker arms the sweeper to wake the read parked until at, making the
+// socket's waker at its first arming (under wmu, as close removes it: a
+// closed transport makes none, its read fails at once).
+func (t *transport) armWaker(at time.Time) {
+	w := t.waker.Load()
+	if w == nil {
+		t.wmu.Lock()
+		if w = t.waker.Load(); w == nil && !t.closed.Load() {
+			w = t.sw.Add(t.c)
+			t.waker.Store(w)
+		}
+		t.wmu.Unlock()
+		if w == nil {
+			return
+		}
+	}
+	w.Arm(at)
+}
+
+// disarmWaker cancels the sweeper's arming, if any.
+func (t *transport) disarmWaker() {
+	if w := t.waker.Load(); w != nil {
+		w.Disarm()
+	}
 }
 
 // spinUntil returns until when recv's read polls without parking: in
