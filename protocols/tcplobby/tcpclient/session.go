@@ -82,6 +82,10 @@ type session struct {
 	refusal   *reqFail
 
 	cancelCtx context.Context
+	// cset is the set whose context's end cancels the session's reads and
+	// a dial under way (watch), cslot its place there.
+	cset  *simclient.CancelSet
+	cslot int32
 
 	// dialing, when not nil, is closed when the dial Prepare started is
 	// over: it then installed fc, or left its failure in dialErr.
@@ -147,32 +151,44 @@ func (s *session) Close() error {
 
 // Run implements simclient.Session.
 func (s *session) Run(ctx context.Context, due time.Time) error {
-	defer s.watch(ctx)()
+	s.watch(ctx)
+	defer s.unwatch()
 	return s.Play(ctx, due, s)
 }
 
 // Resume implements simclient.Resumer: as Run, the connection's reads and
 // a dial under way end with ctx while the flow goes on.
 func (s *session) Resume(ctx context.Context) error {
-	defer s.watch(ctx)()
+	s.watch(ctx)
+	defer s.unwatch()
 	return s.Base.Resume(ctx)
 }
 
 // watch makes ctx's end cancel the connection's reads and a dial under
-// way, until the returned stop is called (when Run or Resume returns).
-func (s *session) watch(ctx context.Context) (stop func() bool) {
+// way (Cancel), until unwatch (when Run or Resume returns): through run
+// sh's set for ctx, one context.AfterFunc for all its clients, where one
+// each took the context's lock at every client's start and allocated.
+func (s *session) watch(ctx context.Context) {
 	s.cancelCtx = ctx
-	return context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		fc := s.fc
-		s.mu.Unlock()
-		if fc != nil {
-			fc.cancel()
-		}
-		if s.dialCancel != nil {
-			s.dialCancel()
-		}
-	})
+	s.cset = s.Shared.Cancels(ctx)
+	s.cset.Add(s, &s.cslot)
+}
+
+// unwatch ends watch's.
+func (s *session) unwatch() { s.cset.Remove(&s.cslot) }
+
+// Cancel implements simclient.Canceler: the connection's reads and a dial
+// under way end.
+func (s *session) Cancel() {
+	s.mu.Lock()
+	fc := s.fc
+	s.mu.Unlock()
+	if fc != nil {
+		fc.cancel()
+	}
+	if s.dialCancel != nil {
+		s.dialCancel()
+	}
 }
 
 // Prepare implements simclient.Preparer: when the first step this member
