@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -72,11 +73,11 @@ func (c *IOCount) Received(n int) {
 
 // lobbyState is a session's part in the lobby measures.
 type lobbyState struct {
-	start   time.Time         // the session's intended start
+	start   instant.Instant   // the session's intended start
+	def     *Game             // the protocol's (nil: none)
 	ttgJoin scenario.StepKind // the step ending time to game ("": a game start does)
 	ttgGame bool              // a game start ends it (the member waits for one)
 	ttgDone bool              // recorded
-	def     *Game             // the protocol's (nil: none)
 	inRoom  bool
 	inGame  bool
 }
@@ -172,7 +173,7 @@ func (b *Base) reachedGame(now time.Time) {
 		return
 	}
 	b.lob.ttgDone = true
-	b.Rec.Measure(metrics.TimeToGame, now.Sub(b.lob.start))
+	b.Rec.Measure(metrics.TimeToGame, now.Sub(b.lob.start.Time()))
 }
 
 func (b *Base) enterRoom(now time.Time) {
