@@ -71,7 +71,7 @@ func (s *session) sendProfile(attempt int) udpwire.Profile {
 // Resume runs the step again, goes on waiting for the same reply (p is
 // then ignored).
 func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, error) {
-	if !s.pw.suspended {
+	if !s.waitSuspended {
 		s.p = *p
 		s.seq++
 		s.useIDs(1)
@@ -86,9 +86,9 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 		}
 		s.pw = replyWait{deadline: instant.Of(s.p.sent).Add(pol.Timeout)}
 	}
-	s.pw.suspended = false
+	s.waitSuspended = false
 	defer func() {
-		if !s.pw.suspended {
+		if !s.waitSuspended {
 			s.p.active = false
 		}
 	}()
@@ -123,7 +123,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			}
 			continue
 		case err == errWouldBlock:
-			s.pw.suspended = true
+			s.waitSuspended = true
 			return s.p.sent, s.tr.await(&s.Base, wait)
 		case errors.Is(err, errTimeout):
 			if err := s.timedOut(key, pol, &s.pw.deadline, &s.pw.resendAt); err != nil {
@@ -142,10 +142,10 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 // the session suspended, which the end of the run stopped it in (Resume
 // does not go back to the step).
 func (s *session) TakeInFlight() (metrics.Key, time.Time, bool) {
-	if !s.p.active || !s.pw.suspended {
+	if !s.p.active || !s.waitSuspended {
 		return metrics.Key(0), time.Time{}, false
 	}
-	s.p.active, s.pw.suspended = false, false
+	s.p.active, s.waitSuspended = false, false
 	return s.rt.keys[s.p.typ], s.p.sent, true
 }
 

@@ -78,37 +78,43 @@ type session struct {
 	// pending request, valid while p.active, and the wait for its reply
 	p  pending
 	pw replyWait
-	// mayAwait: the current step can run again from its start to go on
-	// with a request that suspended (request, simclient.Base.Await).
-	mayAwait bool
 
 	// game state
-	roomID      uint32
-	created     uint32
-	createdAt   instant.Instant
-	instJoined  bool
-	allReady    bool
-	gameStarted bool
-	gameEnded   bool
-	kicked      bool
-	lastTick    int
+	roomID    uint32
+	created   uint32
+	createdAt instant.Instant
+	lastTick  int
 	// lastEvent is the instance's last event, to tell an exact repeat
 	// under the impairment's duplication or reordering (not strictOrder);
 	// nil until then, as most clients never need it.
-	lastEvent   *eventCopy
-	disconnect  bool
-	strictOrder bool
-	// oneReply: a request sent once gets one datagram back, unless the
-	// scenario's impairment duplicates requests or replies.
-	oneReply bool
+	lastEvent *eventCopy
+
+	stale    int64
+	badReply error
+	refusal  *reqFail
 	// answered is the last lobby request that got its reply, kept across
 	// Reuse: a second reply to it, when it was sent once, is
 	// RuleUReplyDup.
 	answered answeredReq
 
-	stale    int64
-	badReply error
-	refusal  *reqFail
+	// The flags last, together, where they take no padding (the session's
+	// size class, TestClientSizes).
+	// mayAwait: the current step can run again from its start to go on
+	// with a request that suspended (request, simclient.Base.Await).
+	// waitSuspended: the pending request's wait suspended the session
+	// (request), which goes on with it at the step's next request call.
+	mayAwait      bool
+	waitSuspended bool
+	instJoined    bool
+	allReady      bool
+	gameStarted   bool
+	gameEnded     bool
+	kicked        bool
+	disconnect    bool
+	strictOrder   bool
+	// oneReply: a request sent once gets one datagram back, unless the
+	// scenario's impairment duplicates requests or replies.
+	oneReply bool
 }
 
 // eventCopy is a copy of an instance's event of up to 32 bytes
@@ -149,14 +155,13 @@ type pending struct {
 // replyWait is the wait for the pending request's reply (request): the
 // current deadline, and when the request is sent again (zero: not
 // scheduled). It is kept in the session rather than on the stack, so that
-// a request whose session suspended (suspended: simclient.Base.Await)
-// goes on when the step's next request call comes; and apart from
-// pending, whose literals the steps build on their own frames
-// (simclient.StackBudget).
+// a request whose session suspended (session.waitSuspended:
+// simclient.Base.Await) goes on when the step's next request call comes;
+// and apart from pending, whose literals the steps build on their own
+// frames (simclient.StackBudget).
 type replyWait struct {
-	deadline  instant.Instant
-	resendAt  instant.Instant
-	suspended bool
+	deadline instant.Instant
+	resendAt instant.Instant
 	// replied is when the reply to the step's last request arrived
 	// (zero: none yet in this step): the step's end (Base.FinishAt).
 	replied instant.Instant
@@ -427,8 +432,8 @@ func (s *session) instRequest(typ udpwire.MsgType, st *scenario.Step, intended t
 // k is 0 outside a series; above 0 between steps only while the session
 // is suspended in the pause before ping k.
 type series struct {
-	step, k    int
 	base, prev instant.Instant
+	step, k    int32 // a step's index, and a ping's (stepkit.Series: at most a million)
 }
 
 // pings sends the step's Count pings Interval apart (stepkit.Series) on a fixed schedule: ping k
@@ -446,13 +451,13 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 	// suspended pause (simclient.Base.Pause) ends the goroutine, and
 	// Resume runs this step again, which goes on at ping sr.k.
 	sr := &s.series
-	resumed := sr.step == i && sr.k > 0 // the pause before ping sr.k is over
+	resumed := int(sr.step) == i && sr.k > 0 // the pause before ping sr.k is over
 	if !resumed {
 		next := instant.Of(s.Next)
-		*sr = series{step: i, base: next, prev: next}
+		*sr = series{step: int32(i), base: next, prev: next}
 	}
-	for ; sr.k < ser.Count; sr.k++ {
-		intended := simclient.SeriesIntended(sr.base.Time(), sr.prev.Time(), sr.k, ser.Interval)
+	for ; int(sr.k) < ser.Count; sr.k++ {
+		intended := simclient.SeriesIntended(sr.base.Time(), sr.prev.Time(), int(sr.k), ser.Interval)
 		if sr.k > 0 && !resumed {
 			if ctx.Err() != nil {
 				// The stop signal: a back-to-back series has no pause to end.
