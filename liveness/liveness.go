@@ -143,6 +143,17 @@ type Watchdog struct {
 
 // Run probes until ctx is done. It returns nothing: what it found is in
 // Outages.
+//
+// A probe starts at a tick when none is under way, or when fewer than
+// SilentAfter are and the last one started half a Timeout ago or more;
+// each is given the whole Timeout, and their results are observed in the
+// order they started. A hung target is so confirmed by SilentAfter
+// probes that overlap, about one and a half Timeouts after its hang (two
+// probes), silent all that while. One probe at a time took SilentAfter
+// whole Timeouts (10 s at 5 s each), longer than the rest of a short
+// run: a run that ended in between said nothing of a target silent for
+// most of it, or said it by luck, as its wind-down outlasted the second
+// probe or not.
 func (w *Watchdog) Run(ctx context.Context) {
 	interval, timeout := w.Interval, w.Timeout
 	if interval <= 0 {
@@ -158,27 +169,72 @@ func (w *Watchdog) Run(ctx context.Context) {
 	w.mu.Unlock()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	var out []*flight // in the order they started
+	limit := w.SilentAfter
+	if limit <= 0 {
+		limit = DefaultSilentAfter
+	}
+	defer func() {
+		// Probes cut by the end prove nothing; they return with ctx.
+		for _, f := range out {
+			<-f.done
+		}
+	}()
 	for {
-		if d, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(d) {
-			// The tick and the end can come at once, and select picks
-			// either (the context may not even be cancelled yet): a
-			// probe started at or after the end proves nothing.
+		if w.ended(ctx) {
 			return
 		}
-		at := time.Since(w.Start)
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		err := w.Probe(pctx)
-		cancel()
-		if ctx.Err() != nil {
-			return // a probe cut by the end of the run proves nothing
+		if n := len(out); n == 0 || n < limit && time.Since(w.Start)-out[n-1].at >= timeout/2 {
+			out = append(out, w.launch(ctx, timeout))
 		}
-		w.Observe(at, err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+		for waiting := true; waiting; {
+			var head chan struct{}
+			if len(out) > 0 {
+				head = out[0].done
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-head:
+				if ctx.Err() != nil {
+					return // a probe cut by the end of the run proves nothing
+				}
+				w.Observe(out[0].at, out[0].err)
+				out = out[1:]
+			case <-tick.C:
+				waiting = false
+			}
 		}
 	}
+}
+
+// flight is a probe under way (Run): when it started, and its result once
+// done is closed.
+type flight struct {
+	at   time.Duration
+	err  error
+	done chan struct{}
+}
+
+// launch starts a probe bounded by timeout.
+func (w *Watchdog) launch(ctx context.Context, timeout time.Duration) *flight {
+	f := &flight{at: time.Since(w.Start), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		f.err = w.Probe(pctx)
+	}()
+	return f
+}
+
+// ended reports whether the run is over: ctx done or past its deadline.
+// The tick and the end can come at once, and select picks either (the
+// context may not even be cancelled yet): a probe started at or after
+// the end proves nothing.
+func (w *Watchdog) ended(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(d)
 }
 
 // Observe records the result of one probe started at offset at (Run

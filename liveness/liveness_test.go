@@ -134,6 +134,75 @@ func TestRun(t *testing.T) {
 	})
 }
 
+// TestRunLongTimeout: with a probe timeout of 5 s, a target that hangs
+// at +0.5 s is down by the end of a run of 8.5 s. Probes overlap: the
+// second starts half a timeout after the first (at 3 s), and the two
+// confirm the hang at 8 s, each having waited its whole timeout; one at a
+// time, the second would have been cut by the end (at 10.75 s) and the
+// run would have said nothing.
+func TestRunLongTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var changes []result.Outage
+		var at []time.Duration
+		w := &Watchdog{Interval: 250 * time.Millisecond, Timeout: 5 * time.Second, Start: start,
+			OnChange: func(o result.Outage) { changes = append(changes, o); at = append(at, time.Since(start)) },
+			Probe: func(ctx context.Context) error {
+				if time.Since(start) >= 500*time.Millisecond {
+					<-ctx.Done()
+					return errSilent
+				}
+				return nil
+			}}
+		ctx, cancel := context.WithTimeout(context.Background(), 8400*time.Millisecond)
+		defer cancel()
+		w.Run(ctx)
+		got := w.Outages()
+		if len(got) != 1 {
+			t.Fatalf("outages = %+v, want 1: a target silent from +0.5 s of an 8.5 s run", got)
+		}
+		if o := got[0]; o.StartNS != 500*time.Millisecond || o.LastUpNS != 250*time.Millisecond || o.Back || o.Kind != result.DownSilent {
+			t.Errorf("outage = %+v, want silent from 0.5 s, last up at 0.25 s, not back", o)
+		}
+		if len(at) != 1 || at[0] != 8*time.Second {
+			t.Errorf("declared at %v, want once, at 8 s (the second probe's timeout)", at)
+		}
+		if made, answered := w.Probes(); made != 4 || answered != 2 {
+			t.Errorf("probes = %d made, %d answered; want 4 observed (2 answered, 2 silent)", made, answered)
+		}
+	})
+}
+
+// TestRunStallWithinTimeout: a target that stops answering for 4 s,
+// less than the probe timeout of 5 s, and then answers what it was sent,
+// is not down, though two probes overlapped in its stall.
+func TestRunStallWithinTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		resume := start.Add(4500 * time.Millisecond)
+		w := &Watchdog{Interval: 250 * time.Millisecond, Timeout: 5 * time.Second, Start: start,
+			Probe: func(ctx context.Context) error {
+				if now := time.Now(); now.After(start.Add(500*time.Millisecond)) && now.Before(resume) {
+					select {
+					case <-time.After(time.Until(resume)): // answered when it resumes
+					case <-ctx.Done():
+						return errSilent
+					}
+				}
+				return nil
+			}}
+		ctx, cancel := context.WithTimeout(context.Background(), 9900*time.Millisecond)
+		defer cancel()
+		w.Run(ctx)
+		if got := w.Outages(); len(got) != 0 {
+			t.Errorf("outages = %+v, want none: the stall was shorter than the probes' timeout", got)
+		}
+		if made, answered := w.Probes(); made == 0 || made != answered {
+			t.Errorf("probes = %d made, %d answered; want every one answered", made, answered)
+		}
+	})
+}
+
 func TestMarkDown(t *testing.T) {
 	w := &Watchdog{}
 	w.Observe(0, nil)
