@@ -187,23 +187,34 @@ func (w *Watchdog) Run(ctx context.Context) {
 		if n := len(out); n == 0 || n < limit && time.Since(w.Start)-out[n-1].at >= timeout/2 {
 			out = append(out, w.launch(ctx, timeout))
 		}
-		for waiting := true; waiting; {
-			var head chan struct{}
-			if len(out) > 0 {
-				head = out[0].done
+		var ok bool
+		if out, ok = w.untilTick(ctx, tick.C, out); !ok {
+			return
+		}
+	}
+}
+
+// untilTick observes the probes under way (out, in the order they
+// started) as each ends in turn, until the next tick; it returns those
+// still under way, and false once ctx is done (a probe cut by the end of
+// the run proves nothing).
+func (w *Watchdog) untilTick(ctx context.Context, tick <-chan time.Time, out []*flight) ([]*flight, bool) {
+	for {
+		var head chan struct{}
+		if len(out) > 0 {
+			head = out[0].done
+		}
+		select {
+		case <-ctx.Done():
+			return out, false
+		case <-head:
+			if ctx.Err() != nil {
+				return out, false
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-head:
-				if ctx.Err() != nil {
-					return // a probe cut by the end of the run proves nothing
-				}
-				w.Observe(out[0].at, out[0].err)
-				out = out[1:]
-			case <-tick.C:
-				waiting = false
-			}
+			w.Observe(out[0].at, out[0].err)
+			out = out[1:]
+		case <-tick:
+			return out, true
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			s.p.active = false
 			return s.p.sent, s.sendFailed(s.rt.keys[s.p.typ], err)
 		}
-		s.pw = replyWait{deadline: instant.Of(s.p.sent).Add(pol.Timeout)}
+		s.pw = replyWait{deadline: s.tr.sent.Add(pol.Timeout)}
 	}
 	s.waitSuspended = false
 	defer func() {
