@@ -289,6 +289,14 @@ type Result struct {
 	WorkerRuns []*result.Run `json:"-"`
 }
 
+// Stamped is r with its run's headline filled in (result.Stamped), on a
+// copy, for its JSON.
+func (r *Result) Stamped() result.Doc {
+	cp := *r
+	cp.Run = result.Stamped(r.Run).(*result.Run)
+	return &cp
+}
+
 // Run executes cfg.Plan: it starts the embedded reference server when the
 // plan names no target, checks the target is reachable (an *UnreachableError when it does
 // not answer; nothing else is sent then), runs the load model with live

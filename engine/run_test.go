@@ -129,10 +129,15 @@ func TestRunEmbedded(t *testing.T) {
 		t.Fatalf("ReadRun: %v %+v", err, back)
 	}
 	var raw struct {
-		Engine Info `json:"engine"`
+		Status, Verdict string
+		Engine          Info `json:"engine"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil || raw.Engine.Sessions.Started != 40 {
 		t.Errorf("engine info in JSON: %v %+v", err, raw.Engine)
+	}
+	// It leads with the run's headline, as every format does.
+	if hl := res.Headline(); raw.Status != result.StatusFail || raw.Verdict != hl.Text {
+		t.Errorf("JSON status %q verdict %q, want %q %q", raw.Status, raw.Verdict, result.StatusFail, hl.Text)
 	}
 }
 

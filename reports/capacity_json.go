@@ -13,8 +13,5 @@ func init() {
 // WriteCapacityJSON writes c as JSON, led by its headline (status and
 // verdict).
 func WriteCapacityJSON(w io.Writer, c *result.Capacity) error {
-	cp := *c
-	hl := c.Headline()
-	cp.Status, cp.Verdict = hl.Status, hl.Text
-	return WriteJSON(w, &cp)
+	return WriteJSON(w, c)
 }

@@ -123,9 +123,13 @@ func init() {
 	})
 }
 
-// WriteJSON writes v (a *result.Run, *result.Conform or a type embedding
-// one) as indented JSON.
+// WriteJSON writes v as indented JSON: a result document (a *result.Run,
+// *result.Conform, *result.Capacity or a type embedding one) led by its
+// headline, status and verdict (result.Stamped), any other value as it is.
 func WriteJSON(w io.Writer, v any) error {
+	if d, ok := v.(result.Doc); ok && d != nil {
+		v = result.Stamped(d)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

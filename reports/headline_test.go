@@ -2,6 +2,8 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -173,7 +175,7 @@ func TestConformInterruptedFirst(t *testing.T) {
 		{"conform_interrupted_junit.xml", func(b *bytes.Buffer) error { return WriteConformJUnit(b, c) }, `<error message="INTERRUPTED`},
 		{"conform_interrupted.md", func(b *bytes.Buffer) error { return WriteConformMarkdown(b, c) }, "**INTERRUPTED"},
 		{"conform_interrupted.html", func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, c) }, `<p class="status interrupted">INTERRUPTED`},
-		{"conform_interrupted.json", func(b *bytes.Buffer) error { return WriteJSON(b, c) }, `"interrupted": true`},
+		{"conform_interrupted.json", func(b *bytes.Buffer) error { return WriteJSON(b, c) }, `"status": "interrupted"`},
 	}
 	first := c.Cases[0].ID
 	for _, tt := range tests {
@@ -245,6 +247,13 @@ func TestIncompleteFirst(t *testing.T) {
 			if !strings.Contains(j, `errors="1"`) || !strings.Contains(j, `<error message="`+tt.lead) || !strings.Contains(j, `type="`+tt.status+`"`) ||
 				strings.Index(j, "lobbybench.run") > strings.Index(j, "lobbybench.thresholds") {
 				t.Errorf("JUnit does not lead with an error testcase:\n%s", j)
+			}
+			js := render(func(b *bytes.Buffer) error { return WriteJSON(b, tt.run) })
+			st, _ := json.Marshal(tt.status)
+			vd, _ := json.Marshal(hl.Text)
+			want := fmt.Sprintf("{\n  \"schema_version\": 1,\n  \"kind\": \"run\",\n  \"status\": %s,\n  \"verdict\": %s,\n", st, vd)
+			if !strings.HasPrefix(js, want) {
+				t.Errorf("JSON does not lead with the headline:\n%.300s", js)
 			}
 			h := render(func(b *bytes.Buffer) error { return WriteHTML(b, HTMLOptions{}, tt.run) })
 			if !strings.Contains(h, `<p class="status `+tt.status+`">`+tt.lead) || strings.Contains(h, "PASS ·") {

@@ -47,7 +47,7 @@ type Capacity struct {
 	SchemaVersion int    `json:"schema_version"`
 	Kind          string `json:"kind"` // always KindCapacity
 	// Status and Verdict are the Headline, filled as the JSON is
-	// written (WriteCapacityJSON), so the document says it first.
+	// written (Stamped), so the document says it first.
 	Status  string `json:"status"`
 	Verdict string `json:"verdict"`
 	// NotStarted says why the command measured nothing at all, when it

@@ -43,6 +43,11 @@ const (
 type Run struct {
 	SchemaVersion int    `json:"schema_version"`
 	Kind          string `json:"kind"` // always KindRun
+	// Status and Verdict are the Headline, filled as the JSON is written
+	// (Stamped), so the document says it first; a reader judges from the
+	// rest, as every format does.
+	Status  string `json:"status,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
 	// TargetDown is the TARGET DOWN headline ("TARGET DOWN · at +1.2 s
 	// (refused), not back by the end (…)") when the target went down
 	// during the run (Run.DownOutages), so the document says it first;
@@ -591,6 +596,11 @@ func (t ThresholdResult) ValueText(v float64) string {
 type Conform struct {
 	SchemaVersion int    `json:"schema_version"`
 	Kind          string `json:"kind"` // always KindConform
+	// Status and Verdict are the Headline, filled as the JSON is written
+	// (Stamped), so the document says it first; a reader judges from the
+	// rest, as every format does.
+	Status  string `json:"status,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
 	// NotStarted says why the command measured nothing at all, when it
 	// ended before it began (result/notstarted.go); every format leads
 	// with it. Nil for every document that measured.
@@ -768,6 +778,49 @@ func (c *Conform) document() Doc { return c }
 
 // Document is the *Run, *Conform or *Capacity d is, or embeds.
 func Document(d Doc) Doc { return d.document() }
+
+// Stamper is a Doc that embeds a *Run, *Conform or *Capacity with fields
+// of its own (engine.Result): Stamped returns a copy of it whose document
+// is Stamped.
+type Stamper interface {
+	Doc
+	Stamped() Doc
+}
+
+// Stamped returns d with its headline filled in (Status and Verdict), on a
+// copy: what a JSON document of d leads with. A Doc embedding one of the
+// three stamps itself (Stamper); any other is returned as it is.
+func Stamped(d Doc) Doc {
+	switch v := d.(type) {
+	case *Run:
+		if v != nil {
+			cp := *v
+			cp.Status, cp.Verdict = headlineOf(v)
+			return &cp
+		}
+	case *Conform:
+		if v != nil {
+			cp := *v
+			cp.Status, cp.Verdict = headlineOf(v)
+			return &cp
+		}
+	case *Capacity:
+		if v != nil {
+			cp := *v
+			cp.Status, cp.Verdict = headlineOf(v)
+			return &cp
+		}
+	case Stamper:
+		return v.Stamped()
+	}
+	return d
+}
+
+// headlineOf is d's headline as a document's status and verdict.
+func headlineOf(d Doc) (status, verdict string) {
+	hl := d.Headline()
+	return hl.Status, hl.Text
+}
 
 type header struct {
 	SchemaVersion int    `json:"schema_version"`
