@@ -49,7 +49,9 @@ func benchFlow(b *testing.B, steps string) {
 	if !SetEngineConfig(sh, fastEngine) {
 		b.Fatal("engine config not taken")
 	}
-	ctx := context.Background()
+	// Cancellable, as a run's is: a session's reads must end with it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	b.ReportAllocs()
 	start, cpu0 := time.Now(), cpufig.Process()
 	for i := 0; b.Loop(); i++ {

@@ -85,6 +85,10 @@ type session struct {
 	waker *simclient.Waker
 	link  *link
 	buf   []byte
+	// cset is the set whose context's end cancels the driver's reads
+	// (watch), cslot its place there.
+	cset  *simclient.CancelSet
+	cslot int32
 
 	closed    bool // close step done, or the server closed
 	serverBye bool // CloseConnection received
@@ -183,7 +187,32 @@ func (s *session) Close() error {
 func (s *session) Driver() *levconn.Driver { return s.d }
 
 // Run implements simclient.Session.
-func (s *session) Run(ctx context.Context, due time.Time) error { return s.Play(ctx, due, s) }
+func (s *session) Run(ctx context.Context, due time.Time) error {
+	s.watch(ctx)
+	defer s.unwatch()
+	return s.Play(ctx, due, s)
+}
+
+// watch makes ctx's end cancel the driver's reads, until unwatch: through
+// the run's set for ctx, one context.AfterFunc for all its clients, where
+// the driver made one at every read that blocked.
+func (s *session) watch(ctx context.Context) {
+	if ctx.Done() == nil {
+		return
+	}
+	s.cset = s.Shared.Cancels(ctx)
+	s.cset.Add(s.d, &s.cslot)
+	s.d.CancelledBy(ctx)
+}
+
+// unwatch ends watch's.
+func (s *session) unwatch() {
+	if s.cset != nil {
+		s.cset.Remove(&s.cslot)
+		s.d.CancelledByNone()
+		s.cset = nil
+	}
+}
 
 // reqFail is a failed request (simclient.RequestError); Reason names it in the metrics.
 type reqFail = simclient.RequestError

@@ -2,7 +2,9 @@ package levclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"runtime"
 	"strings"
@@ -348,5 +350,53 @@ func TestLatencyEndKernel(t *testing.T) {
 	}
 	if got := sh.LatencyEnd(); got != result.LatencyEndKernel {
 		t.Errorf("LatencyEnd = %q, want %q", got, result.LatencyEndKernel)
+	}
+}
+
+// TestRunEndsWithItsContext: a session waiting on a silent server is a
+// member of its run's cancel set for the context it runs under (one
+// context.AfterFunc for all the run's clients, none a read), its Run ends
+// with that context, and it leaves the set.
+func TestRunEndsWithItsContext(t *testing.T) {
+	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	p := plan(t, "", "      - connect: {name: bench}\n")
+	sh, err := simclient.NewShared(p, silent.LocalAddr().(*net.UDPAddr).AddrPort(), metrics.NewCollector(time.Now()), simclient.Options{SocketBuffer: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	sess, err := New(sh, 0, &p.Flows[0], clientSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	set := sh.Cancels(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(ctx, time.Now()) }()
+	// The connect step waits 5 s for an answer that never comes; the
+	// session joins the set before its first step.
+	for i := 0; set.Len() == 0; i++ {
+		select {
+		case err := <-done:
+			t.Fatalf("Run ended before it was cancelled: %v", err)
+		default:
+		}
+		if i == 10_000 {
+			t.Fatal("the session never joined its run's cancel set")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run: %v, want context.Canceled", err)
+	}
+	if n := set.Len(); n != 0 {
+		t.Errorf("%d members left in the set after Run", n)
 	}
 }

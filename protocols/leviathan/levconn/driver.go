@@ -102,6 +102,10 @@ type Driver struct {
 	// the datagram whose events Next returns (0: none).
 	stamps bool
 	kns    int64
+	// covered is the context whose end the driver's owner has cancel its
+	// reads already (CancelledBy): Next makes no context.AfterFunc of its
+	// own for it.
+	covered context.Context
 }
 
 // Dial opens a UDP socket connected to peer and a connection engine for it.
@@ -184,6 +188,23 @@ func (d *Driver) Close() error {
 	}
 	return d.sock.Close()
 }
+
+// Cancel makes a blocked Next return, to find its context ended: what a
+// context's end does for the owner that watches it for the driver
+// (CancelledBy). It implements simclient.Canceler. Safe from any
+// goroutine.
+func (d *Driver) Cancel() { d.sock.SetReadDeadline(time.Now()) }
+
+// CancelledBy says that the driver's owner calls Cancel when ctx ends (a
+// run's simclient.CancelSet, one context.AfterFunc for all its clients),
+// until CancelledByNone: Next then registers nothing with ctx, where it
+// otherwise makes a context.AfterFunc at every call that blocks, an
+// allocation and a turn of the context's lock, which every client of a
+// run shares. Call it from Next's goroutine.
+func (d *Driver) CancelledBy(ctx context.Context) { d.covered = ctx }
+
+// CancelledByNone ends CancelledBy's: Next watches every context itself.
+func (d *Driver) CancelledByNone() { d.covered = nil }
 
 // Closed reports whether Close was called.
 func (d *Driver) Closed() bool { return d.closed.Load() }
@@ -312,7 +333,7 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 		if err := ctx.Err(); err != nil {
 			return Event{}, err
 		}
-		if stop == nil && ctx.Done() != nil {
+		if stop == nil && ctx.Done() != nil && (d.covered == nil || ctx != d.covered) {
 			stop = context.AfterFunc(ctx, func() { d.sock.SetReadDeadline(time.Now()) })
 		}
 		now := time.Now()

@@ -170,3 +170,52 @@ func TestDriverFlow(t *testing.T) {
 		t.Errorf("the peer read %q from %v (%v), want the driver's datagram from %v", b[:n], from, err, at)
 	}
 }
+
+// TestDriverCancelledBy: a driver whose owner cancels it when its context
+// ends (CancelledBy, a run's CancelSet) registers nothing with that
+// context at a Next, where it otherwise makes a context.AfterFunc each
+// time; another context still gets one. Cancel ends a blocked Next, which
+// then returns the context's error, even where nothing else would ever end
+// the read (a Wake owner that sets no deadline).
+func TestDriverCancelledBy(t *testing.T) {
+	_, d := dialPeer(t, DriverOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	other, cancelOther := context.WithCancel(context.Background())
+	defer cancelOther()
+	past := time.Now().Add(-time.Second) // Next returns ErrTimeout without reading
+	allocs := func(c context.Context) float64 {
+		return testing.AllocsPerRun(50, func() {
+			if _, err := d.Next(c, past); !errors.Is(err, ErrTimeout) {
+				t.Fatalf("Next: %v, want ErrTimeout", err)
+			}
+		})
+	}
+	if a := allocs(ctx); a == 0 {
+		t.Fatal("a Next on a context no owner watches allocates nothing: the test measures no AfterFunc")
+	}
+	d.CancelledBy(ctx)
+	if a := allocs(ctx); a != 0 {
+		t.Errorf("a Next on the owner's context allocates %v times, want 0", a)
+	}
+	if a := allocs(other); a == 0 {
+		t.Error("a Next on another context registers nothing with it")
+	}
+	d.CancelledByNone()
+	if a := allocs(ctx); a == 0 {
+		t.Error("after CancelledByNone, a Next registers nothing with its context")
+	}
+
+	_, w := dialPeer(t, DriverOptions{Wake: func(time.Time) {}})
+	w.CancelledBy(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Next(ctx, time.Time{})
+		done <- err
+	}()
+	cancel()
+	w.Cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("a blocked Next after Cancel: %v, want context.Canceled", err)
+	}
+}
