@@ -224,7 +224,7 @@ func runLev4_3(t *conformance.T) error {
 		return conformance.Failf("one MessageNumber for every transmission", "Connect answered under MessageNumbers %v", keys(w.numbers))
 	}
 	if w.transmissions < 2 {
-		return conformance.Failf("the reply resent while unacked", "1 transmission in %v", levWithheldWindow)
+		return conformance.Failf("the reply resent while unacked", "1 transmission in %v", levWithheldWindow(t.Env))
 	}
 	t.Notef("%d transmissions over %v", w.transmissions, w.last.Sub(w.first).Round(time.Millisecond))
 	return nil
@@ -239,7 +239,7 @@ func runLev4_4(t *conformance.T) error {
 		return conformance.Skipf("no resend at all (leviathan/4/3)")
 	}
 	if w.transmissions != 5 {
-		return conformance.Warnf("5 transmissions", "%d transmissions in %v", w.transmissions, levWithheldWindow)
+		return conformance.Warnf("5 transmissions", "%d transmissions in %v", w.transmissions, levWithheldWindow(t.Env))
 	}
 	return nil
 }
@@ -294,12 +294,17 @@ func runLev4_5(t *conformance.T) error {
 	return conformance.Failf("one Response Connect", "%d distinct Response Connect messages (MessageNumbers %v) answered Connect #1", len(numbers), keys(numbers))
 }
 
-// levWithheldWindow covers the engine's 5 transmissions 1 s apart;
-// after levMaxWithheldTx transmissions the client sends nothing more.
-const (
-	levWithheldWindow = 6500 * time.Millisecond
-	levMaxWithheldTx  = 8
-)
+// levMaxWithheldTx: after that many transmissions the client sends
+// nothing more.
+const levMaxWithheldTx = 8
+
+// levWithheldWindow covers the engine's 5 transmissions 1 s apart (the
+// last 4 s after the first), the first reply's round trip and the slack of
+// a busy machine: twice the reply wait (--timeout) and half a second more;
+// 6.5 s by default.
+func levWithheldWindow(env *conformance.Env) time.Duration {
+	return 4*time.Second + 2*env.Timeout + 500*time.Millisecond
+}
 
 func levWithheldFixture(t *conformance.T) (*levWithheld, error) {
 	v, err := t.Fixture("lev-withheld", func(ft *conformance.T) (any, error) {
@@ -323,7 +328,7 @@ func levWithheldFixture(t *conformance.T) (*levWithheld, error) {
 		// §4: 3× what it received) can still make every transmission it
 		// means to.
 		next := lv.FirstPacketID + 1
-		deadline := time.Now().Add(levWithheldWindow)
+		deadline := time.Now().Add(levWithheldWindow(ft.Env))
 		for time.Now().Before(deadline) {
 			r, err := s.Recv(ft.Env.Addr, time.Until(deadline))
 			if errors.Is(err, conformance.ErrSilence) {
