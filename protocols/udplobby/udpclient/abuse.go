@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/protocols/stepkit"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -356,12 +357,12 @@ func (s *session) malformed(ctx context.Context, i int, st *scenario.Step) error
 		}
 	}
 	// Liveness: one ordinary request, with the scenario's default policy.
-	p := pending{typ: b.valid, to: b.to, inst: b.inst, intended: time.Now(), value: 1}
+	p := pending{typ: b.valid, to: b.to, inst: b.inst, intended: instant.Now(), value: 1}
 	sent, lerr := s.request(&p, s.Shared.Plan.Defaults)
 	kept := int64(0)
 	if lerr == nil {
 		kept = 1
-		s.Rec.Record(key, p.intended, sent, time.Now())
+		s.Rec.Record(key, p.intended.Time(), sent, time.Now())
 	} else if errors.Is(lerr, errCancelled) {
 		return s.Fail(i, st, simclient.ReasonCancelled, lerr)
 	} else {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/internal/testkit/cpufig"
 	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/metrics"
@@ -120,7 +121,7 @@ func TestRequestZeroAlloc(t *testing.T) {
 	} {
 		run := func() {
 			p := tc.p
-			p.intended = time.Now()
+			p.intended = instant.Now()
 			if _, err := s.request(&p, pol); err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +144,7 @@ func BenchmarkPing(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, intended: time.Now()}, pol); err != nil {
+		if _, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, intended: instant.Now()}, pol); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -179,7 +180,7 @@ func BenchmarkPingClients(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for left.Add(-1) >= 0 && ctx.Err() == nil {
-						if _, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, intended: time.Now()}, pol); err != nil {
+						if _, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, intended: instant.Now()}, pol); err != nil {
 							b.Error(err)
 							return
 						}

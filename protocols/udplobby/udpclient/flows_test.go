@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/internal/rxbuf"
 	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 	"github.com/lobbybench/lobbybench/internal/vflow"
@@ -69,7 +70,7 @@ func TestSessionTakesVirtualFlow(t *testing.T) {
 	}
 	// The request went through the hub's batched send, and its send stamp
 	// is the flusher's (wall clock only), not the one taken when queued.
-	if s.p.sent != s.p.sent.Round(0) || s.p.sent.UnixNano() != s.sentNS.Load() {
+	if s.p.sent.Time().UnixNano() != s.sentNS.Load() {
 		t.Errorf("send stamp %v (cell %d): not the flusher's", s.p.sent, s.sentNS.Load())
 	}
 	first := s.LocalAddr()
@@ -140,20 +141,21 @@ func TestVirtualWaitHoldsNoScratch(t *testing.T) {
 // the one taken when the datagram was queued, and the queued one until
 // then (or through a socket, where the cell holds the same).
 func TestQueuedSent(t *testing.T) {
-	queued := time.Now()
+	queued := instant.Now()
+	ns := queued.Time().UnixNano()
 	for _, tc := range []struct {
 		name string
 		cell int64
-		want time.Time
+		want instant.Instant
 	}{
-		{"not flushed yet, or a socket", queued.UnixNano(), queued},
-		{"flushed", queued.UnixNano() + 1500, time.Unix(0, queued.UnixNano()+1500)},
-		{"a stale cell", queued.UnixNano() - 1, queued},
+		{"not flushed yet, or a socket", ns, queued},
+		{"flushed", ns + 1500, instant.Of(time.Unix(0, ns+1500))},
+		{"a stale cell", ns - 1, queued},
 	} {
 		var cell atomic.Int64
 		cell.Store(tc.cell)
-		if got := queuedSent(queued, &cell); !got.Equal(tc.want) {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		if got := queuedSent(queued, &cell); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got.Time(), tc.want.Time())
 		}
 	}
 }

@@ -79,10 +79,10 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 		s.p.active = true
 		s.obuf = s.encode(s.obuf[:0], &s.p, s.sendProfile(0))
 		err := s.tr.sendQueued(s.p.to, s.obuf, &s.sentNS)
-		s.p.sent = s.tr.sent.Time() // just before the system call (transport.sent), or queued
+		s.p.sent = s.tr.sent // just before the system call (transport.sent), or queued
 		if err != nil {
 			s.p.active = false
-			return s.p.sent, s.sendFailed(s.rt.keys[s.p.typ], err)
+			return s.p.sent.Time(), s.sendFailed(s.rt.keys[s.p.typ], err)
 		}
 		s.pw = replyWait{deadline: s.tr.sent.Add(pol.Timeout)}
 	}
@@ -111,29 +111,29 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 				now := s.replyAt()
 				s.p.sent = queuedSent(s.p.sent, &s.sentNS)
 				s.pw.replied = instant.Of(now)
-				s.Rec.Record(key, s.p.intended, s.p.sent, now)
-				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended), true)
-				return s.p.sent, nil
+				s.Rec.Record(key, s.p.intended.Time(), s.p.sent.Time(), now)
+				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended.Time()), true)
+				return s.p.sent.Time(), nil
 			case replyBad:
 				s.Rec.Fail(key, result.ReasonViolation, time.Now())
-				return s.p.sent, s.badReply
+				return s.p.sent.Time(), s.badReply
 			case replyRefused:
 				s.Rec.Fail(key, s.refusal.Reason, time.Now())
-				return s.p.sent, s.refusal
+				return s.p.sent.Time(), s.refusal
 			}
 			continue
 		case err == errWouldBlock:
 			s.waitSuspended = true
-			return s.p.sent, s.tr.await(&s.Base, wait)
+			return s.p.sent.Time(), s.tr.await(&s.Base, wait)
 		case errors.Is(err, errTimeout):
 			if err := s.timedOut(key, pol, &s.pw.deadline, &s.pw.resendAt); err != nil {
-				return s.p.sent, err
+				return s.p.sent.Time(), err
 			}
 		case errors.Is(err, errCancelled):
-			s.Rec.Cut(key, time.Since(s.p.sent), pol.Timeout)
-			return s.p.sent, errCancelled
+			s.Rec.Cut(key, time.Since(s.p.sent.Time()), pol.Timeout)
+			return s.p.sent.Time(), errCancelled
 		default:
-			return s.p.sent, s.readFailed(key, err)
+			return s.p.sent.Time(), s.readFailed(key, err)
 		}
 	}
 }
@@ -146,7 +146,7 @@ func (s *session) TakeInFlight() (metrics.Key, time.Time, bool) {
 		return metrics.Key(0), time.Time{}, false
 	}
 	s.p.active, s.waitSuspended = false, false
-	return s.rt.keys[s.p.typ], s.p.sent, true
+	return s.rt.keys[s.p.typ], s.p.sent.Time(), true
 }
 
 // The rarer outcomes of request are functions of their own, never
@@ -166,7 +166,7 @@ func (s *session) timedOut(key metrics.Key, pol scenario.RequestPolicy, deadline
 		// The run is stopping: a request in flight may still be
 		// answered, but it is not sent again (not a failure: cut, and
 		// silent: its timeout passed).
-		s.Rec.Cut(key, now.Sub(s.p.sent), pol.Timeout)
+		s.Rec.Cut(key, now.Sub(s.p.sent.Time()), pol.Timeout)
 		return errCancelled
 	}
 	if s.p.attempt >= pol.Retries {
@@ -463,11 +463,15 @@ func answers(req, got udpwire.MsgType) bool {
 // roomList takes a ROOM_LIST: its ports within instance_ports, and the
 // room this client created just before in it.
 func (s *session) roomList(data []byte, m *udpwire.Message) verdict {
-	s.prevRooms, s.rooms = s.rooms, s.prevRooms
-	s.rooms = m.Rooms.AppendRooms(s.rooms[:0])
+	if s.lists == nil {
+		s.lists = &roomLists{}
+	}
+	l := s.lists
+	l.prev, l.rooms = l.rooms, l.prev
+	l.rooms = m.Rooms.AppendRooms(l.rooms[:0])
 	s.compareLists(data)
-	for i := range s.rooms {
-		if r := &s.rooms[i]; !s.portOK(r.Port) {
+	for i := range l.rooms {
+		if r := &l.rooms[i]; !s.portOK(r.Port) {
 			if v := s.bad(RuleUPortRange, data, fmt.Sprintf("room %d listed on port %d, outside instance_ports %d-%d", r.ID, r.Port, s.rt.ports.First, s.rt.ports.Last), true); v != replyOK {
 				return v
 			}
@@ -476,14 +480,14 @@ func (s *session) roomList(data []byte, m *udpwire.Message) verdict {
 	}
 	if s.created != 0 && time.Since(s.createdAt.Time()) < createdListWindow {
 		found := false
-		for i := range s.rooms {
-			if s.rooms[i].ID == s.created {
+		for i := range l.rooms {
+			if l.rooms[i].ID == s.created {
 				found = true
 				break
 			}
 		}
 		if !found {
-			s.violation(RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt.Time()).Round(time.Microsecond), len(s.rooms)))
+			s.violation(RuleUCreatedList, data, s.obuf, fmt.Sprintf("room %d created %s ago is not in the list of %d rooms", s.created, time.Since(s.createdAt.Time()).Round(time.Microsecond), len(l.rooms)))
 		}
 		s.created = 0
 	}
@@ -648,7 +652,7 @@ func (s *session) violation(rule string, data, req []byte, detail string) {
 // It needs both lists sorted by room id (the order is not specified; other
 // orders are not compared) and reports at most one violation per list.
 func (s *session) compareLists(data []byte) {
-	prev, cur := s.prevRooms, s.rooms
+	prev, cur := s.lists.prev, s.lists.rooms
 	if len(prev) == 0 || len(cur) == 0 || !s.sortedByID(prev) || !s.sortedByID(cur) {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/instant"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
 	"github.com/lobbybench/lobbybench/scenario"
 )
@@ -47,7 +48,7 @@ func TestSendStampAtSyscall(t *testing.T) {
 					}
 				}
 			}
-			sent, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, intended: time.Now()}, scenario.DefaultPolicy)
+			sent, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, intended: instant.Now()}, scenario.DefaultPolicy)
 			if err != nil {
 				t.Fatal(err)
 			}

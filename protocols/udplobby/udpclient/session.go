@@ -72,8 +72,9 @@ type session struct {
 	sent      int32 // sequence ids used so far, up to 1<<16 (useIDs)
 	obuf      []byte
 	msg       udpwire.Message
-	rooms     []udpwire.Room
-	prevRooms []udpwire.Room // the list before s.rooms, for compareLists
+	// lists are the room lists read, made at the first (most clients
+	// never list rooms).
+	lists *roomLists
 
 	// pending request, valid while p.active, and the wait for its reply
 	p  pending
@@ -117,6 +118,20 @@ type session struct {
 	oneReply bool
 }
 
+// roomLists are the last room list a session read and the one before it,
+// for compareLists (session.lists).
+type roomLists struct {
+	rooms, prev []udpwire.Room
+}
+
+// rooms is the last room list read: none before the first.
+func (s *session) rooms() []udpwire.Room {
+	if s.lists == nil {
+		return nil
+	}
+	return s.lists.rooms
+}
+
 // eventCopy is a copy of an instance's event of up to 32 bytes
 // (session.lastEvent).
 type eventCopy struct {
@@ -138,11 +153,11 @@ type answeredReq struct {
 }
 
 type pending struct {
-	// in size order: 104 bytes, not 112 (the session's size class,
-	// TestClientSizes)
+	// in size order, its moments as 8-byte instants: 72 bytes (the
+	// session's size class, TestClientSizes)
 	to       netip.AddrPort
-	intended time.Time
-	sent     time.Time
+	intended instant.Instant
+	sent     instant.Instant
 	attempt  int
 	roomID   uint32
 	value    uint32
@@ -211,8 +226,11 @@ func (s *session) Reuse(id int, flow *scenario.Flow) (simclient.Session, bool) {
 		return nil, false
 	}
 	// What the client keeps; everything else starts from zero.
+	if l := s.lists; l != nil {
+		l.rooms, l.prev = l.rooms[:0], l.prev[:0]
+	}
 	*s = session{Base: s.Renew(id, fi), rt: s.rt, tr: s.tr, strictOrder: s.strictOrder,
-		oneReply: s.oneReply, answered: s.answered, seq: s.seq, sent: s.sent, obuf: s.obuf[:0], rooms: s.rooms[:0], prevRooms: s.prevRooms[:0], lastTick: -1}
+		oneReply: s.oneReply, answered: s.answered, seq: s.seq, sent: s.sent, obuf: s.obuf[:0], lists: s.lists, lastTick: -1}
 	s.syncProfile()
 	return s, true
 }
@@ -315,14 +333,14 @@ func (s *session) finish(i int, st *scenario.Step, intended, sent time.Time, err
 	return s.FinishAt(i, st, intended, sent, s.pw.replied.Time(), err)
 }
 
-// list asks for the room list and copies it into s.rooms.
+// list asks for the room list and copies it into the session's lists.
 func (s *session) list(pol scenario.RequestPolicy, intended time.Time) (time.Time, error) {
-	sent, err := s.request(&pending{typ: udpwire.LobbyListRooms, to: s.rt.lobby, intended: intended}, pol)
+	sent, err := s.request(&pending{typ: udpwire.LobbyListRooms, to: s.rt.lobby, intended: instant.Of(intended)}, pol)
 	return sent, err
 }
 
 func (s *session) create(i int, st *scenario.Step, intended time.Time) (time.Time, error) {
-	sent, err := s.request(&pending{typ: udpwire.LobbyCreateRoom, to: s.rt.lobby, intended: intended}, st.Policy)
+	sent, err := s.request(&pending{typ: udpwire.LobbyCreateRoom, to: s.rt.lobby, intended: instant.Of(intended)}, st.Policy)
 	if err == simclient.ErrSuspended {
 		return sent, err
 	}
@@ -366,7 +384,7 @@ func (s *session) join(ctx context.Context, i int, st *scenario.Step, intended t
 		}
 		intended = time.Now()
 	}
-	return s.request(&pending{typ: udpwire.LobbyJoinRoom, to: s.rt.lobby, roomID: room, intended: intended}, st.Policy)
+	return s.request(&pending{typ: udpwire.LobbyJoinRoom, to: s.rt.lobby, roomID: room, intended: instant.Of(intended)}, st.Policy)
 }
 
 // pickRoom lists the rooms (intended then) and picks one at random among
@@ -378,16 +396,17 @@ func (s *session) pickRoom(st *scenario.Step, intended time.Time) (uint32, error
 		return 0, err
 	}
 	n := 0
-	for _, r := range s.rooms {
+	rooms := s.rooms()
+	for _, r := range rooms {
 		if r.State == udpwire.Waiting && r.Players < r.MaxPlayers {
 			n++
 		}
 	}
 	if n == 0 {
-		return 0, &reqFail{Reason: simclient.ReasonNoRoom, Err: fmt.Errorf("no Waiting room with space among %d listed", len(s.rooms))}
+		return 0, &reqFail{Reason: simclient.ReasonNoRoom, Err: fmt.Errorf("no Waiting room with space among %d listed", len(rooms))}
 	}
 	k := s.Think.IntN(n)
-	for _, r := range s.rooms {
+	for _, r := range rooms {
 		if r.State == udpwire.Waiting && r.Players < r.MaxPlayers {
 			if k == 0 {
 				return r.ID, nil
@@ -420,7 +439,7 @@ func (s *session) closeStep(i int) {
 //
 //go:noinline
 func (s *session) instRequest(typ udpwire.MsgType, st *scenario.Step, intended time.Time) (time.Time, error) {
-	sent, err := s.request(&pending{typ: typ, to: s.inst, inst: true, intended: intended}, st.Policy)
+	sent, err := s.request(&pending{typ: typ, to: s.inst, inst: true, intended: instant.Of(intended)}, st.Policy)
 	if err == nil && typ == udpwire.ClientJoinRequest {
 		s.instJoined = true
 	}
@@ -475,7 +494,7 @@ func (s *session) pings(ctx context.Context, i int, st *scenario.Step) error {
 		}
 		resumed = false
 		ct := ClientTime(sr.base.Time())
-		sent, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, value: ct, intended: intended}, st.Policy)
+		sent, err := s.request(&pending{typ: udpwire.ClientPing, to: s.inst, inst: true, value: ct, intended: instant.Of(intended)}, st.Policy)
 		if err == simclient.ErrSuspended {
 			// Waiting for ping sr.k's reply: Resume runs this step
 			// again, which goes on at the same ping and request.

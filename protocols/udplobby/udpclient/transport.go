@@ -223,9 +223,9 @@ func (t *transport) sendQueued(to netip.AddrPort, b []byte, cell *atomic.Int64) 
 
 // queuedSent is the send stamp of a datagram sendQueued stamped sent: the
 // flusher's, once it went.
-func queuedSent(sent time.Time, cell *atomic.Int64) time.Time {
-	if ns := cell.Load(); ns > sent.UnixNano() {
-		return time.Unix(0, ns)
+func queuedSent(sent instant.Instant, cell *atomic.Int64) instant.Instant {
+	if ns := cell.Load(); ns > sent.Time().UnixNano() {
+		return instant.Of(time.Unix(0, ns))
 	}
 	return sent
 }
