@@ -178,7 +178,8 @@ func (s *session) burstHandle(b *burst, data []byte, from netip.AddrPort, onAnsw
 		s.handle(data, from) // other traffic: judged as usual
 		return
 	}
-	m := &s.msg
+	var msg udpwire.Message
+	m := &msg
 	seq, haveSeq, err := s.decodeBurst(b, data, m)
 	if err == nil && b.inst && m.Type.Event() {
 		s.event(data, m)

@@ -33,8 +33,8 @@ func (s *session) encode(dst []byte, p *pending, prof udpwire.Profile) []byte {
 	case udpwire.ClientPing:
 		return udpwire.AppendPing(dst, prof, p.seq, p.value)
 	case udpwire.ClientDisconnect:
-		s.msg = udpwire.Message{Header: udpwire.Header{Type: udpwire.ClientDisconnect, Seq: p.seq}, Value: p.value & 0xFF}
-		out, _ := udpwire.Append(dst, prof, &s.msg)
+		m := udpwire.Message{Header: udpwire.Header{Type: udpwire.ClientDisconnect, Seq: p.seq}, Value: p.value & 0xFF}
+		out, _ := udpwire.Append(dst, prof, &m)
 		return out
 	}
 	out, _ := udpwire.AppendEmpty(dst, prof, p.typ, p.seq)
@@ -247,14 +247,15 @@ const (
 // the port the lobby gave: udp-lobby.md §15 puts the instance there, and a
 // client behind NAT or with a connected socket could use no other.
 func (s *session) handle(data []byte, from netip.AddrPort) verdict {
-	ch, ok := s.channel(data, from)
+	var msg udpwire.Message // on the stack: no session keeps one
+	m := &msg
+	ch, ok := s.channel(data, from, m)
 	if !ok {
 		return replyNone
 	}
 	other := ch == udpwire.ChannelAny
 	s.settleProfile(data)
 	dec := udpwire.Decoder{Profile: s.profile, Dir: udpwire.ServerToClient, Channel: ch}
-	m := &s.msg
 	if err := dec.Decode(data, m); err != nil {
 		return s.decodeFailed(data, err)
 	}
@@ -286,20 +287,21 @@ func (s *session) handle(data []byte, from netip.AddrPort) verdict {
 // belongs to: the lobby's, the instance's, or ChannelAny for another port
 // of one of their hosts (judged by its type). ok is false for a datagram
 // already dealt with: a stray one (counted) or a plausible one from
-// another host (a violation).
-func (s *session) channel(data []byte, from netip.AddrPort) (ch udpwire.Channel, ok bool) {
+// another host (a violation). A datagram from neither port is decoded
+// into m (plausible).
+func (s *session) channel(data []byte, from netip.AddrPort, m *udpwire.Message) (ch udpwire.Channel, ok bool) {
 	switch {
 	case from == s.rt.lobby:
 		return udpwire.ChannelLobby, true
 	case s.inst.IsValid() && from == s.inst:
 		return udpwire.ChannelInstance, true
-	case !s.plausible(data):
+	case !s.plausible(data, m):
 		s.Shared.StrayDatagram()
 		return udpwire.ChannelAny, false
 	case from.Addr() == s.rt.lobby.Addr() || s.inst.IsValid() && from.Addr() == s.inst.Addr():
 		return udpwire.ChannelAny, true // another port of a host this client talks to
 	}
-	s.violation(RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", s.msg.Type, s.msg.Seq, from, s.rt.lobby, s.inst))
+	s.violation(RuleUReplySource, data, nil, fmt.Sprintf("%v seq %d from %v, which this client never sent to (lobby %v, instance %v)", m.Type, m.Seq, from, s.rt.lobby, s.inst))
 	return udpwire.ChannelAny, false
 }
 
@@ -338,7 +340,7 @@ func (s *session) unmatched(data []byte, m *udpwire.Message, ch udpwire.Channel)
 }
 
 // plausible reports whether data, from a port this client never sent to,
-// decodes (into s.msg) as a server's message that could be meant for this
+// decodes (into m) as a server's message that could be meant for this
 // client: a reply echoing a sequence id it used, or an instance's event
 // while it talks to an instance. Anything else is stray: other programs'
 // traffic, which says nothing of the target. It never sets the run's
@@ -346,7 +348,7 @@ func (s *session) unmatched(data []byte, m *udpwire.Message, ch udpwire.Channel)
 // datagram alone.
 //
 //go:noinline
-func (s *session) plausible(data []byte) bool {
+func (s *session) plausible(data []byte, m *udpwire.Message) bool {
 	if !s.known {
 		s.syncProfile()
 	}
@@ -359,13 +361,13 @@ func (s *session) plausible(data []byte) bool {
 		prof = p
 	}
 	dec := udpwire.Decoder{Profile: prof, Dir: udpwire.ServerToClient, Channel: udpwire.ChannelAny}
-	if dec.Decode(data, &s.msg) != nil {
+	if dec.Decode(data, m) != nil {
 		return false
 	}
-	if s.msg.Type.Event() {
+	if m.Type.Event() {
 		return s.inst.IsValid()
 	}
-	return s.sent > 0 && s.knownSeq(s.msg.Seq)
+	return s.sent > 0 && s.knownSeq(m.Seq)
 }
 
 // sourceDetail describes a message m that came from port from instead of

@@ -85,11 +85,12 @@ const maxFollowed = 64
 // (stray, or from another host). A script does not apply on_violation (no
 // violation fails a scripted step): the reply is taken either way.
 func (s *session) scriptOtherPort(data []byte, from netip.AddrPort) (string, bool) {
-	if _, ok := s.channel(data, from); !ok {
+	var m udpwire.Message
+	if _, ok := s.channel(data, from, &m); !ok {
 		return "", false
 	}
-	ch := s.msg.Type.Channel() // channel decoded it (plausible)
-	_ = s.Shared.ReplyViolation(s.Rec, RuleUReplySource, data, nil, s.sourceDetail(&s.msg, from, ch), true)
+	ch := m.Type.Channel() // channel decoded it (plausible)
+	_ = s.Shared.ReplyViolation(s.Rec, RuleUReplySource, data, nil, s.sourceDetail(&m, from, ch), true)
 	if ch == udpwire.ChannelInstance {
 		return "instance", true
 	}

@@ -66,12 +66,11 @@ type session struct {
 
 	inst netip.AddrPort // zero until a create or join returned a port
 
-	profile   udpwire.Profile
-	known     bool // profile known (not auto, or guessed)
-	seq       uint16
-	sent      int32 // sequence ids used so far, up to 1<<16 (useIDs)
-	obuf      []byte
-	msg       udpwire.Message
+	profile udpwire.Profile
+	known   bool // profile known (not auto, or guessed)
+	seq     uint16
+	sent    int32 // sequence ids used so far, up to 1<<16 (useIDs)
+	obuf    []byte
 	// lists are the room lists read, made at the first (most clients
 	// never list rooms).
 	lists *roomLists
