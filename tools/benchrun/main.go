@@ -468,6 +468,7 @@ func memRun(n, group int, flows string, d, interval time.Duration, heapFile stri
 	fmt.Printf("  harness peak RSS %.1f MiB, peak live heap %.1f MiB, Go runtime total %.1f MiB, %d goroutines peak, %.1f CPU-s\n",
 		float64(h.PeakRSSBytes)/(1<<20), float64(h.PeakHeapBytes)/(1<<20), float64(h.PeakGoRuntimeBytes)/(1<<20), h.PeakGoroutines, h.CPUSeconds)
 	fmt.Printf("  pings ok %d, failed %d, violations %d, sessions failed %d\n", pings, fails, res.Totals.Violations, res.Engine.Sessions.Failed)
+	printFailedSteps(res.Steps)
 	if l := live.Load(); l > 0 {
 		// What the clients keep, apart from the garbage the collector has
 		// yet to take (the RSS's peak holds both).
@@ -521,4 +522,20 @@ func serveChild(rooms, players int) {
 	case <-time.After(10 * time.Minute):
 	}
 	srv.Close()
+}
+
+// printFailedSteps says which steps failed, and why, when any did: a
+// memory run's failed sessions are otherwise a bare count.
+func printFailedSteps(steps []result.Series) {
+	for _, st := range steps {
+		if st.Failures == 0 {
+			continue
+		}
+		reasons := make([]string, 0, len(st.FailuresByReason))
+		for r, n := range st.FailuresByReason {
+			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+		}
+		slices.Sort(reasons)
+		fmt.Printf("    %s: %d failed (%s)\n", st.Name, st.Failures, strings.Join(reasons, ", "))
+	}
 }
