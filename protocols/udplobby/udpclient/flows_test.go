@@ -146,16 +146,16 @@ func TestQueuedSent(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cell int64
-		want instant.Instant
+		want time.Time
 	}{
-		{"not flushed yet, or a socket", ns, queued},
-		{"flushed", ns + 1500, instant.Of(time.Unix(0, ns+1500))},
-		{"a stale cell", ns - 1, queued},
+		{"not flushed yet, or a socket", ns, queued.Time()},
+		{"flushed", ns + 1500, time.Unix(0, ns+1500)},
+		{"a stale cell", ns - 1, queued.Time()},
 	} {
 		var cell atomic.Int64
 		cell.Store(tc.cell)
-		if got := queuedSent(queued, &cell); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got.Time(), tc.want.Time())
+		if got := queuedSent(queued, &cell); !got.Equal(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

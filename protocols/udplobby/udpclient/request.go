@@ -109,11 +109,12 @@ func (s *session) request(p *pending, pol scenario.RequestPolicy) (time.Time, er
 			switch v {
 			case replyOK:
 				now := s.replyAt()
-				s.p.sent = queuedSent(s.p.sent, &s.sentNS)
+				sent := queuedSent(s.p.sent, &s.sentNS)
+				s.p.sent = instant.Of(sent)
 				s.pw.replied = instant.Of(now)
-				s.Rec.Record(key, s.p.intended.Time(), s.p.sent.Time(), now)
+				s.Rec.Record(key, s.p.intended.Time(), sent, now)
 				s.Shared.Observe(s.ID, now, now.Sub(s.p.intended.Time()), true)
-				return s.p.sent.Time(), nil
+				return sent, nil
 			case replyBad:
 				s.Rec.Fail(key, result.ReasonViolation, time.Now())
 				return s.p.sent.Time(), s.badReply

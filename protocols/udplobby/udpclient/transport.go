@@ -223,11 +223,15 @@ func (t *transport) sendQueued(to netip.AddrPort, b []byte, cell *atomic.Int64) 
 
 // queuedSent is the send stamp of a datagram sendQueued stamped sent: the
 // flusher's, once it went.
-func queuedSent(sent instant.Instant, cell *atomic.Int64) instant.Instant {
-	if ns := cell.Load(); ns > sent.Time().UnixNano() {
-		return instant.Of(time.Unix(0, ns))
+func queuedSent(sent instant.Instant, cell *atomic.Int64) time.Time {
+	t := sent.Time()
+	if ns := cell.Load(); ns > t.UnixNano() {
+		// A wall-clock stamp, compared with the reply's as a time.Time:
+		// as an Instant it would count from the process's epoch on the
+		// wall clock, and a step of that clock since would shift it.
+		return time.Unix(0, ns)
 	}
-	return sent
+	return t
 }
 
 // put writes b to to, counting its bytes when it left. Unimpaired, write
