@@ -333,7 +333,7 @@ func (d *Driver) Next(ctx context.Context, deadline time.Time) (Event, error) {
 		if err := ctx.Err(); err != nil {
 			return Event{}, err
 		}
-		if stop == nil && ctx.Done() != nil && (d.covered == nil || ctx != d.covered) {
+		if stop == nil && ctx.Done() != nil && ctx != d.covered {
 			stop = context.AfterFunc(ctx, func() { d.sock.SetReadDeadline(time.Now()) })
 		}
 		now := time.Now()
