@@ -59,6 +59,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -87,6 +88,7 @@ func main() {
 		orders   = flag.String("order", "together,apart", "comma-separated: together (the reference beside lobbybench), apart (the reference alone, after it)")
 		runs     = flag.Int("runs", 3, "runs of each configuration, mode and order (the summary takes medians)")
 		profile  = flag.String("cpuprofile", "", "write a CPU profile of this process (lobbybench's runs; the stub and the reference are a child's) to `FILE`")
+		traceTo  = flag.String("trace", "", "write an execution trace of this process (lobbybench's runs) to `FILE` (go tool trace)")
 	)
 	flag.Parse()
 	if cfg := os.Getenv(peerEnv); cfg != "" {
@@ -104,6 +106,16 @@ func main() {
 			fatal(err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceTo != "" {
+		f, err := os.Create(*traceTo)
+		if err != nil {
+			fatal(err)
+		}
+		if err := trace.Start(f); err != nil {
+			fatal(err)
+		}
+		defer trace.Stop()
 	}
 	cfgs := configs(*rates, *delays, *stall, *every)
 	modeList := parseModes(*modes)
