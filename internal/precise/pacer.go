@@ -9,26 +9,29 @@ import (
 	"time"
 )
 
-// Pacer wakes waiters at their deadlines from one goroutine, locked to
-// its own OS thread while it runs, that sleeps in the kernel until the
-// earliest deadline (a sleeper: on Linux a CLOCK_MONOTONIC timerfd armed
-// at an absolute instant) and then hands every wait due within its
-// window to its goroutine, earliest first. A deadline sooner than the
+// Pacer wakes waiters at their deadlines from one goroutine that sleeps
+// in the kernel until the earliest deadline (a sleeper: on Linux a
+// blocking read of a CLOCK_MONOTONIC timerfd armed at an absolute
+// instant, which has no timer slack) and then hands every wait due
+// within its window to its goroutine, earliest first. A deadline sooner than the
 // one the thread sleeps for re-arms its timer, so no wait needs a Go
 // timer of its own: at 20,000 arrivals a second there is one kernel
 // timer, not 20,000 Go timers each late by up to the netpoller's
 // millisecond.
 //
-// The thread starts with the first wait and ends by itself once no wait
-// came for its idle time (its goroutine exits while locked, so the
-// thread, whose timer slack it changed, ends with it), or at Close.
+// The goroutine is not locked to its OS thread: a locked one gives its
+// P up at every yield by handing it to another thread and takes it back
+// the same way (two futex wakes and sleeps a hand-over), which at 20,000
+// arrivals a second made the waiter it woke wait a median 61 µs to run,
+// where an unlocked one waits 4 µs. Its read blocks an ordinary thread
+// of the runtime's while it sleeps.
+//
+// The goroutine starts with the first wait and ends by itself once no
+// wait came for its idle time, or at Close.
 type Pacer struct {
 	// newSleeper makes the thread's sleeper; called with mu held when
 	// the thread is to start.
 	newSleeper func() (sleeper, error)
-	// lock prepares the goroutine's thread (LockOSThread, timer slack);
-	// nil in tests.
-	lock func()
 	// window: the thread hands over every wait due within window of its
 	// wake at once (a wait it wakes early finishes itself: Until).
 	window time.Duration
@@ -149,10 +152,6 @@ func (p *Pacer) arm(t time.Time) {
 // loop is the pacing thread.
 func (p *Pacer) loop(sl sleeper, exited chan struct{}) {
 	defer close(exited)
-	if p.lock != nil {
-		// Never unlocked: the thread ends with this goroutine.
-		p.lock()
-	}
 	for {
 		sl.wait()
 		more, handed := p.handOver()
@@ -250,11 +249,4 @@ func (q *waitQueue) Pop() any {
 	*q = old[:len(old)-1]
 	w.idx = -1
 	return w
-}
-
-// lockThread is Pacer.lock for the pacing thread: the goroutine keeps its
-// OS thread, whose timer slack becomes 1 ns (setSlack).
-func lockThread() {
-	runtime.LockOSThread()
-	setSlack()
 }

@@ -9,10 +9,10 @@
 // more. That lateness sat between a request's intended time and its send
 // and was charged to the server.
 //
-// How (Linux): every wait is queued on one pacing thread (Pacer), an OS
-// thread locked to its goroutine that sleeps in the kernel on a timerfd
+// How (Linux): every wait is queued on one pacing thread (Pacer), a
+// goroutine that sleeps in the kernel, in a blocking read of a timerfd
 // armed at the earliest deadline (absolute CLOCK_MONOTONIC, no timer
-// slack) and, at it, hands every wait due within Window to its goroutine
+// slack), and at it hands every wait due within Window to its goroutine
 // (a buffered channel send). No wait has a Go timer, no wait spins but
 // UntilHeld's last Hold, and nothing is bounded by slots: at 20,000
 // arrivals a second the thread wakes at most that often, and batches
@@ -62,7 +62,7 @@ var HoldSlots = int64(runtime.GOMAXPROCS(0) - 1)
 var holding atomic.Int64
 
 // pacer is the process's pacing thread.
-var pacer = &Pacer{newSleeper: newTimerfd, lock: lockThread, window: Window, idle: Idle}
+var pacer = &Pacer{newSleeper: newTimerfd, window: Window, idle: Idle}
 
 // Until waits until t, or until ctx is done (then it returns ctx's error);
 // a deadline already past returns nil at once.

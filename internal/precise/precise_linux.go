@@ -51,7 +51,3 @@ func (s *timerfd) wait() {
 }
 
 func (s *timerfd) close() { _ = unix.Close(s.fd) }
-
-// setSlack makes the calling thread's timer slack 1 ns (the default 50 µs
-// is added to its sleeps' wake-ups, where the kernel applies it).
-func setSlack() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) }

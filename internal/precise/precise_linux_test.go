@@ -18,7 +18,7 @@ import (
 // the thread ends by itself when idle, and Close leaves no goroutine.
 func TestPacerThreadNotEarly(t *testing.T) {
 	before := runtime.NumGoroutine()
-	p := &Pacer{newSleeper: newTimerfd, lock: lockThread, window: Window, idle: 20 * time.Millisecond}
+	p := &Pacer{newSleeper: newTimerfd, window: Window, idle: 20 * time.Millisecond}
 	var wg sync.WaitGroup
 	for i := range 40 {
 		wg.Go(func() {
@@ -62,7 +62,7 @@ func TestPacerThreadNotEarly(t *testing.T) {
 	if n > before {
 		t.Errorf("%d goroutines after Close, %d before", n, before)
 	}
-	pacer = &Pacer{newSleeper: newTimerfd, lock: lockThread, window: Window, idle: Idle}
+	pacer = &Pacer{newSleeper: newTimerfd, window: Window, idle: Idle}
 }
 
 // BenchmarkPacer: how late a wait of 200 µs returns, on the pacing thread

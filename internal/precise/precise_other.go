@@ -15,5 +15,3 @@ const threadPacing = false
 const canHold = false
 
 func newTimerfd() (sleeper, error) { return nil, errors.New("no timerfd") }
-
-func setSlack() {}
