@@ -139,6 +139,10 @@ type Watchdog struct {
 	firstBad time.Duration
 	probes   int64
 	answered int64
+	// silentSince is when the silence Run ended in began (endSilence),
+	// if endSilent.
+	silentSince time.Duration
+	endSilent   bool
 }
 
 // Run probes until ctx is done. It returns nothing: what it found is in
@@ -175,7 +179,9 @@ func (w *Watchdog) Run(ctx context.Context) {
 		limit = DefaultSilentAfter
 	}
 	defer func() {
-		// Probes cut by the end prove nothing; they return with ctx.
+		// Probes cut by the end prove the target down no more; they
+		// return with ctx. How long they went unanswered is kept.
+		w.endSilence(out)
 		for _, f := range out {
 			<-f.done
 		}
@@ -217,6 +223,50 @@ func (w *Watchdog) untilTick(ctx context.Context, tick <-chan time.Time, out []*
 			return out, true
 		}
 	}
+}
+
+// endSilence records, as Run ends, when the silence it ends in began
+// (SilentAtEnd): the first probe that went unanswered (timed out and
+// observed, or still under way) with no probe answered after it.
+func (w *Watchdog) endSilence(out []*flight) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.endSilent, w.silentSince = w.silent > 0, w.firstBad
+	for _, f := range out {
+		select {
+		case <-f.done:
+			switch {
+			case f.err == nil:
+				w.endSilent = false // answered: any silence began later
+				continue
+			case errors.Is(f.err, ErrInconclusive):
+				continue // says nothing of the target
+			}
+		default:
+		}
+		if !w.endSilent {
+			w.endSilent, w.silentSince = true, f.at
+		}
+	}
+}
+
+// SilentAtEnd reports whether the run ended with the target silent but
+// not yet found down (fewer than SilentAfter probes had gone unanswered
+// for their whole Timeout): since is when the first unanswered probe
+// started, lastUp when the last answered one did (-1: none was). ok is
+// false while the target answered, when it was found down (Outages says
+// so), and before Run has ended.
+func (w *Watchdog) SilentAtEnd() (since, lastUp time.Duration, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	down := len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
+	if down || !w.endSilent {
+		return 0, 0, false
+	}
+	if w.answered == 0 {
+		return w.silentSince, -1, true
+	}
+	return w.silentSince, w.lastUp, true
 }
 
 // flight is a probe under way (Run): when it started, and its result once

@@ -229,3 +229,44 @@ func TestMarkDown(t *testing.T) {
 		t.Fatalf("outages = %+v", got)
 	}
 }
+
+// TestSilentAtEnd: a run that ends while the target is silent, before
+// the probes can find it down, says since when; one that ends while it
+// answers, or after it was found down, does not.
+func TestSilentAtEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		hangAt, end   time.Duration // the target answers nothing from hangAt (0: never hangs)
+		wantOK        bool
+		since, lastUp time.Duration
+	}{
+		{name: "hangs 4 s before the end", hangAt: 6 * time.Second, end: 9900 * time.Millisecond, wantOK: true, since: 6 * time.Second, lastUp: 5750 * time.Millisecond},
+		{name: "answers to the end", end: 9900 * time.Millisecond},
+		{name: "found down before the end", hangAt: time.Second, end: 9900 * time.Millisecond},
+		{name: "silent from the start", hangAt: -1, end: 4 * time.Second, wantOK: true, since: 0, lastUp: -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				w := &Watchdog{Interval: 250 * time.Millisecond, Timeout: 5 * time.Second, Start: start,
+					Probe: func(ctx context.Context) error {
+						if tc.hangAt != 0 && time.Since(start) >= tc.hangAt {
+							<-ctx.Done()
+							return errSilent
+						}
+						return nil
+					}}
+				if _, _, ok := w.SilentAtEnd(); ok {
+					t.Fatal("silent at the end before Run")
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), tc.end)
+				defer cancel()
+				w.Run(ctx)
+				since, lastUp, ok := w.SilentAtEnd()
+				if ok != tc.wantOK || ok && (since != tc.since || lastUp != tc.lastUp) {
+					t.Errorf("SilentAtEnd = %v, %v, %v; want %v, %v, %v (outages %+v)", since, lastUp, ok, tc.since, tc.lastUp, tc.wantOK, w.Outages())
+				}
+			})
+		})
+	}
+}
