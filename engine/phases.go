@@ -627,6 +627,14 @@ func (r *runState) assemble(out *executed) (*Result, error) {
 	run.Scenario = r.plan.Name
 	run.Target = r.targetName
 	run.Outages = out.wdRun.Outages
+	if s := out.wdRun.SilentAtEnd; s != nil {
+		// Said of the run as long as it lasted (the watchdog stops after
+		// the load's wind-down).
+		end := min(s.EndNS, run.DurationNS)
+		if end-s.SinceNS >= result.SilentAfter {
+			run.SilentAtEnd = &result.SilentEnd{SinceNS: s.SinceNS, LastUpNS: s.LastUpNS, EndNS: end}
+		}
+	}
 	run.Totals.FailuresWhileDown = out.wdRun.Totals.FailuresWhileDown
 	if r.dr != nil {
 		end := run.DurationNS

@@ -72,6 +72,7 @@ type watch struct {
 	// failures later than that after an outage are of requests sent once
 	// the target was back.
 	settle time.Duration
+	start  time.Time // the run's, the outages' origin
 
 	mu       sync.Mutex
 	answered map[time.Duration]int64 // by outage start
@@ -111,7 +112,7 @@ func startWatch(ctx context.Context, cfg Config, p *simclient.Client, plan *scen
 	if timeout <= 0 {
 		timeout = watchdogTimeout(plan)
 	}
-	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}, settle: settleTime(plan)}
+	x := &watch{col: col, done: make(chan struct{}), answered: map[time.Duration]int64{}, settle: settleTime(plan), start: start}
 	probe := watchProbe(p, addr, plan.Options, timeout)
 	// OnChange runs in the watchdog's goroutine and in whoever calls
 	// MarkDown (an owned server's end, seen by cmd): one note at a time,
@@ -272,10 +273,15 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 // stop ends the watchdog and fills run's outages: each with the steps
 // that failed during it (During), what it cost (Failures), and the
 // successes recorded before it began (AnsweredBefore); and
-// Totals.FailuresWhileDown.
+// Totals.FailuresWhileDown; and SilentAtEnd, when the target had
+// answered no probe for result.SilentAfter or more as the load ended.
 func (x *watch) stop(run *result.Run) {
+	end := time.Since(x.start)
 	x.cancel()
 	<-x.done
+	if since, lastUp, ok := x.w.SilentAtEnd(); ok && end-since >= result.SilentAfter {
+		run.SilentAtEnd = &result.SilentEnd{SinceNS: since, LastUpNS: lastUp, EndNS: end}
+	}
 	out := x.outages()
 	if len(out) == 0 {
 		return

@@ -170,7 +170,40 @@ func TestWatchdogNoFalseAlarm(t *testing.T) {
 			if res.Headline().Status == result.StatusTargetDown {
 				t.Errorf("headline %+v", res.Headline())
 			}
+			if res.SilentAtEnd != nil {
+				t.Errorf("silent at the end %+v, on a healthy target", res.SilentAtEnd)
+			}
 		})
+	}
+}
+
+// TestWatchdogSilentAtEnd: a target that hangs with less of the run left
+// than the watchdog needs to call it down (two probes of 10 s) is not
+// TARGET DOWN, and the run says it went silent and since when.
+func TestWatchdogSilentAtEnd(t *testing.T) {
+	waitsInParallel(t)
+	p := watchedTarget(t, "udp-lobby", faultproxy.Hang, 10)
+	plan := watchedPlan(t, "udp-lobby", p.Addr(), 3*time.Second)
+	res, err := Run(context.Background(), Config{Plan: plan, Grace: 500 * time.Millisecond,
+		Watchdog: 50 * time.Millisecond, WatchdogTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Faulted() {
+		t.Fatal("the proxy never faulted: the run sent fewer than 10 packets")
+	}
+	if len(res.Outages) != 0 || res.Headline().Status == result.StatusTargetDown {
+		t.Fatalf("outages %+v, headline %+v: the watchdog could not have called it down", res.Outages, res.Headline())
+	}
+	s := res.SilentAtEnd
+	if s == nil {
+		t.Fatalf("no silence at the end; watchdog %+v", res.Engine.Watchdog)
+	}
+	if s.EndNS-s.SinceNS < result.SilentAfter || s.EndNS > res.DurationNS || s.LastUpNS > s.SinceNS {
+		t.Errorf("silence %+v in a run of %v", s, res.DurationNS)
+	}
+	if ws := res.Warnings(); len(ws) == 0 || !strings.Contains(ws[0], "answered none of the watchdog's probes") {
+		t.Errorf("warnings %q do not say first that the target went silent", ws)
 	}
 }
 

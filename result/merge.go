@@ -92,6 +92,12 @@ func (m *runMerger) add(out *Run, i int, r *Run) error {
 	out.Shards += max(r.Shards, 1)
 	addTotals(&out.Totals, &r.Totals)
 	m.outages = append(m.outages, r.Outages...)
+	if s := r.SilentAtEnd; s != nil && (out.SilentAtEnd == nil || s.SinceNS > out.SilentAtEnd.SinceNS) {
+		// Each shard's watchdog probes the same target: the shortest
+		// silence any saw is the one they all agree on.
+		c := *s
+		out.SilentAtEnd = &c
+	}
 	if out.Drill == nil && r.Drill != nil {
 		out.Drill = r.Drill // made by the one process that owns the target
 	}
@@ -202,6 +208,9 @@ func (m *runMerger) addMalformed(fs []MalformedFinding) {
 func (m *runMerger) result(out *Run) error {
 	out.Sessions = m.sessions
 	out.Outages = MergeOutages(m.outages)
+	if n := len(out.Outages); n > 0 && !out.Outages[n-1].Back {
+		out.SilentAtEnd = nil // a shard found it down: the headline says so
+	}
 	out.NoteTargetDown()
 	if !out.StartedAt.IsZero() {
 		out.DurationNS = m.end.Sub(out.StartedAt)

@@ -107,6 +107,9 @@ type Run struct {
 	// load). Every format leads with the first one (Headline: TARGET
 	// DOWN) unless it was a recovery drill's fault it came back from.
 	Outages []Outage `json:"outages,omitempty"`
+	// SilentAtEnd, when set, is a silence of the target that the run
+	// ended in before its watchdog could find it down (SilentEnd).
+	SilentAtEnd *SilentEnd `json:"silent_at_end,omitempty"`
 	// TargetProcess is what the run cost the server, when lobbybench
 	// owned it (--target-cmd) or embedded it.
 	TargetProcess *TargetProcess `json:"target_process,omitempty"`

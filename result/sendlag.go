@@ -63,7 +63,8 @@ func (r *Run) WorstSendLag() (p99US int64, step string) {
 // Warnings are what the run's figures must be read with, one sentence
 // each, as the terminal summary lists them before its thresholds
 // ("Warnings:") and the Markdown lists them: session starts the engine dropped (the server got
-// less load than asked), the harness's send lag (SendLagWarning), and
+// less load than asked), a target silent at the end of the run
+// (SilentAtEndWarning), the harness's send lag (SendLagWarning), and
 // requests cut after long silence (SilentCutWarning).
 func (r *Run) Warnings() []string {
 	var out []string
@@ -73,7 +74,7 @@ func (r *Run) Warnings() []string {
 				words.Count(d, "session start"), s.DroppedNoSlot, s.DroppedLate))
 		}
 	}
-	for _, w := range []string{r.SendLagWarning(), r.SilentCutWarning()} {
+	for _, w := range []string{r.SilentAtEndWarning(), r.SendLagWarning(), r.SilentCutWarning()} {
 		if w != "" {
 			out = append(out, w)
 		}

@@ -61,3 +61,33 @@ func (r *Run) SilentCutWarning() string {
 	return fmt.Sprintf("%s had had no reply for %s or more, or for their whole timeout, when the end of the run cut them (%s): what a server that drops requests (a rate limit, a full queue) leaves in a run shorter than their timeout; not errors, they are counted by the metrics cut_silent.count and cut_silent.rate",
 		words.Count(n, "request"), words.Duration(SilentAfter), strings.Join(by, ", "))
 }
+
+// SilentEnd is a silence of the target the run ended in: its watchdog's
+// probes had gone unanswered for SilentAfter or more when the load ended,
+// too few of them for their whole timeout to call the target down (a
+// hang in a run's last seconds). Offsets count from the run's StartedAt.
+type SilentEnd struct {
+	// SinceNS is when the first unanswered probe started.
+	SinceNS time.Duration `json:"since_ns"`
+	// LastUpNS is when the last answered probe started; -1 when none
+	// was answered.
+	LastUpNS time.Duration `json:"last_up_ns"`
+	// EndNS is when the watchdog stopped, with the load.
+	EndNS time.Duration `json:"end_ns"`
+}
+
+// SilentAtEndWarning returns one line saying that the target answered
+// none of the watchdog's probes in the run's last seconds, or "" when it
+// did (or was found down: the headline says that).
+func (r *Run) SilentAtEndWarning() string {
+	s := r.SilentAtEnd
+	if s == nil || r.Interrupted() {
+		return ""
+	}
+	last := "none was answered"
+	if s.LastUpNS >= 0 {
+		last = "the last answered probe was sent at +" + words.Seconds(s.LastUpNS)
+	}
+	return fmt.Sprintf("the target answered none of the watchdog's probes for the last %s of the run (from +%s to its end at +%s; %s): it may have hung, which the watchdog calls down only after two probes each go unanswered for their whole timeout, and the run ended first",
+		words.Duration(s.EndNS-s.SinceNS), words.Seconds(s.SinceNS), words.Seconds(s.EndNS), last)
+}

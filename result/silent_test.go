@@ -3,6 +3,7 @@ package result
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSilentCutWarning(t *testing.T) {
@@ -38,5 +39,64 @@ func TestSilentCutWarning(t *testing.T) {
 				t.Errorf("Warnings() = %q, want the one line", ws)
 			}
 		})
+	}
+}
+
+// TestSilentAtEndWarning: a run that ended in a silence its watchdog
+// could not yet call down says so first among its warnings, with when it
+// began; an interrupted one, or one without, does not. A merge keeps the
+// shortest silence its shards saw, and none once a shard found the
+// target down.
+func TestSilentAtEndWarning(t *testing.T) {
+	s := &SilentEnd{SinceNS: 6 * time.Second, LastUpNS: 5750 * time.Millisecond, EndNS: 10 * time.Second}
+	for _, tc := range []struct {
+		name        string
+		silent      *SilentEnd
+		interrupted bool
+		want        []string // nil for no line
+	}{
+		{"none", nil, false, nil},
+		{"silent", s, false, []string{"answered none of the watchdog's probes for the last 4.0 s", "from +6.0 s to its end at +10.0 s", "sent at +5.8 s", "may have hung"}},
+		{"none answered", &SilentEnd{SinceNS: 0, LastUpNS: -1, EndNS: 3 * time.Second}, false, []string{"for the last 3.0 s", "none was answered"}},
+		{"interrupted", s, true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Run{SilentAtEnd: tc.silent, ShardRuns: []ShardRun{{Interrupted: tc.interrupted}}}
+			got := r.SilentAtEndWarning()
+			if tc.want == nil {
+				if got != "" {
+					t.Errorf("warning %q, want none", got)
+				}
+				return
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("warning %q does not say %q", got, w)
+				}
+			}
+			if ws := r.Warnings(); len(ws) != 1 || ws[0] != got {
+				t.Errorf("Warnings() = %q, want the one line", ws)
+			}
+		})
+	}
+	later := &SilentEnd{SinceNS: 8 * time.Second, LastUpNS: 7 * time.Second, EndNS: 10 * time.Second}
+	shard := func(silent *SilentEnd, outages ...Outage) *Run {
+		r := NewRun()
+		r.SilentAtEnd, r.Outages = silent, outages
+		return r
+	}
+	merged, err := Merge(shard(s), shard(nil), shard(later))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := merged.SilentAtEnd; got == nil || *got != *later {
+		t.Errorf("merged silence %+v, want the shortest, %+v", got, later)
+	}
+	down, err := Merge(shard(s), shard(nil, Outage{StartNS: time.Second, Kind: DownSilent}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if down.SilentAtEnd != nil {
+		t.Errorf("merged silence %+v beside an open outage, want none", down.SilentAtEnd)
 	}
 }
