@@ -23,21 +23,7 @@ func TestSilentCutWarning(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Run{Messages: tc.msgs, ShardRuns: []ShardRun{{Interrupted: tc.interrupted}}}
-			got := r.SilentCutWarning()
-			if tc.want == nil {
-				if got != "" {
-					t.Errorf("warning %q, want none", got)
-				}
-				return
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("warning %q does not say %q", got, w)
-				}
-			}
-			if ws := r.Warnings(); len(ws) != 1 || ws[0] != got {
-				t.Errorf("Warnings() = %q, want the one line", ws)
-			}
+			checkOneWarning(t, r, r.SilentCutWarning(), tc.want)
 		})
 	}
 }
@@ -62,21 +48,7 @@ func TestSilentAtEndWarning(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Run{SilentAtEnd: tc.silent, ShardRuns: []ShardRun{{Interrupted: tc.interrupted}}}
-			got := r.SilentAtEndWarning()
-			if tc.want == nil {
-				if got != "" {
-					t.Errorf("warning %q, want none", got)
-				}
-				return
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("warning %q does not say %q", got, w)
-				}
-			}
-			if ws := r.Warnings(); len(ws) != 1 || ws[0] != got {
-				t.Errorf("Warnings() = %q, want the one line", ws)
-			}
+			checkOneWarning(t, r, r.SilentAtEndWarning(), tc.want)
 		})
 	}
 	later := &SilentEnd{SinceNS: 8 * time.Second, LastUpNS: 7 * time.Second, EndNS: 10 * time.Second}
@@ -98,5 +70,25 @@ func TestSilentAtEndWarning(t *testing.T) {
 	}
 	if down.SilentAtEnd != nil {
 		t.Errorf("merged silence %+v beside an open outage, want none", down.SilentAtEnd)
+	}
+}
+
+// checkOneWarning checks warning line got of r: none when want is nil,
+// else one that says each of want and is r's only warning.
+func checkOneWarning(t *testing.T, r *Run, got string, want []string) {
+	t.Helper()
+	if want == nil {
+		if got != "" {
+			t.Errorf("warning %q, want none", got)
+		}
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("warning %q does not say %q", got, w)
+		}
+	}
+	if ws := r.Warnings(); len(ws) != 1 || ws[0] != got {
+		t.Errorf("Warnings() = %q, want the one line", ws)
 	}
 }

@@ -57,6 +57,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -97,24 +98,10 @@ func main() {
 		}
 		return
 	}
-	if *profile != "" {
-		f, err := os.Create(*profile)
-		if err != nil {
-			fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fatal(err)
-		}
+	if startTo(*profile, pprof.StartCPUProfile) {
 		defer pprof.StopCPUProfile()
 	}
-	if *traceTo != "" {
-		f, err := os.Create(*traceTo)
-		if err != nil {
-			fatal(err)
-		}
-		if err := trace.Start(f); err != nil {
-			fatal(err)
-		}
+	if startTo(*traceTo, trace.Start) {
 		defer trace.Stop()
 	}
 	cfgs := configs(*rates, *delays, *stall, *every)
@@ -294,6 +281,22 @@ func parseRates(s string) []int {
 		out = append(out, r)
 	}
 	return out
+}
+
+// startTo starts a profile or trace (start) into a new file at path;
+// false, starting nothing, when path is empty.
+func startTo(path string, start func(io.Writer) error) bool {
+	if path == "" {
+		return false
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fatal(err)
+	}
+	if err := start(f); err != nil {
+		fatal(err)
+	}
+	return true
 }
 
 func fatal(err error) {
