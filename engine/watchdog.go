@@ -80,6 +80,17 @@ type watch struct {
 	next     int
 }
 
+// answeredSince reports whether the load had requests answered after the
+// probe that started at offset at began: the target answered its
+// clients, whatever became of the watchdog's probes (a rate limit can
+// drop them).
+func (x *watch) answeredSince(at time.Duration) bool {
+	now := x.col.Live().Successes
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return now > x.answeredAt(at)
+}
+
 // probeStart is the load's successes when a probe started, at offset at.
 type probeStart struct {
 	at        time.Duration
@@ -279,8 +290,8 @@ func (x *watch) stop(run *result.Run) {
 	end := time.Since(x.start)
 	x.cancel()
 	<-x.done
-	if since, lastUp, ok := x.w.SilentAtEnd(); ok && end-since >= result.SilentAfter {
-		run.SilentAtEnd = &result.SilentEnd{SinceNS: since, LastUpNS: lastUp, EndNS: end}
+	if s, ok := x.w.SilentAtEnd(); ok && end-s.Since >= result.SilentAfter && !x.answeredSince(s.Latest) {
+		run.SilentAtEnd = &result.SilentEnd{SinceNS: s.Since, LastUpNS: s.LastUp, EndNS: end}
 	}
 	out := x.outages()
 	if len(out) == 0 {

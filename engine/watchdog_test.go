@@ -178,14 +178,15 @@ func TestWatchdogNoFalseAlarm(t *testing.T) {
 }
 
 // TestWatchdogSilentAtEnd: a target that hangs with less of the run left
-// than the watchdog needs to call it down (two probes of 10 s) is not
-// TARGET DOWN, and the run says it went silent and since when.
+// than the watchdog needs to call it down (two probes of 4 s, the second
+// starting 2 s after the first) is not TARGET DOWN, and the run says it
+// went silent and since when.
 func TestWatchdogSilentAtEnd(t *testing.T) {
 	waitsInParallel(t)
 	p := watchedTarget(t, "udp-lobby", faultproxy.Hang, 10)
 	plan := watchedPlan(t, "udp-lobby", p.Addr(), 3*time.Second)
 	res, err := Run(context.Background(), Config{Plan: plan, Grace: 500 * time.Millisecond,
-		Watchdog: 50 * time.Millisecond, WatchdogTimeout: 10 * time.Second})
+		Watchdog: 50 * time.Millisecond, WatchdogTimeout: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,5 +315,30 @@ func TestOutageLostState(t *testing.T) {
 	}
 	if got := out[1].FailuresAfter; got != nil {
 		t.Errorf("after the hang: %v, want none (no restart)", got)
+	}
+}
+
+// TestAnsweredSince: the load's requests answered after a probe began
+// say the target answered, whatever became of the probe (a rate limit
+// can drop it); none answered after it leave the silence standing.
+func TestAnsweredSince(t *testing.T) {
+	start := time.Now()
+	col := metrics.NewCollector(start)
+	r := col.NewRecorder()
+	k := col.Step("list_rooms")
+	answer := func(at time.Duration) { r.Record(k, start.Add(at), start.Add(at), start.Add(at+time.Millisecond)) }
+	x := &watch{col: col, answered: map[time.Duration]int64{}}
+	probe := func(at time.Duration) {
+		x.history[x.next%len(x.history)] = probeStart{at, col.Live().Successes}
+		x.next++
+	}
+	answer(time.Second)
+	probe(2 * time.Second)
+	if x.answeredSince(2 * time.Second) {
+		t.Error("answered since the probe at 2 s with no request answered after it")
+	}
+	answer(3 * time.Second)
+	if !x.answeredSince(2 * time.Second) {
+		t.Error("not answered since the probe at 2 s, a request answered at 3 s")
 	}
 }

@@ -139,10 +139,19 @@ type Watchdog struct {
 	firstBad time.Duration
 	probes   int64
 	answered int64
-	// silentSince is when the silence Run ended in began (endSilence),
-	// if endSilent.
-	silentSince time.Duration
-	endSilent   bool
+	// silence is the one Run ended in (endSilence); Probes 0 when none.
+	silence Silence
+}
+
+// Silence is how the target was silent when Run ended (SilentAtEnd).
+type Silence struct {
+	// Since is when the first unanswered probe started, Latest when the
+	// last one did.
+	Since, Latest time.Duration
+	// LastUp is when the last answered probe started; -1 when none was.
+	LastUp time.Duration
+	// Probes is how many went unanswered, none answered after them.
+	Probes int
 }
 
 // Run probes until ctx is done. It returns nothing: what it found is in
@@ -225,48 +234,56 @@ func (w *Watchdog) untilTick(ctx context.Context, tick <-chan time.Time, out []*
 	}
 }
 
-// endSilence records, as Run ends, when the silence it ends in began
-// (SilentAtEnd): the first probe that went unanswered (timed out and
-// observed, or still under way) with no probe answered after it.
+// endSilence records, as Run ends, the silence it ends in (SilentAtEnd):
+// the probes that went unanswered (timed out and observed, or still
+// under way) with no probe answered after them.
 func (w *Watchdog) endSilence(out []*flight) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.endSilent, w.silentSince = w.silent > 0, w.firstBad
+	s := Silence{Since: w.firstBad, Latest: w.firstBad, Probes: w.silent}
 	for _, f := range out {
 		select {
 		case <-f.done:
 			switch {
 			case f.err == nil:
-				w.endSilent = false // answered: any silence began later
+				s = Silence{} // answered: any silence began later
 				continue
 			case errors.Is(f.err, ErrInconclusive):
 				continue // says nothing of the target
 			}
 		default:
 		}
-		if !w.endSilent {
-			w.endSilent, w.silentSince = true, f.at
+		if s.Probes == 0 {
+			s.Since = f.at
 		}
+		s.Latest = f.at
+		s.Probes++
 	}
+	s.LastUp = w.lastUp
+	if w.answered == 0 {
+		s.LastUp = -1
+	}
+	w.silence = s
 }
 
 // SilentAtEnd reports whether the run ended with the target silent but
-// not yet found down (fewer than SilentAfter probes had gone unanswered
-// for their whole Timeout): since is when the first unanswered probe
-// started, lastUp when the last answered one did (-1: none was). ok is
-// false while the target answered, when it was found down (Outages says
-// so), and before Run has ended.
-func (w *Watchdog) SilentAtEnd() (since, lastUp time.Duration, ok bool) {
+// not yet found down: at least SilentAfter probes unanswered, none
+// answered after them, too few of them yet for their whole Timeout (a
+// single lost probe is not a silence). ok is false while the target
+// answered, when it was found down (Outages says so), and before Run has
+// ended.
+func (w *Watchdog) SilentAtEnd() (s Silence, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	limit := w.SilentAfter
+	if limit <= 0 {
+		limit = DefaultSilentAfter
+	}
 	down := len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
-	if down || !w.endSilent {
-		return 0, 0, false
+	if down || w.silence.Probes < limit {
+		return Silence{}, false
 	}
-	if w.answered == 0 {
-		return w.silentSince, -1, true
-	}
-	return w.silentSince, w.lastUp, true
+	return w.silence, true
 }
 
 // flight is a probe under way (Run): when it started, and its result once

@@ -230,20 +230,23 @@ func TestMarkDown(t *testing.T) {
 	}
 }
 
-// TestSilentAtEnd: a run that ends while the target is silent, before
-// the probes can find it down, says since when; one that ends while it
-// answers, or after it was found down, does not.
+// TestSilentAtEnd: a run that ends while the target is silent, two
+// probes or more unanswered before they can find it down, says since
+// when; one that ends while it answers, after it was found down, or with
+// one probe unanswered (it may be lost), does not.
 func TestSilentAtEnd(t *testing.T) {
 	for _, tc := range []struct {
-		name          string
-		hangAt, end   time.Duration // the target answers nothing from hangAt (0: never hangs)
-		wantOK        bool
-		since, lastUp time.Duration
+		name        string
+		hangAt, end time.Duration // the target answers nothing from hangAt (0: never; -1: from the start)
+		want        Silence       // Probes 0: none
 	}{
-		{name: "hangs 4 s before the end", hangAt: 6 * time.Second, end: 9900 * time.Millisecond, wantOK: true, since: 6 * time.Second, lastUp: 5750 * time.Millisecond},
+		{name: "hangs 4 s before the end", hangAt: 6 * time.Second, end: 9900 * time.Millisecond,
+			want: Silence{Since: 6 * time.Second, Latest: 8500 * time.Millisecond, LastUp: 5750 * time.Millisecond, Probes: 2}},
+		{name: "one probe unanswered", hangAt: 8 * time.Second, end: 9900 * time.Millisecond},
 		{name: "answers to the end", end: 9900 * time.Millisecond},
 		{name: "found down before the end", hangAt: time.Second, end: 9900 * time.Millisecond},
-		{name: "silent from the start", hangAt: -1, end: 4 * time.Second, wantOK: true, since: 0, lastUp: -1},
+		{name: "silent from the start", hangAt: -1, end: 4 * time.Second,
+			want: Silence{Since: 0, Latest: 2500 * time.Millisecond, LastUp: -1, Probes: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -256,15 +259,15 @@ func TestSilentAtEnd(t *testing.T) {
 						}
 						return nil
 					}}
-				if _, _, ok := w.SilentAtEnd(); ok {
+				if _, ok := w.SilentAtEnd(); ok {
 					t.Fatal("silent at the end before Run")
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), tc.end)
 				defer cancel()
 				w.Run(ctx)
-				since, lastUp, ok := w.SilentAtEnd()
-				if ok != tc.wantOK || ok && (since != tc.since || lastUp != tc.lastUp) {
-					t.Errorf("SilentAtEnd = %v, %v, %v; want %v, %v, %v (outages %+v)", since, lastUp, ok, tc.since, tc.lastUp, tc.wantOK, w.Outages())
+				got, ok := w.SilentAtEnd()
+				if ok != (tc.want.Probes > 0) || got != tc.want {
+					t.Errorf("SilentAtEnd = %+v, %v; want %+v (outages %+v)", got, ok, tc.want, w.Outages())
 				}
 			})
 		})

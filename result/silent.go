@@ -62,10 +62,12 @@ func (r *Run) SilentCutWarning() string {
 		words.Count(n, "request"), words.Duration(SilentAfter), strings.Join(by, ", "))
 }
 
-// SilentEnd is a silence of the target the run ended in: its watchdog's
-// probes had gone unanswered for SilentAfter or more when the load ended,
-// too few of them for their whole timeout to call the target down (a
-// hang in a run's last seconds). Offsets count from the run's StartedAt.
+// SilentEnd is a silence of the target the run ended in: two or more of
+// its watchdog's probes had gone unanswered, the first for SilentAfter or
+// more, and none of the load's requests was answered since the last
+// began, when the load ended; too soon for their whole timeout to call
+// the target down (a hang in a run's last seconds). Offsets count from
+// the run's StartedAt.
 type SilentEnd struct {
 	// SinceNS is when the first unanswered probe started.
 	SinceNS time.Duration `json:"since_ns"`
