@@ -629,10 +629,9 @@ func (r *runState) assemble(out *executed) (*Result, error) {
 	run.Outages = out.wdRun.Outages
 	if s := out.wdRun.SilentAtEnd; s != nil {
 		// Said of the run as long as it lasted (the watchdog stops after
-		// the load's wind-down).
-		end := min(s.EndNS, run.DurationNS)
-		if end-s.SinceNS >= result.SilentAfter {
-			run.SilentAtEnd = &result.SilentEnd{SinceNS: s.SinceNS, LastUpNS: s.LastUpNS, EndNS: end}
+		// the load's wind-down), once it lasted result.SilentAfter.
+		if s.EndNS = min(s.EndNS, run.DurationNS); s.EndNS-s.SinceNS >= result.SilentAfter {
+			run.SilentAtEnd = s
 		}
 	}
 	run.Totals.FailuresWhileDown = out.wdRun.Totals.FailuresWhileDown

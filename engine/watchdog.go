@@ -284,13 +284,14 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 // stop ends the watchdog and fills run's outages: each with the steps
 // that failed during it (During), what it cost (Failures), and the
 // successes recorded before it began (AnsweredBefore); and
-// Totals.FailuresWhileDown; and SilentAtEnd, when the target had
-// answered no probe for result.SilentAfter or more as the load ended.
+// Totals.FailuresWhileDown; and SilentAtEnd, when the run ended with
+// the target silent to its probes and its clients alike (the run judges
+// how long: assemble).
 func (x *watch) stop(run *result.Run) {
 	end := time.Since(x.start)
 	x.cancel()
 	<-x.done
-	if s, ok := x.w.SilentAtEnd(); ok && end-s.Since >= result.SilentAfter && !x.answeredSince(s.Latest) {
+	if s, ok := x.w.SilentAtEnd(); ok && !x.answeredSince(s.Latest) {
 		run.SilentAtEnd = &result.SilentEnd{SinceNS: s.Since, LastUpNS: s.LastUp, EndNS: end}
 	}
 	out := x.outages()

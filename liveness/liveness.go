@@ -183,10 +183,7 @@ func (w *Watchdog) Run(ctx context.Context) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var out []*flight // in the order they started
-	limit := w.SilentAfter
-	if limit <= 0 {
-		limit = DefaultSilentAfter
-	}
+	limit := w.silentAfter()
 	defer func() {
 		// Probes cut by the end prove the target down no more; they
 		// return with ctx. How long they went unanswered is kept.
@@ -275,12 +272,7 @@ func (w *Watchdog) endSilence(out []*flight) {
 func (w *Watchdog) SilentAtEnd() (s Silence, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	limit := w.SilentAfter
-	if limit <= 0 {
-		limit = DefaultSilentAfter
-	}
-	down := len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
-	if down || w.silence.Probes < limit {
+	if w.down() || w.silence.Probes < w.silentAfter() {
 		return Silence{}, false
 	}
 	return w.silence, true
@@ -326,7 +318,7 @@ func (w *Watchdog) Observe(at time.Duration, err error) {
 		return
 	}
 	var changed *result.Outage
-	down := len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
+	down := w.down()
 	switch kind := Classify(err); {
 	case err == nil && down && at < w.outages[len(w.outages)-1].StartNS:
 		// A probe sent before the outage began (MarkDown: an owned
@@ -349,10 +341,7 @@ func (w *Watchdog) Observe(at time.Duration, err error) {
 			o.Kind, o.Detail = kind, err.Error()
 		}
 	default:
-		after := w.SilentAfter
-		if after <= 0 {
-			after = DefaultSilentAfter
-		}
+		after := w.silentAfter()
 		if w.silent == 0 {
 			w.firstBad = at
 		}
@@ -407,7 +396,20 @@ func (w *Watchdog) Outages() []result.Outage {
 func (w *Watchdog) Down() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.down()
+}
+
+// down is Down with w.mu held.
+func (w *Watchdog) down() bool {
 	return len(w.outages) > 0 && !w.outages[len(w.outages)-1].Back
+}
+
+// silentAfter is SilentAfter, or its default.
+func (w *Watchdog) silentAfter() int {
+	if w.SilentAfter <= 0 {
+		return DefaultSilentAfter
+	}
+	return w.SilentAfter
 }
 
 // Probes returns how many probes were made and how many were answered.

@@ -13,9 +13,9 @@ import (
 // in the kernel until the earliest deadline (a sleeper: on Linux a
 // blocking read of a CLOCK_MONOTONIC timerfd armed at an absolute
 // instant, which has no timer slack) and then hands every wait due
-// within its window to its goroutine, earliest first. A deadline sooner than the
-// one the thread sleeps for re-arms its timer, so no wait needs a Go
-// timer of its own: at 20,000 arrivals a second there is one kernel
+// within its window to its goroutine, earliest first. A deadline sooner
+// than the one the thread sleeps for re-arms its timer, so no wait needs
+// a Go timer of its own: at 20,000 arrivals a second there is one kernel
 // timer, not 20,000 Go timers each late by up to the netpoller's
 // millisecond.
 //
