@@ -80,10 +80,12 @@ type SilentEnd struct {
 
 // SilentAtEndWarning returns one line saying that the target answered
 // none of the watchdog's probes in the run's last seconds, or "" when it
-// did (or was found down: the headline says that).
+// did (or was found down: the headline says that). An interrupted run
+// says it too: the user's stop cuts requests, not the probes' silence
+// before it (SilentEnd needs a second of it).
 func (r *Run) SilentAtEndWarning() string {
 	s := r.SilentAtEnd
-	if s == nil || r.Interrupted() {
+	if s == nil {
 		return ""
 	}
 	last := "none was answered"

@@ -30,7 +30,7 @@ func TestSilentCutWarning(t *testing.T) {
 
 // TestSilentAtEndWarning: a run that ended in a silence its watchdog
 // could not yet call down says so first among its warnings, with when it
-// began; an interrupted one, or one without, does not. A merge keeps the
+// began, interrupted or not; one without does not. A merge keeps the
 // shortest silence its shards saw, and none once a shard found the
 // target down.
 func TestSilentAtEndWarning(t *testing.T) {
@@ -44,7 +44,7 @@ func TestSilentAtEndWarning(t *testing.T) {
 		{"none", nil, false, nil},
 		{"silent", s, false, []string{"answered none of the watchdog's probes for the last 4.0 s", "from +6.0 s to its end at +10.0 s", "sent at +5.8 s", "may have hung"}},
 		{"none answered", &SilentEnd{SinceNS: 0, LastUpNS: -1, EndNS: 3 * time.Second}, false, []string{"for the last 3.0 s", "none was answered"}},
-		{"interrupted", s, true, nil},
+		{"interrupted", s, true, []string{"answered none of the watchdog's probes for the last 4.0 s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Run{SilentAtEnd: tc.silent, ShardRuns: []ShardRun{{Interrupted: tc.interrupted}}}
