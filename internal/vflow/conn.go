@@ -313,7 +313,8 @@ func (c *Conn) wait(w chan struct{}, dl time.Time) error {
 	return nil
 }
 
-// WriteToUDPAddrPort sends b from the flow to addr (IPv4).
+// WriteToUDPAddrPort sends b from the flow to addr (IPv4), in a batch
+// with other flows' datagrams as WriteQueued does, with no send stamp.
 func (c *Conn) WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error) {
 	return c.write(b, addr, nil)
 }
@@ -331,7 +332,8 @@ func (c *Conn) WriteQueued(b []byte, addr netip.AddrPort, sent *atomic.Int64) (i
 	return c.write(b, addr, sent)
 }
 
-// write sends b to addr at once (sent nil) or queued (WriteQueued).
+// write queues b to addr (outq.go), its send stamped into sent unless
+// sent is nil.
 func (c *Conn) write(b []byte, addr netip.AddrPort, sent *atomic.Int64) (int, error) {
 	c.mu.Lock()
 	closed := c.closed
@@ -340,13 +342,7 @@ func (c *Conn) write(b []byte, addr netip.AddrPort, sent *atomic.Int64) (int, er
 		return 0, c.opErr("write", net.ErrClosed)
 	}
 	to := netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())
-	var err error
-	if sent == nil {
-		err = c.h.send(c.AddrPort(), to, b)
-	} else {
-		err = c.h.queue(c, to, b, sent)
-	}
-	if err != nil {
+	if err := c.h.queue(c, to, b, sent); err != nil {
 		return 0, &net.OpError{Op: "write", Net: "udp", Source: c.LocalAddr(), Addr: net.UDPAddrFromAddrPort(to), Err: err}
 	}
 	return len(b), nil

@@ -5,8 +5,6 @@ package vflow
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 )
@@ -22,10 +20,9 @@ const hubBatch = 32
 // stops (a read fails only when the socket is closed, or broken).
 const maxReadErrors = 100
 
-// Hub is one process's virtual flows in use: the attached range, two
-// Senders (one that every flow's WriteToUDPAddrPort sends through, one at
-// a time under a mutex, and one that the flows' queued writes go through
-// in batches: outq.go), and a dispatcher goroutine
+// Hub is one process's virtual flows in use: the attached range, the
+// Sender every flow's writes go through in batches (outq.go), and a
+// dispatcher goroutine
 // that reads the Receiver and hands each datagram to the Conn of its flow,
 // found by its original destination in a Table. Make it once per run with
 // OpenHub; Close it after the last Conn.
@@ -33,10 +30,7 @@ type Hub struct {
 	f   *Flows
 	tab *Table[atomic.Pointer[Conn]]
 
-	smu   sync.Mutex // guards s and one
-	s     *Sender
-	one   [1]Datagram
-	batch *Sender // the queued writes' (outq.go)
+	batch *Sender // the flows' writes (outq.go)
 	out   outQueue
 
 	amu  sync.Mutex // guards next and free
@@ -44,6 +38,7 @@ type Hub struct {
 	free []int      // flows given back, oldest first
 
 	done     chan struct{}
+	closed   atomic.Bool // Close has begun
 	unrouted atomic.Int64
 	dropped  atomic.Int64
 }
@@ -68,16 +63,11 @@ func OpenHub(cfg Config, n int) (_ *Hub, err error) {
 	if h.tab, err = NewTable[atomic.Pointer[Conn]](cfg, n); err != nil {
 		return nil, err
 	}
-	if h.s, err = NewSender(1); err != nil {
-		return nil, err
-	}
 	if h.batch, err = NewSender(sendBatch); err != nil {
-		h.s.Close()
 		return nil, err
 	}
 	r, err := h.f.Receiver(hubBatch)
 	if err != nil {
-		h.s.Close()
 		h.batch.Close()
 		return nil, err
 	}
@@ -121,19 +111,6 @@ func (h *Hub) release(i int) {
 	h.amu.Unlock()
 }
 
-// send sends b from flow src to dst.
-func (h *Hub) send(src, dst netip.AddrPort, b []byte) error {
-	h.smu.Lock()
-	defer h.smu.Unlock()
-	if h.s == nil {
-		return net.ErrClosed
-	}
-	h.one[0] = Datagram{Src: src, Dst: dst, Payload: b}
-	_, err := h.s.Send(h.one[:])
-	h.one[0].Payload = nil
-	return err
-}
-
 // dispatch reads the steered socket until it is closed and hands each
 // datagram to its flow's Conn.
 func (h *Hub) dispatch(r *Receiver) {
@@ -145,7 +122,7 @@ func (h *Hub) dispatch(r *Receiver) {
 	for fails := 0; fails < maxReadErrors; {
 		n, err := r.Receive(ms)
 		if err != nil {
-			if h.closing() {
+			if h.closed.Load() {
 				return
 			}
 			fails++
@@ -156,12 +133,6 @@ func (h *Hub) dispatch(r *Receiver) {
 			h.route(&ms[i])
 		}
 	}
-}
-
-func (h *Hub) closing() bool {
-	h.smu.Lock()
-	defer h.smu.Unlock()
-	return h.s == nil
 }
 
 // route hands m to its flow's Conn; a datagram for no open flow (one that
@@ -223,15 +194,11 @@ func (h *Hub) Dropped() int64 { return h.dropped.Load() }
 // close the Conns first (one still open receives nothing more, and its
 // sends fail with net.ErrClosed). A second Close does nothing.
 func (h *Hub) Close() error {
-	h.smu.Lock()
-	s := h.s
-	h.s = nil
-	h.smu.Unlock()
-	if s == nil {
+	if h.closed.Swap(true) {
 		return nil
 	}
 	h.closeOut()
 	err := h.f.Close()
 	<-h.done
-	return errors.Join(err, s.Close(), h.batch.Close())
+	return errors.Join(err, h.batch.Close())
 }

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A Conn's queued writes (WriteQueued) are batched across flows: the
-// write copies its datagram into the hub's queue, and the writer that finds
+// A Conn's writes (WriteQueued, and WriteToUDPAddrPort, which stamps no
+// send) are batched across flows: the write copies its datagram into the hub's queue, and the writer that finds
 // no flush under way sends the queue with sendmmsg, up to sendBatch
 // datagrams a call, stamping each just before the system call that
 // carries it, and goes on sending what other flows queued meanwhile until
@@ -40,7 +40,7 @@ type outgoing struct {
 	dst  netip.AddrPort
 	off  int32
 	n    int32
-	sent *atomic.Int64 // the writer's send stamp (WriteQueued)
+	sent *atomic.Int64 // the writer's send stamp (WriteQueued); nil: none
 	was  int64         // *sent when queued
 }
 
@@ -65,9 +65,9 @@ func (q *outQueue) init() {
 }
 
 // queue queues b from c to dst, and sends the queue when no flush is under
-// way (flushQueue: the writer that does is the flusher); *sent, from the
-// value it holds now, is stamped just before the system call that sends
-// b. It returns net.ErrClosed once the hub closes; a failure of the send
+// way (flushQueue: the writer that does is the flusher); *sent (when sent
+// is not nil), from the value it holds now, is stamped just before the
+// system call that sends b. It returns net.ErrClosed once the hub closes; a failure of the send
 // itself reaches c's next read (Conn.fail), as a socket's pending error
 // does.
 func (h *Hub) queue(c *Conn, dst netip.AddrPort, b []byte, sent *atomic.Int64) error {
@@ -83,7 +83,11 @@ func (h *Hub) queue(c *Conn, dst netip.AddrPort, b []byte, sent *atomic.Int64) e
 		q.mu.Unlock()
 		return net.ErrClosed
 	}
-	q.pend = append(q.pend, outgoing{c: c, dst: dst, off: int32(len(q.arena)), n: int32(len(b)), sent: sent, was: sent.Load()})
+	o := outgoing{c: c, dst: dst, off: int32(len(q.arena)), n: int32(len(b)), sent: sent}
+	if sent != nil {
+		o.was = sent.Load()
+	}
+	q.pend = append(q.pend, o)
 	q.arena = append(q.arena, b...)
 	if q.flushing {
 		q.mu.Unlock()
@@ -153,7 +157,9 @@ func (h *Hub) sendChunk(part []outgoing, arena []byte) {
 	for len(part) > 0 {
 		now := time.Now().UnixNano()
 		for _, o := range part {
-			o.sent.CompareAndSwap(o.was, now)
+			if o.sent != nil {
+				o.sent.CompareAndSwap(o.was, now)
+			}
 		}
 		n, err := h.batch.Send(ds)
 		if err == nil {

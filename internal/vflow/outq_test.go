@@ -53,7 +53,7 @@ func TestWriteQueued(t *testing.T) {
 func TestSendChunkStamps(t *testing.T) {
 	h := openHub(t, 4)
 	srv := echoServer(t)
-	var conns [3]*Conn
+	var conns [4]*Conn
 	for i := range conns {
 		c, err := h.Conn()
 		if err != nil {
@@ -66,11 +66,12 @@ func TestSendChunkStamps(t *testing.T) {
 	stamped.Store(1)
 	after.Store(1)
 	broadcast := netip.MustParseAddrPort("255.255.255.255:9") // refused: no SO_BROADCAST
-	arena := []byte("abc")
+	arena := []byte("abcd")
 	part := []outgoing{
 		{c: conns[0], dst: srv, off: 0, n: 1, sent: &kept, was: 1},
 		{c: conns[1], dst: broadcast, off: 1, n: 1, sent: &stamped, was: 1},
 		{c: conns[2], dst: srv, off: 2, n: 1, sent: &after, was: 1},
+		{c: conns[3], dst: srv, off: 3, n: 1}, // WriteToUDPAddrPort's: no stamp
 	}
 	h.sendChunk(part, arena)
 	if kept.Load() != 5 {
@@ -89,6 +90,29 @@ func TestSendChunkStamps(t *testing.T) {
 		case i != 1 && (err != nil || string(buf[:n]) != string(arena[i])):
 			t.Errorf("flow %d read %q, %v; want its datagram echoed", i, buf[:n], err)
 		}
+	}
+}
+
+// TestWriteNowFailsNextRead: a write with no stamp (WriteToUDPAddrPort)
+// goes through the same queue, and the kernel's refusal of it fails the
+// flow's next read, as a socket's pending error does, and only that one.
+func TestWriteNowFailsNextRead(t *testing.T) {
+	h := openHub(t, 4)
+	srv := echoServer(t)
+	c := mustConn(t, h)
+	if _, err := c.WriteToUDPAddrPort([]byte("x"), netip.MustParseAddrPort("255.255.255.255:9")); err != nil {
+		t.Fatalf("write: %v, want the refusal at the next read", err)
+	}
+	buf := make([]byte, 8)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, _, _, _, err := c.ReadMsgUDPAddrPort(buf, nil); !errors.Is(err, syscall.EACCES) {
+		t.Fatalf("read after a refused write: %v, want EACCES", err)
+	}
+	if _, err := c.WriteToUDPAddrPort([]byte("y"), srv); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _, _, err := c.ReadMsgUDPAddrPort(buf, nil); err != nil || string(buf[:n]) != "y" {
+		t.Fatalf("read %q, %v; want the next write echoed", buf[:n], err)
 	}
 }
 
