@@ -37,11 +37,22 @@ var (
 	needed       = []capability{needNetRaw, needBPF, needNetAdmin}
 )
 
+// ContainerCapabilities names the capabilities as a container's
+// securityContext.capabilities.add takes them (without CAP_).
+func ContainerCapabilities() []string {
+	names := make([]string, len(needed))
+	for i, c := range needed {
+		names[i] = strings.TrimPrefix(c.name, "CAP_")
+	}
+	return names
+}
+
 // grant is how to give a program the capabilities: the one text every
 // privilege error ends with.
 const grant = "run as root, or grant them to the binary with " +
 	"`setcap cap_net_raw,cap_bpf,cap_net_admin+ep <binary>`, or in a container add " +
-	"NET_RAW, BPF and NET_ADMIN to securityContext.capabilities.add"
+	"NET_RAW, BPF and NET_ADMIN to securityContext.capabilities.add and run it as uid 0 " +
+	"(runAsUser: 0; a user other than root drops them when its program starts)"
 
 // PrivilegeError says which capabilities a step lacked.
 type PrivilegeError struct {
