@@ -42,7 +42,7 @@ type kustomization struct {
 	} `yaml:"patches"`
 }
 
-var kustomizeDirs = []string{"shards", "merge", "podmonitor", "local/common", "local/shards", "local/merge"}
+var kustomizeDirs = []string{"shards", "merge", "podmonitor", "virtual", "local/common", "local/shards", "local/merge"}
 
 // TestKustomizations: every kustomization names files and directories that
 // exist inside it (kustomize refuses files outside a kustomization's
@@ -54,7 +54,7 @@ func TestKustomizations(t *testing.T) {
 		var k kustomization
 		decodeStrict(t, filepath.Join(dir, "kustomization.yaml"), &k)
 		wantKind := "Kustomization"
-		if d == "local/common" || d == "podmonitor" {
+		if d == "local/common" || d == "podmonitor" || d == "virtual" {
 			wantKind = "Component"
 		}
 		if k.Kind != wantKind {

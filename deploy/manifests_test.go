@@ -54,6 +54,12 @@ type container struct {
 		MountPath string `yaml:"mountPath"`
 		ReadOnly  bool   `yaml:"readOnly"`
 	} `yaml:"volumeMounts"`
+	SecurityContext *struct {
+		RunAsUser    *int `yaml:"runAsUser"`
+		Capabilities struct {
+			Add []string `yaml:"add"`
+		} `yaml:"capabilities"`
+	} `yaml:"securityContext"`
 }
 
 type volume struct {
@@ -234,6 +240,9 @@ func TestShardJob(t *testing.T) {
 	if idx.ValueFrom == nil || idx.ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
 		t.Errorf("SHARD_INDEX must come from the job-completion-index annotation (JOB_COMPLETION_INDEX), got %+v", idx)
 	}
+	if f, ok := env["FLOWS"]; !ok || f.Value != "" {
+		t.Errorf("shards: FLOWS %+v, want declared and empty (the scenario's flows_mode; ../virtual sets virtual)", f)
+	}
 	if env["SHARD_COUNT"].Value != strconv.Itoa(n) {
 		t.Errorf("shards: SHARD_COUNT %q, want %d (= completions)", env["SHARD_COUNT"].Value, n)
 	}
@@ -242,7 +251,7 @@ func TestShardJob(t *testing.T) {
 	}
 	script := strings.Join(sc.Args, " ")
 	for _, want := range []string{`--shard "$(SHARD_INDEX)/$(SHARD_COUNT)"`, `--json "/results/shard-$(SHARD_INDEX).json"`, "/scenario/scenario.yaml", `--target "$(TARGET)"`,
-		`--metrics-addr "$(METRICS_ADDR)"`, `--serve-linger "$(METRICS_LINGER)"`} {
+		`--metrics-addr "$(METRICS_ADDR)"`, `--serve-linger "$(METRICS_LINGER)"`, `${FLOWS:+--flows "$FLOWS"}`} {
 		if !strings.Contains(script, want) {
 			t.Errorf("shard script lacks %s:\n%s", want, script)
 		}

@@ -25,7 +25,12 @@
 #      join late, count its missed arrivals as late_start and make the
 #      merge INCOMPLETE (exit 6), the rest of the schedule unshifted
 #      (verify -late)
-#   8. teardown (always, also on failure or Ctrl-C): cluster.sh down
+#   8. the virtual phase: the shards again with the component
+#      deploy/kubernetes/virtual (run --flows virtual: the capabilities in
+#      the container's securityContext, uid 0); every shard must run
+#      virtual flows (verify -flows virtual), the merge exit 0, and the
+#      checks of 6 hold
+#   9. teardown (always, also on failure or Ctrl-C): cluster.sh down
 #
 # Exit codes: 0 passed; 1 failed; 2 NOT RUN, a prerequisite is missing (the
 # message says which and how to get it). Results are copied to
@@ -263,3 +268,42 @@ rm -f "$E2E_OUT"/late/*
 cp "$E2E_DIR"/results/* "$E2E_OUT"/late/
 go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
   -delayed "$DELAYED" -late "$E2E_OUT/late"
+
+# ---- 8. virtual flows
+# The shards again, each client a virtual flow (the component
+# deploy/kubernetes/virtual grants the capabilities): on the host's network
+# the four shards share one namespace's sk_lookup hook, each on a block of
+# addresses of its own, and the reference server on 127.0.0.1 answers them.
+phase virtual
+kubectl_ delete job lobbybench-shards --wait=true >&2
+rm -f "$E2E_DIR"/results/*
+START_AT=$(date -u -d "+$E2E_START_MARGIN seconds" +%Y-%m-%dT%H:%M:%SZ)
+mkdir -p "$work/virtual"
+cat >"$work/virtual/kustomization.yaml" <<EOF3
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $(realpath --relative-to="$work/virtual" "$root/deploy/kubernetes/local/shards")
+components:
+  - $(realpath --relative-to="$work/virtual" "$root/deploy/kubernetes/virtual")
+patches:
+  - patch: |-
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: lobbybench-shards}
+      spec: {template: {spec: {containers: [{name: lobbybench, env: [{name: START_AT, value: "$START_AT"}]}]}}}
+EOF3
+echo "e2e-k8s: shards on virtual flows start at $START_AT (in ${E2E_START_MARGIN}s)" >&2
+kubectl_ apply -k "$work/virtual" >&2
+wait_job lobbybench-shards $((150 + E2E_START_MARGIN))
+for i in $(seq 0 $((SHARDS - 1))); do
+  echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
+done
+virtual_code=0
+"$work/lobbybench" report merge "$E2E_DIR"/results/shard-*.json -o "$E2E_DIR/results/merged.json" >&2 || virtual_code=$?
+[ "$virtual_code" = 0 ] || { echo "e2e-k8s: FAIL: the merge of the shards on virtual flows exited $virtual_code, want 0" >&2; exit 1; }
+mkdir -p "$E2E_OUT/virtual"
+rm -f "$E2E_OUT"/virtual/*
+cp "$E2E_DIR"/results/* "$E2E_OUT"/virtual/
+go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
+  -delayed "$DELAYED" -delay "$DELAY" -flows virtual "$E2E_OUT/virtual"

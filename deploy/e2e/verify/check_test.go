@@ -50,3 +50,38 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckFlows: every shard, in its own result and in the merge's, must
+// have run the flows mode asked for.
+func TestCheckFlows(t *testing.T) {
+	run := func(flows ...string) *result.Run {
+		r := &result.Run{}
+		for i, f := range flows {
+			r.ShardRuns = append(r.ShardRuns, result.ShardRun{Shard: string(rune('0'+i)) + "/2", Harness: result.Harness{Flows: f}})
+		}
+		return r
+	}
+	tests := []struct {
+		name   string
+		shards []*result.Run
+		merged *result.Run
+		want   []string
+	}{
+		{"all virtual", []*result.Run{run("virtual"), run("virtual")}, run("virtual", "virtual"), nil},
+		{"one fell back to sockets", []*result.Run{run("virtual"), run("sockets")}, run("virtual", "sockets"), []string{
+			`shard-1.json ran "sockets" flows, want "virtual"`,
+			`merged.json: shard 1/2 ran "sockets" flows, want "virtual"`,
+		}},
+		{"a result from before flows modes", []*result.Run{run(""), run("virtual")}, run("", "virtual"), []string{
+			`shard-0.json ran "" flows, want "virtual"`,
+			`merged.json: shard 0/2 ran "" flows, want "virtual"`,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := checkFlows(tc.shards, tc.merged, "virtual"); !slices.Equal(got, tc.want) {
+				t.Errorf("checkFlows:\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}

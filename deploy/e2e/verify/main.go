@@ -23,6 +23,9 @@
 // shards played in each second from the instant, summed, are the
 // scenario's schedule, second by second (checkSchedule).
 //
+// With -flows it also checks that every shard ran its clients in that
+// flows mode (checkFlows).
+//
 // With -late as well, the held-back pod was held past the start instant:
 // that shard must have joined late, counted the arrivals of its slice due
 // before it joined as late_start dropped starts (checked against the
@@ -55,6 +58,7 @@ func main() {
 	delayed := flag.Int("delayed", -1, "the shard whose pod was held back (-1: none)")
 	delay := flag.Duration("delay", 0, "how long that pod was held back")
 	late := flag.Bool("late", false, "the held-back pod came up after the start instant: check it joined late and is reported")
+	flows := flag.String("flows", "", "how every shard's clients must have met the network (run --flows resolved: sockets or virtual; empty: not checked)")
 	flag.Parse()
 	if *n < 1 || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: verify -n SHARDS RESULTS-DIR")
@@ -67,6 +71,9 @@ func main() {
 	}
 	merged := read(filepath.Join(dir, "merged.json"))
 	problems := check(shards, merged)
+	if *flows != "" {
+		problems = append(problems, checkFlows(shards, merged, *flows)...)
+	}
 	schedNote := ""
 	if *scen != "" {
 		plan, err := scenario.Load(*scen)
@@ -370,6 +377,27 @@ func check(shards []*result.Run, m *result.Run) []string {
 	sum := checkTotals(&bad, shards, m)
 	whole := checkLatencies(&bad, shards, m)
 	checkThresholds(&bad, shards, m, whole, sum)
+	return bad
+}
+
+// checkFlows checks that every shard ran its clients in flows mode want
+// (result.Harness.Flows), as its own result and the merge's record of it
+// say: a shard that fell back to sockets (run --flows auto) or was never
+// told would otherwise pass unseen.
+func checkFlows(shards []*result.Run, m *result.Run, want string) []string {
+	var bad problems
+	for i, s := range shards {
+		for _, sr := range s.ShardRuns {
+			if sr.Harness.Flows != want {
+				bad.fail("shard-%d.json ran %q flows, want %q", i, sr.Harness.Flows, want)
+			}
+		}
+	}
+	for _, sr := range m.ShardRuns {
+		if sr.Harness.Flows != want {
+			bad.fail("merged.json: shard %s ran %q flows, want %q", sr.Shard, sr.Harness.Flows, want)
+		}
+	}
 	return bad
 }
 
