@@ -12,7 +12,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/testkit/memfig"
 )
 
-var allocRange = Config{Addrs: netip.MustParsePrefix("127.211.0.0/24"), Ports: netrange.PortRange{First: 28000, Last: 28099}}
+var allocRange = Config{Addrs: netip.MustParsePrefix("127.211.0.0/24"), Ports: netrange.PortRange{First: 28000, Last: 28099}, Sockets: 1}
 
 // batchOf returns 64 datagrams from 64 flows of allocRange to to.
 func batchOf(to netip.AddrPort) []Datagram {
@@ -30,10 +30,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	needPrivileges(t)
 	f := openFlows(t, allocRange)
 	s := newSender(t, 16) // smaller than the batch: Send loops
-	r, err := f.Receiver(64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := oneReceiver(t, f, 64)
 	// to a flow of the range itself: the datagrams come back to r
 	ds := batchOf(netip.AddrPortFrom(allocRange.Addrs.Addr().Next(), allocRange.Ports.First+1))
 	ms := make([]Message, 64)

@@ -3,6 +3,7 @@ package vflow
 import (
 	"fmt"
 	"net/netip"
+	"runtime"
 
 	"github.com/lobbybench/lobbybench/internal/netrange"
 )
@@ -44,8 +45,21 @@ var loopback = netip.MustParsePrefix("127.0.0.0/8")
 type Config struct {
 	Addrs      netip.Prefix       // the flows' addresses; zero: a free default block (DefaultAddrs on)
 	Ports      netrange.PortRange // the flows' ports; zero: DefaultPorts
-	ReadBuffer int                // receive buffer in bytes; 0: DefaultReadBuffer
+	ReadBuffer int                // each steered socket's receive buffer in bytes; 0: DefaultReadBuffer
+	// Sockets is how many steered sockets share the flows (each flow's
+	// replies go to one of them, by its address and port), each read by a
+	// goroutine of its own (Hub): the replies are shared out over cores.
+	// 0: DefaultSockets.
+	Sockets int
 }
+
+// MaxSockets bounds Config.Sockets.
+const MaxSockets = 64
+
+// DefaultSockets is one steered socket for every two of the Go runtime's
+// processors (GOMAXPROCS), at least one: a socket's reader shares its core
+// with the clients its replies wake.
+func DefaultSockets() int { return min(max(runtime.GOMAXPROCS(0)/2, 1), MaxSockets) }
 
 func (c Config) withDefaults() Config {
 	if !c.Addrs.IsValid() {
@@ -56,6 +70,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadBuffer == 0 {
 		c.ReadBuffer = DefaultReadBuffer
+	}
+	if c.Sockets == 0 {
+		c.Sockets = DefaultSockets()
 	}
 	return c
 }
@@ -76,6 +93,8 @@ func (c Config) check() error {
 		return fmt.Errorf("vflow: port range %s is empty or starts at 0", c.Ports)
 	case c.ReadBuffer < 0:
 		return fmt.Errorf("vflow: receive buffer %d bytes is negative", c.ReadBuffer)
+	case c.Sockets < 1 || c.Sockets > MaxSockets || c.Sockets > c.Ports.Size():
+		return fmt.Errorf("vflow: %d steered sockets, want 1 to %d and no more than the range's %d ports", c.Sockets, MaxSockets, c.Ports.Size())
 	}
 	return nil
 }

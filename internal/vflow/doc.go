@@ -2,16 +2,19 @@
 // clients, each an address:port of a reserved range, without a kernel socket
 // each. A flow is a row in the caller's table, not a file descriptor.
 //
-// Two descriptors carry every flow:
+// A few descriptors carry every flow:
 //
 //   - Replies: a BPF sk_lookup program (Linux 5.9 or later), attached to the
 //     process's network namespace, hands every UDP datagram addressed to the
 //     range (destination address in Config.Addrs and destination port in
-//     Config.Ports) to one ordinary UDP socket held in a SOCKMAP. On that
-//     socket IP_ORIGDSTADDR says which address:port, which flow, a datagram
-//     was for, and SO_TIMESTAMPNS when the kernel received it (Receiver).
-//     Without the program every reply to an unbound port would draw an ICMP
-//     port unreachable.
+//     Config.Ports) to an ordinary UDP socket held in a SOCKMAP: one of
+//     Config.Sockets, chosen by the flow's address and port, so that each
+//     flow's datagrams always reach the same one and the flows share them
+//     out (one reader each: the replies are read on several cores). On
+//     such a socket IP_ORIGDSTADDR says which address:port, which flow, a
+//     datagram was for, and SO_TIMESTAMPNS when the kernel received it
+//     (Receiver). Without the program every reply to an unbound port would
+//     draw an ICMP port unreachable.
 //   - Requests: a raw IPv4 socket (IPPROTO_RAW) sends datagrams from any
 //     address:port, the IPv4 and UDP headers written here, in batches with
 //     sendmmsg (Sender).

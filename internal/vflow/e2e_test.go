@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -74,6 +75,7 @@ func openFlows(t testing.TB, cfg Config) *Flows {
 // with perAddr ports on each address.
 func flowAddrs(cfg Config, n, perAddr int) []netip.AddrPort {
 	cfg.Ports.Last = cfg.Ports.First + uint16(perAddr) - 1
+	cfg.Sockets = 1 // the table's layout is the range's, whatever its sockets
 	tab, err := NewTable[struct{}](cfg, n)
 	if err != nil {
 		panic(err)
@@ -100,34 +102,71 @@ func echoRound(t *testing.T, f *Flows, flows []netip.AddrPort, server netip.Addr
 	return receiveAll(t, f, len(flows))
 }
 
-// receiveAll receives until want datagrams came or 10 s passed with none;
-// the caller judges what came.
+// receiveAll receives from every steered socket until want datagrams came
+// or 10 s passed; the caller judges what came.
 func receiveAll(t *testing.T, f *Flows, want int) map[netip.AddrPort]Message {
 	t.Helper()
-	r, err := f.Receiver(32)
+	rs, err := f.Receivers(32)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := make([]Message, 32)
+	f.SetDeadline(time.Now().Add(10 * time.Second))
+	came := make(chan Message)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(func() {
+			ms := make([]Message, 32)
+			for {
+				for j := range ms {
+					ms[j] = Message{Buf: make([]byte, 2048)}
+				}
+				n, err := r.Receive(ms)
+				if err != nil { // the deadline, or stop's
+					return
+				}
+				for _, m := range ms[:n] {
+					select {
+					case came <- m:
+					case <-stop:
+						return
+					}
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(came) }()
 	got := map[netip.AddrPort]Message{}
-	for i := 0; len(got) < want && i < 10*want; i++ {
-		for j := range ms {
-			ms[j] = Message{Buf: make([]byte, 2048)}
+	for m := range came {
+		if _, dup := got[m.Flow]; dup {
+			t.Errorf("second reply for flow %s", m.Flow)
 		}
-		f.SetDeadline(time.Now().Add(10 * time.Second))
-		n, err := r.Receive(ms)
-		if err != nil {
-			t.Errorf("after %d of %d replies: %v", len(got), want, err)
+		got[m.Flow] = m
+		if len(got) == want {
 			break
 		}
-		for _, m := range ms[:n] {
-			if _, dup := got[m.Flow]; dup {
-				t.Errorf("second reply for flow %s", m.Flow)
-			}
-			got[m.Flow] = m
-		}
+	}
+	close(stop)
+	f.SetDeadline(time.Now()) // the readers still waiting return
+	for range came {
+	}
+	if len(got) < want {
+		t.Errorf("%d of %d replies came", len(got), want)
 	}
 	return got
+}
+
+// oneReceiver returns the Receiver of f's one steered socket.
+func oneReceiver(t *testing.T, f *Flows, batch int) *Receiver {
+	t.Helper()
+	rs, err := f.Receivers(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 {
+		t.Fatalf("%d steered sockets, want 1", len(rs))
+	}
+	return rs[0]
 }
 
 // checkEcho asserts each flow got its own payload back from the server.

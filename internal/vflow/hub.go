@@ -22,8 +22,8 @@ const maxReadErrors = 100
 
 // Hub is one process's virtual flows in use: the attached range, the
 // Sender every flow's writes go through in batches (outq.go), and a
-// dispatcher goroutine
-// that reads the Receiver and hands each datagram to the Conn of its flow,
+// dispatcher goroutine for each steered socket (Config.Sockets) that
+// reads its Receiver and hands each datagram to the Conn of its flow,
 // found by its original destination in a Table. Make it once per run with
 // OpenHub; Close it after the last Conn.
 type Hub struct {
@@ -37,8 +37,8 @@ type Hub struct {
 	next int        // flows never given out start here
 	free []int      // flows given back, oldest first
 
-	done     chan struct{}
-	closed   atomic.Bool // Close has begun
+	done     chan struct{} // closed when every dispatcher has returned
+	closed   atomic.Bool   // Close has begun
 	unrouted atomic.Int64
 	dropped  atomic.Int64
 }
@@ -66,13 +66,17 @@ func OpenHub(cfg Config, n int) (_ *Hub, err error) {
 	if h.batch, err = NewSender(sendBatch); err != nil {
 		return nil, err
 	}
-	r, err := h.f.Receiver(hubBatch)
+	rs, err := h.f.Receivers(hubBatch)
 	if err != nil {
 		h.batch.Close()
 		return nil, err
 	}
 	h.out.init()
-	go h.dispatch(r)
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(func() { h.dispatch(r) })
+	}
+	go func() { wg.Wait(); close(h.done) }()
 	return h, nil
 }
 
@@ -111,10 +115,9 @@ func (h *Hub) release(i int) {
 	h.amu.Unlock()
 }
 
-// dispatch reads the steered socket until it is closed and hands each
+// dispatch reads a steered socket until it is closed and hands each
 // datagram to its flow's Conn.
 func (h *Hub) dispatch(r *Receiver) {
-	defer close(h.done)
 	ms := make([]Message, hubBatch)
 	for i := range ms {
 		ms[i].Buf = make([]byte, MaxPayload)

@@ -12,8 +12,9 @@ import (
 )
 
 // hubRange is the hub tests' own range, apart from the other tests' and
-// from the run's default.
-var hubRange = Config{Addrs: netip.MustParsePrefix("127.202.0.0/16")}
+// from the run's default; its flows are shared by three steered sockets,
+// so that the hub's tests run with a dispatcher for each.
+var hubRange = Config{Addrs: netip.MustParsePrefix("127.202.0.0/16"), Sockets: 3}
 
 func openHub(t *testing.T, n int) *Hub {
 	t.Helper()

@@ -5,6 +5,7 @@ package vflow
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"syscall"
 	"time"
@@ -59,13 +60,26 @@ type Receiver struct {
 	read  func(fd uintptr) bool
 }
 
-// Receiver returns a reader of the steered socket taking up to batch
-// datagrams per call.
-func (f *Flows) Receiver(batch int) (*Receiver, error) {
+// Receivers returns a reader of each steered socket, taking up to batch
+// datagrams per call: together they receive every flow's datagrams, each
+// flow's always through the same one.
+func (f *Flows) Receivers(batch int) ([]*Receiver, error) {
+	rs := make([]*Receiver, len(f.conns))
+	for k, c := range f.conns {
+		var err error
+		if rs[k], err = newReceiver(c, batch); err != nil {
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
+// newReceiver returns a reader of c taking up to batch datagrams per call.
+func newReceiver(c *net.UDPConn, batch int) (*Receiver, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("vflow: receiver batch %d, want at least 1", batch)
 	}
-	rc, err := f.conn.SyscallConn()
+	rc, err := c.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +99,15 @@ func (f *Flows) Receiver(batch int) (*Receiver, error) {
 	return r, nil
 }
 
-// SetDeadline bounds the wait of Receive (the socket's read deadline).
-func (f *Flows) SetDeadline(t time.Time) error { return f.conn.SetReadDeadline(t) }
+// SetDeadline bounds the wait of every Receiver's Receive (the sockets'
+// read deadline).
+func (f *Flows) SetDeadline(t time.Time) error {
+	var errs []error
+	for _, c := range f.conns {
+		errs = append(errs, c.SetReadDeadline(t))
+	}
+	return errors.Join(errs...)
+}
 
 // Receive waits for at least one datagram, or one report of an error for a
 // datagram sent (Message.Errno), and fills up to len(ms) (at most the

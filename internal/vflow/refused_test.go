@@ -20,7 +20,7 @@ import (
 // same time: neither hides the other.
 func TestReceiverReportsErrors(t *testing.T) {
 	needPrivileges(t)
-	f := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.212.0.0/24")})
+	f := openFlows(t, Config{Addrs: netip.MustParsePrefix("127.212.0.0/24"), Sockets: 1})
 	server, dead := echoServer(t), deadport.UDP(t)
 	flows := flowAddrs(f.Config(), 6, 10)
 	var ds []Datagram
@@ -34,10 +34,7 @@ func TestReceiverReportsErrors(t *testing.T) {
 	if n, err := newSender(t, 8).Send(ds); err != nil || n != len(ds) {
 		t.Fatalf("sent %d of %d: %v", n, len(ds), err)
 	}
-	r, err := f.Receiver(4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := oneReceiver(t, f, 4)
 	replies, reports := map[netip.AddrPort]string{}, map[netip.Addr]Message{}
 	ms := make([]Message, 4)
 	for i := 0; len(replies)+len(reports) < len(flows) && i < 100; i++ {

@@ -39,6 +39,8 @@ func TestConfigCheck(t *testing.T) {
 		{"ports reversed", Config{Ports: netrange.PortRange{First: 3000, Last: 2000}}, "port range 3000-2000"},
 		{"port 0", Config{Ports: netrange.PortRange{First: 0, Last: 20}}, "port range 0-20"},
 		{"negative buffer", Config{ReadBuffer: -1}, "receive buffer -1"},
+		{"too many sockets", Config{Sockets: MaxSockets + 1}, "65 steered sockets"},
+		{"more sockets than ports", Config{Ports: netrange.PortRange{First: 2000, Last: 2001}, Sockets: 3}, "3 steered sockets"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.withDefaults().check()
@@ -183,7 +185,7 @@ func TestCloseThenReopen(t *testing.T) {
 
 const childEnv = "VFLOW_TEST_CHILD"
 
-var childRange = Config{Addrs: netip.MustParsePrefix("127.208.0.0/24"), Ports: netrange.PortRange{First: 25000, Last: 25099}}
+var childRange = Config{Addrs: netip.MustParsePrefix("127.208.0.0/24"), Ports: netrange.PortRange{First: 25000, Last: 25099}, Sockets: 1}
 
 // TestChildHolder is the child of TestSIGKILLDetaches: it attaches
 // childRange, says "ready" and echoes every datagram from its flow until
@@ -200,10 +202,7 @@ func TestChildHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := f.Receiver(8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := oneReceiver(t, f, 8)
 	info, err := f.link.(*link.NetNsLink).Info()
 	if err != nil {
 		t.Fatal(err)

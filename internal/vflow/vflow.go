@@ -16,18 +16,20 @@ import (
 	"github.com/lobbybench/lobbybench/internal/sockbuf"
 )
 
-// Flows is an attached range: the steered socket, its SOCKMAP and the
-// sk_lookup program's link. Close detaches and closes everything.
+// Flows is an attached range: the steered sockets (Config.Sockets), their
+// SOCKMAP and the sk_lookup program's link. Close detaches and closes
+// everything.
 type Flows struct {
-	cfg  Config
-	conn *net.UDPConn
-	m    *ebpf.Map
-	prog *ebpf.Program
-	link closer
+	cfg   Config
+	conns []*net.UDPConn
+	m     *ebpf.Map
+	prog  *ebpf.Program
+	link  closer
 }
 
-// Open steers every UDP datagram addressed to cfg's range to one socket of
-// this process, read with Receiver. The steering lasts until Close or the
+// Open steers every UDP datagram addressed to cfg's range to a socket of
+// this process (cfg.Sockets of them, each flow's to one), read with
+// Receivers. The steering lasts until Close or the
 // end of the process. A cfg without Addrs takes the first default block
 // (DefaultBlocks from DefaultAddrs) whose steered socket it can bind: every
 // vflow user binds its range's first address:port, so that bind is what
@@ -64,15 +66,21 @@ func (s system) open(cfg Config) (_ *Flows, err error) {
 			f.Close()
 		}
 	}()
-	if f.conn, err = listen(cfg); err != nil {
-		return nil, err
+	for k := range cfg.Sockets {
+		c, err := listen(cfg, k)
+		if err != nil {
+			return nil, err
+		}
+		f.conns = append(f.conns, c)
 	}
-	f.m, err = ebpf.NewMap(&ebpf.MapSpec{Name: "vflow_sock", Type: ebpf.SockMap, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	f.m, err = ebpf.NewMap(&ebpf.MapSpec{Name: "vflow_sock", Type: ebpf.SockMap, KeySize: 4, ValueSize: 8, MaxEntries: uint32(cfg.Sockets)})
 	if err != nil {
 		return nil, refused("creating the SOCKMAP", err, needBPF)
 	}
-	if err := f.holdSocket(); err != nil {
-		return nil, refused("putting the socket in the SOCKMAP", err, needBPF, needNetAdmin)
+	for k, c := range f.conns {
+		if err := f.holdSocket(k, c); err != nil {
+			return nil, refused("putting the socket in the SOCKMAP", err, needBPF, needNetAdmin)
+		}
 	}
 	if f.prog, err = ebpf.NewProgram(program(cfg, f.m)); err != nil {
 		return nil, refused("loading the sk_lookup program", err, needBPF, needNetAdmin)
@@ -95,13 +103,14 @@ func attachNetNs(netns int, p *ebpf.Program) (closer, error) {
 	return link.AttachNetNs(netns, p)
 }
 
-// listen opens the steered socket on the range's first address and port,
-// with a large receive buffer, the original destination and kernel
+// listen opens steered socket k on the range's first address and its
+// k-th port (socket 0's bind is what claims the range: Open), with a large
+// receive buffer, the original destination and kernel
 // receive time reported on each datagram, and the kernel's errors for the
 // flows' datagrams (an ICMP port unreachable) on its error queue
 // (IP_RECVERR: the Receiver reads them; Conn.Connect says who hears them).
-func listen(cfg Config) (*net.UDPConn, error) {
-	at := netip.AddrPortFrom(cfg.Addrs.Addr(), cfg.Ports.First)
+func listen(cfg Config, k int) (*net.UDPConn, error) {
+	at := netip.AddrPortFrom(cfg.Addrs.Addr(), cfg.Ports.First+uint16(k))
 	c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(at))
 	if err != nil {
 		return nil, fmt.Errorf("vflow: opening the steered socket on %s: %w", at, err)
@@ -139,14 +148,15 @@ func setsockopts(c *net.UDPConn, opts [][3]int) error {
 	return serr
 }
 
-func (f *Flows) holdSocket() error {
-	rc, err := f.conn.SyscallConn()
+// holdSocket puts c in the SOCKMAP at key k.
+func (f *Flows) holdSocket(k int, c *net.UDPConn) error {
+	rc, err := c.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var uerr error
 	if err := rc.Control(func(fd uintptr) {
-		uerr = f.m.Update(uint32(0), uint64(fd), ebpf.UpdateAny)
+		uerr = f.m.Update(uint32(k), uint64(fd), ebpf.UpdateAny)
 	}); err != nil {
 		return err
 	}
@@ -156,8 +166,8 @@ func (f *Flows) holdSocket() error {
 // Config returns the range, defaults filled in.
 func (f *Flows) Config() Config { return f.cfg }
 
-// Close detaches the program and closes the map and the socket; a Receiver
-// blocked on the socket returns. The range may be opened again after; a
+// Close detaches the program and closes the map and the sockets; a
+// Receiver blocked on one returns. The range may be opened again after; a
 // second Close does nothing.
 func (f *Flows) Close() error {
 	var errs []error
@@ -173,9 +183,9 @@ func (f *Flows) Close() error {
 		errs = append(errs, f.m.Close())
 		f.m = nil
 	}
-	if f.conn != nil {
-		errs = append(errs, f.conn.Close())
-		f.conn = nil
+	for _, c := range f.conns {
+		errs = append(errs, c.Close())
 	}
+	f.conns = nil
 	return errors.Join(errs...)
 }
