@@ -474,6 +474,16 @@ func thresholdExit(r *result.Run) int {
 	return exitThreshold
 }
 
+// sourcesOf says where the run's clients sent from: their source
+// addresses, or virtual flows, each client an address:port of its own
+// range (the sockets' source addresses are then not used).
+func sourcesOf(in *engine.Info) string {
+	if in.Harness.Flows == string(scenario.FlowsVirtual) {
+		return "virtual flows (an address:port each)"
+	}
+	return words.Count(max(in.Sources, 1), "source address")
+}
+
 // writeEngineSummary prints what the table does not: shard, sessions,
 // harness resources and the embedded server's counters, folded to
 // reports.TermWidth columns as the table is, then a blank line.
@@ -481,9 +491,9 @@ func writeEngineSummary(w io.Writer, res *engine.Result) {
 	in := res.Engine
 	defer fmt.Fprintln(w)
 	if in.Workers > 0 {
-		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, %s merged, seed %d, %s", in.Protocol, in.Model, words.Count(in.Workers, "worker process"), in.Seed, words.Count(max(in.Sources, 1), "source address")), 2)
+		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, %s merged, seed %d, %s", in.Protocol, in.Model, words.Count(in.Workers, "worker process"), in.Seed, sourcesOf(in)), 2)
 	} else {
-		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, shard %s, seed %d, %s", in.Protocol, in.Model, in.Shard, in.Seed, words.Count(max(in.Sources, 1), "source address")), 2)
+		reports.WriteWrapped(w, fmt.Sprintf("Run: %s, %s model, shard %s, seed %d, %s", in.Protocol, in.Model, in.Shard, in.Seed, sourcesOf(in)), 2)
 	}
 	for _, why := range res.Run.Incomplete {
 		reports.WriteWrapped(w, "INCOMPLETE: "+why, 2)

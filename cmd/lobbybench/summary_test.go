@@ -108,6 +108,28 @@ func TestEngineSummaryFlows(t *testing.T) {
 	}
 }
 
+// TestEngineSummarySources: the Run line names the source addresses of a
+// run on sockets, and says virtual flows (an address each, none of the
+// source addresses used) for one on virtual flows.
+func TestEngineSummarySources(t *testing.T) {
+	for _, tt := range []struct {
+		flows   string
+		sources int
+		want    string
+	}{
+		{"", 0, "seed 0, 1 source address"},
+		{"sockets", 4, "seed 0, 4 source addresses"},
+		{"virtual", 4, "seed 0, virtual flows (an address:port each)"},
+	} {
+		var b strings.Builder
+		res := &engine.Result{Run: &result.Run{}, Engine: &engine.Info{Protocol: "udp-lobby", Shard: "0/1", Sources: tt.sources, Harness: result.Harness{Flows: tt.flows}}}
+		writeEngineSummary(&b, res)
+		if flat := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(flat, tt.want) {
+			t.Errorf("flows %q, %d sources: no %q in:\n%s", tt.flows, tt.sources, tt.want, b.String())
+		}
+	}
+}
+
 // TestEngineSummaryLatencyEnd: the Harness lines say where the latencies
 // end when the clients said, and nothing when they did not.
 func TestEngineSummaryLatencyEnd(t *testing.T) {
