@@ -190,29 +190,48 @@ wait_job() {
   done
 }
 
+# run_shards NAME MARGIN SPEC [COMPONENT]: the shards Job of
+# deploy/kubernetes/local/shards as an overlay made here, $work/NAME
+# (kustomize takes a base by relative path only): its pod spec patched with
+# SPEC (a flow-style YAML map; START_AT is set this way), the kustomize
+# component COMPONENT (a directory) added when given. Applies it, waits for
+# the Job (150 s past MARGIN, the seconds to START_AT) and prints each
+# shard's exit code.
+run_shards() {
+  local dir=$work/$1 margin=$2 spec=$3 component=${4:-}
+  mkdir -p "$dir"
+  {
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\n' \
+      "$(realpath --relative-to="$dir" "$root/deploy/kubernetes/local/shards")"
+    [ -z "$component" ] || printf 'components:\n  - %s\n' "$(realpath --relative-to="$dir" "$component")"
+    printf 'patches:\n  - patch: |-\n      apiVersion: batch/v1\n      kind: Job\n      metadata: {name: lobbybench-shards}\n      spec: {template: {spec: %s}}\n' "$spec"
+  } >"$dir/kustomization.yaml"
+  kubectl_ apply -k "$dir" >&2
+  wait_job lobbybench-shards $((150 + margin))
+  for i in $(seq 0 $((SHARDS - 1))); do
+    echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
+  done
+}
+
+# start_at SECONDS: the instant SECONDS from now, as START_AT takes it.
+start_at() { date -u -d "+$1 seconds" +%Y-%m-%dT%H:%M:%SZ; }
+
+# merge_on_host WANT OUT WHAT: report merge of the shards' results on the
+# host must exit WANT (the run being WHAT); the results go to OUT. (The
+# in-cluster merge Job is proven by the first phase.)
+merge_on_host() {
+  local want=$1 out=$2 code=0
+  "$work/lobbybench" report merge "$E2E_DIR"/results/shard-*.json -o "$E2E_DIR/results/merged.json" >&2 || code=$?
+  [ "$code" = "$want" ] || { echo "e2e-k8s: FAIL: the merge of $3 exited $code, want $want" >&2; exit 1; }
+  mkdir -p "$out"
+  rm -f "$out"/*
+  cp "$E2E_DIR"/results/* "$out"/
+}
+
 phase shards
-# START_AT for this run: an overlay of local/shards made here (kustomize
-# takes a base by relative path only).
-START_AT=$(date -u -d "+$E2E_START_MARGIN seconds" +%Y-%m-%dT%H:%M:%SZ)
-mkdir -p "$work/start"
-cat >"$work/start/kustomization.yaml" <<EOF
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - $(realpath --relative-to="$work/start" "$root/deploy/kubernetes/local/shards")
-patches:
-  - patch: |-
-      apiVersion: batch/v1
-      kind: Job
-      metadata: {name: lobbybench-shards}
-      spec: {template: {spec: {containers: [{name: lobbybench, env: [{name: START_AT, value: "$START_AT"}]}]}}}
-EOF
+START_AT=$(start_at "$E2E_START_MARGIN")
 echo "e2e-k8s: shards start at $START_AT (in ${E2E_START_MARGIN}s); shard $DELAYED's pod is held back $DELAY" >&2
-kubectl_ apply -k "$work/start" >&2
-wait_job lobbybench-shards $((150 + E2E_START_MARGIN))
-for i in $(seq 0 $((SHARDS - 1))); do
-  echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
-done
+run_shards start "$E2E_START_MARGIN" "{containers: [{name: lobbybench, env: [{name: START_AT, value: \"$START_AT\"}]}]}"
 
 phase merge
 kubectl_ apply -k "$root/deploy/kubernetes/local/merge" >&2
@@ -240,32 +259,10 @@ go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kuber
 phase late
 kubectl_ delete job lobbybench-shards lobbybench-merge --wait=true >&2
 rm -f "$E2E_DIR"/results/*
-START_AT=$(date -u -d "+$E2E_LATE_MARGIN seconds" +%Y-%m-%dT%H:%M:%SZ)
-mkdir -p "$work/late"
-cat >"$work/late/kustomization.yaml" <<EOF2
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - $(realpath --relative-to="$work/late" "$root/deploy/kubernetes/local/shards")
-patches:
-  - patch: |-
-      apiVersion: batch/v1
-      kind: Job
-      metadata: {name: lobbybench-shards}
-      spec: {template: {spec: {initContainers: [{name: delay, env: [{name: DELAY_SECONDS, value: "$LATE_DELAY"}]}], containers: [{name: lobbybench, env: [{name: START_AT, value: "$START_AT"}]}]}}}
-EOF2
+START_AT=$(start_at "$E2E_LATE_MARGIN")
 echo "e2e-k8s: shards start at $START_AT (in ${E2E_LATE_MARGIN}s); shard $DELAYED's pod is held back ${LATE_DELAY}s, past it" >&2
-kubectl_ apply -k "$work/late" >&2
-wait_job lobbybench-shards $((150 + E2E_LATE_MARGIN))
-for i in $(seq 0 $((SHARDS - 1))); do
-  echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
-done
-late_code=0
-"$work/lobbybench" report merge "$E2E_DIR"/results/shard-*.json -o "$E2E_DIR/results/merged.json" >&2 || late_code=$?
-[ "$late_code" = 6 ] || { echo "e2e-k8s: FAIL: the merge of a run with a late shard exited $late_code, want 6 (INCOMPLETE)" >&2; exit 1; }
-mkdir -p "$E2E_OUT/late"
-rm -f "$E2E_OUT"/late/*
-cp "$E2E_DIR"/results/* "$E2E_OUT"/late/
+run_shards late "$E2E_LATE_MARGIN" "{initContainers: [{name: delay, env: [{name: DELAY_SECONDS, value: \"$LATE_DELAY\"}]}], containers: [{name: lobbybench, env: [{name: START_AT, value: \"$START_AT\"}]}]}"
+merge_on_host 6 "$E2E_OUT/late" "a run with a late shard (6: INCOMPLETE)"
 go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
   -delayed "$DELAYED" -late "$E2E_OUT/late"
 
@@ -277,33 +274,10 @@ go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kuber
 phase virtual
 kubectl_ delete job lobbybench-shards --wait=true >&2
 rm -f "$E2E_DIR"/results/*
-START_AT=$(date -u -d "+$E2E_START_MARGIN seconds" +%Y-%m-%dT%H:%M:%SZ)
-mkdir -p "$work/virtual"
-cat >"$work/virtual/kustomization.yaml" <<EOF3
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - $(realpath --relative-to="$work/virtual" "$root/deploy/kubernetes/local/shards")
-components:
-  - $(realpath --relative-to="$work/virtual" "$root/deploy/kubernetes/virtual")
-patches:
-  - patch: |-
-      apiVersion: batch/v1
-      kind: Job
-      metadata: {name: lobbybench-shards}
-      spec: {template: {spec: {containers: [{name: lobbybench, env: [{name: START_AT, value: "$START_AT"}]}]}}}
-EOF3
+START_AT=$(start_at "$E2E_START_MARGIN")
 echo "e2e-k8s: shards on virtual flows start at $START_AT (in ${E2E_START_MARGIN}s)" >&2
-kubectl_ apply -k "$work/virtual" >&2
-wait_job lobbybench-shards $((150 + E2E_START_MARGIN))
-for i in $(seq 0 $((SHARDS - 1))); do
-  echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
-done
-virtual_code=0
-"$work/lobbybench" report merge "$E2E_DIR"/results/shard-*.json -o "$E2E_DIR/results/merged.json" >&2 || virtual_code=$?
-[ "$virtual_code" = 0 ] || { echo "e2e-k8s: FAIL: the merge of the shards on virtual flows exited $virtual_code, want 0" >&2; exit 1; }
-mkdir -p "$E2E_OUT/virtual"
-rm -f "$E2E_OUT"/virtual/*
-cp "$E2E_DIR"/results/* "$E2E_OUT"/virtual/
+run_shards virtual "$E2E_START_MARGIN" "{containers: [{name: lobbybench, env: [{name: START_AT, value: \"$START_AT\"}]}]}" \
+  "$root/deploy/kubernetes/virtual"
+merge_on_host 0 "$E2E_OUT/virtual" "the shards on virtual flows"
 go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
   -delayed "$DELAYED" -delay "$DELAY" -flows virtual "$E2E_OUT/virtual"
