@@ -49,7 +49,7 @@ type Config struct {
 	// Sockets is how many steered sockets share the flows (each flow's
 	// replies go to one of them, by its address and port), each read by a
 	// goroutine of its own (Hub): the replies are shared out over cores.
-	// 0: DefaultSockets.
+	// 0: DefaultSockets, at most the range's ports.
 	Sockets int
 }
 
@@ -71,8 +71,8 @@ func (c Config) withDefaults() Config {
 	if c.ReadBuffer == 0 {
 		c.ReadBuffer = DefaultReadBuffer
 	}
-	if c.Sockets == 0 {
-		c.Sockets = DefaultSockets()
+	if c.Sockets == 0 { // no more than the range has ports to bind them on
+		c.Sockets = max(min(DefaultSockets(), c.Ports.Size()), 1)
 	}
 	return c
 }

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,6 +55,29 @@ func TestConfigCheck(t *testing.T) {
 				t.Fatalf("error %v, want one saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDefaultSocketsFitTheRange: the default count of steered sockets
+// follows the runtime's processors but never passes the range's ports
+// (each binds one): a range of one port gets one socket on any machine.
+func TestDefaultSocketsFitTheRange(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	for _, tc := range []struct {
+		ports netrange.PortRange
+		want  int
+	}{
+		{netrange.PortRange{First: 2000, Last: 2999}, 4},
+		{netrange.PortRange{First: 2000, Last: 2001}, 2},
+		{netrange.PortRange{First: 2000, Last: 2000}, 1},
+	} {
+		cfg := Config{Ports: tc.ports}.withDefaults()
+		if cfg.Sockets != tc.want {
+			t.Errorf("ports %s on 8 processors: %d sockets, want %d", tc.ports, cfg.Sockets, tc.want)
+		}
+		if err := cfg.check(); err != nil {
+			t.Errorf("ports %s: %v", tc.ports, err)
+		}
 	}
 }
 
