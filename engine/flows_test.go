@@ -2,11 +2,11 @@ package engine
 
 import (
 	"context"
-	"maps"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/lobbybench/lobbybench/internal/testkit/samerun"
 	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -33,18 +33,12 @@ func TestVirtualFlowsSameVerdicts(t *testing.T) {
 				runs[mode] = playFlows(t, name, mode)
 			}
 			s, v := runs[scenario.FlowsSockets], runs[scenario.FlowsVirtual]
-			compareSteps(t, s.Steps, v.Steps)
+			samerun.Compare(t, "with sockets", s.Run, "on virtual flows", v.Run)
 			// Where latencies end: the same both ways; every udp-lobby
 			// reply's at its kernel stamp (Leviathan's: mixed, some of its
 			// steps end where the engine handed the event over).
 			if a, b := s.Engine.Harness.LatencyEnd, v.Engine.Harness.LatencyEnd; a != b || name == "full-match-udp" && a != result.LatencyEndKernel {
 				t.Errorf("latencies end at %q with sockets, %q with virtual flows", a, b)
-			}
-			if a, b := violationsByRule(s.Violations), violationsByRule(v.Violations); !maps.Equal(a, b) {
-				t.Errorf("violations: sockets %v, virtual %v", a, b)
-			}
-			if a, b := verdicts(s.Thresholds), verdicts(v.Thresholds); !maps.Equal(a, b) {
-				t.Errorf("threshold verdicts: sockets %v, virtual %v", a, b)
 			}
 			if v.Totals.Successes == 0 {
 				t.Error("the virtual run had no successful request")
@@ -76,46 +70,4 @@ func playFlows(t *testing.T, name string, mode scenario.FlowsMode) *Result {
 		t.Errorf("%s run: harness flows %q", mode, got)
 	}
 	return res
-}
-
-// compareSteps requires the same steps in the same order, the same
-// failures by reason, and requests within timing's slack: the schedule
-// starts matches by the clock, so a run may start one more or fewer.
-func compareSteps(t *testing.T, s, v []result.Series) {
-	t.Helper()
-	if len(s) != len(v) {
-		t.Fatalf("sockets ran %d steps, virtual %d", len(s), len(v))
-	}
-	for i := range s {
-		a, b := s[i], v[i]
-		if a.Name != b.Name {
-			t.Errorf("step %d: sockets %s, virtual %s", i, a.Name, b.Name)
-			continue
-		}
-		if d, slack := abs(a.Requests-b.Requests), max(8, a.Requests/4); d > slack {
-			t.Errorf("%s: sockets %d requests, virtual %d (more apart than %d)", a.Name, a.Requests, b.Requests, slack)
-		}
-		if !maps.Equal(a.FailuresByReason, b.FailuresByReason) {
-			t.Errorf("%s failures: sockets %v, virtual %v", a.Name, a.FailuresByReason, b.FailuresByReason)
-		}
-		t.Logf("%s: sockets %d requests (%d ok), virtual %d (%d ok)", a.Name, a.Requests, a.Successes, b.Requests, b.Successes)
-	}
-}
-
-func abs(n int64) int64 { return max(n, -n) }
-
-func violationsByRule(vs []result.Violation) map[string]int64 {
-	m := map[string]int64{}
-	for _, v := range vs {
-		m[v.Rule] += v.Count
-	}
-	return m
-}
-
-func verdicts(ts []result.ThresholdResult) map[string]bool {
-	m := map[string]bool{}
-	for _, th := range ts {
-		m[th.Name] = th.Pass
-	}
-	return m
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/engine"
+	"github.com/lobbybench/lobbybench/internal/testkit/samerun"
 	"github.com/lobbybench/lobbybench/internal/vflow"
 	refudp "github.com/lobbybench/lobbybench/protocols/udplobby/udpserver"
 	"github.com/lobbybench/lobbybench/result"
@@ -194,5 +195,64 @@ func TestParseWorkers(t *testing.T) {
 	code, _, errs := runCLI(t, "run", "--workers", "2", "--shard", "0/2", writeScenario(t, shortRun))
 	if code != exitUsage || !strings.Contains(errs, "--shard cannot be used with --workers") {
 		t.Errorf("--workers with --shard: exit %d, %s", code, errs)
+	}
+}
+
+const workersMatch = `
+name: workers-match
+protocol: udp-lobby
+seed: 11
+embedded_server: {countdown_interval: 100ms, cleanup_interval: 3s}
+load: {rate: 8/s, duration: 2s, max_clients: 64}
+flows:
+  - name: match
+    group_size: 4
+    steps:
+      - create_room: {only: leader}
+      - join: {room: created}
+      - hello
+      - instance_join
+      - barrier: {n: 4, timeout: 10s}
+      - ready
+      - ping: {count: 3, interval: 50ms}
+      - wait_game_start: 5s
+      - leave: {reason: 0}
+thresholds:
+  - instance_join.error_rate == 0
+  - wait_game_start.errors == 0
+  - violations == 0
+`
+
+// TestRunWorkersSameVerdictsBothWays: a match's whole journey (the lobby,
+// then the instance handshake on the port the lobby returned: replies from
+// another port of the target) played by --workers 2 on sockets and on
+// virtual flows makes the same run: the same exit, the same steps with
+// requests within timing's slack, the same failures by reason, violations
+// by rule and threshold verdicts.
+func TestRunWorkersSameVerdictsBothWays(t *testing.T) {
+	t.Parallel()
+	if err := vflow.Available(); err != nil {
+		t.Skipf("virtual flows cannot run on this machine: %v", err)
+	}
+	sc := writeScenario(t, workersMatch)
+	type run struct {
+		code int
+		doc  *workersDoc
+	}
+	runs := map[string]run{}
+	for _, mode := range []string{"sockets", "virtual"} {
+		code, errs, doc, _ := runWorkersCmd(t, nil, 0, "--workers", "2", "--flows", mode, "--quiet", sc)
+		if doc == nil || doc.Engine.Harness.Flows != mode {
+			t.Fatalf("%s: exit %d, no merged result on %s flows; stderr:\n%s", mode, code, mode, errs)
+		}
+		runs[mode] = run{code, doc}
+	}
+	s, v := runs["sockets"], runs["virtual"]
+	if s.code != v.code {
+		t.Errorf("exit %d on sockets, %d on virtual flows", s.code, v.code)
+	}
+	samerun.Compare(t, "on sockets", &s.doc.Run, "on virtual flows", &v.doc.Run)
+	if v.doc.Totals.Successes == 0 {
+		t.Error("the run on virtual flows had no successful request")
 	}
 }
