@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/observe"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/protocols/leviathan/levwire"
 	"github.com/lobbybench/lobbybench/protocols/tcplobby/tcpwire"
 	"github.com/lobbybench/lobbybench/protocols/udplobby/udpwire"
@@ -166,11 +167,21 @@ func TestEstimateFiles(t *testing.T) {
 			t.Errorf("%s: %+v, want %d clients %d server", tc.name, f, tc.clients, tc.serv)
 		}
 	}
+	// On virtual flows the clients hold no descriptor each: the hub's few
+	// carry them all, and the warning says so.
+	virtual := &scenario.Plan{Load: scenario.LoadShape{MaxClients: 250000}, FlowsMode: scenario.FlowsVirtual}
+	f := EstimateFiles(virtual, Shard{}, &udp)
+	if f.Clients != 0 || f.VirtualClients != 250000 || f.Flows != vflow.HubDescriptors() || f.Needed() != f.Flows+f.Server+FilesMargin ||
+		!strings.Contains(f.String(), fmt.Sprintf("%d for 250000 clients on virtual flows", f.Flows)) {
+		t.Errorf("virtual flows: %+v (%s), want no client socket, the hub's %d descriptors", f, f, vflow.HubDescriptors())
+	}
 	for _, tc := range []struct {
 		f    Files
 		fits bool
 	}{
 		{Files{Clients: 100, Margin: 64, Limit: 164}, true},
+		{Files{Flows: 6, VirtualClients: 1 << 20, Margin: 64, Limit: 70}, true},
+		{Files{Flows: 6, VirtualClients: 1 << 20, Margin: 64, Limit: 69}, false},
 		{Files{Clients: 100, Margin: 64, Limit: 163}, false},
 		{Files{Clients: 1 << 20}, true}, // limit unknown
 	} {
@@ -261,4 +272,27 @@ func TestClosedBackingOffShown(t *testing.T) {
 			t.Errorf("%d still backing off after the run", n)
 		}
 	})
+}
+
+// TestAutoWorkers: --workers auto splits the clients so that each process
+// holds its share under the open-files limit, a socket a client; on
+// virtual flows, whose clients hold none, only past one process's flows.
+func TestAutoWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		clients int
+		flows   scenario.FlowsMode
+		limit   uint64
+		want    int
+	}{
+		{250000, scenario.FlowsSockets, 20000, 13},
+		{1000, scenario.FlowsSockets, 20000, 1},
+		{250000, scenario.FlowsSockets, 0, 1}, // limit unknown
+		{250000, scenario.FlowsVirtual, 20000, 1},
+		{vflow.DefaultHubFlows + 1, scenario.FlowsVirtual, 20000, 2},
+	} {
+		plan := &scenario.Plan{Load: scenario.LoadShape{MaxClients: tc.clients}, FlowsMode: tc.flows}
+		if got := AutoWorkers(plan, tc.limit); got != tc.want {
+			t.Errorf("%d clients on %s, limit %d: %d workers, want %d", tc.clients, tc.flows, tc.limit, got, tc.want)
+		}
+	}
 }

@@ -119,7 +119,7 @@ func (f Forecast) Write(w io.Writer) error {
 	fmt.Fprintf(tw, "  sessions\t%s\n", f.sessions())
 	fmt.Fprintf(tw, "  session waits\t%s on average (thinks, ping and echo gaps; round trips and waits for the server come on top)\n", round(f.Waits))
 	fmt.Fprintf(tw, "  peak clients\t%s\n", f.clients())
-	fmt.Fprintf(tw, "  sockets\tone per client: at most %d\n", f.MaxClients)
+	fmt.Fprintf(tw, "  sockets\t%s\n", f.sockets())
 	fmt.Fprintf(tw, "  open files\t%s\n", f.files())
 	if r := f.Rooms; r != nil {
 		fmt.Fprintf(tw, "  rooms\t%s\n", r.String())
@@ -154,8 +154,17 @@ func (f Forecast) clients() string {
 	return s
 }
 
+// sockets says what the clients hold of the network: a socket each, or
+// on virtual flows a row of a table each.
+func (f Forecast) sockets() string {
+	if f.Files.VirtualClients > 0 {
+		return fmt.Sprintf("none per client: virtual flows (a table row each; %d descriptors for all of them)", f.Files.Flows)
+	}
+	return fmt.Sprintf("one per client: at most %d", f.MaxClients)
+}
+
 func (f Forecast) files() string {
-	s := fmt.Sprintf("about %d (%d clients + %d for the embedded server + %d margin)", f.Files.Needed(), f.Files.Clients, f.Files.Server, f.Files.Margin)
+	s := fmt.Sprintf("about %d (%s)", f.Files.Needed(), f.Files.parts())
 	switch {
 	case f.Files.Limit == 0:
 		return s + "; the open-files limit is unknown here"

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lobbybench/lobbybench/internal/golden"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/internal/words"
 	"github.com/lobbybench/lobbybench/refserver"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -113,5 +115,33 @@ func TestForecastTargetLimits(t *testing.T) {
 	}
 	if !strings.Contains(f.Rooms.String(), "the target's limit is unknown") {
 		t.Errorf("rooms line %q", f.Rooms.String())
+	}
+}
+
+// TestForecastVirtualFlows: a scenario on virtual flows is forecast to
+// hold no socket a client, and only the hub's descriptors for them all.
+func TestForecastVirtualFlows(t *testing.T) {
+	p, err := scenario.Parse("v.yaml", []byte("protocol: udp-lobby\nflows_mode: virtual\nload: {model: closed, clients: 50000, duration: 5s}\nflows:\n  - name: poll\n    steps: [list_rooms]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := NewForecast(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc.Files.Limit = 20000
+	var b bytes.Buffer
+	if err := fc.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{
+		fmt.Sprintf("sockets none per client: virtual flows (a table row each; %d descriptors for all of them)", vflow.HubDescriptors()),
+		fmt.Sprintf("(%d for 50000 clients on virtual flows +", vflow.HubDescriptors()),
+		"within the open-files limit of 20000",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lobbybench/lobbybench/internal/owned"
 	"github.com/lobbybench/lobbybench/internal/precise"
 	"github.com/lobbybench/lobbybench/internal/target"
+	"github.com/lobbybench/lobbybench/internal/vflow"
 	"github.com/lobbybench/lobbybench/metrics"
 	"github.com/lobbybench/lobbybench/result"
 	"github.com/lobbybench/lobbybench/scenario"
@@ -39,9 +40,14 @@ const stderrTail = 10
 
 // AutoWorkers is the number of worker processes `run --workers auto`
 // starts for plan: enough that each holds its share of max_clients under
-// the open-files limit (0: unknown, one worker), at least one.
+// the open-files limit (0: unknown, one worker), at least one; on virtual
+// flows, whose clients hold no descriptor each, enough that each share
+// fits one process's flows (vflow.DefaultHubFlows).
 func AutoWorkers(plan *scenario.Plan, limit uint64) int {
 	per := ClientsPerProcess(limit)
+	if plan.FlowsMode == scenario.FlowsVirtual {
+		per = vflow.DefaultHubFlows
+	}
 	return min(max((plan.Load.MaxClients+per-1)/per, 1), MaxWorkers)
 }
 

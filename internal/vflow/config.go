@@ -53,6 +53,15 @@ type Config struct {
 	Sockets int
 }
 
+// DefaultHubFlows is how many flows a Hub holds at once unless told: 2 MiB
+// of slots, more clients than one process runs.
+const DefaultHubFlows = 1 << 18
+
+// HubDescriptors is how many file descriptors a Hub holds, however many
+// flows it carries: its steered sockets (DefaultSockets), the SOCKMAP, the
+// sk_lookup program, the program's link and the raw socket.
+func HubDescriptors() int { return DefaultSockets() + 4 }
+
 // MaxSockets bounds Config.Sockets.
 const MaxSockets = 64
 

@@ -9,10 +9,6 @@ import (
 	"sync/atomic"
 )
 
-// DefaultHubFlows is how many flows a Hub holds at once unless told: 2 MiB
-// of slots, more clients than one process runs.
-const DefaultHubFlows = 1 << 18
-
 // hubBatch is how many datagrams the dispatcher takes per recvmmsg.
 const hubBatch = 32
 

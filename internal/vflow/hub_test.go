@@ -231,3 +231,39 @@ func TestHubCountsLosses(t *testing.T) {
 		}
 	}
 }
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// TestHubDescriptors: a Hub holds HubDescriptors descriptors, however many
+// flows it gives out (the open-files estimate of a run on virtual flows
+// counts them, and no socket a client).
+func TestHubDescriptors(t *testing.T) {
+	needPrivileges(t)
+	warm, err := OpenHub(Config{Addrs: netip.MustParsePrefix("127.214.0.0/24")}, 0) // the poller's own descriptors made
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm.Close()
+	before := openFDs(t)
+	h, err := OpenHub(Config{Addrs: netip.MustParsePrefix("127.214.0.0/24")}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for range 100 {
+		if _, err := h.Conn(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := openFDs(t) - before; got != HubDescriptors() {
+		t.Errorf("a hub with 100 flows given out holds %d descriptors, HubDescriptors says %d", got, HubDescriptors())
+	}
+}
