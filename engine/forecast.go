@@ -38,6 +38,8 @@ type Forecast struct {
 	// law), at most MaxClients.
 	PeakClients int
 	MaxClients  int
+	// Flows is the plan's flows mode as given (auto not yet settled).
+	Flows scenario.FlowsMode
 	// Files is the open files the run needs (EstimateFiles).
 	Files Files
 	// Rooms is nil when no flow creates rooms.
@@ -64,7 +66,7 @@ func NewForecast(plan *scenario.Plan) (Forecast, error) {
 	waits, rooms := plan.Mix()
 	session := max(waits, sessionFloor)
 	f := Forecast{Model: l.Model, Duration: l.Duration, Poisson: l.Arrivals == scenario.ArrivalsPoisson,
-		Waits: waits, MaxClients: l.MaxClients}
+		Waits: waits, MaxClients: l.MaxClients, Flows: plan.FlowsMode}
 	total := l.Ramp().Total()
 	for _, p := range append([]float64{l.Start}, stageTargets(l.Stages)...) {
 		f.Peak = max(f.Peak, p)
@@ -157,8 +159,11 @@ func (f Forecast) clients() string {
 // sockets says what the clients hold of the network: a socket each, or
 // on virtual flows a row of a table each.
 func (f Forecast) sockets() string {
-	if f.Files.VirtualClients > 0 {
+	switch {
+	case f.Files.VirtualClients > 0:
 		return fmt.Sprintf("none per client: virtual flows (a table row each; %d descriptors for all of them)", f.Files.Flows)
+	case f.Flows == scenario.FlowsAuto:
+		return fmt.Sprintf("one per client, at most %d, unless the run gets virtual flows (auto: where the machine allows them; then none)", f.MaxClients)
 	}
 	return fmt.Sprintf("one per client: at most %d", f.MaxClients)
 }

@@ -17,8 +17,8 @@ same flags, without sending anything or starting a server. First the plan
 forecast worked out from it: the duration, the sessions the schedule starts
 (expected, with Poisson arrivals) and its peak, the session's own pauses,
 the clients alive at the peak (the open model: peak rate × session pauses,
-Little's law), the sockets and open files needed against this machine's
-limit, and the rooms created and held at once against the server's room
+Little's law), the sockets (none a client on virtual flows: --flows,
+flows_mode) and open files needed against this machine's limit, and the rooms created and held at once against the server's room
 limit (the embedded server's; with --target the reference server's
 defaults, as a target's limit cannot be known without asking it).
 
@@ -37,6 +37,7 @@ func init() {
 			)
 			addTargetSeedFlags(fs, &o, &seed)
 			addLoadFlags(fs, &o)
+			addFlowsFlag(fs, &o)
 			return func(_ context.Context, e *env, args []string) int {
 				if len(args) != 1 {
 					return usageErr(e, "describe", "want exactly one SCENARIO.yaml argument, got %d", len(args))

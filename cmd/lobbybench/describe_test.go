@@ -24,6 +24,22 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// TestDescribeFlows: described with --flows (as run takes it), the
+// forecast counts a socket a client, none on virtual flows, and says that
+// auto is settled by the run.
+func TestDescribeFlows(t *testing.T) {
+	for _, tt := range []struct{ flows, want string }{
+		{"sockets", "sockets one per client: at most"},
+		{"virtual", "sockets none per client: virtual flows"},
+		{"auto", "unless the run gets virtual flows"},
+	} {
+		code, out, errs := runCLI(t, "describe", "--flows", tt.flows, "../../scenarios/join-storm.yaml")
+		if code != exitOK || !strings.Contains(strings.Join(strings.Fields(out), " "), tt.want) {
+			t.Errorf("--flows %s: exit %d (%s), want 0 and %q in:\n%s", tt.flows, code, errs, tt.want, out)
+		}
+	}
+}
+
 // TestDescribeBadInput: a broken scenario is named by file:line and a bad
 // flag by its name, exit 2, as run does.
 func TestDescribeBadInput(t *testing.T) {
@@ -41,6 +57,8 @@ func TestDescribeBadInput(t *testing.T) {
 		{"no scenario", []string{"describe"}, "want exactly one SCENARIO.yaml"},
 		{"zero duration", []string{"describe", "--duration", "0s", "../../scenarios/join-storm.yaml"}, "--duration must be above 0"},
 		{"bad rate", []string{"describe", "--rate", "fast", "../../scenarios/join-storm.yaml"}, "-rate"},
+		{"bad flows", []string{"describe", "--flows", "many", "../../scenarios/join-storm.yaml"}, "--flows"},
+		{"virtual flows over TCP", []string{"describe", "--flows", "virtual", "../../scenarios/full-match-tcp.yaml"}, "--flows virtual"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, tt.args...)
