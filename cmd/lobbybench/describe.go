@@ -18,9 +18,10 @@ forecast worked out from it: the duration, the sessions the schedule starts
 (expected, with Poisson arrivals) and its peak, the session's own pauses,
 the clients alive at the peak (the open model: peak rate × session pauses,
 Little's law), the sockets (none a client on virtual flows: --flows,
-flows_mode) and open files needed against this machine's limit, and the rooms created and held at once against the server's room
-limit (the embedded server's; with --target the reference server's
-defaults, as a target's limit cannot be known without asking it).
+flows_mode) and open files needed against this machine's limit, and the
+rooms created and held at once against the server's room limit (the
+embedded server's; with --target the reference server's defaults, as a
+target's limit cannot be known without asking it).
 
 A broken scenario is listed as file:line: message, one problem per line
 (exit 2), as run lists it. Exit codes: 0 described; 2 invalid usage, flags

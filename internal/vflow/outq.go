@@ -17,8 +17,9 @@ import (
 )
 
 // A Conn's writes (WriteQueued, and WriteToUDPAddrPort, which stamps no
-// send) are batched across flows: the write copies its datagram into the hub's queue, and the writer that finds
-// no flush under way sends the queue with sendmmsg, up to sendBatch
+// send) are batched across flows: the write copies its datagram into the
+// hub's queue, and the writer that finds no flush under way sends the
+// queue with sendmmsg, up to sendBatch
 // datagrams a call, stamping each just before the system call that
 // carries it, and goes on sending what other flows queued meanwhile until
 // the queue is empty; the others return at once. The first round goes at
@@ -67,9 +68,9 @@ func (q *outQueue) init() {
 // queue queues b from c to dst, and sends the queue when no flush is under
 // way (flushQueue: the writer that does is the flusher); *sent (when sent
 // is not nil), from the value it holds now, is stamped just before the
-// system call that sends b. It returns net.ErrClosed once the hub closes; a failure of the send
-// itself reaches c's next read (Conn.fail), as a socket's pending error
-// does.
+// system call that sends b. It returns net.ErrClosed once the hub
+// closes; a failure of the send itself reaches c's next read (Conn.fail),
+// as a socket's pending error does.
 func (h *Hub) queue(c *Conn, dst netip.AddrPort, b []byte, sent *atomic.Int64) error {
 	if !dst.Addr().Is4() || len(b) > MaxPayload {
 		return fmt.Errorf("vflow: datagram of %d bytes to %s: IPv4 and at most %d bytes only", len(b), dst, MaxPayload)

@@ -29,11 +29,11 @@ type Flows struct {
 
 // Open steers every UDP datagram addressed to cfg's range to a socket of
 // this process (cfg.Sockets of them, each flow's to one), read with
-// Receivers. The steering lasts until Close or the
-// end of the process. A cfg without Addrs takes the first default block
-// (DefaultBlocks from DefaultAddrs) whose steered socket it can bind: every
-// vflow user binds its range's first address:port, so that bind is what
-// keeps two lobbybench processes (or two runs in one) on disjoint ranges.
+// Receivers. The steering lasts until Close or the end of the process. A
+// cfg without Addrs takes the first default block (DefaultBlocks from
+// DefaultAddrs) whose steered socket it can bind: every vflow user binds
+// its range's first address:port, so that bind is what keeps two
+// lobbybench processes (or two runs in one) on disjoint ranges.
 func Open(cfg Config) (*Flows, error) {
 	if cfg.Addrs.IsValid() {
 		return linux.open(cfg)
@@ -105,9 +105,9 @@ func attachNetNs(netns int, p *ebpf.Program) (closer, error) {
 
 // listen opens steered socket k on the range's first address and its
 // k-th port (socket 0's bind is what claims the range: Open), with a large
-// receive buffer, the original destination and kernel
-// receive time reported on each datagram, and the kernel's errors for the
-// flows' datagrams (an ICMP port unreachable) on its error queue
+// receive buffer, the original destination and kernel receive time
+// reported on each datagram, and the kernel's errors for the flows'
+// datagrams (an ICMP port unreachable) on its error queue
 // (IP_RECVERR: the Receiver reads them; Conn.Connect says who hears them).
 func listen(cfg Config, k int) (*net.UDPConn, error) {
 	at := netip.AddrPortFrom(cfg.Addrs.Addr(), cfg.Ports.First+uint16(k))
