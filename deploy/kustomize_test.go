@@ -42,7 +42,11 @@ type kustomization struct {
 	} `yaml:"patches"`
 }
 
-var kustomizeDirs = []string{"shards", "merge", "podmonitor", "virtual", "local/common", "local/shards", "local/merge"}
+var kustomizeDirs = []string{"shards", "merge", "podmonitor", "virtual", "local/common", "local/shards", "local/merge", "local/podserver"}
+
+// components are the kustomizeDirs that are kustomize components (added to
+// an overlay), not kustomizations of their own.
+var components = map[string]bool{"podmonitor": true, "virtual": true, "local/common": true, "local/podserver": true}
 
 // TestKustomizations: every kustomization names files and directories that
 // exist inside it (kustomize refuses files outside a kustomization's
@@ -54,7 +58,7 @@ func TestKustomizations(t *testing.T) {
 		var k kustomization
 		decodeStrict(t, filepath.Join(dir, "kustomization.yaml"), &k)
 		wantKind := "Kustomization"
-		if d == "local/common" || d == "podmonitor" || d == "virtual" {
+		if components[d] {
 			wantKind = "Component"
 		}
 		if k.Kind != wantKind {
@@ -88,7 +92,7 @@ func TestKustomizations(t *testing.T) {
 				t.Errorf("%s: %v", dir, err)
 			}
 		}
-		if strings.HasPrefix(d, "local/") && d != "local/common" {
+		if strings.HasPrefix(d, "local/") && !components[d] {
 			if len(k.Components) != 1 || k.Components[0] != "../common" {
 				t.Errorf("%s: components %v, want ../common", dir, k.Components)
 			}

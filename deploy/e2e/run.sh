@@ -30,7 +30,11 @@
 #      the container's securityContext, uid 0); every shard must run
 #      virtual flows (verify -flows virtual), the merge exit 0, and the
 #      checks of 6 hold
-#   9. teardown (always, also on failure or Ctrl-C): cluster.sh down
+#   9. the pod phase: the virtual shards again, each pod on its own
+#      network with the reference server as a sidecar on its loopback and
+#      the runtime's default seccomp profile (deploy/kubernetes/local/
+#      podserver); the checks of 8 hold
+#  10. teardown (always, also on failure or Ctrl-C): cluster.sh down
 #
 # Exit codes: 0 passed; 1 failed; 2 NOT RUN, a prerequisite is missing (the
 # message says which and how to get it). Results are copied to
@@ -190,20 +194,22 @@ wait_job() {
   done
 }
 
-# run_shards NAME MARGIN SPEC [COMPONENT]: the shards Job of
+# run_shards NAME MARGIN SPEC [COMPONENT...]: the shards Job of
 # deploy/kubernetes/local/shards as an overlay made here, $work/NAME
 # (kustomize takes a base by relative path only): its pod spec patched with
 # SPEC (a flow-style YAML map; START_AT is set this way), the kustomize
-# component COMPONENT (a directory) added when given. Applies it, waits for
+# components COMPONENT (directories) added in order. Applies it, waits for
 # the Job (150 s past MARGIN, the seconds to START_AT) and prints each
 # shard's exit code.
 run_shards() {
-  local dir=$work/$1 margin=$2 spec=$3 component=${4:-}
+  local dir=$work/$1 margin=$2 spec=$3 c
+  shift 3
   mkdir -p "$dir"
   {
     printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\n' \
       "$(realpath --relative-to="$dir" "$root/deploy/kubernetes/local/shards")"
-    [ -z "$component" ] || printf 'components:\n  - %s\n' "$(realpath --relative-to="$dir" "$component")"
+    [ $# = 0 ] || echo 'components:'
+    for c in "$@"; do printf '  - %s\n' "$(realpath --relative-to="$dir" "$c")"; done
     printf 'patches:\n  - patch: |-\n      apiVersion: batch/v1\n      kind: Job\n      metadata: {name: lobbybench-shards}\n      spec: {template: {spec: %s}}\n' "$spec"
   } >"$dir/kustomization.yaml"
   kubectl_ apply -k "$dir" >&2
@@ -211,6 +217,24 @@ run_shards() {
   for i in $(seq 0 $((SHARDS - 1))); do
     echo "e2e-k8s: shard $i exited $(cat "$E2E_DIR/results/shard-$i.exit" 2>/dev/null || echo '?')" >&2
   done
+}
+
+# check_confined: every pod of the shards Job ran off the node's network
+# with its sidecar, and containerd gave every shard's lobbybench container
+# a seccomp filter (the runtime's default profile: its spec names one).
+check_confined() {
+  local pods p id n=0
+  pods=$(kubectl_ get pods -l job-name=lobbybench-shards -o jsonpath='{range .items[*]}{.metadata.name}={.spec.hostNetwork}={range .spec.initContainers[*]}{.name},{end}{"\n"}{end}')
+  for p in $pods; do
+    case "$p" in *=true=*) echo "e2e-k8s: FAIL: pod ${p%%=*} ran on the node's network" >&2; exit 1 ;; esac
+    case "$p" in *=*lobby,*) ;; *) echo "e2e-k8s: FAIL: pod ${p%%=*} has no server sidecar" >&2; exit 1 ;; esac
+    for id in $(ctr --address "$E2E_DIR/containerd.sock" -n k8s.io containers ls -q \
+      "labels.\"io.kubernetes.pod.name\"==${p%%=*},labels.\"io.kubernetes.container.name\"==lobbybench"); do
+      case "$(ctr --address "$E2E_DIR/containerd.sock" -n k8s.io containers info "$id")" in *'"seccomp"'*) n=$((n + 1)) ;; esac
+    done
+  done
+  [ "$n" = "$SHARDS" ] || { echo "e2e-k8s: FAIL: $n of $SHARDS shard containers ran under a seccomp profile" >&2; exit 1; }
+  echo "e2e-k8s: $SHARDS shard pods on their own network, each with its server, under the runtime's seccomp profile" >&2
 }
 
 # start_at SECONDS: the instant SECONDS from now, as START_AT takes it.
@@ -281,3 +305,25 @@ run_shards virtual "$E2E_START_MARGIN" "{containers: [{name: lobbybench, env: [{
 merge_on_host 0 "$E2E_OUT/virtual" "the shards on virtual flows"
 go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
   -delayed "$DELAYED" -delay "$DELAY" -flows virtual "$E2E_OUT/virtual"
+
+# ---- 9. virtual flows, the server in the shard's pod
+# The same again, each shard in a network namespace of its own (the CNI
+# bridge), its target the reference server started as a sidecar on the
+# pod's loopback, under the runtime's default seccomp profile: the
+# capabilities must be enough there too, bpf() included.
+phase virtual-pod
+kubectl_ delete job lobbybench-shards --wait=true >&2
+rm -f "$E2E_DIR"/results/*
+# The host's server goes first: a shard that still reached the node's
+# loopback would find nothing there and fail.
+kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+echo "e2e-k8s: reference server on the host stopped (pid $SERVER_PID): only the pods' own answer now" >&2
+SERVER_PID=
+START_AT=$(start_at "$E2E_START_MARGIN")
+echo "e2e-k8s: shards on virtual flows, a server in each pod, start at $START_AT (in ${E2E_START_MARGIN}s)" >&2
+run_shards virtual-pod "$E2E_START_MARGIN" "{containers: [{name: lobbybench, env: [{name: START_AT, value: \"$START_AT\"}]}]}" \
+  "$root/deploy/kubernetes/virtual" "$root/deploy/kubernetes/local/podserver"
+merge_on_host 0 "$E2E_OUT/virtual-pod" "the shards on virtual flows with a server in each pod"
+check_confined
+go run -C "$root" ./deploy/e2e/verify -n "$SHARDS" -scenario "$root/deploy/kubernetes/local/shards/scenario.yaml" \
+  -delayed "$DELAYED" -delay "$DELAY" -flows virtual "$E2E_OUT/virtual-pod"
