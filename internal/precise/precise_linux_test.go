@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The pacing thread on the real clock: concurrent waits each return at
@@ -102,5 +104,51 @@ func BenchmarkPacer(b *testing.B) {
 				b.ReportMetric(q(0.99), "p99-late-µs")
 			})
 		}
+	}
+}
+
+// monoBase pairs its Go time and its CLOCK_MONOTONIC reading from one
+// moment: both fall between readings of each clock taken before and
+// after it (an order of events, no length of time asserted), and a
+// deadline's instant is its distance from that moment.
+func TestMonoBase(t *testing.T) {
+	var a, b unix.Timespec
+	t0 := time.Now()
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &a); err != nil {
+		t.Fatal(err)
+	}
+	base, mono, err := monoBase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &b); err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.Now()
+	if mono < a.Nano() || mono > b.Nano() {
+		t.Errorf("CLOCK_MONOTONIC %d read outside [%d, %d], the readings around it", mono, a.Nano(), b.Nano())
+	}
+	if base.Before(t0) || base.After(t1) {
+		t.Errorf("Go time %v outside [%v, %v], the readings around it", base, t0, t1)
+	}
+}
+
+// A timerfd armed at a Go time an hour ahead expires an hour ahead on
+// CLOCK_MONOTONIC: the kernel's own count of what remains (the bounds a
+// minute wide, no length of time asserted).
+func TestTimerfdArmsTheGoInstant(t *testing.T) {
+	sl, err := newTimerfd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.close()
+	s := sl.(*timerfd)
+	s.arm(time.Now().Add(time.Hour))
+	var cur unix.ItimerSpec
+	if err := unix.TimerfdGettime(s.fd, &cur); err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Duration(cur.Value.Nano()); left > time.Hour+time.Millisecond || left < time.Hour-time.Minute {
+		t.Errorf("armed an hour ahead, the timer expires in %v", left)
 	}
 }
