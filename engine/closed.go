@@ -90,6 +90,7 @@ func (x *Execution) runClosed(ctx context.Context) {
 			s.want.Store(false)
 		}
 	}()
+	lastN, lastReleased := -1, int64(-1)
 	for {
 		elapsed := time.Since(x.start)
 		if elapsed >= prof.Duration() {
@@ -99,23 +100,12 @@ func (x *Execution) runClosed(ctx context.Context) {
 		if int64(n) > x.Stats.ClientsAsked.Load() && prof.Duration()-elapsed >= askMargin {
 			x.Stats.ClientsAsked.Store(int64(n)) // this goroutine alone writes it
 		}
-		started := 0
-		for i, s := range slots {
-			want := i < n
-			s.want.Store(want)
-			if want && s.running.CompareAndSwap(false, true) {
-				if s.rng == nil && len(plan.Flows) > 1 {
-					s.rng = scenario.NewRand(plan.Seed, slotStreamBase+uint64(s.j))
-				}
-				x.wg.Add(1)
-				x.run(s)
-				if started++; started%startBurst == 0 {
-					// Let the clients just started run before starting
-					// more: thousands of goroutines waiting for a core
-					// would each hold a stack, and start no sooner.
-					runtime.Gosched()
-				}
-			}
+		// The slots change only when the target did or a loop ended
+		// since the last look (released is read before it): 250,000
+		// slots looked at ten times a second were 3.5 % of the CPU.
+		if rel := x.released.Load(); n != lastN || rel != lastReleased {
+			lastN, lastReleased = n, rel
+			x.startWanted(slots, n)
 		}
 		next := x.start.Add((elapsed/x.o.PollInterval + 1) * x.o.PollInterval)
 		if end := x.start.Add(prof.Duration()); next.After(end) {
@@ -123,6 +113,30 @@ func (x *Execution) runClosed(ctx context.Context) {
 		}
 		if !sleepUntil(ctx, timer, time.Until(next)) {
 			return
+		}
+	}
+}
+
+// startWanted wants the first n slots and no others, and starts those
+// wanted that do not run.
+func (x *Execution) startWanted(slots []*slot, n int) {
+	plan := x.o.Plan
+	started := 0
+	for i, s := range slots {
+		want := i < n
+		s.want.Store(want)
+		if want && s.running.CompareAndSwap(false, true) {
+			if s.rng == nil && len(plan.Flows) > 1 {
+				s.rng = scenario.NewRand(plan.Seed, slotStreamBase+uint64(s.j))
+			}
+			x.wg.Add(1)
+			x.run(s)
+			if started++; started%startBurst == 0 {
+				// Let the clients just started run before starting
+				// more: thousands of goroutines waiting for a core
+				// would each hold a stack, and start no sooner.
+				runtime.Gosched()
+			}
 		}
 	}
 }
@@ -233,6 +247,7 @@ func (x *Execution) release(s *slot) {
 		s.up = false
 	}
 	s.running.Store(false)
+	x.released.Add(1)
 }
 
 // rerun takes slot s back (true) when the controller wanted it again

@@ -218,8 +218,11 @@ type Execution struct {
 	loadEnd time.Time
 	// res resumes the closed model's suspended sessions (resume.go).
 	res resumer
-	// slots are the closed model's clients (runClosed), by slot.pos.
-	slots []*slot
+	// slots are the closed model's clients (runClosed), by slot.pos;
+	// released counts their loops' ends (release), which runClosed's
+	// next look at them may have to restart.
+	slots    []*slot
+	released atomic.Int64
 	// idle hands a slot to a runner waiting for one (run); done, closed
 	// when Execute returns, ends the waiting runners; idlers counts them.
 	idle   chan *slot
