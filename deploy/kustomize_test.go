@@ -103,6 +103,24 @@ func TestKustomizations(t *testing.T) {
 	}
 }
 
+// shardsPatch reads the one patch file of the component in
+// kubernetes/dir, which must patch the shipped shards Job, and returns it
+// with that Job.
+func shardsPatch(t *testing.T, dir string) (patch, shards job) {
+	t.Helper()
+	var k kustomization
+	decodeStrict(t, "kubernetes/"+dir+"/kustomization.yaml", &k)
+	if len(k.Patches) != 1 || k.Patches[0].Path == "" {
+		t.Fatalf("%s: want one patch file, got %+v", dir, k.Patches)
+	}
+	decodeStrict(t, "kubernetes/"+dir+"/"+k.Patches[0].Path, &patch)
+	decodeStrict(t, "kubernetes/shards/shards-job.yaml", &shards)
+	if patch.Kind != "Job" || patch.Metadata.Name != shards.Metadata.Name {
+		t.Errorf("%s patches %s %q, want the shards Job %q", dir, patch.Kind, patch.Metadata.Name, shards.Metadata.Name)
+	}
+	return patch, shards
+}
+
 // runSetting reads NAME=VALUE from deploy/e2e/run.sh.
 func runSetting(t *testing.T, name string) string {
 	t.Helper()

@@ -39,13 +39,17 @@ type envVar struct {
 }
 
 type container struct {
-	Name      string    `yaml:"name"`
-	Image     string    `yaml:"image"`
-	Command   []string  `yaml:"command"`
-	Args      []string  `yaml:"args"`
-	Env       []envVar  `yaml:"env"`
-	Resources yaml.Node `yaml:"resources"`
-	Ports     []struct {
+	Name  string `yaml:"name"`
+	Image string `yaml:"image"`
+	// ImagePullPolicy and RestartPolicy (a native sidecar's Always) are
+	// set by the local overlay's patches only.
+	ImagePullPolicy string    `yaml:"imagePullPolicy"`
+	RestartPolicy   string    `yaml:"restartPolicy"`
+	Command         []string  `yaml:"command"`
+	Args            []string  `yaml:"args"`
+	Env             []envVar  `yaml:"env"`
+	Resources       yaml.Node `yaml:"resources"`
+	Ports           []struct {
 		Name          string `yaml:"name"`
 		ContainerPort int    `yaml:"containerPort"`
 	} `yaml:"ports"`
@@ -86,11 +90,18 @@ type job struct {
 		Template                struct {
 			Metadata meta `yaml:"metadata"`
 			Spec     struct {
-				RestartPolicy    string      `yaml:"restartPolicy"`
-				AutomountSAToken *bool       `yaml:"automountServiceAccountToken"`
-				Affinity         yaml.Node   `yaml:"affinity"`
-				Containers       []container `yaml:"containers"`
-				Volumes          []volume    `yaml:"volumes"`
+				RestartPolicy    string `yaml:"restartPolicy"`
+				AutomountSAToken *bool  `yaml:"automountServiceAccountToken"`
+				HostNetwork      *bool  `yaml:"hostNetwork"`
+				SecurityContext  *struct {
+					SeccompProfile struct {
+						Type string `yaml:"type"`
+					} `yaml:"seccompProfile"`
+				} `yaml:"securityContext"`
+				Affinity       yaml.Node   `yaml:"affinity"`
+				InitContainers []container `yaml:"initContainers"`
+				Containers     []container `yaml:"containers"`
+				Volumes        []volume    `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
 	} `yaml:"spec"`

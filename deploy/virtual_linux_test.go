@@ -15,17 +15,7 @@ import (
 // needs, to a process that keeps it (uid 0: a process that is not root
 // loses added capabilities when it starts its program).
 func TestVirtualComponent(t *testing.T) {
-	var k kustomization
-	decodeStrict(t, "kubernetes/virtual/kustomization.yaml", &k)
-	if len(k.Patches) != 1 || k.Patches[0].Path == "" {
-		t.Fatalf("virtual: want one patch file, got %+v", k.Patches)
-	}
-	var patch, shards job
-	decodeStrict(t, "kubernetes/virtual/"+k.Patches[0].Path, &patch)
-	decodeStrict(t, "kubernetes/shards/shards-job.yaml", &shards)
-	if patch.Kind != "Job" || patch.Metadata.Name != shards.Metadata.Name {
-		t.Errorf("virtual patches %s %q, want the shards Job %q", patch.Kind, patch.Metadata.Name, shards.Metadata.Name)
-	}
+	patch, shards := shardsPatch(t, "virtual")
 	cs := patch.Spec.Template.Spec.Containers
 	if len(cs) != 1 || cs[0].Name != shards.Spec.Template.Spec.Containers[0].Name {
 		t.Fatalf("virtual: want one container patch named as the shards', got %+v", cs)
