@@ -65,6 +65,10 @@ const (
 	// down (T.TargetDown), or the check after it finds it down, every
 	// later case is not run.
 	PhaseDestructive
+	// PhaseReview cases send nothing: they judge what the other cases
+	// received (every datagram a lobby sent them, say), so they run after
+	// all of them, one at a time, even once the target is down.
+	PhaseReview
 )
 
 // Case is one numbered conformance check, h2spec style: the id is the spec

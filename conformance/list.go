@@ -31,6 +31,8 @@ func WriteList(w io.Writer, cases []*Case) error {
 			phase = " (runs alone, after the others: exhausts the pool)"
 		case PhaseDestructive:
 			phase = " (runs alone, last: may crash the target)"
+		case PhaseReview:
+			phase = " (sends nothing: judged after the others, from what they received)"
 		}
 		if _, err := fmt.Fprintf(w, "  %-*s %-6s %s%s\n%s\"%s\"\n", width, c.ID, c.Level, c.Desc, phase, indent, strings.TrimSpace(c.Requirement)); err != nil {
 			return err

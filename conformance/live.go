@@ -129,7 +129,7 @@ func (lr *liveRun) run(cases []*Case, par int) {
 	for _, c := range cases {
 		lr.cases[c.ID] = c
 	}
-	for _, phase := range []Phase{PhaseConcurrent, PhaseSerial, PhasePool, PhaseDestructive} {
+	for _, phase := range []Phase{PhaseConcurrent, PhaseSerial, PhasePool, PhaseDestructive, PhaseReview} {
 		var batch []*Case
 		for _, c := range cases {
 			if c.Phase == phase {
@@ -144,6 +144,10 @@ func (lr *liveRun) run(cases []*Case, par int) {
 			continue
 		}
 		for _, c := range batch {
+			if phase == PhaseReview {
+				lr.runOne(c) // it sends nothing: a target down changes nothing it judges
+				continue
+			}
 			if lr.wd.Down() {
 				lr.notRun(c)
 				continue
@@ -228,6 +232,9 @@ func (lr *liveRun) runSpan(c *Case) (result.Case, *caseSpan) {
 	lr.spans[c.ID] = sp
 	ctx := lr.caseCtx
 	lr.mu.Unlock()
+	if c.Phase == PhaseReview {
+		ctx = lr.ctx // it sends nothing: only an interruption cuts it
+	}
 	res := runCase(ctx, lr.env, c)
 	if ctx.Err() != nil && lr.ctx.Err() == nil {
 		// Cut because the target went down, not interrupted: the rewrite
