@@ -172,6 +172,9 @@ var udpFaultRows = []udpFaultRow{
 		map[string]string{"udp-lobby/6/2": "second room"}, nil, 0, nil},
 	{"every lobby reply sent twice", withLimit(faults{dupReplies: true}), []string{"udp-lobby/1/1"}, nil,
 		map[string]string{"udp-lobby/1/1": "LOBBY_LIST_ROOMS sent once: its reply, then LOBBY_ROOM_LIST seq 1 ["}, nil, 0, nil},
+	// Every case is judged on the reply after the junk; the junk, once.
+	{"junk before every lobby reply", withLimit(faults{junkFirst: true}), []string{"udp-lobby/3/5"}, nil,
+		map[string]string{"udp-lobby/3/5": "a 6-byte datagram after LOBBY_CREATE_ROOM: 00 6a 75 6e 6b ff"}, nil, 0, nil},
 	{"no rate limit", faults{}, []string{"udp-lobby/14/1"}, nil,
 		map[string]string{"udp-lobby/14/1": "no rate limit observed"}, nil, 0, nil},
 	// No limit, on a machine that stops the lobby for 800 ms as the flood

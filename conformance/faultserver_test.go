@@ -31,6 +31,7 @@ type faults struct {
 	crashOnTruncated  bool // stop answering after a datagram shorter than its header says
 	dupCreateTwoRooms bool // no session replay: a retried CREATE makes a room
 	dupReplies        bool // every lobby reply goes out twice
+	junkFirst         bool // every lobby reply follows a 6-byte datagram that is no message
 	// One defect each, for the case that owns the reply or behaviour:
 	failedPacketType bool // LOBBY_JOIN_FAILED carries packetType 0x01 (client to server)
 	failedOrigSize   bool // LOBBY_JOIN_FAILED carries originalSize 1 (payloadSize 0)
@@ -307,6 +308,9 @@ func (l *testLobby) serve() {
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 		if out := l.handle(buf[:n], from); out != nil {
+			if l.f.junkFirst {
+				l.out.WriteToUDPAddrPort([]byte{0x00, 'j', 'u', 'n', 'k', 0xff}, from)
+			}
 			l.out.WriteToUDPAddrPort(out, from)
 			if l.f.dupReplies {
 				l.out.WriteToUDPAddrPort(out, from)

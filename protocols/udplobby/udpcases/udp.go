@@ -309,7 +309,7 @@ func lobbyRequestTo(t *conformance.T, dst netip.AddrPort, build func(seq uint16)
 			s.Close()
 			return nil, err
 		}
-		b, src, err := s.RecvFrom(dst, t.Env.Timeout)
+		m, err := recvMessage(t, s, dst, n)
 		if err != nil {
 			s.Close()
 			last = conformance.MergeSilence(last, err)
@@ -318,12 +318,6 @@ func lobbyRequestTo(t *conformance.T, dst netip.AddrPort, build func(seq uint16)
 			}
 			return nil, err
 		}
-		m, ok := parseRaw(b, headerProfile(t.Env))
-		if !ok {
-			s.Close()
-			return nil, conformance.Failf("a reply of at least header + CRC bytes", "%d-byte datagram % x", len(b), b)
-		}
-		m.from = src
 		if m.typ == udpwire.LobbyRoomCreated {
 			if id, _, ok := m.roomRef(); ok {
 				t.Env.NoteRoom(id)
@@ -332,6 +326,38 @@ func lobbyRequestTo(t *conformance.T, dst netip.AddrPort, build func(seq uint16)
 		return &exchange{seq: seq, req: req, reply: m, to: dst, sock: s}, nil
 	}
 	return nil, last
+}
+
+// recvMessage reads the lobby's reply to what from s, passing over, until
+// the timeout, datagrams that are no message (noted in the suite's junk
+// log, which udp-lobby/3/5 judges): a lobby that sends junk before its
+// reply is judged on the reply. Junk and nothing else is a failure that
+// names it.
+func recvMessage(t *conformance.T, s *conformance.UDPSocket, dst netip.AddrPort, what string) (rawMsg, error) {
+	deadline := time.Now().Add(t.Env.Timeout)
+	var junk []byte
+	for {
+		left := time.Until(deadline)
+		if left <= 0 && junk != nil {
+			return rawMsg{}, conformance.Failf("a reply of at least header + CRC bytes", "%d-byte datagram % x", len(junk), junk)
+		}
+		b, src, err := s.RecvFrom(dst, max(left, 0))
+		if err != nil {
+			if junk != nil && errors.Is(err, conformance.ErrSilence) {
+				return rawMsg{}, conformance.Failf("a reply of at least header + CRC bytes", "%d-byte datagram % x", len(junk), junk)
+			}
+			return rawMsg{}, err
+		}
+		m, ok := parseRaw(b, headerProfile(t.Env))
+		junkOf(t.Env).note(what, b, ok)
+		if ok {
+			m.from = src
+			return m, nil
+		}
+		if junk == nil {
+			junk = b
+		}
+	}
 }
 
 // expect checks a lobby exchange's outcome against the wanted reply types

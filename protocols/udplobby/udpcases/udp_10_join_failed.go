@@ -294,7 +294,7 @@ func createFrom(t *conformance.T, s *conformance.UDPSocket, note string) (rawMsg
 		if err := s.Send(t.Env.Addr, req, note); err != nil {
 			return rawMsg{}, err
 		}
-		b, err := s.Recv(t.Env.Addr, t.Env.Timeout)
+		m, err := recvMessage(t, s, t.Env.Addr, note)
 		if errors.Is(err, conformance.ErrSilence) {
 			last = conformance.MergeSilence(last, err)
 			continue
@@ -302,9 +302,8 @@ func createFrom(t *conformance.T, s *conformance.UDPSocket, note string) (rawMsg
 		if err != nil {
 			return rawMsg{}, err
 		}
-		m, ok := parseRaw(b, headerProfile(t.Env))
-		if !ok || (m.typ != udpwire.LobbyRoomCreated && m.typ != udpwire.LobbyJoinFailed) {
-			return rawMsg{}, conformance.Failf("LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", "%d bytes (%s)", len(b), conformance.HexShort(b))
+		if m.typ != udpwire.LobbyRoomCreated && m.typ != udpwire.LobbyJoinFailed {
+			return rawMsg{}, conformance.Failf("LOBBY_ROOM_CREATED or LOBBY_JOIN_FAILED", "%d bytes (%s)", len(m.b), conformance.HexShort(m.b))
 		}
 		if id, _, ok := m.roomRef(); ok && m.typ == udpwire.LobbyRoomCreated {
 			t.Env.NoteRoom(id)
