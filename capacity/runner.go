@@ -60,8 +60,10 @@ type EngineRunner struct {
 	Note      func(string)
 	Drain     time.Duration
 	DrainPoll time.Duration
-	// Sleep waits between drain polls (nil: a timer honouring ctx).
+	// Sleep waits between drain polls (nil: a timer honouring ctx); Now
+	// is the drain's clock (nil: time.Now).
 	Sleep func(context.Context, time.Duration)
+	Now   func() time.Time
 	// Telemetry, when set, is the owned target process's figures since
 	// the step's start (its engine.Observer's LoadStart takes the baseline): what
 	// the step cost the server, when the engine did not measure it (it
@@ -345,9 +347,12 @@ func (r *EngineRunner) drain(ctx context.Context) string {
 		return r.noBase
 	}
 	noun, verb := r.counted()
+	// At most Drain: a count waits up to 2 s for its answer, so a silent
+	// target's 61 polls of a 30 s drain once took over two minutes.
 	tries := max(1, int(r.Drain/r.poll())+1)
+	end := r.now().Add(r.Drain)
 	last, lastErr := -1, error(nil)
-	for i := 0; i < tries && ctx.Err() == nil; i++ {
+	for i := 0; i < tries && ctx.Err() == nil && (i == 0 || r.now().Before(end)); i++ {
 		n, err := r.Rooms(ctx)
 		if err == nil && n < r.baseline {
 			r.baseline = n
@@ -422,6 +427,13 @@ func (r *EngineRunner) poll() time.Duration {
 }
 
 // sleep waits d between drain polls (Sleep, or a timer honouring ctx).
+func (r *EngineRunner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
 func (r *EngineRunner) sleep(ctx context.Context, d time.Duration) {
 	if r.Sleep != nil {
 		r.Sleep(ctx, d)

@@ -93,6 +93,39 @@ func TestEngineRunnerDrain(t *testing.T) {
 	}
 }
 
+// A drain lasts --drain however long each count takes: a silent target
+// makes every count wait its 2 s, and polling it --drain/poll times took
+// five times --drain. The clock is the test's.
+func TestEngineRunnerDrainBoundedByTime(t *testing.T) {
+	plan := pollPlan(t, (&cappedLobby{}).Start(t))
+	clock := time.Unix(0, 0)
+	counts := 0
+	r := &EngineRunner{Plan: plan, Hold: time.Second, Judge: DefaultJudgement, Run: fakeEngine(1e9, nil),
+		Drain: 30 * time.Second, DrainPoll: 500 * time.Millisecond,
+		Now:   func() time.Time { return clock },
+		Sleep: func(_ context.Context, d time.Duration) { clock = clock.Add(d) },
+		Rooms: func(context.Context) (int, error) {
+			counts++
+			if counts == 1 {
+				return 0, nil // the baseline, before the first step
+			}
+			clock = clock.Add(2 * time.Second) // no answer: the count's whole wait
+			return 0, fmt.Errorf("no LOBBY_ROOM_LIST within 2s")
+		}}
+	for range 2 {
+		if _, err := r.Step(context.Background(), 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 2.5 s a poll: 12 polls reach 30 s (the 61 of a count-bound drain would take 152 s).
+	if polls := counts - 1; polls != 12 {
+		t.Errorf("%d counts in the drain, want 12 (30 s at 2.5 s each)", polls)
+	}
+	if d := clock.Sub(time.Unix(0, 0)); d > 32*time.Second {
+		t.Errorf("the drain took %v of the test's clock, over --drain 30s and one count", d)
+	}
+}
+
 // A target unreachable before a later step died of the load before it:
 // TARGET DOWN; unreachable before the first, it is the caller's error.
 func TestEngineRunnerUnreachable(t *testing.T) {
