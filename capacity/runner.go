@@ -426,7 +426,7 @@ func (r *EngineRunner) poll() time.Duration {
 	return r.DrainPoll
 }
 
-// sleep waits d between drain polls (Sleep, or a timer honouring ctx).
+// now is the drain's clock (Now, or time.Now).
 func (r *EngineRunner) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
@@ -434,6 +434,7 @@ func (r *EngineRunner) now() time.Time {
 	return time.Now()
 }
 
+// sleep waits d between drain polls (Sleep, or a timer honouring ctx).
 func (r *EngineRunner) sleep(ctx context.Context, d time.Duration) {
 	if r.Sleep != nil {
 		r.Sleep(ctx, d)
