@@ -66,9 +66,14 @@ func monoBase() (base time.Time, mono int64, err error) {
 	return base, mono, nil
 }
 
+// instant is t on CLOCK_MONOTONIC, in ns; 1 for an instant in the past
+// (the timer then fires at once; 0 would disarm it).
+func (s *timerfd) instant(t time.Time) int64 {
+	return max(s.mono+int64(t.Sub(s.base)), 1)
+}
+
 func (s *timerfd) arm(t time.Time) {
-	at := max(s.mono+int64(t.Sub(s.base)), 1) // 1: in the past, at once (0 would disarm)
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(at)}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(s.instant(t))}
 	_ = unix.TimerfdSettime(s.fd, unix.TFD_TIMER_ABSTIME, &spec, nil)
 }
 
